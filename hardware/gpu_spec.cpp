@@ -1,0 +1,31 @@
+#include "hardware/gpu_spec.hpp"
+
+#include <cmath>
+#include <stdexcept>
+
+namespace twinsim {
+
+double GpuSpec::peak(Dtype d) const {
+  auto it = peak_flops.find(d);
+  if (it == peak_flops.end())
+    throw std::invalid_argument("GPU " + name + " has no " + std::string(to_string(d)) +
+                                " math units");
+  return it->second;
+}
+
+double interpolate_efficiency(const std::vector<EfficiencyPoint>& curve, double size) {
+  if (curve.empty()) return 1.0;
+  if (size <= curve.front().size) return curve.front().efficiency;
+  if (size >= curve.back().size) return curve.back().efficiency;
+  for (std::size_t i = 1; i < curve.size(); ++i) {
+    if (size <= curve[i].size) {
+      const EfficiencyPoint& a = curve[i - 1];
+      const EfficiencyPoint& b = curve[i];
+      const double t = (std::log(size) - std::log(a.size)) / (std::log(b.size) - std::log(a.size));
+      return a.efficiency + t * (b.efficiency - a.efficiency);
+    }
+  }
+  return curve.back().efficiency;
+}
+
+}  // namespace twinsim

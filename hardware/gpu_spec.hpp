@@ -1,0 +1,38 @@
+#pragma once
+// One GPU's public figures (datasheets) and the efficiencies the cost model applies.
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "models/dtype.hpp"
+
+namespace twinsim {
+
+// A point of an efficiency curve: at `size` (a GEMM's FLOPs, or a message's bytes)
+// the achieved fraction of peak is `efficiency`. Curves interpolate linearly in
+// log(size) between points and hold the end values beyond them.
+struct EfficiencyPoint {
+  double size = 0;
+  double efficiency = 1;
+};
+
+struct GpuSpec {
+  std::string name;
+  std::int64_t memory_bytes = 0;        // HBM capacity
+  double hbm_bandwidth_Bps = 0;         // peak HBM bandwidth
+  std::map<Dtype, double> peak_flops;   // dense (no sparsity) peak per math type
+  double nvlink_bandwidth_Bps = 0;      // per GPU, one direction
+  double kernel_launch_s = 0;           // fixed cost of one kernel
+  double memory_efficiency = 1;         // achievable fraction of HBM bandwidth
+  std::vector<EfficiencyPoint> gemm_efficiency;  // by GEMM FLOPs
+
+  // Peak for a math type; throws if the GPU has no such unit (e.g. fp8 on A100).
+  double peak(Dtype d) const;
+  bool has_peak(Dtype d) const { return peak_flops.count(d) != 0; }
+};
+
+// Interpolates an efficiency curve (see EfficiencyPoint); 1.0 for an empty curve.
+double interpolate_efficiency(const std::vector<EfficiencyPoint>& curve, double size);
+
+}  // namespace twinsim

@@ -1,0 +1,13 @@
+#pragma once
+// The built-in catalog of real architectures (models/catalog/*.yaml, embedded in the
+// binary at build time). Each entry is written like an inline `model:` mapping.
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace twinsim {
+
+// (name, YAML text) of every catalog model; the name is the file's stem.
+std::vector<std::pair<std::string_view, std::string_view>> model_catalog_files();
+
+}  // namespace twinsim

@@ -1,0 +1,48 @@
+#include "models/dtype.hpp"
+
+#include "models/checked_math.hpp"
+
+namespace twinsim {
+
+int dtype_bits(Dtype d) {
+  switch (d) {
+    case Dtype::fp32: return 32;
+    case Dtype::tf32: return 32;  // stored as fp32; only the tensor-core math is 19-bit
+    case Dtype::fp16: return 16;
+    case Dtype::bf16: return 16;
+    case Dtype::fp8: return 8;
+    case Dtype::int8: return 8;
+    case Dtype::int4: return 4;
+  }
+  return 32;
+}
+
+std::int64_t dtype_bytes(Dtype d, std::int64_t count) {
+  return ceil_div(checked_mul(count, dtype_bits(d)), 8);
+}
+
+std::string_view to_string(Dtype d) {
+  switch (d) {
+    case Dtype::fp32: return "fp32";
+    case Dtype::tf32: return "tf32";
+    case Dtype::fp16: return "fp16";
+    case Dtype::bf16: return "bf16";
+    case Dtype::fp8: return "fp8";
+    case Dtype::int8: return "int8";
+    case Dtype::int4: return "int4";
+  }
+  return "?";
+}
+
+bool parse_dtype(std::string_view name, Dtype& out) {
+  for (Dtype d : {Dtype::fp32, Dtype::tf32, Dtype::fp16, Dtype::bf16, Dtype::fp8, Dtype::int8,
+                  Dtype::int4}) {
+    if (to_string(d) == name) {
+      out = d;
+      return true;
+    }
+  }
+  return false;
+}
+
+}  // namespace twinsim

@@ -1,0 +1,46 @@
+// Names of the plan and workload enums as scenario files spell them.
+#include "models/model_spec.hpp"
+#include "models/plan.hpp"
+#include "models/workload.hpp"
+
+namespace twinsim {
+
+std::string_view to_string(Recompute r) {
+  switch (r) {
+    case Recompute::none: return "none";
+    case Recompute::selective: return "selective";
+    case Recompute::full: return "full";
+  }
+  return "?";
+}
+
+std::string_view to_string(Schedule s) {
+  switch (s) {
+    case Schedule::gpipe: return "gpipe";
+    case Schedule::one_f_one_b: return "1f1b";
+    case Schedule::interleaved: return "interleaved";
+  }
+  return "?";
+}
+
+std::string_view to_string(Optimizer o) { return o == Optimizer::adam ? "adam" : "sgd"; }
+
+bool parse_recompute(std::string_view name, Recompute& out) {
+  for (Recompute r : {Recompute::none, Recompute::selective, Recompute::full})
+    if (to_string(r) == name) return out = r, true;
+  return false;
+}
+
+bool parse_schedule(std::string_view name, Schedule& out) {
+  for (Schedule s : {Schedule::gpipe, Schedule::one_f_one_b, Schedule::interleaved})
+    if (to_string(s) == name) return out = s, true;
+  return false;
+}
+
+bool parse_optimizer(std::string_view name, Optimizer& out) {
+  for (Optimizer o : {Optimizer::adam, Optimizer::sgd})
+    if (to_string(o) == name) return out = o, true;
+  return false;
+}
+
+}  // namespace twinsim

@@ -1,0 +1,43 @@
+#pragma once
+// Parameter counts derived from the architecture (never stored in the catalog).
+#include <cstdint>
+
+#include "models/model_spec.hpp"
+
+namespace twinsim {
+
+struct LayerParams {
+  std::int64_t attention = 0;   // Q, K, V, output projection (+ biases)
+  std::int64_t norms = 0;       // the two norms of the layer
+  std::int64_t dense_ffn = 0;   // dense FFN, 0 in an MoE layer
+  std::int64_t router = 0;      // MoE gate
+  std::int64_t routed_experts = 0;  // all routed experts of the layer
+  std::int64_t shared_experts = 0;
+  std::int64_t active_experts = 0;  // routed experts one token visits (top_k of them)
+
+  std::int64_t total() const {
+    return attention + norms + dense_ffn + router + routed_experts + shared_experts;
+  }
+  std::int64_t active() const {
+    return attention + norms + dense_ffn + router + active_experts + shared_experts;
+  }
+};
+
+struct ParamCount {
+  std::int64_t total = 0;
+  std::int64_t active = 0;           // per token: differs from total only for MoE
+  std::int64_t embedding = 0;        // token table (+ learned positions)
+  std::int64_t output_layer = 0;     // logits matrix; 0 when tied to the embedding
+  std::int64_t final_norm = 0;
+};
+
+// Parameters of one FFN of width `ffn` (two matrices for GeLU, three for SwiGLU).
+std::int64_t ffn_params(const ModelSpec& m, std::int64_t ffn);
+
+// Parameters of transformer layer `layer` (0-based; MoE layers differ from dense ones).
+LayerParams layer_params(const ModelSpec& m, std::int64_t layer);
+
+// Whole-model parameter count.
+ParamCount count_params(const ModelSpec& m);
+
+}  // namespace twinsim

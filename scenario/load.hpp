@@ -1,0 +1,32 @@
+#pragma once
+// Loading scenarios (SCENARIO.md): a file or text, plus `--set key=value` overrides,
+// into a validated Scenario. Every rejection is a ScenarioError naming key, value, rule.
+#include <string>
+#include <vector>
+
+#include "scenario/errors.hpp"
+#include "scenario/scenario.hpp"
+
+namespace twinsim {
+
+// Reads a scenario file (YAML, or JSON which is YAML too) and applies overrides
+// of the form "plan.tp=4" in order.
+Scenario load_scenario_file(const std::string& path, const std::vector<std::string>& overrides = {});
+
+// Same, from text already in memory; `origin` names it in messages.
+Scenario load_scenario_text(const std::string& text, const std::vector<std::string>& overrides = {},
+                            const std::string& origin = "<scenario>");
+
+// Catalog lookups; unknown names throw ScenarioError with a "did you mean" hint.
+ModelSpec catalog_model(const std::string& name);
+GpuSpec catalog_gpu(const std::string& name);
+ClusterSpec catalog_node(const std::string& name);  // nodes = 1
+
+std::vector<std::string> catalog_model_names();
+std::vector<std::string> catalog_gpu_names();
+std::vector<std::string> catalog_node_names();
+
+// The built-in default scenario (GPT-3 175B on DGX A100, Narayanan et al. 2021).
+std::string default_scenario_text();
+
+}  // namespace twinsim

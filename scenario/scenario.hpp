@@ -1,0 +1,25 @@
+#pragma once
+// A loaded, validated scenario: model x cluster x plan x workload (SCENARIO.md).
+// Both the simulator and the executor start from this one description.
+#include <optional>
+#include <string>
+
+#include "hardware/cluster_spec.hpp"
+#include "models/model_spec.hpp"
+#include "models/plan.hpp"
+#include "models/workload.hpp"
+
+namespace twinsim {
+
+struct Scenario {
+  std::string name;
+  ModelSpec model;
+  ClusterSpec cluster;
+  Plan plan;
+  std::optional<TrainingWorkload> training;   // exactly one of training / inference
+  std::optional<InferenceWorkload> inference;
+
+  bool is_training() const { return training.has_value(); }
+};
+
+}  // namespace twinsim
