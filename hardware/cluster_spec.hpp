@@ -3,6 +3,7 @@
 // a slower one between nodes (InfiniBand / RoCE NICs).
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "hardware/gpu_spec.hpp"
 
@@ -11,6 +12,9 @@ namespace twinsim {
 struct LinkSpec {
   double bandwidth_Bps = 0;  // one direction
   double latency_s = 0;
+  // achieved fraction of bandwidth by message bytes (protocol and chunking effects);
+  // empty = the cost model's default curve
+  std::vector<EfficiencyPoint> efficiency;
 };
 
 struct ClusterSpec {
