@@ -24,6 +24,9 @@ struct Plan {
   bool overlap_grad_reduce = true;
   bool overlap_param_gather = true;
   bool tp_comm_overlap = false;
+  // flash-style attention never stores the s x s scores (Dao et al. 2022); an
+  // extension of SCENARIO.md, default on as in current Megatron-core/TE runs
+  bool flash_attention = true;
 
   std::int64_t world_size() const {
     return static_cast<std::int64_t>(tp) * pp * cp * dp;
