@@ -24,6 +24,7 @@ struct GpuSpec {
   std::map<Dtype, double> peak_flops;   // dense (no sparsity) peak per math type
   double nvlink_bandwidth_Bps = 0;      // per GPU, one direction
   double kernel_launch_s = 0;           // fixed cost of one kernel
+  int sms = 0;                          // streaming multiprocessors (0 = unknown); GEMM wave quantization
   double memory_efficiency = 1;         // achievable fraction of HBM bandwidth
   std::vector<EfficiencyPoint> gemm_efficiency;  // by GEMM FLOPs
 
