@@ -1,0 +1,19 @@
+// `twinsim memory SCENARIO [--json] [--set K=V]...`: the memory prediction alone.
+#include <iostream>
+
+#include "app/commands.hpp"
+#include "app/scenario_args.hpp"
+
+namespace twinsim {
+
+void add_memory_command(CLI::App& app) {
+  auto args = std::make_shared<ScenarioArgs>();
+  CLI::App* cmd = app.add_subcommand("memory", "predict memory per GPU for a scenario");
+  add_scenario_args(*cmd, *args);
+  cmd->callback([args] {
+    const Scenario s = load_from_args(*args);
+    std::cout << "scenario " << s.name << " loaded (memory model pending)\n";
+  });
+}
+
+}  // namespace twinsim

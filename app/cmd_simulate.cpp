@@ -1,0 +1,21 @@
+// `twinsim simulate SCENARIO [--json] [--trace FILE] [--set K=V]...`
+#include <iostream>
+
+#include "app/commands.hpp"
+#include "app/scenario_args.hpp"
+
+namespace twinsim {
+
+void add_simulate_command(CLI::App& app) {
+  auto args = std::make_shared<ScenarioArgs>();
+  auto trace = std::make_shared<std::string>();
+  CLI::App* cmd = app.add_subcommand("simulate", "predict one training step or one inference batch");
+  add_scenario_args(*cmd, *args);
+  cmd->add_option("--trace", *trace, "write a Chrome trace of the simulated step");
+  cmd->callback([args, trace] {
+    const Scenario s = load_from_args(*args);
+    std::cout << "scenario " << s.name << " loaded (simulator pending)\n";
+  });
+}
+
+}  // namespace twinsim

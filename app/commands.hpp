@@ -1,0 +1,22 @@
+#pragma once
+// Each subcommand lives in app/cmd_<name>.cpp and registers itself on the CLI here.
+#include <CLI/CLI.hpp>
+
+#include <string>
+#include <vector>
+
+namespace twinsim {
+
+// Options every scenario-driven command shares: the file and `--set` overrides.
+struct ScenarioArgs {
+  std::string path;  // empty: the built-in default scenario
+  std::vector<std::string> overrides;
+  bool json = false;
+};
+void add_scenario_args(CLI::App& cmd, ScenarioArgs& args);
+
+void add_memory_command(CLI::App& app);
+void add_simulate_command(CLI::App& app);
+void add_collective_command(CLI::App& app);
+
+}  // namespace twinsim

@@ -1,0 +1,40 @@
+// twinsim: predict what a parallel plan for LLM training or serving costs on a GPU
+// cluster (simulate, memory, collective), and run it for real to check (run, compare).
+#include <iostream>
+
+#include "app/commands.hpp"
+#include "models/checked_math.hpp"
+#include "scenario/errors.hpp"
+
+namespace twinsim {
+
+void add_scenario_args(CLI::App& cmd, ScenarioArgs& args) {
+  cmd.add_option("scenario", args.path, "scenario file (YAML or JSON); default: the built-in GPT-3 175B on DGX A100");
+  cmd.add_option("--set", args.overrides, "override a key, e.g. --set plan.tp=4 (repeatable)");
+  cmd.add_flag("--json", args.json, "print the JSON report of SCENARIO.md instead of a table");
+}
+
+}  // namespace twinsim
+
+int main(int argc, char** argv) {
+  CLI::App app{"twinsim: simulate LLM training and serving plans on GPU clusters"};
+  app.require_subcommand(1);
+  twinsim::add_simulate_command(app);
+  twinsim::add_memory_command(app);
+  twinsim::add_collective_command(app);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  } catch (const twinsim::ScenarioError& e) {
+    std::cerr << "twinsim: error: " << e.what() << "\n";
+    return 2;
+  } catch (const twinsim::OverflowError& e) {
+    std::cerr << "twinsim: error: " << e.what() << "\n";
+    return 2;
+  } catch (const std::exception& e) {
+    std::cerr << "twinsim: error: " << e.what() << "\n";
+    return 1;
+  }
+  return 0;
+}

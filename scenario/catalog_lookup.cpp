@@ -1,0 +1,60 @@
+// Looks up the embedded catalogs (models/catalog, hardware/catalog) by name.
+#include <string>
+#include <vector>
+
+#include "hardware/catalog.hpp"
+#include "models/catalog.hpp"
+#include "scenario/errors.hpp"
+#include "scenario/load.hpp"
+#include "scenario/read_sections.hpp"
+#include "scenario/suggest.hpp"
+
+namespace twinsim {
+
+namespace {
+
+using CatalogFiles = std::vector<std::pair<std::string_view, std::string_view>>;
+
+std::vector<std::string> names_of(const CatalogFiles& files) {
+  std::vector<std::string> names;
+  for (const auto& f : files) names.emplace_back(f.first);
+  return names;
+}
+
+YAML::Node find_entry(const CatalogFiles& files, const std::string& name, const std::string& path,
+                      const std::string& what) {
+  for (const auto& [stem, text] : files) {
+    if (stem == name) {
+      YAML::Node node = YAML::Load(std::string(text));
+      if (!node.IsMap()) throw ScenarioError(path, name, "catalog entry is not a mapping");
+      return node;
+    }
+  }
+  throw ScenarioError(path, name, "is not a " + what + " in the catalog" + did_you_mean(name, names_of(files)));
+}
+
+}  // namespace
+
+YAML::Node catalog_model_node(const std::string& name, const std::string& path) {
+  return find_entry(model_catalog_files(), name, path, "model");
+}
+YAML::Node catalog_gpu_node(const std::string& name, const std::string& path) {
+  return find_entry(gpu_catalog_files(), name, path, "GPU");
+}
+YAML::Node catalog_node_type_node(const std::string& name, const std::string& path) {
+  return find_entry(node_catalog_files(), name, path, "node type");
+}
+
+ModelSpec catalog_model(const std::string& name) { return read_model(YAML::Node(name), "model"); }
+GpuSpec catalog_gpu(const std::string& name) { return read_gpu(YAML::Node(name), "cluster.gpu"); }
+ClusterSpec catalog_node(const std::string& name) {
+  ClusterSpec c = read_cluster(YAML::Node(name), "cluster");
+  c.nodes = 1;
+  return c;
+}
+
+std::vector<std::string> catalog_model_names() { return names_of(model_catalog_files()); }
+std::vector<std::string> catalog_gpu_names() { return names_of(gpu_catalog_files()); }
+std::vector<std::string> catalog_node_names() { return names_of(node_catalog_files()); }
+
+}  // namespace twinsim

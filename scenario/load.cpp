@@ -1,0 +1,82 @@
+// Scenario file -> YAML tree -> overrides -> sections -> cross-checks.
+#include "scenario/load.hpp"
+
+#include <fstream>
+#include <sstream>
+
+#include "scenario/mapping_reader.hpp"
+#include "scenario/read_sections.hpp"
+#include "scenario/validate.hpp"
+#include "scenario/yaml_merge.hpp"
+
+namespace twinsim {
+
+std::vector<std::pair<std::string_view, std::string_view>> default_scenario_files();
+
+namespace {
+
+// `--set model.layers=2` on `model: gpt2-small` edits the catalog entry in place.
+YAML::Node expand_catalog_name(const std::string& dotted_key, const YAML::Node& scalar) {
+  YAML::Node preset(YAML::NodeType::Map);
+  if (dotted_key == "model" || dotted_key == "cluster" || dotted_key == "cluster.gpu") {
+    preset["preset"] = scalar.Scalar();
+    return preset;
+  }
+  throw ScenarioError(dotted_key, scalar.Scalar(), "is a single value, so it has no keys to set");
+}
+
+YAML::Node parse_yaml(const std::string& text, const std::string& origin) {
+  try {
+    YAML::Node root = YAML::Load(text);
+    if (!root.IsDefined() || root.IsNull()) return YAML::Node(YAML::NodeType::Map);
+    return root;
+  } catch (const YAML::Exception& e) {
+    throw ScenarioError(origin, "", "is not valid YAML: line " + std::to_string(e.mark.line + 1) +
+                                        ", column " + std::to_string(e.mark.column + 1) + ": " + e.msg);
+  }
+}
+
+Scenario read_scenario(const YAML::Node& root) {
+  MappingReader r(root, "");
+  Scenario s;
+  s.name = r.string("name", "");
+  s.model = read_model(r.child("model"), "model");
+  s.cluster = read_cluster(r.child("cluster"), "cluster");
+  s.plan = read_plan(r.child("plan"), "plan");
+  const bool training = r.has("training");
+  const bool inference = r.has("inference");
+  if (training == inference)
+    throw ScenarioError(training ? "training" : "training/inference", "",
+                        "exactly one of training or inference must be given");
+  if (training) s.training = read_training(r.child("training"), "training");
+  if (inference) s.inference = read_inference(r.child("inference"), "inference");
+  r.reject_unknown();
+  return s;
+}
+
+}  // namespace
+
+Scenario load_scenario_text(const std::string& text, const std::vector<std::string>& overrides,
+                            const std::string& origin) {
+  YAML::Node root = parse_yaml(text, origin);
+  for (const std::string& o : overrides) apply_override(root, o, expand_catalog_name);
+  try {
+    Scenario s = read_scenario(root);
+    resolve_and_validate(s);
+    return s;
+  } catch (const YAML::Exception& e) {
+    throw ScenarioError(origin, "", std::string("could not be read: ") + e.what());
+  }
+}
+
+Scenario load_scenario_file(const std::string& path, const std::vector<std::string>& overrides) {
+  std::ifstream in(path);
+  if (!in) throw ScenarioError("scenario", path, "cannot be opened (no such file, or not readable)");
+  std::stringstream text;
+  text << in.rdbuf();
+  return load_scenario_text(text.str(), overrides, path);
+}
+
+std::string default_scenario_text() { return std::string(default_scenario_files().front().second); }
+
+}  // namespace twinsim

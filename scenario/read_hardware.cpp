@@ -1,0 +1,115 @@
+// The `cluster:` section and the GPU it names (SCENARIO.md; hardware/catalog/README.md).
+#include "scenario/errors.hpp"
+#include "scenario/mapping_reader.hpp"
+#include "scenario/read_sections.hpp"
+#include "scenario/yaml_merge.hpp"
+
+namespace twinsim {
+
+namespace {
+
+constexpr double kGB = 1e9;
+constexpr double kGiB = 1073741824.0;
+
+// A name resolves through `catalog`; a mapping may start from `preset: NAME`.
+YAML::Node resolve(const YAML::Node& node, const std::string& path, std::string& name,
+                   YAML::Node (*catalog)(const std::string&, const std::string&)) {
+  if (!node.IsDefined() || node.IsNull()) throw ScenarioError(path, "", "is required");
+  if (node.IsScalar()) {
+    name = node.Scalar();
+    return catalog(name, path);
+  }
+  if (node.IsMap() && node["preset"].IsDefined()) {
+    name = node["preset"].as<std::string>();
+    YAML::Node overlay = YAML::Clone(node);
+    overlay.remove("preset");
+    return merge_mappings(catalog(name, path + ".preset"), overlay);
+  }
+  name = "custom";
+  return node;
+}
+
+std::vector<EfficiencyPoint> read_curve(MappingReader& r, const std::string& key) {
+  std::vector<EfficiencyPoint> curve;
+  const YAML::Node n = r.child(key);
+  if (!n.IsDefined() || n.IsNull()) return curve;
+  const std::string where = r.key_path(key);
+  if (!n.IsSequence()) throw ScenarioError(where, "", "must be a list of [size, efficiency] pairs");
+  for (std::size_t i = 0; i < n.size(); ++i) {
+    double size = 0, eff = 0;
+    const bool ok = n[i].IsSequence() && n[i].size() == 2 &&
+                    YAML::convert<double>::decode(n[i][0], size) &&
+                    YAML::convert<double>::decode(n[i][1], eff);
+    if (!ok || size <= 0 || eff <= 0 || eff > 1)
+      throw ScenarioError(where + "[" + std::to_string(i) + "]", "",
+                          "must be [size > 0, efficiency in (0, 1]]");
+    if (!curve.empty() && size <= curve.back().size)
+      throw ScenarioError(where + "[" + std::to_string(i) + "]", "", "sizes must increase");
+    curve.push_back({size, eff});
+  }
+  return curve;
+}
+
+LinkSpec read_link(MappingReader& parent, const std::string& key, const LinkSpec& fallback,
+                   int* nics_per_node) {
+  if (!parent.has(key)) return fallback;
+  MappingReader r(parent.child(key), parent.key_path(key));
+  LinkSpec link;
+  link.bandwidth_Bps = r.number("bandwidth_GBps", fallback.bandwidth_Bps / kGB, 1e-6, 1e6) * kGB;
+  link.latency_s = r.number("latency_us", fallback.latency_s * 1e6, 0, 1e6) * 1e-6;
+  if (nics_per_node) *nics_per_node = static_cast<int>(r.integer("nics_per_node", *nics_per_node, 1, 1024));
+  link.efficiency = read_curve(r, "efficiency");
+  if (link.efficiency.empty()) link.efficiency = fallback.efficiency;
+  r.reject_unknown();
+  if (link.bandwidth_Bps <= 0) throw ScenarioError(r.key_path("bandwidth_GBps"), "", "is required");
+  return link;
+}
+
+}  // namespace
+
+GpuSpec read_gpu(const YAML::Node& node, const std::string& path) {
+  GpuSpec g;
+  const YAML::Node full = resolve(node, path, g.name, catalog_gpu_node);
+  MappingReader r(full, path);
+  r.has("preset");
+  if (r.has("memory_GiB") && r.has("memory_GB"))
+    throw ScenarioError(path, "", "give memory_GiB or memory_GB, not both");
+  if (auto gib = r.optional_number("memory_GiB", 1e-3, 1e7)) g.memory_bytes = static_cast<std::int64_t>(*gib * kGiB);
+  if (auto gb = r.optional_number("memory_GB", 1e-3, 1e7)) g.memory_bytes = static_cast<std::int64_t>(*gb * kGB);
+  if (g.memory_bytes == 0) throw ScenarioError(r.key_path("memory_GiB"), "", "is required");
+  g.hbm_bandwidth_Bps = r.number("hbm_bandwidth_GBps", 0, 1e-3, 1e6) * kGB;
+  if (g.hbm_bandwidth_Bps == 0) throw ScenarioError(r.key_path("hbm_bandwidth_GBps"), "", "is required");
+  MappingReader peaks(r.child("peak_tflops"), r.key_path("peak_tflops"));
+  for (Dtype d : {Dtype::fp32, Dtype::tf32, Dtype::fp16, Dtype::bf16, Dtype::fp8, Dtype::int8, Dtype::int4})
+    if (auto tflops = peaks.optional_number(std::string(to_string(d)), 1e-6, 1e6)) g.peak_flops[d] = *tflops * 1e12;
+  peaks.reject_unknown();
+  if (!g.has_peak(Dtype::fp32)) throw ScenarioError(peaks.key_path("fp32"), "", "is required");
+  g.nvlink_bandwidth_Bps = r.number("nvlink_GBps", 0, 0, 1e6) * kGB;
+  g.kernel_launch_s = r.number("kernel_launch_us", 0, 0, 1e6) * 1e-6;
+  g.memory_efficiency = r.number("memory_efficiency", 1.0, 1e-3, 1.0);
+  g.gemm_efficiency = read_curve(r, "gemm_efficiency");
+  r.reject_unknown();
+  return g;
+}
+
+ClusterSpec read_cluster(const YAML::Node& node, const std::string& path) {
+  ClusterSpec c;
+  const YAML::Node full = resolve(node, path, c.name, catalog_node_type_node);
+  MappingReader r(full, path);
+  r.has("preset");
+  c.gpu = read_gpu(r.child("gpu"), r.key_path("gpu"));
+  c.gpus_per_node = static_cast<int>(r.integer("gpus_per_node", 8, 1, 4096));
+  c.nodes = static_cast<int>(r.integer("nodes", 0, 1, 1 << 24));
+  // without an intra_node section, NVLink comes from the GPU's own figure
+  c.intra_node = read_link(r, "intra_node", {c.gpu.nvlink_bandwidth_Bps, 3e-6, {}}, nullptr);
+  c.nics_per_node = 1;
+  c.inter_node = read_link(r, "inter_node", {0, 0, {}}, &c.nics_per_node);
+  r.reject_unknown();
+  if (c.intra_node.bandwidth_Bps <= 0)
+    throw ScenarioError(r.key_path("intra_node.bandwidth_GBps"), "", "is required (the GPU gives no nvlink_GBps)");
+  if (c.inter_node.bandwidth_Bps <= 0 && c.nodes > 1)
+    throw ScenarioError(r.key_path("inter_node"), "", "is required when nodes > 1");
+  return c;
+}
+
+}  // namespace twinsim

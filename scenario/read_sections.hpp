@@ -1,0 +1,30 @@
+#pragma once
+// Readers for each section of a scenario. Each takes the section's YAML node and its
+// dotted path, checks every key, and throws ScenarioError on the first problem.
+#include <yaml-cpp/yaml.h>
+
+#include <optional>
+#include <string>
+
+#include "scenario/scenario.hpp"
+
+namespace twinsim {
+
+// Catalog name, or mapping (optionally `preset: NAME` plus overrides).
+ModelSpec read_model(const YAML::Node& node, const std::string& path);
+GpuSpec read_gpu(const YAML::Node& node, const std::string& path);
+
+// A cluster whose node count may be left to the plan (nodes == 0 then).
+ClusterSpec read_cluster(const YAML::Node& node, const std::string& path);
+
+// The plan as written; dp == 0 when left out.
+Plan read_plan(const YAML::Node& node, const std::string& path);
+TrainingWorkload read_training(const YAML::Node& node, const std::string& path);
+InferenceWorkload read_inference(const YAML::Node& node, const std::string& path);
+
+// The YAML text of a catalog entry as a node; unknown names throw with a suggestion.
+YAML::Node catalog_model_node(const std::string& name, const std::string& path);
+YAML::Node catalog_gpu_node(const std::string& name, const std::string& path);
+YAML::Node catalog_node_type_node(const std::string& name, const std::string& path);
+
+}  // namespace twinsim

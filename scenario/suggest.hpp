@@ -1,0 +1,14 @@
+#pragma once
+// "did you mean ...?" hints for misspelt keys and catalog names.
+#include <string>
+#include <vector>
+
+namespace twinsim {
+
+// Edit distance (Levenshtein) between two words.
+int edit_distance(const std::string& a, const std::string& b);
+
+// ", did you mean 'x'?" for the closest candidate within a few edits, else "".
+std::string did_you_mean(const std::string& word, const std::vector<std::string>& candidates);
+
+}  // namespace twinsim

@@ -1,0 +1,141 @@
+#include "scenario/validate.hpp"
+
+#include <numeric>
+
+#include "scenario/errors.hpp"
+
+namespace twinsim {
+
+namespace {
+
+std::string kv(const std::string& key, std::int64_t value) { return key + "=" + std::to_string(value); }
+
+void require_divides(const std::string& key, std::int64_t degree, const std::string& what,
+                     std::int64_t amount) {
+  if (amount % degree != 0)
+    throw ScenarioError(key, std::to_string(degree), "does not divide " + kv(what, amount));
+}
+
+void resolve_world(Scenario& s) {
+  Plan& p = s.plan;
+  ClusterSpec& c = s.cluster;
+  const std::int64_t model_parallel = static_cast<std::int64_t>(p.tp) * p.pp * p.cp;
+  if (p.dp == 0) {
+    if (c.nodes == 0) {
+      p.dp = 1;  // a catalog node type grows to what the plan needs
+    } else {
+      if (c.gpus() % model_parallel != 0)
+        throw ScenarioError("plan", "tp*pp*cp=" + std::to_string(model_parallel),
+                            "does not divide the cluster's " + std::to_string(c.gpus()) + " GPUs");
+      p.dp = static_cast<int>(c.gpus() / model_parallel);
+    }
+  }
+  const std::int64_t world = p.world_size();
+  if (c.nodes == 0) {
+    c.nodes = static_cast<int>((world + c.gpus_per_node - 1) / c.gpus_per_node);
+  } else if (world != c.gpus()) {
+    throw ScenarioError("plan.dp", std::to_string(p.dp),
+                        "gives a world size tp*pp*cp*dp=" + std::to_string(world) +
+                            " that does not match the cluster's " + std::to_string(c.nodes) + " nodes x " +
+                            std::to_string(c.gpus_per_node) + " GPUs = " + std::to_string(c.gpus()));
+  }
+  if (c.nodes > 1 && c.inter_node.bandwidth_Bps <= 0)
+    throw ScenarioError("cluster.inter_node", "", "is required: the plan needs " + std::to_string(c.nodes) + " nodes");
+}
+
+void validate_tensor_parallel(const Scenario& s) {
+  const ModelSpec& m = s.model;
+  const Plan& p = s.plan;
+  require_divides("plan.tp", p.tp, "model.heads", m.heads);
+  // Megatron splits query groups over TP ranks; serving engines replicate KV heads instead
+  if (s.is_training()) {
+    require_divides("plan.tp", p.tp, "model.kv_heads", m.kv_heads);
+  } else if (m.kv_heads % p.tp != 0 && p.tp % m.kv_heads != 0) {
+    throw ScenarioError("plan.tp", std::to_string(p.tp),
+                        "neither divides nor is a multiple of " + kv("model.kv_heads", m.kv_heads));
+  }
+  require_divides("plan.tp", p.tp, "model.ffn_hidden", m.ffn_hidden);
+  if (m.moe) require_divides("plan.tp", p.tp, "model.moe.expert_ffn_hidden", m.moe->expert_ffn_hidden);
+}
+
+void resolve_stages(Scenario& s) {
+  Plan& p = s.plan;
+  const std::int64_t layers = s.model.layers;
+  if (p.virtual_stages > 1 && p.schedule != Schedule::interleaved)
+    throw ScenarioError("plan.virtual_stages", std::to_string(p.virtual_stages),
+                        "needs plan.schedule=interleaved");
+  if (p.stage_layers.empty()) {
+    require_divides("plan.pp", p.pp, "model.layers", layers);
+    p.stage_layers.assign(p.pp, static_cast<int>(layers / p.pp));
+  } else {
+    if (static_cast<std::int64_t>(p.stage_layers.size()) != p.pp)
+      throw ScenarioError("plan.stage_layers", std::to_string(p.stage_layers.size()) + " entries",
+                          "must have plan.pp=" + std::to_string(p.pp) + " entries");
+    const std::int64_t sum = std::accumulate(p.stage_layers.begin(), p.stage_layers.end(), std::int64_t{0});
+    if (sum != layers)
+      throw ScenarioError("plan.stage_layers", "sum " + std::to_string(sum),
+                          "does not add up to " + kv("model.layers", layers));
+  }
+  for (std::size_t i = 0; i < p.stage_layers.size(); ++i)
+    if (p.stage_layers[i] % p.virtual_stages != 0)
+      throw ScenarioError("plan.virtual_stages", std::to_string(p.virtual_stages),
+                          "does not divide the " + std::to_string(p.stage_layers[i]) + " layers of stage " +
+                              std::to_string(i));
+}
+
+void validate_parallel_degrees(const Scenario& s) {
+  const ModelSpec& m = s.model;
+  const Plan& p = s.plan;
+  if (p.ep > 1 && !m.moe)
+    throw ScenarioError("plan.ep", std::to_string(p.ep), "needs a mixture-of-experts model (model.moe)");
+  if (m.moe) require_divides("plan.ep", p.ep, "model.moe.experts", m.moe->experts);
+  require_divides("plan.ep", p.ep, "plan.dp*plan.cp", static_cast<std::int64_t>(p.dp) * p.cp);
+}
+
+void validate_training(const Scenario& s) {
+  const TrainingWorkload& t = *s.training;
+  const Plan& p = s.plan;
+  const ModelSpec& m = s.model;
+  const std::int64_t per_step = t.micro_batch * p.dp;
+  if (t.global_batch % per_step != 0)
+    throw ScenarioError("training.global_batch", std::to_string(t.global_batch),
+                        "is not a multiple of training.micro_batch*plan.dp=" + std::to_string(per_step));
+  // Megatron's context parallelism splits the sequence into 2*cp chunks for load balance
+  if (p.cp > 1) require_divides("plan.cp", 2 * p.cp, "training.seq_len", t.seq_len);
+  if (p.sequence_parallel) require_divides("plan.tp", p.tp, "training.seq_len", t.seq_len / p.cp);
+  if (m.position == Position::learned && t.seq_len > m.max_seq_len)
+    throw ScenarioError("training.seq_len", std::to_string(t.seq_len),
+                        "exceeds the learned position table, " + kv("model.max_seq_len", m.max_seq_len));
+  // Megatron's interleaved schedule needs whole rounds of pp micro-batches
+  const std::int64_t micro_batches = t.global_batch / per_step;
+  if (p.schedule == Schedule::interleaved && p.virtual_stages > 1 && micro_batches % p.pp != 0)
+    throw ScenarioError("plan.schedule", "interleaved",
+                        "needs the " + std::to_string(micro_batches) + " micro-batches per step to be a multiple of " +
+                            kv("plan.pp", p.pp));
+  if (!s.cluster.gpu.has_peak(t.precision == Dtype::fp32 ? Dtype::fp32 : t.precision))
+    throw ScenarioError("training.precision", std::string(to_string(t.precision)),
+                        "is not supported by GPU " + s.cluster.gpu.name + " (no such math units)");
+}
+
+void validate_inference(const Scenario& s) {
+  const InferenceWorkload& w = *s.inference;
+  if (s.plan.zero != 0) throw ScenarioError("plan.zero", std::to_string(s.plan.zero), "applies to training only");
+  if (s.plan.cp != 1) throw ScenarioError("plan.cp", std::to_string(s.plan.cp), "applies to training only");
+  if (s.model.position == Position::learned && w.prompt_len + w.output_len > s.model.max_seq_len)
+    throw ScenarioError("inference.prompt_len", std::to_string(w.prompt_len),
+                        "plus inference.output_len=" + std::to_string(w.output_len) +
+                            " exceeds the learned position table, " + kv("model.max_seq_len", s.model.max_seq_len));
+}
+
+}  // namespace
+
+void resolve_and_validate(Scenario& s) {
+  resolve_world(s);
+  validate_tensor_parallel(s);
+  resolve_stages(s);
+  validate_parallel_degrees(s);
+  if (s.training) validate_training(s);
+  if (s.inference) validate_inference(s);
+}
+
+}  // namespace twinsim
