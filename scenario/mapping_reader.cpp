@@ -23,7 +23,9 @@ std::string MappingReader::text_of(const YAML::Node& n) const {
   if (!n.IsDefined() || n.IsNull()) return "";
   if (n.IsScalar()) return n.Scalar();
   YAML::Emitter out;
-  out << YAML::Flow << n;
+  out.SetSeqFormat(YAML::Flow);
+  out.SetMapFormat(YAML::Flow);
+  out << n;
   return out.c_str();
 }
 

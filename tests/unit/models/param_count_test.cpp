@@ -1,0 +1,82 @@
+// Parameter counts computed from catalog architectures against published totals.
+#include <gtest/gtest.h>
+
+#include "models/param_count.hpp"
+#include "scenario/load.hpp"
+
+namespace twinsim {
+namespace {
+
+std::int64_t total(const std::string& name) { return count_params(catalog_model(name)).total; }
+
+TEST(ParamCount, Gpt2SmallMatchesHuggingFaceCount) {
+  // 124,439,808: the parameter count of HF openai-community/gpt2 (tied LM head)
+  EXPECT_EQ(total("gpt2-small"), 124439808);
+}
+
+TEST(ParamCount, Llama2_7bMatchesMetaCount) {
+  // 6,738,415,616: HF meta-llama/Llama-2-7b-hf safetensors total
+  EXPECT_EQ(total("llama2-7b"), 6738415616);
+}
+
+TEST(ParamCount, Gpt3_175bMatchesNarayananTable) {
+  // 174.6B with vocab 51,200 (Narayanan et al. 2021, Table 2; their formula
+  // 12lh^2(1 + 13/12h + (V+s)/12lh) omits the final LayerNorm's 2h)
+  const std::int64_t p = total("gpt3-175b");
+  EXPECT_NEAR(static_cast<double>(p) / 1e9, 174.6, 0.05);
+  const std::int64_t l = 96, h = 12288, V = 51200, s = 2048;
+  EXPECT_EQ(p, 12 * l * h * h + 13 * l * h + (V + s) * h + 2 * h);
+}
+
+TEST(ParamCount, MegatronTableSizes) {
+  // Narayanan et al. 2021, Table 1: model sizes in billions
+  const std::pair<const char*, double> rows[] = {
+      {"megatron-gpt-1.7b", 1.7},     {"megatron-gpt-3.6b", 3.6},     {"megatron-gpt-7.5b", 7.5},
+      {"megatron-gpt-18.4b", 18.4},   {"megatron-gpt-39.1b", 39.1},   {"megatron-gpt-76.1b", 76.1},
+      {"megatron-gpt-145.6b", 145.6}, {"megatron-gpt-310.1b", 310.1}, {"megatron-gpt-529.6b", 529.6},
+      {"megatron-gpt-1t", 1008.0}};
+  // the table rounds to one decimal (3,562,168,320 prints as 3.6), hence 0.05B or 0.5%
+  for (const auto& [name, billions] : rows)
+    EXPECT_NEAR(total(name) / 1e9, billions, std::max(0.05, billions * 0.005)) << name;
+}
+
+TEST(ParamCount, LlamaFamiliesWithinPublishedRounding) {
+  // Model cards: Llama 2 13B 13.0B, 70B 69.0B; Llama 3 8B 8.03B, 70B 70.6B, 405B 405.9B
+  EXPECT_NEAR(total("llama2-13b") / 1e9, 13.016, 0.01);
+  EXPECT_NEAR(total("llama2-70b") / 1e9, 68.98, 0.01);
+  EXPECT_NEAR(total("llama3-8b") / 1e9, 8.03, 0.01);
+  EXPECT_NEAR(total("llama3-70b") / 1e9, 70.55, 0.02);
+  EXPECT_NEAR(total("llama3-405b") / 1e9, 405.85, 0.1);
+}
+
+TEST(ParamCount, MixtralActiveIsSmallerThanTotal) {
+  // Jiang et al. 2024 (Mixtral of Experts), §1: 46.7B total, 12.9B active per token
+  const ParamCount c = count_params(catalog_model("mixtral-8x7b"));
+  EXPECT_NEAR(c.total / 1e9, 46.7, 0.05);
+  EXPECT_NEAR(c.active / 1e9, 12.9, 0.05);
+}
+
+TEST(ParamCount, DeepSeekMoeSharedExpertsAndDenseLayer) {
+  // Dai et al. 2024 (DeepSeekMoE), Table: 16.4B total, 2.8B activated
+  const ModelSpec m = catalog_model("deepseek-moe-16b");
+  ASSERT_TRUE(m.moe.has_value());
+  EXPECT_GT(m.moe->shared_experts, 0);
+  EXPECT_GT(m.moe->dense_layers, 0);
+  const ParamCount c = count_params(m);
+  EXPECT_NEAR(c.total / 1e9, 16.4, 0.1);
+  EXPECT_NEAR(c.active / 1e9, 2.8, 0.1);
+  // the first layer is dense: it has no router
+  EXPECT_EQ(layer_params(m, 0).router, 0);
+  EXPECT_GT(layer_params(m, 1).router, 0);
+}
+
+TEST(ParamCount, EveryCatalogModelLoads) {
+  for (const std::string& name : catalog_model_names()) {
+    const ParamCount c = count_params(catalog_model(name));
+    EXPECT_GT(c.total, 0) << name;
+    EXPECT_LE(c.active, c.total) << name;
+  }
+}
+
+}  // namespace
+}  // namespace twinsim

@@ -1,0 +1,100 @@
+// Every class of bad scenario is rejected with a message naming the key, the value
+// and the rule. Each row: a change to a valid base scenario and the expected message.
+#include <gtest/gtest.h>
+
+#include "scenario/load.hpp"
+
+namespace twinsim {
+namespace {
+
+const char* kBase = R"(
+model: llama2-7b
+cluster: dgx-a100-80gb
+training: {seq_len: 4096, global_batch: 64, micro_batch: 1}
+plan: {tp: 2, pp: 2, dp: 4}
+)";
+
+struct BadCase {
+  const char* what;
+  std::string text;                    // scenario text ("" = kBase)
+  std::vector<std::string> overrides;  // --set arguments
+  const char* message;                 // expected exactly as a substring of what()
+};
+
+std::vector<BadCase> bad_cases() {
+  return {
+      {"tp not dividing heads", "", {"plan.tp=3", "plan.dp=1"}, "plan.tp=3 does not divide model.heads=32"},
+      {"pp not dividing layers", "", {"plan.pp=3", "plan.dp=1"}, "plan.pp=3 does not divide model.layers=32"},
+      {"world size vs cluster", "", {"cluster.nodes=1"}, "plan.dp=4 gives a world size tp*pp*cp*dp=16 that does not match"},
+      {"dp not dividing cluster", "", {"cluster.nodes=1", "plan.dp=null", "plan.tp=3"}, "tp*pp*cp=6 does not divide the cluster's 8 GPUs"},
+      {"global batch", "", {"training.global_batch=10"}, "training.global_batch=10 is not a multiple of training.micro_batch*plan.dp=4"},
+      {"zero out of range", "", {"plan.zero=4"}, "plan.zero=4 is too large (at most 3)"},
+      {"negative tp", "", {"plan.tp=-2"}, "plan.tp=-2 must be at least 1"},
+      {"zero tp", "", {"plan.tp=0"}, "plan.tp=0 must be at least 1"},
+      {"fractional tp", "", {"plan.tp=2.5"}, "plan.tp=2.5 must be an integer"},
+      {"tp not a number", "", {"plan.tp=eight"}, "plan.tp=eight must be an integer"},
+      {"tp is a list", "", {"plan.tp=[1,2]"}, "plan.tp=[1, 2] must be a single value"},
+      {"unknown plan key", "", {"plan.tensor_parallel=2"}, "plan.tensor_parallel: is not a known key"},
+      {"typo with hint", "", {"plan.sequence_paralel=true"}, "did you mean 'sequence_parallel'?"},
+      {"unknown top-level key", "", {"optimiser=adam"}, "optimiser: is not a known key"},
+      {"unknown model", "", {"model=llama-2-7b"}, "model=llama-2-7b is not a model in the catalog, did you mean 'llama2-7b'?"},
+      {"unknown cluster", "", {"cluster=dgx-a100"}, "cluster=dgx-a100 is not a node type in the catalog, did you mean"},
+      {"unknown gpu", "", {"cluster.gpu=a100-sxm-80"}, "cluster.gpu=a100-sxm-80 is not a GPU in the catalog, did you mean 'a100-sxm-80gb'?"},
+      {"bad precision", "", {"training.precision=fp64"}, "training.precision=fp64 is not one of fp32 | fp16 | bf16 | fp8"},
+      {"fp8 on A100", "", {"training.precision=fp8"}, "training.precision=fp8 is not supported by GPU a100-sxm-80gb"},
+      {"bad schedule", "", {"plan.schedule=zb"}, "plan.schedule=zb is not one of gpipe | 1f1b | interleaved"},
+      {"bad recompute", "", {"plan.recompute=some"}, "plan.recompute=some is not one of none | selective | full"},
+      {"bad optimizer", "", {"training.optimizer=lamb"}, "training.optimizer=lamb is not one of adam | sgd"},
+      {"bool expected", "", {"plan.sequence_parallel=maybe"}, "plan.sequence_parallel=maybe must be true or false"},
+      {"missing model", "cluster: dgx-h100\ntraining: {seq_len: 8, global_batch: 8}\nplan: {}\n", {}, "model: is required"},
+      {"missing cluster", "model: gpt2-small\ntraining: {seq_len: 8, global_batch: 8}\nplan: {}\n", {}, "cluster: is required"},
+      {"missing plan", "model: gpt2-small\ncluster: dgx-h100\ntraining: {seq_len: 8, global_batch: 8}\n", {}, "plan: is required"},
+      {"neither workload", "model: gpt2-small\ncluster: dgx-h100\nplan: {}\n", {}, "exactly one of training or inference"},
+      {"both workloads", "", {"inference.prompt_len=8"}, "exactly one of training or inference"},
+      {"missing seq_len", "model: gpt2-small\ncluster: dgx-h100\ntraining: {global_batch: 8}\nplan: {}\n", {}, "training.seq_len: is required"},
+      {"yaml syntax", "model: [gpt2\n", {}, "is not valid YAML: line"},
+      {"root not a mapping", "- a\n- b\n", {}, "scenario=[a, b] must be a mapping"},
+      {"stage_layers count", "", {"plan.stage_layers=[32]"}, "plan.stage_layers=1 entries must have plan.pp=2 entries"},
+      {"stage_layers sum", "", {"plan.stage_layers=[15, 16]"}, "plan.stage_layers=sum 31 does not add up to model.layers=32"},
+      {"stage_layers zero", "", {"plan.stage_layers=[0, 32]"}, "plan.stage_layers[0]=0 must be at least 1"},
+      {"virtual stages without interleaved", "", {"plan.virtual_stages=2"}, "plan.virtual_stages=2 needs plan.schedule=interleaved"},
+      {"virtual stages not dividing", "", {"plan.schedule=interleaved", "plan.virtual_stages=3"}, "plan.virtual_stages=3 does not divide the 16 layers of stage 0"},
+      {"interleaved micro-batches", "", {"plan.schedule=interleaved", "plan.virtual_stages=2", "training.global_batch=12"}, "needs the 3 micro-batches per step to be a multiple of plan.pp=2"},
+      {"ep without moe", "", {"plan.ep=2"}, "plan.ep=2 needs a mixture-of-experts model"},
+      {"ep not dividing experts", "model: mixtral-8x7b\ncluster: dgx-h100\ntraining: {seq_len: 4096, global_batch: 64}\nplan: {tp: 1, dp: 8, ep: 3}\n", {}, "plan.ep=3 does not divide model.moe.experts=8"},
+      {"ep not dividing dp*cp", "model: mixtral-8x7b\ncluster: dgx-h100\ntraining: {seq_len: 4096, global_batch: 64}\nplan: {tp: 2, dp: 2, ep: 4}\n", {}, "plan.ep=4 does not divide plan.dp*plan.cp=2"},
+      {"cp not dividing seq", "", {"plan.cp=3", "plan.dp=1", "training.global_batch=8", "cluster.nodes=null"}, "plan.cp=6 does not divide training.seq_len=4096"},
+      {"seq beyond learned positions", "model: gpt2-small\ncluster: dgx-h100\ntraining: {seq_len: 2048, global_batch: 8}\nplan: {dp: 8}\n", {}, "training.seq_len=2048 exceeds the learned position table, model.max_seq_len=1024"},
+      {"kv heads not dividing heads", "", {"model.kv_heads=5"}, "model.kv_heads=5 does not divide model.heads=32"},
+      {"heads not dividing hidden", "", {"model.heads=30", "plan.tp=1", "plan.dp=8"}, "model.heads=30 does not divide model.hidden=4096"},
+      {"absurd hidden size", "", {"model.hidden=1e30"}, "model.hidden=1e30 is too large"},
+      {"absurd batch", "", {"training.global_batch=1e300"}, "training.global_batch=1e300 is too large"},
+      {"moe top_k above experts", "", {"model.moe={experts: 4, top_k: 8, expert_ffn_hidden: 64}"}, "model.moe.top_k=8 exceeds model.moe.experts=4"},
+      {"moe missing experts", "", {"model.moe={top_k: 2, expert_ffn_hidden: 64}"}, "model.moe.experts: is required"},
+      {"set without equals", "", {"plan.tp"}, "--set=plan.tp must have the form key=value"},
+      {"set on a scalar", "", {"plan.tp.x=1"}, "plan.tp=2 is a single value, so it has no keys to set"},
+      {"negative bandwidth", "", {"cluster.intra_node.bandwidth_GBps=-5"}, "cluster.intra_node.bandwidth_GBps=-5 is out of range"},
+      {"multi-node without inter_node", "model: gpt2-small\ncluster: {gpu: h100-sxm, gpus_per_node: 8, intra_node: {bandwidth_GBps: 450}}\ntraining: {seq_len: 1024, global_batch: 16}\nplan: {dp: 16}\n", {}, "cluster.inter_node: is required: the plan needs 2 nodes"},
+      {"inference with zero", "model: gpt2-small\ncluster: dgx-h100\ninference: {prompt_len: 128}\nplan: {zero: 1}\n", {}, "plan.zero=1 applies to training only"},
+      {"inference bad dtype", "model: gpt2-small\ncluster: dgx-h100\ninference: {prompt_len: 128, weight_dtype: int3}\nplan: {}\n", {}, "inference.weight_dtype=int3 is not one of"},
+      {"inference tp vs kv heads", "model: llama2-70b\ncluster: dgx-h100\ninference: {prompt_len: 128}\nplan: {tp: 3}\n", {}, "plan.tp=3 does not divide model.heads=64"},
+  };
+}
+
+TEST(RejectScenario, EveryBadInputNamesKeyValueAndRule) {
+  const std::vector<BadCase> cases = bad_cases();
+  ASSERT_GE(cases.size(), 40u);
+  for (const BadCase& c : cases) {
+    const std::string text = c.text.empty() ? kBase : c.text;
+    try {
+      load_scenario_text(text, c.overrides);
+      ADD_FAILURE() << c.what << ": was accepted";
+    } catch (const ScenarioError& e) {
+      EXPECT_NE(std::string(e.what()).find(c.message), std::string::npos)
+          << c.what << ":\n  got      " << e.what() << "\n  expected " << c.message;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace twinsim
