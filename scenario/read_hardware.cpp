@@ -86,6 +86,7 @@ GpuSpec read_gpu(const YAML::Node& node, const std::string& path) {
   if (!g.has_peak(Dtype::fp32)) throw ScenarioError(peaks.key_path("fp32"), "", "is required");
   g.nvlink_bandwidth_Bps = r.number("nvlink_GBps", 0, 0, 1e6) * kGB;
   g.kernel_launch_s = r.number("kernel_launch_us", 0, 0, 1e6) * 1e-6;
+  g.sms = static_cast<int>(r.integer("sms", 0, 0, 1 << 20));
   g.memory_efficiency = r.number("memory_efficiency", 1.0, 1e-3, 1.0);
   g.gemm_efficiency = read_curve(r, "gemm_efficiency");
   r.reject_unknown();
