@@ -1,0 +1,122 @@
+#include "sim/cost/compute_cost.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "sim/cost/kernel_defaults.hpp"
+
+namespace twinsim {
+
+namespace {
+
+// cuBLAS's usual output tile on A100/H100 (NVIDIA, "Matrix Multiplication Background
+// User's Guide", §2.3 "Typical Tile Dimensions in cuBLAS and Performance").
+constexpr std::int64_t kTile = 128;
+// Skinny GEMMs get narrower tiles, down to the 16 rows of one tensor-core MMA
+// (PTX ISA, mma.m16n8k16), so one decode token does not pay for 128 rows.
+constexpr std::int64_t kMinTile = 16;
+// Smallest k slice worth a split-K partition (CUTLASS, media/docs/efficient_gemm.md,
+// "Parallelized Reductions: Split K"); below it the partial sums cost more than they save.
+constexpr std::int64_t kMinSplitK = 256;
+
+std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
+
+// Tile edge for a matrix dimension: the power of two covering it, within [16, 128].
+std::int64_t tile_edge(std::int64_t dim) {
+  std::int64_t edge = kMinTile;
+  while (edge < dim && edge < kTile) edge *= 2;
+  return edge;
+}
+
+int sm_count(const GpuSpec& gpu) {
+  if (gpu.sms > 0) return gpu.sms;
+  const KernelDefaults* d = kernel_defaults(gpu.name);
+  return d ? d->sms : 0;
+}
+
+const std::vector<EfficiencyPoint>& gemm_curve(const GpuSpec& gpu) {
+  static const std::vector<EfficiencyPoint> kIdeal;  // interpolates to 1.0
+  if (!gpu.gemm_efficiency.empty()) return gpu.gemm_efficiency;
+  const KernelDefaults* d = kernel_defaults(gpu.name);
+  return d ? d->gemm : kIdeal;
+}
+
+double memory_s(const GpuSpec& gpu, double bytes) {
+  return bytes / (gpu.hbm_bandwidth_Bps * gpu.memory_efficiency);
+}
+
+}  // namespace
+
+double gemm_wave_utilization(int sms, std::int64_t m, std::int64_t n, std::int64_t k) {
+  if (sms <= 0 || m <= 0 || n <= 0) return 1.0;
+  const std::int64_t tile_m = tile_edge(m), tile_n = tile_edge(n);
+  const std::int64_t tiles = ceil_div(m, tile_m) * ceil_div(n, tile_n);
+  // Too few tiles to fill the GPU: cuBLAS splits k so idle SMs take a share.
+  std::int64_t split = 1;
+  if (tiles < sms) split = std::clamp<std::int64_t>(sms / tiles, 1, std::max<std::int64_t>(1, k / kMinSplitK));
+  const std::int64_t blocks = tiles * split;
+  const std::int64_t slots = ceil_div(blocks, sms) * sms;  // every wave occupies all SMs
+  // Tile quantization: a partial edge tile costs a whole one (ibid. §3.1).
+  const double useful_blocks = static_cast<double>(m) * n / (tile_m * tile_n) * split;
+  return useful_blocks / slots;
+}
+
+double gemm_efficiency(const GpuSpec& gpu, double flops, std::int64_t m, std::int64_t n, std::int64_t k) {
+  return interpolate_efficiency(gemm_curve(gpu), flops) * gemm_wave_utilization(sm_count(gpu), m, n, k);
+}
+
+ComputeCost gemm_cost(const GpuSpec& gpu, const ComputeOp& op) {
+  ComputeCost c;
+  c.efficiency = gemm_efficiency(gpu, op.flops, op.m, op.n, op.k);
+  c.math_s = op.flops / (gpu.peak(op.dtype) * c.efficiency);
+  c.memory_s = memory_s(gpu, op.bytes);
+  c.launch_s = gpu.kernel_launch_s;
+  return c;
+}
+
+ComputeCost attention_cost(const GpuSpec& gpu, const ComputeOp& op) {
+  ComputeCost c;
+  const KernelDefaults* d = kernel_defaults(gpu.name);
+  if (d)
+    c.efficiency = op.backward ? d->attention_bwd : d->attention_fwd;
+  else  // an unknown GPU: its fused attention as good as its large GEMMs
+    c.efficiency = interpolate_efficiency(gemm_curve(gpu), op.flops);
+  c.math_s = op.flops / (gpu.peak(op.dtype) * c.efficiency);
+  c.memory_s = memory_s(gpu, op.bytes);
+  c.launch_s = gpu.kernel_launch_s;
+  return c;
+}
+
+ComputeCost memory_bound_cost(const GpuSpec& gpu, const ComputeOp& op) {
+  ComputeCost c;
+  // Element-wise math runs on the CUDA cores (fp32 rate), not the Tensor Cores.
+  c.math_s = op.flops / gpu.peak(Dtype::fp32);
+  c.memory_s = memory_s(gpu, op.bytes);
+  c.launch_s = gpu.kernel_launch_s;
+  return c;
+}
+
+ComputeCost op_cost(const GpuSpec& gpu, const ComputeOp& op) {
+  switch (op.kind) {
+    case ComputeKind::gemm: return gemm_cost(gpu, op);
+    case ComputeKind::attention: return attention_cost(gpu, op);
+    case ComputeKind::elementwise:
+    case ComputeKind::norm:
+    case ComputeKind::optimizer: return memory_bound_cost(gpu, op);
+  }
+  return memory_bound_cost(gpu, op);
+}
+
+ComputeOp gemm_op(Dtype dtype, std::int64_t m, std::int64_t n, std::int64_t k) {
+  ComputeOp op;
+  op.kind = ComputeKind::gemm;
+  op.dtype = dtype;
+  op.m = m;
+  op.n = n;
+  op.k = k;
+  op.flops = 2.0 * m * n * k;  // one multiply and one add per (i, j, l)
+  op.bytes = static_cast<double>(dtype_bytes(dtype, m * k) + dtype_bytes(dtype, k * n) + dtype_bytes(dtype, m * n));
+  return op;
+}
+
+}  // namespace twinsim

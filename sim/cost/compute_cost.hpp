@@ -1,0 +1,52 @@
+#pragma once
+// Time of one compute op on one GPU: a roofline (Williams, Waterman, Patterson 2009) of
+// math against HBM traffic, each derated to what real kernels reach, plus one launch.
+#include <cstdint>
+
+#include "hardware/gpu_spec.hpp"
+#include "models/dtype.hpp"
+
+namespace twinsim {
+
+enum class ComputeKind { gemm, attention, elementwise, norm, optimizer };
+
+struct ComputeOp {
+  ComputeKind kind = ComputeKind::gemm;
+  Dtype dtype = Dtype::bf16;      // math type: selects the peak of gemm and attention
+  double flops = 0;
+  double bytes = 0;               // HBM traffic, reads plus writes
+  std::int64_t m = 0, n = 0, k = 0;  // gemm: output m x n, inner k (0 = shape unknown)
+  bool backward = false;          // attention: the backward kernels run slower
+};
+
+// The parts of an op's time, so a report can say why it took that long.
+struct ComputeCost {
+  double math_s = 0;        // FLOPs at the achievable rate
+  double memory_s = 0;      // bytes at the achievable HBM rate
+  double launch_s = 0;
+  double efficiency = 1;    // achieved fraction of the dense peak on the math side
+  double time_s() const { return (math_s > memory_s ? math_s : memory_s) + launch_s; }
+  bool memory_bound() const { return memory_s > math_s; }
+};
+
+// Fraction of the SMs doing useful work for an m x n x k GEMM: tile quantization and wave
+// quantization of output tiles (128x128, narrower for skinny shapes), with split-K when
+// there are fewer tiles than SMs.
+double gemm_wave_utilization(int sms, std::int64_t m, std::int64_t n, std::int64_t k);
+
+// Achieved fraction of dense peak for a GEMM of this shape (`flops` picks the point on
+// the GPU's efficiency curve; m, n, k the quantization; zeros mean unknown).
+double gemm_efficiency(const GpuSpec& gpu, double flops, std::int64_t m, std::int64_t n, std::int64_t k);
+
+// One function per kind; op_cost dispatches on op.kind.
+ComputeCost gemm_cost(const GpuSpec& gpu, const ComputeOp& op);
+ComputeCost attention_cost(const GpuSpec& gpu, const ComputeOp& op);
+ComputeCost memory_bound_cost(const GpuSpec& gpu, const ComputeOp& op);  // elementwise, norm, optimizer
+ComputeCost op_cost(const GpuSpec& gpu, const ComputeOp& op);
+
+inline double op_time_s(const GpuSpec& gpu, const ComputeOp& op) { return op_cost(gpu, op).time_s(); }
+
+// A plain GEMM C[m,n] = A[m,k] B[k,n] in one dtype (each matrix read or written once).
+ComputeOp gemm_op(Dtype dtype, std::int64_t m, std::int64_t n, std::int64_t k);
+
+}  // namespace twinsim

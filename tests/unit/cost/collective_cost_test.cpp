@@ -1,0 +1,136 @@
+#include "sim/cost/collective_cost.hpp"
+
+#include <gtest/gtest.h>
+
+#include "tests/unit/cost/test_hardware.hpp"
+
+namespace twinsim {
+namespace {
+
+constexpr double kGiB = 1073741824.0;
+
+double busbw_GBps(const ClusterSpec& cluster, CollectiveOp c, const GroupLayout& g, double bytes) {
+  return bytes / collective_time_s(cluster, c, g, bytes) * bus_bandwidth_factor(c, g.ranks) / 1e9;
+}
+
+TEST(BusBandwidth, NcclTestsFactors) {
+  // nccl-tests doc/PERFORMANCE.md, Summary: 2(n-1)/n, (n-1)/n, (n-1)/n, (n-1)/n, 1, 1.
+  EXPECT_DOUBLE_EQ(bus_bandwidth_factor(CollectiveOp::all_reduce, 8), 1.75);
+  EXPECT_DOUBLE_EQ(bus_bandwidth_factor(CollectiveOp::all_gather, 8), 0.875);
+  EXPECT_DOUBLE_EQ(bus_bandwidth_factor(CollectiveOp::reduce_scatter, 4), 0.75);
+  EXPECT_DOUBLE_EQ(bus_bandwidth_factor(CollectiveOp::all_to_all, 16), 15.0 / 16);
+  EXPECT_DOUBLE_EQ(bus_bandwidth_factor(CollectiveOp::broadcast, 8), 1.0);
+  // A published 8-rank all_reduce_perf line: 16777216 B in 121.33 us prints algbw 138.28
+  // and busbw 242.00 (kvcache-ai/Mooncake pull request #3484).
+  const double algbw = 16777216 / 121.33e-6 / 1e9;
+  EXPECT_NEAR(algbw, 138.28, 0.01);
+  EXPECT_NEAR(138.28 * bus_bandwidth_factor(CollectiveOp::all_reduce, 8), 242.00, 0.01);
+}
+
+TEST(AllReduce, EightA100sOnNvlinkReachPublishedBusBandwidth) {
+  // nccl-tests on one 8x A100 SXM node, all_reduce_perf -b 8 -e 4G: 232.54 GB/s busbw
+  // (NVIDIA/nccl-tests issue #175). The model's NVLink efficiency comes from H100 (0.80),
+  // so this is a check, not a fit.
+  const ClusterSpec dgx = test::dgx_a100(1);
+  EXPECT_NEAR(busbw_GBps(dgx, CollectiveOp::all_reduce, packed_group(dgx, 8), 4 * kGiB), 232.54, 0.05 * 232.54);
+}
+
+TEST(AllReduce, DgxA100NodesOverHdrReachPublishedBusBandwidth) {
+  // "On an Nvidia DGX-A100 system we have 8x200Gbit/s IB cards and we measure 192GB/s
+  // AllReduce BusBW" (NVIDIA engineer, NVIDIA/nccl issue #812). The ring's node-to-node
+  // edges share the node's 8 NICs; the NIC efficiency (24 of 25 GB/s) is from issue #412.
+  const ClusterSpec cluster = test::dgx_a100(4);
+  EXPECT_NEAR(busbw_GBps(cluster, CollectiveOp::all_reduce, packed_group(cluster, 32), 8 * kGiB), 192, 0.05 * 192);
+}
+
+TEST(AllReduce, SmallMessagesAreLatencyDominated) {
+  // Two A100s, 32 B: 10.14 us measured (NVIDIA/nccl issue #583, all_reduce_perf -g 2).
+  const ClusterSpec dgx = test::dgx_a100(1);
+  const CollectiveCost pair = collective_cost(dgx, CollectiveOp::all_reduce, packed_group(dgx, 2), 32);
+  EXPECT_NEAR(pair.time_s(), 10.14e-6, 0.3 * 10.14e-6);
+  const CollectiveCost eight = collective_cost(dgx, CollectiveOp::all_reduce, packed_group(dgx, 8), 8);
+  EXPECT_GT(eight.latency_s, 0.99 * eight.time_s());
+  EXPECT_EQ(eight.protocol, Protocol::ll);  // the low-latency protocol wins tiny messages
+  EXPECT_LT(busbw_GBps(dgx, CollectiveOp::all_reduce, packed_group(dgx, 8), 8), 0.01);
+  EXPECT_EQ(collective_cost(dgx, CollectiveOp::all_reduce, packed_group(dgx, 8), 8 * kGiB).protocol,
+            Protocol::simple);
+}
+
+TEST(Collectives, TimeNeverDecreasesWithSize) {
+  for (int nodes : {1, 4}) {
+    const ClusterSpec cluster = test::dgx_a100(nodes);
+    for (CollectiveOp c : {CollectiveOp::all_reduce, CollectiveOp::all_gather, CollectiveOp::reduce_scatter,
+                         CollectiveOp::all_to_all, CollectiveOp::broadcast, CollectiveOp::send_recv}) {
+      const GroupLayout g = c == CollectiveOp::send_recv ? GroupLayout{2, nodes == 1 ? 2 : 1}
+                                                     : packed_group(cluster, 8 * nodes);
+      double previous = 0;
+      for (double bytes = 8; bytes <= 8 * kGiB; bytes *= 2) {
+        const double t = collective_time_s(cluster, c, g, bytes);
+        EXPECT_GE(t, previous) << to_string(c) << " at " << bytes << " B on " << nodes << " nodes";
+        previous = t;
+      }
+    }
+  }
+}
+
+TEST(Collectives, CrossingNodesIsSlowerThanNvlink) {
+  const ClusterSpec one_node = test::dgx_a100(1);
+  const ClusterSpec eight_nodes = test::dgx_a100(8);
+  for (double bytes : {1e3, 1e6, 1e9}) {
+    // 8 ranks on one NVSwitch vs one rank on each of 8 nodes (e.g. a DP group under TP 8)
+    EXPECT_GT(collective_time_s(eight_nodes, CollectiveOp::all_reduce, GroupLayout{8, 1}, bytes),
+              collective_time_s(one_node, CollectiveOp::all_reduce, GroupLayout{8, 8}, bytes));
+    // 16 ranks on 2 DGX nodes vs 16 GPUs on one (hypothetical) 16-GPU NVLink node
+    ClusterSpec big_node = one_node;
+    big_node.gpus_per_node = 16;
+    EXPECT_GT(collective_time_s(test::dgx_a100(2), CollectiveOp::all_gather, GroupLayout{16, 8}, bytes),
+              collective_time_s(big_node, CollectiveOp::all_gather, GroupLayout{16, 16}, bytes));
+    EXPECT_GT(collective_time_s(eight_nodes, CollectiveOp::send_recv, GroupLayout{2, 1}, bytes),
+              collective_time_s(one_node, CollectiveOp::send_recv, GroupLayout{2, 2}, bytes));
+  }
+}
+
+TEST(AllReduce, TreeForSmallMessagesAcrossManyNodesRingForLarge) {
+  // 16 DGX nodes: the ring's 2(n-1) = 254 steps against the tree's 2(7 + log2 16) = 22
+  // make the tree faster when latency dominates; the ring moves fewer bytes per rank
+  // (2(n-1)/n x S against 2S / 0.9), so it wins on large messages (NCCL tuning.cc).
+  const ClusterSpec cluster = test::dgx_a100(16);
+  const GroupLayout all = packed_group(cluster, 128);
+  EXPECT_EQ(collective_cost(cluster, CollectiveOp::all_reduce, all, 64 * 1024).algorithm, Algorithm::tree);
+  EXPECT_EQ(collective_cost(cluster, CollectiveOp::all_reduce, all, 1 * kGiB).algorithm, Algorithm::ring);
+  // Inside one node the tree is a chain: no fewer steps, so the ring wins at every size.
+  const ClusterSpec dgx = test::dgx_a100(1);
+  for (double bytes : {8.0, 1e6, 1e9})
+    EXPECT_EQ(collective_cost(dgx, CollectiveOp::all_reduce, packed_group(dgx, 8), bytes).algorithm,
+              Algorithm::ring);
+}
+
+TEST(Collectives, LinkEfficiencyCurveFromTheCatalogIsUsed) {
+  ClusterSpec dgx = test::dgx_a100(1);
+  dgx.intra_node.efficiency = {{1.0, 0.5}};
+  // half the line rate: 150 GB/s busbw at large sizes
+  EXPECT_NEAR(busbw_GBps(dgx, CollectiveOp::all_reduce, packed_group(dgx, 8), 8 * kGiB), 150, 1.0);
+}
+
+TEST(Collectives, GroupOfOneIsFreeAndBadGroupsThrow) {
+  const ClusterSpec dgx = test::dgx_a100(1);
+  EXPECT_EQ(collective_time_s(dgx, CollectiveOp::all_reduce, GroupLayout{1, 1}, 1e9), 0);
+  EXPECT_THROW(collective_time_s(dgx, CollectiveOp::all_reduce, GroupLayout{16, 16}, 1e9), std::invalid_argument);
+  ClusterSpec no_network = dgx;
+  no_network.inter_node.bandwidth_Bps = 0;
+  EXPECT_THROW(collective_time_s(no_network, CollectiveOp::all_reduce, GroupLayout{16, 8}, 1e9), std::invalid_argument);
+}
+
+TEST(Collectives, ParsesNcclTestsNames) {
+  CollectiveOp c;
+  ASSERT_TRUE(parse_collective("allreduce", c));
+  EXPECT_EQ(c, CollectiveOp::all_reduce);
+  ASSERT_TRUE(parse_collective("reduce_scatter", c));
+  EXPECT_EQ(c, CollectiveOp::reduce_scatter);
+  ASSERT_TRUE(parse_collective("sendrecv", c));
+  EXPECT_EQ(c, CollectiveOp::send_recv);
+  EXPECT_FALSE(parse_collective("allreduc", c));
+}
+
+}  // namespace
+}  // namespace twinsim

@@ -1,0 +1,90 @@
+#include "sim/cost/compute_cost.hpp"
+
+#include <gtest/gtest.h>
+
+#include <stdexcept>
+
+#include "tests/unit/cost/test_hardware.hpp"
+
+namespace twinsim {
+namespace {
+
+double achieved_tflops(const GpuSpec& gpu, const ComputeOp& op) { return op.flops / op_time_s(gpu, op) / 1e12; }
+
+TEST(GemmWaves, OneTileMoreThanAWaveCostsASecondWave) {
+  // 12 x 9 = 108 tiles of 128x128 fill A100's 108 SMs exactly once; one more row of the
+  // output adds 9 tiles, hence a second, nearly empty wave (NVIDIA Matrix Multiplication
+  // Background guide, §3.2 wave quantization).
+  EXPECT_DOUBLE_EQ(gemm_wave_utilization(108, 12 * 128, 9 * 128, 4096), 1.0);
+  const double one_more = gemm_wave_utilization(108, 12 * 128 + 1, 9 * 128, 4096);
+  EXPECT_NEAR(one_more, (108.0 + 9.0 / 128) / 216, 1e-12);
+}
+
+TEST(GemmWaves, FewTilesSplitKToFillTheGpu) {
+  // 4 tiles and k = 8192: split 27 ways (108 / 4), capped by k / 256 = 32: all SMs busy.
+  EXPECT_DOUBLE_EQ(gemm_wave_utilization(108, 256, 256, 8192), 1.0);
+  // k = 512 allows only 2 slices: 8 of 108 SMs work.
+  EXPECT_NEAR(gemm_wave_utilization(108, 256, 256, 512), 8.0 / 108, 1e-12);
+}
+
+TEST(GemmCost, LargeGemmNearMeasuredCeilingSmallFarBelow) {
+  const GpuSpec gpu = test::a100();
+  // Large: within the range of A100 bf16 matmuls measured at 267.9 TFLOP/s best
+  // (ml-engineering MAMF table); 8192^3 has 4096 tiles = 37.9 waves, little loss.
+  const double big = achieved_tflops(gpu, gemm_op(Dtype::bf16, 8192, 8192, 8192));
+  EXPECT_GT(big, 250);
+  EXPECT_LT(big, 268);
+  // Small GEMMs run far below peak: 512^3 fills 32 of 108 SMs and pays a launch.
+  const double small = achieved_tflops(gpu, gemm_op(Dtype::bf16, 512, 512, 512));
+  EXPECT_LT(small, 0.2 * 312);
+  // Throughput grows with size.
+  const double mid = achieved_tflops(gpu, gemm_op(Dtype::bf16, 2048, 2048, 2048));
+  EXPECT_GT(mid, small);
+  EXPECT_LT(mid, big);
+}
+
+TEST(GemmCost, DecodeGemvIsMemoryBound) {
+  // One token through an 8192 x 8192 bf16 weight: 134,217,728 bytes of weight dominate;
+  // at 0.85 x 2039 GB/s that is 77.4 us, plus the 4 us launch.
+  const GpuSpec gpu = test::a100();
+  const ComputeCost c = gemm_cost(gpu, gemm_op(Dtype::bf16, 1, 8192, 8192));
+  EXPECT_TRUE(c.memory_bound());
+  const double bytes = 2.0 * (8192.0 * 8192 + 8192 + 8192);
+  EXPECT_NEAR(c.time_s(), bytes / (0.85 * 2039e9) + 4e-6, 1e-9);
+  EXPECT_NEAR(c.time_s(), 81.5e-6, 0.2e-6);
+}
+
+TEST(ComputeCost, ElementwiseAndNormAreMemoryBound) {
+  // GeLU over a 2048 x 49152 bf16 activation: read and write 2 x 201,326,592 bytes
+  // (~8 FLOPs per element on the CUDA cores is far from the 19.5 TFLOP/s limit).
+  const GpuSpec gpu = test::a100();
+  ComputeOp gelu{ComputeKind::elementwise, Dtype::bf16, 8.0 * 2048 * 49152, 2.0 * 2 * 2048 * 49152};
+  const ComputeCost c = op_cost(gpu, gelu);
+  EXPECT_TRUE(c.memory_bound());
+  EXPECT_NEAR(c.time_s(), 402653184.0 / (0.85 * 2039e9) + 4e-6, 1e-9);
+  ComputeOp norm = gelu;
+  norm.kind = ComputeKind::norm;
+  EXPECT_DOUBLE_EQ(op_time_s(gpu, norm), c.time_s());
+}
+
+TEST(ComputeCost, AttentionUsesFlashAttentionEfficiency) {
+  // FlashAttention-2 on A100: forward up to 73% of peak, backward slower (Dao 2023).
+  const GpuSpec gpu = test::a100();
+  ComputeOp fwd{ComputeKind::attention, Dtype::bf16, 1e12, 1e8};
+  ComputeOp bwd = fwd;
+  bwd.backward = true;
+  EXPECT_NEAR(achieved_tflops(gpu, fwd), 0.73 * 312, 1.0);
+  EXPECT_GT(op_time_s(gpu, bwd), op_time_s(gpu, fwd));
+}
+
+TEST(ComputeCost, CatalogCurveOverridesDefaultsAndMissingPeakThrows) {
+  GpuSpec gpu = test::a100();
+  gpu.gemm_efficiency = {{1e9, 0.3}, {1e12, 0.6}};
+  // 8192^3 = 1.1e12 FLOPs: past the last point, 0.6 times the wave utilization.
+  const ComputeOp op = gemm_op(Dtype::bf16, 8192, 8192, 8192);
+  EXPECT_NEAR(gemm_efficiency(gpu, op.flops, op.m, op.n, op.k), 0.6 * 4096.0 / (38 * 108), 1e-12);
+  EXPECT_THROW(op_time_s(gpu, gemm_op(Dtype::fp8, 1024, 1024, 1024)), std::invalid_argument);
+}
+
+}  // namespace
+}  // namespace twinsim
