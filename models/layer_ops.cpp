@@ -1,0 +1,310 @@
+#include "models/layer_ops.hpp"
+
+#include <algorithm>
+#include <stdexcept>
+
+#include "models/checked_math.hpp"
+
+namespace twinsim {
+
+std::int64_t heads_per_gpu(const ModelSpec& model, int tp) { return model.heads / tp; }
+
+std::int64_t kv_heads_per_gpu(const ModelSpec& model, int tp) {
+  // vLLM replicates a KV head over the TP ranks that share it (Kwon et al. 2023, and
+  // vllm QKVParallelLinear: num_kv_head_replicas = tp / kv_heads)
+  return std::max<std::int64_t>(1, model.kv_heads / tp);
+}
+
+namespace {
+
+// Per-GPU sizes every op of the layer derives from.
+struct LayerShape {
+  std::int64_t tokens = 0;   // b * s / cp: tokens of this GPU's sequence chunk
+  std::int64_t kv_len = 0;   // s: keys each query attends to (all CP chunks)
+  std::int64_t h = 0;
+  std::int64_t heads = 0;    // query heads on this GPU
+  std::int64_t q_cols = 0;   // heads * head_dim on this GPU
+  std::int64_t kv_cols = 0;  // kv heads * head_dim on this GPU
+  std::int64_t sp = 1;       // divisor of tensors outside the TP region: t with SP, else 1
+  std::int64_t e = 2;        // bytes per activation element
+  int tp = 1, cp = 1, ep = 1;
+  bool dropout = false;
+  bool flash = true;
+  Recompute recompute = Recompute::none;
+
+  std::int64_t act(std::int64_t elements) const { return checked_mul(elements, e); }
+  // A [tokens, h] tensor outside the TP region (sharded by SP, else replicated).
+  std::int64_t residual_stream() const { return act(tokens * h) / sp; }
+};
+
+LayerShape make_shape(const ModelSpec& m, const Plan& p, const MicroBatchShape& mb) {
+  if (p.tp < 1 || p.cp < 1 || p.ep < 1) throw std::invalid_argument("plan degrees must be >= 1");
+  LayerShape s;
+  s.tokens = checked_mul(mb.micro_batch, mb.seq_len) / p.cp;  // CP splits the sequence
+  s.kv_len = mb.seq_len;
+  s.h = m.hidden;
+  s.heads = heads_per_gpu(m, p.tp);
+  s.q_cols = s.heads * m.head_dim;
+  s.kv_cols = kv_heads_per_gpu(m, p.tp) * m.head_dim;
+  s.sp = p.sequence_parallel ? p.tp : 1;
+  s.e = dtype_bytes(mb.dtype, 1);
+  s.tp = p.tp;
+  s.cp = p.cp;
+  s.ep = p.ep;
+  s.dropout = m.dropout > 0;
+  s.flash = p.flash_attention;
+  s.recompute = p.recompute;
+  return s;
+}
+
+void keep(LayerOp& op, std::string_view name, std::int64_t bytes) {
+  if (bytes > 0) op.saved.push_back({name, bytes});
+}
+
+// C[m,n] = A[m,k] B[k,n], `count` times: 2mnk FLOPs each (Narayanan et al. 2021, App.);
+// backward does two GEMMs of the same size, dgrad = dC B^T and wgrad = A^T dC.
+LayerOp gemm(std::string_view name, std::int64_t m, std::int64_t n, std::int64_t k,
+             std::int64_t count, const LayerShape& s) {
+  LayerOp op;
+  op.name = name;
+  op.kind = OpKind::gemm;
+  op.m = m, op.n = n, op.k = k, op.count = count;
+  op.fwd_flops = 2.0 * static_cast<double>(m) * n * k * count;
+  op.dgrad_flops = op.fwd_flops;
+  op.wgrad_flops = op.fwd_flops;
+  op.weight_bytes = s.act(checked_mul(k * n, count));
+  op.fwd_bytes = s.act(checked_mul(m * k + m * n, count)) + op.weight_bytes;
+  return op;
+}
+
+LayerOp elementwise(std::string_view name, std::int64_t bytes) {
+  LayerOp op;
+  op.name = name;
+  op.kind = OpKind::elementwise;
+  op.fwd_bytes = bytes;
+  return op;
+}
+
+// LayerNorm/RMSNorm keeps its input; mean and 1/std per token are negligible (§4.1).
+LayerOp norm(std::string_view name, const LayerShape& s) {
+  LayerOp op = elementwise(name, 2 * s.residual_stream() + s.act(2 * s.h));
+  op.kind = OpKind::norm;
+  op.weight_bytes = s.act(2 * s.h);
+  keep(op, "input", s.residual_stream());
+  return op;
+}
+
+LayerOp collective(std::string_view name, CollectiveKind fwd, CollectiveKind bwd, CommGroup group,
+                   std::int64_t bytes) {
+  LayerOp op;
+  op.name = name;
+  op.kind = OpKind::collective;
+  op.fwd_comm = {fwd, group, bytes};
+  op.bwd_comm = {bwd, group, bytes};
+  return op;
+}
+
+// Entering a TP region: Megatron's f (identity, all-reduce in backward) or with SP
+// g (all-gather, reduce-scatter in backward) (Korthikanti §4.2.2, Fig. 5).
+void add_tp_enter(std::vector<LayerOp>& ops, std::string_view name, const LayerShape& s) {
+  if (s.tp == 1) return;
+  const std::int64_t full = s.act(s.tokens * s.h);
+  if (s.sp > 1)
+    ops.push_back(collective(name, CollectiveKind::all_gather, CollectiveKind::reduce_scatter,
+                             CommGroup::tp, full));
+  else
+    ops.push_back(collective(name, CollectiveKind::none, CollectiveKind::all_reduce, CommGroup::tp, full));
+}
+
+// Leaving a TP region: f-bar (all-reduce) or with SP g-bar (reduce-scatter).
+void add_tp_exit(std::vector<LayerOp>& ops, std::string_view name, const LayerShape& s) {
+  if (s.tp == 1) return;
+  const std::int64_t full = s.act(s.tokens * s.h);
+  if (s.sp > 1)
+    ops.push_back(collective(name, CollectiveKind::reduce_scatter, CollectiveKind::all_gather,
+                             CommGroup::tp, full));
+  else
+    ops.push_back(collective(name, CollectiveKind::all_reduce, CollectiveKind::none, CommGroup::tp, full));
+}
+
+// Dropout + residual add (Megatron's fused bias-dropout-add): keeps a 1-byte mask (§4.1).
+LayerOp residual(std::string_view name, const LayerShape& s) {
+  LayerOp op = elementwise(name, 3 * s.residual_stream());
+  if (s.dropout) {
+    const std::int64_t mask = s.tokens * s.h / s.sp;
+    op.fwd_bytes += mask;
+    keep(op, "dropout_mask", mask);
+  }
+  return op;
+}
+
+// Q K^T, softmax, dropout, x V for this GPU's heads: 2 GEMMs of 2*tokens*kv_len*q_cols
+// FLOPs each (Korthikanti App. A: 4bs^2h for the whole layer); backward is twice that.
+LayerOp core_attention(const LayerShape& s) {
+  LayerOp op;
+  op.name = "attn.core";
+  op.kind = OpKind::attention;
+  op.flash = s.flash;
+  op.fwd_flops = 4.0 * static_cast<double>(s.tokens) * s.kv_len * s.q_cols;
+  op.dgrad_flops = 2 * op.fwd_flops;
+  const std::int64_t q = s.act(s.tokens * s.q_cols), kv = s.act(s.tokens * s.kv_cols);
+  const std::int64_t out = q;
+  keep(op, "q", q);
+  keep(op, "k", kv);
+  keep(op, "v", kv);
+  if (s.flash) {
+    // FlashAttention keeps O (saved by attn.proj) and a fp32 logsumexp per head-row;
+    // its dropout mask is regenerated from the RNG state (Dao et al. 2022, §3.1).
+    const std::int64_t lse = checked_mul(s.heads * s.tokens, 4);
+    op.fwd_bytes = q + 2 * kv + out + lse;
+    if (s.recompute == Recompute::none) keep(op, "logsumexp", lse);
+  } else {
+    const std::int64_t scores = checked_mul(s.heads * s.tokens, s.kv_len);  // elements
+    const std::int64_t mask = s.dropout ? scores : 0;
+    // QK^T writes scores; softmax reads them, writes probs; dropout reads probs,
+    // writes dropped probs + mask; x V reads those and V, writes O.
+    op.fwd_bytes = q + kv + 4 * s.act(scores) + (s.dropout ? 2 * s.act(scores) + mask : 0) + kv + out;
+    // Korthikanti §4.1: softmax output 2as^2b, dropout mask as^2b, dropout output 2as^2b;
+    // selective recomputation drops exactly these (§4.2.3).
+    if (s.recompute == Recompute::none) {
+      keep(op, "softmax_out", s.act(scores));
+      keep(op, "dropout_mask", mask);
+      keep(op, "dropout_out", s.dropout ? s.act(scores) : 0);
+    }
+  }
+  op.recomputed = s.recompute != Recompute::none;
+  return op;
+}
+
+void add_attention(std::vector<LayerOp>& ops, const ModelSpec& m, const LayerShape& s) {
+  ops.push_back(norm("attn.norm", s));
+  add_tp_enter(ops, "attn.tp_enter", s);
+  LayerOp qkv = gemm("attn.qkv", s.tokens, s.q_cols + 2 * s.kv_cols, s.h, 1, s);
+  keep(qkv, "input", s.residual_stream());  // with SP kept sharded, re-gathered in bwd (§4.2.2)
+  ops.push_back(qkv);
+  if (m.position == Position::rope)  // rotates Q and K in place; cos/sin are constants
+    ops.push_back(elementwise("attn.rope", 2 * s.act(s.tokens * (s.q_cols + s.kv_cols))));
+  if (s.cp > 1)  // ring attention passes every other rank's K,V chunk around (Liu et al. 2023)
+    ops.push_back(collective("attn.cp_ring", CollectiveKind::ring_exchange, CollectiveKind::ring_exchange,
+                             CommGroup::cp, (s.cp - 1) * 2 * s.act(s.tokens * s.kv_cols)));
+  ops.push_back(core_attention(s));
+  LayerOp proj = gemm("attn.proj", s.tokens, s.h, s.q_cols, 1, s);
+  keep(proj, "input", s.act(s.tokens * s.q_cols));
+  ops.push_back(proj);
+  add_tp_exit(ops, "attn.tp_exit", s);
+  ops.push_back(residual("attn.residual", s));
+}
+
+struct FfnNames {
+  std::string_view up, act, down;
+};
+
+FfnNames ffn_names(std::string_view prefix, bool swiglu) {
+  if (prefix == "mlp")
+    return swiglu ? FfnNames{"mlp.gate_up", "mlp.act", "mlp.down"} : FfnNames{"mlp.fc1", "mlp.act", "mlp.fc2"};
+  if (prefix == "moe.experts")
+    return swiglu ? FfnNames{"moe.experts.gate_up", "moe.experts.act", "moe.experts.down"}
+                  : FfnNames{"moe.experts.fc1", "moe.experts.act", "moe.experts.fc2"};
+  return swiglu ? FfnNames{"moe.shared.gate_up", "moe.shared.act", "moe.shared.down"}
+                : FfnNames{"moe.shared.fc1", "moe.shared.act", "moe.shared.fc2"};
+}
+
+// An FFN of width `ffn` (this GPU's columns) over `tokens` tokens split evenly over
+// `count` experts. GeLU keeps its input (Korthikanti §4.1: 8sbh for ffn = 4h); SwiGLU
+// keeps gate and up outputs, both needed for d(silu(g) * u).
+void add_ffn(std::vector<LayerOp>& ops, const FfnNames& names, const LayerShape& s, std::int64_t tokens,
+             std::int64_t count, std::int64_t ffn, bool swiglu, std::int64_t saved_input) {
+  const std::int64_t m = ceil_div(tokens, count);
+  LayerOp up = gemm(names.up, m, (swiglu ? 2 : 1) * ffn, s.h, count, s);
+  keep(up, "input", saved_input);
+  ops.push_back(up);
+  const std::int64_t inner = s.act(checked_mul(tokens, ffn));
+  LayerOp act = elementwise(names.act, (swiglu ? 3 : 2) * inner);
+  keep(act, swiglu ? "gate" : "input", inner);
+  if (swiglu) keep(act, "up", inner);
+  ops.push_back(act);
+  LayerOp down = gemm(names.down, m, s.h, ffn, count, s);
+  keep(down, "input", inner);
+  ops.push_back(down);
+}
+
+void add_dense_mlp(std::vector<LayerOp>& ops, const ModelSpec& m, const LayerShape& s) {
+  const bool swiglu = m.activation == Activation::swiglu;
+  add_ffn(ops, ffn_names("mlp", swiglu), s, s.tokens, 1, m.ffn_hidden / s.tp, swiglu, s.residual_stream());
+}
+
+// Mixture of experts: a router, tokens dispatched to top_k of E experts (all-to-all over
+// EP), each GPU running its E/ep experts on on average tokens*top_k*ep/E tokens each
+// (Lepikhin et al. 2021, GShard §2; Megatron-core MoE), experts sharded by TP like the
+// dense FFN, plus shared experts every token visits (Dai et al. 2024, DeepSeekMoE §3).
+void add_moe(std::vector<LayerOp>& ops, const ModelSpec& m, const LayerShape& s) {
+  const MoeSpec& moe = *m.moe;
+  const bool swiglu = m.activation == Activation::swiglu;
+  LayerOp router = gemm("moe.router", s.tokens / s.sp, moe.experts, s.h, 1, s);
+  keep(router, "input", s.residual_stream());  // the norm output, shared with the experts
+  keep(router, "probs", checked_mul(s.tokens / s.sp * moe.experts, 4));  // fp32 softmax
+  ops.push_back(router);
+  const std::int64_t routed = checked_mul(s.tokens, moe.top_k);
+  const std::int64_t a2a = s.act(checked_mul(routed, s.h));
+  if (s.ep > 1)
+    ops.push_back(collective("moe.dispatch", CollectiveKind::all_to_all, CollectiveKind::all_to_all,
+                             CommGroup::ep, a2a));
+  add_ffn(ops, ffn_names("moe.experts", swiglu), s, routed, moe.experts / s.ep, moe.expert_ffn_hidden / s.tp,
+          swiglu, a2a);
+  if (s.ep > 1)
+    ops.push_back(collective("moe.combine", CollectiveKind::all_to_all, CollectiveKind::all_to_all,
+                             CommGroup::ep, a2a));
+  if (moe.shared_experts > 0)  // input: the norm output the router already keeps
+    add_ffn(ops, ffn_names("moe.shared", swiglu), s, s.tokens, 1,
+            moe.shared_experts * moe.expert_ffn_hidden / s.tp, swiglu, 0);
+}
+
+// Full recomputation keeps only the layer input (Korthikanti §4.2.3, Table 2: 2sbh,
+// sharded by t with SP) and runs the whole forward again in backward.
+void apply_full_recompute(std::vector<LayerOp>& ops) {
+  for (LayerOp& op : ops) {
+    op.recomputed = true;
+    if (op.name != "attn.norm") op.saved.clear();
+  }
+}
+
+}  // namespace
+
+std::vector<LayerOp> build_layer_ops(const ModelSpec& model, std::int64_t layer, const Plan& plan,
+                                     const MicroBatchShape& shape) {
+  const LayerShape s = make_shape(model, plan, shape);
+  std::vector<LayerOp> ops;
+  ops.reserve(20);
+  add_attention(ops, model, s);
+  ops.push_back(norm("mlp.norm", s));
+  add_tp_enter(ops, "mlp.tp_enter", s);
+  if (model.is_moe_layer(layer))
+    add_moe(ops, model, s);
+  else
+    add_dense_mlp(ops, model, s);
+  add_tp_exit(ops, "mlp.tp_exit", s);
+  ops.push_back(residual("mlp.residual", s));
+  if (s.recompute == Recompute::full) apply_full_recompute(ops);
+  return ops;
+}
+
+std::int64_t saved_bytes(const std::vector<LayerOp>& ops) {
+  std::int64_t total = 0;
+  for (const LayerOp& op : ops)
+    for (const SavedTensor& t : op.saved) total = checked_add(total, t.bytes);
+  return total;
+}
+
+double forward_flops(const std::vector<LayerOp>& ops) {
+  double total = 0;
+  for (const LayerOp& op : ops) total += op.fwd_flops;
+  return total;
+}
+
+double backward_flops(const std::vector<LayerOp>& ops) {
+  double total = 0;
+  for (const LayerOp& op : ops) total += op.dgrad_flops + op.wgrad_flops;
+  return total;
+}
+
+}  // namespace twinsim

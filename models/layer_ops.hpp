@@ -1,0 +1,84 @@
+#pragma once
+// The forward ops of ONE transformer layer on ONE GPU, already sharded by the plan's
+// tensor (TP), sequence (SP) and context (CP) parallelism. This list is the shared
+// foundation of the simulator: the memory model sums what each op saves for backward,
+// and the training op graph instantiates it per layer and micro-batch and costs it.
+//
+// Conventions (the reference is Korthikanti et al. 2022, "Reducing Activation
+// Recomputation in Large Transformer Models", §4 and Table 2):
+//  * every op names the tensors it keeps for its backward pass in `saved`, under the
+//    plan's recompute policy; a tensor shared by two ops is saved by one of them only
+//    (e.g. with flash attention the attention output O is the input of attn.proj and
+//    is counted there);
+//  * dropout masks are 1 byte per element (Korthikanti §4.1);
+//  * FLOPs count matrix multiplies only (2mnk), attention with the full s x s score
+//    matrix (no causal halving), as Narayanan et al. 2021 Appendix and Korthikanti
+//    Appendix A do; norms and element-wise ops are costed by their bytes;
+//  * tensor-parallel collectives are entries of kind `collective` placed where
+//    Megatron puts them (Shoeybi et al. 2019, Fig. 3 f/g operators; Korthikanti §4.2.2
+//    for the sequence-parallel g/ḡ pair); their `bytes` is the size of the whole,
+//    unsharded tensor the collective produces or consumes.
+#include <cstdint>
+#include <string_view>
+#include <vector>
+
+#include "models/dtype.hpp"
+#include "models/model_spec.hpp"
+#include "models/plan.hpp"
+
+namespace twinsim {
+
+enum class OpKind { gemm, attention, elementwise, norm, collective };
+enum class CollectiveKind { none, all_reduce, all_gather, reduce_scatter, all_to_all, ring_exchange };
+enum class CommGroup { tp, cp, ep };
+
+struct Collective {
+  CollectiveKind kind = CollectiveKind::none;
+  CommGroup group = CommGroup::tp;
+  std::int64_t bytes = 0;
+};
+
+struct SavedTensor {
+  std::string_view name;  // e.g. "input", "softmax_out", "dropout_mask"
+  std::int64_t bytes = 0;
+};
+
+struct LayerOp {
+  std::string_view name;  // stable: "attn.qkv", "mlp.fc1", "moe.experts.down", ...
+  OpKind kind = OpKind::elementwise;
+  // GEMM shape: `count` products C[m,n] = A[m,k] * B[k,n] (count > 1: grouped expert GEMMs)
+  std::int64_t m = 0, n = 0, k = 0, count = 1;
+  bool flash = false;       // attention: flash-style (scores never stored)
+  bool recomputed = false;  // forward runs again in backward under the recompute policy
+  double fwd_flops = 0;
+  double dgrad_flops = 0;   // backward: gradient with respect to the inputs
+  double wgrad_flops = 0;   // backward: gradient with respect to the weights
+  std::int64_t fwd_bytes = 0;     // HBM bytes read + written by the forward
+  std::int64_t weight_bytes = 0;  // of fwd_bytes: the weights read
+  std::vector<SavedTensor> saved;
+  Collective fwd_comm;  // kind == collective only
+  Collective bwd_comm;
+};
+
+// One micro-batch as the layer sees it, before CP splits the sequence.
+struct MicroBatchShape {
+  std::int64_t micro_batch = 1;  // b: sequences
+  std::int64_t seq_len = 2048;   // s: tokens per sequence
+  Dtype dtype = Dtype::bf16;     // activations
+};
+
+// The forward ops of transformer layer `layer` (0-based) on one GPU.
+std::vector<LayerOp> build_layer_ops(const ModelSpec& model, std::int64_t layer, const Plan& plan,
+                                     const MicroBatchShape& shape);
+
+// Bytes all ops keep for backward (one layer, one micro-batch).
+std::int64_t saved_bytes(const std::vector<LayerOp>& ops);
+double forward_flops(const std::vector<LayerOp>& ops);
+double backward_flops(const std::vector<LayerOp>& ops);
+
+// Query/key/value heads one GPU holds: heads split over TP; K/V heads too, but at
+// least one per GPU (replicated when kv_heads < tp, as vLLM and Megatron do for GQA).
+std::int64_t heads_per_gpu(const ModelSpec& model, int tp);
+std::int64_t kv_heads_per_gpu(const ModelSpec& model, int tp);
+
+}  // namespace twinsim

@@ -1,0 +1,66 @@
+#include "sim/memory/buffers.hpp"
+
+#include <algorithm>
+
+#include "models/checked_math.hpp"
+#include "models/layer_ops.hpp"
+#include "sim/memory/activations.hpp"
+
+namespace twinsim {
+
+std::int64_t dp_bucket_params(const Plan& plan) {
+  return std::max<std::int64_t>(40'000'000, 1'000'000LL * plan.dp * plan.cp);
+}
+
+std::int64_t workspace_bytes(const Plan& plan) {
+  constexpr std::int64_t MiB = 1 << 20;
+  constexpr std::int64_t cublas = 32 * MiB;
+  constexpr std::int64_t nccl_per_communicator = 16 * 4 * MiB;
+  int communicators = 0;
+  for (std::int64_t group : {plan.tp, plan.cp, plan.pp, plan.dp * plan.cp, plan.ep})
+    if (group > 1) ++communicators;
+  return cublas + communicators * nccl_per_communicator;
+}
+
+namespace {
+
+// Activation-side buffers of one micro-batch of `batch` sequences of `seq_len` tokens.
+void add_activation_buffers(BufferBytes& b, const ModelSpec& model, const Plan& plan, std::int64_t batch,
+                            std::int64_t seq_len, Dtype dtype) {
+  const std::int64_t tokens = checked_mul(batch, seq_len) / plan.cp;
+  const std::int64_t stream = dtype_bytes(dtype, checked_mul(tokens, model.hidden));
+  const std::int64_t sp = plan.sequence_parallel ? plan.tp : 1;
+  // Megatron-core's global memory buffer holds the all-gathered [s, b, h] input (Korthikanti §4.2.2)
+  if (plan.tp > 1 && plan.sequence_parallel) b.tp_gather = stream;
+  if (plan.pp > 1) b.pp_p2p = 2 * stream / sp;  // one send and one receive in flight
+  if (plan.cp > 1)  // the K,V chunk being sent and the one being received
+    b.cp_ring = 2 * 2 * dtype_bytes(dtype, tokens * kv_heads_per_gpu(model, plan.tp) * model.head_dim);
+  if (plan.ep > 1 && model.moe)  // dispatch send + receive of the routed tokens
+    b.ep_all_to_all = 2 * checked_mul(stream, model.moe->top_k);
+}
+
+}  // namespace
+
+BufferBytes training_buffers(const ModelSpec& model, const Plan& plan, const TrainingWorkload& training,
+                             const StageParams& params) {
+  BufferBytes b;
+  const BytesPerParam bytes = training_bytes_per_param(training.precision, training.optimizer);
+  const std::int64_t bucket =
+      plan.overlap_grad_reduce ? std::min(dp_bucket_params(plan), params.total()) : params.total();
+  if (plan.zero >= 2) b.dp_buckets += checked_mul(bucket, bytes.grads);
+  if (plan.zero >= 3) b.dp_buckets += 2 * checked_mul(bucket, bytes.params);
+  add_activation_buffers(b, model, plan, training.micro_batch, training.seq_len,
+                         activation_dtype(training.precision));
+  b.workspace = workspace_bytes(plan);
+  return b;
+}
+
+BufferBytes inference_buffers(const ModelSpec& model, const Plan& plan, const InferenceWorkload& inference) {
+  BufferBytes b;
+  const Dtype dtype = inference.weight_dtype == Dtype::fp32 ? Dtype::fp32 : Dtype::bf16;
+  add_activation_buffers(b, model, plan, inference.batch, inference.prompt_len, dtype);
+  b.workspace = workspace_bytes(plan);
+  return b;
+}
+
+}  // namespace twinsim

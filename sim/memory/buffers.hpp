@@ -1,0 +1,43 @@
+#pragma once
+// Communication buffers and workspace one GPU allocates besides weights and activations.
+#include <cstdint>
+
+#include "models/model_spec.hpp"
+#include "models/plan.hpp"
+#include "models/workload.hpp"
+#include "sim/memory/weights.hpp"
+
+namespace twinsim {
+
+struct BufferBytes {
+  std::int64_t dp_buckets = 0;  // ZeRO-2/3 gradient reduce-scatter / parameter all-gather buckets
+  std::int64_t tp_gather = 0;   // sequence-parallel all-gather output
+  std::int64_t pp_p2p = 0;      // pipeline send + receive of one activation
+  std::int64_t cp_ring = 0;     // context-parallel K,V chunks in transit
+  std::int64_t ep_all_to_all = 0;
+  std::int64_t workspace = 0;   // cuBLAS and NCCL
+  std::int64_t total() const { return dp_buckets + tp_gather + pp_p2p + cp_ring + ep_all_to_all + workspace; }
+};
+
+// Megatron-core's default gradient bucket: max(40M, 1M x dp*cp) parameters
+// (megatron/core/distributed/distributed_data_parallel.py, DistributedDataParallelConfig.bucket_size).
+std::int64_t dp_bucket_params(const Plan& plan);
+
+// A documented allowance, not a measurement: a 32 MiB cuBLAS workspace (cuBLAS docs,
+// cublasSetWorkspace: 32 MiB recommended on Hopper, 4 MiB before) plus, per NCCL
+// communicator of more than one rank (tp, cp, pp, dp, ep), 16 channels x NCCL_BUFFSIZE
+// (4 MiB default, NCCL environment-variable docs) = 64 MiB. The CUDA context (~0.5 GB)
+// and the caching allocator's fragmentation are outside this accounting.
+std::int64_t workspace_bytes(const Plan& plan);
+
+// Training buffers of a stage. With ZeRO 0/1 Megatron's buckets are views into the
+// gradient buffer (counted under grads): no extra bytes. With ZeRO 2 one bucket of
+// unsharded gradients is live; with ZeRO 3 also two buckets of gathered parameters
+// (the one in use and the one prefetched). Without overlap a bucket is the whole stage.
+BufferBytes training_buffers(const ModelSpec& model, const Plan& plan, const TrainingWorkload& training,
+                             const StageParams& params);
+
+// Serving: workspace and the pipeline/SP/CP buffers of the prefill.
+BufferBytes inference_buffers(const ModelSpec& model, const Plan& plan, const InferenceWorkload& inference);
+
+}  // namespace twinsim

@@ -1,0 +1,87 @@
+#include "sim/memory/memory_report.hpp"
+
+#include <stdexcept>
+
+#include "sim/memory/activations.hpp"
+#include "sim/memory/buffers.hpp"
+#include "sim/memory/inference.hpp"
+#include "sim/memory/weights.hpp"
+
+namespace twinsim {
+
+namespace {
+
+StageMemory finish(int stage, const MemoryBreakdown& b) { return {stage, b.total(), b}; }
+
+StageMemory training_stage(const Scenario& sc, const LayerActivations& per_layer, int stage) {
+  const TrainingWorkload& t = *sc.training;
+  const WeightMemory w = training_weight_memory(sc.model, sc.plan, t, stage);
+  MemoryBreakdown b;
+  b.params = w.params;
+  b.grads = w.grads;
+  b.optimizer = w.optimizer;
+  b.activations = training_activation_bytes(sc.model, sc.plan, t, per_layer, stage);
+  b.buffers = training_buffers(sc.model, sc.plan, t, stage_params(sc.model, sc.plan, stage)).total();
+  return finish(stage, b);
+}
+
+LayerActivations training_layer_activations(const Scenario& sc) {
+  const TrainingWorkload& t = *sc.training;
+  return layer_activations(sc.model, sc.plan, {t.micro_batch, t.seq_len, activation_dtype(t.precision)});
+}
+
+void check(const Scenario& sc) {
+  if (sc.plan.pp < 1 || sc.plan.tp < 1 || sc.plan.dp < 1 || sc.plan.cp < 1 || sc.plan.ep < 1)
+    throw std::invalid_argument("predict_memory: plan degrees must be >= 1");
+  if (sc.is_training() == sc.inference.has_value())
+    throw std::invalid_argument("predict_memory: exactly one of training / inference");
+}
+
+}  // namespace
+
+StageMemory training_stage_memory(const Scenario& sc, int stage) {
+  return training_stage(sc, training_layer_activations(sc), stage);
+}
+
+StageMemory inference_stage_memory(const Scenario& sc, int stage) {
+  const InferenceWorkload& inf = *sc.inference;
+  MemoryBreakdown b;
+  b.params = inference_weight_bytes(stage_params(sc.model, sc.plan, stage), inf.weight_dtype);
+  b.kv_cache = inference_kv_cache_bytes(sc.model, sc.plan, inf, stage);
+  b.activations = prefill_activation_bytes(sc.model, sc.plan, inf, stage);
+  b.buffers = inference_buffers(sc.model, sc.plan, inf).total();
+  return finish(stage, b);
+}
+
+MemoryReport predict_memory(const Scenario& sc) {
+  check(sc);
+  MemoryReport r;
+  r.capacity_bytes = sc.cluster.gpu.memory_bytes;
+  r.stages.reserve(sc.plan.pp);
+  // Layer activations do not depend on the stage: build the layer ops once.
+  const LayerActivations per_layer = sc.is_training() ? training_layer_activations(sc) : LayerActivations{};
+  for (int stage = 0; stage < sc.plan.pp; ++stage) {
+    r.stages.push_back(sc.is_training() ? training_stage(sc, per_layer, stage) : inference_stage_memory(sc, stage));
+    if (r.stages.back().peak_bytes > r.peak_bytes || stage == 0) {
+      r.peak_bytes = r.stages.back().peak_bytes;
+      r.breakdown = r.stages.back().breakdown;
+    }
+  }
+  r.fits = r.peak_bytes <= r.capacity_bytes;
+  return r;
+}
+
+nlohmann::json to_json(const MemoryBreakdown& b) {
+  return {{"params", b.params},   {"grads", b.grads},       {"optimizer", b.optimizer},
+          {"activations", b.activations}, {"kv_cache", b.kv_cache}, {"buffers", b.buffers}};
+}
+
+nlohmann::json to_json(const MemoryReport& r) {
+  nlohmann::json stages = nlohmann::json::array();
+  for (const StageMemory& s : r.stages)
+    stages.push_back({{"stage", s.stage}, {"peak_bytes", s.peak_bytes}, {"breakdown", to_json(s.breakdown)}});
+  return {{"capacity_bytes", r.capacity_bytes}, {"peak_bytes", r.peak_bytes}, {"fits", r.fits},
+          {"breakdown", to_json(r.breakdown)},  {"stages", stages}};
+}
+
+}  // namespace twinsim

@@ -1,0 +1,47 @@
+#pragma once
+// The memory prediction of a scenario: per GPU, per pipeline stage, in the report
+// categories of SCENARIO.md ("memory" object). Bytes throughout.
+#include <cstdint>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "scenario/scenario.hpp"
+
+namespace twinsim {
+
+struct MemoryBreakdown {
+  std::int64_t params = 0;
+  std::int64_t grads = 0;
+  std::int64_t optimizer = 0;
+  std::int64_t activations = 0;
+  std::int64_t kv_cache = 0;
+  std::int64_t buffers = 0;
+  std::int64_t total() const { return params + grads + optimizer + activations + kv_cache + buffers; }
+};
+
+struct StageMemory {
+  int stage = 0;
+  std::int64_t peak_bytes = 0;  // == breakdown.total(): everything is live at the peak
+  MemoryBreakdown breakdown;
+};
+
+struct MemoryReport {
+  std::int64_t capacity_bytes = 0;  // the GPU's HBM
+  std::int64_t peak_bytes = 0;      // of the stage with the highest peak
+  bool fits = false;                // peak_bytes <= capacity_bytes
+  MemoryBreakdown breakdown;        // of that stage
+  std::vector<StageMemory> stages;  // one per pipeline stage
+};
+
+// One GPU of each pipeline stage (all GPUs of a stage hold the same amounts).
+StageMemory training_stage_memory(const Scenario& scenario, int stage);
+StageMemory inference_stage_memory(const Scenario& scenario, int stage);
+
+MemoryReport predict_memory(const Scenario& scenario);
+
+// The "memory" object of the report (SCENARIO.md), key for key.
+nlohmann::json to_json(const MemoryBreakdown& breakdown);
+nlohmann::json to_json(const MemoryReport& report);
+
+}  // namespace twinsim

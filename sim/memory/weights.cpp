@@ -1,0 +1,129 @@
+#include "sim/memory/weights.hpp"
+
+#include <algorithm>
+#include <stdexcept>
+
+#include "models/checked_math.hpp"
+#include "models/layer_ops.hpp"
+#include "sim/memory/stage_layers.hpp"
+
+namespace twinsim {
+
+namespace {
+
+// Scales StageParams by a layer count.
+StageParams times(const StageParams& p, std::int64_t n) {
+  return {checked_mul(p.dense, n), checked_mul(p.expert, n), checked_mul(p.matrices, n)};
+}
+
+void add(StageParams& to, const StageParams& from) {
+  to.dense = checked_add(to.dense, from.dense);
+  to.expert = checked_add(to.expert, from.expert);
+  to.matrices = checked_add(to.matrices, from.matrices);
+}
+
+std::int64_t norm_params(const ModelSpec& m) {
+  return (m.norm == Norm::layernorm && m.bias) ? 2 * m.hidden : m.hidden;  // scale (+ shift)
+}
+
+// One FFN of `ffn_gpu` columns on this GPU: column-parallel up (and gate), row-parallel down.
+StageParams ffn_on_gpu(const ModelSpec& m, std::int64_t ffn_gpu) {
+  const std::int64_t up_matrices = m.activation == Activation::swiglu ? 2 : 1;
+  StageParams p;
+  p.matrices = checked_mul((up_matrices + 1) * m.hidden, ffn_gpu);
+  p.dense = p.matrices + (m.bias ? up_matrices * ffn_gpu + m.hidden : 0);
+  return p;
+}
+
+StageParams attention_on_gpu(const ModelSpec& m, int tp) {
+  const std::int64_t q_cols = heads_per_gpu(m, tp) * m.head_dim;
+  const std::int64_t kv_cols = kv_heads_per_gpu(m, tp) * m.head_dim;
+  StageParams p;
+  p.matrices = checked_mul(m.hidden, q_cols + 2 * kv_cols) + checked_mul(q_cols, m.hidden);
+  p.dense = p.matrices + (m.bias ? q_cols + 2 * kv_cols + m.hidden : 0);
+  return p;
+}
+
+StageParams layer_on_gpu(const ModelSpec& m, const Plan& plan, bool moe_layer) {
+  StageParams p = attention_on_gpu(m, plan.tp);
+  p.dense += 2 * norm_params(m);
+  if (!moe_layer) {
+    add(p, ffn_on_gpu(m, m.ffn_hidden / plan.tp));
+    return p;
+  }
+  const MoeSpec& e = *m.moe;
+  p.dense += checked_mul(m.hidden, e.experts);  // router, replicated
+  add(p, times(ffn_on_gpu(m, e.expert_ffn_hidden / plan.tp), e.shared_experts));
+  const StageParams one_expert = ffn_on_gpu(m, e.expert_ffn_hidden / plan.tp);
+  const std::int64_t local_experts = e.experts / plan.ep;
+  p.expert = checked_mul(one_expert.dense, local_experts);
+  p.matrices = checked_add(p.matrices, checked_mul(one_expert.matrices, local_experts));
+  return p;
+}
+
+std::int64_t embedding_on_gpu(const ModelSpec& m, int tp) {
+  std::int64_t p = checked_mul(m.vocab, m.hidden) / tp;  // vocabulary-parallel
+  if (m.position == Position::learned) p += checked_mul(m.max_seq_len, m.hidden);
+  return p;
+}
+
+}  // namespace
+
+StageParams stage_params(const ModelSpec& model, const Plan& plan, int stage) {
+  const StageLayers layers = stage_layers(model, plan, stage);
+  StageParams p = times(layer_on_gpu(model, plan, false), layers.dense);
+  if (layers.moe > 0) add(p, times(layer_on_gpu(model, plan, true), layers.moe));
+  const bool first = stage == 0, last = stage == plan.pp - 1;
+  if (first) p.dense += embedding_on_gpu(model, plan.tp);
+  if (last) {
+    p.dense += norm_params(model);
+    if (!model.tied_embeddings || plan.pp > 1) p.dense += checked_mul(model.vocab, model.hidden) / plan.tp;
+  }
+  return p;
+}
+
+BytesPerParam training_bytes_per_param(Dtype precision, Optimizer optimizer) {
+  const bool adam = optimizer == Optimizer::adam;
+  switch (precision) {
+    case Dtype::fp32:
+    case Dtype::tf32: return {4, 4, adam ? 8 : 4};
+    case Dtype::fp16:
+    case Dtype::bf16: return {2, 2, adam ? 12 : 8};
+    case Dtype::fp8: return {3, 2, adam ? 12 : 8};
+    default: throw std::invalid_argument("training.precision must be fp32, fp16, bf16 or fp8");
+  }
+}
+
+WeightMemory zero_sharded(std::int64_t params, const BytesPerParam& bytes, int zero, std::int64_t group) {
+  const std::int64_t shard = ceil_div(params, group);
+  WeightMemory w;
+  w.params = checked_mul(zero >= 3 ? shard : params, bytes.params);
+  w.grads = checked_mul(zero >= 2 ? shard : params, bytes.grads);
+  w.optimizer = checked_mul(zero >= 1 ? shard : params, bytes.optimizer);
+  return w;
+}
+
+WeightMemory training_weight_memory(const ModelSpec& model, const Plan& plan,
+                                    const TrainingWorkload& training, int stage) {
+  const StageParams p = stage_params(model, plan, stage);
+  const BytesPerParam bytes = training_bytes_per_param(training.precision, training.optimizer);
+  // Megatron reduces gradients and shards the distributed optimizer over the data-parallel
+  // group including CP ranks; experts over the expert-data-parallel group dp*cp/ep.
+  const std::int64_t dp_cp = static_cast<std::int64_t>(plan.dp) * plan.cp;
+  WeightMemory w = zero_sharded(p.dense, bytes, plan.zero, dp_cp);
+  const WeightMemory e = zero_sharded(p.expert, bytes, plan.zero, std::max<std::int64_t>(1, dp_cp / plan.ep));
+  w.params += e.params;
+  w.grads += e.grads;
+  w.optimizer += e.optimizer;
+  return w;
+}
+
+std::int64_t inference_weight_bytes(const StageParams& params, Dtype weight_dtype) {
+  const std::int64_t others = params.total() - params.matrices;
+  const Dtype other_dtype = weight_dtype == Dtype::fp32 ? Dtype::fp32 : Dtype::bf16;
+  std::int64_t bytes = dtype_bytes(weight_dtype, params.matrices) + dtype_bytes(other_dtype, others);
+  if (weight_dtype == Dtype::int4) bytes += 2 * ceil_div(params.matrices, 128);  // fp16 scale / group
+  return bytes;
+}
+
+}  // namespace twinsim

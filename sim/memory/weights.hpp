@@ -1,0 +1,60 @@
+#pragma once
+// Parameters, gradients and optimizer states one GPU holds: the weights of its pipeline
+// stage, sharded by tensor and expert parallelism, then by ZeRO over data parallelism.
+#include <cstdint>
+
+#include "models/dtype.hpp"
+#include "models/model_spec.hpp"
+#include "models/plan.hpp"
+#include "models/workload.hpp"
+
+namespace twinsim {
+
+// Parameters on one GPU of a stage (after TP and EP, before ZeRO).
+struct StageParams {
+  std::int64_t dense = 0;     // everything but routed experts; ZeRO shards it over dp * cp
+  std::int64_t expert = 0;    // routed experts; ZeRO shards them over dp * cp / ep
+  std::int64_t matrices = 0;  // of both: transformer-layer weight matrices (what inference quantizes)
+  std::int64_t total() const { return dense + expert; }
+};
+
+// Megatron's layout: TP splits the QKV/FC1 columns and proj/FC2 rows and their column
+// biases (Shoeybi et al. 2019, §3); row-parallel biases, norms and the MoE router are
+// replicated; the word embedding is vocabulary-parallel on the first stage and the
+// output layer on the last (a copy of the embedding when tied and pp > 1, as Megatron
+// keeps one for the logits); learned positions are replicated; the final norm is on
+// the last stage. Vocabulary padding to a multiple of 128*tp is not modelled.
+StageParams stage_params(const ModelSpec& model, const Plan& plan, int stage);
+
+// Bytes per parameter of weights, gradients and optimizer states.
+struct BytesPerParam {
+  std::int64_t params = 0, grads = 0, optimizer = 0;
+};
+
+// fp32: 4 + 4, Adam m and v 8 (SGD momentum 4).
+// fp16/bf16 mixed precision as the ZeRO paper counts it (Rajbhandari et al. 2020, §3.1):
+//   2 + 2, Adam 12 (fp32 master, m, v); SGD 8 (fp32 master, momentum).
+//   (Megatron with bf16 keeps fp32 gradients, 4 bytes; we follow the ZeRO count.)
+// fp8 (assumption, Transformer Engine style): bf16 weights plus a cached fp8 copy for the
+//   GEMMs (3 bytes), bf16 gradients, fp32 master and optimizer states as bf16.
+BytesPerParam training_bytes_per_param(Dtype precision, Optimizer optimizer);
+
+struct WeightMemory {
+  std::int64_t params = 0, grads = 0, optimizer = 0;
+};
+
+// ZeRO stage 1 shards optimizer states, 2 also gradients, 3 also parameters, over a
+// group of `group` GPUs (Rajbhandari et al. 2020, §5, Figure 1).
+WeightMemory zero_sharded(std::int64_t params, const BytesPerParam& bytes, int zero, std::int64_t group);
+
+// Training: a stage's weights, gradients and optimizer states on one GPU.
+WeightMemory training_weight_memory(const ModelSpec& model, const Plan& plan,
+                                    const TrainingWorkload& training, int stage);
+
+// Inference: weight matrices in weight_dtype (int4 with one fp16 scale per group of
+// 128 weights, as GPTQ/AWQ pack them; int8 and fp8 with per-channel/per-tensor scales,
+// negligible); the other parameters (embeddings, norms, biases, router) in 16 bits
+// (fp32 when weight_dtype is fp32).
+std::int64_t inference_weight_bytes(const StageParams& params, Dtype weight_dtype);
+
+}  // namespace twinsim
