@@ -1,0 +1,97 @@
+#include "sim/engine/chrome_trace.hpp"
+
+#include <algorithm>
+#include <charconv>
+#include <cstdio>
+#include <fstream>
+#include <stdexcept>
+
+namespace twinsim::engine {
+namespace {
+
+// JSON string literal of `s` (RFC 8259 §7: quote, backslash and control characters).
+void write_string(std::ostream& out, std::string_view s) {
+  out << '"';
+  for (char c : s) {
+    if (c == '"' || c == '\\') {
+      out << '\\' << c;
+    } else if (static_cast<unsigned char>(c) < 0x20) {
+      char buf[8];
+      std::snprintf(buf, sizeof buf, "\\u%04x", static_cast<unsigned>(c));
+      out << buf;
+    } else {
+      out << c;
+    }
+  }
+  out << '"';
+}
+
+// Seconds as microseconds, shortest round-trip form (exact, and deterministic).
+void write_us(std::ostream& out, double seconds) {
+  char buf[32];
+  auto [end, ec] = std::to_chars(buf, buf + sizeof buf, seconds * 1e6);
+  out.write(buf, end - buf);
+}
+
+void write_metadata(std::ostream& out, const char* what, int pid, int tid,
+                    std::string_view name) {
+  out << "{\"ph\":\"M\",\"name\":\"" << what << "\",\"pid\":" << pid << ",\"tid\":" << tid
+      << ",\"args\":{\"name\":";
+  write_string(out, name);
+  out << "}}";
+}
+
+}  // namespace
+
+void write_chrome_trace(std::ostream& out, const TaskGraph& g, const Timeline& tl) {
+  int network_pid = 0;  // one past the highest rank
+  for (ResourceId r = 0; r < g.num_resources(); ++r)
+    network_pid = std::max(network_pid, g.resource(r).rank + 1);
+  auto pid_of = [&](ResourceId r) {
+    return g.resource(r).rank >= 0 ? g.resource(r).rank : network_pid;
+  };
+
+  out << "{\"displayTimeUnit\":\"ms\",\"traceEvents\":[\n";
+  bool first = true;
+  auto separate = [&] {
+    if (!first) out << ",\n";
+    first = false;
+  };
+  std::vector<bool> named(network_pid + 1, false);
+  for (ResourceId r = 0; r < g.num_resources(); ++r) {
+    int pid = pid_of(r);
+    if (!named[pid]) {
+      named[pid] = true;
+      std::string process = pid == network_pid ? "network" : "rank " + std::to_string(pid);
+      separate();
+      write_metadata(out, "process_name", pid, 0, process);
+    }
+    separate();
+    write_metadata(out, "thread_name", pid, r, g.resource(r).track);
+  }
+  for (TaskId t = 0; t < g.num_tasks(); ++t) {
+    for (ResourceId r : g.resources_of(t)) {
+      separate();
+      out << "{\"ph\":\"X\",\"name\":";
+      write_string(out, g.name(t));
+      out << ",\"cat\":";
+      write_string(out, g.category_name(g.category_of(t)));
+      out << ",\"pid\":" << pid_of(r) << ",\"tid\":" << r << ",\"ts\":";
+      write_us(out, tl.start_s[t]);
+      out << ",\"dur\":";
+      write_us(out, tl.end_s[t] - tl.start_s[t]);
+      out << "}";
+    }
+  }
+  out << "\n]}\n";
+}
+
+void write_chrome_trace(const std::string& path, const TaskGraph& graph,
+                        const Timeline& timeline) {
+  std::ofstream out(path);
+  if (!out) throw std::runtime_error("cannot open trace file '" + path + "' for writing");
+  write_chrome_trace(out, graph, timeline);
+  if (!out) throw std::runtime_error("failed writing trace file '" + path + "'");
+}
+
+}  // namespace twinsim::engine

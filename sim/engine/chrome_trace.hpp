@@ -1,0 +1,20 @@
+#pragma once
+// Writes a Timeline as Chrome trace JSON (the "Trace Event Format"), which Perfetto
+// (ui.perfetto.dev) and chrome://tracing open: one complete event (ph "X") per task and
+// resource it occupies, ts/dur in microseconds, pid = rank, tid = resource, plus
+// process_name/thread_name metadata events naming the tracks. Shared links go to one
+// extra process named "network". Streamed directly: full-mode traces hold millions of
+// events.
+#include <ostream>
+#include <string>
+
+#include "sim/engine/task_graph.hpp"
+#include "sim/engine/timeline.hpp"
+
+namespace twinsim::engine {
+
+void write_chrome_trace(std::ostream& out, const TaskGraph& graph, const Timeline& timeline);
+void write_chrome_trace(const std::string& path, const TaskGraph& graph,
+                        const Timeline& timeline);
+
+}  // namespace twinsim::engine

@@ -1,0 +1,158 @@
+#include "sim/engine/simulator.hpp"
+
+#include <algorithm>
+
+#include "sim/engine/deadlock.hpp"
+#include "sim/engine/event_queue.hpp"
+
+namespace twinsim::engine {
+namespace {
+
+// Compressed sparse rows: the items of row i are items[begin[i] .. begin[i+1]).
+struct Csr {
+  std::vector<std::uint32_t> begin;
+  std::vector<TaskId> items;
+  std::span<const TaskId> row(int i) const {
+    return std::span(items).subspan(begin[i], begin[i + 1] - begin[i]);
+  }
+};
+
+// Successor lists built from the edge list with a counting sort (no per-task allocation).
+Csr successors(const TaskGraph& g) {
+  Csr csr;
+  csr.begin.assign(g.num_tasks() + 1, 0);
+  for (auto [before, after] : g.dependencies()) ++csr.begin[before + 1];
+  for (int t = 0; t < g.num_tasks(); ++t) csr.begin[t + 1] += csr.begin[t];
+  csr.items.resize(g.dependencies().size());
+  std::vector<std::uint32_t> fill(csr.begin.begin(), csr.begin.end() - 1);
+  for (auto [before, after] : g.dependencies()) csr.items[fill[before]++] = after;
+  return csr;
+}
+
+// The engine's mutable state. Each task carries one counter of the things it still
+// waits for (unfinished dependencies + streams on which it is not yet the head);
+// it becomes ready when the counter reaches zero.
+class Engine {
+ public:
+  explicit Engine(const TaskGraph& g)
+      : g_(g), succ_(successors(g)), waits_(g.num_tasks(), 0), finished_(g.num_tasks(), 0),
+        stream_pos_(g.num_resources(), 0), link_busy_(g.num_resources(), 0),
+        link_waiters_(g.num_resources()), waiting_for_link_(g.num_tasks(), 0) {
+    for (ResourceId r = 0; r < g.num_resources(); ++r)
+      is_stream_.push_back(g.resource(r).kind == ResourceKind::Stream);
+    tl_.start_s.assign(g.num_tasks(), 0.0);
+    tl_.end_s.assign(g.num_tasks(), 0.0);
+    for (auto [before, after] : g.dependencies()) ++waits_[after];
+    for (ResourceId r = 0; r < g.num_resources(); ++r) {
+      if (!is_stream(r)) continue;
+      const auto& order = g.tasks_on(r);
+      for (std::size_t i = 1; i < order.size(); ++i) ++waits_[order[i]];
+    }
+    queue_.reserve(g.num_resources() + 1);
+  }
+
+  Timeline run() {
+    for (TaskId t = 0; t < g_.num_tasks(); ++t)
+      if (waits_[t] == 0) on_ready(t);
+    while (!queue_.empty()) {
+      Event e = queue_.pop();
+      now_ = e.time;
+      on_finish(e.task);
+      ++tl_.events;
+    }
+    if (finished_count_ != g_.num_tasks()) throw_deadlock(g_, finished_);
+    summarize();
+    return std::move(tl_);
+  }
+
+ private:
+  bool is_stream(ResourceId r) const { return is_stream_[r]; }
+
+  void release(TaskId t) {
+    if (--waits_[t] == 0) on_ready(t);
+  }
+
+  // Dependencies done and head of all its streams: only links can hold it back now.
+  void on_ready(TaskId t) {
+    if (links_free(t)) return start(t);
+    waiting_for_link_[t] = 1;
+    for (ResourceId r : g_.resources_of(t))
+      if (!is_stream(r)) link_waiters_[r].push_back(t);
+  }
+
+  bool links_free(TaskId t) const {
+    for (ResourceId r : g_.resources_of(t))
+      if (!is_stream(r) && link_busy_[r]) return false;
+    return true;
+  }
+
+  void start(TaskId t) {
+    waiting_for_link_[t] = 0;
+    for (ResourceId r : g_.resources_of(t))
+      if (!is_stream(r)) link_busy_[r] = 1;
+    tl_.start_s[t] = now_;
+    tl_.end_s[t] = now_ + g_.duration(t);
+    queue_.push(tl_.end_s[t], t);
+  }
+
+  void on_finish(TaskId t) {
+    finished_[t] = 1;
+    ++finished_count_;
+    for (TaskId s : succ_.row(t)) release(s);
+    for (ResourceId r : g_.resources_of(t)) {
+      if (is_stream(r)) {
+        // t was the head of r; the next task in program order moves up.
+        const auto& order = g_.tasks_on(r);
+        if (++stream_pos_[r] < order.size()) release(order[stream_pos_[r]]);
+      } else {
+        link_busy_[r] = 0;
+        serve_link(r);
+      }
+    }
+  }
+
+  // First come, first served, skipping waiters that also need another busy link, so a
+  // link never idles while some waiter could use it.
+  void serve_link(ResourceId r) {
+    auto& waiters = link_waiters_[r];
+    // Drop tasks that already started through another of their links.
+    std::erase_if(waiters, [&](TaskId t) { return !waiting_for_link_[t]; });
+    for (std::size_t i = 0; i < waiters.size(); ++i) {
+      TaskId t = waiters[i];
+      if (links_free(t)) {
+        waiters.erase(waiters.begin() + static_cast<std::ptrdiff_t>(i));
+        return start(t);
+      }
+    }
+  }
+
+  void summarize() {
+    tl_.resource_busy_s.assign(g_.num_resources(), 0.0);
+    tl_.category_total_s.assign(g_.num_categories(), 0.0);
+    for (TaskId t = 0; t < g_.num_tasks(); ++t) {
+      tl_.makespan_s = std::max(tl_.makespan_s, tl_.end_s[t]);
+      tl_.category_total_s[g_.category_of(t)] += g_.duration(t);
+      for (ResourceId r : g_.resources_of(t)) tl_.resource_busy_s[r] += g_.duration(t);
+    }
+  }
+
+  const TaskGraph& g_;
+  Csr succ_;
+  std::vector<std::uint8_t> is_stream_;  // per resource, cached off the cold Resource struct
+  std::vector<std::int32_t> waits_;
+  std::vector<std::uint8_t> finished_;
+  int finished_count_ = 0;
+  std::vector<std::size_t> stream_pos_;
+  std::vector<std::uint8_t> link_busy_;
+  std::vector<std::vector<TaskId>> link_waiters_;
+  std::vector<std::uint8_t> waiting_for_link_;
+  EventQueue queue_;
+  double now_ = 0.0;
+  Timeline tl_;
+};
+
+}  // namespace
+
+Timeline simulate(const TaskGraph& graph) { return Engine(graph).run(); }
+
+}  // namespace twinsim::engine

@@ -1,0 +1,200 @@
+// Hand-computed timelines for the rules of the engine: dependencies, stream program
+// order, rendezvous of collectives, FIFO links, and the exposed-time measure.
+#include <gtest/gtest.h>
+
+#include <vector>
+
+#include "sim/engine/simulator.hpp"
+
+using namespace twinsim::engine;
+
+TEST(Engine, ChainRunsBackToBack) {
+  TaskGraph g;
+  auto compute = g.category("compute");
+  auto s = g.add_stream(0, "compute");
+  auto a = g.add_task("a", 1.0, compute, {s});
+  auto b = g.add_task("b", 2.0, compute, {s});
+  auto c = g.add_task("c", 3.0, compute, {s});
+  g.add_dependency(a, b);
+  g.add_dependency(b, c);
+  Timeline tl = simulate(g);
+  EXPECT_EQ(tl.start_s, (std::vector<double>{0, 1, 3}));
+  EXPECT_EQ(tl.end_s, (std::vector<double>{1, 3, 6}));
+  EXPECT_EQ(tl.makespan_s, 6.0);
+  EXPECT_EQ(tl.resource_busy_s[s], 6.0);
+  EXPECT_EQ(tl.events, 3u);
+}
+
+TEST(Engine, ChainAcrossStreamsWaitsForDependencies) {
+  TaskGraph g;
+  auto cat = g.category("compute");
+  auto s0 = g.add_stream(0, "compute"), s1 = g.add_stream(1, "compute");
+  auto a = g.add_task("a", 1.5, cat, {s0});
+  auto b = g.add_task("b", 0.5, cat, {s1});  // idle stream, but must wait for a
+  g.add_dependency(a, b);
+  Timeline tl = simulate(g);
+  EXPECT_EQ(tl.start_s[b], 1.5);
+  EXPECT_EQ(tl.makespan_s, 2.0);
+}
+
+// Compute c1, c2 on the compute stream; the gradient all-reduce x of c1's output runs on
+// the comm stream while c2 computes: step = max(2 + 2, 2 + 3) = 5, not 2 + 2 + 3.
+TEST(Engine, TwoStreamsOverlap) {
+  TaskGraph g;
+  auto compute = g.category("compute"), dp = g.category("dp_comm");
+  auto cs = g.add_stream(0, "compute"), ms = g.add_stream(0, "comm");
+  auto c1 = g.add_task("c1", 2.0, compute, {cs});
+  auto c2 = g.add_task("c2", 2.0, compute, {cs});
+  auto x = g.add_task("x", 3.0, dp, {ms});
+  g.add_dependency(c1, x);
+  Timeline tl = simulate(g);
+  EXPECT_EQ(tl.start_s[c2], 2.0);
+  EXPECT_EQ(tl.start_s[x], 2.0);
+  EXPECT_EQ(tl.makespan_s, 5.0);
+  EXPECT_EQ(tl.resource_busy_s[cs], 4.0);
+  EXPECT_EQ(tl.resource_busy_s[ms], 3.0);
+  EXPECT_EQ(tl.category_total_s[compute], 4.0);
+  EXPECT_EQ(tl.category_total_s[dp], 3.0);
+}
+
+// A collective is one task on every participant's comm stream: it starts when the slowest
+// participant arrives, and later work on any participant's comm stream queues behind it.
+TEST(Engine, CollectiveWaitsForSlowestParticipant) {
+  TaskGraph g;
+  auto compute = g.category("compute"), tp = g.category("tp_comm");
+  std::vector<ResourceId> comm;
+  std::vector<TaskId> work;
+  const double work_s[3] = {1.0, 2.0, 5.0};
+  for (int r = 0; r < 3; ++r) {
+    auto cs = g.add_stream(r, "compute");
+    comm.push_back(g.add_stream(r, "comm"));
+    work.push_back(g.add_task("work" + std::to_string(r), work_s[r], compute, {cs}));
+  }
+  auto allreduce = g.add_task("allreduce", 0.5, tp, comm);
+  for (TaskId w : work) g.add_dependency(w, allreduce);
+  auto after = g.add_task("rank0.after", 1.0, tp, {comm[0]});  // ready at 0, queued behind
+  Timeline tl = simulate(g);
+  EXPECT_EQ(tl.start_s[allreduce], 5.0);
+  EXPECT_EQ(tl.end_s[allreduce], 5.5);
+  EXPECT_EQ(tl.start_s[after], 5.5);
+  EXPECT_EQ(tl.makespan_s, 6.5);
+  for (ResourceId r : comm) EXPECT_EQ(tl.resource_busy_s[r], r == comm[0] ? 1.5 : 0.5);
+  EXPECT_EQ(tl.category_total_s[tp], 1.5);  // the collective counts once
+}
+
+// b is ready at t=0 but sits behind a on the stream; a waits 10 s for x on another stream.
+TEST(Engine, StreamProgramOrderHoldsBackReadyTask) {
+  TaskGraph g;
+  auto cat = g.category("compute");
+  auto s = g.add_stream(0, "compute"), other = g.add_stream(1, "compute");
+  auto x = g.add_task("x", 10.0, cat, {other});
+  auto a = g.add_task("a", 1.0, cat, {s});
+  auto b = g.add_task("b", 2.0, cat, {s});
+  g.add_dependency(x, a);
+  Timeline tl = simulate(g);
+  EXPECT_EQ(tl.start_s[a], 10.0);
+  EXPECT_EQ(tl.start_s[b], 11.0);
+  EXPECT_EQ(tl.makespan_s, 13.0);
+}
+
+TEST(Engine, ExplicitProgramOrderReplacesInsertionOrder) {
+  TaskGraph g;
+  auto cat = g.category("compute");
+  auto s = g.add_stream(0, "compute"), other = g.add_stream(1, "compute");
+  auto x = g.add_task("x", 10.0, cat, {other});
+  auto a = g.add_task("a", 1.0, cat, {s});
+  auto b = g.add_task("b", 2.0, cat, {s});
+  g.add_dependency(x, a);
+  g.set_program_order(s, {b, a});
+  Timeline tl = simulate(g);
+  EXPECT_EQ(tl.start_s[b], 0.0);
+  EXPECT_EQ(tl.start_s[a], 10.0);
+  EXPECT_EQ(tl.makespan_s, 11.0);
+  EXPECT_THROW(g.set_program_order(s, {a}), std::invalid_argument);
+  EXPECT_THROW(g.set_program_order(s, {a, a}), std::invalid_argument);
+}
+
+// Three transfers from three ranks' comm streams over one shared link: served one at a
+// time in the order they became ready (2, 0, 1), not in the order they were added.
+TEST(Engine, SharedLinkServesReadyTransfersFirstComeFirstServed) {
+  TaskGraph g;
+  auto compute = g.category("compute"), pp = g.category("pp_comm");
+  auto link = g.add_link("ib.switch0");
+  const double ready_at[3] = {1.0, 1.5, 0.5};
+  std::vector<TaskId> send;
+  for (int r = 0; r < 3; ++r) {
+    auto cs = g.add_stream(r, "compute"), ms = g.add_stream(r, "comm");
+    auto w = g.add_task("work" + std::to_string(r), ready_at[r], compute, {cs});
+    send.push_back(g.add_task("send" + std::to_string(r), 1.0, pp, {ms, link}));
+    g.add_dependency(w, send.back());
+  }
+  Timeline tl = simulate(g);
+  EXPECT_EQ(tl.start_s[send[2]], 0.5);
+  EXPECT_EQ(tl.start_s[send[0]], 1.5);
+  EXPECT_EQ(tl.start_s[send[1]], 2.5);
+  EXPECT_EQ(tl.makespan_s, 3.5);
+  EXPECT_EQ(tl.resource_busy_s[link], 3.0);
+}
+
+// A transfer needing two links waits while one is busy; a later transfer needing only the
+// free one goes ahead (the link never idles while a waiter could use it).
+TEST(Engine, LinkWaiterBlockedElsewhereIsSkipped) {
+  TaskGraph g;
+  auto cat = g.category("pp_comm");
+  auto l1 = g.add_link("l1"), l2 = g.add_link("l2");
+  auto s0 = g.add_stream(0, "comm"), s1 = g.add_stream(1, "comm"), s2 = g.add_stream(2, "comm");
+  auto hog1 = g.add_task("hog1", 1.0, cat, {s0, l1});
+  auto hog2 = g.add_task("hog2", 5.0, cat, {s1, l2});
+  auto both = g.add_task("both", 1.0, cat, {s2, l1, l2});  // ready at 0, waits for l2
+  auto s3 = g.add_stream(3, "comm");
+  auto late = g.add_task("late", 2.0, cat, {s3, l1});  // ready at 0, behind `both` on l1
+  Timeline tl = simulate(g);
+  EXPECT_EQ(tl.start_s[hog1], 0.0);
+  EXPECT_EQ(tl.start_s[hog2], 0.0);
+  EXPECT_EQ(tl.start_s[late], 1.0);  // l1 freed at 1; `both` still needs l2
+  EXPECT_EQ(tl.start_s[both], 5.0);  // l2 frees at 5, l1 at 3
+  EXPECT_EQ(tl.makespan_s, 6.0);
+}
+
+// compute [0,4]; dp_comm [3,6]; tp_comm [5,7] on a second comm stream.
+// dp alone with compute idle: [4,5] -> 1 s. [5,6] has tp too, so it is nobody's alone.
+// tp alone with compute idle: [6,7] -> 1 s.
+TEST(Engine, ExposedTimeCountsOnlyUncoveredSoleCategory) {
+  TaskGraph g;
+  auto compute = g.category("compute"), dp = g.category("dp_comm"), tp = g.category("tp_comm");
+  auto cs = g.add_stream(0, "compute"), dps = g.add_stream(0, "dp"), tps = g.add_stream(0, "tp");
+  auto c = g.add_task("c", 4.0, compute, {cs});
+  auto hold_dp = g.add_task("hold_dp", 3.0, compute, {g.add_stream(1, "compute")});
+  auto hold_tp = g.add_task("hold_tp", 5.0, compute, {g.add_stream(2, "compute")});
+  auto d = g.add_task("d", 3.0, dp, {dps});
+  auto t = g.add_task("t", 2.0, tp, {tps});
+  g.add_dependency(hold_dp, d);
+  g.add_dependency(hold_tp, t);
+  Timeline tl = simulate(g);
+  ASSERT_EQ(tl.start_s[d], 3.0);
+  ASSERT_EQ(tl.start_s[t], 5.0);
+  ASSERT_EQ(tl.end_s[c], 4.0);
+  std::vector<ResourceId> comm{dps, tps}, covering{cs};
+  EXPECT_DOUBLE_EQ(exposed_time(g, tl, dp, comm, covering), 1.0);
+  EXPECT_DOUBLE_EQ(exposed_time(g, tl, tp, comm, covering), 1.0);
+  EXPECT_DOUBLE_EQ(exposed_time(g, tl, compute, comm, covering), 0.0);
+  EXPECT_DOUBLE_EQ(busy_union(g, tl, comm), 4.0);  // [3,7]
+}
+
+TEST(Engine, RejectsMalformedTasks) {
+  TaskGraph g;
+  auto cat = g.category("compute");
+  auto s = g.add_stream(0, "compute");
+  EXPECT_THROW(g.add_task("neg", -1.0, cat, {s}), std::invalid_argument);
+  EXPECT_THROW(g.add_task("nowhere", 1.0, cat, std::span<const ResourceId>{}),
+               std::invalid_argument);
+  EXPECT_THROW(g.add_task("twice", 1.0, cat, {s, s}), std::invalid_argument);
+  EXPECT_THROW(g.add_task("bad_res", 1.0, cat, {7}), std::invalid_argument);
+  EXPECT_THROW(g.add_dependency(0, 1), std::invalid_argument);
+  EXPECT_EQ(g.category("compute"), cat);
+}
+
+TEST(Engine, EmptyGraphHasZeroMakespan) {
+  TaskGraph g;
+  EXPECT_EQ(simulate(g).makespan_s, 0.0);
+}
