@@ -1,0 +1,112 @@
+// Activation memory per stage: micro-batches in flight per schedule and the first/last
+// stage extras, against Korthikanti et al. 2022 §4.2.3 and §4.3.
+#include <gtest/gtest.h>
+
+#include "sim/memory/activations.hpp"
+#include "sim/memory/stage_layers.hpp"
+#include "tests/unit/memory/test_models.hpp"
+
+namespace twinsim {
+namespace {
+
+Plan pipeline(int pp, Schedule schedule, int v = 1) {
+  Plan p;
+  p.pp = pp;
+  p.schedule = schedule;
+  p.virtual_stages = v;
+  return p;
+}
+
+TEST(Activations, GpipeHoldsAllMicroBatches) {
+  for (int stage : {0, 3}) EXPECT_EQ(chunks_in_flight(pipeline(4, Schedule::gpipe), stage, 16), 16);
+}
+
+// Narayanan et al. 2021 §2.2.1: 1F1B keeps at most p micro-batches on the first stage.
+TEST(Activations, OneFOneBFirstStageHoldsPp) {
+  const Plan p = pipeline(4, Schedule::one_f_one_b);
+  EXPECT_EQ(chunks_in_flight(p, 0, 16), 4);
+  EXPECT_EQ(chunks_in_flight(p, 3, 16), 1);
+  EXPECT_EQ(chunks_in_flight(p, 0, 2), 2);  // fewer micro-batches than stages
+}
+
+// Megatron's interleaved warm-up (pp - stage - 1) * 2 + (v - 1) * pp, +1 in flight.
+TEST(Activations, InterleavedHoldsMore) {
+  const Plan p = pipeline(4, Schedule::interleaved, 2);
+  EXPECT_EQ(chunks_in_flight(p, 0, 16), 3 * 2 + 4 + 1);
+  EXPECT_EQ(chunks_in_flight(p, 3, 16), 0 + 4 + 1);
+  EXPECT_EQ(chunks_in_flight(p, 0, 2), 2 * 2);  // at most m * v
+}
+
+// Stage layers of an interleaved schedule: chunk j * pp + stage (Narayanan Fig. 4).
+TEST(Activations, InterleavedStagesTakeEveryPpThChunk) {
+  ModelSpec m = test::mixtral_8x7b();
+  m.moe->dense_layers = 4;
+  const StageLayers s0 = stage_layers(m, pipeline(4, Schedule::interleaved, 2), 0);
+  EXPECT_EQ(s0.dense, 4);  // chunk 0 = layers 0-3
+  EXPECT_EQ(s0.moe, 4);    // chunk 4 = layers 16-19
+  Plan uneven = pipeline(2, Schedule::one_f_one_b);
+  uneven.stage_layers = {14, 18};
+  EXPECT_EQ(stage_layers(m, uneven, 1).total(), 18);
+}
+
+// Korthikanti §4.2.3: the interleaved schedule's first stage holds
+// L (1 + (p - 1) / (p v)) layers' activations against 1F1B's L.
+TEST(Activations, InterleavedFirstStageFactorOfKorthikanti) {
+  ModelSpec m = test::gpt3_175b();
+  m.dropout = 0;  // leave the embedding mask out of the ratio
+  TrainingWorkload t;
+  t.seq_len = 2048, t.micro_batch = 1, t.global_batch = 64;
+  const int p = 4, v = 3;
+  const Plan plain = pipeline(p, Schedule::one_f_one_b);
+  const Plan inter = pipeline(p, Schedule::interleaved, v);
+  const LayerActivations per_layer = layer_activations(m, plain, {1, 2048, Dtype::bf16});
+  const double ratio = static_cast<double>(training_activation_bytes(m, inter, t, per_layer, 0)) /
+                       training_activation_bytes(m, plain, t, per_layer, 0);
+  EXPECT_DOUBLE_EQ(ratio, 1.0 + (p - 1.0) / (p * v));
+  // and 1F1B's first stage holds the whole model's layers once: L * per layer
+  EXPECT_EQ(training_activation_bytes(m, plain, t, per_layer, 0), m.layers * per_layer.dense);
+}
+
+// Korthikanti §4.3: with SP the output layer adds 4sbh/t (1 + v/h): final-norm and
+// output-layer inputs, fp32 logits; the embedding dropout mask sbh/t.
+TEST(Activations, OutputLayerAndEmbeddingOfKorthikanti) {
+  const ModelSpec m = test::gpt3_175b();
+  Plan p;
+  p.tp = 8, p.sequence_parallel = true;
+  const std::int64_t s = 2048, b = 1, h = m.hidden, v = m.vocab, t = 8;
+  EXPECT_EQ(output_activation_bytes(m, p, {b, s, Dtype::bf16}), 4 * s * b * h / t + 4 * s * b * v / t);
+  EXPECT_EQ(embedding_activation_bytes(m, p, {b, s, Dtype::bf16}), s * b * h / t);
+}
+
+// Full recompute keeps 2sbh per layer and brings one layer's full set back during its
+// backward: L * 2sbh + (sbh(34 + 5as/h) - 2sbh) on a single stage of one micro-batch.
+TEST(Activations, FullRecomputeAddsOneLayerWorkingSet) {
+  ModelSpec m = test::gpt3_175b();
+  m.layers = 4;
+  Plan p;
+  p.recompute = Recompute::full;
+  p.flash_attention = false;
+  TrainingWorkload t;
+  t.seq_len = 2048, t.micro_batch = 1, t.global_batch = 1;
+  const std::int64_t s = 2048, h = m.hidden, a = m.heads, sbh = s * h;
+  const LayerActivations per_layer = layer_activations(m, p, {1, s, Dtype::bf16});
+  EXPECT_EQ(per_layer.dense, 2 * sbh);
+  EXPECT_EQ(per_layer.dense_recompute, 34 * sbh + 5 * a * s * s - 2 * sbh);
+  const std::int64_t extras = embedding_activation_bytes(m, p, {1, s, Dtype::bf16}) +
+                              output_activation_bytes(m, p, {1, s, Dtype::bf16});
+  EXPECT_EQ(training_activation_bytes(m, p, t, per_layer, 0), 4 * 2 * sbh + per_layer.dense_recompute + extras);
+}
+
+TEST(Activations, MicroBatchScalesLinearly) {
+  const ModelSpec m = test::llama2_7b();
+  Plan p;
+  p.flash_attention = false;  // flash's logsumexp is fp32 whatever the activation dtype
+  const LayerActivations one = layer_activations(m, p, {1, 4096, Dtype::bf16});
+  const LayerActivations four = layer_activations(m, p, {4, 4096, Dtype::bf16});
+  EXPECT_EQ(four.dense, 4 * one.dense);
+  EXPECT_EQ(activation_dtype(Dtype::fp8), Dtype::bf16);
+  EXPECT_EQ(layer_activations(m, p, {1, 4096, Dtype::fp32}).dense, 2 * one.dense);
+}
+
+}  // namespace
+}  // namespace twinsim

@@ -1,0 +1,112 @@
+// Parameters, gradients and optimizer states per GPU against the ZeRO paper and the
+// published parameter counts.
+#include <gtest/gtest.h>
+
+#include "models/param_count.hpp"
+#include "sim/memory/weights.hpp"
+#include "tests/unit/memory/test_models.hpp"
+
+namespace twinsim {
+namespace {
+
+std::int64_t total(const WeightMemory& w) { return w.params + w.grads + w.optimizer; }
+
+// Rajbhandari et al. 2020 (ZeRO), Figure 1: 7.5B parameters, N_d = 64, Adam with mixed
+// precision (K = 12): 120 GB baseline, 31.4 GB (P_os), 16.6 GB (P_os+g), 1.88 GB (P_os+g+p).
+TEST(Weights, ZeroPaperFigure1) {
+  const std::int64_t psi = 7'500'000'000;
+  const BytesPerParam mixed = training_bytes_per_param(Dtype::fp16, Optimizer::adam);
+  EXPECT_EQ(total(zero_sharded(psi, mixed, 0, 64)), 120'000'000'000);
+  EXPECT_NEAR(total(zero_sharded(psi, mixed, 1, 64)) / 1e9, 31.4, 0.05);
+  EXPECT_NEAR(total(zero_sharded(psi, mixed, 2, 64)) / 1e9, 16.6, 0.05);
+  EXPECT_NEAR(total(zero_sharded(psi, mixed, 3, 64)) / 1e9, 1.88, 0.005);
+}
+
+// ZeRO §3.1: mixed-precision Adam keeps 2 + 2 + 12 bytes per parameter.
+TEST(Weights, BytesPerParameter) {
+  const BytesPerParam bf16_adam = training_bytes_per_param(Dtype::bf16, Optimizer::adam);
+  EXPECT_EQ(bf16_adam.params + bf16_adam.grads + bf16_adam.optimizer, 16);
+  const BytesPerParam fp32_adam = training_bytes_per_param(Dtype::fp32, Optimizer::adam);
+  EXPECT_EQ(fp32_adam.params + fp32_adam.grads + fp32_adam.optimizer, 16);  // 4 + 4 + m, v
+  const BytesPerParam bf16_sgd = training_bytes_per_param(Dtype::bf16, Optimizer::sgd);
+  EXPECT_EQ(bf16_sgd.optimizer, 8);  // fp32 master + momentum
+  EXPECT_THROW(training_bytes_per_param(Dtype::int4, Optimizer::adam), std::invalid_argument);
+}
+
+// GPT-2 small on one GPU holds all 124,439,808 parameters (HF gpt2).
+TEST(Weights, OneGpuHoldsTheWholeModel) {
+  Plan p;
+  EXPECT_EQ(stage_params(test::gpt2_small(), p, 0).total(), 124'439'808);
+  EXPECT_EQ(stage_params(test::llama2_7b(), p, 0).total(), 6'738'415'616);  // Touvron et al. 2023
+}
+
+// With pp > 1 and tied embeddings the last stage keeps its own copy of the word
+// embedding for the logits (Megatron), so the stages sum to total + vocab * h.
+TEST(Weights, PipelineStagesPartitionTheLayers) {
+  Plan p;
+  p.pp = 4;
+  const ModelSpec m = test::gpt2_small();
+  std::int64_t sum = 0;
+  for (int stage = 0; stage < 4; ++stage) sum += stage_params(m, p, stage).total();
+  EXPECT_EQ(sum, count_params(m).total + m.vocab * m.hidden);
+  const ModelSpec llama = test::llama2_7b();  // untied: nothing duplicated
+  sum = 0;
+  for (int stage = 0; stage < 4; ++stage) sum += stage_params(llama, p, stage).total();
+  EXPECT_EQ(sum, count_params(llama).total);
+}
+
+// TP splits the matrices, column biases and vocabulary; LayerNorm (scale and shift),
+// the row-parallel biases and the learned positions stay whole on every GPU.
+TEST(Weights, TensorParallelHalvesTheShardedPart) {
+  const ModelSpec m = test::gpt2_small();
+  Plan p;
+  const std::int64_t whole = stage_params(m, p, 0).total();
+  const std::int64_t replicated = m.layers * (2 * 2 * m.hidden + 2 * m.hidden)  // 2 norms, 2 row biases
+                                  + m.max_seq_len * m.hidden + 2 * m.hidden;       // positions, final norm
+  p.tp = 2;
+  EXPECT_EQ(stage_params(m, p, 0).total(), (whole - replicated) / 2 + replicated);
+}
+
+// ZeRO-3 shards the parameters themselves over data parallelism (and CP ranks).
+TEST(Weights, ZeroStage3ShardsParameters) {
+  const ModelSpec m = test::llama2_7b();
+  Plan p;
+  p.dp = 8;
+  TrainingWorkload t;
+  const std::int64_t params = stage_params(m, p, 0).total();
+  p.zero = 1;
+  const WeightMemory z1 = training_weight_memory(m, p, t, 0);
+  EXPECT_EQ(z1.params, 2 * params);
+  EXPECT_EQ(z1.optimizer, 12 * ((params + 7) / 8));
+  p.zero = 3;
+  EXPECT_EQ(training_weight_memory(m, p, t, 0).params, 2 * ((params + 7) / 8));
+}
+
+// Mixtral with EP 8: each GPU holds one of the eight experts of each layer.
+TEST(Weights, ExpertParallelSplitsTheExperts) {
+  const ModelSpec m = test::mixtral_8x7b();
+  Plan p;
+  const std::int64_t experts_whole = stage_params(m, p, 0).expert;
+  EXPECT_EQ(experts_whole, m.layers * 8 * 3 * 4096 * 14336);
+  p.ep = 8;
+  p.dp = 8;
+  EXPECT_EQ(stage_params(m, p, 0).expert, experts_whole / 8);
+  // ZeRO-1 shards expert optimizer states over dp*cp/ep = 1 GPU: not at all.
+  p.zero = 1;
+  TrainingWorkload t;
+  EXPECT_EQ(training_weight_memory(m, p, t, 0).optimizer,
+            12 * ((stage_params(m, p, 0).dense + 7) / 8) + 12 * (experts_whole / 8));
+}
+
+// int4 with one fp16 scale per 128 weights: 0.5 + 2/128 bytes per matrix weight.
+TEST(Weights, Int4InferenceWeights) {
+  StageParams p;
+  p.dense = p.matrices = 128'000;
+  EXPECT_EQ(inference_weight_bytes(p, Dtype::int4), 64'000 + 2'000);
+  p.dense += 1'000;  // a norm: stays 16-bit
+  EXPECT_EQ(inference_weight_bytes(p, Dtype::int4), 64'000 + 2'000 + 2'000);
+  EXPECT_EQ(inference_weight_bytes(p, Dtype::bf16), 2 * 129'000);
+}
+
+}  // namespace
+}  // namespace twinsim
