@@ -1,38 +1,42 @@
 #include "kernels/cpu/gemm.hpp"
 
-#include <Eigen/Core>
+#include "kernels/cpu/gemm_eigen.hpp"
+#include "kernels/cpu/gemm_paths.hpp"
 
 namespace twinsim::kernels::cpu {
-namespace {
 
-using RowMatrix = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
-using ConstMap = Eigen::Map<const RowMatrix>;
-using Map = Eigen::Map<RowMatrix>;
+namespace detail {
 
-// op(A) op(B) for one combination of transposes; noalias() lets Eigen write the
-// product straight into C without a temporary (Eigen docs, "Aliasing").
-template <typename OpA, typename OpB>
-void product_into(const OpA& op_a, const OpB& op_b, Map& c, float alpha, float beta) {
-  if (beta == 0.0f) {
-    c.noalias() = alpha * (op_a * op_b);
-    return;
-  }
-  if (beta != 1.0f) c *= beta;
-  c.noalias() += alpha * (op_a * op_b);
+void gemm_portable(const float* a, const float* b, float* c, int m, int n, int k, bool trans_a,
+                   bool trans_b, float alpha, float beta) {
+  gemm_eigen(a, b, c, m, n, k, trans_a, trans_b, alpha, beta);
 }
 
-}  // namespace
+bool cpu_has_avx2_fma() {
+#ifdef TWINSIM_GEMM_AVX2
+  // libgcc's cpuid check, which also requires the OS to save the AVX registers (XCR0).
+  static const bool has = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+  return has;
+#else
+  return false;
+#endif
+}
+
+}  // namespace detail
+
+const char* gemm_backend() {
+  return detail::cpu_has_avx2_fma() ? "eigen-avx2-fma" : "eigen-portable";
+}
 
 void gemm_forward(const float* a, const float* b, float* c, int m, int n, int k, bool trans_a,
                   bool trans_b, float alpha, float beta) {
-  Map c_map(c, m, n);
-  // A stored [k, m] when transposed: map it as stored and let Eigen view the transpose.
-  ConstMap a_map(a, trans_a ? k : m, trans_a ? m : k);
-  ConstMap b_map(b, trans_b ? n : k, trans_b ? k : n);
-  if (!trans_a && !trans_b) product_into(a_map, b_map, c_map, alpha, beta);
-  if (!trans_a && trans_b) product_into(a_map, b_map.transpose(), c_map, alpha, beta);
-  if (trans_a && !trans_b) product_into(a_map.transpose(), b_map, c_map, alpha, beta);
-  if (trans_a && trans_b) product_into(a_map.transpose(), b_map.transpose(), c_map, alpha, beta);
+#ifdef TWINSIM_GEMM_AVX2
+  if (detail::cpu_has_avx2_fma()) {
+    detail::gemm_avx2(a, b, c, m, n, k, trans_a, trans_b, alpha, beta);
+    return;
+  }
+#endif
+  detail::gemm_portable(a, b, c, m, n, k, trans_a, trans_b, alpha, beta);
 }
 
 void gemm_backward(const float* a, const float* b, const float* dc, float* da, float* db, int m,

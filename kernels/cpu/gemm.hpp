@@ -9,6 +9,10 @@ namespace twinsim::kernels::cpu {
 void gemm_forward(const float* a, const float* b, float* c, int m, int n, int k, bool trans_a,
                   bool trans_b, float alpha = 1.0f, float beta = 0.0f);
 
+// Which build of the GEMM body gemm_forward runs on this CPU: "eigen-avx2-fma" (x86-64
+// with AVX2 and FMA, chosen at run time) or "eigen-portable" (the build's own flags).
+const char* gemm_backend();
+
 // Gradients of C = op(A) op(B) (alpha 1) given dC [m, n], in the storage layout of A and B:
 // dA = dC op(B)^T (stored like A), dB = op(A)^T dC (stored like B). Pass nullptr to skip
 // one. accumulate adds into dA/dB instead of overwriting.

@@ -4,6 +4,7 @@
 #include <limits>
 #include <tuple>
 
+#include "kernels/cpu/gemm_paths.hpp"
 #include "kernels/cpu/linear.hpp"
 #include "tests/unit/kernels/kernel_test_util.hpp"
 
@@ -77,6 +78,19 @@ TEST(Gemm, LargerOddShapeUsesBlockedPathCorrectly) {
   std::vector<float> c(m * n);
   gemm_forward(a.data(), b.data(), c.data(), m, n, k, false, true);
   expect_all_near(c, naive_gemm(a, b, m, n, k, false, true), 1e-4, 1e-4, "C");
+}
+
+TEST(Gemm, PortableBuildMatchesTooWhenTheCpuDispatchesToAvx2) {
+  // gemm_forward runs the AVX2 build on AVX2 machines, so the tests above cover that one
+  // there; check the portable build explicitly so both stay tested.
+  ::testing::Test::RecordProperty("gemm_backend", cpu::gemm_backend());
+  int m = 40, n = 33, k = 70;
+  auto a = random_vector(k * m, 15), b = random_vector(k * n, 16), c = random_vector(m * n, 17);
+  auto ab = naive_gemm(a, b, m, n, k, true, false);
+  std::vector<double> expected(m * n);
+  for (int i = 0; i < m * n; ++i) expected[i] = ab[i] + c[i];
+  cpu::detail::gemm_portable(a.data(), b.data(), c.data(), m, n, k, true, false, 1.0f, 1.0f);
+  expect_all_near(c, expected, 1e-4, 1e-4, "C");
 }
 
 // y = x W^T + b, W [out, in], in double.

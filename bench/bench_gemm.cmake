@@ -1,0 +1,10 @@
+# bench_gemm compares our GEMM with OpenBLAS when pkg-config finds it; without it, only ours runs.
+set(BENCH_LIBS twinsim_kernels)
+find_package(PkgConfig QUIET)
+if(PkgConfig_FOUND)
+  pkg_check_modules(OPENBLAS QUIET IMPORTED_TARGET openblas)
+endif()
+if(OPENBLAS_FOUND)
+  list(APPEND BENCH_LIBS PkgConfig::OPENBLAS)
+  target_compile_definitions(${name} PRIVATE TWINSIM_HAVE_OPENBLAS=1)
+endif()
