@@ -118,4 +118,50 @@ void BM_BuildPipelineStep(benchmark::State& state) {
 }
 BENCHMARK(BM_BuildPipelineStep)->Unit(benchmark::kMillisecond)->MinTime(2.0);
 
+// Full-mode-like contention: 1024 ranks on 128 nodes; every iteration each rank
+// computes, then sends to the same local rank of the next node through both nodes'
+// shared uplinks (FIFO links), and its next compute waits for what it received.
+TaskGraph build_shared_link_step(int ranks, int ranks_per_node, int iterations) {
+  TaskGraph g;
+  auto c_compute = g.category("compute"), c_net = g.category("pp_comm");
+  int nodes = ranks / ranks_per_node;
+  std::vector<ResourceId> compute(ranks), comm(ranks), uplink(nodes);
+  for (int n = 0; n < nodes; ++n) uplink[n] = g.add_link("node" + std::to_string(n) + ".uplink");
+  for (int r = 0; r < ranks; ++r) {
+    compute[r] = g.add_stream(r, "compute");
+    comm[r] = g.add_stream(r, "comm");
+  }
+  std::vector<TaskId> received(ranks, -1);
+  for (int k = 0; k < iterations; ++k) {
+    std::vector<TaskId> sent(ranks);
+    for (int r = 0; r < ranks; ++r) {
+      std::string tag = "it" + std::to_string(k) + ".rank" + std::to_string(r);
+      auto work = g.add_task(tag + ".compute", 1e-3 * (1 + r % 3), c_compute, {compute[r]});
+      if (received[r] >= 0) g.add_dependency(received[r], work);
+      int peer = (r + ranks_per_node) % ranks;
+      sent[r] = g.add_task(tag + ".send", 0.1e-3, c_net,
+                           {comm[r], uplink[r / ranks_per_node], uplink[peer / ranks_per_node]});
+      g.add_dependency(work, sent[r]);
+    }
+    for (int r = 0; r < ranks; ++r) received[(r + ranks_per_node) % ranks] = sent[r];
+  }
+  return g;
+}
+
+void BM_SimulateSharedLinks(benchmark::State& state) {
+  TaskGraph g = build_shared_link_step(1024, 8, 200);
+  double makespan = 0.0;
+  std::uint64_t events = 0;
+  for (auto _ : state) {
+    Timeline tl = simulate(g);
+    makespan = tl.makespan_s;
+    events += tl.events;
+  }
+  state.counters["tasks"] = g.num_tasks();
+  state.counters["events_per_s"] =
+      benchmark::Counter(static_cast<double>(events), benchmark::Counter::kIsRate);
+  state.counters["simulated_step_s"] = makespan;
+}
+BENCHMARK(BM_SimulateSharedLinks)->Unit(benchmark::kMillisecond)->MinTime(2.0);
+
 }  // namespace

@@ -37,7 +37,8 @@ class Engine {
   explicit Engine(const TaskGraph& g)
       : g_(g), succ_(successors(g)), waits_(g.num_tasks(), 0), finished_(g.num_tasks(), 0),
         stream_pos_(g.num_resources(), 0), link_busy_(g.num_resources(), 0),
-        link_waiters_(g.num_resources()), waiting_for_link_(g.num_tasks(), 0) {
+        link_waiters_(g.num_resources()),
+        link_head_(g.num_resources(), 0), waiting_for_link_(g.num_tasks(), 0) {
     for (ResourceId r = 0; r < g.num_resources(); ++r)
       is_stream_.push_back(g.resource(r).kind == ResourceKind::Stream);
     tl_.start_s.assign(g.num_tasks(), 0.0);
@@ -112,17 +113,22 @@ class Engine {
   }
 
   // First come, first served, skipping waiters that also need another busy link, so a
-  // link never idles while some waiter could use it.
+  // link never idles while some waiter could use it. Tasks that started through another
+  // of their links stay in the queue as stale entries and are skipped here.
   void serve_link(ResourceId r) {
-    auto& waiters = link_waiters_[r];
-    // Drop tasks that already started through another of their links.
-    std::erase_if(waiters, [&](TaskId t) { return !waiting_for_link_[t]; });
-    for (std::size_t i = 0; i < waiters.size(); ++i) {
-      TaskId t = waiters[i];
-      if (links_free(t)) {
-        waiters.erase(waiters.begin() + static_cast<std::ptrdiff_t>(i));
-        return start(t);
+    auto& queue = link_waiters_[r];
+    std::size_t& head = link_head_[r];
+    while (head < queue.size() && !waiting_for_link_[queue[head]]) ++head;
+    for (std::size_t i = head; i < queue.size(); ++i) {
+      TaskId t = queue[i];
+      if (waiting_for_link_[t] && links_free(t)) {
+        start(t);
+        break;
       }
+    }
+    if (head > 64 && 2 * head > queue.size()) {  // reclaim the consumed prefix
+      queue.erase(queue.begin(), queue.begin() + static_cast<std::ptrdiff_t>(head));
+      head = 0;
     }
   }
 
@@ -144,7 +150,8 @@ class Engine {
   int finished_count_ = 0;
   std::vector<std::size_t> stream_pos_;
   std::vector<std::uint8_t> link_busy_;
-  std::vector<std::vector<TaskId>> link_waiters_;
+  std::vector<std::vector<TaskId>> link_waiters_;  // per link, in arrival order
+  std::vector<std::size_t> link_head_;             // first live entry of each queue
   std::vector<std::uint8_t> waiting_for_link_;
   EventQueue queue_;
   double now_ = 0.0;

@@ -179,6 +179,10 @@ TEST(Engine, ExposedTimeCountsOnlyUncoveredSoleCategory) {
   EXPECT_DOUBLE_EQ(exposed_time(g, tl, tp, comm, covering), 1.0);
   EXPECT_DOUBLE_EQ(exposed_time(g, tl, compute, comm, covering), 0.0);
   EXPECT_DOUBLE_EQ(busy_union(g, tl, comm), 4.0);  // [3,7]
+  // README's "mixed comm" term: comm busy with compute idle, minus the sole-category parts.
+  std::vector<ResourceId> all{dps, tps, cs};
+  double mixed = busy_union(g, tl, all) - busy_union(g, tl, covering) - 1.0 - 1.0;
+  EXPECT_DOUBLE_EQ(mixed, 1.0);  // [5,6]
 }
 
 TEST(Engine, RejectsMalformedTasks) {
