@@ -41,7 +41,10 @@ void forward_query_block(const float* q, const float* k, const float* v, float* 
     block_scores(qi, kj, q0, k0, scale, scores);
     for (int r = 0; r < rows; ++r) {
       float new_max = std::max(stats[r].max, scores.row(r).maxCoeff());
-      if (new_max == -INFINITY) continue;  // row fully masked in this block
+      if (new_max == -INFINITY) {  // nothing unmasked seen yet: contributes nothing
+        scores.row(r).setZero();
+        continue;
+      }
       float rescale = online_softmax_rescale(stats[r].max, new_max);
       scores.row(r) = (scores.row(r).array() - new_max).exp();
       stats[r].sum = stats[r].sum * rescale + scores.row(r).sum();
