@@ -195,6 +195,11 @@ TEST(Engine, RejectsMalformedTasks) {
   EXPECT_THROW(g.add_task("twice", 1.0, cat, {s, s}), std::invalid_argument);
   EXPECT_THROW(g.add_task("bad_res", 1.0, cat, {7}), std::invalid_argument);
   EXPECT_THROW(g.add_dependency(0, 1), std::invalid_argument);
+  std::vector<ResourceId> group;  // a 40-rank collective listing one rank twice
+  for (int r = 1; r <= 40; ++r) group.push_back(g.add_stream(r, "comm"));
+  EXPECT_NO_THROW(g.add_task("dp.allreduce", 1.0, cat, group));
+  group.push_back(group[17]);
+  EXPECT_THROW(g.add_task("dp.allreduce.dup", 1.0, cat, group), std::invalid_argument);
   EXPECT_EQ(g.category("compute"), cat);
 }
 
