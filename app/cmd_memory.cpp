@@ -3,6 +3,7 @@
 
 #include "app/commands.hpp"
 #include "app/scenario_args.hpp"
+#include "sim/report/report.hpp"
 
 namespace twinsim {
 
@@ -12,7 +13,9 @@ void add_memory_command(CLI::App& app) {
   add_scenario_args(*cmd, *args);
   cmd->callback([args] {
     const Scenario s = load_from_args(*args);
-    std::cout << "scenario " << s.name << " loaded (memory model pending)\n";
+    const nlohmann::json report = memory_report(s);
+    if (args->json) std::cout << report.dump(2) << "\n";
+    else print_report(std::cout, s, report);
   });
 }
 

@@ -3,6 +3,7 @@
 
 #include "app/commands.hpp"
 #include "app/scenario_args.hpp"
+#include "sim/report/report.hpp"
 
 namespace twinsim {
 
@@ -11,10 +12,12 @@ void add_simulate_command(CLI::App& app) {
   auto trace = std::make_shared<std::string>();
   CLI::App* cmd = app.add_subcommand("simulate", "predict one training step or one inference batch");
   add_scenario_args(*cmd, *args);
-  cmd->add_option("--trace", *trace, "write a Chrome trace of the simulated step");
+  cmd->add_option("--trace", *trace, "write a Chrome trace (Perfetto) of the simulated step");
   cmd->callback([args, trace] {
     const Scenario s = load_from_args(*args);
-    std::cout << "scenario " << s.name << " loaded (simulator pending)\n";
+    const nlohmann::json report = simulate_report(s, *trace);
+    if (args->json) std::cout << report.dump(2) << "\n";
+    else print_report(std::cout, s, report);
   });
 }
 

@@ -1,0 +1,91 @@
+#include "sim/report/report.hpp"
+
+#include <cstdio>
+
+#include "models/param_count.hpp"
+#include "sim/memory/memory_report.hpp"
+#include "sim/training/training_report.hpp"
+
+namespace twinsim {
+
+namespace {
+
+std::string gib(double bytes) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.2f GiB", bytes / 1073741824.0);
+  return buf;
+}
+
+std::string fixed(double v, const char* fmt) {
+  char buf[48];
+  std::snprintf(buf, sizeof buf, fmt, v);
+  return buf;
+}
+
+void row(std::ostream& out, const std::string& label, const std::string& value) {
+  out << "  " << label << std::string(label.size() < 28 ? 28 - label.size() : 1, ' ') << value << "\n";
+}
+
+void print_memory(std::ostream& out, const nlohmann::json& mem) {
+  out << "memory per GPU (stage with the highest peak)\n";
+  for (const char* k : {"params", "grads", "optimizer", "activations", "kv_cache", "buffers"})
+    row(out, k, gib(mem["breakdown"][k].get<double>()));
+  row(out, "peak", gib(mem["peak_bytes"].get<double>()) + " of " + gib(mem["capacity_bytes"].get<double>()) +
+                       (mem["fits"].get<bool>() ? "  (fits)" : "  (DOES NOT FIT)"));
+  if (mem["stages"].size() > 1) {
+    out << "  per stage peak:";
+    for (const auto& st : mem["stages"]) out << " " << fixed(st["peak_bytes"].get<double>() / 1073741824.0, "%.1f");
+    out << " GiB\n";
+  }
+}
+
+void print_time(std::ostream& out, const nlohmann::json& time, const nlohmann::json& tp) {
+  const double step = time["step_s"].get<double>();
+  out << "step time " << fixed(step, "%.4f s") << " (breakdown of stage " << time["reported_stage"].get<int>()
+      << "'s GPU)\n";
+  for (const auto& [k, v] : time["breakdown"].items())
+    row(out, k, fixed(v.get<double>(), "%.4f s") + fixed(100 * v.get<double>() / step, "  %5.1f%%"));
+  out << "throughput\n";
+  row(out, "tokens/s", fixed(tp["tokens_per_s"].get<double>(), "%.0f"));
+  row(out, "tokens/s per GPU", fixed(tp["tokens_per_s_per_gpu"].get<double>(), "%.1f"));
+  row(out, "model TFLOP/s per GPU", fixed(tp["model_tflops_per_gpu"].get<double>(), "%.1f"));
+  row(out, "hardware TFLOP/s per GPU", fixed(tp["hardware_tflops_per_gpu"].get<double>(), "%.1f"));
+  row(out, "MFU / HFU", fixed(100 * tp["mfu"].get<double>(), "%.1f%%") + " / " +
+                            fixed(100 * tp["hfu"].get<double>(), "%.1f%%"));
+}
+
+}  // namespace
+
+nlohmann::json params_json(const Scenario& s) {
+  const ParamCount c = count_params(s.model);
+  return {{"total", c.total}, {"active", c.active}};
+}
+
+nlohmann::json memory_report(const Scenario& s) {
+  return {{"params", params_json(s)}, {"memory", to_json(predict_memory(s))}};
+}
+
+nlohmann::json simulate_report(const Scenario& s, const std::string& trace_path) {
+  nlohmann::json report = memory_report(s);
+  if (s.is_training()) {
+    const TrainingPrediction p = predict_training(s, trace_path);
+    report["time"] = time_json(p);
+    report["throughput"] = to_json(p.throughput);
+  }
+  return report;
+}
+
+void print_report(std::ostream& out, const Scenario& s, const nlohmann::json& report) {
+  out << "scenario " << (s.name.empty() ? "(unnamed)" : s.name) << ": " << s.model.name << " on "
+      << s.plan.world_size() << " x " << s.cluster.gpu.name << " (" << s.cluster.nodes << " nodes of "
+      << s.cluster.name << ")\n";
+  out << "plan tp=" << s.plan.tp << " pp=" << s.plan.pp << " dp=" << s.plan.dp << " cp=" << s.plan.cp
+      << " ep=" << s.plan.ep << " zero=" << s.plan.zero << " recompute=" << to_string(s.plan.recompute)
+      << " schedule=" << to_string(s.plan.schedule) << "\n";
+  out << "parameters " << fixed(report["params"]["total"].get<double>() / 1e9, "%.2fB total")
+      << fixed(report["params"]["active"].get<double>() / 1e9, ", %.2fB active") << "\n";
+  print_memory(out, report["memory"]);
+  if (report.contains("time")) print_time(out, report["time"], report["throughput"]);
+}
+
+}  // namespace twinsim

@@ -1,0 +1,156 @@
+#include "sim/training/layer_costs.hpp"
+
+#include "models/head_ops.hpp"
+#include "sim/cost/collective_cost.hpp"
+#include "sim/cost/compute_cost.hpp"
+#include "sim/training/rank_layout.hpp"
+
+namespace twinsim {
+
+namespace {
+
+MicroBatchShape micro_batch_shape(const Scenario& s) {
+  return {s.training->micro_batch, s.training->seq_len, s.training->precision};
+}
+
+ComputeOp as_compute(const LayerOp& op, Dtype dtype, double flops, double bytes, bool backward) {
+  ComputeOp c;
+  c.dtype = dtype;
+  c.flops = flops;
+  c.bytes = bytes;
+  c.backward = backward;
+  switch (op.kind) {
+    case OpKind::gemm: c.kind = ComputeKind::gemm; break;
+    case OpKind::attention: c.kind = ComputeKind::attention; break;
+    case OpKind::norm: c.kind = ComputeKind::norm; break;
+    default: c.kind = ComputeKind::elementwise; break;
+  }
+  return c;
+}
+
+std::optional<CollectiveOp> as_collective(CollectiveKind k) {
+  switch (k) {
+    case CollectiveKind::all_reduce: return CollectiveOp::all_reduce;
+    case CollectiveKind::all_gather: return CollectiveOp::all_gather;
+    case CollectiveKind::reduce_scatter: return CollectiveOp::reduce_scatter;
+    case CollectiveKind::all_to_all: return CollectiveOp::all_to_all;
+    // ring attention: each step passes a K,V chunk to the next rank (Liu et al. 2023)
+    case CollectiveKind::ring_exchange: return CollectiveOp::send_recv;
+    case CollectiveKind::none: return std::nullopt;
+  }
+  return std::nullopt;
+}
+
+double collective_s(const Scenario& s, const Collective& c) {
+  const auto op = as_collective(c.kind);
+  if (!op || c.bytes == 0) return 0;
+  const ParallelGroup group = c.group == CommGroup::tp   ? ParallelGroup::tp
+                              : c.group == CommGroup::cp ? ParallelGroup::cp
+                                                         : ParallelGroup::ep;
+  const GroupLayout layout = group_layout(s.cluster, s.plan, group);
+  return collective_time_s(s.cluster, *op, layout, static_cast<double>(c.bytes));
+}
+
+// A GEMM's three passes: forward C = AB, dgrad dA = dC B^T, wgrad dB = A^T dC; each
+// moves about the same bytes (two operands read, one result written).
+void price_gemm(const GpuSpec& gpu, Dtype dtype, const LayerOp& op, OpTime& t) {
+  ComputeOp c = as_compute(op, dtype, op.fwd_flops, static_cast<double>(op.fwd_bytes), false);
+  c.m = op.m, c.n = op.n, c.k = op.k;
+  t.fwd_s = op_time_s(gpu, c);
+  c.m = op.m, c.n = op.k, c.k = op.n;
+  c.flops = op.dgrad_flops;
+  t.dgrad_s = op_time_s(gpu, c);
+  c.m = op.k, c.n = op.n, c.k = op.m;
+  c.flops = op.wgrad_flops;
+  t.wgrad_s = op_time_s(gpu, c);
+}
+
+OpTime price(const Scenario& s, const LayerOp& op) {
+  const GpuSpec& gpu = s.cluster.gpu;
+  const Dtype dtype = s.training->precision;
+  OpTime t;
+  t.name = std::string(op.name);
+  t.recomputed = op.recomputed;
+  t.fwd_flops = op.fwd_flops;
+  t.bwd_flops = op.dgrad_flops + op.wgrad_flops;
+  if (op.kind == OpKind::collective) {
+    t.category = op.fwd_comm.group == CommGroup::tp   ? TimeCategory::tp_comm
+                 : op.fwd_comm.group == CommGroup::cp ? TimeCategory::cp_comm
+                                                      : TimeCategory::ep_comm;
+    t.fwd_s = collective_s(s, op.fwd_comm);
+    t.dgrad_s = collective_s(s, op.bwd_comm);
+    return t;
+  }
+  if (op.kind == OpKind::gemm) {
+    price_gemm(gpu, dtype, op, t);
+    return t;
+  }
+  // attention, norms and element-wise ops: the backward reads the saved inputs and the
+  // output gradient and writes the input gradient, about twice the forward's traffic
+  const double bytes = static_cast<double>(op.fwd_bytes);
+  t.fwd_s = op_time_s(gpu, as_compute(op, dtype, op.fwd_flops, bytes, false));
+  t.dgrad_s = op_time_s(gpu, as_compute(op, dtype, op.dgrad_flops, 2 * bytes, true));
+  return t;
+}
+
+LayerCost price_all(const Scenario& s, const std::vector<LayerOp>& ops) {
+  LayerCost cost;
+  for (const LayerOp& op : ops) cost.ops.push_back(price(s, op));
+  return cost;
+}
+
+}  // namespace
+
+double LayerCost::fwd_s(TimeCategory c) const {
+  double t = 0;
+  for (const OpTime& op : ops)
+    if (op.category == c) t += op.fwd_s;
+  return t;
+}
+
+double LayerCost::bwd_s(TimeCategory c) const {
+  double t = 0;
+  for (const OpTime& op : ops)
+    if (op.category == c) t += op.dgrad_s + op.wgrad_s;
+  return t;
+}
+
+double LayerCost::recompute_s() const {
+  double t = 0;
+  for (const OpTime& op : ops)
+    if (op.recomputed) t += op.fwd_s;
+  return t;
+}
+
+double LayerCost::fwd_flops() const {
+  double f = 0;
+  for (const OpTime& op : ops) f += op.fwd_flops;
+  return f;
+}
+
+double LayerCost::bwd_flops() const {
+  double f = 0;
+  for (const OpTime& op : ops) f += op.bwd_flops;
+  return f;
+}
+
+double LayerCost::recompute_flops() const {
+  double f = 0;
+  for (const OpTime& op : ops)
+    if (op.recomputed) f += op.fwd_flops;
+  return f;
+}
+
+LayerCost cost_layer(const Scenario& s, std::int64_t layer) {
+  return price_all(s, build_layer_ops(s.model, layer, s.plan, micro_batch_shape(s)));
+}
+
+LayerCost cost_embedding(const Scenario& s) {
+  return price_all(s, build_embedding_ops(s.model, s.plan, micro_batch_shape(s)));
+}
+
+LayerCost cost_head(const Scenario& s) {
+  return price_all(s, build_head_ops(s.model, s.plan, micro_batch_shape(s)));
+}
+
+}  // namespace twinsim

@@ -1,0 +1,44 @@
+#pragma once
+// The time of every op of one layer for one micro-batch on one GPU: the layer's op list
+// (models/layer_ops) priced by the compute and collective cost models. All layers of the
+// same kind (dense or MoE) cost the same, so each kind is priced once per step.
+#include <string>
+#include <vector>
+
+#include "models/layer_ops.hpp"
+#include "scenario/scenario.hpp"
+
+namespace twinsim {
+
+// Where an op's time is charged in the step breakdown.
+enum class TimeCategory { compute, recompute, tp_comm, cp_comm, ep_comm };
+
+struct OpTime {
+  std::string name;  // "attn.qkv": the step prefixes "layer<N>." and appends ".fwd" etc.
+  TimeCategory category = TimeCategory::compute;
+  double fwd_s = 0;
+  double dgrad_s = 0;  // backward w.r.t. inputs (collectives: the backward collective)
+  double wgrad_s = 0;  // backward w.r.t. weights
+  bool recomputed = false;
+  double fwd_flops = 0, bwd_flops = 0;
+};
+
+struct LayerCost {
+  std::vector<OpTime> ops;  // forward order
+  double fwd_s(TimeCategory c) const;
+  double bwd_s(TimeCategory c) const;
+  double recompute_s() const;  // forward of the ops the recompute policy runs again
+  double fwd_flops() const;
+  double bwd_flops() const;
+  double recompute_flops() const;
+};
+
+// Prices transformer layer `layer` under the scenario's plan and training workload.
+LayerCost cost_layer(const Scenario& s, std::int64_t layer);
+
+// The ops outside the transformer layers: embedding on the first stage, final norm,
+// logits and loss on the last.
+LayerCost cost_embedding(const Scenario& s);
+LayerCost cost_head(const Scenario& s);
+
+}  // namespace twinsim

@@ -1,0 +1,46 @@
+#include "sim/training/rank_layout.hpp"
+
+#include <algorithm>
+
+namespace twinsim {
+
+namespace {
+
+// A group of `size` ranks `stride` apart: ranks_per_node of them fit on one node.
+GroupLayout strided_group(int gpus_per_node, int size, long stride) {
+  GroupLayout g;
+  g.ranks = size;
+  if (stride >= gpus_per_node) {
+    g.ranks_per_node = 1;
+  } else {
+    const long per_node = gpus_per_node / stride;
+    g.ranks_per_node = static_cast<int>(std::max<long>(1, std::min<long>(size, per_node)));
+  }
+  return g;
+}
+
+}  // namespace
+
+GroupLayout group_layout(const ClusterSpec& cluster, const Plan& plan, ParallelGroup group) {
+  const int gpn = cluster.gpus_per_node;
+  switch (group) {
+    case ParallelGroup::tp: return strided_group(gpn, plan.tp, 1);
+    case ParallelGroup::cp: return strided_group(gpn, plan.cp, plan.tp);
+    // experts are split over data-parallel (and context-parallel) ranks, innermost first
+    case ParallelGroup::ep: return strided_group(gpn, plan.ep, plan.tp);
+    case ParallelGroup::dp: return strided_group(gpn, plan.dp, static_cast<long>(plan.tp) * plan.cp);
+    case ParallelGroup::pp:
+      return strided_group(gpn, plan.pp, static_cast<long>(plan.tp) * plan.cp * plan.dp);
+  }
+  return {};
+}
+
+GroupLayout pipeline_pair_layout(const ClusterSpec& cluster, const Plan& plan) {
+  const long stride = static_cast<long>(plan.tp) * plan.cp * plan.dp;
+  GroupLayout pair;
+  pair.ranks = 2;
+  pair.ranks_per_node = stride < cluster.gpus_per_node ? 2 : 1;
+  return pair;
+}
+
+}  // namespace twinsim

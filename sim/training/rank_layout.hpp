@@ -1,0 +1,19 @@
+#pragma once
+// Where the ranks of each parallel group sit on the nodes. Ranks are numbered as
+// Megatron-LM's default order "tp-cp-ep-dp-pp" (megatron/core/parallel_state.py): TP
+// varies fastest, so a TP group shares a node, and PP neighbours are furthest apart.
+#include "hardware/cluster_spec.hpp"
+#include "models/plan.hpp"
+#include "sim/cost/collective_cost.hpp"
+
+namespace twinsim {
+
+enum class ParallelGroup { tp, cp, ep, dp, pp };
+
+// Size of the group and how many of its ranks share a node.
+GroupLayout group_layout(const ClusterSpec& cluster, const Plan& plan, ParallelGroup group);
+
+// The pair of ranks exchanging activations between neighbouring pipeline stages.
+GroupLayout pipeline_pair_layout(const ClusterSpec& cluster, const Plan& plan);
+
+}  // namespace twinsim

@@ -1,0 +1,54 @@
+#pragma once
+// The task graph of one training step, ready for the discrete-event engine.
+//
+// Fast mode: one representative GPU per pipeline stage (all TP/CP/DP replicas of a stage
+// do the same work at the same time). Each GPU has a compute stream and streams for
+// TP, CP and DP communication; pipeline sends travel on one link per stage boundary and
+// direction. Per layer and micro-batch the step holds forward, recompute and backward
+// compute tasks and the collectives around them; the stage's schedule (GPipe, 1F1B,
+// interleaved) is the program order of its compute stream, so bubbles and overlap come
+// out of the simulation.
+#include <vector>
+
+#include "scenario/scenario.hpp"
+#include "sim/engine/task_graph.hpp"
+#include "sim/training/layer_costs.hpp"
+
+namespace twinsim {
+
+struct StageStreams {
+  engine::ResourceId compute = -1, tp = -1, cp = -1, dp = -1;
+};
+
+struct StepCategories {
+  engine::CategoryId compute, recompute, tp_comm, cp_comm, ep_comm, pp_comm, dp_comm, optimizer;
+};
+
+// What a layer task stands for, so a trace can show the ops inside it.
+enum class LayerPass : std::uint8_t { none, fwd, bwd, recompute };
+struct TaskOrigin {
+  std::int32_t layer = -1;  // -1: embedding/head/other
+  std::int32_t cost = -1;   // index into StepCosts::layers (-1: none)
+  LayerPass pass = LayerPass::none;
+};
+
+struct StepCosts {
+  std::vector<LayerCost> layers;       // one per distinct layer kind
+  std::vector<int> layer_cost_index;   // per model layer: its entry in `layers`
+  LayerCost embedding, head;
+};
+
+struct StepGraph {
+  engine::TaskGraph graph;
+  std::vector<StageStreams> stages;
+  StepCategories categories{};
+  std::vector<TaskOrigin> origin;  // per task
+};
+
+StepCosts price_step(const Scenario& s);
+StepGraph build_step_graph(const Scenario& s, const StepCosts& costs);
+
+// Parameters one GPU of `stage` holds (sharded by TP and, for experts, EP).
+std::int64_t stage_params_per_gpu(const Scenario& s, int stage);
+
+}  // namespace twinsim

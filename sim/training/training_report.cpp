@@ -1,0 +1,134 @@
+#include "sim/training/training_report.hpp"
+
+#include "models/head_ops.hpp"
+#include "sim/engine/chrome_trace.hpp"
+#include "sim/engine/simulator.hpp"
+
+namespace twinsim {
+
+namespace {
+
+// Breakdown of stage `i`'s GPU: busy time of its compute stream by category; idle time
+// exposed to communication on its side streams; the rest of the idle time is bubble.
+TimeBreakdown stage_breakdown(const StepGraph& g, const engine::Timeline& tl, int i) {
+  const StageStreams& st = g.stages[i];
+  const StepCategories& c = g.categories;
+  TimeBreakdown b;
+  for (engine::TaskId t : g.graph.tasks_on(st.compute)) {
+    const double d = g.graph.duration(t);
+    const engine::CategoryId cat = g.graph.category_of(t);
+    if (cat == c.compute) b.compute_s += d;
+    else if (cat == c.recompute) b.recompute_s += d;
+    else if (cat == c.tp_comm) b.tp_comm_s += d;
+    else if (cat == c.ep_comm) b.ep_comm_s += d;
+    else if (cat == c.optimizer) b.optimizer_s += d;
+    else if (cat == c.cp_comm) b.cp_comm_s += d;
+  }
+  const std::vector<engine::ResourceId> watched{st.tp, st.cp, st.dp}, covering{st.compute};
+  b.dp_comm_exposed_s = engine::exposed_time(g.graph, tl, c.dp_comm, watched, covering);
+  b.tp_comm_s += engine::exposed_time(g.graph, tl, c.tp_comm, watched, covering);
+  b.cp_comm_s += engine::exposed_time(g.graph, tl, c.cp_comm, watched, covering);
+  b.pp_bubble_s = tl.makespan_s - b.sum();
+  if (b.pp_bubble_s < 0 && b.pp_bubble_s > -1e-9 * tl.makespan_s) b.pp_bubble_s = 0;
+  return b;
+}
+
+std::vector<OpPrediction> op_table(const Scenario& s, const StepCosts& costs, int stage) {
+  const int layers = s.plan.stage_layers[stage];
+  const int m = static_cast<int>(s.training->micro_batches(s.plan.dp));
+  std::vector<OpPrediction> ops;
+  const LayerCost& lc = costs.layers[costs.layer_cost_index[0]];
+  for (const OpTime& op : lc.ops) {
+    ops.push_back({op.name + ".fwd", op.fwd_s, layers * m});
+    if (op.dgrad_s > 0) ops.push_back({op.name + ".bwd_dgrad", op.dgrad_s, layers * m});
+    if (op.wgrad_s > 0) ops.push_back({op.name + ".bwd_wgrad", op.wgrad_s, layers * m});
+    if (op.recomputed) ops.push_back({op.name + ".recompute", op.fwd_s, layers * m});
+  }
+  return ops;
+}
+
+}  // namespace
+
+double model_flops_per_step(const Scenario& s) {
+  // the whole model on one sequence: every degree 1
+  Plan whole = s.plan;
+  whole.tp = whole.cp = whole.ep = 1;
+  whole.sequence_parallel = false;
+  whole.recompute = Recompute::none;
+  const MicroBatchShape one{1, s.training->seq_len, s.training->precision};
+  double per_sequence = 0;
+  for (std::int64_t l = 0; l < s.model.layers; ++l)
+    for (const LayerOp& op : build_layer_ops(s.model, l, whole, one))
+      per_sequence += op.fwd_flops + op.dgrad_flops + op.wgrad_flops;
+  for (const LayerOp& op : build_head_ops(s.model, whole, one))
+    per_sequence += op.fwd_flops + op.dgrad_flops + op.wgrad_flops;
+  return per_sequence * static_cast<double>(s.training->global_batch);
+}
+
+TrainingPrediction predict_training(const Scenario& s, const std::string& trace_path) {
+  const StepCosts costs = price_step(s);
+  const StepGraph g = build_step_graph(s, costs);
+  const engine::Timeline tl = engine::simulate(g.graph);
+  if (!trace_path.empty()) engine::write_chrome_trace(trace_path, g.graph, tl);
+
+  TrainingPrediction p;
+  p.step_s = tl.makespan_s;
+  p.tasks = static_cast<std::size_t>(g.graph.num_tasks());
+  p.events = tl.events;
+  for (int i = 0; i < s.plan.pp; ++i) p.stage_breakdowns.push_back(stage_breakdown(g, tl, i));
+  // report the busiest GPU: the bottleneck stage
+  for (int i = 1; i < s.plan.pp; ++i) {
+    const TimeBreakdown& a = p.stage_breakdowns[i];
+    const TimeBreakdown& best = p.stage_breakdowns[p.reported_stage];
+    if (a.sum() - a.pp_bubble_s - a.dp_comm_exposed_s > best.sum() - best.pp_bubble_s - best.dp_comm_exposed_s)
+      p.reported_stage = i;
+  }
+  p.breakdown = p.stage_breakdowns[p.reported_stage];
+
+  // recompute FLOPs: the recomputed forward ops, on every GPU
+  double recompute_flops_per_gpu_step = 0;
+  const int m = static_cast<int>(s.training->micro_batches(s.plan.dp));
+  for (std::int64_t l = 0; l < s.model.layers; ++l)
+    recompute_flops_per_gpu_step += costs.layers[costs.layer_cost_index[l]].recompute_flops() * m;
+  const double world = static_cast<double>(s.plan.world_size());
+  p.model_flops = model_flops_per_step(s);
+  // per-GPU recompute FLOPs x (tp*cp*dp) ranks sharing each layer, summed over stages
+  p.hardware_flops = p.model_flops + recompute_flops_per_gpu_step * s.plan.tp * s.plan.cp * s.plan.dp;
+
+  const double tokens = static_cast<double>(s.training->global_batch) * s.training->seq_len;
+  const Dtype math = s.training->precision;
+  Throughput& t = p.throughput;
+  t.tokens_per_s = tokens / p.step_s;
+  t.tokens_per_s_per_gpu = t.tokens_per_s / world;
+  t.model_tflops_per_gpu = p.model_flops / p.step_s / world / 1e12;
+  t.hardware_tflops_per_gpu = p.hardware_flops / p.step_s / world / 1e12;
+  t.mfu = t.model_tflops_per_gpu * 1e12 / s.cluster.gpu.peak(math);
+  t.hfu = t.hardware_tflops_per_gpu * 1e12 / s.cluster.gpu.peak(math);
+  p.ops = op_table(s, costs, p.reported_stage);
+  return p;
+}
+
+nlohmann::json to_json(const TimeBreakdown& b) {
+  return {{"compute_s", b.compute_s},     {"recompute_s", b.recompute_s},
+          {"tp_comm_s", b.tp_comm_s},     {"pp_bubble_s", b.pp_bubble_s},
+          {"dp_comm_exposed_s", b.dp_comm_exposed_s}, {"cp_comm_s", b.cp_comm_s},
+          {"ep_comm_s", b.ep_comm_s},     {"optimizer_s", b.optimizer_s}};
+}
+
+nlohmann::json time_json(const TrainingPrediction& p) {
+  nlohmann::json ops = nlohmann::json::array();
+  for (const OpPrediction& op : p.ops) ops.push_back({{"name", op.name}, {"time_s", op.time_s}, {"count", op.count}});
+  nlohmann::json stages = nlohmann::json::array();
+  for (std::size_t i = 0; i < p.stage_breakdowns.size(); ++i)
+    stages.push_back({{"stage", i}, {"breakdown", to_json(p.stage_breakdowns[i])}});
+  return {{"step_s", p.step_s}, {"breakdown", to_json(p.breakdown)}, {"reported_stage", p.reported_stage},
+          {"stages", stages}, {"ops", ops}};
+}
+
+nlohmann::json to_json(const Throughput& t) {
+  return {{"tokens_per_s", t.tokens_per_s}, {"tokens_per_s_per_gpu", t.tokens_per_s_per_gpu},
+          {"model_tflops_per_gpu", t.model_tflops_per_gpu}, {"hardware_tflops_per_gpu", t.hardware_tflops_per_gpu},
+          {"mfu", t.mfu}, {"hfu", t.hfu}};
+}
+
+}  // namespace twinsim

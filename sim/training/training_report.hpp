@@ -1,0 +1,68 @@
+#pragma once
+// One simulated training step: the "time" and "throughput" objects of SCENARIO.md, with
+// a breakdown that sums to the step time, and the per-op times behind it.
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "scenario/scenario.hpp"
+#include "sim/engine/timeline.hpp"
+#include "sim/training/step_graph.hpp"
+
+namespace twinsim {
+
+// Where one GPU's step time went: its compute stream busy by category, and its idle
+// time split by what it waited for. The fields sum to step_s.
+struct TimeBreakdown {
+  double compute_s = 0;
+  double recompute_s = 0;
+  double tp_comm_s = 0;          // on the compute stream, or exposed when overlapped
+  double cp_comm_s = 0;          // exposed part (ring attention overlaps the rest)
+  double ep_comm_s = 0;
+  double optimizer_s = 0;
+  double dp_comm_exposed_s = 0;  // idle while only data-parallel communication ran
+  double pp_bubble_s = 0;        // idle otherwise: pipeline fill/drain and transfers
+  double sum() const {
+    return compute_s + recompute_s + tp_comm_s + cp_comm_s + ep_comm_s + optimizer_s + dp_comm_exposed_s + pp_bubble_s;
+  }
+};
+
+struct Throughput {
+  double tokens_per_s = 0;
+  double tokens_per_s_per_gpu = 0;
+  double model_tflops_per_gpu = 0;
+  double hardware_tflops_per_gpu = 0;
+  double mfu = 0;
+  double hfu = 0;
+};
+
+struct OpPrediction {
+  std::string name;   // e.g. "attn.qkv.fwd" — the executor times the same names
+  double time_s = 0;  // one occurrence: one layer, one micro-batch, one GPU
+  int count = 0;      // occurrences per step on the reported GPU
+};
+
+struct TrainingPrediction {
+  double step_s = 0;
+  int reported_stage = 0;  // the stage whose GPU the breakdown describes
+  TimeBreakdown breakdown;
+  std::vector<TimeBreakdown> stage_breakdowns;
+  Throughput throughput;
+  double model_flops = 0;     // per step, all GPUs (Korthikanti et al. 2022, App. A)
+  double hardware_flops = 0;  // plus recomputation
+  std::vector<OpPrediction> ops;
+  std::size_t tasks = 0;
+  std::uint64_t events = 0;
+};
+
+// Model FLOPs of one step: forward and backward once, attention and logits included.
+double model_flops_per_step(const Scenario& s);
+
+TrainingPrediction predict_training(const Scenario& s, const std::string& trace_path = "");
+
+nlohmann::json to_json(const TimeBreakdown& b);
+nlohmann::json time_json(const TrainingPrediction& p);
+nlohmann::json to_json(const Throughput& t);
+
+}  // namespace twinsim
