@@ -87,6 +87,7 @@ struct Builder {
   // compute task waits for it.
   struct Chain {
     TaskId last = -1;
+    TaskId before_last = -1;      // the compute task before `last`
     std::vector<TaskId> pending;  // side-stream tasks the next compute task waits for
   };
 
@@ -95,6 +96,7 @@ struct Builder {
     const TaskId t = task(name, seconds, cat, st.compute, origin);
     for (TaskId p : chain.pending) out.graph.add_dependency(p, t);
     chain.pending.clear();
+    chain.before_last = chain.last;
     chain.last = t;
     return t;
   }
@@ -106,8 +108,12 @@ struct Builder {
       compute(chain, st, name, seconds, cat);
       return;
     }
+    // overlapped communication runs beside the compute task it belongs to (TP overlap
+    // pipelines a GEMM's chunks with their collectives; ring attention passes K,V chunks
+    // while attending): it waits for what preceded that compute task, not for the task
     const TaskId t = task(name, seconds, cat, side_stream);
-    if (chain.last >= 0) out.graph.add_dependency(chain.last, t);
+    const TaskId after = chain.before_last >= 0 ? chain.before_last : chain.last;
+    if (after >= 0) out.graph.add_dependency(after, t);
     chain.pending.push_back(t);
   }
 

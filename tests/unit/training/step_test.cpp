@@ -1,0 +1,111 @@
+// The simulated training step against closed forms: FLOP counts (Korthikanti et al.
+// 2022 App. A; Narayanan et al. 2021 Eq. 3), pipeline bubbles (Narayanan §2.2), and the
+// report's invariants.
+#include <gtest/gtest.h>
+
+#include "scenario/load.hpp"
+#include "sim/training/training_report.hpp"
+
+namespace twinsim {
+namespace {
+
+// A GPT model on a cluster whose network is so fast that communication vanishes, so the
+// pipeline's own shape decides the step.
+Scenario gpt(const std::vector<std::string>& sets) {
+  const std::string text = R"(
+model: {layers: 8, hidden: 1024, heads: 16, vocab: 51200, max_seq_len: 2048, bias: false}
+cluster:
+  gpu: a100-sxm-80gb
+  gpus_per_node: 64
+  intra_node: {bandwidth_GBps: 1000000, latency_us: 0}
+  inter_node: {bandwidth_GBps: 1000000, latency_us: 0, nics_per_node: 8}
+training: {seq_len: 2048, global_batch: 16, micro_batch: 1, precision: bf16}
+plan: {tp: 1, pp: 1, dp: 1}
+)";
+  return load_scenario_text(text, sets);
+}
+
+TEST(TrainingStep, ModelFlopsMatchKorthikantiAppendixA) {
+  // 72 B s l h^2 (1 + s/(6h) + V/(12 l h)): forward + backward, attention and logits
+  const Scenario s = gpt({});
+  const double B = 16, sq = 2048, l = 8, h = 1024, V = 51200;
+  const double expected = 72 * B * sq * l * h * h * (1 + sq / (6 * h) + V / (12 * l * h));
+  EXPECT_NEAR(model_flops_per_step(s) / expected, 1.0, 1e-9);
+}
+
+TEST(TrainingStep, FullRecomputeHardwareFlopsMatchNarayananEq3) {
+  // 96 B s l h^2 (1 + s/(6h) + V/(16 l h)) with full activation recomputation
+  const TrainingPrediction p = predict_training(gpt({"plan.recompute=full", "plan.flash_attention=false"}));
+  const double B = 16, sq = 2048, l = 8, h = 1024, V = 51200;
+  const double expected = 96 * B * sq * l * h * h * (1 + sq / (6 * h) + V / (16 * l * h));
+  EXPECT_NEAR(p.hardware_flops / expected, 1.0, 1e-9);
+}
+
+TEST(TrainingStep, BreakdownSumsToStepAndNothingIsNegative) {
+  for (const auto& sets : std::vector<std::vector<std::string>>{
+           {}, {"plan.pp=4", "plan.schedule=gpipe"}, {"plan.pp=2", "plan.dp=2", "plan.zero=1"},
+           {"plan.tp=2", "plan.sequence_parallel=true", "plan.recompute=full"},
+           {"plan.pp=2", "plan.schedule=interleaved", "plan.virtual_stages=2"}}) {
+    const TrainingPrediction p = predict_training(gpt(sets));
+    EXPECT_NEAR(p.breakdown.sum(), p.step_s, 1e-9 * p.step_s);
+    for (double part : {p.breakdown.compute_s, p.breakdown.pp_bubble_s, p.breakdown.dp_comm_exposed_s,
+                        p.breakdown.tp_comm_s, p.breakdown.recompute_s})
+      EXPECT_GE(part, 0.0);
+  }
+}
+
+TEST(TrainingStep, PipelineBubbleMatchesNarayanan) {
+  // 1F1B and GPipe: bubble = (p - 1) (t_f + t_b); interleaved: divided by v (§2.2.1-2)
+  // a small vocabulary keeps the embedding and logits negligible, so stages balance
+  const int p = 4, m = 8;
+  const double single = predict_training(gpt({"training.global_batch=8", "model.vocab=64"})).step_s;
+  const double per_mb_per_stage = single / m / p;  // t_f + t_b of one stage, no bubble
+  for (const char* sch : {"plan.schedule=1f1b", "plan.schedule=gpipe"}) {
+    const TrainingPrediction pr = predict_training(gpt({"plan.pp=4", "training.global_batch=8", "model.vocab=64", sch}));
+    EXPECT_NEAR(pr.step_s, (m + p - 1) * per_mb_per_stage, 0.03 * pr.step_s) << sch;
+  }
+  const TrainingPrediction il = predict_training(
+      gpt({"plan.pp=4", "training.global_batch=8", "model.vocab=64", "plan.schedule=interleaved",
+           "plan.virtual_stages=2"}));
+  EXPECT_NEAR(il.step_s, (m + (p - 1) / 2.0) * per_mb_per_stage, 0.03 * il.step_s);
+}
+
+TEST(TrainingStep, GradientReduceOverlapHidesCommunication) {
+  const Scenario base = load_scenario_text(R"(
+model: gpt2-xl
+cluster: dgx-a100-80gb
+training: {seq_len: 1024, global_batch: 64, micro_batch: 4}
+plan: {tp: 1, pp: 1, dp: 16}
+)");
+  Scenario blocking = base;
+  blocking.plan.overlap_grad_reduce = false;
+  const TrainingPrediction overlapped = predict_training(base), exposed = predict_training(blocking);
+  EXPECT_LT(overlapped.breakdown.dp_comm_exposed_s, exposed.breakdown.dp_comm_exposed_s);
+  EXPECT_GT(exposed.breakdown.dp_comm_exposed_s, 0.0);
+  EXPECT_LT(overlapped.step_s, exposed.step_s);
+}
+
+TEST(TrainingStep, TensorParallelCommunicationOverlapShortensStep) {
+  const Scenario s = load_scenario_text(R"(
+model: llama2-13b
+cluster: dgx-h100
+training: {seq_len: 4096, global_batch: 32, micro_batch: 1}
+plan: {tp: 8, pp: 1, dp: 1, sequence_parallel: true}
+)");
+  Scenario overlap = s;
+  overlap.plan.tp_comm_overlap = true;
+  const TrainingPrediction a = predict_training(s), b = predict_training(overlap);
+  EXPECT_GT(a.breakdown.tp_comm_s, 0.0);
+  EXPECT_LT(b.step_s, a.step_s);
+  EXPECT_LT(b.breakdown.tp_comm_s, a.breakdown.tp_comm_s);
+}
+
+TEST(TrainingStep, DeterministicReports) {
+  const Scenario s = load_scenario_text(default_scenario_text());
+  const TrainingPrediction a = predict_training(s), b = predict_training(s);
+  EXPECT_EQ(a.step_s, b.step_s);
+  EXPECT_EQ(to_json(a.breakdown).dump(), to_json(b.breakdown).dump());
+}
+
+}  // namespace
+}  // namespace twinsim
