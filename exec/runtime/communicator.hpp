@@ -5,6 +5,9 @@
 // (ncclAllReduce, ncclAllGather, ncclReduceScatter, ...), counts are elements.
 #include <cstddef>
 #include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
 
 namespace twinsim::exec {
 
@@ -28,7 +31,18 @@ class Communicator {
   virtual void recv(float* data, std::size_t count, int peer) = 0;
   virtual void barrier() = 0;
 
+  // Sends to one peer and receives from another at once, so that two neighbouring
+  // pipeline stages exchanging activations and gradients cannot deadlock (Megatron's
+  // batched isend/irecv in p2p_communication.py). peer -1 skips that half.
+  virtual void send_recv(const float* send_data, std::size_t send_count, int send_peer,
+                         float* recv_data, std::size_t recv_count, int recv_peer) = 0;
+
+  // Every rank's bytes at `root` (index = rank); other ranks get an empty vector.
+  // For the profiler's events and other host-side records, not for tensors.
+  virtual std::vector<std::string> gather_bytes(std::string_view mine, int root) = 0;
+
   // Ranks with the same color form a new communicator, ordered by key (MPI_Comm_split).
+  // A negative color joins no group and returns nullptr (MPI_UNDEFINED).
   virtual std::unique_ptr<Communicator> split(int color, int key) = 0;
 };
 

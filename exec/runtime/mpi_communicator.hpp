@@ -1,0 +1,76 @@
+#pragma once
+// Communicator over MPI: one rank per simulated GPU on the CPU. Every call is a blocking
+// MPI collective or point-to-point on float32 host buffers.
+#include <mpi.h>
+
+#include <memory>
+#include <stdexcept>
+#include <string>
+
+#include "exec/runtime/communicator.hpp"
+
+namespace twinsim::exec {
+
+// An MPI call that returned an error code; the message names the call and MPI's text.
+class MpiError : public std::runtime_error {
+ public:
+  MpiError(const std::string& call, int code);
+  int code() const { return code_; }
+
+ private:
+  int code_;
+};
+
+// Calls MPI_Init on construction and MPI_Finalize on destruction. Works without mpirun:
+// Open MPI then starts a single-rank job ("singleton MPI_Init"). If MPI is already
+// initialised (a test harness did it), this session neither initialises nor finalises.
+class MpiSession {
+ public:
+  MpiSession(int* argc, char*** argv);
+  MpiSession() : MpiSession(nullptr, nullptr) {}
+  ~MpiSession();
+  MpiSession(const MpiSession&) = delete;
+  MpiSession& operator=(const MpiSession&) = delete;
+
+  int world_rank() const;
+  int world_size() const;
+
+ private:
+  bool owns_ = false;
+};
+
+class MpiCommunicator final : public Communicator {
+ public:
+  // A private duplicate of MPI_COMM_WORLD, so our traffic never matches anyone else's.
+  static std::unique_ptr<MpiCommunicator> world();
+  // Takes ownership of `comm` (freed in the destructor) when owned is true.
+  MpiCommunicator(MPI_Comm comm, bool owned);
+  ~MpiCommunicator() override;
+  MpiCommunicator(const MpiCommunicator&) = delete;
+  MpiCommunicator& operator=(const MpiCommunicator&) = delete;
+
+  int rank() const override { return rank_; }
+  int size() const override { return size_; }
+  MPI_Comm native() const { return comm_; }
+
+  void all_reduce(float* data, std::size_t count, ReduceOp op = ReduceOp::sum) override;
+  void all_gather(const float* send, float* recv, std::size_t count) override;
+  void reduce_scatter(const float* send, float* recv, std::size_t count) override;
+  void all_to_all(const float* send, float* recv, std::size_t count) override;
+  void broadcast(float* data, std::size_t count, int root) override;
+  void send(const float* data, std::size_t count, int peer) override;
+  void recv(float* data, std::size_t count, int peer) override;
+  void barrier() override;
+  void send_recv(const float* send_data, std::size_t send_count, int send_peer, float* recv_data,
+                 std::size_t recv_count, int recv_peer) override;
+  std::vector<std::string> gather_bytes(std::string_view mine, int root) override;
+  std::unique_ptr<Communicator> split(int color, int key) override;
+
+ private:
+  MPI_Comm comm_;
+  bool owned_;
+  int rank_ = 0;
+  int size_ = 1;
+};
+
+}  // namespace twinsim::exec

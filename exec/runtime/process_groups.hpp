@@ -1,0 +1,94 @@
+#pragma once
+// The parallel groups of a plan, split from the world communicator in Megatron-core's
+// default rank order "tp-cp-ep-dp-pp" (megatron/core/parallel_state.py, RankGenerator):
+//   rank = tp_rank + tp * (cp_rank + cp * (dp_rank + dp * pp_rank))
+// TP varies fastest and PP slowest, the order the simulator assumes
+// (sim/training/rank_layout.hpp). Expert parallelism splits the data-parallel ranks
+// (cp x dp, cp innermost): ep_rank = (cp_rank + cp * dp_rank) % ep, as Megatron-core's
+// expert rank generator "tp-ep-dp-pp" does when the expert TP equals the dense TP.
+#include <memory>
+#include <vector>
+
+#include "exec/runtime/communicator.hpp"
+#include "models/plan.hpp"
+
+namespace twinsim::exec {
+
+struct ParallelDims {
+  int tp = 1;
+  int cp = 1;
+  int ep = 1;  // divides cp * dp
+  int dp = 1;
+  int pp = 1;
+
+  int world_size() const { return tp * cp * dp * pp; }
+  static ParallelDims from_plan(const Plan& plan);
+};
+
+// Where one global rank sits in each dimension.
+struct RankCoords {
+  int tp = 0;
+  int cp = 0;
+  int dp = 0;
+  int pp = 0;
+  int ep = 0;         // rank in its expert-parallel group
+  int expert_dp = 0;  // rank in its expert-data-parallel group (same experts, other data)
+};
+
+enum class GroupKind {
+  tp,         // tensor parallel: same cp, dp, pp
+  cp,         // context parallel: same tp, dp, pp
+  dp,         // data parallel: same tp, cp, pp
+  dp_cp,      // data x context parallel: where dense gradients are reduced (Megatron)
+  pp,         // pipeline: same tp, cp, dp; ordered by stage
+  ep,         // expert parallel
+  expert_dp,  // expert data parallel: where expert gradients are reduced
+  embedding,  // first and last pipeline stage of one pipeline (tied embeddings)
+};
+
+// Checks the degrees (>= 1, ep divides cp * dp); throws std::invalid_argument naming them.
+void validate(const ParallelDims& dims);
+
+RankCoords rank_coords(const ParallelDims& dims, int rank);
+int global_rank(const ParallelDims& dims, int tp, int cp, int dp, int pp);
+
+// The global ranks of `kind`'s group that holds `rank`, in group-rank order. For
+// `embedding`, empty when `rank` is neither the first nor the last pipeline stage.
+std::vector<int> group_ranks(const ParallelDims& dims, int rank, GroupKind kind);
+
+// This rank's communicators, split from `world` (a collective: every rank calls it).
+class ProcessGroups {
+ public:
+  ProcessGroups(Communicator& world, const ParallelDims& dims);
+  ProcessGroups(Communicator& world, const Plan& plan)
+      : ProcessGroups(world, ParallelDims::from_plan(plan)) {}
+
+  const ParallelDims& dims() const { return dims_; }
+  const RankCoords& coords() const { return coords_; }
+  int world_rank() const { return world_.rank(); }
+
+  Communicator& world() { return world_; }
+  Communicator& tp() { return *tp_; }
+  Communicator& cp() { return *cp_; }
+  Communicator& dp() { return *dp_; }
+  Communicator& dp_cp() { return *dp_cp_; }
+  Communicator& pp() { return *pp_; }
+  Communicator& ep() { return *ep_; }
+  Communicator& expert_dp() { return *expert_dp_; }
+  Communicator& group(GroupKind kind);
+
+  // pp() ranks are stage indices: the neighbours of stage s are s - 1 and s + 1 there.
+  bool is_first_stage() const { return coords_.pp == 0; }
+  bool is_last_stage() const { return coords_.pp == dims_.pp - 1; }
+  // First and last stage only (both are the same rank when pp == 1).
+  bool in_embedding_group() const { return embedding_ != nullptr; }
+  Communicator& embedding();
+
+ private:
+  Communicator& world_;
+  ParallelDims dims_;
+  RankCoords coords_;
+  std::unique_ptr<Communicator> tp_, cp_, dp_, dp_cp_, pp_, ep_, expert_dp_, embedding_;
+};
+
+}  // namespace twinsim::exec

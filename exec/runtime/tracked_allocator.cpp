@@ -1,0 +1,79 @@
+#include "exec/runtime/tracked_allocator.hpp"
+
+#include <cstdlib>
+#include <cstring>
+
+namespace twinsim::exec {
+
+namespace {
+
+// A cache line: what GPU allocators round to at the least (PyTorch's caching allocator
+// rounds to 512 bytes); enough here for aligned SIMD loads.
+constexpr std::size_t kAlignment = 64;
+
+std::size_t round_up(std::size_t bytes) { return (bytes + kAlignment - 1) / kAlignment * kAlignment; }
+
+std::string allocation_message(MemCategory category, std::string_view name, std::int64_t requested,
+                               std::int64_t current, std::int64_t capacity) {
+  std::string m = "cannot allocate " + std::to_string(requested) + " bytes for " +
+                  std::string(category_name(category));
+  if (!name.empty()) m += " tensor '" + std::string(name) + "'";
+  m += ": " + std::to_string(current) + " bytes already live";
+  if (capacity > 0)
+    m += ", capacity " + std::to_string(capacity) + " bytes (exceeded by " +
+         std::to_string(current + requested - capacity) + ")";
+  else
+    m += ", the system refused the allocation";
+  return m;
+}
+
+}  // namespace
+
+AllocationError::AllocationError(MemCategory category, std::string_view name,
+                                 std::int64_t requested_bytes, std::int64_t current_bytes,
+                                 std::int64_t capacity_bytes)
+    : std::runtime_error(allocation_message(category, name, requested_bytes, current_bytes,
+                                            capacity_bytes)),
+      category_(category),
+      requested_(requested_bytes) {}
+
+void* TrackedAllocator::allocate(std::size_t bytes, MemCategory category, std::string_view name) {
+  const auto requested = static_cast<std::int64_t>(bytes);
+  if (capacity_ > 0 && stats_.total_current + requested > capacity_)
+    throw AllocationError(category, name, requested, stats_.total_current, capacity_);
+  void* p = bytes == 0 ? nullptr : std::aligned_alloc(kAlignment, round_up(bytes));
+  if (bytes > 0 && p == nullptr)
+    throw AllocationError(category, name, requested, stats_.total_current, 0);
+  if (p) std::memset(p, 0, bytes);
+
+  const auto c = static_cast<std::size_t>(category);
+  stats_.current[c] += requested;
+  stats_.total_current += requested;
+  stats_.allocations += 1;
+  if (stats_.current[c] > stats_.peak[c]) stats_.peak[c] = stats_.current[c];
+  if (stats_.total_current > stats_.total_peak) {
+    stats_.total_peak = stats_.total_current;
+    stats_.at_total_peak = stats_.current;
+  }
+  return p;
+}
+
+void TrackedAllocator::deallocate(void* p, std::size_t bytes, MemCategory category) noexcept {
+  std::free(p);
+  const auto c = static_cast<std::size_t>(category);
+  stats_.current[c] -= static_cast<std::int64_t>(bytes);
+  stats_.total_current -= static_cast<std::int64_t>(bytes);
+}
+
+void TrackedAllocator::reset_peaks() {
+  stats_.peak = stats_.current;
+  stats_.total_peak = stats_.total_current;
+  stats_.at_total_peak = stats_.current;
+}
+
+TrackedAllocator& process_allocator() {
+  static TrackedAllocator allocator;
+  return allocator;
+}
+
+}  // namespace twinsim::exec

@@ -1,0 +1,92 @@
+#include "exec/runtime/typed_buffer.hpp"
+
+#include <stdexcept>
+#include <utility>
+
+namespace twinsim::exec {
+
+namespace {
+
+std::size_t element_count(const std::vector<std::int64_t>& shape, const std::string& name) {
+  std::size_t n = 1;
+  for (std::int64_t d : shape) {
+    if (d < 0) throw std::invalid_argument("tensor '" + name + "': negative dimension " + std::to_string(d));
+    n *= static_cast<std::size_t>(d);
+  }
+  return n;
+}
+
+}  // namespace
+
+std::size_t TypedBuffer::element_bytes(Dtype dtype) {
+  switch (dtype) {
+    case Dtype::fp32: return 4;
+    case Dtype::bf16:
+    case Dtype::fp16: return 2;
+    default:
+      throw std::invalid_argument("TypedBuffer dtype " + std::string(to_string(dtype)) +
+                                  ": storage is fp32, bf16 or fp16");
+  }
+}
+
+TypedBuffer::TypedBuffer(TrackedAllocator& alloc, std::vector<std::int64_t> shape, MemCategory category,
+                         std::string name, Dtype dtype)
+    : alloc_(&alloc),
+      shape_(std::move(shape)),
+      numel_(element_count(shape_, name)),
+      category_(category),
+      dtype_(dtype),
+      name_(std::move(name)) {
+  data_ = alloc_->allocate(numel_ * element_bytes(dtype_), category_, name_);
+}
+
+TypedBuffer::~TypedBuffer() { release(); }
+
+TypedBuffer::TypedBuffer(TypedBuffer&& other) noexcept
+    : alloc_(std::exchange(other.alloc_, nullptr)),
+      data_(std::exchange(other.data_, nullptr)),
+      shape_(std::move(other.shape_)),
+      numel_(std::exchange(other.numel_, 0)),
+      category_(other.category_),
+      dtype_(other.dtype_),
+      name_(std::move(other.name_)) {}
+
+TypedBuffer& TypedBuffer::operator=(TypedBuffer&& other) noexcept {
+  if (this != &other) {
+    release();
+    alloc_ = std::exchange(other.alloc_, nullptr);
+    data_ = std::exchange(other.data_, nullptr);
+    shape_ = std::move(other.shape_);
+    numel_ = std::exchange(other.numel_, 0);
+    category_ = other.category_;
+    dtype_ = other.dtype_;
+    name_ = std::move(other.name_);
+  }
+  return *this;
+}
+
+void TypedBuffer::release() noexcept {
+  if (alloc_) alloc_->deallocate(data_, numel_ * element_bytes(dtype_), category_);
+  alloc_ = nullptr;
+  data_ = nullptr;
+  numel_ = 0;
+}
+
+float* TypedBuffer::f32() {
+  if (dtype_ != Dtype::fp32)
+    throw std::logic_error("tensor '" + name_ + "' holds " + std::string(to_string(dtype_)) + ", not fp32");
+  return static_cast<float*>(data_);
+}
+
+const float* TypedBuffer::f32() const { return const_cast<TypedBuffer*>(this)->f32(); }
+
+std::uint16_t* TypedBuffer::u16() {
+  if (dtype_ != Dtype::bf16 && dtype_ != Dtype::fp16)
+    throw std::logic_error("tensor '" + name_ + "' holds " + std::string(to_string(dtype_)) +
+                           ", not a 16-bit type");
+  return static_cast<std::uint16_t*>(data_);
+}
+
+const std::uint16_t* TypedBuffer::u16() const { return const_cast<TypedBuffer*>(this)->u16(); }
+
+}  // namespace twinsim::exec

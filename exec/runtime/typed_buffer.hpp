@@ -1,0 +1,61 @@
+#pragma once
+// A named, shaped tensor owned through a TrackedAllocator: float32 storage, or 16-bit
+// storage for bf16/fp16 (raw uint16 bit patterns), e.g. low-precision weight copies and
+// checkpoint tensors. Freed when it goes out of scope; movable, not copyable. (The model's
+// plain fp32 arrays are exec/model's Buffer, which charges process_allocator().)
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "exec/runtime/tracked_allocator.hpp"
+#include "models/dtype.hpp"
+
+namespace twinsim::exec {
+
+class TypedBuffer {
+ public:
+  TypedBuffer() = default;
+  // dtype: fp32, bf16 or fp16; zero-filled. Throws AllocationError when it does not fit.
+  TypedBuffer(TrackedAllocator& alloc, std::vector<std::int64_t> shape, MemCategory category,
+         std::string name, Dtype dtype = Dtype::fp32);
+  ~TypedBuffer();
+  TypedBuffer(TypedBuffer&& other) noexcept;
+  TypedBuffer& operator=(TypedBuffer&& other) noexcept;
+  TypedBuffer(const TypedBuffer&) = delete;
+  TypedBuffer& operator=(const TypedBuffer&) = delete;
+
+  const std::string& name() const { return name_; }
+  const std::vector<std::int64_t>& shape() const { return shape_; }
+  MemCategory category() const { return category_; }
+  Dtype dtype() const { return dtype_; }
+  std::size_t numel() const { return numel_; }
+  std::size_t bytes() const { return numel_ * element_bytes(dtype_); }
+  bool empty() const { return data_ == nullptr; }
+
+  // Typed views; throw std::logic_error when the storage type differs.
+  float* f32();
+  const float* f32() const;
+  std::uint16_t* u16();
+  const std::uint16_t* u16() const;
+  std::span<float> f32_span() { return {f32(), numel_}; }
+  std::span<const float> f32_span() const { return {f32(), numel_}; }
+  void* raw() { return data_; }
+  const void* raw() const { return data_; }
+
+  static std::size_t element_bytes(Dtype dtype);
+
+ private:
+  void release() noexcept;
+
+  TrackedAllocator* alloc_ = nullptr;
+  void* data_ = nullptr;
+  std::vector<std::int64_t> shape_;
+  std::size_t numel_ = 0;
+  MemCategory category_ = MemCategory::buffers;
+  Dtype dtype_ = Dtype::fp32;
+  std::string name_;
+};
+
+}  // namespace twinsim::exec
