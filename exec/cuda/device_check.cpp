@@ -1,0 +1,60 @@
+#include "exec/cuda/device_check.hpp"
+
+#ifdef TWINSIM_HAVE_CUDA
+#include <cuda_runtime_api.h>
+
+#include <cstdio>
+#endif
+
+namespace twinsim::exec {
+namespace {
+
+void say(std::string* why, const std::string& text) {
+  if (why != nullptr) *why = text;
+}
+
+}  // namespace
+
+#ifdef TWINSIM_HAVE_CUDA
+
+bool cuda_backend_built() { return true; }
+
+bool cuda_device_available(std::string* why) {
+  int count = 0;
+  cudaError_t status = cudaGetDeviceCount(&count);
+  if (status != cudaSuccess || count == 0) {
+    cudaGetLastError();  // clear the sticky-free error so later calls start clean
+    std::string reason = status != cudaSuccess
+                             ? std::string("the CUDA runtime reports ") + cudaGetErrorName(status) +
+                                   " (" + cudaGetErrorString(status) + ")"
+                             : std::string("the CUDA runtime sees 0 devices");
+    say(why, "no GPU is present: " + reason + "; check nvidia-smi and CUDA_VISIBLE_DEVICES");
+    return false;
+  }
+  int device = 0;
+  cudaDeviceProp prop{};
+  if (cudaGetDevice(&device) != cudaSuccess || cudaGetDeviceProperties(&prop, device) != cudaSuccess) {
+    say(why, "a GPU is listed but cannot be opened (cudaGetDeviceProperties failed)");
+    return false;
+  }
+  char text[256];
+  std::snprintf(text, sizeof text, "%s, sm_%d%d, %.1f GiB, %d device(s) visible", prop.name,
+                prop.major, prop.minor, static_cast<double>(prop.totalGlobalMem) / (1 << 30), count);
+  say(why, text);
+  return true;
+}
+
+#else
+
+bool cuda_backend_built() { return false; }
+
+bool cuda_device_available(std::string* why) {
+  say(why,
+      "no GPU can be used: this build has no CUDA backend (nvcc was not found at configure "
+      "time, or TWINSIM_CUDA=OFF); rebuild on a machine with the CUDA toolkit");
+  return false;
+}
+
+#endif
+
+}  // namespace twinsim::exec

@@ -1,0 +1,59 @@
+#include "kernels/cuda/gemm.hpp"
+
+#include "kernels/cuda/check.hpp"
+#include "kernels/cuda/context.hpp"
+
+namespace twinsim::kernels::cuda {
+namespace {
+
+cudaDataType_t storage_type(GemmType type) {
+  switch (type) {
+    case GemmType::bf16: return CUDA_R_16BF;
+    case GemmType::fp16: return CUDA_R_16F;
+    default: return CUDA_R_32F;
+  }
+}
+
+cublasComputeType_t compute_type(GemmType type) {
+  return type == GemmType::tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
+}
+
+}  // namespace
+
+// cuBLAS is column-major. A row-major [r, c] matrix is the same memory as a column-major
+// [c, r] one, i.e. its transpose, so C = op(A) op(B) in row-major is computed as the
+// column-major C^T = op(B)^T op(A)^T: swap the operands and pass n, m for the sizes.
+// A row-major matrix of c columns has leading dimension c.
+void gemm_forward_typed(GemmType type, const void* a, const void* b, void* c, int m, int n, int k,
+                        bool trans_a, bool trans_b, float alpha, float beta) {
+  if (m == 0 || n == 0) return;
+  cudaDataType_t dtype = storage_type(type);
+  int lda = trans_a ? m : k;  // A stored [k, m] or [m, k]
+  int ldb = trans_b ? k : n;  // B stored [n, k] or [k, n]
+  CUBLAS_CHECK(cublasGemmEx(cublas_handle(), trans_b ? CUBLAS_OP_T : CUBLAS_OP_N,
+                            trans_a ? CUBLAS_OP_T : CUBLAS_OP_N, n, m, k, &alpha, b, dtype, ldb, a,
+                            dtype, lda, &beta, c, dtype, n, compute_type(type), CUBLAS_GEMM_DEFAULT));
+}
+
+void gemm_forward(const float* a, const float* b, float* c, int m, int n, int k, bool trans_a,
+                  bool trans_b, float alpha, float beta) {
+  gemm_forward_typed(GemmType::fp32, a, b, c, m, n, k, trans_a, trans_b, alpha, beta);
+}
+
+// The same decomposition as kernels/cpu/gemm.cpp, so both backends agree on layouts.
+void gemm_backward(const float* a, const float* b, const float* dc, float* da, float* db, int m,
+                   int n, int k, bool trans_a, bool trans_b, bool accumulate) {
+  float beta = accumulate ? 1.0f : 0.0f;
+  // dA = dC op(B)^T: [m, n] x [n, k]; stored as [k, m] = op(B) dC^T when trans_a.
+  if (da != nullptr) {
+    if (!trans_a) gemm_forward(dc, b, da, m, k, n, false, !trans_b, 1.0f, beta);
+    else gemm_forward(b, dc, da, k, m, n, trans_b, true, 1.0f, beta);
+  }
+  // dB = op(A)^T dC: [k, m] x [m, n]; stored as [n, k] = dC^T op(A) when trans_b.
+  if (db != nullptr) {
+    if (!trans_b) gemm_forward(a, dc, db, k, n, m, !trans_a, false, 1.0f, beta);
+    else gemm_forward(dc, a, db, n, k, m, true, trans_a, 1.0f, beta);
+  }
+}
+
+}  // namespace twinsim::kernels::cuda
