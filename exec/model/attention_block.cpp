@@ -1,0 +1,251 @@
+#include "exec/model/attention_block.hpp"
+
+#include <cmath>
+#include <string>
+
+#include "exec/model/tp_region.hpp"
+#include "kernels/cpu/attention.hpp"
+#include "kernels/cpu/flash_attention.hpp"
+#include "kernels/cpu/gemm.hpp"
+#include "kernels/cpu/linear.hpp"
+#include "kernels/cpu/rope.hpp"
+
+namespace twinsim::exec {
+
+namespace k = twinsim::kernels::cpu;
+constexpr MemCategory kAct = MemCategory::activations;
+
+void AttentionSaved::release_all() {
+  norm.mean.release();
+  norm.rstd.release();
+  normed.release();
+  q.release();
+  k.release();
+  v.release();
+  out.release();
+  probs.release();
+  lse.release();
+}
+
+std::vector<ParamSpec> attention_param_specs(const TransformerConfig& c, int layer) {
+  const std::string p = "layer" + std::to_string(layer) + ".attn.";
+  const std::int64_t h = c.hidden(), q = c.model.q_width(), kv = c.model.kv_width();
+  const bool sp = c.sequence_parallel;
+  // output projections scaled by 1/sqrt(2 layers) (GPT-2, Radford et al. 2019 §2.3;
+  // Megatron scaled_init_method_normal)
+  const float out_std = c.init_std / std::sqrt(2.0f * static_cast<float>(c.model.layers));
+  std::vector<ParamSpec> s;
+  s.push_back({p + "norm.weight", 1, h, Shard::none, Init::ones, 0, sp, false});
+  if (c.model.bias && !c.rmsnorm()) s.push_back({p + "norm.bias", 1, h, Shard::none, Init::zeros, 0, sp, false});
+  s.push_back({p + "q.weight", q, h, Shard::rows, Init::normal, c.init_std, false, true});
+  s.push_back({p + "k.weight", kv, h, Shard::rows, Init::normal, c.init_std, false, true});
+  s.push_back({p + "v.weight", kv, h, Shard::rows, Init::normal, c.init_std, false, true});
+  if (c.model.bias) {
+    s.push_back({p + "q.bias", 1, q, Shard::cols, Init::zeros, 0, false, false});
+    s.push_back({p + "k.bias", 1, kv, Shard::cols, Init::zeros, 0, false, false});
+    s.push_back({p + "v.bias", 1, kv, Shard::cols, Init::zeros, 0, false, false});
+  }
+  s.push_back({p + "proj.weight", h, q, Shard::cols, Init::normal, out_std, false, true});
+  if (c.model.bias) s.push_back({p + "proj.bias", 1, h, Shard::none, Init::zeros, 0, sp, false});
+  return s;
+}
+
+AttentionBlock::AttentionBlock(const TransformerConfig& c, int layer, ParamBlock& params)
+    : c_(c), layer_(layer), p_(params) {
+  const std::string p = "layer" + std::to_string(layer) + ".attn.";
+  norm_w_ = p_.index_of(p + "norm.weight");
+  q_w_ = p_.index_of(p + "q.weight");
+  k_w_ = p_.index_of(p + "k.weight");
+  v_w_ = p_.index_of(p + "v.weight");
+  proj_w_ = p_.index_of(p + "proj.weight");
+  if (c.model.bias) {
+    if (!c.rmsnorm()) norm_b_ = p_.index_of(p + "norm.bias");
+    q_b_ = p_.index_of(p + "q.bias");
+    k_b_ = p_.index_of(p + "k.bias");
+    v_b_ = p_.index_of(p + "v.bias");
+    proj_b_ = p_.index_of(p + "proj.bias");
+  }
+}
+
+void AttentionBlock::core_forward(const AttentionSaved& s, float* out, float* probs, float* lse) const {
+  const kernels::AttentionShape shape{c_.micro_batch, c_.seq_len, c_.local_heads(), c_.local_kv_heads(),
+                                      c_.head_dim()};
+  if (c_.flash_attention) k::flash_attention_forward(s.q.data(), s.k.data(), s.v.data(), out, lse, shape);
+  else k::attention_forward(s.q.data(), s.k.data(), s.v.data(), out, probs, shape);
+}
+
+void AttentionBlock::forward(const ModelContext& ctx, const float* x, float* y, AttentionSaved& s,
+                             Pass pass) const {
+  const int tl = c_.local_tokens(), t = c_.tokens(), h = c_.hidden();
+  const int qw = c_.local_q_width(), kvw = c_.local_kv_width();
+  s.normed = Tensor(kAct, static_cast<std::size_t>(tl) * h);
+  {
+    auto op = ctx.op(layer_, "attn.norm", pass);
+    norm_forward(c_, x, param(norm_w_), param(norm_b_), s.normed.data(), s.norm, tl);
+  }
+  Tensor gathered;
+  const float* in = s.normed.data();
+  if (c_.sequence_parallel && ctx.tp_size() > 1) {
+    auto op = ctx.op(layer_, "attn.tp_enter", pass);
+    gathered = gather_token_rows(ctx, in, s.normed.size(), MemCategory::buffers);
+    in = gathered.data();
+  }
+  s.q = Tensor(kAct, static_cast<std::size_t>(t) * qw);
+  s.k = Tensor(kAct, static_cast<std::size_t>(t) * kvw);
+  s.v = Tensor(kAct, static_cast<std::size_t>(t) * kvw);
+  {
+    auto op = ctx.op(layer_, "attn.qkv", pass);
+    k::linear_forward(in, param(q_w_), param(q_b_), s.q.data(), t, h, qw);
+    k::linear_forward(in, param(k_w_), param(k_b_), s.k.data(), t, h, kvw);
+    k::linear_forward(in, param(v_w_), param(v_b_), s.v.data(), t, h, kvw);
+  }
+  gathered.release();
+  if (c_.model.position == Position::rope) {
+    auto op = ctx.op(layer_, "attn.rope", pass);
+    k::rope_forward(s.q.data(), s.q.data(), c_.micro_batch, c_.seq_len, c_.local_heads(), c_.head_dim(),
+                    c_.rope_theta);
+    k::rope_forward(s.k.data(), s.k.data(), c_.micro_batch, c_.seq_len, c_.local_kv_heads(), c_.head_dim(),
+                    c_.rope_theta);
+  }
+  {
+    auto op = ctx.op(layer_, "attn.core", pass);
+    s.out = Tensor(kAct, static_cast<std::size_t>(t) * qw);
+    const std::size_t rows = static_cast<std::size_t>(c_.micro_batch) * c_.local_heads() * c_.seq_len;
+    if (c_.flash_attention) s.lse = Tensor(kAct, rows);
+    else s.probs = Tensor(kAct, rows * c_.seq_len);
+    core_forward(s, s.out.data(), s.probs.data(), s.lse.data());
+  }
+  Tensor partial(kAct, static_cast<std::size_t>(t) * h);
+  {
+    auto op = ctx.op(layer_, "attn.proj", pass);
+    k::linear_forward(s.out.data(), param(proj_w_), nullptr, partial.data(), t, qw, h);
+  }
+  Tensor reduced;
+  const float* branch = partial.data();
+  if (ctx.tp_size() > 1) {
+    auto op = ctx.op(layer_, "attn.tp_exit", pass);
+    if (c_.sequence_parallel) {
+      reduced = reduce_scatter_token_rows(ctx, partial.data(), partial.size(), kAct);
+      branch = reduced.data();
+    } else {
+      all_reduce_tp(ctx, partial.data(), partial.size());
+    }
+  }
+  {
+    auto op = ctx.op(layer_, "attn.residual", pass);
+    const float* bias = param(proj_b_);
+    for (int r = 0; r < tl; ++r)
+      for (int j = 0; j < h; ++j) {
+        const std::size_t i = static_cast<std::size_t>(r) * h + j;
+        y[i] = x[i] + branch[i] + (bias ? bias[j] : 0.0f);
+      }
+  }
+}
+
+void AttentionBlock::drop_core_activations(AttentionSaved& s) const {
+  s.probs.release();
+  s.lse.release();
+}
+
+void AttentionBlock::backward(const ModelContext& ctx, const float* dy, const float* x, float* dx,
+                              AttentionSaved& s) const {
+  const int tl = c_.local_tokens(), t = c_.tokens(), h = c_.hidden();
+  const int qw = c_.local_q_width(), kvw = c_.local_kv_width();
+  const bool sp = c_.sequence_parallel && ctx.tp_size() > 1;
+  if (proj_b_ >= 0) {
+    auto op = ctx.op(layer_, "attn.residual", Pass::bwd_dgrad);
+    k::linear_backward_bias(dy, grad(proj_b_), tl, h, true);
+  }
+  Tensor dy_full;
+  const float* dbranch = dy;
+  if (sp) {  // g-bar backward: all-gather the grad rows
+    auto op = ctx.op(layer_, "attn.tp_exit", Pass::bwd_dgrad);
+    dy_full = gather_token_rows(ctx, dy, static_cast<std::size_t>(tl) * h, kAct);
+    dbranch = dy_full.data();
+  }
+  Tensor dout(kAct, static_cast<std::size_t>(t) * qw);
+  {
+    auto op = ctx.op(layer_, "attn.proj", Pass::bwd_dgrad);
+    k::linear_backward_input(dbranch, param(proj_w_), dout.data(), t, qw, h);
+  }
+  {
+    auto op = ctx.op(layer_, "attn.proj", Pass::bwd_wgrad);
+    k::linear_backward_weight(dbranch, s.out.data(), grad(proj_w_), t, qw, h, true);
+  }
+  dy_full.release();
+  if (s.probs.empty() && s.lse.empty()) {  // selective recompute: replay the core
+    auto op = ctx.op(layer_, "attn.core", Pass::recompute);
+    const std::size_t rows = static_cast<std::size_t>(c_.micro_batch) * c_.local_heads() * c_.seq_len;
+    Tensor replay(kAct, s.out.size());
+    if (c_.flash_attention) s.lse = Tensor(kAct, rows);
+    else s.probs = Tensor(kAct, rows * c_.seq_len);
+    core_forward(s, replay.data(), s.probs.data(), s.lse.data());
+  }
+  Tensor dq(kAct, s.q.size()), dk(kAct, s.k.size()), dv(kAct, s.v.size());
+  {
+    auto op = ctx.op(layer_, "attn.core", Pass::bwd_dgrad);
+    const kernels::AttentionShape shape{c_.micro_batch, c_.seq_len, c_.local_heads(), c_.local_kv_heads(),
+                                        c_.head_dim()};
+    if (c_.flash_attention)
+      k::flash_attention_backward(s.q.data(), s.k.data(), s.v.data(), s.out.data(), s.lse.data(), dout.data(),
+                                  dq.data(), dk.data(), dv.data(), shape);
+    else
+      k::attention_backward(s.q.data(), s.k.data(), s.v.data(), s.probs.data(), dout.data(), dq.data(),
+                            dk.data(), dv.data(), shape);
+  }
+  dout.release();
+  if (c_.model.position == Position::rope) {
+    auto op = ctx.op(layer_, "attn.rope", Pass::bwd_dgrad);
+    k::rope_backward(dq.data(), dq.data(), c_.micro_batch, c_.seq_len, c_.local_heads(), c_.head_dim(),
+                     c_.rope_theta);
+    k::rope_backward(dk.data(), dk.data(), c_.micro_batch, c_.seq_len, c_.local_kv_heads(), c_.head_dim(),
+                     c_.rope_theta);
+  }
+  Tensor dn_full(kAct, static_cast<std::size_t>(t) * h);
+  {
+    auto op = ctx.op(layer_, "attn.qkv", Pass::bwd_dgrad);
+    k::linear_backward_input(dq.data(), param(q_w_), dn_full.data(), t, h, qw);
+    // dn += dk Wk + dv Wv: one GEMM each with beta = 1
+    k::gemm_forward(dk.data(), param(k_w_), dn_full.data(), t, h, kvw, false, false, 1.0f, 1.0f);
+    k::gemm_forward(dv.data(), param(v_w_), dn_full.data(), t, h, kvw, false, false, 1.0f, 1.0f);
+  }
+  Tensor gathered;
+  const float* in = s.normed.data();
+  if (sp) {  // the QKV input was kept sharded; gather it again for the weight grads (§4.2.2)
+    auto op = ctx.op(layer_, "attn.tp_enter", Pass::bwd_dgrad);
+    gathered = gather_token_rows(ctx, in, s.normed.size(), MemCategory::buffers);
+    in = gathered.data();
+  }
+  {
+    auto op = ctx.op(layer_, "attn.qkv", Pass::bwd_wgrad);
+    k::linear_backward_weight(dq.data(), in, grad(q_w_), t, h, qw, true);
+    k::linear_backward_weight(dk.data(), in, grad(k_w_), t, h, kvw, true);
+    k::linear_backward_weight(dv.data(), in, grad(v_w_), t, h, kvw, true);
+    if (q_b_ >= 0) {
+      k::linear_backward_bias(dq.data(), grad(q_b_), t, qw, true);
+      k::linear_backward_bias(dk.data(), grad(k_b_), t, kvw, true);
+      k::linear_backward_bias(dv.data(), grad(v_b_), t, kvw, true);
+    }
+  }
+  gathered.release();
+  Tensor dn_local;
+  const float* dn = dn_full.data();
+  if (ctx.tp_size() > 1) {  // f backward: all-reduce, or with SP g backward: reduce-scatter
+    auto op = ctx.op(layer_, "attn.tp_enter", Pass::bwd_dgrad);
+    if (sp) {
+      dn_local = reduce_scatter_token_rows(ctx, dn_full.data(), dn_full.size(), kAct);
+      dn = dn_local.data();
+    } else {
+      all_reduce_tp(ctx, dn_full.data(), dn_full.size());
+    }
+  }
+  {
+    auto op = ctx.op(layer_, "attn.norm", Pass::bwd_dgrad);
+    norm_backward(c_, dn, x, param(norm_w_), s.norm, dx, grad(norm_w_), grad(norm_b_), tl);
+    const std::size_t n = static_cast<std::size_t>(tl) * h;
+    for (std::size_t i = 0; i < n; ++i) dx[i] += dy[i];  // the residual path
+  }
+  s.release_all();
+}
+
+}  // namespace twinsim::exec

@@ -1,0 +1,50 @@
+#pragma once
+// The attention half of a transformer layer, Megatron-style tensor parallel:
+//   y = x + proj(attention(qkv(norm(x)))) + b_proj
+// QKV is column-parallel (each TP rank owns heads/tp query heads and kv_heads/tp K/V
+// heads), proj is row-parallel, their partial sums meet in an all-reduce, or with
+// sequence parallelism a reduce-scatter (Shoeybi et al. 2019 §3, Fig. 3b;
+// Korthikanti et al. 2022 §4.2.2). x and y are this rank's residual rows [local_tokens, hidden].
+#include <vector>
+
+#include "exec/model/model_context.hpp"
+#include "exec/model/norm_op.hpp"
+#include "exec/model/transformer_config.hpp"
+#include "exec/model/weights.hpp"
+
+namespace twinsim::exec {
+
+struct AttentionSaved {
+  NormSaved norm;
+  Tensor normed;   // norm output [local_tokens, hidden]: the QKV input (re-gathered under SP)
+  Tensor q, k, v;  // after RoPE: [tokens, local_q_width], [tokens, local_kv_width]
+  Tensor out;      // attention output [tokens, local_q_width]: the proj input
+  Tensor probs;    // plain attention: [batch, local_heads, seq, seq]
+  Tensor lse;      // flash attention: [batch, local_heads, seq]
+  void release_all();
+};
+
+std::vector<ParamSpec> attention_param_specs(const TransformerConfig& c, int layer);
+
+class AttentionBlock {
+ public:
+  AttentionBlock(const TransformerConfig& c, int layer, ParamBlock& params);
+  // pass is fwd, or recompute when full recompute replays the layer in backward.
+  void forward(const ModelContext& ctx, const float* x, float* y, AttentionSaved& s, Pass pass) const;
+  // dx is overwritten with the grad of x (residual path included); weight grads accumulate.
+  void backward(const ModelContext& ctx, const float* dy, const float* x, float* dx, AttentionSaved& s) const;
+  // Selective recompute (Korthikanti §5): drop what only the attention core's backward needs.
+  void drop_core_activations(AttentionSaved& s) const;
+
+ private:
+  const TransformerConfig& c_;
+  int layer_;
+  ParamBlock& p_;
+  int norm_w_, norm_b_ = -1, q_w_, k_w_, v_w_, q_b_ = -1, k_b_ = -1, v_b_ = -1, proj_w_, proj_b_ = -1;
+
+  void core_forward(const AttentionSaved& s, float* out, float* probs, float* lse) const;
+  float* param(int slot) const { return slot < 0 ? nullptr : p_.param(slot); }
+  float* grad(int slot) const { return slot < 0 ? nullptr : p_.grad(slot); }
+};
+
+}  // namespace twinsim::exec

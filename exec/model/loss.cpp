@@ -1,0 +1,146 @@
+#include "exec/model/loss.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "exec/model/tp_region.hpp"
+#include "kernels/cpu/linear.hpp"
+
+namespace twinsim::exec {
+
+namespace k = twinsim::kernels::cpu;
+
+void HeadSaved::release_all() {
+  input.release();
+  norm.mean.release();
+  norm.rstd.release();
+  normed.release();
+  logits.release();
+  lse.release();
+}
+
+std::vector<ParamSpec> final_norm_specs(const TransformerConfig& c) {
+  const bool sp = c.sequence_parallel;
+  std::vector<ParamSpec> s{{"head.norm.weight", 1, c.hidden(), Shard::none, Init::ones, 0, sp, false}};
+  if (c.model.bias && !c.rmsnorm()) s.push_back({"head.norm.bias", 1, c.hidden(), Shard::none, Init::zeros, 0, sp, false});
+  return s;
+}
+
+std::vector<ParamSpec> output_layer_specs(const TransformerConfig& c) {
+  const std::string name = c.model.tied_embeddings ? "embedding.word.weight" : "head.output.weight";
+  return {{name, c.model.vocab, c.hidden(), Shard::rows, Init::normal, c.init_std, false, true}};
+}
+
+float vocab_parallel_cross_entropy(const ModelContext& ctx, const float* logits, const int* targets, float* lse,
+                                   int tokens, int local_vocab, int vocab_start) {
+  std::vector<float> row_max(tokens), sum_exp(tokens), target_logit(tokens, 0.0f);
+  for (int t = 0; t < tokens; ++t) {
+    const float* row = logits + static_cast<std::size_t>(t) * local_vocab;
+    row_max[t] = *std::max_element(row, row + local_vocab);
+  }
+  if (ctx.tp_size() > 1) ctx.tp->all_reduce(row_max.data(), tokens, ReduceOp::max);
+  for (int t = 0; t < tokens; ++t) {
+    const float* row = logits + static_cast<std::size_t>(t) * local_vocab;
+    double s = 0;
+    for (int j = 0; j < local_vocab; ++j) s += std::exp(static_cast<double>(row[j] - row_max[t]));
+    sum_exp[t] = static_cast<float>(s);
+    const int j = targets[t] - vocab_start;
+    if (j >= 0 && j < local_vocab) target_logit[t] = row[j];
+  }
+  if (ctx.tp_size() > 1) {
+    ctx.tp->all_reduce(sum_exp.data(), tokens);
+    ctx.tp->all_reduce(target_logit.data(), tokens);
+  }
+  double loss = 0;
+  for (int t = 0; t < tokens; ++t) {
+    // log sum_j exp(l_j) = max + log sum_j exp(l_j - max): the stable logsumexp
+    lse[t] = row_max[t] + std::log(sum_exp[t]);
+    loss += lse[t] - target_logit[t];
+  }
+  return static_cast<float>(loss / tokens);
+}
+
+void vocab_parallel_cross_entropy_backward(const float* logits, const int* targets, const float* lse, float dloss,
+                                           float* dlogits, int tokens, int local_vocab, int vocab_start) {
+  const float scale = dloss / static_cast<float>(tokens);
+  for (int t = 0; t < tokens; ++t) {
+    const float* row = logits + static_cast<std::size_t>(t) * local_vocab;
+    float* drow = dlogits + static_cast<std::size_t>(t) * local_vocab;
+    for (int j = 0; j < local_vocab; ++j) drow[j] = std::exp(row[j] - lse[t]) * scale;
+    const int j = targets[t] - vocab_start;
+    if (j >= 0 && j < local_vocab) drow[j] -= scale;
+  }
+}
+
+Head::Head(const TransformerConfig& c, ParamBlock& norm, ParamBlock& output, int output_slot)
+    : c_(c), norm_(norm), out_(output), out_slot_(output_slot) {}
+
+float Head::forward(const ModelContext& ctx, const int* targets, HeadSaved& s, Pass pass) const {
+  const int tl = c_.local_tokens(), t = c_.tokens(), h = c_.hidden(), vl = c_.local_vocab();
+  const float* beta = norm_.slots().size() > 1 ? norm_.param(1) : nullptr;
+  s.normed = Tensor(MemCategory::activations, static_cast<std::size_t>(tl) * h);
+  {
+    auto op = ctx.op(-1, "head.norm", pass);
+    norm_forward(c_, s.input.data(), norm_.param(0), beta, s.normed.data(), s.norm, tl);
+  }
+  Tensor gathered;
+  const float* in = s.normed.data();
+  if (c_.sequence_parallel && ctx.tp_size() > 1) {
+    auto op = ctx.op(-1, "head.enter", pass);
+    gathered = gather_token_rows(ctx, in, s.normed.size(), MemCategory::buffers);
+    in = gathered.data();
+  }
+  s.logits = Tensor(MemCategory::activations, static_cast<std::size_t>(t) * vl);
+  {
+    auto op = ctx.op(-1, "head.logits", pass);
+    k::linear_forward(in, out_.param(out_slot_), nullptr, s.logits.data(), t, h, vl);
+  }
+  auto op = ctx.op(-1, "head.loss", pass);
+  s.lse = Tensor(MemCategory::activations, t);
+  return vocab_parallel_cross_entropy(ctx, s.logits.data(), targets, s.lse.data(), t, vl, c_.vocab_start());
+}
+
+void Head::backward(const ModelContext& ctx, const int* targets, float dloss, float* dx, HeadSaved& s) const {
+  const int tl = c_.local_tokens(), t = c_.tokens(), h = c_.hidden(), vl = c_.local_vocab();
+  const bool sp = c_.sequence_parallel && ctx.tp_size() > 1;
+  {
+    auto op = ctx.op(-1, "head.loss", Pass::bwd_dgrad);  // in place: logits become their grads
+    vocab_parallel_cross_entropy_backward(s.logits.data(), targets, s.lse.data(), dloss, s.logits.data(), t, vl,
+                                          c_.vocab_start());
+  }
+  Tensor dn_full(MemCategory::activations, static_cast<std::size_t>(t) * h);
+  {
+    auto op = ctx.op(-1, "head.logits", Pass::bwd_dgrad);
+    k::linear_backward_input(s.logits.data(), out_.param(out_slot_), dn_full.data(), t, h, vl);
+  }
+  Tensor gathered;
+  const float* in = s.normed.data();
+  if (sp) {
+    auto op = ctx.op(-1, "head.enter", Pass::bwd_dgrad);
+    gathered = gather_token_rows(ctx, in, s.normed.size(), MemCategory::buffers);
+    in = gathered.data();
+  }
+  {
+    auto op = ctx.op(-1, "head.logits", Pass::bwd_wgrad);
+    k::linear_backward_weight(s.logits.data(), in, out_.grad(out_slot_), t, h, vl, true);
+  }
+  gathered.release();
+  Tensor dn_local;
+  const float* dn = dn_full.data();
+  if (ctx.tp_size() > 1) {
+    auto op = ctx.op(-1, "head.enter", Pass::bwd_dgrad);
+    if (sp) {
+      dn_local = reduce_scatter_token_rows(ctx, dn_full.data(), dn_full.size(), MemCategory::activations);
+      dn = dn_local.data();
+    } else {
+      all_reduce_tp(ctx, dn_full.data(), dn_full.size());
+    }
+  }
+  auto op = ctx.op(-1, "head.norm", Pass::bwd_dgrad);
+  float* dbeta = norm_.slots().size() > 1 ? norm_.grad(1) : nullptr;
+  norm_backward(c_, dn, s.input.data(), norm_.param(0), s.norm, dx, norm_.grad(0), dbeta, tl);
+  s.release_all();
+}
+
+}  // namespace twinsim::exec

@@ -1,0 +1,51 @@
+#pragma once
+// The last stage's head: final norm, logits over this rank's vocabulary shard, and the
+// vocab-parallel softmax cross-entropy of Megatron (Shoeybi et al. 2019 §3: each rank
+// keeps its [tokens, V/t] logits; only per-token max, sum of exponentials and the target
+// logit cross the TP group, 3 floats per token instead of the full logits).
+#include <vector>
+
+#include "exec/model/model_context.hpp"
+#include "exec/model/norm_op.hpp"
+#include "exec/model/transformer_config.hpp"
+#include "exec/model/weights.hpp"
+
+namespace twinsim::exec {
+
+std::vector<ParamSpec> final_norm_specs(const TransformerConfig& c);
+// The output layer [vocab, hidden], vocab-parallel. A tied model's last stage keeps a
+// copy named like the word embedding, so it starts from the same values.
+std::vector<ParamSpec> output_layer_specs(const TransformerConfig& c);
+
+struct HeadSaved {
+  Tensor input;  // the stage's residual rows [local_tokens, hidden]
+  NormSaved norm;
+  Tensor normed;  // [local_tokens, hidden]
+  Tensor logits;  // [tokens, local_vocab]
+  Tensor lse;     // [tokens] logsumexp over the whole vocabulary
+  void release_all();
+};
+
+// Mean over tokens of -log softmax(logits)[target] with the vocabulary split over TP.
+// Fills lse. Every TP rank returns the same loss.
+float vocab_parallel_cross_entropy(const ModelContext& ctx, const float* logits, const int* targets, float* lse,
+                                   int tokens, int local_vocab, int vocab_start);
+// dlogits = (softmax - onehot(target)) * dloss / tokens over this rank's shard; in place allowed.
+void vocab_parallel_cross_entropy_backward(const float* logits, const int* targets, const float* lse, float dloss,
+                                           float* dlogits, int tokens, int local_vocab, int vocab_start);
+
+class Head {
+ public:
+  Head(const TransformerConfig& c, ParamBlock& norm, ParamBlock& output, int output_slot);
+  float forward(const ModelContext& ctx, const int* targets, HeadSaved& s, Pass pass) const;  // s.input set
+  // dx [local_tokens, hidden] from the loss grad dloss (1 / micro-batches, times any loss scale).
+  void backward(const ModelContext& ctx, const int* targets, float dloss, float* dx, HeadSaved& s) const;
+
+ private:
+  const TransformerConfig& c_;
+  ParamBlock& norm_;
+  ParamBlock& out_;
+  int out_slot_;
+};
+
+}  // namespace twinsim::exec

@@ -1,0 +1,45 @@
+#pragma once
+// The MLP half of a transformer layer, Megatron-style tensor parallel:
+//   y = x + fc2(act(fc1(norm(x)))) + b_fc2
+// fc1 (or gate and up for SwiGLU, Shazeer 2020) is column-parallel over the FFN width,
+// fc2/down is row-parallel; partial sums meet in an all-reduce, or a reduce-scatter with
+// sequence parallelism (Shoeybi et al. 2019 Fig. 3a; Korthikanti et al. 2022 §4.2.2).
+#include <vector>
+
+#include "exec/model/model_context.hpp"
+#include "exec/model/norm_op.hpp"
+#include "exec/model/transformer_config.hpp"
+#include "exec/model/weights.hpp"
+
+namespace twinsim::exec {
+
+struct MlpSaved {
+  NormSaved norm;
+  Tensor normed;  // [local_tokens, hidden]: the fc1 input (re-gathered under SP)
+  Tensor up1;     // fc1 output (GeLU input) or gate (SwiGLU): [tokens, local_ffn]
+  Tensor up2;     // SwiGLU up: [tokens, local_ffn]
+  Tensor act;     // activation output, the fc2 input: [tokens, local_ffn]
+  void release_all();
+};
+
+std::vector<ParamSpec> mlp_param_specs(const TransformerConfig& c, int layer);
+
+class MlpBlock {
+ public:
+  MlpBlock(const TransformerConfig& c, int layer, ParamBlock& params);
+  void forward(const ModelContext& ctx, const float* x, float* y, MlpSaved& s, Pass pass) const;
+  void backward(const ModelContext& ctx, const float* dy, const float* x, float* dx, MlpSaved& s) const;
+
+ private:
+  const TransformerConfig& c_;
+  int layer_;
+  ParamBlock& p_;
+  int norm_w_, norm_b_ = -1, w1_, w1b_ = -1, w3_ = -1, w3b_ = -1, w2_, w2b_ = -1;  // w3: SwiGLU up
+  const char* up_name_;    // "mlp.fc1" or "mlp.gate_up"
+  const char* down_name_;  // "mlp.fc2" or "mlp.down"
+
+  float* param(int slot) const { return slot < 0 ? nullptr : p_.param(slot); }
+  float* grad(int slot) const { return slot < 0 ? nullptr : p_.grad(slot); }
+};
+
+}  // namespace twinsim::exec

@@ -1,0 +1,39 @@
+#pragma once
+// What a block needs at run time besides its weights: the tensor-parallel group and the
+// profiler that times every op under the simulator's name for it. A null tp group means
+// tp = 1; a null profiler times nothing.
+#include <string>
+
+#include "exec/runtime/communicator.hpp"
+#include "exec/runtime/profiler.hpp"
+
+namespace twinsim::exec {
+
+// The pass an op runs in, as the simulator names it.
+enum class Pass { fwd, bwd_dgrad, bwd_wgrad, recompute };
+const char* pass_name(Pass p);
+
+// Times one op when there is a profiler; costs nothing otherwise.
+class OpScope {
+ public:
+  OpScope(Profiler* profiler, std::string name);
+  ~OpScope();
+  OpScope(const OpScope&) = delete;
+  OpScope& operator=(const OpScope&) = delete;
+
+ private:
+  Profiler* profiler_;
+  std::string name_;
+  Profiler::Clock::time_point start_;
+};
+
+struct ModelContext {
+  Communicator* tp = nullptr;
+  Profiler* profiler = nullptr;
+
+  int tp_size() const { return tp ? tp->size() : 1; }
+  // "layer3.attn.qkv.fwd"; layer < 0 names an op outside the layers ("head.logits.fwd")
+  OpScope op(int layer, const char* name, Pass pass) const;
+};
+
+}  // namespace twinsim::exec

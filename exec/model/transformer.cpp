@@ -1,0 +1,140 @@
+#include "exec/model/transformer.hpp"
+
+namespace twinsim::exec {
+
+TransformerStage::TransformerStage(TransformerConfig config, int pad_multiple) : c_(std::move(config)) {
+  validate(c_);
+  const int tp = c_.tp, r = c_.tp_rank;
+  if (c_.has_embedding) {
+    word_ = std::make_unique<ParamBlock>("embedding.word", word_embedding_specs(c_), tp, r, pad_multiple);
+    if (c_.learned_positions())
+      position_ = std::make_unique<ParamBlock>("embedding.position", position_embedding_specs(c_), tp, r, pad_multiple);
+    embedding_ = std::make_unique<Embedding>(c_, *word_, position_.get());
+  }
+  for (int l = c_.first_layer; l < c_.end_layer; ++l) {
+    std::vector<ParamSpec> specs = attention_param_specs(c_, l);
+    for (ParamSpec& s : mlp_param_specs(c_, l)) specs.push_back(std::move(s));
+    layer_params_.push_back(std::make_unique<ParamBlock>("layer" + std::to_string(l), std::move(specs), tp, r, pad_multiple));
+  }
+  attention_.reserve(layer_params_.size());
+  mlp_.reserve(layer_params_.size());
+  for (std::size_t i = 0; i < layer_params_.size(); ++i) {
+    attention_.emplace_back(c_, c_.first_layer + static_cast<int>(i), *layer_params_[i]);
+    mlp_.emplace_back(c_, c_.first_layer + static_cast<int>(i), *layer_params_[i]);
+  }
+  if (c_.has_head) {
+    head_norm_ = std::make_unique<ParamBlock>("head.norm", final_norm_specs(c_), tp, r, pad_multiple);
+    ParamBlock* out = word_.get();  // a tied model on one stage reads the embedding itself
+    if (!c_.model.tied_embeddings || !c_.has_embedding) {
+      output_ = std::make_unique<ParamBlock>("head.output", output_layer_specs(c_), tp, r, pad_multiple);
+      out = output_.get();
+    }
+    head_ = std::make_unique<Head>(c_, *head_norm_, *out, 0);
+  }
+}
+
+std::vector<ParamBlock*> TransformerStage::blocks() {
+  std::vector<ParamBlock*> out;
+  for (ParamBlock* b : {word_.get(), position_.get()})
+    if (b) out.push_back(b);
+  for (auto& b : layer_params_) out.push_back(b.get());
+  for (ParamBlock* b : {head_norm_.get(), output_.get()})
+    if (b) out.push_back(b);
+  return out;
+}
+
+void TransformerStage::initialize() {
+  for (ParamBlock* b : blocks()) b->initialize(c_.seed);
+}
+
+ParamBlock* TransformerStage::tied_embedding_block() {
+  if (!c_.model.tied_embeddings) return nullptr;
+  return word_ ? word_.get() : output_.get();
+}
+
+Tensor TransformerStage::layer_forward(const ModelContext& ctx, int i, Tensor x, LayerSaved& s, Pass pass) {
+  const std::size_t n = x.size();
+  s.input = std::move(x);
+  s.mid = Tensor(MemCategory::activations, n);
+  attention_[i].forward(ctx, s.input.data(), s.mid.data(), s.attn, pass);
+  Tensor y(MemCategory::activations, n);
+  mlp_[i].forward(ctx, s.mid.data(), y.data(), s.mlp, pass);
+  if (pass == Pass::recompute) return y;
+  if (c_.recompute == Recompute::full) {  // keep only the layer input (Chen et al. 2016; Korthikanti §5)
+    s.attn.release_all();
+    s.mlp.release_all();
+    s.mid.release();
+  } else if (c_.recompute == Recompute::selective) {
+    attention_[i].drop_core_activations(s.attn);
+  }
+  return y;
+}
+
+Tensor TransformerStage::layer_backward(const ModelContext& ctx, int i, Tensor dy, LayerSaved& s) {
+  if (c_.recompute == Recompute::full) layer_forward(ctx, i, std::move(s.input), s, Pass::recompute);
+  Tensor dmid(MemCategory::activations, dy.size());
+  mlp_[i].backward(ctx, dy.data(), s.mid.data(), dmid.data(), s.mlp);
+  dy.release();
+  s.mid.release();
+  Tensor dx(MemCategory::activations, dmid.size());
+  attention_[i].backward(ctx, dmid.data(), s.input.data(), dx.data(), s.attn);
+  s.input.release();
+  return dx;
+}
+
+Tensor TransformerStage::forward(const ModelContext& ctx, Tensor input, MicroBatchState& st) {
+  const std::size_t rows = static_cast<std::size_t>(c_.local_tokens()) * c_.hidden();
+  Tensor x = std::move(input);
+  if (embedding_) {
+    acquire(word_.get(), false);
+    acquire(position_.get(), false);
+    x = Tensor(MemCategory::activations, rows);
+    embedding_->forward(ctx, st.tokens.data(), x.data(), Pass::fwd);
+    release(position_.get(), false);
+    release(word_.get(), false);
+  }
+  st.layers.resize(layer_params_.size());
+  for (std::size_t i = 0; i < layer_params_.size(); ++i) {
+    acquire(layer_params_[i].get(), false);
+    x = layer_forward(ctx, static_cast<int>(i), std::move(x), st.layers[i], Pass::fwd);
+    release(layer_params_[i].get(), false);
+  }
+  if (!head_) return x;
+  ParamBlock* out = output_ ? output_.get() : word_.get();
+  acquire(head_norm_.get(), false);
+  acquire(out, false);
+  st.head.input = std::move(x);
+  st.loss = head_->forward(ctx, st.targets.data(), st.head, Pass::fwd);
+  release(out, false);
+  release(head_norm_.get(), false);
+  return {};
+}
+
+Tensor TransformerStage::backward(const ModelContext& ctx, Tensor doutput, float dloss, MicroBatchState& st) {
+  const std::size_t rows = static_cast<std::size_t>(c_.local_tokens()) * c_.hidden();
+  Tensor dx = std::move(doutput);
+  if (head_) {
+    ParamBlock* out = output_ ? output_.get() : word_.get();
+    acquire(head_norm_.get(), true);
+    acquire(out, true);
+    dx = Tensor(MemCategory::activations, rows);
+    head_->backward(ctx, st.targets.data(), dloss, dx.data(), st.head);
+    release(out, true);
+    release(head_norm_.get(), true);
+  }
+  for (int i = static_cast<int>(layer_params_.size()) - 1; i >= 0; --i) {
+    acquire(layer_params_[i].get(), true);
+    dx = layer_backward(ctx, i, std::move(dx), st.layers[i]);
+    release(layer_params_[i].get(), true);
+  }
+  st.layers.clear();
+  if (!embedding_) return dx;
+  acquire(word_.get(), true);
+  acquire(position_.get(), true);
+  embedding_->backward(ctx, st.tokens.data(), dx.data());
+  release(position_.get(), true);
+  release(word_.get(), true);
+  return {};
+}
+
+}  // namespace twinsim::exec

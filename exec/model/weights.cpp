@@ -1,0 +1,102 @@
+#include "exec/model/weights.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+
+namespace twinsim::exec {
+
+namespace {
+
+// SplitMix64 (Steele, Lea, Flood 2014): a tiny generator with the same stream on every
+// platform, unlike std::normal_distribution whose algorithm is implementation-defined.
+struct SplitMix64 {
+  std::uint64_t state;
+  std::uint64_t next() {
+    std::uint64_t z = (state += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+  }
+  double uniform() { return (static_cast<double>(next() >> 11) + 0.5) * 0x1.0p-53; }  // (0, 1)
+};
+
+// FNV-1a 64-bit hash of the parameter name (Fowler, Noll, Vo).
+std::uint64_t fnv1a(const std::string& s) {
+  std::uint64_t h = 0xcbf29ce484222325ull;
+  for (unsigned char c : s) h = (h ^ c) * 0x100000001b3ull;
+  return h;
+}
+
+std::int64_t shard_count(const ParamSpec& s, int tp) {
+  const std::int64_t n = s.rows * s.cols;
+  return s.shard == Shard::none ? n : n / tp;
+}
+
+}  // namespace
+
+std::vector<float> full_initial_value(const ParamSpec& spec, std::uint64_t seed) {
+  std::vector<float> v(static_cast<std::size_t>(spec.rows * spec.cols));
+  if (spec.init == Init::zeros) return v;
+  if (spec.init == Init::ones) {
+    std::fill(v.begin(), v.end(), 1.0f);
+    return v;
+  }
+  SplitMix64 rng{seed ^ fnv1a(spec.name)};
+  const double two_pi = 6.283185307179586;
+  for (std::size_t i = 0; i < v.size(); i += 2) {
+    // Box-Muller transform: two independent N(0,1) from two uniforms (Box & Muller 1958)
+    const double r = std::sqrt(-2.0 * std::log(rng.uniform()));
+    const double a = two_pi * rng.uniform();
+    v[i] = static_cast<float>(spec.std * r * std::cos(a));
+    if (i + 1 < v.size()) v[i + 1] = static_cast<float>(spec.std * r * std::sin(a));
+  }
+  return v;
+}
+
+std::vector<float> take_shard(const std::vector<float>& full, const ParamSpec& spec, int tp, int tp_rank) {
+  if (spec.shard == Shard::none) return full;
+  std::vector<float> out(static_cast<std::size_t>(shard_count(spec, tp)));
+  if (spec.shard == Shard::rows) {
+    const std::int64_t rows = spec.rows / tp;
+    std::copy_n(full.begin() + tp_rank * rows * spec.cols, rows * spec.cols, out.begin());
+  } else {
+    const std::int64_t cols = spec.cols / tp;
+    for (std::int64_t r = 0; r < spec.rows; ++r)
+      std::copy_n(full.begin() + r * spec.cols + tp_rank * cols, cols, out.begin() + r * cols);
+  }
+  return out;
+}
+
+ParamBlock::ParamBlock(std::string name, std::vector<ParamSpec> specs, int tp, int tp_rank, int pad_multiple)
+    : name_(std::move(name)), tp_(tp), tp_rank_(tp_rank) {
+  for (ParamSpec& s : specs) {
+    if (s.shard == Shard::rows && s.rows % tp != 0) throw std::invalid_argument(s.name + ": rows not divisible by tp");
+    if (s.shard == Shard::cols && s.cols % tp != 0) throw std::invalid_argument(s.name + ": cols not divisible by tp");
+    ParamSlot slot;
+    slot.count = static_cast<std::size_t>(shard_count(s, tp));
+    slot.offset = used_size_;
+    used_size_ += slot.count;
+    slot.spec = std::move(s);
+    slots_.push_back(std::move(slot));
+  }
+  const std::size_t m = static_cast<std::size_t>(std::max(1, pad_multiple));
+  flat_size_ = (used_size_ + m - 1) / m * m;
+  params = Tensor(MemCategory::params, flat_size_);
+  grads = Tensor(MemCategory::grads, flat_size_);
+}
+
+void ParamBlock::initialize(std::uint64_t seed) {
+  for (const ParamSlot& slot : slots_) {
+    const std::vector<float> shard = take_shard(full_initial_value(slot.spec, seed), slot.spec, tp_, tp_rank_);
+    std::copy(shard.begin(), shard.end(), params.data() + slot.offset);
+  }
+}
+
+int ParamBlock::index_of(const std::string& param_name) const {
+  for (std::size_t i = 0; i < slots_.size(); ++i)
+    if (slots_[i].spec.name == param_name) return static_cast<int>(i);
+  throw std::out_of_range("block " + name_ + " has no parameter " + param_name);
+}
+
+}  // namespace twinsim::exec

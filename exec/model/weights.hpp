@@ -1,0 +1,72 @@
+#pragma once
+// Parameters of one model piece (a layer, the embedding, the head) in one flat buffer,
+// with a flat gradient buffer beside it, as Megatron-core's DDP keeps contiguous grad
+// buffers: data parallelism and ZeRO then reduce and shard whole buffers.
+//
+// Initialisation is independent of the parallel plan: each FULL weight matrix is drawn
+// from a generator seeded by (seed, parameter name), and each rank keeps its shard, so
+// every plan starts from the same model as the single-rank run.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "exec/model/tensor.hpp"
+
+namespace twinsim::exec {
+
+enum class Shard { none, rows, cols };  // how tensor parallelism splits the full matrix
+enum class Init { normal, zeros, ones };
+
+struct ParamSpec {
+  std::string name;  // global and plan-independent: "layer3.attn.q.weight"
+  std::int64_t rows = 1, cols = 1;  // full, unsharded shape (a vector is 1 x n)
+  Shard shard = Shard::none;
+  Init init = Init::normal;
+  float std = 0.02f;
+  // With sequence parallelism a replicated parameter used on a token shard (norms,
+  // biases added outside the TP region) gets a partial grad on each TP rank, summed
+  // over the TP group (Korthikanti et al. 2022, §4.2.2; Megatron _allreduce_layernorm_grads).
+  bool sequence_parallel_grad = false;
+  bool weight_decay = true;  // Megatron: no decay on biases and norm weights
+};
+
+struct ParamSlot {
+  ParamSpec spec;
+  std::size_t offset = 0;  // in the block's flat buffers
+  std::size_t count = 0;   // elements on this rank
+};
+
+class ParamBlock {
+ public:
+  // pad_multiple: the flat size is rounded up so ZeRO can split it evenly over DP ranks
+  ParamBlock(std::string name, std::vector<ParamSpec> specs, int tp, int tp_rank, int pad_multiple = 1);
+
+  const std::string& name() const { return name_; }
+  const std::vector<ParamSlot>& slots() const { return slots_; }
+  std::size_t flat_size() const { return flat_size_; }
+  std::size_t used_size() const { return used_size_; }  // without the padding
+
+  // Fills the params with the plan-independent initialisation for `seed`.
+  void initialize(std::uint64_t seed);
+  int index_of(const std::string& param_name) const;  // throws when absent
+
+  float* param(int slot) { return params.data() + slots_[slot].offset; }
+  float* grad(int slot) { return grads.data() + slots_[slot].offset; }
+
+  Tensor params;  // flat; may be released and regathered under ZeRO 3
+  Tensor grads;   // flat; released under ZeRO 2/3 outside the backward pass
+
+ private:
+  std::string name_;
+  std::vector<ParamSlot> slots_;
+  std::size_t used_size_ = 0;
+  std::size_t flat_size_ = 0;
+  int tp_ = 1, tp_rank_ = 0;
+};
+
+// The full matrix of a parameter, row-major rows x cols, as every plan initialises it.
+std::vector<float> full_initial_value(const ParamSpec& spec, std::uint64_t seed);
+// This rank's shard of a full matrix.
+std::vector<float> take_shard(const std::vector<float>& full, const ParamSpec& spec, int tp, int tp_rank);
+
+}  // namespace twinsim::exec
