@@ -1,0 +1,175 @@
+// Rank layout of the process groups, checked against the range loops of Megatron-LM's
+// older initialize_model_parallel (megatron/core/parallel_state.py, 2024, before the
+// RankGenerator) and the worked example in its docstring.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <set>
+#include <vector>
+
+#include "exec/runtime/process_groups.hpp"
+
+namespace twinsim::exec {
+namespace {
+
+using Groups = std::vector<std::vector<int>>;
+
+std::vector<int> range(int start, int end, int step = 1) {
+  std::vector<int> r;
+  for (int i = start; i < end; i += step) r.push_back(i);
+  return r;
+}
+
+// Megatron's loops, transcribed: each returns every group of one kind.
+Groups megatron_tp(const ParallelDims& d) {
+  Groups g;
+  const int world = d.world_size();
+  for (int i = 0; i < world / d.tp; ++i) g.push_back(range(i * d.tp, (i + 1) * d.tp));
+  return g;
+}
+
+Groups megatron_pp(const ParallelDims& d) {
+  Groups g;
+  const int world = d.world_size(), n = world / d.pp;
+  for (int i = 0; i < n; ++i) g.push_back(range(i, world, n));
+  return g;
+}
+
+Groups megatron_dp(const ParallelDims& d, bool with_cp) {
+  Groups g;
+  const int n = d.world_size() / d.pp;  // num_pipeline_model_parallel_groups
+  for (int i = 0; i < d.pp; ++i) {
+    const int start = i * n, end = (i + 1) * n;
+    if (with_cp)
+      for (int j = 0; j < d.tp; ++j) g.push_back(range(start + j, end, d.tp));
+    else
+      for (int j = 0; j < d.cp * d.tp; ++j) g.push_back(range(start + j, end, d.cp * d.tp));
+  }
+  return g;
+}
+
+Groups megatron_cp(const ParallelDims& d) {
+  Groups g;
+  const int n = d.world_size() / d.pp;
+  for (int i = 0; i < d.pp; ++i)
+    for (int j = 0; j < d.dp; ++j) {
+      const int start = i * n + j * d.tp * d.cp, end = i * n + (j + 1) * d.tp * d.cp;
+      for (int k = 0; k < d.tp; ++k) g.push_back(range(start + k, end, d.tp));
+    }
+  return g;
+}
+
+Groups megatron_embedding(const ParallelDims& d) {
+  Groups g;
+  for (const auto& ranks : megatron_pp(d))
+    g.push_back(ranks.size() > 1 ? std::vector<int>{ranks.front(), ranks.back()} : ranks);
+  return g;
+}
+
+// Megatron-core's expert RankGenerator, order "tp-ep-dp-pp" with expert TP = TP:
+// rank = tp + TP * (ep + EP * (edp + EDP * pp))
+Groups megatron_ep(const ParallelDims& d, bool expert_dp) {
+  Groups g;
+  const int edp_size = d.cp * d.dp / d.ep;
+  for (int pp = 0; pp < d.pp; ++pp)
+    for (int tp = 0; tp < d.tp; ++tp) {
+      const auto rank = [&](int ep, int edp) { return tp + d.tp * (ep + d.ep * (edp + edp_size * pp)); };
+      if (expert_dp) {
+        for (int ep = 0; ep < d.ep; ++ep) {
+          std::vector<int> r;
+          for (int edp = 0; edp < edp_size; ++edp) r.push_back(rank(ep, edp));
+          g.push_back(r);
+        }
+      } else {
+        for (int edp = 0; edp < edp_size; ++edp) {
+          std::vector<int> r;
+          for (int ep = 0; ep < d.ep; ++ep) r.push_back(rank(ep, edp));
+          g.push_back(r);
+        }
+      }
+    }
+  return g;
+}
+
+// Every rank's group of `kind` is the one expected group that holds it, in the same order.
+void expect_groups(const ParallelDims& d, GroupKind kind, const Groups& expected, const char* what) {
+  std::set<int> covered;
+  for (const auto& group : expected)
+    for (int r : group) {
+      EXPECT_EQ(group_ranks(d, r, kind), group) << what << " group of rank " << r;
+      covered.insert(r);
+    }
+  if (kind != GroupKind::embedding) {
+    EXPECT_EQ(static_cast<int>(covered.size()), d.world_size()) << what;
+  }
+}
+
+void expect_all_groups(const ParallelDims& d) {
+  expect_groups(d, GroupKind::tp, megatron_tp(d), "tp");
+  expect_groups(d, GroupKind::pp, megatron_pp(d), "pp");
+  expect_groups(d, GroupKind::dp, megatron_dp(d, false), "dp");
+  expect_groups(d, GroupKind::dp_cp, megatron_dp(d, true), "dp_cp");
+  expect_groups(d, GroupKind::cp, megatron_cp(d), "cp");
+  expect_groups(d, GroupKind::embedding, megatron_embedding(d), "embedding");
+  expect_groups(d, GroupKind::ep, megatron_ep(d, false), "ep");
+  expect_groups(d, GroupKind::expert_dp, megatron_ep(d, true), "expert_dp");
+}
+
+TEST(ProcessGroups, MegatronDocstringExampleTp2Pp4On16Gpus) {
+  // initialize_model_parallel docstring: 16 GPUs, tp 2, pp 4 -> dp 2
+  const ParallelDims d{.tp = 2, .cp = 1, .ep = 1, .dp = 2, .pp = 4};
+  EXPECT_EQ(group_ranks(d, 0, GroupKind::dp), (std::vector<int>{0, 2}));
+  EXPECT_EQ(group_ranks(d, 13, GroupKind::dp), (std::vector<int>{13, 15}));
+  EXPECT_EQ(group_ranks(d, 6, GroupKind::tp), (std::vector<int>{6, 7}));
+  EXPECT_EQ(group_ranks(d, 0, GroupKind::pp), (std::vector<int>{0, 4, 8, 12}));
+  EXPECT_EQ(group_ranks(d, 7, GroupKind::pp), (std::vector<int>{3, 7, 11, 15}));
+  EXPECT_EQ(group_ranks(d, 15, GroupKind::embedding), (std::vector<int>{3, 15}));
+  EXPECT_EQ(group_ranks(d, 3, GroupKind::embedding), (std::vector<int>{3, 15}));
+  EXPECT_TRUE(group_ranks(d, 11, GroupKind::embedding).empty());  // a middle stage
+}
+
+TEST(ProcessGroups, MatchMegatronLoopsForManyPlans) {
+  const std::vector<ParallelDims> plans = {
+      {.tp = 1, .cp = 1, .ep = 1, .dp = 1, .pp = 1}, {.tp = 2, .cp = 1, .ep = 1, .dp = 2, .pp = 2},
+      {.tp = 4, .cp = 1, .ep = 1, .dp = 1, .pp = 2}, {.tp = 2, .cp = 2, .ep = 1, .dp = 2, .pp = 2},
+      {.tp = 1, .cp = 2, .ep = 2, .dp = 3, .pp = 1}, {.tp = 2, .cp = 1, .ep = 4, .dp = 4, .pp = 3},
+      {.tp = 3, .cp = 2, .ep = 4, .dp = 2, .pp = 2}, {.tp = 1, .cp = 1, .ep = 1, .dp = 1, .pp = 5},
+  };
+  for (const ParallelDims& d : plans) {
+    SCOPED_TRACE(testing::Message() << "tp " << d.tp << " cp " << d.cp << " ep " << d.ep << " dp " << d.dp
+                                    << " pp " << d.pp);
+    expect_all_groups(d);
+  }
+}
+
+TEST(ProcessGroups, CoordinatesAreTheRankInEachGroup) {
+  const ParallelDims d{.tp = 2, .cp = 2, .ep = 2, .dp = 2, .pp = 2};
+  for (int r = 0; r < d.world_size(); ++r) {
+    const RankCoords c = rank_coords(d, r);
+    const auto pos = [&](GroupKind k) {
+      const auto g = group_ranks(d, r, k);
+      return static_cast<int>(std::find(g.begin(), g.end(), r) - g.begin());
+    };
+    EXPECT_EQ(c.tp, pos(GroupKind::tp));
+    EXPECT_EQ(c.cp, pos(GroupKind::cp));
+    EXPECT_EQ(c.dp, pos(GroupKind::dp));
+    EXPECT_EQ(c.pp, pos(GroupKind::pp));
+    EXPECT_EQ(c.ep, pos(GroupKind::ep));
+    EXPECT_EQ(c.expert_dp, pos(GroupKind::expert_dp));
+    EXPECT_EQ(global_rank(d, c.tp, c.cp, c.dp, c.pp), r);
+  }
+}
+
+TEST(ProcessGroups, RejectsBadDegrees) {
+  EXPECT_THROW(validate(ParallelDims{.tp = 0}), std::invalid_argument);
+  try {
+    validate(ParallelDims{.tp = 1, .cp = 1, .ep = 3, .dp = 4, .pp = 1});
+    FAIL() << "ep 3 does not divide cp * dp = 4";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("plan.ep = 3"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(rank_coords(ParallelDims{.tp = 2}, 2), std::out_of_range);
+}
+
+}  // namespace
+}  // namespace twinsim::exec
