@@ -9,6 +9,7 @@
 #include "sim/cost/compute_cost.hpp"
 #include "sim/training/pipeline_schedule.hpp"
 #include "sim/training/rank_layout.hpp"
+#include "sim/training/step_ranks.hpp"
 
 namespace twinsim {
 
@@ -31,25 +32,39 @@ std::int64_t layer_params_per_gpu(const Scenario& s, std::int64_t layer) {
          p.routed_experts / (static_cast<std::int64_t>(s.plan.tp) * s.plan.ep);
 }
 
+// One GPU's position in the task order: the compute task it ran last, the one before,
+// and side-stream communication its next compute task must wait for.
+struct Chain {
+  TaskId last = -1;
+  TaskId before_last = -1;
+  std::vector<TaskId> pending;
+};
+
+using Chains = std::vector<Chain>;  // one per GPU of a stage
+
 struct Builder {
   const Scenario& s;
   const StepCosts& costs;
+  Fidelity fidelity;
   StepGraph out;
+  std::vector<StageRanks> stages;
   int pp, v, m;
   std::vector<std::vector<std::vector<std::int64_t>>> chunk_layers;  // [stage][chunk] -> layers
-  // first and last task of each slot: index ((stage * m + mb) * v + chunk) * 2 + backward
-  std::vector<TaskId> slot_first, slot_last;
-  // the task that finishes each layer's backward in the last slot of its chunk
-  std::map<std::pair<int, std::int64_t>, TaskId> last_backward;  // (stage, layer)
-  std::map<std::pair<int, std::int64_t>, TaskId> first_forward;  // (stage, layer)
+  // per slot ((stage * m + mb) * v + chunk) * 2 + backward, per GPU of the stage
+  std::vector<std::vector<TaskId>> slot_first, slot_last;
+  // per (stage, layer): each GPU's backward task in the layer's last micro-batch
+  std::map<std::pair<int, std::int64_t>, std::vector<TaskId>> last_backward;
+  std::vector<std::vector<std::vector<TaskId>>> dp_grad_tasks;  // [stage][gpu] -> reduce tasks
 
-  Builder(const Scenario& sc, const StepCosts& c)
-      : s(sc), costs(c), pp(sc.plan.pp), v(sc.plan.virtual_stages),
+  Builder(const Scenario& sc, const StepCosts& c, Fidelity f)
+      : s(sc), costs(c), fidelity(f), pp(sc.plan.pp), v(sc.plan.virtual_stages),
         m(static_cast<int>(sc.training->micro_batches(sc.plan.dp))) {}
 
   int slot_index(int stage, int mb, int chunk, bool backward) const {
     return ((stage * m + mb) * v + chunk) * 2 + (backward ? 1 : 0);
   }
+  const LayerCost& cost_of(std::int64_t layer) const { return costs.layers[costs.layer_cost_index[layer]]; }
+  bool zero3() const { return s.plan.zero == 3 && s.plan.dp > 1; }
 
   // Layers of virtual stage (chunk c, stage i) in Megatron's order c * pp + i.
   void assign_layers() {
@@ -60,230 +75,316 @@ struct Builder {
         for (int k = 0; k < s.plan.stage_layers[i] / v; ++k) chunk_layers[i][c].push_back(next++);
   }
 
-  void add_streams() {
-    auto& g = out.graph;
-    out.categories = {g.category("compute"), g.category("recompute"), g.category("tp_comm"),
-                      g.category("cp_comm"), g.category("ep_comm"),   g.category("pp_comm"),
-                      g.category("dp_comm"), g.category("optimizer")};
-    for (int i = 0; i < pp; ++i) {
-      StageStreams st;
-      st.compute = g.add_stream(i, "compute");
-      st.tp = g.add_stream(i, "tp_comm");
-      st.cp = g.add_stream(i, "cp_comm");
-      st.dp = g.add_stream(i, "dp_comm");
-      out.stages.push_back(st);
-    }
-  }
-
-  TaskId task(const std::string& name, double seconds, engine::CategoryId cat, ResourceId r,
+  TaskId task(const std::string& name, double seconds, engine::CategoryId cat, std::span<const ResourceId> r,
               TaskOrigin origin = {}) {
-    const TaskId t = out.graph.add_task(name, seconds, cat, {r});
+    const TaskId t = out.graph.add_task(name, seconds, cat, r);
     out.origin.push_back(origin);
     return t;
   }
 
-  // A compute-stream task, and the communication that follows it: on the compute stream
-  // when it blocks (Megatron's default), on its own stream when overlapped, where the next
-  // compute task waits for it.
-  struct Chain {
-    TaskId last = -1;
-    TaskId before_last = -1;      // the compute task before `last`
-    std::vector<TaskId> pending;  // side-stream tasks the next compute task waits for
-  };
-
-  TaskId compute(Chain& chain, const StageStreams& st, const std::string& name, double seconds,
-                 engine::CategoryId cat, TaskOrigin origin = {}) {
-    const TaskId t = task(name, seconds, cat, st.compute, origin);
-    for (TaskId p : chain.pending) out.graph.add_dependency(p, t);
-    chain.pending.clear();
-    chain.before_last = chain.last;
-    chain.last = t;
-    return t;
-  }
-
-  void comm(Chain& chain, const StageStreams& st, const std::string& name, double seconds,
-            engine::CategoryId cat, ResourceId side_stream) {
-    if (seconds <= 0) return;
-    if (side_stream < 0) {
-      compute(chain, st, name, seconds, cat);
-      return;
+  // The same compute task on every GPU of the stage.
+  std::vector<TaskId> compute(Chains& chains, int stage, const std::string& name, double seconds,
+                              engine::CategoryId cat, TaskOrigin origin = {}) {
+    std::vector<TaskId> ids;
+    for (std::size_t g = 0; g < chains.size(); ++g) {
+      const ResourceId stream = stages[stage].gpus[g].compute;
+      const TaskId t = task(name, seconds, cat, {&stream, 1}, origin);
+      for (TaskId p : chains[g].pending) out.graph.add_dependency(p, t);
+      chains[g].pending.clear();
+      chains[g].before_last = chains[g].last;
+      chains[g].last = t;
+      ids.push_back(t);
     }
-    // overlapped communication runs beside the compute task it belongs to (TP overlap
-    // pipelines a GEMM's chunks with their collectives; ring attention passes K,V chunks
-    // while attending): it waits for what preceded that compute task, not for the task
-    const TaskId t = task(name, seconds, cat, side_stream);
-    const TaskId after = chain.before_last >= 0 ? chain.before_last : chain.last;
-    if (after >= 0) out.graph.add_dependency(after, t);
-    chain.pending.push_back(t);
+    return ids;
   }
 
-  const LayerCost& cost_of(std::int64_t layer) const { return costs.layers[costs.layer_cost_index[layer]]; }
-
-  void forward_layer(Chain& ch, int stage, std::int64_t layer, bool first_mb) {
-    const StageStreams& st = out.stages[stage];
-    const StepCategories& c = out.categories;
-    const LayerCost& lc = cost_of(layer);
-    const std::string prefix = "layer" + std::to_string(layer);
-    const ResourceId tp_side = s.plan.tp_comm_overlap ? st.tp : -1;
-    const TaskId t = compute(ch, st, prefix + ".fwd", lc.fwd_s(TimeCategory::compute), c.compute,
-                             {static_cast<std::int32_t>(layer), costs.layer_cost_index[layer], LayerPass::fwd});
-    if (first_mb) first_forward[{stage, layer}] = t;
-    comm(ch, st, prefix + ".cp.fwd", lc.fwd_s(TimeCategory::cp_comm), c.cp_comm, st.cp);
-    comm(ch, st, prefix + ".tp.fwd", lc.fwd_s(TimeCategory::tp_comm), c.tp_comm, tp_side);
-    comm(ch, st, prefix + ".ep.fwd", lc.fwd_s(TimeCategory::ep_comm), c.ep_comm, -1);
+  // NIC links a group's traffic crosses (full mode, members on more than one node).
+  void add_nics(const StageRanks& sr, const std::vector<int>& members, std::vector<ResourceId>& res) const {
+    if (fidelity != Fidelity::full || sr.gpus[members.front()].nic < 0) return;
+    const int first_node = node_of(s, sr.gpus[members.front()].rank);
+    bool crosses = false;
+    for (int g : members) crosses |= node_of(s, sr.gpus[g].rank) != first_node;
+    if (!crosses) return;
+    for (int g : members)
+      if (std::find(res.begin(), res.end(), sr.gpus[g].nic) == res.end()) res.push_back(sr.gpus[g].nic);
   }
 
-  void backward_layer(Chain& ch, int stage, std::int64_t layer, bool last_mb) {
-    const StageStreams& st = out.stages[stage];
-    const StepCategories& c = out.categories;
-    const LayerCost& lc = cost_of(layer);
-    const std::string prefix = "layer" + std::to_string(layer);
-    const ResourceId tp_side = s.plan.tp_comm_overlap ? st.tp : -1;
-    const std::int32_t idx = costs.layer_cost_index[layer];
-    if (s.plan.recompute != Recompute::none) {
-      compute(ch, st, prefix + ".recompute", lc.recompute_s(), c.recompute,
-              {static_cast<std::int32_t>(layer), idx, LayerPass::recompute});
-      // full recompute runs the layer's forward collectives again
-      if (s.plan.recompute == Recompute::full) {
-        comm(ch, st, prefix + ".cp.recompute", lc.fwd_s(TimeCategory::cp_comm), c.cp_comm, st.cp);
-        comm(ch, st, prefix + ".tp.recompute", lc.fwd_s(TimeCategory::tp_comm), c.tp_comm, tp_side);
-        comm(ch, st, prefix + ".ep.recompute", lc.fwd_s(TimeCategory::ep_comm), c.ep_comm, -1);
+  // A collective of each group of `kind`: one task on its members' streams — their compute
+  // streams when it blocks (Megatron's default), a side stream when it overlaps compute.
+  // Overlapped, it runs beside the compute task it belongs to (TP overlap pipelines a
+  // GEMM's chunks with their collectives; ring attention passes K,V while attending): it
+  // waits for what preceded that task, and the next compute task waits for it.
+  void comm(Chains& chains, int stage, GroupKind kind, const std::string& name, double seconds,
+            engine::CategoryId cat, ResourceId StageStreams::*side) {
+    if (seconds <= 0) return;
+    const StageRanks& sr = stages[stage];
+    for (const std::vector<int>& members : sr.groups(kind)) {
+      std::vector<ResourceId> res;
+      for (int g : members) res.push_back(side ? sr.gpus[g].*side : sr.gpus[g].compute);
+      add_nics(sr, members, res);
+      const TaskId t = task(name, seconds, cat, res);
+      for (int g : members) {
+        Chain& ch = chains[g];
+        if (!side) {
+          for (TaskId p : ch.pending) out.graph.add_dependency(p, t);
+          ch.pending.clear();
+          if (ch.last >= 0) out.graph.add_dependency(ch.last, t);
+          ch.before_last = ch.last;
+          ch.last = t;
+          continue;
+        }
+        const TaskId after = ch.before_last >= 0 ? ch.before_last : ch.last;
+        if (after >= 0) out.graph.add_dependency(after, t);
+        ch.pending.push_back(t);
       }
     }
-    comm(ch, st, prefix + ".ep.bwd", lc.bwd_s(TimeCategory::ep_comm), c.ep_comm, -1);
-    const TaskId t = compute(ch, st, prefix + ".bwd", lc.bwd_s(TimeCategory::compute), c.compute,
-                             {static_cast<std::int32_t>(layer), idx, LayerPass::bwd});
-    comm(ch, st, prefix + ".tp.bwd", lc.bwd_s(TimeCategory::tp_comm), c.tp_comm, tp_side);
-    comm(ch, st, prefix + ".cp.bwd", lc.bwd_s(TimeCategory::cp_comm), c.cp_comm, st.cp);
-    if (last_mb) last_backward[{stage, layer}] = t;
   }
 
-  void ends(Chain& ch, int stage, const LayerCost& lc, const std::string& name, bool backward) {
-    const StageStreams& st = out.stages[stage];
-    const StepCategories& c = out.categories;
-    const double work = backward ? lc.bwd_s(TimeCategory::compute) : lc.fwd_s(TimeCategory::compute);
-    const double tp = backward ? lc.bwd_s(TimeCategory::tp_comm) : lc.fwd_s(TimeCategory::tp_comm);
-    compute(ch, st, name + (backward ? ".bwd" : ".fwd"), work, c.compute);
-    comm(ch, st, name + (backward ? ".tp.bwd" : ".tp.fwd"), tp, c.tp_comm, -1);
-  }
+  ResourceId StageStreams::*tp_side() const { return s.plan.tp_comm_overlap ? &StageStreams::tp : nullptr; }
 
-  void emit_slot(int stage, const PipelineSlot& slot) {
-    const bool first_virtual = stage == 0 && slot.chunk == 0;
-    const bool last_virtual = stage == pp - 1 && slot.chunk == v - 1;
-    const auto& layers = chunk_layers[stage][slot.chunk];
-    Chain ch;
-    const TaskId before = out.graph.num_tasks();
-    if (slot.forward) {
-      if (first_virtual) ends(ch, stage, costs.embedding, "embedding", false);
-      for (std::int64_t l : layers) forward_layer(ch, stage, l, slot.micro_batch == 0);
-      if (last_virtual) ends(ch, stage, costs.head, "head", false);
-    } else {
-      if (last_virtual) ends(ch, stage, costs.head, "head", true);
-      for (auto it = layers.rbegin(); it != layers.rend(); ++it)
-        backward_layer(ch, stage, *it, slot.micro_batch == m - 1);
-      if (first_virtual) ends(ch, stage, costs.embedding, "embedding", true);
-    }
-    // a zero-length marker keeps every slot non-empty and closes pending side streams
-    compute(ch, out.stages[stage], slot.forward ? "slot.fwd.end" : "slot.bwd.end", 0, out.categories.compute);
-    const int idx = slot_index(stage, slot.micro_batch, slot.chunk, !slot.forward);
-    slot_first[idx] = before;
-    slot_last[idx] = ch.last;
-  }
-
-  // Activations (forward) and their gradients (backward) between neighbouring stages;
-  // Megatron sends 1/t of the tensor from each TP rank (Narayanan et al. 2021 §4.1).
-  void add_pipeline_transfers() {
-    if (pp == 1) return;
-    const std::int64_t bytes = s.training->micro_batch * s.training->seq_len / s.plan.cp * s.model.hidden *
-                               dtype_bytes(s.training->precision, 1) / s.plan.tp;
-    const double seconds = collective_time_s(s.cluster, CollectiveOp::send_recv,
-                                             pipeline_pair_layout(s.cluster, s.plan), static_cast<double>(bytes));
-    std::vector<ResourceId> down(pp), up(pp);
-    for (int i = 0; i < pp; ++i) {
-      down[i] = out.graph.add_link("pp" + std::to_string(i) + "->" + std::to_string((i + 1) % pp));
-      up[i] = out.graph.add_link("pp" + std::to_string((i + 1) % pp) + "->" + std::to_string(i));
-    }
-    for (int mb = 0; mb < m; ++mb)
-      for (int c = 0; c < v; ++c)
-        for (int i = 0; i < pp; ++i) {
-          if (i == pp - 1 && c == v - 1) continue;  // the last virtual stage sends nothing onward
-          const int next_stage = (i + 1) % pp, next_chunk = i == pp - 1 ? c + 1 : c;
-          transfer(down[i], "pp.send.fwd", seconds, slot_last[slot_index(i, mb, c, false)],
-                   slot_first[slot_index(next_stage, mb, next_chunk, false)]);
-          transfer(up[i], "pp.send.bwd", seconds, slot_last[slot_index(next_stage, mb, next_chunk, true)],
-                   slot_first[slot_index(i, mb, c, true)]);
-        }
-  }
-
-  void transfer(ResourceId link, const std::string& name, double seconds, TaskId from, TaskId to) {
-    const TaskId t = task(name, seconds, out.categories.pp_comm, link);
-    out.graph.add_dependency(from, t);
-    out.graph.add_dependency(t, to);
-  }
+  void zero3_gather(Chains& ch, int stage, std::int64_t layer, const char* pass);
+  void zero3_reduce(int stage, std::int64_t layer, const std::vector<TaskId>& backward);
+  void forward_layer(Chains& ch, int stage, std::int64_t layer);
+  void backward_layer(Chains& ch, int stage, std::int64_t layer, bool last_mb);
+  void ends(Chains& ch, int stage, const LayerCost& lc, const std::string& name, bool backward);
+  void emit_slot(int stage, const PipelineSlot& slot);
+  void add_pipeline_transfers();
+  void add_data_parallel(int stage);
 
   void build() {
+    auto& g = out.graph;
+    out.categories = {g.category("compute"), g.category("recompute"), g.category("tp_comm"),
+                      g.category("cp_comm"), g.category("ep_comm"),   g.category("pp_comm"),
+                      g.category("dp_comm"), g.category("optimizer")};
+    stages = make_stage_ranks(s, fidelity, g);
+    for (const StageRanks& sr : stages) {
+      out.stages.push_back(sr.gpus.front());
+      out.ranks.push_back(sr.gpus);
+    }
     assign_layers();
-    add_streams();
-    slot_first.assign(static_cast<std::size_t>(pp) * m * v * 2, -1);
+    slot_first.assign(static_cast<std::size_t>(pp) * m * v * 2, {});
     slot_last = slot_first;
+    dp_grad_tasks.assign(pp, {});
+    for (int i = 0; i < pp; ++i) dp_grad_tasks[i].assign(stages[i].gpus.size(), {});
     for (int i = 0; i < pp; ++i)
       for (const PipelineSlot& slot : stage_schedule(s.plan.schedule, pp, i, m, v)) emit_slot(i, slot);
     add_pipeline_transfers();
     for (int i = 0; i < pp; ++i) add_data_parallel(i);
   }
-
-  void add_data_parallel(int stage);
 };
+
+// ZeRO-3 (Rajbhandari et al. 2020 §5.3): a layer's parameters are all-gathered before each
+// use, one layer ahead (the gather waits for the compute two tasks back), and its
+// gradients reduce-scattered after each backward.
+void Builder::zero3_gather(Chains& ch, int stage, std::int64_t layer, const char* pass) {
+  if (!zero3()) return;
+  const double bytes = static_cast<double>(layer_params_per_gpu(s, layer)) * dtype_bytes(s.training->precision, 1);
+  const double seconds = collective_time_s(s.cluster, CollectiveOp::all_gather,
+                                           group_layout(s.cluster, s.plan, ParallelGroup::dp), bytes);
+  comm(ch, stage, GroupKind::dp, "layer" + std::to_string(layer) + ".zero3.gather." + pass, seconds,
+       out.categories.dp_comm, &StageStreams::dp);
+}
+
+void Builder::zero3_reduce(int stage, std::int64_t layer, const std::vector<TaskId>& backward) {
+  if (!zero3()) return;
+  const double bytes = static_cast<double>(layer_params_per_gpu(s, layer)) * grad_bytes(*s.training);
+  const double seconds = collective_time_s(s.cluster, CollectiveOp::reduce_scatter,
+                                           group_layout(s.cluster, s.plan, ParallelGroup::dp), bytes);
+  const StageRanks& sr = stages[stage];
+  for (const std::vector<int>& members : sr.dp) {
+    std::vector<ResourceId> res;
+    for (int g : members) res.push_back(sr.gpus[g].dp);
+    add_nics(sr, members, res);
+    const TaskId t = task("layer" + std::to_string(layer) + ".zero3.grad_reduce", seconds, out.categories.dp_comm, res);
+    for (int g : members) {
+      out.graph.add_dependency(backward[g], t);
+      dp_grad_tasks[stage][g].push_back(t);
+    }
+  }
+}
+
+void Builder::forward_layer(Chains& ch, int stage, std::int64_t layer) {
+  const StepCategories& c = out.categories;
+  const LayerCost& lc = cost_of(layer);
+  const std::string prefix = "layer" + std::to_string(layer);
+  zero3_gather(ch, stage, layer, "fwd");
+  compute(ch, stage, prefix + ".fwd", lc.fwd_s(TimeCategory::compute), c.compute,
+          {static_cast<std::int32_t>(layer), costs.layer_cost_index[layer], LayerPass::fwd});
+  comm(ch, stage, GroupKind::cp, prefix + ".cp.fwd", lc.fwd_s(TimeCategory::cp_comm), c.cp_comm, &StageStreams::cp);
+  comm(ch, stage, GroupKind::tp, prefix + ".tp.fwd", lc.fwd_s(TimeCategory::tp_comm), c.tp_comm, tp_side());
+  comm(ch, stage, GroupKind::ep, prefix + ".ep.fwd", lc.fwd_s(TimeCategory::ep_comm), c.ep_comm, nullptr);
+}
+
+void Builder::backward_layer(Chains& ch, int stage, std::int64_t layer, bool last_mb) {
+  const StepCategories& c = out.categories;
+  const LayerCost& lc = cost_of(layer);
+  const std::string prefix = "layer" + std::to_string(layer);
+  const std::int32_t idx = costs.layer_cost_index[layer];
+  zero3_gather(ch, stage, layer, "bwd");
+  if (s.plan.recompute != Recompute::none) {
+    compute(ch, stage, prefix + ".recompute", lc.recompute_s(), c.recompute,
+            {static_cast<std::int32_t>(layer), idx, LayerPass::recompute});
+    // full recompute runs the layer's forward collectives again
+    if (s.plan.recompute == Recompute::full) {
+      comm(ch, stage, GroupKind::cp, prefix + ".cp.recompute", lc.fwd_s(TimeCategory::cp_comm), c.cp_comm,
+           &StageStreams::cp);
+      comm(ch, stage, GroupKind::tp, prefix + ".tp.recompute", lc.fwd_s(TimeCategory::tp_comm), c.tp_comm, tp_side());
+      comm(ch, stage, GroupKind::ep, prefix + ".ep.recompute", lc.fwd_s(TimeCategory::ep_comm), c.ep_comm, nullptr);
+    }
+  }
+  comm(ch, stage, GroupKind::ep, prefix + ".ep.bwd", lc.bwd_s(TimeCategory::ep_comm), c.ep_comm, nullptr);
+  const std::vector<TaskId> t = compute(ch, stage, prefix + ".bwd", lc.bwd_s(TimeCategory::compute), c.compute,
+                                        {static_cast<std::int32_t>(layer), idx, LayerPass::bwd});
+  comm(ch, stage, GroupKind::tp, prefix + ".tp.bwd", lc.bwd_s(TimeCategory::tp_comm), c.tp_comm, tp_side());
+  comm(ch, stage, GroupKind::cp, prefix + ".cp.bwd", lc.bwd_s(TimeCategory::cp_comm), c.cp_comm, &StageStreams::cp);
+  if (last_mb) last_backward[{stage, layer}] = t;
+  zero3_reduce(stage, layer, t);
+}
+
+void Builder::ends(Chains& ch, int stage, const LayerCost& lc, const std::string& name, bool backward) {
+  const StepCategories& c = out.categories;
+  const double work = backward ? lc.bwd_s(TimeCategory::compute) : lc.fwd_s(TimeCategory::compute);
+  const double tp = backward ? lc.bwd_s(TimeCategory::tp_comm) : lc.fwd_s(TimeCategory::tp_comm);
+  compute(ch, stage, name + (backward ? ".bwd" : ".fwd"), work, c.compute);
+  comm(ch, stage, GroupKind::tp, name + (backward ? ".tp.bwd" : ".tp.fwd"), tp, c.tp_comm, nullptr);
+}
+
+void Builder::emit_slot(int stage, const PipelineSlot& slot) {
+  const bool first_virtual = stage == 0 && slot.chunk == 0;
+  const bool last_virtual = stage == pp - 1 && slot.chunk == v - 1;
+  const auto& layers = chunk_layers[stage][slot.chunk];
+  Chains ch(stages[stage].gpus.size());
+  const TaskId before = out.graph.num_tasks();
+  if (slot.forward) {
+    if (first_virtual) ends(ch, stage, costs.embedding, "embedding", false);
+    for (std::int64_t l : layers) forward_layer(ch, stage, l);
+    if (last_virtual) ends(ch, stage, costs.head, "head", false);
+  } else {
+    if (last_virtual) ends(ch, stage, costs.head, "head", true);
+    for (auto it = layers.rbegin(); it != layers.rend(); ++it) backward_layer(ch, stage, *it, slot.micro_batch == m - 1);
+    if (first_virtual) ends(ch, stage, costs.embedding, "embedding", true);
+  }
+  // a zero-length marker closes every slot (and waits for pending side-stream work)
+  compute(ch, stage, slot.forward ? "slot.fwd.end" : "slot.bwd.end", 0, out.categories.compute);
+  const int idx = slot_index(stage, slot.micro_batch, slot.chunk, !slot.forward);
+  // the slot's first task on each GPU: tasks were added in lockstep, GPU by GPU
+  slot_first[idx].assign(ch.size(), before);
+  for (std::size_t g = 0; g < ch.size(); ++g) {
+    slot_last[idx].push_back(ch[g].last);
+    for (TaskId t = before; t < out.graph.num_tasks(); ++t) {
+      const auto res = out.graph.resources_of(t);
+      if (std::find(res.begin(), res.end(), stages[stage].gpus[g].compute) != res.end()) {
+        slot_first[idx][g] = t;
+        break;
+      }
+    }
+  }
+}
+
+// Activations (forward) and their gradients (backward) between neighbouring stages;
+// Megatron sends 1/t of the tensor from each TP rank (Narayanan et al. 2021 §4.1). Each
+// pair of neighbours has its own link; across nodes the transfer also holds both NICs.
+void Builder::add_pipeline_transfers() {
+  if (pp == 1) return;
+  const std::int64_t bytes = s.training->micro_batch * s.training->seq_len / s.plan.cp * s.model.hidden *
+                             dtype_bytes(s.training->precision, 1) / s.plan.tp;
+  const double seconds = collective_time_s(s.cluster, CollectiveOp::send_recv, pipeline_pair_layout(s.cluster, s.plan),
+                                           static_cast<double>(bytes));
+  const std::size_t gpus = stages[0].gpus.size();
+  // links[direction][boundary][gpu]
+  std::vector<std::vector<std::vector<ResourceId>>> links(2, std::vector<std::vector<ResourceId>>(pp));
+  for (int i = 0; i < pp; ++i)
+    for (std::size_t g = 0; g < gpus; ++g)
+      for (int dir = 0; dir < 2; ++dir)
+        links[dir][i].push_back(out.graph.add_link("pp" + std::to_string(i) + (dir ? "<-" : "->") +
+                                                   std::to_string((i + 1) % pp) + "." + std::to_string(g)));
+  auto transfer = [&](int from_stage, int to_stage, std::size_t g, ResourceId link, const char* name, TaskId from,
+                      TaskId to) {
+    std::vector<ResourceId> res{link};
+    const StageStreams& a = stages[from_stage].gpus[g];
+    const StageStreams& b = stages[to_stage].gpus[g];
+    if (fidelity == Fidelity::full && a.nic >= 0 && node_of(s, a.rank) != node_of(s, b.rank)) {
+      res.push_back(a.nic);
+      if (b.nic != a.nic) res.push_back(b.nic);
+    }
+    const TaskId t = task(name, seconds, out.categories.pp_comm, res);
+    out.graph.add_dependency(from, t);
+    out.graph.add_dependency(t, to);
+  };
+  for (int mb = 0; mb < m; ++mb)
+    for (int c = 0; c < v; ++c)
+      for (int i = 0; i < pp; ++i) {
+        if (i == pp - 1 && c == v - 1) continue;  // the last virtual stage sends nothing onward
+        const int next = (i + 1) % pp, next_chunk = i == pp - 1 ? c + 1 : c;
+        const int fwd_from = slot_index(i, mb, c, false), fwd_to = slot_index(next, mb, next_chunk, false);
+        const int bwd_from = slot_index(next, mb, next_chunk, true), bwd_to = slot_index(i, mb, c, true);
+        for (std::size_t g = 0; g < gpus; ++g) {
+          transfer(i, next, g, links[0][i][g], "pp.send.fwd", slot_last[fwd_from][g], slot_first[fwd_to][g]);
+          transfer(next, i, g, links[1][i][g], "pp.send.bwd", slot_last[bwd_from][g], slot_first[bwd_to][g]);
+        }
+      }
+}
 
 // Gradient reduction in buckets (overlapped with the remaining backward when
 // overlap_grad_reduce), the optimizer step, and the ZeRO parameter all-gather.
 void Builder::add_data_parallel(int stage) {
-  const StageStreams& st = out.stages[stage];
+  const StageRanks& sr = stages[stage];
   const StepCategories& c = out.categories;
   const GroupLayout dp = group_layout(s.cluster, s.plan, ParallelGroup::dp);
   const bool sharded = s.plan.zero >= 1;
-  const TaskId last_compute = out.graph.tasks_on(st.compute).back();
-  std::vector<TaskId> reduces;
-  std::vector<std::pair<std::int64_t, std::int64_t>> buckets;  // (first layer of bucket, params)
   // buckets fill in backward order: the stage's layers, last first
   std::vector<std::int64_t> layers;
   for (int ch = v - 1; ch >= 0; --ch)
     for (auto it = chunk_layers[stage][ch].rbegin(); it != chunk_layers[stage][ch].rend(); ++it) layers.push_back(*it);
+  std::vector<std::pair<std::int64_t, std::int64_t>> buckets;  // (last layer filled, params)
   std::int64_t params = 0;
   for (std::size_t k = 0; k < layers.size(); ++k) {
     params += layer_params_per_gpu(s, layers[k]);
-    if (params >= bucket_params(s.plan.dp) || k + 1 == layers.size()) {
-      buckets.push_back({layers[k], params});
-      params = 0;
-    }
+    if (params >= bucket_params(s.plan.dp) || k + 1 == layers.size()) buckets.push_back({layers[k], params}), params = 0;
   }
-  std::int64_t total_params = stage_params_per_gpu(s, stage);
-  if (s.plan.dp > 1) {
+  // a dp-group collective: one task on the members' dp streams (and NICs across nodes)
+  auto group_task = [&](const std::vector<int>& members, const std::string& name, double seconds) {
+    std::vector<ResourceId> res;
+    for (int g : members) res.push_back(sr.gpus[g].dp);
+    add_nics(sr, members, res);
+    return task(name, seconds, c.dp_comm, res);
+  };
+  if (s.plan.dp > 1 && !zero3()) {
     const CollectiveOp op = sharded ? CollectiveOp::reduce_scatter : CollectiveOp::all_reduce;
     for (const auto& [layer, n] : buckets) {
       const double seconds = collective_time_s(s.cluster, op, dp, static_cast<double>(n) * grad_bytes(*s.training));
-      const TaskId t = task("dp.grad_reduce.layer" + std::to_string(layer), seconds, c.dp_comm, st.dp);
-      out.graph.add_dependency(s.plan.overlap_grad_reduce ? last_backward.at({stage, layer}) : last_compute, t);
-      reduces.push_back(t);
+      for (const std::vector<int>& members : sr.dp) {
+        const TaskId t = group_task(members, "dp.grad_reduce.layer" + std::to_string(layer), seconds);
+        for (int g : members) {
+          const TaskId ready = s.plan.overlap_grad_reduce ? last_backward.at({stage, layer})[g]
+                                                          : out.graph.tasks_on(sr.gpus[g].compute).back();
+          out.graph.add_dependency(ready, t);
+          dp_grad_tasks[stage][g].push_back(t);
+        }
+      }
     }
   }
   // Adam touches master weights, two moments and the gradient, and writes the working
   // copy: about 28 bytes per parameter in mixed precision (4+4+4 read and written, +2+2)
-  const std::int64_t shard = sharded ? total_params / s.plan.dp : total_params;
-  const double bytes_per_param = s.training->optimizer == Optimizer::adam ? 28 : 16;
+  const std::int64_t total = stage_params_per_gpu(s, stage);
+  const std::int64_t shard = sharded ? total / s.plan.dp : total;
   ComputeOp step;
   step.kind = ComputeKind::optimizer;
-  step.bytes = bytes_per_param * static_cast<double>(shard);
-  const TaskId opt = task("optimizer.step", op_time_s(s.cluster.gpu, step), c.optimizer, st.compute);
-  for (TaskId r : reduces) out.graph.add_dependency(r, opt);
-  if (!sharded || s.plan.dp == 1) return;
+  step.bytes = (s.training->optimizer == Optimizer::adam ? 28.0 : 16.0) * static_cast<double>(shard);
+  Chains chains(sr.gpus.size());
+  const std::vector<TaskId> opt = compute(chains, stage, "optimizer.step", op_time_s(s.cluster.gpu, step), c.optimizer);
+  for (std::size_t g = 0; g < sr.gpus.size(); ++g)
+    for (TaskId r : dp_grad_tasks[stage][g]) out.graph.add_dependency(r, opt[g]);
+  if (!sharded || s.plan.dp == 1 || zero3()) return;
   // the updated shards are gathered back; overlapped, the gather happens during the next
   // step's forward, so this step waits only for its first bucket (Megatron overlap_param_gather)
   const int pbytes = dtype_bytes(s.training->precision, 1);
   for (const auto& [layer, n] : buckets) {
     const double seconds = collective_time_s(s.cluster, CollectiveOp::all_gather, dp, static_cast<double>(n) * pbytes);
-    const TaskId t = task("dp.param_gather.layer" + std::to_string(layer), seconds, c.dp_comm, st.dp);
-    out.graph.add_dependency(opt, t);
+    for (const std::vector<int>& members : sr.dp) {
+      const TaskId t = group_task(members, "dp.param_gather.layer" + std::to_string(layer), seconds);
+      for (int g : members) out.graph.add_dependency(opt[g], t);
+    }
     if (s.plan.overlap_param_gather) break;
   }
 }
@@ -320,8 +421,8 @@ StepCosts price_step(const Scenario& s) {
   return c;
 }
 
-StepGraph build_step_graph(const Scenario& s, const StepCosts& costs) {
-  Builder b(s, costs);
+StepGraph build_step_graph(const Scenario& s, const StepCosts& costs, Fidelity fidelity) {
+  Builder b(s, costs, fidelity);
   b.build();
   return std::move(b.out);
 }

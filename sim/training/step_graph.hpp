@@ -16,9 +16,16 @@
 
 namespace twinsim {
 
+// The streams of one simulated GPU, and the NIC it sends through (full mode only).
 struct StageStreams {
   engine::ResourceId compute = -1, tp = -1, cp = -1, dp = -1;
+  engine::ResourceId nic = -1;
+  int rank = 0;  // global rank in Megatron order tp-cp-ep-dp-pp
 };
+
+// Fast: one GPU stands for every replica of its stage. Full: every GPU, every collective
+// a rendezvous of its group, and inter-node traffic on the NICs it shares.
+enum class Fidelity { fast, full };
 
 struct StepCategories {
   engine::CategoryId compute, recompute, tp_comm, cp_comm, ep_comm, pp_comm, dp_comm, optimizer;
@@ -40,13 +47,14 @@ struct StepCosts {
 
 struct StepGraph {
   engine::TaskGraph graph;
-  std::vector<StageStreams> stages;
+  std::vector<StageStreams> stages;               // the GPU each stage's report describes
+  std::vector<std::vector<StageStreams>> ranks;   // per stage: every simulated GPU
   StepCategories categories{};
   std::vector<TaskOrigin> origin;  // per task
 };
 
 StepCosts price_step(const Scenario& s);
-StepGraph build_step_graph(const Scenario& s, const StepCosts& costs);
+StepGraph build_step_graph(const Scenario& s, const StepCosts& costs, Fidelity fidelity = Fidelity::fast);
 
 // Parameters one GPU of `stage` holds (sharded by TP and, for experts, EP).
 std::int64_t stage_params_per_gpu(const Scenario& s, int stage);

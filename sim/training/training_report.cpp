@@ -65,9 +65,9 @@ double model_flops_per_step(const Scenario& s) {
   return per_sequence * static_cast<double>(s.training->global_batch);
 }
 
-TrainingPrediction predict_training(const Scenario& s, const std::string& trace_path) {
+TrainingPrediction predict_training(const Scenario& s, const std::string& trace_path, Fidelity fidelity) {
   const StepCosts costs = price_step(s);
-  const StepGraph g = build_step_graph(s, costs);
+  const StepGraph g = build_step_graph(s, costs, fidelity);
   const engine::Timeline tl = engine::simulate(g.graph);
   if (!trace_path.empty()) engine::write_chrome_trace(trace_path, g.graph, tl);
 

@@ -59,7 +59,8 @@ struct TrainingPrediction {
 // Model FLOPs of one step: forward and backward once, attention and logits included.
 double model_flops_per_step(const Scenario& s);
 
-TrainingPrediction predict_training(const Scenario& s, const std::string& trace_path = "");
+TrainingPrediction predict_training(const Scenario& s, const std::string& trace_path = "",
+                                    Fidelity fidelity = Fidelity::fast);
 
 nlohmann::json to_json(const TimeBreakdown& b);
 nlohmann::json time_json(const TrainingPrediction& p);

@@ -109,3 +109,45 @@ TEST(TrainingStep, DeterministicReports) {
 
 }  // namespace
 }  // namespace twinsim
+
+namespace twinsim {
+namespace {
+
+// Full mode simulates every GPU and the NICs; where no link is shared beyond what the
+// collective model already assumes, it must agree with fast mode.
+TEST(TrainingStep, FullModeAgreesWithFastMode) {
+  for (const auto& sets : std::vector<std::vector<std::string>>{
+           {"plan.tp=8", "plan.dp=4", "plan.pp=1"},
+           {"plan.tp=2", "plan.pp=2", "plan.dp=2", "plan.zero=1"},
+           {"plan.tp=4", "plan.pp=2", "plan.dp=1", "plan.sequence_parallel=true", "plan.recompute=full"},
+           {"plan.tp=1", "plan.pp=4", "plan.dp=2", "plan.schedule=interleaved", "plan.virtual_stages=2"}}) {
+    const Scenario s = load_scenario_text(R"(
+model: gpt2-medium
+cluster: dgx-a100-80gb
+training: {seq_len: 1024, global_batch: 32, micro_batch: 1}
+plan: {}
+)", sets);
+    const TrainingPrediction fast = predict_training(s, "", Fidelity::fast);
+    const TrainingPrediction full = predict_training(s, "", Fidelity::full);
+    EXPECT_NEAR(full.step_s, fast.step_s, 1e-9 * fast.step_s) << sets.front();
+    EXPECT_GT(full.tasks, fast.tasks);
+  }
+}
+
+// Pipeline sends that cross nodes share the NIC with data-parallel traffic: full mode
+// sees the contention that fast mode cannot, so it is never faster.
+TEST(TrainingStep, FullModeSeesSharedNics) {
+  const Scenario s = load_scenario_text(R"(
+model: gpt2-medium
+cluster: dgx-a100-80gb
+training: {seq_len: 1024, global_batch: 32, micro_batch: 1}
+plan: {tp: 4, pp: 2, dp: 4, sequence_parallel: true}
+)");
+  const double full = predict_training(s, "", Fidelity::full).step_s;
+  const double fast = predict_training(s, "", Fidelity::fast).step_s;
+  EXPECT_GT(full, fast);
+  EXPECT_LT(full, 1.2 * fast);  // contention delays, it does not serialise the step
+}
+
+}  // namespace
+}  // namespace twinsim
