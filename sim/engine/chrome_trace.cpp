@@ -41,9 +41,22 @@ void write_metadata(std::ostream& out, const char* what, int pid, int tid,
   out << "}}";
 }
 
+void write_event(std::ostream& out, std::string_view name, std::string_view category, int pid, int tid,
+                 double start_s, double duration_s) {
+  out << "{\"ph\":\"X\",\"name\":";
+  write_string(out, name);
+  out << ",\"cat\":";
+  write_string(out, category);
+  out << ",\"pid\":" << pid << ",\"tid\":" << tid << ",\"ts\":";
+  write_us(out, start_s);
+  out << ",\"dur\":";
+  write_us(out, duration_s);
+  out << "}";
+}
+
 }  // namespace
 
-void write_chrome_trace(std::ostream& out, const TaskGraph& g, const Timeline& tl) {
+void write_chrome_trace(std::ostream& out, const TaskGraph& g, const Timeline& tl, const TaskExpansion& expand) {
   int network_pid = 0;  // one past the highest rank
   for (ResourceId r = 0; r < g.num_resources(); ++r)
     network_pid = std::max(network_pid, g.resource(r).rank + 1);
@@ -69,28 +82,33 @@ void write_chrome_trace(std::ostream& out, const TaskGraph& g, const Timeline& t
     separate();
     write_metadata(out, "thread_name", pid, r, g.resource(r).track);
   }
+  std::vector<std::pair<std::string, double>> parts;
   for (TaskId t = 0; t < g.num_tasks(); ++t) {
+    parts.clear();
+    if (expand) expand(t, parts);
+    const std::string_view category = g.category_name(g.category_of(t));
     for (ResourceId r : g.resources_of(t)) {
-      separate();
-      out << "{\"ph\":\"X\",\"name\":";
-      write_string(out, g.name(t));
-      out << ",\"cat\":";
-      write_string(out, g.category_name(g.category_of(t)));
-      out << ",\"pid\":" << pid_of(r) << ",\"tid\":" << r << ",\"ts\":";
-      write_us(out, tl.start_s[t]);
-      out << ",\"dur\":";
-      write_us(out, tl.end_s[t] - tl.start_s[t]);
-      out << "}";
+      if (parts.empty()) {
+        separate();
+        write_event(out, g.name(t), category, pid_of(r), r, tl.start_s[t], tl.end_s[t] - tl.start_s[t]);
+        continue;
+      }
+      double at = tl.start_s[t];
+      for (const auto& [name, seconds] : parts) {
+        separate();
+        write_event(out, name, category, pid_of(r), r, at, seconds);
+        at += seconds;
+      }
     }
   }
   out << "\n]}\n";
 }
 
 void write_chrome_trace(const std::string& path, const TaskGraph& graph,
-                        const Timeline& timeline) {
+                        const Timeline& timeline, const TaskExpansion& expand) {
   std::ofstream out(path);
   if (!out) throw std::runtime_error("cannot open trace file '" + path + "' for writing");
-  write_chrome_trace(out, graph, timeline);
+  write_chrome_trace(out, graph, timeline, expand);
   if (!out) throw std::runtime_error("failed writing trace file '" + path + "'");
 }
 

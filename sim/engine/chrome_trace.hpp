@@ -6,15 +6,24 @@
 // extra process named "network". Streamed directly: full-mode traces hold millions of
 // events.
 #include <ostream>
+#include <functional>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "sim/engine/task_graph.hpp"
 #include "sim/engine/timeline.hpp"
 
 namespace twinsim::engine {
 
-void write_chrome_trace(std::ostream& out, const TaskGraph& graph, const Timeline& timeline);
+// A task may stand for several ops run back to back (a layer's forward): the expansion
+// fills (name, seconds) pairs laid end to end from the task's start; left empty, the
+// task is written as itself.
+using TaskExpansion = std::function<void(TaskId, std::vector<std::pair<std::string, double>>&)>;
+
+void write_chrome_trace(std::ostream& out, const TaskGraph& graph, const Timeline& timeline,
+                        const TaskExpansion& expand = nullptr);
 void write_chrome_trace(const std::string& path, const TaskGraph& graph,
-                        const Timeline& timeline);
+                        const Timeline& timeline, const TaskExpansion& expand = nullptr);
 
 }  // namespace twinsim::engine

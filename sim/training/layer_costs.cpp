@@ -115,10 +115,11 @@ double LayerCost::bwd_s(TimeCategory c) const {
   return t;
 }
 
+// compute ops only: the step simulates recomputed collectives as their own tasks
 double LayerCost::recompute_s() const {
   double t = 0;
   for (const OpTime& op : ops)
-    if (op.recomputed) t += op.fwd_s;
+    if (op.recomputed && op.category == TimeCategory::compute) t += op.fwd_s;
   return t;
 }
 

@@ -47,6 +47,28 @@ std::vector<OpPrediction> op_table(const Scenario& s, const StepCosts& costs, in
   return ops;
 }
 
+// A layer task in the trace shows the ops it stands for, named as the executor names them
+// ("layer3.attn.qkv.fwd"): the forward in order, the backward in reverse with dgrad then
+// wgrad, the recompute as the recomputed forward ops.
+engine::TaskExpansion layer_op_expansion(const StepGraph& g, const StepCosts& costs) {
+  return [&g, &costs](engine::TaskId t, std::vector<std::pair<std::string, double>>& parts) {
+    const TaskOrigin& o = g.origin[t];
+    if (o.cost < 0 || o.pass == LayerPass::none) return;
+    const std::string prefix = "layer" + std::to_string(o.layer) + ".";
+    const std::vector<OpTime>& ops = costs.layers[o.cost].ops;
+    for (std::size_t k = 0; k < ops.size(); ++k) {
+      const OpTime& op = o.pass == LayerPass::bwd ? ops[ops.size() - 1 - k] : ops[k];
+      if (op.category != TimeCategory::compute) continue;
+      if (o.pass == LayerPass::fwd) parts.push_back({prefix + op.name + ".fwd", op.fwd_s});
+      if (o.pass == LayerPass::recompute && op.recomputed) parts.push_back({prefix + op.name + ".recompute", op.fwd_s});
+      if (o.pass == LayerPass::bwd) {
+        if (op.dgrad_s > 0) parts.push_back({prefix + op.name + ".bwd_dgrad", op.dgrad_s});
+        if (op.wgrad_s > 0) parts.push_back({prefix + op.name + ".bwd_wgrad", op.wgrad_s});
+      }
+    }
+  };
+}
+
 }  // namespace
 
 double model_flops_per_step(const Scenario& s) {
@@ -69,7 +91,7 @@ TrainingPrediction predict_training(const Scenario& s, const std::string& trace_
   const StepCosts costs = price_step(s);
   const StepGraph g = build_step_graph(s, costs, fidelity);
   const engine::Timeline tl = engine::simulate(g.graph);
-  if (!trace_path.empty()) engine::write_chrome_trace(trace_path, g.graph, tl);
+  if (!trace_path.empty()) engine::write_chrome_trace(trace_path, g.graph, tl, layer_op_expansion(g, costs));
 
   TrainingPrediction p;
   p.step_s = tl.makespan_s;

@@ -3,6 +3,11 @@
 // report's invariants.
 #include <gtest/gtest.h>
 
+#include <fstream>
+#include <set>
+
+#include <nlohmann/json.hpp>
+
 #include "scenario/load.hpp"
 #include "sim/training/training_report.hpp"
 
@@ -147,6 +152,37 @@ plan: {tp: 4, pp: 2, dp: 4, sequence_parallel: true}
   const double fast = predict_training(s, "", Fidelity::fast).step_s;
   EXPECT_GT(full, fast);
   EXPECT_LT(full, 1.2 * fast);  // contention delays, it does not serialise the step
+}
+
+}  // namespace
+}  // namespace twinsim
+
+namespace twinsim {
+namespace {
+
+// The trace names ops as the op graph does, and a layer's ops fill exactly its task.
+TEST(TrainingStep, TraceShowsOpsOfEachLayer) {
+  const Scenario s = load_scenario_text(R"(
+model: gpt2-small
+cluster: dgx-a100-80gb
+training: {seq_len: 1024, global_batch: 8, micro_batch: 1}
+plan: {tp: 2, pp: 2, dp: 2, recompute: full}
+)");
+  const std::string path = ::testing::TempDir() + "/twinsim_trace.json";
+  const TrainingPrediction p = predict_training(s, path);
+  std::ifstream in(path);
+  const nlohmann::json trace = nlohmann::json::parse(in);
+  std::set<std::string> names;
+  double last_end_us = 0;
+  for (const auto& e : trace["traceEvents"]) {
+    if (e["ph"] != "X") continue;
+    names.insert(e["name"].get<std::string>());
+    last_end_us = std::max(last_end_us, e["ts"].get<double>() + e["dur"].get<double>());
+  }
+  for (const char* op : {"layer0.attn.qkv.fwd", "layer0.mlp.fc2.bwd_dgrad", "layer0.mlp.fc2.bwd_wgrad",
+                         "layer0.attn.core.recompute", "layer6.attn.proj.fwd", "optimizer.step", "pp.send.fwd"})
+    EXPECT_TRUE(names.count(op)) << op;
+  EXPECT_NEAR(last_end_us * 1e-6, p.step_s, 1e-9);
 }
 
 }  // namespace
