@@ -1,0 +1,37 @@
+#pragma once
+// Mixed precision as in Micikevicius et al. 2018 ("Mixed Precision Training"): weights
+// are stored in bf16/fp16 and kept in fp32 as master copies by the optimizer; compute
+// stays fp32 on the CPU, so storage is emulated by rounding each stored value to the
+// nearest 16-bit number. fp16 adds dynamic loss scaling (§3.2): the loss is multiplied
+// by S before backward; an inf/nan in the grads skips the step and halves S, and S
+// doubles after `window` clean steps (Megatron DynamicGradScaler, hysteresis 1).
+#include <cstddef>
+
+#include "models/dtype.hpp"
+
+namespace twinsim::exec {
+
+// Round to nearest even bf16 (8-bit exponent, 7-bit mantissa); inf/nan pass through.
+float round_to_bf16(float x);
+// Round to nearest even IEEE binary16; beyond 65504 (after rounding) becomes inf.
+float round_to_fp16(float x);
+// Rounds n values in place to `storage` (fp32: unchanged).
+void round_to_storage(Dtype storage, float* data, std::size_t n);
+bool has_inf_or_nan(const float* data, std::size_t n);
+
+class LossScaler {
+ public:
+  LossScaler(float initial_scale, int window) : scale_(initial_scale), window_(window) {}
+  float scale() const { return scale_; }
+  // Records one step's outcome; returns true when the optimizer may step.
+  bool update(bool found_inf);
+  int skipped_steps() const { return skipped_; }
+
+ private:
+  float scale_;
+  int window_;
+  int good_steps_ = 0;
+  int skipped_ = 0;
+};
+
+}  // namespace twinsim::exec

@@ -1,0 +1,43 @@
+#include "exec/train/train_config.hpp"
+
+#include <numeric>
+#include <stdexcept>
+#include <string>
+
+namespace twinsim::exec {
+
+void validate(const TrainConfig& c) {
+  if (c.plan.cp != 1) throw std::invalid_argument("plan.cp=" + std::to_string(c.plan.cp) + ": the executor has no context parallelism yet");
+  if (c.plan.ep != 1) throw std::invalid_argument("plan.ep=" + std::to_string(c.plan.ep) + ": the executor runs dense models only");
+  if (c.plan.schedule == Schedule::interleaved)
+    throw std::invalid_argument("plan.schedule=interleaved: the executor runs gpipe and 1f1b");
+  if (c.micro_batches() < 1 || c.training.global_batch % (c.training.micro_batch * c.plan.dp) != 0)
+    throw std::invalid_argument("training.global_batch=" + std::to_string(c.training.global_batch) +
+                                " is not a multiple of micro_batch*dp");
+  const Dtype p = c.training.precision;
+  if (p != Dtype::fp32 && p != Dtype::bf16 && p != Dtype::fp16)
+    throw std::invalid_argument("training.precision=" + std::string(to_string(p)) + ": the executor runs fp32, bf16, fp16");
+}
+
+TransformerConfig stage_config(const TrainConfig& c, const RankCoords& coords) {
+  TransformerConfig t;
+  t.model = c.model;
+  t.tp = c.plan.tp;
+  t.tp_rank = coords.tp;
+  t.sequence_parallel = c.plan.sequence_parallel && c.plan.tp > 1;
+  t.flash_attention = c.plan.flash_attention;
+  t.recompute = c.plan.recompute;
+  t.micro_batch = static_cast<int>(c.training.micro_batch);
+  t.seq_len = static_cast<int>(c.training.seq_len);
+  std::vector<int> layers = c.plan.stage_layers;
+  if (layers.empty()) layers.assign(c.plan.pp, static_cast<int>(c.model.layers / c.plan.pp));
+  t.first_layer = std::accumulate(layers.begin(), layers.begin() + coords.pp, 0);
+  t.end_layer = t.first_layer + layers[coords.pp];
+  t.has_embedding = coords.pp == 0;
+  t.has_head = coords.pp == c.plan.pp - 1;
+  t.seed = c.seed;
+  t.init_std = c.init_std;
+  return t;
+}
+
+}  // namespace twinsim::exec

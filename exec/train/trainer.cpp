@@ -1,0 +1,105 @@
+#include "exec/train/trainer.hpp"
+
+#include <chrono>
+
+#include "exec/train/data_parallel.hpp"
+#include "exec/train/pipeline.hpp"
+
+namespace twinsim::exec {
+
+Trainer::Trainer(const TrainConfig& config, ProcessGroups& groups, const TokenSource& data, Profiler* profiler)
+    : c_(config),
+      groups_(groups),
+      data_(data),
+      profiler_(profiler),
+      scaler_(config.initial_loss_scale, config.loss_scale_window) {
+  validate(c_);
+  // blocks padded to a multiple of the DP degree so ZeRO splits them evenly
+  stage_ = std::make_unique<TransformerStage>(stage_config(c_, groups.coords()), groups.dims().dp);
+  stage_->initialize();
+  optimizer_ = std::make_unique<ShardedOptimizer>(c_, stage_->blocks(), groups.dp(), groups.tp(),
+                                                  stage_->config().sequence_parallel);
+  stage_->set_hooks(optimizer_.get());
+}
+
+void Trainer::load(int micro, MicroBatchState& st) const {
+  const int mb = static_cast<int>(c_.training.micro_batch), seq = static_cast<int>(c_.training.seq_len);
+  const std::int64_t first = first_sequence_of_micro_batch(steps_done_, static_cast<int>(c_.training.global_batch),
+                                                           groups_.dims().dp, groups_.coords().dp, micro, mb);
+  TokenBatch b = data_.batch(first, mb, seq);
+  st.tokens.assign(b.input.begin(), b.input.end());
+  st.targets.assign(b.target.begin(), b.target.end());
+}
+
+void Trainer::finalize_grads() {
+  OpScope op(profiler_, "dp.grad_reduce");
+  const bool sp = stage_->config().sequence_parallel;
+  ParamBlock* tied = stage_->tied_embedding_block();
+  const bool sum_tied = tied && groups_.in_embedding_group() && groups_.embedding().size() > 1;
+  if (c_.plan.zero < 3) {  // under ZeRO 3 the SP sums happen block by block (zero.cpp)
+    if (c_.training.precision == Dtype::fp16)  // fp16 grads: overflow shows as inf
+      for (ParamBlock* b : stage_->blocks()) round_to_storage(Dtype::fp16, b->grads.data(), b->grads.size());
+    if (sp)
+      for (ParamBlock* b : stage_->blocks()) all_reduce_sequence_parallel_grads(*b, b->grads.data(), groups_.tp());
+    if (sum_tied) all_reduce_tied_embedding_grads(tied->grads.data(), tied->grads.size(), groups_.embedding());
+  }
+  optimizer_->reduce_grads();
+  if (c_.plan.zero == 3 && sum_tied) {
+    std::size_t n = 0;
+    float* g = optimizer_->reduced_grads(*tied, n);
+    all_reduce_tied_embedding_grads(g, n, groups_.embedding());
+  }
+}
+
+bool Trainer::apply_update() {
+  OpScope op(profiler_, "optimizer.step");
+  if (c_.training.precision == Dtype::fp16) {
+    float found = optimizer_->local_overflow() ? 1.0f : 0.0f;
+    groups_.world().all_reduce(&found, 1, ReduceOp::max);  // every rank skips together
+    const float used_scale = scaler_.scale();
+    if (!scaler_.update(found > 0)) return false;
+    optimizer_->scale_grads(1.0f / used_scale);
+  }
+  optimizer_->step();
+  return true;
+}
+
+StepResult Trainer::step() {
+  const auto start = std::chrono::steady_clock::now();
+  StepResult r;
+  r.loss_scale = c_.training.precision == Dtype::fp16 ? scaler_.scale() : 1.0f;
+  const int m = c_.micro_batches(), dp = groups_.dims().dp;
+  optimizer_->begin_step();
+  // each micro-batch's mean loss enters with 1/(m dp): the DP sum of the grads is then
+  // the grad of the global batch's mean loss
+  PipelineRun run{*stage_, ModelContext{&groups_.tp(), profiler_}, groups_.pp(), m,
+                  r.loss_scale / static_cast<float>(m * dp),
+                  [this](int i, MicroBatchState& st) { load(i, st); }};
+  const std::vector<float> losses = run_pipeline(c_.plan.schedule, run);
+  finalize_grads();
+  r.skipped = !apply_update();
+  // the global mean loss, from the last stage's first TP rank of every replica
+  float mine = 0;
+  if (!losses.empty() && groups_.coords().tp == 0)
+    for (float l : losses) mine += l / static_cast<float>(m * dp);
+  groups_.world().all_reduce(&mine, 1);
+  r.loss = mine;
+  double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  float slowest = static_cast<float>(seconds);
+  groups_.world().all_reduce(&slowest, 1, ReduceOp::max);
+  r.seconds = slowest;
+  ++steps_done_;
+  return r;
+}
+
+std::map<std::string, std::vector<float>> Trainer::parameters() {
+  std::map<std::string, std::vector<float>> out;
+  for (ParamBlock* b : stage_->blocks()) {
+    const std::vector<float> flat = optimizer_->gathered_params(*b);
+    for (const ParamSlot& s : b->slots())
+      out[s.spec.name].assign(flat.begin() + s.offset, flat.begin() + s.offset + s.count);
+  }
+  return out;
+}
+
+}  // namespace twinsim::exec

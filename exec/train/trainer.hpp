@@ -1,0 +1,54 @@
+#pragma once
+// One rank's training loop: its pipeline stage of the model, the schedule over the
+// step's micro-batches, the gradient reductions, and the (ZeRO-sharded) optimizer step.
+// Every rank of the job constructs one with the same config and calls step() in lockstep.
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "exec/model/transformer.hpp"
+#include "exec/runtime/data.hpp"
+#include "exec/runtime/process_groups.hpp"
+#include "exec/runtime/profiler.hpp"
+#include "exec/train/mixed_precision.hpp"
+#include "exec/train/train_config.hpp"
+#include "exec/train/zero.hpp"
+
+namespace twinsim::exec {
+
+struct StepResult {
+  float loss = 0;        // mean over the global batch, the same on every rank
+  bool skipped = false;  // fp16: an inf/nan grad skipped the update
+  float loss_scale = 1;  // the scale this step's backward used
+  double seconds = 0;    // slowest rank's wall time
+};
+
+class Trainer {
+ public:
+  Trainer(const TrainConfig& config, ProcessGroups& groups, const TokenSource& data, Profiler* profiler = nullptr);
+
+  StepResult step();
+  int steps_done() const { return steps_done_; }
+  TransformerStage& stage() { return *stage_; }
+
+  // This rank's parameters by name as the model uses them (its TP shard of each);
+  // a collective over the DP group under ZeRO 3.
+  std::map<std::string, std::vector<float>> parameters();
+
+ private:
+  const TrainConfig& c_;
+  ProcessGroups& groups_;
+  const TokenSource& data_;
+  Profiler* profiler_;
+  std::unique_ptr<TransformerStage> stage_;
+  std::unique_ptr<ShardedOptimizer> optimizer_;
+  LossScaler scaler_;
+  int steps_done_ = 0;
+
+  void load(int micro, MicroBatchState& st) const;
+  void finalize_grads();
+  bool apply_update();  // false when fp16 overflow skipped it
+};
+
+}  // namespace twinsim::exec

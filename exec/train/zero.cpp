@@ -1,0 +1,186 @@
+#include "exec/train/zero.hpp"
+
+#include <algorithm>
+#include <stdexcept>
+
+#include "exec/train/data_parallel.hpp"
+#include "exec/train/mixed_precision.hpp"
+#include "kernels/cpu/optimizer.hpp"
+
+namespace twinsim::exec {
+
+namespace {
+
+bool low_precision(const TrainConfig& c) { return c.training.precision != Dtype::fp32; }
+
+Tensor copy_of(MemCategory category, const float* data, std::size_t n) {
+  Tensor t(category, n);
+  std::copy_n(data, n, t.data());
+  return t;
+}
+
+}  // namespace
+
+ShardedOptimizer::ShardedOptimizer(const TrainConfig& config, std::vector<ParamBlock*> blocks, Communicator& dp,
+                                   Communicator& tp, bool sequence_parallel)
+    : c_(config), dp_(dp), tp_(tp), sp_(sequence_parallel), zero_(config.plan.zero) {
+  const int d = dp.size();
+  for (ParamBlock* b : blocks) {
+    BlockShard s;
+    s.block = b;
+    const std::size_t n = b->flat_size();
+    if (zero_ >= 1 && n % d != 0) throw std::logic_error(b->name() + ": flat size not padded to the DP degree");
+    s.lo = zero_ >= 1 ? dp.rank() * (n / d) : 0;
+    s.hi = zero_ >= 1 ? s.lo + n / d : n;
+    const std::size_t share = s.hi - s.lo;
+    // 16-bit storage: the stored weights are rounded; the master copy starts from them
+    // (Megatron Float16OptimizerWithFloat16Params clones the 16-bit params to fp32)
+    round_to_storage(c_.training.precision, b->params.data(), n);
+    if (low_precision(c_)) s.master = copy_of(MemCategory::optimizer, b->params.data() + s.lo, share);
+    s.m = Tensor(MemCategory::optimizer, share);
+    if (c_.training.optimizer == Optimizer::adam) s.v = Tensor(MemCategory::optimizer, share);
+    if (zero_ >= 2) {
+      s.grad_shard = Tensor(MemCategory::grads, share);
+      b->grads.release();  // the full grads exist only during a step's backward
+    }
+    if (zero_ == 3) {
+      s.param_shard = copy_of(MemCategory::params, b->params.data() + s.lo, share);
+      b->params.release();
+    }
+    shards_.push_back(std::move(s));
+  }
+}
+
+BlockShard& ShardedOptimizer::shard_of(const ParamBlock& block) {
+  for (BlockShard& s : shards_)
+    if (s.block == &block) return s;
+  throw std::logic_error("optimizer has no block " + block.name());
+}
+
+void ShardedOptimizer::begin_step() {
+  for (BlockShard& s : shards_) {
+    if (zero_ <= 1) s.block->grads.zero();
+    else if (zero_ == 2) s.block->grads = Tensor(MemCategory::grads, s.block->flat_size());
+    else s.grad_shard.zero();
+  }
+}
+
+void ShardedOptimizer::reduce_grads() {
+  if (zero_ == 3) return;
+  for (BlockShard& s : shards_) {
+    Tensor& g = s.block->grads;
+    if (zero_ <= 1) {
+      if (dp_.size() > 1) dp_.all_reduce(g.data(), g.size());
+    } else {
+      if (dp_.size() > 1) dp_.reduce_scatter(g.data(), s.grad_shard.data(), s.hi - s.lo);
+      else std::copy_n(g.data(), g.size(), s.grad_shard.data());
+      g.release();
+    }
+  }
+}
+
+float* ShardedOptimizer::reduced_grads(const ParamBlock& block, std::size_t& count) {
+  BlockShard& s = shard_of(block);
+  count = s.hi - s.lo;
+  return zero_ >= 2 ? s.grad_shard.data() : s.block->grads.data() + s.lo;
+}
+
+bool ShardedOptimizer::local_overflow() {
+  for (BlockShard& s : shards_) {
+    std::size_t n = 0;
+    const float* g = reduced_grads(*s.block, n);
+    if (has_inf_or_nan(g, n)) return true;
+  }
+  return false;
+}
+
+void ShardedOptimizer::scale_grads(float factor) {
+  for (BlockShard& s : shards_) {
+    std::size_t n = 0;
+    float* g = reduced_grads(*s.block, n);
+    for (std::size_t i = 0; i < n; ++i) g[i] *= factor;
+  }
+}
+
+void ShardedOptimizer::update(BlockShard& s, float* params, const float* grads) {
+  float* weights = low_precision(c_) ? s.master.data() : params;
+  // step each parameter's part of [lo, hi) with its own weight decay
+  for (const ParamSlot& slot : s.block->slots()) {
+    const std::size_t a = std::max(s.lo, slot.offset), b = std::min(s.hi, slot.offset + slot.count);
+    if (a >= b) continue;
+    const std::size_t i = a - s.lo;
+    const float wd = slot.spec.weight_decay ? c_.weight_decay : 0.0f;
+    if (c_.training.optimizer == Optimizer::adam) {
+      kernels::cpu::AdamWConfig cfg;
+      cfg.lr = c_.lr;
+      cfg.weight_decay = wd;
+      kernels::cpu::adamw_step(weights + i, grads + i, s.m.data() + i, s.v.data() + i, static_cast<long>(b - a),
+                               updates_, cfg);
+    } else {
+      kernels::cpu::SgdConfig cfg;
+      cfg.lr = c_.lr;
+      cfg.weight_decay = wd;
+      kernels::cpu::sgd_step(weights + i, grads + i, nullptr, static_cast<long>(b - a), cfg);
+    }
+  }
+  if (low_precision(c_)) {
+    std::copy_n(s.master.data(), s.hi - s.lo, params);
+    round_to_storage(c_.training.precision, params, s.hi - s.lo);
+  }
+}
+
+void ShardedOptimizer::step() {
+  ++updates_;
+  for (BlockShard& s : shards_) {
+    std::size_t n = 0;
+    const float* grads = reduced_grads(*s.block, n);
+    float* params = zero_ == 3 ? s.param_shard.data() : s.block->params.data() + s.lo;
+    update(s, params, grads);
+    if (zero_ == 1 || zero_ == 2) {  // everyone gets everyone's updated share
+      if (dp_.size() > 1) {
+        const Tensor mine = copy_of(MemCategory::buffers, params, n);
+        dp_.all_gather(mine.data(), s.block->params.data(), n);
+      }
+    }
+  }
+}
+
+void ShardedOptimizer::gather_params(BlockShard& s, float* full) {
+  if (dp_.size() > 1) dp_.all_gather(s.param_shard.data(), full, s.hi - s.lo);
+  else std::copy_n(s.param_shard.data(), s.param_shard.size(), full);
+}
+
+void ShardedOptimizer::acquire(ParamBlock& block, bool backward) {
+  if (zero_ != 3) return;
+  BlockShard& s = shard_of(block);
+  if (param_users_[&block]++ == 0) {
+    block.params = Tensor(MemCategory::params, block.flat_size());
+    gather_params(s, block.params.data());
+  }
+  if (backward && grad_users_[&block]++ == 0) block.grads = Tensor(MemCategory::grads, block.flat_size());
+}
+
+void ShardedOptimizer::release(ParamBlock& block, bool backward) {
+  if (zero_ != 3) return;
+  BlockShard& s = shard_of(block);
+  if (backward && --grad_users_[&block] == 0) {
+    if (sp_) all_reduce_sequence_parallel_grads(block, block.grads.data(), tp_);
+    const std::size_t share = s.hi - s.lo;
+    Tensor reduced(MemCategory::buffers, share);
+    if (dp_.size() > 1) dp_.reduce_scatter(block.grads.data(), reduced.data(), share);
+    else std::copy_n(block.grads.data(), share, reduced.data());
+    for (std::size_t i = 0; i < share; ++i) s.grad_shard[i] += reduced[i];
+    block.grads.release();
+  }
+  if (--param_users_[&block] == 0) block.params.release();
+}
+
+std::vector<float> ShardedOptimizer::gathered_params(ParamBlock& block) {
+  const std::size_t used = block.used_size();
+  if (zero_ != 3) return {block.params.data(), block.params.data() + used};
+  Tensor full(MemCategory::buffers, block.flat_size());
+  gather_params(shard_of(block), full.data());
+  return {full.data(), full.data() + used};
+}
+
+}  // namespace twinsim::exec

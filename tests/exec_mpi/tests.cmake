@@ -1,0 +1,38 @@
+# Executor parity tests under MPI: each plan must reproduce the single-rank fp32 run's
+# losses and final parameters (tests/exec_mpi/parity_mpi.cpp). Tiny shapes, 3 steps.
+add_executable(exec_parity_mpi ${CMAKE_CURRENT_LIST_DIR}/parity_mpi.cpp)
+target_link_libraries(exec_parity_mpi PRIVATE twinsim_exec)
+
+set(EXEC_MPI_ENV "OMPI_ALLOW_RUN_AS_ROOT=1;OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1")
+# name | ranks | plan arguments
+set(EXEC_PARITY_CASES
+  "dp2|2|dp=2"
+  "tp2|2|tp=2"
+  "tp2_sp|2|tp=2 sp=1"
+  "tp2_sp_llama|2|tp=2 sp=1 model=llama"
+  "pp2_1f1b_mb4|2|pp=2 micro=1 global=4 schedule=1f1b"
+  "pp2_gpipe|2|pp=2 schedule=gpipe"
+  "zero1_dp2|2|dp=2 zero=1"
+  "zero2_dp2|2|dp=2 zero=2"
+  "zero3_dp2|2|dp=2 zero=3"
+  "zero3_dp2_llama|2|dp=2 zero=3 model=llama"
+  "recompute_full_tp2|2|tp=2 recompute=full"
+  "recompute_selective_dp2|2|dp=2 recompute=selective flash=0"
+  "grad_accum_dp2|2|dp=2 micro=1 global=8"
+  "tp2_pp2_dp2|8|tp=2 pp=2 dp=2 sp=1 zero=1"
+)
+foreach(case ${EXEC_PARITY_CASES})
+  string(REPLACE "|" ";" parts "${case}")
+  list(GET parts 0 name)
+  list(GET parts 1 ranks)
+  list(GET parts 2 plan)
+  separate_arguments(plan_args UNIX_COMMAND "${plan}")
+  add_test(NAME exec_mpi.parity.${name}
+           COMMAND ${MPIEXEC_EXECUTABLE} -np ${ranks} --oversubscribe $<TARGET_FILE:exec_parity_mpi> ${plan_args})
+  set_tests_properties(exec_mpi.parity.${name} PROPERTIES ENVIRONMENT "${EXEC_MPI_ENV}" TIMEOUT 120 LABELS mpi)
+endforeach()
+# The comparison itself must be able to fail: a 1% larger learning rate is caught.
+add_test(NAME exec_mpi.parity.detects_a_different_run
+         COMMAND ${MPIEXEC_EXECUTABLE} -np 2 --oversubscribe $<TARGET_FILE:exec_parity_mpi> dp=2 plan_lr=0.00101)
+set_tests_properties(exec_mpi.parity.detects_a_different_run PROPERTIES ENVIRONMENT "${EXEC_MPI_ENV}" TIMEOUT 120
+                     LABELS mpi WILL_FAIL TRUE)
