@@ -1,6 +1,7 @@
 #include "exec/runtime/profiler.hpp"
 
 #include <algorithm>
+#include <fstream>
 #include <stdexcept>
 
 namespace twinsim::exec {
@@ -15,6 +16,13 @@ nlohmann::json events_json(const std::vector<ProfileEvent>& events) {
   nlohmann::json out = nlohmann::json::array();
   for (const ProfileEvent& e : events) out.push_back({e.name, e.start_us, e.duration_us});
   return out;
+}
+
+void write_json(const nlohmann::json& j, const std::string& path) {
+  std::ofstream out(path);
+  if (!out) throw std::runtime_error("cannot write '" + path + "'");
+  out << j.dump() << '\n';
+  if (!out) throw std::runtime_error("writing '" + path + "' failed");
 }
 
 std::vector<ProfileEvent> events_from_json(const nlohmann::json& j) {
@@ -121,6 +129,16 @@ nlohmann::json Profiler::gather_summary(Communicator& comm) const {
     ops[name] = {{"count", a.count}, {"ranks", a.ranks}, {"mean_total_s", a.sum_s / a.ranks},
                  {"max_total_s", a.max_s}};
   return {{"ranks", ranks}, {"ops", ops}};
+}
+
+void Profiler::write_chrome_trace(Communicator& comm, const std::string& path) const {
+  const nlohmann::json trace = gather_chrome_trace(comm);
+  if (comm.rank() == 0) write_json(trace, path);
+}
+
+void Profiler::write_summary(Communicator& comm, const std::string& path) const {
+  const nlohmann::json summary = gather_summary(comm);
+  if (comm.rank() == 0) write_json(summary, path);
 }
 
 ProfileScope::ProfileScope(Profiler& profiler, std::string name)

@@ -62,6 +62,10 @@ class Profiler {
   // {"ranks": [per-rank summary...], "ops": {name: {"count", "ranks", "mean_total_s",
   // "max_total_s"}}}: an op's totals over the ranks that ran it
   nlohmann::json gather_summary(Communicator& comm) const;
+  // Collective: gathers and writes the trace / the summary as JSON files on comm rank 0.
+  // Throws std::runtime_error naming the path when it cannot be written.
+  void write_chrome_trace(Communicator& comm, const std::string& path) const;
+  void write_summary(Communicator& comm, const std::string& path) const;
 
  private:
   int rank_;
