@@ -1,0 +1,91 @@
+// MPI collectives of the executor's communicator on this host, nccl-tests style: time per
+// call (the slowest rank's, as nccl-tests reports) and bus bandwidth for a sweep of sizes.
+// Run under mpirun: `mpirun -np 2 --oversubscribe build/bench/bench_comm`; only rank 0
+// prints. Iteration counts are fixed so that every rank runs the same collectives.
+#include <benchmark/benchmark.h>
+
+#include <algorithm>
+#include <chrono>
+#include <memory>
+#include <vector>
+
+#include "exec/runtime/mpi_communicator.hpp"
+
+namespace twinsim::exec {
+namespace {
+
+Communicator* g_world = nullptr;
+
+enum class Op { all_reduce, all_gather, reduce_scatter, all_to_all };
+
+// Bus bandwidth factor (nccl-tests, doc/PERFORMANCE.md): the bytes each rank's link moves
+// per byte of the operation's size, so that it compares with the link's peak.
+double bus_factor(Op op, int n) {
+  if (op == Op::all_reduce) return 2.0 * (n - 1) / n;
+  return static_cast<double>(n - 1) / n;
+}
+
+void BM_Collective(benchmark::State& state, Op op) {
+  Communicator& c = *g_world;
+  const auto n = static_cast<std::size_t>(c.size());
+  const auto bytes = static_cast<std::size_t>(state.range(0));  // the operation's size, nccl-tests' "size"
+  const std::size_t total = bytes / sizeof(float);
+  const std::size_t part = std::max<std::size_t>(1, total / n);
+  std::vector<float> a(part * n, 1.0f), b(part * n, 0.0f);
+  float best = 1e30f;  // the mean suffers from other processes on a shared host; the best less so
+  for (auto _ : state) {
+    c.barrier();
+    const auto t0 = std::chrono::steady_clock::now();
+    switch (op) {
+      case Op::all_reduce: c.all_reduce(a.data(), total); break;
+      case Op::all_gather: c.all_gather(a.data(), b.data(), part); break;
+      case Op::reduce_scatter: c.reduce_scatter(a.data(), b.data(), part); break;
+      case Op::all_to_all: c.all_to_all(a.data(), b.data(), part); break;
+    }
+    float seconds = std::chrono::duration<float>(std::chrono::steady_clock::now() - t0).count();
+    c.all_reduce(&seconds, 1, ReduceOp::max);
+    state.SetIterationTime(seconds);
+    best = std::min(best, seconds);
+  }
+  state.counters["ranks"] = static_cast<double>(n);
+  // algorithm bandwidth = size / time; bus bandwidth scales it by the factor above
+  state.counters["busbw_GBps"] = benchmark::Counter(
+      static_cast<double>(bytes) * bus_factor(op, c.size()) / 1e9 * static_cast<double>(state.iterations()),
+      benchmark::Counter::kIsRate);
+  state.counters["best_us"] = best * 1e6;
+  state.counters["best_busbw_GBps"] = static_cast<double>(bytes) * bus_factor(op, c.size()) / 1e9 / best;
+}
+
+void sizes(benchmark::internal::Benchmark* b) {
+  for (long bytes = 4 << 10; bytes <= 16 << 20; bytes *= 8) b->Arg(bytes);
+  b->UseManualTime()->Iterations(30);
+}
+
+BENCHMARK_CAPTURE(BM_Collective, all_reduce, Op::all_reduce)->Apply(sizes);
+BENCHMARK_CAPTURE(BM_Collective, all_gather, Op::all_gather)->Apply(sizes);
+BENCHMARK_CAPTURE(BM_Collective, reduce_scatter, Op::reduce_scatter)->Apply(sizes);
+BENCHMARK_CAPTURE(BM_Collective, all_to_all, Op::all_to_all)->Apply(sizes);
+
+class NullReporter : public benchmark::BenchmarkReporter {
+ public:
+  bool ReportContext(const Context&) override { return true; }
+  void ReportRuns(const std::vector<Run>&) override {}
+};
+
+}  // namespace
+}  // namespace twinsim::exec
+
+int main(int argc, char** argv) {
+  twinsim::exec::MpiSession session(&argc, &argv);
+  auto world = twinsim::exec::MpiCommunicator::world();
+  twinsim::exec::g_world = world.get();
+  benchmark::Initialize(&argc, argv);
+  if (world->rank() == 0) {
+    benchmark::RunSpecifiedBenchmarks();
+  } else {
+    twinsim::exec::NullReporter quiet;
+    benchmark::RunSpecifiedBenchmarks(&quiet);
+  }
+  benchmark::Shutdown();
+  return 0;
+}
