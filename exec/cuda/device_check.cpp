@@ -37,10 +37,10 @@ bool cuda_device_available(std::string* why) {
     say(why, "a GPU is listed but cannot be opened (cudaGetDeviceProperties failed)");
     return false;
   }
-  char text[256];
-  std::snprintf(text, sizeof text, "%s, sm_%d%d, %.1f GiB, %d device(s) visible", prop.name,
-                prop.major, prop.minor, static_cast<double>(prop.totalGlobalMem) / (1 << 30), count);
-  say(why, text);
+  char memory[32];
+  std::snprintf(memory, sizeof memory, "%.1f GiB", static_cast<double>(prop.totalGlobalMem) / (1 << 30));
+  say(why, std::string(prop.name) + ", sm_" + std::to_string(prop.major) + std::to_string(prop.minor) +
+               ", " + memory + ", " + std::to_string(count) + " device(s) visible");
   return true;
 }
 
