@@ -81,8 +81,10 @@ OpTime price(const Scenario& s, const LayerOp& op) {
     t.dgrad_s = collective_s(s, op.bwd_comm);
     return t;
   }
+  t.fwd_bytes = static_cast<double>(op.fwd_bytes);
   if (op.kind == OpKind::gemm) {
     price_gemm(gpu, dtype, op, t);
+    t.bwd_bytes = 2 * t.fwd_bytes;  // dgrad and wgrad each move about the forward's bytes
     return t;
   }
   // attention, norms and element-wise ops: the backward reads the saved inputs and the
@@ -90,6 +92,7 @@ OpTime price(const Scenario& s, const LayerOp& op) {
   const double bytes = static_cast<double>(op.fwd_bytes);
   t.fwd_s = op_time_s(gpu, as_compute(op, dtype, op.fwd_flops, bytes, false));
   t.dgrad_s = op_time_s(gpu, as_compute(op, dtype, op.dgrad_flops, 2 * bytes, true));
+  t.bwd_bytes = 2 * bytes;
   return t;
 }
 
@@ -140,6 +143,18 @@ double LayerCost::recompute_flops() const {
   for (const OpTime& op : ops)
     if (op.recomputed) f += op.fwd_flops;
   return f;
+}
+
+double LayerCost::fwd_bytes() const {
+  double b = 0;
+  for (const OpTime& op : ops) b += op.fwd_bytes;
+  return b;
+}
+
+double LayerCost::bwd_bytes() const {
+  double b = 0;
+  for (const OpTime& op : ops) b += op.bwd_bytes;
+  return b;
 }
 
 LayerCost cost_layer(const Scenario& s, std::int64_t layer) {

@@ -21,6 +21,7 @@ struct OpTime {
   double wgrad_s = 0;  // backward w.r.t. weights
   bool recomputed = false;
   double fwd_flops = 0, bwd_flops = 0;
+  double fwd_bytes = 0, bwd_bytes = 0;  // HBM traffic (compute ops)
 };
 
 struct LayerCost {
@@ -31,6 +32,8 @@ struct LayerCost {
   double fwd_flops() const;
   double bwd_flops() const;
   double recompute_flops() const;
+  double fwd_bytes() const;
+  double bwd_bytes() const;
 };
 
 // Prices transformer layer `layer` under the scenario's plan and training workload.

@@ -69,6 +69,34 @@ engine::TaskExpansion layer_op_expansion(const StepGraph& g, const StepCosts& co
   };
 }
 
+// Busy fractions of stage `i`'s reported GPU, from the timeline and the op table.
+Utilization stage_utilization(const Scenario& s, const StepGraph& g, const StepCosts& costs,
+                              const engine::Timeline& tl, int i) {
+  const StageStreams& st = g.stages[i];
+  const double step = tl.makespan_s;
+  Utilization u;
+  u.compute = tl.resource_busy_s[st.compute] / step;
+  u.dp_link = tl.resource_busy_s[st.dp] / step;
+  double tp_busy = tl.resource_busy_s[st.tp];
+  for (engine::TaskId t : g.graph.tasks_on(st.compute))
+    if (g.graph.category_of(t) == g.categories.tp_comm) tp_busy += g.graph.duration(t);
+  u.tp_link = tp_busy / step;
+  for (engine::ResourceId r = 0; r < g.graph.num_resources(); ++r) {
+    const std::string& name = g.graph.resource(r).name;
+    if (name.rfind("pp" + std::to_string(i), 0) == 0) u.pp_link = std::max(u.pp_link, tl.resource_busy_s[r] / step);
+  }
+  const double m = static_cast<double>(s.training->micro_batches(s.plan.dp));
+  double bytes = 0;
+  std::int64_t first = 0;
+  for (int k = 0; k < i; ++k) first += s.plan.stage_layers[k];
+  for (std::int64_t l = first; l < first + s.plan.stage_layers[i]; ++l) {
+    const LayerCost& lc = costs.layers[costs.layer_cost_index[l]];
+    bytes += m * (lc.fwd_bytes() + lc.bwd_bytes());
+  }
+  u.hbm_bandwidth = bytes / (step * s.cluster.gpu.hbm_bandwidth_Bps);
+  return u;
+}
+
 }  // namespace
 
 double model_flops_per_step(const Scenario& s) {
@@ -127,6 +155,7 @@ TrainingPrediction predict_training(const Scenario& s, const std::string& trace_
   t.mfu = t.model_tflops_per_gpu * 1e12 / s.cluster.gpu.peak(math);
   t.hfu = t.hardware_tflops_per_gpu * 1e12 / s.cluster.gpu.peak(math);
   p.ops = op_table(s, costs, p.reported_stage);
+  p.utilization = stage_utilization(s, g, costs, tl, p.reported_stage);
   return p;
 }
 
@@ -144,13 +173,22 @@ nlohmann::json time_json(const TrainingPrediction& p) {
   for (std::size_t i = 0; i < p.stage_breakdowns.size(); ++i)
     stages.push_back({{"stage", i}, {"breakdown", to_json(p.stage_breakdowns[i])}});
   return {{"step_s", p.step_s}, {"breakdown", to_json(p.breakdown)}, {"reported_stage", p.reported_stage},
-          {"stages", stages}, {"ops", ops}};
+          {"stages", stages}, {"utilization", to_json(p.utilization)}, {"ops", ops}};
 }
 
 nlohmann::json to_json(const Throughput& t) {
   return {{"tokens_per_s", t.tokens_per_s}, {"tokens_per_s_per_gpu", t.tokens_per_s_per_gpu},
           {"model_tflops_per_gpu", t.model_tflops_per_gpu}, {"hardware_tflops_per_gpu", t.hardware_tflops_per_gpu},
           {"mfu", t.mfu}, {"hfu", t.hfu}};
+}
+
+}  // namespace twinsim
+
+namespace twinsim {
+
+nlohmann::json to_json(const Utilization& u) {
+  return {{"compute", u.compute}, {"hbm_bandwidth", u.hbm_bandwidth}, {"tp_link", u.tp_link},
+          {"dp_link", u.dp_link}, {"pp_link", u.pp_link}};
 }
 
 }  // namespace twinsim

@@ -37,6 +37,15 @@ struct Throughput {
   double hfu = 0;
 };
 
+// Busy fractions of the reported GPU over the step.
+struct Utilization {
+  double compute = 0;        // compute stream busy (any category)
+  double hbm_bandwidth = 0;  // bytes its kernels move / (step x peak HBM bandwidth)
+  double tp_link = 0;        // TP collectives (NVLink) busy
+  double dp_link = 0;        // data-parallel collectives busy
+  double pp_link = 0;        // the busiest pipeline link of its stage
+};
+
 struct OpPrediction {
   std::string name;   // e.g. "attn.qkv.fwd" — the executor times the same names
   double time_s = 0;  // one occurrence: one layer, one micro-batch, one GPU
@@ -49,6 +58,7 @@ struct TrainingPrediction {
   TimeBreakdown breakdown;
   std::vector<TimeBreakdown> stage_breakdowns;
   Throughput throughput;
+  Utilization utilization;
   double model_flops = 0;     // per step, all GPUs (Korthikanti et al. 2022, App. A)
   double hardware_flops = 0;  // plus recomputation
   std::vector<OpPrediction> ops;
@@ -65,5 +75,6 @@ TrainingPrediction predict_training(const Scenario& s, const std::string& trace_
 nlohmann::json to_json(const TimeBreakdown& b);
 nlohmann::json time_json(const TrainingPrediction& p);
 nlohmann::json to_json(const Throughput& t);
+nlohmann::json to_json(const Utilization& u);
 
 }  // namespace twinsim

@@ -187,3 +187,22 @@ plan: {tp: 2, pp: 2, dp: 2, recompute: full}
 
 }  // namespace
 }  // namespace twinsim
+
+namespace twinsim {
+namespace {
+
+TEST(TrainingStep, UtilizationIsAFractionOfTheStep) {
+  const TrainingPrediction alone = predict_training(gpt({}));
+  EXPECT_NEAR(alone.utilization.compute, 1.0, 1e-9);  // one GPU, no communication: always busy
+  const TrainingPrediction piped = predict_training(gpt({"plan.pp=4", "model.vocab=64"}));
+  // the compute stream idles exactly for the bubble (and nothing else in this scenario)
+  EXPECT_NEAR(piped.utilization.compute, 1.0 - piped.breakdown.pp_bubble_s / piped.step_s, 1e-6);
+  for (const TrainingPrediction* p : {&alone, &piped}) {
+    EXPECT_GT(p->utilization.hbm_bandwidth, 0.0);
+    EXPECT_LT(p->utilization.hbm_bandwidth, 1.0);
+  }
+  EXPECT_GT(piped.utilization.pp_link, 0.0);
+}
+
+}  // namespace
+}  // namespace twinsim
