@@ -81,9 +81,13 @@ Utilization stage_utilization(const Scenario& s, const StepGraph& g, const StepC
   for (engine::TaskId t : g.graph.tasks_on(st.compute))
     if (g.graph.category_of(t) == g.categories.tp_comm) tp_busy += g.graph.duration(t);
   u.tp_link = tp_busy / step;
+  // the links of the stage's two boundaries (named "pp<boundary>->..." and "pp<boundary><-...")
+  const std::string after = "pp" + std::to_string(i), before = "pp" + std::to_string((i + s.plan.pp - 1) % s.plan.pp);
   for (engine::ResourceId r = 0; r < g.graph.num_resources(); ++r) {
     const std::string& name = g.graph.resource(r).name;
-    if (name.rfind("pp" + std::to_string(i), 0) == 0) u.pp_link = std::max(u.pp_link, tl.resource_busy_s[r] / step);
+    for (const std::string& prefix : {after, before})
+      if (name.rfind(prefix + "-", 0) == 0 || name.rfind(prefix + "<", 0) == 0)
+        u.pp_link = std::max(u.pp_link, tl.resource_busy_s[r] / step);
   }
   const double m = static_cast<double>(s.training->micro_batches(s.plan.dp));
   double bytes = 0;
