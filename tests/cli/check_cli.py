@@ -1,0 +1,84 @@
+#!/usr/bin/env python3
+"""End-to-end checks of the twinsim command line against the contract of SCENARIO.md:
+the report's keys, the breakdown summing to the step, and errors on stderr with a
+non-zero exit status. Usage: check_cli.py PATH_TO_TWINSIM SCENARIOS_DIR"""
+import json
+import subprocess
+import sys
+
+TWINSIM, SCENARIOS = sys.argv[1], sys.argv[2]
+failures = []
+
+
+def run(*args):
+    return subprocess.run([TWINSIM, *args], capture_output=True, text=True, timeout=120)
+
+
+def check(condition, what):
+    if not condition:
+        failures.append(what)
+
+
+def keys_of(obj, path):
+    for key in path.split("."):
+        obj = obj[key]
+    return obj
+
+
+# simulate --json on the built-in default: every key of the report contract
+r = run("simulate", "--json")
+check(r.returncode == 0, f"simulate --json exit {r.returncode}: {r.stderr}")
+report = json.loads(r.stdout)
+for key in ["params.total", "params.active", "memory.capacity_bytes", "memory.peak_bytes", "memory.fits",
+            "memory.breakdown.params", "memory.breakdown.grads", "memory.breakdown.optimizer",
+            "memory.breakdown.activations", "memory.breakdown.kv_cache", "memory.breakdown.buffers",
+            "memory.stages", "time.step_s", "time.breakdown.compute_s", "time.breakdown.recompute_s",
+            "time.breakdown.tp_comm_s", "time.breakdown.pp_bubble_s", "time.breakdown.dp_comm_exposed_s",
+            "throughput.tokens_per_s", "throughput.tokens_per_s_per_gpu", "throughput.model_tflops_per_gpu",
+            "throughput.hardware_tflops_per_gpu", "throughput.mfu", "throughput.hfu"]:
+    try:
+        keys_of(report, key)
+    except (KeyError, TypeError):
+        failures.append(f"report lacks {key}")
+step = report["time"]["step_s"]
+check(abs(sum(report["time"]["breakdown"].values()) - step) <= 1e-9 * step, "breakdown does not sum to step_s")
+check(report["params"]["total"] == 174615846912, f"gpt3-175b params {report['params']['total']}")
+check(0 < report["throughput"]["mfu"] <= report["throughput"]["hfu"] < 1, "mfu/hfu out of order")
+peak = max(s["peak_bytes"] for s in report["memory"]["stages"])
+check(report["memory"]["peak_bytes"] == peak, "memory.peak_bytes is not the highest stage peak")
+
+# the table without --json, and --set overrides
+r = run("simulate", "--set", "plan.pp=8", "--set", "plan.dp=24")
+check(r.returncode == 0 and "step time" in r.stdout and "MFU" in r.stdout, "simulate table: " + r.stderr)
+
+# memory alone
+r = run("memory", "--json")
+m = json.loads(r.stdout)
+check(r.returncode == 0 and "memory" in m and "time" not in m, "memory --json")
+
+# a scenario file, and the trace
+r = run("simulate", f"{SCENARIOS}/default.yaml", "--json", "--trace", "/tmp/twinsim_cli_trace.json")
+check(r.returncode == 0 and json.loads(r.stdout)["time"]["step_s"] == step, "default.yaml differs from built-in")
+with open("/tmp/twinsim_cli_trace.json") as f:
+    check(len(json.load(f)["traceEvents"]) > 1000, "trace too small")
+
+# errors: non-zero exit, the message on stderr naming key, value and rule
+for args, message in [
+    (["simulate", "--set", "plan.tp=3"], "plan.tp=3 does not divide model.heads=96"),
+    (["memory", "--set", "model=gpt-3"], "did you mean"),
+    (["simulate", "/nonexistent.yaml"], "cannot be opened"),
+    (["simulate", "--set", "plan.zero=7"], "plan.zero=7"),
+]:
+    r = run(*args)
+    check(r.returncode != 0, f"{args} exited 0")
+    check(message in r.stderr, f"{args}: stderr {r.stderr!r} lacks {message!r}")
+    check(r.stdout == "", f"{args} printed to stdout")
+
+# collective sweep in nccl-tests conventions
+r = run("collective", "--cluster", "dgx-a100-80gb", "--op", "allreduce", "--ranks", "8")
+check(r.returncode == 0 and "busbw" in r.stdout, "collective: " + r.stderr)
+
+if failures:
+    print("\n".join(failures))
+    sys.exit(1)
+print("all CLI checks passed")
