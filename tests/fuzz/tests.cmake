@@ -1,0 +1,9 @@
+# The libFuzzer target builds only with clang and -DTWINSIM_FUZZ=ON (scripts/fuzz.sh).
+# Every input that once crashed is kept in tests/fuzz/regressions and replayed by
+# tests/unit/reliability/fuzz_regression_test.cpp in every build.
+if(TWINSIM_FUZZ)
+  add_executable(fuzz_scenario ${CMAKE_CURRENT_LIST_DIR}/fuzz_scenario.cpp)
+  target_compile_options(fuzz_scenario PRIVATE -fsanitize=fuzzer,address,undefined)
+  target_link_options(fuzz_scenario PRIVATE -fsanitize=fuzzer,address,undefined)
+  target_link_libraries(fuzz_scenario PRIVATE twinsim_scenario)
+endif()
