@@ -15,4 +15,4 @@ mkdir -p build-fuzz/corpus
 cp scenarios/*.yaml scenarios/*/*.yaml models/catalog/*.yaml hardware/catalog/nodes/*.yaml build-fuzz/corpus/ 2>/dev/null || true
 cp tests/fuzz/regressions/* build-fuzz/corpus/ 2>/dev/null || true
 cd build-fuzz
-./fuzz_scenario -max_total_time="$SECONDS_TO_RUN" -max_len=4096 -timeout=10 corpus
+./tests/fuzz_scenario -max_total_time="$SECONDS_TO_RUN" -max_len=4096 -timeout=10 corpus
