@@ -18,5 +18,6 @@ void add_scenario_args(CLI::App& cmd, ScenarioArgs& args);
 void add_memory_command(CLI::App& app);
 void add_simulate_command(CLI::App& app);
 void add_collective_command(CLI::App& app);
+void add_serve_command(CLI::App& app);
 
 }  // namespace twinsim

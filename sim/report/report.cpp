@@ -3,6 +3,7 @@
 #include <cstdio>
 
 #include "models/param_count.hpp"
+#include "sim/inference/batch_prediction.hpp"
 #include "sim/memory/memory_report.hpp"
 #include "sim/training/training_report.hpp"
 
@@ -54,6 +55,15 @@ void print_time(std::ostream& out, const nlohmann::json& time, const nlohmann::j
                             fixed(100 * tp["hfu"].get<double>(), "%.1f%%"));
 }
 
+void print_inference(std::ostream& out, const nlohmann::json& inf) {
+  out << "inference (one static batch per replica)\n";
+  row(out, "time to first token", fixed(1e3 * inf["ttft_s"].get<double>(), "%.2f ms"));
+  row(out, "time per output token", fixed(1e3 * inf["tpot_s"].get<double>(), "%.2f ms"));
+  row(out, "output tokens/s", fixed(inf["output_tokens_per_s"].get<double>(), "%.0f"));
+  row(out, "KV cache bytes per token", fixed(inf["kv_cache_bytes_per_token"].get<double>(), "%.0f"));
+  row(out, "max batch (paged KV)", fixed(inf["max_batch"].get<double>(), "%.0f"));
+}
+
 }  // namespace
 
 nlohmann::json params_json(const Scenario& s) {
@@ -72,6 +82,7 @@ nlohmann::json simulate_report(const Scenario& s, const std::string& trace_path)
     report["time"] = time_json(p);
     report["throughput"] = to_json(p.throughput);
   }
+  if (s.inference) report["inference"] = to_json(predict_inference(s));
   return report;
 }
 
@@ -86,6 +97,7 @@ void print_report(std::ostream& out, const Scenario& s, const nlohmann::json& re
       << fixed(report["params"]["active"].get<double>() / 1e9, ", %.2fB active") << "\n";
   print_memory(out, report["memory"]);
   if (report.contains("time")) print_time(out, report["time"], report["throughput"]);
+  if (report.contains("inference")) print_inference(out, report["inference"]);
 }
 
 }  // namespace twinsim

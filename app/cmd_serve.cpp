@@ -1,0 +1,73 @@
+// `twinsim serve SCENARIO --requests N --rate R [--seed S] [--trace-file requests.csv]
+//  [--csv occupancy.csv] [--json] [--set K=V]...`: continuous-batching serving of one
+// model replica (sim/inference/serving.hpp). Poisson arrivals use the scenario's
+// inference.prompt_len and output_len; a trace file gives each request its own.
+#include <fstream>
+#include <iostream>
+#include <stdexcept>
+
+#include "app/commands.hpp"
+#include "app/scenario_args.hpp"
+#include "sim/inference/serving_report.hpp"
+
+namespace twinsim {
+
+namespace {
+
+struct ServeArgs {
+  ScenarioArgs scenario;
+  std::int64_t requests = 1000;
+  double rate = 1.0;
+  std::uint64_t seed = 0;
+  std::string trace_file;
+  std::string csv;
+  ServeOptions options;
+};
+
+void run_serve(const ServeArgs& a) {
+  const Scenario s = load_from_args(a.scenario);
+  if (!s.inference) throw ScenarioError("inference", "", "serve needs a scenario with an inference section");
+  const std::vector<Request> requests =
+      a.trace_file.empty()
+          ? poisson_requests(a.requests, a.rate, a.seed, s.inference->prompt_len, s.inference->output_len)
+          : read_request_trace(a.trace_file);
+  const ServingResult result = simulate_serving(s, requests, a.options);
+  const ServingSummary summary = summarize(result);
+  if (!a.csv.empty()) {
+    std::ofstream out(a.csv);
+    if (!out) throw std::runtime_error("--csv " + a.csv + ": cannot write the file");
+    write_occupancy_csv(out, result);
+  }
+  if (a.scenario.json) {
+    nlohmann::json j = to_json(summary, result);
+    j["arrivals"] = a.trace_file.empty() ? nlohmann::json{{"poisson_rate_per_s", a.rate}, {"seed", a.seed}}
+                                         : nlohmann::json{{"trace_file", a.trace_file}};
+    std::cout << j.dump(2) << "\n";
+  } else {
+    print_serving(std::cout, summary, result);
+  }
+}
+
+}  // namespace
+
+void add_serve_command(CLI::App& app) {
+  auto a = std::make_shared<ServeArgs>();
+  CLI::App* cmd = app.add_subcommand("serve", "simulate continuous-batching serving of a request stream");
+  add_scenario_args(*cmd, a->scenario);
+  cmd->add_option("--requests", a->requests, "requests to simulate (Poisson arrivals)")->check(CLI::PositiveNumber);
+  cmd->add_option("--rate", a->rate, "mean arrivals per second")->check(CLI::PositiveNumber);
+  cmd->add_option("--seed", a->seed, "seed of the arrival process (same seed, same run)");
+  cmd->add_option("--trace-file", a->trace_file, "CSV of requests: arrival_s,prompt_len,output_len")
+      ->check(CLI::ExistingFile);
+  cmd->add_option("--csv", a->csv, "write KV-cache occupancy over time (one row per pass)");
+  cmd->add_option("--block-size", a->options.kv.block_tokens, "tokens per KV block (vLLM default 16)")
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--gpu-memory-utilization", a->options.kv.memory_utilization, "share of HBM the engine uses")
+      ->check(CLI::Range(0.01, 1.0));
+  cmd->add_option("--max-num-batched-tokens", a->options.kv.max_batched_tokens, "tokens per pass at most")
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--max-num-seqs", a->options.max_sequences, "sequences per pass at most")->check(CLI::PositiveNumber);
+  cmd->callback([a] { run_serve(*a); });
+}
+
+}  // namespace twinsim

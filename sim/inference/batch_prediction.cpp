@@ -1,0 +1,78 @@
+#include "sim/inference/batch_prediction.hpp"
+
+#include <algorithm>
+
+#include "sim/memory/inference.hpp"
+#include "sim/memory/stage_layers.hpp"
+
+namespace twinsim {
+
+InferencePrediction predict_inference(const Scenario& s) {
+  const InferenceWorkload& w = *s.inference;
+  const ServingCostModel model(s);
+  InferencePrediction p;
+  p.prefill = model.cost(prefill_shape(w.batch, w.prompt_len));
+  p.ttft_s = p.prefill.latency_s();
+  double decode_s = 0;
+  // decode pass j computes the K,V of token prompt_len + j - 1 and samples token j + 1
+  for (std::int64_t j = 1; j < w.output_len; ++j) {
+    const IterationCost step = model.cost(decode_shape(w.batch, w.prompt_len + j));
+    if (j == 1) p.first_decode = step;
+    decode_s += step.latency_s();
+  }
+  p.tpot_s = w.output_len > 1 ? decode_s / static_cast<double>(w.output_len - 1) : 0;
+  p.decode_weight_bytes_per_step = p.first_decode.weight_bytes;
+  p.e2e_s = p.ttft_s + decode_s;
+  const double replicas = s.plan.dp;
+  p.output_tokens_per_s = replicas * static_cast<double>(w.batch * w.output_len) / p.e2e_s;
+  p.requests_per_s = replicas * static_cast<double>(w.batch) / p.e2e_s;
+  p.kv_cache_bytes_per_token = kv_cache_bytes_per_token(s.model, s.model.layers, 1, w.kv_dtype);
+  for (int stage = 0; stage < s.plan.pp; ++stage)
+    p.kv_cache_bytes_per_token_per_gpu =
+        std::max(p.kv_cache_bytes_per_token_per_gpu,
+                 kv_cache_bytes_per_token(s.model, stage_layers(s.model, s.plan, stage).total(), s.plan.tp, w.kv_dtype));
+  p.kv = kv_capacity(s);
+  p.max_batch = max_batch(p.kv, w.prompt_len + w.output_len);
+  return p;
+}
+
+namespace {
+
+nlohmann::json pass_json(const IterationCost& c) {
+  return {{"latency_s", c.latency_s()},   {"stage_s", c.stage_s},           {"p2p_s", c.p2p_s},
+          {"compute_s", c.compute_s},     {"tp_comm_s", c.tp_comm_s},       {"weight_bytes_read", c.weight_bytes},
+          {"kv_bytes_moved", c.kv_bytes}};
+}
+
+}  // namespace
+
+nlohmann::json to_json(const InferencePrediction& p) {
+  nlohmann::json stages = nlohmann::json::array();
+  for (const StageKvCapacity& st : p.kv.stages)
+    stages.push_back({{"stage", st.stage},
+                      {"usable_bytes", st.usable_bytes},
+                      {"weight_bytes", st.weight_bytes},
+                      {"buffer_bytes", st.buffer_bytes},
+                      {"activation_bytes", st.activation_bytes},
+                      {"kv_bytes", st.kv_bytes},
+                      {"kv_bytes_per_token", st.bytes_per_token},
+                      {"blocks", st.blocks}});
+  return {{"ttft_s", p.ttft_s},
+          {"tpot_s", p.tpot_s},
+          {"output_tokens_per_s", p.output_tokens_per_s},
+          {"kv_cache_bytes_per_token", p.kv_cache_bytes_per_token},
+          {"max_batch", p.max_batch},
+          {"e2e_s", p.e2e_s},
+          {"requests_per_s", p.requests_per_s},
+          {"kv_cache_bytes_per_token_per_gpu", p.kv_cache_bytes_per_token_per_gpu},
+          {"decode_weight_bytes_per_step", p.decode_weight_bytes_per_step},
+          {"prefill", pass_json(p.prefill)},
+          {"first_decode", pass_json(p.first_decode)},
+          {"kv_cache", {{"block_tokens", p.kv.block_tokens},
+                        {"blocks", p.kv.blocks},
+                        {"tokens", p.kv.tokens()},
+                        {"limiting_stage", p.kv.limiting_stage},
+                        {"stages", stages}}}};
+}
+
+}  // namespace twinsim

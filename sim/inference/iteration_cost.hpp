@@ -1,0 +1,42 @@
+#pragma once
+// The time of one serving iteration: its ops (iteration_ops) priced with the training
+// simulator's cost model (sim/cost: roofline compute, NCCL-style collectives) per pipeline
+// stage. Built once per scenario, then asked for many iterations (the serving loop).
+#include <vector>
+
+#include "scenario/scenario.hpp"
+#include "sim/cost/collective_cost.hpp"
+#include "sim/inference/iteration_ops.hpp"
+
+namespace twinsim {
+
+struct IterationCost {
+  std::vector<double> stage_s;  // each pipeline stage's part of the forward pass
+  double p2p_s = 0;             // one activation transfer between neighbouring stages
+  double compute_s = 0;         // summed over stages: kernels
+  double tp_comm_s = 0;         // summed over stages: TP all-reduces and the logits gather
+  double weight_bytes = 0;      // summed over stages, one GPU of each: weights read
+  double kv_bytes = 0;          // summed over stages: K,V read and written by attention
+  // The pass's latency: every stage in turn, plus the transfers between them.
+  double latency_s() const;
+};
+
+class ServingCostModel {
+ public:
+  explicit ServingCostModel(const Scenario& scenario);
+  IterationCost cost(const IterationShape& shape) const;
+  int stages() const { return static_cast<int>(stage_dense_.size()); }
+
+ private:
+  // The parts of IterationCost for one list of ops (one layer, the embedding, the head).
+  struct OpsCost {
+    double time_s = 0, compute_s = 0, tp_comm_s = 0, weight_bytes = 0, kv_bytes = 0;
+  };
+  OpsCost price(const std::vector<LayerOp>& ops) const;
+  Scenario s_;
+  GroupLayout tp_group_;
+  GroupLayout pp_pair_;
+  std::vector<std::int64_t> stage_dense_, stage_moe_;  // layers of each kind per stage
+};
+
+}  // namespace twinsim

@@ -1,0 +1,204 @@
+#include "sim/inference/iteration_ops.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "models/checked_math.hpp"
+#include "sim/inference/quantization.hpp"
+
+namespace twinsim {
+
+void IterationShape::add_chunk(std::int64_t cached, std::int64_t chunk, bool samples) {
+  tokens += chunk;
+  sequences += 1;
+  sampled += samples ? 1 : 0;
+  // token i of the chunk (0-based) sees the cached tokens, the chunk's first i tokens and itself
+  attention_pairs += static_cast<double>(chunk) * cached + 0.5 * static_cast<double>(chunk) * (chunk + 1);
+  kv_read_tokens += cached + chunk;
+}
+
+IterationShape prefill_shape(std::int64_t batch, std::int64_t prompt_len) {
+  IterationShape s;
+  s.add_chunk(0, prompt_len, true);
+  s.tokens *= batch, s.sequences *= batch, s.sampled *= batch, s.kv_read_tokens *= batch;
+  s.attention_pairs *= static_cast<double>(batch);
+  return s;
+}
+
+IterationShape decode_shape(std::int64_t batch, std::int64_t context) {
+  IterationShape s;
+  s.add_chunk(context - 1, 1, true);
+  s.tokens *= batch, s.sequences *= batch, s.sampled *= batch, s.kv_read_tokens *= batch;
+  s.attention_pairs *= static_cast<double>(batch);
+  return s;
+}
+
+double expected_experts_touched(int experts, int top_k, std::int64_t tokens) {
+  if (experts <= 0 || tokens <= 0) return 0;
+  const double miss = 1.0 - static_cast<double>(top_k) / experts;  // one token skips a given expert
+  return experts * (1.0 - std::pow(miss, static_cast<double>(tokens)));
+}
+
+namespace {
+
+// Per-GPU sizes of one iteration.
+struct Sizes {
+  std::int64_t t = 0;        // new tokens
+  std::int64_t h = 0;
+  std::int64_t q_cols = 0;   // this GPU's query heads x head_dim
+  std::int64_t kv_cols = 0;  // this GPU's K (or V) heads x head_dim
+  std::int64_t e = 2;        // activation bytes per element
+  std::int64_t kv_e_bits = 16;
+  Dtype weights = Dtype::fp16;
+  int tp = 1;
+  std::int64_t act(std::int64_t elements) const { return checked_mul(elements, e); }
+  std::int64_t kv(std::int64_t elements) const { return ceil_div(checked_mul(elements, kv_e_bits), 8); }
+};
+
+Sizes make_sizes(const ModelSpec& m, const Plan& p, const InferenceWorkload& w, const IterationShape& shape) {
+  Sizes s;
+  s.t = shape.tokens;
+  s.h = m.hidden;
+  s.q_cols = heads_per_gpu(m, p.tp) * m.head_dim;
+  s.kv_cols = kv_heads_per_gpu(m, p.tp) * m.head_dim;
+  s.e = dtype_bytes(serving_activation_dtype(w.weight_dtype), 1);
+  s.kv_e_bits = dtype_bits(w.kv_dtype);
+  s.weights = w.weight_dtype;
+  s.tp = p.tp;
+  return s;
+}
+
+LayerOp memory_op(std::string_view name, OpKind kind, std::int64_t bytes) {
+  LayerOp op;
+  op.name = name;
+  op.kind = kind;
+  op.fwd_bytes = bytes;
+  return op;
+}
+
+// C[m,n] = A[m,k] W[k,n] with `count` weight matrices (grouped experts): 2mnk FLOPs each;
+// the weights are read once per pass, whatever m is: this is what makes decode memory-bound.
+LayerOp linear(std::string_view name, std::int64_t m, std::int64_t n, std::int64_t k, std::int64_t count,
+               const Sizes& s, Dtype weight_dtype) {
+  LayerOp op;
+  op.name = name;
+  op.kind = OpKind::gemm;
+  op.m = m, op.n = n, op.k = k, op.count = count;
+  op.fwd_flops = 2.0 * static_cast<double>(m) * n * k * count;
+  op.weight_bytes = checked_mul(weight_matrix_bytes(weight_dtype, checked_mul(k, n)), count);
+  op.fwd_bytes = s.act(checked_mul(m * (k + n), count)) + op.weight_bytes;
+  return op;
+}
+
+LayerOp norm(std::string_view name, std::int64_t rows, const Sizes& s) {
+  LayerOp op = memory_op(name, OpKind::norm, s.act(2 * rows * s.h + s.h));
+  op.weight_bytes = s.act(s.h);
+  return op;
+}
+
+void add_all_reduce(std::vector<LayerOp>& ops, std::string_view name, const Sizes& s) {
+  if (s.tp == 1) return;
+  LayerOp op;
+  op.name = name;
+  op.kind = OpKind::collective;
+  op.fwd_comm = {CollectiveKind::all_reduce, CommGroup::tp, s.act(s.t * s.h)};
+  ops.push_back(op);
+}
+
+// Attention over the paged cache (vLLM's PagedAttention, Kwon et al. 2023 §4.1, and
+// FlashAttention for prefill): QK^T and PV are 2 x 2 x head_dim FLOPs per (query, key)
+// pair and head (Korthikanti 2022 App. A: 4 b s^2 h over all s^2 pairs; the causal
+// half is already left out of attention_pairs); it reads Q and every cached K,V of its
+// sequences once, writes O and the new K,V.
+LayerOp attention(const IterationShape& shape, const Sizes& s) {
+  LayerOp op;
+  op.name = "attn.core";
+  op.kind = OpKind::attention;
+  op.flash = true;
+  op.fwd_flops = 4.0 * shape.attention_pairs * s.q_cols;
+  op.fwd_bytes = 2 * s.act(s.t * s.q_cols) + s.kv(checked_mul(shape.kv_read_tokens + s.t, 2 * s.kv_cols));
+  return op;
+}
+
+void add_ffn(std::vector<LayerOp>& ops, const ModelSpec& m, const Sizes& s, std::int64_t ffn,
+             std::int64_t experts, std::int64_t rows_per_expert, bool moe) {
+  const bool swiglu = m.activation == Activation::swiglu;
+  const std::int64_t rows = experts * rows_per_expert;
+  ops.push_back(linear(moe ? (swiglu ? "moe.experts.gate_up" : "moe.experts.fc1") : (swiglu ? "mlp.gate_up" : "mlp.fc1"),
+                       rows_per_expert, (swiglu ? 2 : 1) * ffn, s.h, experts, s, s.weights));
+  ops.push_back(memory_op(moe ? "moe.experts.act" : "mlp.act", OpKind::elementwise,
+                          (swiglu ? 3 : 2) * s.act(checked_mul(rows, ffn))));
+  ops.push_back(linear(moe ? (swiglu ? "moe.experts.down" : "moe.experts.fc2") : (swiglu ? "mlp.down" : "mlp.fc2"),
+                       rows_per_expert, s.h, ffn, experts, s, s.weights));
+}
+
+// Mixture of experts: each token visits top_k experts; the pass reads the weights of
+// every expert some token visits (expected_experts_touched), each running an equal
+// share of the routed tokens. Experts are TP-sharded like the dense FFN (EP: not modelled).
+void add_moe(std::vector<LayerOp>& ops, const ModelSpec& m, const Sizes& s) {
+  const MoeSpec& moe = *m.moe;
+  ops.push_back(linear("moe.router", s.t, moe.experts, s.h, 1, s, Dtype::fp16));
+  const std::int64_t routed = checked_mul(s.t, moe.top_k);
+  const auto touched = std::max<std::int64_t>(
+      1, static_cast<std::int64_t>(std::llround(expected_experts_touched(moe.experts, moe.top_k, s.t))));
+  add_ffn(ops, m, s, moe.expert_ffn_hidden / s.tp, touched, ceil_div(routed, touched), true);
+  if (moe.shared_experts > 0) add_ffn(ops, m, s, moe.shared_experts * moe.expert_ffn_hidden / s.tp, 1, s.t, false);
+}
+
+}  // namespace
+
+std::vector<LayerOp> build_iteration_layer_ops(const ModelSpec& m, std::int64_t layer, const Plan& p,
+                                               const InferenceWorkload& w, const IterationShape& shape) {
+  const Sizes s = make_sizes(m, p, w, shape);
+  std::vector<LayerOp> ops;
+  ops.reserve(16);
+  ops.push_back(norm("attn.norm", s.t, s));
+  ops.push_back(linear("attn.qkv", s.t, s.q_cols + 2 * s.kv_cols, s.h, 1, s, s.weights));
+  if (m.position == Position::rope)  // rotates the new Q and K in place
+    ops.push_back(memory_op("attn.rope", OpKind::elementwise, 2 * s.act(s.t * (s.q_cols + s.kv_cols))));
+  ops.push_back(attention(shape, s));
+  ops.push_back(linear("attn.proj", s.t, s.h, s.q_cols, 1, s, s.weights));
+  add_all_reduce(ops, "attn.tp_exit", s);  // Megatron's row-parallel output (Shoeybi 2019, Fig. 3)
+  ops.push_back(memory_op("attn.residual", OpKind::elementwise, 3 * s.act(s.t * s.h)));
+  ops.push_back(norm("mlp.norm", s.t, s));
+  if (m.is_moe_layer(layer))
+    add_moe(ops, m, s);
+  else
+    add_ffn(ops, m, s, m.ffn_hidden / s.tp, 1, s.t, false);
+  add_all_reduce(ops, "mlp.tp_exit", s);
+  ops.push_back(memory_op("mlp.residual", OpKind::elementwise, 3 * s.act(s.t * s.h)));
+  return ops;
+}
+
+std::vector<LayerOp> build_iteration_embedding_ops(const ModelSpec& m, const Plan& p, const InferenceWorkload& w,
+                                                   const IterationShape& shape) {
+  const Sizes s = make_sizes(m, p, w, shape);
+  const int tables = m.position == Position::learned ? 2 : 1;
+  std::vector<LayerOp> ops;
+  ops.push_back(memory_op("embedding.lookup", OpKind::elementwise, (tables + 1) * s.act(s.t * s.h)));
+  // vocab-parallel embedding: partial rows meet in an all-reduce (vLLM VocabParallelEmbedding)
+  add_all_reduce(ops, "embedding.reduce", s);
+  return ops;
+}
+
+std::vector<LayerOp> build_iteration_head_ops(const ModelSpec& m, const Plan& p, const InferenceWorkload& w,
+                                              const IterationShape& shape) {
+  const Sizes s = make_sizes(m, p, w, shape);
+  const std::int64_t rows = shape.sampled;  // vLLM computes logits only at each sequence's last position
+  const std::int64_t vocab_shard = ceil_div(m.vocab, p.tp);
+  std::vector<LayerOp> ops;
+  ops.push_back(norm("head.norm", rows, s));
+  ops.push_back(linear("head.logits", rows, vocab_shard, s.h, 1, s, serving_activation_dtype(w.weight_dtype)));
+  if (p.tp > 1) {  // vLLM gathers the vocabulary shards of the logits to sample (LogitsProcessor)
+    LayerOp gather;
+    gather.name = "head.gather";
+    gather.kind = OpKind::collective;
+    gather.fwd_comm = {CollectiveKind::all_gather, CommGroup::tp, s.act(checked_mul(rows, m.vocab))};
+    ops.push_back(gather);
+  }
+  // softmax and sampling read the fp32 logits once
+  ops.push_back(memory_op("head.sample", OpKind::elementwise, checked_mul(checked_mul(rows, m.vocab), 4)));
+  return ops;
+}
+
+}  // namespace twinsim

@@ -1,0 +1,54 @@
+#pragma once
+// The ops of one serving iteration on one GPU. Training's layer_ops assume every
+// sequence of a micro-batch has the same length and all its tokens are new; a serving
+// iteration (vLLM's continuous batching) mixes prefill chunks of different prompts with
+// decode steps of one token each, and every sequence's queries attend to its own cached
+// keys. So the iteration is described by sums over its sequences (IterationShape) and
+// its ops are built here, in the same LayerOp form and with the same op names as
+// models/layer_ops, and priced by the same cost model (sim/cost).
+//
+// Conventions: one forward pass, nothing saved for a backward; attention is causal
+// (FlashAttention skips the masked half of the score blocks, Dao 2023, FlashAttention-2
+// §3.1.1); linear-layer weights are in the scenario's weight_dtype (sim/inference/
+// quantization), the K,V cache in kv_dtype; norms, embeddings and the logits layer stay
+// 16-bit (GPTQ/AWQ quantize the transformer blocks' linear layers only).
+#include <cstdint>
+#include <vector>
+
+#include "models/layer_ops.hpp"
+#include "models/workload.hpp"
+
+namespace twinsim {
+
+struct IterationShape {
+  std::int64_t tokens = 0;          // new tokens whose K,V this pass computes
+  std::int64_t sequences = 0;       // sequences in the pass
+  std::int64_t sampled = 0;         // sequences that sample a token (rows of the logits)
+  double attention_pairs = 0;       // (query, key) pairs, causal, summed over sequences
+  std::int64_t kv_read_tokens = 0;  // cached + new tokens whose K,V the attention reads
+
+  // A prefill chunk of `chunk` tokens after `cached` tokens already in the cache; it
+  // samples a token when it completes the prompt. A decode step is add_chunk(ctx - 1, 1, true).
+  void add_chunk(std::int64_t cached, std::int64_t chunk, bool samples);
+};
+
+// A batch of `batch` prompts of `prompt_len` tokens prefilled at once.
+IterationShape prefill_shape(std::int64_t batch, std::int64_t prompt_len);
+// One decode step of `batch` sequences, each with `context` tokens after the new one.
+IterationShape decode_shape(std::int64_t batch, std::int64_t context);
+
+// The ops of transformer layer `layer` for this iteration on one GPU of the TP group.
+std::vector<LayerOp> build_iteration_layer_ops(const ModelSpec& model, std::int64_t layer, const Plan& plan,
+                                               const InferenceWorkload& workload, const IterationShape& shape);
+
+// Before the first layer (first stage) and after the last one (last stage).
+std::vector<LayerOp> build_iteration_embedding_ops(const ModelSpec& model, const Plan& plan,
+                                                   const InferenceWorkload& workload, const IterationShape& shape);
+std::vector<LayerOp> build_iteration_head_ops(const ModelSpec& model, const Plan& plan,
+                                              const InferenceWorkload& workload, const IterationShape& shape);
+
+// Expected distinct experts of `experts` that `tokens` tokens visit with top_k routing,
+// routing taken as uniform and independent: E (1 - (1 - k/E)^T).
+double expected_experts_touched(int experts, int top_k, std::int64_t tokens);
+
+}  // namespace twinsim

@@ -1,0 +1,48 @@
+#include "sim/inference/kv_cache.hpp"
+
+#include <algorithm>
+#include <limits>
+
+#include "models/checked_math.hpp"
+#include "sim/memory/buffers.hpp"
+#include "sim/memory/inference.hpp"
+#include "sim/memory/stage_layers.hpp"
+#include "sim/memory/weights.hpp"
+
+namespace twinsim {
+
+KvCapacity kv_capacity(const Scenario& s, const KvCacheConfig& config) {
+  const InferenceWorkload& w = *s.inference;
+  KvCapacity cap;
+  cap.block_tokens = config.block_tokens;
+  cap.blocks = std::numeric_limits<std::int64_t>::max();
+  // vLLM sizes the cache after a profiling pass of max_num_batched_tokens tokens
+  // (Worker.determine_num_available_blocks): one prompt of that length is our stand-in.
+  InferenceWorkload profile = w;
+  profile.batch = 1;
+  profile.prompt_len = config.max_batched_tokens;
+  for (int stage = 0; stage < s.plan.pp; ++stage) {
+    StageKvCapacity st;
+    st.stage = stage;
+    st.usable_bytes = static_cast<std::int64_t>(static_cast<double>(s.cluster.gpu.memory_bytes) * config.memory_utilization);
+    st.weight_bytes = inference_weight_bytes(stage_params(s.model, s.plan, stage), w.weight_dtype);
+    st.buffer_bytes = inference_buffers(s.model, s.plan, profile).total();
+    st.activation_bytes = prefill_activation_bytes(s.model, s.plan, profile, stage);
+    st.kv_bytes = std::max<std::int64_t>(0, st.usable_bytes - st.weight_bytes - st.buffer_bytes - st.activation_bytes);
+    st.bytes_per_token = kv_cache_bytes_per_token(s.model, stage_layers(s.model, s.plan, stage).total(), s.plan.tp, w.kv_dtype);
+    const std::int64_t block_bytes = checked_mul(st.bytes_per_token, config.block_tokens);
+    st.blocks = block_bytes > 0 ? st.kv_bytes / block_bytes : 0;
+    if (st.blocks < cap.blocks) {
+      cap.blocks = st.blocks;
+      cap.limiting_stage = stage;
+    }
+    cap.stages.push_back(st);
+  }
+  return cap;
+}
+
+std::int64_t max_batch(const KvCapacity& capacity, std::int64_t sequence_tokens) {
+  return capacity.blocks / blocks_for_tokens(sequence_tokens, capacity.block_tokens);
+}
+
+}  // namespace twinsim

@@ -1,0 +1,65 @@
+#pragma once
+// The paged KV cache of a serving replica (Kwon et al. 2023, "Efficient Memory
+// Management for Large Language Model Serving with PagedAttention", §4.2-4.3): the
+// cache is cut into blocks of a fixed number of tokens; a sequence holds
+// ceil(tokens / block) blocks, so only its last block is partly empty (internal
+// fragmentation). How many blocks a GPU holds follows from what is left of its memory
+// after the weights, the workspace and the activations of the largest pass.
+#include <cstdint>
+#include <vector>
+
+#include "scenario/scenario.hpp"
+
+namespace twinsim {
+
+// vLLM's default --block-size (vllm/config.py, CacheConfig: block_size 16 on CUDA).
+constexpr std::int64_t kDefaultBlockTokens = 16;
+// vLLM's default --gpu-memory-utilization: the share of HBM the engine may use.
+constexpr double kDefaultMemoryUtilization = 0.9;
+// vLLM's default --max-num-seqs: sequences in one iteration at most.
+constexpr std::int64_t kDefaultMaxSequences = 256;
+// Tokens one iteration may compute (vLLM --max-num-batched-tokens with chunked
+// prefill; 2048 in vLLM 0.6's SchedulerConfig). Also sizes the activation reserve.
+constexpr std::int64_t kDefaultMaxBatchedTokens = 2048;
+
+struct KvCacheConfig {
+  std::int64_t block_tokens = kDefaultBlockTokens;
+  double memory_utilization = kDefaultMemoryUtilization;
+  std::int64_t max_batched_tokens = kDefaultMaxBatchedTokens;
+};
+
+inline std::int64_t blocks_for_tokens(std::int64_t tokens, std::int64_t block_tokens) {
+  return (tokens + block_tokens - 1) / block_tokens;
+}
+
+// Slots a sequence of `tokens` holds but does not fill: the rest of its last block.
+inline std::int64_t unused_slots(std::int64_t tokens, std::int64_t block_tokens) {
+  return blocks_for_tokens(tokens, block_tokens) * block_tokens - tokens;
+}
+
+// Per GPU of each pipeline stage.
+struct StageKvCapacity {
+  int stage = 0;
+  std::int64_t usable_bytes = 0;     // HBM x memory_utilization
+  std::int64_t weight_bytes = 0;
+  std::int64_t buffer_bytes = 0;     // workspace and communication buffers
+  std::int64_t activation_bytes = 0; // working set of a pass of max_batched_tokens
+  std::int64_t kv_bytes = 0;         // what is left for the cache (0 if nothing)
+  std::int64_t bytes_per_token = 0;  // this stage's layers, this GPU's KV heads
+  std::int64_t blocks = 0;
+};
+
+struct KvCapacity {
+  std::int64_t block_tokens = kDefaultBlockTokens;
+  std::int64_t blocks = 0;            // per replica: the stage with the fewest blocks decides
+  int limiting_stage = 0;
+  std::vector<StageKvCapacity> stages;
+  std::int64_t tokens() const { return blocks * block_tokens; }
+};
+
+KvCapacity kv_capacity(const Scenario& scenario, const KvCacheConfig& config = {});
+
+// Sequences of prompt_len + output_len tokens that fit at once: blocks / blocks per sequence.
+std::int64_t max_batch(const KvCapacity& capacity, std::int64_t sequence_tokens);
+
+}  // namespace twinsim

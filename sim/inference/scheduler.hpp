@@ -1,0 +1,86 @@
+#pragma once
+// Continuous batching as vLLM schedules it (Yu et al. 2022, Orca §4.2: iteration-level
+// scheduling; Kwon et al. 2023, vLLM §4.2-4.5: paged blocks, preemption by recompute;
+// vLLM v1 Scheduler.schedule for the token budget and chunked prefill):
+//  1. running sequences, oldest first, each get the tokens they still need (a decode
+//     step: 1; a prompt: the rest of it, chunked to the token budget). A sequence that
+//     needs a new block when none is free preempts the newest running sequence, which
+//     frees all its blocks and goes back to the front of the queue to be recomputed;
+//  2. then, if nothing was preempted, waiting requests are admitted in arrival order
+//     while the token budget, max_sequences and free blocks allow.
+// Several schedulers may share one BlockPool (pipeline-parallel virtual engines).
+#include <cstdint>
+#include <deque>
+#include <vector>
+
+#include "sim/inference/iteration_ops.hpp"
+#include "sim/inference/requests.hpp"
+
+namespace twinsim {
+
+class BlockPool {
+ public:
+  explicit BlockPool(std::int64_t blocks) : total_(blocks), free_(blocks) {}
+  std::int64_t total() const { return total_; }
+  std::int64_t free() const { return free_; }
+  std::int64_t used() const { return total_ - free_; }
+  bool take(std::int64_t n) {
+    if (n > free_) return false;
+    free_ -= n;
+    return true;
+  }
+  void give(std::int64_t n) { free_ += n; }
+
+ private:
+  std::int64_t total_, free_;
+};
+
+struct SchedulerLimits {
+  std::int64_t block_tokens = 16;
+  std::int64_t max_batched_tokens = 2048;  // tokens one pass computes at most
+  std::int64_t max_sequences = 256;        // sequences one pass holds at most
+};
+
+// What happened to one request; times in seconds from the start of the simulation.
+struct RequestTimes {
+  double first_token_s = -1;
+  double finish_s = -1;
+  int preemptions = 0;
+};
+
+class Scheduler {
+ public:
+  Scheduler(const std::vector<Request>& requests, BlockPool& pool, const SchedulerLimits& limits,
+            std::vector<RequestTimes>& times);
+
+  void enqueue(int request);
+  // Plans the next pass; false when there is nothing this scheduler can run now.
+  bool schedule(IterationShape& shape);
+  // The planned pass ended at `time_s`: sequences advance, sample, finish.
+  void complete(double time_s);
+
+  std::int64_t unfinished() const { return static_cast<std::int64_t>(running_.size() + waiting_.size()); }
+  std::int64_t running() const { return static_cast<std::int64_t>(running_.size()); }
+  std::int64_t waiting() const { return static_cast<std::int64_t>(waiting_.size()); }
+
+ private:
+  struct Sequence {
+    int request = 0;
+    std::int64_t computed = 0;   // tokens whose K,V are in the cache
+    std::int64_t generated = 0;  // output tokens sampled so far
+    std::int64_t blocks = 0;     // blocks held
+    std::int64_t planned = 0;    // tokens the planned pass computes
+  };
+  std::int64_t known_tokens(const Sequence& s) const;
+  bool grow(Sequence& s, std::int64_t tokens);  // takes the blocks for `tokens` more
+  void preempt_newest();
+
+  const std::vector<Request>& requests_;
+  BlockPool& pool_;
+  SchedulerLimits limits_;
+  std::vector<RequestTimes>& times_;
+  std::vector<Sequence> running_;  // admission order
+  std::deque<Sequence> waiting_;   // arrival order; preempted ones at the front
+};
+
+}  // namespace twinsim

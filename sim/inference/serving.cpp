@@ -1,0 +1,132 @@
+#include "sim/inference/serving.hpp"
+
+#include <algorithm>
+#include <functional>
+#include <limits>
+#include <queue>
+#include <stdexcept>
+#include <string>
+
+namespace twinsim {
+
+namespace {
+
+struct ReadyEvent {
+  double time_s;
+  int engine;
+  bool operator>(const ReadyEvent& o) const {
+    return time_s != o.time_s ? time_s > o.time_s : engine > o.engine;  // ties: lower engine first
+  }
+};
+
+void check_requests_fit(const std::vector<Request>& requests, std::int64_t kv_blocks, std::int64_t block_tokens) {
+  for (std::size_t i = 0; i < requests.size(); ++i) {
+    const Request& r = requests[i];
+    if (r.prompt_len < 1 || r.output_len < 1)
+      throw std::invalid_argument("request " + std::to_string(i) + ": prompt_len and output_len must be >= 1");
+    // the last sampled token is never cached: prompt + output - 1 tokens at most
+    const std::int64_t blocks = (r.prompt_len + r.output_len - 1 + block_tokens - 1) / block_tokens;
+    if (blocks > kv_blocks)
+      throw std::invalid_argument("request " + std::to_string(i) + " (prompt_len=" + std::to_string(r.prompt_len) +
+                                  ", output_len=" + std::to_string(r.output_len) + ") needs " + std::to_string(blocks) +
+                                  " KV blocks; the cache holds " + std::to_string(kv_blocks));
+  }
+}
+
+}  // namespace
+
+ServingResult run_serving(const std::vector<Request>& requests, std::int64_t kv_blocks, const SchedulerLimits& limits,
+                          int pipeline_stages, const PassCostFn& cost) {
+  check_requests_fit(requests, kv_blocks, limits.block_tokens);
+  ServingResult result;
+  result.requests = requests;
+  result.times.assign(requests.size(), RequestTimes{});
+  result.total_blocks = kv_blocks;
+  result.block_tokens = limits.block_tokens;
+  BlockPool pool(kv_blocks);
+  const int engines = std::max(1, pipeline_stages);
+  std::vector<Scheduler> schedulers;
+  schedulers.reserve(engines);
+  for (int e = 0; e < engines; ++e) schedulers.emplace_back(result.requests, pool, limits, result.times);
+  std::vector<bool> idle(engines, true);
+  std::vector<bool> blocked(engines, false);  // has requests, but the blocks are held by other engines
+  std::vector<double> stage_free(engines, 0.0);
+  std::priority_queue<ReadyEvent, std::vector<ReadyEvent>, std::greater<>> ready;
+  std::size_t next_arrival = 0;
+  std::int64_t waiting = 0, running = 0;
+  auto count_queues = [&] {
+    waiting = running = 0;
+    for (const Scheduler& s : schedulers) waiting += s.waiting(), running += s.running();
+  };
+
+  while (next_arrival < requests.size() || !ready.empty()) {
+    const double arrival = next_arrival < requests.size() ? requests[next_arrival].arrival_s
+                                                          : std::numeric_limits<double>::infinity();
+    if (ready.empty() || arrival <= ready.top().time_s) {  // an arrival comes first
+      int target = 0;
+      for (int e = 1; e < engines; ++e)
+        if (schedulers[e].unfinished() < schedulers[target].unfinished()) target = e;
+      schedulers[target].enqueue(static_cast<int>(next_arrival++));
+      if (idle[target]) {
+        idle[target] = false;
+        ready.push({arrival, target});
+      }
+      continue;
+    }
+    const ReadyEvent ev = ready.top();
+    ready.pop();
+    Scheduler& sched = schedulers[ev.engine];
+    IterationShape shape;
+    if (!sched.schedule(shape)) {
+      if (sched.unfinished() == 0) {
+        idle[ev.engine] = true;
+      } else if (!ready.empty()) {  // another engine holds the blocks: wait for one of its passes to end
+        blocked[ev.engine] = true;
+      } else {
+        throw std::logic_error("serving: engine " + std::to_string(ev.engine) + " has " +
+                               std::to_string(sched.unfinished()) + " requests but cannot schedule any");
+      }
+      continue;
+    }
+    count_queues();
+    result.occupancy.push_back({ev.time_s, pool.used(), running, waiting});
+    const IterationCost c = cost(shape);
+    double t = ev.time_s;
+    for (int st = 0; st < engines; ++st) {  // the pass crosses the stages in turn
+      const double stage_s = st < static_cast<int>(c.stage_s.size()) ? c.stage_s[st] : 0.0;
+      if (st > 0) t += c.p2p_s;
+      t = std::max(t, stage_free[st]) + stage_s;
+      stage_free[st] = t;
+    }
+    result.busy_s += c.latency_s();
+    ++result.passes;
+    sched.complete(t);
+    ready.push({t, ev.engine});
+    for (int e = 0; e < engines; ++e)
+      if (blocked[e]) blocked[e] = false, ready.push({t, e});
+  }
+  return result;
+}
+
+ServingResult simulate_serving(const Scenario& scenario, const std::vector<Request>& requests,
+                               const ServeOptions& options) {
+  if (!scenario.inference) throw std::invalid_argument("serve: the scenario has no inference section");
+  if (scenario.plan.ep > 1) throw std::invalid_argument("serve: plan.ep > 1 (expert-parallel serving) is not modelled");
+  const KvCapacity capacity = kv_capacity(scenario, options.kv);
+  if (capacity.blocks <= 0) {
+    const StageKvCapacity& st = capacity.stages[capacity.limiting_stage];
+    throw std::invalid_argument("serve: no room for the KV cache on stage " + std::to_string(st.stage) + ": weights " +
+                                std::to_string(st.weight_bytes) + " B + buffers " + std::to_string(st.buffer_bytes) +
+                                " B + activations " + std::to_string(st.activation_bytes) + " B exceed the usable " +
+                                std::to_string(st.usable_bytes) + " B");
+  }
+  SchedulerLimits limits;
+  limits.block_tokens = options.kv.block_tokens;
+  limits.max_batched_tokens = options.kv.max_batched_tokens;
+  limits.max_sequences = options.max_sequences;
+  const ServingCostModel model(scenario);
+  return run_serving(requests, capacity.blocks, limits, scenario.plan.pp,
+                     [&model](const IterationShape& shape) { return model.cost(shape); });
+}
+
+}  // namespace twinsim

@@ -1,0 +1,63 @@
+#pragma once
+// The serving simulation: requests arrive, schedulers (scheduler.hpp) batch them pass
+// by pass, and each pass is priced by the cost model and run through the pipeline.
+//
+// Why an event loop of its own rather than sim/engine: the engine runs a task graph
+// fixed in advance, but continuous batching decides each pass from the state the
+// previous pass left (who finished, which blocks are free, who arrived meanwhile), so
+// the graph does not exist before the simulation. The loop here is small: a binary
+// heap of "engine ready" events, the next arrival, and one busy-until time per
+// pipeline stage.
+//
+// Pipeline parallelism as vLLM runs it: pp virtual engines, each with its own
+// scheduler and requests (a new request goes to the one with the fewest unfinished
+// requests, vLLM LLMEngine.add_request), so up to pp passes are in flight, one per
+// stage; a pass enters stage s when the previous stage is done with it and stage s is
+// free. Here the engines share one pool of KV blocks.
+#include <cstdint>
+#include <functional>
+#include <vector>
+
+#include "scenario/scenario.hpp"
+#include "sim/inference/iteration_cost.hpp"
+#include "sim/inference/kv_cache.hpp"
+#include "sim/inference/requests.hpp"
+#include "sim/inference/scheduler.hpp"
+
+namespace twinsim {
+
+struct OccupancySample {
+  double time_s = 0;  // when a pass started
+  std::int64_t used_blocks = 0;
+  std::int64_t running = 0;  // sequences holding blocks, all engines
+  std::int64_t waiting = 0;
+};
+
+struct ServingResult {
+  std::vector<Request> requests;
+  std::vector<RequestTimes> times;  // one per request, same order
+  std::vector<OccupancySample> occupancy;
+  std::int64_t total_blocks = 0;
+  std::int64_t block_tokens = 0;
+  std::int64_t passes = 0;
+  double busy_s = 0;  // sum of pass latencies
+};
+
+// Prices a pass: its time on each pipeline stage and the transfer between stages.
+using PassCostFn = std::function<IterationCost(const IterationShape&)>;
+
+// The loop itself, with any pricing (tests give a hand-checkable one).
+ServingResult run_serving(const std::vector<Request>& requests, std::int64_t kv_blocks, const SchedulerLimits& limits,
+                          int pipeline_stages, const PassCostFn& cost);
+
+struct ServeOptions {
+  KvCacheConfig kv;
+  std::int64_t max_sequences = kDefaultMaxSequences;
+};
+
+// One replica of the scenario's model (plan.dp replicas serve independent streams).
+// Throws std::invalid_argument when no KV block fits, or when a request can never fit.
+ServingResult simulate_serving(const Scenario& scenario, const std::vector<Request>& requests,
+                               const ServeOptions& options = {});
+
+}  // namespace twinsim

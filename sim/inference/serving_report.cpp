@@ -1,0 +1,129 @@
+#include "sim/inference/serving_report.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+namespace twinsim {
+
+double latency_percentile(std::vector<double> values, double q) {
+  if (values.empty()) return 0;
+  std::sort(values.begin(), values.end());
+  const double rank = q / 100.0 * static_cast<double>(values.size() - 1);
+  const auto lo = static_cast<std::size_t>(std::floor(rank));
+  const std::size_t hi = std::min(lo + 1, values.size() - 1);
+  return values[lo] + (rank - static_cast<double>(lo)) * (values[hi] - values[lo]);
+}
+
+LatencyStats latency_stats(const std::vector<double>& values) {
+  LatencyStats s;
+  if (values.empty()) return s;
+  double sum = 0;
+  for (double v : values) sum += v;
+  s.mean_s = sum / static_cast<double>(values.size());
+  s.p50_s = latency_percentile(values, 50);
+  s.p90_s = latency_percentile(values, 90);
+  s.p99_s = latency_percentile(values, 99);
+  return s;
+}
+
+ServingSummary summarize(const ServingResult& r) {
+  ServingSummary s;
+  s.requests = static_cast<std::int64_t>(r.requests.size());
+  s.passes = r.passes;
+  if (r.requests.empty()) return s;
+  std::vector<double> ttft, tpot, e2e;
+  double first_arrival = r.requests.front().arrival_s, last_finish = 0, tokens = 0;
+  for (std::size_t i = 0; i < r.requests.size(); ++i) {
+    const Request& q = r.requests[i];
+    const RequestTimes& t = r.times[i];
+    first_arrival = std::min(first_arrival, q.arrival_s);
+    last_finish = std::max(last_finish, t.finish_s);
+    tokens += static_cast<double>(q.output_len);
+    ttft.push_back(t.first_token_s - q.arrival_s);
+    e2e.push_back(t.finish_s - q.arrival_s);
+    if (q.output_len > 1) tpot.push_back((t.finish_s - t.first_token_s) / static_cast<double>(q.output_len - 1));
+    s.preemptions += t.preemptions;
+  }
+  s.ttft = latency_stats(ttft);
+  s.tpot = latency_stats(tpot);
+  s.e2e = latency_stats(e2e);
+  s.duration_s = last_finish - first_arrival;
+  if (s.duration_s > 0) {
+    s.output_tokens_per_s = tokens / s.duration_s;
+    s.requests_per_s = static_cast<double>(s.requests) / s.duration_s;
+  }
+  // occupancy holds from one pass start to the next (the last one to the end)
+  double weighted = 0;
+  for (std::size_t i = 0; i < r.occupancy.size(); ++i) {
+    const double until = i + 1 < r.occupancy.size() ? r.occupancy[i + 1].time_s : last_finish;
+    const double share = r.total_blocks > 0 ? static_cast<double>(r.occupancy[i].used_blocks) / r.total_blocks : 0;
+    weighted += share * std::max(0.0, until - r.occupancy[i].time_s);
+    s.peak_kv_occupancy = std::max(s.peak_kv_occupancy, share);
+  }
+  const double span = r.occupancy.empty() ? 0 : last_finish - r.occupancy.front().time_s;
+  s.mean_kv_occupancy = span > 0 ? weighted / span : 0;
+  return s;
+}
+
+namespace {
+
+nlohmann::json stats_json(const LatencyStats& s) {
+  return {{"mean_s", s.mean_s}, {"p50_s", s.p50_s}, {"p90_s", s.p90_s}, {"p99_s", s.p99_s}};
+}
+
+}  // namespace
+
+nlohmann::json to_json(const ServingSummary& s, const ServingResult& r) {
+  return {{"requests", s.requests},
+          {"duration_s", s.duration_s},
+          {"ttft", stats_json(s.ttft)},
+          {"tpot", stats_json(s.tpot)},
+          {"e2e", stats_json(s.e2e)},
+          {"output_tokens_per_s", s.output_tokens_per_s},
+          {"requests_per_s", s.requests_per_s},
+          {"kv_cache", {{"blocks", r.total_blocks},
+                        {"block_tokens", r.block_tokens},
+                        {"mean_occupancy", s.mean_kv_occupancy},
+                        {"peak_occupancy", s.peak_kv_occupancy}}},
+          {"preemptions", s.preemptions},
+          {"passes", s.passes}};
+}
+
+void write_occupancy_csv(std::ostream& out, const ServingResult& r) {
+  out << "time_s,used_blocks,total_blocks,occupancy,running,waiting\n";
+  char line[160];
+  for (const OccupancySample& o : r.occupancy) {
+    const double share = r.total_blocks > 0 ? static_cast<double>(o.used_blocks) / r.total_blocks : 0;
+    std::snprintf(line, sizeof line, "%.6f,%lld,%lld,%.4f,%lld,%lld\n", o.time_s, static_cast<long long>(o.used_blocks),
+                  static_cast<long long>(r.total_blocks), share, static_cast<long long>(o.running),
+                  static_cast<long long>(o.waiting));
+    out << line;
+  }
+}
+
+void print_serving(std::ostream& out, const ServingSummary& s, const ServingResult& r) {
+  char buf[200];
+  std::snprintf(buf, sizeof buf, "served %lld requests in %.2f s (%lld passes, %lld preemptions)\n",
+                static_cast<long long>(s.requests), s.duration_s, static_cast<long long>(s.passes),
+                static_cast<long long>(s.preemptions));
+  out << buf;
+  out << "                 mean       p50       p90       p99   (ms)\n";
+  auto line = [&](const char* name, const LatencyStats& l) {
+    std::snprintf(buf, sizeof buf, "  %-8s %9.2f %9.2f %9.2f %9.2f\n", name, 1e3 * l.mean_s, 1e3 * l.p50_s,
+                  1e3 * l.p90_s, 1e3 * l.p99_s);
+    out << buf;
+  };
+  line("TTFT", s.ttft);
+  line("TPOT", s.tpot);
+  line("E2E", s.e2e);
+  std::snprintf(buf, sizeof buf, "throughput       %.1f output tokens/s, %.3f requests/s\n", s.output_tokens_per_s,
+                s.requests_per_s);
+  out << buf;
+  std::snprintf(buf, sizeof buf, "KV cache         %lld blocks of %lld tokens; occupancy mean %.1f%%, peak %.1f%%\n",
+                static_cast<long long>(r.total_blocks), static_cast<long long>(r.block_tokens),
+                100 * s.mean_kv_occupancy, 100 * s.peak_kv_occupancy);
+  out << buf;
+}
+
+}  // namespace twinsim

@@ -1,0 +1,86 @@
+// KV cache arithmetic: bytes per token from the architecture, paged blocks, capacity.
+#include <gtest/gtest.h>
+
+#include "serving_scenarios.hpp"
+#include "sim/inference/batch_prediction.hpp"
+#include "sim/inference/kv_cache.hpp"
+#include "sim/memory/inference.hpp"
+
+namespace twinsim {
+namespace {
+
+// Kwon et al. 2023 (vLLM), §3: "the KV cache of a single token demands 800 KB of space,
+// calculated as 2 (key and value vectors) x 5120 (hidden state size) x 40 (number of
+// layers) x 2 (bytes per FP16)" for OPT-13B; Llama-2-13B has the same shape.
+TEST(KvCache, Llama2_13bFp16Is819200BytesPerToken) {
+  const Scenario s = test::serving_scenario("llama2-13b", "dgx-a100-80gb", 1, 1, 1, 1, 128, 128);
+  EXPECT_EQ(predict_inference(s).kv_cache_bytes_per_token, 819200);
+}
+
+// Llama-2-70B (HF config: 80 layers, 8 KV heads of 128): 2 x 80 x 8 x 128 x 2 B = 327,680 B,
+// a quarter of multi-head attention's 1,310,720 (GQA, Ainslie et al. 2023).
+TEST(KvCache, GroupedQueryAttentionCountsKvHeadsOnly) {
+  const Scenario s = test::serving_scenario("llama2-70b", "dgx-a100-80gb", 8, 8, 1, 1, 128, 128);
+  const InferencePrediction p = predict_inference(s);
+  EXPECT_EQ(p.kv_cache_bytes_per_token, 327680);
+  // TP 8 over 8 KV heads: one head per GPU, 80 x 2 x 128 x 2 B
+  EXPECT_EQ(p.kv_cache_bytes_per_token_per_gpu, 40960);
+}
+
+TEST(KvCache, QuantizedCacheShrinksWithTheDtype) {
+  const Scenario fp8 = test::serving_scenario("llama2-13b", "dgx-h100", 1, 1, 1, 1, 128, 128, "fp16", "fp8");
+  EXPECT_EQ(predict_inference(fp8).kv_cache_bytes_per_token, 409600);
+  const Scenario int4 = test::serving_scenario("llama2-13b", "dgx-h100", 1, 1, 1, 1, 128, 128, "fp16", "int4");
+  EXPECT_EQ(predict_inference(int4).kv_cache_bytes_per_token, 204800);
+}
+
+// vLLM §4.2: a sequence holds ceil(n / B) blocks; only the last one is partly empty.
+TEST(KvCache, PagedBlocksRoundUpToTheLastBlock) {
+  EXPECT_EQ(blocks_for_tokens(1, 16), 1);
+  EXPECT_EQ(blocks_for_tokens(16, 16), 1);
+  EXPECT_EQ(blocks_for_tokens(17, 16), 2);
+  EXPECT_EQ(unused_slots(17, 16), 15);
+  EXPECT_EQ(unused_slots(32, 16), 0);
+  KvCapacity cap;
+  cap.block_tokens = 16;
+  cap.blocks = 1000;
+  EXPECT_EQ(max_batch(cap, 257), 1000 / 17);  // 257 tokens: 17 blocks, 15 slots wasted
+  EXPECT_EQ(max_batch(cap, 256), 1000 / 16);
+}
+
+// Llama-2-7B fp16 on one A100-80GB, worked by hand: 0.9 x 80 GiB = 77,309,411,328 B usable;
+// weights 6,738,415,616 params x 2 B = 13,476,831,232 B; a block is 16 tokens x 524,288 B
+// (2 x 32 layers x 4096 x 2 B) = 8,388,608 B. Without workspace and activations that is
+// 7,609 blocks; the reserve of a 2048-token pass (< 0.25 GB) may take up to ~30 of them.
+TEST(KvCache, CapacityIsWhatTheWeightsLeave) {
+  const Scenario s = test::serving_scenario("llama2-7b", "dgx-a100-80gb", 1, 1, 1, 1, 128, 128);
+  const KvCapacity cap = kv_capacity(s);
+  ASSERT_EQ(cap.stages.size(), 1u);
+  EXPECT_EQ(cap.stages[0].usable_bytes, 77309411328);
+  EXPECT_EQ(cap.stages[0].weight_bytes, 13476831232);
+  EXPECT_EQ(cap.stages[0].bytes_per_token, 524288);
+  EXPECT_LE(cap.blocks, 7609);
+  EXPECT_GE(cap.blocks, 7609 - 30);
+  // 256 tokens per sequence: 16 blocks each
+  EXPECT_EQ(predict_inference(s).max_batch, cap.blocks / 16);
+}
+
+// The stage with the least room decides: with PP the last stage also holds the logits
+// layer (32000 x 4096 x 2 B), and the first the embedding table of the same size.
+TEST(KvCache, PipelineStagesEachHoldTheirLayersCache) {
+  const Scenario s = test::serving_scenario("llama2-7b", "dgx-a100-80gb", 2, 1, 2, 1, 128, 128);
+  const KvCapacity cap = kv_capacity(s);
+  ASSERT_EQ(cap.stages.size(), 2u);
+  EXPECT_EQ(cap.stages[0].bytes_per_token, 262144);  // 16 layers
+  EXPECT_EQ(cap.stages[1].bytes_per_token, 262144);
+  EXPECT_GT(cap.blocks, 2 * 7500);  // half the layers per GPU: about twice the blocks
+}
+
+TEST(KvCache, AModelThatDoesNotFitLeavesNoBlocks) {
+  const Scenario s = test::serving_scenario("llama2-70b", "dgx-a100-80gb", 1, 1, 1, 1, 128, 128);
+  EXPECT_EQ(kv_capacity(s).blocks, 0);
+  EXPECT_EQ(predict_inference(s).max_batch, 0);
+}
+
+}  // namespace
+}  // namespace twinsim

@@ -1,0 +1,158 @@
+// The continuous-batching loop with a pass cost that is easy to follow by hand (every
+// pass takes one second per stage), so each expected time below is worked out in the
+// comment next to it; then the real scenario path end to end.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <sstream>
+
+#include "serving_scenarios.hpp"
+#include "sim/inference/serving.hpp"
+#include "sim/inference/serving_report.hpp"
+
+namespace twinsim {
+namespace {
+
+// Every pass: `per_stage` seconds on each of `stages` stages, records what it ran.
+struct UnitCost {
+  int stages = 1;
+  std::vector<IterationShape>* log = nullptr;
+  IterationCost operator()(const IterationShape& shape) const {
+    if (log) log->push_back(shape);
+    IterationCost c;
+    c.stage_s.assign(stages, 1.0);
+    return c;
+  }
+};
+
+SchedulerLimits limits(std::int64_t budget = 2048, std::int64_t max_seqs = 256) {
+  SchedulerLimits l;
+  l.block_tokens = 16;
+  l.max_batched_tokens = budget;
+  l.max_sequences = max_seqs;
+  return l;
+}
+
+TEST(Serving, OneRequestPrefillsThenDecodes) {
+  // prefill pass [0,1] samples token 1; four decode passes end at 2,3,4,5
+  const ServingResult r = run_serving({{0.0, 100, 5}}, 100, limits(), 1, UnitCost{});
+  EXPECT_DOUBLE_EQ(r.times[0].first_token_s, 1.0);
+  EXPECT_DOUBLE_EQ(r.times[0].finish_s, 5.0);
+  const ServingSummary s = summarize(r);
+  EXPECT_DOUBLE_EQ(s.ttft.p50_s, 1.0);
+  EXPECT_DOUBLE_EQ(s.tpot.p50_s, 1.0);
+  EXPECT_EQ(r.passes, 5);
+}
+
+TEST(Serving, LongPromptsAreChunkedToTheTokenBudget) {
+  // 5000 tokens with a budget of 2048: chunks 2048, 2048, 904; the third samples at t=3
+  std::vector<IterationShape> log;
+  const ServingResult r = run_serving({{0.0, 5000, 2}}, 1000, limits(), 1, UnitCost{1, &log});
+  ASSERT_EQ(log.size(), 4u);
+  EXPECT_EQ(log[0].tokens, 2048);
+  EXPECT_EQ(log[1].tokens, 2048);
+  EXPECT_EQ(log[2].tokens, 904);
+  EXPECT_EQ(log[0].sampled, 0);
+  EXPECT_EQ(log[2].sampled, 1);
+  EXPECT_DOUBLE_EQ(log[2].attention_pairs, 904.0 * 4096 + 904.0 * 905 / 2);
+  EXPECT_DOUBLE_EQ(r.times[0].first_token_s, 3.0);
+  EXPECT_DOUBLE_EQ(r.times[0].finish_s, 4.0);
+}
+
+TEST(Serving, ANewPromptJoinsTheRunningDecodes) {
+  // r0 prefills in [0,1]; r1 (arrived 0.5) waits, then joins r0's decode in pass [1,2]:
+  // one pass of 1 + 10 tokens. r1's first token at 2 (TTFT 1.5).
+  std::vector<IterationShape> log;
+  const ServingResult r = run_serving({{0.0, 10, 3}, {0.5, 10, 3}}, 100, limits(), 1, UnitCost{1, &log});
+  ASSERT_GE(log.size(), 2u);
+  EXPECT_EQ(log[1].tokens, 11);
+  EXPECT_EQ(log[1].sequences, 2);
+  EXPECT_DOUBLE_EQ(r.times[1].first_token_s, 2.0);
+  EXPECT_DOUBLE_EQ(r.times[0].finish_s, 3.0);
+  EXPECT_DOUBLE_EQ(r.times[1].finish_s, 4.0);
+}
+
+TEST(Serving, RunningOutOfBlocksPreemptsTheNewestAndRecomputesIt) {
+  // 3 blocks of 16. Both prompts (16 tokens, 1 block each) are admitted at t=0. At the
+  // third pass r0 needs a second block for its 17th token (takes the last one); at the
+  // fourth r1 needs one too, none is free, so r1 (the newest) is preempted and waits.
+  const std::vector<Request> reqs{{0.0, 16, 20}, {0.0, 16, 20}};
+  const ServingResult r = run_serving(reqs, 3, limits(), 1, UnitCost{});
+  EXPECT_EQ(r.times[0].preemptions, 0);
+  EXPECT_GE(r.times[1].preemptions, 1);
+  for (const OccupancySample& o : r.occupancy) EXPECT_LE(o.used_blocks, 3);
+  // r0 runs undisturbed: prefill [0,1], 19 decodes
+  EXPECT_DOUBLE_EQ(r.times[0].finish_s, 20.0);
+  EXPECT_GT(r.times[1].finish_s, 20.0);
+  EXPECT_GT(r.times[1].first_token_s, 0.0);
+}
+
+TEST(Serving, MaxSequencesCapsTheBatch) {
+  std::vector<IterationShape> log;
+  const std::vector<Request> reqs(5, Request{0.0, 4, 2});
+  run_serving(reqs, 100, limits(2048, 2), 1, UnitCost{1, &log});
+  for (const IterationShape& s : log) EXPECT_LE(s.sequences, 2);
+}
+
+TEST(Serving, PipelineStagesOverlapTwoEngines) {
+  // pp=2: r0 goes to engine 0, r1 to engine 1. Engine 0's prefill: stage 0 [0,1], stage 1
+  // [1,2]; engine 1's: stage 0 [1,2] (free at 1... it is ready at 0 but stage 0 is busy), stage 1 [2,3].
+  const ServingResult r = run_serving({{0.0, 8, 1}, {0.0, 8, 1}}, 100, limits(), 2, UnitCost{2});
+  EXPECT_DOUBLE_EQ(r.times[0].first_token_s, 2.0);
+  EXPECT_DOUBLE_EQ(r.times[1].first_token_s, 3.0);
+}
+
+TEST(Serving, ARequestLargerThanTheCacheIsRefused) {
+  EXPECT_THROW(run_serving({{0.0, 100, 100}}, 5, limits(), 1, UnitCost{}), std::invalid_argument);
+}
+
+TEST(Arrivals, SeededPoissonRepeatsAndHasTheRightMean) {
+  const auto a = poisson_requests(20000, 4.0, 7, 128, 16);
+  const auto b = poisson_requests(20000, 4.0, 7, 128, 16);
+  const auto c = poisson_requests(20000, 4.0, 8, 128, 16);
+  ASSERT_EQ(a.size(), 20000u);
+  EXPECT_EQ(a.back().arrival_s, b.back().arrival_s);
+  EXPECT_NE(a.back().arrival_s, c.back().arrival_s);
+  // mean gap 1/rate = 0.25 s; the standard error over 20000 gaps is 0.25/sqrt(20000) = 0.0018
+  EXPECT_NEAR(a.back().arrival_s / 20000, 0.25, 4 * 0.0018);
+}
+
+TEST(Arrivals, TraceFileColumnsByName) {
+  const auto r = parse_request_trace("prompt_len,arrival_s,output_len\n100,0.5,10\n# comment\n50,0.1,3\n", "t.csv");
+  ASSERT_EQ(r.size(), 2u);
+  EXPECT_DOUBLE_EQ(r[0].arrival_s, 0.1);  // sorted by arrival
+  EXPECT_EQ(r[0].prompt_len, 50);
+  EXPECT_EQ(r[1].output_len, 10);
+  EXPECT_THROW(parse_request_trace("arrival_s,prompt_len\n0,1\n", "t.csv"), RequestTraceError);
+  EXPECT_THROW(parse_request_trace("arrival_s,prompt_len,output_len\n-1,5,5\n", "t.csv"), RequestTraceError);
+  EXPECT_THROW(parse_request_trace("arrival_s,prompt_len,output_len\n0,5.5,5\n", "t.csv"), RequestTraceError);
+  EXPECT_THROW(parse_request_trace("arrival_s,prompt_len,output_len\n0,abc,5\n", "t.csv"), RequestTraceError);
+}
+
+// numpy.percentile(..., method="linear") gives these
+TEST(Report, PercentilesInterpolateLikeNumpy) {
+  EXPECT_DOUBLE_EQ(latency_percentile({1, 2, 3, 4}, 50), 2.5);
+  EXPECT_DOUBLE_EQ(latency_percentile({1, 2, 3, 4, 5, 6, 7, 8, 9, 10}, 90), 9.1);
+  EXPECT_DOUBLE_EQ(latency_percentile({5}, 99), 5);
+}
+
+TEST(Serving, ScenarioRunsRepeatExactlyAndWriteOccupancy) {
+  const Scenario s = test::serving_scenario("llama2-7b", "dgx-a100-80gb", 1, 1, 1, 1, 256, 64);
+  const auto reqs = poisson_requests(300, 20.0, 1, 256, 64);
+  const ServingResult a = simulate_serving(s, reqs);
+  const ServingResult b = simulate_serving(s, reqs);
+  ASSERT_EQ(a.times.size(), 300u);
+  for (std::size_t i = 0; i < a.times.size(); ++i) EXPECT_EQ(a.times[i].finish_s, b.times[i].finish_s);
+  const ServingSummary sum = summarize(a);
+  EXPECT_GT(sum.ttft.p99_s, sum.ttft.p50_s * 0.999);
+  EXPECT_GT(sum.tpot.p50_s, 0.005);  // at least the bandwidth floor of reading 13.5 GB
+  EXPECT_GT(sum.mean_kv_occupancy, 0);
+  std::ostringstream csv;
+  write_occupancy_csv(csv, a);
+  const std::string text = csv.str();
+  EXPECT_EQ(text.rfind("time_s,used_blocks,total_blocks,occupancy,running,waiting\n", 0), 0u);
+  EXPECT_EQ(static_cast<std::int64_t>(std::count(text.begin(), text.end(), '\n')), a.passes + 1);
+}
+
+}  // namespace
+}  // namespace twinsim
