@@ -23,7 +23,7 @@ bool cuda_device_available(std::string* why) {
   int count = 0;
   cudaError_t status = cudaGetDeviceCount(&count);
   if (status != cudaSuccess || count == 0) {
-    cudaGetLastError();  // clear the sticky-free error so later calls start clean
+    cudaGetLastError();  // reset the runtime's last-error state so later calls start clean
     std::string reason = status != cudaSuccess
                              ? std::string("the CUDA runtime reports ") + cudaGetErrorName(status) +
                                    " (" + cudaGetErrorString(status) + ")"
