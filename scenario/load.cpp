@@ -59,8 +59,9 @@ Scenario read_scenario(const YAML::Node& root) {
 Scenario load_scenario_text(const std::string& text, const std::vector<std::string>& overrides,
                             const std::string& origin) {
   YAML::Node root = parse_yaml(text, origin);
-  for (const std::string& o : overrides) apply_override(root, o, expand_catalog_name);
   try {
+    if (!root.IsMap()) MappingReader check(root, "");  // throws: the scenario must be a mapping
+    for (const std::string& o : overrides) apply_override(root, o, expand_catalog_name);
     Scenario s = read_scenario(root);
     resolve_and_validate(s);
     return s;

@@ -8,25 +8,12 @@
 
 #include "models/checked_math.hpp"
 #include "scenario/load.hpp"
+#include "tests/fuzz/fuzz_input.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
-  const std::string input(reinterpret_cast<const char*>(data), size);
-  const std::size_t newline = input.find('\n');
-  std::vector<std::string> overrides;
-  std::string text = input;
-  if (newline != std::string::npos && input.rfind("--set ", 0) == 0) {
-    std::string sets = input.substr(6, newline - 6);
-    text = input.substr(newline + 1);
-    std::size_t start = 0;
-    while (start <= sets.size()) {
-      const std::size_t end = sets.find(';', start);
-      overrides.push_back(sets.substr(start, end == std::string::npos ? std::string::npos : end - start));
-      if (end == std::string::npos) break;
-      start = end + 1;
-    }
-  }
+  const twinsim::FuzzInput in = twinsim::split_fuzz_input(std::string(reinterpret_cast<const char*>(data), size));
   try {
-    twinsim::load_scenario_text(text, overrides, "<fuzz>");
+    twinsim::load_scenario_text(in.text, in.overrides, "<fuzz>");
   } catch (const twinsim::ScenarioError&) {
   } catch (const twinsim::OverflowError&) {
   }

@@ -9,6 +9,7 @@
 
 #include "models/checked_math.hpp"
 #include "scenario/load.hpp"
+#include "tests/fuzz/fuzz_input.hpp"
 
 namespace twinsim {
 namespace {
@@ -20,7 +21,8 @@ TEST(FuzzRegressions, EveryInputLoadsOrIsRefusedCleanly) {
     std::stringstream text;
     text << in.rdbuf();
     try {
-      load_scenario_text(text.str());
+      const FuzzInput input = split_fuzz_input(text.str());
+      load_scenario_text(input.text, input.overrides);
     } catch (const ScenarioError&) {
     } catch (const OverflowError&) {
     } catch (const std::exception& e) {
