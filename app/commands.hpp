@@ -19,5 +19,6 @@ void add_memory_command(CLI::App& app);
 void add_simulate_command(CLI::App& app);
 void add_collective_command(CLI::App& app);
 void add_serve_command(CLI::App& app);
+void add_validate_csv_command(CLI::App& app);
 
 }  // namespace twinsim

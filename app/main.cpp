@@ -23,6 +23,7 @@ int main(int argc, char** argv) {
   twinsim::add_memory_command(app);
   twinsim::add_collective_command(app);
   twinsim::add_serve_command(app);
+  twinsim::add_validate_csv_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
