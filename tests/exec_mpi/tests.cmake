@@ -20,6 +20,10 @@ set(EXEC_PARITY_CASES
   "recompute_selective_dp2|2|dp=2 recompute=selective flash=0"
   "grad_accum_dp2|2|dp=2 micro=1 global=8"
   "tp2_pp2_dp2|8|tp=2 pp=2 dp=2 sp=1 zero=1"
+  # 16-bit storage with fp32 masters: losses within the stated tolerance of fp32 and
+  # every stored weight on the 16-bit grid
+  "bf16_dp2_zero1|2|dp=2 zero=1 precision=bf16 tolerance=1e-3"
+  "fp16_tp2|2|tp=2 precision=fp16 tolerance=1e-4"
 )
 foreach(case ${EXEC_PARITY_CASES})
   string(REPLACE "|" ";" parts "${case}")
