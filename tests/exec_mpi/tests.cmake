@@ -40,3 +40,16 @@ add_test(NAME exec_mpi.parity.detects_a_different_run
          COMMAND ${MPIEXEC_EXECUTABLE} -np 2 --oversubscribe $<TARGET_FILE:exec_parity_mpi> dp=2 plan_lr=0.00101)
 set_tests_properties(exec_mpi.parity.detects_a_different_run PROPERTIES ENVIRONMENT "${EXEC_MPI_ENV}" TIMEOUT 120
                      LABELS mpi WILL_FAIL TRUE)
+
+# End to end: `mpirun -np 2 twinsim run` on an executor scenario, then its measured.json.
+add_test(NAME exec_mpi.run.tiny_gpt_dp2
+         COMMAND ${MPIEXEC_EXECUTABLE} -np 2 --oversubscribe $<TARGET_FILE:twinsim> run
+                 ${PROJECT_SOURCE_DIR}/scenarios/exec/tiny-gpt-dp2.yaml --steps 2
+                 --set training.seq_len=32 --set training.global_batch=4
+                 --out ${CMAKE_CURRENT_BINARY_DIR}/exec_run_dp2)
+set_tests_properties(exec_mpi.run.tiny_gpt_dp2 PROPERTIES ENVIRONMENT "${EXEC_MPI_ENV}" TIMEOUT 120
+                     LABELS mpi FIXTURES_SETUP exec_run_dp2)
+add_test(NAME exec_mpi.run.tiny_gpt_dp2_report
+         COMMAND ${CMAKE_COMMAND} -DFILE=${CMAKE_CURRENT_BINARY_DIR}/exec_run_dp2/measured.json -DSTEPS=2
+                 -P ${CMAKE_CURRENT_LIST_DIR}/check_measured.cmake)
+set_tests_properties(exec_mpi.run.tiny_gpt_dp2_report PROPERTIES FIXTURES_REQUIRED exec_run_dp2 LABELS mpi)
