@@ -64,6 +64,9 @@ void run(const RunArgs& a) {
   exec::ProcessGroups groups(*world, config.plan);
   exec::SyntheticTokens data(config.seed, static_cast<int>(config.model.vocab));
   exec::Trainer trainer(config, groups, data, &profiler);
+  // the full model exists on every rank while it is initialised and sharded (ZeRO);
+  // the report's peaks are those of training
+  allocator.reset_peaks();
   profiler.align_origin(*world);
   exec::RunRecord record;
   for (int k = 0; k < a.steps; ++k) {
