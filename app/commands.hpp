@@ -18,6 +18,8 @@ void add_scenario_args(CLI::App& cmd, ScenarioArgs& args);
 void add_memory_command(CLI::App& app);
 void add_simulate_command(CLI::App& app);
 void add_collective_command(CLI::App& app);
+void add_search_command(CLI::App& app);
+void add_capacity_command(CLI::App& app);
 void add_run_command(CLI::App& app);
 void add_serve_command(CLI::App& app);
 void add_validate_csv_command(CLI::App& app);

@@ -22,6 +22,8 @@ int main(int argc, char** argv) {
   twinsim::add_simulate_command(app);
   twinsim::add_memory_command(app);
   twinsim::add_collective_command(app);
+  twinsim::add_search_command(app);
+  twinsim::add_capacity_command(app);
   twinsim::add_run_command(app);
   twinsim::add_serve_command(app);
   twinsim::add_validate_csv_command(app);

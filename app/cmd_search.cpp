@@ -1,0 +1,170 @@
+// `twinsim search SCENARIO [--gpus N | --gpus-range A:B] [--objective step_time|cost|tokens_per_s]
+//  [--top K] [--csv FILE] [--json] [--set K=V]...`: every valid plan of the scenario's
+// model, cluster and global batch, ranked (sim/search/plan_search.hpp).
+#include <cmath>
+#include <fstream>
+#include <iomanip>
+#include <iostream>
+
+#include "app/commands.hpp"
+#include "app/scenario_args.hpp"
+#include "sim/search/plan_search.hpp"
+#include "sim/search/recompute_budget.hpp"
+#include "sim/search/search_json.hpp"
+
+namespace twinsim {
+
+namespace {
+
+struct SearchArgs {
+  ScenarioArgs scenario;
+  std::int64_t gpus = 0;
+  std::string gpus_range;
+  std::string objective = "step_time";
+  int top = 10;
+  std::string csv;
+  bool analytic_only = false;
+  int max_micro_batch = 16;
+  bool recompute_mix = false;
+  double budget_gib = 0;
+};
+
+double gib(std::int64_t bytes) { return static_cast<double>(bytes) / (1024.0 * 1024.0 * 1024.0); }
+
+void parse_range(const SearchArgs& a, const Scenario& s, SearchSpaceOptions& o) {
+  if (a.gpus > 0 && !a.gpus_range.empty())
+    throw ScenarioError("--gpus-range", a.gpus_range, "cannot be combined with --gpus");
+  if (a.gpus > 0) {
+    o.min_gpus = o.max_gpus = a.gpus;
+  } else if (!a.gpus_range.empty()) {
+    const auto colon = a.gpus_range.find(':');
+    try {
+      if (colon == std::string::npos) throw std::invalid_argument("no colon");
+      o.min_gpus = std::stoll(a.gpus_range.substr(0, colon));
+      o.max_gpus = std::stoll(a.gpus_range.substr(colon + 1));
+    } catch (const std::exception&) {
+      throw ScenarioError("--gpus-range", a.gpus_range, "must be A:B with whole numbers, e.g. 8:1024");
+    }
+    if (o.min_gpus < 1 || o.max_gpus < o.min_gpus)
+      throw ScenarioError("--gpus-range", a.gpus_range, "must satisfy 1 <= A <= B");
+  } else {
+    o.min_gpus = o.max_gpus = s.plan.world_size();  // the scenario's own GPU count
+  }
+}
+
+void write_csv(const std::string& path, const SearchResult& r) {
+  std::ofstream out(path);
+  if (!out) throw std::runtime_error("--csv " + path + ": cannot write the file");
+  out << "rank,gpus,tp,pp,dp,cp,ep,micro_batch,zero,recompute,schedule,virtual_stages,sequence_parallel,"
+         "overlap_grad_reduce,overlap_param_gather,tp_comm_overlap,analytic_step_s,simulated_step_s,peak_bytes,"
+         "pareto\n";
+  auto row = [&](int rank, const Candidate& c, double analytic, double simulated, std::int64_t peak, bool pareto) {
+    out << rank << "," << c.gpus() << "," << c.tp << "," << c.pp << "," << c.dp << "," << c.cp << "," << c.ep << ","
+        << c.micro_batch << "," << c.zero << "," << to_string(c.recompute) << "," << to_string(c.schedule) << ","
+        << c.virtual_stages << "," << c.sequence_parallel << "," << c.overlap_grad_reduce << ","
+        << c.overlap_param_gather << "," << c.tp_comm_overlap << "," << analytic << ",";
+    if (simulated > 0) out << simulated;
+    out << "," << peak << "," << pareto << "\n";
+  };
+  int rank = 1;
+  for (const SearchEntry& e : r.top)
+    row(rank++, e.plan, e.analytic.step_s, e.simulated ? e.simulated_step_s : 0, e.analytic.peak_bytes, false);
+  for (const ParetoPoint& p : r.pareto) row(0, p.plan, p.step_s, 0, p.peak_bytes, true);
+}
+
+void print_result(const SearchResult& r) {
+  std::cout << r.candidates << " plans estimated in " << std::setprecision(3) << r.analytic_s << " s ("
+            << std::llround(r.candidates / std::max(r.analytic_s, 1e-9)) << " per s), " << r.fitting
+            << " fit in memory\n\n";
+  if (r.top.empty()) {
+    std::cout << "no plan fits: try more GPUs, a smaller micro-batch, or recompute\n";
+    return;
+  }
+  std::cout << "rank  gpus  step_s(sim)  step_s(est)  peak_GiB  plan\n";
+  int rank = 1;
+  for (const SearchEntry& e : r.top)
+    std::cout << std::setw(4) << rank++ << std::setw(6) << e.plan.gpus() << std::setw(13) << std::fixed
+              << std::setprecision(3) << (e.simulated ? e.simulated_step_s : NAN) << std::setw(13)
+              << e.analytic.step_s << std::setw(10) << std::setprecision(1) << gib(e.memory_peak_bytes) << "  "
+              << describe(e.plan) << "\n";
+  std::cout << "\nPareto front (step time vs memory vs GPUs; estimates), " << r.pareto.size() << " plans:\n";
+  std::cout << "  gpus  step_s(est)  peak_GiB  plan\n";
+  const std::size_t shown = std::min<std::size_t>(r.pareto.size(), 40);
+  for (std::size_t i = 0; i < shown; ++i) {
+    const ParetoPoint& p = r.pareto[i];
+    std::cout << std::setw(6) << p.gpus << std::setw(13) << std::setprecision(3) << p.step_s << std::setw(10)
+              << std::setprecision(1) << gib(p.peak_bytes) << "  " << describe(p.plan) << "\n";
+  }
+  if (shown < r.pareto.size()) std::cout << "  ... " << r.pareto.size() - shown << " more (--csv or --json)\n";
+}
+
+void print_mix(const RecomputeMix& r) {
+  auto line = [](const char* name, const PolicyCost& p) {
+    std::cout << std::left << std::setw(16) << name << std::right << std::fixed << std::setprecision(1)
+              << std::setw(10) << gib(p.peak_bytes) << std::setprecision(3) << std::setw(14) << p.recompute_s
+              << (p.fits ? "  fits" : "  does not fit") << "\n";
+  };
+  std::cout << "per-layer recompute on the first stage (" << r.layers << " layers), budget " << std::fixed
+            << std::setprecision(1) << gib(r.budget_bytes) << " GiB\n"
+            << "policy            peak_GiB  recompute_s\n";
+  line("none", r.all_none);
+  line("selective", r.all_selective);
+  line("full", r.all_full);
+  if (!r.feasible) {
+    std::cout << "no mix of policies fits the budget\n";
+    return;
+  }
+  line("best mix", r.mix);
+  std::cout << "best mix: " << r.none << " layers none, " << r.selective << " selective, " << r.full
+            << " full (Megatron: --recompute-method block covers none/full mixes)\n";
+  if (r.all_selective.fits)
+    std::cout << "saves " << r.all_selective.recompute_s - r.mix.recompute_s << " s per step against selective\n";
+  if (r.all_full.fits)
+    std::cout << "saves " << r.all_full.recompute_s - r.mix.recompute_s << " s per step against full\n";
+}
+
+void run_search(const SearchArgs& a) {
+  const Scenario s = load_from_args(a.scenario);
+  if (!s.training) throw ScenarioError("training", "", "search needs a scenario with a training section");
+  if (a.recompute_mix) {
+    const RecomputeMix r = plan_recompute(s, static_cast<std::int64_t>(a.budget_gib * 1024 * 1024 * 1024));
+    if (a.scenario.json) std::cout << to_json(r).dump(2) << "\n";
+    else print_mix(r);
+    return;
+  }
+  SearchOptions o;
+  if (!parse_objective(a.objective, o.objective))
+    throw ScenarioError("--objective", a.objective, "must be step_time, cost or tokens_per_s");
+  parse_range(a, s, o.space);
+  o.space.max_micro_batch = a.max_micro_batch;
+  o.top = a.top;
+  o.simulate = !a.analytic_only;
+  o.progress = [](std::int64_t done, std::int64_t total) {
+    std::cerr << "\rsearch: " << done << " / " << total << " plans" << (done == total ? "\n" : "") << std::flush;
+  };
+  const SearchResult r = search_plans(s, o);
+  if (!a.csv.empty()) write_csv(a.csv, r);
+  if (a.scenario.json) std::cout << to_json(r, o.objective).dump(2) << "\n";
+  else print_result(r);
+}
+
+}  // namespace
+
+void add_search_command(CLI::App& app) {
+  auto a = std::make_shared<SearchArgs>();
+  CLI::App* cmd = app.add_subcommand("search", "find the best parallel plans for a training scenario");
+  add_scenario_args(*cmd, a->scenario);
+  cmd->add_option("--gpus", a->gpus, "exactly this many GPUs (default: the scenario's)")->check(CLI::PositiveNumber);
+  cmd->add_option("--gpus-range", a->gpus_range, "every GPU count from A to B, e.g. 1:4096");
+  cmd->add_option("--objective", a->objective, "step_time | cost (GPU-seconds per step) | tokens_per_s");
+  cmd->add_option("--top", a->top, "plans to report (each simulated with the event engine)")->check(CLI::PositiveNumber);
+  cmd->add_option("--csv", a->csv, "write the top plans and the Pareto front as CSV");
+  cmd->add_option("--max-micro-batch", a->max_micro_batch, "largest micro-batch tried")->check(CLI::Range(1, 64));
+  cmd->add_flag("--analytic-only", a->analytic_only, "rank by the closed-form estimate only (no event engine)");
+  cmd->add_flag("--recompute-mix", a->recompute_mix,
+                "instead of searching: the cheapest per-layer recompute mix for the scenario's own plan");
+  cmd->add_option("--memory-budget-gib", a->budget_gib, "budget for --recompute-mix (default: the GPU's memory)");
+  cmd->callback([a] { run_search(*a); });
+}
+
+}  // namespace twinsim

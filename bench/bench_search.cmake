@@ -1,0 +1,1 @@
+set(BENCH_LIBS twinsim_sim twinsim_scenario twinsim_hardware twinsim_models)

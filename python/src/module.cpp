@@ -1,0 +1,177 @@
+// twinsim._core: the simulator for Python. Scenarios cross the boundary as JSON text
+// (JSON is YAML, so load_scenario_text reads it) and reports come back as JSON text,
+// which the package turns into dicts, objects and DataFrames (python/twinsim).
+// A ScenarioError becomes twinsim.ScenarioError (a ValueError) with the same message.
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+#include <yaml-cpp/yaml.h>
+
+#include <fstream>
+#include <sstream>
+
+#include "scenario/errors.hpp"
+#include "scenario/load.hpp"
+#include "sim/report/report.hpp"
+#include "sim/search/capacity.hpp"
+#include "sim/search/plan_search.hpp"
+#include "sim/search/recompute_budget.hpp"
+#include "sim/search/search_json.hpp"
+
+namespace py = pybind11;
+
+namespace twinsim {
+namespace {
+
+// A YAML scalar as the JSON value it reads as: integer, float, bool, null or string.
+nlohmann::json scalar_json(const YAML::Node& n) {
+  const std::string& s = n.Scalar();
+  if (n.Tag() == "!") return s;  // quoted: always a string
+  if (s == "true" || s == "True") return true;
+  if (s == "false" || s == "False") return false;
+  if (s == "null" || s == "~") return nullptr;
+  try {
+    std::size_t used = 0;
+    const long long i = std::stoll(s, &used);
+    if (used == s.size()) return i;
+    const double d = std::stod(s, &used);
+    if (used == s.size()) return d;
+  } catch (const std::exception&) {
+  }
+  return s;
+}
+
+nlohmann::json yaml_json(const YAML::Node& n) {
+  switch (n.Type()) {
+    case YAML::NodeType::Map: {
+      nlohmann::json j = nlohmann::json::object();
+      for (const auto& kv : n) j[kv.first.as<std::string>()] = yaml_json(kv.second);
+      return j;
+    }
+    case YAML::NodeType::Sequence: {
+      nlohmann::json j = nlohmann::json::array();
+      for (const auto& v : n) j.push_back(yaml_json(v));
+      return j;
+    }
+    case YAML::NodeType::Scalar: return scalar_json(n);
+    default: return nullptr;
+  }
+}
+
+// The scenario file's own mapping (not resolved) as JSON text, for a Python dict.
+std::string scenario_file_json(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw ScenarioError("scenario", path, "cannot be opened (no such file, or not readable)");
+  std::stringstream text;
+  text << in.rdbuf();
+  try {
+    return yaml_json(YAML::Load(text.str())).dump();
+  } catch (const YAML::Exception& e) {
+    throw ScenarioError(path, "", std::string("is not valid YAML: ") + e.what());
+  }
+}
+
+std::string text_json(const std::string& text) {
+  try {
+    return yaml_json(YAML::Load(text)).dump();
+  } catch (const YAML::Exception& e) {
+    throw ScenarioError("<scenario>", "", std::string("is not valid YAML: ") + e.what());
+  }
+}
+
+Scenario load(const std::string& text, const std::vector<std::string>& overrides) {
+  return load_scenario_text(text, overrides, "<python scenario>");
+}
+
+// The resolved scenario's plan and cluster, as the simulator will use them.
+std::string resolved_json(const std::string& text, const std::vector<std::string>& overrides) {
+  const Scenario s = load(text, overrides);
+  const Plan& p = s.plan;
+  nlohmann::json j = {{"name", s.name},
+                      {"model", s.model.name},
+                      {"cluster", {{"name", s.cluster.name}, {"gpu", s.cluster.gpu.name},
+                                   {"gpus_per_node", s.cluster.gpus_per_node}, {"nodes", s.cluster.nodes}}},
+                      {"plan", {{"tp", p.tp}, {"pp", p.pp}, {"dp", p.dp}, {"cp", p.cp}, {"ep", p.ep},
+                                {"zero", p.zero}, {"recompute", std::string(to_string(p.recompute))},
+                                {"schedule", std::string(to_string(p.schedule))},
+                                {"virtual_stages", p.virtual_stages}, {"stage_layers", p.stage_layers},
+                                {"sequence_parallel", p.sequence_parallel}}},
+                      {"gpus", p.world_size()},
+                      {"training", s.is_training()}};
+  return j.dump();
+}
+
+std::string simulate_json(const std::string& text, const std::vector<std::string>& overrides,
+                          const std::string& trace) {
+  const Scenario s = load(text, overrides);
+  py::gil_scoped_release release;
+  return simulate_report(s, trace).dump();
+}
+
+std::string memory_json(const std::string& text, const std::vector<std::string>& overrides) {
+  return memory_report(load(text, overrides)).dump();
+}
+
+std::string search_json(const std::string& text, const std::vector<std::string>& overrides, std::int64_t min_gpus,
+                        std::int64_t max_gpus, const std::string& objective, int top, bool simulate,
+                        int max_micro_batch) {
+  const Scenario s = load(text, overrides);
+  SearchOptions o;
+  if (!parse_objective(objective, o.objective))
+    throw ScenarioError("objective", objective, "must be step_time, cost or tokens_per_s");
+  o.space.min_gpus = min_gpus > 0 ? min_gpus : s.plan.world_size();
+  o.space.max_gpus = max_gpus > 0 ? max_gpus : o.space.min_gpus;
+  o.space.max_micro_batch = max_micro_batch;
+  o.top = top;
+  o.simulate = simulate;
+  py::gil_scoped_release release;
+  return to_json(search_plans(s, o), o.objective).dump();
+}
+
+std::string recompute_json(const std::string& text, const std::vector<std::string>& overrides,
+                           std::int64_t budget_bytes) {
+  return to_json(plan_recompute(load(text, overrides), budget_bytes)).dump();
+}
+
+std::string capacity_json(const std::string& model, const std::string& gpu, double tokens, double days,
+                          double price, std::int64_t seq_len, std::int64_t global_batch, std::int64_t max_gpus) {
+  CapacityRequest r;
+  r.model = model, r.gpu = gpu, r.tokens = tokens, r.days = days, r.price_per_gpu_hour = price;
+  r.seq_len = seq_len, r.global_batch = global_batch, r.max_gpus = max_gpus;
+  py::gil_scoped_release release;
+  return to_json(r, plan_capacity(r)).dump();
+}
+
+}  // namespace
+}  // namespace twinsim
+
+PYBIND11_MODULE(_core, m) {
+  using namespace twinsim;
+  m.doc() = "twinsim simulator core (JSON in, JSON out); use the twinsim package";
+  static py::exception<ScenarioError> scenario_error(m, "ScenarioError", PyExc_ValueError);
+  py::register_exception_translator([](std::exception_ptr p) {
+    try {
+      if (p) std::rethrow_exception(p);
+    } catch (const ScenarioError& e) {
+      PyObject* type = scenario_error.ptr();
+      py::object instance = py::reinterpret_steal<py::object>(PyObject_CallFunction(type, "s", e.what()));
+      instance.attr("key") = e.key;
+      instance.attr("value") = e.value;
+      instance.attr("rule") = e.rule;
+      PyErr_SetObject(type, instance.ptr());
+    }
+  });
+  m.def("default_scenario_text", &default_scenario_text);
+  m.def("scenario_file_json", &scenario_file_json, py::arg("path"));
+  m.def("text_json", &text_json, py::arg("text"));
+  m.def("resolved_json", &resolved_json, py::arg("text"), py::arg("overrides"));
+  m.def("simulate_json", &simulate_json, py::arg("text"), py::arg("overrides"), py::arg("trace") = "");
+  m.def("memory_json", &memory_json, py::arg("text"), py::arg("overrides"));
+  m.def("search_json", &search_json, py::arg("text"), py::arg("overrides"), py::arg("min_gpus"),
+        py::arg("max_gpus"), py::arg("objective"), py::arg("top"), py::arg("simulate"), py::arg("max_micro_batch"));
+  m.def("recompute_json", &recompute_json, py::arg("text"), py::arg("overrides"), py::arg("budget_bytes"));
+  m.def("capacity_json", &capacity_json, py::arg("model"), py::arg("gpu"), py::arg("tokens"), py::arg("days"),
+        py::arg("price"), py::arg("seq_len"), py::arg("global_batch"), py::arg("max_gpus"));
+  m.def("catalog_model_names", &catalog_model_names);
+  m.def("catalog_gpu_names", &catalog_gpu_names);
+  m.def("catalog_node_names", &catalog_node_names);
+}

@@ -1,0 +1,33 @@
+"""twinsim for notebooks: load and modify scenarios as dicts, simulate a training step,
+predict memory, search plans, plan capacity — each result an object with ``.to_dict()``
+and pandas DataFrames (``.to_frame()``). Errors in a scenario raise
+:class:`twinsim.ScenarioError` (a ``ValueError``) with the command line's message.
+
+    >>> import twinsim
+    >>> s = twinsim.load_scenario("scenarios/default.yaml").set("plan.pp", 8)
+    >>> twinsim.simulate(s).step_s
+"""
+from twinsim._core import ScenarioError
+from twinsim.api import (
+    CapacityPlan,
+    MemoryReport,
+    Report,
+    Scenario,
+    SearchResult,
+    capacity,
+    catalog,
+    compare,
+    default_scenario,
+    load_scenario,
+    memory,
+    recompute_mix,
+    search,
+    simulate,
+)
+
+__all__ = [
+    "ScenarioError", "Scenario", "Report", "MemoryReport", "SearchResult", "CapacityPlan",
+    "load_scenario", "default_scenario", "simulate", "memory", "search", "capacity",
+    "recompute_mix", "compare", "catalog",
+]
+__version__ = "0.1.0"

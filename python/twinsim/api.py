@@ -1,0 +1,289 @@
+"""The Python API over twinsim._core (which takes and returns JSON text)."""
+from __future__ import annotations
+
+import copy
+import json
+import os
+from dataclasses import dataclass
+from typing import Any, Iterable
+
+from twinsim import _core
+
+GIB = 1024**3
+
+
+def _frame(rows, columns=None):
+    import pandas as pd  # imported lazily: the core API works without pandas
+
+    return pd.DataFrame(rows, columns=columns)
+
+
+class Scenario:
+    """A scenario as a plain dict (the YAML of SCENARIO.md), plus ``--set`` style edits.
+
+    The dict is what you see; nothing is validated until it is simulated (or
+    :meth:`resolved` is called), exactly as the command line does."""
+
+    def __init__(self, data: dict | None = None):
+        self.data: dict = copy.deepcopy(data) if data is not None else {}
+
+    @classmethod
+    def from_dict(cls, data: dict) -> "Scenario":
+        return cls(data)
+
+    def to_dict(self) -> dict:
+        return copy.deepcopy(self.data)
+
+    def copy(self) -> "Scenario":
+        return Scenario(self.data)
+
+    def set(self, key: str, value: Any) -> "Scenario":
+        """A copy with ``key`` (dotted, e.g. ``plan.tp``) set to ``value``."""
+        out = self.copy()
+        node = out.data
+        parts = key.split(".")
+        for part in parts[:-1]:
+            child = node.get(part)
+            if not isinstance(child, dict):
+                # a catalog name ("model: llama3-70b") becomes a preset mapping for
+                # clusters; for other sections the loader reports the bad key
+                child = {"preset": child} if (part == "cluster" and isinstance(child, str)) else {}
+                node[part] = child
+            node = child
+        node[parts[-1]] = value
+        return out
+
+    def get(self, key: str, default: Any = None) -> Any:
+        node: Any = self.data
+        for part in key.split("."):
+            if not isinstance(node, dict) or part not in node:
+                return default
+            node = node[part]
+        return node
+
+    def text(self) -> str:
+        return json.dumps(self.data)
+
+    def resolved(self) -> dict:
+        """The validated plan and cluster (dp and nodes filled in). Raises ScenarioError."""
+        return json.loads(_core.resolved_json(self.text(), []))
+
+    def __repr__(self) -> str:
+        return f"Scenario({self.data!r})"
+
+
+def load_scenario(source: str | os.PathLike | dict) -> Scenario:
+    """A scenario from a YAML/JSON file, YAML text, or a dict."""
+    if isinstance(source, dict):
+        return Scenario(source)
+    s = str(source)
+    if "\n" not in s and os.path.exists(s):
+        return Scenario(json.loads(_core.scenario_file_json(s)))
+    if "\n" not in s and (s.endswith(".yaml") or s.endswith(".yml") or s.endswith(".json")):
+        raise _core.ScenarioError(f"scenario={s} cannot be opened (no such file, or not readable)")
+    return Scenario(json.loads(_core.text_json(s)))
+
+
+def default_scenario() -> Scenario:
+    """GPT-3 175B on 1536 A100s (Narayanan et al. 2021), the CLI's default."""
+    return Scenario(json.loads(_core.text_json(_core.default_scenario_text())))
+
+
+def _as_scenario(s) -> Scenario:
+    return s if isinstance(s, Scenario) else load_scenario(s)
+
+
+def _overrides(overrides: dict | Iterable[str] | None) -> list[str]:
+    if overrides is None:
+        return []
+    if isinstance(overrides, dict):
+        return [f"{k}={_yaml_value(v)}" for k, v in overrides.items()]
+    return list(overrides)
+
+
+def _yaml_value(v: Any) -> str:
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    return str(v)
+
+
+@dataclass
+class Report:
+    """``twinsim simulate --json``: params, memory, time, throughput (SCENARIO.md)."""
+
+    data: dict
+    trace_path: str | None = None
+
+    def to_dict(self) -> dict:
+        return copy.deepcopy(self.data)
+
+    @property
+    def step_s(self) -> float | None:
+        return self.data.get("time", {}).get("step_s")
+
+    @property
+    def mfu(self) -> float | None:
+        return self.data.get("throughput", {}).get("mfu")
+
+    @property
+    def peak_bytes(self) -> int:
+        return self.data["memory"]["peak_bytes"]
+
+    def to_frame(self):
+        """One row per quantity: section, name, value (time breakdown, throughput, memory)."""
+        rows = []
+        for section in ("time", "throughput", "inference"):
+            block = self.data.get(section, {})
+            for k, v in block.items():
+                if isinstance(v, dict):
+                    rows += [(section, f"{k}.{kk}", vv) for kk, vv in v.items()]
+                else:
+                    rows.append((section, k, v))
+        rows += [("memory", k, v) for k, v in self.data["memory"]["breakdown"].items()]
+        rows.append(("memory", "peak_bytes", self.data["memory"]["peak_bytes"]))
+        return _frame(rows, ["section", "name", "value"])
+
+
+@dataclass
+class MemoryReport:
+    """``twinsim memory --json``: per-GPU memory, by category and by pipeline stage."""
+
+    data: dict
+
+    def to_dict(self) -> dict:
+        return copy.deepcopy(self.data)
+
+    @property
+    def peak_bytes(self) -> int:
+        return self.data["memory"]["peak_bytes"]
+
+    @property
+    def fits(self) -> bool:
+        return self.data["memory"]["fits"]
+
+    @property
+    def breakdown(self) -> dict:
+        return dict(self.data["memory"]["breakdown"])
+
+    def to_frame(self):
+        """One row per pipeline stage, one column per category (bytes), plus peak_bytes."""
+        rows = []
+        for st in self.data["memory"]["stages"]:
+            row = {"stage": st["stage"], **st["breakdown"], "peak_bytes": st["peak_bytes"]}
+            rows.append(row)
+        return _frame(rows)
+
+
+def _plan_row(plan: dict) -> dict:
+    return {k: v for k, v in plan.items() if k != "overrides"}
+
+
+@dataclass
+class SearchResult:
+    """``twinsim search --json``: the best plans (simulated) and the Pareto front."""
+
+    data: dict
+
+    def to_dict(self) -> dict:
+        return copy.deepcopy(self.data)
+
+    @property
+    def top(self) -> list[dict]:
+        return self.data["top"]
+
+    @property
+    def pareto(self) -> list[dict]:
+        return self.data["pareto"]
+
+    def best_overrides(self) -> list[str]:
+        """The best plan as ``--set`` overrides (for :func:`simulate`)."""
+        return self.top[0]["plan"]["overrides"].split() if self.top else []
+
+    def to_frame(self):
+        """The top plans, best first."""
+        rows = []
+        for rank, e in enumerate(self.top, 1):
+            rows.append({"rank": rank, **_plan_row(e["plan"]), "analytic_step_s": e["analytic_step_s"],
+                         "simulated_step_s": e.get("simulated_step_s"), "peak_bytes": e["peak_bytes"]})
+        return _frame(rows)
+
+    def pareto_frame(self):
+        """The Pareto front of step time, memory and GPUs (analytic estimates)."""
+        rows = [{**_plan_row(p["plan"]), "analytic_step_s": p["analytic_step_s"], "peak_bytes": p["peak_bytes"]}
+                for p in self.pareto]
+        return _frame(rows)
+
+
+@dataclass
+class CapacityPlan:
+    """``twinsim capacity --json``: GPUs, plan, time and cost to train."""
+
+    data: dict
+
+    def to_dict(self) -> dict:
+        return copy.deepcopy(self.data)
+
+    def __getattr__(self, name):
+        try:
+            return self.data[name]
+        except KeyError as e:
+            raise AttributeError(name) from e
+
+    def to_frame(self):
+        row = {k: v for k, v in self.data.items() if k != "plan"}
+        row.update({f"plan.{k}": v for k, v in _plan_row(self.data["plan"]).items()})
+        return _frame([row])
+
+
+def simulate(scenario, overrides=None, trace: str | os.PathLike | None = None) -> Report:
+    """Predict one training step (or inference batch); ``trace`` writes a Chrome trace."""
+    s = _as_scenario(scenario)
+    data = json.loads(_core.simulate_json(s.text(), _overrides(overrides), str(trace) if trace else ""))
+    return Report(data, str(trace) if trace else None)
+
+
+def memory(scenario, overrides=None) -> MemoryReport:
+    s = _as_scenario(scenario)
+    return MemoryReport(json.loads(_core.memory_json(s.text(), _overrides(overrides))))
+
+
+def search(scenario, gpus: int | None = None, gpus_range: tuple[int, int] | None = None,
+           objective: str = "step_time", top: int = 10, simulate: bool = True, max_micro_batch: int = 16,
+           overrides=None) -> SearchResult:
+    """Every valid plan on ``gpus`` (or each count in ``gpus_range``), ranked by
+    ``objective`` (step_time, cost, tokens_per_s); the top ones simulated."""
+    if gpus is not None and gpus_range is not None:
+        raise ValueError("give gpus or gpus_range, not both")
+    lo, hi = (gpus, gpus) if gpus is not None else (gpus_range or (0, 0))
+    s = _as_scenario(scenario)
+    text = _core.search_json(s.text(), _overrides(overrides), int(lo), int(hi), objective, int(top), bool(simulate),
+                             int(max_micro_batch))
+    return SearchResult(json.loads(text))
+
+
+def recompute_mix(scenario, budget_bytes: int = 0, overrides=None) -> dict:
+    """The cheapest per-layer recompute mix that fits ``budget_bytes`` (0: the GPU's memory)."""
+    s = _as_scenario(scenario)
+    return json.loads(_core.recompute_json(s.text(), _overrides(overrides), int(budget_bytes)))
+
+
+def capacity(model: str, tokens: float, days: float, gpu: str, price_per_gpu_hour: float = 0.0,
+             seq_len: int = 4096, global_batch: int = 1024, max_gpus: int = 16384) -> CapacityPlan:
+    """GPUs needed to train ``model`` on ``tokens`` within ``days`` (6NT FLOPs, Kaplan et al. 2020)."""
+    return CapacityPlan(json.loads(_core.capacity_json(model, gpu, float(tokens), float(days),
+                                                       float(price_per_gpu_hour), int(seq_len), int(global_batch),
+                                                       int(max_gpus))))
+
+
+def compare(*args, **kwargs):
+    """Simulated vs measured, op by op. Needs the executor comparison (`twinsim compare`),
+    which this build does not have yet."""
+    raise NotImplementedError(
+        "twinsim.compare is not available yet: it needs the simulated-vs-measured comparison "
+        "(exec/ run report + compare), which has not landed in this build")
+
+
+def catalog() -> dict:
+    """The names of the catalog's models, GPUs and node types."""
+    return {"models": _core.catalog_model_names(), "gpus": _core.catalog_gpu_names(),
+            "nodes": _core.catalog_node_names()}

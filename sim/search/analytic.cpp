@@ -1,0 +1,171 @@
+#include "sim/search/analytic.hpp"
+
+#include <algorithm>
+
+#include "models/param_count.hpp"
+#include "sim/cost/collective_cost.hpp"
+#include "sim/cost/compute_cost.hpp"
+#include "sim/memory/buffers.hpp"
+#include "sim/memory/stage_layers.hpp"
+#include "sim/memory/weights.hpp"
+#include "sim/training/rank_layout.hpp"
+
+namespace twinsim {
+
+namespace {
+
+// Megatron-core DDP bucket: max(40M, 1M x dp) parameters, as sim/training/step_graph.cpp
+std::int64_t bucket_params(int dp) { return std::max<std::int64_t>(40'000'000, 1'000'000LL * dp); }
+
+// Gradients travel in 16 bits under mixed precision, 32 in fp32 (Rajbhandari et al. 2020 §3)
+int grad_bytes(Dtype precision) { return precision == Dtype::fp32 ? 4 : 2; }
+
+struct StageTime {
+  double fwd = 0, bwd = 0;  // one micro-batch, all the stage's layers (+ embedding / head)
+  double total() const { return fwd + bwd; }
+};
+
+}  // namespace
+
+AnalyticModel::AnalyticModel(const Scenario& base, const SearchSpace& space)
+    : base_(base),
+      cache_(base, space.tp, space.cp, space.experts_divisors, space.options.max_micro_batch),
+      plan_(base.plan),
+      training_(*base.training) {
+  plan_.stage_layers.clear();
+  const LayerParams dense = layer_params(base.model, 0);
+  dense_layer_params_ = dense.total();
+  if (base.model.moe) {
+    const LayerParams moe = layer_params(base.model, base.model.layers - 1);
+    moe_layer_shared_ = moe.attention + moe.norms + moe.shared_experts;  // split over TP
+    moe_layer_routed_ = moe.routed_experts;                                // split over TP x EP
+  }
+}
+
+// One layer's forward (or recompute + backward) on the compute stream, with what
+// overlaps it on side streams showing only where it is longer.
+double AnalyticModel::layer_pass_s(const Candidate& c, const PassTimes& p, double zero3_s, bool forward) const {
+  const bool tp_side = c.tp_comm_overlap;
+  if (forward) {
+    const double side = std::max({p.cp_fwd, tp_side ? p.tp_fwd : 0.0, zero3_s});
+    return std::max(p.fwd, side) + (tp_side ? 0 : p.tp_fwd) + p.ep_fwd;
+  }
+  double recompute = 0;
+  if (c.recompute == Recompute::selective) recompute = p.recompute;
+  if (c.recompute == Recompute::full)  // full recompute runs the forward collectives again
+    recompute = std::max({p.recompute, p.cp_fwd, tp_side ? p.tp_fwd : 0.0}) + (tp_side ? 0 : p.tp_fwd) + p.ep_fwd;
+  const double side = std::max({p.cp_bwd, tp_side ? p.tp_bwd : 0.0, zero3_s});
+  return recompute + std::max(p.bwd, side) + (tp_side ? 0 : p.tp_bwd) + p.ep_bwd;
+}
+
+std::int64_t AnalyticModel::stage_peak_bytes(const Plan& plan, const TrainingWorkload& t, const LayerActivations& a,
+                                             int stage) const {
+  const WeightMemory w = training_weight_memory(base_.model, plan, t, stage);
+  const std::int64_t act = training_activation_bytes(base_.model, plan, t, a, stage);
+  const std::int64_t buffers = training_buffers(base_.model, plan, t, stage_params(base_.model, plan, stage)).total();
+  return w.params + w.grads + w.optimizer + act + buffers;
+}
+
+AnalyticEstimate AnalyticModel::estimate(const Candidate& c) {
+  const LayerPrices& prices = cache_.get(c);
+  apply_to_plan(c, plan_);
+  training_.micro_batch = c.micro_batch;
+  const ModelSpec& model = base_.model;
+  const ClusterSpec& cluster = base_.cluster;
+  const Dtype precision = training_.precision;
+  const std::int64_t m = training_.micro_batches(c.dp);
+  const int v = c.schedule == Schedule::interleaved ? c.virtual_stages : 1;
+  const GroupLayout dp_group = group_layout(cluster, plan_, ParallelGroup::dp);
+
+  // ZeRO-3 gathers each layer's parameters before use, prefetched one layer ahead
+  // (Rajbhandari et al. 2020 §5.3): it hides behind the layer's compute when shorter.
+  double gather_dense = 0, gather_moe = 0;
+  if (c.zero == 3 && c.dp > 1) {
+    const int pbytes = dtype_bytes(precision, 1);
+    const double dense_params = static_cast<double>(dense_layer_params_) / c.tp;
+    const double moe_params = static_cast<double>(moe_layer_shared_) / c.tp +
+                              static_cast<double>(moe_layer_routed_) / (static_cast<double>(c.tp) * c.ep);
+    gather_dense = collective_time_s(cluster, CollectiveOp::all_gather, dp_group, dense_params * pbytes);
+    if (model.moe) gather_moe = collective_time_s(cluster, CollectiveOp::all_gather, dp_group, moe_params * pbytes);
+  }
+  const double f_dense = layer_pass_s(c, prices.dense, gather_dense, true);
+  const double b_dense = layer_pass_s(c, prices.dense, gather_dense, false);
+  const double f_moe = model.moe ? layer_pass_s(c, prices.moe, gather_moe, true) : 0;
+  const double b_moe = model.moe ? layer_pass_s(c, prices.moe, gather_moe, false) : 0;
+
+  auto stage_time = [&](int stage) {
+    const StageLayers layers = stage_layers(model, plan_, stage);
+    StageTime t;
+    t.fwd = layers.dense * f_dense + layers.moe * f_moe;
+    t.bwd = layers.dense * b_dense + layers.moe * b_moe;
+    if (stage == 0) {
+      t.fwd += prices.embedding.fwd + prices.embedding.tp_fwd;
+      t.bwd += prices.embedding.bwd + prices.embedding.tp_bwd;
+    }
+    if (stage == c.pp - 1) {
+      t.fwd += prices.head.fwd + prices.head.tp_fwd;
+      t.bwd += prices.head.bwd + prices.head.tp_bwd;
+    }
+    return t;
+  };
+  const StageTime first = stage_time(0);
+  const StageTime last = c.pp > 1 ? stage_time(c.pp - 1) : first;
+  const StageTime middle = c.pp > 2 ? stage_time(1) : first;
+  double sum = first.total();
+  if (c.pp > 1) sum += last.total();
+  if (c.pp > 2) sum += (c.pp - 2) * middle.total();
+  const double slowest = std::max({first.total(), middle.total(), last.total()});
+
+  AnalyticEstimate e;
+  // Narayanan et al. 2021 §2.2: bubble (p - 1) / (v m) of the ideal time, here with the
+  // slowest stage setting the steady-state pace
+  e.bubble_s = (sum - slowest) / v;
+  e.pipeline_s = static_cast<double>(m) * slowest + e.bubble_s;
+  if (c.pp > 1) {
+    // activations (and their gradients) cross each stage boundary once while filling and
+    // once while draining; Megatron sends 1/t of the tensor per TP rank (§4.1)
+    const double bytes = static_cast<double>(c.micro_batch) * training_.seq_len / c.cp * model.hidden *
+                         dtype_bytes(precision, 1) / c.tp;
+    const double send = collective_time_s(cluster, CollectiveOp::send_recv, pipeline_pair_layout(cluster, plan_), bytes);
+    e.pipeline_s += 2.0 * (c.pp - 1) * send;
+    e.bubble_s += 2.0 * (c.pp - 1) * send;
+  }
+
+  // data parallelism on the first stage, which finishes its backward last
+  const std::int64_t params = stage_params(model, plan_, 0).total();
+  if (c.dp > 1 && c.zero < 3) {
+    const std::int64_t buckets = std::max<std::int64_t>(1, (params + bucket_params(c.dp) - 1) / bucket_params(c.dp));
+    const double bucket = static_cast<double>(params) / static_cast<double>(buckets);
+    const CollectiveOp op = c.zero >= 1 ? CollectiveOp::reduce_scatter : CollectiveOp::all_reduce;
+    const double t_bucket = collective_time_s(cluster, op, dp_group, bucket * grad_bytes(precision));
+    if (c.overlap_grad_reduce) {
+      // bucket k is ready k/n into the last backward; the dp stream runs them in order
+      const double gap = first.bwd / static_cast<double>(buckets);
+      e.dp_exposed_s = t_bucket + static_cast<double>(buckets - 1) * std::max(0.0, t_bucket - gap);
+    } else {
+      e.dp_exposed_s = static_cast<double>(buckets) * t_bucket;
+    }
+    if (c.zero >= 1) {  // the distributed optimizer gathers the updated parameters back
+      const double t_gather =
+          collective_time_s(cluster, CollectiveOp::all_gather, dp_group, bucket * dtype_bytes(precision, 1));
+      e.dp_exposed_s += c.overlap_param_gather ? t_gather : static_cast<double>(buckets) * t_gather;
+    }
+  }
+  // Adam reads and writes master weights, two moments and the gradient: ~28 bytes per
+  // parameter of the GPU's shard (as sim/training/step_graph.cpp)
+  ComputeOp step;
+  step.kind = ComputeKind::optimizer;
+  const double shard = c.zero >= 1 ? static_cast<double>(params) / c.dp : static_cast<double>(params);
+  step.bytes = (training_.optimizer == Optimizer::adam ? 28.0 : 16.0) * shard;
+  e.optimizer_s = op_time_s(cluster.gpu, step);
+  e.step_s = e.pipeline_s + e.dp_exposed_s + e.optimizer_s;
+
+  const LayerActivations& a = prices.activations;
+  e.peak_bytes = stage_peak_bytes(plan_, training_, a, 0);
+  if (c.pp > 1) e.peak_bytes = std::max(e.peak_bytes, stage_peak_bytes(plan_, training_, a, c.pp - 1));
+  if (c.pp > 2) e.peak_bytes = std::max(e.peak_bytes, stage_peak_bytes(plan_, training_, a, 1));
+  e.fits = e.peak_bytes <= capacity_bytes();
+  return e;
+}
+
+}  // namespace twinsim

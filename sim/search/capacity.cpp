@@ -1,0 +1,80 @@
+#include "sim/search/capacity.hpp"
+
+#include <cmath>
+#include <sstream>
+
+#include "models/param_count.hpp"
+#include "scenario/errors.hpp"
+#include "scenario/load.hpp"
+#include "sim/search/candidate.hpp"
+#include "sim/training/training_report.hpp"
+
+namespace twinsim {
+
+std::string node_type_for_gpu(const std::string& gpu) {
+  const GpuSpec wanted = catalog_gpu(gpu);  // throws with a "did you mean" hint
+  std::string best;
+  for (const std::string& name : catalog_node_names()) {
+    if (name == "host") continue;
+    const ClusterSpec node = catalog_node(name);
+    // the plain catalog name first (dgx-h100 rather than a variant)
+    if (node.gpu.name == wanted.name && (best.empty() || name.size() < best.size())) best = name;
+  }
+  if (best.empty()) throw ScenarioError("--gpu", gpu, "is in no catalog node type");
+  return best;
+}
+
+Scenario capacity_scenario(const CapacityRequest& r) {
+  std::ostringstream yaml;
+  yaml << "name: capacity-" << r.model << "\nmodel: " << r.model << "\ncluster: " << node_type_for_gpu(r.gpu)
+       << "\ntraining:\n  seq_len: " << r.seq_len << "\n  global_batch: " << r.global_batch
+       << "\n  micro_batch: 1\n  precision: bf16\n  optimizer: adam\nplan:\n  tp: 1\n  pp: 1\n  dp: 1\n";
+  return load_scenario_text(yaml.str(), {}, "<capacity request>");
+}
+
+CapacityPlan plan_capacity(const CapacityRequest& r) {
+  if (r.tokens <= 0) throw ScenarioError("--tokens", std::to_string(r.tokens), "must be positive");
+  if (r.days <= 0) throw ScenarioError("--days", std::to_string(r.days), "must be positive");
+  const Scenario base = capacity_scenario(r);
+  CapacityPlan out;
+  out.node_type = base.cluster.name;
+  out.params = count_params(base.model).total;
+  out.flops_6nt = 6.0 * static_cast<double>(out.params) * r.tokens;  // Kaplan et al. 2020 §2.1
+  const double tokens_per_step = static_cast<double>(r.global_batch * r.seq_len);
+  out.steps = static_cast<std::int64_t>(std::ceil(r.tokens / tokens_per_step));
+  const double budget_s = r.days * 86400.0;
+
+  SearchOptions o;
+  o.space.min_gpus = 1;
+  o.space.max_gpus = r.max_gpus;
+  o.space.max_micro_batch = r.max_micro_batch;
+  o.simulate = false;
+  const AnalyticPass pass = run_analytic_pass(base, o, 1);
+  // The front holds each GPU count's fastest fitting plan (a faster plan on fewer GPUs
+  // would be better anyway). Walk it by GPU count; the first plan whose estimate meets the
+  // budget is simulated, and kept if the simulated step meets it too (at most 16 tries).
+  int tries = 0;
+  for (const ParetoPoint& p : pass.pareto.sorted()) {
+    if (static_cast<double>(out.steps) * p.step_s > budget_s) continue;
+    if (++tries > 16) break;
+    const Scenario s = candidate_scenario(base, p.plan);
+    const TrainingPrediction sim = predict_training(s);
+    if (static_cast<double>(out.steps) * sim.step_s > budget_s) continue;
+    out.feasible = true;
+    out.gpus = p.gpus;
+    out.plan = p.plan;
+    out.analytic_step_s = p.step_s;
+    out.peak_bytes = p.peak_bytes;
+    out.step_s = sim.step_s;
+    out.mfu = sim.throughput.mfu;
+    out.days = static_cast<double>(out.steps) * sim.step_s / 86400.0;
+    const double rate = sim.throughput.model_tflops_per_gpu * 1e12 * static_cast<double>(out.gpus);
+    out.days_6nt = rate > 0 ? out.flops_6nt / rate / 86400.0 : 0;
+    out.gpu_hours = out.days * 24.0 * static_cast<double>(out.gpus);
+    out.cost = out.gpu_hours * r.price_per_gpu_hour;
+    break;
+  }
+  return out;
+}
+
+}  // namespace twinsim

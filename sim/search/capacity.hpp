@@ -1,0 +1,58 @@
+#pragma once
+// Capacity planning for training: how many GPUs of a kind train model M on T tokens
+// within D days, with which plan, and at what cost.
+//
+// Compute: C = 6 N T FLOPs (forward 2NT + backward 4NT; Kaplan et al. 2020 §2.1,
+// used by Hoffmann et al. 2022 "Chinchilla" §3). The plan search gives each GPU
+// count's fastest fitting plan; training time = steps x simulated step time, with
+// steps = T / (global_batch x seq_len). The 6NT figure at the simulated model FLOP
+// rate is reported beside it as a cross-check (it leaves out attention FLOPs, which
+// the simulator's model FLOPs count: Korthikanti et al. 2022 App. A).
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "scenario/scenario.hpp"
+#include "sim/search/plan_search.hpp"
+
+namespace twinsim {
+
+struct CapacityRequest {
+  std::string model;            // catalog name
+  std::string gpu;              // catalog GPU name; the node type holding it is used
+  double tokens = 0;            // training tokens
+  double days = 0;              // wall-clock budget
+  double price_per_gpu_hour = 0;  // 0: no cost reported
+  std::int64_t seq_len = 4096;
+  std::int64_t global_batch = 1024;  // sequences per step
+  std::int64_t max_gpus = 16384;
+  int max_micro_batch = 4;
+};
+
+struct CapacityPlan {
+  double flops_6nt = 0;           // 6 N T
+  std::int64_t params = 0;        // N
+  std::int64_t steps = 0;
+  bool feasible = false;          // some GPU count up to max_gpus meets the deadline
+  std::int64_t gpus = 0;
+  Candidate plan;
+  double step_s = 0;              // simulated (event engine)
+  double analytic_step_s = 0;
+  std::int64_t peak_bytes = 0;
+  double days = 0;                // steps x step_s
+  double days_6nt = 0;            // 6NT / (gpus x simulated model FLOP rate per GPU)
+  double mfu = 0;
+  double gpu_hours = 0;
+  double cost = 0;                // gpu_hours x price
+  std::string node_type;
+};
+
+// The node type of the catalog whose GPU is `gpu` (throws ScenarioError when none).
+std::string node_type_for_gpu(const std::string& gpu);
+
+// The training scenario a request describes (plan left to the search).
+Scenario capacity_scenario(const CapacityRequest& r);
+
+CapacityPlan plan_capacity(const CapacityRequest& r);
+
+}  // namespace twinsim

@@ -1,0 +1,55 @@
+#pragma once
+// Layer prices for the plan search. A layer's op times and saved activations depend
+// only on (tp, cp, ep, sequence parallel, recompute, micro-batch) — not on pp, dp,
+// ZeRO or the schedule — so each such key is priced once with the simulator's own
+// cost_layer (sim/training/layer_costs.hpp) and layer_activations, then reused by
+// every candidate that shares it. After an entry is filled, lookups do not allocate.
+#include <cstdint>
+#include <vector>
+
+#include "scenario/scenario.hpp"
+#include "sim/memory/activations.hpp"
+#include "sim/search/candidate.hpp"
+
+namespace twinsim {
+
+// One pass of a layer (or of the embedding / head) on one GPU, one micro-batch, seconds.
+struct PassTimes {
+  double fwd = 0, bwd = 0, recompute = 0;  // compute-stream work
+  double tp_fwd = 0, tp_bwd = 0;           // TP collectives (blocking unless tp_comm_overlap)
+  double cp_fwd = 0, cp_bwd = 0;           // ring attention exchange (side stream)
+  double ep_fwd = 0, ep_bwd = 0;           // expert all-to-all (blocking)
+};
+
+struct LayerPrices {
+  PassTimes dense, moe, embedding, head;
+  LayerActivations activations;
+};
+
+class LayerCostCache {
+ public:
+  // Keys are drawn from these values (the search space's lists); others throw.
+  LayerCostCache(const Scenario& base, const std::vector<int>& tp_values, const std::vector<int>& cp_values,
+                 const std::vector<int>& ep_values, int max_micro_batch);
+
+  // Prices for the candidate's (tp, cp, ep, sp, recompute, micro_batch); fills the entry
+  // on first use.
+  const LayerPrices& get(const Candidate& c);
+  std::size_t filled() const { return filled_; }
+
+ private:
+  std::size_t index(const Candidate& c) const;
+  void fill(const Candidate& c, LayerPrices& out);
+
+  Scenario scratch_;  // the base scenario, its plan rewritten per key
+  std::vector<int> tp_slot_, cp_slot_, ep_slot_;  // value -> position, -1 when absent
+  int tps_ = 0, cps_ = 0, eps_ = 0, mbs_ = 0;
+  std::vector<LayerPrices> prices_;
+  std::vector<char> ready_;
+  std::size_t filled_ = 0;
+};
+
+struct LayerCost;
+PassTimes pass_times(const LayerCost& cost);
+
+}  // namespace twinsim

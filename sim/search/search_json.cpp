@@ -1,0 +1,75 @@
+#include "sim/search/search_json.hpp"
+
+namespace twinsim {
+
+nlohmann::json to_json(const Candidate& c) {
+  return {{"gpus", c.gpus()},
+          {"tp", c.tp},
+          {"pp", c.pp},
+          {"dp", c.dp},
+          {"cp", c.cp},
+          {"ep", c.ep},
+          {"micro_batch", c.micro_batch},
+          {"zero", c.zero},
+          {"recompute", std::string(to_string(c.recompute))},
+          {"schedule", std::string(to_string(c.schedule))},
+          {"virtual_stages", c.virtual_stages},
+          {"sequence_parallel", c.sequence_parallel},
+          {"overlap_grad_reduce", c.overlap_grad_reduce},
+          {"overlap_param_gather", c.overlap_param_gather},
+          {"tp_comm_overlap", c.tp_comm_overlap},
+          {"overrides", to_overrides(c)}};
+}
+
+nlohmann::json to_json(const SearchResult& r, Objective objective) {
+  nlohmann::json top = nlohmann::json::array(), pareto = nlohmann::json::array();
+  for (const SearchEntry& e : r.top) {
+    nlohmann::json j = {{"plan", to_json(e.plan)},
+                        {"analytic_step_s", e.analytic.step_s},
+                        {"peak_bytes", e.memory_peak_bytes},
+                        {"score", e.score}};
+    if (e.simulated) j["simulated_step_s"] = e.simulated_step_s;
+    top.push_back(j);
+  }
+  for (const ParetoPoint& p : r.pareto)
+    pareto.push_back({{"plan", to_json(p.plan)}, {"analytic_step_s", p.step_s}, {"peak_bytes", p.peak_bytes}});
+  return {{"objective", std::string(to_string(objective))},
+          {"candidates", r.candidates},
+          {"fitting", r.fitting},
+          {"rejected_by_validator", r.rejected_by_validator},
+          {"analytic_s", r.analytic_s},
+          {"confirm_s", r.confirm_s},
+          {"top", top},
+          {"pareto", pareto}};
+}
+
+namespace {
+
+nlohmann::json policy_json(const PolicyCost& p) {
+  return {{"peak_bytes", p.peak_bytes}, {"recompute_s", p.recompute_s}, {"fits", p.fits}};
+}
+
+}  // namespace
+
+nlohmann::json to_json(const RecomputeMix& r) {
+  return {{"budget_bytes", r.budget_bytes},
+          {"layers", r.layers},
+          {"feasible", r.feasible},
+          {"mix", {{"none", r.none}, {"selective", r.selective}, {"full", r.full}}},
+          {"mix_cost", policy_json(r.mix)},
+          {"all_none", policy_json(r.all_none)},
+          {"all_selective", policy_json(r.all_selective)},
+          {"all_full", policy_json(r.all_full)}};
+}
+
+nlohmann::json to_json(const CapacityRequest& r, const CapacityPlan& p) {
+  return {{"model", r.model},         {"gpu", r.gpu},           {"tokens", r.tokens},
+          {"days_budget", r.days},    {"params", p.params},     {"flops_6nt", p.flops_6nt},
+          {"steps", p.steps},         {"feasible", p.feasible}, {"gpus", p.gpus},
+          {"node_type", p.node_type}, {"plan", to_json(p.plan)}, {"step_s", p.step_s},
+          {"analytic_step_s", p.analytic_step_s}, {"peak_bytes", p.peak_bytes},
+          {"days", p.days},           {"days_6nt", p.days_6nt}, {"mfu", p.mfu},
+          {"gpu_hours", p.gpu_hours}, {"cost", p.cost}};
+}
+
+}  // namespace twinsim

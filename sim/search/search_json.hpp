@@ -1,0 +1,16 @@
+#pragma once
+// JSON forms of search results, shared by `twinsim search --json` and the Python module.
+#include <nlohmann/json.hpp>
+
+#include "sim/search/capacity.hpp"
+#include "sim/search/plan_search.hpp"
+#include "sim/search/recompute_budget.hpp"
+
+namespace twinsim {
+
+nlohmann::json to_json(const Candidate& c);  // the knobs, GPUs and `overrides`
+nlohmann::json to_json(const SearchResult& r, Objective objective);
+nlohmann::json to_json(const RecomputeMix& r);
+nlohmann::json to_json(const CapacityRequest& request, const CapacityPlan& plan);
+
+}  // namespace twinsim

@@ -1,0 +1,127 @@
+#pragma once
+// The plan search space: every combination of tp, pp, dp, cp, ep, micro-batch, ZeRO
+// stage, recompute policy, schedule, virtual stages, sequence parallelism and overlaps
+// that the scenario rules (scenario/validate.cpp) accept for a model and batch.
+//
+// Candidates are generated valid by construction — each degree is drawn from the
+// divisors of what it splits — so the hot loop never throws. tests/unit/search checks
+// this against resolve_and_validate on every candidate of small spaces, and that
+// every plan the validator accepts is generated.
+//
+// Knobs that change nothing are not varied, so no plan appears twice: ZeRO stages
+// when dp * cp == 1, overlap_grad_reduce when dp == 1, overlap_param_gather without a
+// ZeRO stage, tp_comm_overlap and sequence parallelism when tp == 1.
+#include <cstdint>
+#include <vector>
+
+#include "scenario/scenario.hpp"
+#include "sim/search/candidate.hpp"
+
+namespace twinsim {
+
+struct SearchSpaceOptions {
+  std::int64_t min_gpus = 1, max_gpus = 1;
+  // Megatron keeps tensor parallelism inside a node (Narayanan et al. 2021, §3.3,
+  // takeaway #1); 0 = the cluster's gpus_per_node.
+  int max_tp = 0;
+  int max_cp = 16;
+  int max_micro_batch = 16;
+  int max_virtual_stages = 8;
+  // Split of the space over processes (MPI): this one takes every shard_count-th
+  // (tp, pp, cp, dp) block, starting at shard_index.
+  int shard_index = 0, shard_count = 1;
+};
+
+// The option lists of one search, computed once from the base scenario.
+struct SearchSpace {
+  std::vector<int> tp, pp, cp, dp, experts_divisors;
+  std::int64_t global_batch = 1, seq_len = 1, layers = 1;
+  bool moe = false;
+  SearchSpaceOptions options;
+};
+
+SearchSpace make_search_space(const Scenario& base, const SearchSpaceOptions& options);
+
+std::vector<int> divisors(std::int64_t n);
+
+// Calls visit(const Candidate&) for every candidate; no allocation inside the loops.
+template <typename Visit>
+void for_each_candidate(const SearchSpace& sp, Visit&& visit);
+
+// How many candidates the space holds (walks it).
+std::int64_t count_candidates(const SearchSpace& space);
+
+// ---------------------------------------------------------------------------------
+
+namespace search_detail {
+
+template <typename Visit>
+void for_each_schedule(const SearchSpace& sp, Candidate c, std::int64_t micro_batches, Visit& visit) {
+  const Recompute policies[] = {Recompute::none, Recompute::selective, Recompute::full};
+  const bool dp_sharded = static_cast<std::int64_t>(c.dp) * c.cp > 1;
+  const int zero_max = dp_sharded ? 3 : 0;
+  auto emit = [&](Candidate k) {
+    for (int zero = 0; zero <= zero_max; ++zero)
+      for (Recompute r : policies)
+        for (int og = (c.dp > 1 ? 0 : 1); og <= 1; ++og)
+          for (int op = (zero > 0 ? 0 : 1); op <= 1; ++op)
+            for (int to = 0; to <= (c.tp > 1 ? 1 : 0); ++to) {
+              k.zero = zero;
+              k.recompute = r;
+              k.overlap_grad_reduce = og == 1;
+              k.overlap_param_gather = op == 1;
+              k.tp_comm_overlap = to == 1;
+              visit(static_cast<const Candidate&>(k));
+            }
+  };
+  c.schedule = Schedule::gpipe, c.virtual_stages = 1;
+  emit(c);
+  if (c.pp == 1) return;  // one stage: every schedule is the same
+  c.schedule = Schedule::one_f_one_b;
+  emit(c);
+  // interleaved: v divides the layers of a stage; Megatron needs whole rounds of pp
+  // micro-batches (scenario/validate.cpp)
+  if (micro_batches % c.pp != 0) return;
+  const std::int64_t stage_layers = sp.layers / c.pp;
+  for (int v = 2; v <= sp.options.max_virtual_stages && v <= stage_layers; ++v) {
+    if (stage_layers % v != 0) continue;
+    c.schedule = Schedule::interleaved, c.virtual_stages = v;
+    emit(c);
+  }
+}
+
+}  // namespace search_detail
+
+template <typename Visit>
+void for_each_candidate(const SearchSpace& sp, Visit&& visit) {
+  std::int64_t block = 0;
+  for (int tp : sp.tp)
+    for (int pp : sp.pp)
+      for (int cp : sp.cp) {
+        const std::int64_t model_parallel = static_cast<std::int64_t>(tp) * pp * cp;
+        if (model_parallel > sp.options.max_gpus) continue;
+        for (int dp : sp.dp) {
+          const std::int64_t gpus = model_parallel * dp;
+          if (gpus < sp.options.min_gpus || gpus > sp.options.max_gpus) continue;
+          if (block++ % sp.options.shard_count != sp.options.shard_index) continue;
+          for (int mb = 1; mb <= sp.options.max_micro_batch; ++mb) {
+            if (sp.global_batch % (static_cast<std::int64_t>(mb) * dp) != 0) continue;
+            const std::int64_t micro_batches = sp.global_batch / (static_cast<std::int64_t>(mb) * dp);
+            for (int sp_on = 0; sp_on <= (tp > 1 ? 1 : 0); ++sp_on) {
+              // sequence parallelism splits the (CP-local) sequence over TP ranks
+              if (sp_on && (sp.seq_len / cp) % tp != 0) continue;
+              for (int ep : sp.experts_divisors) {
+                if ((static_cast<std::int64_t>(dp) * cp) % ep != 0) continue;
+                Candidate c;
+                c.tp = tp, c.pp = pp, c.cp = cp, c.dp = dp, c.ep = ep;
+                c.micro_batch = mb;
+                c.sequence_parallel = sp_on == 1;
+                search_detail::for_each_schedule(sp, c, micro_batches, visit);
+              }
+            }
+          }
+        }
+      }
+}
+
+}  // namespace twinsim
