@@ -61,6 +61,45 @@ double exposed_time(const TaskGraph& graph, const Timeline& timeline, CategoryId
   });
 }
 
+std::vector<double> exposed_times(const TaskGraph& graph, const Timeline& timeline,
+                                  std::span<const ResourceId> watched, std::span<const ResourceId> covering) {
+  // edges carry the category (>= 0) or -1 for covering tasks
+  struct CategoryEdge {
+    double time;
+    int category;
+    int delta;
+  };
+  std::vector<CategoryEdge> edges;
+  auto add = [&](TaskId t, int category) {
+    if (timeline.end_s[t] <= timeline.start_s[t]) return;
+    edges.push_back({timeline.start_s[t], category, +1});
+    edges.push_back({timeline.end_s[t], category, -1});
+  };
+  for (TaskId t : tasks_on_any(graph, watched)) add(t, graph.category_of(t));
+  for (TaskId t : tasks_on_any(graph, covering)) add(t, -1);
+  std::sort(edges.begin(), edges.end(), [](const CategoryEdge& a, const CategoryEdge& b) { return a.time < b.time; });
+  std::vector<int> running(graph.num_categories(), 0);
+  std::vector<double> exposed(graph.num_categories(), 0.0);
+  int covering_running = 0, categories_running = 0;
+  for (std::size_t i = 0; i < edges.size();) {
+    const double now = edges[i].time;
+    for (; i < edges.size() && edges[i].time == now; ++i) {
+      const CategoryEdge& e = edges[i];
+      if (e.category < 0) {
+        covering_running += e.delta;
+        continue;
+      }
+      const int before = running[e.category];
+      running[e.category] += e.delta;
+      categories_running += (running[e.category] > 0) - (before > 0);
+    }
+    if (i == edges.size() || covering_running > 0 || categories_running != 1) continue;
+    for (std::size_t c = 0; c < running.size(); ++c)
+      if (running[c] > 0) exposed[c] += edges[i].time - now;
+  }
+  return exposed;
+}
+
 double busy_union(const TaskGraph& graph, const Timeline& timeline,
                   std::span<const ResourceId> resources) {
   std::vector<Edge> edges;

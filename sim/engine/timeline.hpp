@@ -30,6 +30,10 @@ struct Timeline {
 double exposed_time(const TaskGraph& graph, const Timeline& timeline, CategoryId category,
                     std::span<const ResourceId> watched, std::span<const ResourceId> covering);
 
+// exposed_time for every category at once, in one sweep (index = CategoryId).
+std::vector<double> exposed_times(const TaskGraph& graph, const Timeline& timeline,
+                                  std::span<const ResourceId> watched, std::span<const ResourceId> covering);
+
 // Measure of the union of the busy intervals of `resources` (time at least one is busy).
 double busy_union(const TaskGraph& graph, const Timeline& timeline,
                   std::span<const ResourceId> resources);

@@ -25,9 +25,10 @@ TimeBreakdown stage_breakdown(const StepGraph& g, const engine::Timeline& tl, in
     else if (cat == c.cp_comm) b.cp_comm_s += d;
   }
   const std::vector<engine::ResourceId> watched{st.tp, st.cp, st.dp}, covering{st.compute};
-  b.dp_comm_exposed_s = engine::exposed_time(g.graph, tl, c.dp_comm, watched, covering);
-  b.tp_comm_s += engine::exposed_time(g.graph, tl, c.tp_comm, watched, covering);
-  b.cp_comm_s += engine::exposed_time(g.graph, tl, c.cp_comm, watched, covering);
+  const std::vector<double> exposed = engine::exposed_times(g.graph, tl, watched, covering);
+  b.dp_comm_exposed_s = exposed[c.dp_comm];
+  b.tp_comm_s += exposed[c.tp_comm];
+  b.cp_comm_s += exposed[c.cp_comm];
   b.pp_bubble_s = tl.makespan_s - b.sum();
   if (b.pp_bubble_s < 0 && b.pp_bubble_s > -1e-9 * tl.makespan_s) b.pp_bubble_s = 0;
   return b;
@@ -37,7 +38,9 @@ std::vector<OpPrediction> op_table(const Scenario& s, const StepCosts& costs, in
   const int layers = s.plan.stage_layers[stage];
   const int m = static_cast<int>(s.training->micro_batches(s.plan.dp));
   std::vector<OpPrediction> ops;
-  const LayerCost& lc = costs.layers[costs.layer_cost_index[0]];
+  std::int64_t first_layer = 0;
+  for (int i = 0; i < stage; ++i) first_layer += s.plan.stage_layers[i];
+  const LayerCost& lc = costs.layers[costs.layer_cost_index[first_layer]];
   for (const OpTime& op : lc.ops) {
     ops.push_back({op.name + ".fwd", op.fwd_s, layers * m});
     if (op.dgrad_s > 0) ops.push_back({op.name + ".bwd_dgrad", op.dgrad_s, layers * m});
