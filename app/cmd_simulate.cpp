@@ -10,12 +10,16 @@ namespace twinsim {
 void add_simulate_command(CLI::App& app) {
   auto args = std::make_shared<ScenarioArgs>();
   auto trace = std::make_shared<std::string>();
+  auto fidelity = std::make_shared<std::string>("fast");
   CLI::App* cmd = app.add_subcommand("simulate", "predict one training step or one inference batch");
   add_scenario_args(*cmd, *args);
   cmd->add_option("--trace", *trace, "write a Chrome trace (Perfetto) of the simulated step");
-  cmd->callback([args, trace] {
+  cmd->add_option("--fidelity", *fidelity,
+                  "fast: one GPU per pipeline stage; full: every GPU, collectives and shared NICs")
+      ->check(CLI::IsMember({"fast", "full"}));
+  cmd->callback([args, trace, fidelity] {
     const Scenario s = load_from_args(*args);
-    const nlohmann::json report = simulate_report(s, *trace);
+    const nlohmann::json report = simulate_report(s, *trace, *fidelity == "full" ? Fidelity::full : Fidelity::fast);
     if (args->json) std::cout << report.dump(2) << "\n";
     else print_report(std::cout, s, report);
   });

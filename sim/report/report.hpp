@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "scenario/scenario.hpp"
+#include "sim/training/step_graph.hpp"
 
 namespace twinsim {
 
@@ -17,7 +18,8 @@ nlohmann::json params_json(const Scenario& s);
 nlohmann::json memory_report(const Scenario& s);
 
 // `twinsim simulate`: the full report; a Chrome trace goes to `trace_path` if given.
-nlohmann::json simulate_report(const Scenario& s, const std::string& trace_path = "");
+nlohmann::json simulate_report(const Scenario& s, const std::string& trace_path = "",
+                               Fidelity fidelity = Fidelity::fast);
 
 // The report as aligned text tables (every section the report has).
 void print_report(std::ostream& out, const Scenario& s, const nlohmann::json& report);

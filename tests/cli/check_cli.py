@@ -64,8 +64,8 @@ with open("/tmp/twinsim_cli_trace.json") as f:
 
 # errors: non-zero exit, the message on stderr naming key, value and rule
 for args, message in [
-    (["simulate", "--set", "plan.tp=3"], "plan.tp=3 does not divide model.heads=96"),
-    (["memory", "--set", "model=gpt-3"], "did you mean"),
+    (["simulate", "--set", "plan.tp=5"], "plan.tp=5 does not divide model.heads=96"),
+    (["memory", "--set", "model=gpt3-175"], "did you mean 'gpt3-175b'"),
     (["simulate", "/nonexistent.yaml"], "cannot be opened"),
     (["simulate", "--set", "plan.zero=7"], "plan.zero=7"),
 ]:
