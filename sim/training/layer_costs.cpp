@@ -104,57 +104,39 @@ LayerCost price_all(const Scenario& s, const std::vector<LayerOp>& ops) {
 
 }  // namespace
 
-double LayerCost::fwd_s(TimeCategory c) const {
-  double t = 0;
+// The sum of `value` over the ops that `counts`.
+template <typename Counts, typename Value>
+double sum_ops(const std::vector<OpTime>& ops, Counts counts, Value value) {
+  double total = 0;
   for (const OpTime& op : ops)
-    if (op.category == c) t += op.fwd_s;
-  return t;
+    if (counts(op)) total += value(op);
+  return total;
+}
+
+double LayerCost::fwd_s(TimeCategory c) const {
+  return sum_ops(ops, [c](const OpTime& op) { return op.category == c; }, [](const OpTime& op) { return op.fwd_s; });
 }
 
 double LayerCost::bwd_s(TimeCategory c) const {
-  double t = 0;
-  for (const OpTime& op : ops)
-    if (op.category == c) t += op.dgrad_s + op.wgrad_s;
-  return t;
+  return sum_ops(ops, [c](const OpTime& op) { return op.category == c; },
+                 [](const OpTime& op) { return op.dgrad_s + op.wgrad_s; });
 }
 
 // compute ops only: the step simulates recomputed collectives as their own tasks
 double LayerCost::recompute_s() const {
-  double t = 0;
-  for (const OpTime& op : ops)
-    if (op.recomputed && op.category == TimeCategory::compute) t += op.fwd_s;
-  return t;
+  return sum_ops(ops, [](const OpTime& op) { return op.recomputed && op.category == TimeCategory::compute; },
+                 [](const OpTime& op) { return op.fwd_s; });
 }
 
-double LayerCost::fwd_flops() const {
-  double f = 0;
-  for (const OpTime& op : ops) f += op.fwd_flops;
-  return f;
-}
+const auto every_op = [](const OpTime&) { return true; };
 
-double LayerCost::bwd_flops() const {
-  double f = 0;
-  for (const OpTime& op : ops) f += op.bwd_flops;
-  return f;
-}
+double LayerCost::fwd_flops() const { return sum_ops(ops, every_op, [](const OpTime& op) { return op.fwd_flops; }); }
+double LayerCost::bwd_flops() const { return sum_ops(ops, every_op, [](const OpTime& op) { return op.bwd_flops; }); }
+double LayerCost::fwd_bytes() const { return sum_ops(ops, every_op, [](const OpTime& op) { return op.fwd_bytes; }); }
+double LayerCost::bwd_bytes() const { return sum_ops(ops, every_op, [](const OpTime& op) { return op.bwd_bytes; }); }
 
 double LayerCost::recompute_flops() const {
-  double f = 0;
-  for (const OpTime& op : ops)
-    if (op.recomputed) f += op.fwd_flops;
-  return f;
-}
-
-double LayerCost::fwd_bytes() const {
-  double b = 0;
-  for (const OpTime& op : ops) b += op.fwd_bytes;
-  return b;
-}
-
-double LayerCost::bwd_bytes() const {
-  double b = 0;
-  for (const OpTime& op : ops) b += op.bwd_bytes;
-  return b;
+  return sum_ops(ops, [](const OpTime& op) { return op.recomputed; }, [](const OpTime& op) { return op.fwd_flops; });
 }
 
 LayerCost cost_layer(const Scenario& s, std::int64_t layer) {
