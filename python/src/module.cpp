@@ -9,6 +9,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "compare/comparison.hpp"
 #include "scenario/errors.hpp"
 #include "scenario/load.hpp"
 #include "sim/report/report.hpp"
@@ -141,6 +142,17 @@ std::string capacity_json(const std::string& model, const std::string& gpu, doub
   return to_json(r, plan_capacity(r)).dump();
 }
 
+// compare/ reads both reports as JSON only (it shares no code with sim/ or exec/).
+std::string compare_json(const std::string& simulated, const std::string& measured) {
+  try {
+    return compare::to_json(compare::compare_reports(nlohmann::json::parse(simulated),
+                                                     nlohmann::json::parse(measured)))
+        .dump();
+  } catch (const nlohmann::json::exception& e) {
+    throw std::invalid_argument(std::string("compare: ") + e.what());
+  }
+}
+
 }  // namespace
 }  // namespace twinsim
 
@@ -171,6 +183,7 @@ PYBIND11_MODULE(_core, m) {
   m.def("recompute_json", &recompute_json, py::arg("text"), py::arg("overrides"), py::arg("budget_bytes"));
   m.def("capacity_json", &capacity_json, py::arg("model"), py::arg("gpu"), py::arg("tokens"), py::arg("days"),
         py::arg("price"), py::arg("seq_len"), py::arg("global_batch"), py::arg("max_gpus"));
+  m.def("compare_json", &compare_json, py::arg("simulated"), py::arg("measured"));
   m.def("catalog_model_names", &catalog_model_names);
   m.def("catalog_gpu_names", &catalog_gpu_names);
   m.def("catalog_node_names", &catalog_node_names);

@@ -10,6 +10,7 @@ and pandas DataFrames (``.to_frame()``). Errors in a scenario raise
 from twinsim._core import ScenarioError
 from twinsim.api import (
     CapacityPlan,
+    Comparison,
     MemoryReport,
     Report,
     Scenario,
@@ -26,7 +27,7 @@ from twinsim.api import (
 )
 
 __all__ = [
-    "ScenarioError", "Scenario", "Report", "MemoryReport", "SearchResult", "CapacityPlan",
+    "ScenarioError", "Scenario", "Report", "MemoryReport", "SearchResult", "CapacityPlan", "Comparison",
     "load_scenario", "default_scenario", "simulate", "memory", "search", "capacity",
     "recompute_mix", "compare", "catalog",
 ]

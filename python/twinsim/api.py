@@ -275,12 +275,50 @@ def capacity(model: str, tokens: float, days: float, gpu: str, price_per_gpu_hou
                                                        int(max_gpus))))
 
 
-def compare(*args, **kwargs):
-    """Simulated vs measured, op by op. Needs the executor comparison (`twinsim compare`),
-    which this build does not have yet."""
-    raise NotImplementedError(
-        "twinsim.compare is not available yet: it needs the simulated-vs-measured comparison "
-        "(exec/ run report + compare), which has not landed in this build")
+def _report_json(x) -> str:
+    if isinstance(x, (Report, MemoryReport)):
+        return json.dumps(x.data)
+    if isinstance(x, dict):
+        return json.dumps(x)
+    with open(x) as f:  # a path to a JSON report
+        return f.read()
+
+
+@dataclass
+class Comparison:
+    """Simulated against measured (compare/): step time, per op, per op category and
+    memory per category, each with predicted, measured, abs_error and rel_error."""
+
+    data: dict
+
+    def to_dict(self) -> dict:
+        return copy.deepcopy(self.data)
+
+    @property
+    def step_s(self) -> dict:
+        return dict(self.data["step_s"])
+
+    def to_frame(self):
+        """One row per op: per-call and per-step predicted and measured seconds."""
+        rows = []
+        for op in self.data["ops"]:
+            rows.append({"name": op["name"], "category": op.get("category"), "calls": op.get("calls_per_step"),
+                         "predicted_s": op["per_call_s"]["predicted"], "measured_s": op["per_call_s"]["measured"],
+                         "rel_error": op["per_call_s"]["rel_error"],
+                         "predicted_step_s": op["per_step_s"]["predicted"],
+                         "measured_step_s": op["per_step_s"]["measured"]})
+        return _frame(rows)
+
+    def memory_frame(self):
+        rows = [{"category": k, **v} for k, v in self.data["memory"]["breakdown"].items()]
+        rows.append({"category": "peak_bytes", **self.data["memory"]["peak_bytes"]})
+        return _frame(rows)
+
+
+def compare(simulated, measured) -> Comparison:
+    """Lines up a simulated report (a :class:`Report`, its dict, or a JSON file) with a
+    measured one (`twinsim run`'s measured.json: a path or a dict)."""
+    return Comparison(json.loads(_core.compare_json(_report_json(simulated), _report_json(measured))))
 
 
 def catalog() -> dict:

@@ -12,9 +12,7 @@ import twinsim
 def test_default_scenario_matches_the_cli_report(root):
     # the CLI and the module run the same simulator: their JSON reports are equal
     py = twinsim.simulate(twinsim.default_scenario()).to_dict()
-    exe = pathlib.Path(os.environ.get("TWINSIM_BINARY_DIR", root / "build")) / "app" / "twinsim"
-    if not exe.exists():
-        pytest.skip("no twinsim binary built")
+    exe = _twinsim_exe(root)
     out = subprocess.run([str(exe), "simulate", "--json"], capture_output=True, text=True, check=True).stdout
     assert json.loads(out)["time"]["step_s"] == pytest.approx(py["time"]["step_s"], rel=1e-12)
 
@@ -82,6 +80,27 @@ def test_capacity_uses_6nt():
     assert len(plan.to_frame()) == 1
 
 
-def test_compare_says_it_is_not_there_yet():
-    with pytest.raises(NotImplementedError, match="compare"):
-        twinsim.compare()
+def _twinsim_exe(root):
+    exe = pathlib.Path(os.environ.get("TWINSIM_BINARY_DIR", root / "build")) / "app" / "twinsim"
+    if not exe.exists():
+        pytest.skip("no twinsim binary built")
+    return exe
+
+
+def test_compare_with_a_measured_run(root, tmp_path):
+    # the executor runs tiny-gpt on one CPU rank; compare lines its measurement up with
+    # the simulated report: both sides must come through unchanged
+    exe = _twinsim_exe(root)
+    scenario = root / "scenarios" / "exec" / "tiny-gpt-single.yaml"
+    env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
+    subprocess.run([str(exe), "run", str(scenario), "--steps", "2", "--out", str(tmp_path)], check=True,
+                   capture_output=True, env=env, timeout=120)
+    measured = json.loads((tmp_path / "measured.json").read_text())
+    rep = twinsim.simulate(scenario)
+    cmp = twinsim.compare(rep, tmp_path / "measured.json")
+    assert cmp.step_s["predicted"] == pytest.approx(rep.step_s, rel=1e-12)
+    assert cmp.step_s["measured"] == pytest.approx(measured["time"]["step_s"], rel=1e-12)
+    mem = cmp.memory_frame().set_index("category")
+    # parameters: counted from the architecture on one side, from allocations on the other
+    assert mem.loc["params", "predicted"] == mem.loc["params", "measured"]
+    assert len(cmp.to_frame()) > 0
