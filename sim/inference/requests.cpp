@@ -1,5 +1,7 @@
 #include "sim/inference/requests.hpp"
 
+#include "sim/common/csv.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <fstream>
@@ -26,30 +28,12 @@ std::vector<Request> poisson_requests(std::int64_t count, double rate_per_s, std
 
 namespace {
 
-std::vector<std::string> split_csv(const std::string& line) {
-  std::vector<std::string> cells;
-  std::stringstream ss(line);
-  std::string cell;
-  while (std::getline(ss, cell, ',')) {
-    cell.erase(0, cell.find_first_not_of(" \t\r"));
-    cell.erase(cell.find_last_not_of(" \t\r") + 1);
-    cells.push_back(cell);
-  }
-  return cells;
+double number(const std::string& cell, const std::string& where, const std::string& column) {
+  const std::optional<double> v = parse_number(cell);
+  if (!v) throw RequestTraceError(where + ": " + column + "='" + cell + "' is not a number");
+  return *v;
 }
 
-double number(const std::string& cell, const std::string& where, const std::string& column) {
-  std::size_t used = 0;
-  double v = 0;
-  try {
-    v = std::stod(cell, &used);
-  } catch (const std::exception&) {
-    used = 0;
-  }
-  if (used == 0 || used != cell.size() || !std::isfinite(v))
-    throw RequestTraceError(where + ": " + column + "='" + cell + "' is not a number");
-  return v;
-}
 
 }  // namespace
 
@@ -63,7 +47,7 @@ std::vector<Request> parse_request_trace(const std::string& text, const std::str
   while (std::getline(in, line)) {
     ++line_no;
     if (line.find_first_not_of(" \t\r") == std::string::npos || line[0] == '#') continue;
-    const std::vector<std::string> cells = split_csv(line);
+    const std::vector<std::string> cells = split_csv_line(line);
     const std::string where = origin + ":" + std::to_string(line_no);
     if (col[0] < 0) {  // the header
       for (int c = 0; c < static_cast<int>(cells.size()); ++c)

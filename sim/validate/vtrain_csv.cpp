@@ -1,5 +1,7 @@
 #include "sim/validate/vtrain_csv.hpp"
 
+#include "sim/common/csv.hpp"
+
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
@@ -16,26 +18,12 @@ const char* const kColumnNames[kColumns] = {"GPUs", "global batch", "micro batch
                                             "tensor parallelism", "data parallelism",
                                             "pipeline parallelism", "iteration time (ms)"};
 
-std::vector<std::string> split(const std::string& line) {
-  std::vector<std::string> cells;
-  std::stringstream in(line);
-  std::string cell;
-  while (std::getline(in, cell, ',')) cells.push_back(cell);
-  return cells;
-}
-
 double number(const std::string& cell, const std::string& where, int column) {
-  std::size_t used = 0;
-  double v = 0;
-  try {
-    v = std::stod(cell, &used);
-  } catch (const std::exception&) {
-    used = 0;
-  }
-  if (used == 0 || used != cell.size() || !(v > 0))
+  const std::optional<double> v = parse_number(cell);
+  if (!v || !(*v > 0))
     throw std::runtime_error(where + ": column '" + kColumnNames[column] + "' = '" + cell +
                              "' is not a positive number");
-  return v;
+  return *v;
 }
 
 int integer(const std::string& cell, const std::string& where, int column) {
@@ -70,7 +58,7 @@ std::vector<VtrainRow> parse_vtrain_csv(const std::string& text, const std::stri
     if (!line.empty() && line.back() == '\r') line.pop_back();
     if (line.empty() || line_no == 1) continue;  // the header
     const std::string where = origin + ":" + std::to_string(line_no);
-    const std::vector<std::string> cells = split(line);
+    const std::vector<std::string> cells = split_csv_line(line);
     if (static_cast<int>(cells.size()) != kColumns)
       throw std::runtime_error(where + ": " + std::to_string(cells.size()) + " columns, expected " +
                                std::to_string(kColumns));

@@ -1,0 +1,15 @@
+#pragma once
+// The little CSV the simulator reads (request traces, measured-run tables): comma-separated
+// cells without quoting, trimmed of blanks.
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace twinsim {
+
+std::vector<std::string> split_csv_line(const std::string& line);
+
+// The whole cell as a finite number, or nothing.
+std::optional<double> parse_number(const std::string& cell);
+
+}  // namespace twinsim
