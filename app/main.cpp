@@ -22,6 +22,9 @@ int main(int argc, char** argv) {
   twinsim::add_simulate_command(app);
   twinsim::add_memory_command(app);
   twinsim::add_collective_command(app);
+  twinsim::add_calibrate_command(app);
+  twinsim::add_compare_command(app);
+  twinsim::add_validate_command(app);
   twinsim::add_search_command(app);
   twinsim::add_capacity_command(app);
   twinsim::add_run_command(app);

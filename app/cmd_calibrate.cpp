@@ -1,0 +1,131 @@
+// `twinsim calibrate --out hardware/calibrated/NAME.yaml [--quick] [--ranks 2,4]`:
+// microbenchmarks of the executor's kernels on this process and of its MPI communicator
+// on `mpirun -np R` ranks it starts itself, fitted into a hardware file the simulator
+// reads (calibrate/calibration.hpp). NAME.json beside it keeps the raw points.
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+#include <thread>
+
+#include "app/commands.hpp"
+#include "calibrate/calibration.hpp"
+#include "exec/runtime/mpi_communicator.hpp"
+
+namespace twinsim {
+
+namespace {
+
+struct CalibrateArgs {
+  std::string out = "hardware/calibrated/host.yaml";
+  bool quick = false;
+  std::vector<int> ranks{2, 4};
+  int repeats = 7;
+  std::string comm_only;  // internal: this process is one of the ranks; rank 0 writes here
+};
+
+std::string read_text(const std::string& path) {
+  std::ifstream f(path);
+  std::stringstream s;
+  s << f.rdbuf();
+  return s.str();
+}
+
+// CPU model, cores and the load average: a calibration taken on a busy machine says so.
+std::string machine_line() {
+  std::string model = "unknown CPU";
+  std::istringstream cpu(read_text("/proc/cpuinfo"));
+  for (std::string line; std::getline(cpu, line);)
+    if (line.rfind("model name", 0) == 0) {
+      model = line.substr(line.find(':') + 2);
+      break;
+    }
+  std::string load = read_text("/proc/loadavg");
+  load = load.substr(0, load.find(' ', load.find(' ', load.find(' ') + 1) + 1));
+  return model + ", " + std::to_string(std::thread::hardware_concurrency()) + " cores, load average " + load;
+}
+
+double ram_GiB() {
+  std::istringstream mem(read_text("/proc/meminfo"));
+  std::string key;
+  double kib = 0;
+  mem >> key >> kib;  // MemTotal: N kB
+  return kib / 1048576.0;
+}
+
+// One comm sweep as MPI ranks; rank 0 writes the points.
+void run_comm_ranks(const CalibrateArgs& a) {
+  exec::MpiSession session;
+  auto world = exec::MpiCommunicator::world();
+  const auto points = calibrate::comm_sweep(*world, a.quick, a.repeats);
+  if (world->rank() != 0) return;
+  std::ofstream f(a.comm_only);
+  if (!(f << calibrate::comm_points_json(points).dump(1) << "\n")) throw std::runtime_error("cannot write " + a.comm_only);
+}
+
+std::vector<calibrate::CommPoint> spawn_comm(const CalibrateArgs& a, int ranks, const std::string& tmp) {
+  const std::string self = std::filesystem::read_symlink("/proc/self/exe").string();
+  // Open MPI refuses root without --allow-run-as-root (containers often run as root)
+  const std::string cmd = "mpirun -np " + std::to_string(ranks) + " --oversubscribe" +
+                          (geteuid() == 0 ? " --allow-run-as-root '" : " '") + self +
+                          "' calibrate --comm-only '" + tmp + "' --repeats " + std::to_string(a.repeats) +
+                          (a.quick ? " --quick" : "");
+  std::cerr << "calibrate: " << cmd << "\n";
+  if (std::system(cmd.c_str()) != 0) throw std::runtime_error("the communicator benchmark failed: " + cmd);
+  std::ifstream f(tmp);
+  auto points = calibrate::comm_points_from_json(nlohmann::json::parse(f));
+  std::filesystem::remove(tmp);
+  return points;
+}
+
+void run_calibrate(const CalibrateArgs& a) {
+  if (!a.comm_only.empty()) return run_comm_ranks(a);
+  const std::filesystem::path out(a.out);
+  if (out.has_parent_path()) std::filesystem::create_directories(out.parent_path());
+  calibrate::Calibration c;
+  c.machine = machine_line();
+  c.memory_GiB = ram_GiB();
+  calibrate::SweepOptions o;
+  o.quick = a.quick;
+  o.repeats = a.quick ? std::min(a.repeats, 3) : a.repeats;
+  std::cerr << "calibrate: memory-bound kernels\n";
+  c.memory = calibrate::memory_sweep(o);
+  std::cerr << "calibrate: GEMM\n";
+  c.gemm = calibrate::gemm_sweep(o);
+  std::cerr << "calibrate: attention\n";
+  c.attention = calibrate::attention_sweep(o);
+  const std::vector<int> ranks = a.quick ? std::vector<int>{a.ranks.front()} : a.ranks;
+  c.link_ranks = ranks.front();
+  for (int r : ranks) {
+    auto p = spawn_comm(a, r, a.out + ".comm" + std::to_string(r) + ".tmp");
+    c.comm.insert(c.comm.end(), p.begin(), p.end());
+  }
+  c.machine += " (after the sweeps: " + machine_line().substr(machine_line().find("load average") + 13) + ")";
+  const calibrate::Fitted f = calibrate::fit_all(c);
+  std::ofstream(out) << calibrate::hardware_yaml(c, f, out.stem().string());
+  std::filesystem::path raw = out;
+  raw.replace_extension(".json");
+  std::ofstream(raw) << calibrate::points_json(c).dump(1) << "\n";
+  std::cout << "wrote " << out.string() << " and " << raw.string() << ": fp32 peak " << f.gemm.peak_flops / 1e9
+            << " GFLOP/s, memcpy " << f.memory.copy_Bps / 1e9 << " GB/s x " << f.memory.efficiency << ", launch "
+            << f.memory.launch_s * 1e6 << " us, link " << f.link.bandwidth_Bps / 1e9 << " GB/s, "
+            << f.link.latency_s * 1e6 << " us\n";
+}
+
+}  // namespace
+
+void add_calibrate_command(CLI::App& app) {
+  auto a = std::make_shared<CalibrateArgs>();
+  CLI::App* cmd = app.add_subcommand("calibrate", "measure this machine's kernels and MPI into a hardware file");
+  cmd->add_option("--out", a->out, "hardware file to write (YAML); NAME.json beside it gets the raw points");
+  cmd->add_flag("--quick", a->quick, "a few shapes and sizes, 2 ranks only: a smoke test, not a calibration");
+  cmd->add_option("--ranks", a->ranks, "rank counts of the communicator sweep (the first is fitted)")->delimiter(',');
+  cmd->add_option("--repeats", a->repeats, "timed repeats per point (the median is kept)")->check(CLI::Range(1, 1000));
+  cmd->add_option("--comm-only", a->comm_only, "internal: run as one rank of the communicator sweep")->group("");
+  cmd->callback([a] { run_calibrate(*a); });
+}
+
+}  // namespace twinsim

@@ -1,0 +1,77 @@
+// `twinsim compare SIM.json MEASURED.json [--json] [--plot PREFIX]`: a simulated report
+// beside a measured one (step, per op, per op category, memory per category), the ops
+// that contribute most to the gap first. --plot draws PREFIX_ops.png and
+// PREFIX_memory.png with scripts/plot_compare.py (matplotlib).
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+
+#include "app/commands.hpp"
+#include "compare/comparison.hpp"
+
+namespace twinsim {
+
+namespace {
+
+struct CompareArgs {
+  std::string simulated, measured, plot_prefix;
+  bool json = false;
+  int top = 15;
+};
+
+nlohmann::json read_json(const std::string& path) {
+  std::ifstream f(path);
+  if (!f) throw std::runtime_error("cannot read " + path);
+  try {
+    return nlohmann::json::parse(f);
+  } catch (const nlohmann::json::parse_error& e) {
+    throw std::runtime_error(path + ": not JSON: " + e.what());
+  }
+}
+
+// The plotting script: $TWINSIM_PLOT_SCRIPT, else scripts/ under the working directory,
+// else beside the source tree the binary was built in (build-x/app/twinsim).
+std::filesystem::path plot_script(const char* argv0_dir) {
+  if (const char* env = std::getenv("TWINSIM_PLOT_SCRIPT")) return env;
+  const std::filesystem::path here = "scripts/plot_compare.py";
+  if (std::filesystem::exists(here)) return here;
+  return std::filesystem::path(argv0_dir) / "../../scripts/plot_compare.py";
+}
+
+void plot(const nlohmann::json& comparison, const std::string& prefix) {
+  const std::string data = prefix + "_compare.json";
+  std::ofstream(data) << comparison.dump(2) << "\n";
+  const std::filesystem::path exe = std::filesystem::read_symlink("/proc/self/exe");
+  const std::string cmd = "python3 '" + plot_script(exe.parent_path().c_str()).string() + "' '" + data + "' '" + prefix + "'";
+  if (std::system(cmd.c_str()) != 0)
+    throw std::runtime_error("plotting failed (" + cmd + "); is matplotlib installed? the data is in " + data);
+}
+
+void run_compare(const CompareArgs& a) {
+  const compare::Comparison c = compare::compare_reports(read_json(a.simulated), read_json(a.measured));
+  const nlohmann::json j = compare::to_json(c);
+  if (a.json)
+    std::cout << j.dump(2) << "\n";
+  else
+    std::cout << compare::format_comparison(c, a.top);
+  if (!a.plot_prefix.empty()) {
+    plot(j, a.plot_prefix);
+    std::cerr << "wrote " << a.plot_prefix << "_ops.png and " << a.plot_prefix << "_memory.png\n";
+  }
+}
+
+}  // namespace
+
+void add_compare_command(CLI::App& app) {
+  auto a = std::make_shared<CompareArgs>();
+  CLI::App* cmd = app.add_subcommand("compare", "line up a simulated report with a measured one");
+  cmd->add_option("simulated", a->simulated, "report of `twinsim simulate --json`")->required();
+  cmd->add_option("measured", a->measured, "measured.json of `twinsim run`")->required();
+  cmd->add_flag("--json", a->json, "print the comparison as JSON");
+  cmd->add_option("--plot", a->plot_prefix, "write PREFIX_ops.png and PREFIX_memory.png (matplotlib)");
+  cmd->add_option("--top", a->top, "ops listed in the table (largest gap first)");
+  cmd->callback([a] { run_compare(*a); });
+}
+
+}  // namespace twinsim

@@ -1,0 +1,223 @@
+// `twinsim validate [--suite NAME] [--hardware FILE]`: for every scenario of
+// scenarios/validation/NAME/ (default `host`), on the calibrated host (the scenario's
+// `cluster:` replaced by hardware/calibrated/host.yaml), simulate it, run it under
+// `mpirun -np WORLD`, compare the two reports and print one table. Worlds within this
+// machine's cores are timing cases; larger ones (oversubscribed) are compared on memory.
+#include <unistd.h>
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+#include <thread>
+
+#include "app/commands.hpp"
+#include "compare/comparison.hpp"
+#include "scenario/load.hpp"
+
+namespace twinsim {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+struct ValidateArgs {
+  std::string suite = "host";
+  std::string hardware = "hardware/calibrated/host.yaml";
+  std::string out = "validate-out";
+  std::string only;  // run only scenarios whose name contains this
+  int steps = 6;
+  int cores = 0;     // 0: this machine's
+  double memory_target = 0.03, step_target = 0.15, median_target = 0.07;  // issue 7's targets
+  bool json = false;
+};
+
+struct CaseResult {
+  std::string name;
+  int world = 0;
+  bool timing = false;
+  std::string error;  // non-empty: the case did not run
+  compare::Comparison cmp;
+  std::string worst_category;  // largest |relative error| of memory per category
+  double worst_category_err = 0;
+  std::string load;  // load average before the run
+};
+
+std::string load_average() {
+  std::ifstream f("/proc/loadavg");
+  std::string a, b, c;
+  f >> a >> b >> c;
+  return a + " " + b + " " + c;
+}
+
+nlohmann::json read_json(const fs::path& p) {
+  std::ifstream f(p);
+  if (!f) throw std::runtime_error("cannot read " + p.string());
+  return nlohmann::json::parse(f);
+}
+
+std::string self_path() { return fs::read_symlink("/proc/self/exe").string(); }
+
+void sh(const std::string& cmd, const fs::path& log) {
+  const std::string full = cmd + " > '" + log.string() + "' 2>&1";
+  if (std::system(full.c_str()) != 0)
+    throw std::runtime_error("failed: " + cmd + " (log: " + log.string() + ")");
+}
+
+// The suite's scenario with its cluster replaced by the calibrated hardware file.
+fs::path calibrated_scenario(const fs::path& src, const ValidateArgs& a, const fs::path& dir) {
+  YAML::Node s = YAML::LoadFile(src.string());
+  if (fs::exists(a.hardware)) s["cluster"] = YAML::LoadFile(a.hardware);
+  const fs::path out = dir / "scenario.yaml";
+  std::ofstream(out) << "# " << src.string() << " on " << a.hardware << "\n" << s << "\n";
+  return out;
+}
+
+void worst_memory_category(CaseResult& r) {
+  for (const compare::NamedPair& p : r.cmp.memory) {
+    const double e = std::abs(p.value.rel_error());
+    if (p.value.predicted == 0 && p.value.measured == 0) continue;
+    if (r.worst_category.empty() || e > r.worst_category_err) {
+      r.worst_category = p.name;
+      r.worst_category_err = e;
+    }
+  }
+}
+
+CaseResult run_case(const fs::path& src, const ValidateArgs& a, int cores) {
+  CaseResult r;
+  r.name = src.stem().string();
+  r.load = load_average();
+  const fs::path dir = fs::path(a.out) / r.name;
+  fs::create_directories(dir);
+  try {
+    const fs::path scenario = calibrated_scenario(src, a, dir);
+    r.world = static_cast<int>(load_scenario_file(scenario.string()).plan.world_size());
+    r.timing = r.world <= cores;
+    const std::string self = "'" + self_path() + "'";
+    sh(self + " simulate '" + scenario.string() + "' --json > '" + (dir / "simulated.json").string() + "'",
+       dir / "simulate.log");
+    // Open MPI refuses root without --allow-run-as-root (containers often run as root)
+    const std::string root = geteuid() == 0 ? " --allow-run-as-root" : "";
+    sh("mpirun -np " + std::to_string(r.world) + " --oversubscribe" + root + " " + self + " run '" + scenario.string() +
+           "' --steps " + std::to_string(a.steps) + " --out '" + dir.string() + "'",
+       dir / "run.log");
+    r.cmp = compare::compare_reports(read_json(dir / "simulated.json"), read_json(dir / "measured.json"));
+    std::ofstream(dir / "comparison.json") << compare::to_json(r.cmp).dump(2) << "\n";
+    std::ofstream(dir / "comparison.txt") << compare::format_comparison(r.cmp);
+    worst_memory_category(r);
+  } catch (const std::exception& e) {
+    r.error = e.what();
+  }
+  return r;
+}
+
+double median_of(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const std::size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+std::string pct(double x) {
+  char b[32];
+  std::snprintf(b, sizeof b, "%+.1f%%", 100 * x);
+  return b;
+}
+
+bool memory_ok(const CaseResult& r, const ValidateArgs& a) {
+  return r.error.empty() && std::abs(r.cmp.peak_bytes.rel_error()) <= a.memory_target &&
+         r.worst_category_err <= a.memory_target;
+}
+
+bool step_ok(const CaseResult& r, const ValidateArgs& a) {
+  return !r.timing || (r.error.empty() && std::abs(r.cmp.step_s.rel_error()) <= a.step_target);
+}
+
+void print_table(const std::vector<CaseResult>& rows, const ValidateArgs& a) {
+  std::printf("%-28s %5s %10s %10s %8s %9s %9s %8s %-22s %-15s %s\n", "case", "ranks", "step pred", "step meas",
+              "step err", "peak pred", "peak meas", "peak err", "worst category", "load avg", "ok");
+  std::vector<double> step_errs;
+  bool all_ok = true;
+  for (const CaseResult& r : rows) {
+    if (!r.error.empty()) {
+      std::printf("%-28s %5d  error: %s\n", r.name.c_str(), r.world, r.error.c_str());
+      all_ok = false;
+      continue;
+    }
+    const bool ok = memory_ok(r, a) && step_ok(r, a);
+    all_ok = all_ok && ok;
+    if (r.timing) step_errs.push_back(std::abs(r.cmp.step_s.rel_error()));
+    const std::string step_err = r.timing ? pct(r.cmp.step_s.rel_error()) : "(mem)";
+    const std::string worst = r.worst_category + " " + pct(r.worst_category_err);
+    std::printf("%-28s %5d %9.4fs %9.4fs %8s %8.2fM %8.2fM %8s %-22s %-15s %s\n", r.name.c_str(), r.world,
+                r.cmp.step_s.predicted, r.cmp.step_s.measured, step_err.c_str(), r.cmp.peak_bytes.predicted / 1048576,
+                r.cmp.peak_bytes.measured / 1048576, pct(r.cmp.peak_bytes.rel_error()).c_str(), worst.c_str(),
+                r.load.c_str(), ok ? "yes" : "NO");
+  }
+  const double med = median_of(step_errs);
+  all_ok = all_ok && med <= a.median_target;
+  std::printf("\ntiming cases: %zu, median |step error| %.1f%% (target %.0f%%); targets: memory within %.0f%% per "
+              "category, step within %.0f%%: %s\n",
+              step_errs.size(), 100 * med, 100 * a.median_target, 100 * a.memory_target, 100 * a.step_target,
+              all_ok ? "all met" : "NOT all met");
+}
+
+nlohmann::json results_json(const std::vector<CaseResult>& rows) {
+  nlohmann::json j = nlohmann::json::array();
+  for (const CaseResult& r : rows) {
+    nlohmann::json c{{"name", r.name}, {"ranks", r.world}, {"timing", r.timing}, {"load_average", r.load}};
+    if (!r.error.empty())
+      c["error"] = r.error;
+    else
+      c["comparison"] = compare::to_json(r.cmp);
+    j.push_back(c);
+  }
+  return j;
+}
+
+void run_validate(const ValidateArgs& a) {
+  const fs::path suite = fs::path("scenarios/validation") / a.suite;
+  if (!fs::is_directory(suite)) throw std::runtime_error("no suite " + suite.string() + " (run from the repository root)");
+  if (!fs::exists(a.hardware))
+    std::cerr << "validate: " << a.hardware << " is missing, the scenarios' own clusters are used "
+              << "(run `twinsim calibrate --out " << a.hardware << "` first)\n";
+  const int cores = a.cores > 0 ? a.cores : static_cast<int>(std::thread::hardware_concurrency());
+  std::vector<fs::path> files;
+  for (const auto& e : fs::directory_iterator(suite))
+    if (e.path().extension() == ".yaml" && e.path().stem().string().find(a.only) != std::string::npos)
+      files.push_back(e.path());
+  std::sort(files.begin(), files.end());
+  std::vector<CaseResult> rows;
+  for (const fs::path& f : files) {
+    std::cerr << "validate: " << f.stem().string() << " (load " << load_average() << ")\n";
+    rows.push_back(run_case(f, a, cores));
+  }
+  std::ofstream(fs::path(a.out) / "validate.json") << results_json(rows).dump(2) << "\n";
+  if (a.json)
+    std::cout << results_json(rows).dump(2) << "\n";
+  else
+    print_table(rows, a);
+}
+
+}  // namespace
+
+void add_validate_command(CLI::App& app) {
+  auto a = std::make_shared<ValidateArgs>();
+  CLI::App* cmd = app.add_subcommand("validate", "simulate, run and compare a suite of plans on the calibrated host");
+  cmd->add_option("--suite", a->suite, "folder under scenarios/validation/ (default host)");
+  cmd->add_option("--hardware", a->hardware, "calibrated hardware file that replaces each scenario's cluster");
+  cmd->add_option("--out", a->out, "folder for each case's scenario, reports and comparison");
+  cmd->add_option("--only", a->only, "run only the cases whose name contains this");
+  cmd->add_option("--steps", a->steps, "training steps per run (the first is a warm-up)")->check(CLI::Range(2, 1000));
+  cmd->add_option("--cores", a->cores, "worlds up to this many ranks are timing cases (default: this machine's cores)");
+  cmd->add_flag("--json", a->json, "print the results as JSON");
+  cmd->callback([a] { run_validate(*a); });
+}
+
+}  // namespace twinsim

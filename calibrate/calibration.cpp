@@ -1,0 +1,142 @@
+#include "calibrate/calibration.hpp"
+
+#include <cstdio>
+#include <sstream>
+
+namespace twinsim::calibrate {
+
+namespace {
+
+using nlohmann::json;
+
+std::string fmt(const char* f, double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, f, v);
+  return buf;
+}
+
+std::string spread(const Stats& s) {
+  return "median " + fmt("%.3g", s.median * 1e6) + " us of " + std::to_string(s.repeats) + ", spread " +
+         fmt("%.0f", 100 * s.spread()) + "%";
+}
+
+json stats_json(const Stats& s) {
+  return {{"median_s", s.median}, {"min_s", s.min}, {"max_s", s.max}, {"repeats", s.repeats}};
+}
+
+Stats stats_from(const json& j) {
+  Stats s;
+  s.median = j.at("median_s").get<double>();
+  s.min = j.at("min_s").get<double>();
+  s.max = j.at("max_s").get<double>();
+  s.repeats = j.at("repeats").get<int>();
+  return s;
+}
+
+std::vector<CommPoint> link_points(const Calibration& c) {
+  std::vector<CommPoint> v;
+  for (const CommPoint& p : c.comm)
+    if (p.ranks == c.link_ranks) v.push_back(p);
+  return v;
+}
+
+}  // namespace
+
+Fitted fit_all(const Calibration& c) {
+  Fitted f;
+  f.memory = fit_memory(c.memory);
+  f.gemm = fit_gemm(c.gemm, f.memory.launch_s);
+  if (!c.comm.empty()) f.link = fit_link(link_points(c));
+  return f;
+}
+
+std::string hardware_yaml(const Calibration& c, const Fitted& f, const std::string& name) {
+  std::ostringstream y;
+  y << "# " << name << ": written by `twinsim calibrate` (calibrate/); do not edit by hand, re-run it.\n"
+    << "# " << c.machine << "\n"
+    << "# Every figure is the median of repeated runs of the executor's own kernels\n"
+    << "# (kernels/cpu) and MPI communicator (exec/runtime); the spread, (max-min)/median,\n"
+    << "# is in the comments. Use it as a scenario's whole cluster (paste it under `cluster:`),\n"
+    << "# or its gpu mapping as `cluster: {preset: host, gpu: {...}}`; `twinsim validate` does\n"
+    << "# the former by itself. One MPI rank counts as one GPU.\n"
+    << "gpu:\n"
+    << "  memory_GiB: " << fmt("%.2f", c.memory_GiB) << "   # the machine's RAM (MemTotal), shared by every rank\n"
+    << "  # bandwidth of memcpy, fitted t = a + bytes/bw over 32 KiB..16 MiB buffers (cache to DRAM)\n"
+    << "  hbm_bandwidth_GBps: " << fmt("%.3f", f.memory.copy_Bps / 1e9) << "\n"
+    << "  # norm, GeLU, add and AdamW kernels: their fitted bandwidth over memcpy's (median of the kernels)\n"
+    << "  memory_efficiency: " << fmt("%.3f", f.memory.efficiency) << "\n"
+    << "  # fixed cost of one kernel call: median intercept of the kernels' fits\n"
+    << "  kernel_launch_us: " << fmt("%.3f", f.memory.launch_s * 1e6) << "\n"
+    << "  peak_tflops:   # best GEMM throughput of any shape below; 16-bit types are emulated in fp32\n"
+    << "    fp32: " << fmt("%.5f", f.gemm.peak_flops / 1e12) << "\n"
+    << "    bf16: " << fmt("%.5f", f.gemm.peak_flops / 1e12) << "\n"
+    << "    fp16: " << fmt("%.5f", f.gemm.peak_flops / 1e12) << "\n"
+    << "  # achieved fraction of the peak by GEMM FLOPs (median over the shapes of that size)\n"
+    << "  gemm_efficiency:\n";
+  for (const CurvePoint& p : f.gemm.curve) {
+    y << "    - [" << fmt("%.6g", p.size) << ", " << fmt("%.4f", p.efficiency) << "]   #";
+    for (const GemmPoint& g : c.gemm)
+      if (g.flops == p.size) y << " " << g.m << "x" << g.n << "x" << g.k << ": " << spread(g.seconds) << ";";
+    y << "\n";
+  }
+  y << "  # flash attention is priced with the GEMM curve for a GPU without kernel defaults;\n"
+    << "  # measured here (full-square FLOPs, causal kernel) for the record:\n";
+  for (const AttentionPoint& a : c.attention)
+    y << "  #   b" << a.batch << " s" << a.seq << " h" << a.heads << " d" << a.head_dim << (a.backward ? " bwd" : " fwd")
+      << ": " << fmt("%.4f", a.flops / a.seconds.median / 1e12) << " TFLOP/s, " << spread(a.seconds) << "\n";
+  y << "  # memory-bound kernels, for the record (bytes: reads + writes):\n";
+  for (const MemoryPoint& m : c.memory)
+    y << "  #   " << m.kernel << " " << fmt("%.0f", m.bytes) << " B: " << fmt("%.2f", m.bytes / m.seconds.median / 1e9)
+      << " GB/s, " << spread(m.seconds) << "\n";
+  if (f.link.bandwidth_Bps <= 0) return y.str() + "gpus_per_node: 64\n";
+  y << "  nvlink_GBps: " << fmt("%.3f", f.link.bandwidth_Bps / 1e9) << "   # = intra_node.bandwidth_GBps\n"
+    << "gpus_per_node: 64   # room for 64 ranks on this one machine\n"
+    << "# MPI over shared memory, fitted on " << c.link_ranks << " ranks: send/recv's fitted latency per message step,\n"
+    << "# the best bus rate (nccl-tests busbw) of any collective once its ring's latency steps\n"
+    << "# are out, and the efficiency by buffer bytes against it (median over all-reduce,\n"
+    << "# all-gather, reduce-scatter, send/recv)\n"
+    << "intra_node:\n"
+    << "  bandwidth_GBps: " << fmt("%.3f", f.link.bandwidth_Bps / 1e9) << "\n"
+    << "  latency_us: " << fmt("%.3f", f.link.latency_s * 1e6) << "\n"
+    << "  efficiency:\n";
+  for (const CurvePoint& p : f.link.curve) y << "    - [" << fmt("%.0f", p.size) << ", " << fmt("%.4f", p.efficiency) << "]\n";
+  y << "# there is no second machine: the same figures, one \"NIC\"\n"
+    << "inter_node: {bandwidth_GBps: " << fmt("%.3f", f.link.bandwidth_Bps / 1e9) << ", nics_per_node: 1, latency_us: "
+    << fmt("%.3f", f.link.latency_s * 1e6) << "}\n"
+    << "# collectives measured (ranks, op, bytes: busbw, spread):\n";
+  for (const CommPoint& p : c.comm)
+    y << "#   " << p.ranks << " " << p.op << " " << fmt("%.0f", p.bytes) << ": " << fmt("%.3f", p.busbw_Bps() / 1e9)
+      << " GB/s, " << spread(p.seconds) << "\n";
+  return y.str();
+}
+
+json comm_points_json(const std::vector<CommPoint>& points) {
+  json a = json::array();
+  for (const CommPoint& p : points)
+    a.push_back({{"op", p.op}, {"ranks", p.ranks}, {"bytes", p.bytes}, {"seconds", stats_json(p.seconds)},
+                 {"busbw_GBps", p.busbw_Bps() / 1e9}});
+  return a;
+}
+
+std::vector<CommPoint> comm_points_from_json(const json& j) {
+  std::vector<CommPoint> v;
+  for (const json& p : j)
+    v.push_back({p.at("op").get<std::string>(), p.at("ranks").get<int>(), p.at("bytes").get<double>(),
+                 stats_from(p.at("seconds"))});
+  return v;
+}
+
+json points_json(const Calibration& c) {
+  json gemm = json::array(), mem = json::array(), att = json::array();
+  for (const GemmPoint& g : c.gemm)
+    gemm.push_back({{"m", g.m}, {"n", g.n}, {"k", g.k}, {"flops", g.flops}, {"seconds", stats_json(g.seconds)}});
+  for (const MemoryPoint& m : c.memory)
+    mem.push_back({{"kernel", m.kernel}, {"bytes", m.bytes}, {"seconds", stats_json(m.seconds)}});
+  for (const AttentionPoint& a : c.attention)
+    att.push_back({{"batch", a.batch}, {"seq", a.seq}, {"heads", a.heads}, {"head_dim", a.head_dim},
+                   {"backward", a.backward}, {"flops", a.flops}, {"seconds", stats_json(a.seconds)}});
+  return {{"machine", c.machine}, {"gemm", gemm}, {"memory", mem}, {"attention", att},
+          {"comm", comm_points_json(c.comm)}};
+}
+
+}  // namespace twinsim::calibrate

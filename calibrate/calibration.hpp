@@ -1,0 +1,43 @@
+#pragma once
+// Everything one `twinsim calibrate` measured and fitted, and the hardware file it writes:
+// a node mapping of hardware/catalog/README.md with an inline `gpu:` mapping, so it can
+// stand as a scenario's whole `cluster:` mapping (SCENARIO.md, inline cluster).
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "calibrate/comm_bench.hpp"
+#include "calibrate/compute_bench.hpp"
+#include "calibrate/fit.hpp"
+
+namespace twinsim::calibrate {
+
+struct Calibration {
+  std::vector<GemmPoint> gemm;
+  std::vector<MemoryPoint> memory;
+  std::vector<AttentionPoint> attention;
+  std::vector<CommPoint> comm;  // every rank count measured; the link is fitted on `link_ranks`
+  int link_ranks = 2;
+  double memory_GiB = 0;        // the machine's RAM: all ranks share it
+  std::string machine;          // CPU model, cores, load average: for the file's header
+};
+
+struct Fitted {
+  MemoryFit memory;
+  GemmFit gemm;
+  LinkFit link;
+};
+
+Fitted fit_all(const Calibration& c);
+
+// The YAML text of hardware/calibrated/NAME.yaml; spreads and raw medians as comments
+// (the loader rejects unknown keys).
+std::string hardware_yaml(const Calibration& c, const Fitted& f, const std::string& name);
+
+// Raw points, for the record (written beside the YAML as NAME.json) and for tests.
+nlohmann::json points_json(const Calibration& c);
+std::vector<CommPoint> comm_points_from_json(const nlohmann::json& j);
+nlohmann::json comm_points_json(const std::vector<CommPoint>& points);
+
+}  // namespace twinsim::calibrate

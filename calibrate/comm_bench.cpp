@@ -1,0 +1,73 @@
+#include "calibrate/comm_bench.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <functional>
+
+namespace twinsim::calibrate {
+
+namespace {
+
+double now_s() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+// Every rank runs the same number of calls (a count agreed on, never a local clock), so
+// ranks stay in step; the repeat's time is the slowest rank's.
+Stats time_collective(exec::Communicator& comm, const std::function<void()>& call, int repeats, int calls) {
+  call();  // warm-up: MPI's connection set-up and buffer registration
+  std::vector<double> per_call;
+  for (int r = 0; r < repeats; ++r) {
+    comm.barrier();
+    const double t0 = now_s();
+    for (int i = 0; i < calls; ++i) call();
+    float t = static_cast<float>((now_s() - t0) / calls);
+    comm.all_reduce(&t, 1, exec::ReduceOp::max);
+    per_call.push_back(t);
+  }
+  return stats_of(per_call);
+}
+
+// Enough calls that a repeat lasts about 20 ms at 1 GB/s (longer than a scheduler time
+// slice on a shared machine), at least 5.
+int calls_for(double bytes) { return std::clamp(static_cast<int>(2e7 / std::max(bytes, 1.0)), 5, 2000); }
+
+}  // namespace
+
+double CommPoint::bus_factor() const {
+  const double n = ranks;
+  if (op == "all_reduce") return 2 * (n - 1) / n;
+  if (op == "all_gather" || op == "reduce_scatter") return (n - 1) / n;
+  return 1;
+}
+
+std::vector<double> comm_sizes(bool quick) {
+  if (quick) return {4096, 262144, 4194304};
+  std::vector<double> s;
+  for (double b = 4096; b <= 16777216; b *= 4) s.push_back(b);
+  return s;
+}
+
+std::vector<CommPoint> comm_sweep(exec::Communicator& comm, bool quick, int repeats) {
+  std::vector<CommPoint> out;
+  const int n = comm.size(), me = comm.rank();
+  for (double bytes : comm_sizes(quick)) {
+    const std::size_t count = static_cast<std::size_t>(bytes / sizeof(float));
+    const std::size_t part = count / n;
+    std::vector<float> a(count, 1.0f), b(count, 0.0f);
+    const int calls = calls_for(bytes);
+    out.push_back({"all_reduce", n, bytes, time_collective(comm, [&] { comm.all_reduce(a.data(), count); }, repeats, calls)});
+    out.push_back({"all_gather", n, static_cast<double>(part * n * sizeof(float)),
+                   time_collective(comm, [&] { comm.all_gather(a.data(), b.data(), part); }, repeats, calls)});
+    out.push_back({"reduce_scatter", n, static_cast<double>(part * n * sizeof(float)),
+                   time_collective(comm, [&] { comm.reduce_scatter(a.data(), b.data(), part); }, repeats, calls)});
+    // a ring exchange, as the pipeline's paired send/recv: each rank sends `bytes` to the
+    // next and receives as much from the previous
+    out.push_back({"send_recv", n, bytes, time_collective(comm, [&] {
+                     comm.send_recv(a.data(), count, (me + 1) % n, b.data(), count, (me + n - 1) % n);
+                   }, repeats, calls)});
+  }
+  return out;
+}
+
+}  // namespace twinsim::calibrate

@@ -1,0 +1,30 @@
+#pragma once
+// Microbenchmarks of the executor's MPI communicator (exec/runtime), nccl-tests style:
+// each collective over message sizes on the communicator's ranks. Every rank calls it;
+// a repeat's time is the slowest rank's (max-reduced), so the figure is what a training
+// step waits for.
+#include <string>
+#include <vector>
+
+#include "calibrate/samples.hpp"
+#include "exec/runtime/communicator.hpp"
+
+namespace twinsim::calibrate {
+
+struct CommPoint {
+  std::string op;  // all_reduce, all_gather, reduce_scatter, send_recv
+  int ranks = 0;
+  double bytes = 0;  // nccl-tests "size": the whole buffer (all-gather: the gathered output)
+  Stats seconds;
+  // bus bandwidth of nccl-tests (doc/PERFORMANCE.md): algbw x 2(n-1)/n for all-reduce,
+  // x (n-1)/n for all-gather and reduce-scatter, x 1 for send/recv
+  double bus_factor() const;
+  double busbw_Bps() const { return seconds.median > 0 ? bus_factor() * bytes / seconds.median : 0; }
+};
+
+// Sizes in bytes from 4 KiB to 16 MiB (quick: 3 sizes).
+std::vector<double> comm_sizes(bool quick);
+
+std::vector<CommPoint> comm_sweep(exec::Communicator& comm, bool quick, int repeats);
+
+}  // namespace twinsim::calibrate

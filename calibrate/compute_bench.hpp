@@ -1,0 +1,44 @@
+#pragma once
+// Microbenchmarks of the executor's own CPU kernels (kernels/cpu) on one rank: GEMM
+// throughput over shapes, bandwidth of the memory-bound kernels (norms, element-wise,
+// optimizer, plain copy), and flash attention.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "calibrate/samples.hpp"
+
+namespace twinsim::calibrate {
+
+struct GemmPoint {
+  std::int64_t m = 0, n = 0, k = 0;
+  double flops = 0;  // 2 m n k
+  Stats seconds;
+};
+
+struct MemoryPoint {
+  std::string kernel;  // "copy", "layernorm", "gelu", "add", "adamw"
+  double bytes = 0;    // bytes the kernel reads plus writes
+  Stats seconds;
+};
+
+struct AttentionPoint {
+  int batch = 0, seq = 0, heads = 0, head_dim = 0;
+  bool backward = false;
+  double flops = 0;  // 4 b s^2 h d forward (QK^T and PV, full square), twice that backward
+  Stats seconds;
+};
+
+struct SweepOptions {
+  bool quick = false;  // fewer shapes and repeats: a smoke test, not a calibration
+  int repeats = 7;
+  // A repeat lasts at least this long, so that on a shared machine it sees the scheduler's
+  // share of a core as a training step does, not one lucky time slice.
+  double min_repeat_s = 0.02;
+};
+
+std::vector<GemmPoint> gemm_sweep(const SweepOptions& o);
+std::vector<MemoryPoint> memory_sweep(const SweepOptions& o);
+std::vector<AttentionPoint> attention_sweep(const SweepOptions& o);
+
+}  // namespace twinsim::calibrate

@@ -1,0 +1,110 @@
+#include "calibrate/fit.hpp"
+
+#include <algorithm>
+#include <map>
+#include <stdexcept>
+
+namespace twinsim::calibrate {
+
+namespace {
+
+double median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const std::size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+std::vector<CurvePoint> median_curve(const std::map<double, std::vector<double>>& by_size) {
+  std::vector<CurvePoint> curve;
+  for (const auto& [size, effs] : by_size) curve.push_back({size, std::clamp(median(effs), 0.01, 1.0)});
+  return curve;
+}
+
+// Message steps of a ring (Thakur et al. 2005 §4): n-1 per pass, two passes for all-reduce;
+// one for a send/recv.
+int ring_steps(const CommPoint& p) {
+  if (p.op == "all_reduce") return 2 * (p.ranks - 1);
+  if (p.op == "all_gather" || p.op == "reduce_scatter") return p.ranks - 1;
+  return 1;
+}
+
+}  // namespace
+
+LineFit fit_line_relative(const std::vector<double>& x, const std::vector<double>& t) {
+  if (x.size() != t.size() || x.size() < 2) throw std::invalid_argument("fit_line_relative: needs two points or more");
+  // normal equations of min sum ((a + b x_i) / t_i - 1)^2
+  double s11 = 0, s12 = 0, s22 = 0, r1 = 0, r2 = 0;
+  for (std::size_t i = 0; i < x.size(); ++i) {
+    const double u = 1 / t[i], w = x[i] / t[i];
+    s11 += u * u;
+    s12 += u * w;
+    s22 += w * w;
+    r1 += u;
+    r2 += w;
+  }
+  const double det = s11 * s22 - s12 * s12;
+  if (det == 0) throw std::invalid_argument("fit_line_relative: all x equal");
+  return {(r1 * s22 - r2 * s12) / det, (s11 * r2 - s12 * r1) / det};
+}
+
+GemmFit fit_gemm(const std::vector<GemmPoint>& points, double launch_s) {
+  if (points.empty()) throw std::invalid_argument("fit_gemm: no points");
+  GemmFit f;
+  auto rate = [&](const GemmPoint& p) { return p.flops / std::max(p.seconds.median - launch_s, 1e-12); };
+  for (const GemmPoint& p : points) f.peak_flops = std::max(f.peak_flops, rate(p));
+  std::map<double, std::vector<double>> by_flops;
+  for (const GemmPoint& p : points) by_flops[p.flops].push_back(rate(p) / f.peak_flops);
+  f.curve = median_curve(by_flops);
+  return f;
+}
+
+MemoryFit fit_memory(const std::vector<MemoryPoint>& points) {
+  std::map<std::string, std::pair<std::vector<double>, std::vector<double>>> per_kernel;
+  for (const MemoryPoint& p : points) {
+    per_kernel[p.kernel].first.push_back(p.bytes);
+    per_kernel[p.kernel].second.push_back(p.seconds.median);
+  }
+  if (!per_kernel.count("copy")) throw std::invalid_argument("fit_memory: no copy points");
+  MemoryFit f;
+  const LineFit copy = fit_line_relative(per_kernel["copy"].first, per_kernel["copy"].second);
+  f.copy_Bps = 1 / copy.slope;
+  std::vector<double> fractions, intercepts;
+  for (const auto& [name, xt] : per_kernel) {
+    if (name == "copy") continue;
+    const LineFit k = fit_line_relative(xt.first, xt.second);
+    fractions.push_back((1 / k.slope) / f.copy_Bps);
+    intercepts.push_back(k.intercept);
+  }
+  f.efficiency = std::clamp(median(fractions), 1e-3, 1.0);
+  f.launch_s = std::max(0.0, median(intercepts));
+  return f;
+}
+
+LinkFit fit_link(const std::vector<CommPoint>& points) {
+  std::vector<double> x, t;
+  for (const CommPoint& p : points)
+    if (p.op == "send_recv") {
+      x.push_back(p.bytes);
+      t.push_back(p.seconds.median);
+    }
+  if (x.size() < 2) throw std::invalid_argument("fit_link: needs send_recv at two sizes or more");
+  LinkFit f;
+  f.latency_s = std::max(0.0, fit_line_relative(x, t).intercept);
+  // bus rate of each point once its latency steps are out; the best is the link's
+  // bandwidth, taken only where the transfer is at least half the time (in a
+  // latency-bound point, a small error of the latency makes the rate anything)
+  std::vector<double> rates;
+  for (const CommPoint& p : points) {
+    const double transfer_s = std::max(p.seconds.median - ring_steps(p) * f.latency_s, 1e-12);
+    rates.push_back(p.bus_factor() * p.bytes / transfer_s);
+    if (transfer_s >= 0.5 * p.seconds.median) f.bandwidth_Bps = std::max(f.bandwidth_Bps, rates.back());
+  }
+  if (f.bandwidth_Bps <= 0) throw std::invalid_argument("fit_link: every point is latency-bound; measure larger sizes");
+  std::map<double, std::vector<double>> by_bytes;
+  for (std::size_t i = 0; i < points.size(); ++i) by_bytes[points[i].bytes].push_back(rates[i] / f.bandwidth_Bps);
+  f.curve = median_curve(by_bytes);
+  return f;
+}
+
+}  // namespace twinsim::calibrate

@@ -1,0 +1,49 @@
+#pragma once
+// Fits microbenchmark medians into the figures the simulator's cost model takes
+// (hardware/gpu_spec.hpp, SCENARIO.md Extensions): a GEMM peak and efficiency curve,
+// a memory bandwidth with the kernels' achieved fraction and a fixed cost per call, and a
+// link's bandwidth, latency and efficiency curve.
+#include <vector>
+
+#include "calibrate/comm_bench.hpp"
+#include "calibrate/compute_bench.hpp"
+
+namespace twinsim::calibrate {
+
+struct CurvePoint {
+  double size = 0;  // FLOPs (GEMM) or bytes (link)
+  double efficiency = 0;
+};
+
+// t = intercept + slope * x, least squares on relative error (each point weighs 1/t^2),
+// so a 10 us point counts as much as a 10 ms one.
+struct LineFit {
+  double intercept = 0, slope = 0;
+};
+LineFit fit_line_relative(const std::vector<double>& x, const std::vector<double>& t);
+
+struct GemmFit {
+  double peak_flops = 0;  // the best throughput any shape reached
+  std::vector<CurvePoint> curve;  // by FLOPs: median achieved fraction of the peak
+};
+// The simulator adds `launch_s` to a GEMM's math time, so it is taken out of each point.
+GemmFit fit_gemm(const std::vector<GemmPoint>& points, double launch_s);
+
+struct MemoryFit {
+  double copy_Bps = 0;     // memcpy's bandwidth: the "HBM" figure
+  double efficiency = 0;   // the kernels' bandwidth as a fraction of it (median over kernels)
+  double launch_s = 0;     // fixed cost per call (median of the kernels' intercepts, >= 0)
+};
+MemoryFit fit_memory(const std::vector<MemoryPoint>& points);
+
+struct LinkFit {
+  double bandwidth_Bps = 0;  // best bus rate of any point once its latency steps are out
+  double latency_s = 0;      // per message step: send/recv's intercept
+  std::vector<CurvePoint> curve;  // by bytes: median over collectives of the achieved fraction
+};
+// Points of one rank count. A ring collective's time is steps x latency plus
+// bus_factor x bytes / (bandwidth x efficiency) (Thakur et al. 2005 §4; nccl-tests busbw),
+// so each point's efficiency is what is left once its latency steps are taken out.
+LinkFit fit_link(const std::vector<CommPoint>& points);
+
+}  // namespace twinsim::calibrate

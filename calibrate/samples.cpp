@@ -1,0 +1,43 @@
+#include "calibrate/samples.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <stdexcept>
+
+namespace twinsim::calibrate {
+
+namespace {
+
+double now_s() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+}  // namespace
+
+Stats stats_of(std::vector<double> s) {
+  if (s.empty()) throw std::invalid_argument("stats_of: no samples");
+  std::sort(s.begin(), s.end());
+  const std::size_t n = s.size();
+  Stats st;
+  st.median = n % 2 ? s[n / 2] : 0.5 * (s[n / 2 - 1] + s[n / 2]);
+  st.min = s.front();
+  st.max = s.back();
+  st.repeats = static_cast<int>(n);
+  return st;
+}
+
+Stats time_per_call(const std::function<void()>& body, int repeats, double min_repeat_s) {
+  double t0 = now_s();
+  body();  // warm-up: page faults, caches, lazy initialisation
+  const double one = std::max(now_s() - t0, 1e-9);
+  const long calls = std::max<long>(1, static_cast<long>(min_repeat_s / one));
+  std::vector<double> per_call;
+  for (int r = 0; r < repeats; ++r) {
+    t0 = now_s();
+    for (long i = 0; i < calls; ++i) body();
+    per_call.push_back((now_s() - t0) / static_cast<double>(calls));
+  }
+  return stats_of(per_call);
+}
+
+}  // namespace twinsim::calibrate

@@ -1,0 +1,132 @@
+// calibrate/fit: synthetic benchmark points made from known figures must give those
+// figures back; the written hardware file must load through the scenario loader.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "calibrate/calibration.hpp"
+#include "scenario/load.hpp"
+
+namespace twinsim::calibrate {
+namespace {
+
+Stats exact(double s) { return stats_of({s * 0.99, s, s * 1.02}); }
+
+TEST(Stats, MedianAndSpread) {
+  const Stats s = stats_of({3, 1, 2, 10});
+  EXPECT_DOUBLE_EQ(s.median, 2.5);
+  EXPECT_DOUBLE_EQ(s.spread(), 9 / 2.5);
+}
+
+TEST(FitLineRelative, RecoversALine) {
+  // t = 5 us + x / 10 GB/s
+  std::vector<double> x{1e3, 1e4, 1e5, 1e6, 1e7}, t;
+  for (double b : x) t.push_back(5e-6 + b / 10e9);
+  const LineFit f = fit_line_relative(x, t);
+  EXPECT_NEAR(f.intercept, 5e-6, 1e-12);
+  EXPECT_NEAR(1 / f.slope, 10e9, 1e3);
+}
+
+TEST(FitLineRelative, NeedsTwoDistinctPoints) {
+  EXPECT_THROW(fit_line_relative({1}, {1}), std::invalid_argument);
+  EXPECT_THROW(fit_line_relative({2, 2}, {1, 1}), std::invalid_argument);
+}
+
+TEST(FitMemory, BandwidthEfficiencyAndLaunch) {
+  // memcpy at 20 GB/s; kernels at 15 GB/s with 1 us per call (efficiency 0.75)
+  std::vector<MemoryPoint> pts;
+  for (double b : {1e4, 1e5, 1e6, 1e7}) {
+    pts.push_back({"copy", b, exact(b / 20e9)});
+    for (const char* k : {"gelu", "layernorm", "adamw"}) pts.push_back({k, b, exact(1e-6 + b / 15e9)});
+  }
+  const MemoryFit f = fit_memory(pts);
+  EXPECT_NEAR(f.copy_Bps, 20e9, 1e6);
+  EXPECT_NEAR(f.efficiency, 0.75, 1e-6);
+  EXPECT_NEAR(f.launch_s, 1e-6, 1e-12);
+}
+
+TEST(FitGemm, PeakIsTheBestShapeAndCurveIsRelative) {
+  // 1 GFLOP at 100 GFLOP/s, 1 MFLOP at 25 GFLOP/s; two shapes of 8 MFLOP at 50 and 70
+  const double launch = 1e-6;
+  std::vector<GemmPoint> pts{{1000, 1000, 500, 1e9, exact(launch + 1e9 / 100e9)},
+                             {100, 100, 50, 1e6, exact(launch + 1e6 / 25e9)},
+                             {200, 200, 100, 8e6, exact(launch + 8e6 / 50e9)},
+                             {100, 400, 100, 8e6, exact(launch + 8e6 / 70e9)}};
+  const GemmFit f = fit_gemm(pts, launch);
+  EXPECT_NEAR(f.peak_flops, 100e9, 1e3);
+  ASSERT_EQ(f.curve.size(), 3u);
+  EXPECT_NEAR(f.curve[0].efficiency, 0.25, 1e-9);
+  EXPECT_NEAR(f.curve[1].efficiency, 0.60, 1e-9);  // median of 0.5 and 0.7
+  EXPECT_NEAR(f.curve[2].efficiency, 1.0, 1e-9);
+}
+
+// A ring on 2 ranks (Thakur et al. 2005 §4): all-reduce 2 latency steps and bus factor 1,
+// all-gather/reduce-scatter 1 step and factor 1/2, send/recv 1 step and factor 1.
+// Collectives (not send/recv) reach `eff_small` of the bandwidth below 100 kB.
+std::vector<CommPoint> ring_points(double bw, double lat, double eff_small) {
+  std::vector<CommPoint> pts;
+  for (double b : {4096.0, 65536.0, 1048576.0}) {
+    const double eff = b < 1e5 ? eff_small : 1.0;
+    pts.push_back({"all_reduce", 2, b, exact(2 * lat + b / (bw * eff))});
+    pts.push_back({"all_gather", 2, b, exact(lat + 0.5 * b / (bw * eff))});
+    pts.push_back({"send_recv", 2, b, exact(lat + b / bw)});
+  }
+  return pts;
+}
+
+TEST(FitLink, LatencyBoundPointsOnlyIsAnError) {
+  std::vector<CommPoint> pts{{"send_recv", 2, 8, exact(1e-6)}, {"send_recv", 2, 16, exact(1e-6 + 1e-12)}};
+  EXPECT_THROW(fit_link(pts), std::invalid_argument);
+}
+
+TEST(FitLink, RecoversBandwidthLatencyAndCurve) {
+  const LinkFit f = fit_link(ring_points(8e9, 2e-6, 1.0));
+  EXPECT_NEAR(f.latency_s, 2e-6, 1e-9);
+  EXPECT_NEAR(f.bandwidth_Bps, 8e9, 1e3);
+  ASSERT_EQ(f.curve.size(), 3u);
+  for (const CurvePoint& p : f.curve) EXPECT_NEAR(p.efficiency, 1.0, 1e-6);
+}
+
+TEST(FitLink, SmallMessagesGetALowerEfficiency) {
+  const LinkFit f = fit_link(ring_points(8e9, 1e-6, 0.5));
+  EXPECT_NEAR(f.latency_s, 1e-6, 1e-9);
+  EXPECT_NEAR(f.curve[0].efficiency, 0.5, 1e-6);  // median of all-reduce 0.5, all-gather 0.5, send/recv 1
+  EXPECT_NEAR(f.curve[2].efficiency, 1.0, 1e-6);
+}
+
+TEST(HardwareYaml, LoadsAsAnInlineClusterWithTheFittedFigures) {
+  Calibration c;
+  c.machine = "test machine";
+  c.memory_GiB = 16;
+  for (double b : {1e4, 1e6}) {
+    c.memory.push_back({"copy", b, exact(b / 20e9)});
+    c.memory.push_back({"gelu", b, exact(1e-6 + b / 10e9)});
+  }
+  c.gemm = {{64, 64, 64, 2.0 * 64 * 64 * 64, exact(1e-6 + 2.0 * 64 * 64 * 64 / 20e9)},
+            {512, 512, 512, 2.0 * 512 * 512 * 512, exact(1e-6 + 2.0 * 512 * 512 * 512 / 80e9)}};
+  c.comm = ring_points(8e9, 2e-6, 0.5);
+  const Fitted f = fit_all(c);
+  const std::string yaml = hardware_yaml(c, f, "host");
+  std::string indented;
+  for (std::size_t i = 0, j; i < yaml.size(); i = j + 1) {
+    j = yaml.find('\n', i);
+    indented += "  " + yaml.substr(i, j - i) + "\n";
+  }
+  const Scenario s = load_scenario_text(
+      "model: tiny-gpt\ncluster:\n" + indented +
+      "training: {seq_len: 64, global_batch: 8, micro_batch: 2, precision: fp32}\nplan: {tp: 2, pp: 1, dp: 1}\n");
+  EXPECT_NEAR(s.cluster.gpu.peak(Dtype::fp32), 80e9, 80e9 * 1e-4);  // printed with 5 decimals of TFLOP/s
+  EXPECT_NEAR(s.cluster.gpu.hbm_bandwidth_Bps, 20e9, 1e6);
+  EXPECT_NEAR(s.cluster.gpu.memory_efficiency, 0.5, 1e-3);
+  EXPECT_NEAR(s.cluster.gpu.kernel_launch_s, 1e-6, 1e-9);
+  EXPECT_EQ(s.cluster.gpu.gemm_efficiency.size(), 2u);
+  EXPECT_NEAR(s.cluster.gpu.gemm_efficiency.front().efficiency, 0.25, 1e-3);
+  EXPECT_NEAR(s.cluster.intra_node.latency_s, 2e-6, 1e-9);
+  EXPECT_NEAR(s.cluster.intra_node.bandwidth_Bps, 8e9, 8e6);
+  ASSERT_EQ(s.cluster.intra_node.efficiency.size(), 3u);
+  EXPECT_NEAR(s.cluster.intra_node.efficiency.front().efficiency, 0.5, 1e-3);
+  EXPECT_EQ(s.cluster.gpus_per_node, 64);
+}
+
+}  // namespace
+}  // namespace twinsim::calibrate
