@@ -31,6 +31,7 @@ struct ValidateArgs {
   std::string hardware = "hardware/calibrated/host.yaml";
   std::string out = "validate-out";
   std::string only;  // run only scenarios whose name contains this
+  std::string twinsim;  // binary for simulate and run; empty: this one
   int steps = 6;
   int cores = 0;     // 0: this machine's
   double memory_target = 0.03, step_target = 0.15, median_target = 0.07;  // issue 7's targets
@@ -63,8 +64,10 @@ nlohmann::json read_json(const fs::path& p) {
 
 std::string self_path() { return fs::read_symlink("/proc/self/exe").string(); }
 
-void sh(const std::string& cmd, const fs::path& log) {
-  const std::string full = cmd + " > '" + log.string() + "' 2>&1";
+// Runs `cmd` with its stderr (and its stdout, unless `stdout_to` is given) in `log`.
+void sh(const std::string& cmd, const fs::path& log, const fs::path& stdout_to = {}) {
+  const std::string out = stdout_to.empty() ? log.string() : stdout_to.string();
+  const std::string full = cmd + " > '" + out + "' 2>" + (stdout_to.empty() ? "&1" : "'" + log.string() + "'");
   if (std::system(full.c_str()) != 0)
     throw std::runtime_error("failed: " + cmd + " (log: " + log.string() + ")");
 }
@@ -99,9 +102,8 @@ CaseResult run_case(const fs::path& src, const ValidateArgs& a, int cores) {
     const fs::path scenario = calibrated_scenario(src, a, dir);
     r.world = static_cast<int>(load_scenario_file(scenario.string()).plan.world_size());
     r.timing = r.world <= cores;
-    const std::string self = "'" + self_path() + "'";
-    sh(self + " simulate '" + scenario.string() + "' --json > '" + (dir / "simulated.json").string() + "'",
-       dir / "simulate.log");
+    const std::string self = "'" + (a.twinsim.empty() ? self_path() : a.twinsim) + "'";
+    sh(self + " simulate '" + scenario.string() + "' --json", dir / "simulate.log", dir / "simulated.json");
     // Open MPI refuses root without --allow-run-as-root (containers often run as root)
     const std::string root = geteuid() == 0 ? " --allow-run-as-root" : "";
     sh("mpirun -np " + std::to_string(r.world) + " --oversubscribe" + root + " " + self + " run '" + scenario.string() +
@@ -216,6 +218,7 @@ void add_validate_command(CLI::App& app) {
   cmd->add_option("--only", a->only, "run only the cases whose name contains this");
   cmd->add_option("--steps", a->steps, "training steps per run (the first is a warm-up)")->check(CLI::Range(2, 1000));
   cmd->add_option("--cores", a->cores, "worlds up to this many ranks are timing cases (default: this machine's cores)");
+  cmd->add_option("--twinsim", a->twinsim, "twinsim binary that simulates and runs each case (default: this one)");
   cmd->add_flag("--json", a->json, "print the results as JSON");
   cmd->callback([a] { run_validate(*a); });
 }

@@ -56,6 +56,12 @@ GemmFit fit_gemm(const std::vector<GemmPoint>& points, double launch_s) {
   std::map<double, std::vector<double>> by_flops;
   for (const GemmPoint& p : points) by_flops[p.flops].push_back(rate(p) / f.peak_flops);
   f.curve = median_curve(by_flops);
+  // A running median of three neighbours: on a shared machine one lucky (or unlucky)
+  // shape should not bend the curve for every op of that size.
+  std::vector<CurvePoint> smooth = f.curve;
+  for (std::size_t i = 1; i + 1 < f.curve.size(); ++i)
+    smooth[i].efficiency = median({f.curve[i - 1].efficiency, f.curve[i].efficiency, f.curve[i + 1].efficiency});
+  f.curve = smooth;
   return f;
 }
 

@@ -24,7 +24,7 @@ LineFit fit_line_relative(const std::vector<double>& x, const std::vector<double
 
 struct GemmFit {
   double peak_flops = 0;  // the best throughput any shape reached
-  std::vector<CurvePoint> curve;  // by FLOPs: median achieved fraction of the peak
+  std::vector<CurvePoint> curve;  // by FLOPs: median achieved fraction of the peak, then a running median of 3
 };
 // The simulator adds `launch_s` to a GEMM's math time, so it is taken out of each point.
 GemmFit fit_gemm(const std::vector<GemmPoint>& points, double launch_s);

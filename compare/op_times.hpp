@@ -6,7 +6,9 @@
 //  * the executor (`ops`): a map {"layer3.attn.qkv.fwd": {count_per_step, mean_s_per_step}},
 //    per layer, averaged over the ranks that ran it.
 //
-// Both become {op name without the layer prefix: calls per step, seconds per call}.
+// Both become {op name without the layer prefix: calls per step, seconds per call}. The
+// simulator's `time.breakdown.optimizer_s` and `dp_comm_exposed_s` become the executor's
+// one-per-step ops `optimizer.step` and `dp.grad_reduce`.
 #include <map>
 #include <string>
 

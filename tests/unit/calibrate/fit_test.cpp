@@ -60,6 +60,16 @@ TEST(FitGemm, PeakIsTheBestShapeAndCurveIsRelative) {
   EXPECT_NEAR(f.curve[2].efficiency, 1.0, 1e-9);
 }
 
+TEST(FitGemm, OneLuckyShapeDoesNotBendTheCurve) {
+  // 40% of the peak everywhere but one shape that ran at the full 100 GFLOP/s
+  std::vector<GemmPoint> pts;
+  for (double flops : {1e6, 2e6, 4e6, 8e6, 16e6})
+    pts.push_back({1, 1, 1, flops, exact(flops / (flops == 4e6 ? 100e9 : 40e9))});
+  const GemmFit f = fit_gemm(pts, 0);
+  EXPECT_NEAR(f.peak_flops, 100e9, 1e3);
+  for (const CurvePoint& p : f.curve) EXPECT_NEAR(p.efficiency, 0.4, 1e-9);
+}
+
 // A ring on 2 ranks (Thakur et al. 2005 §4): all-reduce 2 latency steps and bus factor 1,
 // all-gather/reduce-scatter 1 step and factor 1/2, send/recv 1 step and factor 1.
 // Collectives (not send/recv) reach `eff_small` of the bandwidth below 100 kB.

@@ -107,6 +107,16 @@ TEST(CompareReports, MemoryPerCategory) {
   EXPECT_EQ(c.memory[4].value.rel_error(), 0);  // kv_cache: 0 against 0
 }
 
+TEST(CompareReports, BreakdownPartsBecomeStepOps) {
+  json sim = simulated();
+  sim["time"]["breakdown"] = {{"optimizer_s", 0.0015}, {"dp_comm_exposed_s", 0}};
+  const Comparison c = compare_reports(sim, measured());
+  const OpRow& opt = row(c, "optimizer.step");
+  EXPECT_FALSE(opt.measured_only);
+  EXPECT_NEAR(opt.per_step_s.rel_error(), 0.5, 1e-12);  // 1.5 ms against 1 ms
+  for (const OpRow& r : c.ops) EXPECT_NE(r.name, "dp.grad_reduce");  // 0 s: not an op
+}
+
 TEST(CompareReports, MissingKeyIsNamed) {
   json m = measured();
   m["memory"].erase("peak_bytes");
