@@ -1,15 +1,29 @@
 // `mpirun -np N twinsim run SCENARIO --steps K --out DIR [--set K=V]...`: runs the
-// scenario's training plan for real, one MPI rank per GPU of the plan, and writes
+// scenario's training plan (or inference batch: prefill + decode with a KV cache) for
+// real, one MPI rank per GPU of the plan, and writes
 // DIR/measured.json (SCENARIO.md's report with measured values, plus "ops" and
 // "losses") and DIR/trace.json (Chrome trace, one track per rank).
+//
+// Faults: any rank's exception is printed as "rank R: <cause>" and aborts the whole job
+// (MPI_Abort), so no rank waits forever in a collective; a rank that dies is reported by
+// mpirun, which kills the others. A plan whose training state (exec/train/memory_estimate)
+// exceeds the capacity (--memory-limit, else the scenario GPU's memory) is refused before
+// anything is allocated unless --force; the same capacity bounds the tracked allocator, whose
+// failures name the memory category. --checkpoint-dir saves every step (checkpoint_dir.hpp);
+// --resume continues from the newest complete checkpoint up to --steps steps in all.
 #include <filesystem>
 #include <fstream>
 #include <iostream>
 
 #include "app/commands.hpp"
+#include "exec/cuda/device_check.hpp"
 #include "exec/model/tensor.hpp"
 #include "exec/runtime/data.hpp"
+#include "exec/runtime/fault_injection.hpp"
 #include "exec/runtime/mpi_communicator.hpp"
+#include "exec/train/checkpoint_dir.hpp"
+#include "exec/train/inference_run.hpp"
+#include "exec/train/memory_estimate.hpp"
 #include "exec/train/run_report.hpp"
 #include "scenario/load.hpp"
 
@@ -24,6 +38,11 @@ struct RunArgs {
   std::string out = "run-out";
   std::uint64_t seed = 1234;
   float lr = 1e-3f;
+  std::string device = "cpu";
+  std::int64_t memory_limit = 0;  // 0: the scenario GPU's memory_bytes
+  bool force = false;
+  std::string checkpoint_dir;
+  bool resume = false;
 };
 
 // Written beside and renamed over, so a reader never sees half a file.
@@ -38,8 +57,6 @@ void write_atomically(const std::filesystem::path& path, const nlohmann::json& j
 }
 
 exec::TrainConfig train_config(const Scenario& s, const RunArgs& a) {
-  if (!s.is_training())
-    throw ScenarioError("inference", "", "is not run by the executor yet; `twinsim run` executes training scenarios");
   exec::TrainConfig c;
   c.model = s.model;
   c.plan = s.plan;
@@ -49,40 +66,102 @@ exec::TrainConfig train_config(const Scenario& s, const RunArgs& a) {
   return c;
 }
 
-void run(const RunArgs& a) {
-  exec::MpiSession session;
-  auto world = exec::MpiCommunicator::world();
+// --device cuda: the executor's model runs on the CPU kernels, so it always stops here
+// and says why: no GPU visible, or a GPU the CPU executor cannot use yet.
+void check_device(const std::string& device) {
+  if (device == "cpu") return;
+  std::string why;
+  if (!exec::cuda_device_available(&why)) throw std::runtime_error("--device cuda: " + why);
+  throw std::runtime_error("--device cuda: " + why +
+                           "; but the executor's model runs on the CPU kernels only: use --device cpu");
+}
+
+// Refuses a plan whose training state does not fit, before the model is allocated.
+void check_fits(const exec::TrainConfig& config, std::int64_t capacity, bool force) {
+  const exec::StateEstimate e = exec::estimate_training_state(config);
+  if (capacity <= 0 || e.total_bytes() <= capacity) return;
+  if (force) {
+    std::cerr << "warning: --force: " << exec::describe(e, capacity) << std::endl;
+    return;
+  }
+  throw std::runtime_error("plan does not fit: " + exec::describe(e, capacity) +
+                           "; refused before allocating (--force runs it anyway)");
+}
+
+void write_outputs(const RunArgs& a, const nlohmann::json& report, const nlohmann::json& trace) {
+  std::filesystem::create_directories(a.out);
+  write_atomically(std::filesystem::path(a.out) / "measured.json", report);
+  write_atomically(std::filesystem::path(a.out) / "trace.json", trace);
+}
+
+// An inference scenario: one static batch, prefill then greedy decode (inference_run.hpp).
+void serve_ranks(const RunArgs& a, const Scenario& s, exec::MpiCommunicator& world) {
+  exec::InferenceConfig config{s.model, s.plan, *s.inference, a.seed};
+  exec::validate(config);
+  exec::TrackedAllocator allocator(a.memory_limit > 0 ? a.memory_limit : s.cluster.gpu.memory_bytes);
+  exec::set_model_allocator(&allocator);
+  exec::Profiler profiler(world.rank());
+  exec::ProcessGroups groups(world, config.plan);
+  exec::SyntheticTokens prompts(config.seed, static_cast<int>(config.model.vocab));
+  profiler.align_origin(world);
+  const exec::InferenceRecord record = exec::run_inference(config, groups, prompts, &profiler, allocator, s.cluster.gpu);
+  const nlohmann::json report = exec::measured_inference_report(config, groups, record, profiler);
+  const nlohmann::json trace = profiler.gather_chrome_trace(world);
+  if (world.rank() == 0) {
+    write_outputs(a, report, trace);
+    const nlohmann::json& m = report["inference"];
+    std::cout << "wrote " << a.out << "/measured.json and trace.json: TTFT " << m["ttft_s"] << " s, TPOT "
+              << m["tpot_s"] << " s, " << m["output_tokens_per_s"] << " output tokens/s, KV cache "
+              << m["kv_cache_bytes_per_token"] << " bytes per token" << std::endl;
+  }
+  exec::set_model_allocator(nullptr);
+}
+
+void run_ranks(const RunArgs& a, exec::MpiCommunicator& world) {
+  const exec::FaultPlan fault = exec::fault_plan_from_environment();
   const Scenario s = load_scenario_file(a.path, a.overrides);
-  const exec::TrainConfig config = train_config(s, a);
-  if (world->size() != s.plan.world_size())
+  if (world.size() != s.plan.world_size())
     throw ScenarioError("plan", "tp*pp*cp*dp=" + std::to_string(s.plan.world_size()),
                         "needs that many MPI ranks (mpirun -np " + std::to_string(s.plan.world_size()) +
-                            "); this job has " + std::to_string(world->size()));
-  exec::TrackedAllocator allocator;
+                            "); this job has " + std::to_string(world.size()));
+  if (!s.is_training()) return serve_ranks(a, s, world);
+  const exec::TrainConfig config = train_config(s, a);
+  if (a.resume && a.checkpoint_dir.empty()) throw std::invalid_argument("--resume needs --checkpoint-dir");
+  const std::int64_t capacity = a.memory_limit > 0 ? a.memory_limit : s.cluster.gpu.memory_bytes;
+  check_fits(config, capacity, a.force);
+  exec::TrackedAllocator allocator(capacity);
   exec::set_model_allocator(&allocator);
-  exec::Profiler profiler(world->rank());
-  exec::ProcessGroups groups(*world, config.plan);
+  exec::Profiler profiler(world.rank());
+  exec::ProcessGroups groups(world, config.plan);
   exec::SyntheticTokens data(config.seed, static_cast<int>(config.model.vocab));
   exec::Trainer trainer(config, groups, data, &profiler);
+  const exec::CheckpointDir checkpoints(a.checkpoint_dir);
+  exec::arm_checkpoint_fault(fault, world.rank(), [&trainer] { return trainer.steps_done(); });
+  if (a.resume) {
+    const int step = checkpoints.resume(trainer, world.rank());
+    if (world.rank() == 0) std::cout << "resumed from " << checkpoints.rank_file(step, 0) << std::endl;
+  }
+  const int first_step = trainer.steps_done();
   // the full model exists on every rank while it is initialised and sharded (ZeRO);
   // the report's peaks are those of training
   allocator.reset_peaks();
-  profiler.align_origin(*world);
+  profiler.align_origin(world);
   exec::RunRecord record;
-  for (int k = 0; k < a.steps; ++k) {
+  for (int k = first_step; k < a.steps; ++k) {
+    exec::inject_step_fault(fault, world.rank(), k);
     record.steps.push_back(trainer.step());
-    if (world->rank() == 0)
+    if (!a.checkpoint_dir.empty()) checkpoints.save(trainer, world);
+    if (world.rank() == 0)
       std::cout << "step " << k << ": loss " << record.steps.back().loss << ", " << record.steps.back().seconds
                 << " s" << (record.steps.back().skipped ? " (skipped: fp16 overflow)" : "") << std::endl;
-    if (k == 0 && a.steps > 1) profiler.clear();  // op times leave out the warm-up step
+    if (k == first_step && a.steps > first_step + 1) profiler.clear();  // op times leave out the warm-up step
   }
-  const nlohmann::json report =
-      exec::measured_report(config, s.cluster.gpu, groups, trainer, allocator, profiler, record);
-  const nlohmann::json trace = profiler.gather_chrome_trace(*world);
-  if (world->rank() == 0) {
-    std::filesystem::create_directories(a.out);
-    write_atomically(std::filesystem::path(a.out) / "measured.json", report);
-    write_atomically(std::filesystem::path(a.out) / "trace.json", trace);
+  exec::set_checkpoint_write_hook(nullptr);
+  nlohmann::json report = exec::measured_report(config, s.cluster.gpu, groups, trainer, allocator, profiler, record);
+  const nlohmann::json trace = profiler.gather_chrome_trace(world);
+  if (world.rank() == 0) {
+    report["first_step"] = first_step;  // losses[i] is step first_step + i
+    write_outputs(a, report, trace);
     std::cout << "wrote " << a.out << "/measured.json and trace.json: step " << report["time"]["step_s"]
               << " s, " << report["throughput"]["tokens_per_s"] << " tokens/s, peak "
               << report["memory"]["peak_bytes"] << " bytes per rank" << std::endl;
@@ -90,11 +169,25 @@ void run(const RunArgs& a) {
   exec::set_model_allocator(nullptr);
 }
 
+void run(const RunArgs& a) {
+  check_device(a.device);
+  exec::MpiSession session;
+  auto world = exec::MpiCommunicator::world();
+  try {
+    run_ranks(a, *world);
+  } catch (const std::exception& e) {
+    if (world->size() == 1) throw;  // main prints it and picks the exit status
+    // one rank's failure ends the job: the others may be blocked in a collective with it
+    std::cerr << "rank " << world->rank() << ": " << e.what() << std::endl;
+    MPI_Abort(MPI_COMM_WORLD, dynamic_cast<const ScenarioError*>(&e) ? 2 : 1);
+  }
+}
+
 }  // namespace
 
 void add_run_command(CLI::App& app) {
   auto a = std::make_shared<RunArgs>();
-  CLI::App* cmd = app.add_subcommand("run", "run a training scenario for real over MPI ranks and measure it");
+  CLI::App* cmd = app.add_subcommand("run", "run a training or inference scenario for real over MPI ranks and measure it");
   cmd->add_option("scenario", a->path, "scenario file (YAML or JSON)")->required();
   cmd->add_option("--set", a->overrides, "override a key, e.g. --set plan.tp=2 (repeatable)");
   cmd->add_option("--steps", a->steps, "training steps (the first is a warm-up left out of the step time)")
@@ -102,6 +195,14 @@ void add_run_command(CLI::App& app) {
   cmd->add_option("--out", a->out, "output folder for measured.json and trace.json");
   cmd->add_option("--seed", a->seed, "seed of the weights and the synthetic data");
   cmd->add_option("--lr", a->lr, "learning rate");
+  cmd->add_option("--device", a->device, "where the model runs (cuda: checked, the model runs on the CPU kernels)")
+      ->check(CLI::IsMember({"cpu", "cuda"}));
+  cmd->add_option("--memory-limit", a->memory_limit,
+                  "bytes per rank (default: the scenario GPU's memory); a plan predicted not to fit is refused")
+      ->check(CLI::PositiveNumber);
+  cmd->add_flag("--force", a->force, "run a plan even when its training state is predicted not to fit");
+  cmd->add_option("--checkpoint-dir", a->checkpoint_dir, "save a checkpoint after every step into this folder");
+  cmd->add_flag("--resume", a->resume, "continue from the newest complete checkpoint in --checkpoint-dir");
   cmd->callback([a] { run(*a); });
 }
 

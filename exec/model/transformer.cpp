@@ -33,6 +33,24 @@ TransformerStage::TransformerStage(TransformerConfig config, int pad_multiple) :
   }
 }
 
+std::vector<BlockSpecs> stage_block_specs(const TransformerConfig& c) {
+  std::vector<BlockSpecs> out;
+  if (c.has_embedding) {
+    out.push_back({"embedding.word", word_embedding_specs(c)});
+    if (c.learned_positions()) out.push_back({"embedding.position", position_embedding_specs(c)});
+  }
+  for (int l = c.first_layer; l < c.end_layer; ++l) {
+    std::vector<ParamSpec> specs = attention_param_specs(c, l);
+    for (ParamSpec& s : mlp_param_specs(c, l)) specs.push_back(std::move(s));
+    out.push_back({"layer" + std::to_string(l), std::move(specs)});
+  }
+  if (c.has_head) {
+    out.push_back({"head.norm", final_norm_specs(c)});
+    if (!c.model.tied_embeddings || !c.has_embedding) out.push_back({"head.output", output_layer_specs(c)});
+  }
+  return out;
+}
+
 std::vector<ParamBlock*> TransformerStage::blocks() {
   std::vector<ParamBlock*> out;
   for (ParamBlock* b : {word_.get(), position_.get()})

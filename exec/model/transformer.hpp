@@ -4,6 +4,7 @@
 // forward/backward run one micro-batch; the pipeline schedule (exec/train) decides the
 // order and moves activations between stages.
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "exec/model/attention_block.hpp"
@@ -41,6 +42,14 @@ struct MicroBatchState {
   HeadSaved head;
   float loss = 0;  // last stage: mean cross-entropy of this micro-batch
 };
+
+// The parameter blocks a stage holds, named and in the order TransformerStage::blocks()
+// returns them, without allocating anything (for up-front memory estimates).
+struct BlockSpecs {
+  std::string name;
+  std::vector<ParamSpec> specs;
+};
+std::vector<BlockSpecs> stage_block_specs(const TransformerConfig& c);
 
 class TransformerStage {
  public:

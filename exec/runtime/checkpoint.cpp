@@ -142,6 +142,15 @@ std::uint64_t fnv1a64(const void* data, std::size_t bytes, std::uint64_t h) {
   return h;
 }
 
+namespace {
+CheckpointWriteHook& write_hook() {
+  static CheckpointWriteHook hook;
+  return hook;
+}
+}  // namespace
+
+void set_checkpoint_write_hook(CheckpointWriteHook hook) { write_hook() = std::move(hook); }
+
 void save_safetensors(const std::string& path, const TensorFile& file) {
   // header: tensors in name order, their data back to back in the same order
   nlohmann::json header = nlohmann::json::object();
@@ -179,6 +188,7 @@ void save_safetensors(const std::string& path, const TensorFile& file) {
     throw;
   }
   ::close(fd);
+  if (write_hook()) write_hook()(tmp, path);
   if (std::rename(tmp.c_str(), path.c_str()) != 0) {
     const std::string why = std::strerror(errno);
     std::remove(tmp.c_str());

@@ -8,6 +8,7 @@
 // file is written atomically: temp file in the same folder, fsync, rename.
 #include <cstdint>
 #include <cstddef>
+#include <functional>
 #include <map>
 #include <stdexcept>
 #include <string>
@@ -66,6 +67,12 @@ class TensorFile {
 inline constexpr const char* kChecksumKey = "twinsim.checksum_fnv1a64";
 
 void save_safetensors(const std::string& path, const TensorFile& file);
+
+// Fault injection for tests: called after the temporary file is written and synced and
+// before it is renamed over `path`, so a test can kill the job exactly there. Empty (the
+// default) does nothing.
+using CheckpointWriteHook = std::function<void(const std::string& tmp_path, const std::string& path)>;
+void set_checkpoint_write_hook(CheckpointWriteHook hook);
 // Throws CheckpointError (unreadable, malformed) or CheckpointCorrupted (checksum).
 TensorFile load_safetensors(const std::string& path);
 

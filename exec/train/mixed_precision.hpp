@@ -26,6 +26,13 @@ class LossScaler {
   // Records one step's outcome; returns true when the optimizer may step.
   bool update(bool found_inf);
   int skipped_steps() const { return skipped_; }
+  int good_steps() const { return good_steps_; }
+  // Puts back a state saved from scale(), good_steps(), skipped_steps() (checkpoints).
+  void restore(float scale, int good_steps, int skipped) {
+    scale_ = scale;
+    good_steps_ = good_steps;
+    skipped_ = skipped;
+  }
 
  private:
   float scale_;

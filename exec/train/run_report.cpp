@@ -20,11 +20,11 @@ json category_json(const CategoryBytes& bytes) {
 
 // Parameters this rank holds that no other rank of the count holds: TP shards once each,
 // replicated ones on TP rank 0, one DP replica, and not the last stage's tied copy.
-std::int64_t unique_params(Trainer& trainer, const RankCoords& coords) {
+std::int64_t unique_params(TransformerStage& stage, const RankCoords& coords) {
   if (coords.dp != 0) return 0;
   std::int64_t n = 0;
-  for (ParamBlock* b : trainer.stage().blocks()) {
-    if (b->name() == "head.output" && trainer.stage().config().model.tied_embeddings) continue;
+  for (ParamBlock* b : stage.blocks()) {
+    if (b->name() == "head.output" && stage.config().model.tied_embeddings) continue;
     for (const ParamSlot& s : b->slots())
       if (s.spec.shard != Shard::none || coords.tp == 0) n += static_cast<std::int64_t>(s.count);
   }
@@ -32,11 +32,11 @@ std::int64_t unique_params(Trainer& trainer, const RankCoords& coords) {
 }
 
 // What this rank measured, as JSON text for gather_bytes.
-std::string rank_record(Trainer& trainer, ProcessGroups& groups, const TrackedAllocator& allocator) {
+std::string rank_record(TransformerStage& stage, ProcessGroups& groups, const TrackedAllocator& allocator) {
   const MemoryStats& m = allocator.stats();
   json j{{"rank", groups.world_rank()},
          {"stage", groups.coords().pp},
-         {"params", unique_params(trainer, groups.coords())},
+         {"params", unique_params(stage, groups.coords())},
          {"peak_bytes", m.total_peak},
          {"breakdown", category_json(m.at_total_peak)},
          {"category_peaks", category_json(m.peak)}};
@@ -98,10 +98,9 @@ double median_step_seconds(const RunRecord& record) {
   return n % 2 ? t[n / 2] : 0.5 * (t[n / 2 - 1] + t[n / 2]);
 }
 
-json measured_report(const TrainConfig& config, const GpuSpec& gpu, ProcessGroups& groups, Trainer& trainer,
-                     const TrackedAllocator& allocator, const Profiler& profiler, const RunRecord& record) {
-  const std::vector<std::string> texts = groups.world().gather_bytes(rank_record(trainer, groups, allocator), 0);
-  const json ops = profiler.gather_summary(groups.world());
+json measured_params_and_memory(TransformerStage& stage, ProcessGroups& groups, const TrackedAllocator& allocator,
+                                const GpuSpec& gpu) {
+  const std::vector<std::string> texts = groups.world().gather_bytes(rank_record(stage, groups, allocator), 0);
   if (groups.world_rank() != 0) return nullptr;
   std::vector<json> ranks;
   std::int64_t params = 0;
@@ -109,6 +108,14 @@ json measured_report(const TrainConfig& config, const GpuSpec& gpu, ProcessGroup
     ranks.push_back(json::parse(t));
     params += ranks.back()["params"].get<std::int64_t>();
   }
+  return {{"params", {{"total", params}, {"active", params}}}, {"memory", memory_json(ranks, gpu)}};
+}
+
+json measured_report(const TrainConfig& config, const GpuSpec& gpu, ProcessGroups& groups, Trainer& trainer,
+                     const TrackedAllocator& allocator, const Profiler& profiler, const RunRecord& record) {
+  const json measured = measured_params_and_memory(trainer.stage(), groups, allocator, gpu);
+  const json ops = profiler.gather_summary(groups.world());
+  if (groups.world_rank() != 0) return nullptr;
   const int world = groups.dims().world_size();
   const double step_s = median_step_seconds(record);
   const double tokens = static_cast<double>(config.training.global_batch * config.training.seq_len);
@@ -131,8 +138,8 @@ json measured_report(const TrainConfig& config, const GpuSpec& gpu, ProcessGroup
                       {"mean_s_per_step", op["mean_total_s"].get<double>() / measured_steps},
                       {"max_s_per_step", op["max_total_s"].get<double>() / measured_steps}};
   return {{"source", "measured"},
-          {"params", {{"total", params}, {"active", params}}},
-          {"memory", memory_json(ranks, gpu)},
+          {"params", measured["params"]},
+          {"memory", measured["memory"]},
           {"time", {{"step_s", step_s}, {"steps_s", steps_s}, {"warmup_steps", record.warmup_steps}}},
           {"throughput",
            {{"tokens_per_s", step_s > 0 ? tokens / step_s : 0},

@@ -25,6 +25,11 @@ nlohmann::json measured_report(const TrainConfig& config, const GpuSpec& gpu, Pr
                                Trainer& trainer, const TrackedAllocator& allocator, const Profiler& profiler,
                                const RunRecord& record);
 
+// A collective over the world: rank 0 gets {"params": {"total", "active"}, "memory": the
+// report's memory section with per_rank}, counted from every rank's stage and allocator.
+nlohmann::json measured_params_and_memory(TransformerStage& stage, ProcessGroups& groups,
+                                          const TrackedAllocator& allocator, const GpuSpec& gpu);
+
 // Median of the step times after the warm-up (all of them when there are no others).
 double median_step_seconds(const RunRecord& record);
 

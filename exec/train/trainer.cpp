@@ -102,4 +102,38 @@ std::map<std::string, std::vector<float>> Trainer::parameters() {
   return out;
 }
 
+TensorFile Trainer::save_state() {
+  TensorFile file;
+  optimizer_->save_state(file);
+  const float scaler[3] = {scaler_.scale(), static_cast<float>(scaler_.good_steps()),
+                           static_cast<float>(scaler_.skipped_steps())};
+  file.add_f32("trainer.loss_scaler", {3}, scaler);  // scale, good steps, skipped steps: exact in fp32
+  file.metadata()["twinsim.steps_done"] = std::to_string(steps_done_);
+  file.metadata()["twinsim.world_rank"] = std::to_string(groups_.world_rank());
+  file.metadata()["twinsim.world_size"] = std::to_string(groups_.dims().world_size());
+  file.metadata()["twinsim.seed"] = std::to_string(c_.seed);
+  return file;
+}
+
+void Trainer::load_state(const TensorFile& file) {
+  const auto meta = [&](const char* key) {
+    const auto it = file.metadata().find(key);
+    if (it == file.metadata().end()) throw CheckpointError(std::string("checkpoint has no metadata ") + key);
+    return it->second;
+  };
+  const auto expect = [&](const char* key, const std::string& mine) {
+    if (meta(key) != mine)
+      throw CheckpointError(std::string("checkpoint ") + key + "=" + meta(key) + " but this run has " + mine +
+                            ": it belongs to another job");
+  };
+  expect("twinsim.world_rank", std::to_string(groups_.world_rank()));
+  expect("twinsim.world_size", std::to_string(groups_.dims().world_size()));
+  expect("twinsim.seed", std::to_string(c_.seed));
+  optimizer_->load_state(file);
+  const std::vector<float> scaler = file.f32("trainer.loss_scaler");
+  if (scaler.size() != 3) throw CheckpointError("checkpoint trainer.loss_scaler must hold 3 values");
+  scaler_.restore(scaler[0], static_cast<int>(scaler[1]), static_cast<int>(scaler[2]));
+  steps_done_ = std::stoi(meta("twinsim.steps_done"));
+}
+
 }  // namespace twinsim::exec

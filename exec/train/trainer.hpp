@@ -36,6 +36,11 @@ class Trainer {
   // a collective over the DP group under ZeRO 3.
   std::map<std::string, std::vector<float>> parameters();
 
+  // Everything a resumed run needs to continue bit-identically: this rank's optimizer
+  // state, the steps done (which select the data) and the loss scaler.
+  TensorFile save_state();
+  void load_state(const TensorFile& file);
+
  private:
   const TrainConfig& c_;
   ProcessGroups& groups_;

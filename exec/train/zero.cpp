@@ -183,4 +183,46 @@ std::vector<float> ShardedOptimizer::gathered_params(ParamBlock& block) {
   return {full.data(), full.data() + used};
 }
 
+namespace {
+
+void save_tensor(TensorFile& file, const std::string& name, const Tensor& t) {
+  if (t.size() > 0) file.add_f32(name, {static_cast<std::int64_t>(t.size())}, t.data());
+}
+
+// Copies the stored values into t; the sizes must agree (same plan, same rank).
+void load_tensor(const TensorFile& file, const std::string& name, Tensor& t) {
+  if (t.size() == 0) return;
+  const std::vector<float> v = file.f32(name);
+  if (v.size() != t.size())
+    throw CheckpointError("checkpoint tensor '" + name + "' has " + std::to_string(v.size()) + " values, this rank holds " +
+                          std::to_string(t.size()) + ": was it written by another plan?");
+  std::copy(v.begin(), v.end(), t.data());
+}
+
+}  // namespace
+
+void ShardedOptimizer::save_state(TensorFile& file) {
+  for (BlockShard& s : shards_) {
+    const std::string& b = s.block->name();
+    save_tensor(file, b + ".params", zero_ == 3 ? s.param_shard : s.block->params);
+    save_tensor(file, b + ".master", s.master);
+    save_tensor(file, b + ".adam_m", s.m);
+    save_tensor(file, b + ".adam_v", s.v);
+  }
+  file.metadata()["twinsim.optimizer_updates"] = std::to_string(updates_);
+}
+
+void ShardedOptimizer::load_state(const TensorFile& file) {
+  for (BlockShard& s : shards_) {
+    const std::string& b = s.block->name();
+    load_tensor(file, b + ".params", zero_ == 3 ? s.param_shard : s.block->params);
+    load_tensor(file, b + ".master", s.master);
+    load_tensor(file, b + ".adam_m", s.m);
+    load_tensor(file, b + ".adam_v", s.v);
+  }
+  const auto it = file.metadata().find("twinsim.optimizer_updates");
+  if (it == file.metadata().end()) throw CheckpointError("checkpoint has no twinsim.optimizer_updates");
+  updates_ = std::stoi(it->second);
+}
+
 }  // namespace twinsim::exec

@@ -16,6 +16,7 @@
 
 #include "exec/model/tensor.hpp"
 #include "exec/model/transformer.hpp"
+#include "exec/runtime/checkpoint.hpp"
 #include "exec/runtime/communicator.hpp"
 #include "exec/train/train_config.hpp"
 
@@ -53,6 +54,11 @@ class ShardedOptimizer final : public BlockHooks {
   // The block's parameters on this rank as the model uses them (its TP shard); a
   // collective over the DP group under ZeRO 3.
   std::vector<float> gathered_params(ParamBlock& block);
+
+  // This rank's persistent state (the parameters it holds, masters, moments, update
+  // count) into a checkpoint, and back. Restoring needs the same plan and rank.
+  void save_state(TensorFile& file);
+  void load_state(const TensorFile& file);
 
  private:
   const TrainConfig& c_;

@@ -53,3 +53,23 @@ add_test(NAME exec_mpi.run.tiny_gpt_dp2_report
          COMMAND ${CMAKE_COMMAND} -DFILE=${CMAKE_CURRENT_BINARY_DIR}/exec_run_dp2/measured.json -DSTEPS=2
                  -P ${CMAKE_CURRENT_LIST_DIR}/check_measured.cmake)
 set_tests_properties(exec_mpi.run.tiny_gpt_dp2_report PROPERTIES FIXTURES_REQUIRED exec_run_dp2 LABELS mpi)
+
+# Inference: KV-cache decode vs the full forward on the growing sequence, TP2.
+add_executable(exec_decoder_mpi ${CMAKE_CURRENT_LIST_DIR}/decoder_mpi.cpp)
+target_link_libraries(exec_decoder_mpi PRIVATE twinsim_exec)
+add_test(NAME exec_mpi.decoder.tp2
+         COMMAND ${MPIEXEC_EXECUTABLE} -np 2 --oversubscribe $<TARGET_FILE:exec_decoder_mpi>)
+set_tests_properties(exec_mpi.decoder.tp2 PROPERTIES ENVIRONMENT "${EXEC_MPI_ENV}" TIMEOUT 60 LABELS mpi)
+
+# End to end: an inference scenario through `mpirun -np 2 twinsim run` (TTFT, TPOT, KV cache).
+add_test(NAME exec_mpi.run.tiny_llama_infer_tp2
+         COMMAND ${MPIEXEC_EXECUTABLE} -np 2 --oversubscribe $<TARGET_FILE:twinsim> run
+                 ${PROJECT_SOURCE_DIR}/scenarios/exec/tiny-llama-infer-tp2.yaml
+                 --set inference.prompt_len=32 --set inference.output_len=6
+                 --out ${CMAKE_CURRENT_BINARY_DIR}/exec_infer_tp2)
+set_tests_properties(exec_mpi.run.tiny_llama_infer_tp2 PROPERTIES ENVIRONMENT "${EXEC_MPI_ENV}" TIMEOUT 60
+                     LABELS mpi FIXTURES_SETUP exec_infer_tp2)
+add_test(NAME exec_mpi.run.tiny_llama_infer_tp2_report
+         COMMAND ${CMAKE_COMMAND} -DFILE=${CMAKE_CURRENT_BINARY_DIR}/exec_infer_tp2/measured.json -DOUTPUT_LEN=6
+                 -P ${CMAKE_CURRENT_LIST_DIR}/check_inference.cmake)
+set_tests_properties(exec_mpi.run.tiny_llama_infer_tp2_report PROPERTIES FIXTURES_REQUIRED exec_infer_tp2 LABELS mpi)

@@ -1,0 +1,235 @@
+#include "exec/model/decoder.hpp"
+
+#include <cmath>
+#include <stdexcept>
+#include <string>
+
+#include "exec/model/norm_op.hpp"
+#include "exec/model/tp_region.hpp"
+#include "kernels/cpu/linear.hpp"
+#include "kernels/cpu/rope.hpp"
+
+namespace twinsim::exec {
+
+namespace k = twinsim::kernels::cpu;
+constexpr MemCategory kAct = MemCategory::activations;
+
+namespace {
+
+ParamBlock* find_block(TransformerStage& stage, const std::string& name) {
+  for (ParamBlock* b : stage.blocks())
+    if (b->name() == name) return b;
+  return nullptr;
+}
+
+float* param_or_null(ParamBlock& b, const std::string& name) {
+  for (std::size_t i = 0; i < b.slots().size(); ++i)
+    if (b.slots()[i].spec.name == name) return b.param(static_cast<int>(i));
+  return nullptr;
+}
+
+float* param(ParamBlock& b, const std::string& name) { return b.param(b.index_of(name)); }
+
+}  // namespace
+
+Decoder::Decoder(TransformerStage& stage, int batch, int max_len)
+    : stage_(stage), step_(stage.config()), batch_(batch), max_len_(max_len) {
+  const TransformerConfig& c = stage.config();
+  if (!c.has_embedding || !c.has_head || c.first_layer != 0 || c.end_layer != static_cast<int>(c.model.layers))
+    throw std::invalid_argument("Decoder: the stage must hold the whole model (plan.pp = 1)");
+  if (c.learned_positions() && max_len > c.model.max_seq_len)
+    throw std::invalid_argument("Decoder: prompt_len + output_len = " + std::to_string(max_len) +
+                                " exceeds the model's learned positions, max_seq_len = " +
+                                std::to_string(c.model.max_seq_len));
+  step_.sequence_parallel = false;  // one token per sequence cannot be split over TP ranks
+  step_.micro_batch = batch;
+  word_ = find_block(stage, "embedding.word");
+  position_ = find_block(stage, "embedding.position");
+  head_norm_ = find_block(stage, "head.norm");
+  output_ = c.model.tied_embeddings ? word_ : find_block(stage, "head.output");
+  const std::size_t cache = static_cast<std::size_t>(batch) * max_len * c.local_kv_width();
+  mlp_.reserve(c.end_layer);
+  for (int l = 0; l < c.end_layer; ++l) {
+    layers_.push_back(find_block(stage, "layer" + std::to_string(l)));
+    mlp_.emplace_back(step_, l, *layers_.back());
+    k_cache_.emplace_back(MemCategory::kv_cache, cache);
+    v_cache_.emplace_back(MemCategory::kv_cache, cache);
+  }
+}
+
+std::int64_t Decoder::kv_cache_bytes() const {
+  std::int64_t n = 0;
+  for (std::size_t l = 0; l < k_cache_.size(); ++l) n += 4 * static_cast<std::int64_t>(k_cache_[l].size() + v_cache_[l].size());
+  return n;
+}
+
+// Vocab-parallel lookup (as Embedding::forward) plus the learned position of each token.
+void Decoder::embed(const ModelContext& ctx, const int* tokens, int n, float* x) const {
+  const int h = step_.hidden(), v0 = step_.vocab_start(), vl = step_.local_vocab(), rows = batch_ * n;
+  {
+    auto op = ctx.op(-1, "embedding.lookup", Pass::fwd);
+    const float* wte = word_->param(0);
+    for (int i = 0; i < rows; ++i) {
+      const int row = tokens[i] - v0;
+      if (row >= 0 && row < vl) std::copy_n(wte + static_cast<std::size_t>(row) * h, h, x + static_cast<std::size_t>(i) * h);
+    }
+  }
+  if (ctx.tp_size() > 1) {
+    auto op = ctx.op(-1, "embedding.reduce", Pass::fwd);
+    all_reduce_tp(ctx, x, static_cast<std::size_t>(rows) * h);
+  }
+  if (!position_) return;
+  auto op = ctx.op(-1, "embedding.position", Pass::fwd);
+  const float* wpe = position_->param(0);
+  for (int r = 0; r < rows; ++r) {
+    const float* pos_row = wpe + static_cast<std::size_t>(length_ + r % n) * h;
+    for (int j = 0; j < h; ++j) x[static_cast<std::size_t>(r) * h + j] += pos_row[j];
+  }
+}
+
+// Causal attention of the n new queries of each sequence over its cache [0, length + n):
+// softmax(q k^T / sqrt(d)) v (Vaswani et al. 2017, Eq. 1), query head h reading K/V head
+// h / (heads / kv_heads) (GQA, Ainslie et al. 2023 §2).
+void Decoder::attend(int i, const float* q, float* out, int n) const {
+  const int hd = step_.head_dim(), heads = step_.local_heads(), kvh = step_.local_kv_heads();
+  const int qw = step_.local_q_width(), kvw = step_.local_kv_width(), group = heads / kvh;
+  const float scale = 1.0f / std::sqrt(static_cast<float>(hd));
+  std::vector<float> score(static_cast<std::size_t>(length_ + n));
+  for (int b = 0; b < batch_; ++b)
+    for (int j = 0; j < n; ++j) {
+      const int pos = length_ + j;
+      for (int head = 0; head < heads; ++head) {
+        const float* qv = q + (static_cast<std::size_t>(b) * n + j) * qw + head * hd;
+        const std::size_t kv_off = static_cast<std::size_t>(head / group) * hd;
+        float top = -INFINITY;
+        for (int t = 0; t <= pos; ++t) {
+          const float* kv = k_cache_[i].data() + (static_cast<std::size_t>(b) * max_len_ + t) * kvw + kv_off;
+          float s = 0;
+          for (int d = 0; d < hd; ++d) s += qv[d] * kv[d];
+          score[t] = s * scale;
+          top = std::max(top, score[t]);
+        }
+        float sum = 0;
+        for (int t = 0; t <= pos; ++t) sum += score[t] = std::exp(score[t] - top);
+        float* o = out + (static_cast<std::size_t>(b) * n + j) * qw + head * hd;
+        std::fill(o, o + hd, 0.0f);
+        for (int t = 0; t <= pos; ++t) {
+          const float* vv = v_cache_[i].data() + (static_cast<std::size_t>(b) * max_len_ + t) * kvw + kv_off;
+          const float p = score[t] / sum;
+          for (int d = 0; d < hd; ++d) o[d] += p * vv[d];
+        }
+      }
+    }
+}
+
+void Decoder::attention(const ModelContext& ctx, int i, const float* x, float* y, int n) {
+  ParamBlock& p = *layers_[i];
+  const std::string pre = "layer" + std::to_string(i) + ".attn.";
+  const int rows = batch_ * n, h = step_.hidden(), qw = step_.local_q_width(), kvw = step_.local_kv_width();
+  Tensor normed(kAct, static_cast<std::size_t>(rows) * h), q(kAct, static_cast<std::size_t>(rows) * qw),
+      kk(kAct, static_cast<std::size_t>(rows) * kvw), vv(kAct, static_cast<std::size_t>(rows) * kvw);
+  {
+    auto op = ctx.op(i, "attn.norm", Pass::fwd);
+    NormSaved saved;
+    norm_forward(step_, x, param(p, pre + "norm.weight"), param_or_null(p, pre + "norm.bias"), normed.data(), saved, rows);
+  }
+  {
+    auto op = ctx.op(i, "attn.qkv", Pass::fwd);
+    k::linear_forward(normed.data(), param(p, pre + "q.weight"), param_or_null(p, pre + "q.bias"), q.data(), rows, h, qw);
+    k::linear_forward(normed.data(), param(p, pre + "k.weight"), param_or_null(p, pre + "k.bias"), kk.data(), rows, h, kvw);
+    k::linear_forward(normed.data(), param(p, pre + "v.weight"), param_or_null(p, pre + "v.bias"), vv.data(), rows, h, kvw);
+  }
+  if (step_.model.position == Position::rope) {  // rotated at their absolute positions
+    auto op = ctx.op(i, "attn.rope", Pass::fwd);
+    k::rope_forward(q.data(), q.data(), batch_, n, step_.local_heads(), step_.head_dim(), step_.rope_theta, length_);
+    k::rope_forward(kk.data(), kk.data(), batch_, n, step_.local_kv_heads(), step_.head_dim(), step_.rope_theta, length_);
+  }
+  Tensor out(kAct, static_cast<std::size_t>(rows) * qw);
+  {
+    auto op = ctx.op(i, "attn.core", Pass::fwd);
+    for (int b = 0; b < batch_; ++b)
+      for (int j = 0; j < n; ++j) {
+        const std::size_t src = (static_cast<std::size_t>(b) * n + j) * kvw;
+        const std::size_t dst = (static_cast<std::size_t>(b) * max_len_ + length_ + j) * kvw;
+        std::copy_n(kk.data() + src, kvw, k_cache_[i].data() + dst);
+        std::copy_n(vv.data() + src, kvw, v_cache_[i].data() + dst);
+      }
+    attend(i, q.data(), out.data(), n);
+  }
+  Tensor partial(kAct, static_cast<std::size_t>(rows) * h);
+  {
+    auto op = ctx.op(i, "attn.proj", Pass::fwd);
+    k::linear_forward(out.data(), param(p, pre + "proj.weight"), nullptr, partial.data(), rows, qw, h);
+  }
+  if (ctx.tp_size() > 1) {
+    auto op = ctx.op(i, "attn.tp_exit", Pass::fwd);
+    all_reduce_tp(ctx, partial.data(), partial.size());
+  }
+  auto op = ctx.op(i, "attn.residual", Pass::fwd);
+  const float* bias = param_or_null(p, pre + "proj.bias");
+  for (int r = 0; r < rows; ++r)
+    for (int j = 0; j < h; ++j) {
+      const std::size_t e = static_cast<std::size_t>(r) * h + j;
+      y[e] = x[e] + partial[e] + (bias ? bias[j] : 0.0f);
+    }
+}
+
+Tensor Decoder::head(const ModelContext& ctx, const float* x, int n) const {
+  const int h = step_.hidden(), vl = step_.local_vocab();
+  Tensor last(kAct, static_cast<std::size_t>(batch_) * h), normed(kAct, static_cast<std::size_t>(batch_) * h);
+  for (int b = 0; b < batch_; ++b)
+    std::copy_n(x + (static_cast<std::size_t>(b) * n + n - 1) * h, h, last.data() + static_cast<std::size_t>(b) * h);
+  {
+    auto op = ctx.op(-1, "head.norm", Pass::fwd);
+    NormSaved saved;
+    const float* beta = head_norm_->slots().size() > 1 ? head_norm_->param(1) : nullptr;
+    norm_forward(step_, last.data(), head_norm_->param(0), beta, normed.data(), saved, batch_);
+  }
+  Tensor logits(kAct, static_cast<std::size_t>(batch_) * vl);
+  auto op = ctx.op(-1, "head.logits", Pass::fwd);
+  k::linear_forward(normed.data(), output_->param(0), nullptr, logits.data(), batch_, h, vl);
+  return logits;
+}
+
+Tensor Decoder::forward(const ModelContext& ctx, const int* tokens, int n) {
+  if (n < 1 || length_ + n > max_len_)
+    throw std::invalid_argument("Decoder: " + std::to_string(n) + " new tokens after " + std::to_string(length_) +
+                                " exceed the cache of " + std::to_string(max_len_));
+  step_.seq_len = n;
+  const std::size_t size = static_cast<std::size_t>(batch_) * n * step_.hidden();
+  Tensor x(kAct, size);
+  embed(ctx, tokens, n, x.data());
+  for (std::size_t i = 0; i < layers_.size(); ++i) {
+    Tensor mid(kAct, size), y(kAct, size);
+    attention(ctx, static_cast<int>(i), x.data(), mid.data(), n);
+    MlpSaved saved;
+    mlp_[i].forward(ctx, mid.data(), y.data(), saved, Pass::fwd);
+    x = std::move(y);
+  }
+  Tensor logits = head(ctx, x.data(), n);
+  length_ += n;
+  return logits;
+}
+
+std::vector<int> greedy_tokens(const ModelContext& ctx, const float* logits, int batch, int local_vocab,
+                               int vocab_start) {
+  std::vector<int> out(batch);
+  for (int b = 0; b < batch; ++b) {
+    const float* row = logits + static_cast<std::size_t>(b) * local_vocab;
+    int best = 0;
+    for (int v = 1; v < local_vocab; ++v)
+      if (row[v] > row[best]) best = v;
+    // the best of each shard as (logit, -token): the max over ranks is the global argmax
+    float pair[2] = {row[best], -static_cast<float>(vocab_start + best)};
+    if (ctx.tp_size() > 1) {
+      float all_best = pair[0];
+      ctx.tp->all_reduce(&all_best, 1, ReduceOp::max);
+      pair[1] = pair[0] == all_best ? pair[1] : -INFINITY;
+      ctx.tp->all_reduce(&pair[1], 1, ReduceOp::max);
+    }
+    out[b] = static_cast<int>(-pair[1]);
+  }
+  return out;
+}
+
+}  // namespace twinsim::exec

@@ -1,0 +1,60 @@
+#include "exec/train/checkpoint_dir.hpp"
+
+#include <filesystem>
+#include <fstream>
+
+#include "exec/runtime/checkpoint.hpp"
+
+namespace twinsim::exec {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+const char* kLatest = "latest";
+
+void write_latest(const fs::path& dir, int step) {
+  const fs::path tmp = dir / (std::string(kLatest) + ".tmp");
+  {
+    std::ofstream f(tmp);
+    f << step << "\n";
+    f.flush();
+    if (!f) throw CheckpointError("checkpoint folder '" + dir.string() + "': cannot write " + tmp.string());
+  }
+  fs::rename(tmp, dir / kLatest);  // atomic: readers see the old step or the new one
+}
+
+}  // namespace
+
+std::string CheckpointDir::rank_file(int step, int rank) const {
+  return (fs::path(dir_) / ("step-" + std::to_string(step)) / ("rank-" + std::to_string(rank) + ".safetensors"))
+      .string();
+}
+
+void CheckpointDir::save(Trainer& trainer, Communicator& world) const {
+  const int step = trainer.steps_done();
+  const std::string path = rank_file(step, world.rank());
+  fs::create_directories(fs::path(path).parent_path());
+  save_safetensors(path, trainer.save_state());
+  float done = 1;
+  world.all_reduce(&done, 1);  // the barrier: every rank's file is in place
+  if (world.rank() != 0) return;
+  write_latest(dir_, step);
+  for (const auto& entry : fs::directory_iterator(dir_)) {  // older steps are no longer needed
+    const std::string name = entry.path().filename().string();
+    if (name.rfind("step-", 0) == 0 && name != "step-" + std::to_string(step)) fs::remove_all(entry.path());
+  }
+}
+
+int CheckpointDir::resume(Trainer& trainer, int world_rank) const {
+  const fs::path latest = fs::path(dir_) / kLatest;
+  std::ifstream f(latest);
+  int step = -1;
+  if (!(f >> step) || step < 0)
+    throw CheckpointError("--resume: no complete checkpoint in '" + dir_ + "' (" + latest.string() +
+                          " is missing or unreadable)");
+  trainer.load_state(load_safetensors(rank_file(step, world_rank)));
+  return step;
+}
+
+}  // namespace twinsim::exec

@@ -1,0 +1,50 @@
+#pragma once
+// One static batch of requests run for real (SCENARIO.md `inference`): `batch` synthetic
+// prompts of `prompt_len` tokens prefilled together, then `output_len - 1` greedy decode
+// steps, every rank holding its TP shard of the whole model and of the KV cache.
+//   TTFT = prefill until the first tokens are known; TPOT = median decode step;
+//   output tokens/s = batch * output_len / (TTFT + all decode steps).
+#include <cstdint>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "exec/runtime/data.hpp"
+#include "exec/runtime/process_groups.hpp"
+#include "exec/runtime/profiler.hpp"
+#include "exec/runtime/tracked_allocator.hpp"
+#include "hardware/gpu_spec.hpp"
+#include "models/model_spec.hpp"
+#include "models/plan.hpp"
+#include "models/workload.hpp"
+
+namespace twinsim::exec {
+
+struct InferenceConfig {
+  ModelSpec model;
+  Plan plan;
+  InferenceWorkload workload;
+  std::uint64_t seed = 1234;
+};
+
+// Throws std::invalid_argument for what the executor does not serve (pp, dp, cp, ep > 1;
+// weights other than fp32/bf16/fp16).
+void validate(const InferenceConfig& c);
+
+struct InferenceRecord {
+  double ttft_s = 0;              // slowest rank
+  std::vector<double> decode_s;   // each decode step, slowest rank
+  std::vector<int> first_tokens;  // the first sequence's generated tokens
+  std::int64_t kv_cache_bytes = 0;  // the cache over all TP ranks
+  nlohmann::json params_and_memory;   // rank 0: measured_params_and_memory (run_report.hpp)
+};
+
+// Collective: every rank of the job calls it with the same config.
+InferenceRecord run_inference(const InferenceConfig& c, ProcessGroups& groups, const TokenSource& prompts,
+                              Profiler* profiler, TrackedAllocator& allocator, const GpuSpec& gpu);
+
+// Collective; rank 0 gets measured.json for an inference scenario, the others null.
+nlohmann::json measured_inference_report(const InferenceConfig& c, ProcessGroups& groups, const InferenceRecord& r,
+                                         const Profiler& profiler);
+
+}  // namespace twinsim::exec

@@ -1,0 +1,59 @@
+#include "exec/train/memory_estimate.hpp"
+
+#include "exec/model/transformer.hpp"
+
+namespace twinsim::exec {
+
+namespace {
+
+// Elements one TP rank stores of the block, padded as the Trainer pads it (to the DP degree).
+std::int64_t block_elements(const BlockSpecs& b, int tp, int pad_multiple) {
+  std::int64_t n = 0;
+  for (const ParamSpec& s : b.specs) n += s.rows * s.cols / (s.shard == Shard::none ? 1 : tp);
+  return (n + pad_multiple - 1) / pad_multiple * pad_multiple;
+}
+
+// The bytes of ShardedOptimizer's state for P elements over d DP ranks, as zero.cpp
+// allocates it (fp32 values: 16-bit storage is emulated in fp32). ZeRO's accounting
+// (Rajbhandari et al. 2020, §3.1 and Fig. 1): parameters, gradients and K bytes of
+// optimizer state per parameter, each divided by N_d from stage 3, 2 and 1 on.
+StateEstimate state_bytes(const TrainConfig& c, std::int64_t p) {
+  const std::int64_t d = c.plan.dp, share = p / d, f = 4;
+  const int zero = c.plan.zero;
+  StateEstimate e;
+  e.params = p;
+  e.params_bytes = f * (zero == 3 ? share : p);
+  // ZeRO 2 keeps the full grads during a step's backward beside the reduced shard
+  e.grads_bytes = f * (zero <= 1 ? p : zero == 2 ? p + share : share);
+  const int moments = c.training.optimizer == Optimizer::adam ? 2 : 1;  // zero.cpp keeps m for SGD too
+  const int master = c.training.precision == Dtype::fp32 ? 0 : 1;       // fp32 master copy (Micikevicius 2018 §3.1)
+  e.optimizer_bytes = f * (moments + master) * (zero >= 1 ? share : p);
+  return e;
+}
+
+}  // namespace
+
+StateEstimate estimate_training_state(const TrainConfig& c) {
+  StateEstimate worst;
+  for (int stage = 0; stage < c.plan.pp; ++stage) {
+    RankCoords coords;
+    coords.pp = stage;
+    const TransformerConfig t = stage_config(c, coords);
+    std::int64_t p = 0;
+    for (const BlockSpecs& b : stage_block_specs(t)) p += block_elements(b, t.tp, c.plan.dp);
+    StateEstimate e = state_bytes(c, p);
+    e.pp_stage = stage;
+    if (stage == 0 || e.total_bytes() > worst.total_bytes()) worst = e;
+  }
+  return worst;
+}
+
+std::string describe(const StateEstimate& e, std::int64_t capacity_bytes) {
+  return "estimated training state " + std::to_string(e.total_bytes()) + " bytes per rank (pipeline stage " +
+         std::to_string(e.pp_stage) + ": " + std::to_string(e.params) + " parameters; params " +
+         std::to_string(e.params_bytes) + " + grads " + std::to_string(e.grads_bytes) + " + optimizer " +
+         std::to_string(e.optimizer_bytes) + " bytes, activations not counted) against a capacity of " +
+         std::to_string(capacity_bytes) + " bytes";
+}
+
+}  // namespace twinsim::exec

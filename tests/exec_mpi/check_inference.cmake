@@ -1,0 +1,30 @@
+# Checks the inference block of a measured.json written by `twinsim run` on
+# tiny-llama-infer-tp2 (cmake -DFILE=... -DOUTPUT_LEN=... -P).
+file(READ ${FILE} report)
+# KV cache per token: K and V for every layer, kv_heads * head_dim values each
+# (Pope et al. 2022 §3.1): 2 * 4 layers * 4 KV heads * 32 * 4 B (fp32) = 4096 B
+string(JSON kv GET "${report}" inference kv_cache_bytes_per_token)
+if(NOT kv EQUAL 4096)
+  message(FATAL_ERROR "inference.kv_cache_bytes_per_token=${kv}, expected 4096")
+endif()
+foreach(key ttft_s tpot_s output_tokens_per_s)
+  string(JSON v GET "${report}" inference ${key})
+  if(NOT v GREATER 0)
+    message(FATAL_ERROR "inference.${key}=${v}")
+  endif()
+endforeach()
+string(JSON steps LENGTH "${report}" inference decode_steps_s)
+math(EXPR expected "${OUTPUT_LEN} - 1")
+if(NOT steps EQUAL expected)
+  message(FATAL_ERROR "${steps} decode steps, expected ${expected}")
+endif()
+string(JSON tokens LENGTH "${report}" generated_tokens)
+if(NOT tokens EQUAL OUTPUT_LEN)
+  message(FATAL_ERROR "${tokens} generated tokens, expected ${OUTPUT_LEN}")
+endif()
+# the cache is reported under its own category, and nothing is left for grads or optimizer
+string(JSON cache GET "${report}" memory breakdown kv_cache)
+string(JSON grads GET "${report}" memory breakdown grads)
+if(NOT cache GREATER 0 OR NOT grads EQUAL 0)
+  message(FATAL_ERROR "memory.breakdown kv_cache=${cache}, grads=${grads}")
+endif()

@@ -1,0 +1,68 @@
+// KV-cache decoding against the training forward re-run on the growing sequence (an
+// independent path: flash attention over the whole sequence, its own embedding and head).
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "exec/model/decoder.hpp"
+#include "tests/unit/exec_model/decoder_reference.hpp"
+#include "tests/unit/exec_model/tiny_models.hpp"
+
+namespace twinsim::exec {
+namespace {
+
+constexpr int kPrompt = 3, kTotal = 8;
+
+std::vector<int> token_rows(int batch, int vocab) {
+  std::vector<int> t;
+  for (int b = 0; b < batch; ++b)
+    for (int j = 0; j < kTotal; ++j) t.push_back((7 * b + 5 * j * j + 3) % vocab);
+  return t;
+}
+
+// Prefill kPrompt tokens, then decode one at a time up to kTotal; at every length the
+// cached logits must equal the full forward's.
+void expect_decode_matches_full_forward(TransformerConfig c) {
+  const ModelContext ctx{};
+  const std::vector<int> all = token_rows(c.micro_batch, static_cast<int>(c.model.vocab));
+  TransformerStage stage(c);
+  stage.initialize();
+  Decoder decoder(stage, c.micro_batch, kTotal);
+  std::vector<int> step;
+  for (int len = kPrompt; len <= kTotal; ++len) {
+    const int first = decoder.length(), n = len - first;
+    step.clear();
+    for (int b = 0; b < c.micro_batch; ++b)
+      for (int j = first; j < len; ++j) step.push_back(all[b * kTotal + j]);
+    const Tensor logits = decoder.forward(ctx, step.data(), n);
+    const std::vector<float> ref = test::full_forward_last_logits(c, ctx, all, kTotal, len);
+    ASSERT_EQ(logits.size(), ref.size());
+    float scale = 0;
+    for (float v : ref) scale = std::max(scale, std::abs(v));
+    // fp32, different summation orders (flash tiles vs one pass): 1e-5 of the largest logit
+    EXPECT_LE(test::max_abs_diff(logits.data(), ref), 1e-5f * scale) << "length " << len;
+  }
+  EXPECT_EQ(decoder.length(), kTotal);
+  // K and V of every layer for every position: 2 * layers * batch * len * kv_width * 4 B
+  EXPECT_EQ(decoder.kv_cache_bytes(), 2 * c.model.layers * c.micro_batch * kTotal * c.model.kv_width() * 4);
+}
+
+TEST(Decoder, GptKvCacheMatchesFullForward) { expect_decode_matches_full_forward(test::tiny_gpt_config()); }
+TEST(Decoder, LlamaGqaKvCacheMatchesFullForward) { expect_decode_matches_full_forward(test::tiny_llama_config()); }
+
+TEST(Decoder, GreedyPicksTheLowestOfTiedMaxima) {
+  const float logits[] = {0.5f, 2.0f, 2.0f, -1.0f, /* second sequence */ 3.0f, 0.0f, 0.0f, 3.0f};
+  EXPECT_EQ(greedy_tokens(ModelContext{}, logits, 2, 4, 0), (std::vector<int>{1, 0}));
+}
+
+TEST(Decoder, RefusesMoreTokensThanTheCache) {
+  TransformerConfig c = test::tiny_gpt_config();
+  TransformerStage stage(c);
+  stage.initialize();
+  Decoder decoder(stage, c.micro_batch, 2);
+  const std::vector<int> three(3 * c.micro_batch, 1);
+  EXPECT_THROW(decoder.forward(ModelContext{}, three.data(), 3), std::invalid_argument);
+}
+
+}  // namespace
+}  // namespace twinsim::exec
