@@ -65,6 +65,7 @@ std::string hardware_yaml(const Calibration& c, const Fitted& f, const std::stri
     << "  hbm_bandwidth_GBps: " << fmt("%.3f", f.memory.copy_Bps / 1e9) << "\n"
     << "  # norm, GeLU, add and AdamW kernels: their fitted bandwidth over memcpy's (median of the kernels)\n"
     << "  memory_efficiency: " << fmt("%.3f", f.memory.efficiency) << "\n"
+    << "  workspace_MiB: 0  # the host has no cuBLAS or NCCL workspace\n"
     << "  # fixed cost of one kernel call: median intercept of the kernels' fits\n"
     << "  kernel_launch_us: " << fmt("%.3f", f.memory.launch_s * 1e6) << "\n"
     << "  peak_tflops:   # best GEMM throughput of any shape below; 16-bit types are emulated in fp32\n"

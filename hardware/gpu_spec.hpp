@@ -26,6 +26,9 @@ struct GpuSpec {
   double kernel_launch_s = 0;           // fixed cost of one kernel
   int sms = 0;                          // streaming multiprocessors (0 = unknown); GEMM wave quantization
   double memory_efficiency = 1;         // achievable fraction of HBM bandwidth
+  // library workspace held on the device (cuBLAS, NCCL); -1: the memory model's GPU
+  // allowance (sim/memory/buffers.cpp), 0 for the host CPU, whose libraries need none
+  std::int64_t workspace_bytes = -1;
   std::vector<EfficiencyPoint> gemm_efficiency;  // by GEMM FLOPs
 
   // Peak for a math type; throws if the GPU has no such unit (e.g. fp8 on A100).

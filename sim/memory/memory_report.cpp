@@ -21,7 +21,9 @@ StageMemory training_stage(const Scenario& sc, const LayerActivations& per_layer
   b.grads = w.grads;
   b.optimizer = w.optimizer;
   b.activations = training_activation_bytes(sc.model, sc.plan, t, per_layer, stage);
-  b.buffers = training_buffers(sc.model, sc.plan, t, stage_params(sc.model, sc.plan, stage)).total();
+  BufferBytes buffers = training_buffers(sc.model, sc.plan, t, stage_params(sc.model, sc.plan, stage));
+  if (sc.cluster.gpu.workspace_bytes >= 0) buffers.workspace = sc.cluster.gpu.workspace_bytes;
+  b.buffers = buffers.total();
   return finish(stage, b);
 }
 
@@ -49,7 +51,9 @@ StageMemory inference_stage_memory(const Scenario& sc, int stage) {
   b.params = inference_weight_bytes(stage_params(sc.model, sc.plan, stage), inf.weight_dtype);
   b.kv_cache = inference_kv_cache_bytes(sc.model, sc.plan, inf, stage);
   b.activations = prefill_activation_bytes(sc.model, sc.plan, inf, stage);
-  b.buffers = inference_buffers(sc.model, sc.plan, inf).total();
+  BufferBytes buffers = inference_buffers(sc.model, sc.plan, inf);
+  if (sc.cluster.gpu.workspace_bytes >= 0) buffers.workspace = sc.cluster.gpu.workspace_bytes;
+  b.buffers = buffers.total();
   return finish(stage, b);
 }
 

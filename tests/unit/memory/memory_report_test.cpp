@@ -4,6 +4,7 @@
 #include <set>
 #include <string>
 
+#include "scenario/load.hpp"
 #include "sim/memory/inference.hpp"
 #include "sim/memory/memory_report.hpp"
 #include "sim/memory/weights.hpp"
@@ -105,6 +106,32 @@ TEST(MemoryReport, JsonKeysOfTheContract) {
   EXPECT_EQ(j["peak_bytes"].get<std::int64_t>(), r.peak_bytes);
   EXPECT_EQ(j["capacity_bytes"].get<std::int64_t>(), 85'899'345'920);
   EXPECT_TRUE(j["fits"].get<bool>());
+}
+
+}  // namespace
+}  // namespace twinsim
+
+namespace twinsim {
+namespace {
+
+// The host CPU holds no cuBLAS/NCCL workspace: its buffers are the activation-side ones only.
+TEST(MemoryReport, HostHasNoLibraryWorkspace) {
+  Scenario gpu = load_scenario_text(R"(
+model: tiny-gpt
+cluster: {gpu: a100-sxm-80gb, gpus_per_node: 8, nodes: 1}
+training: {seq_len: 64, global_batch: 8, micro_batch: 2}
+plan: {tp: 2, dp: 4}
+)");
+  Scenario host = load_scenario_text(R"(
+model: tiny-gpt
+cluster: host
+training: {seq_len: 64, global_batch: 8, micro_batch: 2}
+plan: {tp: 2, dp: 4}
+)");
+  const std::int64_t with_workspace = predict_memory(gpu).breakdown.buffers;
+  const std::int64_t without = predict_memory(host).breakdown.buffers;
+  // 32 MiB cuBLAS + 64 MiB for each of the TP and DP communicators
+  EXPECT_EQ(with_workspace - without, (32 + 2 * 64) * (std::int64_t{1} << 20));
 }
 
 }  // namespace
