@@ -40,13 +40,18 @@ std::vector<OpPrediction> op_table(const Scenario& s, const StepCosts& costs, in
   std::vector<OpPrediction> ops;
   std::int64_t first_layer = 0;
   for (int i = 0; i < stage; ++i) first_layer += s.plan.stage_layers[i];
-  const LayerCost& lc = costs.layers[costs.layer_cost_index[first_layer]];
-  for (const OpTime& op : lc.ops) {
-    ops.push_back({op.name + ".fwd", op.fwd_s, layers * m});
-    if (op.dgrad_s > 0) ops.push_back({op.name + ".bwd_dgrad", op.dgrad_s, layers * m});
-    if (op.wgrad_s > 0) ops.push_back({op.name + ".bwd_wgrad", op.wgrad_s, layers * m});
-    if (op.recomputed) ops.push_back({op.name + ".recompute", op.fwd_s, layers * m});
-  }
+  auto add = [&ops](const LayerCost& lc, int count, bool recompute) {
+    for (const OpTime& op : lc.ops) {
+      ops.push_back({op.name + ".fwd", op.fwd_s, count});
+      if (op.dgrad_s > 0) ops.push_back({op.name + ".bwd_dgrad", op.dgrad_s, count});
+      if (op.wgrad_s > 0) ops.push_back({op.name + ".bwd_wgrad", op.wgrad_s, count});
+      if (recompute && op.recomputed) ops.push_back({op.name + ".recompute", op.fwd_s, count});
+    }
+  };
+  add(costs.layers[costs.layer_cost_index[first_layer]], layers * m, true);
+  // the embedding runs on the first stage, the head (norm, logits, loss) on the last
+  if (stage == 0) add(costs.embedding, m, false);
+  if (stage == s.plan.pp - 1) add(costs.head, m, false);
   return ops;
 }
 
