@@ -4,3 +4,9 @@ add_test(NAME cli.contract
          COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/check_cli.py $<TARGET_FILE:twinsim>
                  ${PROJECT_SOURCE_DIR}/scenarios)
 set_tests_properties(cli.contract PROPERTIES TIMEOUT 300)
+
+# A search split over MPI ranks gives the single-process answer.
+add_test(NAME cli.search_mpi
+         COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/check_search_mpi.py $<TARGET_FILE:twinsim>
+                 ${MPIEXEC_EXECUTABLE})
+set_tests_properties(cli.search_mpi PROPERTIES TIMEOUT 300)
