@@ -12,7 +12,8 @@
 namespace twinsim {
 namespace {
 
-const std::string kCsv = std::string(TWINSIM_SOURCE_DIR) + "/../shared/validation/vtrain_single_node_a100.csv";
+// a copy of ../shared/validation/vtrain_single_node_a100.csv (MIT, vTrain), so CI always has it
+const std::string kCsv = std::string(TWINSIM_SOURCE_DIR) + "/scenarios/validation/vtrain/vtrain_single_node_a100.csv";
 
 TEST(VtrainHeldOut, CalibratedNodePredictsTheOddRows) {
   if (!std::filesystem::exists(kCsv)) GTEST_SKIP() << kCsv << " not found (the shared validation data)";
