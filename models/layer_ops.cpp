@@ -72,8 +72,10 @@ LayerOp gemm(std::string_view name, std::int64_t m, std::int64_t n, std::int64_t
   op.fwd_flops = 2.0 * static_cast<double>(m) * n * k * count;
   op.dgrad_flops = op.fwd_flops;
   op.wgrad_flops = op.fwd_flops;
-  op.weight_bytes = s.act(checked_mul(k * n, count));
-  op.fwd_bytes = s.act(checked_mul(m * k + m * n, count)) + op.weight_bytes;
+  // every product checked: UBSan caught k * n overflowing for absurd widths
+  op.weight_bytes = s.act(checked_mul(checked_mul(k, n), count));
+  const std::int64_t activations = checked_add(checked_mul(m, k), checked_mul(m, n));
+  op.fwd_bytes = checked_add(s.act(checked_mul(activations, count)), op.weight_bytes);
   return op;
 }
 
