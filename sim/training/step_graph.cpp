@@ -35,6 +35,7 @@ std::int64_t layer_params_per_gpu(const Scenario& s, std::int64_t layer) {
 // One GPU's position in the task order: the compute task it ran last, the one before,
 // and side-stream communication its next compute task must wait for.
 struct Chain {
+  TaskId first = -1;  // the slot's first task on the compute stream
   TaskId last = -1;
   TaskId before_last = -1;
   std::vector<TaskId> pending;
@@ -91,6 +92,7 @@ struct Builder {
       const TaskId t = task(name, seconds, cat, {&stream, 1}, origin);
       for (TaskId p : chains[g].pending) out.graph.add_dependency(p, t);
       chains[g].pending.clear();
+      if (chains[g].first < 0) chains[g].first = t;
       chains[g].before_last = chains[g].last;
       chains[g].last = t;
       ids.push_back(t);
@@ -129,6 +131,7 @@ struct Builder {
           for (TaskId p : ch.pending) out.graph.add_dependency(p, t);
           ch.pending.clear();
           if (ch.last >= 0) out.graph.add_dependency(ch.last, t);
+          if (ch.first < 0) ch.first = t;
           ch.before_last = ch.last;
           ch.last = t;
           continue;
@@ -254,7 +257,6 @@ void Builder::emit_slot(int stage, const PipelineSlot& slot) {
   const bool last_virtual = stage == pp - 1 && slot.chunk == v - 1;
   const auto& layers = chunk_layers[stage][slot.chunk];
   Chains ch(stages[stage].gpus.size());
-  const TaskId before = out.graph.num_tasks();
   if (slot.forward) {
     if (first_virtual) ends(ch, stage, costs.embedding, "embedding", false);
     for (std::int64_t l : layers) forward_layer(ch, stage, l);
@@ -267,17 +269,9 @@ void Builder::emit_slot(int stage, const PipelineSlot& slot) {
   // a zero-length marker closes every slot (and waits for pending side-stream work)
   compute(ch, stage, slot.forward ? "slot.fwd.end" : "slot.bwd.end", 0, out.categories.compute);
   const int idx = slot_index(stage, slot.micro_batch, slot.chunk, !slot.forward);
-  // the slot's first task on each GPU: tasks were added in lockstep, GPU by GPU
-  slot_first[idx].assign(ch.size(), before);
-  for (std::size_t g = 0; g < ch.size(); ++g) {
-    slot_last[idx].push_back(ch[g].last);
-    for (TaskId t = before; t < out.graph.num_tasks(); ++t) {
-      const auto res = out.graph.resources_of(t);
-      if (std::find(res.begin(), res.end(), stages[stage].gpus[g].compute) != res.end()) {
-        slot_first[idx][g] = t;
-        break;
-      }
-    }
+  for (const Chain& c : ch) {
+    slot_first[idx].push_back(c.first);
+    slot_last[idx].push_back(c.last);
   }
 }
 
