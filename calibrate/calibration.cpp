@@ -33,6 +33,22 @@ Stats stats_from(const json& j) {
   return s;
 }
 
+void write_curve(std::ostringstream& y, const std::string& indent, const std::vector<CurvePoint>& curve) {
+  for (const CurvePoint& p : curve)
+    y << indent << "- [" << fmt("%.6g", p.size) << ", " << fmt("%.4g", p.efficiency) << "]\n";
+}
+
+void write_pass_curves(std::ostringstream& y, const std::string& indent, const KernelCurves& k) {
+  if (!k.fwd.empty()) {
+    y << indent << "fwd:\n";
+    write_curve(y, indent + "  ", k.fwd);
+  }
+  if (!k.bwd.empty()) {
+    y << indent << "bwd:\n";
+    write_curve(y, indent + "  ", k.bwd);
+  }
+}
+
 std::vector<CommPoint> link_points(const Calibration& c) {
   std::vector<CommPoint> v;
   for (const CommPoint& p : c.comm)
@@ -46,6 +62,8 @@ Fitted fit_all(const Calibration& c) {
   Fitted f;
   f.memory = fit_memory(c.memory);
   f.gemm = fit_gemm(c.gemm, f.memory.launch_s);
+  if (!c.attention.empty()) f.attention = fit_attention(c.attention, f.gemm.peak_flops, f.memory.launch_s);
+  f.kernels = fit_kernels(c.memory, f.memory);
   if (!c.comm.empty()) f.link = fit_link(link_points(c));
   return f;
 }
@@ -63,7 +81,7 @@ std::string hardware_yaml(const Calibration& c, const Fitted& f, const std::stri
     << "  memory_GiB: " << fmt("%.2f", c.memory_GiB) << "   # the machine's RAM (MemTotal), shared by every rank\n"
     << "  # bandwidth of memcpy, fitted t = a + bytes/bw over 32 KiB..16 MiB buffers (cache to DRAM)\n"
     << "  hbm_bandwidth_GBps: " << fmt("%.3f", f.memory.copy_Bps / 1e9) << "\n"
-    << "  # norm, GeLU, add and AdamW kernels: their fitted bandwidth over memcpy's (median of the kernels)\n"
+    << "  # kernels not listed under kernel_efficiency: the median fitted bandwidth of those that are, over memcpy's\n"
     << "  memory_efficiency: " << fmt("%.3f", f.memory.efficiency) << "\n"
     << "  workspace_MiB: 0  # the host has no cuBLAS or NCCL workspace\n"
     << "  # fixed cost of one kernel call: median intercept of the kernels' fits\n"
@@ -81,15 +99,27 @@ std::string hardware_yaml(const Calibration& c, const Fitted& f, const std::stri
       if (g.flops == p.size) y << " " << g.m << "x" << g.n << "x" << g.k << ": " << spread(g.seconds) << ";";
     y << "\n";
   }
-  y << "  # flash attention is priced with the GEMM curve for a GPU without kernel defaults;\n"
-    << "  # measured here (full-square FLOPs, causal kernel) for the record:\n";
+  if (!f.attention.fwd.empty() || !f.attention.bwd.empty()) {
+    y << "  # flash attention (the executor's causal kernel): achieved fraction of the peak by\n"
+      << "  # FLOPs of the op list's full-square count, forward and backward\n"
+      << "  attention_efficiency:\n";
+    write_pass_curves(y, "    ", f.attention);
+  }
+  y << "  # the op list's memory-bound kernels: achieved fraction of hbm_bandwidth_GBps on the\n"
+    << "  # bytes the simulator counts for each (calibrate/compute_bench.cpp), by those bytes\n"
+    << "  kernel_efficiency:\n";
+  for (const auto& [name, curves] : f.kernels) {
+    y << "    " << name << ":\n";
+    write_pass_curves(y, "      ", curves);
+  }
+  y << "  # measured (full-square FLOPs, causal kernel):\n";
   for (const AttentionPoint& a : c.attention)
     y << "  #   b" << a.batch << " s" << a.seq << " h" << a.heads << " d" << a.head_dim << (a.backward ? " bwd" : " fwd")
       << ": " << fmt("%.4f", a.flops / a.seconds.median / 1e12) << " TFLOP/s, " << spread(a.seconds) << "\n";
-  y << "  # memory-bound kernels, for the record (bytes: reads + writes):\n";
+  y << "  # memory-bound kernels (bytes: the simulator's count for the call):\n";
   for (const MemoryPoint& m : c.memory)
-    y << "  #   " << m.kernel << " " << fmt("%.0f", m.bytes) << " B: " << fmt("%.2f", m.bytes / m.seconds.median / 1e9)
-      << " GB/s, " << spread(m.seconds) << "\n";
+    y << "  #   " << m.kernel << (m.backward ? " bwd " : " ") << fmt("%.0f", m.bytes) << " B: "
+      << fmt("%.2f", m.bytes / m.seconds.median / 1e9) << " GB/s, " << spread(m.seconds) << "\n";
   if (f.link.bandwidth_Bps <= 0) return y.str() + "gpus_per_node: 64\n";
   y << "  nvlink_GBps: " << fmt("%.3f", f.link.bandwidth_Bps / 1e9) << "   # = intra_node.bandwidth_GBps\n"
     << "gpus_per_node: 64   # room for 64 ranks on this one machine\n"
@@ -133,7 +163,7 @@ json points_json(const Calibration& c) {
   for (const GemmPoint& g : c.gemm)
     gemm.push_back({{"m", g.m}, {"n", g.n}, {"k", g.k}, {"flops", g.flops}, {"seconds", stats_json(g.seconds)}});
   for (const MemoryPoint& m : c.memory)
-    mem.push_back({{"kernel", m.kernel}, {"bytes", m.bytes}, {"seconds", stats_json(m.seconds)}});
+    mem.push_back({{"kernel", m.kernel}, {"backward", m.backward}, {"bytes", m.bytes}, {"seconds", stats_json(m.seconds)}});
   for (const AttentionPoint& a : c.attention)
     att.push_back({{"batch", a.batch}, {"seq", a.seq}, {"heads", a.heads}, {"head_dim", a.head_dim},
                    {"backward", a.backward}, {"flops", a.flops}, {"seconds", stats_json(a.seconds)}});

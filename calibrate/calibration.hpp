@@ -26,6 +26,8 @@ struct Calibration {
 struct Fitted {
   MemoryFit memory;
   GemmFit gemm;
+  AttentionFit attention;
+  std::map<std::string, KernelCurves> kernels;
   LinkFit link;
 };
 

@@ -1,12 +1,19 @@
 #include "calibrate/compute_bench.hpp"
 
+#include <algorithm>
 #include <cstring>
+#include <functional>
 
 #include "kernels/cpu/activation.hpp"
+#include "kernels/cpu/embedding.hpp"
 #include "kernels/cpu/flash_attention.hpp"
 #include "kernels/cpu/gemm.hpp"
+#include "kernels/cpu/linear.hpp"
+#include "kernels/cpu/loss.hpp"
 #include "kernels/cpu/norm.hpp"
 #include "kernels/cpu/optimizer.hpp"
+#include "kernels/cpu/residual.hpp"
+#include "kernels/cpu/rope.hpp"
 
 namespace twinsim::calibrate {
 
@@ -42,38 +49,92 @@ std::vector<long> memory_sizes(bool quick) {
 std::vector<GemmPoint> gemm_sweep(const SweepOptions& o) {
   std::vector<GemmPoint> out;
   for (const Shape& s : gemm_shapes(o.quick)) {
-    std::vector<float> a = filled(static_cast<std::size_t>(s.m) * s.k), b = filled(static_cast<std::size_t>(s.k) * s.n),
-                       c = filled(static_cast<std::size_t>(s.m) * s.n);
-    // the executor's linear layer: y = x W^T, W stored [out, in] (kernels/README.md)
-    const Stats t = time_per_call([&] { k::gemm_forward(a.data(), b.data(), c.data(), s.m, s.n, s.k, false, true); },
-                                  o.repeats, o.min_repeat_s);
-    out.push_back({s.m, s.n, s.k, 2.0 * s.m * s.n * s.k, t});  // one multiply and one add per (i, j, l)
+    // the executor's linear layer (kernels/cpu/linear.hpp) with m tokens, k inputs, n outputs:
+    // forward y = x W^T + b, dgrad dx = dy W, wgrad dW += dy^T x: each 2mnk FLOPs. The
+    // simulator prices the three with one curve, so a shape's point is their median time.
+    std::vector<float> x = filled(static_cast<std::size_t>(s.m) * s.k), w = filled(static_cast<std::size_t>(s.n) * s.k),
+                       b = filled(s.n), y = filled(static_cast<std::size_t>(s.m) * s.n);
+    const Stats fwd = time_per_call([&] { k::linear_forward(x.data(), w.data(), b.data(), y.data(), s.m, s.k, s.n); },
+                                    o.repeats, o.min_repeat_s);
+    const Stats dgrad = time_per_call([&] { k::linear_backward_input(y.data(), w.data(), x.data(), s.m, s.k, s.n); },
+                                      o.repeats, o.min_repeat_s);
+    const Stats wgrad = time_per_call(
+        [&] { k::linear_backward_weight(y.data(), x.data(), w.data(), s.m, s.k, s.n, true); }, o.repeats, o.min_repeat_s);
+    const Stats* passes[3] = {&fwd, &dgrad, &wgrad};
+    std::sort(std::begin(passes), std::end(passes), [](const Stats* a, const Stats* b) { return a->median < b->median; });
+    out.push_back({s.m, s.n, s.k, 2.0 * s.m * s.n * s.k, *passes[1]});  // one multiply and one add per (i, j, l)
   }
   return out;
 }
+
+namespace {
+
+// The op list's memory-bound kernels, each at every size: the bytes are what the
+// simulator counts for the op (models/layer_ops.cpp, models/head_ops.cpp, and
+// step_graph.cpp for the optimizer) at 4-byte elements; the backward counts twice the
+// forward (sim/training/layer_costs.cpp). `n` is the elements of the op's main tensor.
+void add_kernel_points(std::vector<MemoryPoint>& out, long n, const SweepOptions& o) {
+  constexpr double kF = sizeof(float);
+  const int dim = 256, rows = static_cast<int>(n / dim);
+  std::vector<float> x = filled(n), y = filled(n), z = filled(n), dy = filled(n, 0.01f), dx = filled(n);
+  std::vector<float> gamma = filled(dim, 1.0f), beta = filled(dim, 0.0f), dgamma = filled(dim), dbeta = filled(dim),
+                     mean = filled(rows), rstd = filled(rows, 1.0f);
+  auto add = [&](const char* kernel, double fwd_bytes, const std::function<void()>& fwd,
+                 const std::function<void()>& bwd) {
+    out.push_back({kernel, fwd_bytes, time_per_call(fwd, o.repeats, o.min_repeat_s), false});
+    if (bwd) out.push_back({kernel, 2 * fwd_bytes, time_per_call(bwd, o.repeats, o.min_repeat_s), true});
+  };
+  add("gelu", 2 * kF * n, [&] { k::gelu_forward(x.data(), y.data(), n); },
+      [&] { k::gelu_backward(dy.data(), x.data(), dx.data(), n); });
+  add("swiglu", 3 * kF * n, [&] { k::swiglu_forward(x.data(), y.data(), z.data(), n); },
+      [&] { k::swiglu_backward(dy.data(), x.data(), y.data(), dx.data(), z.data(), n); });
+  const double norm_bytes = 2 * kF * n + 2 * kF * dim;  // input and output, gamma and beta
+  add("layernorm", norm_bytes,
+      [&] { k::layernorm_forward(x.data(), gamma.data(), beta.data(), y.data(), mean.data(), rstd.data(), rows, dim, 1e-5f); },
+      [&] { k::layernorm_backward(dy.data(), x.data(), gamma.data(), mean.data(), rstd.data(), dx.data(), dgamma.data(),
+                                  dbeta.data(), rows, dim, true); });
+  add("rmsnorm", norm_bytes, [&] { k::rmsnorm_forward(x.data(), gamma.data(), y.data(), rstd.data(), rows, dim, 1e-5f); },
+      [&] { k::rmsnorm_backward(dy.data(), x.data(), gamma.data(), rstd.data(), dx.data(), dgamma.data(), rows, dim, true); });
+  // Q or K of 2 sequences, 4 heads of 64: rotated in place, read and written once
+  const int heads = 4, head_dim = 64, seq = static_cast<int>(n / (2 * heads * head_dim));
+  add("rope", 2 * kF * n, [&] { k::rope_forward(x.data(), x.data(), 2, seq, heads, head_dim, 10000.0f); },
+      [&] { k::rope_backward(dy.data(), dy.data(), 2, seq, heads, head_dim, 10000.0f); });
+  add("residual", 3 * kF * n, [&] { k::residual_forward(x.data(), y.data(), gamma.data(), z.data(), rows, dim); },
+      [&] { k::residual_backward(dy.data(), dgamma.data(), rows, dim, true); });
+  // token rows of a 512-row table plus a learned position row: (2 tables + 1) x activation
+  const int vocab = 512, positions = 32, batch = rows / positions;
+  std::vector<float> wte = filled(static_cast<std::size_t>(vocab) * dim), wpe = filled(static_cast<std::size_t>(positions) * dim),
+                     dwte = filled(wte.size()), dwpe = filled(wpe.size());
+  std::vector<int> tokens(rows);
+  for (int i = 0; i < rows; ++i) tokens[i] = (i * 7919) % vocab;
+  add("embedding", 3 * kF * n, [&] { k::embedding_forward(tokens.data(), wte.data(), wpe.data(), y.data(), batch, positions, dim); },
+      [&] { k::embedding_backward(dy.data(), tokens.data(), dwte.data(), dwpe.data(), batch, positions, dim); });
+  // the n elements as [n / vocab tokens, vocab] logits: read them, write fp32 probabilities
+  const int ce_tokens = static_cast<int>(n / vocab);
+  std::vector<int> targets(ce_tokens);
+  for (int i = 0; i < ce_tokens; ++i) targets[i] = (i * 31) % vocab;
+  add("cross_entropy", (kF + 4) * n, [&] { k::cross_entropy_forward(x.data(), targets.data(), mean.data(), ce_tokens, vocab); },
+      [&] { k::cross_entropy_backward(x.data(), targets.data(), mean.data(), 1.0f, dx.data(), ce_tokens, vocab); });
+  // n parameters; the simulator counts Adam at 28 bytes and SGD at 16 per parameter
+  std::vector<float> m = filled(n, 0), v = filled(n, 0);
+  int step = 0;
+  add("adamw", 28.0 * n, [&] { k::adamw_step(x.data(), dy.data(), m.data(), v.data(), n, ++step, k::AdamWConfig{}); }, {});
+  add("sgd", 16.0 * n, [&] { k::sgd_step(x.data(), dy.data(), m.data(), n, k::SgdConfig{}); }, {});
+}
+
+}  // namespace
 
 std::vector<MemoryPoint> memory_sweep(const SweepOptions& o) {
   std::vector<MemoryPoint> out;
   constexpr double kF = sizeof(float);
   for (long n : memory_sizes(o.quick)) {
-    std::vector<float> x = filled(n), y = filled(n), z = filled(n), g = filled(n, 0.01f), m = filled(n, 0), v = filled(n, 0);
-    const int dim = 256, rows = static_cast<int>(n / dim);
-    std::vector<float> gamma = filled(dim, 1.0f), beta = filled(dim, 0.0f), mean = filled(rows), rstd = filled(rows);
+    std::vector<float> x = filled(n), y = filled(n), z = filled(n);
     out.push_back({"copy", 2 * kF * n,
                    time_per_call([&] { std::memcpy(y.data(), x.data(), n * sizeof(float)); }, o.repeats, o.min_repeat_s)});
     out.push_back({"add", 3 * kF * n, time_per_call([&] {
                      for (long i = 0; i < n; ++i) z[i] = x[i] + y[i];
                    }, o.repeats, o.min_repeat_s)});
-    out.push_back({"gelu", 2 * kF * n, time_per_call([&] { k::gelu_forward(x.data(), y.data(), n); }, o.repeats, o.min_repeat_s)});
-    out.push_back({"layernorm", 2 * kF * n, time_per_call([&] {
-                     k::layernorm_forward(x.data(), gamma.data(), beta.data(), y.data(), mean.data(), rstd.data(),
-                                          rows, dim, 1e-5f);
-                   }, o.repeats, o.min_repeat_s)});
-    // AdamW reads params, grads, m, v and writes params, m, v: 7 floats per parameter
-    int step = 0;
-    out.push_back({"adamw", 7 * kF * n, time_per_call([&] {
-                     k::adamw_step(x.data(), g.data(), m.data(), v.data(), n, ++step, k::AdamWConfig{});
-                   }, o.repeats, o.min_repeat_s)});
+    add_kernel_points(out, n, o);
   }
   return out;
 }

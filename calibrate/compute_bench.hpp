@@ -17,9 +17,12 @@ struct GemmPoint {
 };
 
 struct MemoryPoint {
-  std::string kernel;  // "copy", "layernorm", "gelu", "add", "adamw"
-  double bytes = 0;    // bytes the kernel reads plus writes
+  std::string kernel;  // "copy", "add", or a kernel of the op list (models/layer_ops.hpp kKernelNames)
+  // the bytes the simulator's op list counts for this call: what the kernel reads plus
+  // writes in the forward, twice the forward's in the backward (sim/training/layer_costs.cpp)
+  double bytes = 0;
   Stats seconds;
+  bool backward = false;
 };
 
 struct AttentionPoint {

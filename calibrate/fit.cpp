@@ -15,10 +15,19 @@ double median(std::vector<double> v) {
   return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
-std::vector<CurvePoint> median_curve(const std::map<double, std::vector<double>>& by_size) {
+std::vector<CurvePoint> median_curve(const std::map<double, std::vector<double>>& by_size, double floor = 0.01) {
   std::vector<CurvePoint> curve;
-  for (const auto& [size, effs] : by_size) curve.push_back({size, std::clamp(median(effs), 0.01, 1.0)});
+  for (const auto& [size, effs] : by_size) curve.push_back({size, std::clamp(median(effs), floor, 1.0)});
   return curve;
+}
+
+// A running median of three neighbours: on a shared machine one lucky (or unlucky)
+// point should not bend the curve for every op of that size.
+std::vector<CurvePoint> running_median(const std::vector<CurvePoint>& curve) {
+  std::vector<CurvePoint> smooth = curve;
+  for (std::size_t i = 1; i + 1 < curve.size(); ++i)
+    smooth[i].efficiency = median({curve[i - 1].efficiency, curve[i].efficiency, curve[i + 1].efficiency});
+  return smooth;
 }
 
 // Message steps of a ring (Thakur et al. 2005 §4): n-1 per pass, two passes for all-reduce;
@@ -55,19 +64,39 @@ GemmFit fit_gemm(const std::vector<GemmPoint>& points, double launch_s) {
   for (const GemmPoint& p : points) f.peak_flops = std::max(f.peak_flops, rate(p));
   std::map<double, std::vector<double>> by_flops;
   for (const GemmPoint& p : points) by_flops[p.flops].push_back(rate(p) / f.peak_flops);
-  f.curve = median_curve(by_flops);
-  // A running median of three neighbours: on a shared machine one lucky (or unlucky)
-  // shape should not bend the curve for every op of that size.
-  std::vector<CurvePoint> smooth = f.curve;
-  for (std::size_t i = 1; i + 1 < f.curve.size(); ++i)
-    smooth[i].efficiency = median({f.curve[i - 1].efficiency, f.curve[i].efficiency, f.curve[i + 1].efficiency});
-  f.curve = smooth;
+  f.curve = running_median(median_curve(by_flops));
   return f;
+}
+
+AttentionFit fit_attention(const std::vector<AttentionPoint>& points, double peak_flops, double launch_s) {
+  AttentionFit f;
+  std::map<double, std::vector<double>> fwd, bwd;
+  for (const AttentionPoint& p : points)
+    (p.backward ? bwd : fwd)[p.flops].push_back(p.flops / std::max(p.seconds.median - launch_s, 1e-12) / peak_flops);
+  f.fwd = running_median(median_curve(fwd, kMinKernelEfficiency));
+  f.bwd = running_median(median_curve(bwd, kMinKernelEfficiency));
+  return f;
+}
+
+std::map<std::string, KernelCurves> fit_kernels(const std::vector<MemoryPoint>& points, const MemoryFit& memory) {
+  std::map<std::string, std::pair<std::map<double, std::vector<double>>, std::map<double, std::vector<double>>>> by_kernel;
+  for (const MemoryPoint& p : points) {
+    if (p.kernel == "copy" || p.kernel == "add") continue;  // the bandwidth itself, not kernels of the op list
+    const double eff = p.bytes / std::max(p.seconds.median - memory.launch_s, 1e-12) / memory.copy_Bps;
+    auto& [fwd, bwd] = by_kernel[p.kernel];
+    (p.backward ? bwd : fwd)[p.bytes].push_back(eff);
+  }
+  std::map<std::string, KernelCurves> kernels;
+  for (const auto& [name, passes] : by_kernel)
+    kernels[name] = {running_median(median_curve(passes.first, kMinKernelEfficiency)),
+                     running_median(median_curve(passes.second, kMinKernelEfficiency))};
+  return kernels;
 }
 
 MemoryFit fit_memory(const std::vector<MemoryPoint>& points) {
   std::map<std::string, std::pair<std::vector<double>, std::vector<double>>> per_kernel;
   for (const MemoryPoint& p : points) {
+    if (p.backward) continue;
     per_kernel[p.kernel].first.push_back(p.bytes);
     per_kernel[p.kernel].second.push_back(p.seconds.median);
   }

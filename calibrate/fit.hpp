@@ -3,6 +3,8 @@
 // (hardware/gpu_spec.hpp, SCENARIO.md Extensions): a GEMM peak and efficiency curve,
 // a memory bandwidth with the kernels' achieved fraction and a fixed cost per call, and a
 // link's bandwidth, latency and efficiency curve.
+#include <map>
+#include <string>
 #include <vector>
 
 #include "calibrate/comm_bench.hpp"
@@ -35,6 +37,24 @@ struct MemoryFit {
   double launch_s = 0;     // fixed cost per call (median of the kernels' intercepts, >= 0)
 };
 MemoryFit fit_memory(const std::vector<MemoryPoint>& points);
+
+// Floor of a measured kernel efficiency: GeLU on a CPU reaches under 1% of memcpy's rate.
+constexpr double kMinKernelEfficiency = 1e-4;
+
+// Forward and backward curves of one kernel (either may be empty: not measured).
+struct KernelCurves {
+  std::vector<CurvePoint> fwd, bwd;
+};
+
+// Fused attention: achieved fraction of the GEMM peak by FLOPs (full-square count), the
+// launch cost taken out as for GEMMs.
+using AttentionFit = KernelCurves;
+AttentionFit fit_attention(const std::vector<AttentionPoint>& points, double peak_flops, double launch_s);
+
+// Each memory-bound kernel of the op list ("gelu", "layernorm", ...): achieved fraction
+// of memcpy's bandwidth on the bytes the simulator counts for it (MemoryPoint::bytes),
+// by those bytes, forward and backward apart, then a running median of 3.
+std::map<std::string, KernelCurves> fit_kernels(const std::vector<MemoryPoint>& points, const MemoryFit& memory);
 
 struct LinkFit {
   double bandwidth_Bps = 0;  // best bus rate of any point once its latency steps are out

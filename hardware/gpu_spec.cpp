@@ -13,6 +13,15 @@ double GpuSpec::peak(Dtype d) const {
   return it->second;
 }
 
+double GpuSpec::kernel_memory_efficiency(std::string_view kernel, bool backward, double bytes) const {
+  const auto it = kernel_efficiency.find(kernel);
+  if (it == kernel_efficiency.end() || it->second.empty()) return memory_efficiency;
+  const PassCurves& k = it->second;
+  // a kernel measured in one direction only: the other is taken to stream alike
+  const auto& curve = k.of(backward).empty() ? k.of(!backward) : k.of(backward);
+  return interpolate_efficiency(curve, bytes);
+}
+
 double interpolate_efficiency(const std::vector<EfficiencyPoint>& curve, double size) {
   if (curve.empty()) return 1.0;
   if (size <= curve.front().size) return curve.front().efficiency;

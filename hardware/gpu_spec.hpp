@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "models/dtype.hpp"
@@ -15,6 +16,13 @@ namespace twinsim {
 struct EfficiencyPoint {
   double size = 0;
   double efficiency = 1;
+};
+
+// A kernel's forward and backward efficiency curves (each may be empty: not measured).
+struct PassCurves {
+  std::vector<EfficiencyPoint> fwd, bwd;
+  bool empty() const { return fwd.empty() && bwd.empty(); }
+  const std::vector<EfficiencyPoint>& of(bool backward) const { return backward ? bwd : fwd; }
 };
 
 struct GpuSpec {
@@ -30,10 +38,20 @@ struct GpuSpec {
   // allowance (sim/memory/buffers.cpp), 0 for the host CPU, whose libraries need none
   std::int64_t workspace_bytes = -1;
   std::vector<EfficiencyPoint> gemm_efficiency;  // by GEMM FLOPs
+  // fused attention: achieved fraction of peak by FLOPs (the op list's full-square count);
+  // empty: the figures of sim/cost/kernel_defaults.cpp, or else the GEMM curve
+  PassCurves attention_efficiency;
+  // memory-bound kernels by name (LayerOp::kernel: "gelu", "layernorm", "adamw", ...):
+  // achieved fraction of hbm_bandwidth on the bytes the op list counts for them; a
+  // kernel not named here runs at memory_efficiency. On a GPU these kernels stream at
+  // near one rate; on a CPU, GeLU's tanh makes it 100x slower than a copy.
+  std::map<std::string, PassCurves, std::less<>> kernel_efficiency;
 
   // Peak for a math type; throws if the GPU has no such unit (e.g. fp8 on A100).
   double peak(Dtype d) const;
   bool has_peak(Dtype d) const { return peak_flops.count(d) != 0; }
+  // Achieved fraction of HBM bandwidth of `kernel` moving `bytes` in one pass.
+  double kernel_memory_efficiency(std::string_view kernel, bool backward, double bytes) const;
 };
 
 // Interpolates an efficiency curve (see EfficiencyPoint); 1.0 for an empty curve.

@@ -6,10 +6,11 @@ namespace twinsim {
 
 namespace {
 
-LayerOp memory_op(std::string_view name, OpKind kind, std::int64_t bytes) {
+LayerOp memory_op(std::string_view name, OpKind kind, std::string_view kernel, std::int64_t bytes) {
   LayerOp op;
   op.name = name;
   op.kind = kind;
+  op.kernel = kernel;
   op.fwd_bytes = bytes;
   return op;
 }
@@ -32,7 +33,7 @@ std::vector<LayerOp> build_embedding_ops(const ModelSpec& m, const Plan& p, cons
   std::vector<LayerOp> ops;
   // gather one table row per token (+ position row), write the sum
   const int tables = m.position == Position::learned ? 2 : 1;
-  ops.push_back(memory_op("embedding.lookup", OpKind::elementwise, (tables + 1) * activation));
+  ops.push_back(memory_op("embedding.lookup", OpKind::elementwise, "embedding", (tables + 1) * activation));
   // vocab-parallel lookup: each TP rank holds V/t rows, partial sums meet in an
   // all-reduce (a reduce-scatter with sequence parallelism) (Megatron VocabParallelEmbedding)
   if (p.tp > 1)
@@ -49,7 +50,7 @@ std::vector<LayerOp> build_head_ops(const ModelSpec& m, const Plan& p, const Mic
   const std::int64_t sp = p.sequence_parallel ? p.tp : 1;
   const std::int64_t vocab_shard = ceil_div(m.vocab, p.tp);
   std::vector<LayerOp> ops;
-  ops.push_back(memory_op("head.norm", OpKind::norm, 2 * activation / sp));
+  ops.push_back(memory_op("head.norm", OpKind::norm, norm_kernel_name(m), 2 * activation / sp));
   if (p.tp > 1)
     ops.push_back(tp_collective("head.enter",
                                 p.sequence_parallel ? CollectiveKind::all_gather : CollectiveKind::none,
@@ -69,7 +70,7 @@ std::vector<LayerOp> build_head_ops(const ModelSpec& m, const Plan& p, const Mic
   ops.push_back(logits);
   // softmax cross-entropy in fp32: read the logits, write fp32 probabilities for the
   // backward; vocab-parallel max and sum all-reduces move 2 floats per token
-  ops.push_back(memory_op("head.loss", OpKind::elementwise, checked_mul(tokens * vocab_shard, e + 4)));
+  ops.push_back(memory_op("head.loss", OpKind::elementwise, "cross_entropy", checked_mul(tokens * vocab_shard, e + 4)));
   if (p.tp > 1) ops.push_back(tp_collective("head.loss_reduce", CollectiveKind::all_reduce, CollectiveKind::none, tokens * 8));
   return ops;
 }

@@ -7,6 +7,16 @@
 
 namespace twinsim {
 
+std::string kernel_name_list() {
+  std::string list;
+  for (std::string_view k : kKernelNames) list += (list.empty() ? "" : ", ") + std::string(k);
+  return list;
+}
+
+std::string_view norm_kernel_name(const ModelSpec& model) {
+  return model.norm == Norm::rmsnorm ? "rmsnorm" : "layernorm";
+}
+
 std::int64_t heads_per_gpu(const ModelSpec& model, int tp) { return model.heads / tp; }
 
 std::int64_t kv_heads_per_gpu(const ModelSpec& model, int tp) {
@@ -31,6 +41,7 @@ struct LayerShape {
   bool dropout = false;
   bool flash = true;
   Recompute recompute = Recompute::none;
+  std::string_view norm_kernel = "layernorm";
 
   std::int64_t act(std::int64_t elements) const { return checked_mul(elements, e); }
   // A [tokens, h] tensor outside the TP region (sharded by SP, else replicated).
@@ -54,6 +65,7 @@ LayerShape make_shape(const ModelSpec& m, const Plan& p, const MicroBatchShape& 
   s.dropout = m.dropout > 0;
   s.flash = p.flash_attention;
   s.recompute = p.recompute;
+  s.norm_kernel = norm_kernel_name(m);
   return s;
 }
 
@@ -79,17 +91,18 @@ LayerOp gemm(std::string_view name, std::int64_t m, std::int64_t n, std::int64_t
   return op;
 }
 
-LayerOp elementwise(std::string_view name, std::int64_t bytes) {
+LayerOp elementwise(std::string_view name, std::string_view kernel, std::int64_t bytes) {
   LayerOp op;
   op.name = name;
   op.kind = OpKind::elementwise;
+  op.kernel = kernel;
   op.fwd_bytes = bytes;
   return op;
 }
 
 // LayerNorm/RMSNorm keeps its input; mean and 1/std per token are negligible (§4.1).
 LayerOp norm(std::string_view name, const LayerShape& s) {
-  LayerOp op = elementwise(name, 2 * s.residual_stream() + s.act(2 * s.h));
+  LayerOp op = elementwise(name, s.norm_kernel, 2 * s.residual_stream() + s.act(2 * s.h));
   op.kind = OpKind::norm;
   op.weight_bytes = s.act(2 * s.h);
   keep(op, "input", s.residual_stream());
@@ -131,7 +144,7 @@ void add_tp_exit(std::vector<LayerOp>& ops, std::string_view name, const LayerSh
 
 // Dropout + residual add (Megatron's fused bias-dropout-add): keeps a 1-byte mask (§4.1).
 LayerOp residual(std::string_view name, const LayerShape& s) {
-  LayerOp op = elementwise(name, 3 * s.residual_stream());
+  LayerOp op = elementwise(name, "residual", 3 * s.residual_stream());
   if (s.dropout) {
     const std::int64_t mask = s.tokens * s.h / s.sp;
     op.fwd_bytes += mask;
@@ -185,7 +198,7 @@ void add_attention(std::vector<LayerOp>& ops, const ModelSpec& m, const LayerSha
   keep(qkv, "input", s.residual_stream());  // with SP kept sharded, re-gathered in bwd (§4.2.2)
   ops.push_back(qkv);
   if (m.position == Position::rope)  // rotates Q and K in place; cos/sin are constants
-    ops.push_back(elementwise("attn.rope", 2 * s.act(s.tokens * (s.q_cols + s.kv_cols))));
+    ops.push_back(elementwise("attn.rope", "rope", 2 * s.act(s.tokens * (s.q_cols + s.kv_cols))));
   if (s.cp > 1)  // ring attention passes every other rank's K,V chunk around (Liu et al. 2023)
     ops.push_back(collective("attn.cp_ring", CollectiveKind::ring_exchange, CollectiveKind::ring_exchange,
                              CommGroup::cp, (s.cp - 1) * 2 * s.act(s.tokens * s.kv_cols)));
@@ -221,7 +234,7 @@ void add_ffn(std::vector<LayerOp>& ops, const FfnNames& names, const LayerShape&
   keep(up, "input", saved_input);
   ops.push_back(up);
   const std::int64_t inner = s.act(checked_mul(tokens, ffn));
-  LayerOp act = elementwise(names.act, (swiglu ? 3 : 2) * inner);
+  LayerOp act = elementwise(names.act, swiglu ? "swiglu" : "gelu", (swiglu ? 3 : 2) * inner);
   keep(act, swiglu ? "gate" : "input", inner);
   if (swiglu) keep(act, "up", inner);
   ops.push_back(act);

@@ -18,7 +18,9 @@
 //    Megatron puts them (Shoeybi et al. 2019, Fig. 3 f/g operators; Korthikanti §4.2.2
 //    for the sequence-parallel g/ḡ pair); their `bytes` is the size of the whole,
 //    unsharded tensor the collective produces or consumes.
+#include <array>
 #include <cstdint>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -43,9 +45,16 @@ struct SavedTensor {
   std::int64_t bytes = 0;
 };
 
+// The memory-bound kernels an op list names (LayerOp::kernel): a calibrated device may
+// give each its own efficiency (GpuSpec::kernel_efficiency), as CPU kernels differ 100x.
+inline constexpr std::array<std::string_view, 10> kKernelNames = {
+    "layernorm", "rmsnorm", "gelu", "swiglu", "rope", "residual", "embedding", "cross_entropy", "adamw", "sgd"};
+std::string kernel_name_list();  // "layernorm, rmsnorm, ..." for error messages
+
 struct LayerOp {
   std::string_view name;  // stable: "attn.qkv", "mlp.fc1", "moe.experts.down", ...
   OpKind kind = OpKind::elementwise;
+  std::string_view kernel;  // norm and element-wise ops: one of kKernelNames
   // GEMM shape: `count` products C[m,n] = A[m,k] * B[k,n] (count > 1: grouped expert GEMMs)
   std::int64_t m = 0, n = 0, k = 0, count = 1;
   bool flash = false;       // attention: flash-style (scores never stored)
@@ -80,5 +89,7 @@ double backward_flops(const std::vector<LayerOp>& ops);
 // least one per GPU (replicated when kv_heads < tp, as vLLM and Megatron do for GQA).
 std::int64_t heads_per_gpu(const ModelSpec& model, int tp);
 std::int64_t kv_heads_per_gpu(const ModelSpec& model, int tp);
+// "layernorm" or "rmsnorm": the kernel of the model's norm ops.
+std::string_view norm_kernel_name(const ModelSpec& model);
 
 }  // namespace twinsim

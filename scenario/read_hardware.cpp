@@ -1,4 +1,7 @@
 // The `cluster:` section and the GPU it names (SCENARIO.md; hardware/catalog/README.md).
+#include <algorithm>
+
+#include "models/layer_ops.hpp"
 #include "scenario/errors.hpp"
 #include "scenario/mapping_reader.hpp"
 #include "scenario/read_sections.hpp"
@@ -50,6 +53,37 @@ std::vector<EfficiencyPoint> read_curve(MappingReader& r, const std::string& key
   return curve;
 }
 
+// {fwd: curve, bwd: curve}, either optional.
+PassCurves read_pass_curves(MappingReader& parent, const std::string& key) {
+  PassCurves c;
+  if (!parent.has(key)) return c;
+  const YAML::Node n = parent.child(key);
+  if (!n.IsMap()) throw ScenarioError(parent.key_path(key), "", "must be a mapping {fwd: curve, bwd: curve}");
+  MappingReader r(n, parent.key_path(key));
+  c.fwd = read_curve(r, "fwd");
+  c.bwd = read_curve(r, "bwd");
+  r.reject_unknown();
+  if (c.empty()) throw ScenarioError(parent.key_path(key), "", "needs a fwd or bwd curve");
+  return c;
+}
+
+// kernel_efficiency: {gelu: {fwd: curve, bwd: curve}, ...}
+std::map<std::string, PassCurves, std::less<>> read_kernel_efficiency(MappingReader& r) {
+  std::map<std::string, PassCurves, std::less<>> kernels;
+  if (!r.has("kernel_efficiency")) return kernels;
+  const YAML::Node n = r.child("kernel_efficiency");
+  const std::string where = r.key_path("kernel_efficiency");
+  if (!n.IsMap()) throw ScenarioError(where, "", "must be a mapping of kernel name to {fwd, bwd} curves");
+  MappingReader k(n, where);
+  for (const auto& entry : n) {
+    const std::string name = entry.first.as<std::string>();
+    if (std::find(kKernelNames.begin(), kKernelNames.end(), name) == kKernelNames.end())
+      throw ScenarioError(join_key(where, name), "", "is not a kernel the op list names (" + kernel_name_list() + ")");
+    kernels[name] = read_pass_curves(k, name);
+  }
+  return kernels;
+}
+
 LinkSpec read_link(MappingReader& parent, const std::string& key, const LinkSpec& fallback,
                    int* nics_per_node) {
   if (!parent.has(key)) return fallback;
@@ -90,6 +124,8 @@ GpuSpec read_gpu(const YAML::Node& node, const std::string& path) {
   g.memory_efficiency = r.number("memory_efficiency", 1.0, 1e-3, 1.0);
   if (auto mib = r.optional_number("workspace_MiB", 0, 1e6)) g.workspace_bytes = static_cast<std::int64_t>(*mib * 1048576.0);
   g.gemm_efficiency = read_curve(r, "gemm_efficiency");
+  g.attention_efficiency = read_pass_curves(r, "attention_efficiency");
+  g.kernel_efficiency = read_kernel_efficiency(r);
   r.reject_unknown();
   return g;
 }

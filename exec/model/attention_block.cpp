@@ -8,6 +8,7 @@
 #include "kernels/cpu/flash_attention.hpp"
 #include "kernels/cpu/gemm.hpp"
 #include "kernels/cpu/linear.hpp"
+#include "kernels/cpu/residual.hpp"
 #include "kernels/cpu/rope.hpp"
 
 namespace twinsim::exec {
@@ -133,12 +134,7 @@ void AttentionBlock::forward(const ModelContext& ctx, const float* x, float* y, 
   }
   {
     auto op = ctx.op(layer_, "attn.residual", pass);
-    const float* bias = param(proj_b_);
-    for (int r = 0; r < tl; ++r)
-      for (int j = 0; j < h; ++j) {
-        const std::size_t i = static_cast<std::size_t>(r) * h + j;
-        y[i] = x[i] + branch[i] + (bias ? bias[j] : 0.0f);
-      }
+    k::residual_forward(x, branch, param(proj_b_), y, tl, h);
   }
 }
 
@@ -154,7 +150,7 @@ void AttentionBlock::backward(const ModelContext& ctx, const float* dy, const fl
   const bool sp = c_.sequence_parallel && ctx.tp_size() > 1;
   if (proj_b_ >= 0) {
     auto op = ctx.op(layer_, "attn.residual", Pass::bwd_dgrad);
-    k::linear_backward_bias(dy, grad(proj_b_), tl, h, true);
+    k::residual_backward(dy, grad(proj_b_), tl, h, true);
   }
   Tensor dy_full;
   const float* dbranch = dy;

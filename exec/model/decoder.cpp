@@ -7,6 +7,7 @@
 #include "exec/model/norm_op.hpp"
 #include "exec/model/tp_region.hpp"
 #include "kernels/cpu/linear.hpp"
+#include "kernels/cpu/residual.hpp"
 #include "kernels/cpu/rope.hpp"
 
 namespace twinsim::exec {
@@ -166,12 +167,7 @@ void Decoder::attention(const ModelContext& ctx, int i, const float* x, float* y
     all_reduce_tp(ctx, partial.data(), partial.size());
   }
   auto op = ctx.op(i, "attn.residual", Pass::fwd);
-  const float* bias = param_or_null(p, pre + "proj.bias");
-  for (int r = 0; r < rows; ++r)
-    for (int j = 0; j < h; ++j) {
-      const std::size_t e = static_cast<std::size_t>(r) * h + j;
-      y[e] = x[e] + partial[e] + (bias ? bias[j] : 0.0f);
-    }
+  k::residual_forward(x, partial.data(), param_or_null(p, pre + "proj.bias"), y, rows, h);
 }
 
 Tensor Decoder::head(const ModelContext& ctx, const float* x, int n) const {

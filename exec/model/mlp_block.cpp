@@ -7,6 +7,7 @@
 #include "kernels/cpu/activation.hpp"
 #include "kernels/cpu/gemm.hpp"
 #include "kernels/cpu/linear.hpp"
+#include "kernels/cpu/residual.hpp"
 
 namespace twinsim::exec {
 
@@ -114,12 +115,7 @@ void MlpBlock::forward(const ModelContext& ctx, const float* x, float* y, MlpSav
   }
   {
     auto op = ctx.op(layer_, "mlp.residual", pass);
-    const float* bias = param(w2b_);
-    for (int r = 0; r < tl; ++r)
-      for (int j = 0; j < h; ++j) {
-        const std::size_t i = static_cast<std::size_t>(r) * h + j;
-        y[i] = x[i] + branch[i] + (bias ? bias[j] : 0.0f);
-      }
+    k::residual_forward(x, branch, param(w2b_), y, tl, h);
   }
 }
 
@@ -129,7 +125,7 @@ void MlpBlock::backward(const ModelContext& ctx, const float* dy, const float* x
   const bool sp = c_.sequence_parallel && ctx.tp_size() > 1;
   if (w2b_ >= 0) {
     auto op = ctx.op(layer_, "mlp.residual", Pass::bwd_dgrad);
-    k::linear_backward_bias(dy, grad(w2b_), tl, h, true);
+    k::residual_backward(dy, grad(w2b_), tl, h, true);
   }
   Tensor dy_full;
   const float* dbranch = dy;

@@ -45,6 +45,21 @@ double memory_s(const GpuSpec& gpu, double bytes) {
   return bytes / (gpu.hbm_bandwidth_Bps * gpu.memory_efficiency);
 }
 
+double kernel_memory_s(const GpuSpec& gpu, const ComputeOp& op) {
+  return op.bytes / (gpu.hbm_bandwidth_Bps * gpu.kernel_memory_efficiency(op.kernel, op.backward, op.bytes));
+}
+
+// Measured curves (a calibrated device) first, then the published figures of a known GPU,
+// then the GEMM curve: an unknown GPU's fused attention as good as its large GEMMs.
+double attention_efficiency(const GpuSpec& gpu, const ComputeOp& op) {
+  if (!gpu.attention_efficiency.empty()) {
+    const PassCurves& a = gpu.attention_efficiency;
+    return interpolate_efficiency(a.of(op.backward).empty() ? a.of(!op.backward) : a.of(op.backward), op.flops);
+  }
+  if (const KernelDefaults* d = kernel_defaults(gpu.name)) return op.backward ? d->attention_bwd : d->attention_fwd;
+  return interpolate_efficiency(gemm_curve(gpu), op.flops);
+}
+
 }  // namespace
 
 double gemm_wave_utilization(int sms, std::int64_t m, std::int64_t n, std::int64_t k) {
@@ -76,11 +91,7 @@ ComputeCost gemm_cost(const GpuSpec& gpu, const ComputeOp& op) {
 
 ComputeCost attention_cost(const GpuSpec& gpu, const ComputeOp& op) {
   ComputeCost c;
-  const KernelDefaults* d = kernel_defaults(gpu.name);
-  if (d)
-    c.efficiency = op.backward ? d->attention_bwd : d->attention_fwd;
-  else  // an unknown GPU: its fused attention as good as its large GEMMs
-    c.efficiency = interpolate_efficiency(gemm_curve(gpu), op.flops);
+  c.efficiency = attention_efficiency(gpu, op);
   c.math_s = op.flops / (gpu.peak(op.dtype) * c.efficiency);
   c.memory_s = memory_s(gpu, op.bytes);
   c.launch_s = gpu.kernel_launch_s;
@@ -91,7 +102,7 @@ ComputeCost memory_bound_cost(const GpuSpec& gpu, const ComputeOp& op) {
   ComputeCost c;
   // Element-wise math runs on the CUDA cores (fp32 rate), not the Tensor Cores.
   c.math_s = op.flops / gpu.peak(Dtype::fp32);
-  c.memory_s = memory_s(gpu, op.bytes);
+  c.memory_s = kernel_memory_s(gpu, op);
   c.launch_s = gpu.kernel_launch_s;
   return c;
 }

@@ -2,6 +2,7 @@
 // Time of one compute op on one GPU: a roofline (Williams, Waterman, Patterson 2009) of
 // math against HBM traffic, each derated to what real kernels reach, plus one launch.
 #include <cstdint>
+#include <string_view>
 
 #include "hardware/gpu_spec.hpp"
 #include "models/dtype.hpp"
@@ -17,6 +18,9 @@ struct ComputeOp {
   double bytes = 0;               // HBM traffic, reads plus writes
   std::int64_t m = 0, n = 0, k = 0;  // gemm: output m x n, inner k (0 = shape unknown)
   bool backward = false;          // attention: the backward kernels run slower
+  // memory-bound kernels: which one ("gelu", "layernorm", ...; see LayerOp::kernel),
+  // for GPUs that list per-kernel efficiencies; "" runs at the GPU's memory_efficiency
+  std::string_view kernel;
 };
 
 // The parts of an op's time, so a report can say why it took that long.

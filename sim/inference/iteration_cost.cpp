@@ -40,6 +40,7 @@ ServingCostModel::OpsCost ServingCostModel::price(const std::vector<LayerOp>& op
     c.dtype = act_dtype;
     c.flops = op.fwd_flops;
     c.bytes = static_cast<double>(op.fwd_bytes);
+    c.kernel = op.kernel;
     switch (op.kind) {
       case OpKind::gemm:
         c.kind = ComputeKind::gemm;

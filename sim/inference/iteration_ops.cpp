@@ -51,6 +51,7 @@ struct Sizes {
   std::int64_t kv_e_bits = 16;
   Dtype weights = Dtype::fp16;
   int tp = 1;
+  std::string_view norm_kernel = "layernorm";
   std::int64_t act(std::int64_t elements) const { return checked_mul(elements, e); }
   std::int64_t kv(std::int64_t elements) const { return ceil_div(checked_mul(elements, kv_e_bits), 8); }
 };
@@ -65,13 +66,15 @@ Sizes make_sizes(const ModelSpec& m, const Plan& p, const InferenceWorkload& w, 
   s.kv_e_bits = dtype_bits(w.kv_dtype);
   s.weights = w.weight_dtype;
   s.tp = p.tp;
+  s.norm_kernel = norm_kernel_name(m);
   return s;
 }
 
-LayerOp memory_op(std::string_view name, OpKind kind, std::int64_t bytes) {
+LayerOp memory_op(std::string_view name, OpKind kind, std::string_view kernel, std::int64_t bytes) {
   LayerOp op;
   op.name = name;
   op.kind = kind;
+  op.kernel = kernel;
   op.fwd_bytes = bytes;
   return op;
 }
@@ -91,7 +94,7 @@ LayerOp linear(std::string_view name, std::int64_t m, std::int64_t n, std::int64
 }
 
 LayerOp norm(std::string_view name, std::int64_t rows, const Sizes& s) {
-  LayerOp op = memory_op(name, OpKind::norm, s.act(2 * rows * s.h + s.h));
+  LayerOp op = memory_op(name, OpKind::norm, s.norm_kernel, s.act(2 * rows * s.h + s.h));
   op.weight_bytes = s.act(s.h);
   return op;
 }
@@ -126,7 +129,7 @@ void add_ffn(std::vector<LayerOp>& ops, const ModelSpec& m, const Sizes& s, std:
   const std::int64_t rows = experts * rows_per_expert;
   ops.push_back(linear(moe ? (swiglu ? "moe.experts.gate_up" : "moe.experts.fc1") : (swiglu ? "mlp.gate_up" : "mlp.fc1"),
                        rows_per_expert, (swiglu ? 2 : 1) * ffn, s.h, experts, s, s.weights));
-  ops.push_back(memory_op(moe ? "moe.experts.act" : "mlp.act", OpKind::elementwise,
+  ops.push_back(memory_op(moe ? "moe.experts.act" : "mlp.act", OpKind::elementwise, swiglu ? "swiglu" : "gelu",
                           (swiglu ? 3 : 2) * s.act(checked_mul(rows, ffn))));
   ops.push_back(linear(moe ? (swiglu ? "moe.experts.down" : "moe.experts.fc2") : (swiglu ? "mlp.down" : "mlp.fc2"),
                        rows_per_expert, s.h, ffn, experts, s, s.weights));
@@ -155,18 +158,18 @@ std::vector<LayerOp> build_iteration_layer_ops(const ModelSpec& m, std::int64_t 
   ops.push_back(norm("attn.norm", s.t, s));
   ops.push_back(linear("attn.qkv", s.t, s.q_cols + 2 * s.kv_cols, s.h, 1, s, s.weights));
   if (m.position == Position::rope)  // rotates the new Q and K in place
-    ops.push_back(memory_op("attn.rope", OpKind::elementwise, 2 * s.act(s.t * (s.q_cols + s.kv_cols))));
+    ops.push_back(memory_op("attn.rope", OpKind::elementwise, "rope", 2 * s.act(s.t * (s.q_cols + s.kv_cols))));
   ops.push_back(attention(shape, s));
   ops.push_back(linear("attn.proj", s.t, s.h, s.q_cols, 1, s, s.weights));
   add_all_reduce(ops, "attn.tp_exit", s);  // Megatron's row-parallel output (Shoeybi 2019, Fig. 3)
-  ops.push_back(memory_op("attn.residual", OpKind::elementwise, 3 * s.act(s.t * s.h)));
+  ops.push_back(memory_op("attn.residual", OpKind::elementwise, "residual", 3 * s.act(s.t * s.h)));
   ops.push_back(norm("mlp.norm", s.t, s));
   if (m.is_moe_layer(layer))
     add_moe(ops, m, s);
   else
     add_ffn(ops, m, s, m.ffn_hidden / s.tp, 1, s.t, false);
   add_all_reduce(ops, "mlp.tp_exit", s);
-  ops.push_back(memory_op("mlp.residual", OpKind::elementwise, 3 * s.act(s.t * s.h)));
+  ops.push_back(memory_op("mlp.residual", OpKind::elementwise, "residual", 3 * s.act(s.t * s.h)));
   return ops;
 }
 
@@ -175,7 +178,7 @@ std::vector<LayerOp> build_iteration_embedding_ops(const ModelSpec& m, const Pla
   const Sizes s = make_sizes(m, p, w, shape);
   const int tables = m.position == Position::learned ? 2 : 1;
   std::vector<LayerOp> ops;
-  ops.push_back(memory_op("embedding.lookup", OpKind::elementwise, (tables + 1) * s.act(s.t * s.h)));
+  ops.push_back(memory_op("embedding.lookup", OpKind::elementwise, "embedding", (tables + 1) * s.act(s.t * s.h)));
   // vocab-parallel embedding: partial rows meet in an all-reduce (vLLM VocabParallelEmbedding)
   add_all_reduce(ops, "embedding.reduce", s);
   return ops;
@@ -197,7 +200,7 @@ std::vector<LayerOp> build_iteration_head_ops(const ModelSpec& m, const Plan& p,
     ops.push_back(gather);
   }
   // softmax and sampling read the fp32 logits once
-  ops.push_back(memory_op("head.sample", OpKind::elementwise, checked_mul(checked_mul(rows, m.vocab), 4)));
+  ops.push_back(memory_op("head.sample", OpKind::elementwise, "", checked_mul(checked_mul(rows, m.vocab), 4)));
   return ops;
 }
 

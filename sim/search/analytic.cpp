@@ -155,6 +155,7 @@ AnalyticEstimate AnalyticModel::estimate(const Candidate& c) {
   // parameter of the GPU's shard (as sim/training/step_graph.cpp)
   ComputeOp step;
   step.kind = ComputeKind::optimizer;
+  step.kernel = training_.optimizer == Optimizer::adam ? "adamw" : "sgd";
   const double shard = c.zero >= 1 ? static_cast<double>(params) / c.dp : static_cast<double>(params);
   step.bytes = (training_.optimizer == Optimizer::adam ? 28.0 : 16.0) * shard;
   e.optimizer_s = op_time_s(cluster.gpu, step);

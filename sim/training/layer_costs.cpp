@@ -19,6 +19,7 @@ ComputeOp as_compute(const LayerOp& op, Dtype dtype, double flops, double bytes,
   c.flops = flops;
   c.bytes = bytes;
   c.backward = backward;
+  c.kernel = op.kernel;
   switch (op.kind) {
     case OpKind::gemm: c.kind = ComputeKind::gemm; break;
     case OpKind::attention: c.kind = ComputeKind::attention; break;

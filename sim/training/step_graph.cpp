@@ -364,6 +364,7 @@ void Builder::add_data_parallel(int stage) {
   const std::int64_t shard = sharded ? total / s.plan.dp : total;
   ComputeOp step;
   step.kind = ComputeKind::optimizer;
+  step.kernel = s.training->optimizer == Optimizer::adam ? "adamw" : "sgd";
   step.bytes = (s.training->optimizer == Optimizer::adam ? 28.0 : 16.0) * static_cast<double>(shard);
   Chains chains(sr.gpus.size());
   const std::vector<TaskId> opt = compute(chains, stage, "optimizer.step", op_time_s(s.cluster.gpu, step), c.optimizer);

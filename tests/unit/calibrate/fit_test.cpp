@@ -45,6 +45,27 @@ TEST(FitMemory, BandwidthEfficiencyAndLaunch) {
   EXPECT_NEAR(f.launch_s, 1e-6, 1e-12);
 }
 
+TEST(FitKernels, EachKernelAndPassGetsItsOwnCurve) {
+  // memcpy at 20 GB/s, no launch cost; GeLU at 0.2 GB/s forward, 0.4 backward; LayerNorm
+  // at 10 GB/s below 1 MB and 5 GB/s above (out of cache)
+  std::vector<MemoryPoint> pts;
+  for (double b : {1e4, 1e5, 1e6, 1e7}) {
+    pts.push_back({"copy", b, exact(b / 20e9)});
+    pts.push_back({"gelu", b, exact(b / 0.2e9)});
+    pts.push_back({"gelu", 2 * b, exact(2 * b / 0.4e9), true});
+    pts.push_back({"layernorm", b, exact(b / (b < 1e6 ? 10e9 : 5e9))});
+  }
+  MemoryFit memory;
+  memory.copy_Bps = 20e9;
+  const auto k = fit_kernels(pts, memory);
+  ASSERT_EQ(k.size(), 2u);  // copy is the bandwidth itself, not a kernel
+  for (const CurvePoint& p : k.at("gelu").fwd) EXPECT_NEAR(p.efficiency, 0.01, 1e-9);
+  for (const CurvePoint& p : k.at("gelu").bwd) EXPECT_NEAR(p.efficiency, 0.02, 1e-9);
+  EXPECT_NEAR(k.at("layernorm").fwd.front().efficiency, 0.5, 1e-9);
+  EXPECT_NEAR(k.at("layernorm").fwd.back().efficiency, 0.25, 1e-9);
+  EXPECT_TRUE(k.at("layernorm").bwd.empty());
+}
+
 TEST(FitGemm, PeakIsTheBestShapeAndCurveIsRelative) {
   // 1 GFLOP at 100 GFLOP/s, 1 MFLOP at 25 GFLOP/s; two shapes of 8 MFLOP at 50 and 70
   const double launch = 1e-6;
@@ -111,7 +132,9 @@ TEST(HardwareYaml, LoadsAsAnInlineClusterWithTheFittedFigures) {
   for (double b : {1e4, 1e6}) {
     c.memory.push_back({"copy", b, exact(b / 20e9)});
     c.memory.push_back({"gelu", b, exact(1e-6 + b / 10e9)});
+    c.memory.push_back({"gelu", 2 * b, exact(1e-6 + 2 * b / 5e9), true});  // backward at half the rate
   }
+  c.attention = {{2, 64, 4, 64, false, 1e8, exact(1e-6 + 1e8 / 8e9)}, {2, 64, 4, 64, true, 2e8, exact(1e-6 + 2e8 / 4e9)}};
   c.gemm = {{64, 64, 64, 2.0 * 64 * 64 * 64, exact(1e-6 + 2.0 * 64 * 64 * 64 / 20e9)},
             {512, 512, 512, 2.0 * 512 * 512 * 512, exact(1e-6 + 2.0 * 512 * 512 * 512 / 80e9)}};
   c.comm = ring_points(8e9, 2e-6, 0.5);
@@ -136,6 +159,13 @@ TEST(HardwareYaml, LoadsAsAnInlineClusterWithTheFittedFigures) {
   ASSERT_EQ(s.cluster.intra_node.efficiency.size(), 3u);
   EXPECT_NEAR(s.cluster.intra_node.efficiency.front().efficiency, 0.5, 1e-3);
   EXPECT_EQ(s.cluster.gpus_per_node, 64);
+  // GeLU at 10 GB/s of memcpy's 20 forward, 5 backward; attention at 10% and 5% of the 80 GFLOP/s peak
+  const PassCurves& gelu = s.cluster.gpu.kernel_efficiency.at("gelu");
+  ASSERT_EQ(gelu.fwd.size(), 2u);
+  EXPECT_NEAR(gelu.fwd.back().efficiency, 0.5, 1e-3);
+  EXPECT_NEAR(gelu.bwd.back().efficiency, 0.25, 1e-3);
+  EXPECT_NEAR(s.cluster.gpu.attention_efficiency.fwd.front().efficiency, 0.1, 1e-3);
+  EXPECT_NEAR(s.cluster.gpu.attention_efficiency.bwd.front().efficiency, 0.05, 1e-3);
 }
 
 }  // namespace

@@ -58,7 +58,10 @@ TEST(ComputeCost, ElementwiseAndNormAreMemoryBound) {
   // GeLU over a 2048 x 49152 bf16 activation: read and write 2 x 201,326,592 bytes
   // (~8 FLOPs per element on the CUDA cores is far from the 19.5 TFLOP/s limit).
   const GpuSpec gpu = test::a100();
-  ComputeOp gelu{ComputeKind::elementwise, Dtype::bf16, 8.0 * 2048 * 49152, 2.0 * 2 * 2048 * 49152};
+  ComputeOp gelu;
+  gelu.kind = ComputeKind::elementwise;
+  gelu.flops = 8.0 * 2048 * 49152;
+  gelu.bytes = 2.0 * 2 * 2048 * 49152;
   const ComputeCost c = op_cost(gpu, gelu);
   EXPECT_TRUE(c.memory_bound());
   EXPECT_NEAR(c.time_s(), 402653184.0 / (0.85 * 2039e9) + 4e-6, 1e-9);
@@ -70,11 +73,48 @@ TEST(ComputeCost, ElementwiseAndNormAreMemoryBound) {
 TEST(ComputeCost, AttentionUsesFlashAttentionEfficiency) {
   // FlashAttention-2 on A100: forward up to 73% of peak, backward slower (Dao 2023).
   const GpuSpec gpu = test::a100();
-  ComputeOp fwd{ComputeKind::attention, Dtype::bf16, 1e12, 1e8};
+  ComputeOp fwd;
+  fwd.kind = ComputeKind::attention;
+  fwd.flops = 1e12;
+  fwd.bytes = 1e8;
   ComputeOp bwd = fwd;
   bwd.backward = true;
   EXPECT_NEAR(achieved_tflops(gpu, fwd), 0.73 * 312, 1.0);
   EXPECT_GT(op_time_s(gpu, bwd), op_time_s(gpu, fwd));
+}
+
+TEST(ComputeCost, PerKernelEfficiencyByPassAndBytes) {
+  // a device where GeLU streams at 1% of the bandwidth forward and 2% backward below 1 MB,
+  // 4% from 100 MB; LayerNorm listed forward only; everything else at memory_efficiency
+  GpuSpec gpu = test::a100();
+  gpu.kernel_launch_s = 0;
+  gpu.kernel_efficiency["gelu"] = {{{1e6, 0.01}, {1e8, 0.04}}, {{1e6, 0.02}}};
+  gpu.kernel_efficiency["layernorm"] = {{{1e6, 0.5}}, {}};
+  ComputeOp op;
+  op.kind = ComputeKind::elementwise;
+  op.bytes = 1e6;
+  op.kernel = "gelu";
+  EXPECT_NEAR(op_time_s(gpu, op), 1e6 / (0.01 * gpu.hbm_bandwidth_Bps), 1e-15);
+  op.bytes = 1e7;  // halfway in log(bytes): 2.5%
+  EXPECT_NEAR(op_time_s(gpu, op), 1e7 / (0.025 * gpu.hbm_bandwidth_Bps), 1e-12);
+  op.backward = true;
+  EXPECT_NEAR(op_time_s(gpu, op), 1e7 / (0.02 * gpu.hbm_bandwidth_Bps), 1e-12);
+  op.kernel = "layernorm";  // no backward curve: the forward one
+  EXPECT_NEAR(op_time_s(gpu, op), 1e7 / (0.5 * gpu.hbm_bandwidth_Bps), 1e-12);
+  op.kernel = "rope";  // not listed
+  EXPECT_NEAR(op_time_s(gpu, op), 1e7 / (gpu.memory_efficiency * gpu.hbm_bandwidth_Bps), 1e-12);
+}
+
+TEST(ComputeCost, MeasuredAttentionCurvesOverrideKernelDefaults) {
+  GpuSpec gpu = test::a100();
+  gpu.attention_efficiency.fwd = {{1e9, 0.2}};
+  gpu.attention_efficiency.bwd = {{1e9, 0.1}};
+  ComputeOp op;
+  op.kind = ComputeKind::attention;
+  op.flops = 1e12;
+  EXPECT_NEAR(achieved_tflops(gpu, op), 0.2 * 312, 0.5);
+  op.backward = true;
+  EXPECT_NEAR(achieved_tflops(gpu, op), 0.1 * 312, 0.5);
 }
 
 TEST(ComputeCost, CatalogCurveOverridesDefaultsAndMissingPeakThrows) {
