@@ -125,11 +125,25 @@ TEST(FitLink, SmallMessagesGetALowerEfficiency) {
   EXPECT_NEAR(f.curve[2].efficiency, 1.0, 1e-6);
 }
 
+TEST(FitAll, LaunchCostNeverExceedsHalfTheFastestCall) {
+  // kernels whose line fits say 5 us per call, and a GEMM that took 2 us in all: taking
+  // 5 us out of it would make its rate (and the peak) absurd
+  Calibration c;
+  for (double b : {1e4, 1e6}) {
+    c.memory.push_back({"copy", b, exact(b / 20e9)});
+    c.memory.push_back({"gelu", b, exact(5e-6 + b / 10e9)});
+  }
+  c.gemm = {{32, 32, 32, 65536, exact(2e-6)}, {512, 512, 512, 2.0 * 512 * 512 * 512, exact(2.0 * 512 * 512 * 512 / 80e9)}};
+  const Fitted f = fit_all(c);
+  EXPECT_LE(f.memory.launch_s, 0.5 * 2e-6 * 0.99 + 1e-15);
+  EXPECT_NEAR(f.gemm.peak_flops, 80e9, 80e9 * 0.02);
+}
+
 TEST(HardwareYaml, LoadsAsAnInlineClusterWithTheFittedFigures) {
   Calibration c;
   c.machine = "test machine";
   c.memory_GiB = 16;
-  for (double b : {1e4, 1e6}) {
+  for (double b : {1e5, 1e6}) {
     c.memory.push_back({"copy", b, exact(b / 20e9)});
     c.memory.push_back({"gelu", b, exact(1e-6 + b / 10e9)});
     c.memory.push_back({"gelu", 2 * b, exact(1e-6 + 2 * b / 5e9), true});  // backward at half the rate
