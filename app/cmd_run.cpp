@@ -88,6 +88,17 @@ void check_fits(const exec::TrainConfig& config, std::int64_t capacity, bool for
                            "; refused before allocating (--force runs it anyway)");
 }
 
+// The executor reduces every gradient in one call after the backward and gathers ZeRO
+// shards right after the optimizer step: it overlaps neither with compute. Said once, so
+// a comparison with a simulation of the overlapped plan is not taken at face value.
+void note_overlaps_not_run(const Plan& plan, int rank) {
+  if (rank != 0 || plan.dp * plan.cp == 1) return;
+  if (plan.overlap_grad_reduce || (plan.zero >= 1 && plan.overlap_param_gather))
+    std::cerr << "note: the executor does not overlap data-parallel communication with compute; it runs this plan "
+                 "as plan.overlap_grad_reduce=false, plan.overlap_param_gather=false (simulate it so to compare)"
+              << std::endl;
+}
+
 void write_outputs(const RunArgs& a, const nlohmann::json& report, const nlohmann::json& trace) {
   std::filesystem::create_directories(a.out);
   write_atomically(std::filesystem::path(a.out) / "measured.json", report);
@@ -129,6 +140,7 @@ void run_ranks(const RunArgs& a, exec::MpiCommunicator& world) {
   if (a.resume && a.checkpoint_dir.empty()) throw std::invalid_argument("--resume needs --checkpoint-dir");
   const std::int64_t capacity = a.memory_limit > 0 ? a.memory_limit : s.cluster.gpu.memory_bytes;
   check_fits(config, capacity, a.force);
+  note_overlaps_not_run(config.plan, world.rank());
   exec::TrackedAllocator allocator(capacity);
   exec::set_model_allocator(&allocator);
   exec::Profiler profiler(world.rank());
