@@ -97,8 +97,9 @@ std::string hardware_yaml(const Calibration& c, const Fitted& f, const std::stri
     << "    fp32: " << fmt("%.5f", f.gemm.peak_flops / 1e12) << "\n"
     << "    bf16: " << fmt("%.5f", f.gemm.peak_flops / 1e12) << "\n"
     << "    fp16: " << fmt("%.5f", f.gemm.peak_flops / 1e12) << "\n"
-    << "  # achieved fraction of the peak by GEMM FLOPs (median over the shapes of that size,\n"
-    << "  # then a running median of three neighbours)\n"
+    << "  # achieved fraction of the peak by GEMM FLOPs: each shape the mean of the linear layer's\n"
+    << "  # forward, dgrad and wgrad with operands out of cache; the median over the shapes of that\n"
+    << "  # size, then a running median of three neighbours\n"
     << "  gemm_efficiency:\n";
   for (const CurvePoint& p : f.gemm.curve) {
     y << "    - [" << fmt("%.6g", p.size) << ", " << fmt("%.4f", p.efficiency) << "]   #";

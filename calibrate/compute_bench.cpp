@@ -46,23 +46,41 @@ std::vector<long> memory_sizes(bool quick) {
 
 }  // namespace
 
+// Buffer sets a GEMM sweep rotates through, so that each call finds its operands out of
+// cache as in a training step, where the weights were last touched a step ago and the
+// activations several ops ago: together at least 64 MiB (twice this host's 32 MiB L3).
+int cold_sets(std::size_t bytes_per_set) {
+  constexpr std::size_t kColdBytes = 64u << 20;
+  return static_cast<int>(std::clamp<std::size_t>(kColdBytes / bytes_per_set + 1, 2, 256));
+}
+
 std::vector<GemmPoint> gemm_sweep(const SweepOptions& o) {
   std::vector<GemmPoint> out;
   for (const Shape& s : gemm_shapes(o.quick)) {
     // the executor's linear layer (kernels/cpu/linear.hpp) with m tokens, k inputs, n outputs:
     // forward y = x W^T + b, dgrad dx = dy W, wgrad dW += dy^T x: each 2mnk FLOPs. The
-    // simulator prices the three with one curve, so a shape's point is their median time.
-    std::vector<float> x = filled(static_cast<std::size_t>(s.m) * s.k), w = filled(static_cast<std::size_t>(s.n) * s.k),
-                       b = filled(s.n), y = filled(static_cast<std::size_t>(s.m) * s.n);
-    const Stats fwd = time_per_call([&] { k::linear_forward(x.data(), w.data(), b.data(), y.data(), s.m, s.k, s.n); },
+    // simulator prices the three with one curve, so a shape's point is their mean time
+    // (the sum of the three is what a layer's forward and backward take).
+    const std::size_t xs = static_cast<std::size_t>(s.m) * s.k, ws = static_cast<std::size_t>(s.n) * s.k,
+                      ys = static_cast<std::size_t>(s.m) * s.n;
+    const int sets = cold_sets((xs + ws + ys) * sizeof(float));
+    std::vector<std::vector<float>> x(sets, filled(xs)), w(sets, filled(ws)), y(sets, filled(ys));
+    std::vector<float> b = filled(s.n);
+    int i = 0;
+    auto next = [&] { return i = (i + 1) % sets; };
+    const Stats fwd = time_per_call([&] { const int j = next(); k::linear_forward(x[j].data(), w[j].data(), b.data(), y[j].data(), s.m, s.k, s.n); },
                                     o.repeats, o.min_repeat_s);
-    const Stats dgrad = time_per_call([&] { k::linear_backward_input(y.data(), w.data(), x.data(), s.m, s.k, s.n); },
+    const Stats dgrad = time_per_call([&] { const int j = next(); k::linear_backward_input(y[j].data(), w[j].data(), x[j].data(), s.m, s.k, s.n); },
                                       o.repeats, o.min_repeat_s);
     const Stats wgrad = time_per_call(
-        [&] { k::linear_backward_weight(y.data(), x.data(), w.data(), s.m, s.k, s.n, true); }, o.repeats, o.min_repeat_s);
-    const Stats* passes[3] = {&fwd, &dgrad, &wgrad};
-    std::sort(std::begin(passes), std::end(passes), [](const Stats* a, const Stats* b) { return a->median < b->median; });
-    out.push_back({s.m, s.n, s.k, 2.0 * s.m * s.n * s.k, *passes[1]});  // one multiply and one add per (i, j, l)
+        [&] { const int j = next(); k::linear_backward_weight(y[j].data(), x[j].data(), w[j].data(), s.m, s.k, s.n, true); },
+        o.repeats, o.min_repeat_s);
+    Stats mean;
+    mean.median = (fwd.median + dgrad.median + wgrad.median) / 3;
+    mean.min = (fwd.min + dgrad.min + wgrad.min) / 3;
+    mean.max = (fwd.max + dgrad.max + wgrad.max) / 3;
+    mean.repeats = fwd.repeats;
+    out.push_back({s.m, s.n, s.k, 2.0 * s.m * s.n * s.k, mean});  // one multiply and one add per (i, j, l)
   }
   return out;
 }
