@@ -1,9 +1,12 @@
-// `twinsim calibrate --out hardware/calibrated/NAME.yaml [--quick] [--ranks 2,4]`:
-// microbenchmarks of the executor's kernels on this process and of its MPI communicator
+// `twinsim calibrate --out hardware/calibrated/NAME.yaml [--quick] [--ranks 2,4] [--compute-ranks N]`:
+// microbenchmarks of the executor's kernels on this process (while N-1 others run them too) and of its MPI communicator
 // on `mpirun -np R` ranks it starts itself, fitted into a hardware file the simulator
 // reads (calibrate/calibration.hpp). NAME.json beside it keeps the raw points.
+#include <signal.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -24,6 +27,7 @@ struct CalibrateArgs {
   bool quick = false;
   std::vector<int> ranks{2, 4};
   int repeats = 7;
+  int compute_ranks = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   std::string comm_only;  // internal: this process is one of the ranks; rank 0 writes here
 };
 
@@ -81,6 +85,36 @@ std::vector<calibrate::CommPoint> spawn_comm(const CalibrateArgs& a, int ranks, 
   return points;
 }
 
+// Ranks of a timing case share this machine's caches and memory bandwidth: every core runs
+// one. So the kernels are timed while `ranks - 1` other processes run the same sweeps,
+// which makes the figures those of one rank among `ranks` busy ones.
+class CoRunners {
+ public:
+  CoRunners(int ranks, const calibrate::SweepOptions& o) {
+    for (int i = 1; i < ranks; ++i) {
+      const pid_t pid = fork();
+      if (pid < 0) throw std::runtime_error("calibrate: fork failed");
+      if (pid == 0) {
+        for (;;) {
+          calibrate::memory_sweep(o);
+          calibrate::gemm_sweep(o);
+          calibrate::attention_sweep(o);
+        }
+      }
+      pids_.push_back(pid);
+    }
+  }
+  ~CoRunners() {
+    for (pid_t pid : pids_) kill(pid, SIGKILL);
+    for (pid_t pid : pids_) waitpid(pid, nullptr, 0);
+  }
+  CoRunners(const CoRunners&) = delete;
+  CoRunners& operator=(const CoRunners&) = delete;
+
+ private:
+  std::vector<pid_t> pids_;
+};
+
 void run_calibrate(const CalibrateArgs& a) {
   if (!a.comm_only.empty()) return run_comm_ranks(a);
   const std::filesystem::path out(a.out);
@@ -91,12 +125,16 @@ void run_calibrate(const CalibrateArgs& a) {
   calibrate::SweepOptions o;
   o.quick = a.quick;
   o.repeats = a.quick ? std::min(a.repeats, 3) : a.repeats;
-  std::cerr << "calibrate: memory-bound kernels\n";
-  c.memory = calibrate::memory_sweep(o);
-  std::cerr << "calibrate: GEMM\n";
-  c.gemm = calibrate::gemm_sweep(o);
-  std::cerr << "calibrate: attention\n";
-  c.attention = calibrate::attention_sweep(o);
+  {
+    const CoRunners others(a.compute_ranks, o);
+    std::cerr << "calibrate: memory-bound kernels (" << a.compute_ranks - 1 << " other processes running the same)\n";
+    c.memory = calibrate::memory_sweep(o);
+    std::cerr << "calibrate: GEMM\n";
+    c.gemm = calibrate::gemm_sweep(o);
+    std::cerr << "calibrate: attention\n";
+    c.attention = calibrate::attention_sweep(o);
+  }
+  c.machine += ", kernels timed as 1 of " + std::to_string(a.compute_ranks) + " busy processes";
   const std::vector<int> ranks = a.quick ? std::vector<int>{a.ranks.front()} : a.ranks;
   c.link_ranks = ranks.front();
   for (int r : ranks) {
@@ -124,6 +162,10 @@ void add_calibrate_command(CLI::App& app) {
   cmd->add_flag("--quick", a->quick, "a few shapes and sizes, 2 ranks only: a smoke test, not a calibration");
   cmd->add_option("--ranks", a->ranks, "rank counts of the communicator sweep (the first is fitted)")->delimiter(',');
   cmd->add_option("--repeats", a->repeats, "timed repeats per point (the median is kept)")->check(CLI::Range(1, 1000));
+  cmd->add_option("--compute-ranks", a->compute_ranks,
+                 "time the kernels while this many processes in all run them (default: one per core, as in a "
+                 "timing case where every core runs a rank)")
+      ->check(CLI::Range(1, 1024));
   cmd->add_option("--comm-only", a->comm_only, "internal: run as one rank of the communicator sweep")->group("");
   cmd->callback([a] { run_calibrate(*a); });
 }
