@@ -6,6 +6,7 @@
 #include <map>
 #include <set>
 #include <stdexcept>
+#include <utility>
 
 namespace twinsim::compare {
 
@@ -85,9 +86,138 @@ std::string line(const char* fmt, const std::string& name, double a, double b, d
   return buf;
 }
 
+void compare_memory(Comparison& c, const json& simulated, const json& measured) {
+  c.peak_bytes = {at_path(simulated, "memory", "peak_bytes", "simulated").get<double>(),
+                  at_path(measured, "memory", "peak_bytes", "measured").get<double>()};
+  const json& sb = at_path(simulated, "memory", "breakdown", "simulated");
+  const json& mb = at_path(measured, "memory", "breakdown", "measured");
+  for (const char* cat : kMemoryCategories) c.memory.push_back({cat, {number_or_zero(sb, cat), number_or_zero(mb, cat)}});
+}
+
+bool is_inference(const json& simulated) { return simulated.contains("inference") && !simulated.contains("time"); }
+
+Pair inference_pair(const json& simulated, const json& measured, const char* key) {
+  return {at_path(simulated, "inference", key, "simulated").get<double>(),
+          at_path(measured, "inference", key, "measured").get<double>()};
+}
+
+PassComparison pass_comparison(const json& simulated, const json& measured, const std::string& phase) {
+  PassComparison p;
+  // per-pass op times are optional on either side (an older report)
+  if (!has_pass_ops(simulated, phase) || !has_pass_ops(measured, phase)) return p;
+  p.ops = op_rows(simulated_pass_op_times(simulated, phase), measured_pass_op_times(measured, phase));
+  p.op_categories = categories(p.ops);
+  return p;
+}
+
+Comparison compare_inference(const json& simulated, const json& measured) {
+  Comparison c;
+  InferenceComparison inf;
+  inf.ttft_s = inference_pair(simulated, measured, "ttft_s");
+  inf.tpot_s = inference_pair(simulated, measured, "tpot_s");
+  inf.output_tokens_per_s = inference_pair(simulated, measured, "output_tokens_per_s");
+  inf.kv_cache_bytes_per_token = inference_pair(simulated, measured, "kv_cache_bytes_per_token");
+  inf.prefill = pass_comparison(simulated, measured, "prefill");
+  inf.decode = pass_comparison(simulated, measured, "decode");
+  c.inference = std::move(inf);
+  compare_memory(c, simulated, measured);
+  return c;
+}
+
+json ops_json(const std::vector<OpRow>& rows, const char* calls_key, const char* time_key) {
+  json ops = json::array();
+  for (const OpRow& r : rows)
+    ops.push_back({{"name", r.name}, {"category", op_category(r.name)}, {calls_key, r.calls},
+                   {"per_call_s", pair_json(r.per_call_s)}, {time_key, pair_json(r.per_step_s)},
+                   {"predicted_only", r.predicted_only}, {"measured_only", r.measured_only}});
+  return ops;
+}
+
+json categories_json(const std::vector<NamedPair>& cats) {
+  json j = json::object();
+  for (const NamedPair& p : cats) j[p.name] = pair_json(p.value);
+  return j;
+}
+
+json memory_json(const Comparison& c) {
+  json mem = json::object();
+  for (const NamedPair& p : c.memory) mem[p.name] = pair_json(p.value);
+  return {{"peak_bytes", pair_json(c.peak_bytes)}, {"breakdown", mem}};
+}
+
+json inference_json(const Comparison& c) {
+  const InferenceComparison& inf = *c.inference;
+  const auto pass = [](const PassComparison& p) {
+    return json{{"ops", ops_json(p.ops, "calls_per_pass", "per_pass_s")},
+                {"op_categories_s", categories_json(p.op_categories)}};
+  };
+  return {{"kind", "inference"},
+          {"ttft_s", pair_json(inf.ttft_s)},
+          {"tpot_s", pair_json(inf.tpot_s)},
+          {"output_tokens_per_s", pair_json(inf.output_tokens_per_s)},
+          {"kv_cache_bytes_per_token", pair_json(inf.kv_cache_bytes_per_token)},
+          {"prefill", pass(inf.prefill)},
+          {"decode", pass(inf.decode)},
+          {"memory", memory_json(c)}};
+}
+
+std::string memory_table(const Comparison& c) {
+  constexpr double kMiB = 1048576.0;
+  const char* mib_row = "%-28s %12.3f %12.3f %+12.3f %9s\n";
+  std::string out = "\nmemory per GPU (MiB)\n";
+  out += line(mib_row, "peak", c.peak_bytes.predicted / kMiB, c.peak_bytes.measured / kMiB,
+              c.peak_bytes.abs_error() / kMiB, percent(c.peak_bytes));
+  for (const NamedPair& p : c.memory)
+    out += line(mib_row, "  " + p.name, p.value.predicted / kMiB, p.value.measured / kMiB, p.value.abs_error() / kMiB,
+                percent(p.value));
+  return out;
+}
+
+std::string ops_table(const std::vector<OpRow>& ops, const std::vector<NamedPair>& cats, int top_ops,
+                      const std::string& title, const std::string& per) {
+  const char* time_row = "%-28s %12.6f %12.6f %+12.6f %9s\n";
+  std::string out;
+  if (ops.empty()) return out;
+  out += "\n" + title + "time per " + per + " by op category (s), largest gap first\n";
+  for (const NamedPair& p : cats)
+    out += line(time_row, "  " + p.name, p.value.predicted, p.value.measured, p.value.abs_error(), percent(p.value));
+  out += "\n" + title + "ops with the largest gap (s per " + per + ")\n";
+  for (int i = 0; i < top_ops && i < static_cast<int>(ops.size()); ++i) {
+    const OpRow& r = ops[i];
+    const std::string mark = r.predicted_only ? " (not measured)" : r.measured_only ? " (not predicted)" : "";
+    out += line(time_row, "  " + r.name + mark, r.per_step_s.predicted, r.per_step_s.measured,
+                r.per_step_s.abs_error(), percent(r.per_step_s));
+  }
+  return out;
+}
+
+std::string format_inference(const Comparison& c, int top_ops) {
+  const InferenceComparison& inf = *c.inference;
+  const char* time_row = "%-28s %12.6f %12.6f %+12.6f %9s\n";
+  const char* rate_row = "%-28s %12.1f %12.1f %+12.1f %9s\n";
+  char head[160];
+  std::snprintf(head, sizeof head, "%-28s %12s %12s %12s %9s\n", "", "predicted", "measured", "pred-meas", "error");
+  std::string out = head;
+  out += line(time_row, "TTFT, prefill (s)", inf.ttft_s.predicted, inf.ttft_s.measured, inf.ttft_s.abs_error(),
+              percent(inf.ttft_s));
+  out += line(time_row, "TPOT, decode pass (s)", inf.tpot_s.predicted, inf.tpot_s.measured, inf.tpot_s.abs_error(),
+              percent(inf.tpot_s));
+  out += line(rate_row, "output tokens/s", inf.output_tokens_per_s.predicted, inf.output_tokens_per_s.measured,
+              inf.output_tokens_per_s.abs_error(), percent(inf.output_tokens_per_s));
+  out += line(rate_row, "KV cache bytes per token", inf.kv_cache_bytes_per_token.predicted,
+              inf.kv_cache_bytes_per_token.measured, inf.kv_cache_bytes_per_token.abs_error(),
+              percent(inf.kv_cache_bytes_per_token));
+  out += "(TPOT: predicted is the mean decode pass, measured the median decode step)\n";
+  out += memory_table(c);
+  out += ops_table(inf.prefill.ops, inf.prefill.op_categories, top_ops, "prefill: ", "pass");
+  out += ops_table(inf.decode.ops, inf.decode.op_categories, top_ops, "decode (mean pass): ", "pass");
+  return out;
+}
+
 }  // namespace
 
 Comparison compare_reports(const json& simulated, const json& measured) {
+  if (is_inference(simulated)) return compare_inference(simulated, measured);
   Comparison c;
   c.step_s = {at_path(simulated, "time", "step_s", "simulated").get<double>(),
               at_path(measured, "time", "step_s", "measured").get<double>()};
@@ -106,6 +236,7 @@ Comparison compare_reports(const json& simulated, const json& measured) {
 }
 
 json to_json(const Comparison& c) {
+  if (c.inference) return inference_json(c);
   json ops = json::array();
   for (const OpRow& r : c.ops)
     ops.push_back({{"name", r.name}, {"category", op_category(r.name)}, {"calls_per_step", r.calls},
@@ -121,6 +252,7 @@ json to_json(const Comparison& c) {
 }
 
 std::string format_comparison(const Comparison& c, int top_ops) {
+  if (c.inference) return format_inference(c, top_ops);
   std::string out;
   const char* time_row = "%-28s %12.6f %12.6f %+12.6f %9s\n";
   const char* mib_row = "%-28s %12.3f %12.3f %+12.3f %9s\n";

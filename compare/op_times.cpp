@@ -16,6 +16,39 @@ namespace {
 const std::pair<const char*, const char*> kBreakdownOps[] = {{"optimizer_s", "optimizer.step"},
                                                             {"dp_comm_exposed_s", "dp.grad_reduce"}};
 
+// A list of {name, time_s, count}: per-call means over names that repeat.
+OpTimes simulated_list(const json& list) {
+  OpTimes out;
+  for (const json& op : list) {
+    OpTime& t = out[strip_layer_prefix(op.at("name").get<std::string>())];
+    const double calls = op.at("count").get<double>(), s = op.at("time_s").get<double>();
+    // the same name twice (per-layer names): a call-weighted mean
+    const double total = t.total_s() + calls * s;
+    t.calls += calls;
+    t.per_call_s = t.calls > 0 ? total / t.calls : 0;
+  }
+  return out;
+}
+
+// A map {"layer3.attn.qkv.fwd": {<count_key>, <time_key>}}: layers merged into a per-call mean.
+OpTimes measured_map(const json& map, const char* count_key, const char* time_key) {
+  OpTimes out;
+  for (const auto& [name, op] : map.items()) {
+    OpTime& t = out[strip_layer_prefix(name)];
+    const double total = t.total_s() + op.at(time_key).get<double>();
+    t.calls += op.at(count_key).get<double>();
+    t.per_call_s = t.calls > 0 ? total / t.calls : 0;
+  }
+  return out;
+}
+
+const json* pass_ops(const json& report, const std::string& phase) {
+  if (!report.contains("inference")) return nullptr;
+  const json& inf = report["inference"];
+  if (!inf.is_object() || !inf.contains(phase) || !inf[phase].is_object() || !inf[phase].contains("ops")) return nullptr;
+  return &inf[phase]["ops"];
+}
+
 }  // namespace
 
 std::string strip_layer_prefix(const std::string& name) {
@@ -30,15 +63,7 @@ OpTimes simulated_op_times(const json& report) {
   const json* ops = report.contains("time") ? &report["time"] : nullptr;
   if (!ops || !ops->contains("ops") || !(*ops)["ops"].is_array())
     throw std::invalid_argument("simulated report: time.ops is missing or not a list");
-  OpTimes out;
-  for (const json& op : (*ops)["ops"]) {
-    OpTime& t = out[strip_layer_prefix(op.at("name").get<std::string>())];
-    const double calls = op.at("count").get<double>(), s = op.at("time_s").get<double>();
-    // the same name twice (per-layer names): a call-weighted mean
-    const double total = t.total_s() + calls * s;
-    t.calls += calls;
-    t.per_call_s = t.calls > 0 ? total / t.calls : 0;
-  }
+  OpTimes out = simulated_list((*ops)["ops"]);
   // Step-level parts the simulator prices outside the layers, under the executor's names
   for (const auto& [key, name] : kBreakdownOps) {
     const json& b = (*ops)["breakdown"];
@@ -51,14 +76,23 @@ OpTimes simulated_op_times(const json& report) {
 OpTimes measured_op_times(const json& report) {
   if (!report.contains("ops") || !report["ops"].is_object())
     throw std::invalid_argument("measured report: ops is missing or not a mapping");
-  OpTimes out;
-  for (const auto& [name, op] : report["ops"].items()) {
-    OpTime& t = out[strip_layer_prefix(name)];
-    const double total = t.total_s() + op.at("mean_s_per_step").get<double>();
-    t.calls += op.at("count_per_step").get<double>();
-    t.per_call_s = t.calls > 0 ? total / t.calls : 0;
-  }
-  return out;
+  return measured_map(report["ops"], "count_per_step", "mean_s_per_step");
+}
+
+bool has_pass_ops(const json& report, const std::string& phase) { return pass_ops(report, phase) != nullptr; }
+
+OpTimes simulated_pass_op_times(const json& report, const std::string& phase) {
+  const json* ops = pass_ops(report, phase);
+  if (!ops || !ops->is_array())
+    throw std::invalid_argument("simulated report: inference." + phase + ".ops is missing or not a list");
+  return simulated_list(*ops);
+}
+
+OpTimes measured_pass_op_times(const json& report, const std::string& phase) {
+  const json* ops = pass_ops(report, phase);
+  if (!ops || !ops->is_object())
+    throw std::invalid_argument("measured report: inference." + phase + ".ops is missing or not a mapping");
+  return measured_map(*ops, "count_per_pass", "mean_s_per_pass");
 }
 
 std::string op_category(const std::string& name) {

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Plots of `twinsim compare --plot PREFIX`: predicted against measured per op
 (PREFIX_ops.png, log-log, one point per op, the diagonal is a perfect prediction) and
-memory per category side by side (PREFIX_memory.png).
+memory per category side by side (PREFIX_memory.png). An inference comparison plots the
+ops of the prefill pass and of the mean decode pass, coloured by phase and category.
 
 usage: plot_compare.py COMPARISON.json PREFIX   (COMPARISON.json: `twinsim compare --json`)
 """
@@ -14,8 +15,27 @@ matplotlib.use("Agg")  # files only, no display
 import matplotlib.pyplot as plt  # noqa: E402
 
 
+def compared_ops(c):
+    """The ops both sides have, each with the label it is coloured by."""
+    if c.get("kind") == "inference":
+        ops = [dict(o, category=f"{phase}: {o['category']}") for phase in ("prefill", "decode")
+               for o in c[phase]["ops"]]
+    else:
+        ops = c["ops"]
+    return [o for o in ops if not o["predicted_only"] and not o["measured_only"]]
+
+
+def title(c):
+    if c.get("kind") == "inference":
+        ttft, tpot = c["ttft_s"], c["tpot_s"]
+        return (f"per op, one call: TTFT predicted {ttft['predicted']:.4f} s, measured {ttft['measured']:.4f} s;\n"
+                f"TPOT predicted {tpot['predicted']:.5f} s, measured {tpot['measured']:.5f} s")
+    step = c["step_s"]
+    return f"per op, one call: step predicted {step['predicted']:.4f} s, measured {step['measured']:.4f} s"
+
+
 def plot_ops(c, path):
-    ops = [o for o in c["ops"] if not o["predicted_only"] and not o["measured_only"]]
+    ops = compared_ops(c)
     fig, ax = plt.subplots(figsize=(7, 6))
     if ops:
         pred = [o["per_call_s"]["predicted"] * 1e6 for o in ops]
@@ -33,8 +53,10 @@ def plot_ops(c, path):
         ax.set_xscale("log")
         ax.set_yscale("log")
         ax.legend(fontsize=7)
-    step = c["step_s"]
-    ax.set_title(f"per op, one call: step predicted {step['predicted']:.4f} s, measured {step['measured']:.4f} s")
+    if c.get("kind") == "inference":
+        ax.set_title(title(c), fontsize=9)
+    else:
+        ax.set_title(title(c))
     ax.set_xlabel("measured (µs)")
     ax.set_ylabel("predicted (µs)")
     fig.tight_layout()

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <optional>
 #include <stdexcept>
 #include <string>
 
@@ -34,6 +35,61 @@ double slowest_since(Clock::time_point start, Communicator& world) {
   float s = std::chrono::duration<float>(Clock::now() - start).count();
   world.all_reduce(&s, 1, ReduceOp::max);
   return s;
+}
+
+using OpTotals = std::map<std::string, OpTotal, std::less<>>;
+
+OpTotals totals_of(const Profiler* profiler) { return profiler ? profiler->totals() : OpTotals{}; }
+
+// What the profiler added between two snapshots of its totals.
+OpTotals added(const OpTotals& before, const OpTotals& after) {
+  OpTotals out;
+  for (const auto& [name, t] : after) {
+    const auto b = before.find(name);
+    const OpTotal d = b == before.end() ? t : OpTotal{t.total_s - b->second.total_s, t.count - b->second.count};
+    if (d.count > 0) out.emplace(name, d);
+  }
+  return out;
+}
+
+// Greedy sampling, profiled as the simulator's "head.sample" op (the argmax over the
+// vocabulary and, under TP, the all-reduces that agree on it).
+std::vector<int> sample(const ModelContext& ctx, Profiler* profiler, const float* logits, int batch,
+                        const TransformerConfig& tc) {
+  std::optional<ProfileScope> scope;
+  if (profiler && profiler->enabled()) scope.emplace(*profiler, "head.sample.fwd");
+  return greedy_tokens(ctx, logits, batch, tc.local_vocab(), tc.vocab_start());
+}
+
+json totals_json(const OpTotals& ops) {
+  json j = json::object();
+  for (const auto& [name, t] : ops) j[name] = {t.total_s, t.count};
+  return j;
+}
+
+// Every rank's ops of one phase ({name: [total_s, count]}) as the report's per-pass map.
+json phase_ops(const std::vector<json>& ranks, const char* phase, double passes) {
+  struct Sum {
+    double total_s = 0, max_total_s = 0, count = 0;
+    int ranks = 0;
+  };
+  std::map<std::string, Sum> sums;
+  for (const json& r : ranks)
+    for (const auto& [name, v] : r[phase].items()) {
+      Sum& s = sums[name];
+      const double total = v[0].get<double>();
+      s.total_s += total;
+      s.max_total_s = std::max(s.max_total_s, total);
+      s.count += v[1].get<double>();
+      s.ranks += 1;
+    }
+  json out = json::object();
+  if (passes <= 0) return out;
+  for (const auto& [name, s] : sums)
+    out[name] = {{"count_per_pass", s.count / s.ranks / passes},
+                 {"mean_s_per_pass", s.total_s / s.ranks / passes},
+                 {"max_s_per_pass", s.max_total_s / passes}};
+  return out;
 }
 
 double median(std::vector<double> v) {
@@ -76,19 +132,23 @@ InferenceRecord run_inference(const InferenceConfig& c, ProcessGroups& groups, c
     tokens.insert(tokens.end(), s.input.begin(), s.input.end());
   }
   InferenceRecord r;
+  const OpTotals at_start = totals_of(profiler);
   groups.world().barrier();
   Clock::time_point start = Clock::now();
   Tensor logits = decoder.forward(ctx, tokens.data(), prompt);
-  std::vector<int> next = greedy_tokens(ctx, logits.data(), batch, tc.local_vocab(), tc.vocab_start());
+  std::vector<int> next = sample(ctx, profiler, logits.data(), batch, tc);
   r.ttft_s = slowest_since(start, groups.world());
   r.first_tokens.push_back(next[0]);
+  const OpTotals after_prefill = totals_of(profiler);
   for (int k = 1; k < out; ++k) {
     start = Clock::now();
     logits = decoder.forward(ctx, next.data(), 1);
-    next = greedy_tokens(ctx, logits.data(), batch, tc.local_vocab(), tc.vocab_start());
+    next = sample(ctx, profiler, logits.data(), batch, tc);
     r.decode_s.push_back(slowest_since(start, groups.world()));
     r.first_tokens.push_back(next[0]);
   }
+  r.prefill_ops = added(at_start, after_prefill);
+  r.decode_ops = added(after_prefill, totals_of(profiler));
   r.kv_cache_bytes = decoder.kv_cache_bytes() * groups.dims().tp;  // every TP rank caches kv_heads/tp heads
   r.params_and_memory = measured_params_and_memory(stage, groups, allocator, gpu);
   return r;
@@ -97,7 +157,12 @@ InferenceRecord run_inference(const InferenceConfig& c, ProcessGroups& groups, c
 json measured_inference_report(const InferenceConfig& c, ProcessGroups& groups, const InferenceRecord& r,
                                const Profiler& profiler) {
   const json ops = profiler.gather_summary(groups.world());
+  const std::vector<std::string> phases = groups.world().gather_bytes(
+      json{{"prefill", totals_json(r.prefill_ops)}, {"decode", totals_json(r.decode_ops)}}.dump(), 0);
   if (groups.world_rank() != 0) return nullptr;
+  std::vector<json> rank_phases;
+  for (const std::string& t : phases) rank_phases.push_back(json::parse(t));
+  const double decode_passes = static_cast<double>(r.decode_s.size());
   const double batch = static_cast<double>(c.workload.batch), out = static_cast<double>(c.workload.output_len);
   double total = r.ttft_s;
   for (double s : r.decode_s) total += s;
@@ -116,7 +181,9 @@ json measured_inference_report(const InferenceConfig& c, ProcessGroups& groups, 
             {"output_tokens_per_s", total > 0 ? batch * out / total : 0},
             // the cache over all TP ranks per cached token (prompt + output) of the batch
             {"kv_cache_bytes_per_token", static_cast<double>(r.kv_cache_bytes) / cached_tokens},
-            {"decode_steps_s", r.decode_s}}},
+            {"decode_steps_s", r.decode_s},
+            {"prefill", {{"passes", 1}, {"ops", phase_ops(rank_phases, "prefill", 1)}}},
+            {"decode", {{"passes", decode_passes}, {"ops", phase_ops(rank_phases, "decode", decode_passes)}}}}},
           {"generated_tokens", r.first_tokens},
           {"ops", op_times},
           // weights and KV are kept as fp32 values (16-bit weights emulated by rounding)

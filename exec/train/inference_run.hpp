@@ -4,7 +4,11 @@
 // steps, every rank holding its TP shard of the whole model and of the KV cache.
 //   TTFT = prefill until the first tokens are known; TPOT = median decode step;
 //   output tokens/s = batch * output_len / (TTFT + all decode steps).
+// Op times are kept per phase too (prefill, decode), under the simulator's names: the
+// training ones with pass "fwd", plus "head.sample.fwd" for the greedy sampling.
 #include <cstdint>
+#include <map>
+#include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -37,6 +41,8 @@ struct InferenceRecord {
   std::vector<int> first_tokens;  // the first sequence's generated tokens
   std::int64_t kv_cache_bytes = 0;  // the cache over all TP ranks
   nlohmann::json params_and_memory;   // rank 0: measured_params_and_memory (run_report.hpp)
+  // this rank's profiled ops of the prefill pass and of all decode passes
+  std::map<std::string, OpTotal, std::less<>> prefill_ops, decode_ops;
 };
 
 // Collective: every rank of the job calls it with the same config.
@@ -44,6 +50,10 @@ InferenceRecord run_inference(const InferenceConfig& c, ProcessGroups& groups, c
                               Profiler* profiler, TrackedAllocator& allocator, const GpuSpec& gpu);
 
 // Collective; rank 0 gets measured.json for an inference scenario, the others null.
+// Besides SCENARIO.md's keys, `inference.prefill` and `inference.decode` carry "passes"
+// (1 and output_len - 1) and "ops": {"layer3.attn.qkv.fwd": {count_per_pass,
+// mean_s_per_pass, max_s_per_pass}}, averaged over the ranks that ran the op (max: the
+// slowest rank), per pass (decode: all decode passes' time over their number).
 nlohmann::json measured_inference_report(const InferenceConfig& c, ProcessGroups& groups, const InferenceRecord& r,
                                          const Profiler& profiler);
 

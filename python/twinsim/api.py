@@ -287,7 +287,9 @@ def _report_json(x) -> str:
 @dataclass
 class Comparison:
     """Simulated against measured (compare/): step time, per op, per op category and
-    memory per category, each with predicted, measured, abs_error and rel_error."""
+    memory per category, each with predicted, measured, abs_error and rel_error.
+    An inference comparison (``kind == "inference"``) has TTFT and TPOT instead of the
+    step, and its ops per pass of the prefill and decode phases."""
 
     data: dict
 
@@ -295,12 +297,36 @@ class Comparison:
         return copy.deepcopy(self.data)
 
     @property
+    def kind(self) -> str:
+        return self.data.get("kind", "training")
+
+    @property
     def step_s(self) -> dict:
         return dict(self.data["step_s"])
 
+    @property
+    def ttft_s(self) -> dict:
+        return dict(self.data["ttft_s"])
+
+    @property
+    def tpot_s(self) -> dict:
+        return dict(self.data["tpot_s"])
+
     def to_frame(self):
-        """One row per op: per-call and per-step predicted and measured seconds."""
+        """One row per op: per-call and per-step predicted and measured seconds
+        (inference: per pass, with a ``phase`` column, prefill or decode)."""
         rows = []
+        if self.kind == "inference":
+            for phase in ("prefill", "decode"):
+                for op in self.data[phase]["ops"]:
+                    rows.append({"phase": phase, "name": op["name"], "category": op.get("category"),
+                                 "calls": op.get("calls_per_pass"),
+                                 "predicted_s": op["per_call_s"]["predicted"],
+                                 "measured_s": op["per_call_s"]["measured"],
+                                 "rel_error": op["per_call_s"]["rel_error"],
+                                 "predicted_pass_s": op["per_pass_s"]["predicted"],
+                                 "measured_pass_s": op["per_pass_s"]["measured"]})
+            return _frame(rows)
         for op in self.data["ops"]:
             rows.append({"name": op["name"], "category": op.get("category"), "calls": op.get("calls_per_step"),
                          "predicted_s": op["per_call_s"]["predicted"], "measured_s": op["per_call_s"]["measured"],

@@ -13,13 +13,21 @@ InferencePrediction predict_inference(const Scenario& s) {
   InferencePrediction p;
   p.prefill = model.cost(prefill_shape(w.batch, w.prompt_len));
   p.ttft_s = p.prefill.latency_s();
+  p.prefill_ops = model.op_times(prefill_shape(w.batch, w.prompt_len));
   double decode_s = 0;
   // decode pass j computes the K,V of token prompt_len + j - 1 and samples token j + 1
   for (std::int64_t j = 1; j < w.output_len; ++j) {
     const IterationCost step = model.cost(decode_shape(w.batch, w.prompt_len + j));
     if (j == 1) p.first_decode = step;
     decode_s += step.latency_s();
+    // every decode pass runs the same ops; their times grow with the context
+    const std::vector<PassOpTime> ops = model.op_times(decode_shape(w.batch, w.prompt_len + j));
+    if (j == 1) p.decode_ops = ops;
+    else
+      for (std::size_t i = 0; i < ops.size() && i < p.decode_ops.size(); ++i) p.decode_ops[i].time_s += ops[i].time_s;
   }
+  for (PassOpTime& op : p.decode_ops) op.time_s /= static_cast<double>(w.output_len - 1);
+  p.decode_passes = w.output_len - 1;
   p.tpot_s = w.output_len > 1 ? decode_s / static_cast<double>(w.output_len - 1) : 0;
   p.decode_weight_bytes_per_step = p.first_decode.weight_bytes;
   p.e2e_s = p.ttft_s + decode_s;
@@ -44,6 +52,13 @@ nlohmann::json pass_json(const IterationCost& c) {
           {"kv_bytes_moved", c.kv_bytes}};
 }
 
+// [{name, time_s: one call, count: calls per pass}], as time.ops of a training report
+nlohmann::json ops_json(const std::vector<PassOpTime>& ops) {
+  nlohmann::json j = nlohmann::json::array();
+  for (const PassOpTime& op : ops) j.push_back({{"name", op.name}, {"time_s", op.time_s}, {"count", op.count}});
+  return j;
+}
+
 }  // namespace
 
 nlohmann::json to_json(const InferencePrediction& p) {
@@ -57,6 +72,8 @@ nlohmann::json to_json(const InferencePrediction& p) {
                       {"kv_bytes", st.kv_bytes},
                       {"kv_bytes_per_token", st.bytes_per_token},
                       {"blocks", st.blocks}});
+  nlohmann::json prefill = pass_json(p.prefill);
+  prefill["ops"] = ops_json(p.prefill_ops);
   return {{"ttft_s", p.ttft_s},
           {"tpot_s", p.tpot_s},
           {"output_tokens_per_s", p.output_tokens_per_s},
@@ -66,8 +83,9 @@ nlohmann::json to_json(const InferencePrediction& p) {
           {"requests_per_s", p.requests_per_s},
           {"kv_cache_bytes_per_token_per_gpu", p.kv_cache_bytes_per_token_per_gpu},
           {"decode_weight_bytes_per_step", p.decode_weight_bytes_per_step},
-          {"prefill", pass_json(p.prefill)},
+          {"prefill", prefill},
           {"first_decode", pass_json(p.first_decode)},
+          {"decode", {{"passes", p.decode_passes}, {"mean_latency_s", p.tpot_s}, {"ops", ops_json(p.decode_ops)}}},
           {"kv_cache", {{"block_tokens", p.kv.block_tokens},
                         {"blocks", p.kv.blocks},
                         {"tokens", p.kv.tokens()},

@@ -5,6 +5,7 @@
 // per pass; each pass crosses all pipeline stages in turn (a latency view: for
 // pipelined serving throughput, `twinsim serve` keeps pp batches in flight).
 #include <cstdint>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -27,6 +28,10 @@ struct InferencePrediction {
   IterationCost prefill;           // the prefill pass
   IterationCost first_decode;      // the first decode pass (context prompt_len + 1)
   double decode_weight_bytes_per_step = 0;  // one GPU per stage, summed over stages
+  // Op by op (iteration_cost.hpp PassOpTime): the prefill pass, and the mean decode pass
+  // (each op's time per call averaged over the output_len - 1 decode passes).
+  std::vector<PassOpTime> prefill_ops, decode_ops;
+  std::int64_t decode_passes = 0;  // output_len - 1
 };
 
 InferencePrediction predict_inference(const Scenario& scenario);

@@ -1,5 +1,7 @@
 #include "sim/inference/iteration_cost.hpp"
 
+#include <algorithm>
+
 #include "sim/cost/compute_cost.hpp"
 #include "sim/inference/quantization.hpp"
 #include "sim/memory/stage_layers.hpp"
@@ -24,39 +26,43 @@ ServingCostModel::ServingCostModel(const Scenario& scenario)
   }
 }
 
-ServingCostModel::OpsCost ServingCostModel::price(const std::vector<LayerOp>& ops) const {
+double ServingCostModel::call_time_s(const LayerOp& op) const {
+  if (op.kind == OpKind::collective) {
+    const CollectiveOp c = op.fwd_comm.kind == CollectiveKind::all_gather ? CollectiveOp::all_gather
+                                                                          : CollectiveOp::all_reduce;
+    return collective_time_s(s_.cluster, c, tp_group_, static_cast<double>(op.fwd_comm.bytes));
+  }
   const GpuSpec& gpu = s_.cluster.gpu;
-  const Dtype gemm_dtype = gemm_math_dtype(gpu, s_.inference->weight_dtype);
-  const Dtype act_dtype = serving_activation_dtype(s_.inference->weight_dtype);
+  ComputeOp c;
+  c.dtype = serving_activation_dtype(s_.inference->weight_dtype);
+  c.flops = op.fwd_flops;
+  c.bytes = static_cast<double>(op.fwd_bytes);
+  c.kernel = op.kernel;
+  switch (op.kind) {
+    case OpKind::gemm:
+      c.kind = ComputeKind::gemm;
+      // the logits layer and the router keep 16-bit weights (iteration_ops.hpp)
+      if (op.name != "head.logits" && op.name != "moe.router") c.dtype = gemm_math_dtype(gpu, s_.inference->weight_dtype);
+      c.m = op.m * op.count, c.n = op.n, c.k = op.k;  // a grouped GEMM fills the GPU like one tall GEMM
+      break;
+    case OpKind::attention: c.kind = ComputeKind::attention; break;
+    case OpKind::norm: c.kind = ComputeKind::norm; break;
+    default: c.kind = ComputeKind::elementwise; break;
+  }
+  return op_time_s(gpu, c);
+}
+
+ServingCostModel::OpsCost ServingCostModel::price(const std::vector<LayerOp>& ops) const {
   OpsCost cost;
   for (const LayerOp& op : ops) {
+    const double t = call_time_s(op);
     if (op.kind == OpKind::collective) {
-      const CollectiveOp c = op.fwd_comm.kind == CollectiveKind::all_gather ? CollectiveOp::all_gather
-                                                                            : CollectiveOp::all_reduce;
-      cost.tp_comm_s += collective_time_s(s_.cluster, c, tp_group_, static_cast<double>(op.fwd_comm.bytes));
+      cost.tp_comm_s += t;
       continue;
     }
-    ComputeOp c;
-    c.dtype = act_dtype;
-    c.flops = op.fwd_flops;
-    c.bytes = static_cast<double>(op.fwd_bytes);
-    c.kernel = op.kernel;
-    switch (op.kind) {
-      case OpKind::gemm:
-        c.kind = ComputeKind::gemm;
-        // the logits layer and the router keep 16-bit weights (iteration_ops.hpp)
-        if (op.name != "head.logits" && op.name != "moe.router") c.dtype = gemm_dtype;
-        c.m = op.m * op.count, c.n = op.n, c.k = op.k;  // a grouped GEMM fills the GPU like one tall GEMM
-        cost.weight_bytes += static_cast<double>(op.weight_bytes);
-        break;
-      case OpKind::attention:
-        c.kind = ComputeKind::attention;
-        cost.kv_bytes += c.bytes;
-        break;
-      case OpKind::norm: c.kind = ComputeKind::norm; break;
-      default: c.kind = ComputeKind::elementwise; break;
-    }
-    cost.compute_s += op_time_s(gpu, c);
+    if (op.kind == OpKind::gemm) cost.weight_bytes += static_cast<double>(op.weight_bytes);
+    if (op.kind == OpKind::attention) cost.kv_bytes += static_cast<double>(op.fwd_bytes);
+    cost.compute_s += t;
   }
   cost.time_s = cost.compute_s + cost.tp_comm_s;  // serving runs TP collectives in line (no overlap)
   return cost;
@@ -92,6 +98,42 @@ IterationCost ServingCostModel::cost(const IterationShape& shape) const {
                            static_cast<double>(dtype_bytes(serving_activation_dtype(w.weight_dtype), 1));
   if (last > 0) cost.p2p_s = collective_time_s(s_.cluster, CollectiveOp::send_recv, pp_pair_, p2p_bytes);
   return cost;
+}
+
+}  // namespace twinsim
+
+namespace twinsim {
+
+std::vector<PassOpTime> ServingCostModel::op_times(const IterationShape& shape) const {
+  std::vector<PassOpTime> out;
+  if (shape.tokens == 0) return out;
+  const InferenceWorkload& w = *s_.inference;
+  const ModelSpec& m = s_.model;
+  auto add = [this, &out](const std::vector<LayerOp>& ops, double count) {
+    if (count <= 0) return;
+    for (const LayerOp& op : ops) {
+      const std::string name = std::string(op.name) + ".fwd";  // the executor's name of a forward op
+      const double t = call_time_s(op);
+      auto it = std::find_if(out.begin(), out.end(), [&name](const PassOpTime& o) { return o.name == name; });
+      if (it == out.end()) {
+        out.push_back({name, t, count});
+        continue;
+      }
+      // the same op in dense and MoE layers: a call-weighted mean
+      it->time_s = (it->time_s * it->count + t * count) / (it->count + count);
+      it->count += count;
+    }
+  };
+  double dense = 0, moe = 0;
+  for (std::size_t st = 0; st < stage_dense_.size(); ++st) {
+    dense += static_cast<double>(stage_dense_[st]);
+    moe += static_cast<double>(stage_moe_[st]);
+  }
+  add(build_iteration_embedding_ops(m, s_.plan, w, shape), 1);
+  add(build_iteration_layer_ops(m, some_dense_layer(m), s_.plan, w, shape), dense);
+  if (m.moe) add(build_iteration_layer_ops(m, some_moe_layer(m), s_.plan, w, shape), moe);
+  add(build_iteration_head_ops(m, s_.plan, w, shape), 1);
+  return out;
 }
 
 }  // namespace twinsim

@@ -2,6 +2,7 @@
 // The time of one serving iteration: its ops (iteration_ops) priced with the training
 // simulator's cost model (sim/cost: roofline compute, NCCL-style collectives) per pipeline
 // stage. Built once per scenario, then asked for many iterations (the serving loop).
+#include <string>
 #include <vector>
 
 #include "scenario/scenario.hpp"
@@ -21,10 +22,22 @@ struct IterationCost {
   double latency_s() const;
 };
 
+// One op's part of a pass, under the executor's op names ("attn.qkv.fwd",
+// "head.logits.fwd"): its time for one call (one layer) and its calls per pass, summed
+// over the stages the pass crosses (one GPU of each). Over a pass's ops, the sum of
+// time_s x count is IterationCost::latency_s() less the transfers between stages.
+struct PassOpTime {
+  std::string name;
+  double time_s = 0;
+  double count = 0;
+};
+
 class ServingCostModel {
  public:
   explicit ServingCostModel(const Scenario& scenario);
   IterationCost cost(const IterationShape& shape) const;
+  // The same pass op by op (for comparing with the executor's profile; cost() is the fast path).
+  std::vector<PassOpTime> op_times(const IterationShape& shape) const;
   int stages() const { return static_cast<int>(stage_dense_.size()); }
 
  private:
@@ -33,6 +46,8 @@ class ServingCostModel {
     double time_s = 0, compute_s = 0, tp_comm_s = 0, weight_bytes = 0, kv_bytes = 0;
   };
   OpsCost price(const std::vector<LayerOp>& ops) const;
+  // One call of one op: a TP collective's time, or a kernel's.
+  double call_time_s(const LayerOp& op) const;
   Scenario s_;
   GroupLayout tp_group_;
   GroupLayout pp_pair_;

@@ -73,3 +73,36 @@ add_test(NAME exec_mpi.run.tiny_llama_infer_tp2_report
          COMMAND ${CMAKE_COMMAND} -DFILE=${CMAKE_CURRENT_BINARY_DIR}/exec_infer_tp2/measured.json -DOUTPUT_LEN=6
                  -P ${CMAKE_CURRENT_LIST_DIR}/check_inference.cmake)
 set_tests_properties(exec_mpi.run.tiny_llama_infer_tp2_report PROPERTIES FIXTURES_REQUIRED exec_infer_tp2 LABELS mpi)
+
+# The same runs lined up with the simulator's prediction (`twinsim compare`): TTFT, TPOT,
+# memory and the ops of each phase under the same names (check_compare_inference.py).
+find_package(Python3 COMPONENTS Interpreter REQUIRED)
+add_test(NAME exec_mpi.run.tiny_llama_infer_tp2_compare
+         COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/check_compare_inference.py $<TARGET_FILE:twinsim>
+                 ${PROJECT_SOURCE_DIR}/scenarios/exec/tiny-llama-infer-tp2.yaml
+                 ${CMAKE_CURRENT_BINARY_DIR}/exec_infer_tp2 6
+                 --set inference.prompt_len=32 --set inference.output_len=6)
+set_tests_properties(exec_mpi.run.tiny_llama_infer_tp2_compare PROPERTIES FIXTURES_REQUIRED exec_infer_tp2
+                     TIMEOUT 120 LABELS mpi)
+# tiny-gpt (learned positions) on one rank: the validation suite's inference case, shortened
+add_test(NAME exec_mpi.run.tiny_gpt_infer
+         COMMAND ${MPIEXEC_EXECUTABLE} -np 1 --oversubscribe $<TARGET_FILE:twinsim> run
+                 ${PROJECT_SOURCE_DIR}/scenarios/validation/host/tiny-gpt-inference.yaml
+                 --set inference.prompt_len=32 --set inference.output_len=6
+                 --out ${CMAKE_CURRENT_BINARY_DIR}/exec_infer_gpt)
+set_tests_properties(exec_mpi.run.tiny_gpt_infer PROPERTIES ENVIRONMENT "${EXEC_MPI_ENV}" TIMEOUT 60
+                     LABELS mpi FIXTURES_SETUP exec_infer_gpt)
+add_test(NAME exec_mpi.run.tiny_gpt_infer_compare
+         COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/check_compare_inference.py $<TARGET_FILE:twinsim>
+                 ${PROJECT_SOURCE_DIR}/scenarios/validation/host/tiny-gpt-inference.yaml
+                 ${CMAKE_CURRENT_BINARY_DIR}/exec_infer_gpt 6
+                 --set inference.prompt_len=32 --set inference.output_len=6)
+set_tests_properties(exec_mpi.run.tiny_gpt_infer_compare PROPERTIES FIXTURES_REQUIRED exec_infer_gpt
+                     TIMEOUT 120 LABELS mpi)
+# `twinsim validate` on the host suite's inference cases: timed by TPOT, TTFT listed
+add_test(NAME exec_mpi.validate.inference_cases
+         COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/check_validate_inference.py $<TARGET_FILE:twinsim>
+                 ${CMAKE_CURRENT_BINARY_DIR}/validate_inference
+         WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
+set_tests_properties(exec_mpi.validate.inference_cases PROPERTIES ENVIRONMENT "${EXEC_MPI_ENV}" TIMEOUT 300
+                     LABELS mpi)

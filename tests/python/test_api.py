@@ -87,6 +87,34 @@ def _twinsim_exe(root):
     return exe
 
 
+def test_compare_an_inference_batch():
+    # a hand-made pair: TTFT 20 against 25 ms, TPOT 4 against 5 ms, one op per phase
+    sim = {"inference": {"ttft_s": 0.020, "tpot_s": 0.004, "output_tokens_per_s": 1000,
+                         "kv_cache_bytes_per_token": 4096,
+                         "prefill": {"ops": [{"name": "attn.qkv.fwd", "time_s": 0.001, "count": 2}]},
+                         "decode": {"ops": [{"name": "attn.qkv.fwd", "time_s": 0.0002, "count": 2}]}},
+           "memory": {"peak_bytes": 300, "breakdown": {"params": 200, "kv_cache": 100}}}
+    meas = {"inference": {"ttft_s": 0.025, "tpot_s": 0.005, "output_tokens_per_s": 800,
+                          "kv_cache_bytes_per_token": 4096,
+                          "prefill": {"passes": 1, "ops": {
+                              "layer0.attn.qkv.fwd": {"count_per_pass": 1, "mean_s_per_pass": 0.001},
+                              "layer1.attn.qkv.fwd": {"count_per_pass": 1, "mean_s_per_pass": 0.002}}},
+                          "decode": {"passes": 3, "ops": {
+                              "layer0.attn.qkv.fwd": {"count_per_pass": 1, "mean_s_per_pass": 0.00025},
+                              "layer1.attn.qkv.fwd": {"count_per_pass": 1, "mean_s_per_pass": 0.00025}}}},
+            "memory": {"peak_bytes": 400, "breakdown": {"params": 200, "kv_cache": 200}}}
+    cmp = twinsim.compare(sim, meas)
+    assert cmp.kind == "inference"
+    assert cmp.ttft_s["rel_error"] == pytest.approx(-0.2)
+    assert cmp.tpot_s["abs_error"] == pytest.approx(-0.001)
+    ops = cmp.to_frame()
+    assert sorted(ops["phase"]) == ["decode", "prefill"]
+    prefill = ops[ops["phase"] == "prefill"].iloc[0]
+    assert prefill["measured_s"] == pytest.approx(0.0015) and prefill["predicted_pass_s"] == pytest.approx(0.002)
+    mem = cmp.memory_frame().set_index("category")
+    assert mem.loc["kv_cache", "rel_error"] == pytest.approx(-0.5)
+
+
 def test_compare_with_a_measured_run(root, tmp_path):
     # the executor runs tiny-gpt on one CPU rank; compare lines its measurement up with
     # the simulated report: both sides must come through unchanged

@@ -2,6 +2,10 @@
 // from the Llama 2 configs and against roofline bounds of the datasheets.
 #include <gtest/gtest.h>
 
+#include <stdexcept>
+#include <string>
+#include <vector>
+
 #include "serving_scenarios.hpp"
 #include "sim/inference/batch_prediction.hpp"
 #include "sim/inference/iteration_cost.hpp"
@@ -101,6 +105,58 @@ TEST(Passes, PipelineStagesSplitTheLayers) {
   EXPECT_NEAR(c.stage_s[0] / c.stage_s[1], 1.0, 0.1);  // 16 layers each; embedding vs head
   EXPECT_GT(c.p2p_s, 0);
   EXPECT_DOUBLE_EQ(c.latency_s(), c.stage_s[0] + c.stage_s[1] + c.p2p_s);
+}
+
+// The pass op by op (what `twinsim compare` lines up with the executor's profile): the
+// ops' times x calls add up to the pass, under the executor's names.
+double ops_sum(const std::vector<PassOpTime>& ops) {
+  double t = 0;
+  for (const PassOpTime& op : ops) t += op.time_s * op.count;
+  return t;
+}
+
+const PassOpTime& op_named(const std::vector<PassOpTime>& ops, const std::string& name) {
+  for (const PassOpTime& op : ops)
+    if (op.name == name) return op;
+  throw std::runtime_error("no op " + name);
+}
+
+TEST(PassOps, SumToTheStagesOfThePass) {
+  // TP 2 x PP 2: collectives are ops too; the transfer between stages is not
+  const Scenario s = test::serving_scenario("llama2-7b", "dgx-a100-80gb", 4, 2, 2, 8, 512, 64);
+  const ServingCostModel model(s);
+  for (const IterationShape& shape : {prefill_shape(8, 512), decode_shape(8, 600)}) {
+    const IterationCost c = model.cost(shape);
+    const double stages = c.stage_s[0] + c.stage_s[1];
+    EXPECT_NEAR(ops_sum(model.op_times(shape)), stages, 1e-12 * stages);
+    EXPECT_GT(c.latency_s(), stages);  // plus the p2p transfer
+  }
+  const std::vector<PassOpTime> ops = model.op_times(decode_shape(8, 600));
+  EXPECT_DOUBLE_EQ(op_named(ops, "attn.qkv.fwd").count, 32);  // every layer of both stages
+  EXPECT_DOUBLE_EQ(op_named(ops, "mlp.down.fwd").count, 32);
+  EXPECT_DOUBLE_EQ(op_named(ops, "attn.tp_exit.fwd").count, 32);
+  EXPECT_DOUBLE_EQ(op_named(ops, "head.logits.fwd").count, 1);
+  EXPECT_DOUBLE_EQ(op_named(ops, "embedding.lookup.fwd").count, 1);
+  EXPECT_DOUBLE_EQ(op_named(ops, "head.gather.fwd").count, 1);  // TP gathers the logits
+}
+
+TEST(PassOps, BatchPredictionKeepsPrefillAndTheMeanDecodePass) {
+  const Scenario s = test::serving_scenario("llama2-7b", "dgx-a100-80gb", 1, 1, 1, 4, 256, 33);
+  const InferencePrediction p = predict_inference(s);
+  EXPECT_NEAR(ops_sum(p.prefill_ops), p.ttft_s, 1e-12 * p.ttft_s);
+  EXPECT_NEAR(ops_sum(p.decode_ops), p.tpot_s, 1e-12 * p.tpot_s);  // one stage: no transfers
+  EXPECT_EQ(p.decode_passes, 32);
+  // attention reads a cache that grows each pass: its mean call lies between the first and the last
+  const ServingCostModel model(s);
+  const double first = op_named(model.op_times(decode_shape(4, 257)), "attn.core.fwd").time_s;
+  const double last = op_named(model.op_times(decode_shape(4, 288)), "attn.core.fwd").time_s;
+  const double mean = op_named(p.decode_ops, "attn.core.fwd").time_s;
+  EXPECT_LT(first, mean);
+  EXPECT_LT(mean, last);
+  const nlohmann::json j = to_json(p);
+  EXPECT_EQ(j["prefill"]["ops"].size(), p.prefill_ops.size());
+  EXPECT_EQ(j["decode"]["passes"], 32);
+  EXPECT_EQ(j["decode"]["ops"][0]["name"], "embedding.lookup.fwd");
 }
 
 }  // namespace

@@ -1,0 +1,48 @@
+#!/usr/bin/env python3
+"""`twinsim validate --only inference` on the host suite: the inference cases run, are
+timing cases judged by TPOT (the table's metric column), list TTFT and TPOT under the
+table, and keep their comparison in validate.json. Run from the repository root.
+Usage: check_validate_inference.py TWINSIM OUT_DIR"""
+import json
+import os
+import subprocess
+import sys
+
+TWINSIM, OUT = sys.argv[1], sys.argv[2]
+CASES = ("tiny-gpt-inference", "tiny-llama-inference-tp2")
+failures = []
+
+
+def check(condition, what):
+    if not condition:
+        failures.append(what)
+
+
+r = subprocess.run([TWINSIM, "validate", "--only", "inference", "--cores", "2", "--out", OUT],
+                   capture_output=True, text=True, timeout=300)
+# the targets are not met on a loaded CPU: the exit status says nothing here, the table does
+table = r.stdout
+check("metric" in table.splitlines()[0], f"no metric column: {table.splitlines()[0]!r}")
+for case in CASES:
+    row = [line for line in table.splitlines() if line.startswith(case + " ")]
+    check(len(row) == 1 and row[0].split()[2] == "TPOT", f"{case}: row {row}")
+    check(any(line.strip().startswith(case) and "TTFT" in line and "TPOT" in line for line in table.splitlines()),
+          f"{case}: no TTFT/TPOT line under the table")
+with open(os.path.join(OUT, "validate.json")) as f:
+    results = {c["name"]: c for c in json.load(f)}
+check(sorted(results) == sorted(CASES), f"cases {sorted(results)}")
+for case in CASES:
+    c = results.get(case, {})
+    check("error" not in c, f"{case}: {c.get('error')}")
+    check(c.get("metric") == "tpot" and c.get("timing") is True, f"{case}: metric {c.get('metric')}, timing {c.get('timing')}")
+    cmp = c.get("comparison", {})
+    check(cmp.get("kind") == "inference" and cmp["tpot_s"]["measured"] > 0 and cmp["ttft_s"]["measured"] > 0,
+          f"{case}: comparison {str(cmp)[:200]}")
+    check(len(cmp.get("decode", {}).get("ops", [])) >= 12, f"{case}: decode ops")
+    check(os.path.exists(os.path.join(OUT, case, "comparison.txt")), f"{case}: no comparison.txt")
+
+if failures:
+    print(table, r.stderr)
+    print("\n".join(failures))
+    sys.exit(1)
+print("validate inference checks passed")
