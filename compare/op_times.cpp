@@ -65,6 +65,8 @@ OpTimes simulated_op_times(const json& report) {
     throw std::invalid_argument("simulated report: time.ops is missing or not a list");
   OpTimes out = simulated_list((*ops)["ops"]);
   // Step-level parts the simulator prices outside the layers, under the executor's names
+  // (a const json's operator[] on a missing key is undefined behaviour: ASan's debug build caught it)
+  if (!ops->contains("breakdown")) return out;
   for (const auto& [key, name] : kBreakdownOps) {
     const json& b = (*ops)["breakdown"];
     if (b.is_object() && b.contains(key) && b[key].get<double>() > 0 && !out.count(name))
