@@ -12,8 +12,12 @@ void IterationShape::add_chunk(std::int64_t cached, std::int64_t chunk, bool sam
   tokens += chunk;
   sequences += 1;
   sampled += samples ? 1 : 0;
-  // token i of the chunk (0-based) sees the cached tokens, the chunk's first i tokens and itself
-  attention_pairs += static_cast<double>(chunk) * cached + 0.5 * static_cast<double>(chunk) * (chunk + 1);
+  // every query of the chunk against every key up to the chunk's end: the full rectangle,
+  // the op list's convention for attention FLOPs (no causal halving, as models/layer_ops.hpp
+  // and Narayanan et al. 2021 App.), which is also the count the hardware's attention
+  // efficiency is measured against (calibrate/compute_bench.cpp); a decode token's row is
+  // all of its context either way
+  attention_pairs += static_cast<double>(chunk) * static_cast<double>(cached + chunk);
   kv_read_tokens += cached + chunk;
 }
 
@@ -110,8 +114,8 @@ void add_all_reduce(std::vector<LayerOp>& ops, std::string_view name, const Size
 
 // Attention over the paged cache (vLLM's PagedAttention, Kwon et al. 2023 §4.1, and
 // FlashAttention for prefill): QK^T and PV are 2 x 2 x head_dim FLOPs per (query, key)
-// pair and head (Korthikanti 2022 App. A: 4 b s^2 h over all s^2 pairs; the causal
-// half is already left out of attention_pairs); it reads Q and every cached K,V of its
+// pair and head (Korthikanti 2022 App. A: 4 b s^2 h over all s^2 pairs, which
+// attention_pairs counts); it reads Q and every cached K,V of its
 // sequences once, writes O and the new K,V.
 LayerOp attention(const IterationShape& shape, const Sizes& s) {
   LayerOp op;

@@ -24,7 +24,7 @@ struct IterationShape {
   std::int64_t tokens = 0;          // new tokens whose K,V this pass computes
   std::int64_t sequences = 0;       // sequences in the pass
   std::int64_t sampled = 0;         // sequences that sample a token (rows of the logits)
-  double attention_pairs = 0;       // (query, key) pairs, causal, summed over sequences
+  double attention_pairs = 0;       // (query, key) pairs, full rectangle (no causal halving), summed over sequences
   std::int64_t kv_read_tokens = 0;  // cached + new tokens whose K,V the attention reads
 
   // A prefill chunk of `chunk` tokens after `cached` tokens already in the cache; it

@@ -74,14 +74,14 @@ TEST(Passes, DecodeIsBoundByMemoryAndPrefillByMath) {
   EXPECT_GT(prefill.latency_s(), flops / 312e12);
 }
 
-// Causal attention pairs: a prompt of s tokens has s(s+1)/2; a decode step with c tokens of
-// context attends to c keys.
+// Attention pairs, full rectangle as the op list counts FLOPs (no causal halving): a
+// prompt of s tokens has s^2; a decode step with c tokens of context attends to c keys.
 TEST(Passes, AttentionIsQuadraticInThePrompt) {
-  EXPECT_DOUBLE_EQ(prefill_shape(1, 4).attention_pairs, 10);
+  EXPECT_DOUBLE_EQ(prefill_shape(1, 4).attention_pairs, 16);
   EXPECT_DOUBLE_EQ(decode_shape(3, 7).attention_pairs, 21);
   IterationShape chunk;
-  chunk.add_chunk(6, 2, false);  // tokens 7 and 8 of a prompt: 7 + 8 keys
-  EXPECT_DOUBLE_EQ(chunk.attention_pairs, 15);
+  chunk.add_chunk(6, 2, false);  // tokens 7 and 8 of a prompt: 2 queries x 8 keys
+  EXPECT_DOUBLE_EQ(chunk.attention_pairs, 16);
   EXPECT_EQ(chunk.sampled, 0);
   const Scenario s = test::serving_scenario("llama2-7b", "dgx-a100-80gb", 1, 1, 1, 1, 128, 128);
   const auto attn_flops = [&](std::int64_t len) {
