@@ -88,8 +88,7 @@ void AttentionBlock::forward(const ModelContext& ctx, const float* x, float* y, 
   const float* in = s.normed.data();
   if (c_.sequence_parallel && ctx.tp_size() > 1) {
     auto op = ctx.op(layer_, "attn.tp_enter", pass);
-    gathered = gather_token_rows(ctx, in, s.normed.size(), MemCategory::buffers);
-    in = gathered.data();
+    in = gather_token_rows_to_buffer(ctx, in, s.normed.size(), gathered);
   }
   s.q = Tensor(kAct, static_cast<std::size_t>(t) * qw);
   s.k = Tensor(kAct, static_cast<std::size_t>(t) * kvw);
@@ -143,8 +142,8 @@ void AttentionBlock::drop_core_activations(AttentionSaved& s) const {
   s.lse.release();
 }
 
-void AttentionBlock::backward(const ModelContext& ctx, const float* dy, const float* x, float* dx,
-                              AttentionSaved& s) const {
+Tensor AttentionBlock::backward(const ModelContext& ctx, const float* dy, const float* x,
+                                AttentionSaved& s) const {
   const int tl = c_.local_tokens(), t = c_.tokens(), h = c_.hidden();
   const int qw = c_.local_q_width(), kvw = c_.local_kv_width();
   const bool sp = c_.sequence_parallel && ctx.tp_size() > 1;
@@ -169,10 +168,11 @@ void AttentionBlock::backward(const ModelContext& ctx, const float* dy, const fl
     k::linear_backward_weight(dbranch, s.out.data(), grad(proj_w_), t, qw, h, true);
   }
   dy_full.release();
-  if (s.probs.empty() && s.lse.empty()) {  // selective recompute: replay the core
+  Tensor replay;  // selective recompute: the core's output computed again (Megatron's checkpoint does too)
+  if (s.probs.empty() && s.lse.empty()) {
     auto op = ctx.op(layer_, "attn.core", Pass::recompute);
     const std::size_t rows = static_cast<std::size_t>(c_.micro_batch) * c_.local_heads() * c_.seq_len;
-    Tensor replay(kAct, s.out.size());
+    replay = Tensor(kAct, s.out.size());
     if (c_.flash_attention) s.lse = Tensor(kAct, rows);
     else s.probs = Tensor(kAct, rows * c_.seq_len);
     core_forward(s, replay.data(), s.probs.data(), s.lse.data());
@@ -190,6 +190,14 @@ void AttentionBlock::backward(const ModelContext& ctx, const float* dy, const fl
                             dk.data(), dv.data(), shape);
   }
   dout.release();
+  replay.release();
+  // the core's backward has run: q, k, v, its output and the softmax statistics go
+  s.q.release();
+  s.k.release();
+  s.v.release();
+  s.out.release();
+  s.probs.release();
+  s.lse.release();
   if (c_.model.position == Position::rope) {
     auto op = ctx.op(layer_, "attn.rope", Pass::bwd_dgrad);
     k::rope_backward(dq.data(), dq.data(), c_.micro_batch, c_.seq_len, c_.local_heads(), c_.head_dim(),
@@ -209,8 +217,7 @@ void AttentionBlock::backward(const ModelContext& ctx, const float* dy, const fl
   const float* in = s.normed.data();
   if (sp) {  // the QKV input was kept sharded; gather it again for the weight grads (§4.2.2)
     auto op = ctx.op(layer_, "attn.tp_enter", Pass::bwd_dgrad);
-    gathered = gather_token_rows(ctx, in, s.normed.size(), MemCategory::buffers);
-    in = gathered.data();
+    in = gather_token_rows_to_buffer(ctx, in, s.normed.size(), gathered);
   }
   {
     auto op = ctx.op(layer_, "attn.qkv", Pass::bwd_wgrad);
@@ -224,24 +231,31 @@ void AttentionBlock::backward(const ModelContext& ctx, const float* dy, const fl
     }
   }
   gathered.release();
+  dq.release();
+  dk.release();
+  dv.release();
+  s.normed.release();
   Tensor dn_local;
   const float* dn = dn_full.data();
   if (ctx.tp_size() > 1) {  // f backward: all-reduce, or with SP g backward: reduce-scatter
     auto op = ctx.op(layer_, "attn.tp_enter", Pass::bwd_dgrad);
     if (sp) {
       dn_local = reduce_scatter_token_rows(ctx, dn_full.data(), dn_full.size(), kAct);
+      dn_full.release();
       dn = dn_local.data();
     } else {
       all_reduce_tp(ctx, dn_full.data(), dn_full.size());
     }
   }
+  Tensor dx(kAct, static_cast<std::size_t>(tl) * h);
   {
     auto op = ctx.op(layer_, "attn.norm", Pass::bwd_dgrad);
-    norm_backward(c_, dn, x, param(norm_w_), s.norm, dx, grad(norm_w_), grad(norm_b_), tl);
+    norm_backward(c_, dn, x, param(norm_w_), s.norm, dx.data(), grad(norm_w_), grad(norm_b_), tl);
     const std::size_t n = static_cast<std::size_t>(tl) * h;
     for (std::size_t i = 0; i < n; ++i) dx[i] += dy[i];  // the residual path
   }
   s.release_all();
+  return dx;
 }
 
 }  // namespace twinsim::exec

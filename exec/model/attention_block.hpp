@@ -31,8 +31,10 @@ class AttentionBlock {
   AttentionBlock(const TransformerConfig& c, int layer, ParamBlock& params);
   // pass is fwd, or recompute when full recompute replays the layer in backward.
   void forward(const ModelContext& ctx, const float* x, float* y, AttentionSaved& s, Pass pass) const;
-  // dx is overwritten with the grad of x (residual path included); weight grads accumulate.
-  void backward(const ModelContext& ctx, const float* dy, const float* x, float* dx, AttentionSaved& s) const;
+  // Returns the grad of x (residual path included); weight grads accumulate. Frees each
+  // saved tensor and each grad once its last user has run, as autograd does, and
+  // allocates a grad when the op that produces it runs.
+  Tensor backward(const ModelContext& ctx, const float* dy, const float* x, AttentionSaved& s) const;
   // Selective recompute (Korthikanti §5): drop what only the attention core's backward needs.
   void drop_core_activations(AttentionSaved& s) const;
 

@@ -88,8 +88,7 @@ float Head::forward(const ModelContext& ctx, const int* targets, HeadSaved& s, P
   const float* in = s.normed.data();
   if (c_.sequence_parallel && ctx.tp_size() > 1) {
     auto op = ctx.op(-1, "head.enter", pass);
-    gathered = gather_token_rows(ctx, in, s.normed.size(), MemCategory::buffers);
-    in = gathered.data();
+    in = gather_token_rows_to_buffer(ctx, in, s.normed.size(), gathered);
   }
   s.logits = Tensor(MemCategory::activations, static_cast<std::size_t>(t) * vl);
   {
@@ -101,14 +100,16 @@ float Head::forward(const ModelContext& ctx, const int* targets, HeadSaved& s, P
   return vocab_parallel_cross_entropy(ctx, s.logits.data(), targets, s.lse.data(), t, vl, c_.vocab_start());
 }
 
-void Head::backward(const ModelContext& ctx, const int* targets, float dloss, float* dx, HeadSaved& s) const {
+Tensor Head::backward(const ModelContext& ctx, const int* targets, float dloss, HeadSaved& s) const {
   const int tl = c_.local_tokens(), t = c_.tokens(), h = c_.hidden(), vl = c_.local_vocab();
   const bool sp = c_.sequence_parallel && ctx.tp_size() > 1;
   {
-    auto op = ctx.op(-1, "head.loss", Pass::bwd_dgrad);  // in place: logits become their grads
+    // in place, as Megatron's _VocabParallelCrossEntropy.backward: the logits become their grads
+    auto op = ctx.op(-1, "head.loss", Pass::bwd_dgrad);
     vocab_parallel_cross_entropy_backward(s.logits.data(), targets, s.lse.data(), dloss, s.logits.data(), t, vl,
                                           c_.vocab_start());
   }
+  s.lse.release();
   Tensor dn_full(MemCategory::activations, static_cast<std::size_t>(t) * h);
   {
     auto op = ctx.op(-1, "head.logits", Pass::bwd_dgrad);
@@ -118,29 +119,33 @@ void Head::backward(const ModelContext& ctx, const int* targets, float dloss, fl
   const float* in = s.normed.data();
   if (sp) {
     auto op = ctx.op(-1, "head.enter", Pass::bwd_dgrad);
-    gathered = gather_token_rows(ctx, in, s.normed.size(), MemCategory::buffers);
-    in = gathered.data();
+    in = gather_token_rows_to_buffer(ctx, in, s.normed.size(), gathered);
   }
   {
     auto op = ctx.op(-1, "head.logits", Pass::bwd_wgrad);
     k::linear_backward_weight(s.logits.data(), in, out_.grad(out_slot_), t, h, vl, true);
   }
   gathered.release();
+  s.logits.release();  // the output layer has run its backward: its saved tensors go
+  s.normed.release();
   Tensor dn_local;
   const float* dn = dn_full.data();
   if (ctx.tp_size() > 1) {
     auto op = ctx.op(-1, "head.enter", Pass::bwd_dgrad);
     if (sp) {
       dn_local = reduce_scatter_token_rows(ctx, dn_full.data(), dn_full.size(), MemCategory::activations);
+      dn_full.release();
       dn = dn_local.data();
     } else {
       all_reduce_tp(ctx, dn_full.data(), dn_full.size());
     }
   }
+  Tensor dx(MemCategory::activations, static_cast<std::size_t>(tl) * h);
   auto op = ctx.op(-1, "head.norm", Pass::bwd_dgrad);
   float* dbeta = norm_.slots().size() > 1 ? norm_.grad(1) : nullptr;
-  norm_backward(c_, dn, s.input.data(), norm_.param(0), s.norm, dx, norm_.grad(0), dbeta, tl);
+  norm_backward(c_, dn, s.input.data(), norm_.param(0), s.norm, dx.data(), norm_.grad(0), dbeta, tl);
   s.release_all();
+  return dx;
 }
 
 }  // namespace twinsim::exec

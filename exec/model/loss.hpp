@@ -38,8 +38,11 @@ class Head {
  public:
   Head(const TransformerConfig& c, ParamBlock& norm, ParamBlock& output, int output_slot);
   float forward(const ModelContext& ctx, const int* targets, HeadSaved& s, Pass pass) const;  // s.input set
-  // dx [local_tokens, hidden] from the loss grad dloss (1 / micro-batches, times any loss scale).
-  void backward(const ModelContext& ctx, const int* targets, float dloss, float* dx, HeadSaved& s) const;
+  // The grad of s.input [local_tokens, hidden] from the loss grad dloss (1 / micro-batches,
+  // times any loss scale). Frees what s holds as soon as its last user has run, as
+  // autograd frees a node's saved tensors: the logits (their grads by then) and the
+  // output layer's input go before the final norm's grad is allocated.
+  Tensor backward(const ModelContext& ctx, const int* targets, float dloss, HeadSaved& s) const;
 
  private:
   const TransformerConfig& c_;

@@ -78,8 +78,7 @@ void MlpBlock::forward(const ModelContext& ctx, const float* x, float* y, MlpSav
   const float* in = s.normed.data();
   if (c_.sequence_parallel && ctx.tp_size() > 1) {
     auto op = ctx.op(layer_, "mlp.tp_enter", pass);
-    gathered = gather_token_rows(ctx, in, s.normed.size(), MemCategory::buffers);
-    in = gathered.data();
+    in = gather_token_rows_to_buffer(ctx, in, s.normed.size(), gathered);
   }
   s.up1 = Tensor(kAct, inner);
   {
@@ -119,7 +118,7 @@ void MlpBlock::forward(const ModelContext& ctx, const float* x, float* y, MlpSav
   }
 }
 
-void MlpBlock::backward(const ModelContext& ctx, const float* dy, const float* x, float* dx, MlpSaved& s) const {
+Tensor MlpBlock::backward(const ModelContext& ctx, const float* dy, const float* x, MlpSaved& s) const {
   const int tl = c_.local_tokens(), t = c_.tokens(), h = c_.hidden(), f = c_.local_ffn();
   const std::size_t inner = static_cast<std::size_t>(t) * f;
   const bool sp = c_.sequence_parallel && ctx.tp_size() > 1;
@@ -156,6 +155,8 @@ void MlpBlock::backward(const ModelContext& ctx, const float* dy, const float* x
     }
   }
   dact.release();
+  s.up1.release();
+  s.up2.release();
   Tensor dn_full(kAct, static_cast<std::size_t>(t) * h);
   {
     auto op = ctx.op(layer_, up_name_, Pass::bwd_dgrad);
@@ -166,8 +167,7 @@ void MlpBlock::backward(const ModelContext& ctx, const float* dy, const float* x
   const float* in = s.normed.data();
   if (sp) {  // fc1's input was kept sharded; gather it again for the weight grad (§4.2.2)
     auto op = ctx.op(layer_, "mlp.tp_enter", Pass::bwd_dgrad);
-    gathered = gather_token_rows(ctx, in, s.normed.size(), MemCategory::buffers);
-    in = gathered.data();
+    in = gather_token_rows_to_buffer(ctx, in, s.normed.size(), gathered);
   }
   {
     auto op = ctx.op(layer_, up_name_, Pass::bwd_wgrad);
@@ -179,24 +179,30 @@ void MlpBlock::backward(const ModelContext& ctx, const float* dy, const float* x
     }
   }
   gathered.release();
+  d1.release();
+  d3.release();
+  s.normed.release();
   Tensor dn_local;
   const float* dn = dn_full.data();
   if (ctx.tp_size() > 1) {
     auto op = ctx.op(layer_, "mlp.tp_enter", Pass::bwd_dgrad);
     if (sp) {
       dn_local = reduce_scatter_token_rows(ctx, dn_full.data(), dn_full.size(), kAct);
+      dn_full.release();
       dn = dn_local.data();
     } else {
       all_reduce_tp(ctx, dn_full.data(), dn_full.size());
     }
   }
+  Tensor dx(kAct, static_cast<std::size_t>(tl) * h);
   {
     auto op = ctx.op(layer_, "mlp.norm", Pass::bwd_dgrad);
-    norm_backward(c_, dn, x, param(norm_w_), s.norm, dx, grad(norm_w_), grad(norm_b_), tl);
+    norm_backward(c_, dn, x, param(norm_w_), s.norm, dx.data(), grad(norm_w_), grad(norm_b_), tl);
     const std::size_t n = static_cast<std::size_t>(tl) * h;
     for (std::size_t i = 0; i < n; ++i) dx[i] += dy[i];
   }
   s.release_all();
+  return dx;
 }
 
 }  // namespace twinsim::exec

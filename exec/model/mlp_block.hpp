@@ -28,7 +28,10 @@ class MlpBlock {
  public:
   MlpBlock(const TransformerConfig& c, int layer, ParamBlock& params);
   void forward(const ModelContext& ctx, const float* x, float* y, MlpSaved& s, Pass pass) const;
-  void backward(const ModelContext& ctx, const float* dy, const float* x, float* dx, MlpSaved& s) const;
+  // Returns the grad of x (residual path included); weight grads accumulate. Frees each
+  // saved tensor and each grad once its last user has run, as autograd does, and
+  // allocates a grad when the op that produces it runs.
+  Tensor backward(const ModelContext& ctx, const float* dy, const float* x, MlpSaved& s) const;
 
  private:
   const TransformerConfig& c_;

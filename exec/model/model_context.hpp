@@ -27,9 +27,14 @@ class OpScope {
   Profiler::Clock::time_point start_;
 };
 
+class GatherBuffer;  // exec/model/tp_region.hpp
+
 struct ModelContext {
   Communicator* tp = nullptr;
   Profiler* profiler = nullptr;
+  // The rank's persistent all-gather buffer for sequence parallelism (set by the
+  // TransformerStage); null: each gather allocates its own tensor.
+  GatherBuffer* gather_buffer = nullptr;
 
   int tp_size() const { return tp ? tp->size() : 1; }
   // "layer3.attn.qkv.fwd"; layer < 0 names an op outside the layers ("head.logits.fwd")

@@ -11,6 +11,24 @@
 
 namespace twinsim::exec {
 
+// Megatron-core's global memory buffer (parallel_state.get_global_memory_buffer(), used by
+// tensor_parallel/layers.py for the sequence-parallel all-gather of a linear layer's input
+// in forward and again for its weight gradient in backward): one [tokens, width] buffer
+// per rank, allocated on first use, grown if a larger gather comes, kept for the run and
+// counted as `buffers`. One gather at a time uses it.
+class GatherBuffer {
+ public:
+  float* get(std::size_t count);
+
+ private:
+  Tensor t_;
+};
+
+// The all-gather of `local` into ctx's GatherBuffer, or into `fallback` when the context
+// has none. The rows stay valid until the next gather into the buffer.
+const float* gather_token_rows_to_buffer(const ModelContext& ctx, const float* local, std::size_t local_count,
+                                         Tensor& fallback);
+
 // [tokens/tp, width] on each rank -> [tokens, width] everywhere (all-gather).
 Tensor gather_token_rows(const ModelContext& ctx, const float* local, std::size_t local_count,
                          MemCategory category);

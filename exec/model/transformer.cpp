@@ -90,17 +90,22 @@ Tensor TransformerStage::layer_forward(const ModelContext& ctx, int i, Tensor x,
 
 Tensor TransformerStage::layer_backward(const ModelContext& ctx, int i, Tensor dy, LayerSaved& s) {
   if (c_.recompute == Recompute::full) layer_forward(ctx, i, std::move(s.input), s, Pass::recompute);
-  Tensor dmid(MemCategory::activations, dy.size());
-  mlp_[i].backward(ctx, dy.data(), s.mid.data(), dmid.data(), s.mlp);
+  Tensor dmid = mlp_[i].backward(ctx, dy.data(), s.mid.data(), s.mlp);
   dy.release();
   s.mid.release();
-  Tensor dx(MemCategory::activations, dmid.size());
-  attention_[i].backward(ctx, dmid.data(), s.input.data(), dx.data(), s.attn);
+  Tensor dx = attention_[i].backward(ctx, dmid.data(), s.input.data(), s.attn);
   s.input.release();
   return dx;
 }
 
-Tensor TransformerStage::forward(const ModelContext& ctx, Tensor input, MicroBatchState& st) {
+ModelContext TransformerStage::context(const ModelContext& ctx) {
+  ModelContext c = ctx;
+  if (!c.gather_buffer) c.gather_buffer = &gather_buffer_;
+  return c;
+}
+
+Tensor TransformerStage::forward(const ModelContext& outer, Tensor input, MicroBatchState& st) {
+  const ModelContext ctx = context(outer);
   const std::size_t rows = static_cast<std::size_t>(c_.local_tokens()) * c_.hidden();
   Tensor x = std::move(input);
   if (embedding_) {
@@ -128,15 +133,14 @@ Tensor TransformerStage::forward(const ModelContext& ctx, Tensor input, MicroBat
   return {};
 }
 
-Tensor TransformerStage::backward(const ModelContext& ctx, Tensor doutput, float dloss, MicroBatchState& st) {
-  const std::size_t rows = static_cast<std::size_t>(c_.local_tokens()) * c_.hidden();
+Tensor TransformerStage::backward(const ModelContext& outer, Tensor doutput, float dloss, MicroBatchState& st) {
+  const ModelContext ctx = context(outer);
   Tensor dx = std::move(doutput);
   if (head_) {
     ParamBlock* out = output_ ? output_.get() : word_.get();
     acquire(head_norm_.get(), true);
     acquire(out, true);
-    dx = Tensor(MemCategory::activations, rows);
-    head_->backward(ctx, st.targets.data(), dloss, dx.data(), st.head);
+    dx = head_->backward(ctx, st.targets.data(), dloss, st.head);
     release(out, true);
     release(head_norm_.get(), true);
   }

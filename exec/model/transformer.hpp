@@ -12,6 +12,7 @@
 #include "exec/model/loss.hpp"
 #include "exec/model/mlp_block.hpp"
 #include "exec/model/model_context.hpp"
+#include "exec/model/tp_region.hpp"
 #include "exec/model/transformer_config.hpp"
 #include "exec/model/weights.hpp"
 
@@ -82,6 +83,9 @@ class TransformerStage {
   std::unique_ptr<Embedding> embedding_;
   std::unique_ptr<Head> head_;
   BlockHooks* hooks_ = nullptr;
+  GatherBuffer gather_buffer_;  // sequence parallelism's all-gathers (tp_region.hpp)
+
+  ModelContext context(const ModelContext& ctx);  // ctx with this stage's gather buffer
 
   Tensor layer_forward(const ModelContext& ctx, int i, Tensor x, LayerSaved& s, Pass pass);
   Tensor layer_backward(const ModelContext& ctx, int i, Tensor dy, LayerSaved& s);
