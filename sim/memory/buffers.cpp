@@ -12,6 +12,11 @@ std::int64_t dp_bucket_params(const Plan& plan) {
   return std::max<std::int64_t>(40'000'000, 1'000'000LL * plan.dp * plan.cp);
 }
 
+std::int64_t zero3_gathered_buckets(std::int64_t bucket_params, std::int64_t stage_params) {
+  if (bucket_params <= 0 || stage_params <= bucket_params) return 1;
+  return std::min<std::int64_t>(2, ceil_div(stage_params, bucket_params));
+}
+
 std::int64_t workspace_bytes(const Plan& plan) {
   constexpr std::int64_t MiB = 1 << 20;
   constexpr std::int64_t cublas = 32 * MiB;
@@ -26,13 +31,17 @@ namespace {
 
 // Activation-side buffers of one micro-batch of `batch` sequences of `seq_len` tokens.
 void add_activation_buffers(BufferBytes& b, const ModelSpec& model, const Plan& plan, std::int64_t batch,
-                            std::int64_t seq_len, Dtype dtype) {
+                            std::int64_t seq_len, Dtype dtype, bool training) {
   const std::int64_t tokens = checked_mul(batch, seq_len) / plan.cp;
   const std::int64_t stream = dtype_bytes(dtype, checked_mul(tokens, model.hidden));
   const std::int64_t sp = plan.sequence_parallel ? plan.tp : 1;
   // Megatron-core's global memory buffer holds the all-gathered [s, b, h] input (Korthikanti §4.2.2)
   if (plan.tp > 1 && plan.sequence_parallel) b.tp_gather = stream;
-  if (plan.pp > 1) b.pp_p2p = 2 * stream / sp;  // one send and one receive in flight
+  // Serving: one send and one receive in flight. Training: none apart from activations:
+  // Megatron receives into the tensor that becomes the stage's input (kept by its first
+  // layer) or the output's grad (the backward's dy), and frees a sent output at once
+  // (core/pipeline_parallel/p2p_communication.py, schedules.py deallocate_output_tensor).
+  if (plan.pp > 1 && !training) b.pp_p2p = 2 * stream / sp;
   if (plan.cp > 1)  // the K,V chunk being sent and the one being received
     b.cp_ring = 2 * 2 * dtype_bytes(dtype, tokens * kv_heads_per_gpu(model, plan.tp) * model.head_dim);
   if (plan.ep > 1 && model.moe)  // dispatch send + receive of the routed tokens
@@ -48,9 +57,9 @@ BufferBytes training_buffers(const ModelSpec& model, const Plan& plan, const Tra
   const std::int64_t bucket =
       plan.overlap_grad_reduce ? std::min(dp_bucket_params(plan), params.total()) : params.total();
   if (plan.zero >= 2) b.dp_buckets += checked_mul(bucket, bytes.grads);
-  if (plan.zero >= 3) b.dp_buckets += 2 * checked_mul(bucket, bytes.params);
+  if (plan.zero >= 3) b.dp_buckets += checked_mul(zero3_gathered_buckets(bucket, params.total()), checked_mul(bucket, bytes.params));
   add_activation_buffers(b, model, plan, training.micro_batch, training.seq_len,
-                         activation_dtype(training.precision));
+                         activation_dtype(training.precision), true);
   b.workspace = workspace_bytes(plan);
   return b;
 }
@@ -58,7 +67,7 @@ BufferBytes training_buffers(const ModelSpec& model, const Plan& plan, const Tra
 BufferBytes inference_buffers(const ModelSpec& model, const Plan& plan, const InferenceWorkload& inference) {
   BufferBytes b;
   const Dtype dtype = inference.weight_dtype == Dtype::fp32 ? Dtype::fp32 : Dtype::bf16;
-  add_activation_buffers(b, model, plan, inference.batch, inference.prompt_len, dtype);
+  add_activation_buffers(b, model, plan, inference.batch, inference.prompt_len, dtype, false);
   b.workspace = workspace_bytes(plan);
   return b;
 }

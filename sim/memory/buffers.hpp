@@ -12,7 +12,7 @@ namespace twinsim {
 struct BufferBytes {
   std::int64_t dp_buckets = 0;  // ZeRO-2/3 gradient reduce-scatter / parameter all-gather buckets
   std::int64_t tp_gather = 0;   // sequence-parallel all-gather output
-  std::int64_t pp_p2p = 0;      // pipeline send + receive of one activation
+  std::int64_t pp_p2p = 0;      // pipeline send + receive of one activation (serving)
   std::int64_t cp_ring = 0;     // context-parallel K,V chunks in transit
   std::int64_t ep_all_to_all = 0;
   std::int64_t workspace = 0;   // cuBLAS and NCCL
@@ -23,6 +23,11 @@ struct BufferBytes {
 // (megatron/core/distributed/distributed_data_parallel.py, DistributedDataParallelConfig.bucket_size).
 std::int64_t dp_bucket_params(const Plan& plan);
 
+// ZeRO-3's buckets of gathered parameters live at once: the one in use and the next one,
+// prefetched (DeepSpeed stage3_prefetch_bucket_size, FSDP's backward prefetch), hence
+// min(2, buckets of the stage): one when the whole stage is one bucket.
+std::int64_t zero3_gathered_buckets(std::int64_t bucket_params, std::int64_t stage_params);
+
 // A documented allowance, not a measurement: a 32 MiB cuBLAS workspace (cuBLAS docs,
 // cublasSetWorkspace: 32 MiB recommended on Hopper, 4 MiB before) plus, per NCCL
 // communicator of more than one rank (tp, cp, pp, dp, ep), 16 channels x NCCL_BUFFSIZE
@@ -32,8 +37,9 @@ std::int64_t workspace_bytes(const Plan& plan);
 
 // Training buffers of a stage. With ZeRO 0/1 Megatron's buckets are views into the
 // gradient buffer (counted under grads): no extra bytes. With ZeRO 2 one bucket of
-// unsharded gradients is live; with ZeRO 3 also two buckets of gathered parameters
-// (the one in use and the one prefetched). Without overlap a bucket is the whole stage.
+// unsharded gradients is live (reduce-scattered and freed when the bucket's last grad is
+// in); with ZeRO 3 also zero3_gathered_buckets of gathered parameters. Without overlap a
+// bucket is the whole stage. Pipeline send/receive buffers exist only for serving.
 BufferBytes training_buffers(const ModelSpec& model, const Plan& plan, const TrainingWorkload& training,
                              const StageParams& params);
 
