@@ -1,6 +1,8 @@
 #include "sim/memory/activations.hpp"
 
 #include <algorithm>
+#include <string_view>
+#include <vector>
 
 #include "models/checked_math.hpp"
 #include "sim/memory/stage_layers.hpp"
@@ -33,7 +35,93 @@ std::int64_t local_tokens(const Plan& plan, const MicroBatchShape& shape) {
   return checked_mul(shape.micro_batch, shape.seq_len) / plan.cp;
 }
 
+std::int64_t saved_named(const LayerOp& op, std::string_view name) {
+  std::int64_t total = 0;
+  for (const SavedTensor& t : op.saved)
+    if (t.name == name) total = checked_add(total, t.bytes);
+  return total;
+}
+
+std::int64_t saved_all(const LayerOp& op) {
+  std::int64_t total = 0;
+  for (const SavedTensor& t : op.saved) total = checked_add(total, t.bytes);
+  return total;
+}
+
+const LayerOp* find_op(const std::vector<LayerOp>& ops, std::string_view name) {
+  for (const LayerOp& op : ops)
+    if (op.name == name) return &op;
+  return nullptr;
+}
+
+const LayerOp* find_op(const std::vector<LayerOp>& ops, std::string_view prefix, std::string_view a,
+                       std::string_view b) {
+  for (const LayerOp& op : ops)
+    if (op.name.substr(0, prefix.size()) == prefix &&
+        (op.name.substr(prefix.size()) == a || op.name.substr(prefix.size()) == b))
+      return &op;
+  return nullptr;
+}
+
+// The grad of a layer's output and, with SP, its all-gather.
+struct IncomingGrad {
+  std::int64_t dy = 0, gathered = 0, full = 0;  // full: one [s, b, h] of the activation dtype
+};
+
+IncomingGrad incoming_grad(const ModelSpec& m, const Plan& plan, const MicroBatchShape& shape) {
+  IncomingGrad g;
+  g.full = dtype_bytes(shape.dtype, checked_mul(local_tokens(plan, shape), m.hidden));
+  g.dy = g.full / sp_divisor(plan);
+  g.gathered = sp_divisor(plan) > 1 ? g.full : 0;
+  return g;
+}
+
 }  // namespace
+
+std::int64_t layer_backward_bytes(const ModelSpec& model, std::int64_t layer, const Plan& plan,
+                                  const MicroBatchShape& shape) {
+  Plan no_recompute = plan;
+  no_recompute.recompute = Recompute::none;
+  const std::vector<LayerOp> ops = build_layer_ops(model, layer, no_recompute, shape);
+  const std::int64_t kept = kept_bytes(model, layer, plan, shape);
+  const IncomingGrad g = incoming_grad(model, plan, shape);
+  std::int64_t attention_saved = 0, all_saved = 0;
+  for (const LayerOp& op : ops) {
+    const std::int64_t b = saved_all(op);
+    all_saved = checked_add(all_saved, b);
+    if (op.name.substr(0, 5) == "attn.") attention_saved = checked_add(attention_saved, b);
+  }
+  // MLP (dense, or MoE's routed and shared experts; each FFN's backward on its own)
+  std::int64_t mlp = 0;
+  for (std::string_view prefix : {"mlp.", "moe.experts.", "moe.shared."}) {
+    const LayerOp* up = find_op(ops, prefix, "fc1", "gate_up");
+    const LayerOp* act = find_op(ops, prefix, "act", "act");
+    const LayerOp* down = find_op(ops, prefix, "fc2", "down");
+    if (!up || !act || !down) continue;
+    const std::int64_t down_input = saved_named(*down, "input");
+    const std::int64_t up_input_grad = dtype_bytes(shape.dtype, checked_mul(checked_mul(up->m, up->k), up->count));
+    mlp = std::max(mlp, g.dy + std::max({g.gathered + down_input, saved_all(*act), up_input_grad - down_input}));
+  }
+  // attention
+  std::int64_t attention = 0;
+  const LayerOp* core = find_op(ops, "attn.core");
+  const LayerOp* proj = find_op(ops, "attn.proj");
+  std::int64_t replay = 0;
+  if (core && proj) {
+    const std::int64_t o = saved_named(*proj, "input");
+    const std::int64_t qkv = saved_named(*core, "q") + saved_named(*core, "k") + saved_named(*core, "v");
+    const std::int64_t dp = saved_named(*core, "softmax_out");  // 0 with flash attention
+    attention = g.dy + std::max({g.gathered + o, o + qkv + dp, g.full - o});
+    if (plan.recompute == Recompute::selective) replay = o;
+  }
+  const std::int64_t mlp_point = (plan.recompute == Recompute::full ? all_saved : kept) + mlp;
+  const std::int64_t attention_point = attention_saved + replay + attention;
+  return std::max<std::int64_t>(0, std::max(mlp_point, attention_point) - kept);
+}
+
+std::int64_t head_backward_bytes(const ModelSpec& model, const Plan& plan, const MicroBatchShape& shape) {
+  return incoming_grad(model, plan, shape).full;
+}
 
 LayerActivations layer_activations(const ModelSpec& model, const Plan& plan, const MicroBatchShape& shape) {
   Plan no_recompute = plan;
@@ -43,10 +131,12 @@ LayerActivations layer_activations(const ModelSpec& model, const Plan& plan, con
   a.dense = kept_bytes(model, dense, plan, shape);
   if (plan.recompute != Recompute::none)
     a.dense_recompute = kept_bytes(model, dense, no_recompute, shape) - a.dense;
+  a.dense_backward = layer_backward_bytes(model, dense, plan, shape);
   if (model.moe) {
     const std::int64_t moe = some_moe_layer(model);
     a.moe = kept_bytes(model, moe, plan, shape);
     if (plan.recompute != Recompute::none) a.moe_recompute = kept_bytes(model, moe, no_recompute, shape) - a.moe;
+    a.moe_backward = layer_backward_bytes(model, moe, plan, shape);
   }
   return a;
 }
@@ -72,10 +162,46 @@ std::int64_t output_activation_bytes(const ModelSpec& model, const Plan& plan, c
   return 2 * stream + logits;
 }
 
+namespace {
+
+MicroBatchShape training_shape(const TrainingWorkload& training) {
+  return {training.micro_batch, training.seq_len, activation_dtype(training.precision)};
+}
+
+// The micro-batches whose embedding extras the first stage keeps (Korthikanti §4.3
+// multiplies by p under 1F1B) and whose head tensors the last stage keeps (GPipe: all).
+std::int64_t first_in_flight(const Plan& plan, std::int64_t m) {
+  return plan.schedule == Schedule::gpipe ? m : std::min<std::int64_t>(plan.pp, m);
+}
+std::int64_t last_in_flight(const Plan& plan, std::int64_t m) { return plan.schedule == Schedule::gpipe ? m : 1; }
+
+}  // namespace
+
+std::int64_t stage_extra_activation_bytes(const ModelSpec& model, const Plan& plan,
+                                          const TrainingWorkload& training, int stage) {
+  const MicroBatchShape shape = training_shape(training);
+  const std::int64_t m = std::max<std::int64_t>(1, training.micro_batches(plan.dp));
+  std::int64_t bytes = 0;
+  if (stage == 0) bytes += checked_mul(embedding_activation_bytes(model, plan, shape), first_in_flight(plan, m));
+  if (stage == plan.pp - 1)
+    bytes = checked_add(bytes, checked_mul(output_activation_bytes(model, plan, shape), last_in_flight(plan, m)));
+  return bytes;
+}
+
+std::int64_t stage_backward_bytes(const ModelSpec& model, const Plan& plan, const TrainingWorkload& training,
+                                  std::int64_t layer_backward, bool has_layers, int stage) {
+  const MicroBatchShape shape = training_shape(training);
+  const bool last = stage == plan.pp - 1;
+  std::int64_t extra = 0;
+  if (last) extra = head_backward_bytes(model, plan, shape);
+  if (has_layers)  // the head of the micro-batch being backpropagated is gone by then
+    extra = std::max(extra, layer_backward - (last ? output_activation_bytes(model, plan, shape) : 0));
+  return extra;
+}
+
 std::int64_t training_activation_bytes(const ModelSpec& model, const Plan& plan,
                                        const TrainingWorkload& training, const LayerActivations& per_layer,
                                        int stage) {
-  const MicroBatchShape shape{training.micro_batch, training.seq_len, activation_dtype(training.precision)};
   const std::int64_t m = std::max<std::int64_t>(1, training.micro_batches(plan.dp));
   const StageLayers layers = stage_layers(model, plan, stage);
   const std::int64_t v = is_interleaved(plan) ? plan.virtual_stages : 1;
@@ -84,17 +210,12 @@ std::int64_t training_activation_bytes(const ModelSpec& model, const Plan& plan,
   const std::int64_t per_microbatch =
       checked_add(checked_mul(layers.dense, per_layer.dense), checked_mul(layers.moe, per_layer.moe));
   std::int64_t bytes = checked_mul(per_microbatch, chunks_in_flight(plan, stage, m)) / v;
-  // The first stage holds the embedding output of as many micro-batches as 1F1B keeps
-  // there (Korthikanti §4.3 multiplies by p); the last stage the logits of one (GPipe: all).
-  const std::int64_t first_in_flight = plan.schedule == Schedule::gpipe ? m : std::min<std::int64_t>(plan.pp, m);
-  const std::int64_t last_in_flight = plan.schedule == Schedule::gpipe ? m : 1;
-  if (stage == 0) bytes += checked_mul(embedding_activation_bytes(model, plan, shape), first_in_flight);
-  if (stage == plan.pp - 1) bytes += checked_mul(output_activation_bytes(model, plan, shape), last_in_flight);
-  // Backward recomputes one layer at a time; its working set comes on top.
-  std::int64_t recompute = 0;
-  if (layers.dense > 0) recompute = per_layer.dense_recompute;
-  if (layers.moe > 0) recompute = std::max(recompute, per_layer.moe_recompute);
-  return checked_add(bytes, recompute);
+  bytes = checked_add(bytes, stage_extra_activation_bytes(model, plan, training, stage));
+  // The first backward's working set (one layer at a time) comes on top.
+  std::int64_t backward = 0;
+  if (layers.dense > 0) backward = per_layer.dense_backward;
+  if (layers.moe > 0) backward = std::max(backward, per_layer.moe_backward);
+  return checked_add(bytes, stage_backward_bytes(model, plan, training, backward, layers.total() > 0, stage));
 }
 
 }  // namespace twinsim

@@ -21,9 +21,38 @@ struct LayerActivations {
   // What recomputing one layer in backward brings back to life on top of what it keeps
   // (full: the layer's whole activations; selective: its attention scores).
   std::int64_t dense_recompute = 0, moe_recompute = 0;
+  // The most one layer's backward holds at once on top of what the layer keeps: what
+  // recomputation brings back plus the gradients in flight (layer_backward_bytes).
+  std::int64_t dense_backward = 0, moe_backward = 0;
 };
 
 LayerActivations layer_activations(const ModelSpec& model, const Plan& plan, const MicroBatchShape& shape);
+
+// One layer's backward on top of what the layer keeps, with PyTorch autograd's lifetimes
+// (a gradient exists from the op that produces it until its last consumer has run; a
+// node's saved tensors are freed once the node has run), as Megatron's layer runs it:
+//   MLP  (down, act, up):  dy + max(dy_sp + d(down input),         at down's dgrad
+//                                   d(up outputs),                 at the activation's
+//                                                                  (its input grad replaces it)
+//                                   d(up input) - down input)      at up's dgrad
+//   attention:             dy + max(dy_sp + dO,                    at proj's dgrad
+//                                   dO + dQ + dK + dV (+ dP),      at the core's backward
+//                                   d(qkv input) - O)              at qkv's dgrad
+// dy is the grad of the layer's output [s, b, h] (/ t with SP), dy_sp its all-gather
+// with SP (g-bar's backward), d(up/qkv input) the column-parallel GEMM's input grad
+// [s, b, h] before f's all-reduce / g's reduce-scatter; dP, the probabilities' grad, only
+// without flash attention (Megatron's fused softmax backward then works in place). The
+// MLP's point holds the whole layer (recomputed under full recompute); the attention's
+// comes after the MLP's saved tensors are gone and, under selective recompute, holds the
+// recomputed core's output O besides its scores (Megatron's checkpoint recomputes both).
+std::int64_t layer_backward_bytes(const ModelSpec& model, std::int64_t layer, const Plan& plan,
+                                  const MicroBatchShape& shape);
+
+// What the last stage's head adds in its backward on top of what it keeps: the output
+// layer's input grad [s, b, h] (full sequence: the SP reduce-scatter comes after), next
+// to the logits, whose grads the cross entropy writes in place (Megatron's
+// _VocabParallelCrossEntropy.backward).
+std::int64_t head_backward_bytes(const ModelSpec& model, const Plan& plan, const MicroBatchShape& shape);
 
 // Model chunks whose forward activations stage `stage` holds at its peak (micro-batches
 // when there is one chunk per stage):
@@ -41,7 +70,20 @@ std::int64_t embedding_activation_bytes(const ModelSpec& model, const Plan& plan
 // layer input (2sbh/t each with SP) and fp32 logits for the cross-entropy, 4sbv/t.
 std::int64_t output_activation_bytes(const ModelSpec& model, const Plan& plan, const MicroBatchShape& shape);
 
-// All activation memory of stage `stage` at its peak, on one GPU.
+// What a stage keeps besides its layers' activations at its peak: the embedding's extras
+// of the micro-batches in flight on the first stage, the head's on the last.
+std::int64_t stage_extra_activation_bytes(const ModelSpec& model, const Plan& plan,
+                                          const TrainingWorkload& training, int stage);
+
+// The stage's first backward on top of everything the stage keeps: on the last stage the
+// larger of the head's backward and the last layer's (by which time the head's tensors
+// of that micro-batch are gone); elsewhere the last layer's. `layer_backward` is
+// LayerActivations' *_backward of the stage's layers (the larger of dense and MoE).
+std::int64_t stage_backward_bytes(const ModelSpec& model, const Plan& plan, const TrainingWorkload& training,
+                                  std::int64_t layer_backward, bool has_layers, int stage);
+
+// All activation memory of stage `stage` at its peak, on one GPU: what the micro-batches
+// in flight keep + the stage extras + the first backward's working set.
 std::int64_t training_activation_bytes(const ModelSpec& model, const Plan& plan,
                                        const TrainingWorkload& training, const LayerActivations& per_layer,
                                        int stage);

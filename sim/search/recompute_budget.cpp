@@ -14,7 +14,7 @@ namespace {
 
 struct PolicyFigures {
   std::int64_t kept = 0;       // bytes one layer keeps per micro-batch
-  std::int64_t working = 0;    // what recomputing one layer brings back (one at a time)
+  std::int64_t working = 0;    // what one layer's backward adds, recomputation included (one at a time)
   double time_s = 0;           // recomputing one layer for one micro-batch
 };
 
@@ -28,7 +28,7 @@ PolicyFigures figures(const Scenario& base, Recompute policy, bool moe_kind) {
   const LayerCost cost = cost_layer(s, layer);
   PolicyFigures f;
   f.kept = moe_kind ? a.moe : a.dense;
-  f.working = moe_kind ? a.moe_recompute : a.dense_recompute;
+  f.working = moe_kind ? a.moe_backward : a.dense_backward;
   f.time_s = cost.recompute_s();
   // full recompute runs the layer's forward collectives again (as sim/training/step_graph)
   if (policy == Recompute::full)
@@ -58,7 +58,7 @@ RecomputeMix plan_recompute(const Scenario& s, std::int64_t budget_bytes) {
   Scenario none_plan = s;
   none_plan.plan.recompute = Recompute::none;
   const StageMemory base_stage = training_stage_memory(none_plan, 0);
-  const std::int64_t extras = training_activation_bytes(s.model, none_plan.plan, t, LayerActivations{}, 0);
+  const std::int64_t extras = stage_extra_activation_bytes(s.model, none_plan.plan, t, 0);
   const std::int64_t fixed = base_stage.peak_bytes - base_stage.breakdown.activations + extras;
   const std::int64_t m = std::max<std::int64_t>(1, t.micro_batches(plan.dp));
   const std::int64_t v = plan.schedule == Schedule::interleaved ? plan.virtual_stages : 1;
@@ -67,11 +67,13 @@ RecomputeMix plan_recompute(const Scenario& s, std::int64_t budget_bytes) {
   auto cost = [&](std::int64_t n_sel, std::int64_t n_full) {
     const std::int64_t n_none = r.layers - n_sel - n_full;
     const std::int64_t kept = n_none * none.kept + n_sel * sel.kept + n_full * full.kept;
-    std::int64_t working = 0;
+    std::int64_t working = 0;  // the first backward's, one layer at a time: the largest policy's
+    if (n_none > 0) working = std::max(working, none.working);
     if (n_sel > 0) working = std::max(working, sel.working);
     if (n_full > 0) working = std::max(working, full.working);
     PolicyCost c;
-    c.peak_bytes = fixed + kept * in_flight / v + working;
+    c.peak_bytes = fixed + kept * in_flight / v +
+                   stage_backward_bytes(s.model, plan, t, working, r.layers > 0, 0);
     c.recompute_s = static_cast<double>(m) * (n_sel * sel.time_s + n_full * full.time_s);
     c.fits = c.peak_bytes <= r.budget_bytes;
     return c;

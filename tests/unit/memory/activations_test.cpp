@@ -60,11 +60,13 @@ TEST(Activations, InterleavedFirstStageFactorOfKorthikanti) {
   const Plan plain = pipeline(p, Schedule::one_f_one_b);
   const Plan inter = pipeline(p, Schedule::interleaved, v);
   const LayerActivations per_layer = layer_activations(m, plain, {1, 2048, Dtype::bf16});
-  const double ratio = static_cast<double>(training_activation_bytes(m, inter, t, per_layer, 0)) /
-                       training_activation_bytes(m, plain, t, per_layer, 0);
-  EXPECT_DOUBLE_EQ(ratio, 1.0 + (p - 1.0) / (p * v));
+  // what the stage keeps: its peak less the first backward's working set (one layer's)
+  auto kept = [&](const Plan& plan) {
+    return training_activation_bytes(m, plan, t, per_layer, 0) - per_layer.dense_backward;
+  };
+  EXPECT_DOUBLE_EQ(static_cast<double>(kept(inter)) / kept(plain), 1.0 + (p - 1.0) / (p * v));
   // and 1F1B's first stage holds the whole model's layers once: L * per layer
-  EXPECT_EQ(training_activation_bytes(m, plain, t, per_layer, 0), m.layers * per_layer.dense);
+  EXPECT_EQ(kept(plain), m.layers * per_layer.dense);
 }
 
 // Korthikanti §4.3: with SP the output layer adds 4sbh/t (1 + v/h): final-norm and
@@ -79,7 +81,8 @@ TEST(Activations, OutputLayerAndEmbeddingOfKorthikanti) {
 }
 
 // Full recompute keeps 2sbh per layer and brings one layer's full set back during its
-// backward: L * 2sbh + (sbh(34 + 5as/h) - 2sbh) on a single stage of one micro-batch.
+// backward: L * 2sbh + (sbh(34 + 5as/h) - 2sbh) on a single stage of one micro-batch,
+// plus that layer's gradients in flight; the head's tensors are gone by then.
 TEST(Activations, FullRecomputeAddsOneLayerWorkingSet) {
   ModelSpec m = test::gpt3_175b();
   m.layers = 4;
@@ -92,9 +95,70 @@ TEST(Activations, FullRecomputeAddsOneLayerWorkingSet) {
   const LayerActivations per_layer = layer_activations(m, p, {1, s, Dtype::bf16});
   EXPECT_EQ(per_layer.dense, 2 * sbh);
   EXPECT_EQ(per_layer.dense_recompute, 34 * sbh + 5 * a * s * s - 2 * sbh);
-  const std::int64_t extras = embedding_activation_bytes(m, p, {1, s, Dtype::bf16}) +
-                              output_activation_bytes(m, p, {1, s, Dtype::bf16});
-  EXPECT_EQ(training_activation_bytes(m, p, t, per_layer, 0), 4 * 2 * sbh + per_layer.dense_recompute + extras);
+  // without flash attention the core's backward (dO, dQ, dK, dV and the probabilities'
+  // grad, 2sbh + 6sbh + 2as^2) outweighs the MLP's once the MLP's 21sbh are gone
+  const std::int64_t attention_saved = 13 * sbh + 5 * a * s * s;  // Korthikanti §4.1: 11sbh + 5as^2b + 2sbh norm input
+  EXPECT_EQ(per_layer.dense_backward, attention_saved + 2 * sbh + (2 + 6) * sbh + 2 * a * s * s - 2 * sbh);
+  EXPECT_GT(per_layer.dense_backward, per_layer.dense_recompute);
+  const std::int64_t output = output_activation_bytes(m, p, {1, s, Dtype::bf16});
+  const std::int64_t extras = embedding_activation_bytes(m, p, {1, s, Dtype::bf16}) + output;
+  EXPECT_EQ(training_activation_bytes(m, p, t, per_layer, 0),
+            4 * 2 * sbh + extras + per_layer.dense_backward - output);
+}
+
+// The gradients one layer's backward holds at once (layer_backward_bytes), by hand for
+// GPT-3 (bf16, flash attention, no dropout): dy 2sbh; the MLP's peak is at fc2's dgrad,
+// dy + d(GeLU out) 8sbh, or at the GeLU's backward, dy + d(GeLU in) 8sbh less its freed
+// input: 10sbh; the attention's, dy + dO + dQ dK dV = 10sbh, comes after the MLP's 20sbh
+// are freed. So 10sbh on top of the whole layer.
+TEST(Activations, LayerBackwardHoldsTheMlpGradients) {
+  ModelSpec m = test::gpt3_175b();
+  m.dropout = 0;
+  const std::int64_t s = 2048, sbh = s * m.hidden;
+  EXPECT_EQ(layer_backward_bytes(m, 0, Plan{}, {1, s, Dtype::bf16}), 10 * sbh);
+  // TP 8 with SP: dy 2sbh/8; at fc2's dgrad its all-gather 2sbh + d(GeLU out) 8sbh/8
+  Plan tp;
+  tp.tp = 8, tp.sequence_parallel = true;
+  EXPECT_EQ(layer_backward_bytes(m, 0, tp, {1, s, Dtype::bf16}), 2 * sbh / 8 + 2 * sbh + sbh);
+  // selective recompute brings the core back (its scores and output O, 2sbh) at the
+  // attention's point, after the MLP's tensors are gone: with flash attention that is
+  // still below the MLP's point
+  Plan sel;
+  sel.recompute = Recompute::selective;
+  EXPECT_EQ(layer_backward_bytes(m, 0, sel, {1, s, Dtype::bf16}), 10 * sbh);
+  // without it the attention's point is the attention half again (12sbh + scores 2as^2),
+  // O, and dy + dO + dQ dK dV + the probabilities' grad (10sbh + scores), against the
+  // 32sbh the layer keeps
+  sel.flash_attention = false;
+  const std::int64_t scores = 2 * m.heads * s * s;
+  EXPECT_EQ(layer_backward_bytes(m, 0, sel, {1, s, Dtype::bf16}),
+            12 * sbh + scores + 2 * sbh + 10 * sbh + scores - 32 * sbh);
+}
+
+// SwiGLU's backward holds the grads of both up projections (gate and up) while their
+// product's grad is being replaced: dy + 2 x d(ffn) (Llama 2 7B, bf16).
+TEST(Activations, SwigluBackwardHoldsGateAndUpGrads) {
+  const ModelSpec m = test::llama2_7b();
+  const std::int64_t s = 4096, sbh = s * m.hidden, ffn = 2 * s * m.ffn_hidden;
+  EXPECT_EQ(layer_backward_bytes(m, 0, Plan{}, {1, s, Dtype::bf16}), 2 * sbh + 2 * ffn);
+}
+
+// The last stage's peak is its head's backward (the output layer's input grad next to
+// the logits) or its last layer's, whose head is gone by then; other stages the layer's.
+TEST(Activations, LastStageTakesTheLargerOfHeadAndLayerBackward) {
+  const ModelSpec m = test::gpt3_175b();
+  TrainingWorkload t;
+  t.seq_len = 2048, t.micro_batch = 1, t.global_batch = 8;
+  Plan p = pipeline(4, Schedule::one_f_one_b);
+  p.tp = 8, p.sequence_parallel = true;
+  const MicroBatchShape shape{1, 2048, Dtype::bf16};
+  const std::int64_t full = 2 * 2048 * m.hidden;
+  EXPECT_EQ(head_backward_bytes(m, p, shape), full);  // not divided by SP
+  const std::int64_t output = output_activation_bytes(m, p, shape);
+  EXPECT_EQ(stage_backward_bytes(m, p, t, output + full + 1, true, 3), full + 1);
+  EXPECT_EQ(stage_backward_bytes(m, p, t, 5, true, 3), full);
+  EXPECT_EQ(stage_backward_bytes(m, p, t, 5, true, 0), 5);
+  EXPECT_EQ(stage_backward_bytes(m, p, t, 5, false, 1), 0);
 }
 
 TEST(Activations, MicroBatchScalesLinearly) {
