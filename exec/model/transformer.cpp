@@ -122,7 +122,10 @@ Tensor TransformerStage::forward(const ModelContext& outer, Tensor input, MicroB
     x = layer_forward(ctx, static_cast<int>(i), std::move(x), st.layers[i], Pass::fwd);
     release(layer_params_[i].get(), false);
   }
-  if (!head_) return x;
+  if (!head_) {
+    pass_done(false);
+    return x;
+  }
   ParamBlock* out = output_ ? output_.get() : word_.get();
   acquire(head_norm_.get(), false);
   acquire(out, false);
@@ -130,6 +133,7 @@ Tensor TransformerStage::forward(const ModelContext& outer, Tensor input, MicroB
   st.loss = head_->forward(ctx, st.targets.data(), st.head, Pass::fwd);
   release(out, false);
   release(head_norm_.get(), false);
+  pass_done(false);
   return {};
 }
 
@@ -150,12 +154,16 @@ Tensor TransformerStage::backward(const ModelContext& outer, Tensor doutput, flo
     release(layer_params_[i].get(), true);
   }
   st.layers.clear();
-  if (!embedding_) return dx;
+  if (!embedding_) {
+    pass_done(true);
+    return dx;
+  }
   acquire(word_.get(), true);
   acquire(position_.get(), true);
   embedding_->backward(ctx, st.tokens.data(), dx.data());
   release(position_.get(), true);
   release(word_.get(), true);
+  pass_done(true);
   return {};
 }
 

@@ -19,13 +19,15 @@
 namespace twinsim::exec {
 
 // Called around every use of a block's weights; ZeRO 3 gathers the parameters here and
-// reduce-scatters the grads when the backward is done. Calls nest (a tied embedding is
-// used twice on a single stage), so implementations count them.
+// ZeRO 2/3 reduce-scatter the grads when the backward is done. Calls nest (a tied
+// embedding is used twice on a single stage), so implementations count them.
+// pass_done ends every forward and backward of a micro-batch on the stage.
 class BlockHooks {
  public:
   virtual ~BlockHooks() = default;
   virtual void acquire(ParamBlock& block, bool backward) = 0;
   virtual void release(ParamBlock& block, bool backward) = 0;
+  virtual void pass_done(bool /*backward*/) {}
 };
 
 struct LayerSaved {
@@ -91,6 +93,7 @@ class TransformerStage {
   Tensor layer_backward(const ModelContext& ctx, int i, Tensor dy, LayerSaved& s);
   void acquire(ParamBlock* b, bool backward) { if (hooks_ && b) hooks_->acquire(*b, backward); }
   void release(ParamBlock* b, bool backward) { if (hooks_ && b) hooks_->release(*b, backward); }
+  void pass_done(bool backward) { if (hooks_) hooks_->pass_done(backward); }
 };
 
 }  // namespace twinsim::exec

@@ -23,8 +23,8 @@ StateEstimate state_bytes(const TrainConfig& c, std::int64_t p) {
   StateEstimate e;
   e.params = p;
   e.params_bytes = f * (zero == 3 ? share : p);
-  // ZeRO 2 keeps the full grads during a step's backward beside the reduced shard
-  e.grads_bytes = f * (zero <= 1 ? p : zero == 2 ? p + share : share);
+  // from ZeRO 2 on the unsharded grads exist a bucket at a time, as buffers
+  e.grads_bytes = f * (zero <= 1 ? p : share);
   const int moments = c.training.optimizer == Optimizer::adam ? 2 : 1;  // zero.cpp keeps m for SGD too
   const int master = c.training.precision == Dtype::fp32 ? 0 : 1;       // fp32 master copy (Micikevicius 2018 §3.1)
   e.optimizer_bytes = f * (moments + master) * (zero >= 1 ? share : p);

@@ -4,8 +4,9 @@
 // from the model's parameter shapes and the plan, before anything is allocated. A plan
 // whose estimate exceeds the capacity is refused by `twinsim run` unless forced.
 //
-// It is a lower bound on the peak: activations, communication buffers and the ZeRO-3
-// all-gathered block in use are not in it; the tracked allocator catches those.
+// It is a lower bound on the peak: activations and communication buffers (the ZeRO-2/3
+// buckets of unsharded grads and gathered parameters among them) are not in it; the
+// tracked allocator catches those.
 #include <cstdint>
 #include <string>
 

@@ -21,6 +21,8 @@ struct TrainConfig {
   float init_std = 0.02f;
   float initial_loss_scale = 65536.0f;  // fp16 only: 2^16 (Micikevicius et al. 2018, §3.2)
   int loss_scale_window = 1000;         // fp16: good steps before the scale doubles
+  // ZeRO 2/3 bucket in parameters; < 0: Megatron's default (zero.hpp, ddp_bucket_elements)
+  std::int64_t bucket_elements = -1;
 
   int micro_batches() const { return static_cast<int>(training.micro_batches(plan.dp)); }
 };

@@ -18,7 +18,7 @@ Trainer::Trainer(const TrainConfig& config, ProcessGroups& groups, const TokenSo
   stage_ = std::make_unique<TransformerStage>(stage_config(c_, groups.coords()), groups.dims().dp);
   stage_->initialize();
   optimizer_ = std::make_unique<ShardedOptimizer>(c_, stage_->blocks(), groups.dp(), groups.tp(),
-                                                  stage_->config().sequence_parallel);
+                                                  stage_->config().sequence_parallel, profiler);
   stage_->set_hooks(optimizer_.get());
 }
 
@@ -36,7 +36,7 @@ void Trainer::finalize_grads() {
   const bool sp = stage_->config().sequence_parallel;
   ParamBlock* tied = stage_->tied_embedding_block();
   const bool sum_tied = tied && groups_.in_embedding_group() && groups_.embedding().size() > 1;
-  if (c_.plan.zero < 3) {  // under ZeRO 3 the SP sums happen block by block (zero.cpp)
+  if (c_.plan.zero < 2) {  // under ZeRO 2/3 the SP sums happen bucket by bucket (zero.cpp)
     if (c_.training.precision == Dtype::fp16)  // fp16 grads: overflow shows as inf
       for (ParamBlock* b : stage_->blocks()) round_to_storage(Dtype::fp16, b->grads.data(), b->grads.size());
     if (sp)
@@ -44,7 +44,7 @@ void Trainer::finalize_grads() {
     if (sum_tied) all_reduce_tied_embedding_grads(tied->grads.data(), tied->grads.size(), groups_.embedding());
   }
   optimizer_->reduce_grads();
-  if (c_.plan.zero == 3 && sum_tied) {
+  if (c_.plan.zero >= 2 && sum_tied) {
     std::size_t n = 0;
     float* g = optimizer_->reduced_grads(*tied, n);
     all_reduce_tied_embedding_grads(g, n, groups_.embedding());

@@ -21,9 +21,14 @@ Tensor copy_of(MemCategory category, const float* data, std::size_t n) {
 
 }  // namespace
 
+std::int64_t ddp_bucket_elements(const TrainConfig& config, int dp) {
+  if (!config.plan.overlap_grad_reduce) return 0;
+  return std::max<std::int64_t>(40'000'000, 1'000'000LL * dp);
+}
+
 ShardedOptimizer::ShardedOptimizer(const TrainConfig& config, std::vector<ParamBlock*> blocks, Communicator& dp,
-                                   Communicator& tp, bool sequence_parallel)
-    : c_(config), dp_(dp), tp_(tp), sp_(sequence_parallel), zero_(config.plan.zero) {
+                                   Communicator& tp, bool sequence_parallel, Profiler* profiler)
+    : c_(config), dp_(dp), tp_(tp), sp_(sequence_parallel), zero_(config.plan.zero), profiler_(profiler) {
   const int d = dp.size();
   for (ParamBlock* b : blocks) {
     BlockShard s;
@@ -49,33 +54,51 @@ ShardedOptimizer::ShardedOptimizer(const TrainConfig& config, std::vector<ParamB
     }
     shards_.push_back(std::move(s));
   }
+  if (zero_ < 2) return;
+  // buckets in backward order, each closed once it reaches the size (Megatron's
+  // _ParamAndGradBuffer fills them the same way)
+  const std::int64_t limit = c_.bucket_elements >= 0 ? c_.bucket_elements : ddp_bucket_elements(c_, d);
+  bucket_of_.assign(shards_.size(), 0);
+  std::int64_t filled = 0;
+  bool closed = true;
+  for (int i = static_cast<int>(shards_.size()) - 1; i >= 0; --i) {
+    if (closed) {
+      buckets_.emplace_back();
+      filled = 0;
+      closed = false;
+    }
+    buckets_.back().shards.insert(buckets_.back().shards.begin(), i);
+    bucket_of_[i] = static_cast<int>(buckets_.size()) - 1;
+    filled += static_cast<std::int64_t>(shards_[i].block->flat_size());
+    closed = limit > 0 && filled >= limit;
+  }
+  used_.assign(buckets_.size(), false);
 }
 
-BlockShard& ShardedOptimizer::shard_of(const ParamBlock& block) {
-  for (BlockShard& s : shards_)
-    if (s.block == &block) return s;
+BlockShard& ShardedOptimizer::shard_of(const ParamBlock& block) { return shards_[shard_index(block)]; }
+
+int ShardedOptimizer::shard_index(const ParamBlock& block) const {
+  for (std::size_t i = 0; i < shards_.size(); ++i)
+    if (shards_[i].block == &block) return static_cast<int>(i);
   throw std::logic_error("optimizer has no block " + block.name());
 }
 
 void ShardedOptimizer::begin_step() {
   for (BlockShard& s : shards_) {
     if (zero_ <= 1) s.block->grads.zero();
-    else if (zero_ == 2) s.block->grads = Tensor(MemCategory::grads, s.block->flat_size());
     else s.grad_shard.zero();
   }
 }
 
 void ShardedOptimizer::reduce_grads() {
-  if (zero_ == 3) return;
+  if (zero_ >= 2) {  // the buckets were reduced in backward; none should be left
+    for (Bucket& b : buckets_)
+      if (b.grads) retire(b);
+    return;
+  }
   for (BlockShard& s : shards_) {
     Tensor& g = s.block->grads;
-    if (zero_ <= 1) {
-      if (dp_.size() > 1) dp_.all_reduce(g.data(), g.size());
-    } else {
-      if (dp_.size() > 1) dp_.reduce_scatter(g.data(), s.grad_shard.data(), s.hi - s.lo);
-      else std::copy_n(g.data(), g.size(), s.grad_shard.data());
-      g.release();
-    }
+    if (dp_.size() > 1) dp_.all_reduce(g.data(), g.size());
   }
 }
 
@@ -150,29 +173,82 @@ void ShardedOptimizer::gather_params(BlockShard& s, float* full) {
   else std::copy_n(s.param_shard.data(), s.param_shard.size(), full);
 }
 
-void ShardedOptimizer::acquire(ParamBlock& block, bool backward) {
-  if (zero_ != 3) return;
-  BlockShard& s = shard_of(block);
-  if (param_users_[&block]++ == 0) {
-    block.params = Tensor(MemCategory::params, block.flat_size());
-    gather_params(s, block.params.data());
-  }
-  if (backward && grad_users_[&block]++ == 0) block.grads = Tensor(MemCategory::grads, block.flat_size());
+bool ShardedOptimizer::idle(const Bucket& b) {
+  for (int i : b.shards)
+    if (users_[shards_[i].block] > 0) return false;
+  return true;
 }
 
-void ShardedOptimizer::release(ParamBlock& block, bool backward) {
-  if (zero_ != 3) return;
-  BlockShard& s = shard_of(block);
-  if (backward && --grad_users_[&block] == 0) {
-    if (sp_) all_reduce_sequence_parallel_grads(block, block.grads.data(), tp_);
-    const std::size_t share = s.hi - s.lo;
-    Tensor reduced(MemCategory::buffers, share);
-    if (dp_.size() > 1) dp_.reduce_scatter(block.grads.data(), reduced.data(), share);
-    else std::copy_n(block.grads.data(), share, reduced.data());
-    for (std::size_t i = 0; i < share; ++i) s.grad_shard[i] += reduced[i];
-    block.grads.release();
+void ShardedOptimizer::retire(Bucket& b) {
+  if (b.grads) {
+    OpScope op(profiler_, "dp.grad_reduce");
+    for (int i : b.shards) {
+      BlockShard& s = shards_[i];
+      ParamBlock& block = *s.block;
+      if (sp_) all_reduce_sequence_parallel_grads(block, block.grads.data(), tp_);
+      // fp16 grads: overflow shows as inf (stage 3 keeps its fp32 sums, as before)
+      if (zero_ == 2 && c_.training.precision == Dtype::fp16)
+        round_to_storage(Dtype::fp16, block.grads.data(), block.grads.size());
+      // what earlier micro-batches reduced joins this rank's own segment of the bucket
+      // (no other rank adds to that segment), so the reduce-scatter writes the running
+      // sum straight into the shard, as Megatron's into its buffer: no temporary
+      const std::size_t share = s.hi - s.lo;
+      float* mine = block.grads.data() + s.lo;
+      for (std::size_t k = 0; k < share; ++k) mine[k] += s.grad_shard[k];
+      if (dp_.size() > 1) dp_.reduce_scatter(block.grads.data(), s.grad_shard.data(), share);
+      else std::copy_n(mine, share, s.grad_shard.data());
+      block.grads.release();
+    }
+    b.grads = false;
   }
-  if (--param_users_[&block] == 0) block.params.release();
+  if (b.gathered) {
+    for (int i : b.shards) shards_[i].block->params.release();
+    b.gathered = false;
+  }
+}
+
+void ShardedOptimizer::retire_idle_except(int keep_a, int keep_b) {
+  for (int k = 0; k < static_cast<int>(buckets_.size()); ++k)
+    if (k != keep_a && k != keep_b && (buckets_[k].grads || buckets_[k].gathered) && idle(buckets_[k]))
+      retire(buckets_[k]);
+}
+
+void ShardedOptimizer::acquire(ParamBlock& block, bool backward) {
+  if (zero_ < 2) return;
+  const int b = bucket_of_[shard_index(block)];
+  // the pass's next bucket: backward runs the blocks last to first (bucket 0 first)
+  const int next = backward ? b + 1 : b - 1;
+  const bool has_next = next >= 0 && next < static_cast<int>(buckets_.size()) && !used_[next];
+  retire_idle_except(b, has_next ? next : b);
+  ++users_[&block];
+  used_[b] = true;
+  auto gather = [this](Bucket& k) {
+    for (int i : k.shards) {
+      ParamBlock& p = *shards_[i].block;
+      p.params = Tensor(MemCategory::buffers, p.flat_size());
+      gather_params(shards_[i], p.params.data());
+    }
+    k.gathered = true;
+  };
+  Bucket& k = buckets_[b];
+  if (zero_ == 3 && !k.gathered) gather(k);
+  if (zero_ == 3 && has_next && !buckets_[next].gathered) gather(buckets_[next]);  // prefetch
+  if (backward && !k.grads) {
+    for (int i : k.shards) shards_[i].block->grads = Tensor(MemCategory::buffers, shards_[i].block->flat_size());
+    k.grads = true;
+  }
+}
+
+void ShardedOptimizer::release(ParamBlock& block, bool /*backward*/) {
+  if (zero_ < 2) return;
+  --users_[&block];  // the bucket goes when the pass moves on (acquire) or ends (pass_done)
+}
+
+void ShardedOptimizer::pass_done(bool /*backward*/) {
+  if (zero_ < 2) return;
+  for (Bucket& b : buckets_)
+    if (idle(b)) retire(b);
+  std::fill(used_.begin(), used_.end(), false);
 }
 
 std::vector<float> ShardedOptimizer::gathered_params(ParamBlock& block) {

@@ -7,8 +7,15 @@
 //      the updated parameters are all-gathered (Megatron's distributed optimizer);
 //   2: grads sharded too: a reduce-scatter leaves each rank only its grads' share;
 //   3: parameters sharded too: the full block exists only while it is used, gathered
-//      before each forward/backward and freed after; grads are reduce-scattered as soon
-//      as a block's backward is done.
+//      before each forward/backward and freed after.
+// From stage 2 on the unsharded grads exist bucket by bucket: a bucket is Megatron-core
+// DDP's (max(40M, 1M x dp) parameters of consecutive blocks in backward order; the whole
+// stage without overlapped reduction), its grads allocated when its first block's
+// backward starts and reduce-scattered into the shards (and freed) once the bucket's
+// blocks are done, every micro-batch, as DeepSpeed's ZeRO-2 reduces its buckets every
+// backward. ZeRO 3 gathers parameters by the same buckets, the one in use and the next
+// one in the pass's order (prefetched), and frees a bucket once the pass has moved on.
+// Gathered parameters and unsharded grads are communication buckets: `buffers`.
 // With bf16/fp16 storage the optimizer keeps fp32 master weights of its share
 // (Micikevicius et al. 2018 §3.1) and writes them back rounded.
 #include <map>
@@ -18,6 +25,7 @@
 #include "exec/model/transformer.hpp"
 #include "exec/runtime/checkpoint.hpp"
 #include "exec/runtime/communicator.hpp"
+#include "exec/runtime/profiler.hpp"
 #include "exec/train/train_config.hpp"
 
 namespace twinsim::exec {
@@ -31,15 +39,20 @@ struct BlockShard {
   Tensor param_shard;          // ZeRO 3: the only persistent copy of [lo, hi)
 };
 
+// Megatron-core's DDP bucket (distributed_data_parallel_config.py, bucket_size):
+// max(40,000,000, 1,000,000 x dp) parameters; 0 = no limit (no overlapped reduction).
+std::int64_t ddp_bucket_elements(const TrainConfig& config, int dp);
+
 class ShardedOptimizer final : public BlockHooks {
  public:
-  // tp and sequence_parallel: under ZeRO 3 the partial grads of replicated parameters
-  // are summed over TP before the reduce-scatter (see data_parallel.hpp).
+  // tp and sequence_parallel: under ZeRO 2/3 the partial grads of replicated parameters
+  // are summed over TP before the reduce-scatter (see data_parallel.hpp). The profiler,
+  // if any, times the buckets' reduce-scatters as dp.grad_reduce.
   ShardedOptimizer(const TrainConfig& config, std::vector<ParamBlock*> blocks, Communicator& dp, Communicator& tp,
-                   bool sequence_parallel);
+                   bool sequence_parallel, Profiler* profiler = nullptr);
 
-  void begin_step();    // zero (or allocate) the grads
-  void reduce_grads();  // ZeRO 0/1: all-reduce; 2: reduce-scatter; 3: done block by block
+  void begin_step();    // zero the grads
+  void reduce_grads();  // ZeRO 0/1: all-reduce; 2/3: done bucket by bucket in backward
   // The reduced grads this rank's optimizer reads for `block` (for overflow checks,
   // unscaling and the tied-embedding sum under ZeRO 3), and their count.
   float* reduced_grads(const ParamBlock& block, std::size_t& count);
@@ -47,9 +60,11 @@ class ShardedOptimizer final : public BlockHooks {
   void scale_grads(float factor);
   void step();  // update this rank's share and share the new parameters
 
-  // ZeRO 3 hooks (no-ops below stage 3).
+  // ZeRO 2/3 hooks (no-ops below stage 2).
   void acquire(ParamBlock& block, bool backward) override;
   void release(ParamBlock& block, bool backward) override;
+  void pass_done(bool backward) override;
+  int buckets() const { return static_cast<int>(buckets_.size()); }
 
   // The block's parameters on this rank as the model uses them (its TP shard); a
   // collective over the DP group under ZeRO 3.
@@ -67,10 +82,24 @@ class ShardedOptimizer final : public BlockHooks {
   bool sp_;
   int zero_;
   int updates_ = 0;
+  Profiler* profiler_;
   std::vector<BlockShard> shards_;
-  std::map<const ParamBlock*, int> param_users_, grad_users_;
+  std::map<const ParamBlock*, int> users_;
+
+  struct Bucket {
+    std::vector<int> shards;  // indices into shards_, in the blocks' order
+    bool gathered = false;    // ZeRO 3: its blocks' parameters are here
+    bool grads = false;       // its blocks' unsharded grads are here
+  };
+  std::vector<Bucket> buckets_;  // backward order: bucket 0 holds the last blocks
+  std::vector<int> bucket_of_;   // per shard
+  std::vector<bool> used_;       // per bucket: acquired in this pass (no prefetch back)
 
   BlockShard& shard_of(const ParamBlock& block);
+  int shard_index(const ParamBlock& block) const;
+  bool idle(const Bucket& b);
+  void retire(Bucket& b);    // reduce-scatter its grads (if any) and free what it holds
+  void retire_idle_except(int keep_a, int keep_b);
   void gather_params(BlockShard& s, float* full);
   void update(BlockShard& s, float* params, const float* grads);
 };

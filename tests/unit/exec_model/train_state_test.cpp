@@ -53,16 +53,57 @@ void expect_estimate_matches_allocations(int zero, Dtype precision, Optimizer op
   const std::int64_t slack = 64 * 64;  // < 64 tensors, each rounded up by < 64 bytes
   EXPECT_NEAR(m.current_of(MemCategory::params), e.params_bytes, slack);
   EXPECT_NEAR(m.current_of(MemCategory::optimizer), e.optimizer_bytes, slack);
-  // grads: all of them exist between the backward and the update; step() ends there for
-  // ZeRO 0/1, ZeRO 2 frees its full grads after the reduce-scatter, so count those back
+  // grads: all of them exist between the backward and the update, where step() ends;
+  // from ZeRO 2 on only the shard (the unsharded buckets were buffers, freed by then)
   trainer.step();
-  const std::int64_t full_grads = zero == 2 ? 4 * e.params : 0;
-  EXPECT_NEAR(m.current_of(MemCategory::grads) + full_grads, e.grads_bytes, slack);
+  EXPECT_NEAR(m.current_of(MemCategory::grads), e.grads_bytes, slack);
+  EXPECT_EQ(m.current_of(MemCategory::buffers), 0);
 }
 
 TEST(MemoryEstimate, MatchesAllocationsZero0Fp32Adam) { expect_estimate_matches_allocations(0, Dtype::fp32, Optimizer::adam); }
 TEST(MemoryEstimate, MatchesAllocationsZero2Bf16Adam) { expect_estimate_matches_allocations(2, Dtype::bf16, Optimizer::adam); }
 TEST(MemoryEstimate, MatchesAllocationsZero3Fp16Sgd) { expect_estimate_matches_allocations(3, Dtype::fp16, Optimizer::sgd); }
+
+// ZeRO 2/3's unsharded grads and gathered parameters are communication buckets: at the
+// step's peak one bucket of grads (ZeRO 2) and, ZeRO 3, the gathered bucket in use
+// (tiny-gpt is far below Megatron's 40M-parameter bucket: the whole model is one).
+std::int64_t peak_buffers(int zero, std::int64_t bucket_elements, std::vector<float>* losses = nullptr) {
+  AllocatorScope scope;
+  test::SoloCommunicator world;
+  TrainConfig c = tiny_gpt_run(zero, Dtype::fp32, Optimizer::adam);
+  c.bucket_elements = bucket_elements;
+  ProcessGroups groups(world, c.plan);
+  SyntheticTokens data(c.seed, static_cast<int>(c.model.vocab));
+  Trainer trainer(c, groups, data);
+  scope.allocator.reset_peaks();
+  for (int i = 0; i < 2; ++i) {
+    const float loss = trainer.step().loss;
+    if (losses) losses->push_back(loss);
+  }
+  EXPECT_EQ(scope.allocator.stats().current_of(MemCategory::buffers), 0);  // all freed by the update
+  return scope.allocator.stats().at_total_peak_of(MemCategory::buffers);
+}
+
+TEST(ZeroBuckets, OneBucketOfGradsAndOneOfParametersAreBuffers) {
+  const std::int64_t p = estimate_training_state(tiny_gpt_run(0, Dtype::fp32, Optimizer::adam)).params;
+  EXPECT_EQ(peak_buffers(0, -1), 0);
+  EXPECT_EQ(peak_buffers(1, -1), 0);
+  EXPECT_EQ(peak_buffers(2, -1), 4 * p);
+  EXPECT_EQ(peak_buffers(3, -1), 2 * 4 * p);
+}
+
+// Buckets of one block each (a bucket closes once it reaches its size): the same
+// training, with less gathered and unsharded at the peak: under ZeRO 3 the last layer's
+// bucket in use, the next layer's prefetched and the last layer's grads.
+TEST(ZeroBuckets, SmallerBucketsTrainTheSameWithLess) {
+  std::vector<float> whole, per_block;
+  const std::int64_t one_bucket = peak_buffers(3, -1, &whole);
+  const std::int64_t small = peak_buffers(3, 1, &per_block);
+  EXPECT_EQ(per_block, whole);
+  const std::int64_t layer = 12 * 256 * 256 + 13 * 256;  // tiny-gpt's layer block
+  EXPECT_EQ(small, 3 * 4 * layer);
+  EXPECT_LT(small, one_bucket);
+}
 
 // Losses of steps [from, to) of a trainer.
 std::vector<float> run_steps(Trainer& t, int n) {
