@@ -123,7 +123,7 @@ void Decoder::attend(int i, const float* q, float* out, int n) const {
     }
 }
 
-void Decoder::attention(const ModelContext& ctx, int i, const float* x, float* y, int n) {
+Tensor Decoder::attention(const ModelContext& ctx, int i, const float* x, int n) {
   ParamBlock& p = *layers_[i];
   const std::string pre = "layer" + std::to_string(i) + ".attn.";
   const int rows = batch_ * n, h = step_.hidden(), qw = step_.local_q_width(), kvw = step_.local_kv_width();
@@ -166,8 +166,15 @@ void Decoder::attention(const ModelContext& ctx, int i, const float* x, float* y
     auto op = ctx.op(i, "attn.tp_exit", Pass::fwd);
     all_reduce_tp(ctx, partial.data(), partial.size());
   }
+  // the attention's own tensors go when it returns, before the residual add's output
+  q.release();
+  kk.release();
+  vv.release();
+  out.release();
+  Tensor y(kAct, static_cast<std::size_t>(rows) * h);
   auto op = ctx.op(i, "attn.residual", Pass::fwd);
-  k::residual_forward(x, partial.data(), param_or_null(p, pre + "proj.bias"), y, rows, h);
+  k::residual_forward(x, partial.data(), param_or_null(p, pre + "proj.bias"), y.data(), rows, h);
+  return y;
 }
 
 Tensor Decoder::head(const ModelContext& ctx, const float* x, int n) const {
@@ -192,15 +199,17 @@ Tensor Decoder::forward(const ModelContext& ctx, const int* tokens, int n) {
     throw std::invalid_argument("Decoder: " + std::to_string(n) + " new tokens after " + std::to_string(length_) +
                                 " exceed the cache of " + std::to_string(max_len_));
   step_.seq_len = n;
-  const std::size_t size = static_cast<std::size_t>(batch_) * n * step_.hidden();
-  Tensor x(kAct, size);
+  Tensor x(kAct, static_cast<std::size_t>(batch_) * n * step_.hidden());
   embed(ctx, tokens, n, x.data());
+  // Tensors live as in an eager no-grad forward (Megatron's or vLLM's layer loop): the
+  // layer's input until the layer returns, the attention's output (the MLP's residual)
+  // and its norm output through the MLP, which adds its branch into it in place.
   for (std::size_t i = 0; i < layers_.size(); ++i) {
-    Tensor mid(kAct, size), y(kAct, size);
-    attention(ctx, static_cast<int>(i), x.data(), mid.data(), n);
+    Tensor mid = attention(ctx, static_cast<int>(i), x.data(), n);
     MlpSaved saved;
-    mlp_[i].forward(ctx, mid.data(), y.data(), saved, Pass::fwd);
-    x = std::move(y);
+    saved.for_backward = false;
+    mlp_[i].forward(ctx, mid.data(), mid.data(), saved, Pass::fwd);
+    x = std::move(mid);
   }
   Tensor logits = head(ctx, x.data(), n);
   length_ += n;

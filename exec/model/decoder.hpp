@@ -42,7 +42,7 @@ class Decoder {
   ParamBlock *word_ = nullptr, *position_ = nullptr, *head_norm_ = nullptr, *output_ = nullptr;
 
   void embed(const ModelContext& ctx, const int* tokens, int n, float* x) const;
-  void attention(const ModelContext& ctx, int i, const float* x, float* y, int n);
+  Tensor attention(const ModelContext& ctx, int i, const float* x, int n);  // x + attention(x)
   void attend(int i, const float* q, float* out, int n) const;
   Tensor head(const ModelContext& ctx, const float* x, int n) const;
 };

@@ -96,11 +96,16 @@ void MlpBlock::forward(const ModelContext& ctx, const float* x, float* y, MlpSav
     if (c_.swiglu()) k::swiglu_forward(s.up1.data(), s.up2.data(), s.act.data(), static_cast<long>(inner));
     else k::gelu_forward(s.up1.data(), s.act.data(), static_cast<long>(inner));
   }
+  if (!s.for_backward) {
+    s.up1.release();
+    s.up2.release();
+  }
   Tensor partial(kAct, static_cast<std::size_t>(t) * h);
   {
     auto op = ctx.op(layer_, down_name_, pass);
     k::linear_forward(s.act.data(), param(w2_), nullptr, partial.data(), t, f, h);
   }
+  if (!s.for_backward) s.act.release();
   Tensor reduced;
   const float* branch = partial.data();
   if (ctx.tp_size() > 1) {

@@ -19,6 +19,9 @@ struct MlpSaved {
   Tensor up1;     // fc1 output (GeLU input) or gate (SwiGLU): [tokens, local_ffn]
   Tensor up2;     // SwiGLU up: [tokens, local_ffn]
   Tensor act;     // activation output, the fc2 input: [tokens, local_ffn]
+  // false (serving): nothing is kept for a backward; the forward frees fc1's outputs once
+  // the activation has run and the activation's once fc2 has, as a no-grad forward does
+  bool for_backward = true;
   void release_all();
 };
 
@@ -27,6 +30,7 @@ std::vector<ParamSpec> mlp_param_specs(const TransformerConfig& c, int layer);
 class MlpBlock {
  public:
   MlpBlock(const TransformerConfig& c, int layer, ParamBlock& params);
+  // y may be x (the residual add works in place).
   void forward(const ModelContext& ctx, const float* x, float* y, MlpSaved& s, Pass pass) const;
   // Returns the grad of x (residual path included); weight grads accumulate. Frees each
   // saved tensor and each grad once its last user has run, as autograd does, and

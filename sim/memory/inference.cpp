@@ -1,6 +1,7 @@
 #include "sim/memory/inference.hpp"
 
 #include <algorithm>
+#include <string_view>
 
 #include "models/checked_math.hpp"
 #include "models/layer_ops.hpp"
@@ -22,12 +23,18 @@ std::int64_t inference_kv_cache_bytes(const ModelSpec& model, const Plan& plan,
 
 namespace {
 
-// The largest activation traffic of one op of layer `layer` (weights left out).
-std::int64_t largest_op_bytes(const ModelSpec& model, std::int64_t layer, const Plan& plan,
-                              const MicroBatchShape& shape) {
+bool ends_with(std::string_view s, std::string_view tail) {
+  return s.size() >= tail.size() && s.substr(s.size() - tail.size()) == tail;
+}
+
+// The larger of the attention core's and the activations' traffic (inputs + outputs) in
+// layer `layer`: q, k, v and O; the activation's input(s) and output.
+std::int64_t largest_point_bytes(const ModelSpec& model, std::int64_t layer, const Plan& plan,
+                                 const MicroBatchShape& shape) {
   std::int64_t largest = 0;
   for (const LayerOp& op : build_layer_ops(model, layer, plan, shape))
-    if (op.kind != OpKind::collective) largest = std::max(largest, op.fwd_bytes - op.weight_bytes);
+    if (op.name == "attn.core" || ends_with(op.name, ".act"))
+      largest = std::max(largest, op.fwd_bytes - op.weight_bytes);
   return largest;
 }
 
@@ -41,11 +48,13 @@ std::int64_t prefill_activation_bytes(const ModelSpec& model, const Plan& plan,
   const MicroBatchShape shape{inference.batch, inference.prompt_len, dtype};
   const StageLayers layers = stage_layers(model, plan, stage);
   std::int64_t largest = 0;
-  if (layers.dense > 0) largest = largest_op_bytes(model, 0, forward_only, shape);
-  if (layers.moe > 0) largest = std::max(largest, largest_op_bytes(model, model.layers - 1, forward_only, shape));
+  if (layers.dense > 0) largest = largest_point_bytes(model, 0, forward_only, shape);
+  if (layers.moe > 0) largest = std::max(largest, largest_point_bytes(model, model.layers - 1, forward_only, shape));
   const std::int64_t tokens = checked_mul(inference.batch, inference.prompt_len) / plan.cp;
-  std::int64_t bytes = checked_add(largest, dtype_bytes(dtype, checked_mul(tokens, model.hidden)));
-  if (stage == plan.pp - 1) bytes += checked_mul(checked_mul(inference.batch, model.vocab) / plan.tp, 4);
+  const std::int64_t stream = dtype_bytes(dtype, checked_mul(tokens, model.hidden));
+  std::int64_t bytes = layers.total() > 0 ? checked_add(largest, 3 * stream) : 0;
+  if (stage == plan.pp - 1)  // after the layers: their output and the last position's logits
+    bytes = std::max(bytes, checked_add(stream, checked_mul(checked_mul(inference.batch, model.vocab) / plan.tp, 4)));
   return bytes;
 }
 

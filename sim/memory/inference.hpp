@@ -20,9 +20,14 @@ std::int64_t inference_kv_cache_bytes(const ModelSpec& model, const Plan& plan,
                                       const InferenceWorkload& inference, int stage);
 
 // Live activations while prefilling the whole batch's prompts at once (an upper bound:
-// schedulers may chunk the prefill): the residual stream plus the largest op's
-// activation traffic (inputs + outputs, from layer_ops), plus on the last stage the fp32
-// logits of the last position (batch x vocab / tp x 4 B). Nothing is kept for backward.
+// schedulers may chunk the prefill). Nothing is kept for backward; tensors live as in an
+// eager no-grad forward (Megatron's or vLLM's layer loop): the layer's input (held by the
+// loop until the layer returns), the norm output and the residual, three [s, b, h], next
+// to the larger of the attention's tensors (q, k, v, O; the third stream is then the
+// output projection's result) and the activation's input(s) and output (inputs +
+// outputs of the op, from layer_ops). On the last stage, after the layers, their output
+// and the fp32 logits of the last position (batch x vocab / tp x 4 B, as vLLM's
+// LogitsProcessor) if that is more.
 std::int64_t prefill_activation_bytes(const ModelSpec& model, const Plan& plan,
                                       const InferenceWorkload& inference, int stage);
 

@@ -42,5 +42,16 @@ TEST(Prefill, FlashAvoidsTheScoreMatrix) {
   EXPECT_LT(flash, plain / 10);
 }
 
+// The prefill peak of an eager no-grad forward: three [s, b, h] (the layer's input, the
+// residual, the norm output) next to SwiGLU's gate and up projections and their product
+// (Llama 2 7B, bf16, one prompt of 4096 tokens; the head's logits come after the layers).
+TEST(Prefill, ThreeStreamsNextToTheActivation) {
+  const ModelSpec m = test::llama2_7b();
+  InferenceWorkload w;
+  w.batch = 1, w.prompt_len = 4096;
+  const std::int64_t s = 4096, stream = 2 * s * m.hidden, ffn = 2 * s * m.ffn_hidden;
+  EXPECT_EQ(prefill_activation_bytes(m, Plan{}, w, 0), 3 * stream + 3 * ffn);
+}
+
 }  // namespace
 }  // namespace twinsim
