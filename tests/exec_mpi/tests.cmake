@@ -106,3 +106,11 @@ add_test(NAME exec_mpi.validate.inference_cases
          WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
 set_tests_properties(exec_mpi.validate.inference_cases PROPERTIES ENVIRONMENT "${EXEC_MPI_ENV}" TIMEOUT 300
                      LABELS mpi)
+# `twinsim validate` on the whole host suite: simulated memory per category against the
+# executor's measurement in every case (the executor's bf16 storage excepted)
+add_test(NAME exec_mpi.validate.memory
+         COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/check_validate_memory.py $<TARGET_FILE:twinsim>
+                 ${CMAKE_CURRENT_BINARY_DIR}/validate_memory
+         WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
+set_tests_properties(exec_mpi.validate.memory PROPERTIES ENVIRONMENT "${EXEC_MPI_ENV}" TIMEOUT 900
+                     LABELS mpi)
