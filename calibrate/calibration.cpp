@@ -140,6 +140,12 @@ std::string hardware_yaml(const Calibration& c, const Fitted& f, const std::stri
     << "  latency_us: " << fmt("%.3f", f.link.latency_s * 1e6) << "\n"
     << "  efficiency:\n";
   for (const CurvePoint& p : f.link.curve) y << "    - [" << fmt("%.0f", p.size) << ", " << fmt("%.4f", p.efficiency) << "]\n";
+  y << "  # each collective measured: its own curve (the curve above is for the others)\n"
+    << "  efficiency_by_op:\n";
+  for (const auto& [op, curve] : f.link.by_op) {
+    y << "    " << op << ":\n";
+    write_curve(y, "      ", curve);
+  }
   y << "# there is no second machine: the same figures, one \"NIC\"\n"
     << "inter_node: {bandwidth_GBps: " << fmt("%.3f", f.link.bandwidth_Bps / 1e9) << ", nics_per_node: 1, latency_us: "
     << fmt("%.3f", f.link.latency_s * 1e6) << "}\n"

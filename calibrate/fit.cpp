@@ -137,8 +137,15 @@ LinkFit fit_link(const std::vector<CommPoint>& points) {
   }
   if (f.bandwidth_Bps <= 0) throw std::invalid_argument("fit_link: every point is latency-bound; measure larger sizes");
   std::map<double, std::vector<double>> by_bytes;
-  for (std::size_t i = 0; i < points.size(); ++i) by_bytes[points[i].bytes].push_back(rates[i] / f.bandwidth_Bps);
+  std::map<std::string, std::map<double, std::vector<double>>> by_op;
+  for (std::size_t i = 0; i < points.size(); ++i) {
+    by_bytes[points[i].bytes].push_back(rates[i] / f.bandwidth_Bps);
+    by_op[points[i].op][points[i].bytes].push_back(rates[i] / f.bandwidth_Bps);
+  }
   f.curve = median_curve(by_bytes);
+  // each collective its own curve too: an MPI library's reduce-scatter may run far below
+  // its all-gather, which one median curve would hide
+  for (const auto& [op, sizes] : by_op) f.by_op[op] = median_curve(sizes, kMinKernelEfficiency);
   return f;
 }
 

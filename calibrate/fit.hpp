@@ -60,6 +60,7 @@ struct LinkFit {
   double bandwidth_Bps = 0;  // best bus rate of any point once its latency steps are out
   double latency_s = 0;      // per message step: send/recv's intercept
   std::vector<CurvePoint> curve;  // by bytes: median over collectives of the achieved fraction
+  std::map<std::string, std::vector<CurvePoint>> by_op;  // by bytes, each collective apart
 };
 // Points of one rank count. A ring collective's time is steps x latency plus
 // bus_factor x bytes / (bandwidth x efficiency) (Thakur et al. 2005 §4; nccl-tests busbw),

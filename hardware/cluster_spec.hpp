@@ -2,6 +2,7 @@
 // A GPU cluster: nodes of identical GPUs, a fast network inside a node (NVLink) and
 // a slower one between nodes (InfiniBand / RoCE NICs).
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -15,6 +16,11 @@ struct LinkSpec {
   // achieved fraction of bandwidth by message bytes (protocol and chunking effects);
   // empty = the cost model's default curve
   std::vector<EfficiencyPoint> efficiency;
+  // the same, for one collective ("all_reduce", "all_gather", "reduce_scatter",
+  // "all_to_all", "broadcast", "send_recv") where it differs from the rest: NCCL's ring
+  // collectives stream alike, but an MPI library's reduce-scatter can run 10x below its
+  // all-gather (measured by `twinsim calibrate` on the host)
+  std::map<std::string, std::vector<EfficiencyPoint>, std::less<>> efficiency_by_op;
 };
 
 struct ClusterSpec {

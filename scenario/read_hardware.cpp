@@ -84,6 +84,26 @@ std::map<std::string, PassCurves, std::less<>> read_kernel_efficiency(MappingRea
   return kernels;
 }
 
+// efficiency_by_op: {reduce_scatter: curve, ...}, one curve per collective that has its own
+std::map<std::string, std::vector<EfficiencyPoint>, std::less<>> read_efficiency_by_op(MappingReader& r) {
+  static const std::vector<std::string> kOps{"all_reduce", "all_gather", "reduce_scatter", "all_to_all", "broadcast",
+                                             "send_recv"};
+  std::map<std::string, std::vector<EfficiencyPoint>, std::less<>> curves;
+  if (!r.has("efficiency_by_op")) return curves;
+  const std::string where = r.key_path("efficiency_by_op");
+  const YAML::Node n = r.child("efficiency_by_op");
+  if (!n.IsMap()) throw ScenarioError(where, "", "must be a mapping of collective to [[bytes, efficiency], ...]");
+  MappingReader ops(n, where);
+  for (const auto& entry : n) {
+    const std::string op = entry.first.as<std::string>();
+    if (std::find(kOps.begin(), kOps.end(), op) == kOps.end())
+      throw ScenarioError(join_key(where, op), "",
+                          "is not a collective (all_reduce, all_gather, reduce_scatter, all_to_all, broadcast, send_recv)");
+    curves[op] = read_curve(ops, op);
+  }
+  return curves;
+}
+
 LinkSpec read_link(MappingReader& parent, const std::string& key, const LinkSpec& fallback,
                    int* nics_per_node) {
   if (!parent.has(key)) return fallback;
@@ -94,6 +114,8 @@ LinkSpec read_link(MappingReader& parent, const std::string& key, const LinkSpec
   if (nics_per_node) *nics_per_node = static_cast<int>(r.integer("nics_per_node", *nics_per_node, 1, 1024));
   link.efficiency = read_curve(r, "efficiency");
   if (link.efficiency.empty()) link.efficiency = fallback.efficiency;
+  link.efficiency_by_op = read_efficiency_by_op(r);
+  if (link.efficiency_by_op.empty()) link.efficiency_by_op = fallback.efficiency_by_op;
   r.reject_unknown();
   if (link.bandwidth_Bps <= 0) throw ScenarioError(r.key_path("bandwidth_GBps"), "", "is required");
   return link;
@@ -139,9 +161,9 @@ ClusterSpec read_cluster(const YAML::Node& node, const std::string& path) {
   c.gpus_per_node = static_cast<int>(r.integer("gpus_per_node", 8, 1, 4096));
   c.nodes = static_cast<int>(r.integer("nodes", 0, 1, 1 << 24));
   // without an intra_node section, NVLink comes from the GPU's own figure
-  c.intra_node = read_link(r, "intra_node", {c.gpu.nvlink_bandwidth_Bps, 3e-6, {}}, nullptr);
+  c.intra_node = read_link(r, "intra_node", {c.gpu.nvlink_bandwidth_Bps, 3e-6, {}, {}}, nullptr);
   c.nics_per_node = 1;
-  c.inter_node = read_link(r, "inter_node", {0, 0, {}}, &c.nics_per_node);
+  c.inter_node = read_link(r, "inter_node", {0, 0, {}, {}}, &c.nics_per_node);
   r.reject_unknown();
   if (c.intra_node.bandwidth_Bps <= 0)
     throw ScenarioError(r.key_path("intra_node.bandwidth_GBps"), "", "is required (the GPU gives no nvlink_GBps)");

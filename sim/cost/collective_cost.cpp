@@ -51,14 +51,19 @@ struct Links {
 };
 
 double achieved_Bps(const LinkSpec& link, double line_Bps, const std::vector<EfficiencyPoint>& fallback,
-                    double bytes) {
-  return line_Bps * interpolate_efficiency(link.efficiency.empty() ? fallback : link.efficiency, bytes);
+                    CollectiveOp c, double bytes) {
+  const auto own = link.efficiency_by_op.find(to_string(c));
+  const std::vector<EfficiencyPoint>& curve = own != link.efficiency_by_op.end() ? own->second
+                                              : link.efficiency.empty()          ? fallback
+                                                                                 : link.efficiency;
+  return line_Bps * interpolate_efficiency(curve, bytes);
 }
 
-Links group_links(const ClusterSpec& cluster, double bytes) {
+Links group_links(const ClusterSpec& cluster, CollectiveOp c, double bytes) {
   Links l;
-  l.nvlink_Bps = achieved_Bps(cluster.intra_node, cluster.intra_node.bandwidth_Bps, kNvlinkDefault, bytes);
-  l.network_Bps = achieved_Bps(cluster.inter_node, cluster.inter_node_bandwidth_per_gpu_Bps(), kNetworkDefault, bytes);
+  l.nvlink_Bps = achieved_Bps(cluster.intra_node, cluster.intra_node.bandwidth_Bps, kNvlinkDefault, c, bytes);
+  l.network_Bps =
+      achieved_Bps(cluster.inter_node, cluster.inter_node_bandwidth_per_gpu_Bps(), kNetworkDefault, c, bytes);
   l.nvlink_step_s = cluster.intra_node.latency_s;
   l.network_step_s = cluster.inter_node.latency_s;
   return l;
@@ -206,7 +211,7 @@ CollectiveCost collective_cost(const ClusterSpec& cluster, CollectiveOp c, const
   check_group(cluster, group);
   CollectiveCost best;
   if (group.ranks == 1) return best;  // nothing to exchange
-  const Links links = group_links(cluster, bytes);
+  const Links links = group_links(cluster, c, bytes);
   const bool point_to_point = c == CollectiveOp::all_to_all || c == CollectiveOp::send_recv;
 
   double best_time = std::numeric_limits<double>::infinity();

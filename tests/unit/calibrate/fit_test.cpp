@@ -123,6 +123,10 @@ TEST(FitLink, SmallMessagesGetALowerEfficiency) {
   EXPECT_NEAR(f.latency_s, 1e-6, 1e-9);
   EXPECT_NEAR(f.curve[0].efficiency, 0.5, 1e-6);  // median of all-reduce 0.5, all-gather 0.5, send/recv 1
   EXPECT_NEAR(f.curve[2].efficiency, 1.0, 1e-6);
+  // each collective apart: send/recv reaches the full rate at every size, the others half below 100 kB
+  EXPECT_NEAR(f.by_op.at("send_recv").front().efficiency, 1.0, 1e-6);
+  EXPECT_NEAR(f.by_op.at("all_gather").front().efficiency, 0.5, 1e-6);
+  EXPECT_NEAR(f.by_op.at("all_gather").back().efficiency, 1.0, 1e-6);
 }
 
 TEST(FitAll, LaunchCostNeverExceedsHalfTheFastestCall) {

@@ -56,6 +56,18 @@ TEST(AllReduce, SmallMessagesAreLatencyDominated) {
             Protocol::simple);
 }
 
+TEST(Collectives, OwnEfficiencyCurveAppliesToThatCollectiveOnly) {
+  // an MPI-like link where reduce-scatter reaches a tenth of what the others do
+  ClusterSpec cluster = test::dgx_a100(1);
+  const GroupLayout g = packed_group(cluster, 8);
+  const double bytes = 1 * kGiB;  // bandwidth-bound: time scales with 1 / efficiency
+  const double rs = collective_time_s(cluster, CollectiveOp::reduce_scatter, g, bytes);
+  const double ag = collective_time_s(cluster, CollectiveOp::all_gather, g, bytes);
+  cluster.intra_node.efficiency_by_op["reduce_scatter"] = {{1.0, 0.08}};  // 0.8 (the NVLink default) / 10
+  EXPECT_NEAR(collective_time_s(cluster, CollectiveOp::reduce_scatter, g, bytes) / rs, 10.0, 0.2);
+  EXPECT_DOUBLE_EQ(collective_time_s(cluster, CollectiveOp::all_gather, g, bytes), ag);
+}
+
 TEST(Collectives, TimeNeverDecreasesWithSize) {
   for (int nodes : {1, 4}) {
     const ClusterSpec cluster = test::dgx_a100(nodes);
