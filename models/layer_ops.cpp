@@ -7,12 +7,6 @@
 
 namespace twinsim {
 
-std::string kernel_name_list() {
-  std::string list;
-  for (std::string_view k : kKernelNames) list += (list.empty() ? "" : ", ") + std::string(k);
-  return list;
-}
-
 std::string_view norm_kernel_name(const ModelSpec& model) {
   return model.norm == Norm::rmsnorm ? "rmsnorm" : "layernorm";
 }

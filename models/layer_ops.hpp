@@ -49,7 +49,6 @@ struct SavedTensor {
 // give each its own efficiency (GpuSpec::kernel_efficiency), as CPU kernels differ 100x.
 inline constexpr std::array<std::string_view, 10> kKernelNames = {
     "layernorm", "rmsnorm", "gelu", "swiglu", "rope", "residual", "embedding", "cross_entropy", "adamw", "sgd"};
-std::string kernel_name_list();  // "layernorm, rmsnorm, ..." for error messages
 
 struct LayerOp {
   std::string_view name;  // stable: "attn.qkv", "mlp.fc1", "moe.experts.down", ...

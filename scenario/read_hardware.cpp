@@ -67,41 +67,42 @@ PassCurves read_pass_curves(MappingReader& parent, const std::string& key) {
   return c;
 }
 
-// kernel_efficiency: {gelu: {fwd: curve, bwd: curve}, ...}
-std::map<std::string, PassCurves, std::less<>> read_kernel_efficiency(MappingReader& r) {
-  std::map<std::string, PassCurves, std::less<>> kernels;
-  if (!r.has("kernel_efficiency")) return kernels;
-  const YAML::Node n = r.child("kernel_efficiency");
-  const std::string where = r.key_path("kernel_efficiency");
-  if (!n.IsMap()) throw ScenarioError(where, "", "must be a mapping of kernel name to {fwd, bwd} curves");
-  MappingReader k(n, where);
+// A mapping `key` of names (each one of `allowed`, which `names` lists for the message)
+// to values `read_value(reader, name)` reads.
+template <typename Value, typename ReadValue>
+std::map<std::string, Value, std::less<>> read_named(MappingReader& r, const std::string& key,
+                                                     const std::vector<std::string_view>& allowed,
+                                                     const std::string& names, ReadValue read_value) {
+  std::map<std::string, Value, std::less<>> values;
+  if (!r.has(key)) return values;
+  const std::string where = r.key_path(key);
+  const YAML::Node n = r.child(key);
+  if (!n.IsMap()) throw ScenarioError(where, "", "must be a mapping of " + names + " to curves");
+  MappingReader entries(n, where);
   for (const auto& entry : n) {
     const std::string name = entry.first.as<std::string>();
-    if (std::find(kKernelNames.begin(), kKernelNames.end(), name) == kKernelNames.end())
-      throw ScenarioError(join_key(where, name), "", "is not a kernel the op list names (" + kernel_name_list() + ")");
-    kernels[name] = read_pass_curves(k, name);
+    if (std::find(allowed.begin(), allowed.end(), name) == allowed.end())
+      throw ScenarioError(join_key(where, name), "", "is not " + names + " (" + [&] {
+        std::string list;
+        for (std::string_view a : allowed) list += (list.empty() ? "" : ", ") + std::string(a);
+        return list;
+      }() + ")");
+    values[name] = read_value(entries, name);
   }
-  return kernels;
+  return values;
+}
+
+// kernel_efficiency: {gelu: {fwd: curve, bwd: curve}, ...}
+std::map<std::string, PassCurves, std::less<>> read_kernel_efficiency(MappingReader& r) {
+  return read_named<PassCurves>(r, "kernel_efficiency", {kKernelNames.begin(), kKernelNames.end()},
+                                "a kernel the op list names", read_pass_curves);
 }
 
 // efficiency_by_op: {reduce_scatter: curve, ...}, one curve per collective that has its own
 std::map<std::string, std::vector<EfficiencyPoint>, std::less<>> read_efficiency_by_op(MappingReader& r) {
-  static const std::vector<std::string> kOps{"all_reduce", "all_gather", "reduce_scatter", "all_to_all", "broadcast",
-                                             "send_recv"};
-  std::map<std::string, std::vector<EfficiencyPoint>, std::less<>> curves;
-  if (!r.has("efficiency_by_op")) return curves;
-  const std::string where = r.key_path("efficiency_by_op");
-  const YAML::Node n = r.child("efficiency_by_op");
-  if (!n.IsMap()) throw ScenarioError(where, "", "must be a mapping of collective to [[bytes, efficiency], ...]");
-  MappingReader ops(n, where);
-  for (const auto& entry : n) {
-    const std::string op = entry.first.as<std::string>();
-    if (std::find(kOps.begin(), kOps.end(), op) == kOps.end())
-      throw ScenarioError(join_key(where, op), "",
-                          "is not a collective (all_reduce, all_gather, reduce_scatter, all_to_all, broadcast, send_recv)");
-    curves[op] = read_curve(ops, op);
-  }
-  return curves;
+  return read_named<std::vector<EfficiencyPoint>>(
+      r, "efficiency_by_op", {"all_reduce", "all_gather", "reduce_scatter", "all_to_all", "broadcast", "send_recv"},
+      "a collective", read_curve);
 }
 
 LinkSpec read_link(MappingReader& parent, const std::string& key, const LinkSpec& fallback,
