@@ -94,9 +94,10 @@ void check_fits(const exec::TrainConfig& config, std::int64_t capacity, bool for
 void note_overlaps_not_run(const Plan& plan, int rank) {
   if (rank != 0 || plan.dp * plan.cp == 1) return;
   if (plan.overlap_grad_reduce || (plan.zero >= 1 && plan.overlap_param_gather))
-    std::cerr << "note: the executor does not overlap data-parallel communication with compute; it runs this plan "
-                 "as plan.overlap_grad_reduce=false, plan.overlap_param_gather=false (simulate it so to compare)"
-              << std::endl;
+    std::cerr << std::string("note: the executor does not overlap data-parallel communication with compute; it runs "
+                             "this plan as plan.overlap_grad_reduce=false, plan.overlap_param_gather=false (simulate "
+                             "it so to compare)\n")
+              << std::flush;
 }
 
 void write_outputs(const RunArgs& a, const nlohmann::json& report, const nlohmann::json& trace) {
@@ -190,7 +191,10 @@ void run(const RunArgs& a) {
   } catch (const std::exception& e) {
     if (world->size() == 1) throw;  // main prints it and picks the exit status
     // one rank's failure ends the job: the others may be blocked in a collective with it
-    std::cerr << "rank " << world->rank() << ": " << e.what() << std::endl;
+    // one write of the whole line: cerr is unbuffered, and piece by piece mpirun may forward
+    // MPI_Abort's banner between "rank " and the rest (seen once in a CI run)
+    const std::string line = "rank " + std::to_string(world->rank()) + ": " + e.what() + "\n";
+    std::cerr.write(line.data(), static_cast<std::streamsize>(line.size())).flush();
     MPI_Abort(MPI_COMM_WORLD, dynamic_cast<const ScenarioError*>(&e) ? 2 : 1);
   }
 }

@@ -21,7 +21,10 @@ int env_int(const char* name, int fallback) {
 }
 
 [[noreturn]] void die(int world_rank, const std::string& what) {
-  std::cerr << "rank " << world_rank << ": injected fault: " << what << ", killing this rank (SIGKILL)" << std::endl;
+  // one write of the whole line, so mpirun cannot interleave other output into it
+  const std::string line =
+      "rank " + std::to_string(world_rank) + ": injected fault: " + what + ", killing this rank (SIGKILL)\n";
+  std::cerr.write(line.data(), static_cast<std::streamsize>(line.size())).flush();
   std::raise(SIGKILL);
   std::abort();  // not reached
 }
