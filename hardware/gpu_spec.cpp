@@ -16,10 +16,7 @@ double GpuSpec::peak(Dtype d) const {
 double GpuSpec::kernel_memory_efficiency(std::string_view kernel, bool backward, double bytes) const {
   const auto it = kernel_efficiency.find(kernel);
   if (it == kernel_efficiency.end() || it->second.empty()) return memory_efficiency;
-  const PassCurves& k = it->second;
-  // a kernel measured in one direction only: the other is taken to stream alike
-  const auto& curve = k.of(backward).empty() ? k.of(!backward) : k.of(backward);
-  return interpolate_efficiency(curve, bytes);
+  return interpolate_efficiency(it->second.of(backward), bytes);
 }
 
 double interpolate_efficiency(const std::vector<EfficiencyPoint>& curve, double size) {

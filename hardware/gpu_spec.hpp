@@ -22,7 +22,11 @@ struct EfficiencyPoint {
 struct PassCurves {
   std::vector<EfficiencyPoint> fwd, bwd;
   bool empty() const { return fwd.empty() && bwd.empty(); }
-  const std::vector<EfficiencyPoint>& of(bool backward) const { return backward ? bwd : fwd; }
+  // The curve of one pass; a kernel measured in one direction only is taken to run alike in the other.
+  const std::vector<EfficiencyPoint>& of(bool backward) const {
+    const auto& own = backward ? bwd : fwd;
+    return own.empty() ? (backward ? fwd : bwd) : own;
+  }
 };
 
 struct GpuSpec {

@@ -52,10 +52,7 @@ double kernel_memory_s(const GpuSpec& gpu, const ComputeOp& op) {
 // Measured curves (a calibrated device) first, then the published figures of a known GPU,
 // then the GEMM curve: an unknown GPU's fused attention as good as its large GEMMs.
 double attention_efficiency(const GpuSpec& gpu, const ComputeOp& op) {
-  if (!gpu.attention_efficiency.empty()) {
-    const PassCurves& a = gpu.attention_efficiency;
-    return interpolate_efficiency(a.of(op.backward).empty() ? a.of(!op.backward) : a.of(op.backward), op.flops);
-  }
+  if (!gpu.attention_efficiency.empty()) return interpolate_efficiency(gpu.attention_efficiency.of(op.backward), op.flops);
   if (const KernelDefaults* d = kernel_defaults(gpu.name)) return op.backward ? d->attention_bwd : d->attention_fwd;
   return interpolate_efficiency(gemm_curve(gpu), op.flops);
 }
