@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 #include <functional>
+#include <random>
 
 #include "kernels/cpu/activation.hpp"
 #include "kernels/cpu/embedding.hpp"
@@ -22,6 +23,17 @@ namespace {
 namespace k = twinsim::kernels::cpu;
 
 std::vector<float> filled(std::size_t n, float v = 0.5f) { return std::vector<float>(n, v); }
+
+// Inputs drawn from N(0, scale^2) as a layer's activations are after a norm: a kernel
+// whose math branches on its values (libm's transcendentals do) runs at its speed on
+// real data, not on the perfectly predicted branches of a constant.
+std::vector<float> activation_like(std::size_t n, unsigned seed, float scale = 1.0f) {
+  std::mt19937 gen(seed);
+  std::normal_distribution<float> normal(0.0f, scale);
+  std::vector<float> v(n);
+  for (float& x : v) x = normal(gen);
+  return v;
+}
 
 struct Shape {
   int m, n, k;
@@ -94,7 +106,8 @@ namespace {
 void add_kernel_points(std::vector<MemoryPoint>& out, long n, const SweepOptions& o) {
   constexpr double kF = sizeof(float);
   const int dim = 256, rows = static_cast<int>(n / dim);
-  std::vector<float> x = filled(n), y = filled(n), z = filled(n), dy = filled(n, 0.01f), dx = filled(n);
+  std::vector<float> x = activation_like(n, 1), y = activation_like(n, 2), z = filled(n),
+                     dy = activation_like(n, 3, 0.01f), dx = filled(n);
   std::vector<float> gamma = filled(dim, 1.0f), beta = filled(dim, 0.0f), dgamma = filled(dim), dbeta = filled(dim),
                      mean = filled(rows), rstd = filled(rows, 1.0f);
   auto add = [&](const char* kernel, double fwd_bytes, const std::function<void()>& fwd,
@@ -169,8 +182,8 @@ std::vector<AttentionPoint> attention_sweep(const SweepOptions& o) {
       sh.kv_heads = sh.heads;
       sh.head_dim = head_dim;
       const std::size_t n = static_cast<std::size_t>(sh.batch) * seq * sh.heads * head_dim;
-      std::vector<float> q = filled(n, 0.1f), kk = filled(n, 0.2f), v = filled(n, 0.3f), out_t = filled(n),
-                         dout = filled(n, 0.01f), dq = filled(n), dk = filled(n), dv = filled(n),
+      std::vector<float> q = activation_like(n, 4), kk = activation_like(n, 5), v = activation_like(n, 6),
+                         out_t = filled(n), dout = activation_like(n, 7, 0.01f), dq = filled(n), dk = filled(n), dv = filled(n),
                          lse = filled(static_cast<std::size_t>(sh.batch) * sh.heads * seq);
       // full-square FLOPs, the convention of the simulator's op list (Narayanan et al. 2021, App.)
       const double fwd = 4.0 * sh.batch * seq * static_cast<double>(seq) * sh.heads * head_dim;

@@ -203,8 +203,7 @@ Tensor MlpBlock::backward(const ModelContext& ctx, const float* dy, const float*
   {
     auto op = ctx.op(layer_, "mlp.norm", Pass::bwd_dgrad);
     norm_backward(c_, dn, x, param(norm_w_), s.norm, dx.data(), grad(norm_w_), grad(norm_b_), tl);
-    const std::size_t n = static_cast<std::size_t>(tl) * h;
-    for (std::size_t i = 0; i < n; ++i) dx[i] += dy[i];
+    k::residual_forward(dx.data(), dy, nullptr, dx.data(), tl, h);  // + the residual path's grad
   }
   s.release_all();
   return dx;

@@ -16,9 +16,16 @@ TrackedAllocator& model_allocator() {
 
 void set_model_allocator(TrackedAllocator* alloc) { current_allocator = alloc; }
 
-Tensor::Tensor(MemCategory category, std::size_t count) {
+Tensor::Tensor(MemCategory category, std::size_t count) : Tensor(category, count, Fill::zeros) {}
+
+Tensor::Tensor(MemCategory category, std::size_t count, Fill fill) {
   if (count > 0)
-    buffer_ = TypedBuffer(model_allocator(), {static_cast<std::int64_t>(count)}, category, std::string(category_name(category)));
+    buffer_ = TypedBuffer(model_allocator(), {static_cast<std::int64_t>(count)}, category,
+                          std::string(category_name(category)), Dtype::fp32, fill);
+}
+
+Tensor Tensor::uninitialized(MemCategory category, std::size_t count) {
+  return Tensor(category, count, Fill::uninitialized);
 }
 
 void Tensor::zero() {

@@ -17,7 +17,9 @@ void set_model_allocator(TrackedAllocator* alloc);
 class Tensor {
  public:
   Tensor() = default;
-  Tensor(MemCategory category, std::size_t count);  // zero-filled
+  Tensor(MemCategory category, std::size_t count);  // zero-filled (torch.zeros)
+  // Not filled (torch.empty): for an op's output that its kernel writes in full.
+  static Tensor uninitialized(MemCategory category, std::size_t count);
   float* data() { return empty() ? nullptr : buffer_.f32(); }
   const float* data() const { return empty() ? nullptr : buffer_.f32(); }
   std::size_t size() const { return buffer_.numel(); }
@@ -28,6 +30,8 @@ class Tensor {
   void release() { buffer_ = TypedBuffer(); }
 
  private:
+  Tensor(MemCategory category, std::size_t count, Fill fill);
+
   TypedBuffer buffer_;
 };
 

@@ -2,6 +2,7 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <string_view>
 
 namespace twinsim::exec {
 
@@ -27,6 +28,11 @@ std::string allocation_message(MemCategory category, std::string_view name, std:
   return m;
 }
 
+bool poison_from_environment() {
+  const char* v = std::getenv("TWINSIM_POISON_UNINITIALIZED");
+  return v != nullptr && std::string_view(v) == "1";
+}
+
 }  // namespace
 
 AllocationError::AllocationError(MemCategory category, std::string_view name,
@@ -37,14 +43,37 @@ AllocationError::AllocationError(MemCategory category, std::string_view name,
       category_(category),
       requested_(requested_bytes) {}
 
-void* TrackedAllocator::allocate(std::size_t bytes, MemCategory category, std::string_view name) {
+TrackedAllocator::TrackedAllocator(std::int64_t capacity_bytes)
+    : capacity_(capacity_bytes), poison_(poison_from_environment()) {}
+
+TrackedAllocator::~TrackedAllocator() { release_cache(); }
+
+void* TrackedAllocator::take_cached(std::size_t rounded) {
+  auto it = cache_.find(rounded);
+  if (it == cache_.end() || it->second.empty()) return nullptr;
+  void* p = it->second.back();
+  it->second.pop_back();
+  cached_bytes_ -= static_cast<std::int64_t>(rounded);
+  return p;
+}
+
+void* TrackedAllocator::allocate(std::size_t bytes, MemCategory category, std::string_view name, Fill fill) {
   const auto requested = static_cast<std::int64_t>(bytes);
   if (capacity_ > 0 && stats_.total_current + requested > capacity_)
     throw AllocationError(category, name, requested, stats_.total_current, capacity_);
-  void* p = bytes == 0 ? nullptr : std::aligned_alloc(kAlignment, round_up(bytes));
-  if (bytes > 0 && p == nullptr)
-    throw AllocationError(category, name, requested, stats_.total_current, 0);
-  if (p) std::memset(p, 0, bytes);
+  void* p = nullptr;
+  if (bytes > 0) {
+    const std::size_t rounded = round_up(bytes);
+    p = take_cached(rounded);
+    if (p == nullptr) p = std::aligned_alloc(kAlignment, rounded);
+    if (p == nullptr) {  // as PyTorch does on a failed cudaMalloc: free the cache, try once more
+      release_cache();
+      p = std::aligned_alloc(kAlignment, rounded);
+    }
+    if (p == nullptr) throw AllocationError(category, name, requested, stats_.total_current, 0);
+    if (fill == Fill::zeros) std::memset(p, 0, bytes);
+    else if (poison_) std::memset(p, 0xff, bytes);  // all bits set: a NaN in fp32 and bf16
+  }
 
   const auto c = static_cast<std::size_t>(category);
   stats_.current[c] += requested;
@@ -59,10 +88,25 @@ void* TrackedAllocator::allocate(std::size_t bytes, MemCategory category, std::s
 }
 
 void TrackedAllocator::deallocate(void* p, std::size_t bytes, MemCategory category) noexcept {
-  std::free(p);
+  if (p != nullptr) {
+    const std::size_t rounded = round_up(bytes);
+    try {
+      cache_[rounded].push_back(p);
+      cached_bytes_ += static_cast<std::int64_t>(rounded);
+    } catch (...) {  // no room to remember it: give it back
+      std::free(p);
+    }
+  }
   const auto c = static_cast<std::size_t>(category);
   stats_.current[c] -= static_cast<std::int64_t>(bytes);
   stats_.total_current -= static_cast<std::int64_t>(bytes);
+}
+
+void TrackedAllocator::release_cache() noexcept {
+  for (auto& [size, blocks] : cache_)
+    for (void* p : blocks) std::free(p);
+  cache_.clear();
+  cached_bytes_ = 0;
 }
 
 void TrackedAllocator::reset_peaks() {

@@ -5,12 +5,21 @@
 // values at that moment, so the measured breakdown sums to the measured peak as the
 // predicted one does. It counts only what it hands out: the kernels' stack and the MPI
 // library's internal buffers are not seen.
+//
+// Like PyTorch's CUDA caching allocator, a freed block is kept and handed out again to
+// the next request of the same rounded size, so a training step that repeats the last
+// one's allocations neither returns memory to the system nor faults it in again; the
+// statistics count what is handed out ("allocated"), not what is cached ("reserved").
+// A block is zero-filled unless the caller asks for an uninitialized one (torch.empty),
+// which an op whose kernel writes every element of its output does.
 #include <array>
 #include <cstddef>
 #include <cstdint>
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <unordered_map>
+#include <vector>
 
 #include "exec/runtime/mem_category.hpp"
 
@@ -46,18 +55,30 @@ class AllocationError : public std::runtime_error {
   std::int64_t requested_;
 };
 
+// What a new block holds: zeros, or whatever its last user left (an op's output that
+// its kernel writes in full).
+enum class Fill { zeros, uninitialized };
+
 class TrackedAllocator {
  public:
   // capacity_bytes 0 = no limit; otherwise the total live bytes may not exceed it
   // (emulates a GPU's memory on the CPU, so "does it fit" fails the same way).
-  explicit TrackedAllocator(std::int64_t capacity_bytes = 0) : capacity_(capacity_bytes) {}
+  explicit TrackedAllocator(std::int64_t capacity_bytes = 0);
+  ~TrackedAllocator();
   TrackedAllocator(const TrackedAllocator&) = delete;
   TrackedAllocator& operator=(const TrackedAllocator&) = delete;
 
-  // 64-byte aligned, zero-filled; `name` only appears in error messages.
-  void* allocate(std::size_t bytes, MemCategory category, std::string_view name = {});
-  // `bytes` and `category` must be those given to allocate().
+  // 64-byte aligned; `name` only appears in error messages.
+  void* allocate(std::size_t bytes, MemCategory category, std::string_view name = {}, Fill fill = Fill::zeros);
+  // `bytes` and `category` must be those given to allocate(). The block stays cached.
   void deallocate(void* p, std::size_t bytes, MemCategory category) noexcept;
+  // Returns the cached blocks to the system (also done when the system refuses a block).
+  void release_cache() noexcept;
+  std::int64_t cached_bytes() const { return cached_bytes_; }
+  // Fills uninitialized blocks with NaN (all bits set), so that a kernel that reads
+  // before it writes shows in the results; on by default when the environment has
+  // TWINSIM_POISON_UNINITIALIZED=1 (scripts/test.sh sets it).
+  void set_poison_uninitialized(bool on) { poison_ = on; }
 
   const MemoryStats& stats() const { return stats_; }
   std::int64_t capacity_bytes() const { return capacity_; }
@@ -66,8 +87,13 @@ class TrackedAllocator {
   void reset_peaks();
 
  private:
+  void* take_cached(std::size_t rounded);
+
   std::int64_t capacity_;
   MemoryStats stats_;
+  std::unordered_map<std::size_t, std::vector<void*>> cache_;  // free blocks by rounded size
+  std::int64_t cached_bytes_ = 0;
+  bool poison_ = false;
 };
 
 // The process's allocator (one rank = one simulated GPU), for code that has no allocator

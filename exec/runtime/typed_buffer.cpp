@@ -30,14 +30,14 @@ std::size_t TypedBuffer::element_bytes(Dtype dtype) {
 }
 
 TypedBuffer::TypedBuffer(TrackedAllocator& alloc, std::vector<std::int64_t> shape, MemCategory category,
-                         std::string name, Dtype dtype)
+                         std::string name, Dtype dtype, Fill fill)
     : alloc_(&alloc),
       shape_(std::move(shape)),
       numel_(element_count(shape_, name)),
       category_(category),
       dtype_(dtype),
       name_(std::move(name)) {
-  data_ = alloc_->allocate(numel_ * element_bytes(dtype_), category_, name_);
+  data_ = alloc_->allocate(numel_ * element_bytes(dtype_), category_, name_, fill);
 }
 
 TypedBuffer::~TypedBuffer() { release(); }

@@ -17,9 +17,10 @@ namespace twinsim::exec {
 class TypedBuffer {
  public:
   TypedBuffer() = default;
-  // dtype: fp32, bf16 or fp16; zero-filled. Throws AllocationError when it does not fit.
+  // dtype: fp32, bf16 or fp16; zero-filled unless `fill` says otherwise. Throws
+  // AllocationError when it does not fit.
   TypedBuffer(TrackedAllocator& alloc, std::vector<std::int64_t> shape, MemCategory category,
-         std::string name, Dtype dtype = Dtype::fp32);
+         std::string name, Dtype dtype = Dtype::fp32, Fill fill = Fill::zeros);
   ~TypedBuffer();
   TypedBuffer(TypedBuffer&& other) noexcept;
   TypedBuffer& operator=(TypedBuffer&& other) noexcept;

@@ -2,6 +2,7 @@
 
 #include <cmath>
 
+#include "kernels/common/activation_math.hpp"
 #include "tests/unit/kernels/kernel_test_util.hpp"
 
 namespace twinsim::kernels::testing {
@@ -13,6 +14,23 @@ double naive_gelu(double x) {
 }
 
 double naive_silu(double x) { return x / (1 + std::exp(-x)); }
+
+TEST(Gelu, SigmoidFormMatchesTanhFormEverywhere) {
+  // x sigmoid(2u) against 0.5 x (1 + tanh(u)) in double, from deep saturation (exp
+  // overflows to inf or underflows to 0) through zero
+  for (double x = -60; x <= 60; x += 0.00731) {
+    const float got = gelu_tanh(static_cast<float>(x)), grad = gelu_tanh_grad(static_cast<float>(x));
+    ASSERT_FALSE(std::isnan(got) || std::isnan(grad)) << x;
+    const double want = naive_gelu(static_cast<float>(x));
+    // fp32 rounds u itself, which exp(-2u) turns into a relative error of |2u| ulp; and
+    // where 1 + tanh(u) < 2^-53 double rounds the reference to 0 (+ 1e-15)
+    const double u = std::sqrt(2 / M_PI) * (x + 0.044715 * x * x * x);
+    ASSERT_NEAR(got, want, 4e-7 * (1 + std::abs(2 * u)) * std::abs(want) + 1e-15) << x;
+  }
+  EXPECT_EQ(gelu_tanh(-1e30f), 0.0f);
+  EXPECT_EQ(gelu_tanh(1e30f), 1e30f);
+  EXPECT_EQ(gelu_tanh(0.0f), 0.0f);
+}
 
 TEST(Gelu, KnownValues) {
   // Exact GeLU is x * Phi(x) (Hendrycks & Gimpel 2016, Sec. 2) with normal-table values

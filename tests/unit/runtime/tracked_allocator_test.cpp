@@ -1,7 +1,9 @@
 // The allocator's bookkeeping, checked against hand-worked sequences of allocations.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <string>
 
 #include "exec/runtime/tracked_allocator.hpp"
@@ -62,6 +64,44 @@ TEST(TrackedAllocator, MemoryIsZeroedAndAligned) {
   EXPECT_EQ(reinterpret_cast<std::uintptr_t>(p) % 64, 0u);
   for (int i = 0; i < 1000; ++i) ASSERT_EQ(p[i], 0) << i;
   a.deallocate(p, 1000, MemCategory::activations);
+}
+
+TEST(TrackedAllocator, FreedBlockIsReusedZeroedAndNotCounted) {
+  TrackedAllocator a;
+  auto* p = static_cast<unsigned char*>(a.allocate(1000, MemCategory::activations));
+  std::memset(p, 7, 1000);
+  a.deallocate(p, 1000, MemCategory::activations);
+  EXPECT_EQ(a.stats().total_current, 0);  // handed back: no longer counted
+  EXPECT_EQ(a.cached_bytes(), 1024);      // but kept (rounded to 64 bytes)
+  // another request of the same rounded size gets the block, zero-filled again
+  auto* q = static_cast<unsigned char*>(a.allocate(1010, MemCategory::grads));
+  EXPECT_EQ(q, p);
+  EXPECT_EQ(a.cached_bytes(), 0);
+  for (int i = 0; i < 1010; ++i) ASSERT_EQ(q[i], 0) << i;
+  // a different size does not take it
+  a.deallocate(q, 1010, MemCategory::grads);
+  void* r = a.allocate(2000, MemCategory::grads);
+  EXPECT_NE(r, static_cast<void*>(q));
+  EXPECT_EQ(a.stats().current_of(MemCategory::grads), 2000);
+  a.deallocate(r, 2000, MemCategory::grads);
+  a.release_cache();
+  EXPECT_EQ(a.cached_bytes(), 0);
+}
+
+TEST(TrackedAllocator, UninitializedBlockKeepsOldBytesOrIsPoisoned) {
+  TrackedAllocator a;
+  a.set_poison_uninitialized(false);
+  auto* p = static_cast<unsigned char*>(a.allocate(256, MemCategory::activations));
+  std::memset(p, 7, 256);
+  a.deallocate(p, 256, MemCategory::activations);
+  auto* q = static_cast<unsigned char*>(a.allocate(256, MemCategory::activations, "out", Fill::uninitialized));
+  ASSERT_EQ(q, p);
+  EXPECT_EQ(q[0], 7);  // not written: an uninitialized block costs no pass over memory
+  a.deallocate(q, 256, MemCategory::activations);
+  a.set_poison_uninitialized(true);
+  auto* f = static_cast<float*>(a.allocate(256, MemCategory::activations, "out", Fill::uninitialized));
+  for (int i = 0; i < 64; ++i) ASSERT_TRUE(std::isnan(f[i])) << i;
+  a.deallocate(f, 256, MemCategory::activations);
 }
 
 TEST(TrackedAllocator, CapacityExceededNamesCategoryAndSizes) {
