@@ -52,6 +52,19 @@ std::string machine_line() {
   return model + ", " + std::to_string(std::thread::hardware_concurrency()) + " cores, load average " + load;
 }
 
+// The last-level cache (L3) the cores share, from sysfs (0: not found).
+double last_level_cache_MiB() {
+  double best = 0;
+  for (int index = 0; index < 8; ++index) {
+    std::string size = read_text("/sys/devices/system/cpu/cpu0/cache/index" + std::to_string(index) + "/size");
+    if (size.empty()) continue;
+    const double value = std::atof(size.c_str());  // "32768K"
+    const char unit = size.find('M') != std::string::npos ? 'M' : size.find('K') != std::string::npos ? 'K' : 'B';
+    best = std::max(best, unit == 'M' ? value : unit == 'K' ? value / 1024 : value / 1048576);
+  }
+  return best;
+}
+
 double ram_GiB() {
   std::istringstream mem(read_text("/proc/meminfo"));
   std::string key;
@@ -122,6 +135,7 @@ void run_calibrate(const CalibrateArgs& a) {
   calibrate::Calibration c;
   c.machine = machine_line();
   c.memory_GiB = ram_GiB();
+  c.cache_MiB = last_level_cache_MiB();
   calibrate::SweepOptions o;
   o.quick = a.quick;
   o.repeats = a.quick ? std::min(a.repeats, 3) : a.repeats;

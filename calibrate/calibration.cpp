@@ -91,6 +91,7 @@ std::string hardware_yaml(const Calibration& c, const Fitted& f, const std::stri
     << "  # kernels not listed under kernel_efficiency: the median fitted bandwidth of those that are, over memcpy's\n"
     << "  memory_efficiency: " << fmt("%.3f", f.memory.efficiency) << "\n"
     << "  workspace_MiB: 0  # the host has no cuBLAS or NCCL workspace\n"
+    << "  cache_MiB: " << fmt("%.1f", c.cache_MiB) << "   # the L3 the cores share (sysfs)\n"
     << "  # fixed cost of one kernel call: median intercept of the kernels' fits, at most half the fastest call\n"
     << "  kernel_launch_us: " << fmt("%.3f", f.memory.launch_s * 1e6) << "\n"
     << "  peak_tflops:   # best GEMM throughput of any shape below; 16-bit types are emulated in fp32\n"
@@ -114,7 +115,9 @@ std::string hardware_yaml(const Calibration& c, const Fitted& f, const std::stri
     write_pass_curves(y, "    ", f.attention);
   }
   y << "  # the op list's memory-bound kernels: achieved fraction of hbm_bandwidth_GBps on the\n"
-    << "  # bytes the simulator counts for each (calibrate/compute_bench.cpp), by those bytes\n"
+    << "  # bytes the simulator counts for each (calibrate/compute_bench.cpp), by those bytes;\n"
+    << "  # gemm / gemm_cached: the memory side of the GEMM roofline, from GEMMs of 1-16 rows\n"
+    << "  # with operands out of cache / in cache\n"
     << "  kernel_efficiency:\n";
   for (const auto& [name, curves] : f.kernels) {
     y << "    " << name << ":\n";

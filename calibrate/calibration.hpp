@@ -20,6 +20,7 @@ struct Calibration {
   std::vector<CommPoint> comm;  // every rank count measured; the link is fitted on `link_ranks`
   int link_ranks = 2;
   double memory_GiB = 0;        // the machine's RAM: all ranks share it
+  double cache_MiB = 0;         // the last-level cache (L3), shared by the cores
   std::string machine;          // CPU model, cores, load average: for the file's header
 };
 

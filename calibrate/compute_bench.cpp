@@ -153,10 +153,40 @@ void add_kernel_points(std::vector<MemoryPoint>& out, long n, const SweepOptions
   add("sgd", 16.0 * n, [&] { k::sgd_step(x.data(), dy.data(), m.data(), n, k::SgdConfig{}); }, {});
 }
 
+// The memory side of the GEMM roofline, where it binds: a decode's GEMMs of a few rows
+// against a whole weight matrix (the executor's models' projections), forward as a
+// decode runs them. "gemm": operands rotated out of cache, as a model larger than the
+// cache streams them; "gemm_cached": the same operands every call, as a pass whose
+// weights and KV cache fit in the last-level cache finds them. Bytes: A, B and C once.
+void add_gemm_memory_points(std::vector<MemoryPoint>& out, const SweepOptions& o) {
+  const std::vector<int> rows = o.quick ? std::vector<int>{4} : std::vector<int>{1, 4, 16};
+  const std::vector<std::pair<int, int>> weights =  // (n outputs, k inputs)
+      o.quick ? std::vector<std::pair<int, int>>{{1024, 256}}
+              : std::vector<std::pair<int, int>>{{256, 256}, {512, 256}, {768, 256}, {1024, 256}, {1376, 256}, {256, 688}, {256, 1024}};
+  for (int m : rows)
+    for (auto [n, k] : weights) {
+      const std::size_t xs = static_cast<std::size_t>(m) * k, ws = static_cast<std::size_t>(n) * k,
+                        ys = static_cast<std::size_t>(m) * n;
+      const double bytes = sizeof(float) * static_cast<double>(xs + ws + ys);
+      for (bool cached : {false, true}) {
+        const int sets = cached ? 1 : cold_sets(static_cast<std::size_t>(bytes));
+        std::vector<std::vector<float>> x(sets, activation_like(xs, 8)), w(sets, activation_like(ws, 9, 0.02f)),
+            y(sets, filled(ys));
+        int i = 0;
+        const Stats s = time_per_call([&] {
+          i = (i + 1) % sets;
+          k::linear_forward(x[i].data(), w[i].data(), nullptr, y[i].data(), m, k, n);
+        }, o.repeats, o.min_repeat_s);
+        out.push_back({cached ? "gemm_cached" : "gemm", bytes, s, false});
+      }
+    }
+}
+
 }  // namespace
 
 std::vector<MemoryPoint> memory_sweep(const SweepOptions& o) {
   std::vector<MemoryPoint> out;
+  add_gemm_memory_points(out, o);
   constexpr double kF = sizeof(float);
   for (long n : memory_sizes(o.quick)) {
     std::vector<float> x = filled(n), y = filled(n), z = filled(n);

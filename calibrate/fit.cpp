@@ -106,7 +106,8 @@ MemoryFit fit_memory(const std::vector<MemoryPoint>& points) {
   f.copy_Bps = 1 / copy.slope;
   std::vector<double> fractions, intercepts;
   for (const auto& [name, xt] : per_kernel) {
-    if (name == "copy") continue;
+    // the GEMMs' memory side is no memory-bound kernel's rate
+    if (name == "copy" || name.starts_with("gemm")) continue;
     const LineFit k = fit_line_relative(xt.first, xt.second);
     fractions.push_back((1 / k.slope) / f.copy_Bps);
     intercepts.push_back(k.intercept);

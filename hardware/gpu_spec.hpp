@@ -38,6 +38,10 @@ struct GpuSpec {
   double kernel_launch_s = 0;           // fixed cost of one kernel
   int sms = 0;                          // streaming multiprocessors (0 = unknown); GEMM wave quantization
   double memory_efficiency = 1;         // achievable fraction of HBM bandwidth
+  // last-level cache the kernels read through (a GPU's L2, a CPU's L3); 0: not modelled.
+  // An inference pass whose weights and KV cache fit in it streams its GEMMs' operands
+  // from it (kernel_efficiency "gemm_cached").
+  std::int64_t cache_bytes = 0;
   // library workspace held on the device (cuBLAS, NCCL); -1: the memory model's GPU
   // allowance (sim/memory/buffers.cpp), 0 for the host CPU, whose libraries need none
   std::int64_t workspace_bytes = -1;
@@ -48,7 +52,8 @@ struct GpuSpec {
   // memory-bound kernels by name (LayerOp::kernel: "gelu", "layernorm", "adamw", ...):
   // achieved fraction of hbm_bandwidth on the bytes the op list counts for them; a
   // kernel not named here runs at memory_efficiency. On a GPU these kernels stream at
-  // near one rate; on a CPU, GeLU's tanh makes it 100x slower than a copy.
+  // near one rate; on a CPU, GeLU's math makes it 10x slower than a copy. "gemm" and
+  // "gemm_cached" are the memory side of the GEMM roofline (models/layer_ops.hpp).
   std::map<std::string, PassCurves, std::less<>> kernel_efficiency;
 
   // Peak for a math type; throws if the GPU has no such unit (e.g. fp8 on A100).

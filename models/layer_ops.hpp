@@ -49,6 +49,11 @@ struct SavedTensor {
 // give each its own efficiency (GpuSpec::kernel_efficiency), as CPU kernels differ 100x.
 inline constexpr std::array<std::string_view, 10> kKernelNames = {
     "layernorm", "rmsnorm", "gelu", "swiglu", "rope", "residual", "embedding", "cross_entropy", "adamw", "sgd"};
+// The memory side of a GEMM's roofline, which a device's kernel_efficiency may also give:
+// operands streamed from memory, or from the last-level cache (a pass whose weights and
+// KV cache fit in it: GpuSpec::cache_bytes).
+inline constexpr std::string_view kGemmKernel = "gemm";
+inline constexpr std::string_view kGemmCachedKernel = "gemm_cached";
 
 struct LayerOp {
   std::string_view name;  // stable: "attn.qkv", "mlp.fc1", "moe.experts.down", ...

@@ -94,8 +94,10 @@ std::map<std::string, Value, std::less<>> read_named(MappingReader& r, const std
 
 // kernel_efficiency: {gelu: {fwd: curve, bwd: curve}, ...}
 std::map<std::string, PassCurves, std::less<>> read_kernel_efficiency(MappingReader& r) {
-  return read_named<PassCurves>(r, "kernel_efficiency", {kKernelNames.begin(), kKernelNames.end()},
-                                "a kernel the op list names", read_pass_curves);
+  std::vector<std::string_view> names(kKernelNames.begin(), kKernelNames.end());
+  names.push_back(kGemmKernel);
+  names.push_back(kGemmCachedKernel);
+  return read_named<PassCurves>(r, "kernel_efficiency", names, "a kernel the op list names", read_pass_curves);
 }
 
 // efficiency_by_op: {reduce_scatter: curve, ...}, one curve per collective that has its own
@@ -146,6 +148,7 @@ GpuSpec read_gpu(const YAML::Node& node, const std::string& path) {
   g.sms = static_cast<int>(r.integer("sms", 0, 0, 1 << 20));
   g.memory_efficiency = r.number("memory_efficiency", 1.0, 1e-3, 1.0);
   if (auto mib = r.optional_number("workspace_MiB", 0, 1e6)) g.workspace_bytes = static_cast<std::int64_t>(*mib * 1048576.0);
+  g.cache_bytes = static_cast<std::int64_t>(r.number("cache_MiB", 0, 0, 1e6) * 1048576.0);
   g.gemm_efficiency = read_curve(r, "gemm_efficiency");
   g.attention_efficiency = read_pass_curves(r, "attention_efficiency");
   g.kernel_efficiency = read_kernel_efficiency(r);

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "models/layer_ops.hpp"
 #include "sim/cost/kernel_defaults.hpp"
 
 namespace twinsim {
@@ -77,11 +78,19 @@ double gemm_efficiency(const GpuSpec& gpu, double flops, std::int64_t m, std::in
   return interpolate_efficiency(gemm_curve(gpu), flops) * gemm_wave_utilization(sm_count(gpu), m, n, k);
 }
 
+// The memory side of the GEMM roofline: the device's "gemm_cached" curve for operands in
+// its cache when it has one, else its "gemm" curve, else memory_efficiency.
+double gemm_memory_s(const GpuSpec& gpu, const ComputeOp& op) {
+  const bool cached = op.kernel == kGemmCachedKernel && gpu.kernel_efficiency.contains(kGemmCachedKernel);
+  return op.bytes / (gpu.hbm_bandwidth_Bps *
+                     gpu.kernel_memory_efficiency(cached ? kGemmCachedKernel : kGemmKernel, false, op.bytes));
+}
+
 ComputeCost gemm_cost(const GpuSpec& gpu, const ComputeOp& op) {
   ComputeCost c;
   c.efficiency = gemm_efficiency(gpu, op.flops, op.m, op.n, op.k);
   c.math_s = op.flops / (gpu.peak(op.dtype) * c.efficiency);
-  c.memory_s = memory_s(gpu, op.bytes);
+  c.memory_s = gemm_memory_s(gpu, op);
   c.launch_s = gpu.kernel_launch_s;
   return c;
 }

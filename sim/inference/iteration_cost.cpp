@@ -26,7 +26,40 @@ ServingCostModel::ServingCostModel(const Scenario& scenario)
   }
 }
 
-double ServingCostModel::call_time_s(const LayerOp& op) const {
+ServingCostModel::PassOps ServingCostModel::build_pass(const IterationShape& shape) const {
+  const ModelSpec& m = s_.model;
+  const InferenceWorkload& w = *s_.inference;
+  PassOps ops;
+  ops.dense = build_iteration_layer_ops(m, some_dense_layer(m), s_.plan, w, shape);
+  if (m.moe) ops.moe = build_iteration_layer_ops(m, some_moe_layer(m), s_.plan, w, shape);
+  ops.embedding = build_iteration_embedding_ops(m, s_.plan, w, shape);
+  ops.head = build_iteration_head_ops(m, s_.plan, w, shape);
+  return ops;
+}
+
+bool ServingCostModel::fits_cache(const PassOps& ops) const {
+  const std::int64_t cache = s_.cluster.gpu.cache_bytes;
+  if (cache <= 0) return false;
+  auto read = [](const std::vector<LayerOp>& list) {
+    double bytes = 0;
+    for (const LayerOp& op : list) {
+      if (op.kind == OpKind::gemm) bytes += static_cast<double>(op.weight_bytes);
+      if (op.kind == OpKind::attention) bytes += static_cast<double>(op.fwd_bytes);  // the KV cache read
+    }
+    return bytes;
+  };
+  const double dense = read(ops.dense), moe = read(ops.moe);
+  const std::size_t last = stage_dense_.size() - 1;
+  for (std::size_t st = 0; st <= last; ++st) {
+    double bytes = dense * static_cast<double>(stage_dense_[st]) + moe * static_cast<double>(stage_moe_[st]);
+    if (st == 0) bytes += read(ops.embedding);
+    if (st == last) bytes += read(ops.head);
+    if (bytes > static_cast<double>(cache)) return false;
+  }
+  return true;
+}
+
+double ServingCostModel::call_time_s(const LayerOp& op, bool cached) const {
   if (op.kind == OpKind::collective) {
     const CollectiveOp c = op.fwd_comm.kind == CollectiveKind::all_gather ? CollectiveOp::all_gather
                                                                           : CollectiveOp::all_reduce;
@@ -44,6 +77,7 @@ double ServingCostModel::call_time_s(const LayerOp& op) const {
       // the logits layer and the router keep 16-bit weights (iteration_ops.hpp)
       if (op.name != "head.logits" && op.name != "moe.router") c.dtype = gemm_math_dtype(gpu, s_.inference->weight_dtype);
       c.m = op.m * op.count, c.n = op.n, c.k = op.k;  // a grouped GEMM fills the GPU like one tall GEMM
+      c.kernel = cached ? kGemmCachedKernel : kGemmKernel;
       break;
     case OpKind::attention: c.kind = ComputeKind::attention; break;
     case OpKind::norm: c.kind = ComputeKind::norm; break;
@@ -52,10 +86,10 @@ double ServingCostModel::call_time_s(const LayerOp& op) const {
   return op_time_s(gpu, c);
 }
 
-ServingCostModel::OpsCost ServingCostModel::price(const std::vector<LayerOp>& ops) const {
+ServingCostModel::OpsCost ServingCostModel::price(const std::vector<LayerOp>& ops, bool cached) const {
   OpsCost cost;
   for (const LayerOp& op : ops) {
-    const double t = call_time_s(op);
+    const double t = call_time_s(op, cached);
     if (op.kind == OpKind::collective) {
       cost.tp_comm_s += t;
       continue;
@@ -75,10 +109,12 @@ IterationCost ServingCostModel::cost(const IterationShape& shape) const {
   cost.stage_s.assign(stage_dense_.size(), 0.0);
   if (shape.tokens == 0) return cost;
   // all layers of one kind cost the same: price one of each kind and count
-  const OpsCost dense = price(build_iteration_layer_ops(m, some_dense_layer(m), s_.plan, w, shape));
-  const OpsCost moe = m.moe ? price(build_iteration_layer_ops(m, some_moe_layer(m), s_.plan, w, shape)) : OpsCost{};
-  const OpsCost embedding = price(build_iteration_embedding_ops(m, s_.plan, w, shape));
-  const OpsCost head = price(build_iteration_head_ops(m, s_.plan, w, shape));
+  const PassOps ops = build_pass(shape);
+  const bool cached = fits_cache(ops);
+  const OpsCost dense = price(ops.dense, cached);
+  const OpsCost moe = m.moe ? price(ops.moe, cached) : OpsCost{};
+  const OpsCost embedding = price(ops.embedding, cached);
+  const OpsCost head = price(ops.head, cached);
   auto add = [&cost](const OpsCost& part, double count) {
     cost.compute_s += part.compute_s * count;
     cost.tp_comm_s += part.tp_comm_s * count;
@@ -107,13 +143,14 @@ namespace twinsim {
 std::vector<PassOpTime> ServingCostModel::op_times(const IterationShape& shape) const {
   std::vector<PassOpTime> out;
   if (shape.tokens == 0) return out;
-  const InferenceWorkload& w = *s_.inference;
   const ModelSpec& m = s_.model;
-  auto add = [this, &out](const std::vector<LayerOp>& ops, double count) {
+  const PassOps pass = build_pass(shape);
+  const bool cached = fits_cache(pass);
+  auto add = [this, &out, cached](const std::vector<LayerOp>& ops, double count) {
     if (count <= 0) return;
     for (const LayerOp& op : ops) {
       const std::string name = std::string(op.name) + ".fwd";  // the executor's name of a forward op
-      const double t = call_time_s(op);
+      const double t = call_time_s(op, cached);
       auto it = std::find_if(out.begin(), out.end(), [&name](const PassOpTime& o) { return o.name == name; });
       if (it == out.end()) {
         out.push_back({name, t, count});
@@ -129,10 +166,10 @@ std::vector<PassOpTime> ServingCostModel::op_times(const IterationShape& shape) 
     dense += static_cast<double>(stage_dense_[st]);
     moe += static_cast<double>(stage_moe_[st]);
   }
-  add(build_iteration_embedding_ops(m, s_.plan, w, shape), 1);
-  add(build_iteration_layer_ops(m, some_dense_layer(m), s_.plan, w, shape), dense);
-  if (m.moe) add(build_iteration_layer_ops(m, some_moe_layer(m), s_.plan, w, shape), moe);
-  add(build_iteration_head_ops(m, s_.plan, w, shape), 1);
+  add(pass.embedding, 1);
+  add(pass.dense, dense);
+  if (m.moe) add(pass.moe, moe);
+  add(pass.head, 1);
   return out;
 }
 

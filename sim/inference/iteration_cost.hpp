@@ -45,9 +45,17 @@ class ServingCostModel {
   struct OpsCost {
     double time_s = 0, compute_s = 0, tp_comm_s = 0, weight_bytes = 0, kv_bytes = 0;
   };
-  OpsCost price(const std::vector<LayerOp>& ops) const;
+  // One pass's op lists: one layer of each kind, the embedding, the head.
+  struct PassOps {
+    std::vector<LayerOp> dense, moe, embedding, head;
+  };
+  PassOps build_pass(const IterationShape& shape) const;
+  // Whether the weights and KV cache one GPU reads in the pass fit in its cache
+  // (GpuSpec::cache_bytes): then the GEMMs stream from it ("gemm_cached").
+  bool fits_cache(const PassOps& ops) const;
+  OpsCost price(const std::vector<LayerOp>& ops, bool cached) const;
   // One call of one op: a TP collective's time, or a kernel's.
-  double call_time_s(const LayerOp& op) const;
+  double call_time_s(const LayerOp& op, bool cached) const;
   Scenario s_;
   GroupLayout tp_group_;
   GroupLayout pp_pair_;
