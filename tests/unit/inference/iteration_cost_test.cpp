@@ -60,6 +60,28 @@ TEST(DecodePass, TensorParallelSplitsTheWeightsAndAddsAllReduces) {
   EXPECT_GT(c.tp_comm_s, 0);
 }
 
+// A pass whose weights and KV reads fit the device's cache streams its GEMMs at the
+// "gemm_cached" rate; one that does not, at "gemm" (curves made up: 0.25 and 1 of HBM).
+TEST(DecodePass, GemmsReadFromTheCacheOnlyWhenThePassFitsIt) {
+  Scenario s = test::serving_scenario("llama2-7b", "dgx-a100-80gb", 1, 1, 1, 1, 128, 128);
+  s.cluster.gpu.kernel_efficiency["gemm"] = {{{1, 0.25}}, {}};
+  s.cluster.gpu.kernel_efficiency["gemm_cached"] = {{{1, 1.0}}, {}};
+  const double weights = 2.0 * (kMatrixParams + kLmHeadParams);  // 13.2 GB of fp16
+  auto decode_compute_s = [&](double cache_bytes) {
+    s.cluster.gpu.cache_bytes = static_cast<std::int64_t>(cache_bytes);
+    return ServingCostModel(s).cost(decode_shape(1, 200)).compute_s;
+  };
+  const double no_cache = decode_compute_s(0), too_small = decode_compute_s(0.9 * weights),
+               fits = decode_compute_s(1.1 * weights);
+  EXPECT_DOUBLE_EQ(too_small, no_cache);
+  // the weights' read is most of a batch-1 decode: at 4x the rate it takes well under half
+  EXPECT_LT(fits, 0.4 * no_cache);
+  EXPECT_GT(fits, weights / 2039e9);  // still no faster than reading them at the full HBM rate
+  // a device without a cached curve keeps its "gemm" rate even when the pass fits
+  s.cluster.gpu.kernel_efficiency.erase("gemm_cached");
+  EXPECT_DOUBLE_EQ(decode_compute_s(1.1 * weights), no_cache);
+}
+
 // Roofline bounds from the A100 datasheet (2,039 GB/s, 312 TFLOP/s fp16): a decode pass
 // cannot beat reading its weights and cache; a long prefill cannot beat its FLOPs.
 TEST(Passes, DecodeIsBoundByMemoryAndPrefillByMath) {
