@@ -27,6 +27,7 @@ struct CalibrateArgs {
   bool quick = false;
   std::vector<int> ranks{2, 4};
   int repeats = 7;
+  int rounds = 3;  // the compute sweeps run this many times over; each point keeps its median round
   int compute_ranks = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   std::string comm_only;  // internal: this process is one of the ranks; rank 0 writes here
 };
@@ -128,6 +129,23 @@ class CoRunners {
   std::vector<pid_t> pids_;
 };
 
+// Folds round `k` (from 1) of a sweep into `all`, `per_point` keeping every round's
+// stats: every sweep lists the same points in the same order, and a point keeps the
+// median of its rounds (calibrate::merge_rounds).
+template <typename Point>
+void merge_round(std::vector<Point>& all, std::vector<std::vector<calibrate::Stats>>& per_point,
+                 const std::vector<Point>& round, int k) {
+  if (k == 1) {
+    all = round;
+    per_point.assign(round.size(), {});
+  }
+  if (round.size() != all.size()) throw std::logic_error("calibrate: a sweep's rounds differ in points");
+  for (std::size_t i = 0; i < round.size(); ++i) {
+    per_point[i].push_back(round[i].seconds);
+    all[i].seconds = calibrate::merge_rounds(per_point[i]);
+  }
+}
+
 void run_calibrate(const CalibrateArgs& a) {
   if (!a.comm_only.empty()) return run_comm_ranks(a);
   const std::filesystem::path out(a.out);
@@ -141,12 +159,18 @@ void run_calibrate(const CalibrateArgs& a) {
   o.repeats = a.quick ? std::min(a.repeats, 3) : a.repeats;
   {
     const CoRunners others(a.compute_ranks, o);
-    std::cerr << "calibrate: memory-bound kernels (" << a.compute_ranks - 1 << " other processes running the same)\n";
-    c.memory = calibrate::memory_sweep(o);
-    std::cerr << "calibrate: GEMM\n";
-    c.gemm = calibrate::gemm_sweep(o);
-    std::cerr << "calibrate: attention\n";
-    c.attention = calibrate::attention_sweep(o);
+    const int rounds = a.quick ? 1 : a.rounds;
+    std::vector<std::vector<calibrate::Stats>> memory_rounds, gemm_rounds, attention_rounds;
+    for (int k = 1; k <= rounds; ++k) {
+      const std::string round = rounds > 1 ? " (round " + std::to_string(k) + " of " + std::to_string(rounds) + ")" : "";
+      std::cerr << "calibrate: memory-bound kernels (" << a.compute_ranks - 1 << " other processes running the same)"
+                << round << "\n";
+      merge_round(c.memory, memory_rounds, calibrate::memory_sweep(o), k);
+      std::cerr << "calibrate: GEMM" << round << "\n";
+      merge_round(c.gemm, gemm_rounds, calibrate::gemm_sweep(o), k);
+      std::cerr << "calibrate: attention" << round << "\n";
+      merge_round(c.attention, attention_rounds, calibrate::attention_sweep(o), k);
+    }
   }
   c.machine += ", kernels timed as 1 of " + std::to_string(a.compute_ranks) + " busy processes";
   const std::vector<int> ranks = a.quick ? std::vector<int>{a.ranks.front()} : a.ranks;
@@ -176,6 +200,8 @@ void add_calibrate_command(CLI::App& app) {
   cmd->add_flag("--quick", a->quick, "a few shapes and sizes, 2 ranks only: a smoke test, not a calibration");
   cmd->add_option("--ranks", a->ranks, "rank counts of the communicator sweep (the first is fitted)")->delimiter(',');
   cmd->add_option("--repeats", a->repeats, "timed repeats per point (the median is kept)")->check(CLI::Range(1, 1000));
+  cmd->add_option("--rounds", a->rounds, "the compute sweeps run this many times; a point keeps its median round (default 3)")
+      ->check(CLI::Range(1, 100));
   cmd->add_option("--compute-ranks", a->compute_ranks,
                  "time the kernels while this many processes in all run them (default: one per core, as in a "
                  "timing case where every core runs a rank)")

@@ -35,6 +35,7 @@ struct ValidateArgs {
   std::string only;  // run only scenarios whose name contains this
   std::string twinsim;  // binary for simulate and run; empty: this one
   int steps = 6;
+  int runs = 3;      // runs of the suite; each case keeps its median run
   int cores = 0;     // 0: this machine's
   double memory_target = 0.03, step_target = 0.15, median_target = 0.07;  // issue 7's targets
   bool json = false;
@@ -50,6 +51,7 @@ struct CaseResult {
   double worst_category_err = 0;     // its |relative error|
   double worst_category_signed = 0;  // the same, signed (negative: under-predicted)
   std::string load;  // load average before the run
+  std::vector<double> measured_runs;  // the timed value (step or TPOT) of every run, in order
 };
 
 std::string load_average() {
@@ -96,11 +98,10 @@ void worst_memory_category(CaseResult& r) {
   }
 }
 
-CaseResult run_case(const fs::path& src, const ValidateArgs& a, int cores) {
+CaseResult run_case(const fs::path& src, const ValidateArgs& a, int cores, const fs::path& dir) {
   CaseResult r;
   r.name = src.stem().string();
   r.load = load_average();
-  const fs::path dir = fs::path(a.out) / r.name;
   fs::create_directories(dir);
   try {
     const fs::path scenario = calibrated_scenario(src, a, dir);
@@ -144,6 +145,28 @@ bool memory_ok(const CaseResult& r, const ValidateArgs& a) {
 // The time a case is judged by: the step (training) or TPOT (inference).
 const compare::Pair& timed(const CaseResult& r) { return r.cmp.step_or_tpot_s(); }
 
+// Of one case's runs, the one whose measured time is the median (the lower middle of an
+// even count); a run that failed is reported instead. The others' times are kept.
+CaseResult median_run(std::vector<CaseResult> runs) {
+  for (const CaseResult& r : runs)
+    if (!r.error.empty()) return r;
+  std::vector<double> measured;
+  for (const CaseResult& r : runs) measured.push_back(timed(r).measured);
+  std::vector<std::size_t> order(runs.size());
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::sort(order.begin(), order.end(), [&](std::size_t x, std::size_t y) { return measured[x] < measured[y]; });
+  CaseResult median = runs[order[(order.size() - 1) / 2]];
+  median.measured_runs = measured;
+  return median;
+}
+
+// (max - min) / median of the measured times over the runs; 0 for one run.
+double run_spread(const CaseResult& r) {
+  if (r.measured_runs.size() < 2) return 0;
+  const auto [lo, hi] = std::minmax_element(r.measured_runs.begin(), r.measured_runs.end());
+  return (*hi - *lo) / timed(r).measured;
+}
+
 bool step_ok(const CaseResult& r, const ValidateArgs& a) {
   return !r.timing || (r.error.empty() && std::abs(timed(r).rel_error()) <= a.step_target);
 }
@@ -163,8 +186,8 @@ void print_inference_cases(const std::vector<CaseResult>& rows) {
 }
 
 void print_table(const std::vector<CaseResult>& rows, const ValidateArgs& a) {
-  std::printf("%-28s %5s %-6s %10s %10s %8s %9s %9s %8s %-22s %-15s %s\n", "case", "ranks", "metric", "step pred",
-              "step meas", "step err", "peak pred", "peak meas", "peak err", "worst category", "load avg", "ok");
+  std::printf("%-28s %5s %-6s %10s %10s %8s %7s %9s %9s %8s %-22s %-15s %s\n", "case", "ranks", "metric", "step pred",
+              "step meas", "step err", "spread", "peak pred", "peak meas", "peak err", "worst category", "load avg", "ok");
   std::vector<double> step_errs;
   bool all_ok = true;
   for (const CaseResult& r : rows) {
@@ -178,8 +201,10 @@ void print_table(const std::vector<CaseResult>& rows, const ValidateArgs& a) {
     if (r.timing) step_errs.push_back(std::abs(timed(r).rel_error()));
     const std::string step_err = r.timing ? pct(timed(r).rel_error()) : "(mem)";
     const std::string worst = r.worst_category + " " + pct(r.worst_category_signed);
-    std::printf("%-28s %5d %-6s %9.4fs %9.4fs %8s %8.2fM %8.2fM %8s %-22s %-15s %s\n", r.name.c_str(), r.world,
-                r.cmp.step_or_tpot_name(), timed(r).predicted, timed(r).measured, step_err.c_str(),
+    char spread[16];
+    std::snprintf(spread, sizeof spread, "%.0f%%", 100 * run_spread(r));
+    std::printf("%-28s %5d %-6s %9.4fs %9.4fs %8s %7s %8.2fM %8.2fM %8s %-22s %-15s %s\n", r.name.c_str(), r.world,
+                r.cmp.step_or_tpot_name(), timed(r).predicted, timed(r).measured, step_err.c_str(), spread,
                 r.cmp.peak_bytes.predicted / 1048576,
                 r.cmp.peak_bytes.measured / 1048576, pct(r.cmp.peak_bytes.rel_error()).c_str(), worst.c_str(),
                 r.load.c_str(), ok ? "yes" : "NO");
@@ -189,15 +214,18 @@ void print_table(const std::vector<CaseResult>& rows, const ValidateArgs& a) {
   all_ok = all_ok && med <= a.median_target;
   std::printf("\ntiming cases: %zu, median |step error| %.1f%% (target %.0f%%); targets: memory within %.0f%% per "
               "category, step within %.0f%%: %s\n"
-              "(step error: the training step's, or TPOT's for an inference case, as the metric column says)\n",
+              "(step error: the training step's, or TPOT's for an inference case, as the metric column says;\n"
+              " each case's median of %d runs of the suite, spread = (max - min) / median of the measured)\n",
               step_errs.size(), 100 * med, 100 * a.median_target, 100 * a.memory_target, 100 * a.step_target,
-              all_ok ? "all met" : "NOT all met");
+              all_ok ? "all met" : "NOT all met", a.runs);
 }
 
 nlohmann::json results_json(const std::vector<CaseResult>& rows) {
   nlohmann::json j = nlohmann::json::array();
   for (const CaseResult& r : rows) {
     nlohmann::json c{{"name", r.name}, {"ranks", r.world}, {"timing", r.timing}, {"load_average", r.load}};
+    // the measured step (or TPOT) of every run of the suite; `comparison` is the median run's
+    if (!r.measured_runs.empty()) c["measured_runs_s"] = r.measured_runs;
     // the time the case is judged by: "step" (training) or "tpot" (inference)
     if (r.error.empty()) c["metric"] = r.cmp.inference ? "tpot" : "step";
     if (!r.error.empty())
@@ -221,10 +249,30 @@ void run_validate(const ValidateArgs& a) {
     if (e.path().extension() == ".yaml" && e.path().stem().string().find(a.only) != std::string::npos)
       files.push_back(e.path());
   std::sort(files.begin(), files.end());
+  // Whole-suite runs one after another, so that a slow spell of a shared machine falls on
+  // every case alike rather than on one; with several, a case's files are under run-K/
+  // and its median run's are copied up to its own folder.
+  std::vector<std::vector<CaseResult>> runs(files.size());
+  for (int k = 1; k <= a.runs; ++k)
+    for (std::size_t i = 0; i < files.size(); ++i) {
+      const std::string name = files[i].stem().string();
+      std::cerr << "validate: " << name << (a.runs > 1 ? " run " + std::to_string(k) : "") << " (load "
+                << load_average() << ")\n";
+      const fs::path dir = fs::path(a.out) / name / (a.runs > 1 ? "run-" + std::to_string(k) : "");
+      runs[i].push_back(run_case(files[i], a, cores, dir));
+    }
   std::vector<CaseResult> rows;
-  for (const fs::path& f : files) {
-    std::cerr << "validate: " << f.stem().string() << " (load " << load_average() << ")\n";
-    rows.push_back(run_case(f, a, cores));
+  for (std::size_t i = 0; i < files.size(); ++i) {
+    rows.push_back(median_run(runs[i]));
+    if (a.runs < 2) continue;
+    const fs::path dir = fs::path(a.out) / rows.back().name;
+    const auto it = std::find_if(runs[i].begin(), runs[i].end(), [&](const CaseResult& r) {
+      return r.error.empty() && timed(r).measured == timed(rows.back()).measured;
+    });
+    if (it == runs[i].end()) continue;
+    const fs::path from = dir / ("run-" + std::to_string(it - runs[i].begin() + 1));
+    for (const auto& e : fs::directory_iterator(from))
+      if (e.is_regular_file()) fs::copy_file(e.path(), dir / e.path().filename(), fs::copy_options::overwrite_existing);
   }
   std::ofstream(fs::path(a.out) / "validate.json") << results_json(rows).dump(2) << "\n";
   if (a.json)
@@ -243,6 +291,8 @@ void add_validate_command(CLI::App& app) {
   cmd->add_option("--out", a->out, "folder for each case's scenario, reports and comparison");
   cmd->add_option("--only", a->only, "run only the cases whose name contains this");
   cmd->add_option("--steps", a->steps, "training steps per run (the first is a warm-up)")->check(CLI::Range(2, 1000));
+  cmd->add_option("--runs", a->runs, "runs of the whole suite; each case is judged by its median run (default 3)")
+      ->check(CLI::Range(1, 100));
   cmd->add_option("--cores", a->cores, "worlds up to this many ranks are timing cases (default: this machine's cores)");
   cmd->add_option("--twinsim", a->twinsim, "twinsim binary that simulates and runs each case (default: this one)");
   cmd->add_flag("--json", a->json, "print the results as JSON");

@@ -26,6 +26,21 @@ Stats stats_of(std::vector<double> s) {
   return st;
 }
 
+Stats merge_rounds(const std::vector<Stats>& rounds) {
+  if (rounds.empty()) throw std::invalid_argument("merge_rounds: no rounds");
+  std::vector<double> medians;
+  Stats st = rounds.front();
+  st.repeats = 0;
+  for (const Stats& r : rounds) {
+    medians.push_back(r.median);
+    st.min = std::min(st.min, r.min);
+    st.max = std::max(st.max, r.max);
+    st.repeats += r.repeats;
+  }
+  st.median = stats_of(medians).median;
+  return st;
+}
+
 Stats time_per_call(const std::function<void()>& body, int repeats, double min_repeat_s) {
   double t0 = now_s();
   body();  // warm-up: page faults, caches, lazy initialisation

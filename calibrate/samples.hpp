@@ -13,6 +13,9 @@ struct Stats {
 };
 
 Stats stats_of(std::vector<double> seconds);
+// One point measured in several rounds: the median of the rounds' medians, the extremes
+// of all repeats (a shared machine's slow spells last longer than one point's repeats).
+Stats merge_rounds(const std::vector<Stats>& rounds);
 
 // Seconds per call of `body`: one warm-up call, then `repeats` timed repeats of as many
 // calls as fill `min_repeat_s` (fast bodies are timed in batches, so the clock's

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """`twinsim validate --only inference` on the host suite: the inference cases run, are
 timing cases judged by TPOT (the table's metric column), list TTFT and TPOT under the
-table, and keep their comparison in validate.json. Run from the repository root.
+table, and keep their comparison in validate.json; with --runs 2, each case keeps both
+runs' measured TPOT and its median run's files. Run from the repository root.
 Usage: check_validate_inference.py TWINSIM OUT_DIR"""
 import json
 import os
@@ -18,7 +19,7 @@ def check(condition, what):
         failures.append(what)
 
 
-r = subprocess.run([TWINSIM, "validate", "--only", "inference", "--cores", "2", "--out", OUT],
+r = subprocess.run([TWINSIM, "validate", "--only", "inference", "--runs", "2", "--cores", "2", "--out", OUT],
                    capture_output=True, text=True, timeout=300)
 # the targets are not met on a loaded CPU: the exit status says nothing here, the table does
 table = r.stdout
@@ -40,6 +41,11 @@ for case in CASES:
           f"{case}: comparison {str(cmp)[:200]}")
     check(len(cmp.get("decode", {}).get("ops", [])) >= 12, f"{case}: decode ops")
     check(os.path.exists(os.path.join(OUT, case, "comparison.txt")), f"{case}: no comparison.txt")
+    runs = c.get("measured_runs_s", [])
+    # the median of two is the lower: the kept comparison is the faster run's
+    check(len(runs) == 2 and cmp.get("tpot_s", {}).get("measured") == min(runs), f"{case}: runs {runs}")
+    for k in (1, 2):
+        check(os.path.exists(os.path.join(OUT, case, f"run-{k}", "measured.json")), f"{case}: no run-{k}/measured.json")
 
 if failures:
     print(table, r.stderr)

@@ -13,7 +13,7 @@ TWINSIM, OUT = sys.argv[1], sys.argv[2]
 TOLERANCE = 0.01
 SKIPPED = {"llama-bf16": "16-bit values stored in fp32 by the executor"}
 
-r = subprocess.run([TWINSIM, "validate", "--steps", "2", "--cores", "2", "--out", OUT],
+r = subprocess.run([TWINSIM, "validate", "--steps", "2", "--runs", "1", "--cores", "2", "--out", OUT],
                    capture_output=True, text=True, timeout=900)
 failures = []
 with open(os.path.join(OUT, "validate.json")) as f:

@@ -18,6 +18,17 @@ TEST(Stats, MedianAndSpread) {
   EXPECT_DOUBLE_EQ(s.spread(), 9 / 2.5);
 }
 
+TEST(Stats, RoundsKeepTheMedianRoundAndAllExtremes) {
+  // a slow spell in round 2 (all its repeats 40% slower) does not move the point
+  const Stats r1 = stats_of({1.0, 1.01, 1.02}), r2 = stats_of({1.40, 1.41, 1.43}), r3 = stats_of({0.98, 1.03, 1.05});
+  const Stats s = merge_rounds({r1, r2, r3});
+  EXPECT_DOUBLE_EQ(s.median, 1.03);  // the median of 1.01, 1.41, 1.03
+  EXPECT_DOUBLE_EQ(s.min, 0.98);
+  EXPECT_DOUBLE_EQ(s.max, 1.43);
+  EXPECT_EQ(s.repeats, 9);
+  EXPECT_THROW(merge_rounds({}), std::invalid_argument);
+}
+
 TEST(FitLineRelative, RecoversALine) {
   // t = 5 us + x / 10 GB/s
   std::vector<double> x{1e3, 1e4, 1e5, 1e6, 1e7}, t;
