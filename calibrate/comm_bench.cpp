@@ -4,6 +4,8 @@
 #include <chrono>
 #include <functional>
 
+#include "calibrate/compute_bench.hpp"
+
 namespace twinsim::calibrate {
 
 namespace {
@@ -54,17 +56,27 @@ std::vector<CommPoint> comm_sweep(exec::Communicator& comm, bool quick, int repe
   for (double bytes : comm_sizes(quick)) {
     const std::size_t count = static_cast<std::size_t>(bytes / sizeof(float));
     const std::size_t part = count / n;
-    std::vector<float> a(count, 1.0f), b(count, 0.0f);
+    // calls rotate through buffer sets out of cache, as a step's gradient buckets are
+    // (a 16 MiB pair reused call after call would sit in the L3 and run up to 2x fast)
+    const int sets = cold_sets(2 * static_cast<std::size_t>(bytes));
+    std::vector<std::vector<float>> a(sets, std::vector<float>(count, 1.0f)), b(sets, std::vector<float>(count, 0.0f));
+    int k = 0;
+    auto next = [&] { return k = (k + 1) % sets; };
     const int calls = calls_for(bytes);
-    out.push_back({"all_reduce", n, bytes, time_collective(comm, [&] { comm.all_reduce(a.data(), count); }, repeats, calls)});
-    out.push_back({"all_gather", n, static_cast<double>(part * n * sizeof(float)),
-                   time_collective(comm, [&] { comm.all_gather(a.data(), b.data(), part); }, repeats, calls)});
-    out.push_back({"reduce_scatter", n, static_cast<double>(part * n * sizeof(float)),
-                   time_collective(comm, [&] { comm.reduce_scatter(a.data(), b.data(), part); }, repeats, calls)});
+    out.push_back({"all_reduce", n, bytes, time_collective(comm, [&] { comm.all_reduce(a[next()].data(), count); }, repeats, calls)});
+    out.push_back({"all_gather", n, static_cast<double>(part * n * sizeof(float)), time_collective(comm, [&] {
+                     const int j = next();
+                     comm.all_gather(a[j].data(), b[j].data(), part);
+                   }, repeats, calls)});
+    out.push_back({"reduce_scatter", n, static_cast<double>(part * n * sizeof(float)), time_collective(comm, [&] {
+                     const int j = next();
+                     comm.reduce_scatter(a[j].data(), b[j].data(), part);
+                   }, repeats, calls)});
     // a ring exchange, as the pipeline's paired send/recv: each rank sends `bytes` to the
     // next and receives as much from the previous
     out.push_back({"send_recv", n, bytes, time_collective(comm, [&] {
-                     comm.send_recv(a.data(), count, (me + 1) % n, b.data(), count, (me + n - 1) % n);
+                     const int j = next();
+                     comm.send_recv(a[j].data(), count, (me + 1) % n, b[j].data(), count, (me + n - 1) % n);
                    }, repeats, calls)});
   }
   return out;

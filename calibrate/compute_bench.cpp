@@ -58,9 +58,7 @@ std::vector<long> memory_sizes(bool quick) {
 
 }  // namespace
 
-// Buffer sets a GEMM sweep rotates through, so that each call finds its operands out of
-// cache as in a training step, where the weights were last touched a step ago and the
-// activations several ops ago: together at least 64 MiB (twice this host's 32 MiB L3).
+// A GEMM's weights were last touched a step ago and its activations several ops ago.
 int cold_sets(std::size_t bytes_per_set) {
   constexpr std::size_t kColdBytes = 64u << 20;
   return static_cast<int>(std::clamp<std::size_t>(kColdBytes / bytes_per_set + 1, 2, 256));

@@ -40,6 +40,9 @@ struct SweepOptions {
   double min_repeat_s = 0.02;
 };
 
+// Buffer sets a sweep rotates through so that each call finds its operands out of cache,
+// as in a training step: together at least 64 MiB (twice this host's 32 MiB L3).
+int cold_sets(std::size_t bytes_per_set);
 std::vector<GemmPoint> gemm_sweep(const SweepOptions& o);
 std::vector<MemoryPoint> memory_sweep(const SweepOptions& o);
 std::vector<AttentionPoint> attention_sweep(const SweepOptions& o);

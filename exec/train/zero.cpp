@@ -90,10 +90,16 @@ void ShardedOptimizer::begin_step() {
   }
 }
 
+bool ShardedOptimizer::has_pending_grads() const {
+  for (const Bucket& b : buckets_)
+    if (b.grads) return true;
+  return false;
+}
+
 void ShardedOptimizer::reduce_grads() {
   if (zero_ >= 2) {  // the buckets were reduced in backward; none should be left
     for (Bucket& b : buckets_)
-      if (b.grads) retire(b);
+      if (b.grads) retire(b, false);  // inside Trainer::finalize_grads' own dp.grad_reduce
     return;
   }
   for (BlockShard& s : shards_) {
@@ -179,9 +185,9 @@ bool ShardedOptimizer::idle(const Bucket& b) {
   return true;
 }
 
-void ShardedOptimizer::retire(Bucket& b) {
+void ShardedOptimizer::retire(Bucket& b, bool timed) {
   if (b.grads) {
-    OpScope op(profiler_, "dp.grad_reduce");
+    OpScope op(timed ? profiler_ : nullptr, "dp.grad_reduce");
     for (int i : b.shards) {
       BlockShard& s = shards_[i];
       ParamBlock& block = *s.block;
@@ -223,6 +229,7 @@ void ShardedOptimizer::acquire(ParamBlock& block, bool backward) {
   ++users_[&block];
   used_[b] = true;
   auto gather = [this](Bucket& k) {
+    OpScope op(profiler_, "dp.param_gather");
     for (int i : k.shards) {
       ParamBlock& p = *shards_[i].block;
       p.params = Tensor(MemCategory::buffers, p.flat_size());

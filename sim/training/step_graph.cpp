@@ -1,12 +1,14 @@
 #include "sim/training/step_graph.hpp"
 
 #include <algorithm>
+#include <limits>
 #include <map>
 #include <string>
 
 #include "models/param_count.hpp"
 #include "sim/cost/collective_cost.hpp"
 #include "sim/cost/compute_cost.hpp"
+#include "sim/memory/buffers.hpp"
 #include "sim/training/pipeline_schedule.hpp"
 #include "sim/training/rank_layout.hpp"
 #include "sim/training/step_ranks.hpp"
@@ -18,8 +20,6 @@ using engine::TaskId;
 
 namespace {
 
-// Megatron-core DDP bucket: max(40M, 1M x dp) parameters (distributed_data_parallel_config.py)
-std::int64_t bucket_params(int dp) { return std::max<std::int64_t>(40'000'000, 1'000'000LL * dp); }
 
 // Bytes a gradient element travels in: fp32 training reduces fp32, mixed precision the
 // 16-bit gradients (the ZeRO paper's accounting, Rajbhandari et al. 2020 §3).
@@ -66,6 +66,10 @@ struct Builder {
   }
   const LayerCost& cost_of(std::int64_t layer) const { return costs.layers[costs.layer_cost_index[layer]]; }
   bool zero3() const { return s.plan.zero == 3 && s.plan.dp > 1; }
+  // ZeRO-3 without overlap: the stage is one bucket, gathered at the start of each pass
+  // and reduce-scattered at the end of each backward (Megatron-core sets bucket_size to
+  // None when overlap_grad_reduce is off; the executor, exec/train/zero.cpp, alike)
+  bool zero3_whole_stage() const { return zero3_stage_comm(s, 0).gather_s > 0; }
 
   // Layers of virtual stage (chunk c, stage i) in Megatron's order c * pp + i.
   void assign_layers() {
@@ -146,6 +150,8 @@ struct Builder {
   ResourceId StageStreams::*tp_side() const { return s.plan.tp_comm_overlap ? &StageStreams::tp : nullptr; }
 
   void zero3_gather(Chains& ch, int stage, std::int64_t layer, const char* pass);
+  void zero3_stage_gather(Chains& ch, int stage, const char* pass);
+  void zero3_stage_reduce(Chains& ch, int stage);
   void zero3_reduce(int stage, std::int64_t layer, const std::vector<TaskId>& backward);
   void forward_layer(Chains& ch, int stage, std::int64_t layer);
   void backward_layer(Chains& ch, int stage, std::int64_t layer, bool last_mb);
@@ -180,7 +186,7 @@ struct Builder {
 // use, one layer ahead (the gather waits for the compute two tasks back), and its
 // gradients reduce-scattered after each backward.
 void Builder::zero3_gather(Chains& ch, int stage, std::int64_t layer, const char* pass) {
-  if (!zero3()) return;
+  if (!zero3() || zero3_whole_stage()) return;
   const double bytes = static_cast<double>(layer_params_per_gpu(s, layer)) * dtype_bytes(s.training->precision, 1);
   const double seconds = collective_time_s(s.cluster, CollectiveOp::all_gather,
                                            group_layout(s.cluster, s.plan, ParallelGroup::dp), bytes);
@@ -189,7 +195,7 @@ void Builder::zero3_gather(Chains& ch, int stage, std::int64_t layer, const char
 }
 
 void Builder::zero3_reduce(int stage, std::int64_t layer, const std::vector<TaskId>& backward) {
-  if (!zero3()) return;
+  if (!zero3() || zero3_whole_stage()) return;
   const double bytes = static_cast<double>(layer_params_per_gpu(s, layer)) * grad_bytes(*s.training);
   const double seconds = collective_time_s(s.cluster, CollectiveOp::reduce_scatter,
                                            group_layout(s.cluster, s.plan, ParallelGroup::dp), bytes);
@@ -204,6 +210,20 @@ void Builder::zero3_reduce(int stage, std::int64_t layer, const std::vector<Task
       dp_grad_tasks[stage][g].push_back(t);
     }
   }
+}
+
+// The whole stage's parameters, gathered on the compute streams (no overlap) before a pass.
+void Builder::zero3_stage_gather(Chains& ch, int stage, const char* pass) {
+  if (!zero3_whole_stage()) return;
+  comm(ch, stage, GroupKind::dp, std::string("dp.param_gather.") + pass, zero3_stage_comm(s, stage).gather_s,
+       out.categories.dp_comm, nullptr);
+}
+
+// The whole stage's gradients, reduce-scattered on the compute streams after a backward.
+void Builder::zero3_stage_reduce(Chains& ch, int stage) {
+  if (!zero3_whole_stage()) return;
+  comm(ch, stage, GroupKind::dp, "dp.grad_reduce", zero3_stage_comm(s, stage).reduce_s, out.categories.dp_comm, nullptr);
+  for (std::size_t g = 0; g < ch.size(); ++g) dp_grad_tasks[stage][g].push_back(ch[g].last);
 }
 
 void Builder::forward_layer(Chains& ch, int stage, std::int64_t layer) {
@@ -257,6 +277,7 @@ void Builder::emit_slot(int stage, const PipelineSlot& slot) {
   const bool last_virtual = stage == pp - 1 && slot.chunk == v - 1;
   const auto& layers = chunk_layers[stage][slot.chunk];
   Chains ch(stages[stage].gpus.size());
+  zero3_stage_gather(ch, stage, slot.forward ? "fwd" : "bwd");
   if (slot.forward) {
     if (first_virtual) ends(ch, stage, costs.embedding, "embedding", false);
     for (std::int64_t l : layers) forward_layer(ch, stage, l);
@@ -265,6 +286,7 @@ void Builder::emit_slot(int stage, const PipelineSlot& slot) {
     if (last_virtual) ends(ch, stage, costs.head, "head", true);
     for (auto it = layers.rbegin(); it != layers.rend(); ++it) backward_layer(ch, stage, *it, slot.micro_batch == m - 1);
     if (first_virtual) ends(ch, stage, costs.embedding, "embedding", true);
+    zero3_stage_reduce(ch, stage);
   }
   // a zero-length marker closes every slot (and waits for pending side-stream work)
   compute(ch, stage, slot.forward ? "slot.fwd.end" : "slot.bwd.end", 0, out.categories.compute);
@@ -331,11 +353,17 @@ void Builder::add_data_parallel(int stage) {
   for (int ch = v - 1; ch >= 0; --ch)
     for (auto it = chunk_layers[stage][ch].rbegin(); it != chunk_layers[stage][ch].rend(); ++it) layers.push_back(*it);
   std::vector<std::pair<std::int64_t, std::int64_t>> buckets;  // (last layer filled, params)
-  std::int64_t params = 0;
+  std::int64_t params = 0, in_layers = 0;
+  // without overlap Megatron-core reduces the whole buffer as one bucket (bucket_size None)
+  const std::int64_t limit =
+      s.plan.overlap_grad_reduce ? dp_bucket_params(s.plan) : std::numeric_limits<std::int64_t>::max();
   for (std::size_t k = 0; k < layers.size(); ++k) {
     params += layer_params_per_gpu(s, layers[k]);
-    if (params >= bucket_params(s.plan.dp) || k + 1 == layers.size()) buckets.push_back({layers[k], params}), params = 0;
+    in_layers += layer_params_per_gpu(s, layers[k]);
+    if (params >= limit || k + 1 == layers.size()) buckets.push_back({layers[k], params}), params = 0;
   }
+  // the embedding and head (this stage's share) fill the last bucket in backward order
+  if (!buckets.empty()) buckets.back().second += stage_params_per_gpu(s, stage) - in_layers;
   // a dp-group collective: one task on the members' dp streams (and NICs across nodes)
   auto group_task = [&](const std::vector<int>& members, const std::string& name, double seconds) {
     std::vector<ResourceId> res;
@@ -385,6 +413,14 @@ void Builder::add_data_parallel(int stage) {
 }
 
 }  // namespace
+
+Zero3StageComm zero3_stage_comm(const Scenario& s, int stage) {
+  if (s.plan.zero != 3 || s.plan.dp == 1 || s.plan.overlap_grad_reduce) return {};
+  const double params = static_cast<double>(stage_params_per_gpu(s, stage));
+  const GroupLayout dp = group_layout(s.cluster, s.plan, ParallelGroup::dp);
+  return {collective_time_s(s.cluster, CollectiveOp::all_gather, dp, params * dtype_bytes(s.training->precision, 1)),
+          collective_time_s(s.cluster, CollectiveOp::reduce_scatter, dp, params * grad_bytes(*s.training))};
+}
 
 std::int64_t stage_params_per_gpu(const Scenario& s, int stage) {
   std::int64_t first = 0;

@@ -59,4 +59,12 @@ StepGraph build_step_graph(const Scenario& s, const StepCosts& costs, Fidelity f
 // Parameters one GPU of `stage` holds (sharded by TP and, for experts, EP).
 std::int64_t stage_params_per_gpu(const Scenario& s, int stage);
 
+// ZeRO-3 without overlap_grad_reduce: the stage is one bucket, all-gathered before every
+// forward and backward pass of a micro-batch and reduce-scattered after every backward.
+// Seconds per call; both 0 for any other plan.
+struct Zero3StageComm {
+  double gather_s = 0, reduce_s = 0;
+};
+Zero3StageComm zero3_stage_comm(const Scenario& s, int stage);
+
 }  // namespace twinsim

@@ -23,10 +23,11 @@ TimeBreakdown stage_breakdown(const StepGraph& g, const engine::Timeline& tl, in
     else if (cat == c.ep_comm) b.ep_comm_s += d;
     else if (cat == c.optimizer) b.optimizer_s += d;
     else if (cat == c.cp_comm) b.cp_comm_s += d;
+    else if (cat == c.dp_comm) b.dp_comm_exposed_s += d;  // blocking (ZeRO-3 without overlap)
   }
   const std::vector<engine::ResourceId> watched{st.tp, st.cp, st.dp}, covering{st.compute};
   const std::vector<double> exposed = engine::exposed_times(g.graph, tl, watched, covering);
-  b.dp_comm_exposed_s = exposed[c.dp_comm];
+  b.dp_comm_exposed_s += exposed[c.dp_comm];
   b.tp_comm_s += exposed[c.tp_comm];
   b.cp_comm_s += exposed[c.cp_comm];
   b.pp_bubble_s = tl.makespan_s - b.sum();
@@ -52,6 +53,11 @@ std::vector<OpPrediction> op_table(const Scenario& s, const StepCosts& costs, in
   // the embedding runs on the first stage, the head (norm, logits, loss) on the last
   if (stage == 0) add(costs.embedding, m, false);
   if (stage == s.plan.pp - 1) add(costs.head, m, false);
+  // ZeRO-3's whole-stage collectives, under the executor's names (exec/train/zero.cpp)
+  if (const Zero3StageComm z = zero3_stage_comm(s, stage); z.gather_s > 0) {
+    ops.push_back({"dp.param_gather", z.gather_s, 2 * m});
+    ops.push_back({"dp.grad_reduce", z.reduce_s, m});
+  }
   return ops;
 }
 

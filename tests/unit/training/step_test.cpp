@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "scenario/load.hpp"
+#include "sim/training/step_graph.hpp"
 #include "sim/training/training_report.hpp"
 
 namespace twinsim {
@@ -88,6 +89,37 @@ plan: {tp: 1, pp: 1, dp: 16}
   EXPECT_LT(overlapped.breakdown.dp_comm_exposed_s, exposed.breakdown.dp_comm_exposed_s);
   EXPECT_GT(exposed.breakdown.dp_comm_exposed_s, 0.0);
   EXPECT_LT(overlapped.step_s, exposed.step_s);
+}
+
+// ZeRO-3 without overlap (Megatron-core: one bucket): every micro-batch all-gathers the
+// stage's parameters before its forward and again before its backward and
+// reduce-scatters its gradients after the backward, all on the compute stream.
+TEST(TrainingStep, Zero3WithoutOverlapGathersTheStageTwiceAndReducesOncePerMicroBatch) {
+  Scenario s = load_scenario_text(R"(
+model: gpt2-xl
+cluster: dgx-a100-80gb
+training: {seq_len: 1024, global_batch: 64, micro_batch: 4}
+plan: {tp: 1, pp: 1, dp: 8, zero: 3, overlap_grad_reduce: false, overlap_param_gather: false}
+)");
+  const Zero3StageComm z = zero3_stage_comm(s, 0);
+  const double m = 64.0 / (4 * 8);  // micro-batches per step
+  const double params = static_cast<double>(stage_params_per_gpu(s, 0));
+  // bf16 parameters and gradients, 1.56e9 of them: seconds each, not micro
+  EXPECT_GT(z.gather_s, params * 2 / (s.cluster.intra_node.bandwidth_Bps * 8));
+  EXPECT_GT(z.reduce_s, 0.0);
+  const TrainingPrediction p = predict_training(s);
+  EXPECT_NEAR(p.breakdown.dp_comm_exposed_s, m * (2 * z.gather_s + z.reduce_s), 1e-9 * p.step_s);
+  EXPECT_NEAR(p.breakdown.pp_bubble_s, 0.0, 1e-9 * p.step_s);  // blocking comm is not bubble
+  int gathers = -1, reduces = -1;
+  for (const OpPrediction& op : p.ops) {
+    if (op.name == "dp.param_gather") gathers = op.count;
+    if (op.name == "dp.grad_reduce") reduces = op.count;
+  }
+  EXPECT_EQ(gathers, 2 * m);
+  EXPECT_EQ(reduces, m);
+  // with overlap the per-layer model applies and none of these whole-stage collectives
+  s.plan.overlap_grad_reduce = true;
+  EXPECT_EQ(zero3_stage_comm(s, 0).gather_s, 0.0);
 }
 
 TEST(TrainingStep, TensorParallelCommunicationOverlapShortensStep) {
