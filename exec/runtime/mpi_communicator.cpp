@@ -1,8 +1,10 @@
 #include "exec/runtime/mpi_communicator.hpp"
 
+#include <algorithm>
 #include <climits>
 #include <cstring>
 #include <numeric>
+#include <vector>
 
 namespace twinsim::exec {
 
@@ -92,11 +94,34 @@ void MpiCommunicator::all_gather(const float* send, float* recv, std::size_t cou
   check(MPI_Allgather(send, n, MPI_FLOAT, recv, n, MPI_FLOAT, comm_), "MPI_Allgather");
 }
 
+// A ring, as NCCL's reduce-scatter (NCCL docs, "Collective Operations: ReduceScatter";
+// Patarasuk & Yuan 2009): in step k each rank passes its running sum of chunk r-1-k to
+// the next rank and adds its own part of chunk r-2-k to what the previous one passed, so
+// after size-1 steps rank r holds chunk r summed, having sent (size-1)/size of the
+// buffer. Open MPI's MPI_Reduce_scatter_block on shared memory ran 4-7x slower than its
+// all-gather of the same bytes on this host (calibrate, 2026-11-22), which a GPU
+// cluster's NCCL does not. `recv` may be `send`'s own chunk (Megatron reduce-scatters a
+// bucket in place). The two chunk-sized scratch buffers are the communicator's own, as
+// NCCL's are, outside the tracked memory.
 void MpiCommunicator::reduce_scatter(const float* send, float* recv, std::size_t count) {
-  const int n = as_mpi_count(count, "MPI_Reduce_scatter_block");
-  as_mpi_count(count * static_cast<std::size_t>(size_), "MPI_Reduce_scatter_block");
-  check(MPI_Reduce_scatter_block(send, recv, n, MPI_FLOAT, MPI_SUM, comm_),
-        "MPI_Reduce_scatter_block");
+  constexpr int kTag = 7;  // apart from the pipeline's point-to-point messages
+  const int n = as_mpi_count(count, "MPI_Sendrecv");
+  as_mpi_count(count * static_cast<std::size_t>(size_), "MPI_Sendrecv");
+  const int next = (rank_ + 1) % size_, prev = (rank_ + size_ - 1) % size_;
+  auto chunk = [&](int j) { return send + static_cast<std::size_t>((j % size_ + size_) % size_) * count; };
+  if (size_ == 1) {
+    std::copy_n(send, count, recv);
+    return;
+  }
+  std::vector<float> partial(chunk(rank_ - 1), chunk(rank_ - 1) + count), incoming(count);
+  for (int k = 0; k < size_ - 1; ++k) {
+    check(MPI_Sendrecv(partial.data(), n, MPI_FLOAT, next, kTag, incoming.data(), n, MPI_FLOAT, prev, kTag, comm_,
+                       MPI_STATUS_IGNORE),
+          "MPI_Sendrecv");
+    const float* own = chunk(rank_ - 2 - k);
+    float* out = k == size_ - 2 ? recv : partial.data();  // the last sum is this rank's chunk
+    for (std::size_t i = 0; i < count; ++i) out[i] = incoming[i] + own[i];
+  }
 }
 
 void MpiCommunicator::all_to_all(const float* send, float* recv, std::size_t count) {

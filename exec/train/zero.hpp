@@ -52,7 +52,7 @@ class ShardedOptimizer final : public BlockHooks {
                    bool sequence_parallel, Profiler* profiler = nullptr);
 
   void begin_step();    // zero the grads
-  void reduce_grads();  // ZeRO 0/1: all-reduce; 2/3: done bucket by bucket in backward
+  void reduce_grads();  // ZeRO 0: all-reduce; 1: reduce-scatter; 2/3: done bucket by bucket in backward
   // ZeRO 2/3: a bucket's grads are still to be reduce-scattered (reduce_grads will)
   bool has_pending_grads() const;
   // The reduced grads this rank's optimizer reads for `block` (for overflow checks,

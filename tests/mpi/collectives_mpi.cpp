@@ -73,6 +73,10 @@ void check_reduce_scatter(Communicator& c) {
     for (int r = 0; r < c.size(); ++r) want += value(r, j);
     MPI_CHECK(part[i] == want, "reduce_scatter " + at(i, part[i], want));
   }
+  // in place: the rank's own chunk of the send buffer receives the sum (Megatron's bucket)
+  float* own = send.data() + static_cast<std::size_t>(c.rank()) * n;
+  c.reduce_scatter(send.data(), own, n);
+  for (std::size_t i = 0; i < n; ++i) MPI_CHECK(own[i] == part[i], "reduce_scatter in place " + at(i, own[i], part[i]));
 }
 
 void check_all_to_all(Communicator& c) {
