@@ -79,12 +79,19 @@ void run_comm_ranks(const CalibrateArgs& a) {
   exec::MpiSession session;
   auto world = exec::MpiCommunicator::world();
   const auto points = calibrate::comm_sweep(*world, a.quick, a.repeats);
+  const calibrate::Stats straggler = calibrate::straggler_sweep(*world, a.repeats);
   if (world->rank() != 0) return;
   std::ofstream f(a.comm_only);
-  if (!(f << calibrate::comm_points_json(points).dump(1) << "\n")) throw std::runtime_error("cannot write " + a.comm_only);
+  const nlohmann::json out{{"points", calibrate::comm_points_json(points)}, {"straggler", calibrate::stats_json(straggler)}};
+  if (!(f << out.dump(1) << "\n")) throw std::runtime_error("cannot write " + a.comm_only);
 }
 
-std::vector<calibrate::CommPoint> spawn_comm(const CalibrateArgs& a, int ranks, const std::string& tmp) {
+struct CommRun {
+  std::vector<calibrate::CommPoint> points;
+  calibrate::Stats straggler;
+};
+
+CommRun spawn_comm(const CalibrateArgs& a, int ranks, const std::string& tmp) {
   const std::string self = std::filesystem::read_symlink("/proc/self/exe").string();
   // Open MPI refuses root without --allow-run-as-root (containers often run as root)
   const std::string cmd = "mpirun -np " + std::to_string(ranks) + " --oversubscribe" +
@@ -94,9 +101,10 @@ std::vector<calibrate::CommPoint> spawn_comm(const CalibrateArgs& a, int ranks, 
   std::cerr << "calibrate: " << cmd << "\n";
   if (std::system(cmd.c_str()) != 0) throw std::runtime_error("the communicator benchmark failed: " + cmd);
   std::ifstream f(tmp);
-  auto points = calibrate::comm_points_from_json(nlohmann::json::parse(f));
+  const nlohmann::json j = nlohmann::json::parse(f);
+  CommRun run{calibrate::comm_points_from_json(j.at("points")), calibrate::stats_from(j.at("straggler"))};
   std::filesystem::remove(tmp);
-  return points;
+  return run;
 }
 
 // Ranks of a timing case share this machine's caches and memory bandwidth: every core runs
@@ -157,6 +165,7 @@ void run_calibrate(const CalibrateArgs& a) {
   calibrate::SweepOptions o;
   o.quick = a.quick;
   o.repeats = a.quick ? std::min(a.repeats, 3) : a.repeats;
+  o.cache_bytes = c.cache_MiB * 1048576.0;
   {
     const CoRunners others(a.compute_ranks, o);
     const int rounds = a.quick ? 1 : a.rounds;
@@ -176,8 +185,9 @@ void run_calibrate(const CalibrateArgs& a) {
   const std::vector<int> ranks = a.quick ? std::vector<int>{a.ranks.front()} : a.ranks;
   c.link_ranks = ranks.front();
   for (int r : ranks) {
-    auto p = spawn_comm(a, r, a.out + ".comm" + std::to_string(r) + ".tmp");
-    c.comm.insert(c.comm.end(), p.begin(), p.end());
+    const CommRun run = spawn_comm(a, r, a.out + ".comm" + std::to_string(r) + ".tmp");
+    c.comm.insert(c.comm.end(), run.points.begin(), run.points.end());
+    if (r == c.link_ranks) c.straggler = run.straggler;
   }
   c.machine += " (after the sweeps: " + machine_line().substr(machine_line().find("load average") + 13) + ")";
   const calibrate::Fitted f = calibrate::fit_all(c);

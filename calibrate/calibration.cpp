@@ -21,19 +21,6 @@ std::string spread(const Stats& s) {
          fmt("%.0f", 100 * s.spread()) + "%";
 }
 
-json stats_json(const Stats& s) {
-  return {{"median_s", s.median}, {"min_s", s.min}, {"max_s", s.max}, {"repeats", s.repeats}};
-}
-
-Stats stats_from(const json& j) {
-  Stats s;
-  s.median = j.at("median_s").get<double>();
-  s.min = j.at("min_s").get<double>();
-  s.max = j.at("max_s").get<double>();
-  s.repeats = j.at("repeats").get<int>();
-  return s;
-}
-
 void write_curve(std::ostringstream& y, const std::string& indent, const std::vector<CurvePoint>& curve) {
   for (const CurvePoint& p : curve)
     y << indent << "- [" << fmt("%.6g", p.size) << ", " << fmt("%.4g", p.efficiency) << "]\n";
@@ -58,6 +45,19 @@ std::vector<CommPoint> link_points(const Calibration& c) {
 }
 
 }  // namespace
+
+json stats_json(const Stats& s) {
+  return {{"median_s", s.median}, {"min_s", s.min}, {"max_s", s.max}, {"repeats", s.repeats}};
+}
+
+Stats stats_from(const json& j) {
+  Stats s;
+  s.median = j.at("median_s").get<double>();
+  s.min = j.at("min_s").get<double>();
+  s.max = j.at("max_s").get<double>();
+  s.repeats = j.at("repeats").get<int>();
+  return s;
+}
 
 Fitted fit_all(const Calibration& c) {
   Fitted f;
@@ -117,7 +117,7 @@ std::string hardware_yaml(const Calibration& c, const Fitted& f, const std::stri
   y << "  # the op list's memory-bound kernels: achieved fraction of hbm_bandwidth_GBps on the\n"
     << "  # bytes the simulator counts for each (calibrate/compute_bench.cpp), by those bytes;\n"
     << "  # gemm / gemm_cached: the memory side of the GEMM roofline, from GEMMs of 1-16 rows\n"
-    << "  # with operands out of cache / in cache\n"
+    << "  # with operands out of cache / rotating through half of cache_MiB\n"
     << "  kernel_efficiency:\n";
   for (const auto& [name, curves] : f.kernels) {
     y << "    " << name << ":\n";
@@ -134,6 +134,10 @@ std::string hardware_yaml(const Calibration& c, const Fitted& f, const std::stri
   if (f.link.bandwidth_Bps <= 0) return y.str() + "gpus_per_node: 64\n";
   y << "  nvlink_GBps: " << fmt("%.3f", f.link.bandwidth_Bps / 1e9) << "   # = intra_node.bandwidth_GBps\n"
     << "gpus_per_node: 64   # room for 64 ranks on this one machine\n"
+    << "# the slowest of " << c.link_ranks << " ranks running the same GEMMs from a barrier, behind their mean\n"
+    << "# (median of " << c.straggler.repeats << " repeats; from " << fmt("%.3f", c.straggler.min) << " to "
+    << fmt("%.3f", c.straggler.max) << "): a blocking collective waits this fraction of the compute since the last\n"
+    << "straggler: " << fmt("%.4f", c.straggler.median) << "\n"
     << "# MPI over shared memory, fitted on " << c.link_ranks << " ranks: send/recv's fitted latency per message step,\n"
     << "# the best bus rate (nccl-tests busbw) of any collective once its ring's latency steps\n"
     << "# are out, and the efficiency by buffer bytes against it (median over all-reduce,\n"
@@ -185,7 +189,7 @@ json points_json(const Calibration& c) {
     att.push_back({{"batch", a.batch}, {"seq", a.seq}, {"heads", a.heads}, {"head_dim", a.head_dim},
                    {"backward", a.backward}, {"flops", a.flops}, {"seconds", stats_json(a.seconds)}});
   return {{"machine", c.machine}, {"gemm", gemm}, {"memory", mem}, {"attention", att},
-          {"comm", comm_points_json(c.comm)}};
+          {"comm", comm_points_json(c.comm)}, {"straggler_fraction", stats_json(c.straggler)}};
 }
 
 }  // namespace twinsim::calibrate

@@ -19,6 +19,7 @@ struct Calibration {
   std::vector<AttentionPoint> attention;
   std::vector<CommPoint> comm;  // every rank count measured; the link is fitted on `link_ranks`
   int link_ranks = 2;
+  Stats straggler;  // max / mean - 1 of `link_ranks` ranks' times on the same work (comm_bench)
   double memory_GiB = 0;        // the machine's RAM: all ranks share it
   double cache_MiB = 0;         // the last-level cache (L3), shared by the cores
   std::string machine;          // CPU model, cores, load average: for the file's header
@@ -41,6 +42,9 @@ std::string hardware_yaml(const Calibration& c, const Fitted& f, const std::stri
 // Raw points, for the record (written beside the YAML as NAME.json) and for tests.
 nlohmann::json points_json(const Calibration& c);
 std::vector<CommPoint> comm_points_from_json(const nlohmann::json& j);
+// {median_s, min_s, max_s, repeats}
+nlohmann::json stats_json(const Stats& s);
+Stats stats_from(const nlohmann::json& j);
 nlohmann::json comm_points_json(const std::vector<CommPoint>& points);
 
 }  // namespace twinsim::calibrate

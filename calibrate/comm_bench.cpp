@@ -5,6 +5,7 @@
 #include <functional>
 
 #include "calibrate/compute_bench.hpp"
+#include "kernels/cpu/linear.hpp"
 
 namespace twinsim::calibrate {
 
@@ -80,6 +81,32 @@ std::vector<CommPoint> comm_sweep(exec::Communicator& comm, bool quick, int repe
                    }, repeats, calls)});
   }
   return out;
+}
+
+Stats straggler_sweep(exec::Communicator& comm, int repeats) {
+  constexpr int kRows = 128, kIn = 256, kOut = 1024;  // an fc1 of the executor's small models
+  std::vector<float> x(static_cast<std::size_t>(kRows) * kIn, 0.5f), w(static_cast<std::size_t>(kOut) * kIn, 0.01f),
+      y(static_cast<std::size_t>(kRows) * kOut);
+  auto work = [&] { kernels::cpu::linear_forward(x.data(), w.data(), nullptr, y.data(), kRows, kIn, kOut); };
+  // the number of calls rank 0 finds lasts 20 ms; every rank runs that many
+  work();
+  double t0 = now_s();
+  work();
+  float calls = static_cast<float>(std::clamp(0.02 / std::max(now_s() - t0, 1e-9), 1.0, 1e5));
+  comm.broadcast(&calls, 1, 0);
+  std::vector<double> fractions;
+  std::vector<float> all(static_cast<std::size_t>(comm.size()));
+  for (int r = 0; r < 3 * repeats; ++r) {
+    comm.barrier();
+    t0 = now_s();
+    for (int i = 0; i < static_cast<int>(calls); ++i) work();
+    const float mine = static_cast<float>(now_s() - t0);
+    comm.all_gather(&mine, all.data(), 1);
+    double sum = 0, most = 0;
+    for (float t : all) sum += t, most = std::max(most, static_cast<double>(t));
+    fractions.push_back(most / (sum / static_cast<double>(all.size())) - 1);
+  }
+  return stats_of(fractions);
 }
 
 }  // namespace twinsim::calibrate

@@ -38,6 +38,7 @@ struct SweepOptions {
   // A repeat lasts at least this long, so that on a shared machine it sees the scheduler's
   // share of a core as a training step does, not one lucky time slice.
   double min_repeat_s = 0.02;
+  double cache_bytes = 0;  // the last-level cache: "gemm_cached" rotates through half of it
 };
 
 // Buffer sets a sweep rotates through so that each call finds its operands out of cache,

@@ -31,6 +31,11 @@ struct ClusterSpec {
   LinkSpec intra_node;        // per GPU, one direction (NVLink)
   LinkSpec inter_node;        // per NIC, one direction
   int nics_per_node = 1;
+  // How far the slowest GPU of a synchronising group runs behind the group's mean, as a
+  // fraction of the compute since the group last synchronised: each blocking collective
+  // waits that long for it. 0 (default): identical GPUs. A shared CPU host's cores are
+  // not (`twinsim calibrate` measures it: two ranks running the same work).
+  double straggler = 0;
 
   std::int64_t gpus() const { return static_cast<std::int64_t>(gpus_per_node) * nodes; }
   // Inter-node bandwidth one GPU gets when all GPUs of a node send at once.

@@ -168,6 +168,7 @@ ClusterSpec read_cluster(const YAML::Node& node, const std::string& path) {
   c.intra_node = read_link(r, "intra_node", {c.gpu.nvlink_bandwidth_Bps, 3e-6, {}, {}}, nullptr);
   c.nics_per_node = 1;
   c.inter_node = read_link(r, "inter_node", {0, 0, {}, {}}, &c.nics_per_node);
+  c.straggler = r.number("straggler", 0, 0, 10);
   r.reject_unknown();
   if (c.intra_node.bandwidth_Bps <= 0)
     throw ScenarioError(r.key_path("intra_node.bandwidth_GBps"), "", "is required (the GPU gives no nvlink_GBps)");

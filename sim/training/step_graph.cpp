@@ -87,11 +87,27 @@ struct Builder {
     return t;
   }
 
+  // Compute each GPU did since its last blocking collective ([stage][gpu]): what the
+  // slowest member of the next one is behind by (ClusterSpec::straggler).
+  std::vector<std::vector<double>> since_sync;
+
+  // The wait for a group's slowest member at a blocking collective of `members` (the
+  // simulated GPUs of a group of `ranks`; in fast mode one stands for all), and the start
+  // of a new interval for them.
+  double straggler_wait(int stage, const std::vector<int>& members, int ranks) {
+    if (ranks < 2) return 0;
+    double since = 0;
+    for (int g : members) since = std::max(since, since_sync[stage][g]);
+    for (int g : members) since_sync[stage][g] = 0;
+    return s.cluster.straggler * since;
+  }
+
   // The same compute task on every GPU of the stage.
   std::vector<TaskId> compute(Chains& chains, int stage, const std::string& name, double seconds,
                               engine::CategoryId cat, TaskOrigin origin = {}) {
     std::vector<TaskId> ids;
     for (std::size_t g = 0; g < chains.size(); ++g) {
+      since_sync[stage][g] += seconds;
       const ResourceId stream = stages[stage].gpus[g].compute;
       const TaskId t = task(name, seconds, cat, {&stream, 1}, origin);
       for (TaskId p : chains[g].pending) out.graph.add_dependency(p, t);
@@ -128,7 +144,8 @@ struct Builder {
       std::vector<ResourceId> res;
       for (int g : members) res.push_back(side ? sr.gpus[g].*side : sr.gpus[g].compute);
       add_nics(sr, members, res);
-      const TaskId t = task(name, seconds, cat, res);
+      // blocking, it also waits for the group's slowest member (overlapped, that is hidden)
+      const TaskId t = task(name, seconds + (side ? 0 : straggler_wait(stage, members, group_ranks(kind))), cat, res);
       for (int g : members) {
         Chain& ch = chains[g];
         if (!side) {
@@ -145,6 +162,16 @@ struct Builder {
         ch.pending.push_back(t);
       }
     }
+  }
+
+  int group_ranks(GroupKind kind) const {
+    switch (kind) {
+      case GroupKind::tp: return s.plan.tp;
+      case GroupKind::cp: return s.plan.cp;
+      case GroupKind::ep: return s.plan.ep;
+      case GroupKind::dp: return s.plan.dp;
+    }
+    return 1;
   }
 
   ResourceId StageStreams::*tp_side() const { return s.plan.tp_comm_overlap ? &StageStreams::tp : nullptr; }
@@ -171,6 +198,7 @@ struct Builder {
       out.ranks.push_back(sr.gpus);
     }
     assign_layers();
+    for (const StageRanks& sr : stages) since_sync.emplace_back(sr.gpus.size(), 0.0);
     slot_first.assign(static_cast<std::size_t>(pp) * m * v * 2, {});
     slot_last = slot_first;
     dp_grad_tasks.assign(pp, {});
@@ -376,7 +404,9 @@ void Builder::add_data_parallel(int stage) {
     for (const auto& [layer, n] : buckets) {
       const double seconds = collective_time_s(s.cluster, op, dp, static_cast<double>(n) * grad_bytes(*s.training));
       for (const std::vector<int>& members : sr.dp) {
-        const TaskId t = group_task(members, "dp.grad_reduce.layer" + std::to_string(layer), seconds);
+        // after the whole backward (no overlap) the first bucket waits for the slowest rank
+        const double wait = s.plan.overlap_grad_reduce ? 0 : straggler_wait(stage, members, s.plan.dp);
+        const TaskId t = group_task(members, "dp.grad_reduce.layer" + std::to_string(layer), seconds + wait);
         for (int g : members) {
           const TaskId ready = s.plan.overlap_grad_reduce ? last_backward.at({stage, layer})[g]
                                                           : out.graph.tasks_on(sr.gpus[g].compute).back();

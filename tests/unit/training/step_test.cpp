@@ -122,6 +122,29 @@ plan: {tp: 1, pp: 1, dp: 8, zero: 3, overlap_grad_reduce: false, overlap_param_g
   EXPECT_EQ(zero3_stage_comm(s, 0).gather_s, 0.0);
 }
 
+// A straggler fraction s makes every blocking collective wait s x the compute since the
+// group last synchronised: a TP plan (a blocking all-reduce after every layer's ops) gets
+// longer by close to s x its compute; one GPU alone waits for nobody.
+TEST(TrainingStep, StragglerWaitsAtEveryBlockingCollective) {
+  Scenario tp = load_scenario_text(R"(
+model: gpt2-large
+cluster: dgx-a100-80gb
+training: {seq_len: 1024, global_batch: 8, micro_batch: 1}
+plan: {tp: 2, pp: 1, dp: 1}
+)");
+  Scenario single = tp;
+  single.plan.tp = 1;
+  const TrainingPrediction tp0 = predict_training(tp), single0 = predict_training(single);
+  tp.cluster.straggler = single.cluster.straggler = 0.1;
+  const TrainingPrediction tp1 = predict_training(tp), single1 = predict_training(single);
+  EXPECT_DOUBLE_EQ(single1.step_s, single0.step_s);
+  const double compute = tp0.breakdown.compute_s;
+  // every layer's compute precedes a TP all-reduce; only the head's last ops do not
+  EXPECT_GT(tp1.step_s - tp0.step_s, 0.09 * compute);
+  EXPECT_LE(tp1.step_s - tp0.step_s, 0.1 * compute * (1 + 1e-9));
+  EXPECT_NEAR(tp1.breakdown.compute_s, compute, 1e-12 * compute);  // the wait is communication
+}
+
 TEST(TrainingStep, TensorParallelCommunicationOverlapShortensStep) {
   const Scenario s = load_scenario_text(R"(
 model: llama2-13b
