@@ -69,7 +69,10 @@ Fitted fit_all(const Calibration& c) {
   for (const GemmPoint& p : c.gemm) fastest = std::min(fastest, 0.5 * p.seconds.median);
   f.memory.launch_s = fastest;
   f.gemm = fit_gemm(c.gemm, f.memory.launch_s);
-  if (!c.attention.empty()) f.attention = fit_attention(c.attention, f.gemm.peak_flops, f.memory.launch_s);
+  if (!c.attention.empty()) {
+    f.attention = fit_attention(c.attention, f.gemm.peak_flops, f.memory.launch_s);
+    f.kv_attention = fit_kv_attention(c.attention, f.gemm.peak_flops, f.memory.launch_s);
+  }
   f.kernels = fit_kernels(c.memory, f.memory);
   if (!c.comm.empty()) f.link = fit_link(link_points(c));
   return f;
@@ -114,6 +117,12 @@ std::string hardware_yaml(const Calibration& c, const Fitted& f, const std::stri
       << "  attention_efficiency:\n";
     write_pass_curves(y, "    ", f.attention);
   }
+  if (!f.kv_attention.empty()) {
+    y << "  # serving attention over a KV cache (kernels/cpu/kv_cache_attention: decode steps and\n"
+      << "  # prefills, GQA or not): achieved fraction of the peak by FLOPs of the full rectangle\n"
+      << "  kv_attention_efficiency:\n";
+    write_curve(y, "    ", f.kv_attention);
+  }
   y << "  # the op list's memory-bound kernels: achieved fraction of hbm_bandwidth_GBps on the\n"
     << "  # bytes the simulator counts for each (calibrate/compute_bench.cpp), by those bytes;\n"
     << "  # gemm / gemm_cached: the memory side of the GEMM roofline, from GEMMs of 1-16 rows\n"
@@ -125,7 +134,9 @@ std::string hardware_yaml(const Calibration& c, const Fitted& f, const std::stri
   }
   y << "  # measured (full-square FLOPs, causal kernel):\n";
   for (const AttentionPoint& a : c.attention)
-    y << "  #   b" << a.batch << " s" << a.seq << " h" << a.heads << " d" << a.head_dim << (a.backward ? " bwd" : " fwd")
+    y << "  #   b" << a.batch << " s" << a.seq << " h" << a.heads << " d" << a.head_dim
+      << (a.kv_cache ? " kv" + std::to_string(a.kv_heads) + " after " + std::to_string(a.cached) + " cached"
+                     : (a.backward ? " bwd" : " fwd"))
       << ": " << fmt("%.4f", a.flops / a.seconds.median / 1e12) << " TFLOP/s, " << spread(a.seconds) << "\n";
   y << "  # memory-bound kernels (bytes: the simulator's count for the call):\n";
   for (const MemoryPoint& m : c.memory)
@@ -187,7 +198,8 @@ json points_json(const Calibration& c) {
     mem.push_back({{"kernel", m.kernel}, {"backward", m.backward}, {"bytes", m.bytes}, {"seconds", stats_json(m.seconds)}});
   for (const AttentionPoint& a : c.attention)
     att.push_back({{"batch", a.batch}, {"seq", a.seq}, {"heads", a.heads}, {"head_dim", a.head_dim},
-                   {"backward", a.backward}, {"flops", a.flops}, {"seconds", stats_json(a.seconds)}});
+                   {"backward", a.backward}, {"flops", a.flops}, {"seconds", stats_json(a.seconds)},
+                   {"kv_cache", a.kv_cache}, {"cached", a.cached}, {"kv_heads", a.kv_heads}});
   return {{"machine", c.machine}, {"gemm", gemm}, {"memory", mem}, {"attention", att},
           {"comm", comm_points_json(c.comm)}, {"straggler_fraction", stats_json(c.straggler)}};
 }

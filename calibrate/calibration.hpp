@@ -29,6 +29,7 @@ struct Fitted {
   MemoryFit memory;
   GemmFit gemm;
   AttentionFit attention;
+  std::vector<CurvePoint> kv_attention;  // the serving kernel over a KV cache, by FLOPs
   std::map<std::string, KernelCurves> kernels;
   LinkFit link;
 };

@@ -9,6 +9,7 @@
 #include "kernels/cpu/embedding.hpp"
 #include "kernels/cpu/flash_attention.hpp"
 #include "kernels/cpu/gemm.hpp"
+#include "kernels/cpu/kv_cache_attention.hpp"
 #include "kernels/cpu/linear.hpp"
 #include "kernels/cpu/loss.hpp"
 #include "kernels/cpu/norm.hpp"
@@ -201,8 +202,32 @@ std::vector<MemoryPoint> memory_sweep(const SweepOptions& o) {
   return out;
 }
 
+// Serving attention over a KV cache: decode steps (one token after 31..255 cached ones)
+// and prefills (32..128 tokens over an empty cache), 4 sequences, 4 heads of 64, with and
+// without GQA (2 K/V heads), as the executor's inference cases run it.
+void add_kv_cache_points(std::vector<AttentionPoint>& out, const SweepOptions& o) {
+  std::vector<std::pair<int, int>> passes;  // (new tokens, cached)
+  for (int cached : o.quick ? std::vector<int>{63} : std::vector<int>{31, 63, 127, 255}) passes.push_back({1, cached});
+  for (int n : o.quick ? std::vector<int>{64} : std::vector<int>{32, 64, 128}) passes.push_back({n, 0});
+  for (auto [n, cached] : passes)
+    for (int kv_heads : {4, 2}) {
+      kernels::cpu::KvCacheAttentionShape s{4, n, cached, cached + n, 4, kv_heads, 64};
+      const std::vector<float> q = activation_like(static_cast<std::size_t>(s.batch) * n * s.heads * s.head_dim, 12),
+                               kc = activation_like(static_cast<std::size_t>(s.batch) * s.cache_rows * kv_heads * s.head_dim, 13),
+                               vc = activation_like(kc.size(), 14);
+      std::vector<float> o_t(q.size());
+      const double flops = 4.0 * s.batch * n * static_cast<double>(cached + n) * s.heads * s.head_dim;
+      AttentionPoint p{s.batch, n, s.heads, s.head_dim, false, flops,
+                       time_per_call([&] { k::kv_cache_attention_forward(q.data(), kc.data(), vc.data(), o_t.data(), s); },
+                                     o.repeats, o.min_repeat_s)};
+      p.kv_cache = true, p.cached = cached, p.kv_heads = kv_heads;
+      out.push_back(p);
+    }
+}
+
 std::vector<AttentionPoint> attention_sweep(const SweepOptions& o) {
   std::vector<AttentionPoint> out;
+  add_kv_cache_points(out, o);
   const std::vector<int> seqs = o.quick ? std::vector<int>{64} : std::vector<int>{32, 64, 128, 256};
   for (int seq : seqs) {
     for (int head_dim : {32, 64}) {

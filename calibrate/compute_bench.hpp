@@ -30,6 +30,10 @@ struct AttentionPoint {
   bool backward = false;
   double flops = 0;  // 4 b s^2 h d forward (QK^T and PV, full square), twice that backward
   Stats seconds;
+  // serving (kernels/cpu/kv_cache_attention): `seq` new tokens after `cached` ones, K/V
+  // heads `kv_heads`; flops 4 b n (cached + n) h d, the serving op list's full rectangle
+  bool kv_cache = false;
+  int cached = 0, kv_heads = 0;
 };
 
 struct SweepOptions {

@@ -72,10 +72,18 @@ AttentionFit fit_attention(const std::vector<AttentionPoint>& points, double pea
   AttentionFit f;
   std::map<double, std::vector<double>> fwd, bwd;
   for (const AttentionPoint& p : points)
-    (p.backward ? bwd : fwd)[p.flops].push_back(p.flops / std::max(p.seconds.median - launch_s, 1e-12) / peak_flops);
+    if (!p.kv_cache)
+      (p.backward ? bwd : fwd)[p.flops].push_back(p.flops / std::max(p.seconds.median - launch_s, 1e-12) / peak_flops);
   f.fwd = running_median(median_curve(fwd, kMinKernelEfficiency));
   f.bwd = running_median(median_curve(bwd, kMinKernelEfficiency));
   return f;
+}
+
+std::vector<CurvePoint> fit_kv_attention(const std::vector<AttentionPoint>& points, double peak_flops, double launch_s) {
+  std::map<double, std::vector<double>> by_flops;
+  for (const AttentionPoint& p : points)
+    if (p.kv_cache) by_flops[p.flops].push_back(p.flops / std::max(p.seconds.median - launch_s, 1e-12) / peak_flops);
+  return running_median(median_curve(by_flops, kMinKernelEfficiency));
 }
 
 std::map<std::string, KernelCurves> fit_kernels(const std::vector<MemoryPoint>& points, const MemoryFit& memory) {

@@ -50,6 +50,8 @@ struct KernelCurves {
 // launch cost taken out as for GEMMs.
 using AttentionFit = KernelCurves;
 AttentionFit fit_attention(const std::vector<AttentionPoint>& points, double peak_flops, double launch_s);
+// The serving kernel's points (AttentionPoint::kv_cache) alone, by FLOPs.
+std::vector<CurvePoint> fit_kv_attention(const std::vector<AttentionPoint>& points, double peak_flops, double launch_s);
 
 // Each memory-bound kernel of the op list ("gelu", "layernorm", ...): achieved fraction
 // of memcpy's bandwidth on the bytes the simulator counts for it (MemoryPoint::bytes),

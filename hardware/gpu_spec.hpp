@@ -49,6 +49,9 @@ struct GpuSpec {
   // fused attention: achieved fraction of peak by FLOPs (the op list's full-square count);
   // empty: the figures of sim/cost/kernel_defaults.cpp, or else the GEMM curve
   PassCurves attention_efficiency;
+  // serving attention of new tokens over a KV cache (prefill chunks, decode steps), by
+  // FLOPs of the full rectangle; empty: attention_efficiency's forward curve
+  std::vector<EfficiencyPoint> kv_attention_efficiency;
   // memory-bound kernels by name (LayerOp::kernel: "gelu", "layernorm", "adamw", ...):
   // achieved fraction of hbm_bandwidth on the bytes the op list counts for them; a
   // kernel not named here runs at memory_efficiency. On a GPU these kernels stream at

@@ -54,6 +54,8 @@ inline constexpr std::array<std::string_view, 10> kKernelNames = {
 // KV cache fit in it: GpuSpec::cache_bytes).
 inline constexpr std::string_view kGemmKernel = "gemm";
 inline constexpr std::string_view kGemmCachedKernel = "gemm_cached";
+// A serving pass's attention over its KV cache (GpuSpec::kv_attention_efficiency).
+inline constexpr std::string_view kKvCacheAttentionKernel = "kv_cache_attention";
 
 struct LayerOp {
   std::string_view name;  // stable: "attn.qkv", "mlp.fc1", "moe.experts.down", ...

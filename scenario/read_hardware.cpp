@@ -151,6 +151,7 @@ GpuSpec read_gpu(const YAML::Node& node, const std::string& path) {
   g.cache_bytes = static_cast<std::int64_t>(r.number("cache_MiB", 0, 0, 1e6) * 1048576.0);
   g.gemm_efficiency = read_curve(r, "gemm_efficiency");
   g.attention_efficiency = read_pass_curves(r, "attention_efficiency");
+  g.kv_attention_efficiency = read_curve(r, "kv_attention_efficiency");
   g.kernel_efficiency = read_kernel_efficiency(r);
   r.reject_unknown();
   return g;

@@ -6,6 +6,7 @@
 
 #include "exec/model/norm_op.hpp"
 #include "exec/model/tp_region.hpp"
+#include "kernels/cpu/kv_cache_attention.hpp"
 #include "kernels/cpu/linear.hpp"
 #include "kernels/cpu/residual.hpp"
 #include "kernels/cpu/rope.hpp"
@@ -88,39 +89,18 @@ void Decoder::embed(const ModelContext& ctx, const int* tokens, int n, float* x)
   }
 }
 
-// Causal attention of the n new queries of each sequence over its cache [0, length + n):
-// softmax(q k^T / sqrt(d)) v (Vaswani et al. 2017, Eq. 1), query head h reading K/V head
-// h / (heads / kv_heads) (GQA, Ainslie et al. 2023 §2).
+// The n new queries of each sequence over its cache [0, length + n): the serving
+// attention kernel (kernels/cpu/kv_cache_attention.hpp), which calibrate times too.
 void Decoder::attend(int i, const float* q, float* out, int n) const {
-  const int hd = step_.head_dim(), heads = step_.local_heads(), kvh = step_.local_kv_heads();
-  const int qw = step_.local_q_width(), kvw = step_.local_kv_width(), group = heads / kvh;
-  const float scale = 1.0f / std::sqrt(static_cast<float>(hd));
-  std::vector<float> score(static_cast<std::size_t>(length_ + n));
-  for (int b = 0; b < batch_; ++b)
-    for (int j = 0; j < n; ++j) {
-      const int pos = length_ + j;
-      for (int head = 0; head < heads; ++head) {
-        const float* qv = q + (static_cast<std::size_t>(b) * n + j) * qw + head * hd;
-        const std::size_t kv_off = static_cast<std::size_t>(head / group) * hd;
-        float top = -INFINITY;
-        for (int t = 0; t <= pos; ++t) {
-          const float* kv = k_cache_[i].data() + (static_cast<std::size_t>(b) * max_len_ + t) * kvw + kv_off;
-          float s = 0;
-          for (int d = 0; d < hd; ++d) s += qv[d] * kv[d];
-          score[t] = s * scale;
-          top = std::max(top, score[t]);
-        }
-        float sum = 0;
-        for (int t = 0; t <= pos; ++t) sum += score[t] = std::exp(score[t] - top);
-        float* o = out + (static_cast<std::size_t>(b) * n + j) * qw + head * hd;
-        std::fill(o, o + hd, 0.0f);
-        for (int t = 0; t <= pos; ++t) {
-          const float* vv = v_cache_[i].data() + (static_cast<std::size_t>(b) * max_len_ + t) * kvw + kv_off;
-          const float p = score[t] / sum;
-          for (int d = 0; d < hd; ++d) o[d] += p * vv[d];
-        }
-      }
-    }
+  kernels::cpu::KvCacheAttentionShape shape;
+  shape.batch = batch_;
+  shape.new_tokens = n;
+  shape.cached = length_;
+  shape.cache_rows = max_len_;
+  shape.heads = step_.local_heads();
+  shape.kv_heads = step_.local_kv_heads();
+  shape.head_dim = step_.head_dim();
+  kernels::cpu::kv_cache_attention_forward(q, k_cache_[i].data(), v_cache_[i].data(), out, shape);
 }
 
 Tensor Decoder::attention(const ModelContext& ctx, int i, const float* x, int n) {

@@ -53,6 +53,8 @@ double kernel_memory_s(const GpuSpec& gpu, const ComputeOp& op) {
 // Measured curves (a calibrated device) first, then the published figures of a known GPU,
 // then the GEMM curve: an unknown GPU's fused attention as good as its large GEMMs.
 double attention_efficiency(const GpuSpec& gpu, const ComputeOp& op) {
+  if (op.kernel == kKvCacheAttentionKernel && !gpu.kv_attention_efficiency.empty())
+    return interpolate_efficiency(gpu.kv_attention_efficiency, op.flops);
   if (!gpu.attention_efficiency.empty()) return interpolate_efficiency(gpu.attention_efficiency.of(op.backward), op.flops);
   if (const KernelDefaults* d = kernel_defaults(gpu.name)) return op.backward ? d->attention_bwd : d->attention_fwd;
   return interpolate_efficiency(gemm_curve(gpu), op.flops);

@@ -79,7 +79,10 @@ double ServingCostModel::call_time_s(const LayerOp& op, bool cached) const {
       c.m = op.m * op.count, c.n = op.n, c.k = op.k;  // a grouped GEMM fills the GPU like one tall GEMM
       c.kernel = cached ? kGemmCachedKernel : kGemmKernel;
       break;
-    case OpKind::attention: c.kind = ComputeKind::attention; break;
+    case OpKind::attention:
+      c.kind = ComputeKind::attention;
+      c.kernel = kKvCacheAttentionKernel;
+      break;
     case OpKind::norm: c.kind = ComputeKind::norm; break;
     default: c.kind = ComputeKind::elementwise; break;
   }
