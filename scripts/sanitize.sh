@@ -11,7 +11,7 @@ cd "$(dirname "$0")/.."
 ./scripts/bootstrap.sh
 cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DTWINSIM_SANITIZE=ON -DTWINSIM_BENCH=OFF \
   -DTWINSIM_CUDA=OFF >/dev/null
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 TWINSIM_POISON_UNINITIALIZED=1
 # Open MPI's own allocations are not ours to fix (detect_leaks=0); a refused allocation
 # returns null as it does without ASan, so the allocator's error path is what is tested
 export ASAN_OPTIONS=detect_leaks=0:allocator_may_return_null=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1

@@ -79,7 +79,7 @@ void AttentionBlock::forward(const ModelContext& ctx, const float* x, float* y, 
                              Pass pass) const {
   const int tl = c_.local_tokens(), t = c_.tokens(), h = c_.hidden();
   const int qw = c_.local_q_width(), kvw = c_.local_kv_width();
-  s.normed = Tensor(kAct, static_cast<std::size_t>(tl) * h);
+  s.normed = Tensor::uninitialized(kAct, static_cast<std::size_t>(tl) * h);
   {
     auto op = ctx.op(layer_, "attn.norm", pass);
     norm_forward(c_, x, param(norm_w_), param(norm_b_), s.normed.data(), s.norm, tl);
@@ -90,9 +90,9 @@ void AttentionBlock::forward(const ModelContext& ctx, const float* x, float* y, 
     auto op = ctx.op(layer_, "attn.tp_enter", pass);
     in = gather_token_rows_to_buffer(ctx, in, s.normed.size(), gathered);
   }
-  s.q = Tensor(kAct, static_cast<std::size_t>(t) * qw);
-  s.k = Tensor(kAct, static_cast<std::size_t>(t) * kvw);
-  s.v = Tensor(kAct, static_cast<std::size_t>(t) * kvw);
+  s.q = Tensor::uninitialized(kAct, static_cast<std::size_t>(t) * qw);
+  s.k = Tensor::uninitialized(kAct, static_cast<std::size_t>(t) * kvw);
+  s.v = Tensor::uninitialized(kAct, static_cast<std::size_t>(t) * kvw);
   {
     auto op = ctx.op(layer_, "attn.qkv", pass);
     k::linear_forward(in, param(q_w_), param(q_b_), s.q.data(), t, h, qw);
@@ -109,13 +109,13 @@ void AttentionBlock::forward(const ModelContext& ctx, const float* x, float* y, 
   }
   {
     auto op = ctx.op(layer_, "attn.core", pass);
-    s.out = Tensor(kAct, static_cast<std::size_t>(t) * qw);
+    s.out = Tensor::uninitialized(kAct, static_cast<std::size_t>(t) * qw);
     const std::size_t rows = static_cast<std::size_t>(c_.micro_batch) * c_.local_heads() * c_.seq_len;
-    if (c_.flash_attention) s.lse = Tensor(kAct, rows);
+    if (c_.flash_attention) s.lse = Tensor::uninitialized(kAct, rows);
     else s.probs = Tensor(kAct, rows * c_.seq_len);
     core_forward(s, s.out.data(), s.probs.data(), s.lse.data());
   }
-  Tensor partial(kAct, static_cast<std::size_t>(t) * h);
+  Tensor partial = Tensor::uninitialized(kAct, static_cast<std::size_t>(t) * h);
   {
     auto op = ctx.op(layer_, "attn.proj", pass);
     k::linear_forward(s.out.data(), param(proj_w_), nullptr, partial.data(), t, qw, h);
@@ -158,7 +158,7 @@ Tensor AttentionBlock::backward(const ModelContext& ctx, const float* dy, const 
     dy_full = gather_token_rows(ctx, dy, static_cast<std::size_t>(tl) * h, kAct);
     dbranch = dy_full.data();
   }
-  Tensor dout(kAct, static_cast<std::size_t>(t) * qw);
+  Tensor dout = Tensor::uninitialized(kAct, static_cast<std::size_t>(t) * qw);
   {
     auto op = ctx.op(layer_, "attn.proj", Pass::bwd_dgrad);
     k::linear_backward_input(dbranch, param(proj_w_), dout.data(), t, qw, h);
@@ -172,8 +172,8 @@ Tensor AttentionBlock::backward(const ModelContext& ctx, const float* dy, const 
   if (s.probs.empty() && s.lse.empty()) {
     auto op = ctx.op(layer_, "attn.core", Pass::recompute);
     const std::size_t rows = static_cast<std::size_t>(c_.micro_batch) * c_.local_heads() * c_.seq_len;
-    replay = Tensor(kAct, s.out.size());
-    if (c_.flash_attention) s.lse = Tensor(kAct, rows);
+    replay = Tensor::uninitialized(kAct, s.out.size());
+    if (c_.flash_attention) s.lse = Tensor::uninitialized(kAct, rows);
     else s.probs = Tensor(kAct, rows * c_.seq_len);
     core_forward(s, replay.data(), s.probs.data(), s.lse.data());
   }
@@ -205,7 +205,7 @@ Tensor AttentionBlock::backward(const ModelContext& ctx, const float* dy, const 
     k::rope_backward(dk.data(), dk.data(), c_.micro_batch, c_.seq_len, c_.local_kv_heads(), c_.head_dim(),
                      c_.rope_theta);
   }
-  Tensor dn_full(kAct, static_cast<std::size_t>(t) * h);
+  Tensor dn_full = Tensor::uninitialized(kAct, static_cast<std::size_t>(t) * h);
   {
     auto op = ctx.op(layer_, "attn.qkv", Pass::bwd_dgrad);
     k::linear_backward_input(dq.data(), param(q_w_), dn_full.data(), t, h, qw);
@@ -247,7 +247,7 @@ Tensor AttentionBlock::backward(const ModelContext& ctx, const float* dy, const 
       all_reduce_tp(ctx, dn_full.data(), dn_full.size());
     }
   }
-  Tensor dx(kAct, static_cast<std::size_t>(tl) * h);
+  Tensor dx = Tensor::uninitialized(kAct, static_cast<std::size_t>(tl) * h);
   {
     auto op = ctx.op(layer_, "attn.norm", Pass::bwd_dgrad);
     norm_backward(c_, dn, x, param(norm_w_), s.norm, dx.data(), grad(norm_w_), grad(norm_b_), tl);

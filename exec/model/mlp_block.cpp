@@ -69,7 +69,7 @@ MlpBlock::MlpBlock(const TransformerConfig& c, int layer, ParamBlock& params)
 void MlpBlock::forward(const ModelContext& ctx, const float* x, float* y, MlpSaved& s, Pass pass) const {
   const int tl = c_.local_tokens(), t = c_.tokens(), h = c_.hidden(), f = c_.local_ffn();
   const std::size_t inner = static_cast<std::size_t>(t) * f;
-  s.normed = Tensor(kAct, static_cast<std::size_t>(tl) * h);
+  s.normed = Tensor::uninitialized(kAct, static_cast<std::size_t>(tl) * h);
   {
     auto op = ctx.op(layer_, "mlp.norm", pass);
     norm_forward(c_, x, param(norm_w_), param(norm_b_), s.normed.data(), s.norm, tl);
@@ -80,17 +80,17 @@ void MlpBlock::forward(const ModelContext& ctx, const float* x, float* y, MlpSav
     auto op = ctx.op(layer_, "mlp.tp_enter", pass);
     in = gather_token_rows_to_buffer(ctx, in, s.normed.size(), gathered);
   }
-  s.up1 = Tensor(kAct, inner);
+  s.up1 = Tensor::uninitialized(kAct, inner);
   {
     auto op = ctx.op(layer_, up_name_, pass);
     k::linear_forward(in, param(w1_), param(w1b_), s.up1.data(), t, h, f);
     if (c_.swiglu()) {
-      s.up2 = Tensor(kAct, inner);
+      s.up2 = Tensor::uninitialized(kAct, inner);
       k::linear_forward(in, param(w3_), param(w3b_), s.up2.data(), t, h, f);
     }
   }
   gathered.release();
-  s.act = Tensor(kAct, inner);
+  s.act = Tensor::uninitialized(kAct, inner);
   {
     auto op = ctx.op(layer_, "mlp.act", pass);
     if (c_.swiglu()) k::swiglu_forward(s.up1.data(), s.up2.data(), s.act.data(), static_cast<long>(inner));
@@ -100,7 +100,7 @@ void MlpBlock::forward(const ModelContext& ctx, const float* x, float* y, MlpSav
     s.up1.release();
     s.up2.release();
   }
-  Tensor partial(kAct, static_cast<std::size_t>(t) * h);
+  Tensor partial = Tensor::uninitialized(kAct, static_cast<std::size_t>(t) * h);
   {
     auto op = ctx.op(layer_, down_name_, pass);
     k::linear_forward(s.act.data(), param(w2_), nullptr, partial.data(), t, f, h);
@@ -138,7 +138,7 @@ Tensor MlpBlock::backward(const ModelContext& ctx, const float* dy, const float*
     dy_full = gather_token_rows(ctx, dy, static_cast<std::size_t>(tl) * h, kAct);
     dbranch = dy_full.data();
   }
-  Tensor dact(kAct, inner);
+  Tensor dact = Tensor::uninitialized(kAct, inner);
   {
     auto op = ctx.op(layer_, down_name_, Pass::bwd_dgrad);
     k::linear_backward_input(dbranch, param(w2_), dact.data(), t, f, h);
@@ -149,11 +149,11 @@ Tensor MlpBlock::backward(const ModelContext& ctx, const float* dy, const float*
   }
   dy_full.release();
   s.act.release();
-  Tensor d1(kAct, inner), d3;
+  Tensor d1 = Tensor::uninitialized(kAct, inner), d3;
   {
     auto op = ctx.op(layer_, "mlp.act", Pass::bwd_dgrad);
     if (c_.swiglu()) {
-      d3 = Tensor(kAct, inner);
+      d3 = Tensor::uninitialized(kAct, inner);
       k::swiglu_backward(dact.data(), s.up1.data(), s.up2.data(), d1.data(), d3.data(), static_cast<long>(inner));
     } else {
       k::gelu_backward(dact.data(), s.up1.data(), d1.data(), static_cast<long>(inner));
@@ -162,7 +162,7 @@ Tensor MlpBlock::backward(const ModelContext& ctx, const float* dy, const float*
   dact.release();
   s.up1.release();
   s.up2.release();
-  Tensor dn_full(kAct, static_cast<std::size_t>(t) * h);
+  Tensor dn_full = Tensor::uninitialized(kAct, static_cast<std::size_t>(t) * h);
   {
     auto op = ctx.op(layer_, up_name_, Pass::bwd_dgrad);
     k::linear_backward_input(d1.data(), param(w1_), dn_full.data(), t, h, f);
@@ -199,7 +199,7 @@ Tensor MlpBlock::backward(const ModelContext& ctx, const float* dy, const float*
       all_reduce_tp(ctx, dn_full.data(), dn_full.size());
     }
   }
-  Tensor dx(kAct, static_cast<std::size_t>(tl) * h);
+  Tensor dx = Tensor::uninitialized(kAct, static_cast<std::size_t>(tl) * h);
   {
     auto op = ctx.op(layer_, "mlp.norm", Pass::bwd_dgrad);
     norm_backward(c_, dn, x, param(norm_w_), s.norm, dx.data(), grad(norm_w_), grad(norm_b_), tl);

@@ -117,8 +117,11 @@ int run(int argc, char** argv) {
   const int tp_rank = groups.coords().tp;
   float worst_loss = 0, worst_param = 0, worst_element = 0;
   std::string worst_name;
+  // a NaN compares false with everything, so max() would skip it: non-finite fails outright
   for (int s = 0; s < steps; ++s)
-    worst_loss = std::max(worst_loss, std::abs(plan.losses[s] - ref.losses[s]) / std::abs(ref.losses[s]));
+    worst_loss = std::isfinite(plan.losses[s]) && std::isfinite(ref.losses[s])
+                     ? std::max(worst_loss, std::abs(plan.losses[s] - ref.losses[s]) / std::abs(ref.losses[s]))
+                     : INFINITY;
   for (const auto& [name, mine] : plan.params) {
     // The key bias has an analytically zero gradient: it adds q.b_k to every score of a
     // query row, which softmax ignores (Namazifar et al. 2023, "Role of Bias Terms in
@@ -140,8 +143,9 @@ int run(int argc, char** argv) {
     // m / sqrt(v) magnifies last-bit differences of the summation order (seen: 1.7e-5 on
     // one of 256 v.bias entries after a 1-ulp change in GeLU), so elements get 10x,
     // relative to the tensor's largest entry (zero-initialised biases stay near zero).
-    const float rel = ref2 > 0 ? static_cast<float>(std::sqrt(diff2 / ref2)) : static_cast<float>(std::sqrt(diff2));
-    const float element = scale > 0 ? diff / scale : diff;
+    float rel = ref2 > 0 ? static_cast<float>(std::sqrt(diff2 / ref2)) : static_cast<float>(std::sqrt(diff2));
+    float element = scale > 0 ? diff / scale : diff;
+    if (!std::isfinite(diff2) || !std::isfinite(ref2)) rel = element = INFINITY;
     if (rel > worst_param) worst_param = rel, worst_name = name;
     worst_element = std::max(worst_element, element);
   }
