@@ -145,6 +145,8 @@ void add_kernel_points(std::vector<MemoryPoint>& out, long n, const SweepOptions
   for (int i = 0; i < ce_tokens; ++i) targets[i] = (i * 31) % vocab;
   add("cross_entropy", (kF + 4) * n, [&] { k::cross_entropy_forward(x.data(), targets.data(), mean.data(), ce_tokens, vocab); },
       [&] { k::cross_entropy_backward(x.data(), targets.data(), mean.data(), 1.0f, dx.data(), ce_tokens, vocab); });
+  // a step's zeroing of the gradient buffer: n elements written
+  add("zero", kF * n, [&] { std::fill(z.begin(), z.end(), 0.0f); }, {});
   // n parameters; the simulator counts Adam at 28 bytes and SGD at 16 per parameter
   std::vector<float> m = filled(n, 0), v = filled(n, 0);
   int step = 0;

@@ -47,8 +47,9 @@ struct SavedTensor {
 
 // The memory-bound kernels an op list names (LayerOp::kernel): a calibrated device may
 // give each its own efficiency (GpuSpec::kernel_efficiency), as CPU kernels differ 100x.
-inline constexpr std::array<std::string_view, 10> kKernelNames = {
-    "layernorm", "rmsnorm", "gelu", "swiglu", "rope", "residual", "embedding", "cross_entropy", "adamw", "sgd"};
+inline constexpr std::array<std::string_view, 11> kKernelNames = {
+    "layernorm", "rmsnorm", "gelu", "swiglu", "rope", "residual", "embedding", "cross_entropy", "adamw", "sgd",
+    "zero"};
 // The memory side of a GEMM's roofline, which a device's kernel_efficiency may also give:
 // operands streamed from memory, or from the last-level cache (a pass whose weights and
 // KV cache fit in it: GpuSpec::cache_bytes).

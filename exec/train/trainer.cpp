@@ -72,7 +72,10 @@ StepResult Trainer::step() {
   StepResult r;
   r.loss_scale = c_.training.precision == Dtype::fp16 ? scaler_.scale() : 1.0f;
   const int m = c_.micro_batches(), dp = groups_.dims().dp;
-  optimizer_->begin_step();
+  {
+    OpScope op(profiler_, "optimizer.zero_grad");  // Megatron's zero_grad_buffer
+    optimizer_->begin_step();
+  }
   // each micro-batch's mean loss enters with 1/(m dp): the DP sum of the grads is then
   // the grad of the global batch's mean loss
   PipelineRun run{*stage_, ModelContext{&groups_.tp(), profiler_}, groups_.pp(), m,

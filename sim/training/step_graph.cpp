@@ -416,16 +416,10 @@ void Builder::add_data_parallel(int stage) {
       }
     }
   }
-  // Adam touches master weights, two moments and the gradient, and writes the working
-  // copy: about 28 bytes per parameter in mixed precision (4+4+4 read and written, +2+2)
-  const std::int64_t total = stage_params_per_gpu(s, stage);
-  const std::int64_t shard = sharded ? total / s.plan.dp : total;
-  ComputeOp step;
-  step.kind = ComputeKind::optimizer;
-  step.kernel = s.training->optimizer == Optimizer::adam ? "adamw" : "sgd";
-  step.bytes = (s.training->optimizer == Optimizer::adam ? 28.0 : 16.0) * static_cast<double>(shard);
   Chains chains(sr.gpus.size());
-  const std::vector<TaskId> opt = compute(chains, stage, "optimizer.step", op_time_s(s.cluster.gpu, step), c.optimizer);
+  compute(chains, stage, "optimizer.zero_grad", op_time_s(s.cluster.gpu, zero_grad_op(s, stage)), c.optimizer);
+  const std::vector<TaskId> opt =
+      compute(chains, stage, "optimizer.step", op_time_s(s.cluster.gpu, optimizer_step_op(s, stage)), c.optimizer);
   for (std::size_t g = 0; g < sr.gpus.size(); ++g)
     for (TaskId r : dp_grad_tasks[stage][g]) out.graph.add_dependency(r, opt[g]);
   if (!sharded || s.plan.dp == 1 || zero3()) return;
@@ -443,6 +437,29 @@ void Builder::add_data_parallel(int stage) {
 }
 
 }  // namespace
+
+ComputeOp optimizer_step_op(const Scenario& s, int stage) {
+  // Adam touches master weights, two moments and the gradient, and writes the working
+  // copy: about 28 bytes per parameter in mixed precision (4+4+4 read and written, +2+2)
+  const std::int64_t total = stage_params_per_gpu(s, stage);
+  const std::int64_t shard = s.plan.zero >= 1 ? total / s.plan.dp : total;
+  ComputeOp step;
+  step.kind = ComputeKind::optimizer;
+  step.kernel = s.training->optimizer == Optimizer::adam ? "adamw" : "sgd";
+  step.bytes = (s.training->optimizer == Optimizer::adam ? 28.0 : 16.0) * static_cast<double>(shard);
+  return step;
+}
+
+ComputeOp zero_grad_op(const Scenario& s, int stage) {
+  // the gradients this GPU keeps between steps: all of the stage's, or its shard under ZeRO 2/3
+  const std::int64_t total = stage_params_per_gpu(s, stage);
+  const std::int64_t kept = s.plan.zero >= 2 ? total / s.plan.dp : total;
+  ComputeOp zero;
+  zero.kind = ComputeKind::elementwise;
+  zero.kernel = "zero";
+  zero.bytes = static_cast<double>(kept) * grad_bytes(*s.training);  // written once
+  return zero;
+}
 
 Zero3StageComm zero3_stage_comm(const Scenario& s, int stage) {
   if (s.plan.zero != 3 || s.plan.dp == 1 || s.plan.overlap_grad_reduce) return {};

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "scenario/scenario.hpp"
+#include "sim/cost/compute_cost.hpp"
 #include "sim/engine/task_graph.hpp"
 #include "sim/training/layer_costs.hpp"
 
@@ -58,6 +59,11 @@ StepGraph build_step_graph(const Scenario& s, const StepCosts& costs, Fidelity f
 
 // Parameters one GPU of `stage` holds (sharded by TP and, for experts, EP).
 std::int64_t stage_params_per_gpu(const Scenario& s, int stage);
+
+// The optimizer's step over this GPU's share of the stage's parameters, and the zeroing
+// of the gradient buffer a step starts with (Megatron's zero_grad_buffer): memory-bound.
+ComputeOp optimizer_step_op(const Scenario& s, int stage);
+ComputeOp zero_grad_op(const Scenario& s, int stage);
 
 // ZeRO-3 without overlap_grad_reduce: the stage is one bucket, all-gathered before every
 // forward and backward pass of a micro-batch and reduce-scattered after every backward.

@@ -53,6 +53,9 @@ std::vector<OpPrediction> op_table(const Scenario& s, const StepCosts& costs, in
   // the embedding runs on the first stage, the head (norm, logits, loss) on the last
   if (stage == 0) add(costs.embedding, m, false);
   if (stage == s.plan.pp - 1) add(costs.head, m, false);
+  // the optimizer's two ops, under the executor's names (exec/train/trainer.cpp)
+  ops.push_back({"optimizer.zero_grad", op_time_s(s.cluster.gpu, zero_grad_op(s, stage)), 1});
+  ops.push_back({"optimizer.step", op_time_s(s.cluster.gpu, optimizer_step_op(s, stage)), 1});
   // ZeRO-3's whole-stage collectives, under the executor's names (exec/train/zero.cpp)
   if (const Zero3StageComm z = zero3_stage_comm(s, stage); z.gather_s > 0) {
     ops.push_back({"dp.param_gather", z.gather_s, 2 * m});
