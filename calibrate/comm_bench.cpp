@@ -5,7 +5,9 @@
 #include <functional>
 
 #include "calibrate/compute_bench.hpp"
+#include "kernels/cpu/activation.hpp"
 #include "kernels/cpu/linear.hpp"
+#include "kernels/cpu/optimizer.hpp"
 
 namespace twinsim::calibrate {
 
@@ -84,15 +86,24 @@ std::vector<CommPoint> comm_sweep(exec::Communicator& comm, bool quick, int repe
 }
 
 Stats straggler_sweep(exec::Communicator& comm, int repeats) {
-  constexpr int kRows = 128, kIn = 256, kOut = 1024;  // an fc1 of the executor's small models
+  // a step's mix in small: an fc1 of the executor's small models, its GeLU, and an AdamW
+  // update of 1 Mi parameters (compute-, math- and memory-bound)
+  constexpr int kRows = 128, kIn = 256, kOut = 1024;
+  constexpr std::size_t kParams = 1u << 20;
   std::vector<float> x(static_cast<std::size_t>(kRows) * kIn, 0.5f), w(static_cast<std::size_t>(kOut) * kIn, 0.01f),
-      y(static_cast<std::size_t>(kRows) * kOut);
-  auto work = [&] { kernels::cpu::linear_forward(x.data(), w.data(), nullptr, y.data(), kRows, kIn, kOut); };
-  // the number of calls rank 0 finds lasts 20 ms; every rank runs that many
+      y(static_cast<std::size_t>(kRows) * kOut), z(y.size()), p(kParams, 0.1f), g(kParams, 0.01f), m(kParams), v(kParams);
+  int step = 0;
+  auto work = [&] {
+    kernels::cpu::linear_forward(x.data(), w.data(), nullptr, y.data(), kRows, kIn, kOut);
+    kernels::cpu::gelu_forward(y.data(), z.data(), static_cast<long>(y.size()));
+    kernels::cpu::adamw_step(p.data(), g.data(), m.data(), v.data(), static_cast<long>(kParams), ++step,
+                             kernels::cpu::AdamWConfig{});
+  };
+  // the number of calls rank 0 finds lasts 50 ms (a small training step); every rank runs that many
   work();
   double t0 = now_s();
   work();
-  float calls = static_cast<float>(std::clamp(0.02 / std::max(now_s() - t0, 1e-9), 1.0, 1e5));
+  float calls = static_cast<float>(std::clamp(0.05 / std::max(now_s() - t0, 1e-9), 1.0, 1e5));
   comm.broadcast(&calls, 1, 0);
   std::vector<double> fractions;
   std::vector<float> all(static_cast<std::size_t>(comm.size()));

@@ -28,8 +28,9 @@ std::vector<double> comm_sizes(bool quick);
 std::vector<CommPoint> comm_sweep(exec::Communicator& comm, bool quick, int repeats);
 
 // How far the slowest rank runs behind the ranks' mean on the same work: every rank
-// runs the same GEMMs (about 20 ms) from a barrier, and a repeat's figure is
-// max / mean - 1 of their times (a fraction, in Stats' fields). Every rank calls it.
+// runs the same mix of a GEMM, a GeLU and an AdamW update (about 50 ms) from a barrier,
+// and a repeat's figure is max / mean - 1 of their times (a fraction, in Stats' fields).
+// Every rank calls it.
 Stats straggler_sweep(exec::Communicator& comm, int repeats);
 
 }  // namespace twinsim::calibrate
