@@ -145,7 +145,7 @@ std::string hardware_yaml(const Calibration& c, const Fitted& f, const std::stri
   if (f.link.bandwidth_Bps <= 0) return y.str() + "gpus_per_node: 64\n";
   y << "  nvlink_GBps: " << fmt("%.3f", f.link.bandwidth_Bps / 1e9) << "   # = intra_node.bandwidth_GBps\n"
     << "gpus_per_node: 64   # room for 64 ranks on this one machine\n"
-    << "# the slowest of " << c.link_ranks << " ranks running the same GEMMs from a barrier, behind their mean\n"
+    << "# the slowest of " << c.link_ranks << " ranks running the same work from a barrier, behind their mean\n"
     << "# (median of " << c.straggler.repeats << " repeats; from " << fmt("%.3f", c.straggler.min) << " to "
     << fmt("%.3f", c.straggler.max) << "): a blocking collective waits this fraction of the compute since the last\n"
     << "straggler: " << fmt("%.4f", c.straggler.median) << "\n"
