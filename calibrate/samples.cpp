@@ -23,6 +23,7 @@ Stats stats_of(std::vector<double> s) {
   st.min = s.front();
   st.max = s.back();
   st.repeats = static_cast<int>(n);
+  for (double x : s) st.mean += x / static_cast<double>(n);
   return st;
 }
 
@@ -31,7 +32,9 @@ Stats merge_rounds(const std::vector<Stats>& rounds) {
   std::vector<double> medians;
   Stats st = rounds.front();
   st.repeats = 0;
+  st.mean = 0;
   for (const Stats& r : rounds) {
+    st.mean += r.mean / static_cast<double>(rounds.size());
     medians.push_back(r.median);
     st.min = std::min(st.min, r.min);
     st.max = std::max(st.max, r.max);

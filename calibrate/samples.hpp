@@ -7,6 +7,7 @@ namespace twinsim::calibrate {
 
 struct Stats {
   double median = 0, min = 0, max = 0;
+  double mean = 0;
   int repeats = 0;
   // (max - min) / median: how much one repeat can be off on this (shared, loaded) machine
   double spread() const { return median > 0 ? (max - min) / median : 0; }

@@ -15,6 +15,7 @@ Stats exact(double s) { return stats_of({s * 0.99, s, s * 1.02}); }
 TEST(Stats, MedianAndSpread) {
   const Stats s = stats_of({3, 1, 2, 10});
   EXPECT_DOUBLE_EQ(s.median, 2.5);
+  EXPECT_DOUBLE_EQ(s.mean, 4.0);
   EXPECT_DOUBLE_EQ(s.spread(), 9 / 2.5);
 }
 
@@ -26,6 +27,7 @@ TEST(Stats, RoundsKeepTheMedianRoundAndAllExtremes) {
   EXPECT_DOUBLE_EQ(s.min, 0.98);
   EXPECT_DOUBLE_EQ(s.max, 1.43);
   EXPECT_EQ(s.repeats, 9);
+  EXPECT_NEAR(s.mean, (1.01 + (1.40 + 1.41 + 1.43) / 3 + (0.98 + 1.03 + 1.05) / 3) / 3, 1e-12);  // all rounds alike
   EXPECT_THROW(merge_rounds({}), std::invalid_argument);
 }
 
