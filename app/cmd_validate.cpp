@@ -52,6 +52,7 @@ struct CaseResult {
   double worst_category_signed = 0;  // the same, signed (negative: under-predicted)
   std::string load;  // load average before the run
   std::vector<double> measured_runs;  // the timed value (step or TPOT) of every run, in order
+  int run = 1;                        // which of them this result is (from 1)
 };
 
 std::string load_average() {
@@ -148,15 +149,20 @@ const compare::Pair& timed(const CaseResult& r) { return r.cmp.step_or_tpot_s();
 // Of one case's runs, the one whose measured time is the median (the lower middle of an
 // even count); a run that failed is reported instead. The others' times are kept.
 CaseResult median_run(std::vector<CaseResult> runs) {
-  for (const CaseResult& r : runs)
-    if (!r.error.empty()) return r;
+  for (std::size_t i = 0; i < runs.size(); ++i)
+    if (!runs[i].error.empty()) {
+      runs[i].run = static_cast<int>(i) + 1;
+      return runs[i];
+    }
   std::vector<double> measured;
   for (const CaseResult& r : runs) measured.push_back(timed(r).measured);
   std::vector<std::size_t> order(runs.size());
   for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
   std::sort(order.begin(), order.end(), [&](std::size_t x, std::size_t y) { return measured[x] < measured[y]; });
-  CaseResult median = runs[order[(order.size() - 1) / 2]];
+  const std::size_t pick = order[(order.size() - 1) / 2];
+  CaseResult median = runs[pick];
   median.measured_runs = measured;
+  median.run = static_cast<int>(pick) + 1;
   return median;
 }
 
@@ -264,13 +270,9 @@ void run_validate(const ValidateArgs& a) {
   std::vector<CaseResult> rows;
   for (std::size_t i = 0; i < files.size(); ++i) {
     rows.push_back(median_run(runs[i]));
-    if (a.runs < 2) continue;
+    if (a.runs < 2 || !rows.back().error.empty()) continue;
     const fs::path dir = fs::path(a.out) / rows.back().name;
-    const auto it = std::find_if(runs[i].begin(), runs[i].end(), [&](const CaseResult& r) {
-      return r.error.empty() && timed(r).measured == timed(rows.back()).measured;
-    });
-    if (it == runs[i].end()) continue;
-    const fs::path from = dir / ("run-" + std::to_string(it - runs[i].begin() + 1));
+    const fs::path from = dir / ("run-" + std::to_string(rows.back().run));
     for (const auto& e : fs::directory_iterator(from))
       if (e.is_regular_file()) fs::copy_file(e.path(), dir / e.path().filename(), fs::copy_options::overwrite_existing);
   }

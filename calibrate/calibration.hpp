@@ -43,7 +43,7 @@ std::string hardware_yaml(const Calibration& c, const Fitted& f, const std::stri
 // Raw points, for the record (written beside the YAML as NAME.json) and for tests.
 nlohmann::json points_json(const Calibration& c);
 std::vector<CommPoint> comm_points_from_json(const nlohmann::json& j);
-// {median_s, min_s, max_s, repeats}
+// {median_s, mean_s, min_s, max_s, repeats}
 nlohmann::json stats_json(const Stats& s);
 Stats stats_from(const nlohmann::json& j);
 nlohmann::json comm_points_json(const std::vector<CommPoint>& points);

@@ -204,6 +204,8 @@ std::vector<MemoryPoint> memory_sweep(const SweepOptions& o) {
   return out;
 }
 
+namespace {
+
 // Serving attention over a KV cache: decode steps (one token after 31..255 cached ones)
 // and prefills (32..128 tokens over an empty cache), 4 sequences, 4 heads of 64, with and
 // without GQA (2 K/V heads), as the executor's inference cases run it.
@@ -226,6 +228,8 @@ void add_kv_cache_points(std::vector<AttentionPoint>& out, const SweepOptions& o
       out.push_back(p);
     }
 }
+
+}  // namespace
 
 std::vector<AttentionPoint> attention_sweep(const SweepOptions& o) {
   std::vector<AttentionPoint> out;

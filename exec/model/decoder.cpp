@@ -107,8 +107,10 @@ Tensor Decoder::attention(const ModelContext& ctx, int i, const float* x, int n)
   ParamBlock& p = *layers_[i];
   const std::string pre = "layer" + std::to_string(i) + ".attn.";
   const int rows = batch_ * n, h = step_.hidden(), qw = step_.local_q_width(), kvw = step_.local_kv_width();
-  Tensor normed(kAct, static_cast<std::size_t>(rows) * h), q(kAct, static_cast<std::size_t>(rows) * qw),
-      kk(kAct, static_cast<std::size_t>(rows) * kvw), vv(kAct, static_cast<std::size_t>(rows) * kvw);
+  Tensor normed = Tensor::uninitialized(kAct, static_cast<std::size_t>(rows) * h),
+         q = Tensor::uninitialized(kAct, static_cast<std::size_t>(rows) * qw),
+         kk = Tensor::uninitialized(kAct, static_cast<std::size_t>(rows) * kvw),
+         vv = Tensor::uninitialized(kAct, static_cast<std::size_t>(rows) * kvw);
   {
     auto op = ctx.op(i, "attn.norm", Pass::fwd);
     NormSaved saved;
@@ -125,7 +127,7 @@ Tensor Decoder::attention(const ModelContext& ctx, int i, const float* x, int n)
     k::rope_forward(q.data(), q.data(), batch_, n, step_.local_heads(), step_.head_dim(), step_.rope_theta, length_);
     k::rope_forward(kk.data(), kk.data(), batch_, n, step_.local_kv_heads(), step_.head_dim(), step_.rope_theta, length_);
   }
-  Tensor out(kAct, static_cast<std::size_t>(rows) * qw);
+  Tensor out = Tensor::uninitialized(kAct, static_cast<std::size_t>(rows) * qw);
   {
     auto op = ctx.op(i, "attn.core", Pass::fwd);
     for (int b = 0; b < batch_; ++b)
@@ -137,7 +139,7 @@ Tensor Decoder::attention(const ModelContext& ctx, int i, const float* x, int n)
       }
     attend(i, q.data(), out.data(), n);
   }
-  Tensor partial(kAct, static_cast<std::size_t>(rows) * h);
+  Tensor partial = Tensor::uninitialized(kAct, static_cast<std::size_t>(rows) * h);
   {
     auto op = ctx.op(i, "attn.proj", Pass::fwd);
     k::linear_forward(out.data(), param(p, pre + "proj.weight"), nullptr, partial.data(), rows, qw, h);
@@ -151,7 +153,7 @@ Tensor Decoder::attention(const ModelContext& ctx, int i, const float* x, int n)
   kk.release();
   vv.release();
   out.release();
-  Tensor y(kAct, static_cast<std::size_t>(rows) * h);
+  Tensor y = Tensor::uninitialized(kAct, static_cast<std::size_t>(rows) * h);
   auto op = ctx.op(i, "attn.residual", Pass::fwd);
   k::residual_forward(x, partial.data(), param_or_null(p, pre + "proj.bias"), y.data(), rows, h);
   return y;
@@ -159,7 +161,8 @@ Tensor Decoder::attention(const ModelContext& ctx, int i, const float* x, int n)
 
 Tensor Decoder::head(const ModelContext& ctx, const float* x, int n) const {
   const int h = step_.hidden(), vl = step_.local_vocab();
-  Tensor last(kAct, static_cast<std::size_t>(batch_) * h), normed(kAct, static_cast<std::size_t>(batch_) * h);
+  Tensor last = Tensor::uninitialized(kAct, static_cast<std::size_t>(batch_) * h),
+         normed = Tensor::uninitialized(kAct, static_cast<std::size_t>(batch_) * h);
   for (int b = 0; b < batch_; ++b)
     std::copy_n(x + (static_cast<std::size_t>(b) * n + n - 1) * h, h, last.data() + static_cast<std::size_t>(b) * h);
   {
@@ -168,7 +171,7 @@ Tensor Decoder::head(const ModelContext& ctx, const float* x, int n) const {
     const float* beta = head_norm_->slots().size() > 1 ? head_norm_->param(1) : nullptr;
     norm_forward(step_, last.data(), head_norm_->param(0), beta, normed.data(), saved, batch_);
   }
-  Tensor logits(kAct, static_cast<std::size_t>(batch_) * vl);
+  Tensor logits = Tensor::uninitialized(kAct, static_cast<std::size_t>(batch_) * vl);
   auto op = ctx.op(-1, "head.logits", Pass::fwd);
   k::linear_forward(normed.data(), output_->param(0), nullptr, logits.data(), batch_, h, vl);
   return logits;

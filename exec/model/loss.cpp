@@ -79,7 +79,7 @@ Head::Head(const TransformerConfig& c, ParamBlock& norm, ParamBlock& output, int
 float Head::forward(const ModelContext& ctx, const int* targets, HeadSaved& s, Pass pass) const {
   const int tl = c_.local_tokens(), t = c_.tokens(), h = c_.hidden(), vl = c_.local_vocab();
   const float* beta = norm_.slots().size() > 1 ? norm_.param(1) : nullptr;
-  s.normed = Tensor(MemCategory::activations, static_cast<std::size_t>(tl) * h);
+  s.normed = Tensor::uninitialized(MemCategory::activations, static_cast<std::size_t>(tl) * h);
   {
     auto op = ctx.op(-1, "head.norm", pass);
     norm_forward(c_, s.input.data(), norm_.param(0), beta, s.normed.data(), s.norm, tl);
@@ -90,7 +90,7 @@ float Head::forward(const ModelContext& ctx, const int* targets, HeadSaved& s, P
     auto op = ctx.op(-1, "head.enter", pass);
     in = gather_token_rows_to_buffer(ctx, in, s.normed.size(), gathered);
   }
-  s.logits = Tensor(MemCategory::activations, static_cast<std::size_t>(t) * vl);
+  s.logits = Tensor::uninitialized(MemCategory::activations, static_cast<std::size_t>(t) * vl);
   {
     auto op = ctx.op(-1, "head.logits", pass);
     k::linear_forward(in, out_.param(out_slot_), nullptr, s.logits.data(), t, h, vl);
@@ -110,7 +110,7 @@ Tensor Head::backward(const ModelContext& ctx, const int* targets, float dloss, 
                                           c_.vocab_start());
   }
   s.lse.release();
-  Tensor dn_full(MemCategory::activations, static_cast<std::size_t>(t) * h);
+  Tensor dn_full = Tensor::uninitialized(MemCategory::activations, static_cast<std::size_t>(t) * h);
   {
     auto op = ctx.op(-1, "head.logits", Pass::bwd_dgrad);
     k::linear_backward_input(s.logits.data(), out_.param(out_slot_), dn_full.data(), t, h, vl);
@@ -140,7 +140,7 @@ Tensor Head::backward(const ModelContext& ctx, const int* targets, float dloss, 
       all_reduce_tp(ctx, dn_full.data(), dn_full.size());
     }
   }
-  Tensor dx(MemCategory::activations, static_cast<std::size_t>(tl) * h);
+  Tensor dx = Tensor::uninitialized(MemCategory::activations, static_cast<std::size_t>(tl) * h);
   auto op = ctx.op(-1, "head.norm", Pass::bwd_dgrad);
   float* dbeta = norm_.slots().size() > 1 ? norm_.grad(1) : nullptr;
   norm_backward(c_, dn, s.input.data(), norm_.param(0), s.norm, dx.data(), norm_.grad(0), dbeta, tl);

@@ -98,9 +98,10 @@ void MpiCommunicator::all_gather(const float* send, float* recv, std::size_t cou
 // Patarasuk & Yuan 2009): in step k each rank passes its running sum of chunk r-1-k to
 // the next rank and adds its own part of chunk r-2-k to what the previous one passed, so
 // after size-1 steps rank r holds chunk r summed, having sent (size-1)/size of the
-// buffer. Open MPI's MPI_Reduce_scatter_block on shared memory ran 4-7x slower than its
-// all-gather of the same bytes on this host (calibrate, 2026-11-22), which a GPU
-// cluster's NCCL does not. `recv` may be `send`'s own chunk (Megatron reduce-scatters a
+// buffer. Open MPI's MPI_Reduce_scatter_block on shared memory ran 6-11x slower than its
+// all-gather of the same 1-16 MiB on this host (2 ranks; busbw 0.51-0.80 against
+// 2.9-7.2 GB/s, `twinsim calibrate`, 2026-11-22 04:31 UTC), which a GPU cluster's NCCL
+// does not. `recv` may be `send`'s own chunk (Megatron reduce-scatters a
 // bucket in place). The two chunk-sized scratch buffers are the communicator's own, as
 // NCCL's are, outside the tracked memory.
 void MpiCommunicator::reduce_scatter(const float* send, float* recv, std::size_t count) {

@@ -35,23 +35,24 @@ void Trainer::finalize_grads() {
   const bool sp = stage_->config().sequence_parallel;
   ParamBlock* tied = stage_->tied_embedding_block();
   const bool sum_tied = tied && groups_.in_embedding_group() && groups_.embedding().size() > 1;
-  // under ZeRO 2/3 the buckets were reduced in the backward (under their own scope): an
-  // empty call here would halve the per-call time the comparison lines up
-  const bool work = c_.plan.zero < 2 || sum_tied || optimizer_->has_pending_grads();
-  OpScope op(work ? profiler_ : nullptr, "dp.grad_reduce");
-  if (c_.plan.zero < 2) {  // under ZeRO 2/3 the SP sums happen bucket by bucket (zero.cpp)
-    if (c_.training.precision == Dtype::fp16)  // fp16 grads: overflow shows as inf
-      for (ParamBlock* b : stage_->blocks()) round_to_storage(Dtype::fp16, b->grads.data(), b->grads.size());
-    if (sp)
-      for (ParamBlock* b : stage_->blocks()) all_reduce_sequence_parallel_grads(*b, b->grads.data(), groups_.tp());
-    if (sum_tied) all_reduce_tied_embedding_grads(tied->grads.data(), tied->grads.size(), groups_.embedding());
-  }
-  optimizer_->reduce_grads();
-  if (c_.plan.zero >= 2 && sum_tied) {
+  if (c_.plan.zero >= 2) {
+    // the buckets were reduce-scattered in the backward, each timed as a dp.grad_reduce
+    // (the SP sums with them, zero.cpp); any left over the same way
+    optimizer_->reduce_grads();
+    if (!sum_tied) return;
+    OpScope op(profiler_, "dp.grad_reduce");
     std::size_t n = 0;
     float* g = optimizer_->reduced_grads(*tied, n);
     all_reduce_tied_embedding_grads(g, n, groups_.embedding());
+    return;
   }
+  OpScope op(profiler_, "dp.grad_reduce");
+  if (c_.training.precision == Dtype::fp16)  // fp16 grads: overflow shows as inf
+    for (ParamBlock* b : stage_->blocks()) round_to_storage(Dtype::fp16, b->grads.data(), b->grads.size());
+  if (sp)
+    for (ParamBlock* b : stage_->blocks()) all_reduce_sequence_parallel_grads(*b, b->grads.data(), groups_.tp());
+  if (sum_tied) all_reduce_tied_embedding_grads(tied->grads.data(), tied->grads.size(), groups_.embedding());
+  optimizer_->reduce_grads();
 }
 
 bool Trainer::apply_update() {

@@ -90,16 +90,10 @@ void ShardedOptimizer::begin_step() {
   }
 }
 
-bool ShardedOptimizer::has_pending_grads() const {
-  for (const Bucket& b : buckets_)
-    if (b.grads) return true;
-  return false;
-}
-
 void ShardedOptimizer::reduce_grads() {
   if (zero_ >= 2) {  // the buckets were reduced in backward; none should be left
     for (Bucket& b : buckets_)
-      if (b.grads) retire(b, false);  // inside Trainer::finalize_grads' own dp.grad_reduce
+      if (b.grads) retire(b);
     return;
   }
   for (BlockShard& s : shards_) {
@@ -189,9 +183,9 @@ bool ShardedOptimizer::idle(const Bucket& b) {
   return true;
 }
 
-void ShardedOptimizer::retire(Bucket& b, bool timed) {
+void ShardedOptimizer::retire(Bucket& b) {
   if (b.grads) {
-    OpScope op(timed ? profiler_ : nullptr, "dp.grad_reduce");
+    OpScope op(profiler_, "dp.grad_reduce");
     for (int i : b.shards) {
       BlockShard& s = shards_[i];
       ParamBlock& block = *s.block;

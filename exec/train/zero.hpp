@@ -53,8 +53,6 @@ class ShardedOptimizer final : public BlockHooks {
 
   void begin_step();    // zero the grads
   void reduce_grads();  // ZeRO 0: all-reduce; 1: reduce-scatter; 2/3: done bucket by bucket in backward
-  // ZeRO 2/3: a bucket's grads are still to be reduce-scattered (reduce_grads will)
-  bool has_pending_grads() const;
   // The reduced grads this rank's optimizer reads for `block` (for overflow checks,
   // unscaling and the tied-embedding sum under ZeRO 3), and their count.
   float* reduced_grads(const ParamBlock& block, std::size_t& count);
@@ -100,9 +98,7 @@ class ShardedOptimizer final : public BlockHooks {
   BlockShard& shard_of(const ParamBlock& block);
   int shard_index(const ParamBlock& block) const;
   bool idle(const Bucket& b);
-  // reduce-scatter its grads (if any) and free what it holds; `timed`: under its own
-  // dp.grad_reduce (not when the caller already times one: one call must count once)
-  void retire(Bucket& b, bool timed = true);
+  void retire(Bucket& b);    // reduce-scatter its grads (if any), timed, and free what it holds
   void retire_idle_except(int keep_a, int keep_b);
   void gather_params(BlockShard& s, float* full);
   void update(BlockShard& s, float* params, const float* grads);

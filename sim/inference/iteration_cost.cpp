@@ -37,17 +37,30 @@ ServingCostModel::PassOps ServingCostModel::build_pass(const IterationShape& sha
   return ops;
 }
 
+namespace {
+
+// What one call of each op in `ops` reads from HBM beyond its activations: the GEMMs'
+// weights and the attention's KV cache.
+struct BytesRead {
+  double weights = 0, kv = 0;
+  double total() const { return weights + kv; }
+};
+
+BytesRead bytes_read(const std::vector<LayerOp>& ops) {
+  BytesRead b;
+  for (const LayerOp& op : ops) {
+    if (op.kind == OpKind::gemm) b.weights += static_cast<double>(op.weight_bytes);
+    if (op.kind == OpKind::attention) b.kv += static_cast<double>(op.fwd_bytes);
+  }
+  return b;
+}
+
+}  // namespace
+
 bool ServingCostModel::fits_cache(const PassOps& ops) const {
   const std::int64_t cache = s_.cluster.gpu.cache_bytes;
   if (cache <= 0) return false;
-  auto read = [](const std::vector<LayerOp>& list) {
-    double bytes = 0;
-    for (const LayerOp& op : list) {
-      if (op.kind == OpKind::gemm) bytes += static_cast<double>(op.weight_bytes);
-      if (op.kind == OpKind::attention) bytes += static_cast<double>(op.fwd_bytes);  // the KV cache read
-    }
-    return bytes;
-  };
+  auto read = [](const std::vector<LayerOp>& list) { return bytes_read(list).total(); };
   const double dense = read(ops.dense), moe = read(ops.moe);
   const std::size_t last = stage_dense_.size() - 1;
   for (std::size_t st = 0; st <= last; ++st) {
@@ -91,15 +104,13 @@ double ServingCostModel::call_time_s(const LayerOp& op, bool cached) const {
 
 ServingCostModel::OpsCost ServingCostModel::price(const std::vector<LayerOp>& ops, bool cached) const {
   OpsCost cost;
+  const BytesRead read = bytes_read(ops);
+  cost.weight_bytes = read.weights;
+  cost.kv_bytes = read.kv;
   for (const LayerOp& op : ops) {
     const double t = call_time_s(op, cached);
-    if (op.kind == OpKind::collective) {
-      cost.tp_comm_s += t;
-      continue;
-    }
-    if (op.kind == OpKind::gemm) cost.weight_bytes += static_cast<double>(op.weight_bytes);
-    if (op.kind == OpKind::attention) cost.kv_bytes += static_cast<double>(op.fwd_bytes);
-    cost.compute_s += t;
+    if (op.kind == OpKind::collective) cost.tp_comm_s += t;
+    else cost.compute_s += t;
   }
   cost.time_s = cost.compute_s + cost.tp_comm_s;  // serving runs TP collectives in line (no overlap)
   return cost;

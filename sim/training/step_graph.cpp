@@ -66,10 +66,7 @@ struct Builder {
   }
   const LayerCost& cost_of(std::int64_t layer) const { return costs.layers[costs.layer_cost_index[layer]]; }
   bool zero3() const { return s.plan.zero == 3 && s.plan.dp > 1; }
-  // ZeRO-3 without overlap: the stage is one bucket, gathered at the start of each pass
-  // and reduce-scattered at the end of each backward (Megatron-core sets bucket_size to
-  // None when overlap_grad_reduce is off; the executor, exec/train/zero.cpp, alike)
-  bool zero3_whole_stage() const { return zero3_stage_comm(s, 0).gather_s > 0; }
+  std::vector<Zero3StageComm> zero3_comm;  // per stage, priced once
 
   // Layers of virtual stage (chunk c, stage i) in Megatron's order c * pp + i.
   void assign_layers() {
@@ -199,6 +196,7 @@ struct Builder {
     }
     assign_layers();
     for (const StageRanks& sr : stages) since_sync.emplace_back(sr.gpus.size(), 0.0);
+    for (int i = 0; i < pp; ++i) zero3_comm.push_back(zero3_stage_comm(s, i));
     slot_first.assign(static_cast<std::size_t>(pp) * m * v * 2, {});
     slot_last = slot_first;
     dp_grad_tasks.assign(pp, {});
@@ -214,7 +212,7 @@ struct Builder {
 // use, one layer ahead (the gather waits for the compute two tasks back), and its
 // gradients reduce-scattered after each backward.
 void Builder::zero3_gather(Chains& ch, int stage, std::int64_t layer, const char* pass) {
-  if (!zero3() || zero3_whole_stage()) return;
+  if (!zero3() || zero3_whole_stage(s.plan)) return;
   const double bytes = static_cast<double>(layer_params_per_gpu(s, layer)) * dtype_bytes(s.training->precision, 1);
   const double seconds = collective_time_s(s.cluster, CollectiveOp::all_gather,
                                            group_layout(s.cluster, s.plan, ParallelGroup::dp), bytes);
@@ -223,7 +221,7 @@ void Builder::zero3_gather(Chains& ch, int stage, std::int64_t layer, const char
 }
 
 void Builder::zero3_reduce(int stage, std::int64_t layer, const std::vector<TaskId>& backward) {
-  if (!zero3() || zero3_whole_stage()) return;
+  if (!zero3() || zero3_whole_stage(s.plan)) return;
   const double bytes = static_cast<double>(layer_params_per_gpu(s, layer)) * grad_bytes(*s.training);
   const double seconds = collective_time_s(s.cluster, CollectiveOp::reduce_scatter,
                                            group_layout(s.cluster, s.plan, ParallelGroup::dp), bytes);
@@ -242,15 +240,15 @@ void Builder::zero3_reduce(int stage, std::int64_t layer, const std::vector<Task
 
 // The whole stage's parameters, gathered on the compute streams (no overlap) before a pass.
 void Builder::zero3_stage_gather(Chains& ch, int stage, const char* pass) {
-  if (!zero3_whole_stage()) return;
-  comm(ch, stage, GroupKind::dp, std::string("dp.param_gather.") + pass, zero3_stage_comm(s, stage).gather_s,
+  if (!zero3_whole_stage(s.plan)) return;
+  comm(ch, stage, GroupKind::dp, std::string("dp.param_gather.") + pass, zero3_comm[stage].gather_s,
        out.categories.dp_comm, nullptr);
 }
 
 // The whole stage's gradients, reduce-scattered on the compute streams after a backward.
 void Builder::zero3_stage_reduce(Chains& ch, int stage) {
-  if (!zero3_whole_stage()) return;
-  comm(ch, stage, GroupKind::dp, "dp.grad_reduce", zero3_stage_comm(s, stage).reduce_s, out.categories.dp_comm, nullptr);
+  if (!zero3_whole_stage(s.plan)) return;
+  comm(ch, stage, GroupKind::dp, "dp.grad_reduce", zero3_comm[stage].reduce_s, out.categories.dp_comm, nullptr);
   for (std::size_t g = 0; g < ch.size(); ++g) dp_grad_tasks[stage][g].push_back(ch[g].last);
 }
 
@@ -461,8 +459,10 @@ ComputeOp zero_grad_op(const Scenario& s, int stage) {
   return zero;
 }
 
+bool zero3_whole_stage(const Plan& plan) { return plan.zero == 3 && plan.dp > 1 && !plan.overlap_grad_reduce; }
+
 Zero3StageComm zero3_stage_comm(const Scenario& s, int stage) {
-  if (s.plan.zero != 3 || s.plan.dp == 1 || s.plan.overlap_grad_reduce) return {};
+  if (!zero3_whole_stage(s.plan)) return {};
   const double params = static_cast<double>(stage_params_per_gpu(s, stage));
   const GroupLayout dp = group_layout(s.cluster, s.plan, ParallelGroup::dp);
   return {collective_time_s(s.cluster, CollectiveOp::all_gather, dp, params * dtype_bytes(s.training->precision, 1)),

@@ -66,8 +66,11 @@ ComputeOp optimizer_step_op(const Scenario& s, int stage);
 ComputeOp zero_grad_op(const Scenario& s, int stage);
 
 // ZeRO-3 without overlap_grad_reduce: the stage is one bucket, all-gathered before every
-// forward and backward pass of a micro-batch and reduce-scattered after every backward.
-// Seconds per call; both 0 for any other plan.
+// forward and backward pass of a micro-batch and reduce-scattered after every backward
+// (Megatron-core sets bucket_size to None when overlap_grad_reduce is off; the executor,
+// exec/train/zero.cpp, alike).
+bool zero3_whole_stage(const Plan& plan);
+// Its collectives' seconds per call; both 0 for any other plan.
 struct Zero3StageComm {
   double gather_s = 0, reduce_s = 0;
 };

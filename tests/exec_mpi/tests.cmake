@@ -99,18 +99,18 @@ add_test(NAME exec_mpi.run.tiny_gpt_infer_compare
                  --set inference.prompt_len=32 --set inference.output_len=6)
 set_tests_properties(exec_mpi.run.tiny_gpt_infer_compare PROPERTIES FIXTURES_REQUIRED exec_infer_gpt
                      TIMEOUT 120 LABELS mpi)
-# `twinsim validate` on the host suite's inference cases: timed by TPOT, TTFT listed
-add_test(NAME exec_mpi.validate.inference_cases
-         COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/check_validate_inference.py $<TARGET_FILE:twinsim>
-                 ${CMAKE_CURRENT_BINARY_DIR}/validate_inference
-         WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
-set_tests_properties(exec_mpi.validate.inference_cases PROPERTIES ENVIRONMENT "${EXEC_MPI_ENV}" TIMEOUT 300
-                     LABELS mpi)
-# `twinsim validate` on the whole host suite: simulated memory per category against the
-# executor's measurement in every case (the executor's bf16 storage excepted)
-add_test(NAME exec_mpi.validate.memory
-         COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/check_validate_memory.py $<TARGET_FILE:twinsim>
-                 ${CMAKE_CURRENT_BINARY_DIR}/validate_memory
-         WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
-set_tests_properties(exec_mpi.validate.memory PROPERTIES ENVIRONMENT "${EXEC_MPI_ENV}" TIMEOUT 900
-                     LABELS mpi)
+# `twinsim validate` run by a Python check (tests/exec_mpi/check_validate_NAME.py) from the
+# repository root, its output folder in the build tree
+function(add_validate_check name timeout)
+  add_test(NAME exec_mpi.validate.${name}
+           COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_FUNCTION_LIST_DIR}/check_validate_${name}.py
+                   $<TARGET_FILE:twinsim> ${CMAKE_CURRENT_BINARY_DIR}/validate_${name}
+           WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
+  set_tests_properties(exec_mpi.validate.${name} PROPERTIES ENVIRONMENT "${EXEC_MPI_ENV}" TIMEOUT ${timeout}
+                       LABELS mpi)
+endfunction()
+# the host suite's inference cases: timed by TPOT, TTFT listed, --runs 2 kept per case
+add_validate_check(inference 300)
+# the whole host suite: simulated memory per category against the executor's
+# measurement in every case (the executor's bf16 storage excepted)
+add_validate_check(memory 900)
