@@ -20,7 +20,8 @@ class Communicator {
   virtual int size() const = 0;
 
   virtual void all_reduce(float* data, std::size_t count, ReduceOp op = ReduceOp::sum) = 0;
-  // recv holds size() * count elements, rank r's part at r * count
+  // recv holds size() * count elements, rank r's part at r * count; send may be this
+  // rank's own part of recv (in place, as NCCL allows)
   virtual void all_gather(const float* send, float* recv, std::size_t count) = 0;
   // send holds size() * count elements; recv gets this rank's reduced part
   virtual void reduce_scatter(const float* send, float* recv, std::size_t count) = 0;

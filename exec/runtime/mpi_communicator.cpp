@@ -91,7 +91,8 @@ void MpiCommunicator::all_reduce(float* data, std::size_t count, ReduceOp op) {
 void MpiCommunicator::all_gather(const float* send, float* recv, std::size_t count) {
   const int n = as_mpi_count(count, "MPI_Allgather");
   as_mpi_count(count * static_cast<std::size_t>(size_), "MPI_Allgather");
-  check(MPI_Allgather(send, n, MPI_FLOAT, recv, n, MPI_FLOAT, comm_), "MPI_Allgather");
+  const bool in_place = send == recv + static_cast<std::size_t>(rank_) * count;
+  check(MPI_Allgather(in_place ? MPI_IN_PLACE : send, n, MPI_FLOAT, recv, n, MPI_FLOAT, comm_), "MPI_Allgather");
 }
 
 // A ring, as NCCL's reduce-scatter (NCCL docs, "Collective Operations: ReduceScatter";
@@ -101,9 +102,9 @@ void MpiCommunicator::all_gather(const float* send, float* recv, std::size_t cou
 // buffer. Open MPI's MPI_Reduce_scatter_block on shared memory ran 6-11x slower than its
 // all-gather of the same 1-16 MiB on this host (2 ranks; busbw 0.51-0.80 against
 // 2.9-7.2 GB/s, `twinsim calibrate`, 2026-11-22 04:31 UTC), which a GPU cluster's NCCL
-// does not. `recv` may be `send`'s own chunk (Megatron reduce-scatters a
-// bucket in place). The two chunk-sized scratch buffers are the communicator's own, as
-// NCCL's are, outside the tracked memory.
+// does not. `recv` may be `send`'s own chunk (Megatron reduce-scatters a bucket in
+// place): that chunk is only read in the last step, element by element as it is written.
+// The scratch buffers are the communicator's own, as NCCL's are, outside the tracked memory.
 void MpiCommunicator::reduce_scatter(const float* send, float* recv, std::size_t count) {
   constexpr int kTag = 7;  // apart from the pipeline's point-to-point messages
   const int n = as_mpi_count(count, "MPI_Sendrecv");
@@ -114,14 +115,19 @@ void MpiCommunicator::reduce_scatter(const float* send, float* recv, std::size_t
     std::copy_n(send, count, recv);
     return;
   }
-  std::vector<float> partial(chunk(rank_ - 1), chunk(rank_ - 1) + count), incoming(count);
+  if (partial_.size() < count) {
+    partial_.resize(count);
+    incoming_.resize(count);
+  }
   for (int k = 0; k < size_ - 1; ++k) {
-    check(MPI_Sendrecv(partial.data(), n, MPI_FLOAT, next, kTag, incoming.data(), n, MPI_FLOAT, prev, kTag, comm_,
+    // the first step passes this rank's own part of chunk r-1 as it stands
+    const float* outgoing = k == 0 ? chunk(rank_ - 1) : partial_.data();
+    check(MPI_Sendrecv(outgoing, n, MPI_FLOAT, next, kTag, incoming_.data(), n, MPI_FLOAT, prev, kTag, comm_,
                        MPI_STATUS_IGNORE),
           "MPI_Sendrecv");
     const float* own = chunk(rank_ - 2 - k);
-    float* out = k == size_ - 2 ? recv : partial.data();  // the last sum is this rank's chunk
-    for (std::size_t i = 0; i < count; ++i) out[i] = incoming[i] + own[i];
+    float* out = k == size_ - 2 ? recv : partial_.data();  // the last sum is this rank's chunk
+    for (std::size_t i = 0; i < count; ++i) out[i] = incoming_[i] + own[i];
   }
 }
 

@@ -6,6 +6,7 @@
 #include <memory>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "exec/runtime/communicator.hpp"
 
@@ -71,6 +72,10 @@ class MpiCommunicator final : public Communicator {
   bool owned_;
   int rank_ = 0;
   int size_ = 1;
+  // reduce-scatter's running sum and incoming chunk, kept from call to call as NCCL keeps
+  // its buffers: allocated per call they cost 2.1 ms of a 3.0 ms call on a 3 MiB block
+  // (mmap, page faults, zeroing; ZeRO-1 in a training step, this host, 2026-11-22)
+  std::vector<float> partial_, incoming_;
 };
 
 }  // namespace twinsim::exec

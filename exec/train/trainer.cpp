@@ -56,15 +56,18 @@ void Trainer::finalize_grads() {
 }
 
 bool Trainer::apply_update() {
-  OpScope op(profiler_, "optimizer.step");
-  if (c_.training.precision == Dtype::fp16) {
-    float found = optimizer_->local_overflow() ? 1.0f : 0.0f;
-    groups_.world().all_reduce(&found, 1, ReduceOp::max);  // every rank skips together
-    const float used_scale = scaler_.scale();
-    if (!scaler_.update(found > 0)) return false;
-    optimizer_->scale_grads(1.0f / used_scale);
+  {
+    OpScope op(profiler_, "optimizer.step");
+    if (c_.training.precision == Dtype::fp16) {
+      float found = optimizer_->local_overflow() ? 1.0f : 0.0f;
+      groups_.world().all_reduce(&found, 1, ReduceOp::max);  // every rank skips together
+      const float used_scale = scaler_.scale();
+      if (!scaler_.update(found > 0)) return false;
+      optimizer_->scale_grads(1.0f / used_scale);
+    }
+    optimizer_->step();
   }
-  optimizer_->step();
+  optimizer_->share_params();
   return true;
 }
 

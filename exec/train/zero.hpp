@@ -58,7 +58,8 @@ class ShardedOptimizer final : public BlockHooks {
   float* reduced_grads(const ParamBlock& block, std::size_t& count);
   bool local_overflow();
   void scale_grads(float factor);
-  void step();  // update this rank's share and share the new parameters
+  void step();          // update this rank's share
+  void share_params();  // ZeRO 1/2: all-gather the updated shares, timed as dp.param_gather
 
   // ZeRO 2/3 hooks (no-ops below stage 2).
   void acquire(ParamBlock& block, bool backward) override;

@@ -415,23 +415,33 @@ void Builder::add_data_parallel(int stage) {
     }
   }
   Chains chains(sr.gpus.size());
-  compute(chains, stage, "optimizer.zero_grad", op_time_s(s.cluster.gpu, zero_grad_op(s, stage)), c.optimizer);
   const std::vector<TaskId> opt =
       compute(chains, stage, "optimizer.step", op_time_s(s.cluster.gpu, optimizer_step_op(s, stage)), c.optimizer);
   for (std::size_t g = 0; g < sr.gpus.size(); ++g)
     for (TaskId r : dp_grad_tasks[stage][g]) out.graph.add_dependency(r, opt[g]);
-  if (!sharded || s.plan.dp == 1 || zero3()) return;
-  // the updated shards are gathered back; overlapped, the gather happens during the next
-  // step's forward, so this step waits only for its first bucket (Megatron overlap_param_gather)
-  const int pbytes = dtype_bytes(s.training->precision, 1);
-  for (const auto& [layer, n] : buckets) {
-    const double seconds = collective_time_s(s.cluster, CollectiveOp::all_gather, dp, static_cast<double>(n) * pbytes);
-    for (const std::vector<int>& members : sr.dp) {
-      const TaskId t = group_task(members, "dp.param_gather.layer" + std::to_string(layer), seconds);
-      for (int g : members) out.graph.add_dependency(opt[g], t);
+  std::vector<std::vector<TaskId>> gathers(sr.gpus.size());
+  if (sharded && s.plan.dp > 1 && !zero3()) {
+    // the updated shards are gathered back; overlapped, the gather happens during the next
+    // step's forward, so this step waits only for its first bucket (Megatron overlap_param_gather)
+    const int pbytes = dtype_bytes(s.training->precision, 1);
+    for (const auto& [layer, n] : buckets) {
+      const double seconds =
+          collective_time_s(s.cluster, CollectiveOp::all_gather, dp, static_cast<double>(n) * pbytes);
+      for (const std::vector<int>& members : sr.dp) {
+        const TaskId t = group_task(members, "dp.param_gather.layer" + std::to_string(layer), seconds);
+        for (int g : members) out.graph.add_dependency(opt[g], t), gathers[g].push_back(t);
+      }
+      if (s.plan.overlap_param_gather) break;
     }
-    if (s.plan.overlap_param_gather) break;
   }
+  // the grads are zeroed for the next step once the optimizer has read them and, without
+  // overlap, the shards are back (Megatron's zero_grad_buffer opens a step, after the
+  // last one's synchronous gather)
+  const std::vector<TaskId> zero =
+      compute(chains, stage, "optimizer.zero_grad", op_time_s(s.cluster.gpu, zero_grad_op(s, stage)), c.optimizer);
+  if (s.plan.overlap_param_gather) return;
+  for (std::size_t g = 0; g < sr.gpus.size(); ++g)
+    for (TaskId t : gathers[g]) out.graph.add_dependency(t, zero[g]);
 }
 
 }  // namespace

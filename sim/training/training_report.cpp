@@ -35,7 +35,28 @@ TimeBreakdown stage_breakdown(const StepGraph& g, const engine::Timeline& tl, in
   return b;
 }
 
-std::vector<OpPrediction> op_table(const Scenario& s, const StepCosts& costs, int stage) {
+// The stage's data-parallel collectives under the executor's names (exec/train/zero.cpp):
+// gradient reductions and parameter gathers, from the reported GPU's tasks (their
+// durations include the straggler wait a blocking collective absorbs).
+void add_dp_ops(const StepGraph& g, int stage, std::vector<OpPrediction>& ops) {
+  const StageStreams& st = g.stages[stage];
+  OpPrediction reduce{"dp.grad_reduce", 0, 0}, gather{"dp.param_gather", 0, 0};
+  for (engine::ResourceId r : {st.compute, st.dp})
+    for (engine::TaskId t : g.graph.tasks_on(r)) {
+      if (g.graph.category_of(t) != g.categories.dp_comm) continue;
+      const std::string_view name = g.graph.name(t);
+      OpPrediction* op = name.find("grad_reduce") != std::string_view::npos ? &reduce
+                         : name.find("gather") != std::string_view::npos    ? &gather
+                                                                            : nullptr;
+      if (op == nullptr) continue;
+      op->time_s += g.graph.duration(t);  // a total until divided below
+      ++op->count;
+    }
+  for (OpPrediction* op : {&reduce, &gather})
+    if (op->count > 0) ops.push_back({op->name, op->time_s / op->count, op->count});
+}
+
+std::vector<OpPrediction> op_table(const Scenario& s, const StepCosts& costs, const StepGraph& g, int stage) {
   const int layers = s.plan.stage_layers[stage];
   const int m = static_cast<int>(s.training->micro_batches(s.plan.dp));
   std::vector<OpPrediction> ops;
@@ -56,11 +77,7 @@ std::vector<OpPrediction> op_table(const Scenario& s, const StepCosts& costs, in
   // the optimizer's two ops, under the executor's names (exec/train/trainer.cpp)
   ops.push_back({"optimizer.zero_grad", op_time_s(s.cluster.gpu, zero_grad_op(s, stage)), 1});
   ops.push_back({"optimizer.step", op_time_s(s.cluster.gpu, optimizer_step_op(s, stage)), 1});
-  // ZeRO-3's whole-stage collectives, under the executor's names (exec/train/zero.cpp)
-  if (const Zero3StageComm z = zero3_stage_comm(s, stage); z.gather_s > 0) {
-    ops.push_back({"dp.param_gather", z.gather_s, 2 * m});
-    ops.push_back({"dp.grad_reduce", z.reduce_s, m});
-  }
+  add_dp_ops(g, stage, ops);
   return ops;
 }
 
@@ -175,7 +192,7 @@ TrainingPrediction predict_training(const Scenario& s, const std::string& trace_
   t.hardware_tflops_per_gpu = p.hardware_flops / p.step_s / world / 1e12;
   t.mfu = t.model_tflops_per_gpu * 1e12 / s.cluster.gpu.peak(math);
   t.hfu = t.hardware_tflops_per_gpu * 1e12 / s.cluster.gpu.peak(math);
-  p.ops = op_table(s, costs, p.reported_stage);
+  p.ops = op_table(s, costs, g, p.reported_stage);
   p.utilization = stage_utilization(s, g, costs, tl, p.reported_stage);
   return p;
 }

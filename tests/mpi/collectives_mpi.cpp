@@ -57,26 +57,39 @@ void check_all_gather(Communicator& c) {
   std::vector<float> mine(n), all(n * p, -1.0f);
   for (std::size_t i = 0; i < n; ++i) mine[i] = value(c.rank(), i);
   c.all_gather(mine.data(), all.data(), n);
-  for (std::size_t r = 0; r < p; ++r)
-    for (std::size_t i = 0; i < n; ++i)
-      MPI_CHECK(all[r * n + i] == value(static_cast<int>(r), i), "all_gather " + at(r * n + i, all[r * n + i], value(static_cast<int>(r), i)));
+  auto check_all = [&](const char* what) {
+    for (std::size_t r = 0; r < p; ++r)
+      for (std::size_t i = 0; i < n; ++i)
+        MPI_CHECK(all[r * n + i] == value(static_cast<int>(r), i),
+                  what + at(r * n + i, all[r * n + i], value(static_cast<int>(r), i)));
+  };
+  check_all("all_gather ");
+  // in place: this rank's part already sits in the output (Megatron's parameter buffer)
+  std::fill(all.begin(), all.end(), -1.0f);
+  float* own = all.data() + static_cast<std::size_t>(c.rank()) * n;
+  std::copy(mine.begin(), mine.end(), own);
+  c.all_gather(own, all.data(), n);
+  check_all("all_gather in place ");
 }
 
 void check_reduce_scatter(Communicator& c) {
-  const std::size_t n = 4, p = static_cast<std::size_t>(c.size());
-  std::vector<float> send(n * p), part(n, -1.0f);
-  for (std::size_t j = 0; j < n * p; ++j) send[j] = value(c.rank(), j);
-  c.reduce_scatter(send.data(), part.data(), n);
-  for (std::size_t i = 0; i < n; ++i) {
-    const std::size_t j = static_cast<std::size_t>(c.rank()) * n + i;
-    float want = 0;
-    for (int r = 0; r < c.size(); ++r) want += value(r, j);
-    MPI_CHECK(part[i] == want, "reduce_scatter " + at(i, part[i], want));
+  // growing then shrinking counts: the ring's scratch is kept from call to call
+  for (const std::size_t n : {4, 9, 2}) {
+    const std::size_t p = static_cast<std::size_t>(c.size());
+    std::vector<float> send(n * p), part(n, -1.0f);
+    for (std::size_t j = 0; j < n * p; ++j) send[j] = value(c.rank(), j);
+    c.reduce_scatter(send.data(), part.data(), n);
+    for (std::size_t i = 0; i < n; ++i) {
+      const std::size_t j = static_cast<std::size_t>(c.rank()) * n + i;
+      float want = 0;
+      for (int r = 0; r < c.size(); ++r) want += value(r, j);
+      MPI_CHECK(part[i] == want, "reduce_scatter " + at(i, part[i], want));
+    }
+    // in place: the rank's own chunk of the send buffer receives the sum (Megatron's bucket)
+    float* own = send.data() + static_cast<std::size_t>(c.rank()) * n;
+    c.reduce_scatter(send.data(), own, n);
+    for (std::size_t i = 0; i < n; ++i) MPI_CHECK(own[i] == part[i], "reduce_scatter in place " + at(i, own[i], part[i]));
   }
-  // in place: the rank's own chunk of the send buffer receives the sum (Megatron's bucket)
-  float* own = send.data() + static_cast<std::size_t>(c.rank()) * n;
-  c.reduce_scatter(send.data(), own, n);
-  for (std::size_t i = 0; i < n; ++i) MPI_CHECK(own[i] == part[i], "reduce_scatter in place " + at(i, own[i], part[i]));
 }
 
 void check_all_to_all(Communicator& c) {

@@ -14,7 +14,9 @@ class SoloCommunicator final : public Communicator {
   int rank() const override { return 0; }
   int size() const override { return 1; }
   void all_reduce(float*, std::size_t, ReduceOp) override {}
-  void all_gather(const float* s, float* r, std::size_t n) override { std::copy(s, s + n, r); }
+  void all_gather(const float* s, float* r, std::size_t n) override {
+    if (s != r) std::copy(s, s + n, r);
+  }
   void reduce_scatter(const float* s, float* r, std::size_t n) override { std::copy(s, s + n, r); }
   void all_to_all(const float* s, float* r, std::size_t n) override { std::copy(s, s + n, r); }
   void broadcast(float*, std::size_t, int) override {}

@@ -122,6 +122,33 @@ plan: {tp: 1, pp: 1, dp: 8, zero: 3, overlap_grad_reduce: false, overlap_param_g
   EXPECT_EQ(zero3_stage_comm(s, 0).gather_s, 0.0);
 }
 
+// ZeRO 0-2 without overlap: the stage is one bucket, reduced once after the backward;
+// ZeRO 1/2 then all-gather the updated shards. The op table lists both under the
+// executor's names (exec/train/zero.cpp), and they are the whole exposed DP time.
+TEST(TrainingStep, DataParallelOpsAreTheExposedCollectives) {
+  Scenario s = load_scenario_text(R"(
+model: gpt2-xl
+cluster: dgx-a100-80gb
+training: {seq_len: 1024, global_batch: 64, micro_batch: 4}
+plan: {tp: 1, pp: 1, dp: 8, zero: 1, overlap_grad_reduce: false, overlap_param_gather: false}
+)");
+  auto dp_op = [](const TrainingPrediction& p, const std::string& name) {
+    for (const OpPrediction& op : p.ops)
+      if (op.name == name) return op;
+    return OpPrediction{name, 0, 0};
+  };
+  const TrainingPrediction sharded = predict_training(s);
+  const OpPrediction reduce = dp_op(sharded, "dp.grad_reduce"), gather = dp_op(sharded, "dp.param_gather");
+  EXPECT_EQ(reduce.count, 1);
+  EXPECT_EQ(gather.count, 1);
+  EXPECT_GT(gather.time_s, 0.0);
+  EXPECT_NEAR(reduce.time_s + gather.time_s, sharded.breakdown.dp_comm_exposed_s, 1e-9 * sharded.step_s);
+  s.plan.zero = 0;  // an all-reduce moves twice a reduce-scatter's bytes, and nothing is gathered
+  const TrainingPrediction plain = predict_training(s);
+  EXPECT_GT(dp_op(plain, "dp.grad_reduce").time_s, 1.5 * reduce.time_s);
+  EXPECT_EQ(dp_op(plain, "dp.param_gather").count, 0);
+}
+
 // A straggler fraction s makes every blocking collective wait s x the compute since the
 // group last synchronised: a TP plan (a blocking all-reduce after every layer's ops) gets
 // longer by close to s x its compute; one GPU alone waits for nobody.
