@@ -4,6 +4,8 @@
 #include <cstdio>
 #include <sstream>
 
+#include "models/layer_ops.hpp"
+
 namespace twinsim::calibrate {
 
 namespace {
@@ -75,6 +77,8 @@ Fitted fit_all(const Calibration& c) {
     f.kv_attention = fit_kv_attention(c.attention, f.gemm.peak_flops, f.memory.launch_s);
   }
   f.kernels = fit_kernels(c.memory, f.memory);
+  if (KernelCurves kv = fit_kv_attention_memory(c.attention, f.memory); !kv.fwd.empty())
+    f.kernels[std::string(kKvCacheAttentionKernel)] = std::move(kv);
   if (!c.comm.empty()) f.link = fit_link(link_points(c));
   return f;
 }
@@ -119,15 +123,17 @@ std::string hardware_yaml(const Calibration& c, const Fitted& f, const std::stri
     write_pass_curves(y, "    ", f.attention);
   }
   if (!f.kv_attention.empty()) {
-    y << "  # serving attention over a KV cache (kernels/cpu/kv_cache_attention: decode steps and\n"
-      << "  # prefills, GQA or not): achieved fraction of the peak by FLOPs of the full rectangle\n"
+    y << "  # serving attention over a KV cache (kernels/cpu/kv_cache_attention): prefills, GQA or\n"
+      << "  # not, achieved fraction of the peak by FLOPs of the full rectangle (decode steps are its\n"
+      << "  # memory side: kernel_efficiency kv_cache_attention, by the bytes of the K/V read)\n"
       << "  kv_attention_efficiency:\n";
     write_curve(y, "    ", f.kv_attention);
   }
   y << "  # the op list's memory-bound kernels: achieved fraction of hbm_bandwidth_GBps on the\n"
     << "  # bytes the simulator counts for each (calibrate/compute_bench.cpp), by those bytes;\n"
     << "  # gemm / gemm_cached: the memory side of the GEMM roofline, from GEMMs of 1-16 rows\n"
-    << "  # with operands out of cache / rotating through half of cache_MiB\n"
+    << "  # with operands out of cache / rotating through half of cache_MiB; kv_cache_attention:\n"
+    << "  # the memory side of serving attention, from decode steps with caches out of cache\n"
     << "  kernel_efficiency:\n";
   for (const auto& [name, curves] : f.kernels) {
     y << "    " << name << ":\n";
@@ -201,7 +207,7 @@ json points_json(const Calibration& c) {
   for (const AttentionPoint& a : c.attention)
     att.push_back({{"batch", a.batch}, {"seq", a.seq}, {"heads", a.heads}, {"head_dim", a.head_dim},
                    {"backward", a.backward}, {"flops", a.flops}, {"seconds", stats_json(a.seconds)},
-                   {"kv_cache", a.kv_cache}, {"cached", a.cached}, {"kv_heads", a.kv_heads}});
+                   {"kv_cache", a.kv_cache}, {"cached", a.cached}, {"kv_heads", a.kv_heads}, {"bytes", a.bytes}});
   return {{"machine", c.machine}, {"gemm", gemm}, {"memory", mem}, {"attention", att},
           {"comm", comm_points_json(c.comm)}, {"straggler_fraction", stats_json(c.straggler)}};
 }

@@ -242,15 +242,25 @@ void add_kv_cache_points(std::vector<AttentionPoint>& out, const SweepOptions& o
   for (auto [n, cached] : passes)
     for (int kv_heads : {4, 2}) {
       kernels::cpu::KvCacheAttentionShape s{4, n, cached, cached + n, 4, kv_heads, 64};
-      const std::vector<float> q = activation_like(static_cast<std::size_t>(s.batch) * n * s.heads * s.head_dim, 12),
-                               kc = activation_like(static_cast<std::size_t>(s.batch) * s.cache_rows * kv_heads * s.head_dim, 13),
-                               vc = activation_like(kc.size(), 14);
-      std::vector<float> o_t(q.size());
+      const std::size_t qn = static_cast<std::size_t>(s.batch) * n * s.heads * s.head_dim,
+                        kvn = static_cast<std::size_t>(s.batch) * s.cache_rows * kv_heads * s.head_dim;
+      // a layer's cache was last read a pass ago, every other layer's cache and weights
+      // since: the calls rotate through sets out of cache, as the GEMMs' operands do
+      // (warm, the decode's attention measured 1.9x its prediction: tiny-gpt, 2026-11-22)
+      struct Set {
+        std::vector<float> q, k, v, o;
+      };
+      std::vector<Set> sets(static_cast<std::size_t>(cold_sets((2 * qn + 2 * kvn) * sizeof(float))));
+      for (Set& set : sets) set = {activation_like(qn, 12), activation_like(kvn, 13), activation_like(kvn, 14), filled(qn)};
+      int i = 0;
       const double flops = 4.0 * s.batch * n * static_cast<double>(cached + n) * s.heads * s.head_dim;
-      AttentionPoint p{s.batch, n, s.heads, s.head_dim, false, flops,
-                       time_per_call([&] { k::kv_cache_attention_forward(q.data(), kc.data(), vc.data(), o_t.data(), s); },
-                                     o.repeats, o.min_repeat_s)};
+      AttentionPoint p{s.batch, n, s.heads, s.head_dim, false, flops, time_per_call([&] {
+                         Set& set = sets[i = (i + 1) % static_cast<int>(sets.size())];
+                         k::kv_cache_attention_forward(set.q.data(), set.k.data(), set.v.data(), set.o.data(), s);
+                       }, o.repeats, o.min_repeat_s)};
       p.kv_cache = true, p.cached = cached, p.kv_heads = kv_heads;
+      p.bytes = sizeof(float) * (2.0 * static_cast<double>(qn) +
+                                 2.0 * s.batch * (cached + 2.0 * n) * kv_heads * static_cast<double>(s.head_dim));
       out.push_back(p);
     }
 }

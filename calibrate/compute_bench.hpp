@@ -34,6 +34,9 @@ struct AttentionPoint {
   // heads `kv_heads`; flops 4 b n (cached + n) h d, the serving op list's full rectangle
   bool kv_cache = false;
   int cached = 0, kv_heads = 0;
+  // kv_cache: the bytes the serving op list counts (sim/inference/iteration_ops.cpp): q
+  // and the output, K and V read over cached + n rows and written for the n new ones
+  double bytes = 0;
 };
 
 struct SweepOptions {

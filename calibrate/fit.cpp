@@ -82,8 +82,17 @@ AttentionFit fit_attention(const std::vector<AttentionPoint>& points, double pea
 std::vector<CurvePoint> fit_kv_attention(const std::vector<AttentionPoint>& points, double peak_flops, double launch_s) {
   std::map<double, std::vector<double>> by_flops;
   for (const AttentionPoint& p : points)
-    if (p.kv_cache) by_flops[p.flops].push_back(p.flops / std::max(p.seconds.median - launch_s, 1e-12) / peak_flops);
+    if (p.kv_cache && p.seq > 1)
+      by_flops[p.flops].push_back(p.flops / std::max(p.seconds.median - launch_s, 1e-12) / peak_flops);
   return running_median(median_curve(by_flops, kMinKernelEfficiency));
+}
+
+KernelCurves fit_kv_attention_memory(const std::vector<AttentionPoint>& points, const MemoryFit& memory) {
+  std::map<double, std::vector<double>> by_bytes;
+  for (const AttentionPoint& p : points)
+    if (p.kv_cache && p.seq == 1)
+      by_bytes[p.bytes].push_back(p.bytes / std::max(p.seconds.median - memory.launch_s, 1e-12) / memory.copy_Bps);
+  return {running_median(median_curve(by_bytes, kMinKernelEfficiency)), {}};
 }
 
 std::map<std::string, KernelCurves> fit_kernels(const std::vector<MemoryPoint>& points, const MemoryFit& memory) {

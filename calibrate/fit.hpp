@@ -50,8 +50,14 @@ struct KernelCurves {
 // launch cost taken out as for GEMMs.
 using AttentionFit = KernelCurves;
 AttentionFit fit_attention(const std::vector<AttentionPoint>& points, double peak_flops, double launch_s);
-// The serving kernel's points (AttentionPoint::kv_cache) alone, by FLOPs.
+// The serving kernel's prefill points (AttentionPoint::kv_cache, seq > 1), by FLOPs.
 std::vector<CurvePoint> fit_kv_attention(const std::vector<AttentionPoint>& points, double peak_flops, double launch_s);
+// Its memory side from the decode points (seq 1): a decode step reads the whole KV cache
+// for 4 FLOPs per element read, so it runs at a bandwidth, the same per byte with or
+// without GQA where by FLOPs the two differ by the group size (kv 4 against 2 heads:
+// 3.3 and 3.2 GB/s, 160 and 81 us, this host, 2026-11-22). Fraction of memcpy's
+// bandwidth on AttentionPoint::bytes, as the memory-bound kernels (fwd only).
+KernelCurves fit_kv_attention_memory(const std::vector<AttentionPoint>& points, const MemoryFit& memory);
 
 // Each memory-bound kernel of the op list ("gelu", "layernorm", ...): achieved fraction
 // of memcpy's bandwidth on the bytes the simulator counts for it (MemoryPoint::bytes),

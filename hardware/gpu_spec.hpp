@@ -56,7 +56,9 @@ struct GpuSpec {
   // achieved fraction of hbm_bandwidth on the bytes the op list counts for them; a
   // kernel not named here runs at memory_efficiency. On a GPU these kernels stream at
   // near one rate; on a CPU, GeLU's math makes it 10x slower than a copy. "gemm" and
-  // "gemm_cached" are the memory side of the GEMM roofline (models/layer_ops.hpp).
+  // "gemm_cached" are the memory side of the GEMM roofline, "kv_cache_attention" that of
+  // serving attention (by the bytes of q, the output and the K/V read and written;
+  // models/layer_ops.hpp).
   std::map<std::string, PassCurves, std::less<>> kernel_efficiency;
 
   // Peak for a math type; throws if the GPU has no such unit (e.g. fp8 on A100).

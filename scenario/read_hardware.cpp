@@ -97,6 +97,7 @@ std::map<std::string, PassCurves, std::less<>> read_kernel_efficiency(MappingRea
   std::vector<std::string_view> names(kKernelNames.begin(), kKernelNames.end());
   names.push_back(kGemmKernel);
   names.push_back(kGemmCachedKernel);
+  names.push_back(kKvCacheAttentionKernel);
   return read_named<PassCurves>(r, "kernel_efficiency", names, "a kernel the op list names", read_pass_curves);
 }
 

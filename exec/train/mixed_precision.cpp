@@ -1,5 +1,6 @@
 #include "exec/train/mixed_precision.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -36,6 +37,15 @@ void round_to_storage(Dtype storage, float* data, std::size_t n) {
     for (std::size_t i = 0; i < n; ++i) data[i] = round_to_bf16(data[i]);
   else if (storage == Dtype::fp16)
     for (std::size_t i = 0; i < n; ++i) data[i] = round_to_fp16(data[i]);
+}
+
+void store_rounded(Dtype storage, const float* in, float* out, std::size_t n) {
+  if (storage == Dtype::bf16)
+    for (std::size_t i = 0; i < n; ++i) out[i] = round_to_bf16(in[i]);
+  else if (storage == Dtype::fp16)
+    for (std::size_t i = 0; i < n; ++i) out[i] = round_to_fp16(in[i]);
+  else
+    std::copy_n(in, n, out);
 }
 
 bool has_inf_or_nan(const float* data, std::size_t n) {

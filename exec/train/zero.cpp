@@ -150,10 +150,7 @@ void ShardedOptimizer::update(BlockShard& s, float* params, const float* grads) 
       kernels::cpu::sgd_step(weights + i, grads + i, nullptr, static_cast<long>(b - a), cfg);
     }
   }
-  if (low_precision(c_)) {
-    std::copy_n(s.master.data(), s.hi - s.lo, params);
-    round_to_storage(c_.training.precision, params, s.hi - s.lo);
-  }
+  if (low_precision(c_)) store_rounded(c_.training.precision, s.master.data(), params, s.hi - s.lo);
 }
 
 void ShardedOptimizer::step() {

@@ -101,7 +101,10 @@ ComputeCost attention_cost(const GpuSpec& gpu, const ComputeOp& op) {
   ComputeCost c;
   c.efficiency = attention_efficiency(gpu, op);
   c.math_s = op.flops / (gpu.peak(op.dtype) * c.efficiency);
-  c.memory_s = memory_s(gpu, op.bytes);
+  // a decode step reads the whole KV cache for a few FLOPs per byte: a device that
+  // measured that rate gives it as kernel_efficiency "kv_cache_attention"
+  const bool kv_rate = op.kernel == kKvCacheAttentionKernel && gpu.kernel_efficiency.contains(op.kernel);
+  c.memory_s = kv_rate ? kernel_memory_s(gpu, op) : memory_s(gpu, op.bytes);
   c.launch_s = gpu.kernel_launch_s;
   return c;
 }

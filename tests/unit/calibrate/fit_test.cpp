@@ -79,6 +79,33 @@ TEST(FitKernels, EachKernelAndPassGetsItsOwnCurve) {
   EXPECT_TRUE(k.at("layernorm").bwd.empty());
 }
 
+// Serving attention: decode steps stream the KV cache at 4 GB/s whatever their GQA
+// group (so by FLOPs they differ by the group), prefills reach 10% of a 50 GFLOP/s peak.
+// The decode steps make the memory side, by bytes; the FLOPs curve is the prefills' alone.
+TEST(FitKvAttention, DecodeStepsGiveTheMemorySidePrefillsTheFlopsCurve) {
+  std::vector<AttentionPoint> pts;
+  auto point = [](int seq, int kv_heads, double flops, double bytes, double seconds) {
+    AttentionPoint p{4, seq, 4, 64, false, flops, exact(seconds)};
+    p.kv_cache = true, p.kv_heads = kv_heads, p.bytes = bytes;
+    return p;
+  };
+  for (double cached : {63.0, 255.0})
+    for (int kv_heads : {4, 2}) {
+      const double bytes = 4.0 * (2 * 4 * 4 * 64 + 4 * (cached + 2) * 2 * kv_heads * 64);
+      pts.push_back(point(1, kv_heads, 4.0 * 4 * (cached + 1) * 4 * 64, bytes, bytes / 4e9));
+    }
+  for (double flops : {4e6, 1.6e7}) pts.push_back(point(64, 4, flops, 1e6, flops / 5e9));
+  MemoryFit memory;
+  memory.copy_Bps = 20e9;
+  const KernelCurves kv = fit_kv_attention_memory(pts, memory);
+  ASSERT_FALSE(kv.fwd.empty());
+  for (const CurvePoint& p : kv.fwd) EXPECT_NEAR(p.efficiency, 0.2, 1e-9);  // 4 of memcpy's 20 GB/s
+  EXPECT_TRUE(kv.bwd.empty());
+  const std::vector<CurvePoint> flops = fit_kv_attention(pts, 50e9, 0);
+  ASSERT_EQ(flops.size(), 2u);  // the prefills' two sizes, no decode step among them
+  for (const CurvePoint& p : flops) EXPECT_NEAR(p.efficiency, 0.1, 1e-9);
+}
+
 TEST(FitGemm, PeakIsTheBestShapeAndCurveIsRelative) {
   // 1 GFLOP at 100 GFLOP/s, 1 MFLOP at 25 GFLOP/s; two shapes of 8 MFLOP at 50 and 70
   const double launch = 1e-6;

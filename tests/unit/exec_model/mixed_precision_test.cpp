@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <random>
+#include <vector>
 
 #include "exec/train/mixed_precision.hpp"
 
@@ -42,6 +43,23 @@ TEST(ExecMixedPrecision, Fp16MatchesTheCompilersConversion) {
   }
 }
 #endif
+
+// The one-pass cast-on-copy equals a copy then rounding in place, for each storage type.
+TEST(ExecMixedPrecision, StoreRoundedEqualsCopyThenRound) {
+  std::mt19937 gen(5);
+  std::normal_distribution<float> normal(0.0f, 100.0f);
+  std::vector<float> master(1000);
+  for (float& x : master) x = normal(gen);
+  for (Dtype d : {Dtype::fp32, Dtype::bf16, Dtype::fp16}) {
+    std::vector<float> want = master, got(master.size(), -1.0f);
+    round_to_storage(d, want.data(), want.size());
+    store_rounded(d, master.data(), got.data(), got.size());
+    EXPECT_EQ(got, want) << to_string(d);
+  }
+  std::vector<float> rounded = master;
+  round_to_storage(Dtype::bf16, rounded.data(), rounded.size());
+  EXPECT_NE(rounded, master);  // the data needed rounding
+}
 
 TEST(ExecMixedPrecision, LossScalerSkipsHalvesAndGrows) {
   LossScaler s(1024.0f, 2);

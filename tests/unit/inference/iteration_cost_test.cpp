@@ -82,6 +82,19 @@ TEST(DecodePass, GemmsReadFromTheCacheOnlyWhenThePassFitsIt) {
   EXPECT_DOUBLE_EQ(decode_compute_s(1.1 * weights), no_cache);
 }
 
+// A device that measured its serving attention's bandwidth (kernel_efficiency
+// "kv_cache_attention", made up here: 5% of HBM) prices a long-context decode's cache
+// read at that rate; without it, at memory_efficiency.
+TEST(DecodePass, KvCacheReadAtTheMeasuredAttentionBandwidth) {
+  Scenario s = test::serving_scenario("llama2-7b", "dgx-a100-80gb", 1, 1, 1, 1, 128, 128);
+  const double plain = ServingCostModel(s).cost(decode_shape(8, 4096)).compute_s;
+  s.cluster.gpu.kernel_efficiency["kv_cache_attention"] = {{{1, 0.05}}, {}};
+  const double slow = ServingCostModel(s).cost(decode_shape(8, 4096)).compute_s;
+  const double kv_read = 8 * 4096.0 * 524288 / 32;  // one layer's K,V for 8 sequences
+  EXPECT_GT(slow, plain);
+  EXPECT_GT(slow - plain, 32 * kv_read / (2039e9 * 0.05) * 0.5);  // most of the 32 layers' reads at 5%
+}
+
 // Roofline bounds from the A100 datasheet (2,039 GB/s, 312 TFLOP/s fp16): a decode pass
 // cannot beat reading its weights and cache; a long prefill cannot beat its FLOPs.
 TEST(Passes, DecodeIsBoundByMemoryAndPrefillByMath) {
