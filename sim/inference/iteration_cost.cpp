@@ -102,15 +102,36 @@ double ServingCostModel::call_time_s(const LayerOp& op, bool cached) const {
   return op_time_s(gpu, c);
 }
 
+std::vector<double> ServingCostModel::list_times_s(const std::vector<LayerOp>& ops, bool cached) const {
+  std::vector<double> t;
+  for (const LayerOp& op : ops) t.push_back(call_time_s(op, cached));
+  const auto first = std::find_if(ops.begin(), ops.end(), [](const LayerOp& op) { return op.kind == OpKind::collective; });
+  if (first == ops.end() || s_.cluster.straggler <= 0) return t;
+  // a collective waits straggler x the compute since the last one; the list runs layer
+  // after layer, so the compute after its last collective comes before its first
+  const std::size_t n = ops.size(), start = static_cast<std::size_t>(first - ops.begin());
+  double since = 0;
+  for (std::size_t k = 1; k <= n; ++k) {
+    const std::size_t i = (start + k) % n;
+    if (ops[i].kind != OpKind::collective) {
+      since += t[i];
+      continue;
+    }
+    t[i] += s_.cluster.straggler * since;
+    since = 0;
+  }
+  return t;
+}
+
 ServingCostModel::OpsCost ServingCostModel::price(const std::vector<LayerOp>& ops, bool cached) const {
   OpsCost cost;
   const BytesRead read = bytes_read(ops);
   cost.weight_bytes = read.weights;
   cost.kv_bytes = read.kv;
-  for (const LayerOp& op : ops) {
-    const double t = call_time_s(op, cached);
-    if (op.kind == OpKind::collective) cost.tp_comm_s += t;
-    else cost.compute_s += t;
+  const std::vector<double> times = list_times_s(ops, cached);
+  for (std::size_t i = 0; i < ops.size(); ++i) {
+    if (ops[i].kind == OpKind::collective) cost.tp_comm_s += times[i];
+    else cost.compute_s += times[i];
   }
   cost.time_s = cost.compute_s + cost.tp_comm_s;  // serving runs TP collectives in line (no overlap)
   return cost;
@@ -162,9 +183,11 @@ std::vector<PassOpTime> ServingCostModel::op_times(const IterationShape& shape) 
   const bool cached = fits_cache(pass);
   auto add = [this, &out, cached](const std::vector<LayerOp>& ops, double count) {
     if (count <= 0) return;
-    for (const LayerOp& op : ops) {
+    const std::vector<double> times = list_times_s(ops, cached);
+    for (std::size_t i = 0; i < ops.size(); ++i) {
+      const LayerOp& op = ops[i];
       const std::string name = std::string(op.name) + ".fwd";  // the executor's name of a forward op
-      const double t = call_time_s(op, cached);
+      const double t = times[i];
       auto it = std::find_if(out.begin(), out.end(), [&name](const PassOpTime& o) { return o.name == name; });
       if (it == out.end()) {
         out.push_back({name, t, count});

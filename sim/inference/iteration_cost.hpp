@@ -56,6 +56,9 @@ class ServingCostModel {
   OpsCost price(const std::vector<LayerOp>& ops, bool cached) const;
   // One call of one op: a TP collective's time, or a kernel's.
   double call_time_s(const LayerOp& op, bool cached) const;
+  // Each op's call in one run of the list, a TP collective with its wait for the group's
+  // slowest rank (cluster.straggler, as the training step's blocking collectives).
+  std::vector<double> list_times_s(const std::vector<LayerOp>& ops, bool cached) const;
   Scenario s_;
   GroupLayout tp_group_;
   GroupLayout pp_pair_;

@@ -95,6 +95,23 @@ TEST(DecodePass, KvCacheReadAtTheMeasuredAttentionBandwidth) {
   EXPECT_GT(slow - plain, 32 * kv_read / (2039e9 * 0.05) * 0.5);  // most of the 32 layers' reads at 5%
 }
 
+// A straggler fraction s makes every TP collective of a serving pass wait s x the compute
+// since the last one, as in the training step: the pass's TP time grows by close to s x
+// its compute (every op list of a TP pass holds a collective); one GPU alone waits for nobody.
+TEST(DecodePass, TensorParallelCollectivesWaitForTheStraggler) {
+  Scenario tp2 = test::serving_scenario("llama2-7b", "dgx-a100-80gb", 2, 2, 1, 1, 128, 128);
+  const IterationCost even = ServingCostModel(tp2).cost(decode_shape(8, 1024));
+  tp2.cluster.straggler = 0.1;
+  const IterationCost late = ServingCostModel(tp2).cost(decode_shape(8, 1024));
+  EXPECT_DOUBLE_EQ(late.compute_s, even.compute_s);
+  EXPECT_GT(late.tp_comm_s - even.tp_comm_s, 0.09 * even.compute_s);
+  EXPECT_LE(late.tp_comm_s - even.tp_comm_s, 0.1 * even.compute_s * (1 + 1e-12));
+  Scenario one = test::serving_scenario("llama2-7b", "dgx-a100-80gb", 1, 1, 1, 1, 128, 128);
+  const double alone = ServingCostModel(one).cost(decode_shape(8, 1024)).latency_s();
+  one.cluster.straggler = 0.1;
+  EXPECT_DOUBLE_EQ(ServingCostModel(one).cost(decode_shape(8, 1024)).latency_s(), alone);
+}
+
 // Roofline bounds from the A100 datasheet (2,039 GB/s, 312 TFLOP/s fp16): a decode pass
 // cannot beat reading its weights and cache; a long prefill cannot beat its FLOPs.
 TEST(Passes, DecodeIsBoundByMemoryAndPrefillByMath) {
