@@ -106,15 +106,22 @@ std::string hardware_yaml(const Calibration& c, const Fitted& f, const std::stri
     << "    fp32: " << fmt("%.5f", f.gemm.peak_flops / 1e12) << "\n"
     << "    bf16: " << fmt("%.5f", f.gemm.peak_flops / 1e12) << "\n"
     << "    fp16: " << fmt("%.5f", f.gemm.peak_flops / 1e12) << "\n"
-    << "  # achieved fraction of the peak by GEMM FLOPs: each shape the mean of the linear layer's\n"
-    << "  # forward, dgrad and wgrad with operands out of cache; the median over the shapes of that\n"
-    << "  # size, then a running median of three neighbours\n"
-    << "  gemm_efficiency:\n";
-  for (const CurvePoint& p : f.gemm.curve) {
-    y << "    - [" << fmt("%.6g", p.size) << ", " << fmt("%.4f", p.efficiency) << "]   #";
-    for (const GemmPoint& g : c.gemm)
-      if (g.flops == p.size) y << " " << g.m << "x" << g.n << "x" << g.k << ": " << spread(g.seconds) << ";";
-    y << "\n";
+    << "  # achieved fraction of the peak by GEMM FLOPs, the linear layer's forward (y = x W^T),\n"
+    << "  # dgrad (dx = dy W) and wgrad (dW = dy^T x) apart, with operands out of cache; the median\n"
+    << "  # over the shapes of that size, then a running median of three neighbours\n";
+  const std::pair<const char*, GemmPass> passes[] = {
+      {"gemm_efficiency", GemmPass::fwd}, {"gemm_dgrad_efficiency", GemmPass::dgrad}, {"gemm_wgrad_efficiency", GemmPass::wgrad}};
+  for (const auto& [key, pass] : passes) {
+    const std::vector<CurvePoint>& curve =
+        pass == GemmPass::fwd ? f.gemm.curve : pass == GemmPass::dgrad ? f.gemm.dgrad : f.gemm.wgrad;
+    if (curve.empty()) continue;
+    y << "  " << key << ":\n";
+    for (const CurvePoint& p : curve) {
+      y << "    - [" << fmt("%.6g", p.size) << ", " << fmt("%.4f", p.efficiency) << "]   #";
+      for (const GemmPoint& g : c.gemm)
+        if (g.flops == p.size && g.pass == pass) y << " " << g.m << "x" << g.n << "x" << g.k << ": " << spread(g.seconds) << ";";
+      y << "\n";
+    }
   }
   if (!f.attention.fwd.empty() || !f.attention.bwd.empty()) {
     y << "  # flash attention (the executor's causal kernel): achieved fraction of the peak by\n"
@@ -201,7 +208,8 @@ std::vector<CommPoint> comm_points_from_json(const json& j) {
 json points_json(const Calibration& c) {
   json gemm = json::array(), mem = json::array(), att = json::array();
   for (const GemmPoint& g : c.gemm)
-    gemm.push_back({{"m", g.m}, {"n", g.n}, {"k", g.k}, {"flops", g.flops}, {"seconds", stats_json(g.seconds)}});
+    gemm.push_back({{"m", g.m}, {"n", g.n}, {"k", g.k}, {"flops", g.flops}, {"seconds", stats_json(g.seconds)},
+                    {"pass", g.pass == GemmPass::fwd ? "fwd" : g.pass == GemmPass::dgrad ? "dgrad" : "wgrad"}});
   for (const MemoryPoint& m : c.memory)
     mem.push_back({{"kernel", m.kernel}, {"backward", m.backward}, {"bytes", m.bytes}, {"seconds", stats_json(m.seconds)}});
   for (const AttentionPoint& a : c.attention)

@@ -69,9 +69,8 @@ std::vector<GemmPoint> gemm_sweep(const SweepOptions& o) {
   std::vector<GemmPoint> out;
   for (const Shape& s : gemm_shapes(o.quick)) {
     // the executor's linear layer (kernels/cpu/linear.hpp) with m tokens, k inputs, n outputs:
-    // forward y = x W^T + b, dgrad dx = dy W, wgrad dW += dy^T x: each 2mnk FLOPs. The
-    // simulator prices the three with one curve, so a shape's point is their mean time
-    // (the sum of the three is what a layer's forward and backward take).
+    // forward y = x W^T + b, dgrad dx = dy W, wgrad dW += dy^T x: each 2mnk FLOPs, each
+    // its own point (the simulator prices each pass with its own curve)
     const std::size_t xs = static_cast<std::size_t>(s.m) * s.k, ws = static_cast<std::size_t>(s.n) * s.k,
                       ys = static_cast<std::size_t>(s.m) * s.n;
     const int sets = cold_sets((xs + ws + ys) * sizeof(float));
@@ -86,12 +85,10 @@ std::vector<GemmPoint> gemm_sweep(const SweepOptions& o) {
     const Stats wgrad = time_per_call(
         [&] { const int j = next(); k::linear_backward_weight(y[j].data(), x[j].data(), w[j].data(), s.m, s.k, s.n, true); },
         o.repeats, o.min_repeat_s);
-    Stats mean;
-    mean.median = (fwd.median + dgrad.median + wgrad.median) / 3;
-    mean.min = (fwd.min + dgrad.min + wgrad.min) / 3;
-    mean.max = (fwd.max + dgrad.max + wgrad.max) / 3;
-    mean.repeats = fwd.repeats;
-    out.push_back({s.m, s.n, s.k, 2.0 * s.m * s.n * s.k, mean});  // one multiply and one add per (i, j, l)
+    const double flops = 2.0 * s.m * s.n * s.k;  // one multiply and one add per (i, j, l)
+    out.push_back({s.m, s.n, s.k, flops, fwd, GemmPass::fwd});
+    out.push_back({s.m, s.n, s.k, flops, dgrad, GemmPass::dgrad});
+    out.push_back({s.m, s.n, s.k, flops, wgrad, GemmPass::wgrad});
   }
   return out;
 }

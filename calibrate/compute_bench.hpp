@@ -7,13 +7,15 @@
 #include <vector>
 
 #include "calibrate/samples.hpp"
+#include "hardware/gpu_spec.hpp"
 
 namespace twinsim::calibrate {
 
 struct GemmPoint {
-  std::int64_t m = 0, n = 0, k = 0;
+  std::int64_t m = 0, n = 0, k = 0;  // the linear layer's tokens, outputs and inputs
   double flops = 0;  // 2 m n k
   Stats seconds;
+  GemmPass pass = GemmPass::fwd;  // which of its three GEMMs (hardware/gpu_spec.hpp)
 };
 
 struct MemoryPoint {

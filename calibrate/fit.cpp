@@ -62,9 +62,16 @@ GemmFit fit_gemm(const std::vector<GemmPoint>& points, double launch_s) {
   GemmFit f;
   auto rate = [&](const GemmPoint& p) { return p.flops / std::max(p.seconds.median - launch_s, 1e-12); };
   for (const GemmPoint& p : points) f.peak_flops = std::max(f.peak_flops, rate(p));
-  std::map<double, std::vector<double>> by_flops;
-  for (const GemmPoint& p : points) by_flops[p.flops].push_back(rate(p) / f.peak_flops);
-  f.curve = running_median(median_curve(by_flops));
+  auto curve_of = [&](GemmPass pass) {
+    std::map<double, std::vector<double>> by_flops;
+    for (const GemmPoint& p : points)
+      if (p.pass == pass) by_flops[p.flops].push_back(rate(p) / f.peak_flops);
+    return by_flops.empty() ? std::vector<CurvePoint>{} : running_median(median_curve(by_flops));
+  };
+  f.curve = curve_of(GemmPass::fwd);
+  f.dgrad = curve_of(GemmPass::dgrad);
+  f.wgrad = curve_of(GemmPass::wgrad);
+  if (f.curve.empty()) throw std::invalid_argument("fit_gemm: no forward points");
   return f;
 }
 

@@ -25,8 +25,10 @@ struct LineFit {
 LineFit fit_line_relative(const std::vector<double>& x, const std::vector<double>& t);
 
 struct GemmFit {
-  double peak_flops = 0;  // the best throughput any shape reached
-  std::vector<CurvePoint> curve;  // by FLOPs: median achieved fraction of the peak, then a running median of 3
+  double peak_flops = 0;  // the best throughput any shape and pass reached
+  // per pass, by FLOPs: median achieved fraction of the peak, then a running median of 3
+  // (`curve` the forward's; dgrad and wgrad empty when no point measured them)
+  std::vector<CurvePoint> curve, dgrad, wgrad;
 };
 // The simulator adds `launch_s` to a GEMM's math time, so it is taken out of each point.
 GemmFit fit_gemm(const std::vector<GemmPoint>& points, double launch_s);

@@ -29,6 +29,9 @@ struct PassCurves {
   }
 };
 
+// A linear layer's three GEMMs: forward Y = X W^T, dgrad dX = dY W, wgrad dW = dY^T X.
+enum class GemmPass { fwd, dgrad, wgrad };
+
 struct GpuSpec {
   std::string name;
   std::int64_t memory_bytes = 0;        // HBM capacity
@@ -45,7 +48,11 @@ struct GpuSpec {
   // library workspace held on the device (cuBLAS, NCCL); -1: the memory model's GPU
   // allowance (sim/memory/buffers.cpp), 0 for the host CPU, whose libraries need none
   std::int64_t workspace_bytes = -1;
-  std::vector<EfficiencyPoint> gemm_efficiency;  // by GEMM FLOPs
+  std::vector<EfficiencyPoint> gemm_efficiency;  // by GEMM FLOPs (forward, and any pass without its own)
+  // a linear layer's backward GEMMs when they run at their own rate (dgrad dX = dY W,
+  // wgrad dW = dY^T X; a CPU's dgrad ran 5-10% faster than its forward, its wgrad up to
+  // 19% slower, `twinsim calibrate` shapes, this host, 2026-11-22); empty: gemm_efficiency
+  std::vector<EfficiencyPoint> gemm_dgrad_efficiency, gemm_wgrad_efficiency;
   // fused attention: achieved fraction of peak by FLOPs (the op list's full-square count);
   // empty: the figures of sim/cost/kernel_defaults.cpp, or else the GEMM curve
   PassCurves attention_efficiency;

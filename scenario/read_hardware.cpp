@@ -151,6 +151,8 @@ GpuSpec read_gpu(const YAML::Node& node, const std::string& path) {
   if (auto mib = r.optional_number("workspace_MiB", 0, 1e6)) g.workspace_bytes = static_cast<std::int64_t>(*mib * 1048576.0);
   g.cache_bytes = static_cast<std::int64_t>(r.number("cache_MiB", 0, 0, 1e6) * 1048576.0);
   g.gemm_efficiency = read_curve(r, "gemm_efficiency");
+  g.gemm_dgrad_efficiency = read_curve(r, "gemm_dgrad_efficiency");
+  g.gemm_wgrad_efficiency = read_curve(r, "gemm_wgrad_efficiency");
   g.attention_efficiency = read_pass_curves(r, "attention_efficiency");
   g.kv_attention_efficiency = read_curve(r, "kv_attention_efficiency");
   g.kernel_efficiency = read_kernel_efficiency(r);

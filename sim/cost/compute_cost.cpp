@@ -35,8 +35,10 @@ int sm_count(const GpuSpec& gpu) {
   return d ? d->sms : 0;
 }
 
-const std::vector<EfficiencyPoint>& gemm_curve(const GpuSpec& gpu) {
+const std::vector<EfficiencyPoint>& gemm_curve(const GpuSpec& gpu, GemmPass pass = GemmPass::fwd) {
   static const std::vector<EfficiencyPoint> kIdeal;  // interpolates to 1.0
+  if (pass == GemmPass::dgrad && !gpu.gemm_dgrad_efficiency.empty()) return gpu.gemm_dgrad_efficiency;
+  if (pass == GemmPass::wgrad && !gpu.gemm_wgrad_efficiency.empty()) return gpu.gemm_wgrad_efficiency;
   if (!gpu.gemm_efficiency.empty()) return gpu.gemm_efficiency;
   const KernelDefaults* d = kernel_defaults(gpu.name);
   return d ? d->gemm : kIdeal;
@@ -76,8 +78,9 @@ double gemm_wave_utilization(int sms, std::int64_t m, std::int64_t n, std::int64
   return useful_blocks / slots;
 }
 
-double gemm_efficiency(const GpuSpec& gpu, double flops, std::int64_t m, std::int64_t n, std::int64_t k) {
-  return interpolate_efficiency(gemm_curve(gpu), flops) * gemm_wave_utilization(sm_count(gpu), m, n, k);
+double gemm_efficiency(const GpuSpec& gpu, double flops, std::int64_t m, std::int64_t n, std::int64_t k,
+                       GemmPass pass) {
+  return interpolate_efficiency(gemm_curve(gpu, pass), flops) * gemm_wave_utilization(sm_count(gpu), m, n, k);
 }
 
 // The memory side of the GEMM roofline: the device's "gemm_cached" curve for operands in
@@ -90,7 +93,7 @@ double gemm_memory_s(const GpuSpec& gpu, const ComputeOp& op) {
 
 ComputeCost gemm_cost(const GpuSpec& gpu, const ComputeOp& op) {
   ComputeCost c;
-  c.efficiency = gemm_efficiency(gpu, op.flops, op.m, op.n, op.k);
+  c.efficiency = gemm_efficiency(gpu, op.flops, op.m, op.n, op.k, op.pass);
   c.math_s = op.flops / (gpu.peak(op.dtype) * c.efficiency);
   c.memory_s = gemm_memory_s(gpu, op);
   c.launch_s = gpu.kernel_launch_s;

@@ -18,6 +18,7 @@ struct ComputeOp {
   double bytes = 0;               // HBM traffic, reads plus writes
   std::int64_t m = 0, n = 0, k = 0;  // gemm: output m x n, inner k (0 = shape unknown)
   bool backward = false;          // attention: the backward kernels run slower
+  GemmPass pass = GemmPass::fwd;  // gemm: which of a linear layer's three products
   // memory-bound kernels: which one ("gelu", "layernorm", ...; see LayerOp::kernel),
   // for GPUs that list per-kernel efficiencies; "" runs at the GPU's memory_efficiency.
   // GEMMs: "gemm_cached" when the pass's operands sit in the device's cache, else "gemm".
@@ -40,8 +41,9 @@ struct ComputeCost {
 double gemm_wave_utilization(int sms, std::int64_t m, std::int64_t n, std::int64_t k);
 
 // Achieved fraction of dense peak for a GEMM of this shape (`flops` picks the point on
-// the GPU's efficiency curve; m, n, k the quantization; zeros mean unknown).
-double gemm_efficiency(const GpuSpec& gpu, double flops, std::int64_t m, std::int64_t n, std::int64_t k);
+// the GPU's efficiency curve for that pass; m, n, k the quantization; zeros mean unknown).
+double gemm_efficiency(const GpuSpec& gpu, double flops, std::int64_t m, std::int64_t n, std::int64_t k,
+                       GemmPass pass = GemmPass::fwd);
 
 // One function per kind; op_cost dispatches on op.kind.
 ComputeCost gemm_cost(const GpuSpec& gpu, const ComputeOp& op);

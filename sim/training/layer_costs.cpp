@@ -60,9 +60,11 @@ void price_gemm(const GpuSpec& gpu, Dtype dtype, const LayerOp& op, OpTime& t) {
   t.fwd_s = op_time_s(gpu, c);
   c.m = op.m, c.n = op.k, c.k = op.n;
   c.flops = op.dgrad_flops;
+  c.pass = GemmPass::dgrad;
   t.dgrad_s = op_time_s(gpu, c);
   c.m = op.k, c.n = op.n, c.k = op.m;
   c.flops = op.wgrad_flops;
+  c.pass = GemmPass::wgrad;
   t.wgrad_s = op_time_s(gpu, c);
 }
 

@@ -121,6 +121,26 @@ TEST(FitGemm, PeakIsTheBestShapeAndCurveIsRelative) {
   EXPECT_NEAR(f.curve[2].efficiency, 1.0, 1e-9);
 }
 
+// Each pass of the linear layer gets its own curve, relative to the best rate of any pass:
+// forward at 40 GFLOP/s, dgrad at 50 (the peak), wgrad at 25.
+TEST(FitGemm, EachPassGetsItsOwnCurveAgainstOnePeak) {
+  std::vector<GemmPoint> pts;
+  for (std::int64_t n : {256, 1024}) {
+    const double flops = 2.0 * 128 * n * 256;
+    pts.push_back({128, n, 256, flops, exact(flops / 40e9), GemmPass::fwd});
+    pts.push_back({128, n, 256, flops, exact(flops / 50e9), GemmPass::dgrad});
+    pts.push_back({128, n, 256, flops, exact(flops / 25e9), GemmPass::wgrad});
+  }
+  const GemmFit f = fit_gemm(pts, 0);
+  EXPECT_NEAR(f.peak_flops, 50e9, 1e-3 * 50e9);
+  ASSERT_EQ(f.curve.size(), 2u);
+  ASSERT_EQ(f.dgrad.size(), 2u);
+  ASSERT_EQ(f.wgrad.size(), 2u);
+  for (const CurvePoint& p : f.curve) EXPECT_NEAR(p.efficiency, 0.8, 1e-9);
+  for (const CurvePoint& p : f.dgrad) EXPECT_NEAR(p.efficiency, 1.0, 1e-9);
+  for (const CurvePoint& p : f.wgrad) EXPECT_NEAR(p.efficiency, 0.5, 1e-9);
+}
+
 TEST(FitGemm, OneLuckyShapeDoesNotBendTheCurve) {
   // 40% of the peak everywhere but one shape that ran at the full 100 GFLOP/s
   std::vector<GemmPoint> pts;
@@ -194,7 +214,8 @@ TEST(HardwareYaml, LoadsAsAnInlineClusterWithTheFittedFigures) {
   }
   c.attention = {{2, 64, 4, 64, false, 1e8, exact(1e-6 + 1e8 / 8e9)}, {2, 64, 4, 64, true, 2e8, exact(1e-6 + 2e8 / 4e9)}};
   c.gemm = {{64, 64, 64, 2.0 * 64 * 64 * 64, exact(1e-6 + 2.0 * 64 * 64 * 64 / 20e9)},
-            {512, 512, 512, 2.0 * 512 * 512 * 512, exact(1e-6 + 2.0 * 512 * 512 * 512 / 80e9)}};
+            {512, 512, 512, 2.0 * 512 * 512 * 512, exact(1e-6 + 2.0 * 512 * 512 * 512 / 80e9)},
+            {512, 512, 512, 2.0 * 512 * 512 * 512, exact(1e-6 + 2.0 * 512 * 512 * 512 / 40e9), GemmPass::dgrad}};
   c.comm = ring_points(8e9, 2e-6, 0.5);
   const Fitted f = fit_all(c);
   const std::string yaml = hardware_yaml(c, f, "host");
@@ -212,6 +233,9 @@ TEST(HardwareYaml, LoadsAsAnInlineClusterWithTheFittedFigures) {
   EXPECT_NEAR(s.cluster.gpu.kernel_launch_s, 1e-6, 1e-9);
   EXPECT_EQ(s.cluster.gpu.gemm_efficiency.size(), 2u);
   EXPECT_NEAR(s.cluster.gpu.gemm_efficiency.front().efficiency, 0.25, 1e-3);
+  ASSERT_EQ(s.cluster.gpu.gemm_dgrad_efficiency.size(), 1u);  // dgrad at half the forward's 80 GFLOP/s
+  EXPECT_NEAR(s.cluster.gpu.gemm_dgrad_efficiency.front().efficiency, 0.5, 1e-3);
+  EXPECT_TRUE(s.cluster.gpu.gemm_wgrad_efficiency.empty());
   EXPECT_NEAR(s.cluster.intra_node.latency_s, 2e-6, 1e-9);
   EXPECT_NEAR(s.cluster.intra_node.bandwidth_Bps, 8e9, 8e6);
   ASSERT_EQ(s.cluster.intra_node.efficiency.size(), 3u);

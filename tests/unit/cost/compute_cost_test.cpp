@@ -117,6 +117,21 @@ TEST(ComputeCost, MeasuredAttentionCurvesOverrideKernelDefaults) {
   EXPECT_NEAR(achieved_tflops(gpu, op), 0.1 * 312, 0.5);
 }
 
+// A device with its own dgrad curve prices that pass with it; a pass without one (wgrad
+// here) and the forward use gemm_efficiency.
+TEST(ComputeCost, BackwardGemmPassesUseTheirOwnCurves) {
+  GpuSpec gpu = test::a100();
+  gpu.gemm_efficiency = {{1e9, 0.6}};
+  gpu.gemm_dgrad_efficiency = {{1e9, 0.3}};
+  ComputeOp op = gemm_op(Dtype::bf16, 8192, 8192, 8192);
+  const double fwd = op_time_s(gpu, op);
+  op.pass = GemmPass::dgrad;
+  const double launch = gpu.kernel_launch_s;  // half the efficiency: twice the math time
+  EXPECT_NEAR(op_time_s(gpu, op) - launch, 2 * (fwd - launch), 1e-9 * fwd);
+  op.pass = GemmPass::wgrad;
+  EXPECT_DOUBLE_EQ(op_time_s(gpu, op), fwd);
+}
+
 TEST(ComputeCost, CatalogCurveOverridesDefaultsAndMissingPeakThrows) {
   GpuSpec gpu = test::a100();
   gpu.gemm_efficiency = {{1e9, 0.3}, {1e12, 0.6}};
