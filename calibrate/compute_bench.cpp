@@ -230,15 +230,23 @@ std::vector<MemoryPoint> memory_sweep(const SweepOptions& o) {
 namespace {
 
 // Serving attention over a KV cache: decode steps (one token after 31..255 cached ones)
-// and prefills (32..128 tokens over an empty cache), 4 sequences, 4 heads of 64, with and
-// without GQA (2 K/V heads), as the executor's inference cases run it.
+// and prefills (32..128 tokens over an empty cache), 4 sequences, as the executor's
+// inference cases run it: heads of 64 with and without GQA (tiny-gpt: 4 heads), and of 32
+// with GQA (tiny-llama: 8 heads over 4 K/V heads, 4 over 2 on each of 2 TP ranks). A
+// decode step's time per byte grows as the heads narrow (a score's exp and loops come
+// per 2 x head_dim elements read): after 80 cached tokens, out of cache, heads of 64 read
+// 3.1-3.4 GB/s, heads of 32 2.1-2.6 (this host, 2026-11-22), so both widths are measured.
 void add_kv_cache_points(std::vector<AttentionPoint>& out, const SweepOptions& o) {
+  struct Heads {
+    int heads, kv_heads, head_dim;
+  };
+  const std::vector<Heads> layouts = {{4, 4, 64}, {4, 2, 64}, {8, 4, 32}, {4, 2, 32}};
   std::vector<std::pair<int, int>> passes;  // (new tokens, cached)
   for (int cached : o.quick ? std::vector<int>{63} : std::vector<int>{31, 63, 127, 255}) passes.push_back({1, cached});
   for (int n : o.quick ? std::vector<int>{64} : std::vector<int>{32, 64, 128}) passes.push_back({n, 0});
   for (auto [n, cached] : passes)
-    for (int kv_heads : {4, 2}) {
-      kernels::cpu::KvCacheAttentionShape s{4, n, cached, cached + n, 4, kv_heads, 64};
+    for (const auto [heads, kv_heads, head_dim] : layouts) {
+      kernels::cpu::KvCacheAttentionShape s{4, n, cached, cached + n, heads, kv_heads, head_dim};
       const std::size_t qn = static_cast<std::size_t>(s.batch) * n * s.heads * s.head_dim,
                         kvn = static_cast<std::size_t>(s.batch) * s.cache_rows * kv_heads * s.head_dim;
       // a layer's cache was last read a pass ago, every other layer's cache and weights
