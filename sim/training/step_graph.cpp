@@ -66,7 +66,8 @@ struct Builder {
   }
   const LayerCost& cost_of(std::int64_t layer) const { return costs.layers[costs.layer_cost_index[layer]]; }
   bool zero3() const { return s.plan.zero == 3 && s.plan.dp > 1; }
-  std::vector<Zero3StageComm> zero3_comm;  // per stage, priced once
+  bool sharded_grads() const { return s.plan.zero >= 2 && s.plan.dp > 1; }
+  std::vector<ShardedStageComm> stage_comm;  // per stage, priced once
 
   // Layers of virtual stage (chunk c, stage i) in Megatron's order c * pp + i.
   void assign_layers() {
@@ -175,8 +176,8 @@ struct Builder {
 
   void zero3_gather(Chains& ch, int stage, std::int64_t layer, const char* pass);
   void zero3_stage_gather(Chains& ch, int stage, const char* pass);
-  void zero3_stage_reduce(Chains& ch, int stage);
-  void zero3_reduce(int stage, std::int64_t layer, const std::vector<TaskId>& backward);
+  void stage_shard_reduce(Chains& ch, int stage);
+  void shard_reduce(int stage, std::int64_t layer, const std::vector<TaskId>& backward);
   void forward_layer(Chains& ch, int stage, std::int64_t layer);
   void backward_layer(Chains& ch, int stage, std::int64_t layer, bool last_mb);
   void ends(Chains& ch, int stage, const LayerCost& lc, const std::string& name, bool backward);
@@ -196,7 +197,7 @@ struct Builder {
     }
     assign_layers();
     for (const StageRanks& sr : stages) since_sync.emplace_back(sr.gpus.size(), 0.0);
-    for (int i = 0; i < pp; ++i) zero3_comm.push_back(zero3_stage_comm(s, i));
+    for (int i = 0; i < pp; ++i) stage_comm.push_back(sharded_stage_comm(s, i));
     slot_first.assign(static_cast<std::size_t>(pp) * m * v * 2, {});
     slot_last = slot_first;
     dp_grad_tasks.assign(pp, {});
@@ -209,8 +210,7 @@ struct Builder {
 };
 
 // ZeRO-3 (Rajbhandari et al. 2020 §5.3): a layer's parameters are all-gathered before each
-// use, one layer ahead (the gather waits for the compute two tasks back), and its
-// gradients reduce-scattered after each backward.
+// use, one layer ahead (the gather waits for the compute two tasks back).
 void Builder::zero3_gather(Chains& ch, int stage, std::int64_t layer, const char* pass) {
   if (!zero3() || zero3_whole_stage(s.plan)) return;
   const double bytes = static_cast<double>(layer_params_per_gpu(s, layer)) * dtype_bytes(s.training->precision, 1);
@@ -220,8 +220,10 @@ void Builder::zero3_gather(Chains& ch, int stage, std::int64_t layer, const char
        out.categories.dp_comm, &StageStreams::dp);
 }
 
-void Builder::zero3_reduce(int stage, std::int64_t layer, const std::vector<TaskId>& backward) {
-  if (!zero3() || zero3_whole_stage(s.plan)) return;
+// ZeRO 2/3 with overlap: a layer's gradients are reduce-scattered into the shards after
+// its backward, every micro-batch (§5.2-5.3), on the DP stream.
+void Builder::shard_reduce(int stage, std::int64_t layer, const std::vector<TaskId>& backward) {
+  if (!sharded_grads() || sharded_grads_whole_stage(s.plan)) return;
   const double bytes = static_cast<double>(layer_params_per_gpu(s, layer)) * grad_bytes(*s.training);
   const double seconds = collective_time_s(s.cluster, CollectiveOp::reduce_scatter,
                                            group_layout(s.cluster, s.plan, ParallelGroup::dp), bytes);
@@ -230,7 +232,7 @@ void Builder::zero3_reduce(int stage, std::int64_t layer, const std::vector<Task
     std::vector<ResourceId> res;
     for (int g : members) res.push_back(sr.gpus[g].dp);
     add_nics(sr, members, res);
-    const TaskId t = task("layer" + std::to_string(layer) + ".zero3.grad_reduce", seconds, out.categories.dp_comm, res);
+    const TaskId t = task("layer" + std::to_string(layer) + ".dp.grad_reduce", seconds, out.categories.dp_comm, res);
     for (int g : members) {
       out.graph.add_dependency(backward[g], t);
       dp_grad_tasks[stage][g].push_back(t);
@@ -241,14 +243,15 @@ void Builder::zero3_reduce(int stage, std::int64_t layer, const std::vector<Task
 // The whole stage's parameters, gathered on the compute streams (no overlap) before a pass.
 void Builder::zero3_stage_gather(Chains& ch, int stage, const char* pass) {
   if (!zero3_whole_stage(s.plan)) return;
-  comm(ch, stage, GroupKind::dp, std::string("dp.param_gather.") + pass, zero3_comm[stage].gather_s,
+  comm(ch, stage, GroupKind::dp, std::string("dp.param_gather.") + pass, stage_comm[stage].gather_s,
        out.categories.dp_comm, nullptr);
 }
 
-// The whole stage's gradients, reduce-scattered on the compute streams after a backward.
-void Builder::zero3_stage_reduce(Chains& ch, int stage) {
-  if (!zero3_whole_stage(s.plan)) return;
-  comm(ch, stage, GroupKind::dp, "dp.grad_reduce", zero3_comm[stage].reduce_s, out.categories.dp_comm, nullptr);
+// ZeRO 2/3 without overlap: the whole stage's gradients, reduce-scattered on the compute
+// streams after every backward.
+void Builder::stage_shard_reduce(Chains& ch, int stage) {
+  if (!sharded_grads_whole_stage(s.plan)) return;
+  comm(ch, stage, GroupKind::dp, "dp.grad_reduce", stage_comm[stage].reduce_s, out.categories.dp_comm, nullptr);
   for (std::size_t g = 0; g < ch.size(); ++g) dp_grad_tasks[stage][g].push_back(ch[g].last);
 }
 
@@ -287,7 +290,7 @@ void Builder::backward_layer(Chains& ch, int stage, std::int64_t layer, bool las
   comm(ch, stage, GroupKind::tp, prefix + ".tp.bwd", lc.bwd_s(TimeCategory::tp_comm), c.tp_comm, tp_side());
   comm(ch, stage, GroupKind::cp, prefix + ".cp.bwd", lc.bwd_s(TimeCategory::cp_comm), c.cp_comm, &StageStreams::cp);
   if (last_mb) last_backward[{stage, layer}] = t;
-  zero3_reduce(stage, layer, t);
+  shard_reduce(stage, layer, t);
 }
 
 void Builder::ends(Chains& ch, int stage, const LayerCost& lc, const std::string& name, bool backward) {
@@ -312,7 +315,7 @@ void Builder::emit_slot(int stage, const PipelineSlot& slot) {
     if (last_virtual) ends(ch, stage, costs.head, "head", true);
     for (auto it = layers.rbegin(); it != layers.rend(); ++it) backward_layer(ch, stage, *it, slot.micro_batch == m - 1);
     if (first_virtual) ends(ch, stage, costs.embedding, "embedding", true);
-    zero3_stage_reduce(ch, stage);
+    stage_shard_reduce(ch, stage);
   }
   // a zero-length marker closes every slot (and waits for pending side-stream work)
   compute(ch, stage, slot.forward ? "slot.fwd.end" : "slot.bwd.end", 0, out.categories.compute);
@@ -397,7 +400,7 @@ void Builder::add_data_parallel(int stage) {
     add_nics(sr, members, res);
     return task(name, seconds, c.dp_comm, res);
   };
-  if (s.plan.dp > 1 && !zero3()) {
+  if (s.plan.dp > 1 && !sharded_grads()) {  // ZeRO 2/3 reduced theirs in every backward
     const CollectiveOp op = sharded ? CollectiveOp::reduce_scatter : CollectiveOp::all_reduce;
     for (const auto& [layer, n] : buckets) {
       const double seconds = collective_time_s(s.cluster, op, dp, static_cast<double>(n) * grad_bytes(*s.training));
@@ -469,14 +472,19 @@ ComputeOp zero_grad_op(const Scenario& s, int stage) {
   return zero;
 }
 
-bool zero3_whole_stage(const Plan& plan) { return plan.zero == 3 && plan.dp > 1 && !plan.overlap_grad_reduce; }
+bool sharded_grads_whole_stage(const Plan& plan) { return plan.zero >= 2 && plan.dp > 1 && !plan.overlap_grad_reduce; }
 
-Zero3StageComm zero3_stage_comm(const Scenario& s, int stage) {
-  if (!zero3_whole_stage(s.plan)) return {};
+bool zero3_whole_stage(const Plan& plan) { return plan.zero == 3 && sharded_grads_whole_stage(plan); }
+
+ShardedStageComm sharded_stage_comm(const Scenario& s, int stage) {
+  if (!sharded_grads_whole_stage(s.plan)) return {};
   const double params = static_cast<double>(stage_params_per_gpu(s, stage));
   const GroupLayout dp = group_layout(s.cluster, s.plan, ParallelGroup::dp);
-  return {collective_time_s(s.cluster, CollectiveOp::all_gather, dp, params * dtype_bytes(s.training->precision, 1)),
-          collective_time_s(s.cluster, CollectiveOp::reduce_scatter, dp, params * grad_bytes(*s.training))};
+  ShardedStageComm c;
+  if (zero3_whole_stage(s.plan))
+    c.gather_s = collective_time_s(s.cluster, CollectiveOp::all_gather, dp, params * dtype_bytes(s.training->precision, 1));
+  c.reduce_s = collective_time_s(s.cluster, CollectiveOp::reduce_scatter, dp, params * grad_bytes(*s.training));
+  return c;
 }
 
 std::int64_t stage_params_per_gpu(const Scenario& s, int stage) {

@@ -65,15 +65,18 @@ std::int64_t stage_params_per_gpu(const Scenario& s, int stage);
 ComputeOp optimizer_step_op(const Scenario& s, int stage);
 ComputeOp zero_grad_op(const Scenario& s, int stage);
 
-// ZeRO-3 without overlap_grad_reduce: the stage is one bucket, all-gathered before every
-// forward and backward pass of a micro-batch and reduce-scattered after every backward
-// (Megatron-core sets bucket_size to None when overlap_grad_reduce is off; the executor,
-// exec/train/zero.cpp, alike).
+// ZeRO 2/3 keep only a shard of the grads, so every micro-batch's backward reduce-scatters
+// them (Rajbhandari et al. 2020 §5.2; DeepSpeed reduces each micro-step's buckets), by
+// buckets when overlap_grad_reduce, else the whole stage as one bucket (Megatron-core sets
+// bucket_size to None when overlap_grad_reduce is off; the executor, exec/train/zero.cpp,
+// alike). ZeRO-3 without overlap also all-gathers the whole stage before every forward
+// and backward pass of a micro-batch.
+bool sharded_grads_whole_stage(const Plan& plan);
 bool zero3_whole_stage(const Plan& plan);
-// Its collectives' seconds per call; both 0 for any other plan.
-struct Zero3StageComm {
+// Those whole-stage collectives' seconds per call; 0 where the plan has none.
+struct ShardedStageComm {
   double gather_s = 0, reduce_s = 0;
 };
-Zero3StageComm zero3_stage_comm(const Scenario& s, int stage);
+ShardedStageComm sharded_stage_comm(const Scenario& s, int stage);
 
 }  // namespace twinsim

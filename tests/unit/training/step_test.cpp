@@ -101,7 +101,7 @@ cluster: dgx-a100-80gb
 training: {seq_len: 1024, global_batch: 64, micro_batch: 4}
 plan: {tp: 1, pp: 1, dp: 8, zero: 3, overlap_grad_reduce: false, overlap_param_gather: false}
 )");
-  const Zero3StageComm z = zero3_stage_comm(s, 0);
+  const ShardedStageComm z = sharded_stage_comm(s, 0);
   const double m = 64.0 / (4 * 8);  // micro-batches per step
   const double params = static_cast<double>(stage_params_per_gpu(s, 0));
   // bf16 parameters and gradients, 1.56e9 of them: seconds each, not micro
@@ -119,11 +119,12 @@ plan: {tp: 1, pp: 1, dp: 8, zero: 3, overlap_grad_reduce: false, overlap_param_g
   EXPECT_EQ(reduces, m);
   // with overlap the per-layer model applies and none of these whole-stage collectives
   s.plan.overlap_grad_reduce = true;
-  EXPECT_EQ(zero3_stage_comm(s, 0).gather_s, 0.0);
+  EXPECT_EQ(sharded_stage_comm(s, 0).gather_s, 0.0);
 }
 
-// ZeRO 0-2 without overlap: the stage is one bucket, reduced once after the backward;
-// ZeRO 1/2 then all-gather the updated shards. The op table lists both under the
+// ZeRO 0-2 without overlap: the stage is one bucket, reduced once after the backward (ZeRO
+// 0/1) or after every micro-batch's backward (ZeRO-2, whose grads are sharded); ZeRO 1/2
+// then all-gather the updated shards. The op table lists both under the
 // executor's names (exec/train/zero.cpp), and they are the whole exposed DP time.
 TEST(TrainingStep, DataParallelOpsAreTheExposedCollectives) {
   Scenario s = load_scenario_text(R"(
@@ -147,6 +148,14 @@ plan: {tp: 1, pp: 1, dp: 8, zero: 1, overlap_grad_reduce: false, overlap_param_g
   const TrainingPrediction plain = predict_training(s);
   EXPECT_GT(dp_op(plain, "dp.grad_reduce").time_s, 1.5 * reduce.time_s);
   EXPECT_EQ(dp_op(plain, "dp.param_gather").count, 0);
+  // ZeRO-2 keeps only its shard of the grads, so each of the 2 micro-batches reduces
+  s.plan.zero = 2;
+  const TrainingPrediction zero2 = predict_training(s);
+  const OpPrediction reduce2 = dp_op(zero2, "dp.grad_reduce"), gather2 = dp_op(zero2, "dp.param_gather");
+  EXPECT_EQ(reduce2.count, 2);
+  EXPECT_EQ(gather2.count, 1);
+  EXPECT_NEAR(reduce2.time_s, sharded_stage_comm(s, 0).reduce_s, 1e-12);  // straggler 0: the collective alone
+  EXPECT_NEAR(2 * reduce2.time_s + gather2.time_s, zero2.breakdown.dp_comm_exposed_s, 1e-9 * zero2.step_s);
 }
 
 // A straggler fraction s makes every blocking collective wait s x the compute since the
