@@ -32,19 +32,14 @@ float round_to_fp16(float x) {
   return std::copysign(std::nearbyint(a / step) * step, x);  // nearbyint: ties to even
 }
 
-void round_to_storage(Dtype storage, float* data, std::size_t n) {
-  if (storage == Dtype::bf16)
-    for (std::size_t i = 0; i < n; ++i) data[i] = round_to_bf16(data[i]);
-  else if (storage == Dtype::fp16)
-    for (std::size_t i = 0; i < n; ++i) data[i] = round_to_fp16(data[i]);
-}
+void round_to_storage(Dtype storage, float* data, std::size_t n) { store_rounded(storage, data, data, n); }
 
 void store_rounded(Dtype storage, const float* in, float* out, std::size_t n) {
   if (storage == Dtype::bf16)
     for (std::size_t i = 0; i < n; ++i) out[i] = round_to_bf16(in[i]);
   else if (storage == Dtype::fp16)
     for (std::size_t i = 0; i < n; ++i) out[i] = round_to_fp16(in[i]);
-  else
+  else if (in != out)
     std::copy_n(in, n, out);
 }
 

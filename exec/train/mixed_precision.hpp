@@ -17,8 +17,8 @@ float round_to_bf16(float x);
 float round_to_fp16(float x);
 // Rounds n values in place to `storage` (fp32: unchanged).
 void round_to_storage(Dtype storage, float* data, std::size_t n);
-// Writes n values rounded to `storage` into `out`, in one pass (the cast-on-copy of the
-// fp32 master weights into the model's 16-bit ones, Megatron's
+// Writes n values rounded to `storage` into `out` (which may be `in`), in one pass (the
+// cast-on-copy of the fp32 master weights into the model's 16-bit ones, Megatron's
 // _copy_main_params_to_model_params).
 void store_rounded(Dtype storage, const float* in, float* out, std::size_t n);
 bool has_inf_or_nan(const float* data, std::size_t n);
