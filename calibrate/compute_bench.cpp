@@ -187,7 +187,9 @@ void add_gemm_memory_points(std::vector<MemoryPoint>& out, const SweepOptions& o
   const std::vector<int> rows = o.quick ? std::vector<int>{4} : std::vector<int>{1, 4, 16};
   const std::vector<std::pair<int, int>> weights =  // (n outputs, k inputs)
       o.quick ? std::vector<std::pair<int, int>>{{1024, 256}}
-              : std::vector<std::pair<int, int>>{{256, 256}, {512, 256}, {768, 256}, {1024, 256}, {1376, 256}, {256, 688}, {256, 1024}};
+              : std::vector<std::pair<int, int>>{{256, 256}, {512, 256}, {768, 256}, {1024, 256}, {1376, 256}, {256, 688}, {256, 1024},
+                                                 // tiny-llama's on each of 2 TP ranks: proj, gate_up, down
+                                                 {256, 128}, {688, 256}, {256, 344}};
   for (int m : rows)
     for (auto [n, k] : weights) {
       const std::size_t xs = static_cast<std::size_t>(m) * k, ws = static_cast<std::size_t>(n) * k,
