@@ -74,6 +74,7 @@ Fitted fit_all(const Calibration& c) {
   f.gemm = fit_gemm(c.gemm, f.memory.launch_s);
   if (!c.attention.empty()) {
     f.attention = fit_attention(c.attention, f.gemm.peak_flops, f.memory.launch_s);
+    f.attention_by_head_dim = fit_attention_by_head_dim(c.attention, f.gemm.peak_flops, f.memory.launch_s);
     f.kv_attention = fit_kv_attention(c.attention, f.gemm.peak_flops, f.memory.launch_s);
   }
   f.kernels = fit_kernels(c.memory, f.memory);
@@ -128,6 +129,14 @@ std::string hardware_yaml(const Calibration& c, const Fitted& f, const std::stri
       << "  # FLOPs of the op list's full-square count, forward and backward\n"
       << "  attention_efficiency:\n";
     write_pass_curves(y, "    ", f.attention);
+  }
+  if (!f.attention_by_head_dim.empty()) {
+    y << "  # the same per head width: narrow heads pay the softmax per score over fewer FLOPs\n"
+      << "  attention_efficiency_by_head_dim:\n";
+    for (const auto& [width, curves] : f.attention_by_head_dim) {
+      y << "    " << width << ":\n";
+      write_pass_curves(y, "      ", curves);
+    }
   }
   if (!f.kv_attention.empty()) {
     y << "  # serving attention over a KV cache (kernels/cpu/kv_cache_attention): prefills, GQA or\n"

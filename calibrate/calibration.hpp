@@ -29,6 +29,7 @@ struct Fitted {
   MemoryFit memory;
   GemmFit gemm;
   AttentionFit attention;
+  std::map<int, AttentionFit> attention_by_head_dim;  // empty unless two widths or more were measured
   std::vector<CurvePoint> kv_attention;  // the serving kernel over a KV cache, by FLOPs
   std::map<std::string, KernelCurves> kernels;
   LinkFit link;

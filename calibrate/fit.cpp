@@ -86,6 +86,17 @@ AttentionFit fit_attention(const std::vector<AttentionPoint>& points, double pea
   return f;
 }
 
+std::map<int, AttentionFit> fit_attention_by_head_dim(const std::vector<AttentionPoint>& points, double peak_flops,
+                                                      double launch_s) {
+  std::map<int, std::vector<AttentionPoint>> by_width;
+  for (const AttentionPoint& p : points)
+    if (!p.kv_cache) by_width[p.head_dim].push_back(p);
+  std::map<int, AttentionFit> fits;
+  if (by_width.size() < 2) return fits;
+  for (const auto& [width, own] : by_width) fits[width] = fit_attention(own, peak_flops, launch_s);
+  return fits;
+}
+
 std::vector<CurvePoint> fit_kv_attention(const std::vector<AttentionPoint>& points, double peak_flops, double launch_s) {
   std::map<double, std::vector<double>> by_flops;
   for (const AttentionPoint& p : points)

@@ -52,6 +52,9 @@ struct KernelCurves {
 // launch cost taken out as for GEMMs.
 using AttentionFit = KernelCurves;
 AttentionFit fit_attention(const std::vector<AttentionPoint>& points, double peak_flops, double launch_s);
+// The same per head width (AttentionPoint::head_dim), when two widths or more were measured.
+std::map<int, AttentionFit> fit_attention_by_head_dim(const std::vector<AttentionPoint>& points, double peak_flops,
+                                                      double launch_s);
 // The serving kernel's prefill points (AttentionPoint::kv_cache, seq > 1), by FLOPs.
 std::vector<CurvePoint> fit_kv_attention(const std::vector<AttentionPoint>& points, double peak_flops, double launch_s);
 // Its memory side from the decode points (seq 1): a decode step reads the whole KV cache

@@ -56,6 +56,11 @@ struct GpuSpec {
   // fused attention: achieved fraction of peak by FLOPs (the op list's full-square count);
   // empty: the figures of sim/cost/kernel_defaults.cpp, or else the GEMM curve
   PassCurves attention_efficiency;
+  // the same for one head width, where it differs: the softmax's work comes per score,
+  // the FLOPs per score times head_dim, so narrow heads reach fewer FLOP/s (the host's
+  // flash kernel: 10.7 against 15.4 GFLOP/s forward at 32 and 64, 2 x 64 tokens,
+  // 2026-11-22). By head_dim; a width not listed uses attention_efficiency.
+  std::map<int, PassCurves> attention_efficiency_by_head_dim;
   // serving attention of new tokens over a KV cache (prefill chunks, decode steps), by
   // FLOPs of the full rectangle; empty: attention_efficiency's forward curve
   std::vector<EfficiencyPoint> kv_attention_efficiency;

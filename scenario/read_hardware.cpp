@@ -1,5 +1,6 @@
 // The `cluster:` section and the GPU it names (SCENARIO.md; hardware/catalog/README.md).
 #include <algorithm>
+#include <charconv>
 
 #include "models/layer_ops.hpp"
 #include "scenario/errors.hpp"
@@ -101,6 +102,26 @@ std::map<std::string, PassCurves, std::less<>> read_kernel_efficiency(MappingRea
   return read_named<PassCurves>(r, "kernel_efficiency", names, "a kernel the op list names", read_pass_curves);
 }
 
+// attention_efficiency_by_head_dim: {32: {fwd: curve, bwd: curve}, 64: ...}
+std::map<int, PassCurves> read_attention_by_head_dim(MappingReader& r) {
+  std::map<int, PassCurves> curves;
+  const std::string key = "attention_efficiency_by_head_dim";
+  if (!r.has(key)) return curves;
+  const std::string where = r.key_path(key);
+  const YAML::Node n = r.child(key);
+  if (!n.IsMap()) throw ScenarioError(where, "", "must be a mapping of head widths to {fwd: curve, bwd: curve}");
+  MappingReader entries(n, where);
+  for (const auto& entry : n) {
+    const std::string name = entry.first.as<std::string>();
+    int head_dim = 0;
+    const auto [end, error] = std::from_chars(name.data(), name.data() + name.size(), head_dim);
+    if (error != std::errc() || end != name.data() + name.size() || head_dim < 1 || head_dim > 4096)
+      throw ScenarioError(join_key(where, name), name, "must be a head width, an integer in [1, 4096]");
+    curves[head_dim] = read_pass_curves(entries, name);
+  }
+  return curves;
+}
+
 // efficiency_by_op: {reduce_scatter: curve, ...}, one curve per collective that has its own
 std::map<std::string, std::vector<EfficiencyPoint>, std::less<>> read_efficiency_by_op(MappingReader& r) {
   return read_named<std::vector<EfficiencyPoint>>(
@@ -154,6 +175,7 @@ GpuSpec read_gpu(const YAML::Node& node, const std::string& path) {
   g.gemm_dgrad_efficiency = read_curve(r, "gemm_dgrad_efficiency");
   g.gemm_wgrad_efficiency = read_curve(r, "gemm_wgrad_efficiency");
   g.attention_efficiency = read_pass_curves(r, "attention_efficiency");
+  g.attention_efficiency_by_head_dim = read_attention_by_head_dim(r);
   g.kv_attention_efficiency = read_curve(r, "kv_attention_efficiency");
   g.kernel_efficiency = read_kernel_efficiency(r);
   r.reject_unknown();

@@ -57,6 +57,9 @@ double kernel_memory_s(const GpuSpec& gpu, const ComputeOp& op) {
 double attention_efficiency(const GpuSpec& gpu, const ComputeOp& op) {
   if (op.kernel == kKvCacheAttentionKernel && !gpu.kv_attention_efficiency.empty())
     return interpolate_efficiency(gpu.kv_attention_efficiency, op.flops);
+  if (const auto it = gpu.attention_efficiency_by_head_dim.find(static_cast<int>(op.head_dim));
+      it != gpu.attention_efficiency_by_head_dim.end())
+    return interpolate_efficiency(it->second.of(op.backward), op.flops);
   if (!gpu.attention_efficiency.empty()) return interpolate_efficiency(gpu.attention_efficiency.of(op.backward), op.flops);
   if (const KernelDefaults* d = kernel_defaults(gpu.name)) return op.backward ? d->attention_bwd : d->attention_fwd;
   return interpolate_efficiency(gemm_curve(gpu), op.flops);

@@ -95,6 +95,7 @@ double ServingCostModel::call_time_s(const LayerOp& op, bool cached) const {
     case OpKind::attention:
       c.kind = ComputeKind::attention;
       c.kernel = kKvCacheAttentionKernel;
+      c.head_dim = op.head_dim;
       break;
     case OpKind::norm: c.kind = ComputeKind::norm; break;
     default: c.kind = ComputeKind::elementwise; break;

@@ -51,6 +51,7 @@ struct Sizes {
   std::int64_t h = 0;
   std::int64_t q_cols = 0;   // this GPU's query heads x head_dim
   std::int64_t kv_cols = 0;  // this GPU's K (or V) heads x head_dim
+  std::int64_t head_dim = 0;
   std::int64_t e = 2;        // activation bytes per element
   std::int64_t kv_e_bits = 16;
   Dtype weights = Dtype::fp16;
@@ -65,6 +66,7 @@ Sizes make_sizes(const ModelSpec& m, const Plan& p, const InferenceWorkload& w, 
   s.t = shape.tokens;
   s.h = m.hidden;
   s.q_cols = heads_per_gpu(m, p.tp) * m.head_dim;
+  s.head_dim = m.head_dim;
   s.kv_cols = kv_heads_per_gpu(m, p.tp) * m.head_dim;
   s.e = dtype_bytes(serving_activation_dtype(w.weight_dtype), 1);
   s.kv_e_bits = dtype_bits(w.kv_dtype);
@@ -122,6 +124,7 @@ LayerOp attention(const IterationShape& shape, const Sizes& s) {
   op.name = "attn.core";
   op.kind = OpKind::attention;
   op.flash = true;
+  op.head_dim = s.head_dim;
   op.fwd_flops = 4.0 * shape.attention_pairs * s.q_cols;
   op.fwd_bytes = 2 * s.act(s.t * s.q_cols) + s.kv(checked_mul(shape.kv_read_tokens + s.t, 2 * s.kv_cols));
   return op;

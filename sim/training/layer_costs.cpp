@@ -20,6 +20,7 @@ ComputeOp as_compute(const LayerOp& op, Dtype dtype, double flops, double bytes,
   c.bytes = bytes;
   c.backward = backward;
   c.kernel = op.kernel;
+  c.head_dim = op.head_dim;
   switch (op.kind) {
     case OpKind::gemm: c.kind = ComputeKind::gemm; break;
     case OpKind::attention: c.kind = ComputeKind::attention; break;

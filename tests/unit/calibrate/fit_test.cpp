@@ -212,7 +212,8 @@ TEST(HardwareYaml, LoadsAsAnInlineClusterWithTheFittedFigures) {
     c.memory.push_back({"gelu", b, exact(1e-6 + b / 10e9)});
     c.memory.push_back({"gelu", 2 * b, exact(1e-6 + 2 * b / 5e9), true});  // backward at half the rate
   }
-  c.attention = {{2, 64, 4, 64, false, 1e8, exact(1e-6 + 1e8 / 8e9)}, {2, 64, 4, 64, true, 2e8, exact(1e-6 + 2e8 / 4e9)}};
+  c.attention = {{2, 64, 4, 64, false, 1e8, exact(1e-6 + 1e8 / 8e9)}, {2, 64, 4, 64, true, 2e8, exact(1e-6 + 2e8 / 4e9)},
+                 {2, 64, 8, 32, false, 1e8, exact(1e-6 + 1e8 / 4e9)}};  // heads of 32 at half the rate
   c.gemm = {{64, 64, 64, 2.0 * 64 * 64 * 64, exact(1e-6 + 2.0 * 64 * 64 * 64 / 20e9)},
             {512, 512, 512, 2.0 * 512 * 512 * 512, exact(1e-6 + 2.0 * 512 * 512 * 512 / 80e9)},
             {512, 512, 512, 2.0 * 512 * 512 * 512, exact(1e-6 + 2.0 * 512 * 512 * 512 / 40e9), GemmPass::dgrad}};
@@ -246,7 +247,12 @@ TEST(HardwareYaml, LoadsAsAnInlineClusterWithTheFittedFigures) {
   ASSERT_EQ(gelu.fwd.size(), 2u);
   EXPECT_NEAR(gelu.fwd.back().efficiency, 0.5, 1e-3);
   EXPECT_NEAR(gelu.bwd.back().efficiency, 0.25, 1e-3);
-  EXPECT_NEAR(s.cluster.gpu.attention_efficiency.fwd.front().efficiency, 0.1, 1e-3);
+  EXPECT_NEAR(s.cluster.gpu.attention_efficiency.fwd.front().efficiency, 0.075, 1e-3);  // median of 0.1 and 0.05
+  const auto& by_width = s.cluster.gpu.attention_efficiency_by_head_dim;
+  ASSERT_EQ(by_width.size(), 2u);
+  EXPECT_NEAR(by_width.at(64).fwd.front().efficiency, 0.1, 1e-3);
+  EXPECT_NEAR(by_width.at(32).fwd.front().efficiency, 0.05, 1e-3);
+  EXPECT_TRUE(by_width.at(32).bwd.empty());
   EXPECT_NEAR(s.cluster.gpu.attention_efficiency.bwd.front().efficiency, 0.05, 1e-3);
 }
 

@@ -115,6 +115,14 @@ TEST(ComputeCost, MeasuredAttentionCurvesOverrideKernelDefaults) {
   EXPECT_NEAR(achieved_tflops(gpu, op), 0.2 * 312, 0.5);
   op.backward = true;
   EXPECT_NEAR(achieved_tflops(gpu, op), 0.1 * 312, 0.5);
+  // a head width with its own curves uses them; any other width the general ones
+  gpu.attention_efficiency_by_head_dim[32].fwd = {{1e9, 0.05}};
+  op.head_dim = 32;
+  EXPECT_NEAR(achieved_tflops(gpu, op), 0.05 * 312, 0.5);  // no bwd curve of its own: its fwd
+  op.backward = false;
+  EXPECT_NEAR(achieved_tflops(gpu, op), 0.05 * 312, 0.5);
+  op.head_dim = 128;
+  EXPECT_NEAR(achieved_tflops(gpu, op), 0.2 * 312, 0.5);
 }
 
 // A device with its own dgrad curve prices that pass with it; a pass without one (wgrad

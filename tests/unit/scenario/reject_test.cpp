@@ -82,6 +82,8 @@ std::vector<BadCase> bad_cases() {
        "cluster.gpu.kernel_efficiency.gelu: needs a fwd or bwd curve"},
       {"attention curve pass", "model: llama2-7b\ncluster: {preset: dgx-a100-80gb, nodes: 2, gpu: {preset: a100-sxm-80gb, attention_efficiency: {forward: [[1, 0.5]]}}}\ntraining: {seq_len: 4096, global_batch: 64, micro_batch: 1}\nplan: {tp: 2, pp: 2, dp: 4}\n", {},
        "cluster.gpu.attention_efficiency.forward: is not a known key"},
+      {"attention head width", "model: llama2-7b\ncluster: {preset: dgx-a100-80gb, nodes: 2, gpu: {preset: a100-sxm-80gb, attention_efficiency_by_head_dim: {wide: {fwd: [[1, 0.5]]}}}}\ntraining: {seq_len: 4096, global_batch: 64, micro_batch: 1}\nplan: {tp: 2, pp: 2, dp: 4}\n", {},
+       "cluster.gpu.attention_efficiency_by_head_dim.wide=wide must be a head width"},
       {"multi-node without inter_node", "model: gpt2-small\ncluster: {gpu: h100-sxm, gpus_per_node: 8, intra_node: {bandwidth_GBps: 450}}\ntraining: {seq_len: 1024, global_batch: 16}\nplan: {dp: 16}\n", {}, "cluster.inter_node: is required: the plan needs 2 nodes"},
       {"inference with zero", "model: gpt2-small\ncluster: dgx-h100\ninference: {prompt_len: 128}\nplan: {zero: 1}\n", {}, "plan.zero=1 applies to training only"},
       {"inference bad dtype", "model: gpt2-small\ncluster: dgx-h100\ninference: {prompt_len: 128, weight_dtype: int3}\nplan: {}\n", {}, "inference.weight_dtype=int3 is not one of"},
