@@ -91,16 +91,24 @@ plan: {tp: 1, pp: 1, dp: 16}
   EXPECT_LT(overlapped.step_s, exposed.step_s);
 }
 
-// ZeRO-3 without overlap (Megatron-core: one bucket): every micro-batch all-gathers the
-// stage's parameters before its forward and again before its backward and
-// reduce-scatters its gradients after the backward, all on the compute stream.
-TEST(TrainingStep, Zero3WithoutOverlapGathersTheStageTwiceAndReducesOncePerMicroBatch) {
+// gpt2-xl on 8 data-parallel A100s, 2 micro-batches each, with the given ZeRO stage and
+// no overlapped DP communication (every DP collective exposed).
+Scenario blocking_dp8(int zero) {
   Scenario s = load_scenario_text(R"(
 model: gpt2-xl
 cluster: dgx-a100-80gb
 training: {seq_len: 1024, global_batch: 64, micro_batch: 4}
-plan: {tp: 1, pp: 1, dp: 8, zero: 3, overlap_grad_reduce: false, overlap_param_gather: false}
+plan: {tp: 1, pp: 1, dp: 8, zero: 1, overlap_grad_reduce: false, overlap_param_gather: false}
 )");
+  s.plan.zero = zero;
+  return s;
+}
+
+// ZeRO-3 without overlap (Megatron-core: one bucket): every micro-batch all-gathers the
+// stage's parameters before its forward and again before its backward and
+// reduce-scatters its gradients after the backward, all on the compute stream.
+TEST(TrainingStep, Zero3WithoutOverlapGathersTheStageTwiceAndReducesOncePerMicroBatch) {
+  Scenario s = blocking_dp8(3);
   const ShardedStageComm z = sharded_stage_comm(s, 0);
   const double m = 64.0 / (4 * 8);  // micro-batches per step
   const double params = static_cast<double>(stage_params_per_gpu(s, 0));
@@ -127,12 +135,7 @@ plan: {tp: 1, pp: 1, dp: 8, zero: 3, overlap_grad_reduce: false, overlap_param_g
 // then all-gather the updated shards. The op table lists both under the
 // executor's names (exec/train/zero.cpp), and they are the whole exposed DP time.
 TEST(TrainingStep, DataParallelOpsAreTheExposedCollectives) {
-  Scenario s = load_scenario_text(R"(
-model: gpt2-xl
-cluster: dgx-a100-80gb
-training: {seq_len: 1024, global_batch: 64, micro_batch: 4}
-plan: {tp: 1, pp: 1, dp: 8, zero: 1, overlap_grad_reduce: false, overlap_param_gather: false}
-)");
+  Scenario s = blocking_dp8(1);
   auto dp_op = [](const TrainingPrediction& p, const std::string& name) {
     for (const OpPrediction& op : p.ops)
       if (op.name == name) return op;
