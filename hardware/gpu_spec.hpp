@@ -50,7 +50,7 @@ struct GpuSpec {
   std::int64_t workspace_bytes = -1;
   std::vector<EfficiencyPoint> gemm_efficiency;  // by GEMM FLOPs (forward, and any pass without its own)
   // a linear layer's backward GEMMs when they run at their own rate (dgrad dX = dY W,
-  // wgrad dW = dY^T X; a CPU's dgrad ran 5-10% faster than its forward, its wgrad up to
+  // wgrad dW = dY^T X; a CPU's dgrad ran 2-10% faster than its forward, its wgrad up to
   // 19% slower, `twinsim calibrate` shapes, this host, 2026-11-22); empty: gemm_efficiency
   std::vector<EfficiencyPoint> gemm_dgrad_efficiency, gemm_wgrad_efficiency;
   // fused attention: achieved fraction of peak by FLOPs (the op list's full-square count);
