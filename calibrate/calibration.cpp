@@ -78,6 +78,7 @@ Fitted fit_all(const Calibration& c) {
     f.kv_attention = fit_kv_attention(c.attention, f.gemm.peak_flops, f.memory.launch_s);
   }
   f.kernels = fit_kernels(c.memory, f.memory);
+  // the serving attention's memory side sits with the memory-bound kernels' curves
   if (KernelCurves kv = fit_kv_attention_memory(c.attention, f.memory); !kv.fwd.empty())
     f.kernels[std::string(kKvCacheAttentionKernel)] = std::move(kv);
   if (!c.comm.empty()) f.link = fit_link(link_points(c));
@@ -110,11 +111,14 @@ std::string hardware_yaml(const Calibration& c, const Fitted& f, const std::stri
     << "  # achieved fraction of the peak by GEMM FLOPs, the linear layer's forward (y = x W^T),\n"
     << "  # dgrad (dx = dy W) and wgrad (dW = dy^T x) apart, with operands out of cache; the median\n"
     << "  # over the shapes of that size, then a running median of three neighbours\n";
-  const std::pair<const char*, GemmPass> passes[] = {
-      {"gemm_efficiency", GemmPass::fwd}, {"gemm_dgrad_efficiency", GemmPass::dgrad}, {"gemm_wgrad_efficiency", GemmPass::wgrad}};
-  for (const auto& [key, pass] : passes) {
-    const std::vector<CurvePoint>& curve =
-        pass == GemmPass::fwd ? f.gemm.curve : pass == GemmPass::dgrad ? f.gemm.dgrad : f.gemm.wgrad;
+  const struct {
+    const char* key;
+    GemmPass pass;
+    const std::vector<CurvePoint>& curve;
+  } passes[] = {{"gemm_efficiency", GemmPass::fwd, f.gemm.curve},
+                {"gemm_dgrad_efficiency", GemmPass::dgrad, f.gemm.dgrad},
+                {"gemm_wgrad_efficiency", GemmPass::wgrad, f.gemm.wgrad}};
+  for (const auto& [key, pass, curve] : passes) {
     if (curve.empty()) continue;
     y << "  " << key << ":\n";
     for (const CurvePoint& p : curve) {

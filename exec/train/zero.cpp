@@ -96,9 +96,9 @@ void ShardedOptimizer::reduce_grads() {
       if (b.grads) retire(b);
     return;
   }
+  if (dp_.size() == 1) return;
   for (BlockShard& s : shards_) {
     Tensor& g = s.block->grads;
-    if (dp_.size() == 1) continue;
     // ZeRO-1 (Megatron's distributed optimizer) reduce-scatters: each rank needs only the
     // grads of its shard, summed, in place in the buffer
     if (zero_ == 1) dp_.reduce_scatter(g.data(), g.data() + s.lo, s.hi - s.lo);
