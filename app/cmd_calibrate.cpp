@@ -2,8 +2,6 @@
 // microbenchmarks of the executor's kernels on this process (while N-1 others run them too) and of its MPI communicator
 // on `mpirun -np R` ranks it starts itself, fitted into a hardware file the simulator
 // reads (calibrate/calibration.hpp). NAME.json beside it keeps the raw points.
-#include <signal.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -16,6 +14,8 @@
 
 #include "app/commands.hpp"
 #include "calibrate/calibration.hpp"
+#include "calibrate/co_runners.hpp"
+#include "calibrate/speed_probe.hpp"
 #include "exec/runtime/mpi_communicator.hpp"
 
 namespace twinsim {
@@ -107,36 +107,6 @@ CommRun spawn_comm(const CalibrateArgs& a, int ranks, const std::string& tmp) {
   return run;
 }
 
-// Ranks of a timing case share this machine's caches and memory bandwidth: every core runs
-// one. So the kernels are timed while `ranks - 1` other processes run the same sweeps,
-// which makes the figures those of one rank among `ranks` busy ones.
-class CoRunners {
- public:
-  CoRunners(int ranks, const calibrate::SweepOptions& o) {
-    for (int i = 1; i < ranks; ++i) {
-      const pid_t pid = fork();
-      if (pid < 0) throw std::runtime_error("calibrate: fork failed");
-      if (pid == 0) {
-        for (;;) {
-          calibrate::memory_sweep(o);
-          calibrate::gemm_sweep(o);
-          calibrate::attention_sweep(o);
-        }
-      }
-      pids_.push_back(pid);
-    }
-  }
-  ~CoRunners() {
-    for (pid_t pid : pids_) kill(pid, SIGKILL);
-    for (pid_t pid : pids_) waitpid(pid, nullptr, 0);
-  }
-  CoRunners(const CoRunners&) = delete;
-  CoRunners& operator=(const CoRunners&) = delete;
-
- private:
-  std::vector<pid_t> pids_;
-};
-
 // Folds round `k` (from 1) of a sweep into `all`, `per_point` keeping every round's
 // stats: every sweep lists the same points in the same order, and a point keeps the
 // median of its rounds (calibrate::merge_rounds).
@@ -166,12 +136,17 @@ void run_calibrate(const CalibrateArgs& a) {
   o.quick = a.quick;
   o.repeats = a.quick ? std::min(a.repeats, 3) : a.repeats;
   o.cache_bytes = c.cache_MiB * 1048576.0;
-  {
-    const CoRunners others(a.compute_ranks, o);
-    const int rounds = a.quick ? 1 : a.rounds;
-    std::vector<std::vector<calibrate::Stats>> memory_rounds, gemm_rounds, attention_rounds;
-    for (int k = 1; k <= rounds; ++k) {
-      const std::string round = rounds > 1 ? " (round " + std::to_string(k) + " of " + std::to_string(rounds) + ")" : "";
+  const int rounds = a.quick ? 1 : a.rounds;
+  std::vector<std::vector<calibrate::Stats>> memory_rounds, gemm_rounds, attention_rounds;
+  std::vector<calibrate::Stats> probe_gemm_rounds, probe_memory_rounds;
+  for (int k = 1; k <= rounds; ++k) {
+    const std::string round = rounds > 1 ? " (round " + std::to_string(k) + " of " + std::to_string(rounds) + ")" : "";
+    {
+      const calibrate::CoRunners others(a.compute_ranks, [&o] {
+        calibrate::memory_sweep(o);
+        calibrate::gemm_sweep(o);
+        calibrate::attention_sweep(o);
+      });
       std::cerr << "calibrate: memory-bound kernels (" << a.compute_ranks - 1 << " other processes running the same)"
                 << round << "\n";
       merge_round(c.memory, memory_rounds, calibrate::memory_sweep(o), k);
@@ -180,7 +155,13 @@ void run_calibrate(const CalibrateArgs& a) {
       std::cerr << "calibrate: attention" << round << "\n";
       merge_round(c.attention, attention_rounds, calibrate::attention_sweep(o), k);
     }
+    // the machine's speed in this spell, for `validate` to compare its own spell with
+    const calibrate::SpeedProbe probe = calibrate::measure_speed_probe(a.compute_ranks);
+    probe_gemm_rounds.push_back(probe.gemm_s);
+    probe_memory_rounds.push_back(probe.memory_s);
   }
+  c.speed_probe = {calibrate::merge_rounds(probe_gemm_rounds), calibrate::merge_rounds(probe_memory_rounds),
+                   a.compute_ranks};
   c.machine += ", kernels timed as 1 of " + std::to_string(a.compute_ranks) + " busy processes";
   const std::vector<int> ranks = a.quick ? std::vector<int>{a.ranks.front()} : a.ranks;
   c.link_ranks = ranks.front();

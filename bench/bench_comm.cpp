@@ -2,6 +2,10 @@
 // call (the slowest rank's, as nccl-tests reports) and bus bandwidth for a sweep of sizes.
 // Run under mpirun: `mpirun -np 2 --oversubscribe build/bench/bench_comm`; only rank 0
 // prints. Iteration counts are fixed so that every rank runs the same collectives.
+// The `*_amid_work` cases run a training step's kind of work between the timed calls
+// (allocating, writing and freeing activation-sized buffers): a collective that allocates
+// its own scratch per call pays for fresh pages there, which a tight loop of calls hides
+// (the heap hands the same chunk back every time).
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
@@ -25,7 +29,25 @@ double bus_factor(Op op, int n) {
   return static_cast<double>(n - 1) / n;
 }
 
-void BM_Collective(benchmark::State& state, Op op) {
+void run_op(Communicator& c, Op op, float* a, float* b, std::size_t total, std::size_t part) {
+  switch (op) {
+    case Op::all_reduce: c.all_reduce(a, total); break;
+    case Op::all_gather: c.all_gather(a, b, part); break;
+    case Op::reduce_scatter: c.reduce_scatter(a, b, part); break;
+    case Op::all_to_all: c.all_to_all(a, b, part); break;
+  }
+}
+
+// What a training step does between two of its collectives, in miniature: tensors of a
+// few MiB allocated, written and freed (exec/model/tensor.hpp draws them from the heap).
+void step_like_work() {
+  for (std::size_t mib : {4, 12, 2}) {
+    std::vector<float> activation(mib << 18, 1.0f);
+    benchmark::DoNotOptimize(activation.data());
+  }
+}
+
+void BM_Collective(benchmark::State& state, Op op, bool amid_work) {
   Communicator& c = *g_world;
   const auto n = static_cast<std::size_t>(c.size());
   const auto bytes = static_cast<std::size_t>(state.range(0));  // the operation's size, nccl-tests' "size"
@@ -34,14 +56,10 @@ void BM_Collective(benchmark::State& state, Op op) {
   std::vector<float> a(part * n, 1.0f), b(part * n, 0.0f);
   float best = 1e30f;  // the mean suffers from other processes on a shared host; the best less so
   for (auto _ : state) {
+    if (amid_work) step_like_work();
     c.barrier();
     const auto t0 = std::chrono::steady_clock::now();
-    switch (op) {
-      case Op::all_reduce: c.all_reduce(a.data(), total); break;
-      case Op::all_gather: c.all_gather(a.data(), b.data(), part); break;
-      case Op::reduce_scatter: c.reduce_scatter(a.data(), b.data(), part); break;
-      case Op::all_to_all: c.all_to_all(a.data(), b.data(), part); break;
-    }
+    run_op(c, op, a.data(), b.data(), total, part);
     float seconds = std::chrono::duration<float>(std::chrono::steady_clock::now() - t0).count();
     c.all_reduce(&seconds, 1, ReduceOp::max);
     state.SetIterationTime(seconds);
@@ -61,10 +79,13 @@ void sizes(benchmark::internal::Benchmark* b) {
   b->UseManualTime()->Iterations(30);
 }
 
-BENCHMARK_CAPTURE(BM_Collective, all_reduce, Op::all_reduce)->Apply(sizes);
-BENCHMARK_CAPTURE(BM_Collective, all_gather, Op::all_gather)->Apply(sizes);
-BENCHMARK_CAPTURE(BM_Collective, reduce_scatter, Op::reduce_scatter)->Apply(sizes);
-BENCHMARK_CAPTURE(BM_Collective, all_to_all, Op::all_to_all)->Apply(sizes);
+BENCHMARK_CAPTURE(BM_Collective, all_reduce, Op::all_reduce, false)->Apply(sizes);
+BENCHMARK_CAPTURE(BM_Collective, all_gather, Op::all_gather, false)->Apply(sizes);
+BENCHMARK_CAPTURE(BM_Collective, reduce_scatter, Op::reduce_scatter, false)->Apply(sizes);
+BENCHMARK_CAPTURE(BM_Collective, all_to_all, Op::all_to_all, false)->Apply(sizes);
+BENCHMARK_CAPTURE(BM_Collective, all_reduce_amid_work, Op::all_reduce, true)->Apply(sizes);
+BENCHMARK_CAPTURE(BM_Collective, all_gather_amid_work, Op::all_gather, true)->Apply(sizes);
+BENCHMARK_CAPTURE(BM_Collective, reduce_scatter_amid_work, Op::reduce_scatter, true)->Apply(sizes);
 
 class NullReporter : public benchmark::BenchmarkReporter {
  public:

@@ -229,8 +229,10 @@ json points_json(const Calibration& c) {
     att.push_back({{"batch", a.batch}, {"seq", a.seq}, {"heads", a.heads}, {"head_dim", a.head_dim},
                    {"backward", a.backward}, {"flops", a.flops}, {"seconds", stats_json(a.seconds)},
                    {"kv_cache", a.kv_cache}, {"cached", a.cached}, {"kv_heads", a.kv_heads}, {"bytes", a.bytes}});
-  return {{"machine", c.machine}, {"gemm", gemm}, {"memory", mem}, {"attention", att},
-          {"comm", comm_points_json(c.comm)}, {"straggler_fraction", stats_json(c.straggler)}};
+  json j{{"machine", c.machine}, {"gemm", gemm}, {"memory", mem}, {"attention", att},
+         {"comm", comm_points_json(c.comm)}, {"straggler_fraction", stats_json(c.straggler)}};
+  if (c.speed_probe) j["speed_probe"] = speed_probe_json(*c.speed_probe);
+  return j;
 }
 
 }  // namespace twinsim::calibrate

@@ -10,6 +10,7 @@
 #include "calibrate/comm_bench.hpp"
 #include "calibrate/compute_bench.hpp"
 #include "calibrate/fit.hpp"
+#include "calibrate/speed_probe.hpp"
 
 namespace twinsim::calibrate {
 
@@ -23,6 +24,7 @@ struct Calibration {
   double memory_GiB = 0;        // the machine's RAM: all ranks share it
   double cache_MiB = 0;         // the last-level cache (L3), shared by the cores
   std::string machine;          // CPU model, cores, load average: for the file's header
+  std::optional<SpeedProbe> speed_probe;  // the machine's speed while it was calibrated
 };
 
 struct Fitted {
