@@ -15,7 +15,6 @@
 #include "app/commands.hpp"
 #include "calibrate/calibration.hpp"
 #include "calibrate/co_runners.hpp"
-#include "calibrate/speed_probe.hpp"
 #include "exec/runtime/mpi_communicator.hpp"
 
 namespace twinsim {
@@ -29,6 +28,10 @@ struct CalibrateArgs {
   int repeats = 7;
   int rounds = 3;  // the compute sweeps run this many times over; each point keeps its median round
   int compute_ranks = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  // written by every rank before each timed collective: about what one layer's ops of the
+  // validation suite's models touch between two of its collectives (an MLP of hidden 256,
+  // FFN 1024, 256 tokens: 1 MiB of fc1 weights, 1 MiB of its output, 2 x 0.25 MiB in and out)
+  double comm_evict_MiB = 4;
   std::string comm_only;  // internal: this process is one of the ranks; rank 0 writes here
 };
 
@@ -78,7 +81,11 @@ double ram_GiB() {
 void run_comm_ranks(const CalibrateArgs& a) {
   exec::MpiSession session;
   auto world = exec::MpiCommunicator::world();
-  const auto points = calibrate::comm_sweep(*world, a.quick, a.repeats);
+  calibrate::CommSweepOptions o;
+  o.quick = a.quick;
+  o.repeats = a.repeats;
+  o.evict_bytes = a.comm_evict_MiB * 1048576.0;
+  const auto points = calibrate::comm_sweep(*world, o);
   const calibrate::Stats straggler = calibrate::straggler_sweep(*world, a.repeats);
   if (world->rank() != 0) return;
   std::ofstream f(a.comm_only);
@@ -97,6 +104,7 @@ CommRun spawn_comm(const CalibrateArgs& a, int ranks, const std::string& tmp) {
   const std::string cmd = "mpirun -np " + std::to_string(ranks) + " --oversubscribe" +
                           (geteuid() == 0 ? " --allow-run-as-root '" : " '") + self +
                           "' calibrate --comm-only '" + tmp + "' --repeats " + std::to_string(a.repeats) +
+                          " --comm-evict " + std::to_string(a.comm_evict_MiB) +
                           (a.quick ? " --quick" : "");
   std::cerr << "calibrate: " << cmd << "\n";
   if (std::system(cmd.c_str()) != 0) throw std::runtime_error("the communicator benchmark failed: " + cmd);
@@ -138,15 +146,14 @@ void run_calibrate(const CalibrateArgs& a) {
   o.cache_bytes = c.cache_MiB * 1048576.0;
   const int rounds = a.quick ? 1 : a.rounds;
   std::vector<std::vector<calibrate::Stats>> memory_rounds, gemm_rounds, attention_rounds;
-  std::vector<calibrate::Stats> probe_gemm_rounds, probe_memory_rounds;
-  for (int k = 1; k <= rounds; ++k) {
-    const std::string round = rounds > 1 ? " (round " + std::to_string(k) + " of " + std::to_string(rounds) + ")" : "";
-    {
-      const calibrate::CoRunners others(a.compute_ranks, [&o] {
-        calibrate::memory_sweep(o);
-        calibrate::gemm_sweep(o);
-        calibrate::attention_sweep(o);
-      });
+  {
+    const calibrate::CoRunners others(a.compute_ranks, [&o] {
+      calibrate::memory_sweep(o);
+      calibrate::gemm_sweep(o);
+      calibrate::attention_sweep(o);
+    });
+    for (int k = 1; k <= rounds; ++k) {
+      const std::string round = rounds > 1 ? " (round " + std::to_string(k) + " of " + std::to_string(rounds) + ")" : "";
       std::cerr << "calibrate: memory-bound kernels (" << a.compute_ranks - 1 << " other processes running the same)"
                 << round << "\n";
       merge_round(c.memory, memory_rounds, calibrate::memory_sweep(o), k);
@@ -155,16 +162,11 @@ void run_calibrate(const CalibrateArgs& a) {
       std::cerr << "calibrate: attention" << round << "\n";
       merge_round(c.attention, attention_rounds, calibrate::attention_sweep(o), k);
     }
-    // the machine's speed in this spell, for `validate` to compare its own spell with
-    const calibrate::SpeedProbe probe = calibrate::measure_speed_probe(a.compute_ranks);
-    probe_gemm_rounds.push_back(probe.gemm_s);
-    probe_memory_rounds.push_back(probe.memory_s);
   }
-  c.speed_probe = {calibrate::merge_rounds(probe_gemm_rounds), calibrate::merge_rounds(probe_memory_rounds),
-                   a.compute_ranks};
   c.machine += ", kernels timed as 1 of " + std::to_string(a.compute_ranks) + " busy processes";
   const std::vector<int> ranks = a.quick ? std::vector<int>{a.ranks.front()} : a.ranks;
   c.link_ranks = ranks.front();
+  c.comm_evict_MiB = a.comm_evict_MiB;
   for (int r : ranks) {
     const CommRun run = spawn_comm(a, r, a.out + ".comm" + std::to_string(r) + ".tmp");
     c.comm.insert(c.comm.end(), run.points.begin(), run.points.end());
@@ -197,6 +199,10 @@ void add_calibrate_command(CLI::App& app) {
                  "time the kernels while this many processes in all run them (default: one per core, as in a "
                  "timing case where every core runs a rank)")
       ->check(CLI::Range(1, 1024));
+  cmd->add_option("--comm-evict", a->comm_evict_MiB,
+                 "MiB every rank writes before each timed collective, as a step's ops between two collectives "
+                 "touch the caches (default 4: one layer's ops of the validation suite's models)")
+      ->check(CLI::Range(0.0, 65536.0));
   cmd->add_option("--comm-only", a->comm_only, "internal: run as one rank of the communicator sweep")->group("");
   cmd->callback([a] { run_calibrate(*a); });
 }

@@ -14,13 +14,11 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
-#include <optional>
 #include <iostream>
 #include <sstream>
 #include <thread>
 
 #include "app/commands.hpp"
-#include "calibrate/speed_probe.hpp"
 #include "compare/comparison.hpp"
 #include "scenario/load.hpp"
 
@@ -55,8 +53,6 @@ struct CaseResult {
   std::string load;  // load average before the run
   std::vector<double> measured_runs;  // the timed value (step or TPOT) of every run, in order
   int run = 1;                        // which of them this result is (from 1)
-  // the machine's speed just before the run, relative to its calibration (calibrate/speed_probe.hpp)
-  std::optional<calibrate::RelativeSpeed> speed;
 };
 
 std::string load_average() {
@@ -103,21 +99,10 @@ void worst_memory_category(CaseResult& r) {
   }
 }
 
-// The speed probe the calibration recorded in its raw points (hardware NAME.json), if any.
-std::optional<calibrate::SpeedProbe> calibration_probe(const ValidateArgs& a) {
-  fs::path points = a.hardware;
-  points.replace_extension(".json");
-  if (!fs::exists(points)) return std::nullopt;
-  return calibrate::recorded_speed_probe(read_json(points));
-}
-
-CaseResult run_case(const fs::path& src, const ValidateArgs& a, int cores, const fs::path& dir,
-                    const std::optional<calibrate::SpeedProbe>& calibrated) {
+CaseResult run_case(const fs::path& src, const ValidateArgs& a, int cores, const fs::path& dir) {
   CaseResult r;
   r.name = src.stem().string();
   r.load = load_average();
-  if (calibrated)
-    r.speed = calibrate::relative_speed(calibrate::measure_speed_probe(calibrated->busy_processes), *calibrated);
   fs::create_directories(dir);
   try {
     const fs::path scenario = calibrated_scenario(src, a, dir);
@@ -206,25 +191,9 @@ void print_inference_cases(const std::vector<CaseResult>& rows) {
   }
 }
 
-// The median speed over the cases, or why there is none.
-void print_speed_summary(const std::vector<CaseResult>& rows) {
-  std::vector<double> gemm, memory;
-  for (const CaseResult& r : rows)
-    if (r.speed) {
-      gemm.push_back(r.speed->gemm);
-      memory.push_back(r.speed->memory);
-    }
-  if (gemm.empty())
-    std::printf("speed: the calibration recorded no speed probe (re-run `twinsim calibrate`)\n");
-  else
-    std::printf("speed against the calibration, median over the cases: GEMM %.2fx, memory-bound %.2fx\n",
-                median_of(gemm), median_of(memory));
-}
-
 void print_table(const std::vector<CaseResult>& rows, const ValidateArgs& a) {
-  std::printf("%-28s %5s %-6s %10s %10s %8s %7s %9s %9s %8s %-22s %-10s %-15s %s\n", "case", "ranks", "metric",
-              "step pred", "step meas", "step err", "spread", "peak pred", "peak meas", "peak err", "worst category",
-              "speed g/m", "load avg", "ok");
+  std::printf("%-28s %5s %-6s %10s %10s %8s %7s %9s %9s %8s %-22s %-15s %s\n", "case", "ranks", "metric", "step pred",
+              "step meas", "step err", "spread", "peak pred", "peak meas", "peak err", "worst category", "load avg", "ok");
   std::vector<double> step_errs;
   bool all_ok = true;
   for (const CaseResult& r : rows) {
@@ -240,12 +209,11 @@ void print_table(const std::vector<CaseResult>& rows, const ValidateArgs& a) {
     const std::string worst = r.worst_category + " " + pct(r.worst_category_signed);
     char spread[16];
     std::snprintf(spread, sizeof spread, "%.0f%%", 100 * run_spread(r));
-    char speed[24] = "-";
-    if (r.speed) std::snprintf(speed, sizeof speed, "%.2f/%.2f", r.speed->gemm, r.speed->memory);
-    std::printf("%-28s %5d %-6s %9.4fs %9.4fs %8s %7s %8.2fM %8.2fM %8s %-22s %-10s %-15s %s\n", r.name.c_str(),
-                r.world, r.cmp.step_or_tpot_name(), timed(r).predicted, timed(r).measured, step_err.c_str(), spread,
-                r.cmp.peak_bytes.predicted / 1048576, r.cmp.peak_bytes.measured / 1048576,
-                pct(r.cmp.peak_bytes.rel_error()).c_str(), worst.c_str(), speed, r.load.c_str(), ok ? "yes" : "NO");
+    std::printf("%-28s %5d %-6s %9.4fs %9.4fs %8s %7s %8.2fM %8.2fM %8s %-22s %-15s %s\n", r.name.c_str(), r.world,
+                r.cmp.step_or_tpot_name(), timed(r).predicted, timed(r).measured, step_err.c_str(), spread,
+                r.cmp.peak_bytes.predicted / 1048576,
+                r.cmp.peak_bytes.measured / 1048576, pct(r.cmp.peak_bytes.rel_error()).c_str(), worst.c_str(),
+                r.load.c_str(), ok ? "yes" : "NO");
   }
   print_inference_cases(rows);
   const double med = median_of(step_errs);
@@ -253,13 +221,9 @@ void print_table(const std::vector<CaseResult>& rows, const ValidateArgs& a) {
   std::printf("\ntiming cases: %zu, median |step error| %.1f%% (target %.0f%%); targets: memory within %.0f%% per "
               "category, step within %.0f%%: %s\n"
               "(step error: the training step's, or TPOT's for an inference case, as the metric column says;\n"
-              " each case's median of %d runs of the suite, spread = (max - min) / median of the measured;\n"
-              " speed g/m: a GEMM's and a memory-bound kernel's speed just before the run over their speed during\n"
-              " the calibration, below 1 when the machine ran slower: an error of the same sign and size is the\n"
-              " machine's, not the model's)\n",
+              " each case's median of %d runs of the suite, spread = (max - min) / median of the measured)\n",
               step_errs.size(), 100 * med, 100 * a.median_target, 100 * a.memory_target, 100 * a.step_target,
               all_ok ? "all met" : "NOT all met", a.runs);
-  print_speed_summary(rows);
 }
 
 nlohmann::json results_json(const std::vector<CaseResult>& rows) {
@@ -268,8 +232,6 @@ nlohmann::json results_json(const std::vector<CaseResult>& rows) {
     nlohmann::json c{{"name", r.name}, {"ranks", r.world}, {"timing", r.timing}, {"load_average", r.load}};
     // the measured step (or TPOT) of every run of the suite; `comparison` is the median run's
     if (!r.measured_runs.empty()) c["measured_runs_s"] = r.measured_runs;
-    // the speed probe before the (median) run over the calibration's: < 1 is a slower machine
-    if (r.speed) c["machine_speed"] = {{"gemm", r.speed->gemm}, {"memory", r.speed->memory}};
     // the time the case is judged by: "step" (training) or "tpot" (inference)
     if (r.error.empty()) c["metric"] = r.cmp.inference ? "tpot" : "step";
     if (!r.error.empty())
@@ -297,14 +259,13 @@ void run_validate(const ValidateArgs& a) {
   // every case alike rather than on one; with several, a case's files are under run-K/
   // and its median run's are copied up to its own folder.
   std::vector<std::vector<CaseResult>> runs(files.size());
-  const std::optional<calibrate::SpeedProbe> probe = calibration_probe(a);
   for (int k = 1; k <= a.runs; ++k)
     for (std::size_t i = 0; i < files.size(); ++i) {
       const std::string name = files[i].stem().string();
       std::cerr << "validate: " << name << (a.runs > 1 ? " run " + std::to_string(k) : "") << " (load "
                 << load_average() << ")\n";
       const fs::path dir = fs::path(a.out) / name / (a.runs > 1 ? "run-" + std::to_string(k) : "");
-      runs[i].push_back(run_case(files[i], a, cores, dir, probe));
+      runs[i].push_back(run_case(files[i], a, cores, dir));
     }
   std::vector<CaseResult> rows;
   for (std::size_t i = 0; i < files.size(); ++i) {

@@ -180,7 +180,8 @@ std::string hardware_yaml(const Calibration& c, const Fitted& f, const std::stri
     << "# MPI over shared memory, fitted on " << c.link_ranks << " ranks: send/recv's fitted latency per message step,\n"
     << "# the best bus rate (nccl-tests busbw) of any collective once its ring's latency steps\n"
     << "# are out, and the efficiency by buffer bytes against it (median over all-reduce,\n"
-    << "# all-gather, reduce-scatter, send/recv)\n"
+    << "# all-gather, reduce-scatter, send/recv); each call timed alone after every rank wrote\n"
+    << "# " << fmt("%.1f", c.comm_evict_MiB) << " MiB of its own, as a step's ops take the caches between two collectives\n"
     << "intra_node:\n"
     << "  bandwidth_GBps: " << fmt("%.3f", f.link.bandwidth_Bps / 1e9) << "\n"
     << "  latency_us: " << fmt("%.3f", f.link.latency_s * 1e6) << "\n"
@@ -229,10 +230,8 @@ json points_json(const Calibration& c) {
     att.push_back({{"batch", a.batch}, {"seq", a.seq}, {"heads", a.heads}, {"head_dim", a.head_dim},
                    {"backward", a.backward}, {"flops", a.flops}, {"seconds", stats_json(a.seconds)},
                    {"kv_cache", a.kv_cache}, {"cached", a.cached}, {"kv_heads", a.kv_heads}, {"bytes", a.bytes}});
-  json j{{"machine", c.machine}, {"gemm", gemm}, {"memory", mem}, {"attention", att},
-         {"comm", comm_points_json(c.comm)}, {"straggler_fraction", stats_json(c.straggler)}};
-  if (c.speed_probe) j["speed_probe"] = speed_probe_json(*c.speed_probe);
-  return j;
+  return {{"machine", c.machine}, {"gemm", gemm}, {"memory", mem}, {"attention", att},
+          {"comm", comm_points_json(c.comm)}, {"straggler_fraction", stats_json(c.straggler)}};
 }
 
 }  // namespace twinsim::calibrate

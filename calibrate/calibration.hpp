@@ -10,7 +10,6 @@
 #include "calibrate/comm_bench.hpp"
 #include "calibrate/compute_bench.hpp"
 #include "calibrate/fit.hpp"
-#include "calibrate/speed_probe.hpp"
 
 namespace twinsim::calibrate {
 
@@ -20,11 +19,11 @@ struct Calibration {
   std::vector<AttentionPoint> attention;
   std::vector<CommPoint> comm;  // every rank count measured; the link is fitted on `link_ranks`
   int link_ranks = 2;
+  double comm_evict_MiB = 0;  // what every rank wrote before each timed collective
   Stats straggler;  // max / mean - 1 of `link_ranks` ranks' times on the same work (comm_bench)
   double memory_GiB = 0;        // the machine's RAM: all ranks share it
   double cache_MiB = 0;         // the last-level cache (L3), shared by the cores
   std::string machine;          // CPU model, cores, load average: for the file's header
-  std::optional<SpeedProbe> speed_probe;  // the machine's speed while it was calibrated
 };
 
 struct Fitted {

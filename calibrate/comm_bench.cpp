@@ -17,25 +17,39 @@ double now_s() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 
-// Every rank runs the same number of calls (a count agreed on, never a local clock), so
-// ranks stay in step; the repeat's time is the slowest rank's.
-Stats time_collective(exec::Communicator& comm, const std::function<void()>& call, int repeats, int calls) {
-  call();  // warm-up: MPI's connection set-up and buffer registration
-  std::vector<double> per_call;
-  for (int r = 0; r < repeats; ++r) {
-    comm.barrier();
-    const double t0 = now_s();
-    for (int i = 0; i < calls; ++i) call();
-    float t = static_cast<float>((now_s() - t0) / calls);
-    comm.all_reduce(&t, 1, exec::ReduceOp::max);
-    per_call.push_back(t);
-  }
-  return stats_of(per_call);
-}
+// A training step calls a collective after ops that went through megabytes of weights and
+// activations: the communicator's buffers and MPI's shared-memory segments are out of the
+// caches, and the input was just written by the op that made it. So before every call,
+// each rank writes `evict_bytes` of its own, then rewrites the call's input, then the
+// ranks meet at a barrier; the call alone is timed, a repeat's time the slowest rank's.
+// (Back to back on the same buffers, an all-gather of 2 MiB ran 3.5x faster than amid
+// such work: exec/runtime/README.md, bench_comm's *_amid_work cases.)
+class StepLikeCalls {
+ public:
+  StepLikeCalls(exec::Communicator& comm, double evict_bytes)
+      : comm_(comm), evict_(static_cast<std::size_t>(evict_bytes / sizeof(float))) {}
 
-// Enough calls that a repeat lasts about 20 ms at 1 GB/s (longer than a scheduler time
-// slice on a shared machine), at least 5.
-int calls_for(double bytes) { return std::clamp(static_cast<int>(2e7 / std::max(bytes, 1.0)), 5, 2000); }
+  Stats time(const std::function<void()>& write_input, const std::function<void()>& call, int repeats) {
+    write_input();
+    call();  // warm-up: MPI's connection set-up and buffer registration
+    std::vector<double> per_call;
+    for (int r = 0; r < repeats; ++r) {
+      std::fill(evict_.begin(), evict_.end(), static_cast<float>(r));
+      write_input();
+      comm_.barrier();
+      const double t0 = now_s();
+      call();
+      float t = static_cast<float>(now_s() - t0);
+      comm_.all_reduce(&t, 1, exec::ReduceOp::max);
+      per_call.push_back(t);
+    }
+    return stats_of(per_call);
+  }
+
+ private:
+  exec::Communicator& comm_;
+  std::vector<float> evict_;
+};
 
 }  // namespace
 
@@ -53,35 +67,26 @@ std::vector<double> comm_sizes(bool quick) {
   return s;
 }
 
-std::vector<CommPoint> comm_sweep(exec::Communicator& comm, bool quick, int repeats) {
+std::vector<CommPoint> comm_sweep(exec::Communicator& comm, const CommSweepOptions& o) {
   std::vector<CommPoint> out;
   const int n = comm.size(), me = comm.rank();
-  for (double bytes : comm_sizes(quick)) {
+  StepLikeCalls calls(comm, o.evict_bytes);
+  const int repeats = 3 * o.repeats;  // single calls: more of them than the repeats of a batch
+  for (double bytes : comm_sizes(o.quick)) {
     const std::size_t count = static_cast<std::size_t>(bytes / sizeof(float));
     const std::size_t part = count / n;
-    // calls rotate through buffer sets out of cache, as a step's gradient buckets are (one
-    // 16 MiB pair reused call after call sat in the L3: all-gather 2.9 GB/s busbw against
-    // 2.3-2.4 rotated, this host, 2026-11-22)
-    const int sets = cold_sets(2 * static_cast<std::size_t>(bytes));
-    std::vector<std::vector<float>> a(sets, std::vector<float>(count, 1.0f)), b(sets, std::vector<float>(count, 0.0f));
-    int k = 0;
-    auto next = [&] { return k = (k + 1) % sets; };
-    const int calls = calls_for(bytes);
-    out.push_back({"all_reduce", n, bytes, time_collective(comm, [&] { comm.all_reduce(a[next()].data(), count); }, repeats, calls)});
-    out.push_back({"all_gather", n, static_cast<double>(part * n * sizeof(float)), time_collective(comm, [&] {
-                     const int j = next();
-                     comm.all_gather(a[j].data(), b[j].data(), part);
-                   }, repeats, calls)});
-    out.push_back({"reduce_scatter", n, static_cast<double>(part * n * sizeof(float)), time_collective(comm, [&] {
-                     const int j = next();
-                     comm.reduce_scatter(a[j].data(), b[j].data(), part);
-                   }, repeats, calls)});
+    std::vector<float> a(count), b(count);
+    auto write_a = [&] { std::fill(a.begin(), a.end(), 1.0f); };
+    out.push_back({"all_reduce", n, bytes, calls.time(write_a, [&] { comm.all_reduce(a.data(), count); }, repeats)});
+    out.push_back({"all_gather", n, static_cast<double>(part * n * sizeof(float)),
+                   calls.time(write_a, [&] { comm.all_gather(a.data(), b.data(), part); }, repeats)});
+    out.push_back({"reduce_scatter", n, static_cast<double>(part * n * sizeof(float)),
+                   calls.time(write_a, [&] { comm.reduce_scatter(a.data(), b.data(), part); }, repeats)});
     // a ring exchange, as the pipeline's paired send/recv: each rank sends `bytes` to the
     // next and receives as much from the previous
-    out.push_back({"send_recv", n, bytes, time_collective(comm, [&] {
-                     const int j = next();
-                     comm.send_recv(a[j].data(), count, (me + 1) % n, b[j].data(), count, (me + n - 1) % n);
-                   }, repeats, calls)});
+    out.push_back({"send_recv", n, bytes, calls.time(write_a, [&] {
+                     comm.send_recv(a.data(), count, (me + 1) % n, b.data(), count, (me + n - 1) % n);
+                   }, repeats)});
   }
   return out;
 }

@@ -1,8 +1,8 @@
 #pragma once
 // Microbenchmarks of the executor's MPI communicator (exec/runtime), nccl-tests style:
 // each collective over message sizes on the communicator's ranks. Every rank calls it;
-// a repeat's time is the slowest rank's (max-reduced), so the figure is what a training
-// step waits for.
+// a call's time is the slowest rank's (max-reduced), so the figure is what a training
+// step waits for; each call is made as a step makes it, after work that took the caches.
 #include <string>
 #include <vector>
 
@@ -25,7 +25,15 @@ struct CommPoint {
 // Sizes in bytes from 4 KiB to 16 MiB (quick: 3 sizes).
 std::vector<double> comm_sizes(bool quick);
 
-std::vector<CommPoint> comm_sweep(exec::Communicator& comm, bool quick, int repeats);
+struct CommSweepOptions {
+  bool quick = false;  // 3 sizes
+  int repeats = 7;     // each point times 3 x repeats single calls
+  // what every rank writes of its own before each call, as a step's ops between two
+  // collectives do
+  double evict_bytes = 4 << 20;
+};
+
+std::vector<CommPoint> comm_sweep(exec::Communicator& comm, const CommSweepOptions& o);
 
 // How far the slowest rank runs behind the ranks' mean on the same work: every rank
 // runs the same mix of a GEMM, a GeLU and an AdamW update (about 50 ms) from a barrier,

@@ -99,6 +99,13 @@ add_test(NAME exec_mpi.run.tiny_gpt_infer_compare
                  --set inference.prompt_len=32 --set inference.output_len=6)
 set_tests_properties(exec_mpi.run.tiny_gpt_infer_compare PROPERTIES FIXTURES_REQUIRED exec_infer_gpt
                      TIMEOUT 120 LABELS mpi)
+# `twinsim calibrate --quick`: the hardware file loads, the raw points keep the
+# communicator sweep
+add_test(NAME exec_mpi.calibrate.quick
+         COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/check_calibrate_quick.py $<TARGET_FILE:twinsim>
+                 ${CMAKE_CURRENT_BINARY_DIR}/calibrate_quick
+         WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
+set_tests_properties(exec_mpi.calibrate.quick PROPERTIES ENVIRONMENT "${EXEC_MPI_ENV}" TIMEOUT 600 LABELS mpi)
 # `twinsim validate` run by a Python check (tests/exec_mpi/check_validate_NAME.py) from the
 # repository root, its output folder in the build tree
 function(add_validate_check name timeout)

@@ -1,0 +1,55 @@
+#!/usr/bin/env python3
+"""`twinsim calibrate --quick` end to end: it writes a hardware file the simulator takes as
+a scenario's cluster, and raw points with the communicator sweep
+(every collective at every size, each call timed after the caches were taken by other
+work). Run from the repository root.
+Usage: check_calibrate_quick.py TWINSIM OUT_DIR"""
+import json
+import os
+import subprocess
+import sys
+
+TWINSIM, OUT = sys.argv[1], sys.argv[2]
+os.makedirs(OUT, exist_ok=True)
+yaml_path = os.path.join(OUT, "quick.yaml")
+failures = []
+
+
+def check(condition, what):
+    if not condition:
+        failures.append(what)
+
+
+r = subprocess.run([TWINSIM, "calibrate", "--quick", "--repeats", "2", "--comm-evict", "2", "--out", yaml_path],
+                   capture_output=True, text=True, timeout=600)
+if r.returncode != 0:
+    print(r.stdout, r.stderr)
+    sys.exit("calibrate failed")
+with open(os.path.join(OUT, "quick.json")) as f:
+    points = json.load(f)
+
+check(len(points["gemm"]) > 0 and all(p["seconds"]["median_s"] > 0 for p in points["gemm"]), "GEMM points")
+comm = [p for p in points["comm"] if p["ranks"] == 2]
+ops = sorted({p["op"] for p in comm})
+check(ops == ["all_gather", "all_reduce", "reduce_scatter", "send_recv"], f"ops {ops}")
+for op in ops:
+    by_size = sorted((p["bytes"], p["seconds"]["median_s"]) for p in comm if p["op"] == op)
+    check(len(by_size) == 3 and all(t > 0 for _, t in by_size), f"{op}: {by_size}")
+    # 4 MiB cannot move as fast as 4 KiB: a sweep that timed nothing would not see it
+    check(by_size[-1][1] > 2 * by_size[0][1], f"{op}: 4 MiB in {by_size[-1][1]} s, 4 KiB in {by_size[0][1]} s")
+    check(all(p["seconds"]["repeats"] == 6 for p in comm if p["op"] == op), f"{op}: 3 x 2 single calls per point")
+
+with open(yaml_path) as f:
+    cluster = f.read()
+s = subprocess.run([TWINSIM, "simulate", "scenarios/validation/host/gpt-dp2-zero1.yaml", "--json", "--set",
+                    "cluster=" + cluster], capture_output=True, text=True, timeout=120)
+check(s.returncode == 0, f"simulate with the calibrated cluster: {s.stderr[-500:]}")
+if s.returncode == 0:
+    report = json.loads(s.stdout)
+    check(report["time"]["step_s"] > 0, f"step {report['time'].get('step_s')}")
+
+if failures:
+    print(r.stderr[-3000:])
+    print("\n".join(failures))
+    sys.exit(1)
+print("calibrate --quick checks passed")
