@@ -56,14 +56,57 @@ void add_dp_ops(const StepGraph& g, int stage, std::vector<OpPrediction>& ops) {
     if (op->count > 0) ops.push_back({op->name, op->time_s / op->count, op->count});
 }
 
+// A blocking collective of a layer also waits for the group's slowest member: the straggler
+// fraction times the compute since the group last synchronised (sim/training/step_graph.cpp
+// prices it per layer pass, on the pass's collectives together). The op table gives each
+// TP / EP collective of a pass its own share, the compute since the pass's previous
+// collective, the layer taken as repeating (the compute after its last collective counts
+// towards its first), so the shares add up to the step graph's wait and a measured
+// collective, which includes its wait, compares like for like.
+struct PassTimes {
+  double OpTime::*comm;                // the pass's time of a collective
+  std::vector<double OpTime::*> work;  // the pass's compute times of an op
+  bool backward;                       // the ops run in reverse order
+};
+
+void add_straggler_waits(std::vector<OpTime>& ops, const PassTimes& pass, double straggler, bool tp_blocking) {
+  auto blocking = [&](const OpTime& op) {
+    const bool kind = op.category == TimeCategory::ep_comm || (op.category == TimeCategory::tp_comm && tp_blocking);
+    return kind && op.*pass.comm > 0;
+  };
+  const std::size_t n = ops.size();
+  auto at = [&](std::size_t k) -> OpTime& { return ops[pass.backward ? n - 1 - k : k]; };
+  std::size_t last = n;  // the pass's last collective, where the compute to count starts
+  for (std::size_t k = 0; k < n; ++k)
+    if (blocking(at(k))) last = k;
+  if (last == n || straggler == 0) return;
+  double since = 0;
+  for (std::size_t i = 1; i <= n; ++i) {
+    OpTime& op = at((last + i) % n);
+    if (op.category == TimeCategory::compute)
+      for (double OpTime::*w : pass.work) since += op.*w;
+    if (!blocking(op)) continue;
+    op.*pass.comm += straggler * since;
+    since = 0;
+  }
+}
+
+std::vector<OpTime> with_straggler_waits(std::vector<OpTime> ops, const Scenario& s) {
+  const bool tp_blocking = !s.plan.tp_comm_overlap;
+  add_straggler_waits(ops, {&OpTime::fwd_s, {&OpTime::fwd_s}, false}, s.cluster.straggler, tp_blocking);
+  add_straggler_waits(ops, {&OpTime::dgrad_s, {&OpTime::dgrad_s, &OpTime::wgrad_s}, true}, s.cluster.straggler,
+                      tp_blocking);
+  return ops;
+}
+
 std::vector<OpPrediction> op_table(const Scenario& s, const StepCosts& costs, const StepGraph& g, int stage) {
   const int layers = s.plan.stage_layers[stage];
   const int m = static_cast<int>(s.training->micro_batches(s.plan.dp));
   std::vector<OpPrediction> ops;
   std::int64_t first_layer = 0;
   for (int i = 0; i < stage; ++i) first_layer += s.plan.stage_layers[i];
-  auto add = [&ops](const LayerCost& lc, int count, bool recompute) {
-    for (const OpTime& op : lc.ops) {
+  auto add = [&ops, &s](const LayerCost& lc, int count, bool recompute) {
+    for (const OpTime& op : with_straggler_waits(lc.ops, s)) {
       ops.push_back({op.name + ".fwd", op.fwd_s, count});
       if (op.dgrad_s > 0) ops.push_back({op.name + ".bwd_dgrad", op.dgrad_s, count});
       if (op.wgrad_s > 0) ops.push_back({op.name + ".bwd_wgrad", op.wgrad_s, count});

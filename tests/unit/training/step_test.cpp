@@ -182,6 +182,23 @@ plan: {tp: 2, pp: 1, dp: 1}
   EXPECT_GT(tp1.step_s - tp0.step_s, 0.09 * compute);
   EXPECT_LE(tp1.step_s - tp0.step_s, 0.1 * compute * (1 + 1e-9));
   EXPECT_NEAR(tp1.breakdown.compute_s, compute, 1e-12 * compute);  // the wait is communication
+  // the op table gives each collective its share of the wait (a measured collective
+  // includes it), and nothing else changes: the shares add up to the step's wait
+  ASSERT_EQ(tp1.ops.size(), tp0.ops.size());
+  double added = 0;
+  for (std::size_t i = 0; i < tp0.ops.size(); ++i) {
+    const OpPrediction &before = tp0.ops[i], &after = tp1.ops[i];
+    const double delta = (after.time_s - before.time_s) * after.count;
+    const bool collective = after.name.find("tp_") != std::string::npos || after.name.find("reduce") != std::string::npos ||
+                            after.name.find("enter") != std::string::npos;
+    if (!collective) {
+      EXPECT_EQ(delta, 0.0) << after.name;
+    } else if (before.time_s > 0) {
+      EXPECT_GT(delta, 0.0) << after.name;
+    }
+    added += delta;
+  }
+  EXPECT_NEAR(added, tp1.step_s - tp0.step_s, 0.005 * (tp1.step_s - tp0.step_s));
 }
 
 TEST(TrainingStep, TensorParallelCommunicationOverlapShortensStep) {
