@@ -5,6 +5,7 @@
 #include <functional>
 #include <random>
 
+#include "exec/train/mixed_precision.hpp"
 #include "kernels/cpu/activation.hpp"
 #include "kernels/cpu/embedding.hpp"
 #include "kernels/cpu/flash_attention.hpp"
@@ -173,6 +174,13 @@ void add_step_kernel_points(std::vector<MemoryPoint>& out, long n, const SweepOp
   add("zero", kF * n, [&] {
     State& st = next();
     std::fill(st.grads.begin(), st.grads.end(), 0.0f);
+  });
+  // mixed precision: the updated fp32 masters copied into the model's 16-bit weights,
+  // which the simulator counts at 4 bytes read and 2 written per parameter (the executor
+  // keeps its 16-bit values in fp32 arrays: exec/train/mixed_precision.hpp)
+  add("cast", 6.0 * n, [&] {
+    State& st = next();
+    exec::store_rounded(Dtype::bf16, st.m.data(), st.params.data(), static_cast<std::size_t>(n));
   });
 }
 

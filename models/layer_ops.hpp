@@ -47,9 +47,10 @@ struct SavedTensor {
 
 // The memory-bound kernels an op list names (LayerOp::kernel): a calibrated device may
 // give each its own efficiency (GpuSpec::kernel_efficiency), as CPU kernels differ 100x.
-inline constexpr std::array<std::string_view, 11> kKernelNames = {
+// ("zero": the grads' zeroing; "cast": the fp32 master weights copied into the model's 16-bit ones)
+inline constexpr std::array<std::string_view, 12> kKernelNames = {
     "layernorm", "rmsnorm", "gelu", "swiglu", "rope", "residual", "embedding", "cross_entropy", "adamw", "sgd",
-    "zero"};
+    "zero", "cast"};
 // The memory side of a GEMM's roofline, which a device's kernel_efficiency may also give:
 // operands streamed from memory, or from the last-level cache (a pass whose weights and
 // KV cache fit in it: GpuSpec::cache_bytes).

@@ -419,7 +419,7 @@ void Builder::add_data_parallel(int stage) {
   }
   Chains chains(sr.gpus.size());
   const std::vector<TaskId> opt =
-      compute(chains, stage, "optimizer.step", op_time_s(s.cluster.gpu, optimizer_step_op(s, stage)), c.optimizer);
+      compute(chains, stage, "optimizer.step", optimizer_step_s(s, stage), c.optimizer);
   for (std::size_t g = 0; g < sr.gpus.size(); ++g)
     for (TaskId r : dp_grad_tasks[stage][g]) out.graph.add_dependency(r, opt[g]);
   std::vector<std::vector<TaskId>> gathers(sr.gpus.size());
@@ -449,16 +449,31 @@ void Builder::add_data_parallel(int stage) {
 
 }  // namespace
 
-ComputeOp optimizer_step_op(const Scenario& s, int stage) {
-  // Adam touches master weights, two moments and the gradient, and writes the working
-  // copy: about 28 bytes per parameter in mixed precision (4+4+4 read and written, +2+2)
+std::vector<ComputeOp> optimizer_step_ops(const Scenario& s, int stage) {
   const std::int64_t total = stage_params_per_gpu(s, stage);
-  const std::int64_t shard = s.plan.zero >= 1 ? total / s.plan.dp : total;
-  ComputeOp step;
-  step.kind = ComputeKind::optimizer;
-  step.kernel = s.training->optimizer == Optimizer::adam ? "adamw" : "sgd";
-  step.bytes = (s.training->optimizer == Optimizer::adam ? 28.0 : 16.0) * static_cast<double>(shard);
-  return step;
+  const auto shard = static_cast<double>(s.plan.zero >= 1 ? total / s.plan.dp : total);
+  // Adam reads and writes the fp32 (master) weights and its two moments, 24 bytes per
+  // parameter, and reads the gradient; SGD 12 before the gradient (weights read and
+  // written, the momentum buffer read)
+  ComputeOp update;
+  update.kind = ComputeKind::optimizer;
+  update.kernel = s.training->optimizer == Optimizer::adam ? "adamw" : "sgd";
+  update.bytes = ((s.training->optimizer == Optimizer::adam ? 24.0 : 12.0) + grad_bytes(*s.training)) * shard;
+  if (s.training->precision == Dtype::fp32) return {update};
+  // Mixed precision: the updated fp32 masters are then copied into the model's 16-bit
+  // weights, a pass of its own (Megatron's _copy_main_params_to_model_params, after the
+  // optimizer's step): 4 bytes read and 2 written per parameter of the shard
+  ComputeOp cast;
+  cast.kind = ComputeKind::elementwise;
+  cast.kernel = "cast";
+  cast.bytes = 6.0 * shard;
+  return {update, cast};
+}
+
+double optimizer_step_s(const Scenario& s, int stage) {
+  double seconds = 0;
+  for (const ComputeOp& op : optimizer_step_ops(s, stage)) seconds += op_time_s(s.cluster.gpu, op);
+  return seconds;
 }
 
 ComputeOp zero_grad_op(const Scenario& s, int stage) {

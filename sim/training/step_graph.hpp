@@ -60,9 +60,12 @@ StepGraph build_step_graph(const Scenario& s, const StepCosts& costs, Fidelity f
 // Parameters one GPU of `stage` holds (sharded by TP and, for experts, EP).
 std::int64_t stage_params_per_gpu(const Scenario& s, int stage);
 
-// The optimizer's step over this GPU's share of the stage's parameters, and the zeroing
-// of the gradient buffer a step starts with (Megatron's zero_grad_buffer): memory-bound.
-ComputeOp optimizer_step_op(const Scenario& s, int stage);
+// The optimizer's step over this GPU's share of the stage's parameters (its update, then,
+// in mixed precision, the master weights' copy into the model's 16-bit ones), and the
+// zeroing of the gradient buffer a step starts with (Megatron's zero_grad_buffer):
+// memory-bound. optimizer_step_s is the step's time, its ops together.
+std::vector<ComputeOp> optimizer_step_ops(const Scenario& s, int stage);
+double optimizer_step_s(const Scenario& s, int stage);
 ComputeOp zero_grad_op(const Scenario& s, int stage);
 
 // ZeRO 2/3 keep only a shard of the grads, so every micro-batch's backward reduce-scatters

@@ -119,7 +119,7 @@ std::vector<OpPrediction> op_table(const Scenario& s, const StepCosts& costs, co
   if (stage == s.plan.pp - 1) add(costs.head, m, false);
   // the optimizer's two ops, under the executor's names (exec/train/trainer.cpp)
   ops.push_back({"optimizer.zero_grad", op_time_s(s.cluster.gpu, zero_grad_op(s, stage)), 1});
-  ops.push_back({"optimizer.step", op_time_s(s.cluster.gpu, optimizer_step_op(s, stage)), 1});
+  ops.push_back({"optimizer.step", optimizer_step_s(s, stage), 1});
   add_dp_ops(g, stage, ops);
   return ops;
 }

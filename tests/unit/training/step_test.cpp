@@ -3,12 +3,14 @@
 // report's invariants.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <fstream>
 #include <set>
 
 #include <nlohmann/json.hpp>
 
 #include "scenario/load.hpp"
+#include "sim/cost/compute_cost.hpp"
 #include "sim/training/step_graph.hpp"
 #include "sim/training/training_report.hpp"
 
@@ -199,6 +201,36 @@ plan: {tp: 2, pp: 1, dp: 1}
     added += delta;
   }
   EXPECT_NEAR(added, tp1.step_s - tp0.step_s, 0.005 * (tp1.step_s - tp0.step_s));
+}
+
+// Mixed precision: the optimizer updates the fp32 masters, then copies them into the
+// model's 16-bit weights in a pass of its own (Megatron _copy_main_params_to_model_params),
+// which optimizer.step includes; fp32 training has no copy.
+TEST(TrainingStep, MixedPrecisionStepCopiesTheMastersIntoTheModel) {
+  Scenario s = load_scenario_text(R"(
+model: gpt2-small
+cluster: dgx-a100-80gb
+training: {seq_len: 1024, global_batch: 8, micro_batch: 1, precision: bf16}
+plan: {tp: 1, pp: 1, dp: 2, zero: 1}
+)");
+  const double shard = static_cast<double>(stage_params_per_gpu(s, 0) / 2);
+  const std::vector<ComputeOp> mixed = optimizer_step_ops(s, 0);
+  ASSERT_EQ(mixed.size(), 2u);
+  EXPECT_EQ(mixed[0].kernel, "adamw");
+  EXPECT_DOUBLE_EQ(mixed[0].bytes, 26 * shard);  // masters and moments 24, the bf16 grad 2
+  EXPECT_EQ(mixed[1].kernel, "cast");
+  EXPECT_DOUBLE_EQ(mixed[1].bytes, 6 * shard);  // fp32 read, bf16 written
+  const double step_s = optimizer_step_s(s, 0);
+  EXPECT_NEAR(step_s, op_time_s(s.cluster.gpu, mixed[0]) + op_time_s(s.cluster.gpu, mixed[1]), 1e-15);
+  const TrainingPrediction p = predict_training(s);
+  const auto in_table = std::find_if(p.ops.begin(), p.ops.end(), [](const OpPrediction& op) { return op.name == "optimizer.step"; });
+  ASSERT_NE(in_table, p.ops.end());
+  EXPECT_DOUBLE_EQ(in_table->time_s, step_s);
+  s.training->precision = Dtype::fp32;
+  const std::vector<ComputeOp> plain = optimizer_step_ops(s, 0);
+  ASSERT_EQ(plain.size(), 1u);
+  EXPECT_DOUBLE_EQ(plain[0].bytes, 28 * shard);
+  EXPECT_LT(optimizer_step_s(s, 0), step_s);
 }
 
 TEST(TrainingStep, TensorParallelCommunicationOverlapShortensStep) {
