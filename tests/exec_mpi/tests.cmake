@@ -105,7 +105,9 @@ add_test(NAME exec_mpi.calibrate.quick
          COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/check_calibrate_quick.py $<TARGET_FILE:twinsim>
                  ${CMAKE_CURRENT_BINARY_DIR}/calibrate_quick
          WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
-set_tests_properties(exec_mpi.calibrate.quick PROPERTIES ENVIRONMENT "${EXEC_MPI_ENV}" TIMEOUT 600 LABELS mpi)
+# (alone: its timings are compared, and it runs a process on every core)
+set_tests_properties(exec_mpi.calibrate.quick PROPERTIES ENVIRONMENT "${EXEC_MPI_ENV}" TIMEOUT 600 LABELS mpi
+                     RUN_SERIAL TRUE)
 # `twinsim validate` run by a Python check (tests/exec_mpi/check_validate_NAME.py) from the
 # repository root, its output folder in the build tree
 function(add_validate_check name timeout)
