@@ -28,10 +28,8 @@ struct CalibrateArgs {
   int repeats = 7;
   int rounds = 3;  // the compute sweeps run this many times over; each point keeps its median round
   int compute_ranks = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  // written by every rank before each timed collective: about what one layer's ops of the
-  // validation suite's models touch between two of its collectives (an MLP of hidden 256,
-  // FFN 1024, 256 tokens: 1 MiB of fc1 weights, 1 MiB of its output, 2 x 0.25 MiB in and out)
-  double comm_evict_MiB = 4;
+  // written by every rank before each timed collective (calibrate/comm_bench.hpp)
+  double comm_evict_MiB = calibrate::CommSweepOptions{}.evict_bytes / 1048576.0;
   std::string comm_only;  // internal: this process is one of the ranks; rank 0 writes here
 };
 

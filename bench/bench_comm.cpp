@@ -3,9 +3,9 @@
 // Run under mpirun: `mpirun -np 2 --oversubscribe build/bench/bench_comm`; only rank 0
 // prints. Iteration counts are fixed so that every rank runs the same collectives.
 // The `*_amid_work` cases run a training step's kind of work between the timed calls
-// (allocating, writing and freeing activation-sized buffers): a collective that allocates
-// its own scratch per call pays for fresh pages there, which a tight loop of calls hides
-// (the heap hands the same chunk back every time).
+// (allocating, writing and freeing 18 MiB of activation-sized buffers), which takes the
+// caches as a step's ops do: an all-gather of 2 MiB ran 3.5x slower amid it than back to
+// back (exec/runtime/README.md has the figures).
 #include <benchmark/benchmark.h>
 
 #include <algorithm>

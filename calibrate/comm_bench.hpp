@@ -29,7 +29,9 @@ struct CommSweepOptions {
   bool quick = false;  // 3 sizes
   int repeats = 7;     // each point times 3 x repeats single calls
   // what every rank writes of its own before each call, as a step's ops between two
-  // collectives do
+  // collectives do: about what one layer's ops of the validation suite's models touch (an
+  // MLP of hidden 256, FFN 1024, 256 tokens: 1 MiB of fc1 weights, 1 MiB of its output,
+  // 2 x 0.25 MiB in and out)
   double evict_bytes = 4 << 20;
 };
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "sim/cost/compute_cost.hpp"
+#include "sim/cost/straggler_wait.hpp"
 #include "sim/inference/quantization.hpp"
 #include "sim/memory/stage_layers.hpp"
 #include "sim/training/rank_layout.hpp"
@@ -105,22 +106,12 @@ double ServingCostModel::call_time_s(const LayerOp& op, bool cached) const {
 
 std::vector<double> ServingCostModel::list_times_s(const std::vector<LayerOp>& ops, bool cached) const {
   std::vector<double> t;
-  for (const LayerOp& op : ops) t.push_back(call_time_s(op, cached));
-  const auto first = std::find_if(ops.begin(), ops.end(), [](const LayerOp& op) { return op.kind == OpKind::collective; });
-  if (first == ops.end() || s_.cluster.straggler <= 0) return t;
-  // a collective waits straggler x the compute since the last one; the list runs layer
-  // after layer, so the compute after its last collective comes before its first
-  const std::size_t n = ops.size(), start = static_cast<std::size_t>(first - ops.begin());
-  double since = 0;
-  for (std::size_t k = 1; k <= n; ++k) {
-    const std::size_t i = (start + k) % n;
-    if (ops[i].kind != OpKind::collective) {
-      since += t[i];
-      continue;
-    }
-    t[i] += s_.cluster.straggler * since;
-    since = 0;
+  std::vector<WaitRole> roles;
+  for (const LayerOp& op : ops) {
+    t.push_back(call_time_s(op, cached));
+    roles.push_back(op.kind == OpKind::collective ? WaitRole::collective : WaitRole::compute);
   }
+  add_straggler_waits(t, roles, s_.cluster.straggler);  // the list runs layer after layer
   return t;
 }
 

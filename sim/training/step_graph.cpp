@@ -66,7 +66,7 @@ struct Builder {
   }
   const LayerCost& cost_of(std::int64_t layer) const { return costs.layers[costs.layer_cost_index[layer]]; }
   bool zero3() const { return s.plan.zero == 3 && s.plan.dp > 1; }
-  bool sharded_grads() const { return s.plan.zero >= 2 && s.plan.dp > 1; }
+  bool sharded_grads() const { return twinsim::sharded_grads(s.plan); }
   std::vector<ShardedStageComm> stage_comm;  // per stage, priced once
 
   // Layers of virtual stage (chunk c, stage i) in Megatron's order c * pp + i.
@@ -487,7 +487,9 @@ ComputeOp zero_grad_op(const Scenario& s, int stage) {
   return zero;
 }
 
-bool sharded_grads_whole_stage(const Plan& plan) { return plan.zero >= 2 && plan.dp > 1 && !plan.overlap_grad_reduce; }
+bool sharded_grads(const Plan& plan) { return plan.zero >= 2 && plan.dp > 1; }
+
+bool sharded_grads_whole_stage(const Plan& plan) { return sharded_grads(plan) && !plan.overlap_grad_reduce; }
 
 bool zero3_whole_stage(const Plan& plan) { return plan.zero == 3 && sharded_grads_whole_stage(plan); }
 

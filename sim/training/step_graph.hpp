@@ -74,6 +74,7 @@ ComputeOp zero_grad_op(const Scenario& s, int stage);
 // bucket_size to None when overlap_grad_reduce is off; the executor, exec/train/zero.cpp,
 // alike). ZeRO-3 without overlap also all-gathers the whole stage before every forward
 // and backward pass of a micro-batch.
+bool sharded_grads(const Plan& plan);
 bool sharded_grads_whole_stage(const Plan& plan);
 bool zero3_whole_stage(const Plan& plan);
 // Those whole-stage collectives' seconds per call; 0 where the plan has none.

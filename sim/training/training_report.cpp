@@ -1,6 +1,7 @@
 #include "sim/training/training_report.hpp"
 
 #include "models/head_ops.hpp"
+#include "sim/cost/straggler_wait.hpp"
 #include "sim/engine/chrome_trace.hpp"
 #include "sim/engine/simulator.hpp"
 
@@ -56,46 +57,36 @@ void add_dp_ops(const StepGraph& g, int stage, std::vector<OpPrediction>& ops) {
     if (op->count > 0) ops.push_back({op->name, op->time_s / op->count, op->count});
 }
 
-// A blocking collective of a layer also waits for the group's slowest member: the straggler
-// fraction times the compute since the group last synchronised (sim/training/step_graph.cpp
-// prices it per layer pass, on the pass's collectives together). The op table gives each
-// TP / EP collective of a pass its own share, the compute since the pass's previous
-// collective, the layer taken as repeating (the compute after its last collective counts
-// towards its first), so the shares add up to the step graph's wait and a measured
-// collective, which includes its wait, compares like for like.
-struct PassTimes {
-  double OpTime::*comm;                // the pass's time of a collective
-  std::vector<double OpTime::*> work;  // the pass's compute times of an op
-  bool backward;                       // the ops run in reverse order
-};
-
-void add_straggler_waits(std::vector<OpTime>& ops, const PassTimes& pass, double straggler, bool tp_blocking) {
-  auto blocking = [&](const OpTime& op) {
-    const bool kind = op.category == TimeCategory::ep_comm || (op.category == TimeCategory::tp_comm && tp_blocking);
-    return kind && op.*pass.comm > 0;
-  };
-  const std::size_t n = ops.size();
-  auto at = [&](std::size_t k) -> OpTime& { return ops[pass.backward ? n - 1 - k : k]; };
-  std::size_t last = n;  // the pass's last collective, where the compute to count starts
-  for (std::size_t k = 0; k < n; ++k)
-    if (blocking(at(k))) last = k;
-  if (last == n || straggler == 0) return;
-  double since = 0;
-  for (std::size_t i = 1; i <= n; ++i) {
-    OpTime& op = at((last + i) % n);
-    if (op.category == TimeCategory::compute)
-      for (double OpTime::*w : pass.work) since += op.*w;
-    if (!blocking(op)) continue;
-    op.*pass.comm += straggler * since;
-    since = 0;
+// A blocking collective of a layer also waits for the group's slowest member
+// (sim/training/step_graph.cpp prices the wait per layer pass, on the pass's collectives
+// together). The op table gives each TP / EP collective of a pass its own share
+// (sim/cost/straggler_wait.hpp), so the shares add up to the step graph's wait and a
+// measured collective, which includes its wait, compares like for like.
+void add_pass_straggler_waits(std::vector<OpTime>& ops, bool backward, const Scenario& s) {
+  std::vector<double> times;
+  std::vector<WaitRole> roles;
+  std::vector<OpTime*> order;  // the pass's run order: backward runs the ops in reverse
+  for (std::size_t k = 0; k < ops.size(); ++k) order.push_back(&ops[backward ? ops.size() - 1 - k : k]);
+  for (const OpTime* op : order) {
+    const double comm = backward ? op->dgrad_s : op->fwd_s;
+    const bool blocking = op->category == TimeCategory::ep_comm ||
+                          (op->category == TimeCategory::tp_comm && !s.plan.tp_comm_overlap);
+    if (op->category == TimeCategory::compute) {
+      times.push_back(backward ? op->dgrad_s + op->wgrad_s : op->fwd_s);
+      roles.push_back(WaitRole::compute);
+    } else {
+      times.push_back(comm);
+      roles.push_back(blocking && comm > 0 ? WaitRole::collective : WaitRole::other);
+    }
   }
+  add_straggler_waits(times, roles, s.cluster.straggler);
+  for (std::size_t k = 0; k < order.size(); ++k)
+    if (roles[k] == WaitRole::collective) (backward ? order[k]->dgrad_s : order[k]->fwd_s) = times[k];
 }
 
 std::vector<OpTime> with_straggler_waits(std::vector<OpTime> ops, const Scenario& s) {
-  const bool tp_blocking = !s.plan.tp_comm_overlap;
-  add_straggler_waits(ops, {&OpTime::fwd_s, {&OpTime::fwd_s}, false}, s.cluster.straggler, tp_blocking);
-  add_straggler_waits(ops, {&OpTime::dgrad_s, {&OpTime::dgrad_s, &OpTime::wgrad_s}, true}, s.cluster.straggler,
-                      tp_blocking);
+  add_pass_straggler_waits(ops, false, s);
+  add_pass_straggler_waits(ops, true, s);
   return ops;
 }
 
