@@ -63,6 +63,30 @@ void BM_GemmTwinsimPortable(benchmark::State& state) {
 }
 BENCHMARK(BM_GemmTwinsimPortable)->Args({1024})->Unit(benchmark::kMillisecond);
 
+// The mixed-precision path (gemm_forward with 16-bit operands: tiles widened into fp32
+// scratch, fp32 accumulation, one rounding on store) against the all-float product on the
+// same shape, x W^T as linear_forward calls it. Args: m, n, k. 128 x 688 x 256 is a small
+// MLP projection (tokens x ffn x hidden); GFLOPS counts the same 2 m n k for both.
+template <class T>
+void BM_GemmStorage(benchmark::State& state) {
+  Eigen::setNbThreads(1);
+  const int m = static_cast<int>(state.range(0)), n = static_cast<int>(state.range(1)),
+            k = static_cast<int>(state.range(2));
+  std::vector<T> a(size_t(m) * k), b(size_t(n) * k), c(size_t(m) * n);
+  for (size_t i = 0; i < a.size(); ++i) a[i] = twinsim::kernels::from_float<T>(float(i % 17) / 17.0f - 0.5f);
+  for (size_t i = 0; i < b.size(); ++i) b[i] = twinsim::kernels::from_float<T>(float(i % 13) / 13.0f - 0.5f);
+  for (auto _ : state) {
+    twinsim::kernels::cpu::gemm_forward(a.data(), b.data(), c.data(), m, n, k, false, true);
+    benchmark::DoNotOptimize(c.data());
+    benchmark::ClobberMemory();
+  }
+  state.counters["GFLOPS"] = benchmark::Counter(2.0 * m * n * k / 1e9,
+                                                benchmark::Counter::kIsIterationInvariantRate);
+}
+BENCHMARK_TEMPLATE(BM_GemmStorage, float)->Args({128, 688, 256})->Args({512, 512, 512});
+BENCHMARK_TEMPLATE(BM_GemmStorage, twinsim::kernels::bf16)->Args({128, 688, 256})->Args({512, 512, 512});
+BENCHMARK_TEMPLATE(BM_GemmStorage, twinsim::kernels::fp16)->Args({128, 688, 256})->Args({512, 512, 512});
+
 const bool kGemmContext = [] {
   benchmark::AddCustomContext("twinsim_gemm_backend", twinsim::kernels::cpu::gemm_backend());
   return true;

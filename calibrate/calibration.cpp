@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <sstream>
 
+#include "kernels/cpu/gemm.hpp"
 #include "models/layer_ops.hpp"
 
 namespace twinsim::calibrate {
@@ -37,6 +38,16 @@ void write_pass_curves(std::ostringstream& y, const std::string& indent, const K
     y << indent << "bwd:\n";
     write_curve(y, indent + "  ", k.bwd);
   }
+}
+
+const char* pass_name(GemmPass pass) {
+  return pass == GemmPass::fwd ? "fwd" : pass == GemmPass::dgrad ? "dgrad" : "wgrad";
+}
+
+// The 16-bit path's peak, or fp32's where it was not measured.
+double peak_16bit(const GemmFit& gemm, Dtype dtype) {
+  const auto it = gemm.peak_16bit.find(dtype);
+  return it == gemm.peak_16bit.end() ? gemm.peak_flops : it->second;
 }
 
 std::vector<CommPoint> link_points(const Calibration& c) {
@@ -78,6 +89,7 @@ Fitted fit_all(const Calibration& c) {
     f.kv_attention = fit_kv_attention(c.attention, f.gemm.peak_flops, f.memory.launch_s);
   }
   f.kernels = fit_kernels(c.memory, f.memory);
+  f.kernels_16bit = fit_kernels(c.memory, f.memory, true);
   // the serving attention's memory side sits with the memory-bound kernels' curves
   if (KernelCurves kv = fit_kv_attention_memory(c.attention, f.memory); !kv.fwd.empty())
     f.kernels[std::string(kKvCacheAttentionKernel)] = std::move(kv);
@@ -100,14 +112,18 @@ std::string hardware_yaml(const Calibration& c, const Fitted& f, const std::stri
     << "  hbm_bandwidth_GBps: " << fmt("%.3f", f.memory.copy_Bps / 1e9) << "\n"
     << "  # kernels not listed under kernel_efficiency: the median fitted bandwidth of those that are, over memcpy's\n"
     << "  memory_efficiency: " << fmt("%.3f", f.memory.efficiency) << "\n"
-    << "  workspace_MiB: 0  # the host has no cuBLAS or NCCL workspace\n"
+    << "  workspace_MiB: " << fmt("%.4f", kernels::cpu::kGemmWorkspaceFloats * sizeof(float) / 1048576.0)
+    << "  # the executor's GEMM workspace (kernels/cpu/gemm.hpp), as cuBLAS's; no NCCL\n"
     << "  cache_MiB: " << fmt("%.1f", c.cache_MiB) << "   # the L3 the cores share (sysfs)\n"
     << "  # fixed cost of one kernel call: median intercept of the kernels' fits, at most half the fastest call\n"
     << "  kernel_launch_us: " << fmt("%.3f", f.memory.launch_s * 1e6) << "\n"
-    << "  peak_tflops:   # best GEMM throughput of any shape below; 16-bit types are emulated in fp32\n"
+    << "  # fp32: the best GEMM throughput of any shape below; bf16 / fp16 (16-bit operands widened\n"
+    << "  # into fp32 tiles): fp32's times the median speed of that path against fp32 on the\n"
+    << "  # executor's shapes (listed at the end)\n"
+    << "  peak_tflops:\n"
     << "    fp32: " << fmt("%.5f", f.gemm.peak_flops / 1e12) << "\n"
-    << "    bf16: " << fmt("%.5f", f.gemm.peak_flops / 1e12) << "\n"
-    << "    fp16: " << fmt("%.5f", f.gemm.peak_flops / 1e12) << "\n"
+    << "    bf16: " << fmt("%.5f", peak_16bit(f.gemm, Dtype::bf16) / 1e12) << "\n"
+    << "    fp16: " << fmt("%.5f", peak_16bit(f.gemm, Dtype::fp16) / 1e12) << "\n"
     << "  # achieved fraction of the peak by GEMM FLOPs, the linear layer's forward (y = x W^T),\n"
     << "  # dgrad (dx = dy W) and wgrad (dW = dy^T x) apart, with operands out of cache; the median\n"
     << "  # over the shapes of that size, then a running median of three neighbours\n";
@@ -124,7 +140,7 @@ std::string hardware_yaml(const Calibration& c, const Fitted& f, const std::stri
     for (const CurvePoint& p : curve) {
       y << "    - [" << fmt("%.6g", p.size) << ", " << fmt("%.4f", p.efficiency) << "]   #";
       for (const GemmPoint& g : c.gemm)
-        if (g.flops == p.size && g.pass == pass) y << " " << g.m << "x" << g.n << "x" << g.k << ": " << spread(g.seconds) << ";";
+        if (g.flops == p.size && g.pass == pass && g.dtype == Dtype::fp32) y << " " << g.m << "x" << g.n << "x" << g.k << ": " << spread(g.seconds) << ";";
       y << "\n";
     }
   }
@@ -159,6 +175,15 @@ std::string hardware_yaml(const Calibration& c, const Fitted& f, const std::stri
     y << "    " << name << ":\n";
     write_pass_curves(y, "      ", curves);
   }
+  if (!f.kernels_16bit.empty()) {
+    y << "  # the same kernels on bf16 data, by the bytes a 16-bit run counts (2 per element; adamw\n"
+      << "  # and sgd with bf16 grads): the CPU widens every element to fp32 for its math\n"
+      << "  kernel_efficiency_16bit:\n";
+    for (const auto& [name, curves] : f.kernels_16bit) {
+      y << "    " << name << ":\n";
+      write_pass_curves(y, "      ", curves);
+    }
+  }
   y << "  # measured (full-square FLOPs, causal kernel):\n";
   for (const AttentionPoint& a : c.attention)
     y << "  #   b" << a.batch << " s" << a.seq << " h" << a.heads << " d" << a.head_dim
@@ -167,8 +192,13 @@ std::string hardware_yaml(const Calibration& c, const Fitted& f, const std::stri
       << ": " << fmt("%.4f", a.flops / a.seconds.median / 1e12) << " TFLOP/s, " << spread(a.seconds) << "\n";
   y << "  # memory-bound kernels (bytes: the simulator's count for the call):\n";
   for (const MemoryPoint& m : c.memory)
-    y << "  #   " << m.kernel << (m.backward ? " bwd " : " ") << fmt("%.0f", m.bytes) << " B: "
+    y << "  #   " << m.kernel << (m.half ? " bf16" : "") << (m.backward ? " bwd " : " ") << fmt("%.0f", m.bytes) << " B: "
       << fmt("%.2f", m.bytes / m.seconds.median / 1e9) << " GB/s, " << spread(m.seconds) << "\n";
+  y << "  # GEMMs on 16-bit data (the linear layer's passes; the fp32 ones are listed with the curves):\n";
+  for (const GemmPoint& g : c.gemm)
+    if (g.dtype != Dtype::fp32)
+      y << "  #   " << to_string(g.dtype) << " " << g.m << "x" << g.n << "x" << g.k << " " << pass_name(g.pass) << ": "
+        << fmt("%.4f", g.flops / g.seconds.median / 1e12) << " TFLOP/s, " << spread(g.seconds) << "\n";
   if (f.link.bandwidth_Bps <= 0) return y.str() + "gpus_per_node: 64\n";
   y << "  nvlink_GBps: " << fmt("%.3f", f.link.bandwidth_Bps / 1e9) << "   # = intra_node.bandwidth_GBps\n"
     << "gpus_per_node: 64   # room for 64 ranks on this one machine\n"
@@ -223,9 +253,10 @@ json points_json(const Calibration& c) {
   json gemm = json::array(), mem = json::array(), att = json::array();
   for (const GemmPoint& g : c.gemm)
     gemm.push_back({{"m", g.m}, {"n", g.n}, {"k", g.k}, {"flops", g.flops}, {"seconds", stats_json(g.seconds)},
-                    {"pass", g.pass == GemmPass::fwd ? "fwd" : g.pass == GemmPass::dgrad ? "dgrad" : "wgrad"}});
+                    {"pass", pass_name(g.pass)}, {"dtype", to_string(g.dtype)}});
   for (const MemoryPoint& m : c.memory)
-    mem.push_back({{"kernel", m.kernel}, {"backward", m.backward}, {"bytes", m.bytes}, {"seconds", stats_json(m.seconds)}});
+    mem.push_back({{"kernel", m.kernel}, {"backward", m.backward}, {"bytes", m.bytes}, {"seconds", stats_json(m.seconds)},
+                   {"bf16", m.half}});
   for (const AttentionPoint& a : c.attention)
     att.push_back({{"batch", a.batch}, {"seq", a.seq}, {"heads", a.heads}, {"head_dim", a.head_dim},
                    {"backward", a.backward}, {"flops", a.flops}, {"seconds", stats_json(a.seconds)},

@@ -33,6 +33,7 @@ struct Fitted {
   std::map<int, AttentionFit> attention_by_head_dim;  // empty unless two widths or more were measured
   std::vector<CurvePoint> kv_attention;  // the serving kernel over a KV cache, by FLOPs
   std::map<std::string, KernelCurves> kernels;
+  std::map<std::string, KernelCurves> kernels_16bit;  // the same kernels on bf16 data
   LinkFit link;
 };
 

@@ -4,7 +4,9 @@
 #include <cstring>
 #include <functional>
 #include <random>
+#include <type_traits>
 
+#include "exec/runtime/storage_dtype.hpp"
 #include "exec/train/mixed_precision.hpp"
 #include "kernels/cpu/activation.hpp"
 #include "kernels/cpu/embedding.hpp"
@@ -37,9 +39,24 @@ std::vector<float> activation_like(std::size_t n, unsigned seed, float scale = 1
   return v;
 }
 
+// The values of v in the storage type T (each rounded once).
+template <class T>
+std::vector<T> stored(const std::vector<float>& v) {
+  std::vector<T> out(v.size());
+  for (std::size_t i = 0; i < v.size(); ++i) out[i] = kernels::from_float<T>(v[i]);
+  return out;
+}
+
 struct Shape {
   int m, n, k;
 };
+
+// The executor's own projections (tokens x outputs x inputs), where the 16-bit path is
+// timed against fp32 for the peak of bf16 and fp16.
+std::vector<Shape> gemm_16bit_shapes(bool quick) {
+  if (quick) return {{128, 768, 256}};
+  return {{128, 256, 256}, {128, 768, 256}, {128, 256, 688}, {128, 1376, 256}, {256, 256, 256}, {512, 512, 512}};
+}
 
 // Squares for the curve's shape, and the projections of the executor's small models
 // (tokens = micro-batch x sequence, 128..512; hidden 256; FFN 688..1024) where it runs.
@@ -66,51 +83,68 @@ int cold_sets(std::size_t bytes_per_set) {
   return static_cast<int>(std::clamp<std::size_t>(kColdBytes / bytes_per_set + 1, 2, 256));
 }
 
+namespace {
+
+// The executor's linear layer (kernels/cpu/linear.hpp) with m tokens, k inputs, n outputs
+// in the storage type T: forward y = x W^T + b, dgrad dx = dy W, wgrad dW += dy^T x: each
+// 2mnk FLOPs, each its own point (the simulator prices each pass with its own curve).
+template <class T>
+void add_linear_points(std::vector<GemmPoint>& out, const Shape& s, const SweepOptions& o) {
+  const std::size_t xs = static_cast<std::size_t>(s.m) * s.k, ws = static_cast<std::size_t>(s.n) * s.k,
+                    ys = static_cast<std::size_t>(s.m) * s.n;
+  const int sets = cold_sets((xs + ws + ys) * sizeof(T));
+  std::vector<std::vector<T>> x(sets, stored<T>(filled(xs))), w(sets, stored<T>(filled(ws))), y(sets, stored<T>(filled(ys)));
+  const std::vector<T> b = stored<T>(filled(s.n));
+  int i = 0;
+  auto next = [&] { return i = (i + 1) % sets; };
+  const Stats fwd = time_per_call([&] { const int j = next(); k::linear_forward(x[j].data(), w[j].data(), b.data(), y[j].data(), s.m, s.k, s.n); },
+                                  o.repeats, o.min_repeat_s);
+  const Stats dgrad = time_per_call([&] { const int j = next(); k::linear_backward_input(y[j].data(), w[j].data(), x[j].data(), s.m, s.k, s.n); },
+                                    o.repeats, o.min_repeat_s);
+  const Stats wgrad = time_per_call(
+      [&] { const int j = next(); k::linear_backward_weight(y[j].data(), x[j].data(), w[j].data(), s.m, s.k, s.n, true); },
+      o.repeats, o.min_repeat_s);
+  const double flops = 2.0 * s.m * s.n * s.k;  // one multiply and one add per (i, j, l)
+  const Dtype dtype = exec::storage_dtype<T>();
+  out.push_back({s.m, s.n, s.k, flops, fwd, GemmPass::fwd, dtype});
+  out.push_back({s.m, s.n, s.k, flops, dgrad, GemmPass::dgrad, dtype});
+  out.push_back({s.m, s.n, s.k, flops, wgrad, GemmPass::wgrad, dtype});
+}
+
+}  // namespace
+
 std::vector<GemmPoint> gemm_sweep(const SweepOptions& o) {
   std::vector<GemmPoint> out;
-  for (const Shape& s : gemm_shapes(o.quick)) {
-    // the executor's linear layer (kernels/cpu/linear.hpp) with m tokens, k inputs, n outputs:
-    // forward y = x W^T + b, dgrad dx = dy W, wgrad dW += dy^T x: each 2mnk FLOPs, each
-    // its own point (the simulator prices each pass with its own curve)
-    const std::size_t xs = static_cast<std::size_t>(s.m) * s.k, ws = static_cast<std::size_t>(s.n) * s.k,
-                      ys = static_cast<std::size_t>(s.m) * s.n;
-    const int sets = cold_sets((xs + ws + ys) * sizeof(float));
-    std::vector<std::vector<float>> x(sets, filled(xs)), w(sets, filled(ws)), y(sets, filled(ys));
-    std::vector<float> b = filled(s.n);
-    int i = 0;
-    auto next = [&] { return i = (i + 1) % sets; };
-    const Stats fwd = time_per_call([&] { const int j = next(); k::linear_forward(x[j].data(), w[j].data(), b.data(), y[j].data(), s.m, s.k, s.n); },
-                                    o.repeats, o.min_repeat_s);
-    const Stats dgrad = time_per_call([&] { const int j = next(); k::linear_backward_input(y[j].data(), w[j].data(), x[j].data(), s.m, s.k, s.n); },
-                                      o.repeats, o.min_repeat_s);
-    const Stats wgrad = time_per_call(
-        [&] { const int j = next(); k::linear_backward_weight(y[j].data(), x[j].data(), w[j].data(), s.m, s.k, s.n, true); },
-        o.repeats, o.min_repeat_s);
-    const double flops = 2.0 * s.m * s.n * s.k;  // one multiply and one add per (i, j, l)
-    out.push_back({s.m, s.n, s.k, flops, fwd, GemmPass::fwd});
-    out.push_back({s.m, s.n, s.k, flops, dgrad, GemmPass::dgrad});
-    out.push_back({s.m, s.n, s.k, flops, wgrad, GemmPass::wgrad});
+  for (const Shape& s : gemm_shapes(o.quick)) add_linear_points<float>(out, s, o);
+  for (const Shape& s : gemm_16bit_shapes(o.quick)) {
+    add_linear_points<kernels::bf16>(out, s, o);
+    add_linear_points<kernels::fp16>(out, s, o);
   }
   return out;
 }
 
 namespace {
 
-// The op list's memory-bound kernels, each at every size: the bytes are what the
+// The op list's memory-bound kernels, each at every size, on data of the storage type T
+// (float, or bf16 as a 16-bit run keeps its activations): the bytes are what the
 // simulator counts for the op (models/layer_ops.cpp, models/head_ops.cpp, and
-// step_graph.cpp for the optimizer) at 4-byte elements; the backward counts twice the
-// forward (sim/training/layer_costs.cpp). `n` is the elements of the op's main tensor.
+// step_graph.cpp for the optimizer) at sizeof(T) bytes an element; the backward counts
+// twice the forward (sim/training/layer_costs.cpp). `n` is the elements of the op's main
+// tensor. The norms' statistics and the cross-entropy's logits stay fp32 in any run.
+template <class T>
 void add_kernel_points(std::vector<MemoryPoint>& out, long n, const SweepOptions& o) {
-  constexpr double kF = sizeof(float);
+  constexpr double kF = sizeof(T);
+  constexpr bool half = !std::is_same_v<T, float>;
   const int dim = 256, rows = static_cast<int>(n / dim);
-  std::vector<float> x = activation_like(n, 1), y = activation_like(n, 2), z = filled(n),
-                     dy = activation_like(n, 3, 0.01f), dx = filled(n);
-  std::vector<float> gamma = filled(dim, 1.0f), beta = filled(dim, 0.0f), dgamma = filled(dim), dbeta = filled(dim),
-                     mean = filled(rows), rstd = filled(rows, 1.0f);
+  std::vector<T> x = stored<T>(activation_like(n, 1)), y = stored<T>(activation_like(n, 2)), z = stored<T>(filled(n)),
+                 dy = stored<T>(activation_like(n, 3, 0.01f)), dx = stored<T>(filled(n));
+  std::vector<T> gamma = stored<T>(filled(dim, 1.0f)), beta = stored<T>(filled(dim, 0.0f)), dgamma = stored<T>(filled(dim)),
+                 dbeta = stored<T>(filled(dim));
+  std::vector<float> mean = filled(rows), rstd = filled(rows, 1.0f);
   auto add = [&](const char* kernel, double fwd_bytes, const std::function<void()>& fwd,
                  const std::function<void()>& bwd) {
-    out.push_back({kernel, fwd_bytes, time_per_call(fwd, o.repeats, o.min_repeat_s), false});
-    if (bwd) out.push_back({kernel, 2 * fwd_bytes, time_per_call(bwd, o.repeats, o.min_repeat_s), true});
+    out.push_back({kernel, fwd_bytes, time_per_call(fwd, o.repeats, o.min_repeat_s), false, half});
+    if (bwd) out.push_back({kernel, 2 * fwd_bytes, time_per_call(bwd, o.repeats, o.min_repeat_s), true, half});
   };
   add("gelu", 2 * kF * n, [&] { k::gelu_forward(x.data(), y.data(), n); },
       [&] { k::gelu_backward(dy.data(), x.data(), dx.data(), n); });
@@ -131,18 +165,22 @@ void add_kernel_points(std::vector<MemoryPoint>& out, long n, const SweepOptions
       [&] { k::residual_backward(dy.data(), dgamma.data(), rows, dim, true); });
   // token rows of a 512-row table plus a learned position row: (2 tables + 1) x activation
   const int vocab = 512, positions = 32, batch = rows / positions;
-  std::vector<float> wte = filled(static_cast<std::size_t>(vocab) * dim), wpe = filled(static_cast<std::size_t>(positions) * dim),
-                     dwte = filled(wte.size()), dwpe = filled(wpe.size());
+  std::vector<T> wte = stored<T>(filled(static_cast<std::size_t>(vocab) * dim)),
+                 wpe = stored<T>(filled(static_cast<std::size_t>(positions) * dim)), dwte = stored<T>(filled(wte.size())),
+                 dwpe = stored<T>(filled(wpe.size()));
   std::vector<int> tokens(rows);
   for (int i = 0; i < rows; ++i) tokens[i] = (i * 7919) % vocab;
   add("embedding", 3 * kF * n, [&] { k::embedding_forward(tokens.data(), wte.data(), wpe.data(), y.data(), batch, positions, dim); },
       [&] { k::embedding_backward(dy.data(), tokens.data(), dwte.data(), dwpe.data(), batch, positions, dim); });
-  // the n elements as [n / vocab tokens, vocab] logits: read them, write fp32 probabilities
-  const int ce_tokens = static_cast<int>(n / vocab);
-  std::vector<int> targets(ce_tokens);
-  for (int i = 0; i < ce_tokens; ++i) targets[i] = (i * 31) % vocab;
-  add("cross_entropy", (kF + 4) * n, [&] { k::cross_entropy_forward(x.data(), targets.data(), mean.data(), ce_tokens, vocab); },
-      [&] { k::cross_entropy_backward(x.data(), targets.data(), mean.data(), 1.0f, dx.data(), ce_tokens, vocab); });
+  if constexpr (!half) {
+    // the n elements as [n / vocab tokens, vocab] logits: read them, write fp32 probabilities
+    const int ce_tokens = static_cast<int>(n / vocab);
+    std::vector<int> targets(ce_tokens);
+    for (int i = 0; i < ce_tokens; ++i) targets[i] = (i * 31) % vocab;
+    add("cross_entropy", (kF + 4) * n,
+        [&] { k::cross_entropy_forward(x.data(), targets.data(), mean.data(), ce_tokens, vocab); },
+        [&] { k::cross_entropy_backward(x.data(), targets.data(), mean.data(), 1.0f, dx.data(), ce_tokens, vocab); });
+  }
 }
 
 // The step's own kernels, the optimizer update and the zeroing of the grads, touch
@@ -153,13 +191,16 @@ void add_step_kernel_points(std::vector<MemoryPoint>& out, long n, const SweepOp
   constexpr double kF = sizeof(float);
   struct State {
     std::vector<float> params, grads, m, v;
+    std::vector<kernels::bf16> weights16, grads16;  // mixed precision's model weights and grads
   };
   std::vector<State> sets(static_cast<std::size_t>(cold_sets(4 * sizeof(float) * static_cast<std::size_t>(n))));
-  for (State& st : sets) st = {activation_like(n, 1), activation_like(n, 3, 0.01f), filled(n, 0), filled(n, 0)};
+  for (State& st : sets)
+    st = {activation_like(n, 1), activation_like(n, 3, 0.01f), filled(n, 0), filled(n, 0),
+          std::vector<kernels::bf16>(static_cast<std::size_t>(n)), stored<kernels::bf16>(activation_like(n, 3, 0.01f))};
   int i = 0, step = 0;
   auto next = [&]() -> State& { return sets[i = (i + 1) % static_cast<int>(sets.size())]; };
-  auto add = [&](const char* kernel, double bytes, const std::function<void()>& call) {
-    out.push_back({kernel, bytes, time_per_call(call, o.repeats, o.min_repeat_s), false});
+  auto add = [&](const char* kernel, double bytes, const std::function<void()>& call, bool half = false) {
+    out.push_back({kernel, bytes, time_per_call(call, o.repeats, o.min_repeat_s), false, half});
   };
   // the simulator counts Adam at 28 bytes and SGD at 16 per parameter
   add("adamw", 28.0 * n, [&] {
@@ -176,12 +217,24 @@ void add_step_kernel_points(std::vector<MemoryPoint>& out, long n, const SweepOp
     std::fill(st.grads.begin(), st.grads.end(), 0.0f);
   });
   // mixed precision: the updated fp32 masters copied into the model's 16-bit weights,
-  // which the simulator counts at 4 bytes read and 2 written per parameter (the executor
-  // keeps its 16-bit values in fp32 arrays: exec/train/mixed_precision.hpp)
+  // 4 bytes read and 2 written per parameter (exec/train/mixed_precision.hpp)
   add("cast", 6.0 * n, [&] {
     State& st = next();
-    exec::store_rounded(Dtype::bf16, st.m.data(), st.params.data(), static_cast<std::size_t>(n));
+    exec::store_rounded(st.m.data(), st.weights16.data(), static_cast<std::size_t>(n));
   });
+  // the same with bf16 grads (2 bytes each): a 16-bit run's update and zeroing
+  add("adamw", 26.0 * n, [&] {
+    State& st = next();
+    k::adamw_step(st.params.data(), st.grads16.data(), st.m.data(), st.v.data(), n, ++step, k::AdamWConfig{});
+  }, true);
+  add("sgd", 14.0 * n, [&] {
+    State& st = next();
+    k::sgd_step(st.params.data(), st.grads16.data(), st.m.data(), n, k::SgdConfig{});
+  }, true);
+  add("zero", 2.0 * n, [&] {
+    State& st = next();
+    std::fill(st.grads16.begin(), st.grads16.end(), kernels::bf16{0});
+  }, true);
 }
 
 // The memory side of the GEMM roofline, where it binds: a decode's GEMMs of a few rows
@@ -231,7 +284,8 @@ std::vector<MemoryPoint> memory_sweep(const SweepOptions& o) {
     out.push_back({"add", 3 * kF * n, time_per_call([&] {
                      for (long i = 0; i < n; ++i) z[i] = x[i] + y[i];
                    }, o.repeats, o.min_repeat_s)});
-    add_kernel_points(out, n, o);
+    add_kernel_points<float>(out, n, o);
+    add_kernel_points<kernels::bf16>(out, n, o);
     add_step_kernel_points(out, n, o);
   }
   return out;

@@ -16,6 +16,7 @@ struct GemmPoint {
   double flops = 0;  // 2 m n k
   Stats seconds;
   GemmPass pass = GemmPass::fwd;  // which of its three GEMMs (hardware/gpu_spec.hpp)
+  Dtype dtype = Dtype::fp32;      // of x, W and y: bf16 / fp16 take the GEMM's 16-bit path
 };
 
 struct MemoryPoint {
@@ -25,6 +26,9 @@ struct MemoryPoint {
   double bytes = 0;
   Stats seconds;
   bool backward = false;
+  // the kernel on bf16 data, its bytes counted at 2 per element as the simulator counts
+  // a 16-bit run's: fitted into kernel_efficiency_16bit
+  bool half = false;
 };
 
 struct AttentionPoint {

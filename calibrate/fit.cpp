@@ -57,21 +57,40 @@ LineFit fit_line_relative(const std::vector<double>& x, const std::vector<double
   return {(r1 * s22 - r2 * s12) / det, (s11 * r2 - s12 * r1) / det};
 }
 
+namespace {
+
+// fp32's time over the 16-bit path's for each 16-bit point with an fp32 twin (same shape and pass).
+std::map<Dtype, std::vector<double>> speed_16bit(const std::vector<GemmPoint>& points, double launch_s) {
+  std::map<Dtype, std::vector<double>> ratios;
+  for (const GemmPoint& p : points) {
+    if (p.dtype == Dtype::fp32) continue;
+    for (const GemmPoint& q : points)
+      if (q.dtype == Dtype::fp32 && q.m == p.m && q.n == p.n && q.k == p.k && q.pass == p.pass)
+        ratios[p.dtype].push_back(std::max(q.seconds.median - launch_s, 1e-12) /
+                                  std::max(p.seconds.median - launch_s, 1e-12));
+  }
+  return ratios;
+}
+
+}  // namespace
+
 GemmFit fit_gemm(const std::vector<GemmPoint>& points, double launch_s) {
-  if (points.empty()) throw std::invalid_argument("fit_gemm: no points");
   GemmFit f;
   auto rate = [&](const GemmPoint& p) { return p.flops / std::max(p.seconds.median - launch_s, 1e-12); };
-  for (const GemmPoint& p : points) f.peak_flops = std::max(f.peak_flops, rate(p));
+  for (const GemmPoint& p : points)
+    if (p.dtype == Dtype::fp32) f.peak_flops = std::max(f.peak_flops, rate(p));
+  if (f.peak_flops <= 0) throw std::invalid_argument("fit_gemm: no fp32 points");
   auto curve_of = [&](GemmPass pass) {
     std::map<double, std::vector<double>> by_flops;
     for (const GemmPoint& p : points)
-      if (p.pass == pass) by_flops[p.flops].push_back(rate(p) / f.peak_flops);
+      if (p.pass == pass && p.dtype == Dtype::fp32) by_flops[p.flops].push_back(rate(p) / f.peak_flops);
     return by_flops.empty() ? std::vector<CurvePoint>{} : running_median(median_curve(by_flops));
   };
   f.curve = curve_of(GemmPass::fwd);
   f.dgrad = curve_of(GemmPass::dgrad);
   f.wgrad = curve_of(GemmPass::wgrad);
   if (f.curve.empty()) throw std::invalid_argument("fit_gemm: no forward points");
+  for (const auto& [dtype, ratios] : speed_16bit(points, launch_s)) f.peak_16bit[dtype] = f.peak_flops * median(ratios);
   return f;
 }
 
@@ -113,10 +132,12 @@ KernelCurves fit_kv_attention_memory(const std::vector<AttentionPoint>& points, 
   return {running_median(median_curve(by_bytes, kMinKernelEfficiency)), {}};
 }
 
-std::map<std::string, KernelCurves> fit_kernels(const std::vector<MemoryPoint>& points, const MemoryFit& memory) {
+std::map<std::string, KernelCurves> fit_kernels(const std::vector<MemoryPoint>& points, const MemoryFit& memory,
+                                                bool half) {
   std::map<std::string, std::pair<std::map<double, std::vector<double>>, std::map<double, std::vector<double>>>> by_kernel;
   for (const MemoryPoint& p : points) {
     if (p.kernel == "copy" || p.kernel == "add") continue;  // the bandwidth itself, not kernels of the op list
+    if (p.half != half) continue;
     const double eff = p.bytes / std::max(p.seconds.median - memory.launch_s, 1e-12) / memory.copy_Bps;
     auto& [fwd, bwd] = by_kernel[p.kernel];
     (p.backward ? bwd : fwd)[p.bytes].push_back(eff);
@@ -131,7 +152,7 @@ std::map<std::string, KernelCurves> fit_kernels(const std::vector<MemoryPoint>& 
 MemoryFit fit_memory(const std::vector<MemoryPoint>& points) {
   std::map<std::string, std::pair<std::vector<double>, std::vector<double>>> per_kernel;
   for (const MemoryPoint& p : points) {
-    if (p.backward) continue;
+    if (p.backward || p.half) continue;  // the fp32 kernels' rates
     per_kernel[p.kernel].first.push_back(p.bytes);
     per_kernel[p.kernel].second.push_back(p.seconds.median);
   }

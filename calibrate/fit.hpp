@@ -29,6 +29,9 @@ struct GemmFit {
   // per pass, by FLOPs: median achieved fraction of the peak, then a running median of 3
   // (`curve` the forward's; dgrad and wgrad empty when no point measured them)
   std::vector<CurvePoint> curve, dgrad, wgrad;
+  // bf16 / fp16 (the GEMM's 16-bit path): the fp32 peak times the median over the
+  // measured shapes and passes of fp32's time over the 16-bit one's; the curves are shared
+  std::map<Dtype, double> peak_16bit;
 };
 // The simulator adds `launch_s` to a GEMM's math time, so it is taken out of each point.
 GemmFit fit_gemm(const std::vector<GemmPoint>& points, double launch_s);
@@ -67,7 +70,9 @@ KernelCurves fit_kv_attention_memory(const std::vector<AttentionPoint>& points, 
 // Each memory-bound kernel of the op list ("gelu", "layernorm", ...): achieved fraction
 // of memcpy's bandwidth on the bytes the simulator counts for it (MemoryPoint::bytes),
 // by those bytes, forward and backward apart, then a running median of 3.
-std::map<std::string, KernelCurves> fit_kernels(const std::vector<MemoryPoint>& points, const MemoryFit& memory);
+// `half`: the points on bf16 data (kernel_efficiency_16bit), else the fp32 ones.
+std::map<std::string, KernelCurves> fit_kernels(const std::vector<MemoryPoint>& points, const MemoryFit& memory,
+                                                bool half = false);
 
 struct LinkFit {
   double bandwidth_Bps = 0;  // best bus rate of any point once its latency steps are out

@@ -13,7 +13,10 @@ double GpuSpec::peak(Dtype d) const {
   return it->second;
 }
 
-double GpuSpec::kernel_memory_efficiency(std::string_view kernel, bool backward, double bytes) const {
+double GpuSpec::kernel_memory_efficiency(std::string_view kernel, bool backward, double bytes, Dtype data) const {
+  if (data == Dtype::bf16 || data == Dtype::fp16)
+    if (const auto it = kernel_efficiency_16bit.find(kernel); it != kernel_efficiency_16bit.end() && !it->second.empty())
+      return interpolate_efficiency(it->second.of(backward), bytes);
   const auto it = kernel_efficiency.find(kernel);
   if (it == kernel_efficiency.end() || it->second.empty()) return memory_efficiency;
   return interpolate_efficiency(it->second.of(backward), bytes);

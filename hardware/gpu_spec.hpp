@@ -72,12 +72,19 @@ struct GpuSpec {
   // serving attention (by the bytes of q, the output and the K/V read and written;
   // models/layer_ops.hpp).
   std::map<std::string, PassCurves, std::less<>> kernel_efficiency;
+  // The same kernels on 16-bit data (bf16/fp16 training), by the bytes the op list counts
+  // at 2 per element; a kernel not named here uses kernel_efficiency. A GPU streams 16-bit
+  // elements at the rate it streams fp32 ones, so the catalog leaves this out; a CPU widens
+  // every element to fp32 for its math, which `twinsim calibrate` measures.
+  std::map<std::string, PassCurves, std::less<>> kernel_efficiency_16bit;
 
   // Peak for a math type; throws if the GPU has no such unit (e.g. fp8 on A100).
   double peak(Dtype d) const;
   bool has_peak(Dtype d) const { return peak_flops.count(d) != 0; }
-  // Achieved fraction of HBM bandwidth of `kernel` moving `bytes` in one pass.
-  double kernel_memory_efficiency(std::string_view kernel, bool backward, double bytes) const;
+  // Achieved fraction of HBM bandwidth of `kernel` moving `bytes` in one pass over data
+  // of type `data` (bf16/fp16: kernel_efficiency_16bit first).
+  double kernel_memory_efficiency(std::string_view kernel, bool backward, double bytes,
+                                  Dtype data = Dtype::fp32) const;
 };
 
 // Interpolates an efficiency curve (see EfficiencyPoint); 1.0 for an empty curve.

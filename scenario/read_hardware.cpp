@@ -93,13 +93,13 @@ std::map<std::string, Value, std::less<>> read_named(MappingReader& r, const std
   return values;
 }
 
-// kernel_efficiency: {gelu: {fwd: curve, bwd: curve}, ...}
-std::map<std::string, PassCurves, std::less<>> read_kernel_efficiency(MappingReader& r) {
+// kernel_efficiency or kernel_efficiency_16bit (key): {gelu: {fwd: curve, bwd: curve}, ...}
+std::map<std::string, PassCurves, std::less<>> read_kernel_efficiency(MappingReader& r, const std::string& key) {
   std::vector<std::string_view> names(kKernelNames.begin(), kKernelNames.end());
   names.push_back(kGemmKernel);
   names.push_back(kGemmCachedKernel);
   names.push_back(kKvCacheAttentionKernel);
-  return read_named<PassCurves>(r, "kernel_efficiency", names, "a kernel the op list names", read_pass_curves);
+  return read_named<PassCurves>(r, key, names, "a kernel the op list names", read_pass_curves);
 }
 
 // attention_efficiency_by_head_dim: {32: {fwd: curve, bwd: curve}, 64: ...}
@@ -177,7 +177,8 @@ GpuSpec read_gpu(const YAML::Node& node, const std::string& path) {
   g.attention_efficiency = read_pass_curves(r, "attention_efficiency");
   g.attention_efficiency_by_head_dim = read_attention_by_head_dim(r);
   g.kv_attention_efficiency = read_curve(r, "kv_attention_efficiency");
-  g.kernel_efficiency = read_kernel_efficiency(r);
+  g.kernel_efficiency = read_kernel_efficiency(r, "kernel_efficiency");
+  g.kernel_efficiency_16bit = read_kernel_efficiency(r, "kernel_efficiency_16bit");
   r.reject_unknown();
   return g;
 }

@@ -9,6 +9,23 @@ namespace {
 
 ncclRedOp_t to_nccl(ReduceOp op) { return op == ReduceOp::max ? ncclMax : ncclSum; }
 
+ncclDataType_t to_nccl(ElemType type) {
+  switch (type) {
+    case ElemType::bf16: return ncclBfloat16;
+    case ElemType::fp16: return ncclFloat16;
+    case ElemType::f32: break;
+  }
+  return ncclFloat32;
+}
+
+// Part `index` of a device buffer of `count`-element parts.
+const void* part(const void* base, ElemType type, int index, std::size_t count) {
+  return static_cast<const char*>(base) + static_cast<std::size_t>(index) * count * elem_bytes(type);
+}
+void* part(void* base, ElemType type, int index, std::size_t count) {
+  return static_cast<char*>(base) + static_cast<std::size_t>(index) * count * elem_bytes(type);
+}
+
 void check_mpi(int code, const char* call) {
   if (code != MPI_SUCCESS) throw MpiError(call, code);
 }
@@ -118,72 +135,76 @@ void NcclCommunicator::wait(Pending& pending) {
 
 // --- collectives -----------------------------------------------------------------------------
 
-NcclCommunicator::Pending NcclCommunicator::all_reduce_async(float* data, std::size_t count, ReduceOp op) {
-  return launch([&] { NCCL_CHECK(ncclAllReduce(data, data, count, ncclFloat32, to_nccl(op), comm_, stream_)); });
+NcclCommunicator::Pending NcclCommunicator::enqueue_all_reduce(ElemType type, void* data, std::size_t count,
+                                                               ReduceOp op) {
+  return launch([&] { NCCL_CHECK(ncclAllReduce(data, data, count, to_nccl(type), to_nccl(op), comm_, stream_)); });
 }
 
-NcclCommunicator::Pending NcclCommunicator::all_gather_async(const float* send, float* recv, std::size_t count) {
-  return launch([&] { NCCL_CHECK(ncclAllGather(send, recv, count, ncclFloat32, comm_, stream_)); });
+NcclCommunicator::Pending NcclCommunicator::enqueue_all_gather(ElemType type, const void* send, void* recv,
+                                                               std::size_t count) {
+  return launch([&] { NCCL_CHECK(ncclAllGather(send, recv, count, to_nccl(type), comm_, stream_)); });
 }
 
-NcclCommunicator::Pending NcclCommunicator::reduce_scatter_async(const float* send, float* recv,
-                                                                 std::size_t count) {
+NcclCommunicator::Pending NcclCommunicator::enqueue_reduce_scatter(ElemType type, const void* send, void* recv,
+                                                                   std::size_t count) {
   return launch(
-      [&] { NCCL_CHECK(ncclReduceScatter(send, recv, count, ncclFloat32, ncclSum, comm_, stream_)); });
+      [&] { NCCL_CHECK(ncclReduceScatter(send, recv, count, to_nccl(type), ncclSum, comm_, stream_)); });
 }
 
-void NcclCommunicator::all_reduce(float* data, std::size_t count, ReduceOp op) {
-  Pending p = all_reduce_async(data, count, op);
+void NcclCommunicator::do_all_reduce(ElemType type, void* data, std::size_t count, ReduceOp op) {
+  Pending p = enqueue_all_reduce(type, data, count, op);
   wait(p);
 }
 
-void NcclCommunicator::all_gather(const float* send, float* recv, std::size_t count) {
-  Pending p = all_gather_async(send, recv, count);
+void NcclCommunicator::do_all_gather(ElemType type, const void* send, void* recv, std::size_t count) {
+  Pending p = enqueue_all_gather(type, send, recv, count);
   wait(p);
 }
 
-void NcclCommunicator::reduce_scatter(const float* send, float* recv, std::size_t count) {
-  Pending p = reduce_scatter_async(send, recv, count);
+void NcclCommunicator::do_reduce_scatter(ElemType type, const void* send, void* recv, std::size_t count) {
+  Pending p = enqueue_reduce_scatter(type, send, recv, count);
   wait(p);
 }
 
 // All-to-all as one group of send/recv pairs (the nccl-tests alltoall pattern), which
 // works on every NCCL 2.x; part r of send goes to rank r, part r of recv comes from it.
-void NcclCommunicator::all_to_all(const float* send, float* recv, std::size_t count) {
+void NcclCommunicator::do_all_to_all(ElemType type, const void* send, void* recv, std::size_t count) {
+  const ncclDataType_t t = to_nccl(type);
   Pending p = launch([&] {
     NCCL_CHECK(ncclGroupStart());
     for (int r = 0; r < size(); ++r) {
-      NCCL_CHECK(ncclSend(send + r * count, count, ncclFloat32, r, comm_, stream_));
-      NCCL_CHECK(ncclRecv(recv + r * count, count, ncclFloat32, r, comm_, stream_));
+      NCCL_CHECK(ncclSend(part(send, type, r, count), count, t, r, comm_, stream_));
+      NCCL_CHECK(ncclRecv(part(recv, type, r, count), count, t, r, comm_, stream_));
     }
     NCCL_CHECK(ncclGroupEnd());
   });
   wait(p);
 }
 
-void NcclCommunicator::broadcast(float* data, std::size_t count, int root) {
-  Pending p = launch([&] { NCCL_CHECK(ncclBroadcast(data, data, count, ncclFloat32, root, comm_, stream_)); });
+void NcclCommunicator::do_broadcast(ElemType type, void* data, std::size_t count, int root) {
+  Pending p = launch([&] { NCCL_CHECK(ncclBroadcast(data, data, count, to_nccl(type), root, comm_, stream_)); });
   wait(p);
 }
 
-void NcclCommunicator::send(const float* data, std::size_t count, int peer) {
-  Pending p = launch([&] { NCCL_CHECK(ncclSend(data, count, ncclFloat32, peer, comm_, stream_)); });
+void NcclCommunicator::do_send(ElemType type, const void* data, std::size_t count, int peer) {
+  Pending p = launch([&] { NCCL_CHECK(ncclSend(data, count, to_nccl(type), peer, comm_, stream_)); });
   wait(p);
 }
 
-void NcclCommunicator::recv(float* data, std::size_t count, int peer) {
-  Pending p = launch([&] { NCCL_CHECK(ncclRecv(data, count, ncclFloat32, peer, comm_, stream_)); });
+void NcclCommunicator::do_recv(ElemType type, void* data, std::size_t count, int peer) {
+  Pending p = launch([&] { NCCL_CHECK(ncclRecv(data, count, to_nccl(type), peer, comm_, stream_)); });
   wait(p);
 }
 
 // Both halves in one NCCL group, so two neighbouring pipeline stages that send to each
 // other at once cannot deadlock (NCCL docs, "Group Calls": point-to-point).
-void NcclCommunicator::send_recv(const float* send_data, std::size_t send_count, int send_peer,
-                                 float* recv_data, std::size_t recv_count, int recv_peer) {
+void NcclCommunicator::do_send_recv(ElemType type, const void* send_data, std::size_t send_count, int send_peer,
+                                    void* recv_data, std::size_t recv_count, int recv_peer) {
+  const ncclDataType_t t = to_nccl(type);
   Pending p = launch([&] {
     NCCL_CHECK(ncclGroupStart());
-    if (send_peer >= 0) NCCL_CHECK(ncclSend(send_data, send_count, ncclFloat32, send_peer, comm_, stream_));
-    if (recv_peer >= 0) NCCL_CHECK(ncclRecv(recv_data, recv_count, ncclFloat32, recv_peer, comm_, stream_));
+    if (send_peer >= 0) NCCL_CHECK(ncclSend(send_data, send_count, t, send_peer, comm_, stream_));
+    if (recv_peer >= 0) NCCL_CHECK(ncclRecv(recv_data, recv_count, t, recv_peer, comm_, stream_));
     NCCL_CHECK(ncclGroupEnd());
   });
   wait(p);

@@ -5,14 +5,16 @@
 // the MPI example). Sub-groups come from ncclCommSplit, so ProcessGroups (which only
 // calls split()) builds the TP/CP/DP/PP/EP groups on NCCL as it does on MPI.
 //
-// Buffers are device pointers. Streams: collectives run on the communicator's own stream,
-// so they can overlap compute as the simulator assumes. The inherited calls keep the
-// stream order of the compute stream (kernels::cuda::current_stream()): the collective
-// starts after the compute work enqueued before it, and compute enqueued after it waits
-// for its result, all on the GPU, without blocking the host. To overlap, use the *_async
-// calls, which return a Pending; keep enqueuing compute, and wait(pending) right before
-// the result is needed (e.g. the DP gradient all-reduce of one bucket during the rest of
-// the backward, as PyTorch DDP and Megatron do).
+// Buffers are device pointers, of float32, bf16 or fp16 (ncclFloat32, ncclBfloat16,
+// ncclFloat16; NCCL rounds each reduction step's sum to the element type). Streams:
+// collectives run on the communicator's own stream, so they can overlap compute as the
+// simulator assumes. The inherited calls keep the stream order of the compute stream
+// (kernels::cuda::current_stream()): the collective starts after the compute work
+// enqueued before it, and compute enqueued after it waits for its result, all on the GPU,
+// without blocking the host. To overlap, use the *_async calls, which return a Pending;
+// keep enqueuing compute, and wait(pending) right before the result is needed (e.g. the
+// DP gradient all-reduce of one bucket during the rest of the backward, as PyTorch DDP
+// and Megatron do).
 #include <cuda_runtime_api.h>
 #include <nccl.h>
 
@@ -43,17 +45,8 @@ class NcclCommunicator final : public Communicator {
   ncclComm_t native() const { return comm_; }
   cudaStream_t stream() const { return stream_; }
 
-  void all_reduce(float* data, std::size_t count, ReduceOp op = ReduceOp::sum) override;
-  void all_gather(const float* send, float* recv, std::size_t count) override;
-  void reduce_scatter(const float* send, float* recv, std::size_t count) override;
-  void all_to_all(const float* send, float* recv, std::size_t count) override;
-  void broadcast(float* data, std::size_t count, int root) override;
-  void send(const float* data, std::size_t count, int peer) override;
-  void recv(float* data, std::size_t count, int peer) override;
   // Waits for this rank's GPU work (compute and communication), then an MPI barrier.
   void barrier() override;
-  void send_recv(const float* send_data, std::size_t send_count, int send_peer, float* recv_data,
-                 std::size_t recv_count, int recv_peer) override;
   // Host bytes: goes over MPI.
   std::vector<std::string> gather_bytes(std::string_view mine, int root) override;
   std::unique_ptr<Communicator> split(int color, int key) override;
@@ -62,12 +55,34 @@ class NcclCommunicator final : public Communicator {
   struct Pending {
     cudaEvent_t done = nullptr;
   };
-  Pending all_reduce_async(float* data, std::size_t count, ReduceOp op = ReduceOp::sum);
-  Pending all_gather_async(const float* send, float* recv, std::size_t count);
-  Pending reduce_scatter_async(const float* send, float* recv, std::size_t count);
+  template <class T>
+  Pending all_reduce_async(T* data, std::size_t count, ReduceOp op = ReduceOp::sum) {
+    return enqueue_all_reduce(elem_type_v<T>, data, count, op);
+  }
+  template <class T>
+  Pending all_gather_async(const T* send, T* recv, std::size_t count) {
+    return enqueue_all_gather(elem_type_v<T>, send, recv, count);
+  }
+  template <class T>
+  Pending reduce_scatter_async(const T* send, T* recv, std::size_t count) {
+    return enqueue_reduce_scatter(elem_type_v<T>, send, recv, count);
+  }
   void wait(Pending& pending);
 
  private:
+  void do_all_reduce(ElemType type, void* data, std::size_t count, ReduceOp op) override;
+  void do_all_gather(ElemType type, const void* send, void* recv, std::size_t count) override;
+  void do_reduce_scatter(ElemType type, const void* send, void* recv, std::size_t count) override;
+  void do_all_to_all(ElemType type, const void* send, void* recv, std::size_t count) override;
+  void do_broadcast(ElemType type, void* data, std::size_t count, int root) override;
+  void do_send(ElemType type, const void* data, std::size_t count, int peer) override;
+  void do_recv(ElemType type, void* data, std::size_t count, int peer) override;
+  void do_send_recv(ElemType type, const void* send_data, std::size_t send_count, int send_peer,
+                    void* recv_data, std::size_t recv_count, int recv_peer) override;
+  Pending enqueue_all_reduce(ElemType type, void* data, std::size_t count, ReduceOp op);
+  Pending enqueue_all_gather(ElemType type, const void* send, void* recv, std::size_t count);
+  Pending enqueue_reduce_scatter(ElemType type, const void* send, void* recv, std::size_t count);
+
   NcclCommunicator(std::unique_ptr<MpiCommunicator> host, ncclComm_t comm);
   void create_stream();
   // Orders stream() after the compute stream's work so far, runs `enqueue` on stream(),

@@ -68,72 +68,78 @@ AttentionBlock::AttentionBlock(const TransformerConfig& c, int layer, ParamBlock
   }
 }
 
-void AttentionBlock::core_forward(const AttentionSaved& s, float* out, float* probs, float* lse) const {
+template <class T>
+void AttentionBlock::core_forward(const AttentionSaved& s, T* out, T* probs, float* lse) const {
   const kernels::AttentionShape shape{c_.micro_batch, c_.seq_len, c_.local_heads(), c_.local_kv_heads(),
                                       c_.head_dim()};
-  if (c_.flash_attention) k::flash_attention_forward(s.q.data(), s.k.data(), s.v.data(), out, lse, shape);
-  else k::attention_forward(s.q.data(), s.k.data(), s.v.data(), out, probs, shape);
+  if (c_.flash_attention) k::flash_attention_forward(s.q.as<T>(), s.k.as<T>(), s.v.as<T>(), out, lse, shape);
+  else k::attention_forward(s.q.as<T>(), s.k.as<T>(), s.v.as<T>(), out, probs, shape);
 }
 
-void AttentionBlock::forward(const ModelContext& ctx, const float* x, float* y, AttentionSaved& s,
+void AttentionBlock::forward(const ModelContext& ctx, const Tensor& x, Tensor& y, AttentionSaved& s,
                              Pass pass) const {
+  with_storage(c_.storage, [&]<class T>() { forward_t(ctx, x.as<T>(), y.as<T>(), s, pass); });
+}
+
+template <class T>
+void AttentionBlock::forward_t(const ModelContext& ctx, const T* x, T* y, AttentionSaved& s, Pass pass) const {
   const int tl = c_.local_tokens(), t = c_.tokens(), h = c_.hidden();
   const int qw = c_.local_q_width(), kvw = c_.local_kv_width();
-  s.normed = Tensor::uninitialized(kAct, static_cast<std::size_t>(tl) * h);
+  s.normed = Tensor::uninitialized_of<T>(kAct, static_cast<std::size_t>(tl) * h);
   {
     auto op = ctx.op(layer_, "attn.norm", pass);
-    norm_forward(c_, x, param(norm_w_), param(norm_b_), s.normed.data(), s.norm, tl);
+    norm_forward(c_, x, param<T>(norm_w_), param<T>(norm_b_), s.normed.as<T>(), s.norm, tl);
   }
   Tensor gathered;
-  const float* in = s.normed.data();
+  const T* in = s.normed.as<T>();
   if (c_.sequence_parallel && ctx.tp_size() > 1) {
     auto op = ctx.op(layer_, "attn.tp_enter", pass);
     in = gather_token_rows_to_buffer(ctx, in, s.normed.size(), gathered);
   }
-  s.q = Tensor::uninitialized(kAct, static_cast<std::size_t>(t) * qw);
-  s.k = Tensor::uninitialized(kAct, static_cast<std::size_t>(t) * kvw);
-  s.v = Tensor::uninitialized(kAct, static_cast<std::size_t>(t) * kvw);
+  s.q = Tensor::uninitialized_of<T>(kAct, static_cast<std::size_t>(t) * qw);
+  s.k = Tensor::uninitialized_of<T>(kAct, static_cast<std::size_t>(t) * kvw);
+  s.v = Tensor::uninitialized_of<T>(kAct, static_cast<std::size_t>(t) * kvw);
   {
     auto op = ctx.op(layer_, "attn.qkv", pass);
-    k::linear_forward(in, param(q_w_), param(q_b_), s.q.data(), t, h, qw);
-    k::linear_forward(in, param(k_w_), param(k_b_), s.k.data(), t, h, kvw);
-    k::linear_forward(in, param(v_w_), param(v_b_), s.v.data(), t, h, kvw);
+    k::linear_forward(in, param<T>(q_w_), param<T>(q_b_), s.q.as<T>(), t, h, qw);
+    k::linear_forward(in, param<T>(k_w_), param<T>(k_b_), s.k.as<T>(), t, h, kvw);
+    k::linear_forward(in, param<T>(v_w_), param<T>(v_b_), s.v.as<T>(), t, h, kvw);
   }
   gathered.release();
   if (c_.model.position == Position::rope) {
     auto op = ctx.op(layer_, "attn.rope", pass);
-    k::rope_forward(s.q.data(), s.q.data(), c_.micro_batch, c_.seq_len, c_.local_heads(), c_.head_dim(),
+    k::rope_forward(s.q.as<T>(), s.q.as<T>(), c_.micro_batch, c_.seq_len, c_.local_heads(), c_.head_dim(),
                     c_.rope_theta);
-    k::rope_forward(s.k.data(), s.k.data(), c_.micro_batch, c_.seq_len, c_.local_kv_heads(), c_.head_dim(),
+    k::rope_forward(s.k.as<T>(), s.k.as<T>(), c_.micro_batch, c_.seq_len, c_.local_kv_heads(), c_.head_dim(),
                     c_.rope_theta);
   }
   {
     auto op = ctx.op(layer_, "attn.core", pass);
-    s.out = Tensor::uninitialized(kAct, static_cast<std::size_t>(t) * qw);
+    s.out = Tensor::uninitialized_of<T>(kAct, static_cast<std::size_t>(t) * qw);
     const std::size_t rows = static_cast<std::size_t>(c_.micro_batch) * c_.local_heads() * c_.seq_len;
     if (c_.flash_attention) s.lse = Tensor::uninitialized(kAct, rows);
-    else s.probs = Tensor(kAct, rows * c_.seq_len);
-    core_forward(s, s.out.data(), s.probs.data(), s.lse.data());
+    else s.probs = Tensor::zeros_of<T>(kAct, rows * c_.seq_len);
+    core_forward(s, s.out.as<T>(), s.probs.as<T>(), s.lse.as<float>());
   }
-  Tensor partial = Tensor::uninitialized(kAct, static_cast<std::size_t>(t) * h);
+  Tensor partial = Tensor::uninitialized_of<T>(kAct, static_cast<std::size_t>(t) * h);
   {
     auto op = ctx.op(layer_, "attn.proj", pass);
-    k::linear_forward(s.out.data(), param(proj_w_), nullptr, partial.data(), t, qw, h);
+    k::linear_forward(s.out.as<T>(), param<T>(proj_w_), nullptr, partial.as<T>(), t, qw, h);
   }
   Tensor reduced;
-  const float* branch = partial.data();
+  const T* branch = partial.as<T>();
   if (ctx.tp_size() > 1) {
     auto op = ctx.op(layer_, "attn.tp_exit", pass);
     if (c_.sequence_parallel) {
-      reduced = reduce_scatter_token_rows(ctx, partial.data(), partial.size(), kAct);
-      branch = reduced.data();
+      reduced = reduce_scatter_token_rows(ctx, partial.as<T>(), partial.size(), kAct);
+      branch = reduced.as<T>();
     } else {
-      all_reduce_tp(ctx, partial.data(), partial.size());
+      all_reduce_tp(ctx, partial.as<T>(), partial.size());
     }
   }
   {
     auto op = ctx.op(layer_, "attn.residual", pass);
-    k::residual_forward(x, branch, param(proj_b_), y, tl, h);
+    k::residual_forward(x, branch, param<T>(proj_b_), y, tl, h);
   }
 }
 
@@ -142,52 +148,57 @@ void AttentionBlock::drop_core_activations(AttentionSaved& s) const {
   s.lse.release();
 }
 
-Tensor AttentionBlock::backward(const ModelContext& ctx, const float* dy, const float* x,
-                                AttentionSaved& s) const {
+Tensor AttentionBlock::backward(const ModelContext& ctx, const Tensor& dy, const Tensor& x, AttentionSaved& s) const {
+  return with_storage(c_.storage, [&]<class T>() { return backward_t(ctx, dy.as<T>(), x.as<T>(), s); });
+}
+
+template <class T>
+Tensor AttentionBlock::backward_t(const ModelContext& ctx, const T* dy, const T* x, AttentionSaved& s) const {
   const int tl = c_.local_tokens(), t = c_.tokens(), h = c_.hidden();
   const int qw = c_.local_q_width(), kvw = c_.local_kv_width();
   const bool sp = c_.sequence_parallel && ctx.tp_size() > 1;
   if (proj_b_ >= 0) {
     auto op = ctx.op(layer_, "attn.residual", Pass::bwd_dgrad);
-    k::residual_backward(dy, grad(proj_b_), tl, h, true);
+    k::residual_backward(dy, grad<T>(proj_b_), tl, h, true);
   }
   Tensor dy_full;
-  const float* dbranch = dy;
+  const T* dbranch = dy;
   if (sp) {  // g-bar backward: all-gather the grad rows
     auto op = ctx.op(layer_, "attn.tp_exit", Pass::bwd_dgrad);
     dy_full = gather_token_rows(ctx, dy, static_cast<std::size_t>(tl) * h, kAct);
-    dbranch = dy_full.data();
+    dbranch = dy_full.as<T>();
   }
-  Tensor dout = Tensor::uninitialized(kAct, static_cast<std::size_t>(t) * qw);
+  Tensor dout = Tensor::uninitialized_of<T>(kAct, static_cast<std::size_t>(t) * qw);
   {
     auto op = ctx.op(layer_, "attn.proj", Pass::bwd_dgrad);
-    k::linear_backward_input(dbranch, param(proj_w_), dout.data(), t, qw, h);
+    k::linear_backward_input(dbranch, param<T>(proj_w_), dout.as<T>(), t, qw, h);
   }
   {
     auto op = ctx.op(layer_, "attn.proj", Pass::bwd_wgrad);
-    k::linear_backward_weight(dbranch, s.out.data(), grad(proj_w_), t, qw, h, true);
+    k::linear_backward_weight(dbranch, s.out.as<T>(), grad<T>(proj_w_), t, qw, h, true);
   }
   dy_full.release();
   Tensor replay;  // selective recompute: the core's output computed again (Megatron's checkpoint does too)
   if (s.probs.empty() && s.lse.empty()) {
     auto op = ctx.op(layer_, "attn.core", Pass::recompute);
     const std::size_t rows = static_cast<std::size_t>(c_.micro_batch) * c_.local_heads() * c_.seq_len;
-    replay = Tensor::uninitialized(kAct, s.out.size());
+    replay = Tensor::uninitialized_of<T>(kAct, s.out.size());
     if (c_.flash_attention) s.lse = Tensor::uninitialized(kAct, rows);
-    else s.probs = Tensor(kAct, rows * c_.seq_len);
-    core_forward(s, replay.data(), s.probs.data(), s.lse.data());
+    else s.probs = Tensor::zeros_of<T>(kAct, rows * c_.seq_len);
+    core_forward(s, replay.as<T>(), s.probs.as<T>(), s.lse.as<float>());
   }
-  Tensor dq(kAct, s.q.size()), dk(kAct, s.k.size()), dv(kAct, s.v.size());
+  Tensor dq = Tensor::zeros_of<T>(kAct, s.q.size()), dk = Tensor::zeros_of<T>(kAct, s.k.size()),
+         dv = Tensor::zeros_of<T>(kAct, s.v.size());
   {
     auto op = ctx.op(layer_, "attn.core", Pass::bwd_dgrad);
     const kernels::AttentionShape shape{c_.micro_batch, c_.seq_len, c_.local_heads(), c_.local_kv_heads(),
                                         c_.head_dim()};
     if (c_.flash_attention)
-      k::flash_attention_backward(s.q.data(), s.k.data(), s.v.data(), s.out.data(), s.lse.data(), dout.data(),
-                                  dq.data(), dk.data(), dv.data(), shape);
+      k::flash_attention_backward(s.q.as<T>(), s.k.as<T>(), s.v.as<T>(), s.out.as<T>(), s.lse.as<float>(), dout.as<T>(),
+                                  dq.as<T>(), dk.as<T>(), dv.as<T>(), shape);
     else
-      k::attention_backward(s.q.data(), s.k.data(), s.v.data(), s.probs.data(), dout.data(), dq.data(),
-                            dk.data(), dv.data(), shape);
+      k::attention_backward(s.q.as<T>(), s.k.as<T>(), s.v.as<T>(), s.probs.as<T>(), dout.as<T>(), dq.as<T>(),
+                            dk.as<T>(), dv.as<T>(), shape);
   }
   dout.release();
   replay.release();
@@ -200,34 +211,34 @@ Tensor AttentionBlock::backward(const ModelContext& ctx, const float* dy, const 
   s.lse.release();
   if (c_.model.position == Position::rope) {
     auto op = ctx.op(layer_, "attn.rope", Pass::bwd_dgrad);
-    k::rope_backward(dq.data(), dq.data(), c_.micro_batch, c_.seq_len, c_.local_heads(), c_.head_dim(),
+    k::rope_backward(dq.as<T>(), dq.as<T>(), c_.micro_batch, c_.seq_len, c_.local_heads(), c_.head_dim(),
                      c_.rope_theta);
-    k::rope_backward(dk.data(), dk.data(), c_.micro_batch, c_.seq_len, c_.local_kv_heads(), c_.head_dim(),
+    k::rope_backward(dk.as<T>(), dk.as<T>(), c_.micro_batch, c_.seq_len, c_.local_kv_heads(), c_.head_dim(),
                      c_.rope_theta);
   }
-  Tensor dn_full = Tensor::uninitialized(kAct, static_cast<std::size_t>(t) * h);
+  Tensor dn_full = Tensor::uninitialized_of<T>(kAct, static_cast<std::size_t>(t) * h);
   {
     auto op = ctx.op(layer_, "attn.qkv", Pass::bwd_dgrad);
-    k::linear_backward_input(dq.data(), param(q_w_), dn_full.data(), t, h, qw);
+    k::linear_backward_input(dq.as<T>(), param<T>(q_w_), dn_full.as<T>(), t, h, qw);
     // dn += dk Wk + dv Wv: one GEMM each with beta = 1
-    k::gemm_forward(dk.data(), param(k_w_), dn_full.data(), t, h, kvw, false, false, 1.0f, 1.0f);
-    k::gemm_forward(dv.data(), param(v_w_), dn_full.data(), t, h, kvw, false, false, 1.0f, 1.0f);
+    k::gemm_forward(dk.as<T>(), param<T>(k_w_), dn_full.as<T>(), t, h, kvw, false, false, 1.0f, 1.0f);
+    k::gemm_forward(dv.as<T>(), param<T>(v_w_), dn_full.as<T>(), t, h, kvw, false, false, 1.0f, 1.0f);
   }
   Tensor gathered;
-  const float* in = s.normed.data();
+  const T* in = s.normed.as<T>();
   if (sp) {  // the QKV input was kept sharded; gather it again for the weight grads (§4.2.2)
     auto op = ctx.op(layer_, "attn.tp_enter", Pass::bwd_dgrad);
     in = gather_token_rows_to_buffer(ctx, in, s.normed.size(), gathered);
   }
   {
     auto op = ctx.op(layer_, "attn.qkv", Pass::bwd_wgrad);
-    k::linear_backward_weight(dq.data(), in, grad(q_w_), t, h, qw, true);
-    k::linear_backward_weight(dk.data(), in, grad(k_w_), t, h, kvw, true);
-    k::linear_backward_weight(dv.data(), in, grad(v_w_), t, h, kvw, true);
+    k::linear_backward_weight(dq.as<T>(), in, grad<T>(q_w_), t, h, qw, true);
+    k::linear_backward_weight(dk.as<T>(), in, grad<T>(k_w_), t, h, kvw, true);
+    k::linear_backward_weight(dv.as<T>(), in, grad<T>(v_w_), t, h, kvw, true);
     if (q_b_ >= 0) {
-      k::linear_backward_bias(dq.data(), grad(q_b_), t, qw, true);
-      k::linear_backward_bias(dk.data(), grad(k_b_), t, kvw, true);
-      k::linear_backward_bias(dv.data(), grad(v_b_), t, kvw, true);
+      k::linear_backward_bias(dq.as<T>(), grad<T>(q_b_), t, qw, true);
+      k::linear_backward_bias(dk.as<T>(), grad<T>(k_b_), t, kvw, true);
+      k::linear_backward_bias(dv.as<T>(), grad<T>(v_b_), t, kvw, true);
     }
   }
   gathered.release();
@@ -236,22 +247,22 @@ Tensor AttentionBlock::backward(const ModelContext& ctx, const float* dy, const 
   dv.release();
   s.normed.release();
   Tensor dn_local;
-  const float* dn = dn_full.data();
+  const T* dn = dn_full.as<T>();
   if (ctx.tp_size() > 1) {  // f backward: all-reduce, or with SP g backward: reduce-scatter
     auto op = ctx.op(layer_, "attn.tp_enter", Pass::bwd_dgrad);
     if (sp) {
-      dn_local = reduce_scatter_token_rows(ctx, dn_full.data(), dn_full.size(), kAct);
+      dn_local = reduce_scatter_token_rows(ctx, dn_full.as<T>(), dn_full.size(), kAct);
       dn_full.release();
-      dn = dn_local.data();
+      dn = dn_local.as<T>();
     } else {
-      all_reduce_tp(ctx, dn_full.data(), dn_full.size());
+      all_reduce_tp(ctx, dn_full.as<T>(), dn_full.size());
     }
   }
-  Tensor dx = Tensor::uninitialized(kAct, static_cast<std::size_t>(tl) * h);
+  Tensor dx = Tensor::uninitialized_of<T>(kAct, static_cast<std::size_t>(tl) * h);
   {
     auto op = ctx.op(layer_, "attn.norm", Pass::bwd_dgrad);
-    norm_backward(c_, dn, x, param(norm_w_), s.norm, dx.data(), grad(norm_w_), grad(norm_b_), tl);
-    k::residual_forward(dx.data(), dy, nullptr, dx.data(), tl, h);  // + the residual path's grad
+    norm_backward(c_, dn, x, param<T>(norm_w_), s.norm, dx.as<T>(), grad<T>(norm_w_), grad<T>(norm_b_), tl);
+    k::residual_forward(dx.as<T>(), dy, nullptr, dx.as<T>(), tl, h);  // + the residual path's grad
   }
   s.release_all();
   return dx;

@@ -20,7 +20,7 @@ struct AttentionSaved {
   Tensor q, k, v;  // after RoPE: [tokens, local_q_width], [tokens, local_kv_width]
   Tensor out;      // attention output [tokens, local_q_width]: the proj input
   Tensor probs;    // plain attention: [batch, local_heads, seq, seq]
-  Tensor lse;      // flash attention: [batch, local_heads, seq]
+  Tensor lse;      // flash attention: [batch, local_heads, seq], fp32
   void release_all();
 };
 
@@ -30,11 +30,12 @@ class AttentionBlock {
  public:
   AttentionBlock(const TransformerConfig& c, int layer, ParamBlock& params);
   // pass is fwd, or recompute when full recompute replays the layer in backward.
-  void forward(const ModelContext& ctx, const float* x, float* y, AttentionSaved& s, Pass pass) const;
+  // x, y and every activation are in c.storage (fp32, or bf16 / fp16 for mixed precision).
+  void forward(const ModelContext& ctx, const Tensor& x, Tensor& y, AttentionSaved& s, Pass pass) const;
   // Returns the grad of x (residual path included); weight grads accumulate. Frees each
   // saved tensor and each grad once its last user has run, as autograd does, and
   // allocates a grad when the op that produces it runs.
-  Tensor backward(const ModelContext& ctx, const float* dy, const float* x, AttentionSaved& s) const;
+  Tensor backward(const ModelContext& ctx, const Tensor& dy, const Tensor& x, AttentionSaved& s) const;
   // Selective recompute (Korthikanti §5): drop what only the attention core's backward needs.
   void drop_core_activations(AttentionSaved& s) const;
 
@@ -44,9 +45,21 @@ class AttentionBlock {
   ParamBlock& p_;
   int norm_w_, norm_b_ = -1, q_w_, k_w_, v_w_, q_b_ = -1, k_b_ = -1, v_b_ = -1, proj_w_, proj_b_ = -1;
 
-  void core_forward(const AttentionSaved& s, float* out, float* probs, float* lse) const;
-  float* param(int slot) const { return slot < 0 ? nullptr : p_.param(slot); }
-  float* grad(int slot) const { return slot < 0 ? nullptr : p_.grad(slot); }
+  // The passes for the storage type T (float, kernels::bf16 or kernels::fp16).
+  template <class T>
+  void forward_t(const ModelContext& ctx, const T* x, T* y, AttentionSaved& s, Pass pass) const;
+  template <class T>
+  Tensor backward_t(const ModelContext& ctx, const T* dy, const T* x, AttentionSaved& s) const;
+  template <class T>
+  void core_forward(const AttentionSaved& s, T* out, T* probs, float* lse) const;
+  template <class T>
+  T* param(int slot) const {
+    return slot < 0 ? nullptr : p_.param<T>(slot);
+  }
+  template <class T>
+  T* grad(int slot) const {
+    return slot < 0 ? nullptr : p_.grad<T>(slot);
+  }
 };
 
 }  // namespace twinsim::exec

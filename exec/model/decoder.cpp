@@ -191,7 +191,7 @@ Tensor Decoder::forward(const ModelContext& ctx, const int* tokens, int n) {
     Tensor mid = attention(ctx, static_cast<int>(i), x.data(), n);
     MlpSaved saved;
     saved.for_backward = false;
-    mlp_[i].forward(ctx, mid.data(), mid.data(), saved, Pass::fwd);
+    mlp_[i].forward(ctx, mid, mid, saved, Pass::fwd);
     x = std::move(mid);
   }
   Tensor logits = head(ctx, x.data(), n);

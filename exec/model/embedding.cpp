@@ -23,69 +23,89 @@ int Embedding::first_local_token(const ModelContext& ctx) const {
   return c_.sequence_parallel ? ctx.tp->rank() * c_.local_tokens() : 0;
 }
 
-void Embedding::forward(const ModelContext& ctx, const int* tokens, float* x, Pass pass) const {
+void Embedding::forward(const ModelContext& ctx, const int* tokens, Tensor& x, Pass pass) const {
+  with_storage(c_.storage, [&]<class T>() { forward_t(ctx, tokens, x.as<T>(), pass); });
+}
+
+void Embedding::backward(const ModelContext& ctx, const int* tokens, const Tensor& dx) const {
+  with_storage(c_.storage, [&]<class T>() { backward_t(ctx, tokens, dx.as<T>()); });
+}
+
+namespace {
+
+// x += y in fp32, one rounding to T per element.
+template <class T>
+void add_row(T* x, const T* y, int n) {
+  for (int j = 0; j < n; ++j) x[j] = kernels::from_float<T>(kernels::to_float(x[j]) + kernels::to_float(y[j]));
+}
+
+}  // namespace
+
+template <class T>
+void Embedding::forward_t(const ModelContext& ctx, const int* tokens, T* x, Pass pass) const {
   const int t = c_.tokens(), tl = c_.local_tokens(), h = c_.hidden();
   const int v0 = c_.vocab_start(), vl = c_.local_vocab();
-  Tensor partial(MemCategory::activations, static_cast<std::size_t>(t) * h);
+  Tensor partial = Tensor::zeros_of<T>(MemCategory::activations, static_cast<std::size_t>(t) * h);
   {
     auto op = ctx.op(-1, "embedding.lookup", pass);
-    const float* wte = word_.param(0);
+    const T* wte = word_.param<T>(0);
     for (int i = 0; i < t; ++i) {
       const int row = tokens[i] - v0;
-      if (row >= 0 && row < vl) std::copy_n(wte + static_cast<std::size_t>(row) * h, h, partial.data() + static_cast<std::size_t>(i) * h);
+      if (row >= 0 && row < vl) std::copy_n(wte + static_cast<std::size_t>(row) * h, h, partial.as<T>() + static_cast<std::size_t>(i) * h);
     }
   }
-  const float* summed = partial.data();
+  const T* summed = partial.as<T>();
   Tensor reduced;
   if (ctx.tp_size() > 1) {
     auto op = ctx.op(-1, "embedding.reduce", pass);
     if (c_.sequence_parallel) {
-      reduced = reduce_scatter_token_rows(ctx, partial.data(), partial.size(), MemCategory::activations);
-      summed = reduced.data();
+      reduced = reduce_scatter_token_rows(ctx, partial.as<T>(), partial.size(), MemCategory::activations);
+      summed = reduced.as<T>();
     } else {
-      all_reduce_tp(ctx, partial.data(), partial.size());
+      all_reduce_tp(ctx, partial.as<T>(), partial.size());
     }
   }
   auto op = ctx.op(-1, "embedding.position", pass);
   std::copy_n(summed, static_cast<std::size_t>(tl) * h, x);
   if (!position_) return;
   const int first = ctx.tp_size() > 1 ? first_local_token(ctx) : 0;
-  const float* wpe = position_->param(0);
+  const T* wpe = position_->param<T>(0);
   for (int r = 0; r < tl; ++r) {
-    const float* pos_row = wpe + static_cast<std::size_t>((first + r) % c_.seq_len) * h;
-    float* row = x + static_cast<std::size_t>(r) * h;
-    for (int j = 0; j < h; ++j) row[j] += pos_row[j];
+    const T* pos_row = wpe + static_cast<std::size_t>((first + r) % c_.seq_len) * h;
+    T* row = x + static_cast<std::size_t>(r) * h;
+    add_row(row, pos_row, h);
   }
 }
 
-void Embedding::backward(const ModelContext& ctx, const int* tokens, const float* dx) const {
+template <class T>
+void Embedding::backward_t(const ModelContext& ctx, const int* tokens, const T* dx) const {
   const int t = c_.tokens(), tl = c_.local_tokens(), h = c_.hidden();
   const int v0 = c_.vocab_start(), vl = c_.local_vocab();
   if (position_) {
     auto op = ctx.op(-1, "embedding.position", Pass::bwd_dgrad);
     const int first = ctx.tp_size() > 1 ? first_local_token(ctx) : 0;
-    float* dwpe = position_->grad(0);
+    T* dwpe = position_->grad<T>(0);
     for (int r = 0; r < tl; ++r) {
-      float* pos_row = dwpe + static_cast<std::size_t>((first + r) % c_.seq_len) * h;
-      const float* row = dx + static_cast<std::size_t>(r) * h;
-      for (int j = 0; j < h; ++j) pos_row[j] += row[j];
+      T* pos_row = dwpe + static_cast<std::size_t>((first + r) % c_.seq_len) * h;
+      const T* row = dx + static_cast<std::size_t>(r) * h;
+      add_row(pos_row, row, h);
     }
   }
-  const float* full = dx;
+  const T* full = dx;
   Tensor gathered;
   if (c_.sequence_parallel && ctx.tp_size() > 1) {  // reduce-scatter's backward: all-gather
     auto op = ctx.op(-1, "embedding.reduce", Pass::bwd_dgrad);
     gathered = gather_token_rows(ctx, dx, static_cast<std::size_t>(tl) * h, MemCategory::activations);
-    full = gathered.data();
+    full = gathered.as<T>();
   }
   auto op = ctx.op(-1, "embedding.lookup", Pass::bwd_wgrad);
-  float* dwte = word_.grad(0);
+  T* dwte = word_.grad<T>(0);
   for (int i = 0; i < t; ++i) {
     const int row = tokens[i] - v0;
     if (row < 0 || row >= vl) continue;
-    float* g = dwte + static_cast<std::size_t>(row) * h;
-    const float* d = full + static_cast<std::size_t>(i) * h;
-    for (int j = 0; j < h; ++j) g[j] += d[j];
+    T* g = dwte + static_cast<std::size_t>(row) * h;
+    const T* d = full + static_cast<std::size_t>(i) * h;
+    add_row(g, d, h);
   }
 }
 

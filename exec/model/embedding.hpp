@@ -21,15 +21,20 @@ class Embedding {
   // position: null for RoPE models
   Embedding(const TransformerConfig& c, ParamBlock& word, ParamBlock* position);
   // tokens [micro_batch * seq_len] -> x [local_tokens, hidden]
-  void forward(const ModelContext& ctx, const int* tokens, float* x, Pass pass) const;
+  // x in c.storage (fp32, or bf16 / fp16 for mixed precision)
+  void forward(const ModelContext& ctx, const int* tokens, Tensor& x, Pass pass) const;
   // Accumulates the table grads from dx [local_tokens, hidden].
-  void backward(const ModelContext& ctx, const int* tokens, const float* dx) const;
+  void backward(const ModelContext& ctx, const int* tokens, const Tensor& dx) const;
 
  private:
   const TransformerConfig& c_;
   ParamBlock& word_;
   ParamBlock* position_;
   int first_local_token(const ModelContext& ctx) const;
+  template <class T>
+  void forward_t(const ModelContext& ctx, const int* tokens, T* x, Pass pass) const;
+  template <class T>
+  void backward_t(const ModelContext& ctx, const int* tokens, const T* dx) const;
 };
 
 }  // namespace twinsim::exec

@@ -5,7 +5,7 @@
 #include <limits>
 
 #include "exec/model/tp_region.hpp"
-#include "kernels/cpu/linear.hpp"
+#include "kernels/cpu/gemm.hpp"
 
 namespace twinsim::exec {
 
@@ -77,15 +77,27 @@ Head::Head(const TransformerConfig& c, ParamBlock& norm, ParamBlock& output, int
     : c_(c), norm_(norm), out_(output), out_slot_(output_slot) {}
 
 float Head::forward(const ModelContext& ctx, const int* targets, HeadSaved& s, Pass pass) const {
+  return with_storage(c_.storage, [&]<class T>() { return forward_t<T>(ctx, targets, s, pass); });
+}
+
+Tensor Head::backward(const ModelContext& ctx, const int* targets, float dloss, HeadSaved& s) const {
+  return with_storage(c_.storage, [&]<class T>() { return backward_t<T>(ctx, targets, dloss, s); });
+}
+
+// The logits and their grads are fp32 whatever the storage type (Megatron upcasts them
+// for the cross-entropy), so the output layer is a GEMM with a T input, a T weight and
+// an fp32 output (the same product as linear_forward without a bias).
+template <class T>
+float Head::forward_t(const ModelContext& ctx, const int* targets, HeadSaved& s, Pass pass) const {
   const int tl = c_.local_tokens(), t = c_.tokens(), h = c_.hidden(), vl = c_.local_vocab();
-  const float* beta = norm_.slots().size() > 1 ? norm_.param(1) : nullptr;
-  s.normed = Tensor::uninitialized(MemCategory::activations, static_cast<std::size_t>(tl) * h);
+  const T* beta = norm_.slots().size() > 1 ? norm_.param<T>(1) : nullptr;
+  s.normed = Tensor::uninitialized_of<T>(MemCategory::activations, static_cast<std::size_t>(tl) * h);
   {
     auto op = ctx.op(-1, "head.norm", pass);
-    norm_forward(c_, s.input.data(), norm_.param(0), beta, s.normed.data(), s.norm, tl);
+    norm_forward(c_, s.input.as<T>(), norm_.param<T>(0), beta, s.normed.as<T>(), s.norm, tl);
   }
   Tensor gathered;
-  const float* in = s.normed.data();
+  const T* in = s.normed.as<T>();
   if (c_.sequence_parallel && ctx.tp_size() > 1) {
     auto op = ctx.op(-1, "head.enter", pass);
     in = gather_token_rows_to_buffer(ctx, in, s.normed.size(), gathered);
@@ -93,14 +105,15 @@ float Head::forward(const ModelContext& ctx, const int* targets, HeadSaved& s, P
   s.logits = Tensor::uninitialized(MemCategory::activations, static_cast<std::size_t>(t) * vl);
   {
     auto op = ctx.op(-1, "head.logits", pass);
-    k::linear_forward(in, out_.param(out_slot_), nullptr, s.logits.data(), t, h, vl);
+    k::gemm_forward(in, out_.param<T>(out_slot_), s.logits.data(), t, vl, h, false, true);
   }
   auto op = ctx.op(-1, "head.loss", pass);
   s.lse = Tensor(MemCategory::activations, t);
   return vocab_parallel_cross_entropy(ctx, s.logits.data(), targets, s.lse.data(), t, vl, c_.vocab_start());
 }
 
-Tensor Head::backward(const ModelContext& ctx, const int* targets, float dloss, HeadSaved& s) const {
+template <class T>
+Tensor Head::backward_t(const ModelContext& ctx, const int* targets, float dloss, HeadSaved& s) const {
   const int tl = c_.local_tokens(), t = c_.tokens(), h = c_.hidden(), vl = c_.local_vocab();
   const bool sp = c_.sequence_parallel && ctx.tp_size() > 1;
   {
@@ -110,40 +123,40 @@ Tensor Head::backward(const ModelContext& ctx, const int* targets, float dloss, 
                                           c_.vocab_start());
   }
   s.lse.release();
-  Tensor dn_full = Tensor::uninitialized(MemCategory::activations, static_cast<std::size_t>(t) * h);
+  Tensor dn_full = Tensor::uninitialized_of<T>(MemCategory::activations, static_cast<std::size_t>(t) * h);
   {
     auto op = ctx.op(-1, "head.logits", Pass::bwd_dgrad);
-    k::linear_backward_input(s.logits.data(), out_.param(out_slot_), dn_full.data(), t, h, vl);
+    k::gemm_forward(s.logits.data(), out_.param<T>(out_slot_), dn_full.as<T>(), t, h, vl, false, false);
   }
   Tensor gathered;
-  const float* in = s.normed.data();
+  const T* in = s.normed.as<T>();
   if (sp) {
     auto op = ctx.op(-1, "head.enter", Pass::bwd_dgrad);
     in = gather_token_rows_to_buffer(ctx, in, s.normed.size(), gathered);
   }
   {
     auto op = ctx.op(-1, "head.logits", Pass::bwd_wgrad);
-    k::linear_backward_weight(s.logits.data(), in, out_.grad(out_slot_), t, h, vl, true);
+    k::gemm_forward(s.logits.data(), in, out_.grad<T>(out_slot_), vl, h, t, true, false, 1.0f, 1.0f);
   }
   gathered.release();
   s.logits.release();  // the output layer has run its backward: its saved tensors go
   s.normed.release();
   Tensor dn_local;
-  const float* dn = dn_full.data();
+  const T* dn = dn_full.as<T>();
   if (ctx.tp_size() > 1) {
     auto op = ctx.op(-1, "head.enter", Pass::bwd_dgrad);
     if (sp) {
-      dn_local = reduce_scatter_token_rows(ctx, dn_full.data(), dn_full.size(), MemCategory::activations);
+      dn_local = reduce_scatter_token_rows(ctx, dn_full.as<T>(), dn_full.size(), MemCategory::activations);
       dn_full.release();
-      dn = dn_local.data();
+      dn = dn_local.as<T>();
     } else {
-      all_reduce_tp(ctx, dn_full.data(), dn_full.size());
+      all_reduce_tp(ctx, dn_full.as<T>(), dn_full.size());
     }
   }
-  Tensor dx = Tensor::uninitialized(MemCategory::activations, static_cast<std::size_t>(tl) * h);
+  Tensor dx = Tensor::uninitialized_of<T>(MemCategory::activations, static_cast<std::size_t>(tl) * h);
   auto op = ctx.op(-1, "head.norm", Pass::bwd_dgrad);
-  float* dbeta = norm_.slots().size() > 1 ? norm_.grad(1) : nullptr;
-  norm_backward(c_, dn, s.input.data(), norm_.param(0), s.norm, dx.data(), norm_.grad(0), dbeta, tl);
+  T* dbeta = norm_.slots().size() > 1 ? norm_.grad<T>(1) : nullptr;
+  norm_backward(c_, dn, s.input.as<T>(), norm_.param<T>(0), s.norm, dx.as<T>(), norm_.grad<T>(0), dbeta, tl);
   s.release_all();
   return dx;
 }

@@ -21,7 +21,7 @@ struct HeadSaved {
   Tensor input;  // the stage's residual rows [local_tokens, hidden]
   NormSaved norm;
   Tensor normed;  // [local_tokens, hidden]
-  Tensor logits;  // [tokens, local_vocab]
+  Tensor logits;  // [tokens, local_vocab], fp32 whatever the storage type
   Tensor lse;     // [tokens] logsumexp over the whole vocabulary
   void release_all();
 };
@@ -49,6 +49,12 @@ class Head {
   ParamBlock& norm_;
   ParamBlock& out_;
   int out_slot_;
+
+  // The passes for the storage type T of the stage's input, norm and weights.
+  template <class T>
+  float forward_t(const ModelContext& ctx, const int* targets, HeadSaved& s, Pass pass) const;
+  template <class T>
+  Tensor backward_t(const ModelContext& ctx, const int* targets, float dloss, HeadSaved& s) const;
 };
 
 }  // namespace twinsim::exec

@@ -66,121 +66,131 @@ MlpBlock::MlpBlock(const TransformerConfig& c, int layer, ParamBlock& params)
   }
 }
 
-void MlpBlock::forward(const ModelContext& ctx, const float* x, float* y, MlpSaved& s, Pass pass) const {
+void MlpBlock::forward(const ModelContext& ctx, const Tensor& x, Tensor& y, MlpSaved& s, Pass pass) const {
+  with_storage(c_.storage, [&]<class T>() { forward_t(ctx, x.as<T>(), y.as<T>(), s, pass); });
+}
+
+template <class T>
+void MlpBlock::forward_t(const ModelContext& ctx, const T* x, T* y, MlpSaved& s, Pass pass) const {
   const int tl = c_.local_tokens(), t = c_.tokens(), h = c_.hidden(), f = c_.local_ffn();
   const std::size_t inner = static_cast<std::size_t>(t) * f;
-  s.normed = Tensor::uninitialized(kAct, static_cast<std::size_t>(tl) * h);
+  s.normed = Tensor::uninitialized_of<T>(kAct, static_cast<std::size_t>(tl) * h);
   {
     auto op = ctx.op(layer_, "mlp.norm", pass);
-    norm_forward(c_, x, param(norm_w_), param(norm_b_), s.normed.data(), s.norm, tl);
+    norm_forward(c_, x, param<T>(norm_w_), param<T>(norm_b_), s.normed.as<T>(), s.norm, tl);
   }
   Tensor gathered;
-  const float* in = s.normed.data();
+  const T* in = s.normed.as<T>();
   if (c_.sequence_parallel && ctx.tp_size() > 1) {
     auto op = ctx.op(layer_, "mlp.tp_enter", pass);
     in = gather_token_rows_to_buffer(ctx, in, s.normed.size(), gathered);
   }
-  s.up1 = Tensor::uninitialized(kAct, inner);
+  s.up1 = Tensor::uninitialized_of<T>(kAct, inner);
   {
     auto op = ctx.op(layer_, up_name_, pass);
-    k::linear_forward(in, param(w1_), param(w1b_), s.up1.data(), t, h, f);
+    k::linear_forward(in, param<T>(w1_), param<T>(w1b_), s.up1.as<T>(), t, h, f);
     if (c_.swiglu()) {
-      s.up2 = Tensor::uninitialized(kAct, inner);
-      k::linear_forward(in, param(w3_), param(w3b_), s.up2.data(), t, h, f);
+      s.up2 = Tensor::uninitialized_of<T>(kAct, inner);
+      k::linear_forward(in, param<T>(w3_), param<T>(w3b_), s.up2.as<T>(), t, h, f);
     }
   }
   gathered.release();
-  s.act = Tensor::uninitialized(kAct, inner);
+  s.act = Tensor::uninitialized_of<T>(kAct, inner);
   {
     auto op = ctx.op(layer_, "mlp.act", pass);
-    if (c_.swiglu()) k::swiglu_forward(s.up1.data(), s.up2.data(), s.act.data(), static_cast<long>(inner));
-    else k::gelu_forward(s.up1.data(), s.act.data(), static_cast<long>(inner));
+    if (c_.swiglu()) k::swiglu_forward(s.up1.as<T>(), s.up2.as<T>(), s.act.as<T>(), static_cast<long>(inner));
+    else k::gelu_forward(s.up1.as<T>(), s.act.as<T>(), static_cast<long>(inner));
   }
   if (!s.for_backward) {
     s.up1.release();
     s.up2.release();
   }
-  Tensor partial = Tensor::uninitialized(kAct, static_cast<std::size_t>(t) * h);
+  Tensor partial = Tensor::uninitialized_of<T>(kAct, static_cast<std::size_t>(t) * h);
   {
     auto op = ctx.op(layer_, down_name_, pass);
-    k::linear_forward(s.act.data(), param(w2_), nullptr, partial.data(), t, f, h);
+    k::linear_forward(s.act.as<T>(), param<T>(w2_), nullptr, partial.as<T>(), t, f, h);
   }
   if (!s.for_backward) s.act.release();
   Tensor reduced;
-  const float* branch = partial.data();
+  const T* branch = partial.as<T>();
   if (ctx.tp_size() > 1) {
     auto op = ctx.op(layer_, "mlp.tp_exit", pass);
     if (c_.sequence_parallel) {
-      reduced = reduce_scatter_token_rows(ctx, partial.data(), partial.size(), kAct);
-      branch = reduced.data();
+      reduced = reduce_scatter_token_rows(ctx, partial.as<T>(), partial.size(), kAct);
+      branch = reduced.as<T>();
     } else {
-      all_reduce_tp(ctx, partial.data(), partial.size());
+      all_reduce_tp(ctx, partial.as<T>(), partial.size());
     }
   }
   {
     auto op = ctx.op(layer_, "mlp.residual", pass);
-    k::residual_forward(x, branch, param(w2b_), y, tl, h);
+    k::residual_forward(x, branch, param<T>(w2b_), y, tl, h);
   }
 }
 
-Tensor MlpBlock::backward(const ModelContext& ctx, const float* dy, const float* x, MlpSaved& s) const {
+Tensor MlpBlock::backward(const ModelContext& ctx, const Tensor& dy, const Tensor& x, MlpSaved& s) const {
+  return with_storage(c_.storage, [&]<class T>() { return backward_t(ctx, dy.as<T>(), x.as<T>(), s); });
+}
+
+template <class T>
+Tensor MlpBlock::backward_t(const ModelContext& ctx, const T* dy, const T* x, MlpSaved& s) const {
   const int tl = c_.local_tokens(), t = c_.tokens(), h = c_.hidden(), f = c_.local_ffn();
   const std::size_t inner = static_cast<std::size_t>(t) * f;
   const bool sp = c_.sequence_parallel && ctx.tp_size() > 1;
   if (w2b_ >= 0) {
     auto op = ctx.op(layer_, "mlp.residual", Pass::bwd_dgrad);
-    k::residual_backward(dy, grad(w2b_), tl, h, true);
+    k::residual_backward(dy, grad<T>(w2b_), tl, h, true);
   }
   Tensor dy_full;
-  const float* dbranch = dy;
+  const T* dbranch = dy;
   if (sp) {
     auto op = ctx.op(layer_, "mlp.tp_exit", Pass::bwd_dgrad);
     dy_full = gather_token_rows(ctx, dy, static_cast<std::size_t>(tl) * h, kAct);
-    dbranch = dy_full.data();
+    dbranch = dy_full.as<T>();
   }
-  Tensor dact = Tensor::uninitialized(kAct, inner);
+  Tensor dact = Tensor::uninitialized_of<T>(kAct, inner);
   {
     auto op = ctx.op(layer_, down_name_, Pass::bwd_dgrad);
-    k::linear_backward_input(dbranch, param(w2_), dact.data(), t, f, h);
+    k::linear_backward_input(dbranch, param<T>(w2_), dact.as<T>(), t, f, h);
   }
   {
     auto op = ctx.op(layer_, down_name_, Pass::bwd_wgrad);
-    k::linear_backward_weight(dbranch, s.act.data(), grad(w2_), t, f, h, true);
+    k::linear_backward_weight(dbranch, s.act.as<T>(), grad<T>(w2_), t, f, h, true);
   }
   dy_full.release();
   s.act.release();
-  Tensor d1 = Tensor::uninitialized(kAct, inner), d3;
+  Tensor d1 = Tensor::uninitialized_of<T>(kAct, inner), d3;
   {
     auto op = ctx.op(layer_, "mlp.act", Pass::bwd_dgrad);
     if (c_.swiglu()) {
-      d3 = Tensor::uninitialized(kAct, inner);
-      k::swiglu_backward(dact.data(), s.up1.data(), s.up2.data(), d1.data(), d3.data(), static_cast<long>(inner));
+      d3 = Tensor::uninitialized_of<T>(kAct, inner);
+      k::swiglu_backward(dact.as<T>(), s.up1.as<T>(), s.up2.as<T>(), d1.as<T>(), d3.as<T>(), static_cast<long>(inner));
     } else {
-      k::gelu_backward(dact.data(), s.up1.data(), d1.data(), static_cast<long>(inner));
+      k::gelu_backward(dact.as<T>(), s.up1.as<T>(), d1.as<T>(), static_cast<long>(inner));
     }
   }
   dact.release();
   s.up1.release();
   s.up2.release();
-  Tensor dn_full = Tensor::uninitialized(kAct, static_cast<std::size_t>(t) * h);
+  Tensor dn_full = Tensor::uninitialized_of<T>(kAct, static_cast<std::size_t>(t) * h);
   {
     auto op = ctx.op(layer_, up_name_, Pass::bwd_dgrad);
-    k::linear_backward_input(d1.data(), param(w1_), dn_full.data(), t, h, f);
-    if (c_.swiglu()) k::gemm_forward(d3.data(), param(w3_), dn_full.data(), t, h, f, false, false, 1.0f, 1.0f);
+    k::linear_backward_input(d1.as<T>(), param<T>(w1_), dn_full.as<T>(), t, h, f);
+    if (c_.swiglu()) k::gemm_forward(d3.as<T>(), param<T>(w3_), dn_full.as<T>(), t, h, f, false, false, 1.0f, 1.0f);
   }
   Tensor gathered;
-  const float* in = s.normed.data();
+  const T* in = s.normed.as<T>();
   if (sp) {  // fc1's input was kept sharded; gather it again for the weight grad (§4.2.2)
     auto op = ctx.op(layer_, "mlp.tp_enter", Pass::bwd_dgrad);
     in = gather_token_rows_to_buffer(ctx, in, s.normed.size(), gathered);
   }
   {
     auto op = ctx.op(layer_, up_name_, Pass::bwd_wgrad);
-    k::linear_backward_weight(d1.data(), in, grad(w1_), t, h, f, true);
-    if (w1b_ >= 0) k::linear_backward_bias(d1.data(), grad(w1b_), t, f, true);
+    k::linear_backward_weight(d1.as<T>(), in, grad<T>(w1_), t, h, f, true);
+    if (w1b_ >= 0) k::linear_backward_bias(d1.as<T>(), grad<T>(w1b_), t, f, true);
     if (c_.swiglu()) {
-      k::linear_backward_weight(d3.data(), in, grad(w3_), t, h, f, true);
-      if (w3b_ >= 0) k::linear_backward_bias(d3.data(), grad(w3b_), t, f, true);
+      k::linear_backward_weight(d3.as<T>(), in, grad<T>(w3_), t, h, f, true);
+      if (w3b_ >= 0) k::linear_backward_bias(d3.as<T>(), grad<T>(w3b_), t, f, true);
     }
   }
   gathered.release();
@@ -188,22 +198,22 @@ Tensor MlpBlock::backward(const ModelContext& ctx, const float* dy, const float*
   d3.release();
   s.normed.release();
   Tensor dn_local;
-  const float* dn = dn_full.data();
+  const T* dn = dn_full.as<T>();
   if (ctx.tp_size() > 1) {
     auto op = ctx.op(layer_, "mlp.tp_enter", Pass::bwd_dgrad);
     if (sp) {
-      dn_local = reduce_scatter_token_rows(ctx, dn_full.data(), dn_full.size(), kAct);
+      dn_local = reduce_scatter_token_rows(ctx, dn_full.as<T>(), dn_full.size(), kAct);
       dn_full.release();
-      dn = dn_local.data();
+      dn = dn_local.as<T>();
     } else {
-      all_reduce_tp(ctx, dn_full.data(), dn_full.size());
+      all_reduce_tp(ctx, dn_full.as<T>(), dn_full.size());
     }
   }
-  Tensor dx = Tensor::uninitialized(kAct, static_cast<std::size_t>(tl) * h);
+  Tensor dx = Tensor::uninitialized_of<T>(kAct, static_cast<std::size_t>(tl) * h);
   {
     auto op = ctx.op(layer_, "mlp.norm", Pass::bwd_dgrad);
-    norm_backward(c_, dn, x, param(norm_w_), s.norm, dx.data(), grad(norm_w_), grad(norm_b_), tl);
-    k::residual_forward(dx.data(), dy, nullptr, dx.data(), tl, h);  // + the residual path's grad
+    norm_backward(c_, dn, x, param<T>(norm_w_), s.norm, dx.as<T>(), grad<T>(norm_w_), grad<T>(norm_b_), tl);
+    k::residual_forward(dx.as<T>(), dy, nullptr, dx.as<T>(), tl, h);  // + the residual path's grad
   }
   s.release_all();
   return dx;

@@ -31,11 +31,12 @@ class MlpBlock {
  public:
   MlpBlock(const TransformerConfig& c, int layer, ParamBlock& params);
   // y may be x (the residual add works in place).
-  void forward(const ModelContext& ctx, const float* x, float* y, MlpSaved& s, Pass pass) const;
+  // x, y and every activation are in c.storage (fp32, or bf16 / fp16 for mixed precision).
+  void forward(const ModelContext& ctx, const Tensor& x, Tensor& y, MlpSaved& s, Pass pass) const;
   // Returns the grad of x (residual path included); weight grads accumulate. Frees each
   // saved tensor and each grad once its last user has run, as autograd does, and
   // allocates a grad when the op that produces it runs.
-  Tensor backward(const ModelContext& ctx, const float* dy, const float* x, MlpSaved& s) const;
+  Tensor backward(const ModelContext& ctx, const Tensor& dy, const Tensor& x, MlpSaved& s) const;
 
  private:
   const TransformerConfig& c_;
@@ -45,8 +46,19 @@ class MlpBlock {
   const char* up_name_;    // "mlp.fc1" or "mlp.gate_up"
   const char* down_name_;  // "mlp.fc2" or "mlp.down"
 
-  float* param(int slot) const { return slot < 0 ? nullptr : p_.param(slot); }
-  float* grad(int slot) const { return slot < 0 ? nullptr : p_.grad(slot); }
+  // The passes for the storage type T (float, kernels::bf16 or kernels::fp16).
+  template <class T>
+  void forward_t(const ModelContext& ctx, const T* x, T* y, MlpSaved& s, Pass pass) const;
+  template <class T>
+  Tensor backward_t(const ModelContext& ctx, const T* dy, const T* x, MlpSaved& s) const;
+  template <class T>
+  T* param(int slot) const {
+    return slot < 0 ? nullptr : p_.param<T>(slot);
+  }
+  template <class T>
+  T* grad(int slot) const {
+    return slot < 0 ? nullptr : p_.grad<T>(slot);
+  }
 };
 
 }  // namespace twinsim::exec

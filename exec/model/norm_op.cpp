@@ -6,8 +6,9 @@ namespace twinsim::exec {
 
 namespace k = twinsim::kernels::cpu;
 
-void norm_forward(const TransformerConfig& c, const float* x, const float* gamma, const float* beta,
-                  float* y, NormSaved& saved, int rows) {
+template <class T>
+void norm_forward(const TransformerConfig& c, const T* x, const T* gamma, const std::type_identity_t<T>* beta, T* y,
+                  NormSaved& saved, int rows) {
   const int h = c.hidden();
   saved.rstd = Tensor(MemCategory::activations, rows);
   if (c.rmsnorm()) {
@@ -18,8 +19,9 @@ void norm_forward(const TransformerConfig& c, const float* x, const float* gamma
   }
 }
 
-void norm_backward(const TransformerConfig& c, const float* dy, const float* x, const float* gamma,
-                   const NormSaved& saved, float* dx, float* dgamma, float* dbeta, int rows) {
+template <class T>
+void norm_backward(const TransformerConfig& c, const T* dy, const T* x, const T* gamma, const NormSaved& saved,
+                   T* dx, T* dgamma, std::type_identity_t<T>* dbeta, int rows) {
   const int h = c.hidden();
   if (c.rmsnorm())
     k::rmsnorm_backward(dy, x, gamma, saved.rstd.data(), dx, dgamma, rows, h, true);
@@ -27,5 +29,14 @@ void norm_backward(const TransformerConfig& c, const float* dy, const float* x, 
     k::layernorm_backward(dy, x, gamma, saved.mean.data(), saved.rstd.data(), dx, dgamma, dbeta, rows, h,
                           true);
 }
+
+#define TWINSIM_NORM_OP(T)                                                                                  \
+  template void norm_forward<T>(const TransformerConfig&, const T*, const T*, const T*, T*, NormSaved&, int); \
+  template void norm_backward<T>(const TransformerConfig&, const T*, const T*, const T*, const NormSaved&, T*, \
+                                 T*, T*, int);
+TWINSIM_NORM_OP(float)
+TWINSIM_NORM_OP(kernels::bf16)
+TWINSIM_NORM_OP(kernels::fp16)
+#undef TWINSIM_NORM_OP
 
 }  // namespace twinsim::exec

@@ -1,5 +1,9 @@
 #pragma once
 // LayerNorm (GPT) or RMSNorm (Llama) on [rows, hidden], with what its backward needs.
+// x, y, gamma, beta and their grads are in the storage type T (float, kernels::bf16 or
+// kernels::fp16); the per-row statistics stay fp32.
+#include <type_traits>
+
 #include "exec/model/tensor.hpp"
 #include "exec/model/transformer_config.hpp"
 
@@ -11,10 +15,12 @@ struct NormSaved {
 };
 
 // y = norm(x) gamma (+ beta); beta may be null.
-void norm_forward(const TransformerConfig& c, const float* x, const float* gamma, const float* beta,
-                  float* y, NormSaved& saved, int rows);
+template <class T>
+void norm_forward(const TransformerConfig& c, const T* x, const T* gamma, const std::type_identity_t<T>* beta, T* y,
+                  NormSaved& saved, int rows);
 // dx overwritten; dgamma/dbeta accumulate.
-void norm_backward(const TransformerConfig& c, const float* dy, const float* x, const float* gamma,
-                   const NormSaved& saved, float* dx, float* dgamma, float* dbeta, int rows);
+template <class T>
+void norm_backward(const TransformerConfig& c, const T* dy, const T* x, const T* gamma, const NormSaved& saved,
+                   T* dx, T* dgamma, std::type_identity_t<T>* dbeta, int rows);
 
 }  // namespace twinsim::exec

@@ -1,7 +1,7 @@
 #include "exec/model/tensor.hpp"
 
-#include <algorithm>
 #include <cstdint>
+#include <cstring>
 
 namespace twinsim::exec {
 
@@ -16,20 +16,20 @@ TrackedAllocator& model_allocator() {
 
 void set_model_allocator(TrackedAllocator* alloc) { current_allocator = alloc; }
 
-Tensor::Tensor(MemCategory category, std::size_t count) : Tensor(category, count, Fill::zeros) {}
+Tensor::Tensor(MemCategory category, std::size_t count, Dtype dtype) : Tensor(category, count, dtype, Fill::zeros) {}
 
-Tensor::Tensor(MemCategory category, std::size_t count, Fill fill) {
+Tensor::Tensor(MemCategory category, std::size_t count, Dtype dtype, Fill fill) {
   if (count > 0)
     buffer_ = TypedBuffer(model_allocator(), {static_cast<std::int64_t>(count)}, category,
-                          std::string(category_name(category)), Dtype::fp32, fill);
+                          std::string(category_name(category)), dtype, fill);
 }
 
-Tensor Tensor::uninitialized(MemCategory category, std::size_t count) {
-  return Tensor(category, count, Fill::uninitialized);
+Tensor Tensor::uninitialized(MemCategory category, std::size_t count, Dtype dtype) {
+  return Tensor(category, count, dtype, Fill::uninitialized);
 }
 
 void Tensor::zero() {
-  if (!empty()) std::fill_n(data(), size(), 0.0f);
+  if (!empty()) std::memset(raw(), 0, bytes());  // +0.0 is all zero bits in fp32, bf16 and fp16
 }
 
 }  // namespace twinsim::exec

@@ -1,11 +1,13 @@
 #pragma once
-// The model's float32 arrays: a runtime Buffer (exec/runtime/typed_buffer.hpp) drawn from the
+// The model's arrays: a runtime TypedBuffer (exec/runtime/typed_buffer.hpp) drawn from the
 // rank's TrackedAllocator with the report's memory category, under the short interface
-// the model code wants (a category and a length). Freeing early is `release()`.
+// the model code wants (a category, a length and the storage type: float by default,
+// kernels::bf16 / fp16 for mixed precision). Freeing early is `release()`.
 #include <cstddef>
 
-#include "exec/runtime/typed_buffer.hpp"
+#include "exec/runtime/storage_dtype.hpp"
 #include "exec/runtime/tracked_allocator.hpp"
+#include "exec/runtime/typed_buffer.hpp"
 
 namespace twinsim::exec {
 
@@ -17,20 +19,43 @@ void set_model_allocator(TrackedAllocator* alloc);
 class Tensor {
  public:
   Tensor() = default;
-  Tensor(MemCategory category, std::size_t count);  // zero-filled (torch.zeros)
+  Tensor(MemCategory category, std::size_t count, Dtype dtype = Dtype::fp32);  // zero-filled (torch.zeros)
   // Not filled (torch.empty): for an op's output that its kernel writes in full.
-  static Tensor uninitialized(MemCategory category, std::size_t count);
-  float* data() { return empty() ? nullptr : buffer_.f32(); }
-  const float* data() const { return empty() ? nullptr : buffer_.f32(); }
+  static Tensor uninitialized(MemCategory category, std::size_t count, Dtype dtype = Dtype::fp32);
+  // The same in the storage type T (float, kernels::bf16, kernels::fp16).
+  template <class T>
+  static Tensor zeros_of(MemCategory category, std::size_t count) {
+    return Tensor(category, count, storage_dtype<T>());
+  }
+  template <class T>
+  static Tensor uninitialized_of(MemCategory category, std::size_t count) {
+    return uninitialized(category, count, storage_dtype<T>());
+  }
+
+  // Typed views (nullptr when empty); throw when the tensor holds another type.
+  template <class T>
+  T* as() {
+    return empty() ? nullptr : buffer_.as<T>();
+  }
+  template <class T>
+  const T* as() const {
+    return empty() ? nullptr : buffer_.as<T>();
+  }
+  float* data() { return as<float>(); }
+  const float* data() const { return as<float>(); }
   std::size_t size() const { return buffer_.numel(); }
+  std::size_t bytes() const { return buffer_.bytes(); }
+  Dtype dtype() const { return buffer_.dtype(); }
   bool empty() const { return buffer_.empty(); }
   float& operator[](std::size_t i) { return data()[i]; }
   float operator[](std::size_t i) const { return data()[i]; }
+  void* raw() { return buffer_.raw(); }
+  const void* raw() const { return buffer_.raw(); }
   void zero();
   void release() { buffer_ = TypedBuffer(); }
 
  private:
-  Tensor(MemCategory category, std::size_t count, Fill fill);
+  Tensor(MemCategory category, std::size_t count, Dtype dtype, Fill fill);
 
   TypedBuffer buffer_;
 };

@@ -4,47 +4,62 @@
 
 namespace twinsim::exec {
 
-float* GatherBuffer::get(std::size_t count) {
-  if (t_.size() < count) {
+template <class T>
+T* GatherBuffer::get(std::size_t count) {
+  if (t_.size() < count || t_.dtype() != storage_dtype<T>()) {
     t_.release();  // the old one goes first: never two buffers at once
-    t_ = Tensor(MemCategory::buffers, count);
+    t_ = Tensor::zeros_of<T>(MemCategory::buffers, count);
   }
-  return t_.data();
+  return t_.as<T>();
 }
 
-const float* gather_token_rows_to_buffer(const ModelContext& ctx, const float* local, std::size_t local_count,
-                                         Tensor& fallback) {
+template <class T>
+const T* gather_token_rows_to_buffer(const ModelContext& ctx, const T* local, std::size_t local_count,
+                                     Tensor& fallback) {
   if (!ctx.gather_buffer) {
     fallback = gather_token_rows(ctx, local, local_count, MemCategory::buffers);
-    return fallback.data();
+    return fallback.as<T>();
   }
   const int tp = ctx.tp_size();
-  float* full = ctx.gather_buffer->get(local_count * tp);
+  T* full = ctx.gather_buffer->get<T>(local_count * tp);
   if (tp == 1) std::copy_n(local, local_count, full);
   else ctx.tp->all_gather(local, full, local_count);
   return full;
 }
 
-Tensor gather_token_rows(const ModelContext& ctx, const float* local, std::size_t local_count,
-                         MemCategory category) {
+template <class T>
+Tensor gather_token_rows(const ModelContext& ctx, const T* local, std::size_t local_count, MemCategory category) {
   const int tp = ctx.tp_size();
-  Tensor full(category, local_count * tp);
-  if (tp == 1) std::copy_n(local, local_count, full.data());
-  else ctx.tp->all_gather(local, full.data(), local_count);
+  Tensor full = Tensor::zeros_of<T>(category, local_count * tp);
+  if (tp == 1) std::copy_n(local, local_count, full.as<T>());
+  else ctx.tp->all_gather(local, full.as<T>(), local_count);
   return full;
 }
 
-Tensor reduce_scatter_token_rows(const ModelContext& ctx, const float* full, std::size_t full_count,
+template <class T>
+Tensor reduce_scatter_token_rows(const ModelContext& ctx, const T* full, std::size_t full_count,
                                  MemCategory category) {
   const int tp = ctx.tp_size();
-  Tensor local(category, full_count / tp);
-  if (tp == 1) std::copy_n(full, full_count, local.data());
-  else ctx.tp->reduce_scatter(full, local.data(), full_count / tp);
+  Tensor local = Tensor::zeros_of<T>(category, full_count / tp);
+  if (tp == 1) std::copy_n(full, full_count, local.as<T>());
+  else ctx.tp->reduce_scatter(full, local.as<T>(), full_count / tp);
   return local;
 }
 
-void all_reduce_tp(const ModelContext& ctx, float* data, std::size_t count) {
+template <class T>
+void all_reduce_tp(const ModelContext& ctx, T* data, std::size_t count) {
   if (ctx.tp_size() > 1) ctx.tp->all_reduce(data, count);
 }
+
+#define TWINSIM_TP_REGION(T)                                                                                  \
+  template T* GatherBuffer::get<T>(std::size_t);                                                              \
+  template const T* gather_token_rows_to_buffer<T>(const ModelContext&, const T*, std::size_t, Tensor&);      \
+  template Tensor gather_token_rows<T>(const ModelContext&, const T*, std::size_t, MemCategory);              \
+  template Tensor reduce_scatter_token_rows<T>(const ModelContext&, const T*, std::size_t, MemCategory);      \
+  template void all_reduce_tp<T>(const ModelContext&, T*, std::size_t);
+TWINSIM_TP_REGION(float)
+TWINSIM_TP_REGION(kernels::bf16)
+TWINSIM_TP_REGION(kernels::fp16)
+#undef TWINSIM_TP_REGION
 
 }  // namespace twinsim::exec

@@ -18,24 +18,32 @@ namespace twinsim::exec {
 // counted as `buffers`. One gather at a time uses it.
 class GatherBuffer {
  public:
-  float* get(std::size_t count);
+  // A buffer of at least `count` elements of T (reallocated when T changes).
+  template <class T>
+  T* get(std::size_t count);
 
  private:
   Tensor t_;
 };
 
+// The functions below work on tensors of the storage type T (float, kernels::bf16 or
+// kernels::fp16); 16-bit partial sums are added in fp32 and rounded once per step.
+
 // The all-gather of `local` into ctx's GatherBuffer, or into `fallback` when the context
 // has none. The rows stay valid until the next gather into the buffer.
-const float* gather_token_rows_to_buffer(const ModelContext& ctx, const float* local, std::size_t local_count,
-                                         Tensor& fallback);
+template <class T>
+const T* gather_token_rows_to_buffer(const ModelContext& ctx, const T* local, std::size_t local_count,
+                                     Tensor& fallback);
 
 // [tokens/tp, width] on each rank -> [tokens, width] everywhere (all-gather).
-Tensor gather_token_rows(const ModelContext& ctx, const float* local, std::size_t local_count,
-                         MemCategory category);
+template <class T>
+Tensor gather_token_rows(const ModelContext& ctx, const T* local, std::size_t local_count, MemCategory category);
 // Partial sums [tokens, width] -> this rank's reduced rows [tokens/tp, width] (reduce-scatter).
-Tensor reduce_scatter_token_rows(const ModelContext& ctx, const float* full, std::size_t full_count,
+template <class T>
+Tensor reduce_scatter_token_rows(const ModelContext& ctx, const T* full, std::size_t full_count,
                                  MemCategory category);
 // Partial sums summed in place over the TP group (all-reduce).
-void all_reduce_tp(const ModelContext& ctx, float* data, std::size_t count);
+template <class T>
+void all_reduce_tp(const ModelContext& ctx, T* data, std::size_t count);
 
 }  // namespace twinsim::exec

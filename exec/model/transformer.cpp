@@ -5,16 +5,17 @@ namespace twinsim::exec {
 TransformerStage::TransformerStage(TransformerConfig config, int pad_multiple) : c_(std::move(config)) {
   validate(c_);
   const int tp = c_.tp, r = c_.tp_rank;
+  const Dtype st = c_.storage;
   if (c_.has_embedding) {
-    word_ = std::make_unique<ParamBlock>("embedding.word", word_embedding_specs(c_), tp, r, pad_multiple);
+    word_ = std::make_unique<ParamBlock>("embedding.word", word_embedding_specs(c_), tp, r, pad_multiple, st);
     if (c_.learned_positions())
-      position_ = std::make_unique<ParamBlock>("embedding.position", position_embedding_specs(c_), tp, r, pad_multiple);
+      position_ = std::make_unique<ParamBlock>("embedding.position", position_embedding_specs(c_), tp, r, pad_multiple, st);
     embedding_ = std::make_unique<Embedding>(c_, *word_, position_.get());
   }
   for (int l = c_.first_layer; l < c_.end_layer; ++l) {
     std::vector<ParamSpec> specs = attention_param_specs(c_, l);
     for (ParamSpec& s : mlp_param_specs(c_, l)) specs.push_back(std::move(s));
-    layer_params_.push_back(std::make_unique<ParamBlock>("layer" + std::to_string(l), std::move(specs), tp, r, pad_multiple));
+    layer_params_.push_back(std::make_unique<ParamBlock>("layer" + std::to_string(l), std::move(specs), tp, r, pad_multiple, st));
   }
   attention_.reserve(layer_params_.size());
   mlp_.reserve(layer_params_.size());
@@ -23,10 +24,10 @@ TransformerStage::TransformerStage(TransformerConfig config, int pad_multiple) :
     mlp_.emplace_back(c_, c_.first_layer + static_cast<int>(i), *layer_params_[i]);
   }
   if (c_.has_head) {
-    head_norm_ = std::make_unique<ParamBlock>("head.norm", final_norm_specs(c_), tp, r, pad_multiple);
+    head_norm_ = std::make_unique<ParamBlock>("head.norm", final_norm_specs(c_), tp, r, pad_multiple, st);
     ParamBlock* out = word_.get();  // a tied model on one stage reads the embedding itself
     if (!c_.model.tied_embeddings || !c_.has_embedding) {
-      output_ = std::make_unique<ParamBlock>("head.output", output_layer_specs(c_), tp, r, pad_multiple);
+      output_ = std::make_unique<ParamBlock>("head.output", output_layer_specs(c_), tp, r, pad_multiple, st);
       out = output_.get();
     }
     head_ = std::make_unique<Head>(c_, *head_norm_, *out, 0);
@@ -73,10 +74,10 @@ ParamBlock* TransformerStage::tied_embedding_block() {
 Tensor TransformerStage::layer_forward(const ModelContext& ctx, int i, Tensor x, LayerSaved& s, Pass pass) {
   const std::size_t n = x.size();
   s.input = std::move(x);
-  s.mid = Tensor(MemCategory::activations, n);
-  attention_[i].forward(ctx, s.input.data(), s.mid.data(), s.attn, pass);
-  Tensor y(MemCategory::activations, n);
-  mlp_[i].forward(ctx, s.mid.data(), y.data(), s.mlp, pass);
+  s.mid = Tensor(MemCategory::activations, n, c_.storage);
+  attention_[i].forward(ctx, s.input, s.mid, s.attn, pass);
+  Tensor y(MemCategory::activations, n, c_.storage);
+  mlp_[i].forward(ctx, s.mid, y, s.mlp, pass);
   if (pass == Pass::recompute) return y;
   if (c_.recompute == Recompute::full) {  // keep only the layer input (Chen et al. 2016; Korthikanti §5)
     s.attn.release_all();
@@ -90,10 +91,10 @@ Tensor TransformerStage::layer_forward(const ModelContext& ctx, int i, Tensor x,
 
 Tensor TransformerStage::layer_backward(const ModelContext& ctx, int i, Tensor dy, LayerSaved& s) {
   if (c_.recompute == Recompute::full) layer_forward(ctx, i, std::move(s.input), s, Pass::recompute);
-  Tensor dmid = mlp_[i].backward(ctx, dy.data(), s.mid.data(), s.mlp);
+  Tensor dmid = mlp_[i].backward(ctx, dy, s.mid, s.mlp);
   dy.release();
   s.mid.release();
-  Tensor dx = attention_[i].backward(ctx, dmid.data(), s.input.data(), s.attn);
+  Tensor dx = attention_[i].backward(ctx, dmid, s.input, s.attn);
   s.input.release();
   return dx;
 }
@@ -111,8 +112,8 @@ Tensor TransformerStage::forward(const ModelContext& outer, Tensor input, MicroB
   if (embedding_) {
     acquire(word_.get(), false);
     acquire(position_.get(), false);
-    x = Tensor(MemCategory::activations, rows);
-    embedding_->forward(ctx, st.tokens.data(), x.data(), Pass::fwd);
+    x = Tensor(MemCategory::activations, rows, c_.storage);
+    embedding_->forward(ctx, st.tokens.data(), x, Pass::fwd);
     release(position_.get(), false);
     release(word_.get(), false);
   }
@@ -160,7 +161,7 @@ Tensor TransformerStage::backward(const ModelContext& outer, Tensor doutput, flo
   }
   acquire(word_.get(), true);
   acquire(position_.get(), true);
-  embedding_->backward(ctx, st.tokens.data(), dx.data());
+  embedding_->backward(ctx, st.tokens.data(), dx);
   release(position_.get(), true);
   release(word_.get(), true);
   pass_done(true);

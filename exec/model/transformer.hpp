@@ -9,6 +9,7 @@
 
 #include "exec/model/attention_block.hpp"
 #include "exec/model/embedding.hpp"
+#include "exec/model/gemm_workspace.hpp"
 #include "exec/model/loss.hpp"
 #include "exec/model/mlp_block.hpp"
 #include "exec/model/model_context.hpp"
@@ -86,6 +87,7 @@ class TransformerStage {
   std::unique_ptr<Head> head_;
   BlockHooks* hooks_ = nullptr;
   GatherBuffer gather_buffer_;  // sequence parallelism's all-gathers (tp_region.hpp)
+  GemmWorkspace gemm_workspace_;  // the GEMM's fp32 tiles for 16-bit operands
 
   ModelContext context(const ModelContext& ctx);  // ctx with this stage's gather buffer
 

@@ -4,6 +4,7 @@
 // which layers its pipeline stage holds. Sizes here are per rank.
 #include <cstdint>
 
+#include "models/dtype.hpp"
 #include "models/model_spec.hpp"
 #include "models/plan.hpp"
 
@@ -27,6 +28,9 @@ struct TransformerConfig {
   float init_std = 0.02f;    // GPT-2 / Megatron default (init_method_std)
   float norm_eps = 1e-5f;
   float rope_theta = 10000.0f;  // Su et al. 2021 RoFormer, Eq. 15
+  // What weights, their grads and the activations are stored in: fp32, or bf16 / fp16 for
+  // mixed precision (fp32 math inside every kernel; Micikevicius et al. 2018 §3).
+  Dtype storage = Dtype::fp32;
 
   int tokens() const { return micro_batch * seq_len; }
   // tokens of the residual stream on this rank: split over TP with sequence parallelism

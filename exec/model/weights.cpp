@@ -68,8 +68,9 @@ std::vector<float> take_shard(const std::vector<float>& full, const ParamSpec& s
   return out;
 }
 
-ParamBlock::ParamBlock(std::string name, std::vector<ParamSpec> specs, int tp, int tp_rank, int pad_multiple)
-    : name_(std::move(name)), tp_(tp), tp_rank_(tp_rank) {
+ParamBlock::ParamBlock(std::string name, std::vector<ParamSpec> specs, int tp, int tp_rank, int pad_multiple,
+                       Dtype storage)
+    : name_(std::move(name)), tp_(tp), tp_rank_(tp_rank), storage_(storage) {
   for (ParamSpec& s : specs) {
     if (s.shard == Shard::rows && s.rows % tp != 0) throw std::invalid_argument(s.name + ": rows not divisible by tp");
     if (s.shard == Shard::cols && s.cols % tp != 0) throw std::invalid_argument(s.name + ": cols not divisible by tp");
@@ -82,14 +83,17 @@ ParamBlock::ParamBlock(std::string name, std::vector<ParamSpec> specs, int tp, i
   }
   const std::size_t m = static_cast<std::size_t>(std::max(1, pad_multiple));
   flat_size_ = (used_size_ + m - 1) / m * m;
-  params = Tensor(MemCategory::params, flat_size_);
-  grads = Tensor(MemCategory::grads, flat_size_);
+  params = Tensor(MemCategory::params, flat_size_, storage_);
+  grads = Tensor(MemCategory::grads, flat_size_, storage_);
 }
 
 void ParamBlock::initialize(std::uint64_t seed) {
   for (const ParamSlot& slot : slots_) {
     const std::vector<float> shard = take_shard(full_initial_value(slot.spec, seed), slot.spec, tp_, tp_rank_);
-    std::copy(shard.begin(), shard.end(), params.data() + slot.offset);
+    with_storage(storage_, [&]<class T>() {
+      T* out = params.as<T>() + slot.offset;
+      for (std::size_t i = 0; i < shard.size(); ++i) out[i] = kernels::from_float<T>(shard[i]);
+    });
   }
 }
 

@@ -38,20 +38,31 @@ struct ParamSlot {
 
 class ParamBlock {
  public:
-  // pad_multiple: the flat size is rounded up so ZeRO can split it evenly over DP ranks
-  ParamBlock(std::string name, std::vector<ParamSpec> specs, int tp, int tp_rank, int pad_multiple = 1);
+  // pad_multiple: the flat size is rounded up so ZeRO can split it evenly over DP ranks;
+  // storage: the type of the params and grads (fp32, bf16 or fp16)
+  ParamBlock(std::string name, std::vector<ParamSpec> specs, int tp, int tp_rank, int pad_multiple = 1,
+             Dtype storage = Dtype::fp32);
 
   const std::string& name() const { return name_; }
   const std::vector<ParamSlot>& slots() const { return slots_; }
   std::size_t flat_size() const { return flat_size_; }
   std::size_t used_size() const { return used_size_; }  // without the padding
 
-  // Fills the params with the plan-independent initialisation for `seed`.
+  // Fills the params with the plan-independent initialisation for `seed` (rounded to
+  // the storage type).
   void initialize(std::uint64_t seed);
   int index_of(const std::string& param_name) const;  // throws when absent
 
-  float* param(int slot) { return params.data() + slots_[slot].offset; }
-  float* grad(int slot) { return grads.data() + slots_[slot].offset; }
+  Dtype storage() const { return storage_; }
+  // One parameter's values or grad, in the storage type T (float unless mixed precision).
+  template <class T = float>
+  T* param(int slot) {
+    return params.as<T>() + slots_[slot].offset;
+  }
+  template <class T = float>
+  T* grad(int slot) {
+    return grads.as<T>() + slots_[slot].offset;
+  }
 
   Tensor params;  // flat; may be released and regathered under ZeRO 3
   Tensor grads;   // flat; released under ZeRO 2/3 outside the backward pass
@@ -62,6 +73,7 @@ class ParamBlock {
   std::size_t used_size_ = 0;
   std::size_t flat_size_ = 0;
   int tp_ = 1, tp_rank_ = 0;
+  Dtype storage_ = Dtype::fp32;
 };
 
 // The full matrix of a parameter, row-major rows x cols, as every plan initialises it.

@@ -1,17 +1,50 @@
 #pragma once
 // The executor's collective interface: one implementation over MPI (CPU ranks), one over
-// NCCL (GPU ranks). Buffers are float32 on the host for MPI; the NCCL implementation
-// takes device pointers. Collective semantics and argument order follow NCCL
-// (ncclAllReduce, ncclAllGather, ncclReduceScatter, ...), counts are elements.
+// NCCL (GPU ranks). Buffers are on the host for MPI; the NCCL implementation takes device
+// pointers. Collective semantics and argument order follow NCCL (ncclAllReduce,
+// ncclAllGather, ncclReduceScatter, ...), counts are elements.
+//
+// Elements are float32, bf16 or fp16 (kernels/common/storage.hpp): mixed-precision training
+// moves 16-bit gradients, weights and activations. A reduction of 16-bit elements adds in
+// fp32 and rounds to the element type once per reduction step, as NCCL does per ring step,
+// so a sum over n ranks carries up to n - 1 roundings.
+//
+// The public calls are templates over the element type and forward to type-erased
+// virtuals (the non-virtual interface idiom): an implementation writes each collective
+// once, switching on ElemType where it must (a datatype, a reduction), and callers keep
+// their typed pointers.
 #include <cstddef>
 #include <memory>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <vector>
+
+#include "kernels/common/storage.hpp"
 
 namespace twinsim::exec {
 
 enum class ReduceOp { sum, max };
+
+// The element types a collective moves.
+enum class ElemType { f32, bf16, fp16 };
+
+template <class T>
+inline constexpr bool is_comm_elem_v =
+    std::is_same_v<T, float> || std::is_same_v<T, kernels::bf16> || std::is_same_v<T, kernels::fp16>;
+
+template <class T>
+constexpr ElemType elem_type_of() {
+  static_assert(is_comm_elem_v<T>, "collectives move float, kernels::bf16 or kernels::fp16");
+  if constexpr (std::is_same_v<T, kernels::bf16>) return ElemType::bf16;
+  else if constexpr (std::is_same_v<T, kernels::fp16>) return ElemType::fp16;
+  else return ElemType::f32;
+}
+
+template <class T>
+inline constexpr ElemType elem_type_v = elem_type_of<T>();
+
+constexpr std::size_t elem_bytes(ElemType type) { return type == ElemType::f32 ? 4 : 2; }
 
 class Communicator {
  public:
@@ -19,24 +52,56 @@ class Communicator {
   virtual int rank() const = 0;
   virtual int size() const = 0;
 
-  virtual void all_reduce(float* data, std::size_t count, ReduceOp op = ReduceOp::sum) = 0;
+  template <class T>
+  void all_reduce(T* data, std::size_t count, ReduceOp op = ReduceOp::sum) {
+    do_all_reduce(elem_type_v<T>, data, count, op);
+  }
   // recv holds size() * count elements, rank r's part at r * count; send may be this
   // rank's own part of recv (in place, as NCCL allows)
-  virtual void all_gather(const float* send, float* recv, std::size_t count) = 0;
-  // send holds size() * count elements; recv gets this rank's reduced part
-  virtual void reduce_scatter(const float* send, float* recv, std::size_t count) = 0;
+  template <class T>
+  void all_gather(const T* send, T* recv, std::size_t count) {
+    do_all_gather(elem_type_v<T>, send, recv, count);
+  }
+  // send holds size() * count elements; recv gets this rank's reduced part; recv may be
+  // send's own part (in place, as NCCL allows)
+  template <class T>
+  void reduce_scatter(const T* send, T* recv, std::size_t count) {
+    do_reduce_scatter(elem_type_v<T>, send, recv, count);
+  }
   // send and recv hold size() * count elements, part r goes to / comes from rank r
-  virtual void all_to_all(const float* send, float* recv, std::size_t count) = 0;
-  virtual void broadcast(float* data, std::size_t count, int root) = 0;
-  virtual void send(const float* data, std::size_t count, int peer) = 0;
-  virtual void recv(float* data, std::size_t count, int peer) = 0;
+  template <class T>
+  void all_to_all(const T* send, T* recv, std::size_t count) {
+    do_all_to_all(elem_type_v<T>, send, recv, count);
+  }
+  template <class T>
+  void broadcast(T* data, std::size_t count, int root) {
+    do_broadcast(elem_type_v<T>, data, count, root);
+  }
+  template <class T>
+  void send(const T* data, std::size_t count, int peer) {
+    do_send(elem_type_v<T>, data, count, peer);
+  }
+  template <class T>
+  void recv(T* data, std::size_t count, int peer) {
+    do_recv(elem_type_v<T>, data, count, peer);
+  }
   virtual void barrier() = 0;
 
   // Sends to one peer and receives from another at once, so that two neighbouring
   // pipeline stages exchanging activations and gradients cannot deadlock (Megatron's
-  // batched isend/irecv in p2p_communication.py). peer -1 skips that half.
-  virtual void send_recv(const float* send_data, std::size_t send_count, int send_peer,
-                         float* recv_data, std::size_t recv_count, int recv_peer) = 0;
+  // batched isend/irecv in p2p_communication.py). peer -1 skips that half. The element
+  // type comes from recv_data, so send_data may be nullptr; with recv_data nullptr the
+  // overload below takes it from send_data (both nullptr: name T, send_recv<float>(...)).
+  template <class T>
+  void send_recv(const std::type_identity_t<T>* send_data, std::size_t send_count, int send_peer,
+                 T* recv_data, std::size_t recv_count, int recv_peer) {
+    do_send_recv(elem_type_v<T>, send_data, send_count, send_peer, recv_data, recv_count, recv_peer);
+  }
+  template <class T>
+  void send_recv(const T* send_data, std::size_t send_count, int send_peer, std::nullptr_t,
+                 std::size_t recv_count, int recv_peer) {
+    do_send_recv(elem_type_v<T>, send_data, send_count, send_peer, nullptr, recv_count, recv_peer);
+  }
 
   // Every rank's bytes at `root` (index = rank); other ranks get an empty vector.
   // For the profiler's events and other host-side records, not for tensors.
@@ -45,6 +110,19 @@ class Communicator {
   // Ranks with the same color form a new communicator, ordered by key (MPI_Comm_split).
   // A negative color joins no group and returns nullptr (MPI_UNDEFINED).
   virtual std::unique_ptr<Communicator> split(int color, int key) = 0;
+
+ protected:
+  // The collectives above with the element type as a value; pointers hold elements of
+  // `type`, counts are elements.
+  virtual void do_all_reduce(ElemType type, void* data, std::size_t count, ReduceOp op) = 0;
+  virtual void do_all_gather(ElemType type, const void* send, void* recv, std::size_t count) = 0;
+  virtual void do_reduce_scatter(ElemType type, const void* send, void* recv, std::size_t count) = 0;
+  virtual void do_all_to_all(ElemType type, const void* send, void* recv, std::size_t count) = 0;
+  virtual void do_broadcast(ElemType type, void* data, std::size_t count, int root) = 0;
+  virtual void do_send(ElemType type, const void* data, std::size_t count, int peer) = 0;
+  virtual void do_recv(ElemType type, void* data, std::size_t count, int peer) = 0;
+  virtual void do_send_recv(ElemType type, const void* send_data, std::size_t send_count, int send_peer,
+                            void* recv_data, std::size_t recv_count, int recv_peer) = 0;
 };
 
 }  // namespace twinsim::exec

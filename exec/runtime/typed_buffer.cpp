@@ -72,11 +72,13 @@ void TypedBuffer::release() noexcept {
   numel_ = 0;
 }
 
-float* TypedBuffer::f32() {
-  if (dtype_ != Dtype::fp32)
-    throw std::logic_error("tensor '" + name_ + "' holds " + std::string(to_string(dtype_)) + ", not fp32");
-  return static_cast<float*>(data_);
+void TypedBuffer::check_holds(Dtype dtype) const {
+  if (dtype_ != dtype)
+    throw std::logic_error("tensor '" + name_ + "' holds " + std::string(to_string(dtype_)) + ", not " +
+                           std::string(to_string(dtype)));
 }
+
+float* TypedBuffer::f32() { return as<float>(); }
 
 const float* TypedBuffer::f32() const { return const_cast<TypedBuffer*>(this)->f32(); }
 

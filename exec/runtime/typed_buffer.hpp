@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "exec/runtime/storage_dtype.hpp"
 #include "exec/runtime/tracked_allocator.hpp"
 #include "models/dtype.hpp"
 
@@ -42,6 +43,17 @@ class TypedBuffer {
   const std::uint16_t* u16() const;
   std::span<float> f32_span() { return {f32(), numel_}; }
   std::span<const float> f32_span() const { return {f32(), numel_}; }
+  // The storage type's view (float, kernels::bf16 or kernels::fp16); throws when the
+  // buffer holds another type.
+  template <class T>
+  T* as() {
+    check_holds(storage_dtype<T>());
+    return static_cast<T*>(data_);
+  }
+  template <class T>
+  const T* as() const {
+    return const_cast<TypedBuffer*>(this)->as<T>();
+  }
   void* raw() { return data_; }
   const void* raw() const { return data_; }
 
@@ -49,6 +61,7 @@ class TypedBuffer {
 
  private:
   void release() noexcept;
+  void check_holds(Dtype dtype) const;
 
   TrackedAllocator* alloc_ = nullptr;
   void* data_ = nullptr;

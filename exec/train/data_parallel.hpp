@@ -10,11 +10,14 @@ namespace twinsim::exec {
 // replicated parameters (norms, biases outside the TP region, positions) are partial
 // sums: all-reduce them over TP (Korthikanti et al. 2022 §4.2.2; Megatron
 // _allreduce_layernorm_grads). `grads` is the block's full flat grad buffer.
-void all_reduce_sequence_parallel_grads(const ParamBlock& block, float* grads, Communicator& tp);
+// T: the grads' storage type (float, kernels::bf16 or kernels::fp16).
+template <class T>
+void all_reduce_sequence_parallel_grads(const ParamBlock& block, T* grads, Communicator& tp);
 
 // A tied embedding with pp > 1 lives on the first stage (lookup) and the last (output
 // layer); their grads are summed over the embedding group so both copies stay equal
 // (Shoeybi et al. 2019 §3; Megatron _allreduce_word_embedding_grads).
-void all_reduce_tied_embedding_grads(float* grads, std::size_t count, Communicator& embedding);
+template <class T>
+void all_reduce_tied_embedding_grads(T* grads, std::size_t count, Communicator& embedding);
 
 }  // namespace twinsim::exec

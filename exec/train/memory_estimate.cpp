@@ -14,17 +14,18 @@ std::int64_t block_elements(const BlockSpecs& b, int tp, int pad_multiple) {
 }
 
 // The bytes of ShardedOptimizer's state for P elements over d DP ranks, as zero.cpp
-// allocates it (fp32 values: 16-bit storage is emulated in fp32). ZeRO's accounting
-// (Rajbhandari et al. 2020, §3.1 and Fig. 1): parameters, gradients and K bytes of
-// optimizer state per parameter, each divided by N_d from stage 3, 2 and 1 on.
+// allocates it (params and grads in the storage type, optimizer state in fp32). ZeRO's
+// accounting (Rajbhandari et al. 2020, §3.1 and Fig. 1): parameters, gradients and K
+// bytes of optimizer state per parameter, each divided by N_d from stage 3, 2 and 1 on.
 StateEstimate state_bytes(const TrainConfig& c, std::int64_t p) {
   const std::int64_t d = c.plan.dp, share = p / d, f = 4;
+  const std::int64_t stored = c.training.precision == Dtype::fp32 ? 4 : 2;
   const int zero = c.plan.zero;
   StateEstimate e;
   e.params = p;
-  e.params_bytes = f * (zero == 3 ? share : p);
+  e.params_bytes = stored * (zero == 3 ? share : p);
   // from ZeRO 2 on the unsharded grads exist a bucket at a time, as buffers
-  e.grads_bytes = f * (zero <= 1 ? p : share);
+  e.grads_bytes = stored * (zero <= 1 ? p : share);
   const int moments = c.training.optimizer == Optimizer::adam ? 2 : 1;  // zero.cpp keeps m for SGD too
   const int master = c.training.precision == Dtype::fp32 ? 0 : 1;       // fp32 master copy (Micikevicius 2018 §3.1)
   e.optimizer_bytes = f * (moments + master) * (zero >= 1 ? share : p);

@@ -1,12 +1,13 @@
 #pragma once
-// Mixed precision as in Micikevicius et al. 2018 ("Mixed Precision Training"): weights
-// are stored in bf16/fp16 and kept in fp32 as master copies by the optimizer; compute
-// stays fp32 on the CPU, so storage is emulated by rounding each stored value to the
-// nearest 16-bit number. fp16 adds dynamic loss scaling (§3.2): the loss is multiplied
+// Mixed precision as in Micikevicius et al. 2018 ("Mixed Precision Training"): weights,
+// grads and activations are stored in bf16/fp16 (kernels/common/storage.hpp) and the
+// weights kept in fp32 as master copies by the optimizer; every kernel computes in fp32.
+// fp16 adds dynamic loss scaling (§3.2): the loss is multiplied
 // by S before backward; an inf/nan in the grads skips the step and halves S, and S
 // doubles after `window` clean steps (Megatron DynamicGradScaler, hysteresis 1).
 #include <cstddef>
 
+#include "kernels/common/storage.hpp"
 #include "models/dtype.hpp"
 
 namespace twinsim::exec {
@@ -15,13 +16,17 @@ namespace twinsim::exec {
 float round_to_bf16(float x);
 // Round to nearest even IEEE binary16; beyond 65504 (after rounding) becomes inf.
 float round_to_fp16(float x);
-// Rounds n values in place to `storage` (fp32: unchanged).
+// Rounds n fp32 values in place to the nearest `storage` numbers (fp32: unchanged): the
+// serving path's weights, which stay fp32 arrays holding 16-bit values.
 void round_to_storage(Dtype storage, float* data, std::size_t n);
-// Writes n values rounded to `storage` into `out` (which may be `in`), in one pass (the
-// cast-on-copy of the fp32 master weights into the model's 16-bit ones, Megatron's
-// _copy_main_params_to_model_params).
-void store_rounded(Dtype storage, const float* in, float* out, std::size_t n);
-bool has_inf_or_nan(const float* data, std::size_t n);
+// Writes n fp32 values into the storage type T (float, kernels::bf16 or kernels::fp16),
+// each rounded once: the cast-on-copy of the fp32 master weights into the model's
+// 16-bit ones (Megatron's _copy_main_params_to_model_params).
+template <class T>
+void store_rounded(const float* in, T* out, std::size_t n);
+// Whether any of n values of the storage type T is inf or nan.
+template <class T>
+bool has_inf_or_nan(const T* data, std::size_t n);
 
 class LossScaler {
  public:

@@ -14,6 +14,7 @@ class StageLinks {
         stage_(run.pp.rank()),
         stages_(run.pp.size()),
         count_(static_cast<std::size_t>(run.stage.config().local_tokens()) * run.stage.config().hidden()),
+        storage_(run.stage.config().storage),
         states_(run.micro_batches) {}
 
   bool first() const { return stage_ == 0; }
@@ -22,42 +23,42 @@ class StageLinks {
 
   Tensor recv_forward() {
     if (first()) return {};
-    Tensor x(MemCategory::activations, count_);
+    Tensor x = fresh();
     auto op = run_.ctx.op(-1, "pp.recv", Pass::fwd);
-    run_.pp.recv(x.data(), count_, stage_ - 1);
+    recv(x, stage_ - 1);
     return x;
   }
   void send_forward(const Tensor& y) {
     if (last()) return;
     auto op = run_.ctx.op(-1, "pp.send", Pass::fwd);
-    run_.pp.send(y.data(), count_, stage_ + 1);
+    send(y, stage_ + 1);
   }
   Tensor recv_backward() {
     if (last()) return {};
-    Tensor dy(MemCategory::activations, count_);
+    Tensor dy = fresh();
     auto op = run_.ctx.op(-1, "pp.recv", Pass::bwd_dgrad);
-    run_.pp.recv(dy.data(), count_, stage_ + 1);
+    recv(dy, stage_ + 1);
     return dy;
   }
   void send_backward(const Tensor& dx) {
     if (first()) return;
     auto op = run_.ctx.op(-1, "pp.send", Pass::bwd_dgrad);
-    run_.pp.send(dx.data(), count_, stage_ - 1);
+    send(dx, stage_ - 1);
   }
   // Sends y forward and receives the grad of an earlier micro-batch's output, at once.
   Tensor send_forward_recv_backward(const Tensor& y) {
     if (last()) return {};
-    Tensor dy(MemCategory::activations, count_);
+    Tensor dy = fresh();
     auto op = run_.ctx.op(-1, "pp.send_recv", Pass::fwd);
-    run_.pp.send_recv(y.data(), count_, stage_ + 1, dy.data(), count_, stage_ + 1);
+    send_recv(y, dy, stage_ + 1);
     return dy;
   }
   // Sends dx backward and receives the next micro-batch's input, at once.
   Tensor send_backward_recv_forward(const Tensor& dx) {
     if (first()) return {};
-    Tensor x(MemCategory::activations, count_);
+    Tensor x = fresh();
     auto op = run_.ctx.op(-1, "pp.send_recv", Pass::bwd_dgrad);
-    run_.pp.send_recv(dx.data(), count_, stage_ - 1, x.data(), count_, stage_ - 1);
+    send_recv(dx, x, stage_ - 1);
     return x;
   }
 
@@ -78,6 +79,18 @@ class StageLinks {
   PipelineRun& run_;
   int stage_, stages_;
   std::size_t count_;
+  Dtype storage_;  // of the activations and grads that cross (the stage's storage type)
+
+  Tensor fresh() const { return Tensor(MemCategory::activations, count_, storage_); }
+  void send(const Tensor& t, int peer) {
+    with_storage(storage_, [&]<class T>() { run_.pp.send(t.as<T>(), count_, peer); });
+  }
+  void recv(Tensor& t, int peer) {
+    with_storage(storage_, [&]<class T>() { run_.pp.recv(t.as<T>(), count_, peer); });
+  }
+  void send_recv(const Tensor& out, Tensor& in, int peer) {
+    with_storage(storage_, [&]<class T>() { run_.pp.send_recv(out.as<T>(), count_, peer, in.as<T>(), count_, peer); });
+  }
   std::vector<MicroBatchState> states_;
 };
 

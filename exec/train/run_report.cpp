@@ -151,8 +151,9 @@ json measured_report(const TrainConfig& config, const GpuSpec& gpu, ProcessGroup
           {"losses", losses},
           {"skipped_steps", skipped},
           {"ops", op_times},
-          // 16-bit storage is emulated by rounding fp32 values: measured bytes are fp32 bytes
-          {"storage_bytes_per_element", 4}};
+          // params, grads and activations are stored in the training precision (fp32, or
+          // 16-bit for bf16 / fp16 with fp32 masters and fp32 math inside the kernels)
+          {"storage_bytes_per_element", precision == Dtype::fp32 ? 4 : 2}};
 }
 
 }  // namespace twinsim::exec

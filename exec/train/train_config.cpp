@@ -37,6 +37,7 @@ TransformerConfig stage_config(const TrainConfig& c, const RankCoords& coords) {
   t.has_head = coords.pp == c.plan.pp - 1;
   t.seed = c.seed;
   t.init_std = c.init_std;
+  t.storage = c.training.precision;  // validated: fp32, bf16 or fp16
   return t;
 }
 

@@ -41,17 +41,18 @@ void Trainer::finalize_grads() {
     optimizer_->reduce_grads();
     if (!sum_tied) return;
     OpScope op(profiler_, "dp.grad_reduce");
-    std::size_t n = 0;
-    float* g = optimizer_->reduced_grads(*tied, n);
-    all_reduce_tied_embedding_grads(g, n, groups_.embedding());
+    with_storage(c_.training.precision, [&]<class T>() {
+      std::size_t n = 0;
+      all_reduce_tied_embedding_grads(optimizer_->reduced_grads<T>(*tied, n), n, groups_.embedding());
+    });
     return;
   }
   OpScope op(profiler_, "dp.grad_reduce");
-  if (c_.training.precision == Dtype::fp16)  // fp16 grads: overflow shows as inf
-    for (ParamBlock* b : stage_->blocks()) round_to_storage(Dtype::fp16, b->grads.data(), b->grads.size());
-  if (sp)
-    for (ParamBlock* b : stage_->blocks()) all_reduce_sequence_parallel_grads(*b, b->grads.data(), groups_.tp());
-  if (sum_tied) all_reduce_tied_embedding_grads(tied->grads.data(), tied->grads.size(), groups_.embedding());
+  with_storage(c_.training.precision, [&]<class T>() {
+    if (sp)
+      for (ParamBlock* b : stage_->blocks()) all_reduce_sequence_parallel_grads(*b, b->grads.as<T>(), groups_.tp());
+    if (sum_tied) all_reduce_tied_embedding_grads(tied->grads.as<T>(), tied->grads.size(), groups_.embedding());
+  });
   optimizer_->reduce_grads();
 }
 

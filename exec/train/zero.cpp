@@ -1,7 +1,9 @@
 #include "exec/train/zero.hpp"
 
 #include <algorithm>
+#include <cstring>
 #include <stdexcept>
+#include <type_traits>
 
 #include "exec/train/data_parallel.hpp"
 #include "exec/train/mixed_precision.hpp"
@@ -11,11 +13,23 @@ namespace twinsim::exec {
 
 namespace {
 
-bool low_precision(const TrainConfig& c) { return c.training.precision != Dtype::fp32; }
+// The params' and grads' storage type (validated: fp32, bf16 or fp16).
+Dtype storage(const TrainConfig& c) { return c.training.precision; }
 
-Tensor copy_of(MemCategory category, const float* data, std::size_t n) {
-  Tensor t(category, n);
-  std::copy_n(data, n, t.data());
+template <class T>
+Tensor copy_of(MemCategory category, const T* data, std::size_t n) {
+  Tensor t = Tensor::uninitialized_of<T>(category, n);
+  std::copy_n(data, n, t.as<T>());
+  return t;
+}
+
+// The fp32 master copy of 16-bit weights (Megatron's Float16OptimizerWithFloat16Params
+// clones the 16-bit params to fp32).
+template <class T>
+Tensor widened(MemCategory category, const T* data, std::size_t n) {
+  Tensor t = Tensor::uninitialized(category, n);
+  float* out = t.data();
+  for (std::size_t i = 0; i < n; ++i) out[i] = kernels::to_float(data[i]);
   return t;
 }
 
@@ -38,20 +52,19 @@ ShardedOptimizer::ShardedOptimizer(const TrainConfig& config, std::vector<ParamB
     s.lo = zero_ >= 1 ? dp.rank() * (n / d) : 0;
     s.hi = zero_ >= 1 ? s.lo + n / d : n;
     const std::size_t share = s.hi - s.lo;
-    // 16-bit storage: the stored weights are rounded; the master copy starts from them
-    // (Megatron Float16OptimizerWithFloat16Params clones the 16-bit params to fp32)
-    round_to_storage(c_.training.precision, b->params.data(), n);
-    if (low_precision(c_)) s.master = copy_of(MemCategory::optimizer, b->params.data() + s.lo, share);
-    s.m = Tensor(MemCategory::optimizer, share);
-    if (c_.training.optimizer == Optimizer::adam) s.v = Tensor(MemCategory::optimizer, share);
-    if (zero_ >= 2) {
-      s.grad_shard = Tensor(MemCategory::grads, share);
-      b->grads.release();  // the full grads exist only during a step's backward
-    }
-    if (zero_ == 3) {
-      s.param_shard = copy_of(MemCategory::params, b->params.data() + s.lo, share);
-      b->params.release();
-    }
+    with_storage(storage(c_), [&]<class T>() {
+      if constexpr (!std::is_same_v<T, float>) s.master = widened(MemCategory::optimizer, b->params.as<T>() + s.lo, share);
+      s.m = Tensor(MemCategory::optimizer, share);
+      if (c_.training.optimizer == Optimizer::adam) s.v = Tensor(MemCategory::optimizer, share);
+      if (zero_ >= 2) {
+        s.grad_shard = Tensor::zeros_of<T>(MemCategory::grads, share);
+        b->grads.release();  // the full grads exist only during a step's backward
+      }
+      if (zero_ == 3) {
+        s.param_shard = copy_of(MemCategory::params, b->params.as<T>() + s.lo, share);
+        b->params.release();
+      }
+    });
     shards_.push_back(std::move(s));
   }
   if (zero_ < 2) return;
@@ -97,40 +110,42 @@ void ShardedOptimizer::reduce_grads() {
     return;
   }
   if (dp_.size() == 1) return;
-  for (BlockShard& s : shards_) {
-    Tensor& g = s.block->grads;
-    // ZeRO-1 (Megatron's distributed optimizer) reduce-scatters: each rank needs only the
-    // grads of its shard, summed, in place in the buffer
-    if (zero_ == 1) dp_.reduce_scatter(g.data(), g.data() + s.lo, s.hi - s.lo);
-    else dp_.all_reduce(g.data(), g.size());
-  }
-}
-
-float* ShardedOptimizer::reduced_grads(const ParamBlock& block, std::size_t& count) {
-  BlockShard& s = shard_of(block);
-  count = s.hi - s.lo;
-  return zero_ >= 2 ? s.grad_shard.data() : s.block->grads.data() + s.lo;
+  for (BlockShard& s : shards_)
+    with_storage(storage(c_), [&]<class T>() {
+      T* g = s.block->grads.as<T>();
+      // ZeRO-1 (Megatron's distributed optimizer) reduce-scatters: each rank needs only the
+      // grads of its shard, summed, in place in the buffer
+      if (zero_ == 1) dp_.reduce_scatter(g, g + s.lo, s.hi - s.lo);
+      else dp_.all_reduce(g, s.block->grads.size());
+    });
 }
 
 bool ShardedOptimizer::local_overflow() {
-  for (BlockShard& s : shards_) {
-    std::size_t n = 0;
-    const float* g = reduced_grads(*s.block, n);
-    if (has_inf_or_nan(g, n)) return true;
-  }
-  return false;
+  return with_storage(storage(c_), [&]<class T>() {
+    for (BlockShard& s : shards_) {
+      std::size_t n = 0;
+      const T* g = reduced_grads<T>(*s.block, n);
+      if (has_inf_or_nan(g, n)) return true;
+    }
+    return false;
+  });
 }
 
 void ShardedOptimizer::scale_grads(float factor) {
-  for (BlockShard& s : shards_) {
-    std::size_t n = 0;
-    float* g = reduced_grads(*s.block, n);
-    for (std::size_t i = 0; i < n; ++i) g[i] *= factor;
-  }
+  with_storage(storage(c_), [&]<class T>() {
+    for (BlockShard& s : shards_) {
+      std::size_t n = 0;
+      T* g = reduced_grads<T>(*s.block, n);
+      for (std::size_t i = 0; i < n; ++i) g[i] = kernels::from_float<T>(kernels::to_float(g[i]) * factor);
+    }
+  });
 }
 
-void ShardedOptimizer::update(BlockShard& s, float* params, const float* grads) {
-  float* weights = low_precision(c_) ? s.master.data() : params;
+template <class T>
+void ShardedOptimizer::update(BlockShard& s, T* params, const T* grads) {
+  float* weights = nullptr;  // fp32 storage steps the params; 16-bit storage its fp32 masters
+  if constexpr (std::is_same_v<T, float>) weights = params;
+  else weights = s.master.data();
   // step each parameter's part of [lo, hi) with its own weight decay
   for (const ParamSlot& slot : s.block->slots()) {
     const std::size_t a = std::max(s.lo, slot.offset), b = std::min(s.hi, slot.offset + slot.count);
@@ -150,16 +165,18 @@ void ShardedOptimizer::update(BlockShard& s, float* params, const float* grads) 
       kernels::cpu::sgd_step(weights + i, grads + i, nullptr, static_cast<long>(b - a), cfg);
     }
   }
-  if (low_precision(c_)) store_rounded(c_.training.precision, s.master.data(), params, s.hi - s.lo);
+  if constexpr (!std::is_same_v<T, float>) store_rounded(s.master.data(), params, s.hi - s.lo);
 }
 
 void ShardedOptimizer::step() {
   ++updates_;
-  for (BlockShard& s : shards_) {
-    std::size_t n = 0;
-    const float* grads = reduced_grads(*s.block, n);
-    update(s, zero_ == 3 ? s.param_shard.data() : s.block->params.data() + s.lo, grads);
-  }
+  with_storage(storage(c_), [&]<class T>() {
+    for (BlockShard& s : shards_) {
+      std::size_t n = 0;
+      const T* grads = reduced_grads<T>(*s.block, n);
+      update(s, zero_ == 3 ? s.param_shard.as<T>() : s.block->params.as<T>() + s.lo, grads);
+    }
+  });
 }
 
 void ShardedOptimizer::share_params() {
@@ -167,12 +184,18 @@ void ShardedOptimizer::share_params() {
   // everyone gets everyone's updated share, in place in the parameter buffer
   // (Megatron's distributed optimizer all-gathers into its param buffer)
   OpScope op(profiler_, "dp.param_gather");
-  for (BlockShard& s : shards_) dp_.all_gather(s.block->params.data() + s.lo, s.block->params.data(), s.hi - s.lo);
+  with_storage(storage(c_), [&]<class T>() {
+    for (BlockShard& s : shards_) {
+      T* params = s.block->params.as<T>();
+      dp_.all_gather(params + s.lo, params, s.hi - s.lo);
+    }
+  });
 }
 
-void ShardedOptimizer::gather_params(BlockShard& s, float* full) {
-  if (dp_.size() > 1) dp_.all_gather(s.param_shard.data(), full, s.hi - s.lo);
-  else std::copy_n(s.param_shard.data(), s.param_shard.size(), full);
+template <class T>
+void ShardedOptimizer::gather_params(BlockShard& s, T* full) {
+  if (dp_.size() > 1) dp_.all_gather(s.param_shard.as<T>(), full, s.hi - s.lo);
+  else std::copy_n(s.param_shard.as<T>(), s.param_shard.size(), full);
 }
 
 bool ShardedOptimizer::idle(const Bucket& b) {
@@ -184,32 +207,34 @@ bool ShardedOptimizer::idle(const Bucket& b) {
 void ShardedOptimizer::retire(Bucket& b) {
   if (b.grads) {
     OpScope op(profiler_, "dp.grad_reduce");
-    for (int i : b.shards) {
-      BlockShard& s = shards_[i];
-      ParamBlock& block = *s.block;
-      if (sp_) all_reduce_sequence_parallel_grads(block, block.grads.data(), tp_);
-      // fp16 grads: overflow shows as inf (stage 3 keeps its fp32 sums, as before)
-      if (zero_ == 2 && c_.training.precision == Dtype::fp16)
-        round_to_storage(Dtype::fp16, block.grads.data(), block.grads.size());
-      // what earlier micro-batches reduced joins this rank's own segment of the bucket
-      // (no other rank adds to that segment), so the reduce-scatter writes the running
-      // sum straight into the shard, as Megatron's into its buffer: no temporary
-      const std::size_t share = s.hi - s.lo;
-      // (raw pointers: Tensor's operator[] calls data() per element, 1.55 ms here for a
-      // 1.5 MiB shard that the loop adds in 0.2)
-      float* mine = block.grads.data() + s.lo;
-      const float* earlier = s.grad_shard.data();
-      for (std::size_t k = 0; k < share; ++k) mine[k] += earlier[k];
-      if (dp_.size() > 1) dp_.reduce_scatter(block.grads.data(), s.grad_shard.data(), share);
-      else std::copy_n(mine, share, s.grad_shard.data());
-      block.grads.release();
-    }
+    for (int i : b.shards) with_storage(storage(c_), [&]<class T>() { reduce_scatter_into_shard<T>(shards_[i]); });
     b.grads = false;
   }
   if (b.gathered) {
     for (int i : b.shards) shards_[i].block->params.release();
     b.gathered = false;
   }
+}
+
+// One block of a retiring bucket: its grads (summed over TP first for the SP-partial
+// ones) reduce-scattered over DP into this rank's shard, then freed.
+template <class T>
+void ShardedOptimizer::reduce_scatter_into_shard(BlockShard& s) {
+  ParamBlock& block = *s.block;
+  if (sp_) all_reduce_sequence_parallel_grads(block, block.grads.as<T>(), tp_);
+  // what earlier micro-batches reduced joins this rank's own segment of the bucket
+  // (no other rank adds to that segment), so the reduce-scatter writes the running
+  // sum straight into the shard, as Megatron's into its buffer: no temporary
+  const std::size_t share = s.hi - s.lo;
+  // (raw pointers: Tensor's operator[] calls data() per element, 1.55 ms here for a
+  // 1.5 MiB shard that the loop adds in 0.2)
+  T* mine = block.grads.as<T>() + s.lo;
+  const T* earlier = s.grad_shard.as<T>();
+  for (std::size_t k = 0; k < share; ++k)
+    mine[k] = kernels::from_float<T>(kernels::to_float(mine[k]) + kernels::to_float(earlier[k]));
+  if (dp_.size() > 1) dp_.reduce_scatter(block.grads.as<T>(), s.grad_shard.as<T>(), share);
+  else std::copy_n(mine, share, s.grad_shard.as<T>());
+  block.grads.release();
 }
 
 void ShardedOptimizer::retire_idle_except(int keep_a, int keep_b) {
@@ -231,8 +256,8 @@ void ShardedOptimizer::acquire(ParamBlock& block, bool backward) {
     OpScope op(profiler_, "dp.param_gather");
     for (int i : k.shards) {
       ParamBlock& p = *shards_[i].block;
-      p.params = Tensor(MemCategory::buffers, p.flat_size());
-      gather_params(shards_[i], p.params.data());
+      p.params = Tensor(MemCategory::buffers, p.flat_size(), storage(c_));
+      with_storage(storage(c_), [&]<class T>() { gather_params(shards_[i], p.params.as<T>()); });
     }
     k.gathered = true;
   };
@@ -240,7 +265,8 @@ void ShardedOptimizer::acquire(ParamBlock& block, bool backward) {
   if (zero_ == 3 && !k.gathered) gather(k);
   if (zero_ == 3 && has_next && !buckets_[next].gathered) gather(buckets_[next]);  // prefetch
   if (backward && !k.grads) {
-    for (int i : k.shards) shards_[i].block->grads = Tensor(MemCategory::buffers, shards_[i].block->flat_size());
+    for (int i : k.shards)
+      shards_[i].block->grads = Tensor(MemCategory::buffers, shards_[i].block->flat_size(), storage(c_));
     k.grads = true;
   }
 }
@@ -258,27 +284,40 @@ void ShardedOptimizer::pass_done(bool /*backward*/) {
 }
 
 std::vector<float> ShardedOptimizer::gathered_params(ParamBlock& block) {
-  const std::size_t used = block.used_size();
-  if (zero_ != 3) return {block.params.data(), block.params.data() + used};
-  Tensor full(MemCategory::buffers, block.flat_size());
-  gather_params(shard_of(block), full.data());
-  return {full.data(), full.data() + used};
+  return with_storage(storage(c_), [&]<class T>() {
+    Tensor full;
+    const T* values = block.params.as<T>();
+    if (zero_ == 3) {
+      full = Tensor(MemCategory::buffers, block.flat_size(), storage(c_));
+      gather_params(shard_of(block), full.as<T>());
+      values = full.as<T>();
+    }
+    std::vector<float> out(block.used_size());
+    for (std::size_t i = 0; i < out.size(); ++i) out[i] = kernels::to_float(values[i]);
+    return out;
+  });
 }
 
 namespace {
 
+// fp32 tensors as F32, 16-bit ones as their bit patterns (BF16 / F16).
 void save_tensor(TensorFile& file, const std::string& name, const Tensor& t) {
-  if (t.size() > 0) file.add_f32(name, {static_cast<std::int64_t>(t.size())}, t.data());
+  if (t.size() == 0) return;
+  const std::vector<std::int64_t> shape{static_cast<std::int64_t>(t.size())};
+  if (t.dtype() == Dtype::fp32) file.add_f32(name, shape, t.data());
+  else file.add_u16(name, t.dtype(), shape, static_cast<const std::uint16_t*>(t.raw()));
 }
 
-// Copies the stored values into t; the sizes must agree (same plan, same rank).
+// Copies the stored values into t; the sizes and types must agree (same plan, same rank).
 void load_tensor(const TensorFile& file, const std::string& name, Tensor& t) {
   if (t.size() == 0) return;
-  const std::vector<float> v = file.f32(name);
-  if (v.size() != t.size())
-    throw CheckpointError("checkpoint tensor '" + name + "' has " + std::to_string(v.size()) + " values, this rank holds " +
-                          std::to_string(t.size()) + ": was it written by another plan?");
-  std::copy(v.begin(), v.end(), t.data());
+  const StoredTensor& stored = file.at(name);
+  const std::size_t n = stored.data.size() / TypedBuffer::element_bytes(stored.dtype);
+  if (stored.dtype != t.dtype() || n != t.size())
+    throw CheckpointError("checkpoint tensor '" + name + "' has " + std::to_string(n) + " " +
+                          std::string(to_string(stored.dtype)) + " values, this rank holds " + std::to_string(t.size()) +
+                          " " + std::string(to_string(t.dtype())) + ": was it written by another plan?");
+  std::memcpy(t.raw(), stored.data.data(), t.bytes());  // both little-endian element bytes
 }
 
 }  // namespace

@@ -16,8 +16,9 @@
 // backward. ZeRO 3 gathers parameters by the same buckets, the one in use and the next
 // one in the pass's order (prefetched), and frees a bucket once the pass has moved on.
 // Gathered parameters and unsharded grads are communication buckets: `buffers`.
-// With bf16/fp16 storage the optimizer keeps fp32 master weights of its share
-// (Micikevicius et al. 2018 §3.1) and writes them back rounded.
+// With bf16/fp16 storage the params and grads (and every copy of them here) are 16-bit;
+// the optimizer keeps fp32 master weights of its share (Micikevicius et al. 2018 §3.1)
+// and writes them back rounded.
 #include <map>
 #include <vector>
 
@@ -35,8 +36,8 @@ struct BlockShard {
   std::size_t lo = 0, hi = 0;  // this rank's range of the block's flat buffers
   Tensor master;               // fp32 master weights of [lo, hi) (16-bit storage only)
   Tensor m, v;                 // AdamW moments of [lo, hi)
-  Tensor grad_shard;           // ZeRO 2/3: the reduced grads of [lo, hi)
-  Tensor param_shard;          // ZeRO 3: the only persistent copy of [lo, hi)
+  Tensor grad_shard;           // ZeRO 2/3: the reduced grads of [lo, hi), storage type
+  Tensor param_shard;          // ZeRO 3: the only persistent copy of [lo, hi), storage type
 };
 
 // Megatron-core's DDP bucket (distributed_data_parallel_config.py, bucket_size):
@@ -54,8 +55,14 @@ class ShardedOptimizer final : public BlockHooks {
   void begin_step();    // zero the grads
   void reduce_grads();  // ZeRO 0: all-reduce; 1: reduce-scatter; 2/3: done bucket by bucket in backward
   // The reduced grads this rank's optimizer reads for `block` (for overflow checks,
-  // unscaling and the tied-embedding sum under ZeRO 3), and their count.
-  float* reduced_grads(const ParamBlock& block, std::size_t& count);
+  // unscaling and the tied-embedding sum under ZeRO 3), and their count; T is the
+  // storage type (float, kernels::bf16 or kernels::fp16).
+  template <class T>
+  T* reduced_grads(const ParamBlock& block, std::size_t& count) {
+    BlockShard& s = shard_of(block);
+    count = s.hi - s.lo;
+    return zero_ >= 2 ? s.grad_shard.as<T>() : s.block->grads.as<T>() + s.lo;
+  }
   bool local_overflow();
   void scale_grads(float factor);
   void step();          // update this rank's share
@@ -101,8 +108,12 @@ class ShardedOptimizer final : public BlockHooks {
   bool idle(const Bucket& b);
   void retire(Bucket& b);    // reduce-scatter its grads (if any), timed, and free what it holds
   void retire_idle_except(int keep_a, int keep_b);
-  void gather_params(BlockShard& s, float* full);
-  void update(BlockShard& s, float* params, const float* grads);
+  template <class T>
+  void gather_params(BlockShard& s, T* full);
+  template <class T>
+  void reduce_scatter_into_shard(BlockShard& s);
+  template <class T>
+  void update(BlockShard& s, T* params, const T* grads);
 };
 
 }  // namespace twinsim::exec

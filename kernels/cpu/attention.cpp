@@ -1,7 +1,6 @@
 #include "kernels/cpu/attention.hpp"
 
 #include <cmath>
-#include <type_traits>
 
 #include "kernels/common/softmax_math.hpp"
 #include "kernels/cpu/head_view.hpp"
@@ -9,12 +8,9 @@
 namespace twinsim::kernels::cpu {
 namespace {
 
-// The [seq, seq] block of probs for (b, h); Float is float or const float.
-template <typename Float>
-auto probs_of(Float* probs, const AttentionShape& s, int b, int h) {
-  using Matrix = std::conditional_t<std::is_const_v<Float>, const RowMatrix, RowMatrix>;
-  long per_head = static_cast<long>(s.seq) * s.seq;
-  return Eigen::Map<Matrix>(probs + (static_cast<long>(b) * s.heads + h) * per_head, s.seq, s.seq);
+// Offset of the [seq, seq] block of probs for (b, h).
+long probs_offset(const AttentionShape& s, int b, int h) {
+  return (static_cast<long>(b) * s.heads + h) * s.seq * s.seq;
 }
 
 // Row-wise softmax of the lower triangle (causal mask), zeros above the diagonal.
@@ -30,53 +26,86 @@ void causal_softmax_rows(Eigen::Map<RowMatrix>& p) {
 
 }  // namespace
 
-void attention_forward(const float* q, const float* k, const float* v, float* out, float* probs,
+// Heads are visited kv head by kv head (query heads h / group == kvh together, in the
+// order h ascending), so each kv head is loaded once and, in the backward, its dk and dv
+// sums are finished, and rounded, before the next.
+template <class T>
+void attention_forward(const T* q, const T* k, const T* v, T* out, T* probs,
                        const AttentionShape& s) {
   // Scaled dot-product attention (Vaswani et al. 2017, Eq. 1).
   float scale = 1.0f / std::sqrt(static_cast<float>(s.head_dim));
+  long qs = s.q_row_stride(), kvs = s.kv_row_stride();
   for (int b = 0; b < s.batch; ++b)
-    for (int h = 0; h < s.heads; ++h) {
-      long kv = s.kv_offset(b, s.kv_head_of(h));
-      auto qh = head_rows(q + s.q_offset(b, h), s.q_row_stride(), 0, s.seq, s.head_dim);
-      auto kh = head_rows(k + kv, s.kv_row_stride(), 0, s.seq, s.head_dim);
-      auto vh = head_rows(v + kv, s.kv_row_stride(), 0, s.seq, s.head_dim);
-      auto oh = head_rows(out + s.q_offset(b, h), s.q_row_stride(), 0, s.seq, s.head_dim);
-      auto p = probs_of(probs, s, b, h);
-      p.noalias() = scale * (qh * kh.transpose());
-      causal_softmax_rows(p);
-      oh.noalias() = p * vh;
+    for (int kvh = 0; kvh < s.kv_heads; ++kvh) {
+      long kv = s.kv_offset(b, kvh);
+      RowsIn<T> k_f(k + kv, kvs, s.seq, s.head_dim), v_f(v + kv, kvs, s.seq, s.head_dim);
+      auto kh = head_rows(k_f.data(), k_f.stride(), 0, s.seq, s.head_dim);
+      auto vh = head_rows(v_f.data(), v_f.stride(), 0, s.seq, s.head_dim);
+      for (int h = kvh * s.group(); h < (kvh + 1) * s.group(); ++h) {
+        long qo = s.q_offset(b, h);
+        RowsIn<T> q_f(q + qo, qs, s.seq, s.head_dim);
+        RowsOut<T> out_f(out + qo, qs, s.seq, s.head_dim, Start::any);
+        RowsOut<T> p_f(probs + probs_offset(s, b, h), s.seq, s.seq, s.seq, Start::any);
+        auto qh = head_rows(q_f.data(), q_f.stride(), 0, s.seq, s.head_dim);
+        auto oh = head_rows(out_f.data(), out_f.stride(), 0, s.seq, s.head_dim);
+        Eigen::Map<RowMatrix> p(p_f.data(), s.seq, s.seq);
+        p.noalias() = scale * (qh * kh.transpose());
+        causal_softmax_rows(p);
+        oh.noalias() = p * vh;
+        out_f.store();
+        p_f.store();
+      }
     }
 }
 
-void attention_backward(const float* q, const float* k, const float* v, const float* probs,
-                        const float* dout, float* dq, float* dk, float* dv,
-                        const AttentionShape& s) {
+template <class T>
+void attention_backward(const T* q, const T* k, const T* v, const T* probs, const T* dout, T* dq,
+                        T* dk, T* dv, const AttentionShape& s) {
   float scale = 1.0f / std::sqrt(static_cast<float>(s.head_dim));
-  long kv_elems = static_cast<long>(s.batch) * s.seq * s.kv_row_stride();
-  for (long i = 0; i < kv_elems; ++i) dk[i] = dv[i] = 0.0f;
+  long qs = s.q_row_stride(), kvs = s.kv_row_stride();
   RowMatrix dp(s.seq, s.seq);
   for (int b = 0; b < s.batch; ++b)
-    for (int h = 0; h < s.heads; ++h) {
-      long kv = s.kv_offset(b, s.kv_head_of(h));
-      long qo = s.q_offset(b, h);
-      auto qh = head_rows(q + qo, s.q_row_stride(), 0, s.seq, s.head_dim);
-      auto kh = head_rows(k + kv, s.kv_row_stride(), 0, s.seq, s.head_dim);
-      auto vh = head_rows(v + kv, s.kv_row_stride(), 0, s.seq, s.head_dim);
-      auto doh = head_rows(dout + qo, s.q_row_stride(), 0, s.seq, s.head_dim);
-      auto dqh = head_rows(dq + qo, s.q_row_stride(), 0, s.seq, s.head_dim);
-      auto dkh = head_rows(dk + kv, s.kv_row_stride(), 0, s.seq, s.head_dim);
-      auto dvh = head_rows(dv + kv, s.kv_row_stride(), 0, s.seq, s.head_dim);
-      auto p = probs_of(probs, s, b, h);
-      dvh.noalias() += p.transpose() * doh;
-      dp.noalias() = doh * vh.transpose();
-      // dS = P * (dP - rowsum(P * dP)): softmax backward (FlashAttention-2, Alg. 2 line 11).
-      for (int i = 0; i < s.seq; ++i) {
-        float row_dot = p.row(i).dot(dp.row(i));
-        for (int j = 0; j < s.seq; ++j) dp(i, j) = softmax_backward_element(p(i, j), dp(i, j), row_dot);
+    for (int kvh = 0; kvh < s.kv_heads; ++kvh) {
+      long kv = s.kv_offset(b, kvh);
+      RowsIn<T> k_f(k + kv, kvs, s.seq, s.head_dim), v_f(v + kv, kvs, s.seq, s.head_dim);
+      RowsOut<T> dk_f(dk + kv, kvs, s.seq, s.head_dim, Start::zero);
+      RowsOut<T> dv_f(dv + kv, kvs, s.seq, s.head_dim, Start::zero);
+      auto kh = head_rows(k_f.data(), k_f.stride(), 0, s.seq, s.head_dim);
+      auto vh = head_rows(v_f.data(), v_f.stride(), 0, s.seq, s.head_dim);
+      auto dkh = head_rows(dk_f.data(), dk_f.stride(), 0, s.seq, s.head_dim);
+      auto dvh = head_rows(dv_f.data(), dv_f.stride(), 0, s.seq, s.head_dim);
+      for (int h = kvh * s.group(); h < (kvh + 1) * s.group(); ++h) {
+        long qo = s.q_offset(b, h);
+        RowsIn<T> q_f(q + qo, qs, s.seq, s.head_dim), dout_f(dout + qo, qs, s.seq, s.head_dim);
+        RowsIn<T> p_f(probs + probs_offset(s, b, h), s.seq, s.seq, s.seq);
+        RowsOut<T> dq_f(dq + qo, qs, s.seq, s.head_dim, Start::any);
+        auto qh = head_rows(q_f.data(), q_f.stride(), 0, s.seq, s.head_dim);
+        auto doh = head_rows(dout_f.data(), dout_f.stride(), 0, s.seq, s.head_dim);
+        auto dqh = head_rows(dq_f.data(), dq_f.stride(), 0, s.seq, s.head_dim);
+        Eigen::Map<const RowMatrix> p(p_f.data(), s.seq, s.seq);
+        dvh.noalias() += p.transpose() * doh;
+        dp.noalias() = doh * vh.transpose();
+        // dS = P * (dP - rowsum(P * dP)): softmax backward (FlashAttention-2, Alg. 2 line 11).
+        for (int i = 0; i < s.seq; ++i) {
+          float row_dot = p.row(i).dot(dp.row(i));
+          for (int j = 0; j < s.seq; ++j) dp(i, j) = softmax_backward_element(p(i, j), dp(i, j), row_dot);
+        }
+        dqh.noalias() = scale * (dp * kh);
+        dkh.noalias() += scale * (dp.transpose() * qh);
+        dq_f.store();
       }
-      dqh.noalias() = scale * (dp * kh);
-      dkh.noalias() += scale * (dp.transpose() * qh);
+      dk_f.store();
+      dv_f.store();
     }
 }
+
+#define TWINSIM_ATTENTION_INSTANTIATE(T)                                                        \
+  template void attention_forward<T>(const T*, const T*, const T*, T*, T*, const AttentionShape&); \
+  template void attention_backward<T>(const T*, const T*, const T*, const T*, const T*, T*, T*, T*, \
+                                      const AttentionShape&);
+TWINSIM_ATTENTION_INSTANTIATE(float)
+TWINSIM_ATTENTION_INSTANTIATE(bf16)
+TWINSIM_ATTENTION_INSTANTIATE(fp16)
+#undef TWINSIM_ATTENTION_INSTANTIATE
 
 }  // namespace twinsim::kernels::cpu

@@ -23,20 +23,29 @@ long lse_offset(const AttentionShape& s, int b, int h) {
   return (static_cast<long>(b) * s.heads + h) * s.seq;
 }
 
+// One (batch, head) of the forward as float rows (RowsIn / RowsOut): q, out [seq, head_dim]
+// rows q_stride apart; k, v of its kv head, kv_stride apart.
+struct HeadForward {
+  const float* q;
+  const float* k;
+  const float* v;
+  float* out;
+  long q_stride, kv_stride;
+};
+
 // FlashAttention-2 Alg. 1 for the query rows [q0, q0 + rows) of one (batch, head).
-void forward_query_block(const float* q, const float* k, const float* v, float* out, float* lse,
-                         const AttentionShape& s, int b, int h, int q0, int rows, int kv_tile) {
+void forward_query_block(const HeadForward& f, float* lse, const AttentionShape& s, int b, int h,
+                         int q0, int rows, int kv_tile) {
   float scale = 1.0f / std::sqrt(static_cast<float>(s.head_dim));
-  long kv = s.kv_offset(b, s.kv_head_of(h));
-  auto qi = head_rows(q + s.q_offset(b, h), s.q_row_stride(), q0, rows, s.head_dim);
+  auto qi = head_rows(f.q, f.q_stride, q0, rows, s.head_dim);
   RowMatrix acc = RowMatrix::Zero(rows, s.head_dim);
   RowMatrix scores(rows, kv_tile);
   std::vector<OnlineSoftmax> stats(rows);
   // Causal: only key blocks that start at or before the last query row contribute.
   for (int k0 = 0; k0 < q0 + rows; k0 += kv_tile) {
     int cols = std::min(kv_tile, s.seq - k0);
-    auto kj = head_rows(k + kv, s.kv_row_stride(), k0, cols, s.head_dim);
-    auto vj = head_rows(v + kv, s.kv_row_stride(), k0, cols, s.head_dim);
+    auto kj = head_rows(f.k, f.kv_stride, k0, cols, s.head_dim);
+    auto vj = head_rows(f.v, f.kv_stride, k0, cols, s.head_dim);
     scores.resize(rows, cols);
     block_scores(qi, kj, q0, k0, scale, scores);
     for (int r = 0; r < rows; ++r) {
@@ -53,7 +62,7 @@ void forward_query_block(const float* q, const float* k, const float* v, float* 
     }
     acc.noalias() += scores * vj;
   }
-  auto oi = head_rows(out + s.q_offset(b, h), s.q_row_stride(), q0, rows, s.head_dim);
+  auto oi = head_rows(f.out, f.q_stride, q0, rows, s.head_dim);
   for (int r = 0; r < rows; ++r) {
     oi.row(r) = acc.row(r) / stats[r].sum;
     lse[lse_offset(s, b, h) + q0 + r] = online_softmax_logsumexp(stats[r]);
@@ -62,13 +71,27 @@ void forward_query_block(const float* q, const float* k, const float* v, float* 
 
 }  // namespace
 
-void flash_attention_forward(const float* q, const float* k, const float* v, float* out,
-                             float* logsumexp, const AttentionShape& s, FlashTiles tiles) {
+// Heads are visited kv head by kv head (query heads h / group == kvh together, h
+// ascending), so each kv head is loaded once and, in the backward, its dk and dv sums are
+// finished, and rounded, before the next.
+template <class T>
+void flash_attention_forward(const T* q, const T* k, const T* v, T* out, float* logsumexp,
+                             const AttentionShape& s, FlashTiles tiles) {
+  long qs = s.q_row_stride(), kvs = s.kv_row_stride();
   for (int b = 0; b < s.batch; ++b)
-    for (int h = 0; h < s.heads; ++h)
-      for (int q0 = 0; q0 < s.seq; q0 += tiles.q)
-        forward_query_block(q, k, v, out, logsumexp, s, b, h, q0, std::min(tiles.q, s.seq - q0),
-                            tiles.kv);
+    for (int kvh = 0; kvh < s.kv_heads; ++kvh) {
+      long kv = s.kv_offset(b, kvh);
+      RowsIn<T> k_f(k + kv, kvs, s.seq, s.head_dim), v_f(v + kv, kvs, s.seq, s.head_dim);
+      for (int h = kvh * s.group(); h < (kvh + 1) * s.group(); ++h) {
+        long qo = s.q_offset(b, h);
+        RowsIn<T> q_f(q + qo, qs, s.seq, s.head_dim);
+        RowsOut<T> out_f(out + qo, qs, s.seq, s.head_dim, Start::any);
+        HeadForward f{q_f.data(), k_f.data(), v_f.data(), out_f.data(), q_f.stride(), k_f.stride()};
+        for (int q0 = 0; q0 < s.seq; q0 += tiles.q)
+          forward_query_block(f, logsumexp, s, b, h, q0, std::min(tiles.q, s.seq - q0), tiles.kv);
+        out_f.store();
+      }
+    }
 }
 
 namespace {
@@ -112,35 +135,53 @@ void backward_key_block(HeadGrads& g, int seq, int head_dim, int k0, int cols,
 
 }  // namespace
 
-void flash_attention_backward(const float* q, const float* k, const float* v, const float* out,
-                              const float* logsumexp, const float* dout, float* dq, float* dk,
-                              float* dv, const AttentionShape& s, FlashTiles tiles) {
+template <class T>
+void flash_attention_backward(const T* q, const T* k, const T* v, const T* out,
+                              const float* logsumexp, const T* dout, T* dq, T* dk, T* dv,
+                              const AttentionShape& s, FlashTiles tiles) {
   float scale = 1.0f / std::sqrt(static_cast<float>(s.head_dim));
-  long q_elems = static_cast<long>(s.batch) * s.seq * s.q_row_stride();
-  long kv_elems = static_cast<long>(s.batch) * s.seq * s.kv_row_stride();
-  std::fill(dq, dq + q_elems, 0.0f);
-  std::fill(dk, dk + kv_elems, 0.0f);
-  std::fill(dv, dv + kv_elems, 0.0f);
   std::vector<float> row_dot(s.seq);  // linear in seq, like the logsumexp
   long qs = s.q_row_stride(), kvs = s.kv_row_stride();
   for (int b = 0; b < s.batch; ++b)
-    for (int h = 0; h < s.heads; ++h) {
-      long qo = s.q_offset(b, h), kv = s.kv_offset(b, s.kv_head_of(h));
-      HeadGrads g{head_rows(q + qo, qs, 0, s.seq, s.head_dim),
-                  head_rows(k + kv, kvs, 0, s.seq, s.head_dim),
-                  head_rows(v + kv, kvs, 0, s.seq, s.head_dim),
-                  head_rows(dout + qo, qs, 0, s.seq, s.head_dim),
-                  head_rows(dq + qo, qs, 0, s.seq, s.head_dim),
-                  head_rows(dk + kv, kvs, 0, s.seq, s.head_dim),
-                  head_rows(dv + kv, kvs, 0, s.seq, s.head_dim),
-                  logsumexp + lse_offset(s, b, h),
-                  row_dot.data()};
-      // D_i = rowsum(dO_i * O_i) (FlashAttention-2, Alg. 2 line 4).
-      auto oh = head_rows(out + qo, qs, 0, s.seq, s.head_dim);
-      for (int i = 0; i < s.seq; ++i) row_dot[i] = g.dout.row(i).dot(oh.row(i));
-      for (int k0 = 0; k0 < s.seq; k0 += tiles.kv)
-        backward_key_block(g, s.seq, s.head_dim, k0, std::min(tiles.kv, s.seq - k0), tiles.q, scale);
+    for (int kvh = 0; kvh < s.kv_heads; ++kvh) {
+      long kv = s.kv_offset(b, kvh);
+      RowsIn<T> k_f(k + kv, kvs, s.seq, s.head_dim), v_f(v + kv, kvs, s.seq, s.head_dim);
+      RowsOut<T> dk_f(dk + kv, kvs, s.seq, s.head_dim, Start::zero);
+      RowsOut<T> dv_f(dv + kv, kvs, s.seq, s.head_dim, Start::zero);
+      for (int h = kvh * s.group(); h < (kvh + 1) * s.group(); ++h) {
+        long qo = s.q_offset(b, h);
+        RowsIn<T> q_f(q + qo, qs, s.seq, s.head_dim), dout_f(dout + qo, qs, s.seq, s.head_dim);
+        RowsIn<T> out_f(out + qo, qs, s.seq, s.head_dim);
+        RowsOut<T> dq_f(dq + qo, qs, s.seq, s.head_dim, Start::zero);
+        HeadGrads g{head_rows(q_f.data(), q_f.stride(), 0, s.seq, s.head_dim),
+                    head_rows(k_f.data(), k_f.stride(), 0, s.seq, s.head_dim),
+                    head_rows(v_f.data(), v_f.stride(), 0, s.seq, s.head_dim),
+                    head_rows(dout_f.data(), dout_f.stride(), 0, s.seq, s.head_dim),
+                    head_rows(dq_f.data(), dq_f.stride(), 0, s.seq, s.head_dim),
+                    head_rows(dk_f.data(), dk_f.stride(), 0, s.seq, s.head_dim),
+                    head_rows(dv_f.data(), dv_f.stride(), 0, s.seq, s.head_dim),
+                    logsumexp + lse_offset(s, b, h),
+                    row_dot.data()};
+        // D_i = rowsum(dO_i * O_i) (FlashAttention-2, Alg. 2 line 4).
+        auto oh = head_rows(out_f.data(), out_f.stride(), 0, s.seq, s.head_dim);
+        for (int i = 0; i < s.seq; ++i) row_dot[i] = g.dout.row(i).dot(oh.row(i));
+        for (int k0 = 0; k0 < s.seq; k0 += tiles.kv)
+          backward_key_block(g, s.seq, s.head_dim, k0, std::min(tiles.kv, s.seq - k0), tiles.q, scale);
+        dq_f.store();
+      }
+      dk_f.store();
+      dv_f.store();
     }
 }
+
+#define TWINSIM_FLASH_INSTANTIATE(T)                                                             \
+  template void flash_attention_forward<T>(const T*, const T*, const T*, T*, float*,             \
+                                           const AttentionShape&, FlashTiles);                   \
+  template void flash_attention_backward<T>(const T*, const T*, const T*, const T*, const float*, \
+                                            const T*, T*, T*, T*, const AttentionShape&, FlashTiles);
+TWINSIM_FLASH_INSTANTIATE(float)
+TWINSIM_FLASH_INSTANTIATE(bf16)
+TWINSIM_FLASH_INSTANTIATE(fp16)
+#undef TWINSIM_FLASH_INSTANTIATE
 
 }  // namespace twinsim::kernels::cpu

@@ -1,7 +1,10 @@
 #include "kernels/cpu/gemm.hpp"
 
+#include <type_traits>
+
 #include "kernels/cpu/gemm_eigen.hpp"
 #include "kernels/cpu/gemm_paths.hpp"
+#include "kernels/cpu/gemm_tiled.hpp"
 
 namespace twinsim::kernels::cpu {
 
@@ -28,16 +31,45 @@ const char* gemm_backend() {
   return detail::cpu_has_avx2_fma() ? "eigen-avx2-fma" : "eigen-portable";
 }
 
-void gemm_forward(const float* a, const float* b, float* c, int m, int n, int k, bool trans_a,
-                  bool trans_b, float alpha, float beta) {
+namespace detail {
+
+void gemm_float(const float* a, const float* b, float* c, int m, int n, int k, bool trans_a,
+                bool trans_b, float alpha, float beta) {
 #ifdef TWINSIM_GEMM_AVX2
-  if (detail::cpu_has_avx2_fma()) {
-    detail::gemm_avx2(a, b, c, m, n, k, trans_a, trans_b, alpha, beta);
+  if (cpu_has_avx2_fma()) {
+    gemm_avx2(a, b, c, m, n, k, trans_a, trans_b, alpha, beta);
     return;
   }
 #endif
-  detail::gemm_portable(a, b, c, m, n, k, trans_a, trans_b, alpha, beta);
+  gemm_portable(a, b, c, m, n, k, trans_a, trans_b, alpha, beta);
 }
+
+}  // namespace detail
+
+template <class TA, class TB, class TC>
+void gemm_forward(const TA* a, const TB* b, TC* c, int m, int n, int k, bool trans_a, bool trans_b,
+                  float alpha, float beta) {
+  // All-float stays one Eigen product on the whole matrices, as before the 16-bit path.
+  if constexpr (std::is_same_v<TA, float> && std::is_same_v<TB, float> && std::is_same_v<TC, float>)
+    detail::gemm_float(a, b, c, m, n, k, trans_a, trans_b, alpha, beta);
+  else
+    detail::gemm_tiled(a, b, c, m, n, k, trans_a, trans_b, alpha, beta);
+}
+
+// The 27 storage combinations of A, B and C.
+#define TWINSIM_GEMM_FORWARD(TA, TB, TC)                                                    \
+  template void gemm_forward<TA, TB, TC>(const TA*, const TB*, TC*, int, int, int, bool, bool, \
+                                         float, float);
+#define TWINSIM_GEMM_FORWARD_C(TA, TB) \
+  TWINSIM_GEMM_FORWARD(TA, TB, float) TWINSIM_GEMM_FORWARD(TA, TB, bf16) TWINSIM_GEMM_FORWARD(TA, TB, fp16)
+#define TWINSIM_GEMM_FORWARD_BC(TA) \
+  TWINSIM_GEMM_FORWARD_C(TA, float) TWINSIM_GEMM_FORWARD_C(TA, bf16) TWINSIM_GEMM_FORWARD_C(TA, fp16)
+TWINSIM_GEMM_FORWARD_BC(float)
+TWINSIM_GEMM_FORWARD_BC(bf16)
+TWINSIM_GEMM_FORWARD_BC(fp16)
+#undef TWINSIM_GEMM_FORWARD_BC
+#undef TWINSIM_GEMM_FORWARD_C
+#undef TWINSIM_GEMM_FORWARD
 
 void gemm_backward(const float* a, const float* b, const float* dc, float* da, float* db, int m,
                    int n, int k, bool trans_a, bool trans_b, bool accumulate) {

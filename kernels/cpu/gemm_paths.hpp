@@ -15,4 +15,9 @@ void gemm_avx2(const float* a, const float* b, float* c, int m, int n, int k, bo
 
 bool cpu_has_avx2_fma();
 
+// The all-float GEMM, gemm_forward<float, float, float>: gemm_avx2 when the CPU has AVX2
+// and FMA, gemm_portable otherwise. The 16-bit path runs it on its fp32 tiles.
+void gemm_float(const float* a, const float* b, float* c, int m, int n, int k, bool trans_a,
+                bool trans_b, float alpha, float beta);
+
 }  // namespace twinsim::kernels::cpu::detail

@@ -49,7 +49,7 @@ double memory_s(const GpuSpec& gpu, double bytes) {
 }
 
 double kernel_memory_s(const GpuSpec& gpu, const ComputeOp& op) {
-  return op.bytes / (gpu.hbm_bandwidth_Bps * gpu.kernel_memory_efficiency(op.kernel, op.backward, op.bytes));
+  return op.bytes / (gpu.hbm_bandwidth_Bps * gpu.kernel_memory_efficiency(op.kernel, op.backward, op.bytes, op.dtype));
 }
 
 // Measured curves (a calibrated device) first, then the published figures of a known GPU,

@@ -13,7 +13,9 @@ enum class ComputeKind { gemm, attention, elementwise, norm, optimizer };
 
 struct ComputeOp {
   ComputeKind kind = ComputeKind::gemm;
-  Dtype dtype = Dtype::bf16;      // math type: selects the peak of gemm and attention
+  // math type: selects the peak of gemm and attention; memory-bound kernels: the type of
+  // their data (16-bit: the device's kernel_efficiency_16bit where it has one)
+  Dtype dtype = Dtype::bf16;
   double flops = 0;
   double bytes = 0;               // HBM traffic, reads plus writes
   std::int64_t m = 0, n = 0, k = 0;  // gemm: output m x n, inner k (0 = shape unknown)

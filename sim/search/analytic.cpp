@@ -156,6 +156,7 @@ AnalyticEstimate AnalyticModel::estimate(const Candidate& c) {
   ComputeOp step;
   step.kind = ComputeKind::optimizer;
   step.kernel = training_.optimizer == Optimizer::adam ? "adamw" : "sgd";
+  step.dtype = training_.precision;
   const double shard = c.zero >= 1 ? static_cast<double>(params) / c.dp : static_cast<double>(params);
   step.bytes = (training_.optimizer == Optimizer::adam ? 28.0 : 16.0) * shard;
   e.optimizer_s = op_time_s(cluster.gpu, step);

@@ -458,6 +458,7 @@ std::vector<ComputeOp> optimizer_step_ops(const Scenario& s, int stage) {
   ComputeOp update;
   update.kind = ComputeKind::optimizer;
   update.kernel = s.training->optimizer == Optimizer::adam ? "adamw" : "sgd";
+  update.dtype = s.training->precision;  // of the grads it reads (the masters are fp32)
   update.bytes = ((s.training->optimizer == Optimizer::adam ? 24.0 : 12.0) + grad_bytes(*s.training)) * shard;
   if (s.training->precision == Dtype::fp32) return {update};
   // Mixed precision: the updated fp32 masters are then copied into the model's 16-bit
@@ -466,6 +467,7 @@ std::vector<ComputeOp> optimizer_step_ops(const Scenario& s, int stage) {
   ComputeOp cast;
   cast.kind = ComputeKind::elementwise;
   cast.kernel = "cast";
+  cast.dtype = s.training->precision;
   cast.bytes = 6.0 * shard;
   return {update, cast};
 }
@@ -483,6 +485,7 @@ ComputeOp zero_grad_op(const Scenario& s, int stage) {
   ComputeOp zero;
   zero.kind = ComputeKind::elementwise;
   zero.kernel = "zero";
+  zero.dtype = s.training->precision;
   zero.bytes = static_cast<double>(kept) * grad_bytes(*s.training);  // written once
   return zero;
 }

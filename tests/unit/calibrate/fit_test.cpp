@@ -151,6 +151,44 @@ TEST(FitGemm, OneLuckyShapeDoesNotBendTheCurve) {
   for (const CurvePoint& p : f.curve) EXPECT_NEAR(p.efficiency, 0.4, 1e-9);
 }
 
+// The 16-bit path's peak: fp32's times the median of fp32's time over bf16's on the
+// shapes measured both ways; the 16-bit points leave the fp32 peak and curves alone.
+TEST(FitGemm, SixteenBitPeakIsTheMedianSpeedAgainstFp32) {
+  std::vector<GemmPoint> pts;
+  const double ratios[] = {0.8, 0.9, 1.2};  // bf16 runs at these fractions of fp32's rate
+  for (int i = 0; i < 3; ++i) {
+    const std::int64_t n = 256 << i;
+    const double flops = 2.0 * 128 * n * 256;
+    pts.push_back({128, n, 256, flops, exact(flops / 50e9), GemmPass::fwd, Dtype::fp32});
+    pts.push_back({128, n, 256, flops, exact(flops / (50e9 * ratios[i])), GemmPass::fwd, Dtype::bf16});
+  }
+  pts.push_back({512, 512, 512, 1e9, exact(1e9 / 400e9), GemmPass::fwd, Dtype::bf16});  // no fp32 twin: not a ratio
+  const GemmFit f = fit_gemm(pts, 0);
+  EXPECT_NEAR(f.peak_flops, 50e9, 1e-6 * 50e9);  // the 400 GFLOP/s bf16 point is not the fp32 peak
+  for (const CurvePoint& p : f.curve) EXPECT_NEAR(p.efficiency, 1.0, 1e-9);
+  ASSERT_EQ(f.peak_16bit.count(Dtype::bf16), 1u);
+  EXPECT_NEAR(f.peak_16bit.at(Dtype::bf16), 0.9 * 50e9, 1e-6 * 50e9);
+  EXPECT_EQ(f.peak_16bit.count(Dtype::fp16), 0u);
+}
+
+// Kernels on bf16 data are fitted apart from the fp32 ones (kernel_efficiency_16bit) and
+// stay out of the memory fit's rates.
+TEST(FitKernels, SixteenBitPointsAreTheirOwnCurves) {
+  std::vector<MemoryPoint> pts;
+  for (double b : {1e4, 1e6}) {
+    pts.push_back({"copy", b, exact(b / 20e9)});
+    pts.push_back({"gelu", b, exact(b / 10e9)});
+    pts.push_back({"gelu", b / 2, exact(b / 10e9), false, true});  // half the bytes in the same time
+  }
+  const MemoryFit memory = fit_memory(pts);
+  EXPECT_NEAR(memory.efficiency, 0.5, 1e-6);  // fp32 gelu's 10 of copy's 20 GB/s only
+  const auto fp32 = fit_kernels(pts, memory);
+  const auto half = fit_kernels(pts, memory, true);
+  ASSERT_EQ(half.count("gelu"), 1u);
+  for (const CurvePoint& p : fp32.at("gelu").fwd) EXPECT_NEAR(p.efficiency, 0.5, 1e-6);
+  for (const CurvePoint& p : half.at("gelu").fwd) EXPECT_NEAR(p.efficiency, 0.25, 1e-6);
+}
+
 // A ring on 2 ranks (Thakur et al. 2005 §4): all-reduce 2 latency steps and bus factor 1,
 // all-gather/reduce-scatter 1 step and factor 1/2, send/recv 1 step and factor 1.
 // Collectives (not send/recv) reach `eff_small` of the bandwidth below 100 kB.

@@ -105,6 +105,29 @@ TEST(ComputeCost, PerKernelEfficiencyByPassAndBytes) {
   EXPECT_NEAR(op_time_s(gpu, op), 1e7 / (gpu.memory_efficiency * gpu.hbm_bandwidth_Bps), 1e-12);
 }
 
+// 16-bit data (a bf16 or fp16 run's kernels) takes kernel_efficiency_16bit where the
+// device lists the kernel there, kernel_efficiency otherwise; fp32 data never does.
+TEST(ComputeCost, SixteenBitDataUsesItsOwnKernelCurves) {
+  GpuSpec gpu = test::a100();
+  gpu.kernel_launch_s = 0;
+  gpu.kernel_efficiency["gelu"] = {{{1e6, 0.2}}, {}};
+  gpu.kernel_efficiency["rope"] = {{{1e6, 0.3}}, {}};
+  gpu.kernel_efficiency_16bit["gelu"] = {{{1e6, 0.1}}, {}};
+  ComputeOp op;
+  op.kind = ComputeKind::elementwise;
+  op.bytes = 1e6;
+  op.kernel = "gelu";
+  for (Dtype d : {Dtype::bf16, Dtype::fp16}) {
+    op.dtype = d;
+    EXPECT_NEAR(op_time_s(gpu, op), 1e6 / (0.1 * gpu.hbm_bandwidth_Bps), 1e-15) << to_string(d);
+  }
+  op.dtype = Dtype::fp32;
+  EXPECT_NEAR(op_time_s(gpu, op), 1e6 / (0.2 * gpu.hbm_bandwidth_Bps), 1e-15);
+  op.dtype = Dtype::bf16;
+  op.kernel = "rope";  // no 16-bit curve: the fp32 one
+  EXPECT_NEAR(op_time_s(gpu, op), 1e6 / (0.3 * gpu.hbm_bandwidth_Bps), 1e-15);
+}
+
 TEST(ComputeCost, MeasuredAttentionCurvesOverrideKernelDefaults) {
   GpuSpec gpu = test::a100();
   gpu.attention_efficiency.fwd = {{1e9, 0.2}};

@@ -1,9 +1,15 @@
 #include "kernels/cpu/gemm.hpp"
 
+#include <algorithm>
 #include <cmath>
+#include <cstdint>
+#include <cstring>
 #include <limits>
+#include <string>
 #include <tuple>
+#include <type_traits>
 
+#include "kernels/common/storage.hpp"
 #include "kernels/cpu/gemm_paths.hpp"
 #include "kernels/cpu/linear.hpp"
 #include "tests/unit/kernels/kernel_test_util.hpp"
@@ -91,6 +97,363 @@ TEST(Gemm, PortableBuildMatchesTooWhenTheCpuDispatchesToAvx2) {
   for (int i = 0; i < m * n; ++i) expected[i] = ab[i] + c[i];
   cpu::detail::gemm_portable(a.data(), b.data(), c.data(), m, n, k, true, false, 1.0f, 1.0f);
   expect_all_near(c, expected, 1e-4, 1e-4, "C");
+}
+
+// ---- Mixed precision: A, B, C each float, bf16 or fp16 ----
+
+// A 16-bit value's place on the number line as an integer (sign-magnitude to two's
+// complement), so neighbouring values differ by 1 and the distance is in ulps; +0 == -0.
+template <class T>
+int ordered(T v) {
+  const int magnitude = v.bits & 0x7fff;
+  return (v.bits & 0x8000) ? -magnitude : magnitude;
+}
+template <class T>
+T from_ordered(int key) {
+  return {static_cast<std::uint16_t>(key < 0 ? 0x8000 | -key : key)};
+}
+
+// x rounded once to T, to nearest with ties to even. Going through float would round twice
+// (double -> float -> T), which can land one ulp off; the nearest T is within one ulp of
+// that, so pick it among the float-rounded value and its two neighbours.
+template <class T>
+T round_once(double x) {
+  if constexpr (std::is_same_v<T, float>) {
+    return static_cast<float>(x);
+  } else {
+    const T first = from_float<T>(static_cast<float>(x));
+    T best = first;
+    double best_err = std::abs(to_float(first) - x);
+    for (int step : {-1, 1}) {
+      const T other = from_ordered<T>(ordered(first) + step);
+      const double err = std::abs(to_float(other) - x);
+      if (err < best_err || (err == best_err && (other.bits & 1) == 0)) best = other, best_err = err;
+    }
+    return best;
+  }
+}
+
+// n values drawn uniformly in [-1, 1] and rounded to T, so T holds them exactly.
+template <class T>
+std::vector<T> random_storage(long n, unsigned seed) {
+  std::vector<T> v;
+  for (float x : random_vector(n, seed)) v.push_back(from_float<T>(x));
+  return v;
+}
+
+template <class T>
+std::vector<double> widen(const std::vector<T>& v) {
+  std::vector<double> w;
+  for (const T& x : v) w.push_back(to_float(x));
+  return w;
+}
+
+// The logical [rows, cols] matrix x stored as the GEMM reads it: as is, or transposed.
+template <class T>
+std::vector<T> stored(const std::vector<T>& x, int rows, int cols, bool trans) {
+  if (!trans) return x;
+  std::vector<T> t(x.size());
+  for (int r = 0; r < rows; ++r)
+    for (int c = 0; c < cols; ++c) t[static_cast<long>(c) * rows + r] = x[static_cast<long>(r) * cols + c];
+  return t;
+}
+
+// P = A B in double (A [m, k], B [k, n] logical, row-major); i-p-j order so it vectorises.
+std::vector<double> product(const std::vector<double>& a, const std::vector<double>& b, int m,
+                            int n, int k) {
+  std::vector<double> p(static_cast<long>(m) * n, 0.0);
+  for (int i = 0; i < m; ++i)
+    for (int q = 0; q < k; ++q) {
+      const double aiq = a[static_cast<long>(i) * k + q];
+      for (int j = 0; j < n; ++j) p[static_cast<long>(i) * n + j] += aiq * b[static_cast<long>(q) * n + j];
+    }
+  return p;
+}
+
+// The exact alpha op(A) op(B) + beta C_old of the rounded inputs, and for each element a
+// bound on the error any fp32 evaluation may make: gamma_(k+3) (|alpha| sum |a b| + |beta c|),
+// gamma_n = n u / (1 - n u), u = 2^-24 (Higham, "Accuracy and Stability of Numerical
+// Algorithms", 2nd ed., eq. 3.5 for the inner product, whatever the summation order; the
+// +3 covers alpha's product, beta's product and their sum).
+struct ExactC {
+  std::vector<double> value, fp32_bound;
+};
+
+ExactC exact_c(const std::vector<double>& a, const std::vector<double>& b,
+               const std::vector<double>& c_old, int m, int n, int k, double alpha, double beta) {
+  auto magnitude = [](std::vector<double> x) {
+    for (double& v : x) v = std::abs(v);
+    return x;
+  };
+  const auto p = product(a, b, m, n, k), p_abs = product(magnitude(a), magnitude(b), m, n, k);
+  const double u = std::ldexp(1.0, -24), gamma = (k + 3) * u / (1 - (k + 3) * u);
+  ExactC e{std::vector<double>(p.size()), std::vector<double>(p.size())};
+  for (size_t i = 0; i < p.size(); ++i) {
+    e.value[i] = alpha * p[i] + beta * c_old[i];
+    e.fp32_bound[i] = gamma * (std::abs(alpha) * p_abs[i] + std::abs(beta * c_old[i]));
+  }
+  return e;
+}
+
+// How a computed C agrees with the exact result. A 16-bit C is compared with the exact value
+// rounded once, in ulps. Where the result cancels to far below its terms, fp32's own error
+// (fp32_bound) can exceed a 16-bit ulp of the small result: there no fp32-accumulating GEMM
+// (cuBLAS's included) is within 1 ulp, so such an element passes if it is a rounding of a
+// value within fp32_bound of the exact one, and counts as inexact.
+struct Agreement {
+  long count = 0, inexact = 0;  // elements, and those not equal to the once-rounded value
+  long beyond_one_ulp = 0;      // of those, off by more than 1 ulp but within fp32's error
+  long wrong = 0;               // off by more than 1 ulp and more than fp32's error
+  int max_ulps = 0;
+  double max_abs_err = 0.0, max_abs_exact = 0.0;
+  bool finite = true;
+};
+
+// Half the gap between v and its farther 16-bit neighbour: the most by which v can be a
+// nearest rounding of something.
+template <class T>
+double half_gap(T v) {
+  const double x = to_float(v);
+  const double up = to_float(from_ordered<T>(ordered(v) + 1)), down = to_float(from_ordered<T>(ordered(v) - 1));
+  return std::max(up - x, x - down) / 2;
+}
+
+template <class TC>
+Agreement agreement(const std::vector<TC>& c, const ExactC& exact) {
+  Agreement g;
+  g.count = static_cast<long>(c.size());
+  for (size_t i = 0; i < c.size(); ++i) {
+    const double got = to_float(c[i]), want = exact.value[i], err = std::abs(got - want);
+    g.finite = g.finite && std::isfinite(got);
+    g.max_abs_err = std::max(g.max_abs_err, err);
+    g.max_abs_exact = std::max(g.max_abs_exact, std::abs(want));
+    if constexpr (!std::is_same_v<TC, float>) {
+      const int ulps = std::abs(ordered(c[i]) - ordered(round_once<TC>(want)));
+      g.max_ulps = std::max(g.max_ulps, ulps);
+      g.inexact += ulps != 0;
+      if (ulps > 1) ++(err <= exact.fp32_bound[i] + half_gap(c[i]) ? g.beyond_one_ulp : g.wrong);
+    }
+  }
+  return g;
+}
+
+// The contract: a 16-bit C equal to the once-rounded exact value for all but 1% of the
+// elements (fp32 accumulation moves a few across a rounding boundary), never off by more
+// than 1 ulp unless fp32 itself cannot do better (above); a float C within 1e-5 of the
+// largest |C|.
+template <class TC>
+bool acceptable(const Agreement& g) {
+  if (!g.finite) return false;
+  if constexpr (std::is_same_v<TC, float>) return g.max_abs_err <= 1e-5 * g.max_abs_exact;
+  else return g.wrong == 0 && g.inexact <= g.count / 100 + 1;
+}
+
+template <class TC>
+std::string describe(const Agreement& g) {
+  return std::to_string(g.inexact) + " of " + std::to_string(g.count) +
+         " not the once-rounded value (" + std::to_string(g.beyond_one_ulp) +
+         " off by more than 1 ulp within fp32's error, " + std::to_string(g.wrong) +
+         " beyond it; max " + std::to_string(g.max_ulps) + " ulp), max abs err " +
+         std::to_string(g.max_abs_err) + " (max |C| " + std::to_string(g.max_abs_exact) + ")";
+}
+
+template <class T>
+T nan_of() {
+  if constexpr (std::is_same_v<T, float>) return std::numeric_limits<float>::quiet_NaN();
+  else if constexpr (std::is_same_v<T, bf16>) return T{0x7fc0};
+  else return T{0x7e00};
+}
+
+struct GemmCase {
+  int m, n, k;
+};
+
+// One shape, every transpose, alpha != 1 with beta 0 (C pre-filled with NaN: must not be
+// read) and beta != 0, against double math on the same rounded inputs.
+template <class TA, class TB, class TC>
+void check_mixed_gemm(GemmCase s, unsigned seed) {
+  const auto a = random_storage<TA>(static_cast<long>(s.m) * s.k, seed);
+  const auto b = random_storage<TB>(static_cast<long>(s.k) * s.n, seed + 1);
+  const auto c_old = random_storage<TC>(static_cast<long>(s.m) * s.n, seed + 2);
+  const float alpha = 0.75f;
+  for (float beta : {0.0f, -1.25f}) {
+    const ExactC exact = exact_c(widen(a), widen(b), widen(c_old), s.m, s.n, s.k, alpha, beta);
+    for (bool ta : {false, true})
+      for (bool tb : {false, true}) {
+        std::vector<TC> c = beta == 0.0f ? std::vector<TC>(c_old.size(), nan_of<TC>()) : c_old;
+        gemm_forward(stored(a, s.m, s.k, ta).data(), stored(b, s.k, s.n, tb).data(), c.data(), s.m,
+                     s.n, s.k, ta, tb, alpha, beta);
+        const Agreement g = agreement(c, exact);
+        EXPECT_TRUE(acceptable<TC>(g)) << s.m << "x" << s.n << "x" << s.k << " ta " << ta << " tb "
+                                       << tb << " beta " << beta << ": " << describe<TC>(g);
+      }
+  }
+}
+
+template <class Types>
+class MixedGemm : public ::testing::Test {};
+
+using AllStorageTriples = ::testing::Types<
+    std::tuple<float, float, float>, std::tuple<float, float, bf16>, std::tuple<float, float, fp16>,
+    std::tuple<float, bf16, float>, std::tuple<float, bf16, bf16>, std::tuple<float, bf16, fp16>,
+    std::tuple<float, fp16, float>, std::tuple<float, fp16, bf16>, std::tuple<float, fp16, fp16>,
+    std::tuple<bf16, float, float>, std::tuple<bf16, float, bf16>, std::tuple<bf16, float, fp16>,
+    std::tuple<bf16, bf16, float>, std::tuple<bf16, bf16, bf16>, std::tuple<bf16, bf16, fp16>,
+    std::tuple<bf16, fp16, float>, std::tuple<bf16, fp16, bf16>, std::tuple<bf16, fp16, fp16>,
+    std::tuple<fp16, float, float>, std::tuple<fp16, float, bf16>, std::tuple<fp16, float, fp16>,
+    std::tuple<fp16, bf16, float>, std::tuple<fp16, bf16, bf16>, std::tuple<fp16, bf16, fp16>,
+    std::tuple<fp16, fp16, float>, std::tuple<fp16, fp16, bf16>, std::tuple<fp16, fp16, fp16>>;
+TYPED_TEST_SUITE(MixedGemm, AllStorageTriples);
+
+TYPED_TEST(MixedGemm, EveryTransposeAlphaBetaAndShapeMatchesDoubleRoundedOnce) {
+  using TA = std::tuple_element_t<0, TypeParam>;
+  using TB = std::tuple_element_t<1, TypeParam>;
+  using TC = std::tuple_element_t<2, TypeParam>;
+  // 300 x 517 x 270: more than one 256-tile in m, n and k, none a multiple of it; then
+  // exactly one tile, and the tiny shapes.
+  for (GemmCase s : {GemmCase{300, 517, 270}, GemmCase{256, 256, 256}, GemmCase{3, 5, 7},
+                     GemmCase{1, 1, 1}})
+    check_mixed_gemm<TA, TB, TC>(s, 100 + s.m);
+}
+
+TEST(MixedGemm, AllFloatStaysTheSingleEigenProductBitForBit) {
+  // The 16-bit path tiles k, which sums in another order: gemm_forward<float, float, float>
+  // must not take it, but run the same build gemm_backend() names on the whole matrices.
+  int m = 300, n = 517, k = 270;
+  auto a = random_vector(m * k, 31), b = random_vector(n * k, 32);
+  std::vector<float> c(m * n), direct(m * n);
+  gemm_forward(a.data(), b.data(), c.data(), m, n, k, false, true, 0.5f, 0.0f);
+  if (cpu::detail::cpu_has_avx2_fma())
+    cpu::detail::gemm_avx2(a.data(), b.data(), direct.data(), m, n, k, false, true, 0.5f, 0.0f);
+  else
+    cpu::detail::gemm_portable(a.data(), b.data(), direct.data(), m, n, k, false, true, 0.5f, 0.0f);
+  EXPECT_EQ(std::memcmp(c.data(), direct.data(), sizeof(float) * c.size()), 0);
+}
+
+TEST(MixedGemm, TheCheckCatchesRoundingMoreThanOnce) {
+  // bf16 with k large: two plausible mistakes, each a reference rounded more than once,
+  // must fail the check the tests above pass, or those passes would prove nothing.
+  int m = 64, n = 96, k = 4096;
+  const auto a = random_storage<bf16>(m * k, 41), b = random_storage<bf16>(k * n, 42);
+  const auto c_old = random_storage<bf16>(m * n, 43);
+  const float alpha = 0.75f, beta = -1.25f;
+  std::vector<bf16> c = c_old;
+  gemm_forward(a.data(), b.data(), c.data(), m, n, k, false, false, alpha, beta);
+  const auto a64 = widen(a), b64 = widen(b), c_old64 = widen(c_old);
+  const ExactC exact = exact_c(a64, b64, c_old64, m, n, k, alpha, beta);
+  const auto p = product(a64, b64, m, n, k);
+  // the product rounded to bf16, then the sum with beta C rounded again
+  std::vector<double> epilogue_twice(m * n), k_tiles_rounded(m * n, 0.0);
+  for (int i = 0; i < m * n; ++i)
+    epilogue_twice[i] = to_float(round_once<bf16>(alpha * p[i])) + beta * c_old64[i];
+  // the accumulator rounded to bf16 after every 256-long k-tile (C kept in bf16 between tiles)
+  for (int p0 = 0; p0 < k; p0 += 256) {
+    std::vector<double> a_slice, b_slice(b64.begin() + static_cast<long>(p0) * n,
+                                         b64.begin() + static_cast<long>(p0 + 256) * n);
+    for (int i = 0; i < m; ++i)
+      a_slice.insert(a_slice.end(), a64.begin() + static_cast<long>(i) * k + p0,
+                     a64.begin() + static_cast<long>(i) * k + p0 + 256);
+    const auto part = product(a_slice, b_slice, m, n, 256);
+    for (int i = 0; i < m * n; ++i) k_tiles_rounded[i] = to_float(round_once<bf16>(k_tiles_rounded[i] + part[i]));
+  }
+  for (int i = 0; i < m * n; ++i) k_tiles_rounded[i] = alpha * k_tiles_rounded[i] + beta * c_old64[i];
+
+  const Agreement right = agreement(c, exact);
+  EXPECT_TRUE(acceptable<bf16>(right)) << describe<bf16>(right);
+  std::vector<bf16> wrong(m * n);
+  for (int i = 0; i < m * n; ++i) wrong[i] = round_once<bf16>(epilogue_twice[i]);
+  const Agreement twice = agreement(wrong, exact);
+  EXPECT_FALSE(acceptable<bf16>(twice)) << describe<bf16>(twice);
+  for (int i = 0; i < m * n; ++i) wrong[i] = round_once<bf16>(k_tiles_rounded[i]);
+  const Agreement tiles = agreement(wrong, exact);
+  EXPECT_FALSE(acceptable<bf16>(tiles)) << describe<bf16>(tiles);
+  ::testing::Test::RecordProperty("gemm_forward", describe<bf16>(right));
+  ::testing::Test::RecordProperty("epilogue_twice", describe<bf16>(twice));
+  ::testing::Test::RecordProperty("k_tiles_rounded", describe<bf16>(tiles));
+}
+
+// The tile loops widen and round with their own branch-free code: it must agree bit for
+// bit with storage.hpp's. A [rows, 1] x B [1, 1] = 1 passes each value through unchanged
+// but for the widening on load and the rounding on store (x * 1 is exact; only -0 comes
+// out +0, as from any GEMM, whose sums start at +0: so the reference is x + 0).
+template <class TA, class TC>
+std::vector<TC> pass_through(const std::vector<TA>& column) {
+  const float one = 1.0f;
+  std::vector<TC> out(column.size());
+  gemm_forward(column.data(), &one, out.data(), static_cast<int>(column.size()), 1, 1, false, false);
+  return out;
+}
+
+template <class T>
+void expect_widens_every_pattern() {
+  std::vector<T> all(65536);
+  for (int i = 0; i < 65536; ++i) all[i] = T{static_cast<std::uint16_t>(i)};
+  const auto wide = pass_through<T, float>(all);
+  int mismatches = 0;
+  for (int i = 0; i < 65536 && mismatches < 5; ++i) {
+    const float want = to_float(all[i]) + 0.0f;
+    const bool same = std::isnan(want) ? std::isnan(wide[i]) : float_bits(wide[i]) == float_bits(want);
+    if (!same) ADD_FAILURE() << "pattern 0x" << std::hex << i << ": " << wide[i] << " vs " << want, ++mismatches;
+  }
+}
+
+template <class T>
+void expect_rounds_like_from_float() {
+  // every sign/exponent/top-mantissa half of fp32 with low halves at and around the
+  // rounding ties of bf16 (bit 15) and fp16 (bit 12), and a few others
+  std::vector<float> values;
+  for (std::uint32_t high = 0; high < 65536; ++high)
+    for (std::uint32_t low : {0x0000u, 0x0001u, 0x0fffu, 0x1000u, 0x1001u, 0x3000u, 0x7fffu, 0x8000u,
+                              0x8001u, 0xb000u, 0xffffu})
+      values.push_back(bits_float(high << 16 | low));
+  const auto rounded = pass_through<float, T>(values);
+  int mismatches = 0;
+  for (size_t i = 0; i < values.size() && mismatches < 5; ++i) {
+    const T want = from_float<T>(values[i] + 0.0f);
+    const bool same = std::isnan(values[i]) ? std::isnan(to_float(rounded[i])) : rounded[i].bits == want.bits;
+    if (!same)
+      ADD_FAILURE() << "fp32 0x" << std::hex << float_bits(values[i]) << ": 0x" << rounded[i].bits
+                    << " vs 0x" << want.bits, ++mismatches;
+  }
+}
+
+TEST(MixedGemm, WidensEvery16BitPatternExactly) {
+  expect_widens_every_pattern<bf16>();
+  expect_widens_every_pattern<fp16>();
+}
+
+TEST(MixedGemm, RoundsOnStoreExactlyAsFromFloat) {
+  expect_rounds_like_from_float<bf16>();
+  expect_rounds_like_from_float<fp16>();
+}
+
+TEST(MixedGemm, UsesOnlyTheWorkspaceItIsGivenAndGivesTheSameResult) {
+  // Guards on both sides of the buffer catch a tile written out of bounds; a result equal
+  // to the built-in workspace's shows the buffer is all the scratch there is.
+  const float sentinel = -12345.0f;
+  const long guard = 4096;
+  std::vector<float> buffer(cpu::kGemmWorkspaceFloats + 2 * guard, sentinel);
+  float* workspace = buffer.data() + guard;
+  int m = 300, n = 517, k = 270;
+  const auto a = random_storage<bf16>(m * k, 51);
+  const auto b = random_storage<fp16>(k * n, 52);
+  const auto c_old = random_storage<bf16>(m * n, 53);
+  for (bool ta : {false, true})
+    for (bool tb : {false, true}) {
+      std::vector<bf16> with_default = c_old, with_buffer = c_old;
+      cpu::set_gemm_workspace(nullptr);
+      gemm_forward(a.data(), b.data(), with_default.data(), m, n, k, ta, tb, 0.5f, 1.0f);
+      cpu::set_gemm_workspace(workspace);
+      gemm_forward(a.data(), b.data(), with_buffer.data(), m, n, k, ta, tb, 0.5f, 1.0f);
+      cpu::set_gemm_workspace(nullptr);
+      EXPECT_EQ(std::memcmp(with_default.data(), with_buffer.data(), sizeof(bf16) * m * n), 0)
+          << "ta " << ta << " tb " << tb;
+    }
+  const long used = std::count_if(workspace, workspace + cpu::kGemmWorkspaceFloats,
+                                  [&](float x) { return x != sentinel; });
+  EXPECT_GT(used, 0) << "the GEMM did not use the buffer";
+  EXPECT_TRUE(std::all_of(buffer.begin(), buffer.begin() + guard, [&](float x) { return x == sentinel; }));
+  EXPECT_TRUE(std::all_of(buffer.end() - guard, buffer.end(), [&](float x) { return x == sentinel; }));
 }
 
 // y = x W^T + b, W [out, in], in double.

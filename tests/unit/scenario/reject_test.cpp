@@ -78,6 +78,8 @@ std::vector<BadCase> bad_cases() {
        "cluster.intra_node.efficiency_by_op.reduce_scater: is not a collective"},
       {"unknown kernel", "model: llama2-7b\ncluster: {preset: dgx-a100-80gb, nodes: 2, gpu: {preset: a100-sxm-80gb, kernel_efficiency: {gelo: {fwd: [[1, 0.5]]}}}}\ntraining: {seq_len: 4096, global_batch: 64, micro_batch: 1}\nplan: {tp: 2, pp: 2, dp: 4}\n", {},
        "cluster.gpu.kernel_efficiency.gelo: is not a kernel the op list names (layernorm, rmsnorm, gelu,"},
+      {"unknown 16-bit kernel", "model: llama2-7b\ncluster: {preset: dgx-a100-80gb, nodes: 2, gpu: {preset: a100-sxm-80gb, kernel_efficiency_16bit: {swiglo: {fwd: [[1, 0.5]]}}}}\ntraining: {seq_len: 4096, global_batch: 64, micro_batch: 1}\nplan: {tp: 2, pp: 2, dp: 4}\n", {},
+       "cluster.gpu.kernel_efficiency_16bit.swiglo: is not a kernel the op list names (layernorm, rmsnorm, gelu,"},
       {"kernel without curves", "model: llama2-7b\ncluster: {preset: dgx-a100-80gb, nodes: 2, gpu: {preset: a100-sxm-80gb, kernel_efficiency: {gelu: {}}}}\ntraining: {seq_len: 4096, global_batch: 64, micro_batch: 1}\nplan: {tp: 2, pp: 2, dp: 4}\n", {},
        "cluster.gpu.kernel_efficiency.gelu: needs a fwd or bwd curve"},
       {"attention curve pass", "model: llama2-7b\ncluster: {preset: dgx-a100-80gb, nodes: 2, gpu: {preset: a100-sxm-80gb, attention_efficiency: {forward: [[1, 0.5]]}}}\ntraining: {seq_len: 4096, global_batch: 64, micro_batch: 1}\nplan: {tp: 2, pp: 2, dp: 4}\n", {},
