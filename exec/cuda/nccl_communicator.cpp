@@ -9,21 +9,21 @@ namespace {
 
 ncclRedOp_t to_nccl(ReduceOp op) { return op == ReduceOp::max ? ncclMax : ncclSum; }
 
-ncclDataType_t to_nccl(ElemType type) {
+ncclDataType_t to_nccl(Dtype type) {
   switch (type) {
-    case ElemType::bf16: return ncclBfloat16;
-    case ElemType::fp16: return ncclFloat16;
-    case ElemType::f32: break;
+    case Dtype::bf16: return ncclBfloat16;
+    case Dtype::fp16: return ncclFloat16;
+    case Dtype::fp32: break;
   }
   return ncclFloat32;
 }
 
 // Part `index` of a device buffer of `count`-element parts.
-const void* part(const void* base, ElemType type, int index, std::size_t count) {
-  return static_cast<const char*>(base) + static_cast<std::size_t>(index) * count * elem_bytes(type);
+const void* part(const void* base, Dtype type, int index, std::size_t count) {
+  return static_cast<const char*>(base) + static_cast<std::size_t>(index) * count * storage_bytes(type);
 }
-void* part(void* base, ElemType type, int index, std::size_t count) {
-  return static_cast<char*>(base) + static_cast<std::size_t>(index) * count * elem_bytes(type);
+void* part(void* base, Dtype type, int index, std::size_t count) {
+  return static_cast<char*>(base) + static_cast<std::size_t>(index) * count * storage_bytes(type);
 }
 
 void check_mpi(int code, const char* call) {
@@ -135,40 +135,40 @@ void NcclCommunicator::wait(Pending& pending) {
 
 // --- collectives -----------------------------------------------------------------------------
 
-NcclCommunicator::Pending NcclCommunicator::enqueue_all_reduce(ElemType type, void* data, std::size_t count,
+NcclCommunicator::Pending NcclCommunicator::enqueue_all_reduce(Dtype type, void* data, std::size_t count,
                                                                ReduceOp op) {
   return launch([&] { NCCL_CHECK(ncclAllReduce(data, data, count, to_nccl(type), to_nccl(op), comm_, stream_)); });
 }
 
-NcclCommunicator::Pending NcclCommunicator::enqueue_all_gather(ElemType type, const void* send, void* recv,
+NcclCommunicator::Pending NcclCommunicator::enqueue_all_gather(Dtype type, const void* send, void* recv,
                                                                std::size_t count) {
   return launch([&] { NCCL_CHECK(ncclAllGather(send, recv, count, to_nccl(type), comm_, stream_)); });
 }
 
-NcclCommunicator::Pending NcclCommunicator::enqueue_reduce_scatter(ElemType type, const void* send, void* recv,
+NcclCommunicator::Pending NcclCommunicator::enqueue_reduce_scatter(Dtype type, const void* send, void* recv,
                                                                    std::size_t count) {
   return launch(
       [&] { NCCL_CHECK(ncclReduceScatter(send, recv, count, to_nccl(type), ncclSum, comm_, stream_)); });
 }
 
-void NcclCommunicator::do_all_reduce(ElemType type, void* data, std::size_t count, ReduceOp op) {
+void NcclCommunicator::do_all_reduce(Dtype type, void* data, std::size_t count, ReduceOp op) {
   Pending p = enqueue_all_reduce(type, data, count, op);
   wait(p);
 }
 
-void NcclCommunicator::do_all_gather(ElemType type, const void* send, void* recv, std::size_t count) {
+void NcclCommunicator::do_all_gather(Dtype type, const void* send, void* recv, std::size_t count) {
   Pending p = enqueue_all_gather(type, send, recv, count);
   wait(p);
 }
 
-void NcclCommunicator::do_reduce_scatter(ElemType type, const void* send, void* recv, std::size_t count) {
+void NcclCommunicator::do_reduce_scatter(Dtype type, const void* send, void* recv, std::size_t count) {
   Pending p = enqueue_reduce_scatter(type, send, recv, count);
   wait(p);
 }
 
 // All-to-all as one group of send/recv pairs (the nccl-tests alltoall pattern), which
 // works on every NCCL 2.x; part r of send goes to rank r, part r of recv comes from it.
-void NcclCommunicator::do_all_to_all(ElemType type, const void* send, void* recv, std::size_t count) {
+void NcclCommunicator::do_all_to_all(Dtype type, const void* send, void* recv, std::size_t count) {
   const ncclDataType_t t = to_nccl(type);
   Pending p = launch([&] {
     NCCL_CHECK(ncclGroupStart());
@@ -181,24 +181,24 @@ void NcclCommunicator::do_all_to_all(ElemType type, const void* send, void* recv
   wait(p);
 }
 
-void NcclCommunicator::do_broadcast(ElemType type, void* data, std::size_t count, int root) {
+void NcclCommunicator::do_broadcast(Dtype type, void* data, std::size_t count, int root) {
   Pending p = launch([&] { NCCL_CHECK(ncclBroadcast(data, data, count, to_nccl(type), root, comm_, stream_)); });
   wait(p);
 }
 
-void NcclCommunicator::do_send(ElemType type, const void* data, std::size_t count, int peer) {
+void NcclCommunicator::do_send(Dtype type, const void* data, std::size_t count, int peer) {
   Pending p = launch([&] { NCCL_CHECK(ncclSend(data, count, to_nccl(type), peer, comm_, stream_)); });
   wait(p);
 }
 
-void NcclCommunicator::do_recv(ElemType type, void* data, std::size_t count, int peer) {
+void NcclCommunicator::do_recv(Dtype type, void* data, std::size_t count, int peer) {
   Pending p = launch([&] { NCCL_CHECK(ncclRecv(data, count, to_nccl(type), peer, comm_, stream_)); });
   wait(p);
 }
 
 // Both halves in one NCCL group, so two neighbouring pipeline stages that send to each
 // other at once cannot deadlock (NCCL docs, "Group Calls": point-to-point).
-void NcclCommunicator::do_send_recv(ElemType type, const void* send_data, std::size_t send_count, int send_peer,
+void NcclCommunicator::do_send_recv(Dtype type, const void* send_data, std::size_t send_count, int send_peer,
                                     void* recv_data, std::size_t recv_count, int recv_peer) {
   const ncclDataType_t t = to_nccl(type);
   Pending p = launch([&] {

@@ -57,31 +57,31 @@ class NcclCommunicator final : public Communicator {
   };
   template <class T>
   Pending all_reduce_async(T* data, std::size_t count, ReduceOp op = ReduceOp::sum) {
-    return enqueue_all_reduce(elem_type_v<T>, data, count, op);
+    return enqueue_all_reduce(storage_dtype<T>(), data, count, op);
   }
   template <class T>
   Pending all_gather_async(const T* send, T* recv, std::size_t count) {
-    return enqueue_all_gather(elem_type_v<T>, send, recv, count);
+    return enqueue_all_gather(storage_dtype<T>(), send, recv, count);
   }
   template <class T>
   Pending reduce_scatter_async(const T* send, T* recv, std::size_t count) {
-    return enqueue_reduce_scatter(elem_type_v<T>, send, recv, count);
+    return enqueue_reduce_scatter(storage_dtype<T>(), send, recv, count);
   }
   void wait(Pending& pending);
 
  private:
-  void do_all_reduce(ElemType type, void* data, std::size_t count, ReduceOp op) override;
-  void do_all_gather(ElemType type, const void* send, void* recv, std::size_t count) override;
-  void do_reduce_scatter(ElemType type, const void* send, void* recv, std::size_t count) override;
-  void do_all_to_all(ElemType type, const void* send, void* recv, std::size_t count) override;
-  void do_broadcast(ElemType type, void* data, std::size_t count, int root) override;
-  void do_send(ElemType type, const void* data, std::size_t count, int peer) override;
-  void do_recv(ElemType type, void* data, std::size_t count, int peer) override;
-  void do_send_recv(ElemType type, const void* send_data, std::size_t send_count, int send_peer,
+  void do_all_reduce(Dtype type, void* data, std::size_t count, ReduceOp op) override;
+  void do_all_gather(Dtype type, const void* send, void* recv, std::size_t count) override;
+  void do_reduce_scatter(Dtype type, const void* send, void* recv, std::size_t count) override;
+  void do_all_to_all(Dtype type, const void* send, void* recv, std::size_t count) override;
+  void do_broadcast(Dtype type, void* data, std::size_t count, int root) override;
+  void do_send(Dtype type, const void* data, std::size_t count, int peer) override;
+  void do_recv(Dtype type, void* data, std::size_t count, int peer) override;
+  void do_send_recv(Dtype type, const void* send_data, std::size_t send_count, int send_peer,
                     void* recv_data, std::size_t recv_count, int recv_peer) override;
-  Pending enqueue_all_reduce(ElemType type, void* data, std::size_t count, ReduceOp op);
-  Pending enqueue_all_gather(ElemType type, const void* send, void* recv, std::size_t count);
-  Pending enqueue_reduce_scatter(ElemType type, const void* send, void* recv, std::size_t count);
+  Pending enqueue_all_reduce(Dtype type, void* data, std::size_t count, ReduceOp op);
+  Pending enqueue_all_gather(Dtype type, const void* send, void* recv, std::size_t count);
+  Pending enqueue_reduce_scatter(Dtype type, const void* send, void* recv, std::size_t count);
 
   NcclCommunicator(std::unique_ptr<MpiCommunicator> host, ncclComm_t comm);
   void create_stream();

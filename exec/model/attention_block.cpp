@@ -88,7 +88,7 @@ void AttentionBlock::forward_t(const ModelContext& ctx, const T* x, T* y, Attent
   s.normed = Tensor::uninitialized_of<T>(kAct, static_cast<std::size_t>(tl) * h);
   {
     auto op = ctx.op(layer_, "attn.norm", pass);
-    norm_forward(c_, x, param<T>(norm_w_), param<T>(norm_b_), s.normed.as<T>(), s.norm, tl);
+    norm_forward(c_, x, p_.param<T>(norm_w_), p_.param<T>(norm_b_), s.normed.as<T>(), s.norm, tl);
   }
   Tensor gathered;
   const T* in = s.normed.as<T>();
@@ -101,9 +101,9 @@ void AttentionBlock::forward_t(const ModelContext& ctx, const T* x, T* y, Attent
   s.v = Tensor::uninitialized_of<T>(kAct, static_cast<std::size_t>(t) * kvw);
   {
     auto op = ctx.op(layer_, "attn.qkv", pass);
-    k::linear_forward(in, param<T>(q_w_), param<T>(q_b_), s.q.as<T>(), t, h, qw);
-    k::linear_forward(in, param<T>(k_w_), param<T>(k_b_), s.k.as<T>(), t, h, kvw);
-    k::linear_forward(in, param<T>(v_w_), param<T>(v_b_), s.v.as<T>(), t, h, kvw);
+    k::linear_forward(in, p_.param<T>(q_w_), p_.param<T>(q_b_), s.q.as<T>(), t, h, qw);
+    k::linear_forward(in, p_.param<T>(k_w_), p_.param<T>(k_b_), s.k.as<T>(), t, h, kvw);
+    k::linear_forward(in, p_.param<T>(v_w_), p_.param<T>(v_b_), s.v.as<T>(), t, h, kvw);
   }
   gathered.release();
   if (c_.model.position == Position::rope) {
@@ -124,7 +124,7 @@ void AttentionBlock::forward_t(const ModelContext& ctx, const T* x, T* y, Attent
   Tensor partial = Tensor::uninitialized_of<T>(kAct, static_cast<std::size_t>(t) * h);
   {
     auto op = ctx.op(layer_, "attn.proj", pass);
-    k::linear_forward(s.out.as<T>(), param<T>(proj_w_), nullptr, partial.as<T>(), t, qw, h);
+    k::linear_forward(s.out.as<T>(), p_.param<T>(proj_w_), nullptr, partial.as<T>(), t, qw, h);
   }
   Tensor reduced;
   const T* branch = partial.as<T>();
@@ -139,7 +139,7 @@ void AttentionBlock::forward_t(const ModelContext& ctx, const T* x, T* y, Attent
   }
   {
     auto op = ctx.op(layer_, "attn.residual", pass);
-    k::residual_forward(x, branch, param<T>(proj_b_), y, tl, h);
+    k::residual_forward(x, branch, p_.param<T>(proj_b_), y, tl, h);
   }
 }
 
@@ -159,7 +159,7 @@ Tensor AttentionBlock::backward_t(const ModelContext& ctx, const T* dy, const T*
   const bool sp = c_.sequence_parallel && ctx.tp_size() > 1;
   if (proj_b_ >= 0) {
     auto op = ctx.op(layer_, "attn.residual", Pass::bwd_dgrad);
-    k::residual_backward(dy, grad<T>(proj_b_), tl, h, true);
+    k::residual_backward(dy, p_.grad<T>(proj_b_), tl, h, true);
   }
   Tensor dy_full;
   const T* dbranch = dy;
@@ -171,11 +171,11 @@ Tensor AttentionBlock::backward_t(const ModelContext& ctx, const T* dy, const T*
   Tensor dout = Tensor::uninitialized_of<T>(kAct, static_cast<std::size_t>(t) * qw);
   {
     auto op = ctx.op(layer_, "attn.proj", Pass::bwd_dgrad);
-    k::linear_backward_input(dbranch, param<T>(proj_w_), dout.as<T>(), t, qw, h);
+    k::linear_backward_input(dbranch, p_.param<T>(proj_w_), dout.as<T>(), t, qw, h);
   }
   {
     auto op = ctx.op(layer_, "attn.proj", Pass::bwd_wgrad);
-    k::linear_backward_weight(dbranch, s.out.as<T>(), grad<T>(proj_w_), t, qw, h, true);
+    k::linear_backward_weight(dbranch, s.out.as<T>(), p_.grad<T>(proj_w_), t, qw, h, true);
   }
   dy_full.release();
   Tensor replay;  // selective recompute: the core's output computed again (Megatron's checkpoint does too)
@@ -219,10 +219,10 @@ Tensor AttentionBlock::backward_t(const ModelContext& ctx, const T* dy, const T*
   Tensor dn_full = Tensor::uninitialized_of<T>(kAct, static_cast<std::size_t>(t) * h);
   {
     auto op = ctx.op(layer_, "attn.qkv", Pass::bwd_dgrad);
-    k::linear_backward_input(dq.as<T>(), param<T>(q_w_), dn_full.as<T>(), t, h, qw);
+    k::linear_backward_input(dq.as<T>(), p_.param<T>(q_w_), dn_full.as<T>(), t, h, qw);
     // dn += dk Wk + dv Wv: one GEMM each with beta = 1
-    k::gemm_forward(dk.as<T>(), param<T>(k_w_), dn_full.as<T>(), t, h, kvw, false, false, 1.0f, 1.0f);
-    k::gemm_forward(dv.as<T>(), param<T>(v_w_), dn_full.as<T>(), t, h, kvw, false, false, 1.0f, 1.0f);
+    k::gemm_forward(dk.as<T>(), p_.param<T>(k_w_), dn_full.as<T>(), t, h, kvw, false, false, 1.0f, 1.0f);
+    k::gemm_forward(dv.as<T>(), p_.param<T>(v_w_), dn_full.as<T>(), t, h, kvw, false, false, 1.0f, 1.0f);
   }
   Tensor gathered;
   const T* in = s.normed.as<T>();
@@ -232,13 +232,13 @@ Tensor AttentionBlock::backward_t(const ModelContext& ctx, const T* dy, const T*
   }
   {
     auto op = ctx.op(layer_, "attn.qkv", Pass::bwd_wgrad);
-    k::linear_backward_weight(dq.as<T>(), in, grad<T>(q_w_), t, h, qw, true);
-    k::linear_backward_weight(dk.as<T>(), in, grad<T>(k_w_), t, h, kvw, true);
-    k::linear_backward_weight(dv.as<T>(), in, grad<T>(v_w_), t, h, kvw, true);
+    k::linear_backward_weight(dq.as<T>(), in, p_.grad<T>(q_w_), t, h, qw, true);
+    k::linear_backward_weight(dk.as<T>(), in, p_.grad<T>(k_w_), t, h, kvw, true);
+    k::linear_backward_weight(dv.as<T>(), in, p_.grad<T>(v_w_), t, h, kvw, true);
     if (q_b_ >= 0) {
-      k::linear_backward_bias(dq.as<T>(), grad<T>(q_b_), t, qw, true);
-      k::linear_backward_bias(dk.as<T>(), grad<T>(k_b_), t, kvw, true);
-      k::linear_backward_bias(dv.as<T>(), grad<T>(v_b_), t, kvw, true);
+      k::linear_backward_bias(dq.as<T>(), p_.grad<T>(q_b_), t, qw, true);
+      k::linear_backward_bias(dk.as<T>(), p_.grad<T>(k_b_), t, kvw, true);
+      k::linear_backward_bias(dv.as<T>(), p_.grad<T>(v_b_), t, kvw, true);
     }
   }
   gathered.release();
@@ -261,7 +261,7 @@ Tensor AttentionBlock::backward_t(const ModelContext& ctx, const T* dy, const T*
   Tensor dx = Tensor::uninitialized_of<T>(kAct, static_cast<std::size_t>(tl) * h);
   {
     auto op = ctx.op(layer_, "attn.norm", Pass::bwd_dgrad);
-    norm_backward(c_, dn, x, param<T>(norm_w_), s.norm, dx.as<T>(), grad<T>(norm_w_), grad<T>(norm_b_), tl);
+    norm_backward(c_, dn, x, p_.param<T>(norm_w_), s.norm, dx.as<T>(), p_.grad<T>(norm_w_), p_.grad<T>(norm_b_), tl);
     k::residual_forward(dx.as<T>(), dy, nullptr, dx.as<T>(), tl, h);  // + the residual path's grad
   }
   s.release_all();

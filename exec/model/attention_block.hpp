@@ -52,14 +52,6 @@ class AttentionBlock {
   Tensor backward_t(const ModelContext& ctx, const T* dy, const T* x, AttentionSaved& s) const;
   template <class T>
   void core_forward(const AttentionSaved& s, T* out, T* probs, float* lse) const;
-  template <class T>
-  T* param(int slot) const {
-    return slot < 0 ? nullptr : p_.param<T>(slot);
-  }
-  template <class T>
-  T* grad(int slot) const {
-    return slot < 0 ? nullptr : p_.grad<T>(slot);
-  }
 };
 
 }  // namespace twinsim::exec

@@ -77,7 +77,7 @@ void MlpBlock::forward_t(const ModelContext& ctx, const T* x, T* y, MlpSaved& s,
   s.normed = Tensor::uninitialized_of<T>(kAct, static_cast<std::size_t>(tl) * h);
   {
     auto op = ctx.op(layer_, "mlp.norm", pass);
-    norm_forward(c_, x, param<T>(norm_w_), param<T>(norm_b_), s.normed.as<T>(), s.norm, tl);
+    norm_forward(c_, x, p_.param<T>(norm_w_), p_.param<T>(norm_b_), s.normed.as<T>(), s.norm, tl);
   }
   Tensor gathered;
   const T* in = s.normed.as<T>();
@@ -88,10 +88,10 @@ void MlpBlock::forward_t(const ModelContext& ctx, const T* x, T* y, MlpSaved& s,
   s.up1 = Tensor::uninitialized_of<T>(kAct, inner);
   {
     auto op = ctx.op(layer_, up_name_, pass);
-    k::linear_forward(in, param<T>(w1_), param<T>(w1b_), s.up1.as<T>(), t, h, f);
+    k::linear_forward(in, p_.param<T>(w1_), p_.param<T>(w1b_), s.up1.as<T>(), t, h, f);
     if (c_.swiglu()) {
       s.up2 = Tensor::uninitialized_of<T>(kAct, inner);
-      k::linear_forward(in, param<T>(w3_), param<T>(w3b_), s.up2.as<T>(), t, h, f);
+      k::linear_forward(in, p_.param<T>(w3_), p_.param<T>(w3b_), s.up2.as<T>(), t, h, f);
     }
   }
   gathered.release();
@@ -108,7 +108,7 @@ void MlpBlock::forward_t(const ModelContext& ctx, const T* x, T* y, MlpSaved& s,
   Tensor partial = Tensor::uninitialized_of<T>(kAct, static_cast<std::size_t>(t) * h);
   {
     auto op = ctx.op(layer_, down_name_, pass);
-    k::linear_forward(s.act.as<T>(), param<T>(w2_), nullptr, partial.as<T>(), t, f, h);
+    k::linear_forward(s.act.as<T>(), p_.param<T>(w2_), nullptr, partial.as<T>(), t, f, h);
   }
   if (!s.for_backward) s.act.release();
   Tensor reduced;
@@ -124,7 +124,7 @@ void MlpBlock::forward_t(const ModelContext& ctx, const T* x, T* y, MlpSaved& s,
   }
   {
     auto op = ctx.op(layer_, "mlp.residual", pass);
-    k::residual_forward(x, branch, param<T>(w2b_), y, tl, h);
+    k::residual_forward(x, branch, p_.param<T>(w2b_), y, tl, h);
   }
 }
 
@@ -139,7 +139,7 @@ Tensor MlpBlock::backward_t(const ModelContext& ctx, const T* dy, const T* x, Ml
   const bool sp = c_.sequence_parallel && ctx.tp_size() > 1;
   if (w2b_ >= 0) {
     auto op = ctx.op(layer_, "mlp.residual", Pass::bwd_dgrad);
-    k::residual_backward(dy, grad<T>(w2b_), tl, h, true);
+    k::residual_backward(dy, p_.grad<T>(w2b_), tl, h, true);
   }
   Tensor dy_full;
   const T* dbranch = dy;
@@ -151,11 +151,11 @@ Tensor MlpBlock::backward_t(const ModelContext& ctx, const T* dy, const T* x, Ml
   Tensor dact = Tensor::uninitialized_of<T>(kAct, inner);
   {
     auto op = ctx.op(layer_, down_name_, Pass::bwd_dgrad);
-    k::linear_backward_input(dbranch, param<T>(w2_), dact.as<T>(), t, f, h);
+    k::linear_backward_input(dbranch, p_.param<T>(w2_), dact.as<T>(), t, f, h);
   }
   {
     auto op = ctx.op(layer_, down_name_, Pass::bwd_wgrad);
-    k::linear_backward_weight(dbranch, s.act.as<T>(), grad<T>(w2_), t, f, h, true);
+    k::linear_backward_weight(dbranch, s.act.as<T>(), p_.grad<T>(w2_), t, f, h, true);
   }
   dy_full.release();
   s.act.release();
@@ -175,8 +175,8 @@ Tensor MlpBlock::backward_t(const ModelContext& ctx, const T* dy, const T* x, Ml
   Tensor dn_full = Tensor::uninitialized_of<T>(kAct, static_cast<std::size_t>(t) * h);
   {
     auto op = ctx.op(layer_, up_name_, Pass::bwd_dgrad);
-    k::linear_backward_input(d1.as<T>(), param<T>(w1_), dn_full.as<T>(), t, h, f);
-    if (c_.swiglu()) k::gemm_forward(d3.as<T>(), param<T>(w3_), dn_full.as<T>(), t, h, f, false, false, 1.0f, 1.0f);
+    k::linear_backward_input(d1.as<T>(), p_.param<T>(w1_), dn_full.as<T>(), t, h, f);
+    if (c_.swiglu()) k::gemm_forward(d3.as<T>(), p_.param<T>(w3_), dn_full.as<T>(), t, h, f, false, false, 1.0f, 1.0f);
   }
   Tensor gathered;
   const T* in = s.normed.as<T>();
@@ -186,11 +186,11 @@ Tensor MlpBlock::backward_t(const ModelContext& ctx, const T* dy, const T* x, Ml
   }
   {
     auto op = ctx.op(layer_, up_name_, Pass::bwd_wgrad);
-    k::linear_backward_weight(d1.as<T>(), in, grad<T>(w1_), t, h, f, true);
-    if (w1b_ >= 0) k::linear_backward_bias(d1.as<T>(), grad<T>(w1b_), t, f, true);
+    k::linear_backward_weight(d1.as<T>(), in, p_.grad<T>(w1_), t, h, f, true);
+    if (w1b_ >= 0) k::linear_backward_bias(d1.as<T>(), p_.grad<T>(w1b_), t, f, true);
     if (c_.swiglu()) {
-      k::linear_backward_weight(d3.as<T>(), in, grad<T>(w3_), t, h, f, true);
-      if (w3b_ >= 0) k::linear_backward_bias(d3.as<T>(), grad<T>(w3b_), t, f, true);
+      k::linear_backward_weight(d3.as<T>(), in, p_.grad<T>(w3_), t, h, f, true);
+      if (w3b_ >= 0) k::linear_backward_bias(d3.as<T>(), p_.grad<T>(w3b_), t, f, true);
     }
   }
   gathered.release();
@@ -212,7 +212,7 @@ Tensor MlpBlock::backward_t(const ModelContext& ctx, const T* dy, const T* x, Ml
   Tensor dx = Tensor::uninitialized_of<T>(kAct, static_cast<std::size_t>(tl) * h);
   {
     auto op = ctx.op(layer_, "mlp.norm", Pass::bwd_dgrad);
-    norm_backward(c_, dn, x, param<T>(norm_w_), s.norm, dx.as<T>(), grad<T>(norm_w_), grad<T>(norm_b_), tl);
+    norm_backward(c_, dn, x, p_.param<T>(norm_w_), s.norm, dx.as<T>(), p_.grad<T>(norm_w_), p_.grad<T>(norm_b_), tl);
     k::residual_forward(dx.as<T>(), dy, nullptr, dx.as<T>(), tl, h);  // + the residual path's grad
   }
   s.release_all();

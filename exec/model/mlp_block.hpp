@@ -51,14 +51,6 @@ class MlpBlock {
   void forward_t(const ModelContext& ctx, const T* x, T* y, MlpSaved& s, Pass pass) const;
   template <class T>
   Tensor backward_t(const ModelContext& ctx, const T* dy, const T* x, MlpSaved& s) const;
-  template <class T>
-  T* param(int slot) const {
-    return slot < 0 ? nullptr : p_.param<T>(slot);
-  }
-  template <class T>
-  T* grad(int slot) const {
-    return slot < 0 ? nullptr : p_.grad<T>(slot);
-  }
 };
 
 }  // namespace twinsim::exec

@@ -54,14 +54,15 @@ class ParamBlock {
   int index_of(const std::string& param_name) const;  // throws when absent
 
   Dtype storage() const { return storage_; }
-  // One parameter's values or grad, in the storage type T (float unless mixed precision).
+  // One parameter's values or grad, in the storage type T (float unless mixed precision);
+  // slot -1 (a parameter this model does not have, e.g. a bias) gives nullptr.
   template <class T = float>
   T* param(int slot) {
-    return params.as<T>() + slots_[slot].offset;
+    return slot < 0 ? nullptr : params.as<T>() + slots_[slot].offset;
   }
   template <class T = float>
   T* grad(int slot) {
-    return grads.as<T>() + slots_[slot].offset;
+    return slot < 0 ? nullptr : grads.as<T>() + slots_[slot].offset;
   }
 
   Tensor params;  // flat; may be released and regathered under ZeRO 3

@@ -57,7 +57,7 @@ StoredTensor make_tensor(Dtype dtype, std::vector<std::int64_t> shape, const voi
   StoredTensor t;
   t.dtype = dtype;
   t.shape = std::move(shape);
-  t.data.resize(element_count(t.shape) * TypedBuffer::element_bytes(dtype));
+  t.data.resize(element_count(t.shape) * storage_bytes(dtype));
   if (!t.data.empty()) std::memcpy(t.data.data(), data, t.data.size());
   return t;
 }
@@ -230,7 +230,7 @@ StoredTensor read_entry(const std::string& path, const std::string& name, const 
     throw bad("data_offsets " + off.dump() + " is not [begin, end]");
   const auto begin = off[0].get<std::uint64_t>();
   const auto end = off[1].get<std::uint64_t>();
-  const std::uint64_t expected = element_count(t.shape) * TypedBuffer::element_bytes(t.dtype);
+  const std::uint64_t expected = element_count(t.shape) * storage_bytes(t.dtype);
   if (end < begin || end > data_bytes || end - begin != expected)
     throw bad("data_offsets " + off.dump() + " do not hold " + std::to_string(expected) +
               " bytes inside a data section of " + std::to_string(data_bytes));

@@ -11,7 +11,7 @@
 //
 // The public calls are templates over the element type and forward to type-erased
 // virtuals (the non-virtual interface idiom): an implementation writes each collective
-// once, switching on ElemType where it must (a datatype, a reduction), and callers keep
+// once, switching on Dtype where it must (a datatype, a reduction), and callers keep
 // their typed pointers.
 #include <cstddef>
 #include <memory>
@@ -20,31 +20,11 @@
 #include <type_traits>
 #include <vector>
 
-#include "kernels/common/storage.hpp"
+#include "exec/runtime/storage_dtype.hpp"
 
 namespace twinsim::exec {
 
 enum class ReduceOp { sum, max };
-
-// The element types a collective moves.
-enum class ElemType { f32, bf16, fp16 };
-
-template <class T>
-inline constexpr bool is_comm_elem_v =
-    std::is_same_v<T, float> || std::is_same_v<T, kernels::bf16> || std::is_same_v<T, kernels::fp16>;
-
-template <class T>
-constexpr ElemType elem_type_of() {
-  static_assert(is_comm_elem_v<T>, "collectives move float, kernels::bf16 or kernels::fp16");
-  if constexpr (std::is_same_v<T, kernels::bf16>) return ElemType::bf16;
-  else if constexpr (std::is_same_v<T, kernels::fp16>) return ElemType::fp16;
-  else return ElemType::f32;
-}
-
-template <class T>
-inline constexpr ElemType elem_type_v = elem_type_of<T>();
-
-constexpr std::size_t elem_bytes(ElemType type) { return type == ElemType::f32 ? 4 : 2; }
 
 class Communicator {
  public:
@@ -54,36 +34,36 @@ class Communicator {
 
   template <class T>
   void all_reduce(T* data, std::size_t count, ReduceOp op = ReduceOp::sum) {
-    do_all_reduce(elem_type_v<T>, data, count, op);
+    do_all_reduce(storage_dtype<T>(), data, count, op);
   }
   // recv holds size() * count elements, rank r's part at r * count; send may be this
   // rank's own part of recv (in place, as NCCL allows)
   template <class T>
   void all_gather(const T* send, T* recv, std::size_t count) {
-    do_all_gather(elem_type_v<T>, send, recv, count);
+    do_all_gather(storage_dtype<T>(), send, recv, count);
   }
   // send holds size() * count elements; recv gets this rank's reduced part; recv may be
   // send's own part (in place, as NCCL allows)
   template <class T>
   void reduce_scatter(const T* send, T* recv, std::size_t count) {
-    do_reduce_scatter(elem_type_v<T>, send, recv, count);
+    do_reduce_scatter(storage_dtype<T>(), send, recv, count);
   }
   // send and recv hold size() * count elements, part r goes to / comes from rank r
   template <class T>
   void all_to_all(const T* send, T* recv, std::size_t count) {
-    do_all_to_all(elem_type_v<T>, send, recv, count);
+    do_all_to_all(storage_dtype<T>(), send, recv, count);
   }
   template <class T>
   void broadcast(T* data, std::size_t count, int root) {
-    do_broadcast(elem_type_v<T>, data, count, root);
+    do_broadcast(storage_dtype<T>(), data, count, root);
   }
   template <class T>
   void send(const T* data, std::size_t count, int peer) {
-    do_send(elem_type_v<T>, data, count, peer);
+    do_send(storage_dtype<T>(), data, count, peer);
   }
   template <class T>
   void recv(T* data, std::size_t count, int peer) {
-    do_recv(elem_type_v<T>, data, count, peer);
+    do_recv(storage_dtype<T>(), data, count, peer);
   }
   virtual void barrier() = 0;
 
@@ -95,12 +75,12 @@ class Communicator {
   template <class T>
   void send_recv(const std::type_identity_t<T>* send_data, std::size_t send_count, int send_peer,
                  T* recv_data, std::size_t recv_count, int recv_peer) {
-    do_send_recv(elem_type_v<T>, send_data, send_count, send_peer, recv_data, recv_count, recv_peer);
+    do_send_recv(storage_dtype<T>(), send_data, send_count, send_peer, recv_data, recv_count, recv_peer);
   }
   template <class T>
   void send_recv(const T* send_data, std::size_t send_count, int send_peer, std::nullptr_t,
                  std::size_t recv_count, int recv_peer) {
-    do_send_recv(elem_type_v<T>, send_data, send_count, send_peer, nullptr, recv_count, recv_peer);
+    do_send_recv(storage_dtype<T>(), send_data, send_count, send_peer, nullptr, recv_count, recv_peer);
   }
 
   // Every rank's bytes at `root` (index = rank); other ranks get an empty vector.
@@ -114,14 +94,14 @@ class Communicator {
  protected:
   // The collectives above with the element type as a value; pointers hold elements of
   // `type`, counts are elements.
-  virtual void do_all_reduce(ElemType type, void* data, std::size_t count, ReduceOp op) = 0;
-  virtual void do_all_gather(ElemType type, const void* send, void* recv, std::size_t count) = 0;
-  virtual void do_reduce_scatter(ElemType type, const void* send, void* recv, std::size_t count) = 0;
-  virtual void do_all_to_all(ElemType type, const void* send, void* recv, std::size_t count) = 0;
-  virtual void do_broadcast(ElemType type, void* data, std::size_t count, int root) = 0;
-  virtual void do_send(ElemType type, const void* data, std::size_t count, int peer) = 0;
-  virtual void do_recv(ElemType type, void* data, std::size_t count, int peer) = 0;
-  virtual void do_send_recv(ElemType type, const void* send_data, std::size_t send_count, int send_peer,
+  virtual void do_all_reduce(Dtype type, void* data, std::size_t count, ReduceOp op) = 0;
+  virtual void do_all_gather(Dtype type, const void* send, void* recv, std::size_t count) = 0;
+  virtual void do_reduce_scatter(Dtype type, const void* send, void* recv, std::size_t count) = 0;
+  virtual void do_all_to_all(Dtype type, const void* send, void* recv, std::size_t count) = 0;
+  virtual void do_broadcast(Dtype type, void* data, std::size_t count, int root) = 0;
+  virtual void do_send(Dtype type, const void* data, std::size_t count, int peer) = 0;
+  virtual void do_recv(Dtype type, void* data, std::size_t count, int peer) = 0;
+  virtual void do_send_recv(Dtype type, const void* send_data, std::size_t send_count, int send_peer,
                             void* recv_data, std::size_t recv_count, int recv_peer) = 0;
 };
 

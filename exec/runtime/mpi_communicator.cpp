@@ -26,10 +26,10 @@ int as_mpi_count(std::size_t count, const char* call) {
 MPI_Op mpi_op(ReduceOp op) { return op == ReduceOp::max ? MPI_MAX : MPI_SUM; }
 
 // 16-bit elements travel as their bit patterns; only the reductions look inside them.
-MPI_Datatype mpi_type(ElemType type) { return type == ElemType::f32 ? MPI_FLOAT : MPI_UINT16_T; }
+MPI_Datatype mpi_type(Dtype type) { return type == Dtype::fp32 ? MPI_FLOAT : MPI_UINT16_T; }
 
 // Byte offset of element `index` of a buffer of `type`.
-std::size_t offset_bytes(ElemType type, std::size_t index) { return index * elem_bytes(type); }
+std::size_t offset_bytes(Dtype type, std::size_t index) { return index * storage_bytes(type); }
 
 // --- 16-bit reductions --------------------------------------------------------------------
 
@@ -97,14 +97,14 @@ void make_reduce16_ops(Reduce16Ops& r) {
   r.made = true;
 }
 
-MPI_Op reduce16_op(ElemType type, ReduceOp op) {
+MPI_Op reduce16_op(Dtype type, ReduceOp op) {
   Reduce16Ops& r = reduce16_ops();
   if (!r.made) make_reduce16_ops(r);
-  return r.ops[type == ElemType::fp16][op == ReduceOp::max];
+  return r.ops[type == Dtype::fp16][op == ReduceOp::max];
 }
 
 // The reduction of `op` on elements of `type`, for MPI_Allreduce.
-MPI_Op reduction(ElemType type, ReduceOp op) { return type == ElemType::f32 ? mpi_op(op) : reduce16_op(type, op); }
+MPI_Op reduction(Dtype type, ReduceOp op) { return type == Dtype::fp32 ? mpi_op(op) : reduce16_op(type, op); }
 
 std::string mpi_error_text(int code) {
   char text[MPI_MAX_ERROR_STRING];
@@ -165,12 +165,12 @@ MpiCommunicator::~MpiCommunicator() {
   if (owned_ && !finalised) MPI_Comm_free(&comm_);
 }
 
-void MpiCommunicator::do_all_reduce(ElemType type, void* data, std::size_t count, ReduceOp op) {
+void MpiCommunicator::do_all_reduce(Dtype type, void* data, std::size_t count, ReduceOp op) {
   const int n = as_mpi_count(count, "MPI_Allreduce");
   check(MPI_Allreduce(MPI_IN_PLACE, data, n, mpi_type(type), reduction(type, op), comm_), "MPI_Allreduce");
 }
 
-void MpiCommunicator::do_all_gather(ElemType type, const void* send, void* recv, std::size_t count) {
+void MpiCommunicator::do_all_gather(Dtype type, const void* send, void* recv, std::size_t count) {
   const int n = as_mpi_count(count, "MPI_Allgather");
   as_mpi_count(count * static_cast<std::size_t>(size_), "MPI_Allgather");
   const std::byte* own = static_cast<std::byte*>(recv) + offset_bytes(type, static_cast<std::size_t>(rank_) * count);
@@ -179,12 +179,12 @@ void MpiCommunicator::do_all_gather(ElemType type, const void* send, void* recv,
   check(MPI_Allgather(in_place ? MPI_IN_PLACE : send, n, t, recv, n, t, comm_), "MPI_Allgather");
 }
 
-void MpiCommunicator::do_reduce_scatter(ElemType type, const void* send, void* recv, std::size_t count) {
+void MpiCommunicator::do_reduce_scatter(Dtype type, const void* send, void* recv, std::size_t count) {
   using kernels::bf16, kernels::fp16;
   switch (type) {
-    case ElemType::f32: return ring_reduce_scatter(static_cast<const float*>(send), static_cast<float*>(recv), count);
-    case ElemType::bf16: return ring_reduce_scatter(static_cast<const bf16*>(send), static_cast<bf16*>(recv), count);
-    case ElemType::fp16: return ring_reduce_scatter(static_cast<const fp16*>(send), static_cast<fp16*>(recv), count);
+    case Dtype::fp32: return ring_reduce_scatter(static_cast<const float*>(send), static_cast<float*>(recv), count);
+    case Dtype::bf16: return ring_reduce_scatter(static_cast<const bf16*>(send), static_cast<bf16*>(recv), count);
+    case Dtype::fp16: return ring_reduce_scatter(static_cast<const fp16*>(send), static_cast<fp16*>(recv), count);
   }
 }
 
@@ -202,7 +202,7 @@ void MpiCommunicator::do_reduce_scatter(ElemType type, const void* send, void* r
 template <class T>
 void MpiCommunicator::ring_reduce_scatter(const T* send, T* recv, std::size_t count) {
   constexpr int kTag = 7;  // apart from the pipeline's point-to-point messages
-  const MPI_Datatype type = mpi_type(elem_type_v<T>);
+  const MPI_Datatype type = mpi_type(storage_dtype<T>());
   const int n = as_mpi_count(count, "MPI_Sendrecv");
   as_mpi_count(count * static_cast<std::size_t>(size_), "MPI_Sendrecv");
   const int next = (rank_ + 1) % size_, prev = (rank_ + size_ - 1) % size_;
@@ -228,29 +228,29 @@ void MpiCommunicator::ring_reduce_scatter(const T* send, T* recv, std::size_t co
   }
 }
 
-void MpiCommunicator::do_all_to_all(ElemType type, const void* send, void* recv, std::size_t count) {
+void MpiCommunicator::do_all_to_all(Dtype type, const void* send, void* recv, std::size_t count) {
   const int n = as_mpi_count(count, "MPI_Alltoall");
   as_mpi_count(count * static_cast<std::size_t>(size_), "MPI_Alltoall");
   const MPI_Datatype t = mpi_type(type);
   check(MPI_Alltoall(send, n, t, recv, n, t, comm_), "MPI_Alltoall");
 }
 
-void MpiCommunicator::do_broadcast(ElemType type, void* data, std::size_t count, int root) {
+void MpiCommunicator::do_broadcast(Dtype type, void* data, std::size_t count, int root) {
   check(MPI_Bcast(data, as_mpi_count(count, "MPI_Bcast"), mpi_type(type), root, comm_), "MPI_Bcast");
 }
 
-void MpiCommunicator::do_send(ElemType type, const void* data, std::size_t count, int peer) {
+void MpiCommunicator::do_send(Dtype type, const void* data, std::size_t count, int peer) {
   check(MPI_Send(data, as_mpi_count(count, "MPI_Send"), mpi_type(type), peer, 0, comm_), "MPI_Send");
 }
 
-void MpiCommunicator::do_recv(ElemType type, void* data, std::size_t count, int peer) {
+void MpiCommunicator::do_recv(Dtype type, void* data, std::size_t count, int peer) {
   check(MPI_Recv(data, as_mpi_count(count, "MPI_Recv"), mpi_type(type), peer, 0, comm_, MPI_STATUS_IGNORE),
         "MPI_Recv");
 }
 
 void MpiCommunicator::barrier() { check(MPI_Barrier(comm_), "MPI_Barrier"); }
 
-void MpiCommunicator::do_send_recv(ElemType type, const void* send_data, std::size_t send_count, int send_peer,
+void MpiCommunicator::do_send_recv(Dtype type, const void* send_data, std::size_t send_count, int send_peer,
                                    void* recv_data, std::size_t recv_count, int recv_peer) {
   const int dest = send_peer < 0 ? MPI_PROC_NULL : send_peer;
   const int source = recv_peer < 0 ? MPI_PROC_NULL : recv_peer;

@@ -61,14 +61,14 @@ class MpiCommunicator final : public Communicator {
   std::unique_ptr<Communicator> split(int color, int key) override;
 
  private:
-  void do_all_reduce(ElemType type, void* data, std::size_t count, ReduceOp op) override;
-  void do_all_gather(ElemType type, const void* send, void* recv, std::size_t count) override;
-  void do_reduce_scatter(ElemType type, const void* send, void* recv, std::size_t count) override;
-  void do_all_to_all(ElemType type, const void* send, void* recv, std::size_t count) override;
-  void do_broadcast(ElemType type, void* data, std::size_t count, int root) override;
-  void do_send(ElemType type, const void* data, std::size_t count, int peer) override;
-  void do_recv(ElemType type, void* data, std::size_t count, int peer) override;
-  void do_send_recv(ElemType type, const void* send_data, std::size_t send_count, int send_peer,
+  void do_all_reduce(Dtype type, void* data, std::size_t count, ReduceOp op) override;
+  void do_all_gather(Dtype type, const void* send, void* recv, std::size_t count) override;
+  void do_reduce_scatter(Dtype type, const void* send, void* recv, std::size_t count) override;
+  void do_all_to_all(Dtype type, const void* send, void* recv, std::size_t count) override;
+  void do_broadcast(Dtype type, void* data, std::size_t count, int root) override;
+  void do_send(Dtype type, const void* data, std::size_t count, int peer) override;
+  void do_recv(Dtype type, void* data, std::size_t count, int peer) override;
+  void do_send_recv(Dtype type, const void* send_data, std::size_t send_count, int send_peer,
                     void* recv_data, std::size_t recv_count, int recv_peer) override;
   // The ring of reduce_scatter, for one element type.
   template <class T>

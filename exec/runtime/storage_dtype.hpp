@@ -3,6 +3,7 @@
 // Dtype names the scenario uses for them: fp32 is float, bf16 and fp16 are 16-bit bit
 // patterns the kernels convert to float around their math. with_storage runs a generic
 // lambda for the C++ type of a run-time Dtype, so model code is written once over T.
+#include <cstddef>
 #include <stdexcept>
 #include <string>
 #include <type_traits>
@@ -18,6 +19,17 @@ constexpr Dtype storage_dtype() {
   else if constexpr (std::is_same_v<T, kernels::bf16>) return Dtype::bf16;
   else if constexpr (std::is_same_v<T, kernels::fp16>) return Dtype::fp16;
   else static_assert(!sizeof(T), "storage types are float, kernels::bf16 and kernels::fp16");
+}
+
+// Bytes of one stored element: 4 for fp32, 2 for bf16 / fp16; throws for any other dtype.
+constexpr std::size_t storage_bytes(Dtype dtype) {
+  switch (dtype) {
+    case Dtype::fp32: return 4;
+    case Dtype::bf16:
+    case Dtype::fp16: return 2;
+    default:
+      throw std::invalid_argument("storage dtype " + std::string(to_string(dtype)) + ": the executor stores fp32, bf16 or fp16");
+  }
 }
 
 // f.template operator()<T>() for the storage type of `dtype`; throws for any other dtype.

@@ -18,17 +18,6 @@ std::size_t element_count(const std::vector<std::int64_t>& shape, const std::str
 
 }  // namespace
 
-std::size_t TypedBuffer::element_bytes(Dtype dtype) {
-  switch (dtype) {
-    case Dtype::fp32: return 4;
-    case Dtype::bf16:
-    case Dtype::fp16: return 2;
-    default:
-      throw std::invalid_argument("TypedBuffer dtype " + std::string(to_string(dtype)) +
-                                  ": storage is fp32, bf16 or fp16");
-  }
-}
-
 TypedBuffer::TypedBuffer(TrackedAllocator& alloc, std::vector<std::int64_t> shape, MemCategory category,
                          std::string name, Dtype dtype, Fill fill)
     : alloc_(&alloc),
@@ -37,7 +26,7 @@ TypedBuffer::TypedBuffer(TrackedAllocator& alloc, std::vector<std::int64_t> shap
       category_(category),
       dtype_(dtype),
       name_(std::move(name)) {
-  data_ = alloc_->allocate(numel_ * element_bytes(dtype_), category_, name_, fill);
+  data_ = alloc_->allocate(numel_ * storage_bytes(dtype_), category_, name_, fill);
 }
 
 TypedBuffer::~TypedBuffer() { release(); }
@@ -66,7 +55,7 @@ TypedBuffer& TypedBuffer::operator=(TypedBuffer&& other) noexcept {
 }
 
 void TypedBuffer::release() noexcept {
-  if (alloc_) alloc_->deallocate(data_, numel_ * element_bytes(dtype_), category_);
+  if (alloc_) alloc_->deallocate(data_, numel_ * storage_bytes(dtype_), category_);
   alloc_ = nullptr;
   data_ = nullptr;
   numel_ = 0;

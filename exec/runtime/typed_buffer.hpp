@@ -33,7 +33,7 @@ class TypedBuffer {
   MemCategory category() const { return category_; }
   Dtype dtype() const { return dtype_; }
   std::size_t numel() const { return numel_; }
-  std::size_t bytes() const { return numel_ * element_bytes(dtype_); }
+  std::size_t bytes() const { return numel_ * storage_bytes(dtype_); }
   bool empty() const { return data_ == nullptr; }
 
   // Typed views; throw std::logic_error when the storage type differs.
@@ -56,8 +56,6 @@ class TypedBuffer {
   }
   void* raw() { return data_; }
   const void* raw() const { return data_; }
-
-  static std::size_t element_bytes(Dtype dtype);
 
  private:
   void release() noexcept;

@@ -312,7 +312,7 @@ void save_tensor(TensorFile& file, const std::string& name, const Tensor& t) {
 void load_tensor(const TensorFile& file, const std::string& name, Tensor& t) {
   if (t.size() == 0) return;
   const StoredTensor& stored = file.at(name);
-  const std::size_t n = stored.data.size() / TypedBuffer::element_bytes(stored.dtype);
+  const std::size_t n = stored.data.size() / storage_bytes(stored.dtype);
   if (stored.dtype != t.dtype() || n != t.size())
     throw CheckpointError("checkpoint tensor '" + name + "' has " + std::to_string(n) + " " +
                           std::string(to_string(stored.dtype)) + " values, this rank holds " + std::to_string(t.size()) +

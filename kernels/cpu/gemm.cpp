@@ -56,19 +56,10 @@ void gemm_forward(const TA* a, const TB* b, TC* c, int m, int n, int k, bool tra
     detail::gemm_tiled(a, b, c, m, n, k, trans_a, trans_b, alpha, beta);
 }
 
-// The 27 storage combinations of A, B and C.
 #define TWINSIM_GEMM_FORWARD(TA, TB, TC)                                                    \
   template void gemm_forward<TA, TB, TC>(const TA*, const TB*, TC*, int, int, int, bool, bool, \
                                          float, float);
-#define TWINSIM_GEMM_FORWARD_C(TA, TB) \
-  TWINSIM_GEMM_FORWARD(TA, TB, float) TWINSIM_GEMM_FORWARD(TA, TB, bf16) TWINSIM_GEMM_FORWARD(TA, TB, fp16)
-#define TWINSIM_GEMM_FORWARD_BC(TA) \
-  TWINSIM_GEMM_FORWARD_C(TA, float) TWINSIM_GEMM_FORWARD_C(TA, bf16) TWINSIM_GEMM_FORWARD_C(TA, fp16)
-TWINSIM_GEMM_FORWARD_BC(float)
-TWINSIM_GEMM_FORWARD_BC(bf16)
-TWINSIM_GEMM_FORWARD_BC(fp16)
-#undef TWINSIM_GEMM_FORWARD_BC
-#undef TWINSIM_GEMM_FORWARD_C
+TWINSIM_FOR_EACH_GEMM_STORAGE(TWINSIM_GEMM_FORWARD)
 #undef TWINSIM_GEMM_FORWARD
 
 void gemm_backward(const float* a, const float* b, const float* dc, float* da, float* db, int m,

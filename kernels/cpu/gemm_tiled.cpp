@@ -155,15 +155,7 @@ void gemm_tiled(const TA* a, const TB* b, TC* c, int m, int n, int k, bool trans
 #define TWINSIM_GEMM_TILED(TA, TB, TC)                                                    \
   template void gemm_tiled<TA, TB, TC>(const TA*, const TB*, TC*, int, int, int, bool, bool, \
                                        float, float);
-#define TWINSIM_GEMM_TILED_C(TA, TB) \
-  TWINSIM_GEMM_TILED(TA, TB, float) TWINSIM_GEMM_TILED(TA, TB, bf16) TWINSIM_GEMM_TILED(TA, TB, fp16)
-#define TWINSIM_GEMM_TILED_BC(TA) \
-  TWINSIM_GEMM_TILED_C(TA, float) TWINSIM_GEMM_TILED_C(TA, bf16) TWINSIM_GEMM_TILED_C(TA, fp16)
-TWINSIM_GEMM_TILED_BC(float)
-TWINSIM_GEMM_TILED_BC(bf16)
-TWINSIM_GEMM_TILED_BC(fp16)
-#undef TWINSIM_GEMM_TILED_BC
-#undef TWINSIM_GEMM_TILED_C
+TWINSIM_FOR_EACH_GEMM_STORAGE(TWINSIM_GEMM_TILED)
 #undef TWINSIM_GEMM_TILED
 
 }  // namespace detail

@@ -17,6 +17,14 @@ inline constexpr int kGemmTile = 256;
 static_assert(3 * static_cast<std::size_t>(kGemmTile) * kGemmTile <= kGemmWorkspaceFloats,
               "the A, B and C tiles must fit the workspace");
 
+// X(TA, TB, TC) for each of the 27 storage combinations of A, B and C (the explicit
+// instantiations of gemm_forward and gemm_tiled).
+#define TWINSIM_GEMM_STORAGE_C(X, TA, TB) X(TA, TB, float) X(TA, TB, bf16) X(TA, TB, fp16)
+#define TWINSIM_GEMM_STORAGE_BC(X, TA) \
+  TWINSIM_GEMM_STORAGE_C(X, TA, float) TWINSIM_GEMM_STORAGE_C(X, TA, bf16) TWINSIM_GEMM_STORAGE_C(X, TA, fp16)
+#define TWINSIM_FOR_EACH_GEMM_STORAGE(X) \
+  TWINSIM_GEMM_STORAGE_BC(X, float) TWINSIM_GEMM_STORAGE_BC(X, bf16) TWINSIM_GEMM_STORAGE_BC(X, fp16)
+
 // Same semantics as gemm_forward; instantiated for all 27 type combinations.
 template <class TA, class TB, class TC>
 void gemm_tiled(const TA* a, const TB* b, TC* c, int m, int n, int k, bool trans_a, bool trans_b,

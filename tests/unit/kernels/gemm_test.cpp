@@ -133,21 +133,6 @@ T round_once(double x) {
   }
 }
 
-// n values drawn uniformly in [-1, 1] and rounded to T, so T holds them exactly.
-template <class T>
-std::vector<T> random_storage(long n, unsigned seed) {
-  std::vector<T> v;
-  for (float x : random_vector(n, seed)) v.push_back(from_float<T>(x));
-  return v;
-}
-
-template <class T>
-std::vector<double> widen(const std::vector<T>& v) {
-  std::vector<double> w;
-  for (const T& x : v) w.push_back(to_float(x));
-  return w;
-}
-
 // The logical [rows, cols] matrix x stored as the GEMM reads it: as is, or transposed.
 template <class T>
 std::vector<T> stored(const std::vector<T>& x, int rows, int cols, bool trans) {
@@ -277,7 +262,7 @@ void check_mixed_gemm(GemmCase s, unsigned seed) {
   const auto c_old = random_storage<TC>(static_cast<long>(s.m) * s.n, seed + 2);
   const float alpha = 0.75f;
   for (float beta : {0.0f, -1.25f}) {
-    const ExactC exact = exact_c(widen(a), widen(b), widen(c_old), s.m, s.n, s.k, alpha, beta);
+    const ExactC exact = exact_c(widen<double>(a), widen<double>(b), widen<double>(c_old), s.m, s.n, s.k, alpha, beta);
     for (bool ta : {false, true})
       for (bool tb : {false, true}) {
         std::vector<TC> c = beta == 0.0f ? std::vector<TC>(c_old.size(), nan_of<TC>()) : c_old;
@@ -339,7 +324,7 @@ TEST(MixedGemm, TheCheckCatchesRoundingMoreThanOnce) {
   const float alpha = 0.75f, beta = -1.25f;
   std::vector<bf16> c = c_old;
   gemm_forward(a.data(), b.data(), c.data(), m, n, k, false, false, alpha, beta);
-  const auto a64 = widen(a), b64 = widen(b), c_old64 = widen(c_old);
+  const auto a64 = widen<double>(a), b64 = widen<double>(b), c_old64 = widen<double>(c_old);
   const ExactC exact = exact_c(a64, b64, c_old64, m, n, k, alpha, beta);
   const auto p = product(a64, b64, m, n, k);
   // the product rounded to bf16, then the sum with beta C rounded again

@@ -8,6 +8,8 @@
 #include <random>
 #include <vector>
 
+#include "kernels/common/storage.hpp"
+
 namespace twinsim::kernels::testing {
 
 inline std::vector<float> random_vector(long n, unsigned seed, float lo = -1.0f, float hi = 1.0f) {
@@ -16,6 +18,23 @@ inline std::vector<float> random_vector(long n, unsigned seed, float lo = -1.0f,
   std::vector<float> v(n);
   for (auto& x : v) x = dist(gen);
   return v;
+}
+
+// n values drawn uniformly in [-1, 1] and rounded to the storage type T (float, bf16,
+// fp16), which then holds them exactly.
+template <class T>
+std::vector<T> random_storage(long n, unsigned seed) {
+  std::vector<T> v;
+  for (float x : random_vector(n, seed)) v.push_back(from_float<T>(x));
+  return v;
+}
+
+// The values of v as U (float or double): exact for every storage type.
+template <class U, class T>
+std::vector<U> widen(const std::vector<T>& v) {
+  std::vector<U> w;
+  for (const T& x : v) w.push_back(to_float(x));
+  return w;
 }
 
 inline std::vector<double> to_double(const std::vector<float>& v) {

@@ -24,20 +24,6 @@ int ordered(T v) {
   return (v.bits & 0x8000) ? -magnitude : magnitude;
 }
 
-template <class T>
-std::vector<T> random_storage(long n, unsigned seed) {
-  std::vector<T> v;
-  for (float x : random_vector(n, seed)) v.push_back(from_float<T>(x));
-  return v;
-}
-
-template <class T>
-std::vector<float> widen(const std::vector<T>& v) {
-  std::vector<float> w;
-  for (const T& x : v) w.push_back(to_float(x));
-  return w;
-}
-
 // got == round(reference) within 1 ulp everywhere, and exactly for all but 1% + 1.
 template <class T>
 void expect_rounded_once(const std::vector<T>& got, const std::vector<float>& reference,
@@ -67,7 +53,7 @@ TYPED_TEST(LinearStorage, ForwardWithAndWithoutBiasIsTheFloatLayerRoundedOnce) {
   using T = TypeParam;
   const auto x = random_storage<T>(kTokens * kIn, 1), w = random_storage<T>(kOut * kIn, 2);
   const auto bias = random_storage<T>(kOut, 3);
-  const auto xf = widen(x), wf = widen(w), bf = widen(bias);
+  const auto xf = widen<float>(x), wf = widen<float>(w), bf = widen<float>(bias);
   std::vector<T> y(kTokens * kOut);
   std::vector<float> yf(kTokens * kOut);
 
@@ -84,7 +70,7 @@ TYPED_TEST(LinearStorage, BackwardOpsAreTheFloatLayerRoundedOnce) {
   using T = TypeParam;
   const auto x = random_storage<T>(kTokens * kIn, 4), w = random_storage<T>(kOut * kIn, 5);
   const auto dy = random_storage<T>(kTokens * kOut, 6);
-  const auto xf = widen(x), wf = widen(w), dyf = widen(dy);
+  const auto xf = widen<float>(x), wf = widen<float>(w), dyf = widen<float>(dy);
 
   std::vector<T> dx(kTokens * kIn);
   std::vector<float> dxf(kTokens * kIn);
@@ -97,7 +83,7 @@ TYPED_TEST(LinearStorage, BackwardOpsAreTheFloatLayerRoundedOnce) {
   std::vector<T> dw(kOut * kIn), db(kOut);
   std::vector<float> dwf(kOut * kIn), dbf(kOut);
   for (bool accumulate : {false, true}) {
-    if (accumulate) dwf = widen(dw), dbf = widen(db);
+    if (accumulate) dwf = widen<float>(dw), dbf = widen<float>(db);
     cpu::linear_backward_weight(dy.data(), x.data(), dw.data(), kTokens, kIn, kOut, accumulate);
     cpu::linear_backward_weight(dyf.data(), xf.data(), dwf.data(), kTokens, kIn, kOut, accumulate);
     expect_rounded_once(dw, dwf, accumulate ? "dW accumulated" : "dW");
