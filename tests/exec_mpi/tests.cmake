@@ -24,6 +24,9 @@ set(EXEC_PARITY_CASES
   # every stored weight on the 16-bit grid
   "bf16_dp2_zero1|2|dp=2 zero=1 precision=bf16 tolerance=1e-3"
   "fp16_tp2|2|tp=2 precision=fp16 tolerance=1e-4"
+  # 16-bit activations across TP (SP gathers, reduce-scatters), PP sends and ZeRO-3 gathers
+  "bf16_tp2_pp2_sp_llama|4|tp=2 pp=2 sp=1 model=llama precision=bf16 tolerance=1e-3"
+  "bf16_zero3_dp2|2|dp=2 zero=3 precision=bf16 tolerance=1e-3"
 )
 foreach(case ${EXEC_PARITY_CASES})
   string(REPLACE "|" ";" parts "${case}")
