@@ -1,5 +1,7 @@
-// 16-bit storage rounding against hand-worked IEEE cases and the compiler's own _Float16
-// conversion; the dynamic loss scaler's skip/halve/grow rule (Micikevicius et al. 2018 §3.2).
+// 16-bit storage rounding against hand-worked IEEE cases (the conversions themselves, and
+// against the compiler's _Float16: tests/unit/kernels/storage_test.cpp); the cast of fp32
+// masters into 16-bit weights; the dynamic loss scaler's skip/halve/grow rule
+// (Micikevicius et al. 2018 §3.2).
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -32,18 +34,6 @@ TEST(ExecMixedPrecision, Fp16HandWorkedCases) {
   EXPECT_EQ(round_to_fp16(std::ldexp(1.0f, -25)), 0.0f);  // tie -> even (0)
   EXPECT_EQ(round_to_fp16(3 * std::ldexp(1.0f, -25)), std::ldexp(1.0f, -23));
 }
-
-#ifdef __FLT16_MAX__
-TEST(ExecMixedPrecision, Fp16MatchesTheCompilersConversion) {
-  std::mt19937 rng(3);
-  std::uniform_real_distribution<float> exponent(-26.0f, 17.0f);
-  for (int i = 0; i < 20000; ++i) {
-    const float x = (i % 2 ? -1.0f : 1.0f) * std::exp2(exponent(rng));
-    const float expected = static_cast<float>(static_cast<_Float16>(x));
-    EXPECT_EQ(round_to_fp16(x), expected) << x;
-  }
-}
-#endif
 
 // The cast-on-copy into 16-bit storage rounds each master value once, to the same
 // number round_to_storage gives the fp32 copy.
