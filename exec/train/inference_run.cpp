@@ -119,7 +119,7 @@ InferenceRecord run_inference(const InferenceConfig& c, ProcessGroups& groups, c
             out = static_cast<int>(c.workload.output_len);
   TransformerStage stage(whole_model(c, groups.coords().tp));
   stage.initialize();
-  // 16-bit weights are emulated by rounding (compute stays fp32, as in training)
+  // serving keeps fp32 arrays: 16-bit weights are emulated by rounding (training stores 16 bits)
   for (ParamBlock* b : stage.blocks()) round_to_storage(c.workload.weight_dtype, b->params.data(), b->params.size());
   for (ParamBlock* b : stage.blocks()) b->grads.release();  // inference keeps no grads
   allocator.reset_peaks();
