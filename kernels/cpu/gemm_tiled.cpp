@@ -15,59 +15,6 @@ namespace {
 alignas(64) float g_default_workspace[kGemmWorkspaceFloats];
 float* g_workspace = nullptr;
 
-// Selects a where mask is all ones, b where it is zero: a ?: GCC would not vectorise.
-inline std::uint32_t select(std::uint32_t mask, std::uint32_t a, std::uint32_t b) {
-  return (a & mask) | (b & ~mask);
-}
-inline std::uint32_t mask_of(bool x) { return 0u - static_cast<std::uint32_t>(x); }
-
-// widen / narrow: bit-identical to storage.hpp's to_float and from_float (gemm_test checks
-// every 16-bit pattern and a sweep of fp32 ones), written without branches so GCC
-// vectorises the tile loops; the branchy originals ran one element at a time and made
-// fp16 GEMMs about twice as slow as bf16 ones.
-inline float widen(float x) { return x; }
-inline float widen(bf16 x) { return to_float(x); }  // a shift: already branch-free
-inline float widen(fp16 x) {
-  const std::uint32_t h = x.bits, exp = h & 0x7c00u;
-  const std::uint32_t body = (h & 0x7fffu) << 13;  // exponent and mantissa in fp32's places
-  const std::uint32_t normal = body + (112u << 23);  // rebias 15 -> 127
-  const std::uint32_t special = body | 0x7f800000u;  // inf, nan with its payload
-  // subnormal mant * 2^-24 = (2^-14 + mant * 2^-24) - 2^-14, both exact fp32 normals, so
-  // a denormals-are-zero FPU mode cannot flush it
-  const std::uint32_t subnormal = float_bits(bits_float(body + (113u << 23)) - 0x1p-14f);
-  std::uint32_t magnitude = select(mask_of(exp == 0), subnormal, normal);
-  magnitude = select(mask_of(exp == 0x7c00u), special, magnitude);
-  return bits_float(magnitude | ((h & 0x8000u) << 16));
-}
-
-template <class T>
-T narrow(float x) {
-  return from_float<T>(x);
-}
-template <>
-bf16 narrow<bf16>(float x) {
-  // round to nearest even on the dropped 16 bits; inf passes, a nan stays a nan
-  const std::uint32_t u = float_bits(x);
-  const std::uint32_t rounded = (u + 0x7fffu + ((u >> 16) & 1u)) >> 16;
-  const std::uint32_t special = (u >> 16) | (mask_of((u & 0xffffu) != 0) & 0x40u);
-  return {static_cast<std::uint16_t>(select(mask_of((u & 0x7f800000u) == 0x7f800000u), special, rounded))};
-}
-
-template <>
-fp16 narrow<fp16>(float x) {
-  // F. Giesen's float_to_half_fast3_rtne ("half to float done quic", 2016) with masks
-  const std::uint32_t u = float_bits(x), a = u & 0x7fffffffu;
-  // normal: round the 13 dropped bits to nearest even, then rebias 127 -> 15
-  const std::uint32_t normal = ((a + 0xfffu + ((a >> 13) & 1u)) >> 13) - (112u << 10);
-  // below 2^-14: adding 0.5 leaves a multiple of 2^-24 rounded to nearest even (the ulp of
-  // [0.5, 1)), whose low mantissa bits are the fp16 subnormal
-  const std::uint32_t subnormal = float_bits(bits_float(a) + 0.5f) - 0x3f000000u;
-  std::uint32_t h = select(mask_of(a < 0x38800000u), subnormal, normal);
-  h = select(mask_of(a >= 0x477ff000u), 0x7c00u, h);  // rounds above 65504: inf
-  h = select(mask_of(a > 0x7f800000u), 0x7e00u, h);   // nan
-  return {static_cast<std::uint16_t>(h | ((u >> 16) & 0x8000u))};
-}
-
 // One block of a stored row-major matrix (row length ld): rows [r0, r0 + rows), columns
 // [c0, c0 + cols), as contiguous fp32 rows of length cols. A float block that already is
 // contiguous (it spans whole rows) is used in place; anything else is copied into scratch,
@@ -82,7 +29,7 @@ const float* tile_as_float(const T* src, long ld, int r0, int c0, int rows, int 
     float* to = scratch + static_cast<long>(r) * cols;
     if constexpr (std::is_same_v<T, float>) std::memcpy(to, from, sizeof(float) * cols);
     else
-      for (int j = 0; j < cols; ++j) to[j] = widen(from[j]);
+      for (int j = 0; j < cols; ++j) to[j] = to_float(from[j]);
   }
   return scratch;
 }
@@ -106,9 +53,9 @@ void store_tile(const float* acc, TC* c, int n, int i0, int j0, int rows, int co
     const float* from = acc + static_cast<long>(i) * cols;
     TC* to = c + static_cast<long>(i0 + i) * n + j0;
     if (beta == 0.0f)
-      for (int j = 0; j < cols; ++j) to[j] = narrow<TC>(alpha * from[j]);
+      for (int j = 0; j < cols; ++j) to[j] = from_float<TC>(alpha * from[j]);
     else
-      for (int j = 0; j < cols; ++j) to[j] = narrow<TC>(alpha * from[j] + beta * widen(to[j]));
+      for (int j = 0; j < cols; ++j) to[j] = from_float<TC>(alpha * from[j] + beta * to_float(to[j]));
   }
 }
 

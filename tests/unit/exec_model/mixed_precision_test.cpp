@@ -1,6 +1,5 @@
-// 16-bit storage rounding against hand-worked IEEE cases (the conversions themselves, and
-// against the compiler's _Float16: tests/unit/kernels/storage_test.cpp); the cast of fp32
-// masters into 16-bit weights; the dynamic loss scaler's skip/halve/grow rule
+// 16-bit storage rounding in place and the cast of fp32 masters into 16-bit weights (the
+// conversions themselves: tests/unit/kernels/storage_test.cpp); the dynamic loss scaler's skip/halve/grow rule
 // (Micikevicius et al. 2018 §3.2).
 #include <gtest/gtest.h>
 
@@ -14,25 +13,22 @@
 namespace twinsim::exec {
 namespace {
 
-TEST(ExecMixedPrecision, Bf16RoundsToNearestEven) {
-  EXPECT_EQ(round_to_bf16(1.0f), 1.0f);
-  // bf16 keeps 7 mantissa bits: spacing 2^-7 at 1
-  EXPECT_EQ(round_to_bf16(1.0f + std::ldexp(1.0f, -8)), 1.0f);  // tie -> even (1.0)
-  EXPECT_EQ(round_to_bf16(1.0f + 3 * std::ldexp(1.0f, -8)), 1.0f + std::ldexp(1.0f, -6));  // tie -> even
-  EXPECT_EQ(round_to_bf16(1.0f + std::ldexp(1.0f, -8) + std::ldexp(1.0f, -12)), 1.0f + std::ldexp(1.0f, -7));
-  EXPECT_EQ(round_to_bf16(-3.0f), -3.0f);
-  EXPECT_TRUE(std::isinf(round_to_bf16(INFINITY)));
-  EXPECT_TRUE(std::isnan(round_to_bf16(NAN)));
-}
-
-TEST(ExecMixedPrecision, Fp16HandWorkedCases) {
-  EXPECT_EQ(round_to_fp16(65504.0f), 65504.0f);  // largest fp16
-  EXPECT_EQ(round_to_fp16(65519.0f), 65504.0f);
-  EXPECT_TRUE(std::isinf(round_to_fp16(65520.0f)));  // the tie rounds up to 2^16: overflow
-  EXPECT_EQ(round_to_fp16(1.0f + std::ldexp(1.0f, -11)), 1.0f);  // tie -> even
-  EXPECT_EQ(round_to_fp16(std::ldexp(1.0f, -24)), std::ldexp(1.0f, -24));  // smallest subnormal
-  EXPECT_EQ(round_to_fp16(std::ldexp(1.0f, -25)), 0.0f);  // tie -> even (0)
-  EXPECT_EQ(round_to_fp16(3 * std::ldexp(1.0f, -25)), std::ldexp(1.0f, -23));
+// round_to_bf16 / round_to_fp16 are storage.hpp's conversions there and back (their
+// cases: tests/unit/kernels/storage_test.cpp); round_to_storage applies them in place.
+TEST(ExecMixedPrecision, RoundToStorageRoundsInPlaceAndLeavesFp32Alone) {
+  std::vector<float> v = {1.0f + std::ldexp(1.0f, -8) + std::ldexp(1.0f, -12), 65519.0f, -3.0f};
+  std::vector<float> same = v;
+  round_to_storage(Dtype::fp32, same.data(), same.size());
+  EXPECT_EQ(same, v);
+  std::vector<float> b = v, h = v;
+  round_to_storage(Dtype::bf16, b.data(), b.size());
+  round_to_storage(Dtype::fp16, h.data(), h.size());
+  EXPECT_EQ(b[0], 1.0f + std::ldexp(1.0f, -7));
+  EXPECT_EQ(h[1], 65504.0f);
+  for (std::size_t i = 0; i < v.size(); ++i) {
+    EXPECT_EQ(b[i], round_to_bf16(v[i]));
+    EXPECT_EQ(h[i], round_to_fp16(v[i]));
+  }
 }
 
 // The cast-on-copy into 16-bit storage rounds each master value once, to the same

@@ -357,8 +357,8 @@ TEST(MixedGemm, TheCheckCatchesRoundingMoreThanOnce) {
   ::testing::Test::RecordProperty("k_tiles_rounded", describe<bf16>(tiles));
 }
 
-// The tile loops widen and round with their own branch-free code: it must agree bit for
-// bit with storage.hpp's. A [rows, 1] x B [1, 1] = 1 passes each value through unchanged
+// The tile loops widen on load and round on store with storage.hpp's conversions, once
+// each. A [rows, 1] x B [1, 1] = 1 passes each value through unchanged
 // but for the widening on load and the rounding on store (x * 1 is exact; only -0 comes
 // out +0, as from any GEMM, whose sums start at +0: so the reference is x + 0).
 template <class TA, class TC>

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdint>
 #include <random>
+#include <vector>
 
 #include "kernels/common/storage.hpp"
 
@@ -49,6 +50,46 @@ TEST(KernelStorage, EveryPatternSurvivesTheRoundTrip) {
     else EXPECT_EQ(to_bf16(g).bits, bits) << b;
   }
 }
+
+// The plain rounding the branch-free to_bf16 replaces: keep the top 16 bits, rounding the
+// dropped 16 to nearest, ties to even; inf and nan pass (a nan keeps a mantissa bit).
+float naive_bf16_round(float x) {
+  std::uint32_t u = float_bits(x);
+  if ((u & 0x7f800000u) == 0x7f800000u) return (u & 0x7fffffu) ? NAN : x;
+  u += 0x7fffu + ((u >> 16) & 1u);
+  return bits_float(u & 0xffff0000u);
+}
+
+// Every sign, exponent and top mantissa half of fp32 with low halves at and around the
+// rounding ties of bf16 (bit 15) and fp16 (bit 12).
+std::vector<float> tie_heavy_sweep() {
+  std::vector<float> values;
+  for (std::uint32_t high = 0; high < 65536; ++high)
+    for (std::uint32_t low : {0x0000u, 0x0001u, 0x0fffu, 0x1000u, 0x1001u, 0x3000u, 0x7fffu, 0x8000u, 0x8001u,
+                              0xb000u, 0xffffu})
+      values.push_back(bits_float(high << 16 | low));
+  return values;
+}
+
+TEST(KernelStorage, Bf16MatchesThePlainRoundingOverATieHeavySweep) {
+  int mismatches = 0;
+  for (float x : tie_heavy_sweep()) {
+    const float want = naive_bf16_round(x), got = bf16_round(x);
+    const bool same = std::isnan(want) ? std::isnan(got) : float_bits(got) == float_bits(want);
+    if (!same && mismatches++ < 5) ADD_FAILURE() << std::hex << float_bits(x);
+  }
+}
+
+#ifdef __FLT16_MAX__
+TEST(KernelStorage, Fp16MatchesTheCompilersConversionOverATieHeavySweep) {
+  int mismatches = 0;
+  for (float x : tie_heavy_sweep()) {
+    const float want = static_cast<float>(static_cast<_Float16>(x)), got = fp16_round(x);
+    const bool same = std::isnan(want) ? std::isnan(got) : float_bits(got) == float_bits(want);
+    if (!same && mismatches++ < 5) ADD_FAILURE() << std::hex << float_bits(x);
+  }
+}
+#endif
 
 #ifdef __FLT16_MAX__
 TEST(KernelStorage, Fp16MatchesTheCompilersConversion) {
