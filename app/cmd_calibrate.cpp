@@ -12,6 +12,7 @@
 #include <sstream>
 #include <thread>
 
+#include "app/child_process.hpp"
 #include "app/commands.hpp"
 #include "calibrate/calibration.hpp"
 #include "calibrate/co_runners.hpp"
@@ -97,15 +98,14 @@ struct CommRun {
 };
 
 CommRun spawn_comm(const CalibrateArgs& a, int ranks, const std::string& tmp) {
-  const std::string self = std::filesystem::read_symlink("/proc/self/exe").string();
   // Open MPI refuses root without --allow-run-as-root (containers often run as root)
-  const std::string cmd = "mpirun -np " + std::to_string(ranks) + " --oversubscribe" +
-                          (geteuid() == 0 ? " --allow-run-as-root '" : " '") + self +
-                          "' calibrate --comm-only '" + tmp + "' --repeats " + std::to_string(a.repeats) +
-                          " --comm-evict " + std::to_string(a.comm_evict_MiB) +
-                          (a.quick ? " --quick" : "");
-  std::cerr << "calibrate: " << cmd << "\n";
-  if (std::system(cmd.c_str()) != 0) throw std::runtime_error("the communicator benchmark failed: " + cmd);
+  std::vector<std::string> argv{"mpirun", "-np", std::to_string(ranks), "--oversubscribe"};
+  if (geteuid() == 0) argv.push_back("--allow-run-as-root");
+  argv.insert(argv.end(), {self_executable().string(), "calibrate", "--comm-only", tmp, "--repeats",
+                           std::to_string(a.repeats), "--comm-evict", std::to_string(a.comm_evict_MiB)});
+  if (a.quick) argv.push_back("--quick");
+  std::cerr << "calibrate: " << describe_command(argv) << "\n";
+  if (run_child(argv) != 0) throw std::runtime_error("the communicator benchmark failed: " + describe_command(argv));
   std::ifstream f(tmp);
   const nlohmann::json j = nlohmann::json::parse(f);
   CommRun run{calibrate::comm_points_from_json(j.at("points")), calibrate::stats_from(j.at("straggler"))};

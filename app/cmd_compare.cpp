@@ -1,12 +1,14 @@
 // `twinsim compare SIM.json MEASURED.json [--json] [--plot PREFIX]`: a simulated report
 // beside a measured one (step, per op, per op category, memory per category), the ops
 // that contribute most to the gap first. --plot draws PREFIX_ops.png and
-// PREFIX_memory.png with scripts/plot_compare.py (matplotlib).
+// PREFIX_memory.png with plot_compare.py (matplotlib), which the installed tree keeps in
+// PREFIX/share/twinsim beside PREFIX/bin/twinsim ($TWINSIM_PLOT_SCRIPT names another).
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
 
+#include "app/child_process.hpp"
 #include "app/commands.hpp"
 #include "compare/comparison.hpp"
 
@@ -30,22 +32,19 @@ nlohmann::json read_json(const std::string& path) {
   }
 }
 
-// The plotting script: $TWINSIM_PLOT_SCRIPT, else scripts/ under the working directory,
-// else beside the source tree the binary was built in (build-x/app/twinsim).
-std::filesystem::path plot_script(const char* argv0_dir) {
+// The plotting script: $TWINSIM_PLOT_SCRIPT, else the one installed with this binary.
+std::filesystem::path plot_script() {
   if (const char* env = std::getenv("TWINSIM_PLOT_SCRIPT")) return env;
-  const std::filesystem::path here = "scripts/plot_compare.py";
-  if (std::filesystem::exists(here)) return here;
-  return std::filesystem::path(argv0_dir) / "../../scripts/plot_compare.py";
+  return installed_resource("plot_compare.py");
 }
 
 void plot(const nlohmann::json& comparison, const std::string& prefix) {
   const std::string data = prefix + "_compare.json";
   std::ofstream(data) << comparison.dump(2) << "\n";
-  const std::filesystem::path exe = std::filesystem::read_symlink("/proc/self/exe");
-  const std::string cmd = "python3 '" + plot_script(exe.parent_path().c_str()).string() + "' '" + data + "' '" + prefix + "'";
-  if (std::system(cmd.c_str()) != 0)
-    throw std::runtime_error("plotting failed (" + cmd + "); is matplotlib installed? the data is in " + data);
+  const std::vector<std::string> argv{"python3", plot_script().string(), data, prefix};
+  if (run_child(argv) != 0)
+    throw std::runtime_error("plotting failed (" + describe_command(argv) +
+                             "); is matplotlib installed? the data is in " + data);
 }
 
 void run_compare(const CompareArgs& a) {

@@ -18,6 +18,7 @@
 #include <sstream>
 #include <thread>
 
+#include "app/child_process.hpp"
 #include "app/commands.hpp"
 #include "compare/comparison.hpp"
 #include "scenario/load.hpp"
@@ -68,14 +69,11 @@ nlohmann::json read_json(const fs::path& p) {
   return nlohmann::json::parse(f);
 }
 
-std::string self_path() { return fs::read_symlink("/proc/self/exe").string(); }
-
-// Runs `cmd` with its stderr (and its stdout, unless `stdout_to` is given) in `log`.
-void sh(const std::string& cmd, const fs::path& log, const fs::path& stdout_to = {}) {
-  const std::string out = stdout_to.empty() ? log.string() : stdout_to.string();
-  const std::string full = cmd + " > '" + out + "' 2>" + (stdout_to.empty() ? "&1" : "'" + log.string() + "'");
-  if (std::system(full.c_str()) != 0)
-    throw std::runtime_error("failed: " + cmd + " (log: " + log.string() + ")");
+// Runs argv with its stderr (and its stdout, unless `stdout_to` is given) in `log`.
+void run_logged(const std::vector<std::string>& argv, const fs::path& log, const fs::path& stdout_to = {}) {
+  const ChildOutput out = stdout_to.empty() ? ChildOutput{log, {}, true} : ChildOutput{stdout_to, log, false};
+  if (run_child(argv, out) != 0)
+    throw std::runtime_error("failed: " + describe_command(argv) + " (log: " + log.string() + ")");
 }
 
 // The suite's scenario with its cluster replaced by the calibrated hardware file.
@@ -108,13 +106,14 @@ CaseResult run_case(const fs::path& src, const ValidateArgs& a, int cores, const
     const fs::path scenario = calibrated_scenario(src, a, dir);
     r.world = static_cast<int>(load_scenario_file(scenario.string()).plan.world_size());
     r.timing = r.world <= cores;
-    const std::string self = "'" + (a.twinsim.empty() ? self_path() : a.twinsim) + "'";
-    sh(self + " simulate '" + scenario.string() + "' --json", dir / "simulate.log", dir / "simulated.json");
+    const std::string self = a.twinsim.empty() ? self_executable().string() : a.twinsim;
+    run_logged({self, "simulate", scenario.string(), "--json"}, dir / "simulate.log", dir / "simulated.json");
     // Open MPI refuses root without --allow-run-as-root (containers often run as root)
-    const std::string root = geteuid() == 0 ? " --allow-run-as-root" : "";
-    sh("mpirun -np " + std::to_string(r.world) + " --oversubscribe" + root + " " + self + " run '" + scenario.string() +
-           "' --steps " + std::to_string(a.steps) + " --out '" + dir.string() + "'",
-       dir / "run.log");
+    std::vector<std::string> mpirun{"mpirun", "-np", std::to_string(r.world), "--oversubscribe"};
+    if (geteuid() == 0) mpirun.push_back("--allow-run-as-root");
+    mpirun.insert(mpirun.end(), {self, "run", scenario.string(), "--steps", std::to_string(a.steps), "--out",
+                                 dir.string()});
+    run_logged(mpirun, dir / "run.log");
     r.cmp = compare::compare_reports(read_json(dir / "simulated.json"), read_json(dir / "measured.json"));
     std::ofstream(dir / "comparison.json") << compare::to_json(r.cmp).dump(2) << "\n";
     std::ofstream(dir / "comparison.txt") << compare::format_comparison(r.cmp);

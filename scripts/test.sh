@@ -8,6 +8,9 @@ export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 # a kernel that leaves an element unwritten shows in the numerics tests
 export TWINSIM_POISON_UNINITIALIZED=1
 ctest --test-dir build --output-on-failure -j"${TWINSIM_JOBS:-$(nproc)}"
+# The kernel tests again with the AVX2 GEMM path off, built outside the source tree (~1 min
+# on 2 cores): the portable path sums in another order, and CPUs without AVX2 get only it.
+./scripts/test_portable_gemm.sh
 # The inputs from outside (scenario loader, rejected-input table, fuzzer regressions,
 # overflow checks, memory model) again under AddressSanitizer + UBSan, built alone (~3 min
 # on 2 cores); the whole suite under them is scripts/sanitize.sh. TWINSIM_SANITIZE_SAMPLE=0 skips.

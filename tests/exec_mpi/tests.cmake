@@ -102,6 +102,15 @@ add_test(NAME exec_mpi.run.tiny_gpt_infer_compare
                  --set inference.prompt_len=32 --set inference.output_len=6)
 set_tests_properties(exec_mpi.run.tiny_gpt_infer_compare PROPERTIES FIXTURES_REQUIRED exec_infer_gpt
                      TIMEOUT 120 LABELS mpi)
+# The same comparison plotted by the installed binary (`cmake --install` into a prefix with a
+# space and a quote), run from an unrelated directory (check_installed_plot.py)
+add_test(NAME exec_mpi.compare.installed_plot
+         COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/check_installed_plot.py ${PROJECT_BINARY_DIR}
+                 ${PROJECT_SOURCE_DIR}/scenarios/validation/host/tiny-gpt-inference.yaml
+                 ${CMAKE_CURRENT_BINARY_DIR}/exec_infer_gpt
+                 --set inference.prompt_len=32 --set inference.output_len=6)
+set_tests_properties(exec_mpi.compare.installed_plot PROPERTIES FIXTURES_REQUIRED exec_infer_gpt
+                     TIMEOUT 120 LABELS mpi)
 # `twinsim calibrate --quick`: the hardware file loads, the raw points keep the
 # communicator sweep
 add_test(NAME exec_mpi.calibrate.quick

@@ -101,38 +101,6 @@ TEST(Gemm, PortableBuildMatchesTooWhenTheCpuDispatchesToAvx2) {
 
 // ---- Mixed precision: A, B, C each float, bf16 or fp16 ----
 
-// A 16-bit value's place on the number line as an integer (sign-magnitude to two's
-// complement), so neighbouring values differ by 1 and the distance is in ulps; +0 == -0.
-template <class T>
-int ordered(T v) {
-  const int magnitude = v.bits & 0x7fff;
-  return (v.bits & 0x8000) ? -magnitude : magnitude;
-}
-template <class T>
-T from_ordered(int key) {
-  return {static_cast<std::uint16_t>(key < 0 ? 0x8000 | -key : key)};
-}
-
-// x rounded once to T, to nearest with ties to even. Going through float would round twice
-// (double -> float -> T), which can land one ulp off; the nearest T is within one ulp of
-// that, so pick it among the float-rounded value and its two neighbours.
-template <class T>
-T round_once(double x) {
-  if constexpr (std::is_same_v<T, float>) {
-    return static_cast<float>(x);
-  } else {
-    const T first = from_float<T>(static_cast<float>(x));
-    T best = first;
-    double best_err = std::abs(to_float(first) - x);
-    for (int step : {-1, 1}) {
-      const T other = from_ordered<T>(ordered(first) + step);
-      const double err = std::abs(to_float(other) - x);
-      if (err < best_err || (err == best_err && (other.bits & 1) == 0)) best = other, best_err = err;
-    }
-    return best;
-  }
-}
-
 // The logical [rows, cols] matrix x stored as the GEMM reads it: as is, or transposed.
 template <class T>
 std::vector<T> stored(const std::vector<T>& x, int rows, int cols, bool trans) {
@@ -143,103 +111,19 @@ std::vector<T> stored(const std::vector<T>& x, int rows, int cols, bool trans) {
   return t;
 }
 
-// P = A B in double (A [m, k], B [k, n] logical, row-major); i-p-j order so it vectorises.
-std::vector<double> product(const std::vector<double>& a, const std::vector<double>& b, int m,
-                            int n, int k) {
-  std::vector<double> p(static_cast<long>(m) * n, 0.0);
-  for (int i = 0; i < m; ++i)
-    for (int q = 0; q < k; ++q) {
-      const double aiq = a[static_cast<long>(i) * k + q];
-      for (int j = 0; j < n; ++j) p[static_cast<long>(i) * n + j] += aiq * b[static_cast<long>(q) * n + j];
-    }
-  return p;
-}
-
-// The exact alpha op(A) op(B) + beta C_old of the rounded inputs, and for each element a
-// bound on the error any fp32 evaluation may make: gamma_(k+3) (|alpha| sum |a b| + |beta c|),
-// gamma_n = n u / (1 - n u), u = 2^-24 (Higham, "Accuracy and Stability of Numerical
-// Algorithms", 2nd ed., eq. 3.5 for the inner product, whatever the summation order; the
-// +3 covers alpha's product, beta's product and their sum).
-struct ExactC {
-  std::vector<double> value, fp32_bound;
-};
-
-ExactC exact_c(const std::vector<double>& a, const std::vector<double>& b,
-               const std::vector<double>& c_old, int m, int n, int k, double alpha, double beta) {
-  auto magnitude = [](std::vector<double> x) {
-    for (double& v : x) v = std::abs(v);
-    return x;
-  };
-  const auto p = product(a, b, m, n, k), p_abs = product(magnitude(a), magnitude(b), m, n, k);
-  const double u = std::ldexp(1.0, -24), gamma = (k + 3) * u / (1 - (k + 3) * u);
-  ExactC e{std::vector<double>(p.size()), std::vector<double>(p.size())};
+// The exact alpha op(A) op(B) + beta C_old of the rounded inputs, and for each element the
+// fp32 allowance gamma_(k+3) (|alpha| sum |a b| + |beta c|) (kernel_test_util.hpp; the +3
+// covers alpha's product, beta's product and their sum).
+Fp32Reference exact_c(const std::vector<double>& a, const std::vector<double>& b,
+                      const std::vector<double>& c_old, int m, int n, int k, double alpha, double beta) {
+  const auto p = product(a, b, m, n, k), p_abs = product(magnitudes(a), magnitudes(b), m, n, k);
+  const double gamma = fp32_gamma(k + 3);
+  Fp32Reference e{std::vector<double>(p.size()), std::vector<double>(p.size())};
   for (size_t i = 0; i < p.size(); ++i) {
-    e.value[i] = alpha * p[i] + beta * c_old[i];
+    e.exact[i] = alpha * p[i] + beta * c_old[i];
     e.fp32_bound[i] = gamma * (std::abs(alpha) * p_abs[i] + std::abs(beta * c_old[i]));
   }
   return e;
-}
-
-// How a computed C agrees with the exact result. A 16-bit C is compared with the exact value
-// rounded once, in ulps. Where the result cancels to far below its terms, fp32's own error
-// (fp32_bound) can exceed a 16-bit ulp of the small result: there no fp32-accumulating GEMM
-// (cuBLAS's included) is within 1 ulp, so such an element passes if it is a rounding of a
-// value within fp32_bound of the exact one, and counts as inexact.
-struct Agreement {
-  long count = 0, inexact = 0;  // elements, and those not equal to the once-rounded value
-  long beyond_one_ulp = 0;      // of those, off by more than 1 ulp but within fp32's error
-  long wrong = 0;               // off by more than 1 ulp and more than fp32's error
-  int max_ulps = 0;
-  double max_abs_err = 0.0, max_abs_exact = 0.0;
-  bool finite = true;
-};
-
-// Half the gap between v and its farther 16-bit neighbour: the most by which v can be a
-// nearest rounding of something.
-template <class T>
-double half_gap(T v) {
-  const double x = to_float(v);
-  const double up = to_float(from_ordered<T>(ordered(v) + 1)), down = to_float(from_ordered<T>(ordered(v) - 1));
-  return std::max(up - x, x - down) / 2;
-}
-
-template <class TC>
-Agreement agreement(const std::vector<TC>& c, const ExactC& exact) {
-  Agreement g;
-  g.count = static_cast<long>(c.size());
-  for (size_t i = 0; i < c.size(); ++i) {
-    const double got = to_float(c[i]), want = exact.value[i], err = std::abs(got - want);
-    g.finite = g.finite && std::isfinite(got);
-    g.max_abs_err = std::max(g.max_abs_err, err);
-    g.max_abs_exact = std::max(g.max_abs_exact, std::abs(want));
-    if constexpr (!std::is_same_v<TC, float>) {
-      const int ulps = std::abs(ordered(c[i]) - ordered(round_once<TC>(want)));
-      g.max_ulps = std::max(g.max_ulps, ulps);
-      g.inexact += ulps != 0;
-      if (ulps > 1) ++(err <= exact.fp32_bound[i] + half_gap(c[i]) ? g.beyond_one_ulp : g.wrong);
-    }
-  }
-  return g;
-}
-
-// The contract: a 16-bit C equal to the once-rounded exact value for all but 1% of the
-// elements (fp32 accumulation moves a few across a rounding boundary), never off by more
-// than 1 ulp unless fp32 itself cannot do better (above); a float C within 1e-5 of the
-// largest |C|.
-template <class TC>
-bool acceptable(const Agreement& g) {
-  if (!g.finite) return false;
-  if constexpr (std::is_same_v<TC, float>) return g.max_abs_err <= 1e-5 * g.max_abs_exact;
-  else return g.wrong == 0 && g.inexact <= g.count / 100 + 1;
-}
-
-template <class TC>
-std::string describe(const Agreement& g) {
-  return std::to_string(g.inexact) + " of " + std::to_string(g.count) +
-         " not the once-rounded value (" + std::to_string(g.beyond_one_ulp) +
-         " off by more than 1 ulp within fp32's error, " + std::to_string(g.wrong) +
-         " beyond it; max " + std::to_string(g.max_ulps) + " ulp), max abs err " +
-         std::to_string(g.max_abs_err) + " (max |C| " + std::to_string(g.max_abs_exact) + ")";
 }
 
 template <class T>
@@ -254,24 +138,32 @@ struct GemmCase {
 };
 
 // One shape, every transpose, alpha != 1 with beta 0 (C pre-filled with NaN: must not be
-// read) and beta != 0, against double math on the same rounded inputs.
+// read) and beta != 0, against double math on the same rounded inputs, every element within
+// the fp32 bound plus half a gap of TC (kernel_test_util.hpp). Twice: on inputs in [-1, 1],
+// whose sums cancel, and on inputs in [0, 1] with beta > 0, where nothing cancels and the
+// allowance shrinks to about half an ulp of TC, so a second rounding fails.
 template <class TA, class TB, class TC>
 void check_mixed_gemm(GemmCase s, unsigned seed) {
-  const auto a = random_storage<TA>(static_cast<long>(s.m) * s.k, seed);
-  const auto b = random_storage<TB>(static_cast<long>(s.k) * s.n, seed + 1);
-  const auto c_old = random_storage<TC>(static_cast<long>(s.m) * s.n, seed + 2);
-  const float alpha = 0.75f;
-  for (float beta : {0.0f, -1.25f}) {
-    const ExactC exact = exact_c(widen<double>(a), widen<double>(b), widen<double>(c_old), s.m, s.n, s.k, alpha, beta);
-    for (bool ta : {false, true})
-      for (bool tb : {false, true}) {
-        std::vector<TC> c = beta == 0.0f ? std::vector<TC>(c_old.size(), nan_of<TC>()) : c_old;
-        gemm_forward(stored(a, s.m, s.k, ta).data(), stored(b, s.k, s.n, tb).data(), c.data(), s.m,
-                     s.n, s.k, ta, tb, alpha, beta);
-        const Agreement g = agreement(c, exact);
-        EXPECT_TRUE(acceptable<TC>(g)) << s.m << "x" << s.n << "x" << s.k << " ta " << ta << " tb "
-                                       << tb << " beta " << beta << ": " << describe<TC>(g);
-      }
+  for (bool one_sign : {false, true}) {
+    const float lo = one_sign ? 0.0f : -1.0f;
+    const auto a = random_storage<TA>(static_cast<long>(s.m) * s.k, seed, lo);
+    const auto b = random_storage<TB>(static_cast<long>(s.k) * s.n, seed + 1, lo);
+    const auto c_old = random_storage<TC>(static_cast<long>(s.m) * s.n, seed + 2, lo);
+    const float alpha = 0.75f;
+    for (float beta : {0.0f, one_sign ? 1.25f : -1.25f}) {
+      const Fp32Reference exact =
+          exact_c(widen<double>(a), widen<double>(b), widen<double>(c_old), s.m, s.n, s.k, alpha, beta);
+      for (bool ta : {false, true})
+        for (bool tb : {false, true}) {
+          std::vector<TC> c = beta == 0.0f ? std::vector<TC>(c_old.size(), nan_of<TC>()) : c_old;
+          gemm_forward(stored(a, s.m, s.k, ta).data(), stored(b, s.k, s.n, tb).data(), c.data(), s.m, s.n, s.k, ta,
+                       tb, alpha, beta);
+          expect_within_bound(c, exact,
+                              std::to_string(s.m) + "x" + std::to_string(s.n) + "x" + std::to_string(s.k) +
+                                  (one_sign ? " one-sign" : " signed") + " ta " + std::to_string(ta) + " tb " +
+                                  std::to_string(tb) + " beta " + std::to_string(beta));
+        }
+    }
   }
 }
 
@@ -308,54 +200,63 @@ TEST(MixedGemm, AllFloatStaysTheSingleEigenProductBitForBit) {
   auto a = random_vector(m * k, 31), b = random_vector(n * k, 32);
   std::vector<float> c(m * n), direct(m * n);
   gemm_forward(a.data(), b.data(), c.data(), m, n, k, false, true, 0.5f, 0.0f);
+#if defined(TWINSIM_GEMM_AVX2)
   if (cpu::detail::cpu_has_avx2_fma())
     cpu::detail::gemm_avx2(a.data(), b.data(), direct.data(), m, n, k, false, true, 0.5f, 0.0f);
   else
+#endif
     cpu::detail::gemm_portable(a.data(), b.data(), direct.data(), m, n, k, false, true, 0.5f, 0.0f);
   EXPECT_EQ(std::memcmp(c.data(), direct.data(), sizeof(float) * c.size()), 0);
 }
 
-TEST(MixedGemm, TheCheckCatchesRoundingMoreThanOnce) {
-  // bf16 with k large: two plausible mistakes, each a reference rounded more than once,
-  // must fail the check the tests above pass, or those passes would prove nothing.
-  int m = 64, n = 96, k = 4096;
-  const auto a = random_storage<bf16>(m * k, 41), b = random_storage<bf16>(k * n, 42);
-  const auto c_old = random_storage<bf16>(m * n, 43);
-  const float alpha = 0.75f, beta = -1.25f;
-  std::vector<bf16> c = c_old;
+// Two plausible mistakes, each rounding more than once, must fail the check the tests above
+// pass, or those passes would prove nothing: on one-sign inputs (where the allowance is
+// about half an ulp) with k long enough for several 256-tiles, in bf16 and in fp16.
+template <class T>
+void expect_check_catches_rounding_more_than_once(int k) {
+  const int m = 64, n = 96;
+  const auto a = random_storage<T>(m * k, 41, 0.0f), b = random_storage<T>(k * n, 42, 0.0f);
+  const auto c_old = random_storage<T>(m * n, 43, 0.0f);
+  const float alpha = 0.75f, beta = 1.25f;
+  std::vector<T> c = c_old;
   gemm_forward(a.data(), b.data(), c.data(), m, n, k, false, false, alpha, beta);
   const auto a64 = widen<double>(a), b64 = widen<double>(b), c_old64 = widen<double>(c_old);
-  const ExactC exact = exact_c(a64, b64, c_old64, m, n, k, alpha, beta);
+  const Fp32Reference exact = exact_c(a64, b64, c_old64, m, n, k, alpha, beta);
   const auto p = product(a64, b64, m, n, k);
-  // the product rounded to bf16, then the sum with beta C rounded again
+  // the product rounded to T, then the sum with beta C rounded again
   std::vector<double> epilogue_twice(m * n), k_tiles_rounded(m * n, 0.0);
-  for (int i = 0; i < m * n; ++i)
-    epilogue_twice[i] = to_float(round_once<bf16>(alpha * p[i])) + beta * c_old64[i];
-  // the accumulator rounded to bf16 after every 256-long k-tile (C kept in bf16 between tiles)
+  for (int i = 0; i < m * n; ++i) epilogue_twice[i] = to_float(round_once<T>(alpha * p[i])) + beta * c_old64[i];
+  // the accumulator rounded to T after every 256-long k-tile (C kept in T between tiles)
   for (int p0 = 0; p0 < k; p0 += 256) {
+    const int len = std::min(256, k - p0);
     std::vector<double> a_slice, b_slice(b64.begin() + static_cast<long>(p0) * n,
-                                         b64.begin() + static_cast<long>(p0 + 256) * n);
+                                         b64.begin() + static_cast<long>(p0 + len) * n);
     for (int i = 0; i < m; ++i)
       a_slice.insert(a_slice.end(), a64.begin() + static_cast<long>(i) * k + p0,
-                     a64.begin() + static_cast<long>(i) * k + p0 + 256);
-    const auto part = product(a_slice, b_slice, m, n, 256);
-    for (int i = 0; i < m * n; ++i) k_tiles_rounded[i] = to_float(round_once<bf16>(k_tiles_rounded[i] + part[i]));
+                     a64.begin() + static_cast<long>(i) * k + p0 + len);
+    const auto part = product(a_slice, b_slice, m, n, len);
+    for (int i = 0; i < m * n; ++i) k_tiles_rounded[i] = to_float(round_once<T>(k_tiles_rounded[i] + part[i]));
   }
   for (int i = 0; i < m * n; ++i) k_tiles_rounded[i] = alpha * k_tiles_rounded[i] + beta * c_old64[i];
 
-  const Agreement right = agreement(c, exact);
-  EXPECT_TRUE(acceptable<bf16>(right)) << describe<bf16>(right);
-  std::vector<bf16> wrong(m * n);
-  for (int i = 0; i < m * n; ++i) wrong[i] = round_once<bf16>(epilogue_twice[i]);
-  const Agreement twice = agreement(wrong, exact);
-  EXPECT_FALSE(acceptable<bf16>(twice)) << describe<bf16>(twice);
-  for (int i = 0; i < m * n; ++i) wrong[i] = round_once<bf16>(k_tiles_rounded[i]);
-  const Agreement tiles = agreement(wrong, exact);
-  EXPECT_FALSE(acceptable<bf16>(tiles)) << describe<bf16>(tiles);
-  ::testing::Test::RecordProperty("gemm_forward", describe<bf16>(right));
-  ::testing::Test::RecordProperty("epilogue_twice", describe<bf16>(twice));
-  ::testing::Test::RecordProperty("k_tiles_rounded", describe<bf16>(tiles));
+  const BoundCheck right = check_against_bound(c, exact);
+  EXPECT_TRUE(right.ok()) << describe(right);
+  std::vector<T> wrong(m * n);
+  for (int i = 0; i < m * n; ++i) wrong[i] = round_once<T>(epilogue_twice[i]);
+  const BoundCheck twice = check_against_bound(wrong, exact);
+  EXPECT_FALSE(twice.ok()) << describe(twice);
+  for (int i = 0; i < m * n; ++i) wrong[i] = round_once<T>(k_tiles_rounded[i]);
+  const BoundCheck tiles = check_against_bound(wrong, exact);
+  EXPECT_FALSE(tiles.ok()) << describe(tiles);
+  ::testing::Test::RecordProperty("gemm_forward", describe(right));
+  ::testing::Test::RecordProperty("epilogue_twice", describe(twice));
+  ::testing::Test::RecordProperty("k_tiles_rounded", describe(tiles));
 }
+
+// bf16: k u = 2.4e-4 at k 4096, far below half a bf16 ulp (2e-3 to 3.9e-3 of the value).
+TEST(MixedGemm, TheCheckCatchesRoundingMoreThanOnceInBf16) { expect_check_catches_rounding_more_than_once<bf16>(4096); }
+// fp16: half an ulp is 2.4e-4 to 4.9e-4 of the value, so k = 600 (k u = 3.6e-5), three tiles.
+TEST(MixedGemm, TheCheckCatchesRoundingMoreThanOnceInFp16) { expect_check_catches_rounding_more_than_once<fp16>(600); }
 
 // The tile loops widen on load and round on store with storage.hpp's conversions, once
 // each. A [rows, 1] x B [1, 1] = 1 passes each value through unchanged

@@ -1,1 +1,4 @@
 set(AREA_LIBS twinsim_kernels)
+if(TWINSIM_GEMM_AVX2_BUILT)
+  target_compile_definitions(test_kernels PRIVATE TWINSIM_GEMM_AVX2=1)  # gemm_test calls gemm_avx2
+endif()
