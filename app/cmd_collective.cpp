@@ -42,9 +42,11 @@ void print_table(std::ostream& out, const CollectiveArgs& a, const ClusterSpec& 
   std::snprintf(line, sizeof line, "# %12s  %10s  %8s  %8s\n", "(B)", "(us)", "(GB/s)", "(GB/s)");
   out << line;
   for (const SweepRow& r : rows) {
+    // a measured curve's row says so: "table", and "extrap" outside the measured range
+    const std::string algo = r.measured ? "table" : std::string(to_string(r.algorithm));
+    const std::string proto = r.measured ? (r.extrapolated ? "extrap" : "meas") : std::string(to_string(r.protocol));
     std::snprintf(line, sizeof line, "  %12.0f  %10.2f  %8.2f  %8.2f  %6s  %6s\n", r.bytes, r.time_s * 1e6,
-                  r.algbw_GBps, r.busbw_GBps, std::string(to_string(r.algorithm)).c_str(),
-                  std::string(to_string(r.protocol)).c_str());
+                  r.algbw_GBps, r.busbw_GBps, algo.c_str(), proto.c_str());
     out << line;
   }
 }
@@ -56,7 +58,8 @@ nlohmann::json to_json(const CollectiveArgs& a, const ClusterSpec& cluster, Coll
   for (const SweepRow& r : rows)
     j["rows"].push_back({{"bytes", r.bytes}, {"time_s", r.time_s}, {"algbw_GBps", r.algbw_GBps},
                          {"busbw_GBps", r.busbw_GBps}, {"algorithm", std::string(to_string(r.algorithm))},
-                         {"protocol", std::string(to_string(r.protocol))}});
+                         {"protocol", std::string(to_string(r.protocol))},
+                         {"source", r.measured ? "measured" : "model"}, {"extrapolated", r.extrapolated}});
   return j;
 }
 

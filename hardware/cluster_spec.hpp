@@ -21,6 +21,12 @@ struct LinkSpec {
   // collectives stream alike, but an MPI library's reduce-scatter can run 10x below its
   // all-gather (measured by `twinsim calibrate` on the host)
   std::map<std::string, std::vector<EfficiencyPoint>, std::less<>> efficiency_by_op;
+  // Measured nccl-tests bus bandwidth of a collective ("all_reduce", ...) by group size,
+  // each curve by message bytes (EfficiencyPoint{bytes, busbw in bytes/s}). Where a group
+  // lies within this link's domain (one node) and its collective is measured, its time is
+  // the measurement's: bytes x bus factor / busbw, the call's own latency included
+  // (sim/cost/collective_cost.cpp, measured_collective_s). Empty: the protocol model.
+  std::map<std::string, std::map<int, std::vector<EfficiencyPoint>>, std::less<>> measured_busbw;
 };
 
 struct ClusterSpec {

@@ -1,6 +1,8 @@
 // The `cluster:` section and the GPU it names (SCENARIO.md; hardware/catalog/README.md).
 #include <algorithm>
 #include <charconv>
+#include <cmath>
+#include <sstream>
 
 #include "models/layer_ops.hpp"
 #include "scenario/errors.hpp"
@@ -33,25 +35,30 @@ YAML::Node resolve(const YAML::Node& node, const std::string& path, std::string&
   return node;
 }
 
-std::vector<EfficiencyPoint> read_curve(MappingReader& r, const std::string& key) {
+// A list of [size, value] pairs, sizes increasing, values in (0, max_value]; `value_name`
+// says what the value is in messages.
+std::vector<EfficiencyPoint> read_pairs(const YAML::Node& n, const std::string& where, double max_value,
+                                        const std::string& value_name) {
   std::vector<EfficiencyPoint> curve;
-  const YAML::Node n = r.child(key);
   if (!n.IsDefined() || n.IsNull()) return curve;
-  const std::string where = r.key_path(key);
-  if (!n.IsSequence()) throw ScenarioError(where, "", "must be a list of [size, efficiency] pairs");
+  if (!n.IsSequence()) throw ScenarioError(where, "", "must be a list of [size, " + value_name + "] pairs");
   for (std::size_t i = 0; i < n.size(); ++i) {
     double size = 0, eff = 0;
     const bool ok = n[i].IsSequence() && n[i].size() == 2 &&
                     YAML::convert<double>::decode(n[i][0], size) &&
                     YAML::convert<double>::decode(n[i][1], eff);
-    if (!ok || size <= 0 || eff <= 0 || eff > 1)
+    if (!ok || !(size > 0) || !(eff > 0) || !(eff <= max_value) || !std::isfinite(size))
       throw ScenarioError(where + "[" + std::to_string(i) + "]", "",
-                          "must be [size > 0, efficiency in (0, 1]]");
+                          "must be [size > 0, " + value_name + " in (0, " + [&] { std::ostringstream o; o << max_value; return o.str(); }() + "]]");
     if (!curve.empty() && size <= curve.back().size)
       throw ScenarioError(where + "[" + std::to_string(i) + "]", "", "sizes must increase");
     curve.push_back({size, eff});
   }
   return curve;
+}
+
+std::vector<EfficiencyPoint> read_curve(MappingReader& r, const std::string& key) {
+  return read_pairs(r.child(key), r.key_path(key), 1.0, "efficiency");
 }
 
 // {fwd: curve, bwd: curve}, either optional.
@@ -129,6 +136,31 @@ std::map<std::string, std::vector<EfficiencyPoint>, std::less<>> read_efficiency
       "a collective", read_curve);
 }
 
+// measured_busbw: {all_reduce: {2: [[bytes, GB/s], ...], 8: ...}, ...}
+std::map<std::string, std::map<int, std::vector<EfficiencyPoint>>, std::less<>> read_measured_busbw(MappingReader& r) {
+  auto by_ranks = [](MappingReader& ops, const std::string& op) {
+    std::map<int, std::vector<EfficiencyPoint>> curves;
+    const std::string where = ops.key_path(op);
+    const YAML::Node n = ops.child(op);
+    if (!n.IsMap()) throw ScenarioError(where, "", "must be a mapping of group sizes to [[bytes, busbw GB/s], ...]");
+    for (const auto& entry : n) {
+      const std::string name = entry.first.as<std::string>();
+      int ranks = 0;
+      const auto [end, error] = std::from_chars(name.data(), name.data() + name.size(), ranks);
+      if (error != std::errc() || end != name.data() + name.size() || ranks < 2 || ranks > 1 << 20)
+        throw ScenarioError(join_key(where, name), name, "is not a group size (an integer >= 2)");
+      auto curve = read_pairs(entry.second, join_key(where, name), 1e6, "busbw GB/s");
+      if (curve.empty()) throw ScenarioError(join_key(where, name), "", "needs at least one [bytes, busbw GB/s] point");
+      for (EfficiencyPoint& p : curve) p.efficiency *= kGB;  // stored in bytes/s
+      curves[ranks] = std::move(curve);
+    }
+    return curves;
+  };
+  return read_named<std::map<int, std::vector<EfficiencyPoint>>>(
+      r, "measured_busbw", {"all_reduce", "all_gather", "reduce_scatter", "all_to_all", "broadcast", "send_recv"},
+      "a collective", by_ranks);
+}
+
 LinkSpec read_link(MappingReader& parent, const std::string& key, const LinkSpec& fallback,
                    int* nics_per_node) {
   if (!parent.has(key)) return fallback;
@@ -141,6 +173,8 @@ LinkSpec read_link(MappingReader& parent, const std::string& key, const LinkSpec
   if (link.efficiency.empty()) link.efficiency = fallback.efficiency;
   link.efficiency_by_op = read_efficiency_by_op(r);
   if (link.efficiency_by_op.empty()) link.efficiency_by_op = fallback.efficiency_by_op;
+  link.measured_busbw = read_measured_busbw(r);
+  if (link.measured_busbw.empty()) link.measured_busbw = fallback.measured_busbw;
   r.reject_unknown();
   if (link.bandwidth_Bps <= 0) throw ScenarioError(r.key_path("bandwidth_GBps"), "", "is required");
   return link;

@@ -1,7 +1,9 @@
 #include "sim/cost/collective_cost.hpp"
 
 #include <algorithm>
+#include <iterator>
 #include <limits>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -141,6 +143,47 @@ void check_group(const ClusterSpec& cluster, const GroupLayout& g) {
                                 " nodes but cluster " + cluster.name + " has no inter-node bandwidth");
 }
 
+// Time of one call from a measured busbw curve (bytes -> bytes/s): inside the measured
+// sizes busbw interpolates linearly in log(bytes); below them the smallest size's time
+// holds (a call's fixed latency does not shrink with its payload), above them the largest
+// size's busbw. Sets `extrapolated` outside the measured sizes.
+double curve_time_s(const std::vector<EfficiencyPoint>& curve, double factor, double bytes, bool& extrapolated) {
+  const EfficiencyPoint& first = curve.front();
+  if (bytes < first.size) {
+    extrapolated = true;
+    return factor * first.size / first.efficiency;
+  }
+  if (bytes > curve.back().size) extrapolated = true;
+  return factor * bytes / interpolate_efficiency(curve, bytes);
+}
+
+// The measured time of `c` over a group of one node (nccl-tests busbw: time = bytes x bus
+// factor / busbw, with the group's own bus factor). A group size between two measured ones
+// interpolates the two times linearly in the group size; outside them the nearest measured
+// curve serves (flagged extrapolated), busbw being what nccl-tests makes comparable across
+// group sizes. nullopt when the link has no curve for this collective.
+std::optional<CollectiveCost> measured_collective(const LinkSpec& link, CollectiveOp c, int ranks, double bytes) {
+  const auto table = link.measured_busbw.find(to_string(c));
+  if (table == link.measured_busbw.end() || table->second.empty()) return std::nullopt;
+  const auto& by_ranks = table->second;
+  CollectiveCost cost;
+  cost.measured = true;
+  const double factor = bus_bandwidth_factor(c, ranks);
+  auto time_at = [&](const auto& entry) { return curve_time_s(entry.second, factor, bytes, cost.extrapolated); };
+  const auto above = by_ranks.lower_bound(ranks);
+  if (above != by_ranks.end() && above->first == ranks) {
+    cost.bandwidth_s = time_at(*above);
+  } else if (above == by_ranks.begin() || above == by_ranks.end()) {
+    cost.extrapolated = true;
+    cost.bandwidth_s = time_at(above == by_ranks.end() ? *by_ranks.rbegin() : *above);
+  } else {
+    const auto below = std::prev(above);
+    const double w = static_cast<double>(ranks - below->first) / (above->first - below->first);
+    cost.bandwidth_s = (1 - w) * time_at(*below) + w * time_at(*above);
+  }
+  return cost;
+}
+
 }  // namespace
 
 std::string_view to_string(CollectiveOp c) {
@@ -211,6 +254,8 @@ CollectiveCost collective_cost(const ClusterSpec& cluster, CollectiveOp c, const
   check_group(cluster, group);
   CollectiveCost best;
   if (group.ranks == 1) return best;  // nothing to exchange
+  if (group.nodes() == 1)
+    if (auto measured = measured_collective(cluster.intra_node, c, group.ranks, bytes)) return *measured;
   const Links links = group_links(cluster, c, bytes);
   const bool point_to_point = c == CollectiveOp::all_to_all || c == CollectiveOp::send_recv;
 

@@ -44,6 +44,10 @@ struct CollectiveCost {
   double bandwidth_s = 0;   // bytes on the bottleneck link at its achieved rate
   Algorithm algorithm = Algorithm::ring;
   Protocol protocol = Protocol::simple;
+  // the time is the link's measured curve (LinkSpec::measured_busbw), not the protocol
+  // model; `extrapolated`: the group size or bytes lay outside what was measured
+  bool measured = false;
+  bool extrapolated = false;
   double time_s() const { return latency_s + bandwidth_s; }
 };
 

@@ -19,6 +19,8 @@ std::vector<SweepRow> collective_sweep(const ClusterSpec& cluster, CollectiveOp 
     row.busbw_GBps = row.algbw_GBps * bus_bandwidth_factor(c, bus_ranks);
     row.algorithm = cost.algorithm;
     row.protocol = cost.protocol;
+    row.measured = cost.measured;
+    row.extrapolated = cost.extrapolated;
     rows.push_back(row);
   }
   return rows;

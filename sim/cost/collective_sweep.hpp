@@ -14,6 +14,8 @@ struct SweepRow {
   double busbw_GBps = 0;
   Algorithm algorithm = Algorithm::ring;
   Protocol protocol = Protocol::simple;
+  bool measured = false;      // from the link's measured curve (algorithm/protocol then unused)
+  bool extrapolated = false;  // outside the measured sizes or group sizes
 };
 
 // Sizes min_bytes, min_bytes x factor, ... up to max_bytes (nccl-tests -b, -e, -f).

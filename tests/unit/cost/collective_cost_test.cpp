@@ -146,3 +146,54 @@ TEST(Collectives, ParsesNcclTestsNames) {
 
 }  // namespace
 }  // namespace twinsim
+
+namespace twinsim {
+namespace {
+
+// A measured busbw curve, worked by hand: all-reduce over 2 ranks has bus factor 2 (2-1)/2 = 1,
+// so time = bytes / busbw. Points: 1e6 B at 10 GB/s, 1e8 B at 100 GB/s; 4 ranks (factor 1.5):
+// 1e6 B at 20 GB/s, 1e8 B at 200 GB/s.
+ClusterSpec measured_node() {
+  ClusterSpec c = test::dgx_a100(1);
+  c.intra_node.measured_busbw["all_reduce"] = {{2, {{1e6, 10e9}, {1e8, 100e9}}},
+                                                {4, {{1e6, 20e9}, {1e8, 200e9}}}};
+  return c;
+}
+
+TEST(MeasuredCollective, TimeIsBytesTimesBusFactorOverTheMeasuredBusbw) {
+  const ClusterSpec c = measured_node();
+  // at a measured point: 1e6 / 10e9 = 100 us
+  CollectiveCost at = collective_cost(c, CollectiveOp::all_reduce, {2, 2}, 1e6);
+  EXPECT_TRUE(at.measured);
+  EXPECT_FALSE(at.extrapolated);
+  EXPECT_NEAR(at.time_s(), 100e-6, 1e-12);
+  // halfway in log(bytes), 1e7: busbw halfway, 55 GB/s: 1e7 / 55e9 = 181.8 us
+  EXPECT_NEAR(collective_time_s(c, CollectiveOp::all_reduce, {2, 2}, 1e7), 1e7 / 55e9, 1e-12);
+  // below the smallest size the call's time holds (100 us), flagged
+  at = collective_cost(c, CollectiveOp::all_reduce, {2, 2}, 1e3);
+  EXPECT_TRUE(at.extrapolated);
+  EXPECT_NEAR(at.time_s(), 100e-6, 1e-12);
+  // above the largest, its busbw holds: 1e9 / 100e9 = 10 ms, flagged
+  at = collective_cost(c, CollectiveOp::all_reduce, {2, 2}, 1e9);
+  EXPECT_TRUE(at.extrapolated);
+  EXPECT_NEAR(at.time_s(), 10e-3, 1e-12);
+}
+
+TEST(MeasuredCollective, GroupSizesBetweenMeasuredOnesInterpolateTheTime) {
+  const ClusterSpec c = measured_node();
+  // 4 ranks at 1e6: 1.5 x 1e6 / 20e9 = 75 us. 3 ranks (factor 4/3): 4/3 x 1e6 over 10 and
+  // over 20 GB/s, 133.3 and 66.7 us, halfway between 2 and 4 ranks: 100 us
+  EXPECT_NEAR(collective_time_s(c, CollectiveOp::all_reduce, {4, 4}, 1e6), 75e-6, 1e-12);
+  const CollectiveCost three = collective_cost(c, CollectiveOp::all_reduce, {3, 3}, 1e6);
+  EXPECT_FALSE(three.extrapolated);
+  EXPECT_NEAR(three.time_s(), 100e-6, 1e-12);
+  // 8 ranks lie beyond the table: the 4-rank curve, with 8's bus factor 1.75: 87.5 us, flagged
+  const CollectiveCost eight = collective_cost(c, CollectiveOp::all_reduce, {8, 8}, 1e6);
+  EXPECT_TRUE(eight.extrapolated);
+  EXPECT_NEAR(eight.time_s(), 1.75 * 1e6 / 20e9, 1e-12);
+  // a collective the table lacks, and a group across nodes, use the protocol model
+  EXPECT_FALSE(collective_cost(c, CollectiveOp::all_gather, {4, 4}, 1e6).measured);
+}
+
+}  // namespace
+}  // namespace twinsim
