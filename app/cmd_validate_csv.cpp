@@ -21,7 +21,8 @@ const char* const kUncalibrated = "{preset: dgx-a100-80gb, intra_node: {bandwidt
 
 struct Options {
   std::string file;
-  std::string cluster = "dgx-a100-vtrain";
+  std::string cluster = "dgx-a100-80gb";
+  std::string stack = kVtrainStack;
   std::string fit_half;
   std::string eval_half = "all";
   std::string write_calibration;
@@ -65,13 +66,13 @@ void print_report(std::ostream& out, const ValidationReport& r, const std::strin
 void run(const Options& o) {
   const std::vector<VtrainRow> all = read_vtrain_csv(o.file);
   const std::string cluster = o.cluster == "uncalibrated" ? kUncalibrated : o.cluster;
-  nlohmann::json out{{"file", o.file}, {"cluster", cluster}};
+  nlohmann::json out{{"file", o.file}, {"cluster", cluster}, {"stack", o.stack}};
   std::string eval_half = o.eval_half;
   const Calibration* calibration = nullptr;
   FitResult fit;
   if (!o.fit_half.empty()) {
     const std::vector<VtrainRow> fit_rows = every_nth(select_half(all, o.fit_half), o.fit_stride);
-    const std::vector<Scenario> fit_scenarios = vtrain_scenarios(fit_rows, cluster);
+    const std::vector<Scenario> fit_scenarios = vtrain_scenarios(fit_rows, cluster, o.stack);
     fit = fit_calibration(fit_rows, fit_scenarios, calibration_of(fit_scenarios.front().cluster), o.max_evals);
     calibration = &fit.calibration;
     eval_half = o.fit_half == "even" ? "odd" : "even";
@@ -88,7 +89,7 @@ void run(const Options& o) {
     }
   }
   const std::vector<VtrainRow> eval_rows = select_half(all, eval_half);
-  const ValidationReport report = validate(eval_rows, vtrain_scenarios(eval_rows, cluster), calibration);
+  const ValidationReport report = validate(eval_rows, vtrain_scenarios(eval_rows, cluster, o.stack), calibration);
   out["evaluated_half"] = eval_half;
   out["overall"] = to_json(report.overall);
   for (const auto& [g, s] : report.by_gpus) out["by_gpus"][g] = to_json(s);
@@ -118,6 +119,8 @@ void add_validate_csv_command(CLI::App& app) {
   cmd->add_option("file", o->file, "CSV of measured runs (vTrain ground_truth format)")->required();
   cmd->add_option("--cluster", o->cluster,
                   "node type or inline cluster mapping; 'uncalibrated' = DGX A100 at vTrain's 150 GB/s NVLink")
+      ->capture_default_str();
+  cmd->add_option("--stack", o->stack, "software stack preset or inline mapping (the runs' own: Megatron eager)")
       ->capture_default_str();
   cmd->add_option("--fit-half", o->fit_half, "fit the calibration on this half, judge it on the other")
       ->check(CLI::IsMember({"even", "odd"}));

@@ -11,5 +11,7 @@ namespace twinsim {
 std::vector<std::pair<std::string_view, std::string_view>> gpu_catalog_files();
 // (name, YAML text) of every catalog node type (written like an inline `cluster:`).
 std::vector<std::pair<std::string_view, std::string_view>> node_catalog_files();
+// (name, YAML text) of every catalog software stack (hardware/catalog/stacks/*.yaml).
+std::vector<std::pair<std::string_view, std::string_view>> stack_catalog_files();
 
 }  // namespace twinsim

@@ -45,6 +45,10 @@ YAML::Node catalog_node_type_node(const std::string& name, const std::string& pa
   return find_entry(node_catalog_files(), name, path, "node type");
 }
 
+YAML::Node catalog_stack_node(const std::string& name, const std::string& path) {
+  return find_entry(stack_catalog_files(), name, path, "software stack");
+}
+
 ModelSpec catalog_model(const std::string& name) { return read_model(YAML::Node(name), "model"); }
 GpuSpec catalog_gpu(const std::string& name) { return read_gpu(YAML::Node(name), "cluster.gpu"); }
 ClusterSpec catalog_node(const std::string& name) {

@@ -18,7 +18,8 @@ namespace {
 // `--set model.layers=2` on `model: gpt2-small` edits the catalog entry in place.
 YAML::Node expand_catalog_name(const std::string& dotted_key, const YAML::Node& scalar) {
   YAML::Node preset(YAML::NodeType::Map);
-  if (dotted_key == "model" || dotted_key == "cluster" || dotted_key == "cluster.gpu") {
+  if (dotted_key == "model" || dotted_key == "cluster" || dotted_key == "cluster.gpu" ||
+      dotted_key == "stack") {
     preset["preset"] = scalar.Scalar();
     return preset;
   }
@@ -43,6 +44,7 @@ Scenario read_scenario(const YAML::Node& root) {
   s.model = read_model(r.child("model"), "model");
   s.cluster = read_cluster(r.child("cluster"), "cluster");
   s.plan = read_plan(r.child("plan"), "plan");
+  if (r.has("stack")) s.stack = read_stack(r.child("stack"), "stack");
   const bool training = r.has("training");
   const bool inference = r.has("inference");
   if (training == inference)

@@ -217,6 +217,17 @@ GpuSpec read_gpu(const YAML::Node& node, const std::string& path) {
   return g;
 }
 
+// stack: a catalog preset's name, or a mapping (optionally `preset: NAME`).
+StackSpec read_stack(const YAML::Node& node, const std::string& path) {
+  StackSpec s;
+  const YAML::Node full = resolve(node, path, s.name, catalog_stack_node);
+  MappingReader r(full, path);
+  r.has("preset");
+  s.host_op_s = r.number("host_op_us", 0, 0, 1e6) * 1e-6;
+  r.reject_unknown();
+  return s;
+}
+
 ClusterSpec read_cluster(const YAML::Node& node, const std::string& path) {
   ClusterSpec c;
   const YAML::Node full = resolve(node, path, c.name, catalog_node_type_node);

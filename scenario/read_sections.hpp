@@ -16,6 +16,8 @@ GpuSpec read_gpu(const YAML::Node& node, const std::string& path);
 
 // A cluster whose node count may be left to the plan (nodes == 0 then).
 ClusterSpec read_cluster(const YAML::Node& node, const std::string& path);
+// The software stack: a catalog name, or a mapping (optionally `preset: NAME`).
+StackSpec read_stack(const YAML::Node& node, const std::string& path);
 
 // The plan as written; dp == 0 when left out.
 Plan read_plan(const YAML::Node& node, const std::string& path);
@@ -26,5 +28,6 @@ InferenceWorkload read_inference(const YAML::Node& node, const std::string& path
 YAML::Node catalog_model_node(const std::string& name, const std::string& path);
 YAML::Node catalog_gpu_node(const std::string& name, const std::string& path);
 YAML::Node catalog_node_type_node(const std::string& name, const std::string& path);
+YAML::Node catalog_stack_node(const std::string& name, const std::string& path);
 
 }  // namespace twinsim

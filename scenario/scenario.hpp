@@ -5,6 +5,7 @@
 #include <string>
 
 #include "hardware/cluster_spec.hpp"
+#include "hardware/stack_spec.hpp"
 #include "models/model_spec.hpp"
 #include "models/plan.hpp"
 #include "models/workload.hpp"
@@ -15,6 +16,7 @@ struct Scenario {
   std::string name;
   ModelSpec model;
   ClusterSpec cluster;
+  StackSpec stack;  // the software that runs the plan on the cluster (default: none)
   Plan plan;
   std::optional<TrainingWorkload> training;   // exactly one of training / inference
   std::optional<InferenceWorkload> inference;

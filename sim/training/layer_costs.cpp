@@ -102,6 +102,7 @@ OpTime price(const Scenario& s, const LayerOp& op) {
 
 LayerCost price_all(const Scenario& s, const std::vector<LayerOp>& ops) {
   LayerCost cost;
+  cost.stack = s.stack;
   for (const LayerOp& op : ops) cost.ops.push_back(price(s, op));
   return cost;
 }
@@ -117,19 +118,44 @@ double sum_ops(const std::vector<OpTime>& ops, Counts counts, Value value) {
   return total;
 }
 
+// The number of ops that `counts`.
+template <typename Counts>
+std::size_t count_ops(const std::vector<OpTime>& ops, Counts counts) {
+  std::size_t n = 0;
+  for (const OpTime& op : ops) n += counts(op) ? 1 : 0;
+  return n;
+}
+
+// A pass's compute: the ops' device time, or the host's time to issue the pass's ops (all
+// of them, collectives included) less the collectives' device time, whichever is longer.
+double LayerCost::compute_s(double device_s, double collectives_s, std::size_t ops_issued) const {
+  return issued_compute_s(stack, device_s, collectives_s, ops_issued);
+}
+
+const auto is_compute = [](const OpTime& op) { return op.category == TimeCategory::compute; };
+const auto is_collective = [](const OpTime& op) { return op.category != TimeCategory::compute; };
+const auto fwd_time = [](const OpTime& op) { return op.fwd_s; };
+const auto bwd_time = [](const OpTime& op) { return op.dgrad_s + op.wgrad_s; };
+
 double LayerCost::fwd_s(TimeCategory c) const {
-  return sum_ops(ops, [c](const OpTime& op) { return op.category == c; }, [](const OpTime& op) { return op.fwd_s; });
+  const auto in_c = [c](const OpTime& op) { return op.category == c; };
+  if (c != TimeCategory::compute) return sum_ops(ops, in_c, fwd_time);
+  return compute_s(sum_ops(ops, is_compute, fwd_time), sum_ops(ops, is_collective, fwd_time), count_ops(ops, is_compute));
 }
 
 double LayerCost::bwd_s(TimeCategory c) const {
-  return sum_ops(ops, [c](const OpTime& op) { return op.category == c; },
-                 [](const OpTime& op) { return op.dgrad_s + op.wgrad_s; });
+  const auto in_c = [c](const OpTime& op) { return op.category == c; };
+  if (c != TimeCategory::compute) return sum_ops(ops, in_c, bwd_time);
+  return compute_s(sum_ops(ops, is_compute, bwd_time), sum_ops(ops, is_collective, bwd_time), count_ops(ops, is_compute));
 }
 
 // compute ops only: the step simulates recomputed collectives as their own tasks
 double LayerCost::recompute_s() const {
-  return sum_ops(ops, [](const OpTime& op) { return op.recomputed && op.category == TimeCategory::compute; },
-                 [](const OpTime& op) { return op.fwd_s; });
+  const auto again = [](const OpTime& op) { return op.recomputed && op.category == TimeCategory::compute; };
+  const auto again_collective = [](const OpTime& op) { return op.recomputed && op.category != TimeCategory::compute; };
+  std::size_t issued = 0;
+  for (const OpTime& op : ops) issued += again(op) ? 1 : 0;
+  return compute_s(sum_ops(ops, again, fwd_time), sum_ops(ops, again_collective, fwd_time), issued);
 }
 
 const auto every_op = [](const OpTime&) { return true; };

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "hardware/stack_spec.hpp"
 #include "models/layer_ops.hpp"
 #include "scenario/scenario.hpp"
 
@@ -26,9 +27,14 @@ struct OpTime {
 
 struct LayerCost {
   std::vector<OpTime> ops;  // forward order
+  StackSpec stack;          // the software that issues them (the scenario's stack)
+  // Time per category. Compute is the ops' device time, or longer where the host takes
+  // longer to issue the pass than the device takes to run it (issued_compute_s): an eager
+  // stack's small layers are host-bound.
   double fwd_s(TimeCategory c) const;
   double bwd_s(TimeCategory c) const;
   double recompute_s() const;  // forward of the ops the recompute policy runs again
+  double compute_s(double device_s, double collectives_s, std::size_t ops_issued) const;
   double fwd_flops() const;
   double bwd_flops() const;
   double recompute_flops() const;

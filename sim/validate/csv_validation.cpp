@@ -37,10 +37,11 @@ std::vector<VtrainRow> every_nth(const std::vector<VtrainRow>& rows, int stride)
   return out;
 }
 
-std::vector<Scenario> vtrain_scenarios(const std::vector<VtrainRow>& rows, const std::string& cluster_yaml) {
+std::vector<Scenario> vtrain_scenarios(const std::vector<VtrainRow>& rows, const std::string& cluster_yaml,
+                                       const std::string& stack_yaml) {
   std::vector<Scenario> out;
   out.reserve(rows.size());
-  for (const VtrainRow& r : rows) out.push_back(vtrain_scenario(r, cluster_yaml));
+  for (const VtrainRow& r : rows) out.push_back(vtrain_scenario(r, cluster_yaml, stack_yaml));
   return out;
 }
 

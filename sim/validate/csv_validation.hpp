@@ -31,8 +31,9 @@ std::vector<VtrainRow> select_half(const std::vector<VtrainRow>& rows, const std
 // Every `stride`-th row (deterministic subsample), starting with the first.
 std::vector<VtrainRow> every_nth(const std::vector<VtrainRow>& rows, int stride);
 
-// One scenario per row on the cluster described by `cluster_yaml` (see vtrain_scenario).
-std::vector<Scenario> vtrain_scenarios(const std::vector<VtrainRow>& rows, const std::string& cluster_yaml);
+// One scenario per row on the cluster and stack described (see vtrain_scenario).
+std::vector<Scenario> vtrain_scenarios(const std::vector<VtrainRow>& rows, const std::string& cluster_yaml,
+                                       const std::string& stack_yaml = kVtrainStack);
 
 // Simulates each scenario with the calibration applied (none: as loaded) and compares.
 ValidationReport validate(const std::vector<VtrainRow>& rows, const std::vector<Scenario>& scenarios,

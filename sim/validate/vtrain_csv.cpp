@@ -81,7 +81,7 @@ std::int64_t megatron_padded_vocab(std::int64_t vocab, int tp) {
   return (vocab + multiple - 1) / multiple * multiple;
 }
 
-Scenario vtrain_scenario(const VtrainRow& r, const std::string& cluster_yaml) {
+Scenario vtrain_scenario(const VtrainRow& r, const std::string& cluster_yaml, const std::string& stack_yaml) {
   // vTrain's validation setup (data/README.md of this project; vTrain configs under
   // config/: "use_gradient_bucket": false, "use_checkpoint": true, "pipeline_scheduling":
   // "1f1b"): GPT with 4h FFN, GeLU, LayerNorm, learned positions, tied embeddings;
@@ -94,6 +94,7 @@ Scenario vtrain_scenario(const VtrainRow& r, const std::string& cluster_yaml) {
     << ", position: learned, max_seq_len: " << r.seq_len
     << ", tied_embeddings: true, bias: true, dropout: 0.1}\n"
     << "cluster: " << cluster_yaml << "\n"
+    << "stack: " << stack_yaml << "\n"
     << "training: {seq_len: " << r.seq_len << ", global_batch: " << r.global_batch
     << ", micro_batch: " << r.micro_batch << ", precision: fp16, optimizer: adam}\n"
     << "plan: {tp: " << r.tp << ", pp: " << r.pp << ", dp: " << r.dp

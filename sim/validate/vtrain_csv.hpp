@@ -27,8 +27,13 @@ std::vector<VtrainRow> parse_vtrain_csv(const std::string& text, const std::stri
 // (megatron/tokenizer/tokenizer.py, _vocab_size_with_padding, --make-vocab-size-divisible-by 128).
 std::int64_t megatron_padded_vocab(std::int64_t vocab, int tp);
 
+// The software vTrain measured: Megatron-DeepSpeed in PyTorch eager mode.
+inline constexpr const char* kVtrainStack = "megatron-eager";
+
 // The scenario of one row on `cluster` (a catalog node type or an inline cluster mapping
-// in YAML flow style): the setup vTrain's README and configs describe.
-Scenario vtrain_scenario(const VtrainRow& row, const std::string& cluster_yaml);
+// in YAML flow style) under `stack` (a stack preset or an inline mapping): the setup
+// vTrain's README and configs describe.
+Scenario vtrain_scenario(const VtrainRow& row, const std::string& cluster_yaml,
+                         const std::string& stack_yaml = kVtrainStack);
 
 }  // namespace twinsim

@@ -1,0 +1,33 @@
+#pragma once
+// The software stack that runs a plan (framework, kernels, launch mode): the same GPUs run
+// a 2021 eager stack and a graph-captured one at very different speeds. Named presets live
+// in hardware/catalog/stacks/, each setting with its source; a scenario names one at its
+// top level (`stack: NAME`, or a mapping `{preset: NAME, host_op_us: ...}`).
+#include <cstddef>
+#include <string>
+
+namespace twinsim {
+
+struct StackSpec {
+  std::string name = "none";  // catalog preset, "custom", or "none" (the device alone)
+  // Host time to issue one op of the op list, forward or backward (one row of `simulate`'s
+  // op table: a module's Python, the framework's dispatch and its kernel launches). The GPU
+  // cannot run work the host has not issued yet: an eager stack running small ops is
+  // host-bound. 0: graph-captured, or the device alone.
+  double host_op_s = 0;
+};
+
+// The time the device spends on compute in a run of `ops` ops (a layer's pass) whose
+// compute takes `device_s` and whose other device work (its collectives) `other_s`, issued
+// by this stack's host. Kernel launches are asynchronous: the host runs ahead of the GPU
+// while the GPU works through long ops and collectives, and the GPU waits while the host
+// issues short ones, so the run takes the longer of the host's time and the device's
+// (Megatron-LM/PyTorch eager; the launch queue holds about 1024 kernels, far more than a
+// layer issues). One formula for the event engine and the search's estimate, which both
+// take a layer's time from sim/training/layer_costs.
+inline double issued_compute_s(const StackSpec& stack, double device_s, double other_s, std::size_t ops) {
+  const double host_s = static_cast<double>(ops) * stack.host_op_s;
+  return device_s + other_s >= host_s ? device_s : host_s - other_s;
+}
+
+}  // namespace twinsim

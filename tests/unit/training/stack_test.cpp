@@ -1,0 +1,80 @@
+// The software stack's host time (hardware/stack_spec.hpp): a layer's pass takes the longer
+// of the device's time and the host's time to issue its ops, the collectives overlapping
+// the host's work. Figures derived by hand from the formula's definition.
+#include <gtest/gtest.h>
+
+#include "scenario/load.hpp"
+#include "sim/training/layer_costs.hpp"
+#include "sim/training/training_report.hpp"
+
+namespace twinsim {
+namespace {
+
+TEST(Stack, ThePassTakesTheLongerOfHostAndDevice) {
+  StackSpec stack;
+  stack.host_op_s = 20e-6;
+  // 10 ops issued at 20 us: the host needs 200 us. Device: 50 us of compute, 30 us of
+  // collectives. The pass takes 200 us, so its compute shows 200 - 30 = 170 us.
+  EXPECT_NEAR(issued_compute_s(stack, 50e-6, 30e-6, 10), 170e-6, 1e-12);
+  // device 300 us + 30 us > 200 us: the device decides, the host hides behind it
+  EXPECT_NEAR(issued_compute_s(stack, 300e-6, 30e-6, 10), 300e-6, 1e-12);
+  // the boundary: 170 + 30 = 200 exactly, either reading gives 170
+  EXPECT_NEAR(issued_compute_s(stack, 170e-6, 30e-6, 10), 170e-6, 1e-12);
+  // no stack: the device alone
+  EXPECT_NEAR(issued_compute_s(StackSpec{}, 50e-6, 30e-6, 10), 50e-6, 1e-12);
+}
+
+Scenario small_gpt(const std::vector<std::string>& sets) {
+  const std::string text = R"(
+model: {layers: 4, hidden: 512, heads: 8, vocab: 32000, max_seq_len: 512}
+cluster: dgx-a100-80gb
+training: {seq_len: 512, global_batch: 8, micro_batch: 1, precision: bf16}
+plan: {tp: 2, pp: 1, dp: 1}
+)";
+  return load_scenario_text(text, sets);
+}
+
+std::size_t compute_ops(const LayerCost& c) {
+  std::size_t n = 0;
+  for (const OpTime& op : c.ops) n += op.category == TimeCategory::compute ? 1 : 0;
+  return n;
+}
+
+TEST(Stack, AHostBoundLayerTakesItsOpsTimesTheHostTime) {
+  // 1 ms per op dwarfs a 512-wide layer's kernels and its TP all-reduces
+  const Scenario s = small_gpt({"stack.host_op_us=1000"});
+  const LayerCost layer = cost_layer(s, 0);
+  const double ops = static_cast<double>(compute_ops(layer));
+  ASSERT_GE(ops, 5);
+  EXPECT_NEAR(layer.fwd_s(TimeCategory::compute) + layer.fwd_s(TimeCategory::tp_comm), ops * 1e-3, 1e-12);
+  EXPECT_NEAR(layer.bwd_s(TimeCategory::compute) + layer.bwd_s(TimeCategory::tp_comm), ops * 1e-3, 1e-12);
+  // the collectives themselves are unchanged by the host
+  const LayerCost device_only = cost_layer(small_gpt({}), 0);
+  EXPECT_DOUBLE_EQ(layer.fwd_s(TimeCategory::tp_comm), device_only.fwd_s(TimeCategory::tp_comm));
+  EXPECT_LT(device_only.fwd_s(TimeCategory::compute) + device_only.fwd_s(TimeCategory::tp_comm), ops * 1e-3);
+}
+
+TEST(Stack, AHostBoundStepScalesWithTheHostTime) {
+  // host-bound at 1 ms and 2 ms per op: the layers' share of the step doubles
+  const TrainingPrediction one = predict_training(small_gpt({"stack.host_op_us=1000"}));
+  const TrainingPrediction two = predict_training(small_gpt({"stack.host_op_us=2000"}));
+  const TrainingPrediction none = predict_training(small_gpt({}));
+  EXPECT_GT(one.step_s, 5 * none.step_s);
+  EXPECT_NEAR((two.step_s - none.step_s) / (one.step_s - none.step_s), 2.0, 0.1);
+}
+
+TEST(Stack, CatalogPresetsAndOverrides) {
+  EXPECT_EQ(small_gpt({}).stack.name, "none");
+  EXPECT_EQ(small_gpt({}).stack.host_op_s, 0);
+  const Scenario eager = small_gpt({"stack=megatron-eager"});
+  EXPECT_EQ(eager.stack.name, "megatron-eager");
+  EXPECT_GT(eager.stack.host_op_s, 0);
+  const Scenario edited = small_gpt({"stack=megatron-eager", "stack.host_op_us=7"});
+  EXPECT_NEAR(edited.stack.host_op_s, 7e-6, 1e-15);
+  EXPECT_THROW(small_gpt({"stack=megatron-eagre"}), ScenarioError);
+  EXPECT_THROW(small_gpt({"stack.host_op_us=-1"}), ScenarioError);
+  EXPECT_THROW(small_gpt({"stack.host_ops_us=1"}), ScenarioError);
+}
+
+}  // namespace
+}  // namespace twinsim
