@@ -18,6 +18,10 @@ def _frame(rows, columns=None):
     return pd.DataFrame(rows, columns=columns)
 
 
+# Keys whose value may be a catalog name that `set` edits in place (as `--set` does).
+_CATALOG_KEYS = ("model", "cluster", "cluster.gpu", "stack")
+
+
 class Scenario:
     """A scenario as a plain dict (the YAML of SCENARIO.md), plus ``--set`` style edits.
 
@@ -42,12 +46,14 @@ class Scenario:
         out = self.copy()
         node = out.data
         parts = key.split(".")
-        for part in parts[:-1]:
+        for depth, part in enumerate(parts[:-1]):
             child = node.get(part)
             if not isinstance(child, dict):
-                # a catalog name ("model: llama3-70b") becomes a preset mapping for
-                # clusters; for other sections the loader reports the bad key
-                child = {"preset": child} if (part == "cluster" and isinstance(child, str)) else {}
+                # a catalog name ("cluster: dgx-h100") becomes a preset mapping, as `--set`
+                # does (scenario/load.cpp, expand_catalog_name); elsewhere the loader
+                # reports the bad key
+                prefix = ".".join(parts[: depth + 1])
+                child = {"preset": child} if (prefix in _CATALOG_KEYS and isinstance(child, str)) else {}
                 node[part] = child
             node = child
         node[parts[-1]] = value

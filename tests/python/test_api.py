@@ -32,6 +32,20 @@ def test_scenario_dict_roundtrip_and_set(root):
     assert s2.resolved()["gpus"] == 8 * 8 * 24
 
 
+def test_set_edits_a_named_stack_as_the_cli_does(root, small_scenario):
+    # `--set stack.host_op_us=...` on `stack: megatron-eager` keeps the preset's other keys
+    eager = small_scenario.set("stack", "megatron-eager")
+    edited = eager.set("stack.host_op_us", 1000)
+    assert edited.get("stack") == {"preset": "megatron-eager", "host_op_us": 1000}
+    exe = _twinsim_exe(root)
+    path = root / "scenarios" / "default.yaml"
+    cli = subprocess.run([str(exe), "simulate", str(path), "--json", "--set", "stack=megatron-eager",
+                          "--set", "stack.host_op_us=1000"], capture_output=True, text=True, check=True).stdout
+    py = twinsim.simulate(twinsim.load_scenario(path).set("stack", "megatron-eager").set("stack.host_op_us", 1000))
+    assert json.loads(cli)["time"]["step_s"] == pytest.approx(py.step_s, rel=1e-12)
+    assert py.step_s > twinsim.simulate(twinsim.load_scenario(path)).step_s
+
+
 def test_scenario_error_has_the_cli_message(small_scenario):
     with pytest.raises(twinsim.ScenarioError) as e:
         twinsim.simulate(small_scenario.set("plan.tp", 3))
