@@ -15,6 +15,9 @@ struct StackSpec {
   // cannot run work the host has not issued yet: an eager stack running small ops is
   // host-bound. 0: graph-captured, or the device alone.
   double host_op_s = 0;
+  // The stack's GEMMs against the GPU's measured curve (today's cuBLASLt): an older library
+  // picks slower kernels for the same shapes. 1: as measured.
+  double gemm_library_scale = 1;
 };
 
 // The time the device spends on compute in a run of `ops` ops (a layer's pass) whose

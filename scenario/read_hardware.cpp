@@ -224,6 +224,7 @@ StackSpec read_stack(const YAML::Node& node, const std::string& path) {
   MappingReader r(full, path);
   r.has("preset");
   s.host_op_s = r.number("host_op_us", 0, 0, 1e6) * 1e-6;
+  s.gemm_library_scale = r.number("gemm_library_scale", 1, 0.1, 1.5);
   r.reject_unknown();
   return s;
 }

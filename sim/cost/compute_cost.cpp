@@ -96,7 +96,7 @@ double gemm_memory_s(const GpuSpec& gpu, const ComputeOp& op) {
 
 ComputeCost gemm_cost(const GpuSpec& gpu, const ComputeOp& op) {
   ComputeCost c;
-  c.efficiency = gemm_efficiency(gpu, op.flops, op.m, op.n, op.k, op.pass);
+  c.efficiency = gemm_efficiency(gpu, op.flops, op.m, op.n, op.k, op.pass) * op.library_scale;
   c.math_s = op.flops / (gpu.peak(op.dtype) * c.efficiency);
   c.memory_s = gemm_memory_s(gpu, op);
   c.launch_s = gpu.kernel_launch_s;

@@ -21,6 +21,7 @@ struct ComputeOp {
   std::int64_t m = 0, n = 0, k = 0;  // gemm: output m x n, inner k (0 = shape unknown)
   bool backward = false;          // attention: the backward kernels run slower
   GemmPass pass = GemmPass::fwd;  // gemm: which of a linear layer's three products
+  double library_scale = 1;       // gemm: the stack's GEMM library against the GPU's curve
   std::int64_t head_dim = 0;      // attention: the head width (0: unknown)
   // memory-bound kernels: which one ("gelu", "layernorm", ...; see LayerOp::kernel),
   // for GPUs that list per-kernel efficiencies; "" runs at the GPU's memory_efficiency.

@@ -55,9 +55,10 @@ double collective_s(const Scenario& s, const Collective& c) {
 
 // A GEMM's three passes: forward C = AB, dgrad dA = dC B^T, wgrad dB = A^T dC; each
 // moves about the same bytes (two operands read, one result written).
-void price_gemm(const GpuSpec& gpu, Dtype dtype, const LayerOp& op, OpTime& t) {
+void price_gemm(const GpuSpec& gpu, const StackSpec& stack, Dtype dtype, const LayerOp& op, OpTime& t) {
   ComputeOp c = as_compute(op, dtype, op.fwd_flops, static_cast<double>(op.fwd_bytes), false);
   c.m = op.m, c.n = op.n, c.k = op.k;
+  c.library_scale = stack.gemm_library_scale;
   t.fwd_s = op_time_s(gpu, c);
   c.m = op.m, c.n = op.k, c.k = op.n;
   c.flops = op.dgrad_flops;
@@ -87,7 +88,7 @@ OpTime price(const Scenario& s, const LayerOp& op) {
   }
   t.fwd_bytes = static_cast<double>(op.fwd_bytes);
   if (op.kind == OpKind::gemm) {
-    price_gemm(gpu, dtype, op, t);
+    price_gemm(gpu, s.stack, dtype, op, t);
     t.bwd_bytes = 2 * t.fwd_bytes;  // dgrad and wgrad each move about the forward's bytes
     return t;
   }

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "scenario/load.hpp"
+#include "sim/cost/compute_cost.hpp"
 #include "sim/training/layer_costs.hpp"
 #include "sim/training/training_report.hpp"
 
@@ -63,6 +64,29 @@ TEST(Stack, AHostBoundStepScalesWithTheHostTime) {
   EXPECT_NEAR((two.step_s - none.step_s) / (one.step_s - none.step_s), 2.0, 0.1);
 }
 
+TEST(Stack, TheGemmLibraryScaleDividesTheGemmRate) {
+  // 16k^3 on the catalog A100: compute-bound, so half the rate is twice the math time
+  const GpuSpec gpu = catalog_gpu("a100-sxm-80gb");
+  ComputeOp op;
+  op.kind = ComputeKind::gemm;
+  op.dtype = Dtype::fp16;
+  op.m = op.n = op.k = 16384;
+  op.flops = 2.0 * 16384 * 16384 * 16384;
+  op.bytes = 3 * 2.0 * 16384 * 16384;
+  const ComputeCost as_measured = op_cost(gpu, op);
+  op.library_scale = 0.5;
+  const ComputeCost older = op_cost(gpu, op);
+  EXPECT_NEAR(older.math_s, 2 * as_measured.math_s, 1e-12);
+  EXPECT_GT(older.math_s, older.memory_s);
+  // and the stack carries it to a layer's GEMMs, not to its other ops
+  const LayerCost base = cost_layer(small_gpt({}), 0);
+  const LayerCost scaled = cost_layer(small_gpt({"stack.gemm_library_scale=0.5"}), 0);
+  for (std::size_t i = 0; i < base.ops.size(); ++i) {
+    if (base.ops[i].name == "attn.norm") EXPECT_DOUBLE_EQ(scaled.ops[i].fwd_s, base.ops[i].fwd_s);
+    if (base.ops[i].name == "mlp.fc1") EXPECT_GT(scaled.ops[i].fwd_s, base.ops[i].fwd_s);
+  }
+}
+
 TEST(Stack, CatalogPresetsAndOverrides) {
   EXPECT_EQ(small_gpt({}).stack.name, "none");
   EXPECT_EQ(small_gpt({}).stack.host_op_s, 0);
@@ -74,6 +98,8 @@ TEST(Stack, CatalogPresetsAndOverrides) {
   EXPECT_THROW(small_gpt({"stack=megatron-eagre"}), ScenarioError);
   EXPECT_THROW(small_gpt({"stack.host_op_us=-1"}), ScenarioError);
   EXPECT_THROW(small_gpt({"stack.host_ops_us=1"}), ScenarioError);
+  EXPECT_THROW(small_gpt({"stack.gemm_library_scale=0"}), ScenarioError);
+  EXPECT_EQ(small_gpt({"stack=megatron-2021"}).stack.gemm_library_scale, 0.85);
 }
 
 }  // namespace

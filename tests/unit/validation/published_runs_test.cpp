@@ -4,9 +4,10 @@
 //
 // Narayanan et al. 2021 (SC'21), Table 1: TFLOP/s per GPU counted with their Eq. 3,
 // which includes the recomputed forward pass: compared with hardware_tflops_per_gpu.
-// The node type these scenarios use (dgx-a100-80gb-megatron2021) carries one fitted
-// figure, the GEMM efficiency of the 2021 stack, fitted on the even rows of Table 1
-// (1.7B, 7.5B, 39.1B, 145.6B, 529.6B); the odd rows are out of sample.
+// The scenarios run on the catalog's dgx-a100-80gb under the megatron-2021 stack, whose
+// one figure fitted to this table (its GEMM library against today's cuBLASLt) was fitted on
+// the even rows of Table 1 (1.7B, 7.5B, 39.1B, 145.6B, 529.6B); the odd rows are out of
+// sample (hardware/catalog/stacks/megatron-2021.yaml).
 #include <gtest/gtest.h>
 
 #include <string>
