@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # Installs, builds, and runs every test (GoogleTest, MPI and CLI tests through ctest).
+# TWINSIM_BUILD_DIR (default ./build) builds elsewhere, inside or outside the source tree.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ./scripts/build.sh
@@ -7,7 +8,7 @@ export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 # the executor's uninitialized blocks (outputs its kernels write in full) read as NaN, so
 # a kernel that leaves an element unwritten shows in the numerics tests
 export TWINSIM_POISON_UNINITIALIZED=1
-ctest --test-dir build --output-on-failure -j"${TWINSIM_JOBS:-$(nproc)}"
+ctest --test-dir "${TWINSIM_BUILD_DIR:-build}" --output-on-failure -j"${TWINSIM_JOBS:-$(nproc)}"
 # The kernel tests again with the AVX2 GEMM path off, built outside the source tree (~1 min
 # on 2 cores): the portable path sums in another order, and CPUs without AVX2 get only it.
 ./scripts/test_portable_gemm.sh

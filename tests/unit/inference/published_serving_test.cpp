@@ -2,10 +2,10 @@
 // source in a comment) against the prediction of `twinsim simulate`. A case fails when
 // the prediction leaves the stated band around the published figure.
 //
-// The bands are what a roofline model can be asked for: decode is HBM-bound and the
-// model knows the bytes exactly, prefill is GEMM-bound and depends on the GEMM
-// efficiency curve; neither engine overheads (sampling, scheduling, Python) nor kernel
-// fusion are modelled, so ±25% for latencies and ±35% for batch throughput.
+// The bands: ±20%, issue 17's bound for serving (decode is HBM-bound and the model knows
+// the bytes exactly; prefill is GEMM-bound and the A100's GEMM curve is measured). When
+// tightened from ±25% / ±35% the A100 cases were within 9.2% and the H100 FP8 ones within
+// 19.5%, but for the 7B FP8 prefill (below), whose wider band says what is not modelled.
 #include <gtest/gtest.h>
 
 #include <cstdio>
@@ -27,19 +27,19 @@ struct PublishedCase {
 };
 
 const PublishedCase kCases[] = {
-    {"lmdeploy-llama2-7b-a100-bs1", Metric::tpot_s, 0.010, 0.25},
-    {"lmdeploy-llama2-13b-a100-bs1", Metric::tpot_s, 0.017, 0.25},
-    {"lmdeploy-llama2-70b-4xa100-bs1", Metric::tpot_s, 0.029, 0.25},
-    {"lmdeploy-llama2-7b-a100-ttft-2048", Metric::ttft_s, 0.139, 0.25},
-    {"trtllm-llama2-7b-a100-ttft-2048", Metric::ttft_s, 0.133, 0.25},
-    {"trtllm-llama2-70b-4xa100-ttft-2048", Metric::ttft_s, 0.377, 0.25},
-    // under-predicted by ~33%: the cost model applies its fp16 GEMM efficiency curve to
+    {"lmdeploy-llama2-7b-a100-bs1", Metric::tpot_s, 0.010, 0.20},
+    {"lmdeploy-llama2-13b-a100-bs1", Metric::tpot_s, 0.017, 0.20},
+    {"lmdeploy-llama2-70b-4xa100-bs1", Metric::tpot_s, 0.029, 0.20},
+    {"lmdeploy-llama2-7b-a100-ttft-2048", Metric::ttft_s, 0.139, 0.20},
+    {"trtllm-llama2-7b-a100-ttft-2048", Metric::ttft_s, 0.133, 0.20},
+    {"trtllm-llama2-70b-4xa100-ttft-2048", Metric::ttft_s, 0.377, 0.20},
+    // under-predicted by 28.5%: the cost model applies its fp16 GEMM efficiency curve to
     // FP8 GEMMs at twice the peak, and TRT-LLM v0.5's first FP8 kernels (plus the
     // per-GEMM quantization of activations) reached less; the band says so
     {"trtllm-llama2-7b-h100-fp8-ttft-2048", Metric::ttft_s, 0.036, 0.40},
-    {"trtllm-llama2-70b-4xh100-fp8-ttft-2048", Metric::ttft_s, 0.109, 0.25},
-    {"trtllm-llama2-7b-h100-fp8-bs64", Metric::output_tokens_per_s, 9193, 0.35},
-    {"trtllm-llama2-7b-a100-bs384", Metric::output_tokens_per_s, 5586, 0.35},
+    {"trtllm-llama2-70b-4xh100-fp8-ttft-2048", Metric::ttft_s, 0.109, 0.20},
+    {"trtllm-llama2-7b-h100-fp8-bs64", Metric::output_tokens_per_s, 9193, 0.20},
+    {"trtllm-llama2-7b-a100-bs384", Metric::output_tokens_per_s, 5586, 0.20},
 };
 
 double predicted(const InferencePrediction& p, Metric m) {
