@@ -52,6 +52,12 @@ int run_child(const std::vector<std::string>& argv, const ChildOutput& output) {
   return 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
 }
 
+std::vector<std::string> mpirun_argv(int ranks) {
+  std::vector<std::string> argv{"mpirun", "-np", std::to_string(ranks), "--oversubscribe"};
+  if (geteuid() == 0) argv.push_back("--allow-run-as-root");
+  return argv;
+}
+
 std::string describe_command(const std::vector<std::string>& argv) {
   std::string out;
   for (const std::string& a : argv) {

@@ -19,6 +19,11 @@ struct ChildOutput {
 // signal's number if a signal ended it). Throws std::runtime_error when it cannot start.
 int run_child(const std::vector<std::string>& argv, const ChildOutput& output = {});
 
+// The start of an argument vector that runs `ranks` MPI processes (Open MPI's mpirun, more
+// ranks than cores allowed; as root with --allow-run-as-root, which Open MPI otherwise
+// demands, since containers often run as root). Append the program and its arguments.
+std::vector<std::string> mpirun_argv(int ranks);
+
 // argv as a person would type it (each argument quoted where it needs to be), for messages.
 std::string describe_command(const std::vector<std::string>& argv);
 

@@ -2,7 +2,6 @@
 // microbenchmarks of the executor's kernels on this process (while N-1 others run them too) and of its MPI communicator
 // on `mpirun -np R` ranks it starts itself, fitted into a hardware file the simulator
 // reads (calibrate/calibration.hpp). NAME.json beside it keeps the raw points.
-#include <unistd.h>
 
 #include <algorithm>
 #include <cstdlib>
@@ -98,9 +97,7 @@ struct CommRun {
 };
 
 CommRun spawn_comm(const CalibrateArgs& a, int ranks, const std::string& tmp) {
-  // Open MPI refuses root without --allow-run-as-root (containers often run as root)
-  std::vector<std::string> argv{"mpirun", "-np", std::to_string(ranks), "--oversubscribe"};
-  if (geteuid() == 0) argv.push_back("--allow-run-as-root");
+  std::vector<std::string> argv = mpirun_argv(ranks);
   argv.insert(argv.end(), {self_executable().string(), "calibrate", "--comm-only", tmp, "--repeats",
                            std::to_string(a.repeats), "--comm-evict", std::to_string(a.comm_evict_MiB)});
   if (a.quick) argv.push_back("--quick");

@@ -5,7 +5,6 @@
 // machine's cores are timing cases; larger ones (oversubscribed) are compared on memory.
 // A training case is timed by its step; an inference case (prefill + decode) by its TPOT
 // (time per output token: one decode pass), its TTFT listed under the table.
-#include <unistd.h>
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
@@ -108,9 +107,7 @@ CaseResult run_case(const fs::path& src, const ValidateArgs& a, int cores, const
     r.timing = r.world <= cores;
     const std::string self = a.twinsim.empty() ? self_executable().string() : a.twinsim;
     run_logged({self, "simulate", scenario.string(), "--json"}, dir / "simulate.log", dir / "simulated.json");
-    // Open MPI refuses root without --allow-run-as-root (containers often run as root)
-    std::vector<std::string> mpirun{"mpirun", "-np", std::to_string(r.world), "--oversubscribe"};
-    if (geteuid() == 0) mpirun.push_back("--allow-run-as-root");
+    std::vector<std::string> mpirun = mpirun_argv(r.world);
     mpirun.insert(mpirun.end(), {self, "run", scenario.string(), "--steps", std::to_string(a.steps), "--out",
                                  dir.string()});
     run_logged(mpirun, dir / "run.log");

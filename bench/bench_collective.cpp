@@ -17,8 +17,8 @@ ClusterSpec dgx_a100(int nodes) {
   c.gpu.kernel_launch_s = 4e-6;
   c.gpu.sms = 108;
   c.nodes = nodes;
-  c.intra_node = {300e9, 3e-6, {}, {}};
-  c.inter_node = {25e9, 5e-6, {}, {}};
+  c.intra_node = {300e9, 3e-6, {}, {}, {}};
+  c.inter_node = {25e9, 5e-6, {}, {}, {}};
   c.nics_per_node = 8;
   return c;
 }

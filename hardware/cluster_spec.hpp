@@ -25,7 +25,7 @@ struct LinkSpec {
   // each curve by message bytes (EfficiencyPoint{bytes, busbw in bytes/s}). Where a group
   // lies within this link's domain (one node) and its collective is measured, its time is
   // the measurement's: bytes x bus factor / busbw, the call's own latency included
-  // (sim/cost/collective_cost.cpp, measured_collective_s). Empty: the protocol model.
+  // (sim/cost/collective_cost.cpp, measured_collective). Empty: the protocol model.
   std::map<std::string, std::map<int, std::vector<EfficiencyPoint>>, std::less<>> measured_busbw;
 };
 

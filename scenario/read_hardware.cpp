@@ -2,7 +2,6 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
-#include <sstream>
 
 #include "models/layer_ops.hpp"
 #include "scenario/errors.hpp"
@@ -36,9 +35,9 @@ YAML::Node resolve(const YAML::Node& node, const std::string& path, std::string&
 }
 
 // A list of [size, value] pairs, sizes increasing, values in (0, max_value]; `value_name`
-// says what the value is in messages.
+// and `max_text` (max_value as written) say what the value is in messages.
 std::vector<EfficiencyPoint> read_pairs(const YAML::Node& n, const std::string& where, double max_value,
-                                        const std::string& value_name) {
+                                        const std::string& value_name, const std::string& max_text) {
   std::vector<EfficiencyPoint> curve;
   if (!n.IsDefined() || n.IsNull()) return curve;
   if (!n.IsSequence()) throw ScenarioError(where, "", "must be a list of [size, " + value_name + "] pairs");
@@ -49,7 +48,7 @@ std::vector<EfficiencyPoint> read_pairs(const YAML::Node& n, const std::string& 
                     YAML::convert<double>::decode(n[i][1], eff);
     if (!ok || !(size > 0) || !(eff > 0) || !(eff <= max_value) || !std::isfinite(size))
       throw ScenarioError(where + "[" + std::to_string(i) + "]", "",
-                          "must be [size > 0, " + value_name + " in (0, " + [&] { std::ostringstream o; o << max_value; return o.str(); }() + "]]");
+                          "must be [size > 0, " + value_name + " in (0, " + max_text + "]]");
     if (!curve.empty() && size <= curve.back().size)
       throw ScenarioError(where + "[" + std::to_string(i) + "]", "", "sizes must increase");
     curve.push_back({size, eff});
@@ -58,7 +57,7 @@ std::vector<EfficiencyPoint> read_pairs(const YAML::Node& n, const std::string& 
 }
 
 std::vector<EfficiencyPoint> read_curve(MappingReader& r, const std::string& key) {
-  return read_pairs(r.child(key), r.key_path(key), 1.0, "efficiency");
+  return read_pairs(r.child(key), r.key_path(key), 1.0, "efficiency", "1");
 }
 
 // {fwd: curve, bwd: curve}, either optional.
@@ -149,7 +148,7 @@ std::map<std::string, std::map<int, std::vector<EfficiencyPoint>>, std::less<>> 
       const auto [end, error] = std::from_chars(name.data(), name.data() + name.size(), ranks);
       if (error != std::errc() || end != name.data() + name.size() || ranks < 2 || ranks > 1 << 20)
         throw ScenarioError(join_key(where, name), name, "is not a group size (an integer >= 2)");
-      auto curve = read_pairs(entry.second, join_key(where, name), 1e6, "busbw GB/s");
+      auto curve = read_pairs(entry.second, join_key(where, name), 1e6, "busbw GB/s", "1e6");
       if (curve.empty()) throw ScenarioError(join_key(where, name), "", "needs at least one [bytes, busbw GB/s] point");
       for (EfficiencyPoint& p : curve) p.efficiency *= kGB;  // stored in bytes/s
       curves[ranks] = std::move(curve);
@@ -238,9 +237,9 @@ ClusterSpec read_cluster(const YAML::Node& node, const std::string& path) {
   c.gpus_per_node = static_cast<int>(r.integer("gpus_per_node", 8, 1, 4096));
   c.nodes = static_cast<int>(r.integer("nodes", 0, 1, 1 << 24));
   // without an intra_node section, NVLink comes from the GPU's own figure
-  c.intra_node = read_link(r, "intra_node", {c.gpu.nvlink_bandwidth_Bps, 3e-6, {}, {}}, nullptr);
+  c.intra_node = read_link(r, "intra_node", {c.gpu.nvlink_bandwidth_Bps, 3e-6, {}, {}, {}}, nullptr);
   c.nics_per_node = 1;
-  c.inter_node = read_link(r, "inter_node", {0, 0, {}, {}}, &c.nics_per_node);
+  c.inter_node = read_link(r, "inter_node", {0, 0, {}, {}, {}}, &c.nics_per_node);
   c.straggler = r.number("straggler", 0, 0, 10);
   r.reject_unknown();
   if (c.intra_node.bandwidth_Bps <= 0)

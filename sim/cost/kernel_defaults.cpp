@@ -6,7 +6,8 @@ namespace {
 
 // A100 SXM: 108 SMs (NVIDIA A100 Tensor Core GPU Architecture whitepaper, Table 1).
 // The catalog's A100 entries carry a measured GEMM curve of their own (a100-sxm-80gb.yaml);
-// this flat figure serves an A100 described inline without one. GEMM: maximum achievable bf16 matmul 267.9 of 312 TFLOP/s = 85.9% (S. Bekman,
+// this flat figure serves an A100 described inline without one.
+// GEMM: maximum achievable bf16 matmul 267.9 of 312 TFLOP/s = 85.9% (S. Bekman,
 // ml-engineering, compute/accelerator/README.md, "Maximum Achievable Matmul FLOPS
 // comparison table", CUDA 12.1). Flat in FLOPs: small GEMMs lose through wave
 // quantization and launch overhead, which compute_cost.cpp models from the shape.

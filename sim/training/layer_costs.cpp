@@ -127,39 +127,31 @@ std::size_t count_ops(const std::vector<OpTime>& ops, Counts counts) {
   return n;
 }
 
-// A pass's compute: the ops' device time, or the host's time to issue the pass's ops (all
-// of them, collectives included) less the collectives' device time, whichever is longer.
-double LayerCost::compute_s(double device_s, double collectives_s, std::size_t ops_issued) const {
-  return issued_compute_s(stack, device_s, collectives_s, ops_issued);
-}
-
 const auto is_compute = [](const OpTime& op) { return op.category == TimeCategory::compute; };
-const auto is_collective = [](const OpTime& op) { return op.category != TimeCategory::compute; };
 const auto fwd_time = [](const OpTime& op) { return op.fwd_s; };
 const auto bwd_time = [](const OpTime& op) { return op.dgrad_s + op.wgrad_s; };
 
-double LayerCost::fwd_s(TimeCategory c) const {
-  const auto in_c = [c](const OpTime& op) { return op.category == c; };
-  if (c != TimeCategory::compute) return sum_ops(ops, in_c, fwd_time);
-  return compute_s(sum_ops(ops, is_compute, fwd_time), sum_ops(ops, is_collective, fwd_time), count_ops(ops, is_compute));
-}
-
-double LayerCost::bwd_s(TimeCategory c) const {
-  const auto in_c = [c](const OpTime& op) { return op.category == c; };
-  if (c != TimeCategory::compute) return sum_ops(ops, in_c, bwd_time);
-  return compute_s(sum_ops(ops, is_compute, bwd_time), sum_ops(ops, is_collective, bwd_time), count_ops(ops, is_compute));
-}
-
-// compute ops only: the step simulates recomputed collectives as their own tasks
-double LayerCost::recompute_s() const {
-  const auto again = [](const OpTime& op) { return op.recomputed && op.category == TimeCategory::compute; };
-  const auto again_collective = [](const OpTime& op) { return op.recomputed && op.category != TimeCategory::compute; };
-  std::size_t issued = 0;
-  for (const OpTime& op : ops) issued += again(op) ? 1 : 0;
-  return compute_s(sum_ops(ops, again, fwd_time), sum_ops(ops, again_collective, fwd_time), issued);
+// The time of category `c` in a pass over the ops that `in_pass` (`time`: the pass's time
+// of one op). Compute is the device's time, or the host's time to issue the pass's compute
+// ops less the device's time on the pass's collectives, whichever is longer.
+template <typename InPass, typename Time>
+double pass_s(const LayerCost& lc, TimeCategory c, InPass in_pass, Time time) {
+  const auto in_c = [&](const OpTime& op) { return in_pass(op) && op.category == c; };
+  if (c != TimeCategory::compute) return sum_ops(lc.ops, in_c, time);
+  const auto collective = [&](const OpTime& op) { return in_pass(op) && !is_compute(op); };
+  return issued_compute_s(lc.stack, sum_ops(lc.ops, in_c, time), sum_ops(lc.ops, collective, time),
+                          count_ops(lc.ops, in_c));
 }
 
 const auto every_op = [](const OpTime&) { return true; };
+
+double LayerCost::fwd_s(TimeCategory c) const { return pass_s(*this, c, every_op, fwd_time); }
+double LayerCost::bwd_s(TimeCategory c) const { return pass_s(*this, c, every_op, bwd_time); }
+
+// compute ops only: the step simulates recomputed collectives as their own tasks
+double LayerCost::recompute_s() const {
+  return pass_s(*this, TimeCategory::compute, [](const OpTime& op) { return op.recomputed; }, fwd_time);
+}
 
 double LayerCost::fwd_flops() const { return sum_ops(ops, every_op, [](const OpTime& op) { return op.fwd_flops; }); }
 double LayerCost::bwd_flops() const { return sum_ops(ops, every_op, [](const OpTime& op) { return op.bwd_flops; }); }

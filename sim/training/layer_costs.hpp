@@ -34,7 +34,6 @@ struct LayerCost {
   double fwd_s(TimeCategory c) const;
   double bwd_s(TimeCategory c) const;
   double recompute_s() const;  // forward of the ops the recompute policy runs again
-  double compute_s(double device_s, double collectives_s, std::size_t ops_issued) const;
   double fwd_flops() const;
   double bwd_flops() const;
   double recompute_flops() const;

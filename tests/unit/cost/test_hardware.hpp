@@ -28,8 +28,8 @@ inline ClusterSpec dgx_a100(int nodes) {
   c.gpu = a100();
   c.gpus_per_node = 8;
   c.nodes = nodes;
-  c.intra_node = {300e9, 3e-6, {}, {}};
-  c.inter_node = {25e9, 5e-6, {}, {}};
+  c.intra_node = {300e9, 3e-6, {}, {}, {}};
+  c.inter_node = {25e9, 5e-6, {}, {}, {}};
   c.nics_per_node = 8;
   return c;
 }

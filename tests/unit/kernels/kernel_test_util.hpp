@@ -41,6 +41,15 @@ std::vector<U> widen(const std::vector<T>& v) {
   return w;
 }
 
+// The [rows, cols] row-major matrix x transposed to [cols, rows].
+template <class T>
+std::vector<T> transposed(const std::vector<T>& x, int rows, int cols) {
+  std::vector<T> t(x.size());
+  for (int r = 0; r < rows; ++r)
+    for (int c = 0; c < cols; ++c) t[static_cast<long>(c) * rows + r] = x[static_cast<long>(r) * cols + c];
+  return t;
+}
+
 inline std::vector<double> to_double(const std::vector<float>& v) {
   return std::vector<double>(v.begin(), v.end());
 }

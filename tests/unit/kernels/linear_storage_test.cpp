@@ -25,14 +25,6 @@ TYPED_TEST_SUITE(LinearStorage, SixteenBit);
 // 70 tokens, in 300, out 270: the GEMMs span more than one 256-tile in every dimension.
 constexpr int kTokens = 70, kIn = 300, kOut = 270;
 
-// [rows, cols] row-major, transposed.
-std::vector<double> transposed(const std::vector<double>& x, int rows, int cols) {
-  std::vector<double> t(x.size());
-  for (int r = 0; r < rows; ++r)
-    for (int c = 0; c < cols; ++c) t[static_cast<long>(c) * rows + r] = x[static_cast<long>(r) * cols + c];
-  return t;
-}
-
 // y [tokens, out] = x w^T (+ bias on every row): the reference of linear_forward.
 Fp32Reference forward_reference(const std::vector<double>& x, const std::vector<double>& w,
                                 const std::vector<double>& bias) {
@@ -45,12 +37,21 @@ Fp32Reference forward_reference(const std::vector<double>& x, const std::vector<
 // Signed inputs (sums that cancel) and inputs of one sign (the allowance about half an ulp).
 const char* sign_name(bool one_sign) { return one_sign ? "one-sign" : "signed"; }
 
+// A forward pass's inputs in T: x [tokens, in], w [out, in], bias [out], drawn from seeds
+// seed, seed + 1, seed + 2 in [lo, 1].
+template <class T>
+struct ForwardInputs {
+  std::vector<T> x, w, bias;
+  ForwardInputs(unsigned seed, float lo)
+      : x(random_storage<T>(kTokens * kIn, seed, lo)),
+        w(random_storage<T>(kOut * kIn, seed + 1, lo)),
+        bias(random_storage<T>(kOut, seed + 2, lo)) {}
+};
+
 TYPED_TEST(LinearStorage, ForwardWithAndWithoutBiasWithinTheBound) {
   using T = TypeParam;
   for (bool one_sign : {false, true}) {
-    const float lo = one_sign ? 0.0f : -1.0f;
-    const auto x = random_storage<T>(kTokens * kIn, 1, lo), w = random_storage<T>(kOut * kIn, 2, lo);
-    const auto bias = random_storage<T>(kOut, 3, lo);
+    const auto [x, w, bias] = ForwardInputs<T>(1, one_sign ? 0.0f : -1.0f);
     const auto x64 = widen<double>(x), w64 = widen<double>(w), b64 = widen<double>(bias);
     std::vector<T> y(kTokens * kOut);
     cpu::linear_forward(x.data(), w.data(), bias.data(), y.data(), kTokens, kIn, kOut);
@@ -102,9 +103,7 @@ TYPED_TEST(LinearStorage, BackwardOpsWithinTheBound) {
 TYPED_TEST(LinearStorage, TheBoundCatchesSumsIn16BitsAndASecondRounding) {
   using T = TypeParam;
   for (bool one_sign : {false, true}) {
-    const float lo = one_sign ? 0.0f : -1.0f;
-    const auto x = random_storage<T>(kTokens * kIn, 7, lo), w = random_storage<T>(kOut * kIn, 8, lo);
-    const auto bias = random_storage<T>(kOut, 9, lo);
+    const auto [x, w, bias] = ForwardInputs<T>(7, one_sign ? 0.0f : -1.0f);
     const auto xf = widen<float>(x), wf = widen<float>(w), bf = widen<float>(bias);
     const Fp32Reference ref = forward_reference(widen<double>(x), widen<double>(w), widen<double>(bias));
 
@@ -128,7 +127,9 @@ TYPED_TEST(LinearStorage, TheBoundCatchesSumsIn16BitsAndASecondRounding) {
     EXPECT_FALSE(in16.ok()) << sign_name(one_sign) << ", sums in 16 bits: " << describe(in16);
     // signed sums cancel, and a bias rounded apart hides in their allowance: only one-sign
     // inputs can tell it
-    if (one_sign) EXPECT_FALSE(twice.ok()) << "bias rounded apart: " << describe(twice);
+    if (one_sign) {
+      EXPECT_FALSE(twice.ok()) << "bias rounded apart: " << describe(twice);
+    }
   }
 }
 

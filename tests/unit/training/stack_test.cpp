@@ -81,10 +81,18 @@ TEST(Stack, TheGemmLibraryScaleDividesTheGemmRate) {
   // and the stack carries it to a layer's GEMMs, not to its other ops
   const LayerCost base = cost_layer(small_gpt({}), 0);
   const LayerCost scaled = cost_layer(small_gpt({"stack.gemm_library_scale=0.5"}), 0);
+  int seen = 0;
   for (std::size_t i = 0; i < base.ops.size(); ++i) {
-    if (base.ops[i].name == "attn.norm") EXPECT_DOUBLE_EQ(scaled.ops[i].fwd_s, base.ops[i].fwd_s);
-    if (base.ops[i].name == "mlp.fc1") EXPECT_GT(scaled.ops[i].fwd_s, base.ops[i].fwd_s);
+    if (base.ops[i].name == "attn.norm") {
+      EXPECT_DOUBLE_EQ(scaled.ops[i].fwd_s, base.ops[i].fwd_s);
+      ++seen;
+    }
+    if (base.ops[i].name == "mlp.fc1") {
+      EXPECT_GT(scaled.ops[i].fwd_s, base.ops[i].fwd_s);
+      ++seen;
+    }
   }
+  EXPECT_EQ(seen, 2);  // both ops exist under these names
 }
 
 TEST(Stack, CatalogPresetsAndOverrides) {
