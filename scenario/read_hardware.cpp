@@ -172,6 +172,12 @@ LinkSpec read_link(MappingReader& parent, const std::string& key, const LinkSpec
   if (link.efficiency.empty()) link.efficiency = fallback.efficiency;
   link.efficiency_by_op = read_efficiency_by_op(r);
   if (link.efficiency_by_op.empty()) link.efficiency_by_op = fallback.efficiency_by_op;
+  // only a group inside one node takes a measured curve (sim/cost/collective_cost.cpp): one
+  // given across nodes would be silently unused
+  if (key != "intra_node" && r.has("measured_busbw"))
+    throw ScenarioError(r.key_path("measured_busbw"), "",
+                        "is used inside a node only (collectives across nodes take the protocol model); "
+                        "give it under intra_node");
   link.measured_busbw = read_measured_busbw(r);
   if (link.measured_busbw.empty()) link.measured_busbw = fallback.measured_busbw;
   r.reject_unknown();

@@ -74,6 +74,9 @@ std::vector<BadCase> bad_cases() {
       {"set without equals", "", {"plan.tp"}, "--set=plan.tp must have the form key=value"},
       {"set on a scalar", "", {"plan.tp.x=1"}, "plan.tp=2 is a single value, so it has no keys to set"},
       {"negative bandwidth", "", {"cluster.intra_node.bandwidth_GBps=-5"}, "cluster.intra_node.bandwidth_GBps=-5 is out of range"},
+      {"measured collective across nodes", "", {"cluster.inter_node.measured_busbw={all_reduce: {2: [[1e6, 10]]}}"},
+       "cluster.inter_node.measured_busbw: is used inside a node only (collectives across nodes take the protocol "
+       "model); give it under intra_node"},
       {"unknown collective curve", "", {"cluster.intra_node.efficiency_by_op={reduce_scater: [[1, 0.5]]}"},
        "cluster.intra_node.efficiency_by_op.reduce_scater: is not a collective"},
       {"unknown kernel", "model: llama2-7b\ncluster: {preset: dgx-a100-80gb, nodes: 2, gpu: {preset: a100-sxm-80gb, kernel_efficiency: {gelo: {fwd: [[1, 0.5]]}}}}\ntraining: {seq_len: 4096, global_batch: 64, micro_batch: 1}\nplan: {tp: 2, pp: 2, dp: 4}\n", {},
