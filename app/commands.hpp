@@ -26,5 +26,6 @@ void add_capacity_command(CLI::App& app);
 void add_run_command(CLI::App& app);
 void add_serve_command(CLI::App& app);
 void add_validate_csv_command(CLI::App& app);
+void add_fit_gemm_command(CLI::App& app);
 
 }  // namespace twinsim

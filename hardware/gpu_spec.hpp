@@ -39,7 +39,7 @@ struct GpuSpec {
   std::map<Dtype, double> peak_flops;   // dense (no sparsity) peak per math type
   double nvlink_bandwidth_Bps = 0;      // per GPU, one direction
   double kernel_launch_s = 0;           // fixed cost of one kernel
-  int sms = 0;                          // streaming multiprocessors (0 = unknown); GEMM wave quantization
+  int sms = 0;                          // streaming multiprocessors (0 = unknown: no wave quantization)
   double memory_efficiency = 1;         // achievable fraction of HBM bandwidth
   // last-level cache the kernels read through (a GPU's L2, a CPU's L3); 0: not modelled.
   // An inference pass whose weights and KV cache fit in it streams its GEMMs' operands
@@ -53,8 +53,12 @@ struct GpuSpec {
   // wgrad dW = dY^T X; a CPU's dgrad ran 2-10% faster than its forward, its wgrad up to
   // 19% slower, `twinsim calibrate` shapes, this host, 2026-11-22); empty: gemm_efficiency
   std::vector<EfficiencyPoint> gemm_dgrad_efficiency, gemm_wgrad_efficiency;
+  // GEMMs of one math type that reach another fraction of their own peak (H100: fp8 about
+  // 70% of 1979 where bf16 reaches 80% of 989): that type's curve, every pass; a type not
+  // listed uses the curves above. An fp8 GEMM needs its own (sim/cost/compute_cost.cpp).
+  std::map<Dtype, std::vector<EfficiencyPoint>> gemm_efficiency_by_dtype;
   // fused attention: achieved fraction of peak by FLOPs (the op list's full-square count);
-  // empty: the figures of sim/cost/kernel_defaults.cpp, or else the GEMM curve
+  // empty: the GEMM curve (the catalog GPUs carry published attention figures)
   PassCurves attention_efficiency;
   // the same for one head width, where it differs: the softmax's work comes per score,
   // the FLOPs per score times head_dim, so narrow heads reach fewer FLOP/s (the host's

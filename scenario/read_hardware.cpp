@@ -128,6 +128,26 @@ std::map<int, PassCurves> read_attention_by_head_dim(MappingReader& r) {
   return curves;
 }
 
+// gemm_efficiency_by_dtype: {fp8: curve, tf32: curve, ...}, math types with a peak
+std::map<Dtype, std::vector<EfficiencyPoint>> read_gemm_by_dtype(MappingReader& r, const GpuSpec& g) {
+  std::map<Dtype, std::vector<EfficiencyPoint>> curves;
+  const std::string key = "gemm_efficiency_by_dtype";
+  if (!r.has(key)) return curves;
+  const std::string where = r.key_path(key);
+  const YAML::Node n = r.child(key);
+  if (!n.IsMap()) throw ScenarioError(where, "", "must be a mapping of math types to [[FLOPs, efficiency], ...]");
+  MappingReader entries(n, where);
+  for (const auto& entry : n) {
+    const std::string name = entry.first.as<std::string>();
+    Dtype d{};
+    if (!parse_dtype(name, d) || !g.has_peak(d))
+      throw ScenarioError(join_key(where, name), name, "is not a math type this GPU lists under peak_tflops");
+    curves[d] = read_curve(entries, name);
+    if (curves[d].empty()) throw ScenarioError(join_key(where, name), "", "needs at least one [FLOPs, efficiency] point");
+  }
+  return curves;
+}
+
 // efficiency_by_op: {reduce_scatter: curve, ...}, one curve per collective that has its own
 std::map<std::string, std::vector<EfficiencyPoint>, std::less<>> read_efficiency_by_op(MappingReader& r) {
   return read_named<std::vector<EfficiencyPoint>>(
@@ -213,6 +233,12 @@ GpuSpec read_gpu(const YAML::Node& node, const std::string& path) {
   g.gemm_efficiency = read_curve(r, "gemm_efficiency");
   g.gemm_dgrad_efficiency = read_curve(r, "gemm_dgrad_efficiency");
   g.gemm_wgrad_efficiency = read_curve(r, "gemm_wgrad_efficiency");
+  g.gemm_efficiency_by_dtype = read_gemm_by_dtype(r, g);
+  // without a measured curve every GEMM would run at the datasheet peak
+  if (g.gemm_efficiency.empty())
+    throw ScenarioError(r.key_path("gemm_efficiency"), "",
+                        "is required: measured [[GEMM FLOPs, fraction of the dense peak], ...] "
+                        "(hardware/catalog/README.md says how to fit one)");
   g.attention_efficiency = read_pass_curves(r, "attention_efficiency");
   g.attention_efficiency_by_head_dim = read_attention_by_head_dim(r);
   g.kv_attention_efficiency = read_curve(r, "kv_attention_efficiency");

@@ -4,7 +4,6 @@
 #include <cmath>
 
 #include "models/layer_ops.hpp"
-#include "sim/cost/kernel_defaults.hpp"
 
 namespace twinsim {
 
@@ -29,19 +28,14 @@ std::int64_t tile_edge(std::int64_t dim) {
   return edge;
 }
 
-int sm_count(const GpuSpec& gpu) {
-  if (gpu.sms > 0) return gpu.sms;
-  const KernelDefaults* d = kernel_defaults(gpu.name);
-  return d ? d->sms : 0;
-}
-
-const std::vector<EfficiencyPoint>& gemm_curve(const GpuSpec& gpu, GemmPass pass = GemmPass::fwd) {
-  static const std::vector<EfficiencyPoint> kIdeal;  // interpolates to 1.0
+// A GEMM's curve: its math type's own where the GPU lists one, else the pass's, else the
+// GPU's gemm_efficiency (every catalog GPU has one; scenario/read_hardware.cpp requires it).
+const std::vector<EfficiencyPoint>& gemm_curve(const GpuSpec& gpu, GemmPass pass, Dtype dtype) {
+  if (const auto it = gpu.gemm_efficiency_by_dtype.find(dtype); it != gpu.gemm_efficiency_by_dtype.end())
+    return it->second;
   if (pass == GemmPass::dgrad && !gpu.gemm_dgrad_efficiency.empty()) return gpu.gemm_dgrad_efficiency;
   if (pass == GemmPass::wgrad && !gpu.gemm_wgrad_efficiency.empty()) return gpu.gemm_wgrad_efficiency;
-  if (!gpu.gemm_efficiency.empty()) return gpu.gemm_efficiency;
-  const KernelDefaults* d = kernel_defaults(gpu.name);
-  return d ? d->gemm : kIdeal;
+  return gpu.gemm_efficiency;
 }
 
 double memory_s(const GpuSpec& gpu, double bytes) {
@@ -52,8 +46,8 @@ double kernel_memory_s(const GpuSpec& gpu, const ComputeOp& op) {
   return op.bytes / (gpu.hbm_bandwidth_Bps * gpu.kernel_memory_efficiency(op.kernel, op.backward, op.bytes, op.dtype));
 }
 
-// Measured curves (a calibrated device) first, then the published figures of a known GPU,
-// then the GEMM curve: an unknown GPU's fused attention as good as its large GEMMs.
+// Measured curves first (by head width, then for every width), then the GEMM curve: a GPU
+// without attention figures runs its fused attention as well as its GEMMs.
 double attention_efficiency(const GpuSpec& gpu, const ComputeOp& op) {
   if (op.kernel == kKvCacheAttentionKernel && !gpu.kv_attention_efficiency.empty())
     return interpolate_efficiency(gpu.kv_attention_efficiency, op.flops);
@@ -61,8 +55,7 @@ double attention_efficiency(const GpuSpec& gpu, const ComputeOp& op) {
       it != gpu.attention_efficiency_by_head_dim.end())
     return interpolate_efficiency(it->second.of(op.backward), op.flops);
   if (!gpu.attention_efficiency.empty()) return interpolate_efficiency(gpu.attention_efficiency.of(op.backward), op.flops);
-  if (const KernelDefaults* d = kernel_defaults(gpu.name)) return op.backward ? d->attention_bwd : d->attention_fwd;
-  return interpolate_efficiency(gemm_curve(gpu), op.flops);
+  return interpolate_efficiency(gemm_curve(gpu, GemmPass::fwd, op.dtype), op.flops);
 }
 
 }  // namespace
@@ -82,8 +75,8 @@ double gemm_wave_utilization(int sms, std::int64_t m, std::int64_t n, std::int64
 }
 
 double gemm_efficiency(const GpuSpec& gpu, double flops, std::int64_t m, std::int64_t n, std::int64_t k,
-                       GemmPass pass) {
-  return interpolate_efficiency(gemm_curve(gpu, pass), flops) * gemm_wave_utilization(sm_count(gpu), m, n, k);
+                       GemmPass pass, Dtype dtype) {
+  return interpolate_efficiency(gemm_curve(gpu, pass, dtype), flops) * gemm_wave_utilization(gpu.sms, m, n, k);
 }
 
 // The memory side of the GEMM roofline: the device's "gemm_cached" curve for operands in
@@ -96,7 +89,7 @@ double gemm_memory_s(const GpuSpec& gpu, const ComputeOp& op) {
 
 ComputeCost gemm_cost(const GpuSpec& gpu, const ComputeOp& op) {
   ComputeCost c;
-  c.efficiency = gemm_efficiency(gpu, op.flops, op.m, op.n, op.k, op.pass) * op.library_scale;
+  c.efficiency = gemm_efficiency(gpu, op.flops, op.m, op.n, op.k, op.pass, op.dtype) * op.library_scale;
   c.math_s = op.flops / (gpu.peak(op.dtype) * c.efficiency);
   c.memory_s = gemm_memory_s(gpu, op);
   c.launch_s = gpu.kernel_launch_s;

@@ -45,9 +45,9 @@ struct ComputeCost {
 double gemm_wave_utilization(int sms, std::int64_t m, std::int64_t n, std::int64_t k);
 
 // Achieved fraction of dense peak for a GEMM of this shape (`flops` picks the point on
-// the GPU's efficiency curve for that pass; m, n, k the quantization; zeros mean unknown).
+// the GPU's efficiency curve for that pass and math type; m, n, k the quantization; zeros mean unknown).
 double gemm_efficiency(const GpuSpec& gpu, double flops, std::int64_t m, std::int64_t n, std::int64_t k,
-                       GemmPass pass = GemmPass::fwd);
+                       GemmPass pass = GemmPass::fwd, Dtype dtype = Dtype::bf16);
 
 // One function per kind; op_cost dispatches on op.kind.
 ComputeCost gemm_cost(const GpuSpec& gpu, const ComputeOp& op);

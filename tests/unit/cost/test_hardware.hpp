@@ -17,6 +17,11 @@ inline GpuSpec a100() {
   g.kernel_launch_s = 4e-6;     // as the catalog's estimate
   g.memory_efficiency = 0.85;   // as the catalog's default
   g.sms = 108;
+  // maximum achievable bf16 matmul 267.9 of 312 TFLOP/s (S. Bekman, ml-engineering, MAMF
+  // table), flat: the hand-derived values below need one figure, not the catalog's curve
+  g.gemm_efficiency = {{1.0, 0.859}};
+  // FlashAttention-2 reaches 50-73% of A100 peak, forward the faster (Dao 2023, abstract)
+  g.attention_efficiency = {{{1.0, 0.73}}, {{1.0, 0.50}}};
   return g;
 }
 

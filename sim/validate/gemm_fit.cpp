@@ -1,0 +1,173 @@
+#include "sim/validate/gemm_fit.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <stdexcept>
+
+#include "sim/cost/compute_cost.hpp"
+
+namespace twinsim {
+
+namespace {
+
+std::vector<std::string> split_csv_line(std::string line) {
+  if (!line.empty() && line.back() == '\r') line.pop_back();  // a file written on Windows
+  std::vector<std::string> cells;
+  std::stringstream in(line);
+  std::string cell;
+  while (std::getline(in, cell, ',')) cells.push_back(cell);
+  if (!line.empty() && line.back() == ',') cells.emplace_back();
+  return cells;
+}
+
+// XLA's dtype keys (xla/service/gpu/model/default_matmul_perf_table.txtpb); false: a key
+// twinsim has no math type for (fp8 with an e5m2 operand).
+bool xla_dtype(const std::string& key, Dtype& out) {
+  if (key == "bf16xbf16->bf16") out = Dtype::bf16;
+  else if (key == "f32xf32->f32") out = Dtype::tf32;  // > the fp32 CUDA-core peak: Tensor Cores
+  else if (key == "f8e4m3fnxf8e4m3fn->bf16") out = Dtype::fp8;
+  else return false;
+  return true;
+}
+
+// The column named `name`, or -1.
+int column(const std::vector<std::string>& header, const std::string& name) {
+  const auto it = std::find(header.begin(), header.end(), name);
+  return it == header.end() ? -1 : static_cast<int>(it - header.begin());
+}
+
+double number(const std::vector<std::string>& cells, int col, const std::string& where) {
+  std::size_t used = 0;
+  double v = 0;
+  try {
+    v = std::stod(cells.at(col), &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (used == 0 || used != cells.at(col).size() || !std::isfinite(v) || v <= 0)
+    throw std::runtime_error(where + ": '" + cells.at(col) + "' is not a positive number");
+  return v;
+}
+
+// The simulator's op for a measured shape: the batch stacks along m, which moves no tile
+// edge since every measured m is a multiple of the 128-row tile.
+ComputeOp measured_op(const MeasuredGemm& g) {
+  ComputeOp op = gemm_op(g.dtype, g.batch * g.m, g.n, g.k);
+  op.flops = g.flops();
+  op.bytes = static_cast<double>(dtype_bytes(g.dtype, g.batch * (g.m * g.k + g.k * g.n + g.m * g.n)));
+  return op;
+}
+
+double median_of(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const std::size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+}  // namespace
+
+std::vector<MeasuredGemm> read_gemm_csv(const std::string& path, const std::string& device, Dtype dtype) {
+  std::ifstream in(path);
+  if (!in) throw std::runtime_error(path + ": cannot open");
+  std::string line;
+  std::getline(in, line);
+  const std::vector<std::string> header = split_csv_line(line);
+  const bool xla = column(header, "xla_dtype_key") >= 0;
+  const int c_device = column(header, xla ? "xla_device_key" : "gpu");
+  const int c_dtype = column(header, xla ? "xla_dtype_key" : "dtype");
+  const int c_rate = column(header, xla ? "flop_per_s" : "tflops");
+  const int c_batch = column(header, "batch");
+  const int c_m = column(header, "m"), c_n = column(header, "n"), c_k = column(header, "k");
+  if (std::min({c_device, c_dtype, c_rate, c_m, c_n, c_k}) < 0)
+    throw std::runtime_error(path + ": the header needs gpu,dtype,m,n,k,tflops or "
+                             "xla_device_key,batch,m,n,k,xla_dtype_key,flop_per_s");
+  std::vector<MeasuredGemm> rows;
+  for (int line_no = 2; std::getline(in, line); ++line_no) {
+    if (line.empty()) continue;
+    const std::vector<std::string> cells = split_csv_line(line);
+    const std::string where = path + ":" + std::to_string(line_no);
+    if (cells.size() != header.size())
+      throw std::runtime_error(where + ": " + std::to_string(cells.size()) + " columns, the header has " +
+                               std::to_string(header.size()));
+    MeasuredGemm g;
+    g.device = cells[c_device];
+    const bool known = xla ? xla_dtype(cells[c_dtype], g.dtype) : parse_dtype(cells[c_dtype], g.dtype);
+    if (!known && !xla) throw std::runtime_error(where + ": dtype '" + cells[c_dtype] + "' is not a math type");
+    if (!known || g.dtype != dtype || g.device.find(device) == std::string::npos) continue;
+    g.batch = c_batch >= 0 ? static_cast<std::int64_t>(number(cells, c_batch, where + " batch")) : 1;
+    g.m = static_cast<std::int64_t>(number(cells, c_m, where + " m"));
+    g.n = static_cast<std::int64_t>(number(cells, c_n, where + " n"));
+    g.k = static_cast<std::int64_t>(number(cells, c_k, where + " k"));
+    g.tflops = number(cells, c_rate, where + (xla ? " flop_per_s" : " tflops")) / (xla ? 1e12 : 1.0);
+    g.index = static_cast<int>(rows.size());
+    rows.push_back(g);
+  }
+  return rows;
+}
+
+double gemm_time_error(const GpuSpec& gpu, const MeasuredGemm& g, GemmTiming timing) {
+  const ComputeCost c = gemm_cost(gpu, measured_op(g));
+  const double predicted_s = timing == GemmTiming::wall ? c.time_s() : c.time_s() - c.launch_s;
+  return predicted_s / (g.flops() / (g.tflops * 1e12)) - 1;
+}
+
+std::vector<EfficiencyPoint> fit_gemm_curve(const GpuSpec& gpu, const std::vector<MeasuredGemm>& rows,
+                                            GemmTiming timing) {
+  std::map<int, std::vector<const MeasuredGemm*>> by_octave;
+  for (const MeasuredGemm& g : rows) by_octave[static_cast<int>(std::lround(std::log2(g.flops())))].push_back(&g);
+  std::vector<EfficiencyPoint> curve;
+  for (const auto& [octave, members] : by_octave) {
+    std::vector<double> flops, points;
+    for (const MeasuredGemm* g : members) {
+      const ComputeOp op = measured_op(*g);
+      const double kernel_s = g->flops() / (g->tflops * 1e12) - (timing == GemmTiming::wall ? gpu.kernel_launch_s : 0);
+      const double achieved = g->flops() / kernel_s / gpu.peak(g->dtype);
+      flops.push_back(g->flops());
+      points.push_back(achieved / gemm_wave_utilization(gpu.sms, op.m, op.n, op.k));
+    }
+    // a point above the peak is a shape the wave model under-rates; the curve holds at 1
+    curve.push_back({median_of(flops), std::min(1.0, median_of(points))});
+  }
+  return curve;
+}
+
+bool is_fit_row(const MeasuredGemm& g, GemmFitRows which) {
+  switch (which) {
+    case GemmFitRows::even: return g.index % 2 == 0;
+    case GemmFitRows::odd: return g.index % 2 == 1;
+    case GemmFitRows::squares: return g.square();
+    case GemmFitRows::all: return true;
+  }
+  return true;
+}
+
+GemmFitReport fit_and_judge(const GpuSpec& gpu, const std::vector<MeasuredGemm>& rows, GemmTiming timing,
+                            GemmFitRows which) {
+  if (rows.empty()) throw std::runtime_error("no measured GEMMs to fit");
+  std::vector<MeasuredGemm> fit_rows;
+  for (const MeasuredGemm& g : rows)
+    if (is_fit_row(g, which)) fit_rows.push_back(g);
+  if (fit_rows.empty()) throw std::runtime_error("none of the measured GEMMs is a fit row");
+  GemmFitReport report;
+  report.curve = fit_gemm_curve(gpu, fit_rows, timing);
+  GpuSpec fitted = gpu;
+  if (rows.front().dtype == Dtype::bf16 || rows.front().dtype == Dtype::fp16)
+    fitted.gemm_efficiency = report.curve;
+  else
+    fitted.gemm_efficiency_by_dtype[rows.front().dtype] = report.curve;
+  std::vector<double> fit, held, fit_before, held_before;
+  for (const MeasuredGemm& g : rows) {
+    const bool in_fit = is_fit_row(g, which);
+    (in_fit ? fit : held).push_back(gemm_time_error(fitted, g, timing));
+    (in_fit ? fit_before : held_before).push_back(gemm_time_error(gpu, g, timing));
+  }
+  report.fit = summarize(fit);
+  report.fit_before = summarize(fit_before);
+  if (!held.empty()) report.held_out = summarize(held), report.held_out_before = summarize(held_before);
+  return report;
+}
+
+}  // namespace twinsim

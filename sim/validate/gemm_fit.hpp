@@ -1,0 +1,64 @@
+#pragma once
+// From measured GEMM throughput to a GPU's gemm_efficiency curve, and back to errors:
+// the documented procedure (hardware/catalog/README.md, "Fitting a GPU's GEMM curve")
+// that writes the catalog's curves and judges them on the shapes it did not see.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "hardware/gpu_spec.hpp"
+#include "sim/validate/error_stats.hpp"
+
+namespace twinsim {
+
+// One measured GEMM: `batch` independent [m,k] x [k,n] products in one kernel.
+struct MeasuredGemm {
+  int index = 0;        // 0-based row among those of its device and dtype: even/odd split on it
+  std::string device;   // as the source names it
+  Dtype dtype = Dtype::bf16;
+  std::int64_t batch = 1, m = 0, n = 0, k = 0;
+  double tflops = 0;    // 2 batch m n k / time / 1e12
+  double flops() const { return 2.0 * batch * m * n * k; }
+  bool square() const { return m == n && n == k && batch == 1; }
+};
+
+// How the source timed its GEMMs: kernel time on the device (XLA's perf table: no launch
+// in it) or the host's wall time per call in a loop (cuBLASLt benchmarks: one launch each).
+enum class GemmTiming { kernel, wall };
+
+// Reads a CSV with either column set: `gpu,dtype,m,n,k,tflops` (dtype fp16|bf16|fp8|tf32)
+// or XLA's `xla_device_key,batch,m,n,k,xla_dtype_key,flop_per_s` (bf16xbf16->bf16 is
+// bf16, f32xf32->f32 runs on Tensor Cores and is tf32, f8e4m3fnxf8e4m3fn->bf16 is fp8;
+// rows of other dtype keys are skipped). Keeps the rows whose device contains `device`
+// (all when empty) and whose dtype is `dtype`. A malformed line throws std::runtime_error
+// naming the file, the line and the column.
+std::vector<MeasuredGemm> read_gemm_csv(const std::string& path, const std::string& device, Dtype dtype);
+
+// The simulator's time for a measured shape over the measured time, minus one (> 0: the
+// simulator is slow). Kernel timing compares the kernel alone, wall timing adds a launch.
+double gemm_time_error(const GpuSpec& gpu, const MeasuredGemm& g, GemmTiming timing);
+
+// A curve that makes the simulator reproduce `rows`: each row's measured fraction of the
+// dense peak (wall timing: after one kernel_launch) divided by the simulator's wave
+// utilisation of the shape; rows within a factor of two in FLOPs (rounded log2) share
+// one point, their median, placed at their median FLOPs.
+std::vector<EfficiencyPoint> fit_gemm_curve(const GpuSpec& gpu, const std::vector<MeasuredGemm>& rows,
+                                            GemmTiming timing);
+
+// Which rows a fit uses: even or odd row indices (the others judge it), square shapes
+// (the rest judge), or all rows (nothing held out).
+enum class GemmFitRows { even, odd, squares, all };
+bool is_fit_row(const MeasuredGemm& g, GemmFitRows which);
+
+struct GemmFitReport {
+  std::vector<EfficiencyPoint> curve;
+  ErrorSummary fit, held_out;       // the fitted curve's time errors
+  ErrorSummary fit_before, held_out_before;  // the GPU's curve before the fit, same rows
+};
+
+// Fits `gpu`'s curve for the rows' dtype on the `which` rows and judges both halves,
+// before and after.
+GemmFitReport fit_and_judge(const GpuSpec& gpu, const std::vector<MeasuredGemm>& rows, GemmTiming timing,
+                            GemmFitRows which);
+
+}  // namespace twinsim
