@@ -22,6 +22,10 @@ double GpuSpec::kernel_memory_efficiency(std::string_view kernel, bool backward,
   return interpolate_efficiency(it->second.of(backward), bytes);
 }
 
+bool beyond_measured(const std::vector<EfficiencyPoint>& curve, double size) {
+  return curve.size() >= 2 && (size < curve.front().size || size > curve.back().size);
+}
+
 double interpolate_efficiency(const std::vector<EfficiencyPoint>& curve, double size) {
   if (curve.empty()) return 1.0;
   if (size <= curve.front().size) return curve.front().efficiency;

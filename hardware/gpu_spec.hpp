@@ -94,4 +94,8 @@ struct GpuSpec {
 // Interpolates an efficiency curve (see EfficiencyPoint); 1.0 for an empty curve.
 double interpolate_efficiency(const std::vector<EfficiencyPoint>& curve, double size);
 
+// Whether `size` lies outside a measured curve's range, where the curve holds its end
+// value; a curve of fewer than two points is one published figure and has no range.
+bool beyond_measured(const std::vector<EfficiencyPoint>& curve, double size);
+
 }  // namespace twinsim

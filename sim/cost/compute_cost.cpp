@@ -48,14 +48,13 @@ double kernel_memory_s(const GpuSpec& gpu, const ComputeOp& op) {
 
 // Measured curves first (by head width, then for every width), then the GEMM curve: a GPU
 // without attention figures runs its fused attention as well as its GEMMs.
-double attention_efficiency(const GpuSpec& gpu, const ComputeOp& op) {
-  if (op.kernel == kKvCacheAttentionKernel && !gpu.kv_attention_efficiency.empty())
-    return interpolate_efficiency(gpu.kv_attention_efficiency, op.flops);
+const std::vector<EfficiencyPoint>& attention_curve(const GpuSpec& gpu, const ComputeOp& op) {
+  if (op.kernel == kKvCacheAttentionKernel && !gpu.kv_attention_efficiency.empty()) return gpu.kv_attention_efficiency;
   if (const auto it = gpu.attention_efficiency_by_head_dim.find(static_cast<int>(op.head_dim));
       it != gpu.attention_efficiency_by_head_dim.end())
-    return interpolate_efficiency(it->second.of(op.backward), op.flops);
-  if (!gpu.attention_efficiency.empty()) return interpolate_efficiency(gpu.attention_efficiency.of(op.backward), op.flops);
-  return interpolate_efficiency(gemm_curve(gpu, GemmPass::fwd, op.dtype), op.flops);
+    return it->second.of(op.backward);
+  if (!gpu.attention_efficiency.empty()) return gpu.attention_efficiency.of(op.backward);
+  return gemm_curve(gpu, GemmPass::fwd, op.dtype);
 }
 
 }  // namespace
@@ -90,6 +89,7 @@ double gemm_memory_s(const GpuSpec& gpu, const ComputeOp& op) {
 ComputeCost gemm_cost(const GpuSpec& gpu, const ComputeOp& op) {
   ComputeCost c;
   c.efficiency = gemm_efficiency(gpu, op.flops, op.m, op.n, op.k, op.pass, op.dtype) * op.library_scale;
+  c.extrapolated = beyond_measured(gemm_curve(gpu, op.pass, op.dtype), op.flops);
   c.math_s = op.flops / (gpu.peak(op.dtype) * c.efficiency);
   c.memory_s = gemm_memory_s(gpu, op);
   c.launch_s = gpu.kernel_launch_s;
@@ -98,7 +98,9 @@ ComputeCost gemm_cost(const GpuSpec& gpu, const ComputeOp& op) {
 
 ComputeCost attention_cost(const GpuSpec& gpu, const ComputeOp& op) {
   ComputeCost c;
-  c.efficiency = attention_efficiency(gpu, op);
+  const std::vector<EfficiencyPoint>& curve = attention_curve(gpu, op);
+  c.efficiency = interpolate_efficiency(curve, op.flops);
+  c.extrapolated = beyond_measured(curve, op.flops);
   c.math_s = op.flops / (gpu.peak(op.dtype) * c.efficiency);
   // a decode step reads the whole KV cache for a few FLOPs per byte: a device that
   // measured that rate gives it as kernel_efficiency "kv_cache_attention"

@@ -35,6 +35,7 @@ struct ComputeCost {
   double memory_s = 0;      // bytes at the achievable HBM rate
   double launch_s = 0;
   double efficiency = 1;    // achieved fraction of the dense peak on the math side
+  bool extrapolated = false;  // the op's size lay outside the GPU's measured curve
   double time_s() const { return (math_s > memory_s ? math_s : memory_s) + launch_s; }
   bool memory_bound() const { return memory_s > math_s; }
 };

@@ -53,6 +53,11 @@ void print_time(std::ostream& out, const nlohmann::json& time, const nlohmann::j
   row(out, "hardware TFLOP/s per GPU", fixed(tp["hardware_tflops_per_gpu"].get<double>(), "%.1f"));
   row(out, "MFU / HFU", fixed(100 * tp["mfu"].get<double>(), "%.1f%%") + " / " +
                             fixed(100 * tp["hfu"].get<double>(), "%.1f%%"));
+  const auto& beyond = time["extrapolated_ops"];
+  if (beyond.empty()) return;
+  out << "warning: " << beyond.size() << " ops priced beyond the measured range (its end value held):";
+  for (std::size_t i = 0; i < beyond.size() && i < 6; ++i) out << " " << beyond[i].get<std::string>();
+  out << (beyond.size() > 6 ? " ...\n" : "\n");
 }
 
 void print_inference(std::ostream& out, const nlohmann::json& inf) {

@@ -43,14 +43,23 @@ std::optional<CollectiveOp> as_collective(CollectiveKind k) {
   return std::nullopt;
 }
 
-double collective_s(const Scenario& s, const Collective& c) {
+double collective_s(const Scenario& s, const Collective& c, bool& extrapolated) {
   const auto op = as_collective(c.kind);
   if (!op || c.bytes == 0) return 0;
   const ParallelGroup group = c.group == CommGroup::tp   ? ParallelGroup::tp
                               : c.group == CommGroup::cp ? ParallelGroup::cp
                                                          : ParallelGroup::ep;
   const GroupLayout layout = group_layout(s.cluster, s.plan, group);
-  return collective_time_s(s.cluster, *op, layout, static_cast<double>(c.bytes));
+  const CollectiveCost cost = collective_cost(s.cluster, *op, layout, static_cast<double>(c.bytes));
+  extrapolated = extrapolated || cost.extrapolated;
+  return cost.time_s();
+}
+
+// One pass of a compute op: its time, noting whether it was priced beyond measured data.
+double compute_s(const GpuSpec& gpu, const ComputeOp& c, OpTime& t) {
+  const ComputeCost cost = op_cost(gpu, c);
+  t.extrapolated = t.extrapolated || cost.extrapolated;
+  return cost.time_s();
 }
 
 // A GEMM's three passes: forward C = AB, dgrad dA = dC B^T, wgrad dB = A^T dC; each
@@ -59,15 +68,15 @@ void price_gemm(const GpuSpec& gpu, const StackSpec& stack, Dtype dtype, const L
   ComputeOp c = as_compute(op, dtype, op.fwd_flops, static_cast<double>(op.fwd_bytes), false);
   c.m = op.m, c.n = op.n, c.k = op.k;
   c.library_scale = stack.gemm_library_scale;
-  t.fwd_s = op_time_s(gpu, c);
+  t.fwd_s = compute_s(gpu, c, t);
   c.m = op.m, c.n = op.k, c.k = op.n;
   c.flops = op.dgrad_flops;
   c.pass = GemmPass::dgrad;
-  t.dgrad_s = op_time_s(gpu, c);
+  t.dgrad_s = compute_s(gpu, c, t);
   c.m = op.k, c.n = op.n, c.k = op.m;
   c.flops = op.wgrad_flops;
   c.pass = GemmPass::wgrad;
-  t.wgrad_s = op_time_s(gpu, c);
+  t.wgrad_s = compute_s(gpu, c, t);
 }
 
 OpTime price(const Scenario& s, const LayerOp& op) {
@@ -82,8 +91,8 @@ OpTime price(const Scenario& s, const LayerOp& op) {
     t.category = op.fwd_comm.group == CommGroup::tp   ? TimeCategory::tp_comm
                  : op.fwd_comm.group == CommGroup::cp ? TimeCategory::cp_comm
                                                       : TimeCategory::ep_comm;
-    t.fwd_s = collective_s(s, op.fwd_comm);
-    t.dgrad_s = collective_s(s, op.bwd_comm);
+    t.fwd_s = collective_s(s, op.fwd_comm, t.extrapolated);
+    t.dgrad_s = collective_s(s, op.bwd_comm, t.extrapolated);
     return t;
   }
   t.fwd_bytes = static_cast<double>(op.fwd_bytes);
@@ -95,8 +104,8 @@ OpTime price(const Scenario& s, const LayerOp& op) {
   // attention, norms and element-wise ops: the backward reads the saved inputs and the
   // output gradient and writes the input gradient, about twice the forward's traffic
   const double bytes = static_cast<double>(op.fwd_bytes);
-  t.fwd_s = op_time_s(gpu, as_compute(op, dtype, op.fwd_flops, bytes, false));
-  t.dgrad_s = op_time_s(gpu, as_compute(op, dtype, op.dgrad_flops, 2 * bytes, true));
+  t.fwd_s = compute_s(gpu, as_compute(op, dtype, op.fwd_flops, bytes, false), t);
+  t.dgrad_s = compute_s(gpu, as_compute(op, dtype, op.dgrad_flops, 2 * bytes, true), t);
   t.bwd_bytes = 2 * bytes;
   return t;
 }

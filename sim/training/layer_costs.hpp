@@ -23,6 +23,7 @@ struct OpTime {
   bool recomputed = false;
   double fwd_flops = 0, bwd_flops = 0;
   double fwd_bytes = 0, bwd_bytes = 0;  // HBM traffic (compute ops)
+  bool extrapolated = false;  // a pass was priced beyond the measured figures (curve or group size)
 };
 
 struct LayerCost {

@@ -98,10 +98,11 @@ std::vector<OpPrediction> op_table(const Scenario& s, const StepCosts& costs, co
   for (int i = 0; i < stage; ++i) first_layer += s.plan.stage_layers[i];
   auto add = [&ops, &s](const LayerCost& lc, int count, bool recompute) {
     for (const OpTime& op : with_straggler_waits(lc.ops, s)) {
-      ops.push_back({op.name + ".fwd", op.fwd_s, count});
-      if (op.dgrad_s > 0) ops.push_back({op.name + ".bwd_dgrad", op.dgrad_s, count});
-      if (op.wgrad_s > 0) ops.push_back({op.name + ".bwd_wgrad", op.wgrad_s, count});
-      if (recompute && op.recomputed) ops.push_back({op.name + ".recompute", op.fwd_s, count});
+      const bool x = op.extrapolated;
+      ops.push_back({op.name + ".fwd", op.fwd_s, count, x});
+      if (op.dgrad_s > 0) ops.push_back({op.name + ".bwd_dgrad", op.dgrad_s, count, x});
+      if (op.wgrad_s > 0) ops.push_back({op.name + ".bwd_wgrad", op.wgrad_s, count, x});
+      if (recompute && op.recomputed) ops.push_back({op.name + ".recompute", op.fwd_s, count, x});
     }
   };
   add(costs.layers[costs.layer_cost_index[first_layer]], layers * m, true);
@@ -240,12 +241,17 @@ nlohmann::json to_json(const TimeBreakdown& b) {
 
 nlohmann::json time_json(const TrainingPrediction& p) {
   nlohmann::json ops = nlohmann::json::array();
-  for (const OpPrediction& op : p.ops) ops.push_back({{"name", op.name}, {"time_s", op.time_s}, {"count", op.count}});
+  nlohmann::json extrapolated = nlohmann::json::array();
+  for (const OpPrediction& op : p.ops) {
+    ops.push_back({{"name", op.name}, {"time_s", op.time_s}, {"count", op.count}, {"extrapolated", op.extrapolated}});
+    if (op.extrapolated) extrapolated.push_back(op.name);
+  }
   nlohmann::json stages = nlohmann::json::array();
   for (std::size_t i = 0; i < p.stage_breakdowns.size(); ++i)
     stages.push_back({{"stage", i}, {"breakdown", to_json(p.stage_breakdowns[i])}});
   return {{"step_s", p.step_s}, {"breakdown", to_json(p.breakdown)}, {"reported_stage", p.reported_stage},
-          {"stages", stages}, {"utilization", to_json(p.utilization)}, {"ops", ops}};
+          {"stages", stages}, {"utilization", to_json(p.utilization)}, {"ops", ops},
+          {"extrapolated_ops", extrapolated}};
 }
 
 nlohmann::json to_json(const Throughput& t) {

@@ -50,6 +50,7 @@ struct OpPrediction {
   std::string name;   // e.g. "attn.qkv.fwd" — the executor times the same names
   double time_s = 0;  // one occurrence: one layer, one micro-batch, one GPU
   int count = 0;      // occurrences per step on the reported GPU
+  bool extrapolated = false;  // priced beyond the GPU's or link's measured figures
 };
 
 struct TrainingPrediction {
