@@ -52,7 +52,7 @@ void run(const Options& o) {
               << "\n";
     return;
   }
-  const bool own_key = dtype != Dtype::bf16 && dtype != Dtype::fp16;
+  const bool own_key = has_own_gemm_curve(dtype);
   std::cout << "# fitted by `twinsim fit-gemm " << o.file << " --gpu " << o.gpu << " --dtype " << o.dtype
             << (o.device.empty() ? "" : " --device " + o.device) << " --timing " << o.timing << " --fit " << o.fit
             << "` on " << r.fit.count << " of " << rows.size() << " shapes\n"

@@ -61,12 +61,6 @@ ComputeOp measured_op(const MeasuredGemm& g) {
   return op;
 }
 
-double median_of(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const std::size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
 }  // namespace
 
 std::vector<MeasuredGemm> read_gemm_csv(const std::string& path, const std::string& device, Dtype dtype) {
@@ -129,9 +123,15 @@ std::vector<EfficiencyPoint> fit_gemm_curve(const GpuSpec& gpu, const std::vecto
       points.push_back(achieved / gemm_wave_utilization(gpu.sms, op.m, op.n, op.k));
     }
     // a point above the peak is a shape the wave model under-rates; the curve holds at 1
-    curve.push_back({median_of(flops), std::min(1.0, median_of(points))});
+    curve.push_back({percentile(flops, 0.5), std::min(1.0, percentile(points, 0.5))});
   }
   return curve;
+}
+
+bool has_own_gemm_curve(Dtype d) { return d != Dtype::bf16 && d != Dtype::fp16; }
+
+std::vector<EfficiencyPoint>& catalog_gemm_curve(GpuSpec& gpu, Dtype d) {
+  return has_own_gemm_curve(d) ? gpu.gemm_efficiency_by_dtype[d] : gpu.gemm_efficiency;
 }
 
 bool is_fit_row(const MeasuredGemm& g, GemmFitRows which) {
@@ -154,10 +154,7 @@ GemmFitReport fit_and_judge(const GpuSpec& gpu, const std::vector<MeasuredGemm>&
   GemmFitReport report;
   report.curve = fit_gemm_curve(gpu, fit_rows, timing);
   GpuSpec fitted = gpu;
-  if (rows.front().dtype == Dtype::bf16 || rows.front().dtype == Dtype::fp16)
-    fitted.gemm_efficiency = report.curve;
-  else
-    fitted.gemm_efficiency_by_dtype[rows.front().dtype] = report.curve;
+  catalog_gemm_curve(fitted, rows.front().dtype) = report.curve;
   std::vector<double> fit, held, fit_before, held_before;
   for (const MeasuredGemm& g : rows) {
     const bool in_fit = is_fit_row(g, which);

@@ -45,6 +45,11 @@ double gemm_time_error(const GpuSpec& gpu, const MeasuredGemm& g, GemmTiming tim
 std::vector<EfficiencyPoint> fit_gemm_curve(const GpuSpec& gpu, const std::vector<MeasuredGemm>& rows,
                                             GemmTiming timing);
 
+// Where the catalog keeps a fitted curve: 16-bit GEMMs in gemm_efficiency (every pass and
+// every math type without its own), any other type under gemm_efficiency_by_dtype.
+bool has_own_gemm_curve(Dtype d);
+std::vector<EfficiencyPoint>& catalog_gemm_curve(GpuSpec& gpu, Dtype d);
+
 // Which rows a fit uses: even or odd row indices (the others judge it), square shapes
 // (the rest judge), or all rows (nothing held out).
 enum class GemmFitRows { even, odd, squares, all };
