@@ -12,7 +12,8 @@
 namespace twinsim {
 
 // The dtype activations are kept in. fp8 training (Transformer Engine) still keeps
-// activations between ops in bf16: assumption, fp8 casts live only inside the GEMMs.
+// activations between ops in bf16: only the layers' GEMMs run in fp8, their operands cast
+// just before (priced with the GEMM: sim/training/layer_costs.cpp).
 Dtype activation_dtype(Dtype precision);
 
 // Per layer, per micro-batch, on one GPU.

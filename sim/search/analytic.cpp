@@ -9,16 +9,11 @@
 #include "sim/memory/stage_layers.hpp"
 #include "sim/memory/weights.hpp"
 #include "sim/training/rank_layout.hpp"
+#include "sim/training/transfer_bytes.hpp"
 
 namespace twinsim {
 
 namespace {
-
-// Megatron-core DDP bucket: max(40M, 1M x dp) parameters, as sim/training/step_graph.cpp
-std::int64_t bucket_params(int dp) { return std::max<std::int64_t>(40'000'000, 1'000'000LL * dp); }
-
-// Gradients travel in 16 bits under mixed precision, 32 in fp32 (Rajbhandari et al. 2020 §3)
-int grad_bytes(Dtype precision) { return precision == Dtype::fp32 ? 4 : 2; }
 
 struct StageTime {
   double fwd = 0, bwd = 0;  // one micro-batch, all the stage's layers (+ embedding / head)
@@ -81,7 +76,7 @@ AnalyticEstimate AnalyticModel::estimate(const Candidate& c) {
   // (Rajbhandari et al. 2020 §5.3): it hides behind the layer's compute when shorter.
   double gather_dense = 0, gather_moe = 0;
   if (c.zero == 3 && c.dp > 1) {
-    const int pbytes = dtype_bytes(precision, 1);
+    const int pbytes = param_element_bytes(precision);
     const double dense_params = static_cast<double>(dense_layer_params_) / c.tp;
     const double moe_params = static_cast<double>(moe_layer_shared_) / c.tp +
                               static_cast<double>(moe_layer_routed_) / (static_cast<double>(c.tp) * c.ep);
@@ -124,8 +119,7 @@ AnalyticEstimate AnalyticModel::estimate(const Candidate& c) {
   if (c.pp > 1) {
     // activations (and their gradients) cross each stage boundary once while filling and
     // once while draining; Megatron sends 1/t of the tensor per TP rank (§4.1)
-    const double bytes = static_cast<double>(c.micro_batch) * training_.seq_len / c.cp * model.hidden *
-                         dtype_bytes(precision, 1) / c.tp;
+    const double bytes = pipeline_transfer_bytes(model, plan_, c.micro_batch, training_.seq_len, precision);
     const double send = collective_time_s(cluster, CollectiveOp::send_recv, pipeline_pair_layout(cluster, plan_), bytes);
     e.pipeline_s += 2.0 * (c.pp - 1) * send;
     e.bubble_s += 2.0 * (c.pp - 1) * send;
@@ -134,10 +128,13 @@ AnalyticEstimate AnalyticModel::estimate(const Candidate& c) {
   // data parallelism on the first stage, which finishes its backward last
   const std::int64_t params = stage_params(model, plan_, 0).total();
   if (c.dp > 1 && c.zero < 3) {
-    const std::int64_t buckets = std::max<std::int64_t>(1, (params + bucket_params(c.dp) - 1) / bucket_params(c.dp));
+    // Megatron-core's DDP buckets (sim/memory/buffers.hpp); without overlap one bucket
+    // holds the whole buffer (bucket_size None), as the step graph builds it
+    const std::int64_t per_bucket = c.overlap_grad_reduce ? dp_bucket_params(plan_) : params;
+    const std::int64_t buckets = std::max<std::int64_t>(1, (params + per_bucket - 1) / per_bucket);
     const double bucket = static_cast<double>(params) / static_cast<double>(buckets);
     const CollectiveOp op = c.zero >= 1 ? CollectiveOp::reduce_scatter : CollectiveOp::all_reduce;
-    const double t_bucket = collective_time_s(cluster, op, dp_group, bucket * grad_bytes(precision));
+    const double t_bucket = collective_time_s(cluster, op, dp_group, bucket * grad_element_bytes(precision));
     if (c.overlap_grad_reduce) {
       // bucket k is ready k/n into the last backward; the dp stream runs them in order
       const double gap = first.bwd / static_cast<double>(buckets);
@@ -147,7 +144,7 @@ AnalyticEstimate AnalyticModel::estimate(const Candidate& c) {
     }
     if (c.zero >= 1) {  // the distributed optimizer gathers the updated parameters back
       const double t_gather =
-          collective_time_s(cluster, CollectiveOp::all_gather, dp_group, bucket * dtype_bytes(precision, 1));
+          collective_time_s(cluster, CollectiveOp::all_gather, dp_group, bucket * param_element_bytes(precision));
       e.dp_exposed_s += c.overlap_param_gather ? t_gather : static_cast<double>(buckets) * t_gather;
     }
   }

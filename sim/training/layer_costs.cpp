@@ -3,14 +3,22 @@
 #include "models/head_ops.hpp"
 #include "sim/cost/collective_cost.hpp"
 #include "sim/cost/compute_cost.hpp"
+#include "sim/memory/activations.hpp"
 #include "sim/training/rank_layout.hpp"
 
 namespace twinsim {
 
 namespace {
 
+// Mixed precision: the transformer layers' GEMMs run in training.precision; attention,
+// norms, element-wise ops, the activations between ops and the collectives carrying them
+// run in its 16-bit type (activation_dtype, the type the memory model stores them in).
+// Under fp8 that is Transformer Engine's recipe: only the layers' linear GEMMs are fp8
+// (TE docs, "Using FP8 with Transformer Engine"), attention stays bf16, and Megatron-Core's
+// embedding and output layer are not TE modules (megatron/core/models/gpt/gpt_model.py:
+// tensor_parallel.ColumnParallelLinear), so the head's GEMMs are 16-bit.
 MicroBatchShape micro_batch_shape(const Scenario& s) {
-  return {s.training->micro_batch, s.training->seq_len, s.training->precision};
+  return {s.training->micro_batch, s.training->seq_len, activation_dtype(s.training->precision)};
 }
 
 ComputeOp as_compute(const LayerOp& op, Dtype dtype, double flops, double bytes, bool backward) {
@@ -79,9 +87,34 @@ void price_gemm(const GpuSpec& gpu, const StackSpec& stack, Dtype dtype, const L
   t.wgrad_s = compute_s(gpu, c, t);
 }
 
-OpTime price(const Scenario& s, const LayerOp& op) {
+// An fp8 GEMM first quantises its 16-bit activation operand: TE's forward casts the input
+// with fp8_cast_transpose_fused, its backward the output gradient with
+// fp8_cast_transpose_bgrad_fused (NVIDIA/TransformerEngine, pytorch/module/linear.py); each
+// reads the tensor and writes an fp8 copy and its fp8 transpose (the wgrad GEMM's operand),
+// the amax for the next step's scale taken in the same pass. The weights are cast once per
+// step (TE's is_first_microbatch cache), not per micro-batch, and are not priced here.
+double fp8_cast_bytes(Dtype from, double elements) { return elements * (dtype_bytes(from, 1) + 2.0); }
+
+void price_fp8_casts(const GpuSpec& gpu, Dtype from, const LayerOp& op, OpTime& t) {
+  const double count = static_cast<double>(op.count);
+  ComputeOp cast;
+  cast.kind = ComputeKind::elementwise;
+  cast.kernel = "fp8_cast";
+  cast.dtype = from;
+  cast.bytes = fp8_cast_bytes(from, count * op.m * op.k);  // the input A[m,k]
+  t.fwd_s += compute_s(gpu, cast, t);
+  t.fwd_bytes += cast.bytes;
+  cast.backward = true;
+  cast.bytes = fp8_cast_bytes(from, count * op.m * op.n);  // the output gradient dC[m,n]
+  t.dgrad_s += compute_s(gpu, cast, t);
+  t.bwd_bytes += cast.bytes;
+}
+
+// `gemm_dtype`: the math type of the op list's GEMMs (the layers': training.precision; the
+// embedding's and head's: the 16-bit type).
+OpTime price(const Scenario& s, const LayerOp& op, Dtype gemm_dtype) {
   const GpuSpec& gpu = s.cluster.gpu;
-  const Dtype dtype = s.training->precision;
+  const Dtype dtype = activation_dtype(s.training->precision);
   OpTime t;
   t.name = std::string(op.name);
   t.recomputed = op.recomputed;
@@ -97,8 +130,9 @@ OpTime price(const Scenario& s, const LayerOp& op) {
   }
   t.fwd_bytes = static_cast<double>(op.fwd_bytes);
   if (op.kind == OpKind::gemm) {
-    price_gemm(gpu, s.stack, dtype, op, t);
+    price_gemm(gpu, s.stack, gemm_dtype, op, t);
     t.bwd_bytes = 2 * t.fwd_bytes;  // dgrad and wgrad each move about the forward's bytes
+    if (dtype_bytes(gemm_dtype, 1) < dtype_bytes(dtype, 1)) price_fp8_casts(gpu, dtype, op, t);
     return t;
   }
   // attention, norms and element-wise ops: the backward reads the saved inputs and the
@@ -110,10 +144,10 @@ OpTime price(const Scenario& s, const LayerOp& op) {
   return t;
 }
 
-LayerCost price_all(const Scenario& s, const std::vector<LayerOp>& ops) {
+LayerCost price_all(const Scenario& s, const std::vector<LayerOp>& ops, Dtype gemm_dtype) {
   LayerCost cost;
   cost.stack = s.stack;
-  for (const LayerOp& op : ops) cost.ops.push_back(price(s, op));
+  for (const LayerOp& op : ops) cost.ops.push_back(price(s, op, gemm_dtype));
   return cost;
 }
 
@@ -172,15 +206,15 @@ double LayerCost::recompute_flops() const {
 }
 
 LayerCost cost_layer(const Scenario& s, std::int64_t layer) {
-  return price_all(s, build_layer_ops(s.model, layer, s.plan, micro_batch_shape(s)));
+  return price_all(s, build_layer_ops(s.model, layer, s.plan, micro_batch_shape(s)), s.training->precision);
 }
 
 LayerCost cost_embedding(const Scenario& s) {
-  return price_all(s, build_embedding_ops(s.model, s.plan, micro_batch_shape(s)));
+  return price_all(s, build_embedding_ops(s.model, s.plan, micro_batch_shape(s)), activation_dtype(s.training->precision));
 }
 
 LayerCost cost_head(const Scenario& s) {
-  return price_all(s, build_head_ops(s.model, s.plan, micro_batch_shape(s)));
+  return price_all(s, build_head_ops(s.model, s.plan, micro_batch_shape(s)), activation_dtype(s.training->precision));
 }
 
 }  // namespace twinsim

@@ -12,6 +12,7 @@
 #include "sim/training/pipeline_schedule.hpp"
 #include "sim/training/rank_layout.hpp"
 #include "sim/training/step_ranks.hpp"
+#include "sim/training/transfer_bytes.hpp"
 
 namespace twinsim {
 
@@ -20,10 +21,6 @@ using engine::TaskId;
 
 namespace {
 
-
-// Bytes a gradient element travels in: fp32 training reduces fp32, mixed precision the
-// 16-bit gradients (the ZeRO paper's accounting, Rajbhandari et al. 2020 §3).
-int grad_bytes(const TrainingWorkload& t) { return t.precision == Dtype::fp32 ? 4 : 2; }
 
 std::int64_t layer_params_per_gpu(const Scenario& s, std::int64_t layer) {
   const LayerParams p = layer_params(s.model, layer);
@@ -213,7 +210,7 @@ struct Builder {
 // use, one layer ahead (the gather waits for the compute two tasks back).
 void Builder::zero3_gather(Chains& ch, int stage, std::int64_t layer, const char* pass) {
   if (!zero3() || zero3_whole_stage(s.plan)) return;
-  const double bytes = static_cast<double>(layer_params_per_gpu(s, layer)) * dtype_bytes(s.training->precision, 1);
+  const double bytes = static_cast<double>(layer_params_per_gpu(s, layer)) * param_element_bytes(s.training->precision);
   const double seconds = collective_time_s(s.cluster, CollectiveOp::all_gather,
                                            group_layout(s.cluster, s.plan, ParallelGroup::dp), bytes);
   comm(ch, stage, GroupKind::dp, "layer" + std::to_string(layer) + ".zero3.gather." + pass, seconds,
@@ -224,7 +221,7 @@ void Builder::zero3_gather(Chains& ch, int stage, std::int64_t layer, const char
 // its backward, every micro-batch (§5.2-5.3), on the DP stream.
 void Builder::shard_reduce(int stage, std::int64_t layer, const std::vector<TaskId>& backward) {
   if (!sharded_grads() || sharded_grads_whole_stage(s.plan)) return;
-  const double bytes = static_cast<double>(layer_params_per_gpu(s, layer)) * grad_bytes(*s.training);
+  const double bytes = static_cast<double>(layer_params_per_gpu(s, layer)) * grad_element_bytes(s.training->precision);
   const double seconds = collective_time_s(s.cluster, CollectiveOp::reduce_scatter,
                                            group_layout(s.cluster, s.plan, ParallelGroup::dp), bytes);
   const StageRanks& sr = stages[stage];
@@ -331,10 +328,10 @@ void Builder::emit_slot(int stage, const PipelineSlot& slot) {
 // pair of neighbours has its own link; across nodes the transfer also holds both NICs.
 void Builder::add_pipeline_transfers() {
   if (pp == 1) return;
-  const std::int64_t bytes = s.training->micro_batch * s.training->seq_len / s.plan.cp * s.model.hidden *
-                             dtype_bytes(s.training->precision, 1) / s.plan.tp;
-  const double seconds = collective_time_s(s.cluster, CollectiveOp::send_recv, pipeline_pair_layout(s.cluster, s.plan),
-                                           static_cast<double>(bytes));
+  const double bytes =
+      pipeline_transfer_bytes(s.model, s.plan, s.training->micro_batch, s.training->seq_len, s.training->precision);
+  const double seconds =
+      collective_time_s(s.cluster, CollectiveOp::send_recv, pipeline_pair_layout(s.cluster, s.plan), bytes);
   const std::size_t gpus = stages[0].gpus.size();
   // links[direction][boundary][gpu]
   std::vector<std::vector<std::vector<ResourceId>>> links(2, std::vector<std::vector<ResourceId>>(pp));
@@ -403,7 +400,7 @@ void Builder::add_data_parallel(int stage) {
   if (s.plan.dp > 1 && !sharded_grads()) {  // ZeRO 2/3 reduced theirs in every backward
     const CollectiveOp op = sharded ? CollectiveOp::reduce_scatter : CollectiveOp::all_reduce;
     for (const auto& [layer, n] : buckets) {
-      const double seconds = collective_time_s(s.cluster, op, dp, static_cast<double>(n) * grad_bytes(*s.training));
+      const double seconds = collective_time_s(s.cluster, op, dp, static_cast<double>(n) * grad_element_bytes(s.training->precision));
       for (const std::vector<int>& members : sr.dp) {
         // after the whole backward (no overlap) the first bucket waits for the slowest rank
         const double wait = s.plan.overlap_grad_reduce ? 0 : straggler_wait(stage, members, s.plan.dp);
@@ -426,7 +423,7 @@ void Builder::add_data_parallel(int stage) {
   if (sharded && s.plan.dp > 1 && !zero3()) {
     // the updated shards are gathered back; overlapped, the gather happens during the next
     // step's forward, so this step waits only for its first bucket (Megatron overlap_param_gather)
-    const int pbytes = dtype_bytes(s.training->precision, 1);
+    const int pbytes = param_element_bytes(s.training->precision);
     for (const auto& [layer, n] : buckets) {
       const double seconds =
           collective_time_s(s.cluster, CollectiveOp::all_gather, dp, static_cast<double>(n) * pbytes);
@@ -459,7 +456,7 @@ std::vector<ComputeOp> optimizer_step_ops(const Scenario& s, int stage) {
   update.kind = ComputeKind::optimizer;
   update.kernel = s.training->optimizer == Optimizer::adam ? "adamw" : "sgd";
   update.dtype = s.training->precision;  // of the grads it reads (the masters are fp32)
-  update.bytes = ((s.training->optimizer == Optimizer::adam ? 24.0 : 12.0) + grad_bytes(*s.training)) * shard;
+  update.bytes = ((s.training->optimizer == Optimizer::adam ? 24.0 : 12.0) + grad_element_bytes(s.training->precision)) * shard;
   if (s.training->precision == Dtype::fp32) return {update};
   // Mixed precision: the updated fp32 masters are then copied into the model's 16-bit
   // weights, a pass of its own (Megatron's _copy_main_params_to_model_params, after the
@@ -486,7 +483,7 @@ ComputeOp zero_grad_op(const Scenario& s, int stage) {
   zero.kind = ComputeKind::elementwise;
   zero.kernel = "zero";
   zero.dtype = s.training->precision;
-  zero.bytes = static_cast<double>(kept) * grad_bytes(*s.training);  // written once
+  zero.bytes = static_cast<double>(kept) * grad_element_bytes(s.training->precision);  // written once
   return zero;
 }
 
@@ -502,8 +499,8 @@ ShardedStageComm sharded_stage_comm(const Scenario& s, int stage) {
   const GroupLayout dp = group_layout(s.cluster, s.plan, ParallelGroup::dp);
   ShardedStageComm c;
   if (zero3_whole_stage(s.plan))
-    c.gather_s = collective_time_s(s.cluster, CollectiveOp::all_gather, dp, params * dtype_bytes(s.training->precision, 1));
-  c.reduce_s = collective_time_s(s.cluster, CollectiveOp::reduce_scatter, dp, params * grad_bytes(*s.training));
+    c.gather_s = collective_time_s(s.cluster, CollectiveOp::all_gather, dp, params * param_element_bytes(s.training->precision));
+  c.reduce_s = collective_time_s(s.cluster, CollectiveOp::reduce_scatter, dp, params * grad_element_bytes(s.training->precision));
   return c;
 }
 

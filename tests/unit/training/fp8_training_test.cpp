@@ -1,0 +1,86 @@
+// FP8 training as Transformer Engine runs it (sim/training/layer_costs.cpp): only the
+// layers' linear GEMMs run in fp8, each after a cast of its 16-bit activation operand;
+// attention, norms, element-wise ops, the TP collectives and the head stay in bf16.
+// Expected figures derived by hand from the op shapes and the GPU's figures.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "scenario/load.hpp"
+#include "sim/cost/compute_cost.hpp"
+#include "sim/training/layer_costs.hpp"
+#include "sim/training/training_report.hpp"
+
+namespace twinsim {
+namespace {
+
+// GPT-3-like layer on one H100 node: 2048 tokens, hidden 4096, TP 2.
+Scenario h100_gpt(const std::string& precision) {
+  const std::string text = R"(
+model: {layers: 4, hidden: 4096, heads: 32, vocab: 51200, max_seq_len: 2048}
+cluster: dgx-h100
+training: {seq_len: 2048, global_batch: 8, micro_batch: 1, precision: )" + precision + R"(}
+plan: {tp: 2, pp: 1, dp: 1}
+)";
+  return load_scenario_text(text, {});
+}
+
+const OpTime& op_named(const LayerCost& c, const std::string& name) {
+  for (const OpTime& op : c.ops)
+    if (op.name == name) return op;
+  throw std::runtime_error("no op " + name);
+}
+
+TEST(Fp8Training, OnlyTheLayersGemmsChangeType) {
+  const LayerCost fp8 = cost_layer(h100_gpt("fp8"), 0);
+  const LayerCost bf16 = cost_layer(h100_gpt("bf16"), 0);
+  for (const OpTime& op : bf16.ops) {
+    if (op.name.find("qkv") != std::string::npos || op.name.find("proj") != std::string::npos ||
+        op.name.find("fc") != std::string::npos)
+      continue;
+    // attention, norms, element-wise ops and the TP collectives: bf16 either way
+    EXPECT_DOUBLE_EQ(op_named(fp8, op.name).fwd_s, op.fwd_s) << op.name;
+    EXPECT_DOUBLE_EQ(op_named(fp8, op.name).dgrad_s, op.dgrad_s) << op.name;
+  }
+  // the output layer is not a TE module: its GEMMs stay bf16
+  const LayerCost head8 = cost_head(h100_gpt("fp8"));
+  const LayerCost head16 = cost_head(h100_gpt("bf16"));
+  ASSERT_EQ(head8.ops.size(), head16.ops.size());
+  for (std::size_t i = 0; i < head8.ops.size(); ++i) EXPECT_DOUBLE_EQ(head8.ops[i].fwd_s, head16.ops[i].fwd_s);
+}
+
+TEST(Fp8Training, AnFp8GemmPaysTheCastOfItsActivationOperand) {
+  const Scenario s = h100_gpt("fp8");
+  const GpuSpec& gpu = s.cluster.gpu;
+  const OpTime& fc1 = op_named(cost_layer(s, 0), "mlp.fc1");
+  // fc1 on this GPU: [2048 tokens, 4096] x [4096, 16384 / 2]
+  const std::int64_t m = 2048, k = 4096, n = 8192;
+  ComputeOp gemm = gemm_op(Dtype::fp8, m, n, k);
+  gemm.bytes = static_cast<double>(2 * m * k + 2 * k * n + 2 * m * n);  // bf16 operands in HBM
+  // the cast reads the bf16 input (2 bytes) and writes it twice in fp8 (1 + 1 bytes)
+  const double cast_fwd = 4.0 * m * k / (gpu.hbm_bandwidth_Bps * gpu.kernel_memory_efficiency("fp8_cast", false, 4.0 * m * k, Dtype::bf16)) +
+                          gpu.kernel_launch_s;
+  EXPECT_NEAR(fc1.fwd_s, op_cost(gpu, gemm).time_s() + cast_fwd, 1e-9);
+  // backward: the output gradient [m, n] cast once before dgrad and wgrad
+  const double cast_bwd = 4.0 * m * n / (gpu.hbm_bandwidth_Bps * gpu.kernel_memory_efficiency("fp8_cast", true, 4.0 * m * n, Dtype::bf16)) +
+                          gpu.kernel_launch_s;
+  ComputeOp dgrad = gemm_op(Dtype::fp8, m, k, n);
+  dgrad.bytes = gemm.bytes;
+  dgrad.pass = GemmPass::dgrad;
+  EXPECT_NEAR(fc1.dgrad_s, op_cost(gpu, dgrad).time_s() + cast_bwd, 1e-9);
+  // a 16-bit run pays no cast
+  const OpTime& fc1_bf16 = op_named(cost_layer(h100_gpt("bf16"), 0), "mlp.fc1");
+  ComputeOp bf = gemm_op(Dtype::bf16, m, n, k);
+  EXPECT_NEAR(fc1_bf16.fwd_s, op_cost(gpu, bf).time_s(), 1e-9);
+}
+
+TEST(Fp8Training, TheStepIsFasterThanBf16ButFarFromTwice) {
+  // fp8 doubles the GEMM peak only; the rest of the layer is unchanged
+  const double fp8 = predict_training(h100_gpt("fp8")).step_s;
+  const double bf16 = predict_training(h100_gpt("bf16")).step_s;
+  EXPECT_LT(fp8, bf16);
+  EXPECT_GT(fp8, 0.5 * bf16);
+}
+
+}  // namespace
+}  // namespace twinsim
