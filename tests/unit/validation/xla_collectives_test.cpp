@@ -1,0 +1,143 @@
+// The catalog's H100, H200 and B200 collectives against measured ones held out of their
+// fit (scripts/xla_collectives_to_catalog.py writes every other measured size of each
+// group into the node's measured_busbw; the sizes between are judged here):
+// - OpenXLA's measured collective table (scenarios/validation/microbench/
+//   collectives_h100_b200_xla_perftable.csv): all-reduce, all-gather, reduce-scatter and
+//   all-to-all on groups of 2, 4 and 8 GPUs of one node, H100 (sm_90) and B200;
+// - nccl-tests' 8-GPU all-reduce on H100 and H200 (nccl_allreduce_8gpu_a100_h100_h200_azure.csv).
+// Sizes from 64 KiB, as the catalog curves; below them the smallest size's time holds.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "scenario/load.hpp"
+#include "sim/cost/collective_cost.hpp"
+
+namespace twinsim {
+namespace {
+
+constexpr double kMinBytes = 65536;
+
+struct Measured {
+  double bytes, time_s;
+};
+using Table = std::map<std::pair<std::string, int>, std::vector<Measured>>;  // (op, ranks) -> rows
+
+std::vector<std::string> split(const std::string& line) {
+  std::vector<std::string> cells;
+  std::stringstream in(line);
+  std::string cell;
+  while (std::getline(in, cell, ',')) cells.push_back(cell);
+  if (!line.empty() && line.back() == ',') cells.emplace_back();
+  return cells;
+}
+
+std::string microbench(const std::string& file) {
+  return std::string(TWINSIM_SOURCE_DIR) + "/scenarios/validation/microbench/" + file;
+}
+
+// XLA rows: time = tensor bytes / throughput; reduce-scatter's size is its input.
+Table read_xla(const std::string& device) {
+  const std::map<std::string, std::string> ops{{"all-reduce", "all_reduce"}, {"all-gather", "all_gather"},
+                                               {"reduce-scatter", "reduce_scatter"}, {"all-to-all", "all_to_all"}};
+  std::ifstream in(microbench("collectives_h100_b200_xla_perftable.csv"));
+  EXPECT_TRUE(in);
+  Table t;
+  std::string line;
+  std::getline(in, line);
+  while (std::getline(in, line)) {
+    const auto c = split(line);
+    if (c.size() < 8 || c[0] != device || !ops.contains(c[1]) || c[2] != "F32") continue;
+    double elements = 1;
+    std::stringstream dims(c[3]);
+    for (std::string d; std::getline(dims, d, 'x');) elements *= std::stod(d);
+    const int ranks = std::stoi(c[5]);
+    double bytes = 4 * elements;
+    if (c[1] == "reduce-scatter") bytes *= ranks;
+    t[{ops.at(c[1]), ranks}].push_back({bytes, bytes / std::stod(c[7])});
+  }
+  for (auto& [key, rows] : t)
+    std::sort(rows.begin(), rows.end(), [](const Measured& a, const Measured& b) { return a.bytes < b.bytes; });
+  return t;
+}
+
+// nccl-tests rows: busbw = 2(n-1)/n x bytes / time.
+std::vector<Measured> read_nccl_tests(const std::string& gpu_prefix) {
+  std::ifstream in(microbench("nccl_allreduce_8gpu_a100_h100_h200_azure.csv"));
+  EXPECT_TRUE(in);
+  std::vector<Measured> rows;
+  std::string line;
+  std::getline(in, line);
+  while (std::getline(in, line)) {
+    const auto c = split(line);
+    if (c.size() < 8 || c[0].rfind(gpu_prefix, 0) != 0) continue;
+    const double bytes = std::stod(c[6]);
+    rows.push_back({bytes, 2.0 * 7 / 8 * bytes / (std::stod(c[7]) * 1e9)});
+  }
+  return rows;
+}
+
+struct Judged {
+  std::vector<double> errors;        // |predicted / measured - 1| of the held-out rows
+  std::vector<double> errors_1mib;   // those of 1 MiB and more
+  double median() const { return errors[errors.size() / 2]; }
+  double max_1mib() const { return errors_1mib.empty() ? 0 : errors_1mib.back(); }
+};
+
+// The rows the fit left out: the 2nd, 4th, ... of each group's sizes from kMinBytes.
+Judged held_out(const ClusterSpec& node, const std::string& op_name, int ranks, const std::vector<Measured>& rows) {
+  CollectiveOp op{};
+  EXPECT_TRUE(parse_collective(op_name, op));
+  Judged j;
+  int index = 0;
+  for (const Measured& m : rows) {
+    if (m.bytes < kMinBytes) continue;
+    if (index++ % 2 == 0) continue;  // a fit row
+    const double e = std::abs(collective_time_s(node, op, {ranks, ranks}, m.bytes) / m.time_s - 1);
+    j.errors.push_back(e);
+    if (m.bytes >= 1048576) j.errors_1mib.push_back(e);
+  }
+  std::sort(j.errors.begin(), j.errors.end());
+  std::sort(j.errors_1mib.begin(), j.errors_1mib.end());
+  return j;
+}
+
+void judge(const ClusterSpec& node, const std::string& op, int ranks, const std::vector<Measured>& rows) {
+  const Judged j = held_out(node, op, ranks, rows);
+  ASSERT_GE(j.errors.size(), 3u) << node.name << " " << op << " " << ranks;
+  // Bands from the figures measured at 2026-11-25 (printed below). Below 1 MiB the fit's
+  // points lie 4x apart where a call's time is mostly latency, so a midpoint misses by up
+  // to 66%; the band on the maximum starts at 1 MiB, as the NCCL criterion of issue 17.
+  // XLA's table itself steps up and down by 20-40% between neighbouring sizes there (its
+  // busbw is not monotone in size), hence 40%. (Interpolating log busbw against log bytes
+  // was tried: better at some sizes, worse at others, up to 81% on the 8-GPU all-to-all.)
+  EXPECT_LE(j.median(), 0.15) << node.name << " " << op << " on " << ranks << ": median " << j.median();
+  EXPECT_LE(j.max_1mib(), 0.40) << node.name << " " << op << " on " << ranks << ": max from 1 MiB " << j.max_1mib();
+  std::printf("%-14s %-15s %d GPUs: held-out median %5.1f%%, max from 1 MiB %5.1f%%  (%zu sizes)\n",
+              node.name.c_str(), op.c_str(), ranks, 100 * j.median(), 100 * j.max_1mib(), j.errors.size());
+}
+
+TEST(XlaCollectives, H100HeldOutSizes) {
+  const ClusterSpec node = catalog_node("dgx-h100");
+  for (const auto& [key, rows] : read_xla("sm_90"))
+    if (!(key.first == "all_reduce" && key.second == 8)) judge(node, key.first, key.second, rows);
+  judge(node, "all_reduce", 8, read_nccl_tests("H100"));
+}
+
+TEST(XlaCollectives, H200HeldOutSizes) {
+  judge(catalog_node("dgx-h200"), "all_reduce", 8, read_nccl_tests("H200"));
+}
+
+TEST(XlaCollectives, B200HeldOutSizes) {
+  const ClusterSpec node = catalog_node("dgx-b200");
+  for (const auto& [key, rows] : read_xla("sm_100_B200")) judge(node, key.first, key.second, rows);
+}
+
+}  // namespace
+}  // namespace twinsim
