@@ -4,6 +4,7 @@
 // in hardware/catalog/stacks/, each setting with its source; a scenario names one at its
 // top level (`stack: NAME`, or a mapping `{preset: NAME, host_op_us: ...}`).
 #include <cstddef>
+#include <cstdint>
 #include <string>
 
 namespace twinsim {
@@ -18,6 +19,12 @@ struct StackSpec {
   // The stack's GEMMs against the GPU's measured curve (today's cuBLASLt): an older library
   // picks slower kernels for the same shapes. 1: as measured.
   double gemm_library_scale = 1;
+  // ZeRO's per-layer collectives as the stack issues them: the most parameters one call
+  // carries. A layer's parameters (on one GPU) travel as ceil(params / bucket) equal calls,
+  // each paying its ring's latency over the DP group, which across hundreds of ranks is
+  // milliseconds per call. 0: one call per layer (PyTorch FSDP wrapping each block).
+  std::int64_t zero_gather_bucket_params = 0;  // ZeRO-3 parameter all-gathers
+  std::int64_t zero_reduce_bucket_params = 0;  // ZeRO-2/3 gradient reduce-scatters, per layer
 };
 
 // The time the device spends on compute in a run of `ops` ops (a layer's pass) whose

@@ -10,6 +10,7 @@
 #include "sim/memory/weights.hpp"
 #include "sim/training/rank_layout.hpp"
 #include "sim/training/transfer_bytes.hpp"
+#include "sim/training/zero_comm.hpp"
 
 namespace twinsim {
 
@@ -74,19 +75,24 @@ AnalyticEstimate AnalyticModel::estimate(const Candidate& c) {
 
   // ZeRO-3 gathers each layer's parameters before use, prefetched one layer ahead
   // (Rajbhandari et al. 2020 §5.3): it hides behind the layer's compute when shorter.
-  double gather_dense = 0, gather_moe = 0;
+  // Its gradients are reduce-scattered after each backward on the same DP stream (§5.3).
+  double gather_dense = 0, gather_moe = 0, reduce_dense = 0, reduce_moe = 0;
   if (c.zero == 3 && c.dp > 1) {
-    const int pbytes = param_element_bytes(precision);
+    const StackSpec& stack = base_.stack;
     const double dense_params = static_cast<double>(dense_layer_params_) / c.tp;
     const double moe_params = static_cast<double>(moe_layer_shared_) / c.tp +
                               static_cast<double>(moe_layer_routed_) / (static_cast<double>(c.tp) * c.ep);
-    gather_dense = collective_time_s(cluster, CollectiveOp::all_gather, dp_group, dense_params * pbytes);
-    if (model.moe) gather_moe = collective_time_s(cluster, CollectiveOp::all_gather, dp_group, moe_params * pbytes);
+    gather_dense = zero3_layer_gather_s(cluster, plan_, stack, dense_params, precision);
+    reduce_dense = zero_layer_reduce_s(cluster, plan_, stack, dense_params, precision);
+    if (model.moe) {
+      gather_moe = zero3_layer_gather_s(cluster, plan_, stack, moe_params, precision);
+      reduce_moe = zero_layer_reduce_s(cluster, plan_, stack, moe_params, precision);
+    }
   }
   const double f_dense = layer_pass_s(c, prices.dense, gather_dense, true);
-  const double b_dense = layer_pass_s(c, prices.dense, gather_dense, false);
+  const double b_dense = layer_pass_s(c, prices.dense, gather_dense + reduce_dense, false);
   const double f_moe = model.moe ? layer_pass_s(c, prices.moe, gather_moe, true) : 0;
-  const double b_moe = model.moe ? layer_pass_s(c, prices.moe, gather_moe, false) : 0;
+  const double b_moe = model.moe ? layer_pass_s(c, prices.moe, gather_moe + reduce_moe, false) : 0;
 
   auto stage_time = [&](int stage) {
     const StageLayers layers = stage_layers(model, plan_, stage);

@@ -13,6 +13,7 @@
 #include "sim/training/rank_layout.hpp"
 #include "sim/training/step_ranks.hpp"
 #include "sim/training/transfer_bytes.hpp"
+#include "sim/training/zero_comm.hpp"
 
 namespace twinsim {
 
@@ -207,12 +208,12 @@ struct Builder {
 };
 
 // ZeRO-3 (Rajbhandari et al. 2020 §5.3): a layer's parameters are all-gathered before each
-// use, one layer ahead (the gather waits for the compute two tasks back).
+// use, one layer ahead (the gather waits for the compute two tasks back), in the stack's
+// calls (sim/training/zero_comm).
 void Builder::zero3_gather(Chains& ch, int stage, std::int64_t layer, const char* pass) {
   if (!zero3() || zero3_whole_stage(s.plan)) return;
-  const double bytes = static_cast<double>(layer_params_per_gpu(s, layer)) * param_element_bytes(s.training->precision);
-  const double seconds = collective_time_s(s.cluster, CollectiveOp::all_gather,
-                                           group_layout(s.cluster, s.plan, ParallelGroup::dp), bytes);
+  const double seconds = zero3_layer_gather_s(s.cluster, s.plan, s.stack,
+                                              static_cast<double>(layer_params_per_gpu(s, layer)), s.training->precision);
   comm(ch, stage, GroupKind::dp, "layer" + std::to_string(layer) + ".zero3.gather." + pass, seconds,
        out.categories.dp_comm, &StageStreams::dp);
 }
@@ -221,9 +222,8 @@ void Builder::zero3_gather(Chains& ch, int stage, std::int64_t layer, const char
 // its backward, every micro-batch (§5.2-5.3), on the DP stream.
 void Builder::shard_reduce(int stage, std::int64_t layer, const std::vector<TaskId>& backward) {
   if (!sharded_grads() || sharded_grads_whole_stage(s.plan)) return;
-  const double bytes = static_cast<double>(layer_params_per_gpu(s, layer)) * grad_element_bytes(s.training->precision);
-  const double seconds = collective_time_s(s.cluster, CollectiveOp::reduce_scatter,
-                                           group_layout(s.cluster, s.plan, ParallelGroup::dp), bytes);
+  const double seconds = zero_layer_reduce_s(s.cluster, s.plan, s.stack,
+                                             static_cast<double>(layer_params_per_gpu(s, layer)), s.training->precision);
   const StageRanks& sr = stages[stage];
   for (const std::vector<int>& members : sr.dp) {
     std::vector<ResourceId> res;

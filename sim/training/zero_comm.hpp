@@ -1,0 +1,29 @@
+#pragma once
+// ZeRO's per-layer collectives over the data-parallel group (Rajbhandari et al. 2020
+// §5.2-5.3): stage 3 all-gathers a layer's parameters before each use, stages 2 and 3
+// reduce-scatter its gradients after its backward. The stack decides how many calls carry
+// a layer (StackSpec::zero_*_bucket_params): each call pays its ring's latency, which
+// grows with the DP group's rank count, so over hundreds of nodes many small calls, not
+// their bytes, set the time. One home for the event engine's step graph and the search's
+// closed-form estimate.
+#include <cstdint>
+
+#include "hardware/cluster_spec.hpp"
+#include "hardware/stack_spec.hpp"
+#include "models/dtype.hpp"
+#include "models/plan.hpp"
+
+namespace twinsim {
+
+// Calls that carry `params` parameters in buckets of at most `bucket` (0: one call).
+std::int64_t zero_calls(double params, std::int64_t bucket);
+
+// One layer's parameter all-gather (`params` on this GPU before sharding), one pass.
+double zero3_layer_gather_s(const ClusterSpec& cluster, const Plan& plan, const StackSpec& stack, double params,
+                            Dtype precision);
+
+// One layer's gradient reduce-scatter, one micro-batch.
+double zero_layer_reduce_s(const ClusterSpec& cluster, const Plan& plan, const StackSpec& stack, double params,
+                           Dtype precision);
+
+}  // namespace twinsim

@@ -1,0 +1,84 @@
+// ZeRO's per-layer collectives in the stack's calls (sim/training/zero_comm): a ZeRO-3 step
+// over 1,536 A100s with DeepSpeed's buckets, whose ring latency over 192 nodes makes the
+// step communication-bound. Figures derived by hand from NCCL's latency model
+// (sim/cost/collective_cost.cpp) and the catalog's DGX A100.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "scenario/load.hpp"
+#include "sim/cost/collective_cost.hpp"
+#include "sim/training/training_report.hpp"
+#include "sim/training/zero_comm.hpp"
+
+namespace twinsim {
+namespace {
+
+TEST(ZeroComm, ALayerTravelsInCeilOfParamsOverBucketCalls) {
+  EXPECT_EQ(zero_calls(100, 0), 1);    // no bucket: one call per layer (FSDP)
+  EXPECT_EQ(zero_calls(100, 100), 1);
+  EXPECT_EQ(zero_calls(101, 100), 2);
+  EXPECT_EQ(zero_calls(250, 100), 3);
+}
+
+// Llama-2-7B, pure data parallelism over 192 DGX A100 nodes, one short micro-batch each.
+Scenario zero3_dp1536(const std::string& stack) {
+  return load_scenario_text(R"(
+model: llama2-7b
+cluster: dgx-a100-80gb
+stack: )" + stack + R"(
+training: {seq_len: 512, global_batch: 1536, micro_batch: 1, precision: bf16}
+plan: {tp: 1, pp: 1, dp: 1536, zero: 3, recompute: none}
+)");
+}
+
+TEST(ZeroComm, A1536RankRingCallCostsItsLatency) {
+  const Scenario s = zero3_dp1536("none");
+  // a 1 MB all-gather over 1536 ranks, 8 per node: 1535 ring steps, 191 of them between
+  // nodes. LL protocol (the cheapest here): 3.6 us base + 1344 NVLink steps x 3 us x 0.47/3.4
+  // + 191 network steps x 5 us x 2.7/9.6, plus the launch; bandwidth at a quarter of the
+  // node's 8 NICs x 25 GB/s x 0.96 (NCCL's HDR figure), shared by its 8 ranks.
+  const double launch = s.cluster.gpu.kernel_launch_s;
+  const double latency = 3.6e-6 + 1344 * 3e-6 * 0.47 / 3.4 + 191 * 5e-6 * 2.7 / 9.6;
+  const double bandwidth = 1e6 * 1535.0 / 1536 / (0.25 * 8 * 25e9 * 0.96);
+  const double t = collective_time_s(s.cluster, CollectiveOp::all_gather, {1536, 8}, 1e6);
+  EXPECT_NEAR(t, launch + latency + bandwidth, 1e-9);
+  EXPECT_GT(t, 800e-6);  // most of a millisecond for a megabyte
+}
+
+TEST(ZeroComm, DeepSpeedBucketsSplitALayerIntoCalls) {
+  const Scenario s = zero3_dp1536("deepspeed");
+  // one Llama-2-7B layer: 4 x 4096^2 attention + 3 x 4096 x 11008 MLP + 2 x 4096 norms
+  const double params = 4.0 * 4096 * 4096 + 3.0 * 4096 * 11008 + 2 * 4096;
+  const GroupLayout dp{1536, 8};
+  // gathers in calls of at most 5e7 parameters: 5 calls of params / 5, bf16
+  EXPECT_NEAR(zero3_layer_gather_s(s.cluster, s.plan, s.stack, params, Dtype::bf16),
+              5 * collective_time_s(s.cluster, CollectiveOp::all_gather, dp, params * 2 / 5), 1e-12);
+  // the layer's 2.0e8 gradients fit one 5e8 reduce bucket
+  EXPECT_NEAR(zero_layer_reduce_s(s.cluster, s.plan, s.stack, params, Dtype::bf16),
+              collective_time_s(s.cluster, CollectiveOp::reduce_scatter, dp, params * 2), 1e-12);
+  // without a stack: one gather per layer, fewer latencies
+  const Scenario fsdp = zero3_dp1536("none");
+  EXPECT_LT(zero3_layer_gather_s(fsdp.cluster, fsdp.plan, fsdp.stack, params, Dtype::bf16),
+            zero3_layer_gather_s(s.cluster, s.plan, s.stack, params, Dtype::bf16));
+}
+
+TEST(ZeroComm, AZero3StepAtScaleIsCommunicationBound) {
+  const Scenario s = zero3_dp1536("deepspeed");
+  const double params = 4.0 * 4096 * 4096 + 3.0 * 4096 * 11008 + 2 * 4096;
+  const double gather = zero3_layer_gather_s(s.cluster, s.plan, s.stack, params, Dtype::bf16);
+  const double reduce = zero_layer_reduce_s(s.cluster, s.plan, s.stack, params, Dtype::bf16);
+  // the DP stream runs every layer's forward gather, backward gather and reduce in turn
+  const double dp_stream = 32 * (2 * gather + reduce);
+  const TrainingPrediction p = predict_training(s);
+  EXPECT_GT(p.breakdown.dp_comm_exposed_s, 2 * p.breakdown.compute_s);
+  EXPECT_GE(p.step_s, dp_stream);
+  // ... and the step is little more: the compute hides behind it, the optimizer is a shard
+  EXPECT_LE(p.step_s, dp_stream + p.breakdown.compute_s + p.breakdown.optimizer_s + 1e-9);
+  // the same plan with one call per layer is faster, still bound by the DP stream
+  const TrainingPrediction per_layer = predict_training(zero3_dp1536("none"));
+  EXPECT_LT(per_layer.step_s, p.step_s);
+}
+
+}  // namespace
+}  // namespace twinsim
