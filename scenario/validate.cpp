@@ -86,11 +86,12 @@ void resolve_stages(Scenario& s) {
       throw ScenarioError("plan.stage_layers", "sum " + std::to_string(sum),
                           "does not add up to " + kv("model.layers", layers));
   }
+  // a stage's layers split into its virtual stages as evenly as they go (sim/memory/stage_layers)
   for (std::size_t i = 0; i < p.stage_layers.size(); ++i)
-    if (p.stage_layers[i] % p.virtual_stages != 0)
+    if (p.stage_layers[i] < p.virtual_stages)
       throw ScenarioError("plan.virtual_stages", std::to_string(p.virtual_stages),
-                          "does not divide the " + std::to_string(p.stage_layers[i]) + " layers of stage " +
-                              std::to_string(i));
+                          "exceeds the " + std::to_string(p.stage_layers[i]) + " layers of stage " +
+                              std::to_string(i) + " (every virtual stage needs a layer)");
 }
 
 void validate_parallel_degrees(const Scenario& s) {

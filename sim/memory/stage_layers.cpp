@@ -23,25 +23,44 @@ void add(StageLayers& to, const StageLayers& from) {
 
 }  // namespace
 
-StageLayers stage_layers(const ModelSpec& model, const Plan& plan, int stage) {
+int chunks_per_stage(const Plan& plan) {
+  return plan.schedule == Schedule::interleaved ? std::max(plan.virtual_stages, 1) : 1;
+}
+
+std::int64_t stage_layer_count(const ModelSpec& model, const Plan& plan, int stage) {
   if (plan.pp < 1 || stage < 0 || stage >= plan.pp) throw std::invalid_argument("stage out of range");
-  const int v = plan.schedule == Schedule::interleaved ? std::max(plan.virtual_stages, 1) : 1;
-  if (v > 1) {
-    const std::int64_t chunk = model.layers / (static_cast<std::int64_t>(plan.pp) * v);
-    StageLayers s;
-    for (int j = 0; j < v; ++j) {
-      const std::int64_t c = static_cast<std::int64_t>(j) * plan.pp + stage;
-      add(s, count_range(model, c * chunk, (c + 1) * chunk));
-    }
-    return s;
-  }
-  if (static_cast<int>(plan.stage_layers.size()) == plan.pp) {
+  if (static_cast<int>(plan.stage_layers.size()) == plan.pp) return plan.stage_layers[stage];
+  return model.layers / plan.pp;
+}
+
+std::int64_t chunk_layer_count(const ModelSpec& model, const Plan& plan, int stage, int chunk) {
+  const std::int64_t layers = stage_layer_count(model, plan, stage);
+  const int v = chunks_per_stage(plan);
+  return layers / v + (chunk < layers % v ? 1 : 0);
+}
+
+std::int64_t chunk_first_layer(const ModelSpec& model, const Plan& plan, int stage, int chunk) {
+  // model chunks in Megatron's order c * pp + i: every chunk of an earlier round, then the
+  // earlier stages' chunks of this round
+  std::int64_t first = 0;
+  for (int c = 0; c <= chunk; ++c)
+    for (int i = 0; i < plan.pp && (c < chunk || i < stage); ++i) first += chunk_layer_count(model, plan, i, c);
+  return first;
+}
+
+StageLayers stage_layers(const ModelSpec& model, const Plan& plan, int stage) {
+  const int v = chunks_per_stage(plan);
+  if (v == 1) {
     std::int64_t first = 0;
-    for (int i = 0; i < stage; ++i) first += plan.stage_layers[i];
-    return count_range(model, first, first + plan.stage_layers[stage]);
+    for (int i = 0; i < stage; ++i) first += stage_layer_count(model, plan, i);
+    return count_range(model, first, first + stage_layer_count(model, plan, stage));
   }
-  const std::int64_t per_stage = model.layers / plan.pp;
-  return count_range(model, stage * per_stage, (stage + 1) * per_stage);
+  StageLayers s;
+  for (int j = 0; j < v; ++j) {
+    const std::int64_t first = chunk_first_layer(model, plan, stage, j);
+    add(s, count_range(model, first, first + chunk_layer_count(model, plan, stage, j)));
+  }
+  return s;
 }
 
 }  // namespace twinsim

@@ -79,8 +79,10 @@ void for_each_schedule(const SearchSpace& sp, Candidate c, std::int64_t micro_ba
   if (c.pp == 1) return;  // one stage: every schedule is the same
   c.schedule = Schedule::one_f_one_b;
   emit(c);
-  // interleaved: v divides the layers of a stage; Megatron needs whole rounds of pp
-  // micro-batches (scenario/validate.cpp)
+  // interleaved: v divides the layers of a stage (Megatron's
+  // --num-layers-per-virtual-pipeline-stage; a scenario may split them unevenly, the search
+  // offers even chunks only); Megatron needs whole rounds of pp micro-batches
+  // (scenario/validate.cpp)
   if (micro_batches % c.pp != 0) return;
   const std::int64_t stage_layers = sp.layers / c.pp;
   for (int v = 2; v <= sp.options.max_virtual_stages && v <= stage_layers; ++v) {

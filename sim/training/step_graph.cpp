@@ -9,6 +9,7 @@
 #include "sim/cost/collective_cost.hpp"
 #include "sim/cost/compute_cost.hpp"
 #include "sim/memory/buffers.hpp"
+#include "sim/memory/stage_layers.hpp"
 #include "sim/training/pipeline_schedule.hpp"
 #include "sim/training/rank_layout.hpp"
 #include "sim/training/step_ranks.hpp"
@@ -67,13 +68,15 @@ struct Builder {
   bool sharded_grads() const { return twinsim::sharded_grads(s.plan); }
   std::vector<ShardedStageComm> stage_comm;  // per stage, priced once
 
-  // Layers of virtual stage (chunk c, stage i) in Megatron's order c * pp + i.
+  // Layers of virtual stage (chunk c, stage i) in Megatron's order c * pp + i
+  // (sim/memory/stage_layers: the memory model's assignment).
   void assign_layers() {
     chunk_layers.assign(pp, std::vector<std::vector<std::int64_t>>(v));
-    std::int64_t next = 0;
     for (int c = 0; c < v; ++c)
-      for (int i = 0; i < pp; ++i)
-        for (int k = 0; k < s.plan.stage_layers[i] / v; ++k) chunk_layers[i][c].push_back(next++);
+      for (int i = 0; i < pp; ++i) {
+        const std::int64_t first = chunk_first_layer(s.model, s.plan, i, c);
+        for (std::int64_t k = 0; k < chunk_layer_count(s.model, s.plan, i, c); ++k) chunk_layers[i][c].push_back(first + k);
+      }
   }
 
   TaskId task(const std::string& name, double seconds, engine::CategoryId cat, std::span<const ResourceId> r,

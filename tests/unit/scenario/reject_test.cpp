@@ -58,7 +58,7 @@ std::vector<BadCase> bad_cases() {
       {"stage_layers sum", "", {"plan.stage_layers=[15, 16]"}, "plan.stage_layers=sum 31 does not add up to model.layers=32"},
       {"stage_layers zero", "", {"plan.stage_layers=[0, 32]"}, "plan.stage_layers[0]=0 must be at least 1"},
       {"virtual stages without interleaved", "", {"plan.virtual_stages=2"}, "plan.virtual_stages=2 needs plan.schedule=interleaved"},
-      {"virtual stages not dividing", "", {"plan.schedule=interleaved", "plan.virtual_stages=3"}, "plan.virtual_stages=3 does not divide the 16 layers of stage 0"},
+      {"virtual stages over layers", "", {"plan.schedule=interleaved", "plan.virtual_stages=17"}, "plan.virtual_stages=17 exceeds the 16 layers of stage 0 (every virtual stage needs a layer)"},
       {"interleaved micro-batches", "", {"plan.schedule=interleaved", "plan.virtual_stages=2", "training.global_batch=12"}, "needs the 3 micro-batches per step to be a multiple of plan.pp=2"},
       {"ep without moe", "", {"plan.ep=2"}, "plan.ep=2 needs a mixture-of-experts model"},
       {"ep not dividing experts", "model: mixtral-8x7b\ncluster: dgx-h100\ntraining: {seq_len: 4096, global_batch: 64}\nplan: {tp: 1, dp: 8, ep: 3}\n", {}, "plan.ep=3 does not divide model.moe.experts=8"},
