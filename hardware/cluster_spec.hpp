@@ -42,6 +42,10 @@ struct ClusterSpec {
   // waits that long for it. 0 (default): identical GPUs. A shared CPU host's cores are
   // not (`twinsim calibrate` measures it: two ranks running the same work).
   double straggler = 0;
+  // Thread blocks an NCCL kernel holds, one SM each, for as long as it runs (its
+  // channels): compute overlapped with a collective runs on the GPU's other SMs.
+  // 0 (default): not modelled.
+  int nccl_channels = 0;
 
   std::int64_t gpus() const { return static_cast<std::int64_t>(gpus_per_node) * nodes; }
   // Inter-node bandwidth one GPU gets when all GPUs of a node send at once.

@@ -276,7 +276,12 @@ ClusterSpec read_cluster(const YAML::Node& node, const std::string& path) {
   c.nics_per_node = 1;
   c.inter_node = read_link(r, "inter_node", {0, 0, {}, {}, {}}, &c.nics_per_node);
   c.straggler = r.number("straggler", 0, 0, 10);
+  c.nccl_channels = static_cast<int>(r.integer("nccl_channels", 0, 0, 4096));
   r.reject_unknown();
+  if (c.gpu.sms > 0 && c.nccl_channels >= c.gpu.sms)  // without an SM count it is not modelled
+    throw ScenarioError(r.key_path("nccl_channels"), std::to_string(c.nccl_channels),
+                        "must be below the GPU's " + std::to_string(c.gpu.sms) +
+                            " SMs (cluster.gpu.sms; an NCCL channel holds one SM)");
   if (c.intra_node.bandwidth_Bps <= 0)
     throw ScenarioError(r.key_path("intra_node.bandwidth_GBps"), "", "is required (the GPU gives no nvlink_GBps)");
   if (c.inter_node.bandwidth_Bps <= 0 && c.nodes > 1)

@@ -283,4 +283,15 @@ CollectiveCost collective_cost(const ClusterSpec& cluster, CollectiveOp c, const
   return best;
 }
 
+double nccl_compute_slowdown(const ClusterSpec& cluster) {
+  const int sms = cluster.gpu.sms;
+  if (cluster.nccl_channels <= 0 || sms <= cluster.nccl_channels) return 1.0;
+  return static_cast<double>(sms) / (sms - cluster.nccl_channels);
+}
+
+double interfered_s(double work_s, double comm_s, double slowdown) {
+  // comm_s of slowed progress, then the rest at full speed; all slowed if it ends first
+  return std::min(work_s * slowdown, work_s + comm_s * (1.0 - 1.0 / slowdown));
+}
+
 }  // namespace twinsim

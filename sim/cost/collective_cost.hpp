@@ -58,4 +58,17 @@ inline double collective_time_s(const ClusterSpec& cluster, CollectiveOp c, cons
   return collective_cost(cluster, c, group, bytes).time_s();
 }
 
+// How many times slower compute runs while an NCCL kernel of this cluster runs beside it
+// on the same GPU: the kernel's channels hold nccl_channels of the GPU's SMs (one thread
+// block each), leaving sms - nccl_channels to the compute (a GEMM launched beside a
+// 24-block ncclAllGather on an H100 runs on 108 of 132 SMs: NVIDIA developer forum,
+// "Compute-Communication Overlap Causes Severe GEMM Performance Degradation because of
+// Tail Effect", 2025). 1 when the cluster gives no nccl_channels.
+double nccl_compute_slowdown(const ClusterSpec& cluster);
+
+// Work of `work_s` at full speed that shares its GPU with `comm_s` of collectives starting
+// with it, slowed `slowdown` times while they run: the event engine's interference
+// (sim/engine, TaskGraph::add_interference) in closed form, for the search's estimate.
+double interfered_s(double work_s, double comm_s, double slowdown);
+
 }  // namespace twinsim

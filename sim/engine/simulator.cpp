@@ -43,6 +43,14 @@ class Engine {
       is_stream_.push_back(g.resource(r).kind == ResourceKind::Stream);
     tl_.start_s.assign(g.num_tasks(), 0.0);
     tl_.end_s.assign(g.num_tasks(), 0.0);
+    if (g.has_interference()) {
+      interference_ = true;
+      running_on_.assign(g.num_resources(), -1);
+      busy_interferers_.assign(g.num_resources(), 0);
+      work_left_.assign(g.num_tasks(), 0.0);
+      since_.assign(g.num_tasks(), 0.0);
+      factor_.assign(g.num_tasks(), 1.0);
+    }
     for (auto [before, after] : g.dependencies()) ++waits_[after];
     for (ResourceId r = 0; r < g.num_resources(); ++r) {
       if (!is_stream(r)) continue;
@@ -57,6 +65,8 @@ class Engine {
       if (waits_[t] == 0) on_ready(t);
     while (!queue_.empty()) {
       Event e = queue_.pop();
+      // a task re-timed by interference left its earlier finish events behind
+      if (interference_ && (finished_[e.task] || e.time != tl_.end_s[e.task])) continue;
       now_ = e.time;
       on_finish(e.task);
       ++tl_.events;
@@ -93,12 +103,52 @@ class Engine {
       if (!is_stream(r)) link_busy_[r] = 1;
     tl_.start_s[t] = now_;
     tl_.end_s[t] = now_ + g_.duration(t);
+    if (interference_) return start_interfering(t);
+    queue_.push(tl_.end_s[t], t);
+  }
+
+  // Interference (TaskGraph::add_interference): a task on a slowed stream runs at
+  // 1/factor of its speed while any of the stream's interferers is busy.
+  void start_interfering(TaskId t) {
+    for (ResourceId r : g_.resources_of(t)) {
+      if (g_.slowdown(r) <= 1.0) continue;
+      running_on_[r] = t;
+      work_left_[t] = g_.duration(t);
+      since_[t] = now_;
+      factor_[t] = busy_interferers_[r] > 0 ? g_.slowdown(r) : 1.0;
+      tl_.end_s[t] = now_ + work_left_[t] * factor_[t];
+    }
+    queue_.push(tl_.end_s[t], t);
+    for (ResourceId r : g_.resources_of(t)) {
+      const ResourceId slowed = g_.interference_target(r);
+      if (slowed >= 0 && busy_interferers_[slowed]++ == 0) retime(slowed, g_.slowdown(slowed));
+    }
+  }
+
+  void finish_interfering(TaskId t) {
+    for (ResourceId r : g_.resources_of(t)) {
+      if (running_on_[r] == t) running_on_[r] = -1;
+      const ResourceId slowed = g_.interference_target(r);
+      if (slowed >= 0 && --busy_interferers_[slowed] == 0) retime(slowed, 1.0);
+    }
+  }
+
+  // The task running on `slowed` goes on at `factor` from now: its work so far is
+  // charged at the old factor, its new end pushed (the old one is skipped when popped).
+  void retime(ResourceId slowed, double factor) {
+    const TaskId t = running_on_[slowed];
+    if (t < 0 || factor_[t] == factor) return;
+    work_left_[t] = std::max(0.0, work_left_[t] - (now_ - since_[t]) / factor_[t]);
+    since_[t] = now_;
+    factor_[t] = factor;
+    tl_.end_s[t] = now_ + work_left_[t] * factor;
     queue_.push(tl_.end_s[t], t);
   }
 
   void on_finish(TaskId t) {
     finished_[t] = 1;
     ++finished_count_;
+    if (interference_) finish_interfering(t);
     for (TaskId s : succ_.row(t)) release(s);
     for (ResourceId r : g_.resources_of(t)) {
       if (is_stream(r)) {
@@ -135,6 +185,11 @@ class Engine {
   void summarize() {
     tl_.resource_busy_s.assign(g_.num_resources(), 0.0);
     tl_.category_total_s.assign(g_.num_categories(), 0.0);
+    if (interference_) {
+      tl_.slowed_s.assign(g_.num_tasks(), 0.0);
+      for (TaskId t = 0; t < g_.num_tasks(); ++t)
+        tl_.slowed_s[t] = std::max(0.0, tl_.end_s[t] - tl_.start_s[t] - g_.duration(t));
+    }
     for (TaskId t = 0; t < g_.num_tasks(); ++t) {
       tl_.makespan_s = std::max(tl_.makespan_s, tl_.end_s[t]);
       tl_.category_total_s[g_.category_of(t)] += g_.duration(t);
@@ -155,6 +210,11 @@ class Engine {
   std::vector<std::uint8_t> waiting_for_link_;
   EventQueue queue_;
   double now_ = 0.0;
+  // interference only (empty otherwise)
+  bool interference_ = false;
+  std::vector<TaskId> running_on_;        // per slowed stream: its running task, or -1
+  std::vector<int> busy_interferers_;     // per slowed stream: interferers running a task
+  std::vector<double> work_left_, since_, factor_;  // per task on a slowed stream
   Timeline tl_;
 };
 

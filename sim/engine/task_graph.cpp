@@ -133,4 +133,23 @@ void TaskGraph::reserve(std::size_t tasks, std::size_t dependencies, std::size_t
   edges_.reserve(dependencies);
 }
 
+void TaskGraph::add_interference(ResourceId slowed, std::span<const ResourceId> interferers, double slowdown) {
+  const auto n = static_cast<std::size_t>(num_resources());
+  interferes_.resize(n, -1);
+  slowdown_.resize(n, 1.0);
+  auto check_stream = [&](ResourceId r) {
+    if (r < 0 || r >= num_resources() || resources_[r].kind != ResourceKind::Stream)
+      throw std::invalid_argument("add_interference: resource " + std::to_string(r) + " is not a stream");
+  };
+  check_stream(slowed);
+  if (!(slowdown >= 1.0)) throw std::invalid_argument("add_interference: slowdown must be >= 1");
+  slowdown_[slowed] = slowdown;
+  for (ResourceId r : interferers) {
+    check_stream(r);
+    if (r == slowed || interferes_[r] != -1)
+      throw std::invalid_argument("add_interference: stream " + resources_[r].name + " already interferes");
+    interferes_[r] = slowed;
+  }
+}
+
 }  // namespace twinsim::engine

@@ -58,6 +58,19 @@ class TaskGraph {
   // `after` starts only once `before` has finished.
   void add_dependency(TaskId before, TaskId after);
 
+  // Interference: while any stream of `interferers` runs a task, the task running on
+  // `slowed` progresses `slowdown` (>= 1) times slower; its remaining work is re-timed
+  // whenever that changes. One call per GPU: its compute stream is slowed by the NCCL
+  // kernels its communication streams run, which hold SMs (see README.md). A stream is
+  // the interferer of at most one slowed stream.
+  void add_interference(ResourceId slowed, std::span<const ResourceId> interferers, double slowdown);
+  // The slowed stream an interferer slows (-1: none), and a slowed stream's factor (1: none).
+  ResourceId interference_target(ResourceId r) const {
+    return r < static_cast<ResourceId>(interferes_.size()) ? interferes_[r] : -1;
+  }
+  double slowdown(ResourceId r) const { return r < static_cast<ResourceId>(slowdown_.size()) ? slowdown_[r] : 1.0; }
+  bool has_interference() const { return !interferes_.empty(); }
+
   // Replaces the program order of a stream (default: the order tasks were added to it).
   // `order` must list every task occupying the stream exactly once.
   void set_program_order(ResourceId stream, std::vector<TaskId> order);
@@ -95,6 +108,10 @@ class TaskGraph {
   std::vector<ResourceId> task_resources_;
 
   std::vector<std::pair<TaskId, TaskId>> edges_;
+
+  // per resource, sized on the first add_interference
+  std::vector<ResourceId> interferes_;  // the slowed stream this one slows, or -1
+  std::vector<double> slowdown_;        // a slowed stream's factor, else 1
 };
 
 }  // namespace twinsim::engine

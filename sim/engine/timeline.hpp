@@ -14,6 +14,8 @@ struct Timeline {
   std::vector<double> resource_busy_s;   // per resource: sum of durations of its tasks
   std::vector<double> category_total_s;  // per category: sum of task durations (task-seconds,
                                          // a collective on 8 streams counts once)
+  std::vector<double> slowed_s;          // per task: time added by interference
+                                         // (TaskGraph::add_interference; empty without)
   double makespan_s = 0.0;               // last end time (the clock starts at 0)
   std::uint64_t events = 0;              // events popped from the queue (one per task)
 };

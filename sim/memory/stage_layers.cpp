@@ -40,6 +40,14 @@ std::int64_t chunk_layer_count(const ModelSpec& model, const Plan& plan, int sta
 }
 
 std::int64_t chunk_first_layer(const ModelSpec& model, const Plan& plan, int stage, int chunk) {
+  if (plan.stage_layers.empty()) {
+    // every stage alike (the search's plans): pp chunks of each earlier round, then this
+    // round's chunks of the earlier stages, in closed form
+    const std::int64_t per_stage = model.layers / plan.pp;
+    const int v = chunks_per_stage(plan);
+    const std::int64_t earlier_rounds = chunk * (per_stage / v) + std::min<std::int64_t>(chunk, per_stage % v);
+    return plan.pp * earlier_rounds + stage * chunk_layer_count(model, plan, stage, chunk);
+  }
   // model chunks in Megatron's order c * pp + i: every chunk of an earlier round, then the
   // earlier stages' chunks of this round
   std::int64_t first = 0;
@@ -49,10 +57,12 @@ std::int64_t chunk_first_layer(const ModelSpec& model, const Plan& plan, int sta
 }
 
 StageLayers stage_layers(const ModelSpec& model, const Plan& plan, int stage) {
+  // every layer alike: only the count matters (the search asks this for every plan)
+  if (!model.moe) return {stage_layer_count(model, plan, stage), 0};
   const int v = chunks_per_stage(plan);
   if (v == 1) {
-    std::int64_t first = 0;
-    for (int i = 0; i < stage; ++i) first += stage_layer_count(model, plan, i);
+    std::int64_t first = plan.stage_layers.empty() ? stage * (model.layers / plan.pp) : 0;
+    for (int i = 0; i < stage && !plan.stage_layers.empty(); ++i) first += plan.stage_layers[i];
     return count_range(model, first, first + stage_layer_count(model, plan, stage));
   }
   StageLayers s;

@@ -40,18 +40,21 @@ AnalyticModel::AnalyticModel(const Scenario& base, const SearchSpace& space)
 
 // One layer's forward (or recompute + backward) on the compute stream, with what
 // overlaps it on side streams showing only where it is longer.
+// The compute runs slowed while the side streams' NCCL kernels run beside it (interfered_s,
+// the engine's interference in closed form).
 double AnalyticModel::layer_pass_s(const Candidate& c, const PassTimes& p, double zero3_s, bool forward) const {
   const bool tp_side = c.tp_comm_overlap;
+  const double slowdown = nccl_compute_slowdown(base_.cluster);
   if (forward) {
     const double side = std::max({p.cp_fwd, tp_side ? p.tp_fwd : 0.0, zero3_s});
-    return std::max(p.fwd, side) + (tp_side ? 0 : p.tp_fwd) + p.ep_fwd;
+    return std::max(interfered_s(p.fwd, side, slowdown), side) + (tp_side ? 0 : p.tp_fwd) + p.ep_fwd;
   }
   double recompute = 0;
   if (c.recompute == Recompute::selective) recompute = p.recompute;
   if (c.recompute == Recompute::full)  // full recompute runs the forward collectives again
     recompute = std::max({p.recompute, p.cp_fwd, tp_side ? p.tp_fwd : 0.0}) + (tp_side ? 0 : p.tp_fwd) + p.ep_fwd;
   const double side = std::max({p.cp_bwd, tp_side ? p.tp_bwd : 0.0, zero3_s});
-  return recompute + std::max(p.bwd, side) + (tp_side ? 0 : p.tp_bwd) + p.ep_bwd;
+  return recompute + std::max(interfered_s(p.bwd, side, slowdown), side) + (tp_side ? 0 : p.tp_bwd) + p.ep_bwd;
 }
 
 std::int64_t AnalyticModel::stage_peak_bytes(const Plan& plan, const TrainingWorkload& t, const LayerActivations& a,
@@ -142,9 +145,13 @@ AnalyticEstimate AnalyticModel::estimate(const Candidate& c) {
     const CollectiveOp op = c.zero >= 1 ? CollectiveOp::reduce_scatter : CollectiveOp::all_reduce;
     const double t_bucket = collective_time_s(cluster, op, dp_group, bucket * grad_element_bytes(precision));
     if (c.overlap_grad_reduce) {
-      // bucket k is ready k/n into the last backward; the dp stream runs them in order
-      const double gap = first.bwd / static_cast<double>(buckets);
-      e.dp_exposed_s = t_bucket + static_cast<double>(buckets - 1) * std::max(0.0, t_bucket - gap);
+      // bucket k is ready k/n into the last backward; the dp stream runs them in order,
+      // slowing that backward while they run
+      const double slowed_bwd =
+          interfered_s(first.bwd, static_cast<double>(buckets - 1) * t_bucket, nccl_compute_slowdown(cluster));
+      const double gap = slowed_bwd / static_cast<double>(buckets);
+      e.dp_exposed_s = slowed_bwd - first.bwd + t_bucket +
+                       static_cast<double>(buckets - 1) * std::max(0.0, t_bucket - gap);
     } else {
       e.dp_exposed_s = static_cast<double>(buckets) * t_bucket;
     }

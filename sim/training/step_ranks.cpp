@@ -2,19 +2,28 @@
 
 #include <map>
 
+#include "sim/cost/collective_cost.hpp"
+
 namespace twinsim {
 
 int node_of(const Scenario& s, int rank) { return rank / s.cluster.gpus_per_node; }
 
 namespace {
 
-StageStreams add_gpu(engine::TaskGraph& g, int rank) {
+// A GPU's streams; its compute slows while its side streams run NCCL kernels
+// (nccl_compute_slowdown: the SMs those kernels hold).
+StageStreams add_gpu(const Scenario& s, engine::TaskGraph& g, int rank) {
   StageStreams st;
   st.rank = rank;
   st.compute = g.add_stream(rank, "compute");
   st.tp = g.add_stream(rank, "tp_comm");
   st.cp = g.add_stream(rank, "cp_comm");
   st.dp = g.add_stream(rank, "dp_comm");
+  const double slowdown = nccl_compute_slowdown(s.cluster);
+  if (slowdown > 1.0) {
+    const engine::ResourceId side[] = {st.tp, st.cp, st.dp};
+    g.add_interference(st.compute, side, slowdown);
+  }
   return st;
 }
 
@@ -26,7 +35,7 @@ StageRanks full_stage(const Scenario& s, int stage, engine::TaskGraph& g, std::m
   StageRanks sr;
   for (int i = 0; i < per_stage; ++i) {
     const int rank = stage * per_stage + i;
-    StageStreams st = add_gpu(g, rank);
+    StageStreams st = add_gpu(s, g, rank);
     if (multi_node) {
       // rail-optimised nodes (DGX): local GPU j sends through NIC j mod nics_per_node
       const int nic = node_of(s, rank) * s.cluster.nics_per_node + (rank % s.cluster.gpus_per_node) % s.cluster.nics_per_node;
@@ -74,7 +83,7 @@ std::vector<StageRanks> make_stage_ranks(const Scenario& s, Fidelity fidelity, e
       continue;
     }
     StageRanks sr;
-    sr.gpus.push_back(add_gpu(g, i));
+    sr.gpus.push_back(add_gpu(s, g, i));
     sr.tp = sr.cp = sr.ep = sr.dp = {{0}};
     stages.push_back(sr);
   }

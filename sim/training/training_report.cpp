@@ -16,7 +16,8 @@ TimeBreakdown stage_breakdown(const StepGraph& g, const engine::Timeline& tl, in
   const StepCategories& c = g.categories;
   TimeBreakdown b;
   for (engine::TaskId t : g.graph.tasks_on(st.compute)) {
-    const double d = g.graph.duration(t);
+    // a task's time includes what NCCL kernels beside it cost it (engine interference)
+    const double d = g.graph.duration(t) + (tl.slowed_s.empty() ? 0.0 : tl.slowed_s[t]);
     const engine::CategoryId cat = g.graph.category_of(t);
     if (cat == c.compute) b.compute_s += d;
     else if (cat == c.recompute) b.recompute_s += d;
