@@ -65,6 +65,13 @@ struct GpuSpec {
   // flash kernel: 10.7 against 15.4 GFLOP/s forward at 32 and 64, 2 x 64 tokens,
   // 2026-11-22). By head_dim; a width not listed uses attention_efficiency.
   std::map<int, PassCurves> attention_efficiency_by_head_dim;
+  // flash attention of a causal model by the keys each query attends to (the sequence,
+  // kv_len), per head width: what decides a flash kernel's rate is its tile loop over the
+  // sequence, not the op's total FLOPs (which TP and the batch scale). Efficiency against
+  // the op list's full-rectangle FLOPs: a causal kernel skips the masked half, so values
+  // reach up to 2. A head width not listed takes the nearest listed one; used for flash
+  // ops that carry kv_len, before the FLOPs-keyed curves above.
+  std::map<int, PassCurves> attention_efficiency_by_seq;
   // serving attention of new tokens over a KV cache (prefill chunks, decode steps), by
   // FLOPs of the full rectangle; empty: attention_efficiency's forward curve
   std::vector<EfficiencyPoint> kv_attention_efficiency;

@@ -155,6 +155,7 @@ LayerOp core_attention(const LayerShape& s) {
   op.kind = OpKind::attention;
   op.flash = s.flash;
   op.head_dim = s.heads > 0 ? s.q_cols / s.heads : 0;
+  op.kv_len = s.kv_len;
   op.fwd_flops = 4.0 * static_cast<double>(s.tokens) * s.kv_len * s.q_cols;
   op.dgrad_flops = 2 * op.fwd_flops;
   const std::int64_t q = s.act(s.tokens * s.q_cols), kv = s.act(s.tokens * s.kv_cols);

@@ -56,22 +56,30 @@ std::vector<EfficiencyPoint> read_pairs(const YAML::Node& n, const std::string& 
   return curve;
 }
 
-std::vector<EfficiencyPoint> read_curve(MappingReader& r, const std::string& key) {
-  return read_pairs(r.child(key), r.key_path(key), 1.0, "efficiency", "1");
+std::vector<EfficiencyPoint> read_curve_up_to(MappingReader& r, const std::string& key, double max_value) {
+  return read_pairs(r.child(key), r.key_path(key), max_value, "efficiency", max_value == 1.0 ? "1" : "2");
 }
 
-// {fwd: curve, bwd: curve}, either optional.
-PassCurves read_pass_curves(MappingReader& parent, const std::string& key) {
+std::vector<EfficiencyPoint> read_curve(MappingReader& r, const std::string& key) {
+  return read_curve_up_to(r, key, 1.0);
+}
+
+// {fwd: curve, bwd: curve}, either optional; efficiencies up to `max_value`.
+PassCurves read_pass_curves_up_to(MappingReader& parent, const std::string& key, double max_value) {
   PassCurves c;
   if (!parent.has(key)) return c;
   const YAML::Node n = parent.child(key);
   if (!n.IsMap()) throw ScenarioError(parent.key_path(key), "", "must be a mapping {fwd: curve, bwd: curve}");
   MappingReader r(n, parent.key_path(key));
-  c.fwd = read_curve(r, "fwd");
-  c.bwd = read_curve(r, "bwd");
+  c.fwd = read_curve_up_to(r, "fwd", max_value);
+  c.bwd = read_curve_up_to(r, "bwd", max_value);
   r.reject_unknown();
   if (c.empty()) throw ScenarioError(parent.key_path(key), "", "needs a fwd or bwd curve");
   return c;
+}
+
+PassCurves read_pass_curves(MappingReader& parent, const std::string& key) {
+  return read_pass_curves_up_to(parent, key, 1.0);
 }
 
 // A mapping `key` of names (each one of `allowed`, which `names` lists for the message)
@@ -108,10 +116,10 @@ std::map<std::string, PassCurves, std::less<>> read_kernel_efficiency(MappingRea
   return read_named<PassCurves>(r, key, names, "a kernel the op list names", read_pass_curves);
 }
 
-// attention_efficiency_by_head_dim: {32: {fwd: curve, bwd: curve}, 64: ...}
-std::map<int, PassCurves> read_attention_by_head_dim(MappingReader& r) {
+// attention_efficiency_by_head_dim (and _by_seq): {32: {fwd: curve, bwd: curve}, 64: ...};
+// by_seq efficiencies reach 2 (a causal kernel against the full rectangle's FLOPs)
+std::map<int, PassCurves> read_attention_by_head_dim(MappingReader& r, const std::string& key, double max_value) {
   std::map<int, PassCurves> curves;
-  const std::string key = "attention_efficiency_by_head_dim";
   if (!r.has(key)) return curves;
   const std::string where = r.key_path(key);
   const YAML::Node n = r.child(key);
@@ -123,7 +131,7 @@ std::map<int, PassCurves> read_attention_by_head_dim(MappingReader& r) {
     const auto [end, error] = std::from_chars(name.data(), name.data() + name.size(), head_dim);
     if (error != std::errc() || end != name.data() + name.size() || head_dim < 1 || head_dim > 4096)
       throw ScenarioError(join_key(where, name), name, "must be a head width, an integer in [1, 4096]");
-    curves[head_dim] = read_pass_curves(entries, name);
+    curves[head_dim] = read_pass_curves_up_to(entries, name, max_value);
   }
   return curves;
 }
@@ -240,7 +248,8 @@ GpuSpec read_gpu(const YAML::Node& node, const std::string& path) {
                         "is required: measured [[GEMM FLOPs, fraction of the dense peak], ...] "
                         "(hardware/catalog/README.md says how to fit one)");
   g.attention_efficiency = read_pass_curves(r, "attention_efficiency");
-  g.attention_efficiency_by_head_dim = read_attention_by_head_dim(r);
+  g.attention_efficiency_by_head_dim = read_attention_by_head_dim(r, "attention_efficiency_by_head_dim", 1.0);
+  g.attention_efficiency_by_seq = read_attention_by_head_dim(r, "attention_efficiency_by_seq", 2.0);
   g.kv_attention_efficiency = read_curve(r, "kv_attention_efficiency");
   g.kernel_efficiency = read_kernel_efficiency(r, "kernel_efficiency");
   g.kernel_efficiency_16bit = read_kernel_efficiency(r, "kernel_efficiency_16bit");

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 
 #include "models/layer_ops.hpp"
 
@@ -44,6 +45,18 @@ double memory_s(const GpuSpec& gpu, double bytes) {
 
 double kernel_memory_s(const GpuSpec& gpu, const ComputeOp& op) {
   return op.bytes / (gpu.hbm_bandwidth_Bps * gpu.kernel_memory_efficiency(op.kernel, op.backward, op.bytes, op.dtype));
+}
+
+// The sequence-keyed curves of the listed head width nearest op's (ties: the wider).
+const PassCurves* attention_by_seq(const GpuSpec& gpu, const ComputeOp& op) {
+  if (op.kv_len <= 0 || gpu.attention_efficiency_by_seq.empty()) return nullptr;
+  const PassCurves* best = nullptr;
+  std::int64_t best_gap = 0;
+  for (const auto& [head_dim, curves] : gpu.attention_efficiency_by_seq) {
+    const std::int64_t gap = std::abs(head_dim - op.head_dim);
+    if (best == nullptr || gap <= best_gap) best = &curves, best_gap = gap;
+  }
+  return best;
 }
 
 // Measured curves first (by head width, then for every width), then the GEMM curve: a GPU
@@ -98,9 +111,15 @@ ComputeCost gemm_cost(const GpuSpec& gpu, const ComputeOp& op) {
 
 ComputeCost attention_cost(const GpuSpec& gpu, const ComputeOp& op) {
   ComputeCost c;
-  const std::vector<EfficiencyPoint>& curve = attention_curve(gpu, op);
-  c.efficiency = interpolate_efficiency(curve, op.flops);
-  c.extrapolated = beyond_measured(curve, op.flops);
+  if (const PassCurves* by_seq = attention_by_seq(gpu, op)) {  // keyed by the sequence
+    const std::vector<EfficiencyPoint>& curve = by_seq->of(op.backward);
+    c.efficiency = interpolate_efficiency(curve, static_cast<double>(op.kv_len));
+    c.extrapolated = beyond_measured(curve, static_cast<double>(op.kv_len));
+  } else {
+    const std::vector<EfficiencyPoint>& curve = attention_curve(gpu, op);
+    c.efficiency = interpolate_efficiency(curve, op.flops);
+    c.extrapolated = beyond_measured(curve, op.flops);
+  }
   c.math_s = op.flops / (gpu.peak(op.dtype) * c.efficiency);
   // a decode step reads the whole KV cache for a few FLOPs per byte: a device that
   // measured that rate gives it as kernel_efficiency "kv_cache_attention"

@@ -23,6 +23,7 @@ struct ComputeOp {
   GemmPass pass = GemmPass::fwd;  // gemm: which of a linear layer's three products
   double library_scale = 1;       // gemm: the stack's GEMM library against the GPU's curve
   std::int64_t head_dim = 0;      // attention: the head width (0: unknown)
+  std::int64_t kv_len = 0;        // flash attention: keys per query (0: unknown; by FLOPs)
   // memory-bound kernels: which one ("gelu", "layernorm", ...; see LayerOp::kernel),
   // for GPUs that list per-kernel efficiencies; "" runs at the GPU's memory_efficiency.
   // GEMMs: "gemm_cached" when the pass's operands sit in the device's cache, else "gemm".
