@@ -152,6 +152,13 @@ AnalyticEstimate AnalyticModel::estimate(const Candidate& c) {
       const double gap = slowed_bwd / static_cast<double>(buckets);
       e.dp_exposed_s = slowed_bwd - first.bwd + t_bucket +
                        static_cast<double>(buckets - 1) * std::max(0.0, t_bucket - gap);
+      // NIC sharing while draining: a stage's buckets hold its NIC when the DP group
+      // spans nodes, so its last backward's send to the previous stage (across nodes)
+      // waits for the buckets still running: each boundary of the drain adds that wait
+      // (the step graph's stage NIC, sim/training/step_graph.cpp add_nics)
+      if (c.pp > 1 && dp_group.nodes() > 1 && pipeline_pair_layout(cluster, plan_).nodes() > 1)
+        e.dp_exposed_s += static_cast<double>(c.pp - 1) *
+                          std::max(0.0, static_cast<double>(buckets) * t_bucket - middle.bwd);
     } else {
       e.dp_exposed_s = static_cast<double>(buckets) * t_bucket;
     }

@@ -120,8 +120,16 @@ struct Builder {
   }
 
   // NIC links a group's traffic crosses (full mode, members on more than one node).
-  void add_nics(const StageRanks& sr, const std::vector<int>& members, std::vector<ResourceId>& res) const {
-    if (fidelity != Fidelity::full || sr.gpus[members.front()].nic < 0) return;
+  // Across nodes a collective also holds its members' NICs, which their pipeline transfers
+  // share. Full mode: the members' own NICs when they span nodes. Fast mode: the stage's
+  // one NIC (its representative GPU's) when the plan puts the group across nodes.
+  void add_nics(const StageRanks& sr, const std::vector<int>& members, GroupKind kind,
+                std::vector<ResourceId>& res) const {
+    if (sr.gpus[members.front()].nic < 0) return;
+    if (fidelity != Fidelity::full) {
+      if (group_layout(s.cluster, s.plan, parallel_group(kind)).nodes() > 1) res.push_back(sr.gpus.front().nic);
+      return;
+    }
     const int first_node = node_of(s, sr.gpus[members.front()].rank);
     bool crosses = false;
     for (int g : members) crosses |= node_of(s, sr.gpus[g].rank) != first_node;
@@ -142,7 +150,7 @@ struct Builder {
     for (const std::vector<int>& members : sr.groups(kind)) {
       std::vector<ResourceId> res;
       for (int g : members) res.push_back(side ? sr.gpus[g].*side : sr.gpus[g].compute);
-      add_nics(sr, members, res);
+      add_nics(sr, members, kind, res);
       // blocking, it also waits for the group's slowest member (overlapped, that is hidden)
       const TaskId t = task(name, seconds + (side ? 0 : straggler_wait(stage, members, group_ranks(kind))), cat, res);
       for (int g : members) {
@@ -231,7 +239,7 @@ void Builder::shard_reduce(int stage, std::int64_t layer, const std::vector<Task
   for (const std::vector<int>& members : sr.dp) {
     std::vector<ResourceId> res;
     for (int g : members) res.push_back(sr.gpus[g].dp);
-    add_nics(sr, members, res);
+    add_nics(sr, members, GroupKind::dp, res);
     const TaskId t = task("layer" + std::to_string(layer) + ".dp.grad_reduce", seconds, out.categories.dp_comm, res);
     for (int g : members) {
       out.graph.add_dependency(backward[g], t);
@@ -348,7 +356,9 @@ void Builder::add_pipeline_transfers() {
     std::vector<ResourceId> res{link};
     const StageStreams& a = stages[from_stage].gpus[g];
     const StageStreams& b = stages[to_stage].gpus[g];
-    if (fidelity == Fidelity::full && a.nic >= 0 && node_of(s, a.rank) != node_of(s, b.rank)) {
+    const bool crosses = fidelity == Fidelity::full ? node_of(s, a.rank) != node_of(s, b.rank)
+                                                    : pipeline_pair_layout(s.cluster, s.plan).nodes() > 1;
+    if (a.nic >= 0 && crosses) {
       res.push_back(a.nic);
       if (b.nic != a.nic) res.push_back(b.nic);
     }
@@ -397,7 +407,7 @@ void Builder::add_data_parallel(int stage) {
   auto group_task = [&](const std::vector<int>& members, const std::string& name, double seconds) {
     std::vector<ResourceId> res;
     for (int g : members) res.push_back(sr.gpus[g].dp);
-    add_nics(sr, members, res);
+    add_nics(sr, members, GroupKind::dp, res);
     return task(name, seconds, c.dp_comm, res);
   };
   if (s.plan.dp > 1 && !sharded_grads()) {  // ZeRO 2/3 reduced theirs in every backward

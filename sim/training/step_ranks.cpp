@@ -84,6 +84,9 @@ std::vector<StageRanks> make_stage_ranks(const Scenario& s, Fidelity fidelity, e
     }
     StageRanks sr;
     sr.gpus.push_back(add_gpu(s, g, i));
+    // fast mode: the stage's GPU has one NIC, shared by its collectives and pipeline
+    // transfers that cross nodes (sim/training/step_graph.cpp, add_nics)
+    if (s.cluster.nodes > 1) sr.gpus.back().nic = g.add_link("stage" + std::to_string(i) + ".nic");
     sr.tp = sr.cp = sr.ep = sr.dp = {{0}};
     stages.push_back(sr);
   }

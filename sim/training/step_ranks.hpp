@@ -6,11 +6,22 @@
 
 #include "scenario/scenario.hpp"
 #include "sim/engine/task_graph.hpp"
+#include "sim/training/rank_layout.hpp"
 #include "sim/training/step_graph.hpp"
 
 namespace twinsim {
 
 enum class GroupKind { tp, cp, ep, dp };
+
+inline ParallelGroup parallel_group(GroupKind kind) {
+  switch (kind) {
+    case GroupKind::tp: return ParallelGroup::tp;
+    case GroupKind::cp: return ParallelGroup::cp;
+    case GroupKind::ep: return ParallelGroup::ep;
+    case GroupKind::dp: return ParallelGroup::dp;
+  }
+  return ParallelGroup::dp;
+}
 
 struct StageRanks {
   std::vector<StageStreams> gpus;

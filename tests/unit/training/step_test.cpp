@@ -284,7 +284,7 @@ plan: {}
 
 // Pipeline sends that cross nodes share the NIC with data-parallel traffic: full mode
 // sees the contention that fast mode cannot, so it is never faster.
-TEST(TrainingStep, FullModeSeesSharedNics) {
+TEST(TrainingStep, BothModesSeeSharedNics) {
   const Scenario s = load_scenario_text(R"(
 model: gpt2-medium
 cluster: dgx-a100-80gb
@@ -293,8 +293,17 @@ plan: {tp: 4, pp: 2, dp: 4, sequence_parallel: true}
 )");
   const double full = predict_training(s, "", Fidelity::full).step_s;
   const double fast = predict_training(s, "", Fidelity::fast).step_s;
-  EXPECT_GT(full, fast);
-  EXPECT_LT(full, 1.2 * fast);  // contention delays, it does not serialise the step
+  // fast mode shares each stage's one NIC between its DP collectives and its pipeline
+  // transfers as full mode shares every GPU's: here the two agree
+  EXPECT_NEAR(fast, full, 0.01 * full);
+  // the sharing itself: in fast mode a stage's NIC carries both kinds of traffic
+  const StepGraph g = build_step_graph(s, price_step(s), Fidelity::fast);
+  std::set<std::string> on_nic;
+  for (engine::ResourceId r = 0; r < g.graph.num_resources(); ++r)
+    if (g.graph.resource(r).name == "stage0.nic")
+      for (engine::TaskId t : g.graph.tasks_on(r)) on_nic.insert(g.graph.category_name(g.graph.category_of(t)));
+  EXPECT_TRUE(on_nic.contains("pp_comm"));
+  EXPECT_TRUE(on_nic.contains("dp_comm"));
 }
 
 }  // namespace
