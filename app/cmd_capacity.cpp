@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "app/commands.hpp"
+#include "app/cli_checks.hpp"
 #include "scenario/load.hpp"
 #include "sim/inference/serving_report.hpp"
 #include "sim/search/capacity.hpp"
@@ -118,17 +119,21 @@ void add_capacity_command(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand("capacity", "GPUs, plan, time and cost to train (or serve) a model");
   cmd->add_option("--model", r.model, "catalog model, e.g. llama3-70b")->required();
   cmd->add_option("--gpu", r.gpu, "catalog GPU, e.g. h100-sxm")->required();
-  cmd->add_option("--tokens", r.tokens, "training tokens, e.g. 2e12");
-  cmd->add_option("--days", r.days, "wall-clock days to train in");
-  cmd->add_option("--price-per-gpu-hour", r.price_per_gpu_hour, "price of one GPU-hour (any currency)");
-  cmd->add_option("--seq-len", r.seq_len, "training sequence length")->check(CLI::PositiveNumber);
-  cmd->add_option("--global-batch", r.global_batch, "sequences per step")->check(CLI::PositiveNumber);
-  cmd->add_option("--max-gpus", r.max_gpus, "largest GPU count considered")->check(CLI::PositiveNumber);
+  cmd->add_option("--tokens", r.tokens, "training tokens, e.g. 2e12")->check(cli::number(0, 1e18, true));
+  cmd->add_option("--days", r.days, "wall-clock days to train in")->check(cli::number(0, 36500, true));
+  cmd->add_option("--price-per-gpu-hour", r.price_per_gpu_hour, "price of one GPU-hour (any currency)")
+      ->check(cli::number(0, 1e9));
+  cmd->add_option("--seq-len", r.seq_len, "training sequence length")->check(cli::whole(1, std::int64_t{1} << 24));
+  cmd->add_option("--global-batch", r.global_batch, "sequences per step")->check(cli::whole(1, std::int64_t{1} << 30));
+  cmd->add_option("--max-gpus", r.max_gpus, "largest GPU count considered")->check(cli::whole(1, std::int64_t{1} << 24));
   cmd->add_flag("--serve", a->serve, "size a serving deployment instead");
-  cmd->add_option("--rate", a->rate, "serving: requests per second");
-  cmd->add_option("--ttft-p99", a->ttft_p99, "serving: p99 time-to-first-token target, seconds");
-  cmd->add_option("--prompt-len", a->prompt_len, "serving: prompt tokens per request")->check(CLI::PositiveNumber);
-  cmd->add_option("--output-len", a->output_len, "serving: output tokens per request")->check(CLI::PositiveNumber);
+  cmd->add_option("--rate", a->rate, "serving: requests per second")->check(cli::number(0, 1e9, true));
+  cmd->add_option("--ttft-p99", a->ttft_p99, "serving: p99 time-to-first-token target, seconds")
+      ->check(cli::number(0, 1e6, true));
+  cmd->add_option("--prompt-len", a->prompt_len, "serving: prompt tokens per request")
+      ->check(cli::whole(1, std::int64_t{1} << 24));
+  cmd->add_option("--output-len", a->output_len, "serving: output tokens per request")
+      ->check(cli::whole(1, std::int64_t{1} << 24));
   cmd->add_flag("--json", a->json, "print JSON");
   cmd->callback([a] {
     if (!a->serve && (a->request.tokens <= 0 || a->request.days <= 0))

@@ -11,11 +11,13 @@
 // anything is allocated unless --force; the same capacity bounds the tracked allocator, whose
 // failures name the memory category. --checkpoint-dir saves every step (checkpoint_dir.hpp);
 // --resume continues from the newest complete checkpoint up to --steps steps in all.
+#include <limits>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
 
 #include "app/commands.hpp"
+#include "app/cli_checks.hpp"
 #include "exec/cuda/device_check.hpp"
 #include "exec/model/tensor.hpp"
 #include "exec/runtime/data.hpp"
@@ -207,10 +209,11 @@ void add_run_command(CLI::App& app) {
   cmd->add_option("scenario", a->path, "scenario file (YAML or JSON)")->required();
   cmd->add_option("--set", a->overrides, "override a key, e.g. --set plan.tp=2 (repeatable)");
   cmd->add_option("--steps", a->steps, "training steps (the first is a warm-up left out of the step time)")
-      ->check(CLI::PositiveNumber);
+      ->check(cli::whole(1, 1'000'000));
   cmd->add_option("--out", a->out, "output folder for measured.json and trace.json");
-  cmd->add_option("--seed", a->seed, "seed of the weights and the synthetic data");
-  cmd->add_option("--lr", a->lr, "learning rate");
+  cmd->add_option("--seed", a->seed, "seed of the weights and the synthetic data")
+      ->check(cli::whole(0, std::numeric_limits<std::int64_t>::max()));
+  cmd->add_option("--lr", a->lr, "learning rate")->check(cli::number(0, 1e3, true));
   cmd->add_option("--device", a->device, "where the model runs (cuda: checked, the model runs on the CPU kernels)")
       ->check(CLI::IsMember({"cpu", "cuda"}));
   cmd->add_option("--memory-limit", a->memory_limit,

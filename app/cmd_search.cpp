@@ -12,6 +12,7 @@
 #include <iostream>
 
 #include "app/commands.hpp"
+#include "app/cli_checks.hpp"
 #include "app/scenario_args.hpp"
 #include "exec/runtime/mpi_communicator.hpp"
 #include "sim/search/plan_search.hpp"
@@ -46,13 +47,15 @@ void parse_range(const SearchArgs& a, const Scenario& s, SearchSpaceOptions& o) 
     const auto colon = a.gpus_range.find(':');
     try {
       if (colon == std::string::npos) throw std::invalid_argument("no colon");
-      o.min_gpus = std::stoll(a.gpus_range.substr(0, colon));
-      o.max_gpus = std::stoll(a.gpus_range.substr(colon + 1));
+      std::int64_t lo = 0, hi = 0;
+      if (!cli::parse_whole(a.gpus_range.substr(0, colon), lo) || !cli::parse_whole(a.gpus_range.substr(colon + 1), hi))
+        throw std::invalid_argument("not whole numbers");
+      o.min_gpus = lo, o.max_gpus = hi;
     } catch (const std::exception&) {
       throw ScenarioError("--gpus-range", a.gpus_range, "must be A:B with whole numbers, e.g. 8:1024");
     }
-    if (o.min_gpus < 1 || o.max_gpus < o.min_gpus)
-      throw ScenarioError("--gpus-range", a.gpus_range, "must satisfy 1 <= A <= B");
+    if (o.min_gpus < 1 || o.max_gpus < o.min_gpus || o.max_gpus > (std::int64_t{1} << 24))
+      throw ScenarioError("--gpus-range", a.gpus_range, "must satisfy 1 <= A <= B <= 16777216");
   } else {
     o.min_gpus = o.max_gpus = s.plan.world_size();  // the scenario's own GPU count
   }
@@ -215,16 +218,19 @@ void add_search_command(CLI::App& app) {
   auto a = std::make_shared<SearchArgs>();
   CLI::App* cmd = app.add_subcommand("search", "find the best parallel plans for a training scenario");
   add_scenario_args(*cmd, a->scenario);
-  cmd->add_option("--gpus", a->gpus, "exactly this many GPUs (default: the scenario's)")->check(CLI::PositiveNumber);
+  cmd->add_option("--gpus", a->gpus, "exactly this many GPUs (default: the scenario's)")
+      ->check(cli::whole(1, std::int64_t{1} << 24));
   cmd->add_option("--gpus-range", a->gpus_range, "every GPU count from A to B, e.g. 1:4096");
   cmd->add_option("--objective", a->objective, "step_time | cost (GPU-seconds per step) | tokens_per_s");
-  cmd->add_option("--top", a->top, "plans to report (each simulated with the event engine)")->check(CLI::PositiveNumber);
+  cmd->add_option("--top", a->top, "plans to report (each simulated with the event engine)")
+      ->check(cli::whole(1, 10'000));
   cmd->add_option("--csv", a->csv, "write the top plans and the Pareto front as CSV");
-  cmd->add_option("--max-micro-batch", a->max_micro_batch, "largest micro-batch tried")->check(CLI::Range(1, 64));
+  cmd->add_option("--max-micro-batch", a->max_micro_batch, "largest micro-batch tried")->check(cli::whole(1, 64));
   cmd->add_flag("--analytic-only", a->analytic_only, "rank by the closed-form estimate only (no event engine)");
   cmd->add_flag("--recompute-mix", a->recompute_mix,
                 "instead of searching: the cheapest per-layer recompute mix for the scenario's own plan");
-  cmd->add_option("--memory-budget-gib", a->budget_gib, "budget for --recompute-mix (default: the GPU's memory)");
+  cmd->add_option("--memory-budget-gib", a->budget_gib, "budget for --recompute-mix (default: the GPU's memory)")
+      ->check(cli::number(0, 1e6, true));
   cmd->callback([a] { run_search(*a); });
 }
 

@@ -2,11 +2,13 @@
 //  [--csv occupancy.csv] [--json] [--set K=V]...`: continuous-batching serving of one
 // model replica (sim/inference/serving.hpp). Poisson arrivals use the scenario's
 // inference.prompt_len and output_len; a trace file gives each request its own.
+#include <limits>
 #include <fstream>
 #include <iostream>
 #include <stdexcept>
 
 #include "app/commands.hpp"
+#include "app/cli_checks.hpp"
 #include "app/scenario_args.hpp"
 #include "sim/inference/serving_report.hpp"
 
@@ -54,19 +56,22 @@ void add_serve_command(CLI::App& app) {
   auto a = std::make_shared<ServeArgs>();
   CLI::App* cmd = app.add_subcommand("serve", "simulate continuous-batching serving of a request stream");
   add_scenario_args(*cmd, a->scenario);
-  cmd->add_option("--requests", a->requests, "requests to simulate (Poisson arrivals)")->check(CLI::PositiveNumber);
-  cmd->add_option("--rate", a->rate, "mean arrivals per second")->check(CLI::PositiveNumber);
-  cmd->add_option("--seed", a->seed, "seed of the arrival process (same seed, same run)");
+  cmd->add_option("--requests", a->requests, "requests to simulate (Poisson arrivals)")
+      ->check(cli::whole(1, 10'000'000));
+  cmd->add_option("--rate", a->rate, "mean arrivals per second")->check(cli::number(0, 1e9, true));
+  cmd->add_option("--seed", a->seed, "seed of the arrival process (same seed, same run)")
+      ->check(cli::whole(0, std::numeric_limits<std::int64_t>::max()));
   cmd->add_option("--trace-file", a->trace_file, "CSV of requests: arrival_s,prompt_len,output_len")
       ->check(CLI::ExistingFile);
   cmd->add_option("--csv", a->csv, "write KV-cache occupancy over time (one row per pass)");
   cmd->add_option("--block-size", a->options.kv.block_tokens, "tokens per KV block (vLLM default 16)")
-      ->check(CLI::PositiveNumber);
+      ->check(cli::whole(1, 65536));
   cmd->add_option("--gpu-memory-utilization", a->options.kv.memory_utilization, "share of HBM the engine uses")
-      ->check(CLI::Range(0.01, 1.0));
+      ->check(cli::number(0.01, 1.0));
   cmd->add_option("--max-num-batched-tokens", a->options.kv.max_batched_tokens, "tokens per pass at most")
-      ->check(CLI::PositiveNumber);
-  cmd->add_option("--max-num-seqs", a->options.max_sequences, "sequences per pass at most")->check(CLI::PositiveNumber);
+      ->check(cli::whole(1, std::int64_t{1} << 24));
+  cmd->add_option("--max-num-seqs", a->options.max_sequences, "sequences per pass at most")
+      ->check(cli::whole(1, 1'000'000));
   cmd->callback([a] { run_serve(*a); });
 }
 

@@ -68,6 +68,21 @@ for args, message in [
     (["memory", "--set", "model=gpt3-175"], "did you mean 'gpt3-175b'"),
     (["simulate", "/nonexistent.yaml"], "cannot be opened"),
     (["simulate", "--set", "plan.zero=7"], "plan.zero=7"),
+    # command-line numbers: finite, in range, whole where counted (app/cli_checks.hpp)
+    (["capacity", "--model", "llama3-8b", "--gpu", "h100-sxm", "--tokens", "nan", "--days", "10"],
+     "--tokens: nan must be a finite number > 0"),
+    (["capacity", "--model", "llama3-8b", "--gpu", "h100-sxm", "--tokens", "2e12", "--days", "inf"],
+     "--days: inf must be a finite number > 0"),
+    (["search", "--gpus-range", "1:1e9"], "--gpus-range=1:1e9 must be A:B with whole numbers"),
+    (["search", "--gpus-range", "8:16abc"], "--gpus-range=8:16abc must be A:B with whole numbers"),
+    (["search", "--gpus-range", "8:99999999999"], "must satisfy 1 <= A <= B <= 16777216"),
+    (["search", "--recompute-mix", "--memory-budget-gib", "-1"], "--memory-budget-gib: -1 must be a finite number > 0"),
+    (["search", "--top", "1e9"], "--top: 1e9 must be a whole number from 1 to 10000"),
+    (["search", "--gpus", "8.5"], "--gpus: 8.5 must be a whole number"),
+    (["run", SCENARIOS + "/exec/tiny-gpt-single.yaml", "--seed", "-1"], "--seed: -1 must be a whole number from 0"),
+    (["run", SCENARIOS + "/exec/tiny-gpt-single.yaml", "--lr", "nan"], "--lr: nan must be a finite number > 0"),
+    (["serve", SCENARIOS + "/inference/" + "llama2-7b-a100.yaml", "--requests", "1e9"],
+     "--requests: 1e9 must be a whole number from 1 to 10000000"),
 ]:
     r = run(*args)
     check(r.returncode != 0, f"{args} exited 0")
