@@ -1,7 +1,9 @@
 // Scenario file -> YAML tree -> overrides -> sections -> cross-checks.
 #include "scenario/load.hpp"
 
+#include <filesystem>
 #include <fstream>
+#include <set>
 #include <sstream>
 
 #include "scenario/mapping_reader.hpp"
@@ -26,10 +28,35 @@ YAML::Node expand_catalog_name(const std::string& dotted_key, const YAML::Node& 
   throw ScenarioError(dotted_key, scalar.Scalar(), "is a single value, so it has no keys to set");
 }
 
+// Scenario files are small: a larger one is a mistake (or /dev/zero), refused before reading.
+constexpr std::uintmax_t kMaxScenarioBytes = 16u << 20;
+// Deeper nesting than any scenario key needs is refused before the readers recurse into it.
+constexpr int kMaxDepth = 32;
+
+// A key given twice in one mapping (YAML or JSON) is refused: parsers keep one of the two
+// silently, and which one differs between them.
+void reject_duplicate_keys(const YAML::Node& node, const std::string& path, int depth) {
+  if (depth > kMaxDepth)
+    throw ScenarioError(path.empty() ? "scenario" : path, "", "nests deeper than " + std::to_string(kMaxDepth) + " levels");
+  if (node.IsMap()) {
+    std::set<std::string> seen;
+    for (const auto& entry : node) {
+      const std::string key = entry.first.IsScalar() ? entry.first.Scalar() : "";
+      const std::string where = path.empty() ? key : path + "." + key;
+      if (!key.empty() && !seen.insert(key).second) throw ScenarioError(where, "", "is given twice in one mapping");
+      reject_duplicate_keys(entry.second, where, depth + 1);
+    }
+  } else if (node.IsSequence()) {
+    for (std::size_t i = 0; i < node.size(); ++i)
+      reject_duplicate_keys(node[i], path + "[" + std::to_string(i) + "]", depth + 1);
+  }
+}
+
 YAML::Node parse_yaml(const std::string& text, const std::string& origin) {
   try {
     YAML::Node root = YAML::Load(text);
     if (!root.IsDefined() || root.IsNull()) return YAML::Node(YAML::NodeType::Map);
+    reject_duplicate_keys(root, "", 0);
     return root;
   } catch (const YAML::Exception& e) {
     throw ScenarioError(origin, "", "is not valid YAML: line " + std::to_string(e.mark.line + 1) +
@@ -73,6 +100,16 @@ Scenario load_scenario_text(const std::string& text, const std::vector<std::stri
 }
 
 Scenario load_scenario_file(const std::string& path, const std::vector<std::string>& overrides) {
+  std::error_code error;
+  const auto status = std::filesystem::status(path, error);
+  if (!error && std::filesystem::exists(status) && !std::filesystem::is_regular_file(status))
+    throw ScenarioError("scenario", path, "is not a regular file (a directory, device or pipe)");
+  if (!error && std::filesystem::exists(status)) {
+    const std::uintmax_t bytes = std::filesystem::file_size(path, error);
+    if (!error && bytes > kMaxScenarioBytes)
+      throw ScenarioError("scenario", path,
+                          "is " + std::to_string(bytes) + " bytes; a scenario file is at most 16 MiB");
+  }
   std::ifstream in(path);
   if (!in) throw ScenarioError("scenario", path, "cannot be opened (no such file, or not readable)");
   std::stringstream text;

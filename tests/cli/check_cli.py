@@ -68,6 +68,9 @@ for args, message in [
     (["memory", "--set", "model=gpt3-175"], "did you mean 'gpt3-175b'"),
     (["simulate", "/nonexistent.yaml"], "cannot be opened"),
     (["simulate", "--set", "plan.zero=7"], "plan.zero=7"),
+    # scenario files: regular files of at most 16 MiB (scenario/load.cpp)
+    (["simulate", SCENARIOS], "is not a regular file (a directory, device or pipe)"),
+    (["simulate", "/dev/zero"], "is not a regular file (a directory, device or pipe)"),
     # command-line numbers: finite, in range, whole where counted (app/cli_checks.hpp)
     (["capacity", "--model", "llama3-8b", "--gpu", "h100-sxm", "--tokens", "nan", "--days", "10"],
      "--tokens: nan must be a finite number > 0"),
