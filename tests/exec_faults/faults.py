@@ -128,6 +128,11 @@ def checkpoint_resume():
         f.write(bytes([b[0] ^ 0x40]))
     status, out = run(["--steps", "6", "--checkpoint-dir", ckpt, "--resume", "--out", fresh("corrupt")])
     expect_failure(status, out, r"rank 0: checkpoint '.*rank-0\.safetensors'.*checksum")
+    # a damaged `latest` ("4garbage") is refused, not read as step 4
+    with open(os.path.join(ckpt, "latest"), "w") as f:
+        f.write(step + "garbage")
+    status, out = run(["--steps", "6", "--checkpoint-dir", ckpt, "--resume", "--out", fresh("latest")])
+    expect_failure(status, out, r"latest holds '\d+garbage', not a step number")
 
 
 def determinism():
