@@ -12,6 +12,7 @@
 // failures name the memory category. --checkpoint-dir saves every step (checkpoint_dir.hpp);
 // --resume continues from the newest complete checkpoint up to --steps steps in all.
 #include <limits>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -165,6 +166,11 @@ void run_ranks(const RunArgs& a, exec::MpiCommunicator& world) {
   for (int k = first_step; k < a.steps; ++k) {
     exec::inject_step_fault(fault, world.rank(), k);
     record.steps.push_back(trainer.step());
+    // a non-finite loss stops the run before it is checkpointed (as Megatron's NaN check);
+    // every rank holds the same all-reduced loss, so all stop together
+    if (!std::isfinite(record.steps.back().loss))
+      throw std::runtime_error("step " + std::to_string(k) + ": the loss is " + std::to_string(record.steps.back().loss) +
+                               "; the run stops (a learning rate too high, or bad data)");
     if (!a.checkpoint_dir.empty()) checkpoints.save(trainer, world);
     if (world.rank() == 0)
       std::cout << "step " << k << ": loss " << record.steps.back().loss << ", " << record.steps.back().seconds

@@ -81,6 +81,13 @@ def plan_too_big():
     expect("cannot allocate" not in out, "the refusal must come before any allocation", out)
 
 
+def nan_loss():
+    # a learning rate far too high drives the loss to inf/nan: the run stops naming the step,
+    # on both ranks, instead of training NaN losses to the end
+    status, out = run(["--steps", "8", "--lr", "1000", "--out", fresh("nan")])
+    expect_failure(status, out, r"rank [01]: step \d+: the loss is -?(nan|inf); the run stops")
+
+
 def allocation_failure():
     # forced past the estimate, the tracked allocator runs out and names the category
     status, out = run(["--steps", "1", "--memory-limit", "1000000", "--force", "--out", fresh("oom")])
