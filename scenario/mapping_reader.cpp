@@ -117,7 +117,7 @@ std::string MappingReader::choice(const std::string& key, const std::string& fal
   throw ScenarioError(key_path(key), v, "is not one of " + list + did_you_mean(v, choices));
 }
 
-std::vector<std::int64_t> MappingReader::integer_list(const std::string& key, std::int64_t min) {
+std::vector<std::int64_t> MappingReader::integer_list(const std::string& key, std::int64_t min, std::int64_t max) {
   const YAML::Node n = child(key);
   std::vector<std::int64_t> out;
   if (!n.IsDefined() || n.IsNull()) return out;
@@ -127,8 +127,10 @@ std::vector<std::int64_t> MappingReader::integer_list(const std::string& key, st
     const std::string item = key_path(key) + "[" + std::to_string(i) + "]";
     if (!n[i].IsScalar() || !YAML::convert<double>::decode(n[i], v) || v != std::floor(v))
       throw ScenarioError(item, text_of(n[i]), "must be an integer");
-    if (v < static_cast<double>(min) || v > 1e15)
+    if (v < static_cast<double>(min))
       throw ScenarioError(item, n[i].Scalar(), "must be at least " + std::to_string(min));
+    if (v > static_cast<double>(max))
+      throw ScenarioError(item, n[i].Scalar(), "is too large (at most " + std::to_string(max) + ")");
     out.push_back(static_cast<std::int64_t>(v));
   }
   return out;

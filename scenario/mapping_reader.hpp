@@ -33,7 +33,8 @@ class MappingReader {
   // One of `choices`; the message lists them.
   std::string choice(const std::string& key, const std::string& fallback,
                      const std::vector<std::string>& choices);
-  std::vector<std::int64_t> integer_list(const std::string& key, std::int64_t min = 1);
+  std::vector<std::int64_t> integer_list(const std::string& key, std::int64_t min = 1,
+                                         std::int64_t max = std::int64_t{1} << 50);
   // A child node, marked as read; an undefined node when absent.
   YAML::Node child(const std::string& key);
 

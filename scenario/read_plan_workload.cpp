@@ -33,7 +33,8 @@ Plan read_plan(const YAML::Node& node, const std::string& path) {
   parse_recompute(r.choice("recompute", "none", {"none", "selective", "full"}), p.recompute);
   parse_schedule(r.choice("schedule", "1f1b", {"gpipe", "1f1b", "interleaved"}), p.schedule);
   p.virtual_stages = static_cast<int>(r.integer("virtual_stages", 1, 1, 1 << 16));
-  for (std::int64_t n : r.integer_list("stage_layers", 1)) p.stage_layers.push_back(static_cast<int>(n));
+  // a stage's layer count is an int: a larger entry is refused, not truncated
+  for (std::int64_t n : r.integer_list("stage_layers", 1, 1 << 20)) p.stage_layers.push_back(static_cast<int>(n));
   p.overlap_grad_reduce = r.boolean("overlap_grad_reduce", true);
   p.overlap_param_gather = r.boolean("overlap_param_gather", true);
   p.tp_comm_overlap = r.boolean("tp_comm_overlap", false);

@@ -112,7 +112,11 @@ void validate_training(const Scenario& s) {
     throw ScenarioError("training.global_batch", std::to_string(t.global_batch),
                         "is not a multiple of training.micro_batch*plan.dp=" + std::to_string(per_step));
   // Megatron's context parallelism splits the sequence into 2*cp chunks for load balance
-  if (p.cp > 1) require_divides("plan.cp", 2 * p.cp, "training.seq_len", t.seq_len);
+  if (p.cp > 1 && t.seq_len % (2 * p.cp) != 0)
+    throw ScenarioError("plan.cp", std::to_string(p.cp),
+                        "needs training.seq_len to split into 2*cp=" + std::to_string(2 * p.cp) +
+                            " equal chunks (Megatron's load-balanced context parallelism); " +
+                            kv("training.seq_len", t.seq_len) + " does not");
   if (p.sequence_parallel) require_divides("plan.tp", p.tp, "training.seq_len", t.seq_len / p.cp);
   if (m.position == Position::learned && t.seq_len > m.max_seq_len)
     throw ScenarioError("training.seq_len", std::to_string(t.seq_len),
