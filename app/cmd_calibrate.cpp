@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "app/child_process.hpp"
+#include "app/cli_checks.hpp"
 #include "app/commands.hpp"
 #include "calibrate/calibration.hpp"
 #include "calibrate/co_runners.hpp"
@@ -187,17 +188,17 @@ void add_calibrate_command(CLI::App& app) {
   cmd->add_option("--out", a->out, "hardware file to write (YAML); NAME.json beside it gets the raw points");
   cmd->add_flag("--quick", a->quick, "a few shapes and sizes, 2 ranks only: a smoke test, not a calibration");
   cmd->add_option("--ranks", a->ranks, "rank counts of the communicator sweep (the first is fitted)")->delimiter(',');
-  cmd->add_option("--repeats", a->repeats, "timed repeats per point (the median is kept)")->check(CLI::Range(1, 1000));
+  cmd->add_option("--repeats", a->repeats, "timed repeats per point (the median is kept)")->check(cli::whole(1, 1000));
   cmd->add_option("--rounds", a->rounds, "the compute sweeps run this many times; a point keeps its median round (default 3)")
-      ->check(CLI::Range(1, 100));
+      ->check(cli::whole(1, 100));
   cmd->add_option("--compute-ranks", a->compute_ranks,
                  "time the kernels while this many processes in all run them (default: one per core, as in a "
                  "timing case where every core runs a rank)")
-      ->check(CLI::Range(1, 1024));
+      ->check(cli::whole(1, 1024));
   cmd->add_option("--comm-evict", a->comm_evict_MiB,
                  "MiB every rank writes before each timed collective, as a step's ops between two collectives "
                  "touch the caches (default 4: one layer's ops of the validation suite's models)")
-      ->check(CLI::Range(0.0, 65536.0));
+      ->check(cli::number(0.0, 65536.0));
   cmd->add_option("--comm-only", a->comm_only, "internal: run as one rank of the communicator sweep")->group("");
   cmd->callback([a] { run_calibrate(*a); });
 }

@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "app/commands.hpp"
+#include "app/cli_checks.hpp"
 #include "scenario/load.hpp"
 #include "sim/cost/collective_sweep.hpp"
 
@@ -82,13 +83,13 @@ void add_collective_command(CLI::App& app) {
   cmd->add_option("--cluster", args->cluster, "catalog node type (as many nodes as the ranks need)")->capture_default_str();
   cmd->add_option("--op", args->op, "allreduce | allgather | reducescatter | alltoall | broadcast | sendrecv")
       ->capture_default_str();
-  cmd->add_option("--ranks", args->ranks, "GPUs taking part, packed onto nodes")->check(CLI::Range(1, 1 << 24))
+  cmd->add_option("--ranks", args->ranks, "GPUs taking part, packed onto nodes")->check(cli::whole(1, 1 << 24))
       ->capture_default_str();
   cmd->add_option("-b,--min-bytes", args->min_bytes, "smallest size, e.g. 8 or 1M")
       ->transform(CLI::AsSizeValue(false))->capture_default_str();
   cmd->add_option("-e,--max-bytes", args->max_bytes, "largest size, e.g. 8G")
       ->transform(CLI::AsSizeValue(false))->capture_default_str();
-  cmd->add_option("-f,--factor", args->factor, "size multiplier between rows")->check(CLI::Range(1.0001, 1024.0))
+  cmd->add_option("-f,--factor", args->factor, "size multiplier between rows")->check(cli::number(1.0001, 1024.0))
       ->capture_default_str();
   cmd->add_flag("--json", args->json, "print the rows as JSON");
   cmd->callback([args] { run(*args); });

@@ -224,7 +224,7 @@ void add_run_command(CLI::App& app) {
       ->check(CLI::IsMember({"cpu", "cuda"}));
   cmd->add_option("--memory-limit", a->memory_limit,
                   "bytes per rank (default: the scenario GPU's memory); a plan predicted not to fit is refused")
-      ->check(CLI::PositiveNumber);
+      ->check(cli::whole(1, std::int64_t{1} << 60));
   cmd->add_flag("--force", a->force, "run a plan even when its training state is predicted not to fit");
   cmd->add_option("--checkpoint-dir", a->checkpoint_dir, "save a checkpoint after every step into this folder");
   cmd->add_flag("--resume", a->resume, "continue from the newest complete checkpoint in --checkpoint-dir");

@@ -18,6 +18,7 @@
 #include <thread>
 
 #include "app/child_process.hpp"
+#include "app/cli_checks.hpp"
 #include "app/commands.hpp"
 #include "compare/comparison.hpp"
 #include "scenario/load.hpp"
@@ -288,9 +289,9 @@ void add_validate_command(CLI::App& app) {
   cmd->add_option("--hardware", a->hardware, "calibrated hardware file that replaces each scenario's cluster");
   cmd->add_option("--out", a->out, "folder for each case's scenario, reports and comparison");
   cmd->add_option("--only", a->only, "run only the cases whose name contains this");
-  cmd->add_option("--steps", a->steps, "training steps per run (the first is a warm-up)")->check(CLI::Range(2, 1000));
+  cmd->add_option("--steps", a->steps, "training steps per run (the first is a warm-up)")->check(cli::whole(2, 1000));
   cmd->add_option("--runs", a->runs, "runs of the whole suite; each case is judged by its median run (default 3)")
-      ->check(CLI::Range(1, 100));
+      ->check(cli::whole(1, 100));
   cmd->add_option("--cores", a->cores, "worlds up to this many ranks are timing cases (default: this machine's cores)");
   cmd->add_option("--twinsim", a->twinsim, "twinsim binary that simulates and runs each case (default: this one)");
   cmd->add_flag("--json", a->json, "print the results as JSON");

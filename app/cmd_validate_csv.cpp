@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "app/commands.hpp"
+#include "app/cli_checks.hpp"
 #include "sim/validate/csv_validation.hpp"
 
 namespace twinsim {
@@ -126,7 +127,7 @@ void add_validate_csv_command(CLI::App& app) {
       ->check(CLI::IsMember({"even", "odd"}));
   cmd->add_option("--eval-half", o->eval_half, "rows to evaluate without a fit")
       ->check(CLI::IsMember({"even", "odd", "all"}))->capture_default_str();
-  cmd->add_option("--fit-stride", o->fit_stride, "fit on every N-th row of the fit half")->check(CLI::PositiveNumber);
+  cmd->add_option("--fit-stride", o->fit_stride, "fit on every N-th row of the fit half")->check(cli::whole(1, 1000000));
   cmd->add_option("--max-evals", o->max_evals, "Nelder-Mead evaluations of the fit objective")->capture_default_str();
   cmd->add_option("--write-calibration", o->write_calibration, "write the fitted node type (catalog YAML) here");
   cmd->add_flag("--json", o->json, "print JSON instead of a table");
