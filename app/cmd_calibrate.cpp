@@ -17,6 +17,7 @@
 #include "calibrate/calibration.hpp"
 #include "calibrate/co_runners.hpp"
 #include "exec/runtime/mpi_communicator.hpp"
+#include "io/whole_file.hpp"
 
 namespace twinsim {
 
@@ -87,9 +88,8 @@ void run_comm_ranks(const CalibrateArgs& a) {
   const auto points = calibrate::comm_sweep(*world, o);
   const calibrate::Stats straggler = calibrate::straggler_sweep(*world, a.repeats);
   if (world->rank() != 0) return;
-  std::ofstream f(a.comm_only);
   const nlohmann::json out{{"points", calibrate::comm_points_json(points)}, {"straggler", calibrate::stats_json(straggler)}};
-  if (!(f << out.dump(1) << "\n")) throw std::runtime_error("cannot write " + a.comm_only);
+  io::write_file_whole(a.comm_only, out.dump(1) + "\n");
 }
 
 struct CommRun {
@@ -170,10 +170,10 @@ void run_calibrate(const CalibrateArgs& a) {
   }
   c.machine += " (after the sweeps: " + machine_line().substr(machine_line().find("load average") + 13) + ")";
   const calibrate::Fitted f = calibrate::fit_all(c);
-  std::ofstream(out) << calibrate::hardware_yaml(c, f, out.stem().string());
+  io::write_file_whole(out.string(), calibrate::hardware_yaml(c, f, out.stem().string()));
   std::filesystem::path raw = out;
   raw.replace_extension(".json");
-  std::ofstream(raw) << calibrate::points_json(c).dump(1) << "\n";
+  io::write_file_whole(raw.string(), calibrate::points_json(c).dump(1) + "\n");
   std::cout << "wrote " << out.string() << " and " << raw.string() << ": fp32 peak " << f.gemm.peak_flops / 1e9
             << " GFLOP/s, memcpy " << f.memory.copy_Bps / 1e9 << " GB/s x " << f.memory.efficiency << ", launch "
             << f.memory.launch_s * 1e6 << " us, link " << f.link.bandwidth_Bps / 1e9 << " GB/s, "

@@ -11,6 +11,7 @@
 #include "app/child_process.hpp"
 #include "app/commands.hpp"
 #include "compare/comparison.hpp"
+#include "io/whole_file.hpp"
 
 namespace twinsim {
 
@@ -40,7 +41,7 @@ std::filesystem::path plot_script() {
 
 void plot(const nlohmann::json& comparison, const std::string& prefix) {
   const std::string data = prefix + "_compare.json";
-  std::ofstream(data) << comparison.dump(2) << "\n";
+  io::write_file_whole(data, comparison.dump(2) + "\n");
   const std::vector<std::string> argv{"python3", plot_script().string(), data, prefix};
   if (run_child(argv) != 0)
     throw std::runtime_error("plotting failed (" + describe_command(argv) +

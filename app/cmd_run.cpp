@@ -29,6 +29,7 @@
 #include "exec/train/memory_estimate.hpp"
 #include "exec/train/run_report.hpp"
 #include "scenario/load.hpp"
+#include "io/whole_file.hpp"
 
 namespace twinsim {
 
@@ -50,13 +51,7 @@ struct RunArgs {
 
 // Written beside and renamed over, so a reader never sees half a file.
 void write_atomically(const std::filesystem::path& path, const nlohmann::json& j) {
-  const std::filesystem::path tmp = path.string() + ".tmp";
-  {
-    std::ofstream f(tmp);
-    if (!f) throw std::runtime_error("cannot write " + tmp.string());
-    f << j.dump(2) << "\n";
-  }
-  std::filesystem::rename(tmp, path);
+  io::write_file_whole(path.string(), [&](std::ostream& f) { f << j.dump(2) << "\n"; });
 }
 
 exec::TrainConfig train_config(const Scenario& s, const RunArgs& a) {

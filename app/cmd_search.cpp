@@ -18,6 +18,7 @@
 #include "sim/search/plan_search.hpp"
 #include "sim/search/recompute_budget.hpp"
 #include "sim/search/search_json.hpp"
+#include "io/whole_file.hpp"
 
 namespace twinsim {
 
@@ -61,9 +62,7 @@ void parse_range(const SearchArgs& a, const Scenario& s, SearchSpaceOptions& o) 
   }
 }
 
-void write_csv(const std::string& path, const SearchResult& r) {
-  std::ofstream out(path);
-  if (!out) throw std::runtime_error("--csv " + path + ": cannot write the file");
+void write_csv(std::ostream& out, const SearchResult& r) {
   out << "rank,gpus,tp,pp,dp,cp,ep,micro_batch,zero,recompute,schedule,virtual_stages,sequence_parallel,"
          "overlap_grad_reduce,overlap_param_gather,tp_comm_overlap,analytic_step_s,simulated_step_s,peak_bytes,"
          "pareto\n";
@@ -207,7 +206,7 @@ void run_search(const SearchArgs& a) {
   } else {
     r = search_plans(s, o);
   }
-  if (!a.csv.empty()) write_csv(a.csv, r);
+  if (!a.csv.empty()) io::write_file_whole(a.csv, [&](std::ostream& out) { write_csv(out, r); });
   if (a.scenario.json) std::cout << to_json(r, o.objective).dump(2) << "\n";
   else print_result(r);
 }

@@ -11,6 +11,7 @@
 #include "app/cli_checks.hpp"
 #include "app/scenario_args.hpp"
 #include "sim/inference/serving_report.hpp"
+#include "io/whole_file.hpp"
 
 namespace twinsim {
 
@@ -36,9 +37,7 @@ void run_serve(const ServeArgs& a) {
   const ServingResult result = simulate_serving(s, requests, a.options);
   const ServingSummary summary = summarize(result);
   if (!a.csv.empty()) {
-    std::ofstream out(a.csv);
-    if (!out) throw std::runtime_error("--csv " + a.csv + ": cannot write the file");
-    write_occupancy_csv(out, result);
+    io::write_file_whole(a.csv, [&](std::ostream& out) { write_occupancy_csv(out, result); });
   }
   if (a.scenario.json) {
     nlohmann::json j = to_json(summary, result);

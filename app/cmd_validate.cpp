@@ -22,6 +22,7 @@
 #include "app/commands.hpp"
 #include "compare/comparison.hpp"
 #include "scenario/load.hpp"
+#include "io/whole_file.hpp"
 
 namespace twinsim {
 
@@ -81,7 +82,7 @@ fs::path calibrated_scenario(const fs::path& src, const ValidateArgs& a, const f
   YAML::Node s = YAML::LoadFile(src.string());
   if (fs::exists(a.hardware)) s["cluster"] = YAML::LoadFile(a.hardware);
   const fs::path out = dir / "scenario.yaml";
-  std::ofstream(out) << "# " << src.string() << " on " << a.hardware << "\n" << s << "\n";
+  io::write_file_whole(out.string(), [&](std::ostream& f) { f << "# " << src.string() << " on " << a.hardware << "\n" << s << "\n"; });
   return out;
 }
 
@@ -113,8 +114,8 @@ CaseResult run_case(const fs::path& src, const ValidateArgs& a, int cores, const
                                  dir.string()});
     run_logged(mpirun, dir / "run.log");
     r.cmp = compare::compare_reports(read_json(dir / "simulated.json"), read_json(dir / "measured.json"));
-    std::ofstream(dir / "comparison.json") << compare::to_json(r.cmp).dump(2) << "\n";
-    std::ofstream(dir / "comparison.txt") << compare::format_comparison(r.cmp);
+    io::write_file_whole((dir / "comparison.json").string(), compare::to_json(r.cmp).dump(2) + "\n");
+    io::write_file_whole((dir / "comparison.txt").string(), compare::format_comparison(r.cmp));
     worst_memory_category(r);
   } catch (const std::exception& e) {
     r.error = e.what();
@@ -273,7 +274,7 @@ void run_validate(const ValidateArgs& a) {
     for (const auto& e : fs::directory_iterator(from))
       if (e.is_regular_file()) fs::copy_file(e.path(), dir / e.path().filename(), fs::copy_options::overwrite_existing);
   }
-  std::ofstream(fs::path(a.out) / "validate.json") << results_json(rows).dump(2) << "\n";
+  io::write_file_whole((fs::path(a.out) / "validate.json").string(), results_json(rows).dump(2) + "\n");
   if (a.json)
     std::cout << results_json(rows).dump(2) << "\n";
   else

@@ -11,6 +11,7 @@
 #include "app/commands.hpp"
 #include "app/cli_checks.hpp"
 #include "sim/validate/csv_validation.hpp"
+#include "io/whole_file.hpp"
 
 namespace twinsim {
 
@@ -80,13 +81,12 @@ void run(const Options& o) {
     out["fit"] = {{"half", o.fit_half}, {"rows", fit_rows.size()}, {"objective_mean_abs_log_error", fit.objective},
                   {"evaluations", fit.evaluations}, {"calibration", to_json(fit.calibration)}};
     if (!o.write_calibration.empty()) {
-      std::ofstream f(o.write_calibration);
-      f << calibration_node_yaml(fit.calibration, fit_scenarios.front().cluster, fit_scenarios.front().cluster.gpu.name,
+      io::write_file_whole(o.write_calibration, calibration_node_yaml(fit.calibration, fit_scenarios.front().cluster, fit_scenarios.front().cluster.gpu.name,
                                  "Calibrated by `twinsim validate-csv " + o.file + " --cluster " + o.cluster +
                                      " --fit-half " + o.fit_half + " --fit-stride " + std::to_string(o.fit_stride) +
                                      " --max-evals " + std::to_string(o.max_evals) + "`:\nNelder-Mead on " +
                                      std::to_string(fit_rows.size()) + " rows of the " + o.fit_half +
-                                     " half, mean |log(pred/meas)| = " + std::to_string(fit.objective));
+                                     " half, mean |log(pred/meas)| = " + std::to_string(fit.objective)));
     }
   }
   const std::vector<VtrainRow> eval_rows = select_half(all, eval_half);

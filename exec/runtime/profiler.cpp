@@ -1,4 +1,5 @@
 #include "exec/runtime/profiler.hpp"
+#include "io/whole_file.hpp"
 
 #include <algorithm>
 #include <fstream>
@@ -19,10 +20,7 @@ nlohmann::json events_json(const std::vector<ProfileEvent>& events) {
 }
 
 void write_json(const nlohmann::json& j, const std::string& path) {
-  std::ofstream out(path);
-  if (!out) throw std::runtime_error("cannot write '" + path + "'");
-  out << j.dump() << '\n';
-  if (!out) throw std::runtime_error("writing '" + path + "' failed");
+  io::write_file_whole(path, j.dump() + "\n");
 }
 
 std::vector<ProfileEvent> events_from_json(const nlohmann::json& j) {

@@ -1,4 +1,5 @@
 #include "sim/engine/chrome_trace.hpp"
+#include "io/whole_file.hpp"
 
 #include <algorithm>
 #include <charconv>
@@ -106,10 +107,7 @@ void write_chrome_trace(std::ostream& out, const TaskGraph& g, const Timeline& t
 
 void write_chrome_trace(const std::string& path, const TaskGraph& graph,
                         const Timeline& timeline, const TaskExpansion& expand) {
-  std::ofstream out(path);
-  if (!out) throw std::runtime_error("cannot open trace file '" + path + "' for writing");
-  write_chrome_trace(out, graph, timeline, expand);
-  if (!out) throw std::runtime_error("failed writing trace file '" + path + "'");
+  io::write_file_whole(path, [&](std::ostream& out) { write_chrome_trace(out, graph, timeline, expand); });
 }
 
 }  // namespace twinsim::engine

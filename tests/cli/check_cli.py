@@ -71,6 +71,10 @@ for args, message in [
     # scenario files: regular files of at most 16 MiB (scenario/load.cpp)
     (["simulate", SCENARIOS], "is not a regular file (a directory, device or pipe)"),
     (["simulate", "/dev/zero"], "is not a regular file (a directory, device or pipe)"),
+    # output files are written whole or not at all, the error naming the path (io/whole_file.hpp)
+    (["simulate", "--trace", "/nonexistent/dir/t.json"], "cannot write '/nonexistent/dir/t.json'"),
+    (["serve", SCENARIOS + "/inference/llama2-7b-a100.yaml", "--requests", "5", "--csv", "/nonexistent/dir/x.csv"],
+     "cannot write '/nonexistent/dir/x.csv'"),
     # command-line numbers: finite, in range, whole where counted (app/cli_checks.hpp)
     (["capacity", "--model", "llama3-8b", "--gpu", "h100-sxm", "--tokens", "nan", "--days", "10"],
      "--tokens: nan must be a finite number > 0"),

@@ -1,0 +1,19 @@
+#pragma once
+// Files written whole or not at all: the content goes to a temporary file beside the
+// target, every write and the close are checked, and only then is it renamed over the
+// target (rename(2) is atomic within a file system). A reader sees the old file or the new
+// one; a full disk or a cut-off run leaves no half file, and the error names the path.
+#include <functional>
+#include <ostream>
+#include <string>
+#include <string_view>
+
+namespace twinsim::io {
+
+// `write` fills the stream; any failure throws std::runtime_error naming `path`, removes
+// the temporary file and leaves `path` as it was.
+void write_file_whole(const std::string& path, const std::function<void(std::ostream&)>& write);
+
+void write_file_whole(const std::string& path, std::string_view text);
+
+}  // namespace twinsim::io
