@@ -126,7 +126,10 @@ void add_capacity_command(CLI::App& app) {
   cmd->add_option("--seq-len", r.seq_len, "training sequence length")->check(cli::whole(1, std::int64_t{1} << 24));
   cmd->add_option("--global-batch", r.global_batch, "sequences per step")->check(cli::whole(1, std::int64_t{1} << 30));
   cmd->add_option("--max-gpus", r.max_gpus, "largest GPU count considered")->check(cli::whole(1, std::int64_t{1} << 24));
-  cmd->add_flag("--serve", a->serve, "size a serving deployment instead");
+  auto* serve = cmd->add_flag("--serve", a->serve, "size a serving deployment instead");
+  // training's sizing options mean nothing to a serving deployment
+  for (const char* training_only : {"--tokens", "--days", "--seq-len", "--global-batch"})
+    serve->excludes(cmd->get_option(training_only));
   cmd->add_option("--rate", a->rate, "serving: requests per second")->check(cli::number(0, 1e9, true));
   cmd->add_option("--ttft-p99", a->ttft_p99, "serving: p99 time-to-first-token target, seconds")
       ->check(cli::number(0, 1e6, true));
@@ -134,6 +137,9 @@ void add_capacity_command(CLI::App& app) {
       ->check(cli::whole(1, std::int64_t{1} << 24));
   cmd->add_option("--output-len", a->output_len, "serving: output tokens per request")
       ->check(cli::whole(1, std::int64_t{1} << 24));
+  // and serving's only with --serve
+  for (const char* serving_only : {"--rate", "--ttft-p99", "--prompt-len", "--output-len"})
+    cmd->get_option(serving_only)->needs(serve);
   cmd->add_flag("--json", a->json, "print JSON");
   cmd->callback([a] {
     if (!a->serve && (a->request.tokens <= 0 || a->request.days <= 0))

@@ -226,8 +226,12 @@ void add_search_command(CLI::App& app) {
   cmd->add_option("--csv", a->csv, "write the top plans and the Pareto front as CSV");
   cmd->add_option("--max-micro-batch", a->max_micro_batch, "largest micro-batch tried")->check(cli::whole(1, 64));
   cmd->add_flag("--analytic-only", a->analytic_only, "rank by the closed-form estimate only (no event engine)");
-  cmd->add_flag("--recompute-mix", a->recompute_mix,
-                "instead of searching: the cheapest per-layer recompute mix for the scenario's own plan");
+  auto* mix = cmd->add_flag("--recompute-mix", a->recompute_mix,
+                            "instead of searching: the cheapest per-layer recompute mix for the scenario's own plan");
+  // the mix keeps the scenario's own plan: the search's options would be ignored
+  for (const char* search_only : {"--gpus", "--gpus-range", "--objective", "--top", "--csv", "--max-micro-batch",
+                                  "--analytic-only"})
+    mix->excludes(cmd->get_option(search_only));
   cmd->add_option("--memory-budget-gib", a->budget_gib, "budget for --recompute-mix (default: the GPU's memory)")
       ->check(cli::number(0, 1e6, true));
   cmd->callback([a] { run_search(*a); });

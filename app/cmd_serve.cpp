@@ -60,8 +60,10 @@ void add_serve_command(CLI::App& app) {
   cmd->add_option("--rate", a->rate, "mean arrivals per second")->check(cli::number(0, 1e9, true));
   cmd->add_option("--seed", a->seed, "seed of the arrival process (same seed, same run)")
       ->check(cli::whole(0, std::numeric_limits<std::int64_t>::max()));
-  cmd->add_option("--trace-file", a->trace_file, "CSV of requests: arrival_s,prompt_len,output_len")
-      ->check(CLI::ExistingFile);
+  auto* trace_file = cmd->add_option("--trace-file", a->trace_file, "CSV of requests: arrival_s,prompt_len,output_len")
+                         ->check(CLI::ExistingFile);
+  // a trace gives the arrivals itself: Poisson's settings would be ignored
+  for (const char* poisson : {"--requests", "--rate", "--seed"}) trace_file->excludes(cmd->get_option(poisson));
   cmd->add_option("--csv", a->csv, "write KV-cache occupancy over time (one row per pass)");
   cmd->add_option("--block-size", a->options.kv.block_tokens, "tokens per KV block (vLLM default 16)")
       ->check(cli::whole(1, 65536));

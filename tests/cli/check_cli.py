@@ -3,8 +3,10 @@
 the report's keys, the breakdown summing to the step, and errors on stderr with a
 non-zero exit status. Usage: check_cli.py PATH_TO_TWINSIM SCENARIOS_DIR"""
 import json
+import os
 import subprocess
 import sys
+import tempfile
 
 TWINSIM, SCENARIOS = sys.argv[1], sys.argv[2]
 failures = []
@@ -62,8 +64,15 @@ check(r.returncode == 0 and json.loads(r.stdout)["time"]["step_s"] == step, "def
 with open("/tmp/twinsim_cli_trace.json") as f:
     check(len(json.load(f)["traceEvents"]) > 1000, "trace too small")
 
+# a request trace for serve (arrival_s, prompt_len, output_len)
+TRACE = os.path.join(tempfile.mkdtemp(prefix="twinsim_cli_"), "requests.csv")
+with open(TRACE, "w") as f:
+    f.write("arrival_s,prompt_len,output_len\n0,16,8\n")
+
 # errors: non-zero exit, the message on stderr naming key, value and rule
 for args, message in [
+    (["serve", SCENARIOS + "/inference/llama2-7b-a100.yaml", "--trace-file", TRACE, "--rate", "3"],
+     "--rate excludes --trace-file"),
     (["simulate", "--set", "plan.tp=5"], "plan.tp=5 does not divide model.heads=96"),
     (["memory", "--set", "model=gpt3-175"], "did you mean 'gpt3-175b'"),
     (["simulate", "/nonexistent.yaml"], "cannot be opened"),
@@ -75,6 +84,15 @@ for args, message in [
     (["simulate", "--trace", "/nonexistent/dir/t.json"], "cannot write '/nonexistent/dir/t.json'"),
     (["serve", SCENARIOS + "/inference/llama2-7b-a100.yaml", "--requests", "5", "--csv", "/nonexistent/dir/x.csv"],
      "cannot write '/nonexistent/dir/x.csv'"),
+    # options that conflict or do not apply are refused, not ignored
+    (["simulate", SCENARIOS + "/inference/llama2-7b-a100.yaml", "--trace", "/tmp/t.json"],
+     "--trace=/tmp/t.json traces a training step; this scenario is an inference batch"),
+    (["simulate", SCENARIOS + "/inference/llama2-7b-a100.yaml", "--fidelity", "full"],
+     "--fidelity=full applies to a training step"),
+    (["search", "--recompute-mix", "--gpus", "8"], "--gpus excludes --recompute-mix"),
+    (["capacity", "--serve", "--model", "llama3-8b", "--gpu", "h100-sxm", "--tokens", "1e12"], "--tokens excludes --serve"),
+    (["capacity", "--model", "llama3-8b", "--gpu", "h100-sxm", "--tokens", "1e12", "--days", "9", "--rate", "2"],
+     "--rate requires --serve"),
     # command-line numbers: finite, in range, whole where counted (app/cli_checks.hpp)
     (["capacity", "--model", "llama3-8b", "--gpu", "h100-sxm", "--tokens", "nan", "--days", "10"],
      "--tokens: nan must be a finite number > 0"),
