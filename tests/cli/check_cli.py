@@ -93,6 +93,10 @@ for args, message in [
     (["capacity", "--serve", "--model", "llama3-8b", "--gpu", "h100-sxm", "--tokens", "1e12"], "--tokens excludes --serve"),
     (["capacity", "--model", "llama3-8b", "--gpu", "h100-sxm", "--tokens", "1e12", "--days", "9", "--rate", "2"],
      "--rate requires --serve"),
+    # a step whose task graph would not fit is refused up front (sim/training/step_size.hpp)
+    (["simulate", "--set", "model.layers=1000000", "--set", "plan.pp=1", "--set", "plan.dp=96"],
+     "the step graph would hold about"),
+    (["simulate", "--max-memory-gib", "0.001"], "--max-memory-gib=0.001 the step graph would hold about"),
     # command-line numbers: finite, in range, whole where counted (app/cli_checks.hpp)
     (["capacity", "--model", "llama3-8b", "--gpu", "h100-sxm", "--tokens", "nan", "--days", "10"],
      "--tokens: nan must be a finite number > 0"),
