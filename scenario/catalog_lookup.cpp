@@ -8,6 +8,7 @@
 #include "scenario/load.hpp"
 #include "scenario/read_sections.hpp"
 #include "scenario/suggest.hpp"
+#include "scenario/yaml_merge.hpp"
 
 namespace twinsim {
 
@@ -60,5 +61,25 @@ ClusterSpec catalog_node(const std::string& name) {
 std::vector<std::string> catalog_model_names() { return names_of(model_catalog_files()); }
 std::vector<std::string> catalog_gpu_names() { return names_of(gpu_catalog_files()); }
 std::vector<std::string> catalog_node_names() { return names_of(node_catalog_files()); }
+
+YAML::Node resolve_preset(const YAML::Node& node, const std::string& path, std::string& name,
+                          YAML::Node (*catalog)(const std::string&, const std::string&)) {
+  if (!node.IsDefined() || node.IsNull()) throw ScenarioError(path, "", "is required");
+  if (node.IsScalar()) {
+    name = node.Scalar();
+    return catalog(name, path);
+  }
+  if (node.IsMap() && node["preset"].IsDefined()) {
+    const YAML::Node preset = node["preset"];
+    if (!preset.IsScalar())
+      throw ScenarioError(path + ".preset", "", "must be a catalog name, not a list or mapping");
+    name = preset.Scalar();
+    YAML::Node overlay = YAML::Clone(node);
+    overlay.remove("preset");
+    return merge_mappings(catalog(name, path + ".preset"), overlay);
+  }
+  name = "custom";
+  return node;
+}
 
 }  // namespace twinsim

@@ -7,7 +7,6 @@
 #include "scenario/errors.hpp"
 #include "scenario/mapping_reader.hpp"
 #include "scenario/read_sections.hpp"
-#include "scenario/yaml_merge.hpp"
 
 namespace twinsim {
 
@@ -16,23 +15,6 @@ namespace {
 constexpr double kGB = 1e9;
 constexpr double kGiB = 1073741824.0;
 
-// A name resolves through `catalog`; a mapping may start from `preset: NAME`.
-YAML::Node resolve(const YAML::Node& node, const std::string& path, std::string& name,
-                   YAML::Node (*catalog)(const std::string&, const std::string&)) {
-  if (!node.IsDefined() || node.IsNull()) throw ScenarioError(path, "", "is required");
-  if (node.IsScalar()) {
-    name = node.Scalar();
-    return catalog(name, path);
-  }
-  if (node.IsMap() && node["preset"].IsDefined()) {
-    name = node["preset"].as<std::string>();
-    YAML::Node overlay = YAML::Clone(node);
-    overlay.remove("preset");
-    return merge_mappings(catalog(name, path + ".preset"), overlay);
-  }
-  name = "custom";
-  return node;
-}
 
 // A list of [size, value] pairs, sizes increasing, values in (0, max_value]; `value_name`
 // and `max_text` (max_value as written) say what the value is in messages.
@@ -217,7 +199,7 @@ LinkSpec read_link(MappingReader& parent, const std::string& key, const LinkSpec
 
 GpuSpec read_gpu(const YAML::Node& node, const std::string& path) {
   GpuSpec g;
-  const YAML::Node full = resolve(node, path, g.name, catalog_gpu_node);
+  const YAML::Node full = resolve_preset(node, path, g.name, catalog_gpu_node);
   MappingReader r(full, path);
   r.has("preset");
   if (r.has("memory_GiB") && r.has("memory_GB"))
@@ -260,7 +242,7 @@ GpuSpec read_gpu(const YAML::Node& node, const std::string& path) {
 // stack: a catalog preset's name, or a mapping (optionally `preset: NAME`).
 StackSpec read_stack(const YAML::Node& node, const std::string& path) {
   StackSpec s;
-  const YAML::Node full = resolve(node, path, s.name, catalog_stack_node);
+  const YAML::Node full = resolve_preset(node, path, s.name, catalog_stack_node);
   MappingReader r(full, path);
   r.has("preset");
   s.host_op_s = r.number("host_op_us", 0, 0, 1e6) * 1e-6;
@@ -274,7 +256,7 @@ StackSpec read_stack(const YAML::Node& node, const std::string& path) {
 
 ClusterSpec read_cluster(const YAML::Node& node, const std::string& path) {
   ClusterSpec c;
-  const YAML::Node full = resolve(node, path, c.name, catalog_node_type_node);
+  const YAML::Node full = resolve_preset(node, path, c.name, catalog_node_type_node);
   MappingReader r(full, path);
   r.has("preset");
   c.gpu = read_gpu(r.child("gpu"), r.key_path("gpu"));

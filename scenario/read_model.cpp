@@ -2,7 +2,6 @@
 #include "scenario/errors.hpp"
 #include "scenario/mapping_reader.hpp"
 #include "scenario/read_sections.hpp"
-#include "scenario/yaml_merge.hpp"
 
 namespace twinsim {
 
@@ -25,28 +24,11 @@ MoeSpec read_moe(MappingReader& parent, const std::string& key) {
   return e;
 }
 
-// A catalog name, or a mapping with `preset:`, becomes the full mapping to read.
-YAML::Node resolve_preset(const YAML::Node& node, const std::string& path, std::string& name) {
-  if (node.IsScalar()) {
-    name = node.Scalar();
-    return catalog_model_node(name, path);
-  }
-  if (node.IsMap() && node["preset"].IsDefined()) {
-    name = node["preset"].as<std::string>();
-    YAML::Node overlay = YAML::Clone(node);
-    overlay.remove("preset");
-    return merge_mappings(catalog_model_node(name, path + ".preset"), overlay);
-  }
-  if (!node.IsDefined() || node.IsNull()) throw ScenarioError(path, "", "is required");
-  name = "custom";
-  return node;
-}
-
 }  // namespace
 
 ModelSpec read_model(const YAML::Node& node, const std::string& path) {
   ModelSpec m;
-  const YAML::Node full = resolve_preset(node, path, m.name);
+  const YAML::Node full = resolve_preset(node, path, m.name, catalog_model_node);
   MappingReader r(full, path);
   r.has("preset");
   m.layers = r.required_integer("layers", 1, 1 << 20);

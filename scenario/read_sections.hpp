@@ -30,4 +30,10 @@ YAML::Node catalog_gpu_node(const std::string& name, const std::string& path);
 YAML::Node catalog_node_type_node(const std::string& name, const std::string& path);
 YAML::Node catalog_stack_node(const std::string& name, const std::string& path);
 
+// A section as written -> the full mapping to read: a catalog name resolves through
+// `catalog`; a mapping may start from `preset: NAME` and override keys beside it (`name`
+// becomes the preset's name, or "custom" for a mapping without one).
+YAML::Node resolve_preset(const YAML::Node& node, const std::string& path, std::string& name,
+                          YAML::Node (*catalog)(const std::string&, const std::string&));
+
 }  // namespace twinsim

@@ -53,6 +53,7 @@ std::vector<BadCase> bad_cases() {
       {"both workloads", "", {"inference.prompt_len=8"}, "exactly one of training or inference"},
       {"missing seq_len", "model: gpt2-small\ncluster: dgx-h100\ntraining: {global_batch: 8}\nplan: {}\n", {}, "training.seq_len: is required"},
       {"yaml syntax", "model: [gpt2\n", {}, "is not valid YAML: line"},
+      {"preset not a name", "", {"cluster.gpu={preset: [1]}"}, "cluster.gpu.preset: must be a catalog name, not a list or mapping"},
       {"duplicate key", "model: llama2-7b\nmodel: gpt2-small\ncluster: dgx-a100-80gb\ntraining: {seq_len: 1024, global_batch: 8}\n",
        {}, "model: is given twice in one mapping"},
       {"duplicate nested key (JSON)",
