@@ -14,6 +14,9 @@ std::vector<std::string> split_csv_line(const std::string& line) {
     cell.erase(cell.find_last_not_of(" \t\r") + 1);
     cells.push_back(cell);
   }
+  // "a,b," has three cells, the last empty (getline drops it)
+  const std::size_t last = line.find_last_not_of(" \t\r");
+  if (last != std::string::npos && line[last] == ',') cells.emplace_back();
   return cells;
 }
 

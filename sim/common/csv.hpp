@@ -1,6 +1,7 @@
 #pragma once
 // The little CSV the simulator reads (request traces, measured-run tables): comma-separated
-// cells without quoting, trimmed of blanks.
+// cells without quoting, trimmed of blanks (and of a Windows line end); a trailing comma
+// ends the line with an empty cell.
 #include <optional>
 #include <string>
 #include <vector>

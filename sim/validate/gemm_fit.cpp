@@ -4,24 +4,14 @@
 #include <cmath>
 #include <fstream>
 #include <map>
-#include <sstream>
 #include <stdexcept>
 
+#include "sim/common/csv.hpp"
 #include "sim/cost/compute_cost.hpp"
 
 namespace twinsim {
 
 namespace {
-
-std::vector<std::string> split_csv_line(std::string line) {
-  if (!line.empty() && line.back() == '\r') line.pop_back();  // a file written on Windows
-  std::vector<std::string> cells;
-  std::stringstream in(line);
-  std::string cell;
-  while (std::getline(in, cell, ',')) cells.push_back(cell);
-  if (!line.empty() && line.back() == ',') cells.emplace_back();
-  return cells;
-}
 
 // XLA's dtype keys (xla/service/gpu/model/default_matmul_perf_table.txtpb); false: a key
 // twinsim has no math type for (fp8 with an e5m2 operand).

@@ -8,11 +8,11 @@
 #include <cmath>
 #include <cstdio>
 #include <fstream>
-#include <sstream>
 #include <string>
 #include <vector>
 
 #include "scenario/load.hpp"
+#include "sim/common/csv.hpp"
 #include "sim/cost/compute_cost.hpp"
 
 namespace twinsim {
@@ -30,9 +30,7 @@ std::vector<Row> causal_fa2_rows(const std::string& file) {
   std::string line;
   std::getline(in, line);
   while (std::getline(in, line)) {
-    std::vector<std::string> c;
-    std::stringstream cells(line);
-    for (std::string cell; std::getline(cells, cell, ',');) c.push_back(cell);
+    const std::vector<std::string> c = split_csv_line(line);
     if (c.size() < 10 || c[3] != "flashattention2" || c[4] != "1" || c[9].empty()) continue;
     rows.push_back({std::stoi(c[5]), std::stoi(c[8]), std::stod(c[9])});
   }

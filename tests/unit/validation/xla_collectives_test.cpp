@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "scenario/load.hpp"
+#include "sim/common/csv.hpp"
 #include "sim/cost/collective_cost.hpp"
 
 namespace twinsim {
@@ -28,15 +29,6 @@ struct Measured {
   double bytes, time_s;
 };
 using Table = std::map<std::pair<std::string, int>, std::vector<Measured>>;  // (op, ranks) -> rows
-
-std::vector<std::string> split(const std::string& line) {
-  std::vector<std::string> cells;
-  std::stringstream in(line);
-  std::string cell;
-  while (std::getline(in, cell, ',')) cells.push_back(cell);
-  if (!line.empty() && line.back() == ',') cells.emplace_back();
-  return cells;
-}
 
 std::string microbench(const std::string& file) {
   return std::string(TWINSIM_SOURCE_DIR) + "/scenarios/validation/microbench/" + file;
@@ -52,7 +44,7 @@ Table read_xla(const std::string& device) {
   std::string line;
   std::getline(in, line);
   while (std::getline(in, line)) {
-    const auto c = split(line);
+    const auto c = split_csv_line(line);
     if (c.size() < 8 || c[0] != device || !ops.contains(c[1]) || c[2] != "F32") continue;
     double elements = 1;
     std::stringstream dims(c[3]);
@@ -75,7 +67,7 @@ std::vector<Measured> read_nccl_tests(const std::string& gpu_prefix) {
   std::string line;
   std::getline(in, line);
   while (std::getline(in, line)) {
-    const auto c = split(line);
+    const auto c = split_csv_line(line);
     if (c.size() < 8 || c[0].rfind(gpu_prefix, 0) != 0) continue;
     const double bytes = std::stod(c[6]);
     rows.push_back({bytes, 2.0 * 7 / 8 * bytes / (std::stod(c[7]) * 1e9)});
