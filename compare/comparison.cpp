@@ -8,6 +8,8 @@
 #include <stdexcept>
 #include <utility>
 
+#include "models/memory_category.hpp"
+
 namespace twinsim::compare {
 
 namespace {
@@ -15,7 +17,6 @@ namespace {
 using nlohmann::json;
 
 // The report's memory categories (SCENARIO.md, memory.breakdown), in its order.
-const char* const kMemoryCategories[] = {"params", "grads", "optimizer", "activations", "kv_cache", "buffers"};
 
 const json& at_path(const json& j, const std::string& a, const std::string& b, const char* side) {
   if (!j.contains(a) || !j[a].contains(b))
@@ -91,7 +92,10 @@ void compare_memory(Comparison& c, const json& simulated, const json& measured) 
                   at_path(measured, "memory", "peak_bytes", "measured").get<double>()};
   const json& sb = at_path(simulated, "memory", "breakdown", "simulated");
   const json& mb = at_path(measured, "memory", "breakdown", "measured");
-  for (const char* cat : kMemoryCategories) c.memory.push_back({cat, {number_or_zero(sb, cat), number_or_zero(mb, cat)}});
+  for (MemCategory m : kMemCategories) {
+    const std::string cat(category_name(m));
+    c.memory.push_back({cat, {number_or_zero(sb, cat.c_str()), number_or_zero(mb, cat.c_str())}});
+  }
 }
 
 bool is_inference(const json& simulated) { return simulated.contains("inference") && !simulated.contains("time"); }
@@ -231,7 +235,10 @@ Comparison compare_reports(const json& simulated, const json& measured) {
                   at_path(measured, "memory", "peak_bytes", "measured").get<double>()};
   const json& sb = at_path(simulated, "memory", "breakdown", "simulated");
   const json& mb = at_path(measured, "memory", "breakdown", "measured");
-  for (const char* cat : kMemoryCategories) c.memory.push_back({cat, {number_or_zero(sb, cat), number_or_zero(mb, cat)}});
+  for (MemCategory m : kMemCategories) {
+    const std::string cat(category_name(m));
+    c.memory.push_back({cat, {number_or_zero(sb, cat.c_str()), number_or_zero(mb, cat.c_str())}});
+  }
   return c;
 }
 

@@ -1,23 +1,13 @@
 #pragma once
-// The memory categories of the report (SCENARIO.md, memory.breakdown). Every executor
-// allocation carries one, so the measured breakdown lines up with the predicted one.
-#include <array>
-#include <cstddef>
-#include <string_view>
+// The executor tags every allocation with a report memory category (models/memory_category.hpp,
+// shared with the simulator), so the measured breakdown lines up with the predicted one.
+#include "models/memory_category.hpp"
 
 namespace twinsim::exec {
 
-enum class MemCategory { params, grads, optimizer, activations, kv_cache, buffers };
-inline constexpr std::size_t kMemCategoryCount = 6;
-inline constexpr std::array<MemCategory, kMemCategoryCount> kMemCategories = {
-    MemCategory::params,      MemCategory::grads,    MemCategory::optimizer,
-    MemCategory::activations, MemCategory::kv_cache, MemCategory::buffers};
-
-// The report's key: "params", "grads", ...
-inline constexpr std::string_view category_name(MemCategory c) {
-  constexpr std::array<std::string_view, kMemCategoryCount> names = {
-      "params", "grads", "optimizer", "activations", "kv_cache", "buffers"};
-  return names[static_cast<std::size_t>(c)];
-}
+using twinsim::category_name;
+using twinsim::kMemCategories;
+using twinsim::kMemCategoryCount;
+using twinsim::MemCategory;
 
 }  // namespace twinsim::exec

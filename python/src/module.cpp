@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "compare/comparison.hpp"
+#include "models/memory_category.hpp"
 #include "scenario/errors.hpp"
 #include "scenario/load.hpp"
 #include "sim/report/report.hpp"
@@ -173,6 +174,11 @@ PYBIND11_MODULE(_core, m) {
     }
   });
   m.def("default_scenario_text", &default_scenario_text);
+  m.def("memory_categories", [] {  // the report's memory.breakdown keys, in order
+    std::vector<std::string> names;
+    for (MemCategory c : kMemCategories) names.emplace_back(category_name(c));
+    return names;
+  });
   m.def("scenario_file_json", &scenario_file_json, py::arg("path"));
   m.def("text_json", &text_json, py::arg("text"));
   m.def("resolved_json", &resolved_json, py::arg("text"), py::arg("overrides"));

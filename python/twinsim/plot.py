@@ -4,8 +4,10 @@ from __future__ import annotations
 import json
 import os
 
+from twinsim._core import memory_categories
+
 GIB = 1024**3
-MEMORY_CATEGORIES = ("params", "grads", "optimizer", "activations", "kv_cache", "buffers")
+MEMORY_CATEGORIES = tuple(memory_categories())  # the report's keys, from the C++ contract
 
 
 def _plt():

@@ -76,8 +76,9 @@ MemoryReport predict_memory(const Scenario& sc) {
 }
 
 nlohmann::json to_json(const MemoryBreakdown& b) {
-  return {{"params", b.params},   {"grads", b.grads},       {"optimizer", b.optimizer},
-          {"activations", b.activations}, {"kv_cache", b.kv_cache}, {"buffers", b.buffers}};
+  nlohmann::json j = nlohmann::json::object();
+  for (MemCategory c : kMemCategories) j[std::string(category_name(c))] = b.of(c);
+  return j;
 }
 
 nlohmann::json to_json(const MemoryReport& r) {

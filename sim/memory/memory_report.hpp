@@ -6,6 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "models/memory_category.hpp"
 #include "scenario/scenario.hpp"
 
 namespace twinsim {
@@ -18,6 +19,18 @@ struct MemoryBreakdown {
   std::int64_t kv_cache = 0;
   std::int64_t buffers = 0;
   std::int64_t total() const { return params + grads + optimizer + activations + kv_cache + buffers; }
+  // the bytes of one report category (models/memory_category.hpp)
+  std::int64_t of(MemCategory c) const {
+    switch (c) {
+      case MemCategory::params: return params;
+      case MemCategory::grads: return grads;
+      case MemCategory::optimizer: return optimizer;
+      case MemCategory::activations: return activations;
+      case MemCategory::kv_cache: return kv_cache;
+      case MemCategory::buffers: return buffers;
+    }
+    return 0;
+  }
 };
 
 struct StageMemory {

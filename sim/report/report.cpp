@@ -2,6 +2,7 @@
 
 #include <cstdio>
 
+#include "models/memory_category.hpp"
 #include "models/param_count.hpp"
 #include "sim/inference/batch_prediction.hpp"
 #include "sim/memory/memory_report.hpp"
@@ -29,8 +30,10 @@ void row(std::ostream& out, const std::string& label, const std::string& value) 
 
 void print_memory(std::ostream& out, const nlohmann::json& mem) {
   out << "memory per GPU (stage with the highest peak)\n";
-  for (const char* k : {"params", "grads", "optimizer", "activations", "kv_cache", "buffers"})
+  for (MemCategory c : kMemCategories) {
+    const std::string k(category_name(c));
     row(out, k, gib(mem["breakdown"][k].get<double>()));
+  }
   row(out, "peak", gib(mem["peak_bytes"].get<double>()) + " of " + gib(mem["capacity_bytes"].get<double>()) +
                        (mem["fits"].get<bool>() ? "  (fits)" : "  (DOES NOT FIT)"));
   if (mem["stages"].size() > 1) {
