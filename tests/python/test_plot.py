@@ -30,3 +30,10 @@ def test_pareto_scatter(small_scenario):
 def test_predicted_vs_measured():
     fig = tp.predicted_vs_measured([1.0, 2.0, 3.1], [1.1, 1.9, 3.0], labels=["a", "b", "c"])
     assert len(fig.axes[0].collections) == 1
+
+
+def test_memory_categories_are_the_reports_keys(small_scenario):
+    # one list in C++ (models/memory_category.hpp) serves the report and the plots
+    rep = twinsim.memory(small_scenario)
+    assert set(tp.MEMORY_CATEGORIES) == set(rep["memory"]["breakdown"])
+    assert tp.MEMORY_CATEGORIES[0] == "params" and len(tp.MEMORY_CATEGORIES) == 6
