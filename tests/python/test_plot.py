@@ -35,5 +35,5 @@ def test_predicted_vs_measured():
 def test_memory_categories_are_the_reports_keys(small_scenario):
     # one list in C++ (models/memory_category.hpp) serves the report and the plots
     rep = twinsim.memory(small_scenario)
-    assert set(tp.MEMORY_CATEGORIES) == set(rep["memory"]["breakdown"])
+    assert set(tp.MEMORY_CATEGORIES) == set(rep.to_dict()["memory"]["breakdown"])
     assert tp.MEMORY_CATEGORIES[0] == "params" and len(tp.MEMORY_CATEGORIES) == 6
