@@ -4,6 +4,7 @@
 #include <stdexcept>
 
 #include "models/checked_math.hpp"
+#include "models/op_names.hpp"
 
 namespace twinsim {
 
@@ -151,7 +152,7 @@ LayerOp residual(std::string_view name, const LayerShape& s) {
 // FLOPs each (Korthikanti App. A: 4bs^2h for the whole layer); backward is twice that.
 LayerOp core_attention(const LayerShape& s) {
   LayerOp op;
-  op.name = "attn.core";
+  op.name = op_names::kAttnCore;
   op.kind = OpKind::attention;
   op.flash = s.flash;
   op.head_dim = s.heads > 0 ? s.q_cols / s.heads : 0;
@@ -188,22 +189,22 @@ LayerOp core_attention(const LayerShape& s) {
 }
 
 void add_attention(std::vector<LayerOp>& ops, const ModelSpec& m, const LayerShape& s) {
-  ops.push_back(norm("attn.norm", s));
-  add_tp_enter(ops, "attn.tp_enter", s);
-  LayerOp qkv = gemm("attn.qkv", s.tokens, s.q_cols + 2 * s.kv_cols, s.h, 1, s);
+  ops.push_back(norm(op_names::kAttnNorm, s));
+  add_tp_enter(ops, op_names::kAttnTpEnter, s);
+  LayerOp qkv = gemm(op_names::kAttnQkv, s.tokens, s.q_cols + 2 * s.kv_cols, s.h, 1, s);
   keep(qkv, "input", s.residual_stream());  // with SP kept sharded, re-gathered in bwd (§4.2.2)
   ops.push_back(qkv);
   if (m.position == Position::rope)  // rotates Q and K in place; cos/sin are constants
-    ops.push_back(elementwise("attn.rope", "rope", 2 * s.act(s.tokens * (s.q_cols + s.kv_cols))));
+    ops.push_back(elementwise(op_names::kAttnRope, "rope", 2 * s.act(s.tokens * (s.q_cols + s.kv_cols))));
   if (s.cp > 1)  // ring attention passes every other rank's K,V chunk around (Liu et al. 2023)
-    ops.push_back(collective("attn.cp_ring", CollectiveKind::ring_exchange, CollectiveKind::ring_exchange,
+    ops.push_back(collective(op_names::kAttnCpRing, CollectiveKind::ring_exchange, CollectiveKind::ring_exchange,
                              CommGroup::cp, (s.cp - 1) * 2 * s.act(s.tokens * s.kv_cols)));
   ops.push_back(core_attention(s));
-  LayerOp proj = gemm("attn.proj", s.tokens, s.h, s.q_cols, 1, s);
+  LayerOp proj = gemm(op_names::kAttnProj, s.tokens, s.h, s.q_cols, 1, s);
   keep(proj, "input", s.act(s.tokens * s.q_cols));
   ops.push_back(proj);
-  add_tp_exit(ops, "attn.tp_exit", s);
-  ops.push_back(residual("attn.residual", s));
+  add_tp_exit(ops, op_names::kAttnTpExit, s);
+  ops.push_back(residual(op_names::kAttnResidual, s));
 }
 
 struct FfnNames {
@@ -212,12 +213,12 @@ struct FfnNames {
 
 FfnNames ffn_names(std::string_view prefix, bool swiglu) {
   if (prefix == "mlp")
-    return swiglu ? FfnNames{"mlp.gate_up", "mlp.act", "mlp.down"} : FfnNames{"mlp.fc1", "mlp.act", "mlp.fc2"};
-  if (prefix == "moe.experts")
-    return swiglu ? FfnNames{"moe.experts.gate_up", "moe.experts.act", "moe.experts.down"}
-                  : FfnNames{"moe.experts.fc1", "moe.experts.act", "moe.experts.fc2"};
-  return swiglu ? FfnNames{"moe.shared.gate_up", "moe.shared.act", "moe.shared.down"}
-                : FfnNames{"moe.shared.fc1", "moe.shared.act", "moe.shared.fc2"};
+    return swiglu ? FfnNames{op_names::kMlpGateUp, op_names::kMlpAct, op_names::kMlpDown} : FfnNames{op_names::kMlpFc1, op_names::kMlpAct, op_names::kMlpFc2};
+  if (prefix == op_names::kMoeExperts)
+    return swiglu ? FfnNames{op_names::kMoeExpertsGateUp, op_names::kMoeExpertsAct, op_names::kMoeExpertsDown}
+                  : FfnNames{op_names::kMoeExpertsFc1, op_names::kMoeExpertsAct, op_names::kMoeExpertsFc2};
+  return swiglu ? FfnNames{op_names::kMoeSharedGateUp, op_names::kMoeSharedAct, op_names::kMoeSharedDown}
+                : FfnNames{op_names::kMoeSharedFc1, op_names::kMoeSharedAct, op_names::kMoeSharedFc2};
 }
 
 // An FFN of width `ffn` (this GPU's columns) over `tokens` tokens split evenly over
@@ -251,22 +252,22 @@ void add_dense_mlp(std::vector<LayerOp>& ops, const ModelSpec& m, const LayerSha
 void add_moe(std::vector<LayerOp>& ops, const ModelSpec& m, const LayerShape& s) {
   const MoeSpec& moe = *m.moe;
   const bool swiglu = m.activation == Activation::swiglu;
-  LayerOp router = gemm("moe.router", s.tokens / s.sp, moe.experts, s.h, 1, s);
+  LayerOp router = gemm(op_names::kMoeRouter, s.tokens / s.sp, moe.experts, s.h, 1, s);
   keep(router, "input", s.residual_stream());  // the norm output, shared with the experts
   keep(router, "probs", checked_mul(s.tokens / s.sp * moe.experts, 4));  // fp32 softmax
   ops.push_back(router);
   const std::int64_t routed = checked_mul(s.tokens, moe.top_k);
   const std::int64_t a2a = s.act(checked_mul(routed, s.h));
   if (s.ep > 1)
-    ops.push_back(collective("moe.dispatch", CollectiveKind::all_to_all, CollectiveKind::all_to_all,
+    ops.push_back(collective(op_names::kMoeDispatch, CollectiveKind::all_to_all, CollectiveKind::all_to_all,
                              CommGroup::ep, a2a));
-  add_ffn(ops, ffn_names("moe.experts", swiglu), s, routed, moe.experts / s.ep, moe.expert_ffn_hidden / s.tp,
+  add_ffn(ops, ffn_names(op_names::kMoeExperts, swiglu), s, routed, moe.experts / s.ep, moe.expert_ffn_hidden / s.tp,
           swiglu, a2a);
   if (s.ep > 1)
-    ops.push_back(collective("moe.combine", CollectiveKind::all_to_all, CollectiveKind::all_to_all,
+    ops.push_back(collective(op_names::kMoeCombine, CollectiveKind::all_to_all, CollectiveKind::all_to_all,
                              CommGroup::ep, a2a));
   if (moe.shared_experts > 0)  // input: the norm output the router already keeps
-    add_ffn(ops, ffn_names("moe.shared", swiglu), s, s.tokens, 1,
+    add_ffn(ops, ffn_names(op_names::kMoeShared, swiglu), s, s.tokens, 1,
             moe.shared_experts * moe.expert_ffn_hidden / s.tp, swiglu, 0);
 }
 
@@ -275,7 +276,7 @@ void add_moe(std::vector<LayerOp>& ops, const ModelSpec& m, const LayerShape& s)
 void apply_full_recompute(std::vector<LayerOp>& ops) {
   for (LayerOp& op : ops) {
     op.recomputed = true;
-    if (op.name != "attn.norm") op.saved.clear();
+    if (op.name != op_names::kAttnNorm) op.saved.clear();
   }
 }
 
@@ -287,14 +288,14 @@ std::vector<LayerOp> build_layer_ops(const ModelSpec& model, std::int64_t layer,
   std::vector<LayerOp> ops;
   ops.reserve(20);
   add_attention(ops, model, s);
-  ops.push_back(norm("mlp.norm", s));
-  add_tp_enter(ops, "mlp.tp_enter", s);
+  ops.push_back(norm(op_names::kMlpNorm, s));
+  add_tp_enter(ops, op_names::kMlpTpEnter, s);
   if (model.is_moe_layer(layer))
     add_moe(ops, model, s);
   else
     add_dense_mlp(ops, model, s);
-  add_tp_exit(ops, "mlp.tp_exit", s);
-  ops.push_back(residual("mlp.residual", s));
+  add_tp_exit(ops, op_names::kMlpTpExit, s);
+  ops.push_back(residual(op_names::kMlpResidual, s));
   if (s.recompute == Recompute::full) apply_full_recompute(ops);
   return ops;
 }

@@ -10,6 +10,7 @@
 #include "kernels/cpu/linear.hpp"
 #include "kernels/cpu/residual.hpp"
 #include "kernels/cpu/rope.hpp"
+#include "models/op_names.hpp"
 
 namespace twinsim::exec {
 
@@ -87,34 +88,34 @@ void AttentionBlock::forward_t(const ModelContext& ctx, const T* x, T* y, Attent
   const int qw = c_.local_q_width(), kvw = c_.local_kv_width();
   s.normed = Tensor::uninitialized_of<T>(kAct, static_cast<std::size_t>(tl) * h);
   {
-    auto op = ctx.op(layer_, "attn.norm", pass);
+    auto op = ctx.op(layer_, op_names::kAttnNorm, pass);
     norm_forward(c_, x, p_.param<T>(norm_w_), p_.param<T>(norm_b_), s.normed.as<T>(), s.norm, tl);
   }
   Tensor gathered;
   const T* in = s.normed.as<T>();
   if (c_.sequence_parallel && ctx.tp_size() > 1) {
-    auto op = ctx.op(layer_, "attn.tp_enter", pass);
+    auto op = ctx.op(layer_, op_names::kAttnTpEnter, pass);
     in = gather_token_rows_to_buffer(ctx, in, s.normed.size(), gathered);
   }
   s.q = Tensor::uninitialized_of<T>(kAct, static_cast<std::size_t>(t) * qw);
   s.k = Tensor::uninitialized_of<T>(kAct, static_cast<std::size_t>(t) * kvw);
   s.v = Tensor::uninitialized_of<T>(kAct, static_cast<std::size_t>(t) * kvw);
   {
-    auto op = ctx.op(layer_, "attn.qkv", pass);
+    auto op = ctx.op(layer_, op_names::kAttnQkv, pass);
     k::linear_forward(in, p_.param<T>(q_w_), p_.param<T>(q_b_), s.q.as<T>(), t, h, qw);
     k::linear_forward(in, p_.param<T>(k_w_), p_.param<T>(k_b_), s.k.as<T>(), t, h, kvw);
     k::linear_forward(in, p_.param<T>(v_w_), p_.param<T>(v_b_), s.v.as<T>(), t, h, kvw);
   }
   gathered.release();
   if (c_.model.position == Position::rope) {
-    auto op = ctx.op(layer_, "attn.rope", pass);
+    auto op = ctx.op(layer_, op_names::kAttnRope, pass);
     k::rope_forward(s.q.as<T>(), s.q.as<T>(), c_.micro_batch, c_.seq_len, c_.local_heads(), c_.head_dim(),
                     c_.rope_theta);
     k::rope_forward(s.k.as<T>(), s.k.as<T>(), c_.micro_batch, c_.seq_len, c_.local_kv_heads(), c_.head_dim(),
                     c_.rope_theta);
   }
   {
-    auto op = ctx.op(layer_, "attn.core", pass);
+    auto op = ctx.op(layer_, op_names::kAttnCore, pass);
     s.out = Tensor::uninitialized_of<T>(kAct, static_cast<std::size_t>(t) * qw);
     const std::size_t rows = static_cast<std::size_t>(c_.micro_batch) * c_.local_heads() * c_.seq_len;
     if (c_.flash_attention) s.lse = Tensor::uninitialized(kAct, rows);
@@ -123,13 +124,13 @@ void AttentionBlock::forward_t(const ModelContext& ctx, const T* x, T* y, Attent
   }
   Tensor partial = Tensor::uninitialized_of<T>(kAct, static_cast<std::size_t>(t) * h);
   {
-    auto op = ctx.op(layer_, "attn.proj", pass);
+    auto op = ctx.op(layer_, op_names::kAttnProj, pass);
     k::linear_forward(s.out.as<T>(), p_.param<T>(proj_w_), nullptr, partial.as<T>(), t, qw, h);
   }
   Tensor reduced;
   const T* branch = partial.as<T>();
   if (ctx.tp_size() > 1) {
-    auto op = ctx.op(layer_, "attn.tp_exit", pass);
+    auto op = ctx.op(layer_, op_names::kAttnTpExit, pass);
     if (c_.sequence_parallel) {
       reduced = reduce_scatter_token_rows(ctx, partial.as<T>(), partial.size(), kAct);
       branch = reduced.as<T>();
@@ -138,7 +139,7 @@ void AttentionBlock::forward_t(const ModelContext& ctx, const T* x, T* y, Attent
     }
   }
   {
-    auto op = ctx.op(layer_, "attn.residual", pass);
+    auto op = ctx.op(layer_, op_names::kAttnResidual, pass);
     k::residual_forward(x, branch, p_.param<T>(proj_b_), y, tl, h);
   }
 }
@@ -158,29 +159,29 @@ Tensor AttentionBlock::backward_t(const ModelContext& ctx, const T* dy, const T*
   const int qw = c_.local_q_width(), kvw = c_.local_kv_width();
   const bool sp = c_.sequence_parallel && ctx.tp_size() > 1;
   if (proj_b_ >= 0) {
-    auto op = ctx.op(layer_, "attn.residual", Pass::bwd_dgrad);
+    auto op = ctx.op(layer_, op_names::kAttnResidual, Pass::bwd_dgrad);
     k::residual_backward(dy, p_.grad<T>(proj_b_), tl, h, true);
   }
   Tensor dy_full;
   const T* dbranch = dy;
   if (sp) {  // g-bar backward: all-gather the grad rows
-    auto op = ctx.op(layer_, "attn.tp_exit", Pass::bwd_dgrad);
+    auto op = ctx.op(layer_, op_names::kAttnTpExit, Pass::bwd_dgrad);
     dy_full = gather_token_rows(ctx, dy, static_cast<std::size_t>(tl) * h, kAct);
     dbranch = dy_full.as<T>();
   }
   Tensor dout = Tensor::uninitialized_of<T>(kAct, static_cast<std::size_t>(t) * qw);
   {
-    auto op = ctx.op(layer_, "attn.proj", Pass::bwd_dgrad);
+    auto op = ctx.op(layer_, op_names::kAttnProj, Pass::bwd_dgrad);
     k::linear_backward_input(dbranch, p_.param<T>(proj_w_), dout.as<T>(), t, qw, h);
   }
   {
-    auto op = ctx.op(layer_, "attn.proj", Pass::bwd_wgrad);
+    auto op = ctx.op(layer_, op_names::kAttnProj, Pass::bwd_wgrad);
     k::linear_backward_weight(dbranch, s.out.as<T>(), p_.grad<T>(proj_w_), t, qw, h, true);
   }
   dy_full.release();
   Tensor replay;  // selective recompute: the core's output computed again (Megatron's checkpoint does too)
   if (s.probs.empty() && s.lse.empty()) {
-    auto op = ctx.op(layer_, "attn.core", Pass::recompute);
+    auto op = ctx.op(layer_, op_names::kAttnCore, Pass::recompute);
     const std::size_t rows = static_cast<std::size_t>(c_.micro_batch) * c_.local_heads() * c_.seq_len;
     replay = Tensor::uninitialized_of<T>(kAct, s.out.size());
     if (c_.flash_attention) s.lse = Tensor::uninitialized(kAct, rows);
@@ -190,7 +191,7 @@ Tensor AttentionBlock::backward_t(const ModelContext& ctx, const T* dy, const T*
   Tensor dq = Tensor::zeros_of<T>(kAct, s.q.size()), dk = Tensor::zeros_of<T>(kAct, s.k.size()),
          dv = Tensor::zeros_of<T>(kAct, s.v.size());
   {
-    auto op = ctx.op(layer_, "attn.core", Pass::bwd_dgrad);
+    auto op = ctx.op(layer_, op_names::kAttnCore, Pass::bwd_dgrad);
     const kernels::AttentionShape shape{c_.micro_batch, c_.seq_len, c_.local_heads(), c_.local_kv_heads(),
                                         c_.head_dim()};
     if (c_.flash_attention)
@@ -210,7 +211,7 @@ Tensor AttentionBlock::backward_t(const ModelContext& ctx, const T* dy, const T*
   s.probs.release();
   s.lse.release();
   if (c_.model.position == Position::rope) {
-    auto op = ctx.op(layer_, "attn.rope", Pass::bwd_dgrad);
+    auto op = ctx.op(layer_, op_names::kAttnRope, Pass::bwd_dgrad);
     k::rope_backward(dq.as<T>(), dq.as<T>(), c_.micro_batch, c_.seq_len, c_.local_heads(), c_.head_dim(),
                      c_.rope_theta);
     k::rope_backward(dk.as<T>(), dk.as<T>(), c_.micro_batch, c_.seq_len, c_.local_kv_heads(), c_.head_dim(),
@@ -218,7 +219,7 @@ Tensor AttentionBlock::backward_t(const ModelContext& ctx, const T* dy, const T*
   }
   Tensor dn_full = Tensor::uninitialized_of<T>(kAct, static_cast<std::size_t>(t) * h);
   {
-    auto op = ctx.op(layer_, "attn.qkv", Pass::bwd_dgrad);
+    auto op = ctx.op(layer_, op_names::kAttnQkv, Pass::bwd_dgrad);
     k::linear_backward_input(dq.as<T>(), p_.param<T>(q_w_), dn_full.as<T>(), t, h, qw);
     // dn += dk Wk + dv Wv: one GEMM each with beta = 1
     k::gemm_forward(dk.as<T>(), p_.param<T>(k_w_), dn_full.as<T>(), t, h, kvw, false, false, 1.0f, 1.0f);
@@ -227,11 +228,11 @@ Tensor AttentionBlock::backward_t(const ModelContext& ctx, const T* dy, const T*
   Tensor gathered;
   const T* in = s.normed.as<T>();
   if (sp) {  // the QKV input was kept sharded; gather it again for the weight grads (§4.2.2)
-    auto op = ctx.op(layer_, "attn.tp_enter", Pass::bwd_dgrad);
+    auto op = ctx.op(layer_, op_names::kAttnTpEnter, Pass::bwd_dgrad);
     in = gather_token_rows_to_buffer(ctx, in, s.normed.size(), gathered);
   }
   {
-    auto op = ctx.op(layer_, "attn.qkv", Pass::bwd_wgrad);
+    auto op = ctx.op(layer_, op_names::kAttnQkv, Pass::bwd_wgrad);
     k::linear_backward_weight(dq.as<T>(), in, p_.grad<T>(q_w_), t, h, qw, true);
     k::linear_backward_weight(dk.as<T>(), in, p_.grad<T>(k_w_), t, h, kvw, true);
     k::linear_backward_weight(dv.as<T>(), in, p_.grad<T>(v_w_), t, h, kvw, true);
@@ -249,7 +250,7 @@ Tensor AttentionBlock::backward_t(const ModelContext& ctx, const T* dy, const T*
   Tensor dn_local;
   const T* dn = dn_full.as<T>();
   if (ctx.tp_size() > 1) {  // f backward: all-reduce, or with SP g backward: reduce-scatter
-    auto op = ctx.op(layer_, "attn.tp_enter", Pass::bwd_dgrad);
+    auto op = ctx.op(layer_, op_names::kAttnTpEnter, Pass::bwd_dgrad);
     if (sp) {
       dn_local = reduce_scatter_token_rows(ctx, dn_full.as<T>(), dn_full.size(), kAct);
       dn_full.release();
@@ -260,7 +261,7 @@ Tensor AttentionBlock::backward_t(const ModelContext& ctx, const T* dy, const T*
   }
   Tensor dx = Tensor::uninitialized_of<T>(kAct, static_cast<std::size_t>(tl) * h);
   {
-    auto op = ctx.op(layer_, "attn.norm", Pass::bwd_dgrad);
+    auto op = ctx.op(layer_, op_names::kAttnNorm, Pass::bwd_dgrad);
     norm_backward(c_, dn, x, p_.param<T>(norm_w_), s.norm, dx.as<T>(), p_.grad<T>(norm_w_), p_.grad<T>(norm_b_), tl);
     k::residual_forward(dx.as<T>(), dy, nullptr, dx.as<T>(), tl, h);  // + the residual path's grad
   }

@@ -10,6 +10,7 @@
 #include "kernels/cpu/linear.hpp"
 #include "kernels/cpu/residual.hpp"
 #include "kernels/cpu/rope.hpp"
+#include "models/op_names.hpp"
 
 namespace twinsim::exec {
 
@@ -69,7 +70,7 @@ std::int64_t Decoder::kv_cache_bytes() const {
 void Decoder::embed(const ModelContext& ctx, const int* tokens, int n, float* x) const {
   const int h = step_.hidden(), v0 = step_.vocab_start(), vl = step_.local_vocab(), rows = batch_ * n;
   {
-    auto op = ctx.op(-1, "embedding.lookup", Pass::fwd);
+    auto op = ctx.op(-1, op_names::kEmbeddingLookup, Pass::fwd);
     const float* wte = word_->param(0);
     for (int i = 0; i < rows; ++i) {
       const int row = tokens[i] - v0;
@@ -77,11 +78,11 @@ void Decoder::embed(const ModelContext& ctx, const int* tokens, int n, float* x)
     }
   }
   if (ctx.tp_size() > 1) {
-    auto op = ctx.op(-1, "embedding.reduce", Pass::fwd);
+    auto op = ctx.op(-1, op_names::kEmbeddingReduce, Pass::fwd);
     all_reduce_tp(ctx, x, static_cast<std::size_t>(rows) * h);
   }
   if (!position_) return;
-  auto op = ctx.op(-1, "embedding.position", Pass::fwd);
+  auto op = ctx.op(-1, op_names::kEmbeddingPosition, Pass::fwd);
   const float* wpe = position_->param(0);
   for (int r = 0; r < rows; ++r) {
     const float* pos_row = wpe + static_cast<std::size_t>(length_ + r % n) * h;
@@ -112,24 +113,24 @@ Tensor Decoder::attention(const ModelContext& ctx, int i, const float* x, int n)
          kk = Tensor::uninitialized(kAct, static_cast<std::size_t>(rows) * kvw),
          vv = Tensor::uninitialized(kAct, static_cast<std::size_t>(rows) * kvw);
   {
-    auto op = ctx.op(i, "attn.norm", Pass::fwd);
+    auto op = ctx.op(i, op_names::kAttnNorm, Pass::fwd);
     NormSaved saved;
     norm_forward(step_, x, param(p, pre + "norm.weight"), param_or_null(p, pre + "norm.bias"), normed.data(), saved, rows);
   }
   {
-    auto op = ctx.op(i, "attn.qkv", Pass::fwd);
+    auto op = ctx.op(i, op_names::kAttnQkv, Pass::fwd);
     k::linear_forward(normed.data(), param(p, pre + "q.weight"), param_or_null(p, pre + "q.bias"), q.data(), rows, h, qw);
     k::linear_forward(normed.data(), param(p, pre + "k.weight"), param_or_null(p, pre + "k.bias"), kk.data(), rows, h, kvw);
     k::linear_forward(normed.data(), param(p, pre + "v.weight"), param_or_null(p, pre + "v.bias"), vv.data(), rows, h, kvw);
   }
   if (step_.model.position == Position::rope) {  // rotated at their absolute positions
-    auto op = ctx.op(i, "attn.rope", Pass::fwd);
+    auto op = ctx.op(i, op_names::kAttnRope, Pass::fwd);
     k::rope_forward(q.data(), q.data(), batch_, n, step_.local_heads(), step_.head_dim(), step_.rope_theta, length_);
     k::rope_forward(kk.data(), kk.data(), batch_, n, step_.local_kv_heads(), step_.head_dim(), step_.rope_theta, length_);
   }
   Tensor out = Tensor::uninitialized(kAct, static_cast<std::size_t>(rows) * qw);
   {
-    auto op = ctx.op(i, "attn.core", Pass::fwd);
+    auto op = ctx.op(i, op_names::kAttnCore, Pass::fwd);
     for (int b = 0; b < batch_; ++b)
       for (int j = 0; j < n; ++j) {
         const std::size_t src = (static_cast<std::size_t>(b) * n + j) * kvw;
@@ -141,11 +142,11 @@ Tensor Decoder::attention(const ModelContext& ctx, int i, const float* x, int n)
   }
   Tensor partial = Tensor::uninitialized(kAct, static_cast<std::size_t>(rows) * h);
   {
-    auto op = ctx.op(i, "attn.proj", Pass::fwd);
+    auto op = ctx.op(i, op_names::kAttnProj, Pass::fwd);
     k::linear_forward(out.data(), param(p, pre + "proj.weight"), nullptr, partial.data(), rows, qw, h);
   }
   if (ctx.tp_size() > 1) {
-    auto op = ctx.op(i, "attn.tp_exit", Pass::fwd);
+    auto op = ctx.op(i, op_names::kAttnTpExit, Pass::fwd);
     all_reduce_tp(ctx, partial.data(), partial.size());
   }
   // the attention's own tensors go when it returns, before the residual add's output
@@ -154,7 +155,7 @@ Tensor Decoder::attention(const ModelContext& ctx, int i, const float* x, int n)
   vv.release();
   out.release();
   Tensor y = Tensor::uninitialized(kAct, static_cast<std::size_t>(rows) * h);
-  auto op = ctx.op(i, "attn.residual", Pass::fwd);
+  auto op = ctx.op(i, op_names::kAttnResidual, Pass::fwd);
   k::residual_forward(x, partial.data(), param_or_null(p, pre + "proj.bias"), y.data(), rows, h);
   return y;
 }
@@ -166,13 +167,13 @@ Tensor Decoder::head(const ModelContext& ctx, const float* x, int n) const {
   for (int b = 0; b < batch_; ++b)
     std::copy_n(x + (static_cast<std::size_t>(b) * n + n - 1) * h, h, last.data() + static_cast<std::size_t>(b) * h);
   {
-    auto op = ctx.op(-1, "head.norm", Pass::fwd);
+    auto op = ctx.op(-1, op_names::kHeadNorm, Pass::fwd);
     NormSaved saved;
     const float* beta = head_norm_->slots().size() > 1 ? head_norm_->param(1) : nullptr;
     norm_forward(step_, last.data(), head_norm_->param(0), beta, normed.data(), saved, batch_);
   }
   Tensor logits = Tensor::uninitialized(kAct, static_cast<std::size_t>(batch_) * vl);
-  auto op = ctx.op(-1, "head.logits", Pass::fwd);
+  auto op = ctx.op(-1, op_names::kHeadLogits, Pass::fwd);
   k::linear_forward(normed.data(), output_->param(0), nullptr, logits.data(), batch_, h, vl);
   return logits;
 }

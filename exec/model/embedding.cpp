@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "exec/model/tp_region.hpp"
+#include "models/op_names.hpp"
 
 namespace twinsim::exec {
 
@@ -47,7 +48,7 @@ void Embedding::forward_t(const ModelContext& ctx, const int* tokens, T* x, Pass
   const int v0 = c_.vocab_start(), vl = c_.local_vocab();
   Tensor partial = Tensor::zeros_of<T>(MemCategory::activations, static_cast<std::size_t>(t) * h);
   {
-    auto op = ctx.op(-1, "embedding.lookup", pass);
+    auto op = ctx.op(-1, op_names::kEmbeddingLookup, pass);
     const T* wte = word_.param<T>(0);
     for (int i = 0; i < t; ++i) {
       const int row = tokens[i] - v0;
@@ -57,7 +58,7 @@ void Embedding::forward_t(const ModelContext& ctx, const int* tokens, T* x, Pass
   const T* summed = partial.as<T>();
   Tensor reduced;
   if (ctx.tp_size() > 1) {
-    auto op = ctx.op(-1, "embedding.reduce", pass);
+    auto op = ctx.op(-1, op_names::kEmbeddingReduce, pass);
     if (c_.sequence_parallel) {
       reduced = reduce_scatter_token_rows(ctx, partial.as<T>(), partial.size(), MemCategory::activations);
       summed = reduced.as<T>();
@@ -65,7 +66,7 @@ void Embedding::forward_t(const ModelContext& ctx, const int* tokens, T* x, Pass
       all_reduce_tp(ctx, partial.as<T>(), partial.size());
     }
   }
-  auto op = ctx.op(-1, "embedding.position", pass);
+  auto op = ctx.op(-1, op_names::kEmbeddingPosition, pass);
   std::copy_n(summed, static_cast<std::size_t>(tl) * h, x);
   if (!position_) return;
   const int first = ctx.tp_size() > 1 ? first_local_token(ctx) : 0;
@@ -82,7 +83,7 @@ void Embedding::backward_t(const ModelContext& ctx, const int* tokens, const T* 
   const int t = c_.tokens(), tl = c_.local_tokens(), h = c_.hidden();
   const int v0 = c_.vocab_start(), vl = c_.local_vocab();
   if (position_) {
-    auto op = ctx.op(-1, "embedding.position", Pass::bwd_dgrad);
+    auto op = ctx.op(-1, op_names::kEmbeddingPosition, Pass::bwd_dgrad);
     const int first = ctx.tp_size() > 1 ? first_local_token(ctx) : 0;
     T* dwpe = position_->grad<T>(0);
     for (int r = 0; r < tl; ++r) {
@@ -94,11 +95,11 @@ void Embedding::backward_t(const ModelContext& ctx, const int* tokens, const T* 
   const T* full = dx;
   Tensor gathered;
   if (c_.sequence_parallel && ctx.tp_size() > 1) {  // reduce-scatter's backward: all-gather
-    auto op = ctx.op(-1, "embedding.reduce", Pass::bwd_dgrad);
+    auto op = ctx.op(-1, op_names::kEmbeddingReduce, Pass::bwd_dgrad);
     gathered = gather_token_rows(ctx, dx, static_cast<std::size_t>(tl) * h, MemCategory::activations);
     full = gathered.as<T>();
   }
-  auto op = ctx.op(-1, "embedding.lookup", Pass::bwd_wgrad);
+  auto op = ctx.op(-1, op_names::kEmbeddingLookup, Pass::bwd_wgrad);
   T* dwte = word_.grad<T>(0);
   for (int i = 0; i < t; ++i) {
     const int row = tokens[i] - v0;

@@ -6,6 +6,7 @@
 
 #include "exec/model/tp_region.hpp"
 #include "kernels/cpu/gemm.hpp"
+#include "models/op_names.hpp"
 
 namespace twinsim::exec {
 
@@ -93,21 +94,21 @@ float Head::forward_t(const ModelContext& ctx, const int* targets, HeadSaved& s,
   const T* beta = norm_.slots().size() > 1 ? norm_.param<T>(1) : nullptr;
   s.normed = Tensor::uninitialized_of<T>(MemCategory::activations, static_cast<std::size_t>(tl) * h);
   {
-    auto op = ctx.op(-1, "head.norm", pass);
+    auto op = ctx.op(-1, op_names::kHeadNorm, pass);
     norm_forward(c_, s.input.as<T>(), norm_.param<T>(0), beta, s.normed.as<T>(), s.norm, tl);
   }
   Tensor gathered;
   const T* in = s.normed.as<T>();
   if (c_.sequence_parallel && ctx.tp_size() > 1) {
-    auto op = ctx.op(-1, "head.enter", pass);
+    auto op = ctx.op(-1, op_names::kHeadEnter, pass);
     in = gather_token_rows_to_buffer(ctx, in, s.normed.size(), gathered);
   }
   s.logits = Tensor::uninitialized(MemCategory::activations, static_cast<std::size_t>(t) * vl);
   {
-    auto op = ctx.op(-1, "head.logits", pass);
+    auto op = ctx.op(-1, op_names::kHeadLogits, pass);
     k::gemm_forward(in, out_.param<T>(out_slot_), s.logits.data(), t, vl, h, false, true);
   }
-  auto op = ctx.op(-1, "head.loss", pass);
+  auto op = ctx.op(-1, op_names::kHeadLoss, pass);
   s.lse = Tensor(MemCategory::activations, t);
   return vocab_parallel_cross_entropy(ctx, s.logits.data(), targets, s.lse.data(), t, vl, c_.vocab_start());
 }
@@ -118,24 +119,24 @@ Tensor Head::backward_t(const ModelContext& ctx, const int* targets, float dloss
   const bool sp = c_.sequence_parallel && ctx.tp_size() > 1;
   {
     // in place, as Megatron's _VocabParallelCrossEntropy.backward: the logits become their grads
-    auto op = ctx.op(-1, "head.loss", Pass::bwd_dgrad);
+    auto op = ctx.op(-1, op_names::kHeadLoss, Pass::bwd_dgrad);
     vocab_parallel_cross_entropy_backward(s.logits.data(), targets, s.lse.data(), dloss, s.logits.data(), t, vl,
                                           c_.vocab_start());
   }
   s.lse.release();
   Tensor dn_full = Tensor::uninitialized_of<T>(MemCategory::activations, static_cast<std::size_t>(t) * h);
   {
-    auto op = ctx.op(-1, "head.logits", Pass::bwd_dgrad);
+    auto op = ctx.op(-1, op_names::kHeadLogits, Pass::bwd_dgrad);
     k::gemm_forward(s.logits.data(), out_.param<T>(out_slot_), dn_full.as<T>(), t, h, vl, false, false);
   }
   Tensor gathered;
   const T* in = s.normed.as<T>();
   if (sp) {
-    auto op = ctx.op(-1, "head.enter", Pass::bwd_dgrad);
+    auto op = ctx.op(-1, op_names::kHeadEnter, Pass::bwd_dgrad);
     in = gather_token_rows_to_buffer(ctx, in, s.normed.size(), gathered);
   }
   {
-    auto op = ctx.op(-1, "head.logits", Pass::bwd_wgrad);
+    auto op = ctx.op(-1, op_names::kHeadLogits, Pass::bwd_wgrad);
     k::gemm_forward(s.logits.data(), in, out_.grad<T>(out_slot_), vl, h, t, true, false, 1.0f, 1.0f);
   }
   gathered.release();
@@ -144,7 +145,7 @@ Tensor Head::backward_t(const ModelContext& ctx, const int* targets, float dloss
   Tensor dn_local;
   const T* dn = dn_full.as<T>();
   if (ctx.tp_size() > 1) {
-    auto op = ctx.op(-1, "head.enter", Pass::bwd_dgrad);
+    auto op = ctx.op(-1, op_names::kHeadEnter, Pass::bwd_dgrad);
     if (sp) {
       dn_local = reduce_scatter_token_rows(ctx, dn_full.as<T>(), dn_full.size(), MemCategory::activations);
       dn_full.release();
@@ -154,7 +155,7 @@ Tensor Head::backward_t(const ModelContext& ctx, const int* targets, float dloss
     }
   }
   Tensor dx = Tensor::uninitialized_of<T>(MemCategory::activations, static_cast<std::size_t>(tl) * h);
-  auto op = ctx.op(-1, "head.norm", Pass::bwd_dgrad);
+  auto op = ctx.op(-1, op_names::kHeadNorm, Pass::bwd_dgrad);
   T* dbeta = norm_.slots().size() > 1 ? norm_.grad<T>(1) : nullptr;
   norm_backward(c_, dn, s.input.as<T>(), norm_.param<T>(0), s.norm, dx.as<T>(), norm_.grad<T>(0), dbeta, tl);
   s.release_all();

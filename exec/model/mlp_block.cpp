@@ -8,6 +8,7 @@
 #include "kernels/cpu/gemm.hpp"
 #include "kernels/cpu/linear.hpp"
 #include "kernels/cpu/residual.hpp"
+#include "models/op_names.hpp"
 
 namespace twinsim::exec {
 
@@ -52,8 +53,8 @@ MlpBlock::MlpBlock(const TransformerConfig& c, int layer, ParamBlock& params)
     : c_(c), layer_(layer), p_(params) {
   const std::string p = "layer" + std::to_string(layer) + ".mlp.";
   const std::string up = c.swiglu() ? "gate" : "fc1", down = c.swiglu() ? "down" : "fc2";
-  up_name_ = c.swiglu() ? "mlp.gate_up" : "mlp.fc1";
-  down_name_ = c.swiglu() ? "mlp.down" : "mlp.fc2";
+  up_name_ = c.swiglu() ? op_names::kMlpGateUp : op_names::kMlpFc1;
+  down_name_ = c.swiglu() ? op_names::kMlpDown : op_names::kMlpFc2;
   norm_w_ = p_.index_of(p + "norm.weight");
   w1_ = p_.index_of(p + up + ".weight");
   w2_ = p_.index_of(p + down + ".weight");
@@ -76,13 +77,13 @@ void MlpBlock::forward_t(const ModelContext& ctx, const T* x, T* y, MlpSaved& s,
   const std::size_t inner = static_cast<std::size_t>(t) * f;
   s.normed = Tensor::uninitialized_of<T>(kAct, static_cast<std::size_t>(tl) * h);
   {
-    auto op = ctx.op(layer_, "mlp.norm", pass);
+    auto op = ctx.op(layer_, op_names::kMlpNorm, pass);
     norm_forward(c_, x, p_.param<T>(norm_w_), p_.param<T>(norm_b_), s.normed.as<T>(), s.norm, tl);
   }
   Tensor gathered;
   const T* in = s.normed.as<T>();
   if (c_.sequence_parallel && ctx.tp_size() > 1) {
-    auto op = ctx.op(layer_, "mlp.tp_enter", pass);
+    auto op = ctx.op(layer_, op_names::kMlpTpEnter, pass);
     in = gather_token_rows_to_buffer(ctx, in, s.normed.size(), gathered);
   }
   s.up1 = Tensor::uninitialized_of<T>(kAct, inner);
@@ -97,7 +98,7 @@ void MlpBlock::forward_t(const ModelContext& ctx, const T* x, T* y, MlpSaved& s,
   gathered.release();
   s.act = Tensor::uninitialized_of<T>(kAct, inner);
   {
-    auto op = ctx.op(layer_, "mlp.act", pass);
+    auto op = ctx.op(layer_, op_names::kMlpAct, pass);
     if (c_.swiglu()) k::swiglu_forward(s.up1.as<T>(), s.up2.as<T>(), s.act.as<T>(), static_cast<long>(inner));
     else k::gelu_forward(s.up1.as<T>(), s.act.as<T>(), static_cast<long>(inner));
   }
@@ -114,7 +115,7 @@ void MlpBlock::forward_t(const ModelContext& ctx, const T* x, T* y, MlpSaved& s,
   Tensor reduced;
   const T* branch = partial.as<T>();
   if (ctx.tp_size() > 1) {
-    auto op = ctx.op(layer_, "mlp.tp_exit", pass);
+    auto op = ctx.op(layer_, op_names::kMlpTpExit, pass);
     if (c_.sequence_parallel) {
       reduced = reduce_scatter_token_rows(ctx, partial.as<T>(), partial.size(), kAct);
       branch = reduced.as<T>();
@@ -123,7 +124,7 @@ void MlpBlock::forward_t(const ModelContext& ctx, const T* x, T* y, MlpSaved& s,
     }
   }
   {
-    auto op = ctx.op(layer_, "mlp.residual", pass);
+    auto op = ctx.op(layer_, op_names::kMlpResidual, pass);
     k::residual_forward(x, branch, p_.param<T>(w2b_), y, tl, h);
   }
 }
@@ -138,13 +139,13 @@ Tensor MlpBlock::backward_t(const ModelContext& ctx, const T* dy, const T* x, Ml
   const std::size_t inner = static_cast<std::size_t>(t) * f;
   const bool sp = c_.sequence_parallel && ctx.tp_size() > 1;
   if (w2b_ >= 0) {
-    auto op = ctx.op(layer_, "mlp.residual", Pass::bwd_dgrad);
+    auto op = ctx.op(layer_, op_names::kMlpResidual, Pass::bwd_dgrad);
     k::residual_backward(dy, p_.grad<T>(w2b_), tl, h, true);
   }
   Tensor dy_full;
   const T* dbranch = dy;
   if (sp) {
-    auto op = ctx.op(layer_, "mlp.tp_exit", Pass::bwd_dgrad);
+    auto op = ctx.op(layer_, op_names::kMlpTpExit, Pass::bwd_dgrad);
     dy_full = gather_token_rows(ctx, dy, static_cast<std::size_t>(tl) * h, kAct);
     dbranch = dy_full.as<T>();
   }
@@ -161,7 +162,7 @@ Tensor MlpBlock::backward_t(const ModelContext& ctx, const T* dy, const T* x, Ml
   s.act.release();
   Tensor d1 = Tensor::uninitialized_of<T>(kAct, inner), d3;
   {
-    auto op = ctx.op(layer_, "mlp.act", Pass::bwd_dgrad);
+    auto op = ctx.op(layer_, op_names::kMlpAct, Pass::bwd_dgrad);
     if (c_.swiglu()) {
       d3 = Tensor::uninitialized_of<T>(kAct, inner);
       k::swiglu_backward(dact.as<T>(), s.up1.as<T>(), s.up2.as<T>(), d1.as<T>(), d3.as<T>(), static_cast<long>(inner));
@@ -181,7 +182,7 @@ Tensor MlpBlock::backward_t(const ModelContext& ctx, const T* dy, const T* x, Ml
   Tensor gathered;
   const T* in = s.normed.as<T>();
   if (sp) {  // fc1's input was kept sharded; gather it again for the weight grad (§4.2.2)
-    auto op = ctx.op(layer_, "mlp.tp_enter", Pass::bwd_dgrad);
+    auto op = ctx.op(layer_, op_names::kMlpTpEnter, Pass::bwd_dgrad);
     in = gather_token_rows_to_buffer(ctx, in, s.normed.size(), gathered);
   }
   {
@@ -200,7 +201,7 @@ Tensor MlpBlock::backward_t(const ModelContext& ctx, const T* dy, const T* x, Ml
   Tensor dn_local;
   const T* dn = dn_full.as<T>();
   if (ctx.tp_size() > 1) {
-    auto op = ctx.op(layer_, "mlp.tp_enter", Pass::bwd_dgrad);
+    auto op = ctx.op(layer_, op_names::kMlpTpEnter, Pass::bwd_dgrad);
     if (sp) {
       dn_local = reduce_scatter_token_rows(ctx, dn_full.as<T>(), dn_full.size(), kAct);
       dn_full.release();
@@ -211,7 +212,7 @@ Tensor MlpBlock::backward_t(const ModelContext& ctx, const T* dy, const T* x, Ml
   }
   Tensor dx = Tensor::uninitialized_of<T>(kAct, static_cast<std::size_t>(tl) * h);
   {
-    auto op = ctx.op(layer_, "mlp.norm", Pass::bwd_dgrad);
+    auto op = ctx.op(layer_, op_names::kMlpNorm, Pass::bwd_dgrad);
     norm_backward(c_, dn, x, p_.param<T>(norm_w_), s.norm, dx.as<T>(), p_.grad<T>(norm_w_), p_.grad<T>(norm_b_), tl);
     k::residual_forward(dx.as<T>(), dy, nullptr, dx.as<T>(), tl, h);  // + the residual path's grad
   }

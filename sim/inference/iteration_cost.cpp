@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "models/op_names.hpp"
 #include "sim/cost/compute_cost.hpp"
 #include "sim/cost/straggler_wait.hpp"
 #include "sim/inference/quantization.hpp"
@@ -89,7 +90,7 @@ double ServingCostModel::call_time_s(const LayerOp& op, bool cached) const {
     case OpKind::gemm:
       c.kind = ComputeKind::gemm;
       // the logits layer and the router keep 16-bit weights (iteration_ops.hpp)
-      if (op.name != "head.logits" && op.name != "moe.router") c.dtype = gemm_math_dtype(gpu, s_.inference->weight_dtype);
+      if (op.name != op_names::kHeadLogits && op.name != op_names::kMoeRouter) c.dtype = gemm_math_dtype(gpu, s_.inference->weight_dtype);
       c.m = op.m * op.count, c.n = op.n, c.k = op.k;  // a grouped GEMM fills the GPU like one tall GEMM
       c.kernel = cached ? kGemmCachedKernel : kGemmKernel;
       break;

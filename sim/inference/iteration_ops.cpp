@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "models/checked_math.hpp"
+#include "models/op_names.hpp"
 #include "sim/inference/quantization.hpp"
 
 namespace twinsim {
@@ -121,7 +122,7 @@ void add_all_reduce(std::vector<LayerOp>& ops, std::string_view name, const Size
 // sequences once, writes O and the new K,V.
 LayerOp attention(const IterationShape& shape, const Sizes& s) {
   LayerOp op;
-  op.name = "attn.core";
+  op.name = op_names::kAttnCore;
   op.kind = OpKind::attention;
   op.flash = true;
   op.head_dim = s.head_dim;
@@ -134,11 +135,11 @@ void add_ffn(std::vector<LayerOp>& ops, const ModelSpec& m, const Sizes& s, std:
              std::int64_t experts, std::int64_t rows_per_expert, bool moe) {
   const bool swiglu = m.activation == Activation::swiglu;
   const std::int64_t rows = experts * rows_per_expert;
-  ops.push_back(linear(moe ? (swiglu ? "moe.experts.gate_up" : "moe.experts.fc1") : (swiglu ? "mlp.gate_up" : "mlp.fc1"),
+  ops.push_back(linear(moe ? (swiglu ? op_names::kMoeExpertsGateUp : op_names::kMoeExpertsFc1) : (swiglu ? op_names::kMlpGateUp : op_names::kMlpFc1),
                        rows_per_expert, (swiglu ? 2 : 1) * ffn, s.h, experts, s, s.weights));
-  ops.push_back(memory_op(moe ? "moe.experts.act" : "mlp.act", OpKind::elementwise, swiglu ? "swiglu" : "gelu",
+  ops.push_back(memory_op(moe ? op_names::kMoeExpertsAct : op_names::kMlpAct, OpKind::elementwise, swiglu ? "swiglu" : "gelu",
                           (swiglu ? 3 : 2) * s.act(checked_mul(rows, ffn))));
-  ops.push_back(linear(moe ? (swiglu ? "moe.experts.down" : "moe.experts.fc2") : (swiglu ? "mlp.down" : "mlp.fc2"),
+  ops.push_back(linear(moe ? (swiglu ? op_names::kMoeExpertsDown : op_names::kMoeExpertsFc2) : (swiglu ? op_names::kMlpDown : op_names::kMlpFc2),
                        rows_per_expert, s.h, ffn, experts, s, s.weights));
 }
 
@@ -147,7 +148,7 @@ void add_ffn(std::vector<LayerOp>& ops, const ModelSpec& m, const Sizes& s, std:
 // share of the routed tokens. Experts are TP-sharded like the dense FFN (EP: not modelled).
 void add_moe(std::vector<LayerOp>& ops, const ModelSpec& m, const Sizes& s) {
   const MoeSpec& moe = *m.moe;
-  ops.push_back(linear("moe.router", s.t, moe.experts, s.h, 1, s, Dtype::fp16));
+  ops.push_back(linear(op_names::kMoeRouter, s.t, moe.experts, s.h, 1, s, Dtype::fp16));
   const std::int64_t routed = checked_mul(s.t, moe.top_k);
   const auto touched = std::max<std::int64_t>(
       1, static_cast<std::int64_t>(std::llround(expected_experts_touched(moe.experts, moe.top_k, s.t))));
@@ -162,21 +163,21 @@ std::vector<LayerOp> build_iteration_layer_ops(const ModelSpec& m, std::int64_t 
   const Sizes s = make_sizes(m, p, w, shape);
   std::vector<LayerOp> ops;
   ops.reserve(16);
-  ops.push_back(norm("attn.norm", s.t, s));
-  ops.push_back(linear("attn.qkv", s.t, s.q_cols + 2 * s.kv_cols, s.h, 1, s, s.weights));
+  ops.push_back(norm(op_names::kAttnNorm, s.t, s));
+  ops.push_back(linear(op_names::kAttnQkv, s.t, s.q_cols + 2 * s.kv_cols, s.h, 1, s, s.weights));
   if (m.position == Position::rope)  // rotates the new Q and K in place
-    ops.push_back(memory_op("attn.rope", OpKind::elementwise, "rope", 2 * s.act(s.t * (s.q_cols + s.kv_cols))));
+    ops.push_back(memory_op(op_names::kAttnRope, OpKind::elementwise, "rope", 2 * s.act(s.t * (s.q_cols + s.kv_cols))));
   ops.push_back(attention(shape, s));
-  ops.push_back(linear("attn.proj", s.t, s.h, s.q_cols, 1, s, s.weights));
-  add_all_reduce(ops, "attn.tp_exit", s);  // Megatron's row-parallel output (Shoeybi 2019, Fig. 3)
-  ops.push_back(memory_op("attn.residual", OpKind::elementwise, "residual", 3 * s.act(s.t * s.h)));
-  ops.push_back(norm("mlp.norm", s.t, s));
+  ops.push_back(linear(op_names::kAttnProj, s.t, s.h, s.q_cols, 1, s, s.weights));
+  add_all_reduce(ops, op_names::kAttnTpExit, s);  // Megatron's row-parallel output (Shoeybi 2019, Fig. 3)
+  ops.push_back(memory_op(op_names::kAttnResidual, OpKind::elementwise, "residual", 3 * s.act(s.t * s.h)));
+  ops.push_back(norm(op_names::kMlpNorm, s.t, s));
   if (m.is_moe_layer(layer))
     add_moe(ops, m, s);
   else
     add_ffn(ops, m, s, m.ffn_hidden / s.tp, 1, s.t, false);
-  add_all_reduce(ops, "mlp.tp_exit", s);
-  ops.push_back(memory_op("mlp.residual", OpKind::elementwise, "residual", 3 * s.act(s.t * s.h)));
+  add_all_reduce(ops, op_names::kMlpTpExit, s);
+  ops.push_back(memory_op(op_names::kMlpResidual, OpKind::elementwise, "residual", 3 * s.act(s.t * s.h)));
   return ops;
 }
 
@@ -185,9 +186,9 @@ std::vector<LayerOp> build_iteration_embedding_ops(const ModelSpec& m, const Pla
   const Sizes s = make_sizes(m, p, w, shape);
   const int tables = m.position == Position::learned ? 2 : 1;
   std::vector<LayerOp> ops;
-  ops.push_back(memory_op("embedding.lookup", OpKind::elementwise, "embedding", (tables + 1) * s.act(s.t * s.h)));
+  ops.push_back(memory_op(op_names::kEmbeddingLookup, OpKind::elementwise, "embedding", (tables + 1) * s.act(s.t * s.h)));
   // vocab-parallel embedding: partial rows meet in an all-reduce (vLLM VocabParallelEmbedding)
-  add_all_reduce(ops, "embedding.reduce", s);
+  add_all_reduce(ops, op_names::kEmbeddingReduce, s);
   return ops;
 }
 
@@ -197,17 +198,17 @@ std::vector<LayerOp> build_iteration_head_ops(const ModelSpec& m, const Plan& p,
   const std::int64_t rows = shape.sampled;  // vLLM computes logits only at each sequence's last position
   const std::int64_t vocab_shard = ceil_div(m.vocab, p.tp);
   std::vector<LayerOp> ops;
-  ops.push_back(norm("head.norm", rows, s));
-  ops.push_back(linear("head.logits", rows, vocab_shard, s.h, 1, s, serving_activation_dtype(w.weight_dtype)));
+  ops.push_back(norm(op_names::kHeadNorm, rows, s));
+  ops.push_back(linear(op_names::kHeadLogits, rows, vocab_shard, s.h, 1, s, serving_activation_dtype(w.weight_dtype)));
   if (p.tp > 1) {  // vLLM gathers the vocabulary shards of the logits to sample (LogitsProcessor)
     LayerOp gather;
-    gather.name = "head.gather";
+    gather.name = op_names::kHeadGather;
     gather.kind = OpKind::collective;
     gather.fwd_comm = {CollectiveKind::all_gather, CommGroup::tp, s.act(checked_mul(rows, m.vocab))};
     ops.push_back(gather);
   }
   // softmax and sampling read the fp32 logits once
-  ops.push_back(memory_op("head.sample", OpKind::elementwise, "", checked_mul(checked_mul(rows, m.vocab), 4)));
+  ops.push_back(memory_op(op_names::kHeadSample, OpKind::elementwise, "", checked_mul(checked_mul(rows, m.vocab), 4)));
   return ops;
 }
 

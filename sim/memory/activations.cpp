@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "models/checked_math.hpp"
+#include "models/op_names.hpp"
 #include "sim/memory/stage_layers.hpp"
 
 namespace twinsim {
@@ -104,8 +105,8 @@ std::int64_t layer_backward_bytes(const ModelSpec& model, std::int64_t layer, co
   }
   // attention
   std::int64_t attention = 0;
-  const LayerOp* core = find_op(ops, "attn.core");
-  const LayerOp* proj = find_op(ops, "attn.proj");
+  const LayerOp* core = find_op(ops, op_names::kAttnCore);
+  const LayerOp* proj = find_op(ops, op_names::kAttnProj);
   std::int64_t replay = 0;
   if (core && proj) {
     const std::int64_t o = saved_named(*proj, "input");

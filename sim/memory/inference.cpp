@@ -5,6 +5,7 @@
 
 #include "models/checked_math.hpp"
 #include "models/layer_ops.hpp"
+#include "models/op_names.hpp"
 #include "sim/memory/stage_layers.hpp"
 
 namespace twinsim {
@@ -33,7 +34,7 @@ std::int64_t largest_point_bytes(const ModelSpec& model, std::int64_t layer, con
                                  const MicroBatchShape& shape) {
   std::int64_t largest = 0;
   for (const LayerOp& op : build_layer_ops(model, layer, plan, shape))
-    if (op.name == "attn.core" || ends_with(op.name, ".act"))
+    if (op.name == op_names::kAttnCore || ends_with(op.name, ".act"))
       largest = std::max(largest, op.fwd_bytes - op.weight_bytes);
   return largest;
 }

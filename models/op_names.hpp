@@ -1,0 +1,60 @@
+#pragma once
+// The names of the ops of a step, one home for every side that must agree on them: the op
+// lists the simulator prices (models/layer_ops, models/head_ops, sim/inference/iteration_ops),
+// the executor's profiled ops (exec/model, "layer3.attn.qkv.fwd" = layer prefix + name +
+// pass), the report's time.ops and the comparison that pairs predicted and measured ops.
+// A name that drifts on one side no longer compiles instead of surfacing only in an
+// end-to-end comparison.
+namespace twinsim::op_names {
+
+inline constexpr const char* kAttnCore = "attn.core";
+inline constexpr const char* kAttnCpRing = "attn.cp_ring";
+inline constexpr const char* kAttnNorm = "attn.norm";
+inline constexpr const char* kAttnProj = "attn.proj";
+inline constexpr const char* kAttnQkv = "attn.qkv";
+inline constexpr const char* kAttnResidual = "attn.residual";
+inline constexpr const char* kAttnRope = "attn.rope";
+inline constexpr const char* kAttnTpEnter = "attn.tp_enter";
+inline constexpr const char* kAttnTpExit = "attn.tp_exit";
+
+inline constexpr const char* kEmbeddingLookup = "embedding.lookup";
+inline constexpr const char* kEmbeddingPosition = "embedding.position";
+inline constexpr const char* kEmbeddingReduce = "embedding.reduce";
+inline constexpr const char* kEmbeddingWord = "embedding.word";
+
+inline constexpr const char* kHeadEnter = "head.enter";
+inline constexpr const char* kHeadGather = "head.gather";
+inline constexpr const char* kHeadLogits = "head.logits";
+inline constexpr const char* kHeadLoss = "head.loss";
+inline constexpr const char* kHeadLossReduce = "head.loss_reduce";
+inline constexpr const char* kHeadNorm = "head.norm";
+inline constexpr const char* kHeadOutput = "head.output";
+inline constexpr const char* kHeadSample = "head.sample";
+
+inline constexpr const char* kMlpAct = "mlp.act";
+inline constexpr const char* kMlpDown = "mlp.down";
+inline constexpr const char* kMlpFc1 = "mlp.fc1";
+inline constexpr const char* kMlpFc2 = "mlp.fc2";
+inline constexpr const char* kMlpGateUp = "mlp.gate_up";
+inline constexpr const char* kMlpNorm = "mlp.norm";
+inline constexpr const char* kMlpResidual = "mlp.residual";
+inline constexpr const char* kMlpTpEnter = "mlp.tp_enter";
+inline constexpr const char* kMlpTpExit = "mlp.tp_exit";
+
+inline constexpr const char* kMoeCombine = "moe.combine";
+inline constexpr const char* kMoeDispatch = "moe.dispatch";
+inline constexpr const char* kMoeExperts = "moe.experts";
+inline constexpr const char* kMoeExpertsAct = "moe.experts.act";
+inline constexpr const char* kMoeExpertsDown = "moe.experts.down";
+inline constexpr const char* kMoeExpertsFc1 = "moe.experts.fc1";
+inline constexpr const char* kMoeExpertsFc2 = "moe.experts.fc2";
+inline constexpr const char* kMoeExpertsGateUp = "moe.experts.gate_up";
+inline constexpr const char* kMoeRouter = "moe.router";
+inline constexpr const char* kMoeShared = "moe.shared";
+inline constexpr const char* kMoeSharedAct = "moe.shared.act";
+inline constexpr const char* kMoeSharedDown = "moe.shared.down";
+inline constexpr const char* kMoeSharedFc1 = "moe.shared.fc1";
+inline constexpr const char* kMoeSharedFc2 = "moe.shared.fc2";
+inline constexpr const char* kMoeSharedGateUp = "moe.shared.gate_up";
+
+}  // namespace twinsim::op_names
