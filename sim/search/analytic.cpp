@@ -9,6 +9,7 @@
 #include "sim/memory/stage_layers.hpp"
 #include "sim/memory/weights.hpp"
 #include "sim/training/rank_layout.hpp"
+#include "sim/training/step_graph.hpp"
 #include "sim/training/transfer_bytes.hpp"
 #include "sim/training/zero_comm.hpp"
 
@@ -168,15 +169,10 @@ AnalyticEstimate AnalyticModel::estimate(const Candidate& c) {
       e.dp_exposed_s += c.overlap_param_gather ? t_gather : static_cast<double>(buckets) * t_gather;
     }
   }
-  // Adam reads and writes master weights, two moments and the gradient: ~28 bytes per
-  // parameter of the GPU's shard (as sim/training/step_graph.cpp)
-  ComputeOp step;
-  step.kind = ComputeKind::optimizer;
-  step.kernel = training_.optimizer == Optimizer::adam ? "adamw" : "sgd";
-  step.dtype = training_.precision;
+  // the optimizer's step over the first stage's shard: the step graph's ops (step_graph.hpp)
   const double shard = c.zero >= 1 ? static_cast<double>(params) / c.dp : static_cast<double>(params);
-  step.bytes = (training_.optimizer == Optimizer::adam ? 28.0 : 16.0) * shard;
-  e.optimizer_s = op_time_s(cluster.gpu, step);
+  e.optimizer_s = 0;
+  for (const ComputeOp& op : optimizer_shard_ops(training_, shard)) e.optimizer_s += op_time_s(cluster.gpu, op);
   e.step_s = e.pipeline_s + e.dp_exposed_s + e.optimizer_s;
 
   const LayerActivations& a = prices.activations;

@@ -459,27 +459,30 @@ void Builder::add_data_parallel(int stage) {
 
 }  // namespace
 
-std::vector<ComputeOp> optimizer_step_ops(const Scenario& s, int stage) {
-  const std::int64_t total = stage_params_per_gpu(s, stage);
-  const auto shard = static_cast<double>(s.plan.zero >= 1 ? total / s.plan.dp : total);
+std::vector<ComputeOp> optimizer_shard_ops(const TrainingWorkload& t, double shard) {
   // Adam reads and writes the fp32 (master) weights and its two moments, 24 bytes per
   // parameter, and reads the gradient; SGD 12 before the gradient (weights read and
   // written, the momentum buffer read)
   ComputeOp update;
   update.kind = ComputeKind::optimizer;
-  update.kernel = s.training->optimizer == Optimizer::adam ? "adamw" : "sgd";
-  update.dtype = s.training->precision;  // of the grads it reads (the masters are fp32)
-  update.bytes = ((s.training->optimizer == Optimizer::adam ? 24.0 : 12.0) + grad_element_bytes(s.training->precision)) * shard;
-  if (s.training->precision == Dtype::fp32) return {update};
+  update.kernel = t.optimizer == Optimizer::adam ? "adamw" : "sgd";
+  update.dtype = t.precision;  // of the grads it reads (the masters are fp32)
+  update.bytes = ((t.optimizer == Optimizer::adam ? 24.0 : 12.0) + grad_element_bytes(t.precision)) * shard;
+  if (t.precision == Dtype::fp32) return {update};
   // Mixed precision: the updated fp32 masters are then copied into the model's 16-bit
   // weights, a pass of its own (Megatron's _copy_main_params_to_model_params, after the
   // optimizer's step): 4 bytes read and 2 written per parameter of the shard
   ComputeOp cast;
   cast.kind = ComputeKind::elementwise;
   cast.kernel = "cast";
-  cast.dtype = s.training->precision;
+  cast.dtype = t.precision;
   cast.bytes = 6.0 * shard;
   return {update, cast};
+}
+
+std::vector<ComputeOp> optimizer_step_ops(const Scenario& s, int stage) {
+  const std::int64_t total = stage_params_per_gpu(s, stage);
+  return optimizer_shard_ops(*s.training, static_cast<double>(s.plan.zero >= 1 ? total / s.plan.dp : total));
 }
 
 double optimizer_step_s(const Scenario& s, int stage) {

@@ -65,6 +65,8 @@ std::int64_t stage_params_per_gpu(const Scenario& s, int stage);
 // zeroing of the gradient buffer a step starts with (Megatron's zero_grad_buffer):
 // memory-bound. optimizer_step_s is the step's time, its ops together.
 std::vector<ComputeOp> optimizer_step_ops(const Scenario& s, int stage);
+// The same over a shard of `shard` parameters (the search's estimate calls it too).
+std::vector<ComputeOp> optimizer_shard_ops(const TrainingWorkload& t, double shard);
 double optimizer_step_s(const Scenario& s, int stage);
 ComputeOp zero_grad_op(const Scenario& s, int stage);
 
