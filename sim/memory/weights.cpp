@@ -44,7 +44,15 @@ StageParams attention_on_gpu(const ModelSpec& m, int tp) {
   return p;
 }
 
-StageParams layer_on_gpu(const ModelSpec& m, const Plan& plan, bool moe_layer) {
+std::int64_t embedding_on_gpu(const ModelSpec& m, int tp) {
+  std::int64_t p = checked_mul(m.vocab, m.hidden) / tp;  // vocabulary-parallel
+  if (m.position == Position::learned) p += checked_mul(m.max_seq_len, m.hidden);
+  return p;
+}
+
+}  // namespace
+
+StageParams layer_params_on_gpu(const ModelSpec& m, const Plan& plan, bool moe_layer) {
   StageParams p = attention_on_gpu(m, plan.tp);
   p.dense += 2 * norm_params(m);
   if (!moe_layer) {
@@ -61,18 +69,10 @@ StageParams layer_on_gpu(const ModelSpec& m, const Plan& plan, bool moe_layer) {
   return p;
 }
 
-std::int64_t embedding_on_gpu(const ModelSpec& m, int tp) {
-  std::int64_t p = checked_mul(m.vocab, m.hidden) / tp;  // vocabulary-parallel
-  if (m.position == Position::learned) p += checked_mul(m.max_seq_len, m.hidden);
-  return p;
-}
-
-}  // namespace
-
 StageParams stage_params(const ModelSpec& model, const Plan& plan, int stage) {
   const StageLayers layers = stage_layers(model, plan, stage);
-  StageParams p = times(layer_on_gpu(model, plan, false), layers.dense);
-  if (layers.moe > 0) add(p, times(layer_on_gpu(model, plan, true), layers.moe));
+  StageParams p = times(layer_params_on_gpu(model, plan, false), layers.dense);
+  if (layers.moe > 0) add(p, times(layer_params_on_gpu(model, plan, true), layers.moe));
   const bool first = stage == 0, last = stage == plan.pp - 1;
   if (first) p.dense += embedding_on_gpu(model, plan.tp);
   if (last) {

@@ -26,6 +26,10 @@ struct StageParams {
 // the last stage. Vocabulary padding to a multiple of 128*tp is not modelled.
 StageParams stage_params(const ModelSpec& model, const Plan& plan, int stage);
 
+// One transformer layer's parameters on one GPU, by the same layout: the per-layer size
+// ZeRO's gathers and the DP buckets carry (sim/training/step_graph.cpp, sim/search).
+StageParams layer_params_on_gpu(const ModelSpec& model, const Plan& plan, bool moe_layer);
+
 // Bytes per parameter of weights, gradients and optimizer states.
 struct BytesPerParam {
   std::int64_t params = 0, grads = 0, optimizer = 0;

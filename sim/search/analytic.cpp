@@ -30,13 +30,6 @@ AnalyticModel::AnalyticModel(const Scenario& base, const SearchSpace& space)
       plan_(base.plan),
       training_(*base.training) {
   plan_.stage_layers.clear();
-  const LayerParams dense = layer_params(base.model, 0);
-  dense_layer_params_ = dense.total();
-  if (base.model.moe) {
-    const LayerParams moe = layer_params(base.model, base.model.layers - 1);
-    moe_layer_shared_ = moe.attention + moe.norms + moe.shared_experts;  // split over TP
-    moe_layer_routed_ = moe.routed_experts;                                // split over TP x EP
-  }
 }
 
 // One layer's forward (or recompute + backward) on the compute stream, with what
@@ -83,9 +76,9 @@ AnalyticEstimate AnalyticModel::estimate(const Candidate& c) {
   double gather_dense = 0, gather_moe = 0, reduce_dense = 0, reduce_moe = 0;
   if (c.zero == 3 && c.dp > 1) {
     const StackSpec& stack = base_.stack;
-    const double dense_params = static_cast<double>(dense_layer_params_) / c.tp;
-    const double moe_params = static_cast<double>(moe_layer_shared_) / c.tp +
-                              static_cast<double>(moe_layer_routed_) / (static_cast<double>(c.tp) * c.ep);
+    // one layer on one GPU, as the memory model lays it out (sim/memory/weights.hpp)
+    const double dense_params = static_cast<double>(layer_params_on_gpu(model, plan_, false).total());
+    const double moe_params = model.moe ? static_cast<double>(layer_params_on_gpu(model, plan_, true).total()) : 0.0;
     gather_dense = zero3_layer_gather_s(cluster, plan_, stack, dense_params, precision);
     reduce_dense = zero_layer_reduce_s(cluster, plan_, stack, dense_params, precision);
     if (model.moe) {

@@ -52,7 +52,6 @@ class AnalyticModel {
   LayerCostCache cache_;
   Plan plan_;               // scratch, rewritten per candidate (no allocation)
   TrainingWorkload training_;
-  std::int64_t dense_layer_params_ = 0, moe_layer_shared_ = 0, moe_layer_routed_ = 0;
 };
 
 }  // namespace twinsim

@@ -10,6 +10,7 @@
 #include "sim/cost/compute_cost.hpp"
 #include "sim/memory/buffers.hpp"
 #include "sim/memory/stage_layers.hpp"
+#include "sim/memory/weights.hpp"
 #include "sim/training/pipeline_schedule.hpp"
 #include "sim/training/rank_layout.hpp"
 #include "sim/training/step_ranks.hpp"
@@ -24,11 +25,10 @@ using engine::TaskId;
 namespace {
 
 
+// One layer's parameters on one GPU: the memory model's layout (sim/memory/weights.hpp:
+// norms, row-parallel biases and the router replicated, experts over EP).
 std::int64_t layer_params_per_gpu(const Scenario& s, std::int64_t layer) {
-  const LayerParams p = layer_params(s.model, layer);
-  // routed experts are split over EP, every matrix over TP; the router is replicated
-  return (p.attention + p.norms + p.dense_ffn + p.shared_experts) / s.plan.tp + p.router +
-         p.routed_experts / (static_cast<std::int64_t>(s.plan.tp) * s.plan.ep);
+  return layer_params_on_gpu(s.model, s.plan, s.model.is_moe_layer(layer)).total();
 }
 
 // One GPU's position in the task order: the compute task it ran last, the one before,
@@ -521,17 +521,7 @@ ShardedStageComm sharded_stage_comm(const Scenario& s, int stage) {
 }
 
 std::int64_t stage_params_per_gpu(const Scenario& s, int stage) {
-  std::int64_t first = 0;
-  for (int i = 0; i < stage; ++i) first += s.plan.stage_layers[i];
-  std::int64_t n = 0;
-  for (std::int64_t l = first; l < first + s.plan.stage_layers[stage]; ++l) n += layer_params_per_gpu(s, l);
-  const ParamCount pc = count_params(s.model);
-  if (stage == 0) n += pc.embedding / s.plan.tp;
-  if (stage == s.plan.pp - 1) {
-    n += pc.final_norm + (s.model.tied_embeddings ? (s.plan.pp > 1 ? pc.embedding / s.plan.tp : 0)
-                                                  : pc.output_layer / s.plan.tp);
-  }
-  return n;
+  return stage_params(s.model, s.plan, stage).total();  // the memory model's count
 }
 
 StepCosts price_step(const Scenario& s) {
