@@ -10,4 +10,8 @@ namespace twinsim {
 // (name, YAML text) of every catalog model; the name is the file's stem.
 std::vector<std::pair<std::string_view, std::string_view>> model_catalog_files();
 
+// (name, JSON text) of the Hugging Face config.json files of models/catalog/hf, as their
+// publishers wrote them; scenario/hf_config maps them like a user's `model.hf_config`.
+std::vector<std::pair<std::string_view, std::string_view>> hf_model_catalog_files();
+
 }  // namespace twinsim

@@ -1,6 +1,7 @@
 #include "models/layer_ops.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <stdexcept>
 
 #include "models/checked_math.hpp"
@@ -20,16 +21,24 @@ std::int64_t kv_heads_per_gpu(const ModelSpec& model, int tp) {
   return std::max<std::int64_t>(1, model.kv_heads / tp);
 }
 
+std::int64_t attention_kv_columns(const ModelSpec& model, int tp) {
+  if (model.mla) return heads_per_gpu(model, tp) * (model.qk_head_dim() + model.v_head_dim());
+  return 2 * kv_heads_per_gpu(model, tp) * model.head_dim;
+}
+
 namespace {
 
 // Per-GPU sizes every op of the layer derives from.
 struct LayerShape {
   std::int64_t tokens = 0;   // b * s / cp: tokens of this GPU's sequence chunk
-  std::int64_t kv_len = 0;   // s: keys each query attends to (all CP chunks)
+  std::int64_t kv_len = 0;   // s: keys each query attends to (all CP chunks; a window's span)
   std::int64_t h = 0;
   std::int64_t heads = 0;    // query heads on this GPU
-  std::int64_t q_cols = 0;   // heads * head_dim on this GPU
-  std::int64_t kv_cols = 0;  // kv heads * head_dim on this GPU
+  std::int64_t q_cols = 0;   // heads * Q/K head width on this GPU
+  std::int64_t k_cols = 0;   // K columns on this GPU: kv heads * head_dim (MLA: every head's K)
+  std::int64_t v_cols = 0;   // V columns on this GPU (MLA: heads * v_head_dim)
+  std::int64_t o_cols = 0;   // the attention output's columns: heads * V head width
+  double imbalance = 1.0;    // MoE: the busiest expert's tokens over the mean
   std::int64_t sp = 1;       // divisor of tensors outside the TP region: t with SP, else 1
   std::int64_t e = 2;        // bytes per activation element
   int tp = 1, cp = 1, ep = 1;
@@ -43,15 +52,23 @@ struct LayerShape {
   std::int64_t residual_stream() const { return act(tokens * h) / sp; }
 };
 
-LayerShape make_shape(const ModelSpec& m, const Plan& p, const MicroBatchShape& mb) {
+LayerShape make_shape(const ModelSpec& m, std::int64_t layer, const Plan& p, const MicroBatchShape& mb) {
   if (p.tp < 1 || p.cp < 1 || p.ep < 1) throw std::invalid_argument("plan degrees must be >= 1");
   LayerShape s;
   s.tokens = checked_mul(mb.micro_batch, mb.seq_len) / p.cp;  // CP splits the sequence
-  s.kv_len = mb.seq_len;
+  // windowed and global layers of a kind mixed as they occur (ModelSpec::windowed_share)
+  const double windowed = m.windowed_share(m.is_moe_layer(layer));
+  s.kv_len = windowed > 0 ? std::llround(windowed * static_cast<double>(m.window_span(mb.seq_len)) +
+                                          (1 - windowed) * static_cast<double>(mb.seq_len))
+                           : mb.seq_len;
   s.h = m.hidden;
   s.heads = heads_per_gpu(m, p.tp);
-  s.q_cols = s.heads * m.head_dim;
-  s.kv_cols = kv_heads_per_gpu(m, p.tp) * m.head_dim;
+  s.q_cols = s.heads * m.qk_head_dim();
+  s.o_cols = s.heads * m.v_head_dim();
+  // MLA rebuilds every local head's K and V from the latent; GQA shares kv_heads of them
+  s.k_cols = m.mla ? s.q_cols : kv_heads_per_gpu(m, p.tp) * m.head_dim;
+  s.v_cols = attention_kv_columns(m, p.tp) - s.k_cols;
+  if (m.moe) s.imbalance = m.moe->imbalance;
   s.sp = p.sequence_parallel ? p.tp : 1;
   s.e = dtype_bytes(mb.dtype, 1);
   s.tp = p.tp;
@@ -148,8 +165,9 @@ LayerOp residual(std::string_view name, const LayerShape& s) {
   return op;
 }
 
-// Q K^T, softmax, dropout, x V for this GPU's heads: 2 GEMMs of 2*tokens*kv_len*q_cols
-// FLOPs each (Korthikanti App. A: 4bs^2h for the whole layer); backward is twice that.
+// Q K^T, softmax, dropout, x V for this GPU's heads: 2*tokens*kv_len*q_cols and
+// 2*tokens*kv_len*o_cols FLOPs (Korthikanti App. A: 4bs^2h for the whole layer when the
+// Q/K and V heads are equally wide; MLA's are not); backward is twice that.
 LayerOp core_attention(const LayerShape& s) {
   LayerOp op;
   op.name = op_names::kAttnCore;
@@ -157,25 +175,25 @@ LayerOp core_attention(const LayerShape& s) {
   op.flash = s.flash;
   op.head_dim = s.heads > 0 ? s.q_cols / s.heads : 0;
   op.kv_len = s.kv_len;
-  op.fwd_flops = 4.0 * static_cast<double>(s.tokens) * s.kv_len * s.q_cols;
+  op.fwd_flops = 2.0 * static_cast<double>(s.tokens) * s.kv_len * (s.q_cols + s.o_cols);
   op.dgrad_flops = 2 * op.fwd_flops;
-  const std::int64_t q = s.act(s.tokens * s.q_cols), kv = s.act(s.tokens * s.kv_cols);
-  const std::int64_t out = q;
+  const std::int64_t q = s.act(s.tokens * s.q_cols), k = s.act(s.tokens * s.k_cols), v = s.act(s.tokens * s.v_cols);
+  const std::int64_t out = s.act(s.tokens * s.o_cols);
   keep(op, "q", q);
-  keep(op, "k", kv);
-  keep(op, "v", kv);
+  keep(op, "k", k);
+  keep(op, "v", v);
   if (s.flash) {
     // FlashAttention keeps O (saved by attn.proj) and a fp32 logsumexp per head-row;
     // its dropout mask is regenerated from the RNG state (Dao et al. 2022, §3.1).
     const std::int64_t lse = checked_mul(s.heads * s.tokens, 4);
-    op.fwd_bytes = q + 2 * kv + out + lse;
+    op.fwd_bytes = q + k + v + out + lse;
     if (s.recompute == Recompute::none) keep(op, "logsumexp", lse);
   } else {
     const std::int64_t scores = checked_mul(s.heads * s.tokens, s.kv_len);  // elements
     const std::int64_t mask = s.dropout ? scores : 0;
     // QK^T writes scores; softmax reads them, writes probs; dropout reads probs,
     // writes dropped probs + mask; x V reads those and V, writes O.
-    op.fwd_bytes = q + kv + 4 * s.act(scores) + (s.dropout ? 2 * s.act(scores) + mask : 0) + kv + out;
+    op.fwd_bytes = q + k + 4 * s.act(scores) + (s.dropout ? 2 * s.act(scores) + mask : 0) + v + out;
     // Korthikanti §4.1: softmax output 2as^2b, dropout mask as^2b, dropout output 2as^2b;
     // selective recomputation drops exactly these (§4.2.3).
     if (s.recompute == Recompute::none) {
@@ -188,22 +206,72 @@ LayerOp core_attention(const LayerShape& s) {
   return op;
 }
 
+// An RMSNorm over `cols` columns of `tokens` rows inside the TP region (QK-norm, MLA's
+// bottleneck norms): reads and writes the tensor, keeps its input for backward.
+LayerOp inner_norm(std::string_view name, std::int64_t cols, const LayerShape& s) {
+  const std::int64_t tensor = s.act(checked_mul(s.tokens, cols));
+  LayerOp op = elementwise(name, "rmsnorm", 2 * tensor);
+  op.kind = OpKind::norm;
+  keep(op, "input", tensor);
+  return op;
+}
+
+// Q, K, V of standard (multi-head, grouped-query) attention: one fused column-parallel GEMM.
+void add_qkv(std::vector<LayerOp>& ops, const ModelSpec& m, const LayerShape& s) {
+  LayerOp qkv = gemm(op_names::kAttnQkv, s.tokens, s.q_cols + s.k_cols + s.v_cols, s.h, 1, s);
+  keep(qkv, "input", s.residual_stream());  // with SP kept sharded, re-gathered in bwd (§4.2.2)
+  ops.push_back(qkv);
+  if (m.qk_norm) ops.push_back(inner_norm(op_names::kAttnQkNorm, s.q_cols + s.k_cols, s));
+  if (m.position == Position::rope)  // rotates Q and K in place; cos/sin are constants
+    ops.push_back(elementwise(op_names::kAttnRope, "rope", 2 * s.act(s.tokens * (s.q_cols + s.k_cols))));
+}
+
+// Multi-head latent attention (DeepSeek-V2 §2.1; Megatron-core MultiLatentAttention):
+// the down-projections to Q's bottleneck and to the KV latent + shared RoPE key run
+// duplicated on every TP rank, their RMSNorms, then column-parallel up-projections to this
+// GPU's heads (Q: nope + rope per head; K_nope and V per head from the latent).
+void add_mla_qkv(std::vector<LayerOp>& ops, const ModelSpec& m, const LayerShape& s) {
+  const MlaSpec& a = *m.mla;
+  if (a.q_lora_rank > 0) {
+    LayerOp down = gemm(op_names::kAttnQDown, s.tokens, a.q_lora_rank, s.h, 1, s);
+    keep(down, "input", s.residual_stream());
+    ops.push_back(down);
+    ops.push_back(inner_norm(op_names::kAttnQNorm, a.q_lora_rank, s));
+    LayerOp up = gemm(op_names::kAttnQUp, s.tokens, s.q_cols, a.q_lora_rank, 1, s);
+    keep(up, "input", s.act(s.tokens * a.q_lora_rank));
+    ops.push_back(up);
+  } else {
+    LayerOp q = gemm(op_names::kAttnQ, s.tokens, s.q_cols, s.h, 1, s);
+    keep(q, "input", s.residual_stream());
+    ops.push_back(q);
+  }
+  // the KV down-projection reads the same norm output Q's did: kept once, above
+  ops.push_back(gemm(op_names::kAttnKvDown, s.tokens, a.kv_lora_rank + a.qk_rope_head_dim, s.h, 1, s));
+  ops.push_back(inner_norm(op_names::kAttnKvNorm, a.kv_lora_rank, s));
+  LayerOp up = gemm(op_names::kAttnKvUp, s.tokens, s.heads * (a.qk_nope_head_dim + a.v_head_dim), a.kv_lora_rank, 1, s);
+  keep(up, "input", s.act(s.tokens * a.kv_lora_rank));
+  ops.push_back(up);
+  // RoPE on each head's rope part of Q and on the one shared RoPE key
+  ops.push_back(elementwise(op_names::kAttnRope, "rope",
+                            2 * s.act(s.tokens * (s.heads + 1) * a.qk_rope_head_dim)));
+}
+
 void add_attention(std::vector<LayerOp>& ops, const ModelSpec& m, const LayerShape& s) {
   ops.push_back(norm(op_names::kAttnNorm, s));
   add_tp_enter(ops, op_names::kAttnTpEnter, s);
-  LayerOp qkv = gemm(op_names::kAttnQkv, s.tokens, s.q_cols + 2 * s.kv_cols, s.h, 1, s);
-  keep(qkv, "input", s.residual_stream());  // with SP kept sharded, re-gathered in bwd (§4.2.2)
-  ops.push_back(qkv);
-  if (m.position == Position::rope)  // rotates Q and K in place; cos/sin are constants
-    ops.push_back(elementwise(op_names::kAttnRope, "rope", 2 * s.act(s.tokens * (s.q_cols + s.kv_cols))));
+  if (m.mla)
+    add_mla_qkv(ops, m, s);
+  else
+    add_qkv(ops, m, s);
   if (s.cp > 1)  // ring attention passes every other rank's K,V chunk around (Liu et al. 2023)
     ops.push_back(collective(op_names::kAttnCpRing, CollectiveKind::ring_exchange, CollectiveKind::ring_exchange,
-                             CommGroup::cp, (s.cp - 1) * 2 * s.act(s.tokens * s.kv_cols)));
+                             CommGroup::cp, (s.cp - 1) * s.act(s.tokens * (s.k_cols + s.v_cols))));
   ops.push_back(core_attention(s));
-  LayerOp proj = gemm(op_names::kAttnProj, s.tokens, s.h, s.q_cols, 1, s);
-  keep(proj, "input", s.act(s.tokens * s.q_cols));
+  LayerOp proj = gemm(op_names::kAttnProj, s.tokens, s.h, s.o_cols, 1, s);
+  keep(proj, "input", s.act(s.tokens * s.o_cols));
   ops.push_back(proj);
   add_tp_exit(ops, op_names::kAttnTpExit, s);
+  if (m.sandwich_norm) ops.push_back(norm(op_names::kAttnPostNorm, s));
   ops.push_back(residual(op_names::kAttnResidual, s));
 }
 
@@ -241,7 +309,7 @@ void add_ffn(std::vector<LayerOp>& ops, const FfnNames& names, const LayerShape&
 }
 
 void add_dense_mlp(std::vector<LayerOp>& ops, const ModelSpec& m, const LayerShape& s) {
-  const bool swiglu = m.activation == Activation::swiglu;
+  const bool swiglu = m.gated();  // GeGLU moves the same bytes as SwiGLU
   add_ffn(ops, ffn_names("mlp", swiglu), s, s.tokens, 1, m.ffn_hidden / s.tp, swiglu, s.residual_stream());
 }
 
@@ -251,12 +319,14 @@ void add_dense_mlp(std::vector<LayerOp>& ops, const ModelSpec& m, const LayerSha
 // dense FFN, plus shared experts every token visits (Dai et al. 2024, DeepSeekMoE §3).
 void add_moe(std::vector<LayerOp>& ops, const ModelSpec& m, const LayerShape& s) {
   const MoeSpec& moe = *m.moe;
-  const bool swiglu = m.activation == Activation::swiglu;
+  const bool swiglu = m.gated();
   LayerOp router = gemm(op_names::kMoeRouter, s.tokens / s.sp, moe.experts, s.h, 1, s);
   keep(router, "input", s.residual_stream());  // the norm output, shared with the experts
   keep(router, "probs", checked_mul(s.tokens / s.sp * moe.experts, 4));  // fp32 softmax
   ops.push_back(router);
-  const std::int64_t routed = checked_mul(s.tokens, moe.top_k);
+  // the busiest GPU's routed tokens: the mean x the imbalance, which sets the layer's pace
+  const std::int64_t routed =
+      static_cast<std::int64_t>(std::ceil(static_cast<double>(checked_mul(s.tokens, moe.top_k)) * s.imbalance));
   const std::int64_t a2a = s.act(checked_mul(routed, s.h));
   if (s.ep > 1)
     ops.push_back(collective(op_names::kMoeDispatch, CollectiveKind::all_to_all, CollectiveKind::all_to_all,
@@ -268,7 +338,7 @@ void add_moe(std::vector<LayerOp>& ops, const ModelSpec& m, const LayerShape& s)
                              CommGroup::ep, a2a));
   if (moe.shared_experts > 0)  // input: the norm output the router already keeps
     add_ffn(ops, ffn_names(op_names::kMoeShared, swiglu), s, s.tokens, 1,
-            moe.shared_experts * moe.expert_ffn_hidden / s.tp, swiglu, 0);
+            moe.shared_experts * moe.shared_width() / s.tp, swiglu, 0);
 }
 
 // Full recomputation keeps only the layer input (Korthikanti §4.2.3, Table 2: 2sbh,
@@ -284,7 +354,7 @@ void apply_full_recompute(std::vector<LayerOp>& ops) {
 
 std::vector<LayerOp> build_layer_ops(const ModelSpec& model, std::int64_t layer, const Plan& plan,
                                      const MicroBatchShape& shape) {
-  const LayerShape s = make_shape(model, plan, shape);
+  const LayerShape s = make_shape(model, layer, plan, shape);
   std::vector<LayerOp> ops;
   ops.reserve(20);
   add_attention(ops, model, s);
@@ -295,6 +365,7 @@ std::vector<LayerOp> build_layer_ops(const ModelSpec& model, std::int64_t layer,
   else
     add_dense_mlp(ops, model, s);
   add_tp_exit(ops, op_names::kMlpTpExit, s);
+  if (model.sandwich_norm) ops.push_back(norm(op_names::kMlpPostNorm, s));
   ops.push_back(residual(op_names::kMlpResidual, s));
   if (s.recompute == Recompute::full) apply_full_recompute(ops);
   return ops;

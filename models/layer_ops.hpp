@@ -100,6 +100,9 @@ double backward_flops(const std::vector<LayerOp>& ops);
 // least one per GPU (replicated when kv_heads < tp, as vLLM and Megatron do for GQA).
 std::int64_t heads_per_gpu(const ModelSpec& model, int tp);
 std::int64_t kv_heads_per_gpu(const ModelSpec& model, int tp);
+// Columns of K and V together that one GPU's attention reads per token: 2 x kv heads x
+// head_dim, or with MLA every local head's rebuilt K (nope + rope) and V.
+std::int64_t attention_kv_columns(const ModelSpec& model, int tp);
 // "layernorm" or "rmsnorm": the kernel of the model's norm ops.
 std::string_view norm_kernel_name(const ModelSpec& model);
 

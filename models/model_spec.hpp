@@ -8,7 +8,8 @@
 
 namespace twinsim {
 
-enum class Activation { gelu, swiglu };
+// gelu: two FFN matrices; swiglu (SiLU-gated, Llama) and geglu (GeLU-gated, Gemma): three.
+enum class Activation { gelu, swiglu, geglu };
 enum class Norm { layernorm, rmsnorm };
 enum class Position { learned, rope };
 
@@ -18,6 +19,26 @@ struct MoeSpec {
   std::int64_t expert_ffn_hidden = 0;  // FFN width of one expert (routed or shared)
   int shared_experts = 0;              // experts every token visits (DeepSeekMoE)
   int dense_layers = 0;                // the first N layers keep a dense FFN
+  std::int64_t shared_expert_ffn_hidden = 0;  // one shared expert's width; 0: expert_ffn_hidden
+  bool router_bias = false;            // a bias per expert in the router (gpt-oss; DeepSeek-V3's
+                                       // e_score_correction_bias)
+  bool shared_expert_gate = false;     // a sigmoid gate [hidden -> 1] on the shared experts (Qwen2-MoE)
+  // Tokens of the busiest expert over the mean (1: perfectly balanced routing). Expert GEMMs
+  // and the all-to-all run at the busiest GPU's size, which sets the step's pace.
+  double imbalance = 1.0;
+
+  std::int64_t shared_width() const { return shared_expert_ffn_hidden > 0 ? shared_expert_ffn_hidden : expert_ffn_hidden; }
+};
+
+// Multi-head latent attention (DeepSeek-V2, Liu et al. 2024, §2.1): K and V are rebuilt
+// per head from a compressed latent c_KV, and a decoupled RoPE key is shared by all heads.
+// The KV cache keeps only the latent and the RoPE key.
+struct MlaSpec {
+  std::int64_t q_lora_rank = 0;       // Q's low-rank bottleneck; 0: Q projected directly (V2-Lite)
+  std::int64_t kv_lora_rank = 0;      // width of the latent c_KV
+  std::int64_t qk_nope_head_dim = 0;  // per-head Q/K width without position
+  std::int64_t qk_rope_head_dim = 0;  // the decoupled RoPE part of Q (per head) and K (shared)
+  std::int64_t v_head_dim = 0;        // per-head V width
 };
 
 struct ModelSpec {
@@ -36,12 +57,50 @@ struct ModelSpec {
   bool tied_embeddings = true;
   bool bias = true;
   double dropout = 0.0;  // dropout probability; > 0 saves masks for the backward pass
+  bool qkv_bias = false;       // Q, K, V biases even without `bias` (Qwen2)
+  bool qk_norm = false;        // RMSNorm over each head's Q and K (Qwen3, Gemma 3)
+  bool sandwich_norm = false;  // norms after attention and FFN too: four per layer (Gemma 2/3)
+  bool attention_sinks = false;  // one learned logit per head (gpt-oss)
+  std::int64_t sliding_window = 0;  // keys a query sees in a windowed layer; 0: none
+  int global_every = 0;             // with a window: every Nth layer attends globally; 0: none do
+  int mtp_layers = 0;               // multi-token-prediction modules (DeepSeek-V3 §2.2)
   std::optional<MoeSpec> moe;
+  std::optional<MlaSpec> mla;
 
-  std::int64_t q_width() const { return heads * head_dim; }    // columns of Q
-  std::int64_t kv_width() const { return kv_heads * head_dim; }  // columns of K (and of V)
+  bool gated() const { return activation != Activation::gelu; }  // three FFN matrices
+  // Widths of one head's Q/K and V: head_dim, or MLA's nope + rope and v_head_dim.
+  std::int64_t qk_head_dim() const { return mla ? mla->qk_nope_head_dim + mla->qk_rope_head_dim : head_dim; }
+  std::int64_t v_head_dim() const { return mla ? mla->v_head_dim : head_dim; }
+  std::int64_t q_width() const { return heads * qk_head_dim(); }  // columns of Q
+  std::int64_t v_width() const { return heads * v_head_dim(); }   // columns of the attention output
+  std::int64_t kv_width() const { return kv_heads * head_dim; }  // columns of K (and of V), without MLA
   bool is_moe_layer(std::int64_t layer) const {
     return moe.has_value() && layer >= moe->dense_layers;
+  }
+  // Layer `layer` attends within the sliding window (Gemma 2: every other layer,
+  // Gemma 3: five of six, Mistral 7B v0.1: all).
+  bool is_windowed_layer(std::int64_t layer) const {
+    return sliding_window > 0 && (global_every == 0 || (layer + 1) % global_every != 0);
+  }
+  // The attention span of a windowed layer over a causal sequence of `seq` tokens, as the
+  // keys per query of a full seq x seq rectangle of the same cost: seq x (pairs in the
+  // window) / (pairs of full causal attention), so that FLOPs counted on the rectangle (the
+  // op list's convention) shrink as the kernel's work does. A global layer's span is seq.
+  std::int64_t window_span(std::int64_t seq) const {
+    if (sliding_window <= 0 || seq <= sliding_window) return seq;
+    const double w = static_cast<double>(sliding_window), s = static_cast<double>(seq);
+    const double pairs = w * (w + 1) / 2 + (s - w) * w;  // sum over positions p of min(p + 1, window)
+    return static_cast<std::int64_t>(s * pairs / (s * (s + 1) / 2) + 0.5);
+  }
+  // Share of the layers of one kind (MoE or dense) that attend within the window. The
+  // simulator prices one layer per kind, so a model that alternates windowed and global
+  // layers (Gemma 2/3, gpt-oss) is priced at this mix of the two.
+  double windowed_share(bool moe_layers) const {
+    if (sliding_window <= 0) return 0;
+    std::int64_t of_kind = 0, windowed = 0;
+    for (std::int64_t l = 0; l < layers; ++l)
+      if (is_moe_layer(l) == moe_layers) of_kind += 1, windowed += is_windowed_layer(l) ? 1 : 0;
+    return of_kind > 0 ? static_cast<double>(windowed) / static_cast<double>(of_kind) : 0;
   }
 };
 

@@ -16,6 +16,16 @@ inline constexpr const char* kAttnResidual = "attn.residual";
 inline constexpr const char* kAttnRope = "attn.rope";
 inline constexpr const char* kAttnTpEnter = "attn.tp_enter";
 inline constexpr const char* kAttnTpExit = "attn.tp_exit";
+inline constexpr const char* kAttnQkNorm = "attn.qk_norm";      // QK-norm (Qwen3, Gemma 3)
+inline constexpr const char* kAttnPostNorm = "attn.post_norm";  // sandwich norm (Gemma 2/3)
+// multi-head latent attention (DeepSeek-V2/V3)
+inline constexpr const char* kAttnQ = "attn.q";                  // Q without a bottleneck
+inline constexpr const char* kAttnQDown = "attn.q_down";
+inline constexpr const char* kAttnQNorm = "attn.q_norm";
+inline constexpr const char* kAttnQUp = "attn.q_up";
+inline constexpr const char* kAttnKvDown = "attn.kv_down";
+inline constexpr const char* kAttnKvNorm = "attn.kv_norm";
+inline constexpr const char* kAttnKvUp = "attn.kv_up";
 
 inline constexpr const char* kEmbeddingLookup = "embedding.lookup";
 inline constexpr const char* kEmbeddingPosition = "embedding.position";
@@ -37,6 +47,7 @@ inline constexpr const char* kMlpFc1 = "mlp.fc1";
 inline constexpr const char* kMlpFc2 = "mlp.fc2";
 inline constexpr const char* kMlpGateUp = "mlp.gate_up";
 inline constexpr const char* kMlpNorm = "mlp.norm";
+inline constexpr const char* kMlpPostNorm = "mlp.post_norm";  // sandwich norm (Gemma 2/3)
 inline constexpr const char* kMlpResidual = "mlp.residual";
 inline constexpr const char* kMlpTpEnter = "mlp.tp_enter";
 inline constexpr const char* kMlpTpExit = "mlp.tp_exit";

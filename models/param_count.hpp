@@ -29,6 +29,9 @@ struct ParamCount {
   std::int64_t embedding = 0;        // token table (+ learned positions)
   std::int64_t output_layer = 0;     // logits matrix; 0 when tied to the embedding
   std::int64_t final_norm = 0;
+  // Multi-token-prediction modules (DeepSeek-V3), outside `total` as the paper counts
+  // them (671B main model + 14B MTP on HF, whose MTP copy also stores the embedding and head).
+  std::int64_t mtp = 0;
 };
 
 // Parameters of one FFN of width `ffn` (two matrices for GeLU, three for SwiGLU).
@@ -36,6 +39,9 @@ std::int64_t ffn_params(const ModelSpec& m, std::int64_t ffn);
 
 // Parameters of transformer layer `layer` (0-based; MoE layers differ from dense ones).
 LayerParams layer_params(const ModelSpec& m, std::int64_t layer);
+
+// One multi-token-prediction module (DeepSeek-V3 §2.2), embedding and head shared.
+std::int64_t mtp_module_params(const ModelSpec& m);
 
 // Whole-model parameter count.
 ParamCount count_params(const ModelSpec& m);

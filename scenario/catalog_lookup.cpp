@@ -1,10 +1,12 @@
 // Looks up the embedded catalogs (models/catalog, hardware/catalog) by name.
+#include <filesystem>
 #include <string>
 #include <vector>
 
 #include "hardware/catalog.hpp"
 #include "models/catalog.hpp"
 #include "scenario/errors.hpp"
+#include "scenario/hf_config.hpp"
 #include "scenario/load.hpp"
 #include "scenario/read_sections.hpp"
 #include "scenario/suggest.hpp"
@@ -36,8 +38,15 @@ YAML::Node find_entry(const CatalogFiles& files, const std::string& name, const 
 
 }  // namespace
 
+// A model name is a catalog YAML entry (models/catalog) or a Hugging Face config.json
+// kept as its publisher wrote it (models/catalog/hf), mapped like a user's hf_config.
 YAML::Node catalog_model_node(const std::string& name, const std::string& path) {
-  return find_entry(model_catalog_files(), name, path, "model");
+  for (const auto& [stem, text] : hf_model_catalog_files())
+    if (stem == name) return model_node_from_hf_config(YAML::Load(std::string(text)), path + "(catalog " + name + ")");
+  CatalogFiles all = model_catalog_files();
+  const CatalogFiles hf = hf_model_catalog_files();
+  all.insert(all.end(), hf.begin(), hf.end());
+  return find_entry(all, name, path, "model");
 }
 YAML::Node catalog_gpu_node(const std::string& name, const std::string& path) {
   return find_entry(gpu_catalog_files(), name, path, "GPU");
@@ -51,6 +60,13 @@ YAML::Node catalog_stack_node(const std::string& name, const std::string& path) 
 }
 
 ModelSpec catalog_model(const std::string& name) { return read_model(YAML::Node(name), "model"); }
+
+ModelSpec load_model(const std::string& file_or_name) {
+  if (!std::filesystem::exists(file_or_name)) return catalog_model(file_or_name);
+  YAML::Node node(YAML::NodeType::Map);
+  node["hf_config"] = file_or_name;
+  return read_model(node, "model");
+}
 GpuSpec catalog_gpu(const std::string& name) { return read_gpu(YAML::Node(name), "cluster.gpu"); }
 ClusterSpec catalog_node(const std::string& name) {
   ClusterSpec c = read_cluster(YAML::Node(name), "cluster");
@@ -58,7 +74,11 @@ ClusterSpec catalog_node(const std::string& name) {
   return c;
 }
 
-std::vector<std::string> catalog_model_names() { return names_of(model_catalog_files()); }
+std::vector<std::string> catalog_model_names() {
+  std::vector<std::string> names = names_of(model_catalog_files());
+  for (const std::string& n : names_of(hf_model_catalog_files())) names.push_back(n);
+  return names;
+}
 std::vector<std::string> catalog_gpu_names() { return names_of(gpu_catalog_files()); }
 std::vector<std::string> catalog_node_names() { return names_of(node_catalog_files()); }
 

@@ -83,13 +83,19 @@ Scenario read_scenario(const YAML::Node& root) {
   return s;
 }
 
-}  // namespace
+// A relative `model.hf_config` path in a scenario file names a file beside the scenario.
+void resolve_hf_config_path(YAML::Node& root, const std::filesystem::path& folder) {
+  YAML::Node model = root["model"];
+  if (folder.empty() || !model.IsMap() || !model["hf_config"].IsScalar()) return;
+  const std::filesystem::path file = model["hf_config"].Scalar();
+  if (file.is_relative() && std::filesystem::exists(folder / file)) model["hf_config"] = (folder / file).string();
+}
 
-Scenario load_scenario_text(const std::string& text, const std::vector<std::string>& overrides,
-                            const std::string& origin) {
-  YAML::Node root = parse_yaml(text, origin);
+Scenario load_scenario_node(YAML::Node root, const std::vector<std::string>& overrides, const std::string& origin,
+                            const std::filesystem::path& folder) {
   try {
     if (!root.IsMap()) MappingReader check(root, "");  // throws: the scenario must be a mapping
+    resolve_hf_config_path(root, folder);
     for (const std::string& o : overrides) apply_override(root, o, expand_catalog_name);
     Scenario s = read_scenario(root);
     resolve_and_validate(s);
@@ -97,6 +103,13 @@ Scenario load_scenario_text(const std::string& text, const std::vector<std::stri
   } catch (const YAML::Exception& e) {
     throw ScenarioError(origin, "", std::string("could not be read: ") + e.what());
   }
+}
+
+}  // namespace
+
+Scenario load_scenario_text(const std::string& text, const std::vector<std::string>& overrides,
+                            const std::string& origin) {
+  return load_scenario_node(parse_yaml(text, origin), overrides, origin, {});
 }
 
 Scenario load_scenario_file(const std::string& path, const std::vector<std::string>& overrides) {
@@ -114,7 +127,7 @@ Scenario load_scenario_file(const std::string& path, const std::vector<std::stri
   if (!in) throw ScenarioError("scenario", path, "cannot be opened (no such file, or not readable)");
   std::stringstream text;
   text << in.rdbuf();
-  return load_scenario_text(text.str(), overrides, path);
+  return load_scenario_node(parse_yaml(text.str(), path), overrides, path, std::filesystem::path(path).parent_path());
 }
 
 std::string default_scenario_text() { return std::string(default_scenario_files().front().second); }

@@ -19,6 +19,8 @@ Scenario load_scenario_text(const std::string& text, const std::vector<std::stri
 
 // Catalog lookups; unknown names throw ScenarioError with a "did you mean" hint.
 ModelSpec catalog_model(const std::string& name);
+// A Hugging Face config.json file (as `model: {hf_config: FILE}`), else a catalog name.
+ModelSpec load_model(const std::string& file_or_name);
 GpuSpec catalog_gpu(const std::string& name);
 ClusterSpec catalog_node(const std::string& name);  // nodes = 1
 

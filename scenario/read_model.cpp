@@ -1,5 +1,9 @@
 // The `model:` section: a catalog name or an inline architecture (SCENARIO.md).
+#include <filesystem>
+
 #include "scenario/errors.hpp"
+#include "scenario/hf_config.hpp"
+#include "scenario/yaml_merge.hpp"
 #include "scenario/mapping_reader.hpp"
 #include "scenario/read_sections.hpp"
 
@@ -9,6 +13,36 @@ namespace {
 
 constexpr std::int64_t kMaxDim = std::int64_t{1} << 31;  // any real width fits easily
 
+MlaSpec read_mla(MappingReader& parent, const std::string& key) {
+  MappingReader r(parent.child(key), parent.key_path(key));
+  MlaSpec a;
+  a.q_lora_rank = r.integer("q_lora_rank", 0, 0, kMaxDim);
+  a.kv_lora_rank = r.required_integer("kv_lora_rank", 1, kMaxDim);
+  a.qk_nope_head_dim = r.required_integer("qk_nope_head_dim", 1, kMaxDim);
+  a.qk_rope_head_dim = r.required_integer("qk_rope_head_dim", 1, kMaxDim);
+  a.v_head_dim = r.required_integer("v_head_dim", 1, kMaxDim);
+  r.reject_unknown();
+  return a;
+}
+
+// `model: {hf_config: FILE, ...}`: the mapped config.json, the keys beside it overriding
+// (as beside `preset`). FILE is a path (a scenario file's relative paths are taken from
+// its folder by load_scenario_file) or the name of a config in models/catalog/hf.
+YAML::Node resolve_hf_config(const YAML::Node& node, const std::string& path, std::string& name) {
+  const YAML::Node file = node["hf_config"];
+  if (!file.IsScalar() || file.Scalar().empty())
+    throw ScenarioError(path + ".hf_config", "", "must be the path of a config.json");
+  YAML::Node overlay = YAML::Clone(node);
+  overlay.remove("hf_config");
+  if (overlay["preset"].IsDefined()) throw ScenarioError(path + ".preset", "", "cannot be given with hf_config");
+  const std::string where = path + ".hf_config";
+  name = std::filesystem::path(file.Scalar()).stem().string();
+  const bool is_file = std::filesystem::exists(file.Scalar());
+  return merge_mappings(is_file ? model_node_from_hf_config_file(file.Scalar(), where)
+                                : catalog_model_node(file.Scalar(), where),
+                        overlay);
+}
+
 MoeSpec read_moe(MappingReader& parent, const std::string& key) {
   MappingReader r(parent.child(key), parent.key_path(key));
   MoeSpec e;
@@ -17,7 +51,14 @@ MoeSpec read_moe(MappingReader& parent, const std::string& key) {
   e.expert_ffn_hidden = r.required_integer("expert_ffn_hidden", 1, kMaxDim);
   e.shared_experts = static_cast<int>(r.integer("shared_experts", 0, 0, 1 << 20));
   e.dense_layers = static_cast<int>(r.integer("dense_layers", 0, 0, 1 << 20));
+  e.shared_expert_ffn_hidden = r.integer("shared_expert_ffn_hidden", 0, 0, kMaxDim);
+  e.router_bias = r.boolean("router_bias", false);
+  e.shared_expert_gate = r.boolean("shared_expert_gate", false);
+  e.imbalance = r.number("imbalance", 1.0, 1.0, 1024.0);
   r.reject_unknown();
+  if (e.shared_experts == 0 && (e.shared_expert_ffn_hidden > 0 || e.shared_expert_gate))
+    throw ScenarioError(r.key_path(e.shared_expert_gate ? "shared_expert_gate" : "shared_expert_ffn_hidden"), "",
+                        "needs " + r.key_path("shared_experts") + " >= 1");
   if (e.top_k > e.experts)
     throw ScenarioError(r.key_path("top_k"), std::to_string(e.top_k),
                         "exceeds " + r.key_path("experts") + "=" + std::to_string(e.experts));
@@ -28,7 +69,9 @@ MoeSpec read_moe(MappingReader& parent, const std::string& key) {
 
 ModelSpec read_model(const YAML::Node& node, const std::string& path) {
   ModelSpec m;
-  const YAML::Node full = resolve_preset(node, path, m.name, catalog_model_node);
+  const YAML::Node full = node.IsMap() && node["hf_config"].IsDefined()
+                              ? resolve_hf_config(node, path, m.name)
+                              : resolve_preset(node, path, m.name, catalog_model_node);
   MappingReader r(full, path);
   r.has("preset");
   m.layers = r.required_integer("layers", 1, 1 << 20);
@@ -41,7 +84,8 @@ ModelSpec read_model(const YAML::Node& node, const std::string& path) {
                             " (give model.head_dim to use another head size)");
   m.head_dim = r.integer("head_dim", m.hidden / m.heads, 1, kMaxDim);
   m.ffn_hidden = r.integer("ffn_hidden", 4 * m.hidden, 1, kMaxDim);
-  m.activation = r.choice("activation", "gelu", {"gelu", "swiglu"}) == "gelu" ? Activation::gelu : Activation::swiglu;
+  const std::string activation = r.choice("activation", "gelu", {"gelu", "swiglu", "geglu"});
+  m.activation = activation == "gelu" ? Activation::gelu : activation == "swiglu" ? Activation::swiglu : Activation::geglu;
   m.norm = r.choice("norm", "layernorm", {"layernorm", "rmsnorm"}) == "layernorm" ? Norm::layernorm : Norm::rmsnorm;
   m.vocab = r.required_integer("vocab", 1, kMaxDim);
   m.position = r.choice("position", "learned", {"learned", "rope"}) == "learned" ? Position::learned : Position::rope;
@@ -49,8 +93,31 @@ ModelSpec read_model(const YAML::Node& node, const std::string& path) {
   m.tied_embeddings = r.boolean("tied_embeddings", true);
   m.bias = r.boolean("bias", true);
   m.dropout = r.number("dropout", 0.0, 0.0, 0.99);
+  m.qkv_bias = r.boolean("qkv_bias", false);
+  m.qk_norm = r.boolean("qk_norm", false);
+  m.sandwich_norm = r.boolean("sandwich_norm", false);
+  m.attention_sinks = r.boolean("attention_sinks", false);
+  m.sliding_window = r.integer("sliding_window", 0, 0, kMaxDim);
+  m.global_every = static_cast<int>(r.integer("global_every", 0, 0, 1 << 20));
+  m.mtp_layers = static_cast<int>(r.integer("mtp_layers", 0, 0, 64));
   if (r.has("moe")) m.moe = read_moe(r, "moe");
+  if (r.has("mla")) m.mla = read_mla(r, "mla");
   r.reject_unknown();
+
+  if (m.global_every > 0 && m.sliding_window == 0)
+    throw ScenarioError(r.key_path("global_every"), std::to_string(m.global_every),
+                        "needs " + r.key_path("sliding_window") + " > 0");
+  if (m.mla && m.kv_heads != m.heads)
+    throw ScenarioError(r.key_path("kv_heads"), std::to_string(m.kv_heads),
+                        "must equal " + r.key_path("heads") + "=" + std::to_string(m.heads) +
+                            " with model.mla (every head rebuilds its own K and V from the latent)");
+  if (m.mla && m.qk_norm)
+    throw ScenarioError(r.key_path("qk_norm"), "true", "is not modelled with model.mla");
+  if (m.mla && m.position != Position::rope)
+    throw ScenarioError(r.key_path("position"), "learned", "must be rope with model.mla (its decoupled RoPE key)");
+  if (m.mtp_layers > 0 && !m.moe)
+    throw ScenarioError(r.key_path("mtp_layers"), std::to_string(m.mtp_layers),
+                        "is modelled for MoE models (DeepSeek-V3) only");
 
   if (m.heads % m.kv_heads != 0)
     throw ScenarioError(r.key_path("kv_heads"), std::to_string(m.kv_heads),

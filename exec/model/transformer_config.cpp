@@ -21,6 +21,19 @@ void validate(const TransformerConfig& c) {
   require_divides("model.vocab", c.model.vocab, "tp", c.tp);
   if (c.sequence_parallel) require_divides("micro_batch*seq_len", c.tokens(), "tp", c.tp);
   if (c.model.moe) throw std::invalid_argument("model.moe: the executor runs dense models only");
+  // architectures the simulator prices but the executor's kernels do not implement yet
+  const auto refuse = [](const std::string& key) {
+    throw std::invalid_argument(key + ": the executor runs standard multi-head/grouped-query attention with "
+                                      "gelu or swiglu MLPs; the simulator prices this model, the executor cannot run it");
+  };
+  if (c.model.mla) refuse("model.mla");
+  if (c.model.activation == Activation::geglu) refuse("model.activation=geglu");
+  if (c.model.qk_norm) refuse("model.qk_norm");
+  if (c.model.qkv_bias && !c.model.bias) refuse("model.qkv_bias");
+  if (c.model.sandwich_norm) refuse("model.sandwich_norm");
+  if (c.model.attention_sinks) refuse("model.attention_sinks");
+  if (c.model.sliding_window > 0) refuse("model.sliding_window");
+  if (c.model.mtp_layers > 0) refuse("model.mtp_layers");
   if (c.learned_positions() && c.seq_len > c.model.max_seq_len)
     throw std::invalid_argument("seq_len=" + std::to_string(c.seq_len) + " exceeds model.max_seq_len=" +
                                 std::to_string(c.model.max_seq_len));

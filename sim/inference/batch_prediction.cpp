@@ -11,17 +11,17 @@ InferencePrediction predict_inference(const Scenario& s) {
   const InferenceWorkload& w = *s.inference;
   const ServingCostModel model(s);
   InferencePrediction p;
-  p.prefill = model.cost(prefill_shape(w.batch, w.prompt_len));
+  p.prefill = model.cost(prefill_shape(w.batch, w.prompt_len, s.model.sliding_window));
   p.ttft_s = p.prefill.latency_s();
-  p.prefill_ops = model.op_times(prefill_shape(w.batch, w.prompt_len));
+  p.prefill_ops = model.op_times(prefill_shape(w.batch, w.prompt_len, s.model.sliding_window));
   double decode_s = 0;
   // decode pass j computes the K,V of token prompt_len + j - 1 and samples token j + 1
   for (std::int64_t j = 1; j < w.output_len; ++j) {
-    const IterationCost step = model.cost(decode_shape(w.batch, w.prompt_len + j));
+    const IterationCost step = model.cost(decode_shape(w.batch, w.prompt_len + j, s.model.sliding_window));
     if (j == 1) p.first_decode = step;
     decode_s += step.latency_s();
     // every decode pass runs the same ops; their times grow with the context
-    const std::vector<PassOpTime> ops = model.op_times(decode_shape(w.batch, w.prompt_len + j));
+    const std::vector<PassOpTime> ops = model.op_times(decode_shape(w.batch, w.prompt_len + j, s.model.sliding_window));
     if (j == 1) p.decode_ops = ops;
     else
       for (std::size_t i = 0; i < ops.size() && i < p.decode_ops.size(); ++i) p.decode_ops[i].time_s += ops[i].time_s;

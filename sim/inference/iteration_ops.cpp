@@ -9,6 +9,21 @@
 
 namespace twinsim {
 
+namespace {
+
+// Causal (query, key) pairs of queries at positions [first, first + count), each seeing
+// at most `window` keys (window 0: all earlier keys): the sum of min(p + 1, window).
+double causal_pairs(std::int64_t first, std::int64_t count, std::int64_t window) {
+  const double a = static_cast<double>(first), n = static_cast<double>(count);
+  const double full = n * a + n * (n + 1) / 2;  // sum of p + 1
+  if (window <= 0 || first + count <= window) return full;
+  const std::int64_t growing = std::max<std::int64_t>(0, std::min(first + count, window) - first);  // p + 1 <= window
+  const double g = static_cast<double>(growing);
+  return g * a + g * (g + 1) / 2 + (n - g) * static_cast<double>(window);
+}
+
+}  // namespace
+
 void IterationShape::add_chunk(std::int64_t cached, std::int64_t chunk, bool samples) {
   tokens += chunk;
   sequences += 1;
@@ -18,23 +33,34 @@ void IterationShape::add_chunk(std::int64_t cached, std::int64_t chunk, bool sam
   // and Narayanan et al. 2021 App.), which is also the count the hardware's attention
   // efficiency is measured against (calibrate/compute_bench.cpp); a decode token's row is
   // all of its context either way
-  attention_pairs += static_cast<double>(chunk) * static_cast<double>(cached + chunk);
+  const double rectangle = static_cast<double>(chunk) * static_cast<double>(cached + chunk);
+  attention_pairs += rectangle;
   kv_read_tokens += cached + chunk;
+  if (window > 0) {  // keys from max(0, p - window + 1) for the chunk's positions p
+    window_pairs += rectangle * causal_pairs(cached, chunk, window) / causal_pairs(cached, chunk, 0);
+    window_kv_read_tokens += std::min(cached + chunk, window + chunk - 1);
+  }
 }
 
-IterationShape prefill_shape(std::int64_t batch, std::int64_t prompt_len) {
+IterationShape prefill_shape(std::int64_t batch, std::int64_t prompt_len, std::int64_t window) {
   IterationShape s;
+  s.window = window;
   s.add_chunk(0, prompt_len, true);
   s.tokens *= batch, s.sequences *= batch, s.sampled *= batch, s.kv_read_tokens *= batch;
+  s.window_kv_read_tokens *= batch;
   s.attention_pairs *= static_cast<double>(batch);
+  s.window_pairs *= static_cast<double>(batch);
   return s;
 }
 
-IterationShape decode_shape(std::int64_t batch, std::int64_t context) {
+IterationShape decode_shape(std::int64_t batch, std::int64_t context, std::int64_t window) {
   IterationShape s;
+  s.window = window;
   s.add_chunk(context - 1, 1, true);
   s.tokens *= batch, s.sequences *= batch, s.sampled *= batch, s.kv_read_tokens *= batch;
+  s.window_kv_read_tokens *= batch;
   s.attention_pairs *= static_cast<double>(batch);
+  s.window_pairs *= static_cast<double>(batch);
   return s;
 }
 
@@ -50,8 +76,10 @@ namespace {
 struct Sizes {
   std::int64_t t = 0;        // new tokens
   std::int64_t h = 0;
-  std::int64_t q_cols = 0;   // this GPU's query heads x head_dim
-  std::int64_t kv_cols = 0;  // this GPU's K (or V) heads x head_dim
+  std::int64_t heads = 0;    // this GPU's query heads
+  std::int64_t q_cols = 0;   // this GPU's query heads x Q/K head width
+  std::int64_t o_cols = 0;   // this GPU's query heads x V head width: the attention output
+  std::int64_t kv_cols = 0;  // this GPU's K (or V) heads x head_dim (without MLA)
   std::int64_t head_dim = 0;
   std::int64_t e = 2;        // activation bytes per element
   std::int64_t kv_e_bits = 16;
@@ -66,8 +94,10 @@ Sizes make_sizes(const ModelSpec& m, const Plan& p, const InferenceWorkload& w, 
   Sizes s;
   s.t = shape.tokens;
   s.h = m.hidden;
-  s.q_cols = heads_per_gpu(m, p.tp) * m.head_dim;
-  s.head_dim = m.head_dim;
+  s.heads = heads_per_gpu(m, p.tp);
+  s.q_cols = s.heads * m.qk_head_dim();
+  s.o_cols = s.heads * m.v_head_dim();
+  s.head_dim = m.qk_head_dim();
   s.kv_cols = kv_heads_per_gpu(m, p.tp) * m.head_dim;
   s.e = dtype_bytes(serving_activation_dtype(w.weight_dtype), 1);
   s.kv_e_bits = dtype_bits(w.kv_dtype);
@@ -116,24 +146,68 @@ void add_all_reduce(std::vector<LayerOp>& ops, std::string_view name, const Size
 }
 
 // Attention over the paged cache (vLLM's PagedAttention, Kwon et al. 2023 §4.1, and
-// FlashAttention for prefill): QK^T and PV are 2 x 2 x head_dim FLOPs per (query, key)
-// pair and head (Korthikanti 2022 App. A: 4 b s^2 h over all s^2 pairs, which
-// attention_pairs counts); it reads Q and every cached K,V of its
-// sequences once, writes O and the new K,V.
-LayerOp attention(const IterationShape& shape, const Sizes& s) {
+// FlashAttention for prefill): QK^T and PV are 2 x (qk + v head width) FLOPs per (query,
+// key) pair and head (Korthikanti 2022 App. A: 4 b s^2 h over all s^2 pairs, which
+// attention_pairs counts); it reads Q and every cached K,V of its sequences once, writes
+// O and the new K,V. A model's windowed layers see the window's pairs (mixed by their
+// share, as layer_ops does). MLA caches the latent + RoPE key, one copy on every TP rank;
+// a decode-only pass attends over it directly with W_UK, W_UV absorbed (DeepSeek-V2
+// §2.1.2; vLLM's MLA decode): 2 x (kv_lora + rope) + 2 x kv_lora FLOPs per pair and head.
+LayerOp attention(const ModelSpec& m, std::int64_t layer, const IterationShape& shape, const Sizes& s) {
+  const double windowed = m.windowed_share(m.is_moe_layer(layer));
+  const double pairs = (1 - windowed) * shape.attention_pairs + windowed * shape.window_pairs;
+  const auto kv_read = static_cast<std::int64_t>(std::llround(
+      (1 - windowed) * static_cast<double>(shape.kv_read_tokens) + windowed * static_cast<double>(shape.window_kv_read_tokens)));
   LayerOp op;
   op.name = op_names::kAttnCore;
   op.kind = OpKind::attention;
   op.flash = true;
   op.head_dim = s.head_dim;
-  op.fwd_flops = 4.0 * shape.attention_pairs * s.q_cols;
-  op.fwd_bytes = 2 * s.act(s.t * s.q_cols) + s.kv(checked_mul(shape.kv_read_tokens + s.t, 2 * s.kv_cols));
+  std::int64_t cache_cols = 2 * s.kv_cols;  // K and V of this GPU's KV heads
+  op.fwd_flops = 2.0 * pairs * static_cast<double>(s.q_cols + s.o_cols);
+  if (m.mla) {
+    const MlaSpec& a = *m.mla;
+    cache_cols = a.kv_lora_rank + a.qk_rope_head_dim;
+    if (shape.tokens == shape.sequences)  // decode only: absorbed
+      op.fwd_flops = 2.0 * pairs * static_cast<double>(s.heads * (2 * a.kv_lora_rank + a.qk_rope_head_dim));
+  }
+  op.fwd_bytes = s.act(s.t * (s.q_cols + s.o_cols)) + s.kv(checked_mul(kv_read + s.t, cache_cols));
   return op;
+}
+
+LayerOp inner_norm(std::string_view name, std::int64_t cols, const Sizes& s) {
+  return memory_op(name, OpKind::norm, "rmsnorm", s.act(2 * s.t * cols));
+}
+
+// Q, K, V for the new tokens, with RoPE (MLA: the projections of layer_ops' add_mla_qkv;
+// the up-projection of K_nope/V runs on the new tokens' latents only).
+void add_qkv(std::vector<LayerOp>& ops, const ModelSpec& m, const Sizes& s) {
+  if (!m.mla) {
+    ops.push_back(linear(op_names::kAttnQkv, s.t, s.q_cols + 2 * s.kv_cols, s.h, 1, s, s.weights));
+    if (m.qk_norm) ops.push_back(inner_norm(op_names::kAttnQkNorm, s.q_cols + s.kv_cols, s));
+    if (m.position == Position::rope)  // rotates the new Q and K in place
+      ops.push_back(memory_op(op_names::kAttnRope, OpKind::elementwise, "rope", 2 * s.act(s.t * (s.q_cols + s.kv_cols))));
+    return;
+  }
+  const MlaSpec& a = *m.mla;
+  if (a.q_lora_rank > 0) {
+    ops.push_back(linear(op_names::kAttnQDown, s.t, a.q_lora_rank, s.h, 1, s, s.weights));
+    ops.push_back(inner_norm(op_names::kAttnQNorm, a.q_lora_rank, s));
+    ops.push_back(linear(op_names::kAttnQUp, s.t, s.q_cols, a.q_lora_rank, 1, s, s.weights));
+  } else {
+    ops.push_back(linear(op_names::kAttnQ, s.t, s.q_cols, s.h, 1, s, s.weights));
+  }
+  ops.push_back(linear(op_names::kAttnKvDown, s.t, a.kv_lora_rank + a.qk_rope_head_dim, s.h, 1, s, s.weights));
+  ops.push_back(inner_norm(op_names::kAttnKvNorm, a.kv_lora_rank, s));
+  ops.push_back(linear(op_names::kAttnKvUp, s.t, s.heads * (a.qk_nope_head_dim + a.v_head_dim), a.kv_lora_rank, 1, s,
+                       s.weights));
+  ops.push_back(memory_op(op_names::kAttnRope, OpKind::elementwise, "rope",
+                          2 * s.act(s.t * (s.heads + 1) * a.qk_rope_head_dim)));
 }
 
 void add_ffn(std::vector<LayerOp>& ops, const ModelSpec& m, const Sizes& s, std::int64_t ffn,
              std::int64_t experts, std::int64_t rows_per_expert, bool moe) {
-  const bool swiglu = m.activation == Activation::swiglu;
+  const bool swiglu = m.gated();
   const std::int64_t rows = experts * rows_per_expert;
   ops.push_back(linear(moe ? (swiglu ? op_names::kMoeExpertsGateUp : op_names::kMoeExpertsFc1) : (swiglu ? op_names::kMlpGateUp : op_names::kMlpFc1),
                        rows_per_expert, (swiglu ? 2 : 1) * ffn, s.h, experts, s, s.weights));
@@ -153,7 +227,7 @@ void add_moe(std::vector<LayerOp>& ops, const ModelSpec& m, const Sizes& s) {
   const auto touched = std::max<std::int64_t>(
       1, static_cast<std::int64_t>(std::llround(expected_experts_touched(moe.experts, moe.top_k, s.t))));
   add_ffn(ops, m, s, moe.expert_ffn_hidden / s.tp, touched, ceil_div(routed, touched), true);
-  if (moe.shared_experts > 0) add_ffn(ops, m, s, moe.shared_experts * moe.expert_ffn_hidden / s.tp, 1, s.t, false);
+  if (moe.shared_experts > 0) add_ffn(ops, m, s, moe.shared_experts * moe.shared_width() / s.tp, 1, s.t, false);
 }
 
 }  // namespace
@@ -164,12 +238,11 @@ std::vector<LayerOp> build_iteration_layer_ops(const ModelSpec& m, std::int64_t 
   std::vector<LayerOp> ops;
   ops.reserve(16);
   ops.push_back(norm(op_names::kAttnNorm, s.t, s));
-  ops.push_back(linear(op_names::kAttnQkv, s.t, s.q_cols + 2 * s.kv_cols, s.h, 1, s, s.weights));
-  if (m.position == Position::rope)  // rotates the new Q and K in place
-    ops.push_back(memory_op(op_names::kAttnRope, OpKind::elementwise, "rope", 2 * s.act(s.t * (s.q_cols + s.kv_cols))));
-  ops.push_back(attention(shape, s));
-  ops.push_back(linear(op_names::kAttnProj, s.t, s.h, s.q_cols, 1, s, s.weights));
+  add_qkv(ops, m, s);
+  ops.push_back(attention(m, layer, shape, s));
+  ops.push_back(linear(op_names::kAttnProj, s.t, s.h, s.o_cols, 1, s, s.weights));
   add_all_reduce(ops, op_names::kAttnTpExit, s);  // Megatron's row-parallel output (Shoeybi 2019, Fig. 3)
+  if (m.sandwich_norm) ops.push_back(norm(op_names::kAttnPostNorm, s.t, s));
   ops.push_back(memory_op(op_names::kAttnResidual, OpKind::elementwise, "residual", 3 * s.act(s.t * s.h)));
   ops.push_back(norm(op_names::kMlpNorm, s.t, s));
   if (m.is_moe_layer(layer))
@@ -177,6 +250,7 @@ std::vector<LayerOp> build_iteration_layer_ops(const ModelSpec& m, std::int64_t 
   else
     add_ffn(ops, m, s, m.ffn_hidden / s.tp, 1, s.t, false);
   add_all_reduce(ops, op_names::kMlpTpExit, s);
+  if (m.sandwich_norm) ops.push_back(norm(op_names::kMlpPostNorm, s.t, s));
   ops.push_back(memory_op(op_names::kMlpResidual, OpKind::elementwise, "residual", 3 * s.act(s.t * s.h)));
   return ops;
 }

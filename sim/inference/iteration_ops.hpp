@@ -26,6 +26,12 @@ struct IterationShape {
   std::int64_t sampled = 0;         // sequences that sample a token (rows of the logits)
   double attention_pairs = 0;       // (query, key) pairs, full rectangle (no causal halving), summed over sequences
   std::int64_t kv_read_tokens = 0;  // cached + new tokens whose K,V the attention reads
+  // The same two counts in a sliding-window layer (ModelSpec::sliding_window): `window`
+  // set before add_chunk (0: the model has none); pairs again as the full rectangle of
+  // the same cost, scaled by the window's share of the causal pairs.
+  std::int64_t window = 0;
+  double window_pairs = 0;
+  std::int64_t window_kv_read_tokens = 0;
 
   // A prefill chunk of `chunk` tokens after `cached` tokens already in the cache; it
   // samples a token when it completes the prompt. A decode step is add_chunk(ctx - 1, 1, true).
@@ -33,9 +39,9 @@ struct IterationShape {
 };
 
 // A batch of `batch` prompts of `prompt_len` tokens prefilled at once.
-IterationShape prefill_shape(std::int64_t batch, std::int64_t prompt_len);
+IterationShape prefill_shape(std::int64_t batch, std::int64_t prompt_len, std::int64_t window = 0);
 // One decode step of `batch` sequences, each with `context` tokens after the new one.
-IterationShape decode_shape(std::int64_t batch, std::int64_t context);
+IterationShape decode_shape(std::int64_t batch, std::int64_t context, std::int64_t window = 0);
 
 // The ops of transformer layer `layer` for this iteration on one GPU of the TP group.
 std::vector<LayerOp> build_iteration_layer_ops(const ModelSpec& model, std::int64_t layer, const Plan& plan,

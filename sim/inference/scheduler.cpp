@@ -37,6 +37,7 @@ void Scheduler::preempt_newest() {
 
 bool Scheduler::schedule(IterationShape& shape) {
   shape = IterationShape{};
+  shape.window = limits_.attention_window;
   std::int64_t budget = limits_.max_batched_tokens;
   bool preempted = false;
   for (std::size_t i = 0; i < running_.size() && budget > 0;) {

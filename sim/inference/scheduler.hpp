@@ -39,6 +39,7 @@ struct SchedulerLimits {
   std::int64_t block_tokens = 16;
   std::int64_t max_batched_tokens = 2048;  // tokens one pass computes at most
   std::int64_t max_sequences = 256;        // sequences one pass holds at most
+  std::int64_t attention_window = 0;       // the model's sliding window: the shapes count its pairs too
 };
 
 // What happened to one request; times in seconds from the start of the simulation.

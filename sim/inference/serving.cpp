@@ -124,6 +124,7 @@ ServingResult simulate_serving(const Scenario& scenario, const std::vector<Reque
   limits.block_tokens = options.kv.block_tokens;
   limits.max_batched_tokens = options.kv.max_batched_tokens;
   limits.max_sequences = options.max_sequences;
+  limits.attention_window = scenario.model.sliding_window;
   const ServingCostModel model(scenario);
   return run_serving(requests, capacity.blocks, limits, scenario.plan.pp,
                      [&model](const IterationShape& shape) { return model.cost(shape); });

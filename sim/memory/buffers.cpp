@@ -43,7 +43,7 @@ void add_activation_buffers(BufferBytes& b, const ModelSpec& model, const Plan& 
   // (core/pipeline_parallel/p2p_communication.py, schedules.py deallocate_output_tensor).
   if (plan.pp > 1 && !training) b.pp_p2p = 2 * stream / sp;
   if (plan.cp > 1)  // the K,V chunk being sent and the one being received
-    b.cp_ring = 2 * 2 * dtype_bytes(dtype, tokens * kv_heads_per_gpu(model, plan.tp) * model.head_dim);
+    b.cp_ring = 2 * dtype_bytes(dtype, tokens * attention_kv_columns(model, plan.tp));
   if (plan.ep > 1 && model.moe)  // dispatch send + receive of the routed tokens
     b.ep_all_to_all = 2 * checked_mul(stream, model.moe->top_k);
 }

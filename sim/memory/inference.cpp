@@ -10,16 +10,29 @@
 
 namespace twinsim {
 
+std::int64_t kv_cache_elements_per_token_per_layer(const ModelSpec& model, int tp) {
+  // MLA: the latent c_KV and the shared RoPE key, replicated on every TP rank (DeepSeek-V2
+  // §2.1.2, Table 1: (d_c + d_h^R) per layer; vLLM's MLA backend keeps them unsplit)
+  if (model.mla) return model.mla->kv_lora_rank + model.mla->qk_rope_head_dim;
+  return 2 * kv_heads_per_gpu(model, tp) * model.head_dim;
+}
+
 std::int64_t kv_cache_bytes_per_token(const ModelSpec& model, std::int64_t layers, int tp, Dtype kv_dtype) {
-  const std::int64_t elements = 2 * layers * kv_heads_per_gpu(model, tp) * model.head_dim;
-  return dtype_bytes(kv_dtype, elements);
+  return dtype_bytes(kv_dtype, checked_mul(layers, kv_cache_elements_per_token_per_layer(model, tp)));
 }
 
 std::int64_t inference_kv_cache_bytes(const ModelSpec& model, const Plan& plan,
                                       const InferenceWorkload& inference, int stage) {
-  const std::int64_t tokens = checked_mul(inference.batch, inference.prompt_len + inference.output_len);
-  const std::int64_t layers = stage_layers(model, plan, stage).total();
-  return checked_mul(kv_cache_bytes_per_token(model, layers, plan.tp, inference.kv_dtype), tokens);
+  const std::int64_t length = inference.prompt_len + inference.output_len;
+  // a windowed layer keeps the last `sliding_window` tokens of a sequence only
+  std::int64_t layer_tokens = 0;  // sum over the stage's layers of the tokens each keeps per sequence
+  for (int chunk = 0; chunk < chunks_per_stage(plan); ++chunk) {
+    const std::int64_t first = chunk_first_layer(model, plan, stage, chunk);
+    for (std::int64_t l = first; l < first + chunk_layer_count(model, plan, stage, chunk); ++l)
+      layer_tokens += model.is_windowed_layer(l) ? std::min(length, model.sliding_window) : length;
+  }
+  return checked_mul(kv_cache_bytes_per_token(model, 1, plan.tp, inference.kv_dtype),
+                     checked_mul(inference.batch, layer_tokens));
 }
 
 namespace {

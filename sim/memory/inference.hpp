@@ -13,9 +13,12 @@ namespace twinsim {
 // 2 (K and V) x layers x kv_heads x head_dim x dtype (Kwon et al. 2023, vLLM §3:
 // 2 x 5120 x 40 x 2 B = 800 KB for OPT/Llama-13B), kv_heads split over TP with at
 // least one head per GPU (replicated when kv_heads < tp).
+// MLA caches the latent and the RoPE key instead, unsplit: (kv_lora_rank + qk_rope_head_dim)
+// per layer. A token of a windowed layer costs the same while it is in the window.
 std::int64_t kv_cache_bytes_per_token(const ModelSpec& model, std::int64_t layers, int tp, Dtype kv_dtype);
 
-// The KV cache of stage `stage` for batch x (prompt_len + output_len) tokens.
+// The KV cache of stage `stage` for batch x (prompt_len + output_len) tokens; a windowed
+// layer keeps at most sliding_window of them per sequence.
 std::int64_t inference_kv_cache_bytes(const ModelSpec& model, const Plan& plan,
                                       const InferenceWorkload& inference, int stage);
 

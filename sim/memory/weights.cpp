@@ -28,19 +28,42 @@ std::int64_t norm_params(const ModelSpec& m) {
 
 // One FFN of `ffn_gpu` columns on this GPU: column-parallel up (and gate), row-parallel down.
 StageParams ffn_on_gpu(const ModelSpec& m, std::int64_t ffn_gpu) {
-  const std::int64_t up_matrices = m.activation == Activation::swiglu ? 2 : 1;
+  const std::int64_t up_matrices = m.gated() ? 2 : 1;
   StageParams p;
   p.matrices = checked_mul((up_matrices + 1) * m.hidden, ffn_gpu);
   p.dense = p.matrices + (m.bias ? up_matrices * ffn_gpu + m.hidden : 0);
   return p;
 }
 
-StageParams attention_on_gpu(const ModelSpec& m, int tp) {
-  const std::int64_t q_cols = heads_per_gpu(m, tp) * m.head_dim;
-  const std::int64_t kv_cols = kv_heads_per_gpu(m, tp) * m.head_dim;
+// MLA on one GPU (Megatron-core MultiLatentAttention): the down-projections to the Q
+// bottleneck and the KV latent (+ RoPE key) and their norms are duplicated on every TP
+// rank; the up-projections are column-parallel over heads, W_O row-parallel.
+StageParams mla_on_gpu(const ModelSpec& m, int tp) {
+  const MlaSpec& a = *m.mla;
+  const std::int64_t heads = heads_per_gpu(m, tp);
   StageParams p;
-  p.matrices = checked_mul(m.hidden, q_cols + 2 * kv_cols) + checked_mul(q_cols, m.hidden);
-  p.dense = p.matrices + (m.bias ? q_cols + 2 * kv_cols + m.hidden : 0);
+  const std::int64_t q_cols = heads * m.qk_head_dim();
+  p.matrices = a.q_lora_rank > 0 ? checked_mul(m.hidden, a.q_lora_rank) + checked_mul(a.q_lora_rank, q_cols)
+                                 : checked_mul(m.hidden, q_cols);
+  p.matrices += checked_mul(m.hidden, a.kv_lora_rank + a.qk_rope_head_dim);
+  p.matrices += checked_mul(a.kv_lora_rank, heads * (a.qk_nope_head_dim + a.v_head_dim));
+  p.matrices += checked_mul(heads * a.v_head_dim, m.hidden);
+  p.dense = p.matrices + a.q_lora_rank + a.kv_lora_rank + (m.bias ? m.hidden : 0);
+  return p;
+}
+
+StageParams attention_on_gpu(const ModelSpec& m, int tp) {
+  StageParams p;
+  if (m.mla) {
+    p = mla_on_gpu(m, tp);
+  } else {
+    const std::int64_t q_cols = heads_per_gpu(m, tp) * m.head_dim;
+    const std::int64_t kv_cols = kv_heads_per_gpu(m, tp) * m.head_dim;
+    p.matrices = checked_mul(m.hidden, q_cols + 2 * kv_cols) + checked_mul(q_cols, m.hidden);
+    p.dense = p.matrices + (m.bias || m.qkv_bias ? q_cols + 2 * kv_cols : 0) + (m.bias ? m.hidden : 0);
+  }
+  if (m.attention_sinks) p.dense += heads_per_gpu(m, tp);  // one sink logit per local head
+  if (m.qk_norm) p.dense += 2 * m.qk_head_dim();          // replicated, like every norm
   return p;
 }
 
@@ -54,14 +77,15 @@ std::int64_t embedding_on_gpu(const ModelSpec& m, int tp) {
 
 StageParams layer_params_on_gpu(const ModelSpec& m, const Plan& plan, bool moe_layer) {
   StageParams p = attention_on_gpu(m, plan.tp);
-  p.dense += 2 * norm_params(m);
+  p.dense += (m.sandwich_norm ? 4 : 2) * norm_params(m);
   if (!moe_layer) {
     add(p, ffn_on_gpu(m, m.ffn_hidden / plan.tp));
     return p;
   }
   const MoeSpec& e = *m.moe;
-  p.dense += checked_mul(m.hidden, e.experts);  // router, replicated
-  add(p, times(ffn_on_gpu(m, e.expert_ffn_hidden / plan.tp), e.shared_experts));
+  p.dense += checked_mul(m.hidden, e.experts) + (e.router_bias ? e.experts : 0);  // router, replicated
+  add(p, times(ffn_on_gpu(m, e.shared_width() / plan.tp), e.shared_experts));
+  if (e.shared_experts > 0 && e.shared_expert_gate) p.dense += m.hidden;  // replicated [h -> 1]
   const StageParams one_expert = ffn_on_gpu(m, e.expert_ffn_hidden / plan.tp);
   const std::int64_t local_experts = e.experts / plan.ep;
   p.expert = checked_mul(one_expert.dense, local_experts);
