@@ -60,7 +60,11 @@ void map_common(Mapping& m, bool tied_default) {
   m.out["hidden"] = m.required("hidden_size");
   const std::int64_t heads = m.required("num_attention_heads");
   m.out["heads"] = heads;
-  m.out["kv_heads"] = m.in.integer("num_key_value_heads", heads, 1, kMaxDim);
+  const std::int64_t kv_heads = m.in.integer("num_key_value_heads", heads, 1, kMaxDim);
+  if (heads % kv_heads != 0)
+    m.refuse("num_key_value_heads", std::to_string(kv_heads),
+             "does not divide num_attention_heads=" + std::to_string(heads));
+  m.out["kv_heads"] = kv_heads;
   if (m.in.has("head_dim")) m.out["head_dim"] = m.required("head_dim");
   m.out["vocab"] = m.required("vocab_size");
   m.out["max_seq_len"] = m.integer("max_position_embeddings", 2048);
@@ -117,6 +121,7 @@ void map_qwen(Mapping& m, bool qwen3, bool moe) {
   } else {
     m.out["qkv_bias"] = true;  // Qwen2Attention: q/k/v_proj bias=True, o_proj bias=False
   }
+  m.in.child("sliding_window");  // used only with use_sliding_window
   if (m.in.boolean("use_sliding_window", false))
     m.refuse("use_sliding_window", "true", "windows only the layers from max_window_layers on, which twinsim does not model");
   if (!moe) return;
@@ -263,13 +268,12 @@ const std::map<std::string, FamilyMapper>& families() {
 
 // Gemma 3's multimodal config nests the language model in text_config; the vision tower
 // is outside what twinsim prices, so it must be asked for explicitly (refused otherwise).
-YAML::Node language_model(const YAML::Node& config, const std::string& path, std::string& where) {
-  if (config["model_type"].IsScalar() && config["model_type"].Scalar() == "gemma3")
+void refuse_multimodal(const YAML::Node& config, const std::string& path) {
+  const YAML::Node type = config["model_type"];
+  if (type.IsDefined() && type.IsScalar() && type.Scalar() == "gemma3")
     throw ScenarioError(path + ".model_type", "gemma3",
                         "is a vision-language model: give its text_config (model_type gemma3_text) to "
                         "price the language model alone");
-  where = path;
-  return config;
 }
 
 }  // namespace
@@ -282,8 +286,9 @@ std::vector<std::string> hf_model_types() {
 
 YAML::Node model_node_from_hf_config(const YAML::Node& raw, const std::string& path) {
   if (!raw.IsMap()) throw ScenarioError(path, "", "must be a JSON object (a Hugging Face config.json)");
-  std::string where;
-  const YAML::Node config = language_model(raw, path, where);
+  refuse_multimodal(raw, path);
+  const YAML::Node& config = raw;
+  const std::string& where = path;
   Mapping m{MappingReader(config, where), YAML::Node(YAML::NodeType::Map), ""};
   m.family = m.in.string("model_type", "");
   if (m.family.empty()) throw ScenarioError(where + ".model_type", "", "is required");
@@ -305,7 +310,6 @@ YAML::Node model_node_from_hf_config(const YAML::Node& raw, const std::string& p
     }
   }
   m.in.reject_unknown();
-  if (const YAML::Node name = config["_name_or_path"]; name.IsScalar()) m.out["name"] = name.Scalar();
   return m.out;
 }
 
