@@ -27,19 +27,24 @@ MlaSpec read_mla(MappingReader& parent, const std::string& key) {
 
 // `model: {hf_config: FILE, ...}`: the mapped config.json, the keys beside it overriding
 // (as beside `preset`). FILE is a path (a scenario file's relative paths are taken from
-// its folder by load_scenario_file) or the name of a config in models/catalog/hf.
+// its folder by load_scenario_file), the name of a config in models/catalog/hf, or the
+// config's contents as a mapping (Python: json.load of the file).
 YAML::Node resolve_hf_config(const YAML::Node& node, const std::string& path, std::string& name) {
-  const YAML::Node file = node["hf_config"];
-  if (!file.IsScalar() || file.Scalar().empty())
-    throw ScenarioError(path + ".hf_config", "", "must be the path of a config.json");
+  const YAML::Node config = node["hf_config"];
+  const std::string where = path + ".hf_config";
   YAML::Node overlay = YAML::Clone(node);
   overlay.remove("hf_config");
   if (overlay["preset"].IsDefined()) throw ScenarioError(path + ".preset", "", "cannot be given with hf_config");
-  const std::string where = path + ".hf_config";
-  name = std::filesystem::path(file.Scalar()).stem().string();
-  const bool is_file = std::filesystem::exists(file.Scalar());
-  return merge_mappings(is_file ? model_node_from_hf_config_file(file.Scalar(), where)
-                                : catalog_model_node(file.Scalar(), where),
+  if (config.IsMap()) {
+    name = config["_name_or_path"].IsScalar() ? config["_name_or_path"].Scalar() : "hf_config";
+    return merge_mappings(model_node_from_hf_config(config, where), overlay);
+  }
+  if (!config.IsScalar() || config.Scalar().empty())
+    throw ScenarioError(where, "", "must be the path of a config.json, a catalog name, or the config itself");
+  name = std::filesystem::path(config.Scalar()).stem().string();
+  const bool is_file = std::filesystem::exists(config.Scalar());
+  return merge_mappings(is_file ? model_node_from_hf_config_file(config.Scalar(), where)
+                                : catalog_model_node(config.Scalar(), where),
                         overlay);
 }
 

@@ -146,3 +146,18 @@ def test_compare_with_a_measured_run(root, tmp_path):
     # parameters: counted from the architecture on one side, from allocations on the other
     assert mem.loc["params", "predicted"] == mem.loc["params", "measured"]
     assert len(cmp.to_frame()) > 0
+
+
+def test_hugging_face_config_as_a_dict(root):
+    # a config.json loaded in Python maps like the file: Qwen3-8B, 8.19B parameters
+    # (Qwen/Qwen3-8B model card: 8.2B total, 6.95B non-embedding)
+    config = json.loads((root / "models" / "catalog" / "hf" / "qwen3-8b.json").read_text())
+    scenario = {"model": {"hf_config": config}, "cluster": "dgx-h100", "plan": {"tp": 8},
+                "training": {"global_batch": 8, "micro_batch": 1, "seq_len": 4096}}
+    params = twinsim.memory(scenario).to_dict()["params"]
+    assert params["total"] == pytest.approx(8.2e9, rel=0.01)
+    by_name = twinsim.memory({**scenario, "model": "qwen3-8b"}).to_dict()["params"]
+    assert by_name["total"] == params["total"]
+    config["model_type"] = "qwen9"
+    with pytest.raises(Exception, match="model_type"):
+        twinsim.memory({**scenario, "model": {"hf_config": config}})
