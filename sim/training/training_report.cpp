@@ -180,9 +180,12 @@ double model_flops_per_step(const Scenario& s) {
   whole.sequence_parallel = false;
   whole.recompute = Recompute::none;
   const MicroBatchShape one{1, s.training->seq_len, s.training->precision};
+  // the model's FLOPs route tokens evenly: an imbalance slows the busiest GPU, adds no work
+  ModelSpec balanced = s.model;
+  if (balanced.moe) balanced.moe->imbalance = 1.0;
   double per_sequence = 0;
   for (std::int64_t l = 0; l < s.model.layers; ++l)
-    for (const LayerOp& op : build_layer_ops(s.model, l, whole, one))
+    for (const LayerOp& op : build_layer_ops(balanced, l, whole, one))
       per_sequence += op.fwd_flops + op.dgrad_flops + op.wgrad_flops;
   for (const LayerOp& op : build_head_ops(s.model, whole, one))
     per_sequence += op.fwd_flops + op.dgrad_flops + op.wgrad_flops;
