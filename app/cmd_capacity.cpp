@@ -6,10 +6,10 @@
 #include <cmath>
 #include <iomanip>
 #include <iostream>
-#include <sstream>
 
 #include "app/commands.hpp"
 #include "app/cli_checks.hpp"
+#include "scenario/build.hpp"
 #include "scenario/load.hpp"
 #include "sim/inference/serving_report.hpp"
 #include "sim/search/capacity.hpp"
@@ -62,12 +62,17 @@ void run_serve_capacity(const CapacityArgs& a) {
   std::int64_t best_gpus = 0;
   nlohmann::json best;
   for (int tp = 1; tp <= cluster.gpus_per_node; tp *= 2) {
-    std::ostringstream yaml;
-    yaml << "model: " << r.model << "\ncluster: " << node << "\ninference:\n  prompt_len: " << a.prompt_len
-         << "\n  output_len: " << a.output_len << "\n  batch: 1\nplan:\n  tp: " << tp << "\n  pp: 1\n  dp: 1\n";
     Scenario s;
+    s.model = catalog_model(r.model);
+    s.cluster = catalog_cluster(node);
+    s.plan.tp = tp;
+    InferenceWorkload w;
+    w.prompt_len = a.prompt_len;
+    w.output_len = a.output_len;
+    w.batch = 1;
+    s.inference = w;
     try {
-      s = load_scenario_text(yaml.str(), {}, "<capacity --serve>");
+      s = validated_scenario(s);
     } catch (const ScenarioError&) {
       continue;  // tp does not split this model
     }

@@ -36,7 +36,8 @@ YAML::Node resolve_hf_config(const YAML::Node& node, const std::string& path, st
   overlay.remove("hf_config");
   if (overlay["preset"].IsDefined()) throw ScenarioError(path + ".preset", "", "cannot be given with hf_config");
   if (config.IsMap()) {
-    name = config["_name_or_path"].IsScalar() ? config["_name_or_path"].Scalar() : "hf_config";
+    const YAML::Node id = config["_name_or_path"];
+    name = id.IsDefined() && id.IsScalar() ? id.Scalar() : "hf_config";
     return merge_mappings(model_node_from_hf_config(config, where), overlay);
   }
   if (!config.IsScalar() || config.Scalar().empty())
@@ -71,6 +72,29 @@ MoeSpec read_moe(MappingReader& parent, const std::string& key) {
 }
 
 }  // namespace
+
+void check_model(const ModelSpec& m, const std::string& path) {
+  if (m.heads % m.kv_heads != 0)
+    throw ScenarioError(join_key(path, "kv_heads"), std::to_string(m.kv_heads),
+                        "does not divide " + join_key(path, "heads") + "=" + std::to_string(m.heads));
+  if (m.moe && m.moe->dense_layers > m.layers)
+    throw ScenarioError(join_key(path, "moe.dense_layers"), std::to_string(m.moe->dense_layers),
+                        "exceeds " + join_key(path, "layers") + "=" + std::to_string(m.layers));
+  if (m.global_every > 0 && m.sliding_window == 0)
+    throw ScenarioError(join_key(path, "global_every"), std::to_string(m.global_every),
+                        "needs " + join_key(path, "sliding_window") + " > 0");
+  if (m.mla && m.kv_heads != m.heads)
+    throw ScenarioError(join_key(path, "kv_heads"), std::to_string(m.kv_heads),
+                        "must equal " + join_key(path, "heads") + "=" + std::to_string(m.heads) +
+                            " with model.mla (every head rebuilds its own K and V from the latent)");
+  if (m.mla && m.qk_norm)
+    throw ScenarioError(join_key(path, "qk_norm"), "true", "is not modelled with model.mla");
+  if (m.mla && m.position != Position::rope)
+    throw ScenarioError(join_key(path, "position"), "learned", "must be rope with model.mla (its decoupled RoPE key)");
+  if (m.mtp_layers > 0 && !m.moe)
+    throw ScenarioError(join_key(path, "mtp_layers"), std::to_string(m.mtp_layers),
+                        "is modelled for MoE models (DeepSeek-V3) only");
+}
 
 ModelSpec read_model(const YAML::Node& node, const std::string& path) {
   ModelSpec m;
@@ -109,27 +133,7 @@ ModelSpec read_model(const YAML::Node& node, const std::string& path) {
   if (r.has("mla")) m.mla = read_mla(r, "mla");
   r.reject_unknown();
 
-  if (m.global_every > 0 && m.sliding_window == 0)
-    throw ScenarioError(r.key_path("global_every"), std::to_string(m.global_every),
-                        "needs " + r.key_path("sliding_window") + " > 0");
-  if (m.mla && m.kv_heads != m.heads)
-    throw ScenarioError(r.key_path("kv_heads"), std::to_string(m.kv_heads),
-                        "must equal " + r.key_path("heads") + "=" + std::to_string(m.heads) +
-                            " with model.mla (every head rebuilds its own K and V from the latent)");
-  if (m.mla && m.qk_norm)
-    throw ScenarioError(r.key_path("qk_norm"), "true", "is not modelled with model.mla");
-  if (m.mla && m.position != Position::rope)
-    throw ScenarioError(r.key_path("position"), "learned", "must be rope with model.mla (its decoupled RoPE key)");
-  if (m.mtp_layers > 0 && !m.moe)
-    throw ScenarioError(r.key_path("mtp_layers"), std::to_string(m.mtp_layers),
-                        "is modelled for MoE models (DeepSeek-V3) only");
-
-  if (m.heads % m.kv_heads != 0)
-    throw ScenarioError(r.key_path("kv_heads"), std::to_string(m.kv_heads),
-                        "does not divide " + r.key_path("heads") + "=" + std::to_string(m.heads));
-  if (m.moe && m.moe->dense_layers > m.layers)
-    throw ScenarioError(r.key_path("moe.dense_layers"), std::to_string(m.moe->dense_layers),
-                        "exceeds " + r.key_path("layers") + "=" + std::to_string(m.layers));
+  check_model(m, path);
   return m;
 }
 

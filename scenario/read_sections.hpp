@@ -13,6 +13,9 @@ namespace twinsim {
 // Catalog name, or mapping (optionally `preset: NAME` plus overrides).
 ModelSpec read_model(const YAML::Node& node, const std::string& path);
 GpuSpec read_gpu(const YAML::Node& node, const std::string& path);
+// The model's cross-field rules (kv_heads divides heads, MLA's needs, ...), keys named
+// under `path`: read_model's, and those of a model built in code (scenario/build.hpp).
+void check_model(const ModelSpec& model, const std::string& path);
 
 // A cluster whose node count may be left to the plan (nodes == 0 then).
 ClusterSpec read_cluster(const YAML::Node& node, const std::string& path);

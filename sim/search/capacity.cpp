@@ -1,9 +1,9 @@
 #include "sim/search/capacity.hpp"
 
 #include <cmath>
-#include <sstream>
 
 #include "models/param_count.hpp"
+#include "scenario/build.hpp"
 #include "scenario/errors.hpp"
 #include "scenario/load.hpp"
 #include "sim/search/candidate.hpp"
@@ -25,11 +25,18 @@ std::string node_type_for_gpu(const std::string& gpu) {
 }
 
 Scenario capacity_scenario(const CapacityRequest& r) {
-  std::ostringstream yaml;
-  yaml << "name: capacity-" << r.model << "\nmodel: " << r.model << "\ncluster: " << node_type_for_gpu(r.gpu)
-       << "\ntraining:\n  seq_len: " << r.seq_len << "\n  global_batch: " << r.global_batch
-       << "\n  micro_batch: 1\n  precision: bf16\n  optimizer: adam\nplan:\n  tp: 1\n  pp: 1\n  dp: 1\n";
-  return load_scenario_text(yaml.str(), {}, "<capacity request>");
+  Scenario s;
+  s.name = "capacity-" + r.model;
+  s.model = catalog_model(r.model);
+  s.cluster = catalog_cluster(node_type_for_gpu(r.gpu));
+  TrainingWorkload t;  // bf16 + Adam, one sequence per micro-batch: the search varies the rest
+  t.seq_len = r.seq_len;
+  t.global_batch = r.global_batch;
+  t.micro_batch = 1;
+  t.precision = Dtype::bf16;
+  t.optimizer = Optimizer::adam;
+  s.training = t;
+  return validated_scenario(s);  // plan: one GPU, tp = pp = dp = 1
 }
 
 CapacityPlan plan_capacity(const CapacityRequest& r) {

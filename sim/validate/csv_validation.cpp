@@ -3,6 +3,7 @@
 #include <cmath>
 #include <stdexcept>
 
+#include "scenario/build.hpp"
 #include "sim/training/training_report.hpp"
 #include "sim/validate/nelder_mead.hpp"
 
@@ -39,9 +40,11 @@ std::vector<VtrainRow> every_nth(const std::vector<VtrainRow>& rows, int stride)
 
 std::vector<Scenario> vtrain_scenarios(const std::vector<VtrainRow>& rows, const std::string& cluster_yaml,
                                        const std::string& stack_yaml) {
+  const ClusterSpec cluster = cluster_from_text(cluster_yaml, "--cluster");
+  const StackSpec stack = stack_from_text(stack_yaml, "--stack");
   std::vector<Scenario> out;
   out.reserve(rows.size());
-  for (const VtrainRow& r : rows) out.push_back(vtrain_scenario(r, cluster_yaml, stack_yaml));
+  for (const VtrainRow& r : rows) out.push_back(vtrain_scenario(r, cluster, stack));
   return out;
 }
 

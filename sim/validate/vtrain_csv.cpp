@@ -6,7 +6,8 @@
 #include <sstream>
 #include <stdexcept>
 
-#include "scenario/load.hpp"
+#include "scenario/build.hpp"
+#include "scenario/errors.hpp"
 
 namespace twinsim {
 
@@ -81,26 +82,35 @@ std::int64_t megatron_padded_vocab(std::int64_t vocab, int tp) {
   return (vocab + multiple - 1) / multiple * multiple;
 }
 
-Scenario vtrain_scenario(const VtrainRow& r, const std::string& cluster_yaml, const std::string& stack_yaml) {
+Scenario vtrain_scenario(const VtrainRow& r, const ClusterSpec& cluster, const StackSpec& stack) {
   // vTrain's validation setup (data/README.md of this project; vTrain configs under
   // config/: "use_gradient_bucket": false, "use_checkpoint": true, "pipeline_scheduling":
   // "1f1b"): GPT with 4h FFN, GeLU, LayerNorm, learned positions, tied embeddings;
   // Megatron's default dropout 0.1 (--hidden-dropout, --attention-dropout); fp16 + Adam;
   // full recompute; no FlashAttention (Megatron-DeepSpeed's default attention path).
-  std::ostringstream y;
-  y << "name: vtrain-row-" << r.index << "\n"
-    << "model: {layers: " << r.layers << ", hidden: " << r.hidden << ", heads: " << r.heads
-    << ", activation: gelu, norm: layernorm, vocab: " << megatron_padded_vocab(50257, r.tp)
-    << ", position: learned, max_seq_len: " << r.seq_len
-    << ", tied_embeddings: true, bias: true, dropout: 0.1}\n"
-    << "cluster: " << cluster_yaml << "\n"
-    << "stack: " << stack_yaml << "\n"
-    << "training: {seq_len: " << r.seq_len << ", global_batch: " << r.global_batch
-    << ", micro_batch: " << r.micro_batch << ", precision: fp16, optimizer: adam}\n"
-    << "plan: {tp: " << r.tp << ", pp: " << r.pp << ", dp: " << r.dp
-    << ", sequence_parallel: false, zero: 0, recompute: full, schedule: 1f1b,"
-    << " flash_attention: false, overlap_grad_reduce: false}\n";
-  return load_scenario_text(y.str(), {}, "vtrain row " + std::to_string(r.index));
+  Scenario s;
+  s.name = "vtrain-row-" + std::to_string(r.index);
+  ModelSpec& m = s.model;
+  m.name = "custom";
+  m.layers = r.layers, m.hidden = r.hidden, m.heads = r.heads, m.kv_heads = r.heads;
+  if (r.heads <= 0 || r.hidden % r.heads != 0)
+    throw ScenarioError("vtrain row " + std::to_string(r.index) + " heads", std::to_string(r.heads),
+                        "does not divide hidden=" + std::to_string(r.hidden));
+  m.head_dim = r.hidden / r.heads, m.ffn_hidden = 4 * static_cast<std::int64_t>(r.hidden);
+  m.activation = Activation::gelu, m.norm = Norm::layernorm, m.position = Position::learned;
+  m.vocab = megatron_padded_vocab(50257, r.tp), m.max_seq_len = r.seq_len;
+  m.tied_embeddings = true, m.bias = true, m.dropout = 0.1;
+  s.cluster = cluster;
+  s.stack = stack;
+  TrainingWorkload t;
+  t.seq_len = r.seq_len, t.global_batch = r.global_batch, t.micro_batch = r.micro_batch;
+  t.precision = Dtype::fp16, t.optimizer = Optimizer::adam;
+  s.training = t;
+  Plan& p = s.plan;
+  p.tp = r.tp, p.pp = r.pp, p.dp = r.dp;
+  p.sequence_parallel = false, p.zero = 0, p.recompute = Recompute::full, p.schedule = Schedule::one_f_one_b;
+  p.flash_attention = false, p.overlap_grad_reduce = false;
+  return validated_scenario(s);
 }
 
 }  // namespace twinsim

@@ -30,10 +30,8 @@ std::int64_t megatron_padded_vocab(std::int64_t vocab, int tp);
 // The software vTrain measured: Megatron-DeepSpeed in PyTorch eager mode.
 inline constexpr const char* kVtrainStack = "megatron-eager";
 
-// The scenario of one row on `cluster` (a catalog node type or an inline cluster mapping
-// in YAML flow style) under `stack` (a stack preset or an inline mapping): the setup
-// vTrain's README and configs describe.
-Scenario vtrain_scenario(const VtrainRow& row, const std::string& cluster_yaml,
-                         const std::string& stack_yaml = kVtrainStack);
+// The scenario of one row on `cluster` under `stack`: the setup vTrain's README and
+// configs describe, built from typed parts (scenario/build.hpp).
+Scenario vtrain_scenario(const VtrainRow& row, const ClusterSpec& cluster, const StackSpec& stack);
 
 }  // namespace twinsim

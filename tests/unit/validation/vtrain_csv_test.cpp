@@ -1,6 +1,8 @@
 // Reading the vTrain table and turning a row into the scenario vTrain's setup describes.
 #include <gtest/gtest.h>
 
+#include "scenario/build.hpp"
+
 #include "sim/validate/csv_validation.hpp"
 #include "sim/validate/vtrain_csv.hpp"
 
@@ -57,7 +59,9 @@ TEST(VtrainCsv, PadsTheVocabularyAsMegatronDoes) {
 
 TEST(VtrainCsv, RowBecomesTheDescribedScenario) {
   const auto rows = parse_vtrain_csv(std::string(kHeader) + "8,32,4,2048,16,20,1024,2,2,2,219.7\n", "t.csv");
-  const Scenario s = vtrain_scenario(rows[0], "{preset: dgx-a100-80gb, intra_node: {bandwidth_GBps: 150, latency_us: 3}}");
+  const Scenario s = vtrain_scenario(
+      rows[0], cluster_from_text("{preset: dgx-a100-80gb, intra_node: {bandwidth_GBps: 150, latency_us: 3}}", "--cluster"),
+      catalog_stack("megatron-eager"));
   EXPECT_EQ(s.model.hidden, 2048);
   EXPECT_EQ(s.model.ffn_hidden, 4 * 2048);
   EXPECT_EQ(s.model.layers, 20);
