@@ -48,7 +48,8 @@ namespace {
 
 nlohmann::json pass_json(const IterationCost& c) {
   return {{"latency_s", c.latency_s()},   {"stage_s", c.stage_s},           {"p2p_s", c.p2p_s},
-          {"compute_s", c.compute_s},     {"tp_comm_s", c.tp_comm_s},       {"weight_bytes_read", c.weight_bytes},
+          {"compute_s", c.compute_s},     {"tp_comm_s", c.tp_comm_s},       {"ep_comm_s", c.ep_comm_s},
+          {"weight_bytes_read", c.weight_bytes},
           {"kv_bytes_moved", c.kv_bytes}};
 }
 

@@ -20,6 +20,7 @@ double IterationCost::latency_s() const {
 ServingCostModel::ServingCostModel(const Scenario& scenario)
     : s_(scenario),
       tp_group_(group_layout(scenario.cluster, scenario.plan, ParallelGroup::tp)),
+      ep_group_(group_layout(scenario.cluster, scenario.plan, ParallelGroup::ep)),
       pp_pair_(pipeline_pair_layout(scenario.cluster, scenario.plan)) {
   for (int stage = 0; stage < scenario.plan.pp; ++stage) {
     const StageLayers layers = stage_layers(scenario.model, scenario.plan, stage);
@@ -76,6 +77,8 @@ bool ServingCostModel::fits_cache(const PassOps& ops) const {
 
 double ServingCostModel::call_time_s(const LayerOp& op, bool cached) const {
   if (op.kind == OpKind::collective) {
+    if (op.fwd_comm.group == CommGroup::ep)
+      return collective_time_s(s_.cluster, CollectiveOp::all_to_all, ep_group_, static_cast<double>(op.fwd_comm.bytes));
     const CollectiveOp c = op.fwd_comm.kind == CollectiveKind::all_gather ? CollectiveOp::all_gather
                                                                           : CollectiveOp::all_reduce;
     return collective_time_s(s_.cluster, c, tp_group_, static_cast<double>(op.fwd_comm.bytes));
@@ -123,10 +126,12 @@ ServingCostModel::OpsCost ServingCostModel::price(const std::vector<LayerOp>& op
   cost.kv_bytes = read.kv;
   const std::vector<double> times = list_times_s(ops, cached);
   for (std::size_t i = 0; i < ops.size(); ++i) {
-    if (ops[i].kind == OpKind::collective) cost.tp_comm_s += times[i];
-    else cost.compute_s += times[i];
+    if (ops[i].kind != OpKind::collective) cost.compute_s += times[i];
+    else if (ops[i].fwd_comm.group == CommGroup::ep) cost.ep_comm_s += times[i];
+    else cost.tp_comm_s += times[i];
   }
-  cost.time_s = cost.compute_s + cost.tp_comm_s;  // serving runs TP collectives in line (no overlap)
+  // serving runs its collectives in line (no overlap)
+  cost.time_s = cost.compute_s + cost.tp_comm_s + cost.ep_comm_s;
   return cost;
 }
 
@@ -146,6 +151,7 @@ IterationCost ServingCostModel::cost(const IterationShape& shape) const {
   auto add = [&cost](const OpsCost& part, double count) {
     cost.compute_s += part.compute_s * count;
     cost.tp_comm_s += part.tp_comm_s * count;
+    cost.ep_comm_s += part.ep_comm_s * count;
     cost.weight_bytes += part.weight_bytes * count;
     cost.kv_bytes += part.kv_bytes * count;
     return part.time_s * count;

@@ -16,6 +16,7 @@ struct IterationCost {
   double p2p_s = 0;             // one activation transfer between neighbouring stages
   double compute_s = 0;         // summed over stages: kernels
   double tp_comm_s = 0;         // summed over stages: TP all-reduces and the logits gather
+  double ep_comm_s = 0;         // summed over stages: MoE dispatch and combine all-to-alls (plan.ep > 1)
   double weight_bytes = 0;      // summed over stages, one GPU of each: weights read
   double kv_bytes = 0;          // summed over stages: K,V read and written by attention
   // The pass's latency: every stage in turn, plus the transfers between them.
@@ -43,7 +44,7 @@ class ServingCostModel {
  private:
   // The parts of IterationCost for one list of ops (one layer, the embedding, the head).
   struct OpsCost {
-    double time_s = 0, compute_s = 0, tp_comm_s = 0, weight_bytes = 0, kv_bytes = 0;
+    double time_s = 0, compute_s = 0, tp_comm_s = 0, ep_comm_s = 0, weight_bytes = 0, kv_bytes = 0;
   };
   // One pass's op lists: one layer of each kind, the embedding, the head.
   struct PassOps {
@@ -61,6 +62,7 @@ class ServingCostModel {
   std::vector<double> list_times_s(const std::vector<LayerOp>& ops, bool cached) const;
   Scenario s_;
   GroupLayout tp_group_;
+  GroupLayout ep_group_;  // the GPUs of one TP position across the ep replicas
   GroupLayout pp_pair_;
   std::vector<std::int64_t> stage_dense_, stage_moe_;  // layers of each kind per stage
 };

@@ -85,6 +85,7 @@ struct Sizes {
   std::int64_t kv_e_bits = 16;
   Dtype weights = Dtype::fp16;
   int tp = 1;
+  int ep = 1;
   std::string_view norm_kernel = "layernorm";
   std::int64_t act(std::int64_t elements) const { return checked_mul(elements, e); }
   std::int64_t kv(std::int64_t elements) const { return ceil_div(checked_mul(elements, kv_e_bits), 8); }
@@ -103,6 +104,7 @@ Sizes make_sizes(const ModelSpec& m, const Plan& p, const InferenceWorkload& w, 
   s.kv_e_bits = dtype_bits(w.kv_dtype);
   s.weights = w.weight_dtype;
   s.tp = p.tp;
+  s.ep = p.ep;
   s.norm_kernel = norm_kernel_name(m);
   return s;
 }
@@ -133,6 +135,14 @@ LayerOp linear(std::string_view name, std::int64_t m, std::int64_t n, std::int64
 LayerOp norm(std::string_view name, std::int64_t rows, const Sizes& s) {
   LayerOp op = memory_op(name, OpKind::norm, s.norm_kernel, s.act(2 * rows * s.h + s.h));
   op.weight_bytes = s.act(s.h);
+  return op;
+}
+
+LayerOp ep_all_to_all(std::string_view name, std::int64_t bytes) {
+  LayerOp op;
+  op.name = name;
+  op.kind = OpKind::collective;
+  op.fwd_comm = {CollectiveKind::all_to_all, CommGroup::ep, bytes};
   return op;
 }
 
@@ -219,14 +229,24 @@ void add_ffn(std::vector<LayerOp>& ops, const ModelSpec& m, const Sizes& s, std:
 
 // Mixture of experts: each token visits top_k experts; the pass reads the weights of
 // every expert some token visits (expected_experts_touched), each running an equal
-// share of the routed tokens. Experts are TP-sharded like the dense FFN (EP: not modelled).
+// share of the routed tokens. Experts are TP-sharded like the dense FFN. With expert
+// parallelism (plan.ep > 1) the experts are spread over ep replicas that run each MoE
+// layer in lockstep, attention staying data-parallel per replica (vLLM's DP attention +
+// EP, DeepSeek-V3 §3.4): an all-to-all over the EP group dispatches every replica's
+// routed tokens to the experts' GPUs and another combines the results (DeepEP); each GPU
+// runs its experts / ep experts on the routed tokens of all ep replicas, taken as loaded
+// alike, the busiest expert at moe.imbalance x the mean.
 void add_moe(std::vector<LayerOp>& ops, const ModelSpec& m, const Sizes& s) {
   const MoeSpec& moe = *m.moe;
   ops.push_back(linear(op_names::kMoeRouter, s.t, moe.experts, s.h, 1, s, Dtype::fp16));
-  const std::int64_t routed = checked_mul(s.t, moe.top_k);
-  const auto touched = std::max<std::int64_t>(
-      1, static_cast<std::int64_t>(std::llround(expected_experts_touched(moe.experts, moe.top_k, s.t))));
-  add_ffn(ops, m, s, moe.expert_ffn_hidden / s.tp, touched, ceil_div(routed, touched), true);
+  const std::int64_t routed = checked_mul(s.t, moe.top_k);  // this replica's, and what one GPU receives
+  const double touched_all = expected_experts_touched(moe.experts, moe.top_k, checked_mul(s.t, s.ep));
+  const auto touched = std::max<std::int64_t>(1, std::llround(touched_all / s.ep));  // of this GPU's experts
+  const auto rows = static_cast<std::int64_t>(std::ceil(static_cast<double>(routed) / static_cast<double>(touched) * moe.imbalance));
+  const std::int64_t a2a = s.act(checked_mul(routed, s.h));
+  if (s.ep > 1) ops.push_back(ep_all_to_all(op_names::kMoeDispatch, a2a));
+  add_ffn(ops, m, s, moe.expert_ffn_hidden / s.tp, touched, rows, true);
+  if (s.ep > 1) ops.push_back(ep_all_to_all(op_names::kMoeCombine, a2a));
   if (moe.shared_experts > 0) add_ffn(ops, m, s, moe.shared_experts * moe.shared_width() / s.tp, 1, s.t, false);
 }
 

@@ -111,7 +111,6 @@ ServingResult run_serving(const std::vector<Request>& requests, std::int64_t kv_
 ServingResult simulate_serving(const Scenario& scenario, const std::vector<Request>& requests,
                                const ServeOptions& options) {
   if (!scenario.inference) throw std::invalid_argument("serve: the scenario has no inference section");
-  if (scenario.plan.ep > 1) throw std::invalid_argument("serve: plan.ep > 1 (expert-parallel serving) is not modelled");
   const KvCapacity capacity = kv_capacity(scenario, options.kv);
   if (capacity.blocks <= 0) {
     const StageKvCapacity& st = capacity.stages[capacity.limiting_stage];
