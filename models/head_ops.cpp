@@ -1,5 +1,9 @@
 #include "models/head_ops.hpp"
 
+#include <map>
+#include <mutex>
+#include <string>
+
 #include "models/checked_math.hpp"
 #include "models/op_names.hpp"
 
@@ -44,23 +48,19 @@ std::vector<LayerOp> build_embedding_ops(const ModelSpec& m, const Plan& p, cons
   return ops;
 }
 
-std::vector<LayerOp> build_head_ops(const ModelSpec& m, const Plan& p, const MicroBatchShape& mb) {
-  const std::int64_t e = dtype_bytes(mb.dtype, 1);
-  const std::int64_t tokens = checked_mul(mb.micro_batch, mb.seq_len) / p.cp;
+namespace {
+
+// logits = X W^T over this rank's vocabulary shard: 2 * tokens * h * V/t FLOPs (the logits
+// term of Narayanan et al. 2021, Appendix, Eq. 3), then softmax cross-entropy in fp32: read
+// the logits, write fp32 probabilities for the backward; vocab-parallel max and sum
+// all-reduces move 2 floats per token.
+void add_logits_and_loss(std::vector<LayerOp>& ops, std::string_view logits_name, std::string_view loss_name,
+                         std::string_view reduce_name, const ModelSpec& m, const Plan& p, std::int64_t tokens,
+                         std::int64_t e) {
   const std::int64_t activation = checked_mul(tokens * m.hidden, e);
-  const std::int64_t sp = p.sequence_parallel ? p.tp : 1;
   const std::int64_t vocab_shard = ceil_div(m.vocab, p.tp);
-  std::vector<LayerOp> ops;
-  ops.push_back(memory_op(op_names::kHeadNorm, OpKind::norm, norm_kernel_name(m), 2 * activation / sp));
-  if (p.tp > 1)
-    ops.push_back(tp_collective(op_names::kHeadEnter,
-                                p.sequence_parallel ? CollectiveKind::all_gather : CollectiveKind::none,
-                                p.sequence_parallel ? CollectiveKind::reduce_scatter : CollectiveKind::all_reduce,
-                                activation));
-  // logits = X W^T over this rank's vocabulary shard: 2 * tokens * h * V/t FLOPs
-  // (the logits term of Narayanan et al. 2021, Appendix, Eq. 3)
   LayerOp logits;
-  logits.name = op_names::kHeadLogits;
+  logits.name = logits_name;
   logits.kind = OpKind::gemm;
   logits.m = tokens, logits.n = vocab_shard, logits.k = m.hidden;
   logits.fwd_flops = 2.0 * static_cast<double>(tokens) * vocab_shard * m.hidden;
@@ -69,10 +69,64 @@ std::vector<LayerOp> build_head_ops(const ModelSpec& m, const Plan& p, const Mic
   logits.weight_bytes = checked_mul(vocab_shard * m.hidden, e);
   logits.fwd_bytes = activation + logits.weight_bytes + checked_mul(tokens * vocab_shard, e);
   ops.push_back(logits);
-  // softmax cross-entropy in fp32: read the logits, write fp32 probabilities for the
-  // backward; vocab-parallel max and sum all-reduces move 2 floats per token
-  ops.push_back(memory_op(op_names::kHeadLoss, OpKind::elementwise, "cross_entropy", checked_mul(tokens * vocab_shard, e + 4)));
-  if (p.tp > 1) ops.push_back(tp_collective(op_names::kHeadLossReduce, CollectiveKind::all_reduce, CollectiveKind::none, tokens * 8));
+  ops.push_back(memory_op(loss_name, OpKind::elementwise, "cross_entropy", checked_mul(tokens * vocab_shard, e + 4)));
+  if (p.tp > 1) ops.push_back(tp_collective(reduce_name, CollectiveKind::all_reduce, CollectiveKind::none, tokens * 8));
+}
+
+// "mtp." + a layer op's name, kept for the life of the program (op names are views).
+std::string_view mtp_name(std::string_view name) {
+  static std::mutex lock;
+  static std::map<std::string, std::string, std::less<>> names;
+  const std::lock_guard<std::mutex> guard(lock);
+  auto it = names.find(name);
+  if (it == names.end()) it = names.emplace(std::string(name), op_names::kMtpPrefix + std::string(name)).first;
+  return it->second;
+}
+
+// DeepSeek-V3 §2.2, Fig. 3, per module: RMSNorm the main model's last hidden state and
+// the next token's embedding, project their concatenation [2h -> h], run one transformer
+// block (an MoE layer), then the shared output head and its own cross-entropy loss.
+void add_mtp_modules(std::vector<LayerOp>& ops, const ModelSpec& m, const Plan& p, const MicroBatchShape& mb,
+                     std::int64_t tokens, std::int64_t e) {
+  const std::int64_t activation = checked_mul(tokens * m.hidden, e);
+  const std::int64_t sp = p.sequence_parallel ? p.tp : 1;
+  for (int k = 0; k < m.mtp_layers; ++k) {
+    ops.push_back(memory_op(op_names::kMtpNorm, OpKind::norm, norm_kernel_name(m), 2 * 2 * activation / sp));
+    LayerOp proj;
+    proj.name = op_names::kMtpProj;
+    proj.kind = OpKind::gemm;
+    proj.m = tokens / sp, proj.n = m.hidden, proj.k = 2 * m.hidden;  // replicated: small next to the block
+    proj.fwd_flops = 2.0 * static_cast<double>(proj.m) * proj.n * proj.k;
+    proj.dgrad_flops = proj.wgrad_flops = proj.fwd_flops;
+    proj.weight_bytes = checked_mul(2 * m.hidden * m.hidden, e);
+    proj.fwd_bytes = proj.weight_bytes + 3 * activation / sp;
+    ops.push_back(proj);
+    for (LayerOp op : build_layer_ops(m, m.layers + k, p, mb)) {
+      op.name = mtp_name(op.name);
+      ops.push_back(std::move(op));
+    }
+    ops.push_back(memory_op(op_names::kMtpNorm, OpKind::norm, norm_kernel_name(m), 2 * activation / sp));
+    add_logits_and_loss(ops, op_names::kMtpLogits, op_names::kMtpLoss, mtp_name(op_names::kHeadLossReduce), m, p,
+                        tokens, e);
+  }
+}
+
+}  // namespace
+
+std::vector<LayerOp> build_head_ops(const ModelSpec& m, const Plan& p, const MicroBatchShape& mb) {
+  const std::int64_t e = dtype_bytes(mb.dtype, 1);
+  const std::int64_t tokens = checked_mul(mb.micro_batch, mb.seq_len) / p.cp;
+  const std::int64_t activation = checked_mul(tokens * m.hidden, e);
+  const std::int64_t sp = p.sequence_parallel ? p.tp : 1;
+  std::vector<LayerOp> ops;
+  ops.push_back(memory_op(op_names::kHeadNorm, OpKind::norm, norm_kernel_name(m), 2 * activation / sp));
+  if (p.tp > 1)
+    ops.push_back(tp_collective(op_names::kHeadEnter,
+                                p.sequence_parallel ? CollectiveKind::all_gather : CollectiveKind::none,
+                                p.sequence_parallel ? CollectiveKind::reduce_scatter : CollectiveKind::all_reduce,
+                                activation));
+  add_logits_and_loss(ops, op_names::kHeadLogits, op_names::kHeadLoss, op_names::kHeadLossReduce, m, p, tokens, e);
+  add_mtp_modules(ops, m, p, mb, tokens, e);
   return ops;
 }
 

@@ -68,4 +68,12 @@ inline constexpr const char* kMoeSharedFc1 = "moe.shared.fc1";
 inline constexpr const char* kMoeSharedFc2 = "moe.shared.fc2";
 inline constexpr const char* kMoeSharedGateUp = "moe.shared.gate_up";
 
+// DeepSeek-V3's multi-token-prediction module (§2.2): its norms and projection, its
+// transformer block's ops under the "mtp." prefix (head_ops.cpp), its logits and loss.
+inline constexpr const char* kMtpNorm = "mtp.norm";
+inline constexpr const char* kMtpProj = "mtp.proj";
+inline constexpr const char* kMtpLogits = "mtp.logits";
+inline constexpr const char* kMtpLoss = "mtp.loss";
+inline constexpr const char* kMtpPrefix = "mtp.";
+
 }  // namespace twinsim::op_names

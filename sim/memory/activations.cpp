@@ -160,7 +160,10 @@ std::int64_t output_activation_bytes(const ModelSpec& model, const Plan& plan, c
   const std::int64_t tokens = local_tokens(plan, shape);
   const std::int64_t stream = dtype_bytes(shape.dtype, checked_mul(tokens, model.hidden)) / sp_divisor(plan);
   const std::int64_t logits = checked_mul(checked_mul(tokens, model.vocab) / plan.tp, 4);
-  return 2 * stream + logits;
+  // each multi-token-prediction module (DeepSeek-V3 §2.2) keeps its two normed inputs
+  // (the projection's [2h] input), its block's saved tensors, its norm and its own logits
+  const std::int64_t mtp = model.mtp_layers > 0 ? 4 * stream + kept_bytes(model, model.layers, plan, shape) + logits : 0;
+  return 2 * stream + logits + checked_mul(mtp, model.mtp_layers);
 }
 
 namespace {

@@ -101,6 +101,10 @@ StageParams stage_params(const ModelSpec& model, const Plan& plan, int stage) {
   if (first) p.dense += embedding_on_gpu(model, plan.tp);
   if (last) {
     p.dense += norm_params(model);
+    for (int k = 0; k < model.mtp_layers; ++k) {  // DeepSeek-V3 §2.2: block, [2h -> h] projection, 3 norms
+      add(p, layer_params_on_gpu(model, plan, model.is_moe_layer(model.layers + k)));
+      p.dense += checked_mul(2 * model.hidden, model.hidden) + 3 * norm_params(model);
+    }
     if (!model.tied_embeddings || plan.pp > 1) p.dense += checked_mul(model.vocab, model.hidden) / plan.tp;
   }
   return p;

@@ -60,5 +60,17 @@ TEST(ArchitectureMemory, ServingShapesCountTheWindow) {
   EXPECT_EQ(p.window_kv_read_tokens, 3 * 16);
 }
 
+TEST(ArchitectureMemory, MultiTokenPredictionWeightsOnTheLastStage) {
+  ModelSpec m = tiny_mla();
+  m.moe = MoeSpec{};
+  m.moe->experts = 4, m.moe->top_k = 2, m.moe->expert_ffn_hidden = 32;
+  Plan plan;
+  const std::int64_t without = stage_params(m, plan, 0).total();
+  m.mtp_layers = 1;
+  // the memory layout's module (per GPU) against param_count's, two code paths
+  EXPECT_EQ(stage_params(m, plan, 0).total() - without, mtp_module_params(m));
+  EXPECT_EQ(count_params(m).mtp, mtp_module_params(m));
+}
+
 }  // namespace
 }  // namespace twinsim

@@ -2,6 +2,7 @@
 // figures are derived by hand in the comments (no formula checked against itself).
 #include <gtest/gtest.h>
 
+#include "models/head_ops.hpp"
 #include "models/layer_ops.hpp"
 #include "models/op_names.hpp"
 #include "models/param_count.hpp"
@@ -130,6 +131,25 @@ TEST(Architectures, WindowPatternAndMixedSpan) {
   Plan plan;
   for (const LayerOp& op : build_layer_ops(m, 0, plan, MicroBatchShape{1, 16, Dtype::bf16}))
     if (op.name == std::string_view(op_names::kAttnCore)) EXPECT_EQ(op.kv_len, 14);
+}
+
+TEST(Architectures, MultiTokenPredictionRunsInTheHead) {
+  ModelSpec m = tiny_mla();
+  m.moe = MoeSpec{};
+  m.moe->experts = 4, m.moe->top_k = 2, m.moe->expert_ffn_hidden = 32;
+  Plan plan;
+  const MicroBatchShape mb{1, 16, Dtype::bf16};
+  const double plain = forward_flops(build_head_ops(m, plan, mb));
+  m.mtp_layers = 1;
+  const std::vector<LayerOp> ops = build_head_ops(m, plan, mb);
+  // + one MoE block (layer index 2, past the model's 2) + the [2h -> h] projection
+  // 2 x 16 x 64 x 128 + the module's own logits 2 x 16 x 100 x 64
+  const double block = forward_flops(build_layer_ops(m, 2, plan, mb));
+  EXPECT_DOUBLE_EQ(forward_flops(ops), plain + block + 2.0 * 16 * 64 * 128 + 2.0 * 16 * 100 * 64);
+  int prefixed = 0;
+  for (const LayerOp& op : ops) prefixed += op.name.substr(0, 4) == "mtp." ? 1 : 0;
+  // the block's ops, and two norms, the projection, the logits and the loss
+  EXPECT_EQ(prefixed, static_cast<int>(build_layer_ops(m, 2, plan, mb).size()) + 5);
 }
 
 }  // namespace
