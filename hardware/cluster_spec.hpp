@@ -29,6 +29,16 @@ struct LinkSpec {
   std::map<std::string, std::map<int, std::vector<EfficiencyPoint>>, std::less<>> measured_busbw;
 };
 
+// The host side of a node as one GPU sees it: what offloading to CPU memory runs on
+// (ZeRO-Offload). All 0 when a node type does not describe it; offloading is then refused.
+struct HostSpec {
+  double h2d_Bps = 0;               // host -> this GPU over its PCIe link (pinned memory)
+  double d2h_Bps = 0;               // this GPU -> host
+  double memory_bandwidth_Bps = 0;  // CPU DRAM bandwidth: this GPU's share of the node's
+  std::int64_t memory_bytes = 0;    // CPU DRAM: this GPU's share of the node's
+  bool described() const { return h2d_Bps > 0 && d2h_Bps > 0 && memory_bandwidth_Bps > 0 && memory_bytes > 0; }
+};
+
 struct ClusterSpec {
   std::string name;           // node type (catalog name), or "custom"
   GpuSpec gpu;
@@ -46,6 +56,7 @@ struct ClusterSpec {
   // channels): compute overlapped with a collective runs on the GPU's other SMs.
   // 0 (default): not modelled.
   int nccl_channels = 0;
+  HostSpec host;
 
   std::int64_t gpus() const { return static_cast<std::int64_t>(gpus_per_node) * nodes; }
   // Inter-node bandwidth one GPU gets when all GPUs of a node send at once.

@@ -27,6 +27,9 @@ struct Plan {
   // flash-style attention never stores the s x s scores (Dao et al. 2022); an
   // extension of SCENARIO.md, default on as in current Megatron-core/TE runs
   bool flash_attention = true;
+  // ZeRO-Offload (Ren et al. 2021): Adam's fp32 weights and moments live in CPU memory and
+  // the CPU runs the update; the GPU sends its gradient shard and gets the 16-bit weights back
+  bool offload_optimizer = false;
 
   std::int64_t world_size() const {
     return static_cast<std::int64_t>(tp) * pp * cp * dp;

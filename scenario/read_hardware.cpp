@@ -254,6 +254,25 @@ StackSpec read_stack(const YAML::Node& node, const std::string& path) {
   return s;
 }
 
+// `host: {h2d_GBps, d2h_GBps, memory_bandwidth_GBps, memory_GiB}`: the PCIe link of one
+// GPU (both directions, pinned memory) and the node's CPU memory, shared by its GPUs.
+HostSpec read_host(MappingReader& parent, const std::string& key, int gpus_per_node) {
+  MappingReader r(parent.child(key), parent.key_path(key));
+  HostSpec h;
+  const auto h2d = r.optional_number("h2d_GBps", 1e-3, 1e6);
+  if (!h2d) throw ScenarioError(r.key_path("h2d_GBps"), "", "is required (host to GPU over PCIe)");
+  h.h2d_Bps = *h2d * 1e9;
+  h.d2h_Bps = r.number("d2h_GBps", *h2d, 1e-3, 1e6) * 1e9;
+  const auto bandwidth = r.optional_number("memory_bandwidth_GBps", 1e-3, 1e7);
+  const auto capacity = r.optional_number("memory_GiB", 1e-3, 1e9);
+  if (!bandwidth) throw ScenarioError(r.key_path("memory_bandwidth_GBps"), "", "is required (the node's CPU DRAM)");
+  if (!capacity) throw ScenarioError(r.key_path("memory_GiB"), "", "is required (the node's CPU DRAM)");
+  h.memory_bandwidth_Bps = *bandwidth * 1e9 / gpus_per_node;
+  h.memory_bytes = static_cast<std::int64_t>(*capacity * 1073741824.0) / gpus_per_node;
+  r.reject_unknown();
+  return h;
+}
+
 ClusterSpec read_cluster(const YAML::Node& node, const std::string& path) {
   ClusterSpec c;
   const YAML::Node full = resolve_preset(node, path, c.name, catalog_node_type_node);
@@ -268,6 +287,7 @@ ClusterSpec read_cluster(const YAML::Node& node, const std::string& path) {
   c.inter_node = read_link(r, "inter_node", {0, 0, {}, {}, {}}, &c.nics_per_node);
   c.straggler = r.number("straggler", 0, 0, 10);
   c.nccl_channels = static_cast<int>(r.integer("nccl_channels", 0, 0, 4096));
+  if (r.has("host")) c.host = read_host(r, "host", c.gpus_per_node);
   r.reject_unknown();
   if (c.gpu.sms > 0 && c.nccl_channels >= c.gpu.sms)  // without an SM count it is not modelled
     throw ScenarioError(r.key_path("nccl_channels"), std::to_string(c.nccl_channels),

@@ -39,6 +39,7 @@ Plan read_plan(const YAML::Node& node, const std::string& path) {
   p.overlap_param_gather = r.boolean("overlap_param_gather", true);
   p.tp_comm_overlap = r.boolean("tp_comm_overlap", false);
   p.flash_attention = r.boolean("flash_attention", true);
+  p.offload_optimizer = r.boolean("offload_optimizer", false);
   r.reject_unknown();
   return p;
 }

@@ -107,6 +107,10 @@ void validate_training(const Scenario& s) {
   const TrainingWorkload& t = *s.training;
   const Plan& p = s.plan;
   const ModelSpec& m = s.model;
+  if (p.offload_optimizer && !s.cluster.host.described())
+    throw ScenarioError("plan.offload_optimizer", "true",
+                        "needs cluster.host (the PCIe link and CPU memory of the node: h2d_GBps, d2h_GBps, "
+                        "memory_bandwidth_GBps, memory_GiB); the catalog's DGX A100, H100 and H200 carry them");
   const std::int64_t per_step = t.micro_batch * p.dp;
   if (t.global_batch % per_step != 0)
     throw ScenarioError("training.global_batch", std::to_string(t.global_batch),
@@ -135,6 +139,8 @@ void validate_training(const Scenario& s) {
 
 void validate_inference(const Scenario& s) {
   const InferenceWorkload& w = *s.inference;
+  if (s.plan.offload_optimizer)
+    throw ScenarioError("plan.offload_optimizer", "true", "applies to training (an inference run has no optimizer)");
   if (s.plan.zero != 0) throw ScenarioError("plan.zero", std::to_string(s.plan.zero), "applies to training only");
   if (s.plan.cp != 1) throw ScenarioError("plan.cp", std::to_string(s.plan.cp), "applies to training only");
   if (w.weight_dtype == Dtype::fp8) require_fp8_gemm_curve(s.cluster.gpu, "inference.weight_dtype");

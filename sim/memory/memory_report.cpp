@@ -1,5 +1,6 @@
 #include "sim/memory/memory_report.hpp"
 
+#include <algorithm>
 #include <stdexcept>
 
 #include "sim/memory/activations.hpp"
@@ -11,7 +12,7 @@ namespace twinsim {
 
 namespace {
 
-StageMemory finish(int stage, const MemoryBreakdown& b) { return {stage, b.total(), b}; }
+StageMemory finish(int stage, const MemoryBreakdown& b) { return {stage, b.total(), b, 0}; }
 
 StageMemory training_stage(const Scenario& sc, const LayerActivations& per_layer, int stage) {
   const TrainingWorkload& t = *sc.training;
@@ -24,7 +25,9 @@ StageMemory training_stage(const Scenario& sc, const LayerActivations& per_layer
   BufferBytes buffers = training_buffers(sc.model, sc.plan, t, stage_params(sc.model, sc.plan, stage));
   if (sc.cluster.gpu.workspace_bytes >= 0) buffers.workspace = sc.cluster.gpu.workspace_bytes;
   b.buffers = buffers.total();
-  return finish(stage, b);
+  StageMemory m = finish(stage, b);
+  m.host_bytes = w.host_optimizer;
+  return m;
 }
 
 LayerActivations training_layer_activations(const Scenario& sc) {
@@ -71,7 +74,10 @@ MemoryReport predict_memory(const Scenario& sc) {
       r.breakdown = r.stages.back().breakdown;
     }
   }
-  r.fits = r.peak_bytes <= r.capacity_bytes;
+  for (const StageMemory& st : r.stages) r.host_bytes = std::max(r.host_bytes, st.host_bytes);
+  r.host_capacity_bytes = sc.cluster.host.memory_bytes;
+  // offloaded state must fit the GPU's share of the node's CPU memory too
+  r.fits = r.peak_bytes <= r.capacity_bytes && (r.host_bytes == 0 || r.host_bytes <= r.host_capacity_bytes);
   return r;
 }
 
@@ -84,9 +90,13 @@ nlohmann::json to_json(const MemoryBreakdown& b) {
 nlohmann::json to_json(const MemoryReport& r) {
   nlohmann::json stages = nlohmann::json::array();
   for (const StageMemory& s : r.stages)
-    stages.push_back({{"stage", s.stage}, {"peak_bytes", s.peak_bytes}, {"breakdown", to_json(s.breakdown)}});
+    stages.push_back({{"stage", s.stage},
+                      {"peak_bytes", s.peak_bytes},
+                      {"breakdown", to_json(s.breakdown)},
+                      {"host_bytes", s.host_bytes}});
   return {{"capacity_bytes", r.capacity_bytes}, {"peak_bytes", r.peak_bytes}, {"fits", r.fits},
-          {"breakdown", to_json(r.breakdown)},  {"stages", stages}};
+          {"breakdown", to_json(r.breakdown)},  {"stages", stages},
+          {"host_bytes", r.host_bytes},         {"host_capacity_bytes", r.host_capacity_bytes}};
 }
 
 }  // namespace twinsim

@@ -37,6 +37,7 @@ struct StageMemory {
   int stage = 0;
   std::int64_t peak_bytes = 0;  // == breakdown.total(): everything is live at the peak
   MemoryBreakdown breakdown;
+  std::int64_t host_bytes = 0;  // CPU memory this GPU's offloaded state takes (plan.offload_optimizer)
 };
 
 struct MemoryReport {
@@ -45,6 +46,8 @@ struct MemoryReport {
   bool fits = false;                // peak_bytes <= capacity_bytes
   MemoryBreakdown breakdown;        // of that stage
   std::vector<StageMemory> stages;  // one per pipeline stage
+  std::int64_t host_bytes = 0;           // the most CPU memory one GPU's offloaded state takes
+  std::int64_t host_capacity_bytes = 0;  // this GPU's share of the node's CPU memory (0: not described)
 };
 
 // One GPU of each pipeline stage (all GPUs of a stage hold the same amounts).

@@ -143,6 +143,10 @@ WeightMemory training_weight_memory(const ModelSpec& model, const Plan& plan,
   w.params += e.params;
   w.grads += e.grads;
   w.optimizer += e.optimizer;
+  if (plan.offload_optimizer) {  // ZeRO-Offload: the fp32 weights and moments live in CPU memory
+    w.host_optimizer = w.optimizer;
+    w.optimizer = 0;
+  }
   return w;
 }
 

@@ -34,6 +34,9 @@ void print_memory(std::ostream& out, const nlohmann::json& mem) {
     const std::string k(category_name(c));
     row(out, k, gib(mem["breakdown"][k].get<double>()));
   }
+  if (mem.value("host_bytes", 0.0) > 0)
+    row(out, "host (offloaded)", gib(mem["host_bytes"].get<double>()) + " of " +
+                                     gib(mem["host_capacity_bytes"].get<double>()) + " CPU memory");
   row(out, "peak", gib(mem["peak_bytes"].get<double>()) + " of " + gib(mem["capacity_bytes"].get<double>()) +
                        (mem["fits"].get<bool>() ? "  (fits)" : "  (DOES NOT FIT)"));
   if (mem["stages"].size() > 1) {

@@ -164,8 +164,7 @@ AnalyticEstimate AnalyticModel::estimate(const Candidate& c) {
   }
   // the optimizer's step over the first stage's shard: the step graph's ops (step_graph.hpp)
   const double shard = c.zero >= 1 ? static_cast<double>(params) / c.dp : static_cast<double>(params);
-  e.optimizer_s = 0;
-  for (const ComputeOp& op : optimizer_shard_ops(training_, shard)) e.optimizer_s += op_time_s(cluster.gpu, op);
+  e.optimizer_s = optimizer_shard_s(cluster, plan_, training_, shard);
   e.step_s = e.pipeline_s + e.dp_exposed_s + e.optimizer_s;
 
   const LayerActivations& a = prices.activations;

@@ -480,15 +480,27 @@ std::vector<ComputeOp> optimizer_shard_ops(const TrainingWorkload& t, double sha
   return {update, cast};
 }
 
-std::vector<ComputeOp> optimizer_step_ops(const Scenario& s, int stage) {
-  const std::int64_t total = stage_params_per_gpu(s, stage);
-  return optimizer_shard_ops(*s.training, static_cast<double>(s.plan.zero >= 1 ? total / s.plan.dp : total));
+double optimizer_shard_s(const ClusterSpec& cluster, const Plan& plan, const TrainingWorkload& t, double shard) {
+  if (!plan.offload_optimizer) {
+    double seconds = 0;
+    for (const ComputeOp& op : optimizer_shard_ops(t, shard)) seconds += op_time_s(cluster.gpu, op);
+    return seconds;
+  }
+  // ZeRO-Offload (Ren et al. 2021, §4.2, Fig. 3): the gradients stream to the host during
+  // the backward pass, overlapped with it (not counted here); the CPU's Adam (DeepSpeed's
+  // vectorised CPU-Adam, §5.1) then reads and writes the fp32 weights and moments, reads
+  // the gradient and writes the 16-bit copy: the GPU's bytes above, bound by the host's
+  // DRAM bandwidth (its datasheet figure: a lower bound on the time); the updated 16-bit
+  // weights go back over PCIe before the next forward
+  const double element = t.precision == Dtype::fp32 ? 0.0 : param_element_bytes(t.precision);
+  const double host_bytes = ((t.optimizer == Optimizer::adam ? 24.0 : 12.0) + grad_element_bytes(t.precision) + element) * shard;
+  const double copy_back = shard * (t.precision == Dtype::fp32 ? 4.0 : param_element_bytes(t.precision));
+  return host_bytes / cluster.host.memory_bandwidth_Bps + copy_back / cluster.host.h2d_Bps;
 }
 
 double optimizer_step_s(const Scenario& s, int stage) {
-  double seconds = 0;
-  for (const ComputeOp& op : optimizer_step_ops(s, stage)) seconds += op_time_s(s.cluster.gpu, op);
-  return seconds;
+  const std::int64_t total = stage_params_per_gpu(s, stage);
+  return optimizer_shard_s(s.cluster, s.plan, *s.training, static_cast<double>(s.plan.zero >= 1 ? total / s.plan.dp : total));
 }
 
 ComputeOp zero_grad_op(const Scenario& s, int stage) {

@@ -64,9 +64,11 @@ std::int64_t stage_params_per_gpu(const Scenario& s, int stage);
 // in mixed precision, the master weights' copy into the model's 16-bit ones), and the
 // zeroing of the gradient buffer a step starts with (Megatron's zero_grad_buffer):
 // memory-bound. optimizer_step_s is the step's time, its ops together.
-std::vector<ComputeOp> optimizer_step_ops(const Scenario& s, int stage);
-// The same over a shard of `shard` parameters (the search's estimate calls it too).
+// The ops over a shard of `shard` parameters (the search's estimate calls them too).
 std::vector<ComputeOp> optimizer_shard_ops(const TrainingWorkload& t, double shard);
+// The step's time over a shard: the GPU's ops above, or with plan.offload_optimizer the
+// host's update and the weights' copy back (one formula for the step graph and the search).
+double optimizer_shard_s(const ClusterSpec& cluster, const Plan& plan, const TrainingWorkload& t, double shard);
 double optimizer_step_s(const Scenario& s, int stage);
 ComputeOp zero_grad_op(const Scenario& s, int stage);
 

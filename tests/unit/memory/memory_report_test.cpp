@@ -96,11 +96,14 @@ std::set<std::string> keys(const nlohmann::json& j) {
 TEST(MemoryReport, JsonKeysOfTheContract) {
   const MemoryReport r = predict_memory(gpt3_training());
   const nlohmann::json j = to_json(r);
-  EXPECT_EQ(keys(j), (std::set<std::string>{"capacity_bytes", "peak_bytes", "fits", "breakdown", "stages"}));
+  // SCENARIO.md's five keys, and the host's two (plan.offload_optimizer) added after
+  EXPECT_EQ(keys(j), (std::set<std::string>{"capacity_bytes", "peak_bytes", "fits", "breakdown", "stages",
+                                            "host_bytes", "host_capacity_bytes"}));
   const std::set<std::string> categories{"params", "grads", "optimizer", "activations", "kv_cache", "buffers"};
   EXPECT_EQ(keys(j["breakdown"]), categories);
   ASSERT_EQ(j["stages"].size(), 16u);
-  EXPECT_EQ(keys(j["stages"][3]), (std::set<std::string>{"stage", "peak_bytes", "breakdown"}));
+  EXPECT_EQ(keys(j["stages"][3]), (std::set<std::string>{"stage", "peak_bytes", "breakdown", "host_bytes"}));
+  EXPECT_EQ(j["host_bytes"].get<std::int64_t>(), 0);  // nothing offloaded
   EXPECT_EQ(keys(j["stages"][3]["breakdown"]), categories);
   EXPECT_EQ(j["stages"][3]["stage"], 3);
   EXPECT_EQ(j["peak_bytes"].get<std::int64_t>(), r.peak_bytes);

@@ -12,6 +12,7 @@
 #include "scenario/load.hpp"
 #include "sim/cost/compute_cost.hpp"
 #include "sim/training/step_graph.hpp"
+#include "sim/memory/memory_report.hpp"
 #include "sim/training/training_report.hpp"
 
 namespace twinsim {
@@ -214,7 +215,7 @@ training: {seq_len: 1024, global_batch: 8, micro_batch: 1, precision: bf16}
 plan: {tp: 1, pp: 1, dp: 2, zero: 1}
 )");
   const double shard = static_cast<double>(stage_params_per_gpu(s, 0) / 2);
-  const std::vector<ComputeOp> mixed = optimizer_step_ops(s, 0);
+  const std::vector<ComputeOp> mixed = optimizer_shard_ops(*s.training, shard);
   ASSERT_EQ(mixed.size(), 2u);
   EXPECT_EQ(mixed[0].kernel, "adamw");
   EXPECT_DOUBLE_EQ(mixed[0].bytes, 26 * shard);  // masters and moments 24, the bf16 grad 2
@@ -227,10 +228,38 @@ plan: {tp: 1, pp: 1, dp: 2, zero: 1}
   ASSERT_NE(in_table, p.ops.end());
   EXPECT_DOUBLE_EQ(in_table->time_s, step_s);
   s.training->precision = Dtype::fp32;
-  const std::vector<ComputeOp> plain = optimizer_step_ops(s, 0);
+  const std::vector<ComputeOp> plain = optimizer_shard_ops(*s.training, shard);
   ASSERT_EQ(plain.size(), 1u);
   EXPECT_DOUBLE_EQ(plain[0].bytes, 28 * shard);
   EXPECT_LT(optimizer_step_s(s, 0), step_s);
+}
+
+// ZeRO-Offload: Adam's 12 bytes per parameter (fp32 weights and two moments) leave the GPU
+// for CPU memory; the step's time becomes the host's update, bound by its DRAM, and the
+// 16-bit weights' copy back over PCIe (the gradients' copy overlaps the backward pass).
+TEST(TrainingStep, OffloadedOptimizerMovesItsStatesToTheHost) {
+  const char* text = R"(
+model: gpt2-small
+cluster: dgx-h100
+training: {seq_len: 1024, global_batch: 8, micro_batch: 1, precision: bf16}
+plan: {tp: 1, pp: 1, dp: 2, zero: 1}
+)";
+  const Scenario gpu = load_scenario_text(text);
+  const Scenario host = load_scenario_text(text, {"plan.offload_optimizer=true"});
+  const double shard = static_cast<double>(stage_params_per_gpu(gpu, 0) / 2);
+  const MemoryReport on_gpu = predict_memory(gpu), offloaded = predict_memory(host);
+  EXPECT_EQ(offloaded.breakdown.optimizer, 0);
+  EXPECT_EQ(offloaded.host_bytes, on_gpu.breakdown.optimizer);
+  EXPECT_EQ(offloaded.host_bytes, static_cast<std::int64_t>(12 * shard));
+  EXPECT_EQ(offloaded.peak_bytes, on_gpu.peak_bytes - on_gpu.breakdown.optimizer);
+  // DGX H100 host (hardware/catalog/nodes/dgx-h100.yaml): CPU Adam moves 24 + 2 + 2 bytes
+  // per parameter at the node's 614.4 GB/s DDR5 over 8 GPUs; 2 bytes back at 51 GB/s H2D
+  const double expected = 28 * shard / (614.4e9 / 8) + 2 * shard / 51e9;
+  EXPECT_NEAR(optimizer_step_s(host, 0), expected, 1e-12);
+  EXPECT_GT(optimizer_step_s(host, 0), optimizer_step_s(gpu, 0));  // HBM is 40x the host's share of DRAM
+  EXPECT_GT(predict_training(host).step_s, predict_training(gpu).step_s);
+  // no host described: refused, naming the key
+  EXPECT_THROW(load_scenario_text(text, {"plan.offload_optimizer=true", "cluster=dgx-b200"}), ScenarioError);
 }
 
 TEST(TrainingStep, TensorParallelCommunicationOverlapShortensStep) {
