@@ -34,6 +34,7 @@ struct SearchArgs {
   bool analytic_only = false;
   int max_micro_batch = 16;
   bool recompute_mix = false;
+  bool offload = false;
   double budget_gib = 0;
 };
 
@@ -65,14 +66,14 @@ void parse_range(const SearchArgs& a, const Scenario& s, SearchSpaceOptions& o) 
 void write_csv(std::ostream& out, const SearchResult& r) {
   out << "rank,gpus,tp,pp,dp,cp,ep,micro_batch,zero,recompute,schedule,virtual_stages,sequence_parallel,"
          "overlap_grad_reduce,overlap_param_gather,tp_comm_overlap,analytic_step_s,simulated_step_s,peak_bytes,"
-         "pareto\n";
+         "pareto,offload_optimizer\n";
   auto row = [&](int rank, const Candidate& c, double analytic, double simulated, std::int64_t peak, bool pareto) {
     out << rank << "," << c.gpus() << "," << c.tp << "," << c.pp << "," << c.dp << "," << c.cp << "," << c.ep << ","
         << c.micro_batch << "," << c.zero << "," << to_string(c.recompute) << "," << to_string(c.schedule) << ","
         << c.virtual_stages << "," << c.sequence_parallel << "," << c.overlap_grad_reduce << ","
         << c.overlap_param_gather << "," << c.tp_comm_overlap << "," << analytic << ",";
     if (simulated > 0) out << simulated;
-    out << "," << peak << "," << pareto << "\n";
+    out << "," << peak << "," << pareto << "," << c.offload_optimizer << "\n";
   };
   int rank = 1;
   for (const SearchEntry& e : r.top)
@@ -191,6 +192,9 @@ void run_search(const SearchArgs& a) {
     throw ScenarioError("--objective", a.objective, "must be step_time, cost or tokens_per_s");
   parse_range(a, s, o.space);
   o.space.max_micro_batch = a.max_micro_batch;
+  o.space.consider_offload = a.offload || s.plan.offload_optimizer;  // a scenario that offloads asks for it
+  if (o.space.consider_offload && !s.cluster.host.described())
+    throw ScenarioError("--offload", "", "needs the cluster's host side (cluster.host: PCIe and CPU memory)");
   o.top = a.top;
   o.simulate = !a.analytic_only;
   o.progress = [](std::int64_t done, std::int64_t total) {
@@ -226,11 +230,12 @@ void add_search_command(CLI::App& app) {
   cmd->add_option("--csv", a->csv, "write the top plans and the Pareto front as CSV");
   cmd->add_option("--max-micro-batch", a->max_micro_batch, "largest micro-batch tried")->check(cli::whole(1, 64));
   cmd->add_flag("--analytic-only", a->analytic_only, "rank by the closed-form estimate only (no event engine)");
+  cmd->add_flag("--offload", a->offload, "also try each plan with ZeRO-Offload (plan.offload_optimizer)");
   auto* mix = cmd->add_flag("--recompute-mix", a->recompute_mix,
                             "instead of searching: the cheapest per-layer recompute mix for the scenario's own plan");
   // the mix keeps the scenario's own plan: the search's options would be ignored
   for (const char* search_only : {"--gpus", "--gpus-range", "--objective", "--top", "--csv", "--max-micro-batch",
-                                  "--analytic-only"})
+                                  "--analytic-only", "--offload"})
     mix->excludes(cmd->get_option(search_only));
   cmd->add_option("--memory-budget-gib", a->budget_gib, "budget for --recompute-mix (default: the GPU's memory)")
       ->check(cli::number(0, 1e6, true));

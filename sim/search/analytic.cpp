@@ -172,6 +172,10 @@ AnalyticEstimate AnalyticModel::estimate(const Candidate& c) {
   if (c.pp > 1) e.peak_bytes = std::max(e.peak_bytes, stage_peak_bytes(plan_, training_, a, c.pp - 1));
   if (c.pp > 2) e.peak_bytes = std::max(e.peak_bytes, stage_peak_bytes(plan_, training_, a, 1));
   e.fits = e.peak_bytes <= capacity_bytes();
+  if (c.offload_optimizer)  // the offloaded states fit the GPU's share of the host's memory too
+    for (int stage : {0, c.pp - 1})
+      e.fits = e.fits && training_weight_memory(base_.model, plan_, training_, stage).host_optimizer <=
+                             base_.cluster.host.memory_bytes;
   return e;
 }
 

@@ -20,6 +20,7 @@ void apply_to_plan(const Candidate& c, Plan& plan) {
   plan.overlap_grad_reduce = c.overlap_grad_reduce;
   plan.overlap_param_gather = c.overlap_param_gather;
   plan.tp_comm_overlap = c.tp_comm_overlap;
+  plan.offload_optimizer = c.offload_optimizer;
   plan.stage_layers.clear();
 }
 
@@ -41,6 +42,7 @@ std::string to_overrides(const Candidate& c) {
     << " plan.overlap_grad_reduce=" << (c.overlap_grad_reduce ? "true" : "false")
     << " plan.overlap_param_gather=" << (c.overlap_param_gather ? "true" : "false")
     << " plan.tp_comm_overlap=" << (c.tp_comm_overlap ? "true" : "false")
+    << " plan.offload_optimizer=" << (c.offload_optimizer ? "true" : "false")
     << " training.micro_batch=" << c.micro_batch;
   return o.str();
 }
@@ -56,6 +58,7 @@ std::string describe(const Candidate& c) {
   if (!c.overlap_grad_reduce) o << " no-grad-overlap";
   if (!c.overlap_param_gather) o << " no-param-overlap";
   if (c.tp_comm_overlap) o << " tp-overlap";
+  if (c.offload_optimizer) o << " offload";
   return o.str();
 }
 

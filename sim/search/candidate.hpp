@@ -21,6 +21,7 @@ struct Candidate {
   bool overlap_grad_reduce = true;
   bool overlap_param_gather = true;
   bool tp_comm_overlap = false;
+  bool offload_optimizer = false;  // ZeRO-Offload (searched with SearchSpaceOptions::consider_offload)
 
   std::int64_t gpus() const { return static_cast<std::int64_t>(tp) * pp * cp * dp; }
 };

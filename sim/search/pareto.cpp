@@ -10,7 +10,7 @@ namespace {
 auto key(const Candidate& c) {
   return std::make_tuple(c.tp, c.pp, c.dp, c.cp, c.ep, c.micro_batch, c.zero, static_cast<int>(c.recompute),
                          static_cast<int>(c.schedule), c.virtual_stages, c.sequence_parallel, c.overlap_grad_reduce,
-                         c.overlap_param_gather, c.tp_comm_overlap);
+                         c.overlap_param_gather, c.tp_comm_overlap, c.offload_optimizer);
 }
 
 bool no_worse(const ParetoPoint& a, const ParetoPoint& b) {

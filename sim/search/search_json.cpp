@@ -18,6 +18,7 @@ nlohmann::json to_json(const Candidate& c) {
           {"overlap_grad_reduce", c.overlap_grad_reduce},
           {"overlap_param_gather", c.overlap_param_gather},
           {"tp_comm_overlap", c.tp_comm_overlap},
+          {"offload_optimizer", c.offload_optimizer},
           {"overrides", to_overrides(c)}};
 }
 

@@ -27,6 +27,9 @@ struct SearchSpaceOptions {
   int max_cp = 16;
   int max_micro_batch = 16;
   int max_virtual_stages = 8;
+  // Also try every plan with ZeRO-Offload (plan.offload_optimizer; needs cluster.host):
+  // doubles the space, so only when asked (`twinsim search --offload`).
+  bool consider_offload = false;
   // Split of the space over processes (MPI): this one takes every shard_count-th
   // (tp, pp, cp, dp) block, starting at shard_index.
   int shard_index = 0, shard_count = 1;
@@ -65,18 +68,23 @@ void for_each_schedule(const SearchSpace& sp, Candidate c, std::int64_t micro_ba
       for (Recompute r : policies)
         for (int og = (c.dp > 1 ? 0 : 1); og <= 1; ++og)
           for (int op = (zero > 0 ? 0 : 1); op <= 1; ++op)
-            for (int to = 0; to <= (c.tp > 1 ? 1 : 0); ++to) {
-              k.zero = zero;
-              k.recompute = r;
-              k.overlap_grad_reduce = og == 1;
-              k.overlap_param_gather = op == 1;
-              k.tp_comm_overlap = to == 1;
-              visit(static_cast<const Candidate&>(k));
-            }
+            for (int to = 0; to <= (c.tp > 1 ? 1 : 0); ++to)
+              for (int off = 0; off <= (sp.options.consider_offload ? 1 : 0); ++off) {
+                k.zero = zero;
+                k.recompute = r;
+                k.overlap_grad_reduce = og == 1;
+                k.overlap_param_gather = op == 1;
+                k.tp_comm_overlap = to == 1;
+                k.offload_optimizer = off == 1;
+                visit(static_cast<const Candidate&>(k));
+              }
   };
-  c.schedule = Schedule::gpipe, c.virtual_stages = 1;
+  c.virtual_stages = 1;
+  // one stage: Megatron's no-pipelining schedule, each micro-batch's forward then its
+  // backward, holding one micro-batch's activations as 1F1B does (GPipe would hold all)
+  c.schedule = c.pp == 1 ? Schedule::one_f_one_b : Schedule::gpipe;
   emit(c);
-  if (c.pp == 1) return;  // one stage: every schedule is the same
+  if (c.pp == 1) return;
   c.schedule = Schedule::one_f_one_b;
   emit(c);
   // interleaved: v divides the layers of a stage (Megatron's

@@ -76,7 +76,8 @@ TEST(SearchSpace, NaiveLoopFindsNothingMissing) {
                     // knobs that change nothing are not varied by the enumerator
                     if (zero > 0 && dp * cp == 1) continue;
                     if (sp && tp == 1) continue;
-                    if (pp == 1 && sch != Schedule::gpipe) continue;
+                    // one stage: 1F1B only (Megatron's no-pipelining schedule; GPipe's memory is worse)
+                    if (pp == 1 && sch != Schedule::one_f_one_b) continue;
                     if (sch == Schedule::interleaved && v == 1) continue;
                     // the search offers even chunks only; scenarios may split unevenly
                     if (sch == Schedule::interleaved && (base.model.layers / pp) % v != 0) continue;
