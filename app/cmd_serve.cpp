@@ -25,9 +25,13 @@ struct ServeArgs {
   std::string trace_file;
   std::string csv;
   ServeOptions options;
+  double prefix_hit_rate = 1.0;  // with --prefix-tokens: every request hits unless told otherwise
 };
 
-void run_serve(const ServeArgs& a) {
+void run_serve(const ServeArgs& a_in) {
+  ServeArgs a = a_in;
+  if (a.options.prefix_tokens > 0) a.options.prefix_hit_rate = a.prefix_hit_rate;
+  a.options.prefix_seed = a.seed;
   const Scenario s = load_from_args(a.scenario);
   if (!s.inference) throw ScenarioError("inference", "", "serve needs a scenario with an inference section");
   const std::vector<Request> requests =
@@ -73,6 +77,13 @@ void add_serve_command(CLI::App& app) {
       ->check(cli::whole(1, std::int64_t{1} << 24));
   cmd->add_option("--max-num-seqs", a->options.max_sequences, "sequences per pass at most")
       ->check(cli::whole(1, 1'000'000));
+  auto* prefix = cmd->add_option("--prefix-tokens", a->options.prefix_tokens,
+                                 "prefix caching: the shared prompt prefix (e.g. a system prompt), tokens")
+                     ->check(cli::whole(1, std::int64_t{1} << 30));
+  cmd->add_option("--prefix-hit-rate", a->prefix_hit_rate,
+                  "share of requests that find the prefix cached (default 1 with --prefix-tokens)")
+      ->check(cli::number(0, 1))
+      ->needs(prefix);
   cmd->callback([a] { run_serve(*a); });
 }
 

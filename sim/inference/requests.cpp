@@ -26,6 +26,21 @@ std::vector<Request> poisson_requests(std::int64_t count, double rate_per_s, std
   return out;
 }
 
+std::vector<Request> with_prefix_cache(std::vector<Request> requests, std::int64_t prefix_tokens, double hit_rate,
+                                       std::int64_t block_tokens, std::uint64_t seed) {
+  if (prefix_tokens < 0) throw std::invalid_argument("prefix cache: prefix tokens must be >= 0");
+  if (!(hit_rate >= 0 && hit_rate <= 1)) throw std::invalid_argument("prefix cache: hit rate must be in [0, 1]");
+  if (block_tokens < 1) throw std::invalid_argument("prefix cache: block tokens must be >= 1");
+  std::mt19937_64 rng(seed ^ 0x9e3779b97f4a7c15ULL);  // a stream apart from the arrivals'
+  for (Request& r : requests) {
+    const double u = static_cast<double>(rng() >> 11) * 0x1.0p-53;
+    if (u >= hit_rate) continue;
+    const std::int64_t cacheable = std::min(prefix_tokens, r.prompt_len - 1);  // the last one is recomputed
+    r.cached_prefix = cacheable / block_tokens * block_tokens;                 // whole blocks only
+  }
+  return requests;
+}
+
 namespace {
 
 double number(const std::string& cell, const std::string& where, const std::string& column) {

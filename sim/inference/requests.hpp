@@ -12,7 +12,16 @@ struct Request {
   double arrival_s = 0;
   std::int64_t prompt_len = 0;
   std::int64_t output_len = 0;  // tokens to generate (>= 1)
+  // Prompt tokens whose K,V the prefix cache already holds on arrival (vLLM's automatic
+  // prefix caching: whole blocks of a prefix another request computed); 0: none.
+  std::int64_t cached_prefix = 0;
 };
+
+// Marks a share `hit_rate` of the requests (a seeded draw each, the same run on any
+// machine) as finding the first `prefix_tokens` of their prompt in the prefix cache: the
+// whole blocks of it, and never the prompt's last token (vLLM recomputes it to sample).
+std::vector<Request> with_prefix_cache(std::vector<Request> requests, std::int64_t prefix_tokens, double hit_rate,
+                                       std::int64_t block_tokens, std::uint64_t seed);
 
 // A bad trace file: names the file, the line and what is wrong with it.
 struct RequestTraceError : std::runtime_error {

@@ -8,7 +8,12 @@ Scheduler::Scheduler(const std::vector<Request>& requests, BlockPool& pool, cons
                      std::vector<RequestTimes>& times)
     : requests_(requests), pool_(pool), limits_(limits), times_(times) {}
 
-void Scheduler::enqueue(int request) { waiting_.push_back({request, 0, 0, 0, 0}); }
+// A prefix-cache hit starts with the cached prefix in place, in blocks shared with the
+// cache (held by it, not by the sequence).
+void Scheduler::enqueue(int request) {
+  const std::int64_t cached = requests_[request].cached_prefix;
+  waiting_.push_back({request, cached, 0, 0, 0, cached});
+}
 
 // The prompt plus every token sampled so far; the newest sampled one is not yet cached.
 std::int64_t Scheduler::known_tokens(const Sequence& s) const {
@@ -16,7 +21,8 @@ std::int64_t Scheduler::known_tokens(const Sequence& s) const {
 }
 
 bool Scheduler::grow(Sequence& s, std::int64_t tokens) {
-  const std::int64_t needed = (s.computed + tokens + limits_.block_tokens - 1) / limits_.block_tokens - s.blocks;
+  const std::int64_t own = s.computed - s.shared + tokens;  // beyond the shared prefix blocks
+  const std::int64_t needed = (own + limits_.block_tokens - 1) / limits_.block_tokens - s.blocks;
   if (needed > 0 && !pool_.take(needed)) return false;
   if (needed > 0) s.blocks += needed;
   s.planned = tokens;
@@ -29,7 +35,7 @@ void Scheduler::preempt_newest() {
   running_.pop_back();
   pool_.give(victim.blocks);
   victim.blocks = 0;
-  victim.computed = 0;
+  victim.computed = victim.shared;  // the shared prefix stays in the cache
   victim.planned = 0;
   ++times_[victim.request].preemptions;
   waiting_.push_front(victim);

@@ -71,6 +71,7 @@ class Scheduler {
     std::int64_t generated = 0;  // output tokens sampled so far
     std::int64_t blocks = 0;     // blocks held
     std::int64_t planned = 0;    // tokens the planned pass computes
+    std::int64_t shared = 0;     // of `computed`: prefix tokens in shared, cached blocks
   };
   std::int64_t known_tokens(const Sequence& s) const;
   bool grow(Sequence& s, std::int64_t tokens);  // takes the blocks for `tokens` more

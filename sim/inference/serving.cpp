@@ -24,6 +24,9 @@ void check_requests_fit(const std::vector<Request>& requests, std::int64_t kv_bl
     const Request& r = requests[i];
     if (r.prompt_len < 1 || r.output_len < 1)
       throw std::invalid_argument("request " + std::to_string(i) + ": prompt_len and output_len must be >= 1");
+    if (r.cached_prefix < 0 || r.cached_prefix >= r.prompt_len || r.cached_prefix % block_tokens != 0)
+      throw std::invalid_argument("request " + std::to_string(i) + ": cached_prefix=" + std::to_string(r.cached_prefix) +
+                                  " must be whole blocks below prompt_len=" + std::to_string(r.prompt_len));
     // the last sampled token is never cached: prompt + output - 1 tokens at most
     const std::int64_t blocks = (r.prompt_len + r.output_len - 1 + block_tokens - 1) / block_tokens;
     if (blocks > kv_blocks)
@@ -125,7 +128,18 @@ ServingResult simulate_serving(const Scenario& scenario, const std::vector<Reque
   limits.max_sequences = options.max_sequences;
   limits.attention_window = scenario.model.sliding_window;
   const ServingCostModel model(scenario);
-  return run_serving(requests, capacity.blocks, limits, scenario.plan.pp,
+  if (options.prefix_tokens <= 0 || options.prefix_hit_rate <= 0)
+    return run_serving(requests, capacity.blocks, limits, scenario.plan.pp,
+                       [&model](const IterationShape& shape) { return model.cost(shape); });
+  const std::vector<Request> cached = with_prefix_cache(requests, options.prefix_tokens, options.prefix_hit_rate,
+                                                        limits.block_tokens, options.prefix_seed);
+  // the cached prefix's whole blocks are held by the cache, once: as long as the longest hit
+  std::int64_t longest = 0;
+  for (const Request& r : cached) longest = std::max(longest, r.cached_prefix);
+  const std::int64_t prefix_blocks = longest / limits.block_tokens;
+  if (prefix_blocks >= capacity.blocks)
+    throw std::invalid_argument("serve: the cached prefix (" + std::to_string(prefix_blocks) + " blocks) fills the KV cache");
+  return run_serving(cached, capacity.blocks - prefix_blocks, limits, scenario.plan.pp,
                      [&model](const IterationShape& shape) { return model.cost(shape); });
 }
 

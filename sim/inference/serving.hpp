@@ -53,6 +53,12 @@ ServingResult run_serving(const std::vector<Request>& requests, std::int64_t kv_
 struct ServeOptions {
   KvCacheConfig kv;
   std::int64_t max_sequences = kDefaultMaxSequences;
+  // Automatic prefix caching (vLLM --enable-prefix-caching): every prompt opens with the
+  // same `prefix_tokens` (a system prompt) and a share `prefix_hit_rate` of the requests
+  // find it cached (with_prefix_cache); its blocks are held once, by the cache.
+  std::int64_t prefix_tokens = 0;
+  double prefix_hit_rate = 0;
+  std::uint64_t prefix_seed = 0;
 };
 
 // One replica of the scenario's model (plan.dp replicas serve independent streams).

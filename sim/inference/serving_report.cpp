@@ -37,6 +37,8 @@ ServingSummary summarize(const ServingResult& r) {
   for (std::size_t i = 0; i < r.requests.size(); ++i) {
     const Request& q = r.requests[i];
     const RequestTimes& t = r.times[i];
+    s.prompt_tokens += q.prompt_len;
+    s.cached_prompt_tokens += q.cached_prefix;
     first_arrival = std::min(first_arrival, q.arrival_s);
     last_finish = std::max(last_finish, t.finish_s);
     tokens += static_cast<double>(q.output_len);
@@ -87,7 +89,9 @@ nlohmann::json to_json(const ServingSummary& s, const ServingResult& r) {
                         {"mean_occupancy", s.mean_kv_occupancy},
                         {"peak_occupancy", s.peak_kv_occupancy}}},
           {"preemptions", s.preemptions},
-          {"passes", s.passes}};
+          {"passes", s.passes},
+          {"prompt_tokens", s.prompt_tokens},
+          {"cached_prompt_tokens", s.cached_prompt_tokens}};
 }
 
 void write_occupancy_csv(std::ostream& out, const ServingResult& r) {
@@ -124,6 +128,12 @@ void print_serving(std::ostream& out, const ServingSummary& s, const ServingResu
                 static_cast<long long>(r.total_blocks), static_cast<long long>(r.block_tokens),
                 100 * s.mean_kv_occupancy, 100 * s.peak_kv_occupancy);
   out << buf;
+  if (s.cached_prompt_tokens > 0) {
+    std::snprintf(buf, sizeof buf, "prefix cache     %lld of %lld prompt tokens found cached (%.1f%%)\n",
+                  static_cast<long long>(s.cached_prompt_tokens), static_cast<long long>(s.prompt_tokens),
+                  100.0 * static_cast<double>(s.cached_prompt_tokens) / static_cast<double>(s.prompt_tokens));
+    out << buf;
+  }
 }
 
 }  // namespace twinsim

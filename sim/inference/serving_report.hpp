@@ -30,6 +30,8 @@ struct ServingSummary {
   double peak_kv_occupancy = 0;
   std::int64_t preemptions = 0;
   std::int64_t passes = 0;
+  std::int64_t prompt_tokens = 0;         // all requests' prompts
+  std::int64_t cached_prompt_tokens = 0;  // of them: found in the prefix cache, not computed
 };
 
 // The metrics of vLLM's benchmarks/benchmark_serving.py (TTFT, TPOT excluding the first token).

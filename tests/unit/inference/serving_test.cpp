@@ -156,3 +156,48 @@ TEST(Serving, ScenarioRunsRepeatExactlyAndWriteOccupancy) {
 
 }  // namespace
 }  // namespace twinsim
+
+namespace twinsim {
+namespace {
+
+TEST(PrefixCache, AHitComputesOnlyTheUncachedTokens) {
+  // prompt 100 of which 64 (4 whole blocks) are cached: the prefill pass computes 36 tokens
+  // against 100 keys; the sequence's own blocks cover 36 + 4 more tokens (4 passes of decode
+  // cache tokens 101..103 + the first sampled): ceil((36 + 3) / 16) = 3 blocks of its own
+  std::vector<IterationShape> log;
+  Request r{0.0, 100, 5};
+  r.cached_prefix = 64;
+  const ServingResult out = run_serving({r}, 100, limits(), 1, UnitCost{1, &log});
+  ASSERT_FALSE(log.empty());
+  EXPECT_EQ(log[0].tokens, 36);
+  EXPECT_DOUBLE_EQ(log[0].attention_pairs, 36.0 * 100);
+  EXPECT_EQ(log[0].kv_read_tokens, 100);
+  EXPECT_DOUBLE_EQ(out.times[0].first_token_s, 1.0);
+  std::int64_t most = 0;
+  for (const OccupancySample& o : out.occupancy) most = std::max(most, o.used_blocks);
+  EXPECT_EQ(most, 3);
+  // a cached prefix that is not whole blocks, or the whole prompt, is refused
+  r.cached_prefix = 60;
+  EXPECT_THROW(run_serving({r}, 100, limits(), 1, UnitCost{}), std::invalid_argument);
+  r.cached_prefix = 112;
+  EXPECT_THROW(run_serving({r}, 100, limits(), 1, UnitCost{}), std::invalid_argument);
+}
+
+TEST(PrefixCache, HitRateMarksASeededShareOfWholeBlocks) {
+  std::vector<Request> reqs(1000, Request{0.0, 200, 4});
+  const std::vector<Request> out = with_prefix_cache(reqs, 150, 0.25, 16, 7);
+  int hits = 0;
+  for (const Request& r : out) {
+    if (r.cached_prefix == 0) continue;
+    ++hits;
+    EXPECT_EQ(r.cached_prefix, 144);  // 150 tokens -> 9 whole blocks of 16
+  }
+  EXPECT_NEAR(hits, 250, 45);  // binomial(1000, 0.25): sd 13.7, ~3.3 sd
+  EXPECT_EQ(with_prefix_cache(reqs, 150, 0.25, 16, 7)[17].cached_prefix, out[17].cached_prefix);  // seeded
+  // a short prompt keeps its last token to recompute: 20 tokens -> 16 cached at most
+  EXPECT_EQ(with_prefix_cache({Request{0.0, 20, 1}}, 150, 1.0, 16, 7)[0].cached_prefix, 16);
+  EXPECT_EQ(with_prefix_cache({Request{0.0, 16, 1}}, 150, 1.0, 16, 7)[0].cached_prefix, 0);
+}
+
+}  // namespace
+}  // namespace twinsim
