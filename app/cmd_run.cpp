@@ -15,6 +15,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <iomanip>
 #include <iostream>
 
 #include "app/commands.hpp"
@@ -168,7 +169,8 @@ void run_ranks(const RunArgs& a, exec::MpiCommunicator& world) {
                                "; the run stops (a learning rate too high, or bad data)");
     if (!a.checkpoint_dir.empty()) checkpoints.save(trainer, world);
     if (world.rank() == 0)
-      std::cout << "step " << k << ": loss " << record.steps.back().loss << ", " << record.steps.back().seconds
+      std::cout << "step " << k << ": loss " << std::setprecision(8) << record.steps.back().loss << std::setprecision(6)
+                << ", " << record.steps.back().seconds
                 << " s" << (record.steps.back().skipped ? " (skipped: fp16 overflow)" : "") << std::endl;
     if (k == first_step && a.steps > first_step + 1) profiler.clear();  // op times leave out the warm-up step
   }

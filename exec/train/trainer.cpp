@@ -1,11 +1,34 @@
 #include "exec/train/trainer.hpp"
 
+#include <cstring>
+
 #include <chrono>
 
 #include "exec/train/data_parallel.hpp"
 #include "exec/train/pipeline.hpp"
 
 namespace twinsim::exec {
+
+namespace {
+
+// The sum over the ranks of one double each, exact to double: the values cross as bit
+// patterns in pairs of floats (an all-gather copies, it never adds) and are added in rank order.
+double world_sum(Communicator& world, double mine) {
+  static_assert(sizeof(double) == 2 * sizeof(float));
+  float bits[2];
+  std::memcpy(bits, &mine, sizeof mine);
+  std::vector<float> all(2 * static_cast<std::size_t>(world.size()));
+  world.all_gather(bits, all.data(), 2);
+  double sum = 0;
+  for (int r = 0; r < world.size(); ++r) {
+    double v = 0;
+    std::memcpy(&v, all.data() + 2 * r, sizeof v);
+    sum += v;
+  }
+  return sum;
+}
+
+}  // namespace
 
 Trainer::Trainer(const TrainConfig& config, ProcessGroups& groups, const TokenSource& data, Profiler* profiler)
     : c_(config),
@@ -89,12 +112,13 @@ StepResult Trainer::step() {
   const std::vector<float> losses = run_pipeline(c_.plan.schedule, run);
   finalize_grads();
   r.skipped = !apply_update();
-  // the global mean loss, from the last stage's first TP rank of every replica
-  float mine = 0;
+  // the global mean loss, from the last stage's first TP rank of every replica, summed in
+  // double: each rank's partial sum travels as its bits (an all-gather, no float
+  // arithmetic) and every rank adds them in rank order, so all hold the same value
+  double mine = 0;
   if (!losses.empty() && groups_.coords().tp == 0)
-    for (float l : losses) mine += l / static_cast<float>(m * dp);
-  groups_.world().all_reduce(&mine, 1);
-  r.loss = mine;
+    for (float l : losses) mine += static_cast<double>(l) / static_cast<double>(m * dp);
+  r.loss = world_sum(groups_.world(), mine);
   double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   float slowest = static_cast<float>(seconds);
   groups_.world().all_reduce(&slowest, 1, ReduceOp::max);

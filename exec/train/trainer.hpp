@@ -18,7 +18,7 @@
 namespace twinsim::exec {
 
 struct StepResult {
-  float loss = 0;        // mean over the global batch, the same on every rank
+  double loss = 0;       // mean over the global batch, the same on every rank (summed in double)
   bool skipped = false;  // fp16: an inf/nan grad skipped the update
   float loss_scale = 1;  // the scale this step's backward used
   double seconds = 0;    // slowest rank's wall time
