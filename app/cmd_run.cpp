@@ -145,8 +145,9 @@ void run_ranks(const RunArgs& a, exec::MpiCommunicator& world) {
   exec::set_model_allocator(&allocator);
   exec::Profiler profiler(world.rank());
   exec::ProcessGroups groups(world, config.plan);
-  exec::SyntheticTokens data(config.seed, static_cast<int>(config.model.vocab));
-  exec::Trainer trainer(config, groups, data, &profiler);
+  const std::unique_ptr<exec::TokenSource> data =
+      exec::training_tokens(s.training->data, static_cast<int>(config.model.vocab), config.seed);
+  exec::Trainer trainer(config, groups, *data, &profiler);
   const exec::CheckpointDir checkpoints(a.checkpoint_dir);
   exec::arm_checkpoint_fault(fault, world.rank(), [&trainer] { return trainer.steps_done(); });
   if (a.resume) {

@@ -83,19 +83,24 @@ Scenario read_scenario(const YAML::Node& root) {
   return s;
 }
 
-// A relative `model.hf_config` path in a scenario file names a file beside the scenario.
-void resolve_hf_config_path(YAML::Node& root, const std::filesystem::path& folder) {
-  YAML::Node model = root["model"];
-  if (folder.empty() || !model.IsMap() || !model["hf_config"].IsScalar()) return;
-  const std::filesystem::path file = model["hf_config"].Scalar();
-  if (file.is_relative() && std::filesystem::exists(folder / file)) model["hf_config"] = (folder / file).string();
+// A relative path in a scenario file (`model.hf_config`, `training.data.path`) names a
+// file beside the scenario.
+void resolve_relative_path(YAML::Node section, const char* key, const std::filesystem::path& folder) {
+  if (folder.empty() || !section.IsMap() || !section[key].IsScalar()) return;
+  const std::filesystem::path file = section[key].Scalar();
+  if (file.is_relative() && std::filesystem::exists(folder / file)) section[key] = (folder / file).string();
+}
+
+void resolve_relative_paths(YAML::Node& root, const std::filesystem::path& folder) {
+  resolve_relative_path(root["model"], "hf_config", folder);
+  if (root["training"].IsMap()) resolve_relative_path(root["training"]["data"], "path", folder);
 }
 
 Scenario load_scenario_node(YAML::Node root, const std::vector<std::string>& overrides, const std::string& origin,
                             const std::filesystem::path& folder) {
   try {
     if (!root.IsMap()) MappingReader check(root, "");  // throws: the scenario must be a mapping
-    resolve_hf_config_path(root, folder);
+    resolve_relative_paths(root, folder);
     for (const std::string& o : overrides) apply_override(root, o, expand_catalog_name);
     Scenario s = read_scenario(root);
     resolve_and_validate(s);

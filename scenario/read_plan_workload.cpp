@@ -52,6 +52,13 @@ TrainingWorkload read_training(const YAML::Node& node, const std::string& path) 
   t.micro_batch = r.integer("micro_batch", 1, 1, kMaxTokens);
   t.precision = read_dtype(r, "precision", "bf16", {"fp32", "fp16", "bf16", "fp8"});
   parse_optimizer(r.choice("optimizer", "adam", {"adam", "sgd"}), t.optimizer);
+  if (r.has("data")) {
+    MappingReader d(r.child("data"), r.key_path("data"));
+    t.data.path = d.string("path", "");
+    if (t.data.path.empty()) throw ScenarioError(d.key_path("path"), "", "is required (a flat file of token ids)");
+    t.data.token_bytes = d.choice("dtype", "uint16", {"uint16", "uint32"}) == "uint16" ? 2 : 4;
+    d.reject_unknown();
+  }
   r.reject_unknown();
   return t;
 }

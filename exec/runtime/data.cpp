@@ -1,5 +1,13 @@
 #include "exec/runtime/data.hpp"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
@@ -120,6 +128,67 @@ void TextFileTokens::sequence(std::int64_t index, int seq_len, std::int32_t* inp
     input[t] = tokens_[(start + static_cast<std::uint64_t>(t)) % n];
     target[t] = tokens_[(start + static_cast<std::uint64_t>(t) + 1) % n];
   }
+}
+
+std::unique_ptr<TokenSource> training_tokens(const TokenFile& file, int vocab, std::uint64_t seed) {
+  if (file.path.empty()) return std::make_unique<SyntheticTokens>(seed, vocab);
+  return std::make_unique<BinaryTokenFile>(file.path, file.token_bytes, vocab);
+}
+
+BinaryTokenFile::BinaryTokenFile(const std::string& path, int token_bytes, int vocab)
+    : path_(path), token_bytes_(token_bytes), vocab_(vocab) {
+  if (token_bytes != 2 && token_bytes != 4) throw std::invalid_argument("token file: tokens are 2 or 4 bytes");
+  if (vocab < 2) throw std::invalid_argument("vocab " + std::to_string(vocab) + ": must be >= 2");
+  fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd_ < 0) throw std::runtime_error("token file '" + path + "': cannot be opened: " + std::strerror(errno));
+  struct stat st {};
+  if (::fstat(fd_, &st) != 0 || !S_ISREG(st.st_mode)) {
+    ::close(fd_);
+    throw std::runtime_error("token file '" + path + "': is not a regular file");
+  }
+  if (st.st_size % token_bytes != 0 || st.st_size / token_bytes < 2) {
+    ::close(fd_);
+    throw std::runtime_error("token file '" + path + "': " + std::to_string(st.st_size) + " bytes are not 2 or more whole " +
+                             std::to_string(token_bytes) + "-byte tokens");
+  }
+  tokens_ = st.st_size / token_bytes;
+}
+
+BinaryTokenFile::~BinaryTokenFile() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+// Tokens [first, first + count) of the file, wrapping past its end: one read per piece.
+void BinaryTokenFile::read_tokens(std::uint64_t first, std::uint64_t count, std::int32_t* out) const {
+  const auto n = static_cast<std::uint64_t>(tokens_);
+  std::vector<unsigned char> bytes;
+  while (count > 0) {
+    const std::uint64_t at = first % n, piece = std::min(count, n - at);
+    bytes.resize(piece * static_cast<std::uint64_t>(token_bytes_));
+    const auto offset = static_cast<off_t>(at * static_cast<std::uint64_t>(token_bytes_));
+    if (::pread(fd_, bytes.data(), bytes.size(), offset) != static_cast<ssize_t>(bytes.size()))
+      throw std::runtime_error("token file '" + path_ + "': cannot read tokens from " + std::to_string(at));
+    for (std::uint64_t i = 0; i < piece; ++i) {
+      const unsigned char* b = bytes.data() + i * static_cast<std::uint64_t>(token_bytes_);
+      std::uint32_t id = static_cast<std::uint32_t>(b[0]) | static_cast<std::uint32_t>(b[1]) << 8;  // little-endian
+      if (token_bytes_ == 4) id |= static_cast<std::uint32_t>(b[2]) << 16 | static_cast<std::uint32_t>(b[3]) << 24;
+      if (id >= static_cast<std::uint32_t>(vocab_))
+        throw std::runtime_error("token file '" + path_ + "': token " + std::to_string(at + i) + " is " +
+                                 std::to_string(id) + ", not below the model's vocab " + std::to_string(vocab_));
+      *out++ = static_cast<std::int32_t>(id);
+    }
+    first += piece;
+    count -= piece;
+  }
+}
+
+void BinaryTokenFile::sequence(std::int64_t index, int seq_len, std::int32_t* input, std::int32_t* target) const {
+  const auto n = static_cast<std::uint64_t>(tokens_);
+  const std::uint64_t start = (static_cast<std::uint64_t>(index) * static_cast<std::uint64_t>(seq_len)) % n;
+  std::vector<std::int32_t> span(static_cast<std::size_t>(seq_len) + 1);
+  read_tokens(start, span.size(), span.data());
+  std::copy(span.begin(), span.end() - 1, input);
+  std::copy(span.begin() + 1, span.end(), target);
 }
 
 }  // namespace twinsim::exec

@@ -4,8 +4,11 @@
 // sequence j of step k is index k * G + j on 1 rank and on 8. Each sequence comes as
 // (input, target) with target[t] = input[t + 1], the next-token pairs of LM training.
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
+
+#include "models/workload.hpp"
 
 namespace twinsim::exec {
 
@@ -75,5 +78,35 @@ class TextFileTokens final : public TokenSource {
   int vocab_;
   std::vector<std::int32_t> tokens_;
 };
+
+// A flat binary file of token ids, nanoGPT's / Megatron's .bin (little-endian uint16 or
+// uint32, no header), read where a sequence lies (pread: nothing loaded whole, safe from
+// any thread). Sequence i is the seq_len + 1 tokens from position (i * seq_len) mod n on,
+// wrapping past the end, as TextFileTokens. Throws std::runtime_error naming the file when
+// it cannot be opened, its size is not whole tokens or under 2 tokens, or (on reading) a
+// token id is not below vocab.
+class BinaryTokenFile final : public TokenSource {
+ public:
+  BinaryTokenFile(const std::string& path, int token_bytes, int vocab);
+  ~BinaryTokenFile() override;
+  BinaryTokenFile(const BinaryTokenFile&) = delete;
+  BinaryTokenFile& operator=(const BinaryTokenFile&) = delete;
+  int vocab() const override { return vocab_; }
+  void sequence(std::int64_t index, int seq_len, std::int32_t* input,
+                std::int32_t* target) const override;
+  std::int64_t tokens() const { return tokens_; }
+
+ private:
+  void read_tokens(std::uint64_t first, std::uint64_t count, std::int32_t* out) const;
+  std::string path_;
+  int fd_ = -1;
+  int token_bytes_;
+  int vocab_;
+  std::int64_t tokens_ = 0;
+};
+
+// The tokens a training run reads: the scenario's token file (training.data), else the
+// seeded synthetic ones.
+std::unique_ptr<TokenSource> training_tokens(const TokenFile& file, int vocab, std::uint64_t seed);
 
 }  // namespace twinsim::exec

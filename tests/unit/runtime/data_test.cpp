@@ -145,5 +145,72 @@ TEST_F(TextFileTest, BadFilesNameTheProblem) {
   EXPECT_THROW(TextFileTokens("/nonexistent/tokens.txt", 10, TextFileTokens::Format::bytes), std::runtime_error);
 }
 
+// A nanoGPT-style .bin of the ids written by hand, little-endian.
+std::string write_bin(const std::vector<std::uint32_t>& ids, int bytes, const std::string& tag) {
+  const std::string path =
+      (std::filesystem::temp_directory_path() / ("twinsim_tokens_" + std::to_string(::getpid()) + tag + ".bin")).string();
+  std::ofstream out(path, std::ios::binary);
+  for (std::uint32_t id : ids)
+    for (int b = 0; b < bytes; ++b) out.put(static_cast<char>((id >> (8 * b)) & 0xff));
+  return path;
+}
+
+TEST(BinaryTokenFile, ReadsWhatTheTextReaderReads) {
+  // the same 7 ids as a uint16 .bin, a uint32 .bin and whitespace-separated text: every
+  // sequence, wrapping ones included, agrees with the independent text reader
+  const std::vector<std::uint32_t> ids{5, 300, 9, 1, 65535, 0, 42};
+  const std::string u16 = write_bin(ids, 2, "a"), u32 = write_bin(ids, 4, "b");
+  const std::string txt = (std::filesystem::temp_directory_path() / ("twinsim_ids_" + std::to_string(::getpid()) + ".txt")).string();
+  std::ofstream(txt) << "5 300 9 1 65535 0 42";
+  const BinaryTokenFile a(u16, 2, 70000), b(u32, 4, 70000);
+  const TextFileTokens t(txt, 70000, TextFileTokens::Format::ids);
+  EXPECT_EQ(a.tokens(), 7);
+  for (std::int64_t index = 0; index < 6; ++index) {
+    std::int32_t in_a[3], tg_a[3], in_b[3], tg_b[3], in_t[3], tg_t[3];
+    a.sequence(index, 3, in_a, tg_a);
+    b.sequence(index, 3, in_b, tg_b);
+    t.sequence(index, 3, in_t, tg_t);
+    for (int i = 0; i < 3; ++i) {
+      EXPECT_EQ(in_a[i], in_t[i]);
+      EXPECT_EQ(tg_a[i], tg_t[i]);
+      EXPECT_EQ(in_b[i], in_t[i]);
+      EXPECT_EQ(tg_b[i], tg_t[i]);
+    }
+  }
+  std::int32_t in[3], tg[3];
+  a.sequence(2, 3, in, tg);  // positions 6, 7 = 0, 8 = 1: 42, 5, 300 -> targets 5, 300, 9
+  EXPECT_EQ(in[0], 42);
+  EXPECT_EQ(tg[2], 9);
+  for (const std::string& f : {u16, u32, txt}) std::filesystem::remove(f);
+}
+
+TEST(BinaryTokenFile, BadFilesNameTheFileAndTheProblem) {
+  const std::string odd = write_bin({1, 2, 3}, 2, "c");
+  std::filesystem::resize_file(odd, 5);  // two and a half uint16 tokens
+  const std::string big = write_bin({1, 2, 3000}, 2, "d");
+  auto message = [](auto&& make) {
+    try {
+      make();
+    } catch (const std::runtime_error& e) {
+      return std::string(e.what());
+    }
+    return std::string("accepted");
+  };
+  EXPECT_NE(message([&] { BinaryTokenFile f(odd, 2, 100); }).find("not 2 or more whole"), std::string::npos);
+  EXPECT_NE(message([&] { BinaryTokenFile f("/nonexistent/t.bin", 2, 100); }).find("cannot be opened"), std::string::npos);
+  const BinaryTokenFile f(big, 2, 100);  // the id past the vocabulary shows when read
+  std::int32_t in[2], tg[2];
+  EXPECT_NE(message([&] { f.sequence(0, 2, in, tg); }).find("token 2 is 3000"), std::string::npos);
+  std::filesystem::remove(odd);
+  std::filesystem::remove(big);
+}
+
+TEST(BinaryTokenFile, TrainingTokensPicksTheFileOrTheSyntheticSource) {
+  const std::string path = write_bin({1, 2, 3, 4}, 4, "e");
+  EXPECT_NE(dynamic_cast<BinaryTokenFile*>(training_tokens({path, 4}, 16, 7).get()), nullptr);
+  EXPECT_NE(dynamic_cast<SyntheticTokens*>(training_tokens({}, 16, 7).get()), nullptr);
+  std::filesystem::remove(path);
+}
+
 }  // namespace
 }  // namespace twinsim::exec
