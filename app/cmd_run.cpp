@@ -42,7 +42,7 @@ struct RunArgs {
   int steps = 3;
   std::string out = "run-out";
   std::uint64_t seed = 1234;
-  float lr = 1e-3f;
+  float lr = 0;  // 0: the scenario's training.optimizer.lr (default 1e-3)
   std::string device = "cpu";
   std::int64_t memory_limit = 0;  // 0: the scenario GPU's memory_bytes
   bool force = false;
@@ -61,7 +61,8 @@ exec::TrainConfig train_config(const Scenario& s, const RunArgs& a) {
   c.plan = s.plan;
   c.training = *s.training;
   c.seed = a.seed;
-  c.lr = a.lr;
+  c.lr = a.lr > 0 ? a.lr : static_cast<float>(s.training->optim.lr);
+  c.weight_decay = static_cast<float>(s.training->optim.weight_decay);
   return c;
 }
 
@@ -217,7 +218,8 @@ void add_run_command(CLI::App& app) {
   cmd->add_option("--out", a->out, "output folder for measured.json and trace.json");
   cmd->add_option("--seed", a->seed, "seed of the weights and the synthetic data")
       ->check(cli::whole(0, std::numeric_limits<std::int64_t>::max()));
-  cmd->add_option("--lr", a->lr, "learning rate")->check(cli::number(0, 1e3, true));
+  cmd->add_option("--lr", a->lr, "peak learning rate (default: the scenario's training.optimizer.lr, 1e-3)")
+      ->check(cli::number(0, 1e3, true));
   cmd->add_option("--device", a->device, "where the model runs (cuda: checked, the model runs on the CPU kernels)")
       ->check(CLI::IsMember({"cpu", "cuda"}));
   cmd->add_option("--memory-limit", a->memory_limit,

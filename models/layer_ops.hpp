@@ -48,10 +48,11 @@ struct SavedTensor {
 // The memory-bound kernels an op list names (LayerOp::kernel): a calibrated device may
 // give each its own efficiency (GpuSpec::kernel_efficiency), as CPU kernels differ 100x.
 // ("zero": the grads' zeroing; "cast": the fp32 master weights copied into the model's 16-bit
-// ones; "fp8_cast": an fp8 GEMM's 16-bit operand quantised to fp8, with its transpose)
-inline constexpr std::array<std::string_view, 13> kKernelNames = {
+// ones; "fp8_cast": an fp8 GEMM's 16-bit operand quantised to fp8, with its transpose;
+// "grad_norm": gradient clipping's norm and scaling passes over the grads)
+inline constexpr std::array<std::string_view, 14> kKernelNames = {
     "layernorm", "rmsnorm", "gelu", "swiglu", "rope", "residual", "embedding", "cross_entropy", "adamw", "sgd",
-    "zero", "cast", "fp8_cast"};
+    "zero", "cast", "fp8_cast", "grad_norm"};
 // The memory side of a GEMM's roofline, which a device's kernel_efficiency may also give:
 // operands streamed from memory, or from the last-level cache (a pass whose weights and
 // KV cache fit in it: GpuSpec::cache_bytes).

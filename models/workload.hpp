@@ -1,5 +1,7 @@
 #pragma once
 // What the GPUs are asked to do: one training step, or serving a batch of requests.
+#include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -18,6 +20,31 @@ struct TokenFile {
   int token_bytes = 2;  // uint16: 2, uint32: 4
 };
 
+// The optimizer's settings (training.optimizer as a mapping). The executor applies them;
+// the simulator prices what changes the step's time: the gradient clipping's norm.
+enum class LrDecay { constant, linear, cosine };
+struct OptimizerSettings {
+  double lr = 1e-3;  // peak learning rate
+  double beta1 = 0.9, beta2 = 0.999, eps = 1e-8;  // Adam(W)
+  double weight_decay = 0.01;  // decoupled (AdamW), on weights but not biases and norms
+  double grad_clip = 0;        // clip the global gradient norm to this; 0: no clipping
+  int warmup_steps = 0;        // linear warm-up from lr / warmup_steps
+  LrDecay decay = LrDecay::constant;
+  int decay_steps = 0;         // after warm-up, to min_lr
+  double min_lr = 0;
+
+  // The learning rate of step `step` (0-based): (step + 1) / warmup_steps x lr during the
+  // warm-up, then linear or cosine to min_lr over decay_steps, min_lr after (Megatron's
+  // OptimizerParamScheduler shapes).
+  double lr_at(int step) const {
+    if (step < warmup_steps) return lr * static_cast<double>(step + 1) / warmup_steps;
+    if (decay == LrDecay::constant || decay_steps <= 0) return lr;
+    const double progress = std::min(1.0, static_cast<double>(step - warmup_steps) / decay_steps);
+    const double shape = decay == LrDecay::linear ? 1.0 - progress : 0.5 * (1.0 + std::cos(3.141592653589793 * progress));
+    return min_lr + (lr - min_lr) * shape;
+  }
+};
+
 struct TrainingWorkload {
   std::int64_t seq_len = 2048;
   std::int64_t global_batch = 1;  // sequences per optimizer step
@@ -25,6 +52,7 @@ struct TrainingWorkload {
   Dtype precision = Dtype::bf16;
   Optimizer optimizer = Optimizer::adam;
   TokenFile data;  // training.data
+  OptimizerSettings optim;  // training.optimizer's settings (defaults: the executor's AdamW)
 
   // Micro-batches each data-parallel replica runs per step (gradient accumulation).
   std::int64_t micro_batches(int dp) const { return global_batch / (micro_batch * dp); }

@@ -44,6 +44,34 @@ Plan read_plan(const YAML::Node& node, const std::string& path) {
   return p;
 }
 
+// `optimizer: {name, lr, beta1, beta2, eps, weight_decay, grad_clip, schedule: {warmup_steps,
+// decay: constant|linear|cosine, decay_steps, min_lr}}`.
+void read_optimizer(MappingReader& parent, TrainingWorkload& t) {
+  MappingReader r(parent.child("optimizer"), parent.key_path("optimizer"));
+  parse_optimizer(r.choice("name", "adam", {"adam", "adamw", "sgd"}) == "sgd" ? "sgd" : "adam", t.optimizer);
+  OptimizerSettings& o = t.optim;
+  o.lr = r.number("lr", o.lr, 0, 1e3);
+  o.beta1 = r.number("beta1", o.beta1, 0, 0.999999);
+  o.beta2 = r.number("beta2", o.beta2, 0, 0.999999999);
+  o.eps = r.number("eps", o.eps, 0, 1);
+  o.weight_decay = r.number("weight_decay", o.weight_decay, 0, 10);
+  o.grad_clip = r.number("grad_clip", 0, 0, 1e9);
+  if (r.has("schedule")) {
+    MappingReader s(r.child("schedule"), r.key_path("schedule"));
+    o.warmup_steps = static_cast<int>(s.integer("warmup_steps", 0, 0, 1 << 30));
+    const std::string decay = s.choice("decay", "constant", {"constant", "linear", "cosine"});
+    o.decay = decay == "linear" ? LrDecay::linear : decay == "cosine" ? LrDecay::cosine : LrDecay::constant;
+    o.decay_steps = static_cast<int>(s.integer("decay_steps", 0, 0, 1 << 30));
+    o.min_lr = s.number("min_lr", 0, 0, 1e3);
+    s.reject_unknown();
+    if (o.decay != LrDecay::constant && o.decay_steps == 0)
+      throw ScenarioError(s.key_path("decay_steps"), "", "is required with decay: " + decay);
+    if (o.min_lr > o.lr)
+      throw ScenarioError(s.key_path("min_lr"), std::to_string(o.min_lr), "exceeds " + r.key_path("lr"));
+  }
+  r.reject_unknown();
+}
+
 TrainingWorkload read_training(const YAML::Node& node, const std::string& path) {
   MappingReader r(node, path);
   TrainingWorkload t;
@@ -51,7 +79,10 @@ TrainingWorkload read_training(const YAML::Node& node, const std::string& path) 
   t.global_batch = r.required_integer("global_batch", 1, kMaxTokens);
   t.micro_batch = r.integer("micro_batch", 1, 1, kMaxTokens);
   t.precision = read_dtype(r, "precision", "bf16", {"fp32", "fp16", "bf16", "fp8"});
-  parse_optimizer(r.choice("optimizer", "adam", {"adam", "sgd"}), t.optimizer);
+  if (r.child("optimizer").IsMap())
+    read_optimizer(r, t);
+  else  // "adamw" names what "adam" always ran
+    parse_optimizer(r.choice("optimizer", "adam", {"adam", "adamw", "sgd"}) == "sgd" ? "sgd" : "adam", t.optimizer);
   if (r.has("data")) {
     MappingReader d(r.child("data"), r.key_path("data"));
     t.data.path = d.string("path", "");

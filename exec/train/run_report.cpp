@@ -124,10 +124,11 @@ json measured_report(const TrainConfig& config, const GpuSpec& gpu, ProcessGroup
   const double peak = gpu.peak_flops.count(precision) ? gpu.peak(precision) : 0;
   const double model_tflops = step_s > 0 ? model_flops / step_s / world / 1e12 : 0;
   const double hardware_tflops = step_s > 0 ? (model_flops + recompute_flops) / step_s / world / 1e12 : 0;
-  json losses = json::array(), steps_s = json::array();
+  json losses = json::array(), steps_s = json::array(), grad_norms = json::array();
   int skipped = 0;
   for (const StepResult& s : record.steps) {
     losses.push_back(s.loss);
+    grad_norms.push_back(s.grad_norm);
     steps_s.push_back(s.seconds);
     skipped += s.skipped;
   }
@@ -137,7 +138,7 @@ json measured_report(const TrainConfig& config, const GpuSpec& gpu, ProcessGroup
     op_times[name] = {{"count_per_step", op["count"].get<double>() / op["ranks"].get<double>() / measured_steps},
                       {"mean_s_per_step", op["mean_total_s"].get<double>() / measured_steps},
                       {"max_s_per_step", op["max_total_s"].get<double>() / measured_steps}};
-  return {{"source", "measured"},
+  json report = {{"source", "measured"},
           {"params", measured["params"]},
           {"memory", measured["memory"]},
           {"time", {{"step_s", step_s}, {"steps_s", steps_s}, {"warmup_steps", record.warmup_steps}}},
@@ -154,6 +155,8 @@ json measured_report(const TrainConfig& config, const GpuSpec& gpu, ProcessGroup
           // params, grads and activations are stored in the training precision (fp32, or
           // 16-bit for bf16 / fp16 with fp32 masters and fp32 math inside the kernels)
           {"storage_bytes_per_element", precision == Dtype::fp32 ? 4 : 2}};
+  if (config.training.optim.grad_clip > 0) report["grad_norms"] = grad_norms;  // before clipping, per step
+  return report;
 }
 
 }  // namespace twinsim::exec

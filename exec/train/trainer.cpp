@@ -3,6 +3,7 @@
 #include <cstring>
 
 #include <chrono>
+#include <cmath>
 
 #include "exec/train/data_parallel.hpp"
 #include "exec/train/pipeline.hpp"
@@ -89,6 +90,14 @@ bool Trainer::apply_update() {
       if (!scaler_.update(found > 0)) return false;
       optimizer_->scale_grads(1.0f / used_scale);
     }
+    if (c_.training.optim.grad_clip > 0) {
+      // torch.nn.utils.clip_grad_norm_ over the whole model (Megatron clip_grad_norm_fp32):
+      // the global L2 norm of the unscaled grads, then all scaled by clip / (norm + 1e-6)
+      // when that is below 1
+      grad_norm_ = std::sqrt(world_sum(groups_.world(), optimizer_->local_grad_square_sum()));
+      const double coef = c_.training.optim.grad_clip / (grad_norm_ + 1e-6);
+      if (coef < 1) optimizer_->scale_grads(static_cast<float>(coef));
+    }
     optimizer_->step();
   }
   optimizer_->share_params();
@@ -112,6 +121,7 @@ StepResult Trainer::step() {
   const std::vector<float> losses = run_pipeline(c_.plan.schedule, run);
   finalize_grads();
   r.skipped = !apply_update();
+  r.grad_norm = grad_norm_;
   // the global mean loss, from the last stage's first TP rank of every replica, summed in
   // double: each rank's partial sum travels as its bits (an all-gather, no float
   // arithmetic) and every rank adds them in rank order, so all hold the same value

@@ -22,6 +22,7 @@ struct StepResult {
   bool skipped = false;  // fp16: an inf/nan grad skipped the update
   float loss_scale = 1;  // the scale this step's backward used
   double seconds = 0;    // slowest rank's wall time
+  double grad_norm = 0;  // with training.optimizer.grad_clip: the global norm before clipping
 };
 
 class Trainer {
@@ -42,6 +43,7 @@ class Trainer {
   void load_state(const TensorFile& file);
 
  private:
+  double grad_norm_ = 0;  // of the last applied update (gradient clipping only)
   const TrainConfig& c_;
   ProcessGroups& groups_;
   const TokenSource& data_;

@@ -131,6 +131,27 @@ bool ShardedOptimizer::local_overflow() {
   });
 }
 
+double ShardedOptimizer::local_grad_square_sum() {
+  if (zero_ == 0 && dp_.rank() != 0) return 0;
+  return with_storage(storage(c_), [&]<class T>() {
+    double sum = 0;
+    for (BlockShard& s : shards_) {
+      if (s.block->name() == "head.output" && c_.model.tied_embeddings) continue;  // the embedding's copy
+      std::size_t n = 0;
+      const T* g = reduced_grads<T>(*s.block, n);
+      for (const ParamSlot& slot : s.block->slots()) {
+        if (slot.spec.shard == Shard::none && tp_.rank() != 0) continue;
+        const std::size_t a = std::max(s.lo, slot.offset), b = std::min(s.hi, slot.offset + slot.count);
+        for (std::size_t i = a; i < b; ++i) {
+          const double v = kernels::to_float(g[i - s.lo]);
+          sum += v * v;
+        }
+      }
+    }
+    return sum;
+  });
+}
+
 void ShardedOptimizer::scale_grads(float factor) {
   with_storage(storage(c_), [&]<class T>() {
     for (BlockShard& s : shards_) {
@@ -146,6 +167,10 @@ void ShardedOptimizer::update(BlockShard& s, T* params, const T* grads) {
   float* weights = nullptr;  // fp32 storage steps the params; 16-bit storage its fp32 masters
   if constexpr (std::is_same_v<T, float>) weights = params;
   else weights = s.master.data();
+  // the schedule's rate for this update (updates_ counts from 1), peaking at the run's lr
+  OptimizerSettings schedule = c_.training.optim;
+  schedule.lr = c_.lr;
+  const auto lr = static_cast<float>(schedule.lr_at(updates_ - 1));
   // step each parameter's part of [lo, hi) with its own weight decay
   for (const ParamSlot& slot : s.block->slots()) {
     const std::size_t a = std::max(s.lo, slot.offset), b = std::min(s.hi, slot.offset + slot.count);
@@ -153,14 +178,18 @@ void ShardedOptimizer::update(BlockShard& s, T* params, const T* grads) {
     const std::size_t i = a - s.lo;
     const float wd = slot.spec.weight_decay ? c_.weight_decay : 0.0f;
     if (c_.training.optimizer == Optimizer::adam) {
+      const OptimizerSettings& o = c_.training.optim;
       kernels::cpu::AdamWConfig cfg;
-      cfg.lr = c_.lr;
+      cfg.lr = lr;
+      cfg.beta1 = static_cast<float>(o.beta1);
+      cfg.beta2 = static_cast<float>(o.beta2);
+      cfg.eps = static_cast<float>(o.eps);
       cfg.weight_decay = wd;
       kernels::cpu::adamw_step(weights + i, grads + i, s.m.data() + i, s.v.data() + i, static_cast<long>(b - a),
                                updates_, cfg);
     } else {
       kernels::cpu::SgdConfig cfg;
-      cfg.lr = c_.lr;
+      cfg.lr = lr;
       cfg.weight_decay = wd;
       kernels::cpu::sgd_step(weights + i, grads + i, nullptr, static_cast<long>(b - a), cfg);
     }

@@ -65,6 +65,10 @@ class ShardedOptimizer final : public BlockHooks {
   }
   bool local_overflow();
   void scale_grads(float factor);
+  // This rank's part of the squared global gradient norm, each parameter counted once over
+  // the world: TP-replicated ones on TP rank 0, under ZeRO 0 (every DP rank holds all the
+  // reduced grads) on DP rank 0, the last stage's tied copy of the embedding never.
+  double local_grad_square_sum();
   void step();          // update this rank's share
   void share_params();  // ZeRO 1/2: all-gather the updated shares, timed as dp.param_gather
 

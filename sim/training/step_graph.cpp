@@ -480,11 +480,31 @@ std::vector<ComputeOp> optimizer_shard_ops(const TrainingWorkload& t, double sha
   return {update, cast};
 }
 
+// Gradient clipping (training.optimizer.grad_clip; Megatron clip_grad_norm_fp32): a pass
+// reading this GPU's gradient shard for its squared norm, the norm's all-reduce over the
+// data-parallel, tensor- and pipeline-parallel groups (4 bytes: latency), and a pass
+// scaling the grads (read and written), before the update.
+double grad_clip_s(const ClusterSpec& cluster, const Plan& plan, const TrainingWorkload& t, double shard) {
+  if (t.optim.grad_clip <= 0) return 0;
+  ComputeOp passes;
+  passes.kind = ComputeKind::elementwise;
+  passes.kernel = "grad_norm";
+  passes.dtype = t.precision;
+  passes.bytes = 3.0 * grad_element_bytes(t.precision) * shard;
+  double seconds = op_time_s(cluster.gpu, passes);
+  for (ParallelGroup g : {ParallelGroup::dp, ParallelGroup::tp, ParallelGroup::pp}) {
+    const GroupLayout layout = group_layout(cluster, plan, g);
+    if (layout.ranks > 1) seconds += collective_time_s(cluster, CollectiveOp::all_reduce, layout, 4.0);
+  }
+  return seconds;
+}
+
 double optimizer_shard_s(const ClusterSpec& cluster, const Plan& plan, const TrainingWorkload& t, double shard) {
+  const double clip = grad_clip_s(cluster, plan, t, shard);
   if (!plan.offload_optimizer) {
     double seconds = 0;
     for (const ComputeOp& op : optimizer_shard_ops(t, shard)) seconds += op_time_s(cluster.gpu, op);
-    return seconds;
+    return clip + seconds;
   }
   // ZeRO-Offload (Ren et al. 2021, §4.2, Fig. 3): the gradients stream to the host during
   // the backward pass, overlapped with it (not counted here); the CPU's Adam (DeepSpeed's
@@ -495,7 +515,7 @@ double optimizer_shard_s(const ClusterSpec& cluster, const Plan& plan, const Tra
   const double element = t.precision == Dtype::fp32 ? 0.0 : param_element_bytes(t.precision);
   const double host_bytes = ((t.optimizer == Optimizer::adam ? 24.0 : 12.0) + grad_element_bytes(t.precision) + element) * shard;
   const double copy_back = shard * (t.precision == Dtype::fp32 ? 4.0 : param_element_bytes(t.precision));
-  return host_bytes / cluster.host.memory_bandwidth_Bps + copy_back / cluster.host.h2d_Bps;
+  return clip + host_bytes / cluster.host.memory_bandwidth_Bps + copy_back / cluster.host.h2d_Bps;
 }
 
 double optimizer_step_s(const Scenario& s, int stage) {

@@ -57,6 +57,7 @@ TrainConfig tiny_config(const std::map<std::string, std::string>& args) {
   if (!parse_recompute(get("recompute", "none"), p.recompute)) throw std::invalid_argument("recompute");
   if (!parse_schedule(get("schedule", "1f1b"), p.schedule)) throw std::invalid_argument("schedule");
   c.seed = 42;
+  c.training.optim.grad_clip = std::stod(get("clip", "0"));  // global-norm clipping, both runs
   return c;
 }
 
@@ -98,6 +99,7 @@ int run(int argc, char** argv) {
   TrainConfig plan_config = config;
   // a deliberately different run, to show the comparison can fail (a WILL_FAIL test)
   if (args.count("plan_lr")) plan_config.lr = std::stof(args["plan_lr"]);
+  if (args.count("plan_clip")) plan_config.training.optim.grad_clip = std::stod(args["plan_clip"]);
   const RunResult plan = train(plan_config, *world, steps);
   if (plan_config.training.precision != Dtype::fp32) {  // stored weights are 16-bit numbers
     int off_grid = 0;

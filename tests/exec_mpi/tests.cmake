@@ -27,6 +27,13 @@ set(EXEC_PARITY_CASES
   # 16-bit activations across TP (SP gathers, reduce-scatters), PP sends and ZeRO-3 gathers
   "bf16_tp2_pp2_sp_llama|4|tp=2 pp=2 sp=1 model=llama precision=bf16 tolerance=1e-3"
   "bf16_zero3_dp2|2|dp=2 zero=3 precision=bf16 tolerance=1e-3"
+  # gradient clipping: the global norm counts each parameter once across TP, PP (the tied
+  # embedding's copy), DP replicas and ZeRO shards, or the clipped update differs
+  "clip_dp2|2|dp=2 clip=0.05"
+  "clip_zero2_dp2|2|dp=2 zero=2 clip=0.05"
+  "clip_tp2_sp|2|tp=2 sp=1 clip=0.05"
+  "clip_pp2_tied|2|pp=2 clip=0.05"
+  "clip_tp2_pp2_dp2_llama|8|tp=2 pp=2 dp=2 sp=1 zero=1 model=llama clip=0.05"
 )
 foreach(case ${EXEC_PARITY_CASES})
   string(REPLACE "|" ";" parts "${case}")
@@ -42,6 +49,11 @@ endforeach()
 add_test(NAME exec_mpi.parity.detects_a_different_run
          COMMAND ${MPIEXEC_EXECUTABLE} -np 2 --oversubscribe $<TARGET_FILE:exec_parity_mpi> dp=2 plan_lr=0.00101)
 set_tests_properties(exec_mpi.parity.detects_a_different_run PROPERTIES ENVIRONMENT "${EXEC_MPI_ENV}" TIMEOUT 120
+                     LABELS mpi WILL_FAIL TRUE)
+# ... and clipping at 0.05 is active: the same plan clipped against an unclipped reference fails
+add_test(NAME exec_mpi.parity.clipping_changes_the_run
+         COMMAND ${MPIEXEC_EXECUTABLE} -np 2 --oversubscribe $<TARGET_FILE:exec_parity_mpi> dp=2 plan_clip=0.05)
+set_tests_properties(exec_mpi.parity.clipping_changes_the_run PROPERTIES ENVIRONMENT "${EXEC_MPI_ENV}" TIMEOUT 120
                      LABELS mpi WILL_FAIL TRUE)
 
 # End to end: `mpirun -np 2 twinsim run` on an executor scenario, then its measured.json.

@@ -44,7 +44,7 @@ std::vector<BadCase> bad_cases() {
       {"fp8 on A100", "", {"training.precision=fp8"}, "training.precision=fp8 is not supported by GPU a100-sxm-80gb"},
       {"bad schedule", "", {"plan.schedule=zb"}, "plan.schedule=zb is not one of gpipe | 1f1b | interleaved"},
       {"bad recompute", "", {"plan.recompute=some"}, "plan.recompute=some is not one of none | selective | full"},
-      {"bad optimizer", "", {"training.optimizer=lamb"}, "training.optimizer=lamb is not one of adam | sgd"},
+      {"bad optimizer", "", {"training.optimizer=lamb"}, "training.optimizer=lamb is not one of adam | adamw | sgd"},
       {"bool expected", "", {"plan.sequence_parallel=maybe"}, "plan.sequence_parallel=maybe must be true or false"},
       {"missing model", "cluster: dgx-h100\ntraining: {seq_len: 8, global_batch: 8}\nplan: {}\n", {}, "model: is required"},
       {"missing cluster", "model: gpt2-small\ntraining: {seq_len: 8, global_batch: 8}\nplan: {}\n", {}, "cluster: is required"},

@@ -387,3 +387,30 @@ TEST(TrainingStep, UtilizationIsAFractionOfTheStep) {
 
 }  // namespace
 }  // namespace twinsim
+
+namespace twinsim {
+namespace {
+
+// Gradient clipping adds a read of the grad shard for its norm, a scaling pass (read and
+// write), and a 4-byte all-reduce of the norm per parallel group: 3 x 2 bytes per
+// parameter of the shard at no more than the HBM's peak, plus a few microseconds.
+TEST(TrainingStep, GradientClippingAddsTwoPassesAndTheNormsAllReduce) {
+  const char* text = R"(
+model: gpt2-small
+cluster: dgx-h100
+training: {seq_len: 1024, global_batch: 8, micro_batch: 1, precision: bf16}
+plan: {tp: 2, pp: 1, dp: 2, zero: 1}
+)";
+  const Scenario plain = load_scenario_text(text);
+  const Scenario clipped = load_scenario_text(text, {"training.optimizer={name: adamw, grad_clip: 1.0}"});
+  EXPECT_DOUBLE_EQ(clipped.training->optim.grad_clip, 1.0);
+  const double shard = static_cast<double>(stage_params_per_gpu(plain, 0) / 2);
+  const double added = optimizer_step_s(clipped, 0) - optimizer_step_s(plain, 0);
+  const double passes_at_peak = 3 * 2 * shard / plain.cluster.gpu.hbm_bandwidth_Bps;
+  EXPECT_GT(added, passes_at_peak);
+  EXPECT_LT(added, passes_at_peak * 2 + 200e-6);  // the memory efficiency, and two all-reduces' latency
+  EXPECT_GT(predict_training(clipped).step_s, predict_training(plain).step_s);
+}
+
+}  // namespace
+}  // namespace twinsim
