@@ -1,6 +1,9 @@
 #include "exec/train/trainer.hpp"
 
 #include <cstring>
+#include <string>
+#include <sstream>
+#include <map>
 
 #include <chrono>
 #include <cmath>
@@ -27,6 +30,27 @@ double world_sum(Communicator& world, double mine) {
     sum += v;
   }
   return sum;
+}
+
+// What a checkpoint's state is laid out by: the architecture (the tensors' shapes), the
+// plan (which shard each rank holds) and the training's storage and optimizer (which
+// states exist, in which precision). Resuming under any other is refused, naming which.
+std::map<std::string, std::string> job_signature(const TrainConfig& c) {
+  const ModelSpec& m = c.model;
+  const Plan& p = c.plan;
+  std::ostringstream model, plan, training;
+  model << "layers=" << m.layers << " hidden=" << m.hidden << " heads=" << m.heads << " kv_heads=" << m.kv_heads
+        << " head_dim=" << m.head_dim << " ffn_hidden=" << m.ffn_hidden << " vocab=" << m.vocab
+        << " activation=" << (m.activation == Activation::gelu ? "gelu" : m.activation == Activation::swiglu ? "swiglu" : "geglu")
+        << " norm=" << (m.norm == Norm::rmsnorm ? "rmsnorm" : "layernorm")
+        << " position=" << (m.position == Position::rope ? "rope" : "learned") << " max_seq_len=" << m.max_seq_len
+        << " tied_embeddings=" << m.tied_embeddings << " bias=" << m.bias;
+  plan << "tp=" << p.tp << " pp=" << p.pp << " dp=" << p.dp << " cp=" << p.cp << " ep=" << p.ep << " zero=" << p.zero
+       << " sequence_parallel=" << p.sequence_parallel;
+  plan << " stage_layers=";
+  for (std::size_t i = 0; i < p.stage_layers.size(); ++i) plan << (i ? "," : "") << p.stage_layers[i];
+  training << "precision=" << to_string(c.training.precision) << " optimizer=" << to_string(c.training.optimizer);
+  return {{"twinsim.model", model.str()}, {"twinsim.plan", plan.str()}, {"twinsim.training", training.str()}};
 }
 
 }  // namespace
@@ -157,6 +181,7 @@ TensorFile Trainer::save_state() {
   file.metadata()["twinsim.world_rank"] = std::to_string(groups_.world_rank());
   file.metadata()["twinsim.world_size"] = std::to_string(groups_.dims().world_size());
   file.metadata()["twinsim.seed"] = std::to_string(c_.seed);
+  for (const auto& [key, value] : job_signature(c_)) file.metadata()[key] = value;
   return file;
 }
 
@@ -174,6 +199,13 @@ void Trainer::load_state(const TensorFile& file) {
   expect("twinsim.world_rank", std::to_string(groups_.world_rank()));
   expect("twinsim.world_size", std::to_string(groups_.dims().world_size()));
   expect("twinsim.seed", std::to_string(c_.seed));
+  // model, plan and training (checkpoints written before these keys carry none: unchecked)
+  for (const auto& [key, mine] : job_signature(c_)) {
+    const auto it = file.metadata().find(key);
+    if (it != file.metadata().end() && it->second != mine)
+      throw CheckpointError("checkpoint " + key + " is '" + it->second + "' but this run has '" + mine +
+                            "': it was written by another model, plan or training setup");
+  }
   optimizer_->load_state(file);
   const std::vector<float> scaler = file.f32("trainer.loss_scaler");
   if (scaler.size() != 3) throw CheckpointError("checkpoint trainer.loss_scaler must hold 3 values");

@@ -156,5 +156,42 @@ TEST(TrainState, RefusesAnotherJobsCheckpoint) {
   EXPECT_THROW(a.load_state(saved), CheckpointError);
 }
 
+// A checkpoint of the same job under another plan, precision or optimizer would load
+// shards laid out for someone else: refused, naming what differs.
+TEST(TrainState, RefusesAnotherModelPlanOrTrainingSetup) {
+  AllocatorScope scope;
+  test::SoloCommunicator world;
+  const TrainConfig base = tiny_gpt_run(0, Dtype::fp32, Optimizer::adam);
+  ProcessGroups groups(world, base.plan);
+  SyntheticTokens data(base.seed, static_cast<int>(base.model.vocab));
+  TensorFile saved;
+  {
+    Trainer a(base, groups, data);
+    saved = a.save_state();
+  }
+  auto refused = [&](TrainConfig c, const std::string& key) {
+    Trainer b(c, groups, data);
+    try {
+      b.load_state(saved);
+    } catch (const CheckpointError& e) {
+      return std::string(e.what()).find(key) != std::string::npos;
+    }
+    return false;
+  };
+  TrainConfig zero1 = base;
+  zero1.plan.zero = 1;
+  EXPECT_TRUE(refused(zero1, "twinsim.plan"));
+  EXPECT_TRUE(refused(tiny_gpt_run(0, Dtype::bf16, Optimizer::adam), "twinsim.training"));
+  EXPECT_TRUE(refused(tiny_gpt_run(0, Dtype::fp32, Optimizer::sgd), "twinsim.training"));
+  TrainConfig wider = base;
+  wider.model.ffn_hidden = 2 * base.model.ffn_hidden;
+  EXPECT_TRUE(refused(wider, "twinsim.model"));
+  // the same setup loads, and an older checkpoint without the keys still does
+  Trainer same(base, groups, data);
+  EXPECT_NO_THROW(same.load_state(saved));
+  for (const char* key : {"twinsim.model", "twinsim.plan", "twinsim.training"}) saved.metadata().erase(key);
+  EXPECT_NO_THROW(same.load_state(saved));
+}
+
 }  // namespace
 }  // namespace twinsim::exec
