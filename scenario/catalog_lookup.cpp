@@ -61,6 +61,16 @@ YAML::Node catalog_stack_node(const std::string& name, const std::string& path) 
 
 ModelSpec catalog_model(const std::string& name) { return read_model(YAML::Node(name), "model"); }
 
+ModelSpec load_model_text(const std::string& text, const std::string& origin) {
+  YAML::Node node;
+  try {
+    node = YAML::Load(text);
+  } catch (const YAML::Exception& e) {
+    throw ScenarioError(origin, "", "is not valid YAML or JSON: " + e.msg);
+  }
+  return read_model(node, origin);
+}
+
 ModelSpec load_model(const std::string& file_or_name) {
   if (!std::filesystem::exists(file_or_name)) return catalog_model(file_or_name);
   YAML::Node node(YAML::NodeType::Map);

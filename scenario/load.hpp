@@ -21,6 +21,9 @@ Scenario load_scenario_text(const std::string& text, const std::vector<std::stri
 ModelSpec catalog_model(const std::string& name);
 // A Hugging Face config.json file (as `model: {hf_config: FILE}`), else a catalog name.
 ModelSpec load_model(const std::string& file_or_name);
+// A `model:` section given as YAML or JSON text: an inline mapping, `{preset: ...}` or
+// `{hf_config: FILE or the config itself}`; `origin` names it in messages.
+ModelSpec load_model_text(const std::string& text, const std::string& origin = "model");
 GpuSpec catalog_gpu(const std::string& name);
 ClusterSpec catalog_node(const std::string& name);  // nodes = 1
 

@@ -13,6 +13,7 @@
 #include "models/memory_category.hpp"
 #include "scenario/errors.hpp"
 #include "scenario/load.hpp"
+#include "sim/report/model_description.hpp"
 #include "sim/report/report.hpp"
 #include "sim/search/capacity.hpp"
 #include "sim/search/plan_search.hpp"
@@ -190,6 +191,12 @@ PYBIND11_MODULE(_core, m) {
   m.def("capacity_json", &capacity_json, py::arg("model"), py::arg("gpu"), py::arg("tokens"), py::arg("days"),
         py::arg("price"), py::arg("seq_len"), py::arg("global_batch"), py::arg("max_gpus"));
   m.def("compare_json", &compare_json, py::arg("simulated"), py::arg("measured"));
+  // a model section's JSON text ({"hf_config": {...}} or an inline mapping), a config.json
+  // path or a catalog name -> `twinsim describe-model --json`
+  m.def("describe_model_json", [](const std::string& model) {
+    const bool text = !model.empty() && model.front() == '{';
+    return describe_model(text ? load_model_text(model, "model") : load_model(model)).dump();
+  }, py::arg("model"));
   m.def("catalog_model_names", &catalog_model_names);
   m.def("catalog_gpu_names", &catalog_gpu_names);
   m.def("catalog_node_names", &catalog_node_names);

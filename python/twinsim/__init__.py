@@ -19,6 +19,7 @@ from twinsim.api import (
     catalog,
     compare,
     default_scenario,
+    describe_model,
     load_scenario,
     memory,
     recompute_mix,
@@ -29,6 +30,6 @@ from twinsim.api import (
 __all__ = [
     "ScenarioError", "Scenario", "Report", "MemoryReport", "SearchResult", "CapacityPlan", "Comparison",
     "load_scenario", "default_scenario", "simulate", "memory", "search", "capacity",
-    "recompute_mix", "compare", "catalog",
+    "recompute_mix", "compare", "catalog", "describe_model",
 ]
 __version__ = "0.1.0"

@@ -353,6 +353,17 @@ def compare(simulated, measured) -> Comparison:
     return Comparison(json.loads(_core.compare_json(_report_json(simulated), _report_json(measured))))
 
 
+def describe_model(model) -> dict:
+    """``twinsim describe-model --json``: how twinsim reads a model, with its parameter
+    counts and KV bytes per token. `model` is a catalog name, a config.json path, a
+    Hugging Face config as a dict (what ``json.load`` gives; it has ``model_type``), or an
+    inline model mapping (``{"preset": "llama3-8b", "layers": 2}``)."""
+    if isinstance(model, dict):
+        section = {"hf_config": model} if "model_type" in model else model
+        return json.loads(_core.describe_model_json(json.dumps(section)))
+    return json.loads(_core.describe_model_json(os.fspath(model)))
+
+
 def catalog() -> dict:
     """The names of the catalog's models, GPUs and node types."""
     return {"models": _core.catalog_model_names(), "gpus": _core.catalog_gpu_names(),

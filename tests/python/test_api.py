@@ -161,3 +161,21 @@ def test_hugging_face_config_as_a_dict(root):
     config["model_type"] = "qwen9"
     with pytest.raises(Exception, match="model_type"):
         twinsim.memory({**scenario, "model": {"hf_config": config}})
+
+
+def test_describe_model_from_a_dict_a_path_and_a_name(root):
+    # DeepSeek-V3: 671B main model, the MLA cache 576 values per layer (512 latent + 64 RoPE)
+    path = root / "models" / "catalog" / "hf" / "deepseek-v3.json"
+    by_path = twinsim.describe_model(path)
+    by_dict = twinsim.describe_model(json.loads(path.read_text()))
+    by_name = twinsim.describe_model("deepseek-v3")
+    assert by_path["params"] == by_dict["params"] == by_name["params"]
+    assert by_name["params"]["total"] == pytest.approx(671e9, rel=1e-3)
+    assert by_name["kv_cache_bytes_per_token_bf16"] == (512 + 64) * 61 * 2
+    assert by_name["model"]["mla"]["kv_lora_rank"] == 512
+    small = twinsim.describe_model({"preset": "llama3-8b", "layers": 2})
+    assert small["model"]["layers"] == 2
+    with pytest.raises(twinsim.ScenarioError, match="num_key_value_heads"):
+        twinsim.describe_model({"model_type": "llama", "num_hidden_layers": 2, "hidden_size": 64,
+                                "num_attention_heads": 4, "num_key_value_heads": 3,
+                                "intermediate_size": 128, "vocab_size": 100})
