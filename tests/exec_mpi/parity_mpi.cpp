@@ -9,8 +9,12 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
+#include <fstream>
 #include <map>
 #include <string>
+
+#include <unistd.h>
 
 #include "exec/model/weights.hpp"
 #include "exec/runtime/mpi_communicator.hpp"
@@ -19,6 +23,21 @@
 
 namespace twinsim::exec {
 namespace {
+
+// A uint16 token file (training.data) of a fixed pseudo-random stream, written by every
+// rank under its own name, so the runs read real files through the executor's reader.
+std::string token_file(int vocab) {
+  const std::string path =
+      (std::filesystem::temp_directory_path() / ("twinsim_parity_tokens_" + std::to_string(::getpid()) + ".bin")).string();
+  std::ofstream out(path, std::ios::binary);
+  std::uint64_t x = 12345;
+  for (int i = 0; i < 4096; ++i) {
+    x = x * 6364136223846793005ULL + 1442695040888963407ULL;  // Knuth's MMIX LCG
+    const auto id = static_cast<std::uint16_t>((x >> 33) % static_cast<std::uint64_t>(vocab));
+    out.put(static_cast<char>(id & 0xff)).put(static_cast<char>(id >> 8));
+  }
+  return path;
+}
 
 TrainConfig tiny_config(const std::map<std::string, std::string>& args) {
   auto get = [&](const std::string& k, const std::string& fallback) {
@@ -58,6 +77,7 @@ TrainConfig tiny_config(const std::map<std::string, std::string>& args) {
   if (!parse_schedule(get("schedule", "1f1b"), p.schedule)) throw std::invalid_argument("schedule");
   c.seed = 42;
   c.training.optim.grad_clip = std::stod(get("clip", "0"));  // global-norm clipping, both runs
+  if (get("data", "0") == "1") c.training.data = {token_file(static_cast<int>(m.vocab)), 2};
   return c;
 }
 
@@ -76,8 +96,8 @@ struct RunResult {
 
 RunResult train(const TrainConfig& c, Communicator& comm, int steps) {
   ProcessGroups groups(comm, c.plan);
-  SyntheticTokens data(c.seed, static_cast<int>(c.model.vocab));
-  Trainer trainer(c, groups, data);
+  const std::unique_ptr<TokenSource> data = training_tokens(c.training.data, static_cast<int>(c.model.vocab), c.seed);
+  Trainer trainer(c, groups, *data);
   RunResult r;
   for (int s = 0; s < steps; ++s) r.losses.push_back(trainer.step().loss);
   r.params = trainer.parameters();
@@ -168,6 +188,7 @@ int run(int argc, char** argv) {
                 worst[0], worst[1], worst[2], tolerance, ok ? "OK" : "FAILED");
   }
   if (worst_param > tolerance) std::printf("rank %d: worst parameter %s\n", world->rank(), worst_name.c_str());
+  if (!config.training.data.path.empty()) std::filesystem::remove(config.training.data.path);  // this rank's own file
   return ok ? 0 : 1;
 }
 
