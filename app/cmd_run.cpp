@@ -48,6 +48,8 @@ struct RunArgs {
   bool force = false;
   std::string checkpoint_dir;
   bool resume = false;
+  int keep = 1;               // checkpoints kept: the newest N steps
+  bool save_initial = false;  // also save step 0, the initial weights
 };
 
 // Written beside and renamed over, so a reader never sees half a file.
@@ -139,6 +141,8 @@ void run_ranks(const RunArgs& a, exec::MpiCommunicator& world) {
   if (!s.is_training()) return serve_ranks(a, s, world);
   const exec::TrainConfig config = train_config(s, a);
   if (a.resume && a.checkpoint_dir.empty()) throw std::invalid_argument("--resume needs --checkpoint-dir");
+  if ((a.save_initial || a.keep != 1) && a.checkpoint_dir.empty())
+    throw std::invalid_argument(std::string(a.save_initial ? "--save-initial" : "--keep") + " needs --checkpoint-dir");
   const std::int64_t capacity = a.memory_limit > 0 ? a.memory_limit : s.cluster.gpu.memory_bytes;
   check_fits(config, capacity, a.force);
   note_overlaps_not_run(config.plan, world.rank());
@@ -149,13 +153,14 @@ void run_ranks(const RunArgs& a, exec::MpiCommunicator& world) {
   const std::unique_ptr<exec::TokenSource> data =
       exec::training_tokens(s.training->data, static_cast<int>(config.model.vocab), config.seed);
   exec::Trainer trainer(config, groups, *data, &profiler);
-  const exec::CheckpointDir checkpoints(a.checkpoint_dir);
+  const exec::CheckpointDir checkpoints(a.checkpoint_dir, a.keep);
   exec::arm_checkpoint_fault(fault, world.rank(), [&trainer] { return trainer.steps_done(); });
   if (a.resume) {
     const int step = checkpoints.resume(trainer, world.rank());
     if (world.rank() == 0) std::cout << "resumed from " << checkpoints.rank_file(step, 0) << std::endl;
   }
   const int first_step = trainer.steps_done();
+  if (a.save_initial && !a.resume) checkpoints.save(trainer, world);  // step 0: the initial weights
   // the full model exists on every rank while it is initialised and sharded (ZeRO);
   // the report's peaks are those of training
   allocator.reset_peaks();
@@ -228,6 +233,9 @@ void add_run_command(CLI::App& app) {
   cmd->add_flag("--force", a->force, "run a plan even when its training state is predicted not to fit");
   cmd->add_option("--checkpoint-dir", a->checkpoint_dir, "save a checkpoint after every step into this folder");
   cmd->add_flag("--resume", a->resume, "continue from the newest complete checkpoint in --checkpoint-dir");
+  cmd->add_option("--keep", a->keep, "checkpoints kept in --checkpoint-dir: the newest N steps (default 1)")
+      ->check(cli::whole(1, 1'000'000));
+  cmd->add_flag("--save-initial", a->save_initial, "also save step 0 (the initial weights) into --checkpoint-dir");
   cmd->callback([a] { run(*a); });
 }
 

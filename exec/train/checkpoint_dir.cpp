@@ -1,10 +1,13 @@
 #include "exec/train/checkpoint_dir.hpp"
 
+#include <algorithm>
 #include <charconv>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "exec/runtime/checkpoint.hpp"
 
@@ -43,10 +46,18 @@ void CheckpointDir::save(Trainer& trainer, Communicator& world) const {
   world.all_reduce(&done, 1);  // the barrier: every rank's file is in place
   if (world.rank() != 0) return;
   write_latest(dir_, step);
-  for (const auto& entry : fs::directory_iterator(dir_)) {  // older steps are no longer needed
+  // the newest `keep_` steps stay (this one included); older ones are no longer needed
+  std::vector<std::pair<int, fs::path>> steps;
+  for (const auto& entry : fs::directory_iterator(dir_)) {
     const std::string name = entry.path().filename().string();
-    if (name.rfind("step-", 0) == 0 && name != "step-" + std::to_string(step)) fs::remove_all(entry.path());
+    int k = -1;
+    const auto [end, error] = std::from_chars(name.data() + std::min<std::size_t>(5, name.size()), name.data() + name.size(), k);
+    if (name.rfind("step-", 0) == 0 && error == std::errc() && end == name.data() + name.size() && k <= step)
+      steps.emplace_back(k, entry.path());
   }
+  std::sort(steps.begin(), steps.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
+  for (std::size_t i = static_cast<std::size_t>(keep_); i < steps.size(); ++i)
+    if (steps[i].first != 0) fs::remove_all(steps[i].second);  // step 0 (--save-initial) stays
 }
 
 int CheckpointDir::resume(Trainer& trainer, int world_rank) const {

@@ -14,9 +14,12 @@ namespace twinsim::exec {
 
 class CheckpointDir {
  public:
-  explicit CheckpointDir(std::string dir) : dir_(std::move(dir)) {}
+  // `keep`: how many of the newest complete steps stay on disk (at least 1); step 0, the
+  // initial weights a run saves on request, always stays.
+  explicit CheckpointDir(std::string dir, int keep = 1) : dir_(std::move(dir)), keep_(keep < 1 ? 1 : keep) {}
 
-  // Collective over `world`: every rank writes its file, then rank 0 moves `latest`.
+  // Collective over `world`: every rank writes its file, then rank 0 moves `latest` and
+  // deletes the steps older than the newest `keep`.
   void save(Trainer& trainer, Communicator& world) const;
   // Loads this rank's file of the step `latest` names; throws CheckpointError when there is
   // none, and CheckpointCorrupted (naming the file) when its checksum does not match.
@@ -27,6 +30,7 @@ class CheckpointDir {
 
  private:
   std::string dir_;
+  int keep_ = 1;
 };
 
 }  // namespace twinsim::exec
