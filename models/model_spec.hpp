@@ -26,6 +26,10 @@ struct MoeSpec {
   // Tokens of the busiest expert over the mean (1: perfectly balanced routing). Expert GEMMs
   // and the all-to-all run at the busiest GPU's size, which sets the step's pace.
   double imbalance = 1.0;
+  // Group-limited routing (DeepSeek-V2 §2.1.3 device-limited, V3 §2.1.2 node-limited): the
+  // experts form `groups` equal groups and a token picks its top_k experts within its best
+  // `top_groups` groups. 0: unlimited.
+  int groups = 0, top_groups = 0;
 
   std::int64_t shared_width() const { return shared_expert_ffn_hidden > 0 ? shared_expert_ffn_hidden : expert_ffn_hidden; }
 };

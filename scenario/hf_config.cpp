@@ -170,6 +170,11 @@ void map_deepseek(Mapping& m, bool v3) {
   if (method != "greedy" && method != "group_limited_greedy" && method != "noaux_tc")
     m.refuse("topk_method", method, "is not one of greedy, group_limited_greedy, noaux_tc");
   e["router_bias"] = method == "noaux_tc";  // e_score_correction_bias, one per expert
+  // group-limited routing: the top topk_group of n_group expert groups (V3: nodes)
+  if (method != "greedy" && m.in.has("n_group") && m.integer("n_group", 1) > 1) {
+    e["groups"] = m.required("n_group");
+    e["top_groups"] = m.required("topk_group");
+  }
   m.out["moe"] = e;
   if (v3) m.out["mtp_layers"] = m.integer("num_nextn_predict_layers", 0);
 }

@@ -61,7 +61,15 @@ MoeSpec read_moe(MappingReader& parent, const std::string& key) {
   e.router_bias = r.boolean("router_bias", false);
   e.shared_expert_gate = r.boolean("shared_expert_gate", false);
   e.imbalance = r.number("imbalance", 1.0, 1.0, 1024.0);
+  e.groups = static_cast<int>(r.integer("groups", 0, 0, 1 << 20));
+  e.top_groups = static_cast<int>(r.integer("top_groups", 0, 0, 1 << 20));
   r.reject_unknown();
+  if ((e.groups > 0) != (e.top_groups > 0))
+    throw ScenarioError(r.key_path(e.groups > 0 ? "top_groups" : "groups"), "", "is needed with " +
+                        r.key_path(e.groups > 0 ? "groups" : "top_groups") + " (group-limited routing)");
+  if (e.groups > 0 && (e.experts % e.groups != 0 || e.top_groups > e.groups))
+    throw ScenarioError(r.key_path("groups"), std::to_string(e.groups),
+                        "must divide " + r.key_path("experts") + " and be at least " + r.key_path("top_groups"));
   if (e.shared_experts == 0 && (e.shared_expert_ffn_hidden > 0 || e.shared_expert_gate))
     throw ScenarioError(r.key_path(e.shared_expert_gate ? "shared_expert_gate" : "shared_expert_ffn_hidden"), "",
                         "needs " + r.key_path("shared_experts") + " >= 1");

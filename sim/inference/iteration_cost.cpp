@@ -4,6 +4,7 @@
 
 #include "models/op_names.hpp"
 #include "sim/cost/compute_cost.hpp"
+#include "sim/cost/moe_dispatch.hpp"
 #include "sim/cost/straggler_wait.hpp"
 #include "sim/inference/quantization.hpp"
 #include "sim/memory/stage_layers.hpp"
@@ -77,8 +78,9 @@ bool ServingCostModel::fits_cache(const PassOps& ops) const {
 
 double ServingCostModel::call_time_s(const LayerOp& op, bool cached) const {
   if (op.kind == OpKind::collective) {
-    if (op.fwd_comm.group == CommGroup::ep)
-      return collective_time_s(s_.cluster, CollectiveOp::all_to_all, ep_group_, static_cast<double>(op.fwd_comm.bytes));
+    if (op.fwd_comm.group == CommGroup::ep)  // group-limited routing's network share (moe_dispatch.hpp)
+      return collective_time_s(s_.cluster, CollectiveOp::all_to_all, ep_group_,
+                               moe_dispatch_bytes(static_cast<double>(op.fwd_comm.bytes), *s_.model.moe, ep_group_));
     const CollectiveOp c = op.fwd_comm.kind == CollectiveKind::all_gather ? CollectiveOp::all_gather
                                                                           : CollectiveOp::all_reduce;
     return collective_time_s(s_.cluster, c, tp_group_, static_cast<double>(op.fwd_comm.bytes));

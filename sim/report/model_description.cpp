@@ -49,7 +49,9 @@ nlohmann::json model_keys(const ModelSpec& m) {
                 {"shared_expert_gate", e.shared_expert_gate},
                 {"dense_layers", e.dense_layers},
                 {"router_bias", e.router_bias},
-                {"imbalance", e.imbalance}};
+                {"imbalance", e.imbalance},
+                {"groups", e.groups},
+                {"top_groups", e.top_groups}};
   }
   if (m.mla) {
     const MlaSpec& a = *m.mla;

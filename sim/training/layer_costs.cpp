@@ -3,6 +3,7 @@
 #include "models/head_ops.hpp"
 #include "sim/cost/collective_cost.hpp"
 #include "sim/cost/compute_cost.hpp"
+#include "sim/cost/moe_dispatch.hpp"
 #include "sim/memory/activations.hpp"
 #include "sim/training/rank_layout.hpp"
 
@@ -59,7 +60,10 @@ double collective_s(const Scenario& s, const Collective& c, bool& extrapolated) 
                               : c.group == CommGroup::cp ? ParallelGroup::cp
                                                          : ParallelGroup::ep;
   const GroupLayout layout = group_layout(s.cluster, s.plan, group);
-  const CollectiveCost cost = collective_cost(s.cluster, *op, layout, static_cast<double>(c.bytes));
+  double bytes = static_cast<double>(c.bytes);
+  if (group == ParallelGroup::ep && *op == CollectiveOp::all_to_all && s.model.moe)
+    bytes = moe_dispatch_bytes(bytes, *s.model.moe, layout);  // group-limited routing's network share
+  const CollectiveCost cost = collective_cost(s.cluster, *op, layout, bytes);
   extrapolated = extrapolated || cost.extrapolated;
   return cost.time_s();
 }
