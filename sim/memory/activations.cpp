@@ -156,13 +156,15 @@ std::int64_t embedding_activation_bytes(const ModelSpec& model, const Plan& plan
   return checked_mul(local_tokens(plan, shape), model.hidden) / sp_divisor(plan);  // 1-byte mask
 }
 
-std::int64_t output_activation_bytes(const ModelSpec& model, const Plan& plan, const MicroBatchShape& shape) {
+std::int64_t output_activation_bytes(const ModelSpec& model, const Plan& plan, const MicroBatchShape& shape,
+                                     std::int64_t moe_layer_kept) {
   const std::int64_t tokens = local_tokens(plan, shape);
   const std::int64_t stream = dtype_bytes(shape.dtype, checked_mul(tokens, model.hidden)) / sp_divisor(plan);
   const std::int64_t logits = checked_mul(checked_mul(tokens, model.vocab) / plan.tp, 4);
   // each multi-token-prediction module (DeepSeek-V3 §2.2) keeps its two normed inputs
   // (the projection's [2h] input), its block's saved tensors, its norm and its own logits
-  const std::int64_t mtp = model.mtp_layers > 0 ? 4 * stream + kept_bytes(model, model.layers, plan, shape) + logits : 0;
+  if (model.mtp_layers > 0 && moe_layer_kept < 0) moe_layer_kept = kept_bytes(model, model.layers, plan, shape);
+  const std::int64_t mtp = model.mtp_layers > 0 ? 4 * stream + moe_layer_kept + logits : 0;
   return 2 * stream + logits + checked_mul(mtp, model.mtp_layers);
 }
 
@@ -182,24 +184,24 @@ std::int64_t last_in_flight(const Plan& plan, std::int64_t m) { return plan.sche
 }  // namespace
 
 std::int64_t stage_extra_activation_bytes(const ModelSpec& model, const Plan& plan,
-                                          const TrainingWorkload& training, int stage) {
+                                          const TrainingWorkload& training, int stage, std::int64_t moe_layer_kept) {
   const MicroBatchShape shape = training_shape(training);
   const std::int64_t m = std::max<std::int64_t>(1, training.micro_batches(plan.dp));
   std::int64_t bytes = 0;
   if (stage == 0) bytes += checked_mul(embedding_activation_bytes(model, plan, shape), first_in_flight(plan, m));
   if (stage == plan.pp - 1)
-    bytes = checked_add(bytes, checked_mul(output_activation_bytes(model, plan, shape), last_in_flight(plan, m)));
+    bytes = checked_add(bytes, checked_mul(output_activation_bytes(model, plan, shape, moe_layer_kept), last_in_flight(plan, m)));
   return bytes;
 }
 
 std::int64_t stage_backward_bytes(const ModelSpec& model, const Plan& plan, const TrainingWorkload& training,
-                                  std::int64_t layer_backward, bool has_layers, int stage) {
+                                  std::int64_t layer_backward, bool has_layers, int stage, std::int64_t moe_layer_kept) {
   const MicroBatchShape shape = training_shape(training);
   const bool last = stage == plan.pp - 1;
   std::int64_t extra = 0;
   if (last) extra = head_backward_bytes(model, plan, shape);
   if (has_layers)  // the head of the micro-batch being backpropagated is gone by then
-    extra = std::max(extra, layer_backward - (last ? output_activation_bytes(model, plan, shape) : 0));
+    extra = std::max(extra, layer_backward - (last ? output_activation_bytes(model, plan, shape, moe_layer_kept) : 0));
   return extra;
 }
 
@@ -214,12 +216,13 @@ std::int64_t training_activation_bytes(const ModelSpec& model, const Plan& plan,
   const std::int64_t per_microbatch =
       checked_add(checked_mul(layers.dense, per_layer.dense), checked_mul(layers.moe, per_layer.moe));
   std::int64_t bytes = checked_mul(per_microbatch, chunks_in_flight(plan, stage, m)) / v;
-  bytes = checked_add(bytes, stage_extra_activation_bytes(model, plan, training, stage));
+  const std::int64_t moe_kept = model.moe ? per_layer.moe : -1;  // the MTP block's, already built
+  bytes = checked_add(bytes, stage_extra_activation_bytes(model, plan, training, stage, moe_kept));
   // The first backward's working set (one layer at a time) comes on top.
   std::int64_t backward = 0;
   if (layers.dense > 0) backward = per_layer.dense_backward;
   if (layers.moe > 0) backward = std::max(backward, per_layer.moe_backward);
-  return checked_add(bytes, stage_backward_bytes(model, plan, training, backward, layers.total() > 0, stage));
+  return checked_add(bytes, stage_backward_bytes(model, plan, training, backward, layers.total() > 0, stage, moe_kept));
 }
 
 }  // namespace twinsim
