@@ -41,8 +41,16 @@ KvCapacity kv_capacity(const Scenario& s, const KvCacheConfig& config) {
   return cap;
 }
 
-std::int64_t max_batch(const KvCapacity& capacity, std::int64_t sequence_tokens) {
-  return capacity.blocks / blocks_for_tokens(sequence_tokens, capacity.block_tokens);
+std::int64_t windowed_blocks_for_tokens(std::int64_t tokens, std::int64_t block_tokens, std::int64_t window,
+                                        double windowed_share) {
+  if (window <= 0 || windowed_share <= 0 || tokens <= window) return blocks_for_tokens(tokens, block_tokens);
+  const double kept = (1 - windowed_share) * static_cast<double>(tokens) + windowed_share * static_cast<double>(window);
+  return static_cast<std::int64_t>(std::ceil(kept / static_cast<double>(block_tokens) - 1e-9));
+}
+
+std::int64_t max_batch(const KvCapacity& capacity, std::int64_t sequence_tokens, const ModelSpec& model) {
+  return capacity.blocks / windowed_blocks_for_tokens(sequence_tokens, capacity.block_tokens, model.sliding_window,
+                                                      windowed_kv_share(model));
 }
 
 }  // namespace twinsim

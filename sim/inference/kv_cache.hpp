@@ -32,6 +32,13 @@ inline std::int64_t blocks_for_tokens(std::int64_t tokens, std::int64_t block_to
   return (tokens + block_tokens - 1) / block_tokens;
 }
 
+// Blocks (of every layer's K,V for block_tokens tokens) a sequence of `tokens` tokens holds
+// when a share `windowed_share` of its KV bytes lies in windowed layers that keep only the
+// last `window` tokens (vLLM's hybrid KV cache manager frees their older blocks):
+// (1 - share) tokens + share min(tokens, window), in blocks.
+std::int64_t windowed_blocks_for_tokens(std::int64_t tokens, std::int64_t block_tokens, std::int64_t window,
+                                        double windowed_share);
+
 // Slots a sequence of `tokens` holds but does not fill: the rest of its last block.
 inline std::int64_t unused_slots(std::int64_t tokens, std::int64_t block_tokens) {
   return blocks_for_tokens(tokens, block_tokens) * block_tokens - tokens;
@@ -59,7 +66,8 @@ struct KvCapacity {
 
 KvCapacity kv_capacity(const Scenario& scenario, const KvCacheConfig& config = {});
 
-// Sequences of prompt_len + output_len tokens that fit at once: blocks / blocks per sequence.
-std::int64_t max_batch(const KvCapacity& capacity, std::int64_t sequence_tokens);
+// Sequences of prompt_len + output_len tokens that fit at once: blocks / blocks per sequence
+// (a windowed model's by windowed_blocks_for_tokens).
+std::int64_t max_batch(const KvCapacity& capacity, std::int64_t sequence_tokens, const ModelSpec& model);
 
 }  // namespace twinsim

@@ -1,6 +1,9 @@
 #include "sim/inference/scheduler.hpp"
 
 #include <algorithm>
+#include <cmath>
+
+#include "sim/inference/kv_cache.hpp"
 
 namespace twinsim {
 
@@ -10,6 +13,10 @@ Scheduler::Scheduler(const std::vector<Request>& requests, BlockPool& pool, cons
 
 // A prefix-cache hit starts with the cached prefix in place, in blocks shared with the
 // cache (held by it, not by the sequence).
+std::int64_t SchedulerLimits::blocks_for(std::int64_t tokens) const {
+  return windowed_blocks_for_tokens(tokens, block_tokens, attention_window, windowed_kv_share);
+}
+
 void Scheduler::enqueue(int request) {
   const std::int64_t cached = requests_[request].cached_prefix;
   waiting_.push_back({request, cached, 0, 0, 0, cached});
@@ -21,8 +28,10 @@ std::int64_t Scheduler::known_tokens(const Sequence& s) const {
 }
 
 bool Scheduler::grow(Sequence& s, std::int64_t tokens) {
-  const std::int64_t own = s.computed - s.shared + tokens;  // beyond the shared prefix blocks
-  const std::int64_t needed = (own + limits_.block_tokens - 1) / limits_.block_tokens - s.blocks;
+  // the blocks of the whole sequence (windowed layers keep their window only), less the
+  // shared prefix's whole blocks the cache holds
+  const std::int64_t own = limits_.blocks_for(s.computed + tokens) - s.shared / limits_.block_tokens;
+  const std::int64_t needed = own - s.blocks;
   if (needed > 0 && !pool_.take(needed)) return false;
   if (needed > 0) s.blocks += needed;
   s.planned = tokens;

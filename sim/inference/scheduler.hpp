@@ -40,6 +40,13 @@ struct SchedulerLimits {
   std::int64_t max_batched_tokens = 2048;  // tokens one pass computes at most
   std::int64_t max_sequences = 256;        // sequences one pass holds at most
   std::int64_t attention_window = 0;       // the model's sliding window: the shapes count its pairs too
+  // Share of a token's KV bytes in windowed layers, which keep only the last
+  // attention_window tokens (vLLM's hybrid KV cache manager frees their older blocks): a
+  // sequence of L tokens holds blocks for (1 - share) L + share min(L, window) tokens.
+  double windowed_kv_share = 0;
+
+  // Blocks (of all layers' KV for block_tokens tokens) a sequence of `tokens` tokens holds.
+  std::int64_t blocks_for(std::int64_t tokens) const;
 };
 
 // What happened to one request; times in seconds from the start of the simulation.

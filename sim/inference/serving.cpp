@@ -7,6 +7,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "sim/memory/inference.hpp"
+
 namespace twinsim {
 
 namespace {
@@ -19,7 +21,8 @@ struct ReadyEvent {
   }
 };
 
-void check_requests_fit(const std::vector<Request>& requests, std::int64_t kv_blocks, std::int64_t block_tokens) {
+void check_requests_fit(const std::vector<Request>& requests, std::int64_t kv_blocks, const SchedulerLimits& limits) {
+  const std::int64_t block_tokens = limits.block_tokens;
   for (std::size_t i = 0; i < requests.size(); ++i) {
     const Request& r = requests[i];
     if (r.prompt_len < 1 || r.output_len < 1)
@@ -28,7 +31,7 @@ void check_requests_fit(const std::vector<Request>& requests, std::int64_t kv_bl
       throw std::invalid_argument("request " + std::to_string(i) + ": cached_prefix=" + std::to_string(r.cached_prefix) +
                                   " must be whole blocks below prompt_len=" + std::to_string(r.prompt_len));
     // the last sampled token is never cached: prompt + output - 1 tokens at most
-    const std::int64_t blocks = (r.prompt_len + r.output_len - 1 + block_tokens - 1) / block_tokens;
+    const std::int64_t blocks = limits.blocks_for(r.prompt_len + r.output_len - 1);
     if (blocks > kv_blocks)
       throw std::invalid_argument("request " + std::to_string(i) + " (prompt_len=" + std::to_string(r.prompt_len) +
                                   ", output_len=" + std::to_string(r.output_len) + ") needs " + std::to_string(blocks) +
@@ -40,7 +43,7 @@ void check_requests_fit(const std::vector<Request>& requests, std::int64_t kv_bl
 
 ServingResult run_serving(const std::vector<Request>& requests, std::int64_t kv_blocks, const SchedulerLimits& limits,
                           int pipeline_stages, const PassCostFn& cost) {
-  check_requests_fit(requests, kv_blocks, limits.block_tokens);
+  check_requests_fit(requests, kv_blocks, limits);
   ServingResult result;
   result.requests = requests;
   result.times.assign(requests.size(), RequestTimes{});
@@ -127,6 +130,7 @@ ServingResult simulate_serving(const Scenario& scenario, const std::vector<Reque
   limits.max_batched_tokens = options.kv.max_batched_tokens;
   limits.max_sequences = options.max_sequences;
   limits.attention_window = scenario.model.sliding_window;
+  limits.windowed_kv_share = windowed_kv_share(scenario.model);
   const ServingCostModel model(scenario);
   if (options.prefix_tokens <= 0 || options.prefix_hit_rate <= 0)
     return run_serving(requests, capacity.blocks, limits, scenario.plan.pp,

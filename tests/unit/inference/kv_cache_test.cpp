@@ -1,6 +1,8 @@
 // KV cache arithmetic: bytes per token from the architecture, paged blocks, capacity.
 #include <gtest/gtest.h>
 
+#include "scenario/load.hpp"
+
 #include "serving_scenarios.hpp"
 #include "sim/inference/batch_prediction.hpp"
 #include "sim/inference/kv_cache.hpp"
@@ -44,8 +46,14 @@ TEST(KvCache, PagedBlocksRoundUpToTheLastBlock) {
   KvCapacity cap;
   cap.block_tokens = 16;
   cap.blocks = 1000;
-  EXPECT_EQ(max_batch(cap, 257), 1000 / 17);  // 257 tokens: 17 blocks, 15 slots wasted
-  EXPECT_EQ(max_batch(cap, 256), 1000 / 16);
+  const ModelSpec dense = catalog_model("llama2-7b");
+  EXPECT_EQ(max_batch(cap, 257, dense), 1000 / 17);  // 257 tokens: 17 blocks, 15 slots wasted
+  EXPECT_EQ(max_batch(cap, 256, dense), 1000 / 16);
+  // gpt-oss: 18 of 36 layers keep a 128-token window: a 4096-token sequence holds
+  // (0.5 x 4096 + 0.5 x 128) / 16 = 132 blocks, not 256
+  const ModelSpec oss = catalog_model("gpt-oss-120b");
+  EXPECT_EQ(max_batch(cap, 4096, oss), 1000 / 132);
+  EXPECT_EQ(max_batch(cap, 4096, dense), 1000 / 256);
 }
 
 // Llama-2-7B fp16 on one A100-80GB, worked by hand: 0.9 x 80 GiB = 77,309,411,328 B usable;

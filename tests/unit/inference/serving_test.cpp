@@ -201,3 +201,30 @@ TEST(PrefixCache, HitRateMarksASeededShareOfWholeBlocks) {
 
 }  // namespace
 }  // namespace twinsim
+
+namespace twinsim {
+namespace {
+
+TEST(WindowedKvBlocks, WindowedLayersHoldOnlyTheirWindow) {
+  SchedulerLimits l = limits();
+  l.attention_window = 128;
+  l.windowed_kv_share = 0.5;  // gpt-oss: every other layer windowed
+  // 4096 tokens: half the bytes for all 4096, half for the last 128: 2112 tokens' worth
+  EXPECT_EQ(l.blocks_for(4096), 2112 / 16);
+  EXPECT_EQ(l.blocks_for(100), 7);  // inside the window: every layer holds every token
+  l.windowed_kv_share = 0;
+  EXPECT_EQ(l.blocks_for(4096), 256);
+  // a 1000-token prompt holds ceil((500 + 64) / 16) = 36 blocks after its prefill
+  l.windowed_kv_share = 0.5;
+  const ServingResult r = run_serving({{0.0, 1000, 2}}, 100, l, 1, UnitCost{});
+  std::int64_t most = 0;
+  for (const OccupancySample& o : r.occupancy) most = std::max(most, o.used_blocks);
+  EXPECT_EQ(most, 36);
+  // and fits a cache of 40 blocks that could not hold 1000 tokens of every layer (63)
+  EXPECT_NO_THROW(run_serving({{0.0, 1000, 2}}, 40, l, 1, UnitCost{}));
+  l.windowed_kv_share = 0;
+  EXPECT_THROW(run_serving({{0.0, 1000, 2}}, 40, l, 1, UnitCost{}), std::invalid_argument);
+}
+
+}  // namespace
+}  // namespace twinsim
