@@ -28,17 +28,17 @@ struct ServeArgs {
   double prefix_hit_rate = 1.0;  // with --prefix-tokens: every request hits unless told otherwise
 };
 
-void run_serve(const ServeArgs& a_in) {
-  ServeArgs a = a_in;
-  if (a.options.prefix_tokens > 0) a.options.prefix_hit_rate = a.prefix_hit_rate;
-  a.options.prefix_seed = a.seed;
+void run_serve(const ServeArgs& a) {
+  ServeOptions options = a.options;
+  if (options.prefix_tokens > 0) options.prefix_hit_rate = a.prefix_hit_rate;
+  options.prefix_seed = a.seed;
   const Scenario s = load_from_args(a.scenario);
   if (!s.inference) throw ScenarioError("inference", "", "serve needs a scenario with an inference section");
   const std::vector<Request> requests =
       a.trace_file.empty()
           ? poisson_requests(a.requests, a.rate, a.seed, s.inference->prompt_len, s.inference->output_len)
           : read_request_trace(a.trace_file);
-  const ServingResult result = simulate_serving(s, requests, a.options);
+  const ServingResult result = simulate_serving(s, requests, options);
   const ServingSummary summary = summarize(result);
   if (!a.csv.empty()) {
     io::write_file_whole(a.csv, [&](std::ostream& out) { write_occupancy_csv(out, result); });

@@ -23,6 +23,19 @@ std::string_view to_string(Schedule s) {
   return "?";
 }
 
+std::string_view to_string(Activation a) {
+  switch (a) {
+    case Activation::gelu: return "gelu";
+    case Activation::swiglu: return "swiglu";
+    case Activation::geglu: return "geglu";
+  }
+  return "?";
+}
+
+std::string_view to_string(Norm n) { return n == Norm::rmsnorm ? "rmsnorm" : "layernorm"; }
+
+std::string_view to_string(Position p) { return p == Position::rope ? "rope" : "learned"; }
+
 std::string_view to_string(Optimizer o) { return o == Optimizer::adam ? "adam" : "sgd"; }
 
 bool parse_recompute(std::string_view name, Recompute& out) {

@@ -2,9 +2,11 @@
 // The architecture of a transformer language model: the figures a paper's
 // hyperparameter table gives. Everything else (parameter counts, FLOPs, activation
 // sizes) is derived from these, never stored.
+#include <algorithm>
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 
 namespace twinsim {
 
@@ -44,6 +46,17 @@ struct MlaSpec {
   std::int64_t qk_rope_head_dim = 0;  // the decoupled RoPE part of Q (per head) and K (shared)
   std::int64_t v_head_dim = 0;        // per-head V width
 };
+
+// Causal (query, key) pairs of queries at positions [first, first + count), each seeing at
+// most `window` keys (0: all earlier ones): the sum over p of min(p + 1, window).
+inline double causal_pairs(std::int64_t first, std::int64_t count, std::int64_t window) {
+  const double a = static_cast<double>(first), n = static_cast<double>(count);
+  const double full = n * a + n * (n + 1) / 2;  // sum of p + 1
+  if (window <= 0 || first + count <= window) return full;
+  const std::int64_t growing = std::max<std::int64_t>(0, std::min(first + count, window) - first);  // p + 1 <= window
+  const double g = static_cast<double>(growing);
+  return g * a + g * (g + 1) / 2 + (n - g) * static_cast<double>(window);
+}
 
 struct ModelSpec {
   std::string name;
@@ -92,20 +105,31 @@ struct ModelSpec {
   // op list's convention) shrink as the kernel's work does. A global layer's span is seq.
   std::int64_t window_span(std::int64_t seq) const {
     if (sliding_window <= 0 || seq <= sliding_window) return seq;
-    const double w = static_cast<double>(sliding_window), s = static_cast<double>(seq);
-    const double pairs = w * (w + 1) / 2 + (s - w) * w;  // sum over positions p of min(p + 1, window)
-    return static_cast<std::int64_t>(s * pairs / (s * (s + 1) / 2) + 0.5);
+    return static_cast<std::int64_t>(static_cast<double>(seq) * causal_pairs(0, seq, sliding_window) /
+                                         causal_pairs(0, seq, 0) +
+                                     0.5);
   }
   // Share of the layers of one kind (MoE or dense) that attend within the window. The
   // simulator prices one layer per kind, so a model that alternates windowed and global
   // layers (Gemma 2/3, gpt-oss) is priced at this mix of the two.
-  double windowed_share(bool moe_layers) const {
+  double windowed_share(bool moe_layers) const { return windowed_share_of(moe_layers ? 1 : 0); }
+  // ... and of all layers (the share of a token's KV bytes the windowed layers hold).
+  double windowed_share() const { return windowed_share_of(-1); }
+
+ private:
+  // kind: 1 MoE layers, 0 dense ones, -1 all
+  double windowed_share_of(int kind) const {
     if (sliding_window <= 0) return 0;
     std::int64_t of_kind = 0, windowed = 0;
     for (std::int64_t l = 0; l < layers; ++l)
-      if (is_moe_layer(l) == moe_layers) of_kind += 1, windowed += is_windowed_layer(l) ? 1 : 0;
+      if (kind < 0 || is_moe_layer(l) == (kind == 1)) of_kind += 1, windowed += is_windowed_layer(l) ? 1 : 0;
     return of_kind > 0 ? static_cast<double>(windowed) / static_cast<double>(of_kind) : 0;
   }
 };
+
+// Names of the architecture enums as scenario files spell them (models/enums.cpp).
+std::string_view to_string(Activation a);
+std::string_view to_string(Norm n);
+std::string_view to_string(Position p);
 
 }  // namespace twinsim

@@ -12,12 +12,12 @@ std::int64_t ffn_params(const ModelSpec& m, std::int64_t ffn) {
   return p;
 }
 
-namespace {
-
 std::int64_t norm_params(const ModelSpec& m, std::int64_t width) {
   // LayerNorm has a scale and a shift; RMSNorm (and bias-free LayerNorm) only a scale
   return (m.norm == Norm::layernorm && m.bias) ? 2 * width : width;
 }
+
+namespace {
 
 // Q, K, V and output projections. MLA (DeepSeek-V2 §2.1, HF modeling_deepseek): Q through
 // an optional low-rank bottleneck (W_DQ, its RMSNorm, W_UQ), K/V from one down-projection

@@ -34,6 +34,10 @@ struct ParamCount {
   std::int64_t mtp = 0;
 };
 
+// Parameters of one of the model's norms over `width` values: scale (+ shift for LayerNorm
+// with biases).
+std::int64_t norm_params(const ModelSpec& m, std::int64_t width);
+
 // Parameters of one FFN of width `ffn` (two matrices for GeLU, three for SwiGLU).
 std::int64_t ffn_params(const ModelSpec& m, std::int64_t ffn);
 

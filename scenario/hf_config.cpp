@@ -30,12 +30,12 @@ const std::vector<std::string> kCostFree = {
     "attention_dropout", "hidden_dropout", "embedding_dropout", "resid_pdrop", "embd_pdrop",
     "attn_pdrop", "ep_size", "bos_token", "eos_token", "is_decoder", "use_return_dict", "rope_interleave",
     "partial_rotary_factor", "rope_local_base_freq", "attn_logit_softcapping", "final_logit_softcapping",
-    "query_pre_attn_scalar", "hidden_activation_approx", "cache_implementation", "max_window_layers",
+    "query_pre_attn_scalar", "cache_implementation", "max_window_layers",
     "use_sliding_window", "quantization_config", "swiglu_limit", "initial_context_length",
     "scale_attn_weights", "scale_attn_by_inverse_layer_idx", "reorder_and_upcast_attn", "summary_activation",
     "summary_first_dropout", "summary_proj_to_labels", "summary_type", "summary_use_proj",
     "task_specific_params", "n_ctx", "rotary_emb_base", "rotary_pct", "use_parallel_residual",
-    "classifier_dropout", "mlp_bias_unused", "router_dtype"};
+    "classifier_dropout"};
 
 // The mapping under construction and the reader of the config, with the family's name.
 struct Mapping {
@@ -47,10 +47,6 @@ struct Mapping {
   std::int64_t integer(const std::string& key, std::int64_t fallback) { return in.integer(key, fallback, 0, kMaxDim); }
   void refuse(const std::string& key, const std::string& value, const std::string& rule) {
     throw ScenarioError(in.key_path(key), value, rule + " (model_type " + family + ")");
-  }
-  // A field the family may carry whose only accepted value is the one twinsim models.
-  void require_bool(const std::string& key, bool fallback, bool accepted, const std::string& why) {
-    if (in.boolean(key, fallback) != accepted) refuse(key, accepted ? "false" : "true", why);
   }
 };
 
@@ -210,8 +206,9 @@ void map_gpt_oss(Mapping& m) {
   m.out["attention_sinks"] = true;
   YAML::Node e;
   e["experts"] = m.required("num_local_experts");
-  e["top_k"] = m.in.has("num_experts_per_tok") ? m.required("num_experts_per_tok") : m.required("experts_per_token");
-  m.in.has("experts_per_token");
+  // GptOssConfig names it num_experts_per_tok; OpenAI's config repeats it as experts_per_token
+  const bool hf_name = m.in.has("num_experts_per_tok"), openai_name = m.in.has("experts_per_token");
+  e["top_k"] = m.required(hf_name || !openai_name ? "num_experts_per_tok" : "experts_per_token");
   e["expert_ffn_hidden"] = width;
   e["router_bias"] = true;
   m.out["moe"] = e;
@@ -292,14 +289,12 @@ std::vector<std::string> hf_model_types() {
 YAML::Node model_node_from_hf_config(const YAML::Node& raw, const std::string& path) {
   if (!raw.IsMap()) throw ScenarioError(path, "", "must be a JSON object (a Hugging Face config.json)");
   refuse_multimodal(raw, path);
-  const YAML::Node& config = raw;
-  const std::string& where = path;
-  Mapping m{MappingReader(config, where), YAML::Node(YAML::NodeType::Map), ""};
+  Mapping m{MappingReader(raw, path), YAML::Node(YAML::NodeType::Map), ""};
   m.family = m.in.string("model_type", "");
-  if (m.family.empty()) throw ScenarioError(where + ".model_type", "", "is required");
+  if (m.family.empty()) throw ScenarioError(path + ".model_type", "", "is required");
   const auto it = families().find(m.family);
   if (it == families().end())
-    throw ScenarioError(where + ".model_type", m.family,
+    throw ScenarioError(path + ".model_type", m.family,
                         "is not a supported family" + did_you_mean(m.family, hf_model_types()));
   it->second(m);
   for (const std::string& key : kCostFree) m.in.child(key);
@@ -310,7 +305,7 @@ YAML::Node model_node_from_hf_config(const YAML::Node& raw, const std::string& p
       const bool full = kinds[i].IsScalar() && kinds[i].Scalar() == "full_attention";
       const bool expect_full = !m.out["sliding_window"] || (every > 0 && (i + 1) % every == 0);
       if (full != expect_full)
-        throw ScenarioError(where + ".layer_types[" + std::to_string(i) + "]", kinds[i].IsScalar() ? kinds[i].Scalar() : "",
+        throw ScenarioError(path + ".layer_types[" + std::to_string(i) + "]", kinds[i].IsScalar() ? kinds[i].Scalar() : "",
                             "breaks the family's window pattern, which twinsim models (model_type " + m.family + ")");
     }
   }

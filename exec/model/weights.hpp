@@ -82,4 +82,13 @@ std::vector<float> full_initial_value(const ParamSpec& spec, std::uint64_t seed)
 // This rank's shard of a full matrix.
 std::vector<float> take_shard(const std::vector<float>& full, const ParamSpec& spec, int tp, int tp_rank);
 
+// Whether TP rank `tp_rank` counts `slot` of `block` when each parameter of the model is to
+// be counted once (parameter totals, the global gradient norm): TP-split ones on every
+// rank, replicated ones on TP rank 0, and the last stage's copy of a tied embedding
+// ("head.output") never.
+inline bool counted_once(const ParamBlock& block, const ParamSlot& slot, bool tied_embeddings, int tp_rank) {
+  if (tied_embeddings && block.name() == "head.output") return false;
+  return slot.spec.shard != Shard::none || tp_rank == 0;
+}
+
 }  // namespace twinsim::exec

@@ -23,11 +23,9 @@ json category_json(const CategoryBytes& bytes) {
 std::int64_t unique_params(TransformerStage& stage, const RankCoords& coords) {
   if (coords.dp != 0) return 0;
   std::int64_t n = 0;
-  for (ParamBlock* b : stage.blocks()) {
-    if (b->name() == "head.output" && stage.config().model.tied_embeddings) continue;
+  for (ParamBlock* b : stage.blocks())
     for (const ParamSlot& s : b->slots())
-      if (s.spec.shard != Shard::none || coords.tp == 0) n += static_cast<std::int64_t>(s.count);
-  }
+      if (counted_once(*b, s, stage.config().model.tied_embeddings, coords.tp)) n += static_cast<std::int64_t>(s.count);
   return n;
 }
 

@@ -41,9 +41,8 @@ std::map<std::string, std::string> job_signature(const TrainConfig& c) {
   std::ostringstream model, plan, training;
   model << "layers=" << m.layers << " hidden=" << m.hidden << " heads=" << m.heads << " kv_heads=" << m.kv_heads
         << " head_dim=" << m.head_dim << " ffn_hidden=" << m.ffn_hidden << " vocab=" << m.vocab
-        << " activation=" << (m.activation == Activation::gelu ? "gelu" : m.activation == Activation::swiglu ? "swiglu" : "geglu")
-        << " norm=" << (m.norm == Norm::rmsnorm ? "rmsnorm" : "layernorm")
-        << " position=" << (m.position == Position::rope ? "rope" : "learned") << " max_seq_len=" << m.max_seq_len
+        << " activation=" << to_string(m.activation) << " norm=" << to_string(m.norm)
+        << " position=" << to_string(m.position) << " max_seq_len=" << m.max_seq_len
         << " tied_embeddings=" << m.tied_embeddings << " bias=" << m.bias;
   plan << "tp=" << p.tp << " pp=" << p.pp << " dp=" << p.dp << " cp=" << p.cp << " ep=" << p.ep << " zero=" << p.zero
        << " sequence_parallel=" << p.sequence_parallel;

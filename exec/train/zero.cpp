@@ -136,11 +136,10 @@ double ShardedOptimizer::local_grad_square_sum() {
   return with_storage(storage(c_), [&]<class T>() {
     double sum = 0;
     for (BlockShard& s : shards_) {
-      if (s.block->name() == "head.output" && c_.model.tied_embeddings) continue;  // the embedding's copy
       std::size_t n = 0;
       const T* g = reduced_grads<T>(*s.block, n);
       for (const ParamSlot& slot : s.block->slots()) {
-        if (slot.spec.shard == Shard::none && tp_.rank() != 0) continue;
+        if (!counted_once(*s.block, slot, c_.model.tied_embeddings, tp_.rank())) continue;
         const std::size_t a = std::max(s.lo, slot.offset), b = std::min(s.hi, slot.offset + slot.count);
         for (std::size_t i = a; i < b; ++i) {
           const double v = kernels::to_float(g[i - s.lo]);

@@ -9,21 +9,6 @@
 
 namespace twinsim {
 
-namespace {
-
-// Causal (query, key) pairs of queries at positions [first, first + count), each seeing
-// at most `window` keys (window 0: all earlier keys): the sum of min(p + 1, window).
-double causal_pairs(std::int64_t first, std::int64_t count, std::int64_t window) {
-  const double a = static_cast<double>(first), n = static_cast<double>(count);
-  const double full = n * a + n * (n + 1) / 2;  // sum of p + 1
-  if (window <= 0 || first + count <= window) return full;
-  const std::int64_t growing = std::max<std::int64_t>(0, std::min(first + count, window) - first);  // p + 1 <= window
-  const double g = static_cast<double>(growing);
-  return g * a + g * (g + 1) / 2 + (n - g) * static_cast<double>(window);
-}
-
-}  // namespace
-
 void IterationShape::add_chunk(std::int64_t cached, std::int64_t chunk, bool samples) {
   tokens += chunk;
   sequences += 1;

@@ -1,6 +1,7 @@
 #include "sim/inference/kv_cache.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 
 #include "models/checked_math.hpp"
@@ -50,7 +51,7 @@ std::int64_t windowed_blocks_for_tokens(std::int64_t tokens, std::int64_t block_
 
 std::int64_t max_batch(const KvCapacity& capacity, std::int64_t sequence_tokens, const ModelSpec& model) {
   return capacity.blocks / windowed_blocks_for_tokens(sequence_tokens, capacity.block_tokens, model.sliding_window,
-                                                      windowed_kv_share(model));
+                                                      model.windowed_share());
 }
 
 }  // namespace twinsim

@@ -7,8 +7,6 @@
 #include <stdexcept>
 #include <string>
 
-#include "sim/memory/inference.hpp"
-
 namespace twinsim {
 
 namespace {
@@ -130,20 +128,19 @@ ServingResult simulate_serving(const Scenario& scenario, const std::vector<Reque
   limits.max_batched_tokens = options.kv.max_batched_tokens;
   limits.max_sequences = options.max_sequences;
   limits.attention_window = scenario.model.sliding_window;
-  limits.windowed_kv_share = windowed_kv_share(scenario.model);
+  limits.windowed_kv_share = scenario.model.windowed_share();
   const ServingCostModel model(scenario);
-  if (options.prefix_tokens <= 0 || options.prefix_hit_rate <= 0)
-    return run_serving(requests, capacity.blocks, limits, scenario.plan.pp,
-                       [&model](const IterationShape& shape) { return model.cost(shape); });
-  const std::vector<Request> cached = with_prefix_cache(requests, options.prefix_tokens, options.prefix_hit_rate,
-                                                        limits.block_tokens, options.prefix_seed);
-  // the cached prefix's whole blocks are held by the cache, once: as long as the longest hit
+  const std::vector<Request> arriving = options.prefix_tokens > 0 && options.prefix_hit_rate > 0
+                                            ? with_prefix_cache(requests, options.prefix_tokens, options.prefix_hit_rate,
+                                                                limits.block_tokens, options.prefix_seed)
+                                            : requests;
+  // a cached prefix's whole blocks are held by the cache, once: as long as the longest hit
   std::int64_t longest = 0;
-  for (const Request& r : cached) longest = std::max(longest, r.cached_prefix);
+  for (const Request& r : arriving) longest = std::max(longest, r.cached_prefix);
   const std::int64_t prefix_blocks = longest / limits.block_tokens;
   if (prefix_blocks >= capacity.blocks)
     throw std::invalid_argument("serve: the cached prefix (" + std::to_string(prefix_blocks) + " blocks) fills the KV cache");
-  return run_serving(cached, capacity.blocks - prefix_blocks, limits, scenario.plan.pp,
+  return run_serving(arriving, capacity.blocks - prefix_blocks, limits, scenario.plan.pp,
                      [&model](const IterationShape& shape) { return model.cost(shape); });
 }
 

@@ -17,13 +17,6 @@ std::int64_t kv_cache_elements_per_token_per_layer(const ModelSpec& model, int t
   return 2 * kv_heads_per_gpu(model, tp) * model.head_dim;
 }
 
-double windowed_kv_share(const ModelSpec& model) {
-  if (model.sliding_window <= 0 || model.layers <= 0) return 0;
-  std::int64_t windowed = 0;
-  for (std::int64_t l = 0; l < model.layers; ++l) windowed += model.is_windowed_layer(l) ? 1 : 0;
-  return static_cast<double>(windowed) / static_cast<double>(model.layers);
-}
-
 std::int64_t kv_cache_bytes_per_token(const ModelSpec& model, std::int64_t layers, int tp, Dtype kv_dtype) {
   return dtype_bytes(kv_dtype, checked_mul(layers, kv_cache_elements_per_token_per_layer(model, tp)));
 }

@@ -13,10 +13,6 @@ namespace twinsim {
 // 2 (K and V) x layers x kv_heads x head_dim x dtype (Kwon et al. 2023, vLLM §3:
 // 2 x 5120 x 40 x 2 B = 800 KB for OPT/Llama-13B), kv_heads split over TP with at
 // least one head per GPU (replicated when kv_heads < tp).
-// The share of a token's KV bytes held by windowed layers (every layer caches alike per
-// token): windowed layers / layers; 0 without a window.
-double windowed_kv_share(const ModelSpec& model);
-
 // MLA caches the latent and the RoPE key instead, unsplit: (kv_lora_rank + qk_rope_head_dim)
 // per layer. A token of a windowed layer costs the same while it is in the window.
 std::int64_t kv_cache_bytes_per_token(const ModelSpec& model, std::int64_t layers, int tp, Dtype kv_dtype);

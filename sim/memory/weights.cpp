@@ -5,6 +5,7 @@
 
 #include "models/checked_math.hpp"
 #include "models/layer_ops.hpp"
+#include "models/param_count.hpp"
 #include "sim/memory/stage_layers.hpp"
 
 namespace twinsim {
@@ -22,9 +23,6 @@ void add(StageParams& to, const StageParams& from) {
   to.matrices = checked_add(to.matrices, from.matrices);
 }
 
-std::int64_t norm_params(const ModelSpec& m) {
-  return (m.norm == Norm::layernorm && m.bias) ? 2 * m.hidden : m.hidden;  // scale (+ shift)
-}
 
 // One FFN of `ffn_gpu` columns on this GPU: column-parallel up (and gate), row-parallel down.
 StageParams ffn_on_gpu(const ModelSpec& m, std::int64_t ffn_gpu) {
@@ -77,7 +75,7 @@ std::int64_t embedding_on_gpu(const ModelSpec& m, int tp) {
 
 StageParams layer_params_on_gpu(const ModelSpec& m, const Plan& plan, bool moe_layer) {
   StageParams p = attention_on_gpu(m, plan.tp);
-  p.dense += (m.sandwich_norm ? 4 : 2) * norm_params(m);
+  p.dense += (m.sandwich_norm ? 4 : 2) * norm_params(m, m.hidden);
   if (!moe_layer) {
     add(p, ffn_on_gpu(m, m.ffn_hidden / plan.tp));
     return p;
@@ -100,10 +98,10 @@ StageParams stage_params(const ModelSpec& model, const Plan& plan, int stage) {
   const bool first = stage == 0, last = stage == plan.pp - 1;
   if (first) p.dense += embedding_on_gpu(model, plan.tp);
   if (last) {
-    p.dense += norm_params(model);
+    p.dense += norm_params(model, model.hidden);
     for (int k = 0; k < model.mtp_layers; ++k) {  // DeepSeek-V3 §2.2: block, [2h -> h] projection, 3 norms
       add(p, layer_params_on_gpu(model, plan, model.is_moe_layer(model.layers + k)));
-      p.dense += checked_mul(2 * model.hidden, model.hidden) + 3 * norm_params(model);
+      p.dense += checked_mul(2 * model.hidden, model.hidden) + 3 * norm_params(model, model.hidden);
     }
     if (!model.tied_embeddings || plan.pp > 1) p.dense += checked_mul(model.vocab, model.hidden) / plan.tp;
   }

@@ -7,15 +7,6 @@ namespace twinsim {
 
 namespace {
 
-const char* activation_name(Activation a) {
-  switch (a) {
-    case Activation::gelu: return "gelu";
-    case Activation::swiglu: return "swiglu";
-    case Activation::geglu: return "geglu";
-  }
-  return "?";
-}
-
 // The inline mapping read_model accepts (scenario/read_model.cpp), every key written out.
 nlohmann::json model_keys(const ModelSpec& m) {
   nlohmann::json j = {{"layers", m.layers},
@@ -24,10 +15,10 @@ nlohmann::json model_keys(const ModelSpec& m) {
                       {"kv_heads", m.kv_heads},
                       {"head_dim", m.head_dim},
                       {"ffn_hidden", m.ffn_hidden},
-                      {"activation", activation_name(m.activation)},
-                      {"norm", m.norm == Norm::rmsnorm ? "rmsnorm" : "layernorm"},
+                      {"activation", to_string(m.activation)},
+                      {"norm", to_string(m.norm)},
                       {"vocab", m.vocab},
-                      {"position", m.position == Position::rope ? "rope" : "learned"},
+                      {"position", to_string(m.position)},
                       {"max_seq_len", m.max_seq_len},
                       {"tied_embeddings", m.tied_embeddings},
                       {"bias", m.bias},

@@ -10,20 +10,12 @@
 #include "sim/inference/batch_prediction.hpp"
 #include "sim/inference/iteration_cost.hpp"
 #include "sim/inference/iteration_ops.hpp"
+#include "tests/unit/memory/test_models.hpp"
 
 namespace twinsim {
 namespace {
 
-// 8 experts of width 32, top 2, h 64, SwiGLU, bf16, 2 layers (both MoE).
-ModelSpec tiny_moe() {
-  ModelSpec m;
-  m.layers = 2, m.hidden = 64, m.heads = 4, m.kv_heads = 4, m.head_dim = 16, m.ffn_hidden = 128;
-  m.activation = Activation::swiglu, m.norm = Norm::rmsnorm, m.position = Position::rope;
-  m.vocab = 128, m.tied_embeddings = false, m.bias = false;
-  m.moe = MoeSpec{};
-  m.moe->experts = 8, m.moe->top_k = 2, m.moe->expert_ffn_hidden = 32;
-  return m;
-}
+using test::tiny_moe;
 
 const LayerOp* find(const std::vector<LayerOp>& ops, std::string_view name) {
   for (const LayerOp& op : ops)

@@ -51,4 +51,27 @@ inline ModelSpec mixtral_8x7b() {
   return m;
 }
 
+// A tiny multi-head-latent-attention model whose counts the tests derive by hand: h=64,
+// 4 heads, Q bottleneck 16, latent 8, nope 8 + rope 4 per head, V 6 per head, SwiGLU FFN 128,
+// RMSNorm, no biases, untied, vocab 100, 2 layers.
+inline ModelSpec tiny_mla() {
+  ModelSpec m;
+  m.layers = 2, m.hidden = 64, m.heads = 4, m.kv_heads = 4, m.head_dim = 12, m.ffn_hidden = 128;
+  m.activation = Activation::swiglu, m.norm = Norm::rmsnorm, m.position = Position::rope;
+  m.vocab = 100, m.tied_embeddings = false, m.bias = false;
+  m.mla = MlaSpec{16, 8, 8, 4, 6};
+  return m;
+}
+
+// A tiny MoE model: the same shape with multi-head attention of 4 heads of 16 and 8
+// experts of width 32, top 2, every layer MoE.
+inline ModelSpec tiny_moe() {
+  ModelSpec m = tiny_mla();
+  m.mla.reset();
+  m.head_dim = 16, m.vocab = 128;
+  m.moe = MoeSpec{};
+  m.moe->experts = 8, m.moe->top_k = 2, m.moe->expert_ffn_hidden = 32;
+  return m;
+}
+
 }  // namespace twinsim::test

@@ -6,20 +6,12 @@
 #include "models/layer_ops.hpp"
 #include "models/op_names.hpp"
 #include "models/param_count.hpp"
+#include "tests/unit/memory/test_models.hpp"
 
 namespace twinsim {
 namespace {
 
-// h=64, 4 heads, Q bottleneck 16, latent 8, nope 8 + rope 4 per head, V 6 per head,
-// SwiGLU FFN 128, RMSNorm, no biases, untied, vocab 100, 2 layers.
-ModelSpec tiny_mla() {
-  ModelSpec m;
-  m.layers = 2, m.hidden = 64, m.heads = 4, m.kv_heads = 4, m.head_dim = 12, m.ffn_hidden = 128;
-  m.activation = Activation::swiglu, m.norm = Norm::rmsnorm, m.position = Position::rope;
-  m.vocab = 100, m.tied_embeddings = false, m.bias = false;
-  m.mla = MlaSpec{16, 8, 8, 4, 6};
-  return m;
-}
+using test::tiny_mla;
 
 TEST(Architectures, MlaParametersByHand) {
   // Q: 64x16 + norm 16 + 16x(4x12) = 1024 + 16 + 768 = 1808
@@ -72,10 +64,7 @@ TEST(Architectures, QkNormAndSandwichNormParameters) {
 }
 
 TEST(Architectures, MoeSharedWidthGateRouterBias) {
-  ModelSpec m = tiny_mla();
-  m.mla.reset();
-  m.moe = MoeSpec{};
-  m.moe->experts = 8, m.moe->top_k = 2, m.moe->expert_ffn_hidden = 32;
+  ModelSpec m = test::tiny_moe();  // 8 experts of width 32, top 2
   m.moe->shared_experts = 1, m.moe->shared_expert_ffn_hidden = 96, m.moe->shared_expert_gate = true;
   m.moe->router_bias = true;
   const LayerParams p = layer_params(m, 0);
@@ -86,10 +75,7 @@ TEST(Architectures, MoeSharedWidthGateRouterBias) {
 }
 
 TEST(Architectures, MoeImbalanceSizesTheBusiestExpert) {
-  ModelSpec m = tiny_mla();
-  m.mla.reset();
-  m.moe = MoeSpec{};
-  m.moe->experts = 8, m.moe->top_k = 2, m.moe->expert_ffn_hidden = 32;
+  ModelSpec m = test::tiny_moe();  // 8 experts of width 32, top 2
   Plan plan;
   MicroBatchShape mb{1, 64, Dtype::bf16};
   auto rows = [&] {

@@ -77,7 +77,6 @@ TEST(HfCatalogCounts, DeepSeekV3MultiTokenPrediction) {
   // 2h x h projection and three norms, 0.10B) is 11.61B: within 1% of the rounded figure
   const ParamCount v3 = counts("deepseek-v3");
   EXPECT_NEAR(billions(v3.mtp), 11.5, 0.115);
-  EXPECT_EQ(v3.mtp, mtp_module_params(catalog_model("deepseek-v3")));
 }
 
 }  // namespace
