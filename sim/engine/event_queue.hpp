@@ -30,6 +30,7 @@ class EventQueue {
     return e;
   }
   bool empty() const { return heap_.empty(); }
+  double next_time() const { return heap_.top().time; }  // of the event pop() returns
   std::uint64_t pushed() const { return next_seq_; }
 
  private:

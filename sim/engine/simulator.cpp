@@ -37,8 +37,8 @@ class Engine {
   explicit Engine(const TaskGraph& g)
       : g_(g), succ_(successors(g)), waits_(g.num_tasks(), 0), finished_(g.num_tasks(), 0),
         stream_pos_(g.num_resources(), 0), link_busy_(g.num_resources(), 0),
-        link_waiters_(g.num_resources()),
-        link_head_(g.num_resources(), 0), waiting_for_link_(g.num_tasks(), 0) {
+        link_waiters_(g.num_resources()), link_dirty_(g.num_resources(), 0),
+        waiting_for_link_(g.num_tasks(), 0), candidate_(g.num_tasks(), 0), ready_s_(g.num_tasks(), 0.0) {
     for (ResourceId r = 0; r < g.num_resources(); ++r)
       is_stream_.push_back(g.resource(r).kind == ResourceKind::Stream);
     tl_.start_s.assign(g.num_tasks(), 0.0);
@@ -63,13 +63,18 @@ class Engine {
   Timeline run() {
     for (TaskId t = 0; t < g_.num_tasks(); ++t)
       if (waits_[t] == 0) on_ready(t);
+    grant_links();
     while (!queue_.empty()) {
       Event e = queue_.pop();
       // a task re-timed by interference left its earlier finish events behind
-      if (interference_ && (finished_[e.task] || e.time != tl_.end_s[e.task])) continue;
-      now_ = e.time;
-      on_finish(e.task);
-      ++tl_.events;
+      const bool stale = interference_ && (finished_[e.task] || e.time != tl_.end_s[e.task]);
+      if (!stale) {
+        now_ = e.time;
+        on_finish(e.task);
+        ++tl_.events;
+      }
+      // the instant is over once every event at it is processed: now links are granted
+      if (queue_.empty() || queue_.next_time() > now_) grant_links();
     }
     if (finished_count_ != g_.num_tasks()) throw_deadlock(g_, finished_);
     summarize();
@@ -83,12 +88,52 @@ class Engine {
     if (--waits_[t] == 0) on_ready(t);
   }
 
-  // Dependencies done and head of all its streams: only links can hold it back now.
+  // Dependencies done and head of all its streams: only links can hold it back now. A
+  // task without links starts at once; one with links waits for the end of the instant.
   void on_ready(TaskId t) {
-    if (links_free(t)) return start(t);
-    waiting_for_link_[t] = 1;
+    bool has_link = false;
     for (ResourceId r : g_.resources_of(t))
-      if (!is_stream(r)) link_waiters_[r].push_back(t);
+      if (!is_stream(r)) {
+        has_link = true;
+        link_waiters_[r].push_back(t);
+        mark_dirty(r);
+      }
+    if (!has_link) return start(t);
+    waiting_for_link_[t] = 1;
+    ready_s_[t] = now_;
+  }
+
+  void mark_dirty(ResourceId link) {
+    if (!link_dirty_[link]) link_dirty_[link] = 1, dirty_links_.push_back(link);
+  }
+
+  // At the end of an instant (every finish at it processed, so every link released at it
+  // is free), the waiters of the links that changed start in the order they became ready,
+  // ties by task id, each if all its links are free: first come, first served, and a link
+  // never idles while a waiter could use it. The order does not depend on the order the
+  // engine processed the instant's events, so symmetric ranks stay symmetric
+  // (sim/training/replica_symmetry.hpp relies on it).
+  void grant_links() {
+    candidates_.clear();
+    for (ResourceId r : dirty_links_) {
+      link_dirty_[r] = 0;
+      auto& queue = link_waiters_[r];
+      std::size_t kept = 0;
+      for (TaskId t : queue) {
+        if (!waiting_for_link_[t]) continue;  // started through another of its links
+        queue[kept++] = t;
+        if (!link_busy_[r] && links_free(t) && !candidate_[t]) candidate_[t] = 1, candidates_.push_back(t);
+      }
+      queue.resize(kept);
+    }
+    dirty_links_.clear();
+    std::sort(candidates_.begin(), candidates_.end(), [this](TaskId a, TaskId b) {
+      return ready_s_[a] != ready_s_[b] ? ready_s_[a] < ready_s_[b] : a < b;
+    });
+    for (TaskId t : candidates_) {
+      candidate_[t] = 0;
+      if (links_free(t)) start(t);
+    }
   }
 
   bool links_free(TaskId t) const {
@@ -157,28 +202,8 @@ class Engine {
         if (++stream_pos_[r] < order.size()) release(order[stream_pos_[r]]);
       } else {
         link_busy_[r] = 0;
-        serve_link(r);
+        mark_dirty(r);
       }
-    }
-  }
-
-  // First come, first served, skipping waiters that also need another busy link, so a
-  // link never idles while some waiter could use it. Tasks that started through another
-  // of their links stay in the queue as stale entries and are skipped here.
-  void serve_link(ResourceId r) {
-    auto& queue = link_waiters_[r];
-    std::size_t& head = link_head_[r];
-    while (head < queue.size() && !waiting_for_link_[queue[head]]) ++head;
-    for (std::size_t i = head; i < queue.size(); ++i) {
-      TaskId t = queue[i];
-      if (waiting_for_link_[t] && links_free(t)) {
-        start(t);
-        break;
-      }
-    }
-    if (head > 64 && 2 * head > queue.size()) {  // reclaim the consumed prefix
-      queue.erase(queue.begin(), queue.begin() + static_cast<std::ptrdiff_t>(head));
-      head = 0;
     }
   }
 
@@ -206,8 +231,11 @@ class Engine {
   std::vector<std::size_t> stream_pos_;
   std::vector<std::uint8_t> link_busy_;
   std::vector<std::vector<TaskId>> link_waiters_;  // per link, in arrival order
-  std::vector<std::size_t> link_head_;             // first live entry of each queue
-  std::vector<std::uint8_t> waiting_for_link_;
+  std::vector<std::uint8_t> link_dirty_;           // per link: released or waited for this instant
+  std::vector<ResourceId> dirty_links_;
+  std::vector<std::uint8_t> waiting_for_link_, candidate_;
+  std::vector<double> ready_s_;                    // when a task waiting for links became ready
+  std::vector<TaskId> candidates_;
   EventQueue queue_;
   double now_ = 0.0;
   // interference only (empty otherwise)

@@ -49,7 +49,7 @@ void print_memory(std::ostream& out, const nlohmann::json& mem) {
 void print_time(std::ostream& out, const nlohmann::json& time, const nlohmann::json& tp) {
   const double step = time["step_s"].get<double>();
   out << "step time " << fixed(step, "%.4f s") << " (breakdown of stage " << time["reported_stage"].get<int>()
-      << "'s GPU)\n";
+      << "'s GPU; " << time["simulated_gpus"].get<int>() << " GPUs simulated)\n";
   for (const auto& [k, v] : time["breakdown"].items())
     row(out, k, fixed(v.get<double>(), "%.4f s") + fixed(100 * v.get<double>() / step, "  %5.1f%%"));
   out << "throughput\n";

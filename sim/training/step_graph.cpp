@@ -119,23 +119,13 @@ struct Builder {
     return ids;
   }
 
-  // NIC links a group's traffic crosses (full mode, members on more than one node).
   // Across nodes a collective also holds its members' NICs, which their pipeline transfers
-  // share. Full mode: the members' own NICs when they span nodes. Fast mode: the stage's
-  // one NIC (its representative GPU's) when the plan puts the group across nodes.
-  void add_nics(const StageRanks& sr, const std::vector<int>& members, GroupKind kind,
-                std::vector<ResourceId>& res) const {
-    if (sr.gpus[members.front()].nic < 0) return;
-    if (fidelity != Fidelity::full) {
-      if (group_layout(s.cluster, s.plan, parallel_group(kind)).nodes() > 1) res.push_back(sr.gpus.front().nic);
-      return;
-    }
-    const int first_node = node_of(s, sr.gpus[members.front()].rank);
-    bool crosses = false;
-    for (int g : members) crosses |= node_of(s, sr.gpus[g].rank) != first_node;
-    if (!crosses) return;
-    for (int g : members)
-      if (std::find(res.begin(), res.end(), sr.gpus[g].nic) == res.end()) res.push_back(sr.gpus[g].nic);
+  // share: full mode, every simulated member's own NIC; fast mode, the stage's one NIC.
+  void add_nics(const StageRanks& sr, const RankGroup& group, std::vector<ResourceId>& res) const {
+    if (!group.spans_nodes) return;
+    for (int g : group.members)
+      if (sr.gpus[g].nic >= 0 && std::find(res.begin(), res.end(), sr.gpus[g].nic) == res.end())
+        res.push_back(sr.gpus[g].nic);
   }
 
   // A collective of each group of `kind`: one task on its members' streams — their compute
@@ -147,10 +137,11 @@ struct Builder {
             engine::CategoryId cat, ResourceId StageStreams::*side) {
     if (seconds <= 0) return;
     const StageRanks& sr = stages[stage];
-    for (const std::vector<int>& members : sr.groups(kind)) {
+    for (const RankGroup& group : sr.groups(kind)) {
+      const std::vector<int>& members = group.members;
       std::vector<ResourceId> res;
       for (int g : members) res.push_back(side ? sr.gpus[g].*side : sr.gpus[g].compute);
-      add_nics(sr, members, kind, res);
+      add_nics(sr, group, res);
       // blocking, it also waits for the group's slowest member (overlapped, that is hidden)
       const TaskId t = task(name, seconds + (side ? 0 : straggler_wait(stage, members, group_ranks(kind))), cat, res);
       for (int g : members) {
@@ -203,6 +194,7 @@ struct Builder {
     for (const StageRanks& sr : stages) {
       out.stages.push_back(sr.gpus.front());
       out.ranks.push_back(sr.gpus);
+      out.simulated_gpus += static_cast<int>(sr.gpus.size());
     }
     assign_layers();
     for (const StageRanks& sr : stages) since_sync.emplace_back(sr.gpus.size(), 0.0);
@@ -236,12 +228,12 @@ void Builder::shard_reduce(int stage, std::int64_t layer, const std::vector<Task
   const double seconds = zero_layer_reduce_s(s.cluster, s.plan, s.stack,
                                              static_cast<double>(layer_params_per_gpu(s, layer)), s.training->precision);
   const StageRanks& sr = stages[stage];
-  for (const std::vector<int>& members : sr.dp) {
+  for (const RankGroup& group : sr.dp) {
     std::vector<ResourceId> res;
-    for (int g : members) res.push_back(sr.gpus[g].dp);
-    add_nics(sr, members, GroupKind::dp, res);
+    for (int g : group.members) res.push_back(sr.gpus[g].dp);
+    add_nics(sr, group, res);
     const TaskId t = task("layer" + std::to_string(layer) + ".dp.grad_reduce", seconds, out.categories.dp_comm, res);
-    for (int g : members) {
+    for (int g : group.members) {
       out.graph.add_dependency(backward[g], t);
       dp_grad_tasks[stage][g].push_back(t);
     }
@@ -356,7 +348,7 @@ void Builder::add_pipeline_transfers() {
     std::vector<ResourceId> res{link};
     const StageStreams& a = stages[from_stage].gpus[g];
     const StageStreams& b = stages[to_stage].gpus[g];
-    const bool crosses = fidelity == Fidelity::full ? node_of(s, a.rank) != node_of(s, b.rank)
+    const bool crosses = is_full(fidelity) ? node_of(s, a.rank) != node_of(s, b.rank)
                                                     : pipeline_pair_layout(s.cluster, s.plan).nodes() > 1;
     if (a.nic >= 0 && crosses) {
       res.push_back(a.nic);
@@ -404,21 +396,21 @@ void Builder::add_data_parallel(int stage) {
   // the embedding and head (this stage's share) fill the last bucket in backward order
   if (!buckets.empty()) buckets.back().second += stage_params_per_gpu(s, stage) - in_layers;
   // a dp-group collective: one task on the members' dp streams (and NICs across nodes)
-  auto group_task = [&](const std::vector<int>& members, const std::string& name, double seconds) {
+  auto group_task = [&](const RankGroup& group, const std::string& name, double seconds) {
     std::vector<ResourceId> res;
-    for (int g : members) res.push_back(sr.gpus[g].dp);
-    add_nics(sr, members, GroupKind::dp, res);
+    for (int g : group.members) res.push_back(sr.gpus[g].dp);
+    add_nics(sr, group, res);
     return task(name, seconds, c.dp_comm, res);
   };
   if (s.plan.dp > 1 && !sharded_grads()) {  // ZeRO 2/3 reduced theirs in every backward
     const CollectiveOp op = sharded ? CollectiveOp::reduce_scatter : CollectiveOp::all_reduce;
     for (const auto& [layer, n] : buckets) {
       const double seconds = collective_time_s(s.cluster, op, dp, static_cast<double>(n) * grad_element_bytes(s.training->precision));
-      for (const std::vector<int>& members : sr.dp) {
+      for (const RankGroup& group : sr.dp) {
         // after the whole backward (no overlap) the first bucket waits for the slowest rank
-        const double wait = s.plan.overlap_grad_reduce ? 0 : straggler_wait(stage, members, s.plan.dp);
-        const TaskId t = group_task(members, "dp.grad_reduce.layer" + std::to_string(layer), seconds + wait);
-        for (int g : members) {
+        const double wait = s.plan.overlap_grad_reduce ? 0 : straggler_wait(stage, group.members, s.plan.dp);
+        const TaskId t = group_task(group, "dp.grad_reduce.layer" + std::to_string(layer), seconds + wait);
+        for (int g : group.members) {
           const TaskId ready = s.plan.overlap_grad_reduce ? last_backward.at({stage, layer})[g]
                                                           : out.graph.tasks_on(sr.gpus[g].compute).back();
           out.graph.add_dependency(ready, t);
@@ -440,9 +432,9 @@ void Builder::add_data_parallel(int stage) {
     for (const auto& [layer, n] : buckets) {
       const double seconds =
           collective_time_s(s.cluster, CollectiveOp::all_gather, dp, static_cast<double>(n) * pbytes);
-      for (const std::vector<int>& members : sr.dp) {
-        const TaskId t = group_task(members, "dp.param_gather.layer" + std::to_string(layer), seconds);
-        for (int g : members) out.graph.add_dependency(opt[g], t), gathers[g].push_back(t);
+      for (const RankGroup& group : sr.dp) {
+        const TaskId t = group_task(group, "dp.param_gather.layer" + std::to_string(layer), seconds);
+        for (int g : group.members) out.graph.add_dependency(opt[g], t), gathers[g].push_back(t);
       }
       if (s.plan.overlap_param_gather) break;
     }

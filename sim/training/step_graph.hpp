@@ -25,8 +25,12 @@ struct StageStreams {
 };
 
 // Fast: one GPU stands for every replica of its stage. Full: every GPU, every collective
-// a rendezvous of its group, and inter-node traffic on the NICs it shares.
-enum class Fidelity { fast, full };
+// a rendezvous of its group, and inter-node traffic on the NICs it shares; the data-parallel
+// replicas that the cluster cannot tell apart are simulated once (replica_symmetry.hpp),
+// with the same result as simulating each. Full per rank: every GPU simulated on its own
+// (the reference the folded full mode is checked against).
+enum class Fidelity { fast, full, full_per_rank };
+inline bool is_full(Fidelity f) { return f != Fidelity::fast; }
 
 struct StepCategories {
   engine::CategoryId compute, recompute, tp_comm, cp_comm, ep_comm, pp_comm, dp_comm, optimizer;
@@ -50,6 +54,7 @@ struct StepGraph {
   engine::TaskGraph graph;
   std::vector<StageStreams> stages;               // the GPU each stage's report describes
   std::vector<std::vector<StageStreams>> ranks;   // per stage: every simulated GPU
+  int simulated_gpus = 0;                         // all stages' (fast mode: one per stage)
   StepCategories categories{};
   std::vector<TaskOrigin> origin;  // per task
 };

@@ -3,10 +3,15 @@
 #include <map>
 
 #include "sim/cost/collective_cost.hpp"
+#include "sim/training/replica_symmetry.hpp"
 
 namespace twinsim {
 
 int node_of(const Scenario& s, int rank) { return rank / s.cluster.gpus_per_node; }
+
+int nic_of(const Scenario& s, int rank) {
+  return node_of(s, rank) * s.cluster.nics_per_node + (rank % s.cluster.gpus_per_node) % s.cluster.nics_per_node;
+}
 
 namespace {
 
@@ -27,48 +32,88 @@ StageStreams add_gpu(const Scenario& s, engine::TaskGraph& g, int rank) {
   return st;
 }
 
-// Every GPU of stage `stage`, and its groups: index i = tp_i + tp * (cp_i + cp * dp_i).
-StageRanks full_stage(const Scenario& s, int stage, engine::TaskGraph& g, std::map<int, engine::ResourceId>& nics) {
-  const Plan& p = s.plan;
-  const int per_stage = p.tp * p.cp * p.dp;
-  const bool multi_node = s.cluster.nodes > 1;
-  StageRanks sr;
-  for (int i = 0; i < per_stage; ++i) {
-    const int rank = stage * per_stage + i;
-    StageStreams st = add_gpu(s, g, rank);
-    if (multi_node) {
-      // rail-optimised nodes (DGX): local GPU j sends through NIC j mod nics_per_node
-      const int nic = node_of(s, rank) * s.cluster.nics_per_node + (rank % s.cluster.gpus_per_node) % s.cluster.nics_per_node;
-      auto it = nics.find(nic);
-      if (it == nics.end())
-        it = nics.emplace(nic, g.add_link("node" + std::to_string(nic / s.cluster.nics_per_node) + ".nic" +
-                                          std::to_string(nic % s.cluster.nics_per_node))).first;
-      st.nic = it->second;
-    }
-    sr.gpus.push_back(st);
+// The GPUs of stage `stage` in DP replicas 0 .. replicas-1, and their groups. Within a
+// stage, GPU (t, c, d) has index t + tp * (c + cp * d) and global rank stage * tp*cp*dp +
+// index; a group spans nodes when its members over all dp replicas do.
+class FullStage {
+ public:
+  FullStage(const Scenario& s, int stage, int replicas) : s_(s), p_(s.plan), stage_(stage), replicas_(replicas) {}
+
+  StageRanks build(engine::TaskGraph& g, std::map<int, engine::ResourceId>& nics) const {
+    StageRanks sr;
+    for (int i = 0; i < p_.tp * p_.cp * replicas_; ++i) sr.gpus.push_back(gpu(g, nics, rank(i)));
+    for (int d = 0; d < replicas_; ++d)
+      for (int c = 0; c < p_.cp; ++c) {
+        RankGroup& tp = sr.tp.emplace_back();
+        for (int t = 0; t < p_.tp; ++t) tp.members.push_back(index(t, c, d));
+        tp.spans_nodes = spans(tp.members);
+      }
+    for (int d = 0; d < replicas_; ++d)
+      for (int t = 0; t < p_.tp; ++t) {
+        RankGroup& cp = sr.cp.emplace_back();
+        for (int c = 0; c < p_.cp; ++c) cp.members.push_back(index(t, c, d));
+        cp.spans_nodes = spans(cp.members);
+      }
+    for (int c = 0; c < p_.cp; ++c)
+      for (int t = 0; t < p_.tp; ++t) {
+        RankGroup& dp = sr.dp.emplace_back();
+        std::vector<int> all;  // every replica's member, simulated or not
+        for (int d = 0; d < p_.dp; ++d) all.push_back(index(t, c, d));
+        for (int d = 0; d < replicas_; ++d) dp.members.push_back(index(t, c, d));
+        dp.spans_nodes = spans(all);
+      }
+    // expert-parallel groups: blocks of ep consecutive (cp, dp) positions with the same tp
+    // index (the symmetry keeps blocks whole: cp * replicas is a multiple of ep)
+    for (int t = 0; t < p_.tp; ++t)
+      for (int start = 0; start < p_.cp * replicas_; start += p_.ep) {
+        RankGroup& ep = sr.ep.emplace_back();
+        for (int k = start; k < start + p_.ep; ++k) ep.members.push_back(t + p_.tp * k);
+        ep.spans_nodes = spans(ep.members);
+      }
+    return sr;
   }
-  auto index = [&](int t, int c, int d) { return t + p.tp * (c + p.cp * d); };
-  for (int d = 0; d < p.dp; ++d)
-    for (int c = 0; c < p.cp; ++c) {
-      sr.tp.emplace_back();
-      for (int t = 0; t < p.tp; ++t) sr.tp.back().push_back(index(t, c, d));
-    }
-  for (int d = 0; d < p.dp; ++d)
-    for (int t = 0; t < p.tp; ++t) {
-      sr.cp.emplace_back();
-      for (int c = 0; c < p.cp; ++c) sr.cp.back().push_back(index(t, c, d));
-    }
-  for (int c = 0; c < p.cp; ++c)
-    for (int t = 0; t < p.tp; ++t) {
-      sr.dp.emplace_back();
-      for (int d = 0; d < p.dp; ++d) sr.dp.back().push_back(index(t, c, d));
-    }
-  // expert-parallel groups: blocks of ep consecutive (cp, dp) positions with the same tp index
-  for (int t = 0; t < p.tp; ++t)
-    for (int start = 0; start < p.cp * p.dp; start += p.ep) {
-      sr.ep.emplace_back();
-      for (int k = start; k < start + p.ep; ++k) sr.ep.back().push_back(t + p.tp * k);
-    }
+
+ private:
+  int index(int t, int c, int d) const { return t + p_.tp * (c + p_.cp * d); }
+  int rank(int index) const { return stage_ * p_.tp * p_.cp * p_.dp + index; }
+  bool spans(const std::vector<int>& indices) const {
+    for (int i : indices)
+      if (node_of(s_, rank(i)) != node_of(s_, rank(indices.front()))) return true;
+    return false;
+  }
+
+  StageStreams gpu(engine::TaskGraph& g, std::map<int, engine::ResourceId>& nics, int r) const {
+    StageStreams st = add_gpu(s_, g, r);
+    if (s_.cluster.nodes == 1) return st;
+    const int per_node = s_.cluster.nics_per_node;
+    const int nic = nic_of(s_, r);
+    auto it = nics.find(nic);
+    if (it == nics.end())
+      it = nics.emplace(nic, g.add_link("node" + std::to_string(nic / per_node) + ".nic" + std::to_string(nic % per_node)))
+               .first;
+    st.nic = it->second;
+    return st;
+  }
+
+  const Scenario& s_;
+  const Plan& p_;
+  int stage_, replicas_;
+};
+
+// Fast mode: the stage's one GPU stands for all; its one NIC carries the stage's
+// collectives whose groups the plan puts across nodes and its pipeline transfers that
+// cross nodes (sim/training/step_graph.cpp).
+StageRanks fast_stage(const Scenario& s, int stage, engine::TaskGraph& g) {
+  StageRanks sr;
+  sr.gpus.push_back(add_gpu(s, g, stage));
+  if (s.cluster.nodes > 1) sr.gpus.back().nic = g.add_link("stage" + std::to_string(stage) + ".nic");
+  auto one = [&](ParallelGroup kind) {
+    return std::vector<RankGroup>{{{0}, group_layout(s.cluster, s.plan, kind).nodes() > 1}};
+  };
+  sr.tp = one(ParallelGroup::tp);
+  sr.cp = one(ParallelGroup::cp);
+  sr.ep = one(ParallelGroup::ep);
+  sr.dp = one(ParallelGroup::dp);
   return sr;
 }
 
@@ -77,19 +122,9 @@ StageRanks full_stage(const Scenario& s, int stage, engine::TaskGraph& g, std::m
 std::vector<StageRanks> make_stage_ranks(const Scenario& s, Fidelity fidelity, engine::TaskGraph& g) {
   std::vector<StageRanks> stages;
   std::map<int, engine::ResourceId> nics;
-  for (int i = 0; i < s.plan.pp; ++i) {
-    if (fidelity == Fidelity::full) {
-      stages.push_back(full_stage(s, i, g, nics));
-      continue;
-    }
-    StageRanks sr;
-    sr.gpus.push_back(add_gpu(s, g, i));
-    // fast mode: the stage's GPU has one NIC, shared by its collectives and pipeline
-    // transfers that cross nodes (sim/training/step_graph.cpp, add_nics)
-    if (s.cluster.nodes > 1) sr.gpus.back().nic = g.add_link("stage" + std::to_string(i) + ".nic");
-    sr.tp = sr.cp = sr.ep = sr.dp = {{0}};
-    stages.push_back(sr);
-  }
+  const int replicas = fidelity == Fidelity::full ? symmetric_replicas(s) : s.plan.dp;
+  for (int i = 0; i < s.plan.pp; ++i)
+    stages.push_back(is_full(fidelity) ? FullStage(s, i, replicas).build(g, nics) : fast_stage(s, i, g));
   return stages;
 }
 

@@ -1,7 +1,8 @@
 #pragma once
 // The GPUs a step simulation follows, per pipeline stage, and their parallel groups.
 // Fast mode keeps one GPU per stage, standing for all its replicas; full mode keeps
-// every GPU, numbered in Megatron's order tp-cp-ep-dp-pp (rank_layout.hpp).
+// every GPU, numbered in Megatron's order tp-cp-ep-dp-pp (rank_layout.hpp), or, folded by
+// symmetry (replica_symmetry.hpp), the first k data-parallel replicas of every stage.
 #include <vector>
 
 #include "scenario/scenario.hpp"
@@ -23,19 +24,28 @@ inline ParallelGroup parallel_group(GroupKind kind) {
   return ParallelGroup::dp;
 }
 
+// One parallel group: its simulated members, and whether the whole group (simulated
+// members or not) spans nodes, in which case its collectives hold the members' NICs.
+struct RankGroup {
+  std::vector<int> members;  // indices into StageRanks::gpus
+  bool spans_nodes = false;
+};
+
 struct StageRanks {
   std::vector<StageStreams> gpus;
-  // member indices into `gpus`, one list per group of that kind on this stage
-  std::vector<std::vector<int>> tp, cp, ep, dp;
-  const std::vector<std::vector<int>>& groups(GroupKind k) const {
+  std::vector<RankGroup> tp, cp, ep, dp;  // every group of that kind on this stage
+  const std::vector<RankGroup>& groups(GroupKind k) const {
     return k == GroupKind::tp ? tp : k == GroupKind::cp ? cp : k == GroupKind::ep ? ep : dp;
   }
 };
 
-// Adds the streams (and, in full mode across nodes, one NIC link per GPU rail) to `g`.
+// Adds the streams (and, across nodes, one NIC link per GPU rail in full mode, one per
+// stage in fast mode) to `g`.
 std::vector<StageRanks> make_stage_ranks(const Scenario& s, Fidelity fidelity, engine::TaskGraph& g);
 
-// The node a global rank sits on.
+// The node a global rank sits on, and the NIC it sends through: rail-optimised nodes
+// (DGX) give local GPU j NIC j mod nics_per_node; NICs are numbered node by node.
 int node_of(const Scenario& s, int rank);
+int nic_of(const Scenario& s, int rank);
 
 }  // namespace twinsim

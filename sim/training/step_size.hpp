@@ -13,7 +13,8 @@ struct StepSize {
   double bytes = 0;  // the memory those tasks take while simulated
 };
 
-// Per simulated GPU (fast: one per stage; full: every GPU), per micro-batch, each layer
+// Per simulated GPU (fast: one per stage; full: the replicas symmetry leaves, replica_symmetry.hpp;
+// full per rank: every GPU), per micro-batch, each layer
 // adds at most 6 tasks (forward, backward and their collectives), 2 more for ZeRO-3's
 // gathers and reduce and 2 for a recompute, and a slot about 10 more (transfers, markers). Measured at 2026-11-25 (twinsim simulate, peak RSS
 // over tasks): 120-130 bytes per task; 160 is kept as the estimate. Against the built graphs

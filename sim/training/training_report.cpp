@@ -202,6 +202,7 @@ TrainingPrediction predict_training(const Scenario& s, const std::string& trace_
   p.step_s = tl.makespan_s;
   p.tasks = static_cast<std::size_t>(g.graph.num_tasks());
   p.events = tl.events;
+  p.simulated_gpus = g.simulated_gpus;
   for (int i = 0; i < s.plan.pp; ++i) p.stage_breakdowns.push_back(stage_breakdown(g, tl, i));
   // report the busiest GPU: the bottleneck stage
   for (int i = 1; i < s.plan.pp; ++i) {
@@ -255,7 +256,7 @@ nlohmann::json time_json(const TrainingPrediction& p) {
     stages.push_back({{"stage", i}, {"breakdown", to_json(p.stage_breakdowns[i])}});
   return {{"step_s", p.step_s}, {"breakdown", to_json(p.breakdown)}, {"reported_stage", p.reported_stage},
           {"stages", stages}, {"utilization", to_json(p.utilization)}, {"ops", ops},
-          {"extrapolated_ops", extrapolated}};
+          {"extrapolated_ops", extrapolated}, {"simulated_gpus", p.simulated_gpus}};
 }
 
 nlohmann::json to_json(const Throughput& t) {

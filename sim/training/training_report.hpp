@@ -65,6 +65,7 @@ struct TrainingPrediction {
   std::vector<OpPrediction> ops;
   std::size_t tasks = 0;
   std::uint64_t events = 0;
+  int simulated_gpus = 0;  // GPUs the engine ran (fast: one per stage; full: after symmetry)
 };
 
 // Model FLOPs of one step: forward and backward once, attention and logits included.

@@ -156,6 +156,35 @@ TEST(Engine, LinkWaiterBlockedElsewhereIsSkipped) {
   EXPECT_EQ(tl.makespan_s, 6.0);
 }
 
+// Links are granted once an instant's events are all processed: `both` (ready at 0) waits
+// for l1 and l2, which free at the same instant 1; `late` (ready at 0.5) waits for l1.
+// At 1 both links are free, so the earlier waiter goes first: both [1,2], late [2,4],
+// whichever of hog1 and hog2 the engine happens to finish first (the two graphs below
+// add them in either order).
+TEST(Engine, LinksFreedAtOneInstantGoToTheEarliestWaiter) {
+  for (bool swapped : {false, true}) {
+    TaskGraph g;
+    auto cat = g.category("pp_comm");
+    auto l1 = g.add_link("l1"), l2 = g.add_link("l2");
+    auto s0 = g.add_stream(0, "comm"), s1 = g.add_stream(1, "comm"), s2 = g.add_stream(2, "comm");
+    auto s3 = g.add_stream(3, "comm");
+    TaskId hog1 = -1, hog2 = -1;
+    if (swapped) hog2 = g.add_task("hog2", 1.0, cat, {s1, l2});
+    hog1 = g.add_task("hog1", 1.0, cat, {s0, l1});
+    if (!swapped) hog2 = g.add_task("hog2", 1.0, cat, {s1, l2});
+    auto both = g.add_task("both", 1.0, cat, {s2, l1, l2});
+    auto wait = g.add_task("wait", 0.5, cat, {s3});
+    auto late = g.add_task("late", 2.0, cat, {s3, l1});
+    Timeline tl = simulate(g);
+    EXPECT_EQ(tl.end_s[hog1], 1.0);
+    EXPECT_EQ(tl.end_s[hog2], 1.0);
+    EXPECT_EQ(tl.end_s[wait], 0.5);
+    EXPECT_EQ(tl.start_s[both], 1.0) << swapped;
+    EXPECT_EQ(tl.start_s[late], 2.0) << swapped;
+    EXPECT_EQ(tl.makespan_s, 4.0);
+  }
+}
+
 // compute [0,4]; dp_comm [3,6]; tp_comm [5,7] on a second comm stream.
 // dp alone with compute idle: [4,5] -> 1 s. [5,6] has tp too, so it is nobody's alone.
 // tp alone with compute idle: [6,7] -> 1 s.

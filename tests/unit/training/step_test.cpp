@@ -305,9 +305,10 @@ training: {seq_len: 1024, global_batch: 32, micro_batch: 1}
 plan: {}
 )", sets);
     const TrainingPrediction fast = predict_training(s, "", Fidelity::fast);
-    const TrainingPrediction full = predict_training(s, "", Fidelity::full);
+    const TrainingPrediction full = predict_training(s, "", Fidelity::full_per_rank);
     EXPECT_NEAR(full.step_s, fast.step_s, 1e-9 * fast.step_s) << sets.front();
     EXPECT_GT(full.tasks, fast.tasks);
+    EXPECT_EQ(predict_training(s, "", Fidelity::full).step_s, full.step_s) << sets.front();
   }
 }
 

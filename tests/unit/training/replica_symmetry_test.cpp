@@ -1,0 +1,127 @@
+// Full mode folded by symmetry (sim/training/replica_symmetry.hpp) against full mode per
+// rank: the same timeline for every GPU, exactly, over plans and cluster layouts.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "scenario/load.hpp"
+#include "sim/engine/simulator.hpp"
+#include "sim/training/replica_symmetry.hpp"
+#include "sim/training/step_graph.hpp"
+#include "sim/training/training_report.hpp"
+
+namespace twinsim {
+namespace {
+
+// A small GPT (dense) or MoE on nodes of `gpus_per_node` GPUs and `nics` NICs, with a
+// network slow enough that NICs shared by data-parallel and pipeline traffic contend.
+Scenario small(const std::string& cluster, const std::vector<std::string>& sets, bool moe = false) {
+  const std::string model = moe ? R"(
+model: {layers: 4, hidden: 512, heads: 8, vocab: 8192, max_seq_len: 1024, activation: swiglu, norm: rmsnorm,
+        position: rope, bias: false, moe: {experts: 8, top_k: 2, expert_ffn_hidden: 1024}})"
+                                : R"(
+model: {layers: 4, hidden: 512, heads: 8, vocab: 8192, max_seq_len: 1024, bias: false})";
+  return load_scenario_text(model + "\ncluster: {" + cluster + R"(}
+training: {seq_len: 1024, global_batch: 48, micro_batch: 1, precision: bf16}
+plan: {}
+)", sets);
+}
+
+const std::string kDgx = R"(gpu: a100-sxm-80gb, gpus_per_node: 8, nccl_channels: 24,
+  intra_node: {bandwidth_GBps: 300, latency_us: 2}, inter_node: {bandwidth_GBps: 5, latency_us: 5, nics_per_node: 8})";
+
+std::string with_nics(int nics) {
+  std::string c = kDgx;
+  c.replace(c.find("nics_per_node: 8"), 16, "nics_per_node: " + std::to_string(nics));
+  return c;
+}
+
+struct Case {
+  std::string cluster;
+  std::vector<std::string> sets;
+  bool moe = false;
+  int replicas = 0;  // symmetric_replicas, derived by hand
+};
+
+std::vector<Case> cases() {
+  return {
+      // a stage of 2 x 4 = 8 GPUs is one node: every shift keeps it whole
+      {kDgx, {"plan.tp=2", "plan.pp=2", "plan.dp=4"}, false, 1},
+      // TP 4 on 8-GPU nodes: replicas pair up on a node, the shift must move whole nodes;
+      // GPUs j and j+4 share a NIC; ZeRO-3 gathers every layer over 16 nodes
+      {with_nics(4), {"plan.tp=4", "plan.pp=2", "plan.dp=8", "plan.zero=3"}, false, 2},
+      // ZeRO-3 without overlap: whole-stage collectives on the compute stream; one NIC per node
+      {with_nics(1), {"plan.tp=1", "plan.pp=2", "plan.dp=16", "plan.zero=3", "plan.overlap_grad_reduce=false"}, false, 8},
+      // context and expert parallelism: a shift keeps blocks of ep (cp, dp) positions whole
+      {kDgx, {"plan.tp=2", "plan.cp=2", "plan.pp=2", "plan.dp=4", "plan.ep=4", "plan.zero=2"}, true, 2},
+      // stages of 4 GPUs, two to a node; stragglers; interleaved schedule
+      {kDgx + ", straggler: 0.05",
+       {"plan.tp=2", "plan.pp=4", "plan.dp=2", "plan.schedule=interleaved", "plan.virtual_stages=1"}, false, 1},
+      // 6 replicas of one GPU per stage over 8-GPU nodes: stages straddle nodes, nothing folds
+      {kDgx, {"plan.tp=1", "plan.pp=4", "plan.dp=6"}, false, 6},
+      // both replicas on one node, GPUs j and j+4 (replicas 0 and 1) sharing a NIC for
+      // their pipeline sends: replica 0 alone would miss replica 1's traffic, nothing folds
+      {with_nics(4), {"plan.tp=4", "plan.pp=2", "plan.dp=2"}, false, 2},
+      // the same with a NIC per GPU: replica 1 is replica 0's image
+      {kDgx, {"plan.tp=4", "plan.pp=2", "plan.dp=2"}, false, 1},
+      // ZeRO-1 with the parameter gather overlapped, TP comm overlapped, DP over 8 nodes
+      {kDgx, {"plan.tp=8", "plan.pp=2", "plan.dp=8", "plan.zero=1", "plan.overlap_param_gather=true",
+              "plan.tp_comm_overlap=true", "plan.sequence_parallel=true"}, false, 1},
+  };
+}
+
+TEST(ReplicaSymmetry, SmallestShiftThatKeepsNodesAndNics) {
+  for (const Case& c : cases()) {
+    const Scenario s = small(c.cluster, c.sets, c.moe);
+    EXPECT_EQ(symmetric_replicas(s), c.replicas) << c.sets[0] << " " << c.sets[2];
+  }
+}
+
+// Every GPU's compute and data-parallel streams run the same tasks at the same instants
+// as the simulated replica it is an image of.
+TEST(ReplicaSymmetry, FoldedStepEqualsPerRankStepForEveryGpu) {
+  for (const Case& c : cases()) {
+    const Scenario s = small(c.cluster, c.sets, c.moe);
+    const std::string what = c.sets[0] + " " + c.sets[1] + " " + c.sets[2];
+    const StepCosts costs = price_step(s);
+    const StepGraph folded = build_step_graph(s, costs, Fidelity::full);
+    const StepGraph every = build_step_graph(s, costs, Fidelity::full_per_rank);
+    const engine::Timeline a = engine::simulate(folded.graph), b = engine::simulate(every.graph);
+    EXPECT_EQ(a.makespan_s, b.makespan_s) << what;
+    const int per_replica = s.plan.tp * s.plan.cp;
+    EXPECT_EQ(folded.simulated_gpus, s.plan.pp * per_replica * c.replicas) << what;
+    EXPECT_EQ(every.simulated_gpus, s.plan.world_size()) << what;
+    for (int stage = 0; stage < s.plan.pp; ++stage)
+      for (std::size_t g = 0; g < every.ranks[stage].size(); ++g) {
+        const StageStreams& image = every.ranks[stage][g];
+        const StageStreams& simulated = folded.ranks[stage][g % (per_replica * c.replicas)];
+        for (auto stream : {&StageStreams::compute, &StageStreams::dp, &StageStreams::tp}) {
+          const auto& x = folded.graph.tasks_on(simulated.*stream);
+          const auto& y = every.graph.tasks_on(image.*stream);
+          ASSERT_EQ(x.size(), y.size()) << what;
+          for (std::size_t k = 0; k < x.size(); ++k) {
+            ASSERT_EQ(folded.graph.name(x[k]), every.graph.name(y[k])) << what;
+            ASSERT_EQ(a.start_s[x[k]], b.start_s[y[k]]) << what << " rank " << image.rank << " task " << k;
+            ASSERT_EQ(a.end_s[x[k]], b.end_s[y[k]]) << what << " rank " << image.rank << " task " << k;
+          }
+        }
+      }
+  }
+}
+
+// The report a user reads is the same, apart from how many GPUs the engine ran.
+TEST(ReplicaSymmetry, ReportsAreIdentical) {
+  for (const Case& c : cases()) {
+    const Scenario s = small(c.cluster, c.sets, c.moe);
+    nlohmann::json folded = time_json(predict_training(s, "", Fidelity::full));
+    nlohmann::json every = time_json(predict_training(s, "", Fidelity::full_per_rank));
+    EXPECT_LT(folded["simulated_gpus"].get<int>(), every["simulated_gpus"].get<int>() + (c.replicas == s.plan.dp));
+    folded.erase("simulated_gpus");
+    every.erase("simulated_gpus");
+    EXPECT_EQ(folded.dump(), every.dump()) << c.sets[0];
+  }
+}
+
+}  // namespace
+}  // namespace twinsim
