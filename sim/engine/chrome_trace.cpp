@@ -57,7 +57,8 @@ void write_event(std::ostream& out, std::string_view name, std::string_view cate
 
 }  // namespace
 
-void write_chrome_trace(std::ostream& out, const TaskGraph& g, const Timeline& tl, const TaskExpansion& expand) {
+void write_chrome_trace(std::ostream& out, const TaskGraph& g, const Timeline& tl, const TaskExpansion& expand,
+                        const TraceNotes& notes) {
   int network_pid = 0;  // one past the highest rank
   for (ResourceId r = 0; r < g.num_resources(); ++r)
     network_pid = std::max(network_pid, g.resource(r).rank + 1);
@@ -65,7 +66,18 @@ void write_chrome_trace(std::ostream& out, const TaskGraph& g, const Timeline& t
     return g.resource(r).rank >= 0 ? g.resource(r).rank : network_pid;
   };
 
-  out << "{\"displayTimeUnit\":\"ms\",\"traceEvents\":[\n";
+  out << "{\"displayTimeUnit\":\"ms\",";
+  if (!notes.empty()) {
+    out << "\"otherData\":{";
+    for (std::size_t i = 0; i < notes.size(); ++i) {
+      if (i > 0) out << ",";
+      write_string(out, notes[i].first);
+      out << ":";
+      write_string(out, notes[i].second);
+    }
+    out << "},";
+  }
+  out << "\"traceEvents\":[\n";
   bool first = true;
   auto separate = [&] {
     if (!first) out << ",\n";
@@ -105,9 +117,9 @@ void write_chrome_trace(std::ostream& out, const TaskGraph& g, const Timeline& t
   out << "\n]}\n";
 }
 
-void write_chrome_trace(const std::string& path, const TaskGraph& graph,
-                        const Timeline& timeline, const TaskExpansion& expand) {
-  io::write_file_whole(path, [&](std::ostream& out) { write_chrome_trace(out, graph, timeline, expand); });
+void write_chrome_trace(const std::string& path, const TaskGraph& graph, const Timeline& timeline,
+                        const TaskExpansion& expand, const TraceNotes& notes) {
+  io::write_file_whole(path, [&](std::ostream& out) { write_chrome_trace(out, graph, timeline, expand, notes); });
 }
 
 }  // namespace twinsim::engine

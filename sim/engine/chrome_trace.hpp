@@ -21,9 +21,13 @@ namespace twinsim::engine {
 // task is written as itself.
 using TaskExpansion = std::function<void(TaskId, std::vector<std::pair<std::string, double>>&)>;
 
+// Notes on the whole trace (what it covers), written as the trace's "otherData" object,
+// which Perfetto shows as the trace's metadata.
+using TraceNotes = std::vector<std::pair<std::string, std::string>>;
+
 void write_chrome_trace(std::ostream& out, const TaskGraph& graph, const Timeline& timeline,
-                        const TaskExpansion& expand = nullptr);
-void write_chrome_trace(const std::string& path, const TaskGraph& graph,
-                        const Timeline& timeline, const TaskExpansion& expand = nullptr);
+                        const TaskExpansion& expand = nullptr, const TraceNotes& notes = {});
+void write_chrome_trace(const std::string& path, const TaskGraph& graph, const Timeline& timeline,
+                        const TaskExpansion& expand = nullptr, const TraceNotes& notes = {});
 
 }  // namespace twinsim::engine

@@ -171,6 +171,24 @@ Utilization stage_utilization(const Scenario& s, const StepGraph& g, const StepC
   return u;
 }
 
+// What the trace shows: the GPUs the engine ran, and which GPUs of the plan they stand for.
+engine::TraceNotes trace_notes(const Scenario& s, const StepGraph& g, Fidelity fidelity) {
+  const int world = static_cast<int>(s.plan.world_size());
+  const int replicas = static_cast<int>(g.ranks.front().size()) / (s.plan.tp * s.plan.cp);
+  std::string covers = "every GPU of the plan, each a process named by its rank";
+  if (fidelity == Fidelity::fast)
+    covers = "one GPU per pipeline stage (process i: stage i), standing for all its tensor-, context- and "
+             "data-parallel peers";
+  else if (replicas == 1)
+    covers = "data-parallel replica 0 of every stage (its GPUs keep their ranks); every other replica runs its "
+             "timeline exactly (full mode's symmetry, sim/training/replica_symmetry.hpp)";
+  else if (g.simulated_gpus < world)
+    covers = "data-parallel replicas 0.." + std::to_string(replicas - 1) + " of every stage (their GPUs keep their "
+             "ranks); replica d + j*" + std::to_string(replicas) + " runs replica d's timeline exactly (full mode's "
+             "symmetry, sim/training/replica_symmetry.hpp)";
+  return {{"gpus", std::to_string(world)}, {"simulated_gpus", std::to_string(g.simulated_gpus)}, {"covers", covers}};
+}
+
 }  // namespace
 
 double model_flops_per_step(const Scenario& s) {
@@ -196,7 +214,8 @@ TrainingPrediction predict_training(const Scenario& s, const std::string& trace_
   const StepCosts costs = price_step(s);
   const StepGraph g = build_step_graph(s, costs, fidelity);
   const engine::Timeline tl = engine::simulate(g.graph);
-  if (!trace_path.empty()) engine::write_chrome_trace(trace_path, g.graph, tl, layer_op_expansion(g, costs));
+  if (!trace_path.empty())
+    engine::write_chrome_trace(trace_path, g.graph, tl, layer_op_expansion(g, costs), trace_notes(s, g, fidelity));
 
   TrainingPrediction p;
   p.step_s = tl.makespan_s;

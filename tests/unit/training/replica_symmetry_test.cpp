@@ -2,6 +2,8 @@
 // rank: the same timeline for every GPU, exactly, over plans and cluster layouts.
 #include <gtest/gtest.h>
 
+#include <fstream>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -121,6 +123,22 @@ TEST(ReplicaSymmetry, ReportsAreIdentical) {
     every.erase("simulated_gpus");
     EXPECT_EQ(folded.dump(), every.dump()) << c.sets[0];
   }
+}
+
+// The trace holds the simulated GPUs only and says which GPUs of the plan they stand for.
+TEST(ReplicaSymmetry, TraceSaysWhatItCovers) {
+  const Scenario s = small(kDgx, {"plan.tp=2", "plan.pp=2", "plan.dp=4"});
+  const std::string path = ::testing::TempDir() + "replica_symmetry_trace.json";
+  predict_training(s, path, Fidelity::full);
+  std::ifstream in(path);
+  const nlohmann::json trace = nlohmann::json::parse(in);
+  EXPECT_EQ(trace["otherData"]["gpus"], "16");
+  EXPECT_EQ(trace["otherData"]["simulated_gpus"], "4");
+  EXPECT_NE(trace["otherData"]["covers"].get<std::string>().find("replica 0 of every stage"), std::string::npos);
+  std::set<int> ranks;
+  for (const auto& e : trace["traceEvents"])
+    if (e["ph"] == "X" && e["cat"] == "compute") ranks.insert(e["pid"].get<int>());
+  EXPECT_EQ(ranks, (std::set<int>{0, 1, 8, 9}));  // replica 0's two GPUs on each stage of 8
 }
 
 }  // namespace
