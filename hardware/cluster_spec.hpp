@@ -39,6 +39,21 @@ struct HostSpec {
   bool described() const { return h2d_Bps > 0 && d2h_Bps > 0 && memory_bandwidth_Bps > 0 && memory_bytes > 0; }
 };
 
+// The switch fabric between nodes, as full-fidelity mode sees it: leaf switches each
+// serving `nodes_per_leaf` nodes (a DGX SuperPOD scalable unit), connected through spine
+// switches whose uplinks carry 1/oversubscription of what the leaf's NICs can send. A
+// rail-optimised fabric gives every NIC index (rail) its own leaf per unit: traffic
+// between NICs of one rail and one unit stays on the leaf; across units or rails it
+// crosses the spine. A single-plane fabric puts all of a unit's NICs on one leaf.
+// nodes_per_leaf 0 (default): no leaves modelled, every NIC reaches every other at its
+// full rate (a non-blocking fabric).
+struct FabricSpec {
+  int nodes_per_leaf = 0;
+  double oversubscription = 1.0;  // leaf downlink : uplink bandwidth, >= 1
+  bool rail_optimized = true;
+  bool described() const { return nodes_per_leaf > 0; }
+};
+
 struct ClusterSpec {
   std::string name;           // node type (catalog name), or "custom"
   GpuSpec gpu;
@@ -57,6 +72,7 @@ struct ClusterSpec {
   // 0 (default): not modelled.
   int nccl_channels = 0;
   HostSpec host;
+  FabricSpec fabric;
 
   std::int64_t gpus() const { return static_cast<std::int64_t>(gpus_per_node) * nodes; }
   // Inter-node bandwidth one GPU gets when all GPUs of a node send at once.

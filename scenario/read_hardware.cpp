@@ -273,6 +273,18 @@ HostSpec read_host(MappingReader& parent, const std::string& key, int gpus_per_n
   return h;
 }
 
+// `fabric: {nodes_per_leaf, oversubscription, rail_optimized}` (hardware/cluster_spec.hpp).
+FabricSpec read_fabric(MappingReader& parent, const std::string& key) {
+  MappingReader r(parent.child(key), parent.key_path(key));
+  FabricSpec f;
+  f.nodes_per_leaf = static_cast<int>(r.integer("nodes_per_leaf", 0, 1, 1 << 20));
+  if (f.nodes_per_leaf == 0) throw ScenarioError(r.key_path("nodes_per_leaf"), "", "is required (nodes under one leaf switch)");
+  f.oversubscription = r.number("oversubscription", 1.0, 1.0, 1024);
+  f.rail_optimized = r.boolean("rail_optimized", true);
+  r.reject_unknown();
+  return f;
+}
+
 ClusterSpec read_cluster(const YAML::Node& node, const std::string& path) {
   ClusterSpec c;
   const YAML::Node full = resolve_preset(node, path, c.name, catalog_node_type_node);
@@ -288,6 +300,7 @@ ClusterSpec read_cluster(const YAML::Node& node, const std::string& path) {
   c.straggler = r.number("straggler", 0, 0, 10);
   c.nccl_channels = static_cast<int>(r.integer("nccl_channels", 0, 0, 4096));
   if (r.has("host")) c.host = read_host(r, "host", c.gpus_per_node);
+  if (r.has("fabric")) c.fabric = read_fabric(r, "fabric");
   r.reject_unknown();
   if (c.gpu.sms > 0 && c.nccl_channels >= c.gpu.sms)  // without an SM count it is not modelled
     throw ScenarioError(r.key_path("nccl_channels"), std::to_string(c.nccl_channels),

@@ -36,11 +36,13 @@ class Engine {
  public:
   explicit Engine(const TaskGraph& g)
       : g_(g), succ_(successors(g)), waits_(g.num_tasks(), 0), finished_(g.num_tasks(), 0),
-        stream_pos_(g.num_resources(), 0), link_busy_(g.num_resources(), 0),
+        stream_pos_(g.num_resources(), 0), link_in_use_(g.num_resources(), 0),
         link_waiters_(g.num_resources()), link_dirty_(g.num_resources(), 0),
         waiting_for_link_(g.num_tasks(), 0), candidate_(g.num_tasks(), 0), ready_s_(g.num_tasks(), 0.0) {
-    for (ResourceId r = 0; r < g.num_resources(); ++r)
+    for (ResourceId r = 0; r < g.num_resources(); ++r) {
       is_stream_.push_back(g.resource(r).kind == ResourceKind::Stream);
+      link_slots_.push_back(g.resource(r).slots);
+    }
     tl_.start_s.assign(g.num_tasks(), 0.0);
     tl_.end_s.assign(g.num_tasks(), 0.0);
     if (g.has_interference()) {
@@ -122,7 +124,7 @@ class Engine {
       for (TaskId t : queue) {
         if (!waiting_for_link_[t]) continue;  // started through another of its links
         queue[kept++] = t;
-        if (!link_busy_[r] && links_free(t) && !candidate_[t]) candidate_[t] = 1, candidates_.push_back(t);
+        if (!link_full(r) && links_free(t) && !candidate_[t]) candidate_[t] = 1, candidates_.push_back(t);
       }
       queue.resize(kept);
     }
@@ -136,16 +138,18 @@ class Engine {
     }
   }
 
+  bool link_full(ResourceId r) const { return link_in_use_[r] >= link_slots_[r]; }
+
   bool links_free(TaskId t) const {
     for (ResourceId r : g_.resources_of(t))
-      if (!is_stream(r) && link_busy_[r]) return false;
+      if (!is_stream(r) && link_full(r)) return false;
     return true;
   }
 
   void start(TaskId t) {
     waiting_for_link_[t] = 0;
     for (ResourceId r : g_.resources_of(t))
-      if (!is_stream(r)) link_busy_[r] = 1;
+      if (!is_stream(r)) ++link_in_use_[r];
     tl_.start_s[t] = now_;
     tl_.end_s[t] = now_ + g_.duration(t);
     if (interference_) return start_interfering(t);
@@ -201,7 +205,7 @@ class Engine {
         const auto& order = g_.tasks_on(r);
         if (++stream_pos_[r] < order.size()) release(order[stream_pos_[r]]);
       } else {
-        link_busy_[r] = 0;
+        --link_in_use_[r];
         mark_dirty(r);
       }
     }
@@ -229,7 +233,7 @@ class Engine {
   std::vector<std::uint8_t> finished_;
   int finished_count_ = 0;
   std::vector<std::size_t> stream_pos_;
-  std::vector<std::uint8_t> link_busy_;
+  std::vector<int> link_in_use_, link_slots_;  // per link: tasks running on it, and how many it takes
   std::vector<std::vector<TaskId>> link_waiters_;  // per link, in arrival order
   std::vector<std::uint8_t> link_dirty_;           // per link: released or waited for this instant
   std::vector<ResourceId> dirty_links_;

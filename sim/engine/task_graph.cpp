@@ -47,8 +47,9 @@ ResourceId TaskGraph::add_stream(int rank, std::string_view track) {
   return add_resource({std::move(name), rank, std::string(track), ResourceKind::Stream});
 }
 
-ResourceId TaskGraph::add_link(std::string_view name) {
-  return add_resource({std::string(name), -1, std::string(name), ResourceKind::Link});
+ResourceId TaskGraph::add_link(std::string_view name, int slots) {
+  if (slots < 1) throw std::invalid_argument("TaskGraph::add_link: link '" + std::string(name) + "' needs slots >= 1");
+  return add_resource({std::string(name), -1, std::string(name), ResourceKind::Link, slots});
 }
 
 TaskId TaskGraph::add_task(std::string_view name, double duration_s, CategoryId category,

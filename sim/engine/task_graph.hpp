@@ -30,6 +30,7 @@ struct Resource {
   int rank;           // owning rank (Chrome trace pid), -1 for shared links
   std::string track;  // stream name within the rank (Chrome trace thread), e.g. "compute"
   ResourceKind kind;
+  int slots = 1;      // a link: how many tasks it runs at once (each at full rate)
 };
 
 class TaskGraph {
@@ -42,7 +43,9 @@ class TaskGraph {
 
   // --- resources ---
   ResourceId add_stream(int rank, std::string_view track);  // named "rank<r>.<track>"
-  ResourceId add_link(std::string_view name);
+  // A link runs up to `slots` tasks at once, each as if alone (a switch uplink of that many
+  // NIC-rate ports); the others wait, first come, first served.
+  ResourceId add_link(std::string_view name, int slots = 1);
   int num_resources() const { return static_cast<int>(resources_.size()); }
   const Resource& resource(ResourceId r) const { return resources_[r]; }
 

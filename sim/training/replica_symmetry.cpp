@@ -32,6 +32,7 @@ class ConsistentMap {
 // (the GPUs of one node, one NIC, land on one node, one NIC, a different one per node), and
 // whether the GPUs sharing a NIC all lie in one block of k replicas (d / k alike): the
 // simulated replicas 0 .. k-1 then meet on their NICs all the traffic there is, not a part.
+// With an oversubscribed fabric, the same for leaf switches and their uplinks.
 bool shift_keeps_nodes(const Scenario& s, int k) {
   const Plan& p = s.plan;
   const std::int64_t replica = static_cast<std::int64_t>(p.tp) * p.cp;  // ranks per DP index
@@ -42,15 +43,25 @@ bool shift_keeps_nodes(const Scenario& s, int k) {
   const std::size_t nics = static_cast<std::size_t>(nodes) * static_cast<std::size_t>(s.cluster.nics_per_node);
   ConsistentMap nic_image(nics);
   std::vector<std::int64_t> nic_block(nics, -1);
+  // an oversubscribed fabric's leaf uplinks are shared links too: the same rules
+  const bool uplinks = leaf_uplink_slots(s.cluster) > 0;
+  const std::size_t leaves = uplinks ? static_cast<std::size_t>(leaf_of(s, static_cast<int>(world - 1))) + nics : 0;
+  ConsistentMap leaf_image(leaves);
+  std::vector<std::int64_t> leaf_block(leaves, -1);
+  auto same_block = [](std::int64_t& block, std::int64_t b) {
+    if (block < 0) block = b;
+    return block == b;
+  };
   for (std::int64_t r = 0; r < world; ++r) {
     const std::int64_t in_stage = r % stage;
     const std::int64_t d = in_stage / replica;
     const std::int64_t image = r - in_stage + in_stage % replica + ((d + k) % p.dp) * replica;
     const int from = static_cast<int>(r), to = static_cast<int>(image);
     if (!node_image.map(node_of(s, from), node_of(s, to)) || !nic_image.map(nic_of(s, from), nic_of(s, to))) return false;
-    std::int64_t& block = nic_block[static_cast<std::size_t>(nic_of(s, from))];
-    if (block < 0) block = d / k;
-    if (block != d / k) return false;
+    if (!same_block(nic_block[static_cast<std::size_t>(nic_of(s, from))], d / k)) return false;
+    if (uplinks && (!leaf_image.map(leaf_of(s, from), leaf_of(s, to)) ||
+                    !same_block(leaf_block[static_cast<std::size_t>(leaf_of(s, from))], d / k)))
+      return false;
   }
   return true;
 }

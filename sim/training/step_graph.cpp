@@ -121,11 +121,16 @@ struct Builder {
 
   // Across nodes a collective also holds its members' NICs, which their pipeline transfers
   // share: full mode, every simulated member's own NIC; fast mode, the stage's one NIC.
+  // Across leaf switches of an oversubscribed fabric (full mode) it holds a slot of each
+  // of its members' leaves' spine uplinks as well.
   void add_nics(const StageRanks& sr, const RankGroup& group, std::vector<ResourceId>& res) const {
     if (!group.spans_nodes) return;
-    for (int g : group.members)
-      if (sr.gpus[g].nic >= 0 && std::find(res.begin(), res.end(), sr.gpus[g].nic) == res.end())
-        res.push_back(sr.gpus[g].nic);
+    auto add = [&res](ResourceId link) {
+      if (link >= 0 && std::find(res.begin(), res.end(), link) == res.end()) res.push_back(link);
+    };
+    for (int g : group.members) add(sr.gpus[g].nic);
+    if (group.spans_leaves)
+      for (int g : group.members) add(sr.gpus[g].uplink);
   }
 
   // A collective of each group of `kind`: one task on its members' streams — their compute
@@ -353,6 +358,10 @@ void Builder::add_pipeline_transfers() {
     if (a.nic >= 0 && crosses) {
       res.push_back(a.nic);
       if (b.nic != a.nic) res.push_back(b.nic);
+      // across leaf switches, through both leaves' spine uplinks
+      if (a.leaf != b.leaf)
+        for (ResourceId up : {a.uplink, b.uplink})
+          if (up >= 0) res.push_back(up);
     }
     const TaskId t = task(name, seconds, out.categories.pp_comm, res);
     out.graph.add_dependency(from, t);

@@ -21,6 +21,8 @@ namespace twinsim {
 struct StageStreams {
   engine::ResourceId compute = -1, tp = -1, cp = -1, dp = -1;
   engine::ResourceId nic = -1;
+  engine::ResourceId uplink = -1;  // its leaf switch's spine uplink (full mode, oversubscribed fabric)
+  int leaf = -1;                   // the leaf switch its NIC hangs off (full mode, cluster.fabric)
   int rank = 0;  // global rank in Megatron order tp-cp-ep-dp-pp
 };
 

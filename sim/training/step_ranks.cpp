@@ -1,5 +1,6 @@
 #include "sim/training/step_ranks.hpp"
 
+#include <algorithm>
 #include <map>
 
 #include "sim/cost/collective_cost.hpp"
@@ -13,7 +14,28 @@ int nic_of(const Scenario& s, int rank) {
   return node_of(s, rank) * s.cluster.nics_per_node + (rank % s.cluster.gpus_per_node) % s.cluster.nics_per_node;
 }
 
+int leaf_of(const Scenario& s, int rank) {
+  const FabricSpec& f = s.cluster.fabric;
+  if (!f.described()) return -1;
+  const int unit = node_of(s, rank) / f.nodes_per_leaf;
+  if (!f.rail_optimized) return unit;
+  return unit * s.cluster.nics_per_node + nic_of(s, rank) % s.cluster.nics_per_node;
+}
+
+int leaf_uplink_slots(const ClusterSpec& c) {
+  const FabricSpec& f = c.fabric;
+  if (!f.described()) return 0;
+  const int ports = f.rail_optimized ? f.nodes_per_leaf : f.nodes_per_leaf * c.nics_per_node;
+  const int slots = std::max(1, static_cast<int>(ports / f.oversubscription));
+  return slots >= ports ? 0 : slots;
+}
+
 namespace {
+
+// The shared links made so far, by NIC and by leaf switch.
+struct Links {
+  std::map<int, engine::ResourceId> nics, uplinks;
+};
 
 // A GPU's streams; its compute slows while its side streams run NCCL kernels
 // (nccl_compute_slowdown: the SMs those kernels hold).
@@ -39,20 +61,20 @@ class FullStage {
  public:
   FullStage(const Scenario& s, int stage, int replicas) : s_(s), p_(s.plan), stage_(stage), replicas_(replicas) {}
 
-  StageRanks build(engine::TaskGraph& g, std::map<int, engine::ResourceId>& nics) const {
+  StageRanks build(engine::TaskGraph& g, Links& links) const {
     StageRanks sr;
-    for (int i = 0; i < p_.tp * p_.cp * replicas_; ++i) sr.gpus.push_back(gpu(g, nics, rank(i)));
+    for (int i = 0; i < p_.tp * p_.cp * replicas_; ++i) sr.gpus.push_back(gpu(g, links, rank(i)));
     for (int d = 0; d < replicas_; ++d)
       for (int c = 0; c < p_.cp; ++c) {
         RankGroup& tp = sr.tp.emplace_back();
         for (int t = 0; t < p_.tp; ++t) tp.members.push_back(index(t, c, d));
-        tp.spans_nodes = spans(tp.members);
+        set_spans(tp, tp.members);
       }
     for (int d = 0; d < replicas_; ++d)
       for (int t = 0; t < p_.tp; ++t) {
         RankGroup& cp = sr.cp.emplace_back();
         for (int c = 0; c < p_.cp; ++c) cp.members.push_back(index(t, c, d));
-        cp.spans_nodes = spans(cp.members);
+        set_spans(cp, cp.members);
       }
     for (int c = 0; c < p_.cp; ++c)
       for (int t = 0; t < p_.tp; ++t) {
@@ -60,7 +82,7 @@ class FullStage {
         std::vector<int> all;  // every replica's member, simulated or not
         for (int d = 0; d < p_.dp; ++d) all.push_back(index(t, c, d));
         for (int d = 0; d < replicas_; ++d) dp.members.push_back(index(t, c, d));
-        dp.spans_nodes = spans(all);
+        set_spans(dp, all);
       }
     // expert-parallel groups: blocks of ep consecutive (cp, dp) positions with the same tp
     // index (the symmetry keeps blocks whole: cp * replicas is a multiple of ep)
@@ -68,7 +90,7 @@ class FullStage {
       for (int start = 0; start < p_.cp * replicas_; start += p_.ep) {
         RankGroup& ep = sr.ep.emplace_back();
         for (int k = start; k < start + p_.ep; ++k) ep.members.push_back(t + p_.tp * k);
-        ep.spans_nodes = spans(ep.members);
+        set_spans(ep, ep.members);
       }
     return sr;
   }
@@ -76,22 +98,31 @@ class FullStage {
  private:
   int index(int t, int c, int d) const { return t + p_.tp * (c + p_.cp * d); }
   int rank(int index) const { return stage_ * p_.tp * p_.cp * p_.dp + index; }
-  bool spans(const std::vector<int>& indices) const {
-    for (int i : indices)
-      if (node_of(s_, rank(i)) != node_of(s_, rank(indices.front()))) return true;
-    return false;
+  // `indices`: every member of the group over all replicas, simulated or not
+  void set_spans(RankGroup& group, const std::vector<int>& indices) const {
+    for (int i : indices) {
+      group.spans_nodes |= node_of(s_, rank(i)) != node_of(s_, rank(indices.front()));
+      group.spans_leaves |= leaf_of(s_, rank(i)) != leaf_of(s_, rank(indices.front()));
+    }
   }
 
-  StageStreams gpu(engine::TaskGraph& g, std::map<int, engine::ResourceId>& nics, int r) const {
+  StageStreams gpu(engine::TaskGraph& g, Links& links, int r) const {
     StageStreams st = add_gpu(s_, g, r);
     if (s_.cluster.nodes == 1) return st;
     const int per_node = s_.cluster.nics_per_node;
     const int nic = nic_of(s_, r);
-    auto it = nics.find(nic);
-    if (it == nics.end())
-      it = nics.emplace(nic, g.add_link("node" + std::to_string(nic / per_node) + ".nic" + std::to_string(nic % per_node)))
+    auto it = links.nics.find(nic);
+    if (it == links.nics.end())
+      it = links.nics.emplace(nic, g.add_link("node" + std::to_string(nic / per_node) + ".nic" + std::to_string(nic % per_node)))
                .first;
     st.nic = it->second;
+    st.leaf = leaf_of(s_, r);
+    if (const int slots = leaf_uplink_slots(s_.cluster); slots > 0) {
+      auto up = links.uplinks.find(st.leaf);
+      if (up == links.uplinks.end())
+        up = links.uplinks.emplace(st.leaf, g.add_link("leaf" + std::to_string(st.leaf) + ".uplink", slots)).first;
+      st.uplink = up->second;
+    }
     return st;
   }
 
@@ -121,10 +152,10 @@ StageRanks fast_stage(const Scenario& s, int stage, engine::TaskGraph& g) {
 
 std::vector<StageRanks> make_stage_ranks(const Scenario& s, Fidelity fidelity, engine::TaskGraph& g) {
   std::vector<StageRanks> stages;
-  std::map<int, engine::ResourceId> nics;
+  Links links;
   const int replicas = fidelity == Fidelity::full ? symmetric_replicas(s) : s.plan.dp;
   for (int i = 0; i < s.plan.pp; ++i)
-    stages.push_back(is_full(fidelity) ? FullStage(s, i, replicas).build(g, nics) : fast_stage(s, i, g));
+    stages.push_back(is_full(fidelity) ? FullStage(s, i, replicas).build(g, links) : fast_stage(s, i, g));
   return stages;
 }
 

@@ -29,6 +29,7 @@ inline ParallelGroup parallel_group(GroupKind kind) {
 struct RankGroup {
   std::vector<int> members;  // indices into StageRanks::gpus
   bool spans_nodes = false;
+  bool spans_leaves = false;  // and leaf switches (cluster.fabric): it then crosses the spine
 };
 
 struct StageRanks {
@@ -47,5 +48,13 @@ std::vector<StageRanks> make_stage_ranks(const Scenario& s, Fidelity fidelity, e
 // (DGX) give local GPU j NIC j mod nics_per_node; NICs are numbered node by node.
 int node_of(const Scenario& s, int rank);
 int nic_of(const Scenario& s, int rank);
+
+// The leaf switch a rank's NIC hangs off (cluster.fabric; -1 without one): rail-optimised,
+// one leaf per rail and unit of nodes_per_leaf nodes; single-plane, one per unit.
+int leaf_of(const Scenario& s, int rank);
+// How many transfers a leaf's spine uplink carries at once at the NICs' rate: its NIC
+// ports over the oversubscription. 0 when that is all its NICs (the uplink never holds
+// anyone back and is not simulated).
+int leaf_uplink_slots(const ClusterSpec& c);
 
 }  // namespace twinsim

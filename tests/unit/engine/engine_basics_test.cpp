@@ -185,6 +185,23 @@ TEST(Engine, LinksFreedAtOneInstantGoToTheEarliestWaiter) {
   }
 }
 
+// A link of 2 slots (an uplink of two NIC-rate ports) runs two transfers at once; the
+// third, ready at the same instant, waits for a slot: [0,1], [0,1], [1,2].
+TEST(Engine, LinkWithSlotsRunsThatManyTasksAtOnce) {
+  TaskGraph g;
+  auto cat = g.category("pp_comm");
+  auto uplink = g.add_link("leaf0.uplink", 2);
+  std::vector<TaskId> send;
+  for (int r = 0; r < 3; ++r) send.push_back(g.add_task("send" + std::to_string(r), 1.0, cat, {g.add_stream(r, "comm"), uplink}));
+  Timeline tl = simulate(g);
+  EXPECT_EQ(tl.start_s[send[0]], 0.0);
+  EXPECT_EQ(tl.start_s[send[1]], 0.0);
+  EXPECT_EQ(tl.start_s[send[2]], 1.0);
+  EXPECT_EQ(tl.makespan_s, 2.0);
+  EXPECT_EQ(tl.resource_busy_s[uplink], 3.0);  // task-seconds, not wall time
+  EXPECT_THROW(g.add_link("none", 0), std::invalid_argument);
+}
+
 // compute [0,4]; dp_comm [3,6]; tp_comm [5,7] on a second comm stream.
 // dp alone with compute idle: [4,5] -> 1 s. [5,6] has tp too, so it is nobody's alone.
 // tp alone with compute idle: [6,7] -> 1 s.

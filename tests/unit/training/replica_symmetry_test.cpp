@@ -2,6 +2,7 @@
 // rank: the same timeline for every GPU, exactly, over plans and cluster layouts.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <fstream>
 #include <set>
 #include <string>
@@ -67,6 +68,16 @@ std::vector<Case> cases() {
       {with_nics(4), {"plan.tp=4", "plan.pp=2", "plan.dp=2"}, false, 2},
       // the same with a NIC per GPU: replica 1 is replica 0's image
       {kDgx, {"plan.tp=4", "plan.pp=2", "plan.dp=2"}, false, 1},
+      // oversubscribed rail-optimised fabric, 2 nodes per leaf, uplinks of 1 slot (2 ports / 4):
+      // the shift must move whole leaves, so replicas 0-1 stand for 2-3
+      {kDgx + ", fabric: {nodes_per_leaf: 2, oversubscription: 4}", {"plan.tp=8", "plan.pp=2", "plan.dp=4"}, false, 2},
+      // single-plane fabric, one leaf of 4 nodes per stage whose uplink (16 of 32 ports)
+      // every replica shares: nothing folds
+      {kDgx + ", fabric: {nodes_per_leaf: 4, oversubscription: 2, rail_optimized: false}",
+       {"plan.tp=4", "plan.pp=2", "plan.dp=8", "plan.zero=2"}, false, 8},
+      // leaves of one node: TP 4 replicas pair on a node, the pair shares each leaf
+      {kDgx + ", fabric: {nodes_per_leaf: 1, oversubscription: 8, rail_optimized: false}",
+       {"plan.tp=4", "plan.pp=2", "plan.dp=8"}, false, 2},
       // ZeRO-1 with the parameter gather overlapped, TP comm overlapped, DP over 8 nodes
       {kDgx, {"plan.tp=8", "plan.pp=2", "plan.dp=8", "plan.zero=1", "plan.overlap_param_gather=true",
               "plan.tp_comm_overlap=true", "plan.sequence_parallel=true"}, false, 1},
@@ -123,6 +134,39 @@ TEST(ReplicaSymmetry, ReportsAreIdentical) {
     every.erase("simulated_gpus");
     EXPECT_EQ(folded.dump(), every.dump()) << c.sets[0];
   }
+}
+
+// An oversubscribed spine: pipeline sends between leaves hold a slot of both leaves'
+// uplinks, which run no more transfers at once than they have slots, so the step slows as
+// the slots shrink; a non-blocking fabric (oversubscription 1) is the plain network.
+TEST(ReplicaSymmetry, OversubscribedSpineQueuesTransfersBetweenLeaves) {
+  // one GPU per node; stage 0 on nodes 0-7 (leaf 0), stage 1 on nodes 8-15 (leaf 1)
+  const std::string nodes = R"(gpu: a100-sxm-80gb, gpus_per_node: 1,
+    intra_node: {bandwidth_GBps: 300, latency_us: 2}, inter_node: {bandwidth_GBps: 5, latency_us: 5, nics_per_node: 1})";
+  const std::vector<std::string> plan{"plan.tp=1", "plan.pp=2", "plan.dp=8"};
+  const double plain = predict_training(small(nodes, plan), "", Fidelity::full).step_s;
+  double previous = 0;
+  for (int ratio : {1, 2, 4, 8}) {
+    const Scenario s = small(nodes + ", fabric: {nodes_per_leaf: 8, oversubscription: " + std::to_string(ratio) + "}", plan);
+    const StepGraph g = build_step_graph(s, price_step(s), Fidelity::full);
+    const engine::Timeline tl = engine::simulate(g.graph);
+    if (ratio == 1) EXPECT_EQ(tl.makespan_s, plain);  // 8 ports, 8 slots: nothing to simulate
+    EXPECT_GE(tl.makespan_s, previous) << ratio;
+    previous = tl.makespan_s;
+    int most = 0;  // transfers at once on leaf 0's uplink, at each start
+    for (engine::ResourceId r = 0; r < g.graph.num_resources(); ++r) {
+      if (g.graph.resource(r).name != "leaf0.uplink") continue;
+      EXPECT_EQ(g.graph.resource(r).slots, 8 / ratio);
+      const auto& on = g.graph.tasks_on(r);
+      for (engine::TaskId a : on) {
+        int running = 0;
+        for (engine::TaskId b : on) running += tl.start_s[b] <= tl.start_s[a] && tl.end_s[b] > tl.start_s[a];
+        most = std::max(most, running);
+      }
+    }
+    if (ratio > 1) EXPECT_EQ(most, 8 / ratio) << ratio;  // full, never over
+  }
+  EXPECT_GT(previous, 1.2 * plain);
 }
 
 // The trace holds the simulated GPUs only and says which GPUs of the plan they stand for.
