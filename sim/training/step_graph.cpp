@@ -217,13 +217,14 @@ struct Builder {
 
 // ZeRO-3 (Rajbhandari et al. 2020 §5.3): a layer's parameters are all-gathered before each
 // use, one layer ahead (the gather waits for the compute two tasks back), in the stack's
-// calls (sim/training/zero_comm).
+// calls (sim/training/zero_comm), on the GPU's gather stream: beside, not behind, the
+// gradient reduce-scatters (across nodes both hold the NIC, which serves them in turn).
 void Builder::zero3_gather(Chains& ch, int stage, std::int64_t layer, const char* pass) {
   if (!zero3() || zero3_whole_stage(s.plan)) return;
   const double seconds = zero3_layer_gather_s(s.cluster, s.plan, s.stack,
                                               static_cast<double>(layer_params_per_gpu(s, layer)), s.training->precision);
   comm(ch, stage, GroupKind::dp, "layer" + std::to_string(layer) + ".zero3.gather." + pass, seconds,
-       out.categories.dp_comm, &StageStreams::dp);
+       out.categories.dp_comm, &StageStreams::gather);
 }
 
 // ZeRO 2/3 with overlap: a layer's gradients are reduce-scattered into the shards after

@@ -19,7 +19,11 @@ namespace twinsim {
 
 // The streams of one simulated GPU, and the NIC it sends through (full mode only).
 struct StageStreams {
-  engine::ResourceId compute = -1, tp = -1, cp = -1, dp = -1;
+  // dp: gradient reductions and the optimizer's parameter gathers; gather: ZeRO-3's
+  // per-layer parameter prefetch, a stream of its own as in DeepSpeed (its all-gather
+  // stream) and FSDP (its unshard stream), so a layer's prefetch does not queue behind the
+  // previous layer's gradient reduce-scatter
+  engine::ResourceId compute = -1, tp = -1, cp = -1, dp = -1, gather = -1;
   engine::ResourceId nic = -1;
   engine::ResourceId uplink = -1;  // its leaf switch's spine uplink (full mode, oversubscribed fabric)
   int leaf = -1;                   // the leaf switch its NIC hangs off (full mode, cluster.fabric)

@@ -46,9 +46,10 @@ StageStreams add_gpu(const Scenario& s, engine::TaskGraph& g, int rank) {
   st.tp = g.add_stream(rank, "tp_comm");
   st.cp = g.add_stream(rank, "cp_comm");
   st.dp = g.add_stream(rank, "dp_comm");
+  st.gather = g.add_stream(rank, "zero3_gather");
   const double slowdown = nccl_compute_slowdown(s.cluster);
   if (slowdown > 1.0) {
-    const engine::ResourceId side[] = {st.tp, st.cp, st.dp};
+    const engine::ResourceId side[] = {st.tp, st.cp, st.dp, st.gather};
     g.add_interference(st.compute, side, slowdown);
   }
   return st;

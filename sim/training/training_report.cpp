@@ -27,7 +27,7 @@ TimeBreakdown stage_breakdown(const StepGraph& g, const engine::Timeline& tl, in
     else if (cat == c.cp_comm) b.cp_comm_s += d;
     else if (cat == c.dp_comm) b.dp_comm_exposed_s += d;  // blocking (ZeRO-3 without overlap)
   }
-  const std::vector<engine::ResourceId> watched{st.tp, st.cp, st.dp}, covering{st.compute};
+  const std::vector<engine::ResourceId> watched{st.tp, st.cp, st.dp, st.gather}, covering{st.compute};
   const std::vector<double> exposed = engine::exposed_times(g.graph, tl, watched, covering);
   b.dp_comm_exposed_s += exposed[c.dp_comm];
   b.tp_comm_s += exposed[c.tp_comm];
@@ -43,7 +43,7 @@ TimeBreakdown stage_breakdown(const StepGraph& g, const engine::Timeline& tl, in
 void add_dp_ops(const StepGraph& g, int stage, std::vector<OpPrediction>& ops) {
   const StageStreams& st = g.stages[stage];
   OpPrediction reduce{"dp.grad_reduce", 0, 0}, gather{"dp.param_gather", 0, 0};
-  for (engine::ResourceId r : {st.compute, st.dp})
+  for (engine::ResourceId r : {st.compute, st.dp, st.gather})
     for (engine::TaskId t : g.graph.tasks_on(r)) {
       if (g.graph.category_of(t) != g.categories.dp_comm) continue;
       const std::string_view name = g.graph.name(t);
@@ -146,7 +146,8 @@ Utilization stage_utilization(const Scenario& s, const StepGraph& g, const StepC
   const double step = tl.makespan_s;
   Utilization u;
   u.compute = tl.resource_busy_s[st.compute] / step;
-  u.dp_link = tl.resource_busy_s[st.dp] / step;
+  const engine::ResourceId dp_streams[] = {st.dp, st.gather};
+  u.dp_link = engine::busy_union(g.graph, tl, dp_streams) / step;
   double tp_busy = tl.resource_busy_s[st.tp];
   for (engine::TaskId t : g.graph.tasks_on(st.compute))
     if (g.graph.category_of(t) == g.categories.tp_comm) tp_busy += g.graph.duration(t);

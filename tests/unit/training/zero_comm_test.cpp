@@ -68,7 +68,7 @@ TEST(ZeroComm, AZero3StepAtScaleIsCommunicationBound) {
   const double params = 4.0 * 4096 * 4096 + 3.0 * 4096 * 11008 + 2 * 4096;
   const double gather = zero3_layer_gather_s(s.cluster, s.plan, s.stack, params, Dtype::bf16);
   const double reduce = zero_layer_reduce_s(s.cluster, s.plan, s.stack, params, Dtype::bf16);
-  // the DP stream runs every layer's forward gather, backward gather and reduce in turn
+  // the node NIC carries every layer's forward gather, backward gather and reduce in turn
   const double dp_stream = 32 * (2 * gather + reduce);
   const TrainingPrediction p = predict_training(s);
   EXPECT_GT(p.breakdown.dp_comm_exposed_s, 2 * p.breakdown.compute_s);
