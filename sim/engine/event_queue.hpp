@@ -31,6 +31,7 @@ class EventQueue {
   }
   bool empty() const { return heap_.empty(); }
   double next_time() const { return heap_.top().time; }  // of the event pop() returns
+  const Event& top() const { return heap_.top(); }
   std::uint64_t pushed() const { return next_seq_; }
 
  private:

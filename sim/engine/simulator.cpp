@@ -1,6 +1,7 @@
 #include "sim/engine/simulator.hpp"
 
 #include <algorithm>
+#include <limits>
 
 #include "sim/engine/deadlock.hpp"
 #include "sim/engine/event_queue.hpp"
@@ -34,8 +35,9 @@ Csr successors(const TaskGraph& g) {
 // it becomes ready when the counter reaches zero.
 class Engine {
  public:
-  explicit Engine(const TaskGraph& g)
-      : g_(g), succ_(successors(g)), waits_(g.num_tasks(), 0), finished_(g.num_tasks(), 0),
+  explicit Engine(const TaskGraph& g, Exchange* exchange = nullptr,
+                  const std::function<int(int)>& process_of_rank = nullptr)
+      : g_(g), ex_(exchange), succ_(successors(g)), waits_(g.num_tasks(), 0), finished_(g.num_tasks(), 0),
         stream_pos_(g.num_resources(), 0), link_in_use_(g.num_resources(), 0),
         link_waiters_(g.num_resources()), link_dirty_(g.num_resources(), 0),
         waiting_for_link_(g.num_tasks(), 0), candidate_(g.num_tasks(), 0), ready_s_(g.num_tasks(), 0.0) {
@@ -60,9 +62,11 @@ class Engine {
       for (std::size_t i = 1; i < order.size(); ++i) ++waits_[order[i]];
     }
     queue_.reserve(g.num_resources() + 1);
+    if (ex_) assign_owners(process_of_rank);
   }
 
   Timeline run() {
+    if (ex_) return run_parallel();
     for (TaskId t = 0; t < g_.num_tasks(); ++t)
       if (waits_[t] == 0) on_ready(t);
     grant_links();
@@ -79,6 +83,131 @@ class Engine {
       if (queue_.empty() || queue_.next_time() > now_) grant_links();
     }
     if (finished_count_ != g_.num_tasks()) throw_deadlock(g_, finished_);
+    summarize();
+    return std::move(tl_);
+  }
+
+  // --- split over processes (simulate(graph, exchange, ...)) ---
+
+  // A task belongs to the process of its first stream's rank; one on links only (a
+  // pipeline transfer) to that of its first predecessor.
+  void assign_owners(const std::function<int(int)>& process_of_rank) {
+    me_ = ex_->process();
+    owner_.assign(g_.num_tasks(), -1);
+    for (TaskId t = 0; t < g_.num_tasks(); ++t)
+      for (ResourceId r : g_.resources_of(t))
+        if (is_stream(r)) {
+          owner_[t] = process_of_rank(g_.resource(r).rank);
+          break;
+        }
+    for (bool changed = true; changed;) {
+      changed = false;
+      for (auto [before, after] : g_.dependencies())
+        if (owner_[after] < 0 && owner_[before] >= 0) owner_[after] = owner_[before], changed = true;
+    }
+    for (int& o : owner_) o = o < 0 ? 0 : o;
+  }
+  bool mine(TaskId t) const { return !ex_ || owner_[t] == me_; }
+
+  bool stale(const Event& e) const {
+    return interference_ && (finished_[e.task] || e.time != tl_.end_s[e.task]);
+  }
+
+  // The instants are global: every process processes the earliest one any has, shares what
+  // finished until no process has anything left at it, then all grant links together.
+  Timeline run_parallel() {
+    for (TaskId t = 0; t < g_.num_tasks(); ++t)
+      if (mine(t) && waits_[t] == 0) on_ready(t);
+    grant_links_shared();
+    constexpr double kNever = std::numeric_limits<double>::infinity();
+    std::vector<std::int32_t> done;
+    for (;;) {
+      while (!queue_.empty() && stale(queue_.top())) queue_.pop();
+      const double next = ex_->min_all(queue_.empty() ? kNever : queue_.next_time());
+      if (next == kNever) break;
+      now_ = next;
+      for (bool more = true; more;) {
+        done.clear();
+        while (!queue_.empty() && queue_.next_time() == now_) {
+          const Event e = queue_.pop();
+          if (stale(e)) continue;
+          finish_locally(e.task);
+          done.push_back(e.task);
+        }
+        for (std::int32_t t : ex_->gather_all(done)) finish_everywhere(t);
+        while (!queue_.empty() && stale(queue_.top())) queue_.pop();
+        more = ex_->any_all(!queue_.empty() && queue_.next_time() == now_);
+      }
+      grant_links_shared();
+    }
+    return gather_timeline();
+  }
+
+  // What only the owner does when its task ends: its streams' next tasks move up.
+  void finish_locally(TaskId t) {
+    finished_[t] = 1;
+    ++finished_count_;
+    ++tl_.events;
+    if (interference_) finish_interfering(t);
+    for (ResourceId r : g_.resources_of(t)) {
+      if (!is_stream(r)) continue;
+      const auto& order = g_.tasks_on(r);
+      if (++stream_pos_[r] < order.size()) release(order[stream_pos_[r]]);
+    }
+  }
+
+  // What every process does when any task ends: releases its own successors, and frees the
+  // task's links in the link state every process keeps.
+  void finish_everywhere(TaskId t) {
+    for (TaskId s : succ_.row(t))
+      if (mine(s)) release(s);
+    for (ResourceId r : g_.resources_of(t))
+      if (!is_stream(r)) --link_in_use_[r], mark_dirty(r);
+  }
+
+  // grant_links over all processes: each offers its own waiters that could start, all
+  // order the offers alike and take links in that order, each starting its own tasks.
+  void grant_links_shared() {
+    collect_candidates();
+    std::vector<double> ready;
+    for (TaskId t : candidates_) ready.push_back(ready_s_[t]), candidate_[t] = 0;
+    const std::vector<std::int32_t> ids = ex_->gather_all(candidates_);
+    const std::vector<double> at = ex_->gather_all(ready);
+    std::vector<std::size_t> order(ids.size());
+    for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+    std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+      return at[a] != at[b] ? at[a] < at[b] : ids[a] < ids[b];
+    });
+    for (std::size_t i : order) {
+      const TaskId t = ids[i];
+      if (!links_free(t)) continue;
+      if (mine(t)) {
+        start(t);
+        continue;
+      }
+      for (ResourceId r : g_.resources_of(t))
+        if (!is_stream(r)) ++link_in_use_[r];
+    }
+  }
+
+  // Every process's start and end times, so each holds the whole timeline.
+  Timeline gather_timeline() {
+    std::vector<std::int32_t> ids;
+    std::vector<double> times;
+    for (TaskId t = 0; t < g_.num_tasks(); ++t)
+      if (mine(t) && finished_[t]) ids.push_back(t), times.push_back(tl_.start_s[t]), times.push_back(tl_.end_s[t]);
+    const std::vector<double> events = ex_->gather_all(std::vector<double>{static_cast<double>(tl_.events)});
+    const std::vector<std::int32_t> all_ids = ex_->gather_all(ids);
+    const std::vector<double> all_times = ex_->gather_all(times);
+    std::fill(finished_.begin(), finished_.end(), 0);
+    for (std::size_t i = 0; i < all_ids.size(); ++i) {
+      finished_[all_ids[i]] = 1;
+      tl_.start_s[all_ids[i]] = all_times[2 * i];
+      tl_.end_s[all_ids[i]] = all_times[2 * i + 1];
+    }
+    tl_.events = 0;
+    for (double e : events) tl_.events += static_cast<std::uint64_t>(e);
+    if (all_ids.size() != static_cast<std::size_t>(g_.num_tasks())) throw_deadlock(g_, finished_);
     summarize();
     return std::move(tl_);
   }
@@ -105,17 +234,8 @@ class Engine {
     ready_s_[t] = now_;
   }
 
-  void mark_dirty(ResourceId link) {
-    if (!link_dirty_[link]) link_dirty_[link] = 1, dirty_links_.push_back(link);
-  }
-
-  // At the end of an instant (every finish at it processed, so every link released at it
-  // is free), the waiters of the links that changed start in the order they became ready,
-  // ties by task id, each if all its links are free: first come, first served, and a link
-  // never idles while a waiter could use it. The order does not depend on the order the
-  // engine processed the instant's events, so symmetric ranks stay symmetric
-  // (sim/training/replica_symmetry.hpp relies on it).
-  void grant_links() {
+  // The waiters of the links that changed this instant whose links are all free now.
+  void collect_candidates() {
     candidates_.clear();
     for (ResourceId r : dirty_links_) {
       link_dirty_[r] = 0;
@@ -129,6 +249,20 @@ class Engine {
       queue.resize(kept);
     }
     dirty_links_.clear();
+  }
+
+  void mark_dirty(ResourceId link) {
+    if (!link_dirty_[link]) link_dirty_[link] = 1, dirty_links_.push_back(link);
+  }
+
+  // At the end of an instant (every finish at it processed, so every link released at it
+  // is free), the waiters of the links that changed start in the order they became ready,
+  // ties by task id, each if all its links are free: first come, first served, and a link
+  // never idles while a waiter could use it. The order does not depend on the order the
+  // engine processed the instant's events, so symmetric ranks stay symmetric
+  // (sim/training/replica_symmetry.hpp relies on it).
+  void grant_links() {
+    collect_candidates();
     std::sort(candidates_.begin(), candidates_.end(), [this](TaskId a, TaskId b) {
       return ready_s_[a] != ready_s_[b] ? ready_s_[a] < ready_s_[b] : a < b;
     });
@@ -227,6 +361,9 @@ class Engine {
   }
 
   const TaskGraph& g_;
+  Exchange* ex_ = nullptr;    // split over processes: what they share; null when alone
+  std::vector<int> owner_;    // per task: the process simulating it (split runs only)
+  int me_ = 0;
   Csr succ_;
   std::vector<std::uint8_t> is_stream_;  // per resource, cached off the cold Resource struct
   std::vector<std::int32_t> waits_;
@@ -253,5 +390,9 @@ class Engine {
 }  // namespace
 
 Timeline simulate(const TaskGraph& graph) { return Engine(graph).run(); }
+
+Timeline simulate(const TaskGraph& graph, Exchange& exchange, const std::function<int(int rank)>& process_of_rank) {
+  return Engine(graph, &exchange, process_of_rank).run();
+}
 
 }  // namespace twinsim::engine

@@ -211,12 +211,45 @@ double model_flops_per_step(const Scenario& s) {
   return per_sequence * static_cast<double>(s.training->global_batch);
 }
 
+namespace {
+
+TrainingPrediction predict_from(const Scenario& s, const StepCosts& costs, const StepGraph& g,
+                                const engine::Timeline& tl);
+
+}  // namespace
+
 TrainingPrediction predict_training(const Scenario& s, const std::string& trace_path, Fidelity fidelity) {
   const StepCosts costs = price_step(s);
   const StepGraph g = build_step_graph(s, costs, fidelity);
   const engine::Timeline tl = engine::simulate(g.graph);
   if (!trace_path.empty())
     engine::write_chrome_trace(trace_path, g.graph, tl, layer_op_expansion(g, costs), trace_notes(s, g, fidelity));
+  return predict_from(s, costs, g, tl);
+}
+
+TrainingPrediction predict_training(const Scenario& s, const std::string& trace_path, Fidelity fidelity,
+                                    engine::Exchange& exchange) {
+  const StepCosts costs = price_step(s);
+  const StepGraph g = build_step_graph(s, costs, fidelity);
+  // ranks are numbered stage by stage (fast mode: the stage itself); process p takes
+  // stages [p * pp / n, (p + 1) * pp / n)
+  const int per_stage = fidelity == Fidelity::fast ? 1 : s.plan.tp * s.plan.cp * s.plan.dp;
+  const int n = exchange.processes(), pp = s.plan.pp;
+  const engine::Timeline tl = engine::simulate(g.graph, exchange, [=](int rank) {
+    const int stage = rank / per_stage;
+    for (int p = n - 1; p > 0; --p)
+      if (stage >= p * pp / n) return p;
+    return 0;
+  });
+  if (!trace_path.empty() && exchange.process() == 0)
+    engine::write_chrome_trace(trace_path, g.graph, tl, layer_op_expansion(g, costs), trace_notes(s, g, fidelity));
+  return predict_from(s, costs, g, tl);
+}
+
+namespace {
+
+TrainingPrediction predict_from(const Scenario& s, const StepCosts& costs, const StepGraph& g,
+                                const engine::Timeline& tl) {
 
   TrainingPrediction p;
   p.step_s = tl.makespan_s;
@@ -256,6 +289,8 @@ TrainingPrediction predict_training(const Scenario& s, const std::string& trace_
   p.utilization = stage_utilization(s, g, costs, tl, p.reported_stage);
   return p;
 }
+
+}  // namespace
 
 nlohmann::json to_json(const TimeBreakdown& b) {
   return {{"compute_s", b.compute_s},     {"recompute_s", b.recompute_s},

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "scenario/scenario.hpp"
+#include "sim/engine/exchange.hpp"
 #include "sim/engine/timeline.hpp"
 #include "sim/training/step_graph.hpp"
 
@@ -73,6 +74,12 @@ double model_flops_per_step(const Scenario& s);
 
 TrainingPrediction predict_training(const Scenario& s, const std::string& trace_path = "",
                                     Fidelity fidelity = Fidelity::fast);
+// The same, the step's simulation split over the processes of `exchange` (mpirun): each
+// simulates a contiguous block of pipeline stages (sim/engine/simulator.hpp); every process
+// returns the same prediction, which equals the single process's. Only process 0 writes
+// the trace.
+TrainingPrediction predict_training(const Scenario& s, const std::string& trace_path, Fidelity fidelity,
+                                    engine::Exchange& exchange);
 
 nlohmann::json to_json(const TimeBreakdown& b);
 nlohmann::json time_json(const TrainingPrediction& p);

@@ -1,0 +1,23 @@
+#pragma once
+// What the processes of a parallel simulation tell each other (simulate(graph, exchange,
+// ...) in simulator.hpp): collective calls every process makes in the same order, as MPI
+// collectives are. app/ implements it over MPI; tests over threads.
+#include <cstdint>
+#include <span>
+#include <vector>
+
+namespace twinsim::engine {
+
+class Exchange {
+ public:
+  virtual ~Exchange() = default;
+  virtual int process() const = 0;    // this process, 0 .. processes() - 1
+  virtual int processes() const = 0;
+  virtual double min_all(double local) = 0;  // the smallest of every process's value
+  virtual bool any_all(bool local) = 0;      // whether some process's value is true
+  // every process's items, concatenated in process order
+  virtual std::vector<std::int32_t> gather_all(std::span<const std::int32_t> local) = 0;
+  virtual std::vector<double> gather_all(std::span<const double> local) = 0;
+};
+
+}  // namespace twinsim::engine
