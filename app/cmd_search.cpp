@@ -14,6 +14,7 @@
 #include "app/commands.hpp"
 #include "app/cli_checks.hpp"
 #include "app/scenario_args.hpp"
+#include "app/mpi_exchange.hpp"
 #include "exec/runtime/mpi_communicator.hpp"
 #include "sim/search/plan_search.hpp"
 #include "sim/search/recompute_budget.hpp"
@@ -135,12 +136,6 @@ void print_mix(const RecomputeMix& r) {
 // Under mpirun each rank walks every size-th block of the space; rank 0 gathers the
 // ranks' best plans and Pareto fronts, merges them (merge_passes: the single-process
 // answer, tests/unit/search/merge_test.cpp) and confirms and prints alone.
-bool launched_by_mpirun() {
-  for (const char* var : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_RANK"})
-    if (std::getenv(var)) return true;
-  return false;
-}
-
 template <typename T>
 std::vector<T> gather_items(const std::vector<T>& mine, int rank, int size) {
   static_assert(std::is_trivially_copyable_v<T>, "sent as bytes");

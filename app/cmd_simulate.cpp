@@ -5,6 +5,8 @@
 #include <unistd.h>
 
 #include "app/cli_checks.hpp"
+#include "app/mpi_exchange.hpp"
+#include "exec/runtime/mpi_communicator.hpp"
 #include "app/commands.hpp"
 #include "app/scenario_args.hpp"
 #include "scenario/errors.hpp"
@@ -62,6 +64,16 @@ void add_simulate_command(CLI::App& app) {
       throw ScenarioError("--trace", *trace, "traces a training step; this scenario is an inference batch");
     if (s.inference && fidelity_option->count() > 0)
       throw ScenarioError("--fidelity", *fidelity, "applies to a training step; this scenario is an inference batch");
+    // under mpirun the step's simulation is split over the processes; process 0 prints
+    if (launched_by_mpirun()) {
+      exec::MpiSession mpi;
+      MpiExchange exchange;
+      const nlohmann::json report = simulate_report(s, *trace, mode, &exchange);
+      if (exchange.process() != 0) return;
+      if (args->json) std::cout << report.dump(2) << "\n";
+      else print_report(std::cout, s, report);
+      return;
+    }
     const nlohmann::json report = simulate_report(s, *trace, mode);
     if (args->json) std::cout << report.dump(2) << "\n";
     else print_report(std::cout, s, report);

@@ -86,10 +86,12 @@ nlohmann::json memory_report(const Scenario& s) {
   return {{"params", params_json(s)}, {"memory", to_json(predict_memory(s))}};
 }
 
-nlohmann::json simulate_report(const Scenario& s, const std::string& trace_path, Fidelity fidelity) {
+nlohmann::json simulate_report(const Scenario& s, const std::string& trace_path, Fidelity fidelity,
+                               engine::Exchange* exchange) {
   nlohmann::json report = memory_report(s);
   if (s.is_training()) {
-    const TrainingPrediction p = predict_training(s, trace_path, fidelity);
+    const TrainingPrediction p = exchange ? predict_training(s, trace_path, fidelity, *exchange)
+                                          : predict_training(s, trace_path, fidelity);
     report["time"] = time_json(p);
     report["throughput"] = to_json(p.throughput);
   }

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "scenario/scenario.hpp"
+#include "sim/engine/exchange.hpp"
 #include "sim/training/step_graph.hpp"
 
 namespace twinsim {
@@ -17,9 +18,11 @@ nlohmann::json params_json(const Scenario& s);
 // `twinsim memory`: params + memory.
 nlohmann::json memory_report(const Scenario& s);
 
-// `twinsim simulate`: the full report; a Chrome trace goes to `trace_path` if given.
+// `twinsim simulate`: the full report; a Chrome trace goes to `trace_path` if given. With
+// an exchange (mpirun), the training step's simulation is split over its processes; every
+// process returns the same report.
 nlohmann::json simulate_report(const Scenario& s, const std::string& trace_path = "",
-                               Fidelity fidelity = Fidelity::fast);
+                               Fidelity fidelity = Fidelity::fast, engine::Exchange* exchange = nullptr);
 
 // The report as aligned text tables (every section the report has).
 void print_report(std::ostream& out, const Scenario& s, const nlohmann::json& report);

@@ -10,3 +10,10 @@ add_test(NAME cli.search_mpi
          COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/check_search_mpi.py $<TARGET_FILE:twinsim>
                  ${MPIEXEC_EXECUTABLE})
 set_tests_properties(cli.search_mpi PROPERTIES TIMEOUT 300)
+
+# A full-fidelity step split over 2 and 4 MPI processes gives the single-process report
+# and trace, byte for byte.
+add_test(NAME cli.simulate_mpi
+         COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/check_simulate_mpi.py $<TARGET_FILE:twinsim>
+                 ${MPIEXEC_EXECUTABLE} ${PROJECT_SOURCE_DIR}/scenarios)
+set_tests_properties(cli.simulate_mpi PROPERTIES TIMEOUT 600)
