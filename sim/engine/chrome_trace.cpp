@@ -58,7 +58,8 @@ void write_event(std::ostream& out, std::string_view name, std::string_view cate
 }  // namespace
 
 void write_chrome_trace(std::ostream& out, const TaskGraph& g, const Timeline& tl, const TaskExpansion& expand,
-                        const TraceNotes& notes) {
+                        const TraceNotes& notes, const TraceSelection& shown) {
+  auto show = [&shown](ResourceId r) { return shown.empty() || shown[r]; };
   int network_pid = 0;  // one past the highest rank
   for (ResourceId r = 0; r < g.num_resources(); ++r)
     network_pid = std::max(network_pid, g.resource(r).rank + 1);
@@ -85,6 +86,7 @@ void write_chrome_trace(std::ostream& out, const TaskGraph& g, const Timeline& t
   };
   std::vector<bool> named(network_pid + 1, false);
   for (ResourceId r = 0; r < g.num_resources(); ++r) {
+    if (!show(r)) continue;
     int pid = pid_of(r);
     if (!named[pid]) {
       named[pid] = true;
@@ -97,10 +99,13 @@ void write_chrome_trace(std::ostream& out, const TaskGraph& g, const Timeline& t
   }
   std::vector<std::pair<std::string, double>> parts;
   for (TaskId t = 0; t < g.num_tasks(); ++t) {
+    const auto on = g.resources_of(t);
+    if (std::none_of(on.begin(), on.end(), show)) continue;
     parts.clear();
     if (expand) expand(t, parts);
     const std::string_view category = g.category_name(g.category_of(t));
     for (ResourceId r : g.resources_of(t)) {
+      if (!show(r)) continue;
       if (parts.empty()) {
         separate();
         write_event(out, g.name(t), category, pid_of(r), r, tl.start_s[t], tl.end_s[t] - tl.start_s[t]);
@@ -118,8 +123,9 @@ void write_chrome_trace(std::ostream& out, const TaskGraph& g, const Timeline& t
 }
 
 void write_chrome_trace(const std::string& path, const TaskGraph& graph, const Timeline& timeline,
-                        const TaskExpansion& expand, const TraceNotes& notes) {
-  io::write_file_whole(path, [&](std::ostream& out) { write_chrome_trace(out, graph, timeline, expand, notes); });
+                        const TaskExpansion& expand, const TraceNotes& notes, const TraceSelection& shown) {
+  io::write_file_whole(path,
+                       [&](std::ostream& out) { write_chrome_trace(out, graph, timeline, expand, notes, shown); });
 }
 
 }  // namespace twinsim::engine

@@ -6,6 +6,7 @@
 // extra process named "network". Streamed directly: full-mode traces hold millions of
 // events.
 #include <ostream>
+#include <cstdint>
 #include <functional>
 #include <string>
 #include <utility>
@@ -25,9 +26,15 @@ using TaskExpansion = std::function<void(TaskId, std::vector<std::pair<std::stri
 // which Perfetto shows as the trace's metadata.
 using TraceNotes = std::vector<std::pair<std::string, std::string>>;
 
+// Which resources the trace shows (per resource, 1 = written); empty: all of them. A
+// task is written on the shown resources it occupies.
+using TraceSelection = std::vector<std::uint8_t>;
+
 void write_chrome_trace(std::ostream& out, const TaskGraph& graph, const Timeline& timeline,
-                        const TaskExpansion& expand = nullptr, const TraceNotes& notes = {});
+                        const TaskExpansion& expand = nullptr, const TraceNotes& notes = {},
+                        const TraceSelection& shown = {});
 void write_chrome_trace(const std::string& path, const TaskGraph& graph, const Timeline& timeline,
-                        const TaskExpansion& expand = nullptr, const TraceNotes& notes = {});
+                        const TaskExpansion& expand = nullptr, const TraceNotes& notes = {},
+                        const TraceSelection& shown = {});
 
 }  // namespace twinsim::engine

@@ -349,6 +349,10 @@ void Builder::add_pipeline_transfers() {
       for (int dir = 0; dir < 2; ++dir)
         links[dir][i].push_back(out.graph.add_link("pp" + std::to_string(i) + (dir ? "<-" : "->") +
                                                    std::to_string((i + 1) % pp) + "." + std::to_string(g)));
+  out.pp_links.assign(gpus, {});
+  for (int dir = 0; dir < 2; ++dir)
+    for (int i = 0; i < pp; ++i)
+      for (std::size_t g = 0; g < gpus; ++g) out.pp_links[g].push_back(links[dir][i][g]);
   auto transfer = [&](int from_stage, int to_stage, std::size_t g, ResourceId link, const char* name, TaskId from,
                       TaskId to) {
     std::vector<ResourceId> res{link};

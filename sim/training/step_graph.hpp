@@ -61,6 +61,9 @@ struct StepGraph {
   std::vector<StageStreams> stages;               // the GPU each stage's report describes
   std::vector<std::vector<StageStreams>> ranks;   // per stage: every simulated GPU
   int simulated_gpus = 0;                         // all stages' (fast mode: one per stage)
+  // per GPU index within a stage: the pipeline links its transfers take (both directions,
+  // every boundary)
+  std::vector<std::vector<engine::ResourceId>> pp_links;
   StepCategories categories{};
   std::vector<TaskOrigin> origin;  // per task
 };

@@ -172,10 +172,22 @@ Utilization stage_utilization(const Scenario& s, const StepGraph& g, const StepC
   return u;
 }
 
-// What the trace shows: the GPUs the engine ran, and which GPUs of the plan they stand for.
-engine::TraceNotes trace_notes(const Scenario& s, const StepGraph& g, Fidelity fidelity) {
+// A trace shows at most this many GPUs: a 512-GPU Llama 3 405B step with its ops is about
+// 280 MB of JSON. Past it, data-parallel replica 0 of every stage is written (the GPUs,
+// their NICs, uplinks and pipeline links), and the trace says so.
+constexpr int kTracedGpus = 1024;
+
+struct TraceChoice {
+  engine::TraceNotes notes;
+  engine::TraceSelection shown;  // empty: everything
+};
+
+// What the trace shows: the GPUs the engine ran, which GPUs of the plan they stand for,
+// and, past kTracedGpus, the sample written.
+TraceChoice trace_choice(const Scenario& s, const StepGraph& g, Fidelity fidelity) {
   const int world = static_cast<int>(s.plan.world_size());
-  const int replicas = static_cast<int>(g.ranks.front().size()) / (s.plan.tp * s.plan.cp);
+  const int per_replica = s.plan.tp * s.plan.cp;
+  const int replicas = static_cast<int>(g.ranks.front().size()) / per_replica;
   std::string covers = "every GPU of the plan, each a process named by its rank";
   if (fidelity == Fidelity::fast)
     covers = "one GPU per pipeline stage (process i: stage i), standing for all its tensor-, context- and "
@@ -187,7 +199,23 @@ engine::TraceNotes trace_notes(const Scenario& s, const StepGraph& g, Fidelity f
     covers = "data-parallel replicas 0.." + std::to_string(replicas - 1) + " of every stage (their GPUs keep their "
              "ranks); replica d + j*" + std::to_string(replicas) + " runs replica d's timeline exactly (full mode's "
              "symmetry, sim/training/replica_symmetry.hpp)";
-  return {{"gpus", std::to_string(world)}, {"simulated_gpus", std::to_string(g.simulated_gpus)}, {"covers", covers}};
+  TraceChoice c;
+  if (is_full(fidelity) && g.simulated_gpus > kTracedGpus) {
+    c.shown.assign(static_cast<std::size_t>(g.graph.num_resources()), 0);
+    for (const std::vector<StageStreams>& stage : g.ranks)
+      for (int i = 0; i < per_replica; ++i)
+        for (engine::ResourceId r : {stage[i].compute, stage[i].tp, stage[i].cp, stage[i].dp, stage[i].gather,
+                                     stage[i].nic, stage[i].uplink})
+          if (r >= 0) c.shown[r] = 1;
+    for (int i = 0; i < per_replica && i < static_cast<int>(g.pp_links.size()); ++i)
+      for (engine::ResourceId r : g.pp_links[i]) c.shown[r] = 1;
+    covers = "sampled: the GPUs of data-parallel replica 0 of every stage (" + std::to_string(per_replica * s.plan.pp) +
+             " of the " + std::to_string(g.simulated_gpus) + " simulated, past the trace's limit of " +
+             std::to_string(kTracedGpus) + "), with their NICs, uplinks and pipeline links; the simulated GPUs: " +
+             covers;
+  }
+  c.notes = {{"gpus", std::to_string(world)}, {"simulated_gpus", std::to_string(g.simulated_gpus)}, {"covers", covers}};
+  return c;
 }
 
 }  // namespace
@@ -216,14 +244,19 @@ namespace {
 TrainingPrediction predict_from(const Scenario& s, const StepCosts& costs, const StepGraph& g,
                                 const engine::Timeline& tl);
 
+void write_trace(const std::string& path, const Scenario& s, const StepCosts& costs, const StepGraph& g,
+                 const engine::Timeline& tl, Fidelity fidelity) {
+  const TraceChoice c = trace_choice(s, g, fidelity);
+  engine::write_chrome_trace(path, g.graph, tl, layer_op_expansion(g, costs), c.notes, c.shown);
+}
+
 }  // namespace
 
 TrainingPrediction predict_training(const Scenario& s, const std::string& trace_path, Fidelity fidelity) {
   const StepCosts costs = price_step(s);
   const StepGraph g = build_step_graph(s, costs, fidelity);
   const engine::Timeline tl = engine::simulate(g.graph);
-  if (!trace_path.empty())
-    engine::write_chrome_trace(trace_path, g.graph, tl, layer_op_expansion(g, costs), trace_notes(s, g, fidelity));
+  if (!trace_path.empty()) write_trace(trace_path, s, costs, g, tl, fidelity);
   return predict_from(s, costs, g, tl);
 }
 
@@ -241,8 +274,7 @@ TrainingPrediction predict_training(const Scenario& s, const std::string& trace_
       if (stage >= p * pp / n) return p;
     return 0;
   });
-  if (!trace_path.empty() && exchange.process() == 0)
-    engine::write_chrome_trace(trace_path, g.graph, tl, layer_op_expansion(g, costs), trace_notes(s, g, fidelity));
+  if (!trace_path.empty() && exchange.process() == 0) write_trace(trace_path, s, costs, g, tl, fidelity);
   return predict_from(s, costs, g, tl);
 }
 

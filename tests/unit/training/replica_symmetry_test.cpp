@@ -185,5 +185,21 @@ TEST(ReplicaSymmetry, TraceSaysWhatItCovers) {
   EXPECT_EQ(ranks, (std::set<int>{0, 1, 8, 9}));  // replica 0's two GPUs on each stage of 8
 }
 
+// Past 1,024 simulated GPUs the trace samples data-parallel replica 0 of every stage and
+// says so: 2,048 GPUs simulated per rank, 2 written.
+TEST(ReplicaSymmetry, ATraceOfThousandsOfGpusIsSampled) {
+  const Scenario s = small(kDgx, {"plan.tp=1", "plan.pp=2", "plan.dp=1024", "training.global_batch=1024"});
+  const std::string path = ::testing::TempDir() + "replica_symmetry_sampled.json";
+  predict_training(s, path, Fidelity::full_per_rank);
+  std::ifstream in(path);
+  const nlohmann::json trace = nlohmann::json::parse(in);
+  EXPECT_EQ(trace["otherData"]["simulated_gpus"], "2048");
+  EXPECT_EQ(trace["otherData"]["covers"].get<std::string>().rfind("sampled: the GPUs of data-parallel replica 0", 0), 0u);
+  std::set<int> ranks;
+  for (const auto& e : trace["traceEvents"])
+    if (e["ph"] == "X" && e["cat"] == "compute") ranks.insert(e["pid"].get<int>());
+  EXPECT_EQ(ranks, (std::set<int>{0, 1024}));
+}
+
 }  // namespace
 }  // namespace twinsim
