@@ -47,7 +47,9 @@ void add_simulate_command(CLI::App& app) {
   cmd->add_option("--fidelity", *fidelity,
                   "fast: one GPU per pipeline stage; full: every GPU, collectives and shared NICs (alike "
                   "data-parallel replicas simulated once); full-per-rank: full, each GPU simulated on its own")
-      ->check(CLI::IsMember({"fast", "full", "full-per-rank"}));
+      ->check([](const std::string& name) {
+        return fidelity_from_string(name) ? std::string() : "must be fast, full or full-per-rank";
+      });
   auto budget_gib = std::make_shared<double>(default_memory_budget_gib());
   cmd->add_option("--max-memory-gib", *budget_gib,
                   "refuse a training step whose task graph would take more memory (default: half the machine's)")
@@ -55,9 +57,7 @@ void add_simulate_command(CLI::App& app) {
   auto* fidelity_option = cmd->get_option("--fidelity");
   cmd->callback([args, trace, fidelity, fidelity_option, budget_gib] {
     const Scenario s = load_from_args(*args);
-    const Fidelity mode = *fidelity == "full"            ? Fidelity::full
-                          : *fidelity == "full-per-rank" ? Fidelity::full_per_rank
-                                                         : Fidelity::fast;
+    const Fidelity mode = *fidelity_from_string(*fidelity);
     if (s.training) check_step_size(s, mode, *budget_gib);
     // an inference batch is priced in closed form: no step graph to trace or to run per GPU
     if (s.inference && !trace->empty())

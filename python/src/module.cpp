@@ -104,10 +104,14 @@ std::string resolved_json(const std::string& text, const std::vector<std::string
 }
 
 std::string simulate_json(const std::string& text, const std::vector<std::string>& overrides,
-                          const std::string& trace) {
+                          const std::string& trace, const std::string& fidelity) {
   const Scenario s = load(text, overrides);
+  const std::optional<Fidelity> mode = fidelity_from_string(fidelity);
+  if (!mode) throw ScenarioError("fidelity", fidelity, "must be fast, full or full-per-rank");
+  if (s.inference && *mode != Fidelity::fast)
+    throw ScenarioError("fidelity", fidelity, "applies to a training step; this scenario is an inference batch");
   py::gil_scoped_release release;
-  return simulate_report(s, trace).dump();
+  return simulate_report(s, trace, *mode).dump();
 }
 
 std::string memory_json(const std::string& text, const std::vector<std::string>& overrides) {
@@ -183,7 +187,8 @@ PYBIND11_MODULE(_core, m) {
   m.def("scenario_file_json", &scenario_file_json, py::arg("path"));
   m.def("text_json", &text_json, py::arg("text"));
   m.def("resolved_json", &resolved_json, py::arg("text"), py::arg("overrides"));
-  m.def("simulate_json", &simulate_json, py::arg("text"), py::arg("overrides"), py::arg("trace") = "");
+  m.def("simulate_json", &simulate_json, py::arg("text"), py::arg("overrides"), py::arg("trace") = "",
+        py::arg("fidelity") = "fast");
   m.def("memory_json", &memory_json, py::arg("text"), py::arg("overrides"));
   m.def("search_json", &search_json, py::arg("text"), py::arg("overrides"), py::arg("min_gpus"),
         py::arg("max_gpus"), py::arg("objective"), py::arg("top"), py::arg("simulate"), py::arg("max_micro_batch"));

@@ -241,10 +241,13 @@ class CapacityPlan:
         return _frame([row])
 
 
-def simulate(scenario, overrides=None, trace: str | os.PathLike | None = None) -> Report:
-    """Predict one training step (or inference batch); ``trace`` writes a Chrome trace."""
+def simulate(scenario, overrides=None, trace: str | os.PathLike | None = None, fidelity: str = "fast") -> Report:
+    """Predict one training step (or inference batch); ``trace`` writes a Chrome trace.
+    ``fidelity`` is ``twinsim simulate --fidelity``: "fast" (one GPU per stage), "full"
+    (every GPU, shared NICs and the cluster's fabric; alike replicas simulated once) or
+    "full-per-rank"."""
     s = _as_scenario(scenario)
-    data = json.loads(_core.simulate_json(s.text(), _overrides(overrides), str(trace) if trace else ""))
+    data = json.loads(_core.simulate_json(s.text(), _overrides(overrides), str(trace) if trace else "", fidelity))
     return Report(data, str(trace) if trace else None)
 
 

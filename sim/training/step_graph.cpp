@@ -578,6 +578,21 @@ StepCosts price_step(const Scenario& s) {
   return c;
 }
 
+std::string_view to_string(Fidelity f) {
+  switch (f) {
+    case Fidelity::fast: return "fast";
+    case Fidelity::full: return "full";
+    case Fidelity::full_per_rank: return "full-per-rank";
+  }
+  return "fast";
+}
+
+std::optional<Fidelity> fidelity_from_string(std::string_view name) {
+  for (Fidelity f : {Fidelity::fast, Fidelity::full, Fidelity::full_per_rank})
+    if (to_string(f) == name) return f;
+  return std::nullopt;
+}
+
 StepGraph build_step_graph(const Scenario& s, const StepCosts& costs, Fidelity fidelity) {
   Builder b(s, costs, fidelity);
   b.build();

@@ -8,6 +8,8 @@
 // compute tasks and the collectives around them; the stage's schedule (GPipe, 1F1B,
 // interleaved) is the program order of its compute stream, so bubbles and overlap come
 // out of the simulation.
+#include <optional>
+#include <string_view>
 #include <vector>
 
 #include "scenario/scenario.hpp"
@@ -37,6 +39,9 @@ struct StageStreams {
 // (the reference the folded full mode is checked against).
 enum class Fidelity { fast, full, full_per_rank };
 inline bool is_full(Fidelity f) { return f != Fidelity::fast; }
+// The names the command line and Python take: "fast", "full", "full-per-rank".
+std::string_view to_string(Fidelity f);
+std::optional<Fidelity> fidelity_from_string(std::string_view name);
 
 struct StepCategories {
   engine::CategoryId compute, recompute, tp_comm, cp_comm, ep_comm, pp_comm, dp_comm, optimizer;

@@ -71,6 +71,25 @@ def test_simulate_frame_breakdown_sums_to_step(small_scenario):
     assert 0 < rep.mfu < 1
 
 
+def test_full_fidelity_is_the_cli_s(root):
+    # `fidelity` is the CLI's --fidelity: Llama 3 70B on 256 H100s behind a 4:1 spine
+    # (single-plane leaves of 2 nodes), the same full-mode step, folded to 64 GPUs
+    path = root / "scenarios" / "training" / "llama3-70b-h100.yaml"
+    fabric = {"nodes_per_leaf": 2, "oversubscription": 4, "rail_optimized": False}
+    sets = ["plan.dp=8"] + [f"cluster.fabric.{k}={str(v).lower()}" for k, v in fabric.items()]
+    cli = subprocess.run([str(_twinsim_exe(root)), "simulate", str(path), "--json", "--fidelity", "full",
+                          *sum([["--set", s] for s in sets], [])], capture_output=True, text=True, check=True).stdout
+    s = twinsim.load_scenario(path).set("plan.dp", 8).set("cluster.fabric", fabric)
+    full = twinsim.simulate(s, fidelity="full")
+    assert full.to_dict() == json.loads(cli)
+    per_rank = twinsim.simulate(s, fidelity="full-per-rank")
+    assert per_rank.step_s == full.step_s
+    assert (full.to_dict()["time"]["simulated_gpus"], per_rank.to_dict()["time"]["simulated_gpus"]) == (64, 256)
+    with pytest.raises(twinsim.ScenarioError) as e:
+        twinsim.simulate(s, fidelity="exact")
+    assert e.value.key == "fidelity"
+
+
 def test_search_top_plans_fit_and_are_sorted(small_scenario):
     res = twinsim.search(small_scenario, gpus=8, top=5, max_micro_batch=2)
     df = res.to_frame()
