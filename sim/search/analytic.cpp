@@ -73,19 +73,35 @@ AnalyticEstimate AnalyticModel::estimate(const Candidate& c) {
   // ZeRO-3 gathers each layer's parameters before use, prefetched one layer ahead
   // (Rajbhandari et al. 2020 §5.3): it hides behind the layer's compute when shorter.
   // Its gradients are reduce-scattered after each backward on the same DP stream (§5.3).
+  // ZeRO 2 reduce-scatters the same way (§5.2). Without overlap both are whole-chunk
+  // collectives on the compute stream instead (whole_chunk below), as the step graph builds them.
   double gather_dense = 0, gather_moe = 0, reduce_dense = 0, reduce_moe = 0;
-  if (c.zero == 3 && c.dp > 1) {
+  const bool layer_gathers = c.zero == 3 && c.dp > 1 && !zero3_whole_stage(plan_);
+  const bool layer_reduces = sharded_grads(plan_) && !sharded_grads_whole_stage(plan_);
+  if (layer_gathers || layer_reduces) {
     const StackSpec& stack = base_.stack;
     // one layer on one GPU, as the memory model lays it out (sim/memory/weights.hpp)
     const double dense_params = static_cast<double>(layer_params_on_gpu(model, plan_, false).total());
     const double moe_params = model.moe ? static_cast<double>(layer_params_on_gpu(model, plan_, true).total()) : 0.0;
-    gather_dense = zero3_layer_gather_s(cluster, plan_, stack, dense_params, precision);
-    reduce_dense = zero_layer_reduce_s(cluster, plan_, stack, dense_params, precision);
-    if (model.moe) {
-      gather_moe = zero3_layer_gather_s(cluster, plan_, stack, moe_params, precision);
-      reduce_moe = zero_layer_reduce_s(cluster, plan_, stack, moe_params, precision);
-    }
+    if (layer_gathers) gather_dense = zero3_layer_gather_s(cluster, plan_, stack, dense_params, precision);
+    if (layer_reduces) reduce_dense = zero_layer_reduce_s(cluster, plan_, stack, dense_params, precision);
+    if (model.moe && layer_gathers) gather_moe = zero3_layer_gather_s(cluster, plan_, stack, moe_params, precision);
+    if (model.moe && layer_reduces) reduce_moe = zero_layer_reduce_s(cluster, plan_, stack, moe_params, precision);
   }
+  // ZeRO 2/3 without overlap: every chunk's passes of a micro-batch gather (ZeRO-3) and
+  // reduce-scatter its parameters whole, blocking (sim/training/step_graph.hpp)
+  auto whole_chunk = [&](int stage, StageTime& t) {
+    if (!sharded_grads_whole_stage(plan_)) return;
+    std::int64_t priced = -1;  // chunks mostly hold alike layers: price each size once
+    ShardedStageComm comm;
+    for (int chunk = 0; chunk < v; ++chunk) {
+      const std::int64_t params = chunk_params_per_gpu(model, plan_, stage, chunk);
+      if (params != priced) comm = sharded_stage_comm(cluster, plan_, precision, static_cast<double>(params));
+      priced = params;
+      t.fwd += comm.gather_s;
+      t.bwd += comm.gather_s + comm.reduce_s;
+    }
+  };
   const double f_dense = layer_pass_s(c, prices.dense, gather_dense, true);
   const double b_dense = layer_pass_s(c, prices.dense, gather_dense + reduce_dense, false);
   const double f_moe = model.moe ? layer_pass_s(c, prices.moe, gather_moe, true) : 0;
@@ -104,6 +120,7 @@ AnalyticEstimate AnalyticModel::estimate(const Candidate& c) {
       t.fwd += prices.head.fwd + prices.head.tp_fwd;
       t.bwd += prices.head.bwd + prices.head.tp_bwd;
     }
+    whole_chunk(stage, t);
     return t;
   };
   const StageTime first = stage_time(0);
@@ -130,7 +147,7 @@ AnalyticEstimate AnalyticModel::estimate(const Candidate& c) {
 
   // data parallelism on the first stage, which finishes its backward last
   const std::int64_t params = stage_params(model, plan_, 0).total();
-  if (c.dp > 1 && c.zero < 3) {
+  if (c.dp > 1 && c.zero < 3) {  // ZeRO 0-2; ZeRO 2 reduced its grads in every backward
     // Megatron-core's DDP buckets (sim/memory/buffers.hpp); without overlap one bucket
     // holds the whole buffer (bucket_size None), as the step graph builds it
     const std::int64_t per_bucket = c.overlap_grad_reduce ? dp_bucket_params(plan_) : params;
@@ -138,7 +155,9 @@ AnalyticEstimate AnalyticModel::estimate(const Candidate& c) {
     const double bucket = static_cast<double>(params) / static_cast<double>(buckets);
     const CollectiveOp op = c.zero >= 1 ? CollectiveOp::reduce_scatter : CollectiveOp::all_reduce;
     const double t_bucket = collective_time_s(cluster, op, dp_group, bucket * grad_element_bytes(precision));
-    if (c.overlap_grad_reduce) {
+    if (sharded_grads(plan_)) {
+      // nothing left to reduce at the step's end (the step graph's add_data_parallel)
+    } else if (c.overlap_grad_reduce) {
       // bucket k is ready k/n into the last backward; the dp stream runs them in order,
       // slowing that backward while they run
       const double slowed_bwd =

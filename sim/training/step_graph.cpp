@@ -66,7 +66,7 @@ struct Builder {
   const LayerCost& cost_of(std::int64_t layer) const { return costs.layers[costs.layer_cost_index[layer]]; }
   bool zero3() const { return s.plan.zero == 3 && s.plan.dp > 1; }
   bool sharded_grads() const { return twinsim::sharded_grads(s.plan); }
-  std::vector<ShardedStageComm> stage_comm;  // per stage, priced once
+  std::vector<std::vector<ShardedStageComm>> chunk_comm;  // [stage][chunk], priced once
 
   // Layers of virtual stage (chunk c, stage i) in Megatron's order c * pp + i
   // (sim/memory/stage_layers: the memory model's assignment).
@@ -180,8 +180,8 @@ struct Builder {
   ResourceId StageStreams::*tp_side() const { return s.plan.tp_comm_overlap ? &StageStreams::tp : nullptr; }
 
   void zero3_gather(Chains& ch, int stage, std::int64_t layer, const char* pass);
-  void zero3_stage_gather(Chains& ch, int stage, const char* pass);
-  void stage_shard_reduce(Chains& ch, int stage);
+  void zero3_stage_gather(Chains& ch, int stage, int chunk, const char* pass);
+  void stage_shard_reduce(Chains& ch, int stage, int chunk);
   void shard_reduce(int stage, std::int64_t layer, const std::vector<TaskId>& backward);
   void forward_layer(Chains& ch, int stage, std::int64_t layer);
   void backward_layer(Chains& ch, int stage, std::int64_t layer, bool last_mb);
@@ -203,7 +203,12 @@ struct Builder {
     }
     assign_layers();
     for (const StageRanks& sr : stages) since_sync.emplace_back(sr.gpus.size(), 0.0);
-    for (int i = 0; i < pp; ++i) stage_comm.push_back(sharded_stage_comm(s, i));
+    for (int i = 0; i < pp; ++i) {
+      chunk_comm.emplace_back();
+      for (int c = 0; c < v; ++c)
+        chunk_comm.back().push_back(sharded_stage_comm(s.cluster, s.plan, s.training->precision,
+                                                       static_cast<double>(chunk_params_per_gpu(s.model, s.plan, i, c))));
+    }
     slot_first.assign(static_cast<std::size_t>(pp) * m * v * 2, {});
     slot_last = slot_first;
     dp_grad_tasks.assign(pp, {});
@@ -246,18 +251,19 @@ void Builder::shard_reduce(int stage, std::int64_t layer, const std::vector<Task
   }
 }
 
-// The whole stage's parameters, gathered on the compute streams (no overlap) before a pass.
-void Builder::zero3_stage_gather(Chains& ch, int stage, const char* pass) {
+// The whole chunk's parameters, gathered on the compute streams (no overlap) before a pass.
+void Builder::zero3_stage_gather(Chains& ch, int stage, int chunk, const char* pass) {
   if (!zero3_whole_stage(s.plan)) return;
-  comm(ch, stage, GroupKind::dp, std::string("dp.param_gather.") + pass, stage_comm[stage].gather_s,
+  comm(ch, stage, GroupKind::dp, std::string("dp.param_gather.") + pass, chunk_comm[stage][chunk].gather_s,
        out.categories.dp_comm, nullptr);
 }
 
-// ZeRO 2/3 without overlap: the whole stage's gradients, reduce-scattered on the compute
+// ZeRO 2/3 without overlap: the whole chunk's gradients, reduce-scattered on the compute
 // streams after every backward.
-void Builder::stage_shard_reduce(Chains& ch, int stage) {
+void Builder::stage_shard_reduce(Chains& ch, int stage, int chunk) {
   if (!sharded_grads_whole_stage(s.plan)) return;
-  comm(ch, stage, GroupKind::dp, "dp.grad_reduce", stage_comm[stage].reduce_s, out.categories.dp_comm, nullptr);
+  comm(ch, stage, GroupKind::dp, "dp.grad_reduce", chunk_comm[stage][chunk].reduce_s, out.categories.dp_comm,
+       nullptr);
   for (std::size_t g = 0; g < ch.size(); ++g) dp_grad_tasks[stage][g].push_back(ch[g].last);
 }
 
@@ -312,7 +318,7 @@ void Builder::emit_slot(int stage, const PipelineSlot& slot) {
   const bool last_virtual = stage == pp - 1 && slot.chunk == v - 1;
   const auto& layers = chunk_layers[stage][slot.chunk];
   Chains ch(stages[stage].gpus.size());
-  zero3_stage_gather(ch, stage, slot.forward ? "fwd" : "bwd");
+  zero3_stage_gather(ch, stage, slot.chunk, slot.forward ? "fwd" : "bwd");
   if (slot.forward) {
     if (first_virtual) ends(ch, stage, costs.embedding, "embedding", false);
     for (std::int64_t l : layers) forward_layer(ch, stage, l);
@@ -321,7 +327,7 @@ void Builder::emit_slot(int stage, const PipelineSlot& slot) {
     if (last_virtual) ends(ch, stage, costs.head, "head", true);
     for (auto it = layers.rbegin(); it != layers.rend(); ++it) backward_layer(ch, stage, *it, slot.micro_batch == m - 1);
     if (first_virtual) ends(ch, stage, costs.embedding, "embedding", true);
-    stage_shard_reduce(ch, stage);
+    stage_shard_reduce(ch, stage, slot.chunk);
   }
   // a zero-length marker closes every slot (and waits for pending side-stream work)
   compute(ch, stage, slot.forward ? "slot.fwd.end" : "slot.bwd.end", 0, out.categories.compute);
@@ -547,15 +553,30 @@ bool sharded_grads_whole_stage(const Plan& plan) { return sharded_grads(plan) &&
 
 bool zero3_whole_stage(const Plan& plan) { return plan.zero == 3 && sharded_grads_whole_stage(plan); }
 
-ShardedStageComm sharded_stage_comm(const Scenario& s, int stage) {
-  if (!sharded_grads_whole_stage(s.plan)) return {};
-  const double params = static_cast<double>(stage_params_per_gpu(s, stage));
-  const GroupLayout dp = group_layout(s.cluster, s.plan, ParallelGroup::dp);
+ShardedStageComm sharded_stage_comm(const ClusterSpec& cluster, const Plan& plan, Dtype precision, double params) {
+  if (!sharded_grads_whole_stage(plan)) return {};
+  const GroupLayout dp = group_layout(cluster, plan, ParallelGroup::dp);
   ShardedStageComm c;
-  if (zero3_whole_stage(s.plan))
-    c.gather_s = collective_time_s(s.cluster, CollectiveOp::all_gather, dp, params * param_element_bytes(s.training->precision));
-  c.reduce_s = collective_time_s(s.cluster, CollectiveOp::reduce_scatter, dp, params * grad_element_bytes(s.training->precision));
+  if (zero3_whole_stage(plan))
+    c.gather_s = collective_time_s(cluster, CollectiveOp::all_gather, dp, params * param_element_bytes(precision));
+  c.reduce_s = collective_time_s(cluster, CollectiveOp::reduce_scatter, dp, params * grad_element_bytes(precision));
   return c;
+}
+
+std::int64_t chunk_params_per_gpu(const ModelSpec& model, const Plan& plan, int stage, int chunk) {
+  const std::int64_t dense = layer_params_on_gpu(model, plan, false).total();
+  const std::int64_t moe = model.moe ? layer_params_on_gpu(model, plan, true).total() : 0;
+  const std::int64_t first = chunk_first_layer(model, plan, stage, chunk);
+  const std::int64_t count = chunk_layer_count(model, plan, stage, chunk);
+  std::int64_t params = count * dense;
+  if (model.moe)
+    for (std::int64_t l = first; l < first + count; ++l) params += model.is_moe_layer(l) ? moe - dense : 0;
+  // the stage's other parameters (embedding, final norm, head, MTP) run in its first
+  // chunk on stage 0 and its last on the last stage
+  const bool holds_rest = (stage == 0 && chunk == 0) || (stage == plan.pp - 1 && stage > 0 && chunk == plan.virtual_stages - 1);
+  if (!holds_rest) return params;
+  const StageLayers layers = stage_layers(model, plan, stage);
+  return params + stage_params(model, plan, stage).total() - layers.dense * dense - layers.moe * moe;
 }
 
 std::int64_t stage_params_per_gpu(const Scenario& s, int stage) {

@@ -96,14 +96,20 @@ ComputeOp zero_grad_op(const Scenario& s, int stage);
 // buckets when overlap_grad_reduce, else the whole stage as one bucket (Megatron-core sets
 // bucket_size to None when overlap_grad_reduce is off; the executor, exec/train/zero.cpp,
 // alike). ZeRO-3 without overlap also all-gathers the whole stage before every forward
-// and backward pass of a micro-batch.
+// and backward pass of a micro-batch. Under an interleaved schedule each virtual stage
+// (chunk) does so for its own parameters, in its own passes.
 bool sharded_grads(const Plan& plan);
 bool sharded_grads_whole_stage(const Plan& plan);
 bool zero3_whole_stage(const Plan& plan);
-// Those whole-stage collectives' seconds per call; 0 where the plan has none.
+// Those whole-stage collectives' seconds per call over `params` parameters per GPU (a
+// stage's, or a chunk's); 0 where the plan has none. The step graph and the search's
+// estimate both price them here.
 struct ShardedStageComm {
   double gather_s = 0, reduce_s = 0;
 };
-ShardedStageComm sharded_stage_comm(const Scenario& s, int stage);
+ShardedStageComm sharded_stage_comm(const ClusterSpec& cluster, const Plan& plan, Dtype precision, double params);
+// Parameters per GPU of virtual stage `chunk` of `stage`: its layers', and the embedding's
+// (first chunk of stage 0) or the head's (last chunk of the last stage).
+std::int64_t chunk_params_per_gpu(const ModelSpec& model, const Plan& plan, int stage, int chunk);
 
 }  // namespace twinsim

@@ -1,7 +1,9 @@
 // The closed-form pass against the memory model and the event engine.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <vector>
 
 #include "scenario/load.hpp"
 #include "sim/memory/memory_report.hpp"
@@ -111,6 +113,91 @@ plan: {tp: 1, pp: 1, dp: 1}
   });
   EXPECT_GT(n, 0);
   EXPECT_EQ(fits, 0);
+}
+
+}  // namespace
+}  // namespace twinsim
+
+namespace twinsim {
+namespace {
+
+// Kendall's tau between two rankings of the same items: +1 the same order, -1 reversed.
+double kendall_tau(const std::vector<double>& a, const std::vector<double>& b) {
+  double agree = 0, pairs = 0;
+  for (std::size_t i = 0; i < a.size(); ++i)
+    for (std::size_t j = i + 1; j < a.size(); ++j) {
+      const double s = (a[i] - a[j]) * (b[i] - b[j]);
+      if (s == 0) continue;
+      agree += s > 0 ? 1 : -1;
+      ++pairs;
+    }
+  return pairs > 0 ? agree / pairs : 1.0;
+}
+
+struct GridStats {
+  int plans = 0;
+  double worst = 0;     // largest |estimate / engine - 1|
+  double median = 0;
+  double tau = 0;       // Kendall's tau of the two rankings
+  double best_gap = 0;  // the engine's step of the estimate's best plan over the engine's best, - 1
+};
+
+// Every `stride`-th candidate of the search space, estimated and simulated (fast mode).
+GridStats compare_grid(const Scenario& base, SearchSpaceOptions o, int stride) {
+  const SearchSpace space = make_search_space(base, o);
+  AnalyticModel model(base, space);
+  std::vector<double> est, sim, err;
+  int n = 0;
+  for_each_candidate(space, [&](const Candidate& c) {
+    if (n++ % stride != 0) return;
+    est.push_back(model.estimate(c).step_s);
+    sim.push_back(predict_training(candidate_scenario(base, c)).step_s);
+    err.push_back(std::abs(est.back() / sim.back() - 1));
+  });
+  GridStats g;
+  g.plans = static_cast<int>(est.size());
+  g.worst = *std::max_element(err.begin(), err.end());
+  std::vector<double> sorted = err;
+  std::sort(sorted.begin(), sorted.end());
+  g.median = sorted[sorted.size() / 2];
+  g.tau = kendall_tau(est, sim);
+  const std::size_t best_est = std::min_element(est.begin(), est.end()) - est.begin();
+  g.best_gap = sim[best_est] / *std::min_element(sim.begin(), sim.end()) - 1;
+  return g;
+}
+
+// The search ranks plans with the closed-form estimate and confirms the best with the
+// engine, so the two must agree over the whole space: every ZeRO stage with and without
+// overlap, recompute, schedule (interleaved 2-8 chunks), and tp/pp/dp/cp/ep mixes, for a
+// dense and an MoE model. Measured 2026-11-25 (every 47th / 83rd plan of the space):
+// Llama 3 8B on 8-64 GPUs, 1,523 plans: median |est/engine - 1| 1.3%, worst 49%, Kendall
+// tau 0.95, the estimate's best plan the engine's best; Mixtral 8x7B on 16-64 GPUs, 2,395
+// plans: median 1.5%, worst 46%, tau 0.94, best the engine's best (every 41st: 4.4% off).
+// Before this session's drift fixes (ZeRO-2's per-layer reduces and ZeRO 2/3 without
+// overlap, whole-chunk collectives, absent from the estimate): tau 0.77 / 0.73, worst 90% /
+// 96%. The bounds leave a little room over those figures.
+TEST(Analytic, PlanGridRanksAsTheEngine) {
+  SearchSpaceOptions o;
+  o.min_gpus = 8, o.max_gpus = 64, o.max_micro_batch = 2, o.max_cp = 2;
+  const GridStats dense = compare_grid(llama8b(), o, 47);
+  EXPECT_GT(dense.plans, 1400);
+  EXPECT_LT(dense.median, 0.03);
+  EXPECT_LT(dense.worst, 0.6);
+  EXPECT_GT(dense.tau, 0.92);
+  EXPECT_LT(dense.best_gap, 0.02);
+  const Scenario moe = load_scenario_text(R"(
+model: mixtral-8x7b
+cluster: dgx-h100
+training: {seq_len: 4096, global_batch: 64, micro_batch: 1, precision: bf16}
+plan: {tp: 1, pp: 1, dp: 1}
+)");
+  o.min_gpus = 16, o.max_gpus = 64;
+  const GridStats m = compare_grid(moe, o, 83);
+  EXPECT_GT(m.plans, 2200);
+  EXPECT_LT(m.median, 0.03);
+  EXPECT_LT(m.worst, 0.6);
+  EXPECT_GT(m.tau, 0.9);
+  EXPECT_LT(m.best_gap, 0.06);
 }
 
 }  // namespace

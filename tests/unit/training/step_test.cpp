@@ -13,6 +13,7 @@
 #include "sim/cost/compute_cost.hpp"
 #include "sim/training/step_graph.hpp"
 #include "sim/memory/memory_report.hpp"
+#include "sim/memory/weights.hpp"
 #include "sim/training/training_report.hpp"
 
 namespace twinsim {
@@ -112,7 +113,7 @@ plan: {tp: 1, pp: 1, dp: 8, zero: 1, overlap_grad_reduce: false, overlap_param_g
 // reduce-scatters its gradients after the backward, all on the compute stream.
 TEST(TrainingStep, Zero3WithoutOverlapGathersTheStageTwiceAndReducesOncePerMicroBatch) {
   Scenario s = blocking_dp8(3);
-  const ShardedStageComm z = sharded_stage_comm(s, 0);
+  const ShardedStageComm z = sharded_stage_comm(s.cluster, s.plan, s.training->precision, static_cast<double>(stage_params_per_gpu(s, 0)));
   const double m = 64.0 / (4 * 8);  // micro-batches per step
   const double params = static_cast<double>(stage_params_per_gpu(s, 0));
   // bf16 parameters and gradients, 1.56e9 of them: seconds each, not micro
@@ -130,7 +131,38 @@ TEST(TrainingStep, Zero3WithoutOverlapGathersTheStageTwiceAndReducesOncePerMicro
   EXPECT_EQ(reduces, m);
   // with overlap the per-layer model applies and none of these whole-stage collectives
   s.plan.overlap_grad_reduce = true;
-  EXPECT_EQ(sharded_stage_comm(s, 0).gather_s, 0.0);
+  EXPECT_EQ(sharded_stage_comm(s.cluster, s.plan, s.training->precision, static_cast<double>(stage_params_per_gpu(s, 0))).gather_s, 0.0);
+}
+
+// Interleaved, each of a stage's chunks gathers and reduces its own parameters, in its
+// own passes: chunk 0 of stage 0 holds the embedding, the last chunk of the last stage
+// the head; the chunks' parameters add up to the stage's; and the blocking DP time is
+// every micro-batch's gathers and reduces of every chunk.
+TEST(TrainingStep, Zero3WithoutOverlapUnderInterleavingGathersEachChunk) {
+  Scenario s = load_scenario_text(R"(
+model: gpt2-xl
+cluster: dgx-a100-80gb
+training: {seq_len: 1024, global_batch: 64, micro_batch: 4}
+plan: {tp: 1, pp: 2, dp: 4, zero: 3, overlap_grad_reduce: false, overlap_param_gather: false,
+       schedule: interleaved, virtual_stages: 2}
+)");
+  const ModelSpec& model = s.model;
+  const std::int64_t layer = layer_params_on_gpu(model, s.plan, false).total();  // 12 layers per chunk
+  for (int stage : {0, 1}) {
+    const std::int64_t a = chunk_params_per_gpu(model, s.plan, stage, 0), b = chunk_params_per_gpu(model, s.plan, stage, 1);
+    EXPECT_EQ(a + b, stage_params_per_gpu(s, stage)) << stage;
+    EXPECT_EQ(stage == 0 ? b : a, 12 * layer) << stage;  // the chunk without embedding or head
+    EXPECT_GT(stage == 0 ? a : b, 12 * layer) << stage;
+  }
+  const double m = 64.0 / (4 * 4);
+  double per_micro_batch = 0;  // stage 0: its two chunks' forward and backward gathers and reduce
+  for (int chunk : {0, 1}) {
+    const ShardedStageComm z = sharded_stage_comm(s.cluster, s.plan, s.training->precision,
+                                                  static_cast<double>(chunk_params_per_gpu(model, s.plan, 0, chunk)));
+    per_micro_batch += 2 * z.gather_s + z.reduce_s;
+  }
+  const TrainingPrediction p = predict_training(s);
+  EXPECT_NEAR(p.stage_breakdowns[0].dp_comm_exposed_s, m * per_micro_batch, 1e-9 * p.step_s);
 }
 
 // ZeRO 0-2 without overlap: the stage is one bucket, reduced once after the backward (ZeRO
@@ -160,7 +192,7 @@ TEST(TrainingStep, DataParallelOpsAreTheExposedCollectives) {
   const OpPrediction reduce2 = dp_op(zero2, "dp.grad_reduce"), gather2 = dp_op(zero2, "dp.param_gather");
   EXPECT_EQ(reduce2.count, 2);
   EXPECT_EQ(gather2.count, 1);
-  EXPECT_NEAR(reduce2.time_s, sharded_stage_comm(s, 0).reduce_s, 1e-12);  // straggler 0: the collective alone
+  EXPECT_NEAR(reduce2.time_s, sharded_stage_comm(s.cluster, s.plan, s.training->precision, static_cast<double>(stage_params_per_gpu(s, 0))).reduce_s, 1e-12);  // straggler 0: the collective alone
   EXPECT_NEAR(2 * reduce2.time_s + gather2.time_s, zero2.breakdown.dp_comm_exposed_s, 1e-9 * zero2.step_s);
 }
 
