@@ -38,6 +38,9 @@ struct Chain {
   TaskId last = -1;
   TaskId before_last = -1;
   std::vector<TaskId> pending;
+  // the last task before the current layer's pass began, and before the previous one's:
+  // a prefetch for this layer may start once the layer before the previous one is done
+  TaskId layer_start = -1, previous_layer_start = -1;
 };
 
 using Chains = std::vector<Chain>;  // one per GPU of a stage
@@ -139,7 +142,7 @@ struct Builder {
   // GEMM's chunks with their collectives; ring attention passes K,V while attending): it
   // waits for what preceded that task, and the next compute task waits for it.
   void comm(Chains& chains, int stage, GroupKind kind, const std::string& name, double seconds,
-            engine::CategoryId cat, ResourceId StageStreams::*side) {
+            engine::CategoryId cat, ResourceId StageStreams::*side, bool prefetch = false) {
     if (seconds <= 0) return;
     const StageRanks& sr = stages[stage];
     for (const RankGroup& group : sr.groups(kind)) {
@@ -160,7 +163,7 @@ struct Builder {
           ch.last = t;
           continue;
         }
-        const TaskId after = ch.before_last >= 0 ? ch.before_last : ch.last;
+        const TaskId after = prefetch ? ch.previous_layer_start : ch.before_last >= 0 ? ch.before_last : ch.last;
         if (after >= 0) out.graph.add_dependency(after, t);
         ch.pending.push_back(t);
       }
@@ -221,15 +224,19 @@ struct Builder {
 };
 
 // ZeRO-3 (Rajbhandari et al. 2020 §5.3): a layer's parameters are all-gathered before each
-// use, one layer ahead (the gather waits for the compute two tasks back), in the stack's
-// calls (sim/training/zero_comm), on the GPU's gather stream: beside, not behind, the
-// gradient reduce-scatters (across nodes both hold the NIC, which serves them in turn).
+// use, one layer ahead: the gather may start once the layer before the previous one is
+// done, so it runs beside the previous layer's whole pass, compute and blocking
+// collectives alike, and at most two layers' gathered parameters are alive (FSDP's
+// limit_all_gathers; DeepSpeed's prefetch). In the stack's calls (sim/training/zero_comm),
+// on the GPU's gather stream: beside, not behind, the gradient reduce-scatters (across
+// nodes both hold the NIC, which serves them in turn).
 void Builder::zero3_gather(Chains& ch, int stage, std::int64_t layer, const char* pass) {
+  for (Chain& c : ch) c.previous_layer_start = c.layer_start, c.layer_start = c.last;
   if (!zero3() || zero3_whole_stage(s.plan)) return;
   const double seconds = zero3_layer_gather_s(s.cluster, s.plan, s.stack,
                                               static_cast<double>(layer_params_per_gpu(s, layer)), s.training->precision);
   comm(ch, stage, GroupKind::dp, "layer" + std::to_string(layer) + ".zero3.gather." + pass, seconds,
-       out.categories.dp_comm, &StageStreams::gather);
+       out.categories.dp_comm, &StageStreams::gather, true);
 }
 
 // ZeRO 2/3 with overlap: a layer's gradients are reduce-scattered into the shards after
