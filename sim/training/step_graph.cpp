@@ -58,6 +58,7 @@ struct Builder {
   // per (stage, layer): each GPU's backward task in the layer's last micro-batch
   std::map<std::pair<int, std::int64_t>, std::vector<TaskId>> last_backward;
   std::vector<std::vector<std::vector<TaskId>>> dp_grad_tasks;  // [stage][gpu] -> reduce tasks
+  std::vector<std::vector<TaskId>> slot_begin;  // [stage][gpu]: the opening marker of its latest slot
 
   Builder(const Scenario& sc, const StepCosts& c, Fidelity f)
       : s(sc), costs(c), fidelity(f), pp(sc.plan.pp), v(sc.plan.virtual_stages),
@@ -216,6 +217,7 @@ struct Builder {
     slot_last = slot_first;
     dp_grad_tasks.assign(pp, {});
     for (int i = 0; i < pp; ++i) dp_grad_tasks[i].assign(stages[i].gpus.size(), {});
+    for (int i = 0; i < pp; ++i) slot_begin.emplace_back(stages[i].gpus.size(), -1);
     for (int i = 0; i < pp; ++i)
       for (const PipelineSlot& slot : stage_schedule(s.plan.schedule, pp, i, m, v)) emit_slot(i, slot);
     add_pipeline_transfers();
@@ -325,6 +327,13 @@ void Builder::emit_slot(int stage, const PipelineSlot& slot) {
   const bool last_virtual = stage == pp - 1 && slot.chunk == v - 1;
   const auto& layers = chunk_layers[stage][slot.chunk];
   Chains ch(stages[stage].gpus.size());
+  // a zero-length marker opens every slot: what runs beside the slot's first task waits
+  // for it (so for the slot's inputs), and the first layer's ZeRO-3 prefetch may start
+  // once the GPU's previous slot has begun
+  for (std::size_t g = 0; g < ch.size(); ++g) ch[g].layer_start = slot_begin[stage][g];
+  const std::vector<TaskId> begin =
+      compute(ch, stage, slot.forward ? "slot.fwd.begin" : "slot.bwd.begin", 0, out.categories.compute);
+  slot_begin[stage] = begin;
   zero3_stage_gather(ch, stage, slot.chunk, slot.forward ? "fwd" : "bwd");
   if (slot.forward) {
     if (first_virtual) ends(ch, stage, costs.embedding, "embedding", false);
