@@ -49,10 +49,11 @@ struct SavedTensor {
 // give each its own efficiency (GpuSpec::kernel_efficiency), as CPU kernels differ 100x.
 // ("zero": the grads' zeroing; "cast": the fp32 master weights copied into the model's 16-bit
 // ones; "fp8_cast": an fp8 GEMM's 16-bit operand quantised to fp8, with its transpose;
-// "grad_norm": gradient clipping's norm and scaling passes over the grads)
-inline constexpr std::array<std::string_view, 14> kKernelNames = {
+// "grad_norm": gradient clipping's norm and scaling passes over the grads; "quantize":
+// ZeRO++'s block quantisation and dequantisation around its collectives)
+inline constexpr std::array<std::string_view, 15> kKernelNames = {
     "layernorm", "rmsnorm", "gelu", "swiglu", "rope", "residual", "embedding", "cross_entropy", "adamw", "sgd",
-    "zero", "cast", "fp8_cast", "grad_norm"};
+    "zero", "cast", "fp8_cast", "grad_norm", "quantize"};
 // The memory side of a GEMM's roofline, which a device's kernel_efficiency may also give:
 // operands streamed from memory, or from the last-level cache (a pass whose weights and
 // KV cache fit in it: GpuSpec::cache_bytes).

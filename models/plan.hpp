@@ -30,6 +30,11 @@ struct Plan {
   // ZeRO-Offload (Ren et al. 2021): Adam's fp32 weights and moments live in CPU memory and
   // the CPU runs the update; the GPU sends its gradient shard and gets the 16-bit weights back
   bool offload_optimizer = false;
+  // ZeRO++ (Wang et al. 2023; DeepSpeed's zero_quantized_weights / zero_quantized_gradients):
+  // ZeRO-3's per-layer parameter all-gathers in block-quantised int8 (qwZ) and its gradient
+  // reduce-scatters in block-quantised int4 (qgZ), priced in sim/training/zero_comm
+  bool zero_quantized_weights = false;
+  bool zero_quantized_gradients = false;
 
   std::int64_t world_size() const {
     return static_cast<std::int64_t>(tp) * pp * cp * dp;

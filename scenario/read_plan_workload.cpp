@@ -40,6 +40,8 @@ Plan read_plan(const YAML::Node& node, const std::string& path) {
   p.tp_comm_overlap = r.boolean("tp_comm_overlap", false);
   p.flash_attention = r.boolean("flash_attention", true);
   p.offload_optimizer = r.boolean("offload_optimizer", false);
+  p.zero_quantized_weights = r.boolean("zero_quantized_weights", false);
+  p.zero_quantized_gradients = r.boolean("zero_quantized_gradients", false);
   r.reject_unknown();
   return p;
 }

@@ -111,6 +111,15 @@ void validate_training(const Scenario& s) {
     throw ScenarioError("plan.offload_optimizer", "true",
                         "needs cluster.host (the PCIe link and CPU memory of the node: h2d_GBps, d2h_GBps, "
                         "memory_bandwidth_GBps, memory_GiB); the catalog's DGX A100, H100 and H200 carry them");
+  for (const auto& [key, on] : {std::pair{"plan.zero_quantized_weights", p.zero_quantized_weights},
+                                std::pair{"plan.zero_quantized_gradients", p.zero_quantized_gradients}})
+    if (on && p.zero != 3)
+      throw ScenarioError(key, "true", "quantises ZeRO-3's per-layer collectives (ZeRO++): it needs plan.zero: 3, not " +
+                                           std::to_string(p.zero));
+    else if (on && !p.overlap_grad_reduce)
+      throw ScenarioError(key, "true", "quantises ZeRO-3's per-layer collectives (ZeRO++); with "
+                                       "plan.overlap_grad_reduce: false the stage moves as one bucket, which twinsim "
+                                       "prices unquantised: set it true");
   const std::int64_t per_step = t.micro_batch * p.dp;
   if (t.global_batch % per_step != 0)
     throw ScenarioError("training.global_batch", std::to_string(t.global_batch),
@@ -141,6 +150,9 @@ void validate_inference(const Scenario& s) {
   const InferenceWorkload& w = *s.inference;
   if (s.plan.offload_optimizer)
     throw ScenarioError("plan.offload_optimizer", "true", "applies to training (an inference run has no optimizer)");
+  if (s.plan.zero_quantized_weights || s.plan.zero_quantized_gradients)
+    throw ScenarioError(s.plan.zero_quantized_weights ? "plan.zero_quantized_weights" : "plan.zero_quantized_gradients",
+                        "true", "applies to training with ZeRO-3 (an inference run has no ZeRO collectives)");
   if (s.plan.zero != 0) throw ScenarioError("plan.zero", std::to_string(s.plan.zero), "applies to training only");
   if (s.plan.cp != 1) throw ScenarioError("plan.cp", std::to_string(s.plan.cp), "applies to training only");
   if (w.weight_dtype == Dtype::fp8) require_fp8_gemm_curve(s.cluster.gpu, "inference.weight_dtype");

@@ -11,6 +11,12 @@ void validate(const TrainConfig& c) {
   if (c.plan.ep != 1) throw std::invalid_argument("plan.ep=" + std::to_string(c.plan.ep) + ": the executor runs dense models only");
   if (c.plan.schedule == Schedule::interleaved)
     throw std::invalid_argument("plan.schedule=interleaved: the executor runs gpipe and 1f1b");
+  // quantised collectives change the numbers, not only the time: not run in full precision
+  if (c.plan.zero_quantized_weights || c.plan.zero_quantized_gradients)
+    throw std::invalid_argument(std::string(c.plan.zero_quantized_weights ? "plan.zero_quantized_weights"
+                                                                          : "plan.zero_quantized_gradients") +
+                                "=true: the executor's collectives run in full precision (ZeRO++ is priced by the "
+                                "simulator only)");
   if (c.micro_batches() < 1 || c.training.global_batch % (c.training.micro_batch * c.plan.dp) != 0)
     throw std::invalid_argument("training.global_batch=" + std::to_string(c.training.global_batch) +
                                 " is not a multiple of micro_batch*dp");

@@ -27,6 +27,8 @@ void apply_to_plan(const Candidate& c, Plan& plan) {
 Scenario candidate_scenario(const Scenario& base, const Candidate& c) {
   Scenario s = base;
   apply_to_plan(c, s.plan);
+  // the scenario's ZeRO++ setting goes with its ZeRO-3 plans (zero_comm ignores it otherwise)
+  if (c.zero != 3 || !c.overlap_grad_reduce) s.plan.zero_quantized_weights = s.plan.zero_quantized_gradients = false;
   if (s.training) s.training->micro_batch = c.micro_batch;
   s.cluster.nodes = 0;  // a node type grows to what the plan needs (scenario/validate.cpp)
   resolve_and_validate(s);

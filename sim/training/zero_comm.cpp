@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "sim/cost/collective_cost.hpp"
+#include "sim/cost/compute_cost.hpp"
 #include "sim/training/rank_layout.hpp"
 #include "sim/training/transfer_bytes.hpp"
 
@@ -11,12 +12,33 @@ namespace twinsim {
 namespace {
 
 // `calls` equal calls of `params x element_bytes` in all, back to back on the DP stream.
-double dp_calls_s(const ClusterSpec& cluster, const Plan& plan, CollectiveOp op, double params, int element_bytes,
+double dp_calls_s(const ClusterSpec& cluster, const Plan& plan, CollectiveOp op, double params, double element_bytes,
                   std::int64_t bucket) {
   const auto calls = static_cast<double>(zero_calls(params, bucket));
   const GroupLayout dp = group_layout(cluster, plan, ParallelGroup::dp);
   return calls * collective_time_s(cluster, op, dp, params * element_bytes / calls);
 }
+
+// ZeRO++ (Wang et al. 2023, "ZeRO++: Extremely Efficient Collective Communication for Giant
+// Model Training", §3.1, §3.3; DeepSpeed's ZeRO++ tutorial): block-based quantisation, one
+// fp32 scale per block of 2,048 values (DeepSpeed's ZeRO++ quantizer tests group a tensor
+// as numel / 2048 blocks). Bytes on the wire per value:
+constexpr double kQuantBlock = 2048;
+constexpr double kInt8WireBytes = 1.0 + 4.0 / kQuantBlock;  // qwZ weights
+constexpr double kInt4WireBytes = 0.5 + 4.0 / kQuantBlock;  // qgZ gradients
+
+// A memory-bound quantise/dequantise pass over `bytes` (read and written together).
+double quantize_pass_s(const ClusterSpec& cluster, Dtype precision, double bytes) {
+  ComputeOp pass;
+  pass.kind = ComputeKind::elementwise;
+  pass.kernel = "quantize";
+  pass.dtype = precision;
+  pass.bytes = bytes;
+  return op_time_s(cluster.gpu, pass);
+}
+
+bool quantized_weights(const Plan& plan) { return plan.zero == 3 && plan.zero_quantized_weights; }
+bool quantized_gradients(const Plan& plan) { return plan.zero == 3 && plan.zero_quantized_gradients; }
 
 }  // namespace
 
@@ -27,14 +49,27 @@ std::int64_t zero_calls(double params, std::int64_t bucket) {
 
 double zero3_layer_gather_s(const ClusterSpec& cluster, const Plan& plan, const StackSpec& stack, double params,
                             Dtype precision) {
-  return dp_calls_s(cluster, plan, CollectiveOp::all_gather, params, param_element_bytes(precision),
-                    stack.zero_gather_bucket_params);
+  const double element = param_element_bytes(precision);
+  if (!quantized_weights(plan))
+    return dp_calls_s(cluster, plan, CollectiveOp::all_gather, params, element, stack.zero_gather_bucket_params);
+  // qwZ: each rank quantises its shard, the gathered int8 layer is dequantised whole
+  const double shard = params / plan.dp;
+  return dp_calls_s(cluster, plan, CollectiveOp::all_gather, params, kInt8WireBytes, stack.zero_gather_bucket_params) +
+         quantize_pass_s(cluster, precision, shard * (element + kInt8WireBytes)) +
+         quantize_pass_s(cluster, precision, params * (kInt8WireBytes + element));
 }
 
 double zero_layer_reduce_s(const ClusterSpec& cluster, const Plan& plan, const StackSpec& stack, double params,
                            Dtype precision) {
-  return dp_calls_s(cluster, plan, CollectiveOp::reduce_scatter, params, grad_element_bytes(precision),
-                    stack.zero_reduce_bucket_params);
+  const double element = grad_element_bytes(precision);
+  if (!quantized_gradients(plan))
+    return dp_calls_s(cluster, plan, CollectiveOp::reduce_scatter, params, element, stack.zero_reduce_bucket_params);
+  // qgZ (§3.3): the gradients in int4 through an all-to-all inside the node, then one
+  // across nodes, each quantised before and dequantised and reduced after (two passes over
+  // the layer's gradients each hop); priced as the reduce-scatter of the int4 bytes
+  return dp_calls_s(cluster, plan, CollectiveOp::reduce_scatter, params, kInt4WireBytes,
+                    stack.zero_reduce_bucket_params) +
+         2 * quantize_pass_s(cluster, precision, params * 2 * (element + kInt4WireBytes));
 }
 
 }  // namespace twinsim

@@ -19,10 +19,12 @@ namespace twinsim {
 std::int64_t zero_calls(double params, std::int64_t bucket);
 
 // One layer's parameter all-gather (`params` on this GPU before sharding), one pass.
+// With plan.zero_quantized_weights (ZeRO++ qwZ) in int8 and dequantised after.
 double zero3_layer_gather_s(const ClusterSpec& cluster, const Plan& plan, const StackSpec& stack, double params,
                             Dtype precision);
 
-// One layer's gradient reduce-scatter, one micro-batch.
+// One layer's gradient reduce-scatter, one micro-batch. With plan.zero_quantized_gradients
+// (ZeRO++ qgZ) in int4, quantised before and dequantised after each of its two hops.
 double zero_layer_reduce_s(const ClusterSpec& cluster, const Plan& plan, const StackSpec& stack, double params,
                            Dtype precision);
 

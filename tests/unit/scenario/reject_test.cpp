@@ -103,6 +103,8 @@ std::vector<BadCase> bad_cases() {
        "cluster.gpu.gemm_efficiency_by_dtype.fp8=fp8 is not a math type this GPU lists under peak_tflops"},
       {"multi-node without inter_node", "model: gpt2-small\ncluster: {gpu: h100-sxm, gpus_per_node: 8, intra_node: {bandwidth_GBps: 450}}\ntraining: {seq_len: 1024, global_batch: 16}\nplan: {dp: 16}\n", {}, "cluster.inter_node: is required: the plan needs 2 nodes"},
       {"inference with zero", "model: gpt2-small\ncluster: dgx-h100\ninference: {prompt_len: 128}\nplan: {zero: 1}\n", {}, "plan.zero=1 applies to training only"},
+      {"inference with ZeRO++", "model: gpt2-small\ncluster: dgx-h100\ninference: {prompt_len: 128}\nplan: {zero_quantized_gradients: true}\n", {},
+       "plan.zero_quantized_gradients=true applies to training with ZeRO-3"},
       {"inference bad dtype", "model: gpt2-small\ncluster: dgx-h100\ninference: {prompt_len: 128, weight_dtype: int3}\nplan: {}\n", {}, "inference.weight_dtype=int3 is not one of"},
       {"inference tp vs kv heads", "model: llama2-70b\ncluster: dgx-h100\ninference: {prompt_len: 128}\nplan: {tp: 3}\n", {}, "plan.tp=3 does not divide model.heads=64"},
   };

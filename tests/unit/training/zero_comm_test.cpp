@@ -7,7 +7,9 @@
 #include <string>
 
 #include "scenario/load.hpp"
+#include "scenario/errors.hpp"
 #include "sim/cost/collective_cost.hpp"
+#include "sim/cost/compute_cost.hpp"
 #include "sim/training/training_report.hpp"
 #include "sim/training/zero_comm.hpp"
 
@@ -78,6 +80,76 @@ TEST(ZeroComm, AZero3StepAtScaleIsCommunicationBound) {
   // the same plan with one call per layer is faster, still bound by the DP stream
   const TrainingPrediction per_layer = predict_training(zero3_dp1536("none"));
   EXPECT_LT(per_layer.step_s, p.step_s);
+}
+
+// ZeRO++ (plan.zero_quantized_weights / _gradients) on two one-GPU nodes behind a 10 GB/s
+// network that achieves its full rate: a 1e9-parameter layer's bf16 all-gather moves half
+// the layer over the network, 1e9 x 2 B / 2 / 10 GB/s = 0.1 s; in int8 with one fp32 scale
+// per 2,048 values, 1e9 x (1 + 4/2048) B / 2 / 10 GB/s = 0.0500977 s, plus quantising the
+// rank's half (2 B read, 1.002 B written per value) and dequantising the whole layer
+// (1.002 B read, 2 B written), memory-bound passes priced as any other (op_time_s). The
+// gradients' reduce-scatter moves 0.5 + 4/2048 B per value, 0.0250977 s, plus two quantise
+// and dequantise rounds over the layer.
+TEST(ZeroComm, ZeroPlusPlusQuantisesTheCollectivesBytes) {
+  const Scenario s = load_scenario_text(R"(
+model: llama2-7b
+cluster: {gpu: a100-sxm-80gb, gpus_per_node: 1, intra_node: {bandwidth_GBps: 300},
+          inter_node: {bandwidth_GBps: 10, latency_us: 0, nics_per_node: 1, efficiency: [[1, 1.0]]}}
+training: {seq_len: 512, global_batch: 2, micro_batch: 1, precision: bf16}
+plan: {tp: 1, pp: 1, dp: 2, zero: 3}
+)");
+  const double params = 1e9;
+  const StackSpec none;
+  Plan quantized = s.plan;
+  quantized.zero_quantized_weights = quantized.zero_quantized_gradients = true;
+  auto pass = [&](double bytes) {
+    ComputeOp op;
+    op.kind = ComputeKind::elementwise;
+    op.kernel = "quantize";
+    op.dtype = Dtype::bf16;
+    op.bytes = bytes;
+    return op_time_s(s.cluster.gpu, op);
+  };
+  const double wire8 = 1 + 4.0 / 2048, wire4 = 0.5 + 4.0 / 2048;
+  const double plain_gather = zero3_layer_gather_s(s.cluster, s.plan, none, params, Dtype::bf16);
+  EXPECT_NEAR(plain_gather, 0.1, 1e-4);  // the protocol's microseconds of latency aside
+  const double gather = zero3_layer_gather_s(s.cluster, quantized, none, params, Dtype::bf16);
+  EXPECT_NEAR(gather - pass(params / 2 * (2 + wire8)) - pass(params * (wire8 + 2)), 0.0500977, 1e-4);
+  const double plain_reduce = zero_layer_reduce_s(s.cluster, s.plan, none, params, Dtype::bf16);
+  EXPECT_NEAR(plain_reduce, 0.1, 1e-4);
+  const double reduce = zero_layer_reduce_s(s.cluster, quantized, none, params, Dtype::bf16);
+  EXPECT_NEAR(reduce - 2 * pass(params * 2 * (2 + wire4)), 0.0250977, 1e-4);
+  // a plan without ZeRO-3 keeps its bytes even with the flags set (the search's candidates)
+  quantized.zero = 2;
+  EXPECT_EQ(zero_layer_reduce_s(s.cluster, quantized, none, params, Dtype::bf16), plain_reduce);
+}
+
+// On the communication-bound ZeRO-3 step above, each half of ZeRO++ shortens the step and
+// both together most; the scenario refuses them without ZeRO-3 or with one bucket per stage.
+TEST(ZeroComm, ZeroPlusPlusShortensACommunicationBoundStep) {
+  auto step = [](bool weights, bool gradients) {
+    Scenario s = zero3_dp1536("deepspeed");
+    s.plan.zero_quantized_weights = weights, s.plan.zero_quantized_gradients = gradients;
+    return predict_training(s).step_s;
+  };
+  const double plain = step(false, false), w = step(true, false), g = step(false, true), both = step(true, true);
+  EXPECT_LT(w, plain);
+  EXPECT_LT(g, plain);
+  EXPECT_LT(both, std::min(w, g));
+  const std::string base = R"(
+model: llama2-7b
+cluster: dgx-a100-80gb
+training: {seq_len: 512, global_batch: 64, micro_batch: 1, precision: bf16}
+plan: {tp: 1, pp: 1, dp: 16, zero: 3, zero_quantized_weights: true}
+)";
+  EXPECT_NO_THROW(load_scenario_text(base));
+  try {
+    load_scenario_text(base, {"plan.zero=2"});
+    ADD_FAILURE() << "ZeRO++ accepted with ZeRO-2";
+  } catch (const ScenarioError& e) {
+    EXPECT_NE(std::string(e.what()).find("plan.zero_quantized_weights=true quantises ZeRO-3"), std::string::npos);
+  }
+  EXPECT_THROW(load_scenario_text(base, {"plan.overlap_grad_reduce=false"}), ScenarioError);
 }
 
 }  // namespace
