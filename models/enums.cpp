@@ -1,9 +1,22 @@
 // Names of the plan and workload enums as scenario files spell them.
+#include <algorithm>
+
 #include "models/model_spec.hpp"
 #include "models/plan.hpp"
 #include "models/workload.hpp"
 
 namespace twinsim {
+
+std::int64_t dp_ranks_per_node(const Plan& plan, int gpus_per_node) {
+  const std::int64_t stride = static_cast<std::int64_t>(plan.tp) * plan.cp;
+  return stride >= gpus_per_node ? 1 : std::min<std::int64_t>(plan.dp, gpus_per_node / stride);
+}
+
+int hpz_partition(const Plan& plan, int gpus_per_node) {
+  const int hpz = plan.zero_hpz_partition_size;
+  if (hpz <= 1 || plan.zero != 3 || !plan.overlap_grad_reduce) return 1;
+  return dp_ranks_per_node(plan, gpus_per_node) % hpz == 0 ? hpz : 1;
+}
 
 std::string_view to_string(Recompute r) {
   switch (r) {

@@ -35,11 +35,22 @@ struct Plan {
   // reduce-scatters in block-quantised int4 (qgZ), priced in sim/training/zero_comm
   bool zero_quantized_weights = false;
   bool zero_quantized_gradients = false;
+  // ZeRO++ hpZ (DeepSpeed's zero_hpz_partition_size): each node keeps a second, 16-bit copy
+  // of the parameters sharded over this many of its GPUs, so the backward's all-gathers stay
+  // inside the node. 1: none
+  int zero_hpz_partition_size = 1;
 
   std::int64_t world_size() const {
     return static_cast<std::int64_t>(tp) * pp * cp * dp;
   }
 };
+
+// Data-parallel ranks one node of `gpus_per_node` holds: they lie tp*cp apart (Megatron's
+// rank order tp-cp-ep-dp-pp, sim/training/rank_layout.hpp).
+std::int64_t dp_ranks_per_node(const Plan& plan, int gpus_per_node);
+// ZeRO++ hpZ's secondary partition size where it applies: ZeRO-3 with per-layer gathers
+// (overlap_grad_reduce) and a size dividing the node's DP ranks; else 1 (none).
+int hpz_partition(const Plan& plan, int gpus_per_node);
 
 std::string_view to_string(Recompute r);
 std::string_view to_string(Schedule s);

@@ -42,6 +42,7 @@ Plan read_plan(const YAML::Node& node, const std::string& path) {
   p.offload_optimizer = r.boolean("offload_optimizer", false);
   p.zero_quantized_weights = r.boolean("zero_quantized_weights", false);
   p.zero_quantized_gradients = r.boolean("zero_quantized_gradients", false);
+  p.zero_hpz_partition_size = static_cast<int>(r.integer("zero_hpz_partition_size", 1, 1, kMaxDegree));
   r.reject_unknown();
   return p;
 }

@@ -103,6 +103,21 @@ void validate_parallel_degrees(const Scenario& s) {
   require_divides("plan.ep", p.ep, "plan.dp*plan.cp", static_cast<std::int64_t>(p.dp) * p.cp);
 }
 
+// ZeRO++ hpZ: a secondary partition over zero_hpz_partition_size data-parallel ranks of one
+// node (DP ranks lie tp*cp apart, rank_layout.hpp), for ZeRO-3's per-layer gathers.
+void validate_hpz(const Scenario& s) {
+  const Plan& p = s.plan;
+  const std::string key = "plan.zero_hpz_partition_size", value = std::to_string(p.zero_hpz_partition_size);
+  if (p.zero != 3 || !p.overlap_grad_reduce)
+    throw ScenarioError(key, value, "partitions ZeRO-3's parameters a second time for its per-layer gathers (ZeRO++): "
+                                    "it needs plan.zero: 3 and plan.overlap_grad_reduce: true");
+  const std::int64_t per_node = dp_ranks_per_node(p, s.cluster.gpus_per_node);
+  if (hpz_partition(p, s.cluster.gpus_per_node) == 1)
+    throw ScenarioError(key, value, "must divide the " + std::to_string(per_node) +
+                                        " data-parallel ranks a node holds (cluster.gpus_per_node / (plan.tp*plan.cp)): "
+                                        "the secondary partition stays inside a node");
+}
+
 void validate_training(const Scenario& s) {
   const TrainingWorkload& t = *s.training;
   const Plan& p = s.plan;
@@ -120,6 +135,7 @@ void validate_training(const Scenario& s) {
       throw ScenarioError(key, "true", "quantises ZeRO-3's per-layer collectives (ZeRO++); with "
                                        "plan.overlap_grad_reduce: false the stage moves as one bucket, which twinsim "
                                        "prices unquantised: set it true");
+  if (p.zero_hpz_partition_size > 1) validate_hpz(s);
   const std::int64_t per_step = t.micro_batch * p.dp;
   if (t.global_batch % per_step != 0)
     throw ScenarioError("training.global_batch", std::to_string(t.global_batch),
@@ -150,6 +166,9 @@ void validate_inference(const Scenario& s) {
   const InferenceWorkload& w = *s.inference;
   if (s.plan.offload_optimizer)
     throw ScenarioError("plan.offload_optimizer", "true", "applies to training (an inference run has no optimizer)");
+  if (s.plan.zero_hpz_partition_size > 1)
+    throw ScenarioError("plan.zero_hpz_partition_size", std::to_string(s.plan.zero_hpz_partition_size),
+                        "applies to training with ZeRO-3 (an inference run has no ZeRO collectives)");
   if (s.plan.zero_quantized_weights || s.plan.zero_quantized_gradients)
     throw ScenarioError(s.plan.zero_quantized_weights ? "plan.zero_quantized_weights" : "plan.zero_quantized_gradients",
                         "true", "applies to training with ZeRO-3 (an inference run has no ZeRO collectives)");

@@ -12,6 +12,9 @@ void validate(const TrainConfig& c) {
   if (c.plan.schedule == Schedule::interleaved)
     throw std::invalid_argument("plan.schedule=interleaved: the executor runs gpipe and 1f1b");
   // quantised collectives change the numbers, not only the time: not run in full precision
+  if (c.plan.zero_hpz_partition_size > 1)
+    throw std::invalid_argument("plan.zero_hpz_partition_size=" + std::to_string(c.plan.zero_hpz_partition_size) +
+                                ": the executor keeps no secondary partition (ZeRO++ is priced by the simulator only)");
   if (c.plan.zero_quantized_weights || c.plan.zero_quantized_gradients)
     throw std::invalid_argument(std::string(c.plan.zero_quantized_weights ? "plan.zero_quantized_weights"
                                                                           : "plan.zero_quantized_gradients") +

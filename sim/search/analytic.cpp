@@ -62,6 +62,9 @@ std::int64_t AnalyticModel::stage_peak_bytes(const Plan& plan, const TrainingWor
 AnalyticEstimate AnalyticModel::estimate(const Candidate& c) {
   const LayerPrices& prices = cache_.get(c);
   apply_to_plan(c, plan_);
+  // the scenario's hpZ where this plan's layout allows it, as candidate_scenario sets it
+  plan_.zero_hpz_partition_size = base_.plan.zero_hpz_partition_size;
+  plan_.zero_hpz_partition_size = hpz_partition(plan_, base_.cluster.gpus_per_node);
   training_.micro_batch = c.micro_batch;
   const ModelSpec& model = base_.model;
   const ClusterSpec& cluster = base_.cluster;
@@ -76,6 +79,7 @@ AnalyticEstimate AnalyticModel::estimate(const Candidate& c) {
   // ZeRO 2 reduce-scatters the same way (§5.2). Without overlap both are whole-chunk
   // collectives on the compute stream instead (whole_chunk below), as the step graph builds them.
   double gather_dense = 0, gather_moe = 0, reduce_dense = 0, reduce_moe = 0;
+  double gather_dense_bwd = 0, gather_moe_bwd = 0;  // hpZ gathers the backward's inside the node
   const bool layer_gathers = c.zero == 3 && c.dp > 1 && !zero3_whole_stage(plan_);
   const bool layer_reduces = sharded_grads(plan_) && !sharded_grads_whole_stage(plan_);
   if (layer_gathers || layer_reduces) {
@@ -84,8 +88,11 @@ AnalyticEstimate AnalyticModel::estimate(const Candidate& c) {
     const double dense_params = static_cast<double>(layer_params_on_gpu(model, plan_, false).total());
     const double moe_params = model.moe ? static_cast<double>(layer_params_on_gpu(model, plan_, true).total()) : 0.0;
     if (layer_gathers) gather_dense = zero3_layer_gather_s(cluster, plan_, stack, dense_params, precision);
+    if (layer_gathers) gather_dense_bwd = zero3_layer_gather_s(cluster, plan_, stack, dense_params, precision, true);
     if (layer_reduces) reduce_dense = zero_layer_reduce_s(cluster, plan_, stack, dense_params, precision);
     if (model.moe && layer_gathers) gather_moe = zero3_layer_gather_s(cluster, plan_, stack, moe_params, precision);
+    if (model.moe && layer_gathers)
+      gather_moe_bwd = zero3_layer_gather_s(cluster, plan_, stack, moe_params, precision, true);
     if (model.moe && layer_reduces) reduce_moe = zero_layer_reduce_s(cluster, plan_, stack, moe_params, precision);
   }
   // ZeRO 2/3 without overlap: every chunk's passes of a micro-batch gather (ZeRO-3) and
@@ -103,9 +110,9 @@ AnalyticEstimate AnalyticModel::estimate(const Candidate& c) {
     }
   };
   const double f_dense = layer_pass_s(c, prices.dense, gather_dense, true);
-  const double b_dense = layer_pass_s(c, prices.dense, gather_dense + reduce_dense, false);
+  const double b_dense = layer_pass_s(c, prices.dense, gather_dense_bwd + reduce_dense, false);
   const double f_moe = model.moe ? layer_pass_s(c, prices.moe, gather_moe, true) : 0;
-  const double b_moe = model.moe ? layer_pass_s(c, prices.moe, gather_moe + reduce_moe, false) : 0;
+  const double b_moe = model.moe ? layer_pass_s(c, prices.moe, gather_moe_bwd + reduce_moe, false) : 0;
 
   auto stage_time = [&](int stage) {
     const StageLayers layers = stage_layers(model, plan_, stage);

@@ -143,14 +143,14 @@ struct Builder {
   // GEMM's chunks with their collectives; ring attention passes K,V while attending): it
   // waits for what preceded that task, and the next compute task waits for it.
   void comm(Chains& chains, int stage, GroupKind kind, const std::string& name, double seconds,
-            engine::CategoryId cat, ResourceId StageStreams::*side, bool prefetch = false) {
+            engine::CategoryId cat, ResourceId StageStreams::*side, bool prefetch = false, bool in_node = false) {
     if (seconds <= 0) return;
     const StageRanks& sr = stages[stage];
     for (const RankGroup& group : sr.groups(kind)) {
       const std::vector<int>& members = group.members;
       std::vector<ResourceId> res;
       for (int g : members) res.push_back(side ? sr.gpus[g].*side : sr.gpus[g].compute);
-      add_nics(sr, group, res);
+      if (!in_node) add_nics(sr, group, res);
       // blocking, it also waits for the group's slowest member (overlapped, that is hidden)
       const TaskId t = task(name, seconds + (side ? 0 : straggler_wait(stage, members, group_ranks(kind))), cat, res);
       for (int g : members) {
@@ -235,10 +235,13 @@ struct Builder {
 void Builder::zero3_gather(Chains& ch, int stage, std::int64_t layer, const char* pass) {
   for (Chain& c : ch) c.previous_layer_start = c.layer_start, c.layer_start = c.last;
   if (!zero3() || zero3_whole_stage(s.plan)) return;
-  const double seconds = zero3_layer_gather_s(s.cluster, s.plan, s.stack,
-                                              static_cast<double>(layer_params_per_gpu(s, layer)), s.training->precision);
+  const bool backward = std::string_view(pass) == "bwd";
+  const double seconds = zero3_layer_gather_s(s.cluster, s.plan, s.stack, static_cast<double>(layer_params_per_gpu(s, layer)),
+                                              s.training->precision, backward);
+  // hpZ's backward gather stays inside the node: the group's NICs are not held
+  const bool in_node = backward && hpz_partition(s.plan, s.cluster.gpus_per_node) > 1;
   comm(ch, stage, GroupKind::dp, "layer" + std::to_string(layer) + ".zero3.gather." + pass, seconds,
-       out.categories.dp_comm, &StageStreams::gather, true);
+       out.categories.dp_comm, &StageStreams::gather, true, in_node);
 }
 
 // ZeRO 2/3 with overlap: a layer's gradients are reduce-scattered into the shards after

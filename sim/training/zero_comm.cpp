@@ -48,8 +48,13 @@ std::int64_t zero_calls(double params, std::int64_t bucket) {
 }
 
 double zero3_layer_gather_s(const ClusterSpec& cluster, const Plan& plan, const StackSpec& stack, double params,
-                            Dtype precision) {
+                            Dtype precision, bool backward) {
   const double element = param_element_bytes(precision);
+  if (const int hpz = hpz_partition(plan, cluster.gpus_per_node); backward && hpz > 1) {
+    // hpZ (§3.2): inside the node, over the secondary partition's hpz GPUs
+    const auto calls = static_cast<double>(zero_calls(params, stack.zero_gather_bucket_params));
+    return calls * collective_time_s(cluster, CollectiveOp::all_gather, GroupLayout{hpz, hpz}, params * element / calls);
+  }
   if (!quantized_weights(plan))
     return dp_calls_s(cluster, plan, CollectiveOp::all_gather, params, element, stack.zero_gather_bucket_params);
   // qwZ: each rank quantises its shard, the gathered int8 layer is dequantised whole

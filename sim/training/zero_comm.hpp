@@ -19,9 +19,11 @@ namespace twinsim {
 std::int64_t zero_calls(double params, std::int64_t bucket);
 
 // One layer's parameter all-gather (`params` on this GPU before sharding), one pass.
-// With plan.zero_quantized_weights (ZeRO++ qwZ) in int8 and dequantised after.
+// With plan.zero_quantized_weights (ZeRO++ qwZ) in int8 and dequantised after; with
+// plan.zero_hpz_partition_size (hpZ), the backward's gathers run over that many GPUs of
+// the node, from the secondary partition, in 16 bits.
 double zero3_layer_gather_s(const ClusterSpec& cluster, const Plan& plan, const StackSpec& stack, double params,
-                            Dtype precision);
+                            Dtype precision, bool backward = false);
 
 // One layer's gradient reduce-scatter, one micro-batch. With plan.zero_quantized_gradients
 // (ZeRO++ qgZ) in int4, quantised before and dequantised after each of its two hops.

@@ -105,6 +105,8 @@ std::vector<BadCase> bad_cases() {
       {"inference with zero", "model: gpt2-small\ncluster: dgx-h100\ninference: {prompt_len: 128}\nplan: {zero: 1}\n", {}, "plan.zero=1 applies to training only"},
       {"inference with ZeRO++", "model: gpt2-small\ncluster: dgx-h100\ninference: {prompt_len: 128}\nplan: {zero_quantized_gradients: true}\n", {},
        "plan.zero_quantized_gradients=true applies to training with ZeRO-3"},
+      {"hpZ without ZeRO-3", "", {"plan.zero=1", "plan.zero_hpz_partition_size=2"},
+       "plan.zero_hpz_partition_size=2 partitions ZeRO-3's parameters a second time"},
       {"inference bad dtype", "model: gpt2-small\ncluster: dgx-h100\ninference: {prompt_len: 128, weight_dtype: int3}\nplan: {}\n", {}, "inference.weight_dtype=int3 is not one of"},
       {"inference tp vs kv heads", "model: llama2-70b\ncluster: dgx-h100\ninference: {prompt_len: 128}\nplan: {tp: 3}\n", {}, "plan.tp=3 does not divide model.heads=64"},
   };

@@ -10,6 +10,8 @@
 #include "scenario/errors.hpp"
 #include "sim/cost/collective_cost.hpp"
 #include "sim/cost/compute_cost.hpp"
+#include "sim/memory/memory_report.hpp"
+#include "sim/training/step_graph.hpp"
 #include "sim/training/training_report.hpp"
 #include "sim/training/zero_comm.hpp"
 
@@ -150,6 +152,36 @@ plan: {tp: 1, pp: 1, dp: 16, zero: 3, zero_quantized_weights: true}
     EXPECT_NE(std::string(e.what()).find("plan.zero_quantized_weights=true quantises ZeRO-3"), std::string::npos);
   }
   EXPECT_THROW(load_scenario_text(base, {"plan.overlap_grad_reduce=false"}), ScenarioError);
+}
+
+// ZeRO++ hpZ (plan.zero_hpz_partition_size): the backward's gathers read a secondary
+// partition over the node's 8 GPUs, so they are an 8-GPU all-gather over NVLink instead of
+// the 1,536-rank ring across 192 nodes; the forward's are unchanged; each GPU holds the
+// secondary partition, an eighth of the layers' 16-bit parameters, on top of its shard.
+TEST(ZeroComm, HpzGathersTheBackwardInsideTheNode) {
+  const Scenario plain = zero3_dp1536("none");
+  Scenario s = plain;
+  s.plan.zero_hpz_partition_size = 8;
+  const double params = 4.0 * 4096 * 4096 + 3.0 * 4096 * 11008 + 2 * 4096;
+  const StackSpec none;
+  EXPECT_EQ(zero3_layer_gather_s(s.cluster, s.plan, none, params, Dtype::bf16, false),
+            zero3_layer_gather_s(plain.cluster, plain.plan, none, params, Dtype::bf16, false));
+  const double backward = zero3_layer_gather_s(s.cluster, s.plan, none, params, Dtype::bf16, true);
+  EXPECT_EQ(backward, collective_time_s(s.cluster, CollectiveOp::all_gather, GroupLayout{8, 8}, params * 2));
+  EXPECT_LT(backward, zero3_layer_gather_s(plain.cluster, plain.plan, none, params, Dtype::bf16, true) / 3);
+  const std::int64_t stage = stage_params_per_gpu(s, 0);
+  EXPECT_EQ(predict_memory(s).breakdown.params - predict_memory(plain).breakdown.params, (stage + 7) / 8 * 2);
+  EXPECT_LT(predict_training(s).step_s, predict_training(plain).step_s);
+  // where the node holds fewer data-parallel ranks than the partition, it does not apply
+  Plan tp8 = s.plan;
+  tp8.tp = 8;
+  EXPECT_EQ(hpz_partition(tp8, 8), 1);
+  EXPECT_THROW(load_scenario_text(R"(
+model: llama2-7b
+cluster: dgx-a100-80gb
+training: {seq_len: 512, global_batch: 64, micro_batch: 1, precision: bf16}
+plan: {tp: 4, pp: 1, dp: 16, zero: 3, zero_hpz_partition_size: 4}
+)"), ScenarioError);  // 2 DP ranks per node
 }
 
 }  // namespace
