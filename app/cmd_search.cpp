@@ -82,6 +82,19 @@ void write_csv(std::ostream& out, const SearchResult& r) {
   for (const ParetoPoint& p : r.pareto) row(0, p.plan, p.step_s, 0, p.peak_bytes, true);
 }
 
+// The scenario's ZeRO++ settings, which its ZeRO-3 plans keep (sim/search/candidate.cpp).
+void print_zeropp(const Plan& plan) {
+  if (!plan.zero_quantized_weights && !plan.zero_quantized_gradients && plan.zero_hpz_partition_size <= 1) return;
+  std::vector<std::string> parts;
+  if (plan.zero_quantized_weights) parts.push_back("int8 weight gathers (qwZ)");
+  if (plan.zero_quantized_gradients) parts.push_back("int4 gradient reduce-scatters (qgZ)");
+  if (plan.zero_hpz_partition_size > 1)
+    parts.push_back("hpZ over " + std::to_string(plan.zero_hpz_partition_size) + " GPUs where the layout allows it");
+  std::cout << "ZeRO-3 plans use the scenario's ZeRO++:";
+  for (std::size_t i = 0; i < parts.size(); ++i) std::cout << (i ? ", " : " ") << parts[i];
+  std::cout << "\n";
+}
+
 void print_result(const SearchResult& r) {
   std::cout << r.candidates << " plans estimated in " << std::setprecision(3) << r.analytic_s << " s ("
             << std::llround(r.candidates / std::max(r.analytic_s, 1e-9)) << " per s), " << r.fitting
@@ -207,7 +220,7 @@ void run_search(const SearchArgs& a) {
   }
   if (!a.csv.empty()) io::write_file_whole(a.csv, [&](std::ostream& out) { write_csv(out, r); });
   if (a.scenario.json) std::cout << to_json(r, o.objective).dump(2) << "\n";
-  else print_result(r);
+  else print_zeropp(s.plan), print_result(r);
 }
 
 }  // namespace
