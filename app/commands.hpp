@@ -17,6 +17,7 @@ void add_scenario_args(CLI::App& cmd, ScenarioArgs& args);
 
 void add_memory_command(CLI::App& app);
 void add_describe_model_command(CLI::App& app);
+void add_checkpoint_command(CLI::App& app);
 void add_simulate_command(CLI::App& app);
 void add_collective_command(CLI::App& app);
 void add_calibrate_command(CLI::App& app);

@@ -32,6 +32,7 @@ int main(int argc, char** argv) {
   twinsim::add_validate_csv_command(app);
   twinsim::add_fit_gemm_command(app);
   twinsim::add_describe_model_command(app);
+  twinsim::add_checkpoint_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -31,7 +31,8 @@ fi
 # Python packages for the twinsim package, its tests and notebooks (pip, into the
 # system Python); skipped when each is importable.
 PY_PACKAGES=(pandas:pandas matplotlib:matplotlib nbclient:nbclient nbformat:nbformat
-             ipykernel:ipykernel pytest:pytest scikit_build_core:scikit-build-core)
+             ipykernel:ipykernel pytest:pytest scikit_build_core:scikit-build-core
+             safetensors:safetensors)  # safetensors: the merged-checkpoint test reads with it
 py_missing=()
 for entry in "${PY_PACKAGES[@]}"; do
   module="${entry%%:*}" package="${entry#*:}"

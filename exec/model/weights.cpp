@@ -28,12 +28,17 @@ std::uint64_t fnv1a(const std::string& s) {
   return h;
 }
 
+}  // namespace
+
 std::int64_t shard_count(const ParamSpec& s, int tp) {
   const std::int64_t n = s.rows * s.cols;
   return s.shard == Shard::none ? n : n / tp;
 }
 
-}  // namespace
+std::vector<std::int64_t> full_shape(const ParamSpec& spec) {
+  if (spec.rows == 1) return {spec.cols};
+  return {spec.rows, spec.cols};
+}
 
 std::vector<float> full_initial_value(const ParamSpec& spec, std::uint64_t seed) {
   std::vector<float> v(static_cast<std::size_t>(spec.rows * spec.cols));
@@ -66,6 +71,19 @@ std::vector<float> take_shard(const std::vector<float>& full, const ParamSpec& s
       std::copy_n(full.begin() + r * spec.cols + tp_rank * cols, cols, out.begin() + r * cols);
   }
   return out;
+}
+
+void put_shard(const float* shard, const ParamSpec& spec, int tp, int tp_rank, std::vector<float>& full) {
+  if (spec.shard == Shard::none) {
+    if (tp_rank == 0) std::copy_n(shard, spec.rows * spec.cols, full.begin());
+  } else if (spec.shard == Shard::rows) {
+    const std::int64_t rows = spec.rows / tp;
+    std::copy_n(shard, rows * spec.cols, full.begin() + tp_rank * rows * spec.cols);
+  } else {
+    const std::int64_t cols = spec.cols / tp;
+    for (std::int64_t r = 0; r < spec.rows; ++r)
+      std::copy_n(shard + r * cols, cols, full.begin() + r * spec.cols + tp_rank * cols);
+  }
 }
 
 ParamBlock::ParamBlock(std::string name, std::vector<ParamSpec> specs, int tp, int tp_rank, int pad_multiple,

@@ -79,8 +79,14 @@ class ParamBlock {
 
 // The full matrix of a parameter, row-major rows x cols, as every plan initialises it.
 std::vector<float> full_initial_value(const ParamSpec& spec, std::uint64_t seed);
-// This rank's shard of a full matrix.
+// This rank's shard of a full matrix, and how many values it has.
 std::vector<float> take_shard(const std::vector<float>& full, const ParamSpec& spec, int tp, int tp_rank);
+// The inverse: writes TP rank `tp_rank`'s shard into the full matrix (a replicated
+// parameter: rank 0's copy).
+void put_shard(const float* shard, const ParamSpec& spec, int tp, int tp_rank, std::vector<float>& full);
+std::int64_t shard_count(const ParamSpec& spec, int tp);
+// The full parameter's shape as a checkpoint stores it: [rows, cols], a vector (rows 1) [cols].
+std::vector<std::int64_t> full_shape(const ParamSpec& spec);
 
 // Whether TP rank `tp_rank` counts `slot` of `block` when each parameter of the model is to
 // be counted once (parameter totals, the global gradient norm): TP-split ones on every

@@ -61,10 +61,16 @@ void CheckpointDir::save(Trainer& trainer, Communicator& world) const {
 }
 
 int CheckpointDir::resume(Trainer& trainer, int world_rank) const {
+  const int step = latest_step();
+  trainer.load_state(load_safetensors(rank_file(step, world_rank)));
+  return step;
+}
+
+int CheckpointDir::latest_step() const {
   const fs::path latest = fs::path(dir_) / kLatest;
   std::ifstream f(latest);
   if (!f)
-    throw CheckpointError("--resume: no complete checkpoint in '" + dir_ + "' (" + latest.string() +
+    throw CheckpointError("no complete checkpoint in '" + dir_ + "' (" + latest.string() +
                           " is missing or unreadable)");
   // the file holds one step number and its newline, nothing else ("50garbage" is not 50)
   std::string text((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
@@ -72,9 +78,8 @@ int CheckpointDir::resume(Trainer& trainer, int world_rank) const {
   int step = -1;
   const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), step);
   if (text.empty() || error != std::errc() || end != text.data() + text.size() || step < 0)
-    throw CheckpointError("--resume: " + latest.string() + " holds '" + text.substr(0, 40) +
+    throw CheckpointError(latest.string() + " holds '" + text.substr(0, 40) +
                           "', not a step number: the checkpoint folder is damaged");
-  trainer.load_state(load_safetensors(rank_file(step, world_rank)));
   return step;
 }
 

@@ -27,6 +27,9 @@ class CheckpointDir {
   int resume(Trainer& trainer, int world_rank) const;
 
   std::string rank_file(int step, int rank) const;
+  // The step `latest` names; throws CheckpointError when there is none or it is damaged.
+  int latest_step() const;
+  const std::string& dir() const { return dir_; }
 
  private:
   std::string dir_;

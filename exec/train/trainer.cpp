@@ -32,9 +32,8 @@ double world_sum(Communicator& world, double mine) {
   return sum;
 }
 
-// What a checkpoint's state is laid out by: the architecture (the tensors' shapes), the
-// plan (which shard each rank holds) and the training's storage and optimizer (which
-// states exist, in which precision). Resuming under any other is refused, naming which.
+}  // namespace
+
 std::map<std::string, std::string> job_signature(const TrainConfig& c) {
   const ModelSpec& m = c.model;
   const Plan& p = c.plan;
@@ -52,7 +51,6 @@ std::map<std::string, std::string> job_signature(const TrainConfig& c) {
   return {{"twinsim.model", model.str()}, {"twinsim.plan", plan.str()}, {"twinsim.training", training.str()}};
 }
 
-}  // namespace
 
 Trainer::Trainer(const TrainConfig& config, ProcessGroups& groups, const TokenSource& data, Profiler* profiler)
     : c_(config),

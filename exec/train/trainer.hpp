@@ -25,6 +25,12 @@ struct StepResult {
   double grad_norm = 0;  // with training.optimizer.grad_clip: the global norm before clipping
 };
 
+// What a checkpoint's state is laid out by: the architecture (the tensors' shapes), the
+// plan (which shard each rank holds) and the training's storage and optimizer (which
+// states exist, in which precision), as the metadata keys twinsim.model / .plan /
+// .training. Resuming or merging under any other is refused, naming which.
+std::map<std::string, std::string> job_signature(const TrainConfig& c);
+
 class Trainer {
  public:
   Trainer(const TrainConfig& config, ProcessGroups& groups, const TokenSource& data, Profiler* profiler = nullptr);

@@ -1,0 +1,184 @@
+#include "exec/train/checkpoint_merge.hpp"
+
+#include <cstring>
+#include <map>
+
+#include "exec/model/transformer.hpp"
+#include "exec/runtime/storage_dtype.hpp"
+#include "exec/train/hf_names.hpp"
+#include "exec/train/trainer.hpp"
+
+namespace twinsim::exec {
+
+namespace {
+
+// A stored tensor's values as floats (F32 as is, BF16 / F16 widened: exact).
+std::vector<float> values_of(const StoredTensor& t) {
+  return with_storage(t.dtype, [&]<class T>() {
+    const std::size_t n = t.data.size() / sizeof(T);
+    std::vector<T> raw(n);
+    std::memcpy(raw.data(), t.data.data(), t.data.size());
+    std::vector<float> out(n);
+    for (std::size_t i = 0; i < n; ++i) out[i] = kernels::to_float(raw[i]);
+    return out;
+  });
+}
+
+// The run's files, loaded once each, by world rank, each checked to belong to this job.
+class RankFiles {
+ public:
+  RankFiles(const TrainConfig& c, const CheckpointDir& dir, int step)
+      : signature_(job_signature(c)), world_(c.plan.tp * c.plan.dp * c.plan.pp), dir_(dir), step_(step) {}
+  const TensorFile& at(int rank) {
+    auto it = files_.find(rank);
+    if (it != files_.end()) return it->second;
+    TensorFile file = load_safetensors(path(rank));
+    const auto meta = [&](const std::string& key) {
+      const auto m = file.metadata().find(key);
+      return m == file.metadata().end() ? std::string("(none)") : m->second;
+    };
+    for (const auto& [key, mine] : signature_)
+      if (meta(key) != mine)
+        throw CheckpointError(path(rank) + ": " + key + " is '" + meta(key) + "' but the scenario has '" + mine +
+                              "': merge it with the scenario (and --set) the run used");
+    if (meta("twinsim.world_rank") != std::to_string(rank) || meta("twinsim.world_size") != std::to_string(world_))
+      throw CheckpointError(path(rank) + ": written by rank " + meta("twinsim.world_rank") + " of " +
+                            meta("twinsim.world_size") + ", expected rank " + std::to_string(rank) + " of " +
+                            std::to_string(world_));
+    return files_.emplace(rank, std::move(file)).first->second;
+  }
+  std::string path(int rank) const { return dir_.rank_file(step_, rank); }
+
+ private:
+  std::map<std::string, std::string> signature_;
+  int world_;
+  const CheckpointDir& dir_;
+  int step_;
+  std::map<int, TensorFile> files_;
+};
+
+// One parameter's full matrix being filled from its TP shards.
+struct FullParam {
+  ParamSpec spec;
+  std::vector<float> values;
+};
+
+class Merger {
+ public:
+  // Reads and checks every rank's file, those the merge needs no values from (DP replicas)
+  // too, so a merge also says whether the checkpoint is whole.
+  Merger(const TrainConfig& c, const CheckpointDir& dir, int step) : c_(c), files_(c, dir, step) {
+    for (int r = 0; r < c.plan.tp * c.plan.dp * c.plan.pp; ++r) files_.at(r);
+  }
+
+  // One stored state (".params", ".master", ".adam_m", ".adam_v") of every parameter of
+  // every stage, by twinsim name.
+  std::map<std::string, FullParam> merge(const std::string& suffix) {
+    std::map<std::string, FullParam> out;
+    first_stage_.clear();
+    for (int stage = 0; stage < c_.plan.pp; ++stage)
+      for (int t = 0; t < c_.plan.tp; ++t) {
+        RankCoords coords;
+        coords.tp = t, coords.pp = stage;
+        for (const BlockSpecs& block : stage_block_specs(stage_config(c_, coords)))
+          add_block(out, block, stage, t, suffix);
+      }
+    return out;
+  }
+
+ private:
+  int rank(int stage, int t, int d) const { return t + c_.plan.tp * (d + c_.plan.dp * stage); }  // tp-cp-dp-pp, cp 1
+
+  // The block's flat tensor `block.name + suffix` on TP rank t: its DP shares joined when
+  // the run sharded it (ZeRO-3 parameters; ZeRO 1-3 optimizer states).
+  std::vector<float> flat(const BlockSpecs& block, int stage, int t, const std::string& suffix) {
+    const bool sharded = suffix == ".params" ? c_.plan.zero == 3 : c_.plan.zero >= 1;
+    std::vector<float> all;
+    for (int d = 0; d < (sharded ? c_.plan.dp : 1); ++d) {
+      const int r = rank(stage, t, d);
+      const TensorFile& file = files_.at(r);
+      if (!file.contains(block.name + suffix))
+        throw CheckpointError(files_.path(r) + ": has no tensor " + block.name + suffix +
+                              ": was it written by another plan or model?");
+      const std::vector<float> part = values_of(file.at(block.name + suffix));
+      all.insert(all.end(), part.begin(), part.end());
+    }
+    return all;
+  }
+
+  void add_block(std::map<std::string, FullParam>& out, const BlockSpecs& block, int stage, int t,
+                 const std::string& suffix) {
+    const std::vector<float> values = flat(block, stage, t, suffix);
+    std::size_t used = 0;
+    for (const ParamSpec& s : block.specs) used += static_cast<std::size_t>(shard_count(s, c_.plan.tp));
+    const std::size_t padded = (used + c_.plan.dp - 1) / c_.plan.dp * c_.plan.dp;  // ParamBlock's padding
+    if (values.size() != padded)
+      throw CheckpointError(files_.path(rank(stage, t, 0)) + ": " + block.name + suffix + " holds " +
+                            std::to_string(values.size()) + " values in all, the plan lays out " +
+                            std::to_string(padded) + ": was it written by another plan or model?");
+    std::size_t offset = 0;
+    for (const ParamSpec& s : block.specs) {
+      const std::string& name = s.name;
+      // the last stage's copy of a tied embedding repeats stage 0's: stage 0's stays
+      const auto [it, added] = first_stage_.emplace(name, stage);
+      if (added) out[name] = FullParam{s, std::vector<float>(static_cast<std::size_t>(s.rows * s.cols))};
+      if (it->second == stage) put_shard(values.data() + offset, s, c_.plan.tp, t, out[name].values);
+      offset += static_cast<std::size_t>(shard_count(s, c_.plan.tp));
+    }
+  }
+
+
+  const TrainConfig& c_;
+  RankFiles files_;
+  std::map<std::string, int> first_stage_;  // per merged name: the stage whose copy is kept
+};
+
+void store(TensorFile& file, const std::string& name, std::vector<std::int64_t> shape, const std::vector<float>& v,
+           Dtype dtype) {
+  if (dtype == Dtype::fp32) return file.add_f32(name, std::move(shape), v.data());
+  with_storage(dtype, [&]<class T>() {
+    if constexpr (!std::is_same_v<T, float>) {
+      std::vector<std::uint16_t> bits(v.size());
+      for (std::size_t i = 0; i < v.size(); ++i) bits[i] = kernels::from_float<T>(v[i]).bits;
+      file.add_u16(name, dtype, std::move(shape), bits.data());
+    }
+  });
+}
+
+// Every tensor of `merged` (one state of every parameter) into `out` under the chosen
+// names plus `suffix` (none for the parameters), as `dtype`.
+void store_all(TensorFile& out, const ModelSpec& model, std::map<std::string, FullParam> merged, MergedNames names,
+               const std::string& suffix, Dtype dtype) {
+  std::map<std::string, std::pair<ParamSpec, std::vector<float>>> by_name;
+  for (auto& [name, p] : merged) by_name[name] = {p.spec, std::move(p.values)};
+  if (names == MergedNames::huggingface) {
+    for (HfTensor& t : to_hf_names(model, by_name)) store(out, t.name + suffix, std::move(t.shape), t.values, dtype);
+  } else {
+    for (const auto& [name, p] : by_name) store(out, name + suffix, full_shape(p.first), p.second, dtype);
+  }
+}
+
+}  // namespace
+
+TensorFile merge_checkpoint(const TrainConfig& config, const CheckpointDir& dir, int step, const MergeOptions& options) {
+  validate(config);
+  Merger merger(config, dir, step);
+  TensorFile out;
+  store_all(out, config.model, merger.merge(".params"), options.names, "", config.training.precision);
+  if (options.optimizer) {
+    const bool adam = config.training.optimizer == Optimizer::adam;
+    // PyTorch's names for the states (torch.optim.Adam's exp_avg / exp_avg_sq, SGD's
+    // momentum_buffer), so a user's script finds them where it looks
+    std::vector<std::pair<std::string, std::string>> states{{".adam_m", adam ? ".exp_avg" : ".momentum_buffer"}};
+    if (adam) states.emplace_back(".adam_v", ".exp_avg_sq");
+    if (config.training.precision != Dtype::fp32) states.emplace_back(".master", ".master");
+    for (const auto& [stored, named] : states)
+      store_all(out, config.model, merger.merge(stored), options.names, named, Dtype::fp32);
+  }
+  out.metadata()["twinsim.steps_done"] = std::to_string(step);
+  out.metadata()["twinsim.names"] = options.names == MergedNames::huggingface ? "huggingface" : "twinsim";
+  out.metadata()["format"] = "pt";  // transformers' save_pretrained writes it; from_pretrained expects it
+  return out;
+}
+
+}  // namespace twinsim::exec

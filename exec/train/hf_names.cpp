@@ -1,0 +1,144 @@
+#include "exec/train/hf_names.hpp"
+
+#include <set>
+#include <stdexcept>
+
+namespace twinsim::exec {
+
+namespace {
+
+using Params = std::map<std::string, std::pair<ParamSpec, std::vector<float>>>;
+
+// Takes the parameters out of `params` by name, so whatever is left at the end maps nowhere.
+class Source {
+ public:
+  explicit Source(const Params& params) : params_(params) {
+    for (const auto& [name, p] : params) left_.insert(name);
+  }
+  bool has(const std::string& name) const { return params_.contains(name); }
+  const std::pair<ParamSpec, std::vector<float>>& take(const std::string& name) {
+    const auto it = params_.find(name);
+    if (it == params_.end()) throw std::invalid_argument("merged checkpoint has no parameter " + name);
+    left_.erase(name);
+    return it->second;
+  }
+  void check_all_taken() const {
+    if (!left_.empty())
+      throw std::invalid_argument("parameter " + *left_.begin() + " has no Hugging Face name in this layout");
+  }
+
+ private:
+  const Params& params_;
+  std::set<std::string> left_;
+};
+
+// As it is: nn.Linear's [out, in], embeddings, norms, biases.
+HfTensor same(Source& src, const std::string& from, const std::string& to) {
+  const auto& [spec, values] = src.take(from);
+  return {to, full_shape(spec), values};
+}
+
+// Linear layers stacked along their outputs ([out_i, in] each) and transposed: GPT-2's
+// Conv1D keeps [in, sum out_i].
+HfTensor conv1d(Source& src, const std::vector<std::string>& from, const std::string& to) {
+  std::vector<const std::pair<ParamSpec, std::vector<float>>*> parts;
+  std::int64_t out = 0, in = -1;
+  for (const std::string& name : from) {
+    parts.push_back(&src.take(name));
+    out += parts.back()->first.rows;
+    in = parts.back()->first.cols;
+  }
+  HfTensor t{to, {in, out}, std::vector<float>(static_cast<std::size_t>(in * out))};
+  std::int64_t first_out = 0;
+  for (const auto* p : parts) {
+    for (std::int64_t o = 0; o < p->first.rows; ++o)
+      for (std::int64_t i = 0; i < in; ++i) t.values[i * out + first_out + o] = p->second[o * in + i];
+    first_out += p->first.rows;
+  }
+  return t;
+}
+
+// Vectors side by side: GPT-2's c_attn bias [3h].
+HfTensor joined(Source& src, const std::vector<std::string>& from, const std::string& to) {
+  HfTensor t{to, {0}, {}};
+  for (const std::string& name : from) {
+    const auto& [spec, values] = src.take(name);
+    t.values.insert(t.values.end(), values.begin(), values.end());
+  }
+  t.shape = {static_cast<std::int64_t>(t.values.size())};
+  return t;
+}
+
+bool gpt2_layout(const ModelSpec& m) {
+  return m.norm == Norm::layernorm && m.activation == Activation::gelu && m.position == Position::learned && m.bias &&
+         m.kv_heads == m.heads;
+}
+
+bool llama_layout(const ModelSpec& m) {
+  return m.norm == Norm::rmsnorm && m.activation == Activation::swiglu && m.position == Position::rope && !m.bias;
+}
+
+std::vector<HfTensor> gpt2(const ModelSpec& m, Source& src) {
+  std::vector<HfTensor> out;
+  out.push_back(same(src, "embedding.word.weight", "transformer.wte.weight"));
+  out.push_back(same(src, "embedding.position.weight", "transformer.wpe.weight"));
+  for (std::int64_t l = 0; l < m.layers; ++l) {
+    const std::string a = "layer" + std::to_string(l) + ".attn.", f = "layer" + std::to_string(l) + ".mlp.";
+    const std::string h = "transformer.h." + std::to_string(l) + ".";
+    out.push_back(same(src, a + "norm.weight", h + "ln_1.weight"));
+    out.push_back(same(src, a + "norm.bias", h + "ln_1.bias"));
+    out.push_back(conv1d(src, {a + "q.weight", a + "k.weight", a + "v.weight"}, h + "attn.c_attn.weight"));
+    out.push_back(joined(src, {a + "q.bias", a + "k.bias", a + "v.bias"}, h + "attn.c_attn.bias"));
+    out.push_back(conv1d(src, {a + "proj.weight"}, h + "attn.c_proj.weight"));
+    out.push_back(same(src, a + "proj.bias", h + "attn.c_proj.bias"));
+    out.push_back(same(src, f + "norm.weight", h + "ln_2.weight"));
+    out.push_back(same(src, f + "norm.bias", h + "ln_2.bias"));
+    out.push_back(conv1d(src, {f + "fc1.weight"}, h + "mlp.c_fc.weight"));
+    out.push_back(same(src, f + "fc1.bias", h + "mlp.c_fc.bias"));
+    out.push_back(conv1d(src, {f + "fc2.weight"}, h + "mlp.c_proj.weight"));
+    out.push_back(same(src, f + "fc2.bias", h + "mlp.c_proj.bias"));
+  }
+  out.push_back(same(src, "head.norm.weight", "transformer.ln_f.weight"));
+  out.push_back(same(src, "head.norm.bias", "transformer.ln_f.bias"));
+  if (src.has("head.output.weight")) out.push_back(same(src, "head.output.weight", "lm_head.weight"));
+  return out;
+}
+
+std::vector<HfTensor> llama(const ModelSpec& m, Source& src) {
+  std::vector<HfTensor> out;
+  out.push_back(same(src, "embedding.word.weight", "model.embed_tokens.weight"));
+  for (std::int64_t l = 0; l < m.layers; ++l) {
+    const std::string a = "layer" + std::to_string(l) + ".attn.", f = "layer" + std::to_string(l) + ".mlp.";
+    const std::string h = "model.layers." + std::to_string(l) + ".";
+    out.push_back(same(src, a + "norm.weight", h + "input_layernorm.weight"));
+    out.push_back(same(src, a + "q.weight", h + "self_attn.q_proj.weight"));
+    out.push_back(same(src, a + "k.weight", h + "self_attn.k_proj.weight"));
+    out.push_back(same(src, a + "v.weight", h + "self_attn.v_proj.weight"));
+    out.push_back(same(src, a + "proj.weight", h + "self_attn.o_proj.weight"));
+    out.push_back(same(src, f + "norm.weight", h + "post_attention_layernorm.weight"));
+    out.push_back(same(src, f + "gate.weight", h + "mlp.gate_proj.weight"));
+    out.push_back(same(src, f + "up.weight", h + "mlp.up_proj.weight"));
+    out.push_back(same(src, f + "down.weight", h + "mlp.down_proj.weight"));
+  }
+  out.push_back(same(src, "head.norm.weight", "model.norm.weight"));
+  if (src.has("head.output.weight")) out.push_back(same(src, "head.output.weight", "lm_head.weight"));
+  return out;
+}
+
+}  // namespace
+
+std::vector<HfTensor> to_hf_names(const ModelSpec& model, const Params& params) {
+  Source src(params);
+  std::vector<HfTensor> out;
+  if (gpt2_layout(model)) out = gpt2(model, src);
+  else if (llama_layout(model)) out = llama(model, src);
+  else
+    throw std::invalid_argument("model " + model.name +
+                                ": Hugging Face names cover the GPT-2 layout (layernorm, gelu, learned positions, "
+                                "biases, no GQA) and the Llama layout (rmsnorm, swiglu, rope, no biases); use "
+                                "--names twinsim");
+  src.check_all_taken();
+  return out;
+}
+
+}  // namespace twinsim::exec

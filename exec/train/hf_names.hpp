@@ -1,0 +1,35 @@
+#pragma once
+// The executor's parameters under the keys and layouts Hugging Face transformers uses, so
+// a merged checkpoint loads with the safetensors package into GPT2LMHeadModel or
+// LlamaForCausalLM's state dict (no transformers dependency here):
+//   GPT-2 (transformers/models/gpt2/modeling_gpt2.py): "transformer.wte.weight",
+//     "transformer.h.<i>.attn.c_attn.weight" [h, 3h] (Conv1D stores [in, out]: q, k and v
+//     side by side, transposed), "...mlp.c_fc.weight" [h, 4h], "transformer.ln_f.weight";
+//     the head is tied to wte and not stored.
+//   Llama (transformers/models/llama/modeling_llama.py): "model.embed_tokens.weight",
+//     "model.layers.<i>.self_attn.q_proj.weight" [out, in] as nn.Linear, "...mlp.gate_proj",
+//     "model.norm.weight", "lm_head.weight"; RoPE in transformers' rotate_half layout, the
+//     executor's own (kernels/cpu/rope.cpp).
+// A model of neither layout, or a parameter neither maps, is refused by name.
+#include <cstdint>
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "exec/model/weights.hpp"
+#include "models/model_spec.hpp"
+
+namespace twinsim::exec {
+
+struct HfTensor {
+  std::string name;
+  std::vector<std::int64_t> shape;
+  std::vector<float> values;
+};
+
+// `params`: every parameter by the executor's name, with its spec and full row-major values.
+std::vector<HfTensor> to_hf_names(const ModelSpec& model,
+                                  const std::map<std::string, std::pair<ParamSpec, std::vector<float>>>& params);
+
+}  // namespace twinsim::exec

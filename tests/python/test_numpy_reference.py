@@ -1,0 +1,312 @@
+"""The executor against an independent numpy float64 re-implementation (numpy_reference.py)
+of GPT-2 and Llama, through the user's own path: `twinsim run` on a token file with
+`--save-initial`, `twinsim checkpoint merge --names huggingface --optimizer`, and the
+merged files read with the `safetensors` package into transformers' key layout.
+
+For tiny-gpt and tiny-llama, on one rank and on TP2 x PP2 x DP2 with ZeRO-1 (8 ranks),
+the reference takes the merged step-0 weights and the step's tokens and must give the
+executor's first loss (1e-6 relative), its gradients (read back from Adam's first moment,
+exp_avg = (1 - beta1) g; 1e-5 relative per tensor) and the weights after one AdamW step
+(1e-5 relative over the model). Each planted bug in the reference (a missing 1/sqrt(d),
+a wrong GQA head map, interleaved RoPE pairs, the exact GELU) must break the agreement,
+so the comparison can fail.
+"""
+import json
+import os
+import pathlib
+import shutil
+import struct
+import subprocess
+
+import numpy as np
+import pytest
+
+import numpy_reference as ref
+
+safetensors_numpy = pytest.importorskip("safetensors.numpy")
+
+SEQ, BATCH = 64, 8
+LR, BETA1, BETA2, EPS, WD = 1e-3, 0.9, 0.999, 1e-5, 0.1
+# eps 1e-5 rather than 1e-8: AdamW's first update is g / (|g| + eps), a sign for |g| >> eps,
+# so gradients that are zero in exact arithmetic (GPT-2's key bias) and fp32-rounded in the
+# executor would flip it; with 1e-5 every update depends smoothly on its gradient.
+MODELS = {
+    "tiny-gpt": dict(loss=ref.gpt2_loss, heads=(4,)),
+    "tiny-llama": dict(loss=ref.llama_loss, heads=(8, 4)),
+}
+PLANS = {"single": dict(tp=1, pp=1, dp=1, zero=0, ranks=1), "tp2-pp2-dp2-zero1": dict(tp=2, pp=2, dp=2, zero=1, ranks=8)}
+
+
+def _exe():
+    root = pathlib.Path(os.environ.get("TWINSIM_SOURCE_DIR", pathlib.Path(__file__).parents[2]))
+    exe = pathlib.Path(os.environ.get("TWINSIM_BINARY_DIR", root / "build")) / "app" / "twinsim"
+    if not exe.exists():
+        pytest.skip("no twinsim binary built")
+    return exe
+
+
+def _tokens():
+    return np.array([(i * 7919 + (i // 13) * 104729) % 512 for i in range(20000)], dtype=np.int64)
+
+
+def _scenario(folder, model, plan, precision="fp32"):
+    path = folder / f"{model}-{plan}-{precision}.yaml"
+    p = PLANS[plan]
+    path.write_text(f"""name: reference-{model}-{plan}
+model: {model}
+cluster: host
+training:
+  seq_len: {SEQ}
+  global_batch: {BATCH}
+  micro_batch: 2
+  precision: {precision}
+  optimizer: {{name: adam, lr: {LR}, beta1: {BETA1}, beta2: {BETA2}, eps: {EPS}, weight_decay: {WD}}}
+  data: {{path: tokens.bin, dtype: uint16}}
+plan: {{tp: {p['tp']}, pp: {p['pp']}, dp: {p['dp']}, zero: {p['zero']}, sequence_parallel: {str(p['tp'] > 1).lower()}}}
+""")
+    return path
+
+
+def _run(scenario, ranks, ckpt, out):
+    mpirun = shutil.which("mpirun")
+    if mpirun is None:
+        pytest.skip("no mpirun")
+    env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
+    cmd = [mpirun, "-np", str(ranks), "--oversubscribe", str(_exe()), "run", str(scenario), "--steps", "1",
+           "--checkpoint-dir", str(ckpt), "--save-initial", "--keep", "2", "--out", str(out)]
+    subprocess.run(cmd, check=True, capture_output=True, env=env, timeout=300)
+    return json.loads((out / "measured.json").read_text())
+
+
+def _merge(scenario, ckpt, out, *extra):
+    cmd = [str(_exe()), "checkpoint", "merge", str(scenario), "--checkpoint-dir", str(ckpt), "--out", str(out), *extra]
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory):
+    """Every (model, plan) run once: its measured.json and merged step-0 / step-1 files."""
+    folder = tmp_path_factory.mktemp("reference")
+    _tokens().astype("<u2").tofile(folder / "tokens.bin")
+    done = {}
+    for model in MODELS:
+        for plan, p in PLANS.items():
+            scenario = _scenario(folder, model, plan)
+            ckpt = folder / f"ckpt-{model}-{plan}"
+            measured = _run(scenario, p["ranks"], ckpt, folder / f"out-{model}-{plan}")
+            files = {}
+            for step in (0, 1):
+                for names in ("huggingface", "twinsim"):
+                    out = folder / f"{model}-{plan}-step{step}-{names}.safetensors"
+                    r = _merge(scenario, ckpt, out, "--step", str(step), "--names", names, "--optimizer")
+                    assert r.returncode == 0, r.stderr
+                    files[step, names] = out
+            done[model, plan] = dict(scenario=scenario, ckpt=ckpt, measured=measured, files=files)
+    return done
+
+
+def _batch():
+    """The step's sequences: sequence i of a token file is the tokens from i * seq_len on."""
+    tokens = _tokens()
+    inputs = np.stack([tokens[i * SEQ:(i + 1) * SEQ] for i in range(BATCH)])
+    targets = np.stack([tokens[i * SEQ + 1:(i + 1) * SEQ + 1] for i in range(BATCH)])
+    return inputs, targets
+
+
+def _weights(merged):
+    return {k: v for k, v in merged.items() if not k.endswith((".exp_avg", ".exp_avg_sq", ".master"))}
+
+
+def _reference(model, weights, planted=None):
+    inputs, targets = _batch()
+    spec = MODELS[model]
+    return ref.loss_and_grads(lambda w: spec["loss"](w, inputs, targets, *spec["heads"], planted=planted), weights)
+
+
+def _relative(a, b):
+    return float(np.linalg.norm(np.asarray(a, np.float64) - b) / np.linalg.norm(b))
+
+
+def _expected_hf_shapes(model):
+    """transformers' state-dict keys and shapes for the two tiny models (hidden 256, vocab 512,
+    4 layers): GPT2LMHeadModel (Conv1D weights [in, out], head tied and not stored) and
+    LlamaForCausalLM (nn.Linear [out, in]; GQA: k/v 4 heads of 32)."""
+    shapes = {}
+    if model == "tiny-gpt":
+        shapes.update({"transformer.wte.weight": (512, 256), "transformer.wpe.weight": (256, 256),
+                       "transformer.ln_f.weight": (256,), "transformer.ln_f.bias": (256,)})
+        for i in range(4):
+            h = f"transformer.h.{i}."
+            shapes.update({h + "ln_1.weight": (256,), h + "ln_1.bias": (256,), h + "attn.c_attn.weight": (256, 768),
+                           h + "attn.c_attn.bias": (768,), h + "attn.c_proj.weight": (256, 256),
+                           h + "attn.c_proj.bias": (256,), h + "ln_2.weight": (256,), h + "ln_2.bias": (256,),
+                           h + "mlp.c_fc.weight": (256, 1024), h + "mlp.c_fc.bias": (1024,),
+                           h + "mlp.c_proj.weight": (1024, 256), h + "mlp.c_proj.bias": (256,)})
+    else:
+        shapes.update({"model.embed_tokens.weight": (512, 256), "model.norm.weight": (256,),
+                       "lm_head.weight": (512, 256)})
+        for i in range(4):
+            h = f"model.layers.{i}."
+            shapes.update({h + "input_layernorm.weight": (256,), h + "self_attn.q_proj.weight": (256, 256),
+                           h + "self_attn.k_proj.weight": (128, 256), h + "self_attn.v_proj.weight": (128, 256),
+                           h + "self_attn.o_proj.weight": (256, 256), h + "post_attention_layernorm.weight": (256,),
+                           h + "mlp.gate_proj.weight": (688, 256), h + "mlp.up_proj.weight": (688, 256),
+                           h + "mlp.down_proj.weight": (256, 688)})
+    return shapes
+
+
+@pytest.mark.parametrize("model", MODELS)
+def test_merged_keys_are_transformers_layout(runs, model):
+    merged = safetensors_numpy.load_file(runs[model, "single"]["files"][0, "huggingface"])
+    shapes = {k: tuple(v.shape) for k, v in _weights(merged).items()}
+    assert shapes == _expected_hf_shapes(model)
+    for k in shapes:
+        assert merged[k + ".exp_avg"].shape == merged[k].shape and merged[k + ".exp_avg_sq"].shape == merged[k].shape
+
+
+@pytest.mark.parametrize("model", MODELS)
+def test_initial_weights_merge_the_same_from_every_plan(runs, model):
+    # the initial weights do not depend on the plan: the 8-rank files joined must be the
+    # single rank's, bit for bit (TP shards, pipeline stages, DP padding and ZeRO shares undone)
+    single = safetensors_numpy.load_file(runs[model, "single"]["files"][0, "twinsim"])
+    plan = safetensors_numpy.load_file(runs[model, "tp2-pp2-dp2-zero1"]["files"][0, "twinsim"])
+    assert single.keys() == plan.keys()
+    for k in single:
+        assert np.array_equal(single[k], plan[k]), k
+
+
+@pytest.mark.parametrize("plan", PLANS)
+@pytest.mark.parametrize("model", MODELS)
+def test_executor_step_equals_numpy_float64_reference(runs, model, plan):
+    run = runs[model, plan]
+    before = _weights(safetensors_numpy.load_file(run["files"][0, "huggingface"]))
+    after = safetensors_numpy.load_file(run["files"][1, "huggingface"])
+    loss, grads = _reference(model, before)
+
+    assert abs(run["measured"]["losses"][0] - loss) <= 1e-6 * loss
+
+    worst_grad = max(_relative(after[k + ".exp_avg"] / (1 - BETA1), grads[k]) for k in before)
+    assert worst_grad < 1e-5
+
+    sq_diff = sq_norm = 0.0
+    for k, p0 in before.items():
+        p0 = p0.astype(np.float64)
+        decay = WD if p0.ndim == 2 else 0.0  # matrices only: not biases and norm weights
+        p1, m, v = ref.adamw_first_step(p0, grads[k], LR, BETA1, BETA2, EPS, decay)
+        sq_diff += float(np.sum((after[k] - p1) ** 2))
+        sq_norm += float(np.sum(p1 ** 2))
+        # the executor's (1 - beta2) is float32's 1 - 0.999f, 1.3e-5 off the decimal value
+        assert _relative(after[k + ".exp_avg_sq"], v) < 1e-4, k
+        # AdamW's arithmetic alone, on the executor's own gradient: to float32 rounding
+        p1_own, _, _ = ref.adamw_first_step(p0, after[k + ".exp_avg"] / (1 - BETA1), LR, BETA1, BETA2, EPS, decay)
+        assert _relative(after[k], p1_own) < 1e-6, k
+    assert np.sqrt(sq_diff / sq_norm) < 1e-5
+
+
+@pytest.mark.parametrize("model,planted", [("tiny-gpt", "no_scale"), ("tiny-gpt", "gelu_erf"),
+                                           ("tiny-llama", "no_scale"), ("tiny-llama", "gqa_modulo"),
+                                           ("tiny-llama", "rope_interleaved")])
+def test_a_planted_bug_breaks_the_agreement(runs, model, planted):
+    run = runs[model, "single"]
+    before = _weights(safetensors_numpy.load_file(run["files"][0, "huggingface"]))
+    after = safetensors_numpy.load_file(run["files"][1, "huggingface"])
+    loss, grads = _reference(model, before, planted)
+    worst_grad = max(_relative(after[k + ".exp_avg"] / (1 - BETA1), grads[k]) for k in before)
+    assert abs(run["measured"]["losses"][0] - loss) > 1e-6 * loss or worst_grad > 1e-5
+
+
+def test_the_autodiff_matches_finite_differences():
+    rng = np.random.default_rng(0)
+    hidden, vocab, ffn, heads, kv_heads = 8, 11, 12, 4, 2
+    w = {"model.embed_tokens.weight": rng.normal(0, 0.5, (vocab, hidden)), "model.norm.weight": 1 + rng.normal(0, 0.1, hidden),
+         "lm_head.weight": rng.normal(0, 0.5, (vocab, hidden))}
+    n = "model.layers.0."
+    for name, shape in [("input_layernorm.weight", (hidden,)), ("self_attn.q_proj.weight", (hidden, hidden)),
+                        ("self_attn.k_proj.weight", (kv_heads * 2, hidden)), ("self_attn.v_proj.weight", (kv_heads * 2, hidden)),
+                        ("self_attn.o_proj.weight", (hidden, hidden)), ("post_attention_layernorm.weight", (hidden,)),
+                        ("mlp.gate_proj.weight", (ffn, hidden)), ("mlp.up_proj.weight", (ffn, hidden)),
+                        ("mlp.down_proj.weight", (hidden, ffn))]:
+        w[n + name] = rng.normal(0, 0.5, shape) + (1.0 if "layernorm" in name else 0.0)
+    gw = {"transformer.wte.weight": rng.normal(0, 0.5, (vocab, hidden)), "transformer.wpe.weight": rng.normal(0, 0.5, (5, hidden)),
+          "transformer.ln_f.weight": 1 + rng.normal(0, 0.1, hidden), "transformer.ln_f.bias": rng.normal(0, 0.1, hidden)}
+    h = "transformer.h.0."
+    for name, shape in [("ln_1.weight", (hidden,)), ("ln_1.bias", (hidden,)), ("attn.c_attn.weight", (hidden, 3 * hidden)),
+                        ("attn.c_attn.bias", (3 * hidden,)), ("attn.c_proj.weight", (hidden, hidden)),
+                        ("attn.c_proj.bias", (hidden,)), ("ln_2.weight", (hidden,)), ("ln_2.bias", (hidden,)),
+                        ("mlp.c_fc.weight", (hidden, ffn)), ("mlp.c_fc.bias", (ffn,)), ("mlp.c_proj.weight", (ffn, hidden)),
+                        ("mlp.c_proj.bias", (hidden,))]:
+        gw[h + name] = rng.normal(0, 0.5, shape) + (1.0 if name.startswith("ln") and "weight" in name else 0.0)
+    ids, targets = rng.integers(0, vocab, (2, 5)), rng.integers(0, vocab, (2, 5))
+    cases = [(lambda v: ref.llama_loss(v, ids, targets, heads, kv_heads), w),
+             (lambda v: ref.gpt2_loss(v, ids, targets, 2), gw)]
+    for loss_fn, weights in cases:
+        _, grads = ref.loss_and_grads(loss_fn, weights)
+        for name, value in weights.items():
+            for _ in range(3):
+                i = tuple(int(rng.integers(0, s)) for s in value.shape)
+                plus, minus = dict(weights), dict(weights)
+                plus[name], minus[name] = value.copy(), value.copy()
+                plus[name][i] += 1e-6
+                minus[name][i] -= 1e-6
+                numeric = (ref.loss_and_grads(loss_fn, plus)[0] - ref.loss_and_grads(loss_fn, minus)[0]) / 2e-6
+                assert abs(numeric - grads[name][i]) <= 1e-6 * max(1.0, abs(numeric)), (name, i)
+
+
+# ---------------------------------------------------------------- refusals and the 16-bit path
+
+def test_merge_refuses_another_plan_a_missing_and_a_truncated_file(runs, tmp_path):
+    run = runs["tiny-gpt", "tp2-pp2-dp2-zero1"]
+    other_plan = _scenario(run["scenario"].parent, "tiny-gpt", "single")
+    r = _merge(other_plan, run["ckpt"], tmp_path / "x.safetensors")
+    assert r.returncode != 0 and "twinsim.plan" in r.stderr and "rank-0.safetensors" in r.stderr
+    broken = tmp_path / "ckpt"
+    shutil.copytree(run["ckpt"], broken)
+    (broken / "step-1" / "rank-5.safetensors").unlink()
+    r = _merge(run["scenario"], broken, tmp_path / "x.safetensors")
+    assert r.returncode != 0 and "rank-5.safetensors" in r.stderr
+    shutil.copy(run["ckpt"] / "step-1" / "rank-5.safetensors", broken / "step-1")
+    data = (broken / "step-1" / "rank-3.safetensors").read_bytes()
+    (broken / "step-1" / "rank-3.safetensors").write_bytes(data[: len(data) // 2])
+    r = _merge(run["scenario"], broken, tmp_path / "x.safetensors")
+    assert r.returncode != 0 and "rank-3.safetensors" in r.stderr
+    r = _merge(run["scenario"], run["ckpt"], tmp_path / "x.safetensors", "--step", "7")
+    assert r.returncode != 0 and "step-7" in r.stderr
+    assert not (tmp_path / "x.safetensors").exists()  # nothing written by a refused merge
+
+
+def _read_raw(path):
+    """A safetensors file by hand (BF16 has no numpy type): name -> (dtype, shape, float32 values)."""
+    data = pathlib.Path(path).read_bytes()
+    n = struct.unpack("<Q", data[:8])[0]
+    header = json.loads(data[8:8 + n])
+    out = {}
+    for name, t in header.items():
+        if name == "__metadata__":
+            continue
+        lo, hi = t["data_offsets"]
+        raw = data[8 + n + lo:8 + n + hi]
+        if t["dtype"] == "BF16":
+            values = (np.frombuffer(raw, "<u2").astype(np.uint32) << 16).view(np.float32)
+        else:
+            values = np.frombuffer(raw, "<f4")
+        out[name] = (t["dtype"], tuple(t["shape"]), values.reshape(t["shape"]))
+    return header.get("__metadata__", {}), out
+
+
+def test_bf16_run_merges_to_bf16_weights_and_fp32_masters(runs, tmp_path):
+    folder = runs["tiny-llama", "single"]["scenario"].parent
+    scenario = _scenario(folder, "tiny-llama", "tp2-pp2-dp2-zero1", precision="bf16")
+    ckpt = tmp_path / "ckpt"
+    _run(scenario, 8, ckpt, tmp_path / "out")
+    r = _merge(scenario, ckpt, tmp_path / "m.safetensors", "--step", "0", "--names", "huggingface", "--optimizer")
+    assert r.returncode == 0, r.stderr
+    metadata, tensors = _read_raw(tmp_path / "m.safetensors")
+    assert metadata["format"] == "pt" and metadata["twinsim.names"] == "huggingface"
+    assert metadata["twinsim.steps_done"] == "0"
+    weights = {k: t for k, t in tensors.items() if "." + k.rsplit(".", 1)[-1] not in (".exp_avg", ".exp_avg_sq", ".master")}
+    assert {k: t[1] for k, t in weights.items()} == _expected_hf_shapes("tiny-llama")
+    for k, (dtype, shape, values) in weights.items():
+        assert dtype == "BF16"
+        master_dtype, master_shape, master = tensors[k + ".master"]
+        assert master_dtype == "F32" and master_shape == shape
+        assert np.array_equal(master, values), k  # step 0: the masters are the bf16 weights widened
