@@ -25,6 +25,7 @@
 #include "exec/runtime/data.hpp"
 #include "exec/runtime/fault_injection.hpp"
 #include "exec/runtime/mpi_communicator.hpp"
+#include "exec/runtime/watchdog.hpp"
 #include "exec/train/checkpoint_dir.hpp"
 #include "exec/train/inference_run.hpp"
 #include "exec/train/memory_estimate.hpp"
@@ -50,6 +51,7 @@ struct RunArgs {
   bool resume = false;
   int keep = 1;               // checkpoints kept: the newest N steps
   bool save_initial = false;  // also save step 0, the initial weights
+  double watchdog_timeout_s = 60;  // a rank without progress this long ends the job; 0: off
 };
 
 // Written beside and renamed over, so a reader never sees half a file.
@@ -138,6 +140,7 @@ void run_ranks(const RunArgs& a, exec::MpiCommunicator& world) {
     throw ScenarioError("plan", "tp*pp*cp*dp=" + std::to_string(s.plan.world_size()),
                         "needs that many MPI ranks (mpirun -np " + std::to_string(s.plan.world_size()) +
                             "); this job has " + std::to_string(world.size()));
+  const exec::Watchdog watchdog(world.rank(), world.size() > 1 ? a.watchdog_timeout_s : 0);
   if (!s.is_training()) return serve_ranks(a, s, world);
   const exec::TrainConfig config = train_config(s, a);
   if (a.resume && a.checkpoint_dir.empty()) throw std::invalid_argument("--resume needs --checkpoint-dir");
@@ -167,6 +170,7 @@ void run_ranks(const RunArgs& a, exec::MpiCommunicator& world) {
   profiler.align_origin(world);
   exec::RunRecord record;
   for (int k = first_step; k < a.steps; ++k) {
+    exec::watchdog_step(k);
     exec::inject_step_fault(fault, world.rank(), k);
     record.steps.push_back(trainer.step());
     // a non-finite loss stops the run before it is checkpointed (as Megatron's NaN check);
@@ -236,6 +240,10 @@ void add_run_command(CLI::App& app) {
   cmd->add_option("--keep", a->keep, "checkpoints kept in --checkpoint-dir: the newest N steps (default 1)")
       ->check(cli::whole(1, 1'000'000));
   cmd->add_flag("--save-initial", a->save_initial, "also save step 0 (the initial weights) into --checkpoint-dir");
+  cmd->add_option("--watchdog-timeout", a->watchdog_timeout_s,
+                  "seconds a rank of a multi-rank job may go without progress (a peer dead or stopped) before "
+                  "it ends the job naming itself and its last op (default 60; 0: no watchdog)")
+      ->check(cli::number(0, 1e6));
   cmd->callback([a] { run(*a); });
 }
 

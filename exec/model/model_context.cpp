@@ -1,5 +1,7 @@
 #include "exec/model/model_context.hpp"
 
+#include "exec/runtime/watchdog.hpp"
+
 namespace twinsim::exec {
 
 const char* pass_name(Pass p) {
@@ -13,7 +15,9 @@ const char* pass_name(Pass p) {
 }
 
 OpScope::OpScope(Profiler* profiler, std::string name) : profiler_(profiler), name_(std::move(name)) {
-  if (profiler_) start_ = Profiler::Clock::now();
+  if (!profiler_) return;
+  watchdog_progress(name_);  // every op begun is also the rank's heartbeat (exec/runtime/watchdog.hpp)
+  start_ = Profiler::Clock::now();
 }
 
 OpScope::~OpScope() {

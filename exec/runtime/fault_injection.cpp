@@ -36,8 +36,8 @@ FaultPlan fault_plan_from_environment() {
   p.rank = env_int("TWINSIM_FAULT_RANK", -1);
   p.step = env_int("TWINSIM_FAULT_STEP", 0);
   if (const char* k = std::getenv("TWINSIM_FAULT_KIND"); k && *k) p.kind = k;
-  if (p.kind != "raise" && p.kind != "kill" && p.kind != "checkpoint")
-    throw std::invalid_argument("TWINSIM_FAULT_KIND=" + p.kind + ": must be raise, kill or checkpoint");
+  if (p.kind != "raise" && p.kind != "kill" && p.kind != "stop" && p.kind != "checkpoint")
+    throw std::invalid_argument("TWINSIM_FAULT_KIND=" + p.kind + ": must be raise, kill, stop or checkpoint");
   return p;
 }
 
@@ -46,6 +46,12 @@ void inject_step_fault(const FaultPlan& plan, int world_rank, int step) {
   if (plan.kind == "raise")
     throw std::runtime_error("injected fault at step " + std::to_string(step) + " (TWINSIM_FAULT_KIND=raise)");
   if (plan.kind == "kill") die(world_rank, "step " + std::to_string(step));
+  if (plan.kind == "stop") {
+    const std::string line = "rank " + std::to_string(world_rank) + ": injected fault: step " + std::to_string(step) +
+                             ", stopping this rank (SIGSTOP)\n";
+    std::cerr.write(line.data(), static_cast<std::streamsize>(line.size())).flush();
+    std::raise(SIGSTOP);  // stays stopped until mpirun ends the job (SIGCONT, then SIGTERM)
+  }
 }
 
 void arm_checkpoint_fault(const FaultPlan& plan, int world_rank, std::function<int()> steps_done) {

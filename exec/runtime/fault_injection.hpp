@@ -5,6 +5,8 @@
 //   TWINSIM_FAULT_STEP=K   at the start of step K (0-based; default 0)
 //   TWINSIM_FAULT_KIND=    raise      (default) throws, as a bug or a bad input would
 //                          kill       dies by SIGKILL, as an out-of-memory kill would
+//                          stop       stops itself by SIGSTOP, as a hung rank would (the
+//                                     others' watchdogs end the job, watchdog.hpp)
 //                          checkpoint dies by SIGKILL while writing the checkpoint after
 //                                     step K: after its temporary file, before the rename
 #include <functional>
@@ -23,7 +25,8 @@ struct FaultPlan {
 FaultPlan fault_plan_from_environment();
 
 // Called by every rank at the start of each step: on the faulty rank and step, throws
-// (kind raise) or kills the process (kind kill), saying so on stderr first.
+// (kind raise), kills the process (kind kill) or stops it (kind stop), saying so on stderr
+// first.
 void inject_step_fault(const FaultPlan& plan, int world_rank, int step);
 
 // Kind checkpoint: installs the checkpoint write hook that kills this rank while the

@@ -142,6 +142,31 @@ def checkpoint_resume():
     expect_failure(status, out, r"latest holds '\d+garbage', not a step number")
 
 
+def rank_stalls():
+    # rank 1 stops itself (SIGSTOP) at the start of step 2: rank 0 waits in the step's first
+    # collective until its watchdog (3 s here) ends the job, naming itself, the step and the
+    # op; mpirun ends the stopped rank. The job must end within the timeout + 10 s.
+    ref = fresh("stall_ref")
+    status, out = run(["--steps", "4", "--out", ref])
+    expect(status == 0, "reference run failed", out)
+    _, ref_losses = losses(ref)
+    ckpt = fresh("stall_ckpt")
+    start = time.monotonic()
+    status, out = run(["--steps", "4", "--checkpoint-dir", ckpt, "--watchdog-timeout", "3", "--out", fresh("stalled")],
+                      fault={"TWINSIM_FAULT_RANK": "1", "TWINSIM_FAULT_STEP": "2", "TWINSIM_FAULT_KIND": "stop"},
+                      deadline_s=3 + 10 + 5)  # + 5 s for mpirun's start on a busy 2-core machine
+    expect_failure(status, out, r"rank 0: no progress for 3 s in step 2 \(last op begun: [\w.]+\): another rank is dead "
+                                r"or stalled")
+    print(f"  ok: the stalled job ended after {time.monotonic() - start:.1f} s")
+    # the checkpoint after 2 steps is whole: the resumed run continues bit-identically
+    resumed = fresh("stall_resumed")
+    status, out = run(["--steps", "4", "--checkpoint-dir", ckpt, "--resume", "--out", resumed])
+    expect(status == 0, "resume failed", out)
+    first, tail = losses(resumed)
+    expect(first == 2 and tail == ref_losses[2:], f"resumed at {first} with {tail}, expected 2 with {ref_losses[2:]}")
+    print(f"  ok: steps 2-3 after resume {tail} == uninterrupted (bitwise)")
+
+
 def determinism():
     a, b = fresh("det_a"), fresh("det_b")
     for out in (a, b):
