@@ -3,6 +3,9 @@
 // per-rank files `twinsim run --checkpoint-dir` wrote (exec/train/checkpoint_merge.hpp).
 #include <iostream>
 
+#include <nlohmann/json.hpp>
+
+#include "app/cli_checks.hpp"
 #include "app/commands.hpp"
 #include "app/scenario_args.hpp"
 #include "exec/train/checkpoint_merge.hpp"
@@ -33,6 +36,12 @@ void run_merge(const MergeArgs& a) {
   o.optimizer = a.optimizer;
   const exec::TensorFile merged = exec::merge_checkpoint(c, dir, step, o);
   exec::save_safetensors(a.out, merged);
+  if (a.scenario.json) {
+    const nlohmann::json j{{"out", a.out}, {"step", step}, {"names", a.names}, {"tensors", merged.tensors().size()},
+                           {"optimizer", a.optimizer}};
+    std::cout << j.dump(2) << "\n";
+    return;
+  }
   std::cout << "wrote " << a.out << ": " << merged.tensors().size() << " tensors, step " << step << ", "
             << a.names << " names\n";
 }
@@ -49,10 +58,10 @@ void add_checkpoint_command(CLI::App& app) {
   merge->add_option("--checkpoint-dir", a->dir, "the run's --checkpoint-dir")->required();
   merge->add_option("--out", a->out, "the merged safetensors file to write")->required();
   merge->add_option("--step", a->step, "the step to merge (default: the newest complete one)")
-      ->check(CLI::Range(0, 1 << 30));
+      ->check(cli::whole(0, 1 << 30));
   merge->add_option("--names", a->names, "twinsim (the executor's names) or huggingface (GPT-2 / Llama keys)")
       ->check(CLI::IsMember({"twinsim", "huggingface"}));
-  merge->add_flag("--optimizer", a->optimizer, "also the fp32 masters and Adam moments (twinsim names)");
+  merge->add_flag("--optimizer", a->optimizer, "also the fp32 masters and the optimizer's moments, per parameter");
   merge->callback([a] { run_merge(*a); });
 }
 

@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "app/commands.hpp"
+#include "scenario/errors.hpp"
 #include "app/cli_checks.hpp"
 #include "scenario/load.hpp"
 #include "sim/cost/collective_sweep.hpp"
@@ -67,6 +68,10 @@ nlohmann::json to_json(const CollectiveArgs& a, const ClusterSpec& cluster, Coll
 void run(const CollectiveArgs& a) {
   CollectiveOp op;
   if (!parse_collective(a.op, op)) throw CLI::ValidationError("--op", "unknown collective '" + a.op + "'");
+  if (a.min_bytes == 0) throw ScenarioError("--min-bytes", "0", "must be at least 1 byte");
+  if (a.min_bytes > a.max_bytes)
+    throw ScenarioError("--max-bytes", std::to_string(a.max_bytes),
+                        "is below --min-bytes=" + std::to_string(a.min_bytes) + ": the sweep runs from min to max");
   ClusterSpec cluster = catalog_node(a.cluster);
   cluster.nodes = (a.ranks + cluster.gpus_per_node - 1) / cluster.gpus_per_node;
   const auto rows = collective_sweep(cluster, op, group_for(cluster, op, a.ranks), static_cast<double>(a.min_bytes),

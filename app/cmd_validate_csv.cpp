@@ -128,7 +128,9 @@ void add_validate_csv_command(CLI::App& app) {
   cmd->add_option("--eval-half", o->eval_half, "rows to evaluate without a fit")
       ->check(CLI::IsMember({"even", "odd", "all"}))->capture_default_str();
   cmd->add_option("--fit-stride", o->fit_stride, "fit on every N-th row of the fit half")->check(cli::whole(1, 1000000));
-  cmd->add_option("--max-evals", o->max_evals, "Nelder-Mead evaluations of the fit objective")->capture_default_str();
+  cmd->add_option("--max-evals", o->max_evals, "Nelder-Mead evaluations of the fit objective")
+      ->check(cli::whole(1, 1'000'000))
+      ->capture_default_str();
   cmd->add_option("--write-calibration", o->write_calibration, "write the fitted node type (catalog YAML) here");
   cmd->add_flag("--json", o->json, "print JSON instead of a table");
   cmd->add_flag("--rows", o->rows, "with --json: every row's measured and predicted time");

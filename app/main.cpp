@@ -16,6 +16,33 @@ void add_scenario_args(CLI::App& cmd, ScenarioArgs& args) {
 
 }  // namespace twinsim
 
+namespace twinsim {
+namespace {
+
+// Walks the leading words of argv down the command tree ("checkpoint merge"): a word that
+// names no command where one is expected gives the message, else "".
+std::string unknown_command(CLI::App& app, int argc, char** argv) {
+  CLI::App* at = &app;
+  std::string path = "twinsim";
+  for (int i = 1; i < argc && argv[i][0] != '-'; ++i) {
+    const std::vector<CLI::App*> subs = at->get_subcommands({});
+    if (subs.empty()) return "";
+    CLI::App* next = nullptr;
+    std::string names;
+    for (CLI::App* sub : subs) {
+      if (sub->get_name() == argv[i]) next = sub;
+      names += (names.empty() ? "" : ", ") + sub->get_name();
+    }
+    if (!next) return "'" + std::string(argv[i]) + "' is not a command of " + path + "; commands: " + names;
+    at = next;
+    path += " " + next->get_name();
+  }
+  return "";
+}
+
+}  // namespace
+}  // namespace twinsim
+
 int main(int argc, char** argv) {
   CLI::App app{"twinsim: simulate LLM training and serving plans on GPU clusters"};
   app.require_subcommand(1);
@@ -33,6 +60,11 @@ int main(int argc, char** argv) {
   twinsim::add_fit_gemm_command(app);
   twinsim::add_describe_model_command(app);
   twinsim::add_checkpoint_command(app);
+  // CLI11 answers an unknown command with "A subcommand is required": name it instead
+  if (const std::string unknown = twinsim::unknown_command(app, argc, argv); !unknown.empty()) {
+    std::cerr << "twinsim: error: " << unknown << "\n";
+    return 2;
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

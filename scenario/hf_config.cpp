@@ -315,6 +315,8 @@ YAML::Node model_node_from_hf_config(const YAML::Node& raw, const std::string& p
 
 YAML::Node model_node_from_hf_config_file(const std::string& file, const std::string& path) {
   std::error_code ec;
+  if (std::filesystem::exists(file, ec) && !std::filesystem::is_regular_file(file, ec))
+    throw ScenarioError(path, file, "is not a regular file (a directory, device or pipe)");
   const auto size = std::filesystem::file_size(file, ec);
   if (ec) throw ScenarioError(path, file, "cannot be read: " + ec.message());
   if (size > (1u << 20)) throw ScenarioError(path, file, "is larger than 1 MiB, which no config.json is");

@@ -19,14 +19,36 @@ MappingReader::MappingReader(const YAML::Node& node, std::string path)
 
 std::string MappingReader::key_path(const std::string& key) const { return join_key(path_, key); }
 
+namespace {
+
+// A value as an error message shows it: bytes outside printable ASCII as \xNN (a binary
+// file read as YAML printed garbage), at most 80 characters.
+std::string printable(const std::string& text) {
+  constexpr std::size_t kLongest = 80;
+  std::string out;
+  for (const char c : text) {
+    if (out.size() >= kLongest) return out + "...";
+    const auto u = static_cast<unsigned char>(c);
+    if (u >= 0x20 && u < 0x7f) {
+      out += c;
+    } else {
+      static const char* const kHex = "0123456789abcdef";
+      out += std::string("\\x") + kHex[u >> 4] + kHex[u & 15];
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
 std::string MappingReader::text_of(const YAML::Node& n) const {
   if (!n.IsDefined() || n.IsNull()) return "";
-  if (n.IsScalar()) return n.Scalar();
+  if (n.IsScalar()) return printable(n.Scalar());
   YAML::Emitter out;
   out.SetSeqFormat(YAML::Flow);
   out.SetMapFormat(YAML::Flow);
   out << n;
-  return out.c_str();
+  return printable(out.c_str());
 }
 
 bool MappingReader::has(const std::string& key) {

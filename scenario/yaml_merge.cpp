@@ -35,6 +35,9 @@ void apply_override(YAML::Node& root, const std::string& assignment, ExpandScala
     throw ScenarioError("--set", assignment, "must have the form key=value, e.g. plan.tp=4");
   const std::string key = assignment.substr(0, eq);
   const std::string text = assignment.substr(eq + 1);
+  // YAML reads an empty value as null, which resets the key to its default: said, not guessed
+  if (text.find_first_not_of(" \t") == std::string::npos)
+    throw ScenarioError("--set", assignment, "has no value after '=' (write " + key + "=null to reset the key to its default)");
   const std::vector<std::string> parts = split_dots(key);
   for (const std::string& p : parts)
     if (p.empty()) throw ScenarioError("--set", assignment, "has an empty part in its key");

@@ -17,3 +17,10 @@ add_test(NAME cli.simulate_mpi
          COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/check_simulate_mpi.py $<TARGET_FILE:twinsim>
                  ${MPIEXEC_EXECUTABLE} ${PROJECT_SOURCE_DIR}/scenarios)
 set_tests_properties(cli.simulate_mpi PROPERTIES TIMEOUT 600)
+
+# The hostile command-line table (issue 23): exit status and message of each refusal, each
+# within 10 s and 2 GiB.
+add_test(NAME cli.hostile
+         COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/check_hostile_cli.py $<TARGET_FILE:twinsim>
+                 ${PROJECT_SOURCE_DIR}/scenarios)
+set_tests_properties(cli.hostile PROPERTIES TIMEOUT 300)
