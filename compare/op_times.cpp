@@ -1,4 +1,5 @@
 #include "compare/op_times.hpp"
+#include "models/op_names.hpp"
 
 #include <cctype>
 #include <stdexcept>
@@ -13,8 +14,8 @@ namespace {
 // time.breakdown keys that are one op per step in the executor's profile: the optimizer
 // step, and the data-parallel gradient reduction (the executor does not overlap it with
 // the backward pass, so its whole time is exposed, as the simulator's key counts).
-const std::pair<const char*, const char*> kBreakdownOps[] = {{"optimizer_s", "optimizer.step"},
-                                                            {"dp_comm_exposed_s", "dp.grad_reduce"}};
+const std::pair<const char*, const char*> kBreakdownOps[] = {{"optimizer_s", op_names::kOptimizerStep},
+                                                            {"dp_comm_exposed_s", op_names::kDpGradReduce}};
 
 // A list of {name, time_s, count}: per-call means over names that repeat.
 OpTimes simulated_list(const json& list) {

@@ -76,4 +76,15 @@ inline constexpr const char* kMtpLogits = "mtp.logits";
 inline constexpr const char* kMtpLoss = "mtp.loss";
 inline constexpr const char* kMtpPrefix = "mtp.";
 
+// Step-level ops outside the layers: data-parallel gradient reduction and ZeRO parameter
+// gathers, the optimizer, pipeline transfers (the executor's profiled names, the
+// simulator's tasks and report ops, the comparison's pairing).
+inline constexpr const char* kDpGradReduce = "dp.grad_reduce";
+inline constexpr const char* kDpParamGather = "dp.param_gather";
+inline constexpr const char* kOptimizerStep = "optimizer.step";
+inline constexpr const char* kOptimizerZeroGrad = "optimizer.zero_grad";
+inline constexpr const char* kPpSend = "pp.send";
+inline constexpr const char* kPpRecv = "pp.recv";
+inline constexpr const char* kPpSendRecv = "pp.send_recv";
+
 }  // namespace twinsim::op_names

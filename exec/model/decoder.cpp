@@ -46,10 +46,10 @@ Decoder::Decoder(TransformerStage& stage, int batch, int max_len)
                                 std::to_string(c.model.max_seq_len));
   step_.sequence_parallel = false;  // one token per sequence cannot be split over TP ranks
   step_.micro_batch = batch;
-  word_ = find_block(stage, "embedding.word");
-  position_ = find_block(stage, "embedding.position");
-  head_norm_ = find_block(stage, "head.norm");
-  output_ = c.model.tied_embeddings ? word_ : find_block(stage, "head.output");
+  word_ = find_block(stage, op_names::kEmbeddingWord);
+  position_ = find_block(stage, op_names::kEmbeddingPosition);
+  head_norm_ = find_block(stage, op_names::kHeadNorm);
+  output_ = c.model.tied_embeddings ? word_ : find_block(stage, op_names::kHeadOutput);
   const std::size_t cache = static_cast<std::size_t>(batch) * max_len * c.local_kv_width();
   mlp_.reserve(c.end_layer);
   for (int l = 0; l < c.end_layer; ++l) {

@@ -1,4 +1,5 @@
 #include "exec/model/transformer.hpp"
+#include "models/op_names.hpp"
 
 namespace twinsim::exec {
 
@@ -7,9 +8,9 @@ TransformerStage::TransformerStage(TransformerConfig config, int pad_multiple) :
   const int tp = c_.tp, r = c_.tp_rank;
   const Dtype st = c_.storage;
   if (c_.has_embedding) {
-    word_ = std::make_unique<ParamBlock>("embedding.word", word_embedding_specs(c_), tp, r, pad_multiple, st);
+    word_ = std::make_unique<ParamBlock>(op_names::kEmbeddingWord, word_embedding_specs(c_), tp, r, pad_multiple, st);
     if (c_.learned_positions())
-      position_ = std::make_unique<ParamBlock>("embedding.position", position_embedding_specs(c_), tp, r, pad_multiple, st);
+      position_ = std::make_unique<ParamBlock>(op_names::kEmbeddingPosition, position_embedding_specs(c_), tp, r, pad_multiple, st);
     embedding_ = std::make_unique<Embedding>(c_, *word_, position_.get());
   }
   for (int l = c_.first_layer; l < c_.end_layer; ++l) {
@@ -24,10 +25,10 @@ TransformerStage::TransformerStage(TransformerConfig config, int pad_multiple) :
     mlp_.emplace_back(c_, c_.first_layer + static_cast<int>(i), *layer_params_[i]);
   }
   if (c_.has_head) {
-    head_norm_ = std::make_unique<ParamBlock>("head.norm", final_norm_specs(c_), tp, r, pad_multiple, st);
+    head_norm_ = std::make_unique<ParamBlock>(op_names::kHeadNorm, final_norm_specs(c_), tp, r, pad_multiple, st);
     ParamBlock* out = word_.get();  // a tied model on one stage reads the embedding itself
     if (!c_.model.tied_embeddings || !c_.has_embedding) {
-      output_ = std::make_unique<ParamBlock>("head.output", output_layer_specs(c_), tp, r, pad_multiple, st);
+      output_ = std::make_unique<ParamBlock>(op_names::kHeadOutput, output_layer_specs(c_), tp, r, pad_multiple, st);
       out = output_.get();
     }
     head_ = std::make_unique<Head>(c_, *head_norm_, *out, 0);
@@ -37,8 +38,8 @@ TransformerStage::TransformerStage(TransformerConfig config, int pad_multiple) :
 std::vector<BlockSpecs> stage_block_specs(const TransformerConfig& c) {
   std::vector<BlockSpecs> out;
   if (c.has_embedding) {
-    out.push_back({"embedding.word", word_embedding_specs(c)});
-    if (c.learned_positions()) out.push_back({"embedding.position", position_embedding_specs(c)});
+    out.push_back({op_names::kEmbeddingWord, word_embedding_specs(c)});
+    if (c.learned_positions()) out.push_back({op_names::kEmbeddingPosition, position_embedding_specs(c)});
   }
   for (int l = c.first_layer; l < c.end_layer; ++l) {
     std::vector<ParamSpec> specs = attention_param_specs(c, l);
@@ -46,8 +47,8 @@ std::vector<BlockSpecs> stage_block_specs(const TransformerConfig& c) {
     out.push_back({"layer" + std::to_string(l), std::move(specs)});
   }
   if (c.has_head) {
-    out.push_back({"head.norm", final_norm_specs(c)});
-    if (!c.model.tied_embeddings || !c.has_embedding) out.push_back({"head.output", output_layer_specs(c)});
+    out.push_back({op_names::kHeadNorm, final_norm_specs(c)});
+    if (!c.model.tied_embeddings || !c.has_embedding) out.push_back({op_names::kHeadOutput, output_layer_specs(c)});
   }
   return out;
 }

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "exec/model/tensor.hpp"
+#include "models/op_names.hpp"
 
 namespace twinsim::exec {
 
@@ -93,7 +94,7 @@ std::vector<std::int64_t> full_shape(const ParamSpec& spec);
 // rank, replicated ones on TP rank 0, and the last stage's copy of a tied embedding
 // ("head.output") never.
 inline bool counted_once(const ParamBlock& block, const ParamSlot& slot, bool tied_embeddings, int tp_rank) {
-  if (tied_embeddings && block.name() == "head.output") return false;
+  if (tied_embeddings && block.name() == op_names::kHeadOutput) return false;
   return slot.spec.shard != Shard::none || tp_rank == 0;
 }
 

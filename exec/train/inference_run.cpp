@@ -9,6 +9,7 @@
 #include "exec/model/decoder.hpp"
 #include "exec/train/mixed_precision.hpp"
 #include "exec/train/run_report.hpp"
+#include "models/op_names.hpp"
 
 namespace twinsim::exec {
 
@@ -57,7 +58,7 @@ OpTotals added(const OpTotals& before, const OpTotals& after) {
 std::vector<int> sample(const ModelContext& ctx, Profiler* profiler, const float* logits, int batch,
                         const TransformerConfig& tc) {
   std::optional<ProfileScope> scope;
-  if (profiler && profiler->enabled()) scope.emplace(*profiler, "head.sample.fwd");
+  if (profiler && profiler->enabled()) scope.emplace(*profiler, std::string(op_names::kHeadSample) + ".fwd");
   return greedy_tokens(ctx, logits, batch, tc.local_vocab(), tc.vocab_start());
 }
 

@@ -1,4 +1,5 @@
 #include "exec/train/pipeline.hpp"
+#include "models/op_names.hpp"
 
 #include <algorithm>
 
@@ -24,32 +25,32 @@ class StageLinks {
   Tensor recv_forward() {
     if (first()) return {};
     Tensor x = fresh();
-    auto op = run_.ctx.op(-1, "pp.recv", Pass::fwd);
+    auto op = run_.ctx.op(-1, op_names::kPpRecv, Pass::fwd);
     recv(x, stage_ - 1);
     return x;
   }
   void send_forward(const Tensor& y) {
     if (last()) return;
-    auto op = run_.ctx.op(-1, "pp.send", Pass::fwd);
+    auto op = run_.ctx.op(-1, op_names::kPpSend, Pass::fwd);
     send(y, stage_ + 1);
   }
   Tensor recv_backward() {
     if (last()) return {};
     Tensor dy = fresh();
-    auto op = run_.ctx.op(-1, "pp.recv", Pass::bwd_dgrad);
+    auto op = run_.ctx.op(-1, op_names::kPpRecv, Pass::bwd_dgrad);
     recv(dy, stage_ + 1);
     return dy;
   }
   void send_backward(const Tensor& dx) {
     if (first()) return;
-    auto op = run_.ctx.op(-1, "pp.send", Pass::bwd_dgrad);
+    auto op = run_.ctx.op(-1, op_names::kPpSend, Pass::bwd_dgrad);
     send(dx, stage_ - 1);
   }
   // Sends y forward and receives the grad of an earlier micro-batch's output, at once.
   Tensor send_forward_recv_backward(const Tensor& y) {
     if (last()) return {};
     Tensor dy = fresh();
-    auto op = run_.ctx.op(-1, "pp.send_recv", Pass::fwd);
+    auto op = run_.ctx.op(-1, op_names::kPpSendRecv, Pass::fwd);
     send_recv(y, dy, stage_ + 1);
     return dy;
   }
@@ -57,7 +58,7 @@ class StageLinks {
   Tensor send_backward_recv_forward(const Tensor& dx) {
     if (first()) return {};
     Tensor x = fresh();
-    auto op = run_.ctx.op(-1, "pp.send_recv", Pass::bwd_dgrad);
+    auto op = run_.ctx.op(-1, op_names::kPpSendRecv, Pass::bwd_dgrad);
     send_recv(dx, x, stage_ - 1);
     return x;
   }

@@ -10,6 +10,7 @@
 
 #include "exec/train/data_parallel.hpp"
 #include "exec/train/pipeline.hpp"
+#include "models/op_names.hpp"
 
 namespace twinsim::exec {
 
@@ -85,14 +86,14 @@ void Trainer::finalize_grads() {
     // (the SP sums with them, zero.cpp); any left over the same way
     optimizer_->reduce_grads();
     if (!sum_tied) return;
-    OpScope op(profiler_, "dp.grad_reduce");
+    OpScope op(profiler_, op_names::kDpGradReduce);
     with_storage(c_.training.precision, [&]<class T>() {
       std::size_t n = 0;
       all_reduce_tied_embedding_grads(optimizer_->reduced_grads<T>(*tied, n), n, groups_.embedding());
     });
     return;
   }
-  OpScope op(profiler_, "dp.grad_reduce");
+  OpScope op(profiler_, op_names::kDpGradReduce);
   with_storage(c_.training.precision, [&]<class T>() {
     if (sp)
       for (ParamBlock* b : stage_->blocks()) all_reduce_sequence_parallel_grads(*b, b->grads.as<T>(), groups_.tp());
@@ -103,7 +104,7 @@ void Trainer::finalize_grads() {
 
 bool Trainer::apply_update() {
   {
-    OpScope op(profiler_, "optimizer.step");
+    OpScope op(profiler_, op_names::kOptimizerStep);
     if (c_.training.precision == Dtype::fp16) {
       float found = optimizer_->local_overflow() ? 1.0f : 0.0f;
       groups_.world().all_reduce(&found, 1, ReduceOp::max);  // every rank skips together
@@ -131,7 +132,7 @@ StepResult Trainer::step() {
   r.loss_scale = c_.training.precision == Dtype::fp16 ? scaler_.scale() : 1.0f;
   const int m = c_.micro_batches(), dp = groups_.dims().dp;
   {
-    OpScope op(profiler_, "optimizer.zero_grad");  // Megatron's zero_grad_buffer
+    OpScope op(profiler_, op_names::kOptimizerZeroGrad);  // Megatron's zero_grad_buffer
     optimizer_->begin_step();
   }
   // each micro-batch's mean loss enters with 1/(m dp): the DP sum of the grads is then

@@ -8,6 +8,7 @@
 #include "exec/train/data_parallel.hpp"
 #include "exec/train/mixed_precision.hpp"
 #include "kernels/cpu/optimizer.hpp"
+#include "models/op_names.hpp"
 
 namespace twinsim::exec {
 
@@ -211,7 +212,7 @@ void ShardedOptimizer::share_params() {
   if ((zero_ != 1 && zero_ != 2) || dp_.size() == 1) return;
   // everyone gets everyone's updated share, in place in the parameter buffer
   // (Megatron's distributed optimizer all-gathers into its param buffer)
-  OpScope op(profiler_, "dp.param_gather");
+  OpScope op(profiler_, op_names::kDpParamGather);
   with_storage(storage(c_), [&]<class T>() {
     for (BlockShard& s : shards_) {
       T* params = s.block->params.as<T>();
@@ -234,7 +235,7 @@ bool ShardedOptimizer::idle(const Bucket& b) {
 
 void ShardedOptimizer::retire(Bucket& b) {
   if (b.grads) {
-    OpScope op(profiler_, "dp.grad_reduce");
+    OpScope op(profiler_, op_names::kDpGradReduce);
     for (int i : b.shards) with_storage(storage(c_), [&]<class T>() { reduce_scatter_into_shard<T>(shards_[i]); });
     b.grads = false;
   }
@@ -281,7 +282,7 @@ void ShardedOptimizer::acquire(ParamBlock& block, bool backward) {
   ++users_[&block];
   used_[b] = true;
   auto gather = [this](Bucket& k) {
-    OpScope op(profiler_, "dp.param_gather");
+    OpScope op(profiler_, op_names::kDpParamGather);
     for (int i : k.shards) {
       ParamBlock& p = *shards_[i].block;
       p.params = Tensor(MemCategory::buffers, p.flat_size(), storage(c_));

@@ -5,6 +5,7 @@
 #include <map>
 #include <string>
 
+#include "models/op_names.hpp"
 #include "models/param_count.hpp"
 #include "sim/cost/collective_cost.hpp"
 #include "sim/cost/compute_cost.hpp"
@@ -255,7 +256,7 @@ void Builder::shard_reduce(int stage, std::int64_t layer, const std::vector<Task
     std::vector<ResourceId> res;
     for (int g : group.members) res.push_back(sr.gpus[g].dp);
     add_nics(sr, group, res);
-    const TaskId t = task("layer" + std::to_string(layer) + ".dp.grad_reduce", seconds, out.categories.dp_comm, res);
+    const TaskId t = task("layer" + std::to_string(layer) + "." + op_names::kDpGradReduce, seconds, out.categories.dp_comm, res);
     for (int g : group.members) {
       out.graph.add_dependency(backward[g], t);
       dp_grad_tasks[stage][g].push_back(t);
@@ -266,7 +267,7 @@ void Builder::shard_reduce(int stage, std::int64_t layer, const std::vector<Task
 // The whole chunk's parameters, gathered on the compute streams (no overlap) before a pass.
 void Builder::zero3_stage_gather(Chains& ch, int stage, int chunk, const char* pass) {
   if (!zero3_whole_stage(s.plan)) return;
-  comm(ch, stage, GroupKind::dp, std::string("dp.param_gather.") + pass, chunk_comm[stage][chunk].gather_s,
+  comm(ch, stage, GroupKind::dp, std::string(op_names::kDpParamGather) + "." + pass, chunk_comm[stage][chunk].gather_s,
        out.categories.dp_comm, nullptr);
 }
 
@@ -274,7 +275,7 @@ void Builder::zero3_stage_gather(Chains& ch, int stage, int chunk, const char* p
 // streams after every backward.
 void Builder::stage_shard_reduce(Chains& ch, int stage, int chunk) {
   if (!sharded_grads_whole_stage(s.plan)) return;
-  comm(ch, stage, GroupKind::dp, "dp.grad_reduce", chunk_comm[stage][chunk].reduce_s, out.categories.dp_comm,
+  comm(ch, stage, GroupKind::dp, op_names::kDpGradReduce, chunk_comm[stage][chunk].reduce_s, out.categories.dp_comm,
        nullptr);
   for (std::size_t g = 0; g < ch.size(); ++g) dp_grad_tasks[stage][g].push_back(ch[g].last);
 }
@@ -378,6 +379,7 @@ void Builder::add_pipeline_transfers() {
   for (int dir = 0; dir < 2; ++dir)
     for (int i = 0; i < pp; ++i)
       for (std::size_t g = 0; g < gpus; ++g) out.pp_links[g].push_back(links[dir][i][g]);
+  const std::string send_fwd = std::string(op_names::kPpSend) + ".fwd", send_bwd = std::string(op_names::kPpSend) + ".bwd";
   auto transfer = [&](int from_stage, int to_stage, std::size_t g, ResourceId link, const char* name, TaskId from,
                       TaskId to) {
     std::vector<ResourceId> res{link};
@@ -405,8 +407,8 @@ void Builder::add_pipeline_transfers() {
         const int fwd_from = slot_index(i, mb, c, false), fwd_to = slot_index(next, mb, next_chunk, false);
         const int bwd_from = slot_index(next, mb, next_chunk, true), bwd_to = slot_index(i, mb, c, true);
         for (std::size_t g = 0; g < gpus; ++g) {
-          transfer(i, next, g, links[0][i][g], "pp.send.fwd", slot_last[fwd_from][g], slot_first[fwd_to][g]);
-          transfer(next, i, g, links[1][i][g], "pp.send.bwd", slot_last[bwd_from][g], slot_first[bwd_to][g]);
+          transfer(i, next, g, links[0][i][g], send_fwd.c_str(), slot_last[fwd_from][g], slot_first[fwd_to][g]);
+          transfer(next, i, g, links[1][i][g], send_bwd.c_str(), slot_last[bwd_from][g], slot_first[bwd_to][g]);
         }
       }
 }
@@ -448,7 +450,7 @@ void Builder::add_data_parallel(int stage) {
       for (const RankGroup& group : sr.dp) {
         // after the whole backward (no overlap) the first bucket waits for the slowest rank
         const double wait = s.plan.overlap_grad_reduce ? 0 : straggler_wait(stage, group.members, s.plan.dp);
-        const TaskId t = group_task(group, "dp.grad_reduce.layer" + std::to_string(layer), seconds + wait);
+        const TaskId t = group_task(group, std::string(op_names::kDpGradReduce) + ".layer" + std::to_string(layer), seconds + wait);
         for (int g : group.members) {
           const TaskId ready = s.plan.overlap_grad_reduce ? last_backward.at({stage, layer})[g]
                                                           : out.graph.tasks_on(sr.gpus[g].compute).back();
@@ -460,7 +462,7 @@ void Builder::add_data_parallel(int stage) {
   }
   Chains chains(sr.gpus.size());
   const std::vector<TaskId> opt =
-      compute(chains, stage, "optimizer.step", optimizer_step_s(s, stage), c.optimizer);
+      compute(chains, stage, op_names::kOptimizerStep, optimizer_step_s(s, stage), c.optimizer);
   for (std::size_t g = 0; g < sr.gpus.size(); ++g)
     for (TaskId r : dp_grad_tasks[stage][g]) out.graph.add_dependency(r, opt[g]);
   std::vector<std::vector<TaskId>> gathers(sr.gpus.size());
@@ -472,7 +474,7 @@ void Builder::add_data_parallel(int stage) {
       const double seconds =
           collective_time_s(s.cluster, CollectiveOp::all_gather, dp, static_cast<double>(n) * pbytes);
       for (const RankGroup& group : sr.dp) {
-        const TaskId t = group_task(group, "dp.param_gather.layer" + std::to_string(layer), seconds);
+        const TaskId t = group_task(group, std::string(op_names::kDpParamGather) + ".layer" + std::to_string(layer), seconds);
         for (int g : group.members) out.graph.add_dependency(opt[g], t), gathers[g].push_back(t);
       }
       if (s.plan.overlap_param_gather) break;
@@ -482,7 +484,7 @@ void Builder::add_data_parallel(int stage) {
   // overlap, the shards are back (Megatron's zero_grad_buffer opens a step, after the
   // last one's synchronous gather)
   const std::vector<TaskId> zero =
-      compute(chains, stage, "optimizer.zero_grad", op_time_s(s.cluster.gpu, zero_grad_op(s, stage)), c.optimizer);
+      compute(chains, stage, op_names::kOptimizerZeroGrad, op_time_s(s.cluster.gpu, zero_grad_op(s, stage)), c.optimizer);
   if (s.plan.overlap_param_gather) return;
   for (std::size_t g = 0; g < sr.gpus.size(); ++g)
     for (TaskId t : gathers[g]) out.graph.add_dependency(t, zero[g]);

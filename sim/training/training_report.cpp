@@ -1,6 +1,7 @@
 #include "sim/training/training_report.hpp"
 
 #include "models/head_ops.hpp"
+#include "models/op_names.hpp"
 #include "sim/cost/straggler_wait.hpp"
 #include "sim/engine/chrome_trace.hpp"
 #include "sim/engine/simulator.hpp"
@@ -42,7 +43,7 @@ TimeBreakdown stage_breakdown(const StepGraph& g, const engine::Timeline& tl, in
 // durations include the straggler wait a blocking collective absorbs).
 void add_dp_ops(const StepGraph& g, int stage, std::vector<OpPrediction>& ops) {
   const StageStreams& st = g.stages[stage];
-  OpPrediction reduce{"dp.grad_reduce", 0, 0}, gather{"dp.param_gather", 0, 0};
+  OpPrediction reduce{op_names::kDpGradReduce, 0, 0}, gather{op_names::kDpParamGather, 0, 0};
   for (engine::ResourceId r : {st.compute, st.dp, st.gather})
     for (engine::TaskId t : g.graph.tasks_on(r)) {
       if (g.graph.category_of(t) != g.categories.dp_comm) continue;
@@ -111,8 +112,8 @@ std::vector<OpPrediction> op_table(const Scenario& s, const StepCosts& costs, co
   if (stage == 0) add(costs.embedding, m, false);
   if (stage == s.plan.pp - 1) add(costs.head, m, false);
   // the optimizer's two ops, under the executor's names (exec/train/trainer.cpp)
-  ops.push_back({"optimizer.zero_grad", op_time_s(s.cluster.gpu, zero_grad_op(s, stage)), 1});
-  ops.push_back({"optimizer.step", optimizer_step_s(s, stage), 1});
+  ops.push_back({op_names::kOptimizerZeroGrad, op_time_s(s.cluster.gpu, zero_grad_op(s, stage)), 1});
+  ops.push_back({op_names::kOptimizerStep, optimizer_step_s(s, stage), 1});
   add_dp_ops(g, stage, ops);
   return ops;
 }
