@@ -1,0 +1,154 @@
+#include "exec/train/run_job.hpp"
+
+#include <cmath>
+#include <iomanip>
+#include <sstream>
+#include <stdexcept>
+
+#include "exec/runtime/data.hpp"
+#include "exec/runtime/fault_injection.hpp"
+#include "exec/runtime/profiler.hpp"
+#include "exec/runtime/tracked_allocator.hpp"
+#include "exec/runtime/watchdog.hpp"
+#include "exec/model/tensor.hpp"
+#include "exec/train/checkpoint_dir.hpp"
+#include "exec/train/inference_run.hpp"
+#include "exec/train/memory_estimate.hpp"
+#include "exec/train/run_report.hpp"
+#include "exec/train/trainer.hpp"
+#include "scenario/errors.hpp"
+
+namespace twinsim::exec {
+
+namespace {
+
+TrainConfig train_config(const Scenario& s, const JobOptions& o) {
+  TrainConfig c;
+  c.model = s.model;
+  c.plan = s.plan;
+  c.training = *s.training;
+  c.seed = o.seed;
+  c.lr = o.lr > 0 ? o.lr : static_cast<float>(s.training->optim.lr);
+  c.weight_decay = static_cast<float>(s.training->optim.weight_decay);
+  return c;
+}
+
+// Refuses a plan whose training state does not fit, before the model is allocated.
+void check_fits(const TrainConfig& config, std::int64_t capacity, bool force, std::ostream& notes) {
+  const StateEstimate e = estimate_training_state(config);
+  if (capacity <= 0 || e.total_bytes() <= capacity) return;
+  if (force) {
+    notes << "warning: --force: " << describe(e, capacity) << std::endl;
+    return;
+  }
+  throw std::runtime_error("plan does not fit: " + describe(e, capacity) +
+                           "; refused before allocating (--force runs it anyway)");
+}
+
+// The executor reduces every gradient in one call after the backward and gathers ZeRO
+// shards right after the optimizer step: it overlaps neither with compute. Said once, so
+// a comparison with a simulation of the overlapped plan is not taken at face value.
+void note_overlaps_not_run(const Plan& plan, int rank, std::ostream& notes) {
+  if (rank != 0 || plan.dp * plan.cp == 1) return;
+  if (plan.overlap_grad_reduce || (plan.zero >= 1 && plan.overlap_param_gather))
+    notes << "note: the executor does not overlap data-parallel communication with compute; it runs this plan as "
+                "plan.overlap_grad_reduce=false, plan.overlap_param_gather=false (simulate it so to compare)"
+             << std::endl;
+}
+
+// An inference scenario: one static batch, prefill then greedy decode (inference_run.hpp).
+JobOutput serve(const Scenario& s, const JobOptions& o, MpiCommunicator& world) {
+  InferenceConfig config{s.model, s.plan, *s.inference, o.seed};
+  validate(config);
+  TrackedAllocator allocator(o.memory_limit > 0 ? o.memory_limit : s.cluster.gpu.memory_bytes);
+  set_model_allocator(&allocator);
+  Profiler profiler(world.rank());
+  ProcessGroups groups(world, config.plan);
+  SyntheticTokens prompts(config.seed, static_cast<int>(config.model.vocab));
+  profiler.align_origin(world);
+  const InferenceRecord record = run_inference(config, groups, prompts, &profiler, allocator, s.cluster.gpu);
+  JobOutput out;
+  out.report = measured_inference_report(config, groups, record, profiler);
+  out.trace = profiler.gather_chrome_trace(world);
+  set_model_allocator(nullptr);
+  if (world.rank() != 0) return out;  // the report and trace are rank 0's
+  const nlohmann::json& m = out.report["inference"];
+  std::ostringstream line;
+  line << "TTFT " << m["ttft_s"] << " s, TPOT " << m["tpot_s"] << " s, " << m["output_tokens_per_s"]
+       << " output tokens/s, KV cache " << m["kv_cache_bytes_per_token"] << " bytes per token";
+  out.summary = line.str();
+  return out;
+}
+
+JobOutput train(const Scenario& s, const JobOptions& o, MpiCommunicator& world, std::ostream& progress,
+                std::ostream& notes) {
+  const FaultPlan fault = fault_plan_from_environment();
+  const TrainConfig config = train_config(s, o);
+  if (o.resume && o.checkpoint_dir.empty()) throw std::invalid_argument("--resume needs --checkpoint-dir");
+  if ((o.save_initial || o.keep != 1) && o.checkpoint_dir.empty())
+    throw std::invalid_argument(std::string(o.save_initial ? "--save-initial" : "--keep") + " needs --checkpoint-dir");
+  const std::int64_t capacity = o.memory_limit > 0 ? o.memory_limit : s.cluster.gpu.memory_bytes;
+  check_fits(config, capacity, o.force, notes);
+  note_overlaps_not_run(config.plan, world.rank(), notes);
+  TrackedAllocator allocator(capacity);
+  set_model_allocator(&allocator);
+  Profiler profiler(world.rank());
+  ProcessGroups groups(world, config.plan);
+  const std::unique_ptr<TokenSource> data = training_tokens(s.training->data, static_cast<int>(config.model.vocab), config.seed);
+  Trainer trainer(config, groups, *data, &profiler);
+  const CheckpointDir checkpoints(o.checkpoint_dir, o.keep);
+  arm_checkpoint_fault(fault, world.rank(), [&trainer] { return trainer.steps_done(); });
+  if (o.resume) {
+    const int step = checkpoints.resume(trainer, world.rank());
+    if (world.rank() == 0) progress << "resumed from " << checkpoints.rank_file(step, 0) << std::endl;
+  }
+  const int first_step = trainer.steps_done();
+  if (o.save_initial && !o.resume) checkpoints.save(trainer, world);  // step 0: the initial weights
+  // the full model exists on every rank while it is initialised and sharded (ZeRO);
+  // the report's peaks are those of training
+  allocator.reset_peaks();
+  profiler.align_origin(world);
+  RunRecord record;
+  for (int k = first_step; k < o.steps; ++k) {
+    watchdog_step(k);
+    inject_step_fault(fault, world.rank(), k);
+    record.steps.push_back(trainer.step());
+    const StepResult& r = record.steps.back();
+    // a non-finite loss stops the run before it is checkpointed (as Megatron's NaN check);
+    // every rank holds the same all-reduced loss, so all stop together
+    if (!std::isfinite(r.loss))
+      throw std::runtime_error("step " + std::to_string(k) + ": the loss is " + std::to_string(r.loss) +
+                               "; the run stops (a learning rate too high, or bad data)");
+    if (!o.checkpoint_dir.empty()) checkpoints.save(trainer, world);
+    if (world.rank() == 0)
+      progress << "step " << k << ": loss " << std::setprecision(8) << r.loss << std::setprecision(6) << ", "
+               << r.seconds << " s" << (r.skipped ? " (skipped: fp16 overflow)" : "") << std::endl;
+    if (k == first_step && o.steps > first_step + 1) profiler.clear();  // op times leave out the warm-up step
+  }
+  set_checkpoint_write_hook(nullptr);
+  JobOutput out;
+  out.report = measured_report(config, s.cluster.gpu, groups, trainer, allocator, profiler, record);
+  out.trace = profiler.gather_chrome_trace(world);
+  set_model_allocator(nullptr);
+  if (world.rank() != 0) return out;  // the report and trace are rank 0's
+  out.report["first_step"] = first_step;  // losses[i] is step first_step + i
+  std::ostringstream line;
+  line << "step " << out.report["time"]["step_s"] << " s, " << out.report["throughput"]["tokens_per_s"]
+       << " tokens/s, peak " << out.report["memory"]["peak_bytes"] << " bytes per rank";
+  out.summary = line.str();
+  return out;
+}
+
+}  // namespace
+
+JobOutput run_job(const Scenario& s, const JobOptions& o, MpiCommunicator& world, std::ostream& progress,
+                  std::ostream& notes) {
+  if (world.size() != s.plan.world_size())
+    throw ScenarioError("plan", "tp*pp*cp*dp=" + std::to_string(s.plan.world_size()),
+                        "needs that many MPI ranks (mpirun -np " + std::to_string(s.plan.world_size()) +
+                            "); this job has " + std::to_string(world.size()));
+  const Watchdog watchdog(world.rank(), world.size() > 1 ? o.watchdog_timeout_s : 0);
+  return s.is_training() ? train(s, o, world, progress, notes) : serve(s, o, world);
+}
+
+}  // namespace twinsim::exec
