@@ -1,13 +1,10 @@
 // `twinsim search SCENARIO [--gpus N | --gpus-range A:B] [--objective step_time|cost|tokens_per_s]
 //  [--top K] [--csv FILE] [--json] [--set K=V]...`: every valid plan of the scenario's
 // model, cluster and global batch, ranked (sim/search/plan_search.hpp).
-#include <mpi.h>
-
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
 #include <fstream>
-#include <type_traits>
 #include <iomanip>
 #include <iostream>
 
@@ -18,6 +15,7 @@
 #include "exec/runtime/mpi_communicator.hpp"
 #include "sim/search/plan_search.hpp"
 #include "sim/search/recompute_budget.hpp"
+#include "sim/search/sharded_search.hpp"
 #include "sim/search/search_json.hpp"
 #include "io/whole_file.hpp"
 
@@ -146,46 +144,6 @@ void print_mix(const RecomputeMix& r) {
     std::cout << "saves " << r.all_full.recompute_s - r.mix.recompute_s << " s per step against full\n";
 }
 
-// Under mpirun each rank walks every size-th block of the space; rank 0 gathers the
-// ranks' best plans and Pareto fronts, merges them (merge_passes: the single-process
-// answer, tests/unit/search/merge_test.cpp) and confirms and prints alone.
-template <typename T>
-std::vector<T> gather_items(const std::vector<T>& mine, int rank, int size) {
-  static_assert(std::is_trivially_copyable_v<T>, "sent as bytes");
-  const int bytes = static_cast<int>(mine.size() * sizeof(T));
-  std::vector<int> counts(size), offsets(size);
-  MPI_Gather(&bytes, 1, MPI_INT, counts.data(), 1, MPI_INT, 0, MPI_COMM_WORLD);
-  int total = 0;
-  for (int r = 0; r < size; ++r) offsets[r] = total, total += counts[r];
-  std::vector<T> all(rank == 0 ? static_cast<std::size_t>(total) / sizeof(T) : 0);
-  MPI_Gatherv(mine.data(), bytes, MPI_BYTE, all.data(), counts.data(), offsets.data(), MPI_BYTE, 0, MPI_COMM_WORLD);
-  return all;
-}
-
-// Returns false on ranks other than 0 (they print nothing).
-bool distributed_pass(const Scenario& s, SearchOptions o, int keep, AnalyticPass& merged, double& seconds) {
-  exec::MpiSession mpi;
-  const int rank = mpi.world_rank(), size = mpi.world_size();
-  const auto t0 = std::chrono::steady_clock::now();
-  o.space.shard_index = rank, o.space.shard_count = size;
-  if (rank != 0) o.progress = nullptr;
-  const AnalyticPass mine = run_analytic_pass(s, o, keep);
-  const std::int64_t counts[2] = {mine.candidates, mine.fitting};
-  std::vector<std::int64_t> all_counts(2 * static_cast<std::size_t>(size));
-  MPI_Gather(counts, 2, MPI_INT64_T, all_counts.data(), 2, MPI_INT64_T, 0, MPI_COMM_WORLD);
-  const std::vector<SearchEntry> best = gather_items(mine.best, rank, size);
-  const std::vector<ParetoPoint> front = gather_items(mine.pareto.points(), rank, size);
-  if (rank != 0) return false;
-  AnalyticPass all;
-  all.candidates = 0;
-  for (int r = 0; r < size; ++r) all.candidates += all_counts[2 * r], all.fitting += all_counts[2 * r + 1];
-  all.best = best;
-  for (const ParetoPoint& p : front) all.pareto.add(p);
-  merged = merge_passes({all}, keep);
-  seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  return true;
-}
-
 void run_search(const SearchArgs& a) {
   const Scenario s = load_from_args(a.scenario);
   if (!s.training) throw ScenarioError("training", "", "search needs a scenario with a training section");
@@ -209,12 +167,14 @@ void run_search(const SearchArgs& a) {
     std::cerr << "\rsearch: " << done << " / " << total << " plans" << (done == total ? "\n" : "") << std::flush;
   };
   SearchResult r;
-  if (launched_by_mpirun()) {
-    AnalyticPass merged;
-    double seconds = 0;
-    if (!distributed_pass(s, o, o.confirm > 0 ? o.confirm : 2 * o.top, merged, seconds)) return;
+  if (launched_by_mpirun()) {  // the pass split over the ranks; rank 0 confirms and prints
+    exec::MpiSession mpi;
+    MpiExchange exchange;
+    const auto t0 = std::chrono::steady_clock::now();
+    const AnalyticPass merged = sharded_analytic_pass(s, o, o.confirm > 0 ? o.confirm : 2 * o.top, exchange);
+    if (exchange.process() != 0) return;
     r = finish_search(s, o, merged);
-    r.analytic_s = seconds;
+    r.analytic_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   } else {
     r = search_plans(s, o);
   }

@@ -63,4 +63,8 @@ std::vector<double> MpiExchange::gather_all(std::span<const double> local) {
   return allgather(comm_, size_, local, MPI_DOUBLE);
 }
 
+std::vector<std::byte> MpiExchange::gather_all(std::span<const std::byte> local) {
+  return allgather(comm_, size_, local, MPI_BYTE);
+}
+
 }  // namespace twinsim

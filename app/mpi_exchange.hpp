@@ -1,6 +1,7 @@
 #pragma once
 // The event engine's Exchange (sim/engine/exchange.hpp) over MPI, for a step simulation
-// split over the processes mpirun starts (twinsim simulate --fidelity full under mpirun).
+// split over the processes mpirun starts (twinsim simulate --fidelity full under mpirun)
+// and the search's sharded pass (twinsim search under mpirun).
 #include <mpi.h>
 
 #include "sim/engine/exchange.hpp"
@@ -23,6 +24,7 @@ class MpiExchange final : public engine::Exchange {
   bool any_all(bool local) override;
   std::vector<std::int32_t> gather_all(std::span<const std::int32_t> local) override;
   std::vector<double> gather_all(std::span<const double> local) override;
+  std::vector<std::byte> gather_all(std::span<const std::byte> local) override;
 
  private:
   MPI_Comm comm_ = MPI_COMM_NULL;

@@ -2,8 +2,11 @@
 // What the processes of a parallel simulation tell each other (simulate(graph, exchange,
 // ...) in simulator.hpp): collective calls every process makes in the same order, as MPI
 // collectives are. app/ implements it over MPI; tests over threads.
+#include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <span>
+#include <type_traits>
 #include <vector>
 
 namespace twinsim::engine {
@@ -18,6 +21,17 @@ class Exchange {
   // every process's items, concatenated in process order
   virtual std::vector<std::int32_t> gather_all(std::span<const std::int32_t> local) = 0;
   virtual std::vector<double> gather_all(std::span<const double> local) = 0;
+  virtual std::vector<std::byte> gather_all(std::span<const std::byte> local) = 0;
 };
+
+// Every process's trivially copyable items, concatenated in process order (as bytes).
+template <class T>
+std::vector<T> gather_items(Exchange& exchange, const std::vector<T>& mine) {
+  static_assert(std::is_trivially_copyable_v<T>, "sent as bytes");
+  const std::vector<std::byte> all = exchange.gather_all(std::as_bytes(std::span<const T>(mine)));
+  std::vector<T> out(all.size() / sizeof(T));
+  std::memcpy(out.data(), all.data(), out.size() * sizeof(T));
+  return out;
+}
 
 }  // namespace twinsim::engine

@@ -2,28 +2,26 @@
 // exactly the single-process answer: same counts, same best plans, same Pareto front.
 #include <gtest/gtest.h>
 
+#include <thread>
+
 #include "scenario/load.hpp"
 #include "sim/search/plan_search.hpp"
+#include "sim/search/sharded_search.hpp"
+#include "tests/unit/engine/thread_exchange.hpp"
 
 namespace twinsim {
 namespace {
 
-TEST(SearchMerge, ShardedPassesMergeToTheWholePass) {
-  const Scenario base = load_scenario_text(R"(
+Scenario llama3_8b() {
+  return load_scenario_text(R"(
 model: llama3-8b
 cluster: dgx-h100
 training: {seq_len: 4096, global_batch: 32, micro_batch: 1, precision: bf16}
 plan: {tp: 1, pp: 1, dp: 1}
 )");
-  SearchOptions o;
-  o.space.min_gpus = 1, o.space.max_gpus = 32, o.space.max_micro_batch = 2, o.space.max_cp = 2;
-  const AnalyticPass whole = run_analytic_pass(base, o, 15);
-  std::vector<AnalyticPass> parts;
-  for (int i = 0; i < 4; ++i) {
-    o.space.shard_index = i, o.space.shard_count = 4;
-    parts.push_back(run_analytic_pass(base, o, 15));
-  }
-  const AnalyticPass merged = merge_passes(parts, 15);
+}
+
+void expect_same_pass(const AnalyticPass& merged, const AnalyticPass& whole) {
   EXPECT_EQ(merged.candidates, whole.candidates);
   EXPECT_EQ(merged.fitting, whole.fitting);
   ASSERT_EQ(merged.best.size(), whole.best.size());
@@ -32,7 +30,41 @@ plan: {tp: 1, pp: 1, dp: 1}
   const auto a = whole.pareto.sorted(), b = merged.pareto.sorted();
   ASSERT_EQ(a.size(), b.size());
   for (std::size_t i = 0; i < a.size(); ++i) EXPECT_EQ(describe(a[i].plan), describe(b[i].plan)) << i;
+}
+
+TEST(SearchMerge, ShardedPassesMergeToTheWholePass) {
+  const Scenario base = llama3_8b();
+  SearchOptions o;
+  o.space.min_gpus = 1, o.space.max_gpus = 32, o.space.max_micro_batch = 2, o.space.max_cp = 2;
+  const AnalyticPass whole = run_analytic_pass(base, o, 15);
+  std::vector<AnalyticPass> parts;
+  for (int i = 0; i < 4; ++i) {
+    o.space.shard_index = i, o.space.shard_count = 4;
+    parts.push_back(run_analytic_pass(base, o, 15));
+  }
+  expect_same_pass(merge_passes(parts, 15), whole);
   EXPECT_GT(whole.fitting, 0);
+}
+
+// The pass split over processes through the engine's Exchange (what `mpirun twinsim
+// search` runs over MPI), with threads as the processes: every process holds the whole pass.
+TEST(SearchMerge, EveryProcessOfTheShardedPassHoldsTheWholePass) {
+  const Scenario base = llama3_8b();
+  SearchOptions o;
+  o.space.min_gpus = 1, o.space.max_gpus = 32, o.space.max_micro_batch = 2, o.space.max_cp = 2;
+  const AnalyticPass whole = run_analytic_pass(base, o, 15);
+  for (int n : {1, 3}) {
+    Table table(n);
+    std::vector<AnalyticPass> got(n);
+    std::vector<std::thread> threads;
+    for (int p = 0; p < n; ++p)
+      threads.emplace_back([&, p] {
+        ThreadExchange exchange(table, p);
+        got[p] = sharded_analytic_pass(base, o, 15, exchange);
+      });
+    for (std::thread& t : threads) t.join();
+    for (int p = 0; p < n; ++p) expect_same_pass(got[p], whole);
+  }
 }
 
 }  // namespace

@@ -3,8 +3,6 @@
 // single-process engine's, bit for bit, for 1 to 4 processes and the three fidelities.
 #include <gtest/gtest.h>
 
-#include <barrier>
-#include <limits>
 #include <thread>
 #include <vector>
 
@@ -12,55 +10,10 @@
 #include "sim/engine/simulator.hpp"
 #include "sim/training/step_graph.hpp"
 #include "sim/training/training_report.hpp"
+#include "tests/unit/engine/thread_exchange.hpp"
 
 namespace twinsim {
 namespace {
-
-// n threads exchanging through shared slots: each call writes its slot, waits for all,
-// reads every slot, and waits again before the slots are reused.
-class Table {
- public:
-  explicit Table(int n) : n_(n), sync_(n), ints_(n), doubles_(n) {}
-  int n_;
-  std::barrier<> sync_;
-  std::vector<std::vector<std::int32_t>> ints_;
-  std::vector<std::vector<double>> doubles_;
-};
-
-class ThreadExchange : public engine::Exchange {
- public:
-  ThreadExchange(Table& table, int me) : t_(table), me_(me) {}
-  int process() const override { return me_; }
-  int processes() const override { return t_.n_; }
-  double min_all(double local) override {
-    double m = std::numeric_limits<double>::infinity();
-    for (double v : gather_all(std::span<const double>(&local, 1))) m = std::min(m, v);
-    return m;
-  }
-  bool any_all(bool local) override {
-    const double v = local ? 1.0 : 0.0;
-    for (double x : gather_all(std::span<const double>(&v, 1)))
-      if (x > 0) return true;
-    return false;
-  }
-  std::vector<std::int32_t> gather_all(std::span<const std::int32_t> local) override {
-    return gather(t_.ints_, local);
-  }
-  std::vector<double> gather_all(std::span<const double> local) override { return gather(t_.doubles_, local); }
-
- private:
-  template <class T>
-  std::vector<T> gather(std::vector<std::vector<T>>& slots, std::span<const T> local) {
-    slots[me_].assign(local.begin(), local.end());
-    t_.sync_.arrive_and_wait();
-    std::vector<T> all;
-    for (const auto& s : slots) all.insert(all.end(), s.begin(), s.end());
-    t_.sync_.arrive_and_wait();
-    return all;
-  }
-  Table& t_;
-  int me_;
-};
 
 Scenario scenario(const std::vector<std::string>& sets) {
   return load_scenario_text(R"(
