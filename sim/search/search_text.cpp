@@ -1,0 +1,99 @@
+#include "sim/search/search_text.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <iomanip>
+#include <string>
+#include <vector>
+
+namespace twinsim {
+
+namespace {
+
+double gib(std::int64_t bytes) { return static_cast<double>(bytes) / (1024.0 * 1024.0 * 1024.0); }
+
+}  // namespace
+
+void write_csv(std::ostream& out, const SearchResult& r) {
+  out << "rank,gpus,tp,pp,dp,cp,ep,micro_batch,zero,recompute,schedule,virtual_stages,sequence_parallel,"
+         "overlap_grad_reduce,overlap_param_gather,tp_comm_overlap,analytic_step_s,simulated_step_s,peak_bytes,"
+         "pareto,offload_optimizer\n";
+  auto row = [&](int rank, const Candidate& c, double analytic, double simulated, std::int64_t peak, bool pareto) {
+    out << rank << "," << c.gpus() << "," << c.tp << "," << c.pp << "," << c.dp << "," << c.cp << "," << c.ep << ","
+        << c.micro_batch << "," << c.zero << "," << to_string(c.recompute) << "," << to_string(c.schedule) << ","
+        << c.virtual_stages << "," << c.sequence_parallel << "," << c.overlap_grad_reduce << ","
+        << c.overlap_param_gather << "," << c.tp_comm_overlap << "," << analytic << ",";
+    if (simulated > 0) out << simulated;
+    out << "," << peak << "," << pareto << "," << c.offload_optimizer << "\n";
+  };
+  int rank = 1;
+  for (const SearchEntry& e : r.top)
+    row(rank++, e.plan, e.analytic.step_s, e.simulated ? e.simulated_step_s : 0, e.analytic.peak_bytes, false);
+  for (const ParetoPoint& p : r.pareto) row(0, p.plan, p.step_s, 0, p.peak_bytes, true);
+}
+
+// The scenario's ZeRO++ settings, which its ZeRO-3 plans keep (sim/search/candidate.cpp).
+void print_zeropp(std::ostream& out, const Plan& plan) {
+  if (!plan.zero_quantized_weights && !plan.zero_quantized_gradients && plan.zero_hpz_partition_size <= 1) return;
+  std::vector<std::string> parts;
+  if (plan.zero_quantized_weights) parts.push_back("int8 weight gathers (qwZ)");
+  if (plan.zero_quantized_gradients) parts.push_back("int4 gradient reduce-scatters (qgZ)");
+  if (plan.zero_hpz_partition_size > 1)
+    parts.push_back("hpZ over " + std::to_string(plan.zero_hpz_partition_size) + " GPUs where the layout allows it");
+  out << "ZeRO-3 plans use the scenario's ZeRO++:";
+  for (std::size_t i = 0; i < parts.size(); ++i) out << (i ? ", " : " ") << parts[i];
+  out << "\n";
+}
+
+void print_result(std::ostream& out, const SearchResult& r) {
+  out << r.candidates << " plans estimated in " << std::setprecision(3) << r.analytic_s << " s ("
+            << std::llround(r.candidates / std::max(r.analytic_s, 1e-9)) << " per s), " << r.fitting
+            << " fit in memory\n\n";
+  if (r.top.empty()) {
+    out << "no plan fits: try more GPUs, a smaller micro-batch, or recompute\n";
+    return;
+  }
+  out << "rank  gpus  step_s(sim)  step_s(est)  peak_GiB  plan\n";
+  int rank = 1;
+  for (const SearchEntry& e : r.top)
+    out << std::setw(4) << rank++ << std::setw(6) << e.plan.gpus() << std::setw(13) << std::fixed
+              << std::setprecision(3) << (e.simulated ? e.simulated_step_s : NAN) << std::setw(13)
+              << e.analytic.step_s << std::setw(10) << std::setprecision(1) << gib(e.memory_peak_bytes) << "  "
+              << describe(e.plan) << "\n";
+  out << "\nPareto front (step time vs memory vs GPUs; estimates), " << r.pareto.size() << " plans:\n";
+  out << "  gpus  step_s(est)  peak_GiB  plan\n";
+  const std::size_t shown = std::min<std::size_t>(r.pareto.size(), 40);
+  for (std::size_t i = 0; i < shown; ++i) {
+    const ParetoPoint& p = r.pareto[i];
+    out << std::setw(6) << p.gpus << std::setw(13) << std::setprecision(3) << p.step_s << std::setw(10)
+              << std::setprecision(1) << gib(p.peak_bytes) << "  " << describe(p.plan) << "\n";
+  }
+  if (shown < r.pareto.size()) out << "  ... " << r.pareto.size() - shown << " more (--csv or --json)\n";
+}
+
+void print_mix(std::ostream& out, const RecomputeMix& r) {
+  auto line = [&out](const char* name, const PolicyCost& p) {
+    out << std::left << std::setw(16) << name << std::right << std::fixed << std::setprecision(1)
+              << std::setw(10) << gib(p.peak_bytes) << std::setprecision(3) << std::setw(14) << p.recompute_s
+              << (p.fits ? "  fits" : "  does not fit") << "\n";
+  };
+  out << "per-layer recompute on the first stage (" << r.layers << " layers), budget " << std::fixed
+            << std::setprecision(1) << gib(r.budget_bytes) << " GiB\n"
+            << "policy            peak_GiB  recompute_s\n";
+  line("none", r.all_none);
+  line("selective", r.all_selective);
+  line("full", r.all_full);
+  if (!r.feasible) {
+    out << "no mix of policies fits the budget\n";
+    return;
+  }
+  line("best mix", r.mix);
+  out << "best mix: " << r.none << " layers none, " << r.selective << " selective, " << r.full
+            << " full (Megatron: --recompute-method block covers none/full mixes)\n";
+  if (r.all_selective.fits)
+    out << "saves " << r.all_selective.recompute_s - r.mix.recompute_s << " s per step against selective\n";
+  if (r.all_full.fits)
+    out << "saves " << r.all_full.recompute_s - r.mix.recompute_s << " s per step against full\n";
+}
+
+}  // namespace twinsim

@@ -1,0 +1,19 @@
+#pragma once
+// Text forms of search results, as `twinsim search` prints them (search_json.hpp has the
+// JSON ones): the ranked table with the Pareto front, the CSV, the recompute mix.
+#include <ostream>
+
+#include "sim/search/plan_search.hpp"
+#include "sim/search/recompute_budget.hpp"
+
+namespace twinsim {
+
+// rank,gpus,tp,...,pareto,offload_optimizer: the top plans, then the Pareto front (rank 0)
+void write_csv(std::ostream& out, const SearchResult& r);
+// The scenario's ZeRO++ settings, which its ZeRO-3 plans keep (sim/search/candidate.cpp);
+// nothing when it has none.
+void print_zeropp(std::ostream& out, const Plan& plan);
+void print_result(std::ostream& out, const SearchResult& r);
+void print_mix(std::ostream& out, const RecomputeMix& r);
+
+}  // namespace twinsim
