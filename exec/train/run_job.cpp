@@ -8,6 +8,7 @@
 #include "exec/runtime/data.hpp"
 #include "exec/runtime/fault_injection.hpp"
 #include "exec/runtime/profiler.hpp"
+#include "exec/runtime/termination_notice.hpp"
 #include "exec/runtime/tracked_allocator.hpp"
 #include "exec/runtime/watchdog.hpp"
 #include "exec/model/tensor.hpp"
@@ -147,6 +148,7 @@ JobOutput run_job(const Scenario& s, const JobOptions& o, MpiCommunicator& world
     throw ScenarioError("plan", "tp*pp*cp*dp=" + std::to_string(s.plan.world_size()),
                         "needs that many MPI ranks (mpirun -np " + std::to_string(s.plan.world_size()) +
                             "); this job has " + std::to_string(world.size()));
+  if (world.size() > 1) install_termination_notice(world.rank());
   const Watchdog watchdog(world.rank(), world.size() > 1 ? o.watchdog_timeout_s : 0);
   return s.is_training() ? train(s, o, world, progress, notes) : serve(s, o, world);
 }

@@ -71,6 +71,8 @@ def rank_dies():
     expect_failure(status, out, r"rank 1: injected fault: step 1")
     # mpirun's own report of the dead rank (Open MPI: "process rank 1 ... exited on signal 9")
     expect_failure(status, out, r"rank 1 .*signal 9")
+    # and the surviving rank's, as mpirun ends it (exec/runtime/termination_notice.hpp)
+    expect_failure(status, out, r"rank 0: ended by SIGTERM, most likely from mpirun because another rank of the job failed")
 
 
 def plan_too_big():
