@@ -32,6 +32,7 @@ void run_serve(const ServeArgs& a) {
   ServeOptions options = a.options;
   if (options.prefix_tokens > 0) options.prefix_hit_rate = a.prefix_hit_rate;
   options.prefix_seed = a.seed;
+  options.keep_occupancy = !a.csv.empty();  // one sample per pass, only for the CSV
   const Scenario s = load_from_args(a.scenario);
   if (!s.inference) throw ScenarioError("inference", "", "serve needs a scenario with an inference section");
   const std::vector<Request> requests =
@@ -69,6 +70,10 @@ void add_serve_command(CLI::App& app) {
   // a trace gives the arrivals itself: Poisson's settings would be ignored
   for (const char* poisson : {"--requests", "--rate", "--seed"}) trace_file->excludes(cmd->get_option(poisson));
   cmd->add_option("--csv", a->csv, "write KV-cache occupancy over time (one row per pass)");
+  cmd->add_option("--max-sequence-steps", a->options.max_sequence_steps,
+                  "refuse up front requests needing more sequence steps (output tokens + prefill chunks; about 1.5M "
+                  "a second) than this (default 2e8; 0: no limit)")
+      ->check(cli::whole(0, std::numeric_limits<std::int64_t>::max()));
   cmd->add_option("--block-size", a->options.kv.block_tokens, "tokens per KV block (vLLM default 16)")
       ->check(cli::whole(1, 65536));
   cmd->add_option("--gpu-memory-utilization", a->options.kv.memory_utilization, "share of HBM the engine uses")

@@ -7,6 +7,9 @@
 #include <stdexcept>
 #include <string>
 
+#include "models/checked_math.hpp"
+#include "scenario/errors.hpp"
+
 namespace twinsim {
 
 namespace {
@@ -39,8 +42,18 @@ void check_requests_fit(const std::vector<Request>& requests, std::int64_t kv_bl
 
 }  // namespace
 
+std::int64_t serving_sequence_steps(const std::vector<Request>& requests, const SchedulerLimits& limits) {
+  const std::int64_t chunk = std::max<std::int64_t>(1, limits.max_batched_tokens);
+  std::int64_t steps = 0;
+  for (const Request& r : requests) {
+    const std::int64_t prefill = std::max<std::int64_t>(0, r.prompt_len - r.cached_prefix);
+    steps = checked_add(steps, checked_add(r.output_len, (prefill + chunk - 1) / chunk));
+  }
+  return steps;
+}
+
 ServingResult run_serving(const std::vector<Request>& requests, std::int64_t kv_blocks, const SchedulerLimits& limits,
-                          int pipeline_stages, const PassCostFn& cost) {
+                          int pipeline_stages, const PassCostFn& cost, bool keep_occupancy) {
   check_requests_fit(requests, kv_blocks, limits);
   ServingResult result;
   result.requests = requests;
@@ -93,7 +106,13 @@ ServingResult run_serving(const std::vector<Request>& requests, std::int64_t kv_
       continue;
     }
     count_queues();
-    result.occupancy.push_back({ev.time_s, pool.used(), running, waiting});
+    if (keep_occupancy) result.occupancy.push_back({ev.time_s, pool.used(), running, waiting});
+    OccupancySummary& o = result.occupancy_summary;
+    if (result.passes == 0) o.first_pass_s = ev.time_s;
+    else o.used_block_seconds += static_cast<double>(o.last_used_blocks) * std::max(0.0, ev.time_s - o.last_pass_s);
+    o.last_pass_s = ev.time_s;
+    o.last_used_blocks = pool.used();
+    o.peak_used_blocks = std::max(o.peak_used_blocks, pool.used());
     const IterationCost c = cost(shape);
     double t = ev.time_s;
     for (int st = 0; st < engines; ++st) {  // the pass crosses the stages in turn
@@ -140,8 +159,14 @@ ServingResult simulate_serving(const Scenario& scenario, const std::vector<Reque
   const std::int64_t prefix_blocks = longest / limits.block_tokens;
   if (prefix_blocks >= capacity.blocks)
     throw std::invalid_argument("serve: the cached prefix (" + std::to_string(prefix_blocks) + " blocks) fills the KV cache");
+  const std::int64_t steps = serving_sequence_steps(arriving, limits);
+  if (options.max_sequence_steps > 0 && steps > options.max_sequence_steps)
+    throw ScenarioError("--max-sequence-steps", std::to_string(options.max_sequence_steps),
+                        "is below the " + std::to_string(steps) + " sequence steps (output tokens and prefill chunks) "
+                        "the " + std::to_string(arriving.size()) + " requests need (about 1.5M a second): simulate "
+                        "fewer requests or shorter outputs, or raise it");
   return run_serving(arriving, capacity.blocks - prefix_blocks, limits, scenario.plan.pp,
-                     [&model](const IterationShape& shape) { return model.cost(shape); });
+                     [&model](const IterationShape& shape) { return model.cost(shape); }, options.keep_occupancy);
 }
 
 }  // namespace twinsim

@@ -33,10 +33,20 @@ struct OccupancySample {
   std::int64_t waiting = 0;
 };
 
+// The KV cache's occupancy over the run, kept as it goes: each pass's sample holds until
+// the next pass starts (the last one until the last request finishes).
+struct OccupancySummary {
+  double first_pass_s = 0, last_pass_s = 0;
+  std::int64_t last_used_blocks = 0;
+  double used_block_seconds = 0;  // sum of used blocks x time held, up to the last pass's start
+  std::int64_t peak_used_blocks = 0;
+};
+
 struct ServingResult {
   std::vector<Request> requests;
   std::vector<RequestTimes> times;  // one per request, same order
-  std::vector<OccupancySample> occupancy;
+  std::vector<OccupancySample> occupancy;  // every pass's sample, when asked (keep_occupancy)
+  OccupancySummary occupancy_summary;
   std::int64_t total_blocks = 0;
   std::int64_t block_tokens = 0;
   std::int64_t passes = 0;
@@ -47,8 +57,16 @@ struct ServingResult {
 using PassCostFn = std::function<IterationCost(const IterationShape&)>;
 
 // The loop itself, with any pricing (tests give a hand-checkable one).
+// `keep_occupancy`: also keep every pass's sample (one per pass: 32 bytes each, for
+// `serve --csv`); the summary is always kept.
 ServingResult run_serving(const std::vector<Request>& requests, std::int64_t kv_blocks, const SchedulerLimits& limits,
-                          int pipeline_stages, const PassCostFn& cost);
+                          int pipeline_stages, const PassCostFn& cost, bool keep_occupancy = true);
+
+// The simulation's work: every request's sequence steps (one per output token, one per
+// prefill chunk of at most max_batched_tokens), which bounds its passes and its scheduling
+// work (each running sequence is handled once per pass). Measured: about 1.5M steps per
+// second (Llama-2-7B on A100, one replica, this 2-core machine; bench/bench_serve.cpp).
+std::int64_t serving_sequence_steps(const std::vector<Request>& requests, const SchedulerLimits& limits);
 
 struct ServeOptions {
   KvCacheConfig kv;
@@ -59,10 +77,16 @@ struct ServeOptions {
   std::int64_t prefix_tokens = 0;
   double prefix_hit_rate = 0;
   std::uint64_t prefix_seed = 0;
+  bool keep_occupancy = true;  // every pass's KV sample (run_serving); the summary is always kept
+  // Refuse, before simulating, requests that need more sequence steps than this
+  // (serving_sequence_steps; 2e8 is about two minutes here); 0: no limit.
+  std::int64_t max_sequence_steps = 200'000'000;
 };
 
 // One replica of the scenario's model (plan.dp replicas serve independent streams).
-// Throws std::invalid_argument when no KV block fits, or when a request can never fit.
+// Throws std::invalid_argument when no KV block fits or a request can never fit, and
+// ScenarioError (naming --max-sequence-steps) when the requests need more than
+// options.max_sequence_steps, before simulating.
 ServingResult simulate_serving(const Scenario& scenario, const std::vector<Request>& requests,
                                const ServeOptions& options = {});
 

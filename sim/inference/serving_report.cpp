@@ -56,15 +56,15 @@ ServingSummary summarize(const ServingResult& r) {
     s.requests_per_s = static_cast<double>(s.requests) / s.duration_s;
   }
   // occupancy holds from one pass start to the next (the last one to the end)
-  double weighted = 0;
-  for (std::size_t i = 0; i < r.occupancy.size(); ++i) {
-    const double until = i + 1 < r.occupancy.size() ? r.occupancy[i + 1].time_s : last_finish;
-    const double share = r.total_blocks > 0 ? static_cast<double>(r.occupancy[i].used_blocks) / r.total_blocks : 0;
-    weighted += share * std::max(0.0, until - r.occupancy[i].time_s);
-    s.peak_kv_occupancy = std::max(s.peak_kv_occupancy, share);
+  const OccupancySummary& o = r.occupancy_summary;
+  if (r.passes > 0 && r.total_blocks > 0) {
+    const double used_block_seconds =
+        o.used_block_seconds + static_cast<double>(o.last_used_blocks) * std::max(0.0, last_finish - o.last_pass_s);
+    const double span = last_finish - o.first_pass_s;
+    const double total = static_cast<double>(r.total_blocks);
+    s.mean_kv_occupancy = span > 0 ? used_block_seconds / total / span : 0;
+    s.peak_kv_occupancy = static_cast<double>(o.peak_used_blocks) / total;
   }
-  const double span = r.occupancy.empty() ? 0 : last_finish - r.occupancy.front().time_s;
-  s.mean_kv_occupancy = span > 0 ? weighted / span : 0;
   return s;
 }
 

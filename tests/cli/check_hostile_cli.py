@@ -77,6 +77,8 @@ CASES = [
     ('serve INF --prefix-hit-rate 0.5', 107, '--prefix-hit-rate requires --prefix-tokens'),
     ('serve INF --prefix-tokens 16 --prefix-hit-rate 2', 105, '--prefix-hit-rate: 2 must be a finite number >= 0 and <= 1'),
     ('serve INF --csv /nonexistent/dir/kv.csv', 1, "cannot write '/nonexistent/dir/kv.csv': cannot create /nonexistent/dir/kv.csv.tmp."),
+    ('serve INF --requests 10000000', 2, '--max-sequence-steps=200000000 is below the 1290000000 sequence steps (output tokens and prefill chunks) the 10000000 requests need'),
+    ('serve INF --max-sequence-steps -1', 105, '--max-sequence-steps: -1 must be a whole number from 0 to 9223372036854775807'),
     ('serve DEF', 2, 'inference: serve needs a scenario with an inference section'),
     ('search DEF --gpus 0', 105, '--gpus: 0 must be a whole number from 1 to 16777216'),
     ('search DEF --gpus -8', 105, '--gpus: -8 must be a whole number from 1 to 16777216'),

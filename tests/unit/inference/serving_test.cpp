@@ -9,6 +9,7 @@
 #include "serving_scenarios.hpp"
 #include "sim/inference/serving.hpp"
 #include "sim/inference/serving_report.hpp"
+#include "scenario/errors.hpp"
 
 namespace twinsim {
 namespace {
@@ -152,6 +153,54 @@ TEST(Serving, ScenarioRunsRepeatExactlyAndWriteOccupancy) {
   const std::string text = csv.str();
   EXPECT_EQ(text.rfind("time_s,used_blocks,total_blocks,occupancy,running,waiting\n", 0), 0u);
   EXPECT_EQ(static_cast<std::int64_t>(std::count(text.begin(), text.end(), '\n')), a.passes + 1);
+}
+
+// The occupancy summary kept as the loop runs (no sample per pass unless asked) gives the
+// time-weighted mean and the peak that the per-pass samples give, each sample holding
+// until the next pass starts and the last until the last request finishes.
+TEST(Serving, StreamedOccupancyEqualsTheSamples) {
+  const Scenario s = test::serving_scenario("llama2-7b", "dgx-a100-80gb", 1, 1, 1, 1, 256, 64);
+  const auto reqs = poisson_requests(300, 20.0, 1, 256, 64);
+  ServeOptions lean;
+  lean.keep_occupancy = false;
+  const ServingResult kept = simulate_serving(s, reqs);
+  const ServingResult streamed = simulate_serving(s, reqs, lean);
+  EXPECT_TRUE(streamed.occupancy.empty());
+  ASSERT_EQ(static_cast<std::int64_t>(kept.occupancy.size()), kept.passes);
+  double last_finish = 0;
+  for (const RequestTimes& t : kept.times) last_finish = std::max(last_finish, t.finish_s);
+  double weighted = 0, peak = 0;
+  for (std::size_t i = 0; i < kept.occupancy.size(); ++i) {
+    const double until = i + 1 < kept.occupancy.size() ? kept.occupancy[i + 1].time_s : last_finish;
+    const double share = static_cast<double>(kept.occupancy[i].used_blocks) / kept.total_blocks;
+    weighted += share * (until - kept.occupancy[i].time_s);
+    peak = std::max(peak, share);
+  }
+  const double mean = weighted / (last_finish - kept.occupancy.front().time_s);
+  const ServingSummary sum = summarize(streamed);
+  EXPECT_NEAR(sum.mean_kv_occupancy, mean, 1e-12 * mean);
+  EXPECT_EQ(sum.peak_kv_occupancy, peak);
+  EXPECT_GT(peak, sum.mean_kv_occupancy);
+}
+
+// Requests needing more sequence steps than the budget are refused before simulating,
+// naming the flag; the count is every output token plus every prefill chunk.
+TEST(Serving, WorkBeyondTheBudgetIsRefusedUpFront) {
+  SchedulerLimits l = limits(100);
+  EXPECT_EQ(serving_sequence_steps({{0.0, 250, 7}, {1.0, 100, 1}}, l), 7 + 3 + 1 + 1);  // ceil(250/100) = 3
+  const Scenario s = test::serving_scenario("llama2-7b", "dgx-a100-80gb", 1, 1, 1, 1, 256, 64);
+  ServeOptions o;
+  o.max_sequence_steps = 1000;
+  const auto reqs = poisson_requests(20, 20.0, 1, 256, 64);  // 20 x (64 + 1) = 1,300 steps
+  try {
+    simulate_serving(s, reqs, o);
+    FAIL() << "not refused";
+  } catch (const ScenarioError& e) {
+    EXPECT_EQ(e.key, "--max-sequence-steps");
+    EXPECT_NE(std::string(e.what()).find("1300 sequence steps"), std::string::npos) << e.what();
+  }
+  o.max_sequence_steps = 1300;
+  EXPECT_EQ(simulate_serving(s, reqs, o).times.size(), 20u);
 }
 
 }  // namespace
