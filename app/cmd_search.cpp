@@ -7,6 +7,7 @@
 #include <fstream>
 #include <iomanip>
 #include <iostream>
+#include <limits>
 
 #include "app/commands.hpp"
 #include "app/cli_checks.hpp"
@@ -33,6 +34,7 @@ struct SearchArgs {
   std::string csv;
   bool analytic_only = false;
   int max_micro_batch = 16;
+  std::int64_t max_plans = 50'000'000;
   bool recompute_mix = false;
   bool offload = false;
   double budget_gib = 0;
@@ -75,6 +77,7 @@ void run_search(const SearchArgs& a) {
     throw ScenarioError("--objective", a.objective, "must be step_time, cost or tokens_per_s");
   parse_range(a, s, o.space);
   o.space.max_micro_batch = a.max_micro_batch;
+  o.max_plans = a.max_plans;
   o.space.consider_offload = a.offload || s.plan.offload_optimizer;  // a scenario that offloads asks for it
   if (o.space.consider_offload && !s.cluster.host.described())
     throw ScenarioError("--offload", "", "needs the cluster's host side (cluster.host: PCIe and CPU memory)");
@@ -114,13 +117,16 @@ void add_search_command(CLI::App& app) {
       ->check(cli::whole(1, 10'000));
   cmd->add_option("--csv", a->csv, "write the top plans and the Pareto front as CSV");
   cmd->add_option("--max-micro-batch", a->max_micro_batch, "largest micro-batch tried")->check(cli::whole(1, 64));
+  cmd->add_option("--max-plans", a->max_plans,
+                  "refuse up front a search space of more plans than this (default 5e7, about 30 s; 0: no limit)")
+      ->check(cli::whole(0, std::numeric_limits<std::int64_t>::max()));
   cmd->add_flag("--analytic-only", a->analytic_only, "rank by the closed-form estimate only (no event engine)");
   cmd->add_flag("--offload", a->offload, "also try each plan with ZeRO-Offload (plan.offload_optimizer)");
   auto* mix = cmd->add_flag("--recompute-mix", a->recompute_mix,
                             "instead of searching: the cheapest per-layer recompute mix for the scenario's own plan");
   // the mix keeps the scenario's own plan: the search's options would be ignored
   for (const char* search_only : {"--gpus", "--gpus-range", "--objective", "--top", "--csv", "--max-micro-batch",
-                                  "--analytic-only", "--offload"})
+                                  "--max-plans", "--analytic-only", "--offload"})
     mix->excludes(cmd->get_option(search_only));
   cmd->add_option("--memory-budget-gib", a->budget_gib, "budget for --recompute-mix (default: the GPU's memory)")
       ->check(cli::number(0, 1e6, true));

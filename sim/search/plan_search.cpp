@@ -76,6 +76,10 @@ int confirm_count(const SearchOptions& o) { return o.confirm > 0 ? o.confirm : 2
 
 AnalyticPass run_analytic_pass(const Scenario& base, const SearchOptions& options, int keep) {
   const SearchSpace space = make_search_space(base, options.space);
+  if (options.max_plans > 0 && count_whole_space_up_to(space, options.max_plans) > options.max_plans)
+    throw ScenarioError("--max-plans", std::to_string(options.max_plans),
+                        "is below the plans of this search space (about 1.6M are estimated a second): narrow "
+                        "--gpus-range, lower --max-micro-batch, or raise --max-plans");
   AnalyticModel model(base, space);
   AnalyticPass pass;
   BestK best(keep);

@@ -32,6 +32,9 @@ struct SearchOptions {
   // called every `progress_every` candidates and once at the end
   std::function<void(std::int64_t done, std::int64_t total)> progress;
   std::int64_t progress_every = 1'000'000;
+  // Refuse, before estimating, a space of more plans than this (the whole space, over all
+  // shards; counted at ~28M plans a second, estimated at ~1.6M); 0: no limit.
+  std::int64_t max_plans = 50'000'000;
 };
 
 struct SearchEntry {

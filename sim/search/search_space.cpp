@@ -42,6 +42,19 @@ SearchSpace make_search_space(const Scenario& base, const SearchSpaceOptions& op
   return sp;
 }
 
+std::int64_t count_whole_space_up_to(SearchSpace space, std::int64_t limit) {
+  struct Enough {};
+  space.options.shard_index = 0, space.options.shard_count = 1;
+  std::int64_t n = 0;
+  try {
+    for_each_candidate(space, [&](const Candidate&) {
+      if (++n > limit) throw Enough{};
+    });
+  } catch (const Enough&) {
+  }
+  return n;
+}
+
 std::int64_t count_candidates(const SearchSpace& space) {
   std::int64_t n = 0;
   for_each_candidate(space, [&](const Candidate&) { ++n; });

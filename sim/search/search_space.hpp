@@ -50,6 +50,8 @@ std::vector<int> divisors(std::int64_t n);
 // Calls visit(const Candidate&) for every candidate; no allocation inside the loops.
 template <typename Visit>
 void for_each_candidate(const SearchSpace& sp, Visit&& visit);
+// The plans of the space (every shard), counting no further than `limit` + 1.
+std::int64_t count_whole_space_up_to(SearchSpace space, std::int64_t limit);
 
 // How many candidates the space holds (walks it).
 std::int64_t count_candidates(const SearchSpace& space);

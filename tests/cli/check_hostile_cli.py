@@ -93,6 +93,8 @@ CASES = [
     ('search DEF --memory-budget-gib nan', 105, '--memory-budget-gib: nan must be a finite number > 0 and <= 1e+06'),
     ('search DEF --max-micro-batch 0', 105, '--max-micro-batch: 0 must be a whole number from 1 to 64'),
     ('search DEF --csv /nonexistent/dir/x.csv', 1, "cannot write '/nonexistent/dir/x.csv': cannot create /nonexistent/dir/x.csv.tmp."),
+    ('search DEF --max-plans 1000', 2, '--max-plans=1000 is below the plans of this search space'),
+    ('search DEF --max-plans -1', 105, '--max-plans: -1 must be a whole number from 0 to 9223372036854775807'),
     ('search INF', 2, 'training: search needs a scenario with a training section'),
     ('capacity --model llama3-8b --gpu h100-sxm', 2, '--tokens/--days: are required for training capacity (or give --serve)'),
     ('capacity --model llama3-8b --gpu h100-sxm --tokens 0', 105, '--tokens: 0 must be a finite number > 0 and <= 1e+18'),

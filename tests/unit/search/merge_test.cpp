@@ -4,6 +4,7 @@
 
 #include <thread>
 
+#include "scenario/errors.hpp"
 #include "scenario/load.hpp"
 #include "sim/search/plan_search.hpp"
 #include "sim/search/sharded_search.hpp"
@@ -65,6 +66,26 @@ TEST(SearchMerge, EveryProcessOfTheShardedPassHoldsTheWholePass) {
     for (std::thread& t : threads) t.join();
     for (int p = 0; p < n; ++p) expect_same_pass(got[p], whole);
   }
+}
+
+// A space of more plans than options.max_plans is refused before any estimate, naming
+// the flag; one of exactly that many runs.
+TEST(SearchMerge, ASpaceLargerThanMaxPlansIsRefusedUpFront) {
+  const Scenario base = llama3_8b();
+  SearchOptions o;
+  o.space.min_gpus = 1, o.space.max_gpus = 32, o.space.max_micro_batch = 2, o.space.max_cp = 2;
+  o.max_plans = 0;
+  const std::int64_t plans = run_analytic_pass(base, o, 1).candidates;
+  o.space.shard_index = 1, o.space.shard_count = 4;  // the limit is on the whole space, not a shard
+  o.max_plans = plans - 1;
+  try {
+    run_analytic_pass(base, o, 1);
+    FAIL() << "not refused";
+  } catch (const ScenarioError& e) {
+    EXPECT_EQ(e.key, "--max-plans");
+  }
+  o.max_plans = plans;
+  EXPECT_GT(run_analytic_pass(base, o, 1).candidates, 0);
 }
 
 }  // namespace
