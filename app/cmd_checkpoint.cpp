@@ -9,6 +9,7 @@
 #include "app/commands.hpp"
 #include "app/scenario_args.hpp"
 #include "exec/train/checkpoint_merge.hpp"
+#include "io/whole_file.hpp"
 #include "scenario/errors.hpp"
 
 namespace twinsim {
@@ -24,6 +25,7 @@ struct MergeArgs {
 
 void run_merge(const MergeArgs& a) {
   const Scenario s = load_from_args(a.scenario);
+  io::check_writable(a.out);  // before reading every rank's file, not after
   if (!s.training) throw ScenarioError("training", "", "merges a training run's checkpoint: the scenario has no training section");
   exec::TrainConfig c;
   c.model = s.model;

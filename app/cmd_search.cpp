@@ -72,6 +72,7 @@ void run_search(const SearchArgs& a) {
     else print_mix(std::cout, r);
     return;
   }
+  if (!a.csv.empty()) io::check_writable(a.csv);  // before the search, not after
   SearchOptions o;
   if (!parse_objective(a.objective, o.objective))
     throw ScenarioError("--objective", a.objective, "must be step_time, cost or tokens_per_s");

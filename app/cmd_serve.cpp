@@ -35,6 +35,7 @@ void run_serve(const ServeArgs& a) {
   options.keep_occupancy = !a.csv.empty();  // one sample per pass, only for the CSV
   const Scenario s = load_from_args(a.scenario);
   if (!s.inference) throw ScenarioError("inference", "", "serve needs a scenario with an inference section");
+  if (!a.csv.empty()) io::check_writable(a.csv);  // before the simulation, not after
   const std::vector<Request> requests =
       a.trace_file.empty()
           ? poisson_requests(a.requests, a.rate, a.seed, s.inference->prompt_len, s.inference->output_len)

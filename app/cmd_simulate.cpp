@@ -8,6 +8,7 @@
 #include "app/mpi_exchange.hpp"
 #include "exec/runtime/mpi_communicator.hpp"
 #include "app/commands.hpp"
+#include "io/whole_file.hpp"
 #include "app/scenario_args.hpp"
 #include "scenario/errors.hpp"
 #include "sim/report/report.hpp"
@@ -64,6 +65,7 @@ void add_simulate_command(CLI::App& app) {
       throw ScenarioError("--trace", *trace, "traces a training step; this scenario is an inference batch");
     if (s.inference && fidelity_option->count() > 0)
       throw ScenarioError("--fidelity", *fidelity, "applies to a training step; this scenario is an inference batch");
+    if (!trace->empty()) io::check_writable(*trace);  // before the work, not after
     // under mpirun the step's simulation is split over the processes; process 0 prints
     if (launched_by_mpirun()) {
       exec::MpiSession mpi;

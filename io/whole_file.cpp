@@ -8,9 +8,24 @@
 
 namespace twinsim::io {
 
+namespace {
+
+// beside the target (same file system, so the rename is atomic), unique per process
+std::string temporary_for(const std::string& path) { return path + ".tmp." + std::to_string(::getpid()); }
+
+}  // namespace
+
+void check_writable(const std::string& path) {
+  const std::string tmp = temporary_for(path);
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    if (!out) throw std::runtime_error("cannot write '" + path + "': cannot create " + tmp + " (missing folder or no permission)");
+  }
+  std::remove(tmp.c_str());
+}
+
 void write_file_whole(const std::string& path, const std::function<void(std::ostream&)>& write) {
-  // beside the target (same file system, so the rename is atomic), unique per process
-  const std::string tmp = path + ".tmp." + std::to_string(::getpid());
+  const std::string tmp = temporary_for(path);
   auto fail = [&](const std::string& why) {
     std::remove(tmp.c_str());
     throw std::runtime_error("cannot write '" + path + "': " + why);

@@ -16,4 +16,9 @@ void write_file_whole(const std::string& path, const std::function<void(std::ost
 
 void write_file_whole(const std::string& path, std::string_view text);
 
+// Checks up front that write_file_whole(path, ...) can create its temporary file (the
+// folder exists and may be written), so a command refuses an output it cannot write
+// before its work, not after; throws the same std::runtime_error. Leaves nothing behind.
+void check_writable(const std::string& path);
+
 }  // namespace twinsim::io
