@@ -135,7 +135,7 @@ void add_capacity_command(CLI::App& app) {
   // training's sizing options mean nothing to a serving deployment
   for (const char* training_only : {"--tokens", "--days", "--seq-len", "--global-batch"})
     serve->excludes(cmd->get_option(training_only));
-  cmd->add_option("--rate", a->rate, "serving: requests per second")->check(cli::number(0, 1e9, true));
+  cmd->add_option("--rate", a->rate, "serving: requests per second")->check(cli::number(1e-6, 1e9));
   cmd->add_option("--ttft-p99", a->ttft_p99, "serving: p99 time-to-first-token target, seconds")
       ->check(cli::number(0, 1e6, true));
   cmd->add_option("--prompt-len", a->prompt_len, "serving: prompt tokens per request")

@@ -63,7 +63,7 @@ void add_serve_command(CLI::App& app) {
   add_scenario_args(*cmd, a->scenario);
   cmd->add_option("--requests", a->requests, "requests to simulate (Poisson arrivals)")
       ->check(cli::whole(1, 10'000'000));
-  cmd->add_option("--rate", a->rate, "mean arrivals per second")->check(cli::number(0, 1e9, true));
+  cmd->add_option("--rate", a->rate, "mean arrivals per second")->check(cli::number(1e-6, 1e9));
   cmd->add_option("--seed", a->seed, "seed of the arrival process (same seed, same run)")
       ->check(cli::whole(0, std::numeric_limits<std::int64_t>::max()));
   auto* trace_file = cmd->add_option("--trace-file", a->trace_file, "CSV of requests: arrival_s,prompt_len,output_len")

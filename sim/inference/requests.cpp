@@ -21,6 +21,9 @@ std::vector<Request> poisson_requests(std::int64_t count, double rate_per_s, std
   for (std::int64_t i = 0; i < count; ++i) {
     const double u = static_cast<double>(rng() >> 11) * 0x1.0p-53;
     t += -std::log1p(-u) / rate_per_s;  // inverse CDF of the exponential distribution
+    if (!std::isfinite(t))
+      throw std::invalid_argument("requests: at rate " + std::to_string(rate_per_s) + " per s, arrival " +
+                                  std::to_string(i) + " lies past the largest time a double holds");
     out.push_back({t, prompt_len, output_len});
   }
   return out;

@@ -1,6 +1,7 @@
 #include "sim/inference/serving.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <functional>
 #include <limits>
 #include <queue>
@@ -28,6 +29,9 @@ void check_requests_fit(const std::vector<Request>& requests, std::int64_t kv_bl
     const Request& r = requests[i];
     if (r.prompt_len < 1 || r.output_len < 1)
       throw std::invalid_argument("request " + std::to_string(i) + ": prompt_len and output_len must be >= 1");
+    if (!std::isfinite(r.arrival_s) || r.arrival_s < 0)
+      throw std::invalid_argument("request " + std::to_string(i) + ": arrival_s=" + std::to_string(r.arrival_s) +
+                                  " must be a finite time >= 0");
     if (r.cached_prefix < 0 || r.cached_prefix >= r.prompt_len || r.cached_prefix % block_tokens != 0)
       throw std::invalid_argument("request " + std::to_string(i) + ": cached_prefix=" + std::to_string(r.cached_prefix) +
                                   " must be whole blocks below prompt_len=" + std::to_string(r.prompt_len));

@@ -24,3 +24,10 @@ add_test(NAME cli.hostile
          COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/check_hostile_cli.py $<TARGET_FILE:twinsim>
                  ${PROJECT_SOURCE_DIR}/scenarios)
 set_tests_properties(cli.hostile PROPERTIES TIMEOUT 300)
+
+# A seeded fuzzer over the command lines (tests/cli/fuzz_flags.py): 300 mutated invocations,
+# each ending within 10 s and 2 GiB with twinsim's or CLI11's exit status and a message.
+add_test(NAME cli.fuzz_flags
+         COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/fuzz_flags.py $<TARGET_FILE:twinsim>
+                 ${PROJECT_SOURCE_DIR}/scenarios)
+set_tests_properties(cli.fuzz_flags PROPERTIES TIMEOUT 600)
