@@ -102,6 +102,20 @@ void Trainer::finalize_grads() {
   optimizer_->reduce_grads();
 }
 
+void Trainer::stop_if_not_finite(double loss) {
+  const std::string step = "step " + std::to_string(steps_done_) + ": ";
+  if (!std::isfinite(loss))  // every rank holds the same loss: all stop here together
+    throw std::runtime_error(step + "the loss is " + std::to_string(loss) +
+                             "; the run stops before the update (a learning rate too high, or bad data)");
+  const std::string bad = optimizer_->first_non_finite_grad();
+  float found = bad.empty() ? 0.0f : 1.0f;
+  groups_.world().all_reduce(&found, 1, ReduceOp::max);
+  if (found == 0) return;
+  throw std::runtime_error(step + (bad.empty() ? std::string("another rank's gradient") : "the gradient of " + bad) +
+                           " holds NaN or Inf while the loss is " + std::to_string(loss) +
+                           "; the run stops before the update");
+}
+
 bool Trainer::apply_update() {
   {
     OpScope op(profiler_, op_names::kOptimizerStep);
@@ -142,8 +156,6 @@ StepResult Trainer::step() {
                   [this](int i, MicroBatchState& st) { load(i, st); }};
   const std::vector<float> losses = run_pipeline(c_.plan.schedule, run);
   finalize_grads();
-  r.skipped = !apply_update();
-  r.grad_norm = grad_norm_;
   // the global mean loss, from the last stage's first TP rank of every replica, summed in
   // double: each rank's partial sum travels as its bits (an all-gather, no float
   // arithmetic) and every rank adds them in rank order, so all hold the same value
@@ -151,6 +163,9 @@ StepResult Trainer::step() {
   if (!losses.empty() && groups_.coords().tp == 0)
     for (float l : losses) mine += static_cast<double>(l) / static_cast<double>(m * dp);
   r.loss = world_sum(groups_.world(), mine);
+  if (c_.training.precision != Dtype::fp16) stop_if_not_finite(r.loss);
+  r.skipped = !apply_update();
+  r.grad_norm = grad_norm_;
   double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   float slowest = static_cast<float>(seconds);
   groups_.world().all_reduce(&slowest, 1, ReduceOp::max);

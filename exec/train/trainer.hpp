@@ -62,6 +62,10 @@ class Trainer {
   void load(int micro, MicroBatchState& st) const;
   void finalize_grads();
   bool apply_update();  // false when fp16 overflow skipped it
+  // fp32 and bf16 have no loss scaler to skip a step: a NaN or Inf loss or gradient would
+  // reach the weights (and the checkpoint), so the step stops before the update, naming the
+  // step and the first parameter whose gradient went bad (Megatron checks the grad norm).
+  void stop_if_not_finite(double loss);
 };
 
 }  // namespace twinsim::exec

@@ -132,6 +132,22 @@ bool ShardedOptimizer::local_overflow() {
   });
 }
 
+std::string ShardedOptimizer::first_non_finite_grad() {
+  return with_storage(storage(c_), [&]<class T>() -> std::string {
+    for (BlockShard& s : shards_) {
+      std::size_t n = 0;
+      const T* g = reduced_grads<T>(*s.block, n);
+      if (!has_inf_or_nan(g, n)) continue;
+      for (const ParamSlot& slot : s.block->slots()) {  // which parameter of the block's share
+        const std::size_t a = std::max(s.lo, slot.offset), b = std::min(s.hi, slot.offset + slot.count);
+        if (a < b && has_inf_or_nan(g + (a - s.lo), b - a)) return slot.spec.name;
+      }
+      return s.block->name() + " (padding)";
+    }
+    return std::string();
+  });
+}
+
 double ShardedOptimizer::local_grad_square_sum() {
   if (zero_ == 0 && dp_.rank() != 0) return 0;
   return with_storage(storage(c_), [&]<class T>() {

@@ -64,6 +64,9 @@ class ShardedOptimizer final : public BlockHooks {
     return zero_ >= 2 ? s.grad_shard.as<T>() : s.block->grads.as<T>() + s.lo;
   }
   bool local_overflow();
+  // The first parameter whose reduced gradient on this rank holds a NaN or an Inf, by
+  // name ("layer0.attn.q.weight"); "" when every one is finite.
+  std::string first_non_finite_grad();
   void scale_grads(float factor);
   // This rank's part of the squared global gradient norm, each parameter counted once over
   // the world: TP-replicated ones on TP rank 0, under ZeRO 0 (every DP rank holds all the

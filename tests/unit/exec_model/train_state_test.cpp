@@ -2,10 +2,13 @@
 // trainer's checkpoint state: a run restored from it continues bit-identically.
 #include <gtest/gtest.h>
 
+#include <limits>
+
 #include "exec/model/tensor.hpp"
 #include "exec/runtime/data.hpp"
 #include "exec/train/memory_estimate.hpp"
 #include "exec/train/trainer.hpp"
+#include "exec/train/zero.hpp"
 #include "kernels/cpu/gemm.hpp"
 #include "scenario/load.hpp"
 #include "tests/unit/exec_model/solo_communicator.hpp"
@@ -191,6 +194,30 @@ TEST(TrainState, RefusesAnotherModelPlanOrTrainingSetup) {
   EXPECT_NO_THROW(same.load_state(saved));
   for (const char* key : {"twinsim.model", "twinsim.plan", "twinsim.training"}) saved.metadata().erase(key);
   EXPECT_NO_THROW(same.load_state(saved));
+}
+
+}  // namespace
+}  // namespace twinsim::exec
+
+namespace twinsim::exec {
+namespace {
+
+// The optimizer names the first parameter whose gradient holds a NaN or an Inf (the
+// trainer stops the step before the update with it, fp32 and bf16), "" when all are finite.
+TEST(NonFiniteGrad, NamesTheParameter) {
+  AllocatorScope scope;
+  test::SoloCommunicator dp, tp;
+  const TrainConfig c = tiny_gpt_run(1, Dtype::fp32, Optimizer::adam);
+  ParamSpec w{"layer0.mlp.fc1.weight", 4, 8}, b{"layer0.mlp.fc1.bias", 1, 8};
+  b.init = Init::zeros;
+  ParamBlock block("layer0", {w, b}, 1, 0);
+  ShardedOptimizer optimizer(c, {&block}, dp, tp, false, nullptr);
+  optimizer.begin_step();
+  EXPECT_EQ(optimizer.first_non_finite_grad(), "");
+  block.grads.as<float>()[32 + 3] = std::numeric_limits<float>::infinity();  // the bias's fourth value
+  EXPECT_EQ(optimizer.first_non_finite_grad(), "layer0.mlp.fc1.bias");
+  block.grads.as<float>()[5] = std::numeric_limits<float>::quiet_NaN();
+  EXPECT_EQ(optimizer.first_non_finite_grad(), "layer0.mlp.fc1.weight");
 }
 
 }  // namespace
