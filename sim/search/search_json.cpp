@@ -74,3 +74,18 @@ nlohmann::json to_json(const CapacityRequest& r, const CapacityPlan& p) {
 }
 
 }  // namespace twinsim
+
+namespace twinsim {
+
+nlohmann::json to_json(const ServingCapacityRequest& r, const ServingCapacityPlan& p) {
+  nlohmann::json tried = nlohmann::json::array();
+  for (const ServingDeployment& d : p.tried) tried.push_back({{"tp", d.tp}, {"replicas", d.replicas}, {"ttft_p99_s", d.ttft_p99_s}});
+  nlohmann::json j = {{"model", r.model}, {"gpu", r.gpu}, {"node_type", p.node_type}, {"rate_per_s", r.rate_per_s},
+                      {"ttft_p99_target_s", r.ttft_p99_s}, {"feasible", p.best.has_value()}, {"tried", tried}};
+  if (p.best)
+    j["deployment"] = {{"tp", p.best->tp}, {"replicas", p.best->replicas}, {"gpus", p.best->gpus()},
+                       {"ttft_p99_s", p.best->ttft_p99_s}};
+  return j;
+}
+
+}  // namespace twinsim

@@ -5,6 +5,7 @@
 #include "sim/search/capacity.hpp"
 #include "sim/search/plan_search.hpp"
 #include "sim/search/recompute_budget.hpp"
+#include "sim/search/serving_capacity.hpp"
 
 namespace twinsim {
 
@@ -12,5 +13,6 @@ nlohmann::json to_json(const Candidate& c);  // the knobs, GPUs and `overrides`
 nlohmann::json to_json(const SearchResult& r, Objective objective);
 nlohmann::json to_json(const RecomputeMix& r);
 nlohmann::json to_json(const CapacityRequest& request, const CapacityPlan& plan);
+nlohmann::json to_json(const ServingCapacityRequest& request, const ServingCapacityPlan& plan);
 
 }  // namespace twinsim

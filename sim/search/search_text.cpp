@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 namespace twinsim {
 
 namespace {
@@ -94,6 +96,39 @@ void print_mix(std::ostream& out, const RecomputeMix& r) {
     out << "saves " << r.all_selective.recompute_s - r.mix.recompute_s << " s per step against selective\n";
   if (r.all_full.fits)
     out << "saves " << r.all_full.recompute_s - r.mix.recompute_s << " s per step against full\n";
+}
+
+void print_capacity(std::ostream& out, const CapacityRequest& r, const CapacityPlan& p) {
+  out << std::setprecision(4) << r.model << ": " << static_cast<double>(p.params) / 1e9 << "B parameters, "
+            << r.tokens / 1e12 << "T tokens -> 6NT = " << p.flops_6nt << " FLOPs (Kaplan et al. 2020)\n"
+            << p.steps << " steps of " << r.global_batch << " x " << r.seq_len << " tokens\n";
+  if (!p.feasible) {
+    out << "no plan on up to " << r.max_gpus << " " << r.gpu << " GPUs trains it in " << r.days
+              << " days (raise --max-gpus or --days)\n";
+    return;
+  }
+  out << "GPUs needed: " << p.gpus << " x " << r.gpu << " (" << p.node_type << " nodes)\n"
+            << "plan: " << describe(p.plan) << "\n"
+            << "step: " << p.step_s << " s simulated (" << p.analytic_step_s << " s estimated), MFU "
+            << std::setprecision(3) << p.mfu << ", peak " << static_cast<double>(p.peak_bytes) / (1 << 30)
+            << " GiB per GPU\n"
+            << std::setprecision(4) << "time to train: " << p.days << " days (6NT at the simulated rate: "
+            << p.days_6nt << " days)\n"
+            << "GPU-hours: " << p.gpu_hours;
+  if (r.price_per_gpu_hour > 0) out << ", cost: " << std::fixed << std::setprecision(0) << p.cost;
+  out << "\n";
+}
+
+
+void print_serving_capacity(std::ostream& out, const ServingCapacityRequest& r, const ServingCapacityPlan& p) {
+  if (!p.best) {
+    out << "no deployment of up to " << r.max_replicas << " replicas meets p99 TTFT " << r.ttft_p99_s << " s\n";
+    return;
+  }
+  // the TTFT in full, as the JSON writes it
+  out << "smallest deployment: " << p.best->gpus() << " x " << r.gpu << " = " << p.best->replicas
+      << " replica(s) of tp=" << p.best->tp << ", p99 TTFT " << nlohmann::json(p.best->ttft_p99_s) << " s at "
+      << r.rate_per_s << " requests/s (" << r.prompt_len << " prompt + " << r.output_len << " output tokens)\n";
 }
 
 }  // namespace twinsim

@@ -1,0 +1,39 @@
+#pragma once
+// `twinsim capacity --serve`: the smallest serving deployment (TP x replicas, one replica
+// per TP group, the stream shared evenly: plan.dp replicas serve independent streams,
+// sim/inference/serving.hpp) whose simulated p99 time to first token meets a target at a
+// request rate. TP doubles from 1 to a node; for each, replicas grow until the target is
+// met or a smaller deployment is already known.
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace twinsim {
+
+struct ServingCapacityRequest {
+  std::string model, gpu;  // catalog names
+  double rate_per_s = 0;   // Poisson arrivals (seed 1), shared by the replicas
+  double ttft_p99_s = 0;   // the target
+  std::int64_t prompt_len = 1024, output_len = 256;
+  std::int64_t requests = 300;  // simulated per deployment
+  int max_replicas = 64;
+};
+
+struct ServingDeployment {
+  int tp = 1, replicas = 1;
+  double ttft_p99_s = 0;
+  std::int64_t gpus() const { return static_cast<std::int64_t>(tp) * replicas; }
+};
+
+struct ServingCapacityPlan {
+  std::string node_type;
+  std::vector<ServingDeployment> tried;  // in the order simulated
+  std::optional<ServingDeployment> best;  // the smallest meeting the target; none: infeasible
+};
+
+// Throws ScenarioError for a rate or target that is not positive, or a model or GPU not in
+// the catalog.
+ServingCapacityPlan plan_serving_capacity(const ServingCapacityRequest& r);
+
+}  // namespace twinsim

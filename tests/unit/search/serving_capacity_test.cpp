@@ -1,0 +1,55 @@
+// `capacity --serve` as a library call (sim/search/serving_capacity): a loose target is met
+// by one GPU; an impossible one by nothing, after trying every TP with replicas up to the
+// cap; a target between picks the smallest GPU count it saw meet it.
+#include <gtest/gtest.h>
+
+#include "scenario/errors.hpp"
+#include "sim/search/serving_capacity.hpp"
+
+namespace twinsim {
+namespace {
+
+ServingCapacityRequest llama3_8b_h100(double rate, double ttft_p99_s) {
+  ServingCapacityRequest r;
+  r.model = "llama3-8b", r.gpu = "h100-sxm";
+  r.rate_per_s = rate, r.ttft_p99_s = ttft_p99_s;
+  r.requests = 60, r.max_replicas = 4;
+  return r;
+}
+
+TEST(ServingCapacity, ALooseTargetIsMetByOneGpu) {
+  const ServingCapacityPlan p = plan_serving_capacity(llama3_8b_h100(1, 10));
+  ASSERT_TRUE(p.best.has_value());
+  EXPECT_EQ(p.best->gpus(), 1);
+  EXPECT_EQ(p.tried.size(), 1u);  // tp 1 x 1 met it; every larger deployment was skipped
+  EXPECT_EQ(p.node_type, "dgx-h100");
+}
+
+TEST(ServingCapacity, AnImpossibleTargetTriesEveryTpUpToTheReplicaCap) {
+  const ServingCapacityPlan p = plan_serving_capacity(llama3_8b_h100(1, 1e-6));
+  EXPECT_FALSE(p.best.has_value());
+  EXPECT_EQ(p.tried.size(), 4u * 4u);  // tp 1, 2, 4, 8 (llama3-8b splits over each) x 1..4 replicas
+}
+
+TEST(ServingCapacity, TheSmallestDeploymentThatMeetsTheTargetWins) {
+  // between the best and the worst p99 seen for an impossible target: met by some
+  // deployment, and the answer is the smallest GPU count among those that met it
+  const ServingCapacityPlan all = plan_serving_capacity(llama3_8b_h100(40, 1e-6));
+  double lo = 1e9, hi = 0;
+  for (const ServingDeployment& d : all.tried) lo = std::min(lo, d.ttft_p99_s), hi = std::max(hi, d.ttft_p99_s);
+  ASSERT_LT(lo, hi);
+  const double target = (lo + hi) / 2;
+  const ServingCapacityPlan p = plan_serving_capacity(llama3_8b_h100(40, target));
+  ASSERT_TRUE(p.best.has_value());
+  EXPECT_LE(p.best->ttft_p99_s, target);
+  for (const ServingDeployment& d : all.tried)
+    if (d.ttft_p99_s <= target) EXPECT_GE(d.gpus(), p.best->gpus()) << "tp" << d.tp << " x " << d.replicas;
+}
+
+TEST(ServingCapacity, ANonPositiveRateOrTargetIsRefused) {
+  EXPECT_THROW(plan_serving_capacity(llama3_8b_h100(0, 1)), ScenarioError);
+  EXPECT_THROW(plan_serving_capacity(llama3_8b_h100(1, 0)), ScenarioError);
+}
+
+}  // namespace
+}  // namespace twinsim
