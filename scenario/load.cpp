@@ -112,6 +112,21 @@ Scenario load_scenario_node(YAML::Node root, const std::vector<std::string>& ove
 
 }  // namespace
 
+std::string scenario_text_with_override(const std::string& text, const std::string& assignment) {
+  YAML::Node root = parse_yaml(text, "<scenario>");
+  if (!root.IsMap()) MappingReader check(root, "");  // throws: the scenario must be a mapping
+  try {
+    apply_override(root, assignment, expand_catalog_name);
+  } catch (const YAML::Exception& e) {
+    throw ScenarioError(assignment, "", std::string("could not be applied: ") + e.what());
+  }
+  YAML::Emitter out;
+  out.SetMapFormat(YAML::Flow);
+  out.SetSeqFormat(YAML::Flow);
+  out << root;
+  return out.c_str();
+}
+
 Scenario load_scenario_text(const std::string& text, const std::vector<std::string>& overrides,
                             const std::string& origin) {
   return load_scenario_node(parse_yaml(text, origin), overrides, origin, {});

@@ -17,6 +17,12 @@ Scenario load_scenario_file(const std::string& path, const std::vector<std::stri
 Scenario load_scenario_text(const std::string& text, const std::vector<std::string>& overrides = {},
                             const std::string& origin = "<scenario>");
 
+// The scenario text (YAML or JSON) with one `--set KEY=VALUE` applied as the loader
+// applies it (a catalog name under `model`, `cluster`, `cluster.gpu` or `stack` becomes
+// `{preset: NAME}` to set a key inside), as YAML text; nothing is validated yet. Python's
+// Scenario.set goes through it, so both edit scenarios by one set of rules.
+std::string scenario_text_with_override(const std::string& text, const std::string& assignment);
+
 // Catalog lookups; unknown names throw ScenarioError with a "did you mean" hint.
 ModelSpec catalog_model(const std::string& name);
 // A Hugging Face config.json file (as `model: {hf_config: FILE}`), else a catalog name.

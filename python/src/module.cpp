@@ -81,6 +81,12 @@ std::string text_json(const std::string& text) {
   }
 }
 
+// The scenario (JSON text) with `key` set to `value` (JSON text) by the loader's --set
+// rules (scenario_text_with_override), back as JSON text.
+std::string set_json(const std::string& text, const std::string& key, const std::string& value) {
+  return text_json(scenario_text_with_override(text, key + "=" + value));
+}
+
 Scenario load(const std::string& text, const std::vector<std::string>& overrides) {
   return load_scenario_text(text, overrides, "<python scenario>");
 }
@@ -186,6 +192,7 @@ PYBIND11_MODULE(_core, m) {
   });
   m.def("scenario_file_json", &scenario_file_json, py::arg("path"));
   m.def("text_json", &text_json, py::arg("text"));
+  m.def("set_json", &set_json, py::arg("text"), py::arg("key"), py::arg("value"));
   m.def("resolved_json", &resolved_json, py::arg("text"), py::arg("overrides"));
   m.def("simulate_json", &simulate_json, py::arg("text"), py::arg("overrides"), py::arg("trace") = "",
         py::arg("fidelity") = "fast");

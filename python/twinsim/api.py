@@ -18,9 +18,6 @@ def _frame(rows, columns=None):
     return pd.DataFrame(rows, columns=columns)
 
 
-# Keys whose value may be a catalog name that `set` edits in place (as `--set` does).
-_CATALOG_KEYS = ("model", "cluster", "cluster.gpu", "stack")
-
 
 class Scenario:
     """A scenario as a plain dict (the YAML of SCENARIO.md), plus ``--set`` style edits.
@@ -42,22 +39,11 @@ class Scenario:
         return Scenario(self.data)
 
     def set(self, key: str, value: Any) -> "Scenario":
-        """A copy with ``key`` (dotted, e.g. ``plan.tp``) set to ``value``."""
-        out = self.copy()
-        node = out.data
-        parts = key.split(".")
-        for depth, part in enumerate(parts[:-1]):
-            child = node.get(part)
-            if not isinstance(child, dict):
-                # a catalog name ("cluster: dgx-h100") becomes a preset mapping, as `--set`
-                # does (scenario/load.cpp, expand_catalog_name); elsewhere the loader
-                # reports the bad key
-                prefix = ".".join(parts[: depth + 1])
-                child = {"preset": child} if (prefix in _CATALOG_KEYS and isinstance(child, str)) else {}
-                node[part] = child
-            node = child
-        node[parts[-1]] = value
-        return out
+        """A copy with ``key`` (dotted, e.g. ``plan.tp``) set to ``value``, by the rules of
+        ``--set`` (the same C++ code): a catalog name under ``model``, ``cluster``,
+        ``cluster.gpu`` or ``stack`` becomes ``{preset: NAME}`` to set a key inside it, and a
+        key under any other single value is refused (ScenarioError)."""
+        return Scenario(json.loads(_core.set_json(self.text(), key, json.dumps(value))))
 
     def get(self, key: str, default: Any = None) -> Any:
         node: Any = self.data

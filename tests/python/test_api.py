@@ -23,6 +23,21 @@ def test_gpt3_parameter_count():
     assert r.to_dict()["params"]["total"] == pytest.approx(175e9, rel=0.01)
 
 
+def test_set_follows_the_command_lines_rules(root):
+    # Scenario.set runs --set's own code: a catalog name becomes a preset to edit in place,
+    # a key under any other single value is refused (it used to be silently replaced)
+    s = twinsim.load_scenario(root / "scenarios" / "default.yaml")
+    assert s.set("model.layers", 2).to_dict()["model"] == {"preset": "gpt3-175b", "layers": 2}
+    with pytest.raises(twinsim.ScenarioError, match="plan.tp=8 is a single value, so it has no keys to set"):
+        s.set("plan.tp.x", 1)
+    edited = s.set("plan.pp", 8).set("plan.dp", 24).set("model.layers", 48)
+    exe = _twinsim_exe(root)
+    cli = subprocess.run([str(exe), "simulate", str(root / "scenarios" / "default.yaml"), "--json", "--set", "plan.pp=8",
+                          "--set", "plan.dp=24", "--set", "model.layers=48"], capture_output=True, text=True, check=True)
+    assert json.loads(cli.stdout)["time"]["step_s"] == pytest.approx(twinsim.simulate(edited).to_dict()["time"]["step_s"],
+                                                                     rel=1e-12)
+
+
 def test_scenario_dict_roundtrip_and_set(root):
     s = twinsim.load_scenario(root / "scenarios" / "default.yaml")
     d = s.to_dict()
