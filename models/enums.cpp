@@ -14,7 +14,7 @@ std::int64_t dp_ranks_per_node(const Plan& plan, int gpus_per_node) {
 
 int hpz_partition(const Plan& plan, int gpus_per_node) {
   const int hpz = plan.zero_hpz_partition_size;
-  if (hpz <= 1 || plan.zero != 3 || !plan.overlap_grad_reduce) return 1;
+  if (hpz <= 1 || !plan.shards_params() || !plan.overlap_grad_reduce) return 1;
   return dp_ranks_per_node(plan, gpus_per_node) % hpz == 0 ? hpz : 1;
 }
 

@@ -43,6 +43,11 @@ struct Plan {
   std::int64_t world_size() const {
     return static_cast<std::int64_t>(tp) * pp * cp * dp;
   }
+  // What ZeRO's stage splits over the data-parallel ranks (Rajbhandari et al. 2020, §5):
+  // stage 1 the optimizer states, 2 also the gradients, 3 also the parameters.
+  bool shards_optimizer() const { return zero >= 1; }
+  bool shards_grads() const { return zero >= 2; }
+  bool shards_params() const { return zero >= 3; }
 };
 
 // Data-parallel ranks one node of `gpus_per_node` holds: they lie tp*cp apart (Megatron's

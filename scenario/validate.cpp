@@ -108,7 +108,7 @@ void validate_parallel_degrees(const Scenario& s) {
 void validate_hpz(const Scenario& s) {
   const Plan& p = s.plan;
   const std::string key = "plan.zero_hpz_partition_size", value = std::to_string(p.zero_hpz_partition_size);
-  if (p.zero != 3 || !p.overlap_grad_reduce)
+  if (!p.shards_params() || !p.overlap_grad_reduce)
     throw ScenarioError(key, value, "partitions ZeRO-3's parameters a second time for its per-layer gathers (ZeRO++): "
                                     "it needs plan.zero: 3 and plan.overlap_grad_reduce: true");
   const std::int64_t per_node = dp_ranks_per_node(p, s.cluster.gpus_per_node);
@@ -128,7 +128,7 @@ void validate_training(const Scenario& s) {
                         "memory_bandwidth_GBps, memory_GiB); the catalog's DGX A100, H100 and H200 carry them");
   for (const auto& [key, on] : {std::pair{"plan.zero_quantized_weights", p.zero_quantized_weights},
                                 std::pair{"plan.zero_quantized_gradients", p.zero_quantized_gradients}})
-    if (on && p.zero != 3)
+    if (on && !p.shards_params())
       throw ScenarioError(key, "true", "quantises ZeRO-3's per-layer collectives (ZeRO++): it needs plan.zero: 3, not " +
                                            std::to_string(p.zero));
     else if (on && !p.overlap_grad_reduce)

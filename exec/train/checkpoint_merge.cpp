@@ -92,7 +92,7 @@ class Merger {
   // The block's flat tensor `block.name + suffix` on TP rank t: its DP shares joined when
   // the run sharded it (ZeRO-3 parameters; ZeRO 1-3 optimizer states).
   std::vector<float> flat(const BlockSpecs& block, int stage, int t, const std::string& suffix) {
-    const bool sharded = suffix == ".params" ? c_.plan.zero == 3 : c_.plan.zero >= 1;
+    const bool sharded = suffix == ".params" ? c_.plan.shards_params() : c_.plan.shards_optimizer();
     std::vector<float> all;
     for (int d = 0; d < (sharded ? c_.plan.dp : 1); ++d) {
       const int r = rank(stage, t, d);

@@ -51,7 +51,7 @@ void check_fits(const TrainConfig& config, std::int64_t capacity, bool force, st
 // a comparison with a simulation of the overlapped plan is not taken at face value.
 void note_overlaps_not_run(const Plan& plan, int rank, std::ostream& notes) {
   if (rank != 0 || plan.dp * plan.cp == 1) return;
-  if (plan.overlap_grad_reduce || (plan.zero >= 1 && plan.overlap_param_gather))
+  if (plan.overlap_grad_reduce || (plan.shards_optimizer() && plan.overlap_param_gather))
     notes << "note: the executor does not overlap data-parallel communication with compute; it runs this plan as "
                 "plan.overlap_grad_reduce=false, plan.overlap_param_gather=false (simulate it so to compare)"
              << std::endl;

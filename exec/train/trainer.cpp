@@ -81,7 +81,7 @@ void Trainer::finalize_grads() {
   const bool sp = stage_->config().sequence_parallel;
   ParamBlock* tied = stage_->tied_embedding_block();
   const bool sum_tied = tied && groups_.in_embedding_group() && groups_.embedding().size() > 1;
-  if (c_.plan.zero >= 2) {
+  if (c_.plan.shards_grads()) {
     // the buckets were reduce-scattered in the backward, each timed as a dp.grad_reduce
     // (the SP sums with them, zero.cpp); any left over the same way
     optimizer_->reduce_grads();

@@ -56,8 +56,8 @@ BufferBytes training_buffers(const ModelSpec& model, const Plan& plan, const Tra
   const BytesPerParam bytes = training_bytes_per_param(training.precision, training.optimizer);
   const std::int64_t bucket =
       plan.overlap_grad_reduce ? std::min(dp_bucket_params(plan), params.total()) : params.total();
-  if (plan.zero >= 2) b.dp_buckets += checked_mul(bucket, bytes.grads);
-  if (plan.zero >= 3) b.dp_buckets += checked_mul(zero3_gathered_buckets(bucket, params.total()), checked_mul(bucket, bytes.params));
+  if (plan.shards_grads()) b.dp_buckets += checked_mul(bucket, bytes.grads);
+  if (plan.shards_params()) b.dp_buckets += checked_mul(zero3_gathered_buckets(bucket, params.total()), checked_mul(bucket, bytes.params));
   add_activation_buffers(b, model, plan, training.micro_batch, training.seq_len,
                          activation_dtype(training.precision), true);
   b.workspace = workspace_bytes(plan);

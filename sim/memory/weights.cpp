@@ -143,7 +143,7 @@ WeightMemory training_weight_memory(const ModelSpec& model, const Plan& plan,
   w.optimizer += e.optimizer;
   // ZeRO++ hpZ (Wang et al. 2023 §3.2): a second copy of the stage's parameters, sharded over
   // zero_hpz_partition_size GPUs of the node, from which the backward's gathers read
-  if (plan.zero == 3 && plan.zero_hpz_partition_size > 1)
+  if (plan.shards_params() && plan.zero_hpz_partition_size > 1)
     w.params += checked_mul(ceil_div(p.total(), plan.zero_hpz_partition_size), bytes.params);
   if (plan.offload_optimizer) {  // ZeRO-Offload: the fp32 weights and moments live in CPU memory
     w.host_optimizer = w.optimizer;

@@ -69,7 +69,7 @@ struct Builder {
     return ((stage * m + mb) * v + chunk) * 2 + (backward ? 1 : 0);
   }
   const LayerCost& cost_of(std::int64_t layer) const { return costs.layers[costs.layer_cost_index[layer]]; }
-  bool zero3() const { return s.plan.zero == 3 && s.plan.dp > 1; }
+  bool zero3() const { return s.plan.shards_params() && s.plan.dp > 1; }
   bool sharded_grads() const { return twinsim::sharded_grads(s.plan); }
   std::vector<std::vector<ShardedStageComm>> chunk_comm;  // [stage][chunk], priced once
 
@@ -419,7 +419,7 @@ void Builder::add_data_parallel(int stage) {
   const StageRanks& sr = stages[stage];
   const StepCategories& c = out.categories;
   const GroupLayout dp = group_layout(s.cluster, s.plan, ParallelGroup::dp);
-  const bool sharded = s.plan.zero >= 1;
+  const bool sharded = s.plan.shards_optimizer();
   // buckets fill in backward order: the stage's layers, last first
   std::vector<std::int64_t> layers;
   for (int ch = v - 1; ch >= 0; --ch)
@@ -553,13 +553,13 @@ double optimizer_shard_s(const ClusterSpec& cluster, const Plan& plan, const Tra
 
 double optimizer_step_s(const Scenario& s, int stage) {
   const std::int64_t total = stage_params_per_gpu(s, stage);
-  return optimizer_shard_s(s.cluster, s.plan, *s.training, static_cast<double>(s.plan.zero >= 1 ? total / s.plan.dp : total));
+  return optimizer_shard_s(s.cluster, s.plan, *s.training, static_cast<double>(s.plan.shards_optimizer() ? total / s.plan.dp : total));
 }
 
 ComputeOp zero_grad_op(const Scenario& s, int stage) {
   // the gradients this GPU keeps between steps: all of the stage's, or its shard under ZeRO 2/3
   const std::int64_t total = stage_params_per_gpu(s, stage);
-  const std::int64_t kept = s.plan.zero >= 2 ? total / s.plan.dp : total;
+  const std::int64_t kept = s.plan.shards_grads() ? total / s.plan.dp : total;
   ComputeOp zero;
   zero.kind = ComputeKind::elementwise;
   zero.kernel = "zero";
@@ -568,11 +568,11 @@ ComputeOp zero_grad_op(const Scenario& s, int stage) {
   return zero;
 }
 
-bool sharded_grads(const Plan& plan) { return plan.zero >= 2 && plan.dp > 1; }
+bool sharded_grads(const Plan& plan) { return plan.shards_grads() && plan.dp > 1; }
 
 bool sharded_grads_whole_stage(const Plan& plan) { return sharded_grads(plan) && !plan.overlap_grad_reduce; }
 
-bool zero3_whole_stage(const Plan& plan) { return plan.zero == 3 && sharded_grads_whole_stage(plan); }
+bool zero3_whole_stage(const Plan& plan) { return plan.shards_params() && sharded_grads_whole_stage(plan); }
 
 ShardedStageComm sharded_stage_comm(const ClusterSpec& cluster, const Plan& plan, Dtype precision, double params) {
   if (!sharded_grads_whole_stage(plan)) return {};

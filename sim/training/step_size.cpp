@@ -13,7 +13,7 @@ StepSize estimate_step_size(const Scenario& s, Fidelity fidelity) {
   const double layers_per_stage = static_cast<double>(s.model.layers) / p.pp;
   constexpr double kTasksPerSlot = 10, kBytesPerTask = 160;
   // forward, backward and their collectives; ZeRO-3's gathers and reduce; the recompute
-  const double per_layer = 6 + (p.zero == 3 ? 2 : 0) + (p.recompute != Recompute::none ? 2 : 0);
+  const double per_layer = 6 + (p.shards_params() ? 2 : 0) + (p.recompute != Recompute::none ? 2 : 0);
   StepSize size;
   size.tasks = gpus * micro_batches * (layers_per_stage * per_layer + kTasksPerSlot);
   size.bytes = size.tasks * kBytesPerTask;

@@ -37,8 +37,8 @@ double quantize_pass_s(const ClusterSpec& cluster, Dtype precision, double bytes
   return op_time_s(cluster.gpu, pass);
 }
 
-bool quantized_weights(const Plan& plan) { return plan.zero == 3 && plan.zero_quantized_weights; }
-bool quantized_gradients(const Plan& plan) { return plan.zero == 3 && plan.zero_quantized_gradients; }
+bool quantized_weights(const Plan& plan) { return plan.shards_params() && plan.zero_quantized_weights; }
+bool quantized_gradients(const Plan& plan) { return plan.shards_params() && plan.zero_quantized_gradients; }
 
 }  // namespace
 
