@@ -63,6 +63,21 @@ bool parse_schedule(std::string_view name, Schedule& out) {
   return false;
 }
 
+std::string_view to_string(GradCompression c) {
+  switch (c) {
+    case GradCompression::none: return "none";
+    case GradCompression::int8: return "int8";
+    case GradCompression::int4: return "int4";
+  }
+  return "none";
+}
+
+bool parse_grad_compression(std::string_view name, GradCompression& out) {
+  for (GradCompression c : {GradCompression::none, GradCompression::int8, GradCompression::int4})
+    if (to_string(c) == name) return out = c, true;
+  return false;
+}
+
 bool parse_optimizer(std::string_view name, Optimizer& out) {
   for (Optimizer o : {Optimizer::adam, Optimizer::sgd})
     if (to_string(o) == name) return out = o, true;

@@ -8,6 +8,10 @@ namespace twinsim {
 
 enum class Recompute { none, selective, full };
 enum class Schedule { gpipe, one_f_one_b, interleaved };
+// Data-parallel gradient compression (ZeRO 0-2): block-quantised int8 or int4 on the wire
+// with error feedback (Seide et al. 2014; Karimireddy et al. 2019), priced in
+// sim/training/zero_comm.
+enum class GradCompression { none, int8, int4 };
 
 struct Plan {
   int tp = 1;
@@ -39,6 +43,10 @@ struct Plan {
   // of the parameters sharded over this many of its GPUs, so the backward's all-gathers stay
   // inside the node. 1: none
   int zero_hpz_partition_size = 1;
+  // The gradient reduction of ZeRO 0-2 (buckets, and ZeRO-2's per-layer reduce-scatters)
+  // compressed to int8 or int4 with an fp32 error-feedback residual per gradient value
+  // (ZeRO-3 has ZeRO++'s qgZ instead)
+  GradCompression gradient_compression = GradCompression::none;
 
   std::int64_t world_size() const {
     return static_cast<std::int64_t>(tp) * pp * cp * dp;
@@ -59,7 +67,9 @@ int hpz_partition(const Plan& plan, int gpus_per_node);
 
 std::string_view to_string(Recompute r);
 std::string_view to_string(Schedule s);
+std::string_view to_string(GradCompression c);
 bool parse_recompute(std::string_view name, Recompute& out);
 bool parse_schedule(std::string_view name, Schedule& out);
+bool parse_grad_compression(std::string_view name, GradCompression& out);
 
 }  // namespace twinsim

@@ -43,6 +43,7 @@ Plan read_plan(const YAML::Node& node, const std::string& path) {
   p.zero_quantized_weights = r.boolean("zero_quantized_weights", false);
   p.zero_quantized_gradients = r.boolean("zero_quantized_gradients", false);
   p.zero_hpz_partition_size = static_cast<int>(r.integer("zero_hpz_partition_size", 1, 1, kMaxDegree));
+  parse_grad_compression(r.choice("gradient_compression", "none", {"none", "int8", "int4"}), p.gradient_compression);
   r.reject_unknown();
   return p;
 }

@@ -136,6 +136,16 @@ void validate_training(const Scenario& s) {
                                        "plan.overlap_grad_reduce: false the stage moves as one bucket, which twinsim "
                                        "prices unquantised: set it true");
   if (p.zero_hpz_partition_size > 1) validate_hpz(s);
+  if (p.gradient_compression != GradCompression::none) {
+    const std::string value(to_string(p.gradient_compression));
+    if (p.shards_params())
+      throw ScenarioError("plan.gradient_compression", value,
+                          "compresses ZeRO 0-2's gradient reduction; with plan.zero: 3 use "
+                          "plan.zero_quantized_gradients (ZeRO++ qgZ)");
+    if (p.dp * p.cp == 1)
+      throw ScenarioError("plan.gradient_compression", value,
+                          "compresses the data-parallel gradient reduction; plan.dp=1 has none");
+  }
   const std::int64_t per_step = t.micro_batch * p.dp;
   if (t.global_batch % per_step != 0)
     throw ScenarioError("training.global_batch", std::to_string(t.global_batch),
@@ -172,6 +182,9 @@ void validate_inference(const Scenario& s) {
   if (s.plan.zero_quantized_weights || s.plan.zero_quantized_gradients)
     throw ScenarioError(s.plan.zero_quantized_weights ? "plan.zero_quantized_weights" : "plan.zero_quantized_gradients",
                         "true", "applies to training with ZeRO-3 (an inference run has no ZeRO collectives)");
+  if (s.plan.gradient_compression != GradCompression::none)
+    throw ScenarioError("plan.gradient_compression", std::string(to_string(s.plan.gradient_compression)),
+                        "applies to training (an inference run reduces no gradients)");
   if (s.plan.zero != 0) throw ScenarioError("plan.zero", std::to_string(s.plan.zero), "applies to training only");
   if (s.plan.cp != 1) throw ScenarioError("plan.cp", std::to_string(s.plan.cp), "applies to training only");
   if (w.weight_dtype == Dtype::fp8) require_fp8_gemm_curve(s.cluster.gpu, "inference.weight_dtype");

@@ -15,6 +15,9 @@ void validate(const TrainConfig& c) {
   if (c.plan.zero_hpz_partition_size > 1)
     throw std::invalid_argument("plan.zero_hpz_partition_size=" + std::to_string(c.plan.zero_hpz_partition_size) +
                                 ": the executor keeps no secondary partition (ZeRO++ is priced by the simulator only)");
+  if (c.plan.gradient_compression != GradCompression::none)
+    throw std::invalid_argument("plan.gradient_compression=" + std::string(to_string(c.plan.gradient_compression)) +
+                                ": the executor reduces gradients uncompressed (a simulator what-if)");
   if (c.plan.zero_quantized_weights || c.plan.zero_quantized_gradients)
     throw std::invalid_argument(std::string(c.plan.zero_quantized_weights ? "plan.zero_quantized_weights"
                                                                           : "plan.zero_quantized_gradients") +

@@ -149,6 +149,10 @@ WeightMemory training_weight_memory(const ModelSpec& model, const Plan& plan,
     w.host_optimizer = w.optimizer;
     w.optimizer = 0;
   }
+  // compressed gradients keep what the compression dropped, an fp32 residual per gradient
+  // value of the stage, added back before the next compression (error feedback: Seide et al.
+  // 2014 §3; Karimireddy et al. 2019, Alg. 2), on the GPU beside the gradients
+  if (plan.gradient_compression != GradCompression::none) w.grads += checked_mul(p.total(), std::int64_t{4});
   return w;
 }
 

@@ -64,6 +64,10 @@ AnalyticEstimate AnalyticModel::estimate(const Candidate& c) {
   apply_to_plan(c, plan_);
   // the scenario's hpZ where this plan's layout allows it, as candidate_scenario sets it
   plan_.zero_hpz_partition_size = base_.plan.zero_hpz_partition_size;
+  // the scenario's gradient compression with ZeRO 0-2 over more than one DP rank, as
+  // candidate_scenario keeps it for the engine
+  plan_.gradient_compression =
+      c.zero == 3 || c.dp * c.cp == 1 ? GradCompression::none : base_.plan.gradient_compression;
   plan_.zero_hpz_partition_size = hpz_partition(plan_, base_.cluster.gpus_per_node);
   training_.micro_batch = c.micro_batch;
   const ModelSpec& model = base_.model;
@@ -161,7 +165,7 @@ AnalyticEstimate AnalyticModel::estimate(const Candidate& c) {
     const std::int64_t buckets = std::max<std::int64_t>(1, (params + per_bucket - 1) / per_bucket);
     const double bucket = static_cast<double>(params) / static_cast<double>(buckets);
     const CollectiveOp op = c.zero >= 1 ? CollectiveOp::reduce_scatter : CollectiveOp::all_reduce;
-    const double t_bucket = collective_time_s(cluster, op, dp_group, bucket * grad_element_bytes(precision));
+    const double t_bucket = dp_gradient_reduce_s(cluster, plan_, op, dp_group, bucket, precision);
     if (sharded_grads(plan_)) {
       // nothing left to reduce at the step's end (the step graph's add_data_parallel)
     } else if (c.overlap_grad_reduce) {

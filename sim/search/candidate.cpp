@@ -29,6 +29,8 @@ Scenario candidate_scenario(const Scenario& base, const Candidate& c) {
   apply_to_plan(c, s.plan);
   // the scenario's ZeRO++ setting goes with its ZeRO-3 plans (zero_comm ignores it otherwise)
   if (c.zero != 3 || !c.overlap_grad_reduce) s.plan.zero_quantized_weights = s.plan.zero_quantized_gradients = false;
+  // and its gradient compression with its ZeRO 0-2 plans of more than one DP rank
+  if (c.zero == 3 || c.dp * c.cp == 1) s.plan.gradient_compression = GradCompression::none;
   s.plan.zero_hpz_partition_size = hpz_partition(s.plan, s.cluster.gpus_per_node);
   if (s.training) s.training->micro_batch = c.micro_batch;
   s.cluster.nodes = 0;  // a node type grows to what the plan needs (scenario/validate.cpp)

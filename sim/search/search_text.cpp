@@ -36,6 +36,9 @@ void write_csv(std::ostream& out, const SearchResult& r) {
 
 // The scenario's ZeRO++ settings, which its ZeRO-3 plans keep (sim/search/candidate.cpp).
 void print_zeropp(std::ostream& out, const Plan& plan) {
+  if (plan.gradient_compression != GradCompression::none)
+    out << "ZeRO 0-2 plans with more than one DP rank use the scenario's " << to_string(plan.gradient_compression)
+        << " gradient compression (error feedback: 4 bytes per parameter more)\n";
   if (!plan.zero_quantized_weights && !plan.zero_quantized_gradients && plan.zero_hpz_partition_size <= 1) return;
   std::vector<std::string> parts;
   if (plan.zero_quantized_weights) parts.push_back("int8 weight gathers (qwZ)");

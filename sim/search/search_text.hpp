@@ -13,8 +13,9 @@ namespace twinsim {
 
 // rank,gpus,tp,...,pareto,offload_optimizer: the top plans, then the Pareto front (rank 0)
 void write_csv(std::ostream& out, const SearchResult& r);
-// The scenario's ZeRO++ settings, which its ZeRO-3 plans keep (sim/search/candidate.cpp);
-// nothing when it has none.
+// The scenario's ZeRO++ settings, which its ZeRO-3 plans keep, and its gradient
+// compression, which its ZeRO 0-2 plans keep (sim/search/candidate.cpp); nothing when it
+// has none.
 void print_zeropp(std::ostream& out, const Plan& plan);
 void print_result(std::ostream& out, const SearchResult& r);
 void print_mix(std::ostream& out, const RecomputeMix& r);

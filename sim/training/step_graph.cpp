@@ -446,7 +446,7 @@ void Builder::add_data_parallel(int stage) {
   if (s.plan.dp > 1 && !sharded_grads()) {  // ZeRO 2/3 reduced theirs in every backward
     const CollectiveOp op = sharded ? CollectiveOp::reduce_scatter : CollectiveOp::all_reduce;
     for (const auto& [layer, n] : buckets) {
-      const double seconds = collective_time_s(s.cluster, op, dp, static_cast<double>(n) * grad_element_bytes(s.training->precision));
+      const double seconds = dp_gradient_reduce_s(s.cluster, s.plan, op, dp, static_cast<double>(n), s.training->precision);
       for (const RankGroup& group : sr.dp) {
         // after the whole backward (no overlap) the first bucket waits for the slowest rank
         const double wait = s.plan.overlap_grad_reduce ? 0 : straggler_wait(stage, group.members, s.plan.dp);

@@ -24,8 +24,8 @@ double dp_calls_s(const ClusterSpec& cluster, const Plan& plan, CollectiveOp op,
 // fp32 scale per block of 2,048 values (DeepSpeed's ZeRO++ quantizer tests group a tensor
 // as numel / 2048 blocks). Bytes on the wire per value:
 constexpr double kQuantBlock = 2048;
-constexpr double kInt8WireBytes = 1.0 + 4.0 / kQuantBlock;  // qwZ weights
-constexpr double kInt4WireBytes = 0.5 + 4.0 / kQuantBlock;  // qgZ gradients
+constexpr double kInt8WireBytes = 1.0 + 4.0 / kQuantBlock;  // qwZ weights, int8 gradient compression
+constexpr double kInt4WireBytes = 0.5 + 4.0 / kQuantBlock;  // qgZ gradients, int4 gradient compression
 
 // A memory-bound quantise/dequantise pass over `bytes` (read and written together).
 double quantize_pass_s(const ClusterSpec& cluster, Dtype precision, double bytes) {
@@ -39,6 +39,11 @@ double quantize_pass_s(const ClusterSpec& cluster, Dtype precision, double bytes
 
 bool quantized_weights(const Plan& plan) { return plan.shards_params() && plan.zero_quantized_weights; }
 bool quantized_gradients(const Plan& plan) { return plan.shards_params() && plan.zero_quantized_gradients; }
+
+// Bytes per gradient value on the wire under plan.gradient_compression (ZeRO 0-2).
+double compressed_grad_bytes(const Plan& plan) {
+  return plan.gradient_compression == GradCompression::int8 ? kInt8WireBytes : kInt4WireBytes;
+}
 
 }  // namespace
 
@@ -67,6 +72,11 @@ double zero3_layer_gather_s(const ClusterSpec& cluster, const Plan& plan, const 
 double zero_layer_reduce_s(const ClusterSpec& cluster, const Plan& plan, const StackSpec& stack, double params,
                            Dtype precision) {
   const double element = grad_element_bytes(precision);
+  if (plan.gradient_compression != GradCompression::none && !plan.shards_params()) {  // ZeRO-2's, compressed
+    const auto calls = static_cast<double>(zero_calls(params, stack.zero_reduce_bucket_params));
+    return calls * dp_gradient_reduce_s(cluster, plan, CollectiveOp::reduce_scatter,
+                                        group_layout(cluster, plan, ParallelGroup::dp), params / calls, precision);
+  }
   if (!quantized_gradients(plan))
     return dp_calls_s(cluster, plan, CollectiveOp::reduce_scatter, params, element, stack.zero_reduce_bucket_params);
   // qgZ (§3.3): the gradients in int4 through an all-to-all inside the node, then one
@@ -75,6 +85,20 @@ double zero_layer_reduce_s(const ClusterSpec& cluster, const Plan& plan, const S
   return dp_calls_s(cluster, plan, CollectiveOp::reduce_scatter, params, kInt4WireBytes,
                     stack.zero_reduce_bucket_params) +
          2 * quantize_pass_s(cluster, precision, params * 2 * (element + kInt4WireBytes));
+}
+
+double dp_gradient_reduce_s(const ClusterSpec& cluster, const Plan& plan, CollectiveOp op, const GroupLayout& dp,
+                            double params, Dtype precision) {
+  const double element = grad_element_bytes(precision);
+  if (plan.gradient_compression == GradCompression::none) return collective_time_s(cluster, op, dp, params * element);
+  const double wire = compressed_grad_bytes(plan);
+  // every rank quantises its gradients (with the residual added) before sending, and
+  // dequantises what it receives: an all-reduce's two halves each quantise and dequantise
+  // the whole buffer, a reduce-scatter quantises it and dequantises the rank's share
+  const double whole = quantize_pass_s(cluster, precision, params * (element + wire));
+  const double passes = op == CollectiveOp::all_reduce ? 2 * whole
+                                                       : whole + quantize_pass_s(cluster, precision, params / dp.ranks * (element + wire));
+  return collective_time_s(cluster, op, dp, params * wire) + passes;
 }
 
 }  // namespace twinsim

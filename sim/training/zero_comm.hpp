@@ -12,6 +12,7 @@
 #include "hardware/stack_spec.hpp"
 #include "models/dtype.hpp"
 #include "models/plan.hpp"
+#include "sim/cost/collective_cost.hpp"
 
 namespace twinsim {
 
@@ -26,8 +27,17 @@ double zero3_layer_gather_s(const ClusterSpec& cluster, const Plan& plan, const 
                             Dtype precision, bool backward = false);
 
 // One layer's gradient reduce-scatter, one micro-batch. With plan.zero_quantized_gradients
-// (ZeRO++ qgZ) in int4, quantised before and dequantised after each of its two hops.
+// (ZeRO++ qgZ) in int4, quantised before and dequantised after each of its two hops; with
+// plan.gradient_compression (ZeRO-2) as dp_gradient_reduce_s.
 double zero_layer_reduce_s(const ClusterSpec& cluster, const Plan& plan, const StackSpec& stack, double params,
                            Dtype precision);
+
+// One call of the data-parallel gradient reduction (ZeRO 0: all-reduce, ZeRO 1-2: a
+// reduce-scatter) of `params` gradients over `dp`. With plan.gradient_compression in int8
+// or int4 (one fp32 scale per 2,048 values) on the wire, plus the quantise and dequantise
+// passes at the memory-bound rate of kernel `quantize`. The step graph's DDP buckets and the
+// search's estimate both call it.
+double dp_gradient_reduce_s(const ClusterSpec& cluster, const Plan& plan, CollectiveOp op, const GroupLayout& dp,
+                            double params, Dtype precision);
 
 }  // namespace twinsim

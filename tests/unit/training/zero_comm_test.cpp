@@ -11,6 +11,7 @@
 #include "sim/cost/collective_cost.hpp"
 #include "sim/cost/compute_cost.hpp"
 #include "sim/memory/memory_report.hpp"
+#include "sim/memory/weights.hpp"
 #include "sim/training/step_graph.hpp"
 #include "sim/training/training_report.hpp"
 #include "sim/training/zero_comm.hpp"
@@ -182,6 +183,82 @@ cluster: dgx-a100-80gb
 training: {seq_len: 512, global_batch: 64, micro_batch: 1, precision: bf16}
 plan: {tp: 4, pp: 1, dp: 16, zero: 3, zero_hpz_partition_size: 4}
 )"), ScenarioError);  // 2 DP ranks per node
+}
+
+
+// Gradient compression (plan.gradient_compression, ZeRO 0-2) on a 10 GB/s link between two
+// one-GPU nodes: an all-reduce of 1e9 bf16 gradients moves 2(n-1)/n x 2 GB = 2 GB per rank
+// (0.2 s); int8 sends 1 + 4/2048 bytes per value (0.1002 s), int4 0.5 + 4/2048 (0.0502 s),
+// each plus the quantise/dequantise passes over the buffer, twice for an all-reduce.
+// A reduce-scatter (ZeRO 1-2) moves half: 0.1, 0.0501 and 0.0251 s, plus one pass over the
+// buffer and one over the rank's half.
+TEST(ZeroComm, GradientCompressionShrinksTheDataParallelBytes) {
+  Scenario s = load_scenario_text(R"(
+model: llama2-7b
+cluster: {gpu: a100-sxm-80gb, gpus_per_node: 1, intra_node: {bandwidth_GBps: 300},
+          inter_node: {bandwidth_GBps: 10, latency_us: 0, nics_per_node: 1, efficiency: [[1, 1.0]]}}
+training: {seq_len: 512, global_batch: 2, micro_batch: 1, precision: bf16}
+plan: {tp: 1, pp: 1, dp: 2, zero: 0}
+)");
+  const double params = 1e9;
+  const GroupLayout dp{2, 1};
+  auto pass = [&](double bytes) {
+    ComputeOp op;
+    op.kind = ComputeKind::elementwise;
+    op.kernel = "quantize";
+    op.dtype = Dtype::bf16;
+    op.bytes = bytes;
+    return op_time_s(s.cluster.gpu, op);
+  };
+  const double element = 2, wire8 = 1 + 4.0 / 2048, wire4 = 0.5 + 4.0 / 2048;
+  auto reduce = [&](GradCompression c, CollectiveOp op) {
+    Plan p = s.plan;
+    p.gradient_compression = c;
+    return dp_gradient_reduce_s(s.cluster, p, op, dp, params, Dtype::bf16);
+  };
+  const CollectiveOp ar = CollectiveOp::all_reduce, rs = CollectiveOp::reduce_scatter;
+  EXPECT_NEAR(reduce(GradCompression::none, ar), 0.2, 1e-4);
+  EXPECT_NEAR(reduce(GradCompression::int8, ar) - 2 * pass(params * (element + wire8)), 0.1001953, 1e-4);
+  EXPECT_NEAR(reduce(GradCompression::int4, ar) - 2 * pass(params * (element + wire4)), 0.0501953, 1e-4);
+  EXPECT_NEAR(reduce(GradCompression::none, rs), 0.1, 1e-4);
+  EXPECT_NEAR(reduce(GradCompression::int8, rs) - pass(params * (element + wire8)) - pass(params / 2 * (element + wire8)),
+              0.0500977, 1e-4);
+  // ZeRO-2's per-layer reduce-scatters compress the same way
+  s.plan.zero = 2;
+  s.plan.gradient_compression = GradCompression::int4;
+  const StackSpec none;
+  EXPECT_NEAR(zero_layer_reduce_s(s.cluster, s.plan, none, params, Dtype::bf16),
+              reduce(GradCompression::int4, rs), 1e-12);
+}
+
+// A step whose DP reduction is exposed gets shorter with int8 and shorter still with int4,
+// in the event engine and the search's estimate alike; each GPU holds an fp32 residual per
+// parameter of its stage more (error feedback); ZeRO-3, one DP rank and inference refuse it.
+TEST(ZeroComm, GradientCompressionShortensADataParallelBoundStep) {
+  const std::string base = R"(
+model: llama2-7b
+cluster: dgx-a100-80gb
+training: {seq_len: 512, global_batch: 256, micro_batch: 1, precision: bf16}
+plan: {tp: 1, pp: 1, dp: 256, zero: 1, recompute: selective, overlap_grad_reduce: false}
+)";
+  auto step = [&](const char* c) {
+    const TrainingPrediction p = predict_training(load_scenario_text(base, {std::string("plan.gradient_compression=") + c}));
+    return std::pair{p.step_s, p.breakdown.dp_comm_exposed_s};
+  };
+  const auto plain = step("none"), int8 = step("int8"), int4 = step("int4");
+  EXPECT_GT(plain.second, 0.1 * plain.first);  // the reduction is a real part of the step
+  EXPECT_LT(int8.first, plain.first);
+  EXPECT_LT(int4.first, int8.first);
+  EXPECT_LT(int4.second, int8.second);  // the parameters' all-gather back (ZeRO-1) is not compressed
+  const MemoryReport plain_mem = predict_memory(load_scenario_text(base));
+  const MemoryReport int8_mem = predict_memory(load_scenario_text(base, {"plan.gradient_compression=int8"}));
+  const Scenario s = load_scenario_text(base);
+  EXPECT_EQ(int8_mem.stages[0].breakdown.grads - plain_mem.stages[0].breakdown.grads,
+            4 * stage_params(s.model, s.plan, 0).total());
+  for (const char* bad : {"plan.zero=3", "plan.dp=1"})
+    EXPECT_THROW(load_scenario_text(base, {"plan.gradient_compression=int8", bad, "training.global_batch=256"}),
+                 ScenarioError)
+        << bad;
 }
 
 }  // namespace
