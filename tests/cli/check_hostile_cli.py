@@ -116,6 +116,7 @@ CASES = [
     ('validate-csv /nonexistent.csv', 1, '/nonexistent.csv: cannot open'),
     ('validate-csv /dev/null', 1, '/dev/null: no data rows'),
     ('validate-csv CSV --cluster nosuch', 2, '--cluster=nosuch is not a node type in the catalog'),
+    ('validate-csv CSV --write-calibration x.yaml', 107, '--write-calibration requires --fit-half'),
     ('validate-csv CSV --fit-half third', 105, '--fit-half: third not in {even,odd}'),
     ('validate-csv CSV --fit-stride 0', 105, '--fit-stride: 0 must be a whole number from 1 to 1000000'),
     ('fit-gemm /nonexistent.csv --gpu a100-sxm-80gb', 1, '/nonexistent.csv: cannot open'),
