@@ -1,4 +1,6 @@
 #include "calibrate/calibration.hpp"
+#include "io/whole_file.hpp"
+#include "exec/runtime/mpi_communicator.hpp"
 
 #include <algorithm>
 #include <cstdio>
@@ -263,6 +265,16 @@ json points_json(const Calibration& c) {
                    {"kv_cache", a.kv_cache}, {"cached", a.cached}, {"kv_heads", a.kv_heads}, {"bytes", a.bytes}});
   return {{"machine", c.machine}, {"gemm", gemm}, {"memory", mem}, {"attention", att},
           {"comm", comm_points_json(c.comm)}, {"straggler_fraction", stats_json(c.straggler)}};
+}
+
+void comm_sweep_as_rank(const CommSweepOptions& o, int repeats, const std::string& out_json) {
+  exec::MpiSession session;
+  auto world = exec::MpiCommunicator::world();
+  const std::vector<CommPoint> points = comm_sweep(*world, o);
+  const Stats straggler = straggler_sweep(*world, repeats);
+  if (world->rank() != 0) return;
+  const nlohmann::json out{{"points", comm_points_json(points)}, {"straggler", stats_json(straggler)}};
+  io::write_file_whole(out_json, out.dump(1) + "\n");
 }
 
 }  // namespace twinsim::calibrate

@@ -51,4 +51,9 @@ nlohmann::json stats_json(const Stats& s);
 Stats stats_from(const nlohmann::json& j);
 nlohmann::json comm_points_json(const std::vector<CommPoint>& points);
 
+// One rank of the communicator sweep under mpirun (comm_sweep, then straggler_sweep):
+// rank 0 writes {points, straggler} to `out_json`, which the calibrating process reads
+// back (comm_points_from_json, stats_from).
+void comm_sweep_as_rank(const CommSweepOptions& o, int repeats, const std::string& out_json);
+
 }  // namespace twinsim::calibrate

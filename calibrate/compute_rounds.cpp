@@ -1,0 +1,51 @@
+#include "calibrate/compute_rounds.hpp"
+
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "calibrate/co_runners.hpp"
+
+namespace twinsim::calibrate {
+
+namespace {
+
+// Folds round `k` (from 1) of a sweep into `all`, `per_point` keeping every round's
+// stats: every sweep lists the same points in the same order, and a point keeps the
+// median of its rounds (merge_rounds).
+template <typename Point>
+void merge_round(std::vector<Point>& all, std::vector<std::vector<Stats>>& per_point, const std::vector<Point>& round,
+                 int k) {
+  if (k == 1) {
+    all = round;
+    per_point.assign(round.size(), {});
+  }
+  if (round.size() != all.size()) throw std::logic_error("calibrate: a sweep's rounds differ in points");
+  for (std::size_t i = 0; i < round.size(); ++i) {
+    per_point[i].push_back(round[i].seconds);
+    all[i].seconds = merge_rounds(per_point[i]);
+  }
+}
+
+}  // namespace
+
+void compute_sweeps(Calibration& c, const SweepOptions& o, int rounds, int compute_ranks, std::ostream& progress) {
+  std::vector<std::vector<Stats>> memory_rounds, gemm_rounds, attention_rounds;
+  const CoRunners others(compute_ranks, [&o] {
+    memory_sweep(o);
+    gemm_sweep(o);
+    attention_sweep(o);
+  });
+  for (int k = 1; k <= rounds; ++k) {
+    const std::string round = rounds > 1 ? " (round " + std::to_string(k) + " of " + std::to_string(rounds) + ")" : "";
+    progress << "calibrate: memory-bound kernels (" << compute_ranks - 1 << " other processes running the same)"
+             << round << "\n";
+    merge_round(c.memory, memory_rounds, memory_sweep(o), k);
+    progress << "calibrate: GEMM" << round << "\n";
+    merge_round(c.gemm, gemm_rounds, gemm_sweep(o), k);
+    progress << "calibrate: attention" << round << "\n";
+    merge_round(c.attention, attention_rounds, attention_sweep(o), k);
+  }
+}
+
+}  // namespace twinsim::calibrate

@@ -1,0 +1,17 @@
+#pragma once
+// What a calibration records about the machine it ran on, read from /proc and sysfs: a
+// calibration taken on a busy or different machine says so in its file's header.
+#include <string>
+
+namespace twinsim::calibrate {
+
+// CPU model, cores and the load average.
+std::string machine_line();
+// The load average part of machine_line() alone ("0.52 0.40 0.31").
+std::string load_average();
+// The last-level cache (L3) the cores share, MiB (0: not found).
+double last_level_cache_MiB();
+// The machine's RAM, GiB.
+double ram_GiB();
+
+}  // namespace twinsim::calibrate
