@@ -26,6 +26,8 @@ StateEstimate state_bytes(const TrainConfig& c, std::int64_t p) {
   e.params_bytes = stored * (zero == 3 ? share : p);
   // from ZeRO 2 on the unsharded grads exist a bucket at a time, as buffers
   e.grads_bytes = stored * (zero <= 1 ? p : share);
+  // compressed reduction (ZeRO 0-1 over dp > 1): an fp32 error-feedback residual per value
+  if (c.plan.gradient_compression != GradCompression::none && zero <= 1 && d > 1) e.grads_bytes += f * p;
   const int moments = c.training.optimizer == Optimizer::adam ? 2 : 1;  // zero.cpp keeps m for SGD too
   const int master = c.training.precision == Dtype::fp32 ? 0 : 1;       // fp32 master copy (Micikevicius 2018 §3.1)
   e.optimizer_bytes = f * (moments + master) * (zero >= 1 ? share : p);

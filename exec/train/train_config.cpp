@@ -15,9 +15,14 @@ void validate(const TrainConfig& c) {
   if (c.plan.zero_hpz_partition_size > 1)
     throw std::invalid_argument("plan.zero_hpz_partition_size=" + std::to_string(c.plan.zero_hpz_partition_size) +
                                 ": the executor keeps no secondary partition (ZeRO++ is priced by the simulator only)");
-  if (c.plan.gradient_compression != GradCompression::none)
+  if (c.plan.gradient_compression != GradCompression::none && c.plan.zero >= 2)
     throw std::invalid_argument("plan.gradient_compression=" + std::string(to_string(c.plan.gradient_compression)) +
-                                ": the executor reduces gradients uncompressed (a simulator what-if)");
+                                ": the executor compresses ZeRO 0-1's reduction only (plan.zero=" +
+                                std::to_string(c.plan.zero) + ")");
+  if (c.plan.gradient_compression != GradCompression::none && c.training.precision == Dtype::fp16)
+    throw std::invalid_argument("plan.gradient_compression=" + std::string(to_string(c.plan.gradient_compression)) +
+                                ": not with fp16 in the executor (its residual would carry the loss scale of the step "
+                                "that made it); use bf16 or fp32");
   if (c.plan.zero_quantized_weights || c.plan.zero_quantized_gradients)
     throw std::invalid_argument(std::string(c.plan.zero_quantized_weights ? "plan.zero_quantized_weights"
                                                                           : "plan.zero_quantized_gradients") +

@@ -66,6 +66,7 @@ ShardedOptimizer::ShardedOptimizer(const TrainConfig& config, std::vector<ParamB
         b->params.release();
       }
     });
+    if (zero_ <= 1 && d > 1) s.compressor = GradCompressor(c_.plan.gradient_compression, n);
     shards_.push_back(std::move(s));
   }
   if (zero_ < 2) return;
@@ -114,6 +115,7 @@ void ShardedOptimizer::reduce_grads() {
   for (BlockShard& s : shards_)
     with_storage(storage(c_), [&]<class T>() {
       T* g = s.block->grads.as<T>();
+      s.compressor.compress(g, s.block->grads.size());  // with plan.gradient_compression: what is sent
       // ZeRO-1 (Megatron's distributed optimizer) reduce-scatters: each rank needs only the
       // grads of its shard, summed, in place in the buffer
       if (zero_ == 1) dp_.reduce_scatter(g, g + s.lo, s.hi - s.lo);

@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "exec/model/tensor.hpp"
+#include "exec/train/grad_compression.hpp"
 #include "exec/model/transformer.hpp"
 #include "exec/runtime/checkpoint.hpp"
 #include "exec/runtime/communicator.hpp"
@@ -38,6 +39,7 @@ struct BlockShard {
   Tensor m, v;                 // AdamW moments of [lo, hi)
   Tensor grad_shard;           // ZeRO 2/3: the reduced grads of [lo, hi), storage type
   Tensor param_shard;          // ZeRO 3: the only persistent copy of [lo, hi), storage type
+  GradCompressor compressor;   // plan.gradient_compression (ZeRO 0-1, dp > 1): the block's residual
 };
 
 // Megatron-core's DDP bucket (distributed_data_parallel_config.py, bucket_size):

@@ -1,0 +1,52 @@
+#include "exec/train/grad_compression.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+#include <vector>
+
+#include "kernels/common/storage.hpp"
+
+namespace twinsim::exec {
+
+void quantize_dequantize(const float* in, float* out, std::size_t n, GradCompression kind) {
+  if (kind == GradCompression::none) {
+    if (out != in) std::copy_n(in, n, out);
+    return;
+  }
+  const float qmax = kind == GradCompression::int8 ? 127.0f : 7.0f;  // symmetric signed range
+  for (std::size_t lo = 0; lo < n; lo += kGradQuantBlock) {
+    const std::size_t hi = std::min(n, lo + kGradQuantBlock);
+    float absmax = 0;
+    for (std::size_t i = lo; i < hi; ++i) absmax = std::max(absmax, std::fabs(in[i]));
+    const float scale = absmax / qmax;
+    for (std::size_t i = lo; i < hi; ++i) {
+      const float q = scale > 0 ? std::clamp(std::nearbyint(in[i] / scale), -qmax, qmax) : 0.0f;
+      out[i] = q * scale;
+    }
+  }
+}
+
+GradCompressor::GradCompressor(GradCompression kind, std::size_t n)
+    : kind_(kind), residual_(kind == GradCompression::none ? Tensor() : Tensor(MemCategory::grads, n)) {}
+
+template <class T>
+void GradCompressor::compress(T* g, std::size_t n) {
+  if (!active()) return;
+  if (n != residual_.size()) throw std::logic_error("gradient compression: the buffer's size changed");
+  float* r = residual_.data();
+  std::vector<float> v(n);
+  for (std::size_t i = 0; i < n; ++i) v[i] = kernels::to_float(g[i]) + r[i];
+  std::vector<float> sent(n);
+  quantize_dequantize(v.data(), sent.data(), n, kind_);
+  for (std::size_t i = 0; i < n; ++i) {
+    g[i] = kernels::from_float<T>(sent[i]);
+    r[i] = v[i] - kernels::to_float(g[i]);  // what this step did not send (storage rounding included)
+  }
+}
+
+template void GradCompressor::compress<float>(float*, std::size_t);
+template void GradCompressor::compress<kernels::bf16>(kernels::bf16*, std::size_t);
+template void GradCompressor::compress<kernels::fp16>(kernels::fp16*, std::size_t);
+
+}  // namespace twinsim::exec
