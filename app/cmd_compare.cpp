@@ -23,16 +23,6 @@ struct CompareArgs {
   int top = 15;
 };
 
-nlohmann::json read_json(const std::string& path) {
-  std::ifstream f(path);
-  if (!f) throw std::runtime_error("cannot read " + path);
-  try {
-    return nlohmann::json::parse(f);
-  } catch (const nlohmann::json::parse_error& e) {
-    throw std::runtime_error(path + ": not JSON: " + e.what());
-  }
-}
-
 // The plotting script: $TWINSIM_PLOT_SCRIPT, else the one installed with this binary.
 std::filesystem::path plot_script() {
   if (const char* env = std::getenv("TWINSIM_PLOT_SCRIPT")) return env;
@@ -49,7 +39,7 @@ void plot(const nlohmann::json& comparison, const std::string& prefix) {
 }
 
 void run_compare(const CompareArgs& a) {
-  const compare::Comparison c = compare::compare_reports(read_json(a.simulated), read_json(a.measured));
+  const compare::Comparison c = compare::compare_reports(compare::read_report(a.simulated), compare::read_report(a.measured));
   const nlohmann::json j = compare::to_json(c);
   if (a.json)
     std::cout << j.dump(2) << "\n";

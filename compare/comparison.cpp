@@ -1,5 +1,8 @@
 #include "compare/comparison.hpp"
 
+#include <fstream>
+#include <stdexcept>
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -286,6 +289,16 @@ std::string format_comparison(const Comparison& c, int top_ops) {
                 r.per_step_s.abs_error(), percent(r.per_step_s));
   }
   return out;
+}
+
+nlohmann::json read_report(const std::string& path) {
+  std::ifstream f(path);
+  if (!f) throw std::runtime_error("cannot read " + path);
+  try {
+    return nlohmann::json::parse(f);
+  } catch (const nlohmann::json::parse_error& e) {
+    throw std::runtime_error(path + ": not JSON: " + e.what());
+  }
 }
 
 }  // namespace twinsim::compare

@@ -66,4 +66,8 @@ nlohmann::json to_json(const Comparison& c);
 // ops of the prefill pass and of the mean decode pass).
 std::string format_comparison(const Comparison& c, int top_ops = 15);
 
+// A report file (simulated or measured JSON); throws std::runtime_error naming the path
+// when it cannot be read or is not JSON.
+nlohmann::json read_report(const std::string& path);
+
 }  // namespace twinsim::compare

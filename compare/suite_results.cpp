@@ -1,0 +1,138 @@
+#include "compare/suite_results.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+namespace twinsim::compare {
+
+void worst_memory_category(CaseResult& r) {
+  for (const NamedPair& p : r.cmp.memory) {
+    const double e = std::abs(p.value.rel_error());
+    if (p.value.predicted == 0 && p.value.measured == 0) continue;
+    if (r.worst_category.empty() || e > r.worst_category_err) {
+      r.worst_category = p.name;
+      r.worst_category_err = e;
+      r.worst_category_signed = p.value.rel_error();
+    }
+  }
+}
+
+static double median_of(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const std::size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+static std::string pct(double x) {
+  char b[32];
+  std::snprintf(b, sizeof b, "%+.1f%%", 100 * x);
+  return b;
+}
+
+bool memory_ok(const CaseResult& r, const SuiteTargets& t) {
+  return r.error.empty() && std::abs(r.cmp.peak_bytes.rel_error()) <= t.memory &&
+         r.worst_category_err <= t.memory;
+}
+
+// The time a case is judged by: the step (training) or TPOT (inference).
+static const Pair& timed(const CaseResult& r) { return r.cmp.step_or_tpot_s(); }
+
+// Of one case's runs, the one whose measured time is the median (the lower middle of an
+// even count); a run that failed is reported instead. The others' times are kept.
+CaseResult median_run(std::vector<CaseResult> runs) {
+  for (std::size_t i = 0; i < runs.size(); ++i)
+    if (!runs[i].error.empty()) {
+      runs[i].run = static_cast<int>(i) + 1;
+      return runs[i];
+    }
+  std::vector<double> measured;
+  for (const CaseResult& r : runs) measured.push_back(timed(r).measured);
+  std::vector<std::size_t> order(runs.size());
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::sort(order.begin(), order.end(), [&](std::size_t x, std::size_t y) { return measured[x] < measured[y]; });
+  const std::size_t pick = order[(order.size() - 1) / 2];
+  CaseResult median = runs[pick];
+  median.measured_runs = measured;
+  median.run = static_cast<int>(pick) + 1;
+  return median;
+}
+
+// (max - min) / median of the measured times over the runs; 0 for one run.
+double run_spread(const CaseResult& r) {
+  if (r.measured_runs.size() < 2) return 0;
+  const auto [lo, hi] = std::minmax_element(r.measured_runs.begin(), r.measured_runs.end());
+  return (*hi - *lo) / timed(r).measured;
+}
+
+bool step_ok(const CaseResult& r, const SuiteTargets& t) {
+  return !r.timing || (r.error.empty() && std::abs(timed(r).rel_error()) <= t.step);
+}
+
+// TTFT and TPOT of the inference cases, below the table.
+static void print_inference_cases(std::FILE* out, const std::vector<CaseResult>& rows) {
+  bool any = false;
+  for (const CaseResult& r : rows) {
+    if (!r.error.empty() || !r.cmp.inference) continue;
+    if (!any) std::fprintf(out, "\ninference cases (metric TPOT: predicted mean decode pass, measured median decode step)\n");
+    any = true;
+    const InferenceComparison& inf = *r.cmp.inference;
+    std::fprintf(out, "  %-26s TTFT %9.4fs pred %9.4fs meas %8s   TPOT %9.4fs pred %9.4fs meas %8s\n", r.name.c_str(),
+                inf.ttft_s.predicted, inf.ttft_s.measured, pct(inf.ttft_s.rel_error()).c_str(), inf.tpot_s.predicted,
+                inf.tpot_s.measured, pct(inf.tpot_s.rel_error()).c_str());
+  }
+}
+
+void print_results(std::FILE* out, const std::vector<CaseResult>& rows, const SuiteTargets& t, int runs) {
+  std::fprintf(out, "%-28s %5s %-6s %10s %10s %8s %7s %9s %9s %8s %-22s %-15s %s\n", "case", "ranks", "metric", "step pred",
+              "step meas", "step err", "spread", "peak pred", "peak meas", "peak err", "worst category", "load avg", "ok");
+  std::vector<double> step_errs;
+  bool all_ok = true;
+  for (const CaseResult& r : rows) {
+    if (!r.error.empty()) {
+      std::fprintf(out, "%-28s %5d  error: %s\n", r.name.c_str(), r.world, r.error.c_str());
+      all_ok = false;
+      continue;
+    }
+    const bool ok = memory_ok(r, t) && step_ok(r, t);
+    all_ok = all_ok && ok;
+    if (r.timing) step_errs.push_back(std::abs(timed(r).rel_error()));
+    const std::string step_err = r.timing ? pct(timed(r).rel_error()) : "(mem)";
+    const std::string worst = r.worst_category + " " + pct(r.worst_category_signed);
+    char spread[16];
+    std::snprintf(spread, sizeof spread, "%.0f%%", 100 * run_spread(r));
+    std::fprintf(out, "%-28s %5d %-6s %9.4fs %9.4fs %8s %7s %8.2fM %8.2fM %8s %-22s %-15s %s\n", r.name.c_str(), r.world,
+                r.cmp.step_or_tpot_name(), timed(r).predicted, timed(r).measured, step_err.c_str(), spread,
+                r.cmp.peak_bytes.predicted / 1048576,
+                r.cmp.peak_bytes.measured / 1048576, pct(r.cmp.peak_bytes.rel_error()).c_str(), worst.c_str(),
+                r.load.c_str(), ok ? "yes" : "NO");
+  }
+  print_inference_cases(out, rows);
+  const double med = median_of(step_errs);
+  all_ok = all_ok && med <= t.median;
+  std::fprintf(out, "\ntiming cases: %zu, median |step error| %.1f%% (target %.0f%%); targets: memory within %.0f%% per "
+              "category, step within %.0f%%: %s\n"
+              "(step error: the training step's, or TPOT's for an inference case, as the metric column says;\n"
+              " each case's median of %d runs of the suite, spread = (max - min) / median of the measured)\n",
+              step_errs.size(), 100 * med, 100 * t.median, 100 * t.memory, 100 * t.step,
+              all_ok ? "all met" : "NOT all met", runs);
+}
+
+nlohmann::json results_json(const std::vector<CaseResult>& rows) {
+  nlohmann::json j = nlohmann::json::array();
+  for (const CaseResult& r : rows) {
+    nlohmann::json c{{"name", r.name}, {"ranks", r.world}, {"timing", r.timing}, {"load_average", r.load}};
+    // the measured step (or TPOT) of every run of the suite; `comparison` is the median run's
+    if (!r.measured_runs.empty()) c["measured_runs_s"] = r.measured_runs;
+    // the time the case is judged by: "step" (training) or "tpot" (inference)
+    if (r.error.empty()) c["metric"] = r.cmp.inference ? "tpot" : "step";
+    if (!r.error.empty())
+      c["error"] = r.error;
+    else
+      c["comparison"] = to_json(r.cmp);
+    j.push_back(c);
+  }
+  return j;
+}
+
+}  // namespace twinsim::compare

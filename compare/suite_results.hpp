@@ -1,0 +1,50 @@
+#pragma once
+// Judging a validation suite (`twinsim validate`): each case's comparison of a simulated
+// and a measured report (comparison.hpp) over several runs of the suite, the median run
+// kept, against the targets of issue 7 (memory within 3% per category, the step or TPOT
+// within 15%, the median step error within 7%), as a table and as JSON. The command runs
+// the cases; this decides what they show.
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "compare/comparison.hpp"
+
+namespace twinsim::compare {
+
+struct SuiteTargets {
+  double memory = 0.03;  // |relative error| of the peak and of every category
+  double step = 0.15;    // of a timing case's step (training) or TPOT (inference)
+  double median = 0.07;  // of the timing cases' |step error|
+};
+
+struct CaseResult {
+  std::string name;
+  int world = 0;
+  bool timing = false;
+  std::string error;  // non-empty: the case did not run
+  Comparison cmp;
+  std::string worst_category;        // largest |relative error| of memory per category
+  double worst_category_err = 0;     // its |relative error|
+  double worst_category_signed = 0;  // the same, signed (negative: under-predicted)
+  std::string load;                   // load average before the run
+  std::vector<double> measured_runs;  // the timed value (step or TPOT) of every run, in order
+  int run = 1;                        // which of them this result is (from 1)
+};
+
+// Fills worst_category* from r.cmp's memory categories.
+void worst_memory_category(CaseResult& r);
+// Of one case's runs, the one whose measured time is the median (the lower middle of an
+// even count); a run that failed is reported instead. The others' times are kept.
+CaseResult median_run(std::vector<CaseResult> runs);
+// (max - min) / median of the measured times over the runs; 0 for one run.
+double run_spread(const CaseResult& r);
+bool memory_ok(const CaseResult& r, const SuiteTargets& t);
+bool step_ok(const CaseResult& r, const SuiteTargets& t);
+// The table, the inference cases' TTFT and TPOT, and whether every target is met.
+void print_results(std::FILE* out, const std::vector<CaseResult>& rows, const SuiteTargets& t, int runs);
+nlohmann::json results_json(const std::vector<CaseResult>& rows);
+
+}  // namespace twinsim::compare

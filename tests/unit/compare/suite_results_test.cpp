@@ -1,0 +1,75 @@
+// Judging a validation suite (compare/suite_results): the median run of a case, the runs'
+// spread, the targets, and the table's verdict, on hand-made comparisons.
+#include "compare/suite_results.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <string>
+
+namespace twinsim::compare {
+namespace {
+
+CaseResult timed_case(double predicted_s, double measured_s, double peak_error = 0) {
+  CaseResult r;
+  r.name = "case";
+  r.world = 2;
+  r.timing = true;
+  r.cmp.step_s = {predicted_s, measured_s};
+  r.cmp.peak_bytes = {1000 * (1 + peak_error), 1000};
+  r.cmp.memory = {{"params", {400, 400}}, {"grads", {600 * (1 + peak_error), 600}}};
+  worst_memory_category(r);
+  return r;
+}
+
+TEST(SuiteResults, TheMedianRunIsTheLowerMiddleAndAFailedRunWins) {
+  // measured 1.3, 1.0, 1.2, 1.1 s: sorted 1.0 1.1 1.2 1.3, the lower middle is 1.1 (run 4)
+  const CaseResult m = median_run({timed_case(1, 1.3), timed_case(1, 1.0), timed_case(1, 1.2), timed_case(1, 1.1)});
+  EXPECT_EQ(m.run, 4);
+  EXPECT_DOUBLE_EQ(m.cmp.step_s.measured, 1.1);
+  EXPECT_EQ(m.measured_runs, (std::vector<double>{1.3, 1.0, 1.2, 1.1}));
+  EXPECT_NEAR(run_spread(m), (1.3 - 1.0) / 1.1, 1e-12);
+  CaseResult failed = timed_case(1, 1.0);
+  failed.error = "mpirun failed";
+  const CaseResult f = median_run({timed_case(1, 1.0), failed});
+  EXPECT_EQ(f.run, 2);
+  EXPECT_EQ(f.error, "mpirun failed");
+}
+
+TEST(SuiteResults, TargetsJudgeMemoryPerCategoryAndTheStep) {
+  const SuiteTargets t;  // 3% memory, 15% step, 7% median
+  EXPECT_TRUE(memory_ok(timed_case(1, 1, 0.02), t));
+  EXPECT_FALSE(memory_ok(timed_case(1, 1, 0.05), t));  // grads 5% over
+  EXPECT_EQ(timed_case(1, 1, 0.05).worst_category, "grads");
+  EXPECT_TRUE(step_ok(timed_case(1.1, 1.0), t));
+  EXPECT_FALSE(step_ok(timed_case(1.2, 1.0), t));
+  CaseResult memory_only = timed_case(2.0, 1.0);
+  memory_only.timing = false;  // an oversubscribed world: judged on memory only
+  EXPECT_TRUE(step_ok(memory_only, t));
+}
+
+std::string printed(const std::vector<CaseResult>& rows) {
+  char* text = nullptr;
+  std::size_t size = 0;
+  std::FILE* out = open_memstream(&text, &size);
+  print_results(out, rows, SuiteTargets{}, 3);
+  std::fclose(out);
+  std::string s(text, size);
+  std::free(text);
+  return s;
+}
+
+TEST(SuiteResults, TheTableSaysWhetherEveryTargetIsMet) {
+  // step errors 5% and 6%: median 5.5% within 7%
+  EXPECT_NE(printed({timed_case(1.05, 1), timed_case(1.06, 1)}).find("median |step error| 5.5% (target 7%)"),
+            std::string::npos);
+  EXPECT_NE(printed({timed_case(1.05, 1), timed_case(1.06, 1)}).find(": all met"), std::string::npos);
+  // 10% and 12%: each within 15%, the median 11% is not within 7%
+  EXPECT_NE(printed({timed_case(1.10, 1), timed_case(1.12, 1)}).find("NOT all met"), std::string::npos);
+  const nlohmann::json j = results_json({timed_case(1.05, 1)});
+  EXPECT_EQ(j[0]["metric"], "step");
+  EXPECT_EQ(j[0]["ranks"], 2);
+}
+
+}  // namespace
+}  // namespace twinsim::compare
