@@ -1,6 +1,10 @@
 #include "exec/train/hf_names.hpp"
 
+#include "exec/model/transformer_config.hpp"
+
+#include <charconv>
 #include <set>
+#include <string>
 #include <stdexcept>
 
 namespace twinsim::exec {
@@ -69,13 +73,21 @@ HfTensor joined(Source& src, const std::vector<std::string>& from, const std::st
   return t;
 }
 
+// Dense decoder layers as GPT-2 and Llama have them: no experts, latent attention, windows,
+// QK or sandwich norms, sinks or MTP modules (the executor runs none of them either).
+bool plain_decoder(const ModelSpec& m) {
+  return !m.moe && !m.mla && m.sliding_window == 0 && !m.qk_norm && !m.sandwich_norm && !m.attention_sinks &&
+         m.mtp_layers == 0 && !(m.qkv_bias && !m.bias);
+}
+
 bool gpt2_layout(const ModelSpec& m) {
-  return m.norm == Norm::layernorm && m.activation == Activation::gelu && m.position == Position::learned && m.bias &&
-         m.kv_heads == m.heads;
+  return plain_decoder(m) && m.norm == Norm::layernorm && m.activation == Activation::gelu &&
+         m.position == Position::learned && m.bias && m.kv_heads == m.heads;
 }
 
 bool llama_layout(const ModelSpec& m) {
-  return m.norm == Norm::rmsnorm && m.activation == Activation::swiglu && m.position == Position::rope && !m.bias;
+  return plain_decoder(m) && m.norm == Norm::rmsnorm && m.activation == Activation::swiglu &&
+         m.position == Position::rope && !m.bias;
 }
 
 std::vector<HfTensor> gpt2(const ModelSpec& m, Source& src) {
@@ -139,6 +151,37 @@ std::vector<HfTensor> to_hf_names(const ModelSpec& model, const Params& params) 
                                 "--names twinsim");
   src.check_all_taken();
   return out;
+}
+
+namespace {
+
+// A float setting as the decimal it was written as (1e-5f, not 9.999999747378752e-06): its
+// shortest round-tripping text, read as a double.
+double as_written(float x) {
+  char text[32];
+  const auto end = std::to_chars(text, text + sizeof text, x).ptr;
+  return std::stod(std::string(text, end));
+}
+
+}  // namespace
+
+nlohmann::json hf_config(const ModelSpec& m, Dtype dtype) {
+  const TransformerConfig numerics;  // the executor's eps and theta, whatever the plan
+  const std::string torch_dtype = dtype == Dtype::bf16 ? "bfloat16" : dtype == Dtype::fp16 ? "float16" : "float32";
+  if (gpt2_layout(m))  // transformers/models/gpt2/configuration_gpt2.py
+    return {{"architectures", {"GPT2LMHeadModel"}}, {"model_type", "gpt2"}, {"n_layer", m.layers},
+            {"n_embd", m.hidden}, {"n_head", m.heads}, {"n_inner", m.ffn_hidden}, {"vocab_size", m.vocab},
+            {"n_positions", m.max_seq_len}, {"activation_function", "gelu_new"},
+            {"layer_norm_epsilon", as_written(numerics.norm_eps)}, {"tie_word_embeddings", m.tied_embeddings},
+            {"resid_pdrop", 0.0}, {"embd_pdrop", 0.0}, {"attn_pdrop", 0.0}, {"torch_dtype", torch_dtype}};
+  if (llama_layout(m))  // transformers/models/llama/configuration_llama.py
+    return {{"architectures", {"LlamaForCausalLM"}}, {"model_type", "llama"}, {"num_hidden_layers", m.layers},
+            {"hidden_size", m.hidden}, {"num_attention_heads", m.heads}, {"num_key_value_heads", m.kv_heads},
+            {"intermediate_size", m.ffn_hidden}, {"vocab_size", m.vocab}, {"max_position_embeddings", m.max_seq_len},
+            {"hidden_act", "silu"}, {"rms_norm_eps", as_written(numerics.norm_eps)}, {"rope_theta", as_written(numerics.rope_theta)},
+            {"tie_word_embeddings", m.tied_embeddings}, {"attention_bias", false}, {"mlp_bias", false},
+            {"torch_dtype", torch_dtype}};
+  throw std::invalid_argument("model " + m.name + ": a Hugging Face config covers the GPT-2 and Llama layouts only");
 }
 
 }  // namespace twinsim::exec

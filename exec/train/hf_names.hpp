@@ -17,7 +17,10 @@
 #include <utility>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "exec/model/weights.hpp"
+#include "models/dtype.hpp"
 #include "models/model_spec.hpp"
 
 namespace twinsim::exec {
@@ -31,5 +34,11 @@ struct HfTensor {
 // `params`: every parameter by the executor's name, with its spec and full row-major values.
 std::vector<HfTensor> to_hf_names(const ModelSpec& model,
                                   const std::map<std::string, std::pair<ParamSpec, std::vector<float>>>& params);
+
+// The transformers config.json for those tensors (GPT2Config / LlamaConfig): the shapes,
+// and the executor's numerics (exec/model/transformer_config.hpp: LayerNorm/RMSNorm eps,
+// RoPE theta; GPT-2's tanh GeLU "gelu_new"; no dropout), with `dtype` as torch_dtype.
+// Refuses the models to_hf_names refuses.
+nlohmann::json hf_config(const ModelSpec& model, Dtype dtype);
 
 }  // namespace twinsim::exec

@@ -254,6 +254,24 @@ def test_the_autodiff_matches_finite_differences():
 
 # ---------------------------------------------------------------- refusals and the 16-bit path
 
+@pytest.mark.parametrize("model,model_type", [("tiny-gpt", "gpt2"), ("tiny-llama", "llama")])
+def test_merge_writes_the_transformers_config(runs, tmp_path, model, model_type):
+    run = runs[model, "tp2-pp2-dp2-zero1"]
+    config = tmp_path / "config.json"
+    r = _merge(run["scenario"], run["ckpt"], tmp_path / "model.safetensors", "--names", "huggingface",
+               "--hf-config", str(config))
+    assert r.returncode == 0, r.stderr
+    c = json.loads(config.read_text())
+    assert c["model_type"] == model_type and c["torch_dtype"] == "float32"
+    if model == "tiny-gpt":  # the reference's numerics: tanh GeLU, eps 1e-5, the head tied
+        assert (c["n_layer"], c["n_embd"], c["n_head"], c["activation_function"]) == (4, 256, 4, "gelu_new")
+        assert c["layer_norm_epsilon"] == 1e-5 and c["tie_word_embeddings"] is True
+    else:
+        assert (c["num_attention_heads"], c["num_key_value_heads"], c["rms_norm_eps"], c["rope_theta"]) == (8, 4, 1e-5, 1e4)
+    r = _merge(run["scenario"], run["ckpt"], tmp_path / "m2.safetensors", "--hf-config", str(tmp_path / "c2.json"))
+    assert r.returncode != 0 and "--hf-config" in r.stderr and "--names huggingface" in r.stderr
+
+
 def test_merge_refuses_another_plan_a_missing_and_a_truncated_file(runs, tmp_path):
     run = runs["tiny-gpt", "tp2-pp2-dp2-zero1"]
     other_plan = _scenario(run["scenario"].parent, "tiny-gpt", "single")
