@@ -104,6 +104,10 @@ JobOutput train(const Scenario& s, const JobOptions& o, MpiCommunicator& world, 
     if (world.rank() == 0) progress << "resumed from " << checkpoints.rank_file(step, 0) << std::endl;
   }
   const int first_step = trainer.steps_done();
+  if (first_step >= o.steps)  // nothing to run: refused, not a report of zeros
+    throw ScenarioError("--steps", std::to_string(o.steps),
+                        "is not past the checkpoint resumed, which holds " + std::to_string(first_step) +
+                            " steps: ask for more (--steps " + std::to_string(first_step + 1) + " or above)");
   if (o.save_initial && !o.resume) checkpoints.save(trainer, world);  // step 0: the initial weights
   // the full model exists on every rank while it is initialised and sharded (ZeRO);
   // the report's peaks are those of training

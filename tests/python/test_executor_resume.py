@@ -41,4 +41,8 @@ def test_resumed_run_on_a_token_file_equals_the_uninterrupted_one(root, tmp_path
     assert kept == ["step-0", "step-1", "step-2"]  # the newest 2, and the initial weights
     rest = _run(root, tmp_path, "rest", "--steps", "4", "--checkpoint-dir", ckpt, "--keep", "2", "--resume")
     assert first["losses"] + rest["losses"] == whole["losses"]  # bit for bit, in double
+    # resuming a run that already holds its steps is refused, not reported as zeros
+    with pytest.raises(subprocess.CalledProcessError) as refused:
+        _run(root, tmp_path, "again", "--steps", "4", "--checkpoint-dir", ckpt, "--keep", "2", "--resume")
+    assert b"--steps=4 is not past the checkpoint resumed, which holds 4 steps" in refused.value.stderr
     assert len(set(whole["losses"])) == 4  # it trains: the losses move
