@@ -113,6 +113,7 @@ void price_fp8_casts(const GpuSpec& gpu, Dtype from, const LayerOp& op, OpTime& 
   cast.bytes = fp8_cast_bytes(from, count * op.m * op.n);  // the output gradient dC[m,n]
   t.dgrad_s += compute_s(gpu, cast, t);
   t.bwd_bytes += cast.bytes;
+  t.dgrad_bytes += cast.bytes;
 }
 
 // `gemm_dtype`: the math type of the op list's GEMMs (the layers': training.precision; the
@@ -137,6 +138,7 @@ OpTime price(const Scenario& s, const LayerOp& op, Dtype gemm_dtype) {
   if (op.kind == OpKind::gemm) {
     price_gemm(gpu, s.stack, gemm_dtype, op, t);
     t.bwd_bytes = 2 * t.fwd_bytes;  // dgrad and wgrad each move about the forward's bytes
+    t.dgrad_bytes = t.wgrad_bytes = t.fwd_bytes;
     if (dtype_bytes(gemm_dtype, 1) < dtype_bytes(dtype, 1)) price_fp8_casts(gpu, dtype, op, t);
     return t;
   }
@@ -145,7 +147,7 @@ OpTime price(const Scenario& s, const LayerOp& op, Dtype gemm_dtype) {
   const double bytes = static_cast<double>(op.fwd_bytes);
   t.fwd_s = compute_s(gpu, as_compute(op, dtype, op.fwd_flops, bytes, false), t);
   t.dgrad_s = compute_s(gpu, as_compute(op, dtype, op.dgrad_flops, 2 * bytes, true), t);
-  t.bwd_bytes = 2 * bytes;
+  t.bwd_bytes = t.dgrad_bytes = 2 * bytes;
   return t;
 }
 

@@ -23,6 +23,7 @@ struct OpTime {
   bool recomputed = false;
   double fwd_flops = 0, bwd_flops = 0;
   double fwd_bytes = 0, bwd_bytes = 0;  // HBM traffic (compute ops)
+  double dgrad_bytes = 0, wgrad_bytes = 0;  // bwd_bytes by backward pass
   bool extrapolated = false;  // a pass was priced beyond the measured figures (curve or group size)
 };
 

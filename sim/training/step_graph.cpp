@@ -556,6 +556,15 @@ double optimizer_step_s(const Scenario& s, int stage) {
   return optimizer_shard_s(s.cluster, s.plan, *s.training, static_cast<double>(s.plan.shards_optimizer() ? total / s.plan.dp : total));
 }
 
+double optimizer_step_hbm_bytes(const Scenario& s, int stage) {
+  if (s.plan.offload_optimizer) return 0;  // the CPU runs the update
+  const std::int64_t total = stage_params_per_gpu(s, stage);
+  const double shard = static_cast<double>(s.plan.shards_optimizer() ? total / s.plan.dp : total);
+  double bytes = 0;
+  for (const ComputeOp& op : optimizer_shard_ops(*s.training, shard)) bytes += op.bytes;
+  return bytes;
+}
+
 ComputeOp zero_grad_op(const Scenario& s, int stage) {
   // the gradients this GPU keeps between steps: all of the stage's, or its shard under ZeRO 2/3
   const std::int64_t total = stage_params_per_gpu(s, stage);

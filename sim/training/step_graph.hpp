@@ -89,6 +89,8 @@ std::vector<ComputeOp> optimizer_shard_ops(const TrainingWorkload& t, double sha
 // host's update and the weights' copy back (one formula for the step graph and the search).
 double optimizer_shard_s(const ClusterSpec& cluster, const Plan& plan, const TrainingWorkload& t, double shard);
 double optimizer_step_s(const Scenario& s, int stage);
+// The HBM bytes of the optimizer's update of this stage's shard on the GPU (0 offloaded).
+double optimizer_step_hbm_bytes(const Scenario& s, int stage);
 ComputeOp zero_grad_op(const Scenario& s, int stage);
 
 // ZeRO 2/3 keep only a shard of the grads, so every micro-batch's backward reduce-scatters

@@ -100,11 +100,11 @@ std::vector<OpPrediction> op_table(const Scenario& s, const StepCosts& costs, co
   for (int i = 0; i < stage; ++i) first_layer += s.plan.stage_layers[i];
   auto add = [&ops, &s](const LayerCost& lc, int count, bool recompute) {
     for (const OpTime& op : with_straggler_waits(lc.ops, s)) {
-      const bool x = op.extrapolated;
-      ops.push_back({op.name + ".fwd", op.fwd_s, count, x});
-      if (op.dgrad_s > 0) ops.push_back({op.name + ".bwd_dgrad", op.dgrad_s, count, x});
-      if (op.wgrad_s > 0) ops.push_back({op.name + ".bwd_wgrad", op.wgrad_s, count, x});
-      if (recompute && op.recomputed) ops.push_back({op.name + ".recompute", op.fwd_s, count, x});
+      const bool x = op.extrapolated, k = op.category == TimeCategory::compute;
+      ops.push_back({op.name + ".fwd", op.fwd_s, count, x, op.fwd_bytes, k});
+      if (op.dgrad_s > 0) ops.push_back({op.name + ".bwd_dgrad", op.dgrad_s, count, x, op.dgrad_bytes, k});
+      if (op.wgrad_s > 0) ops.push_back({op.name + ".bwd_wgrad", op.wgrad_s, count, x, op.wgrad_bytes, k});
+      if (recompute && op.recomputed) ops.push_back({op.name + ".recompute", op.fwd_s, count, x, op.fwd_bytes, k});
     }
   };
   add(costs.layers[costs.layer_cost_index[first_layer]], layers * m, true);
@@ -112,8 +112,10 @@ std::vector<OpPrediction> op_table(const Scenario& s, const StepCosts& costs, co
   if (stage == 0) add(costs.embedding, m, false);
   if (stage == s.plan.pp - 1) add(costs.head, m, false);
   // the optimizer's two ops, under the executor's names (exec/train/trainer.cpp)
-  ops.push_back({op_names::kOptimizerZeroGrad, op_time_s(s.cluster.gpu, zero_grad_op(s, stage)), 1});
-  ops.push_back({op_names::kOptimizerStep, optimizer_step_s(s, stage), 1});
+  const ComputeOp zero = zero_grad_op(s, stage);
+  ops.push_back({op_names::kOptimizerZeroGrad, op_time_s(s.cluster.gpu, zero), 1, false, zero.bytes, true});
+  ops.push_back({op_names::kOptimizerStep, optimizer_step_s(s, stage), 1, false, optimizer_step_hbm_bytes(s, stage),
+                 !s.plan.offload_optimizer});
   add_dp_ops(g, stage, ops);
   return ops;
 }
@@ -335,16 +337,29 @@ nlohmann::json to_json(const TimeBreakdown& b) {
 nlohmann::json time_json(const TrainingPrediction& p) {
   nlohmann::json ops = nlohmann::json::array();
   nlohmann::json extrapolated = nlohmann::json::array();
+  // kernel launches and HBM bytes per step on the reported GPU, in all and by op group
+  // (the name's first part: attn, mlp, moe, embedding, head, optimizer): a fusion what-if
+  // is two reports side by side
+  nlohmann::json kernels = {{"launches", 0}, {"hbm_bytes", 0.0}, {"by_group", nlohmann::json::object()}};
   for (const OpPrediction& op : p.ops) {
-    ops.push_back({{"name", op.name}, {"time_s", op.time_s}, {"count", op.count}, {"extrapolated", op.extrapolated}});
+    ops.push_back({{"name", op.name}, {"time_s", op.time_s}, {"count", op.count}, {"extrapolated", op.extrapolated},
+                   {"hbm_bytes", op.hbm_bytes}});
     if (op.extrapolated) extrapolated.push_back(op.name);
+    if (!op.kernel) continue;
+    const std::string group = op.name.substr(0, op.name.find('.'));
+    nlohmann::json& g = kernels["by_group"][group];
+    if (g.is_null()) g = {{"launches", 0}, {"hbm_bytes", 0.0}};
+    for (nlohmann::json* k : {&kernels, &g}) {
+      (*k)["launches"] = (*k)["launches"].get<std::int64_t>() + op.count;
+      (*k)["hbm_bytes"] = (*k)["hbm_bytes"].get<double>() + op.count * op.hbm_bytes;
+    }
   }
   nlohmann::json stages = nlohmann::json::array();
   for (std::size_t i = 0; i < p.stage_breakdowns.size(); ++i)
     stages.push_back({{"stage", i}, {"breakdown", to_json(p.stage_breakdowns[i])}});
   return {{"step_s", p.step_s}, {"breakdown", to_json(p.breakdown)}, {"reported_stage", p.reported_stage},
           {"stages", stages}, {"utilization", to_json(p.utilization)}, {"ops", ops},
-          {"extrapolated_ops", extrapolated}, {"simulated_gpus", p.simulated_gpus}};
+          {"extrapolated_ops", extrapolated}, {"simulated_gpus", p.simulated_gpus}, {"kernels", kernels}};
 }
 
 nlohmann::json to_json(const Throughput& t) {

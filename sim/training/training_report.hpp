@@ -52,6 +52,8 @@ struct OpPrediction {
   double time_s = 0;  // one occurrence: one layer, one micro-batch, one GPU
   int count = 0;      // occurrences per step on the reported GPU
   bool extrapolated = false;  // priced beyond the GPU's or link's measured figures
+  double hbm_bytes = 0;       // one occurrence's HBM traffic (compute ops; 0 for collectives)
+  bool kernel = false;        // a compute op (a kernel launch per occurrence), not a collective
 };
 
 struct TrainingPrediction {
