@@ -10,6 +10,7 @@
 
 #include "app/child_process.hpp"
 #include "app/commands.hpp"
+#include "scenario/errors.hpp"
 #include "compare/comparison.hpp"
 #include "io/whole_file.hpp"
 
@@ -21,6 +22,7 @@ struct CompareArgs {
   std::string simulated, measured, plot_prefix;
   bool json = false;
   int top = 15;
+  std::vector<std::string> labels;  // the two columns' names (default predicted, measured)
 };
 
 // The plotting script: $TWINSIM_PLOT_SCRIPT, else the one installed with this binary.
@@ -38,13 +40,21 @@ void plot(const nlohmann::json& comparison, const std::string& prefix) {
                              "); is matplotlib installed? the data is in " + data);
 }
 
+compare::ColumnLabels labels_of(const CompareArgs& a) {
+  if (a.labels.empty()) return {};
+  if (a.labels.size() != 2 || a.labels[0].empty() || a.labels[1].empty())
+    throw ScenarioError("--labels", "", "takes two names, e.g. --labels after,before (the first report's, then the second's)");
+  return {a.labels[0], a.labels[1]};
+}
+
 void run_compare(const CompareArgs& a) {
+  const compare::ColumnLabels labels = labels_of(a);  // refused before the files are read
   const compare::Comparison c = compare::compare_reports(compare::read_report(a.simulated), compare::read_report(a.measured));
   const nlohmann::json j = compare::to_json(c);
   if (a.json)
     std::cout << j.dump(2) << "\n";
   else
-    std::cout << compare::format_comparison(c, a.top);
+    std::cout << compare::format_comparison(c, a.top, labels);
   if (!a.plot_prefix.empty()) {
     plot(j, a.plot_prefix);
     std::cerr << "wrote " << a.plot_prefix << "_ops.png and " << a.plot_prefix << "_memory.png\n";
@@ -61,6 +71,9 @@ void add_compare_command(CLI::App& app) {
   cmd->add_flag("--json", a->json, "print the comparison as JSON");
   cmd->add_option("--plot", a->plot_prefix, "write PREFIX_ops.png and PREFIX_memory.png (matplotlib)");
   cmd->add_option("--top", a->top, "ops listed in the table (largest gap first)");
+  cmd->add_option("--labels", a->labels,
+                  "the table's two column names, e.g. after,before when comparing two simulated reports")
+      ->delimiter(',');
   cmd->callback([a] { run_compare(*a); });
 }
 

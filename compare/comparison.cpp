@@ -198,12 +198,13 @@ std::string ops_table(const std::vector<OpRow>& ops, const std::vector<NamedPair
   return out;
 }
 
-std::string format_inference(const Comparison& c, int top_ops) {
+std::string format_inference(const Comparison& c, int top_ops, const ColumnLabels& labels) {
   const InferenceComparison& inf = *c.inference;
   const char* time_row = "%-28s %12.6f %12.6f %+12.6f %9s\n";
   const char* rate_row = "%-28s %12.1f %12.1f %+12.1f %9s\n";
   char head[160];
-  std::snprintf(head, sizeof head, "%-28s %12s %12s %12s %9s\n", "", "predicted", "measured", "pred-meas", "error");
+  std::snprintf(head, sizeof head, "%-28s %12s %12s %12s %9s\n", "", labels.a.c_str(), labels.b.c_str(),
+                labels.difference().c_str(), "error");
   std::string out = head;
   out += line(time_row, "TTFT, prefill (s)", inf.ttft_s.predicted, inf.ttft_s.measured, inf.ttft_s.abs_error(),
               percent(inf.ttft_s));
@@ -261,13 +262,14 @@ json to_json(const Comparison& c) {
           {"memory", {{"peak_bytes", pair_json(c.peak_bytes)}, {"breakdown", mem}}}};
 }
 
-std::string format_comparison(const Comparison& c, int top_ops) {
-  if (c.inference) return format_inference(c, top_ops);
+std::string format_comparison(const Comparison& c, int top_ops, const ColumnLabels& labels) {
+  if (c.inference) return format_inference(c, top_ops, labels);
   std::string out;
   const char* time_row = "%-28s %12.6f %12.6f %+12.6f %9s\n";
   const char* mib_row = "%-28s %12.3f %12.3f %+12.3f %9s\n";
   char head[160];
-  std::snprintf(head, sizeof head, "%-28s %12s %12s %12s %9s\n", "", "predicted", "measured", "pred-meas", "error");
+  std::snprintf(head, sizeof head, "%-28s %12s %12s %12s %9s\n", "", labels.a.c_str(), labels.b.c_str(),
+                labels.difference().c_str(), "error");
   constexpr double kMiB = 1048576.0;
   out += head;
   out += line(time_row, "step (s)", c.step_s.predicted, c.step_s.measured, c.step_s.abs_error(), percent(c.step_s));

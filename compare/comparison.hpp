@@ -64,7 +64,14 @@ nlohmann::json to_json(const Comparison& c);
 // Human-readable tables: step, memory, categories, then the `top_ops` ops with the largest gap
 // (inference: TTFT, TPOT, throughput and KV bytes per token, memory, then categories and
 // ops of the prefill pass and of the mean decode pass).
-std::string format_comparison(const Comparison& c, int top_ops = 15);
+// The table's two value columns: "predicted" and "measured", or the names of two
+// simulated reports (`twinsim compare A.json B.json --labels after,before`); the error
+// column is always (first - second) / second.
+struct ColumnLabels {
+  std::string a = "predicted", b = "measured";
+  std::string difference() const { return a == "predicted" && b == "measured" ? "pred-meas" : a.substr(0, 5) + "-" + b.substr(0, 5); }
+};
+std::string format_comparison(const Comparison& c, int top_ops = 15, const ColumnLabels& labels = {});
 
 // A report file (simulated or measured JSON); throws std::runtime_error naming the path
 // when it cannot be read or is not JSON.

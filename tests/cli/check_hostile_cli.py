@@ -110,6 +110,7 @@ CASES = [
     ('capacity --model llama3-8b --gpu h100-sxm --rate 5', 107, '--rate requires --serve'),
     ('capacity --model llama3-8b --gpu h100-sxm --serve --rate -1', 105, '--rate: -1 must be a finite number >= 1e-06 and <= 1e+09'),
     ('capacity --model llama3-8b --gpu h100-sxm --tokens 1e12 --days 10 --price-per-gpu-hour -2', 105, '--price-per-gpu-hour: -2 must be a finite number >= 0 and <= 1e+09'),
+    ('compare DEF DEF --labels x', 2, '--labels: takes two names, e.g. --labels after,before'),
     ('compare /nonexistent-a.json /nonexistent-b.json', 1, 'cannot read /nonexistent-b.json'),
     ('compare DEF DEF', 1, '{DEF}: not JSON: [json.exception.parse_error.101] parse error at line 1, column 1: syntax error while parsing '),
     ('compare /dev/zero /dev/zero', 1, '/dev/zero: not JSON: [json.exception.parse_error.101] parse error at line 1, column 1: syntax error while pars'),

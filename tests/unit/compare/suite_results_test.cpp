@@ -73,3 +73,20 @@ TEST(SuiteResults, TheTableSaysWhetherEveryTargetIsMet) {
 
 }  // namespace
 }  // namespace twinsim::compare
+
+namespace twinsim::compare {
+namespace {
+
+// Two simulated reports side by side (a what-if): the columns carry their names.
+TEST(ComparisonLabels, TheColumnsCarryTheReportsNames) {
+  Comparison c;
+  c.step_s = {2.0, 1.0};
+  const std::string named = format_comparison(c, 5, {"after", "before"});
+  EXPECT_NE(named.find("after"), std::string::npos);
+  EXPECT_NE(named.find("after-befor"), std::string::npos);
+  EXPECT_EQ(named.find("predicted"), std::string::npos);
+  EXPECT_NE(format_comparison(c).find("pred-meas"), std::string::npos);  // the default stays
+}
+
+}  // namespace
+}  // namespace twinsim::compare
