@@ -29,15 +29,15 @@ TEST(WatchdogDeathTest, SilencePastTheTimeoutEndsTheProcessNamingRankStepAndOp) 
 
 TEST(Watchdog, ProgressKeepsItQuietAndItStopsWithItsScope) {
   {
-    // 2 s in all, twice the timeout, a beat every 20 ms (a loaded machine may delay one by
-    // far more than 20 ms, not by a whole second)
-    Watchdog w(0, 1.0);
+    // 3 s in all, one and a half timeouts, a beat every 30 ms (a loaded machine may delay
+    // one by far more than 30 ms, not by two seconds)
+    Watchdog w(0, 2.0);
     for (int i = 0; i < 100; ++i) {
       watchdog_progress("op");
-      std::this_thread::sleep_for(20ms);
+      std::this_thread::sleep_for(30ms);
     }
   }
-  std::this_thread::sleep_for(1200ms);  // past the timeout with no watchdog left: still alive
+  std::this_thread::sleep_for(2200ms);  // past the timeout with no watchdog left: still alive
   SUCCEED();
 }
 
