@@ -4,6 +4,7 @@
 #include <map>
 
 #include "exec/model/transformer.hpp"
+#include "exec/runtime/process_groups.hpp"
 #include "exec/runtime/storage_dtype.hpp"
 #include "exec/train/hf_names.hpp"
 #include "exec/train/trainer.hpp"
@@ -28,7 +29,7 @@ std::vector<float> values_of(const StoredTensor& t) {
 class RankFiles {
  public:
   RankFiles(const TrainConfig& c, const CheckpointDir& dir, int step)
-      : signature_(job_signature(c)), world_(c.plan.tp * c.plan.dp * c.plan.pp), dir_(dir), step_(step) {}
+      : signature_(job_signature(c)), world_(ParallelDims::from_plan(c.plan).world_size()), dir_(dir), step_(step) {}
   const TensorFile& at(int rank) {
     auto it = files_.find(rank);
     if (it != files_.end()) return it->second;
@@ -68,7 +69,7 @@ class Merger {
   // Reads and checks every rank's file, those the merge needs no values from (DP replicas)
   // too, so a merge also says whether the checkpoint is whole.
   Merger(const TrainConfig& c, const CheckpointDir& dir, int step) : c_(c), files_(c, dir, step) {
-    for (int r = 0; r < c.plan.tp * c.plan.dp * c.plan.pp; ++r) files_.at(r);
+    for (int r = 0; r < ParallelDims::from_plan(c.plan).world_size(); ++r) files_.at(r);
   }
 
   // One stored state (".params", ".master", ".adam_m", ".adam_v") of every parameter of
@@ -87,7 +88,7 @@ class Merger {
   }
 
  private:
-  int rank(int stage, int t, int d) const { return t + c_.plan.tp * (d + c_.plan.dp * stage); }  // tp-cp-dp-pp, cp 1
+  int rank(int stage, int t, int d) const { return global_rank(ParallelDims::from_plan(c_.plan), t, 0, d, stage); }
 
   // The block's flat tensor `block.name + suffix` on TP rank t: its DP shares joined when
   // the run sharded it (ZeRO-3 parameters; ZeRO 1-3 optimizer states).

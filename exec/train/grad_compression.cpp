@@ -35,13 +35,12 @@ void GradCompressor::compress(T* g, std::size_t n) {
   if (!active()) return;
   if (n != residual_.size()) throw std::logic_error("gradient compression: the buffer's size changed");
   float* r = residual_.data();
-  std::vector<float> v(n);
-  for (std::size_t i = 0; i < n; ++i) v[i] = kernels::to_float(g[i]) + r[i];
-  std::vector<float> sent(n);
-  quantize_dequantize(v.data(), sent.data(), n, kind_);
+  for (std::size_t i = 0; i < n; ++i) r[i] += kernels::to_float(g[i]);  // the value to send
+  sent_.resize(n);
+  quantize_dequantize(r, sent_.data(), n, kind_);
   for (std::size_t i = 0; i < n; ++i) {
-    g[i] = kernels::from_float<T>(sent[i]);
-    r[i] = v[i] - kernels::to_float(g[i]);  // what this step did not send (storage rounding included)
+    g[i] = kernels::from_float<T>(sent_[i]);
+    r[i] -= kernels::to_float(g[i]);  // what this step did not send (storage rounding included)
   }
 }
 

@@ -9,6 +9,7 @@
 // still move 32- or 16-bit values, so the executor shows the compression's effect on
 // training, not its saving in time.
 #include <cstddef>
+#include <vector>
 
 #include "exec/model/tensor.hpp"
 #include "models/plan.hpp"
@@ -33,6 +34,7 @@ class GradCompressor {
  private:
   GradCompression kind_ = GradCompression::none;
   Tensor residual_;
+  std::vector<float> sent_;  // scratch for the dequantised values, kept between steps
 };
 
 }  // namespace twinsim::exec

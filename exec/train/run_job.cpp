@@ -119,8 +119,9 @@ JobOutput train(const Scenario& s, const JobOptions& o, MpiCommunicator& world, 
     inject_step_fault(fault, world.rank(), k);
     record.steps.push_back(trainer.step());
     const StepResult& r = record.steps.back();
-    // a non-finite loss stops the run before it is checkpointed (as Megatron's NaN check);
-    // every rank holds the same all-reduced loss, so all stop together
+    // fp16 only reaches here with a non-finite loss (the trainer stops fp32 and bf16 before
+    // the update, Trainer::stop_if_not_finite; fp16's loss scaler skips the update): the
+    // run stops before it is checkpointed; every rank holds the same loss, so all stop
     if (!std::isfinite(r.loss))
       throw std::runtime_error("step " + std::to_string(k) + ": the loss is " + std::to_string(r.loss) +
                                "; the run stops (a learning rate too high, or bad data)");

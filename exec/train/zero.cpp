@@ -123,16 +123,7 @@ void ShardedOptimizer::reduce_grads() {
     });
 }
 
-bool ShardedOptimizer::local_overflow() {
-  return with_storage(storage(c_), [&]<class T>() {
-    for (BlockShard& s : shards_) {
-      std::size_t n = 0;
-      const T* g = reduced_grads<T>(*s.block, n);
-      if (has_inf_or_nan(g, n)) return true;
-    }
-    return false;
-  });
-}
+bool ShardedOptimizer::local_overflow() { return !first_non_finite_grad().empty(); }
 
 std::string ShardedOptimizer::first_non_finite_grad() {
   return with_storage(storage(c_), [&]<class T>() -> std::string {

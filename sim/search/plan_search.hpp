@@ -33,7 +33,8 @@ struct SearchOptions {
   std::function<void(std::int64_t done, std::int64_t total)> progress;
   std::int64_t progress_every = 1'000'000;
   // Refuse, before estimating, a space of more plans than this (the whole space, over all
-  // shards; counted at ~28M plans a second, estimated at ~1.6M); 0: no limit.
+  // shards; counted without estimating: GPT-3 175B over 1..16,777,216 GPUs, 14.2M plans,
+  // refused in 0.02 s; estimated at 1.6M a second, 8.8 s); 0: no limit.
   std::int64_t max_plans = 50'000'000;
 };
 

@@ -9,9 +9,9 @@ AnalyticPass sharded_analytic_pass(const Scenario& base, SearchOptions options, 
   const AnalyticPass mine = run_analytic_pass(base, options, keep);
   AnalyticPass all;
   all.candidates = 0;
-  for (const std::int64_t n : engine::gather_items(exchange, std::vector<std::int64_t>{mine.candidates}))
-    all.candidates += n;
-  for (const std::int64_t n : engine::gather_items(exchange, std::vector<std::int64_t>{mine.fitting})) all.fitting += n;
+  const std::vector<std::int64_t> counts =
+      engine::gather_items(exchange, std::vector<std::int64_t>{mine.candidates, mine.fitting});
+  for (std::size_t p = 0; p < counts.size(); p += 2) all.candidates += counts[p], all.fitting += counts[p + 1];
   all.best = engine::gather_items(exchange, mine.best);
   for (const ParetoPoint& p : engine::gather_items(exchange, mine.pareto.points())) all.pareto.add(p);
   return merge_passes({all}, keep);

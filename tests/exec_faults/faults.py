@@ -107,12 +107,27 @@ def device_cuda():
     expect_failure(p.returncode, p.stdout + p.stderr, r"--device cuda: .*(no GPU|GPU is listed|CPU kernels only)")
 
 
-def checkpoint_resume():
-    # uninterrupted reference: 5 steps
-    ref = fresh("ref")
-    status, out = run(["--steps", "5", "--out", ref])
+def reference_losses(name, steps):
+    """The losses of an uninterrupted run of `steps` steps."""
+    ref = fresh(name)
+    status, out = run(["--steps", str(steps), "--out", ref])
     expect(status == 0, "reference run failed", out)
-    _, ref_losses = losses(ref)
+    return losses(ref)[1]
+
+
+def expect_resume_matches(ckpt, name, steps, first_expected, ref_losses):
+    """Resumes from `ckpt`: it must start at `first_expected` and go on bit-identically."""
+    resumed = fresh(name)
+    status, out = run(["--steps", str(steps), "--checkpoint-dir", ckpt, "--resume", "--out", resumed])
+    expect(status == 0, "resume failed", out)
+    first, tail = losses(resumed)
+    expect(first == first_expected and tail == ref_losses[first_expected:],
+           f"resumed at {first} with {tail}, expected {first_expected} with {ref_losses[first_expected:]}")
+    print(f"  ok: steps {first}-{steps - 1} after resume {tail} == uninterrupted (bitwise)")
+
+
+def checkpoint_resume():
+    ref_losses = reference_losses("ref", 5)
     # checkpoints every step; rank 1 is killed while writing the one after step 2 (3 steps
     # done), after its temporary file and before the rename
     ckpt = fresh("ckpt")
@@ -122,13 +137,7 @@ def checkpoint_resume():
     with open(os.path.join(ckpt, "latest")) as f:
         expect(f.read().strip() == "2", "latest must still name the checkpoint after 2 steps")
     # resume: the previous checkpoint loads and the run continues bit-identically
-    resumed = fresh("resumed")
-    status, out = run(["--steps", "5", "--checkpoint-dir", ckpt, "--resume", "--out", resumed])
-    expect(status == 0, "resume failed", out)
-    first, tail = losses(resumed)
-    expect(first == 2, f"resumed at step {first}, expected 2", out)
-    expect(tail == ref_losses[2:], f"resumed losses {tail} differ from the uninterrupted run's {ref_losses[2:]}")
-    print(f"  ok: steps 2-4 after resume {tail} == uninterrupted (bitwise)")
+    expect_resume_matches(ckpt, "resumed", 5, 2, ref_losses)
     # corrupt one data byte of rank 0's newest checkpoint: detected by the checksum, refused
     with open(os.path.join(ckpt, "latest")) as f:
         step = f.read().strip()
@@ -151,10 +160,7 @@ def rank_stalls():
     # rank 1 stops itself (SIGSTOP) at the start of step 2: rank 0 waits in the step's first
     # collective until its watchdog (3 s here) ends the job, naming itself, the step and the
     # op; mpirun ends the stopped rank. The job must end within the timeout + 10 s.
-    ref = fresh("stall_ref")
-    status, out = run(["--steps", "4", "--out", ref])
-    expect(status == 0, "reference run failed", out)
-    _, ref_losses = losses(ref)
+    ref_losses = reference_losses("stall_ref", 4)
     ckpt = fresh("stall_ckpt")
     start = time.monotonic()
     status, out = run(["--steps", "4", "--checkpoint-dir", ckpt, "--watchdog-timeout", "3", "--out", fresh("stalled")],
@@ -164,12 +170,7 @@ def rank_stalls():
                                 r"or stalled")
     print(f"  ok: the stalled job ended after {time.monotonic() - start:.1f} s")
     # the checkpoint after 2 steps is whole: the resumed run continues bit-identically
-    resumed = fresh("stall_resumed")
-    status, out = run(["--steps", "4", "--checkpoint-dir", ckpt, "--resume", "--out", resumed])
-    expect(status == 0, "resume failed", out)
-    first, tail = losses(resumed)
-    expect(first == 2 and tail == ref_losses[2:], f"resumed at {first} with {tail}, expected 2 with {ref_losses[2:]}")
-    print(f"  ok: steps 2-3 after resume {tail} == uninterrupted (bitwise)")
+    expect_resume_matches(ckpt, "stall_resumed", 4, 2, ref_losses)
 
 
 def determinism():

@@ -1,5 +1,6 @@
 import os
 import pathlib
+import shutil
 
 import pytest
 
@@ -9,6 +10,24 @@ ROOT = pathlib.Path(os.environ.get("TWINSIM_SOURCE_DIR", pathlib.Path(__file__).
 @pytest.fixture
 def root():
     return ROOT
+
+
+@pytest.fixture(scope="session")
+def twinsim_exe():
+    """The built twinsim binary (TWINSIM_BINARY_DIR, else build/ in the source tree)."""
+    exe = pathlib.Path(os.environ.get("TWINSIM_BINARY_DIR", ROOT / "build")) / "app" / "twinsim"
+    if not exe.exists():
+        pytest.skip("no twinsim binary built")
+    return exe
+
+
+@pytest.fixture(scope="session")
+def mpirun():
+    """mpirun's argv start (oversubscribed, as root allowed) and its environment."""
+    path = shutil.which("mpirun")
+    if path is None:
+        pytest.skip("no mpirun")
+    return [path, "--oversubscribe"], dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
 
 
 @pytest.fixture

@@ -9,11 +9,10 @@ import pytest
 import twinsim
 
 
-def test_default_scenario_matches_the_cli_report(root):
+def test_default_scenario_matches_the_cli_report(root, twinsim_exe):
     # the CLI and the module run the same simulator: their JSON reports are equal
     py = twinsim.simulate(twinsim.default_scenario()).to_dict()
-    exe = _twinsim_exe(root)
-    out = subprocess.run([str(exe), "simulate", "--json"], capture_output=True, text=True, check=True).stdout
+    out = subprocess.run([str(twinsim_exe), "simulate", "--json"], capture_output=True, text=True, check=True).stdout
     assert json.loads(out)["time"]["step_s"] == pytest.approx(py["time"]["step_s"], rel=1e-12)
 
 
@@ -23,7 +22,7 @@ def test_gpt3_parameter_count():
     assert r.to_dict()["params"]["total"] == pytest.approx(175e9, rel=0.01)
 
 
-def test_set_follows_the_command_lines_rules(root):
+def test_set_follows_the_command_lines_rules(root, twinsim_exe):
     # Scenario.set runs --set's own code: a catalog name becomes a preset to edit in place,
     # a key under any other single value is refused (it used to be silently replaced)
     s = twinsim.load_scenario(root / "scenarios" / "default.yaml")
@@ -31,8 +30,7 @@ def test_set_follows_the_command_lines_rules(root):
     with pytest.raises(twinsim.ScenarioError, match="plan.tp=8 is a single value, so it has no keys to set"):
         s.set("plan.tp.x", 1)
     edited = s.set("plan.pp", 8).set("plan.dp", 24).set("model.layers", 48)
-    exe = _twinsim_exe(root)
-    cli = subprocess.run([str(exe), "simulate", str(root / "scenarios" / "default.yaml"), "--json", "--set", "plan.pp=8",
+    cli = subprocess.run([str(twinsim_exe), "simulate", str(root / "scenarios" / "default.yaml"), "--json", "--set", "plan.pp=8",
                           "--set", "plan.dp=24", "--set", "model.layers=48"], capture_output=True, text=True, check=True)
     assert json.loads(cli.stdout)["time"]["step_s"] == pytest.approx(twinsim.simulate(edited).to_dict()["time"]["step_s"],
                                                                      rel=1e-12)
@@ -47,14 +45,13 @@ def test_scenario_dict_roundtrip_and_set(root):
     assert s2.resolved()["gpus"] == 8 * 8 * 24
 
 
-def test_set_edits_a_named_stack_as_the_cli_does(root, small_scenario):
+def test_set_edits_a_named_stack_as_the_cli_does(root, small_scenario, twinsim_exe):
     # `--set stack.host_op_us=...` on `stack: megatron-eager` keeps the preset's other keys
     eager = small_scenario.set("stack", "megatron-eager")
     edited = eager.set("stack.host_op_us", 1000)
     assert edited.get("stack") == {"preset": "megatron-eager", "host_op_us": 1000}
-    exe = _twinsim_exe(root)
     path = root / "scenarios" / "default.yaml"
-    cli = subprocess.run([str(exe), "simulate", str(path), "--json", "--set", "stack=megatron-eager",
+    cli = subprocess.run([str(twinsim_exe), "simulate", str(path), "--json", "--set", "stack=megatron-eager",
                           "--set", "stack.host_op_us=1000"], capture_output=True, text=True, check=True).stdout
     py = twinsim.simulate(twinsim.load_scenario(path).set("stack", "megatron-eager").set("stack.host_op_us", 1000))
     assert json.loads(cli)["time"]["step_s"] == pytest.approx(py.step_s, rel=1e-12)
@@ -86,13 +83,13 @@ def test_simulate_frame_breakdown_sums_to_step(small_scenario):
     assert 0 < rep.mfu < 1
 
 
-def test_full_fidelity_is_the_cli_s(root):
+def test_full_fidelity_is_the_cli_s(root, twinsim_exe):
     # `fidelity` is the CLI's --fidelity: Llama 3 70B on 256 H100s behind a 4:1 spine
     # (single-plane leaves of 2 nodes), the same full-mode step, folded to 64 GPUs
     path = root / "scenarios" / "training" / "llama3-70b-h100.yaml"
     fabric = {"nodes_per_leaf": 2, "oversubscription": 4, "rail_optimized": False}
     sets = ["plan.dp=8"] + [f"cluster.fabric.{k}={str(v).lower()}" for k, v in fabric.items()]
-    cli = subprocess.run([str(_twinsim_exe(root)), "simulate", str(path), "--json", "--fidelity", "full",
+    cli = subprocess.run([str(twinsim_exe), "simulate", str(path), "--json", "--fidelity", "full",
                           *sum([["--set", s] for s in sets], [])], capture_output=True, text=True, check=True).stdout
     s = twinsim.load_scenario(path).set("plan.dp", 8).set("cluster.fabric", fabric)
     full = twinsim.simulate(s, fidelity="full")
@@ -128,13 +125,6 @@ def test_capacity_uses_6nt():
     assert len(plan.to_frame()) == 1
 
 
-def _twinsim_exe(root):
-    exe = pathlib.Path(os.environ.get("TWINSIM_BINARY_DIR", root / "build")) / "app" / "twinsim"
-    if not exe.exists():
-        pytest.skip("no twinsim binary built")
-    return exe
-
-
 def test_compare_an_inference_batch():
     # a hand-made pair: TTFT 20 against 25 ms, TPOT 4 against 5 ms, one op per phase
     sim = {"inference": {"ttft_s": 0.020, "tpot_s": 0.004, "output_tokens_per_s": 1000,
@@ -163,13 +153,12 @@ def test_compare_an_inference_batch():
     assert mem.loc["kv_cache", "rel_error"] == pytest.approx(-0.5)
 
 
-def test_compare_with_a_measured_run(root, tmp_path):
+def test_compare_with_a_measured_run(root, tmp_path, twinsim_exe):
     # the executor runs tiny-gpt on one CPU rank; compare lines its measurement up with
     # the simulated report: both sides must come through unchanged
-    exe = _twinsim_exe(root)
     scenario = root / "scenarios" / "exec" / "tiny-gpt-single.yaml"
     env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
-    subprocess.run([str(exe), "run", str(scenario), "--steps", "2", "--out", str(tmp_path)], check=True,
+    subprocess.run([str(twinsim_exe), "run", str(scenario), "--steps", "2", "--out", str(tmp_path)], check=True,
                    capture_output=True, env=env, timeout=120)
     measured = json.loads((tmp_path / "measured.json").read_text())
     rep = twinsim.simulate(scenario)

@@ -12,7 +12,6 @@ a wrong GQA head map, interleaved RoPE pairs, the exact GELU) must break the agr
 so the comparison can fail.
 """
 import json
-import os
 import pathlib
 import shutil
 import struct
@@ -37,14 +36,6 @@ MODELS = {
 PLANS = {"single": dict(tp=1, pp=1, dp=1, zero=0, ranks=1), "tp2-pp2-dp2-zero1": dict(tp=2, pp=2, dp=2, zero=1, ranks=8)}
 
 
-def _exe():
-    root = pathlib.Path(os.environ.get("TWINSIM_SOURCE_DIR", pathlib.Path(__file__).parents[2]))
-    exe = pathlib.Path(os.environ.get("TWINSIM_BINARY_DIR", root / "build")) / "app" / "twinsim"
-    if not exe.exists():
-        pytest.skip("no twinsim binary built")
-    return exe
-
-
 def _tokens():
     return np.array([(i * 7919 + (i // 13) * 104729) % 512 for i in range(20000)], dtype=np.int64)
 
@@ -67,41 +58,41 @@ plan: {{tp: {p['tp']}, pp: {p['pp']}, dp: {p['dp']}, zero: {p['zero']}, sequence
     return path
 
 
-def _run(scenario, ranks, ckpt, out):
-    mpirun = shutil.which("mpirun")
-    if mpirun is None:
-        pytest.skip("no mpirun")
-    env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
-    cmd = [mpirun, "-np", str(ranks), "--oversubscribe", str(_exe()), "run", str(scenario), "--steps", "1",
+def _run(tools, scenario, ranks, ckpt, out):
+    (start, env), exe = tools["mpirun"], tools["exe"]
+    cmd = [*start, "-np", str(ranks), str(exe), "run", str(scenario), "--steps", "1",
            "--checkpoint-dir", str(ckpt), "--save-initial", "--keep", "2", "--out", str(out)]
     subprocess.run(cmd, check=True, capture_output=True, env=env, timeout=300)
     return json.loads((out / "measured.json").read_text())
 
 
-def _merge(scenario, ckpt, out, *extra):
-    cmd = [str(_exe()), "checkpoint", "merge", str(scenario), "--checkpoint-dir", str(ckpt), "--out", str(out), *extra]
+def _merge(tools, scenario, ckpt, out, *extra):
+    cmd = [str(tools["exe"]), "checkpoint", "merge", str(scenario), "--checkpoint-dir", str(ckpt), "--out", str(out), *extra]
     return subprocess.run(cmd, capture_output=True, text=True, timeout=120)
 
 
 @pytest.fixture(scope="module")
-def runs(tmp_path_factory):
-    """Every (model, plan) run once: its measured.json and merged step-0 / step-1 files."""
+def runs(tmp_path_factory, twinsim_exe, mpirun):
+    """Every (model, plan) run once: its measured.json and merged step-0 / step-1 files;
+    "tools": the binary and mpirun the helpers start."""
     folder = tmp_path_factory.mktemp("reference")
+    tools = {"exe": twinsim_exe, "mpirun": mpirun}
     _tokens().astype("<u2").tofile(folder / "tokens.bin")
     done = {}
     for model in MODELS:
         for plan, p in PLANS.items():
             scenario = _scenario(folder, model, plan)
             ckpt = folder / f"ckpt-{model}-{plan}"
-            measured = _run(scenario, p["ranks"], ckpt, folder / f"out-{model}-{plan}")
+            measured = _run(tools, scenario, p["ranks"], ckpt, folder / f"out-{model}-{plan}")
             files = {}
             for step in (0, 1):
                 for names in ("huggingface", "twinsim"):
                     out = folder / f"{model}-{plan}-step{step}-{names}.safetensors"
-                    r = _merge(scenario, ckpt, out, "--step", str(step), "--names", names, "--optimizer")
+                    r = _merge(tools, scenario, ckpt, out, "--step", str(step), "--names", names, "--optimizer")
                     assert r.returncode == 0, r.stderr
                     files[step, names] = out
             done[model, plan] = dict(scenario=scenario, ckpt=ckpt, measured=measured, files=files)
+    done["tools"] = tools
     return done
 
 
@@ -258,7 +249,7 @@ def test_the_autodiff_matches_finite_differences():
 def test_merge_writes_the_transformers_config(runs, tmp_path, model, model_type):
     run = runs[model, "tp2-pp2-dp2-zero1"]
     config = tmp_path / "config.json"
-    r = _merge(run["scenario"], run["ckpt"], tmp_path / "model.safetensors", "--names", "huggingface",
+    r = _merge(runs["tools"], run["scenario"], run["ckpt"], tmp_path / "model.safetensors", "--names", "huggingface",
                "--hf-config", str(config))
     assert r.returncode == 0, r.stderr
     c = json.loads(config.read_text())
@@ -268,26 +259,26 @@ def test_merge_writes_the_transformers_config(runs, tmp_path, model, model_type)
         assert c["layer_norm_epsilon"] == 1e-5 and c["tie_word_embeddings"] is True
     else:
         assert (c["num_attention_heads"], c["num_key_value_heads"], c["rms_norm_eps"], c["rope_theta"]) == (8, 4, 1e-5, 1e4)
-    r = _merge(run["scenario"], run["ckpt"], tmp_path / "m2.safetensors", "--hf-config", str(tmp_path / "c2.json"))
+    r = _merge(runs["tools"], run["scenario"], run["ckpt"], tmp_path / "m2.safetensors", "--hf-config", str(tmp_path / "c2.json"))
     assert r.returncode != 0 and "--hf-config" in r.stderr and "--names huggingface" in r.stderr
 
 
 def test_merge_refuses_another_plan_a_missing_and_a_truncated_file(runs, tmp_path):
     run = runs["tiny-gpt", "tp2-pp2-dp2-zero1"]
     other_plan = _scenario(run["scenario"].parent, "tiny-gpt", "single")
-    r = _merge(other_plan, run["ckpt"], tmp_path / "x.safetensors")
+    r = _merge(runs["tools"], other_plan, run["ckpt"], tmp_path / "x.safetensors")
     assert r.returncode != 0 and "twinsim.plan" in r.stderr and "rank-0.safetensors" in r.stderr
     broken = tmp_path / "ckpt"
     shutil.copytree(run["ckpt"], broken)
     (broken / "step-1" / "rank-5.safetensors").unlink()
-    r = _merge(run["scenario"], broken, tmp_path / "x.safetensors")
+    r = _merge(runs["tools"], run["scenario"], broken, tmp_path / "x.safetensors")
     assert r.returncode != 0 and "rank-5.safetensors" in r.stderr
     shutil.copy(run["ckpt"] / "step-1" / "rank-5.safetensors", broken / "step-1")
     data = (broken / "step-1" / "rank-3.safetensors").read_bytes()
     (broken / "step-1" / "rank-3.safetensors").write_bytes(data[: len(data) // 2])
-    r = _merge(run["scenario"], broken, tmp_path / "x.safetensors")
+    r = _merge(runs["tools"], run["scenario"], broken, tmp_path / "x.safetensors")
     assert r.returncode != 0 and "rank-3.safetensors" in r.stderr
-    r = _merge(run["scenario"], run["ckpt"], tmp_path / "x.safetensors", "--step", "7")
+    r = _merge(runs["tools"], run["scenario"], run["ckpt"], tmp_path / "x.safetensors", "--step", "7")
     assert r.returncode != 0 and "step-7" in r.stderr
     assert not (tmp_path / "x.safetensors").exists()  # nothing written by a refused merge
 
@@ -315,8 +306,8 @@ def test_bf16_run_merges_to_bf16_weights_and_fp32_masters(runs, tmp_path):
     folder = runs["tiny-llama", "single"]["scenario"].parent
     scenario = _scenario(folder, "tiny-llama", "tp2-pp2-dp2-zero1", precision="bf16")
     ckpt = tmp_path / "ckpt"
-    _run(scenario, 8, ckpt, tmp_path / "out")
-    r = _merge(scenario, ckpt, tmp_path / "m.safetensors", "--step", "0", "--names", "huggingface", "--optimizer")
+    _run(runs["tools"], scenario, 8, ckpt, tmp_path / "out")
+    r = _merge(runs["tools"], scenario, ckpt, tmp_path / "m.safetensors", "--step", "0", "--names", "huggingface", "--optimizer")
     assert r.returncode == 0, r.stderr
     metadata, tensors = _read_raw(tmp_path / "m.safetensors")
     assert metadata["format"] == "pt" and metadata["twinsim.names"] == "huggingface"

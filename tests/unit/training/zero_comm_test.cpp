@@ -19,6 +19,17 @@
 namespace twinsim {
 namespace {
 
+// One memory-bound quantise/dequantise pass over `bytes` of bf16 data, as the cost model
+// prices any elementwise kernel (compute_cost.hpp), by the kernel's own efficiency curve.
+double quantize_pass_s(const GpuSpec& gpu, double bytes) {
+  ComputeOp op;
+  op.kind = ComputeKind::elementwise;
+  op.kernel = "quantize";
+  op.dtype = Dtype::bf16;
+  op.bytes = bytes;
+  return op_time_s(gpu, op);
+}
+
 TEST(ZeroComm, ALayerTravelsInCeilOfParamsOverBucketCalls) {
   EXPECT_EQ(zero_calls(100, 0), 1);    // no bucket: one call per layer (FSDP)
   EXPECT_EQ(zero_calls(100, 100), 1);
@@ -105,14 +116,7 @@ plan: {tp: 1, pp: 1, dp: 2, zero: 3}
   const StackSpec none;
   Plan quantized = s.plan;
   quantized.zero_quantized_weights = quantized.zero_quantized_gradients = true;
-  auto pass = [&](double bytes) {
-    ComputeOp op;
-    op.kind = ComputeKind::elementwise;
-    op.kernel = "quantize";
-    op.dtype = Dtype::bf16;
-    op.bytes = bytes;
-    return op_time_s(s.cluster.gpu, op);
-  };
+  auto pass = [&](double bytes) { return quantize_pass_s(s.cluster.gpu, bytes); };
   const double wire8 = 1 + 4.0 / 2048, wire4 = 0.5 + 4.0 / 2048;
   const double plain_gather = zero3_layer_gather_s(s.cluster, s.plan, none, params, Dtype::bf16);
   EXPECT_NEAR(plain_gather, 0.1, 1e-4);  // the protocol's microseconds of latency aside
@@ -202,14 +206,7 @@ plan: {tp: 1, pp: 1, dp: 2, zero: 0}
 )");
   const double params = 1e9;
   const GroupLayout dp{2, 1};
-  auto pass = [&](double bytes) {
-    ComputeOp op;
-    op.kind = ComputeKind::elementwise;
-    op.kernel = "quantize";
-    op.dtype = Dtype::bf16;
-    op.bytes = bytes;
-    return op_time_s(s.cluster.gpu, op);
-  };
+  auto pass = [&](double bytes) { return quantize_pass_s(s.cluster.gpu, bytes); };
   const double element = 2, wire8 = 1 + 4.0 / 2048, wire4 = 0.5 + 4.0 / 2048;
   auto reduce = [&](GradCompression c, CollectiveOp op) {
     Plan p = s.plan;
