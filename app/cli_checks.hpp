@@ -9,8 +9,11 @@
 #include <cstdint>
 #include <string>
 #include <system_error>
+#include <utility>
 
 #include <CLI/CLI.hpp>
+
+#include "scenario/errors.hpp"
 
 namespace twinsim::cli {
 
@@ -55,6 +58,18 @@ inline bool parse_whole(const std::string& text, std::int64_t& out) {
   const char* end = text.data() + text.size();
   const auto [stop, error] = std::from_chars(text.data(), end, out);
   return error == std::errc() && stop == end && !text.empty();
+}
+
+// "A:B", whole numbers with min <= A <= B <= max; otherwise a ScenarioError naming `flag`.
+inline std::pair<std::int64_t, std::int64_t> whole_range(const std::string& flag, const std::string& text,
+                                                         std::int64_t min, std::int64_t max) {
+  const auto colon = text.find(':');
+  std::int64_t lo = 0, hi = 0;
+  if (colon == std::string::npos || !parse_whole(text.substr(0, colon), lo) || !parse_whole(text.substr(colon + 1), hi))
+    throw ScenarioError(flag, text, "must be A:B with whole numbers, e.g. 8:1024");
+  if (lo < min || hi < lo || hi > max)
+    throw ScenarioError(flag, text, "must satisfy " + std::to_string(min) + " <= A <= B <= " + std::to_string(max));
+  return {lo, hi};
 }
 
 }  // namespace twinsim::cli

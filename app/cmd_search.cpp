@@ -1,13 +1,10 @@
 // `twinsim search SCENARIO [--gpus N | --gpus-range A:B] [--objective step_time|cost|tokens_per_s]
 //  [--top K] [--csv FILE] [--json] [--set K=V]...`: every valid plan of the scenario's
 // model, cluster and global batch, ranked (sim/search/plan_search.hpp).
-#include <chrono>
-#include <cmath>
-#include <cstdlib>
-#include <fstream>
-#include <iomanip>
 #include <iostream>
 #include <limits>
+#include <optional>
+#include <tuple>
 
 #include "app/commands.hpp"
 #include "app/cli_checks.hpp"
@@ -43,24 +40,9 @@ struct SearchArgs {
 void parse_range(const SearchArgs& a, const Scenario& s, SearchSpaceOptions& o) {
   if (a.gpus > 0 && !a.gpus_range.empty())
     throw ScenarioError("--gpus-range", a.gpus_range, "cannot be combined with --gpus");
-  if (a.gpus > 0) {
-    o.min_gpus = o.max_gpus = a.gpus;
-  } else if (!a.gpus_range.empty()) {
-    const auto colon = a.gpus_range.find(':');
-    try {
-      if (colon == std::string::npos) throw std::invalid_argument("no colon");
-      std::int64_t lo = 0, hi = 0;
-      if (!cli::parse_whole(a.gpus_range.substr(0, colon), lo) || !cli::parse_whole(a.gpus_range.substr(colon + 1), hi))
-        throw std::invalid_argument("not whole numbers");
-      o.min_gpus = lo, o.max_gpus = hi;
-    } catch (const std::exception&) {
-      throw ScenarioError("--gpus-range", a.gpus_range, "must be A:B with whole numbers, e.g. 8:1024");
-    }
-    if (o.min_gpus < 1 || o.max_gpus < o.min_gpus || o.max_gpus > (std::int64_t{1} << 24))
-      throw ScenarioError("--gpus-range", a.gpus_range, "must satisfy 1 <= A <= B <= 16777216");
-  } else {
-    o.min_gpus = o.max_gpus = s.plan.world_size();  // the scenario's own GPU count
-  }
+  o.min_gpus = o.max_gpus = a.gpus > 0 ? a.gpus : s.plan.world_size();  // default: the scenario's own GPU count
+  if (!a.gpus_range.empty())
+    std::tie(o.min_gpus, o.max_gpus) = cli::whole_range("--gpus-range", a.gpus_range, 1, std::int64_t{1} << 24);
 }
 
 void run_search(const SearchArgs& a) {
@@ -91,11 +73,9 @@ void run_search(const SearchArgs& a) {
   if (launched_by_mpirun()) {  // the pass split over the ranks; rank 0 confirms and prints
     exec::MpiSession mpi;
     MpiExchange exchange;
-    const auto t0 = std::chrono::steady_clock::now();
-    const AnalyticPass merged = sharded_analytic_pass(s, o, o.confirm > 0 ? o.confirm : 2 * o.top, exchange);
-    if (exchange.process() != 0) return;
-    r = finish_search(s, o, merged);
-    r.analytic_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    std::optional<SearchResult> mine = sharded_search_plans(s, o, exchange);
+    if (!mine) return;
+    r = std::move(*mine);
   } else {
     r = search_plans(s, o);
   }

@@ -7,7 +7,6 @@
 // (time per output token: one decode pass), its TTFT listed under the table.
 #include <yaml-cpp/yaml.h>
 
-#include <algorithm>
 #include <filesystem>
 #include <iostream>
 #include <thread>
@@ -16,7 +15,7 @@
 #include "app/cli_checks.hpp"
 #include "app/commands.hpp"
 #include "compare/comparison.hpp"
-#include "compare/suite_results.hpp"
+#include "compare/suite_run.hpp"
 #include "calibrate/machine.hpp"
 #include "scenario/load.hpp"
 #include "io/whole_file.hpp"
@@ -82,39 +81,16 @@ compare::CaseResult run_case(const fs::path& src, const ValidateArgs& a, int cor
 }
 
 void run_validate(const ValidateArgs& a) {
-  const fs::path suite = fs::path("scenarios/validation") / a.suite;
-  if (!fs::is_directory(suite)) throw std::runtime_error("no suite " + suite.string() + " (run from the repository root)");
+  const auto cases = compare::suite_cases(fs::path("scenarios/validation") / a.suite, a.only);
   if (!fs::exists(a.hardware))
     std::cerr << "validate: " << a.hardware << " is missing, the scenarios' own clusters are used "
               << "(run `twinsim calibrate --out " << a.hardware << "` first)\n";
   const int cores = a.cores > 0 ? a.cores : static_cast<int>(std::thread::hardware_concurrency());
-  std::vector<fs::path> files;
-  for (const auto& e : fs::directory_iterator(suite))
-    if (e.path().extension() == ".yaml" && e.path().stem().string().find(a.only) != std::string::npos)
-      files.push_back(e.path());
-  std::sort(files.begin(), files.end());
-  // Whole-suite runs one after another, so that a slow spell of a shared machine falls on
-  // every case alike rather than on one; with several, a case's files are under run-K/
-  // and its median run's are copied up to its own folder.
-  std::vector<std::vector<compare::CaseResult>> runs(files.size());
-  for (int k = 1; k <= a.runs; ++k)
-    for (std::size_t i = 0; i < files.size(); ++i) {
-      const std::string name = files[i].stem().string();
-      std::cerr << "validate: " << name << (a.runs > 1 ? " run " + std::to_string(k) : "") << " (load "
-                << calibrate::load_average() << ")\n";
-      const fs::path dir = fs::path(a.out) / name / (a.runs > 1 ? "run-" + std::to_string(k) : "");
-      runs[i].push_back(run_case(files[i], a, cores, dir));
-    }
-  std::vector<compare::CaseResult> rows;
-  for (std::size_t i = 0; i < files.size(); ++i) {
-    rows.push_back(compare::median_run(runs[i]));
-    if (a.runs < 2 || !rows.back().error.empty()) continue;
-    const fs::path dir = fs::path(a.out) / rows.back().name;
-    const fs::path from = dir / ("run-" + std::to_string(rows.back().run));
-    for (const auto& e : fs::directory_iterator(from))
-      if (e.is_regular_file()) fs::copy_file(e.path(), dir / e.path().filename(), fs::copy_options::overwrite_existing);
-  }
-  io::write_file_whole((fs::path(a.out) / "validate.json").string(), compare::results_json(rows).dump(2) + "\n");
+  const auto rows = compare::run_suite(cases, a.out, a.runs, [&](const fs::path& src, const fs::path& dir, int k) {
+    std::cerr << "validate: " << src.stem().string() << (a.runs > 1 ? " run " + std::to_string(k) : "") << " (load "
+              << calibrate::load_average() << ")\n";
+    return run_case(src, a, cores, dir);
+  });
   if (a.json)
     std::cout << compare::results_json(rows).dump(2) << "\n";
   else

@@ -70,9 +70,9 @@ struct BestK {
   }
 };
 
-int confirm_count(const SearchOptions& o) { return o.confirm > 0 ? o.confirm : 2 * std::max(1, o.top); }
-
 }  // namespace
+
+int confirm_count(const SearchOptions& o) { return o.confirm > 0 ? o.confirm : 2 * std::max(1, o.top); }
 
 AnalyticPass run_analytic_pass(const Scenario& base, const SearchOptions& options, int keep) {
   const SearchSpace space = make_search_space(base, options.space);

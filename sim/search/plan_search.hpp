@@ -67,6 +67,9 @@ struct AnalyticPass {
   std::vector<SearchEntry> best;  // sorted best first
   ParetoFront pareto;
 };
+// How many of the pass's best plans the event engine confirms: options.confirm, or 2 x top.
+int confirm_count(const SearchOptions& options);
+
 AnalyticPass run_analytic_pass(const Scenario& base, const SearchOptions& options, int keep);
 
 // Merges shards' passes (MPI): the result equals one pass over the whole space.

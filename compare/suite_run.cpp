@@ -1,0 +1,56 @@
+#include "compare/suite_run.hpp"
+
+#include <algorithm>
+#include <stdexcept>
+
+#include "io/whole_file.hpp"
+
+namespace twinsim::compare {
+
+namespace fs = std::filesystem;
+
+std::vector<fs::path> suite_cases(const fs::path& suite, const std::string& only) {
+  if (!fs::is_directory(suite)) throw std::runtime_error("no suite " + suite.string() + " (run from the repository root)");
+  std::vector<fs::path> files;
+  for (const auto& e : fs::directory_iterator(suite))
+    if (e.path().extension() == ".yaml" && e.path().stem().string().find(only) != std::string::npos)
+      files.push_back(e.path());
+  std::sort(files.begin(), files.end());
+  return files;
+}
+
+namespace {
+
+// With several runs a case's files are under run-K/; its median run's are copied up.
+void copy_median_run_up(const CaseResult& row, const fs::path& out) {
+  const fs::path dir = out / row.name;
+  const fs::path from = dir / ("run-" + std::to_string(row.run));
+  for (const auto& e : fs::directory_iterator(from))
+    if (e.is_regular_file()) fs::copy_file(e.path(), dir / e.path().filename(), fs::copy_options::overwrite_existing);
+}
+
+}  // namespace
+
+std::vector<CaseResult> run_suite(const std::vector<fs::path>& cases, const fs::path& out, int runs,
+                                  const CaseRunner& run_case) {
+  if (runs < 1) throw std::invalid_argument("run_suite: runs must be at least 1");
+  std::vector<std::vector<CaseResult>> by_case(cases.size());
+  for (int k = 1; k <= runs; ++k)
+    for (std::size_t i = 0; i < cases.size(); ++i) {
+      const fs::path dir = out / cases[i].stem() / (runs > 1 ? "run-" + std::to_string(k) : "");
+      CaseResult r = run_case(cases[i], dir, k);
+      r.name = cases[i].stem().string();
+      r.run = k;
+      by_case[i].push_back(std::move(r));
+    }
+  std::vector<CaseResult> rows;
+  for (auto& case_runs : by_case) {
+    rows.push_back(median_run(std::move(case_runs)));
+    if (runs > 1 && rows.back().error.empty()) copy_median_run_up(rows.back(), out);
+  }
+  fs::create_directories(out);
+  io::write_file_whole((out / "validate.json").string(), results_json(rows).dump(2) + "\n");
+  return rows;
+}
+
+}  // namespace twinsim::compare

@@ -1,0 +1,82 @@
+// Running a validation suite (compare/suite_run) with a stand-in for simulate + mpirun:
+// which cases run, in what order and how often, where their files go, which run is kept.
+#include "compare/suite_run.hpp"
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <map>
+
+namespace twinsim::compare {
+namespace {
+
+namespace fs = std::filesystem;
+
+fs::path fresh_dir(const std::string& name) {
+  const fs::path d = fs::temp_directory_path() / ("twinsim_suite_run_" + name + "_" + std::to_string(::getpid()));
+  fs::remove_all(d);
+  fs::create_directories(d);
+  return d;
+}
+
+void touch(const fs::path& p, const std::string& text = "") { std::ofstream(p) << text; }
+
+TEST(SuiteRun, CasesAreTheSuitesYamlFilesFilteredAndSorted) {
+  const fs::path suite = fresh_dir("cases");
+  for (const char* f : {"b-tp2.yaml", "a-dp2.yaml", "c-dp4.yaml", "notes.md"}) touch(suite / f);
+  EXPECT_EQ(suite_cases(suite, ""), (std::vector<fs::path>{suite / "a-dp2.yaml", suite / "b-tp2.yaml", suite / "c-dp4.yaml"}));
+  EXPECT_EQ(suite_cases(suite, "dp"), (std::vector<fs::path>{suite / "a-dp2.yaml", suite / "c-dp4.yaml"}));
+  EXPECT_THROW(suite_cases(suite / "missing", ""), std::runtime_error);
+  fs::remove_all(suite);
+}
+
+TEST(SuiteRun, EachCaseRunsOncePerRoundAndKeepsItsMedianRunsFiles) {
+  const fs::path out = fresh_dir("runs");
+  const std::vector<fs::path> cases{"suite/a.yaml", "suite/b.yaml"};
+  // measured steps by (case, run): a 1.3 1.0 1.2 -> median run 3 (1.2); b fails in run 2
+  const std::map<std::pair<std::string, int>, double> measured{
+      {{"a", 1}, 1.3}, {{"a", 2}, 1.0}, {{"a", 3}, 1.2}, {{"b", 1}, 2.0}, {{"b", 2}, 0}, {{"b", 3}, 2.1}};
+  std::vector<std::string> order;
+  const auto rows = run_suite(cases, out, 3, [&](const fs::path& src, const fs::path& dir, int k) {
+    const std::string name = src.stem().string();
+    order.push_back(name + std::to_string(k));
+    EXPECT_EQ(dir, out / name / ("run-" + std::to_string(k)));
+    fs::create_directories(dir);
+    touch(dir / "measured.json", "run " + std::to_string(k));
+    CaseResult r;
+    r.timing = true;
+    r.cmp.step_s = {1.0, measured.at({name, k})};
+    if (name == "b" && k == 2) r.error = "mpirun failed";
+    return r;
+  });
+  // whole rounds one after another, not one case's runs back to back
+  EXPECT_EQ(order, (std::vector<std::string>{"a1", "b1", "a2", "b2", "a3", "b3"}));
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(rows[0].name, "a");
+  EXPECT_EQ(rows[0].run, 3);
+  EXPECT_DOUBLE_EQ(rows[0].cmp.step_s.measured, 1.2);
+  std::ifstream kept(out / "a" / "measured.json");
+  std::string text;
+  std::getline(kept, text);
+  EXPECT_EQ(text, "run 3");  // the median run's file, copied up
+  EXPECT_EQ(rows[1].error, "mpirun failed");
+  EXPECT_FALSE(fs::exists(out / "b" / "measured.json"));  // a failed case has no median to copy
+  EXPECT_TRUE(fs::exists(out / "validate.json"));
+  fs::remove_all(out);
+}
+
+TEST(SuiteRun, OneRunWritesStraightIntoTheCasesFolder) {
+  const fs::path out = fresh_dir("one");
+  const auto rows = run_suite({"x/only.yaml"}, out, 1, [&](const fs::path&, const fs::path& dir, int) {
+    EXPECT_EQ(dir, out / "only" / "");
+    CaseResult r;
+    r.cmp.step_s = {1.0, 1.0};
+    return r;
+  });
+  EXPECT_EQ(rows.at(0).run, 1);
+  EXPECT_THROW(run_suite({"x/only.yaml"}, out, 0, nullptr), std::invalid_argument);
+  fs::remove_all(out);
+}
+
+}  // namespace
+}  // namespace twinsim::compare
