@@ -32,6 +32,7 @@ void run_serve(const ServeArgs& a) {
   ServeOptions options = a.options;
   if (options.prefix_tokens > 0) options.prefix_hit_rate = a.prefix_hit_rate;
   options.prefix_seed = a.seed;
+  options.acceptance_seed = a.seed;  // inference.speculative's draws
   options.keep_occupancy = !a.csv.empty();  // one sample per pass, only for the CSV
   const Scenario s = load_from_args(a.scenario);
   if (!s.inference) throw ScenarioError("inference", "", "serve needs a scenario with an inference section");

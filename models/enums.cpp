@@ -51,6 +51,8 @@ std::string_view to_string(Position p) { return p == Position::rope ? "rope" : "
 
 std::string_view to_string(Optimizer o) { return o == Optimizer::adam ? "adam" : "sgd"; }
 
+std::string_view to_string(SpeculativeMethod m) { return m == SpeculativeMethod::draft ? "draft" : "ngram"; }
+
 bool parse_recompute(std::string_view name, Recompute& out) {
   for (Recompute r : {Recompute::none, Recompute::selective, Recompute::full})
     if (to_string(r) == name) return out = r, true;

@@ -3,10 +3,12 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 
 #include "models/dtype.hpp"
+#include "models/speculative.hpp"
 
 namespace twinsim {
 
@@ -64,6 +66,7 @@ struct InferenceWorkload {
   std::int64_t batch = 1;  // concurrent sequences
   Dtype weight_dtype = Dtype::bf16;
   Dtype kv_dtype = Dtype::bf16;
+  std::optional<SpeculativeDecoding> speculative;  // none: one token per sequence per decode step
 };
 
 std::string_view to_string(Optimizer o);

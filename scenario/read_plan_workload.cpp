@@ -17,6 +17,28 @@ Dtype read_dtype(MappingReader& r, const std::string& key, const std::string& fa
   return d;
 }
 
+// `inference.speculative` (SCENARIO.md): how many tokens are proposed, how often each is
+// accepted, and by what; a draft model is read as `model:` is (catalog name or mapping).
+SpeculativeDecoding read_speculative(const YAML::Node& node, const std::string& path) {
+  MappingReader r(node, path);
+  SpeculativeDecoding d;
+  d.method = r.choice("method", "ngram", {"ngram", "draft"}) == "draft" ? SpeculativeMethod::draft
+                                                                      : SpeculativeMethod::ngram;
+  d.tokens = static_cast<int>(r.required_integer("tokens", 1, 16));
+  const std::optional<double> alpha = r.optional_number("acceptance_rate", 0, 1);
+  if (!alpha) throw ScenarioError(r.key_path("acceptance_rate"), "", "is required (0 to 1: each proposed token's chance)");
+  d.acceptance_rate = *alpha;
+  if (r.has("draft_model")) {
+    if (d.method != SpeculativeMethod::draft)
+      throw ScenarioError(r.key_path("draft_model"), "", "needs " + r.key_path("method") + "=draft");
+    d.draft_model = read_model(r.child("draft_model"), r.key_path("draft_model"));
+  } else if (d.method == SpeculativeMethod::draft) {
+    throw ScenarioError(r.key_path("draft_model"), "", "is required with " + r.key_path("method") + "=draft");
+  }
+  r.reject_unknown();
+  return d;
+}
+
 }  // namespace
 
 Plan read_plan(const YAML::Node& node, const std::string& path) {
@@ -107,6 +129,7 @@ InferenceWorkload read_inference(const YAML::Node& node, const std::string& path
   const std::vector<std::string> dtypes{"fp32", "fp16", "bf16", "fp8", "int8", "int4"};
   w.weight_dtype = read_dtype(r, "weight_dtype", "bf16", dtypes);
   w.kv_dtype = read_dtype(r, "kv_dtype", "bf16", {"fp32", "fp16", "bf16", "fp8", "int8", "int4"});
+  if (r.has("speculative")) w.speculative = read_speculative(r.child("speculative"), r.key_path("speculative"));
   r.reject_unknown();
   return w;
 }

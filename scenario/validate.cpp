@@ -53,19 +53,36 @@ void resolve_world(Scenario& s) {
     throw ScenarioError("cluster.inter_node", "", "is required: the plan needs " + std::to_string(c.nodes) + " nodes");
 }
 
-void validate_tensor_parallel(const Scenario& s) {
-  const ModelSpec& m = s.model;
-  const Plan& p = s.plan;
-  require_divides("plan.tp", p.tp, "model.heads", m.heads);
+// `model_key` names the model in messages ("model", or a draft model's key).
+void validate_tensor_parallel(const ModelSpec& m, const Plan& p, bool training, const std::string& model_key) {
+  require_divides("plan.tp", p.tp, model_key + ".heads", m.heads);
   // Megatron splits query groups over TP ranks; serving engines replicate KV heads instead
-  if (s.is_training()) {
-    require_divides("plan.tp", p.tp, "model.kv_heads", m.kv_heads);
+  if (training) {
+    require_divides("plan.tp", p.tp, model_key + ".kv_heads", m.kv_heads);
   } else if (m.kv_heads % p.tp != 0 && p.tp % m.kv_heads != 0) {
     throw ScenarioError("plan.tp", std::to_string(p.tp),
-                        "neither divides nor is a multiple of " + kv("model.kv_heads", m.kv_heads));
+                        "neither divides nor is a multiple of " + kv(model_key + ".kv_heads", m.kv_heads));
   }
-  require_divides("plan.tp", p.tp, "model.ffn_hidden", m.ffn_hidden);
-  if (m.moe) require_divides("plan.tp", p.tp, "model.moe.expert_ffn_hidden", m.moe->expert_ffn_hidden);
+  require_divides("plan.tp", p.tp, model_key + ".ffn_hidden", m.ffn_hidden);
+  if (m.moe) require_divides("plan.tp", p.tp, model_key + ".moe.expert_ffn_hidden", m.moe->expert_ffn_hidden);
+}
+
+// The draft model runs beside the served one on the same GPUs, split over the same TP
+// group, proposing tokens of the same vocabulary.
+void validate_speculative(const Scenario& s) {
+  const SpeculativeDecoding& d = *s.inference->speculative;
+  if (s.plan.pp != 1)
+    throw ScenarioError("inference.speculative", "", "is modelled without pipeline parallelism (plan.pp=" +
+                                                         std::to_string(s.plan.pp) + ", needs 1)");
+  if (s.plan.ep != 1)
+    throw ScenarioError("inference.speculative", "", "is modelled without expert parallelism (plan.ep=" +
+                                                         std::to_string(s.plan.ep) + ", needs 1)");
+  if (!d.draft_model) return;
+  const std::string key = "inference.speculative.draft_model";
+  if (d.draft_model->vocab != s.model.vocab)
+    throw ScenarioError(key + ".vocab", std::to_string(d.draft_model->vocab),
+                        "must equal " + kv("model.vocab", s.model.vocab) + " (the draft proposes the served model's tokens)");
+  validate_tensor_parallel(*d.draft_model, s.plan, false, key);
 }
 
 void resolve_stages(Scenario& s) {
@@ -192,13 +209,14 @@ void validate_inference(const Scenario& s) {
     throw ScenarioError("inference.prompt_len", std::to_string(w.prompt_len),
                         "plus inference.output_len=" + std::to_string(w.output_len) +
                             " exceeds the learned position table, " + kv("model.max_seq_len", s.model.max_seq_len));
+  if (w.speculative) validate_speculative(s);
 }
 
 }  // namespace
 
 void resolve_and_validate(Scenario& s) {
   resolve_world(s);
-  validate_tensor_parallel(s);
+  validate_tensor_parallel(s.model, s.plan, s.is_training(), "model");
   resolve_stages(s);
   validate_parallel_degrees(s);
   if (s.training) validate_training(s);

@@ -111,6 +111,8 @@ void validate(const InferenceConfig& c) {
     refuse("inference.weight_dtype=" + std::string(to_string(w)) + ": the executor serves fp32, bf16 and fp16 weights");
   if (c.workload.batch < 1 || c.workload.prompt_len < 1 || c.workload.output_len < 1)
     refuse("inference.batch, prompt_len and output_len must be at least 1");
+  if (c.workload.speculative)
+    refuse("inference.speculative: the executor decodes one token per step (speculative decoding is simulated only)");
 }
 
 InferenceRecord run_inference(const InferenceConfig& c, ProcessGroups& groups, const TokenSource& prompts,

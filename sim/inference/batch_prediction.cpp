@@ -4,16 +4,43 @@
 
 #include "sim/memory/inference.hpp"
 #include "sim/memory/stage_layers.hpp"
+#include "sim/inference/speculative.hpp"
 
 namespace twinsim {
 
-InferencePrediction predict_inference(const Scenario& s) {
+namespace {
+
+// Decode with speculation, in expectation: each step verifies K proposals per sequence and
+// yields tokens_per_step() tokens (Leviathan et al. 2023 Eq. 1), so output_len - 1 tokens
+// take (output_len - 1) / E steps, the last one counted by the share it is needed; a step
+// at `g` tokens generated runs at context prompt_len + floor(g) + 1.
+double speculative_decode(const Scenario& s, const PassCostModel& model, InferencePrediction& p) {
   const InferenceWorkload& w = *s.inference;
-  const ServingCostModel model(s);
-  InferencePrediction p;
-  p.prefill = model.cost(prefill_shape(w.batch, w.prompt_len, s.model.sliding_window));
-  p.ttft_s = p.prefill.latency_s();
-  p.prefill_ops = model.op_times(prefill_shape(w.batch, w.prompt_len, s.model.sliding_window));
+  const SpeculativeDecoding& spec = *w.speculative;
+  const double per_step = spec.tokens_per_step();
+  const double wanted = static_cast<double>(w.output_len - 1);
+  double decode_s = 0;
+  for (double g = 0; g < wanted; g += per_step) {
+    const std::int64_t context = w.prompt_len + static_cast<std::int64_t>(g) + 1;
+    const PassShape pass = speculative_decode_pass(w.batch, context, spec.tokens, s.model.sliding_window);
+    const IterationCost step = model.cost(pass);
+    const double share = std::min(1.0, (wanted - g) / per_step);
+    decode_s += share * step.latency_s();
+    const std::vector<PassOpTime> ops = model.target().op_times(pass.target);
+    if (p.decode_passes++ == 0) {
+      p.first_decode = step;
+      p.first_draft_s = model.draft_s(pass);
+      p.decode_ops = ops;
+    } else {
+      for (std::size_t i = 0; i < ops.size() && i < p.decode_ops.size(); ++i) p.decode_ops[i].time_s += ops[i].time_s;
+    }
+  }
+  for (PassOpTime& op : p.decode_ops) op.time_s /= static_cast<double>(std::max<std::int64_t>(1, p.decode_passes));
+  return decode_s;
+}
+
+double plain_decode(const Scenario& s, const ServingCostModel& model, InferencePrediction& p) {
+  const InferenceWorkload& w = *s.inference;
   double decode_s = 0;
   // decode pass j computes the K,V of token prompt_len + j - 1 and samples token j + 1
   for (std::int64_t j = 1; j < w.output_len; ++j) {
@@ -28,6 +55,21 @@ InferencePrediction predict_inference(const Scenario& s) {
   }
   for (PassOpTime& op : p.decode_ops) op.time_s /= static_cast<double>(w.output_len - 1);
   p.decode_passes = w.output_len - 1;
+  return decode_s;
+}
+
+}  // namespace
+
+InferencePrediction predict_inference(const Scenario& s) {
+  const InferenceWorkload& w = *s.inference;
+  const PassCostModel model(s);
+  InferencePrediction p;
+  const IterationShape prefill = prefill_shape(w.batch, w.prompt_len, s.model.sliding_window);
+  // a draft model prefills the prompts too, after the served model
+  p.prefill = model.cost(PassShape{prefill, w.speculative ? prefill : IterationShape{}, {}});
+  p.ttft_s = p.prefill.latency_s();
+  p.prefill_ops = model.target().op_times(prefill);
+  const double decode_s = w.speculative ? speculative_decode(s, model, p) : plain_decode(s, model.target(), p);
   p.tpot_s = w.output_len > 1 ? decode_s / static_cast<double>(w.output_len - 1) : 0;
   p.decode_weight_bytes_per_step = p.first_decode.weight_bytes;
   p.e2e_s = p.ttft_s + decode_s;
@@ -62,7 +104,7 @@ nlohmann::json ops_json(const std::vector<PassOpTime>& ops) {
 
 }  // namespace
 
-nlohmann::json to_json(const InferencePrediction& p) {
+nlohmann::json to_json(const InferencePrediction& p, const InferenceWorkload& w) {
   nlohmann::json stages = nlohmann::json::array();
   for (const StageKvCapacity& st : p.kv.stages)
     stages.push_back({{"stage", st.stage},
@@ -75,7 +117,7 @@ nlohmann::json to_json(const InferencePrediction& p) {
                       {"blocks", st.blocks}});
   nlohmann::json prefill = pass_json(p.prefill);
   prefill["ops"] = ops_json(p.prefill_ops);
-  return {{"ttft_s", p.ttft_s},
+  nlohmann::json j = {{"ttft_s", p.ttft_s},
           {"tpot_s", p.tpot_s},
           {"output_tokens_per_s", p.output_tokens_per_s},
           {"kv_cache_bytes_per_token", p.kv_cache_bytes_per_token},
@@ -92,6 +134,16 @@ nlohmann::json to_json(const InferencePrediction& p) {
                         {"tokens", p.kv.tokens()},
                         {"limiting_stage", p.kv.limiting_stage},
                         {"stages", stages}}}};
+  if (w.speculative) {
+    const SpeculativeDecoding& spec = *w.speculative;
+    j["speculative"] = {{"method", to_string(spec.method)},
+                        {"tokens", spec.tokens},
+                        {"acceptance_rate", spec.acceptance_rate},
+                        {"tokens_per_step", spec.tokens_per_step()},
+                        {"first_step_draft_s", p.first_draft_s}};
+    if (spec.draft_model) j["speculative"]["draft_model"] = spec.draft_model->name;
+  }
+  return j;
 }
 
 }  // namespace twinsim

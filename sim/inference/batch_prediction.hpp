@@ -26,17 +26,18 @@ struct InferencePrediction {
   std::int64_t max_batch = 0;      // sequences of prompt_len + output_len the paged cache holds
   KvCapacity kv;
   IterationCost prefill;           // the prefill pass
-  IterationCost first_decode;      // the first decode pass (context prompt_len + 1)
+  IterationCost first_decode;      // the first decode pass (context prompt_len + 1), with a draft's passes
   double decode_weight_bytes_per_step = 0;  // one GPU per stage, summed over stages
   // Op by op (iteration_cost.hpp PassOpTime): the prefill pass, and the mean decode pass
   // (each op's time per call averaged over the output_len - 1 decode passes).
   std::vector<PassOpTime> prefill_ops, decode_ops;
-  std::int64_t decode_passes = 0;  // output_len - 1
+  std::int64_t decode_passes = 0;  // output_len - 1; with speculation the verify steps
+  double first_draft_s = 0;        // speculation with a draft model: its part of first_decode
 };
 
 InferencePrediction predict_inference(const Scenario& scenario);
 
 // The report's "inference" object: SCENARIO.md's keys plus the breakdown behind them.
-nlohmann::json to_json(const InferencePrediction& p);
+nlohmann::json to_json(const InferencePrediction& p, const InferenceWorkload& workload);
 
 }  // namespace twinsim

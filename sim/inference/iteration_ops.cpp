@@ -27,14 +27,18 @@ void IterationShape::add_chunk(std::int64_t cached, std::int64_t chunk, bool sam
   }
 }
 
+void IterationShape::repeat(std::int64_t times) {
+  tokens *= times, sequences *= times, sampled *= times, kv_read_tokens *= times;
+  window_kv_read_tokens *= times;
+  attention_pairs *= static_cast<double>(times);
+  window_pairs *= static_cast<double>(times);
+}
+
 IterationShape prefill_shape(std::int64_t batch, std::int64_t prompt_len, std::int64_t window) {
   IterationShape s;
   s.window = window;
   s.add_chunk(0, prompt_len, true);
-  s.tokens *= batch, s.sequences *= batch, s.sampled *= batch, s.kv_read_tokens *= batch;
-  s.window_kv_read_tokens *= batch;
-  s.attention_pairs *= static_cast<double>(batch);
-  s.window_pairs *= static_cast<double>(batch);
+  s.repeat(batch);
   return s;
 }
 
@@ -42,10 +46,7 @@ IterationShape decode_shape(std::int64_t batch, std::int64_t context, std::int64
   IterationShape s;
   s.window = window;
   s.add_chunk(context - 1, 1, true);
-  s.tokens *= batch, s.sequences *= batch, s.sampled *= batch, s.kv_read_tokens *= batch;
-  s.window_kv_read_tokens *= batch;
-  s.attention_pairs *= static_cast<double>(batch);
-  s.window_pairs *= static_cast<double>(batch);
+  s.repeat(batch);
   return s;
 }
 

@@ -36,6 +36,8 @@ struct IterationShape {
   // A prefill chunk of `chunk` tokens after `cached` tokens already in the cache; it
   // samples a token when it completes the prompt. A decode step is add_chunk(ctx - 1, 1, true).
   void add_chunk(std::int64_t cached, std::int64_t chunk, bool samples);
+  // The same sequences `times` times over (a batch of alike sequences).
+  void repeat(std::int64_t times);
 };
 
 // A batch of `batch` prompts of `prompt_len` tokens prefilled at once.

@@ -26,11 +26,14 @@ KvCapacity kv_capacity(const Scenario& s, const KvCacheConfig& config) {
     StageKvCapacity st;
     st.stage = stage;
     st.usable_bytes = static_cast<std::int64_t>(static_cast<double>(s.cluster.gpu.memory_bytes) * config.memory_utilization);
-    st.weight_bytes = inference_weight_bytes(stage_params(s.model, s.plan, stage), w.weight_dtype);
+    st.weight_bytes =
+        inference_weight_bytes(stage_params(s.model, s.plan, stage), w.weight_dtype) + draft_weight_bytes(s.plan, w);
     st.buffer_bytes = inference_buffers(s.model, s.plan, profile).total();
     st.activation_bytes = prefill_activation_bytes(s.model, s.plan, profile, stage);
     st.kv_bytes = std::max<std::int64_t>(0, st.usable_bytes - st.weight_bytes - st.buffer_bytes - st.activation_bytes);
-    st.bytes_per_token = kv_cache_bytes_per_token(s.model, stage_layers(s.model, s.plan, stage).total(), s.plan.tp, w.kv_dtype);
+    st.bytes_per_token = kv_cache_bytes_per_token(s.model, stage_layers(s.model, s.plan, stage).total(), s.plan.tp,
+                                                  w.kv_dtype) +
+                         draft_kv_bytes_per_token(s.plan, w);  // a draft's cache grows token for token with it
     const std::int64_t block_bytes = checked_mul(st.bytes_per_token, config.block_tokens);
     st.blocks = block_bytes > 0 ? st.kv_bytes / block_bytes : 0;
     if (st.blocks < cap.blocks) {

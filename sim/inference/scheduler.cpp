@@ -9,7 +9,13 @@ namespace twinsim {
 
 Scheduler::Scheduler(const std::vector<Request>& requests, BlockPool& pool, const SchedulerLimits& limits,
                      std::vector<RequestTimes>& times)
-    : requests_(requests), pool_(pool), limits_(limits), times_(times) {}
+    : requests_(requests), pool_(pool), limits_(limits), times_(times), acceptance_(limits.acceptance_seed) {}
+
+std::int64_t accepted_proposals(std::int64_t proposed, double alpha, std::mt19937_64& rng) {
+  std::int64_t accepted = 0;
+  while (accepted < proposed && static_cast<double>(rng() >> 11) * 0x1.0p-53 < alpha) ++accepted;
+  return accepted;
+}
 
 // A prefix-cache hit starts with the cached prefix in place, in blocks shared with the
 // cache (held by it, not by the sequence).
@@ -25,6 +31,14 @@ void Scheduler::enqueue(int request) {
 // The prompt plus every token sampled so far; the newest sampled one is not yet cached.
 std::int64_t Scheduler::known_tokens(const Sequence& s) const {
   return requests_[s.request].prompt_len + s.generated;
+}
+
+std::int64_t Scheduler::wanted_tokens(const Sequence& s) const {
+  const std::int64_t rest = known_tokens(s) - s.computed;
+  if (rest != 1 || limits_.speculative_tokens == 0 || s.generated == 0) return rest;  // the prompt: no proposals
+  // a decode step: propose no more tokens than the request still wants after this one
+  const std::int64_t left = requests_[s.request].output_len - s.generated - 1;
+  return 1 + std::min<std::int64_t>(limits_.speculative_tokens, left);
 }
 
 bool Scheduler::grow(Sequence& s, std::int64_t tokens) {
@@ -50,14 +64,15 @@ void Scheduler::preempt_newest() {
   waiting_.push_front(victim);
 }
 
-bool Scheduler::schedule(IterationShape& shape) {
-  shape = IterationShape{};
-  shape.window = limits_.attention_window;
+bool Scheduler::schedule(PassShape& pass) {
+  pass = PassShape{};
+  IterationShape& shape = pass.target;
+  shape.window = pass.draft_first.window = pass.draft_next.window = limits_.attention_window;
   std::int64_t budget = limits_.max_batched_tokens;
   bool preempted = false;
   for (std::size_t i = 0; i < running_.size() && budget > 0;) {
     Sequence& s = running_[i];
-    const std::int64_t n = std::min(known_tokens(s) - s.computed, budget);
+    const std::int64_t n = std::min(wanted_tokens(s), budget);
     bool fits = grow(s, n);
     while (!fits && running_.size() > i + 1) {  // free the newest sequence's blocks
       preempt_newest();
@@ -75,14 +90,23 @@ bool Scheduler::schedule(IterationShape& shape) {
   while (!preempted && budget > 0 && !waiting_.empty() &&
          static_cast<std::int64_t>(running_.size()) < limits_.max_sequences) {
     Sequence s = waiting_.front();
-    const std::int64_t n = std::min(known_tokens(s) - s.computed, budget);
+    const std::int64_t n = std::min(wanted_tokens(s), budget);
     if (!grow(s, n)) break;  // first come, first served: no skipping ahead
     waiting_.pop_front();
     running_.push_back(s);
     budget -= n;
   }
-  for (const Sequence& s : running_)
-    if (s.planned > 0) shape.add_chunk(s.computed, s.planned, s.computed + s.planned == known_tokens(s));
+  for (Sequence& s : running_) {
+    if (s.planned == 0) continue;
+    // a decode step (one known token left) planned longer verifies proposals: every position samples
+    s.verifying = s.planned > 1 && s.computed + 1 == known_tokens(s);
+    const std::int64_t own = s.verifying ? 1 : s.planned;  // what runs without speculation
+    const bool samples = s.computed + own == known_tokens(s);
+    shape.add_chunk(s.computed, s.planned, samples);
+    if (s.verifying) shape.sampled += s.planned - 1;
+    pass.draft_first.add_chunk(s.computed, own, samples);
+    if (s.verifying) pass.draft_next.add_chunk(s.computed + 1, 1, true);
+  }
   return shape.tokens > 0;
 }
 
@@ -91,8 +115,13 @@ void Scheduler::complete(double time_s) {
   for (std::size_t i = 0; i < running_.size(); ++i) {
     Sequence s = running_[i];
     if (s.planned > 0) {
-      s.computed += s.planned;
+      // a verify step keeps its token's K,V and the accepted proposals'; each is an output token
+      const std::int64_t advanced =
+          s.verifying ? 1 + accepted_proposals(s.planned - 1, limits_.acceptance_rate, acceptance_) : s.planned;
+      s.computed += advanced;
+      if (s.verifying) s.generated += advanced - 1;  // the accepted proposals; the sample below adds one
       s.planned = 0;
+      s.verifying = false;
       if (s.computed == known_tokens(s)) {  // the pass ended at the last known token: sample
         ++s.generated;
         RequestTimes& t = times_[s.request];

@@ -9,8 +9,15 @@
 //  2. then, if nothing was preempted, waiting requests are admitted in arrival order
 //     while the token budget, max_sequences and free blocks allow.
 // Several schedulers may share one BlockPool (pipeline-parallel virtual engines).
+//
+// Speculative decoding (models/speculative.hpp, vLLM's spec decode): a sequence's decode
+// step verifies K proposed tokens with its own, K + 1 positions in one chunk, holding the
+// blocks for all of them (vLLM's lookahead slots); when the pass ends, each proposal is
+// accepted in turn with chance alpha until the first rejection (a seeded draw, the same
+// on every machine), and the accepted run plus the served model's own token are kept.
 #include <cstdint>
 #include <deque>
+#include <random>
 #include <vector>
 
 #include "sim/inference/iteration_ops.hpp"
@@ -45,9 +52,26 @@ struct SchedulerLimits {
   // sequence of L tokens holds blocks for (1 - share) L + share min(L, window) tokens.
   double windowed_kv_share = 0;
 
+  int speculative_tokens = 0;       // K proposed per decode step; 0: no speculative decoding
+  double acceptance_rate = 0;       // alpha
+  std::uint64_t acceptance_seed = 1;
+
   // Blocks (of all layers' KV for block_tokens tokens) a sequence of `tokens` tokens holds.
   std::int64_t blocks_for(std::int64_t tokens) const;
 };
+
+// One pass's work. Without speculative decoding only `target` is filled. With a draft
+// model, it runs `draft_first` (the prefill chunks and one token per decoding sequence:
+// what the served model would run without speculation) and then `draft_next`
+// (one token per decoding sequence, at the same contexts) K - 1 more times.
+struct PassShape {
+  IterationShape target;
+  IterationShape draft_first, draft_next;
+};
+
+// Proposals accepted in one step: each of `proposed` in turn with chance `alpha`, up to the
+// first rejection; u from the top 53 bits of mt19937_64, as poisson_requests.
+std::int64_t accepted_proposals(std::int64_t proposed, double alpha, std::mt19937_64& rng);
 
 // What happened to one request; times in seconds from the start of the simulation.
 struct RequestTimes {
@@ -63,7 +87,7 @@ class Scheduler {
 
   void enqueue(int request);
   // Plans the next pass; false when there is nothing this scheduler can run now.
-  bool schedule(IterationShape& shape);
+  bool schedule(PassShape& shape);
   // The planned pass ended at `time_s`: sequences advance, sample, finish.
   void complete(double time_s);
 
@@ -79,7 +103,11 @@ class Scheduler {
     std::int64_t blocks = 0;     // blocks held
     std::int64_t planned = 0;    // tokens the planned pass computes
     std::int64_t shared = 0;     // of `computed`: prefix tokens in shared, cached blocks
+    bool verifying = false;      // the planned pass is a speculative decode step
   };
+  // Tokens the next pass computes for `s`: the rest of its prompt (chunked by the caller),
+  // one decode token, or that token and the proposals to verify.
+  std::int64_t wanted_tokens(const Sequence& s) const;
   std::int64_t known_tokens(const Sequence& s) const;
   bool grow(Sequence& s, std::int64_t tokens);  // takes the blocks for `tokens` more
   void preempt_newest();
@@ -90,6 +118,7 @@ class Scheduler {
   std::vector<RequestTimes>& times_;
   std::vector<Sequence> running_;  // admission order
   std::deque<Sequence> waiting_;   // arrival order; preempted ones at the front
+  std::mt19937_64 acceptance_;     // speculative decoding's draws
 };
 
 }  // namespace twinsim

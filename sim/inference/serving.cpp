@@ -10,6 +10,7 @@
 
 #include "models/checked_math.hpp"
 #include "scenario/errors.hpp"
+#include "sim/inference/speculative.hpp"
 
 namespace twinsim {
 
@@ -97,7 +98,7 @@ ServingResult run_serving(const std::vector<Request>& requests, std::int64_t kv_
     const ReadyEvent ev = ready.top();
     ready.pop();
     Scheduler& sched = schedulers[ev.engine];
-    IterationShape shape;
+    PassShape shape;
     if (!sched.schedule(shape)) {
       if (sched.unfinished() == 0) {
         idle[ev.engine] = true;
@@ -152,7 +153,12 @@ ServingResult simulate_serving(const Scenario& scenario, const std::vector<Reque
   limits.max_sequences = options.max_sequences;
   limits.attention_window = scenario.model.sliding_window;
   limits.windowed_kv_share = scenario.model.windowed_share();
-  const ServingCostModel model(scenario);
+  if (const auto& spec = scenario.inference->speculative) {
+    limits.speculative_tokens = spec->tokens;
+    limits.acceptance_rate = spec->acceptance_rate;
+    limits.acceptance_seed = options.acceptance_seed;
+  }
+  const PassCostModel model(scenario);
   const std::vector<Request> arriving = options.prefix_tokens > 0 && options.prefix_hit_rate > 0
                                             ? with_prefix_cache(requests, options.prefix_tokens, options.prefix_hit_rate,
                                                                 limits.block_tokens, options.prefix_seed)
@@ -170,7 +176,7 @@ ServingResult simulate_serving(const Scenario& scenario, const std::vector<Reque
                         "the " + std::to_string(arriving.size()) + " requests need (about 1.5M a second): simulate "
                         "fewer requests or shorter outputs, or raise it");
   return run_serving(arriving, capacity.blocks - prefix_blocks, limits, scenario.plan.pp,
-                     [&model](const IterationShape& shape) { return model.cost(shape); }, options.keep_occupancy);
+                     [&model](const PassShape& pass) { return model.cost(pass); }, options.keep_occupancy);
 }
 
 }  // namespace twinsim

@@ -54,7 +54,7 @@ struct ServingResult {
 };
 
 // Prices a pass: its time on each pipeline stage and the transfer between stages.
-using PassCostFn = std::function<IterationCost(const IterationShape&)>;
+using PassCostFn = std::function<IterationCost(const PassShape&)>;
 
 // The loop itself, with any pricing (tests give a hand-checkable one).
 // `keep_occupancy`: also keep every pass's sample (one per pass: 32 bytes each, for
@@ -78,6 +78,8 @@ struct ServeOptions {
   std::int64_t prefix_tokens = 0;
   double prefix_hit_rate = 0;
   std::uint64_t prefix_seed = 0;
+  // Seed of speculative decoding's acceptance draws (inference.speculative): serve's --seed.
+  std::uint64_t acceptance_seed = 1;
   bool keep_occupancy = true;  // every pass's KV sample (run_serving); the summary is always kept
   // Refuse, before simulating, requests that need more sequence steps than this
   // (serving_sequence_steps; 2e8 is about two minutes here); 0: no limit.

@@ -7,6 +7,7 @@
 #include "models/layer_ops.hpp"
 #include "models/op_names.hpp"
 #include "sim/memory/stage_layers.hpp"
+#include "sim/memory/weights.hpp"
 
 namespace twinsim {
 
@@ -70,6 +71,29 @@ std::int64_t prefill_activation_bytes(const ModelSpec& model, const Plan& plan,
   if (stage == plan.pp - 1)  // after the layers: their output and the last position's logits
     bytes = std::max(bytes, checked_add(stream, checked_mul(checked_mul(inference.batch, model.vocab) / plan.tp, 4)));
   return bytes;
+}
+
+namespace {
+
+const ModelSpec* draft_model(const InferenceWorkload& w) {
+  return w.speculative && w.speculative->draft_model ? &*w.speculative->draft_model : nullptr;
+}
+
+}  // namespace
+
+std::int64_t draft_weight_bytes(const Plan& plan, const InferenceWorkload& inference) {
+  const ModelSpec* draft = draft_model(inference);
+  return draft ? inference_weight_bytes(stage_params(*draft, draft_plan(plan, *draft), 0), inference.weight_dtype) : 0;
+}
+
+std::int64_t draft_kv_cache_bytes(const Plan& plan, const InferenceWorkload& inference) {
+  const ModelSpec* draft = draft_model(inference);
+  return draft ? inference_kv_cache_bytes(*draft, draft_plan(plan, *draft), inference, 0) : 0;
+}
+
+std::int64_t draft_kv_bytes_per_token(const Plan& plan, const InferenceWorkload& inference) {
+  const ModelSpec* draft = draft_model(inference);
+  return draft ? kv_cache_bytes_per_token(*draft, draft->layers, plan.tp, inference.kv_dtype) : 0;
 }
 
 }  // namespace twinsim

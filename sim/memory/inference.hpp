@@ -34,4 +34,12 @@ std::int64_t inference_kv_cache_bytes(const ModelSpec& model, const Plan& plan,
 std::int64_t prefill_activation_bytes(const ModelSpec& model, const Plan& plan,
                                       const InferenceWorkload& inference, int stage);
 
+// Speculative decoding's draft model (inference.speculative.draft_model), held on every
+// GPU beside the served model and split over the same TP group (speculation runs on one
+// pipeline stage): its weights in weight_dtype, its KV cache for the batch's
+// prompt_len + output_len tokens, and what one token adds to that cache. 0 without one.
+std::int64_t draft_weight_bytes(const Plan& plan, const InferenceWorkload& inference);
+std::int64_t draft_kv_cache_bytes(const Plan& plan, const InferenceWorkload& inference);
+std::int64_t draft_kv_bytes_per_token(const Plan& plan, const InferenceWorkload& inference);
+
 }  // namespace twinsim

@@ -51,8 +51,9 @@ StageMemory training_stage_memory(const Scenario& sc, int stage) {
 StageMemory inference_stage_memory(const Scenario& sc, int stage) {
   const InferenceWorkload& inf = *sc.inference;
   MemoryBreakdown b;
-  b.params = inference_weight_bytes(stage_params(sc.model, sc.plan, stage), inf.weight_dtype);
-  b.kv_cache = inference_kv_cache_bytes(sc.model, sc.plan, inf, stage);
+  b.params = inference_weight_bytes(stage_params(sc.model, sc.plan, stage), inf.weight_dtype) +
+             draft_weight_bytes(sc.plan, inf);
+  b.kv_cache = inference_kv_cache_bytes(sc.model, sc.plan, inf, stage) + draft_kv_cache_bytes(sc.plan, inf);
   b.activations = prefill_activation_bytes(sc.model, sc.plan, inf, stage);
   BufferBytes buffers = inference_buffers(sc.model, sc.plan, inf);
   if (sc.cluster.gpu.workspace_bytes >= 0) buffers.workspace = sc.cluster.gpu.workspace_bytes;

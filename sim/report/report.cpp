@@ -73,6 +73,13 @@ void print_inference(std::ostream& out, const nlohmann::json& inf) {
   row(out, "output tokens/s", fixed(inf["output_tokens_per_s"].get<double>(), "%.0f"));
   row(out, "KV cache bytes per token", fixed(inf["kv_cache_bytes_per_token"].get<double>(), "%.0f"));
   row(out, "max batch (paged KV)", fixed(inf["max_batch"].get<double>(), "%.0f"));
+  if (inf.contains("speculative")) {
+    const nlohmann::json& sp = inf["speculative"];
+    const std::string by = sp.contains("draft_model") ? "draft " + sp["draft_model"].get<std::string>() : "n-gram";
+    row(out, "speculative decoding",
+        by + ", " + std::to_string(sp["tokens"].get<int>()) + " proposed, " +
+            fixed(sp["tokens_per_step"].get<double>(), "%.2f") + " tokens per step");
+  }
 }
 
 }  // namespace
@@ -95,7 +102,7 @@ nlohmann::json simulate_report(const Scenario& s, const std::string& trace_path,
     report["time"] = time_json(p);
     report["throughput"] = to_json(p.throughput);
   }
-  if (s.inference) report["inference"] = to_json(predict_inference(s));
+  if (s.inference) report["inference"] = to_json(predict_inference(s), *s.inference);
   return report;
 }
 

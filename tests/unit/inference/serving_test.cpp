@@ -18,8 +18,8 @@ namespace {
 struct UnitCost {
   int stages = 1;
   std::vector<IterationShape>* log = nullptr;
-  IterationCost operator()(const IterationShape& shape) const {
-    if (log) log->push_back(shape);
+  IterationCost operator()(const PassShape& pass) const {
+    if (log) log->push_back(pass.target);
     IterationCost c;
     c.stage_s.assign(stages, 1.0);
     return c;

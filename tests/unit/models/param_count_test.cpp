@@ -47,6 +47,10 @@ TEST(ParamCount, LlamaFamiliesWithinPublishedRounding) {
   EXPECT_NEAR(total("llama3-8b") / 1e9, 8.03, 0.01);
   EXPECT_NEAR(total("llama3-70b") / 1e9, 70.55, 0.02);
   EXPECT_NEAR(total("llama3-405b") / 1e9, 405.85, 0.1);
+  // Llama 3.2 1B (HF model page 1.24B), tied head, by hand: embedding 128256 x 2048 =
+  // 262,668,288; a layer 2048 x (2048 + 2 x 512 + 2048) attention + 3 x 2048 x 8192 MLP +
+  // 2 x 2048 norms = 60,821,504, x 16 = 973,144,064; the final norm 2048
+  EXPECT_EQ(total("llama3.2-1b"), 262'668'288 + 973'144'064 + 2048);
 }
 
 TEST(ParamCount, MixtralActiveIsSmallerThanTotal) {
