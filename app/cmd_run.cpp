@@ -104,7 +104,15 @@ void add_run_command(CLI::App& app) {
                   "seconds a rank of a multi-rank job may go without progress (a peer dead or stopped) before "
                   "it ends the job naming itself and its last op (default 60; 0: no watchdog)")
       ->check(cli::number(0, 1e6));
-  cmd->callback([a] { run(*a); });
+  cmd->add_option("--metrics-port", job.metrics.port,
+                  "serve live metrics (Prometheus text format) at http://ADDRESS:P+RANK/metrics while training, "
+                  "and keep them in OUT/metrics/")
+      ->check(cli::whole(1, 65535));
+  cmd->add_option("--metrics-address", job.metrics.address, "address the metrics ports listen on (default 127.0.0.1)");
+  cmd->callback([a] {
+    a->job.metrics.dir = a->out;
+    run(*a);
+  });
 }
 
 }  // namespace twinsim

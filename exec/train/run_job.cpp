@@ -1,5 +1,6 @@
 #include "exec/train/run_job.hpp"
 
+#include <chrono>
 #include <cmath>
 #include <iomanip>
 #include <sstream>
@@ -112,13 +113,17 @@ JobOutput train(const Scenario& s, const JobOptions& o, MpiCommunicator& world, 
   // the full model exists on every rank while it is initialised and sharded (ZeRO);
   // the report's peaks are those of training
   allocator.reset_peaks();
+  RunMetrics metrics(o.metrics, groups, notes);
   profiler.align_origin(world);
   RunRecord record;
   for (int k = first_step; k < o.steps; ++k) {
     watchdog_step(k);
     inject_step_fault(fault, world.rank(), k);
+    const auto started = std::chrono::steady_clock::now();
     record.steps.push_back(trainer.step());
     const StepResult& r = record.steps.back();
+    metrics.after_step(k, std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count(), r.loss,
+                       allocator.stats());
     // fp16 only reaches here with a non-finite loss (the trainer stops fp32 and bf16 before
     // the update, Trainer::stop_if_not_finite; fp16's loss scaler skips the update): the
     // run stops before it is checkpointed; every rank holds the same loss, so all stop
@@ -155,6 +160,8 @@ JobOutput run_job(const Scenario& s, const JobOptions& o, MpiCommunicator& world
                             "); this job has " + std::to_string(world.size()));
   if (world.size() > 1) install_termination_notice(world.rank());
   const Watchdog watchdog(world.rank(), world.size() > 1 ? o.watchdog_timeout_s : 0);
+  if (!s.is_training() && o.metrics.port != 0)
+    throw std::invalid_argument("--metrics-port applies to training runs (an inference run is one static batch)");
   return s.is_training() ? train(s, o, world, progress, notes) : serve(s, o, world);
 }
 

@@ -16,6 +16,7 @@
 #include <nlohmann/json.hpp>
 
 #include "exec/runtime/mpi_communicator.hpp"
+#include "exec/train/run_metrics.hpp"
 #include "scenario/scenario.hpp"
 
 namespace twinsim::exec {
@@ -31,6 +32,7 @@ struct JobOptions {
   int keep = 1;                   // checkpoints kept: the newest N steps
   bool save_initial = false;      // also save step 0, the initial weights
   double watchdog_timeout_s = 60;  // multi-rank jobs: no progress this long ends the job; 0: off
+  MetricsOptions metrics;          // live metrics while training (run_metrics.hpp); port 0: off
 };
 
 struct JobOutput {

@@ -142,6 +142,8 @@ CASES = [
     ('run DEF --device tpu', 105, '--device: tpu not in {cpu,cuda}'),
     ('run DEF --watchdog-timeout -1', 105, '--watchdog-timeout: -1 must be a finite number >= 0 and <= 1e+06'),
     ('run DEF --watchdog-timeout inf', 105, '--watchdog-timeout: inf must be a finite number >= 0 and <= 1e+06'),
+    ('run DEF --metrics-port 0', 105, '--metrics-port: 0 must be a whole number from 1 to 65535'),
+    ('run DEF --metrics-port 8080.5', 105, '--metrics-port: 8080.5 must be a whole number from 1 to 65535'),
     ('nosuchcommand', 2, "'nosuchcommand' is not a command of twinsim; commands: simulate, memory, collective, calibrate, compare, valid"),
     ('simulate DUP_YAML', 2, 'model: is given twice in one mapping'),
     ('simulate DUP_JSON', 2, 'model: is given twice in one mapping'),
