@@ -24,12 +24,13 @@ from twinsim.api import (
     memory,
     recompute_mix,
     search,
+    serve,
     simulate,
 )
 
 __all__ = [
     "ScenarioError", "Scenario", "Report", "MemoryReport", "SearchResult", "CapacityPlan", "Comparison",
-    "load_scenario", "default_scenario", "simulate", "memory", "search", "capacity",
+    "load_scenario", "default_scenario", "simulate", "memory", "search", "serve", "capacity",
     "recompute_mix", "compare", "catalog", "describe_model",
 ]
 __version__ = "0.1.0"

@@ -202,3 +202,19 @@ def test_describe_model_from_a_dict_a_path_and_a_name(root):
         twinsim.describe_model({"model_type": "llama", "num_hidden_layers": 2, "hidden_size": 64,
                                 "num_attention_heads": 4, "num_key_value_heads": 3,
                                 "intermediate_size": 128, "vocab_size": 100})
+
+
+def test_serve_matches_the_command_and_prices_prefix_caching(root, twinsim_exe):
+    import subprocess
+    path = root / "scenarios" / "inference" / "llama2-7b-a100.yaml"
+    r = twinsim.serve(path, requests=50, rate=4, seed=3)
+    cli = json.loads(subprocess.run([str(twinsim_exe), "serve", str(path), "--requests", "50", "--rate", "4",
+                                     "--seed", "3", "--json"], capture_output=True, text=True, check=True).stdout)
+    assert r == cli  # one library call behind both
+    cached = twinsim.serve(path, requests=50, rate=4, seed=3, prefix_tokens=96, prefix_hit_rate=1)
+    assert cached["cached_prompt_tokens"] == 50 * 96
+    assert cached["ttft"]["p50_s"] < r["ttft"]["p50_s"]
+    with pytest.raises(twinsim.ScenarioError, match="rate"):
+        twinsim.serve(path, rate=0)
+    with pytest.raises(twinsim.ScenarioError, match="prefix_hit_rate"):
+        twinsim.serve(path, prefix_tokens=16, prefix_hit_rate=2)
