@@ -1,0 +1,35 @@
+# cmake -DROOT=DIR -DFOLDER=NAME -DALLOWED=a,b,c [-DSTAMP=FILE] -P CheckIncludes.cmake
+# Fails, naming each file, line and include, when a source under ROOT/FOLDER includes a
+# project header ("folder/...") from a folder not in ALLOWED; writes STAMP when all is well.
+# Run by the build for every library (cmake/IncludeRules.cmake).
+string(REPLACE "," ";" allowed "${ALLOWED}")
+file(GLOB_RECURSE sources "${ROOT}/${FOLDER}/*.cpp" "${ROOT}/${FOLDER}/*.hpp" "${ROOT}/${FOLDER}/*.cu"
+     "${ROOT}/${FOLDER}/*.cuh")
+set(bad "")
+foreach(source ${sources})
+  file(READ "${source}" text)
+  # one list element per line: first take out what CMake's lists treat specially
+  string(REPLACE ";" "<semicolon>" text "${text}")
+  string(REPLACE "[" "<open>" text "${text}")
+  string(REPLACE "]" "<close>" text "${text}")
+  string(REPLACE "\\" "<backslash>" text "${text}")
+  string(REPLACE "\n" ";" lines "${text}")
+  set(number 0)
+  foreach(line IN LISTS lines)
+    math(EXPR number "${number} + 1")
+    if(line MATCHES "^[ \t]*#[ \t]*include[ \t]*\"([A-Za-z0-9_]+)/")
+      list(FIND allowed "${CMAKE_MATCH_1}" at)
+      if(at EQUAL -1)
+        file(RELATIVE_PATH where "${ROOT}" "${source}")
+        string(STRIP "${line}" shown)
+        string(APPEND bad "\n  ${where}:${number}: ${shown} (${FOLDER}/ may include only ${ALLOWED})")
+      endif()
+    endif()
+  endforeach()
+endforeach()
+if(bad)
+  message(FATAL_ERROR "include rules broken:${bad}")
+endif()
+if(STAMP)
+  file(WRITE "${STAMP}" "ok\n")
+endif()

@@ -1,0 +1,33 @@
+# The architecture's include rules, checked by the build (issue #18 item 6): each library's
+# sources may include headers only from the folders it may depend on, so a wrong include
+# (sim/ reaching into exec/, or exec/ into sim/) fails the build, naming the file and line.
+# Every header lives under the one source root, so include paths cannot express this; a
+# scan of the folder's #include "folder/..." lines before the library compiles does.
+#
+# twinsim_include_rules(TARGET FOLDER ALLOWED...): FOLDER's own name need not be listed.
+function(twinsim_include_rules target folder)
+  set(allowed ${folder} ${ARGN})
+  string(REPLACE ";" "," allowed "${allowed}")
+  file(GLOB_RECURSE sources CONFIGURE_DEPENDS "${PROJECT_SOURCE_DIR}/${folder}/*.cpp"
+       "${PROJECT_SOURCE_DIR}/${folder}/*.hpp" "${PROJECT_SOURCE_DIR}/${folder}/*.cu" "${PROJECT_SOURCE_DIR}/${folder}/*.cuh")
+  set(stamp "${PROJECT_BINARY_DIR}/include_rules/${folder}.ok")
+  add_custom_command(OUTPUT "${stamp}"
+    COMMAND ${CMAKE_COMMAND} -DROOT=${PROJECT_SOURCE_DIR} -DFOLDER=${folder} -DALLOWED=${allowed} -DSTAMP=${stamp}
+            -P ${PROJECT_SOURCE_DIR}/cmake/CheckIncludes.cmake
+    DEPENDS ${sources} ${PROJECT_SOURCE_DIR}/cmake/CheckIncludes.cmake
+    COMMENT "Checking what ${folder}/ includes")
+  add_custom_target(${target}_include_rules DEPENDS "${stamp}")
+  add_dependencies(${target} ${target}_include_rules)
+endfunction()
+
+# The layering (DESIGN.md): models at the bottom; sim and exec side by side, neither
+# including the other; compare reads JSON only, so it shares no code with either.
+twinsim_include_rules(twinsim_models models)
+twinsim_include_rules(twinsim_hardware hardware models)
+twinsim_include_rules(twinsim_io io)
+twinsim_include_rules(twinsim_kernels kernels)
+twinsim_include_rules(twinsim_scenario scenario models hardware)
+twinsim_include_rules(twinsim_sim sim scenario models hardware io)
+twinsim_include_rules(twinsim_exec exec scenario models hardware io kernels)
+twinsim_include_rules(twinsim_compare compare models io)
+twinsim_include_rules(twinsim_calibrate calibrate exec models hardware io kernels)

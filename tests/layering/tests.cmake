@@ -1,0 +1,10 @@
+# The build's include-rule check (cmake/CheckIncludes.cmake) on a fixture that breaks the
+# rules: it must fail naming the file, the line and the rule, and pass when the rule allows it.
+add_test(NAME build.include_rules_refuse_a_wrong_include
+         COMMAND ${CMAKE_COMMAND} -DROOT=${CMAKE_CURRENT_LIST_DIR}/fixture -DFOLDER=sim -DALLOWED=sim,models
+                 -P ${PROJECT_SOURCE_DIR}/cmake/CheckIncludes.cmake)
+set_tests_properties(build.include_rules_refuse_a_wrong_include PROPERTIES
+  PASS_REGULAR_EXPRESSION "sim/reaches_exec.cpp:4: #include \"exec/runtime/communicator.hpp\" \\(sim/ may include only sim,models\\)")
+add_test(NAME build.include_rules_pass_what_they_allow
+         COMMAND ${CMAKE_COMMAND} -DROOT=${CMAKE_CURRENT_LIST_DIR}/fixture -DFOLDER=sim -DALLOWED=sim,models,exec
+                 -P ${PROJECT_SOURCE_DIR}/cmake/CheckIncludes.cmake)
