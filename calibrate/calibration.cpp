@@ -201,9 +201,15 @@ std::string hardware_yaml(const Calibration& c, const Fitted& f, const std::stri
     if (g.dtype != Dtype::fp32)
       y << "  #   " << to_string(g.dtype) << " " << g.m << "x" << g.n << "x" << g.k << " " << pass_name(g.pass) << ": "
         << fmt("%.4f", g.flops / g.seconds.median / 1e12) << " TFLOP/s, " << spread(g.seconds) << "\n";
-  if (f.link.bandwidth_Bps <= 0) return y.str() + "gpus_per_node: 64\n";
+  // ZeRO-Offload's host side: on this machine the "GPU" and the host share one DRAM, so its
+  // copies run at memcpy's bandwidth and its CPU update at the same
+  const std::string copy = fmt("%.3f", f.memory.copy_Bps / 1e9);
+  const std::string host = "# the CPU memory plan.offload_optimizer moves state to: the same DRAM, reached by memcpy\n"
+                           "host: {h2d_GBps: " + copy + ", d2h_GBps: " + copy + ", memory_bandwidth_GBps: " + copy +
+                           ", memory_GiB: " + fmt("%.2f", c.memory_GiB) + "}\n";
+  if (f.link.bandwidth_Bps <= 0) return y.str() + host + "gpus_per_node: 64\n";
   y << "  nvlink_GBps: " << fmt("%.3f", f.link.bandwidth_Bps / 1e9) << "   # = intra_node.bandwidth_GBps\n"
-    << "gpus_per_node: 64   # room for 64 ranks on this one machine\n"
+    << host << "gpus_per_node: 64   # room for 64 ranks on this one machine\n"
     << "# the slowest of " << c.link_ranks << " ranks running the same work from a barrier, behind their mean\n"
     << "# (the mean of " << c.straggler.repeats << " repeats, the expected wait; median " << fmt("%.3f", c.straggler.median)
     << ", from " << fmt("%.3f", c.straggler.min) << " to " << fmt("%.3f", c.straggler.max)

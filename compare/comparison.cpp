@@ -99,6 +99,11 @@ void compare_memory(Comparison& c, const json& simulated, const json& measured) 
     const std::string cat(category_name(m));
     c.memory.push_back({cat, {number_or_zero(sb, cat.c_str()), number_or_zero(mb, cat.c_str())}});
   }
+  const json& sm = simulated["memory"];
+  const json& mm = measured["memory"];
+  const double predicted_host = number_or_zero(sm, "host_bytes");
+  const double measured_host = mm.contains("host_breakdown") ? number_or_zero(mm["host_breakdown"], "optimizer") : 0;
+  if (predicted_host > 0 || measured_host > 0) c.host_optimizer_bytes = Pair{predicted_host, measured_host};
 }
 
 bool is_inference(const json& simulated) { return simulated.contains("inference") && !simulated.contains("time"); }
@@ -149,7 +154,9 @@ json categories_json(const std::vector<NamedPair>& cats) {
 json memory_json(const Comparison& c) {
   json mem = json::object();
   for (const NamedPair& p : c.memory) mem[p.name] = pair_json(p.value);
-  return {{"peak_bytes", pair_json(c.peak_bytes)}, {"breakdown", mem}};
+  json j = {{"peak_bytes", pair_json(c.peak_bytes)}, {"breakdown", mem}};
+  if (c.host_optimizer_bytes) j["host_optimizer_bytes"] = pair_json(*c.host_optimizer_bytes);
+  return j;
 }
 
 json inference_json(const Comparison& c) {
@@ -177,6 +184,9 @@ std::string memory_table(const Comparison& c) {
   for (const NamedPair& p : c.memory)
     out += line(mib_row, "  " + p.name, p.value.predicted / kMiB, p.value.measured / kMiB, p.value.abs_error() / kMiB,
                 percent(p.value));
+  if (const auto& h = c.host_optimizer_bytes)
+    out += line(mib_row, "host: offloaded optimizer", h->predicted / kMiB, h->measured / kMiB, h->abs_error() / kMiB,
+                percent(*h));
   return out;
 }
 
@@ -235,14 +245,7 @@ Comparison compare_reports(const json& simulated, const json& measured) {
     c.ops = op_rows(simulated_op_times(simulated), measured_op_times(measured));
     c.op_categories = categories(c.ops);
   }
-  c.peak_bytes = {at_path(simulated, "memory", "peak_bytes", "simulated").get<double>(),
-                  at_path(measured, "memory", "peak_bytes", "measured").get<double>()};
-  const json& sb = at_path(simulated, "memory", "breakdown", "simulated");
-  const json& mb = at_path(measured, "memory", "breakdown", "measured");
-  for (MemCategory m : kMemCategories) {
-    const std::string cat(category_name(m));
-    c.memory.push_back({cat, {number_or_zero(sb, cat.c_str()), number_or_zero(mb, cat.c_str())}});
-  }
+  compare_memory(c, simulated, measured);
   return c;
 }
 
@@ -253,32 +256,21 @@ json to_json(const Comparison& c) {
     ops.push_back({{"name", r.name}, {"category", op_category(r.name)}, {"calls_per_step", r.calls},
                    {"per_call_s", pair_json(r.per_call_s)}, {"per_step_s", pair_json(r.per_step_s)},
                    {"predicted_only", r.predicted_only}, {"measured_only", r.measured_only}});
-  json cats = json::object(), mem = json::object();
+  json cats = json::object();
   for (const NamedPair& p : c.op_categories) cats[p.name] = pair_json(p.value);
-  for (const NamedPair& p : c.memory) mem[p.name] = pair_json(p.value);
-  return {{"step_s", pair_json(c.step_s)},
-          {"ops", ops},
-          {"op_categories_s", cats},
-          {"memory", {{"peak_bytes", pair_json(c.peak_bytes)}, {"breakdown", mem}}}};
+  return {{"step_s", pair_json(c.step_s)}, {"ops", ops}, {"op_categories_s", cats}, {"memory", memory_json(c)}};
 }
 
 std::string format_comparison(const Comparison& c, int top_ops, const ColumnLabels& labels) {
   if (c.inference) return format_inference(c, top_ops, labels);
   std::string out;
   const char* time_row = "%-28s %12.6f %12.6f %+12.6f %9s\n";
-  const char* mib_row = "%-28s %12.3f %12.3f %+12.3f %9s\n";
   char head[160];
   std::snprintf(head, sizeof head, "%-28s %12s %12s %12s %9s\n", "", labels.a.c_str(), labels.b.c_str(),
                 labels.difference().c_str(), "error");
-  constexpr double kMiB = 1048576.0;
   out += head;
   out += line(time_row, "step (s)", c.step_s.predicted, c.step_s.measured, c.step_s.abs_error(), percent(c.step_s));
-  out += "\nmemory per GPU (MiB)\n";
-  out += line(mib_row, "peak", c.peak_bytes.predicted / kMiB, c.peak_bytes.measured / kMiB,
-              c.peak_bytes.abs_error() / kMiB, percent(c.peak_bytes));
-  for (const NamedPair& p : c.memory)
-    out += line(mib_row, "  " + p.name, p.value.predicted / kMiB, p.value.measured / kMiB, p.value.abs_error() / kMiB,
-                percent(p.value));
+  out += memory_table(c);
   if (c.ops.empty()) return out;
   out += "\ntime per step by op category (s), largest gap first\n";
   for (const NamedPair& p : c.op_categories)

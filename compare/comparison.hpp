@@ -49,6 +49,10 @@ struct Comparison {
   std::vector<NamedPair> op_categories; // "attn fwd", "mlp bwd", ...: per-step seconds, largest gap first
   Pair peak_bytes;
   std::vector<NamedPair> memory;        // params, grads, optimizer, activations, kv_cache, buffers
+  // ZeRO-Offload's optimizer states in host memory (plan.offload_optimizer), when either side
+  // has any: the simulated memory.host_bytes against the measured memory.host_breakdown.optimizer
+  // (the executor's transient host copies of gradients and weights are the breakdown's others)
+  std::optional<Pair> host_optimizer_bytes;
   std::optional<InferenceComparison> inference;  // set for inference reports
 
   // The one time a run is judged by: the step for training, TPOT for inference.

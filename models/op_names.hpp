@@ -83,6 +83,10 @@ inline constexpr const char* kDpGradReduce = "dp.grad_reduce";
 inline constexpr const char* kDpParamGather = "dp.param_gather";
 inline constexpr const char* kOptimizerStep = "optimizer.step";
 inline constexpr const char* kOptimizerZeroGrad = "optimizer.zero_grad";
+// ZeRO-Offload's copies inside optimizer.step: the reduced gradients to the host, the
+// updated weights back (the executor's names; the simulator prices them in optimizer.step)
+inline constexpr const char* kOffloadGradsToHost = "offload.grads_d2h";
+inline constexpr const char* kOffloadParamsToGpu = "offload.params_h2d";
 inline constexpr const char* kPpSend = "pp.send";
 inline constexpr const char* kPpRecv = "pp.recv";
 inline constexpr const char* kPpSendRecv = "pp.send_recv";

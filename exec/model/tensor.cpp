@@ -7,6 +7,7 @@ namespace twinsim::exec {
 
 namespace {
 TrackedAllocator* current_allocator = nullptr;
+TrackedAllocator* current_host_allocator = nullptr;
 }
 
 TrackedAllocator& model_allocator() {
@@ -15,6 +16,21 @@ TrackedAllocator& model_allocator() {
 }
 
 void set_model_allocator(TrackedAllocator* alloc) { current_allocator = alloc; }
+
+TrackedAllocator& host_allocator() {
+  static TrackedAllocator process_default;
+  return current_host_allocator ? *current_host_allocator : process_default;
+}
+
+void set_host_allocator(TrackedAllocator* alloc) { current_host_allocator = alloc; }
+
+Tensor Tensor::on_host(MemCategory category, std::size_t count, Dtype dtype, Fill fill) {
+  Tensor t;
+  if (count > 0)
+    t.buffer_ = TypedBuffer(host_allocator(), {static_cast<std::int64_t>(count)}, category,
+                            std::string(category_name(category)) + " (host)", dtype, fill);
+  return t;
+}
 
 Tensor::Tensor(MemCategory category, std::size_t count, Dtype dtype) : Tensor(category, count, dtype, Fill::zeros) {}
 

@@ -16,6 +16,12 @@ TrackedAllocator& model_allocator();
 // Points model_allocator() at `alloc` (nullptr: back to the process default).
 void set_model_allocator(TrackedAllocator* alloc);
 
+// CPU memory beside the GPU's (ZeRO-Offload's optimizer states): counted apart, so it is
+// neither in the GPU's peak nor bounded by its capacity. On the CPU executor both are the
+// same DRAM; the accounting keeps them apart as a GPU run would.
+TrackedAllocator& host_allocator();
+void set_host_allocator(TrackedAllocator* alloc);
+
 class Tensor {
  public:
   Tensor() = default;
@@ -31,6 +37,9 @@ class Tensor {
   static Tensor uninitialized_of(MemCategory category, std::size_t count) {
     return uninitialized(category, count, storage_dtype<T>());
   }
+
+  // From host_allocator() instead of the model's (the GPU's).
+  static Tensor on_host(MemCategory category, std::size_t count, Dtype dtype = Dtype::fp32, Fill fill = Fill::zeros);
 
   // Typed views (nullptr when empty); throw when the tensor holds another type.
   template <class T>

@@ -31,6 +31,7 @@ StateEstimate state_bytes(const TrainConfig& c, std::int64_t p) {
   const int moments = c.training.optimizer == Optimizer::adam ? 2 : 1;  // zero.cpp keeps m for SGD too
   const int master = c.training.precision == Dtype::fp32 ? 0 : 1;       // fp32 master copy (Micikevicius 2018 §3.1)
   e.optimizer_bytes = f * (moments + master) * (zero >= 1 ? share : p);
+  if (c.plan.offload_optimizer) e.optimizer_bytes = 0;  // on the host (zero.cpp), not in the GPU's capacity
   return e;
 }
 

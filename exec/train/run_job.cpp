@@ -73,6 +73,7 @@ JobOutput serve(const Scenario& s, const JobOptions& o, MpiCommunicator& world) 
   out.report = measured_inference_report(config, groups, record, profiler);
   out.trace = profiler.gather_chrome_trace(world);
   set_model_allocator(nullptr);
+  set_host_allocator(nullptr);
   if (world.rank() != 0) return out;  // the report and trace are rank 0's
   const nlohmann::json& m = out.report["inference"];
   std::ostringstream line;
@@ -94,6 +95,8 @@ JobOutput train(const Scenario& s, const JobOptions& o, MpiCommunicator& world, 
   note_overlaps_not_run(config.plan, world.rank(), notes);
   TrackedAllocator allocator(capacity);
   set_model_allocator(&allocator);
+  TrackedAllocator host_memory;  // plan.offload_optimizer's states: the host's, not the GPU's
+  set_host_allocator(&host_memory);
   Profiler profiler(world.rank());
   ProcessGroups groups(world, config.plan);
   const std::unique_ptr<TokenSource> data = training_tokens(s.training->data, static_cast<int>(config.model.vocab), config.seed);
@@ -113,6 +116,7 @@ JobOutput train(const Scenario& s, const JobOptions& o, MpiCommunicator& world, 
   // the full model exists on every rank while it is initialised and sharded (ZeRO);
   // the report's peaks are those of training
   allocator.reset_peaks();
+  host_memory.reset_peaks();
   RunMetrics metrics(o.metrics, groups, notes);
   profiler.align_origin(world);
   RunRecord record;
@@ -141,6 +145,7 @@ JobOutput train(const Scenario& s, const JobOptions& o, MpiCommunicator& world, 
   out.report = measured_report(config, s.cluster.gpu, groups, trainer, allocator, profiler, record);
   out.trace = profiler.gather_chrome_trace(world);
   set_model_allocator(nullptr);
+  set_host_allocator(nullptr);
   if (world.rank() != 0) return out;  // the report and trace are rank 0's
   out.report["first_step"] = first_step;  // losses[i] is step first_step + i
   std::ostringstream line;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <string>
 
+#include "exec/model/tensor.hpp"
 #include "models/head_ops.hpp"
 #include "models/layer_ops.hpp"
 
@@ -37,7 +38,10 @@ std::string rank_record(TransformerStage& stage, ProcessGroups& groups, const Tr
          {"params", unique_params(stage, groups.coords())},
          {"peak_bytes", m.total_peak},
          {"breakdown", category_json(m.at_total_peak)},
-         {"category_peaks", category_json(m.peak)}};
+         {"category_peaks", category_json(m.peak)},
+         // ZeRO-Offload's host memory (exec/model/tensor.hpp host_allocator), apart from the GPU's
+         {"host_bytes", host_allocator().stats().total_peak},
+         {"host_breakdown", category_json(host_allocator().stats().at_total_peak)}};
   return j.dump();
 }
 
@@ -75,7 +79,12 @@ json memory_json(const std::vector<json>& ranks, const GpuSpec& gpu) {
   for (const auto& [s, r] : stage_worst)
     stages.push_back({{"stage", s}, {"peak_bytes", (*r)["peak_bytes"]}, {"breakdown", (*r)["breakdown"]}});
   const std::int64_t peak = (*worst)["peak_bytes"].get<std::int64_t>();
+  const json* host = &ranks.front();
+  for (const json& r : ranks)
+    if (r["host_bytes"].get<std::int64_t>() > (*host)["host_bytes"].get<std::int64_t>()) host = &r;
   return {{"capacity_bytes", gpu.memory_bytes},
+          {"host_bytes", (*host)["host_bytes"]},
+          {"host_breakdown", (*host)["host_breakdown"]},
           {"peak_bytes", peak},
           {"fits", gpu.memory_bytes <= 0 || peak <= gpu.memory_bytes},
           {"breakdown", (*worst)["breakdown"]},

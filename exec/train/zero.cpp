@@ -27,8 +27,8 @@ Tensor copy_of(MemCategory category, const T* data, std::size_t n) {
 // The fp32 master copy of 16-bit weights (Megatron's Float16OptimizerWithFloat16Params
 // clones the 16-bit params to fp32).
 template <class T>
-Tensor widened(MemCategory category, const T* data, std::size_t n) {
-  Tensor t = Tensor::uninitialized(category, n);
+Tensor widened(MemCategory category, const T* data, std::size_t n, bool on_host = false) {
+  Tensor t = on_host ? Tensor::on_host(category, n, Dtype::fp32, Fill::uninitialized) : Tensor::uninitialized(category, n);
   float* out = t.data();
   for (std::size_t i = 0; i < n; ++i) out[i] = kernels::to_float(data[i]);
   return t;
@@ -43,7 +43,8 @@ std::int64_t ddp_bucket_elements(const TrainConfig& config, int dp) {
 
 ShardedOptimizer::ShardedOptimizer(const TrainConfig& config, std::vector<ParamBlock*> blocks, Communicator& dp,
                                    Communicator& tp, bool sequence_parallel, Profiler* profiler)
-    : c_(config), dp_(dp), tp_(tp), sp_(sequence_parallel), zero_(config.plan.zero), profiler_(profiler) {
+    : c_(config), dp_(dp), tp_(tp), sp_(sequence_parallel), zero_(config.plan.zero),
+      offload_(config.plan.offload_optimizer), profiler_(profiler) {
   const int d = dp.size();
   for (ParamBlock* b : blocks) {
     BlockShard s;
@@ -54,9 +55,15 @@ ShardedOptimizer::ShardedOptimizer(const TrainConfig& config, std::vector<ParamB
     s.hi = zero_ >= 1 ? s.lo + n / d : n;
     const std::size_t share = s.hi - s.lo;
     with_storage(storage(c_), [&]<class T>() {
-      if constexpr (!std::is_same_v<T, float>) s.master = widened(MemCategory::optimizer, b->params.as<T>() + s.lo, share);
-      s.m = Tensor(MemCategory::optimizer, share);
-      if (c_.training.optimizer == Optimizer::adam) s.v = Tensor(MemCategory::optimizer, share);
+      // ZeRO-Offload (Ren et al. 2021 §4.1): the fp32 weights the update steps (for fp32
+      // training too: DeepSpeed's fp32 partition) and the moments live on the host
+      if (offload_ || !std::is_same_v<T, float>)
+        s.master = widened(MemCategory::optimizer, b->params.as<T>() + s.lo, share, offload_);
+      const auto state = [&](std::size_t n) {
+        return offload_ ? Tensor::on_host(MemCategory::optimizer, n) : Tensor(MemCategory::optimizer, n);
+      };
+      s.m = state(share);
+      if (c_.training.optimizer == Optimizer::adam) s.v = state(share);
       if (zero_ >= 2) {
         s.grad_shard = Tensor::zeros_of<T>(MemCategory::grads, share);
         b->grads.release();  // the full grads exist only during a step's backward
@@ -173,8 +180,8 @@ void ShardedOptimizer::scale_grads(float factor) {
 
 template <class T>
 void ShardedOptimizer::update(BlockShard& s, T* params, const T* grads) {
-  float* weights = nullptr;  // fp32 storage steps the params; 16-bit storage its fp32 masters
-  if constexpr (std::is_same_v<T, float>) weights = params;
+  float* weights = nullptr;  // fp32 storage steps the params; 16-bit storage (or offload) its fp32 masters
+  if constexpr (std::is_same_v<T, float>) weights = offload_ ? s.master.data() : params;
   else weights = s.master.data();
   // the schedule's rate for this update (updates_ counts from 1), peaking at the run's lr
   OptimizerSettings schedule = c_.training.optim;
@@ -203,7 +210,27 @@ void ShardedOptimizer::update(BlockShard& s, T* params, const T* grads) {
       kernels::cpu::sgd_step(weights + i, grads + i, nullptr, static_cast<long>(b - a), cfg);
     }
   }
-  if constexpr (!std::is_same_v<T, float>) store_rounded(s.master.data(), params, s.hi - s.lo);
+  if constexpr (!std::is_same_v<T, float>)
+    if (!offload_) store_rounded(s.master.data(), params, s.hi - s.lo);
+}
+
+// ZeRO-Offload's step for one shard: its reduced gradients copied to the host, the CPU's
+// update of the host's fp32 weights and moments, the weights in the storage type copied
+// back (Ren et al. 2021 §4.2); the copies are timed apart inside optimizer.step.
+template <class T>
+void ShardedOptimizer::offloaded_update(BlockShard& s, T* params, const T* grads, std::size_t n) {
+  Tensor host_grads = Tensor::on_host(MemCategory::grads, n, storage_dtype<T>(), Fill::uninitialized);
+  {
+    OpScope op(profiler_, op_names::kOffloadGradsToHost);
+    std::copy_n(grads, n, host_grads.as<T>());
+  }
+  update(s, params, host_grads.as<T>());
+  host_grads.release();
+  Tensor host_params = Tensor::on_host(MemCategory::params, n, storage_dtype<T>(), Fill::uninitialized);
+  if constexpr (std::is_same_v<T, float>) std::copy_n(s.master.data(), n, host_params.as<T>());
+  else store_rounded(s.master.data(), host_params.as<T>(), n);
+  OpScope op(profiler_, op_names::kOffloadParamsToGpu);
+  std::copy_n(host_params.as<T>(), n, params);
 }
 
 void ShardedOptimizer::step() {
@@ -212,7 +239,9 @@ void ShardedOptimizer::step() {
     for (BlockShard& s : shards_) {
       std::size_t n = 0;
       const T* grads = reduced_grads<T>(*s.block, n);
-      update(s, zero_ == 3 ? s.param_shard.as<T>() : s.block->params.as<T>() + s.lo, grads);
+      T* params = zero_ == 3 ? s.param_shard.as<T>() : s.block->params.as<T>() + s.lo;
+      if (offload_) offloaded_update(s, params, grads, n);
+      else update(s, params, grads);
     }
   });
 }

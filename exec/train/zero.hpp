@@ -35,7 +35,7 @@ namespace twinsim::exec {
 struct BlockShard {
   ParamBlock* block = nullptr;
   std::size_t lo = 0, hi = 0;  // this rank's range of the block's flat buffers
-  Tensor master;               // fp32 master weights of [lo, hi) (16-bit storage only)
+  Tensor master;               // fp32 master weights of [lo, hi) (16-bit storage, or any with offload: on the host)
   Tensor m, v;                 // AdamW moments of [lo, hi)
   Tensor grad_shard;           // ZeRO 2/3: the reduced grads of [lo, hi), storage type
   Tensor param_shard;          // ZeRO 3: the only persistent copy of [lo, hi), storage type
@@ -98,6 +98,7 @@ class ShardedOptimizer final : public BlockHooks {
   Communicator& tp_;
   bool sp_;
   int zero_;
+  bool offload_;  // plan.offload_optimizer: the update's state on the host
   int updates_ = 0;
   Profiler* profiler_;
   std::vector<BlockShard> shards_;
@@ -123,6 +124,8 @@ class ShardedOptimizer final : public BlockHooks {
   void reduce_scatter_into_shard(BlockShard& s);
   template <class T>
   void update(BlockShard& s, T* params, const T* grads);
+  template <class T>
+  void offloaded_update(BlockShard& s, T* params, const T* grads, std::size_t n);
 };
 
 }  // namespace twinsim::exec

@@ -147,6 +147,11 @@ WeightMemory training_weight_memory(const ModelSpec& model, const Plan& plan,
     w.params += checked_mul(ceil_div(p.total(), plan.zero_hpz_partition_size), bytes.params);
   if (plan.offload_optimizer) {  // ZeRO-Offload: the fp32 weights and moments live in CPU memory
     w.host_optimizer = w.optimizer;
+    // fp32 training keeps no master copy on the GPU (the weights are the params), but the
+    // CPU's update needs its own fp32 weights (DeepSpeed's fp32 partition,
+    // single_partition_of_fp32_groups, is made in every precision): 4 bytes more per value
+    if (training.precision == Dtype::fp32 || training.precision == Dtype::tf32)
+      w.host_optimizer += w.optimizer / bytes.optimizer * 4;
     w.optimizer = 0;
   }
   // compressed gradients keep what the compression dropped, an fp32 residual per gradient

@@ -22,6 +22,9 @@ for case in results:
     if "error" in case:
         failures.append(f"{name}: {case['error']}")
         continue
+    host = case["comparison"]["memory"].get("host_optimizer_bytes")  # ZeRO-Offload's states on the host
+    if host and (host["measured"] == 0 or abs(host["predicted"] / host["measured"] - 1) > TOLERANCE):
+        failures.append(f"{name} host optimizer: predicted {host['predicted']:.0f} B, measured {host['measured']:.0f} B")
     for category, v in case["comparison"]["memory"]["breakdown"].items():
         if v["measured"] == 0 and v["predicted"] == 0:
             continue
