@@ -32,7 +32,7 @@ void run_serve(const ServeArgs& a) {
   const ServeRun run = twinsim::run_serve(s, request);
   if (!a.csv.empty()) io::write_file_whole(a.csv, [&](std::ostream& out) { write_occupancy_csv(out, run.result); });
   if (a.scenario.json) std::cout << run.json.dump(2) << "\n";
-  else print_serving(std::cout, run.summary, run.result);
+  else print_serve_run(std::cout, run);
 }
 
 }  // namespace

@@ -60,6 +60,18 @@ struct TrainingWorkload {
   std::int64_t micro_batches(int dp) const { return global_batch / (micro_batch * dp); }
 };
 
+// Prefill/decode disaggregation (DistServe, Zhong et al. 2024; Splitwise, Patel et al. 2024;
+// vLLM's disaggregated prefilling): prompts run on a pool of prefill replicas, which sample
+// each request's first token and send its K,V to a pool of decode replicas that generate
+// the rest. The scenario's plan is a decode replica's.
+struct Disaggregation {
+  int prefill_replicas = 1;
+  int prefill_tp = 0;  // 0: plan.tp
+  int decode_replicas = 1;
+  bool kv_over_nvlink = false;  // kv_link: intra_node (both pools in one node); else over the NICs
+  int prefill_tp_or(int plan_tp) const { return prefill_tp > 0 ? prefill_tp : plan_tp; }
+};
+
 struct InferenceWorkload {
   std::int64_t prompt_len = 2048;
   std::int64_t output_len = 128;
@@ -67,6 +79,7 @@ struct InferenceWorkload {
   Dtype weight_dtype = Dtype::bf16;
   Dtype kv_dtype = Dtype::bf16;
   std::optional<SpeculativeDecoding> speculative;  // none: one token per sequence per decode step
+  std::optional<Disaggregation> disaggregation;    // none: every replica prefills and decodes
 };
 
 std::string_view to_string(Optimizer o);

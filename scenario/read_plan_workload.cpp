@@ -39,6 +39,18 @@ SpeculativeDecoding read_speculative(const YAML::Node& node, const std::string& 
   return d;
 }
 
+// `inference.disaggregation` (SCENARIO.md): the two pools and the link between them.
+Disaggregation read_disaggregation(const YAML::Node& node, const std::string& path) {
+  MappingReader r(node, path);
+  Disaggregation d;
+  d.prefill_replicas = static_cast<int>(r.integer("prefill_replicas", 1, 1, 4096));
+  d.prefill_tp = static_cast<int>(r.integer("prefill_tp", 0, 1, 1024));
+  d.decode_replicas = static_cast<int>(r.integer("decode_replicas", 1, 1, 4096));
+  d.kv_over_nvlink = r.choice("kv_link", "inter_node", {"inter_node", "intra_node"}) == "intra_node";
+  r.reject_unknown();
+  return d;
+}
+
 }  // namespace
 
 Plan read_plan(const YAML::Node& node, const std::string& path) {
@@ -130,6 +142,8 @@ InferenceWorkload read_inference(const YAML::Node& node, const std::string& path
   w.weight_dtype = read_dtype(r, "weight_dtype", "bf16", dtypes);
   w.kv_dtype = read_dtype(r, "kv_dtype", "bf16", {"fp32", "fp16", "bf16", "fp8", "int8", "int4"});
   if (r.has("speculative")) w.speculative = read_speculative(r.child("speculative"), r.key_path("speculative"));
+  if (r.has("disaggregation"))
+    w.disaggregation = read_disaggregation(r.child("disaggregation"), r.key_path("disaggregation"));
   r.reject_unknown();
   return w;
 }

@@ -53,18 +53,20 @@ void resolve_world(Scenario& s) {
     throw ScenarioError("cluster.inter_node", "", "is required: the plan needs " + std::to_string(c.nodes) + " nodes");
 }
 
-// `model_key` names the model in messages ("model", or a draft model's key).
-void validate_tensor_parallel(const ModelSpec& m, const Plan& p, bool training, const std::string& model_key) {
-  require_divides("plan.tp", p.tp, model_key + ".heads", m.heads);
+// `model_key` names the model in messages ("model", or a draft model's key), `tp_key` the
+// degree ("plan.tp", or a prefill pool's).
+void validate_tensor_parallel(const ModelSpec& m, int tp, bool training, const std::string& model_key,
+                              const std::string& tp_key = "plan.tp") {
+  require_divides(tp_key, tp, model_key + ".heads", m.heads);
   // Megatron splits query groups over TP ranks; serving engines replicate KV heads instead
   if (training) {
-    require_divides("plan.tp", p.tp, model_key + ".kv_heads", m.kv_heads);
-  } else if (m.kv_heads % p.tp != 0 && p.tp % m.kv_heads != 0) {
-    throw ScenarioError("plan.tp", std::to_string(p.tp),
+    require_divides(tp_key, tp, model_key + ".kv_heads", m.kv_heads);
+  } else if (m.kv_heads % tp != 0 && tp % m.kv_heads != 0) {
+    throw ScenarioError(tp_key, std::to_string(tp),
                         "neither divides nor is a multiple of " + kv(model_key + ".kv_heads", m.kv_heads));
   }
-  require_divides("plan.tp", p.tp, model_key + ".ffn_hidden", m.ffn_hidden);
-  if (m.moe) require_divides("plan.tp", p.tp, model_key + ".moe.expert_ffn_hidden", m.moe->expert_ffn_hidden);
+  require_divides(tp_key, tp, model_key + ".ffn_hidden", m.ffn_hidden);
+  if (m.moe) require_divides(tp_key, tp, model_key + ".moe.expert_ffn_hidden", m.moe->expert_ffn_hidden);
 }
 
 // The draft model runs beside the served one on the same GPUs, split over the same TP
@@ -82,7 +84,28 @@ void validate_speculative(const Scenario& s) {
   if (d.draft_model->vocab != s.model.vocab)
     throw ScenarioError(key + ".vocab", std::to_string(d.draft_model->vocab),
                         "must equal " + kv("model.vocab", s.model.vocab) + " (the draft proposes the served model's tokens)");
-  validate_tensor_parallel(*d.draft_model, s.plan, false, key);
+  validate_tensor_parallel(*d.draft_model, s.plan.tp, false, key);
+}
+
+// The pools are replicas of one stage each (the plan is a decode replica's); a prefill
+// replica splits the model over its own TP group.
+void validate_disaggregation(const Scenario& s) {
+  const Disaggregation& d = *s.inference->disaggregation;
+  const std::string key = "inference.disaggregation";
+  for (const auto& [degree, value] : {std::pair<const char*, int>{"plan.pp", s.plan.pp}, {"plan.ep", s.plan.ep},
+                                      {"plan.dp", s.plan.dp}})
+    if (value != 1)
+      throw ScenarioError(key, "", std::string("is modelled for replicas of one stage without expert or data "
+                                               "parallelism of their own (") + degree + "=" + std::to_string(value) +
+                                       ", needs 1; the pools' replicas are " + key + "'s)");
+  const int prefill_tp = d.prefill_tp_or(s.plan.tp);
+  validate_tensor_parallel(s.model, prefill_tp, false, "model", key + ".prefill_tp");
+  const std::int64_t gpus = static_cast<std::int64_t>(d.prefill_replicas) * prefill_tp +
+                            static_cast<std::int64_t>(d.decode_replicas) * s.plan.tp;
+  if (d.kv_over_nvlink && gpus > s.cluster.gpus_per_node)
+    throw ScenarioError(key + ".kv_link", "intra_node",
+                        "needs both pools in one node: " + std::to_string(gpus) + " GPUs, the node has " +
+                            std::to_string(s.cluster.gpus_per_node));
 }
 
 void resolve_stages(Scenario& s) {
@@ -210,13 +233,14 @@ void validate_inference(const Scenario& s) {
                         "plus inference.output_len=" + std::to_string(w.output_len) +
                             " exceeds the learned position table, " + kv("model.max_seq_len", s.model.max_seq_len));
   if (w.speculative) validate_speculative(s);
+  if (w.disaggregation) validate_disaggregation(s);
 }
 
 }  // namespace
 
 void resolve_and_validate(Scenario& s) {
   resolve_world(s);
-  validate_tensor_parallel(s.model, s.plan, s.is_training(), "model");
+  validate_tensor_parallel(s.model, s.plan.tp, s.is_training(), "model");
   resolve_stages(s);
   validate_parallel_degrees(s);
   if (s.training) validate_training(s);

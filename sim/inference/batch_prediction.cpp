@@ -4,6 +4,7 @@
 
 #include "sim/memory/inference.hpp"
 #include "sim/memory/stage_layers.hpp"
+#include "sim/inference/disaggregated.hpp"
 #include "sim/inference/speculative.hpp"
 
 namespace twinsim {
@@ -60,8 +61,36 @@ double plain_decode(const Scenario& s, const ServingCostModel& model, InferenceP
 
 }  // namespace
 
+namespace {
+
+// A static batch through the two pools: the prefill replica's pass (TTFT: it samples the
+// first token), the batch's K,V sent to a decode replica, then the decode replica's passes.
+// Each pool serves batches back to back; the slower one sets the requests per second.
+InferencePrediction predict_disaggregated(const Scenario& s) {
+  const InferenceWorkload& w = *s.inference;
+  const Disaggregation& d = *w.disaggregation;
+  InferencePrediction p = predict_inference(decode_replica(s));
+  const Scenario prefill = prefill_replica(s);
+  const PassCostModel prefill_model(prefill);
+  const IterationShape prompts = prefill_shape(w.batch, w.prompt_len, s.model.sliding_window);
+  p.prefill = prefill_model.cost(PassShape{prompts, {}, {}});
+  p.prefill_ops = prefill_model.target().op_times(prompts);
+  p.ttft_s = p.prefill.latency_s();
+  p.kv_transfer_s = kv_transfer_s(s, w.batch * w.prompt_len);
+  const double decode_s = p.tpot_s * static_cast<double>(w.output_len - 1);
+  p.e2e_s = p.ttft_s + p.kv_transfer_s + decode_s;
+  p.prefill_requests_per_s = d.prefill_replicas * static_cast<double>(w.batch) / p.ttft_s;
+  p.decode_requests_per_s = decode_s > 0 ? d.decode_replicas * static_cast<double>(w.batch) / decode_s : 0;
+  p.requests_per_s = decode_s > 0 ? std::min(p.prefill_requests_per_s, p.decode_requests_per_s) : p.prefill_requests_per_s;
+  p.output_tokens_per_s = p.requests_per_s * static_cast<double>(w.output_len);
+  return p;
+}
+
+}  // namespace
+
 InferencePrediction predict_inference(const Scenario& s) {
   const InferenceWorkload& w = *s.inference;
+  if (w.disaggregation) return predict_disaggregated(s);
   const PassCostModel model(s);
   InferencePrediction p;
   const IterationShape prefill = prefill_shape(w.batch, w.prompt_len, s.model.sliding_window);
@@ -104,7 +133,7 @@ nlohmann::json ops_json(const std::vector<PassOpTime>& ops) {
 
 }  // namespace
 
-nlohmann::json to_json(const InferencePrediction& p, const InferenceWorkload& w) {
+nlohmann::json to_json(const InferencePrediction& p, const InferenceWorkload& w, int plan_tp) {
   nlohmann::json stages = nlohmann::json::array();
   for (const StageKvCapacity& st : p.kv.stages)
     stages.push_back({{"stage", st.stage},
@@ -143,6 +172,14 @@ nlohmann::json to_json(const InferencePrediction& p, const InferenceWorkload& w)
                         {"first_step_draft_s", p.first_draft_s}};
     if (spec.draft_model) j["speculative"]["draft_model"] = spec.draft_model->name;
   }
+  if (const auto& d = w.disaggregation)
+    j["disaggregation"] = {{"prefill_replicas", d->prefill_replicas},
+                           {"prefill_tp", d->prefill_tp_or(plan_tp)},
+                           {"decode_replicas", d->decode_replicas},
+                           {"decode_tp", plan_tp},
+                           {"kv_transfer_s", p.kv_transfer_s},
+                           {"prefill_requests_per_s", p.prefill_requests_per_s},
+                           {"decode_requests_per_s", p.decode_requests_per_s}};
   return j;
 }
 

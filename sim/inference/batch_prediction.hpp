@@ -33,11 +33,15 @@ struct InferencePrediction {
   std::vector<PassOpTime> prefill_ops, decode_ops;
   std::int64_t decode_passes = 0;  // output_len - 1; with speculation the verify steps
   double first_draft_s = 0;        // speculation with a draft model: its part of first_decode
+  // disaggregation: the batch's K,V from the prefill replica to the decode replica, and
+  // what each pool serves, batch after batch (requests_per_s is the smaller)
+  double kv_transfer_s = 0;
+  double prefill_requests_per_s = 0, decode_requests_per_s = 0;
 };
 
 InferencePrediction predict_inference(const Scenario& scenario);
 
 // The report's "inference" object: SCENARIO.md's keys plus the breakdown behind them.
-nlohmann::json to_json(const InferencePrediction& p, const InferenceWorkload& workload);
+nlohmann::json to_json(const InferencePrediction& p, const InferenceWorkload& workload, int plan_tp);
 
 }  // namespace twinsim

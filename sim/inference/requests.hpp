@@ -15,6 +15,9 @@ struct Request {
   // Prompt tokens whose K,V the prefix cache already holds on arrival (vLLM's automatic
   // prefix caching: whole blocks of a prefix another request computed); 0: none.
   std::int64_t cached_prefix = 0;
+  // Disaggregated decode (sim/inference/disaggregated.hpp): the prompt's K,V and the first
+  // output token arrive with the request from a prefill replica; only decoding is left.
+  bool kv_arrives = false;
 };
 
 // Marks a share `hit_rate` of the requests (a seeded draw each, the same run on any

@@ -24,8 +24,12 @@ std::int64_t SchedulerLimits::blocks_for(std::int64_t tokens) const {
 }
 
 void Scheduler::enqueue(int request) {
-  const std::int64_t cached = requests_[request].cached_prefix;
-  waiting_.push_back({request, cached, 0, 0, 0, cached});
+  const Request& r = requests_[request];
+  if (r.kv_arrives) {  // the prompt is cached and token 1 sampled: its blocks are taken on admission
+    waiting_.push_back({request, r.prompt_len, 1, 0, 0, 0});
+    return;
+  }
+  waiting_.push_back({request, r.cached_prefix, 0, 0, 0, r.cached_prefix});
 }
 
 // The prompt plus every token sampled so far; the newest sampled one is not yet cached.

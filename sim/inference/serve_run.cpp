@@ -1,6 +1,7 @@
 #include "sim/inference/serve_run.hpp"
 
 #include "scenario/errors.hpp"
+#include "sim/inference/disaggregated.hpp"
 #include "sim/inference/requests.hpp"
 
 namespace twinsim {
@@ -16,13 +17,37 @@ ServeRun run_serve(const Scenario& s, const ServeRequest& r) {
           ? poisson_requests(r.requests, r.rate_per_s, r.seed, s.inference->prompt_len, s.inference->output_len)
           : read_request_trace(r.trace_file);
   ServeRun run;
-  run.result = simulate_serving(s, requests, options);
-  run.summary = summarize(run.result);
-  run.json = to_json(run.summary, run.result);
+  if (const auto& d = s.inference->disaggregation) {
+    DisaggregatedServing split = simulate_disaggregated(s, requests, options);
+    run.result = std::move(split.result);
+    run.summary = summarize(run.result);
+    run.json = to_json(run.summary, run.result);
+    const LatencyStats transfer = latency_stats(split.transfer_s);
+    run.json["disaggregation"] = {{"prefill_replicas", d->prefill_replicas},
+                                  {"prefill_tp", d->prefill_tp_or(s.plan.tp)},
+                                  {"decode_replicas", d->decode_replicas},
+                                  {"decode_tp", s.plan.tp},
+                                  {"gpus", split.prefill_gpus + split.decode_gpus},
+                                  {"kv_transfer_s", {{"mean_s", transfer.mean_s}, {"p99_s", transfer.p99_s}}}};
+  } else {
+    run.result = simulate_serving(s, requests, options);
+    run.summary = summarize(run.result);
+    run.json = to_json(run.summary, run.result);
+  }
   run.json["arrivals"] = r.trace_file.empty()
                              ? nlohmann::json{{"poisson_rate_per_s", r.rate_per_s}, {"seed", r.seed}}
                              : nlohmann::json{{"trace_file", r.trace_file}};
   return run;
+}
+
+void print_serve_run(std::ostream& out, const ServeRun& run) {
+  print_serving(out, run.summary, run.result);
+  if (!run.json.contains("disaggregation")) return;
+  const nlohmann::json& d = run.json["disaggregation"];
+  out << "disaggregated    " << d["prefill_replicas"].get<int>() << " prefill replica(s) of TP " << d["prefill_tp"].get<int>()
+      << ", " << d["decode_replicas"].get<int>() << " decode replica(s) of TP " << d["decode_tp"].get<int>() << " ("
+      << d["gpus"].get<std::int64_t>() << " GPUs); K,V transfer " << 1e3 * d["kv_transfer_s"]["mean_s"].get<double>()
+      << " ms a request (mean); KV occupancy above: the first decode replica's\n";
 }
 
 }  // namespace twinsim

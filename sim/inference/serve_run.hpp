@@ -4,6 +4,7 @@
 // prefix cache's and speculative decoding's seeds, the simulation, its summary and the
 // JSON the command prints.
 #include <cstdint>
+#include <ostream>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -32,5 +33,8 @@ struct ServeRun {
 // Throws ScenarioError for a scenario without an inference section, and what
 // simulate_serving and read_request_trace throw.
 ServeRun run_serve(const Scenario& s, const ServeRequest& request);
+
+// The command's table (print_serving), and the pools of a disaggregated run.
+void print_serve_run(std::ostream& out, const ServeRun& run);
 
 }  // namespace twinsim

@@ -51,7 +51,7 @@ std::int64_t serving_sequence_steps(const std::vector<Request>& requests, const 
   const std::int64_t chunk = std::max<std::int64_t>(1, limits.max_batched_tokens);
   std::int64_t steps = 0;
   for (const Request& r : requests) {
-    const std::int64_t prefill = std::max<std::int64_t>(0, r.prompt_len - r.cached_prefix);
+    const std::int64_t prefill = r.kv_arrives ? 0 : std::max<std::int64_t>(0, r.prompt_len - r.cached_prefix);
     steps = checked_add(steps, checked_add(r.output_len, (prefill + chunk - 1) / chunk));
   }
   return steps;

@@ -73,6 +73,14 @@ void print_inference(std::ostream& out, const nlohmann::json& inf) {
   row(out, "output tokens/s", fixed(inf["output_tokens_per_s"].get<double>(), "%.0f"));
   row(out, "KV cache bytes per token", fixed(inf["kv_cache_bytes_per_token"].get<double>(), "%.0f"));
   row(out, "max batch (paged KV)", fixed(inf["max_batch"].get<double>(), "%.0f"));
+  if (inf.contains("disaggregation")) {
+    const nlohmann::json& d = inf["disaggregation"];
+    row(out, "disaggregated",
+        std::to_string(d["prefill_replicas"].get<int>()) + " x TP" + std::to_string(d["prefill_tp"].get<int>()) +
+            " prefill, " + std::to_string(d["decode_replicas"].get<int>()) + " x TP" +
+            std::to_string(d["decode_tp"].get<int>()) + " decode, K,V transfer " +
+            fixed(1e3 * d["kv_transfer_s"].get<double>(), "%.2f") + " ms");
+  }
   if (inf.contains("speculative")) {
     const nlohmann::json& sp = inf["speculative"];
     const std::string by = sp.contains("draft_model") ? "draft " + sp["draft_model"].get<std::string>() : "n-gram";
@@ -102,7 +110,7 @@ nlohmann::json simulate_report(const Scenario& s, const std::string& trace_path,
     report["time"] = time_json(p);
     report["throughput"] = to_json(p.throughput);
   }
-  if (s.inference) report["inference"] = to_json(predict_inference(s), *s.inference);
+  if (s.inference) report["inference"] = to_json(predict_inference(s), *s.inference, s.plan.tp);
   return report;
 }
 

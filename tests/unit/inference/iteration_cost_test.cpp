@@ -205,7 +205,7 @@ TEST(PassOps, BatchPredictionKeepsPrefillAndTheMeanDecodePass) {
   const double mean = op_named(p.decode_ops, "attn.core.fwd").time_s;
   EXPECT_LT(first, mean);
   EXPECT_LT(mean, last);
-  const nlohmann::json j = to_json(p, *s.inference);
+  const nlohmann::json j = to_json(p, *s.inference, s.plan.tp);
   EXPECT_EQ(j["prefill"]["ops"].size(), p.prefill_ops.size());
   EXPECT_EQ(j["decode"]["passes"], 32);
   EXPECT_EQ(j["decode"]["ops"][0]["name"], "embedding.lookup.fwd");
