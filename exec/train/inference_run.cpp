@@ -113,6 +113,8 @@ void validate(const InferenceConfig& c) {
     refuse("inference.batch, prompt_len and output_len must be at least 1");
   if (c.workload.speculative)
     refuse("inference.speculative: the executor decodes one token per step (speculative decoding is simulated only)");
+  if (c.workload.disaggregation)
+    refuse("inference.disaggregation: the executor prefills and decodes on the same ranks (disaggregation is simulated only)");
 }
 
 InferenceRecord run_inference(const InferenceConfig& c, ProcessGroups& groups, const TokenSource& prompts,
