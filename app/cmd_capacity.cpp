@@ -22,6 +22,8 @@ struct CapacityArgs {
   bool serve = false;
   double rate = 0;
   double ttft_p99 = 0;
+  double tpot_p99 = 0;
+  bool disaggregate = false;
   std::int64_t prompt_len = 1024, output_len = 256;
   bool json = false;
 };
@@ -29,6 +31,8 @@ struct CapacityArgs {
 void run_capacity(const CapacityArgs& a) {
   if (a.serve) {
     ServingCapacityRequest r{a.request.model, a.request.gpu, a.rate, a.ttft_p99, a.prompt_len, a.output_len};
+    r.tpot_p99_s = a.tpot_p99;
+    r.disaggregate = a.disaggregate;
     const ServingCapacityPlan p = plan_serving_capacity(r);
     if (a.json) std::cout << to_json(r, p).dump(2) << "\n";
     else print_serving_capacity(std::cout, r, p);
@@ -61,12 +65,15 @@ void add_capacity_command(CLI::App& app) {
   cmd->add_option("--rate", a->rate, "serving: requests per second")->check(cli::number(1e-6, 1e9));
   cmd->add_option("--ttft-p99", a->ttft_p99, "serving: p99 time-to-first-token target, seconds")
       ->check(cli::number(0, 1e6, true));
+  cmd->add_option("--tpot-p99", a->tpot_p99, "serving: p99 time-per-output-token target, seconds (default: none)")
+      ->check(cli::number(0, 1e6, true));
+  cmd->add_flag("--disaggregate", a->disaggregate, "serving: also try prefill/decode disaggregated deployments");
   cmd->add_option("--prompt-len", a->prompt_len, "serving: prompt tokens per request")
       ->check(cli::whole(1, std::int64_t{1} << 24));
   cmd->add_option("--output-len", a->output_len, "serving: output tokens per request")
       ->check(cli::whole(1, std::int64_t{1} << 24));
   // and serving's only with --serve
-  for (const char* serving_only : {"--rate", "--ttft-p99", "--prompt-len", "--output-len"})
+  for (const char* serving_only : {"--rate", "--ttft-p99", "--tpot-p99", "--disaggregate", "--prompt-len", "--output-len"})
     cmd->get_option(serving_only)->needs(serve);
   cmd->add_flag("--json", a->json, "print JSON");
   cmd->callback([a] {

@@ -77,14 +77,24 @@ nlohmann::json to_json(const CapacityRequest& r, const CapacityPlan& p) {
 
 namespace twinsim {
 
+namespace {
+
+nlohmann::json deployment_json(const ServingDeployment& d) {
+  nlohmann::json j = {{"tp", d.tp}, {"replicas", d.replicas}, {"gpus", d.gpus()},
+                      {"ttft_p99_s", d.ttft_p99_s}, {"tpot_p99_s", d.tpot_p99_s}, {"disaggregated", d.disaggregated}};
+  if (d.disaggregated) j["prefill"] = {{"tp", d.prefill_tp}, {"replicas", d.prefill_replicas}};
+  return j;
+}
+
+}  // namespace
+
 nlohmann::json to_json(const ServingCapacityRequest& r, const ServingCapacityPlan& p) {
   nlohmann::json tried = nlohmann::json::array();
-  for (const ServingDeployment& d : p.tried) tried.push_back({{"tp", d.tp}, {"replicas", d.replicas}, {"ttft_p99_s", d.ttft_p99_s}});
+  for (const ServingDeployment& d : p.tried) tried.push_back(deployment_json(d));
   nlohmann::json j = {{"model", r.model}, {"gpu", r.gpu}, {"node_type", p.node_type}, {"rate_per_s", r.rate_per_s},
                       {"ttft_p99_target_s", r.ttft_p99_s}, {"feasible", p.best.has_value()}, {"tried", tried}};
-  if (p.best)
-    j["deployment"] = {{"tp", p.best->tp}, {"replicas", p.best->replicas}, {"gpus", p.best->gpus()},
-                       {"ttft_p99_s", p.best->ttft_p99_s}};
+  if (r.tpot_p99_s > 0) j["tpot_p99_target_s"] = r.tpot_p99_s;
+  if (p.best) j["deployment"] = deployment_json(*p.best);
   return j;
 }
 

@@ -124,14 +124,24 @@ void print_capacity(std::ostream& out, const CapacityRequest& r, const CapacityP
 
 
 void print_serving_capacity(std::ostream& out, const ServingCapacityRequest& r, const ServingCapacityPlan& p) {
+  const std::string targets = "p99 TTFT " + nlohmann::json(r.ttft_p99_s).dump() + " s" +
+                              (r.tpot_p99_s > 0 ? " and p99 TPOT " + nlohmann::json(r.tpot_p99_s).dump() + " s" : "");
   if (!p.best) {
-    out << "no deployment of up to " << r.max_replicas << " replicas meets p99 TTFT " << r.ttft_p99_s << " s\n";
+    out << "no deployment of up to " << r.max_replicas << " replicas" << (r.disaggregate ? " per pool" : "")
+        << " meets " << targets << "\n";
     return;
   }
-  // the TTFT in full, as the JSON writes it
-  out << "smallest deployment: " << p.best->gpus() << " x " << r.gpu << " = " << p.best->replicas
-      << " replica(s) of tp=" << p.best->tp << ", p99 TTFT " << nlohmann::json(p.best->ttft_p99_s) << " s at "
-      << r.rate_per_s << " requests/s (" << r.prompt_len << " prompt + " << r.output_len << " output tokens)\n";
+  const ServingDeployment& d = *p.best;
+  // the latencies in full, as the JSON writes them
+  out << "smallest deployment: " << d.gpus() << " x " << r.gpu << " = ";
+  if (d.disaggregated)
+    out << d.prefill_replicas << " prefill replica(s) of tp=" << d.prefill_tp << " + " << d.replicas
+        << " decode replica(s) of tp=" << d.tp << " (disaggregated)";
+  else
+    out << d.replicas << " replica(s) of tp=" << d.tp;
+  out << ", p99 TTFT " << nlohmann::json(d.ttft_p99_s) << " s, p99 TPOT " << nlohmann::json(d.tpot_p99_s) << " s at "
+      << r.rate_per_s << " requests/s (" << r.prompt_len << " prompt + " << r.output_len << " output tokens); target "
+      << targets << "\n";
 }
 
 }  // namespace twinsim

@@ -5,6 +5,7 @@
 #include "scenario/build.hpp"
 #include "scenario/errors.hpp"
 #include "scenario/load.hpp"
+#include "sim/inference/disaggregated.hpp"
 #include "sim/inference/requests.hpp"
 #include "sim/inference/serving.hpp"
 #include "sim/inference/serving_report.hpp"
@@ -14,8 +15,10 @@ namespace twinsim {
 
 namespace {
 
-// One replica of tp GPUs serving the model; none when tp does not split it.
-std::optional<Scenario> replica(const ServingCapacityRequest& r, const std::string& node, int tp) {
+// One replica of tp GPUs serving the model; none when tp does not split it. With
+// `disaggregated`, a decode replica of tp beside prefill replicas of prefill_tp.
+std::optional<Scenario> replica(const ServingCapacityRequest& r, const std::string& node, int tp,
+                                std::optional<Disaggregation> disaggregated = std::nullopt) {
   Scenario s;
   s.model = catalog_model(r.model);
   s.cluster = catalog_cluster(node);
@@ -24,6 +27,7 @@ std::optional<Scenario> replica(const ServingCapacityRequest& r, const std::stri
   w.prompt_len = r.prompt_len;
   w.output_len = r.output_len;
   w.batch = 1;
+  w.disaggregation = disaggregated;
   s.inference = w;
   try {
     return validated_scenario(s);
@@ -32,36 +36,86 @@ std::optional<Scenario> replica(const ServingCapacityRequest& r, const std::stri
   }
 }
 
+bool meets(const ServingCapacityRequest& r, const ServingDeployment& d) {
+  return d.ttft_p99_s <= r.ttft_p99_s && (r.tpot_p99_s <= 0 || d.tpot_p99_s <= r.tpot_p99_s);
+}
+
+bool smaller(const ServingDeployment& d, const std::optional<ServingDeployment>& best) {
+  return !best || d.gpus() < best->gpus();
+}
+
+// Colocated: TP doubles from 1 to a node; for each, replicas (each serving rate / replicas
+// of the stream) grow until the targets are met or a smaller deployment is already known.
+void try_colocated(const ServingCapacityRequest& r, ServingCapacityPlan& plan, int gpus_per_node) {
+  for (int tp = 1; tp <= gpus_per_node; tp *= 2) {
+    const std::optional<Scenario> s = replica(r, plan.node_type, tp);
+    if (!s) continue;
+    for (int replicas = 1; replicas <= r.max_replicas; ++replicas) {
+      ServingDeployment d{tp, replicas};
+      if (!smaller(d, plan.best)) break;
+      const auto requests = poisson_requests(r.requests, r.rate_per_s / replicas, 1, r.prompt_len, r.output_len);
+      ServeOptions options;
+      options.keep_occupancy = false;  // only the latencies are read
+      try {
+        const ServingSummary sum = summarize(simulate_serving(*s, requests, options));
+        d.ttft_p99_s = sum.ttft.p99_s, d.tpot_p99_s = sum.tpot.p99_s;
+      } catch (const std::invalid_argument&) {
+        break;  // weights leave no room for the KV cache at this tp
+      }
+      plan.tried.push_back(d);
+      if (meets(r, d)) {
+        plan.best = d;
+        break;
+      }
+    }
+  }
+}
+
+// Disaggregated: for each prefill TP and decode TP, one replica of each to start; while the
+// TTFT target fails a prefill replica is added (TTFT is the prefill pool's), while the
+// TPOT target fails a decode replica, until both are met or a smaller deployment is known.
+void try_disaggregated(const ServingCapacityRequest& r, ServingCapacityPlan& plan, int gpus_per_node) {
+  const auto requests = poisson_requests(r.requests, r.rate_per_s, 1, r.prompt_len, r.output_len);
+  for (int prefill_tp = 1; prefill_tp <= gpus_per_node; prefill_tp *= 2)
+    for (int tp = 1; tp <= gpus_per_node; tp *= 2) {
+      Disaggregation pools;
+      pools.prefill_tp = prefill_tp;
+      while (pools.prefill_replicas <= r.max_replicas && pools.decode_replicas <= r.max_replicas) {
+        ServingDeployment d{tp, pools.decode_replicas, 0, 0, true, prefill_tp, pools.prefill_replicas};
+        if (!smaller(d, plan.best)) break;
+        const std::optional<Scenario> s = replica(r, plan.node_type, tp, pools);
+        if (!s) break;  // a TP that does not split the model
+        ServeOptions options;
+        options.keep_occupancy = false;
+        try {
+          const ServingSummary sum = summarize(simulate_disaggregated(*s, requests, options).result);
+          d.ttft_p99_s = sum.ttft.p99_s, d.tpot_p99_s = sum.tpot.p99_s;
+        } catch (const std::invalid_argument&) {
+          break;  // no room for the KV cache on one of the pools
+        }
+        plan.tried.push_back(d);
+        if (meets(r, d)) {
+          plan.best = d;
+          break;
+        }
+        if (d.ttft_p99_s > r.ttft_p99_s) ++pools.prefill_replicas;
+        else ++pools.decode_replicas;
+      }
+    }
+}
+
 }  // namespace
 
 ServingCapacityPlan plan_serving_capacity(const ServingCapacityRequest& r) {
   if (!(r.rate_per_s > 0)) throw ScenarioError("--rate", std::to_string(r.rate_per_s), "must be positive with --serve");
   if (!(r.ttft_p99_s > 0))
     throw ScenarioError("--ttft-p99", std::to_string(r.ttft_p99_s), "must be positive with --serve");
+  if (r.tpot_p99_s < 0) throw ScenarioError("--tpot-p99", std::to_string(r.tpot_p99_s), "must be positive");
   ServingCapacityPlan plan;
   plan.node_type = node_type_for_gpu(r.gpu);
-  const ClusterSpec cluster = catalog_node(plan.node_type);
-  for (int tp = 1; tp <= cluster.gpus_per_node; tp *= 2) {
-    const std::optional<Scenario> s = replica(r, plan.node_type, tp);
-    if (!s) continue;
-    for (int replicas = 1; replicas <= r.max_replicas; ++replicas) {
-      if (plan.best && static_cast<std::int64_t>(tp) * replicas >= plan.best->gpus()) break;
-      const auto requests = poisson_requests(r.requests, r.rate_per_s / replicas, 1, r.prompt_len, r.output_len);
-      ServeOptions options;
-      options.keep_occupancy = false;  // only the TTFT is read
-      double p99 = 0;
-      try {
-        p99 = summarize(simulate_serving(*s, requests, options)).ttft.p99_s;
-      } catch (const std::invalid_argument&) {
-        break;  // weights leave no room for the KV cache at this tp
-      }
-      plan.tried.push_back({tp, replicas, p99});
-      if (p99 <= r.ttft_p99_s) {
-        plan.best = plan.tried.back();
-        break;
-      }
-    }
-  }
+  const int gpus_per_node = catalog_node(plan.node_type).gpus_per_node;
+  try_colocated(r, plan, gpus_per_node);
+  if (r.disaggregate) try_disaggregated(r, plan, gpus_per_node);
   return plan;
 }
 

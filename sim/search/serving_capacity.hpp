@@ -1,9 +1,13 @@
 #pragma once
 // `twinsim capacity --serve`: the smallest serving deployment (TP x replicas, one replica
 // per TP group, the stream shared evenly: plan.dp replicas serve independent streams,
-// sim/inference/serving.hpp) whose simulated p99 time to first token meets a target at a
-// request rate. TP doubles from 1 to a node; for each, replicas grow until the target is
-// met or a smaller deployment is already known.
+// sim/inference/serving.hpp) whose simulated p99 time to first token (and, when given, p99
+// time per output token) meets its target at a request rate. TP doubles from 1 to a node;
+// for each, replicas grow until the targets are met or a smaller deployment is already
+// known. With `disaggregate`, prefill/decode disaggregated deployments
+// (sim/inference/disaggregated.hpp) compete too: for each prefill TP and decode TP, the
+// pool whose target fails grows by a replica; ties in GPUs go to the colocated deployment,
+// tried first.
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -17,13 +21,20 @@ struct ServingCapacityRequest {
   double ttft_p99_s = 0;   // the target
   std::int64_t prompt_len = 1024, output_len = 256;
   std::int64_t requests = 300;  // simulated per deployment
-  int max_replicas = 64;
+  int max_replicas = 64;       // per pool
+  double tpot_p99_s = 0;       // 0: no TPOT target
+  bool disaggregate = false;   // also try prefill/decode disaggregated deployments
 };
 
 struct ServingDeployment {
-  int tp = 1, replicas = 1;
+  int tp = 1, replicas = 1;  // disaggregated: the decode pool's
   double ttft_p99_s = 0;
-  std::int64_t gpus() const { return static_cast<std::int64_t>(tp) * replicas; }
+  double tpot_p99_s = 0;
+  bool disaggregated = false;
+  int prefill_tp = 0, prefill_replicas = 0;  // disaggregated only
+  std::int64_t gpus() const {
+    return static_cast<std::int64_t>(tp) * replicas + static_cast<std::int64_t>(prefill_tp) * prefill_replicas;
+  }
 };
 
 struct ServingCapacityPlan {

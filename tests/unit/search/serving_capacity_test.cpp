@@ -46,6 +46,46 @@ TEST(ServingCapacity, TheSmallestDeploymentThatMeetsTheTargetWins) {
     if (d.ttft_p99_s <= target) EXPECT_GE(d.gpus(), p.best->gpus()) << "tp" << d.tp << " x " << d.replicas;
 }
 
+TEST(ServingCapacity, ATpotTargetIsMetToo) {
+  const ServingCapacityPlan ttft_only = plan_serving_capacity(llama3_8b_h100(8, 10));
+  ServingCapacityRequest r = llama3_8b_h100(8, 10);
+  r.tpot_p99_s = 0.9 * ttft_only.best->tpot_p99_s;  // tighter than what the TTFT-only answer gives
+  const ServingCapacityPlan p = plan_serving_capacity(r);
+  ASSERT_TRUE(p.best.has_value());
+  EXPECT_LE(p.best->tpot_p99_s, r.tpot_p99_s);
+  EXPECT_LE(p.best->ttft_p99_s, r.ttft_p99_s);
+  EXPECT_GT(p.best->gpus(), ttft_only.best->gpus());
+}
+
+TEST(ServingCapacity, DisaggregatedDeploymentsCompeteAndGrowTheFailingPool) {
+  ServingCapacityRequest r = llama3_8b_h100(20, 1e-6);  // impossible: every candidate is tried
+  r.max_replicas = 2;
+  r.disaggregate = true;
+  const ServingCapacityPlan p = plan_serving_capacity(r);
+  EXPECT_FALSE(p.best.has_value());
+  int disaggregated = 0;
+  for (std::size_t i = 0; i < p.tried.size(); ++i) {
+    const ServingDeployment& d = p.tried[i];
+    if (!d.disaggregated) continue;
+    ++disaggregated;
+    EXPECT_EQ(d.gpus(), d.prefill_tp * d.prefill_replicas + d.tp * d.replicas);
+    // the TTFT failed: the next try of the same TPs has one more prefill replica
+    if (i + 1 < p.tried.size() && p.tried[i + 1].disaggregated && p.tried[i + 1].tp == d.tp &&
+        p.tried[i + 1].prefill_tp == d.prefill_tp) {
+      EXPECT_EQ(p.tried[i + 1].prefill_replicas, d.prefill_replicas + 1);
+      EXPECT_EQ(p.tried[i + 1].replicas, d.replicas);
+    }
+  }
+  EXPECT_EQ(disaggregated, 4 * 4 * 2);  // prefill TP x decode TP (1..8) x prefill replicas 1..2
+  // a target between: the answer is no larger than the colocated-only one
+  r.ttft_p99_s = 0.5, r.tpot_p99_s = 0.05;
+  const ServingCapacityPlan both = plan_serving_capacity(r);
+  r.disaggregate = false;
+  const ServingCapacityPlan colocated = plan_serving_capacity(r);
+  ASSERT_TRUE(both.best.has_value());
+  if (colocated.best) EXPECT_LE(both.best->gpus(), colocated.best->gpus());
+}
+
 TEST(ServingCapacity, ANonPositiveRateOrTargetIsRefused) {
   EXPECT_THROW(plan_serving_capacity(llama3_8b_h100(0, 1)), ScenarioError);
   EXPECT_THROW(plan_serving_capacity(llama3_8b_h100(1, 0)), ScenarioError);
