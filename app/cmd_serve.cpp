@@ -70,6 +70,9 @@ void add_serve_command(CLI::App& app) {
                   "share of requests that find the prefix cached (default 1 with --prefix-tokens)")
       ->check(cli::number(0, 1))
       ->needs(prefix);
+  cmd->add_option("--router", a->request.router,
+                  "serve all plan.dp replicas behind a router: round_robin | least_loaded (default: one replica, "
+                  "the rate its own)");
   cmd->callback([a] { run_serve(*a); });
 }
 

@@ -12,6 +12,11 @@ ServeRun run_serve(const Scenario& s, const ServeRequest& r) {
   if (options.prefix_tokens > 0) options.prefix_hit_rate = r.prefix_hit_rate;
   options.prefix_seed = r.seed;
   options.acceptance_seed = r.seed;  // inference.speculative's draws
+  if (!r.router.empty()) {
+    if (!parse_router(r.router, options.replicas.router))
+      throw ScenarioError("--router", r.router, "must be round_robin or least_loaded");
+    options.replicas.replicas = s.plan.dp;
+  }
   const std::vector<Request> requests =
       r.trace_file.empty()
           ? poisson_requests(r.requests, r.rate_per_s, r.seed, s.inference->prompt_len, s.inference->output_len)
@@ -33,6 +38,8 @@ ServeRun run_serve(const Scenario& s, const ServeRequest& r) {
     run.result = simulate_serving(s, requests, options);
     run.summary = summarize(run.result);
     run.json = to_json(run.summary, run.result);
+    run.json["replicas"] = {{"count", options.replicas.replicas},
+                            {"router", r.router.empty() ? "none" : std::string(to_string(options.replicas.router))}};
   }
   run.json["arrivals"] = r.trace_file.empty()
                              ? nlohmann::json{{"poisson_rate_per_s", r.rate_per_s}, {"seed", r.seed}}

@@ -21,6 +21,9 @@ struct ServeRequest {
   std::uint64_t seed = 0;        // arrivals, prefix-cache hits and speculative acceptance draws
   std::string trace_file;        // non-empty: the arrivals instead (requests, rate and seed unused for them)
   double prefix_hit_rate = 1.0;  // with options.prefix_tokens: every request hits unless told otherwise
+  // round_robin | least_loaded: all plan.dp replicas behind a router of that policy; empty:
+  // one replica (the figures are one replica's, as before routers existed)
+  std::string router;
   ServeOptions options;
 };
 

@@ -57,22 +57,35 @@ std::int64_t serving_sequence_steps(const std::vector<Request>& requests, const 
   return steps;
 }
 
+std::string_view to_string(Router r) { return r == Router::round_robin ? "round_robin" : "least_loaded"; }
+
+bool parse_router(std::string_view name, Router& out) {
+  if (name == "round_robin") out = Router::round_robin;
+  else if (name == "least_loaded") out = Router::least_loaded;
+  else return false;
+  return true;
+}
+
 ServingResult run_serving(const std::vector<Request>& requests, std::int64_t kv_blocks, const SchedulerLimits& limits,
-                          int pipeline_stages, const PassCostFn& cost, bool keep_occupancy) {
+                          int pipeline_stages, const PassCostFn& cost, bool keep_occupancy, const ReplicaSet& set) {
   check_requests_fit(requests, kv_blocks, limits);
+  const int replicas = std::max(1, set.replicas);
   ServingResult result;
   result.requests = requests;
   result.times.assign(requests.size(), RequestTimes{});
-  result.total_blocks = kv_blocks;
+  result.total_blocks = kv_blocks * replicas;
   result.block_tokens = limits.block_tokens;
-  BlockPool pool(kv_blocks);
-  const int engines = std::max(1, pipeline_stages);
+  // each replica has its own cache and its own pipeline of `stages` virtual engines;
+  // engine e belongs to replica e / stages and runs on that replica's stages
+  std::vector<BlockPool> pools(replicas, BlockPool(kv_blocks));
+  const int stages = std::max(1, pipeline_stages);
+  const int engines = replicas * stages;
   std::vector<Scheduler> schedulers;
   schedulers.reserve(engines);
-  for (int e = 0; e < engines; ++e) schedulers.emplace_back(result.requests, pool, limits, result.times);
+  for (int e = 0; e < engines; ++e) schedulers.emplace_back(result.requests, pools[e / stages], limits, result.times);
   std::vector<bool> idle(engines, true);
   std::vector<bool> blocked(engines, false);  // has requests, but the blocks are held by other engines
-  std::vector<double> stage_free(engines, 0.0);
+  std::vector<double> stage_free(engines, 0.0);  // [replica * stages + stage]
   std::priority_queue<ReadyEvent, std::vector<ReadyEvent>, std::greater<>> ready;
   std::size_t next_arrival = 0;
   std::int64_t waiting = 0, running = 0;
@@ -80,13 +93,33 @@ ServingResult run_serving(const std::vector<Request>& requests, std::int64_t kv_
     waiting = running = 0;
     for (const Scheduler& s : schedulers) waiting += s.waiting(), running += s.running();
   };
+  auto used_blocks = [&] {
+    std::int64_t used = 0;
+    for (const BlockPool& p : pools) used += p.used();
+    return used;
+  };
+  int last_replica = replicas - 1;  // the first request goes to replica 0
+  auto unfinished = [&](int replica) {
+    std::int64_t n = 0;
+    for (int e = replica * stages; e < (replica + 1) * stages; ++e) n += schedulers[e].unfinished();
+    return n;
+  };
 
   while (next_arrival < requests.size() || !ready.empty()) {
     const double arrival = next_arrival < requests.size() ? requests[next_arrival].arrival_s
                                                           : std::numeric_limits<double>::infinity();
     if (ready.empty() || arrival <= ready.top().time_s) {  // an arrival comes first
-      int target = 0;
-      for (int e = 1; e < engines; ++e)
+      // round robin: in turn; least loaded: the fewest unfinished, ties in turn from the last
+      // replica chosen (so equal replicas share the stream as round robin does)
+      int replica = (last_replica + 1) % replicas;
+      if (set.router == Router::least_loaded)
+        for (int k = 1; k < replicas; ++k) {
+          const int r = (last_replica + 1 + k) % replicas;
+          if (unfinished(r) < unfinished(replica)) replica = r;
+        }
+      last_replica = replica;
+      int target = replica * stages;  // its virtual engine with the fewest unfinished (vLLM add_request)
+      for (int e = target + 1; e < (replica + 1) * stages; ++e)
         if (schedulers[e].unfinished() < schedulers[target].unfinished()) target = e;
       schedulers[target].enqueue(static_cast<int>(next_arrival++));
       if (idle[target]) {
@@ -111,20 +144,22 @@ ServingResult run_serving(const std::vector<Request>& requests, std::int64_t kv_
       continue;
     }
     count_queues();
-    if (keep_occupancy) result.occupancy.push_back({ev.time_s, pool.used(), running, waiting});
+    const std::int64_t used = used_blocks();
+    if (keep_occupancy) result.occupancy.push_back({ev.time_s, used, running, waiting});
     OccupancySummary& o = result.occupancy_summary;
     if (result.passes == 0) o.first_pass_s = ev.time_s;
     else o.used_block_seconds += static_cast<double>(o.last_used_blocks) * std::max(0.0, ev.time_s - o.last_pass_s);
     o.last_pass_s = ev.time_s;
-    o.last_used_blocks = pool.used();
-    o.peak_used_blocks = std::max(o.peak_used_blocks, pool.used());
+    o.last_used_blocks = used;
+    o.peak_used_blocks = std::max(o.peak_used_blocks, used);
     const IterationCost c = cost(shape);
     double t = ev.time_s;
-    for (int st = 0; st < engines; ++st) {  // the pass crosses the stages in turn
+    const int first = ev.engine / stages * stages;  // its replica's stages
+    for (int st = 0; st < stages; ++st) {  // the pass crosses the stages in turn
       const double stage_s = st < static_cast<int>(c.stage_s.size()) ? c.stage_s[st] : 0.0;
       if (st > 0) t += c.p2p_s;
-      t = std::max(t, stage_free[st]) + stage_s;
-      stage_free[st] = t;
+      t = std::max(t, stage_free[first + st]) + stage_s;
+      stage_free[first + st] = t;
     }
     result.busy_s += c.latency_s();
     ++result.passes;
@@ -176,7 +211,8 @@ ServingResult simulate_serving(const Scenario& scenario, const std::vector<Reque
                         "the " + std::to_string(arriving.size()) + " requests need (about 1.5M a second): simulate "
                         "fewer requests or shorter outputs, or raise it");
   return run_serving(arriving, capacity.blocks - prefix_blocks, limits, scenario.plan.pp,
-                     [&model](const PassShape& pass) { return model.cost(pass); }, options.keep_occupancy);
+                     [&model](const PassShape& pass) { return model.cost(pass); }, options.keep_occupancy,
+                     options.replicas);
 }
 
 }  // namespace twinsim

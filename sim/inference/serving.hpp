@@ -16,6 +16,7 @@
 // free. Here the engines share one pool of KV blocks.
 #include <cstdint>
 #include <functional>
+#include <string_view>
 #include <vector>
 
 #include "scenario/scenario.hpp"
@@ -53,14 +54,30 @@ struct ServingResult {
   double busy_s = 0;  // sum of pass latencies
 };
 
+// How a request picks its replica among several: in arrival order in turn, or the one
+// with the fewest unfinished requests (ties in turn, from the replica after the last one
+// chosen), the two policies of vLLM's production-stack router and SGLang's router.
+enum class Router { round_robin, least_loaded };
+std::string_view to_string(Router r);
+bool parse_router(std::string_view name, Router& out);
+
+// Replicas of the model behind one router, each with its own KV cache and GPUs.
+struct ReplicaSet {
+  int replicas = 1;
+  Router router = Router::least_loaded;
+};
+
 // Prices a pass: its time on each pipeline stage and the transfer between stages.
 using PassCostFn = std::function<IterationCost(const PassShape&)>;
 
 // The loop itself, with any pricing (tests give a hand-checkable one).
 // `keep_occupancy`: also keep every pass's sample (one per pass: 32 bytes each, for
 // `serve --csv`); the summary is always kept.
+// `set`: that many replicas, each of `kv_blocks` blocks and `pipeline_stages` stages, the
+// requests routed among them; KV occupancy is over all their blocks.
 ServingResult run_serving(const std::vector<Request>& requests, std::int64_t kv_blocks, const SchedulerLimits& limits,
-                          int pipeline_stages, const PassCostFn& cost, bool keep_occupancy = true);
+                          int pipeline_stages, const PassCostFn& cost, bool keep_occupancy = true,
+                          const ReplicaSet& set = {});
 
 // The simulation's work: every request's sequence steps (one per output token, one per
 // prefill chunk of at most max_batched_tokens), which bounds its passes and its scheduling
@@ -81,6 +98,7 @@ struct ServeOptions {
   // Seed of speculative decoding's acceptance draws (inference.speculative): serve's --seed.
   std::uint64_t acceptance_seed = 1;
   bool keep_occupancy = true;  // every pass's KV sample (run_serving); the summary is always kept
+  ReplicaSet replicas;          // default: one replica (the figures are per replica)
   // Refuse, before simulating, requests that need more sequence steps than this
   // (serving_sequence_steps; 2e8 is about two minutes here); 0: no limit.
   std::int64_t max_sequence_steps = 200'000'000;

@@ -277,3 +277,37 @@ TEST(WindowedKvBlocks, WindowedLayersHoldOnlyTheirWindow) {
 
 }  // namespace
 }  // namespace twinsim
+
+namespace twinsim {
+namespace {
+
+TEST(Serving, ReplicasBehindARouterEachHaveTheirOwnCacheAndStages) {
+  // two 100-token prompts at t = 0, a 100-token budget per pass: one replica prefills them
+  // one after the other (first tokens at 1 and 2), two take one each (both at 1)
+  const std::vector<Request> two{{0.0, 100, 1}, {0.0, 100, 1}};
+  const ServingResult one = run_serving(two, 100, limits(100), 1, UnitCost{});
+  EXPECT_DOUBLE_EQ(one.times[1].first_token_s, 2.0);
+  const ServingResult both = run_serving(two, 100, limits(100), 1, UnitCost{}, true, {2, Router::round_robin});
+  EXPECT_DOUBLE_EQ(both.times[0].first_token_s, 1.0);
+  EXPECT_DOUBLE_EQ(both.times[1].first_token_s, 1.0);
+  EXPECT_EQ(both.total_blocks, 200);  // the occupancy is over both caches
+}
+
+TEST(Serving, LeastLoadedSendsARequestWhereLessIsUnfinished) {
+  // A (long answer) goes to replica 0, B (one token) to replica 1 and is done at t = 1; C
+  // comes at t = 5. Round robin sends it to replica 0, where A's decode token shares the
+  // 100-token budget: C's prompt takes two passes, [5,6] and [6,7]: TTFT 2. Least loaded
+  // sends it to the idle replica 1: one pass, TTFT 1.
+  const std::vector<Request> r{{0.0, 100, 50}, {0.0, 10, 1}, {5.0, 100, 1}};
+  const ServingResult rr = run_serving(r, 100, limits(100), 1, UnitCost{}, true, {2, Router::round_robin});
+  const ServingResult ll = run_serving(r, 100, limits(100), 1, UnitCost{}, true, {2, Router::least_loaded});
+  EXPECT_DOUBLE_EQ(rr.times[2].first_token_s - 5.0, 2.0);
+  EXPECT_DOUBLE_EQ(ll.times[2].first_token_s - 5.0, 1.0);
+  Router parsed = Router::round_robin;
+  EXPECT_TRUE(parse_router("least_loaded", parsed));
+  EXPECT_EQ(parsed, Router::least_loaded);
+  EXPECT_FALSE(parse_router("random", parsed));
+}
+
+}  // namespace
+}  // namespace twinsim
