@@ -1,5 +1,7 @@
 #include "compare/comparison.hpp"
 
+#include "models/report_schema.hpp"
+
 #include <fstream>
 #include <stdexcept>
 
@@ -165,7 +167,8 @@ json inference_json(const Comparison& c) {
     return json{{"ops", ops_json(p.ops, "calls_per_pass", "per_pass_s")},
                 {"op_categories_s", categories_json(p.op_categories)}};
   };
-  return {{"kind", "inference"},
+  return {{kSchemaVersionKey, kReportSchemaVersion},
+          {"kind", "inference"},
           {"ttft_s", pair_json(inf.ttft_s)},
           {"tpot_s", pair_json(inf.tpot_s)},
           {"output_tokens_per_s", pair_json(inf.output_tokens_per_s)},
@@ -258,7 +261,8 @@ json to_json(const Comparison& c) {
                    {"predicted_only", r.predicted_only}, {"measured_only", r.measured_only}});
   json cats = json::object();
   for (const NamedPair& p : c.op_categories) cats[p.name] = pair_json(p.value);
-  return {{"step_s", pair_json(c.step_s)}, {"ops", ops}, {"op_categories_s", cats}, {"memory", memory_json(c)}};
+  return {{kSchemaVersionKey, kReportSchemaVersion}, {"step_s", pair_json(c.step_s)}, {"ops", ops},
+          {"op_categories_s", cats}, {"memory", memory_json(c)}};
 }
 
 std::string format_comparison(const Comparison& c, int top_ops, const ColumnLabels& labels) {
@@ -288,11 +292,19 @@ std::string format_comparison(const Comparison& c, int top_ops, const ColumnLabe
 nlohmann::json read_report(const std::string& path) {
   std::ifstream f(path);
   if (!f) throw std::runtime_error("cannot read " + path);
+  nlohmann::json report;
   try {
-    return nlohmann::json::parse(f);
+    report = nlohmann::json::parse(f);
   } catch (const nlohmann::json::parse_error& e) {
     throw std::runtime_error(path + ": not JSON: " + e.what());
   }
+  // reports from before versioning have none: they are version 1's keys
+  if (report.is_object() && report.contains(kSchemaVersionKey) &&
+      (!report[kSchemaVersionKey].is_number_integer() || report[kSchemaVersionKey].get<int>() > kReportSchemaVersion))
+    throw std::runtime_error(path + ": " + kSchemaVersionKey + " " + report[kSchemaVersionKey].dump() +
+                             " is not one this twinsim reads (up to " + std::to_string(kReportSchemaVersion) +
+                             "): compare it with the twinsim that wrote it");
+  return report;
 }
 
 }  // namespace twinsim::compare

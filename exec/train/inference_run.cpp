@@ -6,6 +6,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "models/report_schema.hpp"
 #include "exec/model/decoder.hpp"
 #include "exec/train/mixed_precision.hpp"
 #include "exec/train/run_report.hpp"
@@ -177,7 +178,8 @@ json measured_inference_report(const InferenceConfig& c, ProcessGroups& groups, 
     op_times[name] = {{"count", op["count"].get<double>() / op["ranks"].get<double>()},
                       {"mean_total_s", op["mean_total_s"]},
                       {"max_total_s", op["max_total_s"]}};
-  return {{"source", "measured"},
+  return {{kSchemaVersionKey, kReportSchemaVersion},
+          {"source", "measured"},
           {"params", r.params_and_memory["params"]},
           {"memory", r.params_and_memory["memory"]},
           {"inference",

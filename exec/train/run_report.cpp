@@ -5,6 +5,7 @@
 
 #include "exec/model/tensor.hpp"
 #include "models/head_ops.hpp"
+#include "models/report_schema.hpp"
 #include "models/layer_ops.hpp"
 
 namespace twinsim::exec {
@@ -145,7 +146,8 @@ json measured_report(const TrainConfig& config, const GpuSpec& gpu, ProcessGroup
     op_times[name] = {{"count_per_step", op["count"].get<double>() / op["ranks"].get<double>() / measured_steps},
                       {"mean_s_per_step", op["mean_total_s"].get<double>() / measured_steps},
                       {"max_s_per_step", op["max_total_s"].get<double>() / measured_steps}};
-  json report = {{"source", "measured"},
+  json report = {{kSchemaVersionKey, kReportSchemaVersion},
+          {"source", "measured"},
           {"params", measured["params"]},
           {"memory", measured["memory"]},
           {"time", {{"step_s", step_s}, {"steps_s", steps_s}, {"warmup_steps", record.warmup_steps}}},

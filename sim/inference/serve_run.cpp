@@ -1,5 +1,6 @@
 #include "sim/inference/serve_run.hpp"
 
+#include "models/report_schema.hpp"
 #include "scenario/errors.hpp"
 #include "sim/inference/disaggregated.hpp"
 #include "sim/inference/requests.hpp"
@@ -41,6 +42,7 @@ ServeRun run_serve(const Scenario& s, const ServeRequest& r) {
     run.json["replicas"] = {{"count", options.replicas.replicas},
                             {"router", r.router.empty() ? "none" : std::string(to_string(options.replicas.router))}};
   }
+  run.json[kSchemaVersionKey] = kReportSchemaVersion;
   run.json["arrivals"] = r.trace_file.empty()
                              ? nlohmann::json{{"poisson_rate_per_s", r.rate_per_s}, {"seed", r.seed}}
                              : nlohmann::json{{"trace_file", r.trace_file}};

@@ -1,5 +1,7 @@
 #include "sim/report/report.hpp"
 
+#include "models/report_schema.hpp"
+
 #include <cstdio>
 
 #include "models/memory_category.hpp"
@@ -98,7 +100,7 @@ nlohmann::json params_json(const Scenario& s) {
 }
 
 nlohmann::json memory_report(const Scenario& s) {
-  return {{"params", params_json(s)}, {"memory", to_json(predict_memory(s))}};
+  return {{kSchemaVersionKey, kReportSchemaVersion}, {"params", params_json(s)}, {"memory", to_json(predict_memory(s))}};
 }
 
 nlohmann::json simulate_report(const Scenario& s, const std::string& trace_path, Fidelity fidelity,

@@ -1,5 +1,7 @@
 #include "sim/search/search_json.hpp"
 
+#include "models/report_schema.hpp"
+
 namespace twinsim {
 
 nlohmann::json to_json(const Candidate& c) {
@@ -34,7 +36,8 @@ nlohmann::json to_json(const SearchResult& r, Objective objective) {
   }
   for (const ParetoPoint& p : r.pareto)
     pareto.push_back({{"plan", to_json(p.plan)}, {"analytic_step_s", p.step_s}, {"peak_bytes", p.peak_bytes}});
-  return {{"objective", std::string(to_string(objective))},
+  return {{kSchemaVersionKey, kReportSchemaVersion},
+          {"objective", std::string(to_string(objective))},
           {"candidates", r.candidates},
           {"fitting", r.fitting},
           {"rejected_by_validator", r.rejected_by_validator},
@@ -53,7 +56,8 @@ nlohmann::json policy_json(const PolicyCost& p) {
 }  // namespace
 
 nlohmann::json to_json(const RecomputeMix& r) {
-  return {{"budget_bytes", r.budget_bytes},
+  return {{kSchemaVersionKey, kReportSchemaVersion},
+          {"budget_bytes", r.budget_bytes},
           {"layers", r.layers},
           {"feasible", r.feasible},
           {"mix", {{"none", r.none}, {"selective", r.selective}, {"full", r.full}}},
@@ -64,7 +68,8 @@ nlohmann::json to_json(const RecomputeMix& r) {
 }
 
 nlohmann::json to_json(const CapacityRequest& r, const CapacityPlan& p) {
-  return {{"model", r.model},         {"gpu", r.gpu},           {"tokens", r.tokens},
+  return {{kSchemaVersionKey, kReportSchemaVersion},
+          {"model", r.model},         {"gpu", r.gpu},           {"tokens", r.tokens},
           {"days_budget", r.days},    {"params", p.params},     {"flops_6nt", p.flops_6nt},
           {"steps", p.steps},         {"feasible", p.feasible}, {"gpus", p.gpus},
           {"node_type", p.node_type}, {"plan", to_json(p.plan)}, {"step_s", p.step_s},
@@ -91,7 +96,8 @@ nlohmann::json deployment_json(const ServingDeployment& d) {
 nlohmann::json to_json(const ServingCapacityRequest& r, const ServingCapacityPlan& p) {
   nlohmann::json tried = nlohmann::json::array();
   for (const ServingDeployment& d : p.tried) tried.push_back(deployment_json(d));
-  nlohmann::json j = {{"model", r.model}, {"gpu", r.gpu}, {"node_type", p.node_type}, {"rate_per_s", r.rate_per_s},
+  nlohmann::json j = {{kSchemaVersionKey, kReportSchemaVersion},
+                      {"model", r.model}, {"gpu", r.gpu}, {"node_type", p.node_type}, {"rate_per_s", r.rate_per_s},
                       {"ttft_p99_target_s", r.ttft_p99_s}, {"feasible", p.best.has_value()}, {"tried", tried}};
   if (r.tpot_p99_s > 0) j["tpot_p99_target_s"] = r.tpot_p99_s;
   if (p.best) j["deployment"] = deployment_json(*p.best);

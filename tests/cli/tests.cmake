@@ -31,3 +31,10 @@ add_test(NAME cli.fuzz_flags
          COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/fuzz_flags.py $<TARGET_FILE:twinsim>
                  ${PROJECT_SOURCE_DIR}/scenarios)
 set_tests_properties(cli.fuzz_flags PROPERTIES TIMEOUT 600)
+
+# Every JSON report carries schema_version, a newer one is refused by compare, and the
+# default scenario's report is unchanged since versioning began (golden/default_simulate.json;
+# rewrite it with check_report_schema.py TWINSIM SOURCE_DIR --update when a change is meant).
+add_test(NAME cli.report_schema
+         COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/check_report_schema.py $<TARGET_FILE:twinsim>
+                 ${PROJECT_SOURCE_DIR})
