@@ -6,6 +6,7 @@
 #include <iostream>
 
 #include "app/commands.hpp"
+#include "scenario/load.hpp"
 #include "app/cli_checks.hpp"
 #include "scenario/errors.hpp"
 #include "sim/search/capacity.hpp"
@@ -32,15 +33,18 @@ void run_capacity(const CapacityArgs& a) {
   if (a.serve) {
     ServingCapacityRequest r{a.request.model, a.request.gpu, a.rate, a.ttft_p99, a.prompt_len, a.output_len};
     r.tpot_p99_s = a.tpot_p99;
+    r.model_spec = catalog_model(r.model), r.node = catalog_cluster_for_gpu(r.gpu);
     r.disaggregate = a.disaggregate;
     const ServingCapacityPlan p = plan_serving_capacity(r);
     if (a.json) std::cout << to_json(r, p).dump(2) << "\n";
     else print_serving_capacity(std::cout, r, p);
     return;
   }
-  const CapacityPlan p = plan_capacity(a.request);
-  if (a.json) std::cout << to_json(a.request, p).dump(2) << "\n";
-  else print_capacity(std::cout, a.request, p);
+  CapacityRequest r = a.request;
+  r.model_spec = catalog_model(r.model), r.node = catalog_cluster_for_gpu(r.gpu);
+  const CapacityPlan p = plan_capacity(r);
+  if (a.json) std::cout << to_json(r, p).dump(2) << "\n";
+  else print_capacity(std::cout, r, p);
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 
 #include "app/cli_checks.hpp"
 #include "app/commands.hpp"
+#include "scenario/load.hpp"
 #include "io/whole_file.hpp"
 #include "sim/validate/csv_validation_run.hpp"
 
@@ -22,7 +23,10 @@ struct Options {
 
 void run(const Options& o) {
   if (!o.write_calibration.empty()) io::check_writable(o.write_calibration);  // before the fit, not after
-  const CsvValidationResult r = run_csv_validation(o.run);
+  CsvValidationOptions run = o.run;
+  run.cluster_spec = cluster_from_text(run.cluster_text(), "--cluster");
+  run.stack_spec = stack_from_text(run.stack, "--stack");
+  const CsvValidationResult r = run_csv_validation(run);
   if (!o.write_calibration.empty() && r.fit) io::write_file_whole(o.write_calibration, r.calibration_yaml);
   if (o.json) std::cout << r.json.dump(2) << "\n";
   else print_csv_validation(std::cout, r);

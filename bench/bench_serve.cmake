@@ -1,1 +1,1 @@
-set(BENCH_LIBS twinsim_sim)
+set(BENCH_LIBS twinsim_sim twinsim_scenario)

@@ -1,8 +1,10 @@
-# cmake -DROOT=DIR -DFOLDER=NAME -DALLOWED=a,b,c [-DSTAMP=FILE] -P CheckIncludes.cmake
+# cmake -DROOT=DIR -DFOLDER=NAME -DALLOWED=a,b,c [-DDENY=x/y.hpp,...] [-DSTAMP=FILE] -P CheckIncludes.cmake
 # Fails, naming each file, line and include, when a source under ROOT/FOLDER includes a
-# project header ("folder/...") from a folder not in ALLOWED; writes STAMP when all is well.
+# project header ("folder/...") from a folder not in ALLOWED, or one of the headers in DENY
+# (quoted or in angle brackets); writes STAMP when all is well.
 # Run by the build for every library (cmake/IncludeRules.cmake).
 string(REPLACE "," ";" allowed "${ALLOWED}")
+string(REPLACE "," ";" denied "${DENY}")
 file(GLOB_RECURSE sources "${ROOT}/${FOLDER}/*.cpp" "${ROOT}/${FOLDER}/*.hpp" "${ROOT}/${FOLDER}/*.cu"
      "${ROOT}/${FOLDER}/*.cuh")
 set(bad "")
@@ -23,6 +25,14 @@ foreach(source ${sources})
         file(RELATIVE_PATH where "${ROOT}" "${source}")
         string(STRIP "${line}" shown)
         string(APPEND bad "\n  ${where}:${number}: ${shown} (${FOLDER}/ may include only ${ALLOWED})")
+      endif()
+    endif()
+    if(line MATCHES "^[ \t]*#[ \t]*include[ \t]*[\"<]([^\">]+)[\">]")
+      list(FIND denied "${CMAKE_MATCH_1}" at)
+      if(NOT at EQUAL -1)
+        file(RELATIVE_PATH where "${ROOT}" "${source}")
+        string(STRIP "${line}" shown)
+        string(APPEND bad "\n  ${where}:${number}: ${shown} (${FOLDER}/ may not include ${CMAKE_MATCH_1})")
       endif()
     endif()
   endforeach()

@@ -24,4 +24,9 @@ struct ScenarioError : std::runtime_error {
   }
 };
 
+// "plan" + "tp" -> "plan.tp" (a key under a path; the root's path is "").
+inline std::string join_key(const std::string& path, const std::string& key) {
+  return path.empty() ? key : path + "." + key;
+}
+
 }  // namespace twinsim

@@ -32,6 +32,18 @@ ModelSpec load_model(const std::string& file_or_name);
 ModelSpec load_model_text(const std::string& text, const std::string& origin = "model");
 GpuSpec catalog_gpu(const std::string& name);
 ClusterSpec catalog_node(const std::string& name);  // nodes = 1
+// A catalog node type with as many nodes as the plan needs (`cluster: NAME`, nodes 0).
+ClusterSpec catalog_cluster(const std::string& name);
+// The catalog node type whose GPU is `gpu` (a catalog GPU name), the plain one first
+// (dgx-h100 rather than a variant), as catalog_cluster gives it; ScenarioError when none.
+ClusterSpec catalog_cluster_for_gpu(const std::string& gpu);
+// A catalog software stack (`stack: NAME`).
+StackSpec catalog_stack(const std::string& name);
+// A cluster or stack a user wrote on a command line: a catalog name or a YAML flow mapping
+// (`{preset: dgx-a100-80gb, intra_node: {bandwidth_GBps: 150}}`), read as that section of
+// a scenario file; `origin` names it in messages (e.g. "--cluster").
+ClusterSpec cluster_from_text(const std::string& text, const std::string& origin);
+StackSpec stack_from_text(const std::string& text, const std::string& origin);
 
 std::vector<std::string> catalog_model_names();
 std::vector<std::string> catalog_gpu_names();

@@ -7,10 +7,6 @@
 
 namespace twinsim {
 
-std::string join_key(const std::string& path, const std::string& key) {
-  return path.empty() ? key : path + "." + key;
-}
-
 MappingReader::MappingReader(const YAML::Node& node, std::string path)
     : node_(node), path_(std::move(path)) {
   if (!node_.IsMap())

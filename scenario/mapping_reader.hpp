@@ -3,6 +3,8 @@
 // remembered, so reject_unknown() can name the keys nobody asked for (typos).
 #include <yaml-cpp/yaml.h>
 
+#include "scenario/errors.hpp"
+
 #include <cstdint>
 #include <optional>
 #include <set>
@@ -50,7 +52,5 @@ class MappingReader {
   std::string text_of(const YAML::Node& n) const;
 };
 
-// "plan.tp" style joining that leaves the root path empty.
-std::string join_key(const std::string& path, const std::string& key);
 
 }  // namespace twinsim

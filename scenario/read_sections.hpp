@@ -6,6 +6,7 @@
 #include <optional>
 #include <string>
 
+#include "scenario/model_checks.hpp"
 #include "scenario/scenario.hpp"
 
 namespace twinsim {
@@ -15,7 +16,6 @@ ModelSpec read_model(const YAML::Node& node, const std::string& path);
 GpuSpec read_gpu(const YAML::Node& node, const std::string& path);
 // The model's cross-field rules (kv_heads divides heads, MLA's needs, ...), keys named
 // under `path`: read_model's, and those of a model built in code (scenario/build.hpp).
-void check_model(const ModelSpec& model, const std::string& path);
 
 // A cluster whose node count may be left to the plan (nodes == 0 then).
 ClusterSpec read_cluster(const YAML::Node& node, const std::string& path);

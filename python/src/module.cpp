@@ -151,6 +151,7 @@ std::string capacity_json(const std::string& model, const std::string& gpu, doub
   CapacityRequest r;
   r.model = model, r.gpu = gpu, r.tokens = tokens, r.days = days, r.price_per_gpu_hour = price;
   r.seq_len = seq_len, r.global_batch = global_batch, r.max_gpus = max_gpus;
+  r.model_spec = catalog_model(model), r.node = catalog_cluster_for_gpu(gpu);
   py::gil_scoped_release release;
   return to_json(r, plan_capacity(r)).dump();
 }

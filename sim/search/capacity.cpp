@@ -5,30 +5,16 @@
 #include "models/param_count.hpp"
 #include "scenario/build.hpp"
 #include "scenario/errors.hpp"
-#include "scenario/load.hpp"
 #include "sim/search/candidate.hpp"
 #include "sim/training/training_report.hpp"
 
 namespace twinsim {
 
-std::string node_type_for_gpu(const std::string& gpu) {
-  const GpuSpec wanted = catalog_gpu(gpu);  // throws with a "did you mean" hint
-  std::string best;
-  for (const std::string& name : catalog_node_names()) {
-    if (name == "host") continue;
-    const ClusterSpec node = catalog_node(name);
-    // the plain catalog name first (dgx-h100 rather than a variant)
-    if (node.gpu.name == wanted.name && (best.empty() || name.size() < best.size())) best = name;
-  }
-  if (best.empty()) throw ScenarioError("--gpu", gpu, "is in no catalog node type");
-  return best;
-}
-
 Scenario capacity_scenario(const CapacityRequest& r) {
   Scenario s;
   s.name = "capacity-" + r.model;
-  s.model = catalog_model(r.model);
-  s.cluster = catalog_cluster(node_type_for_gpu(r.gpu));
+  s.model = r.model_spec;
+  s.cluster = r.node;
   TrainingWorkload t;  // bf16 + Adam, one sequence per micro-batch: the search varies the rest
   t.seq_len = r.seq_len;
   t.global_batch = r.global_batch;

@@ -18,8 +18,12 @@
 namespace twinsim {
 
 struct CapacityRequest {
-  std::string model;            // catalog name
-  std::string gpu;              // catalog GPU name; the node type holding it is used
+  std::string model;            // catalog name (for the report)
+  std::string gpu;              // catalog GPU name (for the report)
+  // the two resolved by the caller (scenario/load.hpp: catalog_model(model),
+  // catalog_cluster_for_gpu(gpu)): sim/ reads no catalog files
+  ModelSpec model_spec;
+  ClusterSpec node;             // a node type, nodes 0: as many as a plan needs
   double tokens = 0;            // training tokens
   double days = 0;              // wall-clock budget
   double price_per_gpu_hour = 0;  // 0: no cost reported
@@ -46,9 +50,6 @@ struct CapacityPlan {
   double cost = 0;                // gpu_hours x price
   std::string node_type;
 };
-
-// The node type of the catalog whose GPU is `gpu` (throws ScenarioError when none).
-std::string node_type_for_gpu(const std::string& gpu);
 
 // The training scenario a request describes (plan left to the search).
 Scenario capacity_scenario(const CapacityRequest& r);

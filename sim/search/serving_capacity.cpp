@@ -4,12 +4,10 @@
 
 #include "scenario/build.hpp"
 #include "scenario/errors.hpp"
-#include "scenario/load.hpp"
 #include "sim/inference/disaggregated.hpp"
 #include "sim/inference/requests.hpp"
 #include "sim/inference/serving.hpp"
 #include "sim/inference/serving_report.hpp"
-#include "sim/search/capacity.hpp"
 
 namespace twinsim {
 
@@ -17,11 +15,11 @@ namespace {
 
 // One replica of tp GPUs serving the model; none when tp does not split it. With
 // `disaggregated`, a decode replica of tp beside prefill replicas of prefill_tp.
-std::optional<Scenario> replica(const ServingCapacityRequest& r, const std::string& node, int tp,
+std::optional<Scenario> replica(const ServingCapacityRequest& r, int tp,
                                 std::optional<Disaggregation> disaggregated = std::nullopt) {
   Scenario s;
-  s.model = catalog_model(r.model);
-  s.cluster = catalog_cluster(node);
+  s.model = r.model_spec;
+  s.cluster = r.node;
   s.plan.tp = tp;
   InferenceWorkload w;
   w.prompt_len = r.prompt_len;
@@ -48,7 +46,7 @@ bool smaller(const ServingDeployment& d, const std::optional<ServingDeployment>&
 // of the stream) grow until the targets are met or a smaller deployment is already known.
 void try_colocated(const ServingCapacityRequest& r, ServingCapacityPlan& plan, int gpus_per_node) {
   for (int tp = 1; tp <= gpus_per_node; tp *= 2) {
-    const std::optional<Scenario> s = replica(r, plan.node_type, tp);
+    const std::optional<Scenario> s = replica(r, tp);
     if (!s) continue;
     for (int replicas = 1; replicas <= r.max_replicas; ++replicas) {
       ServingDeployment d{tp, replicas};
@@ -83,7 +81,7 @@ void try_disaggregated(const ServingCapacityRequest& r, ServingCapacityPlan& pla
       while (pools.prefill_replicas <= r.max_replicas && pools.decode_replicas <= r.max_replicas) {
         ServingDeployment d{tp, pools.decode_replicas, 0, 0, true, prefill_tp, pools.prefill_replicas};
         if (!smaller(d, plan.best)) break;
-        const std::optional<Scenario> s = replica(r, plan.node_type, tp, pools);
+        const std::optional<Scenario> s = replica(r, tp, pools);
         if (!s) break;  // a TP that does not split the model
         ServeOptions options;
         options.keep_occupancy = false;
@@ -112,8 +110,8 @@ ServingCapacityPlan plan_serving_capacity(const ServingCapacityRequest& r) {
     throw ScenarioError("--ttft-p99", std::to_string(r.ttft_p99_s), "must be positive with --serve");
   if (r.tpot_p99_s < 0) throw ScenarioError("--tpot-p99", std::to_string(r.tpot_p99_s), "must be positive");
   ServingCapacityPlan plan;
-  plan.node_type = node_type_for_gpu(r.gpu);
-  const int gpus_per_node = catalog_node(plan.node_type).gpus_per_node;
+  plan.node_type = r.node.name;
+  const int gpus_per_node = r.node.gpus_per_node;
   try_colocated(r, plan, gpus_per_node);
   if (r.disaggregate) try_disaggregated(r, plan, gpus_per_node);
   return plan;

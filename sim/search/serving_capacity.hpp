@@ -13,10 +13,12 @@
 #include <string>
 #include <vector>
 
+#include "scenario/scenario.hpp"
+
 namespace twinsim {
 
 struct ServingCapacityRequest {
-  std::string model, gpu;  // catalog names
+  std::string model, gpu;  // catalog names (for the report)
   double rate_per_s = 0;   // Poisson arrivals (seed 1), shared by the replicas
   double ttft_p99_s = 0;   // the target
   std::int64_t prompt_len = 1024, output_len = 256;
@@ -24,6 +26,9 @@ struct ServingCapacityRequest {
   int max_replicas = 64;       // per pool
   double tpot_p99_s = 0;       // 0: no TPOT target
   bool disaggregate = false;   // also try prefill/decode disaggregated deployments
+  // resolved by the caller (scenario/load.hpp: catalog_model, catalog_cluster_for_gpu)
+  ModelSpec model_spec;
+  ClusterSpec node;
 };
 
 struct ServingDeployment {
@@ -43,8 +48,7 @@ struct ServingCapacityPlan {
   std::optional<ServingDeployment> best;  // the smallest meeting the target; none: infeasible
 };
 
-// Throws ScenarioError for a rate or target that is not positive, or a model or GPU not in
-// the catalog.
+// Throws ScenarioError for a rate or target that is not positive.
 ServingCapacityPlan plan_serving_capacity(const ServingCapacityRequest& r);
 
 }  // namespace twinsim

@@ -3,7 +3,6 @@
 #include <cmath>
 #include <stdexcept>
 
-#include "scenario/build.hpp"
 #include "sim/training/training_report.hpp"
 #include "sim/validate/nelder_mead.hpp"
 
@@ -38,10 +37,8 @@ std::vector<VtrainRow> every_nth(const std::vector<VtrainRow>& rows, int stride)
   return out;
 }
 
-std::vector<Scenario> vtrain_scenarios(const std::vector<VtrainRow>& rows, const std::string& cluster_yaml,
-                                       const std::string& stack_yaml) {
-  const ClusterSpec cluster = cluster_from_text(cluster_yaml, "--cluster");
-  const StackSpec stack = stack_from_text(stack_yaml, "--stack");
+std::vector<Scenario> vtrain_scenarios(const std::vector<VtrainRow>& rows, const ClusterSpec& cluster,
+                                       const StackSpec& stack) {
   std::vector<Scenario> out;
   out.reserve(rows.size());
   for (const VtrainRow& r : rows) out.push_back(vtrain_scenario(r, cluster, stack));

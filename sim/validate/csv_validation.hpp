@@ -32,8 +32,8 @@ std::vector<VtrainRow> select_half(const std::vector<VtrainRow>& rows, const std
 std::vector<VtrainRow> every_nth(const std::vector<VtrainRow>& rows, int stride);
 
 // One scenario per row on the cluster and stack described (see vtrain_scenario).
-std::vector<Scenario> vtrain_scenarios(const std::vector<VtrainRow>& rows, const std::string& cluster_yaml,
-                                       const std::string& stack_yaml = kVtrainStack);
+std::vector<Scenario> vtrain_scenarios(const std::vector<VtrainRow>& rows, const ClusterSpec& cluster,
+                                       const StackSpec& stack);
 
 // Simulates each scenario with the calibration applied (none: as loaded) and compares.
 ValidationReport validate(const std::vector<VtrainRow>& rows, const std::vector<Scenario>& scenarios,

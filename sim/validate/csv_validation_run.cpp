@@ -43,16 +43,18 @@ void print_report(std::ostream& out, const ValidationReport& r, const std::strin
 
 }  // namespace
 
+std::string CsvValidationOptions::cluster_text() const { return cluster == "uncalibrated" ? kUncalibrated : cluster; }
+
 CsvValidationResult run_csv_validation(const CsvValidationOptions& o) {
   const std::vector<VtrainRow> all = read_vtrain_csv(o.file);
-  const std::string cluster = o.cluster == "uncalibrated" ? kUncalibrated : o.cluster;
+  const std::string cluster = o.cluster_text();
   CsvValidationResult r;
   nlohmann::json& out = r.json;
   out = {{"file", o.file}, {"cluster", cluster}, {"stack", o.stack}};
   std::string eval_half = o.eval_half;
   if (!o.fit_half.empty()) {
     const std::vector<VtrainRow> fit_rows = every_nth(select_half(all, o.fit_half), o.fit_stride);
-    const std::vector<Scenario> fit_scenarios = vtrain_scenarios(fit_rows, cluster, o.stack);
+    const std::vector<Scenario> fit_scenarios = vtrain_scenarios(fit_rows, o.cluster_spec, o.stack_spec);
     r.fit = fit_calibration(fit_rows, fit_scenarios, calibration_of(fit_scenarios.front().cluster), o.max_evals);
     eval_half = o.fit_half == "even" ? "odd" : "even";
     out["fit"] = {{"half", o.fit_half}, {"rows", fit_rows.size()}, {"objective_mean_abs_log_error", r.fit->objective},
@@ -65,7 +67,7 @@ CsvValidationResult run_csv_validation(const CsvValidationOptions& o) {
             " half, mean |log(pred/meas)| = " + std::to_string(r.fit->objective));
   }
   const std::vector<VtrainRow> eval_rows = select_half(all, eval_half);
-  r.report = validate(eval_rows, vtrain_scenarios(eval_rows, cluster, o.stack), r.fit ? &r.fit->calibration : nullptr);
+  r.report = validate(eval_rows, vtrain_scenarios(eval_rows, o.cluster_spec, o.stack_spec), r.fit ? &r.fit->calibration : nullptr);
   r.evaluated = (o.fit_half.empty() ? "" : "held-out ") + eval_half + " rows (" + std::to_string(eval_rows.size()) + ")";
   out["evaluated_half"] = eval_half;
   out["overall"] = to_json(r.report.overall);

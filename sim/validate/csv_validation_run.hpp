@@ -21,6 +21,12 @@ struct CsvValidationOptions {
   int max_evals = 120;
   int fit_stride = 1;
   bool rows = false;  // every row's measured and predicted time in the JSON
+  // `cluster` and `stack` read by the caller (scenario/load.hpp: cluster_from_text of
+  // cluster_text(), stack_from_text of stack): sim/ reads no YAML
+  ClusterSpec cluster_spec;
+  StackSpec stack_spec;
+  // The cluster as text: `cluster`, or for "uncalibrated" vTrain's own DGX A100 (its 150 GB/s NVLink).
+  std::string cluster_text() const;
 };
 
 struct CsvValidationResult {

@@ -6,5 +6,11 @@ add_test(NAME build.include_rules_refuse_a_wrong_include
 set_tests_properties(build.include_rules_refuse_a_wrong_include PROPERTIES
   PASS_REGULAR_EXPRESSION "sim/reaches_exec.cpp:4: #include \"exec/runtime/communicator.hpp\" \\(sim/ may include only sim,models\\)")
 add_test(NAME build.include_rules_pass_what_they_allow
-         COMMAND ${CMAKE_COMMAND} -DROOT=${CMAKE_CURRENT_LIST_DIR}/fixture -DFOLDER=sim -DALLOWED=sim,models,exec
+         COMMAND ${CMAKE_COMMAND} -DROOT=${CMAKE_CURRENT_LIST_DIR}/fixture -DFOLDER=sim
+                 -DALLOWED=sim,models,exec,scenario -P ${PROJECT_SOURCE_DIR}/cmake/CheckIncludes.cmake)
+add_test(NAME build.include_rules_refuse_a_denied_header
+         COMMAND ${CMAKE_COMMAND} -DROOT=${CMAKE_CURRENT_LIST_DIR}/fixture -DFOLDER=sim
+                 -DALLOWED=sim,models,exec,scenario -DDENY=scenario/load.hpp,yaml-cpp/yaml.h
                  -P ${PROJECT_SOURCE_DIR}/cmake/CheckIncludes.cmake)
+set_tests_properties(build.include_rules_refuse_a_denied_header PROPERTIES
+  PASS_REGULAR_EXPRESSION "sim/reads_yaml.cpp:4: #include \"scenario/load.hpp\" \\(sim/ may not include scenario/load.hpp\\)")

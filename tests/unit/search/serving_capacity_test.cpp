@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "scenario/errors.hpp"
+#include "scenario/load.hpp"
 #include "sim/search/serving_capacity.hpp"
 
 namespace twinsim {
@@ -12,6 +13,7 @@ namespace {
 ServingCapacityRequest llama3_8b_h100(double rate, double ttft_p99_s) {
   ServingCapacityRequest r;
   r.model = "llama3-8b", r.gpu = "h100-sxm";
+  r.model_spec = catalog_model(r.model), r.node = catalog_cluster_for_gpu(r.gpu);
   r.rate_per_s = rate, r.ttft_p99_s = ttft_p99_s;
   r.requests = 60, r.max_replicas = 4;
   return r;

@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include "scenario/build.hpp"
+#include "scenario/load.hpp"
 
 #include "sim/validate/csv_validation.hpp"
 #include "sim/validate/vtrain_csv.hpp"

@@ -6,6 +6,8 @@
 // reports 8.4% mean error on this data: Bang et al., MICRO 2024).
 #include <gtest/gtest.h>
 
+#include "scenario/load.hpp"
+
 #include <filesystem>
 
 #include "sim/validate/csv_validation.hpp"
@@ -20,7 +22,7 @@ TEST(VtrainHeldOut, CatalogNodeAndStackPredictTheOddRows) {
   if (!std::filesystem::exists(kCsv)) GTEST_SKIP() << kCsv << " not found (the shared validation data)";
   const std::vector<VtrainRow> odd = select_half(read_vtrain_csv(kCsv), "odd");
   ASSERT_EQ(odd.size(), 720u);
-  const ValidationReport r = validate(odd, vtrain_scenarios(odd, "dgx-a100-80gb", "megatron-eager"));
+  const ValidationReport r = validate(odd, vtrain_scenarios(odd, catalog_cluster("dgx-a100-80gb"), catalog_stack("megatron-eager")));
   EXPECT_LT(r.overall.median, 0.08);
   EXPECT_LT(r.overall.p90, 0.20);
   // no GPU count is left far behind by the overall figures

@@ -1,0 +1,45 @@
+// Sections built by name or from a command line's text (load.hpp): the catalog's node
+// types and stacks, and YAML flow mappings read as a scenario file's sections.
+#include "scenario/errors.hpp"
+#include "scenario/load.hpp"
+#include "scenario/read_sections.hpp"
+
+namespace twinsim {
+
+ClusterSpec catalog_cluster(const std::string& name) { return read_cluster(YAML::Node(name), "cluster"); }
+
+ClusterSpec catalog_cluster_for_gpu(const std::string& gpu) {
+  const GpuSpec wanted = catalog_gpu(gpu);  // throws with a "did you mean" hint
+  std::string best;
+  for (const std::string& name : catalog_node_names()) {
+    if (name == "host") continue;
+    // the plain catalog name first (dgx-h100 rather than a variant)
+    if (catalog_node(name).gpu.name == wanted.name && (best.empty() || name.size() < best.size())) best = name;
+  }
+  if (best.empty()) throw ScenarioError("--gpu", gpu, "is in no catalog node type");
+  return catalog_cluster(best);
+}
+
+StackSpec catalog_stack(const std::string& name) { return read_stack(YAML::Node(name), "stack"); }
+
+namespace {
+
+YAML::Node parse_section(const std::string& text, const std::string& origin) {
+  try {
+    return YAML::Load(text);
+  } catch (const YAML::Exception& e) {
+    throw ScenarioError(origin, text, "is not a catalog name or a YAML mapping: " + e.msg);
+  }
+}
+
+}  // namespace
+
+ClusterSpec cluster_from_text(const std::string& text, const std::string& origin) {
+  return read_cluster(parse_section(text, origin), origin);
+}
+
+StackSpec stack_from_text(const std::string& text, const std::string& origin) {
+  return read_stack(parse_section(text, origin), origin);
+}
+
+}  // namespace twinsim
