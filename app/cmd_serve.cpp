@@ -21,11 +21,13 @@ struct ServeArgs {
   ScenarioArgs scenario;
   ServeRequest request;
   std::string csv;
+  double swap_space_gib = 0;
 };
 
 void run_serve(const ServeArgs& a) {
   ServeRequest request = a.request;
   request.options.keep_occupancy = !a.csv.empty();  // one sample per pass, only for the CSV
+  request.options.swap_space_bytes = a.swap_space_gib * 1024 * 1024 * 1024;
   const Scenario s = load_from_args(a.scenario);
   if (!s.inference) throw ScenarioError("inference", "", "serve needs a scenario with an inference section");
   if (!a.csv.empty()) io::check_writable(a.csv);  // before the simulation, not after
@@ -70,6 +72,10 @@ void add_serve_command(CLI::App& app) {
                   "share of requests that find the prefix cached (default 1 with --prefix-tokens)")
       ->check(cli::number(0, 1))
       ->needs(prefix);
+  cmd->add_option("--swap-space", a->swap_space_gib,
+                  "GiB of host memory per GPU for preempted sequences' K,V, copied over PCIe instead of recomputed "
+                  "(vLLM v0 --swap-space with --preemption-mode swap; default 0: recompute)")
+      ->check(cli::number(0, 1e6));
   cmd->add_option("--router", a->request.router,
                   "serve all plan.dp replicas behind a router: round_robin | least_loaded (default: one replica, "
                   "the rate its own)");

@@ -8,8 +8,9 @@
 namespace twinsim {
 
 Scheduler::Scheduler(const std::vector<Request>& requests, BlockPool& pool, const SchedulerLimits& limits,
-                     std::vector<RequestTimes>& times)
-    : requests_(requests), pool_(pool), limits_(limits), times_(times), acceptance_(limits.acceptance_seed) {}
+                     std::vector<RequestTimes>& times, BlockPool* host)
+    : requests_(requests), pool_(pool), host_(host), limits_(limits), times_(times),
+      acceptance_(limits.acceptance_seed) {}
 
 std::int64_t accepted_proposals(std::int64_t proposed, double alpha, std::mt19937_64& rng) {
   std::int64_t accepted = 0;
@@ -52,6 +53,11 @@ bool Scheduler::grow(Sequence& s, std::int64_t tokens) {
   const std::int64_t needed = own - s.blocks;
   if (needed > 0 && !pool_.take(needed)) return false;
   if (needed > 0) s.blocks += needed;
+  if (s.swapped > 0) {  // its blocks come back from the host before the pass
+    swap_in_ += s.swapped;
+    host_->give(s.swapped);
+    s.swapped = 0;
+  }
   s.planned = tokens;
   return true;
 }
@@ -61,8 +67,13 @@ void Scheduler::preempt_newest() {
   Sequence victim = running_.back();
   running_.pop_back();
   pool_.give(victim.blocks);
+  if (host_ && victim.blocks > 0 && host_->take(victim.blocks)) {  // swap: its K,V waits on the host
+    swap_out_ += victim.blocks;
+    victim.swapped = victim.blocks;
+  } else {
+    victim.computed = victim.shared;  // recompute: the shared prefix stays in the cache
+  }
   victim.blocks = 0;
-  victim.computed = victim.shared;  // the shared prefix stays in the cache
   victim.planned = 0;
   ++times_[victim.request].preemptions;
   waiting_.push_front(victim);
@@ -70,6 +81,7 @@ void Scheduler::preempt_newest() {
 
 bool Scheduler::schedule(PassShape& pass) {
   pass = PassShape{};
+  swap_out_ = swap_in_ = 0;
   IterationShape& shape = pass.target;
   shape.window = pass.draft_first.window = pass.draft_next.window = limits_.attention_window;
   std::int64_t budget = limits_.max_batched_tokens;
@@ -111,6 +123,8 @@ bool Scheduler::schedule(PassShape& pass) {
     pass.draft_first.add_chunk(s.computed, own, samples);
     if (s.verifying) pass.draft_next.add_chunk(s.computed + 1, 1, true);
   }
+  pass.swap_out_blocks = swap_out_;
+  pass.swap_in_blocks = swap_in_;
   return shape.tokens > 0;
 }
 

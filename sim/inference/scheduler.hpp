@@ -10,6 +10,11 @@
 //     while the token budget, max_sequences and free blocks allow.
 // Several schedulers may share one BlockPool (pipeline-parallel virtual engines).
 //
+// Swap preemption (vLLM v0's --preemption-mode swap with --swap-space): with a host pool,
+// the preempted sequence's blocks are copied to host memory instead of dropped, and copied
+// back when it is scheduled again; it keeps what it computed. Without room on the host it
+// is recomputed as before. The pass that moves blocks carries their counts (PassShape).
+//
 // Speculative decoding (models/speculative.hpp, vLLM's spec decode): a sequence's decode
 // step verifies K proposed tokens with its own, K + 1 positions in one chunk, holding the
 // blocks for all of them (vLLM's lookahead slots); when the pass ends, each proposal is
@@ -52,6 +57,7 @@ struct SchedulerLimits {
   // sequence of L tokens holds blocks for (1 - share) L + share min(L, window) tokens.
   double windowed_kv_share = 0;
 
+  std::int64_t swap_blocks = 0;     // host blocks for swap preemption, per replica; 0: recompute
   int speculative_tokens = 0;       // K proposed per decode step; 0: no speculative decoding
   double acceptance_rate = 0;       // alpha
   std::uint64_t acceptance_seed = 1;
@@ -67,6 +73,7 @@ struct SchedulerLimits {
 struct PassShape {
   IterationShape target;
   IterationShape draft_first, draft_next;
+  std::int64_t swap_out_blocks = 0, swap_in_blocks = 0;  // KV blocks copied to / from the host before the pass
 };
 
 // Proposals accepted in one step: each of `proposed` in turn with chance `alpha`, up to the
@@ -82,8 +89,9 @@ struct RequestTimes {
 
 class Scheduler {
  public:
+  // `host`: the replica's host pool for swap preemption (nullptr: recompute only).
   Scheduler(const std::vector<Request>& requests, BlockPool& pool, const SchedulerLimits& limits,
-            std::vector<RequestTimes>& times);
+            std::vector<RequestTimes>& times, BlockPool* host = nullptr);
 
   void enqueue(int request);
   // Plans the next pass; false when there is nothing this scheduler can run now.
@@ -104,6 +112,7 @@ class Scheduler {
     std::int64_t planned = 0;    // tokens the planned pass computes
     std::int64_t shared = 0;     // of `computed`: prefix tokens in shared, cached blocks
     bool verifying = false;      // the planned pass is a speculative decode step
+    std::int64_t swapped = 0;    // blocks it holds on the host (swap preemption), to copy back
   };
   // Tokens the next pass computes for `s`: the rest of its prompt (chunked by the caller),
   // one decode token, or that token and the proposals to verify.
@@ -111,9 +120,11 @@ class Scheduler {
   std::int64_t known_tokens(const Sequence& s) const;
   bool grow(Sequence& s, std::int64_t tokens);  // takes the blocks for `tokens` more
   void preempt_newest();
+  std::int64_t swap_out_ = 0, swap_in_ = 0;  // blocks moved while planning this pass
 
   const std::vector<Request>& requests_;
   BlockPool& pool_;
+  BlockPool* host_;
   SchedulerLimits limits_;
   std::vector<RequestTimes>& times_;
   std::vector<Sequence> running_;  // admission order

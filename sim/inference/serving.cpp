@@ -45,7 +45,38 @@ void check_requests_fit(const std::vector<Request>& requests, std::int64_t kv_bl
   }
 }
 
+// Host blocks of swap space: each GPU's swap_space_bytes over its largest block (the stage
+// with the most KV bytes a token), vLLM's CacheEngine sizing; within the GPU's share of
+// the host's memory.
+std::int64_t swap_blocks(const Scenario& s, const KvCapacity& capacity, const ServeOptions& o) {
+  const HostSpec& host = s.cluster.host;
+  const std::string value = std::to_string(o.swap_space_bytes / (1024.0 * 1024 * 1024));
+  if (!host.described())
+    throw ScenarioError("--swap-space", value, "needs the cluster's host side (cluster.host: PCIe and CPU memory)");
+  if (o.swap_space_bytes > static_cast<double>(host.memory_bytes))
+    throw ScenarioError("--swap-space", value,
+                        "GiB exceeds this GPU's share of the host's memory, " +
+                            std::to_string(host.memory_bytes / (1024.0 * 1024 * 1024)) + " GiB");
+  std::int64_t block_bytes = 0;
+  for (const StageKvCapacity& st : capacity.stages)
+    block_bytes = std::max(block_bytes, st.bytes_per_token * capacity.block_tokens);
+  return block_bytes > 0 ? static_cast<std::int64_t>(o.swap_space_bytes / static_cast<double>(block_bytes)) : 0;
+}
+
+
 }  // namespace
+
+// The pass waits for its swaps (vLLM's worker copies the blocks before it runs the model):
+// each stage's GPUs move their layers' share of the blocks over PCIe, out then in.
+IterationCost with_swap_time(IterationCost c, const PassShape& pass, const KvCapacity& capacity,
+                         const ClusterSpec& cluster) {
+  if (pass.swap_out_blocks == 0 && pass.swap_in_blocks == 0) return c;
+  for (std::size_t st = 0; st < c.stage_s.size() && st < capacity.stages.size(); ++st) {
+    const double block = static_cast<double>(capacity.stages[st].bytes_per_token * capacity.block_tokens);
+    c.stage_s[st] += pass.swap_out_blocks * block / cluster.host.d2h_Bps + pass.swap_in_blocks * block / cluster.host.h2d_Bps;
+  }
+  return c;
+}
 
 std::int64_t serving_sequence_steps(const std::vector<Request>& requests, const SchedulerLimits& limits) {
   const std::int64_t chunk = std::max<std::int64_t>(1, limits.max_batched_tokens);
@@ -78,11 +109,14 @@ ServingResult run_serving(const std::vector<Request>& requests, std::int64_t kv_
   // each replica has its own cache and its own pipeline of `stages` virtual engines;
   // engine e belongs to replica e / stages and runs on that replica's stages
   std::vector<BlockPool> pools(replicas, BlockPool(kv_blocks));
+  std::vector<BlockPool> host_pools(replicas, BlockPool(limits.swap_blocks));  // swap preemption
   const int stages = std::max(1, pipeline_stages);
   const int engines = replicas * stages;
   std::vector<Scheduler> schedulers;
   schedulers.reserve(engines);
-  for (int e = 0; e < engines; ++e) schedulers.emplace_back(result.requests, pools[e / stages], limits, result.times);
+  for (int e = 0; e < engines; ++e)
+    schedulers.emplace_back(result.requests, pools[e / stages], limits, result.times,
+                            limits.swap_blocks > 0 ? &host_pools[e / stages] : nullptr);
   std::vector<bool> idle(engines, true);
   std::vector<bool> blocked(engines, false);  // has requests, but the blocks are held by other engines
   std::vector<double> stage_free(engines, 0.0);  // [replica * stages + stage]
@@ -153,6 +187,8 @@ ServingResult run_serving(const std::vector<Request>& requests, std::int64_t kv_
     o.last_used_blocks = used;
     o.peak_used_blocks = std::max(o.peak_used_blocks, used);
     const IterationCost c = cost(shape);
+    result.swapped_out_blocks += shape.swap_out_blocks;
+    result.swapped_in_blocks += shape.swap_in_blocks;
     double t = ev.time_s;
     const int first = ev.engine / stages * stages;  // its replica's stages
     for (int st = 0; st < stages; ++st) {  // the pass crosses the stages in turn
@@ -193,6 +229,7 @@ ServingResult simulate_serving(const Scenario& scenario, const std::vector<Reque
     limits.acceptance_rate = spec->acceptance_rate;
     limits.acceptance_seed = options.acceptance_seed;
   }
+  if (options.swap_space_bytes > 0) limits.swap_blocks = swap_blocks(scenario, capacity, options);
   const PassCostModel model(scenario);
   const std::vector<Request> arriving = options.prefix_tokens > 0 && options.prefix_hit_rate > 0
                                             ? with_prefix_cache(requests, options.prefix_tokens, options.prefix_hit_rate,
@@ -211,8 +248,8 @@ ServingResult simulate_serving(const Scenario& scenario, const std::vector<Reque
                         "the " + std::to_string(arriving.size()) + " requests need (about 1.5M a second): simulate "
                         "fewer requests or shorter outputs, or raise it");
   return run_serving(arriving, capacity.blocks - prefix_blocks, limits, scenario.plan.pp,
-                     [&model](const PassShape& pass) { return model.cost(pass); }, options.keep_occupancy,
-                     options.replicas);
+                     [&](const PassShape& pass) { return with_swap_time(model.cost(pass), pass, capacity, scenario.cluster); },
+                     options.keep_occupancy, options.replicas);
 }
 
 }  // namespace twinsim

@@ -52,6 +52,7 @@ struct ServingResult {
   std::int64_t block_tokens = 0;
   std::int64_t passes = 0;
   double busy_s = 0;  // sum of pass latencies
+  std::int64_t swapped_out_blocks = 0, swapped_in_blocks = 0;  // swap preemption's copies
 };
 
 // How a request picks its replica among several: in arrival order in turn, or the one
@@ -79,6 +80,11 @@ ServingResult run_serving(const std::vector<Request>& requests, std::int64_t kv_
                           int pipeline_stages, const PassCostFn& cost, bool keep_occupancy = true,
                           const ReplicaSet& set = {});
 
+// A pass's cost with its swap preemption's copies before it: on each stage, its GPUs'
+// share of the blocks out over d2h, then in over h2d (cluster.host).
+IterationCost with_swap_time(IterationCost c, const PassShape& pass, const KvCapacity& capacity,
+                             const ClusterSpec& cluster);
+
 // The simulation's work: every request's sequence steps (one per output token, one per
 // prefill chunk of at most max_batched_tokens), which bounds its passes and its scheduling
 // work (each running sequence is handled once per pass). Measured: about 1.5M steps per
@@ -99,6 +105,9 @@ struct ServeOptions {
   std::uint64_t acceptance_seed = 1;
   bool keep_occupancy = true;  // every pass's KV sample (run_serving); the summary is always kept
   ReplicaSet replicas;          // default: one replica (the figures are per replica)
+  // Swap preemption (vLLM v0 --swap-space, --preemption-mode swap): host memory per GPU for
+  // preempted sequences' K,V, copied over PCIe (cluster.host) instead of recomputed; 0: recompute.
+  double swap_space_bytes = 0;
   // Refuse, before simulating, requests that need more sequence steps than this
   // (serving_sequence_steps; 2e8 is about two minutes here); 0: no limit.
   std::int64_t max_sequence_steps = 200'000'000;

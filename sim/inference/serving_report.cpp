@@ -87,7 +87,9 @@ nlohmann::json to_json(const ServingSummary& s, const ServingResult& r) {
           {"kv_cache", {{"blocks", r.total_blocks},
                         {"block_tokens", r.block_tokens},
                         {"mean_occupancy", s.mean_kv_occupancy},
-                        {"peak_occupancy", s.peak_kv_occupancy}}},
+                        {"peak_occupancy", s.peak_kv_occupancy},
+                        {"swapped_out_blocks", r.swapped_out_blocks},
+                        {"swapped_in_blocks", r.swapped_in_blocks}}},
           {"preemptions", s.preemptions},
           {"passes", s.passes},
           {"prompt_tokens", s.prompt_tokens},
@@ -128,6 +130,9 @@ void print_serving(std::ostream& out, const ServingSummary& s, const ServingResu
                 static_cast<long long>(r.total_blocks), static_cast<long long>(r.block_tokens),
                 100 * s.mean_kv_occupancy, 100 * s.peak_kv_occupancy);
   out << buf;
+  if (r.swapped_out_blocks > 0)
+    out << "swapped          " << r.swapped_out_blocks << " blocks to the host, " << r.swapped_in_blocks
+        << " back (swap preemption)\n";
   if (s.cached_prompt_tokens > 0) {
     std::snprintf(buf, sizeof buf, "prefix cache     %lld of %lld prompt tokens found cached (%.1f%%)\n",
                   static_cast<long long>(s.cached_prompt_tokens), static_cast<long long>(s.prompt_tokens),

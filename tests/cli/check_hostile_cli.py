@@ -66,6 +66,8 @@ CASES = [
     ('serve INF --rate 1e-308', 105, '--rate: 1e-308 must be a finite number >= 1e-06 and <= 1e+09'),
     ('capacity --model llama3-8b --gpu h100-sxm --serve --rate 1e-308 --ttft-p99 2', 105, '--rate: 1e-308 must be a finite number >= 1e-06 and <= 1e+09'),
     ('serve INF --router random', 2, '--router=random must be round_robin or least_loaded'),
+    ('serve INF --swap-space -1', 105, '--swap-space: -1 must be a finite number >= 0 and <= 1e+06'),
+    ('serve INF --swap-space 100000 --requests 3', 2, "GiB exceeds this GPU's share of the host's memory"),
     ('serve INF --requests 0', 105, '--requests: 0 must be a whole number from 1 to 10000000'),
     ('serve INF --requests -5', 105, '--requests: -5 must be a whole number from 1 to 10000000'),
     ('serve INF --rate 0', 105, '--rate: 0 must be a finite number >= 1e-06 and <= 1e+09'),

@@ -311,3 +311,75 @@ TEST(Serving, LeastLoadedSendsARequestWhereLessIsUnfinished) {
 
 }  // namespace
 }  // namespace twinsim
+
+namespace twinsim {
+namespace {
+
+struct LoggedPasses {
+  std::vector<PassShape>* log;
+  IterationCost operator()(const PassShape& pass) const {
+    log->push_back(pass);
+    IterationCost c;
+    c.stage_s.assign(1, 1.0);
+    return c;
+  }
+};
+
+TEST(Serving, SwapPreemptionKeepsWhatWasComputed) {
+  // As RunningOutOfBlocksPreemptsTheNewestAndRecomputesIt: 3 GPU blocks, two 16-token
+  // prompts, one block each in the first pass; in the second r0 takes the last block for
+  // its 17th token and r1, needing one too, is preempted with its first token sampled. With
+  // 4 host blocks its one block goes to the host; when it is scheduled again that block
+  // comes back and it decodes on (one token), where recompute prefills 16 + 1 tokens again.
+  const std::vector<Request> reqs{{0.0, 16, 20}, {0.0, 16, 20}};
+  SchedulerLimits swapping = limits();
+  swapping.swap_blocks = 4;
+  std::vector<PassShape> swap_log, recompute_log;
+  const ServingResult swapped = run_serving(reqs, 3, swapping, 1, LoggedPasses{&swap_log});
+  run_serving(reqs, 3, limits(), 1, LoggedPasses{&recompute_log});
+  EXPECT_EQ(swapped.swapped_out_blocks, 1);
+  EXPECT_EQ(swapped.swapped_in_blocks, 1);
+  EXPECT_EQ(swapped.times[1].preemptions, 1);
+  std::size_t out = 0, in = 0;
+  for (std::size_t i = 0; i < swap_log.size(); ++i) {
+    if (swap_log[i].swap_out_blocks > 0) out = i;
+    if (swap_log[i].swap_in_blocks > 0) in = i;
+  }
+  EXPECT_EQ(out, 1u);  // the second pass
+  ASSERT_GT(in, out);
+  EXPECT_EQ(swap_log[in].target.sequences, 1);  // r0 is done; r1 alone
+  EXPECT_EQ(swap_log[in].target.tokens, 1);     // a decode step: nothing recomputed
+  // recompute: the pass that takes r1 back prefills its prompt and the tokens it had
+  std::int64_t most = 0;
+  for (std::size_t i = 2; i < recompute_log.size(); ++i) most = std::max(most, recompute_log[i].target.tokens);
+  EXPECT_EQ(most, 16 + 1);
+  // swapped, it needs no pass more than recompute does (it decodes on from where it was)
+  EXPECT_LE(swap_log.size(), recompute_log.size());
+}
+
+TEST(Serving, SwapCopiesCostTheirBytesOverPcie) {
+  // llama3-8b on one H100: 131,072 B of K,V a token, 16-token blocks of 2,097,152 B; the
+  // DGX H100's host link: 52 GB/s d2h, 51 GB/s h2d (hardware/catalog/nodes/dgx-h100.yaml)
+  const Scenario s = load_scenario_text("model: llama3-8b\ncluster: {preset: dgx-h100, nodes: 1, gpus_per_node: 1}\n"
+                                        "inference: {prompt_len: 64}\nplan: {tp: 1}\n");
+  const KvCapacity capacity = kv_capacity(s);
+  ASSERT_EQ(capacity.stages[0].bytes_per_token * capacity.block_tokens, 2'097'152);
+  PassShape pass;
+  pass.swap_out_blocks = 3, pass.swap_in_blocks = 2;
+  IterationCost c;
+  c.stage_s = {0.010};
+  const IterationCost with = with_swap_time(c, pass, capacity, s.cluster);
+  EXPECT_NEAR(with.stage_s[0], 0.010 + 3 * 2'097'152 / 52e9 + 2 * 2'097'152 / 51e9, 1e-15);
+  EXPECT_DOUBLE_EQ(with_swap_time(c, PassShape{}, capacity, s.cluster).stage_s[0], 0.010);
+}
+
+TEST(Serving, SwapSpaceNeedsTheHostSide) {
+  Scenario s = load_scenario_text("model: tiny-gpt\ncluster: host\ninference: {prompt_len: 16, output_len: 4}\nplan: {}\n");
+  s.cluster.host = HostSpec{};  // no host figures
+  ServeOptions o;
+  o.swap_space_bytes = 1 << 20;
+  EXPECT_THROW(simulate_serving(s, {{0.0, 16, 4}}, o), ScenarioError);
+}
+
+}  // namespace
+}  // namespace twinsim
