@@ -100,6 +100,7 @@ nlohmann::json to_json(const ServingCapacityRequest& r, const ServingCapacityPla
                       {"model", r.model}, {"gpu", r.gpu}, {"node_type", p.node_type}, {"rate_per_s", r.rate_per_s},
                       {"ttft_p99_target_s", r.ttft_p99_s}, {"feasible", p.best.has_value()}, {"tried", tried}};
   if (r.tpot_p99_s > 0) j["tpot_p99_target_s"] = r.tpot_p99_s;
+  if (r.prefix_tokens > 0) j["prefix_cache"] = {{"prefix_tokens", r.prefix_tokens}, {"hit_rate", r.prefix_hit_rate}};
   if (p.best) j["deployment"] = deployment_json(*p.best);
   return j;
 }

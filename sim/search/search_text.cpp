@@ -140,8 +140,11 @@ void print_serving_capacity(std::ostream& out, const ServingCapacityRequest& r, 
   else
     out << d.replicas << " replica(s) of tp=" << d.tp;
   out << ", p99 TTFT " << nlohmann::json(d.ttft_p99_s) << " s, p99 TPOT " << nlohmann::json(d.tpot_p99_s) << " s at "
-      << r.rate_per_s << " requests/s (" << r.prompt_len << " prompt + " << r.output_len << " output tokens); target "
-      << targets << "\n";
+      << r.rate_per_s << " requests/s (" << r.prompt_len << " prompt + " << r.output_len << " output tokens"
+      << (r.prefix_tokens > 0 ? ", " + std::to_string(r.prefix_tokens) + " of the prompt prefix-cached for " +
+                                    std::to_string(static_cast<int>(100 * r.prefix_hit_rate)) + "% of requests"
+                              : "")
+      << "); target " << targets << "\n";
 }
 
 }  // namespace twinsim

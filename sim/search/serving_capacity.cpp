@@ -34,6 +34,16 @@ std::optional<Scenario> replica(const ServingCapacityRequest& r, int tp,
   }
 }
 
+// Every candidate is simulated alike: latencies only, the workload's prefix caching.
+ServeOptions serve_options(const ServingCapacityRequest& r) {
+  ServeOptions o;
+  o.keep_occupancy = false;  // only the latencies are read
+  o.prefix_tokens = r.prefix_tokens;
+  o.prefix_hit_rate = r.prefix_hit_rate;
+  o.prefix_seed = 1;
+  return o;
+}
+
 bool meets(const ServingCapacityRequest& r, const ServingDeployment& d) {
   return d.ttft_p99_s <= r.ttft_p99_s && (r.tpot_p99_s <= 0 || d.tpot_p99_s <= r.tpot_p99_s);
 }
@@ -52,8 +62,7 @@ void try_colocated(const ServingCapacityRequest& r, ServingCapacityPlan& plan, i
       ServingDeployment d{tp, replicas};
       if (!smaller(d, plan.best)) break;
       const auto requests = poisson_requests(r.requests, r.rate_per_s / replicas, 1, r.prompt_len, r.output_len);
-      ServeOptions options;
-      options.keep_occupancy = false;  // only the latencies are read
+      ServeOptions options = serve_options(r);
       try {
         const ServingSummary sum = summarize(simulate_serving(*s, requests, options));
         d.ttft_p99_s = sum.ttft.p99_s, d.tpot_p99_s = sum.tpot.p99_s;
@@ -83,8 +92,7 @@ void try_disaggregated(const ServingCapacityRequest& r, ServingCapacityPlan& pla
         if (!smaller(d, plan.best)) break;
         const std::optional<Scenario> s = replica(r, tp, pools);
         if (!s) break;  // a TP that does not split the model
-        ServeOptions options;
-        options.keep_occupancy = false;
+        const ServeOptions options = serve_options(r);
         try {
           const ServingSummary sum = summarize(simulate_disaggregated(*s, requests, options).result);
           d.ttft_p99_s = sum.ttft.p99_s, d.tpot_p99_s = sum.tpot.p99_s;

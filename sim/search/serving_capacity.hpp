@@ -25,6 +25,10 @@ struct ServingCapacityRequest {
   std::int64_t requests = 300;  // simulated per deployment
   int max_replicas = 64;       // per pool
   double tpot_p99_s = 0;       // 0: no TPOT target
+  // prefix caching (serve --prefix-tokens): every prompt opens with the same prefix_tokens
+  // and a share prefix_hit_rate finds them cached; 0: none
+  std::int64_t prefix_tokens = 0;
+  double prefix_hit_rate = 1.0;
   bool disaggregate = false;   // also try prefill/decode disaggregated deployments
   // resolved by the caller (scenario/load.hpp: catalog_model, catalog_cluster_for_gpu)
   ModelSpec model_spec;

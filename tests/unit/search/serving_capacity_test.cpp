@@ -88,6 +88,17 @@ TEST(ServingCapacity, DisaggregatedDeploymentsCompeteAndGrowTheFailingPool) {
   if (colocated.best) EXPECT_LE(both.best->gpus(), colocated.best->gpus());
 }
 
+TEST(ServingCapacity, APrefixCacheShortensThePrefillsItSizesFor) {
+  // 4K prompts at 8 requests/s against a 0.3 s TTFT: 3K of each prompt cached for 90% of them
+  ServingCapacityRequest r = llama3_8b_h100(8, 0.3);
+  r.prompt_len = 4096, r.output_len = 32;
+  const ServingCapacityPlan cold = plan_serving_capacity(r);
+  r.prefix_tokens = 3072, r.prefix_hit_rate = 0.9;
+  const ServingCapacityPlan warm = plan_serving_capacity(r);
+  ASSERT_TRUE(cold.best && warm.best);
+  EXPECT_LT(warm.best->gpus(), cold.best->gpus());
+}
+
 TEST(ServingCapacity, ANonPositiveRateOrTargetIsRefused) {
   EXPECT_THROW(plan_serving_capacity(llama3_8b_h100(0, 1)), ScenarioError);
   EXPECT_THROW(plan_serving_capacity(llama3_8b_h100(1, 0)), ScenarioError);
