@@ -70,12 +70,13 @@ std::string_view to_string(GradCompression c) {
     case GradCompression::none: return "none";
     case GradCompression::int8: return "int8";
     case GradCompression::int4: return "int4";
+    case GradCompression::topk: return "topk";
   }
   return "none";
 }
 
 bool parse_grad_compression(std::string_view name, GradCompression& out) {
-  for (GradCompression c : {GradCompression::none, GradCompression::int8, GradCompression::int4})
+  for (GradCompression c : {GradCompression::none, GradCompression::int8, GradCompression::int4, GradCompression::topk})
     if (to_string(c) == name) return out = c, true;
   return false;
 }

@@ -8,10 +8,11 @@ namespace twinsim {
 
 enum class Recompute { none, selective, full };
 enum class Schedule { gpipe, one_f_one_b, interleaved };
-// Data-parallel gradient compression (ZeRO 0-2): block-quantised int8 or int4 on the wire
-// with error feedback (Seide et al. 2014; Karimireddy et al. 2019), priced in
-// sim/training/zero_comm.
-enum class GradCompression { none, int8, int4 };
+// Data-parallel gradient compression (ZeRO 0-2): block-quantised int8 or int4 on the wire,
+// or the largest gradient_topk_ratio of the values with their indices (top-k sparsification,
+// Aji & Heafield 2017; Lin et al. 2018), all with error feedback (Seide et al. 2014;
+// Karimireddy et al. 2019), priced in sim/training/zero_comm.
+enum class GradCompression { none, int8, int4, topk };
 
 struct Plan {
   int tp = 1;
@@ -47,6 +48,7 @@ struct Plan {
   // compressed to int8 or int4 with an fp32 error-feedback residual per gradient value
   // (ZeRO-3 has ZeRO++'s qgZ instead)
   GradCompression gradient_compression = GradCompression::none;
+  double gradient_topk_ratio = 0.01;  // topk: the share of values sent (Lin et al. 2018 keep 0.1%)
 
   std::int64_t world_size() const {
     return static_cast<std::int64_t>(tp) * pp * cp * dp;

@@ -77,7 +77,13 @@ Plan read_plan(const YAML::Node& node, const std::string& path) {
   p.zero_quantized_weights = r.boolean("zero_quantized_weights", false);
   p.zero_quantized_gradients = r.boolean("zero_quantized_gradients", false);
   p.zero_hpz_partition_size = static_cast<int>(r.integer("zero_hpz_partition_size", 1, 1, kMaxDegree));
-  parse_grad_compression(r.choice("gradient_compression", "none", {"none", "int8", "int4"}), p.gradient_compression);
+  parse_grad_compression(r.choice("gradient_compression", "none", {"none", "int8", "int4", "topk"}),
+                         p.gradient_compression);
+  if (r.has("gradient_topk_ratio")) {
+    if (p.gradient_compression != GradCompression::topk)
+      throw ScenarioError(r.key_path("gradient_topk_ratio"), "", "needs plan.gradient_compression=topk");
+    p.gradient_topk_ratio = r.number("gradient_topk_ratio", p.gradient_topk_ratio, 1e-6, 1);
+  }
   r.reject_unknown();
   return p;
 }

@@ -9,9 +9,24 @@
 
 namespace twinsim::exec {
 
-void quantize_dequantize(const float* in, float* out, std::size_t n, GradCompression kind) {
+void quantize_dequantize(const float* in, float* out, std::size_t n, GradCompression kind, double topk_ratio) {
   if (kind == GradCompression::none) {
     if (out != in) std::copy_n(in, n, out);
+    return;
+  }
+  if (kind == GradCompression::topk) {
+    const auto k = std::min<std::size_t>(n, static_cast<std::size_t>(std::ceil(topk_ratio * static_cast<double>(n))));
+    std::vector<std::size_t> order(n);
+    for (std::size_t i = 0; i < n; ++i) order[i] = i;
+    const auto larger = [&](std::size_t a, std::size_t b) {
+      const float x = std::fabs(in[a]), y = std::fabs(in[b]);
+      return x != y ? x > y : a < b;
+    };
+    std::nth_element(order.begin(), order.begin() + static_cast<std::ptrdiff_t>(k), order.end(), larger);
+    std::vector<float> kept(k);
+    for (std::size_t j = 0; j < k; ++j) kept[j] = in[order[j]];
+    std::fill_n(out, n, 0.0f);
+    for (std::size_t j = 0; j < k; ++j) out[order[j]] = kept[j];
     return;
   }
   const float qmax = kind == GradCompression::int8 ? 127.0f : 7.0f;  // symmetric signed range
@@ -27,8 +42,9 @@ void quantize_dequantize(const float* in, float* out, std::size_t n, GradCompres
   }
 }
 
-GradCompressor::GradCompressor(GradCompression kind, std::size_t n)
-    : kind_(kind), residual_(kind == GradCompression::none ? Tensor() : Tensor(MemCategory::grads, n)) {}
+GradCompressor::GradCompressor(GradCompression kind, std::size_t n, double topk_ratio)
+    : kind_(kind), topk_ratio_(topk_ratio),
+      residual_(kind == GradCompression::none ? Tensor() : Tensor(MemCategory::grads, n)) {}
 
 template <class T>
 void GradCompressor::compress(T* g, std::size_t n) {
@@ -37,7 +53,7 @@ void GradCompressor::compress(T* g, std::size_t n) {
   float* r = residual_.data();
   for (std::size_t i = 0; i < n; ++i) r[i] += kernels::to_float(g[i]);  // the value to send
   sent_.resize(n);
-  quantize_dequantize(r, sent_.data(), n, kind_);
+  quantize_dequantize(r, sent_.data(), n, kind_, topk_ratio_);
   for (std::size_t i = 0; i < n; ++i) {
     g[i] = kernels::from_float<T>(sent_[i]);
     r[i] -= kernels::to_float(g[i]);  // what this step did not send (storage rounding included)

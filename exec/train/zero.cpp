@@ -73,7 +73,7 @@ ShardedOptimizer::ShardedOptimizer(const TrainConfig& config, std::vector<ParamB
         b->params.release();
       }
     });
-    if (zero_ <= 1 && d > 1) s.compressor = GradCompressor(c_.plan.gradient_compression, n);
+    if (zero_ <= 1 && d > 1) s.compressor = GradCompressor(c_.plan.gradient_compression, n, c_.plan.gradient_topk_ratio);
     shards_.push_back(std::move(s));
   }
   if (zero_ < 2) return;

@@ -45,6 +45,25 @@ double compressed_grad_bytes(const Plan& plan) {
   return plan.gradient_compression == GradCompression::int8 ? kInt8WireBytes : kInt4WireBytes;
 }
 
+// Top-k sparsification (Lin et al. 2018, "Deep Gradient Compression", §3; Aji & Heafield
+// 2017): each rank sends its largest ratio x n gradient values (after adding its residual)
+// with a 4-byte index each. Sparse sums do not reduce in flight, so an all-reduce becomes
+// an all-gather of every rank's selection, and a reduce-scatter an all-to-all sending each
+// rank the selected values of its shard; a pass selects (reading the gradients, writing the
+// residual) and one scatter-adds what arrives into the dense result.
+double topk_reduce_s(const ClusterSpec& cluster, const Plan& plan, CollectiveOp op, const GroupLayout& dp,
+                     double params, Dtype precision) {
+  const double element = grad_element_bytes(precision);
+  const double entry = element + 4.0;  // the value and its int32 index
+  const double kept = params * plan.gradient_topk_ratio;
+  const double select = quantize_pass_s(cluster, precision, params * (element + 4.0));
+  if (op == CollectiveOp::all_reduce)
+    return collective_time_s(cluster, CollectiveOp::all_gather, dp, dp.ranks * kept * entry) + select +
+           quantize_pass_s(cluster, precision, dp.ranks * kept * entry + params * element);
+  return collective_time_s(cluster, CollectiveOp::all_to_all, dp, kept * entry) + select +
+         quantize_pass_s(cluster, precision, kept * entry + params / dp.ranks * element);
+}
+
 }  // namespace
 
 std::int64_t zero_calls(double params, std::int64_t bucket) {
@@ -91,6 +110,7 @@ double dp_gradient_reduce_s(const ClusterSpec& cluster, const Plan& plan, Collec
                             double params, Dtype precision) {
   const double element = grad_element_bytes(precision);
   if (plan.gradient_compression == GradCompression::none) return collective_time_s(cluster, op, dp, params * element);
+  if (plan.gradient_compression == GradCompression::topk) return topk_reduce_s(cluster, plan, op, dp, params, precision);
   const double wire = compressed_grad_bytes(plan);
   // every rank quantises its gradients (with the residual added) before sending, and
   // dequantises what it receives: an all-reduce's two halves each quantise and dequantise

@@ -35,7 +35,9 @@ double zero_layer_reduce_s(const ClusterSpec& cluster, const Plan& plan, const S
 // One call of the data-parallel gradient reduction (ZeRO 0: all-reduce, ZeRO 1-2: a
 // reduce-scatter) of `params` gradients over `dp`. With plan.gradient_compression in int8
 // or int4 (one fp32 scale per 2,048 values) on the wire, plus the quantise and dequantise
-// passes at the memory-bound rate of kernel `quantize`. The step graph's DDP buckets and the
+// passes at the memory-bound rate of kernel `quantize`; with topk the selected values and
+// their indices, gathered (all-reduce) or sent to their shard's owner (reduce-scatter), with
+// a selection pass and a scatter-add at the same rate. The step graph's DDP buckets and the
 // search's estimate both call it.
 double dp_gradient_reduce_s(const ClusterSpec& cluster, const Plan& plan, CollectiveOp op, const GroupLayout& dp,
                             double params, Dtype precision);

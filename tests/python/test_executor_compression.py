@@ -26,8 +26,9 @@ def _simulated_grads(root, twinsim_exe, compression, zero):
 @pytest.mark.parametrize("zero", [0, 1])
 def test_compressed_training_stays_close_and_holds_the_residual(root, twinsim_exe, mpirun, tmp_path, zero):
     plain = _run(root, twinsim_exe, mpirun, tmp_path, "none", zero)
-    # (measured here: int8 within 1.2e-4 of the uncompressed losses over 6 steps, int4 within 2e-3)
-    for compression, tolerance in (("int8", 1e-3), ("int4", 1e-2)):
+    # (measured here: int8 within 1.2e-4 of the uncompressed losses over 6 steps, int4 within 2e-3,
+    # top-k of 1% within 1.4e-2: it sends most of each step's gradient late)
+    for compression, tolerance in (("int8", 1e-3), ("int4", 1e-2), ("topk", 3e-2)):
         run = _run(root, twinsim_exe, mpirun, tmp_path, compression, zero)
         gaps = [abs(a - b) / b for a, b in zip(run["losses"], plain["losses"])]
         assert max(gaps) < tolerance, (compression, gaps)

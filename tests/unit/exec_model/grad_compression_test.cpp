@@ -33,6 +33,42 @@ TEST(GradCompression, QuantisesBlocksToTheirOwnScale) {
   EXPECT_FLOAT_EQ(two.back(), 0.001f);
 }
 
+TEST(GradCompression, TopKKeepsTheLargestMagnitudes) {
+  // 10 values, ratio 0.2: ceil(2) kept, -9 and 8 (the largest |x|), the rest 0; ratio 0.25
+  // keeps ceil(2.5) = 3; a tie goes to the lower index
+  const std::vector<float> in{1, -9, 3, 8, 0, -2, 7, 0.5f, 4, 6};
+  std::vector<float> out(in.size());
+  quantize_dequantize(in.data(), out.data(), in.size(), GradCompression::topk, 0.2);
+  EXPECT_EQ(out, (std::vector<float>{0, -9, 0, 8, 0, 0, 0, 0, 0, 0}));
+  quantize_dequantize(in.data(), out.data(), in.size(), GradCompression::topk, 0.25);
+  EXPECT_EQ(out, (std::vector<float>{0, -9, 0, 8, 0, 0, 7, 0, 0, 0}));
+  const std::vector<float> tie{5, -5, 1};
+  std::vector<float> one(3);
+  quantize_dequantize(tie.data(), one.data(), 3, GradCompression::topk, 0.3);
+  EXPECT_EQ(one, (std::vector<float>{5, 0, 0}));
+}
+
+TEST(GradCompression, TopKErrorFeedbackSendsEveryValueInTurn) {
+  // ratio 0.25 of 4 equal values: one a step; the residual of the others grows until each
+  // is the largest and goes out: over 4 steps every value is sent once, 4 times its size
+  TrackedAllocator allocator;
+  set_model_allocator(&allocator);
+  {
+    GradCompressor compressor(GradCompression::topk, 4, 0.25);
+    std::vector<double> sent(4, 0.0);
+    for (int k = 0; k < 4; ++k) {
+      std::vector<float> x{1, 1, 1, 1};
+      compressor.compress(x.data(), 4);
+      int nonzero = 0;
+      for (int i = 0; i < 4; ++i) sent[i] += x[i], nonzero += x[i] != 0;
+      EXPECT_EQ(nonzero, 1);
+    }
+    // step k sends the one value held back longest: k + 1 units of it
+    EXPECT_EQ(sent, (std::vector<double>{1, 2, 3, 4}));
+  }
+  set_model_allocator(nullptr);
+}
+
 TEST(GradCompression, ErrorFeedbackSendsWhatItHeldBack) {
   TrackedAllocator allocator;
   set_model_allocator(&allocator);

@@ -228,6 +228,50 @@ plan: {tp: 1, pp: 1, dp: 2, zero: 0}
               reduce(GradCompression::int4, rs), 1e-12);
 }
 
+// Top-k (plan.gradient_compression: topk) on the same link: 1% of 1e9 bf16 gradients, 1e7
+// values of 2 B with a 4-byte index each. The all-reduce becomes an all-gather of both
+// ranks' 6e7-byte selections: each rank sends its own, 0.006 s at 10 GB/s; the
+// reduce-scatter an all-to-all of the selection, half of which stays: 0.003 s. Plus the
+// selection pass (the gradients and the fp32 residual, 6 B a value) and the scatter-add of
+// what arrives into the dense result, and each collective's fixed launch cost (12.4 us here).
+TEST(ZeroComm, TopKSendsTheSelectedValuesAndTheirIndices) {
+  const Scenario s = load_scenario_text(R"(
+model: llama2-7b
+cluster: {gpu: a100-sxm-80gb, gpus_per_node: 1, intra_node: {bandwidth_GBps: 300},
+          inter_node: {bandwidth_GBps: 10, latency_us: 0, nics_per_node: 1, efficiency: [[1, 1.0]]}}
+training: {seq_len: 512, global_batch: 2, micro_batch: 1, precision: bf16}
+plan: {tp: 1, pp: 1, dp: 2, zero: 0, gradient_compression: topk}
+)");
+  EXPECT_DOUBLE_EQ(s.plan.gradient_topk_ratio, 0.01);
+  const double params = 1e9, kept = 1e7, entry = 2 + 4;
+  const GroupLayout dp{2, 1};
+  auto pass = [&](double bytes) { return quantize_pass_s(s.cluster.gpu, bytes); };
+  const double select = pass(params * (2 + 4));
+  EXPECT_NEAR(dp_gradient_reduce_s(s.cluster, s.plan, CollectiveOp::all_reduce, dp, params, Dtype::bf16) - select -
+                  pass(2 * kept * entry + params * 2),
+              0.006, 2e-5);
+  EXPECT_NEAR(dp_gradient_reduce_s(s.cluster, s.plan, CollectiveOp::reduce_scatter, dp, params, Dtype::bf16) - select -
+                  pass(kept * entry + params / 2 * 2),
+              0.003, 2e-5);
+  // the residual is kept as for int8: 4 B per value of the stage, in grads
+  const Scenario plain = load_scenario_text(R"(
+model: llama2-7b
+cluster: {gpu: a100-sxm-80gb, gpus_per_node: 1, intra_node: {bandwidth_GBps: 300},
+          inter_node: {bandwidth_GBps: 10, latency_us: 0, nics_per_node: 1, efficiency: [[1, 1.0]]}}
+training: {seq_len: 512, global_batch: 2, micro_batch: 1, precision: bf16}
+plan: {tp: 1, pp: 1, dp: 2, zero: 0}
+)");
+  EXPECT_EQ(predict_memory(s).breakdown.grads - predict_memory(plain).breakdown.grads,
+            4 * stage_params(s.model, s.plan, 0).total());
+  EXPECT_THROW(load_scenario_text(R"(
+model: llama2-7b
+cluster: dgx-a100-80gb
+training: {seq_len: 512, global_batch: 16, micro_batch: 1, precision: bf16}
+plan: {tp: 1, pp: 1, dp: 8, gradient_topk_ratio: 0.1}
+)"),
+               ScenarioError);
+}
+
 // A step whose DP reduction is exposed gets shorter with int8 and shorter still with int4,
 // in the event engine and the search's estimate alike; each GPU holds an fp32 residual per
 // parameter of its stage more (error feedback); ZeRO-3, one DP rank and inference refuse it.
