@@ -64,7 +64,7 @@ def test_two_rank_run_serves_its_metrics_while_it_trains(root, twinsim_exe, mpir
     argv, env = mpirun
     port = free_port_pair()
     out = tmp_path / "run"
-    steps = 14
+    steps = 30  # about 12 s here: a window to scrape in even on a machine several times faster
     job = subprocess.Popen(argv + ["-np", "2", str(twinsim_exe), "run", str(root / "scenarios/exec/tiny-gpt-dp2.yaml"),
                                    "--steps", str(steps), "--out", str(out), "--metrics-port", str(port)],
                            env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
