@@ -27,6 +27,7 @@ struct CapacityArgs {
   bool disaggregate = false;
   std::int64_t prefix_tokens = 0;
   double prefix_hit_rate = 1.0;
+  std::string speculative;
   std::int64_t prompt_len = 1024, output_len = 256;
   bool json = false;
 };
@@ -38,6 +39,7 @@ void run_capacity(const CapacityArgs& a) {
     r.model_spec = catalog_model(r.model), r.node = catalog_cluster_for_gpu(r.gpu);
     r.disaggregate = a.disaggregate;
     r.prefix_tokens = a.prefix_tokens, r.prefix_hit_rate = a.prefix_hit_rate;
+    if (!a.speculative.empty()) r.speculative = speculative_from_text(a.speculative, "--speculative");
     const ServingCapacityPlan p = plan_serving_capacity(r);
     if (a.json) std::cout << to_json(r, p).dump(2) << "\n";
     else print_serving_capacity(std::cout, r, p);
@@ -81,12 +83,14 @@ void add_capacity_command(CLI::App& app) {
   cmd->add_option("--prefix-hit-rate", a->prefix_hit_rate, "serving: share of requests finding the prefix cached")
       ->check(cli::number(0, 1))
       ->needs(prefix);
+  cmd->add_option("--speculative", a->speculative,
+                  "serving: every candidate with speculative decoding, inference.speculative as a YAML mapping");
   cmd->add_option("--prompt-len", a->prompt_len, "serving: prompt tokens per request")
       ->check(cli::whole(1, std::int64_t{1} << 24));
   cmd->add_option("--output-len", a->output_len, "serving: output tokens per request")
       ->check(cli::whole(1, std::int64_t{1} << 24));
   // and serving's only with --serve
-  for (const char* serving_only : {"--rate", "--ttft-p99", "--tpot-p99", "--disaggregate", "--prefix-tokens", "--prompt-len", "--output-len"})
+  for (const char* serving_only : {"--rate", "--ttft-p99", "--tpot-p99", "--disaggregate", "--prefix-tokens", "--speculative", "--prompt-len", "--output-len"})
     cmd->get_option(serving_only)->needs(serve);
   cmd->add_flag("--json", a->json, "print JSON");
   cmd->callback([a] {

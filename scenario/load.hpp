@@ -44,6 +44,9 @@ StackSpec catalog_stack(const std::string& name);
 // a scenario file; `origin` names it in messages (e.g. "--cluster").
 ClusterSpec cluster_from_text(const std::string& text, const std::string& origin);
 StackSpec stack_from_text(const std::string& text, const std::string& origin);
+// `inference.speculative` written on a command line as a YAML flow mapping
+// (`{method: draft, draft_model: llama3.2-1b, tokens: 4, acceptance_rate: 0.7}`).
+SpeculativeDecoding speculative_from_text(const std::string& text, const std::string& origin);
 
 std::vector<std::string> catalog_model_names();
 std::vector<std::string> catalog_gpu_names();

@@ -17,6 +17,21 @@ Dtype read_dtype(MappingReader& r, const std::string& key, const std::string& fa
   return d;
 }
 
+
+// `inference.disaggregation` (SCENARIO.md): the two pools and the link between them.
+Disaggregation read_disaggregation(const YAML::Node& node, const std::string& path) {
+  MappingReader r(node, path);
+  Disaggregation d;
+  d.prefill_replicas = static_cast<int>(r.integer("prefill_replicas", 1, 1, 4096));
+  d.prefill_tp = static_cast<int>(r.integer("prefill_tp", 0, 1, 1024));
+  d.decode_replicas = static_cast<int>(r.integer("decode_replicas", 1, 1, 4096));
+  d.kv_over_nvlink = r.choice("kv_link", "inter_node", {"inter_node", "intra_node"}) == "intra_node";
+  r.reject_unknown();
+  return d;
+}
+
+}  // namespace
+
 // `inference.speculative` (SCENARIO.md): how many tokens are proposed, how often each is
 // accepted, and by what; a draft model is read as `model:` is (catalog name or mapping).
 SpeculativeDecoding read_speculative(const YAML::Node& node, const std::string& path) {
@@ -38,20 +53,6 @@ SpeculativeDecoding read_speculative(const YAML::Node& node, const std::string& 
   r.reject_unknown();
   return d;
 }
-
-// `inference.disaggregation` (SCENARIO.md): the two pools and the link between them.
-Disaggregation read_disaggregation(const YAML::Node& node, const std::string& path) {
-  MappingReader r(node, path);
-  Disaggregation d;
-  d.prefill_replicas = static_cast<int>(r.integer("prefill_replicas", 1, 1, 4096));
-  d.prefill_tp = static_cast<int>(r.integer("prefill_tp", 0, 1, 1024));
-  d.decode_replicas = static_cast<int>(r.integer("decode_replicas", 1, 1, 4096));
-  d.kv_over_nvlink = r.choice("kv_link", "inter_node", {"inter_node", "intra_node"}) == "intra_node";
-  r.reject_unknown();
-  return d;
-}
-
-}  // namespace
 
 Plan read_plan(const YAML::Node& node, const std::string& path) {
   if (!node.IsDefined() || node.IsNull()) throw ScenarioError(path, "", "is required");

@@ -42,4 +42,8 @@ StackSpec stack_from_text(const std::string& text, const std::string& origin) {
   return read_stack(parse_section(text, origin), origin);
 }
 
+SpeculativeDecoding speculative_from_text(const std::string& text, const std::string& origin) {
+  return read_speculative(parse_section(text, origin), origin);
+}
+
 }  // namespace twinsim

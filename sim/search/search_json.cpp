@@ -101,6 +101,11 @@ nlohmann::json to_json(const ServingCapacityRequest& r, const ServingCapacityPla
                       {"ttft_p99_target_s", r.ttft_p99_s}, {"feasible", p.best.has_value()}, {"tried", tried}};
   if (r.tpot_p99_s > 0) j["tpot_p99_target_s"] = r.tpot_p99_s;
   if (r.prefix_tokens > 0) j["prefix_cache"] = {{"prefix_tokens", r.prefix_tokens}, {"hit_rate", r.prefix_hit_rate}};
+  if (r.speculative) {
+    j["speculative"] = {{"method", to_string(r.speculative->method)}, {"tokens", r.speculative->tokens},
+                        {"acceptance_rate", r.speculative->acceptance_rate}};
+    if (r.speculative->draft_model) j["speculative"]["draft_model"] = r.speculative->draft_model->name;
+  }
   if (p.best) j["deployment"] = deployment_json(*p.best);
   return j;
 }

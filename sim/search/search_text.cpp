@@ -144,6 +144,9 @@ void print_serving_capacity(std::ostream& out, const ServingCapacityRequest& r, 
       << (r.prefix_tokens > 0 ? ", " + std::to_string(r.prefix_tokens) + " of the prompt prefix-cached for " +
                                     std::to_string(static_cast<int>(100 * r.prefix_hit_rate)) + "% of requests"
                               : "")
+      << (r.speculative ? std::string(", speculative decoding: ") + std::string(to_string(r.speculative->method)) +
+                              " proposing " + std::to_string(r.speculative->tokens)
+                        : std::string())
       << "); target " << targets << "\n";
 }
 

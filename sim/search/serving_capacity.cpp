@@ -26,6 +26,7 @@ std::optional<Scenario> replica(const ServingCapacityRequest& r, int tp,
   w.output_len = r.output_len;
   w.batch = 1;
   w.disaggregation = disaggregated;
+  w.speculative = r.speculative;
   s.inference = w;
   try {
     return validated_scenario(s);

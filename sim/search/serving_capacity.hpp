@@ -29,6 +29,8 @@ struct ServingCapacityRequest {
   // and a share prefix_hit_rate finds them cached; 0: none
   std::int64_t prefix_tokens = 0;
   double prefix_hit_rate = 1.0;
+  // speculative decoding on every candidate (inference.speculative); none: plain decoding
+  std::optional<SpeculativeDecoding> speculative;
   bool disaggregate = false;   // also try prefill/decode disaggregated deployments
   // resolved by the caller (scenario/load.hpp: catalog_model, catalog_cluster_for_gpu)
   ModelSpec model_spec;

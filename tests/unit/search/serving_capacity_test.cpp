@@ -99,6 +99,21 @@ TEST(ServingCapacity, APrefixCacheShortensThePrefillsItSizesFor) {
   EXPECT_LT(warm.best->gpus(), cold.best->gpus());
 }
 
+TEST(ServingCapacity, SpeculationMeetsATpotPlainDecodingCannot) {
+  ServingCapacityRequest r = llama3_8b_h100(1, 10);
+  r.tpot_p99_s = 1e-9;  // nothing meets it: every deployment is tried, its TPOT recorded
+  const ServingCapacityPlan plain = plan_serving_capacity(r);
+  double fastest = 1e9;
+  for (const ServingDeployment& d : plain.tried) fastest = std::min(fastest, d.tpot_p99_s);
+  r.tpot_p99_s = 0.8 * fastest;  // beyond every plain deployment
+  EXPECT_FALSE(plan_serving_capacity(r).best.has_value());
+  // an n-gram proposer (no draft passes) accepted 80% of the time: 3.36 tokens a step
+  r.speculative = speculative_from_text("{method: ngram, tokens: 4, acceptance_rate: 0.8}", "--speculative");
+  const ServingCapacityPlan spec = plan_serving_capacity(r);
+  ASSERT_TRUE(spec.best.has_value());
+  EXPECT_LE(spec.best->tpot_p99_s, r.tpot_p99_s);
+}
+
 TEST(ServingCapacity, ANonPositiveRateOrTargetIsRefused) {
   EXPECT_THROW(plan_serving_capacity(llama3_8b_h100(0, 1)), ScenarioError);
   EXPECT_THROW(plan_serving_capacity(llama3_8b_h100(1, 0)), ScenarioError);
