@@ -159,13 +159,16 @@ std::string capacity_json(const std::string& model, const std::string& gpu, doub
 // `twinsim serve --json` on Poisson arrivals, with prefix caching when prefix_tokens > 0
 std::string serve_json(const std::string& text, const std::vector<std::string>& overrides, std::int64_t requests,
                        double rate, std::uint64_t seed, std::int64_t prefix_tokens, double prefix_hit_rate,
-                       const std::string& router) {
+                       const std::string& router, double swap_space_gib) {
   const Scenario s = load(text, overrides);
   ServeRequest r;
   r.requests = requests, r.rate_per_s = rate, r.seed = seed, r.prefix_hit_rate = prefix_hit_rate;
   r.options.prefix_tokens = prefix_tokens;
   r.options.keep_occupancy = false;
   r.router = router;
+  if (!(swap_space_gib >= 0 && swap_space_gib <= 1e6))
+    throw ScenarioError("swap_space_gib", std::to_string(swap_space_gib), "must be between 0 and 1e6");
+  r.options.swap_space_bytes = swap_space_gib * 1024 * 1024 * 1024;
   if (requests < 1) throw ScenarioError("requests", std::to_string(requests), "must be at least 1");
   if (!(rate >= 1e-6)) throw ScenarioError("rate", std::to_string(rate), "must be at least 1e-6 per second");
   if (prefix_tokens < 0) throw ScenarioError("prefix_tokens", std::to_string(prefix_tokens), "must be >= 0");
@@ -224,7 +227,7 @@ PYBIND11_MODULE(_core, m) {
   m.def("capacity_json", &capacity_json, py::arg("model"), py::arg("gpu"), py::arg("tokens"), py::arg("days"),
         py::arg("price"), py::arg("seq_len"), py::arg("global_batch"), py::arg("max_gpus"));
   m.def("serve_json", &serve_json, py::arg("text"), py::arg("overrides"), py::arg("requests"), py::arg("rate"),
-        py::arg("seed"), py::arg("prefix_tokens"), py::arg("prefix_hit_rate"), py::arg("router") = "");
+        py::arg("seed"), py::arg("prefix_tokens"), py::arg("prefix_hit_rate"), py::arg("router") = "", py::arg("swap_space_gib") = 0.0);
   m.def("compare_json", &compare_json, py::arg("simulated"), py::arg("measured"));
   // a model section's JSON text ({"hf_config": {...}} or an inline mapping), a config.json
   // path or a catalog name -> `twinsim describe-model --json`

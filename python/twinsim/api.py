@@ -257,15 +257,17 @@ def search(scenario, gpus: int | None = None, gpus_range: tuple[int, int] | None
 
 
 def serve(scenario, requests: int = 300, rate: float = 1.0, seed: int = 0, prefix_tokens: int = 0,
-          prefix_hit_rate: float = 1.0, router: str = "", overrides=None) -> dict:
+          prefix_hit_rate: float = 1.0, router: str = "", swap_space_gib: float = 0.0, overrides=None) -> dict:
     """``twinsim serve --json``: ``requests`` Poisson arrivals at ``rate`` per second (the
     scenario's prompt and output lengths) through one replica's continuous batching;
     ``prefix_tokens`` > 0 turns on prefix caching with ``prefix_hit_rate``; ``router``
-    ("round_robin" or "least_loaded") serves all ``plan.dp`` replicas behind it. Returns the
+    ("round_robin" or "least_loaded") serves all ``plan.dp`` replicas behind it;
+    ``swap_space_gib`` per GPU swaps preempted sequences' K,V to the host. Returns the
     summary: ``ttft``, ``tpot``, ``e2e`` ({mean_s, p50_s, p90_s, p99_s}), throughput, KV occupancy."""
     s = _as_scenario(scenario)
     return json.loads(_core.serve_json(s.text(), _overrides(overrides), int(requests), float(rate), int(seed),
-                                       int(prefix_tokens), float(prefix_hit_rate), str(router)))
+                                       int(prefix_tokens), float(prefix_hit_rate), str(router),
+                                       float(swap_space_gib)))
 
 
 def recompute_mix(scenario, budget_bytes: int = 0, overrides=None) -> dict:

@@ -218,3 +218,8 @@ def test_serve_matches_the_command_and_prices_prefix_caching(root, twinsim_exe):
         twinsim.serve(path, rate=0)
     with pytest.raises(twinsim.ScenarioError, match="prefix_hit_rate"):
         twinsim.serve(path, prefix_tokens=16, prefix_hit_rate=2)
+    # the router and swap space as the command's --router and --swap-space
+    cli = json.loads(subprocess.run([str(twinsim_exe), "serve", str(path), "--requests", "50", "--rate", "4", "--seed",
+                                     "3", "--router", "round_robin", "--swap-space", "2", "--json"],
+                                    capture_output=True, text=True, check=True).stdout)
+    assert twinsim.serve(path, requests=50, rate=4, seed=3, router="round_robin", swap_space_gib=2) == cli
