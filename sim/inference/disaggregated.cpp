@@ -53,6 +53,10 @@ std::vector<RequestTimes> serve_subset(const Scenario& scenario, const std::vect
   const ServingResult r = simulate_serving(scenario, subset, options);
   total.passes += r.passes;
   total.busy_s += r.busy_s;
+  total.swapped_out_blocks += r.swapped_out_blocks;
+  total.swapped_in_blocks += r.swapped_in_blocks;
+  total.verify_steps += r.verify_steps;
+  total.verified_tokens += r.verified_tokens;
   if (total.total_blocks == 0) {  // the first replica's cache stands for its pool's occupancy
     total.total_blocks = r.total_blocks;
     total.block_tokens = r.block_tokens;
@@ -120,6 +124,8 @@ DisaggregatedServing simulate_disaggregated(const Scenario& s, const std::vector
   }
   result.passes += prefill_total.passes;
   result.busy_s += prefill_total.busy_s;
+  result.swapped_out_blocks += prefill_total.swapped_out_blocks;
+  result.swapped_in_blocks += prefill_total.swapped_in_blocks;
   return out;
 }
 

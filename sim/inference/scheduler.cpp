@@ -137,7 +137,11 @@ void Scheduler::complete(double time_s) {
       const std::int64_t advanced =
           s.verifying ? 1 + accepted_proposals(s.planned - 1, limits_.acceptance_rate, acceptance_) : s.planned;
       s.computed += advanced;
-      if (s.verifying) s.generated += advanced - 1;  // the accepted proposals; the sample below adds one
+      if (s.verifying) {
+        s.generated += advanced - 1;  // the accepted proposals; the sample below adds one
+        ++verify_steps_;
+        verified_tokens_ += advanced;
+      }
       s.planned = 0;
       s.verifying = false;
       if (s.computed == known_tokens(s)) {  // the pass ended at the last known token: sample

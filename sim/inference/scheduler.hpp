@@ -102,6 +102,9 @@ class Scheduler {
   std::int64_t unfinished() const { return static_cast<std::int64_t>(running_.size() + waiting_.size()); }
   std::int64_t running() const { return static_cast<std::int64_t>(running_.size()); }
   std::int64_t waiting() const { return static_cast<std::int64_t>(waiting_.size()); }
+  // Speculative decoding so far: verify steps run, and the output tokens they gave.
+  std::int64_t verify_steps() const { return verify_steps_; }
+  std::int64_t verified_tokens() const { return verified_tokens_; }
 
  private:
   struct Sequence {
@@ -121,6 +124,7 @@ class Scheduler {
   bool grow(Sequence& s, std::int64_t tokens);  // takes the blocks for `tokens` more
   void preempt_newest();
   std::int64_t swap_out_ = 0, swap_in_ = 0;  // blocks moved while planning this pass
+  std::int64_t verify_steps_ = 0, verified_tokens_ = 0;
 
   const std::vector<Request>& requests_;
   BlockPool& pool_;

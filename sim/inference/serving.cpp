@@ -204,6 +204,10 @@ ServingResult run_serving(const std::vector<Request>& requests, std::int64_t kv_
     for (int e = 0; e < engines; ++e)
       if (blocked[e]) blocked[e] = false, ready.push({t, e});
   }
+  for (const Scheduler& sched : schedulers) {
+    result.verify_steps += sched.verify_steps();
+    result.verified_tokens += sched.verified_tokens();
+  }
   return result;
 }
 

@@ -53,6 +53,7 @@ struct ServingResult {
   std::int64_t passes = 0;
   double busy_s = 0;  // sum of pass latencies
   std::int64_t swapped_out_blocks = 0, swapped_in_blocks = 0;  // swap preemption's copies
+  std::int64_t verify_steps = 0, verified_tokens = 0;  // speculative decoding: steps, and the tokens they gave
 };
 
 // How a request picks its replica among several: in arrival order in turn, or the one

@@ -77,7 +77,7 @@ nlohmann::json stats_json(const LatencyStats& s) {
 }  // namespace
 
 nlohmann::json to_json(const ServingSummary& s, const ServingResult& r) {
-  return {{"requests", s.requests},
+  nlohmann::json j = {{"requests", s.requests},
           {"duration_s", s.duration_s},
           {"ttft", stats_json(s.ttft)},
           {"tpot", stats_json(s.tpot)},
@@ -94,6 +94,10 @@ nlohmann::json to_json(const ServingSummary& s, const ServingResult& r) {
           {"passes", s.passes},
           {"prompt_tokens", s.prompt_tokens},
           {"cached_prompt_tokens", s.cached_prompt_tokens}};
+  if (r.verify_steps > 0)  // speculative decoding: what the acceptance draws gave
+    j["speculative"] = {{"verify_steps", r.verify_steps},
+                        {"tokens_per_step", static_cast<double>(r.verified_tokens) / static_cast<double>(r.verify_steps)}};
+  return j;
 }
 
 void write_occupancy_csv(std::ostream& out, const ServingResult& r) {
@@ -130,6 +134,9 @@ void print_serving(std::ostream& out, const ServingSummary& s, const ServingResu
                 static_cast<long long>(r.total_blocks), static_cast<long long>(r.block_tokens),
                 100 * s.mean_kv_occupancy, 100 * s.peak_kv_occupancy);
   out << buf;
+  if (r.verify_steps > 0)
+    out << "speculative      " << r.verify_steps << " verify steps, "
+        << static_cast<double>(r.verified_tokens) / static_cast<double>(r.verify_steps) << " tokens each\n";
   if (r.swapped_out_blocks > 0)
     out << "swapped          " << r.swapped_out_blocks << " blocks to the host, " << r.swapped_in_blocks
         << " back (swap preemption)\n";

@@ -95,6 +95,16 @@ TEST(Speculative, NothingAcceptedIsPlainDecodingAndProposalsStopAtTheEnd) {
   EXPECT_EQ(log[2].target.tokens, 2);
 }
 
+TEST(Speculative, TheServingDrawsYieldTheExpectedTokensPerStep) {
+  // one long answer, K = 4 at 80%: the verify steps' tokens average (1 - 0.8^5) / 0.2 =
+  // 3.3616 (a little less: the last steps propose fewer); 20,000 tokens, ~5,950 steps, the
+  // mean's standard error about 0.02
+  const ServingResult r = run_serving({{0.0, 16, 20'001}}, 2'000, speculating(4, 0.8), 1, OneSecondPasses{});
+  ASSERT_GT(r.verify_steps, 5'000);
+  EXPECT_EQ(r.verified_tokens, 20'000);  // every token after the first came from a verify step
+  EXPECT_NEAR(static_cast<double>(r.verified_tokens) / static_cast<double>(r.verify_steps), 3.3616, 0.06);
+}
+
 Scenario llama3_8b_with(const std::string& speculative) {
   return load_scenario_text(
       "model: llama3-8b\ncluster: {preset: dgx-h100, gpus_per_node: 1, nodes: 1}\n"
