@@ -1,5 +1,7 @@
 #include "sim/inference/serve_run.hpp"
 
+#include <optional>
+
 #include "models/report_schema.hpp"
 #include "scenario/errors.hpp"
 #include "sim/inference/disaggregated.hpp"
@@ -23,22 +25,21 @@ ServeRun run_serve(const Scenario& s, const ServeRequest& r) {
           ? poisson_requests(r.requests, r.rate_per_s, r.seed, s.inference->prompt_len, s.inference->output_len)
           : read_request_trace(r.trace_file);
   ServeRun run;
-  if (const auto& d = s.inference->disaggregation) {
-    DisaggregatedServing split = simulate_disaggregated(s, requests, options);
-    run.result = std::move(split.result);
-    run.summary = summarize(run.result);
-    run.json = to_json(run.summary, run.result);
-    const LatencyStats transfer = latency_stats(split.transfer_s);
+  const auto& d = s.inference->disaggregation;
+  std::optional<DisaggregatedServing> split;
+  if (d) split = simulate_disaggregated(s, requests, options);
+  run.result = split ? std::move(split->result) : simulate_serving(s, requests, options);
+  run.summary = summarize(run.result);
+  run.json = to_json(run.summary, run.result);
+  if (split) {
+    const LatencyStats transfer = latency_stats(split->transfer_s);
     run.json["disaggregation"] = {{"prefill_replicas", d->prefill_replicas},
                                   {"prefill_tp", d->prefill_tp_or(s.plan.tp)},
                                   {"decode_replicas", d->decode_replicas},
                                   {"decode_tp", s.plan.tp},
-                                  {"gpus", split.prefill_gpus + split.decode_gpus},
+                                  {"gpus", split->prefill_gpus + split->decode_gpus},
                                   {"kv_transfer_s", {{"mean_s", transfer.mean_s}, {"p99_s", transfer.p99_s}}}};
   } else {
-    run.result = simulate_serving(s, requests, options);
-    run.summary = summarize(run.result);
-    run.json = to_json(run.summary, run.result);
     run.json["replicas"] = {{"count", options.replicas.replicas},
                             {"router", r.router.empty() ? "none" : std::string(to_string(options.replicas.router))}};
   }

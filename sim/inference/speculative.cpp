@@ -44,20 +44,20 @@ void add_pass(IterationCost& c, const IterationCost& d, double times) {
 
 }  // namespace
 
-IterationCost PassCostModel::cost(const PassShape& pass) const {
-  IterationCost c = target_.cost(pass.target);
+IterationCost PassCostModel::draft_cost(const PassShape& pass) const {
+  IterationCost c;
   if (!draft_) return c;
   if (pass.draft_first.tokens > 0) add_pass(c, draft_->cost(pass.draft_first), 1);
   if (pass.draft_next.tokens > 0) add_pass(c, draft_->cost(pass.draft_next), proposals_ - 1);
   return c;
 }
 
-double PassCostModel::draft_s(const PassShape& pass) const {
-  if (!draft_) return 0;
-  double s = 0;
-  if (pass.draft_first.tokens > 0) s += draft_->cost(pass.draft_first).latency_s();
-  if (pass.draft_next.tokens > 0) s += (proposals_ - 1) * draft_->cost(pass.draft_next).latency_s();
-  return s;
+IterationCost PassCostModel::cost(const PassShape& pass) const {
+  IterationCost c = target_.cost(pass.target);
+  if (draft_) add_pass(c, draft_cost(pass), 1);
+  return c;
 }
+
+double PassCostModel::draft_s(const PassShape& pass) const { return draft_cost(pass).latency_s(); }
 
 }  // namespace twinsim

@@ -32,6 +32,8 @@ class PassCostModel {
   double draft_s(const PassShape& pass) const;
 
  private:
+  // The draft's passes of `pass`, as one cost on a single stage (empty without a draft).
+  IterationCost draft_cost(const PassShape& pass) const;
   ServingCostModel target_;
   std::optional<ServingCostModel> draft_;
   int proposals_ = 0;

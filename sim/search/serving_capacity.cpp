@@ -53,6 +53,23 @@ bool smaller(const ServingDeployment& d, const std::optional<ServingDeployment>&
   return !best || d.gpus() < best->gpus();
 }
 
+// Simulates deployment `d` (`serve` runs it), records its p99 latencies in plan.tried and
+// keeps it as the best when it meets the targets; none when it cannot run (no room for the
+// KV cache).
+template <class Serve>
+std::optional<ServingDeployment> try_deployment(const ServingCapacityRequest& r, ServingCapacityPlan& plan,
+                                                ServingDeployment d, const Serve& serve) {
+  try {
+    const ServingSummary sum = summarize(serve());
+    d.ttft_p99_s = sum.ttft.p99_s, d.tpot_p99_s = sum.tpot.p99_s;
+  } catch (const std::invalid_argument&) {
+    return std::nullopt;
+  }
+  plan.tried.push_back(d);
+  if (meets(r, d)) plan.best = d;
+  return d;
+}
+
 // Colocated: TP doubles from 1 to a node; for each, replicas (each serving rate / replicas
 // of the stream) grow until the targets are met or a smaller deployment is already known.
 void try_colocated(const ServingCapacityRequest& r, ServingCapacityPlan& plan, int gpus_per_node) {
@@ -60,21 +77,10 @@ void try_colocated(const ServingCapacityRequest& r, ServingCapacityPlan& plan, i
     const std::optional<Scenario> s = replica(r, tp);
     if (!s) continue;
     for (int replicas = 1; replicas <= r.max_replicas; ++replicas) {
-      ServingDeployment d{tp, replicas};
-      if (!smaller(d, plan.best)) break;
+      if (!smaller(ServingDeployment{tp, replicas}, plan.best)) break;
       const auto requests = poisson_requests(r.requests, r.rate_per_s / replicas, 1, r.prompt_len, r.output_len);
-      ServeOptions options = serve_options(r);
-      try {
-        const ServingSummary sum = summarize(simulate_serving(*s, requests, options));
-        d.ttft_p99_s = sum.ttft.p99_s, d.tpot_p99_s = sum.tpot.p99_s;
-      } catch (const std::invalid_argument&) {
-        break;  // weights leave no room for the KV cache at this tp
-      }
-      plan.tried.push_back(d);
-      if (meets(r, d)) {
-        plan.best = d;
-        break;
-      }
+      const auto d = try_deployment(r, plan, {tp, replicas}, [&] { return simulate_serving(*s, requests, serve_options(r)); });
+      if (!d || meets(r, *d)) break;  // no room for the KV cache at this tp, or done
     }
   }
 }
@@ -89,23 +95,15 @@ void try_disaggregated(const ServingCapacityRequest& r, ServingCapacityPlan& pla
       Disaggregation pools;
       pools.prefill_tp = prefill_tp;
       while (pools.prefill_replicas <= r.max_replicas && pools.decode_replicas <= r.max_replicas) {
-        ServingDeployment d{tp, pools.decode_replicas, 0, 0, true, prefill_tp, pools.prefill_replicas};
-        if (!smaller(d, plan.best)) break;
+        const ServingDeployment pending{tp, pools.decode_replicas, 0, 0, true, prefill_tp, pools.prefill_replicas};
+        if (!smaller(pending, plan.best)) break;
         const std::optional<Scenario> s = replica(r, tp, pools);
         if (!s) break;  // a TP that does not split the model
-        const ServeOptions options = serve_options(r);
-        try {
-          const ServingSummary sum = summarize(simulate_disaggregated(*s, requests, options).result);
-          d.ttft_p99_s = sum.ttft.p99_s, d.tpot_p99_s = sum.tpot.p99_s;
-        } catch (const std::invalid_argument&) {
-          break;  // no room for the KV cache on one of the pools
-        }
-        plan.tried.push_back(d);
-        if (meets(r, d)) {
-          plan.best = d;
-          break;
-        }
-        if (d.ttft_p99_s > r.ttft_p99_s) ++pools.prefill_replicas;
+        const auto d = try_deployment(r, plan, pending, [&] {
+          return simulate_disaggregated(*s, requests, serve_options(r)).result;
+        });
+        if (!d || meets(r, *d)) break;  // no room for the KV cache on one of the pools, or done
+        if (d->ttft_p99_s > r.ttft_p99_s) ++pools.prefill_replicas;
         else ++pools.decode_replicas;
       }
     }

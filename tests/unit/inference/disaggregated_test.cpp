@@ -11,6 +11,7 @@
 #include "sim/inference/disaggregated.hpp"
 #include "sim/inference/iteration_cost.hpp"
 #include "sim/memory/inference.hpp"
+#include "serving_scenarios.hpp"
 
 namespace twinsim {
 namespace {
@@ -81,17 +82,13 @@ TEST(Disaggregated, BadSettingsAreRefusedNamingTheField) {
       {"{prefill_replicas: 9, kv_link: intra_node}", "inference.disaggregation.kv_link=intra_node needs both pools in one node: 10 GPUs"},
       {"{decode_pool: 2}", "inference.disaggregation.decode_pool"},
   };
-  for (const auto& [d, message] : cases) {
-    try {
-      llama3_8b(d);
-      ADD_FAILURE() << d << " was accepted";
-    } catch (const ScenarioError& e) {
-      EXPECT_NE(std::string(e.what()).find(message), std::string::npos) << e.what();
-    }
-  }
-  EXPECT_THROW(load_scenario_text("model: llama3-8b\ncluster: dgx-h100\ninference: {prompt_len: 64, "
-                                  "disaggregation: {}}\nplan: {tp: 1, pp: 2}\n"),
-               ScenarioError);
+  test::expect_refused([](const std::string& d) { return llama3_8b(d); }, cases);
+  test::expect_refused(
+      [](const std::string& plan) {
+        return load_scenario_text("model: llama3-8b\ncluster: dgx-h100\ninference: {prompt_len: 64, "
+                                  "disaggregation: {}}\nplan: " + plan + "\n");
+      },
+      {{"{tp: 1, pp: 2}", "inference.disaggregation: is modelled for replicas of one stage"}});
 }
 
 }  // namespace

@@ -30,6 +30,18 @@ double quantize_pass_s(const GpuSpec& gpu, double bytes) {
   return op_time_s(gpu, op);
 }
 
+// Llama-2-7B over two one-GPU nodes behind a 10 GB/s link with no latency and the full rate
+// at every size, so a collective's network bytes over 10 GB/s are its time; `plan` is the
+// plan section as a YAML flow mapping.
+Scenario two_nodes_10gbps(const std::string& plan) {
+  return load_scenario_text(R"(
+model: llama2-7b
+cluster: {gpu: a100-sxm-80gb, gpus_per_node: 1, intra_node: {bandwidth_GBps: 300},
+          inter_node: {bandwidth_GBps: 10, latency_us: 0, nics_per_node: 1, efficiency: [[1, 1.0]]}}
+training: {seq_len: 512, global_batch: 2, micro_batch: 1, precision: bf16}
+plan: )" + plan + "\n");
+}
+
 TEST(ZeroComm, ALayerTravelsInCeilOfParamsOverBucketCalls) {
   EXPECT_EQ(zero_calls(100, 0), 1);    // no bucket: one call per layer (FSDP)
   EXPECT_EQ(zero_calls(100, 100), 1);
@@ -105,13 +117,7 @@ TEST(ZeroComm, AZero3StepAtScaleIsCommunicationBound) {
 // gradients' reduce-scatter moves 0.5 + 4/2048 B per value, 0.0250977 s, plus two quantise
 // and dequantise rounds over the layer.
 TEST(ZeroComm, ZeroPlusPlusQuantisesTheCollectivesBytes) {
-  const Scenario s = load_scenario_text(R"(
-model: llama2-7b
-cluster: {gpu: a100-sxm-80gb, gpus_per_node: 1, intra_node: {bandwidth_GBps: 300},
-          inter_node: {bandwidth_GBps: 10, latency_us: 0, nics_per_node: 1, efficiency: [[1, 1.0]]}}
-training: {seq_len: 512, global_batch: 2, micro_batch: 1, precision: bf16}
-plan: {tp: 1, pp: 1, dp: 2, zero: 3}
-)");
+  const Scenario s = two_nodes_10gbps("{tp: 1, pp: 1, dp: 2, zero: 3}");
   const double params = 1e9;
   const StackSpec none;
   Plan quantized = s.plan;
@@ -197,13 +203,7 @@ plan: {tp: 4, pp: 1, dp: 16, zero: 3, zero_hpz_partition_size: 4}
 // A reduce-scatter (ZeRO 1-2) moves half: 0.1, 0.0501 and 0.0251 s, plus one pass over the
 // buffer and one over the rank's half.
 TEST(ZeroComm, GradientCompressionShrinksTheDataParallelBytes) {
-  Scenario s = load_scenario_text(R"(
-model: llama2-7b
-cluster: {gpu: a100-sxm-80gb, gpus_per_node: 1, intra_node: {bandwidth_GBps: 300},
-          inter_node: {bandwidth_GBps: 10, latency_us: 0, nics_per_node: 1, efficiency: [[1, 1.0]]}}
-training: {seq_len: 512, global_batch: 2, micro_batch: 1, precision: bf16}
-plan: {tp: 1, pp: 1, dp: 2, zero: 0}
-)");
+  Scenario s = two_nodes_10gbps("{tp: 1, pp: 1, dp: 2, zero: 0}");
   const double params = 1e9;
   const GroupLayout dp{2, 1};
   auto pass = [&](double bytes) { return quantize_pass_s(s.cluster.gpu, bytes); };
@@ -235,13 +235,7 @@ plan: {tp: 1, pp: 1, dp: 2, zero: 0}
 // selection pass (the gradients and the fp32 residual, 6 B a value) and the scatter-add of
 // what arrives into the dense result, and each collective's fixed launch cost (12.4 us here).
 TEST(ZeroComm, TopKSendsTheSelectedValuesAndTheirIndices) {
-  const Scenario s = load_scenario_text(R"(
-model: llama2-7b
-cluster: {gpu: a100-sxm-80gb, gpus_per_node: 1, intra_node: {bandwidth_GBps: 300},
-          inter_node: {bandwidth_GBps: 10, latency_us: 0, nics_per_node: 1, efficiency: [[1, 1.0]]}}
-training: {seq_len: 512, global_batch: 2, micro_batch: 1, precision: bf16}
-plan: {tp: 1, pp: 1, dp: 2, zero: 0, gradient_compression: topk}
-)");
+  const Scenario s = two_nodes_10gbps("{tp: 1, pp: 1, dp: 2, zero: 0, gradient_compression: topk}");
   EXPECT_DOUBLE_EQ(s.plan.gradient_topk_ratio, 0.01);
   const double params = 1e9, kept = 1e7, entry = 2 + 4;
   const GroupLayout dp{2, 1};
@@ -254,13 +248,7 @@ plan: {tp: 1, pp: 1, dp: 2, zero: 0, gradient_compression: topk}
                   pass(kept * entry + params / 2 * 2),
               0.003, 2e-5);
   // the residual is kept as for int8: 4 B per value of the stage, in grads
-  const Scenario plain = load_scenario_text(R"(
-model: llama2-7b
-cluster: {gpu: a100-sxm-80gb, gpus_per_node: 1, intra_node: {bandwidth_GBps: 300},
-          inter_node: {bandwidth_GBps: 10, latency_us: 0, nics_per_node: 1, efficiency: [[1, 1.0]]}}
-training: {seq_len: 512, global_batch: 2, micro_batch: 1, precision: bf16}
-plan: {tp: 1, pp: 1, dp: 2, zero: 0}
-)");
+  const Scenario plain = two_nodes_10gbps("{tp: 1, pp: 1, dp: 2, zero: 0}");
   EXPECT_EQ(predict_memory(s).breakdown.grads - predict_memory(plain).breakdown.grads,
             4 * stage_params(s.model, s.plan, 0).total());
   EXPECT_THROW(load_scenario_text(R"(
