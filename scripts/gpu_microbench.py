@@ -9,10 +9,13 @@ PyTorch (cuBLAS/cuBLASLt, PyTorch's flash and cuDNN attention, its copy kernels)
                  sequence = 16k tokens, hidden 2048, head width 64/128), causal or not,
                  forward and forward+backward, per backend
   memory.csv     copy and add by size (1 MiB .. 4 GiB): achieved bytes/s, launch floor
+  kernels.csv    norms, activations, residual, softmax, cross entropy (fwd, bwd) by shape;
+                 fused AdamW by parameter count
   dispatch.csv   host time per eager PyTorch op (tiny tensors: launch-bound)
   meta.json      device, driver, torch, CUDA and cuBLAS versions, date
 
-Times are CUDA-event medians after warm-up; weights rotate through buffers bigger than
+Times are CUDA-event medians after warm-up, kernels under a millisecond replayed from a
+CUDA graph so that the host's dispatch does not count (t; t_eager keeps the eager time); weights rotate through buffers bigger than
 L2 so that a decode-sized product reads its weights from HBM, as in a real model.
 Usage: python3 scripts/gpu_microbench.py OUTDIR [--quick]
 """
@@ -56,6 +59,35 @@ def median_seconds(fn, min_total_s=0.05, max_reps=50, calls_per_event=1):
     return statistics.median(times)
 
 
+def kernel_seconds(fn, max_calls=64):
+    """Device time per call with the host out of the way: calls that take under a
+    millisecond eagerly are captured into one CUDA graph of up to `max_calls` calls and
+    replayed, so the GPU never waits for PyTorch's dispatch (~6-13 us per op on the
+    machine measured) between kernels. Returns (eager seconds per call, kernel seconds)."""
+    eager = median_seconds(fn)
+    if eager >= 1e-3:
+        return eager, eager
+    calls = max(2, min(max_calls, math.ceil(2e-3 / eager)))
+    try:
+        side = torch.cuda.Stream()
+        side.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(side):
+            for _ in range(3):
+                fn()
+        torch.cuda.current_stream().wait_stream(side)
+        graph = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(graph):
+            for _ in range(calls):
+                fn()
+        t = median_seconds(graph.replay) / calls
+        del graph
+        return eager, t
+    except RuntimeError as e:  # not capturable: the eager figure, marked by t == t_eager
+        print("graph capture failed, eager time kept:", str(e).splitlines()[0])
+        torch.cuda.synchronize()
+        return eager, eager
+
+
 def rotating(make, nbytes):
     """Enough copies of an operand that cycling through them misses L2."""
     copies = max(1, min(16, math.ceil(L2_DEFEAT_BYTES / max(nbytes, 1))))
@@ -77,6 +109,11 @@ LAYERS = [
 TOKENS = [1, 16, 64, 256, 1024, 2048, 4096, 8192, 16384]
 
 
+def gemm_row(layer, op, dtype, m, n, k, fn):
+    eager, t = kernel_seconds(fn)
+    return dict(layer=layer, op=op, dtype=dtype, m=m, n=n, k=k, t=t, t_eager=eager)
+
+
 def gemm_rows(quick):
     dev = torch.device("cuda")
     tokens = [1, 64, 1024, 8192] if quick else TOKENS
@@ -87,13 +124,13 @@ def gemm_rows(quick):
             x = torch.randn(m, k, device=dev, dtype=torch.bfloat16)
             it = iter(range(1 << 62))
             fwd = lambda: F.linear(x, ws[next(it) % len(ws)])
-            yield dict(layer=layer, op="fwd", dtype="bf16", m=m, n=n, k=k, t=median_seconds(fwd))
+            yield gemm_row(layer, "fwd", "bf16", m, n, k, fwd)
             if m >= 1024:
                 dy = torch.randn(m, n, device=dev, dtype=torch.bfloat16)
                 dgrad = lambda: torch.matmul(dy, ws[next(it) % len(ws)])            # [m,n]x[n,k]
                 wgrad = lambda: torch.matmul(dy.t(), x)                             # [n,m]x[m,k]
-                yield dict(layer=layer, op="dgrad", dtype="bf16", m=m, n=n, k=k, t=median_seconds(dgrad))
-                yield dict(layer=layer, op="wgrad", dtype="bf16", m=m, n=n, k=k, t=median_seconds(wgrad))
+                yield gemm_row(layer, "dgrad", "bf16", m, n, k, dgrad)
+                yield gemm_row(layer, "wgrad", "bf16", m, n, k, wgrad)
                 del dy
             if m >= 16 and hasattr(torch, "_scaled_mm"):
                 try:
@@ -102,7 +139,7 @@ def gemm_rows(quick):
                     one = torch.ones((), device=dev)
                     fp8 = lambda: torch._scaled_mm(x8, w8[next(it) % len(w8)].t(), scale_a=one,
                                                    scale_b=one, out_dtype=torch.bfloat16)
-                    yield dict(layer=layer, op="fwd", dtype="fp8", m=m, n=n, k=k, t=median_seconds(fp8))
+                    yield gemm_row(layer, "fwd", "fp8", m, n, k, fp8)
                     del w8
                 except (RuntimeError, TypeError) as e:
                     print(f"fp8 {layer} m={m}: {e}".splitlines()[0])
@@ -152,12 +189,64 @@ def memory_rows(quick):
         a = torch.randn(n, device=dev, dtype=torch.bfloat16)
         b = torch.empty_like(a)
         c = torch.randn_like(a)
-        small = nbytes < (64 << 20)
-        t_copy = median_seconds(lambda: b.copy_(a), calls_per_event=20 if small else 1)
-        t_add = median_seconds(lambda: torch.add(a, c, out=b), calls_per_event=20 if small else 1)
-        yield dict(kernel="copy", bytes_per_tensor=nbytes, moved_bytes=2 * nbytes, t=t_copy)
-        yield dict(kernel="add", bytes_per_tensor=nbytes, moved_bytes=3 * nbytes, t=t_add)
+        e_copy, t_copy = kernel_seconds(lambda: b.copy_(a))
+        e_add, t_add = kernel_seconds(lambda: torch.add(a, c, out=b))
+        yield dict(kernel="copy", bytes_per_tensor=nbytes, moved_bytes=2 * nbytes, t=t_copy, t_eager=e_copy)
+        yield dict(kernel="add", bytes_per_tensor=nbytes, moved_bytes=3 * nbytes, t=t_add, t_eager=e_add)
         del a, b, c
+    torch.cuda.empty_cache()
+
+
+def without_grad(fn):
+    with torch.no_grad():
+        return fn()
+
+
+def memory_kernel_rows(quick):
+    """The memory-bound kernels of a transformer step (models/layer_ops.hpp's kernel
+    names) on bf16 activations of tokens x width, forward and backward (autograd's
+    kernels, weight-gradient reductions included), and fused AdamW on fp32 states."""
+    dev = torch.device("cuda")
+    shapes = [(4096, 4096), (16384, 8192)] if quick else \
+             [(2048, 4096), (8192, 4096), (16384, 4096), (8192, 8192), (16384, 8192), (8192, 28672)]
+    for tokens, width in shapes:
+        x = torch.randn(tokens, width, device=dev, dtype=torch.bfloat16, requires_grad=True)
+        x2 = torch.randn(tokens, width, device=dev, dtype=torch.bfloat16, requires_grad=True)
+        w = torch.ones(width, device=dev, dtype=torch.bfloat16, requires_grad=True)
+        b = torch.zeros(width, device=dev, dtype=torch.bfloat16, requires_grad=True)
+        kernels = {
+            "layernorm": (lambda: F.layer_norm(x, (width,), w, b), (x, w, b)),
+            "rmsnorm": (lambda: F.rms_norm(x, (width,), w), (x, w)),
+            "gelu": (lambda: F.gelu(x, approximate="tanh"), (x,)),
+            "swiglu": (lambda: F.silu(x) * x2, (x, x2)),
+            "residual": (lambda: x + x2, (x, x2)),
+            "softmax": (lambda: torch.softmax(x, -1), (x,)),
+        }
+        for name, (fwd, inputs) in kernels.items():
+            _, t_fwd = kernel_seconds(lambda: without_grad(fwd))
+            out = fwd()
+            g = torch.randn_like(out)
+            bwd = lambda: torch.autograd.grad(out, inputs, g, retain_graph=True)
+            bwd_eager, t_bwd = kernel_seconds(bwd)
+            yield dict(kernel=name, tokens=tokens, width=width, fwd_s=t_fwd, bwd_s=t_bwd, bwd_eager_s=bwd_eager)
+            del out, g
+        labels = torch.randint(0, width, (tokens,), device=dev)
+        logits = x.detach().float().requires_grad_(True)  # cross entropy on fp32 logits (vocab = width)
+        ce = lambda: F.cross_entropy(logits, labels)
+        _, t_ce = kernel_seconds(lambda: without_grad(ce))
+        loss = ce()
+        ce_eager, t_ce_bwd = kernel_seconds(lambda: torch.autograd.grad(loss, (logits,), retain_graph=True))
+        yield dict(kernel="cross_entropy", tokens=tokens, width=width, fwd_s=t_ce, bwd_s=t_ce_bwd, bwd_eager_s=ce_eager)
+        del x, x2, w, b, logits, loss
+        torch.cuda.empty_cache()
+    for params in ([1 << 24, 1 << 28] if quick else [1 << 22, 1 << 24, 1 << 26, 1 << 28]):
+        p, gr, m, v = (torch.randn(params, device=dev) for _ in range(4))
+        step = torch.tensor(1.0, device=dev)
+        adam = lambda: torch._fused_adamw_([p], [gr], [m], [v], [], [step], lr=1e-4, beta1=0.9, beta2=0.95,
+                                           weight_decay=0.1, eps=1e-8, amsgrad=False, maximize=False)
+        _, t = kernel_seconds(adam)
+        yield dict(kernel="adamw_fp32", tokens=params, width=1, fwd_s=t, bwd_s=0.0, bwd_eager_s=0.0)
+        del p, gr, m, v
     torch.cuda.empty_cache()
 
 
@@ -218,8 +307,10 @@ def main():
     with open(os.path.join(args.outdir, "meta.json"), "w") as f:
         json.dump(meta(), f, indent=1)
     t0 = time.time()
+    # kernels last: it captures autograd's backward into CUDA graphs, the least proven path
     sections = [("dispatch", lambda: dispatch_rows()), ("memory", lambda: memory_rows(args.quick)),
-                ("attention", lambda: attention_rows(args.quick)), ("gemm", lambda: gemm_rows(args.quick))]
+                ("attention", lambda: attention_rows(args.quick)), ("gemm", lambda: gemm_rows(args.quick)),
+                ("kernels", lambda: memory_kernel_rows(args.quick))]
     failed = 0
     for name, rows in sections:
         try:  # one section's failure keeps the others' figures
