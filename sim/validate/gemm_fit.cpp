@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <fstream>
+#include <limits>
 #include <map>
 #include <stdexcept>
 
@@ -51,6 +52,24 @@ ComputeOp measured_op(const MeasuredGemm& g) {
   return op;
 }
 
+// The FLOPs octave a row's point falls in: rows within a factor of two share one point.
+int octave(const MeasuredGemm& g) { return static_cast<int>(std::lround(std::log2(g.flops()))); }
+
+// The rows of each source in the octaves above those of the sources before it.
+std::vector<MeasuredGemm> rows_extending(const std::vector<MeasuredGemm>& rows) {
+  int sources = 0;
+  for (const MeasuredGemm& g : rows) sources = std::max(sources, g.source + 1);
+  std::vector<MeasuredGemm> kept;
+  int top = std::numeric_limits<int>::min();  // the highest octave of the sources so far
+  for (int s = 0; s < sources; ++s) {
+    int s_top = top;
+    for (const MeasuredGemm& g : rows)
+      if (g.source == s && octave(g) > top) kept.push_back(g), s_top = std::max(s_top, octave(g));
+    top = s_top;
+  }
+  return kept;
+}
+
 }  // namespace
 
 std::vector<MeasuredGemm> read_gemm_csv(const std::string& path, const std::string& device, Dtype dtype) {
@@ -92,6 +111,22 @@ std::vector<MeasuredGemm> read_gemm_csv(const std::string& path, const std::stri
   return rows;
 }
 
+std::vector<MeasuredGemm> read_gemm_csvs(const std::vector<std::string>& paths,
+                                         const std::vector<std::string>& devices, Dtype dtype) {
+  if (devices.size() > 1 && devices.size() != paths.size())
+    throw std::runtime_error(std::to_string(devices.size()) + " device filters for " + std::to_string(paths.size()) +
+                             " files: give one for all files or one per file");
+  std::vector<MeasuredGemm> rows;
+  for (std::size_t i = 0; i < paths.size(); ++i) {
+    const std::string device = devices.empty() ? "" : devices.size() == 1 ? devices[0] : devices[i];
+    for (MeasuredGemm g : read_gemm_csv(paths[i], device, dtype)) {
+      g.source = static_cast<int>(i);
+      rows.push_back(g);
+    }
+  }
+  return rows;
+}
+
 double gemm_time_error(const GpuSpec& gpu, const MeasuredGemm& g, GemmTiming timing) {
   const ComputeCost c = gemm_cost(gpu, measured_op(g));
   const double predicted_s = timing == GemmTiming::wall ? c.time_s() : c.time_s() - c.launch_s;
@@ -99,9 +134,10 @@ double gemm_time_error(const GpuSpec& gpu, const MeasuredGemm& g, GemmTiming tim
 }
 
 std::vector<EfficiencyPoint> fit_gemm_curve(const GpuSpec& gpu, const std::vector<MeasuredGemm>& rows,
-                                            GemmTiming timing) {
+                                            GemmTiming timing, bool extend) {
   std::map<int, std::vector<const MeasuredGemm*>> by_octave;
-  for (const MeasuredGemm& g : rows) by_octave[static_cast<int>(std::lround(std::log2(g.flops())))].push_back(&g);
+  for (const MeasuredGemm& g : extend ? rows_extending(rows) : rows)
+    by_octave[octave(g)].push_back(&g);
   std::vector<EfficiencyPoint> curve;
   for (const auto& [octave, members] : by_octave) {
     std::vector<double> flops, points;
@@ -135,25 +171,34 @@ bool is_fit_row(const MeasuredGemm& g, GemmFitRows which) {
 }
 
 GemmFitReport fit_and_judge(const GpuSpec& gpu, const std::vector<MeasuredGemm>& rows, GemmTiming timing,
-                            GemmFitRows which) {
+                            GemmFitRows which, bool extend) {
   if (rows.empty()) throw std::runtime_error("no measured GEMMs to fit");
   std::vector<MeasuredGemm> fit_rows;
   for (const MeasuredGemm& g : rows)
     if (is_fit_row(g, which)) fit_rows.push_back(g);
   if (fit_rows.empty()) throw std::runtime_error("none of the measured GEMMs is a fit row");
   GemmFitReport report;
-  report.curve = fit_gemm_curve(gpu, fit_rows, timing);
+  report.curve = fit_gemm_curve(gpu, fit_rows, timing, extend);
   GpuSpec fitted = gpu;
   catalog_gemm_curve(fitted, rows.front().dtype) = report.curve;
+  int sources = 0;
+  for (const MeasuredGemm& g : rows) sources = std::max(sources, g.source + 1);
   std::vector<double> fit, held, fit_before, held_before;
+  std::vector<std::vector<double>> held_by(sources), held_before_by(sources);
   for (const MeasuredGemm& g : rows) {
     const bool in_fit = is_fit_row(g, which);
-    (in_fit ? fit : held).push_back(gemm_time_error(fitted, g, timing));
-    (in_fit ? fit_before : held_before).push_back(gemm_time_error(gpu, g, timing));
+    const double after = gemm_time_error(fitted, g, timing), before = gemm_time_error(gpu, g, timing);
+    (in_fit ? fit : held).push_back(after);
+    (in_fit ? fit_before : held_before).push_back(before);
+    if (!in_fit) held_by[g.source].push_back(after), held_before_by[g.source].push_back(before);
   }
   report.fit = summarize(fit);
   report.fit_before = summarize(fit_before);
   if (!held.empty()) report.held_out = summarize(held), report.held_out_before = summarize(held_before);
+  for (int s = 0; s < sources; ++s) {
+    report.held_out_by_source.push_back(held_by[s].empty() ? ErrorSummary{} : summarize(held_by[s]));
+    report.held_out_before_by_source.push_back(held_before_by[s].empty() ? ErrorSummary{} : summarize(held_before_by[s]));
+  }
   return report;
 }
 

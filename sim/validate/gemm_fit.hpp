@@ -14,6 +14,7 @@ namespace twinsim {
 // One measured GEMM: `batch` independent [m,k] x [k,n] products in one kernel.
 struct MeasuredGemm {
   int index = 0;        // 0-based row among those of its device and dtype: even/odd split on it
+  int source = 0;       // which of the files read together it came from
   std::string device;   // as the source names it
   Dtype dtype = Dtype::bf16;
   std::int64_t batch = 1, m = 0, n = 0, k = 0;
@@ -34,6 +35,11 @@ enum class GemmTiming { kernel, wall };
 // naming the file, the line and the column.
 std::vector<MeasuredGemm> read_gemm_csv(const std::string& path, const std::string& device, Dtype dtype);
 
+// Several measured sources pooled (each keeps its own row indices, so even/odd splits
+// each file alike): `devices` empty (every row), one text for all files, or one per file.
+std::vector<MeasuredGemm> read_gemm_csvs(const std::vector<std::string>& paths,
+                                         const std::vector<std::string>& devices, Dtype dtype);
+
 // The simulator's time for a measured shape over the measured time, minus one (> 0: the
 // simulator is slow). Kernel timing compares the kernel alone, wall timing adds a launch.
 double gemm_time_error(const GpuSpec& gpu, const MeasuredGemm& g, GemmTiming timing);
@@ -42,8 +48,11 @@ double gemm_time_error(const GpuSpec& gpu, const MeasuredGemm& g, GemmTiming tim
 // dense peak (wall timing: after one kernel_launch) divided by the simulator's wave
 // utilisation of the shape; rows within a factor of two in FLOPs (rounded log2) share
 // one point, their median, placed at their median FLOPs.
+// With `extend`, rows of several sources (MeasuredGemm::source) do not pool: a later
+// source adds only its rows in the octaves above those of the sources before it (a broad
+// table first, measurements of larger shapes after), so each point comes from one source.
 std::vector<EfficiencyPoint> fit_gemm_curve(const GpuSpec& gpu, const std::vector<MeasuredGemm>& rows,
-                                            GemmTiming timing);
+                                            GemmTiming timing, bool extend = false);
 
 // Where the catalog keeps a fitted curve: 16-bit GEMMs in gemm_efficiency (every pass and
 // every math type without its own), any other type under gemm_efficiency_by_dtype.
@@ -59,11 +68,13 @@ struct GemmFitReport {
   std::vector<EfficiencyPoint> curve;
   ErrorSummary fit, held_out;       // the fitted curve's time errors
   ErrorSummary fit_before, held_out_before;  // the GPU's curve before the fit, same rows
+  // the held-out rows of each source (MeasuredGemm::source) apart, before and after
+  std::vector<ErrorSummary> held_out_by_source, held_out_before_by_source;
 };
 
-// Fits `gpu`'s curve for the rows' dtype on the `which` rows and judges both halves,
-// before and after.
+// Fits `gpu`'s curve for the rows' dtype on the `which` rows and judges both halves
+// (every row of every source), before and after.
 GemmFitReport fit_and_judge(const GpuSpec& gpu, const std::vector<MeasuredGemm>& rows, GemmTiming timing,
-                            GemmFitRows which);
+                            GemmFitRows which, bool extend = false);
 
 }  // namespace twinsim
