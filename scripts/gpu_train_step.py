@@ -7,7 +7,10 @@ fused AdamW), to set beside twinsim's prediction of the same step.
 Writes OUTDIR/train_step.csv: model, micro-batch, sequence, parameters, median seconds of
 forward, backward, optimizer step and the whole step (CUDA events, 3 warm-up steps, 10
 timed), and the peak of torch.cuda.max_memory_allocated over the timed steps.
-Usage: python3 scripts/gpu_train_step.py OUTDIR
+With --profile, also OUTDIR/train_step_kernels.csv: every CUDA kernel of two steps of the
+first case under torch.profiler (name, calls, device microseconds), to say where a step's
+time goes (GEMMs, attention, element-wise kernels, the optimizer, idle time).
+Usage: python3 scripts/gpu_train_step.py OUTDIR [--profile]
 """
 import csv
 import os
@@ -65,9 +68,53 @@ def run_case(name, cfg, batch, seq):
     return row
 
 
+def profile_case(out, name, cfg, batch, seq):
+    """Kernels of two steps after three warm-up steps, from torch.profiler's CUDA activity."""
+    from torch.profiler import ProfilerActivity, profile
+    model = LlamaForCausalLM(LlamaConfig(**cfg, attn_implementation="sdpa")).cuda()
+    opt = torch.optim.AdamW(model.parameters(), lr=1e-5, fused=True)
+    ids = torch.randint(0, cfg["vocab_size"], (batch, seq), device="cuda")
+
+    def step():
+        with torch.autocast("cuda", dtype=torch.bfloat16):
+            loss = model(input_ids=ids, labels=ids).loss
+        loss.backward()
+        opt.step()
+        opt.zero_grad(set_to_none=True)
+
+    for _ in range(3):
+        step()
+    torch.cuda.synchronize()
+    a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    with profile(activities=[ProfilerActivity.CUDA]) as prof:
+        a.record()
+        step()
+        step()
+        b.record()
+        torch.cuda.synchronize()
+    kernels = {}
+    for e in prof.events():
+        if not str(e.device_type).endswith("CUDA"):
+            continue
+        k = kernels.setdefault(e.name, [0, 0.0])
+        k[0] += 1
+        k[1] += e.device_time_total if hasattr(e, "device_time_total") else e.cuda_time_total
+    path = os.path.join(out, f"train_step_kernels_{name}.csv")
+    with open(path, "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["case", "two_steps_us", "kernel", "calls", "device_us"])
+        for kname, (calls, us) in sorted(kernels.items(), key=lambda kv: -kv[1][1]):
+            w.writerow([f"{name} b{batch} s{seq}", round(a.elapsed_time(b) * 1e3, 1), kname, calls, round(us, 1)])
+    print(f"wrote {path}: {len(kernels)} kernels, busy {sum(v[1] for v in kernels.values()) / 1e3:.1f} ms "
+          f"of {a.elapsed_time(b):.1f} ms", flush=True)
+
+
 def main():
     out = sys.argv[1]
     os.makedirs(out, exist_ok=True)
+    if "--profile" in sys.argv[2:]:
+        profile_case(out, *CASES[0])
+        torch.cuda.empty_cache()
     path = os.path.join(out, "train_step.csv")
     with open(path, "w", newline="") as f:
         w = None
