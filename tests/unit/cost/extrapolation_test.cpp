@@ -24,15 +24,13 @@ TEST(BeyondMeasured, OutsideTheEndsOfACurveOfTwoPointsOrMore) {
 }
 
 TEST(BeyondMeasured, GemmCostSaysWhenItsShapeLiesBeyondTheH100Table) {
-  // the H100's bf16 curve: OpenXLA's table from 3.4e7 FLOPs, then the measured layer shapes
-  // up to 16384 x 57344 x 8192 = 1.5e13 FLOPs (h100-sxm.yaml)
+  // OpenXLA's H100 table ends at 4 x 4096^3 = 5.5e11 FLOPs (h100-sxm.yaml)
   const GpuSpec h100 = catalog_gpu("h100-sxm");
   EXPECT_FALSE(gemm_cost(h100, gemm_op(Dtype::bf16, 4096, 4096, 4096)).extrapolated);  // 1.4e11
-  EXPECT_FALSE(gemm_cost(h100, gemm_op(Dtype::bf16, 8192, 14336, 4096)).extrapolated);  // 9.6e11
-  EXPECT_TRUE(gemm_cost(h100, gemm_op(Dtype::bf16, 32768, 57344, 8192)).extrapolated);  // 3.1e13
+  EXPECT_TRUE(gemm_cost(h100, gemm_op(Dtype::bf16, 8192, 14336, 4096)).extrapolated);  // 9.6e11
   EXPECT_TRUE(gemm_cost(h100, gemm_op(Dtype::bf16, 64, 64, 64)).extrapolated);  // 5.2e5 < 3.4e7
   // its fp8 curve (cuBLASLt squares to 32k^3 = 7.0e13) covers the larger shape
-  EXPECT_FALSE(gemm_cost(h100, gemm_op(Dtype::fp8, 32768, 57344, 8192)).extrapolated);
+  EXPECT_FALSE(gemm_cost(h100, gemm_op(Dtype::fp8, 8192, 14336, 4096)).extrapolated);
   // attention on the H100 is one published figure: never marked
   ComputeOp attention;
   attention.kind = ComputeKind::attention;
@@ -45,19 +43,19 @@ bool lists(const nlohmann::json& names, const std::string& name) {
 }
 
 TEST(BeyondMeasured, TheReportListsTheOpsPricedBeyondTheData) {
-  // Llama 3 8B at 16 x 8k tokens per micro-batch: its gate_up GEMMs (131072 x 28672 x 4096 =
-  // 3.1e13 FLOPs) pass the end of the H100's curve (1.5e13); its output projection
-  // (131072 x 4096 x 4096 = 4.4e12) does not
+  // Llama 3 8B at 8k tokens per micro-batch: its MLP GEMMs (gate_up 8192 x 28672 x 4096 =
+  // 1.9e12 FLOPs, down 9.6e11) pass the H100 table's end (5.5e11); its output projection
+  // (8192 x 4096 x 4096 = 2.7e11) does not
   const std::string text =
       "model: llama3-8b\ncluster: dgx-h100\n"
-      "training: {seq_len: 8192, global_batch: 128, micro_batch: 16}\nplan: {tp: 1, pp: 1, dp: 8, zero: 1}\n";
+      "training: {seq_len: 8192, global_batch: 8, micro_batch: 1}\nplan: {tp: 1, pp: 1, dp: 8, zero: 1}\n";
   const nlohmann::json time = time_json(predict_training(load_scenario_text(text)));
   const nlohmann::json& beyond = time["extrapolated_ops"];
   EXPECT_TRUE(lists(beyond, "mlp.gate_up.fwd"));
-  EXPECT_TRUE(lists(beyond, "mlp.gate_up.bwd_wgrad"));
+  EXPECT_TRUE(lists(beyond, "mlp.down.bwd_wgrad"));
   EXPECT_FALSE(lists(beyond, "attn.proj.fwd"));
   for (const auto& op : time["ops"]) EXPECT_EQ(op["extrapolated"].get<bool>(), lists(beyond, op["name"]));
-  // at 2k tokens the layer's GEMMs lie inside the curve (gate_up: 7.7e12)
+  // at 2k tokens the layer's GEMMs lie inside the table (gate_up: 4.8e11)
   const nlohmann::json short_seq = time_json(predict_training(load_scenario_text(text, {"training.seq_len=2048"})));
   EXPECT_FALSE(lists(short_seq["extrapolated_ops"], "mlp.gate_up.fwd"));
 }
