@@ -72,6 +72,10 @@ struct GpuSpec {
   // reach up to 2. A head width not listed takes the nearest listed one; used for flash
   // ops that carry kv_len, before the FLOPs-keyed curves above.
   std::map<int, PassCurves> attention_efficiency_by_seq;
+  // the same for another fused attention kernel, by its name (hardware/stack_spec.hpp,
+  // kAttentionKernels: "cudnn"), for the stacks that run it (StackSpec::attention_kernel);
+  // attention_efficiency_by_seq is FlashAttention-2's
+  std::map<std::string, std::map<int, PassCurves>, std::less<>> attention_kernel_efficiency_by_seq;
   // serving attention of new tokens over a KV cache (prefill chunks, decode steps), by
   // FLOPs of the full rectangle; empty: attention_efficiency's forward curve
   std::vector<EfficiencyPoint> kv_attention_efficiency;

@@ -3,11 +3,22 @@
 // a 2021 eager stack and a graph-captured one at very different speeds. Named presets live
 // in hardware/catalog/stacks/, each setting with its source; a scenario names one at its
 // top level (`stack: NAME`, or a mapping `{preset: NAME, host_op_us: ...}`).
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <string_view>
 
 namespace twinsim {
+
+// The fused attention kernels a stack may run in a training step. FlashAttention-2 (the
+// flash-attn package, PyTorch's SDPA flash backend) is what a GPU's
+// attention_efficiency_by_seq describes; the others have their own curves
+// (GpuSpec::attention_kernel_efficiency_by_seq): cuDNN's fused attention is what
+// Transformer Engine and PyTorch's SDPA pick on Hopper.
+inline constexpr std::string_view kFlash2Attention = "flash2";
+inline constexpr std::string_view kCudnnAttention = "cudnn";
+inline constexpr std::array<std::string_view, 2> kAttentionKernels = {kFlash2Attention, kCudnnAttention};
 
 struct StackSpec {
   std::string name = "none";  // catalog preset, "custom", or "none" (the device alone)
@@ -25,6 +36,8 @@ struct StackSpec {
   // milliseconds per call. 0: one call per layer (PyTorch FSDP wrapping each block).
   std::int64_t zero_gather_bucket_params = 0;  // ZeRO-3 parameter all-gathers
   std::int64_t zero_reduce_bucket_params = 0;  // ZeRO-2/3 gradient reduce-scatters, per layer
+  // The fused attention kernel of its training steps (one of kAttentionKernels).
+  std::string attention_kernel = std::string(kFlash2Attention);
 };
 
 // The time the device spends on compute in a run of `ops` ops (a layer's pass) whose

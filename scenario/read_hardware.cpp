@@ -3,6 +3,7 @@
 #include <charconv>
 #include <cmath>
 
+#include "hardware/stack_spec.hpp"
 #include "models/layer_ops.hpp"
 #include "scenario/errors.hpp"
 #include "scenario/mapping_reader.hpp"
@@ -116,6 +117,28 @@ std::map<int, PassCurves> read_attention_by_head_dim(MappingReader& r, const std
     curves[head_dim] = read_pass_curves_up_to(entries, name, max_value);
   }
   return curves;
+}
+
+// attention_kernel_efficiency_by_seq: {KERNEL: {HEAD_DIM: {fwd, bwd}}} for the fused
+// attention kernels other than FlashAttention-2 (whose curves are attention_efficiency_by_seq)
+std::map<std::string, std::map<int, PassCurves>, std::less<>> read_attention_kernels(MappingReader& r,
+                                                                                    const std::string& key) {
+  std::map<std::string, std::map<int, PassCurves>, std::less<>> kernels;
+  if (!r.has(key)) return kernels;
+  const std::string where = r.key_path(key);
+  const YAML::Node n = r.child(key);
+  if (!n.IsMap()) throw ScenarioError(where, "", "must be a mapping of attention kernels to {HEAD_DIM: {fwd, bwd}}");
+  MappingReader entries(n, where);
+  for (const auto& entry : n) {
+    const std::string name = entry.first.as<std::string>();
+    if (name == kFlash2Attention || std::find(kAttentionKernels.begin(), kAttentionKernels.end(), name) ==
+                                        kAttentionKernels.end())
+      throw ScenarioError(join_key(where, name), name,
+                          "is not an attention kernel with curves of its own: cudnn (FlashAttention-2's are "
+                          "attention_efficiency_by_seq)");
+    kernels[name] = read_attention_by_head_dim(entries, name, 2.0);
+  }
+  return kernels;
 }
 
 // gemm_efficiency_by_dtype: {fp8: curve, tf32: curve, ...}, math types with a peak
@@ -232,6 +255,7 @@ GpuSpec read_gpu(const YAML::Node& node, const std::string& path) {
   g.attention_efficiency = read_pass_curves(r, "attention_efficiency");
   g.attention_efficiency_by_head_dim = read_attention_by_head_dim(r, "attention_efficiency_by_head_dim", 1.0);
   g.attention_efficiency_by_seq = read_attention_by_head_dim(r, "attention_efficiency_by_seq", 2.0);
+  g.attention_kernel_efficiency_by_seq = read_attention_kernels(r, "attention_kernel_efficiency_by_seq");
   g.kv_attention_efficiency = read_curve(r, "kv_attention_efficiency");
   g.kernel_efficiency = read_kernel_efficiency(r, "kernel_efficiency");
   g.kernel_efficiency_16bit = read_kernel_efficiency(r, "kernel_efficiency_16bit");
@@ -250,6 +274,8 @@ StackSpec read_stack(const YAML::Node& node, const std::string& path) {
   // parameter counts (5e7 reads as DeepSpeed's configs write it)
   s.zero_gather_bucket_params = r.integer("zero_gather_bucket_params", 0, 0, std::int64_t{1} << 50);
   s.zero_reduce_bucket_params = r.integer("zero_reduce_bucket_params", 0, 0, std::int64_t{1} << 50);
+  s.attention_kernel = r.choice("attention_kernel", std::string(kFlash2Attention),
+                                {kAttentionKernels.begin(), kAttentionKernels.end()});
   r.reject_unknown();
   return s;
 }

@@ -26,6 +26,16 @@ void require_fp8_gemm_curve(const GpuSpec& gpu, const std::string& field) {
                         "which GPU " + gpu.name + " does not give");
 }
 
+// A stack's attention kernel other than FlashAttention-2 needs the GPU's own curves for it.
+void require_attention_kernel_curves(const Scenario& s) {
+  const std::string& kernel = s.stack.attention_kernel;
+  if (kernel == kFlash2Attention || s.cluster.gpu.attention_kernel_efficiency_by_seq.contains(kernel)) return;
+  throw ScenarioError("stack.attention_kernel", kernel,
+                      "needs the GPU's measured curves for that kernel, cluster.gpu.attention_kernel_efficiency_by_seq." +
+                          kernel + ", which " + s.cluster.gpu.name + " does not have (flash2 uses its "
+                          "attention_efficiency_by_seq)");
+}
+
 void resolve_world(Scenario& s) {
   Plan& p = s.plan;
   ClusterSpec& c = s.cluster;
@@ -210,6 +220,7 @@ void validate_training(const Scenario& s) {
     throw ScenarioError("training.precision", std::string(to_string(t.precision)),
                         "is not supported by GPU " + s.cluster.gpu.name + " (no such math units)");
   if (t.precision == Dtype::fp8) require_fp8_gemm_curve(s.cluster.gpu, "training.precision");
+  require_attention_kernel_curves(s);
 }
 
 void validate_inference(const Scenario& s) {

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdlib>
 
+#include "hardware/stack_spec.hpp"
 #include "models/layer_ops.hpp"
 
 namespace twinsim {
@@ -47,12 +48,19 @@ double kernel_memory_s(const GpuSpec& gpu, const ComputeOp& op) {
   return op.bytes / (gpu.hbm_bandwidth_Bps * gpu.kernel_memory_efficiency(op.kernel, op.backward, op.bytes, op.dtype));
 }
 
-// The sequence-keyed curves of the listed head width nearest op's (ties: the wider).
+// The sequence-keyed curves of op's attention kernel (validation made sure the GPU has
+// them), for the listed head width nearest op's (ties: the wider).
 const PassCurves* attention_by_seq(const GpuSpec& gpu, const ComputeOp& op) {
-  if (op.kv_len <= 0 || gpu.attention_efficiency_by_seq.empty()) return nullptr;
+  const std::map<int, PassCurves>* by_head_dim = &gpu.attention_efficiency_by_seq;
+  if (!op.attention_kernel.empty() && op.attention_kernel != kFlash2Attention) {
+    const auto it = gpu.attention_kernel_efficiency_by_seq.find(op.attention_kernel);
+    if (it == gpu.attention_kernel_efficiency_by_seq.end()) return nullptr;
+    by_head_dim = &it->second;
+  }
+  if (op.kv_len <= 0 || by_head_dim->empty()) return nullptr;
   const PassCurves* best = nullptr;
   std::int64_t best_gap = 0;
-  for (const auto& [head_dim, curves] : gpu.attention_efficiency_by_seq) {
+  for (const auto& [head_dim, curves] : *by_head_dim) {
     const std::int64_t gap = std::abs(head_dim - op.head_dim);
     if (best == nullptr || gap <= best_gap) best = &curves, best_gap = gap;
   }

@@ -24,6 +24,9 @@ struct ComputeOp {
   double library_scale = 1;       // gemm: the stack's GEMM library against the GPU's curve
   std::int64_t head_dim = 0;      // attention: the head width (0: unknown)
   std::int64_t kv_len = 0;        // flash attention: keys per query (0: unknown; by FLOPs)
+  // flash attention: which fused kernel runs it ("" or "flash2": the GPU's
+  // attention_efficiency_by_seq; else its attention_kernel_efficiency_by_seq entry)
+  std::string_view attention_kernel;
   // memory-bound kernels: which one ("gelu", "layernorm", ...; see LayerOp::kernel),
   // for GPUs that list per-kernel efficiencies; "" runs at the GPU's memory_efficiency.
   // GEMMs: "gemm_cached" when the pass's operands sit in the device's cache, else "gemm".

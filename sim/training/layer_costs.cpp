@@ -145,8 +145,11 @@ OpTime price(const Scenario& s, const LayerOp& op, Dtype gemm_dtype) {
   // attention, norms and element-wise ops: the backward reads the saved inputs and the
   // output gradient and writes the input gradient, about twice the forward's traffic
   const double bytes = static_cast<double>(op.fwd_bytes);
-  t.fwd_s = compute_s(gpu, as_compute(op, dtype, op.fwd_flops, bytes, false), t);
-  t.dgrad_s = compute_s(gpu, as_compute(op, dtype, op.dgrad_flops, 2 * bytes, true), t);
+  ComputeOp fwd = as_compute(op, dtype, op.fwd_flops, bytes, false);
+  ComputeOp bwd = as_compute(op, dtype, op.dgrad_flops, 2 * bytes, true);
+  fwd.attention_kernel = bwd.attention_kernel = s.stack.attention_kernel;  // the stack's flash kernel
+  t.fwd_s = compute_s(gpu, fwd, t);
+  t.dgrad_s = compute_s(gpu, bwd, t);
   t.bwd_bytes = t.dgrad_bytes = 2 * bytes;
   return t;
 }

@@ -3,6 +3,7 @@
 // the host's work. Figures derived by hand from the formula's definition.
 #include <gtest/gtest.h>
 
+#include "models/op_names.hpp"
 #include "scenario/load.hpp"
 #include "sim/cost/compute_cost.hpp"
 #include "sim/training/layer_costs.hpp"
@@ -108,6 +109,42 @@ TEST(Stack, CatalogPresetsAndOverrides) {
   EXPECT_THROW(small_gpt({"stack.host_ops_us=1"}), ScenarioError);
   EXPECT_THROW(small_gpt({"stack.gemm_library_scale=0"}), ScenarioError);
   EXPECT_EQ(small_gpt({"stack=megatron-2021"}).stack.gemm_library_scale, 0.85);
+}
+
+// attention_kernel picks a flash kernel's curves: on the H100, cuDNN's (measured) run the
+// layer's attention faster than FlashAttention-2's and leave every other op alone; a GPU
+// without that kernel's curves is refused, naming the field.
+TEST(Stack, TheAttentionKernelPicksItsCurves) {
+  const std::string text = R"(
+model: llama3-8b
+cluster: dgx-h100
+training: {seq_len: 4096, global_batch: 8, micro_batch: 1, precision: bf16}
+plan: {tp: 1, pp: 1, dp: 8, zero: 1}
+)";
+  const LayerCost flash2 = cost_layer(load_scenario_text(text), 0);
+  const LayerCost cudnn = cost_layer(load_scenario_text(text, {"stack.attention_kernel=cudnn"}), 0);
+  ASSERT_EQ(flash2.ops.size(), cudnn.ops.size());
+  int attention = 0;
+  for (std::size_t i = 0; i < flash2.ops.size(); ++i) {
+    if (flash2.ops[i].name == op_names::kAttnCore) {
+      // hd128 at 4k: cuDNN's fwd 0.94-1.17 / bwd 0.61-0.83 against FlashAttention-2's 0.46-0.53
+      EXPECT_LT(cudnn.ops[i].fwd_s, 0.6 * flash2.ops[i].fwd_s);
+      EXPECT_LT(cudnn.ops[i].dgrad_s, 0.9 * flash2.ops[i].dgrad_s);
+      ++attention;
+    } else {
+      EXPECT_DOUBLE_EQ(cudnn.ops[i].fwd_s, flash2.ops[i].fwd_s) << flash2.ops[i].name;
+    }
+  }
+  EXPECT_EQ(attention, 1);
+  try {
+    load_scenario_text(text, {"cluster=dgx-a100-80gb", "stack.attention_kernel=cudnn"});
+    FAIL() << "an A100 has no cuDNN attention curves";
+  } catch (const ScenarioError& e) {
+    EXPECT_NE(std::string(e.what()).find("stack.attention_kernel"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("attention_kernel_efficiency_by_seq.cudnn"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(load_scenario_text(text, {"stack.attention_kernel=fa3"}), ScenarioError);
+  EXPECT_EQ(load_scenario_text(text).stack.attention_kernel, kFlash2Attention);
 }
 
 }  // namespace
