@@ -126,6 +126,8 @@ CASES = [
     ('fit-gemm /nonexistent.csv --gpu a100-sxm-80gb', 1, '/nonexistent.csv: cannot open'),
     ('fit-gemm GEMM --gpu nosuch', 2, 'cluster.gpu=nosuch is not a GPU in the catalog'),
     ('fit-gemm GEMM --gpu a100-sxm-80gb --dtype int3', 1, '--dtype int3 is not a math type'),
+    ('fit-gemm GEMM GEMM --gpu a100-sxm-80gb --dtype fp16 --device A --device B --device C', 1,
+     '3 device filters for 2 files'),
     ('describe-model nosuchmodel', 2, 'model=nosuchmodel is not a model in the catalog'),
     ('describe-model /dev/zero', 2, 'model.hf_config=/dev/zero is not a regular file (a directory, device or pipe)'),
     ('describe-model /tmp', 2, 'model.hf_config=/tmp is not a regular file (a directory, device or pipe)'),
