@@ -78,7 +78,7 @@ void run(const Options& o) {
     print_row("held out, before", r.held_out_before);
     print_row("held out, after", r.held_out);
   }
-  for (std::size_t i = 0; o.files.size() > 1 && i < o.files.size(); ++i) {
+  for (std::size_t i = 0; o.files.size() > 1 && i < r.held_out_by_source.size(); ++i) {
     if (!r.held_out_by_source[i].count) continue;
     std::cout << "  held out of " << o.files[i] << ":\n";
     print_row("  before", r.held_out_before_by_source[i]);
