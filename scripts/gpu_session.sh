@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# Everything a short loan of a GPU machine should run, in one command, on that machine,
+# from the repository root: the GPU suite on binaries packed here (scripts/gpu_bundle.sh ->
+# .gpu/), then the measurements the catalog is judged on, each under its own time limit so
+# that one failure keeps the rest:
+#   1. gpu_suite.sh --prebuilt          CUDA kernels vs CPU kernels, benchmarks
+#   2. gpu_microbench.py                GEMMs, attention, copies, memory-bound kernels, dispatch
+#   3. gpu_train_step.py --profile      Llama training steps, and their kernels
+#   4. gpu_gemm_conditions.py           one GEMM under each measuring condition
+# Everything lands in OUTDIR/<gpu>/ and, packed, in OUTDIR/gpu_session.tar.gz (one file,
+# for a transfer that returns only a few). About 5 minutes on an H100 or H200.
+# Usage (on the GPU machine): ./scripts/gpu_session.sh OUTDIR
+set -uo pipefail
+cd "$(dirname "$0")/.."
+OUT=${1:?usage: scripts/gpu_session.sh OUTDIR}
+export PYTHONUNBUFFERED=1
+
+gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1 | tr -cs 'A-Za-z0-9' '-' | sed 's/-$//')
+dir="$OUT/${gpu:-gpu}"
+mkdir -p "$dir"
+echo "gpu_session: $gpu -> $dir"
+
+# the machine's own cuBLAS, cudart and NCCL (the toolkit's, or PyTorch's wheels)
+libs=$(for n in libcublas.so.13 libcudart.so.13 libnccl.so.2; do
+         f=$(find /usr/local /opt /usr/lib -name "$n" 2>/dev/null | head -1)
+         [[ -n "$f" ]] && dirname "$f"
+       done | sort -u | paste -sd:)
+export LD_LIBRARY_PATH="$PWD/.gpu/lib:$libs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+
+step() {  # step NAME SECONDS COMMAND...: runs it, its output in NAME.log, and says how it ended
+  local name=$1 limit=$2
+  shift 2
+  echo "== $name (limit ${limit}s)"
+  timeout "$limit" "$@" >"$dir/$name.log" 2>&1
+  echo "   $name: exit $? ($(tail -1 "$dir/$name.log"))"
+}
+
+if [[ -x .gpu/tests/test_cuda ]]; then
+  step gpu_suite 240 env BUILD_DIR=.gpu ./scripts/gpu_suite.sh --prebuilt
+else
+  echo "== gpu_suite: skipped, no .gpu/ bundle (run scripts/gpu_bundle.sh where the project builds)"
+fi
+step microbench 330 python3 scripts/gpu_microbench.py "$dir"
+step train_step 240 python3 scripts/gpu_train_step.py "$dir" --profile
+step gemm_conditions 120 python3 scripts/gpu_gemm_conditions.py "$dir"
+
+tar -czf "$OUT/gpu_session.tar.gz" -C "$OUT" "$(basename "$dir")"
+echo "gpu_session: $(ls "$dir" | wc -l) files in $OUT/gpu_session.tar.gz"
