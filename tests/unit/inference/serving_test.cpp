@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <sstream>
 
+#include "one_second_passes.hpp"
 #include "serving_scenarios.hpp"
 #include "sim/inference/serving.hpp"
 #include "sim/inference/serving_report.hpp"
@@ -203,12 +204,6 @@ TEST(Serving, WorkBeyondTheBudgetIsRefusedUpFront) {
   EXPECT_EQ(simulate_serving(s, reqs, o).times.size(), 20u);
 }
 
-}  // namespace
-}  // namespace twinsim
-
-namespace twinsim {
-namespace {
-
 TEST(PrefixCache, AHitComputesOnlyTheUncachedTokens) {
   // prompt 100 of which 64 (4 whole blocks) are cached: the prefill pass computes 36 tokens
   // against 100 keys; the sequence's own blocks cover 36 + 4 more tokens (4 passes of decode
@@ -248,12 +243,6 @@ TEST(PrefixCache, HitRateMarksASeededShareOfWholeBlocks) {
   EXPECT_EQ(with_prefix_cache({Request{0.0, 16, 1}}, 150, 1.0, 16, 7)[0].cached_prefix, 0);
 }
 
-}  // namespace
-}  // namespace twinsim
-
-namespace twinsim {
-namespace {
-
 TEST(WindowedKvBlocks, WindowedLayersHoldOnlyTheirWindow) {
   SchedulerLimits l = limits();
   l.attention_window = 128;
@@ -274,12 +263,6 @@ TEST(WindowedKvBlocks, WindowedLayersHoldOnlyTheirWindow) {
   l.windowed_kv_share = 0;
   EXPECT_THROW(run_serving({{0.0, 1000, 2}}, 40, l, 1, UnitCost{}), std::invalid_argument);
 }
-
-}  // namespace
-}  // namespace twinsim
-
-namespace twinsim {
-namespace {
 
 TEST(Serving, ReplicasBehindARouterEachHaveTheirOwnCacheAndStages) {
   // two 100-token prompts at t = 0, a 100-token budget per pass: one replica prefills them
@@ -309,21 +292,7 @@ TEST(Serving, LeastLoadedSendsARequestWhereLessIsUnfinished) {
   EXPECT_FALSE(parse_router("random", parsed));
 }
 
-}  // namespace
-}  // namespace twinsim
-
-namespace twinsim {
-namespace {
-
-struct LoggedPasses {
-  std::vector<PassShape>* log;
-  IterationCost operator()(const PassShape& pass) const {
-    log->push_back(pass);
-    IterationCost c;
-    c.stage_s.assign(1, 1.0);
-    return c;
-  }
-};
+using test::OneSecondPasses;
 
 TEST(Serving, SwapPreemptionKeepsWhatWasComputed) {
   // As RunningOutOfBlocksPreemptsTheNewestAndRecomputesIt: 3 GPU blocks, two 16-token
@@ -335,8 +304,8 @@ TEST(Serving, SwapPreemptionKeepsWhatWasComputed) {
   SchedulerLimits swapping = limits();
   swapping.swap_blocks = 4;
   std::vector<PassShape> swap_log, recompute_log;
-  const ServingResult swapped = run_serving(reqs, 3, swapping, 1, LoggedPasses{&swap_log});
-  run_serving(reqs, 3, limits(), 1, LoggedPasses{&recompute_log});
+  const ServingResult swapped = run_serving(reqs, 3, swapping, 1, OneSecondPasses{&swap_log});
+  run_serving(reqs, 3, limits(), 1, OneSecondPasses{&recompute_log});
   EXPECT_EQ(swapped.swapped_out_blocks, 1);
   EXPECT_EQ(swapped.swapped_in_blocks, 1);
   EXPECT_EQ(swapped.times[1].preemptions, 1);

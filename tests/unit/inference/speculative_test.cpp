@@ -8,6 +8,7 @@
 
 #include "models/param_count.hpp"
 #include "scenario/errors.hpp"
+#include "one_second_passes.hpp"
 #include "serving_scenarios.hpp"
 #include "sim/inference/batch_prediction.hpp"
 #include "sim/inference/kv_cache.hpp"
@@ -49,15 +50,7 @@ TEST(Speculative, AcceptanceDrawsMeetTheExpectation) {
   EXPECT_EQ(accepted_proposals(4, 1, rng), 4);
 }
 
-struct OneSecondPasses {
-  std::vector<PassShape>* log = nullptr;
-  IterationCost operator()(const PassShape& pass) const {
-    if (log) log->push_back(pass);
-    IterationCost c;
-    c.stage_s.assign(1, 1.0);
-    return c;
-  }
-};
+using test::OneSecondPasses;
 
 SchedulerLimits speculating(int k, double alpha) {
   SchedulerLimits l;
