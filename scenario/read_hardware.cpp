@@ -121,24 +121,13 @@ std::map<int, PassCurves> read_attention_by_head_dim(MappingReader& r, const std
 
 // attention_kernel_efficiency_by_seq: {KERNEL: {HEAD_DIM: {fwd, bwd}}} for the fused
 // attention kernels other than FlashAttention-2 (whose curves are attention_efficiency_by_seq)
-std::map<std::string, std::map<int, PassCurves>, std::less<>> read_attention_kernels(MappingReader& r,
-                                                                                    const std::string& key) {
-  std::map<std::string, std::map<int, PassCurves>, std::less<>> kernels;
-  if (!r.has(key)) return kernels;
-  const std::string where = r.key_path(key);
-  const YAML::Node n = r.child(key);
-  if (!n.IsMap()) throw ScenarioError(where, "", "must be a mapping of attention kernels to {HEAD_DIM: {fwd, bwd}}");
-  MappingReader entries(n, where);
-  for (const auto& entry : n) {
-    const std::string name = entry.first.as<std::string>();
-    if (name == kFlash2Attention || std::find(kAttentionKernels.begin(), kAttentionKernels.end(), name) ==
-                                        kAttentionKernels.end())
-      throw ScenarioError(join_key(where, name), name,
-                          "is not an attention kernel with curves of its own: cudnn (FlashAttention-2's are "
-                          "attention_efficiency_by_seq)");
-    kernels[name] = read_attention_by_head_dim(entries, name, 2.0);
-  }
-  return kernels;
+std::map<std::string, std::map<int, PassCurves>, std::less<>> read_attention_kernels(MappingReader& r) {
+  std::vector<std::string_view> own_curves;
+  for (std::string_view k : kAttentionKernels)
+    if (k != kFlash2Attention) own_curves.push_back(k);
+  return read_named<std::map<int, PassCurves>>(
+      r, "attention_kernel_efficiency_by_seq", own_curves, "an attention kernel with curves of its own",
+      [](MappingReader& kernels, const std::string& name) { return read_attention_by_head_dim(kernels, name, 2.0); });
 }
 
 // gemm_efficiency_by_dtype: {fp8: curve, tf32: curve, ...}, math types with a peak
@@ -255,7 +244,7 @@ GpuSpec read_gpu(const YAML::Node& node, const std::string& path) {
   g.attention_efficiency = read_pass_curves(r, "attention_efficiency");
   g.attention_efficiency_by_head_dim = read_attention_by_head_dim(r, "attention_efficiency_by_head_dim", 1.0);
   g.attention_efficiency_by_seq = read_attention_by_head_dim(r, "attention_efficiency_by_seq", 2.0);
-  g.attention_kernel_efficiency_by_seq = read_attention_kernels(r, "attention_kernel_efficiency_by_seq");
+  g.attention_kernel_efficiency_by_seq = read_attention_kernels(r);
   g.kv_attention_efficiency = read_curve(r, "kv_attention_efficiency");
   g.kernel_efficiency = read_kernel_efficiency(r, "kernel_efficiency");
   g.kernel_efficiency_16bit = read_kernel_efficiency(r, "kernel_efficiency_16bit");
