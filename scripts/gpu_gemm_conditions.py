@@ -6,37 +6,21 @@ under each condition a microbenchmark may differ from a training step in:
             initialisation); zeros (an uninitialised cudaMemset buffer, bench_cuda_kernels)
   layout    F.linear (x W^T, what nn.Linear runs) or torch.matmul (x W)
   rotation  one weight, or copies rotating past L2
-  pacing    each call synchronised (gpu_microbench.py) or 20 calls back to back
+  pacing    each call timed alone, waited for (gpu_microbench.py) or 20 calls back to back
 
 Writes OUTDIR/gemm_conditions.csv: shape, condition, seconds per call, TFLOP/s.
 Usage: python3 scripts/gpu_gemm_conditions.py OUTDIR
 """
 import csv
 import os
-import statistics
 import sys
 
 import torch
 import torch.nn.functional as F
 
+from gpu_microbench import median_seconds  # scripts/: CUDA-event medians after warm-up
+
 SHAPES = [(8192, 28672, 4096), (8192, 4096, 14336), (8192, 8192, 8192), (4096, 4096, 4096)]  # m, n, k
-
-
-def timed(fn, back_to_back):
-    for _ in range(3):
-        fn()
-    torch.cuda.synchronize()
-    a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    times = []
-    calls = 20 if back_to_back else 1
-    for _ in range(10 if back_to_back else 30):
-        a.record()
-        for _ in range(calls):
-            fn()
-        b.record()
-        b.synchronize()
-        times.append(a.elapsed_time(b) / 1e3 / calls)
-    return statistics.median(times)
 
 
 def main():
@@ -59,7 +43,7 @@ def main():
             }
             for layout, fn in cases.items():
                 for pacing in ("synced", "back_to_back"):
-                    t = timed(fn, pacing == "back_to_back")
+                    t = median_seconds(fn, calls_per_event=20 if pacing == "back_to_back" else 1)
                     rows.append(dict(m=m, n=n, k=k, data=data, call=layout, pacing=pacing, t=t,
                                      tflops=round(flops / t / 1e12, 1)))
                     print(rows[-1], flush=True)

@@ -12,7 +12,7 @@ PyTorch (cuBLAS/cuBLASLt, PyTorch's flash and cuDNN attention, its copy kernels)
   kernels.csv    norms, activations, residual, softmax, cross entropy (fwd, bwd) by shape;
                  fused AdamW by parameter count
   dispatch.csv   host time per eager PyTorch op (tiny tensors: launch-bound)
-  meta.json      device, driver, torch, CUDA and cuBLAS versions, date
+  meta.json      device, driver, torch, CUDA and cuDNN versions, date
 
 Times are CUDA-event medians after warm-up, kernels under a millisecond replayed from a
 CUDA graph so that the host's dispatch does not count (t; t_eager keeps the eager time); weights rotate through buffers bigger than
@@ -293,7 +293,7 @@ def meta():
     return dict(date=datetime.datetime.now(datetime.timezone.utc).isoformat(), device=p.name,
                 sms=p.multi_processor_count, memory_bytes=p.total_memory, nvidia_smi=smi,
                 torch=torch.__version__, cuda=torch.version.cuda,
-                cublas=getattr(torch._C, "_cuda_getCompiledVersion", lambda: None)(),
+                torch_cuda_compiled=getattr(torch._C, "_cuda_getCompiledVersion", lambda: None)(),
                 cudnn=torch.backends.cudnn.version())
 
 
