@@ -1,5 +1,5 @@
 // `twinsim fit-gemm FILE... --gpu NAME --dtype D [--device TEXT...] [--timing kernel|wall]
-//                       [--fit even|odd|squares|all] [--extend] [--json]`
+//                       [--fit even|odd|squares|all] [--json]`
 // Fits a catalog GPU's GEMM efficiency curve to measured throughput and prints it as the
 // catalog's YAML, with the time errors on the fitted and the held-out shapes, before
 // (the GPU's curve as it stands) and after (hardware/catalog/README.md).
@@ -19,7 +19,7 @@ namespace {
 struct Options {
   std::vector<std::string> files, devices;
   std::string gpu, dtype = "bf16", timing = "kernel", fit = "even";
-  bool extend = false, json = false;
+  bool json = false;
 };
 
 nlohmann::json to_json(const ErrorSummary& s) {
@@ -42,7 +42,7 @@ void run(const Options& o) {
                             : o.fit == "squares" ? GemmFitRows::squares
                             : o.fit == "all"     ? GemmFitRows::all
                                                  : GemmFitRows::even;
-  const GemmFitReport r = fit_and_judge(gpu, rows, timing, which, o.extend);
+  const GemmFitReport r = fit_and_judge(gpu, rows, timing, which);
   if (o.json) {
     nlohmann::json curve = nlohmann::json::array();
     for (const EfficiencyPoint& p : r.curve) curve.push_back({p.size, p.efficiency});
@@ -63,7 +63,7 @@ void run(const Options& o) {
   for (const std::string& f : o.files) files += f + " ";
   for (const std::string& d : o.devices) devices += " --device " + d;
   std::cout << "# fitted by `twinsim fit-gemm " << files << "--gpu " << o.gpu << " --dtype " << o.dtype << devices
-            << " --timing " << o.timing << " --fit " << o.fit << (o.extend ? " --extend" : "")
+            << " --timing " << o.timing << " --fit " << o.fit
             << "` on " << r.fit.count << " of " << rows.size() << " shapes\n"
             << (own_key ? "gemm_efficiency_by_dtype:\n  " + o.dtype + ": [" : "gemm_efficiency: [");
   for (std::size_t i = 0; i < r.curve.size(); ++i)
@@ -101,9 +101,6 @@ void add_fit_gemm_command(CLI::App& app) {
       ->check(CLI::IsMember({"kernel", "wall"}))->capture_default_str();
   cmd->add_option("--fit", o->fit, "rows that fit the curve; the others judge it")
       ->check(CLI::IsMember({"even", "odd", "squares", "all"}))->capture_default_str();
-  cmd->add_flag("--extend", o->extend,
-               "several files: each file adds only its shapes in the FLOPs octaves above those of the files before it "
-               "(a broad table first, larger measured shapes after; default: every file's rows pool)");
   cmd->add_flag("--json", o->json, "print JSON instead of YAML and a table");
   cmd->callback([o] { run(*o); });
 }

@@ -147,7 +147,7 @@ OpTime price(const Scenario& s, const LayerOp& op, Dtype gemm_dtype) {
   const double bytes = static_cast<double>(op.fwd_bytes);
   ComputeOp fwd = as_compute(op, dtype, op.fwd_flops, bytes, false);
   ComputeOp bwd = as_compute(op, dtype, op.dgrad_flops, 2 * bytes, true);
-  fwd.attention_kernel = bwd.attention_kernel = s.stack.attention_kernel;  // the stack's flash kernel
+  if (op.kind == OpKind::attention) fwd.attention_kernel = bwd.attention_kernel = s.stack.attention_kernel;
   t.fwd_s = compute_s(gpu, fwd, t);
   t.dgrad_s = compute_s(gpu, bwd, t);
   t.bwd_bytes = t.dgrad_bytes = 2 * bytes;

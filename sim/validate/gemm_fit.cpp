@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cmath>
 #include <fstream>
-#include <limits>
 #include <map>
 #include <stdexcept>
 
@@ -50,24 +49,6 @@ ComputeOp measured_op(const MeasuredGemm& g) {
   op.flops = g.flops();
   op.bytes = static_cast<double>(dtype_bytes(g.dtype, g.batch * (g.m * g.k + g.k * g.n + g.m * g.n)));
   return op;
-}
-
-// The FLOPs octave a row's point falls in: rows within a factor of two share one point.
-int octave(const MeasuredGemm& g) { return static_cast<int>(std::lround(std::log2(g.flops()))); }
-
-// The rows of each source in the octaves above those of the sources before it.
-std::vector<MeasuredGemm> rows_extending(const std::vector<MeasuredGemm>& rows) {
-  int sources = 0;
-  for (const MeasuredGemm& g : rows) sources = std::max(sources, g.source + 1);
-  std::vector<MeasuredGemm> kept;
-  int top = std::numeric_limits<int>::min();  // the highest octave of the sources so far
-  for (int s = 0; s < sources; ++s) {
-    int s_top = top;
-    for (const MeasuredGemm& g : rows)
-      if (g.source == s && octave(g) > top) kept.push_back(g), s_top = std::max(s_top, octave(g));
-    top = s_top;
-  }
-  return kept;
 }
 
 }  // namespace
@@ -134,10 +115,9 @@ double gemm_time_error(const GpuSpec& gpu, const MeasuredGemm& g, GemmTiming tim
 }
 
 std::vector<EfficiencyPoint> fit_gemm_curve(const GpuSpec& gpu, const std::vector<MeasuredGemm>& rows,
-                                            GemmTiming timing, bool extend) {
+                                            GemmTiming timing) {
   std::map<int, std::vector<const MeasuredGemm*>> by_octave;
-  for (const MeasuredGemm& g : extend ? rows_extending(rows) : rows)
-    by_octave[octave(g)].push_back(&g);
+  for (const MeasuredGemm& g : rows) by_octave[static_cast<int>(std::lround(std::log2(g.flops())))].push_back(&g);
   std::vector<EfficiencyPoint> curve;
   for (const auto& [octave, members] : by_octave) {
     std::vector<double> flops, points;
@@ -171,14 +151,14 @@ bool is_fit_row(const MeasuredGemm& g, GemmFitRows which) {
 }
 
 GemmFitReport fit_and_judge(const GpuSpec& gpu, const std::vector<MeasuredGemm>& rows, GemmTiming timing,
-                            GemmFitRows which, bool extend) {
+                            GemmFitRows which) {
   if (rows.empty()) throw std::runtime_error("no measured GEMMs to fit");
   std::vector<MeasuredGemm> fit_rows;
   for (const MeasuredGemm& g : rows)
     if (is_fit_row(g, which)) fit_rows.push_back(g);
   if (fit_rows.empty()) throw std::runtime_error("none of the measured GEMMs is a fit row");
   GemmFitReport report;
-  report.curve = fit_gemm_curve(gpu, fit_rows, timing, extend);
+  report.curve = fit_gemm_curve(gpu, fit_rows, timing);
   GpuSpec fitted = gpu;
   catalog_gemm_curve(fitted, rows.front().dtype) = report.curve;
   int sources = 0;

@@ -48,11 +48,8 @@ double gemm_time_error(const GpuSpec& gpu, const MeasuredGemm& g, GemmTiming tim
 // dense peak (wall timing: after one kernel_launch) divided by the simulator's wave
 // utilisation of the shape; rows within a factor of two in FLOPs (rounded log2) share
 // one point, their median, placed at their median FLOPs.
-// With `extend`, rows of several sources (MeasuredGemm::source) do not pool: a later
-// source adds only its rows in the octaves above those of the sources before it (a broad
-// table first, measurements of larger shapes after), so each point comes from one source.
 std::vector<EfficiencyPoint> fit_gemm_curve(const GpuSpec& gpu, const std::vector<MeasuredGemm>& rows,
-                                            GemmTiming timing, bool extend = false);
+                                            GemmTiming timing);
 
 // Where the catalog keeps a fitted curve: 16-bit GEMMs in gemm_efficiency (every pass and
 // every math type without its own), any other type under gemm_efficiency_by_dtype.
@@ -75,6 +72,6 @@ struct GemmFitReport {
 // Fits `gpu`'s curve for the rows' dtype on the `which` rows and judges both halves
 // (every row of every source), before and after.
 GemmFitReport fit_and_judge(const GpuSpec& gpu, const std::vector<MeasuredGemm>& rows, GemmTiming timing,
-                            GemmFitRows which, bool extend = false);
+                            GemmFitRows which);
 
 }  // namespace twinsim

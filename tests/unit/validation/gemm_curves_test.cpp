@@ -7,7 +7,6 @@
 #include <cmath>
 #include <fstream>
 #include <string>
-#include <vector>
 
 #include "scenario/errors.hpp"
 #include "scenario/load.hpp"
@@ -16,14 +15,10 @@
 namespace twinsim {
 namespace {
 
-struct Source {
-  const char* file;    // in scenarios/validation/microbench/
-  const char* device;  // rows whose device names contain this
-};
-
 struct CurveCase {
   const char* gpu;
-  std::vector<Source> sources;  // several: fitted with --extend (later files above the earlier)
+  const char* file;    // in scenarios/validation/microbench/
+  const char* device;  // rows whose device names contain this
   Dtype dtype;
   GemmTiming timing;
   GemmFitRows fit;
@@ -40,23 +35,17 @@ const char* const kXlaB200 = "gemm_b200_sm100_bf16_f32_fp8_xla_perftable.csv";
 const char* const kAzureA100 = "gemm_cublaslt_a100_fp16_azure.csv";
 const char* const kAzureHopper = "gemm_cublaslt_h100_h200_fp8_azure.csv";
 
-std::vector<MeasuredGemm> rows_of(const CurveCase& c) {
-  std::vector<std::string> paths, devices;
-  for (const Source& s : c.sources) paths.push_back(path_of(s.file)), devices.push_back(s.device);
-  return read_gemm_csvs(paths, devices, c.dtype);
-}
-
 // Bounds sit a little above the held-out errors when the curves were written (README table):
 // they fail if the catalog's curve or the cost model drifts from the data.
 const CurveCase kCases[] = {
-    {"a100-sxm-80gb", {{kAzureA100, "A100"}}, Dtype::fp16, GemmTiming::wall, GemmFitRows::squares, 0.11, 0.14, {{1, 0.859}}},
-    {"h100-sxm", {{kXlaH100, "sm_90"}}, Dtype::bf16, GemmTiming::kernel, GemmFitRows::even, 0.09, 0.30, {{1, 0.801}}},
-    {"h100-sxm", {{kXlaH100, "sm_90"}}, Dtype::tf32, GemmTiming::kernel, GemmFitRows::even, 0.15, 0.33, {{1, 0.801}}},
-    {"h100-sxm", {{kAzureHopper, "H100"}}, Dtype::fp8, GemmTiming::wall, GemmFitRows::squares, 0.25, 0.31, {{1, 0.801}}},
-    {"h200-sxm", {{kAzureHopper, "H200"}}, Dtype::fp8, GemmTiming::wall, GemmFitRows::squares, 0.26, 0.28, {{1, 0.830}}},
-    {"b200", {{kXlaB200, "B200"}}, Dtype::bf16, GemmTiming::kernel, GemmFitRows::even, 0.11, 0.31, {{1, 1.0}}},
-    {"b200", {{kXlaB200, "B200"}}, Dtype::tf32, GemmTiming::kernel, GemmFitRows::even, 0.10, 0.30, {{1, 1.0}}},
-    {"b200", {{kXlaB200, "B200"}}, Dtype::fp8, GemmTiming::kernel, GemmFitRows::even, 0.13, 0.36, {{1, 1.0}}},
+    {"a100-sxm-80gb", kAzureA100, "A100", Dtype::fp16, GemmTiming::wall, GemmFitRows::squares, 0.11, 0.14, {{1, 0.859}}},
+    {"h100-sxm", kXlaH100, "sm_90", Dtype::bf16, GemmTiming::kernel, GemmFitRows::even, 0.09, 0.30, {{1, 0.801}}},
+    {"h100-sxm", kXlaH100, "sm_90", Dtype::tf32, GemmTiming::kernel, GemmFitRows::even, 0.15, 0.33, {{1, 0.801}}},
+    {"h100-sxm", kAzureHopper, "H100", Dtype::fp8, GemmTiming::wall, GemmFitRows::squares, 0.25, 0.31, {{1, 0.801}}},
+    {"h200-sxm", kAzureHopper, "H200", Dtype::fp8, GemmTiming::wall, GemmFitRows::squares, 0.26, 0.28, {{1, 0.830}}},
+    {"b200", kXlaB200, "B200", Dtype::bf16, GemmTiming::kernel, GemmFitRows::even, 0.11, 0.31, {{1, 1.0}}},
+    {"b200", kXlaB200, "B200", Dtype::tf32, GemmTiming::kernel, GemmFitRows::even, 0.10, 0.30, {{1, 1.0}}},
+    {"b200", kXlaB200, "B200", Dtype::fp8, GemmTiming::kernel, GemmFitRows::even, 0.13, 0.36, {{1, 1.0}}},
 };
 
 class CatalogGemmCurve : public ::testing::TestWithParam<CurveCase> {};
@@ -64,12 +53,12 @@ class CatalogGemmCurve : public ::testing::TestWithParam<CurveCase> {};
 TEST_P(CatalogGemmCurve, IsTheFitOfItsRows) {
   const CurveCase& c = GetParam();
   GpuSpec gpu = catalog_gpu(c.gpu);
-  const std::vector<MeasuredGemm> rows = rows_of(c);
+  const std::vector<MeasuredGemm> rows = read_gemm_csv(path_of(c.file), c.device, c.dtype);
   ASSERT_GE(rows.size(), 8u);
   std::vector<MeasuredGemm> fit_rows;
   for (const MeasuredGemm& g : rows)
     if (is_fit_row(g, c.fit)) fit_rows.push_back(g);
-  const std::vector<EfficiencyPoint> refit = fit_gemm_curve(gpu, fit_rows, c.timing, c.sources.size() > 1);
+  const std::vector<EfficiencyPoint> refit = fit_gemm_curve(gpu, fit_rows, c.timing);
   const std::vector<EfficiencyPoint> frozen = catalog_gemm_curve(gpu, c.dtype);
   ASSERT_FALSE(frozen.empty());
   ASSERT_EQ(refit.size(), frozen.size());
@@ -87,7 +76,7 @@ TEST_P(CatalogGemmCurve, PredictsHeldOutShapesBetterThanTheFigureItReplaced) {
   before.gemm_efficiency_by_dtype.clear();
   before.gemm_efficiency = c.before;
   std::vector<double> after_errors, before_errors;
-  for (const MeasuredGemm& g : rows_of(c)) {
+  for (const MeasuredGemm& g : read_gemm_csv(path_of(c.file), c.device, c.dtype)) {
     if (is_fit_row(g, c.fit)) continue;
     after_errors.push_back(gemm_time_error(gpu, g, c.timing));
     before_errors.push_back(gemm_time_error(before, g, c.timing));
@@ -104,8 +93,7 @@ TEST_P(CatalogGemmCurve, PredictsHeldOutShapesBetterThanTheFigureItReplaced) {
 INSTANTIATE_TEST_SUITE_P(Catalog, CatalogGemmCurve, ::testing::ValuesIn(kCases),
                          [](const ::testing::TestParamInfo<CurveCase>& info) {
                            std::string name = std::string(info.param.gpu) + "_" +
-                                              std::string(to_string(info.param.dtype)) +
-                                              (info.param.sources.size() > 1 ? "_extended" : "");
+                                              std::string(to_string(info.param.dtype));
                            for (char& ch : name)
                              if (ch == '-') ch = '_';
                            return name;
@@ -141,28 +129,24 @@ TEST(FitGemm, RowsOfOneOctaveShareTheirMedian) {
   EXPECT_NEAR(curve[0].efficiency, 0.6, 1e-12);
 }
 
-// With --extend a later source adds only the octaves above the earlier ones': its row
-// inside the first source's range is left out, its row above it is a point of its own.
-TEST(FitGemm, LaterSourcesOnlyExtendTheCurveUpwards) {
-  GpuSpec gpu = catalog_gpu("h100-sxm");
-  gpu.sms = 0;  // no wave quantisation: each point is the measured fraction itself
-  auto row = [](int source, std::int64_t m, double fraction) {
-    MeasuredGemm g;
-    g.source = source;
-    g.dtype = Dtype::bf16;
-    g.m = m, g.n = g.k = 1024;
-    g.tflops = fraction * 989;
-    return g;
-  };
-  const std::vector<MeasuredGemm> rows = {row(0, 512, 0.5), row(0, 2048, 0.7), row(1, 1024, 0.1), row(1, 8192, 0.6)};
-  const auto extended = fit_gemm_curve(gpu, rows, GemmTiming::kernel, true);
-  ASSERT_EQ(extended.size(), 3u);
-  EXPECT_NEAR(extended[0].efficiency, 0.5, 1e-12);
-  EXPECT_NEAR(extended[1].efficiency, 0.7, 1e-12);
-  EXPECT_NEAR(extended[2].efficiency, 0.6, 1e-12);
-  EXPECT_NEAR(extended[2].size, 2.0 * 8192 * 1024 * 1024, 1);
-  // pooled, the second source's 1024-row shape is a point between the first's
-  EXPECT_EQ(fit_gemm_curve(gpu, rows, GemmTiming::kernel, false).size(), 4u);
+// Several files pool: each keeps its own device filter and row numbers, and the report
+// judges each file's held-out rows apart.
+TEST(FitGemm, SeveralFilesPoolAndAreJudgedApart) {
+  const std::string a = testing::TempDir() + "/gemm_a.csv", b = testing::TempDir() + "/gemm_b.csv";
+  std::ofstream(a) << "gpu,dtype,m,n,k,tflops\nX,bf16,1024,1024,1024,400\nX,bf16,2048,2048,2048,600\nY,bf16,4096,4096,4096,1\n";
+  std::ofstream(b) << "gpu,dtype,m,n,k,tflops\nY,bf16,4096,4096,4096,700\nY,bf16,8192,8192,8192,720\n";
+  const std::vector<MeasuredGemm> rows = read_gemm_csvs({a, b}, {"X", "Y"}, Dtype::bf16);
+  ASSERT_EQ(rows.size(), 4u);  // file a's Y row is filtered out
+  EXPECT_EQ(rows[1].source, 0);
+  EXPECT_EQ(rows[1].index, 1);
+  EXPECT_EQ(rows[2].source, 1);
+  EXPECT_EQ(rows[2].index, 0);  // numbered within its own file
+  const GemmFitReport r = fit_and_judge(catalog_gpu("h100-sxm"), rows, GemmTiming::kernel, GemmFitRows::even);
+  ASSERT_EQ(r.held_out_by_source.size(), 2u);
+  EXPECT_EQ(r.held_out_by_source[0].count, 1u);  // each file's odd row
+  EXPECT_EQ(r.held_out_by_source[1].count, 1u);
+  EXPECT_EQ(r.held_out.count, 2u);
+  EXPECT_THROW(read_gemm_csvs({a, b}, {"X", "Y", "Z"}, Dtype::bf16), std::runtime_error);
 }
 
 TEST(FitGemm, MalformedRowsNameTheLine) {
