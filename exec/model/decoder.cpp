@@ -190,7 +190,7 @@ Tensor Decoder::forward(const ModelContext& ctx, const int* tokens, int n) {
   // and its norm output through the MLP, which adds its branch into it in place.
   for (std::size_t i = 0; i < layers_.size(); ++i) {
     Tensor mid = attention(ctx, static_cast<int>(i), x.data(), n);
-    MlpSaved saved;
+    FfnSaved saved;
     saved.for_backward = false;
     mlp_[i].forward(ctx, mid, mid, saved, Pass::fwd);
     x = std::move(mid);

@@ -9,7 +9,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "exec/model/mlp_block.hpp"
+#include "exec/model/ffn_block.hpp"
 #include "exec/model/transformer.hpp"
 
 namespace twinsim::exec {
@@ -37,7 +37,7 @@ class Decoder {
   TransformerConfig step_;  // the stage's config with [batch, n] tokens of the current call
   int batch_, max_len_, length_ = 0;
   std::vector<ParamBlock*> layers_;
-  std::vector<MlpBlock> mlp_;  // bound to step_
+  std::vector<FfnBlock> mlp_;  // bound to step_
   std::vector<Tensor> k_cache_, v_cache_;  // per layer [batch, max_len, local_kv_width]
   ParamBlock *word_ = nullptr, *position_ = nullptr, *head_norm_ = nullptr, *output_ = nullptr;
 

@@ -15,7 +15,7 @@ TransformerStage::TransformerStage(TransformerConfig config, int pad_multiple) :
   }
   for (int l = c_.first_layer; l < c_.end_layer; ++l) {
     std::vector<ParamSpec> specs = attention_param_specs(c_, l);
-    for (ParamSpec& s : mlp_param_specs(c_, l)) specs.push_back(std::move(s));
+    for (ParamSpec& s : ffn_param_specs(c_, l)) specs.push_back(std::move(s));
     layer_params_.push_back(std::make_unique<ParamBlock>("layer" + std::to_string(l), std::move(specs), tp, r, pad_multiple, st));
   }
   attention_.reserve(layer_params_.size());
@@ -43,7 +43,7 @@ std::vector<BlockSpecs> stage_block_specs(const TransformerConfig& c) {
   }
   for (int l = c.first_layer; l < c.end_layer; ++l) {
     std::vector<ParamSpec> specs = attention_param_specs(c, l);
-    for (ParamSpec& s : mlp_param_specs(c, l)) specs.push_back(std::move(s));
+    for (ParamSpec& s : ffn_param_specs(c, l)) specs.push_back(std::move(s));
     out.push_back({"layer" + std::to_string(l), std::move(specs)});
   }
   if (c.has_head) {

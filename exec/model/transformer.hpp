@@ -11,7 +11,7 @@
 #include "exec/model/embedding.hpp"
 #include "exec/model/gemm_workspace.hpp"
 #include "exec/model/loss.hpp"
-#include "exec/model/mlp_block.hpp"
+#include "exec/model/ffn_block.hpp"
 #include "exec/model/model_context.hpp"
 #include "exec/model/tp_region.hpp"
 #include "exec/model/transformer_config.hpp"
@@ -35,7 +35,7 @@ struct LayerSaved {
   Tensor input;  // the layer's input rows: all that full recompute keeps
   Tensor mid;    // the attention half's output, the MLP half's input
   AttentionSaved attn;
-  MlpSaved mlp;
+  FfnSaved mlp;  // the dense MLP or the experts
 };
 
 // Everything one micro-batch keeps between its forward and its backward on this stage.
@@ -82,7 +82,7 @@ class TransformerStage {
   std::unique_ptr<ParamBlock> word_, position_, head_norm_, output_;
   std::vector<std::unique_ptr<ParamBlock>> layer_params_;
   std::vector<AttentionBlock> attention_;
-  std::vector<MlpBlock> mlp_;
+  std::vector<FfnBlock> mlp_;
   std::unique_ptr<Embedding> embedding_;
   std::unique_ptr<Head> head_;
   BlockHooks* hooks_ = nullptr;

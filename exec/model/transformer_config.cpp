@@ -11,6 +11,23 @@ void require_divides(const char* what, std::int64_t value, const char* by, int d
     throw std::invalid_argument(std::string(what) + "=" + std::to_string(value) + " is not divisible by " +
                                 by + "=" + std::to_string(degree));
 }
+// The mixture of experts moe_block.hpp runs: DeepSeekMoE's softmax router over top_k
+// experts with optional shared experts, no biases, experts sharded by TP.
+void validate_moe(const TransformerConfig& c) {
+  const MoeSpec& moe = *c.model.moe;
+  const auto refuse = [](const std::string& key, const std::string& why) {
+    throw std::invalid_argument(key + ": " + why + "; the simulator prices this model, the executor cannot run it");
+  };
+  if (c.model.bias) refuse("model.bias", "the executor's experts and router have no biases");
+  if (moe.router_bias) refuse("model.moe.router_bias", "the executor's router has no bias");
+  if (moe.shared_expert_gate) refuse("model.moe.shared_expert_gate", "the executor's shared experts are ungated");
+  if (moe.groups > 0) refuse("model.moe.groups", "the executor routes over all experts (no group-limited routing)");
+  if (c.sequence_parallel) refuse("plan.sequence_parallel", "the executor's MoE layers run without sequence parallelism");
+  require_divides("model.moe.expert_ffn_hidden", moe.expert_ffn_hidden, "tp", c.tp);
+  require_divides("model.moe.shared_experts * shared_expert_ffn_hidden", moe.shared_experts * moe.shared_width(), "tp",
+                  c.tp);
+}
+
 }  // namespace
 
 void validate(const TransformerConfig& c) {
@@ -20,7 +37,7 @@ void validate(const TransformerConfig& c) {
   require_divides("model.ffn_hidden", c.model.ffn_hidden, "tp", c.tp);
   require_divides("model.vocab", c.model.vocab, "tp", c.tp);
   if (c.sequence_parallel) require_divides("micro_batch*seq_len", c.tokens(), "tp", c.tp);
-  if (c.model.moe) throw std::invalid_argument("model.moe: the executor runs dense models only");
+  if (c.model.moe) validate_moe(c);
   // architectures the simulator prices but the executor's kernels do not implement yet
   const auto refuse = [](const std::string& key) {
     throw std::invalid_argument(key + ": the executor runs standard multi-head/grouped-query attention with "

@@ -8,7 +8,7 @@ namespace twinsim::exec {
 
 void validate(const TrainConfig& c) {
   if (c.plan.cp != 1) throw std::invalid_argument("plan.cp=" + std::to_string(c.plan.cp) + ": the executor has no context parallelism yet");
-  if (c.plan.ep != 1) throw std::invalid_argument("plan.ep=" + std::to_string(c.plan.ep) + ": the executor runs dense models only");
+  if (c.plan.ep != 1) throw std::invalid_argument("plan.ep=" + std::to_string(c.plan.ep) + ": the executor runs expert parallelism 1 (every rank holds all experts, sharded by tp)");
   if (c.plan.schedule == Schedule::interleaved)
     throw std::invalid_argument("plan.schedule=interleaved: the executor runs gpipe and 1f1b");
   // quantised collectives change the numbers, not only the time: not run in full precision

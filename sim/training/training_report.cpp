@@ -98,16 +98,34 @@ std::vector<OpPrediction> op_table(const Scenario& s, const StepCosts& costs, co
   std::vector<OpPrediction> ops;
   std::int64_t first_layer = 0;
   for (int i = 0; i < stage; ++i) first_layer += s.plan.stage_layers[i];
-  auto add = [&ops, &s](const LayerCost& lc, int count, bool recompute) {
+  // An op both layer kinds run (a MoE model's attention and norms) is one row: its count
+  // summed, its time and bytes the mean over the occurrences.
+  auto push = [&ops](OpPrediction p) {
+    for (OpPrediction& o : ops)
+      if (o.name == p.name) {
+        const double n = o.count + p.count;
+        o.time_s = (o.time_s * o.count + p.time_s * p.count) / n;
+        o.hbm_bytes = (o.hbm_bytes * o.count + p.hbm_bytes * p.count) / n;
+        o.count += p.count;
+        o.extrapolated = o.extrapolated || p.extrapolated;
+        return;
+      }
+    ops.push_back(std::move(p));
+  };
+  auto add = [&push, &s](const LayerCost& lc, int count, bool recompute) {
     for (const OpTime& op : with_straggler_waits(lc.ops, s)) {
       const bool x = op.extrapolated, k = op.category == TimeCategory::compute;
-      ops.push_back({op.name + ".fwd", op.fwd_s, count, x, op.fwd_bytes, k});
-      if (op.dgrad_s > 0) ops.push_back({op.name + ".bwd_dgrad", op.dgrad_s, count, x, op.dgrad_bytes, k});
-      if (op.wgrad_s > 0) ops.push_back({op.name + ".bwd_wgrad", op.wgrad_s, count, x, op.wgrad_bytes, k});
-      if (recompute && op.recomputed) ops.push_back({op.name + ".recompute", op.fwd_s, count, x, op.fwd_bytes, k});
+      push({op.name + ".fwd", op.fwd_s, count, x, op.fwd_bytes, k});
+      if (op.dgrad_s > 0) push({op.name + ".bwd_dgrad", op.dgrad_s, count, x, op.dgrad_bytes, k});
+      if (op.wgrad_s > 0) push({op.name + ".bwd_wgrad", op.wgrad_s, count, x, op.wgrad_bytes, k});
+      if (recompute && op.recomputed) push({op.name + ".recompute", op.fwd_s, count, x, op.fwd_bytes, k});
     }
   };
-  add(costs.layers[costs.layer_cost_index[first_layer]], layers * m, true);
+  // the stage's layers by the cost that prices them (a MoE model's dense and MoE layers)
+  std::vector<int> layers_priced_by(costs.layers.size(), 0);
+  for (std::int64_t l = first_layer; l < first_layer + layers; ++l) ++layers_priced_by[costs.layer_cost_index[l]];
+  for (std::size_t c = 0; c < costs.layers.size(); ++c)
+    if (layers_priced_by[c] > 0) add(costs.layers[c], layers_priced_by[c] * m, true);
   // the embedding runs on the first stage, the head (norm, logits, loss) on the last
   if (stage == 0) add(costs.embedding, m, false);
   if (stage == s.plan.pp - 1) add(costs.head, m, false);

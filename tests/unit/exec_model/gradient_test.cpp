@@ -28,7 +28,7 @@ double loss_at(TransformerStage& stage, const MicroBatchState& batch) {
   return st.loss;
 }
 
-void check_gradients(TransformerConfig c) {
+void check_gradients(TransformerConfig c, float eps = 1e-2f) {
   TransformerStage stage(c);
   stage.initialize();
   const MicroBatchState batch = random_batch(c, 7);
@@ -39,7 +39,6 @@ void check_gradients(TransformerConfig c) {
   stage.backward(ModelContext{}, Tensor(), 1.0f, st);
 
   // central difference (f(w+e) - f(w-e)) / 2e on a handful of entries of every parameter
-  const float eps = 1e-2f;
   int checked = 0;
   for (ParamBlock* block : stage.blocks()) {
     for (std::size_t s = 0; s < block->slots().size(); ++s) {
@@ -65,6 +64,17 @@ void check_gradients(TransformerConfig c) {
 TEST(ExecModelGradient, GptMatchesFiniteDifferences) { check_gradients(test::tiny_gpt_config()); }
 
 TEST(ExecModelGradient, LlamaMatchesFiniteDifferences) { check_gradients(test::tiny_llama_config()); }
+
+// The router's grad flows through the top_k probabilities that weight the experts; a
+// finite step small enough not to change which experts a token picks sees the same.
+TEST(ExecModelGradient, MoeMatchesFiniteDifferences) { check_gradients(test::tiny_moe_config(), 1e-3f); }
+
+TEST(ExecModelGradient, MoeWithGeluExpertsAndNoSharedMatchesFiniteDifferences) {
+  TransformerConfig c = test::tiny_moe_config();
+  c.model.activation = Activation::gelu;
+  c.model.moe->shared_experts = 0;
+  check_gradients(c, 1e-3f);
+}
 
 TEST(ExecModelGradient, PlainAttentionMatchesFiniteDifferences) {
   TransformerConfig c = test::tiny_llama_config();

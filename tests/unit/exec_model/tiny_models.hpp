@@ -43,4 +43,21 @@ inline TransformerConfig tiny_llama_config() {
   return c;
 }
 
+// DeepSeekMoE-shaped: a dense first layer, then 4 routed experts (top 2) and one shared
+// expert per layer.
+inline TransformerConfig tiny_moe_config() {
+  TransformerConfig c = tiny_llama_config();
+  c.model.name = "test-moe";
+  c.model.layers = 3;
+  c.end_layer = 3;
+  MoeSpec moe;
+  moe.experts = 4;
+  moe.top_k = 2;
+  moe.expert_ffn_hidden = 8;
+  moe.shared_experts = 1;
+  moe.dense_layers = 1;
+  c.model.moe = moe;
+  return c;
+}
+
 }  // namespace twinsim::exec::test

@@ -1,0 +1,383 @@
+#include "exec/model/moe_block.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+
+#include "exec/model/tp_region.hpp"
+#include "kernels/cpu/activation.hpp"
+#include "kernels/cpu/gemm.hpp"
+#include "kernels/cpu/linear.hpp"
+#include "kernels/cpu/residual.hpp"
+#include "models/op_names.hpp"
+
+namespace twinsim::exec {
+
+namespace k = twinsim::kernels::cpu;
+using kernels::from_float;
+using kernels::to_float;
+constexpr MemCategory kAct = MemCategory::activations;
+
+void MoeSaved::release_all() {
+  norm.mean.release();
+  norm.rstd.release();
+  for (Tensor* t : {&normed, &probs, &permuted, &up1, &up2, &act, &expert_out, &shared_up1, &shared_up2, &shared_act})
+    t->release();
+  row_token.clear();
+  expert_rows.clear();
+}
+
+namespace {
+
+// One FFN's matrices under `prefix` ("layer1.mlp.experts.3."), Megatron's initialisation.
+void add_ffn_specs(std::vector<ParamSpec>& s, const std::string& prefix, const TransformerConfig& c, std::int64_t width) {
+  const std::int64_t h = c.hidden();
+  const float out_std = c.init_std / std::sqrt(2.0f * static_cast<float>(c.model.layers));  // as mlp_block.cpp
+  if (c.swiglu()) {
+    s.push_back({prefix + "gate.weight", width, h, Shard::rows, Init::normal, c.init_std, false, true});
+    s.push_back({prefix + "up.weight", width, h, Shard::rows, Init::normal, c.init_std, false, true});
+    s.push_back({prefix + "down.weight", h, width, Shard::cols, Init::normal, out_std, false, true});
+  } else {
+    s.push_back({prefix + "fc1.weight", width, h, Shard::rows, Init::normal, c.init_std, false, true});
+    s.push_back({prefix + "fc2.weight", h, width, Shard::cols, Init::normal, out_std, false, true});
+  }
+}
+
+std::string layer_prefix(int layer) { return "layer" + std::to_string(layer) + ".mlp."; }
+
+}  // namespace
+
+std::vector<ParamSpec> moe_param_specs(const TransformerConfig& c, int layer) {
+  const MoeSpec& moe = *c.model.moe;
+  const std::string p = layer_prefix(layer);
+  const std::int64_t h = c.hidden();
+  std::vector<ParamSpec> s;
+  s.push_back({p + "norm.weight", 1, h, Shard::none, Init::ones, 0, false, false});
+  if (!c.rmsnorm()) s.push_back({p + "norm.bias", 1, h, Shard::none, Init::zeros, 0, false, false});
+  s.push_back({p + "router.weight", moe.experts, h, Shard::none, Init::normal, c.init_std, false, true});
+  for (int e = 0; e < moe.experts; ++e) add_ffn_specs(s, p + "experts." + std::to_string(e) + ".", c, moe.expert_ffn_hidden);
+  if (moe.shared_experts > 0) add_ffn_specs(s, p + "shared.", c, moe.shared_experts * moe.shared_width());
+  return s;
+}
+
+MoeBlock::MoeBlock(const TransformerConfig& c, int layer, ParamBlock& params) : c_(c), layer_(layer), p_(params) {
+  const std::string p = layer_prefix(layer);
+  const std::string up = c.swiglu() ? "gate" : "fc1", down = c.swiglu() ? "down" : "fc2";
+  const auto ffn = [&](const std::string& prefix) {
+    Ffn f;
+    f.w1 = p_.index_of(prefix + up + ".weight");
+    f.w2 = p_.index_of(prefix + down + ".weight");
+    if (c.swiglu()) f.w3 = p_.index_of(prefix + "up.weight");
+    return f;
+  };
+  norm_w_ = p_.index_of(p + "norm.weight");
+  if (!c.rmsnorm()) norm_b_ = p_.index_of(p + "norm.bias");
+  router_w_ = p_.index_of(p + "router.weight");
+  for (int e = 0; e < c.model.moe->experts; ++e) experts_.push_back(ffn(p + "experts." + std::to_string(e) + "."));
+  if (c.model.moe->shared_experts > 0) shared_ = ffn(p + "shared.");
+}
+
+MoeBlock::FfnOps MoeBlock::expert_ops() const {
+  if (c_.swiglu()) return {op_names::kMoeExpertsGateUp, op_names::kMoeExpertsAct, op_names::kMoeExpertsDown};
+  return {op_names::kMoeExpertsFc1, op_names::kMoeExpertsAct, op_names::kMoeExpertsFc2};
+}
+
+MoeBlock::FfnOps MoeBlock::shared_ops() const {
+  if (c_.swiglu()) return {op_names::kMoeSharedGateUp, op_names::kMoeSharedAct, op_names::kMoeSharedDown};
+  return {op_names::kMoeSharedFc1, op_names::kMoeSharedAct, op_names::kMoeSharedFc2};
+}
+
+int MoeBlock::local_expert_width() const { return static_cast<int>(c_.model.moe->expert_ffn_hidden) / c_.tp; }
+
+int MoeBlock::local_shared_width() const {
+  const MoeSpec& moe = *c_.model.moe;
+  return static_cast<int>(moe.shared_experts * moe.shared_width()) / c_.tp;
+}
+
+void MoeBlock::route(MoeSaved& s) const {
+  const int t = c_.tokens(), experts = c_.model.moe->experts, top_k = c_.model.moe->top_k;
+  const float* probs = s.probs.data();
+  std::vector<std::vector<int>> tokens_of(experts);
+  std::vector<int> order(experts);
+  for (int i = 0; i < t; ++i) {
+    const float* p = probs + static_cast<std::size_t>(i) * experts;
+    for (int e = 0; e < experts; ++e) order[e] = e;
+    // the top_k largest, ties to the lower index (torch.topk on a CPU tensor is not
+    // specified on ties; the numpy reference breaks them the same way)
+    std::partial_sort(order.begin(), order.begin() + top_k, order.end(),
+                      [p](int a, int b) { return p[a] > p[b] || (p[a] == p[b] && a < b); });
+    for (int j = 0; j < top_k; ++j) tokens_of[order[j]].push_back(i);
+  }
+  s.row_token.clear();
+  s.expert_rows.assign(1, 0);
+  for (const std::vector<int>& rows : tokens_of) {
+    s.row_token.insert(s.row_token.end(), rows.begin(), rows.end());
+    s.expert_rows.push_back(static_cast<int>(s.row_token.size()));
+  }
+}
+
+void MoeBlock::forward(const ModelContext& ctx, const Tensor& x, Tensor& y, MoeSaved& s, Pass pass) const {
+  with_storage(c_.storage, [&]<class T>() { forward_t(ctx, x.as<T>(), y.as<T>(), s, pass); });
+}
+
+template <class T>
+void MoeBlock::forward_t(const ModelContext& ctx, const T* x, T* y, MoeSaved& s, Pass pass) const {
+  const int t = c_.tokens(), h = c_.hidden(), experts = c_.model.moe->experts;
+  const int f = local_expert_width(), routed = t * c_.model.moe->top_k;
+  s.normed = Tensor::uninitialized_of<T>(kAct, static_cast<std::size_t>(t) * h);
+  {
+    auto op = ctx.op(layer_, op_names::kMlpNorm, pass);
+    norm_forward(c_, x, p_.param<T>(norm_w_), p_.param<T>(norm_b_), s.normed.as<T>(), s.norm, t);
+  }
+  const T* n = s.normed.as<T>();
+  {
+    auto op = ctx.op(layer_, op_names::kMoeRouter, pass);
+    Tensor logits = Tensor::uninitialized_of<T>(kAct, static_cast<std::size_t>(t) * experts);
+    k::linear_forward(n, p_.param<T>(router_w_), nullptr, logits.as<T>(), t, h, experts);
+    s.probs = Tensor::uninitialized(kAct, static_cast<std::size_t>(t) * experts);  // fp32, as Megatron's router
+    for (int i = 0; i < t; ++i) {
+      const T* l = logits.as<T>() + static_cast<std::size_t>(i) * experts;
+      float* p = s.probs.data() + static_cast<std::size_t>(i) * experts;
+      float top = -INFINITY, sum = 0;
+      for (int e = 0; e < experts; ++e) top = std::max(top, to_float(l[e]));
+      for (int e = 0; e < experts; ++e) sum += p[e] = std::exp(to_float(l[e]) - top);
+      for (int e = 0; e < experts; ++e) p[e] /= sum;
+    }
+    route(s);
+  }
+  const bool swiglu = c_.swiglu();
+  const std::size_t inner = static_cast<std::size_t>(routed) * f;
+  s.permuted = Tensor::uninitialized_of<T>(kAct, static_cast<std::size_t>(routed) * h);
+  s.up1 = Tensor::uninitialized_of<T>(kAct, inner);
+  if (swiglu) s.up2 = Tensor::uninitialized_of<T>(kAct, inner);
+  {
+    auto op = ctx.op(layer_, expert_ops().up, pass);
+    for (int r = 0; r < routed; ++r)  // the permute: each expert's tokens side by side
+      std::copy_n(n + static_cast<std::size_t>(s.row_token[r]) * h, h, s.permuted.as<T>() + static_cast<std::size_t>(r) * h);
+    for (int e = 0; e < experts; ++e) {
+      const int first = s.expert_rows[e], rows = s.expert_rows[e + 1] - first;
+      if (rows == 0) continue;
+      const T* in = s.permuted.as<T>() + static_cast<std::size_t>(first) * h;
+      k::linear_forward(in, p_.param<T>(experts_[e].w1), nullptr, s.up1.as<T>() + static_cast<std::size_t>(first) * f, rows, h, f);
+      if (swiglu)
+        k::linear_forward(in, p_.param<T>(experts_[e].w3), nullptr, s.up2.as<T>() + static_cast<std::size_t>(first) * f, rows, h, f);
+    }
+  }
+  if (!s.for_backward) s.permuted.release();
+  s.act = Tensor::uninitialized_of<T>(kAct, inner);
+  {
+    auto op = ctx.op(layer_, expert_ops().act, pass);
+    if (swiglu) k::swiglu_forward(s.up1.as<T>(), s.up2.as<T>(), s.act.as<T>(), static_cast<long>(inner));
+    else k::gelu_forward(s.up1.as<T>(), s.act.as<T>(), static_cast<long>(inner));
+  }
+  if (!s.for_backward) {
+    s.up1.release();
+    s.up2.release();
+  }
+  // every output row is a (partial, under TP) sum: the combine adds p_e x expert rows
+  Tensor partial = Tensor::zeros_of<T>(kAct, static_cast<std::size_t>(t) * h);
+  s.expert_out = Tensor::uninitialized_of<T>(kAct, static_cast<std::size_t>(routed) * h);
+  {
+    auto op = ctx.op(layer_, expert_ops().down, pass);
+    for (int e = 0; e < experts; ++e) {
+      const int first = s.expert_rows[e], rows = s.expert_rows[e + 1] - first;
+      if (rows == 0) continue;
+      k::linear_forward(s.act.as<T>() + static_cast<std::size_t>(first) * f, p_.param<T>(experts_[e].w2), nullptr,
+                        s.expert_out.as<T>() + static_cast<std::size_t>(first) * h, rows, f, h);
+      for (int r = first; r < first + rows; ++r) {  // the unpermute, weighted
+        const int i = s.row_token[r];
+        const float w = s.probs.data()[static_cast<std::size_t>(i) * experts + e];
+        const T* out = s.expert_out.as<T>() + static_cast<std::size_t>(r) * h;
+        T* dst = partial.as<T>() + static_cast<std::size_t>(i) * h;
+        for (int j = 0; j < h; ++j) dst[j] = from_float<T>(to_float(dst[j]) + w * to_float(out[j]));
+      }
+    }
+  }
+  if (!s.for_backward) {
+    s.act.release();
+    s.expert_out.release();
+  }
+  if (shared_.w1 >= 0) {
+    const int fs = local_shared_width();
+    const std::size_t shared_inner = static_cast<std::size_t>(t) * fs;
+    s.shared_up1 = Tensor::uninitialized_of<T>(kAct, shared_inner);
+    if (swiglu) s.shared_up2 = Tensor::uninitialized_of<T>(kAct, shared_inner);
+    {
+      auto op = ctx.op(layer_, shared_ops().up, pass);
+      k::linear_forward(n, p_.param<T>(shared_.w1), nullptr, s.shared_up1.as<T>(), t, h, fs);
+      if (swiglu) k::linear_forward(n, p_.param<T>(shared_.w3), nullptr, s.shared_up2.as<T>(), t, h, fs);
+    }
+    s.shared_act = Tensor::uninitialized_of<T>(kAct, shared_inner);
+    {
+      auto op = ctx.op(layer_, shared_ops().act, pass);
+      if (swiglu) k::swiglu_forward(s.shared_up1.as<T>(), s.shared_up2.as<T>(), s.shared_act.as<T>(), static_cast<long>(shared_inner));
+      else k::gelu_forward(s.shared_up1.as<T>(), s.shared_act.as<T>(), static_cast<long>(shared_inner));
+    }
+    if (!s.for_backward) {
+      s.shared_up1.release();
+      s.shared_up2.release();
+    }
+    auto op = ctx.op(layer_, shared_ops().down, pass);
+    k::gemm_forward(s.shared_act.as<T>(), p_.param<T>(shared_.w2), partial.as<T>(), t, h, fs, false, true, 1.0f, 1.0f);
+    if (!s.for_backward) s.shared_act.release();
+  }
+  if (!s.for_backward) {
+    s.normed.release();
+    s.probs.release();
+  }
+  if (ctx.tp_size() > 1) {
+    auto op = ctx.op(layer_, op_names::kMlpTpExit, pass);
+    all_reduce_tp(ctx, partial.as<T>(), partial.size());
+  }
+  auto op = ctx.op(layer_, op_names::kMlpResidual, pass);
+  k::residual_forward(x, partial.as<T>(), nullptr, y, t, h);
+}
+
+Tensor MoeBlock::backward(const ModelContext& ctx, const Tensor& dy, const Tensor& x, MoeSaved& s) const {
+  return with_storage(c_.storage, [&]<class T>() { return backward_t(ctx, dy.as<T>(), x.as<T>(), s); });
+}
+
+// The backward of FFNs side by side in one set of buffers: group g (an expert, or the
+// shared experts alone) owns rows [bounds[g], bounds[g + 1]) and the matrices w[g]. Op by
+// op over all groups, as the forward ran them (mlp_block.cpp's order: down dgrad and
+// wgrad, the activation, up dgrad and wgrad), freeing each tensor after its last user:
+// dout (when owned) and act after down, dact, up1 and up2 after the activation. din
+// [rows, hidden] is overwritten.
+template <class T>
+void MoeBlock::ffn_backward(const ModelContext& ctx, const FfnOps& ops, const std::vector<int>& bounds,
+                            const std::vector<Ffn>& w, int f, const T* dout, Tensor* owned_dout, const T* in,
+                            FfnSaved& saved, T* din) const {
+  const int h = c_.hidden();
+  const std::size_t inner = static_cast<std::size_t>(bounds.back()) * f;
+  const auto each = [&](auto&& run) {
+    for (std::size_t g = 0; g + 1 < bounds.size(); ++g)
+      if (bounds[g + 1] > bounds[g]) run(w[g], bounds[g], bounds[g + 1] - bounds[g]);
+  };
+  const auto rows_h = [h](int first) { return static_cast<std::size_t>(first) * h; };
+  const auto rows_f = [f](int first) { return static_cast<std::size_t>(first) * f; };
+  Tensor dact = Tensor::uninitialized_of<T>(kAct, inner);
+  {
+    auto op = ctx.op(layer_, ops.down, Pass::bwd_dgrad);
+    each([&](const Ffn& e, int first, int rows) {
+      k::linear_backward_input(dout + rows_h(first), p_.param<T>(e.w2), dact.as<T>() + rows_f(first), rows, f, h);
+    });
+  }
+  {
+    auto op = ctx.op(layer_, ops.down, Pass::bwd_wgrad);
+    each([&](const Ffn& e, int first, int rows) {
+      k::linear_backward_weight(dout + rows_h(first), saved.act->as<T>() + rows_f(first), p_.grad<T>(e.w2), rows, f, h, true);
+    });
+  }
+  if (owned_dout) owned_dout->release();
+  saved.act->release();
+  Tensor d1 = Tensor::uninitialized_of<T>(kAct, inner), d3;
+  {
+    auto op = ctx.op(layer_, ops.act, Pass::bwd_dgrad);
+    if (c_.swiglu()) {
+      d3 = Tensor::uninitialized_of<T>(kAct, inner);
+      k::swiglu_backward(dact.as<T>(), saved.up1->as<T>(), saved.up2->as<T>(), d1.as<T>(), d3.as<T>(), static_cast<long>(inner));
+    } else {
+      k::gelu_backward(dact.as<T>(), saved.up1->as<T>(), d1.as<T>(), static_cast<long>(inner));
+    }
+  }
+  dact.release();
+  saved.up1->release();
+  saved.up2->release();
+  {
+    auto op = ctx.op(layer_, ops.up, Pass::bwd_dgrad);
+    each([&](const Ffn& e, int first, int rows) {  // din = d1 W1 (+ d3 W3)
+      k::gemm_forward(d1.as<T>() + rows_f(first), p_.param<T>(e.w1), din + rows_h(first), rows, h, f, false, false, 1.0f, 0.0f);
+      if (e.w3 >= 0)
+        k::gemm_forward(d3.as<T>() + rows_f(first), p_.param<T>(e.w3), din + rows_h(first), rows, h, f, false, false, 1.0f, 1.0f);
+    });
+  }
+  auto op = ctx.op(layer_, ops.up, Pass::bwd_wgrad);
+  each([&](const Ffn& e, int first, int rows) {
+    k::linear_backward_weight(d1.as<T>() + rows_f(first), in + rows_h(first), p_.grad<T>(e.w1), rows, h, f, true);
+    if (e.w3 >= 0)
+      k::linear_backward_weight(d3.as<T>() + rows_f(first), in + rows_h(first), p_.grad<T>(e.w3), rows, h, f, true);
+  });
+}
+
+template <class T>
+Tensor MoeBlock::backward_t(const ModelContext& ctx, const T* dy, const T* x, MoeSaved& s) const {
+  const int t = c_.tokens(), h = c_.hidden(), experts = c_.model.moe->experts;
+  const int routed = t * c_.model.moe->top_k;
+  const bool swiglu = c_.swiglu();
+  const T* n = s.normed.as<T>();
+  // dy is the grad of the (partial) expert and shared outputs too: the exit all-reduce's
+  // backward is the identity
+  Tensor dn = Tensor::uninitialized_of<T>(kAct, static_cast<std::size_t>(t) * h);
+  if (shared_.w1 >= 0) {
+    FfnSaved shared{&s.shared_up1, &s.shared_up2, &s.shared_act};
+    ffn_backward(ctx, shared_ops(), {0, t}, {shared_}, local_shared_width(), dy, nullptr, n, shared, dn.as<T>());
+  } else {
+    dn.zero();
+  }
+  // the combine's backward: d(expert row) = p_e dy[token], dp_e = <dy[token], expert row>
+  Tensor dprobs(kAct, static_cast<std::size_t>(t) * experts);  // fp32, zero where not routed
+  Tensor dexpert_out = Tensor::uninitialized_of<T>(kAct, static_cast<std::size_t>(routed) * h);
+  {
+    auto op = ctx.op(layer_, expert_ops().down, Pass::bwd_dgrad);
+    for (int e = 0; e < experts; ++e)
+      for (int r = s.expert_rows[e]; r < s.expert_rows[e + 1]; ++r) {
+        const std::size_t at = static_cast<std::size_t>(s.row_token[r]) * experts + e;
+        const T* g = dy + static_cast<std::size_t>(s.row_token[r]) * h;
+        const T* out = s.expert_out.as<T>() + static_cast<std::size_t>(r) * h;
+        T* d = dexpert_out.as<T>() + static_cast<std::size_t>(r) * h;
+        double dot = 0;
+        for (int j = 0; j < h; ++j) {
+          dot += static_cast<double>(to_float(g[j])) * to_float(out[j]);
+          d[j] = from_float<T>(s.probs.data()[at] * to_float(g[j]));
+        }
+        dprobs.data()[at] = static_cast<float>(dot);
+      }
+    s.expert_out.release();
+    if (ctx.tp_size() > 1) ctx.tp->all_reduce(dprobs.data(), dprobs.size(), ReduceOp::sum);  // partial rows' dots
+  }
+  Tensor dpermuted = Tensor::uninitialized_of<T>(kAct, static_cast<std::size_t>(routed) * h);
+  FfnSaved routed_saved{&s.up1, &s.up2, &s.act};
+  ffn_backward(ctx, expert_ops(), s.expert_rows, experts_, local_expert_width(), dexpert_out.as<T>(), &dexpert_out,
+               s.permuted.as<T>(), routed_saved, dpermuted.as<T>());
+  s.permuted.release();
+  {
+    auto op = ctx.op(layer_, expert_ops().up, Pass::bwd_dgrad);
+    for (int r = 0; r < routed; ++r) {  // the permute's backward: each row back to its token
+      T* d = dn.as<T>() + static_cast<std::size_t>(s.row_token[r]) * h;
+      const T* g = dpermuted.as<T>() + static_cast<std::size_t>(r) * h;
+      for (int j = 0; j < h; ++j) d[j] = from_float<T>(to_float(d[j]) + to_float(g[j]));
+    }
+  }
+  dpermuted.release();
+  if (ctx.tp_size() > 1) {  // partial sums of the experts' input grads
+    auto op = ctx.op(layer_, op_names::kMlpTpEnter, Pass::bwd_dgrad);
+    all_reduce_tp(ctx, dn.as<T>(), dn.size());
+  }
+  {  // the router (replicated: its grad is added after the all-reduce, once)
+    auto op = ctx.op(layer_, op_names::kMoeRouter, Pass::bwd_dgrad);
+    Tensor dlogits = Tensor::uninitialized_of<T>(kAct, static_cast<std::size_t>(t) * experts);
+    for (int i = 0; i < t; ++i) {  // softmax: dl = p (dp - <p, dp>)
+      const float* p = s.probs.data() + static_cast<std::size_t>(i) * experts;
+      const float* dp = dprobs.data() + static_cast<std::size_t>(i) * experts;
+      float dot = 0;
+      for (int e = 0; e < experts; ++e) dot += p[e] * dp[e];
+      for (int e = 0; e < experts; ++e)
+        dlogits.as<T>()[static_cast<std::size_t>(i) * experts + e] = from_float<T>(p[e] * (dp[e] - dot));
+    }
+    dprobs.release();
+    s.probs.release();
+    k::gemm_forward(dlogits.as<T>(), p_.param<T>(router_w_), dn.as<T>(), t, h, experts, false, false, 1.0f, 1.0f);
+    k::linear_backward_weight(dlogits.as<T>(), n, p_.grad<T>(router_w_), t, h, experts, true);
+  }
+  s.normed.release();
+  Tensor dx = Tensor::uninitialized_of<T>(kAct, static_cast<std::size_t>(t) * h);
+  {
+    auto op = ctx.op(layer_, op_names::kMlpNorm, Pass::bwd_dgrad);
+    norm_backward(c_, dn.as<T>(), x, p_.param<T>(norm_w_), s.norm, dx.as<T>(), p_.grad<T>(norm_w_), p_.grad<T>(norm_b_), t);
+    k::residual_forward(dx.as<T>(), dy, nullptr, dx.as<T>(), t, h);  // + the residual path's grad
+  }
+  s.release_all();
+  return dx;
+}
+
+}  // namespace twinsim::exec

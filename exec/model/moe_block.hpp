@@ -1,0 +1,88 @@
+#pragma once
+// The MLP half of a mixture-of-experts layer (DeepSeekMoE, Dai et al. 2024 §3; GShard,
+// Lepikhin et al. 2021 §2):
+//   n = norm(x);  p = softmax(n W_r^T)             (router, fp32 probabilities)
+//   y = x + sum over the top_k experts e of p_e FFN_e(n) + FFN_shared(n)
+// The top_k probabilities weight the experts as they are, not renormalised over the chosen
+// ones (DeepSeekMoE's scoring_func softmax with norm_topk_prob false); ties go to the
+// lower expert index. Tokens are permuted into one buffer grouped by expert, each expert's
+// SwiGLU/GeLU FFN runs on its rows, and the weighted outputs are added back per token
+// (Megatron-core's permute / unpermute). The shared experts are one FFN of their summed
+// width that every token visits (DeepSeek's DeepseekMLP with n_shared_experts x width).
+//
+// Tensor parallelism shards every expert's FFN like the dense MLP (column-parallel up,
+// row-parallel down; Megatron-core's expert tensor parallelism = tp), the router is
+// replicated; the partial outputs meet in one all-reduce. Expert parallelism and sequence
+// parallelism are not implemented here (transformer_config.cpp refuses them).
+#include <vector>
+
+#include "exec/model/model_context.hpp"
+#include "exec/model/norm_op.hpp"
+#include "exec/model/transformer_config.hpp"
+#include "exec/model/weights.hpp"
+
+namespace twinsim::exec {
+
+struct MoeSaved {
+  NormSaved norm;
+  Tensor normed;     // [tokens, hidden]: router, routed experts' gather and shared experts' input
+  Tensor probs;      // [tokens, experts] fp32: the router's softmax
+  // The routing: row r of the permuted buffers is token row_token[r] sent to the expert
+  // whose rows [expert_rows[e], expert_rows[e + 1]) hold it (tokens ascending in each).
+  std::vector<int> row_token, expert_rows;
+  Tensor permuted;   // [tokens * top_k, hidden]: each expert's input rows
+  Tensor up1, up2;   // [tokens * top_k, local expert width]: fc1 / gate, and SwiGLU's up
+  Tensor act;        // [tokens * top_k, local expert width]: the down projection's input
+  Tensor expert_out; // [tokens * top_k, hidden]: each expert's (partial) output, for the
+                     // grad of its weight p_e (unpermute's saved tokens in Megatron-core)
+  Tensor shared_up1, shared_up2, shared_act;  // [tokens, local shared width]
+  bool for_backward = true;  // false (serving): each tensor goes once its last user has run
+  void release_all();
+};
+
+std::vector<ParamSpec> moe_param_specs(const TransformerConfig& c, int layer);
+
+class MoeBlock {
+ public:
+  MoeBlock(const TransformerConfig& c, int layer, ParamBlock& params);
+  // y may be x (the residual add works in place). x, y and every activation but the
+  // router's probabilities are in c.storage.
+  void forward(const ModelContext& ctx, const Tensor& x, Tensor& y, MoeSaved& s, Pass pass) const;
+  // Returns the grad of x (residual path included); weight grads accumulate; each saved
+  // tensor and grad is freed once its last user has run.
+  Tensor backward(const ModelContext& ctx, const Tensor& dy, const Tensor& x, MoeSaved& s) const;
+
+ private:
+  struct Ffn {  // one expert's (or the shared experts') matrices; w3 is SwiGLU's up (-1: GeLU)
+    int w1 = -1, w3 = -1, w2 = -1;
+  };
+  const TransformerConfig& c_;
+  int layer_;
+  ParamBlock& p_;
+  int norm_w_, norm_b_ = -1, router_w_;
+  std::vector<Ffn> experts_;
+  Ffn shared_;  // w1 -1: no shared experts
+
+  struct FfnOps {  // the op names an FFN's passes are timed under
+    const char *up, *act, *down;
+  };
+  struct FfnSaved {  // an FFN's saved tensors in MoeSaved
+    Tensor *up1, *up2, *act;
+  };
+  FfnOps expert_ops() const;
+  FfnOps shared_ops() const;
+  int local_expert_width() const;
+  int local_shared_width() const;
+  void route(MoeSaved& s) const;  // top_k of s.probs -> s.row_token, s.expert_rows
+
+  template <class T>
+  void forward_t(const ModelContext& ctx, const T* x, T* y, MoeSaved& s, Pass pass) const;
+  template <class T>
+  void ffn_backward(const ModelContext& ctx, const FfnOps& ops, const std::vector<int>& bounds,
+                    const std::vector<Ffn>& w, int f, const T* dout, Tensor* owned_dout, const T* in,
+                    FfnSaved& saved, T* din) const;
+  template <class T>
+  Tensor backward_t(const ModelContext& ctx, const T* dy, const T* x, MoeSaved& s) const;
+};
+
+}  // namespace twinsim::exec
