@@ -333,6 +333,10 @@ void add_moe(std::vector<LayerOp>& ops, const ModelSpec& m, const LayerShape& s)
                              CommGroup::ep, a2a));
   add_ffn(ops, ffn_names(op_names::kMoeExperts, swiglu), s, routed, moe.experts / s.ep, moe.expert_ffn_hidden / s.tp,
           swiglu, a2a);
+  // the combine weights each expert's output rows by their router probability, so its
+  // backward needs the rows (Megatron-core moe_utils.unpermute saves them for the probs'
+  // grad; the executor's moe_block.cpp too)
+  keep(ops.back(), "output", a2a);
   if (s.ep > 1)
     ops.push_back(collective(op_names::kMoeCombine, CollectiveKind::all_to_all, CollectiveKind::all_to_all,
                              CommGroup::ep, a2a));

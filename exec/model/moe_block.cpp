@@ -241,12 +241,12 @@ Tensor MoeBlock::backward(const ModelContext& ctx, const Tensor& dy, const Tenso
 // shared experts alone) owns rows [bounds[g], bounds[g + 1]) and the matrices w[g]. Op by
 // op over all groups, as the forward ran them (mlp_block.cpp's order: down dgrad and
 // wgrad, the activation, up dgrad and wgrad), freeing each tensor after its last user:
-// dout (when owned) and act after down, dact, up1 and up2 after the activation. din
-// [rows, hidden] is overwritten.
+// dout (when owned) and act after down, dact, up1 and up2 after the activation; din
+// [rows, hidden] is allocated for the up dgrad that writes it.
 template <class T>
 void MoeBlock::ffn_backward(const ModelContext& ctx, const FfnOps& ops, const std::vector<int>& bounds,
                             const std::vector<Ffn>& w, int f, const T* dout, Tensor* owned_dout, const T* in,
-                            FfnSaved& saved, T* din) const {
+                            FfnSaved& saved, Tensor& din) const {
   const int h = c_.hidden();
   const std::size_t inner = static_cast<std::size_t>(bounds.back()) * f;
   const auto each = [&](auto&& run) {
@@ -283,12 +283,13 @@ void MoeBlock::ffn_backward(const ModelContext& ctx, const FfnOps& ops, const st
   dact.release();
   saved.up1->release();
   saved.up2->release();
+  din = Tensor::uninitialized_of<T>(kAct, static_cast<std::size_t>(bounds.back()) * h);
   {
     auto op = ctx.op(layer_, ops.up, Pass::bwd_dgrad);
     each([&](const Ffn& e, int first, int rows) {  // din = d1 W1 (+ d3 W3)
-      k::gemm_forward(d1.as<T>() + rows_f(first), p_.param<T>(e.w1), din + rows_h(first), rows, h, f, false, false, 1.0f, 0.0f);
-      if (e.w3 >= 0)
-        k::gemm_forward(d3.as<T>() + rows_f(first), p_.param<T>(e.w3), din + rows_h(first), rows, h, f, false, false, 1.0f, 1.0f);
+      T* out = din.as<T>() + rows_h(first);
+      k::gemm_forward(d1.as<T>() + rows_f(first), p_.param<T>(e.w1), out, rows, h, f, false, false, 1.0f, 0.0f);
+      if (e.w3 >= 0) k::gemm_forward(d3.as<T>() + rows_f(first), p_.param<T>(e.w3), out, rows, h, f, false, false, 1.0f, 1.0f);
     });
   }
   auto op = ctx.op(layer_, ops.up, Pass::bwd_wgrad);
@@ -307,12 +308,12 @@ Tensor MoeBlock::backward_t(const ModelContext& ctx, const T* dy, const T* x, Mo
   const T* n = s.normed.as<T>();
   // dy is the grad of the (partial) expert and shared outputs too: the exit all-reduce's
   // backward is the identity
-  Tensor dn = Tensor::uninitialized_of<T>(kAct, static_cast<std::size_t>(t) * h);
+  Tensor dn;  // the grad of the norm output: the shared experts' input grad, or zeros
   if (shared_.w1 >= 0) {
     FfnSaved shared{&s.shared_up1, &s.shared_up2, &s.shared_act};
-    ffn_backward(ctx, shared_ops(), {0, t}, {shared_}, local_shared_width(), dy, nullptr, n, shared, dn.as<T>());
+    ffn_backward(ctx, shared_ops(), {0, t}, {shared_}, local_shared_width(), dy, nullptr, n, shared, dn);
   } else {
-    dn.zero();
+    dn = Tensor::zeros_of<T>(kAct, static_cast<std::size_t>(t) * h);
   }
   // the combine's backward: d(expert row) = p_e dy[token], dp_e = <dy[token], expert row>
   Tensor dprobs(kAct, static_cast<std::size_t>(t) * experts);  // fp32, zero where not routed
@@ -335,10 +336,10 @@ Tensor MoeBlock::backward_t(const ModelContext& ctx, const T* dy, const T* x, Mo
     s.expert_out.release();
     if (ctx.tp_size() > 1) ctx.tp->all_reduce(dprobs.data(), dprobs.size(), ReduceOp::sum);  // partial rows' dots
   }
-  Tensor dpermuted = Tensor::uninitialized_of<T>(kAct, static_cast<std::size_t>(routed) * h);
+  Tensor dpermuted;
   FfnSaved routed_saved{&s.up1, &s.up2, &s.act};
   ffn_backward(ctx, expert_ops(), s.expert_rows, experts_, local_expert_width(), dexpert_out.as<T>(), &dexpert_out,
-               s.permuted.as<T>(), routed_saved, dpermuted.as<T>());
+               s.permuted.as<T>(), routed_saved, dpermuted);
   s.permuted.release();
   {
     auto op = ctx.op(layer_, expert_ops().up, Pass::bwd_dgrad);

@@ -80,7 +80,7 @@ class MoeBlock {
   template <class T>
   void ffn_backward(const ModelContext& ctx, const FfnOps& ops, const std::vector<int>& bounds,
                     const std::vector<Ffn>& w, int f, const T* dout, Tensor* owned_dout, const T* in,
-                    FfnSaved& saved, T* din) const;
+                    FfnSaved& saved, Tensor& din) const;
   template <class T>
   Tensor backward_t(const ModelContext& ctx, const T* dy, const T* x, MoeSaved& s) const;
 };

@@ -77,6 +77,34 @@ IncomingGrad incoming_grad(const ModelSpec& m, const Plan& plan, const MicroBatc
   return g;
 }
 
+// The MLP half of a MoE layer's backward, tensor by tensor as an eager framework frees
+// them (exec/model/moe_block.cpp runs this order): the shared experts' FFN (its activation
+// grads, then the norm output's grad dn for its up dgrad), the combine (the probabilities'
+// fp32 grad and the experts' output grad; their saved output goes), then the routed
+// experts' FFN the same way. The most it holds beyond the layer's kept tensors.
+std::int64_t moe_backward_transient(const std::vector<LayerOp>& ops, const IncomingGrad& g) {
+  const LayerOp* router = find_op(ops, op_names::kMoeRouter);
+  const LayerOp* routed_down = find_op(ops, "moe.experts.", "fc2", "down");
+  const LayerOp* routed_act = find_op(ops, op_names::kMoeExpertsAct);
+  const LayerOp* shared_act = find_op(ops, op_names::kMoeSharedAct);
+  const LayerOp* shared_down = find_op(ops, "moe.shared.", "fc2", "down");
+  const bool gated = routed_act->saved.size() > 1;  // SwiGLU keeps gate and up: two grads
+  const std::int64_t grads = gated ? 2 : 1;
+  std::int64_t level = g.dy, peak = 0;
+  if (shared_act && shared_down) {
+    const std::int64_t inner = saved_named(*shared_down, "input"), kept = saved_all(*shared_act) + inner;
+    peak = std::max(level + grads * inner, level + grads * inner - kept + g.full);  // its act grads; then dn
+    level += g.full - kept;
+  } else {
+    level += g.full;  // dn starts as zeros
+  }
+  const std::int64_t rows_h = saved_named(*routed_down, "output"), rows_f = saved_named(*routed_down, "input");
+  peak = std::max(peak, level + saved_named(*router, "probs") + rows_h);  // the combine's grads
+  level += saved_named(*router, "probs");
+  // down's dgrad, then with its output grad and act freed the activation's grads
+  return std::max({peak, level + rows_f, level - rows_h + grads * rows_f});
+}
+
 }  // namespace
 
 std::int64_t layer_backward_bytes(const ModelSpec& model, std::int64_t layer, const Plan& plan,
@@ -92,9 +120,9 @@ std::int64_t layer_backward_bytes(const ModelSpec& model, std::int64_t layer, co
     all_saved = checked_add(all_saved, b);
     if (op.name.substr(0, 5) == "attn.") attention_saved = checked_add(attention_saved, b);
   }
-  // MLP (dense, or MoE's routed and shared experts; each FFN's backward on its own)
-  std::int64_t mlp = 0;
-  for (std::string_view prefix : {"mlp.", "moe.experts.", "moe.shared."}) {
+  // MLP (dense, or MoE's router and experts)
+  std::int64_t mlp = find_op(ops, op_names::kMoeRouter) ? moe_backward_transient(ops, g) : 0;
+  for (std::string_view prefix : {"mlp."}) {
     const LayerOp* up = find_op(ops, prefix, "fc1", "gate_up");
     const LayerOp* act = find_op(ops, prefix, "act", "act");
     const LayerOp* down = find_op(ops, prefix, "fc2", "down");
@@ -218,10 +246,12 @@ std::int64_t training_activation_bytes(const ModelSpec& model, const Plan& plan,
   std::int64_t bytes = checked_mul(per_microbatch, chunks_in_flight(plan, stage, m)) / v;
   const std::int64_t moe_kept = model.moe ? per_layer.moe : -1;  // the MTP block's, already built
   bytes = checked_add(bytes, stage_extra_activation_bytes(model, plan, training, stage, moe_kept));
-  // The first backward's working set (one layer at a time) comes on top.
+  // The first backward's working set (one layer at a time) comes on top: the stage's last
+  // layer's, or a leading dense layer's (a MoE model's dense layers come first), whose
+  // backward runs after the micro-batch's MoE layers on the stage have freed theirs.
   std::int64_t backward = 0;
-  if (layers.dense > 0) backward = per_layer.dense_backward;
-  if (layers.moe > 0) backward = std::max(backward, per_layer.moe_backward);
+  if (layers.moe > 0) backward = per_layer.moe_backward;
+  if (layers.dense > 0) backward = std::max(backward, per_layer.dense_backward - checked_mul(layers.moe, per_layer.moe));
   return checked_add(bytes, stage_backward_bytes(model, plan, training, backward, layers.total() > 0, stage, moe_kept));
 }
 
