@@ -143,6 +143,41 @@ TEST(Activations, SwigluBackwardHoldsGateAndUpGrads) {
   EXPECT_EQ(layer_backward_bytes(m, 0, Plan{}, {1, s, Dtype::bf16}), 2 * sbh + 2 * ffn);
 }
 
+// Mixtral 8x7B (bf16, top 2 of 8, no shared experts), tokens s, D = 2sh: the MoE backward
+// holds dy and dn (2D), then the combine's grads (the fp32 probabilities' 32s and the
+// experts' output grad, 2D, while their saved output 2D is freed), then the experts'
+// activation grads: with d(gate), d(up) 2 x Rf (Rf = 2 x s x 2 x 14336) once the output
+// grad and act are gone, 2D + 32s - 2D + 2Rf, above the combine's 4D + 32s.
+TEST(Activations, MoeBackwardHoldsTheCombineAndExpertGrads) {
+  const ModelSpec m = test::mixtral_8x7b();
+  const std::int64_t s = 4096, d = 2 * s * m.hidden, rows_f = 2 * s * 2 * 14336, probs = 4 * s * 8;
+  EXPECT_EQ(layer_backward_bytes(m, 0, Plan{}, {1, s, Dtype::bf16}), probs + 2 * rows_f);
+  // a shared expert (width 14336) comes first: dy + its two activation grads 2 x 2s x 14336
+  // (7D/2 each) = 8D, after which its 3 x 7D/2 kept tensors are freed
+  ModelSpec shared = m;
+  shared.moe->shared_experts = 1;
+  EXPECT_EQ(layer_backward_bytes(shared, 0, Plan{}, {1, s, Dtype::bf16}), 8 * d);
+}
+
+// A MoE model's leading dense layers are backpropagated last on their stage, after the
+// micro-batch's MoE layers have freed what they kept: their working set counts from there.
+TEST(Activations, LeadingDenseLayerBackwardAfterTheMoeLayersFreed) {
+  ModelSpec m = test::mixtral_8x7b();
+  m.layers = 4;
+  m.moe->dense_layers = 1;
+  m.dropout = 0;  // no embedding extras on stage 0
+  TrainingWorkload t;
+  t.seq_len = 512, t.micro_batch = 1, t.global_batch = 1;
+  Plan p = pipeline(2, Schedule::one_f_one_b);  // stage 0: the dense layer 0 and the MoE layer 1
+  LayerActivations a;
+  a.dense = 1000, a.moe = 400, a.moe_backward = 100;
+  for (const std::int64_t dense_backward : {300, 450, 2000}) {
+    a.dense_backward = dense_backward;
+    const std::int64_t first_backward = std::max<std::int64_t>(100, dense_backward - 400);
+    EXPECT_EQ(training_activation_bytes(m, p, t, a, 0), 1000 + 400 + first_backward) << dense_backward;
+  }
+}
+
 // The last stage's peak is its head's backward (the output layer's input grad next to
 // the logits) or its last layer's, whose head is gone by then; other stages the layer's.
 TEST(Activations, LastStageTakesTheLargerOfHeadAndLayerBackward) {

@@ -210,6 +210,15 @@ TEST(LayerOps, MoeExpertsGetTheirShareOfTokens) {
   EXPECT_EQ(find(ops, "mlp.gate_up"), nullptr);
 }
 
+// The combine weights each expert's output rows by their probability: the rows are kept
+// for the probabilities' grad, as large as the dispatched input.
+TEST(LayerOps, MoeKeepsTheExpertOutputsForTheCombine) {
+  const std::int64_t tokens = 4096;
+  const auto ops = build_layer_ops(test::mixtral_8x7b(), 0, Plan{}, {1, tokens, Dtype::bf16});
+  EXPECT_EQ(saved(*find(ops, "moe.experts.down"), "output"), tokens * 2 * 4096 * 2);
+  EXPECT_EQ(saved(*find(ops, "moe.experts.gate_up"), "input"), tokens * 2 * 4096 * 2);
+}
+
 TEST(LayerOps, SharedExpertsAndDenseLayers) {
   ModelSpec m = test::mixtral_8x7b();
   m.moe->shared_experts = 2;

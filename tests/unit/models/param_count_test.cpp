@@ -74,6 +74,20 @@ TEST(ParamCount, DeepSeekMoeSharedExpertsAndDenseLayer) {
   EXPECT_GT(layer_params(m, 1).router, 0);
 }
 
+TEST(ParamCount, TinyMoeByHand) {
+  const ModelSpec m = catalog_model("tiny-moe");
+  // embedding and output 2 x 512 x 256, final norm 256; attention per layer: Q and O
+  // 256 x 256, K and V 256 x 128 (4 of 8 heads), two norms 2 x 256
+  const std::int64_t attention = 2 * 256 * 256 + 2 * 256 * 128 + 2 * 256;
+  const std::int64_t dense_layer = attention + 3 * 256 * 688;  // SwiGLU
+  const std::int64_t expert = 3 * 256 * 128;
+  const std::int64_t moe_layer = attention + 8 * 256 + 8 * expert + expert;  // router, 8 routed, 1 shared
+  const ParamCount c = count_params(m);
+  EXPECT_EQ(c.total, 2 * 512 * 256 + 256 + dense_layer + 3 * moe_layer);
+  EXPECT_EQ(c.total, 4'239'616);
+  EXPECT_EQ(c.active, c.total - 3 * (8 - 2) * expert);  // 2 of 8 routed experts per token
+}
+
 TEST(ParamCount, EveryCatalogModelLoads) {
   for (const std::string& name : catalog_model_names()) {
     const ParamCount c = count_params(catalog_model(name));

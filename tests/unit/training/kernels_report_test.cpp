@@ -66,5 +66,28 @@ TEST(KernelsReport, FlashAttentionSavesTheScoresTraffic) {
   EXPECT_EQ(u["mlp"]["hbm_bytes"], f["mlp"]["hbm_bytes"]);
 }
 
+// A MoE model's dense and MoE layers are priced by their own costs: tiny-moe's dense first
+// layer runs mlp.*, its three MoE layers moe.*, all four the attention (2 micro-batches).
+TEST(KernelsReport, MoeModelOpsCountTheirOwnLayers) {
+  const Scenario s = load_scenario_text(R"(
+model: tiny-moe
+cluster: dgx-h100
+training: {seq_len: 64, global_batch: 4, micro_batch: 2, precision: bf16}
+plan: {tp: 1, pp: 1, dp: 1}
+)");
+  const nlohmann::json t = simulate_report(s, "", Fidelity::fast)["time"];
+  const auto count = [&t](const std::string& name) {
+    for (const auto& op : t["ops"])
+      if (op["name"] == name) return op["count"].get<int>();
+    return 0;
+  };
+  EXPECT_EQ(count("attn.qkv.fwd"), 4 * 2);
+  EXPECT_EQ(count("mlp.norm.fwd"), 4 * 2);
+  EXPECT_EQ(count("mlp.gate_up.fwd"), 1 * 2);
+  EXPECT_EQ(count("moe.router.fwd"), 3 * 2);
+  EXPECT_EQ(count("moe.experts.gate_up.bwd_wgrad"), 3 * 2);
+  EXPECT_EQ(count("moe.shared.down.fwd"), 3 * 2);
+}
+
 }  // namespace
 }  // namespace twinsim
