@@ -175,6 +175,28 @@ void map_deepseek(Mapping& m, bool v3) {
   if (v3) m.out["mtp_layers"] = m.integer("num_nextn_predict_layers", 0);
 }
 
+// DeepSeekMoE (model_type deepseek; deepseek-ai/deepseek-moe-16b-base configuration_deepseek.py,
+// Dai et al. 2024): Llama's attention, fine-grained SwiGLU experts with shared ones (one MLP
+// of n_shared_experts x moe_intermediate_size) after first_k_dense_replace dense layers.
+void map_deepseek_moe(Mapping& m) {
+  map_common(m, false);  // DeepseekConfig: tie_word_embeddings=False
+  map_silu(m);
+  m.out["ffn_hidden"] = m.required("intermediate_size");
+  if (m.in.boolean("attention_bias", false)) m.refuse("attention_bias", "true", "is not part of DeepSeekMoE");
+  if (m.integer("moe_layer_freq", 1) != 1)
+    m.refuse("moe_layer_freq", std::to_string(m.integer("moe_layer_freq", 1)), "must be 1: every layer after the dense ones MoE");
+  const std::string scoring = m.in.string("scoring_func", "softmax");
+  if (scoring != "softmax") m.refuse("scoring_func", scoring, "is not the softmax router of DeepSeekMoE");
+  if (!m.in.has("n_routed_experts")) return;  // a dense model in DeepSeek's layout
+  YAML::Node e;
+  e["experts"] = m.required("n_routed_experts");
+  e["top_k"] = m.required("num_experts_per_tok");
+  e["expert_ffn_hidden"] = m.required("moe_intermediate_size");
+  e["shared_experts"] = m.integer("n_shared_experts", 0);
+  e["dense_layers"] = m.integer("first_k_dense_replace", 0);
+  m.out["moe"] = e;
+}
+
 // Gemma 2 and 3: GeGLU MLP (gelu_pytorch_tanh), four norms per layer, tied embeddings,
 // sliding-window layers (Gemma 2 every other one, Gemma 3 five of six), QK-norm in Gemma 3.
 void map_gemma(Mapping& m, bool gemma3) {
@@ -257,6 +279,7 @@ const std::map<std::string, FamilyMapper>& families() {
       {"qwen2_moe", [](Mapping& m) { map_qwen(m, false, true); }},
       {"qwen3", [](Mapping& m) { map_qwen(m, true, false); }},
       {"qwen3_moe", [](Mapping& m) { map_qwen(m, true, true); }},
+      {"deepseek", map_deepseek_moe},
       {"deepseek_v2", [](Mapping& m) { map_deepseek(m, false); }},
       {"deepseek_v3", [](Mapping& m) { map_deepseek(m, true); }},
       {"gemma2", [](Mapping& m) { map_gemma(m, false); }},

@@ -85,9 +85,19 @@ bool gpt2_layout(const ModelSpec& m) {
          m.position == Position::learned && m.bias && m.kv_heads == m.heads;
 }
 
-bool llama_layout(const ModelSpec& m) {
-  return plain_decoder(m) && m.norm == Norm::rmsnorm && m.activation == Activation::swiglu &&
+// Llama's attention and norms; a dense FFN in every layer (Llama), or DeepSeekMoE's experts
+// after its leading dense layers (the mixture the executor runs, moe_block.hpp).
+bool llama_attention(const ModelSpec& m) {
+  return !m.mla && m.sliding_window == 0 && !m.qk_norm && !m.sandwich_norm && !m.attention_sinks &&
+         m.mtp_layers == 0 && !m.qkv_bias && m.norm == Norm::rmsnorm && m.activation == Activation::swiglu &&
          m.position == Position::rope && !m.bias;
+}
+
+bool llama_layout(const ModelSpec& m) { return llama_attention(m) && !m.moe; }
+
+bool deepseek_moe_layout(const ModelSpec& m) {
+  return llama_attention(m) && m.moe && !m.moe->router_bias && !m.moe->shared_expert_gate && m.moe->groups == 0 &&
+         m.moe->shared_width() == m.moe->expert_ffn_hidden;  // shared width: n_shared_experts x moe_intermediate_size
 }
 
 std::vector<HfTensor> gpt2(const ModelSpec& m, Source& src) {
@@ -116,6 +126,16 @@ std::vector<HfTensor> gpt2(const ModelSpec& m, Source& src) {
   return out;
 }
 
+// A SwiGLU FFN's three matrices: from "<f>gate.weight", ... to "<to>gate_proj.weight", ...
+void swiglu_ffn(std::vector<HfTensor>& out, Source& src, const std::string& f, const std::string& to) {
+  out.push_back(same(src, f + "gate.weight", to + "gate_proj.weight"));
+  out.push_back(same(src, f + "up.weight", to + "up_proj.weight"));
+  out.push_back(same(src, f + "down.weight", to + "down_proj.weight"));
+}
+
+// Llama, and DeepSeekMoE (deepseek-ai/deepseek-moe-16b-base modeling_deepseek.py: "mlp.gate"
+// the router [experts, h], "mlp.experts.<j>.gate_proj", "mlp.shared_experts.gate_proj"
+// with the shared experts' summed width) on the same attention.
 std::vector<HfTensor> llama(const ModelSpec& m, Source& src) {
   std::vector<HfTensor> out;
   out.push_back(same(src, "embedding.word.weight", "model.embed_tokens.weight"));
@@ -128,9 +148,14 @@ std::vector<HfTensor> llama(const ModelSpec& m, Source& src) {
     out.push_back(same(src, a + "v.weight", h + "self_attn.v_proj.weight"));
     out.push_back(same(src, a + "proj.weight", h + "self_attn.o_proj.weight"));
     out.push_back(same(src, f + "norm.weight", h + "post_attention_layernorm.weight"));
-    out.push_back(same(src, f + "gate.weight", h + "mlp.gate_proj.weight"));
-    out.push_back(same(src, f + "up.weight", h + "mlp.up_proj.weight"));
-    out.push_back(same(src, f + "down.weight", h + "mlp.down_proj.weight"));
+    if (!m.is_moe_layer(l)) {
+      swiglu_ffn(out, src, f, h + "mlp.");
+      continue;
+    }
+    out.push_back(same(src, f + "router.weight", h + "mlp.gate.weight"));
+    for (int e = 0; e < m.moe->experts; ++e)
+      swiglu_ffn(out, src, f + "experts." + std::to_string(e) + ".", h + "mlp.experts." + std::to_string(e) + ".");
+    if (m.moe->shared_experts > 0) swiglu_ffn(out, src, f + "shared.", h + "mlp.shared_experts.");
   }
   out.push_back(same(src, "head.norm.weight", "model.norm.weight"));
   if (src.has("head.output.weight")) out.push_back(same(src, "head.output.weight", "lm_head.weight"));
@@ -143,12 +168,12 @@ std::vector<HfTensor> to_hf_names(const ModelSpec& model, const Params& params) 
   Source src(params);
   std::vector<HfTensor> out;
   if (gpt2_layout(model)) out = gpt2(model, src);
-  else if (llama_layout(model)) out = llama(model, src);
+  else if (llama_layout(model) || deepseek_moe_layout(model)) out = llama(model, src);
   else
     throw std::invalid_argument("model " + model.name +
                                 ": Hugging Face names cover the GPT-2 layout (layernorm, gelu, learned positions, "
-                                "biases, no GQA) and the Llama layout (rmsnorm, swiglu, rope, no biases); use "
-                                "--names twinsim");
+                                "biases, no GQA), the Llama layout (rmsnorm, swiglu, rope, no biases) and "
+                                "DeepSeekMoE's (Llama's with experts); use --names twinsim");
   src.check_all_taken();
   return out;
 }
@@ -181,7 +206,25 @@ nlohmann::json hf_config(const ModelSpec& m, Dtype dtype) {
             {"hidden_act", "silu"}, {"rms_norm_eps", as_written(numerics.norm_eps)}, {"rope_theta", as_written(numerics.rope_theta)},
             {"tie_word_embeddings", m.tied_embeddings}, {"attention_bias", false}, {"mlp_bias", false},
             {"torch_dtype", torch_dtype}};
-  throw std::invalid_argument("model " + m.name + ": a Hugging Face config covers the GPT-2 and Llama layouts only");
+  if (deepseek_moe_layout(m)) {  // deepseek-ai/deepseek-moe-16b-base configuration_deepseek.py
+    nlohmann::json c = {{"architectures", {"DeepseekForCausalLM"}}, {"model_type", "deepseek"},
+                        {"num_hidden_layers", m.layers}, {"hidden_size", m.hidden}, {"num_attention_heads", m.heads},
+                        {"num_key_value_heads", m.kv_heads}, {"intermediate_size", m.ffn_hidden},
+                        {"vocab_size", m.vocab}, {"max_position_embeddings", m.max_seq_len}, {"hidden_act", "silu"},
+                        {"rms_norm_eps", as_written(numerics.norm_eps)}, {"rope_theta", as_written(numerics.rope_theta)},
+                        {"tie_word_embeddings", m.tied_embeddings}, {"attention_bias", false}, {"torch_dtype", torch_dtype}};
+    c["n_routed_experts"] = m.moe->experts;
+    c["num_experts_per_tok"] = m.moe->top_k;
+    c["moe_intermediate_size"] = m.moe->expert_ffn_hidden;
+    c["n_shared_experts"] = m.moe->shared_experts;
+    c["first_k_dense_replace"] = m.moe->dense_layers;
+    c["moe_layer_freq"] = 1;
+    c["scoring_func"] = "softmax";   // the executor's router (moe_block.hpp)
+    c["norm_topk_prob"] = false;     // the top_k probabilities weight their experts as they are
+    return c;
+  }
+  throw std::invalid_argument("model " + m.name +
+                              ": a Hugging Face config covers the GPT-2, Llama and DeepSeekMoE layouts only");
 }
 
 }  // namespace twinsim::exec

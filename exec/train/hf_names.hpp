@@ -10,6 +10,9 @@
 //     "model.layers.<i>.self_attn.q_proj.weight" [out, in] as nn.Linear, "...mlp.gate_proj",
 //     "model.norm.weight", "lm_head.weight"; RoPE in transformers' rotate_half layout, the
 //     executor's own (kernels/cpu/rope.cpp).
+//   DeepSeekMoE (deepseek-ai/deepseek-moe-16b-base modeling_deepseek.py, model_type
+//     "deepseek"): Llama's keys, and in a MoE layer "...mlp.gate.weight" (the router
+//     [experts, h]), "...mlp.experts.<j>.gate_proj.weight", "...mlp.shared_experts.up_proj.weight".
 // A model of neither layout, or a parameter neither maps, is refused by name.
 #include <cstdint>
 #include <map>

@@ -319,8 +319,48 @@ def gpt2_loss(w, ids, targets, heads, planted=None):
     return cross_entropy(x @ transpose(w["transformer.wte.weight"], (1, 0)), targets)
 
 
-def llama_loss(w, ids, targets, heads, kv_heads, planted=None):
-    """w: HF Llama names -> Var. ids, targets [B, T]."""
+def swiglu_mlp(x, w, prefix):
+    """Llama's MLP: down(silu(gate x) * up x), weights "<prefix>gate_proj.weight", ..."""
+    linear = lambda v, name: v @ transpose(w[prefix + name], (1, 0))
+    return linear(silu(linear(x, "gate_proj.weight")) * linear(x, "up_proj.weight"), "down_proj.weight")
+
+
+def deepseek_moe(h, w, n, top_k, planted=None):
+    """DeepSeekMoE's MoE block (modeling_deepseek.py DeepseekMoE, scoring_func softmax,
+    norm_topk_prob false): h [B, T, H]; each token's top_k experts by router probability
+    (ties to the lower index), their outputs weighted by those probabilities as they are,
+    plus the shared experts' MLP. planted "topk_renormalized": Mixtral's weights instead
+    (the top_k probabilities divided by their sum)."""
+    b, t, hidden = h.shape
+    x = reshape(h, (b * t, hidden))
+    probs = softmax(x @ transpose(w[n + "mlp.gate.weight"], (1, 0)))  # [tokens, experts]
+    experts = probs.shape[1]
+    chosen = np.argsort(-probs.value, axis=1, kind="stable")[:, :top_k]
+    flat = reshape(probs, (b * t * experts,))
+    norm = None
+    if planted == "topk_renormalized":
+        picked = take(flat, (np.arange(b * t)[:, None] * experts + chosen).reshape(-1), 0)
+        norm = power(reshape(picked, (b * t, top_k)) @ np.ones((top_k, 1)), -1.0)  # [tokens, 1]
+    out = None
+    for e in range(experts):
+        rows = np.nonzero((chosen == e).any(axis=1))[0]
+        if len(rows) == 0:
+            continue
+        weight = reshape(take(flat, rows * experts + e, 0), (len(rows), 1))
+        if norm is not None:
+            weight = weight * take(norm, rows, 0)
+        y = swiglu_mlp(take(x, rows, 0), w, f"{n}mlp.experts.{e}.") * weight
+        scatter = np.zeros((b * t, len(rows)))
+        scatter[rows, np.arange(len(rows))] = 1.0  # each expert row back to its token
+        out = as_var(scatter) @ y if out is None else out + as_var(scatter) @ y
+    if n + "mlp.shared_experts.gate_proj.weight" in w:
+        out = out + swiglu_mlp(x, w, n + "mlp.shared_experts.")
+    return reshape(out, (b, t, hidden))
+
+
+def llama_loss(w, ids, targets, heads, kv_heads, top_k=None, planted=None):
+    """w: HF Llama (or DeepSeekMoE: Llama with experts, top_k per token) names -> Var.
+    ids, targets [B, T]."""
     linear = lambda x, name: x @ transpose(w[name], (1, 0))
     x = take(w["model.embed_tokens.weight"], ids, 0)
     layer = 0
@@ -337,8 +377,10 @@ def llama_loss(w, ids, targets, heads, kv_heads, planted=None):
         y = attention(q, take(k, kv_of_head, 1), take(v, kv_of_head, 1), planted)
         x = x + linear(merge_heads(y), n + "self_attn.o_proj.weight")
         h = rms_norm(x, w[n + "post_attention_layernorm.weight"])
-        x = x + linear(silu(linear(h, n + "mlp.gate_proj.weight")) * linear(h, n + "mlp.up_proj.weight"),
-                       n + "mlp.down_proj.weight")
+        if n + "mlp.gate.weight" in w:  # a MoE layer
+            x = x + deepseek_moe(h, w, n, top_k, planted)
+        else:
+            x = x + swiglu_mlp(h, w, n + "mlp.")
         layer += 1
     x = rms_norm(x, w["model.norm.weight"])
     return cross_entropy(linear(x, "lm_head.weight"), targets)

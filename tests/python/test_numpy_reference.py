@@ -3,12 +3,13 @@ of GPT-2 and Llama, through the user's own path: `twinsim run` on a token file w
 `--save-initial`, `twinsim checkpoint merge --names huggingface --optimizer`, and the
 merged files read with the `safetensors` package into transformers' key layout.
 
-For tiny-gpt and tiny-llama, on one rank and on TP2 x PP2 x DP2 with ZeRO-1 (8 ranks),
+For tiny-gpt, tiny-llama and tiny-moe (DeepSeekMoE's layout), on one rank and on TP2 x PP2 x DP2 with ZeRO-1 (8 ranks),
 the reference takes the merged step-0 weights and the step's tokens and must give the
 executor's first loss (1e-6 relative), its gradients (read back from Adam's first moment,
 exp_avg = (1 - beta1) g; 1e-5 relative per tensor) and the weights after one AdamW step
 (1e-5 relative over the model). Each planted bug in the reference (a missing 1/sqrt(d),
-a wrong GQA head map, interleaved RoPE pairs, the exact GELU) must break the agreement,
+a wrong GQA head map, interleaved RoPE pairs, the exact GELU, Mixtral's renormalised
+expert weights) must break the agreement,
 so the comparison can fail.
 """
 import json
@@ -32,6 +33,7 @@ LR, BETA1, BETA2, EPS, WD = 1e-3, 0.9, 0.999, 1e-5, 0.1
 MODELS = {
     "tiny-gpt": dict(loss=ref.gpt2_loss, heads=(4,)),
     "tiny-llama": dict(loss=ref.llama_loss, heads=(8, 4)),
+    "tiny-moe": dict(loss=ref.llama_loss, heads=(8, 4, 2)),  # heads, kv heads, top_k
 }
 PLANS = {"single": dict(tp=1, pp=1, dp=1, zero=0, ranks=1), "tp2-pp2-dp2-zero1": dict(tp=2, pp=2, dp=2, zero=1, ranks=8)}
 
@@ -43,6 +45,7 @@ def _tokens():
 def _scenario(folder, model, plan, precision="fp32"):
     path = folder / f"{model}-{plan}-{precision}.yaml"
     p = PLANS[plan]
+    sp = p["tp"] > 1 and model != "tiny-moe"  # the executor's MoE layers run without SP
     path.write_text(f"""name: reference-{model}-{plan}
 model: {model}
 cluster: host
@@ -53,7 +56,7 @@ training:
   precision: {precision}
   optimizer: {{name: adam, lr: {LR}, beta1: {BETA1}, beta2: {BETA2}, eps: {EPS}, weight_decay: {WD}}}
   data: {{path: tokens.bin, dtype: uint16}}
-plan: {{tp: {p['tp']}, pp: {p['pp']}, dp: {p['dp']}, zero: {p['zero']}, sequence_parallel: {str(p['tp'] > 1).lower()}}}
+plan: {{tp: {p['tp']}, pp: {p['pp']}, dp: {p['dp']}, zero: {p['zero']}, sequence_parallel: {str(sp).lower()}}}
 """)
     return path
 
@@ -119,9 +122,11 @@ def _relative(a, b):
 
 
 def _expected_hf_shapes(model):
-    """transformers' state-dict keys and shapes for the two tiny models (hidden 256, vocab 512,
-    4 layers): GPT2LMHeadModel (Conv1D weights [in, out], head tied and not stored) and
-    LlamaForCausalLM (nn.Linear [out, in]; GQA: k/v 4 heads of 32)."""
+    """transformers' state-dict keys and shapes for the tiny models (hidden 256, vocab 512,
+    4 layers): GPT2LMHeadModel (Conv1D weights [in, out], head tied and not stored),
+    LlamaForCausalLM (nn.Linear [out, in]; GQA: k/v 4 heads of 32) and DeepSeekMoE's
+    DeepseekForCausalLM (Llama's, with layers 1-3 a router [8, 256], 8 experts and one
+    shared expert of width 128)."""
     shapes = {}
     if model == "tiny-gpt":
         shapes.update({"transformer.wte.weight": (512, 256), "transformer.wpe.weight": (256, 256),
@@ -143,6 +148,13 @@ def _expected_hf_shapes(model):
                            h + "self_attn.o_proj.weight": (256, 256), h + "post_attention_layernorm.weight": (256,),
                            h + "mlp.gate_proj.weight": (688, 256), h + "mlp.up_proj.weight": (688, 256),
                            h + "mlp.down_proj.weight": (256, 688)})
+            if model == "tiny-moe" and i > 0:
+                for k in ("gate_proj", "up_proj", "down_proj"):
+                    del shapes[h + f"mlp.{k}.weight"]
+                shapes[h + "mlp.gate.weight"] = (8, 256)
+                for ffn in [f"mlp.experts.{e}." for e in range(8)] + ["mlp.shared_experts."]:
+                    shapes.update({h + ffn + "gate_proj.weight": (128, 256), h + ffn + "up_proj.weight": (128, 256),
+                                   h + ffn + "down_proj.weight": (256, 128)})
     return shapes
 
 
@@ -196,7 +208,8 @@ def test_executor_step_equals_numpy_float64_reference(runs, model, plan):
 
 @pytest.mark.parametrize("model,planted", [("tiny-gpt", "no_scale"), ("tiny-gpt", "gelu_erf"),
                                            ("tiny-llama", "no_scale"), ("tiny-llama", "gqa_modulo"),
-                                           ("tiny-llama", "rope_interleaved")])
+                                           ("tiny-llama", "rope_interleaved"),
+                                           ("tiny-moe", "topk_renormalized")])
 def test_a_planted_bug_breaks_the_agreement(runs, model, planted):
     run = runs[model, "single"]
     before = _weights(safetensors_numpy.load_file(run["files"][0, "huggingface"]))
@@ -227,9 +240,17 @@ def test_the_autodiff_matches_finite_differences():
                         ("mlp.c_fc.weight", (hidden, ffn)), ("mlp.c_fc.bias", (ffn,)), ("mlp.c_proj.weight", (ffn, hidden)),
                         ("mlp.c_proj.bias", (hidden,))]:
         gw[h + name] = rng.normal(0, 0.5, shape) + (1.0 if name.startswith("ln") and "weight" in name else 0.0)
+    # the same layer with DeepSeekMoE's block: a router over 3 experts (top 2) and a shared one
+    mw = {k: v for k, v in w.items() if ".mlp." not in k}
+    mw[n + "mlp.gate.weight"] = rng.normal(0, 0.5, (3, hidden))
+    for ffn in ["mlp.experts.0.", "mlp.experts.1.", "mlp.experts.2.", "mlp.shared_experts."]:
+        mw[n + ffn + "gate_proj.weight"] = rng.normal(0, 0.5, (4, hidden))
+        mw[n + ffn + "up_proj.weight"] = rng.normal(0, 0.5, (4, hidden))
+        mw[n + ffn + "down_proj.weight"] = rng.normal(0, 0.5, (hidden, 4))
     ids, targets = rng.integers(0, vocab, (2, 5)), rng.integers(0, vocab, (2, 5))
     cases = [(lambda v: ref.llama_loss(v, ids, targets, heads, kv_heads), w),
-             (lambda v: ref.gpt2_loss(v, ids, targets, 2), gw)]
+             (lambda v: ref.gpt2_loss(v, ids, targets, 2), gw),
+             (lambda v: ref.llama_loss(v, ids, targets, heads, kv_heads, 2), mw)]
     for loss_fn, weights in cases:
         _, grads = ref.loss_and_grads(loss_fn, weights)
         for name, value in weights.items():
@@ -245,7 +266,7 @@ def test_the_autodiff_matches_finite_differences():
 
 # ---------------------------------------------------------------- refusals and the 16-bit path
 
-@pytest.mark.parametrize("model,model_type", [("tiny-gpt", "gpt2"), ("tiny-llama", "llama")])
+@pytest.mark.parametrize("model,model_type", [("tiny-gpt", "gpt2"), ("tiny-llama", "llama"), ("tiny-moe", "deepseek")])
 def test_merge_writes_the_transformers_config(runs, tmp_path, model, model_type):
     run = runs[model, "tp2-pp2-dp2-zero1"]
     config = tmp_path / "config.json"
@@ -259,6 +280,9 @@ def test_merge_writes_the_transformers_config(runs, tmp_path, model, model_type)
         assert c["layer_norm_epsilon"] == 1e-5 and c["tie_word_embeddings"] is True
     else:
         assert (c["num_attention_heads"], c["num_key_value_heads"], c["rms_norm_eps"], c["rope_theta"]) == (8, 4, 1e-5, 1e4)
+    if model == "tiny-moe":  # the router the reference computes: softmax, top 2 unnormalised
+        assert (c["n_routed_experts"], c["num_experts_per_tok"], c["n_shared_experts"]) == (8, 2, 1)
+        assert (c["scoring_func"], c["norm_topk_prob"], c["first_k_dense_replace"]) == ("softmax", False, 1)
     r = _merge(runs["tools"], run["scenario"], run["ckpt"], tmp_path / "m2.safetensors", "--hf-config", str(tmp_path / "c2.json"))
     assert r.returncode != 0 and "--hf-config" in r.stderr and "--names huggingface" in r.stderr
 

@@ -33,6 +33,22 @@ void expect_round_trip(const std::string& name, const std::string& model_type) {
 TEST(HfConfigWriter, TinyGptReadsBackAsGpt2) { expect_round_trip("tiny-gpt", "gpt2"); }
 TEST(HfConfigWriter, TinyLlamaReadsBackAsLlama) { expect_round_trip("tiny-llama", "llama"); }
 
+// The mixture of experts the executor runs, as DeepSeekMoE's config (model_type deepseek)
+TEST(HfConfigWriter, TinyMoeReadsBackAsDeepSeekMoe) {
+  expect_round_trip("tiny-moe", "deepseek");
+  const ModelSpec m = catalog_model("tiny-moe");
+  const nlohmann::json config = hf_config(m, Dtype::fp32);
+  EXPECT_EQ(config["scoring_func"], "softmax");
+  EXPECT_EQ(config["norm_topk_prob"], false);
+  const ModelSpec back = load_model_text("{hf_config: " + config.dump() + "}");
+  ASSERT_TRUE(back.moe.has_value());
+  EXPECT_EQ(back.moe->experts, m.moe->experts);
+  EXPECT_EQ(back.moe->top_k, m.moe->top_k);
+  EXPECT_EQ(back.moe->expert_ffn_hidden, m.moe->expert_ffn_hidden);
+  EXPECT_EQ(back.moe->shared_experts, m.moe->shared_experts);
+  EXPECT_EQ(back.moe->dense_layers, m.moe->dense_layers);
+}
+
 TEST(HfConfigWriter, TheExecutorsNumericsAreWritten) {
   const nlohmann::json gpt = hf_config(catalog_model("tiny-gpt"), Dtype::fp32);
   EXPECT_EQ(gpt["activation_function"], "gelu_new");  // the tanh GeLU the kernels compute
@@ -40,7 +56,9 @@ TEST(HfConfigWriter, TheExecutorsNumericsAreWritten) {
   const nlohmann::json llama = hf_config(catalog_model("tiny-llama"), Dtype::fp32);
   EXPECT_EQ(llama["rms_norm_eps"], 1e-5);
   EXPECT_EQ(llama["rope_theta"], 10000.0);
-  EXPECT_THROW(hf_config(catalog_model("mixtral-8x7b"), Dtype::bf16), std::invalid_argument);
+  // the executor runs Mixtral's shape with DeepSeekMoE's router: written as what it ran
+  EXPECT_EQ(hf_config(catalog_model("mixtral-8x7b"), Dtype::bf16)["model_type"], "deepseek");
+  EXPECT_THROW(hf_config(catalog_model("deepseek-v3"), Dtype::bf16), std::invalid_argument);  // MLA
 }
 
 }  // namespace

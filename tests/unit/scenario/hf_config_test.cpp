@@ -78,6 +78,13 @@ struct BadConfig {
 
 // Each row breaks one rule of a llama-like config.
 const BadConfig kBad[] = {
+    {"DeepSeekMoE with a sigmoid router", R"({"model_type": "deepseek", "num_hidden_layers": 2, "hidden_size": 64,
+      "num_attention_heads": 4, "intermediate_size": 128, "vocab_size": 100, "n_routed_experts": 8,
+      "num_experts_per_tok": 2, "moe_intermediate_size": 32, "scoring_func": "sigmoid"})", "scoring_func"},
+    {"DeepSeekMoE with MoE every other layer", R"({"model_type": "deepseek", "num_hidden_layers": 2,
+      "hidden_size": 64, "num_attention_heads": 4, "intermediate_size": 128, "vocab_size": 100,
+      "n_routed_experts": 8, "num_experts_per_tok": 2, "moe_intermediate_size": 32, "moe_layer_freq": 2})",
+     "moe_layer_freq"},
     {"unknown family", R"({"model_type": "llama4", "hidden_size": 64})", "model_type"},
     {"no family", R"({"hidden_size": 64})", "model_type"},
     {"missing width", R"({"model_type": "llama", "num_hidden_layers": 2, "num_attention_heads": 4,
