@@ -275,24 +275,10 @@ void add_attention(std::vector<LayerOp>& ops, const ModelSpec& m, const LayerSha
   ops.push_back(residual(op_names::kAttnResidual, s));
 }
 
-struct FfnNames {
-  std::string_view up, act, down;
-};
-
-FfnNames ffn_names(std::string_view prefix, bool swiglu) {
-  if (prefix == "mlp")
-    return swiglu ? FfnNames{op_names::kMlpGateUp, op_names::kMlpAct, op_names::kMlpDown} : FfnNames{op_names::kMlpFc1, op_names::kMlpAct, op_names::kMlpFc2};
-  if (prefix == op_names::kMoeExperts)
-    return swiglu ? FfnNames{op_names::kMoeExpertsGateUp, op_names::kMoeExpertsAct, op_names::kMoeExpertsDown}
-                  : FfnNames{op_names::kMoeExpertsFc1, op_names::kMoeExpertsAct, op_names::kMoeExpertsFc2};
-  return swiglu ? FfnNames{op_names::kMoeSharedGateUp, op_names::kMoeSharedAct, op_names::kMoeSharedDown}
-                : FfnNames{op_names::kMoeSharedFc1, op_names::kMoeSharedAct, op_names::kMoeSharedFc2};
-}
-
 // An FFN of width `ffn` (this GPU's columns) over `tokens` tokens split evenly over
 // `count` experts. GeLU keeps its input (Korthikanti §4.1: 8sbh for ffn = 4h); SwiGLU
 // keeps gate and up outputs, both needed for d(silu(g) * u).
-void add_ffn(std::vector<LayerOp>& ops, const FfnNames& names, const LayerShape& s, std::int64_t tokens,
+void add_ffn(std::vector<LayerOp>& ops, const op_names::FfnOpNames& names, const LayerShape& s, std::int64_t tokens,
              std::int64_t count, std::int64_t ffn, bool swiglu, std::int64_t saved_input) {
   const std::int64_t m = ceil_div(tokens, count);
   LayerOp up = gemm(names.up, m, (swiglu ? 2 : 1) * ffn, s.h, count, s);
@@ -310,7 +296,7 @@ void add_ffn(std::vector<LayerOp>& ops, const FfnNames& names, const LayerShape&
 
 void add_dense_mlp(std::vector<LayerOp>& ops, const ModelSpec& m, const LayerShape& s) {
   const bool swiglu = m.gated();  // GeGLU moves the same bytes as SwiGLU
-  add_ffn(ops, ffn_names("mlp", swiglu), s, s.tokens, 1, m.ffn_hidden / s.tp, swiglu, s.residual_stream());
+  add_ffn(ops, op_names::ffn_op_names(op_names::Ffn::dense, swiglu), s, s.tokens, 1, m.ffn_hidden / s.tp, swiglu, s.residual_stream());
 }
 
 // Mixture of experts: a router, tokens dispatched to top_k of E experts (all-to-all over
@@ -331,7 +317,7 @@ void add_moe(std::vector<LayerOp>& ops, const ModelSpec& m, const LayerShape& s)
   if (s.ep > 1)
     ops.push_back(collective(op_names::kMoeDispatch, CollectiveKind::all_to_all, CollectiveKind::all_to_all,
                              CommGroup::ep, a2a));
-  add_ffn(ops, ffn_names(op_names::kMoeExperts, swiglu), s, routed, moe.experts / s.ep, moe.expert_ffn_hidden / s.tp,
+  add_ffn(ops, op_names::ffn_op_names(op_names::Ffn::routed_experts, swiglu), s, routed, moe.experts / s.ep, moe.expert_ffn_hidden / s.tp,
           swiglu, a2a);
   // the combine weights each expert's output rows by their router probability, so its
   // backward needs the rows (Megatron-core moe_utils.unpermute saves them for the probs'
@@ -341,7 +327,7 @@ void add_moe(std::vector<LayerOp>& ops, const ModelSpec& m, const LayerShape& s)
     ops.push_back(collective(op_names::kMoeCombine, CollectiveKind::all_to_all, CollectiveKind::all_to_all,
                              CommGroup::ep, a2a));
   if (moe.shared_experts > 0)  // input: the norm output the router already keeps
-    add_ffn(ops, ffn_names(op_names::kMoeShared, swiglu), s, s.tokens, 1,
+    add_ffn(ops, op_names::ffn_op_names(op_names::Ffn::shared_experts, swiglu), s, s.tokens, 1,
             moe.shared_experts * moe.shared_width() / s.tp, swiglu, 0);
 }
 

@@ -91,4 +91,23 @@ inline constexpr const char* kPpSend = "pp.send";
 inline constexpr const char* kPpRecv = "pp.recv";
 inline constexpr const char* kPpSendRecv = "pp.send_recv";
 
+// The three ops of an FFN, by whose FFN it is and whether it is gated (SwiGLU/GeGLU:
+// gate and up in one op) or not (GeLU: fc1, fc2).
+enum class Ffn { dense, routed_experts, shared_experts };
+struct FfnOpNames {
+  const char *up, *act, *down;
+};
+constexpr FfnOpNames ffn_op_names(Ffn ffn, bool gated) {
+  switch (ffn) {
+    case Ffn::routed_experts:
+      return gated ? FfnOpNames{kMoeExpertsGateUp, kMoeExpertsAct, kMoeExpertsDown}
+                   : FfnOpNames{kMoeExpertsFc1, kMoeExpertsAct, kMoeExpertsFc2};
+    case Ffn::shared_experts:
+      return gated ? FfnOpNames{kMoeSharedGateUp, kMoeSharedAct, kMoeSharedDown}
+                   : FfnOpNames{kMoeSharedFc1, kMoeSharedAct, kMoeSharedFc2};
+    default:
+      return gated ? FfnOpNames{kMlpGateUp, kMlpAct, kMlpDown} : FfnOpNames{kMlpFc1, kMlpAct, kMlpFc2};
+  }
+}
+
 }  // namespace twinsim::op_names

@@ -53,8 +53,8 @@ MlpBlock::MlpBlock(const TransformerConfig& c, int layer, ParamBlock& params)
     : c_(c), layer_(layer), p_(params) {
   const std::string p = "layer" + std::to_string(layer) + ".mlp.";
   const std::string up = c.swiglu() ? "gate" : "fc1", down = c.swiglu() ? "down" : "fc2";
-  up_name_ = c.swiglu() ? op_names::kMlpGateUp : op_names::kMlpFc1;
-  down_name_ = c.swiglu() ? op_names::kMlpDown : op_names::kMlpFc2;
+  up_name_ = op_names::ffn_op_names(op_names::Ffn::dense, c.swiglu()).up;
+  down_name_ = op_names::ffn_op_names(op_names::Ffn::dense, c.swiglu()).down;
   norm_w_ = p_.index_of(p + "norm.weight");
   w1_ = p_.index_of(p + up + ".weight");
   w2_ = p_.index_of(p + down + ".weight");

@@ -77,14 +77,12 @@ MoeBlock::MoeBlock(const TransformerConfig& c, int layer, ParamBlock& params) : 
   if (c.model.moe->shared_experts > 0) shared_ = ffn(p + "shared.");
 }
 
-MoeBlock::FfnOps MoeBlock::expert_ops() const {
-  if (c_.swiglu()) return {op_names::kMoeExpertsGateUp, op_names::kMoeExpertsAct, op_names::kMoeExpertsDown};
-  return {op_names::kMoeExpertsFc1, op_names::kMoeExpertsAct, op_names::kMoeExpertsFc2};
+op_names::FfnOpNames MoeBlock::expert_ops() const {
+  return op_names::ffn_op_names(op_names::Ffn::routed_experts, c_.swiglu());
 }
 
-MoeBlock::FfnOps MoeBlock::shared_ops() const {
-  if (c_.swiglu()) return {op_names::kMoeSharedGateUp, op_names::kMoeSharedAct, op_names::kMoeSharedDown};
-  return {op_names::kMoeSharedFc1, op_names::kMoeSharedAct, op_names::kMoeSharedFc2};
+op_names::FfnOpNames MoeBlock::shared_ops() const {
+  return op_names::ffn_op_names(op_names::Ffn::shared_experts, c_.swiglu());
 }
 
 int MoeBlock::local_expert_width() const { return static_cast<int>(c_.model.moe->expert_ffn_hidden) / c_.tp; }
@@ -244,7 +242,7 @@ Tensor MoeBlock::backward(const ModelContext& ctx, const Tensor& dy, const Tenso
 // dout (when owned) and act after down, dact, up1 and up2 after the activation; din
 // [rows, hidden] is allocated for the up dgrad that writes it.
 template <class T>
-void MoeBlock::ffn_backward(const ModelContext& ctx, const FfnOps& ops, const std::vector<int>& bounds,
+void MoeBlock::ffn_backward(const ModelContext& ctx, const op_names::FfnOpNames& ops, const std::vector<int>& bounds,
                             const std::vector<Ffn>& w, int f, const T* dout, Tensor* owned_dout, const T* in,
                             FfnSaved& saved, Tensor& din) const {
   const int h = c_.hidden();

@@ -20,6 +20,7 @@
 #include "exec/model/norm_op.hpp"
 #include "exec/model/transformer_config.hpp"
 #include "exec/model/weights.hpp"
+#include "models/op_names.hpp"
 
 namespace twinsim::exec {
 
@@ -63,14 +64,11 @@ class MoeBlock {
   std::vector<Ffn> experts_;
   Ffn shared_;  // w1 -1: no shared experts
 
-  struct FfnOps {  // the op names an FFN's passes are timed under
-    const char *up, *act, *down;
-  };
   struct FfnSaved {  // an FFN's saved tensors in MoeSaved
     Tensor *up1, *up2, *act;
   };
-  FfnOps expert_ops() const;
-  FfnOps shared_ops() const;
+  op_names::FfnOpNames expert_ops() const;  // the op names the passes are timed under
+  op_names::FfnOpNames shared_ops() const;
   int local_expert_width() const;
   int local_shared_width() const;
   void route(MoeSaved& s) const;  // top_k of s.probs -> s.row_token, s.expert_rows
@@ -78,7 +76,7 @@ class MoeBlock {
   template <class T>
   void forward_t(const ModelContext& ctx, const T* x, T* y, MoeSaved& s, Pass pass) const;
   template <class T>
-  void ffn_backward(const ModelContext& ctx, const FfnOps& ops, const std::vector<int>& bounds,
+  void ffn_backward(const ModelContext& ctx, const op_names::FfnOpNames& ops, const std::vector<int>& bounds,
                     const std::vector<Ffn>& w, int f, const T* dout, Tensor* owned_dout, const T* in,
                     FfnSaved& saved, Tensor& din) const;
   template <class T>

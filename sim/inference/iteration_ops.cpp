@@ -202,15 +202,14 @@ void add_qkv(std::vector<LayerOp>& ops, const ModelSpec& m, const Sizes& s) {
 }
 
 void add_ffn(std::vector<LayerOp>& ops, const ModelSpec& m, const Sizes& s, std::int64_t ffn,
-             std::int64_t experts, std::int64_t rows_per_expert, bool moe) {
+             std::int64_t experts, std::int64_t rows_per_expert, op_names::Ffn which) {
   const bool swiglu = m.gated();
+  const op_names::FfnOpNames names = op_names::ffn_op_names(which, swiglu);
   const std::int64_t rows = experts * rows_per_expert;
-  ops.push_back(linear(moe ? (swiglu ? op_names::kMoeExpertsGateUp : op_names::kMoeExpertsFc1) : (swiglu ? op_names::kMlpGateUp : op_names::kMlpFc1),
-                       rows_per_expert, (swiglu ? 2 : 1) * ffn, s.h, experts, s, s.weights));
-  ops.push_back(memory_op(moe ? op_names::kMoeExpertsAct : op_names::kMlpAct, OpKind::elementwise, swiglu ? "swiglu" : "gelu",
+  ops.push_back(linear(names.up, rows_per_expert, (swiglu ? 2 : 1) * ffn, s.h, experts, s, s.weights));
+  ops.push_back(memory_op(names.act, OpKind::elementwise, swiglu ? "swiglu" : "gelu",
                           (swiglu ? 3 : 2) * s.act(checked_mul(rows, ffn))));
-  ops.push_back(linear(moe ? (swiglu ? op_names::kMoeExpertsDown : op_names::kMoeExpertsFc2) : (swiglu ? op_names::kMlpDown : op_names::kMlpFc2),
-                       rows_per_expert, s.h, ffn, experts, s, s.weights));
+  ops.push_back(linear(names.down, rows_per_expert, s.h, ffn, experts, s, s.weights));
 }
 
 // Mixture of experts: each token visits top_k experts; the pass reads the weights of
@@ -231,9 +230,10 @@ void add_moe(std::vector<LayerOp>& ops, const ModelSpec& m, const Sizes& s) {
   const auto rows = static_cast<std::int64_t>(std::ceil(static_cast<double>(routed) / static_cast<double>(touched) * moe.imbalance));
   const std::int64_t a2a = s.act(checked_mul(routed, s.h));
   if (s.ep > 1) ops.push_back(ep_all_to_all(op_names::kMoeDispatch, a2a));
-  add_ffn(ops, m, s, moe.expert_ffn_hidden / s.tp, touched, rows, true);
+  add_ffn(ops, m, s, moe.expert_ffn_hidden / s.tp, touched, rows, op_names::Ffn::routed_experts);
   if (s.ep > 1) ops.push_back(ep_all_to_all(op_names::kMoeCombine, a2a));
-  if (moe.shared_experts > 0) add_ffn(ops, m, s, moe.shared_experts * moe.shared_width() / s.tp, 1, s.t, false);
+  if (moe.shared_experts > 0)
+    add_ffn(ops, m, s, moe.shared_experts * moe.shared_width() / s.tp, 1, s.t, op_names::Ffn::shared_experts);
 }
 
 }  // namespace
@@ -254,7 +254,7 @@ std::vector<LayerOp> build_iteration_layer_ops(const ModelSpec& m, std::int64_t 
   if (m.is_moe_layer(layer))
     add_moe(ops, m, s);
   else
-    add_ffn(ops, m, s, m.ffn_hidden / s.tp, 1, s.t, false);
+    add_ffn(ops, m, s, m.ffn_hidden / s.tp, 1, s.t, op_names::Ffn::dense);
   add_all_reduce(ops, op_names::kMlpTpExit, s);
   if (m.sandwich_norm) ops.push_back(norm(op_names::kMlpPostNorm, s.t, s));
   ops.push_back(memory_op(op_names::kMlpResidual, OpKind::elementwise, "residual", 3 * s.act(s.t * s.h)));
