@@ -27,9 +27,11 @@ void AttentionSaved::release_all() {
   out.release();
   probs.release();
   lse.release();
+  mla.release_all();
 }
 
 std::vector<ParamSpec> attention_param_specs(const TransformerConfig& c, int layer) {
+  if (c.model.mla) return mla_param_specs(c, layer);
   const std::string p = "layer" + std::to_string(layer) + ".attn.";
   const std::int64_t h = c.hidden(), q = c.model.q_width(), kv = c.model.kv_width();
   const bool sp = c.sequence_parallel;
@@ -54,6 +56,10 @@ std::vector<ParamSpec> attention_param_specs(const TransformerConfig& c, int lay
 
 AttentionBlock::AttentionBlock(const TransformerConfig& c, int layer, ParamBlock& params)
     : c_(c), layer_(layer), p_(params) {
+  if (c.model.mla) {
+    mla_.emplace(c, layer, params);
+    return;
+  }
   const std::string p = "layer" + std::to_string(layer) + ".attn.";
   norm_w_ = p_.index_of(p + "norm.weight");
   q_w_ = p_.index_of(p + "q.weight");
@@ -79,6 +85,7 @@ void AttentionBlock::core_forward(const AttentionSaved& s, T* out, T* probs, flo
 
 void AttentionBlock::forward(const ModelContext& ctx, const Tensor& x, Tensor& y, AttentionSaved& s,
                              Pass pass) const {
+  if (mla_) return mla_->forward(ctx, x, y, s.mla, pass);
   with_storage(c_.storage, [&]<class T>() { forward_t(ctx, x.as<T>(), y.as<T>(), s, pass); });
 }
 
@@ -150,6 +157,7 @@ void AttentionBlock::drop_core_activations(AttentionSaved& s) const {
 }
 
 Tensor AttentionBlock::backward(const ModelContext& ctx, const Tensor& dy, const Tensor& x, AttentionSaved& s) const {
+  if (mla_) return mla_->backward(ctx, dy, x, s.mla);
   return with_storage(c_.storage, [&]<class T>() { return backward_t(ctx, dy.as<T>(), x.as<T>(), s); });
 }
 

@@ -5,8 +5,10 @@
 // heads), proj is row-parallel, their partial sums meet in an all-reduce, or with
 // sequence parallelism a reduce-scatter (Shoeybi et al. 2019 §3, Fig. 3b;
 // Korthikanti et al. 2022 §4.2.2). x and y are this rank's residual rows [local_tokens, hidden].
+#include <optional>
 #include <vector>
 
+#include "exec/model/mla_block.hpp"
 #include "exec/model/model_context.hpp"
 #include "exec/model/norm_op.hpp"
 #include "exec/model/transformer_config.hpp"
@@ -21,9 +23,11 @@ struct AttentionSaved {
   Tensor out;      // attention output [tokens, local_q_width]: the proj input
   Tensor probs;    // plain attention: [batch, local_heads, seq, seq]
   Tensor lse;      // flash attention: [batch, local_heads, seq], fp32
+  MlaSaved mla;    // a multi-head latent attention layer's instead (mla_block.hpp)
   void release_all();
 };
 
+// The attention's parameters (a model with MLA: mla_param_specs).
 std::vector<ParamSpec> attention_param_specs(const TransformerConfig& c, int layer);
 
 class AttentionBlock {
@@ -43,7 +47,9 @@ class AttentionBlock {
   const TransformerConfig& c_;
   int layer_;
   ParamBlock& p_;
-  int norm_w_, norm_b_ = -1, q_w_, k_w_, v_w_, q_b_ = -1, k_b_ = -1, v_b_ = -1, proj_w_, proj_b_ = -1;
+  int norm_w_ = -1, norm_b_ = -1, q_w_ = -1, k_w_ = -1, v_w_ = -1, q_b_ = -1, k_b_ = -1, v_b_ = -1, proj_w_ = -1,
+      proj_b_ = -1;
+  std::optional<MlaBlock> mla_;  // the model's attention is MLA: this runs it
 
   // The passes for the storage type T (float, kernels::bf16 or kernels::fp16).
   template <class T>

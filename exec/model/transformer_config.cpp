@@ -28,6 +28,22 @@ void validate_moe(const TransformerConfig& c) {
                   c.tp);
 }
 
+// The multi-head latent attention mla_block.hpp runs: RoPE, RMSNorm, no biases, heads split
+// by TP without sequence parallelism, flash or plain attention kept whole (no selective
+// recomputation).
+void validate_mla(const TransformerConfig& c) {
+  const auto refuse = [](const std::string& key, const std::string& why) {
+    throw std::invalid_argument(key + ": " + why + "; the simulator prices this model, the executor cannot run it");
+  };
+  if (c.model.bias) refuse("model.bias", "the executor's latent attention has no biases");
+  if (c.model.position != Position::rope) refuse("model.position", "latent attention needs rope");
+  if (!c.rmsnorm()) refuse("model.norm", "the executor's latent attention runs with rmsnorm");
+  if (c.sequence_parallel) refuse("plan.sequence_parallel", "the executor's latent attention runs without it");
+  if (c.recompute == Recompute::selective)
+    refuse("plan.recompute=selective", "the executor's latent attention keeps its core (use none or full)");
+  if (c.model.mla->qk_rope_head_dim % 2 != 0) refuse("model.mla.qk_rope_head_dim", "must be even for RoPE");
+}
+
 }  // namespace
 
 void validate(const TransformerConfig& c) {
@@ -43,7 +59,7 @@ void validate(const TransformerConfig& c) {
     throw std::invalid_argument(key + ": the executor runs standard multi-head/grouped-query attention with "
                                       "gelu or swiglu MLPs; the simulator prices this model, the executor cannot run it");
   };
-  if (c.model.mla) refuse("model.mla");
+  if (c.model.mla) validate_mla(c);
   if (c.model.activation == Activation::geglu) refuse("model.activation=geglu");
   if (c.model.qk_norm) refuse("model.qk_norm");
   if (c.model.qkv_bias && !c.model.bias) refuse("model.qkv_bias");

@@ -107,6 +107,9 @@ void validate(const InferenceConfig& c) {
   const auto refuse = [](const std::string& what) { throw std::invalid_argument(what); };
   if (c.plan.pp != 1 || c.plan.dp != 1 || c.plan.cp != 1 || c.plan.ep != 1)
     refuse("inference in the executor runs tensor parallelism only: plan.pp, dp, cp and ep must be 1");
+  if (c.model.mla)
+    refuse("model.mla: the executor's KV cache keeps K and V per head, not latent attention's compressed latent; "
+           "the simulator prices serving this model, the executor trains it only");
   const Dtype w = c.workload.weight_dtype;
   if (w != Dtype::fp32 && w != Dtype::bf16 && w != Dtype::fp16)
     refuse("inference.weight_dtype=" + std::string(to_string(w)) + ": the executor serves fp32, bf16 and fp16 weights");

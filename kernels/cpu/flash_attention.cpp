@@ -23,14 +23,14 @@ long lse_offset(const AttentionShape& s, int b, int h) {
   return (static_cast<long>(b) * s.heads + h) * s.seq;
 }
 
-// One (batch, head) of the forward as float rows (RowsIn / RowsOut): q, out [seq, head_dim]
-// rows q_stride apart; k, v of its kv head, kv_stride apart.
+// One (batch, head) of the forward as float rows (RowsIn / RowsOut): q [seq, head_dim] and
+// out [seq, v_dim] rows q_stride and out_stride apart; k, v of its kv head.
 struct HeadForward {
   const float* q;
   const float* k;
   const float* v;
   float* out;
-  long q_stride, kv_stride;
+  long q_stride, k_stride, v_stride, out_stride;
 };
 
 // FlashAttention-2 Alg. 1 for the query rows [q0, q0 + rows) of one (batch, head).
@@ -38,14 +38,14 @@ void forward_query_block(const HeadForward& f, float* lse, const AttentionShape&
                          int q0, int rows, int kv_tile) {
   float scale = 1.0f / std::sqrt(static_cast<float>(s.head_dim));
   auto qi = head_rows(f.q, f.q_stride, q0, rows, s.head_dim);
-  RowMatrix acc = RowMatrix::Zero(rows, s.head_dim);
+  RowMatrix acc = RowMatrix::Zero(rows, s.v_dim());
   RowMatrix scores(rows, kv_tile);
   std::vector<OnlineSoftmax> stats(rows);
   // Causal: only key blocks that start at or before the last query row contribute.
   for (int k0 = 0; k0 < q0 + rows; k0 += kv_tile) {
     int cols = std::min(kv_tile, s.seq - k0);
-    auto kj = head_rows(f.k, f.kv_stride, k0, cols, s.head_dim);
-    auto vj = head_rows(f.v, f.kv_stride, k0, cols, s.head_dim);
+    auto kj = head_rows(f.k, f.k_stride, k0, cols, s.head_dim);
+    auto vj = head_rows(f.v, f.v_stride, k0, cols, s.v_dim());
     scores.resize(rows, cols);
     block_scores(qi, kj, q0, k0, scale, scores);
     for (int r = 0; r < rows; ++r) {
@@ -62,7 +62,7 @@ void forward_query_block(const HeadForward& f, float* lse, const AttentionShape&
     }
     acc.noalias() += scores * vj;
   }
-  auto oi = head_rows(f.out, f.q_stride, q0, rows, s.head_dim);
+  auto oi = head_rows(f.out, f.out_stride, q0, rows, s.v_dim());
   for (int r = 0; r < rows; ++r) {
     oi.row(r) = acc.row(r) / stats[r].sum;
     lse[lse_offset(s, b, h) + q0 + r] = online_softmax_logsumexp(stats[r]);
@@ -77,16 +77,16 @@ void forward_query_block(const HeadForward& f, float* lse, const AttentionShape&
 template <class T>
 void flash_attention_forward(const T* q, const T* k, const T* v, T* out, float* logsumexp,
                              const AttentionShape& s, FlashTiles tiles) {
-  long qs = s.q_row_stride(), kvs = s.kv_row_stride();
+  const int vd = s.v_dim();
+  long qs = s.q_row_stride(), kvs = s.kv_row_stride(), vs = s.v_row_stride(), os = s.out_row_stride();
   for (int b = 0; b < s.batch; ++b)
     for (int kvh = 0; kvh < s.kv_heads; ++kvh) {
-      long kv = s.kv_offset(b, kvh);
-      RowsIn<T> k_f(k + kv, kvs, s.seq, s.head_dim), v_f(v + kv, kvs, s.seq, s.head_dim);
+      RowsIn<T> k_f(k + s.kv_offset(b, kvh), kvs, s.seq, s.head_dim), v_f(v + s.v_offset(b, kvh), vs, s.seq, vd);
       for (int h = kvh * s.group(); h < (kvh + 1) * s.group(); ++h) {
-        long qo = s.q_offset(b, h);
-        RowsIn<T> q_f(q + qo, qs, s.seq, s.head_dim);
-        RowsOut<T> out_f(out + qo, qs, s.seq, s.head_dim, Start::any);
-        HeadForward f{q_f.data(), k_f.data(), v_f.data(), out_f.data(), q_f.stride(), k_f.stride()};
+        RowsIn<T> q_f(q + s.q_offset(b, h), qs, s.seq, s.head_dim);
+        RowsOut<T> out_f(out + s.out_offset(b, h), os, s.seq, vd, Start::any);
+        HeadForward f{q_f.data(), k_f.data(), v_f.data(), out_f.data(),
+                      q_f.stride(), k_f.stride(), v_f.stride(), out_f.stride()};
         for (int q0 = 0; q0 < s.seq; q0 += tiles.q)
           forward_query_block(f, logsumexp, s, b, h, q0, std::min(tiles.q, s.seq - q0), tiles.kv);
         out_f.store();
@@ -106,12 +106,12 @@ struct HeadGrads {
 
 // FlashAttention-2 Alg. 2 for the key rows [k0, k0 + cols): loop over the query blocks
 // that see them, recomputing P = exp(S - lse) block by block.
-void backward_key_block(HeadGrads& g, int seq, int head_dim, int k0, int cols,
+void backward_key_block(HeadGrads& g, int seq, int head_dim, int v_dim, int k0, int cols,
                         int q_tile, float scale) {
   auto kj = g.k.middleRows(k0, cols);
   auto vj = g.v.middleRows(k0, cols);
   RowMatrix dk_acc = RowMatrix::Zero(cols, head_dim);
-  RowMatrix dv_acc = RowMatrix::Zero(cols, head_dim);
+  RowMatrix dv_acc = RowMatrix::Zero(cols, v_dim);
   RowMatrix p, dp;
   // Causal: query rows before k0 never see these keys.
   for (int q0 = (k0 / q_tile) * q_tile; q0 < seq; q0 += q_tile) {
@@ -141,32 +141,33 @@ void flash_attention_backward(const T* q, const T* k, const T* v, const T* out,
                               const AttentionShape& s, FlashTiles tiles) {
   float scale = 1.0f / std::sqrt(static_cast<float>(s.head_dim));
   std::vector<float> row_dot(s.seq);  // linear in seq, like the logsumexp
-  long qs = s.q_row_stride(), kvs = s.kv_row_stride();
+  const int vd = s.v_dim();
+  long qs = s.q_row_stride(), kvs = s.kv_row_stride(), vs = s.v_row_stride(), os = s.out_row_stride();
   for (int b = 0; b < s.batch; ++b)
     for (int kvh = 0; kvh < s.kv_heads; ++kvh) {
-      long kv = s.kv_offset(b, kvh);
-      RowsIn<T> k_f(k + kv, kvs, s.seq, s.head_dim), v_f(v + kv, kvs, s.seq, s.head_dim);
+      long kv = s.kv_offset(b, kvh), vo = s.v_offset(b, kvh);
+      RowsIn<T> k_f(k + kv, kvs, s.seq, s.head_dim), v_f(v + vo, vs, s.seq, vd);
       RowsOut<T> dk_f(dk + kv, kvs, s.seq, s.head_dim, Start::zero);
-      RowsOut<T> dv_f(dv + kv, kvs, s.seq, s.head_dim, Start::zero);
+      RowsOut<T> dv_f(dv + vo, vs, s.seq, vd, Start::zero);
       for (int h = kvh * s.group(); h < (kvh + 1) * s.group(); ++h) {
-        long qo = s.q_offset(b, h);
-        RowsIn<T> q_f(q + qo, qs, s.seq, s.head_dim), dout_f(dout + qo, qs, s.seq, s.head_dim);
-        RowsIn<T> out_f(out + qo, qs, s.seq, s.head_dim);
+        long qo = s.q_offset(b, h), oo = s.out_offset(b, h);
+        RowsIn<T> q_f(q + qo, qs, s.seq, s.head_dim), dout_f(dout + oo, os, s.seq, vd);
+        RowsIn<T> out_f(out + oo, os, s.seq, vd);
         RowsOut<T> dq_f(dq + qo, qs, s.seq, s.head_dim, Start::zero);
         HeadGrads g{head_rows(q_f.data(), q_f.stride(), 0, s.seq, s.head_dim),
                     head_rows(k_f.data(), k_f.stride(), 0, s.seq, s.head_dim),
-                    head_rows(v_f.data(), v_f.stride(), 0, s.seq, s.head_dim),
-                    head_rows(dout_f.data(), dout_f.stride(), 0, s.seq, s.head_dim),
+                    head_rows(v_f.data(), v_f.stride(), 0, s.seq, vd),
+                    head_rows(dout_f.data(), dout_f.stride(), 0, s.seq, vd),
                     head_rows(dq_f.data(), dq_f.stride(), 0, s.seq, s.head_dim),
                     head_rows(dk_f.data(), dk_f.stride(), 0, s.seq, s.head_dim),
-                    head_rows(dv_f.data(), dv_f.stride(), 0, s.seq, s.head_dim),
+                    head_rows(dv_f.data(), dv_f.stride(), 0, s.seq, vd),
                     logsumexp + lse_offset(s, b, h),
                     row_dot.data()};
         // D_i = rowsum(dO_i * O_i) (FlashAttention-2, Alg. 2 line 4).
-        auto oh = head_rows(out_f.data(), out_f.stride(), 0, s.seq, s.head_dim);
+        auto oh = head_rows(out_f.data(), out_f.stride(), 0, s.seq, vd);
         for (int i = 0; i < s.seq; ++i) row_dot[i] = g.dout.row(i).dot(oh.row(i));
         for (int k0 = 0; k0 < s.seq; k0 += tiles.kv)
-          backward_key_block(g, s.seq, s.head_dim, k0, std::min(tiles.kv, s.seq - k0), tiles.q, scale);
+          backward_key_block(g, s.seq, s.head_dim, vd, k0, std::min(tiles.kv, s.seq - k0), tiles.q, scale);
         dq_f.store();
       }
       dk_f.store();

@@ -273,6 +273,8 @@ Shape checked_shape(const AttentionShape& a) {
   };
   if (a.head_dim < 1 || a.head_dim > kFlashMaxHeadDim)
     fail("head_dim", a.head_dim, "must be in 1.." + std::to_string(kFlashMaxHeadDim));
+  if (a.v_dim() != a.head_dim)
+    fail("v_head_dim", a.v_head_dim, "must equal head_dim = " + std::to_string(a.head_dim) + " (the CUDA kernel)");
   if (a.kv_heads < 1 || a.heads % a.kv_heads != 0)
     fail("kv_heads", a.kv_heads, "must divide heads = " + std::to_string(a.heads));
   if (a.batch < 1 || a.batch > 65535) fail("batch", a.batch, "must be in 1..65535 (grid z)");

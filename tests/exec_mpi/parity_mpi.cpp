@@ -47,7 +47,8 @@ TrainConfig tiny_config(const std::map<std::string, std::string>& args) {
   TrainConfig c;
   ModelSpec& m = c.model;
   const std::string model = get("model", "gpt");
-  const bool llama = model == "llama" || model == "moe";  // moe: Llama with experts
+  // moe: Llama with experts; mla: that with latent attention (DeepSeek-V2-shaped)
+  const bool llama = model == "llama" || model == "moe" || model == "mla";
   m.name = "parity-" + model;
   m.layers = std::stoi(get("layers", "4"));
   m.hidden = 32;
@@ -62,7 +63,12 @@ TrainConfig tiny_config(const std::map<std::string, std::string>& args) {
   m.position = llama ? Position::rope : Position::learned;
   m.tied_embeddings = !llama;
   m.bias = !llama;
-  if (model == "moe") {  // DeepSeekMoE-shaped: a dense first layer, 4 experts (top 2), one shared
+  if (model == "mla") {  // per head Q/K nope 6 + rope 2, V 4; Q bottleneck 12, KV latent 10
+    m.kv_heads = m.heads;
+    m.head_dim = 8;
+    m.mla = MlaSpec{12, 10, 6, 2, 4};
+  }
+  if (model == "moe" || model == "mla") {  // DeepSeekMoE-shaped: a dense first layer, 4 experts (top 2), one shared
     MoeSpec moe;
     moe.experts = 4;
     moe.top_k = 2;
@@ -175,6 +181,10 @@ int run(int argc, char** argv) {
     // m / sqrt(v) magnifies last-bit differences of the summation order (seen: 1.7e-5 on
     // one of 256 v.bias entries after a 1-ulp change in GeLU), so elements get 10x,
     // relative to the tensor's largest entry (zero-initialised biases stay near zero).
+    if (std::getenv("PARITY_DEBUG") && name == std::getenv("PARITY_DEBUG"))
+      for (std::size_t i = 0; i < expected.size(); ++i)
+        if (std::abs(mine[i] - expected[i]) > 1e-6f)
+          std::printf("rank %d %s[%zu]: %.9g vs %.9g\n", tp_rank, name.c_str(), i, mine[i], expected[i]);
     float rel = ref2 > 0 ? static_cast<float>(std::sqrt(diff2 / ref2)) : static_cast<float>(std::sqrt(diff2));
     float element = scale > 0 ? diff / scale : diff;
     if (!std::isfinite(diff2) || !std::isfinite(ref2)) rel = element = INFINITY;

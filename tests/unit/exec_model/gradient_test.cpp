@@ -76,6 +76,16 @@ TEST(ExecModelGradient, MoeWithGeluExpertsAndNoSharedMatchesFiniteDifferences) {
   check_gradients(c, 1e-3f);
 }
 
+// Latent attention: the latents' norms, the shared RoPE key (its grad summed over the
+// heads) and V narrower than Q/K, with flash and plain attention, with and without Q's
+// bottleneck (the routing of the MoE above is held by the small step).
+TEST(ExecModelGradient, MlaMatchesFiniteDifferences) {
+  check_gradients(test::tiny_mla_config(), 1e-3f);
+  TransformerConfig plain = test::tiny_mla_config(false);
+  plain.flash_attention = false;
+  check_gradients(plain, 1e-3f);
+}
+
 TEST(ExecModelGradient, PlainAttentionMatchesFiniteDifferences) {
   TransformerConfig c = test::tiny_llama_config();
   c.flash_attention = false;

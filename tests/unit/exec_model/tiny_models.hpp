@@ -60,4 +60,15 @@ inline TransformerConfig tiny_moe_config() {
   return c;
 }
 
+// DeepSeek-V2-shaped attention: multi-head latent attention with Q's bottleneck (rank 6),
+// a KV latent of 5, per head nope 4 + rope 2 for Q/K and 3 for V; with the MoE above.
+inline TransformerConfig tiny_mla_config(bool q_bottleneck = true) {
+  TransformerConfig c = tiny_moe_config();
+  c.model.name = "test-mla";
+  c.model.kv_heads = c.model.heads;
+  c.model.head_dim = 6;
+  c.model.mla = MlaSpec{q_bottleneck ? 6 : 0, 5, 4, 2, 3};
+  return c;
+}
+
 }  // namespace twinsim::exec::test

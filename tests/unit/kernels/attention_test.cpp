@@ -16,19 +16,20 @@ struct AttentionData {
     long kvn = long(s.batch) * s.seq * s.kv_heads * s.head_dim;
     q = random_vector(qn, seed, -2, 2);
     k = random_vector(kvn, seed + 1, -2, 2);
-    v = random_vector(kvn, seed + 2);
-    dout = random_vector(qn, seed + 3);
+    v = random_vector(long(s.batch) * s.seq * s.kv_heads * s.v_dim(), seed + 2);
+    dout = random_vector(long(s.batch) * s.seq * s.heads * s.v_dim(), seed + 3);
   }
 };
 
 // softmax(q k^T / sqrt(d) + causal mask) v per (batch, head), query head h reading kv head
-// h / (heads / kv_heads) (Vaswani et al. 2017 Eq. 1; Ainslie et al. 2023 Sec. 2.2), in double.
-// Also returns each row's logsumexp of the scaled scores.
+// h / (heads / kv_heads) (Vaswani et al. 2017 Eq. 1; Ainslie et al. 2023 Sec. 2.2), V heads
+// v_dim wide (MLA's are narrower than Q/K's), in double. Also returns each row's logsumexp
+// of the scaled scores.
 std::vector<double> naive_attention(const AttentionShape& s, const std::vector<double>& q,
                                     const std::vector<double>& k, const std::vector<double>& v,
                                     std::vector<double>* lse = nullptr) {
-  int S = s.seq, H = s.heads, KV = s.kv_heads, D = s.head_dim;
-  std::vector<double> out(q.size(), 0.0);
+  int S = s.seq, H = s.heads, KV = s.kv_heads, D = s.head_dim, V = s.v_dim();
+  std::vector<double> out(long(s.batch) * S * H * V, 0.0);
   if (lse) lse->assign(long(s.batch) * H * S, 0.0);
   for (int b = 0; b < s.batch; ++b)
     for (int h = 0; h < H; ++h) {
@@ -47,8 +48,8 @@ std::vector<double> naive_attention(const AttentionShape& s, const std::vector<d
         for (double& x : score) sum += (x = std::exp(x - mx));
         if (lse) (*lse)[(b * H + h) * S + i] = mx + std::log(sum);
         for (int j = 0; j <= i; ++j)
-          for (int d = 0; d < D; ++d)
-            out[((b * S + i) * H + h) * D + d] += score[j] / sum * v[((b * S + j) * KV + kvh) * D + d];
+          for (int d = 0; d < V; ++d)
+            out[((b * S + i) * H + h) * V + d] += score[j] / sum * v[((b * S + j) * KV + kvh) * V + d];
       }
     }
   return out;
@@ -60,7 +61,7 @@ std::vector<float> probs_buffer(const AttentionShape& s) {
 
 TEST(Attention, PlainForwardMatchesNaive) {
   AttentionData d({.batch = 2, .seq = 7, .heads = 4, .kv_heads = 2, .head_dim = 8}, 1);
-  std::vector<float> out(d.q.size()), probs = probs_buffer(d.shape);
+  std::vector<float> out(d.dout.size()), probs = probs_buffer(d.shape);
   cpu::attention_forward(d.q.data(), d.k.data(), d.v.data(), out.data(), probs.data(), d.shape);
   expect_all_near(out, naive_attention(d.shape, to_double(d.q), to_double(d.k), to_double(d.v)),
                   1e-5, 1e-4, "out");
@@ -70,9 +71,10 @@ TEST(Attention, PlainForwardMatchesNaive) {
 }
 
 TEST(Attention, PlainBackwardMatchesFiniteDifferences) {
-  AttentionData d({.batch = 1, .seq = 5, .heads = 4, .kv_heads = 2, .head_dim = 4}, 5);
+  for (int v_head_dim : {0, 3}) {  // V as wide as Q/K, and narrower (MLA)
+  AttentionData d({.batch = 1, .seq = 5, .heads = 4, .kv_heads = 2, .head_dim = 4, .v_head_dim = v_head_dim}, 5);
   const auto& s = d.shape;
-  std::vector<float> out(d.q.size()), probs = probs_buffer(s);
+  std::vector<float> out(d.dout.size()), probs = probs_buffer(s);
   std::vector<float> dq(d.q.size()), dk(d.k.size()), dv(d.v.size());
   cpu::attention_forward(d.q.data(), d.k.data(), d.v.data(), out.data(), probs.data(), s);
   cpu::attention_backward(d.q.data(), d.k.data(), d.v.data(), probs.data(), d.dout.data(),
@@ -84,6 +86,7 @@ TEST(Attention, PlainBackwardMatchesFiniteDifferences) {
   expect_all_near(dq, numeric_gradient(lq, q), 1e-4, 1e-3, "dq");
   expect_all_near(dk, numeric_gradient(lk, k), 1e-4, 1e-3, "dk");
   expect_all_near(dv, numeric_gradient(lv, v), 1e-4, 1e-3, "dv");
+  }
 }
 
 struct FlashCase {
@@ -96,13 +99,14 @@ class FlashVsPlain : public ::testing::TestWithParam<FlashCase> {};
 TEST_P(FlashVsPlain, ForwardAndBackwardAgree) {
   auto [shape, tiles] = GetParam();
   AttentionData d(shape, 11);
-  std::vector<float> out(d.q.size()), probs = probs_buffer(shape);
+  std::vector<float> out(d.dout.size()), probs = probs_buffer(shape);
   std::vector<float> dq(d.q.size()), dk(d.k.size()), dv(d.v.size());
   cpu::attention_forward(d.q.data(), d.k.data(), d.v.data(), out.data(), probs.data(), shape);
   cpu::attention_backward(d.q.data(), d.k.data(), d.v.data(), probs.data(), d.dout.data(),
                           dq.data(), dk.data(), dv.data(), shape);
 
-  std::vector<float> f_out(d.q.size()), lse(long(shape.batch) * shape.heads * shape.seq);
+  std::vector<float> f_out(d.dout.size()), lse(long(shape.batch) * shape.heads * shape.seq);
+  expect_all_near(out, naive_attention(shape, to_double(d.q), to_double(d.k), to_double(d.v)), 1e-5, 1e-4, "plain out");
   std::vector<float> f_dq(d.q.size()), f_dk(d.k.size()), f_dv(d.v.size());
   cpu::flash_attention_forward(d.q.data(), d.k.data(), d.v.data(), f_out.data(), lse.data(),
                                shape, tiles);
@@ -130,7 +134,10 @@ INSTANTIATE_TEST_SUITE_P(
         // default tiles larger than seq: one block.
         FlashCase{{.batch = 2, .seq = 10, .heads = 3, .kv_heads = 3, .head_dim = 32}, {}},
         // a single token.
-        FlashCase{{.batch = 1, .seq = 1, .heads = 2, .kv_heads = 1, .head_dim = 4}, {8, 8}}));
+        FlashCase{{.batch = 1, .seq = 1, .heads = 2, .kv_heads = 1, .head_dim = 4}, {8, 8}},
+        // MLA's shape: V heads narrower than Q/K's (nope 8 + rope 4 against V 6), one kv
+        // head per query head
+        FlashCase{{.batch = 2, .seq = 21, .heads = 3, .kv_heads = 3, .head_dim = 12, .v_head_dim = 6}, {8, 16}}));
 
 }  // namespace
 }  // namespace twinsim::kernels::testing

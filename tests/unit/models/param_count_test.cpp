@@ -88,6 +88,18 @@ TEST(ParamCount, TinyMoeByHand) {
   EXPECT_EQ(c.active, c.total - 3 * (8 - 2) * expert);  // 2 of 8 routed experts per token
 }
 
+TEST(ParamCount, TinyMlaByHand) {
+  const ModelSpec m = catalog_model("tiny-mla");
+  // MLA per layer: W_DQ 256 x 96, its norm 96, W_UQ 96 x 8 heads x (32 + 16), W_DKV 256 x
+  // (64 + 16), its norm 64, W_UKV 64 x 8 x (32 + 32), W_O 8 x 32 x 256; two norms 2 x 256
+  const std::int64_t attention =
+      256 * 96 + 96 + 96 * 8 * 48 + 256 * 80 + 64 + 64 * 8 * 64 + 8 * 32 * 256 + 2 * 256;
+  const std::int64_t expert = 3 * 256 * 128;
+  const ParamCount c = count_params(m);
+  EXPECT_EQ(c.total, 2 * 512 * 256 + 256 + (attention + 3 * 256 * 688) + 3 * (attention + 8 * 256 + 9 * expert));
+  EXPECT_EQ(c.total, 4'174'720);
+}
+
 TEST(ParamCount, EveryCatalogModelLoads) {
   for (const std::string& name : catalog_model_names()) {
     const ParamCount c = count_params(catalog_model(name));

@@ -1,0 +1,329 @@
+#include "exec/model/mla_block.hpp"
+
+#include <cmath>
+#include <string>
+
+#include "exec/model/tp_region.hpp"
+#include "kernels/cpu/attention.hpp"
+#include "kernels/cpu/flash_attention.hpp"
+#include "kernels/cpu/gemm.hpp"
+#include "kernels/cpu/linear.hpp"
+#include "kernels/cpu/norm.hpp"
+#include "kernels/cpu/residual.hpp"
+#include "kernels/cpu/rope.hpp"
+#include "models/op_names.hpp"
+
+namespace twinsim::exec {
+
+namespace k = twinsim::kernels::cpu;
+constexpr MemCategory kAct = MemCategory::activations;
+
+void MlaSaved::release_all() {
+  norm.mean.release();
+  norm.rstd.release();
+  for (Tensor* t : {&normed, &q_latent_in, &q_rstd, &q_latent, &kv_latent_in, &kv_rstd, &kv_latent, &q, &k, &v, &out,
+                    &probs, &lse})
+    t->release();
+}
+
+std::vector<ParamSpec> mla_param_specs(const TransformerConfig& c, int layer) {
+  const MlaSpec& a = *c.model.mla;
+  const std::string p = "layer" + std::to_string(layer) + ".attn.";
+  const std::int64_t h = c.hidden(), heads = c.model.heads;
+  const float out_std = c.init_std / std::sqrt(2.0f * static_cast<float>(c.model.layers));  // as attention_block.cpp
+  std::vector<ParamSpec> s;
+  s.push_back({p + "norm.weight", 1, h, Shard::none, Init::ones, 0, false, false});
+  if (a.q_lora_rank > 0) {
+    s.push_back({p + "q_down.weight", a.q_lora_rank, h, Shard::none, Init::normal, c.init_std, false, true});
+    s.push_back({p + "q_norm.weight", 1, a.q_lora_rank, Shard::none, Init::ones, 0, false, false});
+    s.push_back({p + "q_up.weight", heads * c.model.qk_head_dim(), a.q_lora_rank, Shard::rows, Init::normal,
+                 c.init_std, false, true});
+  } else {
+    s.push_back({p + "q.weight", heads * c.model.qk_head_dim(), h, Shard::rows, Init::normal, c.init_std, false, true});
+  }
+  s.push_back({p + "kv_down.weight", a.kv_lora_rank + a.qk_rope_head_dim, h, Shard::none, Init::normal, c.init_std,
+               false, true});
+  s.push_back({p + "kv_norm.weight", 1, a.kv_lora_rank, Shard::none, Init::ones, 0, false, false});
+  // per head: its K_nope rows, then its V rows (DeepSeek-V2's kv_b_proj viewed [heads, nope + v])
+  s.push_back({p + "kv_up.weight", heads * (a.qk_nope_head_dim + a.v_head_dim), a.kv_lora_rank, Shard::rows,
+               Init::normal, c.init_std, false, true});
+  s.push_back({p + "proj.weight", h, heads * a.v_head_dim, Shard::cols, Init::normal, out_std, false, true});
+  return s;
+}
+
+MlaBlock::MlaBlock(const TransformerConfig& c, int layer, ParamBlock& params) : c_(c), layer_(layer), p_(params) {
+  const std::string p = "layer" + std::to_string(layer) + ".attn.";
+  norm_w_ = p_.index_of(p + "norm.weight");
+  if (q_rank() > 0) {
+    q_down_ = p_.index_of(p + "q_down.weight");
+    q_norm_ = p_.index_of(p + "q_norm.weight");
+    q_up_ = p_.index_of(p + "q_up.weight");
+  } else {
+    q_w_ = p_.index_of(p + "q.weight");
+  }
+  kv_down_ = p_.index_of(p + "kv_down.weight");
+  kv_norm_ = p_.index_of(p + "kv_norm.weight");
+  kv_up_ = p_.index_of(p + "kv_up.weight");
+  proj_w_ = p_.index_of(p + "proj.weight");
+}
+
+namespace {
+
+// Columns [first, first + width) of every one of `groups` column groups of `stride` in each
+// of `rows` rows: one head's slice of a [rows, heads, stride] tensor, or a tensor's own
+// columns (groups 1). copy_out gathers them into a contiguous [rows, groups, width] buffer,
+// copy_in writes (or with add, adds) them back.
+struct Columns {
+  int rows, groups, stride, first, width;
+  std::size_t at(int r, int g) const { return (static_cast<std::size_t>(r) * groups + g) * stride + first; }
+  std::size_t packed(int r, int g) const { return (static_cast<std::size_t>(r) * groups + g) * width; }
+};
+
+template <class T>
+void copy_out(const T* from, const Columns& c, T* to) {
+  for (int r = 0; r < c.rows; ++r)
+    for (int g = 0; g < c.groups; ++g) std::copy_n(from + c.at(r, g), c.width, to + c.packed(r, g));
+}
+
+template <class T>
+void copy_in(const T* from, const Columns& c, T* to) {
+  for (int r = 0; r < c.rows; ++r)
+    for (int g = 0; g < c.groups; ++g) std::copy_n(from + c.packed(r, g), c.width, to + c.at(r, g));
+}
+
+}  // namespace
+
+void MlaBlock::forward(const ModelContext& ctx, const Tensor& x, Tensor& y, MlaSaved& s, Pass pass) const {
+  with_storage(c_.storage, [&]<class T>() { forward_t(ctx, x.as<T>(), y.as<T>(), s, pass); });
+}
+
+template <class T>
+void MlaBlock::forward_t(const ModelContext& ctx, const T* x, T* y, MlaSaved& s, Pass pass) const {
+  const int t = c_.tokens(), h = c_.hidden(), b = c_.micro_batch, seq = c_.seq_len;
+  const int hq = heads() * qk_dim(), hkv = heads() * (nope() + v_dim()), latent = kv_rank() + rope();
+  const float eps = c_.norm_eps;
+  s.normed = Tensor::uninitialized_of<T>(kAct, static_cast<std::size_t>(t) * h);
+  {
+    auto op = ctx.op(layer_, op_names::kAttnNorm, pass);
+    norm_forward(c_, x, p_.param<T>(norm_w_), nullptr, s.normed.as<T>(), s.norm, t);
+  }
+  const T* n = s.normed.as<T>();
+  s.q = Tensor::uninitialized_of<T>(kAct, static_cast<std::size_t>(t) * hq);
+  if (q_rank() > 0) {
+    s.q_latent_in = Tensor::uninitialized_of<T>(kAct, static_cast<std::size_t>(t) * q_rank());
+    {
+      auto op = ctx.op(layer_, op_names::kAttnQDown, pass);
+      k::linear_forward(n, p_.param<T>(q_down_), nullptr, s.q_latent_in.as<T>(), t, h, q_rank());
+    }
+    s.q_latent = Tensor::uninitialized_of<T>(kAct, s.q_latent_in.size());
+    s.q_rstd = Tensor(kAct, static_cast<std::size_t>(t));
+    {
+      auto op = ctx.op(layer_, op_names::kAttnQNorm, pass);
+      k::rmsnorm_forward(s.q_latent_in.as<T>(), p_.param<T>(q_norm_), s.q_latent.as<T>(), s.q_rstd.data(), t, q_rank(), eps);
+    }
+    auto op = ctx.op(layer_, op_names::kAttnQUp, pass);
+    k::linear_forward(s.q_latent.as<T>(), p_.param<T>(q_up_), nullptr, s.q.as<T>(), t, q_rank(), hq);
+  } else {
+    auto op = ctx.op(layer_, op_names::kAttnQ, pass);
+    k::linear_forward(n, p_.param<T>(q_w_), nullptr, s.q.as<T>(), t, h, hq);
+  }
+  Tensor k_rope = Tensor::uninitialized_of<T>(kAct, static_cast<std::size_t>(t) * rope());
+  s.kv_latent_in = Tensor::uninitialized_of<T>(kAct, static_cast<std::size_t>(t) * kv_rank());
+  {
+    auto op = ctx.op(layer_, op_names::kAttnKvDown, pass);
+    Tensor down = Tensor::uninitialized_of<T>(kAct, static_cast<std::size_t>(t) * latent);
+    k::linear_forward(n, p_.param<T>(kv_down_), nullptr, down.as<T>(), t, h, latent);
+    copy_out(down.as<T>(), Columns{t, 1, latent, 0, kv_rank()}, s.kv_latent_in.as<T>());
+    copy_out(down.as<T>(), Columns{t, 1, latent, kv_rank(), rope()}, k_rope.as<T>());
+  }
+  s.kv_latent = Tensor::uninitialized_of<T>(kAct, s.kv_latent_in.size());
+  s.kv_rstd = Tensor(kAct, static_cast<std::size_t>(t));
+  {
+    auto op = ctx.op(layer_, op_names::kAttnKvNorm, pass);
+    k::rmsnorm_forward(s.kv_latent_in.as<T>(), p_.param<T>(kv_norm_), s.kv_latent.as<T>(), s.kv_rstd.data(), t,
+                       kv_rank(), eps);
+  }
+  s.k = Tensor::uninitialized_of<T>(kAct, static_cast<std::size_t>(t) * hq);
+  s.v = Tensor::uninitialized_of<T>(kAct, static_cast<std::size_t>(t) * heads() * v_dim());
+  {
+    auto op = ctx.op(layer_, op_names::kAttnKvUp, pass);
+    Tensor kv = Tensor::uninitialized_of<T>(kAct, static_cast<std::size_t>(t) * hkv);
+    k::linear_forward(s.kv_latent.as<T>(), p_.param<T>(kv_up_), nullptr, kv.as<T>(), t, kv_rank(), hkv);
+    Tensor k_nope = Tensor::uninitialized_of<T>(kAct, static_cast<std::size_t>(t) * heads() * nope());
+    copy_out(kv.as<T>(), Columns{t, heads(), nope() + v_dim(), 0, nope()}, k_nope.as<T>());
+    copy_in(k_nope.as<T>(), Columns{t, heads(), qk_dim(), 0, nope()}, s.k.as<T>());
+    copy_out(kv.as<T>(), Columns{t, heads(), nope() + v_dim(), nope(), v_dim()}, s.v.as<T>());
+  }
+  {  // RoPE on each head's rope part of Q and on the shared k_R, which every head's K takes
+    auto op = ctx.op(layer_, op_names::kAttnRope, pass);
+    const Columns q_rope{t, heads(), qk_dim(), nope(), rope()};
+    Tensor rotated = Tensor::uninitialized_of<T>(kAct, static_cast<std::size_t>(t) * heads() * rope());
+    copy_out(s.q.as<T>(), q_rope, rotated.as<T>());
+    k::rope_forward(rotated.as<T>(), rotated.as<T>(), b, seq, heads(), rope(), c_.rope_theta);
+    copy_in(rotated.as<T>(), q_rope, s.q.as<T>());
+    k::rope_forward(k_rope.as<T>(), k_rope.as<T>(), b, seq, 1, rope(), c_.rope_theta);
+    for (int hd = 0; hd < heads(); ++hd)
+      copy_in(k_rope.as<T>(), Columns{t, 1, heads() * qk_dim(), hd * qk_dim() + nope(), rope()}, s.k.as<T>());
+  }
+  k_rope.release();
+  const kernels::AttentionShape shape{b, seq, heads(), heads(), qk_dim(), v_dim()};
+  {
+    auto op = ctx.op(layer_, op_names::kAttnCore, pass);
+    s.out = Tensor::uninitialized_of<T>(kAct, static_cast<std::size_t>(t) * heads() * v_dim());
+    const std::size_t rows = static_cast<std::size_t>(b) * heads() * seq;
+    if (c_.flash_attention) {
+      s.lse = Tensor::uninitialized(kAct, rows);
+      k::flash_attention_forward(s.q.as<T>(), s.k.as<T>(), s.v.as<T>(), s.out.as<T>(), s.lse.data(), shape);
+    } else {
+      s.probs = Tensor::zeros_of<T>(kAct, rows * seq);
+      k::attention_forward(s.q.as<T>(), s.k.as<T>(), s.v.as<T>(), s.out.as<T>(), s.probs.as<T>(), shape);
+    }
+  }
+  Tensor partial = Tensor::uninitialized_of<T>(kAct, static_cast<std::size_t>(t) * h);
+  {
+    auto op = ctx.op(layer_, op_names::kAttnProj, pass);
+    k::linear_forward(s.out.as<T>(), p_.param<T>(proj_w_), nullptr, partial.as<T>(), t, heads() * v_dim(), h);
+  }
+  if (ctx.tp_size() > 1) {
+    auto op = ctx.op(layer_, op_names::kAttnTpExit, pass);
+    all_reduce_tp(ctx, partial.as<T>(), partial.size());
+  }
+  auto op = ctx.op(layer_, op_names::kAttnResidual, pass);
+  k::residual_forward(x, partial.as<T>(), nullptr, y, t, h);
+}
+
+Tensor MlaBlock::backward(const ModelContext& ctx, const Tensor& dy, const Tensor& x, MlaSaved& s) const {
+  return with_storage(c_.storage, [&]<class T>() { return backward_t(ctx, dy.as<T>(), x.as<T>(), s); });
+}
+
+template <class T>
+Tensor MlaBlock::backward_t(const ModelContext& ctx, const T* dy, const T* x, MlaSaved& s) const {
+  const int t = c_.tokens(), h = c_.hidden(), b = c_.micro_batch, seq = c_.seq_len;
+  const int hq = heads() * qk_dim(), hkv = heads() * (nope() + v_dim()), latent = kv_rank() + rope();
+  const int ho = heads() * v_dim();
+  Tensor dout = Tensor::uninitialized_of<T>(kAct, static_cast<std::size_t>(t) * ho);
+  {
+    auto op = ctx.op(layer_, op_names::kAttnProj, Pass::bwd_dgrad);
+    k::linear_backward_input(dy, p_.param<T>(proj_w_), dout.as<T>(), t, ho, h);
+  }
+  {
+    auto op = ctx.op(layer_, op_names::kAttnProj, Pass::bwd_wgrad);
+    k::linear_backward_weight(dy, s.out.as<T>(), p_.grad<T>(proj_w_), t, ho, h, true);
+  }
+  Tensor dq = Tensor::zeros_of<T>(kAct, s.q.size()), dk = Tensor::zeros_of<T>(kAct, s.k.size()),
+         dv = Tensor::zeros_of<T>(kAct, s.v.size());
+  {
+    auto op = ctx.op(layer_, op_names::kAttnCore, Pass::bwd_dgrad);
+    const kernels::AttentionShape shape{b, seq, heads(), heads(), qk_dim(), v_dim()};
+    if (c_.flash_attention)
+      k::flash_attention_backward(s.q.as<T>(), s.k.as<T>(), s.v.as<T>(), s.out.as<T>(), s.lse.data(), dout.as<T>(),
+                                  dq.as<T>(), dk.as<T>(), dv.as<T>(), shape);
+    else
+      k::attention_backward(s.q.as<T>(), s.k.as<T>(), s.v.as<T>(), s.probs.as<T>(), dout.as<T>(), dq.as<T>(),
+                            dk.as<T>(), dv.as<T>(), shape);
+  }
+  dout.release();
+  for (Tensor* saved : {&s.q, &s.k, &s.v, &s.out, &s.probs, &s.lse}) saved->release();
+  // RoPE's backward on Q's rope parts; K's rope parts of every head are one k_R's grads:
+  // summed over the heads, then rotated back
+  Tensor dk_rope(kAct, static_cast<std::size_t>(t) * rope(), c_.storage);
+  {
+    auto op = ctx.op(layer_, op_names::kAttnRope, Pass::bwd_dgrad);
+    const Columns q_rope{t, heads(), qk_dim(), nope(), rope()};
+    Tensor rotated = Tensor::uninitialized_of<T>(kAct, static_cast<std::size_t>(t) * heads() * rope());
+    copy_out(dq.as<T>(), q_rope, rotated.as<T>());
+    k::rope_backward(rotated.as<T>(), rotated.as<T>(), b, seq, heads(), rope(), c_.rope_theta);
+    copy_in(rotated.as<T>(), q_rope, dq.as<T>());
+    T* d = dk_rope.as<T>();
+    for (int r = 0; r < t; ++r)
+      for (int j = 0; j < rope(); ++j) {
+        float sum = 0;
+        for (int hd = 0; hd < heads(); ++hd)
+          sum += kernels::to_float(dk.as<T>()[static_cast<std::size_t>(r) * hq + hd * qk_dim() + nope() + j]);
+        d[static_cast<std::size_t>(r) * rope() + j] = kernels::from_float<T>(sum);
+      }
+    k::rope_backward(d, d, b, seq, 1, rope(), c_.rope_theta);
+  }
+  // [t, latent] = [d c_KV | d k_R]: partial over the TP ranks' heads until summed below
+  Tensor dlatent = Tensor::uninitialized_of<T>(kAct, static_cast<std::size_t>(t) * latent);
+  {
+    auto op = ctx.op(layer_, op_names::kAttnKvUp, Pass::bwd_dgrad);
+    Tensor dkv = Tensor::uninitialized_of<T>(kAct, static_cast<std::size_t>(t) * hkv);
+    Tensor part = Tensor::uninitialized_of<T>(kAct, static_cast<std::size_t>(t) * heads() * nope());
+    copy_out(dk.as<T>(), Columns{t, heads(), qk_dim(), 0, nope()}, part.as<T>());
+    copy_in(part.as<T>(), Columns{t, heads(), nope() + v_dim(), 0, nope()}, dkv.as<T>());
+    part.release();
+    dk.release();
+    copy_in(dv.as<T>(), Columns{t, heads(), nope() + v_dim(), nope(), v_dim()}, dkv.as<T>());
+    dv.release();
+    Tensor dc = Tensor::uninitialized_of<T>(kAct, static_cast<std::size_t>(t) * kv_rank());
+    k::linear_backward_input(dkv.as<T>(), p_.param<T>(kv_up_), dc.as<T>(), t, kv_rank(), hkv);
+    k::linear_backward_weight(dkv.as<T>(), s.kv_latent.as<T>(), p_.grad<T>(kv_up_), t, kv_rank(), hkv, true);
+    copy_in(dc.as<T>(), Columns{t, 1, latent, 0, kv_rank()}, dlatent.as<T>());
+    copy_in(dk_rope.as<T>(), Columns{t, 1, latent, kv_rank(), rope()}, dlatent.as<T>());
+  }
+  dk_rope.release();
+  s.kv_latent.release();
+  Tensor dq_latent;
+  if (q_rank() > 0) {
+    auto op = ctx.op(layer_, op_names::kAttnQUp, Pass::bwd_dgrad);
+    dq_latent = Tensor::uninitialized_of<T>(kAct, static_cast<std::size_t>(t) * q_rank());
+    k::linear_backward_input(dq.as<T>(), p_.param<T>(q_up_), dq_latent.as<T>(), t, q_rank(), hq);
+    k::linear_backward_weight(dq.as<T>(), s.q_latent.as<T>(), p_.grad<T>(q_up_), t, q_rank(), hq, true);
+    s.q_latent.release();
+  }
+  Tensor dn = Tensor::zeros_of<T>(kAct, static_cast<std::size_t>(t) * h);
+  if (q_rank() == 0) {  // W_Q is column-parallel: its input grad is partial, like the latents'
+    auto op = ctx.op(layer_, op_names::kAttnQ, Pass::bwd_dgrad);
+    k::linear_backward_input(dq.as<T>(), p_.param<T>(q_w_), dn.as<T>(), t, h, hq);
+    k::linear_backward_weight(dq.as<T>(), s.normed.as<T>(), p_.grad<T>(q_w_), t, h, hq, true);
+  }
+  dq.release();
+  if (ctx.tp_size() > 1) {  // the duplicated down-projections need the whole latents' grads
+    auto op = ctx.op(layer_, op_names::kAttnTpEnter, Pass::bwd_dgrad);
+    all_reduce_tp(ctx, dlatent.as<T>(), dlatent.size());
+    if (q_rank() > 0) all_reduce_tp(ctx, dq_latent.as<T>(), dq_latent.size());
+    else all_reduce_tp(ctx, dn.as<T>(), dn.size());
+  }
+  const T* n = s.normed.as<T>();
+  {
+    auto op = ctx.op(layer_, op_names::kAttnKvNorm, Pass::bwd_dgrad);
+    Tensor dc = Tensor::uninitialized_of<T>(kAct, static_cast<std::size_t>(t) * kv_rank()), dc_in = Tensor::uninitialized_of<T>(kAct, dc.size());
+    copy_out(dlatent.as<T>(), Columns{t, 1, latent, 0, kv_rank()}, dc.as<T>());
+    k::rmsnorm_backward(dc.as<T>(), s.kv_latent_in.as<T>(), p_.param<T>(kv_norm_), s.kv_rstd.data(), dc_in.as<T>(),
+                        p_.grad<T>(kv_norm_), t, kv_rank(), true);
+    copy_in(dc_in.as<T>(), Columns{t, 1, latent, 0, kv_rank()}, dlatent.as<T>());
+  }
+  s.kv_latent_in.release();
+  {
+    auto op = ctx.op(layer_, op_names::kAttnKvDown, Pass::bwd_dgrad);
+    k::gemm_forward(dlatent.as<T>(), p_.param<T>(kv_down_), dn.as<T>(), t, h, latent, false, false, 1.0f, 1.0f);
+    k::linear_backward_weight(dlatent.as<T>(), n, p_.grad<T>(kv_down_), t, h, latent, true);
+  }
+  dlatent.release();
+  if (q_rank() > 0) {
+    {
+      auto op = ctx.op(layer_, op_names::kAttnQNorm, Pass::bwd_dgrad);
+      Tensor d_in = Tensor::uninitialized_of<T>(kAct, dq_latent.size());
+      k::rmsnorm_backward(dq_latent.as<T>(), s.q_latent_in.as<T>(), p_.param<T>(q_norm_), s.q_rstd.data(),
+                          d_in.as<T>(), p_.grad<T>(q_norm_), t, q_rank(), true);
+      dq_latent = std::move(d_in);
+    }
+    s.q_latent_in.release();
+    auto op = ctx.op(layer_, op_names::kAttnQDown, Pass::bwd_dgrad);
+    k::gemm_forward(dq_latent.as<T>(), p_.param<T>(q_down_), dn.as<T>(), t, h, q_rank(), false, false, 1.0f, 1.0f);
+    k::linear_backward_weight(dq_latent.as<T>(), n, p_.grad<T>(q_down_), t, h, q_rank(), true);
+  }
+  dq_latent.release();
+  s.normed.release();
+  Tensor dx = Tensor::uninitialized_of<T>(kAct, static_cast<std::size_t>(t) * h);
+  {
+    auto op = ctx.op(layer_, op_names::kAttnNorm, Pass::bwd_dgrad);
+    norm_backward(c_, dn.as<T>(), x, p_.param<T>(norm_w_), s.norm, dx.as<T>(), p_.grad<T>(norm_w_), nullptr, t);
+    k::residual_forward(dx.as<T>(), dy, nullptr, dx.as<T>(), t, h);  // + the residual path's grad
+  }
+  s.release_all();
+  return dx;
+}
+
+}  // namespace twinsim::exec
