@@ -95,6 +95,15 @@ bool llama_attention(const ModelSpec& m) {
 
 bool llama_layout(const ModelSpec& m) { return llama_attention(m) && !m.moe; }
 
+// DeepSeek-V2: latent attention, DeepSeekMoE's experts (or a dense FFN), no V3 extras.
+bool deepseek_v2_layout(const ModelSpec& m) {
+  return m.mla && !m.bias && m.norm == Norm::rmsnorm && m.activation == Activation::swiglu &&
+         m.position == Position::rope && m.sliding_window == 0 && !m.qk_norm && !m.sandwich_norm &&
+         !m.attention_sinks && m.mtp_layers == 0 && !m.qkv_bias &&
+         (!m.moe || (!m.moe->router_bias && !m.moe->shared_expert_gate && m.moe->groups == 0 &&
+                     m.moe->shared_width() == m.moe->expert_ffn_hidden));
+}
+
 bool deepseek_moe_layout(const ModelSpec& m) {
   return llama_attention(m) && m.moe && !m.moe->router_bias && !m.moe->shared_expert_gate && m.moe->groups == 0 &&
          m.moe->shared_width() == m.moe->expert_ffn_hidden;  // shared width: n_shared_experts x moe_intermediate_size
@@ -136,6 +145,43 @@ void swiglu_ffn(std::vector<HfTensor>& out, Source& src, const std::string& f, c
 // Llama, and DeepSeekMoE (deepseek-ai/deepseek-moe-16b-base modeling_deepseek.py: "mlp.gate"
 // the router [experts, h], "mlp.experts.<j>.gate_proj", "mlp.shared_experts.gate_proj"
 // with the shared experts' summed width) on the same attention.
+// The rows [offset, offset + rope) of every one of `groups` row groups (a head's Q rows, or
+// the one RoPE key's), reordered from the executor's rotate_half pairs (i, rope/2 + i) to
+// DeepSeek's interleaved pairs (2i, 2i + 1): modeling_deepseek.py's apply_rotary_pos_emb
+// de-interleaves q_pe and k_pe before rotate_half, so these rows give the executor's
+// rotation (in a permuted order that Q and K share, which leaves every score as it is).
+HfTensor rope_rows_interleaved(HfTensor t, std::int64_t groups, std::int64_t offset, std::int64_t rope) {
+  const std::int64_t rows_per_group = t.shape[0] / groups, cols = t.shape[1];
+  const std::vector<float> from = t.values;
+  for (std::int64_t g = 0; g < groups; ++g)
+    for (std::int64_t i = 0; i < rope / 2; ++i)
+      for (const auto [to_row, from_row] : {std::pair{2 * i, i}, std::pair{2 * i + 1, rope / 2 + i}}) {
+        const std::int64_t base = g * rows_per_group + offset;
+        std::copy_n(from.begin() + (base + from_row) * cols, cols, t.values.begin() + (base + to_row) * cols);
+      }
+  return t;
+}
+
+// DeepSeek-V2's latent attention (deepseek-ai/DeepSeek-V2 modeling_deepseek.py
+// DeepseekV2Attention): q_a_proj, q_a_layernorm, q_b_proj (or q_proj), kv_a_proj_with_mqa
+// (the latent, then the RoPE key), kv_a_layernorm, kv_b_proj, o_proj.
+void mla_attention(const ModelSpec& m, std::vector<HfTensor>& out, Source& src, const std::string& a,
+                   const std::string& h) {
+  const MlaSpec& mla = *m.mla;
+  const std::int64_t nope = mla.qk_nope_head_dim, rope = mla.qk_rope_head_dim;
+  if (mla.q_lora_rank > 0) {
+    out.push_back(same(src, a + "q_down.weight", h + "self_attn.q_a_proj.weight"));
+    out.push_back(same(src, a + "q_norm.weight", h + "self_attn.q_a_layernorm.weight"));
+    out.push_back(rope_rows_interleaved(same(src, a + "q_up.weight", h + "self_attn.q_b_proj.weight"), m.heads, nope, rope));
+  } else {
+    out.push_back(rope_rows_interleaved(same(src, a + "q.weight", h + "self_attn.q_proj.weight"), m.heads, nope, rope));
+  }
+  out.push_back(rope_rows_interleaved(same(src, a + "kv_down.weight", h + "self_attn.kv_a_proj_with_mqa.weight"), 1,
+                                      mla.kv_lora_rank, rope));
+  out.push_back(same(src, a + "kv_norm.weight", h + "self_attn.kv_a_layernorm.weight"));
+  out.push_back(same(src, a + "kv_up.weight", h + "self_attn.kv_b_proj.weight"));
+}
+
 std::vector<HfTensor> llama(const ModelSpec& m, Source& src) {
   std::vector<HfTensor> out;
   out.push_back(same(src, "embedding.word.weight", "model.embed_tokens.weight"));
@@ -143,9 +189,13 @@ std::vector<HfTensor> llama(const ModelSpec& m, Source& src) {
     const std::string a = "layer" + std::to_string(l) + ".attn.", f = "layer" + std::to_string(l) + ".mlp.";
     const std::string h = "model.layers." + std::to_string(l) + ".";
     out.push_back(same(src, a + "norm.weight", h + "input_layernorm.weight"));
-    out.push_back(same(src, a + "q.weight", h + "self_attn.q_proj.weight"));
-    out.push_back(same(src, a + "k.weight", h + "self_attn.k_proj.weight"));
-    out.push_back(same(src, a + "v.weight", h + "self_attn.v_proj.weight"));
+    if (m.mla) {
+      mla_attention(m, out, src, a, h);
+    } else {
+      out.push_back(same(src, a + "q.weight", h + "self_attn.q_proj.weight"));
+      out.push_back(same(src, a + "k.weight", h + "self_attn.k_proj.weight"));
+      out.push_back(same(src, a + "v.weight", h + "self_attn.v_proj.weight"));
+    }
     out.push_back(same(src, a + "proj.weight", h + "self_attn.o_proj.weight"));
     out.push_back(same(src, f + "norm.weight", h + "post_attention_layernorm.weight"));
     if (!m.is_moe_layer(l)) {
@@ -168,12 +218,13 @@ std::vector<HfTensor> to_hf_names(const ModelSpec& model, const Params& params) 
   Source src(params);
   std::vector<HfTensor> out;
   if (gpt2_layout(model)) out = gpt2(model, src);
-  else if (llama_layout(model) || deepseek_moe_layout(model)) out = llama(model, src);
+  else if (llama_layout(model) || deepseek_moe_layout(model) || deepseek_v2_layout(model)) out = llama(model, src);
   else
     throw std::invalid_argument("model " + model.name +
                                 ": Hugging Face names cover the GPT-2 layout (layernorm, gelu, learned positions, "
-                                "biases, no GQA), the Llama layout (rmsnorm, swiglu, rope, no biases) and "
-                                "DeepSeekMoE's (Llama's with experts); use --names twinsim");
+                                "biases, no GQA), the Llama layout (rmsnorm, swiglu, rope, no biases), "
+                                "DeepSeekMoE's (Llama's with experts) and DeepSeek-V2's (latent attention); use "
+                                "--names twinsim");
   src.check_all_taken();
   return out;
 }
@@ -206,6 +257,31 @@ nlohmann::json hf_config(const ModelSpec& m, Dtype dtype) {
             {"hidden_act", "silu"}, {"rms_norm_eps", as_written(numerics.norm_eps)}, {"rope_theta", as_written(numerics.rope_theta)},
             {"tie_word_embeddings", m.tied_embeddings}, {"attention_bias", false}, {"mlp_bias", false},
             {"torch_dtype", torch_dtype}};
+  if (deepseek_v2_layout(m)) {  // deepseek-ai/DeepSeek-V2 configuration_deepseek.py
+    const MlaSpec& a = *m.mla;
+    nlohmann::json c = {{"architectures", {"DeepseekV2ForCausalLM"}}, {"model_type", "deepseek_v2"},
+                        {"num_hidden_layers", m.layers}, {"hidden_size", m.hidden}, {"num_attention_heads", m.heads},
+                        {"num_key_value_heads", m.kv_heads}, {"intermediate_size", m.ffn_hidden},
+                        {"vocab_size", m.vocab}, {"max_position_embeddings", m.max_seq_len}, {"hidden_act", "silu"},
+                        {"rms_norm_eps", as_written(numerics.norm_eps)}, {"rope_theta", as_written(numerics.rope_theta)},
+                        {"tie_word_embeddings", m.tied_embeddings}, {"attention_bias", false}, {"torch_dtype", torch_dtype},
+                        {"kv_lora_rank", a.kv_lora_rank}, {"qk_nope_head_dim", a.qk_nope_head_dim},
+                        {"qk_rope_head_dim", a.qk_rope_head_dim}, {"v_head_dim", a.v_head_dim}};
+    c["q_lora_rank"] = a.q_lora_rank > 0 ? nlohmann::json(a.q_lora_rank) : nlohmann::json(nullptr);  // V2-Lite: null
+    if (m.moe) {
+      c["n_routed_experts"] = m.moe->experts;
+      c["num_experts_per_tok"] = m.moe->top_k;
+      c["moe_intermediate_size"] = m.moe->expert_ffn_hidden;
+      c["n_shared_experts"] = m.moe->shared_experts;
+      c["first_k_dense_replace"] = m.moe->dense_layers;
+      c["moe_layer_freq"] = 1;
+      c["topk_method"] = "greedy";
+      c["scoring_func"] = "softmax";
+      c["norm_topk_prob"] = false;
+      c["routed_scaling_factor"] = 1.0;  // the routed experts' sum as it is
+    }
+    return c;
+  }
   if (deepseek_moe_layout(m)) {  // deepseek-ai/deepseek-moe-16b-base configuration_deepseek.py
     nlohmann::json c = {{"architectures", {"DeepseekForCausalLM"}}, {"model_type", "deepseek"},
                         {"num_hidden_layers", m.layers}, {"hidden_size", m.hidden}, {"num_attention_heads", m.heads},
@@ -224,7 +300,7 @@ nlohmann::json hf_config(const ModelSpec& m, Dtype dtype) {
     return c;
   }
   throw std::invalid_argument("model " + m.name +
-                              ": a Hugging Face config covers the GPT-2, Llama and DeepSeekMoE layouts only");
+                              ": a Hugging Face config covers the GPT-2, Llama, DeepSeekMoE and DeepSeek-V2 layouts only");
 }
 
 }  // namespace twinsim::exec

@@ -13,6 +13,9 @@
 //   DeepSeekMoE (deepseek-ai/deepseek-moe-16b-base modeling_deepseek.py, model_type
 //     "deepseek"): Llama's keys, and in a MoE layer "...mlp.gate.weight" (the router
 //     [experts, h]), "...mlp.experts.<j>.gate_proj.weight", "...mlp.shared_experts.up_proj.weight".
+//   DeepSeek-V2 (deepseek-ai/DeepSeek-V2 modeling_deepseek.py, model_type "deepseek_v2"):
+//     those with latent attention, "...self_attn.q_a_proj.weight", "...kv_a_proj_with_mqa.weight",
+//     "...kv_b_proj.weight"; the RoPE rows interleaved as its rotary embedding pairs them.
 // A model of neither layout, or a parameter neither maps, is refused by name.
 #include <cstdint>
 #include <map>

@@ -358,24 +358,63 @@ def deepseek_moe(h, w, n, top_k, planted=None):
     return reshape(out, (b, t, hidden))
 
 
+def mla_attention(h, w, n, heads, planted=None):
+    """DeepSeek-V2's latent attention (modeling_deepseek.py DeepseekV2Attention) on h [B, T, H]:
+    Q through q_a_proj / q_a_layernorm / q_b_proj (or q_proj), the latent and the one RoPE
+    key from kv_a_proj_with_mqa, K_nope and V per head from kv_b_proj; RoPE on the rope
+    parts with DeepSeek's interleaved pairs (2i, 2i + 1); scores scaled by 1/sqrt(nope + rope).
+    planted "rope_rotate_half": Llama's pairs (i, d/2 + i) instead."""
+    linear = lambda x, name: x @ transpose(w[n + "self_attn." + name], (1, 0))
+    kv_rank = w[n + "self_attn.kv_a_layernorm.weight"].shape[0]
+    rope_dim = w[n + "self_attn.kv_a_proj_with_mqa.weight"].shape[0] - kv_rank
+    if n + "self_attn.q_a_proj.weight" in w:
+        q = linear(rms_norm(linear(h, "q_a_proj.weight"), w[n + "self_attn.q_a_layernorm.weight"]), "q_b_proj.weight")
+    else:
+        q = linear(h, "q_proj.weight")
+    qk_dim = q.shape[-1] // heads
+    nope = qk_dim - rope_dim
+    v_dim = w[n + "self_attn.kv_b_proj.weight"].shape[0] // heads - nope
+    q = split_heads(q, heads)  # [B, heads, T, nope + rope]
+    latent = linear(h, "kv_a_proj_with_mqa.weight")
+    c = take(latent, np.arange(kv_rank), 2)
+    k_pe = take(latent, np.arange(kv_rank, kv_rank + rope_dim), 2)
+    kv = split_heads(linear(rms_norm(c, w[n + "self_attn.kv_a_layernorm.weight"]), "kv_b_proj.weight"), heads)
+    rot = rope if planted == "rope_rotate_half" else rope_interleaved
+    b, t = h.shape[0], h.shape[1]
+    q_pe = rot(take(q, np.arange(nope, qk_dim), 3))
+    k_pe = rot(reshape(k_pe, (b, 1, t, rope_dim)))
+    q = concat([take(q, np.arange(nope), 3), q_pe], 3)
+    k = concat([take(kv, np.arange(nope), 3), take(k_pe, np.zeros(heads, dtype=int), 1)], 3)
+    y = attention(q, k, take(kv, np.arange(nope, nope + v_dim), 3), planted)
+    return linear(merge_heads(y), "o_proj.weight")
+
+
+def gqa_attention(h, w, n, heads, kv_heads, planted=None):
+    """Llama's attention on h [B, T, H]: RoPE (rotate_half), GQA by repeat_kv."""
+    linear = lambda x, name: x @ transpose(w[n + "self_attn." + name], (1, 0))
+    rot = rope_interleaved if planted == "rope_interleaved" else rope
+    q = rot(split_heads(linear(h, "q_proj.weight"), heads))
+    k = rot(split_heads(linear(h, "k_proj.weight"), kv_heads))
+    v = split_heads(linear(h, "v_proj.weight"), kv_heads)
+    kv_of_head = np.arange(heads) // (heads // kv_heads)  # repeat_kv
+    if planted == "gqa_modulo":
+        kv_of_head = np.arange(heads) % kv_heads
+    y = attention(q, take(k, kv_of_head, 1), take(v, kv_of_head, 1), planted)
+    return linear(merge_heads(y), "o_proj.weight")
+
+
 def llama_loss(w, ids, targets, heads, kv_heads, top_k=None, planted=None):
-    """w: HF Llama (or DeepSeekMoE: Llama with experts, top_k per token) names -> Var.
-    ids, targets [B, T]."""
-    linear = lambda x, name: x @ transpose(w[name], (1, 0))
+    """w: HF Llama names -> Var, or DeepSeekMoE's (Llama with experts, top_k per token) or
+    DeepSeek-V2's (latent attention, experts). ids, targets [B, T]."""
     x = take(w["model.embed_tokens.weight"], ids, 0)
     layer = 0
     while f"model.layers.{layer}.input_layernorm.weight" in w:
         n = f"model.layers.{layer}."
         h = rms_norm(x, w[n + "input_layernorm.weight"])
-        rot = rope_interleaved if planted == "rope_interleaved" else rope
-        q = rot(split_heads(linear(h, n + "self_attn.q_proj.weight"), heads))
-        k = rot(split_heads(linear(h, n + "self_attn.k_proj.weight"), kv_heads))
-        v = split_heads(linear(h, n + "self_attn.v_proj.weight"), kv_heads)
-        kv_of_head = np.arange(heads) // (heads // kv_heads)  # repeat_kv
-        if planted == "gqa_modulo":
-            kv_of_head = np.arange(heads) % kv_heads
-        y = attention(q, take(k, kv_of_head, 1), take(v, kv_of_head, 1), planted)
-        x = x + linear(merge_heads(y), n + "self_attn.o_proj.weight")
+        if n + "self_attn.kv_a_proj_with_mqa.weight" in w:
+            x = x + mla_attention(h, w, n, heads, planted)
+        else:
+            x = x + gqa_attention(h, w, n, heads, kv_heads, planted)
         h = rms_norm(x, w[n + "post_attention_layernorm.weight"])
         if n + "mlp.gate.weight" in w:  # a MoE layer
             x = x + deepseek_moe(h, w, n, top_k, planted)
@@ -383,7 +422,7 @@ def llama_loss(w, ids, targets, heads, kv_heads, top_k=None, planted=None):
             x = x + swiglu_mlp(h, w, n + "mlp.")
         layer += 1
     x = rms_norm(x, w["model.norm.weight"])
-    return cross_entropy(linear(x, "lm_head.weight"), targets)
+    return cross_entropy(x @ transpose(w["lm_head.weight"], (1, 0)), targets)
 
 
 def loss_and_grads(loss_fn, weights, *args):

@@ -3,13 +3,13 @@ of GPT-2 and Llama, through the user's own path: `twinsim run` on a token file w
 `--save-initial`, `twinsim checkpoint merge --names huggingface --optimizer`, and the
 merged files read with the `safetensors` package into transformers' key layout.
 
-For tiny-gpt, tiny-llama and tiny-moe (DeepSeekMoE's layout), on one rank and on TP2 x PP2 x DP2 with ZeRO-1 (8 ranks),
+For tiny-gpt, tiny-llama, tiny-moe (DeepSeekMoE's layout) and tiny-mla (DeepSeek-V2's), on one rank and on TP2 x PP2 x DP2 with ZeRO-1 (8 ranks),
 the reference takes the merged step-0 weights and the step's tokens and must give the
 executor's first loss (1e-6 relative), its gradients (read back from Adam's first moment,
 exp_avg = (1 - beta1) g; 1e-5 relative per tensor) and the weights after one AdamW step
 (1e-5 relative over the model). Each planted bug in the reference (a missing 1/sqrt(d),
 a wrong GQA head map, interleaved RoPE pairs, the exact GELU, Mixtral's renormalised
-expert weights) must break the agreement,
+expert weights, Llama's RoPE pairs for DeepSeek-V2's) must break the agreement,
 so the comparison can fail.
 """
 import json
@@ -34,6 +34,7 @@ MODELS = {
     "tiny-gpt": dict(loss=ref.gpt2_loss, heads=(4,)),
     "tiny-llama": dict(loss=ref.llama_loss, heads=(8, 4)),
     "tiny-moe": dict(loss=ref.llama_loss, heads=(8, 4, 2)),  # heads, kv heads, top_k
+    "tiny-mla": dict(loss=ref.llama_loss, heads=(8, 8, 2)),  # DeepSeek-V2's latent attention
 }
 PLANS = {"single": dict(tp=1, pp=1, dp=1, zero=0, ranks=1), "tp2-pp2-dp2-zero1": dict(tp=2, pp=2, dp=2, zero=1, ranks=8)}
 
@@ -45,7 +46,7 @@ def _tokens():
 def _scenario(folder, model, plan, precision="fp32"):
     path = folder / f"{model}-{plan}-{precision}.yaml"
     p = PLANS[plan]
-    sp = p["tp"] > 1 and model != "tiny-moe"  # the executor's MoE layers run without SP
+    sp = p["tp"] > 1 and model not in ("tiny-moe", "tiny-mla")  # the executor's MoE and MLA run without SP
     path.write_text(f"""name: reference-{model}-{plan}
 model: {model}
 cluster: host
@@ -148,7 +149,15 @@ def _expected_hf_shapes(model):
                            h + "self_attn.o_proj.weight": (256, 256), h + "post_attention_layernorm.weight": (256,),
                            h + "mlp.gate_proj.weight": (688, 256), h + "mlp.up_proj.weight": (688, 256),
                            h + "mlp.down_proj.weight": (256, 688)})
-            if model == "tiny-moe" and i > 0:
+            if model == "tiny-mla":  # latent attention: Q bottleneck 96, KV latent 64 + RoPE key 16
+                for k in ("q_proj", "k_proj", "v_proj"):
+                    del shapes[h + f"self_attn.{k}.weight"]
+                shapes.update({h + "self_attn.q_a_proj.weight": (96, 256), h + "self_attn.q_a_layernorm.weight": (96,),
+                               h + "self_attn.q_b_proj.weight": (8 * 48, 96),
+                               h + "self_attn.kv_a_proj_with_mqa.weight": (64 + 16, 256),
+                               h + "self_attn.kv_a_layernorm.weight": (64,), h + "self_attn.kv_b_proj.weight": (8 * 64, 64),
+                               h + "self_attn.o_proj.weight": (256, 8 * 32)})
+            if model in ("tiny-moe", "tiny-mla") and i > 0:
                 for k in ("gate_proj", "up_proj", "down_proj"):
                     del shapes[h + f"mlp.{k}.weight"]
                 shapes[h + "mlp.gate.weight"] = (8, 256)
@@ -209,7 +218,8 @@ def test_executor_step_equals_numpy_float64_reference(runs, model, plan):
 @pytest.mark.parametrize("model,planted", [("tiny-gpt", "no_scale"), ("tiny-gpt", "gelu_erf"),
                                            ("tiny-llama", "no_scale"), ("tiny-llama", "gqa_modulo"),
                                            ("tiny-llama", "rope_interleaved"),
-                                           ("tiny-moe", "topk_renormalized")])
+                                           ("tiny-moe", "topk_renormalized"),
+                                           ("tiny-mla", "rope_rotate_half"), ("tiny-mla", "no_scale")])
 def test_a_planted_bug_breaks_the_agreement(runs, model, planted):
     run = runs[model, "single"]
     before = _weights(safetensors_numpy.load_file(run["files"][0, "huggingface"]))
@@ -247,8 +257,17 @@ def test_the_autodiff_matches_finite_differences():
         mw[n + ffn + "gate_proj.weight"] = rng.normal(0, 0.5, (4, hidden))
         mw[n + ffn + "up_proj.weight"] = rng.normal(0, 0.5, (4, hidden))
         mw[n + ffn + "down_proj.weight"] = rng.normal(0, 0.5, (hidden, 4))
+    # ... and with DeepSeek-V2's latent attention: Q bottleneck 3, latent 5, nope 2 + rope 2, V 3
+    aw = {k: v for k, v in mw.items() if ".self_attn." not in k}
+    for name, shape in [("q_a_proj.weight", (3, hidden)), ("q_b_proj.weight", (heads * 4, 3)),
+                        ("kv_a_proj_with_mqa.weight", (5 + 2, hidden)), ("kv_b_proj.weight", (heads * 5, 5)),
+                        ("o_proj.weight", (hidden, heads * 3))]:
+        aw[n + "self_attn." + name] = rng.normal(0, 0.5, shape)
+    aw[n + "self_attn.q_a_layernorm.weight"] = 1 + rng.normal(0, 0.1, 3)
+    aw[n + "self_attn.kv_a_layernorm.weight"] = 1 + rng.normal(0, 0.1, 5)
     ids, targets = rng.integers(0, vocab, (2, 5)), rng.integers(0, vocab, (2, 5))
-    cases = [(lambda v: ref.llama_loss(v, ids, targets, heads, kv_heads), w),
+    cases = [(lambda v: ref.llama_loss(v, ids, targets, heads, kv_heads, 2), aw),
+             (lambda v: ref.llama_loss(v, ids, targets, heads, kv_heads), w),
              (lambda v: ref.gpt2_loss(v, ids, targets, 2), gw),
              (lambda v: ref.llama_loss(v, ids, targets, heads, kv_heads, 2), mw)]
     for loss_fn, weights in cases:
@@ -266,7 +285,8 @@ def test_the_autodiff_matches_finite_differences():
 
 # ---------------------------------------------------------------- refusals and the 16-bit path
 
-@pytest.mark.parametrize("model,model_type", [("tiny-gpt", "gpt2"), ("tiny-llama", "llama"), ("tiny-moe", "deepseek")])
+@pytest.mark.parametrize("model,model_type", [("tiny-gpt", "gpt2"), ("tiny-llama", "llama"), ("tiny-moe", "deepseek"),
+                                              ("tiny-mla", "deepseek_v2")])
 def test_merge_writes_the_transformers_config(runs, tmp_path, model, model_type):
     run = runs[model, "tp2-pp2-dp2-zero1"]
     config = tmp_path / "config.json"
@@ -279,8 +299,12 @@ def test_merge_writes_the_transformers_config(runs, tmp_path, model, model_type)
         assert (c["n_layer"], c["n_embd"], c["n_head"], c["activation_function"]) == (4, 256, 4, "gelu_new")
         assert c["layer_norm_epsilon"] == 1e-5 and c["tie_word_embeddings"] is True
     else:
-        assert (c["num_attention_heads"], c["num_key_value_heads"], c["rms_norm_eps"], c["rope_theta"]) == (8, 4, 1e-5, 1e4)
-    if model == "tiny-moe":  # the router the reference computes: softmax, top 2 unnormalised
+        kv_heads = 8 if model == "tiny-mla" else 4
+        assert (c["num_attention_heads"], c["num_key_value_heads"], c["rms_norm_eps"], c["rope_theta"]) == (8, kv_heads, 1e-5, 1e4)
+    if model == "tiny-mla":
+        assert (c["q_lora_rank"], c["kv_lora_rank"], c["qk_nope_head_dim"], c["qk_rope_head_dim"], c["v_head_dim"]) == (96, 64, 32, 16, 32)
+        assert (c["topk_method"], c["routed_scaling_factor"]) == ("greedy", 1.0)
+    if model in ("tiny-moe", "tiny-mla"):  # the router the reference computes: softmax, top 2 unnormalised
         assert (c["n_routed_experts"], c["num_experts_per_tok"], c["n_shared_experts"]) == (8, 2, 1)
         assert (c["scoring_func"], c["norm_topk_prob"], c["first_k_dense_replace"]) == ("softmax", False, 1)
     r = _merge(runs["tools"], run["scenario"], run["ckpt"], tmp_path / "m2.safetensors", "--hf-config", str(tmp_path / "c2.json"))

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "exec/train/hf_names.hpp"
+#include "models/param_count.hpp"
 #include "scenario/errors.hpp"
 #include "scenario/load.hpp"
 
@@ -47,6 +48,23 @@ TEST(HfConfigWriter, TinyMoeReadsBackAsDeepSeekMoe) {
   EXPECT_EQ(back.moe->expert_ffn_hidden, m.moe->expert_ffn_hidden);
   EXPECT_EQ(back.moe->shared_experts, m.moe->shared_experts);
   EXPECT_EQ(back.moe->dense_layers, m.moe->dense_layers);
+}
+
+// ... and with latent attention, as DeepSeek-V2's (model_type deepseek_v2)
+TEST(HfConfigWriter, TinyMlaReadsBackAsDeepSeekV2) {
+  const ModelSpec m = catalog_model("tiny-mla");
+  const nlohmann::json config = hf_config(m, Dtype::fp32);
+  EXPECT_EQ(config["model_type"], "deepseek_v2");
+  const ModelSpec back = load_model_text("{hf_config: " + config.dump() + "}");
+  ASSERT_TRUE(back.mla && back.moe);
+  EXPECT_EQ(back.mla->q_lora_rank, 96);
+  EXPECT_EQ(back.mla->kv_lora_rank, 64);
+  EXPECT_EQ(back.mla->qk_rope_head_dim, 16);
+  EXPECT_EQ(back.mla->v_head_dim, 32);
+  EXPECT_EQ(back.head_dim, m.head_dim);
+  EXPECT_FALSE(back.moe->router_bias);
+  EXPECT_EQ(back.moe->dense_layers, 1);
+  EXPECT_EQ(count_params(back).total, count_params(m).total);
 }
 
 TEST(HfConfigWriter, TheExecutorsNumericsAreWritten) {
