@@ -55,6 +55,11 @@ Decoder::Decoder(TransformerStage& stage, int batch, int max_len)
   for (int l = 0; l < c.end_layer; ++l) {
     layers_.push_back(find_block(stage, "layer" + std::to_string(l)));
     mlp_.emplace_back(step_, l, *layers_.back());
+    if (c.model.mla) {
+      const std::size_t latent = c.model.mla->kv_lora_rank + c.model.mla->qk_rope_head_dim;
+      latent_cache_.emplace_back(MemCategory::kv_cache, static_cast<std::size_t>(batch) * max_len * latent);
+      continue;
+    }
     k_cache_.emplace_back(MemCategory::kv_cache, cache);
     v_cache_.emplace_back(MemCategory::kv_cache, cache);
   }
@@ -63,6 +68,7 @@ Decoder::Decoder(TransformerStage& stage, int batch, int max_len)
 std::int64_t Decoder::kv_cache_bytes() const {
   std::int64_t n = 0;
   for (std::size_t l = 0; l < k_cache_.size(); ++l) n += 4 * static_cast<std::int64_t>(k_cache_[l].size() + v_cache_[l].size());
+  for (const Tensor& t : latent_cache_) n += 4 * static_cast<std::int64_t>(t.size());
   return n;
 }
 
@@ -105,6 +111,7 @@ void Decoder::attend(int i, const float* q, float* out, int n) const {
 }
 
 Tensor Decoder::attention(const ModelContext& ctx, int i, const float* x, int n) {
+  if (step_.model.mla) return mla_attention(ctx, i, x, n);
   ParamBlock& p = *layers_[i];
   const std::string pre = "layer" + std::to_string(i) + ".attn.";
   const int rows = batch_ * n, h = step_.hidden(), qw = step_.local_q_width(), kvw = step_.local_kv_width();

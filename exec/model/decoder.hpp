@@ -6,6 +6,7 @@
 // so a decode step costs O(length) instead of re-running the prefix (Pope et al. 2022,
 // "Efficiently Scaling Transformer Inference", §2). Keys are cached after RoPE. Under TP
 // each rank caches its kv_heads/tp heads (Shoeybi et al. 2019 §3), in category kv_cache.
+// Multi-head latent attention caches its latent instead (decoder_mla.cpp).
 #include <cstdint>
 #include <vector>
 
@@ -39,10 +40,14 @@ class Decoder {
   std::vector<ParamBlock*> layers_;
   std::vector<FfnBlock> mlp_;  // bound to step_
   std::vector<Tensor> k_cache_, v_cache_;  // per layer [batch, max_len, local_kv_width]
+  // Multi-head latent attention instead: per layer [batch, max_len, kv_lora + rope], the
+  // normed latent c_KV and the rotated RoPE key, whole on every TP rank (vLLM's MLA cache)
+  std::vector<Tensor> latent_cache_;
   ParamBlock *word_ = nullptr, *position_ = nullptr, *head_norm_ = nullptr, *output_ = nullptr;
 
   void embed(const ModelContext& ctx, const int* tokens, int n, float* x) const;
   Tensor attention(const ModelContext& ctx, int i, const float* x, int n);  // x + attention(x)
+  Tensor mla_attention(const ModelContext& ctx, int i, const float* x, int n);  // decoder_mla.cpp
   void attend(int i, const float* q, float* out, int n) const;
   Tensor head(const ModelContext& ctx, const float* x, int n) const;
 };

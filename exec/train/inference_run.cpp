@@ -107,9 +107,6 @@ void validate(const InferenceConfig& c) {
   const auto refuse = [](const std::string& what) { throw std::invalid_argument(what); };
   if (c.plan.pp != 1 || c.plan.dp != 1 || c.plan.cp != 1 || c.plan.ep != 1)
     refuse("inference in the executor runs tensor parallelism only: plan.pp, dp, cp and ep must be 1");
-  if (c.model.mla)
-    refuse("model.mla: the executor's KV cache keeps K and V per head, not latent attention's compressed latent; "
-           "the simulator prices serving this model, the executor trains it only");
   const Dtype w = c.workload.weight_dtype;
   if (w != Dtype::fp32 && w != Dtype::bf16 && w != Dtype::fp16)
     refuse("inference.weight_dtype=" + std::string(to_string(w)) + ": the executor serves fp32, bf16 and fp16 weights");
@@ -158,7 +155,9 @@ InferenceRecord run_inference(const InferenceConfig& c, ProcessGroups& groups, c
   }
   r.prefill_ops = added(at_start, after_prefill);
   r.decode_ops = added(after_prefill, totals_of(profiler));
-  r.kv_cache_bytes = decoder.kv_cache_bytes() * groups.dims().tp;  // every TP rank caches kv_heads/tp heads
+  // the model's cache: every TP rank caches kv_heads/tp heads, or (MLA) the whole latent,
+  // which counts once, as the simulator's kv_cache_bytes_per_token counts it
+  r.kv_cache_bytes = decoder.kv_cache_bytes() * (c.model.mla ? 1 : groups.dims().tp);
   r.params_and_memory = measured_params_and_memory(stage, groups, allocator, gpu);
   return r;
 }
@@ -189,7 +188,7 @@ json measured_inference_report(const InferenceConfig& c, ProcessGroups& groups, 
            {{"ttft_s", r.ttft_s},
             {"tpot_s", median(r.decode_s)},
             {"output_tokens_per_s", total > 0 ? batch * out / total : 0},
-            // the cache over all TP ranks per cached token (prompt + output) of the batch
+            // the model's cache per cached token (prompt + output) of the batch
             {"kv_cache_bytes_per_token", static_cast<double>(r.kv_cache_bytes) / cached_tokens},
             {"decode_steps_s", r.decode_s},
             {"prefill", {{"passes", 1}, {"ops", phase_ops(rank_phases, "prefill", 1)}}},

@@ -55,7 +55,8 @@ int check(TransformerConfig c, Communicator& tp) {
 int main(int argc, char** argv) {
   MpiSession session(&argc, &argv);
   auto world = MpiCommunicator::world();
-  int failures = check(test::tiny_gpt_config(), *world) + check(test::tiny_llama_config(), *world);
+  int failures = check(test::tiny_gpt_config(), *world) + check(test::tiny_llama_config(), *world) +
+                 check(test::tiny_moe_config(), *world) + check(test::tiny_mla_config(), *world);
   float any = static_cast<float>(failures);
   world->all_reduce(&any, 1, ReduceOp::max);
   if (world->rank() == 0) std::printf("%s\n", any == 0 ? "decoder TP2: cached logits match the full forward" : "FAILED");

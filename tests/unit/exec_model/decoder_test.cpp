@@ -43,12 +43,24 @@ void expect_decode_matches_full_forward(TransformerConfig c) {
     EXPECT_LE(test::max_abs_diff(logits.data(), ref), 1e-5f * scale) << "length " << len;
   }
   EXPECT_EQ(decoder.length(), kTotal);
-  // K and V of every layer for every position: 2 * layers * batch * len * kv_width * 4 B
-  EXPECT_EQ(decoder.kv_cache_bytes(), 2 * c.model.layers * c.micro_batch * kTotal * c.model.kv_width() * 4);
+  // K and V of every layer for every position: 2 * layers * batch * len * kv_width * 4 B;
+  // MLA: the latent and the RoPE key, layers * batch * len * (kv_lora + rope) * 4 B
+  const std::int64_t per_position =
+      c.model.mla ? c.model.mla->kv_lora_rank + c.model.mla->qk_rope_head_dim : 2 * c.model.kv_width();
+  EXPECT_EQ(decoder.kv_cache_bytes(), c.model.layers * c.micro_batch * kTotal * per_position * 4);
 }
 
 TEST(Decoder, GptKvCacheMatchesFullForward) { expect_decode_matches_full_forward(test::tiny_gpt_config()); }
 TEST(Decoder, LlamaGqaKvCacheMatchesFullForward) { expect_decode_matches_full_forward(test::tiny_llama_config()); }
+
+TEST(Decoder, MoeKvCacheMatchesFullForward) { expect_decode_matches_full_forward(test::tiny_moe_config()); }
+
+// The latent cache: the prefill rebuilds K and V per head, each decode step absorbs W_UK
+// and W_UV (DeepSeek-V2 §2.1.2); the training forward rebuilds them every time.
+TEST(Decoder, MlaLatentCacheMatchesFullForward) {
+  expect_decode_matches_full_forward(test::tiny_mla_config());
+  expect_decode_matches_full_forward(test::tiny_mla_config(false));
+}
 
 TEST(Decoder, GreedyPicksTheLowestOfTiedMaxima) {
   const float logits[] = {0.5f, 2.0f, 2.0f, -1.0f, /* second sequence */ 3.0f, 0.0f, 0.0f, 3.0f};

@@ -3,6 +3,8 @@
 // over a growing cache give the rows of one prefill).
 #include "kernels/cpu/kv_cache_attention.hpp"
 
+#include <cmath>
+
 #include "kernels/common/attention_shape.hpp"
 #include "kernels/cpu/flash_attention.hpp"
 #include "tests/unit/kernels/kernel_test_util.hpp"
@@ -59,6 +61,67 @@ TEST(KvCacheAttention, DecodeStepsGiveThePrefillRows) {
       for (long i = 0; i < qw; ++i)
         ASSERT_EQ(out1[b * qw + i], prefill[(long(b) * c.seq + j) * qw + i]) << "token " << j << " seq " << b;
   }
+}
+
+// DeepSeek-V2 §2.1.2: with W_UK absorbed into the query and W_UV applied after, attending
+// over the cached latent [c | k_rope] as one shared head gives what the per-head K and V
+// rebuilt from the latent give (the scores keep 1/sqrt(nope + rope)).
+TEST(KvCacheAttention, AbsorbedLatentAttentionEqualsRebuiltKeysAndValues) {
+  const int batch = 2, n = 3, cached = 4, rows = 8, heads = 3, nope = 4, rope = 2, kvl = 5, vd = 3;
+  const int len = cached + n, lat = kvl + rope;
+  const auto c = random_vector(long(batch) * rows * lat, 31);  // cache rows [c | k_rope]
+  const auto w_uk = random_vector(long(heads) * nope * kvl, 32), w_uv = random_vector(long(heads) * vd * kvl, 33);
+  const auto q = random_vector(long(batch) * n * heads * (nope + rope), 34);
+  auto at = [](const std::vector<float>& m, long i) { return m[i]; };
+  // rebuilt: K [batch, rows, heads, nope + rope], V [batch, rows, heads, vd]
+  std::vector<float> k(long(batch) * rows * heads * (nope + rope)), v(long(batch) * rows * heads * vd);
+  for (int b = 0; b < batch; ++b)
+    for (int t = 0; t < len; ++t)
+      for (int h = 0; h < heads; ++h) {
+        const long row = long(b) * rows + t;
+        for (int d = 0; d < nope; ++d) {
+          float sum = 0;
+          for (int j = 0; j < kvl; ++j) sum += at(c, row * lat + j) * at(w_uk, (long(h) * nope + d) * kvl + j);
+          k[(row * heads + h) * (nope + rope) + d] = sum;
+        }
+        for (int d = 0; d < rope; ++d) k[(row * heads + h) * (nope + rope) + nope + d] = at(c, row * lat + kvl + d);
+        for (int d = 0; d < vd; ++d) {
+          float sum = 0;
+          for (int j = 0; j < kvl; ++j) sum += at(c, row * lat + j) * at(w_uv, (long(h) * vd + d) * kvl + j);
+          v[(row * heads + h) * vd + d] = sum;
+        }
+      }
+  cpu::KvCacheAttentionShape full{batch, n, cached, rows, heads, heads, nope + rope};
+  full.v_head_dim = vd;
+  std::vector<float> expected(long(batch) * n * heads * vd);
+  cpu::kv_cache_attention_forward(q.data(), k.data(), v.data(), expected.data(), full);
+  // absorbed: q_abs = [q_nope W_UK | q_rope] per head, one shared latent head
+  std::vector<float> q_abs(long(batch) * n * heads * lat);
+  for (long r = 0; r < long(batch) * n; ++r)
+    for (int h = 0; h < heads; ++h) {
+      const float* qh = q.data() + (r * heads + h) * (nope + rope);
+      float* out = q_abs.data() + (r * heads + h) * lat;
+      for (int j = 0; j < kvl; ++j) {
+        float sum = 0;
+        for (int d = 0; d < nope; ++d) sum += qh[d] * at(w_uk, (long(h) * nope + d) * kvl + j);
+        out[j] = sum;
+      }
+      for (int d = 0; d < rope; ++d) out[kvl + d] = qh[nope + d];
+    }
+  cpu::KvCacheAttentionShape absorbed{batch, n, cached, rows, heads, 1, lat};
+  absorbed.v_head_dim = kvl;
+  absorbed.v_row_stride = lat;
+  absorbed.scale = 1.0f / std::sqrt(float(nope + rope));
+  std::vector<float> latent_out(long(batch) * n * heads * kvl), got(expected.size());
+  cpu::kv_cache_attention_forward(q_abs.data(), c.data(), c.data(), latent_out.data(), absorbed);
+  for (long r = 0; r < long(batch) * n; ++r)
+    for (int h = 0; h < heads; ++h)
+      for (int d = 0; d < vd; ++d) {
+        float sum = 0;
+        for (int j = 0; j < kvl; ++j) sum += latent_out[(r * heads + h) * kvl + j] * at(w_uv, (long(h) * vd + d) * kvl + j);
+        got[(r * heads + h) * vd + d] = sum;
+      }
+  expect_all_near(got, std::vector<double>(expected.begin(), expected.end()), 1e-5, 1e-4, "out");
 }
 
 }  // namespace

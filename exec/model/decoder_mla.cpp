@@ -1,0 +1,190 @@
+// Serving a layer of multi-head latent attention (DeepSeek-V2 §2.1; vLLM's MLA backend):
+// the cache holds each token's normed latent c_KV and its rotated RoPE key, [kv_lora +
+// rope] per layer, whole on every TP rank. A prefill rebuilds every cached row's K_nope
+// and V per head from the latent (W_UKV) and attends as training does; a decode step
+// absorbs W_UK into the query and W_UV into the output (§2.1.2), attending over the
+// latent rows themselves as one shared head of kv_lora + rope columns, V their first
+// kv_lora, so no K or V is rebuilt (kernels/cpu/kv_cache_attention.hpp).
+#include <cmath>
+#include <string>
+
+#include "exec/model/decoder.hpp"
+#include "exec/model/norm_op.hpp"
+#include "exec/model/tp_region.hpp"
+#include "kernels/cpu/gemm.hpp"
+#include "kernels/cpu/kv_cache_attention.hpp"
+#include "kernels/cpu/linear.hpp"
+#include "kernels/cpu/norm.hpp"
+#include "kernels/cpu/residual.hpp"
+#include "kernels/cpu/rope.hpp"
+#include "models/op_names.hpp"
+
+namespace twinsim::exec {
+
+namespace k = twinsim::kernels::cpu;
+constexpr MemCategory kAct = MemCategory::activations;
+
+namespace {
+
+float* weight(ParamBlock& b, const std::string& name) { return b.param(b.index_of(name)); }
+
+// Columns [first, first + width) of each of `rows` rows `stride` apart, to or from a
+// contiguous [rows, width] buffer.
+void gather_columns(const float* from, int rows, long stride, int first, int width, float* to) {
+  for (int r = 0; r < rows; ++r) std::copy_n(from + r * stride + first, width, to + static_cast<long>(r) * width);
+}
+void scatter_columns(const float* from, int rows, long stride, int first, int width, float* to) {
+  for (int r = 0; r < rows; ++r) std::copy_n(from + static_cast<long>(r) * width, width, to + r * stride + first);
+}
+
+}  // namespace
+
+Tensor Decoder::mla_attention(const ModelContext& ctx, int i, const float* x, int n) {
+  ParamBlock& p = *layers_[i];
+  const std::string pre = "layer" + std::to_string(i) + ".attn.";
+  const MlaSpec& a = *step_.model.mla;
+  const int rows = batch_ * n, h = step_.hidden(), heads = step_.local_heads();
+  const int nope = static_cast<int>(a.qk_nope_head_dim), rope = static_cast<int>(a.qk_rope_head_dim);
+  const int qk = nope + rope, vd = static_cast<int>(a.v_head_dim), kvl = static_cast<int>(a.kv_lora_rank);
+  const int lat = kvl + rope, ql = static_cast<int>(a.q_lora_rank), kv_cols = nope + vd;
+  const float eps = step_.norm_eps;
+  float* cache = latent_cache_[i].data();  // [batch, max_len, lat]
+  const float* w_ukv = weight(p, pre + "kv_up.weight");  // per head: its nope rows, then its v rows
+  Tensor normed = Tensor::uninitialized(kAct, static_cast<std::size_t>(rows) * h);
+  {
+    auto op = ctx.op(i, op_names::kAttnNorm, Pass::fwd);
+    NormSaved saved;
+    norm_forward(step_, x, weight(p, pre + "norm.weight"), nullptr, normed.data(), saved, rows);
+  }
+  Tensor q = Tensor::uninitialized(kAct, static_cast<std::size_t>(rows) * heads * qk);
+  if (ql > 0) {
+    Tensor latent_in = Tensor::uninitialized(kAct, static_cast<std::size_t>(rows) * ql);
+    {
+      auto op = ctx.op(i, op_names::kAttnQDown, Pass::fwd);
+      k::linear_forward(normed.data(), weight(p, pre + "q_down.weight"), nullptr, latent_in.data(), rows, h, ql);
+    }
+    Tensor latent = Tensor::uninitialized(kAct, latent_in.size()), rstd(kAct, static_cast<std::size_t>(rows));
+    {
+      auto op = ctx.op(i, op_names::kAttnQNorm, Pass::fwd);
+      k::rmsnorm_forward(latent_in.data(), weight(p, pre + "q_norm.weight"), latent.data(), rstd.data(), rows, ql, eps);
+    }
+    latent_in.release();
+    auto op = ctx.op(i, op_names::kAttnQUp, Pass::fwd);
+    k::linear_forward(latent.data(), weight(p, pre + "q_up.weight"), nullptr, q.data(), rows, ql, heads * qk);
+  } else {
+    auto op = ctx.op(i, op_names::kAttnQ, Pass::fwd);
+    k::linear_forward(normed.data(), weight(p, pre + "q.weight"), nullptr, q.data(), rows, h, heads * qk);
+  }
+  {  // the new rows' normed latent and rotated RoPE key, into the cache at their positions
+    Tensor down = Tensor::uninitialized(kAct, static_cast<std::size_t>(rows) * lat);
+    {
+      auto op = ctx.op(i, op_names::kAttnKvDown, Pass::fwd);
+      k::linear_forward(normed.data(), weight(p, pre + "kv_down.weight"), nullptr, down.data(), rows, h, lat);
+    }
+    Tensor c = Tensor::uninitialized(kAct, static_cast<std::size_t>(rows) * kvl);
+    Tensor c_normed = Tensor::uninitialized(kAct, c.size()), rstd(kAct, static_cast<std::size_t>(rows));
+    Tensor k_rope = Tensor::uninitialized(kAct, static_cast<std::size_t>(rows) * rope);
+    {
+      auto op = ctx.op(i, op_names::kAttnKvNorm, Pass::fwd);
+      gather_columns(down.data(), rows, lat, 0, kvl, c.data());
+      k::rmsnorm_forward(c.data(), weight(p, pre + "kv_norm.weight"), c_normed.data(), rstd.data(), rows, kvl, eps);
+    }
+    auto op = ctx.op(i, op_names::kAttnRope, Pass::fwd);
+    gather_columns(down.data(), rows, lat, kvl, rope, k_rope.data());
+    k::rope_forward(k_rope.data(), k_rope.data(), batch_, n, 1, rope, step_.rope_theta, length_);
+    for (int b = 0; b < batch_; ++b)
+      for (int j = 0; j < n; ++j) {
+        float* row = cache + (static_cast<std::size_t>(b) * max_len_ + length_ + j) * lat;
+        const std::size_t r = static_cast<std::size_t>(b) * n + j;
+        std::copy_n(c_normed.data() + r * kvl, kvl, row);
+        std::copy_n(k_rope.data() + r * rope, rope, row + kvl);
+      }
+    Tensor q_rope = Tensor::uninitialized(kAct, static_cast<std::size_t>(rows) * heads * rope);
+    for (int hd = 0; hd < heads; ++hd)
+      gather_columns(q.data(), rows, static_cast<long>(heads) * qk, hd * qk + nope, rope,
+                     q_rope.data() + static_cast<std::size_t>(hd) * rows * rope);
+    k::rope_forward(q_rope.data(), q_rope.data(), heads * batch_, n, 1, rope, step_.rope_theta, length_);
+    for (int hd = 0; hd < heads; ++hd)
+      scatter_columns(q_rope.data() + static_cast<std::size_t>(hd) * rows * rope, rows, static_cast<long>(heads) * qk,
+                      hd * qk + nope, rope, q.data());
+  }
+  Tensor out = Tensor::uninitialized(kAct, static_cast<std::size_t>(rows) * heads * vd);
+  const int len = length_ + n;
+  if (n > 1) {  // prefill: K_nope and V per head rebuilt for every cached row, then attention
+    Tensor kk = Tensor::uninitialized(kAct, static_cast<std::size_t>(batch_) * len * heads * qk);
+    Tensor vv = Tensor::uninitialized(kAct, static_cast<std::size_t>(batch_) * len * heads * vd);
+    {
+      auto op = ctx.op(i, op_names::kAttnKvUp, Pass::fwd);
+      Tensor c = Tensor::uninitialized(kAct, static_cast<std::size_t>(batch_) * len * kvl);
+      for (int b = 0; b < batch_; ++b)
+        gather_columns(cache + static_cast<std::size_t>(b) * max_len_ * lat, len, lat, 0, kvl,
+                       c.data() + static_cast<std::size_t>(b) * len * kvl);
+      Tensor kv = Tensor::uninitialized(kAct, static_cast<std::size_t>(batch_) * len * heads * kv_cols);
+      k::linear_forward(c.data(), w_ukv, nullptr, kv.data(), batch_ * len, kvl, heads * kv_cols);
+      for (int b = 0; b < batch_; ++b)
+        for (int t = 0; t < len; ++t) {
+          const std::size_t r = static_cast<std::size_t>(b) * len + t;
+          const float* k_rope = cache + (static_cast<std::size_t>(b) * max_len_ + t) * lat + kvl;
+          for (int hd = 0; hd < heads; ++hd) {
+            const float* from = kv.data() + (r * heads + hd) * kv_cols;
+            float* key = kk.data() + (r * heads + hd) * qk;
+            std::copy_n(from, nope, key);
+            std::copy_n(k_rope, rope, key + nope);
+            std::copy_n(from + nope, vd, vv.data() + (r * heads + hd) * vd);
+          }
+        }
+    }
+    auto op = ctx.op(i, op_names::kAttnCore, Pass::fwd);
+    k::KvCacheAttentionShape shape{batch_, n, length_, len, heads, heads, qk};
+    shape.v_head_dim = vd;
+    k::kv_cache_attention_forward(q.data(), kk.data(), vv.data(), out.data(), shape);
+  } else {  // decode: W_UK absorbed into the query, W_UV applied to the latent output
+    Tensor q_abs = Tensor::uninitialized(kAct, static_cast<std::size_t>(rows) * heads * lat);
+    Tensor part = Tensor::uninitialized(kAct, static_cast<std::size_t>(rows) * std::max(nope, kvl));
+    Tensor res = Tensor::uninitialized(kAct, static_cast<std::size_t>(rows) * std::max(kvl, vd));
+    {
+      auto op = ctx.op(i, op_names::kAttnKvUp, Pass::fwd);
+      for (int hd = 0; hd < heads; ++hd) {  // q_nope W_UK for head hd: [rows, nope] x [nope, kvl]
+        gather_columns(q.data(), rows, static_cast<long>(heads) * qk, hd * qk, nope, part.data());
+        k::gemm_forward(part.data(), w_ukv + static_cast<std::size_t>(hd) * kv_cols * kvl, res.data(), rows, kvl, nope,
+                        false, false);
+        scatter_columns(res.data(), rows, static_cast<long>(heads) * lat, hd * lat, kvl, q_abs.data());
+        gather_columns(q.data(), rows, static_cast<long>(heads) * qk, hd * qk + nope, rope, part.data());
+        scatter_columns(part.data(), rows, static_cast<long>(heads) * lat, hd * lat + kvl, rope, q_abs.data());
+      }
+    }
+    Tensor latent_out = Tensor::uninitialized(kAct, static_cast<std::size_t>(rows) * heads * kvl);
+    {
+      auto op = ctx.op(i, op_names::kAttnCore, Pass::fwd);
+      k::KvCacheAttentionShape shape{batch_, 1, length_, max_len_, heads, 1, lat};
+      shape.v_head_dim = kvl;
+      shape.v_row_stride = lat;
+      shape.scale = 1.0f / std::sqrt(static_cast<float>(qk));  // the original head's width
+      k::kv_cache_attention_forward(q_abs.data(), cache, cache, latent_out.data(), shape);
+    }
+    auto op = ctx.op(i, op_names::kAttnKvUp, Pass::fwd);
+    for (int hd = 0; hd < heads; ++hd) {  // o_hd = latent_out_hd W_UV_hd^T: [rows, kvl] x [kvl, vd]
+      gather_columns(latent_out.data(), rows, static_cast<long>(heads) * kvl, hd * kvl, kvl, part.data());
+      k::gemm_forward(part.data(), w_ukv + (static_cast<std::size_t>(hd) * kv_cols + nope) * kvl, res.data(), rows, vd,
+                      kvl, false, true);
+      scatter_columns(res.data(), rows, static_cast<long>(heads) * vd, hd * vd, vd, out.data());
+    }
+  }
+  Tensor partial = Tensor::uninitialized(kAct, static_cast<std::size_t>(rows) * h);
+  {
+    auto op = ctx.op(i, op_names::kAttnProj, Pass::fwd);
+    k::linear_forward(out.data(), weight(p, pre + "proj.weight"), nullptr, partial.data(), rows, heads * vd, h);
+  }
+  if (ctx.tp_size() > 1) {
+    auto op = ctx.op(i, op_names::kAttnTpExit, Pass::fwd);
+    all_reduce_tp(ctx, partial.data(), partial.size());
+  }
+  q.release();
+  out.release();
+  Tensor y = Tensor::uninitialized(kAct, static_cast<std::size_t>(rows) * h);
+  auto op = ctx.op(i, op_names::kAttnResidual, Pass::fwd);
+  k::residual_forward(x, partial.data(), nullptr, y.data(), rows, h);
+  return y;
+}
+
+}  // namespace twinsim::exec
