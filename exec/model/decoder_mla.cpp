@@ -8,6 +8,7 @@
 #include <cmath>
 #include <string>
 
+#include "exec/model/columns.hpp"
 #include "exec/model/decoder.hpp"
 #include "exec/model/norm_op.hpp"
 #include "exec/model/tp_region.hpp"
@@ -27,15 +28,6 @@ constexpr MemCategory kAct = MemCategory::activations;
 namespace {
 
 float* weight(ParamBlock& b, const std::string& name) { return b.param(b.index_of(name)); }
-
-// Columns [first, first + width) of each of `rows` rows `stride` apart, to or from a
-// contiguous [rows, width] buffer.
-void gather_columns(const float* from, int rows, long stride, int first, int width, float* to) {
-  for (int r = 0; r < rows; ++r) std::copy_n(from + r * stride + first, width, to + static_cast<long>(r) * width);
-}
-void scatter_columns(const float* from, int rows, long stride, int first, int width, float* to) {
-  for (int r = 0; r < rows; ++r) std::copy_n(from + static_cast<long>(r) * width, width, to + r * stride + first);
-}
 
 }  // namespace
 
@@ -86,11 +78,11 @@ Tensor Decoder::mla_attention(const ModelContext& ctx, int i, const float* x, in
     Tensor k_rope = Tensor::uninitialized(kAct, static_cast<std::size_t>(rows) * rope);
     {
       auto op = ctx.op(i, op_names::kAttnKvNorm, Pass::fwd);
-      gather_columns(down.data(), rows, lat, 0, kvl, c.data());
+      copy_out(down.data(), Columns{rows, 1, lat, 0, kvl}, c.data());
       k::rmsnorm_forward(c.data(), weight(p, pre + "kv_norm.weight"), c_normed.data(), rstd.data(), rows, kvl, eps);
     }
     auto op = ctx.op(i, op_names::kAttnRope, Pass::fwd);
-    gather_columns(down.data(), rows, lat, kvl, rope, k_rope.data());
+    copy_out(down.data(), Columns{rows, 1, lat, kvl, rope}, k_rope.data());
     k::rope_forward(k_rope.data(), k_rope.data(), batch_, n, 1, rope, step_.rope_theta, length_);
     for (int b = 0; b < batch_; ++b)
       for (int j = 0; j < n; ++j) {
@@ -99,14 +91,11 @@ Tensor Decoder::mla_attention(const ModelContext& ctx, int i, const float* x, in
         std::copy_n(c_normed.data() + r * kvl, kvl, row);
         std::copy_n(k_rope.data() + r * rope, rope, row + kvl);
       }
+    const Columns q_rope_cols{rows, heads, qk, nope, rope};  // each head's rope part of Q
     Tensor q_rope = Tensor::uninitialized(kAct, static_cast<std::size_t>(rows) * heads * rope);
-    for (int hd = 0; hd < heads; ++hd)
-      gather_columns(q.data(), rows, static_cast<long>(heads) * qk, hd * qk + nope, rope,
-                     q_rope.data() + static_cast<std::size_t>(hd) * rows * rope);
-    k::rope_forward(q_rope.data(), q_rope.data(), heads * batch_, n, 1, rope, step_.rope_theta, length_);
-    for (int hd = 0; hd < heads; ++hd)
-      scatter_columns(q_rope.data() + static_cast<std::size_t>(hd) * rows * rope, rows, static_cast<long>(heads) * qk,
-                      hd * qk + nope, rope, q.data());
+    copy_out(q.data(), q_rope_cols, q_rope.data());
+    k::rope_forward(q_rope.data(), q_rope.data(), batch_, n, heads, rope, step_.rope_theta, length_);
+    copy_in(q_rope.data(), q_rope_cols, q.data());
   }
   Tensor out = Tensor::uninitialized(kAct, static_cast<std::size_t>(rows) * heads * vd);
   const int len = length_ + n;
@@ -117,8 +106,7 @@ Tensor Decoder::mla_attention(const ModelContext& ctx, int i, const float* x, in
       auto op = ctx.op(i, op_names::kAttnKvUp, Pass::fwd);
       Tensor c = Tensor::uninitialized(kAct, static_cast<std::size_t>(batch_) * len * kvl);
       for (int b = 0; b < batch_; ++b)
-        gather_columns(cache + static_cast<std::size_t>(b) * max_len_ * lat, len, lat, 0, kvl,
-                       c.data() + static_cast<std::size_t>(b) * len * kvl);
+        copy_out(cache + static_cast<std::size_t>(b) * max_len_ * lat, Columns{len, 1, lat, 0, kvl}, c.data() + static_cast<std::size_t>(b) * len * kvl);
       Tensor kv = Tensor::uninitialized(kAct, static_cast<std::size_t>(batch_) * len * heads * kv_cols);
       k::linear_forward(c.data(), w_ukv, nullptr, kv.data(), batch_ * len, kvl, heads * kv_cols);
       for (int b = 0; b < batch_; ++b)
@@ -145,13 +133,14 @@ Tensor Decoder::mla_attention(const ModelContext& ctx, int i, const float* x, in
     {
       auto op = ctx.op(i, op_names::kAttnKvUp, Pass::fwd);
       for (int hd = 0; hd < heads; ++hd) {  // q_nope W_UK for head hd: [rows, nope] x [nope, kvl]
-        gather_columns(q.data(), rows, static_cast<long>(heads) * qk, hd * qk, nope, part.data());
+        copy_out(q.data(), Columns{rows, 1, heads * qk, hd * qk, nope}, part.data());
         k::gemm_forward(part.data(), w_ukv + static_cast<std::size_t>(hd) * kv_cols * kvl, res.data(), rows, kvl, nope,
                         false, false);
-        scatter_columns(res.data(), rows, static_cast<long>(heads) * lat, hd * lat, kvl, q_abs.data());
-        gather_columns(q.data(), rows, static_cast<long>(heads) * qk, hd * qk + nope, rope, part.data());
-        scatter_columns(part.data(), rows, static_cast<long>(heads) * lat, hd * lat + kvl, rope, q_abs.data());
+        copy_in(res.data(), Columns{rows, 1, heads * lat, hd * lat, kvl}, q_abs.data());
       }
+      Tensor q_rope = Tensor::uninitialized(kAct, static_cast<std::size_t>(rows) * heads * rope);
+      copy_out(q.data(), Columns{rows, heads, qk, nope, rope}, q_rope.data());  // the rope parts as they are
+      copy_in(q_rope.data(), Columns{rows, heads, lat, kvl, rope}, q_abs.data());
     }
     Tensor latent_out = Tensor::uninitialized(kAct, static_cast<std::size_t>(rows) * heads * kvl);
     {
@@ -164,10 +153,10 @@ Tensor Decoder::mla_attention(const ModelContext& ctx, int i, const float* x, in
     }
     auto op = ctx.op(i, op_names::kAttnKvUp, Pass::fwd);
     for (int hd = 0; hd < heads; ++hd) {  // o_hd = latent_out_hd W_UV_hd^T: [rows, kvl] x [kvl, vd]
-      gather_columns(latent_out.data(), rows, static_cast<long>(heads) * kvl, hd * kvl, kvl, part.data());
+      copy_out(latent_out.data(), Columns{rows, 1, heads * kvl, hd * kvl, kvl}, part.data());
       k::gemm_forward(part.data(), w_ukv + (static_cast<std::size_t>(hd) * kv_cols + nope) * kvl, res.data(), rows, vd,
                       kvl, false, true);
-      scatter_columns(res.data(), rows, static_cast<long>(heads) * vd, hd * vd, vd, out.data());
+      copy_in(res.data(), Columns{rows, 1, heads * vd, hd * vd, vd}, out.data());
     }
   }
   Tensor partial = Tensor::uninitialized(kAct, static_cast<std::size_t>(rows) * h);

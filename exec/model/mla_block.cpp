@@ -3,6 +3,7 @@
 #include <cmath>
 #include <string>
 
+#include "exec/model/columns.hpp"
 #include "exec/model/tp_region.hpp"
 #include "kernels/cpu/attention.hpp"
 #include "kernels/cpu/flash_attention.hpp"
@@ -67,31 +68,6 @@ MlaBlock::MlaBlock(const TransformerConfig& c, int layer, ParamBlock& params) : 
   proj_w_ = p_.index_of(p + "proj.weight");
 }
 
-namespace {
-
-// Columns [first, first + width) of every one of `groups` column groups of `stride` in each
-// of `rows` rows: one head's slice of a [rows, heads, stride] tensor, or a tensor's own
-// columns (groups 1). copy_out gathers them into a contiguous [rows, groups, width] buffer,
-// copy_in writes (or with add, adds) them back.
-struct Columns {
-  int rows, groups, stride, first, width;
-  std::size_t at(int r, int g) const { return (static_cast<std::size_t>(r) * groups + g) * stride + first; }
-  std::size_t packed(int r, int g) const { return (static_cast<std::size_t>(r) * groups + g) * width; }
-};
-
-template <class T>
-void copy_out(const T* from, const Columns& c, T* to) {
-  for (int r = 0; r < c.rows; ++r)
-    for (int g = 0; g < c.groups; ++g) std::copy_n(from + c.at(r, g), c.width, to + c.packed(r, g));
-}
-
-template <class T>
-void copy_in(const T* from, const Columns& c, T* to) {
-  for (int r = 0; r < c.rows; ++r)
-    for (int g = 0; g < c.groups; ++g) std::copy_n(from + c.packed(r, g), c.width, to + c.at(r, g));
-}
-
-}  // namespace
 
 void MlaBlock::forward(const ModelContext& ctx, const Tensor& x, Tensor& y, MlaSaved& s, Pass pass) const {
   with_storage(c_.storage, [&]<class T>() { forward_t(ctx, x.as<T>(), y.as<T>(), s, pass); });
