@@ -138,6 +138,22 @@ void map_qwen(Mapping& m, bool qwen3, bool moe) {
   m.out["moe"] = e;
 }
 
+// The experts every DeepSeek config names alike (DeepSeekMoE, V2, V3): routed and shared
+// ones after first_k_dense_replace dense layers, every later layer MoE. A null node (not a
+// map) when the config has no routed experts (a dense model in DeepSeek's layout).
+YAML::Node deepseek_experts(Mapping& m) {
+  if (m.integer("moe_layer_freq", 1) != 1)
+    m.refuse("moe_layer_freq", std::to_string(m.integer("moe_layer_freq", 1)), "must be 1: every layer after the dense ones MoE");
+  if (!m.in.has("n_routed_experts")) return YAML::Node();
+  YAML::Node e;
+  e["experts"] = m.required("n_routed_experts");
+  e["top_k"] = m.required("num_experts_per_tok");
+  e["expert_ffn_hidden"] = m.required("moe_intermediate_size");
+  e["shared_experts"] = m.integer("n_shared_experts", 0);
+  e["dense_layers"] = m.integer("first_k_dense_replace", 0);
+  return e;
+}
+
 // DeepSeek-V2/V3: MLA, fine-grained MoE with shared experts after first_k_dense_replace
 // dense layers, V3's auxiliary-loss-free bias (topk_method noaux_tc) and MTP modules.
 void map_deepseek(Mapping& m, bool v3) {
@@ -153,15 +169,8 @@ void map_deepseek(Mapping& m, bool v3) {
   a["v_head_dim"] = m.required("v_head_dim");
   m.out["mla"] = a;
   m.out["head_dim"] = a["qk_nope_head_dim"].as<std::int64_t>() + a["qk_rope_head_dim"].as<std::int64_t>();
-  if (m.integer("moe_layer_freq", 1) != 1)
-    m.refuse("moe_layer_freq", std::to_string(m.integer("moe_layer_freq", 1)), "must be 1: every layer after the dense ones MoE");
-  if (!m.in.has("n_routed_experts")) return;  // a dense DeepSeek
-  YAML::Node e;
-  e["experts"] = m.required("n_routed_experts");
-  e["top_k"] = m.required("num_experts_per_tok");
-  e["expert_ffn_hidden"] = m.required("moe_intermediate_size");
-  e["shared_experts"] = m.integer("n_shared_experts", 0);
-  e["dense_layers"] = m.integer("first_k_dense_replace", 0);
+  YAML::Node e = deepseek_experts(m);
+  if (!e.IsMap()) return;  // a dense DeepSeek
   const std::string method = m.in.string("topk_method", v3 ? "noaux_tc" : "greedy");
   if (method != "greedy" && method != "group_limited_greedy" && method != "noaux_tc")
     m.refuse("topk_method", method, "is not one of greedy, group_limited_greedy, noaux_tc");
@@ -183,18 +192,9 @@ void map_deepseek_moe(Mapping& m) {
   map_silu(m);
   m.out["ffn_hidden"] = m.required("intermediate_size");
   if (m.in.boolean("attention_bias", false)) m.refuse("attention_bias", "true", "is not part of DeepSeekMoE");
-  if (m.integer("moe_layer_freq", 1) != 1)
-    m.refuse("moe_layer_freq", std::to_string(m.integer("moe_layer_freq", 1)), "must be 1: every layer after the dense ones MoE");
   const std::string scoring = m.in.string("scoring_func", "softmax");
   if (scoring != "softmax") m.refuse("scoring_func", scoring, "is not the softmax router of DeepSeekMoE");
-  if (!m.in.has("n_routed_experts")) return;  // a dense model in DeepSeek's layout
-  YAML::Node e;
-  e["experts"] = m.required("n_routed_experts");
-  e["top_k"] = m.required("num_experts_per_tok");
-  e["expert_ffn_hidden"] = m.required("moe_intermediate_size");
-  e["shared_experts"] = m.integer("n_shared_experts", 0);
-  e["dense_layers"] = m.integer("first_k_dense_replace", 0);
-  m.out["moe"] = e;
+  if (YAML::Node e = deepseek_experts(m); e.IsMap()) m.out["moe"] = e;  // else a dense model in DeepSeek's layout
 }
 
 // Gemma 2 and 3: GeGLU MLP (gelu_pytorch_tanh), four norms per layer, tied embeddings,

@@ -10,9 +10,9 @@
 // width apart). Tensor parallelism splits the heads: the up-projections are
 // column-parallel, W_O row-parallel; the down-projections and their norms run duplicated
 // on every TP rank, so the grads of the latents (and of the shared k_R) are summed over the
-// TP group before the duplicated weights use them. Sequence parallelism, selective
-// recomputation and serving are not implemented here (transformer_config.cpp and the
-// decoder refuse them).
+// TP group before the duplicated weights use them. Sequence parallelism and selective
+// recomputation are not implemented (transformer_config.cpp refuses them); serving runs
+// from the latent cache in decoder_mla.cpp.
 #include <vector>
 
 #include "exec/model/model_context.hpp"

@@ -13,7 +13,7 @@
 // Tensor parallelism shards every expert's FFN like the dense MLP (column-parallel up,
 // row-parallel down; Megatron-core's expert tensor parallelism = tp), the router is
 // replicated; the partial outputs meet in one all-reduce. Expert parallelism and sequence
-// parallelism are not implemented here (transformer_config.cpp refuses them).
+// parallelism are not implemented (train_config.cpp and transformer_config.cpp refuse them).
 #include <vector>
 
 #include "exec/model/model_context.hpp"

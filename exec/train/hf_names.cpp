@@ -85,29 +85,25 @@ bool gpt2_layout(const ModelSpec& m) {
          m.position == Position::learned && m.bias && m.kv_heads == m.heads;
 }
 
-// Llama's attention and norms; a dense FFN in every layer (Llama), or DeepSeekMoE's experts
-// after its leading dense layers (the mixture the executor runs, moe_block.hpp).
-bool llama_attention(const ModelSpec& m) {
-  return !m.mla && m.sliding_window == 0 && !m.qk_norm && !m.sandwich_norm && !m.attention_sinks &&
-         m.mtp_layers == 0 && !m.qkv_bias && m.norm == Norm::rmsnorm && m.activation == Activation::swiglu &&
+// What Llama, DeepSeekMoE and DeepSeek-V2 share: RMSNorm, SwiGLU, RoPE, no biases, and none
+// of windows, QK or sandwich norms, sinks or MTP modules (the executor runs none of them).
+bool llama_family(const ModelSpec& m) {
+  return m.sliding_window == 0 && !m.qk_norm && !m.sandwich_norm && !m.attention_sinks && m.mtp_layers == 0 &&
+         !m.qkv_bias && m.norm == Norm::rmsnorm && m.activation == Activation::swiglu &&
          m.position == Position::rope && !m.bias;
 }
 
-bool llama_layout(const ModelSpec& m) { return llama_attention(m) && !m.moe; }
-
-// DeepSeek-V2: latent attention, DeepSeekMoE's experts (or a dense FFN), no V3 extras.
-bool deepseek_v2_layout(const ModelSpec& m) {
-  return m.mla && !m.bias && m.norm == Norm::rmsnorm && m.activation == Activation::swiglu &&
-         m.position == Position::rope && m.sliding_window == 0 && !m.qk_norm && !m.sandwich_norm &&
-         !m.attention_sinks && m.mtp_layers == 0 && !m.qkv_bias &&
-         (!m.moe || (!m.moe->router_bias && !m.moe->shared_expert_gate && m.moe->groups == 0 &&
-                     m.moe->shared_width() == m.moe->expert_ffn_hidden));
+// DeepSeekMoE's experts as the executor runs them (moe_block.hpp): no router bias, gate or
+// group-limited routing, the shared experts as wide as the routed ones (DeepSeek's config
+// gives one width: n_shared_experts x moe_intermediate_size).
+bool deepseek_experts(const MoeSpec& e) {
+  return !e.router_bias && !e.shared_expert_gate && e.groups == 0 && e.shared_width() == e.expert_ffn_hidden;
 }
 
-bool deepseek_moe_layout(const ModelSpec& m) {
-  return llama_attention(m) && m.moe && !m.moe->router_bias && !m.moe->shared_expert_gate && m.moe->groups == 0 &&
-         m.moe->shared_width() == m.moe->expert_ffn_hidden;  // shared width: n_shared_experts x moe_intermediate_size
-}
+bool llama_layout(const ModelSpec& m) { return llama_family(m) && !m.mla && !m.moe; }
+bool deepseek_moe_layout(const ModelSpec& m) { return llama_family(m) && !m.mla && m.moe && deepseek_experts(*m.moe); }
+// DeepSeek-V2: latent attention with DeepSeekMoE's experts (or a dense FFN), no V3 extras
+bool deepseek_v2_layout(const ModelSpec& m) { return llama_family(m) && m.mla && (!m.moe || deepseek_experts(*m.moe)); }
 
 std::vector<HfTensor> gpt2(const ModelSpec& m, Source& src) {
   std::vector<HfTensor> out;
@@ -239,10 +235,33 @@ double as_written(float x) {
   return std::stod(std::string(text, end));
 }
 
+
+// The keys LlamaConfig and DeepSeek's configs share, with the executor's numerics.
+nlohmann::json llama_config_keys(const ModelSpec& m, const std::string& torch_dtype) {
+  const TransformerConfig numerics;  // the executor's eps and theta, whatever the plan
+  return {{"num_hidden_layers", m.layers}, {"hidden_size", m.hidden}, {"num_attention_heads", m.heads},
+          {"num_key_value_heads", m.kv_heads}, {"intermediate_size", m.ffn_hidden}, {"vocab_size", m.vocab},
+          {"max_position_embeddings", m.max_seq_len}, {"hidden_act", "silu"},
+          {"rms_norm_eps", as_written(numerics.norm_eps)}, {"rope_theta", as_written(numerics.rope_theta)},
+          {"tie_word_embeddings", m.tied_embeddings}, {"attention_bias", false}, {"torch_dtype", torch_dtype}};
+}
+
+// DeepSeekMoE's expert keys (DeepSeek-V2 reads the same), as the executor's router runs them.
+void add_deepseek_expert_keys(nlohmann::json& c, const MoeSpec& e) {
+  c["n_routed_experts"] = e.experts;
+  c["num_experts_per_tok"] = e.top_k;
+  c["moe_intermediate_size"] = e.expert_ffn_hidden;
+  c["n_shared_experts"] = e.shared_experts;
+  c["first_k_dense_replace"] = e.dense_layers;
+  c["moe_layer_freq"] = 1;
+  c["scoring_func"] = "softmax";  // the executor's router (moe_block.hpp)
+  c["norm_topk_prob"] = false;    // the top_k probabilities weight their experts as they are
+}
+
 }  // namespace
 
 nlohmann::json hf_config(const ModelSpec& m, Dtype dtype) {
-  const TransformerConfig numerics;  // the executor's eps and theta, whatever the plan
+  const TransformerConfig numerics;  // the executor's eps, whatever the plan
   const std::string torch_dtype = dtype == Dtype::bf16 ? "bfloat16" : dtype == Dtype::fp16 ? "float16" : "float32";
   if (gpt2_layout(m))  // transformers/models/gpt2/configuration_gpt2.py
     return {{"architectures", {"GPT2LMHeadModel"}}, {"model_type", "gpt2"}, {"n_layer", m.layers},
@@ -250,53 +269,33 @@ nlohmann::json hf_config(const ModelSpec& m, Dtype dtype) {
             {"n_positions", m.max_seq_len}, {"activation_function", "gelu_new"},
             {"layer_norm_epsilon", as_written(numerics.norm_eps)}, {"tie_word_embeddings", m.tied_embeddings},
             {"resid_pdrop", 0.0}, {"embd_pdrop", 0.0}, {"attn_pdrop", 0.0}, {"torch_dtype", torch_dtype}};
-  if (llama_layout(m))  // transformers/models/llama/configuration_llama.py
-    return {{"architectures", {"LlamaForCausalLM"}}, {"model_type", "llama"}, {"num_hidden_layers", m.layers},
-            {"hidden_size", m.hidden}, {"num_attention_heads", m.heads}, {"num_key_value_heads", m.kv_heads},
-            {"intermediate_size", m.ffn_hidden}, {"vocab_size", m.vocab}, {"max_position_embeddings", m.max_seq_len},
-            {"hidden_act", "silu"}, {"rms_norm_eps", as_written(numerics.norm_eps)}, {"rope_theta", as_written(numerics.rope_theta)},
-            {"tie_word_embeddings", m.tied_embeddings}, {"attention_bias", false}, {"mlp_bias", false},
-            {"torch_dtype", torch_dtype}};
+  nlohmann::json c = llama_config_keys(m, torch_dtype);
+  if (llama_layout(m)) {  // transformers/models/llama/configuration_llama.py
+    c["architectures"] = {"LlamaForCausalLM"};
+    c["model_type"] = "llama";
+    c["mlp_bias"] = false;
+    return c;
+  }
   if (deepseek_v2_layout(m)) {  // deepseek-ai/DeepSeek-V2 configuration_deepseek.py
     const MlaSpec& a = *m.mla;
-    nlohmann::json c = {{"architectures", {"DeepseekV2ForCausalLM"}}, {"model_type", "deepseek_v2"},
-                        {"num_hidden_layers", m.layers}, {"hidden_size", m.hidden}, {"num_attention_heads", m.heads},
-                        {"num_key_value_heads", m.kv_heads}, {"intermediate_size", m.ffn_hidden},
-                        {"vocab_size", m.vocab}, {"max_position_embeddings", m.max_seq_len}, {"hidden_act", "silu"},
-                        {"rms_norm_eps", as_written(numerics.norm_eps)}, {"rope_theta", as_written(numerics.rope_theta)},
-                        {"tie_word_embeddings", m.tied_embeddings}, {"attention_bias", false}, {"torch_dtype", torch_dtype},
-                        {"kv_lora_rank", a.kv_lora_rank}, {"qk_nope_head_dim", a.qk_nope_head_dim},
-                        {"qk_rope_head_dim", a.qk_rope_head_dim}, {"v_head_dim", a.v_head_dim}};
+    c["architectures"] = {"DeepseekV2ForCausalLM"};
+    c["model_type"] = "deepseek_v2";
     c["q_lora_rank"] = a.q_lora_rank > 0 ? nlohmann::json(a.q_lora_rank) : nlohmann::json(nullptr);  // V2-Lite: null
+    c["kv_lora_rank"] = a.kv_lora_rank;
+    c["qk_nope_head_dim"] = a.qk_nope_head_dim;
+    c["qk_rope_head_dim"] = a.qk_rope_head_dim;
+    c["v_head_dim"] = a.v_head_dim;
     if (m.moe) {
-      c["n_routed_experts"] = m.moe->experts;
-      c["num_experts_per_tok"] = m.moe->top_k;
-      c["moe_intermediate_size"] = m.moe->expert_ffn_hidden;
-      c["n_shared_experts"] = m.moe->shared_experts;
-      c["first_k_dense_replace"] = m.moe->dense_layers;
-      c["moe_layer_freq"] = 1;
+      add_deepseek_expert_keys(c, *m.moe);
       c["topk_method"] = "greedy";
-      c["scoring_func"] = "softmax";
-      c["norm_topk_prob"] = false;
       c["routed_scaling_factor"] = 1.0;  // the routed experts' sum as it is
     }
     return c;
   }
   if (deepseek_moe_layout(m)) {  // deepseek-ai/deepseek-moe-16b-base configuration_deepseek.py
-    nlohmann::json c = {{"architectures", {"DeepseekForCausalLM"}}, {"model_type", "deepseek"},
-                        {"num_hidden_layers", m.layers}, {"hidden_size", m.hidden}, {"num_attention_heads", m.heads},
-                        {"num_key_value_heads", m.kv_heads}, {"intermediate_size", m.ffn_hidden},
-                        {"vocab_size", m.vocab}, {"max_position_embeddings", m.max_seq_len}, {"hidden_act", "silu"},
-                        {"rms_norm_eps", as_written(numerics.norm_eps)}, {"rope_theta", as_written(numerics.rope_theta)},
-                        {"tie_word_embeddings", m.tied_embeddings}, {"attention_bias", false}, {"torch_dtype", torch_dtype}};
-    c["n_routed_experts"] = m.moe->experts;
-    c["num_experts_per_tok"] = m.moe->top_k;
-    c["moe_intermediate_size"] = m.moe->expert_ffn_hidden;
-    c["n_shared_experts"] = m.moe->shared_experts;
-    c["first_k_dense_replace"] = m.moe->dense_layers;
-    c["moe_layer_freq"] = 1;
-    c["scoring_func"] = "softmax";   // the executor's router (moe_block.hpp)
-    c["norm_topk_prob"] = false;     // the top_k probabilities weight their experts as they are
+    c["architectures"] = {"DeepseekForCausalLM"};
+    c["model_type"] = "deepseek";
+    add_deepseek_expert_keys(c, *m.moe);
     return c;
   }
   throw std::invalid_argument("model " + m.name +

@@ -68,6 +68,7 @@ TEST(HfConfig, FamilyFeatures) {
     "num_attention_heads": 4, "intermediate_size": 128, "vocab_size": 100, "q_lora_rank": null,
     "kv_lora_rank": 8, "qk_nope_head_dim": 8, "qk_rope_head_dim": 4, "v_head_dim": 6})");
   EXPECT_EQ(lite.mla->q_lora_rank, 0);
+  EXPECT_FALSE(lite.moe.has_value());  // no n_routed_experts: a dense DeepSeek
 }
 
 struct BadConfig {
