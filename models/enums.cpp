@@ -7,12 +7,12 @@
 
 namespace twinsim {
 
-std::int64_t dp_ranks_per_node(const Plan& plan, int gpus_per_node) {
+std::int64_t dp_ranks_per_node(const PlanKnobs& plan, int gpus_per_node) {
   const std::int64_t stride = static_cast<std::int64_t>(plan.tp) * plan.cp;
   return stride >= gpus_per_node ? 1 : std::min<std::int64_t>(plan.dp, gpus_per_node / stride);
 }
 
-int hpz_partition(const Plan& plan, int gpus_per_node) {
+int hpz_partition(const PlanKnobs& plan, int gpus_per_node) {
   const int hpz = plan.zero_hpz_partition_size;
   if (hpz <= 1 || !plan.shards_params() || !plan.overlap_grad_reduce) return 1;
   return dp_ranks_per_node(plan, gpus_per_node) % hpz == 0 ? hpz : 1;
@@ -54,13 +54,13 @@ std::string_view to_string(Optimizer o) { return o == Optimizer::adam ? "adam" :
 std::string_view to_string(SpeculativeMethod m) { return m == SpeculativeMethod::draft ? "draft" : "ngram"; }
 
 bool parse_recompute(std::string_view name, Recompute& out) {
-  for (Recompute r : {Recompute::none, Recompute::selective, Recompute::full})
+  for (Recompute r : kRecomputePolicies)
     if (to_string(r) == name) return out = r, true;
   return false;
 }
 
 bool parse_schedule(std::string_view name, Schedule& out) {
-  for (Schedule s : {Schedule::gpipe, Schedule::one_f_one_b, Schedule::interleaved})
+  for (Schedule s : kSchedules)
     if (to_string(s) == name) return out = s, true;
   return false;
 }
@@ -76,7 +76,7 @@ std::string_view to_string(GradCompression c) {
 }
 
 bool parse_grad_compression(std::string_view name, GradCompression& out) {
-  for (GradCompression c : {GradCompression::none, GradCompression::int8, GradCompression::int4, GradCompression::topk})
+  for (GradCompression c : kGradCompressions)
     if (to_string(c) == name) return out = c, true;
   return false;
 }

@@ -14,7 +14,10 @@ enum class Schedule { gpipe, one_f_one_b, interleaved };
 // Karimireddy et al. 2019), priced in sim/training/zero_comm.
 enum class GradCompression { none, int8, int4, topk };
 
-struct Plan {
+// Every knob of the plan but the per-stage layer list: plain data, so the search walks
+// millions of them without allocating and sends them between processes as bytes. Each
+// knob's key, default and range: models/plan_fields.hpp.
+struct PlanKnobs {
   int tp = 1;
   int pp = 1;
   int dp = 1;  // after loading, always resolved (the scenario may leave it out)
@@ -25,7 +28,6 @@ struct Plan {
   Recompute recompute = Recompute::none;
   Schedule schedule = Schedule::one_f_one_b;
   int virtual_stages = 1;
-  std::vector<int> stage_layers;  // resolved: always pp entries after loading
   bool overlap_grad_reduce = true;
   bool overlap_param_gather = true;
   bool tp_comm_overlap = false;
@@ -60,12 +62,22 @@ struct Plan {
   bool shards_params() const { return zero >= 3; }
 };
 
+struct Plan : PlanKnobs {
+  std::vector<int> stage_layers;  // resolved: always pp entries after loading
+};
+
+// Each choice knob's values, in the order scenario files list them (names: to_string).
+inline constexpr Recompute kRecomputePolicies[] = {Recompute::none, Recompute::selective, Recompute::full};
+inline constexpr Schedule kSchedules[] = {Schedule::gpipe, Schedule::one_f_one_b, Schedule::interleaved};
+inline constexpr GradCompression kGradCompressions[] = {GradCompression::none, GradCompression::int8,
+                                                        GradCompression::int4, GradCompression::topk};
+
 // Data-parallel ranks one node of `gpus_per_node` holds: they lie tp*cp apart (Megatron's
 // rank order tp-cp-ep-dp-pp, sim/training/rank_layout.hpp).
-std::int64_t dp_ranks_per_node(const Plan& plan, int gpus_per_node);
+std::int64_t dp_ranks_per_node(const PlanKnobs& plan, int gpus_per_node);
 // ZeRO++ hpZ's secondary partition size where it applies: ZeRO-3 with per-layer gathers
 // (overlap_grad_reduce) and a size dividing the node's DP ranks; else 1 (none).
-int hpz_partition(const Plan& plan, int gpus_per_node);
+int hpz_partition(const PlanKnobs& plan, int gpus_per_node);
 
 std::string_view to_string(Recompute r);
 std::string_view to_string(Schedule s);

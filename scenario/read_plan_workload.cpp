@@ -1,4 +1,5 @@
 // The `plan:`, `training:` and `inference:` sections (SCENARIO.md).
+#include "models/plan_fields.hpp"
 #include "scenario/errors.hpp"
 #include "scenario/mapping_reader.hpp"
 #include "scenario/read_sections.hpp"
@@ -7,7 +8,6 @@ namespace twinsim {
 
 namespace {
 
-constexpr std::int64_t kMaxDegree = 1 << 24;
 constexpr std::int64_t kMaxTokens = std::int64_t{1} << 40;
 
 Dtype read_dtype(MappingReader& r, const std::string& key, const std::string& fallback,
@@ -28,6 +28,26 @@ Disaggregation read_disaggregation(const YAML::Node& node, const std::string& pa
   d.kv_over_nvlink = r.choice("kv_link", "inter_node", {"inter_node", "intra_node"}) == "intra_node";
   r.reject_unknown();
   return d;
+}
+
+// One `plan` knob (models/plan_fields.hpp) from its key, or its fallback.
+void read_knob(MappingReader& r, const IntKnob& k, Plan& p) {
+  p.*k.member = static_cast<int>(r.integer(std::string(k.key), k.fallback, k.min, k.max));
+}
+void read_knob(MappingReader& r, const BoolKnob& k, Plan& p) { p.*k.member = r.boolean(std::string(k.key), k.fallback); }
+void read_knob(MappingReader& r, const RatioKnob& k, Plan& p) {
+  p.*k.member = r.number(std::string(k.key), k.fallback, k.min, k.max);
+}
+void read_knob(MappingReader& r, const LayerListKnob& k, Plan& p) {
+  for (std::int64_t n : r.integer_list(std::string(k.key), k.min, k.max)) (p.*k.member).push_back(static_cast<int>(n));
+}
+template <class E>
+void read_knob(MappingReader& r, const ChoiceKnob<E>& k, Plan& p) {
+  std::vector<std::string> names;
+  for (int i = 0; i < k.count; ++i) names.emplace_back(to_string(k.values[i]));
+  const std::string name = r.choice(std::string(k.key), std::string(to_string(k.fallback)), names);
+  for (int i = 0; i < k.count; ++i)
+    if (names[i] == name) p.*k.member = k.values[i];
 }
 
 }  // namespace
@@ -58,33 +78,9 @@ Plan read_plan(const YAML::Node& node, const std::string& path) {
   if (!node.IsDefined() || node.IsNull()) throw ScenarioError(path, "", "is required");
   MappingReader r(node, path);
   Plan p;
-  p.tp = static_cast<int>(r.integer("tp", 1, 1, kMaxDegree));
-  p.pp = static_cast<int>(r.integer("pp", 1, 1, kMaxDegree));
-  p.dp = static_cast<int>(r.integer("dp", 0, 1, kMaxDegree));  // 0: the rest of the GPUs
-  p.cp = static_cast<int>(r.integer("cp", 1, 1, kMaxDegree));
-  p.ep = static_cast<int>(r.integer("ep", 1, 1, kMaxDegree));
-  p.sequence_parallel = r.boolean("sequence_parallel", false);
-  p.zero = static_cast<int>(r.integer("zero", 0, 0, 3));
-  parse_recompute(r.choice("recompute", "none", {"none", "selective", "full"}), p.recompute);
-  parse_schedule(r.choice("schedule", "1f1b", {"gpipe", "1f1b", "interleaved"}), p.schedule);
-  p.virtual_stages = static_cast<int>(r.integer("virtual_stages", 1, 1, 1 << 16));
-  // a stage's layer count is an int: a larger entry is refused, not truncated
-  for (std::int64_t n : r.integer_list("stage_layers", 1, 1 << 20)) p.stage_layers.push_back(static_cast<int>(n));
-  p.overlap_grad_reduce = r.boolean("overlap_grad_reduce", true);
-  p.overlap_param_gather = r.boolean("overlap_param_gather", true);
-  p.tp_comm_overlap = r.boolean("tp_comm_overlap", false);
-  p.flash_attention = r.boolean("flash_attention", true);
-  p.offload_optimizer = r.boolean("offload_optimizer", false);
-  p.zero_quantized_weights = r.boolean("zero_quantized_weights", false);
-  p.zero_quantized_gradients = r.boolean("zero_quantized_gradients", false);
-  p.zero_hpz_partition_size = static_cast<int>(r.integer("zero_hpz_partition_size", 1, 1, kMaxDegree));
-  parse_grad_compression(r.choice("gradient_compression", "none", {"none", "int8", "int4", "topk"}),
-                         p.gradient_compression);
-  if (r.has("gradient_topk_ratio")) {
-    if (p.gradient_compression != GradCompression::topk)
-      throw ScenarioError(r.key_path("gradient_topk_ratio"), "", "needs plan.gradient_compression=topk");
-    p.gradient_topk_ratio = r.number("gradient_topk_ratio", p.gradient_topk_ratio, 1e-6, 1);
-  }
+  for_each_plan_knob([&](const auto& knob) { read_knob(r, knob, p); });
+  if (r.has("gradient_topk_ratio") && p.gradient_compression != GradCompression::topk)
+    throw ScenarioError(r.key_path("gradient_topk_ratio"), "", "needs plan.gradient_compression=topk");
   r.reject_unknown();
   return p;
 }

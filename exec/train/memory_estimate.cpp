@@ -20,17 +20,17 @@ std::int64_t block_elements(const BlockSpecs& b, int tp, int pad_multiple) {
 StateEstimate state_bytes(const TrainConfig& c, std::int64_t p) {
   const std::int64_t d = c.plan.dp, share = p / d, f = 4;
   const std::int64_t stored = c.training.precision == Dtype::fp32 ? 4 : 2;
-  const int zero = c.plan.zero;
+  const Plan& plan = c.plan;
   StateEstimate e;
   e.params = p;
-  e.params_bytes = stored * (zero == 3 ? share : p);
+  e.params_bytes = stored * (plan.shards_params() ? share : p);
   // from ZeRO 2 on the unsharded grads exist a bucket at a time, as buffers
-  e.grads_bytes = stored * (zero <= 1 ? p : share);
+  e.grads_bytes = stored * (plan.shards_grads() ? share : p);
   // compressed reduction (ZeRO 0-1 over dp > 1): an fp32 error-feedback residual per value
-  if (c.plan.gradient_compression != GradCompression::none && zero <= 1 && d > 1) e.grads_bytes += f * p;
+  if (plan.gradient_compression != GradCompression::none && !plan.shards_grads() && d > 1) e.grads_bytes += f * p;
   const int moments = c.training.optimizer == Optimizer::adam ? 2 : 1;  // zero.cpp keeps m for SGD too
   const int master = c.training.precision == Dtype::fp32 ? 0 : 1;       // fp32 master copy (Micikevicius 2018 §3.1)
-  e.optimizer_bytes = f * (moments + master) * (zero >= 1 ? share : p);
+  e.optimizer_bytes = f * (moments + master) * (plan.shards_optimizer() ? share : p);
   if (c.plan.offload_optimizer) e.optimizer_bytes = 0;  // on the host (zero.cpp), not in the GPU's capacity
   return e;
 }

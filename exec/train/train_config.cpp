@@ -15,7 +15,7 @@ void validate(const TrainConfig& c) {
   if (c.plan.zero_hpz_partition_size > 1)
     throw std::invalid_argument("plan.zero_hpz_partition_size=" + std::to_string(c.plan.zero_hpz_partition_size) +
                                 ": the executor keeps no secondary partition (ZeRO++ is priced by the simulator only)");
-  if (c.plan.gradient_compression != GradCompression::none && c.plan.zero >= 2)
+  if (c.plan.gradient_compression != GradCompression::none && c.plan.shards_grads())
     throw std::invalid_argument("plan.gradient_compression=" + std::string(to_string(c.plan.gradient_compression)) +
                                 ": the executor compresses ZeRO 0-1's reduction only (plan.zero=" +
                                 std::to_string(c.plan.zero) + ")");

@@ -92,20 +92,15 @@ Scenario load(const std::string& text, const std::vector<std::string>& overrides
   return load_scenario_text(text, overrides, "<python scenario>");
 }
 
-// The resolved scenario's plan and cluster, as the simulator will use them.
+// The resolved scenario's plan (every knob) and cluster, as the simulator will use them.
 std::string resolved_json(const std::string& text, const std::vector<std::string>& overrides) {
   const Scenario s = load(text, overrides);
-  const Plan& p = s.plan;
   nlohmann::json j = {{"name", s.name},
                       {"model", s.model.name},
                       {"cluster", {{"name", s.cluster.name}, {"gpu", s.cluster.gpu.name},
                                    {"gpus_per_node", s.cluster.gpus_per_node}, {"nodes", s.cluster.nodes}}},
-                      {"plan", {{"tp", p.tp}, {"pp", p.pp}, {"dp", p.dp}, {"cp", p.cp}, {"ep", p.ep},
-                                {"zero", p.zero}, {"recompute", std::string(to_string(p.recompute))},
-                                {"schedule", std::string(to_string(p.schedule))},
-                                {"virtual_stages", p.virtual_stages}, {"stage_layers", p.stage_layers},
-                                {"sequence_parallel", p.sequence_parallel}}},
-                      {"gpus", p.world_size()},
+                      {"plan", to_json(s.plan)},
+                      {"gpus", s.plan.world_size()},
                       {"training", s.is_training()}};
   return j.dump();
 }

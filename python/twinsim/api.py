@@ -57,7 +57,8 @@ class Scenario:
         return json.dumps(self.data)
 
     def resolved(self) -> dict:
-        """The validated plan and cluster (dp and nodes filled in). Raises ScenarioError."""
+        """The validated plan (every `plan` knob, by its key, defaults and dp filled in) and
+        cluster (nodes filled in). Raises ScenarioError."""
         return json.loads(_core.resolved_json(self.text(), []))
 
     def __repr__(self) -> str:

@@ -122,10 +122,12 @@ BytesPerParam training_bytes_per_param(Dtype precision, Optimizer optimizer) {
 
 WeightMemory zero_sharded(std::int64_t params, const BytesPerParam& bytes, int zero, std::int64_t group) {
   const std::int64_t shard = ceil_div(params, group);
+  PlanKnobs stage;  // what each stage shards: Plan's one home for it
+  stage.zero = zero;
   WeightMemory w;
-  w.params = checked_mul(zero >= 3 ? shard : params, bytes.params);
-  w.grads = checked_mul(zero >= 2 ? shard : params, bytes.grads);
-  w.optimizer = checked_mul(zero >= 1 ? shard : params, bytes.optimizer);
+  w.params = checked_mul(stage.shards_params() ? shard : params, bytes.params);
+  w.grads = checked_mul(stage.shards_grads() ? shard : params, bytes.grads);
+  w.optimizer = checked_mul(stage.shards_optimizer() ? shard : params, bytes.optimizer);
   return w;
 }
 

@@ -61,14 +61,7 @@ std::int64_t AnalyticModel::stage_peak_bytes(const Plan& plan, const TrainingWor
 
 AnalyticEstimate AnalyticModel::estimate(const Candidate& c) {
   const LayerPrices& prices = cache_.get(c);
-  apply_to_plan(c, plan_);
-  // the scenario's hpZ where this plan's layout allows it, as candidate_scenario sets it
-  plan_.zero_hpz_partition_size = base_.plan.zero_hpz_partition_size;
-  // the scenario's gradient compression with ZeRO 0-2 over more than one DP rank, as
-  // candidate_scenario keeps it for the engine
-  plan_.gradient_compression =
-      c.zero == 3 || c.dp * c.cp == 1 ? GradCompression::none : base_.plan.gradient_compression;
-  plan_.zero_hpz_partition_size = hpz_partition(plan_, base_.cluster.gpus_per_node);
+  apply_to_plan(c, plan_);  // with the scenario's settings that apply to it (keep_scenario_settings)
   training_.micro_batch = c.micro_batch;
   const ModelSpec& model = base_.model;
   const ClusterSpec& cluster = base_.cluster;
@@ -84,7 +77,7 @@ AnalyticEstimate AnalyticModel::estimate(const Candidate& c) {
   // collectives on the compute stream instead (whole_chunk below), as the step graph builds them.
   double gather_dense = 0, gather_moe = 0, reduce_dense = 0, reduce_moe = 0;
   double gather_dense_bwd = 0, gather_moe_bwd = 0;  // hpZ gathers the backward's inside the node
-  const bool layer_gathers = c.zero == 3 && c.dp > 1 && !zero3_whole_stage(plan_);
+  const bool layer_gathers = c.shards_params() && c.dp > 1 && !zero3_whole_stage(plan_);
   const bool layer_reduces = sharded_grads(plan_) && !sharded_grads_whole_stage(plan_);
   if (layer_gathers || layer_reduces) {
     const StackSpec& stack = base_.stack;
@@ -158,13 +151,13 @@ AnalyticEstimate AnalyticModel::estimate(const Candidate& c) {
 
   // data parallelism on the first stage, which finishes its backward last
   const std::int64_t params = stage_params(model, plan_, 0).total();
-  if (c.dp > 1 && c.zero < 3) {  // ZeRO 0-2; ZeRO 2 reduced its grads in every backward
+  if (c.dp > 1 && !c.shards_params()) {  // ZeRO 0-2; ZeRO 2 reduced its grads in every backward
     // Megatron-core's DDP buckets (sim/memory/buffers.hpp); without overlap one bucket
     // holds the whole buffer (bucket_size None), as the step graph builds it
     const std::int64_t per_bucket = c.overlap_grad_reduce ? dp_bucket_params(plan_) : params;
     const std::int64_t buckets = std::max<std::int64_t>(1, (params + per_bucket - 1) / per_bucket);
     const double bucket = static_cast<double>(params) / static_cast<double>(buckets);
-    const CollectiveOp op = c.zero >= 1 ? CollectiveOp::reduce_scatter : CollectiveOp::all_reduce;
+    const CollectiveOp op = c.shards_optimizer() ? CollectiveOp::reduce_scatter : CollectiveOp::all_reduce;
     const double t_bucket = dp_gradient_reduce_s(cluster, plan_, op, dp_group, bucket, precision);
     if (sharded_grads(plan_)) {
       // nothing left to reduce at the step's end (the step graph's add_data_parallel)
@@ -186,14 +179,14 @@ AnalyticEstimate AnalyticModel::estimate(const Candidate& c) {
     } else {
       e.dp_exposed_s = static_cast<double>(buckets) * t_bucket;
     }
-    if (c.zero >= 1) {  // the distributed optimizer gathers the updated parameters back
+    if (c.shards_optimizer()) {  // the distributed optimizer gathers the updated parameters back
       const double t_gather =
           collective_time_s(cluster, CollectiveOp::all_gather, dp_group, bucket * param_element_bytes(precision));
       e.dp_exposed_s += c.overlap_param_gather ? t_gather : static_cast<double>(buckets) * t_gather;
     }
   }
   // the optimizer's step over the first stage's shard: the step graph's ops (step_graph.hpp)
-  const double shard = c.zero >= 1 ? static_cast<double>(params) / c.dp : static_cast<double>(params);
+  const double shard = c.shards_optimizer() ? static_cast<double>(params) / c.dp : static_cast<double>(params);
   e.optimizer_s = optimizer_shard_s(cluster, plan_, training_, shard);
   e.step_s = e.pipeline_s + e.dp_exposed_s + e.optimizer_s;
 

@@ -1,69 +1,64 @@
 #include "sim/search/candidate.hpp"
 
+#include <algorithm>
+#include <functional>
 #include <sstream>
+#include <type_traits>
 
 #include "scenario/validate.hpp"
 
 namespace twinsim {
 
+void keep_scenario_settings(PlanKnobs& plan, const PlanKnobs& scenario, int gpus_per_node) {
+  const bool layer_gathers = plan.shards_params() && plan.overlap_grad_reduce;
+  plan.zero_quantized_weights = layer_gathers && scenario.zero_quantized_weights;
+  plan.zero_quantized_gradients = layer_gathers && scenario.zero_quantized_gradients;
+  const bool dp_reduce = !plan.shards_params() && static_cast<std::int64_t>(plan.dp) * plan.cp > 1;
+  plan.gradient_compression = dp_reduce ? scenario.gradient_compression : GradCompression::none;
+  plan.zero_hpz_partition_size = scenario.zero_hpz_partition_size;
+  plan.zero_hpz_partition_size = hpz_partition(plan, gpus_per_node);
+}
+
 void apply_to_plan(const Candidate& c, Plan& plan) {
-  plan.tp = c.tp;
-  plan.pp = c.pp;
-  plan.dp = c.dp;
-  plan.cp = c.cp;
-  plan.ep = c.ep;
-  plan.zero = c.zero;
-  plan.recompute = c.recompute;
-  plan.schedule = c.schedule;
-  plan.virtual_stages = c.virtual_stages;
-  plan.sequence_parallel = c.sequence_parallel;
-  plan.overlap_grad_reduce = c.overlap_grad_reduce;
-  plan.overlap_param_gather = c.overlap_param_gather;
-  plan.tp_comm_overlap = c.tp_comm_overlap;
-  plan.offload_optimizer = c.offload_optimizer;
+  static_cast<PlanKnobs&>(plan) = c;
   plan.stage_layers.clear();
 }
 
 Scenario candidate_scenario(const Scenario& base, const Candidate& c) {
   Scenario s = base;
   apply_to_plan(c, s.plan);
-  // the scenario's ZeRO++ setting goes with its ZeRO-3 plans (zero_comm ignores it otherwise)
-  if (c.zero != 3 || !c.overlap_grad_reduce) s.plan.zero_quantized_weights = s.plan.zero_quantized_gradients = false;
-  // and its gradient compression with its ZeRO 0-2 plans of more than one DP rank
-  if (c.zero == 3 || c.dp * c.cp == 1) s.plan.gradient_compression = GradCompression::none;
-  s.plan.zero_hpz_partition_size = hpz_partition(s.plan, s.cluster.gpus_per_node);
   if (s.training) s.training->micro_batch = c.micro_batch;
   s.cluster.nodes = 0;  // a node type grows to what the plan needs (scenario/validate.cpp)
   resolve_and_validate(s);
   return s;
 }
 
-std::string to_overrides(const Candidate& c) {
+std::string to_overrides(const Candidate& c, const Plan& scenario) {
   std::ostringstream o;
-  o << "plan.tp=" << c.tp << " plan.pp=" << c.pp << " plan.dp=" << c.dp << " plan.cp=" << c.cp
-    << " plan.ep=" << c.ep << " plan.zero=" << c.zero << " plan.recompute=" << to_string(c.recompute)
-    << " plan.schedule=" << to_string(c.schedule) << " plan.virtual_stages=" << c.virtual_stages
-    << " plan.sequence_parallel=" << (c.sequence_parallel ? "true" : "false")
-    << " plan.overlap_grad_reduce=" << (c.overlap_grad_reduce ? "true" : "false")
-    << " plan.overlap_param_gather=" << (c.overlap_param_gather ? "true" : "false")
-    << " plan.tp_comm_overlap=" << (c.tp_comm_overlap ? "true" : "false")
-    << " plan.offload_optimizer=" << (c.offload_optimizer ? "true" : "false")
-    << " training.micro_batch=" << c.micro_batch;
+  for_each_plan_knob([&](const auto& knob) {
+    if constexpr (std::is_same_v<std::decay_t<decltype(knob)>, LayerListKnob>) {
+      // a scenario's uneven split came from its file (a loaded plan always lists its stages'
+      // layers); a searched plan splits them evenly
+      const std::vector<int>& layers = scenario.*knob.member;
+      if (std::adjacent_find(layers.begin(), layers.end(), std::not_equal_to<>()) != layers.end())
+        o << "plan." << knob.key << "=[] ";
+    } else if (knob.in_search != InSearch::no || c.*knob.member != scenario.*knob.member) {
+      o << "plan." << knob.key << "=" << knob_text(knob, c) << " ";
+    }
+  });
+  o << "training.micro_batch=" << c.micro_batch;
   return o.str();
 }
 
 std::string describe(const Candidate& c) {
   std::ostringstream o;
-  o << "tp" << c.tp << " pp" << c.pp << " dp" << c.dp << " cp" << c.cp;
-  if (c.ep > 1) o << " ep" << c.ep;
-  o << " mb" << c.micro_batch << " zero" << c.zero << " " << to_string(c.recompute) << " "
-    << to_string(c.schedule);
-  if (c.virtual_stages > 1) o << " v" << c.virtual_stages;
-  if (c.sequence_parallel) o << " sp";
-  if (!c.overlap_grad_reduce) o << " no-grad-overlap";
-  if (!c.overlap_param_gather) o << " no-param-overlap";
-  if (c.tp_comm_overlap) o << " tp-overlap";
-  if (c.offload_optimizer) o << " offload";
+  auto word = [&](const std::string& w) {
+    if (w.empty()) return;
+    if (o.tellp() > 0) o << " ";
+    o << w;
+  };
+  for_each_candidate_field([&](const auto& knob) { word(knob_tag(knob, c)); },
+                           [&] { word("mb" + std::to_string(c.micro_batch)); });
   return o.str();
 }
 

@@ -1,30 +1,41 @@
 #pragma once
-// One point of the plan search space: every knob of the `plan` section plus the
-// training micro-batch. Plain data (no strings, no vectors) so the analytic pass can
-// walk millions of them without allocating.
+// One point of the plan search space: the base scenario's plan knobs with the searched ones
+// set (models/plan_fields.hpp says which), plus the training micro-batch. Plain data (no
+// strings, no vectors) so the analytic pass walks millions of them without allocating and
+// the sharded search sends them between processes as bytes.
 #include <cstdint>
 #include <string>
 
 #include "models/plan.hpp"
+#include "models/plan_fields.hpp"
 #include "scenario/scenario.hpp"
 
 namespace twinsim {
 
-struct Candidate {
-  int tp = 1, pp = 1, dp = 1, cp = 1, ep = 1;
+struct Candidate : PlanKnobs {  // every stage holds layers / pp (stage_layers is not searched)
   int micro_batch = 1;
-  int zero = 0;
-  Recompute recompute = Recompute::none;
-  Schedule schedule = Schedule::one_f_one_b;
-  int virtual_stages = 1;
-  bool sequence_parallel = false;
-  bool overlap_grad_reduce = true;
-  bool overlap_param_gather = true;
-  bool tp_comm_overlap = false;
-  bool offload_optimizer = false;  // ZeRO-Offload (searched with SearchSpaceOptions::consider_offload)
 
-  std::int64_t gpus() const { return static_cast<std::int64_t>(tp) * pp * cp * dp; }
+  std::int64_t gpus() const { return world_size(); }
 };
+
+// A candidate's printed fields in the order every printed form keeps: the parallel degrees,
+// the micro-batch, then the searched settings (models/plan_fields.hpp).
+template <class OnKnob, class OnMicroBatch>
+void for_each_candidate_field(OnKnob&& on_knob, OnMicroBatch&& on_micro_batch) {
+  for_each_searched_knob([&](const auto& knob) {
+    if (knob.in_search == InSearch::degree) on_knob(knob);
+  });
+  on_micro_batch();
+  for_each_searched_knob([&](const auto& knob) {
+    if (knob.in_search != InSearch::degree) on_knob(knob);
+  });
+}
+
+// The scenario's own settings a searched plan keeps where they apply to it, and drops
+// where they do not: ZeRO++ with ZeRO-3's per-layer gathers, gradient compression with ZeRO
+// 0-2 over more than one DP rank, hpZ where the plan's layout allows it (zero_comm prices
+// each only there). The search space calls it on every candidate it makes.
+void keep_scenario_settings(PlanKnobs& plan, const PlanKnobs& scenario, int gpus_per_node);
 
 // Writes the candidate's knobs into a Plan (stage_layers left empty: layers / pp each).
 void apply_to_plan(const Candidate& c, Plan& plan);
@@ -34,9 +45,11 @@ void apply_to_plan(const Candidate& c, Plan& plan);
 // Throws ScenarioError when the candidate breaks a scenario rule.
 Scenario candidate_scenario(const Scenario& base, const Candidate& c);
 
-// The candidate as `--set` overrides, e.g. "plan.tp=8 plan.pp=4 ... training.micro_batch=1".
-std::string to_overrides(const Candidate& c);
-// Short human-readable form, e.g. "tp8 pp4 dp32 cp1 mb1 zero1 sel 1f1b sp".
+// The candidate as `--set` overrides of the scenario it was searched from, e.g. "plan.tp=8
+// plan.pp=4 ... training.micro_batch=1": every searched knob, and the scenario's settings
+// the candidate changed (keep_scenario_settings), and an uneven stage_layers cleared.
+std::string to_overrides(const Candidate& c, const Plan& scenario);
+// Short human-readable form, e.g. "tp8 pp4 dp32 cp1 mb1 zero1 selective 1f1b sp".
 std::string describe(const Candidate& c);
 
 }  // namespace twinsim

@@ -31,6 +31,7 @@ CapacityPlan plan_capacity(const CapacityRequest& r) {
   const Scenario base = capacity_scenario(r);
   CapacityPlan out;
   out.node_type = base.cluster.name;
+  out.scenario_plan = base.plan;
   out.params = count_params(base.model).total;
   out.flops_6nt = 6.0 * static_cast<double>(out.params) * r.tokens;  // Kaplan et al. 2020 §2.1
   const double tokens_per_step = static_cast<double>(r.global_batch * r.seq_len);

@@ -40,6 +40,7 @@ struct CapacityPlan {
   bool feasible = false;          // some GPU count up to max_gpus meets the deadline
   std::int64_t gpus = 0;
   Candidate plan;
+  Plan scenario_plan;             // capacity_scenario's, which the plan's overrides change
   double step_s = 0;              // simulated (event engine)
   double analytic_step_s = 0;
   std::int64_t peak_bytes = 0;

@@ -1,17 +1,10 @@
 #include "sim/search/pareto.hpp"
 
 #include <algorithm>
-#include <tuple>
 
 namespace twinsim {
 
 namespace {
-
-auto key(const Candidate& c) {
-  return std::make_tuple(c.tp, c.pp, c.dp, c.cp, c.ep, c.micro_batch, c.zero, static_cast<int>(c.recompute),
-                         static_cast<int>(c.schedule), c.virtual_stages, c.sequence_parallel, c.overlap_grad_reduce,
-                         c.overlap_param_gather, c.tp_comm_overlap, c.offload_optimizer);
-}
 
 bool no_worse(const ParetoPoint& a, const ParetoPoint& b) {
   return a.step_s <= b.step_s && a.peak_bytes <= b.peak_bytes && a.gpus <= b.gpus;
@@ -29,7 +22,17 @@ bool beats(const ParetoPoint& a, const ParetoPoint& b) {
 
 }  // namespace
 
-bool canonical_less(const Candidate& a, const Candidate& b) { return key(a) < key(b); }
+// Field by field in the printed order (sim/search/candidate.hpp); a choice by its value's
+// place in the enum.
+bool canonical_less(const Candidate& a, const Candidate& b) {
+  int order = 0;  // <0: a first, >0: b first, 0: alike so far
+  auto compare = [&](auto x, auto y) {
+    if (order == 0 && x != y) order = x < y ? -1 : 1;
+  };
+  for_each_candidate_field([&](const auto& knob) { compare(a.*knob.member, b.*knob.member); },
+                           [&] { compare(a.micro_batch, b.micro_batch); });
+  return order < 0;
+}
 
 void ParetoFront::add(const ParetoPoint& p) {
   for (const ParetoPoint& q : points_)

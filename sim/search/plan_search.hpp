@@ -55,6 +55,7 @@ struct SearchResult {
   double confirm_s = 0;
   std::vector<SearchEntry> top;          // best first
   std::vector<ParetoPoint> pareto;       // sorted by GPUs, then step time
+  Plan scenario_plan;                    // the searched scenario's: each plan's overrides change it
 };
 
 // Lower is better for every objective.

@@ -1,33 +1,40 @@
 #include "sim/search/search_json.hpp"
 
+#include "models/plan_fields.hpp"
 #include "models/report_schema.hpp"
 
 namespace twinsim {
 
-nlohmann::json to_json(const Candidate& c) {
-  return {{"gpus", c.gpus()},
-          {"tp", c.tp},
-          {"pp", c.pp},
-          {"dp", c.dp},
-          {"cp", c.cp},
-          {"ep", c.ep},
-          {"micro_batch", c.micro_batch},
-          {"zero", c.zero},
-          {"recompute", std::string(to_string(c.recompute))},
-          {"schedule", std::string(to_string(c.schedule))},
-          {"virtual_stages", c.virtual_stages},
-          {"sequence_parallel", c.sequence_parallel},
-          {"overlap_grad_reduce", c.overlap_grad_reduce},
-          {"overlap_param_gather", c.overlap_param_gather},
-          {"tp_comm_overlap", c.tp_comm_overlap},
-          {"offload_optimizer", c.offload_optimizer},
-          {"overrides", to_overrides(c)}};
+namespace {
+
+// One knob's value as JSON (models/plan_fields.hpp).
+nlohmann::json knob_json(const IntKnob& k, const PlanKnobs& p) { return p.*k.member; }
+nlohmann::json knob_json(const BoolKnob& k, const PlanKnobs& p) { return p.*k.member; }
+nlohmann::json knob_json(const RatioKnob& k, const PlanKnobs& p) { return p.*k.member; }
+nlohmann::json knob_json(const LayerListKnob& k, const Plan& p) { return p.*k.member; }
+template <class E>
+nlohmann::json knob_json(const ChoiceKnob<E>& k, const PlanKnobs& p) {
+  return knob_text(k, p);
+}
+
+}  // namespace
+
+nlohmann::json to_json(const Plan& plan) {
+  nlohmann::json j = nlohmann::json::object();
+  for_each_plan_knob([&](const auto& knob) { j[std::string(knob.key)] = knob_json(knob, plan); });
+  return j;
+}
+
+nlohmann::json to_json(const Candidate& c, const Plan& scenario) {
+  nlohmann::json j = {{"gpus", c.gpus()}, {"micro_batch", c.micro_batch}, {"overrides", to_overrides(c, scenario)}};
+  for_each_searched_knob([&](const auto& knob) { j[std::string(knob.key)] = knob_json(knob, c); });
+  return j;
 }
 
 nlohmann::json to_json(const SearchResult& r, Objective objective) {
   nlohmann::json top = nlohmann::json::array(), pareto = nlohmann::json::array();
   for (const SearchEntry& e : r.top) {
-    nlohmann::json j = {{"plan", to_json(e.plan)},
+    nlohmann::json j = {{"plan", to_json(e.plan, r.scenario_plan)},
                         {"analytic_step_s", e.analytic.step_s},
                         {"peak_bytes", e.memory_peak_bytes},
                         {"score", e.score}};
@@ -35,7 +42,7 @@ nlohmann::json to_json(const SearchResult& r, Objective objective) {
     top.push_back(j);
   }
   for (const ParetoPoint& p : r.pareto)
-    pareto.push_back({{"plan", to_json(p.plan)}, {"analytic_step_s", p.step_s}, {"peak_bytes", p.peak_bytes}});
+    pareto.push_back({{"plan", to_json(p.plan, r.scenario_plan)}, {"analytic_step_s", p.step_s}, {"peak_bytes", p.peak_bytes}});
   return {{kSchemaVersionKey, kReportSchemaVersion},
           {"objective", std::string(to_string(objective))},
           {"candidates", r.candidates},
@@ -72,7 +79,7 @@ nlohmann::json to_json(const CapacityRequest& r, const CapacityPlan& p) {
           {"model", r.model},         {"gpu", r.gpu},           {"tokens", r.tokens},
           {"days_budget", r.days},    {"params", p.params},     {"flops_6nt", p.flops_6nt},
           {"steps", p.steps},         {"feasible", p.feasible}, {"gpus", p.gpus},
-          {"node_type", p.node_type}, {"plan", to_json(p.plan)}, {"step_s", p.step_s},
+          {"node_type", p.node_type}, {"plan", to_json(p.plan, p.scenario_plan)}, {"step_s", p.step_s},
           {"analytic_step_s", p.analytic_step_s}, {"peak_bytes", p.peak_bytes},
           {"days", p.days},           {"days_6nt", p.days_6nt}, {"mfu", p.mfu},
           {"gpu_hours", p.gpu_hours}, {"cost", p.cost}};

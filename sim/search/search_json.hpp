@@ -9,7 +9,9 @@
 
 namespace twinsim {
 
-nlohmann::json to_json(const Candidate& c);  // the knobs, GPUs and `overrides`
+nlohmann::json to_json(const Plan& plan);  // every knob of the plan section, by its key
+// the searched knobs, GPUs and `overrides` of the scenario plan it was searched from
+nlohmann::json to_json(const Candidate& c, const Plan& scenario);
 nlohmann::json to_json(const SearchResult& r, Objective objective);
 nlohmann::json to_json(const RecomputeMix& r);
 nlohmann::json to_json(const CapacityRequest& request, const CapacityPlan& plan);

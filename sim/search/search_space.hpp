@@ -40,6 +40,8 @@ struct SearchSpace {
   std::vector<int> tp, pp, cp, dp, experts_divisors;
   std::int64_t global_batch = 1, seq_len = 1, layers = 1;
   bool moe = false;
+  PlanKnobs scenario_plan;  // what each candidate starts from: the knobs the search keeps
+  int gpus_per_node = 1;
   SearchSpaceOptions options;
 };
 
@@ -78,6 +80,7 @@ void for_each_schedule(const SearchSpace& sp, Candidate c, std::int64_t micro_ba
                 k.overlap_param_gather = op == 1;
                 k.tp_comm_overlap = to == 1;
                 k.offload_optimizer = off == 1;
+                keep_scenario_settings(k, sp.scenario_plan, sp.gpus_per_node);
                 visit(static_cast<const Candidate&>(k));
               }
   };
@@ -124,9 +127,8 @@ void for_each_candidate(const SearchSpace& sp, Visit&& visit) {
               if (sp_on && (sp.seq_len / cp) % tp != 0) continue;
               for (int ep : sp.experts_divisors) {
                 if ((static_cast<std::int64_t>(dp) * cp) % ep != 0) continue;
-                Candidate c;
+                Candidate c{sp.scenario_plan, mb};
                 c.tp = tp, c.pp = pp, c.cp = cp, c.dp = dp, c.ep = ep;
-                c.micro_batch = mb;
                 c.sequence_parallel = sp_on == 1;
                 search_detail::for_each_schedule(sp, c, micro_batches, visit);
               }

@@ -16,17 +16,33 @@ double gib(std::int64_t bytes) { return static_cast<double>(bytes) / (1024.0 * 1
 
 }  // namespace
 
+// The knobs' columns: the candidate's fields (sim/search/candidate.hpp) before the metrics,
+// but those added after the CSV's first release (late_setting) after them, so that columns
+// keep their place.
+bool late(const auto& knob) { return knob.in_search == InSearch::late_setting; }
+
 void write_csv(std::ostream& out, const SearchResult& r) {
-  out << "rank,gpus,tp,pp,dp,cp,ep,micro_batch,zero,recompute,schedule,virtual_stages,sequence_parallel,"
-         "overlap_grad_reduce,overlap_param_gather,tp_comm_overlap,analytic_step_s,simulated_step_s,peak_bytes,"
-         "pareto,offload_optimizer\n";
+  out << "rank,gpus";
+  for_each_candidate_field([&](const auto& knob) { if (!late(knob)) out << "," << knob.key; },
+                           [&] { out << ",micro_batch"; });
+  out << ",analytic_step_s,simulated_step_s,peak_bytes,pareto";
+  for_each_searched_knob([&](const auto& knob) { if (late(knob)) out << "," << knob.key; });
+  out << "\n";
+  auto cell = [&](const auto& knob, const PlanKnobs& p) {
+    if constexpr (std::is_same_v<std::decay_t<decltype(knob)>, BoolKnob>)
+      out << "," << (p.*knob.member ? 1 : 0);
+    else
+      out << "," << knob_text(knob, p);
+  };
   auto row = [&](int rank, const Candidate& c, double analytic, double simulated, std::int64_t peak, bool pareto) {
-    out << rank << "," << c.gpus() << "," << c.tp << "," << c.pp << "," << c.dp << "," << c.cp << "," << c.ep << ","
-        << c.micro_batch << "," << c.zero << "," << to_string(c.recompute) << "," << to_string(c.schedule) << ","
-        << c.virtual_stages << "," << c.sequence_parallel << "," << c.overlap_grad_reduce << ","
-        << c.overlap_param_gather << "," << c.tp_comm_overlap << "," << analytic << ",";
+    out << rank << "," << c.gpus();
+    for_each_candidate_field([&](const auto& knob) { if (!late(knob)) cell(knob, c); },
+                             [&] { out << "," << c.micro_batch; });
+    out << "," << analytic << ",";
     if (simulated > 0) out << simulated;
-    out << "," << peak << "," << pareto << "," << c.offload_optimizer << "\n";
+    out << "," << peak << "," << pareto;
+    for_each_searched_knob([&](const auto& knob) { if (late(knob)) cell(knob, c); });
+    out << "\n";
   };
   int rank = 1;
   for (const SearchEntry& e : r.top)

@@ -1,0 +1,140 @@
+#pragma once
+// The `plan` section's knobs, each described once (docs/SCENARIO.md, "plan"): its key, its
+// member, its default and range, and how a searched plan prints it. The scenario reader,
+// the search's printed plans (JSON, CSV, `--set` overrides, the short form) and their
+// canonical order, and the Python module's resolved plan all walk this list. A new knob is
+// a member in plan.hpp and a row here; then its rules (scenario/validate.cpp), its cost,
+// and the search space (sim/search/search_space.hpp) if the search varies it.
+#include <sstream>
+#include <string>
+#include <string_view>
+#include <type_traits>
+#include <vector>
+
+#include "models/plan.hpp"
+
+namespace twinsim {
+
+// Where a knob shows in a searched plan (sim/search/candidate.hpp): not at all (a scenario
+// setting each searched plan keeps), as a parallel degree (printed first, before the
+// micro-batch), or as a searched setting after it. A `late_setting` came after the search
+// CSV's first release: its column follows the metrics, so the earlier columns keep their place.
+enum class InSearch { no, degree, setting, late_setting };
+
+struct IntKnob {
+  std::string_view key;
+  int PlanKnobs::*member;
+  int fallback, min, max;  // the fallback may lie outside [min, max]: plan.dp's 0, "the rest"
+  InSearch in_search;
+  std::string_view tag;  // the short form prints tag + value ("tp8") ...
+  bool tag_always;       // ... always, or only away from the fallback ("ep2", "v2")
+};
+
+struct BoolKnob {
+  std::string_view key;
+  bool PlanKnobs::*member;
+  bool fallback;
+  InSearch in_search;
+  std::string_view tag;  // the short form prints it where the value is not the fallback
+};
+
+template <class E>
+struct ChoiceKnob {
+  std::string_view key;
+  E PlanKnobs::*member;
+  E fallback;
+  const E* values;  // every value, in the order files list them; each named by to_string(E)
+  int count;
+  InSearch in_search;  // the short form prints the value's name
+};
+
+struct RatioKnob {  // a real number in [min, max]; never searched
+  std::string_view key;
+  double PlanKnobs::*member;
+  double fallback, min, max;
+  InSearch in_search = InSearch::no;
+};
+
+struct LayerListKnob {  // plan.stage_layers: a layer count per stage; never searched
+  std::string_view key;
+  std::vector<int> Plan::*member;
+  int min, max;
+  InSearch in_search = InSearch::no;
+};
+
+inline constexpr int kMaxPlanDegree = 1 << 24;
+
+template <class E, int N>
+ChoiceKnob<E> choice_knob(std::string_view key, E PlanKnobs::*member, E fallback, const E (&values)[N],
+                          InSearch in_search) {
+  return {key, member, fallback, values, N, in_search};
+}
+
+// Calls visit(row) for every knob, in the order the search prints them.
+template <class Visit>
+void for_each_plan_knob(Visit&& visit) {
+  using S = InSearch;
+  using K = PlanKnobs;
+  visit(IntKnob{"tp", &K::tp, 1, 1, kMaxPlanDegree, S::degree, "tp", true});
+  visit(IntKnob{"pp", &K::pp, 1, 1, kMaxPlanDegree, S::degree, "pp", true});
+  visit(IntKnob{"dp", &K::dp, 0, 1, kMaxPlanDegree, S::degree, "dp", true});  // 0: the rest of the GPUs
+  visit(IntKnob{"cp", &K::cp, 1, 1, kMaxPlanDegree, S::degree, "cp", true});
+  visit(IntKnob{"ep", &K::ep, 1, 1, kMaxPlanDegree, S::degree, "ep", false});
+  visit(IntKnob{"zero", &K::zero, 0, 0, 3, S::setting, "zero", true});
+  visit(choice_knob("recompute", &K::recompute, Recompute::none, kRecomputePolicies, S::setting));
+  visit(choice_knob("schedule", &K::schedule, Schedule::one_f_one_b, kSchedules, S::setting));
+  visit(IntKnob{"virtual_stages", &K::virtual_stages, 1, 1, 1 << 16, S::setting, "v", false});
+  visit(LayerListKnob{"stage_layers", &Plan::stage_layers, 1, 1 << 20});  // an int each: larger is refused
+  visit(BoolKnob{"sequence_parallel", &K::sequence_parallel, false, S::setting, "sp"});
+  visit(BoolKnob{"overlap_grad_reduce", &K::overlap_grad_reduce, true, S::setting, "no-grad-overlap"});
+  visit(BoolKnob{"overlap_param_gather", &K::overlap_param_gather, true, S::setting, "no-param-overlap"});
+  visit(BoolKnob{"tp_comm_overlap", &K::tp_comm_overlap, false, S::setting, "tp-overlap"});
+  visit(BoolKnob{"flash_attention", &K::flash_attention, true, S::no, ""});
+  visit(BoolKnob{"offload_optimizer", &K::offload_optimizer, false, S::late_setting, "offload"});
+  visit(BoolKnob{"zero_quantized_weights", &K::zero_quantized_weights, false, S::no, ""});
+  visit(BoolKnob{"zero_quantized_gradients", &K::zero_quantized_gradients, false, S::no, ""});
+  visit(IntKnob{"zero_hpz_partition_size", &K::zero_hpz_partition_size, 1, 1, kMaxPlanDegree, S::no, "", false});
+  visit(choice_knob("gradient_compression", &K::gradient_compression, GradCompression::none, kGradCompressions,
+                    S::no));
+  visit(RatioKnob{"gradient_topk_ratio", &K::gradient_topk_ratio, 0.01, 1e-6, 1});  // with topk only
+}
+
+template <class Knob>
+inline constexpr bool kSearchable = !std::is_same_v<Knob, RatioKnob> && !std::is_same_v<Knob, LayerListKnob>;
+
+// Calls visit(row) for the knobs a searched plan prints (in_search != no), in order.
+template <class Visit>
+void for_each_searched_knob(Visit&& visit) {
+  for_each_plan_knob([&](const auto& knob) {
+    if constexpr (kSearchable<std::decay_t<decltype(knob)>>)
+      if (knob.in_search != InSearch::no) visit(knob);
+  });
+}
+
+// A knob's value as a scenario file or `--set` writes it: "8", "true", "1f1b".
+inline std::string knob_text(const IntKnob& k, const PlanKnobs& p) { return std::to_string(p.*k.member); }
+inline std::string knob_text(const BoolKnob& k, const PlanKnobs& p) { return p.*k.member ? "true" : "false"; }
+template <class E>
+std::string knob_text(const ChoiceKnob<E>& k, const PlanKnobs& p) {
+  return std::string(to_string(p.*k.member));
+}
+inline std::string knob_text(const RatioKnob& k, const PlanKnobs& p) {
+  std::ostringstream o;
+  o << p.*k.member;
+  return o.str();
+}
+
+// A knob's word in a plan's short form ("tp8", "sp", "1f1b"), or "" where it prints none.
+inline std::string knob_tag(const IntKnob& k, const PlanKnobs& p) {
+  const int v = p.*k.member;
+  return k.tag_always || v != k.fallback ? std::string(k.tag) + std::to_string(v) : "";
+}
+inline std::string knob_tag(const BoolKnob& k, const PlanKnobs& p) {
+  return p.*k.member != k.fallback ? std::string(k.tag) : "";
+}
+template <class E>
+std::string knob_tag(const ChoiceKnob<E>& k, const PlanKnobs& p) {
+  return knob_text(k, p);
+}
+
+}  // namespace twinsim

@@ -1,0 +1,101 @@
+// The plan's knob table (models/plan_fields.hpp) against what it describes: the Plan
+// struct's own defaults, the reader, and the documentation users read.
+#include <gtest/gtest.h>
+#include <yaml-cpp/yaml.h>
+
+#include <fstream>
+#include <set>
+#include <sstream>
+#include <string>
+#include <type_traits>
+
+#include "models/plan_fields.hpp"
+#include "scenario/errors.hpp"
+#include "scenario/read_sections.hpp"
+
+namespace twinsim {
+namespace {
+
+// The table's fallback for a knob, as the Plan member holds it.
+template <class Knob>
+bool holds_fallback(const Knob& k, const Plan& p) {
+  if constexpr (std::is_same_v<Knob, LayerListKnob>)
+    return (p.*k.member).empty();
+  else
+    return p.*k.member == k.fallback;
+}
+
+// A plan section that leaves every knob out reads as the table's fallbacks, and those are
+// the struct's own initialisers (but plan.dp: 0 read, "the rest", resolved later).
+TEST(PlanKnobs, FallbacksAreTheReaderAndTheStructDefaults) {
+  const Plan read = read_plan(YAML::Load("{}"), "plan");
+  const Plan plain;
+  for_each_plan_knob([&](const auto& knob) {
+    EXPECT_TRUE(holds_fallback(knob, read)) << knob.key;
+    if (knob.key != "dp") {
+      EXPECT_TRUE(holds_fallback(knob, plain)) << knob.key;
+    }
+  });
+  EXPECT_EQ(read.dp, 0);
+}
+
+// Every knob set away from its fallback in a file reads back into its own member (a row
+// naming the wrong member fails here; a new knob's key joins this mapping).
+TEST(PlanKnobs, EachKeyReadsIntoItsMember) {
+  std::ostringstream yaml;
+  yaml << "{tp: 2, pp: 3, dp: 4, cp: 5, ep: 6, zero: 2, recompute: full, schedule: interleaved, "
+          "virtual_stages: 7, stage_layers: [8, 9, 10], sequence_parallel: true, overlap_grad_reduce: false, "
+          "overlap_param_gather: false, tp_comm_overlap: true, flash_attention: false, offload_optimizer: true, "
+          "zero_quantized_weights: true, zero_quantized_gradients: true, zero_hpz_partition_size: 11, "
+          "gradient_compression: topk, gradient_topk_ratio: 0.25}";
+  const Plan p = read_plan(YAML::Load(yaml.str()), "plan");
+  for_each_plan_knob([&](const auto& knob) { EXPECT_FALSE(holds_fallback(knob, p)) << knob.key; });
+  EXPECT_EQ(p.tp, 2);
+  EXPECT_EQ(p.ep, 6);
+  EXPECT_EQ(p.virtual_stages, 7);
+  EXPECT_EQ(p.stage_layers, (std::vector<int>{8, 9, 10}));
+  EXPECT_EQ(p.zero_hpz_partition_size, 11);
+  EXPECT_EQ(p.schedule, Schedule::interleaved);
+  EXPECT_EQ(p.gradient_compression, GradCompression::topk);
+  EXPECT_DOUBLE_EQ(p.gradient_topk_ratio, 0.25);
+}
+
+// The reader keeps each row's range and the one cross-key rule it owns.
+TEST(PlanKnobs, RangesAndChoicesAreRefusedByName) {
+  auto refusal = [](const std::string& yaml) -> std::string {
+    try {
+      read_plan(YAML::Load(yaml), "plan");
+    } catch (const ScenarioError& e) {
+      return e.what();
+    }
+    return "accepted";
+  };
+  EXPECT_NE(refusal("{zero: 4}").find("plan.zero"), std::string::npos);
+  EXPECT_NE(refusal("{tp: 0}").find("plan.tp"), std::string::npos);
+  EXPECT_NE(refusal("{schedule: zigzag}").find("interleaved"), std::string::npos);  // lists the choices
+  EXPECT_NE(refusal("{gradient_topk_ratio: 0.1}").find("needs plan.gradient_compression=topk"), std::string::npos);
+  EXPECT_EQ(refusal("{gradient_compression: topk, gradient_topk_ratio: 0.1}"), "accepted");
+}
+
+// docs/SCENARIO.md, the contract users read, names every knob: in the example's `plan:`
+// block (the keys SCENARIO.md began with) or as `plan.<key>` (the extensions' table).
+TEST(PlanKnobs, EveryKnobIsDocumented) {
+  std::ifstream in(std::string(TWINSIM_SOURCE_DIR) + "/docs/SCENARIO.md");
+  ASSERT_TRUE(in) << "docs/SCENARIO.md";
+  std::stringstream text;
+  text << in.rdbuf();
+  const std::string doc = text.str();
+  const std::size_t block = doc.find("\nplan:\n");
+  ASSERT_NE(block, std::string::npos) << "the example's plan block";
+  const std::string example = doc.substr(block, doc.find("```", block) - block);
+  std::set<std::string> keys;
+  for_each_plan_knob([&](const auto& knob) {
+    const std::string key(knob.key);
+    EXPECT_TRUE(keys.insert(key).second) << "two rows for " << key;
+    const bool in_example = example.find("\n  " + key + ":") != std::string::npos;
+    EXPECT_TRUE(in_example || doc.find("`plan." + key + "`") != std::string::npos) << key;
+  });
+}
+
+}  // namespace
+}  // namespace twinsim
