@@ -43,6 +43,11 @@ def test_scenario_dict_roundtrip_and_set(root):
     s2 = s.set("plan.pp", 8).set("plan.dp", 24)
     assert s.get("plan.pp") == 16 and s2.get("plan.pp") == 8  # set returns a copy
     assert s2.resolved()["gpus"] == 8 * 8 * 24
+    # the resolved plan lists every knob, defaults filled in, stage_layers resolved
+    plan = s2.set("plan.gradient_compression", "int8").resolved()["plan"]
+    assert plan["pp"] == 8 and plan["stage_layers"] == [12] * 8
+    assert plan["gradient_compression"] == "int8" and plan["flash_attention"] is True
+    assert plan["zero_hpz_partition_size"] == 1 and plan["gradient_topk_ratio"] == pytest.approx(0.01)
 
 
 def test_set_edits_a_named_stack_as_the_cli_does(root, small_scenario, twinsim_exe):
