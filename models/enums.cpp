@@ -12,6 +12,11 @@ std::int64_t dp_ranks_per_node(const PlanKnobs& plan, int gpus_per_node) {
   return stride >= gpus_per_node ? 1 : std::min<std::int64_t>(plan.dp, gpus_per_node / stride);
 }
 
+std::int64_t dp_bucket_params(const PlanKnobs& plan) {
+  if (plan.dp_bucket_size > 0) return plan.dp_bucket_size;
+  return std::max<std::int64_t>(40'000'000, 1'000'000LL * plan.dp * plan.cp);
+}
+
 int hpz_partition(const PlanKnobs& plan, int gpus_per_node) {
   const int hpz = plan.zero_hpz_partition_size;
   if (hpz <= 1 || !plan.shards_params() || !plan.overlap_grad_reduce) return 1;

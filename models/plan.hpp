@@ -30,6 +30,10 @@ struct PlanKnobs {
   int virtual_stages = 1;
   bool overlap_grad_reduce = true;
   bool overlap_param_gather = true;
+  // The most gradients one overlapped data-parallel reduction call carries (Megatron-core's
+  // DistributedDataParallelConfig.bucket_size, --ddp-bucket-size); 0: Megatron's default,
+  // dp_bucket_params below
+  int dp_bucket_size = 0;
   bool tp_comm_overlap = false;
   // flash-style attention never stores the s x s scores (Dao et al. 2022); an
   // extension of SCENARIO.md, default on as in current Megatron-core/TE runs
@@ -75,6 +79,10 @@ inline constexpr GradCompression kGradCompressions[] = {GradCompression::none, G
 // Data-parallel ranks one node of `gpus_per_node` holds: they lie tp*cp apart (Megatron's
 // rank order tp-cp-ep-dp-pp, sim/training/rank_layout.hpp).
 std::int64_t dp_ranks_per_node(const PlanKnobs& plan, int gpus_per_node);
+// The data-parallel gradient bucket in parameters: plan.dp_bucket_size, or Megatron-core's
+// default max(40M, 1M x dp*cp) (megatron/core/distributed/distributed_data_parallel_config.py,
+// bucket_size). The simulator's buckets and the executor's (exec/train/zero.cpp) both.
+std::int64_t dp_bucket_params(const PlanKnobs& plan);
 // ZeRO++ hpZ's secondary partition size where it applies: ZeRO-3 with per-layer gathers
 // (overlap_grad_reduce) and a size dividing the node's DP ranks; else 1 (none).
 int hpz_partition(const PlanKnobs& plan, int gpus_per_node);

@@ -88,6 +88,7 @@ void for_each_plan_knob(Visit&& visit) {
   visit(BoolKnob{"sequence_parallel", &K::sequence_parallel, false, S::setting, "sp"});
   visit(BoolKnob{"overlap_grad_reduce", &K::overlap_grad_reduce, true, S::setting, "no-grad-overlap"});
   visit(BoolKnob{"overlap_param_gather", &K::overlap_param_gather, true, S::setting, "no-param-overlap"});
+  visit(IntKnob{"dp_bucket_size", &K::dp_bucket_size, 0, 0, 1 << 30, S::no, "", false});  // 0: Megatron's default
   visit(BoolKnob{"tp_comm_overlap", &K::tp_comm_overlap, false, S::setting, "tp-overlap"});
   visit(BoolKnob{"flash_attention", &K::flash_attention, true, S::no, ""});
   visit(BoolKnob{"offload_optimizer", &K::offload_optimizer, false, S::late_setting, "offload"});

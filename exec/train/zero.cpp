@@ -36,9 +36,8 @@ Tensor widened(MemCategory category, const T* data, std::size_t n, bool on_host 
 
 }  // namespace
 
-std::int64_t ddp_bucket_elements(const TrainConfig& config, int dp) {
-  if (!config.plan.overlap_grad_reduce) return 0;
-  return std::max<std::int64_t>(40'000'000, 1'000'000LL * dp);
+std::int64_t ddp_bucket_elements(const TrainConfig& config) {
+  return config.plan.overlap_grad_reduce ? dp_bucket_params(config.plan) : 0;
 }
 
 ShardedOptimizer::ShardedOptimizer(const TrainConfig& config, std::vector<ParamBlock*> blocks, Communicator& dp,
@@ -79,7 +78,7 @@ ShardedOptimizer::ShardedOptimizer(const TrainConfig& config, std::vector<ParamB
   if (zero_ < 2) return;
   // buckets in backward order, each closed once it reaches the size (Megatron's
   // _ParamAndGradBuffer fills them the same way)
-  const std::int64_t limit = c_.bucket_elements >= 0 ? c_.bucket_elements : ddp_bucket_elements(c_, d);
+  const std::int64_t limit = c_.bucket_elements >= 0 ? c_.bucket_elements : ddp_bucket_elements(c_);
   bucket_of_.assign(shards_.size(), 0);
   std::int64_t filled = 0;
   bool closed = true;

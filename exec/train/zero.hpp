@@ -42,9 +42,9 @@ struct BlockShard {
   GradCompressor compressor;   // plan.gradient_compression (ZeRO 0-1, dp > 1): the block's residual
 };
 
-// Megatron-core's DDP bucket (distributed_data_parallel_config.py, bucket_size):
-// max(40,000,000, 1,000,000 x dp) parameters; 0 = no limit (no overlapped reduction).
-std::int64_t ddp_bucket_elements(const TrainConfig& config, int dp);
+// The DDP bucket in parameters, the simulator's (models/plan.hpp dp_bucket_params: the
+// plan's dp_bucket_size or Megatron-core's default); 0 = no limit (no overlapped reduction).
+std::int64_t ddp_bucket_elements(const TrainConfig& config);
 
 class ShardedOptimizer final : public BlockHooks {
  public:

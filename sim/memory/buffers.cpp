@@ -8,10 +8,6 @@
 
 namespace twinsim {
 
-std::int64_t dp_bucket_params(const Plan& plan) {
-  return std::max<std::int64_t>(40'000'000, 1'000'000LL * plan.dp * plan.cp);
-}
-
 std::int64_t zero3_gathered_buckets(std::int64_t bucket_params, std::int64_t stage_params) {
   if (bucket_params <= 0 || stage_params <= bucket_params) return 1;
   return std::min<std::int64_t>(2, ceil_div(stage_params, bucket_params));

@@ -19,10 +19,6 @@ struct BufferBytes {
   std::int64_t total() const { return dp_buckets + tp_gather + pp_p2p + cp_ring + ep_all_to_all + workspace; }
 };
 
-// Megatron-core's default gradient bucket: max(40M, 1M x dp*cp) parameters
-// (megatron/core/distributed/distributed_data_parallel.py, DistributedDataParallelConfig.bucket_size).
-std::int64_t dp_bucket_params(const Plan& plan);
-
 // ZeRO-3's buckets of gathered parameters live at once: the one in use and the next one,
 // prefetched (DeepSpeed stage3_prefetch_bucket_size, FSDP's backward prefetch), hence
 // min(2, buckets of the stage): one when the whole stage is one bucket.

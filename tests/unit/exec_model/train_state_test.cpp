@@ -74,11 +74,13 @@ TEST(MemoryEstimate, MatchesAllocationsZero3Fp16Sgd) { expect_estimate_matches_a
 // ZeRO 2/3's unsharded grads and gathered parameters are communication buckets: at the
 // step's peak one bucket of grads (ZeRO 2) and, ZeRO 3, the gathered bucket in use
 // (tiny-gpt is far below Megatron's 40M-parameter bucket: the whole model is one).
-std::int64_t peak_buffers(int zero, std::int64_t bucket_elements, std::vector<float>* losses = nullptr) {
+std::int64_t peak_buffers(int zero, std::int64_t bucket_elements, std::vector<float>* losses = nullptr,
+                          int plan_bucket_size = 0) {
   AllocatorScope scope;
   test::SoloCommunicator world;
   TrainConfig c = tiny_gpt_run(zero, Dtype::fp32, Optimizer::adam);
   c.bucket_elements = bucket_elements;
+  c.plan.dp_bucket_size = plan_bucket_size;
   ProcessGroups groups(world, c.plan);
   SyntheticTokens data(c.seed, static_cast<int>(c.model.vocab));
   Trainer trainer(c, groups, data);
@@ -111,6 +113,14 @@ TEST(ZeroBuckets, SmallerBucketsTrainTheSameWithLess) {
   const std::int64_t layer = 12 * 256 * 256 + 13 * 256;  // tiny-gpt's layer block
   EXPECT_EQ(small, 3 * 4 * layer);
   EXPECT_LT(small, one_bucket);
+}
+
+// plan.dp_bucket_size sets the executor's bucket as it sets the simulator's (models/plan.hpp
+// dp_bucket_params): one parameter closes a bucket at every block, as the hook above does.
+TEST(ZeroBuckets, ThePlansBucketSizeSetsTheBuckets) {
+  const std::int64_t layer = 12 * 256 * 256 + 13 * 256;  // tiny-gpt's layer block
+  EXPECT_EQ(peak_buffers(3, -1, nullptr, 1), 3 * 4 * layer);
+  EXPECT_EQ(peak_buffers(3, -1, nullptr, 1), peak_buffers(3, 1));
 }
 
 // Losses of steps [from, to) of a trainer.

@@ -46,6 +46,11 @@ TEST(Buffers, ZeroThreeGathersAtMostTwoBuckets) {
   EXPECT_EQ(training_buffers(small, p, fp32_adam(), tiny).dp_buckets, 4 * 3'000'000 + 4 * 3'000'000);
   p.zero = 2;
   EXPECT_EQ(training_buffers(small, p, fp32_adam(), tiny).dp_buckets, 4 * 3'000'000);
+  // plan.dp_bucket_size (Megatron's --ddp-bucket-size) replaces the default: 10M parameters,
+  // ZeRO-3 holds one reduced and two gathered buckets of them
+  p.zero = 3, p.dp_bucket_size = 10'000'000;
+  EXPECT_EQ(dp_bucket_params(p), 10'000'000);
+  EXPECT_EQ(training_buffers(small, p, fp32_adam(), whole).dp_buckets, 4 * 10'000'000 + 2 * 4 * 10'000'000);
 }
 
 }  // namespace

@@ -134,6 +134,23 @@ TEST(TrainingStep, Zero3WithoutOverlapGathersTheStageTwiceAndReducesOncePerMicro
   EXPECT_EQ(sharded_stage_comm(s.cluster, s.plan, s.training->precision, static_cast<double>(stage_params_per_gpu(s, 0))).gather_s, 0.0);
 }
 
+// plan.dp_bucket_size sets how many DDP buckets a step reduces (each closes once it holds
+// the size, in backward order; the engine closes them at layer boundaries): gpt2-xl's 48
+// layers of 30,740,800 parameters (12 x 1600^2 + 13 x 1600) on each of 8 DP ranks.
+TEST(TrainingStep, BucketSizeSetsTheDpReduceCount) {
+  Scenario s = blocking_dp8(1);
+  s.plan.overlap_grad_reduce = true;
+  auto reduces = [&](int bucket) {
+    s.plan.dp_bucket_size = bucket;
+    for (const OpPrediction& op : predict_training(s).ops)
+      if (op.name == "dp.grad_reduce") return op.count;
+    return -1;
+  };
+  EXPECT_EQ(reduces(0), 24);            // Megatron's 40M: two layers a bucket
+  EXPECT_EQ(reduces(1), 48);            // a layer a bucket
+  EXPECT_EQ(reduces(100'000'000), 12);  // four layers (123M) a bucket
+}
+
 // Interleaved, each of a stage's chunks gathers and reduces its own parameters, in its
 // own passes: chunk 0 of stage 0 holds the embedding, the last chunk of the last stage
 // the head; the chunks' parameters add up to the stage's; and the blocking DP time is
