@@ -100,6 +100,7 @@ void for_each_plan_knob(Visit&& visit) {
   visit(RatioKnob{"gradient_topk_ratio", &K::gradient_topk_ratio, 0.01, 1e-6, 1});  // with topk only
 }
 
+// The row kinds a searched plan can print (a number or a layer list never is searched).
 template <class Knob>
 inline constexpr bool kSearchable = !std::is_same_v<Knob, RatioKnob> && !std::is_same_v<Knob, LayerListKnob>;
 

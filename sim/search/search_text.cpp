@@ -14,12 +14,12 @@ namespace {
 
 double gib(std::int64_t bytes) { return static_cast<double>(bytes) / (1024.0 * 1024.0 * 1024.0); }
 
-}  // namespace
-
 // The knobs' columns: the candidate's fields (sim/search/candidate.hpp) before the metrics,
 // but those added after the CSV's first release (late_setting) after them, so that columns
 // keep their place.
 bool late(const auto& knob) { return knob.in_search == InSearch::late_setting; }
+
+}  // namespace
 
 void write_csv(std::ostream& out, const SearchResult& r) {
   out << "rank,gpus";
