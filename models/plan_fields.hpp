@@ -5,7 +5,7 @@
 // canonical order, and the Python module's resolved plan all walk this list. A new knob is
 // a member in plan.hpp and a row here; then its rules (scenario/validate.cpp), its cost,
 // and the search space (sim/search/search_space.hpp) if the search varies it.
-#include <sstream>
+#include <charconv>
 #include <string>
 #include <string_view>
 #include <type_traits>
@@ -121,9 +121,8 @@ std::string knob_text(const ChoiceKnob<E>& k, const PlanKnobs& p) {
   return std::string(to_string(p.*k.member));
 }
 inline std::string knob_text(const RatioKnob& k, const PlanKnobs& p) {
-  std::ostringstream o;
-  o << p.*k.member;
-  return o.str();
+  char text[32];  // the shortest form that reads back as the same double
+  return std::string(text, std::to_chars(text, text + sizeof text, p.*k.member).ptr);
 }
 
 // A knob's word in a plan's short form ("tp8", "sp", "1f1b"), or "" where it prints none.

@@ -15,7 +15,7 @@ void keep_scenario_settings(PlanKnobs& plan, const PlanKnobs& scenario, int gpus
   plan.zero_quantized_gradients = layer_gathers && scenario.zero_quantized_gradients;
   const bool dp_reduce = !plan.shards_params() && static_cast<std::int64_t>(plan.dp) * plan.cp > 1;
   plan.gradient_compression = dp_reduce ? scenario.gradient_compression : GradCompression::none;
-  plan.zero_hpz_partition_size = scenario.zero_hpz_partition_size;
+  plan.zero_hpz_partition_size = scenario.zero_hpz_partition_size;  // hpz_partition reads the asked size
   plan.zero_hpz_partition_size = hpz_partition(plan, gpus_per_node);
 }
 

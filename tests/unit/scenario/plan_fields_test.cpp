@@ -61,6 +61,26 @@ TEST(PlanKnobs, EachKeyReadsIntoItsMember) {
   EXPECT_DOUBLE_EQ(p.gradient_topk_ratio, 0.25);
 }
 
+// A knob's text (what `--set` overrides write) reads back as the same value: a ratio with
+// more digits than a stream's default 6 keeps them all.
+TEST(PlanKnobs, TextReadsBackAsTheSameValue) {
+  Plan p;
+  p.gradient_compression = GradCompression::topk;
+  p.gradient_topk_ratio = 0.123456789012345;
+  p.schedule = Schedule::interleaved;
+  std::ostringstream yaml;
+  yaml << "{";
+  for_each_plan_knob([&](const auto& knob) {
+    if constexpr (!std::is_same_v<std::decay_t<decltype(knob)>, LayerListKnob>)
+      yaml << knob.key << ": " << knob_text(knob, p) << ", ";
+  });
+  yaml << "}";
+  const Plan read = read_plan(YAML::Load(yaml.str()), "plan");
+  EXPECT_EQ(read.gradient_topk_ratio, p.gradient_topk_ratio) << yaml.str();
+  EXPECT_EQ(read.schedule, Schedule::interleaved);
+  EXPECT_EQ(read.gradient_compression, GradCompression::topk);
+}
+
 // The reader keeps each row's range and the one cross-key rule it owns.
 TEST(PlanKnobs, RangesAndChoicesAreRefusedByName) {
   auto refusal = [](const std::string& yaml) -> std::string {
