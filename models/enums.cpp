@@ -76,6 +76,7 @@ std::string_view to_string(GradCompression c) {
     case GradCompression::int8: return "int8";
     case GradCompression::int4: return "int4";
     case GradCompression::topk: return "topk";
+    case GradCompression::powersgd: return "powersgd";
   }
   return "none";
 }

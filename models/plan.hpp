@@ -10,9 +10,10 @@ enum class Recompute { none, selective, full };
 enum class Schedule { gpipe, one_f_one_b, interleaved };
 // Data-parallel gradient compression (ZeRO 0-2): block-quantised int8 or int4 on the wire,
 // or the largest gradient_topk_ratio of the values with their indices (top-k sparsification,
-// Aji & Heafield 2017; Lin et al. 2018), all with error feedback (Seide et al. 2014;
-// Karimireddy et al. 2019), priced in sim/training/zero_comm.
-enum class GradCompression { none, int8, int4, topk };
+// Aji & Heafield 2017; Lin et al. 2018), or each weight matrix as its rank-r factors
+// (PowerSGD, Vogels et al. 2019), all with error feedback (Seide et al. 2014; Karimireddy et
+// al. 2019), priced in sim/training/zero_comm.
+enum class GradCompression { none, int8, int4, topk, powersgd };
 
 // Every knob of the plan but the per-stage layer list: plain data, so the search walks
 // millions of them without allocating and sends them between processes as bytes. Each
@@ -55,6 +56,9 @@ struct PlanKnobs {
   // (ZeRO-3 has ZeRO++'s qgZ instead)
   GradCompression gradient_compression = GradCompression::none;
   double gradient_topk_ratio = 0.01;  // topk: the share of values sent (Lin et al. 2018 keep 0.1%)
+  // powersgd: the rank r of each matrix's factors (PyTorch's matrix_approximation_rank,
+  // default 1; Vogels et al. 2019 train with 1 to 4)
+  int gradient_powersgd_rank = 1;
 
   std::int64_t world_size() const {
     return static_cast<std::int64_t>(tp) * pp * cp * dp;
@@ -74,7 +78,8 @@ struct Plan : PlanKnobs {
 inline constexpr Recompute kRecomputePolicies[] = {Recompute::none, Recompute::selective, Recompute::full};
 inline constexpr Schedule kSchedules[] = {Schedule::gpipe, Schedule::one_f_one_b, Schedule::interleaved};
 inline constexpr GradCompression kGradCompressions[] = {GradCompression::none, GradCompression::int8,
-                                                        GradCompression::int4, GradCompression::topk};
+                                                        GradCompression::int4, GradCompression::topk,
+                                                        GradCompression::powersgd};
 
 // Data-parallel ranks one node of `gpus_per_node` holds: they lie tp*cp apart (Megatron's
 // rank order tp-cp-ep-dp-pp, sim/training/rank_layout.hpp).

@@ -98,6 +98,7 @@ void for_each_plan_knob(Visit&& visit) {
   visit(choice_knob("gradient_compression", &K::gradient_compression, GradCompression::none, kGradCompressions,
                     S::no));
   visit(RatioKnob{"gradient_topk_ratio", &K::gradient_topk_ratio, 0.01, 1e-6, 1});  // with topk only
+  visit(IntKnob{"gradient_powersgd_rank", &K::gradient_powersgd_rank, 1, 1, 1024, S::no, "", false});  // powersgd only
 }
 
 // The row kinds a searched plan can print (a number or a layer list never is searched).

@@ -81,6 +81,8 @@ Plan read_plan(const YAML::Node& node, const std::string& path) {
   for_each_plan_knob([&](const auto& knob) { read_knob(r, knob, p); });
   if (r.has("gradient_topk_ratio") && p.gradient_compression != GradCompression::topk)
     throw ScenarioError(r.key_path("gradient_topk_ratio"), "", "needs plan.gradient_compression=topk");
+  if (r.has("gradient_powersgd_rank") && p.gradient_compression != GradCompression::powersgd)
+    throw ScenarioError(r.key_path("gradient_powersgd_rank"), "", "needs plan.gradient_compression=powersgd");
   r.reject_unknown();
   return p;
 }

@@ -86,11 +86,12 @@ AnalyticEstimate AnalyticModel::estimate(const Candidate& c) {
     const double moe_params = model.moe ? static_cast<double>(layer_params_on_gpu(model, plan_, true).total()) : 0.0;
     if (layer_gathers) gather_dense = zero3_layer_gather_s(cluster, plan_, stack, dense_params, precision);
     if (layer_gathers) gather_dense_bwd = zero3_layer_gather_s(cluster, plan_, stack, dense_params, precision, true);
-    if (layer_reduces) reduce_dense = zero_layer_reduce_s(cluster, plan_, stack, dense_params, precision);
+    if (layer_reduces) reduce_dense = zero_layer_reduce_s(cluster, plan_, stack, dense_params, precision, prices.low_rank);
     if (model.moe && layer_gathers) gather_moe = zero3_layer_gather_s(cluster, plan_, stack, moe_params, precision);
     if (model.moe && layer_gathers)
       gather_moe_bwd = zero3_layer_gather_s(cluster, plan_, stack, moe_params, precision, true);
-    if (model.moe && layer_reduces) reduce_moe = zero_layer_reduce_s(cluster, plan_, stack, moe_params, precision);
+    if (model.moe && layer_reduces)
+      reduce_moe = zero_layer_reduce_s(cluster, plan_, stack, moe_params, precision, prices.low_rank);
   }
   // ZeRO 2/3 without overlap: every chunk's passes of a micro-batch gather (ZeRO-3) and
   // reduce-scatter its parameters whole, blocking (sim/training/step_graph.hpp)
@@ -158,7 +159,7 @@ AnalyticEstimate AnalyticModel::estimate(const Candidate& c) {
     const std::int64_t buckets = std::max<std::int64_t>(1, (params + per_bucket - 1) / per_bucket);
     const double bucket = static_cast<double>(params) / static_cast<double>(buckets);
     const CollectiveOp op = c.shards_optimizer() ? CollectiveOp::reduce_scatter : CollectiveOp::all_reduce;
-    const double t_bucket = dp_gradient_reduce_s(cluster, plan_, op, dp_group, bucket, precision);
+    const double t_bucket = dp_gradient_reduce_s(cluster, plan_, op, dp_group, bucket, precision, prices.low_rank);
     if (sharded_grads(plan_)) {
       // nothing left to reduce at the step's end (the step graph's add_data_parallel)
     } else if (c.overlap_grad_reduce) {

@@ -15,6 +15,10 @@ void keep_scenario_settings(PlanKnobs& plan, const PlanKnobs& scenario, int gpus
   plan.zero_quantized_gradients = layer_gathers && scenario.zero_quantized_gradients;
   const bool dp_reduce = !plan.shards_params() && static_cast<std::int64_t>(plan.dp) * plan.cp > 1;
   plan.gradient_compression = dp_reduce ? scenario.gradient_compression : GradCompression::none;
+  if (plan.gradient_compression == GradCompression::none) {  // their keys come only with their compression
+    plan.gradient_topk_ratio = PlanKnobs{}.gradient_topk_ratio;
+    plan.gradient_powersgd_rank = PlanKnobs{}.gradient_powersgd_rank;
+  }
   plan.zero_hpz_partition_size = scenario.zero_hpz_partition_size;  // hpz_partition reads the asked size
   plan.zero_hpz_partition_size = hpz_partition(plan, gpus_per_node);
 }
@@ -42,8 +46,13 @@ std::string to_overrides(const Candidate& c, const Plan& scenario) {
       const std::vector<int>& layers = scenario.*knob.member;
       if (std::adjacent_find(layers.begin(), layers.end(), std::not_equal_to<>()) != layers.end())
         o << "plan." << knob.key << "=[] ";
-    } else if (knob.in_search != InSearch::no || c.*knob.member != scenario.*knob.member) {
+    } else if (knob.in_search != InSearch::no) {
       o << "plan." << knob.key << "=" << knob_text(knob, c) << " ";
+    } else if (c.*knob.member != scenario.*knob.member) {
+      // a scenario setting the plan dropped goes back to its default: `null` (a key such as
+      // gradient_topk_ratio may not be given without its compression)
+      const bool fallback = c.*knob.member == knob.fallback;
+      o << "plan." << knob.key << "=" << (fallback ? "null" : knob_text(knob, c)) << " ";
     }
   });
   o << "training.micro_batch=" << c.micro_batch;

@@ -45,7 +45,7 @@ int slot(const std::vector<int>& table, int value, const char* what) {
 LayerCostCache::LayerCostCache(const Scenario& base, const std::vector<int>& tp_values,
                                const std::vector<int>& cp_values, const std::vector<int>& ep_values,
                                int max_micro_batch)
-    : scratch_(base) {
+    : scratch_(base), base_plan_(base.plan) {
   if (!base.training) throw std::invalid_argument("LayerCostCache needs a training scenario");
   tp_slot_ = slots(tp_values, tps_);
   cp_slot_ = slots(cp_values, cps_);
@@ -78,6 +78,10 @@ void LayerCostCache::fill(const Candidate& c, LayerPrices& out) {
   out.head = pass_times(cost_head(s));
   const MicroBatchShape shape{c.micro_batch, s.training->seq_len, activation_dtype(s.training->precision)};
   out.activations = layer_activations(s.model, s.plan, shape);
+  Plan compressed = s.plan;  // what the scenario's compression sends, for the candidates that keep it
+  compressed.gradient_compression = base_plan_.gradient_compression;
+  compressed.gradient_powersgd_rank = base_plan_.gradient_powersgd_rank;
+  out.low_rank = powersgd_share(s.model, compressed);
 }
 
 const LayerPrices& LayerCostCache::get(const Candidate& c) {

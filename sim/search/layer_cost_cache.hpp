@@ -10,6 +10,7 @@
 #include "scenario/scenario.hpp"
 #include "sim/memory/activations.hpp"
 #include "sim/search/candidate.hpp"
+#include "sim/training/zero_comm.hpp"
 
 namespace twinsim {
 
@@ -24,6 +25,7 @@ struct PassTimes {
 struct LayerPrices {
   PassTimes dense, moe, embedding, head;
   LayerActivations activations;
+  LowRankShare low_rank;  // the scenario's plan.gradient_compression: powersgd, at this key's tp/cp/ep
 };
 
 class LayerCostCache {
@@ -42,6 +44,7 @@ class LayerCostCache {
   void fill(const Candidate& c, LayerPrices& out);
 
   Scenario scratch_;  // the base scenario, its plan rewritten per key
+  PlanKnobs base_plan_;  // ... as it was: its gradient compression, which some candidates drop
   std::vector<int> tp_slot_, cp_slot_, ep_slot_;  // value -> position, -1 when absent
   int tps_ = 0, cps_ = 0, eps_ = 0, mbs_ = 0;
   std::vector<LayerPrices> prices_;

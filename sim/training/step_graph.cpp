@@ -60,10 +60,11 @@ struct Builder {
   std::map<std::pair<int, std::int64_t>, std::vector<TaskId>> last_backward;
   std::vector<std::vector<std::vector<TaskId>>> dp_grad_tasks;  // [stage][gpu] -> reduce tasks
   std::vector<std::vector<TaskId>> slot_begin;  // [stage][gpu]: the opening marker of its latest slot
+  LowRankShare low_rank;  // plan.gradient_compression: powersgd, what it sends of the gradients
 
   Builder(const Scenario& sc, const StepCosts& c, Fidelity f)
       : s(sc), costs(c), fidelity(f), pp(sc.plan.pp), v(sc.plan.virtual_stages),
-        m(static_cast<int>(sc.training->micro_batches(sc.plan.dp))) {}
+        m(static_cast<int>(sc.training->micro_batches(sc.plan.dp))), low_rank(powersgd_share(sc.model, sc.plan)) {}
 
   int slot_index(int stage, int mb, int chunk, bool backward) const {
     return ((stage * m + mb) * v + chunk) * 2 + (backward ? 1 : 0);
@@ -249,8 +250,8 @@ void Builder::zero3_gather(Chains& ch, int stage, std::int64_t layer, const char
 // its backward, every micro-batch (§5.2-5.3), on the DP stream.
 void Builder::shard_reduce(int stage, std::int64_t layer, const std::vector<TaskId>& backward) {
   if (!sharded_grads() || sharded_grads_whole_stage(s.plan)) return;
-  const double seconds = zero_layer_reduce_s(s.cluster, s.plan, s.stack,
-                                             static_cast<double>(layer_params_per_gpu(s, layer)), s.training->precision);
+  const double seconds = zero_layer_reduce_s(s.cluster, s.plan, s.stack, static_cast<double>(layer_params_per_gpu(s, layer)),
+                                             s.training->precision, low_rank);
   const StageRanks& sr = stages[stage];
   for (const RankGroup& group : sr.dp) {
     std::vector<ResourceId> res;
@@ -446,7 +447,8 @@ void Builder::add_data_parallel(int stage) {
   if (s.plan.dp > 1 && !sharded_grads()) {  // ZeRO 2/3 reduced theirs in every backward
     const CollectiveOp op = sharded ? CollectiveOp::reduce_scatter : CollectiveOp::all_reduce;
     for (const auto& [layer, n] : buckets) {
-      const double seconds = dp_gradient_reduce_s(s.cluster, s.plan, op, dp, static_cast<double>(n), s.training->precision);
+      const double seconds =
+          dp_gradient_reduce_s(s.cluster, s.plan, op, dp, static_cast<double>(n), s.training->precision, low_rank);
       for (const RankGroup& group : sr.dp) {
         // after the whole backward (no overlap) the first bucket waits for the slowest rank
         const double wait = s.plan.overlap_grad_reduce ? 0 : straggler_wait(stage, group.members, s.plan.dp);

@@ -1,9 +1,12 @@
 #include "sim/training/zero_comm.hpp"
 
+#include <algorithm>
 #include <cmath>
 
+#include "models/layer_ops.hpp"
 #include "sim/cost/collective_cost.hpp"
 #include "sim/cost/compute_cost.hpp"
+#include "sim/memory/weights.hpp"
 #include "sim/training/rank_layout.hpp"
 #include "sim/training/transfer_bytes.hpp"
 
@@ -64,7 +67,66 @@ double topk_reduce_s(const ClusterSpec& cluster, const Plan& plan, CollectiveOp 
          quantize_pass_s(cluster, precision, kept * entry + params / dp.ranks * element);
 }
 
+// PowerSGD as PyTorch's powerSGD_hook runs it on one bucket (torch/distributed/algorithms/
+// ddp_comm_hooks/powerSGD_hook.py, error feedback and warm start on, its defaults):
+//  1. the residual added to the gradients and the sum cloned (add_ and clone: 5 passes);
+//  2. the values it does not compress all-reduced; then P = M Q for each matrix (a pass
+//     over M), P all-reduced and orthogonalised;
+//  3. Q = M^T P (a pass over M), Q all-reduced;
+//  4. M = P Q^T written (a pass), the new residual = the clone - the result (3 passes).
+// The three all-reduces run one after another, each waiting for the compute before it. The
+// factor GEMMs (2 rows cols r FLOPs each, three per matrix) are skinny: priced with the
+// passes as one roofline at the GPU's fp32 rate. Gram-Schmidt orthogonalises P and the
+// warm-started Q column by column (_orthogonalize: 7 small kernels a column, 3 the last),
+// which with the 3 GEMMs are launches of their own.
+double powersgd_reduce_s(const ClusterSpec& cluster, const GroupLayout& dp, double params, Dtype precision,
+                         const LowRankShare& low_rank) {
+  const double element = grad_element_bytes(precision);
+  const double whole = (1 - low_rank.compressed) * params * element;
+  const double collectives = collective_time_s(cluster, CollectiveOp::all_reduce, dp, whole) +
+                             collective_time_s(cluster, CollectiveOp::all_reduce, dp, low_rank.p * params * element) +
+                             collective_time_s(cluster, CollectiveOp::all_reduce, dp, low_rank.q * params * element);
+  ComputeOp passes;
+  passes.kind = ComputeKind::elementwise;
+  passes.kernel = "quantize";
+  passes.dtype = precision;
+  passes.flops = low_rank.flops * params;
+  passes.bytes = (8 + 3 * low_rank.compressed) * params * element;
+  const double launches = std::max(0.0, low_rank.launches * params - 1);
+  return collectives + op_time_s(cluster.gpu, passes) + launches * cluster.gpu.kernel_launch_s;
+}
+
 }  // namespace
+
+LowRankShare powersgd_share(const ModelSpec& model, const Plan& plan) {
+  if (plan.gradient_compression != GradCompression::powersgd) return {};
+  LowRankShare share;
+  double values = 0;
+  for (const bool moe : {false, true}) {
+    std::int64_t first = -1, layers = 0;  // the layers of this kind share one op list
+    for (std::int64_t l = 0; l < model.layers; ++l)
+      if (model.is_moe_layer(l) == moe) layers += 1, first = first < 0 ? l : first;
+    if (layers == 0) continue;
+    const auto n = static_cast<double>(layers);
+    for (const LayerOp& op : build_layer_ops(model, first, plan, MicroBatchShape{1, 128 * plan.cp, Dtype::bf16})) {
+      if (op.kind != OpKind::gemm) continue;
+      // the weight is n x k (out x in, as PyTorch views a Linear's gradient), one per count
+      const double rows = static_cast<double>(op.n), cols = static_cast<double>(op.k);
+      const double r = std::min({rows, cols, static_cast<double>(plan.gradient_powersgd_rank)});
+      if (rows * cols <= 2 * (rows + cols) * r) continue;  // _should_compress, min_compression_rate 2
+      const double matrices = n * static_cast<double>(op.count);
+      share.compressed += matrices * rows * cols;
+      share.p += matrices * rows * r;
+      share.q += matrices * cols * r;
+      share.flops += matrices * 3 * 2 * rows * cols * r;
+      share.launches += matrices * (3 + 2 * (7 * (r - 1) + 3));
+    }
+    values += n * static_cast<double>(layer_params_on_gpu(model, plan, moe).total());
+  }
+  if (values <= 0) return {};
+  for (double* x : {&share.compressed, &share.p, &share.q, &share.flops, &share.launches}) *x /= values;
+  return share;
+}
 
 std::int64_t zero_calls(double params, std::int64_t bucket) {
   if (bucket <= 0 || params <= static_cast<double>(bucket)) return 1;
@@ -89,12 +151,13 @@ double zero3_layer_gather_s(const ClusterSpec& cluster, const Plan& plan, const 
 }
 
 double zero_layer_reduce_s(const ClusterSpec& cluster, const Plan& plan, const StackSpec& stack, double params,
-                           Dtype precision) {
+                           Dtype precision, const LowRankShare& low_rank) {
   const double element = grad_element_bytes(precision);
   if (plan.gradient_compression != GradCompression::none && !plan.shards_params()) {  // ZeRO-2's, compressed
     const auto calls = static_cast<double>(zero_calls(params, stack.zero_reduce_bucket_params));
     return calls * dp_gradient_reduce_s(cluster, plan, CollectiveOp::reduce_scatter,
-                                        group_layout(cluster, plan, ParallelGroup::dp), params / calls, precision);
+                                        group_layout(cluster, plan, ParallelGroup::dp), params / calls, precision,
+                                        low_rank);
   }
   if (!quantized_gradients(plan))
     return dp_calls_s(cluster, plan, CollectiveOp::reduce_scatter, params, element, stack.zero_reduce_bucket_params);
@@ -107,10 +170,12 @@ double zero_layer_reduce_s(const ClusterSpec& cluster, const Plan& plan, const S
 }
 
 double dp_gradient_reduce_s(const ClusterSpec& cluster, const Plan& plan, CollectiveOp op, const GroupLayout& dp,
-                            double params, Dtype precision) {
+                            double params, Dtype precision, const LowRankShare& low_rank) {
   const double element = grad_element_bytes(precision);
   if (plan.gradient_compression == GradCompression::none) return collective_time_s(cluster, op, dp, params * element);
   if (plan.gradient_compression == GradCompression::topk) return topk_reduce_s(cluster, plan, op, dp, params, precision);
+  if (plan.gradient_compression == GradCompression::powersgd)
+    return powersgd_reduce_s(cluster, dp, params, precision, low_rank);
   const double wire = compressed_grad_bytes(plan);
   // every rank quantises its gradients (with the residual added) before sending, and
   // dequantises what it receives: an all-reduce's two halves each quantise and dequantise

@@ -11,10 +11,25 @@
 #include "hardware/cluster_spec.hpp"
 #include "hardware/stack_spec.hpp"
 #include "models/dtype.hpp"
+#include "models/model_spec.hpp"
 #include "models/plan.hpp"
 #include "sim/cost/collective_cost.hpp"
 
 namespace twinsim {
+
+// What PowerSGD (plan.gradient_compression: powersgd; Vogels et al. 2019) makes of the
+// gradients it reduces, per gradient value of the model's transformer layers on one GPU:
+// each weight matrix rows x cols of the layers' op list (models/layer_ops) that is worth it
+// is sent as its rank-r factors P (rows x r) and Q (cols x r), everything else (vectors,
+// matrices too small to gain 2x) whole, as PyTorch's powerSGD_hook does. Zero without
+// powersgd. A bucket's embedding or head values are priced at the layers' shares.
+struct LowRankShare {
+  double compressed = 0;  // share of the values in compressed matrices
+  double p = 0, q = 0;    // P and Q values sent per gradient value
+  double flops = 0;       // of the factor GEMMs, per gradient value
+  double launches = 0;    // kernels of the GEMMs and orthogonalisations, per gradient value
+};
+LowRankShare powersgd_share(const ModelSpec& model, const Plan& plan);
 
 // Calls that carry `params` parameters in buckets of at most `bucket` (0: one call).
 std::int64_t zero_calls(double params, std::int64_t bucket);
@@ -30,16 +45,19 @@ double zero3_layer_gather_s(const ClusterSpec& cluster, const Plan& plan, const 
 // (ZeRO++ qgZ) in int4, quantised before and dequantised after each of its two hops; with
 // plan.gradient_compression (ZeRO-2) as dp_gradient_reduce_s.
 double zero_layer_reduce_s(const ClusterSpec& cluster, const Plan& plan, const StackSpec& stack, double params,
-                           Dtype precision);
+                           Dtype precision, const LowRankShare& low_rank);
 
 // One call of the data-parallel gradient reduction (ZeRO 0: all-reduce, ZeRO 1-2: a
 // reduce-scatter) of `params` gradients over `dp`. With plan.gradient_compression in int8
 // or int4 (one fp32 scale per 2,048 values) on the wire, plus the quantise and dequantise
 // passes at the memory-bound rate of kernel `quantize`; with topk the selected values and
 // their indices, gathered (all-reduce) or sent to their shard's owner (reduce-scatter), with
-// a selection pass and a scatter-add at the same rate. The step graph's DDP buckets and the
-// search's estimate both call it.
+// a selection pass and a scatter-add at the same rate; with powersgd (low_rank: the
+// model's powersgd_share) three all-reduces whatever `op` (the whole values, then P, then
+// Q: every rank rebuilds the whole sum and keeps what its shard needs), the factor GEMMs,
+// the error-feedback passes and the orthogonalisations between them (powersgd_reduce_s).
+// The step graph's DDP buckets and the search's estimate both call it.
 double dp_gradient_reduce_s(const ClusterSpec& cluster, const Plan& plan, CollectiveOp op, const GroupLayout& dp,
-                            double params, Dtype precision);
+                            double params, Dtype precision, const LowRankShare& low_rank);
 
 }  // namespace twinsim

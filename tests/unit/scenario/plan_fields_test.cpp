@@ -49,7 +49,13 @@ TEST(PlanKnobs, EachKeyReadsIntoItsMember) {
           "zero_quantized_weights: true, zero_quantized_gradients: true, zero_hpz_partition_size: 11, "
           "gradient_compression: topk, gradient_topk_ratio: 0.25}";
   const Plan p = read_plan(YAML::Load(yaml.str()), "plan");
-  for_each_plan_knob([&](const auto& knob) { EXPECT_FALSE(holds_fallback(knob, p)) << knob.key; });
+  // each compression's own setting comes only with it: the rank is read in a plan of its own
+  const Plan powersgd = read_plan(YAML::Load("{gradient_compression: powersgd, gradient_powersgd_rank: 13}"), "plan");
+  EXPECT_EQ(powersgd.gradient_powersgd_rank, 13);
+  EXPECT_EQ(powersgd.gradient_compression, GradCompression::powersgd);
+  for_each_plan_knob([&](const auto& knob) {
+    if (knob.key != "gradient_powersgd_rank") EXPECT_FALSE(holds_fallback(knob, p)) << knob.key;
+  });
   EXPECT_EQ(p.tp, 2);
   EXPECT_EQ(p.ep, 6);
   EXPECT_EQ(p.virtual_stages, 7);
@@ -70,9 +76,9 @@ TEST(PlanKnobs, TextReadsBackAsTheSameValue) {
   p.schedule = Schedule::interleaved;
   std::ostringstream yaml;
   yaml << "{";
-  for_each_plan_knob([&](const auto& knob) {
+  for_each_plan_knob([&](const auto& knob) {  // a knob at its fallback reads back as it trivially
     if constexpr (!std::is_same_v<std::decay_t<decltype(knob)>, LayerListKnob>)
-      yaml << knob.key << ": " << knob_text(knob, p) << ", ";
+      if (!holds_fallback(knob, p)) yaml << knob.key << ": " << knob_text(knob, p) << ", ";
   });
   yaml << "}";
   const Plan read = read_plan(YAML::Load(yaml.str()), "plan");
@@ -96,6 +102,10 @@ TEST(PlanKnobs, RangesAndChoicesAreRefusedByName) {
   EXPECT_NE(refusal("{schedule: zigzag}").find("interleaved"), std::string::npos);  // lists the choices
   EXPECT_NE(refusal("{gradient_topk_ratio: 0.1}").find("needs plan.gradient_compression=topk"), std::string::npos);
   EXPECT_EQ(refusal("{gradient_compression: topk, gradient_topk_ratio: 0.1}"), "accepted");
+  EXPECT_NE(refusal("{gradient_compression: topk, gradient_powersgd_rank: 2}").find("needs plan.gradient_compression=powersgd"),
+            std::string::npos);
+  EXPECT_NE(refusal("{gradient_compression: powersgd, gradient_powersgd_rank: 0}").find("plan.gradient_powersgd_rank"),
+            std::string::npos);
 }
 
 // docs/SCENARIO.md, the contract users read, names every knob: in the example's `plan:`

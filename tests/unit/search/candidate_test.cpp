@@ -60,6 +60,33 @@ TEST(Candidate, OverridesLoadBackIntoTheSamePlan) {
   EXPECT_GT(zero3, 10);  // some kept ZeRO++
 }
 
+// A scenario's compression setting leaves with its compression: a ZeRO-3 plan of a PowerSGD
+// (or top-k) scenario drops the compression, and its overrides reset the rank (ratio) to
+// the default, which a plan without the compression may not name (before: refused on load).
+TEST(Candidate, OverridesDropACompressionWithItsSetting) {
+  for (const char* compression : {"gradient_compression: powersgd, gradient_powersgd_rank: 4",
+                                  "gradient_compression: topk, gradient_topk_ratio: 0.1"}) {
+    const std::string text = std::string(R"(
+model: {layers: 4, hidden: 256, heads: 4, ffn_hidden: 1024, vocab: 1000}
+cluster: dgx-h100
+training: {seq_len: 256, global_batch: 16, micro_batch: 1, precision: bf16}
+plan: {tp: 1, pp: 1, dp: 8, zero: 1, )") + compression + "}\n";
+    const Scenario base = load_scenario_text(text);
+    SearchSpaceOptions o;
+    o.min_gpus = 8, o.max_gpus = 8, o.max_micro_batch = 1, o.max_cp = 1;
+    int dropped = 0, kept = 0;
+    for_each_candidate(make_search_space(base, o), [&](const Candidate& c) {
+      const Scenario s = load_scenario_text(text, words(to_overrides(c, base.plan)));
+      EXPECT_EQ(s.plan.gradient_compression, c.gradient_compression) << describe(c);
+      EXPECT_EQ(s.plan.gradient_powersgd_rank, c.gradient_powersgd_rank) << describe(c);
+      EXPECT_EQ(s.plan.gradient_topk_ratio, c.gradient_topk_ratio) << describe(c);
+      (c.gradient_compression == GradCompression::none ? dropped : kept) += 1;
+    });
+    EXPECT_GT(dropped, 0) << compression;
+    EXPECT_GT(kept, 0) << compression;
+  }
+}
+
 // No two plans of a space share a short form (the merged search's test tells plans apart by it).
 TEST(Candidate, ShortFormsTellPlansApart) {
   const Scenario base = load_scenario_text(kScenario);

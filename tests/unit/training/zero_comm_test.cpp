@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <vector>
 
 #include "scenario/load.hpp"
 #include "scenario/errors.hpp"
@@ -12,6 +13,7 @@
 #include "sim/cost/compute_cost.hpp"
 #include "sim/memory/memory_report.hpp"
 #include "sim/memory/weights.hpp"
+#include "sim/search/analytic.hpp"
 #include "sim/training/step_graph.hpp"
 #include "sim/training/training_report.hpp"
 #include "sim/training/zero_comm.hpp"
@@ -83,7 +85,7 @@ TEST(ZeroComm, DeepSpeedBucketsSplitALayerIntoCalls) {
   EXPECT_NEAR(zero3_layer_gather_s(s.cluster, s.plan, s.stack, params, Dtype::bf16),
               5 * collective_time_s(s.cluster, CollectiveOp::all_gather, dp, params * 2 / 5), 1e-12);
   // the layer's 2.0e8 gradients fit one 5e8 reduce bucket
-  EXPECT_NEAR(zero_layer_reduce_s(s.cluster, s.plan, s.stack, params, Dtype::bf16),
+  EXPECT_NEAR(zero_layer_reduce_s(s.cluster, s.plan, s.stack, params, Dtype::bf16, {}),
               collective_time_s(s.cluster, CollectiveOp::reduce_scatter, dp, params * 2), 1e-12);
   // without a stack: one gather per layer, fewer latencies
   const Scenario fsdp = zero3_dp1536("none");
@@ -95,7 +97,7 @@ TEST(ZeroComm, AZero3StepAtScaleIsCommunicationBound) {
   const Scenario s = zero3_dp1536("deepspeed");
   const double params = 4.0 * 4096 * 4096 + 3.0 * 4096 * 11008 + 2 * 4096;
   const double gather = zero3_layer_gather_s(s.cluster, s.plan, s.stack, params, Dtype::bf16);
-  const double reduce = zero_layer_reduce_s(s.cluster, s.plan, s.stack, params, Dtype::bf16);
+  const double reduce = zero_layer_reduce_s(s.cluster, s.plan, s.stack, params, Dtype::bf16, {});
   // the node NIC carries every layer's forward gather, backward gather and reduce in turn
   const double dp_stream = 32 * (2 * gather + reduce);
   const TrainingPrediction p = predict_training(s);
@@ -128,13 +130,13 @@ TEST(ZeroComm, ZeroPlusPlusQuantisesTheCollectivesBytes) {
   EXPECT_NEAR(plain_gather, 0.1, 1e-4);  // the protocol's microseconds of latency aside
   const double gather = zero3_layer_gather_s(s.cluster, quantized, none, params, Dtype::bf16);
   EXPECT_NEAR(gather - pass(params / 2 * (2 + wire8)) - pass(params * (wire8 + 2)), 0.0500977, 1e-4);
-  const double plain_reduce = zero_layer_reduce_s(s.cluster, s.plan, none, params, Dtype::bf16);
+  const double plain_reduce = zero_layer_reduce_s(s.cluster, s.plan, none, params, Dtype::bf16, {});
   EXPECT_NEAR(plain_reduce, 0.1, 1e-4);
-  const double reduce = zero_layer_reduce_s(s.cluster, quantized, none, params, Dtype::bf16);
+  const double reduce = zero_layer_reduce_s(s.cluster, quantized, none, params, Dtype::bf16, {});
   EXPECT_NEAR(reduce - 2 * pass(params * 2 * (2 + wire4)), 0.0250977, 1e-4);
   // a plan without ZeRO-3 keeps its bytes even with the flags set (the search's candidates)
   quantized.zero = 2;
-  EXPECT_EQ(zero_layer_reduce_s(s.cluster, quantized, none, params, Dtype::bf16), plain_reduce);
+  EXPECT_EQ(zero_layer_reduce_s(s.cluster, quantized, none, params, Dtype::bf16, {}), plain_reduce);
 }
 
 // On the communication-bound ZeRO-3 step above, each half of ZeRO++ shortens the step and
@@ -211,7 +213,7 @@ TEST(ZeroComm, GradientCompressionShrinksTheDataParallelBytes) {
   auto reduce = [&](GradCompression c, CollectiveOp op) {
     Plan p = s.plan;
     p.gradient_compression = c;
-    return dp_gradient_reduce_s(s.cluster, p, op, dp, params, Dtype::bf16);
+    return dp_gradient_reduce_s(s.cluster, p, op, dp, params, Dtype::bf16, {});
   };
   const CollectiveOp ar = CollectiveOp::all_reduce, rs = CollectiveOp::reduce_scatter;
   EXPECT_NEAR(reduce(GradCompression::none, ar), 0.2, 1e-4);
@@ -224,7 +226,7 @@ TEST(ZeroComm, GradientCompressionShrinksTheDataParallelBytes) {
   s.plan.zero = 2;
   s.plan.gradient_compression = GradCompression::int4;
   const StackSpec none;
-  EXPECT_NEAR(zero_layer_reduce_s(s.cluster, s.plan, none, params, Dtype::bf16),
+  EXPECT_NEAR(zero_layer_reduce_s(s.cluster, s.plan, none, params, Dtype::bf16, {}),
               reduce(GradCompression::int4, rs), 1e-12);
 }
 
@@ -241,10 +243,10 @@ TEST(ZeroComm, TopKSendsTheSelectedValuesAndTheirIndices) {
   const GroupLayout dp{2, 1};
   auto pass = [&](double bytes) { return quantize_pass_s(s.cluster.gpu, bytes); };
   const double select = pass(params * (2 + 4));
-  EXPECT_NEAR(dp_gradient_reduce_s(s.cluster, s.plan, CollectiveOp::all_reduce, dp, params, Dtype::bf16) - select -
+  EXPECT_NEAR(dp_gradient_reduce_s(s.cluster, s.plan, CollectiveOp::all_reduce, dp, params, Dtype::bf16, {}) - select -
                   pass(2 * kept * entry + params * 2),
               0.006, 2e-5);
-  EXPECT_NEAR(dp_gradient_reduce_s(s.cluster, s.plan, CollectiveOp::reduce_scatter, dp, params, Dtype::bf16) - select -
+  EXPECT_NEAR(dp_gradient_reduce_s(s.cluster, s.plan, CollectiveOp::reduce_scatter, dp, params, Dtype::bf16, {}) - select -
                   pass(kept * entry + params / 2 * 2),
               0.003, 2e-5);
   // the residual is kept as for int8: 4 B per value of the stage, in grads
@@ -288,6 +290,102 @@ plan: {tp: 1, pp: 1, dp: 256, zero: 1, recompute: selective, overlap_grad_reduce
     EXPECT_THROW(load_scenario_text(base, {"plan.gradient_compression=int8", bad, "training.global_batch=256"}),
                  ScenarioError)
         << bad;
+}
+
+}  // namespace
+}  // namespace twinsim
+
+namespace twinsim {
+namespace {
+
+// PowerSGD's shares on Llama-2-7B (hidden 4096, FFN 11008 SwiGLU, 32 heads of 128, no
+// biases, RMSNorm), by hand from Megatron's layer: QKV 12288 x 4096, proj 4096 x 4096, the
+// fused gate/up 22016 x 4096 and down 4096 x 11008 (rows x cols: out x in), 202,375,168
+// matrix values and two 4096-wide norms, 202,383,360 in all. At rank 4 every matrix is
+// worth compressing: P holds 4 x (12288 + 4096 + 22016 + 4096) = 169,984 values, Q 4 x
+// (4096 x 3 + 11008) = 93,184; the three factor GEMMs 6 x 4 FLOPs per matrix value; each
+// matrix 3 GEMM launches and two Gram-Schmidt passes of 7 x 3 + 3 kernels. Under TP 2 the
+// column-parallel matrices (QKV, gate/up) lose half their rows, the row-parallel ones half
+// their columns, and the norms stay whole.
+TEST(ZeroComm, PowerSgdSendsEachMatrixAsItsFactors) {
+  Scenario s = two_nodes_10gbps("{tp: 1, pp: 1, dp: 2, zero: 0, gradient_compression: powersgd, gradient_powersgd_rank: 4}");
+  const double layer = 202'383'360, matrices = 202'375'168;
+  const LowRankShare share = powersgd_share(s.model, s.plan);
+  EXPECT_NEAR(share.compressed, matrices / layer, 1e-12);
+  EXPECT_NEAR(share.p, 169'984 / layer, 1e-15);
+  EXPECT_NEAR(share.q, 93'184 / layer, 1e-15);
+  EXPECT_NEAR(share.flops, 24 * matrices / layer, 1e-9);
+  EXPECT_NEAR(share.launches, 4 * (3 + 2 * 24) / layer, 1e-15);
+  Plan tp2 = s.plan;
+  tp2.tp = 2;
+  const LowRankShare half = powersgd_share(s.model, tp2);
+  const double layer2 = matrices / 2 + 2 * 4096;
+  EXPECT_NEAR(half.p, 4 * (6144 + 4096 + 11008 + 4096) / layer2, 1e-15);
+  EXPECT_NEAR(half.q, 4 * (4096 + 2048 + 4096 + 5504) / layer2, 1e-15);
+  // nothing without powersgd
+  s.plan.gradient_compression = GradCompression::int8;
+  EXPECT_EQ(powersgd_share(s.model, s.plan).p, 0.0);
+  // the rank comes only with powersgd
+  EXPECT_THROW(two_nodes_10gbps("{tp: 1, pp: 1, dp: 2, gradient_powersgd_rank: 4}"), ScenarioError);
+}
+
+// On the 10 GB/s link a bucket of 1e9 bf16 gradients all-reduces, one after another, the
+// values PowerSGD leaves whole, P and Q: (1 - compressed + p + q) x 2 GB over two ranks,
+// 2(n-1)/n of it per rank at 10 GB/s, whatever the DP op (every rank rebuilds the whole sum);
+// plus the passes over the bucket and the factor GEMMs as one memory-bound roofline (8 passes
+// over the bucket for the residual and its clone, 3 over the compressed matrices) and the
+// other kernels' launches. Three collectives' fixed costs (12.4 us here) stay in the margin.
+TEST(ZeroComm, PowerSgdAllReducesTheWholeValuesThenPThenQ) {
+  const Scenario s = two_nodes_10gbps("{tp: 1, pp: 1, dp: 2, zero: 0, gradient_compression: powersgd}");
+  const LowRankShare share = powersgd_share(s.model, s.plan);
+  const double params = 1e9, element = 2;
+  ComputeOp passes;
+  passes.kind = ComputeKind::elementwise;
+  passes.kernel = "quantize";
+  passes.dtype = Dtype::bf16;
+  passes.flops = share.flops * params;
+  passes.bytes = (8 + 3 * share.compressed) * params * element;
+  const double compute = op_time_s(s.cluster.gpu, passes) + (share.launches * params - 1) * s.cluster.gpu.kernel_launch_s;
+  const double wire = (1 - share.compressed + share.p + share.q) * params * element / 10e9;
+  for (CollectiveOp op : {CollectiveOp::all_reduce, CollectiveOp::reduce_scatter})
+    EXPECT_NEAR(dp_gradient_reduce_s(s.cluster, s.plan, op, GroupLayout{2, 1}, params, Dtype::bf16, share) - compute, wire,
+                5e-5);
+  EXPECT_LT(wire, 0.2 / 500);  // rank 1 sends under 1/500 of the plain all-reduce's bytes
+}
+
+// Over a slow network (eight DGX A100 nodes behind one 12.5 GB/s NIC each) PowerSGD shortens
+// a data-parallel step; on the DGX's own 8 x 25 GB/s its passes over the gradients cost more
+// than the bytes it saves (Agarwal et al. 2022, "On the Utility of Gradient Compression in
+// Distributed Training Systems", find the same of PowerSGD on fast links). The engine and the
+// search's estimate price it from one formula; the residual costs 4 B per parameter.
+TEST(ZeroComm, PowerSgdPaysOnASlowNetworkOnly) {
+  const std::string base = R"(
+model: llama2-7b
+cluster: {preset: dgx-a100-80gb, nodes: 8, inter_node: {bandwidth_GBps: 12.5, nics_per_node: 1, latency_us: 5}}
+training: {seq_len: 2048, global_batch: 256, micro_batch: 1, precision: bf16}
+plan: {tp: 1, pp: 1, dp: 64, zero: 1, recompute: full}
+)";
+  const std::vector<std::string> powersgd = {"plan.gradient_compression=powersgd"};
+  const Scenario plain = load_scenario_text(base), compressed = load_scenario_text(base, powersgd);
+  EXPECT_LT(predict_training(compressed).step_s, 0.9 * predict_training(plain).step_s);
+  EXPECT_EQ(predict_memory(compressed).breakdown.grads - predict_memory(plain).breakdown.grads,
+            4 * stage_params(plain.model, plain.plan, 0).total());
+  const std::vector<std::string> fast = {"cluster=dgx-a100-80gb", "plan.overlap_grad_reduce=false", "plan.dp=256",
+                                         "plan.recompute=selective", "training.seq_len=512"};
+  std::vector<std::string> fast_powersgd = fast;
+  fast_powersgd.push_back(powersgd[0]);
+  EXPECT_GT(predict_training(load_scenario_text(base, fast_powersgd)).step_s,
+            predict_training(load_scenario_text(base, fast)).step_s);
+  // the search's estimate of the slow-network plan, against the engine
+  SearchSpaceOptions o;
+  o.min_gpus = 64, o.max_gpus = 64, o.max_micro_batch = 1, o.max_cp = 1;
+  const SearchSpace space = make_search_space(compressed, o);
+  AnalyticModel model(compressed, space);
+  Candidate c;
+  static_cast<PlanKnobs&>(c) = compressed.plan;
+  c.micro_batch = 1;
+  const double engine = predict_training(candidate_scenario(compressed, c)).step_s;
+  EXPECT_NEAR(model.estimate(c).step_s / engine, 1.0, 0.03) << engine;
 }
 
 }  // namespace
