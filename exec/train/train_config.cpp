@@ -19,9 +19,6 @@ void validate(const TrainConfig& c) {
     throw std::invalid_argument("plan.gradient_compression=" + std::string(to_string(c.plan.gradient_compression)) +
                                 ": the executor compresses ZeRO 0-1's reduction only (plan.zero=" +
                                 std::to_string(c.plan.zero) + ")");
-  if (c.plan.gradient_compression == GradCompression::powersgd)
-    throw std::invalid_argument("plan.gradient_compression=powersgd: priced by the simulator only; the executor "
-                                "compresses with int8, int4 or topk");
   if (c.plan.gradient_compression != GradCompression::none && c.training.precision == Dtype::fp16)
     throw std::invalid_argument("plan.gradient_compression=" + std::string(to_string(c.plan.gradient_compression)) +
                                 ": not with fp16 in the executor (its residual would carry the loss scale of the step "

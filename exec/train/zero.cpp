@@ -72,7 +72,10 @@ ShardedOptimizer::ShardedOptimizer(const TrainConfig& config, std::vector<ParamB
         b->params.release();
       }
     });
-    if (zero_ <= 1 && d > 1) s.compressor = GradCompressor(c_.plan.gradient_compression, n, c_.plan.gradient_topk_ratio);
+    if (zero_ <= 1 && d > 1 && c_.plan.gradient_compression == GradCompression::powersgd)
+      s.powersgd = PowerSgdReducer(*b, c_.plan.gradient_powersgd_rank, c_.seed);
+    else if (zero_ <= 1 && d > 1)
+      s.compressor = GradCompressor(c_.plan.gradient_compression, n, c_.plan.gradient_topk_ratio);
     shards_.push_back(std::move(s));
   }
   if (zero_ < 2) return;
@@ -121,6 +124,8 @@ void ShardedOptimizer::reduce_grads() {
   for (BlockShard& s : shards_)
     with_storage(storage(c_), [&]<class T>() {
       T* g = s.block->grads.as<T>();
+      // PowerSGD leaves every rank the whole sum (ZeRO-1 then reads its shard of it)
+      if (s.powersgd.active()) return s.powersgd.reduce(g, s.block->grads.size(), dp_);
       s.compressor.compress(g, s.block->grads.size());  // with plan.gradient_compression: what is sent
       // ZeRO-1 (Megatron's distributed optimizer) reduce-scatters: each rank needs only the
       // grads of its shard, summed, in place in the buffer

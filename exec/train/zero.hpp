@@ -24,6 +24,7 @@
 
 #include "exec/model/tensor.hpp"
 #include "exec/train/grad_compression.hpp"
+#include "exec/train/powersgd.hpp"
 #include "exec/model/transformer.hpp"
 #include "exec/runtime/checkpoint.hpp"
 #include "exec/runtime/communicator.hpp"
@@ -40,6 +41,7 @@ struct BlockShard {
   Tensor grad_shard;           // ZeRO 2/3: the reduced grads of [lo, hi), storage type
   Tensor param_shard;          // ZeRO 3: the only persistent copy of [lo, hi), storage type
   GradCompressor compressor;   // plan.gradient_compression (ZeRO 0-1, dp > 1): the block's residual
+  PowerSgdReducer powersgd;    // ... powersgd: its factors and residual
 };
 
 // The DDP bucket in parameters, the simulator's (models/plan.hpp dp_bucket_params: the

@@ -1,0 +1,119 @@
+#include "exec/train/powersgd.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <random>
+#include <stdexcept>
+
+#include "kernels/common/storage.hpp"
+
+namespace twinsim::exec {
+
+void orthogonalize(float* a, std::size_t rows, std::size_t cols) {
+  for (std::size_t j = 0; j < cols; ++j) {
+    double norm = 0;
+    for (std::size_t i = 0; i < rows; ++i) norm += static_cast<double>(a[i * cols + j]) * a[i * cols + j];
+    const auto scale = static_cast<float>(1.0 / (std::sqrt(norm) + 1e-8));
+    for (std::size_t i = 0; i < rows; ++i) a[i * cols + j] *= scale;
+    for (std::size_t k = j + 1; k < cols; ++k) {
+      double dot = 0;
+      for (std::size_t i = 0; i < rows; ++i) dot += static_cast<double>(a[i * cols + j]) * a[i * cols + k];
+      for (std::size_t i = 0; i < rows; ++i) a[i * cols + k] -= static_cast<float>(dot) * a[i * cols + j];
+    }
+  }
+}
+
+PowerSgdReducer::PowerSgdReducer(const ParamBlock& block, int rank, std::uint64_t seed) {
+  if (rank < 1) throw std::invalid_argument("PowerSGD: the rank must be at least 1");
+  std::size_t covered = 0, p_size = 0, q_size = 0;
+  for (const ParamSlot& slot : block.slots()) {
+    // this rank's rows x cols: tensor parallelism splits one of the full shape's sides
+    const auto full_cols = static_cast<std::size_t>(slot.spec.cols);
+    const std::size_t rows = slot.spec.shard == Shard::cols ? static_cast<std::size_t>(slot.spec.rows)
+                                                            : slot.count / full_cols;
+    const std::size_t cols = rows > 0 ? slot.count / rows : 0;
+    const std::size_t r = std::min({rows, cols, static_cast<std::size_t>(rank)});
+    if (rows > 1 && cols > 1 && rows * cols > 2 * (rows + cols) * r) {  // worth it (min_compression_rate 2)
+      matrices_.push_back({slot.offset, rows, cols, r, p_size, q_size});
+      p_size += rows * r;
+      q_size += cols * r;
+    } else {
+      whole_.emplace_back(slot.offset, slot.count);
+    }
+    covered = std::max(covered, slot.offset + slot.count);
+  }
+  if (covered < block.flat_size()) whole_.emplace_back(covered, block.flat_size() - covered);  // the DP padding
+  residual_ = Tensor(MemCategory::grads, block.flat_size());
+  p_.assign(p_size, 0.0f);
+  q_.assign(q_size, 0.0f);
+  // the first Q: N(0, 1) from a generator every DP rank seeds alike
+  std::mt19937_64 rng(seed ^ std::hash<std::string>{}(block.name()));
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  for (float& x : q_) x = normal(rng);
+}
+
+template <class T>
+void PowerSgdReducer::reduce(T* g, std::size_t n, Communicator& dp) {
+  if (n != residual_.size()) throw std::logic_error("PowerSGD: the gradient block's size changed");
+  float* r = residual_.data();
+  work_.resize(n);
+  for (std::size_t i = 0; i < n; ++i) work_[i] = kernels::to_float(g[i]) + r[i];  // M'
+  // 2. the values sent whole
+  sent_.clear();
+  for (const auto& [at, count] : whole_) sent_.insert(sent_.end(), work_.begin() + at, work_.begin() + at + count);
+  if (!sent_.empty()) dp.all_reduce(sent_.data(), sent_.size());
+  // 3. P = M Q, summed, orthogonalised (the warm-started Q orthogonalised first)
+  for (const Matrix& m : matrices_) {
+    float* q = q_.data() + m.q_at;
+    orthogonalize(q, m.cols, m.rank);
+    const float* a = work_.data() + m.offset;
+    float* p = p_.data() + m.p_at;
+    for (std::size_t i = 0; i < m.rows; ++i)
+      for (std::size_t k = 0; k < m.rank; ++k) {
+        double dot = 0;
+        for (std::size_t j = 0; j < m.cols; ++j) dot += static_cast<double>(a[i * m.cols + j]) * q[j * m.rank + k];
+        p[i * m.rank + k] = static_cast<float>(dot);
+      }
+  }
+  if (!p_.empty()) dp.all_reduce(p_.data(), p_.size());
+  // 4. Q = M^T P, summed
+  for (const Matrix& m : matrices_) {
+    float* p = p_.data() + m.p_at;
+    orthogonalize(p, m.rows, m.rank);
+    const float* a = work_.data() + m.offset;
+    float* q = q_.data() + m.q_at;
+    for (std::size_t j = 0; j < m.cols; ++j)
+      for (std::size_t k = 0; k < m.rank; ++k) {
+        double dot = 0;
+        for (std::size_t i = 0; i < m.rows; ++i) dot += static_cast<double>(a[i * m.cols + j]) * p[i * m.rank + k];
+        q[j * m.rank + k] = static_cast<float>(dot);
+      }
+  }
+  if (!q_.empty()) dp.all_reduce(q_.data(), q_.size());
+  // 5. the sum: P Q^T for the matrices, the whole values as reduced; the residual keeps M' - sum / ranks
+  std::vector<float>& sum = work_;  // M' is needed once more, value by value: written over as it goes
+  const auto ranks = static_cast<float>(dp.size());
+  auto settle = [&](std::size_t i, float total) {
+    g[i] = kernels::from_float<T>(total);
+    r[i] = sum[i] - kernels::to_float(g[i]) / ranks;
+  };
+  std::size_t next = 0;
+  for (const auto& [at, count] : whole_)
+    for (std::size_t i = at; i < at + count; ++i) settle(i, sent_[next++]);
+  for (const Matrix& m : matrices_) {
+    const float* p = p_.data() + m.p_at;
+    const float* q = q_.data() + m.q_at;
+    for (std::size_t i = 0; i < m.rows; ++i)
+      for (std::size_t j = 0; j < m.cols; ++j) {
+        double total = 0;
+        for (std::size_t k = 0; k < m.rank; ++k) total += static_cast<double>(p[i * m.rank + k]) * q[j * m.rank + k];
+        settle(m.offset + i * m.cols + j, static_cast<float>(total));
+      }
+  }
+}
+
+template void PowerSgdReducer::reduce<float>(float*, std::size_t, Communicator&);
+template void PowerSgdReducer::reduce<kernels::bf16>(kernels::bf16*, std::size_t, Communicator&);
+template void PowerSgdReducer::reduce<kernels::fp16>(kernels::fp16*, std::size_t, Communicator&);
+
+}  // namespace twinsim::exec
