@@ -101,7 +101,7 @@ AnalyticEstimate AnalyticModel::estimate(const Candidate& c) {
     ShardedStageComm comm;
     for (int chunk = 0; chunk < v; ++chunk) {
       const std::int64_t params = chunk_params_per_gpu(model, plan_, stage, chunk);
-      if (params != priced) comm = sharded_stage_comm(cluster, plan_, precision, static_cast<double>(params));
+      if (params != priced) comm = sharded_stage_comm(cluster, plan_, precision, static_cast<double>(params), prices.low_rank);
       priced = params;
       t.fwd += comm.gather_s;
       t.bwd += comm.gather_s + comm.reduce_s;

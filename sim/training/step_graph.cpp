@@ -213,7 +213,8 @@ struct Builder {
       chunk_comm.emplace_back();
       for (int c = 0; c < v; ++c)
         chunk_comm.back().push_back(sharded_stage_comm(s.cluster, s.plan, s.training->precision,
-                                                       static_cast<double>(chunk_params_per_gpu(s.model, s.plan, i, c))));
+                                                       static_cast<double>(chunk_params_per_gpu(s.model, s.plan, i, c)),
+                                                       low_rank));
     }
     slot_first.assign(static_cast<std::size_t>(pp) * m * v * 2, {});
     slot_last = slot_first;
@@ -585,13 +586,14 @@ bool sharded_grads_whole_stage(const Plan& plan) { return sharded_grads(plan) &&
 
 bool zero3_whole_stage(const Plan& plan) { return plan.shards_params() && sharded_grads_whole_stage(plan); }
 
-ShardedStageComm sharded_stage_comm(const ClusterSpec& cluster, const Plan& plan, Dtype precision, double params) {
+ShardedStageComm sharded_stage_comm(const ClusterSpec& cluster, const Plan& plan, Dtype precision, double params,
+                                    const LowRankShare& low_rank) {
   if (!sharded_grads_whole_stage(plan)) return {};
   const GroupLayout dp = group_layout(cluster, plan, ParallelGroup::dp);
   ShardedStageComm c;
   if (zero3_whole_stage(plan))
     c.gather_s = collective_time_s(cluster, CollectiveOp::all_gather, dp, params * param_element_bytes(precision));
-  c.reduce_s = collective_time_s(cluster, CollectiveOp::reduce_scatter, dp, params * grad_element_bytes(precision));
+  c.reduce_s = dp_gradient_reduce_s(cluster, plan, CollectiveOp::reduce_scatter, dp, params, precision, low_rank);
   return c;
 }
 

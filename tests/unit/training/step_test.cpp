@@ -113,7 +113,7 @@ plan: {tp: 1, pp: 1, dp: 8, zero: 1, overlap_grad_reduce: false, overlap_param_g
 // reduce-scatters its gradients after the backward, all on the compute stream.
 TEST(TrainingStep, Zero3WithoutOverlapGathersTheStageTwiceAndReducesOncePerMicroBatch) {
   Scenario s = blocking_dp8(3);
-  const ShardedStageComm z = sharded_stage_comm(s.cluster, s.plan, s.training->precision, static_cast<double>(stage_params_per_gpu(s, 0)));
+  const ShardedStageComm z = sharded_stage_comm(s.cluster, s.plan, s.training->precision, static_cast<double>(stage_params_per_gpu(s, 0)), {});
   const double m = 64.0 / (4 * 8);  // micro-batches per step
   const double params = static_cast<double>(stage_params_per_gpu(s, 0));
   // bf16 parameters and gradients, 1.56e9 of them: seconds each, not micro
@@ -131,7 +131,7 @@ TEST(TrainingStep, Zero3WithoutOverlapGathersTheStageTwiceAndReducesOncePerMicro
   EXPECT_EQ(reduces, m);
   // with overlap the per-layer model applies and none of these whole-stage collectives
   s.plan.overlap_grad_reduce = true;
-  EXPECT_EQ(sharded_stage_comm(s.cluster, s.plan, s.training->precision, static_cast<double>(stage_params_per_gpu(s, 0))).gather_s, 0.0);
+  EXPECT_EQ(sharded_stage_comm(s.cluster, s.plan, s.training->precision, static_cast<double>(stage_params_per_gpu(s, 0)), {}).gather_s, 0.0);
 }
 
 // plan.dp_bucket_size sets how many DDP buckets a step reduces (each closes once it holds
@@ -175,7 +175,7 @@ plan: {tp: 1, pp: 2, dp: 4, zero: 3, overlap_grad_reduce: false, overlap_param_g
   double per_micro_batch = 0;  // stage 0: its two chunks' forward and backward gathers and reduce
   for (int chunk : {0, 1}) {
     const ShardedStageComm z = sharded_stage_comm(s.cluster, s.plan, s.training->precision,
-                                                  static_cast<double>(chunk_params_per_gpu(model, s.plan, 0, chunk)));
+                                                  static_cast<double>(chunk_params_per_gpu(model, s.plan, 0, chunk)), {});
     per_micro_batch += 2 * z.gather_s + z.reduce_s;
   }
   const TrainingPrediction p = predict_training(s);
@@ -209,7 +209,7 @@ TEST(TrainingStep, DataParallelOpsAreTheExposedCollectives) {
   const OpPrediction reduce2 = dp_op(zero2, "dp.grad_reduce"), gather2 = dp_op(zero2, "dp.param_gather");
   EXPECT_EQ(reduce2.count, 2);
   EXPECT_EQ(gather2.count, 1);
-  EXPECT_NEAR(reduce2.time_s, sharded_stage_comm(s.cluster, s.plan, s.training->precision, static_cast<double>(stage_params_per_gpu(s, 0))).reduce_s, 1e-12);  // straggler 0: the collective alone
+  EXPECT_NEAR(reduce2.time_s, sharded_stage_comm(s.cluster, s.plan, s.training->precision, static_cast<double>(stage_params_per_gpu(s, 0)), {}).reduce_s, 1e-12);  // straggler 0: the collective alone
   EXPECT_NEAR(2 * reduce2.time_s + gather2.time_s, zero2.breakdown.dp_comm_exposed_s, 1e-9 * zero2.step_s);
 }
 
