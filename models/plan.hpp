@@ -42,6 +42,11 @@ struct PlanKnobs {
   // ZeRO-Offload (Ren et al. 2021): Adam's fp32 weights and moments live in CPU memory and
   // the CPU runs the update; the GPU sends its gradient shard and gets the 16-bit weights back
   bool offload_optimizer = false;
+  // ZeRO-Infinity's parameter offload (Rajbhandari et al. 2021, DeepSpeed offload_param to
+  // cpu; PyTorch FSDP's CPUOffload(offload_params=True)): with ZeRO-3 and offload_optimizer,
+  // each GPU's 16-bit parameter shard lives in CPU memory and crosses PCIe before every
+  // per-layer all-gather; the CPU's update writes it in place (no copy back)
+  bool offload_params = false;
   // ZeRO++ (Wang et al. 2023; DeepSpeed's zero_quantized_weights / zero_quantized_gradients):
   // ZeRO-3's per-layer parameter all-gathers in block-quantised int8 (qwZ) and its gradient
   // reduce-scatters in block-quantised int4 (qgZ), priced in sim/training/zero_comm

@@ -176,6 +176,25 @@ void validate_training(const Scenario& s) {
     throw ScenarioError("plan.offload_optimizer", "true",
                         "needs cluster.host (the PCIe link and CPU memory of the node: h2d_GBps, d2h_GBps, "
                         "memory_bandwidth_GBps, memory_GiB); the catalog's DGX A100, H100 and H200 carry them");
+  if (p.offload_params) {
+    if (!p.shards_params() || !p.offload_optimizer)
+      throw ScenarioError("plan.offload_params", "true",
+                          "offloads ZeRO-3's parameter shard with its optimizer (ZeRO-Infinity): it needs plan.zero: 3 "
+                          "and plan.offload_optimizer: true");
+    if (p.dp == 1)
+      throw ScenarioError("plan.offload_params", "true",
+                          "fetches each GPU's shard before ZeRO-3's per-layer all-gathers over the data-parallel "
+                          "ranks, which plan.dp=1 has none of (a GPU streaming its whole model from CPU memory is "
+                          "not modelled)");
+    if (!p.overlap_grad_reduce)
+      throw ScenarioError("plan.offload_params", "true",
+                          "fetches each layer's shard before its all-gather; with plan.overlap_grad_reduce: false the "
+                          "stage moves as one bucket, which twinsim prices without offload: set it true");
+    if (p.zero_hpz_partition_size > 1)
+      throw ScenarioError("plan.offload_params", "true",
+                          "keeps the parameters in CPU memory; plan.zero_hpz_partition_size keeps a second copy on "
+                          "the GPUs: choose one");
+  }
   for (const auto& [key, on] : {std::pair{"plan.zero_quantized_weights", p.zero_quantized_weights},
                                 std::pair{"plan.zero_quantized_gradients", p.zero_quantized_gradients}})
     if (on && !p.shards_params())
@@ -227,6 +246,9 @@ void validate_inference(const Scenario& s) {
   const InferenceWorkload& w = *s.inference;
   if (s.plan.offload_optimizer)
     throw ScenarioError("plan.offload_optimizer", "true", "applies to training (an inference run has no optimizer)");
+  if (s.plan.offload_params)
+    throw ScenarioError("plan.offload_params", "true",
+                        "applies to training with ZeRO-3 (serving weights from CPU memory is not modelled)");
   if (s.plan.zero_hpz_partition_size > 1)
     throw ScenarioError("plan.zero_hpz_partition_size", std::to_string(s.plan.zero_hpz_partition_size),
                         "applies to training with ZeRO-3 (an inference run has no ZeRO collectives)");

@@ -23,6 +23,9 @@ void validate(const TrainConfig& c) {
     throw std::invalid_argument("plan.gradient_compression=" + std::string(to_string(c.plan.gradient_compression)) +
                                 ": not with fp16 in the executor (its residual would carry the loss scale of the step "
                                 "that made it); use bf16 or fp32");
+  if (c.plan.offload_params)
+    throw std::invalid_argument("plan.offload_params=true: the executor offloads the optimizer only (ZeRO-Infinity's "
+                                "parameter offload is priced by the simulator only)");
   if (c.plan.zero_quantized_weights || c.plan.zero_quantized_gradients)
     throw std::invalid_argument(std::string(c.plan.zero_quantized_weights ? "plan.zero_quantized_weights"
                                                                           : "plan.zero_quantized_gradients") +

@@ -26,7 +26,7 @@ StageMemory training_stage(const Scenario& sc, const LayerActivations& per_layer
   if (sc.cluster.gpu.workspace_bytes >= 0) buffers.workspace = sc.cluster.gpu.workspace_bytes;
   b.buffers = buffers.total();
   StageMemory m = finish(stage, b);
-  m.host_bytes = w.host_optimizer;
+  m.host_bytes = w.host();
   return m;
 }
 

@@ -156,6 +156,10 @@ WeightMemory training_weight_memory(const ModelSpec& model, const Plan& plan,
       w.host_optimizer += w.optimizer / bytes.optimizer * 4;
     w.optimizer = 0;
   }
+  if (plan.offload_params) {  // ZeRO-Infinity: the ZeRO-3 parameter shard lives in CPU memory
+    w.host_params = w.params;
+    w.params = 0;
+  }
   // compressed gradients keep what the compression dropped, an fp32 residual per gradient
   // value of the stage, added back before the next compression (error feedback: Seide et al.
   // 2014 §3; Karimireddy et al. 2019, Alg. 2), on the GPU beside the gradients

@@ -46,6 +46,8 @@ BytesPerParam training_bytes_per_param(Dtype precision, Optimizer optimizer);
 struct WeightMemory {
   std::int64_t params = 0, grads = 0, optimizer = 0;
   std::int64_t host_optimizer = 0;  // plan.offload_optimizer: the optimizer states in CPU memory instead
+  std::int64_t host_params = 0;     // plan.offload_params: the 16-bit parameter shard in CPU memory instead
+  std::int64_t host() const { return host_optimizer + host_params; }
 };
 
 // ZeRO stage 1 shards optimizer states, 2 also gradients, 3 also parameters, over a

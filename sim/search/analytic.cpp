@@ -47,8 +47,11 @@ double AnalyticModel::layer_pass_s(const Candidate& c, const PassTimes& p, doubl
   if (c.recompute == Recompute::selective) recompute = p.recompute;
   if (c.recompute == Recompute::full)  // full recompute runs the forward collectives again
     recompute = std::max({p.recompute, p.cp_fwd, tp_side ? p.tp_fwd : 0.0}) + (tp_side ? 0 : p.tp_fwd) + p.ep_fwd;
-  const double side = std::max({p.cp_bwd, tp_side ? p.tp_bwd : 0.0, zero3_s});
-  return recompute + std::max(interfered_s(p.bwd, side, slowdown), side) + (tp_side ? 0 : p.tp_bwd) + p.ep_bwd;
+  // ZeRO-3's next gather, prefetched one layer ahead, runs beside this layer's recompute
+  // as well as its backward; the CP exchange and TP side collectives beside the backward
+  const double side = std::max({p.cp_bwd, tp_side ? p.tp_bwd : 0.0});
+  const double pass = recompute + std::max(interfered_s(p.bwd, side, slowdown), side);
+  return std::max(interfered_s(pass, zero3_s, slowdown), zero3_s) + (tp_side ? 0 : p.tp_bwd) + p.ep_bwd;
 }
 
 std::int64_t AnalyticModel::stage_peak_bytes(const Plan& plan, const TrainingWorkload& t, const LayerActivations& a,
@@ -196,9 +199,9 @@ AnalyticEstimate AnalyticModel::estimate(const Candidate& c) {
   if (c.pp > 1) e.peak_bytes = std::max(e.peak_bytes, stage_peak_bytes(plan_, training_, a, c.pp - 1));
   if (c.pp > 2) e.peak_bytes = std::max(e.peak_bytes, stage_peak_bytes(plan_, training_, a, 1));
   e.fits = e.peak_bytes <= capacity_bytes();
-  if (c.offload_optimizer)  // the offloaded states fit the GPU's share of the host's memory too
+  if (c.offload_optimizer)  // the offloaded states (and parameters) fit the GPU's share of the host's memory too
     for (int stage : {0, c.pp - 1})
-      e.fits = e.fits && training_weight_memory(base_.model, plan_, training_, stage).host_optimizer <=
+      e.fits = e.fits && training_weight_memory(base_.model, plan_, training_, stage).host() <=
                              base_.cluster.host.memory_bytes;
   return e;
 }

@@ -21,6 +21,8 @@ void keep_scenario_settings(PlanKnobs& plan, const PlanKnobs& scenario, int gpus
   }
   plan.zero_hpz_partition_size = scenario.zero_hpz_partition_size;  // hpz_partition reads the asked size
   plan.zero_hpz_partition_size = hpz_partition(plan, gpus_per_node);
+  plan.offload_params = scenario.offload_params && layer_gathers && plan.dp > 1 && plan.offload_optimizer &&
+                        plan.zero_hpz_partition_size == 1;
 }
 
 void apply_to_plan(const Candidate& c, Plan& plan) {

@@ -55,6 +55,9 @@ void print_zeropp(std::ostream& out, const Plan& plan) {
   if (plan.gradient_compression != GradCompression::none)
     out << "ZeRO 0-2 plans with more than one DP rank use the scenario's " << to_string(plan.gradient_compression)
         << " gradient compression (error feedback: 4 bytes per parameter more)\n";
+  if (plan.offload_params)
+    out << "ZeRO-3 plans over more than one DP rank that offload the optimizer also keep their parameter shard in "
+           "CPU memory (the scenario's plan.offload_params)\n";
   if (!plan.zero_quantized_weights && !plan.zero_quantized_gradients && plan.zero_hpz_partition_size <= 1) return;
   std::vector<std::string> parts;
   if (plan.zero_quantized_weights) parts.push_back("int8 weight gathers (qwZ)");

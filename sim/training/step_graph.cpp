@@ -550,7 +550,9 @@ double optimizer_shard_s(const ClusterSpec& cluster, const Plan& plan, const Tra
   // weights go back over PCIe before the next forward
   const double element = t.precision == Dtype::fp32 ? 0.0 : param_element_bytes(t.precision);
   const double host_bytes = ((t.optimizer == Optimizer::adam ? 24.0 : 12.0) + grad_element_bytes(t.precision) + element) * shard;
-  const double copy_back = shard * (t.precision == Dtype::fp32 ? 4.0 : param_element_bytes(t.precision));
+  // (with plan.offload_params the weights live on the host: the update writes them in place)
+  const double copy_back =
+      plan.offload_params ? 0.0 : shard * (t.precision == Dtype::fp32 ? 4.0 : param_element_bytes(t.precision));
   return clip + host_bytes / cluster.host.memory_bandwidth_Bps + copy_back / cluster.host.h2d_Bps;
 }
 

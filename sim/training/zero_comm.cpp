@@ -136,16 +136,21 @@ std::int64_t zero_calls(double params, std::int64_t bucket) {
 double zero3_layer_gather_s(const ClusterSpec& cluster, const Plan& plan, const StackSpec& stack, double params,
                             Dtype precision, bool backward) {
   const double element = param_element_bytes(precision);
+  // ZeRO-Infinity (Rajbhandari et al. 2021 §6.1, bandwidth-centric partitioning): each rank
+  // copies its own shard from CPU memory over its own PCIe link, all ranks at once, then
+  // the all-gather runs as without offload
+  const double fetch = plan.offload_params ? params / plan.dp * element / cluster.host.h2d_Bps : 0.0;
   if (const int hpz = hpz_partition(plan, cluster.gpus_per_node); backward && hpz > 1) {
     // hpZ (§3.2): inside the node, over the secondary partition's hpz GPUs
     const auto calls = static_cast<double>(zero_calls(params, stack.zero_gather_bucket_params));
-    return calls * collective_time_s(cluster, CollectiveOp::all_gather, GroupLayout{hpz, hpz}, params * element / calls);
+    return calls * collective_time_s(cluster, CollectiveOp::all_gather, GroupLayout{hpz, hpz}, params * element / calls);  // (never offloaded)
   }
   if (!quantized_weights(plan))
-    return dp_calls_s(cluster, plan, CollectiveOp::all_gather, params, element, stack.zero_gather_bucket_params);
+    return fetch + dp_calls_s(cluster, plan, CollectiveOp::all_gather, params, element, stack.zero_gather_bucket_params);
   // qwZ: each rank quantises its shard, the gathered int8 layer is dequantised whole
   const double shard = params / plan.dp;
-  return dp_calls_s(cluster, plan, CollectiveOp::all_gather, params, kInt8WireBytes, stack.zero_gather_bucket_params) +
+  return fetch +
+         dp_calls_s(cluster, plan, CollectiveOp::all_gather, params, kInt8WireBytes, stack.zero_gather_bucket_params) +
          quantize_pass_s(cluster, precision, shard * (element + kInt8WireBytes)) +
          quantize_pass_s(cluster, precision, params * (kInt8WireBytes + element));
 }

@@ -37,7 +37,8 @@ std::int64_t zero_calls(double params, std::int64_t bucket);
 // One layer's parameter all-gather (`params` on this GPU before sharding), one pass.
 // With plan.zero_quantized_weights (ZeRO++ qwZ) in int8 and dequantised after; with
 // plan.zero_hpz_partition_size (hpZ), the backward's gathers run over that many GPUs of
-// the node, from the secondary partition, in 16 bits.
+// the node, from the secondary partition, in 16 bits. With plan.offload_params each rank first
+// copies its shard from CPU memory (cluster.host's h2d).
 double zero3_layer_gather_s(const ClusterSpec& cluster, const Plan& plan, const StackSpec& stack, double params,
                             Dtype precision, bool backward = false);
 

@@ -9,9 +9,11 @@
 
 #include <nlohmann/json.hpp>
 
+#include "scenario/errors.hpp"
 #include "scenario/load.hpp"
 #include "sim/cost/compute_cost.hpp"
 #include "sim/training/step_graph.hpp"
+#include "sim/training/zero_comm.hpp"
 #include "sim/memory/memory_report.hpp"
 #include "sim/memory/weights.hpp"
 #include "sim/training/training_report.hpp"
@@ -309,6 +311,45 @@ plan: {tp: 1, pp: 1, dp: 2, zero: 1}
   EXPECT_GT(predict_training(host).step_s, predict_training(gpu).step_s);
   // no host described: refused, naming the key
   EXPECT_THROW(load_scenario_text(text, {"plan.offload_optimizer=true", "cluster=dgx-b200"}), ScenarioError);
+}
+
+// ZeRO-Infinity's parameter offload on the same model, ZeRO-3 over two GPUs with the
+// optimizer offloaded: the 16-bit parameter shard (2 bytes a value) leaves the GPU for CPU
+// memory; every per-layer gather first copies the GPU's shard of the layer over PCIe (51
+// GB/s H2D on the DGX H100), and the optimizer no longer copies the weights back.
+TEST(TrainingStep, OffloadedParametersCrossPcieBeforeEachGather) {
+  const char* text = R"(
+model: gpt2-small
+cluster: dgx-h100
+training: {seq_len: 1024, global_batch: 8, micro_batch: 1, precision: bf16}
+plan: {tp: 1, pp: 1, dp: 2, zero: 3, offload_optimizer: true}
+)";
+  const Scenario gpu = load_scenario_text(text);
+  const Scenario host = load_scenario_text(text, {"plan.offload_params=true"});
+  const std::int64_t stage = stage_params_per_gpu(gpu, 0);
+  const MemoryReport on_gpu = predict_memory(gpu), offloaded = predict_memory(host);
+  EXPECT_EQ(offloaded.breakdown.params, 0);
+  EXPECT_EQ(offloaded.host_bytes - on_gpu.host_bytes, on_gpu.breakdown.params);
+  EXPECT_EQ(on_gpu.breakdown.params, (stage + 1) / 2 * 2);  // the ZeRO-3 shard, bf16
+  EXPECT_EQ(offloaded.peak_bytes, on_gpu.peak_bytes - on_gpu.breakdown.params);
+  const double layer = static_cast<double>(layer_params_on_gpu(gpu.model, gpu.plan, false).total());
+  for (bool backward : {false, true})
+    EXPECT_NEAR(zero3_layer_gather_s(host.cluster, host.plan, host.stack, layer, Dtype::bf16, backward) -
+                    zero3_layer_gather_s(gpu.cluster, gpu.plan, gpu.stack, layer, Dtype::bf16, backward),
+                layer / 2 * 2 / 51e9, 1e-15);
+  const double shard = static_cast<double>(stage / 2);
+  EXPECT_NEAR(optimizer_step_s(gpu, 0) - optimizer_step_s(host, 0), 2 * shard / 51e9, 1e-12);
+  // refused where it cannot apply, naming the key
+  for (const char* bad : {"plan.zero=2", "plan.offload_optimizer=false", "plan.overlap_grad_reduce=false",
+                          "plan.zero_hpz_partition_size=2"})
+    try {
+      load_scenario_text(text, {"plan.offload_params=true", bad});
+      ADD_FAILURE() << bad << " accepted";
+    } catch (const ScenarioError& e) {
+      EXPECT_NE(std::string(e.what()).find("plan.offload_params"), std::string::npos) << bad << ": " << e.what();
+    }
+  EXPECT_THROW(load_scenario_text(text, {"plan.offload_params=true", "plan.dp=1", "training.global_batch=4"}),
+               ScenarioError);
 }
 
 TEST(TrainingStep, TensorParallelCommunicationOverlapShortensStep) {
