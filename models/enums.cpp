@@ -8,8 +8,8 @@
 namespace twinsim {
 
 std::int64_t dp_ranks_per_node(const PlanKnobs& plan, int gpus_per_node) {
-  const std::int64_t stride = static_cast<std::int64_t>(plan.tp) * plan.cp;
-  return stride >= gpus_per_node ? 1 : std::min<std::int64_t>(plan.dp, gpus_per_node / stride);
+  const std::int64_t stride = plan.tp;
+  return stride >= gpus_per_node ? 1 : std::min<std::int64_t>(plan.dp_group_size(), gpus_per_node / stride);
 }
 
 std::int64_t dp_bucket_params(const PlanKnobs& plan) {

@@ -68,6 +68,12 @@ struct PlanKnobs {
   std::int64_t world_size() const {
     return static_cast<std::int64_t>(tp) * pp * cp * dp;
   }
+  // The ranks that hold the same parameters and reduce their gradients together: the data-
+  // parallel replicas and, within each, the context-parallel ranks, which see other parts
+  // of the same sequences (Megatron-core's data-parallel group with context parallelism,
+  // parallel_state.get_data_parallel_group(with_context_parallel=True), which its DDP and
+  // distributed optimizer use). ZeRO shards over it.
+  std::int64_t dp_group_size() const { return static_cast<std::int64_t>(dp) * cp; }
   // What ZeRO's stage splits over the data-parallel ranks (Rajbhandari et al. 2020, §5):
   // stage 1 the optimizer states, 2 also the gradients, 3 also the parameters.
   bool shards_optimizer() const { return zero >= 1; }
@@ -86,8 +92,8 @@ inline constexpr GradCompression kGradCompressions[] = {GradCompression::none, G
                                                         GradCompression::int4, GradCompression::topk,
                                                         GradCompression::powersgd};
 
-// Data-parallel ranks one node of `gpus_per_node` holds: they lie tp*cp apart (Megatron's
-// rank order tp-cp-ep-dp-pp, sim/training/rank_layout.hpp).
+// Ranks of the data-parallel group (dp_group_size) one node of `gpus_per_node` holds: they
+// lie tp apart (Megatron's rank order tp-cp-ep-dp-pp, sim/training/rank_layout.hpp).
 std::int64_t dp_ranks_per_node(const PlanKnobs& plan, int gpus_per_node);
 // The data-parallel gradient bucket in parameters: plan.dp_bucket_size, or Megatron-core's
 // default max(40M, 1M x dp*cp) (megatron/core/distributed/distributed_data_parallel_config.py,

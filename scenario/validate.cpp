@@ -154,7 +154,7 @@ void validate_parallel_degrees(const Scenario& s) {
 }
 
 // ZeRO++ hpZ: a secondary partition over zero_hpz_partition_size data-parallel ranks of one
-// node (DP ranks lie tp*cp apart, rank_layout.hpp), for ZeRO-3's per-layer gathers.
+// node (the data-parallel group's ranks lie tp apart, rank_layout.hpp), for ZeRO-3's per-layer gathers.
 void validate_hpz(const Scenario& s) {
   const Plan& p = s.plan;
   const std::string key = "plan.zero_hpz_partition_size", value = std::to_string(p.zero_hpz_partition_size);
@@ -164,7 +164,7 @@ void validate_hpz(const Scenario& s) {
   const std::int64_t per_node = dp_ranks_per_node(p, s.cluster.gpus_per_node);
   if (hpz_partition(p, s.cluster.gpus_per_node) == 1)
     throw ScenarioError(key, value, "must divide the " + std::to_string(per_node) +
-                                        " data-parallel ranks a node holds (cluster.gpus_per_node / (plan.tp*plan.cp)): "
+                                        " data-parallel ranks a node holds (cluster.gpus_per_node / plan.tp, at most plan.dp*plan.cp): "
                                         "the secondary partition stays inside a node");
 }
 
@@ -181,11 +181,11 @@ void validate_training(const Scenario& s) {
       throw ScenarioError("plan.offload_params", "true",
                           "offloads ZeRO-3's parameter shard with its optimizer (ZeRO-Infinity): it needs plan.zero: 3 "
                           "and plan.offload_optimizer: true");
-    if (p.dp == 1)
+    if (p.dp_group_size() == 1)
       throw ScenarioError("plan.offload_params", "true",
                           "fetches each GPU's shard before ZeRO-3's per-layer all-gathers over the data-parallel "
-                          "ranks, which plan.dp=1 has none of (a GPU streaming its whole model from CPU memory is "
-                          "not modelled)");
+                          "ranks (plan.dp x plan.cp), which a plan of one has none of (a GPU streaming its whole "
+                          "model from CPU memory is not modelled)");
     if (!p.overlap_grad_reduce)
       throw ScenarioError("plan.offload_params", "true",
                           "fetches each layer's shard before its all-gather; with plan.overlap_grad_reduce: false the "

@@ -80,7 +80,7 @@ AnalyticEstimate AnalyticModel::estimate(const Candidate& c) {
   // collectives on the compute stream instead (whole_chunk below), as the step graph builds them.
   double gather_dense = 0, gather_moe = 0, reduce_dense = 0, reduce_moe = 0;
   double gather_dense_bwd = 0, gather_moe_bwd = 0;  // hpZ gathers the backward's inside the node
-  const bool layer_gathers = c.shards_params() && c.dp > 1 && !zero3_whole_stage(plan_);
+  const bool layer_gathers = c.shards_params() && c.dp_group_size() > 1 && !zero3_whole_stage(plan_);
   const bool layer_reduces = sharded_grads(plan_) && !sharded_grads_whole_stage(plan_);
   if (layer_gathers || layer_reduces) {
     const StackSpec& stack = base_.stack;
@@ -155,7 +155,7 @@ AnalyticEstimate AnalyticModel::estimate(const Candidate& c) {
 
   // data parallelism on the first stage, which finishes its backward last
   const std::int64_t params = stage_params(model, plan_, 0).total();
-  if (c.dp > 1 && !c.shards_params()) {  // ZeRO 0-2; ZeRO 2 reduced its grads in every backward
+  if (c.dp_group_size() > 1 && !c.shards_params()) {  // ZeRO 0-2; ZeRO 2 reduced its grads in every backward
     // Megatron-core's DDP buckets (sim/memory/buffers.hpp); without overlap one bucket
     // holds the whole buffer (bucket_size None), as the step graph builds it
     const std::int64_t per_bucket = c.overlap_grad_reduce ? dp_bucket_params(plan_) : params;
@@ -190,7 +190,8 @@ AnalyticEstimate AnalyticModel::estimate(const Candidate& c) {
     }
   }
   // the optimizer's step over the first stage's shard: the step graph's ops (step_graph.hpp)
-  const double shard = c.shards_optimizer() ? static_cast<double>(params) / c.dp : static_cast<double>(params);
+  const double shard =
+      c.shards_optimizer() ? static_cast<double>(params) / static_cast<double>(c.dp_group_size()) : static_cast<double>(params);
   e.optimizer_s = optimizer_shard_s(cluster, plan_, training_, shard);
   e.step_s = e.pipeline_s + e.dp_exposed_s + e.optimizer_s;
 

@@ -13,7 +13,7 @@ void keep_scenario_settings(PlanKnobs& plan, const PlanKnobs& scenario, int gpus
   const bool layer_gathers = plan.shards_params() && plan.overlap_grad_reduce;
   plan.zero_quantized_weights = layer_gathers && scenario.zero_quantized_weights;
   plan.zero_quantized_gradients = layer_gathers && scenario.zero_quantized_gradients;
-  const bool dp_reduce = !plan.shards_params() && static_cast<std::int64_t>(plan.dp) * plan.cp > 1;
+  const bool dp_reduce = !plan.shards_params() && plan.dp_group_size() > 1;
   plan.gradient_compression = dp_reduce ? scenario.gradient_compression : GradCompression::none;
   if (plan.gradient_compression == GradCompression::none) {  // their keys come only with their compression
     plan.gradient_topk_ratio = PlanKnobs{}.gradient_topk_ratio;
@@ -21,7 +21,7 @@ void keep_scenario_settings(PlanKnobs& plan, const PlanKnobs& scenario, int gpus
   }
   plan.zero_hpz_partition_size = scenario.zero_hpz_partition_size;  // hpz_partition reads the asked size
   plan.zero_hpz_partition_size = hpz_partition(plan, gpus_per_node);
-  plan.offload_params = scenario.offload_params && layer_gathers && plan.dp > 1 && plan.offload_optimizer &&
+  plan.offload_params = scenario.offload_params && layer_gathers && plan.dp_group_size() > 1 && plan.offload_optimizer &&
                         plan.zero_hpz_partition_size == 1;
 }
 

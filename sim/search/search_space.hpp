@@ -9,7 +9,7 @@
 // every plan the validator accepts is generated.
 //
 // Knobs that change nothing are not varied, so no plan appears twice: ZeRO stages
-// when dp * cp == 1, overlap_grad_reduce when dp == 1, overlap_param_gather without a
+// when dp * cp == 1, overlap_grad_reduce when dp * cp == 1, overlap_param_gather without a
 // ZeRO stage, tp_comm_overlap and sequence parallelism when tp == 1.
 #include <cstdint>
 #include <vector>
@@ -70,7 +70,7 @@ void for_each_schedule(const SearchSpace& sp, Candidate c, std::int64_t micro_ba
   auto emit = [&](Candidate k) {
     for (int zero = 0; zero <= zero_max; ++zero)
       for (Recompute r : policies)
-        for (int og = (c.dp > 1 ? 0 : 1); og <= 1; ++og)
+        for (int og = (c.dp_group_size() > 1 ? 0 : 1); og <= 1; ++og)
           for (int op = (zero > 0 ? 0 : 1); op <= 1; ++op)
             for (int to = 0; to <= (c.tp > 1 ? 1 : 0); ++to)
               for (int off = 0; off <= (sp.options.consider_offload ? 1 : 0); ++off) {

@@ -28,7 +28,8 @@ GroupLayout group_layout(const ClusterSpec& cluster, const Plan& plan, ParallelG
     case ParallelGroup::cp: return strided_group(gpn, plan.cp, plan.tp);
     // experts are split over data-parallel (and context-parallel) ranks, innermost first
     case ParallelGroup::ep: return strided_group(gpn, plan.ep, plan.tp);
-    case ParallelGroup::dp: return strided_group(gpn, plan.dp, static_cast<long>(plan.tp) * plan.cp);
+    // the data-parallel group with its context-parallel ranks (PlanKnobs::dp_group_size)
+    case ParallelGroup::dp: return strided_group(gpn, static_cast<int>(plan.dp_group_size()), plan.tp);
     case ParallelGroup::pp:
       return strided_group(gpn, plan.pp, static_cast<long>(plan.tp) * plan.cp * plan.dp);
   }

@@ -70,7 +70,7 @@ struct Builder {
     return ((stage * m + mb) * v + chunk) * 2 + (backward ? 1 : 0);
   }
   const LayerCost& cost_of(std::int64_t layer) const { return costs.layers[costs.layer_cost_index[layer]]; }
-  bool zero3() const { return s.plan.shards_params() && s.plan.dp > 1; }
+  bool zero3() const { return s.plan.shards_params() && s.plan.dp_group_size() > 1; }
   bool sharded_grads() const { return twinsim::sharded_grads(s.plan); }
   std::vector<std::vector<ShardedStageComm>> chunk_comm;  // [stage][chunk], priced once
 
@@ -178,7 +178,7 @@ struct Builder {
       case GroupKind::tp: return s.plan.tp;
       case GroupKind::cp: return s.plan.cp;
       case GroupKind::ep: return s.plan.ep;
-      case GroupKind::dp: return s.plan.dp;
+      case GroupKind::dp: return static_cast<int>(s.plan.dp_group_size());
     }
     return 1;
   }
@@ -445,14 +445,14 @@ void Builder::add_data_parallel(int stage) {
     add_nics(sr, group, res);
     return task(name, seconds, c.dp_comm, res);
   };
-  if (s.plan.dp > 1 && !sharded_grads()) {  // ZeRO 2/3 reduced theirs in every backward
+  if (s.plan.dp_group_size() > 1 && !sharded_grads()) {  // ZeRO 2/3 reduced theirs in every backward
     const CollectiveOp op = sharded ? CollectiveOp::reduce_scatter : CollectiveOp::all_reduce;
     for (const auto& [layer, n] : buckets) {
       const double seconds =
           dp_gradient_reduce_s(s.cluster, s.plan, op, dp, static_cast<double>(n), s.training->precision, low_rank);
       for (const RankGroup& group : sr.dp) {
         // after the whole backward (no overlap) the first bucket waits for the slowest rank
-        const double wait = s.plan.overlap_grad_reduce ? 0 : straggler_wait(stage, group.members, s.plan.dp);
+        const double wait = s.plan.overlap_grad_reduce ? 0 : straggler_wait(stage, group.members, group_ranks(GroupKind::dp));
         const TaskId t = group_task(group, std::string(op_names::kDpGradReduce) + ".layer" + std::to_string(layer), seconds + wait);
         for (int g : group.members) {
           const TaskId ready = s.plan.overlap_grad_reduce ? last_backward.at({stage, layer})[g]
@@ -469,7 +469,7 @@ void Builder::add_data_parallel(int stage) {
   for (std::size_t g = 0; g < sr.gpus.size(); ++g)
     for (TaskId r : dp_grad_tasks[stage][g]) out.graph.add_dependency(r, opt[g]);
   std::vector<std::vector<TaskId>> gathers(sr.gpus.size());
-  if (sharded && s.plan.dp > 1 && !zero3()) {
+  if (sharded && s.plan.dp_group_size() > 1 && !zero3()) {
     // the updated shards are gathered back; overlapped, the gather happens during the next
     // step's forward, so this step waits only for its first bucket (Megatron overlap_param_gather)
     const int pbytes = param_element_bytes(s.training->precision);
@@ -558,13 +558,13 @@ double optimizer_shard_s(const ClusterSpec& cluster, const Plan& plan, const Tra
 
 double optimizer_step_s(const Scenario& s, int stage) {
   const std::int64_t total = stage_params_per_gpu(s, stage);
-  return optimizer_shard_s(s.cluster, s.plan, *s.training, static_cast<double>(s.plan.shards_optimizer() ? total / s.plan.dp : total));
+  return optimizer_shard_s(s.cluster, s.plan, *s.training, static_cast<double>(s.plan.shards_optimizer() ? total / s.plan.dp_group_size() : total));
 }
 
 double optimizer_step_hbm_bytes(const Scenario& s, int stage) {
   if (s.plan.offload_optimizer) return 0;  // the CPU runs the update
   const std::int64_t total = stage_params_per_gpu(s, stage);
-  const double shard = static_cast<double>(s.plan.shards_optimizer() ? total / s.plan.dp : total);
+  const double shard = static_cast<double>(s.plan.shards_optimizer() ? total / s.plan.dp_group_size() : total);
   double bytes = 0;
   for (const ComputeOp& op : optimizer_shard_ops(*s.training, shard)) bytes += op.bytes;
   return bytes;
@@ -573,7 +573,7 @@ double optimizer_step_hbm_bytes(const Scenario& s, int stage) {
 ComputeOp zero_grad_op(const Scenario& s, int stage) {
   // the gradients this GPU keeps between steps: all of the stage's, or its shard under ZeRO 2/3
   const std::int64_t total = stage_params_per_gpu(s, stage);
-  const std::int64_t kept = s.plan.shards_grads() ? total / s.plan.dp : total;
+  const std::int64_t kept = s.plan.shards_grads() ? total / s.plan.dp_group_size() : total;
   ComputeOp zero;
   zero.kind = ComputeKind::elementwise;
   zero.kernel = "zero";
@@ -582,7 +582,7 @@ ComputeOp zero_grad_op(const Scenario& s, int stage) {
   return zero;
 }
 
-bool sharded_grads(const Plan& plan) { return plan.shards_grads() && plan.dp > 1; }
+bool sharded_grads(const Plan& plan) { return plan.shards_grads() && plan.dp_group_size() > 1; }
 
 bool sharded_grads_whole_stage(const Plan& plan) { return sharded_grads(plan) && !plan.overlap_grad_reduce; }
 

@@ -77,14 +77,16 @@ class FullStage {
         for (int c = 0; c < p_.cp; ++c) cp.members.push_back(index(t, c, d));
         set_spans(cp, cp.members);
       }
-    for (int c = 0; c < p_.cp; ++c)
-      for (int t = 0; t < p_.tp; ++t) {
-        RankGroup& dp = sr.dp.emplace_back();
-        std::vector<int> all;  // every replica's member, simulated or not
-        for (int d = 0; d < p_.dp; ++d) all.push_back(index(t, c, d));
-        for (int d = 0; d < replicas_; ++d) dp.members.push_back(index(t, c, d));
-        set_spans(dp, all);
-      }
+    // the data-parallel group takes each replica's context-parallel ranks too (PlanKnobs::dp_group_size)
+    for (int t = 0; t < p_.tp; ++t) {
+      RankGroup& dp = sr.dp.emplace_back();
+      std::vector<int> all;  // every replica's member, simulated or not
+      for (int d = 0; d < p_.dp; ++d)
+        for (int c = 0; c < p_.cp; ++c) all.push_back(index(t, c, d));
+      for (int d = 0; d < replicas_; ++d)
+        for (int c = 0; c < p_.cp; ++c) dp.members.push_back(index(t, c, d));
+      set_spans(dp, all);
+    }
     // expert-parallel groups: blocks of ep consecutive (cp, dp) positions with the same tp
     // index (the symmetry keeps blocks whole: cp * replicas is a multiple of ep)
     for (int t = 0; t < p_.tp; ++t)

@@ -139,7 +139,7 @@ double zero3_layer_gather_s(const ClusterSpec& cluster, const Plan& plan, const 
   // ZeRO-Infinity (Rajbhandari et al. 2021 §6.1, bandwidth-centric partitioning): each rank
   // copies its own shard from CPU memory over its own PCIe link, all ranks at once, then
   // the all-gather runs as without offload
-  const double fetch = plan.offload_params ? params / plan.dp * element / cluster.host.h2d_Bps : 0.0;
+  const double fetch = plan.offload_params ? params / plan.dp_group_size() * element / cluster.host.h2d_Bps : 0.0;
   if (const int hpz = hpz_partition(plan, cluster.gpus_per_node); backward && hpz > 1) {
     // hpZ (§3.2): inside the node, over the secondary partition's hpz GPUs
     const auto calls = static_cast<double>(zero_calls(params, stack.zero_gather_bucket_params));
@@ -148,7 +148,7 @@ double zero3_layer_gather_s(const ClusterSpec& cluster, const Plan& plan, const 
   if (!quantized_weights(plan))
     return fetch + dp_calls_s(cluster, plan, CollectiveOp::all_gather, params, element, stack.zero_gather_bucket_params);
   // qwZ: each rank quantises its shard, the gathered int8 layer is dequantised whole
-  const double shard = params / plan.dp;
+  const double shard = params / plan.dp_group_size();
   return fetch +
          dp_calls_s(cluster, plan, CollectiveOp::all_gather, params, kInt8WireBytes, stack.zero_gather_bucket_params) +
          quantize_pass_s(cluster, precision, shard * (element + kInt8WireBytes)) +

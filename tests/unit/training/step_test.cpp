@@ -11,7 +11,9 @@
 
 #include "scenario/errors.hpp"
 #include "scenario/load.hpp"
+#include "sim/cost/collective_cost.hpp"
 #include "sim/cost/compute_cost.hpp"
+#include "sim/training/rank_layout.hpp"
 #include "sim/training/step_graph.hpp"
 #include "sim/training/zero_comm.hpp"
 #include "sim/memory/memory_report.hpp"
@@ -350,6 +352,37 @@ plan: {tp: 1, pp: 1, dp: 2, zero: 3, offload_optimizer: true}
     }
   EXPECT_THROW(load_scenario_text(text, {"plan.offload_params=true", "plan.dp=1", "training.global_batch=4"}),
                ScenarioError);
+}
+
+// Context-parallel ranks compute gradients of the same parameters on other parts of the
+// sequence, so Megatron-core reduces gradients, and shards ZeRO, over dp x cp ranks (its
+// data-parallel group with context parallelism). Llama 3 8B, TP4 CP2 on one DGX H100: the
+// group is the 2 CP ranks, 4 apart on the node; without overlap the whole stage's bf16
+// gradients all-reduce over them after the backward (before, a plan with dp = 1 reduced
+// nothing); with ZeRO-1 the optimizer steps half the stage, the shard the memory model holds.
+TEST(TrainingStep, ContextParallelRanksReduceTheirGradientsTogether) {
+  const char* text = R"(
+model: llama3-8b
+cluster: dgx-h100
+training: {seq_len: 8192, global_batch: 4, micro_batch: 1, precision: bf16}
+plan: {tp: 4, pp: 1, dp: 1, cp: 2, zero: 0, overlap_grad_reduce: false}
+)";
+  const Scenario s = load_scenario_text(text);
+  const GroupLayout dp = group_layout(s.cluster, s.plan, ParallelGroup::dp);
+  EXPECT_EQ(dp.ranks, 2);
+  EXPECT_EQ(dp.ranks_per_node, 2);
+  const std::int64_t stage = stage_params_per_gpu(s, 0);
+  const double reduce = collective_time_s(s.cluster, CollectiveOp::all_reduce, dp, static_cast<double>(stage) * 2);
+  EXPECT_GT(reduce, 0.001);
+  EXPECT_NEAR(predict_training(s).breakdown.dp_comm_exposed_s, reduce, 0.02 * reduce);
+  const Scenario zero1 = load_scenario_text(text, {"plan.zero=1"});
+  EXPECT_DOUBLE_EQ(optimizer_step_s(zero1, 0),
+                   optimizer_shard_s(zero1.cluster, zero1.plan, *zero1.training, static_cast<double>(stage / 2)));
+  EXPECT_EQ(predict_memory(zero1).breakdown.optimizer, (stage + 1) / 2 * 12);
+  // TP2 CP2 DP2: four ranks two apart, all on the node
+  const Scenario wide = load_scenario_text(text, {"plan.tp=2", "plan.dp=2", "training.global_batch=8"});
+  EXPECT_EQ(group_layout(wide.cluster, wide.plan, ParallelGroup::dp).ranks, 4);
+  EXPECT_EQ(group_layout(wide.cluster, wide.plan, ParallelGroup::dp).ranks_per_node, 4);
 }
 
 TEST(TrainingStep, TensorParallelCommunicationOverlapShortensStep) {
