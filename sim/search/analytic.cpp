@@ -111,9 +111,14 @@ AnalyticEstimate AnalyticModel::estimate(const Candidate& c) {
     }
   };
   const double f_dense = layer_pass_s(c, prices.dense, gather_dense, true);
-  const double b_dense = layer_pass_s(c, prices.dense, gather_dense_bwd + reduce_dense, false);
+  // a layer's backward gather (prefetched for the next layer) and its reduce-scatter run on two
+  // streams, as the step graph builds them: side by side inside a node, one after the other
+  // where the group's collectives hold the NICs (across nodes)
+  const bool one_link = dp_group.nodes() > 1 && hpz_partition(plan_, cluster.gpus_per_node) <= 1;  // hpZ's stay in the node
+  auto zero_side = [&](double gather, double reduce) { return one_link ? gather + reduce : std::max(gather, reduce); };
+  const double b_dense = layer_pass_s(c, prices.dense, zero_side(gather_dense_bwd, reduce_dense), false);
   const double f_moe = model.moe ? layer_pass_s(c, prices.moe, gather_moe, true) : 0;
-  const double b_moe = model.moe ? layer_pass_s(c, prices.moe, gather_moe_bwd + reduce_moe, false) : 0;
+  const double b_moe = model.moe ? layer_pass_s(c, prices.moe, zero_side(gather_moe_bwd, reduce_moe), false) : 0;
 
   auto stage_time = [&](int stage) {
     const StageLayers layers = stage_layers(model, plan_, stage);

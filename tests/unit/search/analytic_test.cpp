@@ -179,11 +179,11 @@ GridStats compare_grid(const Scenario& base, SearchSpaceOptions o, int stride) {
 // serialised behind its compute): tau 0.77 / 0.73, worst 90% / 96%. What is left is
 // mostly ZeRO-3 under interleaved schedules of small chunks. The bounds leave some room.
 // Measured 2026-11-26, once the data-parallel group took the CP ranks (gradient reductions
-// and ZeRO over dp x cp, as Megatron-core; more plans vary their overlap): Llama 3 8B 1,689
-// plans, median 0.6%, worst 26%, tau 0.98; Mixtral 2,554 plans, median 0.9%, worst 62%, tau
-// 0.96, both best plans the engine's best. The worst are ZeRO-3 plans whose per-layer gathers
-// over a node's NVLink outlast the compute: the estimate sums a layer's gather and
-// reduce-scatter on one side stream, the engine runs them on two streams at full rate each.
+// and ZeRO over dp x cp, as Megatron-core; more plans vary their overlap) and the estimate
+// ran a layer's ZeRO-3 backward gather and reduce-scatter side by side inside a node, as the
+// engine's two streams do (it summed them, so gather-bound ZeRO-3 plans came out up to 62%
+// slow): Llama 3 8B 1,689 plans, median 0.6%, worst 26%, tau 0.98; Mixtral 2,554 plans,
+// median 0.8%, worst 36%, tau 0.96; both best plans the engine's best.
 TEST(Analytic, PlanGridRanksAsTheEngine) {
   SearchSpaceOptions o;
   o.min_gpus = 8, o.max_gpus = 64, o.max_micro_batch = 2, o.max_cp = 2;
@@ -203,7 +203,7 @@ plan: {tp: 1, pp: 1, dp: 1}
   const GridStats m = compare_grid(moe, o, 83);
   EXPECT_GT(m.plans, 2200);
   EXPECT_LT(m.median, 0.015);
-  EXPECT_LT(m.worst, 0.65);
+  EXPECT_LT(m.worst, 0.5);
   EXPECT_GT(m.tau, 0.92);
   EXPECT_LT(m.best_gap, 0.06);
 }

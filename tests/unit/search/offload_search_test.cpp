@@ -54,11 +54,9 @@ TEST(OffloadSearch, OnlyOffloadedPlansFitOneGpu) {
 
 // A scenario offloading ZeRO-3's parameters too (plan.offload_params): the search keeps it on
 // its ZeRO-3 plans that offload the optimizer with per-layer gathers, and nowhere else; on
-// those the estimate's memory is the memory model's, its step never under the engine's by
-// more than 3% nor over it by more than 30% (measured on every 13th such plan: 1.008 to
-// 1.24; the worst are CP plans, whose gathers over dp x cp ranks outlast the layers' compute,
-// and the estimate sums a layer's gather and reduce-scatter where the engine overlaps them:
-// see Analytic.PlanGridRanksAsTheEngine), and each plan's overrides load back as the plan has them.
+// those the estimate's memory is the memory model's, its step within -3% / +8% of the
+// engine's (measured on every 13th such plan, 47 of them: 0.993 to 1.044), and each plan's
+// overrides load back as the plan has them.
 TEST(OffloadSearch, ParameterOffloadStaysWithZeroThreeOffloadedPlans) {
   const char* text = R"(
 model: llama3-70b
@@ -85,7 +83,7 @@ plan: {tp: 1, pp: 1, dp: 8, zero: 3, recompute: full, offload_optimizer: true, o
     EXPECT_EQ(e.peak_bytes, predict_memory(s).peak_bytes) << describe(c);
     const double engine = predict_training(s).step_s;
     EXPECT_GT(e.step_s, 0.97 * engine) << describe(c);
-    EXPECT_LT(e.step_s, 1.30 * engine) << describe(c);
+    EXPECT_LT(e.step_s, 1.08 * engine) << describe(c);
   });
   EXPECT_GT(offloaded, 5);
 }
