@@ -1,5 +1,6 @@
 #pragma once
 // How a model is split over GPUs: the `plan` section of a scenario (SCENARIO.md).
+#include <algorithm>
 #include <cstdint>
 #include <string_view>
 #include <vector>
@@ -74,6 +75,9 @@ struct PlanKnobs {
   // parallel_state.get_data_parallel_group(with_context_parallel=True), which its DDP and
   // distributed optimizer use). ZeRO shards over it.
   std::int64_t dp_group_size() const { return static_cast<std::int64_t>(dp) * cp; }
+  // ... and for the routed experts, which EP splits over that group: the ranks that hold the
+  // same experts (Megatron-core's expert-data-parallel group, dp x cp / ep).
+  std::int64_t expert_dp_group_size() const { return std::max<std::int64_t>(1, dp_group_size() / ep); }
   // What ZeRO's stage splits over the data-parallel ranks (Rajbhandari et al. 2020, §5):
   // stage 1 the optimizer states, 2 also the gradients, 3 also the parameters.
   bool shards_optimizer() const { return zero >= 1; }

@@ -302,7 +302,6 @@ template <class T>
 Tensor MoeBlock::backward_t(const ModelContext& ctx, const T* dy, const T* x, MoeSaved& s) const {
   const int t = c_.tokens(), h = c_.hidden(), experts = c_.model.moe->experts;
   const int routed = t * c_.model.moe->top_k;
-  const bool swiglu = c_.swiglu();
   const T* n = s.normed.as<T>();
   // dy is the grad of the (partial) expert and shared outputs too: the exit all-reduce's
   // backward is the identity

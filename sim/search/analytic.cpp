@@ -159,7 +159,11 @@ AnalyticEstimate AnalyticModel::estimate(const Candidate& c) {
   }
 
   // data parallelism on the first stage, which finishes its backward last
-  const std::int64_t params = stage_params(model, plan_, 0).total();
+  const StageParams stage0 = stage_params(model, plan_, 0);
+  const std::int64_t params = stage0.total();
+  // a bucket holds the stage's dense and expert parameters in proportion: each part goes over
+  // its own group (over_dp_groups), as the step graph's buckets do
+  const double expert_share = params > 0 ? static_cast<double>(stage0.expert) / static_cast<double>(params) : 0.0;
   if (c.dp_group_size() > 1 && !c.shards_params()) {  // ZeRO 0-2; ZeRO 2 reduced its grads in every backward
     // Megatron-core's DDP buckets (sim/memory/buffers.hpp); without overlap one bucket
     // holds the whole buffer (bucket_size None), as the step graph builds it
@@ -167,7 +171,10 @@ AnalyticEstimate AnalyticModel::estimate(const Candidate& c) {
     const std::int64_t buckets = std::max<std::int64_t>(1, (params + per_bucket - 1) / per_bucket);
     const double bucket = static_cast<double>(params) / static_cast<double>(buckets);
     const CollectiveOp op = c.shards_optimizer() ? CollectiveOp::reduce_scatter : CollectiveOp::all_reduce;
-    const double t_bucket = dp_gradient_reduce_s(cluster, plan_, op, dp_group, bucket, precision, prices.low_rank);
+    const double t_bucket = over_dp_groups(cluster, plan_, bucket * (1 - expert_share), bucket * expert_share,
+                                           [&](const GroupLayout& g, double n) {
+                                             return dp_gradient_reduce_s(cluster, plan_, op, g, n, precision, prices.low_rank);
+                                           });
     if (sharded_grads(plan_)) {
       // nothing left to reduce at the step's end (the step graph's add_data_parallel)
     } else if (c.overlap_grad_reduce) {
@@ -189,14 +196,16 @@ AnalyticEstimate AnalyticModel::estimate(const Candidate& c) {
       e.dp_exposed_s = static_cast<double>(buckets) * t_bucket;
     }
     if (c.shards_optimizer()) {  // the distributed optimizer gathers the updated parameters back
-      const double t_gather =
-          collective_time_s(cluster, CollectiveOp::all_gather, dp_group, bucket * param_element_bytes(precision));
+      const double t_gather = over_dp_groups(cluster, plan_, bucket * (1 - expert_share), bucket * expert_share,
+                                             [&](const GroupLayout& g, double n) {
+                                               return collective_time_s(cluster, CollectiveOp::all_gather, g,
+                                                                        n * param_element_bytes(precision));
+                                             });
       e.dp_exposed_s += c.overlap_param_gather ? t_gather : static_cast<double>(buckets) * t_gather;
     }
   }
   // the optimizer's step over the first stage's shard: the step graph's ops (step_graph.hpp)
-  const double shard =
-      c.shards_optimizer() ? static_cast<double>(params) / static_cast<double>(c.dp_group_size()) : static_cast<double>(params);
+  const double shard = sharded_params_per_gpu(stage0.dense, stage0.expert, plan_, c.shards_optimizer());
   e.optimizer_s = optimizer_shard_s(cluster, plan_, training_, shard);
   e.step_s = e.pipeline_s + e.dp_exposed_s + e.optimizer_s;
 

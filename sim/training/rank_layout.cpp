@@ -30,6 +30,8 @@ GroupLayout group_layout(const ClusterSpec& cluster, const Plan& plan, ParallelG
     case ParallelGroup::ep: return strided_group(gpn, plan.ep, plan.tp);
     // the data-parallel group with its context-parallel ranks (PlanKnobs::dp_group_size)
     case ParallelGroup::dp: return strided_group(gpn, static_cast<int>(plan.dp_group_size()), plan.tp);
+    case ParallelGroup::expert_dp:
+      return strided_group(gpn, static_cast<int>(plan.expert_dp_group_size()), static_cast<long>(plan.tp) * plan.ep);
     case ParallelGroup::pp:
       return strided_group(gpn, plan.pp, static_cast<long>(plan.tp) * plan.cp * plan.dp);
   }

@@ -426,18 +426,32 @@ void Builder::add_data_parallel(int stage) {
   std::vector<std::int64_t> layers;
   for (int ch = v - 1; ch >= 0; --ch)
     for (auto it = chunk_layers[stage][ch].rbegin(); it != chunk_layers[stage][ch].rend(); ++it) layers.push_back(*it);
-  std::vector<std::pair<std::int64_t, std::int64_t>> buckets;  // (last layer filled, params)
-  std::int64_t params = 0, in_layers = 0;
+  struct Bucket {
+    std::int64_t layer = 0;  // the last layer filled
+    StageParams params;      // its dense and routed-expert parameters
+  };
+  std::vector<Bucket> buckets;
+  Bucket filling;
+  StageParams in_layers;
   // without overlap Megatron-core reduces the whole buffer as one bucket (bucket_size None)
   const std::int64_t limit =
       s.plan.overlap_grad_reduce ? dp_bucket_params(s.plan) : std::numeric_limits<std::int64_t>::max();
   for (std::size_t k = 0; k < layers.size(); ++k) {
-    params += layer_params_per_gpu(s, layers[k]);
-    in_layers += layer_params_per_gpu(s, layers[k]);
-    if (params >= limit || k + 1 == layers.size()) buckets.push_back({layers[k], params}), params = 0;
+    const StageParams layer = layer_params_on_gpu(s.model, s.plan, s.model.is_moe_layer(layers[k]));
+    filling.params.dense += layer.dense, filling.params.expert += layer.expert;
+    in_layers.dense += layer.dense, in_layers.expert += layer.expert;
+    if (filling.params.total() >= limit || k + 1 == layers.size()) {
+      filling.layer = layers[k];
+      buckets.push_back(filling);
+      filling = {};
+    }
   }
   // the embedding and head (this stage's share) fill the last bucket in backward order
-  if (!buckets.empty()) buckets.back().second += stage_params_per_gpu(s, stage) - in_layers;
+  if (!buckets.empty()) {
+    const StageParams all = stage_params(s.model, s.plan, stage);
+    buckets.back().params.dense += all.dense - in_layers.dense;
+    buckets.back().params.expert += all.expert - in_layers.expert;
+  }
   // a dp-group collective: one task on the members' dp streams (and NICs across nodes)
   auto group_task = [&](const RankGroup& group, const std::string& name, double seconds) {
     std::vector<ResourceId> res;
@@ -447,9 +461,14 @@ void Builder::add_data_parallel(int stage) {
   };
   if (s.plan.dp_group_size() > 1 && !sharded_grads()) {  // ZeRO 2/3 reduced theirs in every backward
     const CollectiveOp op = sharded ? CollectiveOp::reduce_scatter : CollectiveOp::all_reduce;
-    for (const auto& [layer, n] : buckets) {
-      const double seconds =
-          dp_gradient_reduce_s(s.cluster, s.plan, op, dp, static_cast<double>(n), s.training->precision, low_rank);
+    for (const Bucket& b : buckets) {
+      const std::int64_t layer = b.layer;
+      // dense gradients over the data-parallel group, the experts' over theirs
+      const double seconds = over_dp_groups(s.cluster, s.plan, static_cast<double>(b.params.dense),
+                                            static_cast<double>(b.params.expert), [&](const GroupLayout& g, double n) {
+                                              return dp_gradient_reduce_s(s.cluster, s.plan, op, g, n,
+                                                                          s.training->precision, low_rank);
+                                            });
       for (const RankGroup& group : sr.dp) {
         // after the whole backward (no overlap) the first bucket waits for the slowest rank
         const double wait = s.plan.overlap_grad_reduce ? 0 : straggler_wait(stage, group.members, group_ranks(GroupKind::dp));
@@ -473,9 +492,12 @@ void Builder::add_data_parallel(int stage) {
     // the updated shards are gathered back; overlapped, the gather happens during the next
     // step's forward, so this step waits only for its first bucket (Megatron overlap_param_gather)
     const int pbytes = param_element_bytes(s.training->precision);
-    for (const auto& [layer, n] : buckets) {
-      const double seconds =
-          collective_time_s(s.cluster, CollectiveOp::all_gather, dp, static_cast<double>(n) * pbytes);
+    for (const Bucket& b : buckets) {
+      const std::int64_t layer = b.layer;
+      const double seconds = over_dp_groups(s.cluster, s.plan, static_cast<double>(b.params.dense),
+                                            static_cast<double>(b.params.expert), [&](const GroupLayout& g, double n) {
+                                              return collective_time_s(s.cluster, CollectiveOp::all_gather, g, n * pbytes);
+                                            });
       for (const RankGroup& group : sr.dp) {
         const TaskId t = group_task(group, std::string(op_names::kDpParamGather) + ".layer" + std::to_string(layer), seconds);
         for (int g : group.members) out.graph.add_dependency(opt[g], t), gathers[g].push_back(t);
@@ -557,14 +579,15 @@ double optimizer_shard_s(const ClusterSpec& cluster, const Plan& plan, const Tra
 }
 
 double optimizer_step_s(const Scenario& s, int stage) {
-  const std::int64_t total = stage_params_per_gpu(s, stage);
-  return optimizer_shard_s(s.cluster, s.plan, *s.training, static_cast<double>(s.plan.shards_optimizer() ? total / s.plan.dp_group_size() : total));
+  const StageParams p = stage_params(s.model, s.plan, stage);
+  return optimizer_shard_s(s.cluster, s.plan, *s.training,
+                           sharded_params_per_gpu(p.dense, p.expert, s.plan, s.plan.shards_optimizer()));
 }
 
 double optimizer_step_hbm_bytes(const Scenario& s, int stage) {
   if (s.plan.offload_optimizer) return 0;  // the CPU runs the update
-  const std::int64_t total = stage_params_per_gpu(s, stage);
-  const double shard = static_cast<double>(s.plan.shards_optimizer() ? total / s.plan.dp_group_size() : total);
+  const StageParams p = stage_params(s.model, s.plan, stage);
+  const double shard = sharded_params_per_gpu(p.dense, p.expert, s.plan, s.plan.shards_optimizer());
   double bytes = 0;
   for (const ComputeOp& op : optimizer_shard_ops(*s.training, shard)) bytes += op.bytes;
   return bytes;
@@ -572,13 +595,13 @@ double optimizer_step_hbm_bytes(const Scenario& s, int stage) {
 
 ComputeOp zero_grad_op(const Scenario& s, int stage) {
   // the gradients this GPU keeps between steps: all of the stage's, or its shard under ZeRO 2/3
-  const std::int64_t total = stage_params_per_gpu(s, stage);
-  const std::int64_t kept = s.plan.shards_grads() ? total / s.plan.dp_group_size() : total;
+  const StageParams p = stage_params(s.model, s.plan, stage);
+  const double kept = sharded_params_per_gpu(p.dense, p.expert, s.plan, s.plan.shards_grads());
   ComputeOp zero;
   zero.kind = ComputeKind::elementwise;
   zero.kernel = "zero";
   zero.dtype = s.training->precision;
-  zero.bytes = static_cast<double>(kept) * grad_element_bytes(s.training->precision);  // written once
+  zero.bytes = kept * grad_element_bytes(s.training->precision);  // written once
   return zero;
 }
 

@@ -128,6 +128,11 @@ LowRankShare powersgd_share(const ModelSpec& model, const Plan& plan) {
   return share;
 }
 
+double sharded_params_per_gpu(std::int64_t dense, std::int64_t expert, const PlanKnobs& plan, bool sharded) {
+  if (!sharded) return static_cast<double>(dense + expert);
+  return static_cast<double>(dense / plan.dp_group_size() + expert / plan.expert_dp_group_size());
+}
+
 std::int64_t zero_calls(double params, std::int64_t bucket) {
   if (bucket <= 0 || params <= static_cast<double>(bucket)) return 1;
   return static_cast<std::int64_t>(std::ceil(params / static_cast<double>(bucket)));

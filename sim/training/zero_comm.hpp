@@ -14,6 +14,7 @@
 #include "models/model_spec.hpp"
 #include "models/plan.hpp"
 #include "sim/cost/collective_cost.hpp"
+#include "sim/training/rank_layout.hpp"
 
 namespace twinsim {
 
@@ -30,6 +31,24 @@ struct LowRankShare {
   double launches = 0;    // kernels of the GEMMs and orthogonalisations, per gradient value
 };
 LowRankShare powersgd_share(const ModelSpec& model, const Plan& plan);
+
+// A data-parallel collective over `dense` parameters and `expert` routed-expert parameters of
+// one GPU: Megatron-core keeps the experts in buffers of their own, reduced (and gathered)
+// over the expert-data-parallel group (dp x cp / ep ranks; none when that is 1), the rest
+// over the data-parallel group; with ep = 1 the two groups are one and so is the call.
+// `price(layout, params)` gives one collective's seconds.
+template <class Price>
+double over_dp_groups(const ClusterSpec& cluster, const Plan& plan, double dense, double expert, Price&& price) {
+  const GroupLayout dp = group_layout(cluster, plan, ParallelGroup::dp);
+  if (plan.ep <= 1 || expert <= 0) return price(dp, dense + expert);
+  const GroupLayout edp = group_layout(cluster, plan, ParallelGroup::expert_dp);
+  return (dense > 0 ? price(dp, dense) : 0.0) + (edp.ranks > 1 ? price(edp, expert) : 0.0);
+}
+
+// The parameters of `p` one GPU's optimizer steps (or keeps gradients of) when ZeRO shards
+// them (`sharded`): the dense ones' share of the data-parallel group, the experts' of the
+// expert-data-parallel group, as the memory model shards them (sim/memory/weights.cpp).
+double sharded_params_per_gpu(std::int64_t dense, std::int64_t expert, const PlanKnobs& plan, bool sharded);
 
 // Calls that carry `params` parameters in buckets of at most `bucket` (0: one call).
 std::int64_t zero_calls(double params, std::int64_t bucket);

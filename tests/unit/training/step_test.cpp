@@ -385,6 +385,46 @@ plan: {tp: 4, pp: 1, dp: 1, cp: 2, zero: 0, overlap_grad_reduce: false}
   EXPECT_EQ(group_layout(wide.cluster, wide.plan, ParallelGroup::dp).ranks_per_node, 4);
 }
 
+// Routed experts live in buffers of their own, reduced over the ranks that hold the same
+// experts (Megatron-core's expert-data-parallel group, dp x cp / ep). Mixtral 8x7B, TP2 EP8
+// DP32 ZeRO-1 on 64 H100s without overlap: the dense gradients reduce-scatter over the 32
+// data-parallel ranks, the experts' over 4 ranks 16 apart (one per node); the optimizer steps
+// the dense share over 32 and the experts' over 4, as the memory model shards them; with
+// EP = DP the experts have no data-parallel peer and reduce nothing.
+TEST(TrainingStep, ExpertGradientsReduceOverTheExpertDataParallelGroup) {
+  const char* text = R"(
+model: mixtral-8x7b
+cluster: dgx-h100
+training: {seq_len: 4096, global_batch: 256, micro_batch: 1, precision: bf16}
+plan: {tp: 2, pp: 1, dp: 32, ep: 8, zero: 1, recompute: selective, sequence_parallel: true,
+       overlap_grad_reduce: false, overlap_param_gather: false}
+)";
+  const Scenario s = load_scenario_text(text);
+  const GroupLayout dp = group_layout(s.cluster, s.plan, ParallelGroup::dp);
+  const GroupLayout edp = group_layout(s.cluster, s.plan, ParallelGroup::expert_dp);
+  EXPECT_EQ(dp.ranks, 32);
+  EXPECT_EQ(edp.ranks, 4);
+  EXPECT_EQ(edp.ranks_per_node, 1);
+  const StageParams p = stage_params(s.model, s.plan, 0);
+  ASSERT_GT(p.expert, p.dense);  // most of Mixtral is its experts
+  EXPECT_DOUBLE_EQ(optimizer_step_s(s, 0),
+                   optimizer_shard_s(s.cluster, s.plan, *s.training,
+                                     static_cast<double>(p.dense / 32 + p.expert / 4)));
+  // one bucket (no overlap): the reduce-scatter and the gather back, each in two calls
+  const double dense = static_cast<double>(p.dense), expert = static_cast<double>(p.expert);
+  const double reduce = collective_time_s(s.cluster, CollectiveOp::reduce_scatter, dp, dense * 2) +
+                        collective_time_s(s.cluster, CollectiveOp::reduce_scatter, edp, expert * 2);
+  const double gather = collective_time_s(s.cluster, CollectiveOp::all_gather, dp, dense * 2) +
+                        collective_time_s(s.cluster, CollectiveOp::all_gather, edp, expert * 2);
+  EXPECT_NEAR(predict_training(s).breakdown.dp_comm_exposed_s, reduce + gather, 0.03 * (reduce + gather));
+  // not cheaper than the whole buffer over the 32 ranks: the experts' group has one rank per
+  // node, so all their bytes cross the network through one NIC per GPU
+  EXPECT_GT(reduce, collective_time_s(s.cluster, CollectiveOp::reduce_scatter, dp, (dense + expert) * 2));
+  // EP over the whole data-parallel group: no expert peer, only the dense gradients travel
+  const Scenario alone = load_scenario_text(text, {"plan.ep=8", "plan.dp=8", "plan.tp=8", "training.global_batch=64"});
+  EXPECT_EQ(group_layout(alone.cluster, alone.plan, ParallelGroup::expert_dp).ranks, 1);
+}
+
 TEST(TrainingStep, TensorParallelCommunicationOverlapShortensStep) {
   const Scenario s = load_scenario_text(R"(
 model: llama2-13b
