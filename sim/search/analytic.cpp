@@ -85,8 +85,8 @@ AnalyticEstimate AnalyticModel::estimate(const Candidate& c) {
   if (layer_gathers || layer_reduces) {
     const StackSpec& stack = base_.stack;
     // one layer on one GPU, as the memory model lays it out (sim/memory/weights.hpp)
-    const double dense_params = static_cast<double>(layer_params_on_gpu(model, plan_, false).total());
-    const double moe_params = model.moe ? static_cast<double>(layer_params_on_gpu(model, plan_, true).total()) : 0.0;
+    const StageParams dense_params = layer_params_on_gpu(model, plan_, false);
+    const StageParams moe_params = model.moe ? layer_params_on_gpu(model, plan_, true) : StageParams{};
     if (layer_gathers) gather_dense = zero3_layer_gather_s(cluster, plan_, stack, dense_params, precision);
     if (layer_gathers) gather_dense_bwd = zero3_layer_gather_s(cluster, plan_, stack, dense_params, precision, true);
     if (layer_reduces) reduce_dense = zero_layer_reduce_s(cluster, plan_, stack, dense_params, precision, prices.low_rank);

@@ -25,11 +25,10 @@ using engine::TaskId;
 
 namespace {
 
-
 // One layer's parameters on one GPU: the memory model's layout (sim/memory/weights.hpp:
 // norms, row-parallel biases and the router replicated, experts over EP).
-std::int64_t layer_params_per_gpu(const Scenario& s, std::int64_t layer) {
-  return layer_params_on_gpu(s.model, s.plan, s.model.is_moe_layer(layer)).total();
+StageParams layer_params_split(const Scenario& s, std::int64_t layer) {
+  return layer_params_on_gpu(s.model, s.plan, s.model.is_moe_layer(layer));
 }
 
 // One GPU's position in the task order: the compute task it ran last, the one before,
@@ -239,7 +238,7 @@ void Builder::zero3_gather(Chains& ch, int stage, std::int64_t layer, const char
   for (Chain& c : ch) c.previous_layer_start = c.layer_start, c.layer_start = c.last;
   if (!zero3() || zero3_whole_stage(s.plan)) return;
   const bool backward = std::string_view(pass) == "bwd";
-  const double seconds = zero3_layer_gather_s(s.cluster, s.plan, s.stack, static_cast<double>(layer_params_per_gpu(s, layer)),
+  const double seconds = zero3_layer_gather_s(s.cluster, s.plan, s.stack, layer_params_split(s, layer),
                                               s.training->precision, backward);
   // hpZ's backward gather stays inside the node: the group's NICs are not held
   const bool in_node = backward && hpz_partition(s.plan, s.cluster.gpus_per_node) > 1;
@@ -251,8 +250,8 @@ void Builder::zero3_gather(Chains& ch, int stage, std::int64_t layer, const char
 // its backward, every micro-batch (§5.2-5.3), on the DP stream.
 void Builder::shard_reduce(int stage, std::int64_t layer, const std::vector<TaskId>& backward) {
   if (!sharded_grads() || sharded_grads_whole_stage(s.plan)) return;
-  const double seconds = zero_layer_reduce_s(s.cluster, s.plan, s.stack, static_cast<double>(layer_params_per_gpu(s, layer)),
-                                             s.training->precision, low_rank);
+  const double seconds =
+      zero_layer_reduce_s(s.cluster, s.plan, s.stack, layer_params_split(s, layer), s.training->precision, low_rank);
   const StageRanks& sr = stages[stage];
   for (const RankGroup& group : sr.dp) {
     std::vector<ResourceId> res;

@@ -15,11 +15,10 @@ namespace twinsim {
 namespace {
 
 // `calls` equal calls of `params x element_bytes` in all, back to back on the DP stream.
-double dp_calls_s(const ClusterSpec& cluster, const Plan& plan, CollectiveOp op, double params, double element_bytes,
-                  std::int64_t bucket) {
+double dp_calls_s(const ClusterSpec& cluster, const GroupLayout& group, CollectiveOp op, double params,
+                  double element_bytes, std::int64_t bucket) {
   const auto calls = static_cast<double>(zero_calls(params, bucket));
-  const GroupLayout dp = group_layout(cluster, plan, ParallelGroup::dp);
-  return calls * collective_time_s(cluster, op, dp, params * element_bytes / calls);
+  return calls * collective_time_s(cluster, op, group, params * element_bytes / calls);
 }
 
 // ZeRO++ (Wang et al. 2023, "ZeRO++: Extremely Efficient Collective Communication for Giant
@@ -139,44 +138,59 @@ std::int64_t zero_calls(double params, std::int64_t bucket) {
 }
 
 double zero3_layer_gather_s(const ClusterSpec& cluster, const Plan& plan, const StackSpec& stack, double params,
-                            Dtype precision, bool backward) {
+                            Dtype precision, const GroupLayout& group, bool backward) {
   const double element = param_element_bytes(precision);
   // ZeRO-Infinity (Rajbhandari et al. 2021 §6.1, bandwidth-centric partitioning): each rank
   // copies its own shard from CPU memory over its own PCIe link, all ranks at once, then
   // the all-gather runs as without offload
-  const double fetch = plan.offload_params ? params / plan.dp_group_size() * element / cluster.host.h2d_Bps : 0.0;
+  const double fetch = plan.offload_params ? params / group.ranks * element / cluster.host.h2d_Bps : 0.0;
   if (const int hpz = hpz_partition(plan, cluster.gpus_per_node); backward && hpz > 1) {
     // hpZ (§3.2): inside the node, over the secondary partition's hpz GPUs
     const auto calls = static_cast<double>(zero_calls(params, stack.zero_gather_bucket_params));
     return calls * collective_time_s(cluster, CollectiveOp::all_gather, GroupLayout{hpz, hpz}, params * element / calls);  // (never offloaded)
   }
   if (!quantized_weights(plan))
-    return fetch + dp_calls_s(cluster, plan, CollectiveOp::all_gather, params, element, stack.zero_gather_bucket_params);
+    return fetch + dp_calls_s(cluster, group, CollectiveOp::all_gather, params, element, stack.zero_gather_bucket_params);
   // qwZ: each rank quantises its shard, the gathered int8 layer is dequantised whole
-  const double shard = params / plan.dp_group_size();
+  const double shard = params / group.ranks;
   return fetch +
-         dp_calls_s(cluster, plan, CollectiveOp::all_gather, params, kInt8WireBytes, stack.zero_gather_bucket_params) +
+         dp_calls_s(cluster, group, CollectiveOp::all_gather, params, kInt8WireBytes, stack.zero_gather_bucket_params) +
          quantize_pass_s(cluster, precision, shard * (element + kInt8WireBytes)) +
          quantize_pass_s(cluster, precision, params * (kInt8WireBytes + element));
 }
 
 double zero_layer_reduce_s(const ClusterSpec& cluster, const Plan& plan, const StackSpec& stack, double params,
-                           Dtype precision, const LowRankShare& low_rank) {
+                           Dtype precision, const LowRankShare& low_rank, const GroupLayout& group) {
   const double element = grad_element_bytes(precision);
   if (plan.gradient_compression != GradCompression::none && !plan.shards_params()) {  // ZeRO-2's, compressed
     const auto calls = static_cast<double>(zero_calls(params, stack.zero_reduce_bucket_params));
-    return calls * dp_gradient_reduce_s(cluster, plan, CollectiveOp::reduce_scatter,
-                                        group_layout(cluster, plan, ParallelGroup::dp), params / calls, precision,
+    return calls * dp_gradient_reduce_s(cluster, plan, CollectiveOp::reduce_scatter, group, params / calls, precision,
                                         low_rank);
   }
   if (!quantized_gradients(plan))
-    return dp_calls_s(cluster, plan, CollectiveOp::reduce_scatter, params, element, stack.zero_reduce_bucket_params);
+    return dp_calls_s(cluster, group, CollectiveOp::reduce_scatter, params, element, stack.zero_reduce_bucket_params);
   // qgZ (§3.3): the gradients in int4 through an all-to-all inside the node, then one
   // across nodes, each quantised before and dequantised and reduced after (two passes over
   // the layer's gradients each hop); priced as the reduce-scatter of the int4 bytes
-  return dp_calls_s(cluster, plan, CollectiveOp::reduce_scatter, params, kInt4WireBytes,
+  return dp_calls_s(cluster, group, CollectiveOp::reduce_scatter, params, kInt4WireBytes,
                     stack.zero_reduce_bucket_params) +
          2 * quantize_pass_s(cluster, precision, params * 2 * (element + kInt4WireBytes));
+}
+
+double zero3_layer_gather_s(const ClusterSpec& cluster, const Plan& plan, const StackSpec& stack,
+                            const StageParams& layer, Dtype precision, bool backward) {
+  return over_dp_groups(cluster, plan, static_cast<double>(layer.dense), static_cast<double>(layer.expert),
+                        [&](const GroupLayout& group, double params) {
+                          return zero3_layer_gather_s(cluster, plan, stack, params, precision, group, backward);
+                        });
+}
+
+double zero_layer_reduce_s(const ClusterSpec& cluster, const Plan& plan, const StackSpec& stack,
+                           const StageParams& layer, Dtype precision, const LowRankShare& low_rank) {
+  return over_dp_groups(cluster, plan, static_cast<double>(layer.dense), static_cast<double>(layer.expert),
+                        [&](const GroupLayout& group, double params) {
+                          return zero_layer_reduce_s(cluster, plan, stack, params, precision, low_rank, group);
+                        });
 }
 
 double dp_gradient_reduce_s(const ClusterSpec& cluster, const Plan& plan, CollectiveOp op, const GroupLayout& dp,

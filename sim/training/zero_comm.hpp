@@ -14,6 +14,7 @@
 #include "models/model_spec.hpp"
 #include "models/plan.hpp"
 #include "sim/cost/collective_cost.hpp"
+#include "sim/memory/weights.hpp"
 #include "sim/training/rank_layout.hpp"
 
 namespace twinsim {
@@ -53,19 +54,27 @@ double sharded_params_per_gpu(std::int64_t dense, std::int64_t expert, const Pla
 // Calls that carry `params` parameters in buckets of at most `bucket` (0: one call).
 std::int64_t zero_calls(double params, std::int64_t bucket);
 
-// One layer's parameter all-gather (`params` on this GPU before sharding), one pass.
-// With plan.zero_quantized_weights (ZeRO++ qwZ) in int8 and dequantised after; with
+// One layer's parameter all-gather (`params` on this GPU before sharding over `group`), one
+// pass. With plan.zero_quantized_weights (ZeRO++ qwZ) in int8 and dequantised after; with
 // plan.zero_hpz_partition_size (hpZ), the backward's gathers run over that many GPUs of
 // the node, from the secondary partition, in 16 bits. With plan.offload_params each rank first
 // copies its shard from CPU memory (cluster.host's h2d).
 double zero3_layer_gather_s(const ClusterSpec& cluster, const Plan& plan, const StackSpec& stack, double params,
-                            Dtype precision, bool backward = false);
+                            Dtype precision, const GroupLayout& group, bool backward = false);
 
-// One layer's gradient reduce-scatter, one micro-batch. With plan.zero_quantized_gradients
-// (ZeRO++ qgZ) in int4, quantised before and dequantised after each of its two hops; with
-// plan.gradient_compression (ZeRO-2) as dp_gradient_reduce_s.
+// One layer's gradient reduce-scatter over `group`, one micro-batch. With
+// plan.zero_quantized_gradients (ZeRO++ qgZ) in int4, quantised before and dequantised after
+// each of its two hops; with plan.gradient_compression (ZeRO-2) as dp_gradient_reduce_s.
 double zero_layer_reduce_s(const ClusterSpec& cluster, const Plan& plan, const StackSpec& stack, double params,
-                           Dtype precision, const LowRankShare& low_rank);
+                           Dtype precision, const LowRankShare& low_rank, const GroupLayout& group);
+
+// The same for a layer's parameters on one GPU (sim/memory/weights.hpp): the dense ones over
+// the data-parallel group, the routed experts over theirs (over_dp_groups). The step graph
+// and the search's estimate call these.
+double zero3_layer_gather_s(const ClusterSpec& cluster, const Plan& plan, const StackSpec& stack,
+                            const StageParams& layer, Dtype precision, bool backward = false);
+double zero_layer_reduce_s(const ClusterSpec& cluster, const Plan& plan, const StackSpec& stack,
+                           const StageParams& layer, Dtype precision, const LowRankShare& low_rank);
 
 // One call of the data-parallel gradient reduction (ZeRO 0: all-reduce, ZeRO 1-2: a
 // reduce-scatter) of `params` gradients over `dp`. With plan.gradient_compression in int8

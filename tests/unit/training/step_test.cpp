@@ -334,11 +334,11 @@ plan: {tp: 1, pp: 1, dp: 2, zero: 3, offload_optimizer: true}
   EXPECT_EQ(offloaded.host_bytes - on_gpu.host_bytes, on_gpu.breakdown.params);
   EXPECT_EQ(on_gpu.breakdown.params, (stage + 1) / 2 * 2);  // the ZeRO-3 shard, bf16
   EXPECT_EQ(offloaded.peak_bytes, on_gpu.peak_bytes - on_gpu.breakdown.params);
-  const double layer = static_cast<double>(layer_params_on_gpu(gpu.model, gpu.plan, false).total());
+  const StageParams layer = layer_params_on_gpu(gpu.model, gpu.plan, false);
   for (bool backward : {false, true})
     EXPECT_NEAR(zero3_layer_gather_s(host.cluster, host.plan, host.stack, layer, Dtype::bf16, backward) -
                     zero3_layer_gather_s(gpu.cluster, gpu.plan, gpu.stack, layer, Dtype::bf16, backward),
-                layer / 2 * 2 / 51e9, 1e-15);
+                static_cast<double>(layer.total()) / 2 * 2 / 51e9, 1e-15);
   const double shard = static_cast<double>(stage / 2);
   EXPECT_NEAR(optimizer_step_s(gpu, 0) - optimizer_step_s(host, 0), 2 * shard / 51e9, 1e-12);
   // refused where it cannot apply, naming the key
@@ -390,7 +390,8 @@ plan: {tp: 4, pp: 1, dp: 1, cp: 2, zero: 0, overlap_grad_reduce: false}
 // DP32 ZeRO-1 on 64 H100s without overlap: the dense gradients reduce-scatter over the 32
 // data-parallel ranks, the experts' over 4 ranks 16 apart (one per node); the optimizer steps
 // the dense share over 32 and the experts' over 4, as the memory model shards them; with
-// EP = DP the experts have no data-parallel peer and reduce nothing.
+// EP = DP the experts have no data-parallel peer and reduce nothing. ZeRO-3's per-layer
+// gathers (and reduce-scatters) split the same way.
 TEST(TrainingStep, ExpertGradientsReduceOverTheExpertDataParallelGroup) {
   const char* text = R"(
 model: mixtral-8x7b
@@ -420,6 +421,15 @@ plan: {tp: 2, pp: 1, dp: 32, ep: 8, zero: 1, recompute: selective, sequence_para
   // not cheaper than the whole buffer over the 32 ranks: the experts' group has one rank per
   // node, so all their bytes cross the network through one NIC per GPU
   EXPECT_GT(reduce, collective_time_s(s.cluster, CollectiveOp::reduce_scatter, dp, (dense + expert) * 2));
+  // ZeRO-3's per-layer gathers split the same way: an MoE layer's dense parameters over the
+  // 32 ranks, its experts over their 4
+  const Scenario zero3 = load_scenario_text(text, {"plan.zero=3", "plan.overlap_grad_reduce=true"});
+  const StageParams moe = layer_params_on_gpu(zero3.model, zero3.plan, true);
+  EXPECT_DOUBLE_EQ(zero3_layer_gather_s(zero3.cluster, zero3.plan, zero3.stack, moe, Dtype::bf16),
+                   zero3_layer_gather_s(zero3.cluster, zero3.plan, zero3.stack, static_cast<double>(moe.dense),
+                                        Dtype::bf16, dp) +
+                       zero3_layer_gather_s(zero3.cluster, zero3.plan, zero3.stack, static_cast<double>(moe.expert),
+                                            Dtype::bf16, edp));
   // EP over the whole data-parallel group: no expert peer, only the dense gradients travel
   const Scenario alone = load_scenario_text(text, {"plan.ep=8", "plan.dp=8", "plan.tp=8", "training.global_batch=64"});
   EXPECT_EQ(group_layout(alone.cluster, alone.plan, ParallelGroup::expert_dp).ranks, 1);

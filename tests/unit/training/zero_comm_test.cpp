@@ -14,6 +14,7 @@
 #include "sim/memory/memory_report.hpp"
 #include "sim/memory/weights.hpp"
 #include "sim/search/analytic.hpp"
+#include "sim/training/rank_layout.hpp"
 #include "sim/training/step_graph.hpp"
 #include "sim/training/training_report.hpp"
 #include "sim/training/zero_comm.hpp"
@@ -82,22 +83,22 @@ TEST(ZeroComm, DeepSpeedBucketsSplitALayerIntoCalls) {
   const double params = 4.0 * 4096 * 4096 + 3.0 * 4096 * 11008 + 2 * 4096;
   const GroupLayout dp{1536, 8};
   // gathers in calls of at most 5e7 parameters: 5 calls of params / 5, bf16
-  EXPECT_NEAR(zero3_layer_gather_s(s.cluster, s.plan, s.stack, params, Dtype::bf16),
+  EXPECT_NEAR(zero3_layer_gather_s(s.cluster, s.plan, s.stack, params, Dtype::bf16, group_layout(s.cluster, s.plan, ParallelGroup::dp)),
               5 * collective_time_s(s.cluster, CollectiveOp::all_gather, dp, params * 2 / 5), 1e-12);
   // the layer's 2.0e8 gradients fit one 5e8 reduce bucket
-  EXPECT_NEAR(zero_layer_reduce_s(s.cluster, s.plan, s.stack, params, Dtype::bf16, {}),
+  EXPECT_NEAR(zero_layer_reduce_s(s.cluster, s.plan, s.stack, params, Dtype::bf16, {}, group_layout(s.cluster, s.plan, ParallelGroup::dp)),
               collective_time_s(s.cluster, CollectiveOp::reduce_scatter, dp, params * 2), 1e-12);
   // without a stack: one gather per layer, fewer latencies
   const Scenario fsdp = zero3_dp1536("none");
-  EXPECT_LT(zero3_layer_gather_s(fsdp.cluster, fsdp.plan, fsdp.stack, params, Dtype::bf16),
-            zero3_layer_gather_s(s.cluster, s.plan, s.stack, params, Dtype::bf16));
+  EXPECT_LT(zero3_layer_gather_s(fsdp.cluster, fsdp.plan, fsdp.stack, params, Dtype::bf16, group_layout(fsdp.cluster, fsdp.plan, ParallelGroup::dp)),
+            zero3_layer_gather_s(s.cluster, s.plan, s.stack, params, Dtype::bf16, group_layout(s.cluster, s.plan, ParallelGroup::dp)));
 }
 
 TEST(ZeroComm, AZero3StepAtScaleIsCommunicationBound) {
   const Scenario s = zero3_dp1536("deepspeed");
   const double params = 4.0 * 4096 * 4096 + 3.0 * 4096 * 11008 + 2 * 4096;
-  const double gather = zero3_layer_gather_s(s.cluster, s.plan, s.stack, params, Dtype::bf16);
-  const double reduce = zero_layer_reduce_s(s.cluster, s.plan, s.stack, params, Dtype::bf16, {});
+  const double gather = zero3_layer_gather_s(s.cluster, s.plan, s.stack, params, Dtype::bf16, group_layout(s.cluster, s.plan, ParallelGroup::dp));
+  const double reduce = zero_layer_reduce_s(s.cluster, s.plan, s.stack, params, Dtype::bf16, {}, group_layout(s.cluster, s.plan, ParallelGroup::dp));
   // the node NIC carries every layer's forward gather, backward gather and reduce in turn
   const double dp_stream = 32 * (2 * gather + reduce);
   const TrainingPrediction p = predict_training(s);
@@ -126,17 +127,17 @@ TEST(ZeroComm, ZeroPlusPlusQuantisesTheCollectivesBytes) {
   quantized.zero_quantized_weights = quantized.zero_quantized_gradients = true;
   auto pass = [&](double bytes) { return quantize_pass_s(s.cluster.gpu, bytes); };
   const double wire8 = 1 + 4.0 / 2048, wire4 = 0.5 + 4.0 / 2048;
-  const double plain_gather = zero3_layer_gather_s(s.cluster, s.plan, none, params, Dtype::bf16);
+  const double plain_gather = zero3_layer_gather_s(s.cluster, s.plan, none, params, Dtype::bf16, group_layout(s.cluster, s.plan, ParallelGroup::dp));
   EXPECT_NEAR(plain_gather, 0.1, 1e-4);  // the protocol's microseconds of latency aside
-  const double gather = zero3_layer_gather_s(s.cluster, quantized, none, params, Dtype::bf16);
+  const double gather = zero3_layer_gather_s(s.cluster, quantized, none, params, Dtype::bf16, group_layout(s.cluster, quantized, ParallelGroup::dp));
   EXPECT_NEAR(gather - pass(params / 2 * (2 + wire8)) - pass(params * (wire8 + 2)), 0.0500977, 1e-4);
-  const double plain_reduce = zero_layer_reduce_s(s.cluster, s.plan, none, params, Dtype::bf16, {});
+  const double plain_reduce = zero_layer_reduce_s(s.cluster, s.plan, none, params, Dtype::bf16, {}, group_layout(s.cluster, s.plan, ParallelGroup::dp));
   EXPECT_NEAR(plain_reduce, 0.1, 1e-4);
-  const double reduce = zero_layer_reduce_s(s.cluster, quantized, none, params, Dtype::bf16, {});
+  const double reduce = zero_layer_reduce_s(s.cluster, quantized, none, params, Dtype::bf16, {}, group_layout(s.cluster, quantized, ParallelGroup::dp));
   EXPECT_NEAR(reduce - 2 * pass(params * 2 * (2 + wire4)), 0.0250977, 1e-4);
   // a plan without ZeRO-3 keeps its bytes even with the flags set (the search's candidates)
   quantized.zero = 2;
-  EXPECT_EQ(zero_layer_reduce_s(s.cluster, quantized, none, params, Dtype::bf16, {}), plain_reduce);
+  EXPECT_EQ(zero_layer_reduce_s(s.cluster, quantized, none, params, Dtype::bf16, {}, group_layout(s.cluster, quantized, ParallelGroup::dp)), plain_reduce);
 }
 
 // On the communication-bound ZeRO-3 step above, each half of ZeRO++ shortens the step and
@@ -177,11 +178,11 @@ TEST(ZeroComm, HpzGathersTheBackwardInsideTheNode) {
   s.plan.zero_hpz_partition_size = 8;
   const double params = 4.0 * 4096 * 4096 + 3.0 * 4096 * 11008 + 2 * 4096;
   const StackSpec none;
-  EXPECT_EQ(zero3_layer_gather_s(s.cluster, s.plan, none, params, Dtype::bf16, false),
-            zero3_layer_gather_s(plain.cluster, plain.plan, none, params, Dtype::bf16, false));
-  const double backward = zero3_layer_gather_s(s.cluster, s.plan, none, params, Dtype::bf16, true);
+  EXPECT_EQ(zero3_layer_gather_s(s.cluster, s.plan, none, params, Dtype::bf16, group_layout(s.cluster, s.plan, ParallelGroup::dp), false),
+            zero3_layer_gather_s(plain.cluster, plain.plan, none, params, Dtype::bf16, group_layout(plain.cluster, plain.plan, ParallelGroup::dp), false));
+  const double backward = zero3_layer_gather_s(s.cluster, s.plan, none, params, Dtype::bf16, group_layout(s.cluster, s.plan, ParallelGroup::dp), true);
   EXPECT_EQ(backward, collective_time_s(s.cluster, CollectiveOp::all_gather, GroupLayout{8, 8}, params * 2));
-  EXPECT_LT(backward, zero3_layer_gather_s(plain.cluster, plain.plan, none, params, Dtype::bf16, true) / 3);
+  EXPECT_LT(backward, zero3_layer_gather_s(plain.cluster, plain.plan, none, params, Dtype::bf16, group_layout(plain.cluster, plain.plan, ParallelGroup::dp), true) / 3);
   const std::int64_t stage = stage_params_per_gpu(s, 0);
   EXPECT_EQ(predict_memory(s).breakdown.params - predict_memory(plain).breakdown.params, (stage + 7) / 8 * 2);
   EXPECT_LT(predict_training(s).step_s, predict_training(plain).step_s);
@@ -226,7 +227,7 @@ TEST(ZeroComm, GradientCompressionShrinksTheDataParallelBytes) {
   s.plan.zero = 2;
   s.plan.gradient_compression = GradCompression::int4;
   const StackSpec none;
-  EXPECT_NEAR(zero_layer_reduce_s(s.cluster, s.plan, none, params, Dtype::bf16, {}),
+  EXPECT_NEAR(zero_layer_reduce_s(s.cluster, s.plan, none, params, Dtype::bf16, {}, group_layout(s.cluster, s.plan, ParallelGroup::dp)),
               reduce(GradCompression::int4, rs), 1e-12);
 }
 
