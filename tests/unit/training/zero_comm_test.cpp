@@ -2,13 +2,15 @@
 // over 1,536 A100s with DeepSpeed's buckets, whose ring latency over 192 nodes makes the
 // step communication-bound. Figures derived by hand from NCCL's latency model
 // (sim/cost/collective_cost.cpp) and the catalog's DGX A100.
+#include "sim/training/zero_comm.hpp"
+
 #include <gtest/gtest.h>
 
 #include <string>
 #include <vector>
 
-#include "scenario/load.hpp"
 #include "scenario/errors.hpp"
+#include "scenario/load.hpp"
 #include "sim/cost/collective_cost.hpp"
 #include "sim/cost/compute_cost.hpp"
 #include "sim/memory/memory_report.hpp"
@@ -17,7 +19,6 @@
 #include "sim/training/rank_layout.hpp"
 #include "sim/training/step_graph.hpp"
 #include "sim/training/training_report.hpp"
-#include "sim/training/zero_comm.hpp"
 
 namespace twinsim {
 namespace {
@@ -31,6 +32,11 @@ double quantize_pass_s(const GpuSpec& gpu, double bytes) {
   op.dtype = Dtype::bf16;
   op.bytes = bytes;
   return op_time_s(gpu, op);
+}
+
+// The group ZeRO's per-layer collectives of a dense model go over: the data-parallel one.
+GroupLayout dp_of(const ClusterSpec& cluster, const Plan& plan) {
+  return group_layout(cluster, plan, ParallelGroup::dp);
 }
 
 // Llama-2-7B over two one-GPU nodes behind a 10 GB/s link with no latency and the full rate
@@ -83,22 +89,24 @@ TEST(ZeroComm, DeepSpeedBucketsSplitALayerIntoCalls) {
   const double params = 4.0 * 4096 * 4096 + 3.0 * 4096 * 11008 + 2 * 4096;
   const GroupLayout dp{1536, 8};
   // gathers in calls of at most 5e7 parameters: 5 calls of params / 5, bf16
-  EXPECT_NEAR(zero3_layer_gather_s(s.cluster, s.plan, s.stack, params, Dtype::bf16, group_layout(s.cluster, s.plan, ParallelGroup::dp)),
+  EXPECT_NEAR(zero3_layer_gather_s(s.cluster, s.plan, s.stack, params, Dtype::bf16, dp_of(s.cluster, s.plan)),
               5 * collective_time_s(s.cluster, CollectiveOp::all_gather, dp, params * 2 / 5), 1e-12);
   // the layer's 2.0e8 gradients fit one 5e8 reduce bucket
-  EXPECT_NEAR(zero_layer_reduce_s(s.cluster, s.plan, s.stack, params, Dtype::bf16, {}, group_layout(s.cluster, s.plan, ParallelGroup::dp)),
+  EXPECT_NEAR(zero_layer_reduce_s(s.cluster, s.plan, s.stack, params, Dtype::bf16, {}, dp_of(s.cluster, s.plan)),
               collective_time_s(s.cluster, CollectiveOp::reduce_scatter, dp, params * 2), 1e-12);
   // without a stack: one gather per layer, fewer latencies
   const Scenario fsdp = zero3_dp1536("none");
-  EXPECT_LT(zero3_layer_gather_s(fsdp.cluster, fsdp.plan, fsdp.stack, params, Dtype::bf16, group_layout(fsdp.cluster, fsdp.plan, ParallelGroup::dp)),
-            zero3_layer_gather_s(s.cluster, s.plan, s.stack, params, Dtype::bf16, group_layout(s.cluster, s.plan, ParallelGroup::dp)));
+  EXPECT_LT(
+      zero3_layer_gather_s(fsdp.cluster, fsdp.plan, fsdp.stack, params, Dtype::bf16, dp_of(fsdp.cluster, fsdp.plan)),
+      zero3_layer_gather_s(s.cluster, s.plan, s.stack, params, Dtype::bf16, dp_of(s.cluster, s.plan)));
 }
 
 TEST(ZeroComm, AZero3StepAtScaleIsCommunicationBound) {
   const Scenario s = zero3_dp1536("deepspeed");
   const double params = 4.0 * 4096 * 4096 + 3.0 * 4096 * 11008 + 2 * 4096;
-  const double gather = zero3_layer_gather_s(s.cluster, s.plan, s.stack, params, Dtype::bf16, group_layout(s.cluster, s.plan, ParallelGroup::dp));
-  const double reduce = zero_layer_reduce_s(s.cluster, s.plan, s.stack, params, Dtype::bf16, {}, group_layout(s.cluster, s.plan, ParallelGroup::dp));
+  const double gather = zero3_layer_gather_s(s.cluster, s.plan, s.stack, params, Dtype::bf16, dp_of(s.cluster, s.plan));
+  const double reduce =
+      zero_layer_reduce_s(s.cluster, s.plan, s.stack, params, Dtype::bf16, {}, dp_of(s.cluster, s.plan));
   // the node NIC carries every layer's forward gather, backward gather and reduce in turn
   const double dp_stream = 32 * (2 * gather + reduce);
   const TrainingPrediction p = predict_training(s);
@@ -127,17 +135,22 @@ TEST(ZeroComm, ZeroPlusPlusQuantisesTheCollectivesBytes) {
   quantized.zero_quantized_weights = quantized.zero_quantized_gradients = true;
   auto pass = [&](double bytes) { return quantize_pass_s(s.cluster.gpu, bytes); };
   const double wire8 = 1 + 4.0 / 2048, wire4 = 0.5 + 4.0 / 2048;
-  const double plain_gather = zero3_layer_gather_s(s.cluster, s.plan, none, params, Dtype::bf16, group_layout(s.cluster, s.plan, ParallelGroup::dp));
+  const double plain_gather =
+      zero3_layer_gather_s(s.cluster, s.plan, none, params, Dtype::bf16, dp_of(s.cluster, s.plan));
   EXPECT_NEAR(plain_gather, 0.1, 1e-4);  // the protocol's microseconds of latency aside
-  const double gather = zero3_layer_gather_s(s.cluster, quantized, none, params, Dtype::bf16, group_layout(s.cluster, quantized, ParallelGroup::dp));
+  const double gather =
+      zero3_layer_gather_s(s.cluster, quantized, none, params, Dtype::bf16, dp_of(s.cluster, quantized));
   EXPECT_NEAR(gather - pass(params / 2 * (2 + wire8)) - pass(params * (wire8 + 2)), 0.0500977, 1e-4);
-  const double plain_reduce = zero_layer_reduce_s(s.cluster, s.plan, none, params, Dtype::bf16, {}, group_layout(s.cluster, s.plan, ParallelGroup::dp));
+  const double plain_reduce =
+      zero_layer_reduce_s(s.cluster, s.plan, none, params, Dtype::bf16, {}, dp_of(s.cluster, s.plan));
   EXPECT_NEAR(plain_reduce, 0.1, 1e-4);
-  const double reduce = zero_layer_reduce_s(s.cluster, quantized, none, params, Dtype::bf16, {}, group_layout(s.cluster, quantized, ParallelGroup::dp));
+  const double reduce =
+      zero_layer_reduce_s(s.cluster, quantized, none, params, Dtype::bf16, {}, dp_of(s.cluster, quantized));
   EXPECT_NEAR(reduce - 2 * pass(params * 2 * (2 + wire4)), 0.0250977, 1e-4);
   // a plan without ZeRO-3 keeps its bytes even with the flags set (the search's candidates)
   quantized.zero = 2;
-  EXPECT_EQ(zero_layer_reduce_s(s.cluster, quantized, none, params, Dtype::bf16, {}, group_layout(s.cluster, quantized, ParallelGroup::dp)), plain_reduce);
+  EXPECT_EQ(zero_layer_reduce_s(s.cluster, quantized, none, params, Dtype::bf16, {}, dp_of(s.cluster, quantized)),
+            plain_reduce);
 }
 
 // On the communication-bound ZeRO-3 step above, each half of ZeRO++ shortens the step and
@@ -178,11 +191,15 @@ TEST(ZeroComm, HpzGathersTheBackwardInsideTheNode) {
   s.plan.zero_hpz_partition_size = 8;
   const double params = 4.0 * 4096 * 4096 + 3.0 * 4096 * 11008 + 2 * 4096;
   const StackSpec none;
-  EXPECT_EQ(zero3_layer_gather_s(s.cluster, s.plan, none, params, Dtype::bf16, group_layout(s.cluster, s.plan, ParallelGroup::dp), false),
-            zero3_layer_gather_s(plain.cluster, plain.plan, none, params, Dtype::bf16, group_layout(plain.cluster, plain.plan, ParallelGroup::dp), false));
-  const double backward = zero3_layer_gather_s(s.cluster, s.plan, none, params, Dtype::bf16, group_layout(s.cluster, s.plan, ParallelGroup::dp), true);
+  EXPECT_EQ(zero3_layer_gather_s(s.cluster, s.plan, none, params, Dtype::bf16, dp_of(s.cluster, s.plan), false),
+            zero3_layer_gather_s(plain.cluster, plain.plan, none, params, Dtype::bf16, dp_of(plain.cluster, plain.plan),
+                                 false));
+  const double backward =
+      zero3_layer_gather_s(s.cluster, s.plan, none, params, Dtype::bf16, dp_of(s.cluster, s.plan), true);
   EXPECT_EQ(backward, collective_time_s(s.cluster, CollectiveOp::all_gather, GroupLayout{8, 8}, params * 2));
-  EXPECT_LT(backward, zero3_layer_gather_s(plain.cluster, plain.plan, none, params, Dtype::bf16, group_layout(plain.cluster, plain.plan, ParallelGroup::dp), true) / 3);
+  EXPECT_LT(backward, zero3_layer_gather_s(plain.cluster, plain.plan, none, params, Dtype::bf16,
+                                           dp_of(plain.cluster, plain.plan), true) /
+                          3);
   const std::int64_t stage = stage_params_per_gpu(s, 0);
   EXPECT_EQ(predict_memory(s).breakdown.params - predict_memory(plain).breakdown.params, (stage + 7) / 8 * 2);
   EXPECT_LT(predict_training(s).step_s, predict_training(plain).step_s);
@@ -227,7 +244,7 @@ TEST(ZeroComm, GradientCompressionShrinksTheDataParallelBytes) {
   s.plan.zero = 2;
   s.plan.gradient_compression = GradCompression::int4;
   const StackSpec none;
-  EXPECT_NEAR(zero_layer_reduce_s(s.cluster, s.plan, none, params, Dtype::bf16, {}, group_layout(s.cluster, s.plan, ParallelGroup::dp)),
+  EXPECT_NEAR(zero_layer_reduce_s(s.cluster, s.plan, none, params, Dtype::bf16, {}, dp_of(s.cluster, s.plan)),
               reduce(GradCompression::int4, rs), 1e-12);
 }
 
@@ -262,8 +279,8 @@ TEST(ZeroComm, TopKSendsTheSelectedValuesAndTheirIndices) {
   EXPECT_NEAR(dp_gradient_reduce_s(s.cluster, s.plan, CollectiveOp::all_reduce, dp, params, Dtype::bf16, {}) - select -
                   pass(2 * kept * entry + params * 2),
               0.006, 2e-5);
-  EXPECT_NEAR(dp_gradient_reduce_s(s.cluster, s.plan, CollectiveOp::reduce_scatter, dp, params, Dtype::bf16, {}) - select -
-                  pass(kept * entry + params / 2 * 2),
+  EXPECT_NEAR(dp_gradient_reduce_s(s.cluster, s.plan, CollectiveOp::reduce_scatter, dp, params, Dtype::bf16, {}) -
+                  select - pass(kept * entry + params / 2 * 2),
               0.003, 2e-5);
   // the residual is kept as for int8: 4 B per value of the stage, in grads
   const Scenario plain = two_nodes_10gbps("{tp: 1, pp: 1, dp: 2, zero: 0}");
@@ -324,7 +341,8 @@ namespace {
 // column-parallel matrices (QKV, gate/up) lose half their rows, the row-parallel ones half
 // their columns, and the norms stay whole.
 TEST(ZeroComm, PowerSgdSendsEachMatrixAsItsFactors) {
-  Scenario s = two_nodes_10gbps("{tp: 1, pp: 1, dp: 2, zero: 0, gradient_compression: powersgd, gradient_powersgd_rank: 4}");
+  Scenario s =
+      two_nodes_10gbps("{tp: 1, pp: 1, dp: 2, zero: 0, gradient_compression: powersgd, gradient_powersgd_rank: 4}");
   const double layer = 202'383'360, matrices = 202'375'168;
   const LowRankShare share = powersgd_share(s.model, s.plan);
   EXPECT_NEAR(share.compressed, matrices / layer, 1e-12);
@@ -361,11 +379,12 @@ TEST(ZeroComm, PowerSgdAllReducesTheWholeValuesThenPThenQ) {
   passes.dtype = Dtype::bf16;
   passes.flops = share.flops * params;
   passes.bytes = (8 + 3 * share.compressed) * params * element;
-  const double compute = op_time_s(s.cluster.gpu, passes) + (share.launches * params - 1) * s.cluster.gpu.kernel_launch_s;
+  const double compute =
+      op_time_s(s.cluster.gpu, passes) + (share.launches * params - 1) * s.cluster.gpu.kernel_launch_s;
   const double wire = (1 - share.compressed + share.p + share.q) * params * element / 10e9;
   for (CollectiveOp op : {CollectiveOp::all_reduce, CollectiveOp::reduce_scatter})
-    EXPECT_NEAR(dp_gradient_reduce_s(s.cluster, s.plan, op, GroupLayout{2, 1}, params, Dtype::bf16, share) - compute, wire,
-                5e-5);
+    EXPECT_NEAR(dp_gradient_reduce_s(s.cluster, s.plan, op, GroupLayout{2, 1}, params, Dtype::bf16, share) - compute,
+                wire, 5e-5);
   EXPECT_LT(wire, 0.2 / 500);  // rank 1 sends under 1/500 of the plain all-reduce's bytes
 }
 
