@@ -2,8 +2,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <random>
 #include <stdexcept>
+#include <string>
 
 #include "kernels/common/storage.hpp"
 
@@ -90,12 +92,12 @@ void PowerSgdReducer::reduce(T* g, std::size_t n, Communicator& dp) {
       }
   }
   if (!q_.empty()) dp.all_reduce(q_.data(), q_.size());
-  // 5. the sum: P Q^T for the matrices, the whole values as reduced; the residual keeps M' - sum / ranks
-  std::vector<float>& sum = work_;  // M' is needed once more, value by value: written over as it goes
+  // 5. the sum: P Q^T for the matrices, the whole values as reduced; the residual keeps
+  // M' - sum / ranks (the sum as stored)
   const auto ranks = static_cast<float>(dp.size());
   auto settle = [&](std::size_t i, float total) {
     g[i] = kernels::from_float<T>(total);
-    r[i] = sum[i] - kernels::to_float(g[i]) / ranks;
+    r[i] = work_[i] - kernels::to_float(g[i]) / ranks;
   };
   std::size_t next = 0;
   for (const auto& [at, count] : whole_)
