@@ -100,11 +100,12 @@ AnalyticEstimate AnalyticModel::estimate(const Candidate& c) {
   // reduce-scatter its parameters whole, blocking (sim/training/step_graph.hpp)
   auto whole_chunk = [&](int stage, StageTime& t) {
     if (!sharded_grads_whole_stage(plan_)) return;
-    std::int64_t priced = -1;  // chunks mostly hold alike layers: price each size once
+    StageParams priced{-1, -1};  // chunks mostly hold alike layers: price each size once
     ShardedStageComm comm;
     for (int chunk = 0; chunk < v; ++chunk) {
-      const std::int64_t params = chunk_params_per_gpu(model, plan_, stage, chunk);
-      if (params != priced) comm = sharded_stage_comm(cluster, plan_, precision, static_cast<double>(params), prices.low_rank);
+      const StageParams params = chunk_params_per_gpu(model, plan_, stage, chunk);
+      if (params.dense != priced.dense || params.expert != priced.expert)
+        comm = sharded_stage_comm(cluster, plan_, precision, params, prices.low_rank);
       priced = params;
       t.fwd += comm.gather_s;
       t.bwd += comm.gather_s + comm.reduce_s;

@@ -212,8 +212,7 @@ struct Builder {
       chunk_comm.emplace_back();
       for (int c = 0; c < v; ++c)
         chunk_comm.back().push_back(sharded_stage_comm(s.cluster, s.plan, s.training->precision,
-                                                       static_cast<double>(chunk_params_per_gpu(s.model, s.plan, i, c)),
-                                                       low_rank));
+                                                       chunk_params_per_gpu(s.model, s.plan, i, c), low_rank));
     }
     slot_first.assign(static_cast<std::size_t>(pp) * m * v * 2, {});
     slot_last = slot_first;
@@ -610,31 +609,40 @@ bool sharded_grads_whole_stage(const Plan& plan) { return sharded_grads(plan) &&
 
 bool zero3_whole_stage(const Plan& plan) { return plan.shards_params() && sharded_grads_whole_stage(plan); }
 
-ShardedStageComm sharded_stage_comm(const ClusterSpec& cluster, const Plan& plan, Dtype precision, double params,
-                                    const LowRankShare& low_rank) {
+ShardedStageComm sharded_stage_comm(const ClusterSpec& cluster, const Plan& plan, Dtype precision,
+                                    const StageParams& params, const LowRankShare& low_rank) {
   if (!sharded_grads_whole_stage(plan)) return {};
-  const GroupLayout dp = group_layout(cluster, plan, ParallelGroup::dp);
+  const auto dense = static_cast<double>(params.dense), expert = static_cast<double>(params.expert);
   ShardedStageComm c;
   if (zero3_whole_stage(plan))
-    c.gather_s = collective_time_s(cluster, CollectiveOp::all_gather, dp, params * param_element_bytes(precision));
-  c.reduce_s = dp_gradient_reduce_s(cluster, plan, CollectiveOp::reduce_scatter, dp, params, precision, low_rank);
+    c.gather_s = over_dp_groups(cluster, plan, dense, expert, [&](const GroupLayout& g, double n) {
+      return collective_time_s(cluster, CollectiveOp::all_gather, g, n * param_element_bytes(precision));
+    });
+  c.reduce_s = over_dp_groups(cluster, plan, dense, expert, [&](const GroupLayout& g, double n) {
+    return dp_gradient_reduce_s(cluster, plan, CollectiveOp::reduce_scatter, g, n, precision, low_rank);
+  });
   return c;
 }
 
-std::int64_t chunk_params_per_gpu(const ModelSpec& model, const Plan& plan, int stage, int chunk) {
-  const std::int64_t dense = layer_params_on_gpu(model, plan, false).total();
-  const std::int64_t moe = model.moe ? layer_params_on_gpu(model, plan, true).total() : 0;
+StageParams chunk_params_per_gpu(const ModelSpec& model, const Plan& plan, int stage, int chunk) {
+  const StageParams dense = layer_params_on_gpu(model, plan, false);
+  const StageParams moe = model.moe ? layer_params_on_gpu(model, plan, true) : StageParams{};
   const std::int64_t first = chunk_first_layer(model, plan, stage, chunk);
   const std::int64_t count = chunk_layer_count(model, plan, stage, chunk);
-  std::int64_t params = count * dense;
-  if (model.moe)
-    for (std::int64_t l = first; l < first + count; ++l) params += model.is_moe_layer(l) ? moe - dense : 0;
+  StageParams p;
+  for (std::int64_t l = first; l < first + count; ++l) {
+    const StageParams& layer = model.is_moe_layer(l) ? moe : dense;
+    p.dense += layer.dense, p.expert += layer.expert;
+  }
   // the stage's other parameters (embedding, final norm, head, MTP) run in its first
   // chunk on stage 0 and its last on the last stage
   const bool holds_rest = (stage == 0 && chunk == 0) || (stage == plan.pp - 1 && stage > 0 && chunk == plan.virtual_stages - 1);
-  if (!holds_rest) return params;
+  if (!holds_rest) return p;
   const StageLayers layers = stage_layers(model, plan, stage);
-  return params + stage_params(model, plan, stage).total() - layers.dense * dense - layers.moe * moe;
+  const StageParams all = stage_params(model, plan, stage);
+  p.dense += all.dense - layers.dense * dense.dense - layers.moe * moe.dense;
+  p.expert += all.expert - layers.dense * dense.expert - layers.moe * moe.expert;
+  return p;
 }
 
 std::int64_t stage_params_per_gpu(const Scenario& s, int stage) {

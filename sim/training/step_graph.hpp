@@ -105,16 +105,17 @@ bool sharded_grads(const Plan& plan);
 bool sharded_grads_whole_stage(const Plan& plan);
 bool zero3_whole_stage(const Plan& plan);
 // Those whole-stage collectives' seconds per call over `params` parameters per GPU (a
-// stage's, or a chunk's); 0 where the plan has none. ZeRO-2's reduce-scatter carries
+// stage's, or a chunk's: its dense ones over the data-parallel group, its routed experts over
+// theirs, over_dp_groups); 0 where the plan has none. ZeRO-2's reduce-scatter carries
 // plan.gradient_compression as the DDP buckets do (dp_gradient_reduce_s; low_rank: the
 // model's powersgd_share). The step graph and the search's estimate both price them here.
 struct ShardedStageComm {
   double gather_s = 0, reduce_s = 0;
 };
-ShardedStageComm sharded_stage_comm(const ClusterSpec& cluster, const Plan& plan, Dtype precision, double params,
-                                    const LowRankShare& low_rank);
+ShardedStageComm sharded_stage_comm(const ClusterSpec& cluster, const Plan& plan, Dtype precision,
+                                    const StageParams& params, const LowRankShare& low_rank);
 // Parameters per GPU of virtual stage `chunk` of `stage`: its layers', and the embedding's
 // (first chunk of stage 0) or the head's (last chunk of the last stage).
-std::int64_t chunk_params_per_gpu(const ModelSpec& model, const Plan& plan, int stage, int chunk);
+StageParams chunk_params_per_gpu(const ModelSpec& model, const Plan& plan, int stage, int chunk);
 
 }  // namespace twinsim

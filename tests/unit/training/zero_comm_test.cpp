@@ -256,10 +256,12 @@ TEST(ZeroComm, ZeroTwoWithoutOverlapCompressesItsWholeStageReduce) {
   const Scenario s = two_nodes_10gbps(plan + ", gradient_compression: int4}");
   const Scenario plain = two_nodes_10gbps(plan + "}");
   const double params = 1e9;
-  const double reduce = sharded_stage_comm(s.cluster, s.plan, Dtype::bf16, params, {}).reduce_s;
+  StageParams stage;
+  stage.dense = 1'000'000'000;
+  const double reduce = sharded_stage_comm(s.cluster, s.plan, Dtype::bf16, stage, {}).reduce_s;
   EXPECT_EQ(reduce, dp_gradient_reduce_s(s.cluster, s.plan, CollectiveOp::reduce_scatter, GroupLayout{2, 1}, params,
                                          Dtype::bf16, {}));
-  EXPECT_LT(reduce, 0.3 * sharded_stage_comm(plain.cluster, plain.plan, Dtype::bf16, params, {}).reduce_s);
+  EXPECT_LT(reduce, 0.3 * sharded_stage_comm(plain.cluster, plain.plan, Dtype::bf16, stage, {}).reduce_s);
   EXPECT_LT(predict_training(s).step_s, predict_training(plain).step_s);
 }
 
