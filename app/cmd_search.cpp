@@ -81,7 +81,7 @@ void run_search(const SearchArgs& a) {
   }
   if (!a.csv.empty()) io::write_file_whole(a.csv, [&](std::ostream& out) { write_csv(out, r); });
   if (a.scenario.json) std::cout << to_json(r, o.objective).dump(2) << "\n";
-  else print_zeropp(std::cout, s.plan), print_result(std::cout, r);
+  else print_kept_settings(std::cout, s.plan), print_result(std::cout, r);
 }
 
 }  // namespace

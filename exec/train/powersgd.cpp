@@ -8,8 +8,18 @@
 #include <string>
 
 #include "kernels/common/storage.hpp"
+#include "kernels/cpu/gemm.hpp"
 
 namespace twinsim::exec {
+
+namespace {
+
+// A matrix's sides as the GEMM kernel takes them.
+int rows(const PowerSgdReducer::Matrix& m) { return static_cast<int>(m.rows); }
+int cols(const PowerSgdReducer::Matrix& m) { return static_cast<int>(m.cols); }
+int rank(const PowerSgdReducer::Matrix& m) { return static_cast<int>(m.rank); }
+
+}  // namespace
 
 void orthogonalize(float* a, std::size_t rows, std::size_t cols) {
   for (std::size_t j = 0; j < cols; ++j) {
@@ -65,52 +75,33 @@ void PowerSgdReducer::reduce(T* g, std::size_t n, Communicator& dp) {
   for (const auto& [at, count] : whole_) sent_.insert(sent_.end(), work_.begin() + at, work_.begin() + at + count);
   if (!sent_.empty()) dp.all_reduce(sent_.data(), sent_.size());
   // 3. P = M Q, summed, orthogonalised (the warm-started Q orthogonalised first)
+  namespace cpu = kernels::cpu;
   for (const Matrix& m : matrices_) {
-    float* q = q_.data() + m.q_at;
-    orthogonalize(q, m.cols, m.rank);
-    const float* a = work_.data() + m.offset;
-    float* p = p_.data() + m.p_at;
-    for (std::size_t i = 0; i < m.rows; ++i)
-      for (std::size_t k = 0; k < m.rank; ++k) {
-        double dot = 0;
-        for (std::size_t j = 0; j < m.cols; ++j) dot += static_cast<double>(a[i * m.cols + j]) * q[j * m.rank + k];
-        p[i * m.rank + k] = static_cast<float>(dot);
-      }
+    orthogonalize(q_.data() + m.q_at, m.cols, m.rank);
+    cpu::gemm_forward(work_.data() + m.offset, q_.data() + m.q_at, p_.data() + m.p_at, rows(m), rank(m), cols(m),
+                      false, false);
   }
   if (!p_.empty()) dp.all_reduce(p_.data(), p_.size());
   // 4. Q = M^T P, summed
   for (const Matrix& m : matrices_) {
-    float* p = p_.data() + m.p_at;
-    orthogonalize(p, m.rows, m.rank);
-    const float* a = work_.data() + m.offset;
-    float* q = q_.data() + m.q_at;
-    for (std::size_t j = 0; j < m.cols; ++j)
-      for (std::size_t k = 0; k < m.rank; ++k) {
-        double dot = 0;
-        for (std::size_t i = 0; i < m.rows; ++i) dot += static_cast<double>(a[i * m.cols + j]) * p[i * m.rank + k];
-        q[j * m.rank + k] = static_cast<float>(dot);
-      }
+    orthogonalize(p_.data() + m.p_at, m.rows, m.rank);
+    cpu::gemm_forward(work_.data() + m.offset, p_.data() + m.p_at, q_.data() + m.q_at, cols(m), rank(m), rows(m),
+                      true, false);
   }
   if (!q_.empty()) dp.all_reduce(q_.data(), q_.size());
-  // 5. the sum: P Q^T for the matrices, the whole values as reduced; the residual keeps
+  // 5. the sum: the whole values as reduced, P Q^T for the matrices; the residual keeps
   // M' - sum / ranks (the sum as stored)
-  const auto ranks = static_cast<float>(dp.size());
-  auto settle = [&](std::size_t i, float total) {
-    g[i] = kernels::from_float<T>(total);
-    r[i] = work_[i] - kernels::to_float(g[i]) / ranks;
-  };
+  sum_.resize(n);
   std::size_t next = 0;
   for (const auto& [at, count] : whole_)
-    for (std::size_t i = at; i < at + count; ++i) settle(i, sent_[next++]);
-  for (const Matrix& m : matrices_) {
-    const float* p = p_.data() + m.p_at;
-    const float* q = q_.data() + m.q_at;
-    for (std::size_t i = 0; i < m.rows; ++i)
-      for (std::size_t j = 0; j < m.cols; ++j) {
-        double total = 0;
-        for (std::size_t k = 0; k < m.rank; ++k) total += static_cast<double>(p[i * m.rank + k]) * q[j * m.rank + k];
-        settle(m.offset + i * m.cols + j, static_cast<float>(total));
-      }
+    for (std::size_t i = at; i < at + count; ++i) sum_[i] = sent_[next++];
+  for (const Matrix& m : matrices_)
+    cpu::gemm_forward(p_.data() + m.p_at, q_.data() + m.q_at, sum_.data() + m.offset, rows(m), cols(m), rank(m),
+                      false, true);
+  const auto ranks = static_cast<float>(dp.size());
+  for (std::size_t i = 0; i < n; ++i) {
+    g[i] = kernels::from_float<T>(sum_[i]);
+    r[i] = work_[i] - kernels::to_float(g[i]) / ranks;
   }
 }
 

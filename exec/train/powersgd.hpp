@@ -56,7 +56,7 @@ class PowerSgdReducer {
   std::vector<std::pair<std::size_t, std::size_t>> whole_;  // (offset, count) sent whole
   Tensor residual_;                 // fp32, one per gradient value of the block: grads
   std::vector<float> p_, q_;        // every matrix's factors, back to back (q_: warm start)
-  std::vector<float> work_, sent_;  // M' of the block; the values sent whole
+  std::vector<float> work_, sent_, sum_;  // M' of the block; the values sent whole; the block's sum
 };
 
 }  // namespace twinsim::exec

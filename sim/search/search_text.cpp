@@ -50,8 +50,9 @@ void write_csv(std::ostream& out, const SearchResult& r) {
   for (const ParetoPoint& p : r.pareto) row(0, p.plan, p.step_s, 0, p.peak_bytes, true);
 }
 
-// The scenario's ZeRO++ settings, which its ZeRO-3 plans keep (sim/search/candidate.cpp).
-void print_zeropp(std::ostream& out, const Plan& plan) {
+// The scenario settings its searched plans keep where they apply (keep_scenario_settings in
+// sim/search/candidate.cpp): gradient compression, parameter offload, ZeRO++.
+void print_kept_settings(std::ostream& out, const Plan& plan) {
   if (plan.gradient_compression != GradCompression::none)
     out << "ZeRO 0-2 plans with more than one DP rank use the scenario's " << to_string(plan.gradient_compression)
         << " gradient compression (error feedback: 4 bytes per parameter more)\n";

@@ -13,10 +13,10 @@ namespace twinsim {
 
 // rank,gpus,tp,...,pareto,offload_optimizer: the top plans, then the Pareto front (rank 0)
 void write_csv(std::ostream& out, const SearchResult& r);
-// The scenario's ZeRO++ settings, which its ZeRO-3 plans keep, and its gradient
-// compression, which its ZeRO 0-2 plans keep (sim/search/candidate.cpp); nothing when it
-// has none.
-void print_zeropp(std::ostream& out, const Plan& plan);
+// The scenario's settings its searched plans keep where they apply (sim/search/candidate.cpp):
+// ZeRO++ on ZeRO-3 plans, gradient compression on ZeRO 0-2 plans, parameter offload on
+// ZeRO-3 plans that offload the optimizer; nothing when it has none.
+void print_kept_settings(std::ostream& out, const Plan& plan);
 void print_result(std::ostream& out, const SearchResult& r);
 void print_mix(std::ostream& out, const RecomputeMix& r);
 void print_capacity(std::ostream& out, const CapacityRequest& r, const CapacityPlan& p);
