@@ -18,7 +18,21 @@ namespace twinsim {
 // Transformer Engine and PyTorch's SDPA pick on Hopper.
 inline constexpr std::string_view kFlash2Attention = "flash2";
 inline constexpr std::string_view kCudnnAttention = "cudnn";
-inline constexpr std::array<std::string_view, 2> kAttentionKernels = {kFlash2Attention, kCudnnAttention};
+// PyTorch's scaled_dot_product_attention picks its backend by device: cuDNN's where the GPU's
+// catalog entry measures it (the H100 and H200 with PyTorch 2.11: the profiles in
+// scenarios/validation/microbench/measured_2026-11-26/), FlashAttention-2 elsewhere.
+inline constexpr std::string_view kSdpaAttention = "sdpa";
+inline constexpr std::array<std::string_view, 3> kAttentionKernels = {kFlash2Attention, kCudnnAttention,
+                                                                      kSdpaAttention};
+
+// The kernels that run a layer's norms, element-wise ops and casts. "fused": the op list's own
+// (Megatron's fused kernels, 16-bit activations). "hf_eager": Hugging Face transformers'
+// modeling code in PyTorch eager under bf16 autocast with fp32 parameters, which runs each
+// norm as six kernels on an fp32 residual stream, RoPE unfused and casts every weight and
+// input of its linear layers (sim/training/eager_kernels; Llama-architecture models).
+inline constexpr std::string_view kFusedLayerKernels = "fused";
+inline constexpr std::string_view kHfEagerLayerKernels = "hf_eager";
+inline constexpr std::array<std::string_view, 2> kLayerKernels = {kFusedLayerKernels, kHfEagerLayerKernels};
 
 struct StackSpec {
   std::string name = "none";  // catalog preset, "custom", or "none" (the device alone)
@@ -38,6 +52,9 @@ struct StackSpec {
   std::int64_t zero_reduce_bucket_params = 0;  // ZeRO-2/3 gradient reduce-scatters, per layer
   // The fused attention kernel of its training steps (one of kAttentionKernels).
   std::string attention_kernel = std::string(kFlash2Attention);
+  // The kernels of a layer's norms, element-wise ops and casts (one of kLayerKernels).
+  std::string layer_kernels = std::string(kFusedLayerKernels);
+  bool hf_eager() const { return layer_kernels == kHfEagerLayerKernels; }
 };
 
 // The time the device spends on compute in a run of `ops` ops (a layer's pass) whose

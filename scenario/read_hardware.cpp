@@ -265,6 +265,7 @@ StackSpec read_stack(const YAML::Node& node, const std::string& path) {
   s.zero_reduce_bucket_params = r.integer("zero_reduce_bucket_params", 0, 0, std::int64_t{1} << 50);
   s.attention_kernel = r.choice("attention_kernel", std::string(kFlash2Attention),
                                 {kAttentionKernels.begin(), kAttentionKernels.end()});
+  s.layer_kernels = r.choice("layer_kernels", std::string(kFusedLayerKernels), {kLayerKernels.begin(), kLayerKernels.end()});
   r.reject_unknown();
   return s;
 }

@@ -29,11 +29,39 @@ void require_fp8_gemm_curve(const GpuSpec& gpu, const std::string& field) {
 // A stack's attention kernel other than FlashAttention-2 needs the GPU's own curves for it.
 void require_attention_kernel_curves(const Scenario& s) {
   const std::string& kernel = s.stack.attention_kernel;
-  if (kernel == kFlash2Attention || s.cluster.gpu.attention_kernel_efficiency_by_seq.contains(kernel)) return;
+  if (kernel == kFlash2Attention || kernel == kSdpaAttention || s.cluster.gpu.attention_kernel_efficiency_by_seq.contains(kernel)) return;
   throw ScenarioError("stack.attention_kernel", kernel,
                       "needs the GPU's measured curves for that kernel, cluster.gpu.attention_kernel_efficiency_by_seq." +
                           kernel + ", which " + s.cluster.gpu.name + " does not have (flash2 uses its "
                           "attention_efficiency_by_seq)");
+}
+
+// The stack's hf_eager census (sim/training/eager_kernels) was counted on Hugging Face's
+// Llama modeling code, single-GPU layers under bf16/fp16 autocast: other architectures run
+// other kernels, and tensor, pipeline, context and expert parallelism are not its code.
+void require_hf_eager_scope(const Scenario& s) {
+  if (!s.stack.hf_eager()) return;
+  const ModelSpec& m = s.model;
+  const auto refuse = [&](const std::string& field, const std::string& value, const std::string& why) {
+    throw ScenarioError(field, value,
+                        why + " (stack.layer_kernels hf_eager: the census of Hugging Face's eager Llama layers, "
+                              "RMSNorm, RoPE, SwiGLU, no biases, dense attention and FFN, one GPU's layers)");
+  };
+  if (m.norm != Norm::rmsnorm) refuse("model.norm", "layernorm", "is not counted");
+  if (m.activation != Activation::swiglu) refuse("model.activation", std::string(to_string(m.activation)), "is not counted");
+  if (m.position != Position::rope) refuse("model.position", "learned", "is not counted");
+  if (m.bias || m.qkv_bias) refuse(m.bias ? "model.bias" : "model.qkv_bias", "true", "is not counted");
+  if (m.moe) refuse("model.moe", "", "is not counted");
+  if (m.mla) refuse("model.mla", "", "is not counted");
+  if (m.qk_norm || m.sandwich_norm) refuse(m.qk_norm ? "model.qk_norm" : "model.sandwich_norm", "true", "is not counted");
+  if (m.dropout > 0) refuse("model.dropout", std::to_string(m.dropout), "is not counted");
+  if (m.mtp_layers > 0) refuse("model.mtp_layers", std::to_string(m.mtp_layers), "is not counted");
+  const Plan& p = s.plan;
+  for (const auto& [field, size] : {std::pair{"plan.tp", p.tp}, {"plan.pp", p.pp}, {"plan.cp", p.cp}, {"plan.ep", p.ep}})
+    if (size != 1) refuse(field, std::to_string(size), "must be 1");
+  const Dtype precision = s.training->precision;
+  if (precision != Dtype::bf16 && precision != Dtype::fp16)
+    refuse("training.precision", std::string(to_string(precision)), "must be bf16 or fp16 (autocast's)");
 }
 
 void resolve_world(Scenario& s) {
@@ -240,6 +268,7 @@ void validate_training(const Scenario& s) {
                         "is not supported by GPU " + s.cluster.gpu.name + " (no such math units)");
   if (t.precision == Dtype::fp8) require_fp8_gemm_curve(s.cluster.gpu, "training.precision");
   require_attention_kernel_curves(s);
+  require_hf_eager_scope(s);
 }
 
 void validate_inference(const Scenario& s) {

@@ -5,6 +5,7 @@
 #include "sim/cost/compute_cost.hpp"
 #include "sim/cost/moe_dispatch.hpp"
 #include "sim/memory/activations.hpp"
+#include "sim/training/eager_kernels.hpp"
 #include "sim/training/rank_layout.hpp"
 
 namespace twinsim {
@@ -109,16 +110,48 @@ void price_fp8_casts(const GpuSpec& gpu, Dtype from, const LayerOp& op, OpTime& 
   cast.bytes = fp8_cast_bytes(from, count * op.m * op.k);  // the input A[m,k]
   t.fwd_s += compute_s(gpu, cast, t);
   t.fwd_bytes += cast.bytes;
+  ++t.fwd_launches;
   cast.backward = true;
   cast.bytes = fp8_cast_bytes(from, count * op.m * op.n);  // the output gradient dC[m,n]
   t.dgrad_s += compute_s(gpu, cast, t);
   t.bwd_bytes += cast.bytes;
   t.dgrad_bytes += cast.bytes;
+  ++t.dgrad_launches;
+}
+
+// The fused attention kernel the stack runs on this GPU: SDPA's pick is cuDNN's where the
+// catalog entry measures it, else FlashAttention-2 (validation refused any other kernel
+// the GPU lacks).
+std::string_view attention_kernel(const StackSpec& stack, const GpuSpec& gpu) {
+  if (stack.attention_kernel != kSdpaAttention) return stack.attention_kernel;
+  return gpu.attention_kernel_efficiency_by_seq.contains(kCudnnAttention) ? kCudnnAttention : kFlash2Attention;
+}
+
+// Hugging Face's eager kernels (stack layer_kernels: hf_eager): a row whose element-wise work
+// the census covers runs the census's kernels instead of the op list's fused one; a GEMM or
+// the attention adds its autocast casts (and its weight grads' copies) to its own passes.
+void add_hf_eager(const Scenario& s, const LayerOp& op, OpTime& t) {
+  const EagerCost eager = hf_eager_cost(s.cluster.gpu, op, eager_extents(s.model, micro_batch_shape(s)));
+  if (eager.covered) {
+    t.fwd_s = t.dgrad_s = t.wgrad_s = 0;
+    t.fwd_bytes = t.bwd_bytes = t.dgrad_bytes = t.wgrad_bytes = 0;
+    t.fwd_launches = t.dgrad_launches = t.wgrad_launches = 0;
+  }
+  t.fwd_launches += eager.fwd_kernels;
+  t.dgrad_launches += eager.dgrad_kernels;
+  t.wgrad_launches += eager.wgrad_kernels;
+  t.fwd_s += eager.fwd_s;
+  t.dgrad_s += eager.dgrad_s;
+  t.wgrad_s += eager.wgrad_s;
+  t.fwd_bytes += eager.fwd_bytes;
+  t.dgrad_bytes += eager.dgrad_bytes;
+  t.wgrad_bytes += eager.wgrad_bytes;
+  t.bwd_bytes += eager.dgrad_bytes + eager.wgrad_bytes;
 }
 
 // `gemm_dtype`: the math type of the op list's GEMMs (the layers': training.precision; the
 // embedding's and head's: the 16-bit type).
-OpTime price(const Scenario& s, const LayerOp& op, Dtype gemm_dtype) {
+OpTime price_op_list(const Scenario& s, const LayerOp& op, Dtype gemm_dtype) {
   const GpuSpec& gpu = s.cluster.gpu;
   const Dtype dtype = activation_dtype(s.training->precision);
   OpTime t;
@@ -135,7 +168,9 @@ OpTime price(const Scenario& s, const LayerOp& op, Dtype gemm_dtype) {
     return t;
   }
   t.fwd_bytes = static_cast<double>(op.fwd_bytes);
+  t.fwd_launches = t.dgrad_launches = 1;
   if (op.kind == OpKind::gemm) {
+    t.wgrad_launches = 1;
     price_gemm(gpu, s.stack, gemm_dtype, op, t);
     t.bwd_bytes = 2 * t.fwd_bytes;  // dgrad and wgrad each move about the forward's bytes
     t.dgrad_bytes = t.wgrad_bytes = t.fwd_bytes;
@@ -147,10 +182,16 @@ OpTime price(const Scenario& s, const LayerOp& op, Dtype gemm_dtype) {
   const double bytes = static_cast<double>(op.fwd_bytes);
   ComputeOp fwd = as_compute(op, dtype, op.fwd_flops, bytes, false);
   ComputeOp bwd = as_compute(op, dtype, op.dgrad_flops, 2 * bytes, true);
-  if (op.kind == OpKind::attention) fwd.attention_kernel = bwd.attention_kernel = s.stack.attention_kernel;
+  if (op.kind == OpKind::attention) fwd.attention_kernel = bwd.attention_kernel = attention_kernel(s.stack, gpu);
   t.fwd_s = compute_s(gpu, fwd, t);
   t.dgrad_s = compute_s(gpu, bwd, t);
   t.bwd_bytes = t.dgrad_bytes = 2 * bytes;
+  return t;
+}
+
+OpTime price(const Scenario& s, const LayerOp& op, Dtype gemm_dtype) {
+  OpTime t = price_op_list(s, op, gemm_dtype);
+  if (s.stack.hf_eager() && op.kind != OpKind::collective) add_hf_eager(s, op, t);
   return t;
 }
 

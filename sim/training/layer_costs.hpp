@@ -24,6 +24,7 @@ struct OpTime {
   double fwd_flops = 0, bwd_flops = 0;
   double fwd_bytes = 0, bwd_bytes = 0;  // HBM traffic (compute ops)
   double dgrad_bytes = 0, wgrad_bytes = 0;  // bwd_bytes by backward pass
+  int fwd_launches = 0, dgrad_launches = 0, wgrad_launches = 0;  // kernels per pass (compute ops)
   bool extrapolated = false;  // a pass was priced beyond the measured figures (curve or group size)
 };
 

@@ -418,7 +418,6 @@ void Builder::add_pipeline_transfers() {
 void Builder::add_data_parallel(int stage) {
   const StageRanks& sr = stages[stage];
   const StepCategories& c = out.categories;
-  const GroupLayout dp = group_layout(s.cluster, s.plan, ParallelGroup::dp);
   const bool sharded = s.plan.shards_optimizer();
   // buckets fill in backward order: the stage's layers, last first
   std::vector<std::int64_t> layers;

@@ -114,11 +114,13 @@ std::vector<OpPrediction> op_table(const Scenario& s, const StepCosts& costs, co
   };
   auto add = [&push, &s](const LayerCost& lc, int count, bool recompute) {
     for (const OpTime& op : with_straggler_waits(lc.ops, s)) {
-      const bool x = op.extrapolated, k = op.category == TimeCategory::compute;
-      push({op.name + ".fwd", op.fwd_s, count, x, op.fwd_bytes, k});
-      if (op.dgrad_s > 0) push({op.name + ".bwd_dgrad", op.dgrad_s, count, x, op.dgrad_bytes, k});
-      if (op.wgrad_s > 0) push({op.name + ".bwd_wgrad", op.wgrad_s, count, x, op.wgrad_bytes, k});
-      if (recompute && op.recomputed) push({op.name + ".recompute", op.fwd_s, count, x, op.fwd_bytes, k});
+      const bool x = op.extrapolated;
+      const int k = op.category == TimeCategory::compute ? 1 : 0;  // launches count compute ops only
+      push({op.name + ".fwd", op.fwd_s, count, x, op.fwd_bytes, k * op.fwd_launches});
+      if (op.dgrad_s > 0) push({op.name + ".bwd_dgrad", op.dgrad_s, count, x, op.dgrad_bytes, k * op.dgrad_launches});
+      if (op.wgrad_s > 0) push({op.name + ".bwd_wgrad", op.wgrad_s, count, x, op.wgrad_bytes, k * op.wgrad_launches});
+      if (recompute && op.recomputed)
+        push({op.name + ".recompute", op.fwd_s, count, x, op.fwd_bytes, k * op.fwd_launches});
     }
   };
   // the stage's layers by the cost that prices them (a MoE model's dense and MoE layers)
@@ -131,9 +133,9 @@ std::vector<OpPrediction> op_table(const Scenario& s, const StepCosts& costs, co
   if (stage == s.plan.pp - 1) add(costs.head, m, false);
   // the optimizer's two ops, under the executor's names (exec/train/trainer.cpp)
   const ComputeOp zero = zero_grad_op(s, stage);
-  ops.push_back({op_names::kOptimizerZeroGrad, op_time_s(s.cluster.gpu, zero), 1, false, zero.bytes, true});
+  ops.push_back({op_names::kOptimizerZeroGrad, op_time_s(s.cluster.gpu, zero), 1, false, zero.bytes, 1});
   ops.push_back({op_names::kOptimizerStep, optimizer_step_s(s, stage), 1, false, optimizer_step_hbm_bytes(s, stage),
-                 !s.plan.offload_optimizer});
+                 s.plan.offload_optimizer ? 0 : 1});
   add_dp_ops(g, stage, ops);
   return ops;
 }
@@ -361,14 +363,14 @@ nlohmann::json time_json(const TrainingPrediction& p) {
   nlohmann::json kernels = {{"launches", 0}, {"hbm_bytes", 0.0}, {"by_group", nlohmann::json::object()}};
   for (const OpPrediction& op : p.ops) {
     ops.push_back({{"name", op.name}, {"time_s", op.time_s}, {"count", op.count}, {"extrapolated", op.extrapolated},
-                   {"hbm_bytes", op.hbm_bytes}});
+                   {"hbm_bytes", op.hbm_bytes}, {"launches", op.launches}});
     if (op.extrapolated) extrapolated.push_back(op.name);
-    if (!op.kernel) continue;
+    if (op.launches == 0) continue;
     const std::string group = op.name.substr(0, op.name.find('.'));
     nlohmann::json& g = kernels["by_group"][group];
     if (g.is_null()) g = {{"launches", 0}, {"hbm_bytes", 0.0}};
     for (nlohmann::json* k : {&kernels, &g}) {
-      (*k)["launches"] = (*k)["launches"].get<std::int64_t>() + op.count;
+      (*k)["launches"] = (*k)["launches"].get<std::int64_t>() + std::int64_t{op.count} * op.launches;
       (*k)["hbm_bytes"] = (*k)["hbm_bytes"].get<double>() + op.count * op.hbm_bytes;
     }
   }

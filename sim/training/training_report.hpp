@@ -53,7 +53,7 @@ struct OpPrediction {
   int count = 0;      // occurrences per step on the reported GPU
   bool extrapolated = false;  // priced beyond the GPU's or link's measured figures
   double hbm_bytes = 0;       // one occurrence's HBM traffic (compute ops; 0 for collectives)
-  bool kernel = false;        // a compute op (a kernel launch per occurrence), not a collective
+  int launches = 0;           // kernels one occurrence launches (0: a collective)
 };
 
 struct TrainingPrediction {

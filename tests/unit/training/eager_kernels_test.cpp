@@ -1,0 +1,129 @@
+// The stack's Hugging Face eager kernels (sim/training/eager_kernels): the census's bytes read
+// off HF's code by hand, their place in a layer's price, and the scenarios it refuses.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "models/op_names.hpp"
+#include "scenario/load.hpp"
+#include "sim/cost/compute_cost.hpp"
+#include "sim/training/eager_kernels.hpp"
+#include "sim/training/layer_costs.hpp"
+
+namespace twinsim {
+namespace {
+
+// Llama-3.2-1B (hidden 2048, 32 heads of 64, 8 KV heads, FFN 8192): 1 x 1024 tokens
+Scenario llama_1b(const std::vector<std::string>& sets) {
+  const std::string text = R"(
+model: llama3.2-1b
+cluster: dgx-h100
+training: {seq_len: 1024, global_batch: 1, micro_batch: 1, precision: bf16}
+plan: {tp: 1, pp: 1, dp: 1}
+stack: hf-eager
+)";
+  return load_scenario_text(text, sets);
+}
+
+const OpTime& find(const LayerCost& c, const char* name) {
+  for (const OpTime& op : c.ops)
+    if (op.name == name) return op;
+  ADD_FAILURE() << name;
+  return c.ops.front();
+}
+
+constexpr double kTokens = 1024, kHidden = 2048, kQ = 2048, kKv = 512, kFfn = 8192;
+
+TEST(HfEagerKernels, RmsNormMovesWhatLlamaRmsNormReadsAndWrites) {
+  // LlamaRMSNorm.forward on the fp32 residual stream: x.pow(2) reads and writes 4 + 4 bytes
+  // per element, .mean(-1) reads 4, x * rsqrt(var + eps) 4 + 4, weight * x 4 + 4: 28 bytes in
+  // 4 kernels, and 2 per-token kernels (+ eps, rsqrt)
+  const LayerCost layer = cost_layer(llama_1b({}), 0);
+  const OpTime& norm = find(layer, op_names::kAttnNorm);
+  EXPECT_DOUBLE_EQ(norm.fwd_bytes, 28 * kTokens * kHidden);
+  EXPECT_EQ(norm.fwd_launches, 6);
+  // each kernel at the H100's 0.85 of 3.35 TB/s plus a 4 us launch (hardware/catalog/gpus/h100-sxm.yaml)
+  const GpuSpec& gpu = llama_1b({}).cluster.gpu;
+  const double hbm = gpu.hbm_bandwidth_Bps * 0.85;
+  EXPECT_NEAR(norm.fwd_s, 28 * kTokens * kHidden / hbm + 6 * gpu.kernel_launch_s, 1e-12);
+}
+
+TEST(HfEagerKernels, AutocastCastsEachLinearLayersInputAndWeight) {
+  // q_proj, k_proj and v_proj each cast the fp32 normed input to bf16 (4 + 2 bytes per element)
+  // and their fp32 weight (once per forward: autocast's cache holds a leaf's cast)
+  const Scenario s = llama_1b({});
+  const LayerCost eager = cost_layer(s, 0);
+  const LayerCost fused = cost_layer(llama_1b({"stack=none"}), 0);
+  const OpTime& qkv = find(eager, op_names::kAttnQkv);
+  const OpTime& plain = find(fused, op_names::kAttnQkv);
+  const double casts = 3 * 6 * kTokens * kHidden + 6 * kHidden * (kQ + 2 * kKv);
+  EXPECT_DOUBLE_EQ(qkv.fwd_bytes - plain.fwd_bytes, casts);
+  EXPECT_EQ(qkv.fwd_launches, 1 + 6);
+  // backward: the weights' grads cast back to fp32 (2 + 4) and copied into .grad (4 + 4) per
+  // value, the input's three grads cast to fp32 and summed: 3 x 6 + 2 x 12 bytes per element
+  EXPECT_DOUBLE_EQ(qkv.wgrad_bytes - plain.wgrad_bytes, 14 * kHidden * (kQ + 2 * kKv));
+  EXPECT_DOUBLE_EQ(qkv.dgrad_bytes - plain.dgrad_bytes, 42 * kTokens * kHidden);
+}
+
+TEST(HfEagerKernels, CoveredRowsReplaceTheFusedKernel) {
+  // SwiGLU: silu(gate) reads and writes 2 + 2 bytes per bf16 element, * up 2 + 2 + 2: 10 bytes,
+  // where the op list's fused kernel reads gate and up and writes one: 6
+  const LayerCost eager = cost_layer(llama_1b({}), 0);
+  const LayerCost fused = cost_layer(llama_1b({"stack=none"}), 0);
+  EXPECT_DOUBLE_EQ(find(eager, op_names::kMlpAct).fwd_bytes, 10 * kTokens * kFfn);
+  EXPECT_DOUBLE_EQ(find(fused, op_names::kMlpAct).fwd_bytes, 6 * kTokens * kFfn);
+  EXPECT_EQ(find(eager, op_names::kMlpAct).fwd_launches, 2);
+  // the GEMMs' math is the op list's: one layer's FLOPs unchanged
+  EXPECT_DOUBLE_EQ(eager.fwd_flops(), fused.fwd_flops());
+  EXPECT_DOUBLE_EQ(eager.bwd_flops(), fused.bwd_flops());
+}
+
+TEST(HfEagerKernels, TheCensusCountsOneLayersKernels) {
+  int fwd = 0, bwd = 0;
+  for (const EagerKernels& k : hf_eager_census())
+    if (std::string(k.row).rfind("attn.", 0) == 0 || std::string(k.row).rfind("mlp.", 0) == 0)
+      (k.backward ? bwd : fwd) += k.kernels;
+  EXPECT_EQ(fwd, 42);
+  EXPECT_EQ(bwd, 85);
+}
+
+TEST(HfEagerKernels, SdpaPicksTheKernelTheGpuMeasures) {
+  // cuDNN's curves on the H100, FlashAttention-2's on the A100 (which has no cuDNN curve)
+  const auto attention = [](const char* cluster, const char* kernel) {
+    const LayerCost c = cost_layer(llama_1b({std::string("cluster=") + cluster, "stack=none",
+                                            std::string("stack.attention_kernel=") + kernel}), 0);
+    return find(c, op_names::kAttnCore).fwd_s;
+  };
+  EXPECT_DOUBLE_EQ(attention("dgx-h100", "sdpa"), attention("dgx-h100", "cudnn"));
+  EXPECT_DOUBLE_EQ(attention("dgx-a100-80gb", "sdpa"), attention("dgx-a100-80gb", "flash2"));
+  EXPECT_NE(attention("dgx-h100", "cudnn"), attention("dgx-h100", "flash2"));
+}
+
+TEST(HfEagerKernels, WhatTheCensusDidNotCountIsRefusedNamingTheField) {
+  const struct {
+    std::vector<std::string> sets;
+    const char* field;
+  } cases[] = {
+      {{"plan.tp=2"}, "plan.tp"},
+      {{"plan.pp=2", "model.layers=16"}, "plan.pp"},
+      {{"training.precision=fp32"}, "training.precision"},
+      {{"model.norm=layernorm"}, "model.norm"},
+      {{"model.activation=gelu"}, "model.activation"},
+      {{"model.bias=true"}, "model.bias"},
+      {{"model.qk_norm=true"}, "model.qk_norm"},
+  };
+  for (const auto& c : cases) {
+    try {
+      llama_1b(c.sets);
+      ADD_FAILURE() << c.field << ": accepted";
+    } catch (const ScenarioError& e) {
+      EXPECT_NE(std::string(e.what()).find(c.field), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find("hf_eager"), std::string::npos) << e.what();
+    }
+  }
+  EXPECT_NO_THROW(llama_1b({"plan.recompute=full"}));  // HF's gradient checkpointing
+}
+
+}  // namespace
+}  // namespace twinsim
