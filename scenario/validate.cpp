@@ -62,6 +62,13 @@ void require_hf_eager_scope(const Scenario& s) {
   const Dtype precision = s.training->precision;
   if (precision != Dtype::bf16 && precision != Dtype::fp16)
     refuse("training.precision", std::string(to_string(precision)), "must be bf16 or fp16 (autocast's)");
+  if (p.recompute == Recompute::selective)
+    refuse("plan.recompute", "selective", "is Megatron's (gradient checkpointing recomputes whole layers: full)");
+  // DeepSpeed's: its engine keeps a 16-bit model and an fp32 master, not autocast's fp32 model
+  if (p.offload_optimizer) refuse("plan.offload_optimizer", "true", "is DeepSpeed's, not counted");
+  if (p.offload_params) refuse("plan.offload_params", "true", "is DeepSpeed's, not counted");
+  if (p.gradient_compression != GradCompression::none)
+    refuse("plan.gradient_compression", std::string(to_string(p.gradient_compression)), "is not counted");
 }
 
 void resolve_world(Scenario& s) {

@@ -11,7 +11,7 @@ Megatron kernels do not have. Each is reduced to bytes per element of the tensor
 (tokens x hidden, x query width, x key/value width, x FFN width, a layer's weights, tokens
 x vocabulary), so the table holds for any Llama-architecture size.
 
-Prints the table of sim/training/eager_kernels.cpp (after a commented line per op) (per row and pass: extent, bytes per
+Prints the tables of models/hf_eager_census.cpp (after a commented line per op) (per row and pass: extent, bytes per
 element, kernels). The autocast op lists of CPU and CUDA agree on every op this model runs
 (linear and SDPA in bf16; pow and rsqrt see fp32 inputs either way); the attention kernel's
 own helpers (cuDNN's, flash's) differ by device and are the attention op's.
@@ -124,6 +124,40 @@ def main():
     with census:
         loss.backward()
     report(census.rows)
+    report_saved(model, ids)
+
+
+def report_saved(model, ids):
+    """What autograd keeps from the forward for the backward, in a layer (layer 0) and in the
+    head: each storage once, by extent. Parameters are not activations; their bf16 casts are
+    (autocast's cache holds them from the forward to the backward)."""
+    params = {p.untyped_storage().data_ptr() for p in model.parameters()}
+    weights = {"layer": H * (Q + 2 * KV) + Q * H + 3 * H * FFN, "head": H * VOCAB}
+    seen, table = set(), collections.defaultdict(float)
+
+    def pack(t):
+        storage = t.untyped_storage()
+        key = storage.data_ptr()
+        if key in seen or key in params or storage.nbytes() == 0:
+            return t
+        seen.add(key)
+        if state["layer"] not in (None, 0) or state["row"] == "model" and state["layer"] is None and \
+                not storage.nbytes() // t.element_size() == T * VOCAB:
+            return t  # layers after the first repeat it; the embedding keeps only token ids
+        part = "layer" if state["layer"] == 0 else "head"
+        ext = EXTENT.get(storage.nbytes() // t.element_size(), "rows")
+        unit = weights[part] if ext == "weights" else UNITS.get(ext)
+        if unit:
+            table[(part, ext)] += storage.nbytes() / unit
+        return t
+
+    state["pass"] = "fwd"
+    with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
+        with torch.autocast("cpu", dtype=torch.bfloat16):
+            model(input_ids=ids, labels=ids).loss
+    print("    // saved for the backward (weights: per element of the layer's or the head's)")
+    for (part, ext), per_elem in sorted(table.items()):
+        print(f"    {{{'true' if part == 'head' else 'false'}, EagerExtent::{ext}, {per_elem:g}}},")
 
 
 def extent_of(tensors):

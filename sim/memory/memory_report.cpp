@@ -5,6 +5,7 @@
 
 #include "sim/memory/activations.hpp"
 #include "sim/memory/buffers.hpp"
+#include "sim/memory/hf_eager_memory.hpp"
 #include "sim/memory/inference.hpp"
 #include "sim/memory/weights.hpp"
 
@@ -15,6 +16,8 @@ namespace {
 StageMemory finish(int stage, const MemoryBreakdown& b) { return {stage, b.total(), b, 0}; }
 
 StageMemory training_stage(const Scenario& sc, const LayerActivations& per_layer, int stage) {
+  if (sc.stack.hf_eager())  // its own memory model and census
+    return hf_eager_training_stage(sc.model, sc.plan, *sc.training, stage, sc.cluster.gpu.workspace_bytes);
   const TrainingWorkload& t = *sc.training;
   const WeightMemory w = training_weight_memory(sc.model, sc.plan, t, stage);
   MemoryBreakdown b;

@@ -6,6 +6,7 @@
 #include "sim/cost/collective_cost.hpp"
 #include "sim/cost/compute_cost.hpp"
 #include "sim/memory/buffers.hpp"
+#include "sim/memory/hf_eager_memory.hpp"
 #include "sim/memory/stage_layers.hpp"
 #include "sim/memory/weights.hpp"
 #include "sim/training/rank_layout.hpp"
@@ -56,6 +57,8 @@ double AnalyticModel::layer_pass_s(const Candidate& c, const PassTimes& p, doubl
 
 std::int64_t AnalyticModel::stage_peak_bytes(const Plan& plan, const TrainingWorkload& t, const LayerActivations& a,
                                              int stage) const {
+  if (base_.stack.hf_eager())  // the memory report's own model of that stack
+    return hf_eager_training_stage(base_.model, plan, t, stage, base_.cluster.gpu.workspace_bytes).peak_bytes;
   const WeightMemory w = training_weight_memory(base_.model, plan, t, stage);
   const std::int64_t act = training_activation_bytes(base_.model, plan, t, a, stage);
   const std::int64_t buffers = training_buffers(base_.model, plan, t, stage_params(base_.model, plan, stage)).total();
@@ -69,6 +72,7 @@ AnalyticEstimate AnalyticModel::estimate(const Candidate& c) {
   const ModelSpec& model = base_.model;
   const ClusterSpec& cluster = base_.cluster;
   const Dtype precision = training_.precision;
+  const Dtype state = dp_state_dtype(base_.stack, precision);  // what the DP collectives carry
   const std::int64_t m = training_.micro_batches(c.dp);
   const int v = c.schedule == Schedule::interleaved ? c.virtual_stages : 1;
   const GroupLayout dp_group = group_layout(cluster, plan_, ParallelGroup::dp);
@@ -87,14 +91,14 @@ AnalyticEstimate AnalyticModel::estimate(const Candidate& c) {
     // one layer on one GPU, as the memory model lays it out (sim/memory/weights.hpp)
     const StageParams dense_params = layer_params_on_gpu(model, plan_, false);
     const StageParams moe_params = model.moe ? layer_params_on_gpu(model, plan_, true) : StageParams{};
-    if (layer_gathers) gather_dense = zero3_layer_gather_s(cluster, plan_, stack, dense_params, precision);
-    if (layer_gathers) gather_dense_bwd = zero3_layer_gather_s(cluster, plan_, stack, dense_params, precision, true);
-    if (layer_reduces) reduce_dense = zero_layer_reduce_s(cluster, plan_, stack, dense_params, precision, prices.low_rank);
-    if (model.moe && layer_gathers) gather_moe = zero3_layer_gather_s(cluster, plan_, stack, moe_params, precision);
+    if (layer_gathers) gather_dense = zero3_layer_gather_s(cluster, plan_, stack, dense_params, state);
+    if (layer_gathers) gather_dense_bwd = zero3_layer_gather_s(cluster, plan_, stack, dense_params, state, true);
+    if (layer_reduces) reduce_dense = zero_layer_reduce_s(cluster, plan_, stack, dense_params, state, prices.low_rank);
+    if (model.moe && layer_gathers) gather_moe = zero3_layer_gather_s(cluster, plan_, stack, moe_params, state);
     if (model.moe && layer_gathers)
-      gather_moe_bwd = zero3_layer_gather_s(cluster, plan_, stack, moe_params, precision, true);
+      gather_moe_bwd = zero3_layer_gather_s(cluster, plan_, stack, moe_params, state, true);
     if (model.moe && layer_reduces)
-      reduce_moe = zero_layer_reduce_s(cluster, plan_, stack, moe_params, precision, prices.low_rank);
+      reduce_moe = zero_layer_reduce_s(cluster, plan_, stack, moe_params, state, prices.low_rank);
   }
   // ZeRO 2/3 without overlap: every chunk's passes of a micro-batch gather (ZeRO-3) and
   // reduce-scatter its parameters whole, blocking (sim/training/step_graph.hpp)
@@ -105,7 +109,7 @@ AnalyticEstimate AnalyticModel::estimate(const Candidate& c) {
     for (int chunk = 0; chunk < v; ++chunk) {
       const StageParams params = chunk_params_per_gpu(model, plan_, stage, chunk);
       if (params.dense != priced.dense || params.expert != priced.expert)
-        comm = sharded_stage_comm(cluster, plan_, precision, params, prices.low_rank);
+        comm = sharded_stage_comm(cluster, plan_, state, params, prices.low_rank);
       priced = params;
       t.fwd += comm.gather_s;
       t.bwd += comm.gather_s + comm.reduce_s;
@@ -174,7 +178,7 @@ AnalyticEstimate AnalyticModel::estimate(const Candidate& c) {
     const CollectiveOp op = c.shards_optimizer() ? CollectiveOp::reduce_scatter : CollectiveOp::all_reduce;
     const double t_bucket = over_dp_groups(cluster, plan_, bucket * (1 - expert_share), bucket * expert_share,
                                            [&](const GroupLayout& g, double n) {
-                                             return dp_gradient_reduce_s(cluster, plan_, op, g, n, precision, prices.low_rank);
+                                             return dp_gradient_reduce_s(cluster, plan_, op, g, n, state, prices.low_rank);
                                            });
     if (sharded_grads(plan_)) {
       // nothing left to reduce at the step's end (the step graph's add_data_parallel)
@@ -200,7 +204,7 @@ AnalyticEstimate AnalyticModel::estimate(const Candidate& c) {
       const double t_gather = over_dp_groups(cluster, plan_, bucket * (1 - expert_share), bucket * expert_share,
                                              [&](const GroupLayout& g, double n) {
                                                return collective_time_s(cluster, CollectiveOp::all_gather, g,
-                                                                        n * param_element_bytes(precision));
+                                                                        n * param_element_bytes(state));
                                              });
       e.dp_exposed_s += c.overlap_param_gather ? t_gather : static_cast<double>(buckets) * t_gather;
     }

@@ -12,6 +12,7 @@
 // when dp * cp == 1, overlap_grad_reduce when dp * cp == 1, overlap_param_gather without a
 // ZeRO stage, tp_comm_overlap and sequence parallelism when tp == 1.
 #include <cstdint>
+#include <span>
 #include <vector>
 
 #include "scenario/scenario.hpp"
@@ -40,6 +41,7 @@ struct SearchSpace {
   std::vector<int> tp, pp, cp, dp, experts_divisors;
   std::int64_t global_batch = 1, seq_len = 1, layers = 1;
   bool moe = false;
+  bool selective_recompute = true;  // Megatron's; Hugging Face checkpoints whole layers only
   PlanKnobs scenario_plan;  // what each candidate starts from: the knobs the search keeps
   int gpus_per_node = 1;
   SearchSpaceOptions options;
@@ -64,7 +66,10 @@ namespace search_detail {
 
 template <typename Visit>
 void for_each_schedule(const SearchSpace& sp, Candidate c, std::int64_t micro_batches, Visit& visit) {
-  const Recompute policies[] = {Recompute::none, Recompute::selective, Recompute::full};
+  static constexpr Recompute kEvery[] = {Recompute::none, Recompute::selective, Recompute::full};
+  static constexpr Recompute kWholeLayers[] = {Recompute::none, Recompute::full};
+  const std::span<const Recompute> policies = sp.selective_recompute ? std::span<const Recompute>(kEvery)
+                                                                     : std::span<const Recompute>(kWholeLayers);
   const bool dp_sharded = static_cast<std::int64_t>(c.dp) * c.cp > 1;
   const int zero_max = dp_sharded ? 3 : 0;
   auto emit = [&](Candidate k) {

@@ -60,6 +60,8 @@ struct Builder {
   std::vector<std::vector<std::vector<TaskId>>> dp_grad_tasks;  // [stage][gpu] -> reduce tasks
   std::vector<std::vector<TaskId>> slot_begin;  // [stage][gpu]: the opening marker of its latest slot
   LowRankShare low_rank;  // plan.gradient_compression: powersgd, what it sends of the gradients
+  // the type the data-parallel collectives carry (dp_state_dtype)
+  Dtype state_dtype() const { return dp_state_dtype(s.stack, s.training->precision); }
 
   Builder(const Scenario& sc, const StepCosts& c, Fidelity f)
       : s(sc), costs(c), fidelity(f), pp(sc.plan.pp), v(sc.plan.virtual_stages),
@@ -211,7 +213,7 @@ struct Builder {
     for (int i = 0; i < pp; ++i) {
       chunk_comm.emplace_back();
       for (int c = 0; c < v; ++c)
-        chunk_comm.back().push_back(sharded_stage_comm(s.cluster, s.plan, s.training->precision,
+        chunk_comm.back().push_back(sharded_stage_comm(s.cluster, s.plan, state_dtype(),
                                                        chunk_params_per_gpu(s.model, s.plan, i, c), low_rank));
     }
     slot_first.assign(static_cast<std::size_t>(pp) * m * v * 2, {});
@@ -238,7 +240,7 @@ void Builder::zero3_gather(Chains& ch, int stage, std::int64_t layer, const char
   if (!zero3() || zero3_whole_stage(s.plan)) return;
   const bool backward = std::string_view(pass) == "bwd";
   const double seconds = zero3_layer_gather_s(s.cluster, s.plan, s.stack, layer_params_split(s, layer),
-                                              s.training->precision, backward);
+                                              state_dtype(), backward);
   // hpZ's backward gather stays inside the node: the group's NICs are not held
   const bool in_node = backward && hpz_partition(s.plan, s.cluster.gpus_per_node) > 1;
   comm(ch, stage, GroupKind::dp, "layer" + std::to_string(layer) + ".zero3.gather." + pass, seconds,
@@ -250,7 +252,7 @@ void Builder::zero3_gather(Chains& ch, int stage, std::int64_t layer, const char
 void Builder::shard_reduce(int stage, std::int64_t layer, const std::vector<TaskId>& backward) {
   if (!sharded_grads() || sharded_grads_whole_stage(s.plan)) return;
   const double seconds =
-      zero_layer_reduce_s(s.cluster, s.plan, s.stack, layer_params_split(s, layer), s.training->precision, low_rank);
+      zero_layer_reduce_s(s.cluster, s.plan, s.stack, layer_params_split(s, layer), state_dtype(), low_rank);
   const StageRanks& sr = stages[stage];
   for (const RankGroup& group : sr.dp) {
     std::vector<ResourceId> res;
@@ -464,7 +466,7 @@ void Builder::add_data_parallel(int stage) {
       const double seconds = over_dp_groups(s.cluster, s.plan, static_cast<double>(b.params.dense),
                                             static_cast<double>(b.params.expert), [&](const GroupLayout& g, double n) {
                                               return dp_gradient_reduce_s(s.cluster, s.plan, op, g, n,
-                                                                          s.training->precision, low_rank);
+                                                                          state_dtype(), low_rank);
                                             });
       for (const RankGroup& group : sr.dp) {
         // after the whole backward (no overlap) the first bucket waits for the slowest rank
@@ -488,7 +490,7 @@ void Builder::add_data_parallel(int stage) {
   if (sharded && s.plan.dp_group_size() > 1 && !zero3()) {
     // the updated shards are gathered back; overlapped, the gather happens during the next
     // step's forward, so this step waits only for its first bucket (Megatron overlap_param_gather)
-    const int pbytes = param_element_bytes(s.training->precision);
+    const int pbytes = param_element_bytes(state_dtype());
     for (const Bucket& b : buckets) {
       const std::int64_t layer = b.layer;
       const double seconds = over_dp_groups(s.cluster, s.plan, static_cast<double>(b.params.dense),

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <set>
+#include <string>
 #include <tuple>
 
 #include "scenario/errors.hpp"
@@ -15,14 +16,15 @@ namespace twinsim {
 namespace {
 
 // 12 layers, 8 heads (4 KV heads), FFN 1536, seq 512, batch 16 on 8-GPU nodes.
-Scenario small() {
+// `stack`: hf-eager runs data parallelism only (tp = pp = cp = 1) and no selective recompute.
+Scenario small(const std::string& stack = "none") {
   return load_scenario_text(R"(
 model: {layers: 12, hidden: 512, heads: 8, kv_heads: 4, ffn_hidden: 1536, vocab: 1000,
         activation: swiglu, norm: rmsnorm, position: rope, bias: false, tied_embeddings: false}
 cluster: dgx-h100
 training: {seq_len: 512, global_batch: 16, micro_batch: 1, precision: bf16}
 plan: {tp: 1, pp: 1, dp: 1}
-)");
+stack: )" + stack + "\n");
 }
 
 using Key = std::tuple<int, int, int, int, int, int, int, int, bool>;  // tp pp dp cp mb sched v zero sp
@@ -31,8 +33,7 @@ Key key(const Candidate& c) {
           c.sequence_parallel};
 }
 
-TEST(SearchSpace, EveryCandidatePassesTheValidator) {
-  const Scenario base = small();
+void expect_every_candidate_valid(const Scenario& base, std::int64_t at_least) {
   SearchSpaceOptions o;
   o.min_gpus = 1, o.max_gpus = 16, o.max_cp = 4, o.max_micro_batch = 4;
   const SearchSpace space = make_search_space(base, o);
@@ -41,11 +42,13 @@ TEST(SearchSpace, EveryCandidatePassesTheValidator) {
     ++n;
     EXPECT_NO_THROW(candidate_scenario(base, c)) << describe(c);
   });
-  EXPECT_GT(n, 1000);
+  EXPECT_GT(n, at_least);
 }
 
-TEST(SearchSpace, NaiveLoopFindsNothingMissing) {
-  const Scenario base = small();
+TEST(SearchSpace, EveryCandidatePassesTheValidator) { expect_every_candidate_valid(small(), 1000); }
+TEST(SearchSpace, EveryHfEagerCandidatePassesTheValidator) { expect_every_candidate_valid(small("hf-eager"), 50); }
+
+void expect_naive_loop_finds_nothing_missing(const Scenario& base) {
   SearchSpaceOptions o;
   o.min_gpus = 1, o.max_gpus = 16, o.max_cp = 4, o.max_micro_batch = 4;
   std::set<Key> generated;
@@ -85,6 +88,11 @@ TEST(SearchSpace, NaiveLoopFindsNothingMissing) {
                   }
         }
   EXPECT_EQ(generated, accepted);
+}
+
+TEST(SearchSpace, NaiveLoopFindsNothingMissing) { expect_naive_loop_finds_nothing_missing(small()); }
+TEST(SearchSpace, NaiveLoopFindsNothingMissingUnderHfEager) {
+  expect_naive_loop_finds_nothing_missing(small("hf-eager"));
 }
 
 TEST(SearchSpace, ShardsPartitionTheSpace) {

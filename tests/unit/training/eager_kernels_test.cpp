@@ -2,12 +2,14 @@
 // off HF's code by hand, their place in a layer's price, and the scenarios it refuses.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
 #include "models/op_names.hpp"
 #include "scenario/load.hpp"
 #include "sim/cost/compute_cost.hpp"
+#include "sim/memory/hf_eager_memory.hpp"
 #include "sim/training/eager_kernels.hpp"
 #include "sim/training/layer_costs.hpp"
 
@@ -81,7 +83,7 @@ TEST(HfEagerKernels, CoveredRowsReplaceTheFusedKernel) {
 
 TEST(HfEagerKernels, TheCensusCountsOneLayersKernels) {
   int fwd = 0, bwd = 0;
-  for (const EagerKernels& k : hf_eager_census())
+  for (const EagerKernels& k : hf_eager_kernels())
     if (std::string(k.row).rfind("attn.", 0) == 0 || std::string(k.row).rfind("mlp.", 0) == 0)
       (k.backward ? bwd : fwd) += k.kernels;
   EXPECT_EQ(fwd, 42);
@@ -100,6 +102,35 @@ TEST(HfEagerKernels, SdpaPicksTheKernelTheGpuMeasures) {
   EXPECT_NE(attention("dgx-h100", "cudnn"), attention("dgx-h100", "flash2"));
 }
 
+TEST(HfEagerMemory, TheModelStaysFp32AndAutogradKeepsWhatHfSaves) {
+  // Llama-3.2-1B, 16 layers, 1 x 1024 tokens. A layer keeps 26 bytes per hidden element (its
+  // input and each RMSNorm's output in fp32, the five bf16 casts of q, k, v, gate, up inputs),
+  // 4 per query and key/value element, 8 per FFN element, 2 per weight (autocast's copies);
+  // the head 10 per hidden element, the fp32 log-softmax (4 per logit), the output layer's
+  // copy; the loss's backward two fp32 logit gradients on top (8 per logit).
+  const Scenario s = llama_1b({});
+  const double vocab = 128256, weights = kHidden * (kQ + 2 * kKv) + kQ * kHidden + 3 * kHidden * kFfn;
+  const double layer = 26 * kTokens * kHidden + 4 * kTokens * kQ + 4 * kTokens * kKv + 8 * kTokens * kFfn + 2 * weights;
+  const double head = 10 * kTokens * kHidden + 4 * kTokens * vocab + 2 * vocab * kHidden;
+  EXPECT_EQ(hf_eager_activation_bytes(s.model, s.plan, *s.training, 0), static_cast<std::int64_t>(16 * layer + head + 8 * kTokens * vocab));
+  // gradient checkpointing: each layer keeps its fp32 input, one layer's tensors come back
+  // in the backward, less than the loss's gradients here
+  const Scenario ckpt = llama_1b({"plan.recompute=full"});
+  EXPECT_EQ(hf_eager_activation_bytes(ckpt.model, ckpt.plan, *ckpt.training, 0),
+            static_cast<std::int64_t>(16 * 4 * kTokens * kHidden + head + std::max(layer, 8 * kTokens * vocab)));
+  // fp32 parameters (4 bytes) and Adam's two moments (8), no master copy; one micro-batch:
+  // no gradients at the forward's end, the peak
+  const MemoryReport m = predict_memory(s);
+  const double params = 1235814400;  // Llama-3.2-1B, tied embeddings
+  EXPECT_EQ(m.breakdown.params, static_cast<std::int64_t>(4 * params));
+  EXPECT_EQ(m.breakdown.optimizer, static_cast<std::int64_t>(8 * params));
+  EXPECT_EQ(m.breakdown.grads, 0);
+  EXPECT_EQ(m.peak_bytes, m.breakdown.total());
+  // two micro-batches: the second's forward runs beside the first's gradients
+  const MemoryReport accumulating = predict_memory(llama_1b({"training.global_batch=2"}));
+  EXPECT_EQ(accumulating.breakdown.grads, static_cast<std::int64_t>(4 * params));
+}
+
 TEST(HfEagerKernels, WhatTheCensusDidNotCountIsRefusedNamingTheField) {
   const struct {
     std::vector<std::string> sets;
@@ -112,6 +143,8 @@ TEST(HfEagerKernels, WhatTheCensusDidNotCountIsRefusedNamingTheField) {
       {{"model.activation=gelu"}, "model.activation"},
       {{"model.bias=true"}, "model.bias"},
       {{"model.qk_norm=true"}, "model.qk_norm"},
+      {{"plan.dp=2", "training.global_batch=2", "plan.zero=1", "plan.offload_optimizer=true"}, "plan.offload_optimizer"},
+      {{"plan.dp=2", "training.global_batch=2", "plan.gradient_compression=int8"}, "plan.gradient_compression"},
   };
   for (const auto& c : cases) {
     try {

@@ -1,0 +1,116 @@
+#include "models/hf_eager_census.hpp"
+
+#include <array>
+
+#include "models/op_names.hpp"
+
+namespace twinsim {
+
+namespace {
+
+// Counted by scripts/hf_eager_census.py (transformers 5.24, torch 2.15, CPU autocast, whose
+// op lists agree with CUDA's on this model): per op-list row and pass, the bytes its kernels
+// read and write per element of the extent, and how many kernels. E.g. attn.norm forward:
+// x.pow(2) 8, .mean(-1) 4, x * rsqrt 8, weight * x 8 = 28 bytes per fp32 element in 4 kernels,
+// plus 2 per-token ones (+ eps, rsqrt); attn.qkv forward: 3 casts of its fp32 input to bf16 (6
+// bytes each) and one of each weight. Regenerate with the script, never by hand.
+constexpr std::array<EagerKernels, 45> kKernels = {{
+    {op_names::kAttnCore, false, EagerExtent::kv, 18, 3},
+    {op_names::kAttnCore, false, EagerExtent::q, 6, 1},
+    {op_names::kAttnCore, true, EagerExtent::kv, 10, 2},
+    {op_names::kAttnCore, true, EagerExtent::q, 10, 2},
+    {op_names::kAttnNorm, false, EagerExtent::hidden, 28, 4},
+    {op_names::kAttnNorm, false, EagerExtent::rows, 0, 2},
+    {op_names::kAttnNorm, true, EagerExtent::hidden, 108, 12},
+    {op_names::kAttnNorm, true, EagerExtent::rows, 0, 4},
+    {op_names::kAttnProj, false, EagerExtent::weights, 6, 1},
+    {op_names::kAttnProj, true, EagerExtent::weights, 14, 2},
+    {op_names::kAttnQkv, false, EagerExtent::hidden, 18, 3},
+    {op_names::kAttnQkv, false, EagerExtent::weights, 6, 3},
+    {op_names::kAttnQkv, true, EagerExtent::hidden, 42, 5},
+    {op_names::kAttnQkv, true, EagerExtent::weights, 14, 6},
+    {op_names::kAttnResidual, false, EagerExtent::hidden, 10, 1},
+    {op_names::kAttnResidual, true, EagerExtent::hidden, 6, 1},
+    {op_names::kAttnRope, false, EagerExtent::kv, 30, 5},
+    {op_names::kAttnRope, false, EagerExtent::q, 30, 5},
+    {op_names::kAttnRope, true, EagerExtent::kv, 50, 11},
+    {op_names::kAttnRope, true, EagerExtent::q, 50, 11},
+    {op_names::kEmbeddingLookup, true, EagerExtent::weights, 8, 1},
+    {op_names::kHeadLogits, false, EagerExtent::hidden, 6, 1},
+    {op_names::kHeadLogits, false, EagerExtent::weights, 6, 1},
+    {op_names::kHeadLogits, true, EagerExtent::hidden, 6, 1},
+    {op_names::kHeadLogits, true, EagerExtent::weights, 14, 2},
+    {op_names::kHeadLoss, false, EagerExtent::vocab, 14, 2},
+    {op_names::kHeadLoss, true, EagerExtent::vocab, 22, 3},
+    {op_names::kHeadNorm, false, EagerExtent::hidden, 28, 4},
+    {op_names::kHeadNorm, false, EagerExtent::rows, 0, 2},
+    {op_names::kHeadNorm, true, EagerExtent::hidden, 96, 11},
+    {op_names::kHeadNorm, true, EagerExtent::rows, 0, 4},
+    {op_names::kMlpAct, false, EagerExtent::ffn, 10, 2},
+    {op_names::kMlpAct, true, EagerExtent::ffn, 18, 3},
+    {op_names::kMlpDown, false, EagerExtent::weights, 6, 1},
+    {op_names::kMlpDown, true, EagerExtent::weights, 14, 2},
+    {op_names::kMlpGateUp, false, EagerExtent::hidden, 12, 2},
+    {op_names::kMlpGateUp, false, EagerExtent::weights, 6, 2},
+    {op_names::kMlpGateUp, true, EagerExtent::hidden, 24, 3},
+    {op_names::kMlpGateUp, true, EagerExtent::weights, 14, 4},
+    {op_names::kMlpNorm, false, EagerExtent::hidden, 28, 4},
+    {op_names::kMlpNorm, false, EagerExtent::rows, 0, 2},
+    {op_names::kMlpNorm, true, EagerExtent::hidden, 108, 12},
+    {op_names::kMlpNorm, true, EagerExtent::rows, 0, 4},
+    {op_names::kMlpResidual, false, EagerExtent::hidden, 10, 1},
+    {op_names::kMlpResidual, true, EagerExtent::hidden, 6, 1},
+}};
+
+// Counted by the same script (torch.autograd.graph.saved_tensors_hooks, each storage once).
+// A layer keeps 26 bytes per hidden element: its input (the fp32 residual stream) and the
+// normed one for each of its two RMSNorms (4 + 4 each) and the five bf16 casts of the normed
+// inputs of q, k, v, gate and up (2 each); 4 per query and per key/value element (SDPA's
+// bf16 inputs and output); 8 per FFN element (gate, silu(gate), up, their product, bf16);
+// 2 per weight (autocast's bf16 copies). The head keeps the final norm's 10, the log-softmax
+// of the fp32 logits (4 per logit) and the output layer's bf16 copy.
+constexpr std::array<EagerSaved, 8> kSaved = {{
+    {true, EagerExtent::hidden, 10},
+    {true, EagerExtent::vocab, 4},
+    {true, EagerExtent::weights, 2},
+    {false, EagerExtent::ffn, 8},
+    {false, EagerExtent::hidden, 26},
+    {false, EagerExtent::kv, 4},
+    {false, EagerExtent::q, 4},
+    {false, EagerExtent::weights, 2},
+}};
+
+}  // namespace
+
+std::span<const EagerKernels> hf_eager_kernels() { return kKernels; }
+std::span<const EagerSaved> hf_eager_saved() { return kSaved; }
+
+double EagerExtents::of(EagerExtent e, double weights) const {
+  switch (e) {
+    case EagerExtent::hidden: return hidden;
+    case EagerExtent::q: return q;
+    case EagerExtent::kv: return kv;
+    case EagerExtent::ffn: return ffn;
+    case EagerExtent::vocab: return vocab;
+    case EagerExtent::weights: return weights;
+    case EagerExtent::rows: return 0;
+  }
+  return 0;
+}
+
+EagerExtents eager_extents(const ModelSpec& model, const MicroBatchShape& shape) {
+  const double tokens = static_cast<double>(shape.micro_batch) * shape.seq_len;
+  const double h = static_cast<double>(model.hidden), kv_width = static_cast<double>(model.kv_heads) * model.head_dim;
+  EagerExtents e;
+  e.hidden = tokens * h;
+  e.q = tokens * model.q_width();
+  e.kv = tokens * kv_width;
+  e.ffn = tokens * model.ffn_hidden;
+  e.vocab = tokens * model.vocab;
+  // q, k, v, o and the three FFN matrices (the census's scope: no biases, dense)
+  e.layer_weights = h * (model.q_width() + 2 * kv_width) + model.q_width() * h + 3 * h * model.ffn_hidden;
+  e.head_weights = e.embedding_weights = static_cast<double>(model.vocab) * h;
+  return e;
+}
+
+}  // namespace twinsim

@@ -1,0 +1,68 @@
+#include "sim/memory/hf_eager_memory.hpp"
+
+#include <algorithm>
+
+#include "models/checked_math.hpp"
+#include "models/hf_eager_census.hpp"
+#include "sim/memory/activations.hpp"
+#include "sim/memory/buffers.hpp"
+#include "sim/memory/stage_layers.hpp"
+#include "sim/memory/weights.hpp"
+
+namespace twinsim {
+
+namespace {
+
+// The census's saved bytes of a layer (head = false) or of the head, for one micro-batch.
+double saved_bytes(const EagerExtents& e, bool head) {
+  double bytes = 0;
+  for (const EagerSaved& s : hf_eager_saved())
+    if (s.head == head) bytes += s.bytes_per_element * e.of(s.extent, head ? e.head_weights : e.layer_weights);
+  return bytes;
+}
+
+// PyTorch's torch.amp keeps the model in fp32: weights 4, gradients 4, Adam's m and v 8
+// (SGD's momentum 4); the 16-bit copies are autocast's, counted with the activations.
+BytesPerParam fp32_model_bytes(Optimizer optimizer) { return {4, 4, optimizer == Optimizer::adam ? 8 : 4}; }
+
+}  // namespace
+
+std::int64_t hf_eager_activation_bytes(const ModelSpec& model, const Plan& plan, const TrainingWorkload& t,
+                                       int stage) {
+  const EagerExtents e = eager_extents(model, {t.micro_batch, t.seq_len, activation_dtype(t.precision)});
+  const double layers = static_cast<double>(stage_layers(model, plan, stage).total());
+  const double layer = saved_bytes(e, false);
+  // gradient checkpointing keeps each layer's input (the fp32 residual stream, 4 bytes an
+  // element) and brings one layer's saved tensors back at a time in the backward
+  const bool checkpointed = plan.recompute == Recompute::full;
+  double kept = layers * (checkpointed ? 4 * e.hidden : layer);
+  double backward = checkpointed ? layer : 0;
+  if (stage == plan.pp - 1) {
+    kept += saved_bytes(e, true);
+    // HF's loss: logits.float(), then cross_entropy; its backward writes nll_loss's fp32
+    // gradient (4 bytes a logit) and log_softmax's (4) while the kept log-softmax is alive
+    backward = std::max(backward, 8 * e.vocab);
+  }
+  return static_cast<std::int64_t>(kept + backward);
+}
+
+StageMemory hf_eager_training_stage(const ModelSpec& model, const Plan& plan, const TrainingWorkload& t, int stage,
+                                    std::int64_t workspace_bytes) {
+  const StageParams params = stage_params(model, plan, stage);
+  const WeightMemory w = zero_sharded(params.total(), fp32_model_bytes(t.optimizer), plan.zero, plan.dp_group_size());
+  BufferBytes buffers = training_buffers(model, plan, t, params);
+  if (workspace_bytes >= 0) buffers.workspace = workspace_bytes;
+  MemoryBreakdown forward_end;
+  forward_end.params = w.params;
+  forward_end.optimizer = w.optimizer;
+  forward_end.buffers = buffers.total();
+  forward_end.activations = hf_eager_activation_bytes(model, plan, t, stage);
+  if (t.micro_batches(plan.dp) > 1) forward_end.grads = w.grads;  // accumulating into them
+  MemoryBreakdown backward_end = forward_end;
+  backward_end.activations = 0;
+  backward_end.grads = w.grads;
+  const MemoryBreakdown& peak = forward_end.total() >= backward_end.total() ? forward_end : backward_end;
+  return {stage, peak.total(), peak, 0};
+}
+
+}  // namespace twinsim
