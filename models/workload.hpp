@@ -76,6 +76,10 @@ struct InferenceWorkload {
   std::int64_t prompt_len = 2048;
   std::int64_t output_len = 128;
   std::int64_t batch = 1;  // concurrent sequences
+  // Prefix caching: every prompt opens with the same prefix_tokens (a shared system prompt)
+  // whose K,V are already cached, computed once by an earlier request; the prefill computes
+  // the other prompt_len - prefix_tokens tokens, which attend to the whole prompt. 0: none.
+  std::int64_t prefix_tokens = 0;
   Dtype weight_dtype = Dtype::bf16;
   Dtype kv_dtype = Dtype::bf16;
   std::optional<SpeculativeDecoding> speculative;  // none: one token per sequence per decode step

@@ -301,6 +301,10 @@ void validate_inference(const Scenario& s) {
     throw ScenarioError("inference.prompt_len", std::to_string(w.prompt_len),
                         "plus inference.output_len=" + std::to_string(w.output_len) +
                             " exceeds the learned position table, " + kv("model.max_seq_len", s.model.max_seq_len));
+  if (w.prefix_tokens >= w.prompt_len)
+    throw ScenarioError("inference.prefix_tokens", std::to_string(w.prefix_tokens),
+                        "must be less than " + kv("inference.prompt_len", w.prompt_len) +
+                            " (the prefill computes at least the prompt's last token)");
   if (w.speculative) validate_speculative(s);
   if (w.disaggregation) validate_disaggregation(s);
 }

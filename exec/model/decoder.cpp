@@ -1,5 +1,6 @@
 #include "exec/model/decoder.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <stdexcept>
 #include <string>
@@ -63,6 +64,32 @@ Decoder::Decoder(TransformerStage& stage, int batch, int max_len)
     k_cache_.emplace_back(MemCategory::kv_cache, cache);
     v_cache_.emplace_back(MemCategory::kv_cache, cache);
   }
+}
+
+namespace {
+
+// Rows [0, n) of sequence 0 of `from` (which starts at row 0) into every sequence of `to`
+// ([batch, to_len, width]).
+void copy_prefix_rows(const Tensor& from, Tensor& to, int batch, int to_len, int n) {
+  const std::size_t width = to.size() / (static_cast<std::size_t>(batch) * to_len);
+  for (int b = 0; b < batch; ++b)
+    std::copy_n(from.data(), static_cast<std::size_t>(n) * width, to.data() + static_cast<std::size_t>(b) * to_len * width);
+}
+
+}  // namespace
+
+void Decoder::start_from_prefix(const Decoder& from, int n) {
+  if (length_ != 0 || n < 1 || n > from.length_ || n > max_len_ || from.layers_.size() != layers_.size() ||
+      &from.stage_ != &stage_)
+    throw std::invalid_argument("Decoder: a prefix of " + std::to_string(n) + " tokens needs an empty cache and a "
+                                "decoder of the same model holding them (it holds " + std::to_string(from.length_) + ")");
+  for (std::size_t l = 0; l < k_cache_.size(); ++l) {
+    copy_prefix_rows(from.k_cache_[l], k_cache_[l], batch_, max_len_, n);
+    copy_prefix_rows(from.v_cache_[l], v_cache_[l], batch_, max_len_, n);
+  }
+  for (std::size_t l = 0; l < latent_cache_.size(); ++l)
+    copy_prefix_rows(from.latent_cache_[l], latent_cache_[l], batch_, max_len_, n);
+  length_ = n;
 }
 
 std::int64_t Decoder::kv_cache_bytes() const {

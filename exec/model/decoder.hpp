@@ -29,6 +29,10 @@ class Decoder {
   // The op names are the training ones with pass "fwd" (attn.core reads the cache).
   Tensor forward(const ModelContext& ctx, const int* tokens, int n);
 
+  // Prefix caching: every sequence starts from `from`'s first sequence's first `n` cached
+  // tokens (the shared prompt prefix, computed once), copied into this empty cache.
+  void start_from_prefix(const Decoder& from, int n);
+
   int length() const { return length_; }
   int batch() const { return batch_; }
   std::int64_t kv_cache_bytes() const;  // this rank's K and V caches

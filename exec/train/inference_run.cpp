@@ -112,6 +112,8 @@ void validate(const InferenceConfig& c) {
     refuse("inference.weight_dtype=" + std::string(to_string(w)) + ": the executor serves fp32, bf16 and fp16 weights");
   if (c.workload.batch < 1 || c.workload.prompt_len < 1 || c.workload.output_len < 1)
     refuse("inference.batch, prompt_len and output_len must be at least 1");
+  if (c.workload.prefix_tokens < 0 || c.workload.prefix_tokens >= c.workload.prompt_len)
+    refuse("inference.prefix_tokens must be at least 0 and less than prompt_len");
   if (c.workload.speculative)
     refuse("inference.speculative: the executor decodes one token per step (speculative decoding is simulated only)");
   if (c.workload.disaggregation)
@@ -132,16 +134,30 @@ InferenceRecord run_inference(const InferenceConfig& c, ProcessGroups& groups, c
   Decoder decoder(stage, batch, prompt + out);
   const ModelContext ctx{&groups.tp(), profiler};
   const TransformerConfig& tc = stage.config();
-  std::vector<int> tokens;  // sequence b of the batch is the source's sequence b
+  // sequence b of the batch is the source's sequence b; with a prefix cache every prompt
+  // opens with sequence 0's first prefix_tokens (the shared system prompt)
+  const int prefix = static_cast<int>(c.workload.prefix_tokens);
+  std::vector<int> tokens;
   for (int b = 0; b < batch; ++b) {
     const TokenBatch s = prompts.batch(b, 1, prompt);
     tokens.insert(tokens.end(), s.input.begin(), s.input.end());
+    if (b > 0) std::copy_n(tokens.begin(), prefix, tokens.end() - prompt);
   }
+  // the prefix cache, filled by an earlier request: its K,V computed once, outside the timing
+  std::optional<Decoder> cached;
+  if (prefix > 0) {
+    cached.emplace(stage, 1, prefix);
+    cached->forward(ctx, tokens.data(), prefix);
+    decoder.start_from_prefix(*cached, prefix);
+  }
+  std::vector<int> suffix;  // what the prefill computes: every prompt after the cached prefix
+  for (int b = 0; b < batch; ++b)
+    suffix.insert(suffix.end(), tokens.begin() + b * prompt + prefix, tokens.begin() + (b + 1) * prompt);
   InferenceRecord r;
   const OpTotals at_start = totals_of(profiler);
   groups.world().barrier();
   Clock::time_point start = Clock::now();
-  Tensor logits = decoder.forward(ctx, tokens.data(), prompt);
+  Tensor logits = decoder.forward(ctx, suffix.data(), prompt - prefix);
   std::vector<int> next = sample(ctx, profiler, logits.data(), batch, tc);
   r.ttft_s = slowest_since(start, groups.world());
   r.first_tokens.push_back(next[0]);
@@ -157,7 +173,8 @@ InferenceRecord run_inference(const InferenceConfig& c, ProcessGroups& groups, c
   r.decode_ops = added(after_prefill, totals_of(profiler));
   // the model's cache: every TP rank caches kv_heads/tp heads, or (MLA) the whole latent,
   // which counts once, as the simulator's kv_cache_bytes_per_token counts it
-  r.kv_cache_bytes = decoder.kv_cache_bytes() * (c.model.mla ? 1 : groups.dims().tp);
+  const std::int64_t cache = decoder.kv_cache_bytes() + (cached ? cached->kv_cache_bytes() : 0);
+  r.kv_cache_bytes = cache * (c.model.mla ? 1 : groups.dims().tp);
   r.params_and_memory = measured_params_and_memory(stage, groups, allocator, gpu);
   return r;
 }

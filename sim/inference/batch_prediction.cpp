@@ -72,7 +72,7 @@ InferencePrediction predict_disaggregated(const Scenario& s) {
   InferencePrediction p = predict_inference(decode_replica(s));
   const Scenario prefill = prefill_replica(s);
   const PassCostModel prefill_model(prefill);
-  const IterationShape prompts = prefill_shape(w.batch, w.prompt_len, s.model.sliding_window);
+  const IterationShape prompts = prompt_shape(w, s.model.sliding_window);
   p.prefill = prefill_model.cost(PassShape{prompts, {}, {}});
   p.prefill_ops = prefill_model.target().op_times(prompts);
   p.ttft_s = p.prefill.latency_s();
@@ -93,7 +93,7 @@ InferencePrediction predict_inference(const Scenario& s) {
   if (w.disaggregation) return predict_disaggregated(s);
   const PassCostModel model(s);
   InferencePrediction p;
-  const IterationShape prefill = prefill_shape(w.batch, w.prompt_len, s.model.sliding_window);
+  const IterationShape prefill = prompt_shape(w, s.model.sliding_window);
   // a draft model prefills the prompts too, after the served model
   p.prefill = model.cost(PassShape{prefill, w.speculative ? prefill : IterationShape{}, {}});
   p.ttft_s = p.prefill.latency_s();

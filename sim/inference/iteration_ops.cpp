@@ -42,6 +42,14 @@ IterationShape prefill_shape(std::int64_t batch, std::int64_t prompt_len, std::i
   return s;
 }
 
+IterationShape prompt_shape(const InferenceWorkload& w, std::int64_t window) {
+  IterationShape s;
+  s.window = window;
+  s.add_chunk(w.prefix_tokens, w.prompt_len - w.prefix_tokens, true);
+  s.repeat(w.batch);
+  return s;
+}
+
 IterationShape decode_shape(std::int64_t batch, std::int64_t context, std::int64_t window) {
   IterationShape s;
   s.window = window;

@@ -42,6 +42,10 @@ struct IterationShape {
 
 // A batch of `batch` prompts of `prompt_len` tokens prefilled at once.
 IterationShape prefill_shape(std::int64_t batch, std::int64_t prompt_len, std::int64_t window = 0);
+// A static batch's prefill (SCENARIO.md `inference`): `batch` prompts of prompt_len tokens
+// whose first prefix_tokens are already cached (prefix caching): the rest prefilled, attending
+// to the whole prompt.
+IterationShape prompt_shape(const InferenceWorkload& w, std::int64_t window = 0);
 // One decode step of `batch` sequences, each with `context` tokens after the new one.
 IterationShape decode_shape(std::int64_t batch, std::int64_t context, std::int64_t window = 0);
 

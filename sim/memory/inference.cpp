@@ -26,14 +26,19 @@ std::int64_t inference_kv_cache_bytes(const ModelSpec& model, const Plan& plan,
                                       const InferenceWorkload& inference, int stage) {
   const std::int64_t length = inference.prompt_len + inference.output_len;
   // a windowed layer keeps the last `sliding_window` tokens of a sequence only
-  std::int64_t layer_tokens = 0;  // sum over the stage's layers of the tokens each keeps per sequence
+  std::int64_t layer_tokens = 0;   // sum over the stage's layers of the tokens each keeps per sequence
+  std::int64_t prefix_tokens = 0;  // the same for the prefix cache's own copy of the shared prefix
   for (int chunk = 0; chunk < chunks_per_stage(plan); ++chunk) {
     const std::int64_t first = chunk_first_layer(model, plan, stage, chunk);
-    for (std::int64_t l = first; l < first + chunk_layer_count(model, plan, stage, chunk); ++l)
-      layer_tokens += model.is_windowed_layer(l) ? std::min(length, model.sliding_window) : length;
+    for (std::int64_t l = first; l < first + chunk_layer_count(model, plan, stage, chunk); ++l) {
+      const bool windowed = model.is_windowed_layer(l);
+      layer_tokens += windowed ? std::min(length, model.sliding_window) : length;
+      prefix_tokens += windowed ? std::min(inference.prefix_tokens, model.sliding_window) : inference.prefix_tokens;
+    }
   }
+  // each sequence holds its whole cache (the prefix copied in), the prefix cache holds it once
   return checked_mul(kv_cache_bytes_per_token(model, 1, plan.tp, inference.kv_dtype),
-                     checked_mul(inference.batch, layer_tokens));
+                     checked_add(checked_mul(inference.batch, layer_tokens), prefix_tokens));
 }
 
 namespace {
@@ -60,12 +65,14 @@ std::int64_t prefill_activation_bytes(const ModelSpec& model, const Plan& plan,
   Plan forward_only = plan;
   forward_only.recompute = Recompute::none;
   const Dtype dtype = inference.weight_dtype == Dtype::fp32 ? Dtype::fp32 : Dtype::bf16;
-  const MicroBatchShape shape{inference.batch, inference.prompt_len, dtype};
+  // the tokens the prefill computes: each prompt after its cached prefix (prefix caching)
+  const std::int64_t new_tokens = inference.prompt_len - inference.prefix_tokens;
+  const MicroBatchShape shape{inference.batch, new_tokens, dtype};
   const StageLayers layers = stage_layers(model, plan, stage);
   std::int64_t largest = 0;
   if (layers.dense > 0) largest = largest_point_bytes(model, 0, forward_only, shape);
   if (layers.moe > 0) largest = std::max(largest, largest_point_bytes(model, model.layers - 1, forward_only, shape));
-  const std::int64_t tokens = checked_mul(inference.batch, inference.prompt_len) / plan.cp;
+  const std::int64_t tokens = checked_mul(inference.batch, new_tokens) / plan.cp;
   const std::int64_t stream = dtype_bytes(dtype, checked_mul(tokens, model.hidden));
   std::int64_t bytes = layers.total() > 0 ? checked_add(largest, 3 * stream) : 0;
   if (stage == plan.pp - 1)  // after the layers: their output and the last position's logits

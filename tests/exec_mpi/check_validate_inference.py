@@ -10,7 +10,8 @@ import subprocess
 import sys
 
 TWINSIM, OUT = sys.argv[1], sys.argv[2]
-CASES = ("tiny-gpt-inference", "tiny-llama-inference-tp2", "tiny-moe-inference-tp2", "tiny-mla-inference-tp2")
+CASES = ("tiny-gpt-inference", "tiny-llama-inference-tp2", "tiny-moe-inference-tp2", "tiny-mla-inference-tp2",
+         "tiny-llama-inference-prefix-tp2")
 failures = []
 
 

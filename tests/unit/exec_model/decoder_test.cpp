@@ -2,7 +2,9 @@
 // independent path: flash attention over the whole sequence, its own embedding and head).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <stdexcept>
 
 #include "exec/model/decoder.hpp"
 #include "tests/unit/exec_model/decoder_reference.hpp"
@@ -61,6 +63,45 @@ TEST(Decoder, MlaLatentCacheMatchesFullForward) {
   expect_decode_matches_full_forward(test::tiny_mla_config());
   expect_decode_matches_full_forward(test::tiny_mla_config(false));
 }
+
+// Prefix caching: every sequence opens with the same kPrefix tokens, computed once by a
+// one-sequence decoder and copied in; the rest of the prompt and the decode steps must give
+// the full forward's logits (the training forward over each sequence's whole tokens).
+void expect_prefix_cache_matches_full_forward(TransformerConfig c) {
+  constexpr int kPrefix = 2;
+  const ModelContext ctx{};
+  std::vector<int> all = token_rows(c.micro_batch, static_cast<int>(c.model.vocab));
+  for (int b = 1; b < c.micro_batch; ++b) std::copy_n(all.begin(), kPrefix, all.begin() + b * kTotal);
+  TransformerStage stage(c);
+  stage.initialize();
+  Decoder prefix(stage, 1, kPrefix);
+  prefix.forward(ctx, all.data(), kPrefix);
+  Decoder decoder(stage, c.micro_batch, kTotal);
+  decoder.start_from_prefix(prefix, kPrefix);
+  EXPECT_EQ(decoder.length(), kPrefix);
+  std::vector<int> step;
+  for (int len = kPrompt; len <= kTotal; ++len) {
+    const int first = decoder.length();
+    step.clear();
+    for (int b = 0; b < c.micro_batch; ++b)
+      for (int j = first; j < len; ++j) step.push_back(all[b * kTotal + j]);
+    const Tensor logits = decoder.forward(ctx, step.data(), len - first);
+    const std::vector<float> ref = test::full_forward_last_logits(c, ctx, all, kTotal, len);
+    float scale = 0;
+    for (float v : ref) scale = std::max(scale, std::abs(v));
+    EXPECT_LE(test::max_abs_diff(logits.data(), ref), 1e-5f * scale) << "length " << len;
+  }
+  // a cache that is not empty, or a prefix longer than the source holds, is refused
+  EXPECT_THROW(decoder.start_from_prefix(prefix, kPrefix), std::invalid_argument);
+  Decoder other(stage, c.micro_batch, kTotal);
+  EXPECT_THROW(other.start_from_prefix(prefix, kPrefix + 1), std::invalid_argument);
+}
+
+TEST(Decoder, GptPrefixCacheMatchesFullForward) { expect_prefix_cache_matches_full_forward(test::tiny_gpt_config()); }
+TEST(Decoder, LlamaPrefixCacheMatchesFullForward) {
+  expect_prefix_cache_matches_full_forward(test::tiny_llama_config());
+}
+TEST(Decoder, MlaPrefixCacheMatchesFullForward) { expect_prefix_cache_matches_full_forward(test::tiny_mla_config()); }
 
 TEST(Decoder, GreedyPicksTheLowestOfTiedMaxima) {
   const float logits[] = {0.5f, 2.0f, 2.0f, -1.0f, /* second sequence */ 3.0f, 0.0f, 0.0f, 3.0f};
