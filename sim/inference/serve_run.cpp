@@ -12,6 +12,8 @@ namespace twinsim {
 ServeRun run_serve(const Scenario& s, const ServeRequest& r) {
   if (!s.inference) throw ScenarioError("inference", "", "serve needs a scenario with an inference section");
   ServeOptions options = r.options;
+  // the scenario's cached prefix (inference.prefix_tokens) unless --prefix-tokens gives one
+  if (options.prefix_tokens == 0) options.prefix_tokens = s.inference->prefix_tokens;
   if (options.prefix_tokens > 0) options.prefix_hit_rate = r.prefix_hit_rate;
   options.prefix_seed = r.seed;
   options.acceptance_seed = r.seed;  // inference.speculative's draws

@@ -7,6 +7,7 @@
 #include "serving_scenarios.hpp"
 #include "sim/inference/batch_prediction.hpp"
 #include "sim/inference/iteration_ops.hpp"
+#include "sim/inference/serve_run.hpp"
 #include "sim/memory/memory_report.hpp"
 
 namespace twinsim {
@@ -41,6 +42,20 @@ TEST(PrefixCacheBatch, TtftShrinksTheDecodeDoesNotAndTheCacheHoldsThePrefixOnce)
   const std::int64_t per_token = 131072;
   EXPECT_EQ(predict_memory(cached).breakdown.kv_cache - predict_memory(plain).breakdown.kv_cache, 3072 * per_token);
   EXPECT_EQ(predict_memory(plain).breakdown.kv_cache, 8 * (4096 + 64) * per_token);
+}
+
+TEST(PrefixCacheBatch, ServeTakesTheScenariosPrefixUnlessTheFlagGivesOne) {
+  const std::string text =
+      "model: llama3-8b\ncluster: dgx-h100\ninference: {prompt_len: 1024, output_len: 16, prefix_tokens: 768}\n"
+      "plan: {tp: 1, pp: 1}\n";
+  ServeRequest r;
+  r.requests = 20, r.rate_per_s = 2;
+  const ServeRun scenario_prefix = run_serve(load_scenario_text(text), r);
+  EXPECT_EQ(scenario_prefix.json["cached_prompt_tokens"].get<std::int64_t>(), 20 * 768);  // every request a hit
+  r.options.prefix_tokens = 512;  // --prefix-tokens 512
+  EXPECT_EQ(run_serve(load_scenario_text(text), r).json["cached_prompt_tokens"].get<std::int64_t>(), 20 * 512);
+  const ServeRun none = run_serve(load_scenario_text(text, {"inference.prefix_tokens=0"}), ServeRequest{20, 2});
+  EXPECT_EQ(none.json["cached_prompt_tokens"].get<std::int64_t>(), 0);
 }
 
 TEST(PrefixCacheBatch, APrefixAsLongAsThePromptIsRefused) {
