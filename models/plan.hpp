@@ -48,6 +48,11 @@ struct PlanKnobs {
   // each GPU's 16-bit parameter shard lives in CPU memory and crosses PCIe before every
   // per-layer all-gather; the CPU's update writes it in place (no copy back)
   bool offload_params = false;
+  // Activation offload (Transformer Engine's get_cpu_offload_context; Megatron-core's
+  // --cpu-offloading-num-layers N with activations only): what the first N transformer layers
+  // keep for their backward goes to CPU memory during the forward, each layer's copy beside
+  // the next layer's forward, and comes back one layer ahead in the backward. 0: none
+  int offload_activations_layers = 0;
   // ZeRO++ (Wang et al. 2023; DeepSpeed's zero_quantized_weights / zero_quantized_gradients):
   // ZeRO-3's per-layer parameter all-gathers in block-quantised int8 (qwZ) and its gradient
   // reduce-scatters in block-quantised int4 (qgZ), priced in sim/training/zero_comm

@@ -67,6 +67,8 @@ void require_hf_eager_scope(const Scenario& s) {
   // DeepSpeed's: its engine keeps a 16-bit model and an fp32 master, not autocast's fp32 model
   if (p.offload_optimizer) refuse("plan.offload_optimizer", "true", "is DeepSpeed's, not counted");
   if (p.offload_params) refuse("plan.offload_params", "true", "is DeepSpeed's, not counted");
+  if (p.offload_activations_layers > 0)
+    refuse("plan.offload_activations_layers", std::to_string(p.offload_activations_layers), "is not counted");
   if (p.gradient_compression != GradCompression::none)
     refuse("plan.gradient_compression", std::string(to_string(p.gradient_compression)), "is not counted");
 }
@@ -211,6 +213,19 @@ void validate_training(const Scenario& s) {
     throw ScenarioError("plan.offload_optimizer", "true",
                         "needs cluster.host (the PCIe link and CPU memory of the node: h2d_GBps, d2h_GBps, "
                         "memory_bandwidth_GBps, memory_GiB); the catalog's DGX A100, H100 and H200 carry them");
+  if (p.offload_activations_layers > 0) {
+    const std::string n = std::to_string(p.offload_activations_layers);
+    const std::string key = "plan.offload_activations_layers";
+    if (!s.cluster.host.described())
+      throw ScenarioError(key, n, "needs cluster.host (the PCIe link and CPU memory of the node)");
+    // Megatron-core's TransformerConfig refuses the same (megatron/core/transformer/transformer_config.py)
+    if (p.offload_activations_layers >= m.layers)
+      throw ScenarioError(key, n, "must be less than " + kv("model.layers", m.layers) +
+                                      " (the last layer's backward comes right after its forward)");
+    if (p.pp != 1) throw ScenarioError(key, n, "needs plan.pp: 1 (Megatron-core offloads no pipelined model)");
+    if (p.recompute != Recompute::none)
+      throw ScenarioError(key, n, "needs plan.recompute: none (offloading replaces recomputation)");
+  }
   if (p.offload_params) {
     if (!p.shards_params() || !p.offload_optimizer)
       throw ScenarioError("plan.offload_params", "true",
@@ -282,6 +297,9 @@ void validate_inference(const Scenario& s) {
   const InferenceWorkload& w = *s.inference;
   if (s.plan.offload_optimizer)
     throw ScenarioError("plan.offload_optimizer", "true", "applies to training (an inference run has no optimizer)");
+  if (s.plan.offload_activations_layers > 0)
+    throw ScenarioError("plan.offload_activations_layers", std::to_string(s.plan.offload_activations_layers),
+                        "applies to training (an inference run keeps nothing for a backward)");
   if (s.plan.offload_params)
     throw ScenarioError("plan.offload_params", "true",
                         "applies to training with ZeRO-3 (serving weights from CPU memory is not modelled)");

@@ -26,6 +26,10 @@ void validate(const TrainConfig& c) {
   if (c.plan.offload_params)
     throw std::invalid_argument("plan.offload_params=true: the executor offloads the optimizer only (ZeRO-Infinity's "
                                 "parameter offload is priced by the simulator only)");
+  if (c.plan.offload_activations_layers > 0)
+    throw std::invalid_argument("plan.offload_activations_layers=" + std::to_string(c.plan.offload_activations_layers) +
+                                ": the executor keeps its activations in its own memory (activation offload is priced "
+                                "by the simulator only)");
   if (c.plan.zero_quantized_weights || c.plan.zero_quantized_gradients)
     throw std::invalid_argument(std::string(c.plan.zero_quantized_weights ? "plan.zero_quantized_weights"
                                                                           : "plan.zero_quantized_gradients") +

@@ -233,6 +233,13 @@ std::int64_t stage_backward_bytes(const ModelSpec& model, const Plan& plan, cons
   return extra;
 }
 
+std::int64_t offloaded_activation_bytes(const ModelSpec& model, const Plan& plan, const LayerActivations& per_layer) {
+  std::int64_t bytes = 0;
+  for (std::int64_t l = 0; l < std::min<std::int64_t>(plan.offload_activations_layers, model.layers); ++l)
+    bytes = checked_add(bytes, model.is_moe_layer(l) ? per_layer.moe : per_layer.dense);
+  return bytes;
+}
+
 std::int64_t training_activation_bytes(const ModelSpec& model, const Plan& plan,
                                        const TrainingWorkload& training, const LayerActivations& per_layer,
                                        int stage) {
@@ -244,6 +251,12 @@ std::int64_t training_activation_bytes(const ModelSpec& model, const Plan& plan,
   const std::int64_t per_microbatch =
       checked_add(checked_mul(layers.dense, per_layer.dense), checked_mul(layers.moe, per_layer.moe));
   std::int64_t bytes = checked_mul(per_microbatch, chunks_in_flight(plan, stage, m)) / v;
+  if (plan.offload_activations_layers > 0) {  // one stage, one micro-batch in flight (validated)
+    std::int64_t in_flight = 0;  // the largest offloaded layer's, on the GPU while it travels
+    for (std::int64_t l = 0; l < std::min<std::int64_t>(plan.offload_activations_layers, model.layers); ++l)
+      in_flight = std::max(in_flight, model.is_moe_layer(l) ? per_layer.moe : per_layer.dense);
+    bytes -= offloaded_activation_bytes(model, plan, per_layer) - in_flight;
+  }
   const std::int64_t moe_kept = model.moe ? per_layer.moe : -1;  // the MTP block's, already built
   bytes = checked_add(bytes, stage_extra_activation_bytes(model, plan, training, stage, moe_kept));
   // The first backward's working set (one layer at a time) comes on top: the stage's last

@@ -74,6 +74,12 @@ std::int64_t embedding_activation_bytes(const ModelSpec& model, const Plan& plan
 std::int64_t output_activation_bytes(const ModelSpec& model, const Plan& plan, const MicroBatchShape& shape,
                                      std::int64_t moe_layer_kept = -1);
 
+// plan.offload_activations_layers: what the first N layers of the (one) stage keep for their
+// backward, held in CPU memory instead. The GPU still holds one of those layers at a time on
+// top of the others (the forward's copy in flight; Transformer Engine's double buffer in the
+// backward, once the later layers have freed theirs); training_activation_bytes counts it.
+std::int64_t offloaded_activation_bytes(const ModelSpec& model, const Plan& plan, const LayerActivations& per_layer);
+
 // What a stage keeps besides its layers' activations at its peak: the embedding's extras
 // of the micro-batches in flight on the first stage, the head's on the last.
 std::int64_t stage_extra_activation_bytes(const ModelSpec& model, const Plan& plan,

@@ -29,7 +29,7 @@ StageMemory training_stage(const Scenario& sc, const LayerActivations& per_layer
   if (sc.cluster.gpu.workspace_bytes >= 0) buffers.workspace = sc.cluster.gpu.workspace_bytes;
   b.buffers = buffers.total();
   StageMemory m = finish(stage, b);
-  m.host_bytes = w.host();
+  m.host_bytes = w.host() + offloaded_activation_bytes(sc.model, sc.plan, per_layer);
   return m;
 }
 

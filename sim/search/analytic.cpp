@@ -9,6 +9,7 @@
 #include "sim/memory/hf_eager_memory.hpp"
 #include "sim/memory/stage_layers.hpp"
 #include "sim/memory/weights.hpp"
+#include "sim/training/activation_offload.hpp"
 #include "sim/training/rank_layout.hpp"
 #include "sim/training/step_graph.hpp"
 #include "sim/training/transfer_bytes.hpp"
@@ -139,6 +140,14 @@ AnalyticEstimate AnalyticModel::estimate(const Candidate& c) {
       t.bwd += prices.head.bwd + prices.head.tp_bwd;
     }
     whole_chunk(stage, t);
+    if (plan_.offload_activations_layers > 0) {  // one stage (validated): its copies' excess over the passes
+      const std::int64_t n = plan_.offload_activations_layers;
+      const bool moe = model.is_moe_layer(0);  // the offloaded layers lead the model: price them as the first
+      const ActivationTransfer x =
+          activation_transfer(cluster, moe ? prices.activations.moe : prices.activations.dense);
+      t.fwd += transfer_stall_s(x.offload_s, moe ? f_moe : f_dense, forward_waits(n, model.layers));
+      t.bwd += transfer_stall_s(x.reload_s, moe ? b_moe : b_dense, n);
+    }
     return t;
   };
   const StageTime first = stage_time(0);
@@ -219,9 +228,10 @@ AnalyticEstimate AnalyticModel::estimate(const Candidate& c) {
   if (c.pp > 1) e.peak_bytes = std::max(e.peak_bytes, stage_peak_bytes(plan_, training_, a, c.pp - 1));
   if (c.pp > 2) e.peak_bytes = std::max(e.peak_bytes, stage_peak_bytes(plan_, training_, a, 1));
   e.fits = e.peak_bytes <= capacity_bytes();
-  if (c.offload_optimizer)  // the offloaded states (and parameters) fit the GPU's share of the host's memory too
+  if (c.offload_optimizer || plan_.offload_activations_layers > 0)  // what is offloaded fits the host's share too
     for (int stage : {0, c.pp - 1})
-      e.fits = e.fits && training_weight_memory(base_.model, plan_, training_, stage).host() <=
+      e.fits = e.fits && training_weight_memory(base_.model, plan_, training_, stage).host() +
+                                 offloaded_activation_bytes(base_.model, plan_, a) <=
                              base_.cluster.host.memory_bytes;
   return e;
 }

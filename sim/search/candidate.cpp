@@ -21,6 +21,9 @@ void keep_scenario_settings(PlanKnobs& plan, const PlanKnobs& scenario, int gpus
   }
   plan.zero_hpz_partition_size = scenario.zero_hpz_partition_size;  // hpz_partition reads the asked size
   plan.zero_hpz_partition_size = hpz_partition(plan, gpus_per_node);
+  // activation offload where Megatron-core allows it: one stage, no recomputation
+  plan.offload_activations_layers =
+      plan.pp == 1 && plan.recompute == Recompute::none ? scenario.offload_activations_layers : 0;
   plan.offload_params = scenario.offload_params && layer_gathers && plan.dp_group_size() > 1 && plan.offload_optimizer &&
                         plan.zero_hpz_partition_size == 1;
 }

@@ -51,7 +51,7 @@ void write_csv(std::ostream& out, const SearchResult& r) {
 }
 
 // The scenario settings its searched plans keep where they apply (keep_scenario_settings in
-// sim/search/candidate.cpp): gradient compression, parameter offload, ZeRO++.
+// sim/search/candidate.cpp): gradient compression, parameter and activation offload, ZeRO++.
 void print_kept_settings(std::ostream& out, const Plan& plan) {
   if (plan.gradient_compression != GradCompression::none)
     out << "ZeRO 0-2 plans with more than one DP rank use the scenario's " << to_string(plan.gradient_compression)
@@ -59,6 +59,9 @@ void print_kept_settings(std::ostream& out, const Plan& plan) {
   if (plan.offload_params)
     out << "ZeRO-3 plans over more than one DP rank that offload the optimizer also keep their parameter shard in "
            "CPU memory (the scenario's plan.offload_params)\n";
+  if (plan.offload_activations_layers > 0)
+    out << "one-stage plans without recomputation offload the activations of their first "
+        << plan.offload_activations_layers << " layers to CPU memory (the scenario's plan.offload_activations_layers)\n";
   if (!plan.zero_quantized_weights && !plan.zero_quantized_gradients && plan.zero_hpz_partition_size <= 1) return;
   std::vector<std::string> parts;
   if (plan.zero_quantized_weights) parts.push_back("int8 weight gathers (qwZ)");

@@ -9,9 +9,11 @@
 #include "models/param_count.hpp"
 #include "sim/cost/collective_cost.hpp"
 #include "sim/cost/compute_cost.hpp"
+#include "sim/memory/activations.hpp"
 #include "sim/memory/buffers.hpp"
 #include "sim/memory/stage_layers.hpp"
 #include "sim/memory/weights.hpp"
+#include "sim/training/activation_offload.hpp"
 #include "sim/training/pipeline_schedule.hpp"
 #include "sim/training/rank_layout.hpp"
 #include "sim/training/step_ranks.hpp"
@@ -60,6 +62,11 @@ struct Builder {
   std::vector<std::vector<std::vector<TaskId>>> dp_grad_tasks;  // [stage][gpu] -> reduce tasks
   std::vector<std::vector<TaskId>> slot_begin;  // [stage][gpu]: the opening marker of its latest slot
   LowRankShare low_rank;  // plan.gradient_compression: powersgd, what it sends of the gradients
+  // plan.offload_activations_layers: each offloaded layer's copy out and back, by layer kind
+  ActivationTransfer offload_dense, offload_moe;
+  // per GPU of the (one) stage: the current micro-batch's offload and reload task of a layer
+  std::vector<std::map<std::int64_t, TaskId>> offloads, reloads;
+  bool offloaded(std::int64_t layer) const { return layer >= 0 && layer < s.plan.offload_activations_layers; }
   // the type the data-parallel collectives carry (dp_state_dtype)
   Dtype state_dtype() const { return dp_state_dtype(s.stack, s.training->precision); }
 
@@ -190,6 +197,8 @@ struct Builder {
   void zero3_stage_gather(Chains& ch, int stage, int chunk, const char* pass);
   void stage_shard_reduce(Chains& ch, int stage, int chunk);
   void shard_reduce(int stage, std::int64_t layer, const std::vector<TaskId>& backward);
+  void offload_layer(Chains& ch, int stage, std::int64_t layer);
+  void reload_layer(Chains& ch, int stage, std::int64_t layer);
   void forward_layer(Chains& ch, int stage, std::int64_t layer);
   void backward_layer(Chains& ch, int stage, std::int64_t layer, bool last_mb);
   void ends(Chains& ch, int stage, const LayerCost& lc, const std::string& name, bool backward);
@@ -201,7 +210,7 @@ struct Builder {
     auto& g = out.graph;
     out.categories = {g.category("compute"), g.category("recompute"), g.category("tp_comm"),
                       g.category("cp_comm"), g.category("ep_comm"),   g.category("pp_comm"),
-                      g.category("dp_comm"), g.category("optimizer")};
+                      g.category("dp_comm"), g.category("optimizer"), g.category("offload")};
     stages = make_stage_ranks(s, fidelity, g);
     for (const StageRanks& sr : stages) {
       out.stages.push_back(sr.gpus.front());
@@ -210,6 +219,15 @@ struct Builder {
     }
     assign_layers();
     for (const StageRanks& sr : stages) since_sync.emplace_back(sr.gpus.size(), 0.0);
+    if (s.plan.offload_activations_layers > 0) {  // one stage (validated)
+      const TrainingWorkload& t = *s.training;
+      const LayerActivations kept =
+          layer_activations(s.model, s.plan, {t.micro_batch, t.seq_len, activation_dtype(t.precision)});
+      offload_dense = activation_transfer(s.cluster, kept.dense);
+      offload_moe = activation_transfer(s.cluster, kept.moe);
+      offloads.assign(stages[0].gpus.size(), {});
+      reloads.assign(stages[0].gpus.size(), {});
+    }
     for (int i = 0; i < pp; ++i) {
       chunk_comm.emplace_back();
       for (int c = 0; c < v; ++c)
@@ -282,16 +300,44 @@ void Builder::stage_shard_reduce(Chains& ch, int stage, int chunk) {
   for (std::size_t g = 0; g < ch.size(); ++g) dp_grad_tasks[stage][g].push_back(ch[g].last);
 }
 
+// Activation offload (sim/training/activation_offload.hpp): after layer L's forward its saved
+// tensors go out on the host-link stream; layer L + 2 waits for the copy.
+void Builder::offload_layer(Chains& ch, int stage, std::int64_t layer) {
+  const double seconds = (s.model.is_moe_layer(layer) ? offload_moe : offload_dense).offload_s;
+  for (std::size_t g = 0; g < ch.size(); ++g) {
+    const ResourceId link = stages[stage].gpus[g].host_link;
+    const TaskId t = task("layer" + std::to_string(layer) + ".offload", seconds, out.categories.offload, {&link, 1});
+    out.graph.add_dependency(ch[g].last, t);
+    offloads[g][layer] = t;
+  }
+}
+
+// The reload of layer L starts with layer L + 1's backward (and after L's offload); layer L's
+// backward waits for it.
+void Builder::reload_layer(Chains& ch, int stage, std::int64_t layer) {
+  const double seconds = (s.model.is_moe_layer(layer) ? offload_moe : offload_dense).reload_s;
+  for (std::size_t g = 0; g < ch.size(); ++g) {
+    const ResourceId link = stages[stage].gpus[g].host_link;
+    const TaskId t = task("layer" + std::to_string(layer) + ".reload", seconds, out.categories.offload, {&link, 1});
+    out.graph.add_dependency(offloads[g].at(layer), t);
+    if (ch[g].last >= 0) out.graph.add_dependency(ch[g].last, t);
+    reloads[g][layer] = t;
+  }
+}
+
 void Builder::forward_layer(Chains& ch, int stage, std::int64_t layer) {
   const StepCategories& c = out.categories;
   const LayerCost& lc = cost_of(layer);
   const std::string prefix = "layer" + std::to_string(layer);
+  if (offloaded(layer - 2))
+    for (std::size_t g = 0; g < ch.size(); ++g) ch[g].pending.push_back(offloads[g].at(layer - 2));
   zero3_gather(ch, stage, layer, "fwd");
   compute(ch, stage, prefix + ".fwd", lc.fwd_s(TimeCategory::compute), c.compute,
           {static_cast<std::int32_t>(layer), costs.layer_cost_index[layer], LayerPass::fwd});
   comm(ch, stage, GroupKind::cp, prefix + ".cp.fwd", lc.fwd_s(TimeCategory::cp_comm), c.cp_comm, &StageStreams::cp);
   comm(ch, stage, GroupKind::tp, prefix + ".tp.fwd", lc.fwd_s(TimeCategory::tp_comm), c.tp_comm, tp_side());
   comm(ch, stage, GroupKind::ep, prefix + ".ep.fwd", lc.fwd_s(TimeCategory::ep_comm), c.ep_comm, nullptr);
+  if (offloaded(layer)) offload_layer(ch, stage, layer);
 }
 
 void Builder::backward_layer(Chains& ch, int stage, std::int64_t layer, bool last_mb) {
@@ -299,6 +345,9 @@ void Builder::backward_layer(Chains& ch, int stage, std::int64_t layer, bool las
   const LayerCost& lc = cost_of(layer);
   const std::string prefix = "layer" + std::to_string(layer);
   const std::int32_t idx = costs.layer_cost_index[layer];
+  if (offloaded(layer))
+    for (std::size_t g = 0; g < ch.size(); ++g) ch[g].pending.push_back(reloads[g].at(layer));
+  if (offloaded(layer - 1)) reload_layer(ch, stage, layer - 1);  // prefetched one layer ahead
   zero3_gather(ch, stage, layer, "bwd");
   if (s.plan.recompute != Recompute::none) {
     compute(ch, stage, prefix + ".recompute", lc.recompute_s(), c.recompute,

@@ -28,6 +28,8 @@ struct StageStreams {
   // previous layer's gradient reduce-scatter
   engine::ResourceId compute = -1, tp = -1, cp = -1, dp = -1, gather = -1;
   engine::ResourceId nic = -1;
+  // its PCIe link's copy stream to CPU memory (plan.offload_activations_layers; -1: none)
+  engine::ResourceId host_link = -1;
   engine::ResourceId uplink = -1;  // its leaf switch's spine uplink (full mode, oversubscribed fabric)
   int leaf = -1;                   // the leaf switch its NIC hangs off (full mode, cluster.fabric)
   int rank = 0;  // global rank in Megatron order tp-cp-ep-dp-pp
@@ -46,6 +48,7 @@ std::optional<Fidelity> fidelity_from_string(std::string_view name);
 
 struct StepCategories {
   engine::CategoryId compute, recompute, tp_comm, cp_comm, ep_comm, pp_comm, dp_comm, optimizer;
+  engine::CategoryId offload;  // activation copies to and from CPU memory
 };
 
 // What a layer task stands for, so a trace can show the ops inside it.

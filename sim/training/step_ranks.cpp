@@ -47,6 +47,7 @@ StageStreams add_gpu(const Scenario& s, engine::TaskGraph& g, int rank) {
   st.cp = g.add_stream(rank, "cp_comm");
   st.dp = g.add_stream(rank, "dp_comm");
   st.gather = g.add_stream(rank, "zero3_gather");
+  if (s.plan.offload_activations_layers > 0) st.host_link = g.add_stream(rank, "host_link");  // copy engines
   const double slowdown = nccl_compute_slowdown(s.cluster);
   if (slowdown > 1.0) {
     const engine::ResourceId side[] = {st.tp, st.cp, st.dp, st.gather};

@@ -28,9 +28,12 @@ TimeBreakdown stage_breakdown(const StepGraph& g, const engine::Timeline& tl, in
     else if (cat == c.cp_comm) b.cp_comm_s += d;
     else if (cat == c.dp_comm) b.dp_comm_exposed_s += d;  // blocking (ZeRO-3 without overlap)
   }
-  const std::vector<engine::ResourceId> watched{st.tp, st.cp, st.dp, st.gather}, covering{st.compute};
+  std::vector<engine::ResourceId> watched{st.tp, st.cp, st.dp, st.gather};
+  if (st.host_link >= 0) watched.push_back(st.host_link);
+  const std::vector<engine::ResourceId> covering{st.compute};
   const std::vector<double> exposed = engine::exposed_times(g.graph, tl, watched, covering);
   b.dp_comm_exposed_s += exposed[c.dp_comm];
+  b.offload_exposed_s += exposed[c.offload];
   b.tp_comm_s += exposed[c.tp_comm];
   b.cp_comm_s += exposed[c.cp_comm];
   b.pp_bubble_s = tl.makespan_s - b.sum();
@@ -351,7 +354,8 @@ nlohmann::json to_json(const TimeBreakdown& b) {
   return {{"compute_s", b.compute_s},     {"recompute_s", b.recompute_s},
           {"tp_comm_s", b.tp_comm_s},     {"pp_bubble_s", b.pp_bubble_s},
           {"dp_comm_exposed_s", b.dp_comm_exposed_s}, {"cp_comm_s", b.cp_comm_s},
-          {"ep_comm_s", b.ep_comm_s},     {"optimizer_s", b.optimizer_s}};
+          {"ep_comm_s", b.ep_comm_s},     {"optimizer_s", b.optimizer_s},
+          {"offload_exposed_s", b.offload_exposed_s}};
 }
 
 nlohmann::json time_json(const TrainingPrediction& p) {

@@ -23,9 +23,11 @@ struct TimeBreakdown {
   double ep_comm_s = 0;
   double optimizer_s = 0;
   double dp_comm_exposed_s = 0;  // idle while only data-parallel communication ran
+  double offload_exposed_s = 0;  // idle while only activation copies to or from CPU memory ran
   double pp_bubble_s = 0;        // idle otherwise: pipeline fill/drain and transfers
   double sum() const {
-    return compute_s + recompute_s + tp_comm_s + cp_comm_s + ep_comm_s + optimizer_s + dp_comm_exposed_s + pp_bubble_s;
+    return compute_s + recompute_s + tp_comm_s + cp_comm_s + ep_comm_s + optimizer_s + dp_comm_exposed_s +
+           offload_exposed_s + pp_bubble_s;
   }
 };
 

@@ -1,0 +1,37 @@
+#pragma once
+// Activation offload (plan.offload_activations_layers; Transformer Engine's CPU offload as
+// Megatron-core runs it, get_cpu_offload_context with activations only): each of the first N
+// layers' saved activations crosses the GPU's PCIe link to CPU memory after the layer's
+// forward, beside the next layer's forward (the layer after that waits for the copy: TE's
+// group commit synchronises the offload stream), and comes back one layer ahead in the
+// backward (the reload starts with the next layer's backward; the layer's own backward waits
+// for it). Copies run on the copy engines, so they take nothing from the compute beside them.
+// The event engine builds them as tasks on the GPU's host-link stream; the search's estimate
+// takes their excess over the passes they hide behind. One home for both.
+#include <algorithm>
+#include <cstdint>
+
+#include "hardware/cluster_spec.hpp"
+
+namespace twinsim {
+
+struct ActivationTransfer {
+  double offload_s = 0;  // GPU -> CPU, one layer
+  double reload_s = 0;   // CPU -> GPU, one layer
+};
+ActivationTransfer activation_transfer(const ClusterSpec& cluster, std::int64_t layer_bytes);
+
+// One micro-batch's wait for `transfers` transfers of `transfer_s` each, one after the other
+// on one stream, each beside a pass of `pass_s`: every period takes the longer of the two.
+inline double transfer_stall_s(double transfer_s, double pass_s, std::int64_t transfers) {
+  return transfers > 0 && transfer_s > pass_s ? static_cast<double>(transfers) * (transfer_s - pass_s) : 0.0;
+}
+
+// How many of the N offloads a forward waits for: offload i is waited for by layer i + 2,
+// which exists for i <= layers - 3; the last ones have the rest of the forward and the
+// backward of the later layers to finish.
+inline std::int64_t forward_waits(std::int64_t offloaded, std::int64_t layers) {
+  return std::max<std::int64_t>(0, std::min(offloaded, layers - 2));
+}
+
+}  // namespace twinsim
