@@ -5,7 +5,8 @@
 // keeps for the backward. The op list (models/layer_ops) is the same layer as Megatron's
 // fused kernels run it; the stack `layer_kernels: hf_eager` picks this one.
 //
-// Counted, not estimated: scripts/hf_eager_census.py runs transformers' LlamaForCausalLM on
+// Counted, not estimated: scripts/hf_eager_census.py runs transformers' LlamaForCausalLM (and
+// Qwen2's and Qwen3's, for what their q, k, v biases and QK-norm change) on
 // the CPU and logs every ATen op of a forward and backward, and every tensor saved for the
 // backward, with the op-list row that issued it. Its kernel count matches the profiled steps
 // on an H200 (scenarios/validation/microbench/measured_2026-11-26/h200/train_step_kernels_*.csv):
@@ -25,9 +26,15 @@ namespace twinsim {
 // launch, no bytes to speak of).
 enum class EagerExtent { hidden, q, kv, ffn, vocab, weights, rows };
 
+// Which layers an entry counts for: every one, or only those with the feature (the entry is
+// what the feature's family adds to, or takes from, the Llama layer: its census less Llama's).
+enum class EagerVariant { all, qkv_bias, qk_norm };
+bool applies(EagerVariant v, const ModelSpec& model);
+
 // Kernels one op-list row runs in one pass: those of its module (forward) or of the autograd
 // nodes its forward made (backward).
 struct EagerKernels {
+  EagerVariant variant = EagerVariant::all;
   std::string_view row;  // models/op_names.hpp
   bool backward = false;
   EagerExtent extent = EagerExtent::hidden;
@@ -39,6 +46,7 @@ std::span<const EagerKernels> hf_eager_kernels();
 // What autograd keeps from one layer's forward (or the head's: final norm, logits, loss) until
 // its backward, each storage once.
 struct EagerSaved {
+  EagerVariant variant = EagerVariant::all;
   bool head = false;
   EagerExtent extent = EagerExtent::hidden;
   double bytes_per_element = 0;  // weights: per element of the layer's (the head's) weights

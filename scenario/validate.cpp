@@ -44,16 +44,20 @@ void require_hf_eager_scope(const Scenario& s) {
   const ModelSpec& m = s.model;
   const auto refuse = [&](const std::string& field, const std::string& value, const std::string& why) {
     throw ScenarioError(field, value,
-                        why + " (stack.layer_kernels hf_eager: the census of Hugging Face's eager Llama layers, "
-                              "RMSNorm, RoPE, SwiGLU, no biases, dense attention and FFN, one GPU's layers)");
+                        why + " (stack.layer_kernels hf_eager: the census of Hugging Face's eager Llama, Qwen2 and "
+                              "Qwen3 layers, RMSNorm, RoPE, SwiGLU, dense attention and FFN, one GPU's layers)");
   };
   if (m.norm != Norm::rmsnorm) refuse("model.norm", "layernorm", "is not counted");
   if (m.activation != Activation::swiglu) refuse("model.activation", std::string(to_string(m.activation)), "is not counted");
   if (m.position != Position::rope) refuse("model.position", "learned", "is not counted");
-  if (m.bias || m.qkv_bias) refuse(m.bias ? "model.bias" : "model.qkv_bias", "true", "is not counted");
+  if (m.bias) refuse("model.bias", "true", "is not counted (q, k, v biases are: model.qkv_bias)");
   if (m.moe) refuse("model.moe", "", "is not counted");
   if (m.mla) refuse("model.mla", "", "is not counted");
-  if (m.qk_norm || m.sandwich_norm) refuse(m.qk_norm ? "model.qk_norm" : "model.sandwich_norm", "true", "is not counted");
+  if (m.sandwich_norm) refuse("model.sandwich_norm", "true", "is not counted");
+  // a window shorter than the sequence makes HF build a windowed mask for SDPA; the census ran
+  // it causal, maskless
+  if (m.sliding_window > 0 && m.sliding_window < s.training->seq_len)
+    refuse("model.sliding_window", std::to_string(m.sliding_window), "shorter than the sequence is not counted");
   if (m.dropout > 0) refuse("model.dropout", std::to_string(m.dropout), "is not counted");
   if (m.mtp_layers > 0) refuse("model.mtp_layers", std::to_string(m.mtp_layers), "is not counted");
   const Plan& p = s.plan;

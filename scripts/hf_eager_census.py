@@ -37,7 +37,7 @@ ROW_WEIGHTS = {"attn.qkv": H * (Q + 2 * KV), "attn.proj": Q * H, "mlp.gate_up": 
 MODULE_ROW = {"input_layernorm": "attn.norm", "q_proj": "attn.qkv", "k_proj": "attn.qkv", "v_proj": "attn.qkv",
               "o_proj": "attn.proj", "post_attention_layernorm": "mlp.norm", "gate_proj": "mlp.gate_up",
               "up_proj": "mlp.gate_up", "down_proj": "mlp.down", "norm": "head.norm", "lm_head": "head.logits",
-              "embed_tokens": "embedding.lookup"}
+              "embed_tokens": "embedding.lookup", "q_norm": "attn.qk_norm", "k_norm": "attn.qk_norm"}
 SKIP = {"view", "_unsafe_view", "t", "transpose", "detach", "expand", "unsqueeze", "slice", "select", "permute",
         "alias", "reshape", "as_strided", "squeeze", "split", "empty", "lift_fresh", "ones_like", "arange",
         "mm", "bmm", "addmm", "embedding", "embedding_dense_backward", "_scaled_dot_product_flash_attention_for_cpu",
@@ -90,12 +90,20 @@ class Census(TorchDispatchMode):
         return out
 
 
-def main():
+def census(family):
+    """One forward and backward of `family` ("llama", "qwen2": q, k, v biases, "qwen3": QK-norm)
+    at the census's sizes: the kernel table and the saved-tensor table."""
+    import transformers
+    node_row.clear()
+    state.update(row="model", layer=None)
+    state["pass"] = "fwd"
     torch.manual_seed(0)
-    cfg = LlamaConfig(hidden_size=H, intermediate_size=FFN, num_hidden_layers=2, num_attention_heads=HEADS,
-                      head_dim=HEAD_DIM, num_key_value_heads=KV_HEADS, vocab_size=VOCAB, tie_word_embeddings=False,
-                      attn_implementation="sdpa")
-    model = LlamaForCausalLM(cfg)
+    sizes = dict(hidden_size=H, intermediate_size=FFN, num_hidden_layers=2, num_attention_heads=HEADS,
+                 head_dim=HEAD_DIM, num_key_value_heads=KV_HEADS, vocab_size=VOCAB, tie_word_embeddings=False,
+                 attn_implementation="sdpa")
+    config, model_class = {"llama": ("LlamaConfig", "LlamaForCausalLM"), "qwen2": ("Qwen2Config", "Qwen2ForCausalLM"),
+                           "qwen3": ("Qwen3Config", "Qwen3ForCausalLM")}[family]
+    model = getattr(transformers, model_class)(getattr(transformers, config)(**sizes))
     stack = []
     for name, module in model.named_modules():
         def pre(_m, _a, name=name):
@@ -112,8 +120,8 @@ def main():
         module.register_forward_pre_hook(pre)
         module.register_forward_hook(post)
     ids = torch.randint(0, VOCAB, (B, S))
-    census = Census()
-    with census, RowOfNodes():
+    logged = Census()
+    with logged, RowOfNodes():
         with torch.autocast("cpu", dtype=torch.bfloat16):
             loss = model(input_ids=ids, labels=ids).loss
     for node, (row, layer) in node_row.items():
@@ -121,10 +129,32 @@ def main():
             state["row"], state["layer"] = row, layer
         node.register_prehook(hook)
     state["pass"] = "bwd"
-    with census:
+    with logged:
         loss.backward()
-    report(census.rows)
-    report_saved(model, ids)
+    return report(logged.rows), report_saved(model, ids)
+
+
+def main():
+    """The Llama census, then what each variant adds or takes away (its census less Llama's)."""
+    kernels, saved = census("llama")
+    print_tables("all", kernels, saved)
+    for family, variant in (("qwen2", "qkv_bias"), ("qwen3", "qk_norm")):
+        k, s = census(family)
+        diff_k = {key: [k.get(key, [0, 0])[0] - kernels.get(key, [0, 0])[0], k.get(key, [0, 0])[1] - kernels.get(key, [0, 0])[1]]
+                  for key in set(k) | set(kernels)}
+        diff_s = {key: s.get(key, 0) - saved.get(key, 0) for key in set(s) | set(saved)}
+        print_tables(variant, {key: v for key, v in diff_k.items() if v != [0, 0]},
+                     {key: v for key, v in diff_s.items() if v != 0})
+
+
+def print_tables(variant, kernels, saved):
+    print(f"    // {variant}")
+    for (row, pas, ext), (per_elem, count) in sorted(kernels.items(), key=lambda kv: (kv[0][0], kv[0][1] == "bwd", kv[0][2])):
+        print(f"    {{EagerVariant::{variant}, op_names::k{camel(row)}, {'true' if pas == 'bwd' else 'false'}, "
+              f"EagerExtent::{ext}, {per_elem:g}, {count}}},")
+    print(f"    // {variant}: saved for the backward (weights: per element of the layer's or the head's)")
+    for (part, ext), per_elem in sorted(saved.items()):
+        print(f"    {{EagerVariant::{variant}, {'true' if part == 'head' else 'false'}, EagerExtent::{ext}, {per_elem:g}}},")
 
 
 def report_saved(model, ids):
@@ -155,9 +185,7 @@ def report_saved(model, ids):
     with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
         with torch.autocast("cpu", dtype=torch.bfloat16):
             model(input_ids=ids, labels=ids).loss
-    print("    // saved for the backward (weights: per element of the layer's or the head's)")
-    for (part, ext), per_elem in sorted(table.items()):
-        print(f"    {{{'true' if part == 'head' else 'false'}, EagerExtent::{ext}, {per_elem:g}}},")
+    return table
 
 
 def extent_of(tensors):
@@ -210,8 +238,7 @@ def report(rows):
         table[key][0] += nbytes / unit if unit else 0
         table[key][1] += kernels
         print(f"# {pas} {row:16s} {name:24s} {ext:8s} {nbytes / unit if unit else 0:6.2f} B/elem")
-    for (row, pas, ext), (per_elem, kernels) in sorted(table.items(), key=lambda kv: (kv[0][0], kv[0][1] == "bwd", kv[0][2])):
-        print(f"    {{op_names::k{camel(row)}, {'true' if pas == 'bwd' else 'false'}, EagerExtent::{ext}, {per_elem:g}, {kernels}}},")
+    return table
 
 
 def camel(row):

@@ -14,10 +14,11 @@ namespace twinsim {
 namespace {
 
 // The census's saved bytes of a layer (head = false) or of the head, for one micro-batch.
-double saved_bytes(const EagerExtents& e, bool head) {
+double saved_bytes(const ModelSpec& model, const EagerExtents& e, bool head) {
   double bytes = 0;
   for (const EagerSaved& s : hf_eager_saved())
-    if (s.head == head) bytes += s.bytes_per_element * e.of(s.extent, head ? e.head_weights : e.layer_weights);
+    if (s.head == head && applies(s.variant, model))
+      bytes += s.bytes_per_element * e.of(s.extent, head ? e.head_weights : e.layer_weights);
   return bytes;
 }
 
@@ -31,14 +32,14 @@ std::int64_t hf_eager_activation_bytes(const ModelSpec& model, const Plan& plan,
                                        int stage) {
   const EagerExtents e = eager_extents(model, {t.micro_batch, t.seq_len, activation_dtype(t.precision)});
   const double layers = static_cast<double>(stage_layers(model, plan, stage).total());
-  const double layer = saved_bytes(e, false);
+  const double layer = saved_bytes(model, e, false);
   // gradient checkpointing keeps each layer's input (the fp32 residual stream, 4 bytes an
   // element) and brings one layer's saved tensors back at a time in the backward
   const bool checkpointed = plan.recompute == Recompute::full;
   double kept = layers * (checkpointed ? 4 * e.hidden : layer);
   double backward = checkpointed ? layer : 0;
   if (stage == plan.pp - 1) {
-    kept += saved_bytes(e, true);
+    kept += saved_bytes(model, e, true);
     // HF's loss: logits.float(), then cross_entropy; its backward writes nll_loss's fp32
     // gradient (4 bytes a logit) and log_softmax's (4) while the kept log-softmax is alive
     backward = std::max(backward, 8 * e.vocab);

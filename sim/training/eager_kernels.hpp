@@ -21,6 +21,6 @@ struct EagerCost {
   double fwd_bytes = 0, dgrad_bytes = 0, wgrad_bytes = 0;
   int fwd_kernels = 0, dgrad_kernels = 0, wgrad_kernels = 0;
 };
-EagerCost hf_eager_cost(const GpuSpec& gpu, const LayerOp& op, const EagerExtents& extents);
+EagerCost hf_eager_cost(const GpuSpec& gpu, const ModelSpec& model, const LayerOp& op, const EagerExtents& extents);
 
 }  // namespace twinsim

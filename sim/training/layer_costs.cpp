@@ -131,7 +131,7 @@ std::string_view attention_kernel(const StackSpec& stack, const GpuSpec& gpu) {
 // the census covers runs the census's kernels instead of the op list's fused one; a GEMM or
 // the attention adds its autocast casts (and its weight grads' copies) to its own passes.
 void add_hf_eager(const Scenario& s, const LayerOp& op, OpTime& t) {
-  const EagerCost eager = hf_eager_cost(s.cluster.gpu, op, eager_extents(s.model, micro_batch_shape(s)));
+  const EagerCost eager = hf_eager_cost(s.cluster.gpu, s.model, op, eager_extents(s.model, micro_batch_shape(s)));
   if (eager.covered) {
     t.fwd_s = t.dgrad_s = t.wgrad_s = 0;
     t.fwd_bytes = t.bwd_bytes = t.dgrad_bytes = t.wgrad_bytes = 0;

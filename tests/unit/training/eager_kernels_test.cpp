@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "models/op_names.hpp"
@@ -81,13 +82,49 @@ TEST(HfEagerKernels, CoveredRowsReplaceTheFusedKernel) {
   EXPECT_DOUBLE_EQ(eager.bwd_flops(), fused.bwd_flops());
 }
 
-TEST(HfEagerKernels, TheCensusCountsOneLayersKernels) {
+// A layer's kernels (not the head's), for a model with the given features.
+std::pair<int, int> layer_kernels(const ModelSpec& model) {
   int fwd = 0, bwd = 0;
   for (const EagerKernels& k : hf_eager_kernels())
-    if (std::string(k.row).rfind("attn.", 0) == 0 || std::string(k.row).rfind("mlp.", 0) == 0)
+    if ((std::string(k.row).rfind("attn.", 0) == 0 || std::string(k.row).rfind("mlp.", 0) == 0) &&
+        applies(k.variant, model))
       (k.backward ? bwd : fwd) += k.kernels;
-  EXPECT_EQ(fwd, 42);
-  EXPECT_EQ(bwd, 85);
+  return {fwd, bwd};
+}
+
+TEST(HfEagerKernels, TheCensusCountsOneLayersKernels) {
+  ModelSpec llama = llama_1b({}).model;
+  EXPECT_EQ(layer_kernels(llama), std::make_pair(42, 85));
+  ModelSpec qwen2 = llama, qwen3 = llama;
+  qwen2.qkv_bias = true;
+  qwen3.qk_norm = true;
+  EXPECT_EQ(layer_kernels(qwen2), std::make_pair(42 + 3, 85 + 9));
+  EXPECT_EQ(layer_kernels(qwen3), std::make_pair(42 + 16, 85 + 36 - 4));  // RoPE's grads need no cast back
+}
+
+TEST(HfEagerKernels, QkvBiasesAddTheirGradientSums) {
+  // Qwen2's q, k, v biases: autocast casts each bias (3 per-channel kernels); the backward sums
+  // each projection's bf16 output gradient over the tokens (2 bytes per element read: 2 per
+  // query element, 2 + 2 per key/value element), then casts and copies the three sums (6
+  // per-channel kernels)
+  const LayerCost plain = cost_layer(llama_1b({}), 0);
+  const LayerCost biased = cost_layer(llama_1b({"model.qkv_bias=true"}), 0);
+  const OpTime &a = find(plain, op_names::kAttnQkv), &b = find(biased, op_names::kAttnQkv);
+  EXPECT_DOUBLE_EQ(b.dgrad_bytes - a.dgrad_bytes, 2 * kTokens * kQ + 4 * kTokens * kKv);
+  EXPECT_EQ(b.fwd_launches - a.fwd_launches, 3);
+  EXPECT_EQ(b.dgrad_launches - a.dgrad_launches, 9);
+}
+
+TEST(HfEagerKernels, QkNormRunsHfsRmsNormOnEachHeadAndKeepsQkInFp32) {
+  // Qwen3's q_norm / k_norm: the eager RMSNorm on the bf16 projections (a cast to fp32 first,
+  // 38 bytes per element in 6 kernels), its fp32 output then going through RoPE (10 bytes
+  // more per element than from bf16)
+  const LayerCost plain = cost_layer(llama_1b({}), 0);
+  const LayerCost normed = cost_layer(llama_1b({"model.qk_norm=true"}), 0);
+  EXPECT_DOUBLE_EQ(find(normed, op_names::kAttnQkNorm).fwd_bytes, 38 * kTokens * (kQ + kKv));
+  EXPECT_EQ(find(normed, op_names::kAttnQkNorm).fwd_launches, 6 + 6 + 4);
+  EXPECT_DOUBLE_EQ(find(normed, op_names::kAttnRope).fwd_bytes - find(plain, op_names::kAttnRope).fwd_bytes,
+                   10 * kTokens * (kQ + kKv));
 }
 
 TEST(HfEagerKernels, SdpaPicksTheKernelTheGpuMeasures) {
@@ -142,7 +179,7 @@ TEST(HfEagerKernels, WhatTheCensusDidNotCountIsRefusedNamingTheField) {
       {{"model.norm=layernorm"}, "model.norm"},
       {{"model.activation=gelu"}, "model.activation"},
       {{"model.bias=true"}, "model.bias"},
-      {{"model.qk_norm=true"}, "model.qk_norm"},
+      {{"model.sliding_window=512"}, "model.sliding_window"},
       {{"plan.dp=2", "training.global_batch=2", "plan.zero=1", "plan.offload_optimizer=true"}, "plan.offload_optimizer"},
       {{"plan.dp=2", "training.global_batch=2", "plan.gradient_compression=int8"}, "plan.gradient_compression"},
   };
