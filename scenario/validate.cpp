@@ -229,6 +229,9 @@ void validate_training(const Scenario& s) {
     if (p.pp != 1) throw ScenarioError(key, n, "needs plan.pp: 1 (Megatron-core offloads no pipelined model)");
     if (p.recompute != Recompute::none)
       throw ScenarioError(key, n, "needs plan.recompute: none (offloading replaces recomputation)");
+    // Megatron's one-stage schedule runs each micro-batch's forward and backward in turn
+    // (forward_backward_no_pipelining): one micro-batch's layers are offloaded at a time
+    if (p.schedule != Schedule::one_f_one_b) throw ScenarioError(key, n, "needs plan.schedule: 1f1b");
   }
   if (p.offload_params) {
     if (!p.shards_params() || !p.offload_optimizer)

@@ -108,6 +108,7 @@ TEST(ActivationOffload, RefusedWhereMegatronCoreRefusesIt) {
       {{"plan.offload_activations_layers=8"}, "must be less than model.layers=8"},
       {{"plan.offload_activations_layers=2", "plan.pp=2", "cluster.gpus_per_node=2"}, "needs plan.pp: 1"},
       {{"plan.offload_activations_layers=2", "plan.recompute=full"}, "needs plan.recompute: none"},
+      {{"plan.offload_activations_layers=2", "plan.schedule=gpipe"}, "needs plan.schedule: 1f1b"},
   };
   for (const auto& c : cases) {
     try {
