@@ -252,9 +252,12 @@ std::int64_t training_activation_bytes(const ModelSpec& model, const Plan& plan,
       checked_add(checked_mul(layers.dense, per_layer.dense), checked_mul(layers.moe, per_layer.moe));
   std::int64_t bytes = checked_mul(per_microbatch, chunks_in_flight(plan, stage, m)) / v;
   if (plan.offload_activations_layers > 0) {  // one stage, one micro-batch in flight (validated)
-    std::int64_t in_flight = 0;  // the largest offloaded layer's, on the GPU while it travels
-    for (std::int64_t l = 0; l < std::min<std::int64_t>(plan.offload_activations_layers, model.layers); ++l)
-      in_flight = std::max(in_flight, model.is_moe_layer(l) ? per_layer.moe : per_layer.dense);
+    // At the forward's end the GPU holds the layers it keeps; each offloaded layer's copy was
+    // waited for by the layer after next, but the last one's is still in flight when only one
+    // layer follows it. The backward's double buffer holds two layers, the kept ones gone.
+    const std::int64_t kept_layers = model.layers - plan.offload_activations_layers;
+    const std::int64_t last = std::min<std::int64_t>(plan.offload_activations_layers, model.layers) - 1;
+    const std::int64_t in_flight = kept_layers < 2 ? (model.is_moe_layer(last) ? per_layer.moe : per_layer.dense) : 0;
     bytes -= offloaded_activation_bytes(model, plan, per_layer) - in_flight;
   }
   const std::int64_t moe_kept = model.moe ? per_layer.moe : -1;  // the MTP block's, already built

@@ -75,9 +75,9 @@ std::int64_t output_activation_bytes(const ModelSpec& model, const Plan& plan, c
                                      std::int64_t moe_layer_kept = -1);
 
 // plan.offload_activations_layers: what the first N layers of the (one) stage keep for their
-// backward, held in CPU memory instead. The GPU still holds one of those layers at a time on
-// top of the others (the forward's copy in flight; Transformer Engine's double buffer in the
-// backward, once the later layers have freed theirs); training_activation_bytes counts it.
+// backward, held in CPU memory instead. training_activation_bytes keeps the rest on the GPU,
+// and one offloaded layer more when only one layer follows them (its copy is still in flight
+// at the forward's end; Transformer Engine's double buffer holds two in the backward).
 std::int64_t offloaded_activation_bytes(const ModelSpec& model, const Plan& plan, const LayerActivations& per_layer);
 
 // What a stage keeps besides its layers' activations at its peak: the embedding's extras

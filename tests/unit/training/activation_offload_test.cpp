@@ -44,8 +44,13 @@ TEST(ActivationOffload, TheOffloadedLayersKeepTheirActivationsInCpuMemory) {
   ASSERT_GT(layer, 0);
   const MemoryReport a = predict_memory(none), b = predict_memory(three);
   EXPECT_EQ(b.host_bytes - a.host_bytes, 3 * layer);
-  // the GPU still holds one of the three while it travels: two layers' worth less
-  EXPECT_EQ(a.breakdown.activations - b.breakdown.activations, 2 * layer);
+  // of 8 layers, 5 stay: every offload was waited for by the forward (layer i + 2 waits for
+  // layer i's), so the GPU holds the 5 at the forward's end: three layers' worth less
+  EXPECT_EQ(a.breakdown.activations - b.breakdown.activations, 3 * layer);
+  // 7 offloaded, one stays: the last copy is still in flight as the forward ends (nothing
+  // after its next layer waits for it), two layers' worth on the GPU
+  const MemoryReport c = predict_memory(scenario({"plan.offload_activations_layers=7"}));
+  EXPECT_EQ(a.breakdown.activations - c.breakdown.activations, 6 * layer);
 }
 
 TEST(ActivationOffload, CopiesLongerThanTheirPassesStallTheStepByTheirExcess) {
