@@ -147,6 +147,11 @@ AnalyticEstimate AnalyticModel::estimate(const Candidate& c) {
           activation_transfer(cluster, moe ? prices.activations.moe : prices.activations.dense);
       t.fwd += transfer_stall_s(x.offload_s, moe ? f_moe : f_dense, forward_waits(n, model.layers));
       t.bwd += transfer_stall_s(x.reload_s, moe ? b_moe : b_dense, n);
+      if (forward_waits(n, model.layers) < n) {  // the last offload, waited for by no forward
+        const bool last_moe = model.is_moe_layer(model.layers - 1);
+        const double head = prices.head.fwd + prices.head.tp_fwd + prices.head.bwd + prices.head.tp_bwd;
+        t.bwd += unwaited_offload_stall_s(x, (last_moe ? f_moe : f_dense) + head, last_moe ? b_moe : b_dense);
+      }
     }
     return t;
   };

@@ -28,8 +28,10 @@ struct SearchSpaceOptions {
   int max_cp = 16;
   int max_micro_batch = 16;
   int max_virtual_stages = 8;
-  // Also try every plan with ZeRO-Offload (plan.offload_optimizer; needs cluster.host):
-  // doubles the space, so only when asked (`twinsim search --offload`).
+  // Also try every plan with ZeRO-Offload (plan.offload_optimizer; needs cluster.host), and
+  // one-stage plans without recomputation with every layer's activations but the last's
+  // offloaded (plan.offload_activations_layers): doubles the space, so only when asked
+  // (`twinsim search --offload`).
   bool consider_offload = false;
   // Split of the space over processes (MPI): this one takes every shard_count-th
   // (tp, pp, cp, dp) block, starting at shard_index.
@@ -78,16 +80,21 @@ void for_each_schedule(const SearchSpace& sp, Candidate c, std::int64_t micro_ba
         for (int og = (c.dp_group_size() > 1 ? 0 : 1); og <= 1; ++og)
           for (int op = (zero > 0 ? 0 : 1); op <= 1; ++op)
             for (int to = 0; to <= (c.tp > 1 ? 1 : 0); ++to)
-              for (int off = 0; off <= (sp.options.consider_offload ? 1 : 0); ++off) {
-                k.zero = zero;
-                k.recompute = r;
-                k.overlap_grad_reduce = og == 1;
-                k.overlap_param_gather = op == 1;
-                k.tp_comm_overlap = to == 1;
-                k.offload_optimizer = off == 1;
-                keep_scenario_settings(k, sp.scenario_plan, sp.gpus_per_node);
-                visit(static_cast<const Candidate&>(k));
-              }
+              for (int off = 0; off <= (sp.options.consider_offload ? 1 : 0); ++off)
+                for (int act = 0; act <= (sp.options.consider_offload && c.pp == 1 && sp.layers > 1 ? 1 : 0); ++act) {
+                  k.zero = zero;
+                  k.recompute = r;
+                  k.overlap_grad_reduce = og == 1;
+                  k.overlap_param_gather = op == 1;
+                  k.tp_comm_overlap = to == 1;
+                  k.offload_optimizer = off == 1;
+                  keep_scenario_settings(k, sp.scenario_plan, sp.gpus_per_node);
+                  if (act == 1) {  // activation offload of every layer but the last (where Megatron-core allows it)
+                    if (r != Recompute::none || k.offload_activations_layers == sp.layers - 1) continue;
+                    k.offload_activations_layers = static_cast<int>(sp.layers - 1);
+                  }
+                  visit(static_cast<const Candidate&>(k));
+                }
   };
   c.virtual_stages = 1;
   // one stage: Megatron's no-pipelining schedule, each micro-batch's forward then its

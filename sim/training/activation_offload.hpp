@@ -34,4 +34,14 @@ inline std::int64_t forward_waits(std::int64_t offloaded, std::int64_t layers) {
   return std::max<std::int64_t>(0, std::min(offloaded, layers - 2));
 }
 
+// With N = layers - 1 nothing in the forward waits for the last offload (layer layers - 2's):
+// its copy runs beside the last layer's forward and the head, and its reload, which the
+// layer's own backward waits for, follows it on the same stream. The wait this adds to the
+// backward beyond transfer_stall_s's count for that reload; `between_s`: the last layer's
+// forward and the head's passes, `bwd_s`: the last layer's backward.
+inline double unwaited_offload_stall_s(const ActivationTransfer& x, double between_s, double bwd_s) {
+  const double reloaded = std::max(between_s, x.offload_s) + x.reload_s;  // from the last layer's forward
+  return std::max(0.0, reloaded - (between_s + bwd_s)) - std::max(0.0, x.reload_s - bwd_s);
+}
+
 }  // namespace twinsim

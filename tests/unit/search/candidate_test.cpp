@@ -105,7 +105,8 @@ TEST(Candidate, ShortFormsTellPlansApart) {
   EXPECT_EQ(describe(c), "tp8 pp4 dp32 cp1 ep2 mb1 zero1 selective interleaved v2 sp no-grad-overlap tp-overlap offload");
 }
 
-// The CSV's columns as docs/SCENARIO.md gives them: offload_optimizer after the metrics, last.
+// The CSV's columns as docs/SCENARIO.md gives them: offload_optimizer after the metrics, then
+// offload_activations_layers, last.
 TEST(Candidate, CsvColumnsKeepTheirPlace) {
   SearchResult r;
   SearchEntry e;
@@ -117,8 +118,8 @@ TEST(Candidate, CsvColumnsKeepTheirPlace) {
   EXPECT_EQ(out.str(),
             "rank,gpus,tp,pp,dp,cp,ep,micro_batch,zero,recompute,schedule,virtual_stages,sequence_parallel,"
             "overlap_grad_reduce,overlap_param_gather,tp_comm_overlap,analytic_step_s,simulated_step_s,peak_bytes,"
-            "pareto,offload_optimizer\n"
-            "1,8,2,1,4,1,1,3,0,none,1f1b,1,0,1,1,0,1.5,,7,0,1\n");
+            "pareto,offload_optimizer,offload_activations_layers\n"
+            "1,8,2,1,4,1,1,3,0,none,1f1b,1,0,1,1,0,1.5,,7,0,1,0\n");
 }
 
 }  // namespace

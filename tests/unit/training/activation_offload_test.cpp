@@ -105,6 +105,31 @@ TEST(ActivationOffload, FullModeAndTheEstimateAgreeWithTheEngine) {
   EXPECT_GT(kept, 0);
 }
 
+// `twinsim search --offload` tries, besides the scenario's N, every layer's activations but
+// the last's offloaded on its one-stage plans without recomputation: each such plan
+// validates, and its estimate stays near the engine's.
+TEST(ActivationOffload, SearchWithOffloadTriesItWhereItApplies) {
+  const std::vector<std::string> base = {"cluster.gpus_per_node=2", "plan.dp=2", "training.global_batch=4"};
+  const Scenario s = scenario(base);
+  SearchSpaceOptions o;
+  o.min_gpus = o.max_gpus = 2;
+  o.max_micro_batch = 2;
+  o.consider_offload = true;
+  const SearchSpace space = make_search_space(s, o);
+  AnalyticModel model(s, space);
+  int offloading = 0;
+  for_each_candidate(space, [&](const Candidate& c) {
+    if (c.offload_activations_layers == 0) return;
+    ++offloading;
+    EXPECT_EQ(c.offload_activations_layers, 7) << describe(c);
+    EXPECT_TRUE(c.pp == 1 && c.recompute == Recompute::none) << describe(c);
+    EXPECT_NE(describe(c).find("act-offload=7"), std::string::npos) << describe(c);
+    const Scenario plan = candidate_scenario(s, c);  // validates
+    EXPECT_NEAR(model.estimate(c).step_s / predict_training(plan).step_s, 1.0, 0.03) << describe(c);
+  });
+  EXPECT_GT(offloading, 4);
+}
+
 TEST(ActivationOffload, RefusedWhereMegatronCoreRefusesIt) {
   const struct {
     std::vector<std::string> sets;
