@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""The element-wise kernels Hugging Face's eager Llama runs in a training step, counted.
+"""The element-wise kernels Hugging Face's eager Llama runs in a training step, counted, and
+what autograd keeps for the backward.
 
 Runs transformers' LlamaForCausalLM (a tiny config whose sizes tell the tensors apart) on
 the CPU in PyTorch's standard mixed precision: fp32 parameters, bf16 autocast, SDPA. Every
@@ -9,12 +10,15 @@ pre-hook on each autograd node records the row its forward ran in). GEMMs and th
 kernel are the op list's own and left out; every other op is a kernel the op list's fused
 Megatron kernels do not have. Each is reduced to bytes per element of the tensor it walks
 (tokens x hidden, x query width, x key/value width, x FFN width, a layer's weights, tokens
-x vocabulary), so the table holds for any Llama-architecture size.
+x vocabulary), so the table holds for any Llama-architecture size. The tensors saved for the
+backward (saved_tensors_hooks, each storage once) are counted the same way. Qwen2ForCausalLM
+(q, k, v biases) and Qwen3ForCausalLM (QK-norm) are counted too, and what they add to or take
+from Llama's census is printed as their own entries.
 
-Prints the tables of models/hf_eager_census.cpp (after a commented line per op) (per row and pass: extent, bytes per
-element, kernels). The autocast op lists of CPU and CUDA agree on every op this model runs
-(linear and SDPA in bf16; pow and rsqrt see fp32 inputs either way); the attention kernel's
-own helpers (cuDNN's, flash's) differ by device and are the attention op's.
+Prints the tables of models/hf_eager_census.cpp, after a commented line per op. The autocast
+op lists of CPU and CUDA agree on every op these models run (linear and SDPA in bf16; pow and
+rsqrt see fp32 inputs either way); the attention kernel's own helpers (cuDNN's, flash's)
+differ by device and are the attention op's.
 Usage: python3 scripts/hf_eager_census.py   (needs torch and transformers; no GPU)
 """
 import collections
@@ -22,7 +26,6 @@ import collections
 import torch
 from torch.overrides import TorchFunctionMode
 from torch.utils._python_dispatch import TorchDispatchMode
-from transformers import LlamaConfig, LlamaForCausalLM
 
 B, S, H, HEADS, HEAD_DIM, KV_HEADS, FFN, VOCAB = 2, 20, 96, 6, 24, 2, 160, 300
 T = B * S
