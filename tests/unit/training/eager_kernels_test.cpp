@@ -168,6 +168,32 @@ TEST(HfEagerMemory, TheModelStaysFp32AndAutogradKeepsWhatHfSaves) {
   EXPECT_EQ(accumulating.breakdown.grads, static_cast<std::int64_t>(4 * params));
 }
 
+// The catalog's Hugging Face configs (models/catalog/hf) under the stack: the dense RMSNorm /
+// RoPE / SwiGLU families the census counted are accepted, the others refused naming the field.
+TEST(HfEagerKernels, CatalogConfigsInAndOutOfTheCensus) {
+  const auto load = [](const std::string& config, int seq) {
+    return load_scenario_text("model: {hf_config: " + config + "}\ncluster: {preset: dgx-h100, nodes: 1}\n"
+                              "training: {seq_len: " + std::to_string(seq) + ", global_batch: 8, micro_batch: 1, "
+                              "precision: bf16}\nplan: {tp: 1, pp: 1, dp: 8, zero: 3, recompute: full}\nstack: hf-eager\n");
+  };
+  for (const char* config : {"llama-3.1-405b", "qwen2.5-72b", "qwen3-8b"}) EXPECT_NO_THROW(load(config, 4096)) << config;
+  EXPECT_NO_THROW(load("mistral-7b", 4096));  // its 4,096-token window covers the sequence
+  const struct {
+    const char* config;
+    int seq;
+    const char* field;
+  } refused[] = {{"mistral-7b", 8192, "model.sliding_window"}, {"mixtral-8x7b-v0.1", 4096, "model.moe"},
+                 {"deepseek-v3", 4096, "model.moe"}, {"gpt2", 1024, "model.norm"}};
+  for (const auto& r : refused) {
+    try {
+      load(r.config, r.seq);
+      ADD_FAILURE() << r.config << ": accepted";
+    } catch (const ScenarioError& e) {
+      EXPECT_NE(std::string(e.what()).find(r.field), std::string::npos) << r.config << ": " << e.what();
+    }
+  }
+}
+
 TEST(HfEagerKernels, WhatTheCensusDidNotCountIsRefusedNamingTheField) {
   const struct {
     std::vector<std::string> sets;
