@@ -34,20 +34,16 @@ void IterationShape::repeat(std::int64_t times) {
   window_pairs *= static_cast<double>(times);
 }
 
-IterationShape prefill_shape(std::int64_t batch, std::int64_t prompt_len, std::int64_t window) {
+IterationShape prefill_shape(std::int64_t batch, std::int64_t prompt_len, std::int64_t window, std::int64_t cached) {
   IterationShape s;
   s.window = window;
-  s.add_chunk(0, prompt_len, true);
+  s.add_chunk(cached, prompt_len - cached, true);
   s.repeat(batch);
   return s;
 }
 
 IterationShape prompt_shape(const InferenceWorkload& w, std::int64_t window) {
-  IterationShape s;
-  s.window = window;
-  s.add_chunk(w.prefix_tokens, w.prompt_len - w.prefix_tokens, true);
-  s.repeat(w.batch);
-  return s;
+  return prefill_shape(w.batch, w.prompt_len, window, w.prefix_tokens);
 }
 
 IterationShape decode_shape(std::int64_t batch, std::int64_t context, std::int64_t window) {

@@ -40,8 +40,10 @@ struct IterationShape {
   void repeat(std::int64_t times);
 };
 
-// A batch of `batch` prompts of `prompt_len` tokens prefilled at once.
-IterationShape prefill_shape(std::int64_t batch, std::int64_t prompt_len, std::int64_t window = 0);
+// A batch of `batch` prompts of `prompt_len` tokens prefilled at once, the first `cached` of
+// each already in the cache.
+IterationShape prefill_shape(std::int64_t batch, std::int64_t prompt_len, std::int64_t window = 0,
+                             std::int64_t cached = 0);
 // A static batch's prefill (SCENARIO.md `inference`): `batch` prompts of prompt_len tokens
 // whose first prefix_tokens are already cached (prefix caching): the rest prefilled, attending
 // to the whole prompt.

@@ -2,10 +2,8 @@
 
 #include <algorithm>
 
-#include "models/checked_math.hpp"
 #include "models/hf_eager_census.hpp"
 #include "sim/memory/activations.hpp"
-#include "sim/memory/buffers.hpp"
 #include "sim/memory/stage_layers.hpp"
 #include "sim/memory/weights.hpp"
 
@@ -21,10 +19,6 @@ double saved_bytes(const ModelSpec& model, const EagerExtents& e, bool head) {
       bytes += s.bytes_per_element * e.of(s.extent, head ? e.head_weights : e.layer_weights);
   return bytes;
 }
-
-// PyTorch's torch.amp keeps the model in fp32: weights 4, gradients 4, Adam's m and v 8
-// (SGD's momentum 4); the 16-bit copies are autocast's, counted with the activations.
-BytesPerParam fp32_model_bytes(Optimizer optimizer) { return {4, 4, optimizer == Optimizer::adam ? 8 : 4}; }
 
 }  // namespace
 
@@ -48,15 +42,15 @@ std::int64_t hf_eager_activation_bytes(const ModelSpec& model, const Plan& plan,
 }
 
 StageMemory hf_eager_training_stage(const ModelSpec& model, const Plan& plan, const TrainingWorkload& t, int stage,
-                                    std::int64_t workspace_bytes) {
-  const StageParams params = stage_params(model, plan, stage);
-  const WeightMemory w = zero_sharded(params.total(), fp32_model_bytes(t.optimizer), plan.zero, plan.dp_group_size());
-  BufferBytes buffers = training_buffers(model, plan, t, params);
-  if (workspace_bytes >= 0) buffers.workspace = workspace_bytes;
+                                    std::int64_t buffer_bytes) {
+  // torch.amp keeps the model in fp32: an fp32 run's bytes per parameter (no master copy);
+  // autocast's 16-bit copies are counted with the activations
+  const BytesPerParam bytes = training_bytes_per_param(Dtype::fp32, t.optimizer);
+  const WeightMemory w = zero_sharded(stage_params(model, plan, stage).total(), bytes, plan.zero, plan.dp_group_size());
   MemoryBreakdown forward_end;
   forward_end.params = w.params;
   forward_end.optimizer = w.optimizer;
-  forward_end.buffers = buffers.total();
+  forward_end.buffers = buffer_bytes;
   forward_end.activations = hf_eager_activation_bytes(model, plan, t, stage);
   if (t.micro_batches(plan.dp) > 1) forward_end.grads = w.grads;  // accumulating into them
   MemoryBreakdown backward_end = forward_end;

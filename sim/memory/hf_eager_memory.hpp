@@ -25,10 +25,10 @@ std::int64_t hf_eager_activation_bytes(const ModelSpec& model, const Plan& plan,
 
 // The stage's memory at its peak: the larger of the forward's end (weights, optimizer states,
 // activations, and the gradients of earlier micro-batches when they accumulate) and the
-// backward's end (every gradient, the activations freed). `workspace_bytes`: the GPU's
-// (GpuSpec::workspace_bytes; < 0: the default). The memory report and the search's
+// backward's end (every gradient, the activations freed). `buffer_bytes`: the stage's
+// communication buffers and workspace, as for any stack. The memory report and the search's
 // estimate both call it.
 StageMemory hf_eager_training_stage(const ModelSpec& model, const Plan& plan, const TrainingWorkload& training,
-                                    int stage, std::int64_t workspace_bytes);
+                                    int stage, std::int64_t buffer_bytes);
 
 }  // namespace twinsim

@@ -16,17 +16,17 @@ namespace {
 StageMemory finish(int stage, const MemoryBreakdown& b) { return {stage, b.total(), b, 0}; }
 
 StageMemory training_stage(const Scenario& sc, const LayerActivations& per_layer, int stage) {
-  if (sc.stack.hf_eager())  // its own memory model and census
-    return hf_eager_training_stage(sc.model, sc.plan, *sc.training, stage, sc.cluster.gpu.workspace_bytes);
   const TrainingWorkload& t = *sc.training;
+  BufferBytes buffers = training_buffers(sc.model, sc.plan, t, stage_params(sc.model, sc.plan, stage));
+  if (sc.cluster.gpu.workspace_bytes >= 0) buffers.workspace = sc.cluster.gpu.workspace_bytes;
+  if (sc.stack.hf_eager())  // its own memory model and census
+    return hf_eager_training_stage(sc.model, sc.plan, t, stage, buffers.total());
   const WeightMemory w = training_weight_memory(sc.model, sc.plan, t, stage);
   MemoryBreakdown b;
   b.params = w.params;
   b.grads = w.grads;
   b.optimizer = w.optimizer;
   b.activations = training_activation_bytes(sc.model, sc.plan, t, per_layer, stage);
-  BufferBytes buffers = training_buffers(sc.model, sc.plan, t, stage_params(sc.model, sc.plan, stage));
-  if (sc.cluster.gpu.workspace_bytes >= 0) buffers.workspace = sc.cluster.gpu.workspace_bytes;
   b.buffers = buffers.total();
   StageMemory m = finish(stage, b);
   m.host_bytes = w.host() + offloaded_activation_bytes(sc.model, sc.plan, per_layer);

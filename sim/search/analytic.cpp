@@ -62,11 +62,11 @@ double AnalyticModel::layer_pass_s(const Candidate& c, const PassTimes& p, doubl
 
 std::int64_t AnalyticModel::stage_peak_bytes(const Plan& plan, const TrainingWorkload& t, const LayerActivations& a,
                                              int stage) const {
+  const std::int64_t buffers = training_buffers(base_.model, plan, t, stage_params(base_.model, plan, stage)).total();
   if (base_.stack.hf_eager())  // the memory report's own model of that stack
-    return hf_eager_training_stage(base_.model, plan, t, stage, base_.cluster.gpu.workspace_bytes).peak_bytes;
+    return hf_eager_training_stage(base_.model, plan, t, stage, buffers).peak_bytes;
   const WeightMemory w = training_weight_memory(base_.model, plan, t, stage);
   const std::int64_t act = training_activation_bytes(base_.model, plan, t, a, stage);
-  const std::int64_t buffers = training_buffers(base_.model, plan, t, stage_params(base_.model, plan, stage)).total();
   return w.params + w.grads + w.optimizer + act + buffers;
 }
 

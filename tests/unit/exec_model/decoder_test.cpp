@@ -22,21 +22,18 @@ std::vector<int> token_rows(int batch, int vocab) {
   return t;
 }
 
-// Prefill kPrompt tokens, then decode one at a time up to kTotal; at every length the
-// cached logits must equal the full forward's.
-void expect_decode_matches_full_forward(TransformerConfig c) {
-  const ModelContext ctx{};
-  const std::vector<int> all = token_rows(c.micro_batch, static_cast<int>(c.model.vocab));
-  TransformerStage stage(c);
-  stage.initialize();
-  Decoder decoder(stage, c.micro_batch, kTotal);
+// From the decoder's length, the prompt up to kPrompt tokens in one call, then one token at
+// a time up to kTotal; at every length the cached logits must equal the full forward's over
+// each sequence's tokens so far (`all`: [batch, kTotal]).
+void expect_decoding_matches_full_forward(const TransformerConfig& c, const ModelContext& ctx, Decoder& decoder,
+                                          const std::vector<int>& all) {
   std::vector<int> step;
   for (int len = kPrompt; len <= kTotal; ++len) {
-    const int first = decoder.length(), n = len - first;
+    const int first = decoder.length();
     step.clear();
     for (int b = 0; b < c.micro_batch; ++b)
       for (int j = first; j < len; ++j) step.push_back(all[b * kTotal + j]);
-    const Tensor logits = decoder.forward(ctx, step.data(), n);
+    const Tensor logits = decoder.forward(ctx, step.data(), len - first);
     const std::vector<float> ref = test::full_forward_last_logits(c, ctx, all, kTotal, len);
     ASSERT_EQ(logits.size(), ref.size());
     float scale = 0;
@@ -45,6 +42,16 @@ void expect_decode_matches_full_forward(TransformerConfig c) {
     EXPECT_LE(test::max_abs_diff(logits.data(), ref), 1e-5f * scale) << "length " << len;
   }
   EXPECT_EQ(decoder.length(), kTotal);
+}
+
+// Prefill kPrompt tokens, then decode one at a time up to kTotal.
+void expect_decode_matches_full_forward(TransformerConfig c) {
+  const ModelContext ctx{};
+  const std::vector<int> all = token_rows(c.micro_batch, static_cast<int>(c.model.vocab));
+  TransformerStage stage(c);
+  stage.initialize();
+  Decoder decoder(stage, c.micro_batch, kTotal);
+  expect_decoding_matches_full_forward(c, ctx, decoder, all);
   // K and V of every layer for every position: 2 * layers * batch * len * kv_width * 4 B;
   // MLA: the latent and the RoPE key, layers * batch * len * (kv_lora + rope) * 4 B
   const std::int64_t per_position =
@@ -79,18 +86,7 @@ void expect_prefix_cache_matches_full_forward(TransformerConfig c) {
   Decoder decoder(stage, c.micro_batch, kTotal);
   decoder.start_from_prefix(prefix, kPrefix);
   EXPECT_EQ(decoder.length(), kPrefix);
-  std::vector<int> step;
-  for (int len = kPrompt; len <= kTotal; ++len) {
-    const int first = decoder.length();
-    step.clear();
-    for (int b = 0; b < c.micro_batch; ++b)
-      for (int j = first; j < len; ++j) step.push_back(all[b * kTotal + j]);
-    const Tensor logits = decoder.forward(ctx, step.data(), len - first);
-    const std::vector<float> ref = test::full_forward_last_logits(c, ctx, all, kTotal, len);
-    float scale = 0;
-    for (float v : ref) scale = std::max(scale, std::abs(v));
-    EXPECT_LE(test::max_abs_diff(logits.data(), ref), 1e-5f * scale) << "length " << len;
-  }
+  expect_decoding_matches_full_forward(c, ctx, decoder, all);
   // a cache that is not empty, or a prefix longer than the source holds, is refused
   EXPECT_THROW(decoder.start_from_prefix(prefix, kPrefix), std::invalid_argument);
   Decoder other(stage, c.micro_batch, kTotal);

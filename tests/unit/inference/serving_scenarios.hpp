@@ -8,6 +8,7 @@
 
 #include "scenario/errors.hpp"
 #include "scenario/load.hpp"
+#include "tests/unit/scenario/expect_refused.hpp"
 
 namespace twinsim::test {
 
@@ -21,20 +22,6 @@ inline Scenario serving_scenario(const std::string& model, const std::string& no
                            ", weight_dtype: " + weight_dtype + ", kv_dtype: " + kv_dtype + "}\nplan: {tp: " +
                            std::to_string(tp) + ", pp: " + std::to_string(pp) + "}\n";
   return load_scenario_text(text);
-}
-
-// Every (setting, message) case: build(setting) must throw a ScenarioError whose message
-// holds `message` (the field and the rule), not merely fail.
-template <class Build>
-void expect_refused(const Build& build, const std::vector<std::pair<std::string, std::string>>& cases) {
-  for (const auto& [setting, message] : cases) {
-    try {
-      build(setting);
-      ADD_FAILURE() << setting << " was accepted";
-    } catch (const ScenarioError& e) {
-      EXPECT_NE(std::string(e.what()).find(message), std::string::npos) << e.what();
-    }
-  }
 }
 
 }  // namespace twinsim::test

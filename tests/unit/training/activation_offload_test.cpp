@@ -16,6 +16,7 @@
 #include "sim/training/activation_offload.hpp"
 #include "sim/training/layer_costs.hpp"
 #include "sim/training/training_report.hpp"
+#include "tests/unit/scenario/expect_refused.hpp"
 
 namespace twinsim {
 namespace {
@@ -93,10 +94,7 @@ TEST(ActivationOffload, FullModeAndTheEstimateAgreeWithTheEngine) {
     EXPECT_EQ(c.offload_activations_layers, c.pp == 1 && c.recompute == Recompute::none ? 6 : 0) << describe(c);
     if (c.offload_activations_layers == 0) return;
     ++kept;
-    std::vector<std::string> sets = base;
-    std::istringstream words(to_overrides(c, s.plan));
-    for (std::string w; words >> w;) sets.push_back(w);
-    const Scenario plan = load_scenario_text(kScenario, sets);
+    const Scenario plan = candidate_scenario(s, c);
     const AnalyticEstimate e = model.estimate(c);
     EXPECT_EQ(e.peak_bytes, predict_memory(plan).peak_bytes) << describe(c);
     const double engine = predict_training(plan).step_s;
@@ -131,24 +129,21 @@ TEST(ActivationOffload, SearchWithOffloadTriesItWhereItApplies) {
 }
 
 TEST(ActivationOffload, RefusedWhereMegatronCoreRefusesIt) {
-  const struct {
-    std::vector<std::string> sets;
-    const char* message;
-  } cases[] = {
-      {{"plan.offload_activations_layers=8"}, "must be less than model.layers=8"},
-      {{"plan.offload_activations_layers=2", "plan.pp=2", "cluster.gpus_per_node=2"}, "needs plan.pp: 1"},
-      {{"plan.offload_activations_layers=2", "plan.recompute=full"}, "needs plan.recompute: none"},
-      {{"plan.offload_activations_layers=2", "plan.schedule=gpipe"}, "needs plan.schedule: 1f1b"},
+  const auto build = [](const std::string& sets) {
+    std::istringstream in(sets);
+    std::vector<std::string> list;
+    for (std::string w; in >> w;) list.push_back(w);
+    return scenario(list);
   };
-  for (const auto& c : cases) {
-    try {
-      scenario(c.sets);
-      ADD_FAILURE() << c.message << ": accepted";
-    } catch (const ScenarioError& e) {
-      EXPECT_NE(std::string(e.what()).find("plan.offload_activations_layers"), std::string::npos) << e.what();
-      EXPECT_NE(std::string(e.what()).find(c.message), std::string::npos) << e.what();
-    }
-  }
+  test::expect_refused(build, {
+      {"plan.offload_activations_layers=8", "plan.offload_activations_layers=8 must be less than model.layers=8"},
+      {"plan.offload_activations_layers=2 plan.pp=2 cluster.gpus_per_node=2",
+       "plan.offload_activations_layers=2 needs plan.pp: 1"},
+      {"plan.offload_activations_layers=2 plan.recompute=full",
+       "plan.offload_activations_layers=2 needs plan.recompute: none"},
+      {"plan.offload_activations_layers=2 plan.schedule=gpipe",
+       "plan.offload_activations_layers=2 needs plan.schedule: 1f1b"},
+  });
 }
 
 }  // namespace
