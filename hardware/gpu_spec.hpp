@@ -73,7 +73,7 @@ struct GpuSpec {
   // ops that carry kv_len, before the FLOPs-keyed curves above.
   std::map<int, PassCurves> attention_efficiency_by_seq;
   // the same for another fused attention kernel, by its name (hardware/stack_spec.hpp,
-  // kAttentionKernels: "cudnn"), for the stacks that run it (StackSpec::attention_kernel);
+  // kAttentionKernels: "cudnn", "flash3"), for the stacks that run it (StackSpec::attention_kernel);
   // attention_efficiency_by_seq is FlashAttention-2's
   std::map<std::string, std::map<int, PassCurves>, std::less<>> attention_kernel_efficiency_by_seq;
   // serving attention of new tokens over a KV cache (prefill chunks, decode steps), by

@@ -98,7 +98,7 @@ std::vector<BadCase> bad_cases() {
       {"attention head width", "model: llama2-7b\ncluster: {preset: dgx-a100-80gb, nodes: 2, gpu: {preset: a100-sxm-80gb, attention_efficiency_by_head_dim: {wide: {fwd: [[1, 0.5]]}}}}\ntraining: {seq_len: 4096, global_batch: 64, micro_batch: 1}\nplan: {tp: 2, pp: 2, dp: 4}\n", {},
        "cluster.gpu.attention_efficiency_by_head_dim.wide=wide must be a head width"},
       {"attention kernel without curves of its own", "model: llama2-7b\ncluster: {preset: dgx-a100-80gb, nodes: 2, gpu: {preset: a100-sxm-80gb, attention_kernel_efficiency_by_seq: {flash2: {128: {fwd: [[512, 0.5]], bwd: [[512, 0.5]]}}}}}\ntraining: {seq_len: 4096, global_batch: 64, micro_batch: 1}\nplan: {tp: 2, pp: 2, dp: 4}\n", {},
-       "cluster.gpu.attention_kernel_efficiency_by_seq.flash2: is not an attention kernel with curves of its own (cudnn)"},
+       "cluster.gpu.attention_kernel_efficiency_by_seq.flash2: is not an attention kernel with curves of its own (cudnn, flash3)"},
       {"stack attention kernel the GPU lacks", "model: llama2-7b\ncluster: {preset: dgx-a100-80gb, nodes: 2}\nstack: {attention_kernel: cudnn}\ntraining: {seq_len: 4096, global_batch: 64, micro_batch: 1}\nplan: {tp: 2, pp: 2, dp: 4}\n", {},
        "stack.attention_kernel=cudnn needs the GPU's measured curves for that kernel"},
       {"gpu without a GEMM curve", "model: gpt2-small\ncluster: {gpu: {memory_GiB: 80, hbm_bandwidth_GBps: 3350, peak_tflops: {fp32: 67, bf16: 989}}, gpus_per_node: 8, intra_node: {bandwidth_GBps: 450}}\ntraining: {seq_len: 1024, global_batch: 16}\nplan: {dp: 8}\n", {},
