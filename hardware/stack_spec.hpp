@@ -37,6 +37,16 @@ inline constexpr std::string_view kFusedLayerKernels = "fused";
 inline constexpr std::string_view kHfEagerLayerKernels = "hf_eager";
 inline constexpr std::array<std::string_view, 2> kLayerKernels = {kFusedLayerKernels, kHfEagerLayerKernels};
 
+// How the loss meets the output layer. "logits": the output layer writes the whole logits and
+// the cross entropy reads them, fp32 logits kept for its backward (Megatron's vocab-parallel
+// cross entropy). "fused_linear": the output layer and the cross entropy run as one chunked
+// kernel that computes the input's and the weight's gradients in the forward and never holds
+// the whole logits (Liger-Kernel's LigerFusedLinearCrossEntropy, as AutoLigerKernelForCausalLM
+// patches a Hugging Face model; Apple's Cut Cross-Entropy alike).
+inline constexpr std::string_view kLogitsLoss = "logits";
+inline constexpr std::string_view kFusedLinearLoss = "fused_linear";
+inline constexpr std::array<std::string_view, 2> kLossKernels = {kLogitsLoss, kFusedLinearLoss};
+
 struct StackSpec {
   std::string name = "none";  // catalog preset, "custom", or "none" (the device alone)
   // Host time to issue one op of the op list, forward or backward (one row of `simulate`'s
@@ -58,6 +68,9 @@ struct StackSpec {
   // The kernels of a layer's norms, element-wise ops and casts (one of kLayerKernels).
   std::string layer_kernels = std::string(kFusedLayerKernels);
   bool hf_eager() const { return layer_kernels == kHfEagerLayerKernels; }
+  // How the loss meets the output layer (one of kLossKernels).
+  std::string loss_kernel = std::string(kLogitsLoss);
+  bool fused_linear_loss() const { return loss_kernel == kFusedLinearLoss; }
 };
 
 // The time the device spends on compute in a run of `ops` ops (a layer's pass) whose

@@ -266,6 +266,7 @@ StackSpec read_stack(const YAML::Node& node, const std::string& path) {
   s.attention_kernel = r.choice("attention_kernel", std::string(kFlash2Attention),
                                 {kAttentionKernels.begin(), kAttentionKernels.end()});
   s.layer_kernels = r.choice("layer_kernels", std::string(kFusedLayerKernels), {kLayerKernels.begin(), kLayerKernels.end()});
+  s.loss_kernel = r.choice("loss_kernel", std::string(kLogitsLoss), {kLossKernels.begin(), kLossKernels.end()});
   r.reject_unknown();
   return s;
 }

@@ -36,6 +36,18 @@ void require_attention_kernel_curves(const Scenario& s) {
                           "attention_efficiency_by_seq)");
 }
 
+// A fused linear cross-entropy (Liger-Kernel's) runs the whole vocabulary on each GPU and is
+// Hugging Face's loss patched: no tensor-parallel vocabulary, not the hf_eager census's loss.
+void require_fused_linear_loss_scope(const Scenario& s) {
+  if (!s.stack.fused_linear_loss()) return;
+  const std::string why = "(stack.loss_kernel fused_linear: Liger-Kernel's fused linear cross-entropy, which is "
+                          "not vocabulary-parallel and replaces Hugging Face's loss)";
+  if (s.plan.tp > 1) throw ScenarioError("plan.tp", std::to_string(s.plan.tp), "must be 1 " + why);
+  if (s.stack.hf_eager())
+    throw ScenarioError("stack.layer_kernels", std::string(kHfEagerLayerKernels),
+                        "counts Hugging Face's own loss on fp32 logits " + why);
+}
+
 // The stack's hf_eager census (sim/training/eager_kernels) was counted on Hugging Face's
 // Llama modeling code, single-GPU layers under bf16/fp16 autocast: other architectures run
 // other kernels, and tensor, pipeline, context and expert parallelism are not its code.
@@ -298,6 +310,7 @@ void validate_training(const Scenario& s) {
   if (t.precision == Dtype::fp8) require_fp8_gemm_curve(s.cluster.gpu, "training.precision");
   require_attention_kernel_curves(s);
   require_hf_eager_scope(s);
+  require_fused_linear_loss_scope(s);
 }
 
 void validate_inference(const Scenario& s) {

@@ -184,11 +184,17 @@ std::int64_t embedding_activation_bytes(const ModelSpec& model, const Plan& plan
   return checked_mul(local_tokens(plan, shape), model.hidden) / sp_divisor(plan);  // 1-byte mask
 }
 
-std::int64_t output_activation_bytes(const ModelSpec& model, const Plan& plan, const MicroBatchShape& shape,
-                                     std::int64_t moe_layer_kept) {
+std::int64_t output_activation_bytes(const ModelSpec& model, const Plan& plan, const StackSpec& stack,
+                                     const MicroBatchShape& shape, std::int64_t moe_layer_kept) {
   const std::int64_t tokens = local_tokens(plan, shape);
   const std::int64_t stream = dtype_bytes(shape.dtype, checked_mul(tokens, model.hidden)) / sp_divisor(plan);
-  const std::int64_t logits = checked_mul(checked_mul(tokens, model.vocab) / plan.tp, 4);
+  // Liger's fused_linear_cross_entropy_forward keeps grad_input (the stream's size, where the
+  // output layer's input was) and grad_weight (zeros_like(weight)) for its backward; its
+  // logits live one chunk at a time inside the forward (BT / ceil(V / H) tokens, about one
+  // stream), below the backward's working set
+  const std::int64_t logits = stack.fused_linear_loss()
+                                  ? dtype_bytes(shape.dtype, checked_mul(model.vocab, model.hidden) / plan.tp)
+                                  : checked_mul(checked_mul(tokens, model.vocab) / plan.tp, 4);
   // each multi-token-prediction module (DeepSeek-V3 §2.2) keeps its two normed inputs
   // (the projection's [2h] input), its block's saved tensors, its norm and its own logits
   if (model.mtp_layers > 0 && moe_layer_kept < 0) moe_layer_kept = kept_bytes(model, model.layers, plan, shape);
@@ -211,25 +217,26 @@ std::int64_t last_in_flight(const Plan& plan, std::int64_t m) { return plan.sche
 
 }  // namespace
 
-std::int64_t stage_extra_activation_bytes(const ModelSpec& model, const Plan& plan,
+std::int64_t stage_extra_activation_bytes(const ModelSpec& model, const Plan& plan, const StackSpec& stack,
                                           const TrainingWorkload& training, int stage, std::int64_t moe_layer_kept) {
   const MicroBatchShape shape = training_shape(training);
   const std::int64_t m = std::max<std::int64_t>(1, training.micro_batches(plan.dp));
   std::int64_t bytes = 0;
   if (stage == 0) bytes += checked_mul(embedding_activation_bytes(model, plan, shape), first_in_flight(plan, m));
   if (stage == plan.pp - 1)
-    bytes = checked_add(bytes, checked_mul(output_activation_bytes(model, plan, shape, moe_layer_kept), last_in_flight(plan, m)));
+    bytes = checked_add(bytes, checked_mul(output_activation_bytes(model, plan, stack, shape, moe_layer_kept), last_in_flight(plan, m)));
   return bytes;
 }
 
-std::int64_t stage_backward_bytes(const ModelSpec& model, const Plan& plan, const TrainingWorkload& training,
-                                  std::int64_t layer_backward, bool has_layers, int stage, std::int64_t moe_layer_kept) {
+std::int64_t stage_backward_bytes(const ModelSpec& model, const Plan& plan, const StackSpec& stack,
+                                  const TrainingWorkload& training, std::int64_t layer_backward, bool has_layers,
+                                  int stage, std::int64_t moe_layer_kept) {
   const MicroBatchShape shape = training_shape(training);
   const bool last = stage == plan.pp - 1;
   std::int64_t extra = 0;
   if (last) extra = head_backward_bytes(model, plan, shape);
   if (has_layers)  // the head of the micro-batch being backpropagated is gone by then
-    extra = std::max(extra, layer_backward - (last ? output_activation_bytes(model, plan, shape, moe_layer_kept) : 0));
+    extra = std::max(extra, layer_backward - (last ? output_activation_bytes(model, plan, stack, shape, moe_layer_kept) : 0));
   return extra;
 }
 
@@ -240,7 +247,7 @@ std::int64_t offloaded_activation_bytes(const ModelSpec& model, const Plan& plan
   return bytes;
 }
 
-std::int64_t training_activation_bytes(const ModelSpec& model, const Plan& plan,
+std::int64_t training_activation_bytes(const ModelSpec& model, const Plan& plan, const StackSpec& stack,
                                        const TrainingWorkload& training, const LayerActivations& per_layer,
                                        int stage) {
   const std::int64_t m = std::max<std::int64_t>(1, training.micro_batches(plan.dp));
@@ -261,14 +268,14 @@ std::int64_t training_activation_bytes(const ModelSpec& model, const Plan& plan,
     bytes -= offloaded_activation_bytes(model, plan, per_layer) - in_flight;
   }
   const std::int64_t moe_kept = model.moe ? per_layer.moe : -1;  // the MTP block's, already built
-  bytes = checked_add(bytes, stage_extra_activation_bytes(model, plan, training, stage, moe_kept));
+  bytes = checked_add(bytes, stage_extra_activation_bytes(model, plan, stack, training, stage, moe_kept));
   // The first backward's working set (one layer at a time) comes on top: the stage's last
   // layer's, or a leading dense layer's (a MoE model's dense layers come first), whose
   // backward runs after the micro-batch's MoE layers on the stage have freed theirs.
   std::int64_t backward = 0;
   if (layers.moe > 0) backward = per_layer.moe_backward;
   if (layers.dense > 0) backward = std::max(backward, per_layer.dense_backward - checked_mul(layers.moe, per_layer.moe));
-  return checked_add(bytes, stage_backward_bytes(model, plan, training, backward, layers.total() > 0, stage, moe_kept));
+  return checked_add(bytes, stage_backward_bytes(model, plan, stack, training, backward, layers.total() > 0, stage, moe_kept));
 }
 
 }  // namespace twinsim

@@ -4,6 +4,7 @@
 // summed op by op from models/layer_ops.
 #include <cstdint>
 
+#include "hardware/stack_spec.hpp"
 #include "models/layer_ops.hpp"
 #include "models/model_spec.hpp"
 #include "models/plan.hpp"
@@ -69,10 +70,13 @@ std::int64_t embedding_activation_bytes(const ModelSpec& model, const Plan& plan
 
 // The last stage's extra per micro-batch (Korthikanti §4.3): final-norm input and output
 // layer input (2sbh/t each with SP) and fp32 logits for the cross-entropy, 4sbv/t; and
-// each multi-token-prediction module's. `moe_layer_kept`: what one MoE layer keeps (the MTP
-// block is one; LayerActivations::moe), or -1 to build its ops here.
-std::int64_t output_activation_bytes(const ModelSpec& model, const Plan& plan, const MicroBatchShape& shape,
-                                     std::int64_t moe_layer_kept = -1);
+// each multi-token-prediction module's. Under the stack's fused linear cross-entropy no
+// logits are kept: the forward has computed the output layer's input gradient (sbh, in the
+// output layer input's place) and its weight gradient (vh, the weight's dtype), which it
+// keeps for the backward. `moe_layer_kept`: what one MoE layer keeps (the MTP block is one;
+// LayerActivations::moe), or -1 to build its ops here.
+std::int64_t output_activation_bytes(const ModelSpec& model, const Plan& plan, const StackSpec& stack,
+                                     const MicroBatchShape& shape, std::int64_t moe_layer_kept = -1);
 
 // plan.offload_activations_layers: what the first N layers of the (one) stage keep for their
 // backward, held in CPU memory instead. training_activation_bytes keeps the rest on the GPU,
@@ -82,20 +86,20 @@ std::int64_t offloaded_activation_bytes(const ModelSpec& model, const Plan& plan
 
 // What a stage keeps besides its layers' activations at its peak: the embedding's extras
 // of the micro-batches in flight on the first stage, the head's on the last.
-std::int64_t stage_extra_activation_bytes(const ModelSpec& model, const Plan& plan,
+std::int64_t stage_extra_activation_bytes(const ModelSpec& model, const Plan& plan, const StackSpec& stack,
                                           const TrainingWorkload& training, int stage, std::int64_t moe_layer_kept = -1);
 
 // The stage's first backward on top of everything the stage keeps: on the last stage the
 // larger of the head's backward and the last layer's (by which time the head's tensors
 // of that micro-batch are gone); elsewhere the last layer's. `layer_backward` is
 // LayerActivations' *_backward of the stage's layers (the larger of dense and MoE).
-std::int64_t stage_backward_bytes(const ModelSpec& model, const Plan& plan, const TrainingWorkload& training,
-                                  std::int64_t layer_backward, bool has_layers, int stage,
-                                  std::int64_t moe_layer_kept = -1);
+std::int64_t stage_backward_bytes(const ModelSpec& model, const Plan& plan, const StackSpec& stack,
+                                  const TrainingWorkload& training, std::int64_t layer_backward, bool has_layers,
+                                  int stage, std::int64_t moe_layer_kept = -1);
 
 // All activation memory of stage `stage` at its peak, on one GPU: what the micro-batches
 // in flight keep + the stage extras + the first backward's working set.
-std::int64_t training_activation_bytes(const ModelSpec& model, const Plan& plan,
+std::int64_t training_activation_bytes(const ModelSpec& model, const Plan& plan, const StackSpec& stack,
                                        const TrainingWorkload& training, const LayerActivations& per_layer,
                                        int stage);
 

@@ -26,7 +26,7 @@ StageMemory training_stage(const Scenario& sc, const LayerActivations& per_layer
   b.params = w.params;
   b.grads = w.grads;
   b.optimizer = w.optimizer;
-  b.activations = training_activation_bytes(sc.model, sc.plan, t, per_layer, stage);
+  b.activations = training_activation_bytes(sc.model, sc.plan, sc.stack, t, per_layer, stage);
   b.buffers = buffers.total();
   StageMemory m = finish(stage, b);
   m.host_bytes = w.host() + offloaded_activation_bytes(sc.model, sc.plan, per_layer);

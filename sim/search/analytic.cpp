@@ -66,7 +66,7 @@ std::int64_t AnalyticModel::stage_peak_bytes(const Plan& plan, const TrainingWor
   if (base_.stack.hf_eager())  // the memory report's own model of that stack
     return hf_eager_training_stage(base_.model, plan, t, stage, buffers).peak_bytes;
   const WeightMemory w = training_weight_memory(base_.model, plan, t, stage);
-  const std::int64_t act = training_activation_bytes(base_.model, plan, t, a, stage);
+  const std::int64_t act = training_activation_bytes(base_.model, plan, base_.stack, t, a, stage);
   return w.params + w.grads + w.optimizer + act + buffers;
 }
 

@@ -58,7 +58,7 @@ RecomputeMix plan_recompute(const Scenario& s, std::int64_t budget_bytes) {
   Scenario none_plan = s;
   none_plan.plan.recompute = Recompute::none;
   const StageMemory base_stage = training_stage_memory(none_plan, 0);
-  const std::int64_t extras = stage_extra_activation_bytes(s.model, none_plan.plan, t, 0);
+  const std::int64_t extras = stage_extra_activation_bytes(s.model, none_plan.plan, s.stack, t, 0);
   const std::int64_t fixed = base_stage.peak_bytes - base_stage.breakdown.activations + extras;
   const std::int64_t m = std::max<std::int64_t>(1, t.micro_batches(plan.dp));
   const std::int64_t v = plan.schedule == Schedule::interleaved ? plan.virtual_stages : 1;
@@ -73,7 +73,7 @@ RecomputeMix plan_recompute(const Scenario& s, std::int64_t budget_bytes) {
     if (n_full > 0) working = std::max(working, full.working);
     PolicyCost c;
     c.peak_bytes = fixed + kept * in_flight / v +
-                   stage_backward_bytes(s.model, plan, t, working, r.layers > 0, 0);
+                   stage_backward_bytes(s.model, plan, s.stack, t, working, r.layers > 0, 0);
     c.recompute_s = static_cast<double>(m) * (n_sel * sel.time_s + n_full * full.time_s);
     c.fits = c.peak_bytes <= r.budget_bytes;
     return c;

@@ -46,6 +46,7 @@ SearchSpace make_search_space(const Scenario& base, const SearchSpaceOptions& op
     sp.options.consider_offload = false;  // DeepSpeed's, outside that stack (scenario/validate.cpp)
     sp.selective_recompute = false;
   }
+  if (base.stack.fused_linear_loss()) sp.tp = {1};  // its loss holds the whole vocabulary (scenario/validate.cpp)
   return sp;
 }
 
