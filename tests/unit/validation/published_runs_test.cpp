@@ -81,10 +81,10 @@ const std::string kTrainingDir = std::string(TWINSIM_SOURCE_DIR) + "/scenarios/v
 // The right-sized 8K step (ZeRO-2, no checkpointing), split by kernel time: FlashAttention-3's
 // kernels ran at 447 model TFLOP/s per GPU in the step, everything else at 463. The
 // catalog's flash3 curves (the FA3 paper's H100 rates, not this run) predict the attention
-// 3.5% fast (FlashAttention-2's curves: 69% slow). The rest of the step is predicted 29% fast
-// (0.568 s against 0.797 s; DeepSpeed's parameter all-gather after the step included): HF + DeepSpeed's dense path runs at 47% of the peak where the
-// catalog's GEMMs run at 80% (hardware/catalog/README.md, the end of "Stack file"): printed,
-// not judged.
+// 3.5% fast (FlashAttention-2's curves: 69% slow). The rest of the step, DeepSpeed's parameter
+// all-gather after it included, is predicted 29% fast (0.568 s against 0.797 s): HF +
+// DeepSpeed's dense path runs at 47% of the peak where the catalog's GEMMs run at 80%
+// (hardware/catalog/README.md, the end of "Stack file"): printed, not judged.
 TEST(MlEngineeringLlama31H200, AttentionOfThe8kStepWithinBand) {
   const Scenario s = load_scenario_file(kTrainingDir + "mlengineering-llama31-8b-h200-8k-zero2.yaml");
   const TrainingPrediction p = predict_training(s);
