@@ -92,12 +92,30 @@ std::vector<std::string> catalog_model_names() {
 std::vector<std::string> catalog_gpu_names() { return names_of(gpu_catalog_files()); }
 std::vector<std::string> catalog_node_names() { return names_of(node_catalog_files()); }
 
+namespace {
+
+// A catalog entry, itself starting from another where its file says `preset: NAME` (an AWS
+// node type from the DGX whose GPUs and NVSwitch it has), its own keys over the other's.
+YAML::Node catalog_entry(const std::string& name, const std::string& path,
+                         YAML::Node (*catalog)(const std::string&, const std::string&), int depth = 0) {
+  const YAML::Node entry = catalog(name, path);
+  if (!entry.IsMap() || !entry["preset"].IsDefined()) return entry;
+  const YAML::Node base = entry["preset"];
+  if (!base.IsScalar()) throw ScenarioError(path + ".preset", name, "must name a catalog entry in the entry's file");
+  if (depth >= 4) throw ScenarioError(path + ".preset", name, "catalog presets nest more than 4 deep (a cycle?)");
+  YAML::Node overlay = YAML::Clone(entry);
+  overlay.remove("preset");
+  return merge_mappings(catalog_entry(base.Scalar(), path, catalog, depth + 1), overlay);
+}
+
+}  // namespace
+
 YAML::Node resolve_preset(const YAML::Node& node, const std::string& path, std::string& name,
                           YAML::Node (*catalog)(const std::string&, const std::string&)) {
   if (!node.IsDefined() || node.IsNull()) throw ScenarioError(path, "", "is required");
   if (node.IsScalar()) {
     name = node.Scalar();
-    return catalog(name, path);
+    return catalog_entry(name, path, catalog);
   }
   if (node.IsMap() && node["preset"].IsDefined()) {
     const YAML::Node preset = node["preset"];
@@ -106,7 +124,7 @@ YAML::Node resolve_preset(const YAML::Node& node, const std::string& path, std::
     name = preset.Scalar();
     YAML::Node overlay = YAML::Clone(node);
     overlay.remove("preset");
-    return merge_mappings(catalog(name, path + ".preset"), overlay);
+    return merge_mappings(catalog_entry(name, path + ".preset", catalog), overlay);
   }
   name = "custom";
   return node;

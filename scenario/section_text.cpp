@@ -11,10 +11,15 @@ ClusterSpec catalog_cluster(const std::string& name) { return read_cluster(YAML:
 ClusterSpec catalog_cluster_for_gpu(const std::string& gpu) {
   const GpuSpec wanted = catalog_gpu(gpu);  // throws with a "did you mean" hint
   std::string best;
+  bool best_is_variant = true;
   for (const std::string& name : catalog_node_names()) {
     if (name == "host") continue;
-    // the plain catalog name first (dgx-h100 rather than a variant)
-    if (catalog_node(name).gpu.name == wanted.name && (best.empty() || name.size() < best.size())) best = name;
+    if (catalog_node(name).gpu.name != wanted.name) continue;
+    // the reference node first: one written out whole (dgx-h100) before a node type whose
+    // file starts from another (aws-p5: `preset: dgx-h100`), then the shorter name
+    const bool variant = catalog_node_type_node(name, "--gpu")["preset"].IsDefined();
+    if (best.empty() || (best_is_variant && !variant) || (variant == best_is_variant && name.size() < best.size()))
+      best = name, best_is_variant = variant;
   }
   if (best.empty()) throw ScenarioError("--gpu", gpu, "is in no catalog node type");
   return catalog_cluster(best);

@@ -118,8 +118,32 @@ double ring_bandwidth_s(CollectiveOp c, const GroupLayout& g, const Links& l, do
   return bus_bandwidth_factor(c, g.ranks) * bytes / bus_Bps(l, g);
 }
 
-double tree_bandwidth_s(const GroupLayout& g, const Links& l, double bytes) {
-  return 2.0 * bytes / (kTreeBusFraction * bus_Bps(l, g));
+// All-reduce's tree across nodes: the node's share of the buffer is reduced and broadcast
+// inside the node while the nodes exchange theirs, the two pipelined, so the slower sets the
+// pace (NCCL's NVLS tree on NVSwitch nodes, the chain-and-tree elsewhere).
+// - Between nodes each node sends and receives the whole buffer twice (NCCL's double
+//   binary tree: an interior node gets both halves up from its children and down from its
+//   parents), but once with two nodes, each the other's only peer: NCCL's tuner rates the
+//   two-node tree at the intra-node bandwidth and doubles the two-node NVLS tree's
+//   inter-node bandwidth (tuning.cc, commit 5067397c: `bw = nNodes <= 2 ? bwIntra : bwInter`,
+//   "Handle 2 node case of NVLSTree"). nccl-tests between two nodes agree: busbw 1.57x what
+//   a ring can reach on 2 x p4de and 1.22x on 2 x p5 (tests/unit/validation/nccl_multinode_test.cpp).
+// - Inside the node: the node's measured all-reduce where it has one (its largest size's
+//   bus bandwidth: NVLS on an NVSwitch node, 466 GB/s on the DGX H100 against 360 for a
+//   ring over NVLink), else the buffer up and down the chain at 0.9 of NVLink.
+double tree_bandwidth_s(const ClusterSpec& cluster, const GroupLayout& g, const Links& l, double bytes) {
+  const double node_network_Bps = g.ranks_per_node * l.network_Bps;
+  const double exchanges = g.nodes() == 2 ? 1.0 : 2.0;
+  const double inter_s = exchanges * bytes / (kTreeBusFraction * node_network_Bps);
+  if (g.ranks_per_node == 1) return inter_s;
+  double intra_s = 2.0 * bytes / (kTreeBusFraction * l.nvlink_Bps);
+  const auto measured = cluster.intra_node.measured_busbw.find(to_string(CollectiveOp::all_reduce));
+  if (measured != cluster.intra_node.measured_busbw.end() && !measured->second.empty()) {
+    const auto curve = measured->second.upper_bound(g.ranks_per_node);  // the nearest size at or below
+    const auto& points = (curve == measured->second.begin() ? curve : std::prev(curve))->second;
+    intra_s = bus_bandwidth_factor(CollectiveOp::all_reduce, g.ranks_per_node) * bytes / points.back().efficiency;
+  }
+  return std::max(inter_s, intra_s);
 }
 
 double direct_bandwidth_s(CollectiveOp c, const GroupLayout& g, const Links& l, double bytes) {
@@ -278,7 +302,10 @@ CollectiveCost collective_cost(const ClusterSpec& cluster, CollectiveOp c, const
     }
     consider(Algorithm::ring, p, ring_steps(c, group), ring_bandwidth_s(c, group, links, bytes));
     // NCCL offers the tree for all-reduce only (tuning.cc: other collectives are ring-only)
-    if (c == CollectiveOp::all_reduce) consider(Algorithm::tree, p, tree_steps(group), tree_bandwidth_s(group, links, bytes));
+    if (c == CollectiveOp::all_reduce && group.nodes() > 1)
+      consider(Algorithm::tree, p, tree_steps(group), tree_bandwidth_s(cluster, group, links, bytes));
+    else if (c == CollectiveOp::all_reduce)
+      consider(Algorithm::tree, p, tree_steps(group), 2.0 * bytes / (kTreeBusFraction * bus_Bps(links, group)));
   }
   return best;
 }

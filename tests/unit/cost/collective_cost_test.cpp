@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "tests/unit/cost/test_hardware.hpp"
 
 namespace twinsim {
@@ -115,6 +117,39 @@ TEST(AllReduce, TreeForSmallMessagesAcrossManyNodesRingForLarge) {
   for (double bytes : {8.0, 1e6, 1e9})
     EXPECT_EQ(collective_cost(dgx, CollectiveOp::all_reduce, packed_group(dgx, 8), bytes).algorithm,
               Algorithm::ring);
+}
+
+// Two nodes: each is the other's only peer in both halves of NCCL's double binary tree, so
+// a node sends and receives the buffer once, not twice (NCCL tuning.cc rates the two-node
+// tree at the intra-node bandwidth). DGX A100 nodes, 8 x 25 GB/s x 0.96 = 192 GB/s of NICs:
+// the tree's network side takes 1 GiB / (0.9 x 192 GB/s) on two nodes, twice that on four,
+// against the chain inside the node, 2 x 1 GiB / (0.9 x 0.8 x 300 GB/s), which sets the pace
+// on two nodes. On two nodes the tree then beats the ring's 2(n-1)/n x 1 GiB / 192 GB/s.
+TEST(AllReduce, TwoNodeTreeExchangesTheBufferOnce) {
+  const double bytes = 1 * kGiB;
+  const CollectiveCost two = collective_cost(test::dgx_a100(2), CollectiveOp::all_reduce, GroupLayout{16, 8}, bytes);
+  EXPECT_EQ(two.algorithm, Algorithm::tree);
+  EXPECT_NEAR(two.bandwidth_s, std::max(bytes / (0.9 * 192e9), 2 * bytes / (0.9 * 0.8 * 300e9)), 1e-9);
+  const ClusterSpec four_nodes = test::dgx_a100(4);
+  const CollectiveCost four_tree_or_ring = collective_cost(four_nodes, CollectiveOp::all_reduce, GroupLayout{32, 8}, bytes);
+  EXPECT_EQ(four_tree_or_ring.algorithm, Algorithm::ring);  // 2 x 1 GiB / (0.9 x 192) > 1.94 x 1 GiB / 192
+  EXPECT_NEAR(four_tree_or_ring.bandwidth_s, 2.0 * 31 / 32 * bytes / 192e9, 1e-9);
+}
+
+// Inside the node a multi-node tree runs at the node's measured all-reduce where it has one
+// (NVLS on NVSwitch nodes reduces faster than a chain over NVLink).
+TEST(AllReduce, TreeTakesTheNodesMeasuredAllReduceInside) {
+  ClusterSpec fast_network = test::dgx_a100(2);
+  fast_network.inter_node.bandwidth_Bps = 1e12;  // the node's inside sets the pace
+  const double bytes = 1 * kGiB;
+  // the chain, 2 x 1 GiB / (0.9 x 0.8 x 300 GB/s), loses to the ring over NVLink
+  const CollectiveCost chain = collective_cost(fast_network, CollectiveOp::all_reduce, GroupLayout{16, 8}, bytes);
+  EXPECT_EQ(chain.algorithm, Algorithm::ring);
+  EXPECT_NEAR(chain.bandwidth_s, 2.0 * 15 / 16 * bytes / (0.8 * 300e9), 1e-9);
+  fast_network.intra_node.measured_busbw["all_reduce"][8] = {{1e6, 100e9}, {1e9, 280e9}};
+  const CollectiveCost nvls = collective_cost(fast_network, CollectiveOp::all_reduce, GroupLayout{16, 8}, bytes);
+  EXPECT_EQ(nvls.algorithm, Algorithm::tree);
+  EXPECT_NEAR(nvls.bandwidth_s, 1.75 * bytes / 280e9, 1e-9);  // its largest size's busbw
 }
 
 TEST(Collectives, LinkEfficiencyCurveFromTheCatalogIsUsed) {

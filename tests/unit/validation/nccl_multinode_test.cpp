@@ -1,0 +1,140 @@
+// The collective model across nodes against nccl-tests all-reduce between AWS instances
+// over EFA (scenarios/validation/microbench/): two p4de (16 A100s, 4 x 100 Gb/s EFA per
+// node) and two p5 (16 H100s, 32 x 100 Gb/s) from aws-samples/awsome-distributed-training,
+// four p6-b200 (32 B200s, 8 x 400 Gb/s) from S. Bekman's ml-engineering. The catalog's
+// aws-p4de, aws-p5 and aws-p6-b200 take their NVLink side from the DGX they share GPUs and
+// NVSwitch with, their network bandwidth from the instance's line rate (not fitted) and
+// their per-step latency from the smallest sizes; every size from 1 MiB is out of sample.
+//
+// Measured, 1 MiB to 16 GiB (median |error|, worst): two p4de 26%, 43% fast at 16 MiB;
+// two p5 22%, 42% fast at 32 MiB; four p6-b200 5%, 28% slow at 16 MiB. From 512 MiB, where
+// the bandwidth model alone sets the time: within 4% (p4de), 13% (p5) and 19% (p6-b200).
+// Before NCCL's two-node tree was modelled (the tree always exchanged the buffer twice
+// between nodes, so the ring won at large sizes), the two-node runs' 2 GiB all-reduce was
+// predicted 64% (p4de) and 27% (p5) slow. Between 1 and 64 MiB EFA stays below its line rate
+// longer than the model's flat network efficiency (0.96, InfiniBand's): too fast there.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "scenario/load.hpp"
+#include "sim/common/csv.hpp"
+#include "sim/cost/collective_cost.hpp"
+
+namespace twinsim {
+namespace {
+
+struct Measured {
+  double bytes, time_s;
+};
+
+std::ifstream open_microbench(const std::string& file) {
+  std::ifstream in(std::string(TWINSIM_SOURCE_DIR) + "/scenarios/validation/microbench/" + file);
+  EXPECT_TRUE(in) << file;
+  return in;
+}
+
+// aws-samples' tables: run, ..., size_bytes (column 11), count, out-of-place time in us (13)
+std::vector<Measured> awsome_run(const std::string& run) {
+  std::ifstream in = open_microbench("nccl_allreduce_2node_efa_a100_p4de_h100_p5_awsome_distributed_training.csv");
+  std::vector<Measured> rows;
+  std::string line;
+  std::getline(in, line);
+  while (std::getline(in, line)) {
+    const std::vector<std::string> c = split_csv_line(line);
+    if (c.size() < 13 || c[0] != run) continue;
+    rows.push_back({std::stod(c[10]), std::stod(c[12]) * 1e-6});
+  }
+  return rows;
+}
+
+// ml-engineering's B200 table prints busbw only: time = 2(n-1)/n x bytes / busbw
+std::vector<Measured> b200_run(int nodes) {
+  std::ifstream in = open_microbench("nccl_allreduce_b200_1node_4node_efa_mlengineering.csv");
+  std::vector<Measured> rows;
+  std::string line;
+  std::getline(in, line);  // gpu,gpus_per_node,nodes,total_gpus,fabric,collective,payload_label,size_bytes,busbw_gbps
+  while (std::getline(in, line)) {
+    const std::vector<std::string> c = split_csv_line(line);
+    if (c.size() < 9 || std::stoi(c[2]) != nodes) continue;
+    const double bytes = std::stod(c[7]), ranks = std::stod(c[3]);
+    const Measured m{bytes, 2 * (ranks - 1) / ranks * bytes / (std::stod(c[8]) * 1e9)};
+    if (rows.empty() || rows.back().bytes != bytes) rows.push_back(m);  // the source prints each row twice
+  }
+  return rows;
+}
+
+struct Judged {
+  double median_abs = 0, worst_abs = 0, worst_large_abs = 0;
+  int sizes = 0;
+};
+
+Judged judge(const std::string& node, int ranks, const std::vector<Measured>& rows) {
+  ClusterSpec cluster = catalog_node(node);
+  cluster.nodes = ranks / cluster.gpus_per_node;
+  const GroupLayout group = packed_group(cluster, ranks);
+  std::vector<double> errors;
+  Judged j;
+  for (const Measured& m : rows) {
+    if (m.bytes < 1048576) continue;
+    const CollectiveCost c = collective_cost(cluster, CollectiveOp::all_reduce, group, m.bytes);
+    const double error = c.time_s() / m.time_s - 1;
+    std::printf("%-12s %2d ranks %12.0f B: predicted %9.1f us (%s), measured %9.1f us: %+6.1f%%\n", node.c_str(), ranks,
+                m.bytes, c.time_s() * 1e6, std::string(to_string(c.algorithm)).c_str(), m.time_s * 1e6, 100 * error);
+    errors.push_back(std::abs(error));
+    if (m.bytes >= 512.0 * 1048576) j.worst_large_abs = std::max(j.worst_large_abs, std::abs(error));
+  }
+  std::sort(errors.begin(), errors.end());
+  j.sizes = static_cast<int>(errors.size());
+  if (!errors.empty()) j.median_abs = errors[errors.size() / 2], j.worst_abs = errors.back();
+  return j;
+}
+
+TEST(NcclMultiNode, TwoP4deOverEfa) {
+  const Judged j = judge("aws-p4de", 16, awsome_run("p4de_slurm"));
+  EXPECT_EQ(j.sizes, 12);
+  EXPECT_LT(j.worst_large_abs, 0.10);
+  EXPECT_LT(j.median_abs, 0.30);
+  EXPECT_LT(j.worst_abs, 0.50);
+}
+
+TEST(NcclMultiNode, TwoP5OverEfa) {
+  const Judged j = judge("aws-p5", 16, awsome_run("p5_slurm"));
+  EXPECT_EQ(j.sizes, 15);
+  EXPECT_LT(j.worst_large_abs, 0.15);
+  EXPECT_LT(j.median_abs, 0.30);
+  EXPECT_LT(j.worst_abs, 0.50);
+}
+
+TEST(NcclMultiNode, FourP6B200OverEfa) {
+  const Judged j = judge("aws-p6-b200", 32, b200_run(4));
+  EXPECT_EQ(j.sizes, 15);
+  EXPECT_LT(j.worst_large_abs, 0.20);
+  EXPECT_LT(j.median_abs, 0.10);
+  EXPECT_LT(j.worst_abs, 0.30);
+}
+
+// Two nodes' measured bus bandwidth lies above anything a ring can reach (the ring's node
+// crossings carry 2(n-1)/n of the buffer over the node's NICs: busbw at most their rate),
+// so NCCL ran a tree; the model picks it too. Four nodes: the ring.
+TEST(NcclMultiNode, TwoNodesRunTheTreeFourTheRing) {
+  for (const char* node : {"aws-p4de", "aws-p5"}) {
+    ClusterSpec two = catalog_node(node);
+    two.nodes = 2;
+    EXPECT_EQ(collective_cost(two, CollectiveOp::all_reduce, packed_group(two, 16), 2147483648.0).algorithm,
+              Algorithm::tree)
+        << node;
+  }
+  ClusterSpec four = catalog_node("aws-p6-b200");
+  four.nodes = 4;
+  EXPECT_EQ(collective_cost(four, CollectiveOp::all_reduce, packed_group(four, 32), 2147483648.0).algorithm,
+            Algorithm::ring);
+}
+
+}  // namespace
+}  // namespace twinsim
