@@ -34,8 +34,9 @@ GpuSpec catalog_gpu(const std::string& name);
 ClusterSpec catalog_node(const std::string& name);  // nodes = 1
 // A catalog node type with as many nodes as the plan needs (`cluster: NAME`, nodes 0).
 ClusterSpec catalog_cluster(const std::string& name);
-// The catalog node type whose GPU is `gpu` (a catalog GPU name), the plain one first
-// (dgx-h100 rather than a variant), as catalog_cluster gives it; ScenarioError when none.
+// The catalog node type whose GPU is `gpu` (a catalog GPU name), one written out whole first
+// (dgx-h100 rather than aws-p5, whose file starts from it), then the shorter name, as
+// catalog_cluster gives it; ScenarioError when none.
 ClusterSpec catalog_cluster_for_gpu(const std::string& gpu);
 // A catalog software stack (`stack: NAME`).
 StackSpec catalog_stack(const std::string& name);

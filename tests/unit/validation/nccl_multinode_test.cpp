@@ -3,16 +3,17 @@
 // node) and two p5 (16 H100s, 32 x 100 Gb/s) from aws-samples/awsome-distributed-training,
 // four p6-b200 (32 B200s, 8 x 400 Gb/s) from S. Bekman's ml-engineering. The catalog's
 // aws-p4de, aws-p5 and aws-p6-b200 take their NVLink side from the DGX they share GPUs and
-// NVSwitch with, their network bandwidth from the instance's line rate (not fitted) and
-// their per-step latency from the smallest sizes; every size from 1 MiB is out of sample.
+// NVSwitch with, their network's line rate from the instance, their per-step latency from
+// the smallest sizes, and (p4de, p5) the fraction of the line rate a message gets from every
+// other size from 1 MiB (`twinsim fit-network`); the sizes between are held out, and the
+// p6-b200 keeps the default efficiency: all of its sizes are out of sample.
 //
-// Measured, 1 MiB to 16 GiB (median |error|, worst): two p4de 26%, 43% fast at 16 MiB;
-// two p5 22%, 42% fast at 32 MiB; four p6-b200 5%, 28% slow at 16 MiB. From 512 MiB, where
-// the bandwidth model alone sets the time: within 4% (p4de), 13% (p5) and 19% (p6-b200).
-// Before NCCL's two-node tree was modelled (the tree always exchanged the buffer twice
-// between nodes, so the ring won at large sizes), the two-node runs' 2 GiB all-reduce was
-// predicted 64% (p4de) and 27% (p5) slow. Between 1 and 64 MiB EFA stays below its line rate
-// longer than the model's flat network efficiency (0.96, InfiniBand's): too fast there.
+// Held out (median |error|, worst): two p4de 6.1%, 12.9%; two p5 2.3%, 7.4%; four p6-b200
+// (every size from 1 MiB) 5.2%, 27.5% slow at 16 MiB. Before NCCL's two-node tree was
+// modelled (the tree always exchanged the buffer twice between nodes, so the ring won at
+// large sizes) the two-node runs' 2 GiB all-reduce was predicted 64% (p4de) and 27% (p5)
+// slow; with the tree but InfiniBand's flat network efficiency (0.96), up to 43% fast
+// between 1 and 64 MiB, where EFA stays further below its line rate.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -70,52 +71,56 @@ std::vector<Measured> b200_run(int nodes) {
 }
 
 struct Judged {
-  double median_abs = 0, worst_abs = 0, worst_large_abs = 0;
+  double median_abs = 0, worst_abs = 0;
   int sizes = 0;
 };
 
-Judged judge(const std::string& node, int ranks, const std::vector<Measured>& rows) {
+// `held_out_only`: the sizes between the fitted ones (every other size from 1 MiB, the
+// 2nd, 4th, ...: `twinsim fit-network --fit even`).
+Judged judge(const std::string& node, int ranks, const std::vector<Measured>& rows, bool held_out_only) {
   ClusterSpec cluster = catalog_node(node);
   cluster.nodes = ranks / cluster.gpus_per_node;
   const GroupLayout group = packed_group(cluster, ranks);
   std::vector<double> errors;
   Judged j;
+  int index = -1;
   for (const Measured& m : rows) {
     if (m.bytes < 1048576) continue;
+    if (++index % 2 == 0 && held_out_only) continue;
     const CollectiveCost c = collective_cost(cluster, CollectiveOp::all_reduce, group, m.bytes);
     const double error = c.time_s() / m.time_s - 1;
     std::printf("%-12s %2d ranks %12.0f B: predicted %9.1f us (%s), measured %9.1f us: %+6.1f%%\n", node.c_str(), ranks,
                 m.bytes, c.time_s() * 1e6, std::string(to_string(c.algorithm)).c_str(), m.time_s * 1e6, 100 * error);
     errors.push_back(std::abs(error));
-    if (m.bytes >= 512.0 * 1048576) j.worst_large_abs = std::max(j.worst_large_abs, std::abs(error));
   }
   std::sort(errors.begin(), errors.end());
   j.sizes = static_cast<int>(errors.size());
-  if (!errors.empty()) j.median_abs = errors[errors.size() / 2], j.worst_abs = errors.back();
+  const std::size_t n = errors.size();
+  if (n > 0) j.median_abs = 0.5 * (errors[(n - 1) / 2] + errors[n / 2]), j.worst_abs = errors.back();
   return j;
 }
 
 TEST(NcclMultiNode, TwoP4deOverEfa) {
-  const Judged j = judge("aws-p4de", 16, awsome_run("p4de_slurm"));
-  EXPECT_EQ(j.sizes, 12);
-  EXPECT_LT(j.worst_large_abs, 0.10);
-  EXPECT_LT(j.median_abs, 0.30);
-  EXPECT_LT(j.worst_abs, 0.50);
+  const Judged j = judge("aws-p4de", 16, awsome_run("p4de_slurm"), true);
+  EXPECT_EQ(j.sizes, 6);
+  EXPECT_LT(j.median_abs, 0.08);
+  EXPECT_LT(j.worst_abs, 0.15);
 }
 
 TEST(NcclMultiNode, TwoP5OverEfa) {
-  const Judged j = judge("aws-p5", 16, awsome_run("p5_slurm"));
-  EXPECT_EQ(j.sizes, 15);
-  EXPECT_LT(j.worst_large_abs, 0.15);
-  EXPECT_LT(j.median_abs, 0.30);
-  EXPECT_LT(j.worst_abs, 0.50);
+  const Judged j = judge("aws-p5", 16, awsome_run("p5_slurm"), true);
+  EXPECT_EQ(j.sizes, 7);
+  EXPECT_LT(j.median_abs, 0.05);
+  EXPECT_LT(j.worst_abs, 0.10);
+  // The same instances on EKS (NCCL 2.18.5, 64 MiB to 2 GiB) ran up to 1.6x slower than the
+  // Slurm run at mid sizes: the spread between two setups, printed, not judged.
+  judge("aws-p5", 16, awsome_run("p5_eks"), false);
 }
 
 TEST(NcclMultiNode, FourP6B200OverEfa) {
-  const Judged j = judge("aws-p6-b200", 32, b200_run(4));
+  const Judged j = judge("aws-p6-b200", 32, b200_run(4), false);
   EXPECT_EQ(j.sizes, 15);
-  EXPECT_LT(j.worst_large_abs, 0.20);
-  EXPECT_LT(j.median_abs, 0.10);
+  EXPECT_LT(j.median_abs, 0.08);
   EXPECT_LT(j.worst_abs, 0.30);
 }
 

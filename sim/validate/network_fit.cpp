@@ -1,0 +1,98 @@
+#include "sim/validate/network_fit.hpp"
+
+#include <fstream>
+#include <stdexcept>
+
+#include "sim/common/csv.hpp"
+#include "sim/cost/collective_cost.hpp"
+
+namespace twinsim {
+
+namespace {
+
+int column(const std::vector<std::string>& header, const std::string& name) {
+  for (std::size_t i = 0; i < header.size(); ++i)
+    if (header[i] == name) return static_cast<int>(i);
+  return -1;
+}
+
+double predicted_s(const ClusterSpec& cluster, int ranks, double bytes) {
+  return collective_time_s(cluster, CollectiveOp::all_reduce, packed_group(cluster, ranks), bytes);
+}
+
+ClusterSpec with_efficiency(ClusterSpec cluster, std::vector<EfficiencyPoint> curve) {
+  cluster.inter_node.efficiency = std::move(curve);
+  return cluster;
+}
+
+// The flat efficiency whose prediction matches the measured time (the time falls as the
+// efficiency rises): bisection, 40 halvings of [0.02, 1].
+double matching_efficiency(const ClusterSpec& cluster, int ranks, const MeasuredAllReduce& m) {
+  double lo = 0.02, hi = 1.0;
+  if (predicted_s(with_efficiency(cluster, {{1.0, hi}}), ranks, m.bytes) >= m.time_s) return hi;
+  for (int i = 0; i < 40; ++i) {
+    const double mid = 0.5 * (lo + hi);
+    (predicted_s(with_efficiency(cluster, {{1.0, mid}}), ranks, m.bytes) > m.time_s ? lo : hi) = mid;
+  }
+  return hi;
+}
+
+}  // namespace
+
+std::vector<MeasuredAllReduce> read_allreduce_csv(const std::string& path, int ranks, const std::string& where,
+                                                  double min_bytes) {
+  std::ifstream in(path);
+  if (!in) throw std::runtime_error(path + ": cannot be read");
+  std::string line;
+  std::getline(in, line);
+  const std::vector<std::string> header = split_csv_line(line);
+  const int size = column(header, "size_bytes");
+  int time = column(header, "oop_time_us");
+  if (time < 0) time = column(header, "time_us");
+  const int busbw = column(header, "busbw_gbps");
+  if (size < 0 || (time < 0 && busbw < 0))
+    throw std::runtime_error(path + ": needs the columns size_bytes and oop_time_us, time_us or busbw_gbps");
+  int filter = -1;
+  std::string value;
+  if (!where.empty()) {
+    const auto eq = where.find('=');
+    if (eq == std::string::npos) throw std::runtime_error("--where " + where + ": must be COLUMN=VALUE");
+    filter = column(header, where.substr(0, eq));
+    value = where.substr(eq + 1);
+    if (filter < 0) throw std::runtime_error("--where " + where + ": " + path + " has no such column");
+  }
+  std::vector<MeasuredAllReduce> rows;
+  while (std::getline(in, line)) {
+    const std::vector<std::string> c = split_csv_line(line);
+    if (static_cast<int>(c.size()) < static_cast<int>(header.size())) continue;
+    if (filter >= 0 && c[filter] != value) continue;
+    MeasuredAllReduce m;
+    m.bytes = std::stod(c[size]);
+    m.time_s = time >= 0 ? std::stod(c[time]) * 1e-6
+                         : bus_bandwidth_factor(CollectiveOp::all_reduce, ranks) * m.bytes / (std::stod(c[busbw]) * 1e9);
+    if (m.bytes < min_bytes || (!rows.empty() && rows.back().bytes == m.bytes)) continue;
+    rows.push_back(m);
+  }
+  if (rows.empty()) throw std::runtime_error(path + ": no rows" + (where.empty() ? "" : " where " + where));
+  return rows;
+}
+
+NetworkFitReport fit_network_efficiency(const ClusterSpec& cluster, int ranks,
+                                        const std::vector<MeasuredAllReduce>& rows, bool fit_even) {
+  NetworkFitReport r;
+  for (std::size_t i = 0; i < rows.size(); ++i)
+    if ((i % 2 == 0) == fit_even) r.curve.push_back({rows[i].bytes, matching_efficiency(cluster, ranks, rows[i])});
+  const ClusterSpec fitted = with_efficiency(cluster, r.curve);
+  std::vector<double> fit, held, fit_before, held_before;
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    const bool is_fit = (i % 2 == 0) == fit_even;
+    const double m = rows[i].time_s;
+    (is_fit ? fit : held).push_back(predicted_s(fitted, ranks, rows[i].bytes) / m - 1);
+    (is_fit ? fit_before : held_before).push_back(predicted_s(cluster, ranks, rows[i].bytes) / m - 1);
+  }
+  r.fit = summarize(fit), r.held_out = summarize(held);
+  r.fit_before = summarize(fit_before), r.held_out_before = summarize(held_before);
+  return r;
+}
+
+}  // namespace twinsim

@@ -1,0 +1,40 @@
+#pragma once
+// Fitting a node type's network efficiency by message size to nccl-tests all-reduce run
+// across nodes (hardware/catalog/README.md, "Node file"): the line rate stays the
+// datasheet's, the per-step latency the node file's; the curve says what fraction of the
+// line rate a message of each size gets (EFA stays further below it at mid sizes than
+// InfiniBand). Half the sizes fit, the other half judge.
+#include <string>
+#include <vector>
+
+#include "hardware/cluster_spec.hpp"
+#include "sim/validate/error_stats.hpp"
+
+namespace twinsim {
+
+struct MeasuredAllReduce {
+  double bytes = 0, time_s = 0;
+};
+
+// An nccl-tests table as CSV with a header: `size_bytes` and the out-of-place time
+// (`oop_time_us` or `time_us`), or only `busbw_gbps` (time = 2(n-1)/n x bytes / busbw over
+// `ranks`). `where` keeps the rows whose column equals the value ("run=p5_slurm"; empty:
+// all). A size printed twice in a row is kept once; sizes below `min_bytes` are dropped
+// (latency, not bandwidth, sets their time). Throws std::runtime_error naming what is missing.
+std::vector<MeasuredAllReduce> read_allreduce_csv(const std::string& path, int ranks, const std::string& where,
+                                                  double min_bytes);
+
+struct NetworkFitReport {
+  std::vector<EfficiencyPoint> curve;  // [bytes, fraction of the line rate], the fitted sizes
+  ErrorSummary fit, held_out;                // time errors with the curve
+  ErrorSummary fit_before, held_out_before;  // with the node's efficiency as it stands
+};
+
+// Rows alternate fit / held out by size order (`fit_even`: the 1st, 3rd, ... fit). For each
+// fitted size, the flat network efficiency whose predicted all-reduce time over `ranks`
+// (packed on cluster's nodes) equals the measured one, found by bisection in [0.02, 1];
+// 1 where even the line rate is too slow (another link or the latency sets the time).
+NetworkFitReport fit_network_efficiency(const ClusterSpec& cluster, int ranks,
+                                        const std::vector<MeasuredAllReduce>& rows, bool fit_even);
+
+}  // namespace twinsim
