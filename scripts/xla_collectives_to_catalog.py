@@ -12,7 +12,10 @@ With --nccl-tests-gpu NAME, the 8-GPU all-reduce comes instead from nccl-tests o
 (nccl_allreduce_8gpu_a100_h100_h200_azure.csv: Azure/AI-benchmarking-guide, in-place busbw,
 NCCL 2.18.5 / 2.20.5): the tool and method of the A100 curve, and NCCL's NVLS all-reduce,
 which PyTorch's NCCL uses too (XLA's table reaches 398 GB/s at 1 GiB where nccl-tests
-reaches 466 on H100).
+reaches 466 on H100). With --mlengineering-8gpu NAME it comes from S. Bekman's one-node
+all-reduce on that GPU (nccl_allreduce_b200_1node_4node_efa_mlengineering.csv, rows with
+nodes 1: torch.distributed all_reduce_bench.py, NCCL 2.27.7, NVLS; on B200 XLA's table
+reaches 603 GB/s at 1 GiB, this run 723).
 
 Output: YAML for `intra_node.measured_busbw`, one curve per collective and group size
 (GB/s by bytes), from the FIT rows only: every other measured size (the 1st, 3rd, ...
@@ -32,6 +35,7 @@ OPS = {"all-reduce": "all_reduce", "all-gather": "all_gather", "reduce-scatter":
 MICROBENCH = Path(__file__).resolve().parent.parent / "scenarios/validation/microbench"
 DEFAULT_CSV = MICROBENCH / "collectives_h100_b200_xla_perftable.csv"
 NCCL_TESTS_CSV = MICROBENCH / "nccl_allreduce_8gpu_a100_h100_h200_azure.csv"
+MLENGINEERING_CSV = MICROBENCH / "nccl_allreduce_b200_1node_4node_efa_mlengineering.csv"
 
 
 def bus_factor(op, n):
@@ -72,6 +76,17 @@ def nccl_tests_rows(path, gpu):
     return sorted(rows)
 
 
+def mlengineering_rows(path, gpu):
+    """[(bytes, seconds)] of the one-node 8-GPU all-reduce rows of `gpu` (each printed twice)."""
+    rows = {}
+    with open(path, newline="") as f:
+        for r in csv.DictReader(f):
+            if r["gpu"] == gpu and r["collective"] == "all_reduce" and int(r["nodes"]) == 1 and int(r["total_gpus"]) == 8:
+                nbytes = float(r["size_bytes"])
+                rows[nbytes] = bus_factor("all_reduce", 8) * nbytes / (float(r["busbw_gbps"]) * 1e9)
+    return sorted(rows.items())
+
+
 def is_fit_row(index):
     return index % 2 == 0
 
@@ -81,6 +96,7 @@ def main():
     ap.add_argument("--device", required=True, help="xla_device_key: sm_90 (H100) or sm_100_B200")
     ap.add_argument("--csv", default=str(DEFAULT_CSV))
     ap.add_argument("--nccl-tests-gpu", help="take the 8-GPU all-reduce from nccl-tests on this GPU (e.g. H100-80GB)")
+    ap.add_argument("--mlengineering-8gpu", help="take the 8-GPU all-reduce from ml-engineering's one-node run on this GPU (B200)")
     ap.add_argument("--min-bytes", type=float, default=65536, help="smallest size kept (default 64 KiB)")
     args = ap.parse_args()
     rows = measured_rows(args.csv, args.device)
@@ -90,6 +106,10 @@ def main():
         rows[("all_reduce", 8)] = nccl_tests_rows(NCCL_TESTS_CSV, args.nccl_tests_gpu)
         if not rows[("all_reduce", 8)]:
             sys.exit(f"no nccl-tests rows for {args.nccl_tests_gpu} in {NCCL_TESTS_CSV}")
+    if args.mlengineering_8gpu:
+        rows[("all_reduce", 8)] = mlengineering_rows(MLENGINEERING_CSV, args.mlengineering_8gpu)
+        if not rows[("all_reduce", 8)]:
+            sys.exit(f"no one-node rows for {args.mlengineering_8gpu} in {MLENGINEERING_CSV}")
     print("  measured_busbw:")
     for op in OPS.values():
         groups = sorted(n for (o, n) in rows if o == op)

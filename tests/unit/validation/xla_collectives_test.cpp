@@ -126,9 +126,50 @@ TEST(XlaCollectives, H200HeldOutSizes) {
   judge(catalog_node("dgx-h200"), "all_reduce", 8, read_nccl_tests("H200"));
 }
 
+// S. Bekman's one-node all-reduce (ml-engineering, torch.distributed all_reduce_bench.py,
+// NCCL 2.27.7): busbw only, each size printed twice. `gpu`: B200 or H200.
+std::vector<Measured> read_mlengineering(const std::string& file, const std::string& gpu) {
+  std::ifstream in(microbench(file));
+  EXPECT_TRUE(in) << file;
+  std::vector<Measured> rows;
+  std::string line;
+  std::getline(in, line);
+  const std::vector<std::string> header = split_csv_line(line);
+  const auto column = [&](const std::string& name) {
+    return static_cast<int>(std::find(header.begin(), header.end(), name) - header.begin());
+  };
+  const int size = column("size_bytes"), busbw = column("busbw_gbps"), nodes = column("nodes");
+  while (std::getline(in, line)) {
+    const auto c = split_csv_line(line);
+    if (c.size() != header.size() || c[0] != gpu || std::stoi(c[nodes]) != 1) continue;
+    const double bytes = std::stod(c[size]);
+    if (!rows.empty() && rows.back().bytes == bytes) continue;
+    rows.push_back({bytes, 2.0 * 7 / 8 * bytes / (std::stod(c[busbw]) * 1e9)});
+  }
+  return rows;
+}
+
 TEST(XlaCollectives, B200HeldOutSizes) {
   const ClusterSpec node = catalog_node("dgx-b200");
-  for (const auto& [key, rows] : read_xla("sm_100_B200")) judge(node, key.first, key.second, rows);
+  for (const auto& [key, rows] : read_xla("sm_100_B200"))
+    if (!(key.first == "all_reduce" && key.second == 8)) judge(node, key.first, key.second, rows);
+  judge(node, "all_reduce", 8, read_mlengineering("nccl_allreduce_b200_1node_4node_efa_mlengineering.csv", "B200"));
+}
+
+// The H200's 8-GPU all-reduce (Azure's nccl-tests) against an independent run of the same
+// collective (ml-engineering, NCCL 2.27.7, through torch.distributed): from 64 MiB within 7%
+// (measured 2026-11-26: at most 6.2%); below, the benchmark's own per-call overhead shows
+// (the catalog up to 33% faster at 1 MiB).
+TEST(XlaCollectives, H200AgreesWithAnIndependentRun) {
+  const ClusterSpec node = catalog_node("dgx-h200");
+  int judged = 0;
+  for (const Measured& m : read_mlengineering("nccl_allreduce_h200_8gpu_nvlink_mlengineering.csv", "H200")) {
+    if (m.bytes < 64.0 * 1048576) continue;
+    const double predicted = collective_time_s(node, CollectiveOp::all_reduce, {8, 8}, m.bytes);
+    EXPECT_NEAR(predicted / m.time_s, 1.0, 0.07) << m.bytes;
+    ++judged;
+  }
+  EXPECT_EQ(judged, 9);
 }
 
 }  // namespace
