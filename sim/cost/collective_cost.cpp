@@ -129,7 +129,7 @@ double ring_bandwidth_s(CollectiveOp c, const GroupLayout& g, const Links& l, do
 //   "Handle 2 node case of NVLSTree"). nccl-tests between two nodes agree: busbw 1.57x what
 //   a ring can reach on 2 x p4de and 1.22x on 2 x p5 (tests/unit/validation/nccl_multinode_test.cpp).
 // - Inside the node: the node's measured all-reduce where it has one (its largest size's
-//   bus bandwidth: NVLS on an NVSwitch node, 466 GB/s on the DGX H100 against 360 for a
+//   bus bandwidth: NVLS on an NVSwitch node, 476 GB/s on the DGX H100 against 360 for a
 //   ring over NVLink), else the buffer up and down the chain at 0.9 of NVLink.
 double tree_bandwidth_s(const ClusterSpec& cluster, const GroupLayout& g, const Links& l, double bytes) {
   const double node_network_Bps = g.ranks_per_node * l.network_Bps;
@@ -139,7 +139,8 @@ double tree_bandwidth_s(const ClusterSpec& cluster, const GroupLayout& g, const 
   double intra_s = 2.0 * bytes / (kTreeBusFraction * l.nvlink_Bps);
   const auto measured = cluster.intra_node.measured_busbw.find(to_string(CollectiveOp::all_reduce));
   if (measured != cluster.intra_node.measured_busbw.end() && !measured->second.empty()) {
-    const auto curve = measured->second.upper_bound(g.ranks_per_node);  // the nearest size at or below
+    // the curve of the node's group size, or of the largest measured group below it
+    const auto curve = measured->second.upper_bound(g.ranks_per_node);
     const auto& points = (curve == measured->second.begin() ? curve : std::prev(curve))->second;
     intra_s = bus_bandwidth_factor(CollectiveOp::all_reduce, g.ranks_per_node) * bytes / points.back().efficiency;
   }
