@@ -46,13 +46,18 @@ void add_activation_buffers(BufferBytes& b, const ModelSpec& model, const Plan& 
 
 }  // namespace
 
-BufferBytes training_buffers(const ModelSpec& model, const Plan& plan, const TrainingWorkload& training,
-                             const StageParams& params) {
+BufferBytes training_buffers(const ModelSpec& model, const Plan& plan, const StackSpec& stack,
+                             const TrainingWorkload& training, const StageParams& params) {
   BufferBytes b;
   const BytesPerParam bytes = training_bytes_per_param(training.precision, training.optimizer);
   const std::int64_t bucket =
       plan.overlap_grad_reduce ? std::min(dp_bucket_params(plan), params.total()) : params.total();
-  if (plan.shards_grads()) b.dp_buckets += checked_mul(bucket, bytes.grads);
+  if (stack.zero_reduce_bucket_params > 0 && plan.shards_optimizer()) {  // DeepSpeed's reduce buckets
+    const int copies = !plan.shards_params() && plan.overlap_grad_reduce ? 2 : 1;
+    b.dp_buckets += checked_mul(copies * stack.zero_reduce_bucket_params, bytes.grads);
+  } else if (plan.shards_grads()) {
+    b.dp_buckets += checked_mul(bucket, bytes.grads);
+  }
   if (plan.shards_params()) b.dp_buckets += checked_mul(zero3_gathered_buckets(bucket, params.total()), checked_mul(bucket, bytes.params));
   add_activation_buffers(b, model, plan, training.micro_batch, training.seq_len,
                          activation_dtype(training.precision), true);

@@ -2,6 +2,7 @@
 // Communication buffers and workspace one GPU allocates besides weights and activations.
 #include <cstdint>
 
+#include "hardware/stack_spec.hpp"
 #include "models/model_spec.hpp"
 #include "models/plan.hpp"
 #include "models/workload.hpp"
@@ -35,9 +36,14 @@ std::int64_t workspace_bytes(const Plan& plan);
 // gradient buffer (counted under grads): no extra bytes. With ZeRO 2 one bucket of
 // unsharded gradients is live (reduce-scattered and freed when the bucket's last grad is
 // in); with ZeRO 3 also zero3_gathered_buckets of gathered parameters. Without overlap a
-// bucket is the whole stage. Pipeline send/receive buffers exist only for serving.
-BufferBytes training_buffers(const ModelSpec& model, const Plan& plan, const TrainingWorkload& training,
-                             const StageParams& params);
+// bucket is the whole stage. A stack that sets zero_reduce_bucket_params runs DeepSpeed's
+// ZeRO, which allocates its reduce buckets whole, in the gradients' dtype, from ZeRO-1 on:
+// two under overlap_comm (plan.overlap_grad_reduce) for ZeRO-1/2, one for ZeRO-3
+// (deepspeed/runtime/zero/stage_1_and_2.py setup_buckets, "Use double buffers to avoid data
+// access conflict when overlap_comm is enabled"; stage3.py's IPG buffer; commit edaa72212).
+// Pipeline send/receive buffers exist only for serving.
+BufferBytes training_buffers(const ModelSpec& model, const Plan& plan, const StackSpec& stack,
+                             const TrainingWorkload& training, const StageParams& params);
 
 // Serving: workspace and the pipeline/SP/CP buffers of the prefill.
 BufferBytes inference_buffers(const ModelSpec& model, const Plan& plan, const InferenceWorkload& inference);

@@ -17,7 +17,7 @@ StageMemory finish(int stage, const MemoryBreakdown& b) { return {stage, b.total
 
 StageMemory training_stage(const Scenario& sc, const LayerActivations& per_layer, int stage) {
   const TrainingWorkload& t = *sc.training;
-  BufferBytes buffers = training_buffers(sc.model, sc.plan, t, stage_params(sc.model, sc.plan, stage));
+  BufferBytes buffers = training_buffers(sc.model, sc.plan, sc.stack, t, stage_params(sc.model, sc.plan, stage));
   if (sc.cluster.gpu.workspace_bytes >= 0) buffers.workspace = sc.cluster.gpu.workspace_bytes;
   if (sc.stack.hf_eager())  // its own memory model and census
     return hf_eager_training_stage(sc.model, sc.plan, t, stage, buffers.total());

@@ -139,11 +139,12 @@ TEST(MlEngineeringLlama31H200, LongContextStepsWithinBand) {
 }
 
 // Peak memory. The allocator's reserve (what the source measured) holds what the simulator
-// counts, the allocated tensors, and more: DeepSpeed's ZeRO-3 buffers and the caching
-// allocator's slack, 5.4-8.7 GiB here. Predicted 0.89-0.93 of the measured from 128K on
-// (Liger's fused linear cross-entropy keeps no logits: with the fp32 logits the op list keeps,
-// 1.5-1.6x the measured, and 256K would not fit), and the growth per token, where the fixed
-// share cancels, within 5%: 128K to 256K adds 56.0 GiB predicted, 58.0 measured.
+// counts, the allocated tensors (DeepSpeed's reduce bucket among them), and more: the caching
+// allocator's slack and what else DeepSpeed holds, 4.6-7.9 GiB here. Predicted 0.92-0.94 of
+// the measured from 128K on (Liger's fused linear cross-entropy keeps no logits: with the fp32
+// logits the op list keeps, 1.5-1.6x the measured, and 256K would not fit), and the growth
+// per token, where the fixed share cancels, within 5%: 128K to 256K adds 56.0 GiB predicted,
+// 58.0 measured.
 TEST(MlEngineeringLlama31H200, LongContextPeakMemory) {
   auto peak_gib = [](const Scenario& s) { return static_cast<double>(predict_memory(s).peak_bytes) / (1 << 30); };
   for (const SweepRow& r : kLongContextSweep) {
