@@ -72,7 +72,7 @@ void run(const CollectiveArgs& a) {
   if (a.min_bytes > a.max_bytes)
     throw ScenarioError("--max-bytes", std::to_string(a.max_bytes),
                         "is below --min-bytes=" + std::to_string(a.min_bytes) + ": the sweep runs from min to max");
-  ClusterSpec cluster = catalog_node(a.cluster);
+  ClusterSpec cluster = cluster_from_text(a.cluster, "--cluster");
   cluster.nodes = (a.ranks + cluster.gpus_per_node - 1) / cluster.gpus_per_node;
   const auto rows = collective_sweep(cluster, op, group_for(cluster, op, a.ranks), static_cast<double>(a.min_bytes),
                                      static_cast<double>(a.max_bytes), a.factor);
@@ -85,7 +85,7 @@ void run(const CollectiveArgs& a) {
 void add_collective_command(CLI::App& app) {
   auto args = std::make_shared<CollectiveArgs>();
   CLI::App* cmd = app.add_subcommand("collective", "predict a collective's time over a size sweep, as nccl-tests prints it");
-  cmd->add_option("--cluster", args->cluster, "catalog node type (as many nodes as the ranks need)")->capture_default_str();
+  cmd->add_option("--cluster", args->cluster, "catalog node type or a YAML mapping ({preset: aws-p5, inter_node: {latency_us: 50}}); as many nodes as the ranks need")->capture_default_str();
   cmd->add_option("--op", args->op, "allreduce | allgather | reducescatter | alltoall | broadcast | sendrecv")
       ->capture_default_str();
   cmd->add_option("--ranks", args->ranks, "GPUs taking part, packed onto nodes")->check(cli::whole(1, 1 << 24))

@@ -27,7 +27,7 @@ void print_row(const std::string& label, const ErrorSummary& s) {
 }
 
 void run(const Options& o) {
-  ClusterSpec cluster = catalog_node(o.cluster);
+  ClusterSpec cluster = cluster_from_text(o.cluster, "--cluster");
   cluster.nodes = (o.ranks + cluster.gpus_per_node - 1) / cluster.gpus_per_node;
   if (cluster.nodes < 2) throw std::runtime_error("--ranks " + std::to_string(o.ranks) + " fits one node: no network");
   const std::vector<MeasuredAllReduce> rows = read_allreduce_csv(o.file, o.ranks, o.where, o.min_bytes);
@@ -54,7 +54,7 @@ void add_fit_network_command(CLI::App& app) {
   CLI::App* cmd =
       app.add_subcommand("fit-network", "fit a node type's network efficiency by size to nccl-tests across nodes");
   cmd->add_option("file", o->file, "CSV with size_bytes and oop_time_us, time_us or busbw_gbps")->required();
-  cmd->add_option("--cluster", o->cluster, "catalog node type the runs used")->required();
+  cmd->add_option("--cluster", o->cluster, "catalog node type the runs used, or a YAML mapping starting from one ({preset: NODE, ...})")->required();
   cmd->add_option("--ranks", o->ranks, "GPUs of the all-reduce, packed on the nodes")->required();
   cmd->add_option("--where", o->where, "keep rows whose COLUMN equals VALUE");
   cmd->add_option("--fit", o->fit, "sizes that fit the curve (1st, 3rd, ... or 2nd, 4th, ...); the others judge it")
