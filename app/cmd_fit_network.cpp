@@ -1,10 +1,12 @@
 // `twinsim fit-network FILE --cluster NODE --ranks N [--where COLUMN=VALUE] [--fit even|odd]
-//                          [--min-bytes B]`
+//                          [--min-bytes B] [--latency-bytes LO:HI]`
 // Fits a catalog node type's network efficiency by message size to nccl-tests all-reduce
 // across its nodes and prints it as the node file's `inter_node.efficiency`, with the time
-// errors on the fitted and the held-out sizes, before and after (hardware/catalog/README.md).
+// errors on the fitted and the held-out sizes, before and after; with --latency-bytes, first
+// its per-step latency to the sizes in that range (hardware/catalog/README.md).
 #include <iomanip>
 #include <iostream>
+#include <sstream>
 
 #include "app/commands.hpp"
 #include "scenario/load.hpp"
@@ -15,7 +17,7 @@ namespace twinsim {
 namespace {
 
 struct Options {
-  std::string file, cluster, where, fit = "even";
+  std::string file, cluster, where, fit = "even", latency_bytes;
   int ranks = 16;
   double min_bytes = 1048576;
 };
@@ -30,11 +32,29 @@ void run(const Options& o) {
   ClusterSpec cluster = cluster_from_text(o.cluster, "--cluster");
   cluster.nodes = (o.ranks + cluster.gpus_per_node - 1) / cluster.gpus_per_node;
   if (cluster.nodes < 2) throw std::runtime_error("--ranks " + std::to_string(o.ranks) + " fits one node: no network");
+  std::string latency_line;
+  if (!o.latency_bytes.empty()) {  // LO:HI, the sizes whose time the latency sets
+    const auto colon = o.latency_bytes.find(':');
+    if (colon == std::string::npos) throw std::runtime_error("--latency-bytes " + o.latency_bytes + ": must be LO:HI");
+    const double lo = std::stod(o.latency_bytes.substr(0, colon)), hi = std::stod(o.latency_bytes.substr(colon + 1));
+    std::vector<MeasuredAllReduce> small;
+    for (const MeasuredAllReduce& m : read_allreduce_csv(o.file, o.ranks, o.where, 0))
+      if (m.bytes >= lo && m.bytes <= hi) small.push_back(m);
+    if (small.empty()) throw std::runtime_error("--latency-bytes " + o.latency_bytes + ": no sizes in that range");
+    cluster.inter_node.latency_s = fit_network_latency_s(cluster, o.ranks, small);
+    std::ostringstream line;
+    line << "latency_us: " << std::fixed << std::setprecision(1) << cluster.inter_node.latency_s * 1e6 << "   # "
+         << small.size() << " sizes from " << static_cast<long long>(lo) << " to " << static_cast<long long>(hi)
+         << " B: their median time error 0\n";
+    latency_line = line.str();
+  }
   const std::vector<MeasuredAllReduce> rows = read_allreduce_csv(o.file, o.ranks, o.where, o.min_bytes);
   const NetworkFitReport r = fit_network_efficiency(cluster, o.ranks, rows, o.fit == "even");
   std::cout << "# fitted by `twinsim fit-network " << o.file << " --cluster " << o.cluster << " --ranks " << o.ranks
-            << (o.where.empty() ? "" : " --where " + o.where) << " --fit " << o.fit << "` on " << r.fit.count
-            << " of " << rows.size() << " sizes\nefficiency: [";
+            << (o.where.empty() ? "" : " --where " + o.where) << " --fit " << o.fit
+            << (o.latency_bytes.empty() ? "" : " --latency-bytes " + o.latency_bytes) << "` on " << r.fit.count
+            << " of " << rows.size() << " sizes\n"
+            << latency_line << "efficiency: [";
   for (std::size_t i = 0; i < r.curve.size(); ++i)
     std::cout << (i ? ", " : "") << "[" << std::setprecision(0) << std::fixed << r.curve[i].size << ", "
               << std::setprecision(3) << r.curve[i].efficiency << "]";
@@ -61,6 +81,8 @@ void add_fit_network_command(CLI::App& app) {
       ->check(CLI::IsMember({"even", "odd"}))->capture_default_str();
   cmd->add_option("--min-bytes", o->min_bytes, "drop smaller sizes (latency, not bandwidth, sets their time)")
       ->capture_default_str();
+  cmd->add_option("--latency-bytes", o->latency_bytes,
+                  "LO:HI: first fit the per-step latency so the sizes in this range are right at their median");
   cmd->callback([o] { run(*o); });
 }
 

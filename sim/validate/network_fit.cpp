@@ -37,7 +37,26 @@ double matching_efficiency(const ClusterSpec& cluster, int ranks, const Measured
   return hi;
 }
 
+// The median over the rows of predicted / measured - 1 with the given network latency.
+double median_error(ClusterSpec cluster, double latency_s, int ranks, const std::vector<MeasuredAllReduce>& rows) {
+  cluster.inter_node.latency_s = latency_s;
+  std::vector<double> errors;
+  for (const MeasuredAllReduce& m : rows) errors.push_back(predicted_s(cluster, ranks, m.bytes) / m.time_s - 1);
+  return percentile(errors, 0.5);
+}
+
 }  // namespace
+
+double fit_network_latency_s(const ClusterSpec& cluster, int ranks, const std::vector<MeasuredAllReduce>& rows) {
+  if (rows.empty()) throw std::invalid_argument("fit_network_latency_s: no rows");
+  double lo = 0, hi = 10e-3;
+  if (median_error(cluster, lo, ranks, rows) >= 0) return lo;
+  for (int i = 0; i < 50; ++i) {
+    const double mid = 0.5 * (lo + hi);
+    (median_error(cluster, mid, ranks, rows) < 0 ? lo : hi) = mid;
+  }
+  return hi;
+}
 
 std::vector<MeasuredAllReduce> read_allreduce_csv(const std::string& path, int ranks, const std::string& where,
                                                   double min_bytes) {

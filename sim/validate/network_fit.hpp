@@ -30,6 +30,12 @@ struct NetworkFitReport {
   ErrorSummary fit_before, held_out_before;  // with the node's efficiency as it stands
 };
 
+// The per-step network latency (LinkSpec::latency_s, the Simple protocol's; NCCL's other
+// protocols scale it) that makes the predicted all-reduce of the rows match the measured
+// times at their median: bisection on [0, 10 ms] (the time rises with it). For the smallest
+// sizes, where the latency, not the bandwidth, sets the time.
+double fit_network_latency_s(const ClusterSpec& cluster, int ranks, const std::vector<MeasuredAllReduce>& rows);
+
 // Rows alternate fit / held out by size order (`fit_even`: the 1st, 3rd, ... fit). For each
 // fitted size, the flat network efficiency whose predicted all-reduce time over `ranks`
 // (packed on cluster's nodes) equals the measured one, found by bisection in [0.02, 1];

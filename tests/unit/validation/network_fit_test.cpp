@@ -58,5 +58,15 @@ TEST(NetworkFit, RecoversTheCurveThatMadeTheTimes) {
   EXPECT_GT(r.held_out_before.max, 0.3);  // the flat 0.96 is far off at 8 MiB
 }
 
+// The latency fit finds the per-step network latency that made the smallest sizes' times.
+TEST(NetworkFit, RecoversTheLatencyThatMadeTheSmallestTimes) {
+  ClusterSpec truth = test::dgx_a100(2);
+  truth.inter_node.latency_s = 80e-6;
+  std::vector<MeasuredAllReduce> rows;
+  for (double bytes = 8; bytes <= 1024; bytes *= 2)
+    rows.push_back({bytes, collective_time_s(truth, CollectiveOp::all_reduce, packed_group(truth, 16), bytes)});
+  EXPECT_NEAR(fit_network_latency_s(test::dgx_a100(2), 16, rows), 80e-6, 1e-9);
+}
+
 }  // namespace
 }  // namespace twinsim
