@@ -6,7 +6,6 @@
 // its per-step latency to the sizes in that range (hardware/catalog/README.md).
 #include <iomanip>
 #include <iostream>
-#include <sstream>
 
 #include "app/commands.hpp"
 #include "scenario/load.hpp"
@@ -32,29 +31,22 @@ void run(const Options& o) {
   ClusterSpec cluster = cluster_from_text(o.cluster, "--cluster");
   cluster.nodes = (o.ranks + cluster.gpus_per_node - 1) / cluster.gpus_per_node;
   if (cluster.nodes < 2) throw std::runtime_error("--ranks " + std::to_string(o.ranks) + " fits one node: no network");
-  std::string latency_line;
-  if (!o.latency_bytes.empty()) {  // LO:HI, the sizes whose time the latency sets
+  NetworkFitRequest request{o.file, o.where, o.ranks, o.min_bytes, o.fit == "even"};
+  if (!o.latency_bytes.empty()) {  // LO:HI
     const auto colon = o.latency_bytes.find(':');
     if (colon == std::string::npos) throw std::runtime_error("--latency-bytes " + o.latency_bytes + ": must be LO:HI");
-    const double lo = std::stod(o.latency_bytes.substr(0, colon)), hi = std::stod(o.latency_bytes.substr(colon + 1));
-    std::vector<MeasuredAllReduce> small;
-    for (const MeasuredAllReduce& m : read_allreduce_csv(o.file, o.ranks, o.where, 0))
-      if (m.bytes >= lo && m.bytes <= hi) small.push_back(m);
-    if (small.empty()) throw std::runtime_error("--latency-bytes " + o.latency_bytes + ": no sizes in that range");
-    cluster.inter_node.latency_s = fit_network_latency_s(cluster, o.ranks, small);
-    std::ostringstream line;
-    line << "latency_us: " << std::fixed << std::setprecision(1) << cluster.inter_node.latency_s * 1e6 << "   # "
-         << small.size() << " sizes from " << static_cast<long long>(lo) << " to " << static_cast<long long>(hi)
-         << " B: their median time error 0\n";
-    latency_line = line.str();
+    request.latency_min_bytes = std::stod(o.latency_bytes.substr(0, colon));
+    request.latency_max_bytes = std::stod(o.latency_bytes.substr(colon + 1));
   }
-  const std::vector<MeasuredAllReduce> rows = read_allreduce_csv(o.file, o.ranks, o.where, o.min_bytes);
-  const NetworkFitReport r = fit_network_efficiency(cluster, o.ranks, rows, o.fit == "even");
+  const NetworkFitReport r = fit_network(cluster, request);
   std::cout << "# fitted by `twinsim fit-network " << o.file << " --cluster " << o.cluster << " --ranks " << o.ranks
             << (o.where.empty() ? "" : " --where " + o.where) << " --fit " << o.fit
             << (o.latency_bytes.empty() ? "" : " --latency-bytes " + o.latency_bytes) << "` on " << r.fit.count
-            << " of " << rows.size() << " sizes\n"
-            << latency_line << "efficiency: [";
+            << " of " << r.fit.count + r.held_out.count << " sizes\n";
+  if (r.latency_sizes > 0)
+    std::cout << "latency_us: " << std::fixed << std::setprecision(1) << r.latency_s * 1e6 << "   # the "
+              << r.latency_sizes << " sizes in " << o.latency_bytes << " B right at their median\n";
+  std::cout << "efficiency: [";
   for (std::size_t i = 0; i < r.curve.size(); ++i)
     std::cout << (i ? ", " : "") << "[" << std::setprecision(0) << std::fixed << r.curve[i].size << ", "
               << std::setprecision(3) << r.curve[i].efficiency << "]";

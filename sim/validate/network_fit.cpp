@@ -114,4 +114,21 @@ NetworkFitReport fit_network_efficiency(const ClusterSpec& cluster, int ranks,
   return r;
 }
 
+NetworkFitReport fit_network(ClusterSpec cluster, const NetworkFitRequest& r) {
+  int latency_sizes = 0;
+  if (r.latency_max_bytes > 0) {
+    std::vector<MeasuredAllReduce> small;
+    for (const MeasuredAllReduce& m : read_allreduce_csv(r.path, r.ranks, r.where, 0))
+      if (m.bytes >= r.latency_min_bytes && m.bytes <= r.latency_max_bytes) small.push_back(m);
+    if (small.empty()) throw std::runtime_error(r.path + ": no sizes in the latency range");
+    cluster.inter_node.latency_s = fit_network_latency_s(cluster, r.ranks, small);
+    latency_sizes = static_cast<int>(small.size());
+  }
+  NetworkFitReport report =
+      fit_network_efficiency(cluster, r.ranks, read_allreduce_csv(r.path, r.ranks, r.where, r.min_bytes), r.fit_even);
+  report.latency_s = cluster.inter_node.latency_s;
+  report.latency_sizes = latency_sizes;
+  return report;
+}
+
 }  // namespace twinsim

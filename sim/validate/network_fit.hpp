@@ -25,6 +25,8 @@ std::vector<MeasuredAllReduce> read_allreduce_csv(const std::string& path, int r
                                                   double min_bytes);
 
 struct NetworkFitReport {
+  double latency_s = 0;      // the node's per-step latency the curve was fitted with
+  int latency_sizes = 0;     // sizes the latency was fitted to (0: the node's own latency)
   std::vector<EfficiencyPoint> curve;  // [bytes, fraction of the line rate], the fitted sizes
   ErrorSummary fit, held_out;                // time errors with the curve
   ErrorSummary fit_before, held_out_before;  // with the node's efficiency as it stands
@@ -42,5 +44,17 @@ double fit_network_latency_s(const ClusterSpec& cluster, int ranks, const std::v
 // 1 where even the line rate is too slow (another link or the latency sets the time).
 NetworkFitReport fit_network_efficiency(const ClusterSpec& cluster, int ranks,
                                         const std::vector<MeasuredAllReduce>& rows, bool fit_even);
+
+// `twinsim fit-network`: the table's rows from `min_bytes` fit and judge the efficiency; with
+// latency_max_bytes > 0 the latency is fitted first to the sizes in [latency_min_bytes,
+// latency_max_bytes]. Throws std::runtime_error for a table or range without rows.
+struct NetworkFitRequest {
+  std::string path, where;
+  int ranks = 0;
+  double min_bytes = 1048576;
+  bool fit_even = true;
+  double latency_min_bytes = 0, latency_max_bytes = 0;
+};
+NetworkFitReport fit_network(ClusterSpec cluster, const NetworkFitRequest& request);
 
 }  // namespace twinsim
