@@ -152,6 +152,24 @@ TEST(AllReduce, TreeTakesTheNodesMeasuredAllReduceInside) {
   EXPECT_NEAR(nvls.bandwidth_s, 1.75 * bytes / 280e9, 1e-9);  // its largest size's busbw
 }
 
+// A group size measured only from 1 MiB falls below it as the nearest group measured smaller
+// does (down to that group's smallest size, whose ratio then holds): 4 GPUs measured at 1 MiB
+// only (40 GB/s busbw: 1.5 x 1 MiB / 40 GB/s), 8 GPUs from 32 KiB, their time 4x lower there
+// than at 1 MiB (1.75 x 32 KiB / 1.75 GB/s = 32.8 us against 1.75 x 1 MiB / 14 GB/s = 131 us).
+TEST(Collectives, BelowItsMeasuredSizesAGroupFollowsOneMeasuredSmaller) {
+  ClusterSpec dgx = test::dgx_a100(1);
+  dgx.intra_node.measured_busbw["all_reduce"][4] = {{1048576, 40e9}};
+  dgx.intra_node.measured_busbw["all_reduce"][8] = {{32768, 1.75e9}, {1048576, 14e9}};
+  const double four_at_1mib = 1.5 * 1048576 / 40e9;
+  const double ratio = (1.75 * 32768 / 1.75e9) / (1.75 * 1048576 / 14e9);
+  EXPECT_NEAR(collective_time_s(dgx, CollectiveOp::all_reduce, {4, 4}, 1048576), four_at_1mib, 1e-12);
+  EXPECT_NEAR(collective_time_s(dgx, CollectiveOp::all_reduce, {4, 4}, 32768), four_at_1mib * ratio, 1e-12);
+  EXPECT_NEAR(collective_time_s(dgx, CollectiveOp::all_reduce, {4, 4}, 8192), four_at_1mib * ratio, 1e-12);  // held
+  // without a group measured smaller the smallest size's time holds
+  dgx.intra_node.measured_busbw["all_reduce"].erase(8);
+  EXPECT_NEAR(collective_time_s(dgx, CollectiveOp::all_reduce, {4, 4}, 32768), four_at_1mib, 1e-12);
+}
+
 TEST(Collectives, LinkEfficiencyCurveFromTheCatalogIsUsed) {
   ClusterSpec dgx = test::dgx_a100(1);
   dgx.intra_node.efficiency = {{1.0, 0.5}};
