@@ -11,14 +11,13 @@ under each condition a microbenchmark may differ from a training step in:
 Writes OUTDIR/gemm_conditions.csv: shape, condition, seconds per call, TFLOP/s.
 Usage: python3 scripts/gpu_gemm_conditions.py OUTDIR
 """
-import csv
 import os
 import sys
 
 import torch
 import torch.nn.functional as F
 
-from gpu_microbench import median_seconds  # scripts/: CUDA-event medians after warm-up
+from gpu_microbench import median_seconds, write_csv  # scripts/: CUDA-event medians after warm-up; the CSV writer
 
 SHAPES = [(8192, 28672, 4096), (8192, 4096, 14336), (8192, 8192, 8192), (4096, 4096, 4096)]  # m, n, k
 
@@ -50,10 +49,7 @@ def main():
             del w, wt, copies
         del x
         torch.cuda.empty_cache()
-    with open(os.path.join(out, "gemm_conditions.csv"), "w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=list(rows[0]))
-        w.writeheader()
-        w.writerows(rows)
+    write_csv(os.path.join(out, "gemm_conditions.csv"), rows)
 
 
 if __name__ == "__main__":

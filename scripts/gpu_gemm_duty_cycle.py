@@ -17,7 +17,6 @@ the SM clock and power nvidia-smi reads at the end of the point.
 
 Usage: python3 scripts/gpu_gemm_duty_cycle.py OUTDIR [SECONDS]   (default 4 s per point)
 """
-import csv
 import os
 import statistics
 import subprocess
@@ -26,6 +25,8 @@ import time
 
 import torch
 import torch.nn.functional as F
+
+from gpu_microbench import write_csv  # scripts/: one CSV writer for the GPU scripts
 
 SHAPES = [(8192, 28672, 4096), (8192, 4096, 14336), (8192, 6144, 4096)]  # m, n, k: Llama-3-8B layers
 DUTY = [1.0, 0.9, 0.8, 0.7, 0.55, 0.4]
@@ -102,10 +103,7 @@ def main():
                 del src, dst
         del x, w
         torch.cuda.empty_cache()
-    with open(os.path.join(out, "gemm_duty_cycle.csv"), "w", newline="") as f:
-        writer = csv.DictWriter(f, fieldnames=list(rows[0]))
-        writer.writeheader()
-        writer.writerows(rows)
+    write_csv(os.path.join(out, "gemm_duty_cycle.csv"), rows)
 
 
 if __name__ == "__main__":

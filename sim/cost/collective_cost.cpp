@@ -131,7 +131,9 @@ double ring_bandwidth_s(CollectiveOp c, const GroupLayout& g, const Links& l, do
 // - Inside the node: the node's measured all-reduce where it has one (its largest size's
 //   bus bandwidth: NVLS on an NVSwitch node, 476 GB/s on the DGX H100 against 360 for a
 //   ring over NVLink), else the buffer up and down the chain at 0.9 of NVLink.
+// Inside one node the tree is a chain: the buffer up and down at 0.9 of NVLink.
 double tree_bandwidth_s(const ClusterSpec& cluster, const GroupLayout& g, const Links& l, double bytes) {
+  if (g.nodes() == 1) return 2.0 * bytes / (kTreeBusFraction * l.nvlink_Bps);
   const double node_network_Bps = g.ranks_per_node * l.network_Bps;
   const double exchanges = g.nodes() == 2 ? 1.0 : 2.0;
   const double inter_s = exchanges * bytes / (kTreeBusFraction * node_network_Bps);
@@ -329,10 +331,8 @@ CollectiveCost collective_cost(const ClusterSpec& cluster, CollectiveOp c, const
     }
     consider(Algorithm::ring, p, ring_steps(c, group), ring_bandwidth_s(c, group, links, bytes));
     // NCCL offers the tree for all-reduce only (tuning.cc: other collectives are ring-only)
-    if (c == CollectiveOp::all_reduce && group.nodes() > 1)
+    if (c == CollectiveOp::all_reduce)
       consider(Algorithm::tree, p, tree_steps(group), tree_bandwidth_s(cluster, group, links, bytes));
-    else if (c == CollectiveOp::all_reduce)
-      consider(Algorithm::tree, p, tree_steps(group), 2.0 * bytes / (kTreeBusFraction * bus_Bps(links, group)));
   }
   return best;
 }

@@ -25,16 +25,25 @@ ClusterSpec with_efficiency(ClusterSpec cluster, std::vector<EfficiencyPoint> cu
   return cluster;
 }
 
-// The flat efficiency whose prediction matches the measured time (the time falls as the
-// efficiency rises): bisection, 40 halvings of [0.02, 1].
-double matching_efficiency(const ClusterSpec& cluster, int ranks, const MeasuredAllReduce& m) {
-  double lo = 0.02, hi = 1.0;
-  if (predicted_s(with_efficiency(cluster, {{1.0, hi}}), ranks, m.bytes) >= m.time_s) return hi;
-  for (int i = 0; i < 40; ++i) {
+// The x in [lo, hi] where rising(x), which grows with x, crosses 0: bisection, 50 halvings;
+// lo when rising(lo) is already at or above 0, hi when rising(hi) is still below.
+template <class F>
+double crossing(double lo, double hi, const F& rising) {
+  if (rising(lo) >= 0) return lo;
+  if (rising(hi) < 0) return hi;
+  for (int i = 0; i < 50; ++i) {
     const double mid = 0.5 * (lo + hi);
-    (predicted_s(with_efficiency(cluster, {{1.0, mid}}), ranks, m.bytes) > m.time_s ? lo : hi) = mid;
+    (rising(mid) < 0 ? lo : hi) = mid;
   }
   return hi;
+}
+
+// The flat efficiency in [0.02, 1] whose prediction matches the measured time (the time
+// falls as the efficiency rises); 1 where even the line rate is too slow.
+double matching_efficiency(const ClusterSpec& cluster, int ranks, const MeasuredAllReduce& m) {
+  return crossing(0.02, 1.0, [&](double efficiency) {
+    return m.time_s - predicted_s(with_efficiency(cluster, {{1.0, efficiency}}), ranks, m.bytes);
+  });
 }
 
 // The median over the rows of predicted / measured - 1 with the given network latency.
@@ -49,13 +58,7 @@ double median_error(ClusterSpec cluster, double latency_s, int ranks, const std:
 
 double fit_network_latency_s(const ClusterSpec& cluster, int ranks, const std::vector<MeasuredAllReduce>& rows) {
   if (rows.empty()) throw std::invalid_argument("fit_network_latency_s: no rows");
-  double lo = 0, hi = 10e-3;
-  if (median_error(cluster, lo, ranks, rows) >= 0) return lo;
-  for (int i = 0; i < 50; ++i) {
-    const double mid = 0.5 * (lo + hi);
-    (median_error(cluster, mid, ranks, rows) < 0 ? lo : hi) = mid;
-  }
-  return hi;
+  return crossing(0.0, 10e-3, [&](double latency_s) { return median_error(cluster, latency_s, ranks, rows); });
 }
 
 std::vector<MeasuredAllReduce> read_allreduce_csv(const std::string& path, int ranks, const std::string& where,

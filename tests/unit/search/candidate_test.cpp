@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "scenario/load.hpp"
+#include "tests/unit/scenario/words.hpp"
 #include "sim/search/search_space.hpp"
 #include "sim/search/search_text.hpp"
 
@@ -27,13 +28,6 @@ plan: {tp: 1, pp: 2, dp: 8, zero: 3, stage_layers: [5, 7], zero_quantized_weight
        zero_quantized_gradients: true, zero_hpz_partition_size: 2, flash_attention: false}
 )";
 
-std::vector<std::string> words(const std::string& text) {
-  std::istringstream in(text);
-  std::vector<std::string> out;
-  for (std::string w; in >> w;) out.push_back(w);
-  return out;
-}
-
 // Loading the scenario with a plan's overrides gives that plan, knob for knob, and the
 // micro-batch: the overrides name every searched knob and every scenario setting the plan
 // changed. Before the table, a non-ZeRO-3 plan's overrides kept the scenario's qwZ and the
@@ -45,7 +39,7 @@ TEST(Candidate, OverridesLoadBackIntoTheSamePlan) {
   int n = 0, checked = 0, zero3 = 0;
   for_each_candidate(make_search_space(base, o), [&](const Candidate& c) {
     if (n++ % 23 != 0) return;
-    const Scenario s = load_scenario_text(kScenario, words(to_overrides(c, base.plan)));
+    const Scenario s = load_scenario_text(kScenario, test::words(to_overrides(c, base.plan)));
     for_each_plan_knob([&](const auto& knob) {
       if constexpr (kSearchable<std::decay_t<decltype(knob)>>) {
         EXPECT_EQ(s.plan.*knob.member, c.*knob.member) << knob.key << " of " << describe(c);
@@ -76,7 +70,7 @@ plan: {tp: 1, pp: 1, dp: 8, zero: 1, )") + compression + "}\n";
     o.min_gpus = 8, o.max_gpus = 8, o.max_micro_batch = 1, o.max_cp = 1;
     int dropped = 0, kept = 0;
     for_each_candidate(make_search_space(base, o), [&](const Candidate& c) {
-      const Scenario s = load_scenario_text(text, words(to_overrides(c, base.plan)));
+      const Scenario s = load_scenario_text(text, test::words(to_overrides(c, base.plan)));
       EXPECT_EQ(s.plan.gradient_compression, c.gradient_compression) << describe(c);
       EXPECT_EQ(s.plan.gradient_powersgd_rank, c.gradient_powersgd_rank) << describe(c);
       EXPECT_EQ(s.plan.gradient_topk_ratio, c.gradient_topk_ratio) << describe(c);

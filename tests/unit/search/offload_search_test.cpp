@@ -2,11 +2,11 @@
 // only with the optimizer states in CPU memory, and the estimate agrees with the engine.
 #include <gtest/gtest.h>
 
-#include <sstream>
 #include <string>
 #include <vector>
 
 #include "scenario/load.hpp"
+#include "tests/unit/scenario/words.hpp"
 #include "sim/memory/memory_report.hpp"
 #include "sim/search/analytic.hpp"
 #include "sim/search/candidate.hpp"
@@ -15,13 +15,6 @@
 
 namespace twinsim {
 namespace {
-
-std::vector<std::string> split(const std::string& text) {
-  std::istringstream in(text);
-  std::vector<std::string> out;
-  for (std::string w; in >> w;) out.push_back(w);
-  return out;
-}
 
 Scenario one_h100() {
   return load_scenario_text(R"(
@@ -81,7 +74,7 @@ plan: {tp: 1, pp: 1, dp: 8, zero: 3, recompute: full, offload_optimizer: true, o
     EXPECT_EQ(c.offload_params, expected) << describe(c);
     if (!c.offload_params || n++ % 13 != 0) return;
     ++offloaded;
-    const Scenario s = load_scenario_text(text, split(to_overrides(c, base.plan)));
+    const Scenario s = load_scenario_text(text, test::words(to_overrides(c, base.plan)));
     EXPECT_TRUE(s.plan.offload_params) << describe(c);
     const AnalyticEstimate e = model.estimate(c);
     EXPECT_EQ(e.peak_bytes, predict_memory(s).peak_bytes) << describe(c);

@@ -3,11 +3,11 @@
 // estimate, and the plans it is refused or kept on.
 #include <gtest/gtest.h>
 
-#include <sstream>
 #include <string>
 #include <vector>
 
 #include "scenario/load.hpp"
+#include "tests/unit/scenario/words.hpp"
 #include "sim/memory/activations.hpp"
 #include "sim/memory/memory_report.hpp"
 #include "sim/search/analytic.hpp"
@@ -129,12 +129,7 @@ TEST(ActivationOffload, SearchWithOffloadTriesItWhereItApplies) {
 }
 
 TEST(ActivationOffload, RefusedWhereMegatronCoreRefusesIt) {
-  const auto build = [](const std::string& sets) {
-    std::istringstream in(sets);
-    std::vector<std::string> list;
-    for (std::string w; in >> w;) list.push_back(w);
-    return scenario(list);
-  };
+  const auto build = [](const std::string& sets) { return scenario(test::words(sets)); };
   test::expect_refused(build, {
       {"plan.offload_activations_layers=8", "plan.offload_activations_layers=8 must be less than model.layers=8"},
       {"plan.offload_activations_layers=2 plan.pp=2 cluster.gpus_per_node=2",

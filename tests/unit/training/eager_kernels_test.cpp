@@ -3,13 +3,13 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <sstream>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "models/op_names.hpp"
 #include "scenario/load.hpp"
+#include "tests/unit/scenario/words.hpp"
 #include "sim/cost/compute_cost.hpp"
 #include "sim/memory/hf_eager_memory.hpp"
 #include "sim/training/eager_kernels.hpp"
@@ -20,14 +20,6 @@ namespace twinsim {
 namespace {
 
 // Llama-3.2-1B (hidden 2048, 32 heads of 64, 8 KV heads, FFN 8192): 1 x 1024 tokens
-// "a=1 b=2" -> {"a=1", "b=2"}
-std::vector<std::string> words(const std::string& text) {
-  std::istringstream in(text);
-  std::vector<std::string> out;
-  for (std::string w; in >> w;) out.push_back(w);
-  return out;
-}
-
 Scenario llama_1b(const std::vector<std::string>& sets) {
   const std::string text = R"(
 model: llama3.2-1b
@@ -207,7 +199,7 @@ TEST(HfEagerKernels, WhatTheCensusDidNotCountIsRefusedNamingTheField) {
       {"plan.dp=2 training.global_batch=2 plan.zero=1 plan.offload_optimizer=true", "plan.offload_optimizer"},
       {"plan.dp=2 training.global_batch=2 plan.gradient_compression=int8", "plan.gradient_compression"},
   };
-  const auto build = [](const std::string& sets) { return llama_1b(words(sets)); };
+  const auto build = [](const std::string& sets) { return llama_1b(test::words(sets)); };
   test::expect_refused(build, cases);  // naming the field
   std::vector<std::pair<std::string, std::string>> by_the_stack = cases;
   for (auto& c : by_the_stack) c.second = "(stack.layer_kernels hf_eager";  // and the stack that refuses it

@@ -27,17 +27,28 @@ struct Row {
   double tflops;  // FA's convention: causal counts half the rectangle, backward 2.5 forwards
 };
 
-std::vector<Row> causal_fa2_rows(const std::string& file) {
+// Published rates (FA's convention) of one implementation in one of the FlashAttention
+// tables in scenarios/validation/microbench/: {causal, head_dim, seq} -> TFLOP/s.
+using RateTable = std::map<std::tuple<bool, int, int>, double>;
+
+RateTable published_rates(const std::string& file, std::string_view implementation) {
   std::ifstream in(std::string(TWINSIM_SOURCE_DIR) + "/scenarios/validation/microbench/" + file);
   EXPECT_TRUE(in) << file;
-  std::vector<Row> rows;
+  RateTable rates;
   std::string line;
-  std::getline(in, line);
+  std::getline(in, line);  // gpu,dtype,pass,implementation,causal,head_dim,num_heads,batch,seqlen,tflops,status
   while (std::getline(in, line)) {
     const std::vector<std::string> c = split_csv_line(line);
-    if (c.size() < 10 || c[3] != "flashattention2" || c[4] != "1" || c[9].empty()) continue;
-    rows.push_back({std::stoi(c[5]), std::stoi(c[8]), std::stod(c[9])});
+    if (c.size() < 10 || c[3] != implementation || c[9].empty()) continue;
+    rates[{c[4] == "1", std::stoi(c[5]), std::stoi(c[8])}] = std::stod(c[9]);
   }
+  return rates;
+}
+
+std::vector<Row> causal_fa2_rows(const std::string& file) {
+  std::vector<Row> rows;
+  for (const auto& [key, tflops] : published_rates(file, "flashattention2"))
+    if (std::get<0>(key)) rows.push_back({std::get<1>(key), std::get<2>(key), tflops});
   return rows;
 }
 
@@ -143,25 +154,6 @@ void judge_cudnn(const std::string& gpu_name, const std::string& gpu_dir) {
 
 TEST(AttentionCurves, CudnnH100HeldOutSequences) { judge_cudnn("h100-sxm", "h100"); }
 TEST(AttentionCurves, CudnnH200HeldOutSequences) { judge_cudnn("h200-sxm", "h200"); }
-
-// FlashAttention-3's published H100 rates (FA's convention): the forward, causal and not, from
-// the repo's figure; the backward, not causal, from the paper's (head width 64 and 128).
-// {causal, head_dim, seq} -> TFLOP/s of one implementation.
-using RateTable = std::map<std::tuple<bool, int, int>, double>;
-
-RateTable published_rates(const std::string& file, std::string_view implementation) {
-  std::ifstream in(std::string(TWINSIM_SOURCE_DIR) + "/scenarios/validation/microbench/" + file);
-  EXPECT_TRUE(in) << file;
-  RateTable rates;
-  std::string line;
-  std::getline(in, line);  // gpu,dtype,pass,implementation,causal,head_dim,num_heads,batch,seqlen,tflops,status
-  while (std::getline(in, line)) {
-    const std::vector<std::string> c = split_csv_line(line);
-    if (c.size() < 10 || c[3] != implementation || c[9].empty()) continue;
-    rates[{c[4] == "1", std::stoi(c[5]), std::stoi(c[8])}] = std::stod(c[9]);
-  }
-  return rates;
-}
 
 constexpr const char* kFa3Forward = "attention_fa3_h100_fwd_flashattention_repo.csv";
 constexpr const char* kFa3Backward = "attention_fa3_paper_h100_bwd.csv";

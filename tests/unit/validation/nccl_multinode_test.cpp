@@ -19,55 +19,31 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <fstream>
 #include <string>
 #include <vector>
 
 #include "scenario/load.hpp"
-#include "sim/common/csv.hpp"
 #include "sim/cost/collective_cost.hpp"
+#include "sim/validate/network_fit.hpp"
 
 namespace twinsim {
 namespace {
 
-struct Measured {
-  double bytes, time_s;
-};
-
-std::ifstream open_microbench(const std::string& file) {
-  std::ifstream in(std::string(TWINSIM_SOURCE_DIR) + "/scenarios/validation/microbench/" + file);
-  EXPECT_TRUE(in) << file;
-  return in;
+std::string microbench(const std::string& file) {
+  return std::string(TWINSIM_SOURCE_DIR) + "/scenarios/validation/microbench/" + file;
 }
 
-// aws-samples' tables: run, ..., size_bytes (column 11), count, out-of-place time in us (13)
-std::vector<Measured> awsome_run(const std::string& run) {
-  std::ifstream in = open_microbench("nccl_allreduce_2node_efa_a100_p4de_h100_p5_awsome_distributed_training.csv");
-  std::vector<Measured> rows;
-  std::string line;
-  std::getline(in, line);
-  while (std::getline(in, line)) {
-    const std::vector<std::string> c = split_csv_line(line);
-    if (c.size() < 13 || c[0] != run) continue;
-    rows.push_back({std::stod(c[10]), std::stod(c[12]) * 1e-6});
-  }
-  return rows;
+// aws-samples' tables: the out-of-place time of one run's rows
+std::vector<MeasuredAllReduce> awsome_run(const std::string& run) {
+  return read_allreduce_csv(microbench("nccl_allreduce_2node_efa_a100_p4de_h100_p5_awsome_distributed_training.csv"),
+                            16, "run=" + run, 0);
 }
 
-// ml-engineering's B200 table prints busbw only: time = 2(n-1)/n x bytes / busbw
-std::vector<Measured> b200_run(int nodes) {
-  std::ifstream in = open_microbench("nccl_allreduce_b200_1node_4node_efa_mlengineering.csv");
-  std::vector<Measured> rows;
-  std::string line;
-  std::getline(in, line);  // gpu,gpus_per_node,nodes,total_gpus,fabric,collective,payload_label,size_bytes,busbw_gbps
-  while (std::getline(in, line)) {
-    const std::vector<std::string> c = split_csv_line(line);
-    if (c.size() < 9 || std::stoi(c[2]) != nodes) continue;
-    const double bytes = std::stod(c[7]), ranks = std::stod(c[3]);
-    const Measured m{bytes, 2 * (ranks - 1) / ranks * bytes / (std::stod(c[8]) * 1e9)};
-    if (rows.empty() || rows.back().bytes != bytes) rows.push_back(m);  // the source prints each row twice
-  }
-  return rows;
+// ml-engineering's B200 table prints busbw only (time = 2(n-1)/n x bytes / busbw over the
+// nodes' 8 GPUs each), every row twice
+std::vector<MeasuredAllReduce> b200_run(int nodes) {
+  return read_allreduce_csv(microbench("nccl_allreduce_b200_1node_4node_efa_mlengineering.csv"), 8 * nodes,
+                            "nodes=" + std::to_string(nodes), 0);
 }
 
 struct Judged {
@@ -77,14 +53,14 @@ struct Judged {
 
 // `held_out_only`: the sizes between the fitted ones (every other size from 1 MiB, the
 // 2nd, 4th, ...: `twinsim fit-network --fit even`).
-Judged judge(const std::string& node, int ranks, const std::vector<Measured>& rows, bool held_out_only) {
+Judged judge(const std::string& node, int ranks, const std::vector<MeasuredAllReduce>& rows, bool held_out_only) {
   ClusterSpec cluster = catalog_node(node);
   cluster.nodes = ranks / cluster.gpus_per_node;
   const GroupLayout group = packed_group(cluster, ranks);
   std::vector<double> errors;
   Judged j;
   int index = -1;
-  for (const Measured& m : rows) {
+  for (const MeasuredAllReduce& m : rows) {
     if (m.bytes < 1048576) continue;
     if (++index % 2 == 0 && held_out_only) continue;
     const CollectiveCost c = collective_cost(cluster, CollectiveOp::all_reduce, group, m.bytes);

@@ -19,6 +19,7 @@
 #include "scenario/load.hpp"
 #include "sim/common/csv.hpp"
 #include "sim/cost/collective_cost.hpp"
+#include "sim/validate/network_fit.hpp"
 
 namespace twinsim {
 namespace {
@@ -126,26 +127,13 @@ TEST(XlaCollectives, H200HeldOutSizes) {
   judge(catalog_node("dgx-h200"), "all_reduce", 8, read_nccl_tests("H200"));
 }
 
-// S. Bekman's one-node all-reduce (ml-engineering, torch.distributed all_reduce_bench.py,
-// NCCL 2.27.7): busbw only, each size printed twice. `gpu`: B200 or H200.
-std::vector<Measured> read_mlengineering(const std::string& file, const std::string& gpu) {
-  std::ifstream in(microbench(file));
-  EXPECT_TRUE(in) << file;
+// S. Bekman's one-node, 8-GPU all-reduce (ml-engineering, NCCL 2.27.7): the B200 and H200
+// tables through torch.distributed (busbw only, each size printed twice), the A100 one
+// nccl-tests' (times).
+std::vector<Measured> read_mlengineering(const std::string& file) {
   std::vector<Measured> rows;
-  std::string line;
-  std::getline(in, line);
-  const std::vector<std::string> header = split_csv_line(line);
-  const auto column = [&](const std::string& name) {
-    return static_cast<int>(std::find(header.begin(), header.end(), name) - header.begin());
-  };
-  const int size = column("size_bytes"), busbw = column("busbw_gbps"), nodes = column("nodes");
-  while (std::getline(in, line)) {
-    const auto c = split_csv_line(line);
-    if (c.size() != header.size() || c[0] != gpu || std::stoi(c[nodes]) != 1) continue;
-    const double bytes = std::stod(c[size]);
-    if (!rows.empty() && rows.back().bytes == bytes) continue;
-    rows.push_back({bytes, 2.0 * 7 / 8 * bytes / (std::stod(c[busbw]) * 1e9)});
-  }
+  for (const MeasuredAllReduce& m : read_allreduce_csv(microbench(file), 8, "nodes=1", 0))
+    rows.push_back({m.bytes, m.time_s});
   return rows;
 }
 
@@ -153,7 +141,7 @@ TEST(XlaCollectives, B200HeldOutSizes) {
   const ClusterSpec node = catalog_node("dgx-b200");
   for (const auto& [key, rows] : read_xla("sm_100_B200"))
     if (!(key.first == "all_reduce" && key.second == 8)) judge(node, key.first, key.second, rows);
-  judge(node, "all_reduce", 8, read_mlengineering("nccl_allreduce_b200_1node_4node_efa_mlengineering.csv", "B200"));
+  judge(node, "all_reduce", 8, read_mlengineering("nccl_allreduce_b200_1node_4node_efa_mlengineering.csv"));
 }
 
 // The DGX A100's 8-GPU all-reduce below 1 MiB: S. Bekman's nccl-tests on an 8x A100 node give
@@ -162,17 +150,11 @@ TEST(XlaCollectives, B200HeldOutSizes) {
 // +51%). Above 1 MiB vTrain's measurements hold (tests/unit/validation/vtrain_nccl_test.cpp).
 TEST(XlaCollectives, A100SmallAllReduceHeldOutSizes) {
   const ClusterSpec node = catalog_node("dgx-a100-80gb");
-  std::ifstream in(microbench("nccl_allreduce_a100_8gpu_nvlink_mlengineering.csv"));
-  ASSERT_TRUE(in);
-  std::string line;
-  std::getline(in, line);  // gpu,gpus_per_node,nodes,fabric,collective,tool,size_bytes,time_us,algbw_gbps,busbw_gbps
   int judged = 0;
-  while (std::getline(in, line)) {
-    const auto c = split_csv_line(line);
-    const double bytes = std::stod(c[6]);
-    if (bytes != 65536 && bytes != 262144) continue;
-    const double predicted = collective_time_s(node, CollectiveOp::all_reduce, {8, 8}, bytes);
-    EXPECT_NEAR(predicted / (std::stod(c[7]) * 1e-6), 1.0, 0.20) << bytes;
+  for (const Measured& m : read_mlengineering("nccl_allreduce_a100_8gpu_nvlink_mlengineering.csv")) {
+    if (m.bytes != 65536 && m.bytes != 262144) continue;
+    const double predicted = collective_time_s(node, CollectiveOp::all_reduce, {8, 8}, m.bytes);
+    EXPECT_NEAR(predicted / m.time_s, 1.0, 0.20) << m.bytes;
     ++judged;
   }
   EXPECT_EQ(judged, 2);
@@ -180,12 +162,12 @@ TEST(XlaCollectives, A100SmallAllReduceHeldOutSizes) {
 
 // The H200's 8-GPU all-reduce (Azure's nccl-tests) against an independent run of the same
 // collective (ml-engineering, NCCL 2.27.7, through torch.distributed): from 64 MiB within 7%
-// (measured 2026-11-26: at most 5.9%, at 64 MiB); below, the benchmark's own per-call overhead shows
-// (the catalog up to 33% faster at 1 MiB).
+// (measured 2026-11-26: at most 5.9%, at 64 MiB); below, the benchmark's own per-call
+// overhead shows (the catalog up to 33% faster at 1 MiB).
 TEST(XlaCollectives, H200AgreesWithAnIndependentRun) {
   const ClusterSpec node = catalog_node("dgx-h200");
   int judged = 0;
-  for (const Measured& m : read_mlengineering("nccl_allreduce_h200_8gpu_nvlink_mlengineering.csv", "H200")) {
+  for (const Measured& m : read_mlengineering("nccl_allreduce_h200_8gpu_nvlink_mlengineering.csv")) {
     if (m.bytes < 64.0 * 1048576) continue;
     const double predicted = collective_time_s(node, CollectiveOp::all_reduce, {8, 8}, m.bytes);
     EXPECT_NEAR(predicted / m.time_s, 1.0, 0.07) << m.bytes;
