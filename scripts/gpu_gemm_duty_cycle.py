@@ -15,12 +15,18 @@ with CUDA events around every GEMM and every filler. Writes OUTDIR/gemm_duty_cyc
 shape, target and measured duty cycle, the GEMM's median TFLOP/s, the filler's GB/s, and
 the SM clock and power nvidia-smi reads at the end of the point.
 
-Usage: python3 scripts/gpu_gemm_duty_cycle.py OUTDIR [SECONDS]   (default 4 s per point)
+Options: --filler copy (HBM-bound, as a step's element-wise kernels) or sleep (a one-thread
+spin kernel: the GPU idles, as while it waits on a collective or in a pipeline bubble);
+--dtype bf16 or fp8 (e4m3 in, bf16 out); --duty and --shapes to pick points; --name for the
+CSV's name (default gemm_duty_cycle.csv). Rows are appended per run as they come.
+
+Usage: python3 scripts/gpu_gemm_duty_cycle.py OUTDIR [SECONDS] [--filler copy|sleep]
+           [--dtype bf16|fp8] [--duty 1,0.7,0.4] [--shapes 8192x28672x4096,...] [--name F.csv]
 """
+import argparse
 import os
 import statistics
 import subprocess
-import sys
 import time
 
 import torch
@@ -66,19 +72,54 @@ def sustained_point(gemm, filler, seconds):
     return statistics.median(gemm_s), statistics.median(fill_s)
 
 
+def make_gemm(m, n, k, dtype):
+    x = torch.randn(m, k, device="cuda", dtype=torch.bfloat16)
+    w = torch.randn(n, k, device="cuda", dtype=torch.bfloat16) * 0.02
+    if dtype == "bf16":
+        return lambda: F.linear(x, w)
+    x8, w8 = x.to(torch.float8_e4m3fn), (w * 50).to(torch.float8_e4m3fn)  # e4m3: keep w in range
+    one = torch.ones((), device="cuda")
+    return lambda: torch._scaled_mm(x8, w8.t(), scale_a=one, scale_b=one, out_dtype=torch.bfloat16)
+
+
+def sleep_filler(want_s):
+    """A one-thread spin kernel lasting about want_s: calibrated on this GPU's clock."""
+    cycles = 1 << 20
+    events = [timed(lambda: torch.cuda._sleep(cycles)) for _ in range(5)]
+    torch.cuda.synchronize()
+    per_cycle = statistics.median(e[0].elapsed_time(e[1]) / 1e3 for e in events) / cycles
+    n = max(1000, int(want_s / per_cycle))
+    return lambda: torch.cuda._sleep(n)
+
+
+def parse_args():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("out")
+    ap.add_argument("seconds", nargs="?", type=float, default=4.0)
+    ap.add_argument("--filler", choices=["copy", "sleep"], default="copy")
+    ap.add_argument("--dtype", choices=["bf16", "fp8"], default="bf16")
+    ap.add_argument("--duty", default=",".join(str(d) for d in DUTY))
+    ap.add_argument("--shapes", default=",".join(f"{m}x{n}x{k}" for m, n, k in SHAPES))
+    ap.add_argument("--name", default="gemm_duty_cycle.csv")
+    a = ap.parse_args()
+    a.duty = [float(d) for d in a.duty.split(",")]
+    a.shapes = [tuple(int(v) for v in s.split("x")) for s in a.shapes.split(",")]
+    return a
+
+
 def main():
-    out = sys.argv[1]
-    seconds = float(sys.argv[2]) if len(sys.argv) > 2 else 4.0
+    a = parse_args()
+    out, seconds = a.out, a.seconds
     os.makedirs(out, exist_ok=True)
     rows = []
-    for m, n, k in SHAPES:
-        x = torch.randn(m, k, device="cuda", dtype=torch.bfloat16)
-        w = torch.randn(n, k, device="cuda", dtype=torch.bfloat16) * 0.02
-        gemm = lambda: F.linear(x, w)
+    for m, n, k in a.shapes:
+        gemm = make_gemm(m, n, k, a.dtype)
         gemm_alone, _ = sustained_point(gemm, None, 1.5)
-        for duty in DUTY:
+        for duty in a.duty:
             filler, moved_bytes = None, 0
-            if duty < 1.0:
+            if duty < 1.0 and a.filler == "sleep":
+                filler = sleep_filler(gemm_alone * (1 - duty) / duty)
+            elif duty < 1.0:
                 # a copy reads and writes its buffer: sized from the GEMM's own time and the
                 # copy rate measured here, so the GEMM takes `duty` of each pair
                 src = torch.randn(64 << 20, device="cuda", dtype=torch.bfloat16)
@@ -93,17 +134,18 @@ def main():
                 moved_bytes = 2 * src.numel() * 2
                 filler = lambda: dst.copy_(src)
             t_gemm, t_fill = sustained_point(gemm, filler, seconds)
-            row = dict(m=m, n=n, k=k, duty_target=duty, duty_measured=round(t_gemm / (t_gemm + t_fill), 3),
+            row = dict(dtype=a.dtype, filler=a.filler if duty < 1.0 else "none", m=m, n=n, k=k,
+                       duty_target=duty, duty_measured=round(t_gemm / (t_gemm + t_fill), 3),
                        gemm_s=t_gemm, gemm_tflops=round(2 * m * n * k / t_gemm / 1e12, 1),
                        filler_gbps=round(moved_bytes / t_fill / 1e9, 1) if t_fill else 0,
                        sm_clock_mhz=smi("clocks.sm"), power_w=smi("power.draw"))
             rows.append(row)
             print(row, flush=True)
-            if duty < 1.0:
+            if moved_bytes:
                 del src, dst
-        del x, w
+        del gemm
         torch.cuda.empty_cache()
-    write_csv(os.path.join(out, "gemm_duty_cycle.csv"), rows)
+        write_csv(os.path.join(out, a.name), rows)
 
 
 if __name__ == "__main__":
