@@ -2,6 +2,7 @@
 // One GPU's public figures (datasheets) and the efficiencies the cost model applies.
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -32,6 +33,15 @@ struct PassCurves {
 // A linear layer's three GEMMs: forward Y = X W^T, dgrad dX = dY W, wgrad dW = dY^T X.
 enum class GemmPass { fwd, dgrad, wgrad };
 
+// How a GPU's power limit slows its GEMMs when they fill the time (sim/cost/power_limit.hpp):
+// the GEMM curves are a cool GPU's rates, and the clock falls as the tensor cores' share of
+// a stretch of work grows. Fitted to a duty-cycle sweep (scripts/duty_cycle_to_catalog.py).
+struct PowerLimitedGemm {
+  double memory_bound_load = 0;  // a memory-bound kernel's draw on the limit, against a GEMM's
+  double knee_load = 1;          // the load up to which the clock holds
+  double slope = 0;              // the clock's fall per unit of load above the knee
+};
+
 struct GpuSpec {
   std::string name;
   std::int64_t memory_bytes = 0;        // HBM capacity
@@ -57,6 +67,8 @@ struct GpuSpec {
   // 70% of 1979 where bf16 reaches 80% of 989): that type's curve, every pass; a type not
   // listed uses the curves above. An fp8 GEMM needs its own (sim/cost/compute_cost.cpp).
   std::map<Dtype, std::vector<EfficiencyPoint>> gemm_efficiency_by_dtype;
+  // the curves above under the power limit; absent: they hold whatever the mix of work
+  std::optional<PowerLimitedGemm> power_limited_gemm;
   // fused attention: achieved fraction of peak by FLOPs (the op list's full-square count);
   // empty: the GEMM curve (the catalog GPUs carry published attention figures)
   PassCurves attention_efficiency;

@@ -207,6 +207,23 @@ LinkSpec read_link(MappingReader& parent, const std::string& key, const LinkSpec
   return link;
 }
 
+// `power_limited_gemm: {memory_bound_load, knee_load, slope}` (hardware/gpu_spec.hpp), all three.
+PowerLimitedGemm read_power_limited_gemm(MappingReader& parent) {
+  const std::string key = "power_limited_gemm";
+  MappingReader r(parent.child(key), parent.key_path(key));
+  const auto required = [&](const char* name, double lo, double hi) {
+    const auto v = r.optional_number(name, lo, hi);
+    if (!v) throw ScenarioError(r.key_path(name), "", "is required");
+    return *v;
+  };
+  PowerLimitedGemm p;
+  p.memory_bound_load = required("memory_bound_load", 0, 1);
+  p.knee_load = required("knee_load", 0, 1);
+  p.slope = required("slope", 0, 1);
+  r.reject_unknown();
+  return p;
+}
+
 }  // namespace
 
 GpuSpec read_gpu(const YAML::Node& node, const std::string& path) {
@@ -236,6 +253,7 @@ GpuSpec read_gpu(const YAML::Node& node, const std::string& path) {
   g.gemm_dgrad_efficiency = read_curve(r, "gemm_dgrad_efficiency");
   g.gemm_wgrad_efficiency = read_curve(r, "gemm_wgrad_efficiency");
   g.gemm_efficiency_by_dtype = read_gemm_by_dtype(r, g);
+  if (r.has("power_limited_gemm")) g.power_limited_gemm = read_power_limited_gemm(r);
   // without a measured curve every GEMM would run at the datasheet peak
   if (g.gemm_efficiency.empty())
     throw ScenarioError(r.key_path("gemm_efficiency"), "",

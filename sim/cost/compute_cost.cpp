@@ -109,7 +109,7 @@ double gemm_memory_s(const GpuSpec& gpu, const ComputeOp& op) {
 
 ComputeCost gemm_cost(const GpuSpec& gpu, const ComputeOp& op) {
   ComputeCost c;
-  c.efficiency = gemm_efficiency(gpu, op.flops, op.m, op.n, op.k, op.pass, op.dtype) * op.library_scale;
+  c.efficiency = gemm_efficiency(gpu, op.flops, op.m, op.n, op.k, op.pass, op.dtype) * op.library_scale * op.clock_scale;
   c.extrapolated = beyond_measured(gemm_curve(gpu, op.pass, op.dtype), op.flops);
   c.math_s = op.flops / (gpu.peak(op.dtype) * c.efficiency);
   c.memory_s = gemm_memory_s(gpu, op);

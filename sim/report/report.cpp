@@ -61,6 +61,8 @@ void print_time(std::ostream& out, const nlohmann::json& time, const nlohmann::j
   row(out, "hardware TFLOP/s per GPU", fixed(tp["hardware_tflops_per_gpu"].get<double>(), "%.1f"));
   row(out, "MFU / HFU", fixed(100 * tp["mfu"].get<double>(), "%.1f%%") + " / " +
                             fixed(100 * tp["hfu"].get<double>(), "%.1f%%"));
+  if (time.contains("gemm_clock") && time["gemm_clock"].get<double>() < 1)
+    row(out, "GEMM clock (power limit)", fixed(100 * time["gemm_clock"].get<double>(), "%.1f%%"));
   const auto& beyond = time["extrapolated_ops"];
   if (beyond.empty()) return;
   out << "warning: " << beyond.size() << " ops priced beyond the measured range (its end value held):";

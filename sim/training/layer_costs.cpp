@@ -1,9 +1,12 @@
 #include "sim/training/layer_costs.hpp"
 
+#include <algorithm>
+
 #include "models/head_ops.hpp"
 #include "sim/cost/collective_cost.hpp"
 #include "sim/cost/compute_cost.hpp"
 #include "sim/cost/moe_dispatch.hpp"
+#include "sim/cost/power_limit.hpp"
 #include "sim/memory/activations.hpp"
 #include "sim/training/eager_kernels.hpp"
 #include "sim/training/rank_layout.hpp"
@@ -77,11 +80,13 @@ double compute_s(const GpuSpec& gpu, const ComputeOp& c, OpTime& t) {
 }
 
 // A GEMM's three passes: forward C = AB, dgrad dA = dC B^T, wgrad dB = A^T dC; each
-// moves about the same bytes (two operands read, one result written).
-void price_gemm(const GpuSpec& gpu, const StackSpec& stack, Dtype dtype, const LayerOp& op, OpTime& t) {
+// moves about the same bytes (two operands read, one result written). `clock`: the clock the
+// power limit leaves them, against their curve's.
+void price_gemm(const GpuSpec& gpu, const StackSpec& stack, Dtype dtype, const LayerOp& op, double clock, OpTime& t) {
   ComputeOp c = as_compute(op, dtype, op.fwd_flops, static_cast<double>(op.fwd_bytes), false);
   c.m = op.m, c.n = op.n, c.k = op.k;
   c.library_scale = stack.gemm_library_scale;
+  c.clock_scale = clock;
   t.fwd_s = compute_s(gpu, c, t);
   c.m = op.m, c.n = op.k, c.k = op.n;
   c.flops = op.dgrad_flops;
@@ -91,6 +96,7 @@ void price_gemm(const GpuSpec& gpu, const StackSpec& stack, Dtype dtype, const L
   c.flops = op.wgrad_flops;
   c.pass = GemmPass::wgrad;
   t.wgrad_s = compute_s(gpu, c, t);
+  t.tensor_s = t.fwd_s + t.dgrad_s + t.wgrad_s;
 }
 
 // An fp8 GEMM first quantises its 16-bit activation operand: TE's forward casts the input
@@ -136,6 +142,7 @@ void add_hf_eager(const Scenario& s, const LayerOp& op, OpTime& t) {
     t.fwd_s = t.dgrad_s = t.wgrad_s = 0;
     t.fwd_bytes = t.bwd_bytes = t.dgrad_bytes = t.wgrad_bytes = 0;
     t.fwd_launches = t.dgrad_launches = t.wgrad_launches = 0;
+    t.tensor_s = 0;
   }
   t.fwd_launches += eager.fwd_kernels;
   t.dgrad_launches += eager.dgrad_kernels;
@@ -150,8 +157,8 @@ void add_hf_eager(const Scenario& s, const LayerOp& op, OpTime& t) {
 }
 
 // `gemm_dtype`: the math type of the op list's GEMMs (the layers': training.precision; the
-// embedding's and head's: the 16-bit type).
-OpTime price_op_list(const Scenario& s, const LayerOp& op, Dtype gemm_dtype) {
+// embedding's and head's: the 16-bit type); `gemm_clock`: their clock under the power limit.
+OpTime price_op_list(const Scenario& s, const LayerOp& op, Dtype gemm_dtype, double gemm_clock) {
   const GpuSpec& gpu = s.cluster.gpu;
   const Dtype dtype = activation_dtype(s.training->precision);
   OpTime t;
@@ -171,7 +178,7 @@ OpTime price_op_list(const Scenario& s, const LayerOp& op, Dtype gemm_dtype) {
   t.fwd_launches = t.dgrad_launches = 1;
   if (op.kind == OpKind::gemm) {
     t.wgrad_launches = 1;
-    price_gemm(gpu, s.stack, gemm_dtype, op, t);
+    price_gemm(gpu, s.stack, gemm_dtype, op, gemm_clock, t);
     t.bwd_bytes = 2 * t.fwd_bytes;  // dgrad and wgrad each move about the forward's bytes
     t.dgrad_bytes = t.wgrad_bytes = t.fwd_bytes;
     if (dtype_bytes(gemm_dtype, 1) < dtype_bytes(dtype, 1)) price_fp8_casts(gpu, dtype, op, t);
@@ -186,20 +193,53 @@ OpTime price_op_list(const Scenario& s, const LayerOp& op, Dtype gemm_dtype) {
   t.fwd_s = compute_s(gpu, fwd, t);
   t.dgrad_s = compute_s(gpu, bwd, t);
   t.bwd_bytes = t.dgrad_bytes = 2 * bytes;
+  // attention's curves were measured in loops of attention alone, at the power limit already:
+  // its time counts towards the load, its clock is its curve's
+  if (op.kind == OpKind::attention) t.tensor_s = t.fwd_s + t.dgrad_s;
   return t;
 }
 
-OpTime price(const Scenario& s, const LayerOp& op, Dtype gemm_dtype) {
-  OpTime t = price_op_list(s, op, gemm_dtype);
+OpTime price(const Scenario& s, const LayerOp& op, Dtype gemm_dtype, double gemm_clock) {
+  OpTime t = price_op_list(s, op, gemm_dtype, gemm_clock);
   if (s.stack.hf_eager() && op.kind != OpKind::collective) add_hf_eager(s, op, t);
   return t;
 }
 
-LayerCost price_all(const Scenario& s, const std::vector<LayerOp>& ops, Dtype gemm_dtype) {
+LayerCost price_at_clock(const Scenario& s, const std::vector<LayerOp>& ops, Dtype gemm_dtype, double gemm_clock) {
   LayerCost cost;
   cost.stack = s.stack;
-  for (const LayerOp& op : ops) cost.ops.push_back(price(s, op, gemm_dtype));
+  cost.gemm_clock = gemm_clock;
+  for (const LayerOp& op : ops) cost.ops.push_back(price(s, op, gemm_dtype, gemm_clock));
   return cost;
+}
+
+// What a micro-batch's passes over these ops ask of the GPU, for its power limit: their
+// tensor-core kernels, the rest of their compute, and the time it idles (the collectives
+// between them, the host issuing an eager stack's kernels).
+WorkMix work_mix(const LayerCost& lc) {
+  WorkMix mix;
+  double device_s = 0;
+  for (const OpTime& op : lc.ops) {
+    const double passes_s = op.fwd_s + op.dgrad_s + op.wgrad_s;
+    if (op.category == TimeCategory::compute) {
+      mix.tensor_s += op.tensor_s;
+      device_s += passes_s;
+    } else {
+      mix.idle_s += passes_s;
+    }
+  }
+  mix.memory_s = device_s - mix.tensor_s;
+  const double issued_s = lc.fwd_s(TimeCategory::compute) + lc.bwd_s(TimeCategory::compute);
+  mix.idle_s += std::max(0.0, issued_s - device_s);
+  return mix;
+}
+
+// Priced at the curves' clock, then again at the clock the power limit leaves for that mix
+// (the load is taken at the curves' rates, as scripts/duty_cycle_to_catalog.py fits it).
+LayerCost price_all(const Scenario& s, const std::vector<LayerOp>& ops, Dtype gemm_dtype) {
+  LayerCost cool = price_at_clock(s, ops, gemm_dtype, 1.0);
+  const double clock = sustained_gemm_clock(s.cluster.gpu, work_mix(cool));
+  return clock < 1 ? price_at_clock(s, ops, gemm_dtype, clock) : cool;
 }
 
 }  // namespace

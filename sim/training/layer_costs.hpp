@@ -25,12 +25,16 @@ struct OpTime {
   double fwd_bytes = 0, bwd_bytes = 0;  // HBM traffic (compute ops)
   double dgrad_bytes = 0, wgrad_bytes = 0;  // bwd_bytes by backward pass
   int fwd_launches = 0, dgrad_launches = 0, wgrad_launches = 0;  // kernels per pass (compute ops)
+  double tensor_s = 0;  // of the passes' time, the tensor-core kernels' own (GEMMs, attention)
   bool extrapolated = false;  // a pass was priced beyond the measured figures (curve or group size)
 };
 
 struct LayerCost {
   std::vector<OpTime> ops;  // forward order
   StackSpec stack;          // the software that issues them (the scenario's stack)
+  // the GEMMs' clock under the GPU's power limit, against their curves' (sim/cost/power_limit.hpp),
+  // set by the mix of these ops' passes; the GEMM times above include it
+  double gemm_clock = 1;
   // Time per category. Compute is the ops' device time, or longer where the host takes
   // longer to issue the pass than the device takes to run it (issued_compute_s): an eager
   // stack's small layers are host-bound.

@@ -1,5 +1,7 @@
 #include "sim/training/training_report.hpp"
 
+#include <algorithm>
+
 #include "models/head_ops.hpp"
 #include "models/op_names.hpp"
 #include "sim/cost/straggler_wait.hpp"
@@ -314,6 +316,7 @@ TrainingPrediction predict_from(const Scenario& s, const StepCosts& costs, const
   p.tasks = static_cast<std::size_t>(g.graph.num_tasks());
   p.events = tl.events;
   p.simulated_gpus = g.simulated_gpus;
+  for (const LayerCost& layer : costs.layers) p.gemm_clock = std::min(p.gemm_clock, layer.gemm_clock);
   for (int i = 0; i < s.plan.pp; ++i) p.stage_breakdowns.push_back(stage_breakdown(g, tl, i));
   // report the busiest GPU: the bottleneck stage
   for (int i = 1; i < s.plan.pp; ++i) {
@@ -383,7 +386,8 @@ nlohmann::json time_json(const TrainingPrediction& p) {
     stages.push_back({{"stage", i}, {"breakdown", to_json(p.stage_breakdowns[i])}});
   return {{"step_s", p.step_s}, {"breakdown", to_json(p.breakdown)}, {"reported_stage", p.reported_stage},
           {"stages", stages}, {"utilization", to_json(p.utilization)}, {"ops", ops},
-          {"extrapolated_ops", extrapolated}, {"simulated_gpus", p.simulated_gpus}, {"kernels", kernels}};
+          {"extrapolated_ops", extrapolated}, {"simulated_gpus", p.simulated_gpus}, {"kernels", kernels},
+          {"gemm_clock", p.gemm_clock}};
 }
 
 nlohmann::json to_json(const Throughput& t) {

@@ -71,6 +71,9 @@ struct TrainingPrediction {
   std::size_t tasks = 0;
   std::uint64_t events = 0;
   int simulated_gpus = 0;  // GPUs the engine ran (fast: one per stage; full: after symmetry)
+  // the transformer layers' GEMM clock under the GPU's power limit, against the curves'
+  // (sim/cost/power_limit.hpp; the lowest of the layer kinds); 1: not slowed
+  double gemm_clock = 1;
 };
 
 // Model FLOPs of one step: forward and backward once, attention and logits included.

@@ -52,10 +52,12 @@ TEST(Fp8Training, OnlyTheLayersGemmsChangeType) {
 TEST(Fp8Training, AnFp8GemmPaysTheCastOfItsActivationOperand) {
   const Scenario s = h100_gpt("fp8");
   const GpuSpec& gpu = s.cluster.gpu;
-  const OpTime& fc1 = op_named(cost_layer(s, 0), "mlp.fc1");
+  const LayerCost layer = cost_layer(s, 0);
+  const OpTime& fc1 = op_named(layer, "mlp.fc1");
   // fc1 on this GPU: [2048 tokens, 4096] x [4096, 16384 / 2]
   const std::int64_t m = 2048, k = 4096, n = 8192;
   ComputeOp gemm = gemm_op(Dtype::fp8, m, n, k);
+  gemm.clock_scale = layer.gemm_clock;  // the power limit's, from the layer's mix
   gemm.bytes = static_cast<double>(2 * m * k + 2 * k * n + 2 * m * n);  // bf16 operands in HBM
   // the cast reads the bf16 input (2 bytes) and writes it twice in fp8 (1 + 1 bytes)
   const double cast_fwd = 4.0 * m * k / (gpu.hbm_bandwidth_Bps * gpu.kernel_memory_efficiency("fp8_cast", false, 4.0 * m * k, Dtype::bf16)) +
@@ -65,12 +67,15 @@ TEST(Fp8Training, AnFp8GemmPaysTheCastOfItsActivationOperand) {
   const double cast_bwd = 4.0 * m * n / (gpu.hbm_bandwidth_Bps * gpu.kernel_memory_efficiency("fp8_cast", true, 4.0 * m * n, Dtype::bf16)) +
                           gpu.kernel_launch_s;
   ComputeOp dgrad = gemm_op(Dtype::fp8, m, k, n);
+  dgrad.clock_scale = layer.gemm_clock;
   dgrad.bytes = gemm.bytes;
   dgrad.pass = GemmPass::dgrad;
   EXPECT_NEAR(fc1.dgrad_s, op_cost(gpu, dgrad).time_s() + cast_bwd, 1e-9);
   // a 16-bit run pays no cast
-  const OpTime& fc1_bf16 = op_named(cost_layer(h100_gpt("bf16"), 0), "mlp.fc1");
+  const LayerCost layer_bf16 = cost_layer(h100_gpt("bf16"), 0);
+  const OpTime& fc1_bf16 = op_named(layer_bf16, "mlp.fc1");
   ComputeOp bf = gemm_op(Dtype::bf16, m, n, k);
+  bf.clock_scale = layer_bf16.gemm_clock;
   EXPECT_NEAR(fc1_bf16.fwd_s, op_cost(gpu, bf).time_s(), 1e-9);
 }
 

@@ -7,6 +7,8 @@
 // `stack: {attention_kernel: cudnn}` prices. Nothing here was fitted to these steps.
 #include <gtest/gtest.h>
 
+#include <cstdio>
+
 #include <cctype>
 #include <cmath>
 #include <fstream>
@@ -28,6 +30,7 @@ namespace {
 struct ProfiledStep {
   double gemm_s = 0, optimizer_s = 0, attention_s = 0;  // device time per step
   double elementwise_kernels = 0;  // per step: every other kernel (casts, norms, RoPE, loss, grad copies)
+  double gemm_clock = 1;           // simulated: the layers' GEMM clock under the power limit
 };
 
 // cuBLAS's Hopper GEMM kernels are named nvjet_sm90_*; PyTorch's fused AdamW runs as
@@ -78,6 +81,7 @@ ProfiledStep simulated(const std::string& scenario, const std::vector<std::strin
       step.elementwise_kernels += op["count"].get<double>() * (op["launches"].get<int>() - (own_kernel ? 1 : 0));
   }
   step.optimizer_s = time["breakdown"]["optimizer_s"].get<double>();
+  step.gemm_clock = time["gemm_clock"].get<double>();
   return step;
 }
 
@@ -102,22 +106,34 @@ const StepCase kSteps[] = {
 
 class MeasuredStep : public ::testing::TestWithParam<StepCase> {};
 
-// Measured 2026-11-26, simulated / measured: GEMMs 1.01, 0.93 (H200), 1.02, 1.00 (H100);
-// AdamW 1.04, 0.94, 1.13, 1.08; attention with cudnn 1.06, 0.97, 1.12, 1.08 (with
-// FlashAttention-2's curves 1.45-1.75).
+// Measured 2026-11-26, simulated / measured: GEMMs (below); AdamW 1.04, 0.94, 1.13, 1.08;
+// attention with cudnn 1.06, 0.97, 1.12, 1.08 (with FlashAttention-2's curves 1.45-1.75).
+//
+// The GEMMs' clock under the power limit is set by the mix of kernels around them: the op
+// list's fused kernels would leave the GEMMs most of the time, while the step that ran had
+// Hugging Face's eager kernels between them (hf-eager's mix). The op list's GEMMs are taken
+// at the clock of the mix that ran (they are math-bound, so their time scales with it):
+// simulated / measured 1.07, 1.02 (H200), 1.05, 1.06 (H100) at hf-eager's clock 0.94, 0.91,
+// 0.96, 0.93; at the op list's own clock (0.86-0.88) 1.16, 1.08, 1.15, 1.15; at the
+// curves' (cool) clock 1.01, 0.93, 1.02, 1.00.
 TEST_P(MeasuredStep, GemmsOptimizerAndAttentionOfTheOpList) {
   const StepCase& c = GetParam();
   const std::string base = std::string("cluster: ") + c.cluster + "\nplan: {tp: 1, pp: 1, dp: 1}\n" + c.scenario;
   const ProfiledStep real = read_profile(c.gpu_dir, c.profile);
   const ProfiledStep flash2 = simulated(base, c.overrides);
   const ProfiledStep cudnn = simulated(base + "stack: {attention_kernel: cudnn}\n", c.overrides);
+  const ProfiledStep eager = simulated(base + "stack: hf-eager\n", c.overrides);
   ASSERT_GT(real.gemm_s, 0.05);  // 76-151 ms measured
   ASSERT_GT(real.attention_s, 0.005);
-  EXPECT_NEAR(flash2.gemm_s / real.gemm_s, 1.0, 0.10);
+  const double gemm_s = flash2.gemm_s * flash2.gemm_clock / eager.gemm_clock;
+  std::printf("GEMMs: clock %.3f (op list) %.3f (hf-eager); simulated / measured %.3f at hf-eager's clock, %.3f at the op list's\n",
+              flash2.gemm_clock, eager.gemm_clock, gemm_s / real.gemm_s, flash2.gemm_s / real.gemm_s);
+  EXPECT_NEAR(gemm_s / real.gemm_s, 1.0, 0.12);
+  EXPECT_LT(flash2.gemm_clock, eager.gemm_clock);  // fewer kernels between the GEMMs: a hotter mix
   EXPECT_NEAR(flash2.optimizer_s / real.optimizer_s, 1.0, 0.15);
   EXPECT_NEAR(cudnn.attention_s / real.attention_s, 1.0, 0.15);
   EXPECT_GT(flash2.attention_s / real.attention_s, 1.3);  // the kernel it did not run
-  EXPECT_DOUBLE_EQ(cudnn.gemm_s, flash2.gemm_s);
+  EXPECT_NEAR(cudnn.gemm_s / flash2.gemm_s, flash2.gemm_clock / cudnn.gemm_clock, 1e-3);
 }
 
 // The stack `hf-eager` (Hugging Face's eager kernels, counted by scripts/hf_eager_census.py on
@@ -151,9 +167,10 @@ INSTANTIATE_TEST_SUITE_P(Hopper, MeasuredStep, ::testing::ValuesIn(kSteps),
 // peak of torch.cuda.max_memory_allocated) against
 // `simulate` under the catalog GPU with `stack: hf-eager` and with the device alone. Nothing
 // fitted: the census counted on a CPU, the GPU figures the catalog's. Measured 2026-11-26,
-// simulated / measured under hf-eager: H200 0.896, 0.877, 0.892; H100 0.958, 0.936, 0.957
-// (the element-wise kernels run below the catalog's 0.85 of HBM bandwidth, more so on the
-// H200); under none 0.65, 0.65, 0.74 and 0.64, 0.64, 0.74.
+// simulated / measured under hf-eager: H200 0.921, 0.907, 0.940; H100 0.973, 0.955, 0.992
+// (before the power limit's GEMM clock: 0.896, 0.877, 0.892; 0.958, 0.936, 0.957; the
+// element-wise kernels run below the catalog's 0.85 of HBM bandwidth, more so on the
+// H200); under none 0.70, 0.71, 0.82 and 0.69, 0.69, 0.81.
 struct WholeStep {
   const char* gpu_dir;
   const char* cluster;
@@ -198,8 +215,10 @@ TEST_P(MeasuredWholeStep, HfEagerStackPredictsTheHuggingFaceStep) {
   const Scenario alone = load_scenario_text(scenario, overrides);
   ASSERT_GT(real.step_s, 0.1);
   const double eager_s = predict_training(eager).step_s, alone_s = predict_training(alone).step_s;
+  std::printf("%s %s mb %d: simulated / measured %.3f (hf-eager), %.3f (op list)\n", c.gpu_dir, c.model,
+              c.micro_batch, eager_s / real.step_s, alone_s / real.step_s);
   EXPECT_NEAR(eager_s / real.step_s, 1.0, 0.15);
-  EXPECT_LT(alone_s / real.step_s, 0.8);  // the op list's fused kernels: a quarter to a third fast
+  EXPECT_LT(alone_s / real.step_s, 0.85);  // the op list's fused kernels: a fifth to a third fast
   EXPECT_GT(eager_s / real.step_s, alone_s / real.step_s + 0.1);
   // torch.cuda.max_memory_allocated against the peak: simulated / measured 0.9989, 0.9991,
   // 0.9993 under hf-eager (the same on both GPUs); 0.72, 0.63, 0.87 under none

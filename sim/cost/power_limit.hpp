@@ -1,0 +1,34 @@
+#pragma once
+// The clock a GPU's GEMMs sustain under its power limit. A GPU's GEMM curves are the rates
+// of a cool GPU; when GEMMs fill most of a stretch of work the board reaches its power limit
+// and the clock falls (an H100 at 700 W: 797 TFLOP/s for an 8192x28672x4096 product that
+// fills up to ~30% of a loop, 683 back to back at 1380 MHz; scenarios/validation/microbench/
+// measured_2026-11-26/h100/gemm_duty_cycle.csv). Memory-bound kernels draw less than GEMMs,
+// an idle GPU (waiting on a collective) less still.
+//
+// The limit acts within 40-80 ms (the same folder's power_response.csv), so what sets the
+// clock is the mix inside a pass of work, not the step's long idle phases (pipeline
+// bubbles, exposed data-parallel collectives), after which only the first tens of
+// milliseconds run cool.
+#include "hardware/gpu_spec.hpp"
+
+namespace twinsim {
+
+// A stretch of one GPU's work: seconds of tensor-core kernels at the curves' (cool) rates,
+// of memory-bound kernels, and of idling (collectives waited on, the host issuing).
+struct WorkMix {
+  double tensor_s = 0;
+  double memory_s = 0;
+  double idle_s = 0;
+};
+
+// The mix's draw on the limit: tensor-core time counts whole, memory-bound time by
+// memory_bound_load, idle time not at all (the duty-cycle sweep's spin-kernel gaps).
+double power_load(const PowerLimitedGemm& limit, const WorkMix& mix);
+
+// The GEMMs' clock against the curves' over that stretch: 1 up to the knee, then falling
+// linearly with the load (scripts/duty_cycle_to_catalog.py fits the three figures).
+// 1 on a GPU without power_limited_gemm.
+double sustained_gemm_clock(const GpuSpec& gpu, const WorkMix& mix);
+
+}  // namespace twinsim
