@@ -205,11 +205,10 @@ OpTime price(const Scenario& s, const LayerOp& op, Dtype gemm_dtype, double gemm
   return t;
 }
 
-LayerCost price_at_clock(const Scenario& s, const std::vector<LayerOp>& ops, Dtype gemm_dtype, double gemm_clock) {
+LayerCost price_at_curves(const Scenario& s, const std::vector<LayerOp>& ops, Dtype gemm_dtype) {
   LayerCost cost;
   cost.stack = s.stack;
-  cost.gemm_clock = gemm_clock;
-  for (const LayerOp& op : ops) cost.ops.push_back(price(s, op, gemm_dtype, gemm_clock));
+  for (const LayerOp& op : ops) cost.ops.push_back(price(s, op, gemm_dtype, 1.0));
   return cost;
 }
 
@@ -234,12 +233,16 @@ WorkMix work_mix(const LayerCost& lc) {
   return mix;
 }
 
-// Priced at the curves' clock, then again at the clock the power limit leaves for that mix
-// (the load is taken at the curves' rates, as scripts/duty_cycle_to_catalog.py fits it).
+// Priced at the curves' clock, then the GEMMs again at the clock the power limit leaves for
+// that mix (the load is taken at the curves' rates, as scripts/duty_cycle_to_catalog.py fits it).
 LayerCost price_all(const Scenario& s, const std::vector<LayerOp>& ops, Dtype gemm_dtype) {
-  LayerCost cool = price_at_clock(s, ops, gemm_dtype, 1.0);
-  const double clock = sustained_gemm_clock(s.cluster.gpu, work_mix(cool));
-  return clock < 1 ? price_at_clock(s, ops, gemm_dtype, clock) : cool;
+  LayerCost cost = price_at_curves(s, ops, gemm_dtype);
+  const double clock = sustained_gemm_clock(s.cluster.gpu, work_mix(cost));
+  if (clock >= 1) return cost;
+  cost.gemm_clock = clock;
+  for (std::size_t i = 0; i < ops.size(); ++i)
+    if (ops[i].kind == OpKind::gemm) cost.ops[i] = price(s, ops[i], gemm_dtype, clock);
+  return cost;
 }
 
 }  // namespace
