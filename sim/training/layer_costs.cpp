@@ -72,10 +72,13 @@ double collective_s(const Scenario& s, const Collective& c, bool& extrapolated) 
   return cost.time_s();
 }
 
-// One pass of a compute op: its time, noting whether it was priced beyond measured data.
+// One pass of a compute op: its time, noting whether it was priced beyond measured data and,
+// for the power limit, how long a GEMM or the attention keeps the tensor cores busy (its
+// math; a memory-bound one's wait on HBM draws as memory-bound kernels do).
 double compute_s(const GpuSpec& gpu, const ComputeOp& c, OpTime& t) {
   const ComputeCost cost = op_cost(gpu, c);
   t.extrapolated = t.extrapolated || cost.extrapolated;
+  if (c.kind == ComputeKind::gemm || c.kind == ComputeKind::attention) t.tensor_s += cost.math_s;
   return cost.time_s();
 }
 
@@ -96,7 +99,6 @@ void price_gemm(const GpuSpec& gpu, const StackSpec& stack, Dtype dtype, const L
   c.flops = op.wgrad_flops;
   c.pass = GemmPass::wgrad;
   t.wgrad_s = compute_s(gpu, c, t);
-  t.tensor_s = t.fwd_s + t.dgrad_s + t.wgrad_s;
 }
 
 // An fp8 GEMM first quantises its 16-bit activation operand: TE's forward casts the input
@@ -193,9 +195,6 @@ OpTime price_op_list(const Scenario& s, const LayerOp& op, Dtype gemm_dtype, dou
   t.fwd_s = compute_s(gpu, fwd, t);
   t.dgrad_s = compute_s(gpu, bwd, t);
   t.bwd_bytes = t.dgrad_bytes = 2 * bytes;
-  // attention's curves were measured in loops of attention alone, at the power limit already:
-  // its time counts towards the load, its clock is its curve's
-  if (op.kind == OpKind::attention) t.tensor_s = t.fwd_s + t.dgrad_s;
   return t;
 }
 

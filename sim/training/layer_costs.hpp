@@ -25,7 +25,10 @@ struct OpTime {
   double fwd_bytes = 0, bwd_bytes = 0;  // HBM traffic (compute ops)
   double dgrad_bytes = 0, wgrad_bytes = 0;  // bwd_bytes by backward pass
   int fwd_launches = 0, dgrad_launches = 0, wgrad_launches = 0;  // kernels per pass (compute ops)
-  double tensor_s = 0;  // of the passes' time, the tensor-core kernels' own (GEMMs, attention)
+  // of the passes' time, the tensor cores' (GEMMs' and attention's math): the power limit's
+  // load. Attention's curves were measured in loops of attention alone, at the limit already
+  // (its rate 0.86-1.0 of a cool GPU's on an H100): its time counts, its clock is its curve's.
+  double tensor_s = 0;
   bool extrapolated = false;  // a pass was priced beyond the measured figures (curve or group size)
 };
 
