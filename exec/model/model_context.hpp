@@ -1,7 +1,7 @@
 #pragma once
-// What a block needs at run time besides its weights: the tensor-parallel group and the
-// profiler that times every op under the simulator's name for it. A null tp group means
-// tp = 1; a null profiler times nothing.
+// What a block needs at run time besides its weights: the tensor- and expert-parallel groups
+// and the profiler that times every op under the simulator's name for it. A null group
+// means a degree of 1; a null profiler times nothing.
 #include <string>
 
 #include "exec/runtime/communicator.hpp"
@@ -35,8 +35,12 @@ struct ModelContext {
   // The rank's persistent all-gather buffer for sequence parallelism (set by the
   // TransformerStage); null: each gather allocates its own tensor.
   GatherBuffer* gather_buffer = nullptr;
+  // The expert-parallel group (plan.ep > 1): the MoE layers send each token to the rank that
+  // holds its expert and back (moe_block.hpp). Null: every rank holds every expert.
+  Communicator* ep = nullptr;
 
   int tp_size() const { return tp ? tp->size() : 1; }
+  int ep_size() const { return ep ? ep->size() : 1; }
   // "layer3.attn.qkv.fwd"; layer < 0 names an op outside the layers ("head.logits.fwd")
   OpScope op(int layer, const char* name, Pass pass) const;
 };

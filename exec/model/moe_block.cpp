@@ -25,6 +25,8 @@ void MoeSaved::release_all() {
     t->release();
   row_token.clear();
   expert_rows.clear();
+  local_rows.clear();
+  recv_counts.clear();
 }
 
 namespace {
@@ -55,7 +57,11 @@ std::vector<ParamSpec> moe_param_specs(const TransformerConfig& c, int layer) {
   s.push_back({p + "norm.weight", 1, h, Shard::none, Init::ones, 0, false, false});
   if (!c.rmsnorm()) s.push_back({p + "norm.bias", 1, h, Shard::none, Init::zeros, 0, false, false});
   s.push_back({p + "router.weight", moe.experts, h, Shard::none, Init::normal, c.init_std, false, true});
-  for (int e = 0; e < moe.experts; ++e) add_ffn_specs(s, p + "experts." + std::to_string(e) + ".", c, moe.expert_ffn_hidden);
+  for (int e = c.first_expert(); e < c.first_expert() + c.local_experts(); ++e) {  // this rank's
+    const std::size_t first = s.size();
+    add_ffn_specs(s, p + "experts." + std::to_string(e) + ".", c, moe.expert_ffn_hidden);
+    for (std::size_t i = first; i < s.size(); ++i) s[i].expert = true;
+  }
   if (moe.shared_experts > 0) add_ffn_specs(s, p + "shared.", c, moe.shared_experts * moe.shared_width());
   return s;
 }
@@ -73,7 +79,8 @@ MoeBlock::MoeBlock(const TransformerConfig& c, int layer, ParamBlock& params) : 
   norm_w_ = p_.index_of(p + "norm.weight");
   if (!c.rmsnorm()) norm_b_ = p_.index_of(p + "norm.bias");
   router_w_ = p_.index_of(p + "router.weight");
-  for (int e = 0; e < c.model.moe->experts; ++e) experts_.push_back(ffn(p + "experts." + std::to_string(e) + "."));
+  for (int e = c.first_expert(); e < c.first_expert() + c.local_experts(); ++e)
+    experts_.push_back(ffn(p + "experts." + std::to_string(e) + "."));
   if (c.model.moe->shared_experts > 0) shared_ = ffn(p + "shared.");
 }
 
@@ -114,6 +121,84 @@ void MoeBlock::route(MoeSaved& s) const {
   }
 }
 
+// Rank d of the EP group holds experts [d L, (d + 1) L), L = local experts. Its rows of `rows`
+// (grouped by global expert, s.expert_rows) travel in slot d of one all-to-all whose slots
+// are padded to s.pair_rows rows; the receiver lays them out by local expert, then by source.
+template <class T>
+Tensor MoeBlock::to_owners(const ModelContext& ctx, const T* rows, MoeSaved& s, bool plan) const {
+  Communicator& group = *ctx.ep;
+  const int ranks = group.size(), local = c_.local_experts(), h = c_.hidden();
+  if (plan) {  // how many rows each rank sends each other, per expert
+    std::vector<float> sent(static_cast<std::size_t>(ranks) * local), got(sent.size());
+    float most = 0;
+    for (int d = 0; d < ranks; ++d) {
+      for (int j = 0; j < local; ++j)
+        sent[d * local + j] = static_cast<float>(s.expert_rows[d * local + j + 1] - s.expert_rows[d * local + j]);
+      most = std::max(most, static_cast<float>(s.expert_rows[(d + 1) * local] - s.expert_rows[d * local]));
+    }
+    group.all_to_all(sent.data(), got.data(), static_cast<std::size_t>(local));
+    group.all_reduce(&most, 1, ReduceOp::max);
+    s.pair_rows = static_cast<int>(most);
+    s.recv_counts.assign(got.begin(), got.end());
+    s.local_rows.assign(1, 0);
+    for (int j = 0; j < local; ++j) {
+      int rows_j = 0;
+      for (int src = 0; src < ranks; ++src) rows_j += s.recv_counts[src * local + j];
+      s.local_rows.push_back(s.local_rows.back() + rows_j);
+    }
+  }
+  const std::size_t slot = static_cast<std::size_t>(s.pair_rows) * h;
+  // the all-to-all's send and receive tensors: activations while they live, as PyTorch's
+  // (the simulator's moe_backward_transient)
+  Tensor send = Tensor::zeros_of<T>(kAct, ranks * slot), recv = Tensor::uninitialized_of<T>(kAct, ranks * slot);
+  for (int d = 0; d < ranks; ++d) {
+    const int first = s.expert_rows[d * local], count = s.expert_rows[(d + 1) * local] - first;
+    std::copy_n(rows + static_cast<std::size_t>(first) * h, static_cast<std::size_t>(count) * h, send.as<T>() + d * slot);
+  }
+  group.all_to_all(send.as<T>(), recv.as<T>(), slot);
+  send.release();
+  Tensor out = Tensor::uninitialized_of<T>(kAct, static_cast<std::size_t>(s.local_rows.back()) * h);
+  std::vector<int> offset(ranks, 0);  // rows of each source's slot already placed
+  T* at = out.as<T>();
+  for (int j = 0; j < local; ++j)
+    for (int src = 0; src < ranks; ++src) {
+      const std::size_t count = static_cast<std::size_t>(s.recv_counts[src * local + j]) * h;
+      std::copy_n(recv.as<T>() + src * slot + static_cast<std::size_t>(offset[src]) * h, count, at);
+      at += count;
+      offset[src] += s.recv_counts[src * local + j];
+    }
+  return out;
+}
+
+// The reverse of to_owners: rows laid out by local expert and source go back to their
+// sources, where they land in global expert order (s.expert_rows).
+template <class T>
+Tensor MoeBlock::from_owners(const ModelContext& ctx, const T* local_rows, const MoeSaved& s) const {
+  Communicator& group = *ctx.ep;
+  const int ranks = group.size(), local = c_.local_experts(), h = c_.hidden();
+  const std::size_t slot = static_cast<std::size_t>(s.pair_rows) * h;
+  // the all-to-all's send and receive tensors: activations while they live, as PyTorch's
+  // (the simulator's moe_backward_transient)
+  Tensor send = Tensor::zeros_of<T>(kAct, ranks * slot), recv = Tensor::uninitialized_of<T>(kAct, ranks * slot);
+  std::vector<int> offset(ranks, 0);
+  const T* from = local_rows;
+  for (int j = 0; j < local; ++j)
+    for (int src = 0; src < ranks; ++src) {
+      const std::size_t count = static_cast<std::size_t>(s.recv_counts[src * local + j]) * h;
+      std::copy_n(from, count, send.as<T>() + src * slot + static_cast<std::size_t>(offset[src]) * h);
+      from += count;
+      offset[src] += s.recv_counts[src * local + j];
+    }
+  group.all_to_all(send.as<T>(), recv.as<T>(), slot);
+  send.release();
+  Tensor out = Tensor::uninitialized_of<T>(kAct, static_cast<std::size_t>(s.expert_rows.back()) * h);
+  for (int d = 0; d < ranks; ++d) {
+    const int first = s.expert_rows[d * local], count = s.expert_rows[(d + 1) * local] - first;
+    std::copy_n(recv.as<T>() + d * slot, static_cast<std::size_t>(count) * h, out.as<T>() + static_cast<std::size_t>(first) * h);
+  }
+  return out;
+}
+
 void MoeBlock::forward(const ModelContext& ctx, const Tensor& x, Tensor& y, MoeSaved& s, Pass pass) const {
   with_storage(c_.storage, [&]<class T>() { forward_t(ctx, x.as<T>(), y.as<T>(), s, pass); });
 }
@@ -143,23 +228,38 @@ void MoeBlock::forward_t(const ModelContext& ctx, const T* x, T* y, MoeSaved& s,
     }
     route(s);
   }
-  const bool swiglu = c_.swiglu();
-  const std::size_t inner = static_cast<std::size_t>(routed) * f;
-  s.permuted = Tensor::uninitialized_of<T>(kAct, static_cast<std::size_t>(routed) * h);
+  const bool swiglu = c_.swiglu(), ep = ctx.ep_size() > 1;
+  const auto permute = [&](T* into) {  // each expert's tokens side by side, experts in order
+    for (int r = 0; r < routed; ++r)
+      std::copy_n(n + static_cast<std::size_t>(s.row_token[r]) * h, h, into + static_cast<std::size_t>(r) * h);
+  };
+  if (ep) {  // the rows go to the ranks holding their experts
+    auto op = ctx.op(layer_, op_names::kMoeDispatch, pass);
+    Tensor outgoing = Tensor::uninitialized_of<T>(kAct, static_cast<std::size_t>(routed) * h);
+    permute(outgoing.as<T>());
+    s.permuted = to_owners(ctx, outgoing.as<T>(), s, true);
+  } else {
+    s.permuted = Tensor::uninitialized_of<T>(kAct, static_cast<std::size_t>(routed) * h);
+  }
+  // the rows this rank's experts run: local expert g's are [bounds[g], bounds[g + 1])
+  const std::vector<int>& bounds = ep ? s.local_rows : s.expert_rows;
+  const int here = bounds.back();
+  const auto each = [&](auto&& run) {
+    for (std::size_t g = 0; g < experts_.size(); ++g)
+      if (bounds[g + 1] > bounds[g]) run(experts_[g], bounds[g], bounds[g + 1] - bounds[g]);
+  };
+  const std::size_t inner = static_cast<std::size_t>(here) * f;
   s.up1 = Tensor::uninitialized_of<T>(kAct, inner);
   if (swiglu) s.up2 = Tensor::uninitialized_of<T>(kAct, inner);
   {
     auto op = ctx.op(layer_, expert_ops().up, pass);
-    for (int r = 0; r < routed; ++r)  // the permute: each expert's tokens side by side
-      std::copy_n(n + static_cast<std::size_t>(s.row_token[r]) * h, h, s.permuted.as<T>() + static_cast<std::size_t>(r) * h);
-    for (int e = 0; e < experts; ++e) {
-      const int first = s.expert_rows[e], rows = s.expert_rows[e + 1] - first;
-      if (rows == 0) continue;
+    if (!ep) permute(s.permuted.as<T>());
+    each([&](const Ffn& e, int first, int rows) {
       const T* in = s.permuted.as<T>() + static_cast<std::size_t>(first) * h;
-      k::linear_forward(in, p_.param<T>(experts_[e].w1), nullptr, s.up1.as<T>() + static_cast<std::size_t>(first) * f, rows, h, f);
+      k::linear_forward(in, p_.param<T>(e.w1), nullptr, s.up1.as<T>() + static_cast<std::size_t>(first) * f, rows, h, f);
       if (swiglu)
-        k::linear_forward(in, p_.param<T>(experts_[e].w3), nullptr, s.up2.as<T>() + static_cast<std::size_t>(first) * f, rows, h, f);
-    }
+        k::linear_forward(in, p_.param<T>(e.w3), nullptr, s.up2.as<T>() + static_cast<std::size_t>(first) * f, rows, h, f);
+    });
   }
   if (!s.for_backward) s.permuted.release();
   s.act = Tensor::uninitialized_of<T>(kAct, inner);
@@ -174,22 +274,33 @@ void MoeBlock::forward_t(const ModelContext& ctx, const T* x, T* y, MoeSaved& s,
   }
   // every output row is a (partial, under TP) sum: the combine adds p_e x expert rows
   Tensor partial = Tensor::zeros_of<T>(kAct, static_cast<std::size_t>(t) * h);
-  s.expert_out = Tensor::uninitialized_of<T>(kAct, static_cast<std::size_t>(routed) * h);
-  {
-    auto op = ctx.op(layer_, expert_ops().down, pass);
-    for (int e = 0; e < experts; ++e) {
-      const int first = s.expert_rows[e], rows = s.expert_rows[e + 1] - first;
-      if (rows == 0) continue;
-      k::linear_forward(s.act.as<T>() + static_cast<std::size_t>(first) * f, p_.param<T>(experts_[e].w2), nullptr,
-                        s.expert_out.as<T>() + static_cast<std::size_t>(first) * h, rows, f, h);
-      for (int r = first; r < first + rows; ++r) {  // the unpermute, weighted
+  const auto unpermute = [&] {  // weighted, expert by expert
+    for (int e = 0; e < experts; ++e)
+      for (int r = s.expert_rows[e]; r < s.expert_rows[e + 1]; ++r) {
         const int i = s.row_token[r];
         const float w = s.probs.data()[static_cast<std::size_t>(i) * experts + e];
         const T* out = s.expert_out.as<T>() + static_cast<std::size_t>(r) * h;
         T* dst = partial.as<T>() + static_cast<std::size_t>(i) * h;
         for (int j = 0; j < h; ++j) dst[j] = from_float<T>(to_float(dst[j]) + w * to_float(out[j]));
       }
+  };
+  Tensor out = Tensor::uninitialized_of<T>(kAct, static_cast<std::size_t>(here) * h);
+  {
+    auto op = ctx.op(layer_, expert_ops().down, pass);
+    each([&](const Ffn& e, int first, int rows) {
+      k::linear_forward(s.act.as<T>() + static_cast<std::size_t>(first) * f, p_.param<T>(e.w2), nullptr,
+                        out.as<T>() + static_cast<std::size_t>(first) * h, rows, f, h);
+    });
+    if (!ep) {
+      s.expert_out = std::move(out);
+      unpermute();
     }
+  }
+  if (ep) {  // the outputs come back to their tokens' ranks
+    auto op = ctx.op(layer_, op_names::kMoeCombine, pass);
+    s.expert_out = from_owners(ctx, out.as<T>(), s);
+    out.release();
+    unpermute();
   }
   if (!s.for_backward) {
     s.act.release();
@@ -333,11 +444,22 @@ Tensor MoeBlock::backward_t(const ModelContext& ctx, const T* dy, const T* x, Mo
     s.expert_out.release();
     if (ctx.tp_size() > 1) ctx.tp->all_reduce(dprobs.data(), dprobs.size(), ReduceOp::sum);  // partial rows' dots
   }
+  const bool ep = ctx.ep_size() > 1;
+  if (ep) {  // the output grads go to the ranks whose experts made the rows
+    auto op = ctx.op(layer_, op_names::kMoeCombine, Pass::bwd_dgrad);
+    Tensor local = to_owners(ctx, dexpert_out.as<T>(), s, false);
+    dexpert_out = std::move(local);
+  }
   Tensor dpermuted;
   FfnSaved routed_saved{&s.up1, &s.up2, &s.act};
-  ffn_backward(ctx, expert_ops(), s.expert_rows, experts_, local_expert_width(), dexpert_out.as<T>(), &dexpert_out,
-               s.permuted.as<T>(), routed_saved, dpermuted);
+  ffn_backward(ctx, expert_ops(), ep ? s.local_rows : s.expert_rows, experts_, local_expert_width(),
+               dexpert_out.as<T>(), &dexpert_out, s.permuted.as<T>(), routed_saved, dpermuted);
   s.permuted.release();
+  if (ep) {  // the input grads go back to their tokens' ranks
+    auto op = ctx.op(layer_, op_names::kMoeDispatch, Pass::bwd_dgrad);
+    Tensor back = from_owners(ctx, dpermuted.as<T>(), s);
+    dpermuted = std::move(back);
+  }
   {
     auto op = ctx.op(layer_, expert_ops().up, Pass::bwd_dgrad);
     for (int r = 0; r < routed; ++r) {  // the permute's backward: each row back to its token

@@ -12,8 +12,15 @@
 //
 // Tensor parallelism shards every expert's FFN like the dense MLP (column-parallel up,
 // row-parallel down; Megatron-core's expert tensor parallelism = tp), the router is
-// replicated; the partial outputs meet in one all-reduce. Expert parallelism and sequence
-// parallelism are not implemented (train_config.cpp and transformer_config.cpp refuse them).
+// replicated; the partial outputs meet in one all-reduce.
+//
+// Expert parallelism (ep > 1; GShard §2.2, Megatron-core's MoEAlltoAllTokenDispatcher): rank
+// d of the EP group holds experts [d E/ep, (d + 1) E/ep) and every rank routes its own
+// tokens; the permuted rows go to their experts' ranks in one all-to-all (moe.dispatch), the
+// experts run on what arrived, and the outputs come back in another (moe.combine); the
+// backward sends the output grads the same way and the input grads back. The all-to-alls'
+// buffers are padded to the most rows any rank sends any other. Sequence parallelism is not
+// implemented (transformer_config.cpp refuses it).
 #include <vector>
 
 #include "exec/model/model_context.hpp"
@@ -37,6 +44,11 @@ struct MoeSaved {
   Tensor expert_out; // [tokens * top_k, hidden]: each expert's (partial) output, for the
                      // grad of its weight p_e (unpermute's saved tokens in Megatron-core)
   Tensor shared_up1, shared_up2, shared_act;  // [tokens, local shared width]
+  // Expert parallelism: `permuted`, up1, up2 and act hold the rows this rank's experts ran,
+  // from every rank of the group: local expert j's are rows [local_rows[j], local_rows[j + 1]),
+  // source rank by source rank; recv_counts[src * local experts + j] of them came from src.
+  std::vector<int> local_rows, recv_counts;
+  int pair_rows = 0;  // rows per rank pair in the all-to-alls' padded buffers
   bool for_backward = true;  // false (serving): each tensor goes once its last user has run
   void release_all();
 };
@@ -61,7 +73,7 @@ class MoeBlock {
   int layer_;
   ParamBlock& p_;
   int norm_w_, norm_b_ = -1, router_w_;
-  std::vector<Ffn> experts_;
+  std::vector<Ffn> experts_;  // this rank's: experts [c.first_expert(), + c.local_experts())
   Ffn shared_;  // w1 -1: no shared experts
 
   struct FfnSaved {  // an FFN's saved tensors in MoeSaved
@@ -72,6 +84,12 @@ class MoeBlock {
   int local_expert_width() const;
   int local_shared_width() const;
   void route(MoeSaved& s) const;  // top_k of s.probs -> s.row_token, s.expert_rows
+  // Expert parallelism: rows in global expert order (s.expert_rows) to the ranks holding
+  // their experts (`plan`: first exchange the counts into s's layout), and back.
+  template <class T>
+  Tensor to_owners(const ModelContext& ctx, const T* rows, MoeSaved& s, bool plan) const;
+  template <class T>
+  Tensor from_owners(const ModelContext& ctx, const T* local, const MoeSaved& s) const;
 
   template <class T>
   void forward_t(const ModelContext& ctx, const T* x, T* y, MoeSaved& s, Pass pass) const;

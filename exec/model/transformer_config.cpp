@@ -23,6 +23,7 @@ void validate_moe(const TransformerConfig& c) {
   if (moe.shared_expert_gate) refuse("model.moe.shared_expert_gate", "the executor's shared experts are ungated");
   if (moe.groups > 0) refuse("model.moe.groups", "the executor routes over all experts (no group-limited routing)");
   if (c.sequence_parallel) refuse("plan.sequence_parallel", "the executor's MoE layers run without sequence parallelism");
+  require_divides("model.moe.experts", moe.experts, "ep", c.ep);
   require_divides("model.moe.expert_ffn_hidden", moe.expert_ffn_hidden, "tp", c.tp);
   require_divides("model.moe.shared_experts * shared_expert_ffn_hidden", moe.shared_experts * moe.shared_width(), "tp",
                   c.tp);

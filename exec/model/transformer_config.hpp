@@ -14,6 +14,10 @@ struct TransformerConfig {
   ModelSpec model;
   int tp = 1;
   int tp_rank = 0;
+  // expert parallelism: this rank holds experts [first_expert(), first_expert() +
+  // local_experts()) of every MoE layer; the others' tokens come to it (moe_block.hpp)
+  int ep = 1;
+  int ep_rank = 0;
   bool sequence_parallel = false;
   bool flash_attention = true;
   Recompute recompute = Recompute::none;
@@ -48,6 +52,8 @@ struct TransformerConfig {
   bool rmsnorm() const { return model.norm == Norm::rmsnorm; }
   bool learned_positions() const { return model.position == Position::learned; }
   int layers() const { return end_layer - first_layer; }
+  int local_experts() const { return model.moe ? model.moe->experts / ep : 0; }
+  int first_expert() const { return ep_rank * local_experts(); }
 };
 
 // Throws std::invalid_argument naming the size and the degree that does not divide it.

@@ -29,6 +29,9 @@ struct ParamSpec {
   // over the TP group (Korthikanti et al. 2022, §4.2.2; Megatron _allreduce_layernorm_grads).
   bool sequence_parallel_grad = false;
   bool weight_decay = true;  // Megatron: no decay on biases and norm weights
+  // A routed expert's matrix: under expert parallelism only its owner holds it, and its
+  // grad is summed over the expert-data-parallel group instead of the data-parallel one.
+  bool expert = false;
 };
 
 struct ParamSlot {

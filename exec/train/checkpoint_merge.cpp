@@ -77,13 +77,17 @@ class Merger {
   std::map<std::string, FullParam> merge(const std::string& suffix) {
     std::map<std::string, FullParam> out;
     first_stage_.clear();
+    // under expert parallelism the first ep DP replicas hold every expert between them
+    // (data-parallel rank e is expert-parallel rank e: process_groups.hpp); their other
+    // parameters repeat each other's
     for (int stage = 0; stage < c_.plan.pp; ++stage)
-      for (int t = 0; t < c_.plan.tp; ++t) {
-        RankCoords coords;
-        coords.tp = t, coords.pp = stage;
-        for (const BlockSpecs& block : stage_block_specs(stage_config(c_, coords)))
-          add_block(out, block, stage, t, suffix);
-      }
+      for (int t = 0; t < c_.plan.tp; ++t)
+        for (int e = 0; e < c_.plan.ep; ++e) {
+          RankCoords coords;
+          coords.tp = t, coords.pp = stage, coords.ep = e;
+          for (const BlockSpecs& block : stage_block_specs(stage_config(c_, coords)))
+            add_block(out, block, stage, t, e, suffix);
+        }
     return out;
   }
 
@@ -92,10 +96,12 @@ class Merger {
 
   // The block's flat tensor `block.name + suffix` on TP rank t: its DP shares joined when
   // the run sharded it (ZeRO-3 parameters; ZeRO 1-3 optimizer states).
-  std::vector<float> flat(const BlockSpecs& block, int stage, int t, const std::string& suffix) {
+  // `e`: the expert-parallel rank whose experts the block holds (0 without expert parallelism,
+  // which never runs sharded: train_config.cpp).
+  std::vector<float> flat(const BlockSpecs& block, int stage, int t, int e, const std::string& suffix) {
     const bool sharded = suffix == ".params" ? c_.plan.shards_params() : c_.plan.shards_optimizer();
     std::vector<float> all;
-    for (int d = 0; d < (sharded ? c_.plan.dp : 1); ++d) {
+    for (int d = e; d < (sharded ? c_.plan.dp : e + 1); ++d) {
       const int r = rank(stage, t, d);
       const TensorFile& file = files_.at(r);
       if (!file.contains(block.name + suffix))
@@ -107,14 +113,14 @@ class Merger {
     return all;
   }
 
-  void add_block(std::map<std::string, FullParam>& out, const BlockSpecs& block, int stage, int t,
+  void add_block(std::map<std::string, FullParam>& out, const BlockSpecs& block, int stage, int t, int e,
                  const std::string& suffix) {
-    const std::vector<float> values = flat(block, stage, t, suffix);
+    const std::vector<float> values = flat(block, stage, t, e, suffix);
     std::size_t used = 0;
     for (const ParamSpec& s : block.specs) used += static_cast<std::size_t>(shard_count(s, c_.plan.tp));
     const std::size_t padded = (used + c_.plan.dp - 1) / c_.plan.dp * c_.plan.dp;  // ParamBlock's padding
     if (values.size() != padded)
-      throw CheckpointError(files_.path(rank(stage, t, 0)) + ": " + block.name + suffix + " holds " +
+      throw CheckpointError(files_.path(rank(stage, t, e)) + ": " + block.name + suffix + " holds " +
                             std::to_string(values.size()) + " values in all, the plan lays out " +
                             std::to_string(padded) + ": was it written by another plan or model?");
     std::size_t offset = 0;

@@ -8,7 +8,16 @@ namespace twinsim::exec {
 
 void validate(const TrainConfig& c) {
   if (c.plan.cp != 1) throw std::invalid_argument("plan.cp=" + std::to_string(c.plan.cp) + ": the executor has no context parallelism yet");
-  if (c.plan.ep != 1) throw std::invalid_argument("plan.ep=" + std::to_string(c.plan.ep) + ": the executor runs expert parallelism 1 (every rank holds all experts, sharded by tp)");
+  if (c.plan.ep != 1 && !c.model.moe)
+    throw std::invalid_argument("plan.ep=" + std::to_string(c.plan.ep) + ": expert parallelism needs a model with experts (model.moe)");
+  // expert grads are reduced over the expert-data-parallel group by ZeRO 0's all-reduce only
+  if (c.plan.ep != 1 && c.plan.zero != 0)
+    throw std::invalid_argument("plan.ep=" + std::to_string(c.plan.ep) + " with plan.zero=" + std::to_string(c.plan.zero) +
+                                ": the executor shards no optimizer state under expert parallelism (use plan.zero=0)");
+  if (c.plan.ep != 1 && c.plan.gradient_compression != GradCompression::none)
+    throw std::invalid_argument("plan.ep=" + std::to_string(c.plan.ep) + " with plan.gradient_compression=" +
+                                std::string(to_string(c.plan.gradient_compression)) +
+                                ": the executor compresses dense data parallelism's reduction only");
   if (c.plan.schedule == Schedule::interleaved)
     throw std::invalid_argument("plan.schedule=interleaved: the executor runs gpipe and 1f1b");
   // quantised collectives change the numbers, not only the time: not run in full precision
@@ -48,6 +57,8 @@ TransformerConfig stage_config(const TrainConfig& c, const RankCoords& coords) {
   t.model = c.model;
   t.tp = c.plan.tp;
   t.tp_rank = coords.tp;
+  t.ep = c.plan.ep;
+  t.ep_rank = coords.ep;
   t.sequence_parallel = c.plan.sequence_parallel && c.plan.tp > 1;
   t.flash_attention = c.plan.flash_attention;
   t.recompute = c.plan.recompute;

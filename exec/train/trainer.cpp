@@ -65,6 +65,7 @@ Trainer::Trainer(const TrainConfig& config, ProcessGroups& groups, const TokenSo
   stage_->initialize();
   optimizer_ = std::make_unique<ShardedOptimizer>(c_, stage_->blocks(), groups.dp(), groups.tp(),
                                                   stage_->config().sequence_parallel, profiler);
+  if (c_.plan.ep > 1) optimizer_->reduce_experts_over(groups_.expert_dp());
   stage_->set_hooks(optimizer_.get());
 }
 
@@ -151,7 +152,9 @@ StepResult Trainer::step() {
   }
   // each micro-batch's mean loss enters with 1/(m dp): the DP sum of the grads is then
   // the grad of the global batch's mean loss
-  PipelineRun run{*stage_, ModelContext{&groups_.tp(), profiler_}, groups_.pp(), m,
+  ModelContext ctx{&groups_.tp(), profiler_};
+  if (c_.plan.ep > 1) ctx.ep = &groups_.ep();
+  PipelineRun run{*stage_, ctx, groups_.pp(), m,
                   r.loss_scale / static_cast<float>(m * dp),
                   [this](int i, MicroBatchState& st) { load(i, st); }};
   const std::vector<float> losses = run_pipeline(c_.plan.schedule, run);

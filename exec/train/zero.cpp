@@ -130,8 +130,31 @@ void ShardedOptimizer::reduce_grads() {
       // ZeRO-1 (Megatron's distributed optimizer) reduce-scatters: each rank needs only the
       // grads of its shard, summed, in place in the buffer
       if (zero_ == 1) dp_.reduce_scatter(g, g + s.lo, s.hi - s.lo);
+      else if (expert_dp_) all_reduce_by_owner(*s.block, g);
       else dp_.all_reduce(g, s.block->grads.size());
     });
+}
+
+// Expert parallelism under ZeRO 0: each run of consecutive slots is summed over the group
+// that holds the same values, the experts' over expert_dp_, the rest (and the block's
+// padding) over dp_. Every rank's block lays its slots out alike, so the calls match.
+template <class T>
+void ShardedOptimizer::all_reduce_by_owner(const ParamBlock& block, T* g) {
+  std::size_t start = 0;
+  bool expert = false;
+  const auto flush = [&](std::size_t end) {
+    if (end <= start) return;
+    Communicator& group = expert ? *expert_dp_ : dp_;
+    if (group.size() > 1) group.all_reduce(g + start, end - start);
+    start = end;
+  };
+  for (const ParamSlot& slot : block.slots()) {
+    if (slot.spec.expert != expert) {
+      flush(slot.offset);
+      expert = slot.spec.expert;
+    }
+  }
+  flush(block.flat_size());
 }
 
 bool ShardedOptimizer::local_overflow() { return !first_non_finite_grad().empty(); }
@@ -153,14 +176,19 @@ std::string ShardedOptimizer::first_non_finite_grad() {
 }
 
 double ShardedOptimizer::local_grad_square_sum() {
-  if (zero_ == 0 && dp_.rank() != 0) return 0;
+  // ZeRO 0: every DP rank holds all the reduced grads, the first counts them; an expert's
+  // are held by its expert-data-parallel group, whose first counts them
+  const auto counts_here = [&](const ParamSlot& slot) {
+    if (zero_ != 0) return true;
+    return slot.spec.expert && expert_dp_ ? expert_dp_->rank() == 0 : dp_.rank() == 0;
+  };
   return with_storage(storage(c_), [&]<class T>() {
     double sum = 0;
     for (BlockShard& s : shards_) {
       std::size_t n = 0;
       const T* g = reduced_grads<T>(*s.block, n);
       for (const ParamSlot& slot : s.block->slots()) {
-        if (!counted_once(*s.block, slot, c_.model.tied_embeddings, tp_.rank())) continue;
+        if (!counts_here(slot) || !counted_once(*s.block, slot, c_.model.tied_embeddings, tp_.rank())) continue;
         const std::size_t a = std::max(s.lo, slot.offset), b = std::min(s.hi, slot.offset + slot.count);
         for (std::size_t i = a; i < b; ++i) {
           const double v = kernels::to_float(g[i - s.lo]);

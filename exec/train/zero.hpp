@@ -56,6 +56,11 @@ class ShardedOptimizer final : public BlockHooks {
   ShardedOptimizer(const TrainConfig& config, std::vector<ParamBlock*> blocks, Communicator& dp, Communicator& tp,
                    bool sequence_parallel, Profiler* profiler = nullptr);
 
+  // Expert parallelism (ZeRO 0 only, train_config.cpp): the routed experts' grads (ParamSpec::
+  // expert) are summed over `expert_dp`, the ranks that hold the same experts, the rest over
+  // the data-parallel group (Megatron-core's expert-data-parallel group).
+  void reduce_experts_over(Communicator& expert_dp) { expert_dp_ = &expert_dp; }
+
   void begin_step();    // zero the grads
   void reduce_grads();  // ZeRO 0: all-reduce; 1: reduce-scatter; 2/3: done bucket by bucket in backward
   // The reduced grads this rank's optimizer reads for `block` (for overflow checks,
@@ -98,6 +103,7 @@ class ShardedOptimizer final : public BlockHooks {
   const TrainConfig& c_;
   Communicator& dp_;
   Communicator& tp_;
+  Communicator* expert_dp_ = nullptr;
   bool sp_;
   int zero_;
   bool offload_;  // plan.offload_optimizer: the update's state on the host
@@ -124,6 +130,8 @@ class ShardedOptimizer final : public BlockHooks {
   void gather_params(BlockShard& s, T* full);
   template <class T>
   void reduce_scatter_into_shard(BlockShard& s);
+  template <class T>
+  void all_reduce_by_owner(const ParamBlock& block, T* g);
   template <class T>
   void update(BlockShard& s, T* params, const T* grads);
   template <class T>

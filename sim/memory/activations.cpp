@@ -81,7 +81,8 @@ IncomingGrad incoming_grad(const ModelSpec& m, const Plan& plan, const MicroBatc
 // them (exec/model/moe_block.cpp runs this order): the shared experts' FFN (its activation
 // grads, then the norm output's grad dn for its up dgrad), the combine (the probabilities'
 // fp32 grad and the experts' output grad; their saved output goes), then the routed
-// experts' FFN the same way. The most it holds beyond the layer's kept tensors.
+// experts' FFN the same way (with expert parallelism, the output grads' crossing between).
+// The most it holds beyond the layer's kept tensors.
 std::int64_t moe_backward_transient(const std::vector<LayerOp>& ops, const IncomingGrad& g) {
   const LayerOp* router = find_op(ops, op_names::kMoeRouter);
   const LayerOp* routed_down = find_op(ops, "moe.experts.", "fc2", "down");
@@ -101,6 +102,9 @@ std::int64_t moe_backward_transient(const std::vector<LayerOp>& ops, const Incom
   const std::int64_t rows_h = saved_named(*routed_down, "output"), rows_f = saved_named(*routed_down, "input");
   peak = std::max(peak, level + saved_named(*router, "probs") + rows_h);  // the combine's grads
   level += saved_named(*router, "probs");
+  // expert parallelism: the rows' grads cross to their experts' ranks through a send and a
+  // receive tensor of the routed rows each (the forward's crossings hold less)
+  if (find_op(ops, op_names::kMoeDispatch)) peak = std::max(peak, level + 2 * rows_h);
   // down's dgrad, then with its output grad and act freed the activation's grads
   return std::max({peak, level + rows_f, level - rows_h + grads * rows_f});
 }

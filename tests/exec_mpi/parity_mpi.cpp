@@ -86,6 +86,7 @@ TrainConfig tiny_config(const std::map<std::string, std::string>& args) {
   p.tp = std::stoi(get("tp", "1"));
   p.pp = std::stoi(get("pp", "1"));
   p.dp = std::stoi(get("dp", "1"));
+  p.ep = std::stoi(get("ep", "1"));
   p.sequence_parallel = get("sp", "0") == "1";
   p.zero = std::stoi(get("zero", "0"));
   p.flash_attention = get("flash", "1") == "1";

@@ -27,6 +27,11 @@ set(EXEC_PARITY_CASES
   "tp2_moe|2|tp=2 model=moe tolerance=3e-5"
   "pp2_dp2_zero3_moe|4|pp=2 dp=2 zero=3 model=moe"
   "bf16_tp2_moe|2|tp=2 model=moe precision=bf16 tolerance=1e-3"
+  # expert parallelism: each rank holds 2 of the 4 experts; tokens cross in all-to-alls,
+  # the experts' grads are summed over their expert-data-parallel group (here 1 rank)
+  "dp2_ep2_moe|2|dp=2 ep=2 model=moe"
+  "dp4_ep2_moe_clip|4|dp=4 ep=2 model=moe clip=0.05"
+  "tp2_dp2_ep2_pp2_moe|8|tp=2 dp=2 ep=2 pp=2 model=moe tolerance=3e-5"
   # latent attention: heads split by TP, the duplicated down-projections fed the latents'
   # summed grads; full recomputation replays it; with pipeline stages and ZeRO-3. Under TP
   # the losses are bit-identical to the single run's, but one of the 256 entries of
