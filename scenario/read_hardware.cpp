@@ -221,6 +221,10 @@ PowerLimitedGemm read_power_limited_gemm(MappingReader& parent) {
   p.knee_load = required("knee_load", 0, 1);
   p.slope = required("slope", 0, 1);
   r.reject_unknown();
+  // at full load (1) the clock is 1 - slope x (1 - knee_load): it must stay above zero
+  if (p.slope * (1 - p.knee_load) >= 1)
+    throw ScenarioError(r.key_path("slope"), std::to_string(p.slope),
+                        "times (1 - knee_load) must be below 1: the GEMMs' clock at full load would be 0");
   return p;
 }
 

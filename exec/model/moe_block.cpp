@@ -47,6 +47,18 @@ void add_ffn_specs(std::vector<ParamSpec>& s, const std::string& prefix, const T
 
 std::string layer_prefix(int layer) { return "layer" + std::to_string(layer) + ".mlp."; }
 
+// Expert parallelism: where each source rank's rows start among those this rank's experts
+// received (source by source), and their end.
+std::vector<std::size_t> source_offsets(const MoeSaved& s, int ranks) {
+  const int local = static_cast<int>(s.recv_counts.size()) / ranks;
+  std::vector<std::size_t> at(ranks + 1, 0);
+  for (int src = 0; src < ranks; ++src) {
+    at[src + 1] = at[src];
+    for (int j = 0; j < local; ++j) at[src + 1] += static_cast<std::size_t>(s.recv_counts[src * local + j]);
+  }
+  return at;
+}
+
 }  // namespace
 
 std::vector<ParamSpec> moe_param_specs(const TransformerConfig& c, int layer) {
@@ -121,24 +133,21 @@ void MoeBlock::route(MoeSaved& s) const {
   }
 }
 
-// Rank d of the EP group holds experts [d L, (d + 1) L), L = local experts. Its rows of `rows`
-// (grouped by global expert, s.expert_rows) travel in slot d of one all-to-all whose slots
-// are padded to s.pair_rows rows; the receiver lays them out by local expert, then by source.
+// Rank d of the EP group holds experts [d L, (d + 1) L), L = local experts. Each pair of
+// ranks exchanges exactly its rows, pairwise (rank r sends to r + k while it receives from
+// r - k, k = 1 .. ranks - 1, as NCCL runs an all-to-all), after an all-to-all of the
+// per-expert counts (`plan`: the forward; the backward's crossings reuse them). The rows
+// arrive source by source; the experts take them by local expert, then by source.
 template <class T>
 Tensor MoeBlock::to_owners(const ModelContext& ctx, const T* rows, MoeSaved& s, bool plan) const {
   Communicator& group = *ctx.ep;
-  const int ranks = group.size(), local = c_.local_experts(), h = c_.hidden();
+  const int ranks = group.size(), me = group.rank(), local = c_.local_experts(), h = c_.hidden();
   if (plan) {  // how many rows each rank sends each other, per expert
     std::vector<float> sent(static_cast<std::size_t>(ranks) * local), got(sent.size());
-    float most = 0;
-    for (int d = 0; d < ranks; ++d) {
+    for (int d = 0; d < ranks; ++d)
       for (int j = 0; j < local; ++j)
         sent[d * local + j] = static_cast<float>(s.expert_rows[d * local + j + 1] - s.expert_rows[d * local + j]);
-      most = std::max(most, static_cast<float>(s.expert_rows[(d + 1) * local] - s.expert_rows[d * local]));
-    }
     group.all_to_all(sent.data(), got.data(), static_cast<std::size_t>(local));
-    group.all_reduce(&most, 1, ReduceOp::max);
-    s.pair_rows = static_cast<int>(most);
     s.recv_counts.assign(got.begin(), got.end());
     s.local_rows.assign(1, 0);
     for (int j = 0; j < local; ++j) {
@@ -147,25 +156,25 @@ Tensor MoeBlock::to_owners(const ModelContext& ctx, const T* rows, MoeSaved& s, 
       s.local_rows.push_back(s.local_rows.back() + rows_j);
     }
   }
-  const std::size_t slot = static_cast<std::size_t>(s.pair_rows) * h;
-  // the all-to-all's send and receive tensors: activations while they live, as PyTorch's
-  // (the simulator's moe_backward_transient)
-  Tensor send = Tensor::zeros_of<T>(kAct, ranks * slot), recv = Tensor::uninitialized_of<T>(kAct, ranks * slot);
-  for (int d = 0; d < ranks; ++d) {
-    const int first = s.expert_rows[d * local], count = s.expert_rows[(d + 1) * local] - first;
-    std::copy_n(rows + static_cast<std::size_t>(first) * h, static_cast<std::size_t>(count) * h, send.as<T>() + d * slot);
+  const std::vector<std::size_t> at = source_offsets(s, ranks);  // rows, source by source
+  const auto hh = static_cast<std::size_t>(h);
+  Tensor recv = Tensor::uninitialized_of<T>(kAct, at[ranks] * hh);
+  for (int k = 0; k < ranks; ++k) {
+    const int to = (me + k) % ranks, from = (me - k + ranks) % ranks;
+    const std::size_t first = s.expert_rows[to * local], count = s.expert_rows[(to + 1) * local] - first;
+    T* into = recv.as<T>() + at[from] * hh;
+    if (k == 0) std::copy_n(rows + first * hh, count * hh, into);
+    else group.send_recv(rows + first * hh, count * hh, to, into, (at[from + 1] - at[from]) * hh, from);
   }
-  group.all_to_all(send.as<T>(), recv.as<T>(), slot);
-  send.release();
-  Tensor out = Tensor::uninitialized_of<T>(kAct, static_cast<std::size_t>(s.local_rows.back()) * h);
-  std::vector<int> offset(ranks, 0);  // rows of each source's slot already placed
-  T* at = out.as<T>();
+  Tensor out = Tensor::uninitialized_of<T>(kAct, static_cast<std::size_t>(s.local_rows.back()) * hh);
+  std::vector<std::size_t> taken(at.begin(), at.end() - 1);  // next row of each source's part
+  T* next = out.as<T>();
   for (int j = 0; j < local; ++j)
     for (int src = 0; src < ranks; ++src) {
-      const std::size_t count = static_cast<std::size_t>(s.recv_counts[src * local + j]) * h;
-      std::copy_n(recv.as<T>() + src * slot + static_cast<std::size_t>(offset[src]) * h, count, at);
-      at += count;
-      offset[src] += s.recv_counts[src * local + j];
+      const std::size_t count = static_cast<std::size_t>(s.recv_counts[src * local + j]);
+      std::copy_n(recv.as<T>() + taken[src] * hh, count * hh, next);
+      next += count * hh;
+      taken[src] += count;
     }
   return out;
 }
@@ -175,26 +184,26 @@ Tensor MoeBlock::to_owners(const ModelContext& ctx, const T* rows, MoeSaved& s, 
 template <class T>
 Tensor MoeBlock::from_owners(const ModelContext& ctx, const T* local_rows, const MoeSaved& s) const {
   Communicator& group = *ctx.ep;
-  const int ranks = group.size(), local = c_.local_experts(), h = c_.hidden();
-  const std::size_t slot = static_cast<std::size_t>(s.pair_rows) * h;
-  // the all-to-all's send and receive tensors: activations while they live, as PyTorch's
-  // (the simulator's moe_backward_transient)
-  Tensor send = Tensor::zeros_of<T>(kAct, ranks * slot), recv = Tensor::uninitialized_of<T>(kAct, ranks * slot);
-  std::vector<int> offset(ranks, 0);
-  const T* from = local_rows;
+  const int ranks = group.size(), me = group.rank(), local = c_.local_experts(), h = c_.hidden();
+  const std::vector<std::size_t> at = source_offsets(s, ranks);
+  const auto hh = static_cast<std::size_t>(h);
+  Tensor send = Tensor::uninitialized_of<T>(kAct, at[ranks] * hh);  // source by source
+  std::vector<std::size_t> put(at.begin(), at.end() - 1);
+  const T* from_row = local_rows;
   for (int j = 0; j < local; ++j)
     for (int src = 0; src < ranks; ++src) {
-      const std::size_t count = static_cast<std::size_t>(s.recv_counts[src * local + j]) * h;
-      std::copy_n(from, count, send.as<T>() + src * slot + static_cast<std::size_t>(offset[src]) * h);
-      from += count;
-      offset[src] += s.recv_counts[src * local + j];
+      const std::size_t count = static_cast<std::size_t>(s.recv_counts[src * local + j]);
+      std::copy_n(from_row, count * hh, send.as<T>() + put[src] * hh);
+      from_row += count * hh;
+      put[src] += count;
     }
-  group.all_to_all(send.as<T>(), recv.as<T>(), slot);
-  send.release();
-  Tensor out = Tensor::uninitialized_of<T>(kAct, static_cast<std::size_t>(s.expert_rows.back()) * h);
-  for (int d = 0; d < ranks; ++d) {
-    const int first = s.expert_rows[d * local], count = s.expert_rows[(d + 1) * local] - first;
-    std::copy_n(recv.as<T>() + d * slot, static_cast<std::size_t>(count) * h, out.as<T>() + static_cast<std::size_t>(first) * h);
+  Tensor out = Tensor::uninitialized_of<T>(kAct, static_cast<std::size_t>(s.expert_rows.back()) * hh);
+  for (int k = 0; k < ranks; ++k) {
+    const int to = (me + k) % ranks, from = (me - k + ranks) % ranks;  // back to `to`, ours from `from`
+    const std::size_t first = s.expert_rows[from * local], count = s.expert_rows[(from + 1) * local] - first;
+    const T* part = send.as<T>() + at[to] * hh;
+    if (k == 0) std::copy_n(part, count * hh, out.as<T>() + first * hh);
+    else group.send_recv(part, (at[to + 1] - at[to]) * hh, to, out.as<T>() + first * hh, count * hh, from);
   }
   return out;
 }

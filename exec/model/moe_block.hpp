@@ -18,9 +18,9 @@
 // d of the EP group holds experts [d E/ep, (d + 1) E/ep) and every rank routes its own
 // tokens; the permuted rows go to their experts' ranks in one all-to-all (moe.dispatch), the
 // experts run on what arrived, and the outputs come back in another (moe.combine); the
-// backward sends the output grads the same way and the input grads back. The all-to-alls'
-// buffers are padded to the most rows any rank sends any other. Sequence parallelism is not
-// implemented (transformer_config.cpp refuses it).
+// backward sends the output grads the same way and the input grads back. Each all-to-all
+// moves exactly the routed rows, pairwise. Sequence parallelism is not implemented
+// (transformer_config.cpp refuses it).
 #include <vector>
 
 #include "exec/model/model_context.hpp"
@@ -48,7 +48,6 @@ struct MoeSaved {
   // from every rank of the group: local expert j's are rows [local_rows[j], local_rows[j + 1]),
   // source rank by source rank; recv_counts[src * local experts + j] of them came from src.
   std::vector<int> local_rows, recv_counts;
-  int pair_rows = 0;  // rows per rank pair in the all-to-alls' padded buffers
   bool for_backward = true;  // false (serving): each tensor goes once its last user has run
   void release_all();
 };
