@@ -9,7 +9,9 @@
 // The limit acts within 40-80 ms (the same folder's power_response.csv), so what sets the
 // clock is the mix inside a pass of work, not the step's long idle phases (pipeline
 // bubbles, exposed data-parallel collectives), after which only the first tens of
-// milliseconds run cool.
+// milliseconds run cool. Training takes the mix of a layer's forward and backward
+// (sim/training/layer_costs.cpp), serving that of a layer's ops in one pass
+// (sim/inference/iteration_cost.cpp): an engine runs the same pass back to back.
 #include "hardware/gpu_spec.hpp"
 
 namespace twinsim {

@@ -5,6 +5,7 @@
 #include "models/op_names.hpp"
 #include "sim/cost/compute_cost.hpp"
 #include "sim/cost/moe_dispatch.hpp"
+#include "sim/cost/power_limit.hpp"
 #include "sim/cost/straggler_wait.hpp"
 #include "sim/inference/quantization.hpp"
 #include "sim/memory/stage_layers.hpp"
@@ -76,15 +77,7 @@ bool ServingCostModel::fits_cache(const PassOps& ops) const {
   return true;
 }
 
-double ServingCostModel::call_time_s(const LayerOp& op, bool cached) const {
-  if (op.kind == OpKind::collective) {
-    if (op.fwd_comm.group == CommGroup::ep)  // group-limited routing's network share (moe_dispatch.hpp)
-      return collective_time_s(s_.cluster, CollectiveOp::all_to_all, ep_group_,
-                               moe_dispatch_bytes(static_cast<double>(op.fwd_comm.bytes), *s_.model.moe, ep_group_));
-    const CollectiveOp c = op.fwd_comm.kind == CollectiveKind::all_gather ? CollectiveOp::all_gather
-                                                                          : CollectiveOp::all_reduce;
-    return collective_time_s(s_.cluster, c, tp_group_, static_cast<double>(op.fwd_comm.bytes));
-  }
+ComputeOp ServingCostModel::compute_op(const LayerOp& op, bool cached, double gemm_clock) const {
   const GpuSpec& gpu = s_.cluster.gpu;
   ComputeOp c;
   c.dtype = serving_activation_dtype(s_.inference->weight_dtype);
@@ -98,6 +91,7 @@ double ServingCostModel::call_time_s(const LayerOp& op, bool cached) const {
       if (op.name != op_names::kHeadLogits && op.name != op_names::kMoeRouter) c.dtype = gemm_math_dtype(gpu, s_.inference->weight_dtype);
       c.m = op.m * op.count, c.n = op.n, c.k = op.k;  // a grouped GEMM fills the GPU like one tall GEMM
       c.kernel = cached ? kGemmCachedKernel : kGemmKernel;
+      c.clock_scale = gemm_clock;
       break;
     case OpKind::attention:
       c.kind = ComputeKind::attention;
@@ -107,18 +101,53 @@ double ServingCostModel::call_time_s(const LayerOp& op, bool cached) const {
     case OpKind::norm: c.kind = ComputeKind::norm; break;
     default: c.kind = ComputeKind::elementwise; break;
   }
-  return op_time_s(gpu, c);
+  return c;
 }
 
-std::vector<double> ServingCostModel::list_times_s(const std::vector<LayerOp>& ops, bool cached) const {
+double ServingCostModel::call_time_s(const LayerOp& op, bool cached, double gemm_clock) const {
+  if (op.kind == OpKind::collective) {
+    if (op.fwd_comm.group == CommGroup::ep)  // group-limited routing's network share (moe_dispatch.hpp)
+      return collective_time_s(s_.cluster, CollectiveOp::all_to_all, ep_group_,
+                               moe_dispatch_bytes(static_cast<double>(op.fwd_comm.bytes), *s_.model.moe, ep_group_));
+    const CollectiveOp c = op.fwd_comm.kind == CollectiveKind::all_gather ? CollectiveOp::all_gather
+                                                                          : CollectiveOp::all_reduce;
+    return collective_time_s(s_.cluster, c, tp_group_, static_cast<double>(op.fwd_comm.bytes));
+  }
+  return op_time_s(s_.cluster.gpu, compute_op(op, cached, gemm_clock));
+}
+
+std::vector<double> ServingCostModel::list_times_at_s(const std::vector<LayerOp>& ops, bool cached,
+                                                      double gemm_clock) const {
   std::vector<double> t;
   std::vector<WaitRole> roles;
   for (const LayerOp& op : ops) {
-    t.push_back(call_time_s(op, cached));
+    t.push_back(call_time_s(op, cached, gemm_clock));
     roles.push_back(op.kind == OpKind::collective ? WaitRole::collective : WaitRole::compute);
   }
   add_straggler_waits(t, roles, s_.cluster.straggler);  // the list runs layer after layer
   return t;
+}
+
+// Priced at the curves' clock, then, where the list's mix (its GEMMs' and attention's math,
+// its other kernels, its collectives as idle time) reaches the GPU's power limit, at the
+// clock that leaves: a serving engine runs the same pass back to back (a benchmark's
+// prefills, a batch's decodes), as a training step runs its layers.
+std::vector<double> ServingCostModel::list_times_s(const std::vector<LayerOp>& ops, bool cached) const {
+  std::vector<double> t = list_times_at_s(ops, cached, 1.0);
+  if (!s_.cluster.gpu.power_limited_gemm) return t;
+  WorkMix mix;
+  for (std::size_t i = 0; i < ops.size(); ++i) {
+    if (ops[i].kind == OpKind::collective) {
+      mix.idle_s += t[i];
+      continue;
+    }
+    if (ops[i].kind == OpKind::gemm || ops[i].kind == OpKind::attention)
+      mix.tensor_s += op_cost(s_.cluster.gpu, compute_op(ops[i], cached, 1.0)).math_s;
+    mix.memory_s += t[i];
+  }
+  mix.memory_s -= mix.tensor_s;
+  const double clock = sustained_gemm_clock(s_.cluster.gpu, mix);
+  return clock < 1 ? list_times_at_s(ops, cached, clock) : t;
 }
 
 ServingCostModel::OpsCost ServingCostModel::price(const std::vector<LayerOp>& ops, bool cached) const {
