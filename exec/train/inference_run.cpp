@@ -19,11 +19,14 @@ namespace {
 using nlohmann::json;
 using Clock = std::chrono::steady_clock;
 
-TransformerConfig whole_model(const InferenceConfig& c, int tp_rank) {
+// The whole model on this rank: its TP shard and, under expert parallelism, its experts.
+TransformerConfig whole_model(const InferenceConfig& c, const RankCoords& coords) {
   TransformerConfig t;
   t.model = c.model;
   t.tp = c.plan.tp;
-  t.tp_rank = tp_rank;
+  t.tp_rank = coords.tp;
+  t.ep = c.plan.ep;
+  t.ep_rank = coords.ep;
   t.micro_batch = static_cast<int>(c.workload.batch);
   t.seq_len = static_cast<int>(c.workload.prompt_len);
   t.first_layer = 0;
@@ -105,8 +108,12 @@ double median(std::vector<double> v) {
 
 void validate(const InferenceConfig& c) {
   const auto refuse = [](const std::string& what) { throw std::invalid_argument(what); };
-  if (c.plan.pp != 1 || c.plan.dp != 1 || c.plan.cp != 1 || c.plan.ep != 1)
-    refuse("inference in the executor runs tensor parallelism only: plan.pp, dp, cp and ep must be 1");
+  if (c.plan.pp != 1 || c.plan.cp != 1)
+    refuse("inference in the executor runs tensor, data and expert parallelism: plan.pp and cp must be 1");
+  // data-parallel replicas serve their own batches; expert parallelism splits the experts over them
+  if (c.plan.ep != 1 && !c.model.moe) refuse("plan.ep=" + std::to_string(c.plan.ep) + ": expert parallelism needs a model with experts");
+  if (c.plan.ep < 1 || c.plan.dp % c.plan.ep != 0)
+    refuse("plan.ep=" + std::to_string(c.plan.ep) + " must divide plan.dp=" + std::to_string(c.plan.dp));
   const Dtype w = c.workload.weight_dtype;
   if (w != Dtype::fp32 && w != Dtype::bf16 && w != Dtype::fp16)
     refuse("inference.weight_dtype=" + std::string(to_string(w)) + ": the executor serves fp32, bf16 and fp16 weights");
@@ -125,21 +132,24 @@ InferenceRecord run_inference(const InferenceConfig& c, ProcessGroups& groups, c
   validate(c);
   const int batch = static_cast<int>(c.workload.batch), prompt = static_cast<int>(c.workload.prompt_len),
             out = static_cast<int>(c.workload.output_len);
-  TransformerStage stage(whole_model(c, groups.coords().tp));
+  TransformerStage stage(whole_model(c, groups.coords()));
   stage.initialize();
   // serving keeps fp32 arrays: 16-bit weights are emulated by rounding (training stores 16 bits)
   for (ParamBlock* b : stage.blocks()) round_to_storage(c.workload.weight_dtype, b->params.data(), b->params.size());
   for (ParamBlock* b : stage.blocks()) b->grads.release();  // inference keeps no grads
   allocator.reset_peaks();
   Decoder decoder(stage, batch, prompt + out);
-  const ModelContext ctx{&groups.tp(), profiler};
+  ModelContext ctx{&groups.tp(), profiler};
+  if (c.plan.ep > 1) ctx.ep = &groups.ep();
   const TransformerConfig& tc = stage.config();
-  // sequence b of the batch is the source's sequence b; with a prefix cache every prompt
-  // opens with sequence 0's first prefix_tokens (the shared system prompt)
+  // sequence b of replica d's batch is the source's sequence d x batch + b; with a prefix
+  // cache every prompt opens with the replica's first sequence's first prefix_tokens (the
+  // shared system prompt)
   const int prefix = static_cast<int>(c.workload.prefix_tokens);
+  const int first_sequence = groups.coords().dp * batch;
   std::vector<int> tokens;
   for (int b = 0; b < batch; ++b) {
-    const TokenBatch s = prompts.batch(b, 1, prompt);
+    const TokenBatch s = prompts.batch(first_sequence + b, 1, prompt);
     tokens.insert(tokens.end(), s.input.begin(), s.input.end());
     if (b > 0) std::copy_n(tokens.begin(), prefix, tokens.end() - prompt);
   }
@@ -204,7 +214,8 @@ json measured_inference_report(const InferenceConfig& c, ProcessGroups& groups, 
           {"inference",
            {{"ttft_s", r.ttft_s},
             {"tpot_s", median(r.decode_s)},
-            {"output_tokens_per_s", total > 0 ? batch * out / total : 0},
+            // every data-parallel replica's batch, as the simulator counts them
+            {"output_tokens_per_s", total > 0 ? c.plan.dp * batch * out / total : 0},
             // the model's cache per cached token (prompt + output) of the batch
             {"kv_cache_bytes_per_token", static_cast<double>(r.kv_cache_bytes) / cached_tokens},
             {"decode_steps_s", r.decode_s},
