@@ -12,7 +12,8 @@ the GEMM's time at its cool rate: the highest rate its shape reached in the swee
 
 Fit: the rows of one shape and dtype (--fit-shape, default the bf16 8192x28672x4096 MLP
 product), copy and idle fillers both (together they tell memory_bound_load from knee_load);
-every other shape and dtype judges it.
+every other shape and dtype judges it, and so do rows whose filler is SwiGLU's eager
+silu(gate) * up (a layer's real element-wise kernels, counted as memory-bound time).
 Usage: python3 scripts/duty_cycle_to_catalog.py CSV [--fit-shape bf16:8192x28672x4096]
 """
 import argparse
@@ -35,7 +36,8 @@ def load_of(row, cool, memory_bound_load):
     duty = float(row["duty_measured"])
     t_fill = t_gemm * (1 - duty) / duty
     t_cool = flops / (cool * 1e12)
-    weight = memory_bound_load if row["filler"] == "copy" else 0.0  # none: no filler; sleep: idle
+    # copy and swiglu: memory-bound kernels; sleep: idle; none: no filler
+    weight = memory_bound_load if row["filler"] in ("copy", "swiglu") else 0.0
     return (t_cool + weight * t_fill) / (t_cool + t_fill)
 
 
@@ -77,15 +79,18 @@ def main():
     cool = cool_rates(rows)
     dtype, shape = a.fit_shape.split(":")
     m, n, k = shape.split("x")
-    is_fit = lambda r: (r["dtype"], r["m"], r["n"], r["k"]) == (dtype, m, n, k)
+    # the fit: the shape's copy, idle and back-to-back rows; every other row judges it (the
+    # swiglu rows too: a real layer's element-wise kernels in place of the copy)
+    is_fit = lambda r: (r["dtype"], r["m"], r["n"], r["k"]) == (dtype, m, n, k) and r["filler"] != "swiglu"
     p = fit([r for r in rows if is_fit(r)], cool)
     print(f"# fitted by `python3 scripts/duty_cycle_to_catalog.py {a.csv} --fit-shape {a.fit_shape}`")
     print(f"power_limited_gemm: {{memory_bound_load: {p[0]:.2f}, knee_load: {p[1]:.2f}, slope: {p[2]:.3f}}}")
     print("GEMM rate error, predicted clock x cool rate against measured:")
     summary(f"fit ({a.fit_shape})", errors([r for r in rows if is_fit(r)], cool, p))
     held = [r for r in rows if not is_fit(r)]
-    for key in sorted({(r["dtype"], r["m"], r["n"], r["k"]) for r in held}):
-        summary("held out " + "%s:%sx%sx%s" % key, errors([r for r in held if (r["dtype"], r["m"], r["n"], r["k"]) == key], cool, p))
+    for key in sorted({(r["dtype"], r["m"], r["n"], r["k"], r["filler"] == "swiglu") for r in held}):
+        group = [r for r in held if (r["dtype"], r["m"], r["n"], r["k"], r["filler"] == "swiglu") == key]
+        summary("held out " + "%s:%sx%sx%s" % key[:4] + (" swiglu" if key[4] else ""), errors(group, cool, p))
 
 
 if __name__ == "__main__":

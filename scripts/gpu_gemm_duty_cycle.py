@@ -15,12 +15,13 @@ with CUDA events around every GEMM and every filler. Writes OUTDIR/gemm_duty_cyc
 shape, target and measured duty cycle, the GEMM's median TFLOP/s, the filler's GB/s, and
 the SM clock and power nvidia-smi reads at the end of the point.
 
-Options: --filler copy (HBM-bound, as a step's element-wise kernels) or sleep (a one-thread
-spin kernel: the GPU idles, as while it waits on a collective or in a pipeline bubble);
+Options: --filler copy (HBM-bound, as a step's element-wise kernels), swiglu (PyTorch eager's
+silu(gate) * up: a real layer's element-wise kernels) or sleep (a one-thread spin kernel: the
+GPU idles, as while it waits on a collective or in a pipeline bubble);
 --dtype bf16 or fp8 (e4m3 in, bf16 out); --duty and --shapes to pick points; --name for the
 CSV's name (default gemm_duty_cycle.csv). Rows are appended per run as they come.
 
-Usage: python3 scripts/gpu_gemm_duty_cycle.py OUTDIR [SECONDS] [--filler copy|sleep]
+Usage: python3 scripts/gpu_gemm_duty_cycle.py OUTDIR [SECONDS] [--filler copy|swiglu|sleep]
            [--dtype bf16|fp8] [--duty 1,0.7,0.4] [--shapes 8192x28672x4096,...] [--name F.csv]
 """
 import argparse
@@ -92,11 +93,30 @@ def sleep_filler(want_s):
     return lambda: torch.cuda._sleep(n)
 
 
+def memory_filler(kind, want_s):
+    """A memory-bound kernel lasting about want_s, and the bytes it moves."""
+    def make(elements):
+        if kind == "copy":
+            src = torch.randn(elements, device="cuda", dtype=torch.bfloat16)
+            dst = torch.empty_like(src)
+            return (lambda: dst.copy_(src)), 4 * elements  # bf16 read + write
+        gate = torch.randn(elements, device="cuda", dtype=torch.bfloat16)
+        up = torch.randn_like(gate)
+        return (lambda: F.silu(gate) * up), 6 * elements  # two reads, one write (eager: two kernels)
+    probe, probe_bytes = make(64 << 20)
+    events = [timed(probe) for _ in range(20)]
+    torch.cuda.synchronize()
+    rate = probe_bytes / statistics.median(e[0].elapsed_time(e[1]) / 1e3 for e in events)
+    per_element = probe_bytes / (64 << 20)
+    del probe
+    return make(max(1 << 16, int(want_s * rate / per_element)))
+
+
 def parse_args():
     ap = argparse.ArgumentParser()
     ap.add_argument("out")
     ap.add_argument("seconds", nargs="?", type=float, default=4.0)
-    ap.add_argument("--filler", choices=["copy", "sleep"], default="copy")
+    ap.add_argument("--filler", choices=["copy", "sleep", "swiglu"], default="copy")
     ap.add_argument("--dtype", choices=["bf16", "fp8"], default="bf16")
     ap.add_argument("--duty", default=",".join(str(d) for d in DUTY))
     ap.add_argument("--shapes", default=",".join(f"{m}x{n}x{k}" for m, n, k in SHAPES))
@@ -120,19 +140,10 @@ def main():
             if duty < 1.0 and a.filler == "sleep":
                 filler = sleep_filler(gemm_alone * (1 - duty) / duty)
             elif duty < 1.0:
-                # a copy reads and writes its buffer: sized from the GEMM's own time and the
-                # copy rate measured here, so the GEMM takes `duty` of each pair
-                src = torch.randn(64 << 20, device="cuda", dtype=torch.bfloat16)
-                dst = torch.empty_like(src)
-                events = [timed(lambda: dst.copy_(src)) for _ in range(20)]
-                torch.cuda.synchronize()
-                rate = 2 * src.numel() * 2 / statistics.median(e[0].elapsed_time(e[1]) / 1e3 for e in events)
-                want_s = gemm_alone * (1 - duty) / duty
-                elements = max(1 << 16, int(want_s * rate / 4))
-                src = torch.randn(elements, device="cuda", dtype=torch.bfloat16)
-                dst = torch.empty_like(src)
-                moved_bytes = 2 * src.numel() * 2
-                filler = lambda: dst.copy_(src)
+                # a memory-bound kernel sized from the GEMM's own time and the kernel's rate
+                # measured here, so the GEMM takes `duty` of each pair: a copy (reads and writes
+                # its buffer) or SwiGLU's silu(gate) * up (reads two, writes one)
+                filler, moved_bytes = memory_filler(a.filler, gemm_alone * (1 - duty) / duty)
             t_gemm, t_fill = sustained_point(gemm, filler, seconds)
             row = dict(dtype=a.dtype, filler=a.filler if duty < 1.0 else "none", m=m, n=n, k=k,
                        duty_target=duty, duty_measured=round(t_gemm / (t_gemm + t_fill), 3),
@@ -141,8 +152,7 @@ def main():
                        sm_clock_mhz=smi("clocks.sm"), power_w=smi("power.draw"))
             rows.append(row)
             print(row, flush=True)
-            if moved_bytes:
-                del src, dst
+            filler = None
         del gemm
         torch.cuda.empty_cache()
         write_csv(os.path.join(out, a.name), rows)

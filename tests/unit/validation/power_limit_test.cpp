@@ -2,7 +2,7 @@
 //   - the formula on hand-derived mixes;
 //   - the catalog H100's figures against the duty-cycle sweep they were fitted to, every row
 //     (scenarios/validation/microbench/measured_2026-11-26/h100/gemm_duty_cycle.csv: the fit
-//     used one shape's rows; the other shapes and fp8 are held out);
+//     used one shape's rows; the other shapes, fp8 and the SwiGLU fillers are held out);
 //   - the H200's own sweep (same folder, h200/gemm_duty_cycle.csv), measured after the fit;
 //   - an independent judge: the H200's back-to-back layer GEMMs (same folder, gemm_fwd_h200.csv,
 //     measured in an earlier session and not used by the fit), which the cool curve predicted
@@ -82,7 +82,8 @@ std::vector<DutyRow> read_duty_cycle(const std::string& gpu_dir) {
 }
 
 // Each row's GEMM rate against its shape's cool rate (the highest it reached in the sweep),
-// predicted from the row's mix (a copy filler is memory-bound time, a spin kernel idle time).
+// predicted from the row's mix (a copy or SwiGLU filler is memory-bound time, a spin kernel
+// idle time).
 std::vector<double> clock_errors(const GpuSpec& gpu, const std::vector<DutyRow>& rows) {
   std::map<std::tuple<std::string, std::int64_t, std::int64_t, std::int64_t>, double> cool;
   for (const DutyRow& r : rows) cool[{r.dtype, r.m, r.n, r.k}] = std::max(cool[{r.dtype, r.m, r.n, r.k}], r.tflops);
@@ -92,7 +93,7 @@ std::vector<double> clock_errors(const GpuSpec& gpu, const std::vector<DutyRow>&
     const double cool_s = 2.0 * r.m * r.n * r.k / (cool_tflops * 1e12);
     const double fill_s = r.gemm_s * (1 - r.duty) / r.duty;
     WorkMix mix{cool_s, 0, 0};
-    (r.filler == "copy" ? mix.memory_s : mix.idle_s) = fill_s;
+    (r.filler == "sleep" ? mix.idle_s : mix.memory_s) = fill_s;  // copy, swiglu: memory-bound
     const double predicted = sustained_gemm_clock(gpu, mix), measured = r.tflops / cool_tflops;
     errors.push_back(predicted / measured - 1);
     std::printf("%s %s %lldx%lldx%lld duty %.3f: clock measured %.3f predicted %.3f\n", r.dtype.c_str(),
@@ -107,8 +108,11 @@ std::vector<double> clock_errors(const GpuSpec& gpu, const std::vector<DutyRow>&
 TEST(PowerLimit, CatalogH100AgainstItsDutyCycleSweep) {
   const GpuSpec gpu = catalog_gpu("h100-sxm");
   ASSERT_TRUE(gpu.power_limited_gemm);
+  // 34 rows of copy, idle and back-to-back fillers (12 of them fitted), 4 with SwiGLU's eager
+  // silu(gate) * up between the GEMMs (held out: median 2.7%, max 3.3%, the clock predicted
+  // a little high: those kernels draw more than a copy)
   const std::vector<DutyRow> rows = read_duty_cycle("h100");
-  ASSERT_EQ(rows.size(), 34u);
+  ASSERT_EQ(rows.size(), 38u);
   const std::vector<double> errors = clock_errors(gpu, rows);
   EXPECT_LT(median_abs(errors), 0.02);
   EXPECT_LT(max_abs(errors), 0.05);
