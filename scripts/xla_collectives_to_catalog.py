@@ -15,7 +15,12 @@ which PyTorch's NCCL uses too (XLA's table reaches 398 GB/s at 1 GiB where nccl-
 reaches 466 on H100). With --mlengineering-8gpu NAME it comes from S. Bekman's one-node
 all-reduce on that GPU (nccl_allreduce_b200_1node_4node_efa_mlengineering.csv, rows with
 nodes 1: torch.distributed all_reduce_bench.py, NCCL 2.27.7, NVLS; on B200 XLA's table
-reaches 603 GB/s at 1 GiB, this run 723).
+reaches 603 GB/s at 1 GiB, this run 723). With --mlengineering-4gpu-8gib NAME the 4-GPU
+all-reduce curve gains one point at 8 GiB from S. Bekman's nccl-tests by GPU count on that
+GPU (nccl_allreduce_nvls_vs_ring_by_gpucount_h200_b200_mlengineering.csv, NCCL's default
+algorithm: ring at 4 GPUs): the tables above end at 1 GiB, where a 4-GPU ring is still
+rising (H100 table 297 GB/s, the H200 run 363 at 8 GiB); its 5-7 GPU rows judge the group
+sizes between 4 and 8, which the simulator interpolates.
 
 Output: YAML for `intra_node.measured_busbw`, one curve per collective and group size
 (GB/s by bytes), from the FIT rows only: every other measured size (the 1st, 3rd, ...
@@ -36,6 +41,7 @@ MICROBENCH = Path(__file__).resolve().parent.parent / "scenarios/validation/micr
 DEFAULT_CSV = MICROBENCH / "collectives_h100_b200_xla_perftable.csv"
 NCCL_TESTS_CSV = MICROBENCH / "nccl_allreduce_8gpu_a100_h100_h200_azure.csv"
 MLENGINEERING_CSV = MICROBENCH / "nccl_allreduce_b200_1node_4node_efa_mlengineering.csv"
+BY_COUNT_CSV = MICROBENCH / "nccl_allreduce_nvls_vs_ring_by_gpucount_h200_b200_mlengineering.csv"
 
 
 def bus_factor(op, n):
@@ -87,6 +93,16 @@ def mlengineering_rows(path, gpu):
     return sorted(rows.items())
 
 
+def by_count_point(path, gpu, gpus):
+    """(bytes, seconds) of the default-algorithm all-reduce on `gpus` GPUs of `gpu`, or None."""
+    with open(path, newline="") as f:
+        for r in csv.DictReader(f):
+            if r["gpu"] == gpu and r["collective"] == "all_reduce" and int(r["gpus_in_collective"]) == gpus:
+                nbytes = float(r["size_bytes"])
+                return nbytes, bus_factor("all_reduce", gpus) * nbytes / (float(r["busbw_gbps_default"]) * 1e9)
+    return None
+
+
 def is_fit_row(index):
     return index % 2 == 0
 
@@ -97,6 +113,7 @@ def main():
     ap.add_argument("--csv", default=str(DEFAULT_CSV))
     ap.add_argument("--nccl-tests-gpu", help="take the 8-GPU all-reduce from nccl-tests on this GPU (e.g. H100-80GB)")
     ap.add_argument("--mlengineering-8gpu", help="take the 8-GPU all-reduce from ml-engineering's one-node run on this GPU (B200)")
+    ap.add_argument("--mlengineering-4gpu-8gib", help="add ml-engineering's 8 GiB point to the 4-GPU all-reduce (H200, B200)")
     ap.add_argument("--min-bytes", type=float, default=65536, help="smallest size kept (default 64 KiB)")
     args = ap.parse_args()
     rows = measured_rows(args.csv, args.device)
@@ -110,6 +127,12 @@ def main():
         rows[("all_reduce", 8)] = mlengineering_rows(MLENGINEERING_CSV, args.mlengineering_8gpu)
         if not rows[("all_reduce", 8)]:
             sys.exit(f"no one-node rows for {args.mlengineering_8gpu} in {MLENGINEERING_CSV}")
+    extra = {}  # (op, n): points always kept, after the curve's own (beyond its sizes)
+    if args.mlengineering_4gpu_8gib:
+        point = by_count_point(BY_COUNT_CSV, args.mlengineering_4gpu_8gib, 4)
+        if point is None:
+            sys.exit(f"no 4-GPU row for {args.mlengineering_4gpu_8gib} in {BY_COUNT_CSV}")
+        extra[("all_reduce", 4)] = [point]
     print("  measured_busbw:")
     for op in OPS.values():
         groups = sorted(n for (o, n) in rows if o == op)
@@ -119,6 +142,7 @@ def main():
         for n in groups:
             kept = [r for r in rows[(op, n)] if r[0] >= args.min_bytes]
             points = [(b, bus_factor(op, n) * b / t / 1e9) for i, (b, t) in enumerate(kept) if is_fit_row(i)]
+            points += [(b, bus_factor(op, n) * b / t / 1e9) for b, t in extra.get((op, n), []) if b > kept[-1][0]]
             print(f"      {n}: [" + ", ".join(f"[{b:.0f}, {bw:.2f}]" for b, bw in points) + "]")
 
 
