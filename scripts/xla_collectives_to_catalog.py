@@ -20,7 +20,10 @@ all-reduce curve gains one point at 8 GiB from S. Bekman's nccl-tests by GPU cou
 GPU (nccl_allreduce_nvls_vs_ring_by_gpucount_h200_b200_mlengineering.csv, NCCL's default
 algorithm: ring at 4 GPUs): the tables above end at 1 GiB, where a 4-GPU ring is still
 rising (H100 table 297 GB/s, the H200 run 363 at 8 GiB); its 5-7 GPU rows judge the group
-sizes between 4 and 8, which the simulator interpolates.
+sizes between 4 and 8, which the simulator interpolates. With --mlengineering-8gpu-16gib NAME
+the 8-GPU all-gather and reduce-scatter curves gain a point at 16 GiB from S. Bekman's
+nccl-tests on that GPU (nccl_collectives_h200_8gpu_16gib_mlengineering.csv; one size each,
+so nothing of it is held out).
 
 Output: YAML for `intra_node.measured_busbw`, one curve per collective and group size
 (GB/s by bytes), from the FIT rows only: every other measured size (the 1st, 3rd, ...
@@ -42,6 +45,7 @@ DEFAULT_CSV = MICROBENCH / "collectives_h100_b200_xla_perftable.csv"
 NCCL_TESTS_CSV = MICROBENCH / "nccl_allreduce_8gpu_a100_h100_h200_azure.csv"
 MLENGINEERING_CSV = MICROBENCH / "nccl_allreduce_b200_1node_4node_efa_mlengineering.csv"
 BY_COUNT_CSV = MICROBENCH / "nccl_allreduce_nvls_vs_ring_by_gpucount_h200_b200_mlengineering.csv"
+LARGE_CSV = MICROBENCH / "nccl_collectives_h200_8gpu_16gib_mlengineering.csv"
 
 
 def bus_factor(op, n):
@@ -103,6 +107,17 @@ def by_count_point(path, gpu, gpus):
     return None
 
 
+def large_points(path, gpu):
+    """{(op, 8): [(bytes, seconds)]} of the 8-GPU all-gather and reduce-scatter rows of `gpu`."""
+    out = {}
+    with open(path, newline="") as f:
+        for r in csv.DictReader(f):
+            if r["gpu"] == gpu and int(r["gpus"]) == 8 and r["collective"] in ("all_gather", "reduce_scatter"):
+                nbytes, op = float(r["size_bytes"]), r["collective"]
+                out[(op, 8)] = [(nbytes, bus_factor(op, 8) * nbytes / (float(r["busbw_gbps"]) * 1e9))]
+    return out
+
+
 def is_fit_row(index):
     return index % 2 == 0
 
@@ -114,6 +129,7 @@ def main():
     ap.add_argument("--nccl-tests-gpu", help="take the 8-GPU all-reduce from nccl-tests on this GPU (e.g. H100-80GB)")
     ap.add_argument("--mlengineering-8gpu", help="take the 8-GPU all-reduce from ml-engineering's one-node run on this GPU (B200)")
     ap.add_argument("--mlengineering-4gpu-8gib", help="add ml-engineering's 8 GiB point to the 4-GPU all-reduce (H200, B200)")
+    ap.add_argument("--mlengineering-8gpu-16gib", help="add ml-engineering's 16 GiB points to the 8-GPU all-gather and reduce-scatter (H200)")
     ap.add_argument("--min-bytes", type=float, default=65536, help="smallest size kept (default 64 KiB)")
     args = ap.parse_args()
     rows = measured_rows(args.csv, args.device)
@@ -133,6 +149,11 @@ def main():
         if point is None:
             sys.exit(f"no 4-GPU row for {args.mlengineering_4gpu_8gib} in {BY_COUNT_CSV}")
         extra[("all_reduce", 4)] = [point]
+    if args.mlengineering_8gpu_16gib:
+        large = large_points(LARGE_CSV, args.mlengineering_8gpu_16gib)
+        if not large:
+            sys.exit(f"no 8-GPU rows for {args.mlengineering_8gpu_16gib} in {LARGE_CSV}")
+        extra.update(large)
     print("  measured_busbw:")
     for op in OPS.values():
         groups = sorted(n for (o, n) in rows if o == op)
