@@ -40,9 +40,9 @@ void add_activation_buffers(BufferBytes& b, const ModelSpec& model, const Plan& 
   if (plan.pp > 1 && !training) b.pp_p2p = 2 * stream / sp;
   if (plan.cp > 1)  // the K,V chunk being sent and the one being received
     b.cp_ring = 2 * dtype_bytes(dtype, tokens * attention_kv_columns(model, plan.tp));
-  // serving: dispatch send + receive of the routed tokens; a training step's are its MoE
-  // layers' transients (activations.cpp moe_backward_transient)
-  if (plan.ep > 1 && model.moe && !training) b.ep_all_to_all = 2 * checked_mul(stream, model.moe->top_k);
+  // the expert-parallel all-to-all's send and receive are its MoE layers' transients, not
+  // buffers: a training step's in activations.cpp (moe_backward_transient), a prefill's in
+  // inference.cpp (expert_parallel_combine_bytes)
 }
 
 }  // namespace

@@ -15,9 +15,8 @@ struct BufferBytes {
   std::int64_t tp_gather = 0;   // sequence-parallel all-gather output
   std::int64_t pp_p2p = 0;      // pipeline send + receive of one activation (serving)
   std::int64_t cp_ring = 0;     // context-parallel K,V chunks in transit
-  std::int64_t ep_all_to_all = 0;  // expert-parallel dispatch send + receive (serving; training: activations)
   std::int64_t workspace = 0;   // cuBLAS and NCCL
-  std::int64_t total() const { return dp_buckets + tp_gather + pp_p2p + cp_ring + ep_all_to_all + workspace; }
+  std::int64_t total() const { return dp_buckets + tp_gather + pp_p2p + cp_ring + workspace; }
 };
 
 // ZeRO-3's buckets of gathered parameters live at once: the one in use and the next one,

@@ -58,6 +58,21 @@ std::int64_t largest_point_bytes(const ModelSpec& model, std::int64_t layer, con
   return largest;
 }
 
+// Expert parallelism: a MoE layer's combine, the most its prefill holds (exec/model/moe_block.cpp
+// runs this order): the layer's input, its norm output, the output accumulator and the
+// residual stream (four [s, b, h]), the router's fp32 probabilities, the activation's output
+// the down projection read, and the routed rows three times: the experts' output, its copy
+// being sent back and the receive (balanced routing: tokens x top_k rows each way).
+std::int64_t expert_parallel_combine_bytes(const ModelSpec& model, const Plan& plan, std::int64_t tokens,
+                                           std::int64_t stream, Dtype dtype) {
+  const MoeSpec& moe = *model.moe;
+  const std::int64_t rows = checked_mul(tokens, moe.top_k);
+  const std::int64_t routed = dtype_bytes(dtype, checked_mul(rows, model.hidden));
+  const std::int64_t act = dtype_bytes(dtype, checked_mul(rows, moe.expert_ffn_hidden / plan.tp));
+  const std::int64_t probs = checked_mul(checked_mul(tokens, moe.experts), 4);
+  return checked_add(checked_add(4 * stream, probs), checked_add(act, 3 * routed));
+}
+
 }  // namespace
 
 std::int64_t prefill_activation_bytes(const ModelSpec& model, const Plan& plan,
@@ -75,6 +90,7 @@ std::int64_t prefill_activation_bytes(const ModelSpec& model, const Plan& plan,
   const std::int64_t tokens = checked_mul(inference.batch, new_tokens) / plan.cp;
   const std::int64_t stream = dtype_bytes(dtype, checked_mul(tokens, model.hidden));
   std::int64_t bytes = layers.total() > 0 ? checked_add(largest, 3 * stream) : 0;
+  if (plan.ep > 1 && layers.moe > 0) bytes = std::max(bytes, expert_parallel_combine_bytes(model, plan, tokens, stream, dtype));
   if (stage == plan.pp - 1)  // after the layers: their output and the last position's logits
     bytes = std::max(bytes, checked_add(stream, checked_mul(checked_mul(inference.batch, model.vocab) / plan.tp, 4)));
   return bytes;

@@ -11,7 +11,7 @@ import sys
 
 TWINSIM, OUT = sys.argv[1], sys.argv[2]
 CASES = ("tiny-gpt-inference", "tiny-llama-inference-tp2", "tiny-moe-inference-tp2", "tiny-mla-inference-tp2",
-         "tiny-llama-inference-prefix-tp2")
+         "tiny-llama-inference-prefix-tp2", "tiny-moe-inference-dp2-ep2")
 failures = []
 
 
