@@ -6,7 +6,8 @@ repo's back-to-back measurements (scenarios/validation/microbench/measured_2026-
 gemm_fwd_h200.csv) run the large layer shapes 15-19% slower, while inside Hugging Face's
 eager steps, where element-wise kernels sit between the GEMMs, the curve held within 7%.
 The power limit reads an average: the more of the time the tensor cores are busy, the
-lower the clock. This script measures that dependence so the catalog can model it.
+lower the clock. This script measures that dependence; scripts/duty_cycle_to_catalog.py
+fits the catalog's `power_limited_gemm` to it (sim/cost/power_limit.hpp).
 
 For each shape, a sustained loop (SECONDS per point, the first second discarded) of
     GEMM, then a memory-bound filler (a copy of a buffer sized so the GEMM's share of the
