@@ -7,8 +7,13 @@
 #   2. gpu_microbench.py                GEMMs, attention, copies, memory-bound kernels, dispatch
 #   3. gpu_train_step.py --profile      Llama training steps, and their kernels
 #   4. gpu_gemm_conditions.py           one GEMM under each measuring condition
+#   5. gpu_gemm_duty_cycle.py           the GEMM rate against its share of the time (the
+#                                       power limit: copy, SwiGLU and idle fillers)
+#   6. gpu_power_response.py            how fast the power limit acts
+#   7. gpu_attention_power.py           attention's draw on the limit, cool and sustained
 # Everything lands in OUTDIR/<gpu>/ and, packed, in OUTDIR/gpu_session.tar.gz (one file,
-# for a transfer that returns only a few). About 5 minutes on an H100 or H200.
+# for a transfer that returns only a few). About 9 minutes on an H100 or H200; steps 5-7
+# (about 4) feed scripts/duty_cycle_to_catalog.py and the catalog's power_limited_gemm.
 # Usage (on the GPU machine): ./scripts/gpu_session.sh OUTDIR
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -43,6 +48,13 @@ fi
 step microbench 330 python3 scripts/gpu_microbench.py "$dir"
 step train_step 240 python3 scripts/gpu_train_step.py "$dir" --profile
 step gemm_conditions 120 python3 scripts/gpu_gemm_conditions.py "$dir"
+step duty_cycle 150 python3 scripts/gpu_gemm_duty_cycle.py "$dir" 4
+step duty_cycle_sleep 60 python3 scripts/gpu_gemm_duty_cycle.py "$dir" 4 --filler sleep --duty 0.9,0.7,0.5,0.3 \
+  --shapes 8192x28672x4096 --name gemm_duty_cycle_sleep.csv
+step duty_cycle_swiglu 60 python3 scripts/gpu_gemm_duty_cycle.py "$dir" 4 --filler swiglu --duty 0.9,0.7,0.5,0.35 \
+  --shapes 8192x28672x4096 --name gemm_duty_cycle_swiglu.csv
+step power_response 60 python3 scripts/gpu_power_response.py "$dir"
+step attention_power 120 python3 scripts/gpu_attention_power.py "$dir" 5
 
 tar -czf "$OUT/gpu_session.tar.gz" -C "$OUT" "$(basename "$dir")"
 echo "gpu_session: $(ls "$dir" | wc -l) files in $OUT/gpu_session.tar.gz"
