@@ -228,3 +228,15 @@ def test_serve_matches_the_command_and_prices_prefix_caching(root, twinsim_exe):
                                      "3", "--router", "round_robin", "--swap-space", "2", "--json"],
                                     capture_output=True, text=True, check=True).stdout)
     assert twinsim.serve(path, requests=50, rate=4, seed=3, router="round_robin", swap_space_gib=2) == cli
+
+
+def test_gemm_clock_reports_the_power_limit(small_scenario):
+    # the H100 carries power_limited_gemm: on one GPU per layer (DP 8) a Llama-3-8B step's
+    # layers fill their passes with GEMMs, so their clock falls below the curves'; under TP 8
+    # the collectives between them idle the GPU enough to keep it; the A100 carries no figures,
+    # so its clock stays 1 (docs/SCENARIO.md, time.gemm_clock)
+    dp8 = small_scenario.set("plan.tp", 1).set("plan.dp", 8).set("plan.sequence_parallel", False)
+    assert 0.8 < twinsim.simulate(dp8).to_dict()["time"]["gemm_clock"] < 0.95
+    assert twinsim.simulate(small_scenario).to_dict()["time"]["gemm_clock"] == 1.0
+    a100 = twinsim.simulate(dp8.set("cluster", "dgx-a100-80gb")).to_dict()["time"]["gemm_clock"]
+    assert a100 == 1.0
