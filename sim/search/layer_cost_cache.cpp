@@ -51,7 +51,7 @@ LayerCostCache::LayerCostCache(const Scenario& base, const std::vector<int>& tp_
   cp_slot_ = slots(cp_values, cps_);
   ep_slot_ = slots(ep_values, eps_);
   mbs_ = max_micro_batch;
-  const std::size_t n = static_cast<std::size_t>(tps_) * cps_ * eps_ * 2 * 3 * mbs_;
+  const std::size_t n = static_cast<std::size_t>(tps_) * cps_ * eps_ * 2 * 2 * 3 * mbs_;
   if (n > 50'000'000) throw std::invalid_argument("LayerCostCache: key space too large");
   prices_.resize(n);
   ready_.assign(n, 0);
@@ -63,6 +63,7 @@ std::size_t LayerCostCache::index(const Candidate& c) const {
   i = i * cps_ + static_cast<std::size_t>(slot(cp_slot_, c.cp, "cp"));
   i = i * eps_ + static_cast<std::size_t>(slot(ep_slot_, c.ep, "ep"));
   i = i * 2 + (c.sequence_parallel ? 1 : 0);
+  i = i * 2 + (c.tp_comm_overlap ? 1 : 0);  // the power limit's mix (layer_costs.cpp work_mix)
   i = i * 3 + static_cast<std::size_t>(recompute);
   if (c.micro_batch < 1 || c.micro_batch > mbs_) throw std::out_of_range("LayerCostCache: micro_batch");
   return i * mbs_ + static_cast<std::size_t>(c.micro_batch - 1);

@@ -1,7 +1,8 @@
 #pragma once
 // Layer prices for the plan search. A layer's op times and saved activations depend
-// only on (tp, cp, ep, sequence parallel, recompute, micro-batch) — not on pp, dp,
-// ZeRO or the schedule — so each such key is priced once with the simulator's own
+// only on (tp, cp, ep, sequence parallel, TP overlap, recompute, micro-batch) — not on pp,
+// dp, ZeRO or the schedule (TP overlap: the GEMMs' clock under the power limit counts
+// overlapped TP collectives as busy time) — so each such key is priced once with the simulator's own
 // cost_layer (sim/training/layer_costs.hpp) and layer_activations, then reused by
 // every candidate that shares it. After an entry is filled, lookups do not allocate.
 #include <cstdint>
@@ -34,7 +35,7 @@ class LayerCostCache {
   LayerCostCache(const Scenario& base, const std::vector<int>& tp_values, const std::vector<int>& cp_values,
                  const std::vector<int>& ep_values, int max_micro_batch);
 
-  // Prices for the candidate's (tp, cp, ep, sp, recompute, micro_batch); fills the entry
+  // Prices for the candidate's (tp, cp, ep, sp, tp_comm_overlap, recompute, micro_batch); fills the entry
   // on first use.
   const LayerPrices& get(const Candidate& c);
   std::size_t filled() const { return filled_; }

@@ -213,8 +213,9 @@ LayerCost price_at_curves(const Scenario& s, const std::vector<LayerOp>& ops, Dt
 
 // What a micro-batch's passes over these ops ask of the GPU, for its power limit: their
 // tensor-core kernels, the rest of their compute, and the time it idles (the collectives
-// between them, the host issuing an eager stack's kernels).
-WorkMix work_mix(const LayerCost& lc) {
+// between them, the host issuing an eager stack's kernels). TP collectives overlapped with
+// the GEMMs (plan.tp_comm_overlap) run beside them: no idle time.
+WorkMix work_mix(const LayerCost& lc, bool tp_overlapped) {
   WorkMix mix;
   double device_s = 0;
   for (const OpTime& op : lc.ops) {
@@ -222,7 +223,7 @@ WorkMix work_mix(const LayerCost& lc) {
     if (op.category == TimeCategory::compute) {
       mix.tensor_s += op.tensor_s;
       device_s += passes_s;
-    } else {
+    } else if (!(tp_overlapped && op.category == TimeCategory::tp_comm)) {
       mix.idle_s += passes_s;
     }
   }
@@ -236,7 +237,7 @@ WorkMix work_mix(const LayerCost& lc) {
 // that mix (the load is taken at the curves' rates, as scripts/duty_cycle_to_catalog.py fits it).
 LayerCost price_all(const Scenario& s, const std::vector<LayerOp>& ops, Dtype gemm_dtype) {
   LayerCost cost = price_at_curves(s, ops, gemm_dtype);
-  const double clock = sustained_gemm_clock(s.cluster.gpu, work_mix(cost));
+  const double clock = sustained_gemm_clock(s.cluster.gpu, work_mix(cost, s.plan.tp_comm_overlap));
   if (clock >= 1) return cost;
   cost.gemm_clock = clock;
   for (std::size_t i = 0; i < ops.size(); ++i)
