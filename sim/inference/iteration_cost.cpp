@@ -104,7 +104,8 @@ ComputeOp ServingCostModel::compute_op(const LayerOp& op, bool cached, double ge
   return c;
 }
 
-double ServingCostModel::call_time_s(const LayerOp& op, bool cached, double gemm_clock) const {
+double ServingCostModel::call_time_s(const LayerOp& op, bool cached, double gemm_clock, double& tensor_s) const {
+  tensor_s = 0;
   if (op.kind == OpKind::collective) {
     if (op.fwd_comm.group == CommGroup::ep)  // group-limited routing's network share (moe_dispatch.hpp)
       return collective_time_s(s_.cluster, CollectiveOp::all_to_all, ep_group_,
@@ -113,41 +114,41 @@ double ServingCostModel::call_time_s(const LayerOp& op, bool cached, double gemm
                                                                           : CollectiveOp::all_reduce;
     return collective_time_s(s_.cluster, c, tp_group_, static_cast<double>(op.fwd_comm.bytes));
   }
-  return op_time_s(s_.cluster.gpu, compute_op(op, cached, gemm_clock));
+  const ComputeCost cost = op_cost(s_.cluster.gpu, compute_op(op, cached, gemm_clock));
+  if (op.kind == OpKind::gemm || op.kind == OpKind::attention) tensor_s = cost.math_s;
+  return cost.time_s();
 }
 
-std::vector<double> ServingCostModel::list_times_at_s(const std::vector<LayerOp>& ops, bool cached,
-                                                      double gemm_clock) const {
-  std::vector<double> t;
+// Priced at the curves' clock; where the list's mix (its GEMMs' and attention's math, its
+// other kernels, its collectives and their waits as idle time) reaches the GPU's power limit,
+// its GEMMs again at the clock that leaves: a serving engine runs the same pass back to back
+// (a benchmark's prefills, a batch's decodes), as a training step runs its layers.
+std::vector<double> ServingCostModel::list_times_s(const std::vector<LayerOp>& ops, bool cached) const {
+  std::vector<double> raw;
   std::vector<WaitRole> roles;
+  double tensor_s = 0;
   for (const LayerOp& op : ops) {
-    t.push_back(call_time_s(op, cached, gemm_clock));
+    double op_tensor_s = 0;
+    raw.push_back(call_time_s(op, cached, 1.0, op_tensor_s));
+    tensor_s += op_tensor_s;
     roles.push_back(op.kind == OpKind::collective ? WaitRole::collective : WaitRole::compute);
   }
-  add_straggler_waits(t, roles, s_.cluster.straggler);  // the list runs layer after layer
-  return t;
-}
-
-// Priced at the curves' clock, then, where the list's mix (its GEMMs' and attention's math,
-// its other kernels, its collectives as idle time) reaches the GPU's power limit, at the
-// clock that leaves: a serving engine runs the same pass back to back (a benchmark's
-// prefills, a batch's decodes), as a training step runs its layers.
-std::vector<double> ServingCostModel::list_times_s(const std::vector<LayerOp>& ops, bool cached) const {
-  std::vector<double> t = list_times_at_s(ops, cached, 1.0);
-  if (!s_.cluster.gpu.power_limited_gemm) return t;
-  WorkMix mix;
-  for (std::size_t i = 0; i < ops.size(); ++i) {
-    if (ops[i].kind == OpKind::collective) {
-      mix.idle_s += t[i];
-      continue;
-    }
-    if (ops[i].kind == OpKind::gemm || ops[i].kind == OpKind::attention)
-      mix.tensor_s += op_cost(s_.cluster.gpu, compute_op(ops[i], cached, 1.0)).math_s;
-    mix.memory_s += t[i];
+  if (!s_.cluster.gpu.power_limited_gemm) {
+    add_straggler_waits(raw, roles, s_.cluster.straggler);  // the list runs layer after layer
+    return raw;
   }
+  std::vector<double> t = raw;
+  add_straggler_waits(t, roles, s_.cluster.straggler);
+  WorkMix mix;
+  mix.tensor_s = tensor_s;
+  for (std::size_t i = 0; i < ops.size(); ++i) (roles[i] == WaitRole::collective ? mix.idle_s : mix.memory_s) += t[i];
   mix.memory_s -= mix.tensor_s;
   const double clock = sustained_gemm_clock(s_.cluster.gpu, mix);
-  return clock < 1 ? list_times_at_s(ops, cached, clock) : t;
+  if (clock >= 1) return t;
+  for (std::size_t i = 0; i < ops.size(); ++i)
+    if (ops[i].kind == OpKind::gemm) raw[i] = call_time_s(ops[i], cached, clock, tensor_s);
+  add_straggler_waits(raw, roles, s_.cluster.straggler);
+  return raw;
 }
 
 ServingCostModel::OpsCost ServingCostModel::price(const std::vector<LayerOp>& ops, bool cached) const {

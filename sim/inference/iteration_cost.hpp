@@ -58,13 +58,13 @@ class ServingCostModel {
   OpsCost price(const std::vector<LayerOp>& ops, bool cached) const;
   // A kernel's description for the compute cost model (GEMMs at `gemm_clock`).
   ComputeOp compute_op(const LayerOp& op, bool cached, double gemm_clock) const;
-  // One call of one op: a TP collective's time, or a kernel's.
-  double call_time_s(const LayerOp& op, bool cached, double gemm_clock) const;
+  // One call of one op: a TP collective's time, or a kernel's; `tensor_s` gets a GEMM's or
+  // the attention's math time (0 otherwise), the power limit's load.
+  double call_time_s(const LayerOp& op, bool cached, double gemm_clock, double& tensor_s) const;
   // Each op's call in one run of the list, a TP collective with its wait for the group's
   // slowest rank (cluster.straggler, as the training step's blocking collectives), the GEMMs
   // at the clock the GPU's power limit leaves for the list's mix (sim/cost/power_limit.hpp).
   std::vector<double> list_times_s(const std::vector<LayerOp>& ops, bool cached) const;
-  std::vector<double> list_times_at_s(const std::vector<LayerOp>& ops, bool cached, double gemm_clock) const;
   Scenario s_;
   GroupLayout tp_group_;
   GroupLayout ep_group_;  // the GPUs of one TP position across the ep replicas

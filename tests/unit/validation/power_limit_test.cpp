@@ -23,25 +23,13 @@
 #include "sim/common/csv.hpp"
 #include "sim/cost/compute_cost.hpp"
 #include "sim/cost/power_limit.hpp"
+#include "sim/validate/error_stats.hpp"
 #include "sim/validate/gemm_fit.hpp"
 
 namespace twinsim {
 namespace {
 
 const std::string kMeasured = std::string(TWINSIM_SOURCE_DIR) + "/scenarios/validation/microbench/measured_2026-11-26/";
-
-double median_abs(std::vector<double> v) {
-  for (double& x : v) x = std::abs(x);
-  std::sort(v.begin(), v.end());
-  const std::size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
-double max_abs(const std::vector<double>& v) {
-  double m = 0;
-  for (double x : v) m = std::max(m, std::abs(x));
-  return m;
-}
 
 GpuSpec with_limit(double memory_bound_load, double knee_load, double slope) {
   GpuSpec gpu;
@@ -84,7 +72,7 @@ std::vector<DutyRow> read_duty_cycle(const std::string& gpu_dir) {
 // Each row's GEMM rate against its shape's cool rate (the highest it reached in the sweep),
 // predicted from the row's mix (a copy or SwiGLU filler is memory-bound time, a spin kernel
 // idle time).
-std::vector<double> clock_errors(const GpuSpec& gpu, const std::vector<DutyRow>& rows) {
+ErrorSummary clock_errors(const GpuSpec& gpu, const std::vector<DutyRow>& rows) {
   std::map<std::tuple<std::string, std::int64_t, std::int64_t, std::int64_t>, double> cool;
   for (const DutyRow& r : rows) cool[{r.dtype, r.m, r.n, r.k}] = std::max(cool[{r.dtype, r.m, r.n, r.k}], r.tflops);
   std::vector<double> errors;
@@ -100,35 +88,32 @@ std::vector<double> clock_errors(const GpuSpec& gpu, const std::vector<DutyRow>&
                 r.filler.c_str(), static_cast<long long>(r.m), static_cast<long long>(r.n),
                 static_cast<long long>(r.k), r.duty, measured, predicted);
   }
-  std::printf("GEMM rate error over %zu rows: median %.1f%%, max %.1f%%\n", errors.size(),
-              100 * median_abs(errors), 100 * max_abs(errors));
-  return errors;
+  const ErrorSummary summary = summarize(errors);
+  std::printf("GEMM rate error over %d rows: median %.1f%%, max %.1f%%\n", summary.count, 100 * summary.median,
+              100 * summary.max);
+  return summary;
 }
 
-TEST(PowerLimit, CatalogH100AgainstItsDutyCycleSweep) {
-  const GpuSpec gpu = catalog_gpu("h100-sxm");
+// A catalog GPU's power_limited_gemm against the duty-cycle sweep of measured_2026-11-26/<gpu_dir>/.
+void expect_sweep_within(const char* gpu_name, const char* gpu_dir, std::size_t rows_expected, double median_band,
+                         double max_band) {
+  const GpuSpec gpu = catalog_gpu(gpu_name);
   ASSERT_TRUE(gpu.power_limited_gemm);
-  // 34 rows of copy, idle and back-to-back fillers (12 of them fitted), 4 with SwiGLU's eager
-  // silu(gate) * up between the GEMMs (held out: median 2.7%, max 3.3%, the clock predicted
-  // a little high: those kernels draw more than a copy)
-  const std::vector<DutyRow> rows = read_duty_cycle("h100");
-  ASSERT_EQ(rows.size(), 38u);
-  const std::vector<double> errors = clock_errors(gpu, rows);
-  EXPECT_LT(median_abs(errors), 0.02);
-  EXPECT_LT(max_abs(errors), 0.05);
+  const std::vector<DutyRow> rows = read_duty_cycle(gpu_dir);
+  ASSERT_EQ(rows.size(), rows_expected);
+  const ErrorSummary errors = clock_errors(gpu, rows);
+  EXPECT_LT(errors.median, median_band);
+  EXPECT_LT(errors.max, max_band);
 }
+
+// 34 rows of copy, idle and back-to-back fillers (12 of them fitted), 4 with SwiGLU's eager
+// silu(gate) * up between the GEMMs (held out: median 2.7%, max 3.3%, the clock predicted a
+// little high: those kernels draw more than a copy).
+TEST(PowerLimit, CatalogH100AgainstItsDutyCycleSweep) { expect_sweep_within("h100-sxm", "h100", 38, 0.02, 0.05); }
 
 // The H200 takes the H100's figures; its own sweep (8192x28672x4096, copy and idle fillers,
 // measured after the fit) judges them: rate error median 0.8%, max 1.6%.
-TEST(PowerLimit, CatalogH200AgainstItsOwnDutyCycleSweep) {
-  const GpuSpec gpu = catalog_gpu("h200-sxm");
-  ASSERT_TRUE(gpu.power_limited_gemm);
-  const std::vector<DutyRow> rows = read_duty_cycle("h200");
-  ASSERT_EQ(rows.size(), 8u);
-  const std::vector<double> errors = clock_errors(gpu, rows);
-  EXPECT_LT(median_abs(errors), 0.02);
-  EXPECT_LT(max_abs(errors), 0.04);
-}
+TEST(PowerLimit, CatalogH200AgainstItsOwnDutyCycleSweep) { expect_sweep_within("h200-sxm", "h200", 8, 0.02, 0.04); }
 
 // The H200's layer GEMMs timed back to back (CUDA graphs of up to 64 calls): the load of
 // GEMMs alone. Only the math-bound rows (>= 1e11 FLOPs): the limit slows the math.
@@ -147,17 +132,16 @@ TEST(PowerLimit, H200BackToBackGemmsJudgeTheH100Figures) {
     before.push_back(std::max(cool.math_s, cool.memory_s) / measured_s - 1);
     after.push_back(std::max(limited.math_s, limited.memory_s) / measured_s - 1);
   }
-  std::vector<double> sorted_after = after;
   // the worst rows, +30-50%, are products of 256-2048 tokens that ran at 700-733 TFLOP/s
   // where the cool curve itself predicted them 20-28% slow: a curve's error, not the limit's
-  std::sort(sorted_after.begin(), sorted_after.end());
-  std::printf("H200, %zu rows, clock %.3f: time error median |e| %.1f%% -> %.1f%%, max %.1f%% -> %.1f%%, "
+  const ErrorSummary was = summarize(before), now = summarize(after);
+  std::printf("H200, %d rows, clock %.3f: time error median |e| %.1f%% -> %.1f%%, max %.1f%% -> %.1f%%, "
               "after: lowest %+.1f%%, highest %+.1f%%\n",
-              before.size(), clock, 100 * median_abs(before), 100 * median_abs(after), 100 * max_abs(before),
-              100 * max_abs(after), 100 * sorted_after.front(), 100 * sorted_after.back());
-  ASSERT_GE(before.size(), 20u);
-  EXPECT_LT(median_abs(after), 0.5 * median_abs(before));
-  EXPECT_LT(median_abs(after), 0.06);
+              was.count, clock, 100 * was.median, 100 * now.median, 100 * was.max, 100 * now.max,
+              100 * *std::min_element(after.begin(), after.end()), 100 * *std::max_element(after.begin(), after.end()));
+  ASSERT_GE(was.count, 20);
+  EXPECT_LT(now.median, 0.5 * was.median);
+  EXPECT_LT(now.median, 0.06);
 }
 
 }  // namespace
