@@ -11,8 +11,9 @@
 #                                       power limit: copy, SwiGLU and idle fillers)
 #   6. gpu_power_response.py            how fast the power limit acts
 #   7. gpu_attention_power.py           attention's draw on the limit, cool and sustained
+#   8. gpu_attention_long.py            attention at 8k-128k tokens (where the curves end)
 # Everything lands in OUTDIR/<gpu>/ and, packed, in OUTDIR/gpu_session.tar.gz (one file,
-# for a transfer that returns only a few). About 9 minutes on an H100 or H200; steps 5-7
+# for a transfer that returns only a few). About 10 minutes on an H100 or H200; steps 5-7
 # (about 4) feed scripts/duty_cycle_to_catalog.py and the catalog's power_limited_gemm.
 # Usage (on the GPU machine): ./scripts/gpu_session.sh OUTDIR
 set -uo pipefail
@@ -55,6 +56,7 @@ step duty_cycle_swiglu 60 python3 scripts/gpu_gemm_duty_cycle.py "$dir" 4 --fill
   --shapes 8192x28672x4096 --name gemm_duty_cycle_swiglu.csv
 step power_response 60 python3 scripts/gpu_power_response.py "$dir"
 step attention_power 120 python3 scripts/gpu_attention_power.py "$dir" 5
+step attention_long 120 python3 scripts/gpu_attention_long.py "$dir"
 
 tar -czf "$OUT/gpu_session.tar.gz" -C "$OUT" "$(basename "$dir")"
 echo "gpu_session: $(ls "$dir" | wc -l) files in $OUT/gpu_session.tar.gz"

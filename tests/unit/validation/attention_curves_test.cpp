@@ -55,8 +55,7 @@ std::vector<Row> causal_fa2_rows(const std::string& file) {
 // One forward and one backward of the benchmark's shape (hidden 2048, 16384 tokens) as the
 // op list counts them: the full rectangle, the backward twice the forward.
 // `kernel`: the stack's attention kernel ("": FlashAttention-2).
-double predicted_s(const GpuSpec& gpu, const Row& r, std::string_view kernel = "") {
-  const double heads = 2048.0 / r.head_dim, batch = 16384.0 / r.seq;
+double predicted_s(const GpuSpec& gpu, double batch, double heads, const Row& r, std::string_view kernel) {
   ComputeOp op;
   op.kind = ComputeKind::attention;
   op.attention_kernel = kernel;
@@ -64,12 +63,16 @@ double predicted_s(const GpuSpec& gpu, const Row& r, std::string_view kernel = "
   op.head_dim = r.head_dim;
   op.kv_len = r.seq;
   op.flops = 4.0 * batch * heads * r.seq * static_cast<double>(r.seq) * r.head_dim;
-  op.bytes = 4.0 * 16384 * 2048 * 2;  // q, k, v, o in bf16
+  op.bytes = 4.0 * batch * r.seq * heads * r.head_dim * 2;  // q, k, v, o in bf16
   const double fwd = op_cost(gpu, op).time_s();
   op.flops *= 2;
   op.bytes *= 2;
   op.backward = true;
   return fwd + op_cost(gpu, op).time_s();
+}
+
+double predicted_s(const GpuSpec& gpu, const Row& r, std::string_view kernel = "") {
+  return predicted_s(gpu, 16384.0 / r.seq, 2048.0 / r.head_dim, r, kernel);
 }
 
 double measured_s(const Row& r) {
@@ -111,9 +114,10 @@ struct MeasuredRow {
   double fwd_s, fwd_bwd_s;
 };
 
-std::vector<MeasuredRow> causal_sdpa_rows(const std::string& gpu_dir, const std::string& backend) {
+std::vector<MeasuredRow> causal_sdpa_rows(const std::string& gpu_dir, const std::string& backend,
+                                          const std::string& file = "attention.csv") {
   std::ifstream in(std::string(TWINSIM_SOURCE_DIR) + "/scenarios/validation/microbench/measured_2026-11-26/" +
-                   gpu_dir + "/attention.csv");
+                   gpu_dir + "/" + file);
   EXPECT_TRUE(in) << gpu_dir;
   std::vector<MeasuredRow> rows;
   std::string line;
@@ -154,6 +158,31 @@ void judge_cudnn(const std::string& gpu_name, const std::string& gpu_dir) {
 
 TEST(AttentionCurves, CudnnH100HeldOutSequences) { judge_cudnn("h100-sxm", "h100"); }
 TEST(AttentionCurves, CudnnH200HeldOutSequences) { judge_cudnn("h200-sxm", "h200"); }
+
+// Long context (gpu_attention_long.py's attention_long.csv, one H100): one sequence of 32
+// heads x 128, 16k to 128k tokens, where long-context training runs and every catalog curve
+// holds its 8k point. cuDNN's kernel holds its rate there (fwd+bwd 525-556 TFLOP/s from 8k to
+// 128k), so the held point prices it within 8% (measured 2026-11-26: +2.0% to +6.9%, the
+// kernel a little faster there than at the fitted 8k); PyTorch's flash backend
+// (FlashAttention-2) against the default curves (the flash-attn README's FlashAttention-2):
+// +3.6% to +7.0%, printed, not judged (a stack runs flash-attn's own kernel).
+TEST(AttentionCurves, LongContextHoldsTheLastPoint) {
+  const GpuSpec gpu = catalog_gpu("h100-sxm");
+  int judged = 0;
+  for (const std::string backend : {"cudnn", "flash"}) {
+    for (const MeasuredRow& r : causal_sdpa_rows("h100", backend, "attention_long.csv")) {
+      if (r.shape.seq <= 8192) continue;
+      const double predicted = predicted_s(gpu, 1, 32, r.shape, backend == "cudnn" ? kCudnnAttention : "");
+      const double error = predicted / r.fwd_bwd_s - 1;
+      std::printf("h100-sxm %-5s hd128 seq %6d: error %+6.1f%%\n", backend.c_str(), r.shape.seq, 100 * error);
+      if (backend == "cudnn") {
+        EXPECT_LT(std::abs(error), 0.08) << "cudnn seq " << r.shape.seq;
+        ++judged;
+      }
+    }
+  }
+  EXPECT_EQ(judged, 4);  // 16k, 32k, 64k, 128k
+}
 
 constexpr const char* kFa3Forward = "attention_fa3_h100_fwd_flashattention_repo.csv";
 constexpr const char* kFa3Backward = "attention_fa3_paper_h100_bwd.csv";
