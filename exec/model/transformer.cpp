@@ -3,7 +3,8 @@
 
 namespace twinsim::exec {
 
-TransformerStage::TransformerStage(TransformerConfig config, int pad_multiple) : c_(std::move(config)) {
+TransformerStage::TransformerStage(TransformerConfig config, int pad_multiple, int expert_pad_multiple)
+    : c_(std::move(config)) {
   validate(c_);
   const int tp = c_.tp, r = c_.tp_rank;
   const Dtype st = c_.storage;
@@ -16,7 +17,8 @@ TransformerStage::TransformerStage(TransformerConfig config, int pad_multiple) :
   for (int l = c_.first_layer; l < c_.end_layer; ++l) {
     std::vector<ParamSpec> specs = attention_param_specs(c_, l);
     for (ParamSpec& s : ffn_param_specs(c_, l)) specs.push_back(std::move(s));
-    layer_params_.push_back(std::make_unique<ParamBlock>("layer" + std::to_string(l), std::move(specs), tp, r, pad_multiple, st));
+    layer_params_.push_back(std::make_unique<ParamBlock>("layer" + std::to_string(l), std::move(specs), tp, r, pad_multiple,
+                                                         st, expert_pad_multiple));
   }
   attention_.reserve(layer_params_.size());
   mlp_.reserve(layer_params_.size());

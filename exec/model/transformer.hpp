@@ -57,8 +57,10 @@ std::vector<BlockSpecs> stage_block_specs(const TransformerConfig& c);
 
 class TransformerStage {
  public:
-  // pad_multiple: every flat block is padded to a multiple of it (the DP degree for ZeRO)
-  explicit TransformerStage(TransformerConfig config, int pad_multiple = 1);
+  // pad_multiple: every flat block is padded to a multiple of it (the DP degree for ZeRO);
+  // expert_pad_multiple > 0: the layers' routed experts get a segment of their own padded
+  // to it (the expert-data-parallel degree; flat_layout)
+  explicit TransformerStage(TransformerConfig config, int pad_multiple = 1, int expert_pad_multiple = 0);
   TransformerStage(const TransformerStage&) = delete;
   TransformerStage& operator=(const TransformerStage&) = delete;
 

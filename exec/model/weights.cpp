@@ -86,21 +86,60 @@ void put_shard(const float* shard, const ParamSpec& spec, int tp, int tp_rank, s
   }
 }
 
+namespace {
+
+std::size_t padded(std::size_t n, int multiple) {
+  const std::size_t m = static_cast<std::size_t>(std::max(1, multiple));
+  return (n + m - 1) / m * m;
+}
+
+}  // namespace
+
+FlatLayout flat_layout(const std::vector<ParamSpec>& specs, int tp, int pad_multiple, int expert_pad_multiple) {
+  FlatLayout l;
+  l.offsets.resize(specs.size());
+  const bool segment = expert_pad_multiple > 0;
+  std::size_t at = 0, experts = 0;
+  for (std::size_t i = 0; i < specs.size(); ++i) {
+    const auto n = static_cast<std::size_t>(shard_count(specs[i], tp));
+    l.used += n;
+    if (segment && specs[i].expert) {
+      l.offsets[i] = experts;  // within the expert segment for now
+      experts += n;
+    } else {
+      l.offsets[i] = at;
+      at += n;
+    }
+  }
+  if (!segment || experts == 0) {
+    l.flat = l.experts_begin = padded(at, pad_multiple);
+    return l;
+  }
+  l.experts_begin = padded(at, pad_multiple);
+  for (std::size_t i = 0; i < specs.size(); ++i)
+    if (specs[i].expert) l.offsets[i] += l.experts_begin;
+  l.flat = l.experts_begin + padded(experts, expert_pad_multiple);
+  return l;
+}
+
 ParamBlock::ParamBlock(std::string name, std::vector<ParamSpec> specs, int tp, int tp_rank, int pad_multiple,
-                       Dtype storage)
+                       Dtype storage, int expert_pad_multiple)
     : name_(std::move(name)), tp_(tp), tp_rank_(tp_rank), storage_(storage) {
-  for (ParamSpec& s : specs) {
+  for (const ParamSpec& s : specs) {
     if (s.shard == Shard::rows && s.rows % tp != 0) throw std::invalid_argument(s.name + ": rows not divisible by tp");
     if (s.shard == Shard::cols && s.cols % tp != 0) throw std::invalid_argument(s.name + ": cols not divisible by tp");
+  }
+  const FlatLayout layout = flat_layout(specs, tp, pad_multiple, expert_pad_multiple);
+  for (std::size_t i = 0; i < specs.size(); ++i) {
     ParamSlot slot;
-    slot.count = static_cast<std::size_t>(shard_count(s, tp));
-    slot.offset = used_size_;
-    used_size_ += slot.count;
-    slot.spec = std::move(s);
+    slot.count = static_cast<std::size_t>(shard_count(specs[i], tp));
+    slot.offset = layout.offsets[i];
+    slot.spec = std::move(specs[i]);
     slots_.push_back(std::move(slot));
   }
-  const std::size_t m = static_cast<std::size_t>(std::max(1, pad_multiple));
-  flat_size_ = (used_size_ + m - 1) / m * m;
+  used_size_ = layout.used;
+  experts_begin_ = layout.experts_begin;
+  flat_size_ = layout.flat;
   params = Tensor(MemCategory::params, flat_size_, storage_);
   grads = Tensor(MemCategory::grads, flat_size_, storage_);
 }

@@ -40,17 +40,34 @@ struct ParamSlot {
   std::size_t count = 0;   // elements on this rank
 };
 
+// Where a block's parameters lie in its flat buffers: each slot's offset, in the specs'
+// order, the whole padded to a multiple of `pad_multiple` so that ZeRO splits it evenly over
+// the DP ranks. With `expert_pad_multiple` > 0 (expert parallelism) the routed experts'
+// matrices (ParamSpec::expert) form a segment of their own after the others', padded to a
+// multiple of it (the expert-data-parallel degree), as Megatron-core keeps expert
+// parameters in buffers of their own: each segment is then reduced and sharded over its
+// group. ParamBlock, the checkpoint merge and the memory estimate all lay blocks out here.
+struct FlatLayout {
+  std::vector<std::size_t> offsets;  // per spec
+  std::size_t used = 0;              // elements without the padding
+  std::size_t experts_begin = 0;     // the expert segment [experts_begin, flat); = flat without one
+  std::size_t flat = 0;              // padded size
+};
+FlatLayout flat_layout(const std::vector<ParamSpec>& specs, int tp, int pad_multiple, int expert_pad_multiple = 0);
+
 class ParamBlock {
  public:
-  // pad_multiple: the flat size is rounded up so ZeRO can split it evenly over DP ranks;
-  // storage: the type of the params and grads (fp32, bf16 or fp16)
+  // pad_multiple, expert_pad_multiple: flat_layout's; storage: the type of the params and
+  // grads (fp32, bf16 or fp16)
   ParamBlock(std::string name, std::vector<ParamSpec> specs, int tp, int tp_rank, int pad_multiple = 1,
-             Dtype storage = Dtype::fp32);
+             Dtype storage = Dtype::fp32, int expert_pad_multiple = 0);
 
   const std::string& name() const { return name_; }
   const std::vector<ParamSlot>& slots() const { return slots_; }
   std::size_t flat_size() const { return flat_size_; }
   std::size_t used_size() const { return used_size_; }  // without the padding
+  // The expert segment [experts_begin(), flat_size()) (flat_layout); empty without one.
+  std::size_t experts_begin() const { return experts_begin_; }
 
   // Fills the params with the plan-independent initialisation for `seed` (rounded to
   // the storage type).
@@ -76,6 +93,7 @@ class ParamBlock {
   std::string name_;
   std::vector<ParamSlot> slots_;
   std::size_t used_size_ = 0;
+  std::size_t experts_begin_ = 0;
   std::size_t flat_size_ = 0;
   int tp_ = 1, tp_rank_ = 0;
   Dtype storage_ = Dtype::fp32;

@@ -8,6 +8,7 @@
 #include "exec/runtime/storage_dtype.hpp"
 #include "exec/train/hf_names.hpp"
 #include "exec/train/trainer.hpp"
+#include "exec/train/zero.hpp"
 
 namespace twinsim::exec {
 
@@ -94,46 +95,53 @@ class Merger {
  private:
   int rank(int stage, int t, int d) const { return global_rank(ParallelDims::from_plan(c_.plan), t, 0, d, stage); }
 
-  // The block's flat tensor `block.name + suffix` on TP rank t: its DP shares joined when
-  // the run sharded it (ZeRO-3 parameters; ZeRO 1-3 optimizer states).
-  // `e`: the expert-parallel rank whose experts the block holds (0 without expert parallelism,
-  // which never runs sharded: train_config.cpp).
-  std::vector<float> flat(const BlockSpecs& block, int stage, int t, int e, const std::string& suffix) {
+  // The block's flat buffer of one state (`suffix`) on TP rank t, as the run laid it out
+  // (flat_layout): the parameters as one tensor unless ZeRO-3 sharded them; otherwise each
+  // segment's tensor (the expert segment's named ".experts", zero.cpp), its shares joined
+  // over the segment's group when the run sharded that state (ZeRO-3 parameters; ZeRO 1-3
+  // optimizer states): the DP ranks, or for the experts the expert-DP group of `e`.
+  // `e`: the expert-parallel rank whose experts the block holds (0 without expert parallelism).
+  std::vector<float> flat(const BlockSpecs& block, const FlatLayout& layout, int stage, int t, int e,
+                          const std::string& suffix) {
     const bool sharded = suffix == ".params" ? c_.plan.shards_params() : c_.plan.shards_optimizer();
+    if (suffix == ".params" && !sharded) return stored(rank(stage, t, e), block.name + suffix);
     std::vector<float> all;
-    for (int d = e; d < (sharded ? c_.plan.dp : e + 1); ++d) {
-      const int r = rank(stage, t, d);
-      const TensorFile& file = files_.at(r);
-      if (!file.contains(block.name + suffix))
-        throw CheckpointError(files_.path(r) + ": has no tensor " + block.name + suffix +
-                              ": was it written by another plan or model?");
-      const std::vector<float> part = values_of(file.at(block.name + suffix));
-      all.insert(all.end(), part.begin(), part.end());
-    }
+    // DP rank d holds expert-parallel rank d % ep's experts (process_groups.hpp), its
+    // expert-DP rank d / ep
+    const auto join = [&](const std::string& name, int first, int step) {
+      for (int d = first; d < (sharded ? c_.plan.dp : first + 1); d += step) {
+        const std::vector<float> part = stored(rank(stage, t, d), name);
+        all.insert(all.end(), part.begin(), part.end());
+      }
+    };
+    join(block.name + suffix, sharded ? 0 : e, 1);
+    if (layout.experts_begin < layout.flat) join(block.name + ".experts" + suffix, e, c_.plan.ep);
     return all;
+  }
+
+  std::vector<float> stored(int r, const std::string& name) {
+    const TensorFile& file = files_.at(r);
+    if (!file.contains(name))
+      throw CheckpointError(files_.path(r) + ": has no tensor " + name + ": was it written by another plan or model?");
+    return values_of(file.at(name));
   }
 
   void add_block(std::map<std::string, FullParam>& out, const BlockSpecs& block, int stage, int t, int e,
                  const std::string& suffix) {
-    const std::vector<float> values = flat(block, stage, t, e, suffix);
-    std::size_t used = 0;
-    for (const ParamSpec& s : block.specs) used += static_cast<std::size_t>(shard_count(s, c_.plan.tp));
-    const std::size_t padded = (used + c_.plan.dp - 1) / c_.plan.dp * c_.plan.dp;  // ParamBlock's padding
-    if (values.size() != padded)
+    const FlatLayout layout = flat_layout(block.specs, c_.plan.tp, c_.plan.dp, expert_pad_multiple(c_.plan));
+    const std::vector<float> values = flat(block, layout, stage, t, e, suffix);
+    if (values.size() != layout.flat)
       throw CheckpointError(files_.path(rank(stage, t, e)) + ": " + block.name + suffix + " holds " +
                             std::to_string(values.size()) + " values in all, the plan lays out " +
-                            std::to_string(padded) + ": was it written by another plan or model?");
-    std::size_t offset = 0;
-    for (const ParamSpec& s : block.specs) {
-      const std::string& name = s.name;
+                            std::to_string(layout.flat) + ": was it written by another plan or model?");
+    for (std::size_t i = 0; i < block.specs.size(); ++i) {
+      const ParamSpec& s = block.specs[i];
       // the last stage's copy of a tied embedding repeats stage 0's: stage 0's stays
-      const auto [it, added] = first_stage_.emplace(name, stage);
-      if (added) out[name] = FullParam{s, std::vector<float>(static_cast<std::size_t>(s.rows * s.cols))};
-      if (it->second == stage) put_shard(values.data() + offset, s, c_.plan.tp, t, out[name].values);
-      offset += static_cast<std::size_t>(shard_count(s, c_.plan.tp));
+      const auto [it, added] = first_stage_.emplace(s.name, stage);
+      if (added) out[s.name] = FullParam{s, std::vector<float>(static_cast<std::size_t>(s.rows * s.cols))};
+      if (it->second == stage) put_shard(values.data() + layout.offsets[i], s, c_.plan.tp, t, out[s.name].values);
     }
   }
-
 
   const TrainConfig& c_;
   RankFiles files_;

@@ -1,24 +1,19 @@
 #include "exec/train/memory_estimate.hpp"
 
 #include "exec/model/transformer.hpp"
+#include "exec/train/zero.hpp"
 
 namespace twinsim::exec {
 
 namespace {
 
-// Elements one TP rank stores of the block, padded as the Trainer pads it (to the DP degree).
-std::int64_t block_elements(const BlockSpecs& b, int tp, int pad_multiple) {
-  std::int64_t n = 0;
-  for (const ParamSpec& s : b.specs) n += s.rows * s.cols / (s.shard == Shard::none ? 1 : tp);
-  return (n + pad_multiple - 1) / pad_multiple * pad_multiple;
-}
-
-// The bytes of ShardedOptimizer's state for P elements over d DP ranks, as zero.cpp
+// The bytes of ShardedOptimizer's state for P elements of which this rank's shares hold
+// `share` (P over the DP degree; expert segments over the expert-DP degree), as zero.cpp
 // allocates it (params and grads in the storage type, optimizer state in fp32). ZeRO's
 // accounting (Rajbhandari et al. 2020, §3.1 and Fig. 1): parameters, gradients and K
 // bytes of optimizer state per parameter, each divided by N_d from stage 3, 2 and 1 on.
-StateEstimate state_bytes(const TrainConfig& c, std::int64_t p) {
-  const std::int64_t d = c.plan.dp, share = p / d, f = 4;
+StateEstimate state_bytes(const TrainConfig& c, std::int64_t p, std::int64_t share) {
+  const std::int64_t d = c.plan.dp, f = 4;
   const std::int64_t stored = c.training.precision == Dtype::fp32 ? 4 : 2;
   const Plan& plan = c.plan;
   StateEstimate e;
@@ -43,9 +38,15 @@ StateEstimate estimate_training_state(const TrainConfig& c) {
     RankCoords coords;
     coords.pp = stage;
     const TransformerConfig t = stage_config(c, coords);
-    std::int64_t p = 0;
-    for (const BlockSpecs& b : stage_block_specs(t)) p += block_elements(b, t.tp, c.plan.dp);
-    StateEstimate e = state_bytes(c, p);
+    std::int64_t p = 0, share = 0;  // laid out as the Trainer lays its blocks out (flat_layout)
+    const int expert_dp = expert_pad_multiple(c.plan);
+    for (const BlockSpecs& b : stage_block_specs(t)) {
+      const FlatLayout l = flat_layout(b.specs, t.tp, c.plan.dp, expert_dp);
+      p += static_cast<std::int64_t>(l.flat);
+      share += static_cast<std::int64_t>(l.experts_begin) / c.plan.dp;
+      if (l.flat > l.experts_begin) share += static_cast<std::int64_t>(l.flat - l.experts_begin) / expert_dp;
+    }
+    StateEstimate e = state_bytes(c, p, share);
     e.pp_stage = stage;
     if (stage == 0 || e.total_bytes() > worst.total_bytes()) worst = e;
   }

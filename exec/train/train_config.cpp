@@ -10,10 +10,6 @@ void validate(const TrainConfig& c) {
   if (c.plan.cp != 1) throw std::invalid_argument("plan.cp=" + std::to_string(c.plan.cp) + ": the executor has no context parallelism yet");
   if (c.plan.ep != 1 && !c.model.moe)
     throw std::invalid_argument("plan.ep=" + std::to_string(c.plan.ep) + ": expert parallelism needs a model with experts (model.moe)");
-  // expert grads are reduced over the expert-data-parallel group by ZeRO 0's all-reduce only
-  if (c.plan.ep != 1 && c.plan.zero != 0)
-    throw std::invalid_argument("plan.ep=" + std::to_string(c.plan.ep) + " with plan.zero=" + std::to_string(c.plan.zero) +
-                                ": the executor shards no optimizer state under expert parallelism (use plan.zero=0)");
   if (c.plan.ep != 1 && c.plan.gradient_compression != GradCompression::none)
     throw std::invalid_argument("plan.ep=" + std::to_string(c.plan.ep) + " with plan.gradient_compression=" +
                                 std::string(to_string(c.plan.gradient_compression)) +

@@ -60,12 +60,14 @@ Trainer::Trainer(const TrainConfig& config, ProcessGroups& groups, const TokenSo
       profiler_(profiler),
       scaler_(config.initial_loss_scale, config.loss_scale_window) {
   validate(c_);
-  // blocks padded to a multiple of the DP degree so ZeRO splits them evenly
-  stage_ = std::make_unique<TransformerStage>(stage_config(c_, groups.coords()), groups.dims().dp);
+  // blocks padded to a multiple of the DP degree so ZeRO splits them evenly; under expert
+  // parallelism the experts' segment to a multiple of the expert-data-parallel degree
+  stage_ = std::make_unique<TransformerStage>(stage_config(c_, groups.coords()), groups.dims().dp,
+                                              expert_pad_multiple(c_.plan));
   stage_->initialize();
   optimizer_ = std::make_unique<ShardedOptimizer>(c_, stage_->blocks(), groups.dp(), groups.tp(),
-                                                  stage_->config().sequence_parallel, profiler);
-  if (c_.plan.ep > 1) optimizer_->reduce_experts_over(groups_.expert_dp());
+                                                  stage_->config().sequence_parallel, profiler,
+                                                  c_.plan.ep > 1 ? &groups_.expert_dp() : nullptr);
   stage_->set_hooks(optimizer_.get());
 }
 

@@ -40,43 +40,57 @@ std::int64_t ddp_bucket_elements(const TrainConfig& config) {
   return config.plan.overlap_grad_reduce ? dp_bucket_params(config.plan) : 0;
 }
 
+int expert_pad_multiple(const Plan& plan) { return plan.ep > 1 ? plan.dp * plan.cp / plan.ep : 0; }
+
+void ShardedOptimizer::add_shard(ParamBlock* b, Communicator& group, bool experts, std::size_t begin, std::size_t end) {
+  BlockShard s;
+  s.block = b;
+  s.group = &group;
+  s.experts = experts;
+  s.begin = begin;
+  s.end = end;
+  const std::size_t n = end - begin;
+  const auto d = static_cast<std::size_t>(group.size());
+  if (zero_ >= 1 && n % d != 0)
+    throw std::logic_error(b->name() + (experts ? " (experts)" : "") + ": flat size not padded to the group's degree");
+  s.lo = zero_ >= 1 ? begin + group.rank() * (n / d) : begin;
+  s.hi = zero_ >= 1 ? s.lo + n / d : end;
+  const std::size_t share = s.hi - s.lo;
+  with_storage(storage(c_), [&]<class T>() {
+    // ZeRO-Offload (Ren et al. 2021 §4.1): the fp32 weights the update steps (for fp32
+    // training too: DeepSpeed's fp32 partition) and the moments live on the host
+    if (offload_ || !std::is_same_v<T, float>)
+      s.master = widened(MemCategory::optimizer, b->params.as<T>() + s.lo, share, offload_);
+    const auto state = [&](std::size_t k) {
+      return offload_ ? Tensor::on_host(MemCategory::optimizer, k) : Tensor(MemCategory::optimizer, k);
+    };
+    s.m = state(share);
+    if (c_.training.optimizer == Optimizer::adam) s.v = state(share);
+    if (zero_ >= 2) s.grad_shard = Tensor::zeros_of<T>(MemCategory::grads, share);
+    if (zero_ == 3) s.param_shard = copy_of(MemCategory::params, b->params.as<T>() + s.lo, share);
+  });
+  // the full grads exist only during a step's backward (ZeRO 2/3), the full params only
+  // while used (ZeRO 3): freed once the block's last segment has its shard
+  if (zero_ >= 2 && end == b->flat_size()) b->grads.release();
+  if (zero_ == 3 && end == b->flat_size()) b->params.release();
+  // gradient compression runs without expert parallelism only (train_config.cpp): one
+  // segment, the whole block
+  if (zero_ <= 1 && group.size() > 1 && c_.plan.gradient_compression == GradCompression::powersgd)
+    s.powersgd = PowerSgdReducer(*b, c_.plan.gradient_powersgd_rank, c_.seed);
+  else if (zero_ <= 1 && group.size() > 1)
+    s.compressor = GradCompressor(c_.plan.gradient_compression, n, c_.plan.gradient_topk_ratio);
+  shards_.push_back(std::move(s));
+}
+
 ShardedOptimizer::ShardedOptimizer(const TrainConfig& config, std::vector<ParamBlock*> blocks, Communicator& dp,
-                                   Communicator& tp, bool sequence_parallel, Profiler* profiler)
+                                   Communicator& tp, bool sequence_parallel, Profiler* profiler,
+                                   Communicator* expert_dp)
     : c_(config), dp_(dp), tp_(tp), sp_(sequence_parallel), zero_(config.plan.zero),
       offload_(config.plan.offload_optimizer), profiler_(profiler) {
-  const int d = dp.size();
   for (ParamBlock* b : blocks) {
-    BlockShard s;
-    s.block = b;
-    const std::size_t n = b->flat_size();
-    if (zero_ >= 1 && n % d != 0) throw std::logic_error(b->name() + ": flat size not padded to the DP degree");
-    s.lo = zero_ >= 1 ? dp.rank() * (n / d) : 0;
-    s.hi = zero_ >= 1 ? s.lo + n / d : n;
-    const std::size_t share = s.hi - s.lo;
-    with_storage(storage(c_), [&]<class T>() {
-      // ZeRO-Offload (Ren et al. 2021 §4.1): the fp32 weights the update steps (for fp32
-      // training too: DeepSpeed's fp32 partition) and the moments live on the host
-      if (offload_ || !std::is_same_v<T, float>)
-        s.master = widened(MemCategory::optimizer, b->params.as<T>() + s.lo, share, offload_);
-      const auto state = [&](std::size_t n) {
-        return offload_ ? Tensor::on_host(MemCategory::optimizer, n) : Tensor(MemCategory::optimizer, n);
-      };
-      s.m = state(share);
-      if (c_.training.optimizer == Optimizer::adam) s.v = state(share);
-      if (zero_ >= 2) {
-        s.grad_shard = Tensor::zeros_of<T>(MemCategory::grads, share);
-        b->grads.release();  // the full grads exist only during a step's backward
-      }
-      if (zero_ == 3) {
-        s.param_shard = copy_of(MemCategory::params, b->params.as<T>() + s.lo, share);
-        b->params.release();
-      }
-    });
-    if (zero_ <= 1 && d > 1 && c_.plan.gradient_compression == GradCompression::powersgd)
-      s.powersgd = PowerSgdReducer(*b, c_.plan.gradient_powersgd_rank, c_.seed);
-    else if (zero_ <= 1 && d > 1)
-      s.compressor = GradCompressor(c_.plan.gradient_compression, n, c_.plan.gradient_topk_ratio);
-    shards_.push_back(std::move(s));
+    const std::size_t n = b->flat_size(), split = b->experts_begin();
+    add_shard(b, dp, false, 0, split);
+    if (split < n) add_shard(b, expert_dp ? *expert_dp : dp, true, split, n);
   }
   if (zero_ < 2) return;
   // buckets in backward order, each closed once it reaches the size (Megatron's
@@ -93,13 +107,18 @@ ShardedOptimizer::ShardedOptimizer(const TrainConfig& config, std::vector<ParamB
     }
     buckets_.back().shards.insert(buckets_.back().shards.begin(), i);
     bucket_of_[i] = static_cast<int>(buckets_.size()) - 1;
-    filled += static_cast<std::int64_t>(shards_[i].block->flat_size());
-    closed = limit > 0 && filled >= limit;
+    filled += static_cast<std::int64_t>(shards_[i].end - shards_[i].begin);
+    closed = limit > 0 && filled >= limit && first_of_block(i);  // a block's segments share a bucket
   }
   used_.assign(buckets_.size(), false);
 }
 
-BlockShard& ShardedOptimizer::shard_of(const ParamBlock& block) { return shards_[shard_index(block)]; }
+BlockShard& ShardedOptimizer::shard_of(const ParamBlock& block) {
+  const int i = shard_index(block);
+  if (i + 1 < static_cast<int>(shards_.size()) && shards_[i + 1].block == &block)
+    throw std::logic_error(block.name() + ": two segments (experts apart), no one share");
+  return shards_[i];
+}
 
 int ShardedOptimizer::shard_index(const ParamBlock& block) const {
   for (std::size_t i = 0; i < shards_.size(); ++i)
@@ -120,41 +139,21 @@ void ShardedOptimizer::reduce_grads() {
       if (b.grads) retire(b);
     return;
   }
-  if (dp_.size() == 1) return;
-  for (BlockShard& s : shards_)
+  for (BlockShard& s : shards_) {
+    Communicator& group = *s.group;
+    if (group.size() == 1) continue;
     with_storage(storage(c_), [&]<class T>() {
-      T* g = s.block->grads.as<T>();
+      T* g = s.block->grads.as<T>() + s.begin;
+      const std::size_t n = s.end - s.begin;
       // PowerSGD leaves every rank the whole sum (ZeRO-1 then reads its shard of it)
-      if (s.powersgd.active()) return s.powersgd.reduce(g, s.block->grads.size(), dp_);
-      s.compressor.compress(g, s.block->grads.size());  // with plan.gradient_compression: what is sent
+      if (s.powersgd.active()) return s.powersgd.reduce(g, n, group);
+      s.compressor.compress(g, n);  // with plan.gradient_compression: what is sent
       // ZeRO-1 (Megatron's distributed optimizer) reduce-scatters: each rank needs only the
       // grads of its shard, summed, in place in the buffer
-      if (zero_ == 1) dp_.reduce_scatter(g, g + s.lo, s.hi - s.lo);
-      else if (expert_dp_) all_reduce_by_owner(*s.block, g);
-      else dp_.all_reduce(g, s.block->grads.size());
+      if (zero_ == 1) group.reduce_scatter(g, s.block->grads.as<T>() + s.lo, s.hi - s.lo);
+      else group.all_reduce(g, n);
     });
-}
-
-// Expert parallelism under ZeRO 0: each run of consecutive slots is summed over the group
-// that holds the same values, the experts' over expert_dp_, the rest (and the block's
-// padding) over dp_. Every rank's block lays its slots out alike, so the calls match.
-template <class T>
-void ShardedOptimizer::all_reduce_by_owner(const ParamBlock& block, T* g) {
-  std::size_t start = 0;
-  bool expert = false;
-  const auto flush = [&](std::size_t end) {
-    if (end <= start) return;
-    Communicator& group = expert ? *expert_dp_ : dp_;
-    if (group.size() > 1) group.all_reduce(g + start, end - start);
-    start = end;
-  };
-  for (const ParamSlot& slot : block.slots()) {
-    if (slot.spec.expert != expert) {
-      flush(slot.offset);
-      expert = slot.spec.expert;
-    }
   }
-  flush(block.flat_size());
 }
 
 bool ShardedOptimizer::local_overflow() { return !first_non_finite_grad().empty(); }
@@ -163,32 +162,29 @@ std::string ShardedOptimizer::first_non_finite_grad() {
   return with_storage(storage(c_), [&]<class T>() -> std::string {
     for (BlockShard& s : shards_) {
       std::size_t n = 0;
-      const T* g = reduced_grads<T>(*s.block, n);
+      const T* g = reduced_grads<T>(s, n);
       if (!has_inf_or_nan(g, n)) continue;
       for (const ParamSlot& slot : s.block->slots()) {  // which parameter of the block's share
         const std::size_t a = std::max(s.lo, slot.offset), b = std::min(s.hi, slot.offset + slot.count);
         if (a < b && has_inf_or_nan(g + (a - s.lo), b - a)) return slot.spec.name;
       }
-      return s.block->name() + " (padding)";
+      return s.block->name() + (s.experts ? " (experts' padding)" : " (padding)");
     }
     return std::string();
   });
 }
 
 double ShardedOptimizer::local_grad_square_sum() {
-  // ZeRO 0: every DP rank holds all the reduced grads, the first counts them; an expert's
-  // are held by its expert-data-parallel group, whose first counts them
-  const auto counts_here = [&](const ParamSlot& slot) {
-    if (zero_ != 0) return true;
-    return slot.spec.expert && expert_dp_ ? expert_dp_->rank() == 0 : dp_.rank() == 0;
-  };
+  // ZeRO 0: every rank of a segment's group (DP, or expert-DP for the experts') holds its
+  // reduced grads whole, the group's first counts them; sharded, each rank its share
   return with_storage(storage(c_), [&]<class T>() {
     double sum = 0;
     for (BlockShard& s : shards_) {
+      if (zero_ == 0 && s.group->rank() != 0) continue;
       std::size_t n = 0;
-      const T* g = reduced_grads<T>(*s.block, n);
+      const T* g = reduced_grads<T>(s, n);
       for (const ParamSlot& slot : s.block->slots()) {
-        if (!counts_here(slot) || !counted_once(*s.block, slot, c_.model.tied_embeddings, tp_.rank())) continue;
+        if (!counted_once(*s.block, slot, c_.model.tied_embeddings, tp_.rank())) continue;
         const std::size_t a = std::max(s.lo, slot.offset), b = std::min(s.hi, slot.offset + slot.count);
         for (std::size_t i = a; i < b; ++i) {
           const double v = kernels::to_float(g[i - s.lo]);
@@ -204,7 +200,7 @@ void ShardedOptimizer::scale_grads(float factor) {
   with_storage(storage(c_), [&]<class T>() {
     for (BlockShard& s : shards_) {
       std::size_t n = 0;
-      T* g = reduced_grads<T>(*s.block, n);
+      T* g = reduced_grads<T>(s, n);
       for (std::size_t i = 0; i < n; ++i) g[i] = kernels::from_float<T>(kernels::to_float(g[i]) * factor);
     }
   });
@@ -270,7 +266,7 @@ void ShardedOptimizer::step() {
   with_storage(storage(c_), [&]<class T>() {
     for (BlockShard& s : shards_) {
       std::size_t n = 0;
-      const T* grads = reduced_grads<T>(*s.block, n);
+      const T* grads = reduced_grads<T>(s, n);
       T* params = zero_ == 3 ? s.param_shard.as<T>() : s.block->params.as<T>() + s.lo;
       if (offload_) offloaded_update(s, params, grads, n);
       else update(s, params, grads);
@@ -279,22 +275,23 @@ void ShardedOptimizer::step() {
 }
 
 void ShardedOptimizer::share_params() {
-  if ((zero_ != 1 && zero_ != 2) || dp_.size() == 1) return;
+  if (zero_ != 1 && zero_ != 2) return;
   // everyone gets everyone's updated share, in place in the parameter buffer
   // (Megatron's distributed optimizer all-gathers into its param buffer)
   OpScope op(profiler_, op_names::kDpParamGather);
   with_storage(storage(c_), [&]<class T>() {
     for (BlockShard& s : shards_) {
+      if (s.group->size() == 1) continue;
       T* params = s.block->params.as<T>();
-      dp_.all_gather(params + s.lo, params, s.hi - s.lo);
+      s.group->all_gather(params + s.lo, params + s.begin, s.hi - s.lo);
     }
   });
 }
 
 template <class T>
 void ShardedOptimizer::gather_params(BlockShard& s, T* full) {
-  if (dp_.size() > 1) dp_.all_gather(s.param_shard.as<T>(), full, s.hi - s.lo);
-  else std::copy_n(s.param_shard.as<T>(), s.param_shard.size(), full);
+  if (s.group->size() > 1) s.group->all_gather(s.param_shard.as<T>(), full + s.begin, s.hi - s.lo);
+  else std::copy_n(s.param_shard.as<T>(), s.param_shard.size(), full + s.begin);
 }
 
 bool ShardedOptimizer::idle(const Bucket& b) {
@@ -306,7 +303,13 @@ bool ShardedOptimizer::idle(const Bucket& b) {
 void ShardedOptimizer::retire(Bucket& b) {
   if (b.grads) {
     OpScope op(profiler_, op_names::kDpGradReduce);
-    for (int i : b.shards) with_storage(storage(c_), [&]<class T>() { reduce_scatter_into_shard<T>(shards_[i]); });
+    for (int i : b.shards)
+      with_storage(storage(c_), [&]<class T>() {
+        ParamBlock& block = *shards_[i].block;
+        if (sp_ && first_of_block(i)) all_reduce_sequence_parallel_grads(block, block.grads.as<T>(), tp_);
+        reduce_scatter_into_shard<T>(shards_[i]);
+      });
+    for (int i : b.shards) shards_[i].block->grads.release();
     b.grads = false;
   }
   if (b.gathered) {
@@ -315,12 +318,11 @@ void ShardedOptimizer::retire(Bucket& b) {
   }
 }
 
-// One block of a retiring bucket: its grads (summed over TP first for the SP-partial
-// ones) reduce-scattered over DP into this rank's shard, then freed.
+// One segment of a retiring bucket (its block's SP-partial grads already summed over TP):
+// its grads reduce-scattered over its group into this rank's shard.
 template <class T>
 void ShardedOptimizer::reduce_scatter_into_shard(BlockShard& s) {
   ParamBlock& block = *s.block;
-  if (sp_) all_reduce_sequence_parallel_grads(block, block.grads.as<T>(), tp_);
   // what earlier micro-batches reduced joins this rank's own segment of the bucket
   // (no other rank adds to that segment), so the reduce-scatter writes the running
   // sum straight into the shard, as Megatron's into its buffer: no temporary
@@ -331,9 +333,8 @@ void ShardedOptimizer::reduce_scatter_into_shard(BlockShard& s) {
   const T* earlier = s.grad_shard.as<T>();
   for (std::size_t k = 0; k < share; ++k)
     mine[k] = kernels::from_float<T>(kernels::to_float(mine[k]) + kernels::to_float(earlier[k]));
-  if (dp_.size() > 1) dp_.reduce_scatter(block.grads.as<T>(), s.grad_shard.as<T>(), share);
+  if (s.group->size() > 1) s.group->reduce_scatter(block.grads.as<T>() + s.begin, s.grad_shard.as<T>(), share);
   else std::copy_n(mine, share, s.grad_shard.as<T>());
-  block.grads.release();
 }
 
 void ShardedOptimizer::retire_idle_except(int keep_a, int keep_b) {
@@ -355,7 +356,7 @@ void ShardedOptimizer::acquire(ParamBlock& block, bool backward) {
     OpScope op(profiler_, op_names::kDpParamGather);
     for (int i : k.shards) {
       ParamBlock& p = *shards_[i].block;
-      p.params = Tensor(MemCategory::buffers, p.flat_size(), storage(c_));
+      if (first_of_block(i)) p.params = Tensor(MemCategory::buffers, p.flat_size(), storage(c_));
       with_storage(storage(c_), [&]<class T>() { gather_params(shards_[i], p.params.as<T>()); });
     }
     k.gathered = true;
@@ -365,7 +366,8 @@ void ShardedOptimizer::acquire(ParamBlock& block, bool backward) {
   if (zero_ == 3 && has_next && !buckets_[next].gathered) gather(buckets_[next]);  // prefetch
   if (backward && !k.grads) {
     for (int i : k.shards)
-      shards_[i].block->grads = Tensor(MemCategory::buffers, shards_[i].block->flat_size(), storage(c_));
+      if (first_of_block(i))
+        shards_[i].block->grads = Tensor(MemCategory::buffers, shards_[i].block->flat_size(), storage(c_));
     k.grads = true;
   }
 }
@@ -388,10 +390,11 @@ std::vector<float> ShardedOptimizer::gathered_params(ParamBlock& block) {
     const T* values = block.params.as<T>();
     if (zero_ == 3) {
       full = Tensor(MemCategory::buffers, block.flat_size(), storage(c_));
-      gather_params(shard_of(block), full.as<T>());
+      for (BlockShard& s : shards_)
+        if (s.block == &block) gather_params(s, full.as<T>());
       values = full.as<T>();
     }
-    std::vector<float> out(block.used_size());
+    std::vector<float> out(block.flat_size());  // padding too: an expert segment lies past it
     for (std::size_t i = 0; i < out.size(); ++i) out[i] = kernels::to_float(values[i]);
     return out;
   });
@@ -421,24 +424,32 @@ void load_tensor(const TensorFile& file, const std::string& name, Tensor& t) {
 
 }  // namespace
 
+// A segment's tensors are named after its block, the expert segment's with ".experts"
+// ("layer1.experts.adam_m"): checkpoint_merge.cpp reads them by these names.
+std::string ShardedOptimizer::state_name(const BlockShard& s, const std::string& suffix) const {
+  return s.block->name() + (s.experts ? ".experts" : "") + suffix;
+}
+
 void ShardedOptimizer::save_state(TensorFile& file) {
-  for (BlockShard& s : shards_) {
-    const std::string& b = s.block->name();
-    save_tensor(file, b + ".params", zero_ == 3 ? s.param_shard : s.block->params);
-    save_tensor(file, b + ".master", s.master);
-    save_tensor(file, b + ".adam_m", s.m);
-    save_tensor(file, b + ".adam_v", s.v);
+  for (int i = 0; i < static_cast<int>(shards_.size()); ++i) {
+    BlockShard& s = shards_[i];
+    if (zero_ == 3) save_tensor(file, state_name(s, ".params"), s.param_shard);
+    else if (first_of_block(i)) save_tensor(file, s.block->name() + ".params", s.block->params);  // whole
+    save_tensor(file, state_name(s, ".master"), s.master);
+    save_tensor(file, state_name(s, ".adam_m"), s.m);
+    save_tensor(file, state_name(s, ".adam_v"), s.v);
   }
   file.metadata()["twinsim.optimizer_updates"] = std::to_string(updates_);
 }
 
 void ShardedOptimizer::load_state(const TensorFile& file) {
-  for (BlockShard& s : shards_) {
-    const std::string& b = s.block->name();
-    load_tensor(file, b + ".params", zero_ == 3 ? s.param_shard : s.block->params);
-    load_tensor(file, b + ".master", s.master);
-    load_tensor(file, b + ".adam_m", s.m);
-    load_tensor(file, b + ".adam_v", s.v);
+  for (int i = 0; i < static_cast<int>(shards_.size()); ++i) {
+    BlockShard& s = shards_[i];
+    if (zero_ == 3) load_tensor(file, state_name(s, ".params"), s.param_shard);
+    else if (first_of_block(i)) load_tensor(file, s.block->name() + ".params", s.block->params);
+    load_tensor(file, state_name(s, ".master"), s.master);
+    load_tensor(file, state_name(s, ".adam_m"), s.m);
+    load_tensor(file, state_name(s, ".adam_v"), s.v);
   }
   const auto it = file.metadata().find("twinsim.optimizer_updates");
   if (it == file.metadata().end()) throw CheckpointError("checkpoint has no twinsim.optimizer_updates");

@@ -33,9 +33,15 @@
 
 namespace twinsim::exec {
 
+// One segment of a block's flat buffers and this rank's share of it: the whole block, or
+// under expert parallelism its non-expert and expert segments apart (flat_layout), each
+// reduced and sharded over its own group.
 struct BlockShard {
   ParamBlock* block = nullptr;
-  std::size_t lo = 0, hi = 0;  // this rank's range of the block's flat buffers
+  Communicator* group = nullptr;   // the data-parallel group, or the expert-data-parallel one
+  bool experts = false;            // the block's expert segment
+  std::size_t begin = 0, end = 0;  // the segment in the block's flat buffers
+  std::size_t lo = 0, hi = 0;      // this rank's range of it (the whole segment below ZeRO 1)
   Tensor master;               // fp32 master weights of [lo, hi) (16-bit storage, or any with offload: on the host)
   Tensor m, v;                 // AdamW moments of [lo, hi)
   Tensor grad_shard;           // ZeRO 2/3: the reduced grads of [lo, hi), storage type
@@ -48,29 +54,30 @@ struct BlockShard {
 // plan's dp_bucket_size or Megatron-core's default); 0 = no limit (no overlapped reduction).
 std::int64_t ddp_bucket_elements(const TrainConfig& config);
 
+// The padding multiple of the blocks' expert segments (flat_layout): the expert-data-parallel
+// degree under expert parallelism, 0 (no segment of their own) without it.
+int expert_pad_multiple(const Plan& plan);
+
 class ShardedOptimizer final : public BlockHooks {
  public:
   // tp and sequence_parallel: under ZeRO 2/3 the partial grads of replicated parameters
   // are summed over TP before the reduce-scatter (see data_parallel.hpp). The profiler,
   // if any, times the buckets' reduce-scatters as dp.grad_reduce.
+  // expert_dp (expert parallelism): the ranks that hold the same experts (Megatron-core's
+  // expert-data-parallel group); the blocks' expert segments are reduced and sharded over
+  // it, everything else over `dp`.
   ShardedOptimizer(const TrainConfig& config, std::vector<ParamBlock*> blocks, Communicator& dp, Communicator& tp,
-                   bool sequence_parallel, Profiler* profiler = nullptr);
-
-  // Expert parallelism (ZeRO 0 only, train_config.cpp): the routed experts' grads (ParamSpec::
-  // expert) are summed over `expert_dp`, the ranks that hold the same experts, the rest over
-  // the data-parallel group (Megatron-core's expert-data-parallel group).
-  void reduce_experts_over(Communicator& expert_dp) { expert_dp_ = &expert_dp; }
+                   bool sequence_parallel, Profiler* profiler = nullptr, Communicator* expert_dp = nullptr);
 
   void begin_step();    // zero the grads
   void reduce_grads();  // ZeRO 0: all-reduce; 1: reduce-scatter; 2/3: done bucket by bucket in backward
   // The reduced grads this rank's optimizer reads for `block` (for overflow checks,
   // unscaling and the tied-embedding sum under ZeRO 3), and their count; T is the
   // storage type (float, kernels::bf16 or kernels::fp16).
+  // A block with an expert segment has two shares: not asked for (the tied embedding is asked).
   template <class T>
   T* reduced_grads(const ParamBlock& block, std::size_t& count) {
-    BlockShard& s = shard_of(block);
-    count = s.hi - s.lo;
-    return zero_ >= 2 ? s.grad_shard.as<T>() : s.block->grads.as<T>() + s.lo;
+    return reduced_grads<T>(shard_of(block), count);
   }
   bool local_overflow();
   // The first parameter whose reduced gradient on this rank holds a NaN or an Inf, by
@@ -103,7 +110,6 @@ class ShardedOptimizer final : public BlockHooks {
   const TrainConfig& c_;
   Communicator& dp_;
   Communicator& tp_;
-  Communicator* expert_dp_ = nullptr;
   bool sp_;
   int zero_;
   bool offload_;  // plan.offload_optimizer: the update's state on the host
@@ -121,8 +127,17 @@ class ShardedOptimizer final : public BlockHooks {
   std::vector<int> bucket_of_;   // per shard
   std::vector<bool> used_;       // per bucket: acquired in this pass (no prefetch back)
 
+  // one segment [begin, end) of `b`, reduced and sharded over `group`
+  void add_shard(ParamBlock* b, Communicator& group, bool experts, std::size_t begin, std::size_t end);
   BlockShard& shard_of(const ParamBlock& block);
-  int shard_index(const ParamBlock& block) const;
+  int shard_index(const ParamBlock& block) const;  // the block's first shard
+  bool first_of_block(int shard) const { return shard == 0 || shards_[shard - 1].block != shards_[shard].block; }
+  template <class T>
+  T* reduced_grads(BlockShard& s, std::size_t& count) {
+    count = s.hi - s.lo;
+    return zero_ >= 2 ? s.grad_shard.as<T>() : s.block->grads.as<T>() + s.lo;
+  }
+  std::string state_name(const BlockShard& s, const std::string& suffix) const;
   bool idle(const Bucket& b);
   void retire(Bucket& b);    // reduce-scatter its grads (if any), timed, and free what it holds
   void retire_idle_except(int keep_a, int keep_b);
@@ -130,8 +145,6 @@ class ShardedOptimizer final : public BlockHooks {
   void gather_params(BlockShard& s, T* full);
   template <class T>
   void reduce_scatter_into_shard(BlockShard& s);
-  template <class T>
-  void all_reduce_by_owner(const ParamBlock& block, T* g);
   template <class T>
   void update(BlockShard& s, T* params, const T* grads);
   template <class T>

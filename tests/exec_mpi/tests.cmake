@@ -38,6 +38,13 @@ set(EXEC_PARITY_CASES
   # as in the TP MLA cases: 1e-4
   "dp2_ep2_mla|2|dp=2 ep=2 model=mla tolerance=1e-4"
   "dp2_ep2_moe_recompute|2|dp=2 ep=2 model=moe recompute=full"
+  # ZeRO under expert parallelism: the experts' segment of each layer's flat buffers is
+  # reduce-scattered and sharded over the expert-data-parallel group (dp 4 / ep 2 = 2 ranks),
+  # the rest over all 4 DP ranks; ZeRO-3 gathers each segment over its own group
+  "dp4_ep2_moe_zero1_clip|4|dp=4 ep=2 model=moe zero=1 clip=0.05"
+  "bf16_dp4_ep2_moe_zero2|4|dp=4 ep=2 model=moe zero=2 precision=bf16 tolerance=1e-3"
+  "dp4_ep2_moe_zero3|4|dp=4 ep=2 model=moe zero=3"
+  "pp2_dp2_ep2_zero3_mla|4|pp=2 dp=2 ep=2 zero=3 model=mla tolerance=1e-4"
   # latent attention: heads split by TP, the duplicated down-projections fed the latents'
   # summed grads; full recomputation replays it; with pipeline stages and ZeRO-3. Under TP
   # the losses are bit-identical to the single run's, but one of the 256 entries of

@@ -39,7 +39,10 @@ MODELS = {
 }
 PLANS = {"single": dict(tp=1, pp=1, dp=1, zero=0, ranks=1), "tp2-pp2-dp2-zero1": dict(tp=2, pp=2, dp=2, zero=1, ranks=8),
          # expert parallelism: each rank holds half of every MoE layer's experts (models with experts)
-         "dp2-ep2": dict(tp=1, pp=1, dp=2, zero=0, ep=2, ranks=2)}
+         "dp2-ep2": dict(tp=1, pp=1, dp=2, zero=0, ep=2, ranks=2),
+         # ... under ZeRO-3: the experts' segments sharded over their expert-data-parallel pair,
+         # the rest over the 4 DP ranks; the merge joins each over its own group
+         "dp4-ep2-zero3": dict(tp=1, pp=1, dp=4, zero=3, ep=2, ranks=4)}
 
 
 def _runs_plan(model, plan):
