@@ -53,6 +53,14 @@ TEST(ParamCount, LlamaFamiliesWithinPublishedRounding) {
   EXPECT_EQ(total("llama3.2-1b"), 262'668'288 + 973'144'064 + 2048);
 }
 
+TEST(ParamCount, Gemma2_27bMatchesGemmaTeamTable2) {
+  // Gemma 2 paper (arXiv 2408.00118) Table 2, exact: 1,180,237,824 embedding (tied, so the
+  // head adds none) + 26,047,480,320 non-embedding. By hand, a layer: q 4608 x 4096, k and v
+  // 4608 x 2048 each, o 4096 x 4608 (56,623,104), GeGLU 3 x 4608 x 36864 (509,607,936), four
+  // norms 4 x 4608: 566,249,472, x 46 = 26,047,475,712, plus the final norm 4608
+  EXPECT_EQ(total("gemma2-27b"), 1180237824 + 26047480320);
+}
+
 TEST(ParamCount, MixtralActiveIsSmallerThanTotal) {
   // Jiang et al. 2024 (Mixtral of Experts), §1: 46.7B total, 12.9B active per token
   const ParamCount c = count_params(catalog_model("mixtral-8x7b"));
