@@ -10,10 +10,12 @@ void validate(const TrainConfig& c) {
   if (c.plan.cp != 1) throw std::invalid_argument("plan.cp=" + std::to_string(c.plan.cp) + ": the executor has no context parallelism yet");
   if (c.plan.ep != 1 && !c.model.moe)
     throw std::invalid_argument("plan.ep=" + std::to_string(c.plan.ep) + ": expert parallelism needs a model with experts (model.moe)");
-  if (c.plan.ep != 1 && c.plan.gradient_compression != GradCompression::none)
-    throw std::invalid_argument("plan.ep=" + std::to_string(c.plan.ep) + " with plan.gradient_compression=" +
-                                std::string(to_string(c.plan.gradient_compression)) +
-                                ": the executor compresses dense data parallelism's reduction only");
+  // PowerSGD factors a block's matrices whole; under EP a layer's experts are reduced apart
+  if (c.plan.ep != 1 && c.plan.gradient_compression == GradCompression::powersgd)
+    throw std::invalid_argument("plan.ep=" + std::to_string(c.plan.ep) +
+                                " with plan.gradient_compression=powersgd: the executor's PowerSGD factors whole "
+                                "blocks, and expert parallelism reduces each layer's experts apart (use int8, int4 "
+                                "or topk)");
   if (c.plan.schedule == Schedule::interleaved)
     throw std::invalid_argument("plan.schedule=interleaved: the executor runs gpipe and 1f1b");
   // quantised collectives change the numbers, not only the time: not run in full precision

@@ -73,8 +73,8 @@ void ShardedOptimizer::add_shard(ParamBlock* b, Communicator& group, bool expert
   // while used (ZeRO 3): freed once the block's last segment has its shard
   if (zero_ >= 2 && end == b->flat_size()) b->grads.release();
   if (zero_ == 3 && end == b->flat_size()) b->params.release();
-  // gradient compression runs without expert parallelism only (train_config.cpp): one
-  // segment, the whole block
+  // PowerSGD runs without expert parallelism only (train_config.cpp): one segment, the whole
+  // block; the block-quantised and top-k compressions take each segment over its group
   if (zero_ <= 1 && group.size() > 1 && c_.plan.gradient_compression == GradCompression::powersgd)
     s.powersgd = PowerSgdReducer(*b, c_.plan.gradient_powersgd_rank, c_.seed);
   else if (zero_ <= 1 && group.size() > 1)
