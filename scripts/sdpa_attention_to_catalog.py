@@ -10,16 +10,19 @@ fwd efficiency F / (t_f peak), bwd efficiency 2 F / ((t - t_f) peak).
 
 Output: YAML for the GPU file from the FIT rows only: causal rows at every other sequence
 length (512, 2k, 8k); 1k, 4k and 16k are held out and judged by
-tests/unit/validation/attention_curves_test.cpp.
+tests/unit/validation/attention_curves_test.cpp. With --long (gpu_attention_long.py's
+attention_long.csv: one sequence of 32 heads, 8k-128k tokens) its 32k and 128k rows extend
+the curves of their head width past 8k (16k and 64k held out), where long-context runs live.
 
     scripts/sdpa_attention_to_catalog.py scenarios/validation/microbench/measured_2026-11-26/h100/attention.csv \\
-        --backend cudnn --peak-tflops 989
+        --backend cudnn --peak-tflops 989 --long scenarios/validation/microbench/measured_2026-11-26/h100/attention_long.csv
 """
 import argparse
 import csv
 from collections import defaultdict
 
 FIT_SEQ = (512, 2048, 8192)
+FIT_LONG_SEQ = (32768, 131072)
 
 
 def main():
@@ -28,17 +31,21 @@ def main():
     ap.add_argument("--backend", required=True, help="attention.csv's backend column: flash or cudnn")
     ap.add_argument("--kernel", default="cudnn", help="the catalog's name for the kernel")
     ap.add_argument("--peak-tflops", type=float, required=True, help="dense fp16/bf16 peak")
+    ap.add_argument("--long", help="attention_long.csv: its 32k and 128k rows extend the curves")
     args = ap.parse_args()
     peak = args.peak_tflops * 1e12
     fwd, bwd = defaultdict(list), defaultdict(list)
-    for r in csv.DictReader(open(args.csv)):
-        if r["backend"] != args.backend or r["causal"] != "1" or int(r["seq"]) not in FIT_SEQ:
+    for path, fit in ((args.csv, FIT_SEQ), (args.long, FIT_LONG_SEQ)):
+        if not path:
             continue
-        b, h, s, d = (int(r[k]) for k in ("batch", "heads", "seq", "head_dim"))
-        f = 4.0 * b * h * s * s * d
-        t_f, t = float(r["fwd_s"]), float(r["fwd_bwd_s"])
-        fwd[d].append((s, f / (t_f * peak)))
-        bwd[d].append((s, 2 * f / ((t - t_f) * peak)))
+        for r in csv.DictReader(open(path)):
+            if r["backend"] != args.backend or r["causal"] != "1" or int(r["seq"]) not in fit:
+                continue
+            b, h, s, d = (int(r[k]) for k in ("batch", "heads", "seq", "head_dim"))
+            f = 4.0 * b * h * s * s * d
+            t_f, t = float(r["fwd_s"]), float(r["fwd_bwd_s"])
+            fwd[d].append((s, f / (t_f * peak)))
+            bwd[d].append((s, 2 * f / ((t - t_f) * peak)))
     print(f"attention_kernel_efficiency_by_seq:\n  {args.kernel}:")
     for d in sorted(fwd):
         curve = lambda pts: "[" + ", ".join(f"[{s}, {e:.4f}]" for s, e in sorted(pts)) + "]"

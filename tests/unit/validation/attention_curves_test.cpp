@@ -131,8 +131,9 @@ std::vector<MeasuredRow> causal_sdpa_rows(const std::string& gpu_dir, const std:
 }
 
 // The stack's kernel picks the curves: cuDNN's for `attention_kernel: cudnn`, within 7% of
-// the measured forward+backward at the held-out 1k and 4k and 15% at 16k (beyond the fit),
-// where FlashAttention-2's curves (what every stack ran before) are 27-92% too slow.
+// the measured forward+backward at the held-out 1k and 4k and 15% at 16k (hd64 beyond the
+// fitted 8k: +8.7% / +4.0%; hd128 between 8k and the long rows' 32k: +9.6% / +7.9%, H100 /
+// H200), where FlashAttention-2's curves (what every stack ran before) are 27-92% too slow.
 void judge_cudnn(const std::string& gpu_name, const std::string& gpu_dir) {
   const GpuSpec gpu = catalog_gpu(gpu_name);
   int held_out = 0;
@@ -146,8 +147,8 @@ void judge_cudnn(const std::string& gpu_name, const std::string& gpu_dir) {
       EXPECT_LT(std::abs(after), 0.03) << gpu_name << " hd" << r.shape.head_dim << " seq " << r.shape.seq;  // launches
     } else {
       ++held_out;
-      // 16k lies beyond the fitted 8k, where the curve holds its last point (the kernel
-      // still speeds up there: 9-13% slow); 1k and 4k lie between fitted points
+      // 16k of this shape (16 heads) runs 8-10% faster than the curves give it (on 32 heads,
+      // LongContextCudnnRows, within 2.3%); 1k and 4k lie between fitted points
       const double band = r.shape.seq > 8192 ? 0.15 : 0.07;
       EXPECT_LT(std::abs(after), band) << gpu_name << " hd" << r.shape.head_dim << " seq " << r.shape.seq;
       EXPECT_GT(before, 0.25);  // FlashAttention-2's figures: 27-92% slower than cuDNN runs
@@ -160,28 +161,32 @@ TEST(AttentionCurves, CudnnH100HeldOutSequences) { judge_cudnn("h100-sxm", "h100
 TEST(AttentionCurves, CudnnH200HeldOutSequences) { judge_cudnn("h200-sxm", "h200"); }
 
 // Long context (gpu_attention_long.py's attention_long.csv, one H100): one sequence of 32
-// heads x 128, 16k to 128k tokens, where long-context training runs and every catalog curve
-// holds its 8k point. cuDNN's kernel holds its rate there (fwd+bwd 525-556 TFLOP/s from 8k to
-// 128k), so the held point prices it within 8% (measured 2026-11-26: +2.0% to +6.9%, the
-// kernel a little faster there than at the fitted 8k); PyTorch's flash backend
-// (FlashAttention-2) against the default curves (the flash-attn README's FlashAttention-2):
-// +3.6% to +7.0%, printed, not judged (a stack runs flash-attn's own kernel).
-TEST(AttentionCurves, LongContextHoldsTheLastPoint) {
-  const GpuSpec gpu = catalog_gpu("h100-sxm");
-  int judged = 0;
-  for (const std::string backend : {"cudnn", "flash"}) {
-    for (const MeasuredRow& r : causal_sdpa_rows("h100", backend, "attention_long.csv")) {
-      if (r.shape.seq <= 8192) continue;
-      const double predicted = predicted_s(gpu, 1, 32, r.shape, backend == "cudnn" ? kCudnnAttention : "");
-      const double error = predicted / r.fwd_bwd_s - 1;
-      std::printf("h100-sxm %-5s hd128 seq %6d: error %+6.1f%%\n", backend.c_str(), r.shape.seq, 100 * error);
-      if (backend == "cudnn") {
-        EXPECT_LT(std::abs(error), 0.08) << "cudnn seq " << r.shape.seq;
-        ++judged;
+// heads x 128, 16k to 128k tokens, where long-context training runs. cuDNN's kernel holds its
+// rate there (fwd+bwd 525-556 TFLOP/s from 8k to 128k); the H100's and H200's cudnn curves
+// take its 32k and 128k rows (fit, within 2%: launches), and 16k and 64k are held out: -1.4%
+// and -0.3% on the H100 (the H200, on the same rows: -2.3%, -0.3%, printed; measured
+// 2026-11-26; the curve that held its 8k point past it was +2.0% to +6.9% slow at 16k-128k). PyTorch's flash backend (FlashAttention-2) against the default
+// curves (the flash-attn README's FlashAttention-2, held from 8k): +3.6% to +7.0%, printed,
+// not judged (a stack runs flash-attn's own kernel).
+TEST(AttentionCurves, LongContextCudnnRows) {
+  for (const std::string gpu_name : {"h100-sxm", "h200-sxm"}) {
+    const GpuSpec gpu = catalog_gpu(gpu_name);
+    int held_out = 0;
+    for (const std::string backend : {"cudnn", "flash"}) {
+      for (const MeasuredRow& r : causal_sdpa_rows("h100", backend, "attention_long.csv")) {
+        if (r.shape.seq <= 8192) continue;
+        const double predicted = predicted_s(gpu, 1, 32, r.shape, backend == "cudnn" ? kCudnnAttention : "");
+        const double error = predicted / r.fwd_bwd_s - 1;
+        const bool fit = r.shape.seq == 32768 || r.shape.seq == 131072;
+        std::printf("%-9s %-5s hd128 seq %6d %s: error %+6.1f%%\n", gpu_name.c_str(), backend.c_str(), r.shape.seq,
+                    fit ? "fit " : "held", 100 * error);
+        if (backend != "cudnn" || gpu_name != "h100-sxm") continue;  // the H200 takes the H100's rows
+        EXPECT_LT(std::abs(error), fit ? 0.02 : 0.05) << "cudnn seq " << r.shape.seq;
+        held_out += !fit;
       }
     }
+    if (gpu_name == "h100-sxm") EXPECT_EQ(held_out, 2);  // 16k, 64k
   }
-  EXPECT_EQ(judged, 4);  // 16k, 32k, 64k, 128k
 }
 
 constexpr const char* kFa3Forward = "attention_fa3_h100_fwd_flashattention_repo.csv";
@@ -209,8 +214,8 @@ TEST(AttentionCurves, Fa3PaperBackwardAgreesWithFa2Readme) {
 
 // `attention_kernel: flash3` against FlashAttention-3's causal forward plus its backward (the
 // non-causal backward times the forward's causal / non-causal ratio, as the catalog takes
-// it): within 2% at the fitted 512, 2k, 8k; held out, 1k, 4k and 16k (beyond the fit, where
-// the curve holds its last point), within 4.8%; FlashAttention-2's curves are 35-80% slower.
+// it): within 2% at the fitted 512, 2k, 8k and 16k (the longest, held past it); held out, 1k
+// and 4k, within 4.8%; FlashAttention-2's curves are 35-80% slower.
 void judge_flash3(const std::string& gpu_name) {
   const GpuSpec gpu = catalog_gpu(gpu_name);
   const RateTable fwd = published_rates(kFa3Forward, "flashattention3");
@@ -225,9 +230,10 @@ void judge_flash3(const std::string& gpu_name) {
     const double measured = full / 2 / (causal_fwd * 1e12) + 2.5 * full / 2 / (causal_bwd * 1e12);
     const double after = predicted_s(gpu, shape, kFlash3Attention) / measured - 1;
     const double before = predicted_s(gpu, shape) / measured - 1;
+    const bool fit = is_fit(shape) || seq == 16384;
     std::printf("%-9s flash3 hd%-3d seq %5d %s: error %+6.1f%% (flash2 curves %+6.1f%%)\n", gpu_name.c_str(), head_dim,
-                seq, is_fit(shape) ? "fit " : "held", 100 * after, 100 * before);
-    if (is_fit(shape)) {
+                seq, fit ? "fit " : "held", 100 * after, 100 * before);
+    if (fit) {
       EXPECT_LT(std::abs(after), 0.02) << gpu_name << " hd" << head_dim << " seq " << seq;  // launches
     } else {
       ++held_out;
@@ -235,7 +241,7 @@ void judge_flash3(const std::string& gpu_name) {
       EXPECT_GT(before, 0.3);  // FlashAttention-2's figures
     }
   }
-  EXPECT_EQ(held_out, 6);
+  EXPECT_EQ(held_out, 4);
 }
 
 TEST(AttentionCurves, Flash3H100HeldOutSequences) { judge_flash3("h100-sxm"); }

@@ -117,7 +117,8 @@ Scenario long_context_run(std::int64_t seq, const std::vector<std::string>& more
 
 // ZeRO-3 + checkpointing + CPU AdamW offload, one sequence per GPU of 8K to 256K tokens.
 // From 128K on, FlashAttention-3 takes 70-82% of the step (the source's split): judged within
-// 10% (predicted +6.3%, +8.5%, +8.8%; +2.6%, +5.7%, +6.6% before the power-limited GEMM
+// 10% (predicted +4.5%, +6.5%, +6.7%; +6.3%, +8.5%, +8.8% while the flash3 curves held their 8k
+// point past it rather than the paper's 16k; +2.6%, +5.7%, +6.6% before the power-limited GEMM
 // clock; FlashAttention-2's curves: 40-46% slow). Below, the
 // step is predicted too fast by what the catalog does not price: DeepSpeed's CPU Adam, which
 // the catalog bounds by the host's DRAM bandwidth (0.41 s for the GPU's 1B-parameter shard;
