@@ -14,6 +14,7 @@
 #include <utility>
 
 #include "models/memory_category.hpp"
+#include "models/report_memory.hpp"
 
 namespace twinsim::compare {
 
@@ -93,18 +94,22 @@ std::string line(const char* fmt, const std::string& name, double a, double b, d
 }
 
 void compare_memory(Comparison& c, const json& simulated, const json& measured) {
-  c.peak_bytes = {at_path(simulated, "memory", "peak_bytes", "simulated").get<double>(),
-                  at_path(measured, "memory", "peak_bytes", "measured").get<double>()};
-  const json& sb = at_path(simulated, "memory", "breakdown", "simulated");
-  const json& mb = at_path(measured, "memory", "breakdown", "measured");
+  const auto section = [](const json& report, const char* side) {
+    if (!report.contains("memory")) throw std::invalid_argument(std::string(side) + " report: memory is missing");
+    return read_memory_section(report["memory"], side);
+  };
+  const MemorySection sim = section(simulated, "simulated"), meas = section(measured, "measured");
+  c.peak_bytes = {static_cast<double>(sim.peak_bytes), static_cast<double>(meas.peak_bytes)};
   for (MemCategory m : kMemCategories) {
-    const std::string cat(category_name(m));
-    c.memory.push_back({cat, {number_or_zero(sb, cat.c_str()), number_or_zero(mb, cat.c_str())}});
+    const auto i = static_cast<std::size_t>(m);
+    c.memory.push_back({std::string(category_name(m)),
+                        {static_cast<double>(sim.breakdown[i]), static_cast<double>(meas.breakdown[i])}});
   }
-  const json& sm = simulated["memory"];
-  const json& mm = measured["memory"];
-  const double predicted_host = number_or_zero(sm, "host_bytes");
-  const double measured_host = mm.contains("host_breakdown") ? number_or_zero(mm["host_breakdown"], "optimizer") : 0;
+  // ZeRO-Offload: the predicted host bytes are the optimizer's; the measured host allocator's
+  // optimizer category is what they predict
+  const double predicted_host = static_cast<double>(sim.host_bytes);
+  const double measured_host =
+      meas.host_breakdown ? static_cast<double>((*meas.host_breakdown)[static_cast<std::size_t>(MemCategory::optimizer)]) : 0;
   if (predicted_host > 0 || measured_host > 0) c.host_optimizer_bytes = Pair{predicted_host, measured_host};
 }
 

@@ -22,10 +22,11 @@
 #include <vector>
 
 #include "exec/runtime/mem_category.hpp"
+#include "models/report_memory.hpp"
 
 namespace twinsim::exec {
 
-using CategoryBytes = std::array<std::int64_t, kMemCategoryCount>;
+using twinsim::CategoryBytes;  // by MemCategory (models/report_memory.hpp)
 
 struct MemoryStats {
   CategoryBytes current{};        // live bytes now

@@ -5,6 +5,7 @@
 
 #include "exec/model/tensor.hpp"
 #include "models/head_ops.hpp"
+#include "models/report_memory.hpp"
 #include "models/report_schema.hpp"
 #include "models/layer_ops.hpp"
 
@@ -13,12 +14,6 @@ namespace twinsim::exec {
 namespace {
 
 using nlohmann::json;
-
-json category_json(const CategoryBytes& bytes) {
-  json j = json::object();
-  for (MemCategory c : kMemCategories) j[std::string(category_name(c))] = bytes[static_cast<std::size_t>(c)];
-  return j;
-}
 
 // Parameters this rank holds that no other rank of the count holds: TP shards once each,
 // replicated ones on TP rank 0, one DP replica, and not the last stage's tied copy.
@@ -31,18 +26,19 @@ std::int64_t unique_params(TransformerStage& stage, const RankCoords& coords) {
   return n;
 }
 
-// What this rank measured, as JSON text for gather_bytes.
+// What this rank measured, as JSON text for gather_bytes (category arrays in MemCategory's
+// order; rank 0 reads them back in read_rank_record).
 std::string rank_record(TransformerStage& stage, ProcessGroups& groups, const TrackedAllocator& allocator) {
   const MemoryStats& m = allocator.stats();
   json j{{"rank", groups.world_rank()},
          {"stage", groups.coords().pp},
          {"params", unique_params(stage, groups.coords())},
          {"peak_bytes", m.total_peak},
-         {"breakdown", category_json(m.at_total_peak)},
-         {"category_peaks", category_json(m.peak)},
+         {"breakdown", m.at_total_peak},
+         {"category_peaks", m.peak},
          // ZeRO-Offload's host memory (exec/model/tensor.hpp host_allocator), apart from the GPU's
          {"host_bytes", host_allocator().stats().total_peak},
-         {"host_breakdown", category_json(host_allocator().stats().at_total_peak)}};
+         {"host_breakdown", host_allocator().stats().at_total_peak}};
   return j.dump();
 }
 
@@ -64,33 +60,46 @@ std::pair<double, double> step_flops(const TrainConfig& c) {
   return {model, recompute};
 }
 
-json memory_json(const std::vector<json>& ranks, const GpuSpec& gpu) {
-  const json* worst = &ranks.front();
-  std::map<int, const json*> stage_worst;
-  json per_rank = json::array();
-  for (const json& r : ranks) {
-    if (r["peak_bytes"].get<std::int64_t>() > (*worst)["peak_bytes"].get<std::int64_t>()) worst = &r;
-    const int s = r["stage"].get<int>();
-    if (!stage_worst.count(s) || r["peak_bytes"].get<std::int64_t>() > (*stage_worst[s])["peak_bytes"].get<std::int64_t>())
-      stage_worst[s] = &r;
-    per_rank.push_back({{"rank", r["rank"]}, {"stage", s}, {"peak_bytes", r["peak_bytes"]},
-                        {"category_peaks", r["category_peaks"]}});
+// One rank's record, read back on rank 0.
+struct RankMemory {
+  RankPeak peak;
+  CategoryBytes breakdown{};  // at its peak
+  std::int64_t host_bytes = 0;
+  CategoryBytes host_breakdown{};
+};
+
+RankMemory read_rank_record(const json& r) {
+  RankMemory m;
+  m.peak = {r["rank"].get<int>(), r["stage"].get<int>(), r["peak_bytes"].get<std::int64_t>(),
+            r["category_peaks"].get<CategoryBytes>()};
+  m.breakdown = r["breakdown"].get<CategoryBytes>();
+  m.host_bytes = r["host_bytes"].get<std::int64_t>();
+  m.host_breakdown = r["host_breakdown"].get<CategoryBytes>();
+  return m;
+}
+
+// The worst rank's memory, each stage's worst, every rank's peak, and the most host memory
+// one rank took, as the report's memory section (models/report_memory.hpp).
+MemorySection memory_section(const std::vector<RankMemory>& ranks, const GpuSpec& gpu) {
+  const RankMemory* worst = &ranks.front();
+  const RankMemory* host = &ranks.front();
+  std::map<int, const RankMemory*> stage_worst;
+  MemorySection m;
+  for (const RankMemory& r : ranks) {
+    if (r.peak.peak_bytes > worst->peak.peak_bytes) worst = &r;
+    if (r.host_bytes > host->host_bytes) host = &r;
+    const auto [it, added] = stage_worst.emplace(r.peak.stage, &r);
+    if (!added && r.peak.peak_bytes > it->second->peak.peak_bytes) it->second = &r;
+    m.per_rank.push_back(r.peak);
   }
-  json stages = json::array();
-  for (const auto& [s, r] : stage_worst)
-    stages.push_back({{"stage", s}, {"peak_bytes", (*r)["peak_bytes"]}, {"breakdown", (*r)["breakdown"]}});
-  const std::int64_t peak = (*worst)["peak_bytes"].get<std::int64_t>();
-  const json* host = &ranks.front();
-  for (const json& r : ranks)
-    if (r["host_bytes"].get<std::int64_t>() > (*host)["host_bytes"].get<std::int64_t>()) host = &r;
-  return {{"capacity_bytes", gpu.memory_bytes},
-          {"host_bytes", (*host)["host_bytes"]},
-          {"host_breakdown", (*host)["host_breakdown"]},
-          {"peak_bytes", peak},
-          {"fits", gpu.memory_bytes <= 0 || peak <= gpu.memory_bytes},
-          {"breakdown", (*worst)["breakdown"]},
-          {"stages", stages},
-          {"per_rank", per_rank}};
+  for (const auto& [s, r] : stage_worst) m.stages.push_back({s, r->peak.peak_bytes, r->breakdown, std::nullopt});
+  m.capacity_bytes = gpu.memory_bytes;
+  m.peak_bytes = worst->peak.peak_bytes;
+  m.fits = gpu.memory_bytes <= 0 || m.peak_bytes <= gpu.memory_bytes;
+  m.breakdown = worst->breakdown;
+  m.host_bytes = host->host_bytes;
+  m.host_breakdown = host->host_breakdown;
+  return m;
 }
 
 }  // namespace
@@ -110,13 +119,14 @@ json measured_params_and_memory(TransformerStage& stage, ProcessGroups& groups, 
                                 const GpuSpec& gpu) {
   const std::vector<std::string> texts = groups.world().gather_bytes(rank_record(stage, groups, allocator), 0);
   if (groups.world_rank() != 0) return nullptr;
-  std::vector<json> ranks;
+  std::vector<RankMemory> ranks;
   std::int64_t params = 0;
   for (const std::string& t : texts) {
-    ranks.push_back(json::parse(t));
-    params += ranks.back()["params"].get<std::int64_t>();
+    const json record = json::parse(t);
+    ranks.push_back(read_rank_record(record));
+    params += record["params"].get<std::int64_t>();
   }
-  return {{"params", {{"total", params}, {"active", params}}}, {"memory", memory_json(ranks, gpu)}};
+  return {{"params", {{"total", params}, {"active", params}}}, {"memory", to_json(memory_section(ranks, gpu))}};
 }
 
 json measured_report(const TrainConfig& config, const GpuSpec& gpu, ProcessGroups& groups, Trainer& trainer,

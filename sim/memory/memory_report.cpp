@@ -85,22 +85,24 @@ MemoryReport predict_memory(const Scenario& sc) {
   return r;
 }
 
-nlohmann::json to_json(const MemoryBreakdown& b) {
-  nlohmann::json j = nlohmann::json::object();
-  for (MemCategory c : kMemCategories) j[std::string(category_name(c))] = b.of(c);
-  return j;
+CategoryBytes category_bytes(const MemoryBreakdown& b) {
+  CategoryBytes out{};
+  for (MemCategory c : kMemCategories) out[static_cast<std::size_t>(c)] = b.of(c);
+  return out;
 }
 
-nlohmann::json to_json(const MemoryReport& r) {
-  nlohmann::json stages = nlohmann::json::array();
-  for (const StageMemory& s : r.stages)
-    stages.push_back({{"stage", s.stage},
-                      {"peak_bytes", s.peak_bytes},
-                      {"breakdown", to_json(s.breakdown)},
-                      {"host_bytes", s.host_bytes}});
-  return {{"capacity_bytes", r.capacity_bytes}, {"peak_bytes", r.peak_bytes}, {"fits", r.fits},
-          {"breakdown", to_json(r.breakdown)},  {"stages", stages},
-          {"host_bytes", r.host_bytes},         {"host_capacity_bytes", r.host_capacity_bytes}};
+MemorySection memory_section(const MemoryReport& r) {
+  MemorySection m;
+  m.capacity_bytes = r.capacity_bytes;
+  m.peak_bytes = r.peak_bytes;
+  m.fits = r.fits;
+  m.breakdown = category_bytes(r.breakdown);
+  for (const StageMemory& s : r.stages) m.stages.push_back({s.stage, s.peak_bytes, category_bytes(s.breakdown), s.host_bytes});
+  m.host_bytes = r.host_bytes;
+  m.host_capacity_bytes = r.host_capacity_bytes;
+  return m;
 }
+
+nlohmann::json to_json(const MemoryReport& r) { return to_json(memory_section(r)); }
 
 }  // namespace twinsim

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "models/memory_category.hpp"
+#include "models/report_memory.hpp"
 #include "scenario/scenario.hpp"
 
 namespace twinsim {
@@ -56,8 +57,10 @@ StageMemory inference_stage_memory(const Scenario& scenario, int stage);
 
 MemoryReport predict_memory(const Scenario& scenario);
 
-// The "memory" object of the report (SCENARIO.md), key for key.
-nlohmann::json to_json(const MemoryBreakdown& breakdown);
+// The "memory" object of the report (SCENARIO.md), written through the contract's
+// MemorySection (models/report_memory.hpp).
+CategoryBytes category_bytes(const MemoryBreakdown& breakdown);
+MemorySection memory_section(const MemoryReport& report);
 nlohmann::json to_json(const MemoryReport& report);
 
 }  // namespace twinsim

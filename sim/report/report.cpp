@@ -30,20 +30,18 @@ void row(std::ostream& out, const std::string& label, const std::string& value) 
   out << "  " << label << std::string(label.size() < 28 ? 28 - label.size() : 1, ' ') << value << "\n";
 }
 
-void print_memory(std::ostream& out, const nlohmann::json& mem) {
+void print_memory(std::ostream& out, const MemorySection& mem) {
   out << "memory per GPU (stage with the highest peak)\n";
-  for (MemCategory c : kMemCategories) {
-    const std::string k(category_name(c));
-    row(out, k, gib(mem["breakdown"][k].get<double>()));
-  }
-  if (mem.value("host_bytes", 0.0) > 0)
-    row(out, "host (offloaded)", gib(mem["host_bytes"].get<double>()) + " of " +
-                                     gib(mem["host_capacity_bytes"].get<double>()) + " CPU memory");
-  row(out, "peak", gib(mem["peak_bytes"].get<double>()) + " of " + gib(mem["capacity_bytes"].get<double>()) +
-                       (mem["fits"].get<bool>() ? "  (fits)" : "  (DOES NOT FIT)"));
-  if (mem["stages"].size() > 1) {
+  for (MemCategory c : kMemCategories)
+    row(out, std::string(category_name(c)), gib(static_cast<double>(mem.breakdown[static_cast<std::size_t>(c)])));
+  if (mem.host_bytes > 0)
+    row(out, "host (offloaded)", gib(static_cast<double>(mem.host_bytes)) + " of " +
+                                     gib(static_cast<double>(mem.host_capacity_bytes.value_or(0))) + " CPU memory");
+  row(out, "peak", gib(static_cast<double>(mem.peak_bytes)) + " of " + gib(static_cast<double>(mem.capacity_bytes)) +
+                       (mem.fits ? "  (fits)" : "  (DOES NOT FIT)"));
+  if (mem.stages.size() > 1) {
     out << "  per stage peak:";
-    for (const auto& st : mem["stages"]) out << " " << fixed(st["peak_bytes"].get<double>() / 1073741824.0, "%.1f");
+    for (const StagePeak& st : mem.stages) out << " " << fixed(static_cast<double>(st.peak_bytes) / 1073741824.0, "%.1f");
     out << " GiB\n";
   }
 }
@@ -127,7 +125,7 @@ void print_report(std::ostream& out, const Scenario& s, const nlohmann::json& re
       << " schedule=" << to_string(s.plan.schedule) << "\n";
   out << "parameters " << fixed(report["params"]["total"].get<double>() / 1e9, "%.2fB total")
       << fixed(report["params"]["active"].get<double>() / 1e9, ", %.2fB active") << "\n";
-  print_memory(out, report["memory"]);
+  print_memory(out, read_memory_section(report["memory"], "simulated"));
   if (report.contains("time")) print_time(out, report["time"], report["throughput"]);
   if (report.contains("inference")) print_inference(out, report["inference"]);
 }

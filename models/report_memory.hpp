@@ -1,0 +1,56 @@
+#pragma once
+// The report's "memory" section (docs/SCENARIO.md, "memory"), one struct for both sides of
+// the comparison: the simulator's prediction (sim/memory/memory_report) and the executor's
+// measurement (exec/train/run_report) are written through it, and the comparison (compare/)
+// and the text report read them back through it, so its keys live in this file only.
+// Bytes throughout, per GPU.
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "models/memory_category.hpp"
+
+namespace twinsim {
+
+// Bytes per report category, indexed by MemCategory.
+using CategoryBytes = std::array<std::int64_t, kMemCategoryCount>;
+
+struct StagePeak {  // the worst GPU of one pipeline stage
+  int stage = 0;
+  std::int64_t peak_bytes = 0;
+  CategoryBytes breakdown{};
+  std::optional<std::int64_t> host_bytes;  // predicted: its offloaded state in CPU memory
+};
+
+struct RankPeak {  // measured: one rank's peak and each category's own peak
+  int rank = 0;
+  int stage = 0;
+  std::int64_t peak_bytes = 0;
+  CategoryBytes category_peaks{};
+};
+
+struct MemorySection {
+  std::int64_t capacity_bytes = 0;  // the GPU's memory
+  std::int64_t peak_bytes = 0;      // of the worst GPU
+  bool fits = false;
+  CategoryBytes breakdown{};        // that GPU's categories at its peak
+  std::vector<StagePeak> stages;    // one per pipeline stage
+  std::int64_t host_bytes = 0;      // the most CPU memory one GPU's offloaded state takes
+  std::optional<std::int64_t> host_capacity_bytes;  // predicted: this GPU's share of the node's
+  std::optional<CategoryBytes> host_breakdown;      // measured: the host allocator's categories
+  std::vector<RankPeak> per_rank;                   // measured: every rank
+};
+
+nlohmann::json category_json(const CategoryBytes& bytes);
+nlohmann::json to_json(const MemorySection& m);
+
+// Reads a report's "memory" object; `side` names the report in errors ("simulated",
+// "measured"). peak_bytes and breakdown are required (std::invalid_argument naming the key);
+// a category missing from a breakdown is 0 (an older report).
+MemorySection read_memory_section(const nlohmann::json& memory, const std::string& side);
+
+}  // namespace twinsim
