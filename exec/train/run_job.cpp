@@ -18,6 +18,8 @@
 #include "exec/train/memory_estimate.hpp"
 #include "exec/train/run_report.hpp"
 #include "exec/train/trainer.hpp"
+#include "models/report_memory.hpp"
+#include "models/report_throughput.hpp"
 #include "scenario/errors.hpp"
 
 namespace twinsim::exec {
@@ -149,8 +151,11 @@ JobOutput train(const Scenario& s, const JobOptions& o, MpiCommunicator& world, 
   if (world.rank() != 0) return out;  // the report and trace are rank 0's
   out.report["first_step"] = first_step;  // losses[i] is step first_step + i
   std::ostringstream line;
-  line << "step " << out.report["time"]["step_s"] << " s, " << out.report["throughput"]["tokens_per_s"]
-       << " tokens/s, peak " << out.report["memory"]["peak_bytes"] << " bytes per rank";
+  const Throughput throughput = read_throughput_section(out.report["throughput"], "measured");
+  const MemorySection memory = read_memory_section(out.report["memory"], "measured");
+  // printed as JSON prints them (the report's own digits)
+  line << "step " << out.report["time"]["step_s"] << " s, " << nlohmann::json(throughput.tokens_per_s)
+       << " tokens/s, peak " << memory.peak_bytes << " bytes per rank";
   out.summary = line.str();
   return out;
 }

@@ -6,6 +6,7 @@
 #include "exec/model/tensor.hpp"
 #include "models/head_ops.hpp"
 #include "models/report_memory.hpp"
+#include "models/report_throughput.hpp"
 #include "models/report_schema.hpp"
 #include "models/layer_ops.hpp"
 
@@ -161,13 +162,9 @@ json measured_report(const TrainConfig& config, const GpuSpec& gpu, ProcessGroup
           {"params", measured["params"]},
           {"memory", measured["memory"]},
           {"time", {{"step_s", step_s}, {"steps_s", steps_s}, {"warmup_steps", record.warmup_steps}}},
-          {"throughput",
-           {{"tokens_per_s", step_s > 0 ? tokens / step_s : 0},
-            {"tokens_per_s_per_gpu", step_s > 0 ? tokens / step_s / world : 0},
-            {"model_tflops_per_gpu", model_tflops},
-            {"hardware_tflops_per_gpu", hardware_tflops},
-            {"mfu", peak > 0 ? model_tflops * 1e12 / peak : 0},
-            {"hfu", peak > 0 ? hardware_tflops * 1e12 / peak : 0}}},
+          {"throughput", to_json(Throughput{step_s > 0 ? tokens / step_s : 0, step_s > 0 ? tokens / step_s / world : 0,
+                                            model_tflops, hardware_tflops, peak > 0 ? model_tflops * 1e12 / peak : 0,
+                                            peak > 0 ? hardware_tflops * 1e12 / peak : 0})},
           {"losses", losses},
           {"skipped_steps", skipped},
           {"ops", op_times},

@@ -46,19 +46,18 @@ void print_memory(std::ostream& out, const MemorySection& mem) {
   }
 }
 
-void print_time(std::ostream& out, const nlohmann::json& time, const nlohmann::json& tp) {
+void print_time(std::ostream& out, const nlohmann::json& time, const Throughput& tp) {
   const double step = time["step_s"].get<double>();
   out << "step time " << fixed(step, "%.4f s") << " (breakdown of stage " << time["reported_stage"].get<int>()
       << "'s GPU; " << time["simulated_gpus"].get<int>() << " GPUs simulated)\n";
   for (const auto& [k, v] : time["breakdown"].items())
     row(out, k, fixed(v.get<double>(), "%.4f s") + fixed(100 * v.get<double>() / step, "  %5.1f%%"));
   out << "throughput\n";
-  row(out, "tokens/s", fixed(tp["tokens_per_s"].get<double>(), "%.0f"));
-  row(out, "tokens/s per GPU", fixed(tp["tokens_per_s_per_gpu"].get<double>(), "%.1f"));
-  row(out, "model TFLOP/s per GPU", fixed(tp["model_tflops_per_gpu"].get<double>(), "%.1f"));
-  row(out, "hardware TFLOP/s per GPU", fixed(tp["hardware_tflops_per_gpu"].get<double>(), "%.1f"));
-  row(out, "MFU / HFU", fixed(100 * tp["mfu"].get<double>(), "%.1f%%") + " / " +
-                            fixed(100 * tp["hfu"].get<double>(), "%.1f%%"));
+  row(out, "tokens/s", fixed(tp.tokens_per_s, "%.0f"));
+  row(out, "tokens/s per GPU", fixed(tp.tokens_per_s_per_gpu, "%.1f"));
+  row(out, "model TFLOP/s per GPU", fixed(tp.model_tflops_per_gpu, "%.1f"));
+  row(out, "hardware TFLOP/s per GPU", fixed(tp.hardware_tflops_per_gpu, "%.1f"));
+  row(out, "MFU / HFU", fixed(100 * tp.mfu, "%.1f%%") + " / " + fixed(100 * tp.hfu, "%.1f%%"));
   if (time.contains("gemm_clock") && time["gemm_clock"].get<double>() < 1)
     row(out, "GEMM clock (power limit)", fixed(100 * time["gemm_clock"].get<double>(), "%.1f%%"));
   const auto& beyond = time["extrapolated_ops"];
@@ -126,7 +125,7 @@ void print_report(std::ostream& out, const Scenario& s, const nlohmann::json& re
   out << "parameters " << fixed(report["params"]["total"].get<double>() / 1e9, "%.2fB total")
       << fixed(report["params"]["active"].get<double>() / 1e9, ", %.2fB active") << "\n";
   print_memory(out, read_memory_section(report["memory"], "simulated"));
-  if (report.contains("time")) print_time(out, report["time"], report["throughput"]);
+  if (report.contains("time")) print_time(out, report["time"], read_throughput_section(report["throughput"], "simulated"));
   if (report.contains("inference")) print_inference(out, report["inference"]);
 }
 

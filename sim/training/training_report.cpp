@@ -390,11 +390,6 @@ nlohmann::json time_json(const TrainingPrediction& p) {
           {"gemm_clock", p.gemm_clock}};
 }
 
-nlohmann::json to_json(const Throughput& t) {
-  return {{"tokens_per_s", t.tokens_per_s}, {"tokens_per_s_per_gpu", t.tokens_per_s_per_gpu},
-          {"model_tflops_per_gpu", t.model_tflops_per_gpu}, {"hardware_tflops_per_gpu", t.hardware_tflops_per_gpu},
-          {"mfu", t.mfu}, {"hfu", t.hfu}};
-}
 
 }  // namespace twinsim
 

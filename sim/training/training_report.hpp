@@ -6,6 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "models/report_throughput.hpp"
 #include "scenario/scenario.hpp"
 #include "sim/engine/exchange.hpp"
 #include "sim/engine/timeline.hpp"
@@ -31,14 +32,6 @@ struct TimeBreakdown {
   }
 };
 
-struct Throughput {
-  double tokens_per_s = 0;
-  double tokens_per_s_per_gpu = 0;
-  double model_tflops_per_gpu = 0;
-  double hardware_tflops_per_gpu = 0;
-  double mfu = 0;
-  double hfu = 0;
-};
 
 // Busy fractions of the reported GPU over the step.
 struct Utilization {
@@ -90,7 +83,6 @@ TrainingPrediction predict_training(const Scenario& s, const std::string& trace_
 
 nlohmann::json to_json(const TimeBreakdown& b);
 nlohmann::json time_json(const TrainingPrediction& p);
-nlohmann::json to_json(const Throughput& t);
 nlohmann::json to_json(const Utilization& u);
 
 }  // namespace twinsim
