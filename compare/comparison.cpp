@@ -14,6 +14,7 @@
 #include <utility>
 
 #include "models/memory_category.hpp"
+#include "models/report_inference.hpp"
 #include "models/report_memory.hpp"
 
 namespace twinsim::compare {
@@ -115,10 +116,6 @@ void compare_memory(Comparison& c, const json& simulated, const json& measured) 
 
 bool is_inference(const json& simulated) { return simulated.contains("inference") && !simulated.contains("time"); }
 
-Pair inference_pair(const json& simulated, const json& measured, const char* key) {
-  return {at_path(simulated, "inference", key, "simulated").get<double>(),
-          at_path(measured, "inference", key, "measured").get<double>()};
-}
 
 PassComparison pass_comparison(const json& simulated, const json& measured, const std::string& phase) {
   PassComparison p;
@@ -131,11 +128,16 @@ PassComparison pass_comparison(const json& simulated, const json& measured, cons
 
 Comparison compare_inference(const json& simulated, const json& measured) {
   Comparison c;
+  // a report without the section is refused naming its first key (a training measurement)
+  const auto summary = [](const json& report, const char* side) {
+    return read_inference_summary(report.contains("inference") ? report["inference"] : json::object(), side);
+  };
+  const InferenceSummary sim = summary(simulated, "simulated"), meas = summary(measured, "measured");
   InferenceComparison inf;
-  inf.ttft_s = inference_pair(simulated, measured, "ttft_s");
-  inf.tpot_s = inference_pair(simulated, measured, "tpot_s");
-  inf.output_tokens_per_s = inference_pair(simulated, measured, "output_tokens_per_s");
-  inf.kv_cache_bytes_per_token = inference_pair(simulated, measured, "kv_cache_bytes_per_token");
+  inf.ttft_s = {sim.ttft_s, meas.ttft_s};
+  inf.tpot_s = {sim.tpot_s, meas.tpot_s};
+  inf.output_tokens_per_s = {sim.output_tokens_per_s, meas.output_tokens_per_s};
+  inf.kv_cache_bytes_per_token = {sim.kv_cache_bytes_per_token, meas.kv_cache_bytes_per_token};
   inf.prefill = pass_comparison(simulated, measured, "prefill");
   inf.decode = pass_comparison(simulated, measured, "decode");
   c.inference = std::move(inf);

@@ -11,6 +11,7 @@
 #include "exec/train/mixed_precision.hpp"
 #include "exec/train/run_report.hpp"
 #include "models/op_names.hpp"
+#include "models/report_inference.hpp"
 
 namespace twinsim::exec {
 
@@ -207,20 +208,22 @@ json measured_inference_report(const InferenceConfig& c, ProcessGroups& groups, 
     op_times[name] = {{"count", op["count"].get<double>() / op["ranks"].get<double>()},
                       {"mean_total_s", op["mean_total_s"]},
                       {"max_total_s", op["max_total_s"]}};
+  json inference = {{"decode_steps_s", r.decode_s},
+                    {"prefill", {{"passes", 1}, {"ops", phase_ops(rank_phases, "prefill", 1)}}},
+                    {"decode", {{"passes", decode_passes}, {"ops", phase_ops(rank_phases, "decode", decode_passes)}}}};
+  InferenceSummary summary;
+  summary.ttft_s = r.ttft_s;
+  summary.tpot_s = median(r.decode_s);
+  // every data-parallel replica's batch, as the simulator counts them
+  summary.output_tokens_per_s = total > 0 ? c.plan.dp * batch * out / total : 0;
+  // the model's cache per cached token (prompt + output) of the batch
+  summary.kv_cache_bytes_per_token = static_cast<double>(r.kv_cache_bytes) / cached_tokens;
+  write_inference_summary(inference, summary);
   return {{kSchemaVersionKey, kReportSchemaVersion},
           {"source", "measured"},
           {"params", r.params_and_memory["params"]},
           {"memory", r.params_and_memory["memory"]},
-          {"inference",
-           {{"ttft_s", r.ttft_s},
-            {"tpot_s", median(r.decode_s)},
-            // every data-parallel replica's batch, as the simulator counts them
-            {"output_tokens_per_s", total > 0 ? c.plan.dp * batch * out / total : 0},
-            // the model's cache per cached token (prompt + output) of the batch
-            {"kv_cache_bytes_per_token", static_cast<double>(r.kv_cache_bytes) / cached_tokens},
-            {"decode_steps_s", r.decode_s},
-            {"prefill", {{"passes", 1}, {"ops", phase_ops(rank_phases, "prefill", 1)}}},
-            {"decode", {{"passes", decode_passes}, {"ops", phase_ops(rank_phases, "decode", decode_passes)}}}}},
+          {"inference", inference},
           {"generated_tokens", r.first_tokens},
           {"ops", op_times},
           // weights and KV are kept as fp32 values (16-bit weights emulated by rounding)

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "models/report_inference.hpp"
 #include "sim/memory/inference.hpp"
 #include "sim/memory/stage_layers.hpp"
 #include "sim/inference/disaggregated.hpp"
@@ -146,11 +147,7 @@ nlohmann::json to_json(const InferencePrediction& p, const InferenceWorkload& w,
                       {"blocks", st.blocks}});
   nlohmann::json prefill = pass_json(p.prefill);
   prefill["ops"] = ops_json(p.prefill_ops);
-  nlohmann::json j = {{"ttft_s", p.ttft_s},
-          {"tpot_s", p.tpot_s},
-          {"output_tokens_per_s", p.output_tokens_per_s},
-          {"kv_cache_bytes_per_token", p.kv_cache_bytes_per_token},
-          {"max_batch", p.max_batch},
+  nlohmann::json j = {{"max_batch", p.max_batch},
           {"e2e_s", p.e2e_s},
           {"requests_per_s", p.requests_per_s},
           {"kv_cache_bytes_per_token_per_gpu", p.kv_cache_bytes_per_token_per_gpu},
@@ -163,6 +160,7 @@ nlohmann::json to_json(const InferencePrediction& p, const InferenceWorkload& w,
                         {"tokens", p.kv.tokens()},
                         {"limiting_stage", p.kv.limiting_stage},
                         {"stages", stages}}}};
+  write_inference_summary(j, {p.ttft_s, p.tpot_s, p.output_tokens_per_s, static_cast<double>(p.kv_cache_bytes_per_token)});
   if (w.speculative) {
     const SpeculativeDecoding& spec = *w.speculative;
     j["speculative"] = {{"method", to_string(spec.method)},

@@ -6,6 +6,9 @@
 
 #include "models/memory_category.hpp"
 #include "models/param_count.hpp"
+#include "models/report_inference.hpp"
+#include "models/report_memory.hpp"
+#include "models/report_throughput.hpp"
 #include "sim/inference/batch_prediction.hpp"
 #include "sim/memory/memory_report.hpp"
 #include "sim/training/training_report.hpp"
@@ -69,10 +72,11 @@ void print_time(std::ostream& out, const nlohmann::json& time, const Throughput&
 
 void print_inference(std::ostream& out, const nlohmann::json& inf) {
   out << "inference (one static batch per replica)\n";
-  row(out, "time to first token", fixed(1e3 * inf["ttft_s"].get<double>(), "%.2f ms"));
-  row(out, "time per output token", fixed(1e3 * inf["tpot_s"].get<double>(), "%.2f ms"));
-  row(out, "output tokens/s", fixed(inf["output_tokens_per_s"].get<double>(), "%.0f"));
-  row(out, "KV cache bytes per token", fixed(inf["kv_cache_bytes_per_token"].get<double>(), "%.0f"));
+  const InferenceSummary s = read_inference_summary(inf, "simulated");
+  row(out, "time to first token", fixed(1e3 * s.ttft_s, "%.2f ms"));
+  row(out, "time per output token", fixed(1e3 * s.tpot_s, "%.2f ms"));
+  row(out, "output tokens/s", fixed(s.output_tokens_per_s, "%.0f"));
+  row(out, "KV cache bytes per token", fixed(s.kv_cache_bytes_per_token, "%.0f"));
   row(out, "max batch (paged KV)", fixed(inf["max_batch"].get<double>(), "%.0f"));
   if (inf.contains("disaggregation")) {
     const nlohmann::json& d = inf["disaggregation"];
