@@ -21,12 +21,16 @@ inline constexpr std::string_view kCudnnAttention = "cudnn";
 // FlashAttention-3 (flash-attn 3, Hopper only): what Hugging Face runs with
 // attn_implementation="flash_attention_3" on an H100/H200.
 inline constexpr std::string_view kFlash3Attention = "flash3";
+// FlashAttention-4 (flash-attn 4, CuTe DSL, Blackwell): what the flash-attn package runs on a
+// B200.
+inline constexpr std::string_view kFlash4Attention = "flash4";
 // PyTorch's scaled_dot_product_attention picks its backend by device: cuDNN's where the GPU's
 // catalog entry measures it (the H100 and H200 with PyTorch 2.11: the profiles in
 // scenarios/validation/microbench/measured_2026-11-26/), FlashAttention-2 elsewhere.
 inline constexpr std::string_view kSdpaAttention = "sdpa";
-inline constexpr std::array<std::string_view, 4> kAttentionKernels = {kFlash2Attention, kCudnnAttention,
-                                                                      kFlash3Attention, kSdpaAttention};
+inline constexpr std::array<std::string_view, 5> kAttentionKernels = {kFlash2Attention, kCudnnAttention,
+                                                                      kFlash3Attention, kFlash4Attention,
+                                                                      kSdpaAttention};
 
 // The kernels that run a layer's norms, element-wise ops and casts. "fused": the op list's own
 // (Megatron's fused kernels, 16-bit activations). "hf_eager": Hugging Face transformers'

@@ -50,23 +50,34 @@ def rates(path, implementation):
     return out
 
 
-def main():
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--peak-tflops", type=float, required=True, help="dense fp16/bf16 peak")
-    ap.add_argument("--dir", default=HERE, help="folder of the two CSV files")
-    args = ap.parse_args()
-    fwd = rates(os.path.join(args.dir, "attention_fa3_h100_fwd_flashattention_repo.csv"), "flashattention3")
-    bwd = rates(os.path.join(args.dir, "attention_fa3_paper_h100_bwd.csv"), "flashattention3")
-    print("attention_kernel_efficiency_by_seq:\n  flash3:")
+def flash3_curves(peak_tflops, folder=HERE):
+    """{head_dim: (fwd points, bwd points)}, each [(seq, efficiency)] at FIT_SEQ."""
+    fwd = rates(os.path.join(folder, "attention_fa3_h100_fwd_flashattention_repo.csv"), "flashattention3")
+    bwd = rates(os.path.join(folder, "attention_fa3_paper_h100_bwd.csv"), "flashattention3")
+    out = {}
     for d in sorted({hd for (_, hd, _) in bwd}):
         f_pts, b_pts = [], []
         for s in FIT_SEQ:
             causal_fwd, plain_fwd, plain_bwd = fwd[(True, d, s)], fwd[(False, d, s)], bwd[(False, d, s)]
             causal_bwd = plain_bwd * causal_fwd / plain_fwd
-            f_pts.append((s, 2 * causal_fwd / args.peak_tflops))
-            b_pts.append((s, 1.6 * causal_bwd / args.peak_tflops))
-        curve = lambda pts: "[" + ", ".join(f"[{s}, {e:.4f}]" for s, e in pts) + "]"
-        print(f"    {d}: {{fwd: {curve(f_pts)}, bwd: {curve(b_pts)}}}")
+            f_pts.append((s, 2 * causal_fwd / peak_tflops))
+            b_pts.append((s, 1.6 * causal_bwd / peak_tflops))
+        out[d] = (f_pts, b_pts)
+    return out
+
+
+def curve_yaml(pts):
+    return "[" + ", ".join(f"[{s}, {e:.4f}]" for s, e in pts) + "]"
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--peak-tflops", type=float, required=True, help="dense fp16/bf16 peak")
+    ap.add_argument("--dir", default=HERE, help="folder of the two CSV files")
+    args = ap.parse_args()
+    print("attention_kernel_efficiency_by_seq:\n  flash3:")
+    for d, (f_pts, b_pts) in flash3_curves(args.peak_tflops, args.dir).items():
+        print(f"    {d}: {{fwd: {curve_yaml(f_pts)}, bwd: {curve_yaml(b_pts)}}}")
 
 
 if __name__ == "__main__":
