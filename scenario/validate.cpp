@@ -228,7 +228,7 @@ void validate_training(const Scenario& s) {
   if (p.offload_optimizer && !s.cluster.host.described())
     throw ScenarioError("plan.offload_optimizer", "true",
                         "needs cluster.host (the PCIe link and CPU memory of the node: h2d_GBps, d2h_GBps, "
-                        "memory_bandwidth_GBps, memory_GiB); the catalog's DGX A100, H100 and H200 carry them");
+                        "memory_bandwidth_GBps, memory_GiB); the catalog's DGX A100, H100, H200 and B200 carry them");
   if (p.offload_activations_layers > 0) {
     const std::string n = std::to_string(p.offload_activations_layers);
     const std::string key = "plan.offload_activations_layers";

@@ -317,7 +317,7 @@ plan: {tp: 1, pp: 1, dp: 2, zero: 1}
   EXPECT_GT(optimizer_step_s(host, 0), optimizer_step_s(gpu, 0));  // HBM is 40x the host's share of DRAM
   EXPECT_GT(predict_training(host).step_s, predict_training(gpu).step_s);
   // no host described: refused, naming the key
-  EXPECT_THROW(load_scenario_text(text, {"plan.offload_optimizer=true", "cluster=dgx-b200"}), ScenarioError);
+  EXPECT_THROW(load_scenario_text(text, {"plan.offload_optimizer=true", "cluster=dgx-h800"}), ScenarioError);
 }
 
 // ZeRO-Infinity's parameter offload on the same model, ZeRO-3 over two GPUs with the
