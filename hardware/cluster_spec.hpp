@@ -47,11 +47,18 @@ struct HostSpec {
 // crosses the spine. A single-plane fabric puts all of a unit's NICs on one leaf.
 // nodes_per_leaf 0 (default): no leaves modelled, every NIC reaches every other at its
 // full rate (a non-blocking fabric).
+// A three-tier fabric groups whole leaves into pods of `nodes_per_pod` nodes (a DGX
+// SuperPOD of several scalable units) whose spines reach the other pods through core
+// switches; the links from a pod's spines to the core carry 1/pod_oversubscription of what
+// the pod's NICs can send. nodes_per_pod 0 (default): one pod, two tiers.
 struct FabricSpec {
   int nodes_per_leaf = 0;
   double oversubscription = 1.0;  // leaf downlink : uplink bandwidth, >= 1
   bool rail_optimized = true;
+  int nodes_per_pod = 0;             // a multiple of nodes_per_leaf; 0: one pod
+  double pod_oversubscription = 1.0;  // a pod's NICs : its core uplinks, >= 1
   bool described() const { return nodes_per_leaf > 0; }
+  bool has_pods() const { return nodes_per_pod > 0; }
 };
 
 struct ClusterSpec {

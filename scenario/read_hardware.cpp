@@ -312,7 +312,8 @@ HostSpec read_host(MappingReader& parent, const std::string& key, int gpus_per_n
   return h;
 }
 
-// `fabric: {nodes_per_leaf, oversubscription, rail_optimized}` (hardware/cluster_spec.hpp).
+// `fabric: {nodes_per_leaf, oversubscription, rail_optimized, nodes_per_pod,
+// pod_oversubscription}` (hardware/cluster_spec.hpp).
 FabricSpec read_fabric(MappingReader& parent, const std::string& key) {
   MappingReader r(parent.child(key), parent.key_path(key));
   FabricSpec f;
@@ -320,6 +321,14 @@ FabricSpec read_fabric(MappingReader& parent, const std::string& key) {
   if (f.nodes_per_leaf == 0) throw ScenarioError(r.key_path("nodes_per_leaf"), "", "is required (nodes under one leaf switch)");
   f.oversubscription = r.number("oversubscription", 1.0, 1.0, 1024);
   f.rail_optimized = r.boolean("rail_optimized", true);
+  f.nodes_per_pod = static_cast<int>(r.integer("nodes_per_pod", 0, 1, 1 << 24));
+  f.pod_oversubscription = r.number("pod_oversubscription", 1.0, 1.0, 1024);
+  if (f.nodes_per_pod > 0 && f.nodes_per_pod % f.nodes_per_leaf != 0)
+    throw ScenarioError(r.key_path("nodes_per_pod"), std::to_string(f.nodes_per_pod),
+                        "must hold whole leaves: a multiple of nodes_per_leaf=" + std::to_string(f.nodes_per_leaf));
+  if (f.nodes_per_pod == 0 && r.has("pod_oversubscription"))
+    throw ScenarioError(r.key_path("pod_oversubscription"), std::to_string(f.pod_oversubscription),
+                        "needs nodes_per_pod (the nodes under one pod's spines)");
   r.reject_unknown();
   return f;
 }

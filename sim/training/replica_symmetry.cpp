@@ -32,7 +32,8 @@ class ConsistentMap {
 // (the GPUs of one node, one NIC, land on one node, one NIC, a different one per node), and
 // whether the GPUs sharing a NIC all lie in one block of k replicas (d / k alike): the
 // simulated replicas 0 .. k-1 then meet on their NICs all the traffic there is, not a part.
-// With an oversubscribed fabric, the same for leaf switches and their uplinks.
+// With an oversubscribed fabric, the same for leaf switches and their uplinks, and for pods
+// and their core uplinks.
 bool shift_keeps_nodes(const Scenario& s, int k) {
   const Plan& p = s.plan;
   const std::int64_t replica = static_cast<std::int64_t>(p.tp) * p.cp;  // ranks per DP index
@@ -48,6 +49,10 @@ bool shift_keeps_nodes(const Scenario& s, int k) {
   const std::size_t leaves = uplinks ? static_cast<std::size_t>(leaf_of(s, static_cast<int>(world - 1))) + nics : 0;
   ConsistentMap leaf_image(leaves);
   std::vector<std::int64_t> leaf_block(leaves, -1);
+  const bool pod_uplinks = pod_uplink_slots(s.cluster) > 0;
+  const std::size_t pods = pod_uplinks ? static_cast<std::size_t>(pod_of(s, static_cast<int>(world - 1))) + 1 : 0;
+  ConsistentMap pod_image(pods);
+  std::vector<std::int64_t> pod_block(pods, -1);
   auto same_block = [](std::int64_t& block, std::int64_t b) {
     if (block < 0) block = b;
     return block == b;
@@ -61,6 +66,9 @@ bool shift_keeps_nodes(const Scenario& s, int k) {
     if (!same_block(nic_block[static_cast<std::size_t>(nic_of(s, from))], d / k)) return false;
     if (uplinks && (!leaf_image.map(leaf_of(s, from), leaf_of(s, to)) ||
                     !same_block(leaf_block[static_cast<std::size_t>(leaf_of(s, from))], d / k)))
+      return false;
+    if (pod_uplinks && (!pod_image.map(pod_of(s, from), pod_of(s, to)) ||
+                        !same_block(pod_block[static_cast<std::size_t>(pod_of(s, from))], d / k)))
       return false;
   }
   return true;

@@ -136,7 +136,8 @@ struct Builder {
   // Across nodes a collective also holds its members' NICs, which their pipeline transfers
   // share: full mode, every simulated member's own NIC; fast mode, the stage's one NIC.
   // Across leaf switches of an oversubscribed fabric (full mode) it holds a slot of each
-  // of its members' leaves' spine uplinks as well.
+  // of its members' leaves' spine uplinks as well, and across pods of an oversubscribed
+  // core a slot of each of its members' pods' core uplinks.
   void add_nics(const StageRanks& sr, const RankGroup& group, std::vector<ResourceId>& res) const {
     if (!group.spans_nodes) return;
     auto add = [&res](ResourceId link) {
@@ -145,6 +146,8 @@ struct Builder {
     for (int g : group.members) add(sr.gpus[g].nic);
     if (group.spans_leaves)
       for (int g : group.members) add(sr.gpus[g].uplink);
+    if (group.spans_pods)
+      for (int g : group.members) add(sr.gpus[g].pod_uplink);
   }
 
   // A collective of each group of `kind`: one task on its members' streams — their compute
@@ -441,9 +444,13 @@ void Builder::add_pipeline_transfers() {
     if (a.nic >= 0 && crosses) {
       res.push_back(a.nic);
       if (b.nic != a.nic) res.push_back(b.nic);
-      // across leaf switches, through both leaves' spine uplinks
+      // across leaf switches, through both leaves' spine uplinks; across pods, through both
+      // pods' core uplinks
       if (a.leaf != b.leaf)
         for (ResourceId up : {a.uplink, b.uplink})
+          if (up >= 0) res.push_back(up);
+      if (a.pod != b.pod)
+        for (ResourceId up : {a.pod_uplink, b.pod_uplink})
           if (up >= 0) res.push_back(up);
     }
     const TaskId t = task(name, seconds, out.categories.pp_comm, res);

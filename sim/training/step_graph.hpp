@@ -32,6 +32,8 @@ struct StageStreams {
   engine::ResourceId host_link = -1;
   engine::ResourceId uplink = -1;  // its leaf switch's spine uplink (full mode, oversubscribed fabric)
   int leaf = -1;                   // the leaf switch its NIC hangs off (full mode, cluster.fabric)
+  engine::ResourceId pod_uplink = -1;  // its pod's links to the core (full mode, oversubscribed core)
+  int pod = -1;                        // the pod its node sits in (full mode, cluster.fabric pods)
   int rank = 0;  // global rank in Megatron order tp-cp-ep-dp-pp
 };
 

@@ -30,11 +30,24 @@ int leaf_uplink_slots(const ClusterSpec& c) {
   return slots >= ports ? 0 : slots;
 }
 
+int pod_of(const Scenario& s, int rank) {
+  const FabricSpec& f = s.cluster.fabric;
+  return f.described() && f.has_pods() ? node_of(s, rank) / f.nodes_per_pod : -1;
+}
+
+int pod_uplink_slots(const ClusterSpec& c) {
+  const FabricSpec& f = c.fabric;
+  if (!f.described() || !f.has_pods()) return 0;
+  const int ports = f.nodes_per_pod * c.nics_per_node;  // every NIC of the pod, every rail
+  const int slots = std::max(1, static_cast<int>(ports / f.pod_oversubscription));
+  return slots >= ports ? 0 : slots;
+}
+
 namespace {
 
-// The shared links made so far, by NIC and by leaf switch.
+// The shared links made so far, by NIC, by leaf switch and by pod.
 struct Links {
-  std::map<int, engine::ResourceId> nics, uplinks;
+  std::map<int, engine::ResourceId> nics, uplinks, pod_uplinks;
 };
 
 // A GPU's streams; its compute slows while its side streams run NCCL kernels
@@ -107,6 +120,7 @@ class FullStage {
     for (int i : indices) {
       group.spans_nodes |= node_of(s_, rank(i)) != node_of(s_, rank(indices.front()));
       group.spans_leaves |= leaf_of(s_, rank(i)) != leaf_of(s_, rank(indices.front()));
+      group.spans_pods |= pod_of(s_, rank(i)) != pod_of(s_, rank(indices.front()));
     }
   }
 
@@ -126,6 +140,13 @@ class FullStage {
       if (up == links.uplinks.end())
         up = links.uplinks.emplace(st.leaf, g.add_link("leaf" + std::to_string(st.leaf) + ".uplink", slots)).first;
       st.uplink = up->second;
+    }
+    st.pod = pod_of(s_, r);
+    if (const int slots = pod_uplink_slots(s_.cluster); slots > 0) {
+      auto up = links.pod_uplinks.find(st.pod);
+      if (up == links.pod_uplinks.end())
+        up = links.pod_uplinks.emplace(st.pod, g.add_link("pod" + std::to_string(st.pod) + ".core_uplink", slots)).first;
+      st.pod_uplink = up->second;
     }
     return st;
   }

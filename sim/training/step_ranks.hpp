@@ -30,6 +30,7 @@ struct RankGroup {
   std::vector<int> members;  // indices into StageRanks::gpus
   bool spans_nodes = false;
   bool spans_leaves = false;  // and leaf switches (cluster.fabric): it then crosses the spine
+  bool spans_pods = false;    // and pods (cluster.fabric.nodes_per_pod): it crosses the core
 };
 
 struct StageRanks {
@@ -56,5 +57,10 @@ int leaf_of(const Scenario& s, int rank);
 // ports over the oversubscription. 0 when that is all its NICs (the uplink never holds
 // anyone back and is not simulated).
 int leaf_uplink_slots(const ClusterSpec& c);
+// The pod a rank's node sits in (cluster.fabric.nodes_per_pod; -1 without pods), and how many
+// transfers a pod's links to the core carry at once at the NICs' rate: its NIC ports over
+// pod_oversubscription; 0 when that is all of them (not simulated).
+int pod_of(const Scenario& s, int rank);
+int pod_uplink_slots(const ClusterSpec& c);
 
 }  // namespace twinsim

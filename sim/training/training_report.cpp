@@ -233,7 +233,7 @@ TraceChoice trace_choice(const Scenario& s, const StepGraph& g, Fidelity fidelit
     for (const std::vector<StageStreams>& stage : g.ranks)
       for (int i = 0; i < per_replica; ++i)
         for (engine::ResourceId r : {stage[i].compute, stage[i].tp, stage[i].cp, stage[i].dp, stage[i].gather,
-                                     stage[i].nic, stage[i].uplink})
+                                     stage[i].nic, stage[i].uplink, stage[i].pod_uplink})
           if (r >= 0) c.shown[r] = 1;
     for (int i = 0; i < per_replica && i < static_cast<int>(g.pp_links.size()); ++i)
       for (engine::ResourceId r : g.pp_links[i]) c.shown[r] = 1;

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "scenario/errors.hpp"
 #include "scenario/load.hpp"
 #include "sim/engine/simulator.hpp"
 #include "sim/training/replica_symmetry.hpp"
@@ -78,6 +79,14 @@ std::vector<Case> cases() {
       // leaves of one node: TP 4 replicas pair on a node, the pair shares each leaf
       {kDgx + ", fabric: {nodes_per_leaf: 1, oversubscription: 8, rail_optimized: false}",
        {"plan.tp=4", "plan.pp=2", "plan.dp=8"}, false, 2},
+      // pods of 2 nodes behind a 4:1 core (16 NIC ports, 4 slots), non-blocking leaves: a
+      // replica is a node, so the shift must move whole pods: replicas 0-1 stand for 2-3
+      {kDgx + ", fabric: {nodes_per_leaf: 1, nodes_per_pod: 2, pod_oversubscription: 4}",
+       {"plan.tp=8", "plan.pp=2", "plan.dp=4"}, false, 2},
+      // oversubscribed leaves of 2 nodes inside pods of 4: a pod holds replicas 0-3 of a
+      // stage, so the shift moves whole pods and replicas 0-3 stand for 4-7
+      {kDgx + ", fabric: {nodes_per_leaf: 2, oversubscription: 4, nodes_per_pod: 4, pod_oversubscription: 2}",
+       {"plan.tp=8", "plan.pp=2", "plan.dp=8", "plan.zero=1"}, false, 4},
       // ZeRO-1 with the parameter gather overlapped, TP comm overlapped, DP over 8 nodes
       {kDgx, {"plan.tp=8", "plan.pp=2", "plan.dp=8", "plan.zero=1", "plan.overlap_param_gather=true",
               "plan.tp_comm_overlap=true", "plan.sequence_parallel=true"}, false, 1},
@@ -167,6 +176,49 @@ TEST(ReplicaSymmetry, OversubscribedSpineQueuesTransfersBetweenLeaves) {
     if (ratio > 1) EXPECT_EQ(most, 8 / ratio) << ratio;  // full, never over
   }
   EXPECT_GT(previous, 1.2 * plain);
+}
+
+// An oversubscribed core between pods (a three-tier fabric): the same with pipeline sends
+// between pods, which hold a slot of both pods' core uplinks; leaves non-blocking.
+TEST(ReplicaSymmetry, OversubscribedCoreQueuesTransfersBetweenPods) {
+  // one GPU per node; stage 0 on nodes 0-7 (pod 0), stage 1 on nodes 8-15 (pod 1)
+  const std::string nodes = R"(gpu: a100-sxm-80gb, gpus_per_node: 1,
+    intra_node: {bandwidth_GBps: 300, latency_us: 2}, inter_node: {bandwidth_GBps: 5, latency_us: 5, nics_per_node: 1})";
+  const std::vector<std::string> plan{"plan.tp=1", "plan.pp=2", "plan.dp=8"};
+  const double plain = predict_training(small(nodes, plan), "", Fidelity::full).step_s;
+  double previous = 0;
+  for (int ratio : {1, 2, 4, 8}) {
+    const Scenario s = small(nodes + ", fabric: {nodes_per_leaf: 4, nodes_per_pod: 8, pod_oversubscription: " +
+                                 std::to_string(ratio) + "}",
+                             plan);
+    const StepGraph g = build_step_graph(s, price_step(s), Fidelity::full);
+    const engine::Timeline tl = engine::simulate(g.graph);
+    if (ratio == 1) EXPECT_EQ(tl.makespan_s, plain);  // 8 ports, 8 slots: nothing to simulate
+    EXPECT_GE(tl.makespan_s, previous) << ratio;
+    previous = tl.makespan_s;
+    int most = 0, links = 0;  // transfers at once on pod 0's core uplink, at each start
+    for (engine::ResourceId r = 0; r < g.graph.num_resources(); ++r) {
+      if (g.graph.resource(r).name.find("uplink") != std::string::npos) ++links;
+      if (g.graph.resource(r).name != "pod0.core_uplink") continue;
+      EXPECT_EQ(g.graph.resource(r).slots, 8 / ratio);
+      const auto& on = g.graph.tasks_on(r);
+      for (engine::TaskId a : on) {
+        int running = 0;
+        for (engine::TaskId b : on) running += tl.start_s[b] <= tl.start_s[a] && tl.end_s[b] > tl.start_s[a];
+        most = std::max(most, running);
+      }
+    }
+    EXPECT_EQ(links, ratio > 1 ? 2 : 0) << ratio;  // the two pods' core uplinks; no leaf uplinks
+    if (ratio > 1) EXPECT_EQ(most, 8 / ratio) << ratio;  // full, never over
+  }
+  EXPECT_GT(previous, 1.2 * plain);
+}
+
+TEST(ReplicaSymmetry, PodsAreRefusedWhenTheyCutALeafOrHaveNoSize) {
+  EXPECT_THROW(small(kDgx + ", fabric: {nodes_per_leaf: 2, nodes_per_pod: 3}", {"plan.tp=8", "plan.dp=4"}),
+               ScenarioError);
+  EXPECT_THROW(small(kDgx + ", fabric: {nodes_per_leaf: 2, pod_oversubscription: 2}", {"plan.tp=8", "plan.dp=4"}),
+               ScenarioError);
 }
 
 // The trace holds the simulated GPUs only and says which GPUs of the plan they stand for.
