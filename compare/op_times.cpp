@@ -53,10 +53,11 @@ const json* pass_ops(const json& report, const std::string& phase) {
 }  // namespace
 
 std::string strip_layer_prefix(const std::string& name) {
-  if (name.rfind("layer", 0) != 0) return name;
-  std::size_t i = 5;
+  const std::size_t n = op_names::kLayerPrefix.size();  // "layer" + N + "." (models/op_names.hpp)
+  if (name.rfind(op_names::kLayerPrefix, 0) != 0) return name;
+  std::size_t i = n;
   while (i < name.size() && std::isdigit(static_cast<unsigned char>(name[i]))) ++i;
-  if (i == 5 || i >= name.size() || name[i] != '.') return name;
+  if (i == n || i >= name.size() || name[i] != '.') return name;
   return name.substr(i + 1);
 }
 
@@ -103,9 +104,11 @@ std::string op_category(const std::string& name) {
   const std::size_t first = bare.find('.'), last = bare.rfind('.');
   if (first == std::string::npos) return bare;
   const std::string module = bare.substr(0, first);
+  // the passes a category table shows: forward, backward (dgrad and wgrad together), recompute
+  using op_names::OpPass, op_names::pass_name;
   std::string pass = bare.substr(last + 1);
-  if (pass.rfind("bwd", 0) == 0) pass = "bwd";
-  if (pass != "fwd" && pass != "bwd" && pass != "recompute") return module;
+  if (pass == pass_name(OpPass::bwd_dgrad) || pass == pass_name(OpPass::bwd_wgrad)) pass = "bwd";
+  if (pass != pass_name(OpPass::fwd) && pass != "bwd" && pass != pass_name(OpPass::recompute)) return module;
   return module + " " + pass;
 }
 

@@ -5,6 +5,9 @@
 // pass), the report's time.ops and the comparison that pairs predicted and measured ops.
 // A name that drifts on one side no longer compiles instead of surfacing only in an
 // end-to-end comparison.
+#include <string>
+#include <string_view>
+
 namespace twinsim::op_names {
 
 inline constexpr const char* kAttnCore = "attn.core";
@@ -108,6 +111,35 @@ constexpr FfnOpNames ffn_op_names(Ffn ffn, bool gated) {
     default:
       return gated ? FfnOpNames{kMlpGateUp, kMlpAct, kMlpDown} : FfnOpNames{kMlpFc1, kMlpAct, kMlpFc2};
   }
+}
+
+// An op's full name: "layer<N>." for an op of layer N, the op's name, and its pass
+// ("layer3.attn.qkv.fwd"; "head.logits.bwd_dgrad" outside the layers). The executor times
+// its ops under it (exec/model/model_context), the simulator reports its op table under it
+// (sim/training/training_report, sim/inference/iteration_cost) and the comparison pairs
+// the two by it (compare/op_times, which strips the layer prefix).
+enum class OpPass { fwd, bwd_dgrad, bwd_wgrad, recompute };
+
+constexpr std::string_view pass_name(OpPass p) {
+  switch (p) {
+    case OpPass::bwd_dgrad: return "bwd_dgrad";
+    case OpPass::bwd_wgrad: return "bwd_wgrad";
+    case OpPass::recompute: return "recompute";
+    default: return "fwd";
+  }
+}
+
+inline constexpr std::string_view kLayerPrefix = "layer";  // "layer" + N + "."
+
+inline std::string layer_prefix(int layer) { return std::string(kLayerPrefix) + std::to_string(layer) + "."; }
+
+// layer < 0: an op outside the layers (embedding, head, optimizer)
+inline std::string op_name(int layer, std::string_view op, OpPass pass) {
+  std::string name = layer >= 0 ? layer_prefix(layer) : std::string();
+  name += op;
+  name += '.';
+  name += pass_name(pass);
+  return name;
 }
 
 }  // namespace twinsim::op_names

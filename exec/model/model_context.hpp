@@ -2,6 +2,7 @@
 // What a block needs at run time besides its weights: the tensor- and expert-parallel groups
 // and the profiler that times every op under the simulator's name for it. A null group
 // means a degree of 1; a null profiler times nothing.
+#include "models/op_names.hpp"
 #include <string>
 
 #include "exec/runtime/communicator.hpp"
@@ -10,8 +11,8 @@
 namespace twinsim::exec {
 
 // The pass an op runs in, as the simulator names it.
-enum class Pass { fwd, bwd_dgrad, bwd_wgrad, recompute };
-const char* pass_name(Pass p);
+// The pass an op's time belongs to, the last part of its name (models/op_names.hpp).
+using Pass = op_names::OpPass;
 
 // Times one op when there is a profiler; costs nothing otherwise.
 class OpScope {

@@ -63,7 +63,7 @@ OpTotals added(const OpTotals& before, const OpTotals& after) {
 std::vector<int> sample(const ModelContext& ctx, Profiler* profiler, const float* logits, int batch,
                         const TransformerConfig& tc) {
   std::optional<ProfileScope> scope;
-  if (profiler && profiler->enabled()) scope.emplace(*profiler, std::string(op_names::kHeadSample) + ".fwd");
+  if (profiler && profiler->enabled()) scope.emplace(*profiler, op_names::op_name(-1, op_names::kHeadSample, op_names::OpPass::fwd));
   return greedy_tokens(ctx, logits, batch, tc.local_vocab(), tc.vocab_start());
 }
 

@@ -217,7 +217,7 @@ std::vector<PassOpTime> ServingCostModel::op_times(const IterationShape& shape) 
     const std::vector<double> times = list_times_s(ops, cached);
     for (std::size_t i = 0; i < ops.size(); ++i) {
       const LayerOp& op = ops[i];
-      const std::string name = std::string(op.name) + ".fwd";  // the executor's name of a forward op
+      const std::string name = op_names::op_name(-1, op.name, op_names::OpPass::fwd);  // as the executor times it
       const double t = times[i];
       auto it = std::find_if(out.begin(), out.end(), [&name](const PassOpTime& o) { return o.name == name; });
       if (it == out.end()) {

@@ -121,9 +121,12 @@ std::vector<OpPrediction> op_table(const Scenario& s, const StepCosts& costs, co
     for (const OpTime& op : with_straggler_waits(lc.ops, s)) {
       const bool x = op.extrapolated;
       const int k = op.category == TimeCategory::compute ? 1 : 0;  // launches count compute ops only
-      push({op.name + ".fwd", op.fwd_s, count, x, op.fwd_bytes, k * op.fwd_launches});
-      if (op.dgrad_s > 0) push({op.name + ".bwd_dgrad", op.dgrad_s, count, x, op.dgrad_bytes, k * op.dgrad_launches});
-      if (op.wgrad_s > 0) push({op.name + ".bwd_wgrad", op.wgrad_s, count, x, op.wgrad_bytes, k * op.wgrad_launches});
+      using op_names::OpPass, op_names::op_name;
+      push({op_name(-1, op.name, OpPass::fwd), op.fwd_s, count, x, op.fwd_bytes, k * op.fwd_launches});
+      if (op.dgrad_s > 0)
+        push({op_name(-1, op.name, OpPass::bwd_dgrad), op.dgrad_s, count, x, op.dgrad_bytes, k * op.dgrad_launches});
+      if (op.wgrad_s > 0)
+        push({op_name(-1, op.name, OpPass::bwd_wgrad), op.wgrad_s, count, x, op.wgrad_bytes, k * op.wgrad_launches});
       if (recompute && op.recomputed)
         push({op.name + ".recompute", op.fwd_s, count, x, op.fwd_bytes, k * op.fwd_launches});
     }
@@ -152,16 +155,17 @@ engine::TaskExpansion layer_op_expansion(const StepGraph& g, const StepCosts& co
   return [&g, &costs](engine::TaskId t, std::vector<std::pair<std::string, double>>& parts) {
     const TaskOrigin& o = g.origin[t];
     if (o.cost < 0 || o.pass == LayerPass::none) return;
-    const std::string prefix = "layer" + std::to_string(o.layer) + ".";
+    using op_names::OpPass, op_names::op_name;
     const std::vector<OpTime>& ops = costs.layers[o.cost].ops;
     for (std::size_t k = 0; k < ops.size(); ++k) {
       const OpTime& op = o.pass == LayerPass::bwd ? ops[ops.size() - 1 - k] : ops[k];
       if (op.category != TimeCategory::compute) continue;
-      if (o.pass == LayerPass::fwd) parts.push_back({prefix + op.name + ".fwd", op.fwd_s});
-      if (o.pass == LayerPass::recompute && op.recomputed) parts.push_back({prefix + op.name + ".recompute", op.fwd_s});
+      if (o.pass == LayerPass::fwd) parts.push_back({op_name(o.layer, op.name, OpPass::fwd), op.fwd_s});
+      if (o.pass == LayerPass::recompute && op.recomputed)
+        parts.push_back({op_name(o.layer, op.name, OpPass::recompute), op.fwd_s});
       if (o.pass == LayerPass::bwd) {
-        if (op.dgrad_s > 0) parts.push_back({prefix + op.name + ".bwd_dgrad", op.dgrad_s});
-        if (op.wgrad_s > 0) parts.push_back({prefix + op.name + ".bwd_wgrad", op.wgrad_s});
+        if (op.dgrad_s > 0) parts.push_back({op_name(o.layer, op.name, OpPass::bwd_dgrad), op.dgrad_s});
+        if (op.wgrad_s > 0) parts.push_back({op_name(o.layer, op.name, OpPass::bwd_wgrad), op.wgrad_s});
       }
     }
   };
