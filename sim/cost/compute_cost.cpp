@@ -126,7 +126,9 @@ ComputeCost attention_cost(const GpuSpec& gpu, const ComputeOp& op) {
   } else {
     const std::vector<EfficiencyPoint>& curve = attention_curve(gpu, op);
     c.efficiency = interpolate_efficiency(curve, op.flops);
-    c.extrapolated = beyond_measured(curve, op.flops);
+    // a GPU with no attention figures at all (the B200 under FlashAttention-2) prices it by
+    // its GEMM curve: an assumption, which the report lists with the extrapolated ops
+    c.extrapolated = beyond_measured(curve, op.flops) || &curve == &gemm_curve(gpu, GemmPass::fwd, op.dtype);
   }
   c.math_s = op.flops / (gpu.peak(op.dtype) * c.efficiency);
   // a decode step reads the whole KV cache for a few FLOPs per byte: a device that

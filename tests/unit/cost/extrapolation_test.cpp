@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "hardware/stack_spec.hpp"
 #include "scenario/load.hpp"
 #include "sim/cost/compute_cost.hpp"
 #include "sim/training/training_report.hpp"
@@ -36,6 +37,20 @@ TEST(BeyondMeasured, GemmCostSaysWhenItsShapeLiesBeyondTheH100Table) {
   attention.kind = ComputeKind::attention;
   attention.flops = 1e14;
   EXPECT_FALSE(op_cost(h100, attention).extrapolated);
+}
+
+TEST(BeyondMeasured, AttentionWithoutFiguresIsMarked) {
+  // the B200 carries no FlashAttention-2 figures: attention under flash2 is priced by its
+  // GEMM curve, an assumption the report lists; its flash4 curves are its own figures
+  const GpuSpec b200 = catalog_gpu("b200");
+  ComputeOp attention;
+  attention.kind = ComputeKind::attention;
+  attention.flops = 1e11;  // inside the B200's GEMM table (3.4e7 to 5.5e11)
+  attention.head_dim = 128;
+  attention.kv_len = 8192;
+  EXPECT_TRUE(op_cost(b200, attention).extrapolated);
+  attention.attention_kernel = kFlash4Attention;
+  EXPECT_FALSE(op_cost(b200, attention).extrapolated);  // inside its 512-256k points
 }
 
 bool lists(const nlohmann::json& names, const std::string& name) {
