@@ -51,10 +51,10 @@ void ShardedOptimizer::add_shard(ParamBlock* b, Communicator& group, bool expert
   s.end = end;
   const std::size_t n = end - begin;
   const auto d = static_cast<std::size_t>(group.size());
-  if (zero_ >= 1 && n % d != 0)
+  if (shard_optimizer_ && n % d != 0)
     throw std::logic_error(b->name() + (experts ? " (experts)" : "") + ": flat size not padded to the group's degree");
-  s.lo = zero_ >= 1 ? begin + group.rank() * (n / d) : begin;
-  s.hi = zero_ >= 1 ? s.lo + n / d : end;
+  s.lo = shard_optimizer_ ? begin + group.rank() * (n / d) : begin;
+  s.hi = shard_optimizer_ ? s.lo + n / d : end;
   const std::size_t share = s.hi - s.lo;
   with_storage(storage(c_), [&]<class T>() {
     // ZeRO-Offload (Ren et al. 2021 §4.1): the fp32 weights the update steps (for fp32
@@ -66,18 +66,18 @@ void ShardedOptimizer::add_shard(ParamBlock* b, Communicator& group, bool expert
     };
     s.m = state(share);
     if (c_.training.optimizer == Optimizer::adam) s.v = state(share);
-    if (zero_ >= 2) s.grad_shard = Tensor::zeros_of<T>(MemCategory::grads, share);
-    if (zero_ == 3) s.param_shard = copy_of(MemCategory::params, b->params.as<T>() + s.lo, share);
+    if (shard_grads_) s.grad_shard = Tensor::zeros_of<T>(MemCategory::grads, share);
+    if (shard_params_) s.param_shard = copy_of(MemCategory::params, b->params.as<T>() + s.lo, share);
   });
   // the full grads exist only during a step's backward (ZeRO 2/3), the full params only
   // while used (ZeRO 3): freed once the block's last segment has its shard
-  if (zero_ >= 2 && end == b->flat_size()) b->grads.release();
-  if (zero_ == 3 && end == b->flat_size()) b->params.release();
+  if (shard_grads_ && end == b->flat_size()) b->grads.release();
+  if (shard_params_ && end == b->flat_size()) b->params.release();
   // PowerSGD runs without expert parallelism only (train_config.cpp): one segment, the whole
   // block; the block-quantised and top-k compressions take each segment over its group
-  if (zero_ <= 1 && group.size() > 1 && c_.plan.gradient_compression == GradCompression::powersgd)
+  if (!shard_grads_ && group.size() > 1 && c_.plan.gradient_compression == GradCompression::powersgd)
     s.powersgd = PowerSgdReducer(*b, c_.plan.gradient_powersgd_rank, c_.seed);
-  else if (zero_ <= 1 && group.size() > 1)
+  else if (!shard_grads_ && group.size() > 1)
     s.compressor = GradCompressor(c_.plan.gradient_compression, n, c_.plan.gradient_topk_ratio);
   shards_.push_back(std::move(s));
 }
@@ -85,14 +85,15 @@ void ShardedOptimizer::add_shard(ParamBlock* b, Communicator& group, bool expert
 ShardedOptimizer::ShardedOptimizer(const TrainConfig& config, std::vector<ParamBlock*> blocks, Communicator& dp,
                                    Communicator& tp, bool sequence_parallel, Profiler* profiler,
                                    Communicator* expert_dp)
-    : c_(config), dp_(dp), tp_(tp), sp_(sequence_parallel), zero_(config.plan.zero),
+    : c_(config), dp_(dp), tp_(tp), sp_(sequence_parallel), shard_optimizer_(config.plan.shards_optimizer()),
+      shard_grads_(config.plan.shards_grads()), shard_params_(config.plan.shards_params()),
       offload_(config.plan.offload_optimizer), profiler_(profiler) {
   for (ParamBlock* b : blocks) {
     const std::size_t n = b->flat_size(), split = b->experts_begin();
     add_shard(b, dp, false, 0, split);
     if (split < n) add_shard(b, expert_dp ? *expert_dp : dp, true, split, n);
   }
-  if (zero_ < 2) return;
+  if (!shard_grads_) return;
   // buckets in backward order, each closed once it reaches the size (Megatron's
   // _ParamAndGradBuffer fills them the same way)
   const std::int64_t limit = c_.bucket_elements >= 0 ? c_.bucket_elements : ddp_bucket_elements(c_);
@@ -128,13 +129,13 @@ int ShardedOptimizer::shard_index(const ParamBlock& block) const {
 
 void ShardedOptimizer::begin_step() {
   for (BlockShard& s : shards_) {
-    if (zero_ <= 1) s.block->grads.zero();
+    if (!shard_grads_) s.block->grads.zero();
     else s.grad_shard.zero();
   }
 }
 
 void ShardedOptimizer::reduce_grads() {
-  if (zero_ >= 2) {  // the buckets were reduced in backward; none should be left
+  if (shard_grads_) {  // the buckets were reduced in backward; none should be left
     for (Bucket& b : buckets_)
       if (b.grads) retire(b);
     return;
@@ -150,7 +151,7 @@ void ShardedOptimizer::reduce_grads() {
       s.compressor.compress(g, n);  // with plan.gradient_compression: what is sent
       // ZeRO-1 (Megatron's distributed optimizer) reduce-scatters: each rank needs only the
       // grads of its shard, summed, in place in the buffer
-      if (zero_ == 1) group.reduce_scatter(g, s.block->grads.as<T>() + s.lo, s.hi - s.lo);
+      if ((shard_optimizer_ && !shard_grads_)) group.reduce_scatter(g, s.block->grads.as<T>() + s.lo, s.hi - s.lo);
       else group.all_reduce(g, n);
     });
   }
@@ -180,7 +181,7 @@ double ShardedOptimizer::local_grad_square_sum() {
   return with_storage(storage(c_), [&]<class T>() {
     double sum = 0;
     for (BlockShard& s : shards_) {
-      if (zero_ == 0 && s.group->rank() != 0) continue;
+      if (!shard_optimizer_ && s.group->rank() != 0) continue;
       std::size_t n = 0;
       const T* g = reduced_grads<T>(s, n);
       for (const ParamSlot& slot : s.block->slots()) {
@@ -267,7 +268,7 @@ void ShardedOptimizer::step() {
     for (BlockShard& s : shards_) {
       std::size_t n = 0;
       const T* grads = reduced_grads<T>(s, n);
-      T* params = zero_ == 3 ? s.param_shard.as<T>() : s.block->params.as<T>() + s.lo;
+      T* params = shard_params_ ? s.param_shard.as<T>() : s.block->params.as<T>() + s.lo;
       if (offload_) offloaded_update(s, params, grads, n);
       else update(s, params, grads);
     }
@@ -275,7 +276,8 @@ void ShardedOptimizer::step() {
 }
 
 void ShardedOptimizer::share_params() {
-  if (zero_ != 1 && zero_ != 2) return;
+  // ZeRO 1/2: the shares were stepped apart; ZeRO 3 keeps only its shard, ZeRO 0 stepped all
+  if (!shard_optimizer_ || shard_params_) return;
   // everyone gets everyone's updated share, in place in the parameter buffer
   // (Megatron's distributed optimizer all-gathers into its param buffer)
   OpScope op(profiler_, op_names::kDpParamGather);
@@ -344,7 +346,7 @@ void ShardedOptimizer::retire_idle_except(int keep_a, int keep_b) {
 }
 
 void ShardedOptimizer::acquire(ParamBlock& block, bool backward) {
-  if (zero_ < 2) return;
+  if (!shard_grads_) return;
   const int b = bucket_of_[shard_index(block)];
   // the pass's next bucket: backward runs the blocks last to first (bucket 0 first)
   const int next = backward ? b + 1 : b - 1;
@@ -362,8 +364,8 @@ void ShardedOptimizer::acquire(ParamBlock& block, bool backward) {
     k.gathered = true;
   };
   Bucket& k = buckets_[b];
-  if (zero_ == 3 && !k.gathered) gather(k);
-  if (zero_ == 3 && has_next && !buckets_[next].gathered) gather(buckets_[next]);  // prefetch
+  if (shard_params_ && !k.gathered) gather(k);
+  if (shard_params_ && has_next && !buckets_[next].gathered) gather(buckets_[next]);  // prefetch
   if (backward && !k.grads) {
     for (int i : k.shards)
       if (first_of_block(i))
@@ -373,12 +375,12 @@ void ShardedOptimizer::acquire(ParamBlock& block, bool backward) {
 }
 
 void ShardedOptimizer::release(ParamBlock& block, bool /*backward*/) {
-  if (zero_ < 2) return;
+  if (!shard_grads_) return;
   --users_[&block];  // the bucket goes when the pass moves on (acquire) or ends (pass_done)
 }
 
 void ShardedOptimizer::pass_done(bool /*backward*/) {
-  if (zero_ < 2) return;
+  if (!shard_grads_) return;
   for (Bucket& b : buckets_)
     if (idle(b)) retire(b);
   std::fill(used_.begin(), used_.end(), false);
@@ -388,7 +390,7 @@ std::vector<float> ShardedOptimizer::gathered_params(ParamBlock& block) {
   return with_storage(storage(c_), [&]<class T>() {
     Tensor full;
     const T* values = block.params.as<T>();
-    if (zero_ == 3) {
+    if (shard_params_) {
       full = Tensor(MemCategory::buffers, block.flat_size(), storage(c_));
       for (BlockShard& s : shards_)
         if (s.block == &block) gather_params(s, full.as<T>());
@@ -433,7 +435,7 @@ std::string ShardedOptimizer::state_name(const BlockShard& s, const std::string&
 void ShardedOptimizer::save_state(TensorFile& file) {
   for (int i = 0; i < static_cast<int>(shards_.size()); ++i) {
     BlockShard& s = shards_[i];
-    if (zero_ == 3) save_tensor(file, state_name(s, ".params"), s.param_shard);
+    if (shard_params_) save_tensor(file, state_name(s, ".params"), s.param_shard);
     else if (first_of_block(i)) save_tensor(file, s.block->name() + ".params", s.block->params);  // whole
     save_tensor(file, state_name(s, ".master"), s.master);
     save_tensor(file, state_name(s, ".adam_m"), s.m);
@@ -445,7 +447,7 @@ void ShardedOptimizer::save_state(TensorFile& file) {
 void ShardedOptimizer::load_state(const TensorFile& file) {
   for (int i = 0; i < static_cast<int>(shards_.size()); ++i) {
     BlockShard& s = shards_[i];
-    if (zero_ == 3) load_tensor(file, state_name(s, ".params"), s.param_shard);
+    if (shard_params_) load_tensor(file, state_name(s, ".params"), s.param_shard);
     else if (first_of_block(i)) load_tensor(file, s.block->name() + ".params", s.block->params);
     load_tensor(file, state_name(s, ".master"), s.master);
     load_tensor(file, state_name(s, ".adam_m"), s.m);

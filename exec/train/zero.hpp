@@ -111,7 +111,9 @@ class ShardedOptimizer final : public BlockHooks {
   Communicator& dp_;
   Communicator& tp_;
   bool sp_;
-  int zero_;
+  // what the ZeRO stage shards over the DP group (models/plan.hpp): optimizer states
+  // from stage 1, gradients from 2, parameters at 3
+  bool shard_optimizer_, shard_grads_, shard_params_;
   bool offload_;  // plan.offload_optimizer: the update's state on the host
   int updates_ = 0;
   Profiler* profiler_;
@@ -135,7 +137,7 @@ class ShardedOptimizer final : public BlockHooks {
   template <class T>
   T* reduced_grads(BlockShard& s, std::size_t& count) {
     count = s.hi - s.lo;
-    return zero_ >= 2 ? s.grad_shard.as<T>() : s.block->grads.as<T>() + s.lo;
+    return shard_grads_ ? s.grad_shard.as<T>() : s.block->grads.as<T>() + s.lo;
   }
   std::string state_name(const BlockShard& s, const std::string& suffix) const;
   bool idle(const Bucket& b);
