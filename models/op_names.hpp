@@ -90,6 +90,9 @@ inline constexpr const char* kOptimizerZeroGrad = "optimizer.zero_grad";
 // updated weights back (the executor's names; the simulator prices them in optimizer.step)
 inline constexpr const char* kOffloadGradsToHost = "offload.grads_d2h";
 inline constexpr const char* kOffloadParamsToGpu = "offload.params_h2d";
+// activation offload (plan.offload_activations_layers): a layer's saved tensors out and back
+inline constexpr const char* kOffloadActivationsToHost = "offload.activations_d2h";
+inline constexpr const char* kOffloadActivationsToGpu = "offload.activations_h2d";
 inline constexpr const char* kPpSend = "pp.send";
 inline constexpr const char* kPpRecv = "pp.recv";
 inline constexpr const char* kPpSendRecv = "pp.send_recv";

@@ -17,17 +17,14 @@ namespace twinsim::exec {
 namespace k = twinsim::kernels::cpu;
 constexpr MemCategory kAct = MemCategory::activations;
 
+std::vector<Tensor*> AttentionSaved::tensors() {
+  std::vector<Tensor*> all{&norm.mean, &norm.rstd, &normed, &q, &k, &v, &out, &probs, &lse};
+  for (Tensor* t : mla.tensors()) all.push_back(t);
+  return all;
+}
+
 void AttentionSaved::release_all() {
-  norm.mean.release();
-  norm.rstd.release();
-  normed.release();
-  q.release();
-  k.release();
-  v.release();
-  out.release();
-  probs.release();
-  lse.release();
-  mla.release_all();
+  for (Tensor* t : tensors()) t->release();
 }
 
 std::vector<ParamSpec> attention_param_specs(const TransformerConfig& c, int layer) {

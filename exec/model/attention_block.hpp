@@ -24,6 +24,7 @@ struct AttentionSaved {
   Tensor probs;    // plain attention: [batch, local_heads, seq, seq]
   Tensor lse;      // flash attention: [batch, local_heads, seq], fp32
   MlaSaved mla;    // a multi-head latent attention layer's instead (mla_block.hpp)
+  std::vector<Tensor*> tensors();  // every tensor above, MLA's included
   void release_all();
 };
 

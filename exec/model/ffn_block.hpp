@@ -16,6 +16,11 @@ struct FfnSaved {
   MoeSaved moe;
   // false (serving): nothing is kept for a backward (MlpSaved::for_backward)
   bool for_backward = true;
+  std::vector<Tensor*> tensors() {
+    std::vector<Tensor*> out = dense.tensors();
+    for (Tensor* t : moe.tensors()) out.push_back(t);
+    return out;
+  }
   void release_all() {
     dense.release_all();
     moe.release_all();

@@ -19,12 +19,13 @@ namespace twinsim::exec {
 namespace k = twinsim::kernels::cpu;
 constexpr MemCategory kAct = MemCategory::activations;
 
+std::vector<Tensor*> MlaSaved::tensors() {
+  return {&norm.mean, &norm.rstd, &normed, &q_latent_in, &q_rstd, &q_latent, &kv_latent_in, &kv_rstd, &kv_latent,
+          &q, &k, &v, &out, &probs, &lse};
+}
+
 void MlaSaved::release_all() {
-  norm.mean.release();
-  norm.rstd.release();
-  for (Tensor* t : {&normed, &q_latent_in, &q_rstd, &q_latent, &kv_latent_in, &kv_rstd, &kv_latent, &q, &k, &v, &out,
-                    &probs, &lse})
-    t->release();
+  for (Tensor* t : tensors()) t->release();
 }
 
 std::vector<ParamSpec> mla_param_specs(const TransformerConfig& c, int layer) {

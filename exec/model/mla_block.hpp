@@ -34,6 +34,7 @@ struct MlaSaved {
   Tensor out;                    // attention output [tokens, local heads x v_head_dim]: W_O's input
   Tensor probs;                  // plain attention: [batch, local heads, seq, seq]
   Tensor lse;                    // flash attention: [batch, local heads, seq], fp32
+  std::vector<Tensor*> tensors();
   void release_all();
 };
 

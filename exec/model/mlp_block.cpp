@@ -15,13 +15,10 @@ namespace twinsim::exec {
 namespace k = twinsim::kernels::cpu;
 constexpr MemCategory kAct = MemCategory::activations;
 
+std::vector<Tensor*> MlpSaved::tensors() { return {&norm.mean, &norm.rstd, &normed, &up1, &up2, &act}; }
+
 void MlpSaved::release_all() {
-  norm.mean.release();
-  norm.rstd.release();
-  normed.release();
-  up1.release();
-  up2.release();
-  act.release();
+  for (Tensor* t : tensors()) t->release();
 }
 
 std::vector<ParamSpec> mlp_param_specs(const TransformerConfig& c, int layer) {

@@ -22,6 +22,7 @@ struct MlpSaved {
   // false (serving): nothing is kept for a backward; the forward frees fc1's outputs once
   // the activation has run and the activation's once fc2 has, as a no-grad forward does
   bool for_backward = true;
+  std::vector<Tensor*> tensors();
   void release_all();
 };
 

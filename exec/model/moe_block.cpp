@@ -18,11 +18,13 @@ using kernels::from_float;
 using kernels::to_float;
 constexpr MemCategory kAct = MemCategory::activations;
 
+std::vector<Tensor*> MoeSaved::tensors() {
+  return {&norm.mean, &norm.rstd, &normed,     &probs,      &permuted,   &up1,
+          &up2,       &act,       &expert_out, &shared_up1, &shared_up2, &shared_act};
+}
+
 void MoeSaved::release_all() {
-  norm.mean.release();
-  norm.rstd.release();
-  for (Tensor* t : {&normed, &probs, &permuted, &up1, &up2, &act, &expert_out, &shared_up1, &shared_up2, &shared_act})
-    t->release();
+  for (Tensor* t : tensors()) t->release();
   row_token.clear();
   expert_rows.clear();
   local_rows.clear();

@@ -49,6 +49,7 @@ struct MoeSaved {
   // source rank by source rank; recv_counts[src * local experts + j] of them came from src.
   std::vector<int> local_rows, recv_counts;
   bool for_backward = true;  // false (serving): each tensor goes once its last user has run
+  std::vector<Tensor*> tensors();
   void release_all();
 };
 

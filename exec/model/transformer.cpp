@@ -1,4 +1,7 @@
 #include "exec/model/transformer.hpp"
+
+#include <cstring>
+#include <limits>
 #include "models/op_names.hpp"
 
 namespace twinsim::exec {
@@ -102,6 +105,43 @@ Tensor TransformerStage::layer_backward(const ModelContext& ctx, int i, Tensor d
   return dx;
 }
 
+namespace {
+
+// A layer's saved tensors moved to CPU memory (host_allocator) or back into the model's: the
+// copies a GPU runs on its copy engines, here one memcpy per tensor.
+void move_saved(LayerSaved& s, bool to_host) {
+  for (Tensor* t : s.tensors()) {
+    if (t->empty()) continue;
+    Tensor moved = to_host ? Tensor::on_host(MemCategory::activations, t->size(), t->dtype(), Fill::uninitialized)
+                           : Tensor::uninitialized(MemCategory::activations, t->size(), t->dtype());
+    std::memcpy(moved.raw(), t->raw(), t->bytes());
+    *t = std::move(moved);
+  }
+  s.on_host = to_host;
+}
+
+}  // namespace
+
+void TransformerStage::finish_offloads(const ModelContext& ctx, MicroBatchState& st, int before_layer) {
+  std::vector<int> still;
+  for (int layer : st.offloading) {
+    if (layer > before_layer - 2) {
+      still.push_back(layer);
+      continue;
+    }
+    OpScope op(ctx.profiler, op_names::kOffloadActivationsToHost);
+    move_saved(st.layers[static_cast<std::size_t>(layer)], true);
+  }
+  st.offloading = std::move(still);
+}
+
+void TransformerStage::reload(const ModelContext& ctx, MicroBatchState& st, int layer) {
+  LayerSaved& s = st.layers[static_cast<std::size_t>(layer)];
+  if (!s.on_host) return;
+  OpScope op(ctx.profiler, op_names::kOffloadActivationsToGpu);
+  move_saved(s, false);
+}
+
 ModelContext TransformerStage::context(const ModelContext& ctx) {
   ModelContext c = ctx;
   if (!c.gather_buffer) c.gather_buffer = &gather_buffer_;
@@ -122,9 +162,11 @@ Tensor TransformerStage::forward(const ModelContext& outer, Tensor input, MicroB
   }
   st.layers.resize(layer_params_.size());
   for (std::size_t i = 0; i < layer_params_.size(); ++i) {
+    finish_offloads(ctx, st, static_cast<int>(i));
     acquire(layer_params_[i].get(), false);
     x = layer_forward(ctx, static_cast<int>(i), std::move(x), st.layers[i], Pass::fwd);
     release(layer_params_[i].get(), false);
+    if (static_cast<int>(i) < c_.offload_layers) st.offloading.push_back(static_cast<int>(i));
   }
   if (!head_) {
     pass_done(false);
@@ -152,7 +194,10 @@ Tensor TransformerStage::backward(const ModelContext& outer, Tensor doutput, flo
     release(out, true);
     release(head_norm_.get(), true);
   }
+  finish_offloads(ctx, st, std::numeric_limits<int>::max());  // copies still in flight are done
   for (int i = static_cast<int>(layer_params_.size()) - 1; i >= 0; --i) {
+    reload(ctx, st, i);
+    if (i > 0) reload(ctx, st, i - 1);  // prefetched beside this layer's backward
     acquire(layer_params_[i].get(), true);
     dx = layer_backward(ctx, i, std::move(dx), st.layers[i]);
     release(layer_params_[i].get(), true);

@@ -36,6 +36,13 @@ struct LayerSaved {
   Tensor mid;    // the attention half's output, the MLP half's input
   AttentionSaved attn;
   FfnSaved mlp;  // the dense MLP or the experts
+  bool on_host = false;  // activation offload: waiting in CPU memory for the backward
+  std::vector<Tensor*> tensors() {
+    std::vector<Tensor*> all{&input, &mid};
+    for (Tensor* t : attn.tensors()) all.push_back(t);
+    for (Tensor* t : mlp.tensors()) all.push_back(t);
+    return all;
+  }
 };
 
 // Everything one micro-batch keeps between its forward and its backward on this stage.
@@ -43,6 +50,7 @@ struct MicroBatchState {
   std::vector<int> tokens;   // [micro_batch * seq_len], first stage
   std::vector<int> targets;  // next tokens, last stage
   std::vector<LayerSaved> layers;
+  std::vector<int> offloading;  // activation offload: layers whose copy to CPU memory is under way
   HeadSaved head;
   float loss = 0;  // last stage: mean cross-entropy of this micro-batch
 };
@@ -95,6 +103,11 @@ class TransformerStage {
 
   Tensor layer_forward(const ModelContext& ctx, int i, Tensor x, LayerSaved& s, Pass pass);
   Tensor layer_backward(const ModelContext& ctx, int i, Tensor dy, LayerSaved& s);
+  // Activation offload (c_.offload_layers): the copies out finished by `before_layer`
+  // (a layer's is waited for by the layer after next), and a layer brought back with the one
+  // before it (the backward's double buffer).
+  void finish_offloads(const ModelContext& ctx, MicroBatchState& st, int before_layer);
+  void reload(const ModelContext& ctx, MicroBatchState& st, int layer);
   void acquire(ParamBlock* b, bool backward) { if (hooks_ && b) hooks_->acquire(*b, backward); }
   void release(ParamBlock* b, bool backward) { if (hooks_ && b) hooks_->release(*b, backward); }
   void pass_done(bool backward) { if (hooks_) hooks_->pass_done(backward); }

@@ -21,6 +21,9 @@ struct TransformerConfig {
   bool sequence_parallel = false;
   bool flash_attention = true;
   Recompute recompute = Recompute::none;
+  // plan.offload_activations_layers: the first N layers' saved tensors wait in CPU memory
+  // between their forward and backward (Transformer Engine's activation offload; one stage)
+  int offload_layers = 0;
   int micro_batch = 1;  // sequences per micro-batch
   int seq_len = 32;
   // pipeline stage: layers [first_layer, end_layer) and the ends it owns

@@ -33,10 +33,11 @@ void validate(const TrainConfig& c) {
   if (c.plan.offload_params)
     throw std::invalid_argument("plan.offload_params=true: the executor offloads the optimizer only (ZeRO-Infinity's "
                                 "parameter offload is priced by the simulator only)");
-  if (c.plan.offload_activations_layers > 0)
+  // activation offload as the simulator prices it (scenario/validate.cpp): one stage, one
+  // micro-batch's layers in flight, nothing recomputed
+  if (c.plan.offload_activations_layers > 0 && (c.plan.pp != 1 || c.plan.recompute != Recompute::none))
     throw std::invalid_argument("plan.offload_activations_layers=" + std::to_string(c.plan.offload_activations_layers) +
-                                ": the executor keeps its activations in its own memory (activation offload is priced "
-                                "by the simulator only)");
+                                ": the executor offloads activations with plan.pp=1 and plan.recompute=none only");
   if (c.plan.zero_quantized_weights || c.plan.zero_quantized_gradients)
     throw std::invalid_argument(std::string(c.plan.zero_quantized_weights ? "plan.zero_quantized_weights"
                                                                           : "plan.zero_quantized_gradients") +
@@ -60,6 +61,7 @@ TransformerConfig stage_config(const TrainConfig& c, const RankCoords& coords) {
   t.sequence_parallel = c.plan.sequence_parallel && c.plan.tp > 1;
   t.flash_attention = c.plan.flash_attention;
   t.recompute = c.plan.recompute;
+  t.offload_layers = c.plan.offload_activations_layers;
   t.micro_batch = static_cast<int>(c.training.micro_batch);
   t.seq_len = static_cast<int>(c.training.seq_len);
   std::vector<int> layers = c.plan.stage_layers;
