@@ -106,9 +106,10 @@ void compare_memory(Comparison& c, const json& simulated, const json& measured) 
     c.memory.push_back({std::string(category_name(m)),
                         {static_cast<double>(sim.breakdown[i]), static_cast<double>(meas.breakdown[i])}});
   }
-  // ZeRO-Offload: the predicted host bytes are the optimizer's; the measured host allocator's
-  // optimizer category is what they predict
-  const double predicted_host = static_cast<double>(sim.host_bytes);
+  // ZeRO-Offload: the optimizer's share of the host bytes on both sides (a simulated report
+  // without a host breakdown is older: its host bytes were the optimizer's)
+  const double predicted_host = static_cast<double>(
+      sim.host_breakdown ? (*sim.host_breakdown)[static_cast<std::size_t>(MemCategory::optimizer)] : sim.host_bytes);
   const double measured_host =
       meas.host_breakdown ? static_cast<double>((*meas.host_breakdown)[static_cast<std::size_t>(MemCategory::optimizer)]) : 0;
   if (predicted_host > 0 || measured_host > 0) c.host_optimizer_bytes = Pair{predicted_host, measured_host};

@@ -29,7 +29,10 @@ StageMemory training_stage(const Scenario& sc, const LayerActivations& per_layer
   b.activations = training_activation_bytes(sc.model, sc.plan, sc.stack, t, per_layer, stage);
   b.buffers = buffers.total();
   StageMemory m = finish(stage, b);
-  m.host_bytes = w.host() + offloaded_activation_bytes(sc.model, sc.plan, per_layer);
+  m.host.optimizer = w.host_optimizer;
+  m.host.params = w.host_params;
+  m.host.activations = offloaded_activation_bytes(sc.model, sc.plan, per_layer);
+  m.host_bytes = m.host.total();
   return m;
 }
 
@@ -78,7 +81,11 @@ MemoryReport predict_memory(const Scenario& sc) {
       r.breakdown = r.stages.back().breakdown;
     }
   }
-  for (const StageMemory& st : r.stages) r.host_bytes = std::max(r.host_bytes, st.host_bytes);
+  for (const StageMemory& st : r.stages)
+    if (st.host_bytes > r.host_bytes) {
+      r.host_bytes = st.host_bytes;
+      r.host_breakdown = st.host;
+    }
   r.host_capacity_bytes = sc.cluster.host.memory_bytes;
   // offloaded state must fit the GPU's share of the node's CPU memory too
   r.fits = r.peak_bytes <= r.capacity_bytes && (r.host_bytes == 0 || r.host_bytes <= r.host_capacity_bytes);
@@ -100,6 +107,7 @@ MemorySection memory_section(const MemoryReport& r) {
   for (const StageMemory& s : r.stages) m.stages.push_back({s.stage, s.peak_bytes, category_bytes(s.breakdown), s.host_bytes});
   m.host_bytes = r.host_bytes;
   m.host_capacity_bytes = r.host_capacity_bytes;
+  if (r.host_bytes > 0) m.host_breakdown = category_bytes(r.host_breakdown);  // offloaded state, by category
   return m;
 }
 

@@ -39,6 +39,7 @@ struct StageMemory {
   std::int64_t peak_bytes = 0;  // == breakdown.total(): everything is live at the peak
   MemoryBreakdown breakdown;
   std::int64_t host_bytes = 0;  // CPU memory this GPU's offloaded state takes (plan.offload_optimizer)
+  MemoryBreakdown host;          // ... by category: optimizer, params, activations offloaded
 };
 
 struct MemoryReport {
@@ -48,6 +49,7 @@ struct MemoryReport {
   MemoryBreakdown breakdown;        // of that stage
   std::vector<StageMemory> stages;  // one per pipeline stage
   std::int64_t host_bytes = 0;           // the most CPU memory one GPU's offloaded state takes
+  MemoryBreakdown host_breakdown;        // that GPU's, by category
   std::int64_t host_capacity_bytes = 0;  // this GPU's share of the node's CPU memory (0: not described)
 };
 
