@@ -69,13 +69,14 @@ const PassCurves* attention_by_seq(const GpuSpec& gpu, const ComputeOp& op) {
 
 // Measured curves first (by head width, then for every width), then the GEMM curve: a GPU
 // without attention figures runs its fused attention as well as its GEMMs.
-const std::vector<EfficiencyPoint>& attention_curve(const GpuSpec& gpu, const ComputeOp& op) {
-  if (op.kernel == kKvCacheAttentionKernel && !gpu.kv_attention_efficiency.empty()) return gpu.kv_attention_efficiency;
+// The GPU's attention figures keyed by FLOPs for the op; null when it has none at all.
+const std::vector<EfficiencyPoint>* attention_curve(const GpuSpec& gpu, const ComputeOp& op) {
+  if (op.kernel == kKvCacheAttentionKernel && !gpu.kv_attention_efficiency.empty()) return &gpu.kv_attention_efficiency;
   if (const auto it = gpu.attention_efficiency_by_head_dim.find(static_cast<int>(op.head_dim));
       it != gpu.attention_efficiency_by_head_dim.end())
-    return it->second.of(op.backward);
-  if (!gpu.attention_efficiency.empty()) return gpu.attention_efficiency.of(op.backward);
-  return gemm_curve(gpu, GemmPass::fwd, op.dtype);
+    return &it->second.of(op.backward);
+  if (!gpu.attention_efficiency.empty()) return &gpu.attention_efficiency.of(op.backward);
+  return nullptr;
 }
 
 }  // namespace
@@ -124,11 +125,12 @@ ComputeCost attention_cost(const GpuSpec& gpu, const ComputeOp& op) {
     c.efficiency = interpolate_efficiency(curve, static_cast<double>(op.kv_len));
     c.extrapolated = beyond_measured(curve, static_cast<double>(op.kv_len));
   } else {
-    const std::vector<EfficiencyPoint>& curve = attention_curve(gpu, op);
-    c.efficiency = interpolate_efficiency(curve, op.flops);
     // a GPU with no attention figures at all (the B200 under FlashAttention-2) prices it by
     // its GEMM curve: an assumption, which the report lists with the extrapolated ops
-    c.extrapolated = beyond_measured(curve, op.flops) || &curve == &gemm_curve(gpu, GemmPass::fwd, op.dtype);
+    const std::vector<EfficiencyPoint>* figures = attention_curve(gpu, op);
+    const std::vector<EfficiencyPoint>& curve = figures ? *figures : gemm_curve(gpu, GemmPass::fwd, op.dtype);
+    c.efficiency = interpolate_efficiency(curve, op.flops);
+    c.extrapolated = !figures || beyond_measured(curve, op.flops);
   }
   c.math_s = op.flops / (gpu.peak(op.dtype) * c.efficiency);
   // a decode step reads the whole KV cache for a few FLOPs per byte: a device that

@@ -129,26 +129,26 @@ class FullStage {
     if (s_.cluster.nodes == 1) return st;
     const int per_node = s_.cluster.nics_per_node;
     const int nic = nic_of(s_, r);
-    auto it = links.nics.find(nic);
-    if (it == links.nics.end())
-      it = links.nics.emplace(nic, g.add_link("node" + std::to_string(nic / per_node) + ".nic" + std::to_string(nic % per_node)))
-               .first;
-    st.nic = it->second;
+    st.nic = shared_link(g, links.nics, nic, 1,
+                         [&] { return "node" + std::to_string(nic / per_node) + ".nic" + std::to_string(nic % per_node); });
     st.leaf = leaf_of(s_, r);
-    if (const int slots = leaf_uplink_slots(s_.cluster); slots > 0) {
-      auto up = links.uplinks.find(st.leaf);
-      if (up == links.uplinks.end())
-        up = links.uplinks.emplace(st.leaf, g.add_link("leaf" + std::to_string(st.leaf) + ".uplink", slots)).first;
-      st.uplink = up->second;
-    }
+    if (const int slots = leaf_uplink_slots(s_.cluster); slots > 0)
+      st.uplink = shared_link(g, links.uplinks, st.leaf, slots, [&] { return "leaf" + std::to_string(st.leaf) + ".uplink"; });
     st.pod = pod_of(s_, r);
-    if (const int slots = pod_uplink_slots(s_.cluster); slots > 0) {
-      auto up = links.pod_uplinks.find(st.pod);
-      if (up == links.pod_uplinks.end())
-        up = links.pod_uplinks.emplace(st.pod, g.add_link("pod" + std::to_string(st.pod) + ".core_uplink", slots)).first;
-      st.pod_uplink = up->second;
-    }
+    if (const int slots = pod_uplink_slots(s_.cluster); slots > 0)
+      st.pod_uplink =
+          shared_link(g, links.pod_uplinks, st.pod, slots, [&] { return "pod" + std::to_string(st.pod) + ".core_uplink"; });
     return st;
+  }
+
+  // The link `key` of `made` (a NIC, a leaf's spine uplink, a pod's core uplink), made with
+  // its name and slots when the first of the GPUs sharing it is met.
+  template <class Name>
+  static engine::ResourceId shared_link(engine::TaskGraph& g, std::map<int, engine::ResourceId>& made, int key,
+                                        int slots, Name name) {
+    auto it = made.find(key);
+    if (it == made.end()) it = made.emplace(key, g.add_link(name(), slots)).first;
+    return it->second;
   }
 
   const Scenario& s_;

@@ -36,8 +36,10 @@ def test_offloaded_activations_train_alike_and_move_to_the_host(root, twinsim_ex
         gpu[layers] = measured["breakdown"]["activations"]
         host = measured["host_breakdown"]["activations"]
         # what left the GPU is what the host holds (measured 2026-11-26: 2,101,248 B a layer,
-        # the simulator's 2,099,200; the plain run's activations differ by the same 0.1%)
-        assert host == pytest.approx(plain["memory"]["breakdown"]["activations"] - gpu[layers], rel=0.01) or layers == 3
+        # the simulator's 2,099,200; the plain run's activations differ by the same 0.1%);
+        # with 3 layers out, the third's copy is still in flight on the GPU as the forward ends
+        left = plain["memory"]["breakdown"]["activations"] - gpu[layers]
+        assert host == (left if layers < 3 else left * 3 // 2), layers
         assert gpu[layers] == pytest.approx(predicted["breakdown"]["activations"], rel=0.005), layers
         assert host == pytest.approx(predicted["host_bytes"], rel=0.005), layers
     assert gpu[1] > gpu[2]

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "models/report_memory.hpp"
+#include "tests/unit/models/refusal.hpp"
 
 namespace twinsim {
 namespace {
@@ -54,12 +55,8 @@ TEST(ReportMemory, MeasuredSectionRoundTrips) {
 TEST(ReportMemory, ABrokenSectionIsRefusedNamingTheKey) {
   nlohmann::json j = to_json(predicted());
   j.erase("peak_bytes");
-  try {
-    read_memory_section(j, "measured");
-    ADD_FAILURE() << "accepted";
-  } catch (const std::invalid_argument& e) {
-    EXPECT_NE(std::string(e.what()).find("measured report: memory.peak_bytes"), std::string::npos) << e.what();
-  }
+  const std::string message = test::refusal([&] { read_memory_section(j, "measured"); });
+  EXPECT_NE(message.find("measured report: memory.peak_bytes"), std::string::npos) << message;
   nlohmann::json k = to_json(predicted());
   k["breakdown"]["grads"] = "many";
   EXPECT_THROW(read_memory_section(k, "simulated"), std::invalid_argument);

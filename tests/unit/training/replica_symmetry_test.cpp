@@ -145,73 +145,59 @@ TEST(ReplicaSymmetry, ReportsAreIdentical) {
   }
 }
 
-// An oversubscribed spine: pipeline sends between leaves hold a slot of both leaves'
-// uplinks, which run no more transfers at once than they have slots, so the step slows as
-// the slots shrink; a non-blocking fabric (oversubscription 1) is the plain network.
-TEST(ReplicaSymmetry, OversubscribedSpineQueuesTransfersBetweenLeaves) {
-  // one GPU per node; stage 0 on nodes 0-7 (leaf 0), stage 1 on nodes 8-15 (leaf 1)
-  const std::string nodes = R"(gpu: a100-sxm-80gb, gpus_per_node: 1,
-    intra_node: {bandwidth_GBps: 300, latency_us: 2}, inter_node: {bandwidth_GBps: 5, latency_us: 5, nics_per_node: 1})";
-  const std::vector<std::string> plan{"plan.tp=1", "plan.pp=2", "plan.dp=8"};
-  const double plain = predict_training(small(nodes, plan), "", Fidelity::full).step_s;
-  double previous = 0;
-  for (int ratio : {1, 2, 4, 8}) {
-    const Scenario s = small(nodes + ", fabric: {nodes_per_leaf: 8, oversubscription: " + std::to_string(ratio) + "}", plan);
-    const StepGraph g = build_step_graph(s, price_step(s), Fidelity::full);
-    const engine::Timeline tl = engine::simulate(g.graph);
-    if (ratio == 1) EXPECT_EQ(tl.makespan_s, plain);  // 8 ports, 8 slots: nothing to simulate
-    EXPECT_GE(tl.makespan_s, previous) << ratio;
-    previous = tl.makespan_s;
-    int most = 0;  // transfers at once on leaf 0's uplink, at each start
-    for (engine::ResourceId r = 0; r < g.graph.num_resources(); ++r) {
-      if (g.graph.resource(r).name != "leaf0.uplink") continue;
-      EXPECT_EQ(g.graph.resource(r).slots, 8 / ratio);
-      const auto& on = g.graph.tasks_on(r);
-      for (engine::TaskId a : on) {
-        int running = 0;
-        for (engine::TaskId b : on) running += tl.start_s[b] <= tl.start_s[a] && tl.end_s[b] > tl.start_s[a];
-        most = std::max(most, running);
-      }
+// The most tasks link `name` ran at once (counted at each task's start), after checking it
+// has `slots` slots; 0 when the graph has no such link.
+int most_at_once(const StepGraph& g, const engine::Timeline& tl, const std::string& name, int slots) {
+  int most = 0;
+  for (engine::ResourceId r = 0; r < g.graph.num_resources(); ++r) {
+    if (g.graph.resource(r).name != name) continue;
+    EXPECT_EQ(g.graph.resource(r).slots, slots) << name;
+    const auto& on = g.graph.tasks_on(r);
+    for (engine::TaskId a : on) {
+      int running = 0;
+      for (engine::TaskId b : on) running += tl.start_s[b] <= tl.start_s[a] && tl.end_s[b] > tl.start_s[a];
+      most = std::max(most, running);
     }
-    if (ratio > 1) EXPECT_EQ(most, 8 / ratio) << ratio;  // full, never over
   }
-  EXPECT_GT(previous, 1.2 * plain);
+  return most;
 }
 
-// An oversubscribed core between pods (a three-tier fabric): the same with pipeline sends
-// between pods, which hold a slot of both pods' core uplinks; leaves non-blocking.
-TEST(ReplicaSymmetry, OversubscribedCoreQueuesTransfersBetweenPods) {
-  // one GPU per node; stage 0 on nodes 0-7 (pod 0), stage 1 on nodes 8-15 (pod 1)
+// Pipeline sends between two switch domains, 16 one-GPU nodes: stage 0 on nodes 0-7, stage 1
+// on nodes 8-15, behind `fabric` + R (an oversubscription of R). Each send holds a slot of
+// both ends' uplinks (the two of the fabric's uplinks there are), which run no more transfers
+// at once than they have slots (8 ports / R), so the step slows as the slots shrink; at R = 1
+// there is nothing to simulate and the step is the plain network's.
+void expect_sends_queue_on(const std::string& fabric, const std::string& link) {
   const std::string nodes = R"(gpu: a100-sxm-80gb, gpus_per_node: 1,
     intra_node: {bandwidth_GBps: 300, latency_us: 2}, inter_node: {bandwidth_GBps: 5, latency_us: 5, nics_per_node: 1})";
   const std::vector<std::string> plan{"plan.tp=1", "plan.pp=2", "plan.dp=8"};
   const double plain = predict_training(small(nodes, plan), "", Fidelity::full).step_s;
   double previous = 0;
   for (int ratio : {1, 2, 4, 8}) {
-    const Scenario s = small(nodes + ", fabric: {nodes_per_leaf: 4, nodes_per_pod: 8, pod_oversubscription: " +
-                                 std::to_string(ratio) + "}",
-                             plan);
+    const Scenario s = small(nodes + ", fabric: {" + fabric + std::to_string(ratio) + "}", plan);
     const StepGraph g = build_step_graph(s, price_step(s), Fidelity::full);
     const engine::Timeline tl = engine::simulate(g.graph);
-    if (ratio == 1) EXPECT_EQ(tl.makespan_s, plain);  // 8 ports, 8 slots: nothing to simulate
-    EXPECT_GE(tl.makespan_s, previous) << ratio;
+    if (ratio == 1) EXPECT_EQ(tl.makespan_s, plain) << link;
+    EXPECT_GE(tl.makespan_s, previous) << link << " " << ratio;
     previous = tl.makespan_s;
-    int most = 0, links = 0;  // transfers at once on pod 0's core uplink, at each start
-    for (engine::ResourceId r = 0; r < g.graph.num_resources(); ++r) {
-      if (g.graph.resource(r).name.find("uplink") != std::string::npos) ++links;
-      if (g.graph.resource(r).name != "pod0.core_uplink") continue;
-      EXPECT_EQ(g.graph.resource(r).slots, 8 / ratio);
-      const auto& on = g.graph.tasks_on(r);
-      for (engine::TaskId a : on) {
-        int running = 0;
-        for (engine::TaskId b : on) running += tl.start_s[b] <= tl.start_s[a] && tl.end_s[b] > tl.start_s[a];
-        most = std::max(most, running);
-      }
-    }
-    EXPECT_EQ(links, ratio > 1 ? 2 : 0) << ratio;  // the two pods' core uplinks; no leaf uplinks
-    if (ratio > 1) EXPECT_EQ(most, 8 / ratio) << ratio;  // full, never over
+    int uplinks = 0;
+    for (engine::ResourceId r = 0; r < g.graph.num_resources(); ++r)
+      uplinks += g.graph.resource(r).name.find("uplink") != std::string::npos;
+    EXPECT_EQ(uplinks, ratio > 1 ? 2 : 0) << link << " " << ratio;
+    if (ratio > 1) EXPECT_EQ(most_at_once(g, tl, link, 8 / ratio), 8 / ratio) << link << " " << ratio;  // full, never over
   }
-  EXPECT_GT(previous, 1.2 * plain);
+  EXPECT_GT(previous, 1.2 * plain) << link;
+}
+
+// An oversubscribed spine: the two stages under two leaves of 8 nodes.
+TEST(ReplicaSymmetry, OversubscribedSpineQueuesTransfersBetweenLeaves) {
+  expect_sends_queue_on("nodes_per_leaf: 8, oversubscription: ", "leaf0.uplink");
+}
+
+// An oversubscribed core between pods (a three-tier fabric): the two stages in two pods of 8
+// nodes, their leaves (4 nodes) non-blocking.
+TEST(ReplicaSymmetry, OversubscribedCoreQueuesTransfersBetweenPods) {
+  expect_sends_queue_on("nodes_per_leaf: 4, nodes_per_pod: 8, pod_oversubscription: ", "pod0.core_uplink");
 }
 
 TEST(ReplicaSymmetry, PodsAreRefusedWhenTheyCutALeafOrHaveNoSize) {

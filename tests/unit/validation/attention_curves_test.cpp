@@ -169,9 +169,9 @@ TEST(AttentionCurves, CudnnH200HeldOutSequences) { judge_cudnn("h200-sxm", "h200
 // curves (the flash-attn README's FlashAttention-2, held from 8k): +3.6% to +7.0%, printed,
 // not judged (a stack runs flash-attn's own kernel).
 TEST(AttentionCurves, LongContextCudnnRows) {
-  for (const std::string gpu_name : {"h100-sxm", "h200-sxm"}) {
+  const std::pair<std::string, std::string> gpus[] = {{"h100-sxm", "h100"}, {"h200-sxm", "h200"}};  // measured_2026-11-26/
+  for (const auto& [gpu_name, gpu_dir] : gpus) {
     const GpuSpec gpu = catalog_gpu(gpu_name);
-    const std::string gpu_dir = gpu_name.substr(0, 4);  // measured_2026-11-26/h100, h200
     int held_out = 0;
     for (const std::string backend : {"cudnn", "flash"}) {
       for (const MeasuredRow& r : causal_sdpa_rows(gpu_dir, backend, "attention_long.csv")) {
