@@ -36,7 +36,14 @@ struct HostSpec {
   double d2h_Bps = 0;               // this GPU -> host
   double memory_bandwidth_Bps = 0;  // CPU DRAM bandwidth: this GPU's share of the node's
   std::int64_t memory_bytes = 0;    // CPU DRAM: this GPU's share of the node's
+  // The node's NVMe drives (plan.offload_device: nvme), this GPU's share: every GPU of the
+  // node swaps at once (ZeRO-Infinity's bandwidth-centric partitioning, Rajbhandari et al.
+  // 2021 §6.1), so each gets 1/gpus_per_node of the drives' measured rate
+  double nvme_read_Bps = 0;
+  double nvme_write_Bps = 0;
+  std::int64_t nvme_bytes = 0;  // 0: capacity not described (not checked)
   bool described() const { return h2d_Bps > 0 && d2h_Bps > 0 && memory_bandwidth_Bps > 0 && memory_bytes > 0; }
+  bool nvme_described() const { return nvme_read_Bps > 0 && nvme_write_Bps > 0; }
 };
 
 // The switch fabric between nodes, as full-fidelity mode sees it: leaf switches each

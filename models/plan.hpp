@@ -15,6 +15,11 @@ enum class Schedule { gpipe, one_f_one_b, interleaved };
 // (PowerSGD, Vogels et al. 2019), all with error feedback (Seide et al. 2014; Karimireddy et
 // al. 2019), priced in sim/training/zero_comm.
 enum class GradCompression { none, int8, int4, topk, powersgd };
+// Where offloaded training state lives (DeepSpeed's offload_optimizer / offload_param
+// `device`): CPU memory (ZeRO-Offload), or the node's NVMe drives with CPU memory as a
+// staging buffer (ZeRO-Infinity, Rajbhandari et al. 2021 §5-6), priced in
+// sim/memory/weights.cpp (bytes) and sim/training/nvme_offload (time)
+enum class OffloadDevice { cpu, nvme };
 
 // Every knob of the plan but the per-stage layer list: plain data, so the search walks
 // millions of them without allocating and sends them between processes as bytes. Each
@@ -48,6 +53,11 @@ struct PlanKnobs {
   // each GPU's 16-bit parameter shard lives in CPU memory and crosses PCIe before every
   // per-layer all-gather; the CPU's update writes it in place (no copy back)
   bool offload_params = false;
+  // Where offload_optimizer's states and offload_params' shard live: cpu (default), or nvme
+  // (ZeRO-Infinity; DeepSpeed allows it with ZeRO-3 only): the update reads each sub-group's
+  // states from the drives into CPU buffers and writes them back, and a parameter fetch reads
+  // the shard from the drives before crossing PCIe
+  OffloadDevice offload_device = OffloadDevice::cpu;
   // Activation offload (Transformer Engine's get_cpu_offload_context; Megatron-core's
   // --cpu-offloading-num-layers N with activations only): what the first N transformer layers
   // keep for their backward goes to CPU memory during the forward, each layer's copy beside
@@ -100,6 +110,7 @@ inline constexpr Schedule kSchedules[] = {Schedule::gpipe, Schedule::one_f_one_b
 inline constexpr GradCompression kGradCompressions[] = {GradCompression::none, GradCompression::int8,
                                                         GradCompression::int4, GradCompression::topk,
                                                         GradCompression::powersgd};
+inline constexpr OffloadDevice kOffloadDevices[] = {OffloadDevice::cpu, OffloadDevice::nvme};
 
 // Ranks of the data-parallel group (dp_group_size) one node of `gpus_per_node` holds: they
 // lie tp apart (Megatron's rank order tp-cp-ep-dp-pp, sim/training/rank_layout.hpp).
@@ -115,8 +126,10 @@ int hpz_partition(const PlanKnobs& plan, int gpus_per_node);
 std::string_view to_string(Recompute r);
 std::string_view to_string(Schedule s);
 std::string_view to_string(GradCompression c);
+std::string_view to_string(OffloadDevice d);
 bool parse_recompute(std::string_view name, Recompute& out);
 bool parse_schedule(std::string_view name, Schedule& out);
 bool parse_grad_compression(std::string_view name, GradCompression& out);
+bool parse_offload_device(std::string_view name, OffloadDevice& out);
 
 }  // namespace twinsim

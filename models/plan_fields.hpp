@@ -93,6 +93,7 @@ void for_each_plan_knob(Visit&& visit) {
   visit(BoolKnob{"flash_attention", &K::flash_attention, true, S::no, ""});
   visit(BoolKnob{"offload_optimizer", &K::offload_optimizer, false, S::late_setting, "offload"});
   visit(BoolKnob{"offload_params", &K::offload_params, false, S::no, ""});
+  visit(choice_knob("offload_device", &K::offload_device, OffloadDevice::cpu, kOffloadDevices, S::no));
   visit(IntKnob{"offload_activations_layers", &K::offload_activations_layers, 0, 0, 1 << 20, S::late_setting,
                 "act-offload=", false});
   visit(BoolKnob{"zero_quantized_weights", &K::zero_quantized_weights, false, S::no, ""});

@@ -49,6 +49,9 @@ json to_json(const MemorySection& m) {
             {"breakdown", category_json(m.breakdown)}, {"stages", stages}, {"host_bytes", m.host_bytes}};
   if (m.host_capacity_bytes) j["host_capacity_bytes"] = *m.host_capacity_bytes;
   if (m.host_breakdown) j["host_breakdown"] = category_json(*m.host_breakdown);
+  if (m.nvme_bytes) j["nvme_bytes"] = *m.nvme_bytes;
+  if (m.nvme_breakdown) j["nvme_breakdown"] = category_json(*m.nvme_breakdown);
+  if (m.nvme_capacity_bytes) j["nvme_capacity_bytes"] = *m.nvme_capacity_bytes;
   if (!m.per_rank.empty()) {
     json ranks = json::array();
     for (const RankPeak& r : m.per_rank)
@@ -71,6 +74,10 @@ MemorySection read_memory_section(const json& memory, const std::string& side) {
   if (memory.contains("host_capacity_bytes")) m.host_capacity_bytes = bytes_at(memory, "host_capacity_bytes", where);
   if (memory.contains("host_breakdown"))
     m.host_breakdown = read_categories(memory["host_breakdown"], where + ".host_breakdown");
+  if (memory.contains("nvme_bytes")) m.nvme_bytes = bytes_at(memory, "nvme_bytes", where);
+  if (memory.contains("nvme_breakdown"))
+    m.nvme_breakdown = read_categories(memory["nvme_breakdown"], where + ".nvme_breakdown");
+  if (memory.contains("nvme_capacity_bytes")) m.nvme_capacity_bytes = bytes_at(memory, "nvme_capacity_bytes", where);
   if (memory.contains("stages") && memory["stages"].is_array())
     for (const json& s : memory["stages"]) {
       const std::string at = where + ".stages[]";

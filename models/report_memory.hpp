@@ -42,6 +42,11 @@ struct MemorySection {
   std::int64_t host_bytes = 0;      // the most CPU memory one GPU's offloaded state takes
   std::optional<std::int64_t> host_capacity_bytes;  // predicted: this GPU's share of the node's
   std::optional<CategoryBytes> host_breakdown;      // measured: the host allocator's categories
+  // predicted, with plan.offload_device: nvme: the most one GPU's offloaded state takes on the
+  // node's NVMe drives, by category, and this GPU's share of the drives (when described)
+  std::optional<std::int64_t> nvme_bytes;
+  std::optional<CategoryBytes> nvme_breakdown;
+  std::optional<std::int64_t> nvme_capacity_bytes;
   std::vector<RankPeak> per_rank;                   // measured: every rank
 };
 

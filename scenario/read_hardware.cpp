@@ -293,8 +293,9 @@ StackSpec read_stack(const YAML::Node& node, const std::string& path) {
   return s;
 }
 
-// `host: {h2d_GBps, d2h_GBps, memory_bandwidth_GBps, memory_GiB}`: the PCIe link of one
-// GPU (both directions, pinned memory) and the node's CPU memory, shared by its GPUs.
+// `host: {h2d_GBps, d2h_GBps, memory_bandwidth_GBps, memory_GiB, nvme_read_GBps,
+// nvme_write_GBps, nvme_GiB}`: the PCIe link of one GPU (both directions, pinned memory),
+// the node's CPU memory and its NVMe drives (optional), shared by its GPUs.
 HostSpec read_host(MappingReader& parent, const std::string& key, int gpus_per_node) {
   MappingReader r(parent.child(key), parent.key_path(key));
   HostSpec h;
@@ -308,6 +309,15 @@ HostSpec read_host(MappingReader& parent, const std::string& key, int gpus_per_n
   if (!capacity) throw ScenarioError(r.key_path("memory_GiB"), "", "is required (the node's CPU DRAM)");
   h.memory_bandwidth_Bps = *bandwidth * 1e9 / gpus_per_node;
   h.memory_bytes = static_cast<std::int64_t>(*capacity * 1073741824.0) / gpus_per_node;
+  // the node's NVMe drives, as one striped volume (DeepSpeed's ds_io measures them so)
+  if (const auto read = r.optional_number("nvme_read_GBps", 1e-3, 1e6)) {
+    h.nvme_read_Bps = *read * 1e9 / gpus_per_node;
+    h.nvme_write_Bps = r.number("nvme_write_GBps", *read, 1e-3, 1e6) * 1e9 / gpus_per_node;
+    h.nvme_bytes = static_cast<std::int64_t>(r.number("nvme_GiB", 0, 1e-3, 1e9) * 1073741824.0) / gpus_per_node;
+  } else {
+    for (const char* key : {"nvme_write_GBps", "nvme_GiB"})
+      if (r.has(key)) throw ScenarioError(r.key_path(key), "", "needs " + r.key_path("nvme_read_GBps") + " (the drives' read rate)");
+  }
   r.reject_unknown();
   return h;
 }

@@ -221,6 +221,23 @@ void validate_hpz(const Scenario& s) {
                                         "the secondary partition stays inside a node");
 }
 
+// plan.offload_device: nvme (ZeRO-Infinity): what it moves, the stage DeepSpeed allows it
+// with, and the drives' figures it is priced by.
+void require_nvme_offload_scope(const Scenario& s) {
+  const Plan& p = s.plan;
+  const std::string key = "plan.offload_device";
+  if (!p.offload_optimizer)
+    throw ScenarioError(key, "nvme", "moves plan.offload_optimizer's states (and plan.offload_params' shard) to NVMe: "
+                                     "it needs plan.offload_optimizer: true");
+  // DeepSpeed's config reference: "NVMe offloading is available only with ZeRO stage 3"
+  if (!p.shards_params()) throw ScenarioError(key, "nvme", "needs plan.zero: 3 (DeepSpeed offloads to NVMe with ZeRO-3 only)");
+  if (!s.cluster.host.nvme_described())
+    throw ScenarioError(key, "nvme",
+                        "needs the node's NVMe drives: cluster.host.nvme_read_GBps (and nvme_write_GBps, nvme_GiB); "
+                        "the catalog's azure-nd-h200-v5 carries DeepSpeed's measured 48 / 26 GB/s (8 PCIe Gen5 drives); "
+                        "DeepSpeed measured 10 / 5 GB/s on 4 Gen4 drives");
+}
+
 void validate_training(const Scenario& s) {
   const TrainingWorkload& t = *s.training;
   const Plan& p = s.plan;
@@ -229,6 +246,7 @@ void validate_training(const Scenario& s) {
     throw ScenarioError("plan.offload_optimizer", "true",
                         "needs cluster.host (the PCIe link and CPU memory of the node: h2d_GBps, d2h_GBps, "
                         "memory_bandwidth_GBps, memory_GiB); the catalog's DGX A100, H100, H200 and B200 carry them");
+  if (p.offload_device == OffloadDevice::nvme) require_nvme_offload_scope(s);
   if (p.offload_activations_layers > 0) {
     const std::string n = std::to_string(p.offload_activations_layers);
     const std::string key = "plan.offload_activations_layers";
@@ -323,6 +341,9 @@ void validate_inference(const Scenario& s) {
   if (s.plan.offload_params)
     throw ScenarioError("plan.offload_params", "true",
                         "applies to training with ZeRO-3 (serving weights from CPU memory is not modelled)");
+  if (s.plan.offload_device != OffloadDevice::cpu)
+    throw ScenarioError("plan.offload_device", std::string(to_string(s.plan.offload_device)),
+                        "applies to training's offloaded optimizer and parameters");
   if (s.plan.zero_hpz_partition_size > 1)
     throw ScenarioError("plan.zero_hpz_partition_size", std::to_string(s.plan.zero_hpz_partition_size),
                         "applies to training with ZeRO-3 (an inference run has no ZeRO collectives)");

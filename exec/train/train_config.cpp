@@ -33,6 +33,10 @@ void validate(const TrainConfig& c) {
   if (c.plan.offload_params)
     throw std::invalid_argument("plan.offload_params=true: the executor offloads the optimizer only (ZeRO-Infinity's "
                                 "parameter offload is priced by the simulator only)");
+  if (c.plan.offload_device != OffloadDevice::cpu)
+    throw std::invalid_argument("plan.offload_device=" + std::string(to_string(c.plan.offload_device)) +
+                                ": the executor offloads to a host buffer only (ZeRO-Infinity's NVMe tier is priced "
+                                "by the simulator only)");
   // activation offload as the simulator prices it (scenario/validate.cpp): one stage, one
   // micro-batch's layers in flight, nothing recomputed
   if (c.plan.offload_activations_layers > 0 && (c.plan.pp != 1 || c.plan.recompute != Recompute::none))

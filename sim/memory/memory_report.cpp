@@ -33,6 +33,8 @@ StageMemory training_stage(const Scenario& sc, const LayerActivations& per_layer
   m.host.params = w.host_params;
   m.host.activations = offloaded_activation_bytes(sc.model, sc.plan, per_layer);
   m.host_bytes = m.host.total();
+  m.nvme.optimizer = w.nvme_optimizer;
+  m.nvme.params = w.nvme_params;
   return m;
 }
 
@@ -86,9 +88,16 @@ MemoryReport predict_memory(const Scenario& sc) {
       r.host_bytes = st.host_bytes;
       r.host_breakdown = st.host;
     }
+  for (const StageMemory& st : r.stages)
+    if (st.nvme.total() > r.nvme_bytes) {
+      r.nvme_bytes = st.nvme.total();
+      r.nvme_breakdown = st.nvme;
+    }
   r.host_capacity_bytes = sc.cluster.host.memory_bytes;
-  // offloaded state must fit the GPU's share of the node's CPU memory too
-  r.fits = r.peak_bytes <= r.capacity_bytes && (r.host_bytes == 0 || r.host_bytes <= r.host_capacity_bytes);
+  r.nvme_capacity_bytes = sc.cluster.host.nvme_bytes;
+  // offloaded state must fit the GPU's share of the node's CPU memory (and drives) too
+  r.fits = r.peak_bytes <= r.capacity_bytes && (r.host_bytes == 0 || r.host_bytes <= r.host_capacity_bytes) &&
+           (r.nvme_capacity_bytes == 0 || r.nvme_bytes <= r.nvme_capacity_bytes);
   return r;
 }
 
@@ -108,6 +117,11 @@ MemorySection memory_section(const MemoryReport& r) {
   m.host_bytes = r.host_bytes;
   m.host_capacity_bytes = r.host_capacity_bytes;
   if (r.host_bytes > 0) m.host_breakdown = category_bytes(r.host_breakdown);  // offloaded state, by category
+  if (r.nvme_bytes > 0) {  // plan.offload_device: nvme
+    m.nvme_bytes = r.nvme_bytes;
+    m.nvme_breakdown = category_bytes(r.nvme_breakdown);
+    if (r.nvme_capacity_bytes > 0) m.nvme_capacity_bytes = r.nvme_capacity_bytes;
+  }
   return m;
 }
 

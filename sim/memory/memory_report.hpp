@@ -40,6 +40,7 @@ struct StageMemory {
   MemoryBreakdown breakdown;
   std::int64_t host_bytes = 0;  // CPU memory this GPU's offloaded state takes (plan.offload_optimizer)
   MemoryBreakdown host;          // ... by category: optimizer, params, activations offloaded
+  MemoryBreakdown nvme;          // plan.offload_device: nvme: what lives on the node's drives instead
 };
 
 struct MemoryReport {
@@ -51,6 +52,9 @@ struct MemoryReport {
   std::int64_t host_bytes = 0;           // the most CPU memory one GPU's offloaded state takes
   MemoryBreakdown host_breakdown;        // that GPU's, by category
   std::int64_t host_capacity_bytes = 0;  // this GPU's share of the node's CPU memory (0: not described)
+  std::int64_t nvme_bytes = 0;           // the most one GPU's state takes on the node's NVMe drives
+  MemoryBreakdown nvme_breakdown;        // that GPU's, by category
+  std::int64_t nvme_capacity_bytes = 0;  // this GPU's share of the drives (0: not described, not checked)
 };
 
 // One GPU of each pipeline stage (all GPUs of a stage hold the same amounts).

@@ -120,6 +120,11 @@ BytesPerParam training_bytes_per_param(Dtype precision, Optimizer optimizer) {
   }
 }
 
+std::int64_t offloaded_optimizer_bytes_per_param(Dtype precision, Optimizer optimizer) {
+  const std::int64_t states = training_bytes_per_param(precision, optimizer).optimizer;
+  return precision == Dtype::fp32 || precision == Dtype::tf32 ? states + 4 : states;
+}
+
 WeightMemory zero_sharded(std::int64_t params, const BytesPerParam& bytes, int zero, std::int64_t group) {
   const std::int64_t shard = ceil_div(params, group);
   PlanKnobs stage;  // what each stage shards: Plan's one home for it
@@ -148,17 +153,21 @@ WeightMemory training_weight_memory(const ModelSpec& model, const Plan& plan,
   if (plan.shards_params() && plan.zero_hpz_partition_size > 1)
     w.params += checked_mul(ceil_div(p.total(), plan.zero_hpz_partition_size), bytes.params);
   if (plan.offload_optimizer) {  // ZeRO-Offload: the fp32 weights and moments live in CPU memory
-    w.host_optimizer = w.optimizer;
-    // fp32 training keeps no master copy on the GPU (the weights are the params), but the
-    // CPU's update needs its own fp32 weights (DeepSpeed's fp32 partition,
-    // single_partition_of_fp32_groups, is made in every precision): 4 bytes more per value
-    if (training.precision == Dtype::fp32 || training.precision == Dtype::tf32)
-      w.host_optimizer += w.optimizer / bytes.optimizer * 4;
+    const std::int64_t shard = w.optimizer / bytes.optimizer;  // parameters this GPU updates
+    w.host_optimizer = checked_mul(shard, offloaded_optimizer_bytes_per_param(training.precision, training.optimizer));
     w.optimizer = 0;
+    if (plan.offload_device == OffloadDevice::nvme) {  // ZeRO-Infinity: on the drives, staged through CPU buffers
+      w.nvme_optimizer = w.host_optimizer;
+      w.host_optimizer = kNvmeOptimizerBuffers * std::min(shard, kNvmeSubGroupParams) * 4;
+    }
   }
   if (plan.offload_params) {  // ZeRO-Infinity: the ZeRO-3 parameter shard lives in CPU memory
     w.host_params = w.params;
     w.params = 0;
+    if (plan.offload_device == OffloadDevice::nvme) {  // ... or on the drives, fetched through the pool
+      w.nvme_params = w.host_params;
+      w.host_params = kNvmeParamBuffers * kNvmeParamBufferParams * bytes.params;
+    }
   }
   // compressed gradients keep what the compression dropped, an fp32 residual per gradient
   // value of the stage, added back before the next compression (error feedback: Seide et al.

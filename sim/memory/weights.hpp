@@ -43,11 +43,33 @@ struct BytesPerParam {
 //   GEMMs (3 bytes), bf16 gradients, fp32 master and optimizer states as bf16.
 BytesPerParam training_bytes_per_param(Dtype precision, Optimizer optimizer);
 
+// What ZeRO-Offload keeps per offloaded parameter in CPU memory: the optimizer's states,
+// plus an fp32 master in fp32 training, which keeps none on the GPU (the weights are the
+// params) but whose CPU update needs its own (DeepSpeed's fp32 partition,
+// single_partition_of_fp32_groups, is made in every precision). The bytes the optimizer's
+// NVMe swap moves too (sim/training/offload_io).
+std::int64_t offloaded_optimizer_bytes_per_param(Dtype precision, Optimizer optimizer);
+
+// ZeRO-Infinity's CPU buffers with plan.offload_device: nvme, at DeepSpeed's defaults (its
+// config reference, docs/_pages/config-json.md): the optimizer swapper's pool holds
+// offload_optimizer.buffer_count (4: "at least the number of states per parameter", Adam's
+// parameter, gradient, momentum and variance) fp32 tensors of the largest sub-group
+// (zero_optimization.sub_group_size, 1e9 parameters, or the GPU's shard if smaller); the
+// parameter swapper's pool offload_param.buffer_count (5) buffers of buffer_size (1e8)
+// 16-bit parameters.
+inline constexpr std::int64_t kNvmeSubGroupParams = 1'000'000'000;
+inline constexpr std::int64_t kNvmeOptimizerBuffers = 4;
+inline constexpr std::int64_t kNvmeParamBuffers = 5;
+inline constexpr std::int64_t kNvmeParamBufferParams = 100'000'000;
+
 struct WeightMemory {
   std::int64_t params = 0, grads = 0, optimizer = 0;
   std::int64_t host_optimizer = 0;  // plan.offload_optimizer: the optimizer states in CPU memory instead
   std::int64_t host_params = 0;     // plan.offload_params: the 16-bit parameter shard in CPU memory instead
+  std::int64_t nvme_optimizer = 0;  // plan.offload_device: nvme: the states on the drives (the CPU keeps buffers)
+  std::int64_t nvme_params = 0;     // ... and the parameter shard
   std::int64_t host() const { return host_optimizer + host_params; }
+  std::int64_t nvme() const { return nvme_optimizer + nvme_params; }
 };
 
 // ZeRO stage 1 shards optimizer states, 2 also gradients, 3 also parameters, over a

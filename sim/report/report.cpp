@@ -40,6 +40,10 @@ void print_memory(std::ostream& out, const MemorySection& mem) {
   if (mem.host_bytes > 0)
     row(out, "host (offloaded)", gib(static_cast<double>(mem.host_bytes)) + " of " +
                                      gib(static_cast<double>(mem.host_capacity_bytes.value_or(0))) + " CPU memory");
+  if (mem.nvme_bytes)
+    row(out, "nvme (offloaded)", gib(static_cast<double>(*mem.nvme_bytes)) +
+                                     (mem.nvme_capacity_bytes ? " of " + gib(static_cast<double>(*mem.nvme_capacity_bytes))
+                                                              : std::string(" (drives' capacity not described)")));
   row(out, "peak", gib(static_cast<double>(mem.peak_bytes)) + " of " + gib(static_cast<double>(mem.capacity_bytes)) +
                        (mem.fits ? "  (fits)" : "  (DOES NOT FIT)"));
   if (mem.stages.size() > 1) {

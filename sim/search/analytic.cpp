@@ -238,10 +238,12 @@ AnalyticEstimate AnalyticModel::estimate(const Candidate& c) {
   if (c.pp > 2) e.peak_bytes = std::max(e.peak_bytes, stage_peak_bytes(plan_, training_, a, 1));
   e.fits = e.peak_bytes <= capacity_bytes();
   if (c.offload_optimizer || plan_.offload_activations_layers > 0)  // what is offloaded fits the host's share too
-    for (int stage : {0, c.pp - 1})
-      e.fits = e.fits && training_weight_memory(base_.model, plan_, training_, stage).host() +
-                                 offloaded_activation_bytes(base_.model, plan_, a) <=
-                             base_.cluster.host.memory_bytes;
+    for (int stage : {0, c.pp - 1}) {  // (and the drives' share, where described: sim/memory/memory_report)
+      const WeightMemory w = training_weight_memory(base_.model, plan_, training_, stage);
+      const HostSpec& host = base_.cluster.host;
+      e.fits = e.fits && w.host() + offloaded_activation_bytes(base_.model, plan_, a) <= host.memory_bytes &&
+               (host.nvme_bytes == 0 || w.nvme() <= host.nvme_bytes);
+    }
   return e;
 }
 

@@ -26,6 +26,8 @@ void keep_scenario_settings(PlanKnobs& plan, const PlanKnobs& scenario, int gpus
       plan.pp == 1 && plan.recompute == Recompute::none ? scenario.offload_activations_layers : 0;
   plan.offload_params = scenario.offload_params && layer_gathers && plan.dp_group_size() > 1 && plan.offload_optimizer &&
                         plan.zero_hpz_partition_size == 1;
+  // ZeRO-Infinity's drives where DeepSpeed allows them: ZeRO-3 with its optimizer offloaded
+  plan.offload_device = plan.offload_optimizer && plan.shards_params() ? scenario.offload_device : OffloadDevice::cpu;
 }
 
 void apply_to_plan(const Candidate& c, Plan& plan) {

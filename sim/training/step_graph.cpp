@@ -14,6 +14,7 @@
 #include "sim/memory/stage_layers.hpp"
 #include "sim/memory/weights.hpp"
 #include "sim/training/activation_offload.hpp"
+#include "sim/training/offload_io.hpp"
 #include "sim/training/pipeline_schedule.hpp"
 #include "sim/training/rank_layout.hpp"
 #include "sim/training/step_ranks.hpp"
@@ -628,9 +629,13 @@ double optimizer_shard_s(const ClusterSpec& cluster, const Plan& plan, const Tra
   const double element = t.precision == Dtype::fp32 ? 0.0 : param_element_bytes(t.precision);
   const double host_bytes = ((t.optimizer == Optimizer::adam ? 24.0 : 12.0) + grad_element_bytes(t.precision) + element) * shard;
   // (with plan.offload_params the weights live on the host: the update writes them in place)
-  const double copy_back =
-      plan.offload_params ? 0.0 : shard * (t.precision == Dtype::fp32 ? 4.0 : param_element_bytes(t.precision));
-  return clip + host_bytes / cluster.host.memory_bandwidth_Bps + copy_back / cluster.host.h2d_Bps;
+  const double weight_bytes = shard * (t.precision == Dtype::fp32 ? 4.0 : param_element_bytes(t.precision));
+  const double copy_back = plan.offload_params ? 0.0 : weight_bytes;
+  // ZeRO-Infinity (plan.offload_device: nvme): the states and the fp32 gradients come from
+  // the drives before the update and the states (and offloaded weights) go back after
+  const double states = shard * static_cast<double>(offloaded_optimizer_bytes_per_param(t.precision, t.optimizer));
+  const double swap = nvme_optimizer_swap_s(cluster.host, plan, states, 4.0 * shard, weight_bytes);
+  return clip + host_bytes / cluster.host.memory_bandwidth_Bps + copy_back / cluster.host.h2d_Bps + swap;
 }
 
 double optimizer_step_s(const Scenario& s, int stage) {

@@ -46,7 +46,7 @@ TEST(PlanKnobs, EachKeyReadsIntoItsMember) {
   yaml << "{tp: 2, pp: 3, dp: 4, cp: 5, ep: 6, zero: 2, recompute: full, schedule: interleaved, "
           "virtual_stages: 7, stage_layers: [8, 9, 10], sequence_parallel: true, overlap_grad_reduce: false, "
           "overlap_param_gather: false, dp_bucket_size: 12, tp_comm_overlap: true, flash_attention: false, offload_optimizer: true, "
-          "offload_params: true, offload_activations_layers: 14, "
+          "offload_params: true, offload_device: nvme, offload_activations_layers: 14, "
           "zero_quantized_weights: true, zero_quantized_gradients: true, zero_hpz_partition_size: 11, "
           "gradient_compression: topk, gradient_topk_ratio: 0.25}";
   const Plan p = read_plan(YAML::Load(yaml.str()), "plan");
@@ -65,6 +65,7 @@ TEST(PlanKnobs, EachKeyReadsIntoItsMember) {
   EXPECT_EQ(p.dp_bucket_size, 12);
   EXPECT_EQ(p.offload_activations_layers, 14);
   EXPECT_EQ(p.schedule, Schedule::interleaved);
+  EXPECT_EQ(p.offload_device, OffloadDevice::nvme);
   EXPECT_EQ(p.gradient_compression, GradCompression::topk);
   EXPECT_DOUBLE_EQ(p.gradient_topk_ratio, 0.25);
 }
