@@ -238,6 +238,23 @@ void require_nvme_offload_scope(const Scenario& s) {
                         "DeepSpeed measured 10 / 5 GB/s on 4 Gen4 drives");
 }
 
+// Serving with plan.offload_params (ZeRO-Inference, DeepSpeed's ZeRO-3 inference with
+// offload_param): one GPU per replica streaming its weights, as DeepSpeed's examples run it.
+void require_weight_offload_scope(const Scenario& s) {
+  const Plan& p = s.plan;
+  const std::string key = "plan.offload_params";
+  if (p.tp != 1 || p.pp != 1)
+    throw ScenarioError(key, "true", "on inference streams one GPU's weights (ZeRO-Inference): it needs plan.tp: 1 and plan.pp: 1");
+  if (s.inference->speculative || s.inference->disaggregation)
+    throw ScenarioError(key, "true", "on inference is priced without inference.speculative and inference.disaggregation");
+  if (!s.cluster.host.described())
+    throw ScenarioError(key, "true", "on inference needs cluster.host (the PCIe link the weights cross)");
+  if (p.offload_device == OffloadDevice::nvme && !s.cluster.host.nvme_described())
+    throw ScenarioError("plan.offload_device", "nvme",
+                        "needs the node's NVMe drives: cluster.host.nvme_read_GBps (the catalog's azure-nd-h200-v5 "
+                        "carries DeepSpeed's measured 48 GB/s)");
+}
+
 void validate_training(const Scenario& s) {
   const TrainingWorkload& t = *s.training;
   const Plan& p = s.plan;
@@ -338,12 +355,10 @@ void validate_inference(const Scenario& s) {
   if (s.plan.offload_activations_layers > 0)
     throw ScenarioError("plan.offload_activations_layers", std::to_string(s.plan.offload_activations_layers),
                         "applies to training (an inference run keeps nothing for a backward)");
-  if (s.plan.offload_params)
-    throw ScenarioError("plan.offload_params", "true",
-                        "applies to training with ZeRO-3 (serving weights from CPU memory is not modelled)");
-  if (s.plan.offload_device != OffloadDevice::cpu)
+  if (s.plan.offload_params) require_weight_offload_scope(s);
+  if (s.plan.offload_device != OffloadDevice::cpu && !s.plan.offload_params)
     throw ScenarioError("plan.offload_device", std::string(to_string(s.plan.offload_device)),
-                        "applies to training's offloaded optimizer and parameters");
+                        "places offloaded state: on inference it needs plan.offload_params: true (ZeRO-Inference)");
   if (s.plan.zero_hpz_partition_size > 1)
     throw ScenarioError("plan.zero_hpz_partition_size", std::to_string(s.plan.zero_hpz_partition_size),
                         "applies to training with ZeRO-3 (an inference run has no ZeRO collectives)");

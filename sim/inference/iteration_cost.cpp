@@ -8,7 +8,9 @@
 #include "sim/cost/power_limit.hpp"
 #include "sim/cost/straggler_wait.hpp"
 #include "sim/inference/quantization.hpp"
+#include "sim/memory/inference.hpp"
 #include "sim/memory/stage_layers.hpp"
+#include "sim/training/offload_io.hpp"
 #include "sim/training/rank_layout.hpp"
 
 namespace twinsim {
@@ -180,19 +182,26 @@ IterationCost ServingCostModel::cost(const IterationShape& shape) const {
   const OpsCost moe = m.moe ? price(ops.moe, cached) : OpsCost{};
   const OpsCost embedding = price(ops.embedding, cached);
   const OpsCost head = price(ops.head, cached);
-  auto add = [&cost](const OpsCost& part, double count) {
+  // ZeRO-Inference streams each module's weights in ahead of it (sim/training/offload_io)
+  const OffloadedModuleBytes fetched =
+      s_.plan.offload_params ? offloaded_module_bytes(m, s_.plan, w.weight_dtype) : OffloadedModuleBytes{};
+  const double fetch_Bps = s_.plan.offload_params ? offloaded_weight_read_Bps(s_.cluster, s_.plan) : 0.0;
+  auto add = [&cost, fetch_Bps](const OpsCost& part, double count, std::int64_t fetch_bytes) {
     cost.compute_s += part.compute_s * count;
     cost.tp_comm_s += part.tp_comm_s * count;
     cost.ep_comm_s += part.ep_comm_s * count;
     cost.weight_bytes += part.weight_bytes * count;
     cost.kv_bytes += part.kv_bytes * count;
-    return part.time_s * count;
+    const double fetch_s = fetch_Bps > 0 ? static_cast<double>(fetch_bytes) / fetch_Bps : 0.0;
+    cost.weight_fetch_exposed_s += std::max(0.0, fetch_s - part.time_s) * count;
+    return std::max(part.time_s, fetch_s) * count;
   };
   const std::size_t last = stage_dense_.size() - 1;
   for (std::size_t st = 0; st <= last; ++st) {
-    double t = add(dense, static_cast<double>(stage_dense_[st])) + add(moe, static_cast<double>(stage_moe_[st]));
-    if (st == 0) t += add(embedding, 1);
-    if (st == last) t += add(head, 1);
+    double t = add(dense, static_cast<double>(stage_dense_[st]), fetched.dense_layer) +
+               add(moe, static_cast<double>(stage_moe_[st]), fetched.moe_layer);
+    if (st == 0) t += add(embedding, 1, fetched.embedding);
+    if (st == last) t += add(head, 1, fetched.embedding);
     cost.stage_s[st] = t;
   }
   // the new tokens' hidden states go on to the next stage (16-bit residual stream)

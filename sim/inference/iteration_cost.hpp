@@ -20,6 +20,10 @@ struct IterationCost {
   double ep_comm_s = 0;         // summed over stages: MoE dispatch and combine all-to-alls (plan.ep > 1)
   double weight_bytes = 0;      // summed over stages, one GPU of each: weights read
   double kv_bytes = 0;          // summed over stages: K,V read and written by attention
+  // plan.offload_params (ZeRO-Inference): summed over stages, the time the weights' stream
+  // from CPU memory or the drives adds beyond the modules' kernels (each module's weights
+  // arrive while the one before runs: a module takes the longer of the two)
+  double weight_fetch_exposed_s = 0;
   // The pass's latency: every stage in turn, plus the transfers between them.
   double latency_s() const;
 };

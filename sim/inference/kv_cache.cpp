@@ -26,8 +26,7 @@ KvCapacity kv_capacity(const Scenario& s, const KvCacheConfig& config) {
     StageKvCapacity st;
     st.stage = stage;
     st.usable_bytes = static_cast<std::int64_t>(static_cast<double>(s.cluster.gpu.memory_bytes) * config.memory_utilization);
-    st.weight_bytes =
-        inference_weight_bytes(stage_params(s.model, s.plan, stage), w.weight_dtype) + draft_weight_bytes(s.plan, w);
+    st.weight_bytes = inference_gpu_weight_bytes(s.model, s.plan, w, stage) + draft_weight_bytes(s.plan, w);
     st.buffer_bytes = inference_buffers(s.model, s.plan, profile).total();
     st.activation_bytes = prefill_activation_bytes(s.model, s.plan, profile, stage);
     st.kv_bytes = std::max<std::int64_t>(0, st.usable_bytes - st.weight_bytes - st.buffer_bytes - st.activation_bytes);

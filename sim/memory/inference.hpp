@@ -34,6 +34,23 @@ std::int64_t inference_kv_cache_bytes(const ModelSpec& model, const Plan& plan,
 std::int64_t prefill_activation_bytes(const ModelSpec& model, const Plan& plan,
                                       const InferenceWorkload& inference, int stage);
 
+// The weights one GPU of a stage holds while serving (the draft model's apart): all of
+// the stage's, or with plan.offload_params (ZeRO-Inference: DeepSpeed's ZeRO-3 inference
+// with offload_param to cpu or nvme, Aminabadi et al. 2022 §6) the module in use and the one
+// fetched ahead of it: twice the largest of a layer and the (vocabulary-parallel) embedding
+// table. inference_offloaded_weight_bytes: the stage's weights in CPU memory or on the
+// drives instead (0 without offload).
+std::int64_t inference_gpu_weight_bytes(const ModelSpec& model, const Plan& plan, const InferenceWorkload& inference,
+                                        int stage);
+std::int64_t inference_offloaded_weight_bytes(const ModelSpec& model, const Plan& plan,
+                                              const InferenceWorkload& inference, int stage);
+// What one pass fetches per module with plan.offload_params: one layer of each kind and the
+// embedding table (the head's weights, tied or not, are fetched again where it runs).
+struct OffloadedModuleBytes {
+  std::int64_t dense_layer = 0, moe_layer = 0, embedding = 0;
+};
+OffloadedModuleBytes offloaded_module_bytes(const ModelSpec& model, const Plan& plan, Dtype weight_dtype);
+
 // Speculative decoding's draft model (inference.speculative.draft_model), held on every
 // GPU beside the served model and split over the same TP group (speculation runs on one
 // pipeline stage): its weights in weight_dtype, its KV cache for the batch's

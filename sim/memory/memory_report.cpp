@@ -59,14 +59,18 @@ StageMemory training_stage_memory(const Scenario& sc, int stage) {
 StageMemory inference_stage_memory(const Scenario& sc, int stage) {
   const InferenceWorkload& inf = *sc.inference;
   MemoryBreakdown b;
-  b.params = inference_weight_bytes(stage_params(sc.model, sc.plan, stage), inf.weight_dtype) +
-             draft_weight_bytes(sc.plan, inf);
+  b.params = inference_gpu_weight_bytes(sc.model, sc.plan, inf, stage) + draft_weight_bytes(sc.plan, inf);
   b.kv_cache = inference_kv_cache_bytes(sc.model, sc.plan, inf, stage) + draft_kv_cache_bytes(sc.plan, inf);
   b.activations = prefill_activation_bytes(sc.model, sc.plan, inf, stage);
   BufferBytes buffers = inference_buffers(sc.model, sc.plan, inf);
   if (sc.cluster.gpu.workspace_bytes >= 0) buffers.workspace = sc.cluster.gpu.workspace_bytes;
   b.buffers = buffers.total();
-  return finish(stage, b);
+  StageMemory m = finish(stage, b);
+  // ZeRO-Inference: the weights in CPU memory or on the node's drives (plan.offload_device)
+  const std::int64_t offloaded = inference_offloaded_weight_bytes(sc.model, sc.plan, inf, stage);
+  (sc.plan.offload_device == OffloadDevice::nvme ? m.nvme : m.host).params = offloaded;
+  m.host_bytes = m.host.total();
+  return m;
 }
 
 MemoryReport predict_memory(const Scenario& sc) {

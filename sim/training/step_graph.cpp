@@ -634,7 +634,7 @@ double optimizer_shard_s(const ClusterSpec& cluster, const Plan& plan, const Tra
   // ZeRO-Infinity (plan.offload_device: nvme): the states and the fp32 gradients come from
   // the drives before the update and the states (and offloaded weights) go back after
   const double states = shard * static_cast<double>(offloaded_optimizer_bytes_per_param(t.precision, t.optimizer));
-  const double swap = nvme_optimizer_swap_s(cluster.host, plan, states, 4.0 * shard, weight_bytes);
+  const double swap = nvme_optimizer_swap_s(cluster, plan, states, 4.0 * shard, weight_bytes);
   return clip + host_bytes / cluster.host.memory_bandwidth_Bps + copy_back / cluster.host.h2d_Bps + swap;
 }
 

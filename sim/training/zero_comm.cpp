@@ -144,7 +144,7 @@ double zero3_layer_gather_s(const ClusterSpec& cluster, const Plan& plan, const 
   // ZeRO-Infinity (Rajbhandari et al. 2021 §6.1, bandwidth-centric partitioning): each rank
   // copies its own shard from CPU memory (or the drives) over its own PCIe link, all ranks
   // at once, then the all-gather runs as without offload
-  const double fetch = offloaded_param_fetch_s(cluster.host, plan, params / group.ranks * element);
+  const double fetch = offloaded_param_fetch_s(cluster, plan, params / group.ranks * element);
   if (const int hpz = hpz_partition(plan, cluster.gpus_per_node); backward && hpz > 1) {
     // hpZ (§3.2): inside the node, over the secondary partition's hpz GPUs
     const auto calls = static_cast<double>(zero_calls(params, stack.zero_gather_bucket_params));
