@@ -16,6 +16,7 @@
 #include "models/memory_category.hpp"
 #include "models/report_inference.hpp"
 #include "models/report_memory.hpp"
+#include "models/report_time.hpp"
 
 namespace twinsim::compare {
 
@@ -23,12 +24,10 @@ namespace {
 
 using nlohmann::json;
 
-// The report's memory categories (SCENARIO.md, memory.breakdown), in its order.
-
-const json& at_path(const json& j, const std::string& a, const std::string& b, const char* side) {
-  if (!j.contains(a) || !j[a].contains(b))
-    throw std::invalid_argument(std::string(side) + " report: " + a + "." + b + " is missing");
-  return j[a][b];
+// A report's section `key`, refused naming it when missing.
+const json& section(const json& j, const char* key, const char* side) {
+  if (!j.contains(key)) throw std::invalid_argument(std::string(side) + " report: " + key + " is missing");
+  return j[key];
 }
 
 std::vector<OpRow> op_rows(const OpTimes& sim, const OpTimes& meas) {
@@ -248,8 +247,8 @@ std::string format_inference(const Comparison& c, int top_ops, const ColumnLabel
 Comparison compare_reports(const json& simulated, const json& measured) {
   if (is_inference(simulated)) return compare_inference(simulated, measured);
   Comparison c;
-  c.step_s = {at_path(simulated, "time", "step_s", "simulated").get<double>(),
-              at_path(measured, "time", "step_s", "measured").get<double>()};
+  c.step_s = {read_time_section(section(simulated, "time", "simulated"), "simulated").step_s,
+              read_time_section(section(measured, "time", "measured"), "measured").step_s};
   // Per-op times are optional on either side (an older report): then only step and memory.
   const bool have_ops = simulated.contains("time") && simulated["time"].contains("ops") && measured.contains("ops");
   if (have_ops) {

@@ -1,5 +1,6 @@
 #include "compare/op_times.hpp"
 #include "models/op_names.hpp"
+#include "models/report_time.hpp"
 
 #include <cctype>
 #include <stdexcept>
@@ -14,8 +15,8 @@ namespace {
 // time.breakdown keys that are one op per step in the executor's profile: the optimizer
 // step, and the data-parallel gradient reduction (the executor does not overlap it with
 // the backward pass, so its whole time is exposed, as the simulator's key counts).
-const std::pair<const char*, const char*> kBreakdownOps[] = {{"optimizer_s", op_names::kOptimizerStep},
-                                                            {"dp_comm_exposed_s", op_names::kDpGradReduce}};
+const std::pair<double TimeBreakdown::*, const char*> kBreakdownOps[] = {
+    {&TimeBreakdown::optimizer_s, op_names::kOptimizerStep}, {&TimeBreakdown::dp_comm_exposed_s, op_names::kDpGradReduce}};
 
 // A list of {name, time_s, count}: per-call means over names that repeat.
 OpTimes simulated_list(const json& list) {
@@ -69,11 +70,9 @@ OpTimes simulated_op_times(const json& report) {
   // Step-level parts the simulator prices outside the layers, under the executor's names
   // (a const json's operator[] on a missing key is undefined behaviour: ASan's debug build caught it)
   if (!ops->contains("breakdown")) return out;
-  for (const auto& [key, name] : kBreakdownOps) {
-    const json& b = (*ops)["breakdown"];
-    if (b.is_object() && b.contains(key) && b[key].get<double>() > 0 && !out.count(name))
-      out[name] = {1, b[key].get<double>()};
-  }
+  const TimeBreakdown b = read_time_breakdown((*ops)["breakdown"], "simulated report: time.breakdown");
+  for (const auto& [member, name] : kBreakdownOps)
+    if (b.*member > 0 && !out.count(name)) out[name] = {1, b.*member};
   return out;
 }
 

@@ -20,6 +20,7 @@
 #include "exec/train/trainer.hpp"
 #include "models/report_memory.hpp"
 #include "models/report_throughput.hpp"
+#include "models/report_time.hpp"
 #include "scenario/errors.hpp"
 
 namespace twinsim::exec {
@@ -154,7 +155,8 @@ JobOutput train(const Scenario& s, const JobOptions& o, MpiCommunicator& world, 
   const Throughput throughput = read_throughput_section(out.report["throughput"], "measured");
   const MemorySection memory = read_memory_section(out.report["memory"], "measured");
   // printed as JSON prints them (the report's own digits)
-  line << "step " << out.report["time"]["step_s"] << " s, " << nlohmann::json(throughput.tokens_per_s)
+  const TimeSection time = read_time_section(out.report["time"], "measured");
+  line << "step " << nlohmann::json(time.step_s) << " s, " << nlohmann::json(throughput.tokens_per_s)
        << " tokens/s, peak " << memory.peak_bytes << " bytes per rank";
   out.summary = line.str();
   return out;

@@ -7,6 +7,7 @@
 #include "models/head_ops.hpp"
 #include "models/report_memory.hpp"
 #include "models/report_throughput.hpp"
+#include "models/report_time.hpp"
 #include "models/report_schema.hpp"
 #include "models/layer_ops.hpp"
 
@@ -103,6 +104,17 @@ MemorySection memory_section(const std::vector<RankMemory>& ranks, const GpuSpec
   return m;
 }
 
+// The measured "time" section through the contract (models/report_time.hpp).
+json measured_time_json(double step_s, const json& steps_s, int warmup_steps) {
+  TimeSection t;
+  t.step_s = step_s;
+  t.steps_s = steps_s.get<std::vector<double>>();
+  t.warmup_steps = warmup_steps;
+  json j;
+  write_time_section(j, t);
+  return j;
+}
+
 }  // namespace
 
 double median_step_seconds(const RunRecord& record) {
@@ -161,7 +173,7 @@ json measured_report(const TrainConfig& config, const GpuSpec& gpu, ProcessGroup
           {"source", "measured"},
           {"params", measured["params"]},
           {"memory", measured["memory"]},
-          {"time", {{"step_s", step_s}, {"steps_s", steps_s}, {"warmup_steps", record.warmup_steps}}},
+          {"time", measured_time_json(step_s, steps_s, record.warmup_steps)},
           {"throughput", to_json(Throughput{step_s > 0 ? tokens / step_s : 0, step_s > 0 ? tokens / step_s / world : 0,
                                             model_tflops, hardware_tflops, peak > 0 ? model_tflops * 1e12 / peak : 0,
                                             peak > 0 ? hardware_tflops * 1e12 / peak : 0})},

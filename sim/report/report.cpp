@@ -7,6 +7,7 @@
 #include "models/memory_category.hpp"
 #include "models/param_count.hpp"
 #include "models/report_inference.hpp"
+#include "models/report_time.hpp"
 #include "models/report_memory.hpp"
 #include "models/report_throughput.hpp"
 #include "sim/inference/batch_prediction.hpp"
@@ -53,11 +54,12 @@ void print_memory(std::ostream& out, const MemorySection& mem) {
   }
 }
 
-void print_time(std::ostream& out, const nlohmann::json& time, const Throughput& tp) {
-  const double step = time["step_s"].get<double>();
-  out << "step time " << fixed(step, "%.4f s") << " (breakdown of stage " << time["reported_stage"].get<int>()
-      << "'s GPU; " << time["simulated_gpus"].get<int>() << " GPUs simulated)\n";
-  for (const auto& [k, v] : time["breakdown"].items())
+void print_time(std::ostream& out, const TimeSection& time, const Throughput& tp) {
+  const double step = time.step_s;
+  out << "step time " << fixed(step, "%.4f s") << " (breakdown of stage " << time.reported_stage.value_or(0)
+      << "'s GPU; " << time.simulated_gpus.value_or(0) << " GPUs simulated)\n";
+  const nlohmann::json breakdown = time.breakdown ? to_json(*time.breakdown) : nlohmann::json::object();
+  for (const auto& [k, v] : breakdown.items())  // by key, as the JSON lists them
     row(out, k, fixed(v.get<double>(), "%.4f s") + fixed(100 * v.get<double>() / step, "  %5.1f%%"));
   out << "throughput\n";
   row(out, "tokens/s", fixed(tp.tokens_per_s, "%.0f"));
@@ -65,12 +67,11 @@ void print_time(std::ostream& out, const nlohmann::json& time, const Throughput&
   row(out, "model TFLOP/s per GPU", fixed(tp.model_tflops_per_gpu, "%.1f"));
   row(out, "hardware TFLOP/s per GPU", fixed(tp.hardware_tflops_per_gpu, "%.1f"));
   row(out, "MFU / HFU", fixed(100 * tp.mfu, "%.1f%%") + " / " + fixed(100 * tp.hfu, "%.1f%%"));
-  if (time.contains("gemm_clock") && time["gemm_clock"].get<double>() < 1)
-    row(out, "GEMM clock (power limit)", fixed(100 * time["gemm_clock"].get<double>(), "%.1f%%"));
-  const auto& beyond = time["extrapolated_ops"];
+  if (time.gemm_clock && *time.gemm_clock < 1) row(out, "GEMM clock (power limit)", fixed(100 * *time.gemm_clock, "%.1f%%"));
+  const std::vector<std::string>& beyond = time.extrapolated_ops;
   if (beyond.empty()) return;
   out << "warning: " << beyond.size() << " ops priced beyond the measured range (its end value held):";
-  for (std::size_t i = 0; i < beyond.size() && i < 6; ++i) out << " " << beyond[i].get<std::string>();
+  for (std::size_t i = 0; i < beyond.size() && i < 6; ++i) out << " " << beyond[i];
   out << (beyond.size() > 6 ? " ...\n" : "\n");
 }
 
@@ -133,7 +134,8 @@ void print_report(std::ostream& out, const Scenario& s, const nlohmann::json& re
   out << "parameters " << fixed(report["params"]["total"].get<double>() / 1e9, "%.2fB total")
       << fixed(report["params"]["active"].get<double>() / 1e9, ", %.2fB active") << "\n";
   print_memory(out, read_memory_section(report["memory"], "simulated"));
-  if (report.contains("time")) print_time(out, report["time"], read_throughput_section(report["throughput"], "simulated"));
+  if (report.contains("time"))
+    print_time(out, read_time_section(report["time"], "simulated"), read_throughput_section(report["throughput"], "simulated"));
   if (report.contains("inference")) print_inference(out, report["inference"]);
 }
 

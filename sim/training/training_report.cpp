@@ -357,17 +357,9 @@ TrainingPrediction predict_from(const Scenario& s, const StepCosts& costs, const
 
 }  // namespace
 
-nlohmann::json to_json(const TimeBreakdown& b) {
-  return {{"compute_s", b.compute_s},     {"recompute_s", b.recompute_s},
-          {"tp_comm_s", b.tp_comm_s},     {"pp_bubble_s", b.pp_bubble_s},
-          {"dp_comm_exposed_s", b.dp_comm_exposed_s}, {"cp_comm_s", b.cp_comm_s},
-          {"ep_comm_s", b.ep_comm_s},     {"optimizer_s", b.optimizer_s},
-          {"offload_exposed_s", b.offload_exposed_s}};
-}
-
 nlohmann::json time_json(const TrainingPrediction& p) {
   nlohmann::json ops = nlohmann::json::array();
-  nlohmann::json extrapolated = nlohmann::json::array();
+  std::vector<std::string> extrapolated;
   // kernel launches and HBM bytes per step on the reported GPU, in all and by op group
   // (the name's first part: attn, mlp, moe, embedding, head, optimizer): a fusion what-if
   // is two reports side by side
@@ -388,10 +380,16 @@ nlohmann::json time_json(const TrainingPrediction& p) {
   nlohmann::json stages = nlohmann::json::array();
   for (std::size_t i = 0; i < p.stage_breakdowns.size(); ++i)
     stages.push_back({{"stage", i}, {"breakdown", to_json(p.stage_breakdowns[i])}});
-  return {{"step_s", p.step_s}, {"breakdown", to_json(p.breakdown)}, {"reported_stage", p.reported_stage},
-          {"stages", stages}, {"utilization", to_json(p.utilization)}, {"ops", ops},
-          {"extrapolated_ops", extrapolated}, {"simulated_gpus", p.simulated_gpus}, {"kernels", kernels},
-          {"gemm_clock", p.gemm_clock}};
+  TimeSection t;  // the keys both sides share, then the simulator's detail
+  t.step_s = p.step_s;
+  t.breakdown = p.breakdown;
+  t.reported_stage = p.reported_stage;
+  t.simulated_gpus = p.simulated_gpus;
+  t.gemm_clock = p.gemm_clock;
+  t.extrapolated_ops = std::move(extrapolated);
+  nlohmann::json time = {{"stages", stages}, {"utilization", to_json(p.utilization)}, {"ops", ops}, {"kernels", kernels}};
+  write_time_section(time, t);
+  return time;
 }
 
 

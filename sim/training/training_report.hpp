@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "models/report_throughput.hpp"
+#include "models/report_time.hpp"
 #include "scenario/scenario.hpp"
 #include "sim/engine/exchange.hpp"
 #include "sim/engine/timeline.hpp"
@@ -14,23 +15,7 @@
 
 namespace twinsim {
 
-// Where one GPU's step time went: its compute stream busy by category, and its idle
-// time split by what it waited for. The fields sum to step_s.
-struct TimeBreakdown {
-  double compute_s = 0;
-  double recompute_s = 0;
-  double tp_comm_s = 0;          // on the compute stream, or exposed when overlapped
-  double cp_comm_s = 0;          // exposed part (ring attention overlaps the rest)
-  double ep_comm_s = 0;
-  double optimizer_s = 0;
-  double dp_comm_exposed_s = 0;  // idle while only data-parallel communication ran
-  double offload_exposed_s = 0;  // idle while only activation copies to or from CPU memory ran
-  double pp_bubble_s = 0;        // idle otherwise: pipeline fill/drain and transfers
-  double sum() const {
-    return compute_s + recompute_s + tp_comm_s + cp_comm_s + ep_comm_s + optimizer_s + dp_comm_exposed_s +
-           offload_exposed_s + pp_bubble_s;
-  }
-};
+// Where one GPU's step time went (TimeBreakdown: the report contract, models/report_time.hpp).
 
 
 // Busy fractions of the reported GPU over the step.
@@ -81,7 +66,6 @@ TrainingPrediction predict_training(const Scenario& s, const std::string& trace_
 TrainingPrediction predict_training(const Scenario& s, const std::string& trace_path, Fidelity fidelity,
                                     engine::Exchange& exchange);
 
-nlohmann::json to_json(const TimeBreakdown& b);
 nlohmann::json time_json(const TrainingPrediction& p);
 nlohmann::json to_json(const Utilization& u);
 
