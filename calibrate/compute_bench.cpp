@@ -4,9 +4,11 @@
 #include <cstring>
 #include <functional>
 #include <random>
+#include <string_view>
 #include <type_traits>
 
 #include "exec/runtime/storage_dtype.hpp"
+#include "models/layer_ops.hpp"
 #include "exec/train/mixed_precision.hpp"
 #include "kernels/cpu/activation.hpp"
 #include "kernels/cpu/embedding.hpp"
@@ -141,27 +143,27 @@ void add_kernel_points(std::vector<MemoryPoint>& out, long n, const SweepOptions
   std::vector<T> gamma = stored<T>(filled(dim, 1.0f)), beta = stored<T>(filled(dim, 0.0f)), dgamma = stored<T>(filled(dim)),
                  dbeta = stored<T>(filled(dim));
   std::vector<float> mean = filled(rows), rstd = filled(rows, 1.0f);
-  auto add = [&](const char* kernel, double fwd_bytes, const std::function<void()>& fwd,
+  auto add = [&](std::string_view kernel, double fwd_bytes, const std::function<void()>& fwd,
                  const std::function<void()>& bwd) {
-    out.push_back({kernel, fwd_bytes, time_per_call(fwd, o.repeats, o.min_repeat_s), false, half});
-    if (bwd) out.push_back({kernel, 2 * fwd_bytes, time_per_call(bwd, o.repeats, o.min_repeat_s), true, half});
+    out.push_back({std::string(kernel), fwd_bytes, time_per_call(fwd, o.repeats, o.min_repeat_s), false, half});
+    if (bwd) out.push_back({std::string(kernel), 2 * fwd_bytes, time_per_call(bwd, o.repeats, o.min_repeat_s), true, half});
   };
-  add("gelu", 2 * kF * n, [&] { k::gelu_forward(x.data(), y.data(), n); },
+  add(kernel_names::kGelu, 2 * kF * n, [&] { k::gelu_forward(x.data(), y.data(), n); },
       [&] { k::gelu_backward(dy.data(), x.data(), dx.data(), n); });
-  add("swiglu", 3 * kF * n, [&] { k::swiglu_forward(x.data(), y.data(), z.data(), n); },
+  add(kernel_names::kSwiglu, 3 * kF * n, [&] { k::swiglu_forward(x.data(), y.data(), z.data(), n); },
       [&] { k::swiglu_backward(dy.data(), x.data(), y.data(), dx.data(), z.data(), n); });
   const double norm_bytes = 2 * kF * n + 2 * kF * dim;  // input and output, gamma and beta
-  add("layernorm", norm_bytes,
+  add(kernel_names::kLayerNorm, norm_bytes,
       [&] { k::layernorm_forward(x.data(), gamma.data(), beta.data(), y.data(), mean.data(), rstd.data(), rows, dim, 1e-5f); },
       [&] { k::layernorm_backward(dy.data(), x.data(), gamma.data(), mean.data(), rstd.data(), dx.data(), dgamma.data(),
                                   dbeta.data(), rows, dim, true); });
-  add("rmsnorm", norm_bytes, [&] { k::rmsnorm_forward(x.data(), gamma.data(), y.data(), rstd.data(), rows, dim, 1e-5f); },
+  add(kernel_names::kRmsNorm, norm_bytes, [&] { k::rmsnorm_forward(x.data(), gamma.data(), y.data(), rstd.data(), rows, dim, 1e-5f); },
       [&] { k::rmsnorm_backward(dy.data(), x.data(), gamma.data(), rstd.data(), dx.data(), dgamma.data(), rows, dim, true); });
   // Q or K of 2 sequences, 4 heads of 64: rotated in place, read and written once
   const int heads = 4, head_dim = 64, seq = static_cast<int>(n / (2 * heads * head_dim));
-  add("rope", 2 * kF * n, [&] { k::rope_forward(x.data(), x.data(), 2, seq, heads, head_dim, 10000.0f); },
+  add(kernel_names::kRope, 2 * kF * n, [&] { k::rope_forward(x.data(), x.data(), 2, seq, heads, head_dim, 10000.0f); },
       [&] { k::rope_backward(dy.data(), dy.data(), 2, seq, heads, head_dim, 10000.0f); });
-  add("residual", 3 * kF * n, [&] { k::residual_forward(x.data(), y.data(), gamma.data(), z.data(), rows, dim); },
+  add(kernel_names::kResidual, 3 * kF * n, [&] { k::residual_forward(x.data(), y.data(), gamma.data(), z.data(), rows, dim); },
       [&] { k::residual_backward(dy.data(), dgamma.data(), rows, dim, true); });
   // token rows of a 512-row table plus a learned position row: (2 tables + 1) x activation
   const int vocab = 512, positions = 32, batch = rows / positions;
@@ -170,14 +172,14 @@ void add_kernel_points(std::vector<MemoryPoint>& out, long n, const SweepOptions
                  dwpe = stored<T>(filled(wpe.size()));
   std::vector<int> tokens(rows);
   for (int i = 0; i < rows; ++i) tokens[i] = (i * 7919) % vocab;
-  add("embedding", 3 * kF * n, [&] { k::embedding_forward(tokens.data(), wte.data(), wpe.data(), y.data(), batch, positions, dim); },
+  add(kernel_names::kEmbedding, 3 * kF * n, [&] { k::embedding_forward(tokens.data(), wte.data(), wpe.data(), y.data(), batch, positions, dim); },
       [&] { k::embedding_backward(dy.data(), tokens.data(), dwte.data(), dwpe.data(), batch, positions, dim); });
   if constexpr (!half) {
     // the n elements as [n / vocab tokens, vocab] logits: read them, write fp32 probabilities
     const int ce_tokens = static_cast<int>(n / vocab);
     std::vector<int> targets(ce_tokens);
     for (int i = 0; i < ce_tokens; ++i) targets[i] = (i * 31) % vocab;
-    add("cross_entropy", (kF + 4) * n,
+    add(kernel_names::kCrossEntropy, (kF + 4) * n,
         [&] { k::cross_entropy_forward(x.data(), targets.data(), mean.data(), ce_tokens, vocab); },
         [&] { k::cross_entropy_backward(x.data(), targets.data(), mean.data(), 1.0f, dx.data(), ce_tokens, vocab); });
   }
@@ -199,39 +201,39 @@ void add_step_kernel_points(std::vector<MemoryPoint>& out, long n, const SweepOp
           std::vector<kernels::bf16>(static_cast<std::size_t>(n)), stored<kernels::bf16>(activation_like(n, 3, 0.01f))};
   int i = 0, step = 0;
   auto next = [&]() -> State& { return sets[i = (i + 1) % static_cast<int>(sets.size())]; };
-  auto add = [&](const char* kernel, double bytes, const std::function<void()>& call, bool half = false) {
-    out.push_back({kernel, bytes, time_per_call(call, o.repeats, o.min_repeat_s), false, half});
+  auto add = [&](std::string_view kernel, double bytes, const std::function<void()>& call, bool half = false) {
+    out.push_back({std::string(kernel), bytes, time_per_call(call, o.repeats, o.min_repeat_s), false, half});
   };
   // the simulator counts Adam at 28 bytes and SGD at 16 per parameter
-  add("adamw", 28.0 * n, [&] {
+  add(kernel_names::kAdamw, 28.0 * n, [&] {
     State& st = next();
     k::adamw_step(st.params.data(), st.grads.data(), st.m.data(), st.v.data(), n, ++step, k::AdamWConfig{});
   });
-  add("sgd", 16.0 * n, [&] {
+  add(kernel_names::kSgd, 16.0 * n, [&] {
     State& st = next();
     k::sgd_step(st.params.data(), st.grads.data(), st.m.data(), n, k::SgdConfig{});
   });
   // a step's zeroing of the gradient buffer: n elements written
-  add("zero", kF * n, [&] {
+  add(kernel_names::kZero, kF * n, [&] {
     State& st = next();
     std::fill(st.grads.begin(), st.grads.end(), 0.0f);
   });
   // mixed precision: the updated fp32 masters copied into the model's 16-bit weights,
   // 4 bytes read and 2 written per parameter (exec/train/mixed_precision.hpp)
-  add("cast", 6.0 * n, [&] {
+  add(kernel_names::kCast, 6.0 * n, [&] {
     State& st = next();
     exec::store_rounded(st.m.data(), st.weights16.data(), static_cast<std::size_t>(n));
   });
   // the same with bf16 grads (2 bytes each): a 16-bit run's update and zeroing
-  add("adamw", 26.0 * n, [&] {
+  add(kernel_names::kAdamw, 26.0 * n, [&] {
     State& st = next();
     k::adamw_step(st.params.data(), st.grads16.data(), st.m.data(), st.v.data(), n, ++step, k::AdamWConfig{});
   }, true);
-  add("sgd", 14.0 * n, [&] {
+  add(kernel_names::kSgd, 14.0 * n, [&] {
     State& st = next();
     k::sgd_step(st.params.data(), st.grads16.data(), st.m.data(), n, k::SgdConfig{});
   }, true);
-  add("zero", 2.0 * n, [&] {
+  add(kernel_names::kZero, 2.0 * n, [&] {
     State& st = next();
     std::fill(st.grads16.begin(), st.grads16.end(), kernels::bf16{0});
   }, true);

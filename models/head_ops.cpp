@@ -38,7 +38,7 @@ std::vector<LayerOp> build_embedding_ops(const ModelSpec& m, const Plan& p, cons
   std::vector<LayerOp> ops;
   // gather one table row per token (+ position row), write the sum
   const int tables = m.position == Position::learned ? 2 : 1;
-  ops.push_back(memory_op(op_names::kEmbeddingLookup, OpKind::elementwise, "embedding", (tables + 1) * activation));
+  ops.push_back(memory_op(op_names::kEmbeddingLookup, OpKind::elementwise, kernel_names::kEmbedding, (tables + 1) * activation));
   // vocab-parallel lookup: each TP rank holds V/t rows, partial sums meet in an
   // all-reduce (a reduce-scatter with sequence parallelism) (Megatron VocabParallelEmbedding)
   if (p.tp > 1)
@@ -69,7 +69,7 @@ void add_logits_and_loss(std::vector<LayerOp>& ops, std::string_view logits_name
   logits.weight_bytes = checked_mul(vocab_shard * m.hidden, e);
   logits.fwd_bytes = activation + logits.weight_bytes + checked_mul(tokens * vocab_shard, e);
   ops.push_back(logits);
-  ops.push_back(memory_op(loss_name, OpKind::elementwise, "cross_entropy", checked_mul(tokens * vocab_shard, e + 4)));
+  ops.push_back(memory_op(loss_name, OpKind::elementwise, kernel_names::kCrossEntropy, checked_mul(tokens * vocab_shard, e + 4)));
   if (p.tp > 1) ops.push_back(tp_collective(reduce_name, CollectiveKind::all_reduce, CollectiveKind::none, tokens * 8));
 }
 

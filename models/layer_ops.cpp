@@ -10,7 +10,7 @@
 namespace twinsim {
 
 std::string_view norm_kernel_name(const ModelSpec& model) {
-  return model.norm == Norm::rmsnorm ? "rmsnorm" : "layernorm";
+  return model.norm == Norm::rmsnorm ? kernel_names::kRmsNorm : kernel_names::kLayerNorm;
 }
 
 std::int64_t heads_per_gpu(const ModelSpec& model, int tp) { return model.heads / tp; }
@@ -45,7 +45,7 @@ struct LayerShape {
   bool dropout = false;
   bool flash = true;
   Recompute recompute = Recompute::none;
-  std::string_view norm_kernel = "layernorm";
+  std::string_view norm_kernel = kernel_names::kLayerNorm;
 
   std::int64_t act(std::int64_t elements) const { return checked_mul(elements, e); }
   // A [tokens, h] tensor outside the TP region (sharded by SP, else replicated).
@@ -156,7 +156,7 @@ void add_tp_exit(std::vector<LayerOp>& ops, std::string_view name, const LayerSh
 
 // Dropout + residual add (Megatron's fused bias-dropout-add): keeps a 1-byte mask (§4.1).
 LayerOp residual(std::string_view name, const LayerShape& s) {
-  LayerOp op = elementwise(name, "residual", 3 * s.residual_stream());
+  LayerOp op = elementwise(name, kernel_names::kResidual, 3 * s.residual_stream());
   if (s.dropout) {
     const std::int64_t mask = s.tokens * s.h / s.sp;
     op.fwd_bytes += mask;
@@ -210,7 +210,7 @@ LayerOp core_attention(const LayerShape& s) {
 // bottleneck norms): reads and writes the tensor, keeps its input for backward.
 LayerOp inner_norm(std::string_view name, std::int64_t cols, const LayerShape& s) {
   const std::int64_t tensor = s.act(checked_mul(s.tokens, cols));
-  LayerOp op = elementwise(name, "rmsnorm", 2 * tensor);
+  LayerOp op = elementwise(name, kernel_names::kRmsNorm, 2 * tensor);
   op.kind = OpKind::norm;
   keep(op, "input", tensor);
   return op;
@@ -223,7 +223,7 @@ void add_qkv(std::vector<LayerOp>& ops, const ModelSpec& m, const LayerShape& s)
   ops.push_back(qkv);
   if (m.qk_norm) ops.push_back(inner_norm(op_names::kAttnQkNorm, s.q_cols + s.k_cols, s));
   if (m.position == Position::rope)  // rotates Q and K in place; cos/sin are constants
-    ops.push_back(elementwise(op_names::kAttnRope, "rope", 2 * s.act(s.tokens * (s.q_cols + s.k_cols))));
+    ops.push_back(elementwise(op_names::kAttnRope, kernel_names::kRope, 2 * s.act(s.tokens * (s.q_cols + s.k_cols))));
 }
 
 // Multi-head latent attention (DeepSeek-V2 §2.1; Megatron-core MultiLatentAttention):
@@ -252,7 +252,7 @@ void add_mla_qkv(std::vector<LayerOp>& ops, const ModelSpec& m, const LayerShape
   keep(up, "input", s.act(s.tokens * a.kv_lora_rank));
   ops.push_back(up);
   // RoPE on each head's rope part of Q and on the one shared RoPE key
-  ops.push_back(elementwise(op_names::kAttnRope, "rope",
+  ops.push_back(elementwise(op_names::kAttnRope, kernel_names::kRope,
                             2 * s.act(s.tokens * (s.heads + 1) * a.qk_rope_head_dim)));
 }
 
@@ -285,7 +285,7 @@ void add_ffn(std::vector<LayerOp>& ops, const op_names::FfnOpNames& names, const
   keep(up, "input", saved_input);
   ops.push_back(up);
   const std::int64_t inner = s.act(checked_mul(tokens, ffn));
-  LayerOp act = elementwise(names.act, swiglu ? "swiglu" : "gelu", (swiglu ? 3 : 2) * inner);
+  LayerOp act = elementwise(names.act, swiglu ? kernel_names::kSwiglu : kernel_names::kGelu, (swiglu ? 3 : 2) * inner);
   keep(act, swiglu ? "gate" : "input", inner);
   if (swiglu) keep(act, "up", inner);
   ops.push_back(act);

@@ -76,7 +76,7 @@ struct Sizes {
   Dtype weights = Dtype::fp16;
   int tp = 1;
   int ep = 1;
-  std::string_view norm_kernel = "layernorm";
+  std::string_view norm_kernel = kernel_names::kLayerNorm;
   std::int64_t act(std::int64_t elements) const { return checked_mul(elements, e); }
   std::int64_t kv(std::int64_t elements) const { return ceil_div(checked_mul(elements, kv_e_bits), 8); }
 };
@@ -176,7 +176,7 @@ LayerOp attention(const ModelSpec& m, std::int64_t layer, const IterationShape& 
 }
 
 LayerOp inner_norm(std::string_view name, std::int64_t cols, const Sizes& s) {
-  return memory_op(name, OpKind::norm, "rmsnorm", s.act(2 * s.t * cols));
+  return memory_op(name, OpKind::norm, kernel_names::kRmsNorm, s.act(2 * s.t * cols));
 }
 
 // Q, K, V for the new tokens, with RoPE (MLA: the projections of layer_ops' add_mla_qkv;
@@ -186,7 +186,7 @@ void add_qkv(std::vector<LayerOp>& ops, const ModelSpec& m, const Sizes& s) {
     ops.push_back(linear(op_names::kAttnQkv, s.t, s.q_cols + 2 * s.kv_cols, s.h, 1, s, s.weights));
     if (m.qk_norm) ops.push_back(inner_norm(op_names::kAttnQkNorm, s.q_cols + s.kv_cols, s));
     if (m.position == Position::rope)  // rotates the new Q and K in place
-      ops.push_back(memory_op(op_names::kAttnRope, OpKind::elementwise, "rope", 2 * s.act(s.t * (s.q_cols + s.kv_cols))));
+      ops.push_back(memory_op(op_names::kAttnRope, OpKind::elementwise, kernel_names::kRope, 2 * s.act(s.t * (s.q_cols + s.kv_cols))));
     return;
   }
   const MlaSpec& a = *m.mla;
@@ -201,7 +201,7 @@ void add_qkv(std::vector<LayerOp>& ops, const ModelSpec& m, const Sizes& s) {
   ops.push_back(inner_norm(op_names::kAttnKvNorm, a.kv_lora_rank, s));
   ops.push_back(linear(op_names::kAttnKvUp, s.t, s.heads * (a.qk_nope_head_dim + a.v_head_dim), a.kv_lora_rank, 1, s,
                        s.weights));
-  ops.push_back(memory_op(op_names::kAttnRope, OpKind::elementwise, "rope",
+  ops.push_back(memory_op(op_names::kAttnRope, OpKind::elementwise, kernel_names::kRope,
                           2 * s.act(s.t * (s.heads + 1) * a.qk_rope_head_dim)));
 }
 
@@ -211,7 +211,7 @@ void add_ffn(std::vector<LayerOp>& ops, const ModelSpec& m, const Sizes& s, std:
   const op_names::FfnOpNames names = op_names::ffn_op_names(which, swiglu);
   const std::int64_t rows = experts * rows_per_expert;
   ops.push_back(linear(names.up, rows_per_expert, (swiglu ? 2 : 1) * ffn, s.h, experts, s, s.weights));
-  ops.push_back(memory_op(names.act, OpKind::elementwise, swiglu ? "swiglu" : "gelu",
+  ops.push_back(memory_op(names.act, OpKind::elementwise, swiglu ? kernel_names::kSwiglu : kernel_names::kGelu,
                           (swiglu ? 3 : 2) * s.act(checked_mul(rows, ffn))));
   ops.push_back(linear(names.down, rows_per_expert, s.h, ffn, experts, s, s.weights));
 }
@@ -253,7 +253,7 @@ std::vector<LayerOp> build_iteration_layer_ops(const ModelSpec& m, std::int64_t 
   ops.push_back(linear(op_names::kAttnProj, s.t, s.h, s.o_cols, 1, s, s.weights));
   add_all_reduce(ops, op_names::kAttnTpExit, s);  // Megatron's row-parallel output (Shoeybi 2019, Fig. 3)
   if (m.sandwich_norm) ops.push_back(norm(op_names::kAttnPostNorm, s.t, s));
-  ops.push_back(memory_op(op_names::kAttnResidual, OpKind::elementwise, "residual", 3 * s.act(s.t * s.h)));
+  ops.push_back(memory_op(op_names::kAttnResidual, OpKind::elementwise, kernel_names::kResidual, 3 * s.act(s.t * s.h)));
   ops.push_back(norm(op_names::kMlpNorm, s.t, s));
   if (m.is_moe_layer(layer))
     add_moe(ops, m, s);
@@ -261,7 +261,7 @@ std::vector<LayerOp> build_iteration_layer_ops(const ModelSpec& m, std::int64_t 
     add_ffn(ops, m, s, m.ffn_hidden / s.tp, 1, s.t, op_names::Ffn::dense);
   add_all_reduce(ops, op_names::kMlpTpExit, s);
   if (m.sandwich_norm) ops.push_back(norm(op_names::kMlpPostNorm, s.t, s));
-  ops.push_back(memory_op(op_names::kMlpResidual, OpKind::elementwise, "residual", 3 * s.act(s.t * s.h)));
+  ops.push_back(memory_op(op_names::kMlpResidual, OpKind::elementwise, kernel_names::kResidual, 3 * s.act(s.t * s.h)));
   return ops;
 }
 
@@ -270,7 +270,7 @@ std::vector<LayerOp> build_iteration_embedding_ops(const ModelSpec& m, const Pla
   const Sizes s = make_sizes(m, p, w, shape);
   const int tables = m.position == Position::learned ? 2 : 1;
   std::vector<LayerOp> ops;
-  ops.push_back(memory_op(op_names::kEmbeddingLookup, OpKind::elementwise, "embedding", (tables + 1) * s.act(s.t * s.h)));
+  ops.push_back(memory_op(op_names::kEmbeddingLookup, OpKind::elementwise, kernel_names::kEmbedding, (tables + 1) * s.act(s.t * s.h)));
   // vocab-parallel embedding: partial rows meet in an all-reduce (vLLM VocabParallelEmbedding)
   add_all_reduce(ops, op_names::kEmbeddingReduce, s);
   return ops;

@@ -113,7 +113,7 @@ void price_fp8_casts(const GpuSpec& gpu, Dtype from, const LayerOp& op, OpTime& 
   const double count = static_cast<double>(op.count);
   ComputeOp cast;
   cast.kind = ComputeKind::elementwise;
-  cast.kernel = "fp8_cast";
+  cast.kernel = kernel_names::kFp8Cast;
   cast.dtype = from;
   cast.bytes = fp8_cast_bytes(from, count * op.m * op.k);  // the input A[m,k]
   t.fwd_s += compute_s(gpu, cast, t);

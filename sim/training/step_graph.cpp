@@ -579,7 +579,7 @@ std::vector<ComputeOp> optimizer_shard_ops(const TrainingWorkload& t, double sha
   // written, the momentum buffer read)
   ComputeOp update;
   update.kind = ComputeKind::optimizer;
-  update.kernel = t.optimizer == Optimizer::adam ? "adamw" : "sgd";
+  update.kernel = t.optimizer == Optimizer::adam ? kernel_names::kAdamw : kernel_names::kSgd;
   update.dtype = t.precision;  // of the grads it reads (the masters are fp32)
   update.bytes = ((t.optimizer == Optimizer::adam ? 24.0 : 12.0) + grad_element_bytes(t.precision)) * shard;
   if (t.precision == Dtype::fp32) return {update};
@@ -588,7 +588,7 @@ std::vector<ComputeOp> optimizer_shard_ops(const TrainingWorkload& t, double sha
   // optimizer's step): 4 bytes read and 2 written per parameter of the shard
   ComputeOp cast;
   cast.kind = ComputeKind::elementwise;
-  cast.kernel = "cast";
+  cast.kernel = kernel_names::kCast;
   cast.dtype = t.precision;
   cast.bytes = 6.0 * shard;
   return {update, cast};
@@ -602,7 +602,7 @@ double grad_clip_s(const ClusterSpec& cluster, const Plan& plan, const TrainingW
   if (t.optim.grad_clip <= 0) return 0;
   ComputeOp passes;
   passes.kind = ComputeKind::elementwise;
-  passes.kernel = "grad_norm";
+  passes.kernel = kernel_names::kGradNorm;
   passes.dtype = t.precision;
   passes.bytes = 3.0 * grad_element_bytes(t.precision) * shard;
   double seconds = op_time_s(cluster.gpu, passes);
@@ -659,7 +659,7 @@ ComputeOp zero_grad_op(const Scenario& s, int stage) {
   const double kept = sharded_params_per_gpu(p.dense, p.expert, s.plan, s.plan.shards_grads());
   ComputeOp zero;
   zero.kind = ComputeKind::elementwise;
-  zero.kernel = "zero";
+  zero.kernel = kernel_names::kZero;
   zero.dtype = s.training->precision;
   zero.bytes = kept * grad_element_bytes(s.training->precision);  // written once
   return zero;

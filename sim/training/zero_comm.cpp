@@ -34,7 +34,7 @@ constexpr double kInt4WireBytes = 0.5 + 4.0 / kQuantBlock;  // qgZ gradients, in
 double quantize_pass_s(const ClusterSpec& cluster, Dtype precision, double bytes) {
   ComputeOp pass;
   pass.kind = ComputeKind::elementwise;
-  pass.kernel = "quantize";
+  pass.kernel = kernel_names::kQuantize;
   pass.dtype = precision;
   pass.bytes = bytes;
   return op_time_s(cluster.gpu, pass);
@@ -88,7 +88,7 @@ double powersgd_reduce_s(const ClusterSpec& cluster, const GroupLayout& dp, doub
                              collective_time_s(cluster, CollectiveOp::all_reduce, dp, low_rank.q * params * element);
   ComputeOp passes;
   passes.kind = ComputeKind::elementwise;
-  passes.kernel = "quantize";
+  passes.kernel = kernel_names::kQuantize;
   passes.dtype = precision;
   passes.flops = low_rank.flops * params;
   passes.bytes = (8 + 3 * low_rank.compressed) * params * element;
