@@ -1,5 +1,6 @@
 #include "compare/op_times.hpp"
 #include "models/op_names.hpp"
+#include "models/report_ops.hpp"
 #include "models/report_time.hpp"
 
 #include <cctype>
@@ -18,27 +19,26 @@ namespace {
 const std::pair<double TimeBreakdown::*, const char*> kBreakdownOps[] = {
     {&TimeBreakdown::optimizer_s, op_names::kOptimizerStep}, {&TimeBreakdown::dp_comm_exposed_s, op_names::kDpGradReduce}};
 
-// A list of {name, time_s, count}: per-call means over names that repeat.
-OpTimes simulated_list(const json& list) {
+// Predicted rows (models/report_ops.hpp): per-call means over names that repeat.
+OpTimes simulated_list(const json& list, const std::string& where) {
   OpTimes out;
-  for (const json& op : list) {
-    OpTime& t = out[strip_layer_prefix(op.at("name").get<std::string>())];
-    const double calls = op.at("count").get<double>(), s = op.at("time_s").get<double>();
+  for (const PredictedOp& op : read_predicted_ops(list, where)) {
+    OpTime& t = out[strip_layer_prefix(op.name)];
     // the same name twice (per-layer names): a call-weighted mean
-    const double total = t.total_s() + calls * s;
-    t.calls += calls;
+    const double total = t.total_s() + op.count * op.time_s;
+    t.calls += op.count;
     t.per_call_s = t.calls > 0 ? total / t.calls : 0;
   }
   return out;
 }
 
-// A map {"layer3.attn.qkv.fwd": {<count_key>, <time_key>}}: layers merged into a per-call mean.
-OpTimes measured_map(const json& map, const char* count_key, const char* time_key) {
+// Measured ops {"layer3.attn.qkv.fwd": {count, mean}}: layers merged into a per-call mean.
+OpTimes measured_map(const json& map, OpUnit unit, const std::string& where) {
   OpTimes out;
-  for (const auto& [name, op] : map.items()) {
+  for (const auto& [name, op] : read_measured_ops(map, unit, where)) {
     OpTime& t = out[strip_layer_prefix(name)];
-    const double total = t.total_s() + op.at(time_key).get<double>();
-    t.calls += op.at(count_key).get<double>();
+    const double total = t.total_s() + op.mean_s;
+    t.calls += op.count;
     t.per_call_s = t.calls > 0 ? total / t.calls : 0;
   }
   return out;
@@ -66,7 +66,7 @@ OpTimes simulated_op_times(const json& report) {
   const json* ops = report.contains("time") ? &report["time"] : nullptr;
   if (!ops || !ops->contains("ops") || !(*ops)["ops"].is_array())
     throw std::invalid_argument("simulated report: time.ops is missing or not a list");
-  OpTimes out = simulated_list((*ops)["ops"]);
+  OpTimes out = simulated_list((*ops)["ops"], "simulated report: time.ops");
   // Step-level parts the simulator prices outside the layers, under the executor's names
   // (a const json's operator[] on a missing key is undefined behaviour: ASan's debug build caught it)
   if (!ops->contains("breakdown")) return out;
@@ -79,7 +79,7 @@ OpTimes simulated_op_times(const json& report) {
 OpTimes measured_op_times(const json& report) {
   if (!report.contains("ops") || !report["ops"].is_object())
     throw std::invalid_argument("measured report: ops is missing or not a mapping");
-  return measured_map(report["ops"], "count_per_step", "mean_s_per_step");
+  return measured_map(report["ops"], OpUnit::step, "measured report: ops");
 }
 
 bool has_pass_ops(const json& report, const std::string& phase) { return pass_ops(report, phase) != nullptr; }
@@ -88,14 +88,14 @@ OpTimes simulated_pass_op_times(const json& report, const std::string& phase) {
   const json* ops = pass_ops(report, phase);
   if (!ops || !ops->is_array())
     throw std::invalid_argument("simulated report: inference." + phase + ".ops is missing or not a list");
-  return simulated_list(*ops);
+  return simulated_list(*ops, "simulated report: inference." + phase + ".ops");
 }
 
 OpTimes measured_pass_op_times(const json& report, const std::string& phase) {
   const json* ops = pass_ops(report, phase);
   if (!ops || !ops->is_object())
     throw std::invalid_argument("measured report: inference." + phase + ".ops is missing or not a mapping");
-  return measured_map(*ops, "count_per_pass", "mean_s_per_pass");
+  return measured_map(*ops, OpUnit::pass, "measured report: inference." + phase + ".ops");
 }
 
 std::string op_category(const std::string& name) {

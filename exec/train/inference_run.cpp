@@ -6,6 +6,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "models/report_ops.hpp"
 #include "models/report_schema.hpp"
 #include "exec/model/decoder.hpp"
 #include "exec/train/mixed_precision.hpp"
@@ -89,13 +90,10 @@ json phase_ops(const std::vector<json>& ranks, const char* phase, double passes)
       s.count += v[1].get<double>();
       s.ranks += 1;
     }
-  json out = json::object();
-  if (passes <= 0) return out;
-  for (const auto& [name, s] : sums)
-    out[name] = {{"count_per_pass", s.count / s.ranks / passes},
-                 {"mean_s_per_pass", s.total_s / s.ranks / passes},
-                 {"max_s_per_pass", s.max_total_s / passes}};
-  return out;
+  MeasuredOps out;
+  if (passes <= 0) return json::object();
+  for (const auto& [name, s] : sums) out[name] = {s.count / s.ranks / passes, s.total_s / s.ranks / passes, s.max_total_s / passes};
+  return to_json(out, OpUnit::pass);
 }
 
 double median(std::vector<double> v) {

@@ -6,6 +6,7 @@
 #include "exec/model/tensor.hpp"
 #include "models/head_ops.hpp"
 #include "models/report_memory.hpp"
+#include "models/report_ops.hpp"
 #include "models/report_throughput.hpp"
 #include "models/report_time.hpp"
 #include "models/report_schema.hpp"
@@ -164,11 +165,10 @@ json measured_report(const TrainConfig& config, const GpuSpec& gpu, ProcessGroup
     skipped += s.skipped;
   }
   const int measured_steps = std::max<int>(1, static_cast<int>(record.steps.size()) - record.warmup_steps);
-  json op_times = json::object();
+  MeasuredOps op_times;
   for (const auto& [name, op] : ops["ops"].items())
-    op_times[name] = {{"count_per_step", op["count"].get<double>() / op["ranks"].get<double>() / measured_steps},
-                      {"mean_s_per_step", op["mean_total_s"].get<double>() / measured_steps},
-                      {"max_s_per_step", op["max_total_s"].get<double>() / measured_steps}};
+    op_times[name] = {op["count"].get<double>() / op["ranks"].get<double>() / measured_steps,
+                      op["mean_total_s"].get<double>() / measured_steps, op["max_total_s"].get<double>() / measured_steps};
   json report = {{kSchemaVersionKey, kReportSchemaVersion},
           {"source", "measured"},
           {"params", measured["params"]},
@@ -179,7 +179,7 @@ json measured_report(const TrainConfig& config, const GpuSpec& gpu, ProcessGroup
                                             peak > 0 ? hardware_tflops * 1e12 / peak : 0})},
           {"losses", losses},
           {"skipped_steps", skipped},
-          {"ops", op_times},
+          {"ops", to_json(op_times, OpUnit::step)},
           // params, grads and activations are stored in the training precision (fp32, or
           // 16-bit for bf16 / fp16 with fp32 masters and fp32 math inside the kernels)
           {"storage_bytes_per_element", precision == Dtype::fp32 ? 4 : 2}};

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "models/report_inference.hpp"
+#include "models/report_ops.hpp"
 #include "sim/memory/inference.hpp"
 #include "sim/memory/stage_layers.hpp"
 #include "sim/inference/disaggregated.hpp"
@@ -130,9 +131,9 @@ nlohmann::json pass_json(const IterationCost& c, bool offloaded) {
 
 // [{name, time_s: one call, count: calls per pass}], as time.ops of a training report
 nlohmann::json ops_json(const std::vector<PassOpTime>& ops) {
-  nlohmann::json j = nlohmann::json::array();
-  for (const PassOpTime& op : ops) j.push_back({{"name", op.name}, {"time_s", op.time_s}, {"count", op.count}});
-  return j;
+  std::vector<PredictedOp> rows;
+  for (const PassOpTime& op : ops) rows.push_back({op.name, op.time_s, op.count, {}, {}, {}});
+  return to_json(rows);
 }
 
 }  // namespace

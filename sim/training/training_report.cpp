@@ -358,15 +358,14 @@ TrainingPrediction predict_from(const Scenario& s, const StepCosts& costs, const
 }  // namespace
 
 nlohmann::json time_json(const TrainingPrediction& p) {
-  nlohmann::json ops = nlohmann::json::array();
+  std::vector<PredictedOp> ops;
   std::vector<std::string> extrapolated;
   // kernel launches and HBM bytes per step on the reported GPU, in all and by op group
   // (the name's first part: attn, mlp, moe, embedding, head, optimizer): a fusion what-if
   // is two reports side by side
   nlohmann::json kernels = {{"launches", 0}, {"hbm_bytes", 0.0}, {"by_group", nlohmann::json::object()}};
   for (const OpPrediction& op : p.ops) {
-    ops.push_back({{"name", op.name}, {"time_s", op.time_s}, {"count", op.count}, {"extrapolated", op.extrapolated},
-                   {"hbm_bytes", op.hbm_bytes}, {"launches", op.launches}});
+    ops.push_back({op.name, op.time_s, static_cast<double>(op.count), op.extrapolated, op.hbm_bytes, op.launches});
     if (op.extrapolated) extrapolated.push_back(op.name);
     if (op.launches == 0) continue;
     const std::string group = op.name.substr(0, op.name.find('.'));
@@ -387,7 +386,7 @@ nlohmann::json time_json(const TrainingPrediction& p) {
   t.simulated_gpus = p.simulated_gpus;
   t.gemm_clock = p.gemm_clock;
   t.extrapolated_ops = std::move(extrapolated);
-  nlohmann::json time = {{"stages", stages}, {"utilization", to_json(p.utilization)}, {"ops", ops}, {"kernels", kernels}};
+  nlohmann::json time = {{"stages", stages}, {"utilization", to_json(p.utilization)}, {"ops", to_json(ops)}, {"kernels", kernels}};
   write_time_section(time, t);
   return time;
 }

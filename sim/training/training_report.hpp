@@ -6,6 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "models/report_ops.hpp"
 #include "models/report_throughput.hpp"
 #include "models/report_time.hpp"
 #include "scenario/scenario.hpp"
