@@ -45,7 +45,8 @@ struct ChoiceKnob {
   E fallback;
   const E* values;  // every value, in the order files list them; each named by to_string(E)
   int count;
-  InSearch in_search;  // the short form prints the value's name
+  InSearch in_search;       // the short form prints the value's name ...
+  bool tag_always = true;   // ... always, or only away from the fallback ("nvme")
 };
 
 struct RatioKnob {  // a real number in [min, max]; never searched
@@ -66,8 +67,8 @@ inline constexpr int kMaxPlanDegree = 1 << 24;
 
 template <class E, int N>
 ChoiceKnob<E> choice_knob(std::string_view key, E PlanKnobs::*member, E fallback, const E (&values)[N],
-                          InSearch in_search) {
-  return {key, member, fallback, values, N, in_search};
+                          InSearch in_search, bool tag_always = true) {
+  return {key, member, fallback, values, N, in_search, tag_always};
 }
 
 // Calls visit(row) for every knob, in the order the search prints them.
@@ -93,9 +94,10 @@ void for_each_plan_knob(Visit&& visit) {
   visit(BoolKnob{"flash_attention", &K::flash_attention, true, S::no, ""});
   visit(BoolKnob{"offload_optimizer", &K::offload_optimizer, false, S::late_setting, "offload"});
   visit(BoolKnob{"offload_params", &K::offload_params, false, S::no, ""});
-  visit(choice_knob("offload_device", &K::offload_device, OffloadDevice::cpu, kOffloadDevices, S::no));
   visit(IntKnob{"offload_activations_layers", &K::offload_activations_layers, 0, 0, 1 << 20, S::late_setting,
                 "act-offload=", false});
+  // (after the columns the search CSV printed before it: a late setting's column goes last)
+  visit(choice_knob("offload_device", &K::offload_device, OffloadDevice::cpu, kOffloadDevices, S::late_setting, false));
   visit(BoolKnob{"zero_quantized_weights", &K::zero_quantized_weights, false, S::no, ""});
   visit(BoolKnob{"zero_quantized_gradients", &K::zero_quantized_gradients, false, S::no, ""});
   visit(IntKnob{"zero_hpz_partition_size", &K::zero_hpz_partition_size, 1, 1, kMaxPlanDegree, S::no, "", false});
@@ -140,7 +142,7 @@ inline std::string knob_tag(const BoolKnob& k, const PlanKnobs& p) {
 }
 template <class E>
 std::string knob_tag(const ChoiceKnob<E>& k, const PlanKnobs& p) {
-  return knob_text(k, p);
+  return k.tag_always || p.*k.member != k.fallback ? knob_text(k, p) : "";
 }
 
 }  // namespace twinsim

@@ -11,7 +11,8 @@
 
 namespace twinsim {
 
-// rank,gpus,tp,...,pareto,offload_optimizer: the top plans, then the Pareto front (rank 0)
+// rank,gpus,tp,...,pareto,offload_optimizer,offload_activations_layers,offload_device: the top
+// plans, then the Pareto front (rank 0)
 void write_csv(std::ostream& out, const SearchResult& r);
 // The scenario's settings its searched plans keep where they apply (sim/search/candidate.cpp):
 // ZeRO++ on ZeRO-3 plans, gradient compression on ZeRO 0-2 plans, parameter offload on
