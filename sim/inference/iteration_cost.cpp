@@ -10,7 +10,7 @@
 #include "sim/inference/quantization.hpp"
 #include "sim/memory/inference.hpp"
 #include "sim/memory/stage_layers.hpp"
-#include "sim/training/offload_io.hpp"
+#include "sim/cost/offload_io.hpp"
 #include "sim/training/rank_layout.hpp"
 
 namespace twinsim {
@@ -182,7 +182,7 @@ IterationCost ServingCostModel::cost(const IterationShape& shape) const {
   const OpsCost moe = m.moe ? price(ops.moe, cached) : OpsCost{};
   const OpsCost embedding = price(ops.embedding, cached);
   const OpsCost head = price(ops.head, cached);
-  // ZeRO-Inference streams each module's weights in ahead of it (sim/training/offload_io)
+  // ZeRO-Inference streams each module's weights in ahead of it (sim/cost/offload_io)
   const OffloadedModuleBytes fetched =
       s_.plan.offload_params ? offloaded_module_bytes(m, s_.plan, w.weight_dtype) : OffloadedModuleBytes{};
   const double fetch_Bps = s_.plan.offload_params ? offloaded_weight_read_Bps(s_.cluster, s_.plan) : 0.0;

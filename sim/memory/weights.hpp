@@ -47,7 +47,7 @@ BytesPerParam training_bytes_per_param(Dtype precision, Optimizer optimizer);
 // plus an fp32 master in fp32 training, which keeps none on the GPU (the weights are the
 // params) but whose CPU update needs its own (DeepSpeed's fp32 partition,
 // single_partition_of_fp32_groups, is made in every precision). The bytes the optimizer's
-// NVMe swap moves too (sim/training/offload_io).
+// NVMe swap moves too (sim/cost/offload_io).
 std::int64_t offloaded_optimizer_bytes_per_param(Dtype precision, Optimizer optimizer);
 
 // ZeRO-Infinity's CPU buffers with plan.offload_device: nvme, at DeepSpeed's defaults (its

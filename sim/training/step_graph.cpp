@@ -14,7 +14,7 @@
 #include "sim/memory/stage_layers.hpp"
 #include "sim/memory/weights.hpp"
 #include "sim/training/activation_offload.hpp"
-#include "sim/training/offload_io.hpp"
+#include "sim/cost/offload_io.hpp"
 #include "sim/training/pipeline_schedule.hpp"
 #include "sim/training/rank_layout.hpp"
 #include "sim/training/step_ranks.hpp"

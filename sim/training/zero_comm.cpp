@@ -7,7 +7,7 @@
 #include "sim/cost/collective_cost.hpp"
 #include "sim/cost/compute_cost.hpp"
 #include "sim/memory/weights.hpp"
-#include "sim/training/offload_io.hpp"
+#include "sim/cost/offload_io.hpp"
 #include "sim/training/rank_layout.hpp"
 #include "sim/training/transfer_bytes.hpp"
 

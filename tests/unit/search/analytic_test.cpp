@@ -217,7 +217,7 @@ plan: {tp: 1, pp: 1, dp: 1}
 
 // ZeRO-Infinity's NVMe tier (plan.offload_device: nvme) over the plans the search keeps it
 // on (ZeRO-3 with the optimizer offloaded; the others move to CPU memory or none): the swap
-// and the parameter reads are one formula for both (sim/training/offload_io), so the two
+// and the parameter reads are one formula for both (sim/cost/offload_io), so the two
 // still rank alike. Llama 3 8B on one or two Azure ND H200 v5, parameters offloaded too.
 // Measured 2026-11-26 (every 29th plan): 1,590 plans, median |est/engine - 1| 0.24%, worst
 // 10.2%, tau 0.992, the estimate's best plan the engine's best.

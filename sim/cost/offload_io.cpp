@@ -1,4 +1,4 @@
-#include "sim/training/offload_io.hpp"
+#include "sim/cost/offload_io.hpp"
 
 #include <algorithm>
 
