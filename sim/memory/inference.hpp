@@ -36,9 +36,9 @@ std::int64_t prefill_activation_bytes(const ModelSpec& model, const Plan& plan,
 
 // The weights one GPU of a stage holds while serving (the draft model's apart): all of
 // the stage's, or with plan.offload_params (ZeRO-Inference: DeepSpeed's ZeRO-3 inference
-// with offload_param to cpu or nvme, Aminabadi et al. 2022, "DeepSpeed-Inference") the module in use and the one
-// fetched ahead of it: twice the largest of a layer and the (vocabulary-parallel) embedding
-// table. inference_offloaded_weight_bytes: the stage's weights in CPU memory or on the
+// with offload_param to cpu or nvme; Aminabadi et al. 2022, "DeepSpeed-Inference") the
+// module in use and the one fetched ahead of it: twice the largest of a layer and the
+// (vocabulary-parallel) embedding table. inference_offloaded_weight_bytes: the stage's weights in CPU memory or on the
 // drives instead (0 without offload).
 std::int64_t inference_gpu_weight_bytes(const ModelSpec& model, const Plan& plan, const InferenceWorkload& inference,
                                         int stage);
