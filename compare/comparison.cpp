@@ -112,6 +112,8 @@ void compare_memory(Comparison& c, const json& simulated, const json& measured) 
   const double measured_host =
       meas.host_breakdown ? static_cast<double>((*meas.host_breakdown)[static_cast<std::size_t>(MemCategory::optimizer)]) : 0;
   if (predicted_host > 0 || measured_host > 0) c.host_optimizer_bytes = Pair{predicted_host, measured_host};
+  if (sim.nvme_bytes || meas.nvme_bytes)
+    c.nvme_bytes = Pair{static_cast<double>(sim.nvme_bytes.value_or(0)), static_cast<double>(meas.nvme_bytes.value_or(0))};
 }
 
 bool is_inference(const json& simulated) { return simulated.contains("inference") && !simulated.contains("time"); }
@@ -165,6 +167,7 @@ json memory_json(const Comparison& c) {
   for (const NamedPair& p : c.memory) mem[p.name] = pair_json(p.value);
   json j = {{"peak_bytes", pair_json(c.peak_bytes)}, {"breakdown", mem}};
   if (c.host_optimizer_bytes) j["host_optimizer_bytes"] = pair_json(*c.host_optimizer_bytes);
+  if (c.nvme_bytes) j["nvme_bytes"] = pair_json(*c.nvme_bytes);
   return j;
 }
 
@@ -197,6 +200,9 @@ std::string memory_table(const Comparison& c) {
   if (const auto& h = c.host_optimizer_bytes)
     out += line(mib_row, "host: offloaded optimizer", h->predicted / kMiB, h->measured / kMiB, h->abs_error() / kMiB,
                 percent(*h));
+  if (const auto& n = c.nvme_bytes)
+    out += line(mib_row, "nvme: offloaded state", n->predicted / kMiB, n->measured / kMiB, n->abs_error() / kMiB,
+                percent(*n));
   return out;
 }
 

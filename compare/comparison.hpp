@@ -53,6 +53,9 @@ struct Comparison {
   // has any: the simulated memory.host_bytes against the measured memory.host_breakdown.optimizer
   // (the executor's transient host copies of gradients and weights are the breakdown's others)
   std::optional<Pair> host_optimizer_bytes;
+  // plan.offload_device: nvme: what one GPU's offloaded state takes on the node's drives,
+  // when either side has any (a measured report has none: the executor does not offload there)
+  std::optional<Pair> nvme_bytes;
   std::optional<InferenceComparison> inference;  // set for inference reports
 
   // The one time a run is judged by: the step for training, TPOT for inference.

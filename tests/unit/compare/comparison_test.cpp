@@ -345,5 +345,25 @@ TEST(ToText, TrainingTableUnchanged) {
   EXPECT_EQ(format_comparison(compare_reports(simulated(), measured())), expected);
 }
 
+// Two simulated reports, the NVMe tier against the CPU tier (a what-if): the drives' bytes
+// get a row of their own, and the host row compares the optimizer's share on both sides.
+TEST(CompareReports, NvmeBytesLineUpWhenEitherSideHasThem) {
+  json nvme = simulated(), cpu = simulated();
+  nvme["memory"]["host_bytes"] = 64;
+  nvme["memory"]["host_breakdown"] = {{"optimizer", 64}};
+  nvme["memory"]["nvme_bytes"] = 4096;
+  nvme["memory"]["nvme_breakdown"] = {{"optimizer", 4096}};
+  cpu["memory"]["host_bytes"] = 4096;
+  cpu["memory"]["host_breakdown"] = {{"optimizer", 4096}};
+  const Comparison c = compare_reports(nvme, cpu);
+  ASSERT_TRUE(c.nvme_bytes.has_value());
+  EXPECT_EQ(c.nvme_bytes->predicted, 4096);
+  EXPECT_EQ(c.nvme_bytes->measured, 0);
+  EXPECT_EQ(c.host_optimizer_bytes->predicted, 64);
+  EXPECT_EQ(to_json(c)["memory"]["nvme_bytes"]["predicted"], 4096);
+  EXPECT_NE(format_comparison(c).find("nvme: offloaded state"), std::string::npos);
+  EXPECT_FALSE(compare_reports(cpu, cpu).nvme_bytes.has_value());  // neither side: no row
+}
+
 }  // namespace
 }  // namespace twinsim::compare
