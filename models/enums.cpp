@@ -87,14 +87,6 @@ bool parse_grad_compression(std::string_view name, GradCompression& out) {
   return false;
 }
 
-std::string_view to_string(OffloadDevice d) { return d == OffloadDevice::nvme ? "nvme" : "cpu"; }
-
-bool parse_offload_device(std::string_view name, OffloadDevice& out) {
-  for (OffloadDevice d : kOffloadDevices)
-    if (to_string(d) == name) return out = d, true;
-  return false;
-}
-
 bool parse_optimizer(std::string_view name, Optimizer& out) {
   for (Optimizer o : {Optimizer::adam, Optimizer::sgd})
     if (to_string(o) == name) return out = o, true;

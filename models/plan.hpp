@@ -126,10 +126,10 @@ int hpz_partition(const PlanKnobs& plan, int gpus_per_node);
 std::string_view to_string(Recompute r);
 std::string_view to_string(Schedule s);
 std::string_view to_string(GradCompression c);
-std::string_view to_string(OffloadDevice d);
+// (a knob's enum names itself here: the reader and `--set` find its values through this)
+inline std::string_view to_string(OffloadDevice d) { return d == OffloadDevice::nvme ? "nvme" : "cpu"; }
 bool parse_recompute(std::string_view name, Recompute& out);
 bool parse_schedule(std::string_view name, Schedule& out);
 bool parse_grad_compression(std::string_view name, GradCompression& out);
-bool parse_offload_device(std::string_view name, OffloadDevice& out);
 
 }  // namespace twinsim
