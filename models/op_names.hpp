@@ -90,6 +90,10 @@ inline constexpr const char* kOptimizerZeroGrad = "optimizer.zero_grad";
 // updated weights back (the executor's names; the simulator prices them in optimizer.step)
 inline constexpr const char* kOffloadGradsToHost = "offload.grads_d2h";
 inline constexpr const char* kOffloadParamsToGpu = "offload.params_h2d";
+// plan.offload_device: nvme: the optimizer's states read from the rank's swap file before the
+// update and written back after it (inside optimizer.step)
+inline constexpr const char* kOffloadNvmeRead = "offload.nvme_read";
+inline constexpr const char* kOffloadNvmeWrite = "offload.nvme_write";
 // activation offload (plan.offload_activations_layers): a layer's saved tensors out and back
 inline constexpr const char* kOffloadActivationsToHost = "offload.activations_d2h";
 inline constexpr const char* kOffloadActivationsToGpu = "offload.activations_h2d";

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "exec/model/tensor.hpp"
+#include "exec/runtime/swap_file.hpp"
 #include "models/head_ops.hpp"
 #include "models/report_memory.hpp"
 #include "models/report_ops.hpp"
@@ -41,7 +42,9 @@ std::string rank_record(TransformerStage& stage, ProcessGroups& groups, const Tr
          {"category_peaks", m.peak},
          // ZeRO-Offload's host memory (exec/model/tensor.hpp host_allocator), apart from the GPU's
          {"host_bytes", host_allocator().stats().total_peak},
-         {"host_breakdown", host_allocator().stats().at_total_peak}};
+         {"host_breakdown", host_allocator().stats().at_total_peak},
+         // plan.offload_device: nvme: the optimizer's states in the rank's swap file
+         {"nvme_bytes", swap_file_peak_bytes()}};
   return j.dump();
 }
 
@@ -69,6 +72,7 @@ struct RankMemory {
   CategoryBytes breakdown{};  // at its peak
   std::int64_t host_bytes = 0;
   CategoryBytes host_breakdown{};
+  std::int64_t nvme_bytes = 0;
 };
 
 RankMemory read_rank_record(const json& r) {
@@ -78,6 +82,7 @@ RankMemory read_rank_record(const json& r) {
   m.breakdown = r["breakdown"].get<CategoryBytes>();
   m.host_bytes = r["host_bytes"].get<std::int64_t>();
   m.host_breakdown = r["host_breakdown"].get<CategoryBytes>();
+  m.nvme_bytes = r["nvme_bytes"].get<std::int64_t>();
   return m;
 }
 
@@ -102,6 +107,13 @@ MemorySection memory_section(const std::vector<RankMemory>& ranks, const GpuSpec
   m.breakdown = worst->breakdown;
   m.host_bytes = host->host_bytes;
   m.host_breakdown = host->host_breakdown;
+  std::int64_t nvme = 0;  // the swap files hold optimizer states only
+  for (const RankMemory& r : ranks) nvme = std::max(nvme, r.nvme_bytes);
+  if (nvme > 0) {
+    m.nvme_bytes = nvme;
+    m.nvme_breakdown = CategoryBytes{};
+    (*m.nvme_breakdown)[static_cast<std::size_t>(MemCategory::optimizer)] = nvme;
+  }
   return m;
 }
 

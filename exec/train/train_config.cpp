@@ -33,10 +33,9 @@ void validate(const TrainConfig& c) {
   if (c.plan.offload_params)
     throw std::invalid_argument("plan.offload_params=true: the executor offloads the optimizer only (ZeRO-Infinity's "
                                 "parameter offload is priced by the simulator only)");
-  if (c.plan.offload_device != OffloadDevice::cpu)
+  if (c.plan.offload_device != OffloadDevice::cpu && !c.plan.offload_optimizer)
     throw std::invalid_argument("plan.offload_device=" + std::string(to_string(c.plan.offload_device)) +
-                                ": the executor offloads to a host buffer only (ZeRO-Infinity's NVMe tier is priced "
-                                "by the simulator only)");
+                                ": the executor swaps the offloaded optimizer's states (plan.offload_optimizer=true)");
   // activation offload as the simulator prices it (scenario/validate.cpp): one stage, one
   // micro-batch's layers in flight, nothing recomputed
   if (c.plan.offload_activations_layers > 0 && (c.plan.pp != 1 || c.plan.recompute != Recompute::none))

@@ -93,6 +93,15 @@ ShardedOptimizer::ShardedOptimizer(const TrainConfig& config, std::vector<ParamB
     add_shard(b, dp, false, 0, split);
     if (split < n) add_shard(b, expert_dp ? *expert_dp : dp, true, split, n);
   }
+  if (offload_ && config.plan.offload_device == OffloadDevice::nvme) {
+    swap_ = std::make_unique<SwapFile>();
+    std::int64_t offset = 0;
+    for (BlockShard& s : shards_) {
+      s.swap_offset = offset;
+      for (const Tensor* t : {&s.master, &s.m, &s.v}) offset += static_cast<std::int64_t>(t->bytes());
+    }
+    swap_out_states(false);  // the initial states, before any step
+  }
   if (!shard_grads_) return;
   // buckets in backward order, each closed once it reaches the size (Megatron's
   // _ParamAndGradBuffer fills them the same way)
@@ -262,8 +271,39 @@ void ShardedOptimizer::offloaded_update(BlockShard& s, T* params, const T* grads
   std::copy_n(host_params.as<T>(), n, params);
 }
 
+// The swap file holds each shard's master, m and v (v: Adam only) back to back from its
+// offset: DeepSpeed's optimizer swapper keeps a file per state tensor, one read and one write
+// per state per step alike.
+void ShardedOptimizer::swap_out_states(bool timed) {
+  OpScope op(timed ? profiler_ : nullptr, op_names::kOffloadNvmeWrite);
+  for (BlockShard& s : shards_) {
+    std::int64_t at = s.swap_offset;
+    for (Tensor* t : {&s.master, &s.m, &s.v}) {
+      if (t->size() == 0) continue;
+      swap_->write(at, t->data(), t->bytes());
+      at += static_cast<std::int64_t>(t->bytes());
+      t->release();
+    }
+  }
+}
+
+void ShardedOptimizer::swap_in_states(bool timed) {
+  OpScope op(timed ? profiler_ : nullptr, op_names::kOffloadNvmeRead);
+  const bool adam = c_.training.optimizer == Optimizer::adam;
+  for (BlockShard& s : shards_) {
+    std::int64_t at = s.swap_offset;
+    for (Tensor* t : {&s.master, &s.m, &s.v}) {
+      if (t == &s.v && !adam) continue;
+      *t = Tensor::on_host(MemCategory::optimizer, s.hi - s.lo, Dtype::fp32, Fill::uninitialized);
+      swap_->read(at, t->data(), t->bytes());
+      at += static_cast<std::int64_t>(t->bytes());
+    }
+  }
+}
+
 void ShardedOptimizer::step() {
   ++updates_;
+  if (swap_) swap_in_states();
   with_storage(storage(c_), [&]<class T>() {
     for (BlockShard& s : shards_) {
       std::size_t n = 0;
@@ -273,6 +313,7 @@ void ShardedOptimizer::step() {
       else update(s, params, grads);
     }
   });
+  if (swap_) swap_out_states();
 }
 
 void ShardedOptimizer::share_params() {
@@ -433,6 +474,7 @@ std::string ShardedOptimizer::state_name(const BlockShard& s, const std::string&
 }
 
 void ShardedOptimizer::save_state(TensorFile& file) {
+  if (swap_) swap_in_states(false);
   for (int i = 0; i < static_cast<int>(shards_.size()); ++i) {
     BlockShard& s = shards_[i];
     if (shard_params_) save_tensor(file, state_name(s, ".params"), s.param_shard);
@@ -441,10 +483,12 @@ void ShardedOptimizer::save_state(TensorFile& file) {
     save_tensor(file, state_name(s, ".adam_m"), s.m);
     save_tensor(file, state_name(s, ".adam_v"), s.v);
   }
+  if (swap_) swap_out_states(false);
   file.metadata()["twinsim.optimizer_updates"] = std::to_string(updates_);
 }
 
 void ShardedOptimizer::load_state(const TensorFile& file) {
+  if (swap_) swap_in_states(false);  // the buffers the checkpoint's states load into
   for (int i = 0; i < static_cast<int>(shards_.size()); ++i) {
     BlockShard& s = shards_[i];
     if (shard_params_) load_tensor(file, state_name(s, ".params"), s.param_shard);
@@ -453,6 +497,7 @@ void ShardedOptimizer::load_state(const TensorFile& file) {
     load_tensor(file, state_name(s, ".adam_m"), s.m);
     load_tensor(file, state_name(s, ".adam_v"), s.v);
   }
+  if (swap_) swap_out_states(false);
   const auto it = file.metadata().find("twinsim.optimizer_updates");
   if (it == file.metadata().end()) throw CheckpointError("checkpoint has no twinsim.optimizer_updates");
   updates_ = std::stoi(it->second);

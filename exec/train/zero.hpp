@@ -20,6 +20,7 @@
 // the optimizer keeps fp32 master weights of its share (Micikevicius et al. 2018 §3.1)
 // and writes them back rounded.
 #include <map>
+#include <memory>
 #include <vector>
 
 #include "exec/model/tensor.hpp"
@@ -29,6 +30,7 @@
 #include "exec/runtime/checkpoint.hpp"
 #include "exec/runtime/communicator.hpp"
 #include "exec/runtime/profiler.hpp"
+#include "exec/runtime/swap_file.hpp"
 #include "exec/train/train_config.hpp"
 
 namespace twinsim::exec {
@@ -44,6 +46,7 @@ struct BlockShard {
   std::size_t lo = 0, hi = 0;      // this rank's range of it (the whole segment below ZeRO 1)
   Tensor master;               // fp32 master weights of [lo, hi) (16-bit storage, or any with offload: on the host)
   Tensor m, v;                 // AdamW moments of [lo, hi)
+  std::int64_t swap_offset = -1;  // plan.offload_device: nvme: master, m, v on the swap file from here
   Tensor grad_shard;           // ZeRO 2/3: the reduced grads of [lo, hi), storage type
   Tensor param_shard;          // ZeRO 3: the only persistent copy of [lo, hi), storage type
   GradCompressor compressor;   // plan.gradient_compression (ZeRO 0-1, dp > 1): the block's residual
@@ -115,6 +118,10 @@ class ShardedOptimizer final : public BlockHooks {
   // from stage 1, gradients from 2, parameters at 3
   bool shard_optimizer_, shard_grads_, shard_params_;
   bool offload_;  // plan.offload_optimizer: the update's state on the host
+  // plan.offload_device: nvme (ZeRO-Infinity): between steps the state lives on this rank's
+  // swap file; the step reads all of it into host buffers (one sub-group: DeepSpeed's
+  // sub_group_size is 1e9 values), updates it and writes it back
+  std::unique_ptr<SwapFile> swap_;
   int updates_ = 0;
   Profiler* profiler_;
   std::vector<BlockShard> shards_;
@@ -129,6 +136,11 @@ class ShardedOptimizer final : public BlockHooks {
   std::vector<int> bucket_of_;   // per shard
   std::vector<bool> used_;       // per bucket: acquired in this pass (no prefetch back)
 
+  // plan.offload_device: nvme: the shards' states onto the swap file (released from the
+  // host), and back into host buffers; timed as their ops inside a step (not at set-up or
+  // around a checkpoint)
+  void swap_out_states(bool timed = true);
+  void swap_in_states(bool timed = true);
   // one segment [begin, end) of `b`, reduced and sharded over `group`
   void add_shard(ParamBlock* b, Communicator& group, bool experts, std::size_t begin, std::size_t end);
   BlockShard& shard_of(const ParamBlock& block);
