@@ -31,7 +31,9 @@ struct SearchSpaceOptions {
   // Also try every plan with ZeRO-Offload (plan.offload_optimizer; needs cluster.host), and
   // one-stage plans without recomputation with every layer's activations but the last's
   // offloaded (plan.offload_activations_layers): doubles the space, so only when asked
-  // (`twinsim search --offload`).
+  // (`twinsim search --offload`). Where the node describes its NVMe drives
+  // (cluster.host.nvme_read_GBps), each ZeRO-3 plan that offloads is tried on both tiers
+  // (plan.offload_device cpu and nvme): the drives hold what CPU memory cannot.
   bool consider_offload = false;
   // Split of the space over processes (MPI): this one takes every shard_count-th
   // (tp, pp, cp, dp) block, starting at shard_index.
@@ -46,6 +48,7 @@ struct SearchSpace {
   bool selective_recompute = true;  // Megatron's; Hugging Face checkpoints whole layers only
   PlanKnobs scenario_plan;  // what each candidate starts from: the knobs the search keeps
   int gpus_per_node = 1;
+  bool nvme_drives = false;  // the node describes its NVMe drives (plan.offload_device: nvme can run)
   SearchSpaceOptions options;
 };
 
@@ -81,20 +84,25 @@ void for_each_schedule(const SearchSpace& sp, Candidate c, std::int64_t micro_ba
           for (int op = (zero > 0 ? 0 : 1); op <= 1; ++op)
             for (int to = 0; to <= (c.tp > 1 ? 1 : 0); ++to)
               for (int off = 0; off <= (sp.options.consider_offload ? 1 : 0); ++off)
-                for (int act = 0; act <= (sp.options.consider_offload && c.pp == 1 && sp.layers > 1 ? 1 : 0); ++act) {
-                  k.zero = zero;
-                  k.recompute = r;
-                  k.overlap_grad_reduce = og == 1;
-                  k.overlap_param_gather = op == 1;
-                  k.tp_comm_overlap = to == 1;
-                  k.offload_optimizer = off == 1;
-                  keep_scenario_settings(k, sp.scenario_plan, sp.gpus_per_node);
-                  if (act == 1) {  // activation offload of every layer but the last (where Megatron-core allows it)
-                    if (r != Recompute::none || k.offload_activations_layers == sp.layers - 1) continue;
-                    k.offload_activations_layers = static_cast<int>(sp.layers - 1);
+                for (int act = 0; act <= (sp.options.consider_offload && c.pp == 1 && sp.layers > 1 ? 1 : 0); ++act)
+                  for (int nv = 0; nv <= (sp.options.consider_offload && sp.nvme_drives && zero == 3 ? 1 : 0); ++nv) {
+                    k.zero = zero;
+                    k.recompute = r;
+                    k.overlap_grad_reduce = og == 1;
+                    k.overlap_param_gather = op == 1;
+                    k.tp_comm_overlap = to == 1;
+                    k.offload_optimizer = off == 1;
+                    keep_scenario_settings(k, sp.scenario_plan, sp.gpus_per_node);
+                    if (act == 1) {  // activation offload of every layer but the last (where Megatron-core allows it)
+                      if (r != Recompute::none || k.offload_activations_layers == sp.layers - 1) continue;
+                      k.offload_activations_layers = static_cast<int>(sp.layers - 1);
+                    }
+                    if (sp.options.consider_offload && sp.nvme_drives && zero == 3) {  // both tiers, once each
+                      if (nv == 1 && !k.offload_optimizer) continue;
+                      k.offload_device = nv == 1 ? OffloadDevice::nvme : OffloadDevice::cpu;
+                    }
+                    visit(static_cast<const Candidate&>(k));
                   }
-                  visit(static_cast<const Candidate&>(k));
-                }
   };
   c.virtual_stages = 1;
   // one stage: Megatron's no-pipelining schedule, each micro-batch's forward then its

@@ -219,8 +219,8 @@ plan: {tp: 1, pp: 1, dp: 1}
 // on (ZeRO-3 with the optimizer offloaded; the others move to CPU memory or none): the swap
 // and the parameter reads are one formula for both (sim/cost/offload_io), so the two
 // still rank alike. Llama 3 8B on one or two Azure ND H200 v5, parameters offloaded too.
-// Measured 2026-11-26 (every 29th plan): 1,590 plans, median |est/engine - 1| 0.24%, worst
-// 10.2%, tau 0.992, the estimate's best plan the engine's best.
+// Measured 2026-11-26 (every 29th plan, both tiers tried): 1,811 plans, median
+// |est/engine - 1| 0.26%, worst 7.4%, tau 0.991, the estimate's best plan the engine's best.
 TEST(Analytic, NvmeOffloadPlansRankAsTheEngine) {
   const Scenario base = load_scenario_text(R"(
 model: llama3-8b
@@ -233,7 +233,7 @@ plan: {tp: 1, pp: 1, dp: 8, zero: 3, offload_optimizer: true, offload_params: tr
   const GridStats g = compare_grid(base, o, 29);
   std::printf("nvme grid: %d plans, median %.4f, worst %.4f, tau %.4f, best gap %.4f\n", g.plans, g.median, g.worst,
               g.tau, g.best_gap);  // the figures above
-  EXPECT_GT(g.plans, 1500);
+  EXPECT_GT(g.plans, 1700);
   int on_drives = 0;  // the share of the space that swaps through the drives
   for_each_candidate(make_search_space(base, o), [&](const Candidate& c) { on_drives += c.offload_device == OffloadDevice::nvme; });
   EXPECT_GT(on_drives, 5000);

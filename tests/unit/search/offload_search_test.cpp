@@ -85,5 +85,34 @@ plan: {tp: 1, pp: 1, dp: 8, zero: 3, recompute: full, offload_optimizer: true, o
   EXPECT_GT(offloaded, 5);
 }
 
+// Where the node describes its NVMe drives, `--offload` tries each ZeRO-3 plan that offloads
+// on both tiers: Llama-3.1-405B on one Azure ND H200 v5 with its parameters offloaded needs
+// 661 GiB of host per GPU against a 215 GiB share, so only the drives' plans fit, and the
+// search finds them though the scenario asked for CPU memory. Without drives (a DGX H200,
+// the same GPUs) the space is the CPU tier's alone.
+TEST(OffloadSearch, TheDrivesHoldWhatCpuMemoryCannot) {
+  const char* text = R"(
+model: llama3-405b
+cluster: azure-nd-h200-v5
+training: {seq_len: 4096, global_batch: 32, micro_batch: 1, precision: bf16}
+plan: {tp: 1, pp: 1, dp: 8, zero: 3, recompute: full, offload_optimizer: true, offload_params: true}
+)";
+  SearchOptions o;
+  o.space.min_gpus = o.space.max_gpus = 8;
+  o.space.max_micro_batch = 1;
+  o.space.consider_offload = true;
+  o.top = 3;
+  const SearchResult with_drives = search_plans(load_scenario_text(text), o);
+  ASSERT_FALSE(with_drives.top.empty());
+  for (const SearchEntry& e : with_drives.top) EXPECT_EQ(e.plan.offload_device, OffloadDevice::nvme) << describe(e.plan);
+  const SearchResult without = search_plans(load_scenario_text(text, {"cluster=dgx-h200"}), o);
+  EXPECT_EQ(without.fitting, 0);
+  std::int64_t zero3_offloaded = 0;  // the plans tried a second time, on the drives
+  for_each_candidate(make_search_space(load_scenario_text(text), o.space),
+                     [&](const Candidate& c) { zero3_offloaded += c.offload_device == OffloadDevice::nvme; });
+  EXPECT_GT(zero3_offloaded, 0);
+  EXPECT_EQ(with_drives.candidates, without.candidates + zero3_offloaded);
+}
+
 }  // namespace
 }  // namespace twinsim
