@@ -221,6 +221,15 @@ void validate_hpz(const Scenario& s) {
                                         "the secondary partition stays inside a node");
 }
 
+// plan.offload_device: nvme is priced by the node's drives (cluster.host.nvme_read_GBps).
+void require_nvme_drives(const Scenario& s) {
+  if (!s.cluster.host.nvme_described())
+    throw ScenarioError("plan.offload_device", "nvme",
+                        "needs the node's NVMe drives: cluster.host.nvme_read_GBps (and nvme_write_GBps, nvme_GiB); "
+                        "the catalog's azure-nd-h200-v5 carries DeepSpeed's measured 48 / 26 GB/s (8 PCIe Gen5 drives); "
+                        "DeepSpeed measured 10 / 5 GB/s on 4 Gen4 drives");
+}
+
 // plan.offload_device: nvme (ZeRO-Infinity): what it moves, the stage DeepSpeed allows it
 // with, and the drives' figures it is priced by.
 void require_nvme_offload_scope(const Scenario& s) {
@@ -231,11 +240,7 @@ void require_nvme_offload_scope(const Scenario& s) {
                                      "it needs plan.offload_optimizer: true");
   // DeepSpeed's config reference: "NVMe offloading is available only with ZeRO stage 3"
   if (!p.shards_params()) throw ScenarioError(key, "nvme", "needs plan.zero: 3 (DeepSpeed offloads to NVMe with ZeRO-3 only)");
-  if (!s.cluster.host.nvme_described())
-    throw ScenarioError(key, "nvme",
-                        "needs the node's NVMe drives: cluster.host.nvme_read_GBps (and nvme_write_GBps, nvme_GiB); "
-                        "the catalog's azure-nd-h200-v5 carries DeepSpeed's measured 48 / 26 GB/s (8 PCIe Gen5 drives); "
-                        "DeepSpeed measured 10 / 5 GB/s on 4 Gen4 drives");
+  require_nvme_drives(s);
 }
 
 // Serving with plan.offload_params (ZeRO-Inference, DeepSpeed's ZeRO-3 inference with
@@ -249,10 +254,7 @@ void require_weight_offload_scope(const Scenario& s) {
     throw ScenarioError(key, "true", "on inference is priced without inference.speculative and inference.disaggregation");
   if (!s.cluster.host.described())
     throw ScenarioError(key, "true", "on inference needs cluster.host (the PCIe link the weights cross)");
-  if (p.offload_device == OffloadDevice::nvme && !s.cluster.host.nvme_described())
-    throw ScenarioError("plan.offload_device", "nvme",
-                        "needs the node's NVMe drives: cluster.host.nvme_read_GBps (the catalog's azure-nd-h200-v5 "
-                        "carries DeepSpeed's measured 48 GB/s)");
+  if (p.offload_device == OffloadDevice::nvme) require_nvme_drives(s);
 }
 
 void validate_training(const Scenario& s) {

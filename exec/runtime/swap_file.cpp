@@ -3,7 +3,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <atomic>
 #include <cstdlib>
 #include <stdexcept>
 #include <string>
@@ -12,8 +11,9 @@ namespace twinsim::exec {
 
 namespace {
 
-std::int64_t open_bytes = 0, peak_bytes = 0;  // over this process's swap files
-std::atomic<int> next_id{0};
+// over this process's swap files (a rank is one process, its optimizer one thread)
+std::int64_t open_bytes = 0, peak_bytes = 0;
+int next_id = 0;
 
 std::filesystem::path swap_dir() {
   if (const char* dir = std::getenv("TWINSIM_SWAP_DIR"); dir && *dir) return dir;

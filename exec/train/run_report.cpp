@@ -117,17 +117,6 @@ MemorySection memory_section(const std::vector<RankMemory>& ranks, const GpuSpec
   return m;
 }
 
-// The measured "time" section through the contract (models/report_time.hpp).
-json measured_time_json(double step_s, const json& steps_s, int warmup_steps) {
-  TimeSection t;
-  t.step_s = step_s;
-  t.steps_s = steps_s.get<std::vector<double>>();
-  t.warmup_steps = warmup_steps;
-  json j;
-  write_time_section(j, t);
-  return j;
-}
-
 }  // namespace
 
 double median_step_seconds(const RunRecord& record) {
@@ -168,12 +157,13 @@ json measured_report(const TrainConfig& config, const GpuSpec& gpu, ProcessGroup
   const double peak = gpu.peak_flops.count(precision) ? gpu.peak(precision) : 0;
   const double model_tflops = step_s > 0 ? model_flops / step_s / world / 1e12 : 0;
   const double hardware_tflops = step_s > 0 ? (model_flops + recompute_flops) / step_s / world / 1e12 : 0;
-  json losses = json::array(), steps_s = json::array(), grad_norms = json::array();
+  json losses = json::array(), grad_norms = json::array();
+  TimeSection time;  // the measured side of the contract (models/report_time.hpp)
   int skipped = 0;
   for (const StepResult& s : record.steps) {
     losses.push_back(s.loss);
     grad_norms.push_back(s.grad_norm);
-    steps_s.push_back(s.seconds);
+    time.steps_s.push_back(s.seconds);
     skipped += s.skipped;
   }
   const int measured_steps = std::max<int>(1, static_cast<int>(record.steps.size()) - record.warmup_steps);
@@ -185,7 +175,6 @@ json measured_report(const TrainConfig& config, const GpuSpec& gpu, ProcessGroup
           {"source", "measured"},
           {"params", measured["params"]},
           {"memory", measured["memory"]},
-          {"time", measured_time_json(step_s, steps_s, record.warmup_steps)},
           {"throughput", to_json(Throughput{step_s > 0 ? tokens / step_s : 0, step_s > 0 ? tokens / step_s / world : 0,
                                             model_tflops, hardware_tflops, peak > 0 ? model_tflops * 1e12 / peak : 0,
                                             peak > 0 ? hardware_tflops * 1e12 / peak : 0})},
@@ -195,6 +184,9 @@ json measured_report(const TrainConfig& config, const GpuSpec& gpu, ProcessGroup
           // params, grads and activations are stored in the training precision (fp32, or
           // 16-bit for bf16 / fp16 with fp32 masters and fp32 math inside the kernels)
           {"storage_bytes_per_element", precision == Dtype::fp32 ? 4 : 2}};
+  time.step_s = step_s;
+  time.warmup_steps = record.warmup_steps;
+  write_time_section(report["time"], time);
   if (config.training.optim.grad_clip > 0) report["grad_norms"] = grad_norms;  // before clipping, per step
   return report;
 }

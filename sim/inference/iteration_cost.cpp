@@ -31,6 +31,13 @@ ServingCostModel::ServingCostModel(const Scenario& scenario)
     stage_dense_.push_back(layers.dense);
     stage_moe_.push_back(layers.moe);
   }
+  if (scenario.plan.offload_params) {  // ZeRO-Inference streams each module's weights in ahead of it
+    const OffloadedModuleBytes bytes =
+        offloaded_module_bytes(scenario.model, scenario.plan, scenario.inference->weight_dtype);
+    const double rate = offloaded_weight_read_Bps(scenario.cluster, scenario.plan);  // sim/cost/offload_io
+    fetch_ = {static_cast<double>(bytes.dense_layer) / rate, static_cast<double>(bytes.moe_layer) / rate,
+              static_cast<double>(bytes.embedding) / rate};
+  }
 }
 
 ServingCostModel::PassOps ServingCostModel::build_pass(const IterationShape& shape) const {
@@ -182,26 +189,22 @@ IterationCost ServingCostModel::cost(const IterationShape& shape) const {
   const OpsCost moe = m.moe ? price(ops.moe, cached) : OpsCost{};
   const OpsCost embedding = price(ops.embedding, cached);
   const OpsCost head = price(ops.head, cached);
-  // ZeRO-Inference streams each module's weights in ahead of it (sim/cost/offload_io)
-  const OffloadedModuleBytes fetched =
-      s_.plan.offload_params ? offloaded_module_bytes(m, s_.plan, w.weight_dtype) : OffloadedModuleBytes{};
-  const double fetch_Bps = s_.plan.offload_params ? offloaded_weight_read_Bps(s_.cluster, s_.plan) : 0.0;
-  auto add = [&cost, fetch_Bps](const OpsCost& part, double count, std::int64_t fetch_bytes) {
+  // a module runs while the next one's weights arrive: it takes the longer of the two
+  auto add = [&cost](const OpsCost& part, double count, double fetch_s) {
     cost.compute_s += part.compute_s * count;
     cost.tp_comm_s += part.tp_comm_s * count;
     cost.ep_comm_s += part.ep_comm_s * count;
     cost.weight_bytes += part.weight_bytes * count;
     cost.kv_bytes += part.kv_bytes * count;
-    const double fetch_s = fetch_Bps > 0 ? static_cast<double>(fetch_bytes) / fetch_Bps : 0.0;
     cost.weight_fetch_exposed_s += std::max(0.0, fetch_s - part.time_s) * count;
     return std::max(part.time_s, fetch_s) * count;
   };
   const std::size_t last = stage_dense_.size() - 1;
   for (std::size_t st = 0; st <= last; ++st) {
-    double t = add(dense, static_cast<double>(stage_dense_[st]), fetched.dense_layer) +
-               add(moe, static_cast<double>(stage_moe_[st]), fetched.moe_layer);
-    if (st == 0) t += add(embedding, 1, fetched.embedding);
-    if (st == last) t += add(head, 1, fetched.embedding);
+    double t = add(dense, static_cast<double>(stage_dense_[st]), fetch_.dense_layer_s) +
+               add(moe, static_cast<double>(stage_moe_[st]), fetch_.moe_layer_s);
+    if (st == 0) t += add(embedding, 1, fetch_.embedding_s);
+    if (st == last) t += add(head, 1, fetch_.embedding_s);
     cost.stage_s[st] = t;
   }
   // the new tokens' hidden states go on to the next stage (16-bit residual stream)

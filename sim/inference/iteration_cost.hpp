@@ -74,6 +74,12 @@ class ServingCostModel {
   GroupLayout ep_group_;  // the GPUs of one TP position across the ep replicas
   GroupLayout pp_pair_;
   std::vector<std::int64_t> stage_dense_, stage_moe_;  // layers of each kind per stage
+  // plan.offload_params (ZeRO-Inference): each module's weights' fetch, the same every pass
+  // (0 without offload)
+  struct ModuleFetch {
+    double dense_layer_s = 0, moe_layer_s = 0, embedding_s = 0;
+  };
+  ModuleFetch fetch_;
 };
 
 }  // namespace twinsim

@@ -27,7 +27,6 @@ SearchSpace make_search_space(const Scenario& base, const SearchSpaceOptions& op
   sp.moe = m.moe.has_value();
   sp.scenario_plan = base.plan;
   sp.gpus_per_node = base.cluster.gpus_per_node;
-  sp.nvme_drives = base.cluster.host.nvme_described();
   const int max_tp = options.max_tp > 0 ? options.max_tp : base.cluster.gpus_per_node;
   // TP splits heads, query groups and the FFN columns (Shoeybi et al. 2019, §3)
   std::int64_t tp_splits = std::gcd(std::gcd(m.heads, m.kv_heads), m.ffn_hidden);
@@ -48,6 +47,7 @@ SearchSpace make_search_space(const Scenario& base, const SearchSpaceOptions& op
     sp.selective_recompute = false;
   }
   if (base.stack.fused_linear_loss()) sp.tp = {1};  // its loss holds the whole vocabulary (scenario/validate.cpp)
+  sp.offload_tiers = sp.options.consider_offload && base.cluster.host.nvme_described();
   return sp;
 }
 

@@ -48,7 +48,9 @@ struct SearchSpace {
   bool selective_recompute = true;  // Megatron's; Hugging Face checkpoints whole layers only
   PlanKnobs scenario_plan;  // what each candidate starts from: the knobs the search keeps
   int gpus_per_node = 1;
-  bool nvme_drives = false;  // the node describes its NVMe drives (plan.offload_device: nvme can run)
+  // consider_offload on a node that describes its NVMe drives: ZeRO-3 plans that offload are
+  // tried on both tiers (plan.offload_device cpu and nvme)
+  bool offload_tiers = false;
   SearchSpaceOptions options;
 };
 
@@ -77,6 +79,7 @@ void for_each_schedule(const SearchSpace& sp, Candidate c, std::int64_t micro_ba
                                                                      : std::span<const Recompute>(kWholeLayers);
   const bool dp_sharded = static_cast<std::int64_t>(c.dp) * c.cp > 1;
   const int zero_max = dp_sharded ? 3 : 0;
+  const auto both_tiers = [&](int zero) { return sp.offload_tiers && zero == 3; };  // DeepSpeed: NVMe with ZeRO-3
   auto emit = [&](Candidate k) {
     for (int zero = 0; zero <= zero_max; ++zero)
       for (Recompute r : policies)
@@ -85,7 +88,7 @@ void for_each_schedule(const SearchSpace& sp, Candidate c, std::int64_t micro_ba
             for (int to = 0; to <= (c.tp > 1 ? 1 : 0); ++to)
               for (int off = 0; off <= (sp.options.consider_offload ? 1 : 0); ++off)
                 for (int act = 0; act <= (sp.options.consider_offload && c.pp == 1 && sp.layers > 1 ? 1 : 0); ++act)
-                  for (int nv = 0; nv <= (sp.options.consider_offload && sp.nvme_drives && zero == 3 ? 1 : 0); ++nv) {
+                  for (int nv = 0; nv <= (both_tiers(zero) ? 1 : 0); ++nv) {
                     k.zero = zero;
                     k.recompute = r;
                     k.overlap_grad_reduce = og == 1;
@@ -97,7 +100,7 @@ void for_each_schedule(const SearchSpace& sp, Candidate c, std::int64_t micro_ba
                       if (r != Recompute::none || k.offload_activations_layers == sp.layers - 1) continue;
                       k.offload_activations_layers = static_cast<int>(sp.layers - 1);
                     }
-                    if (sp.options.consider_offload && sp.nvme_drives && zero == 3) {  // both tiers, once each
+                    if (both_tiers(zero)) {  // each tier once
                       if (nv == 1 && !k.offload_optimizer) continue;
                       k.offload_device = nv == 1 ? OffloadDevice::nvme : OffloadDevice::cpu;
                     }

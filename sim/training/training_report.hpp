@@ -16,8 +16,7 @@
 
 namespace twinsim {
 
-// Where one GPU's step time went (TimeBreakdown: the report contract, models/report_time.hpp).
-
+// Where one GPU's step time went: TimeBreakdown, in the report contract (models/report_time.hpp).
 
 // Busy fractions of the reported GPU over the step.
 struct Utilization {

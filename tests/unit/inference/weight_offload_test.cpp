@@ -26,8 +26,9 @@ plan: {tp: 1, pp: 1, dp: 1, offload_params: true}
 TEST(WeightOffload, DecodeStreamsTheWholeModelOncePerPass) {
   const Scenario cpu = load_scenario_text(kText);
   const Scenario nvme = load_scenario_text(kText, {"plan.offload_device=nvme"});
-  // Llama-3-70B in bf16: 80 layers of 2 x 855.6M values, the embedding and the untied head
-  // of 128,256 x 8,192 each, the final norm
+  // Llama-3-70B in bf16 (2 B a value): 80 layers of 855.7M values (Q, K, V, O at 8,192 wide
+  // with 8 KV heads of 128, SwiGLU 28,672, two norms), the embedding and the untied head of
+  // 128,256 x 8,192 each, the final norm (models/catalog/llama3-70b.yaml)
   const std::int64_t layer = 2 * (8192LL * (8192 + 2 * 1024 + 8192) + 3 * 8192LL * 28672 + 2 * 8192);
   const std::int64_t table = 2 * 128256LL * 8192;
   const OffloadedModuleBytes m = offloaded_module_bytes(cpu.model, cpu.plan, Dtype::bf16);
