@@ -37,9 +37,14 @@ inline constexpr std::array<std::string_view, 5> kAttentionKernels = {kFlash2Att
 // modeling code in PyTorch eager under bf16 autocast with fp32 parameters, which runs each
 // norm as six kernels on an fp32 residual stream, RoPE unfused and casts every weight and
 // input of its linear layers (sim/training/eager_kernels; Llama-architecture models).
+// "hf_bf16": the same modeling code on a model loaded in bf16 without autocast (DeepSpeed's
+// bf16 engine, FSDP with bf16 parameters): the same unfused kernels, no casts, a bf16
+// residual stream, a 16-bit model with an fp32 master copy in the optimizer.
 inline constexpr std::string_view kFusedLayerKernels = "fused";
 inline constexpr std::string_view kHfEagerLayerKernels = "hf_eager";
-inline constexpr std::array<std::string_view, 2> kLayerKernels = {kFusedLayerKernels, kHfEagerLayerKernels};
+inline constexpr std::string_view kHfBf16LayerKernels = "hf_bf16";
+inline constexpr std::array<std::string_view, 3> kLayerKernels = {kFusedLayerKernels, kHfEagerLayerKernels,
+                                                                  kHfBf16LayerKernels};
 
 // How the loss meets the output layer. "logits": the output layer writes the whole logits and
 // the cross entropy reads them, fp32 logits kept for its backward (Megatron's vocab-parallel
@@ -71,7 +76,10 @@ struct StackSpec {
   std::string attention_kernel = std::string(kFlash2Attention);
   // The kernels of a layer's norms, element-wise ops and casts (one of kLayerKernels).
   std::string layer_kernels = std::string(kFusedLayerKernels);
+  // hf_eager: fp32 parameters under autocast (torch.amp's model in fp32, its DP collectives in fp32)
   bool hf_eager() const { return layer_kernels == kHfEagerLayerKernels; }
+  // either of Hugging Face's modeling-code censuses (hf_eager, hf_bf16)
+  bool hf_modeling() const { return hf_eager() || layer_kernels == kHfBf16LayerKernels; }
   // How the loss meets the output layer (one of kLossKernels).
   std::string loss_kernel = std::string(kLogitsLoss);
   bool fused_linear_loss() const { return loss_kernel == kFusedLinearLoss; }

@@ -101,10 +101,85 @@ constexpr std::array<EagerSaved, 10> kSaved = {{
     {EagerVariant::qk_norm, false, EagerExtent::q, 6},
 }};
 
+// The same census of a model loaded in bf16 without autocast (`--params bf16`: DeepSpeed's
+// bf16 mode, FSDP with bf16 parameters): no casts of weights or inputs, a bf16 residual stream,
+// each RMSNorm still computing in fp32 (to fp32, pow, mean, multiply, back to bf16, times the
+// weight: 36 bytes per element in 6 kernels forward), the weights' grads copied into .grad.
+constexpr std::array<EagerKernels, 43> kBf16Kernels = {{
+    // every Llama-architecture layer
+    {EagerVariant::all, op_names::kAttnCore, false, EagerExtent::kv, 8, 2},
+    {EagerVariant::all, op_names::kAttnCore, true, EagerExtent::kv, 4, 1},
+    {EagerVariant::all, op_names::kAttnCore, true, EagerExtent::q, 4, 1},
+    {EagerVariant::all, op_names::kAttnNorm, false, EagerExtent::hidden, 36, 6},
+    {EagerVariant::all, op_names::kAttnNorm, false, EagerExtent::rows, 0, 2},
+    {EagerVariant::all, op_names::kAttnNorm, true, EagerExtent::hidden, 102, 14},
+    {EagerVariant::all, op_names::kAttnNorm, true, EagerExtent::rows, 0, 4},
+    {EagerVariant::all, op_names::kAttnProj, true, EagerExtent::weights, 4, 1},
+    {EagerVariant::all, op_names::kAttnQkv, true, EagerExtent::hidden, 12, 2},
+    {EagerVariant::all, op_names::kAttnQkv, true, EagerExtent::weights, 4, 3},
+    {EagerVariant::all, op_names::kAttnResidual, false, EagerExtent::hidden, 6, 1},
+    {EagerVariant::all, op_names::kAttnRope, false, EagerExtent::kv, 20, 5},
+    {EagerVariant::all, op_names::kAttnRope, false, EagerExtent::q, 20, 5},
+    {EagerVariant::all, op_names::kAttnRope, true, EagerExtent::kv, 30, 9},
+    {EagerVariant::all, op_names::kAttnRope, true, EagerExtent::q, 30, 9},
+    {EagerVariant::all, op_names::kEmbeddingLookup, true, EagerExtent::weights, 4, 1},
+    {EagerVariant::all, op_names::kHeadLogits, true, EagerExtent::weights, 4, 1},
+    {EagerVariant::all, op_names::kHeadLoss, false, EagerExtent::rows, 0, 3},
+    {EagerVariant::all, op_names::kHeadLoss, false, EagerExtent::vocab, 14, 2},
+    {EagerVariant::all, op_names::kHeadLoss, true, EagerExtent::vocab, 22, 3},
+    {EagerVariant::all, op_names::kHeadNorm, false, EagerExtent::hidden, 36, 6},
+    {EagerVariant::all, op_names::kHeadNorm, false, EagerExtent::rows, 0, 2},
+    {EagerVariant::all, op_names::kHeadNorm, true, EagerExtent::hidden, 96, 13},
+    {EagerVariant::all, op_names::kHeadNorm, true, EagerExtent::rows, 0, 4},
+    {EagerVariant::all, op_names::kMlpAct, false, EagerExtent::ffn, 10, 2},
+    {EagerVariant::all, op_names::kMlpAct, true, EagerExtent::ffn, 18, 3},
+    {EagerVariant::all, op_names::kMlpDown, true, EagerExtent::weights, 4, 1},
+    {EagerVariant::all, op_names::kMlpGateUp, true, EagerExtent::hidden, 6, 1},
+    {EagerVariant::all, op_names::kMlpGateUp, true, EagerExtent::weights, 4, 2},
+    {EagerVariant::all, op_names::kMlpNorm, false, EagerExtent::hidden, 36, 6},
+    {EagerVariant::all, op_names::kMlpNorm, false, EagerExtent::rows, 0, 2},
+    {EagerVariant::all, op_names::kMlpNorm, true, EagerExtent::hidden, 102, 14},
+    {EagerVariant::all, op_names::kMlpNorm, true, EagerExtent::rows, 0, 4},
+    {EagerVariant::all, op_names::kMlpResidual, false, EagerExtent::hidden, 6, 1},
+    // + q, k, v biases (Qwen2): their grads' sums over the tokens, casts and copies
+    {EagerVariant::qkv_bias, op_names::kAttnQkv, true, EagerExtent::kv, 4, 2},
+    {EagerVariant::qkv_bias, op_names::kAttnQkv, true, EagerExtent::q, 2, 1},
+    {EagerVariant::qkv_bias, op_names::kAttnQkv, true, EagerExtent::rows, 0, 3},
+    // + QK-norm (Qwen3): an RMSNorm over each head's q and k
+    {EagerVariant::qk_norm, op_names::kAttnQkNorm, false, EagerExtent::kv, 36, 6},
+    {EagerVariant::qk_norm, op_names::kAttnQkNorm, false, EagerExtent::q, 36, 6},
+    {EagerVariant::qk_norm, op_names::kAttnQkNorm, false, EagerExtent::rows, 0, 4},
+    {EagerVariant::qk_norm, op_names::kAttnQkNorm, true, EagerExtent::kv, 96, 13},
+    {EagerVariant::qk_norm, op_names::kAttnQkNorm, true, EagerExtent::q, 96, 13},
+    {EagerVariant::qk_norm, op_names::kAttnQkNorm, true, EagerExtent::rows, 0, 8},
+}};
+
+// A bf16 layer keeps 16 bytes per hidden element (its RMSNorms' fp32 intermediates among
+// them), 4 per query and key/value element, 8 per FFN element; the head 8 per hidden element
+// and the fp32 log-softmax (4 per logit). No weight copies: the weights are bf16 already.
+constexpr std::array<EagerSaved, 8> kBf16Saved = {{
+    // every Llama-architecture layer
+    {EagerVariant::all, true, EagerExtent::hidden, 8},
+    {EagerVariant::all, true, EagerExtent::vocab, 4},
+    {EagerVariant::all, false, EagerExtent::ffn, 8},
+    {EagerVariant::all, false, EagerExtent::hidden, 16},
+    {EagerVariant::all, false, EagerExtent::kv, 4},
+    {EagerVariant::all, false, EagerExtent::q, 4},
+    // + QK-norm (Qwen3): an RMSNorm over each head's q and k
+    {EagerVariant::qk_norm, false, EagerExtent::kv, 6},
+    {EagerVariant::qk_norm, false, EagerExtent::q, 6},
+}};
+
 }  // namespace
 
-std::span<const EagerKernels> hf_eager_kernels() { return kKernels; }
-std::span<const EagerSaved> hf_eager_saved() { return kSaved; }
+std::span<const EagerKernels> hf_eager_kernels(HfParams params) {
+  if (params == HfParams::bf16) return kBf16Kernels;
+  return kKernels;
+}
+std::span<const EagerSaved> hf_eager_saved(HfParams params) {
+  if (params == HfParams::bf16) return kBf16Saved;
+  return kSaved;
+}
 
 bool applies(EagerVariant v, const ModelSpec& model) {
   switch (v) {

@@ -1,9 +1,10 @@
 #pragma once
 // A Llama-architecture layer as Hugging Face transformers' modeling code runs it in PyTorch
-// eager under the standard mixed precision (fp32 parameters, bf16/fp16 autocast): the
-// element-wise kernels and casts it runs besides its GEMMs and attention, and what autograd
-// keeps for the backward. The op list (models/layer_ops) is the same layer as Megatron's
-// fused kernels run it; the stack `layer_kernels: hf_eager` picks this one.
+// eager under the standard mixed precision (fp32 parameters, bf16/fp16 autocast), or on a
+// model loaded in bf16 (DeepSpeed's bf16 mode): the element-wise kernels and casts it runs
+// besides its GEMMs and attention, and what autograd keeps for the backward. The op list
+// (models/layer_ops) is the same layer as Megatron's fused kernels run it; the stack's
+// `layer_kernels: hf_eager` (autocast) or `hf_bf16` picks one of these.
 //
 // Counted, not estimated: scripts/hf_eager_census.py runs transformers' LlamaForCausalLM (and
 // Qwen2's and Qwen3's, for what their q, k, v biases and QK-norm change) on
@@ -31,6 +32,12 @@ enum class EagerExtent { hidden, q, kv, ffn, vocab, weights, rows };
 enum class EagerVariant { all, qkv_bias, qk_norm };
 bool applies(EagerVariant v, const ModelSpec& model);
 
+// The precision the model's code runs in: fp32 parameters under bf16/fp16 autocast (torch.amp,
+// PyTorch's standard mixed precision), or parameters loaded in bf16 without autocast
+// (`from_pretrained(..., dtype=torch.bfloat16)` trained by DeepSpeed's bf16 engine, or FSDP
+// with bf16 parameters): no casts of weights or inputs, a bf16 residual stream.
+enum class HfParams { fp32_autocast, bf16 };
+
 // Kernels one op-list row runs in one pass: those of its module (forward) or of the autograd
 // nodes its forward made (backward).
 struct EagerKernels {
@@ -41,7 +48,7 @@ struct EagerKernels {
   double bytes_per_element = 0;  // read + written, summed over the kernels
   int kernels = 0;
 };
-std::span<const EagerKernels> hf_eager_kernels();
+std::span<const EagerKernels> hf_eager_kernels(HfParams params);
 
 // What autograd keeps from one layer's forward (or the head's: final norm, logits, loss) until
 // its backward, each storage once.
@@ -51,7 +58,7 @@ struct EagerSaved {
   EagerExtent extent = EagerExtent::hidden;
   double bytes_per_element = 0;  // weights: per element of the layer's (the head's) weights
 };
-std::span<const EagerSaved> hf_eager_saved();
+std::span<const EagerSaved> hf_eager_saved(HfParams params);
 
 // Elements of each extent for one micro-batch on one GPU (the stack runs no model
 // parallelism: tp = cp = 1).

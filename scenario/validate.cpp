@@ -43,21 +43,23 @@ void require_fused_linear_loss_scope(const Scenario& s) {
   const std::string why = "(stack.loss_kernel fused_linear: Liger-Kernel's fused linear cross-entropy, which is "
                           "not vocabulary-parallel and replaces Hugging Face's loss)";
   if (s.plan.tp > 1) throw ScenarioError("plan.tp", std::to_string(s.plan.tp), "must be 1 " + why);
-  if (s.stack.hf_eager())
-    throw ScenarioError("stack.layer_kernels", std::string(kHfEagerLayerKernels),
+  if (s.stack.hf_modeling())
+    throw ScenarioError("stack.layer_kernels", s.stack.layer_kernels,
                         "counts Hugging Face's own loss on fp32 logits " + why);
 }
 
-// The stack's hf_eager census (sim/training/eager_kernels) was counted on Hugging Face's
-// Llama modeling code, single-GPU layers under bf16/fp16 autocast: other architectures run
-// other kernels, and tensor, pipeline, context and expert parallelism are not its code.
+// The stack's hf_eager and hf_bf16 censuses (sim/training/eager_kernels) were counted on
+// Hugging Face's Llama modeling code, single-GPU layers under bf16/fp16 autocast or on a bf16
+// model: other architectures run other kernels, and tensor, pipeline, context and expert
+// parallelism are not its code.
 void require_hf_eager_scope(const Scenario& s) {
-  if (!s.stack.hf_eager()) return;
+  if (!s.stack.hf_modeling()) return;
   const ModelSpec& m = s.model;
   const auto refuse = [&](const std::string& field, const std::string& value, const std::string& why) {
     throw ScenarioError(field, value,
-                        why + " (stack.layer_kernels hf_eager: the census of Hugging Face's eager Llama, Qwen2 and "
-                              "Qwen3 layers, RMSNorm, RoPE, SwiGLU, dense attention and FFN, one GPU's layers)");
+                        why + " (stack.layer_kernels " + s.stack.layer_kernels +
+                            ": the census of Hugging Face's eager Llama, Qwen2 and Qwen3 layers, RMSNorm, RoPE, "
+                            "SwiGLU, dense attention and FFN, one GPU's layers)");
   };
   if (m.norm != Norm::rmsnorm) refuse("model.norm", "layernorm", "is not counted");
   if (m.activation != Activation::swiglu) refuse("model.activation", std::string(to_string(m.activation)), "is not counted");
@@ -77,10 +79,12 @@ void require_hf_eager_scope(const Scenario& s) {
     if (size != 1) refuse(field, std::to_string(size), "must be 1");
   const Dtype precision = s.training->precision;
   if (precision != Dtype::bf16 && precision != Dtype::fp16)
-    refuse("training.precision", std::string(to_string(precision)), "must be bf16 or fp16 (autocast's)");
+    refuse("training.precision", std::string(to_string(precision)),
+           s.stack.hf_eager() ? "must be bf16 or fp16 (autocast's)" : "must be bf16 or fp16 (the model's)");
   if (p.recompute == Recompute::selective)
     refuse("plan.recompute", "selective", "is Megatron's (gradient checkpointing recomputes whole layers: full)");
-  // DeepSpeed's: its engine keeps a 16-bit model and an fp32 master, not autocast's fp32 model
+  // DeepSpeed's offload (its engine keeps a 16-bit model and an fp32 master) is not counted
+  // with these censuses' memory model
   if (p.offload_optimizer) refuse("plan.offload_optimizer", "true", "is DeepSpeed's, not counted");
   if (p.offload_params) refuse("plan.offload_params", "true", "is DeepSpeed's, not counted");
   if (p.offload_activations_layers > 0)

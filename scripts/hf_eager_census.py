@@ -3,7 +3,9 @@
 what autograd keeps for the backward.
 
 Runs transformers' LlamaForCausalLM (a tiny config whose sizes tell the tensors apart) on
-the CPU in PyTorch's standard mixed precision: fp32 parameters, bf16 autocast, SDPA. Every
+the CPU in PyTorch's standard mixed precision: fp32 parameters, bf16 autocast, SDPA (or, with
+`--params bf16`, on a model loaded in bf16 without autocast, as DeepSpeed's bf16 mode and
+FSDP with bf16 parameters run it: `from_pretrained(..., dtype=torch.bfloat16)`). Every
 ATen op of one forward and backward is logged (TorchDispatchMode) and charged to the op-list
 row whose module or autograd node issued it (forward: the module being run; backward: a
 pre-hook on each autograd node records the row its forward ran in). GEMMs and the attention
@@ -19,9 +21,11 @@ Prints the tables of models/hf_eager_census.cpp, after a commented line per op. 
 op lists of CPU and CUDA agree on every op these models run (linear and SDPA in bf16; pow and
 rsqrt see fp32 inputs either way); the attention kernel's own helpers (cuDNN's, flash's)
 differ by device and are the attention op's.
-Usage: python3 scripts/hf_eager_census.py   (needs torch and transformers; no GPU)
+Usage: python3 scripts/hf_eager_census.py [--params bf16]   (needs torch and transformers; no GPU)
 """
+import argparse
 import collections
+import contextlib
 
 import torch
 from torch.overrides import TorchFunctionMode
@@ -48,6 +52,15 @@ SKIP = {"view", "_unsafe_view", "t", "transpose", "detach", "expand", "unsqueeze
         "constant_pad_nd", "zeros", "new_zeros"}
 
 state = {"row": "model", "layer": None, "pass": "fwd"}
+# "autocast": fp32 parameters under bf16 autocast; "bf16": a bf16 model, no autocast
+MODE = {"params": "autocast"}
+
+
+def precision():
+    """The forward's precision context: bf16 autocast, or none (the model is bf16 already)."""
+    if MODE["params"] == "bf16":
+        return contextlib.nullcontext()
+    return torch.autocast("cpu", dtype=torch.bfloat16)
 node_row = {}
 
 
@@ -107,6 +120,8 @@ def census(family):
     config, model_class = {"llama": ("LlamaConfig", "LlamaForCausalLM"), "qwen2": ("Qwen2Config", "Qwen2ForCausalLM"),
                            "qwen3": ("Qwen3Config", "Qwen3ForCausalLM")}[family]
     model = getattr(transformers, model_class)(getattr(transformers, config)(**sizes))
+    if MODE["params"] == "bf16":
+        model = model.to(torch.bfloat16)
     stack = []
     for name, module in model.named_modules():
         def pre(_m, _a, name=name):
@@ -125,7 +140,7 @@ def census(family):
     ids = torch.randint(0, VOCAB, (B, S))
     logged = Census()
     with logged, RowOfNodes():
-        with torch.autocast("cpu", dtype=torch.bfloat16):
+        with precision():
             loss = model(input_ids=ids, labels=ids).loss
     for node, (row, layer) in node_row.items():
         def hook(_grads, row=row, layer=layer):
@@ -139,6 +154,10 @@ def census(family):
 
 def main():
     """The Llama census, then what each variant adds or takes away (its census less Llama's)."""
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--params", choices=("autocast", "bf16"), default="autocast",
+                    help="fp32 parameters under bf16 autocast (default), or a bf16 model without autocast")
+    MODE["params"] = ap.parse_args().params
     kernels, saved = census("llama")
     print_tables("all", kernels, saved)
     for family, variant in (("qwen2", "qkv_bias"), ("qwen3", "qk_norm")):
@@ -186,7 +205,7 @@ def report_saved(model, ids):
 
     state["pass"] = "fwd"
     with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
-        with torch.autocast("cpu", dtype=torch.bfloat16):
+        with precision():
             model(input_ids=ids, labels=ids).loss
     return table
 

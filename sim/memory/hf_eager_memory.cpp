@@ -12,9 +12,9 @@ namespace twinsim {
 namespace {
 
 // The census's saved bytes of a layer (head = false) or of the head, for one micro-batch.
-double saved_bytes(const ModelSpec& model, const EagerExtents& e, bool head) {
+double saved_bytes(const ModelSpec& model, const EagerExtents& e, bool head, HfParams params) {
   double bytes = 0;
-  for (const EagerSaved& s : hf_eager_saved())
+  for (const EagerSaved& s : hf_eager_saved(params))
     if (s.head == head && applies(s.variant, model))
       bytes += s.bytes_per_element * e.of(s.extent, head ? e.head_weights : e.layer_weights);
   return bytes;
@@ -23,17 +23,19 @@ double saved_bytes(const ModelSpec& model, const EagerExtents& e, bool head) {
 }  // namespace
 
 std::int64_t hf_eager_activation_bytes(const ModelSpec& model, const Plan& plan, const TrainingWorkload& t,
-                                       int stage) {
+                                       int stage, HfParams params) {
   const EagerExtents e = eager_extents(model, {t.micro_batch, t.seq_len, activation_dtype(t.precision)});
   const double layers = static_cast<double>(stage_layers(model, plan, stage).total());
-  const double layer = saved_bytes(model, e, false);
-  // gradient checkpointing keeps each layer's input (the fp32 residual stream, 4 bytes an
-  // element) and brings one layer's saved tensors back at a time in the backward
+  const double layer = saved_bytes(model, e, false, params);
+  // gradient checkpointing keeps each layer's input (the residual stream: fp32 under
+  // autocast, bf16 on a bf16 model) and brings one layer's saved tensors back at a time in
+  // the backward
   const bool checkpointed = plan.recompute == Recompute::full;
-  double kept = layers * (checkpointed ? 4 * e.hidden : layer);
+  const double stream_bytes = params == HfParams::bf16 ? 2 : 4;
+  double kept = layers * (checkpointed ? stream_bytes * e.hidden : layer);
   double backward = checkpointed ? layer : 0;
   if (stage == plan.pp - 1) {
-    kept += saved_bytes(model, e, true);
+    kept += saved_bytes(model, e, true, params);
     // HF's loss: logits.float(), then cross_entropy; its backward writes nll_loss's fp32
     // gradient (4 bytes a logit) and log_softmax's (4) while the kept log-softmax is alive
     backward = std::max(backward, 8 * e.vocab);
@@ -42,16 +44,20 @@ std::int64_t hf_eager_activation_bytes(const ModelSpec& model, const Plan& plan,
 }
 
 StageMemory hf_eager_training_stage(const ModelSpec& model, const Plan& plan, const TrainingWorkload& t, int stage,
-                                    std::int64_t buffer_bytes) {
+                                    std::int64_t buffer_bytes, HfParams params) {
   // torch.amp keeps the model in fp32: an fp32 run's bytes per parameter (no master copy);
-  // autocast's 16-bit copies are counted with the activations
-  const BytesPerParam bytes = training_bytes_per_param(Dtype::fp32, t.optimizer);
-  const WeightMemory w = zero_sharded(stage_params(model, plan, stage).total(), bytes, plan.zero, plan.dp_group_size());
+  // autocast's 16-bit copies are counted with the activations. A bf16 model: the 16-bit
+  // model and the optimizer's fp32 master, as any mixed-precision run
+  const WeightMemory w =
+      params == HfParams::bf16
+          ? training_weight_memory(model, plan, t, stage)
+          : zero_sharded(stage_params(model, plan, stage).total(), training_bytes_per_param(Dtype::fp32, t.optimizer),
+                         plan.zero, plan.dp_group_size());
   MemoryBreakdown forward_end;
   forward_end.params = w.params;
   forward_end.optimizer = w.optimizer;
   forward_end.buffers = buffer_bytes;
-  forward_end.activations = hf_eager_activation_bytes(model, plan, t, stage);
+  forward_end.activations = hf_eager_activation_bytes(model, plan, t, stage, params);
   if (t.micro_batches(plan.dp) > 1) forward_end.grads = w.grads;  // accumulating into them
   MemoryBreakdown backward_end = forward_end;
   backward_end.activations = 0;

@@ -63,8 +63,8 @@ double AnalyticModel::layer_pass_s(const Candidate& c, const PassTimes& p, doubl
 std::int64_t AnalyticModel::stage_peak_bytes(const Plan& plan, const TrainingWorkload& t, const LayerActivations& a,
                                              int stage) const {
   const std::int64_t buffers = training_buffers(base_.model, plan, base_.stack, t, stage_params(base_.model, plan, stage)).total();
-  if (base_.stack.hf_eager())  // the memory report's own model of that stack
-    return hf_eager_training_stage(base_.model, plan, t, stage, buffers).peak_bytes;
+  if (base_.stack.hf_modeling())  // the memory report's own model of that stack
+    return hf_eager_training_stage(base_.model, plan, t, stage, buffers, hf_params(base_.stack)).peak_bytes;
   const WeightMemory w = training_weight_memory(base_.model, plan, t, stage);
   const std::int64_t act = training_activation_bytes(base_.model, plan, base_.stack, t, a, stage);
   return w.params + w.grads + w.optimizer + act + buffers;

@@ -41,7 +41,7 @@ SearchSpace make_search_space(const Scenario& base, const SearchSpaceOptions& op
   sp.dp = divisors(sp.global_batch);
   while (!sp.dp.empty() && sp.dp.back() > options.max_gpus) sp.dp.pop_back();
   sp.experts_divisors = m.moe ? divisors(m.moe->experts) : std::vector<int>{1};
-  if (base.stack.hf_eager()) {  // Hugging Face's modeling code: data parallelism (DDP, FSDP) only
+  if (base.stack.hf_modeling()) {  // Hugging Face's modeling code: data parallelism (DDP, FSDP) only
     sp.tp = sp.pp = sp.cp = {1};
     sp.options.consider_offload = false;  // DeepSpeed's, outside that stack (scenario/validate.cpp)
     sp.selective_recompute = false;

@@ -28,10 +28,11 @@ double row_weights(const LayerOp& op, const EagerExtents& e) {
 
 }  // namespace
 
-EagerCost hf_eager_cost(const GpuSpec& gpu, const ModelSpec& model, const LayerOp& op, const EagerExtents& extents) {
+EagerCost hf_eager_cost(const GpuSpec& gpu, const ModelSpec& model, const LayerOp& op, const EagerExtents& extents,
+                        HfParams params) {
   EagerCost c;
   const double weights = row_weights(op, extents);
-  for (const EagerKernels& k : hf_eager_kernels()) {
+  for (const EagerKernels& k : hf_eager_kernels(params)) {
     if (k.row != op.name || !applies(k.variant, model)) continue;
     const double bytes = k.bytes_per_element * extents.of(k.extent, weights);
     if (!k.backward) {

@@ -1,9 +1,10 @@
 #pragma once
-// The stack `layer_kernels: hf_eager` priced: the element-wise kernels and casts Hugging Face's
-// eager Llama layer runs (models/hf_eager_census) as memory-bound kernels on a GPU. Unlike
-// Megatron's fused kernels (the op list's own), its residual stream is fp32, each RMSNorm runs
-// as six kernels forward and sixteen backward, RoPE as five per tensor, and autocast casts
-// every linear layer's weight and input to bf16 and their grads back.
+// The stack `layer_kernels: hf_eager` (or `hf_bf16`) priced: the element-wise kernels and casts
+// Hugging Face's eager Llama layer runs (models/hf_eager_census) as memory-bound kernels on a
+// GPU. Unlike Megatron's fused kernels (the op list's own), each RMSNorm runs as six kernels
+// forward and twelve to sixteen backward, RoPE as five per tensor; under autocast the
+// residual stream is fp32 and every linear layer's weight and input is cast to bf16 and their
+// grads back, on a bf16 model (hf_bf16) the stream is bf16 and nothing is cast.
 #include "hardware/gpu_spec.hpp"
 #include "models/hf_eager_census.hpp"
 #include "models/layer_ops.hpp"
@@ -21,6 +22,7 @@ struct EagerCost {
   double fwd_bytes = 0, dgrad_bytes = 0, wgrad_bytes = 0;
   int fwd_kernels = 0, dgrad_kernels = 0, wgrad_kernels = 0;
 };
-EagerCost hf_eager_cost(const GpuSpec& gpu, const ModelSpec& model, const LayerOp& op, const EagerExtents& extents);
+EagerCost hf_eager_cost(const GpuSpec& gpu, const ModelSpec& model, const LayerOp& op, const EagerExtents& extents,
+                        HfParams params);
 
 }  // namespace twinsim

@@ -8,6 +8,7 @@
 #include "sim/cost/moe_dispatch.hpp"
 #include "sim/cost/power_limit.hpp"
 #include "sim/memory/activations.hpp"
+#include "sim/memory/hf_eager_memory.hpp"
 #include "sim/training/eager_kernels.hpp"
 #include "sim/training/rank_layout.hpp"
 
@@ -135,11 +136,13 @@ std::string_view attention_kernel(const StackSpec& stack, const GpuSpec& gpu) {
   return gpu.attention_kernel_efficiency_by_seq.contains(kCudnnAttention) ? kCudnnAttention : kFlash2Attention;
 }
 
-// Hugging Face's eager kernels (stack layer_kernels: hf_eager): a row whose element-wise work
-// the census covers runs the census's kernels instead of the op list's fused one; a GEMM or
-// the attention adds its autocast casts (and its weight grads' copies) to its own passes.
+// Hugging Face's eager kernels (stack layer_kernels: hf_eager or hf_bf16): a row whose
+// element-wise work the census covers runs the census's kernels instead of the op list's
+// fused one; a GEMM or the attention adds its autocast casts (and its weight grads' copies)
+// to its own passes.
 void add_hf_eager(const Scenario& s, const LayerOp& op, OpTime& t) {
-  const EagerCost eager = hf_eager_cost(s.cluster.gpu, s.model, op, eager_extents(s.model, micro_batch_shape(s)));
+  const EagerCost eager =
+      hf_eager_cost(s.cluster.gpu, s.model, op, eager_extents(s.model, micro_batch_shape(s)), hf_params(s.stack));
   if (eager.covered) {
     t.fwd_s = t.dgrad_s = t.wgrad_s = 0;
     t.fwd_bytes = t.bwd_bytes = t.dgrad_bytes = t.wgrad_bytes = 0;
@@ -200,7 +203,7 @@ OpTime price_op_list(const Scenario& s, const LayerOp& op, Dtype gemm_dtype, dou
 
 OpTime price(const Scenario& s, const LayerOp& op, Dtype gemm_dtype, double gemm_clock) {
   OpTime t = price_op_list(s, op, gemm_dtype, gemm_clock);
-  if (s.stack.hf_eager() && op.kind != OpKind::collective) add_hf_eager(s, op, t);
+  if (s.stack.hf_modeling() && op.kind != OpKind::collective) add_hf_eager(s, op, t);
   return t;
 }
 

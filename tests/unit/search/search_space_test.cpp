@@ -16,7 +16,8 @@ namespace twinsim {
 namespace {
 
 // 12 layers, 8 heads (4 KV heads), FFN 1536, seq 512, batch 16 on 8-GPU nodes.
-// `stack`: hf-eager runs data parallelism only (tp = pp = cp = 1) and no selective recompute.
+// `stack`: hf-eager (and hf-deepspeed, the same code on a bf16 model) runs data parallelism
+// only (tp = pp = cp = 1) and no selective recompute.
 Scenario small(const std::string& stack = "none") {
   return load_scenario_text(R"(
 model: {layers: 12, hidden: 512, heads: 8, kv_heads: 4, ffn_hidden: 1536, vocab: 1000,
@@ -47,6 +48,7 @@ void expect_every_candidate_valid(const Scenario& base, std::int64_t at_least) {
 
 TEST(SearchSpace, EveryCandidatePassesTheValidator) { expect_every_candidate_valid(small(), 1000); }
 TEST(SearchSpace, EveryHfEagerCandidatePassesTheValidator) { expect_every_candidate_valid(small("hf-eager"), 50); }
+TEST(SearchSpace, EveryHfBf16CandidatePassesTheValidator) { expect_every_candidate_valid(small("hf-deepspeed"), 50); }
 
 void expect_naive_loop_finds_nothing_missing(const Scenario& base) {
   SearchSpaceOptions o;

@@ -87,7 +87,7 @@ TEST(HfEagerKernels, CoveredRowsReplaceTheFusedKernel) {
 // A layer's kernels (not the head's), for a model with the given features.
 std::pair<int, int> layer_kernels(const ModelSpec& model) {
   int fwd = 0, bwd = 0;
-  for (const EagerKernels& k : hf_eager_kernels())
+  for (const EagerKernels& k : hf_eager_kernels(HfParams::fp32_autocast))
     if ((std::string(k.row).rfind("attn.", 0) == 0 || std::string(k.row).rfind("mlp.", 0) == 0) &&
         applies(k.variant, model))
       (k.backward ? bwd : fwd) += k.kernels;
@@ -151,11 +151,11 @@ TEST(HfEagerMemory, TheModelStaysFp32AndAutogradKeepsWhatHfSaves) {
   const double vocab = 128256, weights = kHidden * (kQ + 2 * kKv) + kQ * kHidden + 3 * kHidden * kFfn;
   const double layer = 26 * kTokens * kHidden + 4 * kTokens * kQ + 4 * kTokens * kKv + 8 * kTokens * kFfn + 2 * weights;
   const double head = 10 * kTokens * kHidden + 4 * kTokens * vocab + 2 * vocab * kHidden;
-  EXPECT_EQ(hf_eager_activation_bytes(s.model, s.plan, *s.training, 0), static_cast<std::int64_t>(16 * layer + head + 8 * kTokens * vocab));
+  EXPECT_EQ(hf_eager_activation_bytes(s.model, s.plan, *s.training, 0, HfParams::fp32_autocast), static_cast<std::int64_t>(16 * layer + head + 8 * kTokens * vocab));
   // gradient checkpointing: each layer keeps its fp32 input, one layer's tensors come back
   // in the backward, less than the loss's gradients here
   const Scenario ckpt = llama_1b({"plan.recompute=full"});
-  EXPECT_EQ(hf_eager_activation_bytes(ckpt.model, ckpt.plan, *ckpt.training, 0),
+  EXPECT_EQ(hf_eager_activation_bytes(ckpt.model, ckpt.plan, *ckpt.training, 0, HfParams::fp32_autocast),
             static_cast<std::int64_t>(16 * 4 * kTokens * kHidden + head + std::max(layer, 8 * kTokens * vocab)));
   // fp32 parameters (4 bytes) and Adam's two moments (8), no master copy; one micro-batch:
   // no gradients at the forward's end, the peak
@@ -165,10 +165,76 @@ TEST(HfEagerMemory, TheModelStaysFp32AndAutogradKeepsWhatHfSaves) {
   EXPECT_EQ(m.breakdown.optimizer, static_cast<std::int64_t>(8 * params));
   EXPECT_EQ(m.breakdown.grads, 0);
   // the peak is the forward's end: the activations all there (the backward's end holds none)
-  EXPECT_EQ(m.breakdown.activations, hf_eager_activation_bytes(s.model, s.plan, *s.training, 0));
+  EXPECT_EQ(m.breakdown.activations, hf_eager_activation_bytes(s.model, s.plan, *s.training, 0, HfParams::fp32_autocast));
   // two micro-batches: the second's forward runs beside the first's gradients
   const MemoryReport accumulating = predict_memory(llama_1b({"training.global_batch=2"}));
   EXPECT_EQ(accumulating.breakdown.grads, static_cast<std::int64_t>(4 * params));
+}
+
+// The stack `hf-deepspeed` (layer_kernels hf_bf16): the same modeling code on a model loaded
+// in bf16, read off HF's code by hand.
+TEST(HfBf16Kernels, RmsNormComputesInFp32OnABf16Stream) {
+  // LlamaRMSNorm.forward on a bf16 input: .to(float32) reads 2 and writes 4 bytes per element,
+  // .pow(2) 4 + 4, .mean(-1) 4, x * rsqrt 4 + 4, .to(bf16) 4 + 2, weight * x 2 + 2: 36 bytes in
+  // 6 kernels, and the 2 per-token ones (+ eps, rsqrt)
+  const LayerCost layer = cost_layer(llama_1b({"stack=hf-deepspeed"}), 0);
+  const OpTime& norm = find(layer, op_names::kAttnNorm);
+  EXPECT_DOUBLE_EQ(norm.fwd_bytes, 36 * kTokens * kHidden);
+  EXPECT_EQ(norm.fwd_launches, 8);
+  // the residual add reads two bf16 tensors and writes one: 6 bytes (autocast's fp32 stream: 10)
+  EXPECT_DOUBLE_EQ(find(layer, op_names::kAttnResidual).fwd_bytes, 6 * kTokens * kHidden);
+}
+
+TEST(HfBf16Kernels, NoCastsOnTheLinearLayers) {
+  // A bf16 model casts nothing: q, k, v's forward is the op list's GEMMs alone. The backward
+  // sums the input's three grads (two adds of 2 + 2 + 2 bytes) and copies each weight's grad
+  // into .grad (2 + 2 per value)
+  const LayerCost bf16 = cost_layer(llama_1b({"stack=hf-deepspeed"}), 0);
+  const LayerCost fused = cost_layer(llama_1b({"stack=deepspeed"}), 0);
+  const OpTime& qkv = find(bf16, op_names::kAttnQkv);
+  const OpTime& plain = find(fused, op_names::kAttnQkv);
+  EXPECT_DOUBLE_EQ(qkv.fwd_bytes, plain.fwd_bytes);
+  EXPECT_EQ(qkv.fwd_launches, plain.fwd_launches);
+  EXPECT_DOUBLE_EQ(qkv.dgrad_bytes - plain.dgrad_bytes, 12 * kTokens * kHidden);
+  EXPECT_DOUBLE_EQ(qkv.wgrad_bytes - plain.wgrad_bytes, 4 * kHidden * (kQ + 2 * kKv));
+  // a layer's kernels: 32 forward, 69 backward (hardware/catalog/stacks/hf-deepspeed.yaml)
+  int fwd = 0, bwd = 0;
+  for (const EagerKernels& k : hf_eager_kernels(HfParams::bf16))
+    if ((std::string(k.row).rfind("attn.", 0) == 0 || std::string(k.row).rfind("mlp.", 0) == 0) &&
+        k.variant == EagerVariant::all)
+      (k.backward ? bwd : fwd) += k.kernels;
+  EXPECT_EQ(fwd, 32);
+  EXPECT_EQ(bwd, 69);
+}
+
+TEST(HfBf16Memory, ASixteenBitModelWithAnFp32MasterAndHfsSavedTensors) {
+  // Llama-3.2-1B, 16 layers, 1 x 1024 tokens, one GPU. A layer keeps 16 bytes per hidden
+  // element, 4 per query and key/value element, 8 per FFN element, no weight copies; the head
+  // 8 per hidden element and the fp32 log-softmax (4 per logit); the loss's backward two fp32
+  // logit gradients on top (8 per logit)
+  const Scenario s = llama_1b({"stack=hf-deepspeed"});
+  const double vocab = 128256;
+  const double layer = 16 * kTokens * kHidden + 4 * kTokens * kQ + 4 * kTokens * kKv + 8 * kTokens * kFfn;
+  const double head = 8 * kTokens * kHidden + 4 * kTokens * vocab;
+  EXPECT_EQ(hf_eager_activation_bytes(s.model, s.plan, *s.training, 0, HfParams::bf16),
+            static_cast<std::int64_t>(16 * layer + head + 8 * kTokens * vocab));
+  // gradient checkpointing keeps each layer's bf16 input (2 bytes an element)
+  const Scenario ckpt = llama_1b({"stack=hf-deepspeed", "plan.recompute=full"});
+  EXPECT_EQ(hf_eager_activation_bytes(ckpt.model, ckpt.plan, *ckpt.training, 0, HfParams::bf16),
+            static_cast<std::int64_t>(16 * 2 * kTokens * kHidden + head + std::max(layer, 8 * kTokens * vocab)));
+  // bf16 parameters (2 bytes), the fp32 master and Adam's moments (12): DeepSpeed's bf16 engine
+  const MemoryReport m = predict_memory(s);
+  const double params = 1235814400;  // Llama-3.2-1B, tied embeddings
+  EXPECT_EQ(m.breakdown.params, static_cast<std::int64_t>(2 * params));
+  EXPECT_EQ(m.breakdown.optimizer, static_cast<std::int64_t>(12 * params));
+  EXPECT_EQ(m.breakdown.activations, hf_eager_activation_bytes(s.model, s.plan, *s.training, 0, HfParams::bf16));
+}
+
+TEST(HfBf16Kernels, RefusedWhereTheCensusDidNotCountNamingTheStack) {
+  const auto build = [](const std::string& sets) { return llama_1b(test::words("stack=hf-deepspeed " + sets)); };
+  test::expect_refused(build, {{"plan.tp=2", "(stack.layer_kernels hf_bf16"},
+                               {"model.norm=layernorm", "(stack.layer_kernels hf_bf16"},
+                               {"training.precision=fp32", "(the model's)"}});
 }
 
 // The catalog's Hugging Face configs (models/catalog/hf) under the stack: the dense RMSNorm /

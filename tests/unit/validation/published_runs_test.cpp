@@ -78,26 +78,36 @@ double attention_core_s(const TrainingPrediction& p) {
 
 const std::string kTrainingDir = std::string(TWINSIM_SOURCE_DIR) + "/scenarios/validation/training/";
 
+// The source's attention bucket: the FlashAttention kernels alone (bench_decompose.py counts
+// the kernels whose name holds "flash"), without the copies Hugging Face's code runs around
+// them (DynamicCache's, the gradients' layout), which its split puts with everything else:
+// the attention rows priced with the op list's own kernels.
+double flash_kernels_s(const std::string& file, std::vector<std::string> overrides = {}) {
+  overrides.push_back("stack.layer_kernels=fused");
+  return attention_core_s(predict_training(load_scenario_file(kTrainingDir + file, overrides)));
+}
+
 // The right-sized 8K step (ZeRO-2, no checkpointing), split by kernel time: FlashAttention-3's
 // kernels ran at 447 model TFLOP/s per GPU in the step, everything else at 463. The
 // catalog's flash3 curves (the FA3 paper's H100 rates, not this run) predict the attention
-// 3.5% fast (FlashAttention-2's curves: 69% slow). The rest of the step, DeepSpeed's parameter
-// all-gather after it included, is predicted 29% fast (0.568 s against 0.797 s): HF +
-// DeepSpeed's dense path runs at 47% of the peak where the catalog's GEMMs run at 80%
-// (hardware/catalog/README.md, the end of "Stack file"): printed, not judged.
-TEST(MlEngineeringLlama31H200, AttentionOfThe8kStepWithinBand) {
-  const Scenario s = load_scenario_file(kTrainingDir + "mlengineering-llama31-8b-h200-8k-zero2.yaml");
+// 3.5% fast (FlashAttention-2's curves: 69% slow). The step ran Hugging Face's own modeling
+// code on a bf16 model (bench_decompose.py: no Liger), stack hf-deepspeed: its unfused
+// RMSNorms, RoPE and SwiGLU counted by the census (hf_bf16). Judged within 10%: predicted
+// 7.1% fast (17.2% fast under hf-deepspeed-liger's fused kernels, which this run did not use).
+TEST(MlEngineeringLlama31H200, The8kStepAndItsAttentionWithinBand) {
+  const std::string file = "mlengineering-llama31-8b-h200-8k-zero2.yaml";
+  const Scenario s = load_scenario_file(kTrainingDir + file);
   const TrainingPrediction p = predict_training(s);
   const double seq = 8192, attention_flops = 6 * seq * seq * s.model.head_dim * s.model.heads * s.model.layers;
   const double measured_attention_s = attention_flops / 447e12;
   const double measured_step_s = mlengineering_model_flops(s.model, seq) / 461e12;
+  const double attention_s = flash_kernels_s(file);
   std::printf("8K ZeRO-2 step: predicted %.3f s, measured %.3f s (%+.1f%%); FlashAttention-3 %.3f s vs %.3f s (%+.1f%%)\n",
-              p.step_s, measured_step_s, 100 * (p.step_s / measured_step_s - 1), attention_core_s(p),
-              measured_attention_s, 100 * (attention_core_s(p) / measured_attention_s - 1));
-  EXPECT_NEAR(attention_core_s(p) / measured_attention_s, 1.0, 0.08);
-  const Scenario flash2 = load_scenario_file(kTrainingDir + "mlengineering-llama31-8b-h200-8k-zero2.yaml",
-                                             {"stack.attention_kernel=flash2"});
-  EXPECT_GT(attention_core_s(predict_training(flash2)) / measured_attention_s, 1.5);  // the kernel matters
+              p.step_s, measured_step_s, 100 * (p.step_s / measured_step_s - 1), attention_s, measured_attention_s,
+              100 * (attention_s / measured_attention_s - 1));
+  EXPECT_NEAR(p.step_s / measured_step_s, 1.0, 0.10);
+  EXPECT_NEAR(attention_s / measured_attention_s, 1.0, 0.08);
+  EXPECT_GT(flash_kernels_s(file, {"stack.attention_kernel=flash2"}) / measured_attention_s, 1.5);  // the kernel matters
 }
 
 struct SweepRow {
@@ -172,20 +182,21 @@ TEST(MlEngineeringLlama31H200, LongContextPeakMemory) {
 // (scripts/fa4_attention_to_catalog.py). Judged, within 10%: the 128K and 192K steps (-1.6%,
 // +0.2% at fitting; with the flat FA3 shape past 16k they came out +9% and +14% slow). Below
 // 128K, CPU Adam (not priced) and the dense path (the 8K ZeRO-2 step's rest runs at 771
-// TFLOP/s against the catalog's far faster GEMMs: predicted 36% fast) leave the steps
-// predicted too fast: printed.
+// TFLOP/s against the catalog's far faster GEMMs: the step predicted 22.8% fast with HF's
+// unfused kernels counted, 36% fast without) leave the steps predicted too fast: printed.
 const SweepRow kB200LongContextSweep[] = {{8192, 167, 16.3},   {32768, 524, 25.9},  {65536, 719, 37.6},
                                           {131072, 836, 66.7}, {196608, 852, 95.7}, {262144, 852, 124.6}};
 
 TEST(MlEngineeringLlama31B200, Flash4FitsThe8kAttentionAndJudgesLongContext) {
   const Scenario s8k = load_scenario_file(kTrainingDir + "mlengineering-llama31-8b-b200-8k-zero2.yaml");
   const TrainingPrediction p8k = predict_training(s8k);
+  const double attention_8k_s = flash_kernels_s("mlengineering-llama31-8b-b200-8k-zero2.yaml");
   const double seq8k = 8192;
   const double attention = 6 * seq8k * seq8k * s8k.model.head_dim * s8k.model.heads * s8k.model.layers / 834e12;
   const double step8k = mlengineering_model_flops(s8k.model, seq8k) / 778e12;
   std::printf("B200 8K ZeRO-2 step: predicted %.3f s, measured %.3f s (%+.1f%%); FlashAttention-4 %.4f s vs %.4f s (fit)\n",
-              p8k.step_s, step8k, 100 * (p8k.step_s / step8k - 1), attention_core_s(p8k), attention);
-  EXPECT_NEAR(attention_core_s(p8k) / attention, 1.0, 0.02);
+              p8k.step_s, step8k, 100 * (p8k.step_s / step8k - 1), attention_8k_s, attention);
+  EXPECT_NEAR(attention_8k_s / attention, 1.0, 0.02);
   for (const SweepRow& r : kB200LongContextSweep) {
     const Scenario s = load_scenario_file(kTrainingDir + "mlengineering-llama31-8b-b200-long-context.yaml",
                                           {"training.seq_len=" + std::to_string(r.seq)});
