@@ -28,9 +28,16 @@ inline constexpr std::string_view kFlash4Attention = "flash4";
 // catalog entry measures it (the H100 and H200 with PyTorch 2.11: the profiles in
 // scenarios/validation/microbench/measured_2026-11-26/), FlashAttention-2 elsewhere.
 inline constexpr std::string_view kSdpaAttention = "sdpa";
-inline constexpr std::array<std::string_view, 5> kAttentionKernels = {kFlash2Attention, kCudnnAttention,
-                                                                      kFlash3Attention, kFlash4Attention,
-                                                                      kSdpaAttention};
+// Transformer Engine's DotProductAttention picks alike: it disables FlashAttention "to give
+// FusedAttention preference on Hopper+ for performance reasons" (TransformerEngine,
+// pytorch/attention/dot_product_attention/utils.py, get_attention_backend), cuDNN's fused
+// attention there, flash-attn on Ampere.
+inline constexpr std::string_view kTeAttention = "te";
+inline constexpr std::array<std::string_view, 6> kAttentionKernels = {
+    kFlash2Attention, kCudnnAttention, kFlash3Attention, kFlash4Attention, kSdpaAttention, kTeAttention};
+// A choice the GPU resolves (sdpa, te): cuDNN's where the GPU's entry measures it, else
+// FlashAttention-2; no curves of its own.
+inline bool picked_by_device(std::string_view kernel) { return kernel == kSdpaAttention || kernel == kTeAttention; }
 
 // The kernels that run a layer's norms, element-wise ops and casts. "fused": the op list's own
 // (Megatron's fused kernels, 16-bit activations). "hf_eager": Hugging Face transformers'

@@ -124,7 +124,7 @@ std::map<int, PassCurves> read_attention_by_head_dim(MappingReader& r, const std
 std::map<std::string, std::map<int, PassCurves>, std::less<>> read_attention_kernels(MappingReader& r) {
   std::vector<std::string_view> own_curves;
   for (std::string_view k : kAttentionKernels)
-    if (k != kFlash2Attention && k != kSdpaAttention) own_curves.push_back(k);  // sdpa picks one of them
+    if (k != kFlash2Attention && !picked_by_device(k)) own_curves.push_back(k);  // sdpa, te pick one of them
   return read_named<std::map<int, PassCurves>>(
       r, "attention_kernel_efficiency_by_seq", own_curves, "an attention kernel with curves of its own",
       [](MappingReader& kernels, const std::string& name) { return read_attention_by_head_dim(kernels, name, 2.0); });

@@ -29,7 +29,7 @@ void require_fp8_gemm_curve(const GpuSpec& gpu, const std::string& field) {
 // A stack's attention kernel other than FlashAttention-2 needs the GPU's own curves for it.
 void require_attention_kernel_curves(const Scenario& s) {
   const std::string& kernel = s.stack.attention_kernel;
-  if (kernel == kFlash2Attention || kernel == kSdpaAttention || s.cluster.gpu.attention_kernel_efficiency_by_seq.contains(kernel)) return;
+  if (kernel == kFlash2Attention || picked_by_device(kernel) || s.cluster.gpu.attention_kernel_efficiency_by_seq.contains(kernel)) return;
   throw ScenarioError("stack.attention_kernel", kernel,
                       "needs the GPU's measured curves for that kernel, cluster.gpu.attention_kernel_efficiency_by_seq." +
                           kernel + ", which " + s.cluster.gpu.name + " does not have (flash2 uses its "

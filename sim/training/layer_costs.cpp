@@ -128,11 +128,11 @@ void price_fp8_casts(const GpuSpec& gpu, Dtype from, const LayerOp& op, OpTime& 
   ++t.dgrad_launches;
 }
 
-// The fused attention kernel the stack runs on this GPU: SDPA's pick is cuDNN's where the
-// catalog entry measures it, else FlashAttention-2 (validation refused any other kernel
-// the GPU lacks).
+// The fused attention kernel the stack runs on this GPU: SDPA's (and Transformer Engine's)
+// pick is cuDNN's where the catalog entry measures it, else FlashAttention-2 (validation
+// refused any other kernel the GPU lacks).
 std::string_view attention_kernel(const StackSpec& stack, const GpuSpec& gpu) {
-  if (stack.attention_kernel != kSdpaAttention) return stack.attention_kernel;
+  if (!picked_by_device(stack.attention_kernel)) return stack.attention_kernel;
   return gpu.attention_kernel_efficiency_by_seq.contains(kCudnnAttention) ? kCudnnAttention : kFlash2Attention;
 }
 

@@ -111,6 +111,29 @@ TEST(Stack, CatalogPresetsAndOverrides) {
   EXPECT_EQ(small_gpt({"stack=megatron-2021"}).stack.gemm_library_scale, 0.85);
 }
 
+// megatron-core runs Transformer Engine's attention, which prefers cuDNN's fused attention on
+// Hopper (attention_kernel: te): the H100's cuDNN curves, FlashAttention-2's on the A100
+// (TE's pick there, and the A100 has no cuDNN curve); otherwise megatron-eager's host time.
+TEST(Stack, MegatronCoreRunsTransformerEnginesAttention) {
+  const std::string text = R"(
+model: llama3-8b
+training: {seq_len: 4096, global_batch: 8, micro_batch: 1, precision: bf16}
+plan: {tp: 1, pp: 1, dp: 8, zero: 1}
+)";
+  const auto attention = [&](const char* cluster, const char* stack) {
+    const LayerCost c = cost_layer(load_scenario_text(text + "cluster: " + cluster + "\nstack: " + stack + "\n"), 0);
+    for (const OpTime& op : c.ops)
+      if (op.name == op_names::kAttnCore) return op.fwd_s;
+    ADD_FAILURE() << "no attention row";
+    return 0.0;
+  };
+  EXPECT_DOUBLE_EQ(attention("dgx-h100", "megatron-core"), attention("dgx-h100", "{attention_kernel: cudnn}"));
+  EXPECT_DOUBLE_EQ(attention("dgx-a100-80gb", "megatron-core"), attention("dgx-a100-80gb", "none"));
+  EXPECT_LT(attention("dgx-h100", "megatron-core"), 0.8 * attention("dgx-h100", "megatron-eager"));
+  const Scenario core = load_scenario_text(text + "cluster: dgx-h100\nstack: megatron-core\n");
+  EXPECT_EQ(core.stack.host_op_s, load_scenario_text(text + "cluster: dgx-h100\nstack: megatron-eager\n").stack.host_op_s);
+}
+
 // attention_kernel picks a flash kernel's curves: on the H100, cuDNN's (measured) run the
 // layer's attention faster than FlashAttention-2's and leave every other op alone (but for
 // the GEMMs' clock under the power limit, which the lighter mix raises); a GPU
