@@ -12,6 +12,7 @@
 #include "models/report_throughput.hpp"
 #include "sim/inference/batch_prediction.hpp"
 #include "sim/memory/memory_report.hpp"
+#include "sim/training/layer_costs.hpp"
 #include "sim/training/training_report.hpp"
 
 namespace twinsim {
@@ -100,6 +101,16 @@ void print_inference(std::ostream& out, const nlohmann::json& inf) {
   }
 }
 
+// The software the step runs on, as resolved on this GPU (sdpa and te pick a kernel by device).
+void print_stack(std::ostream& out, const Scenario& s) {
+  const StackSpec& st = s.stack;
+  const std::string_view attention = resolved_attention_kernel(st, s.cluster.gpu);
+  out << "stack " << st.name << ": host " << fixed(st.host_op_s * 1e6, "%.0f") << " us per op, attention "
+      << st.attention_kernel;
+  if (attention != st.attention_kernel) out << " (" << attention << " on " << s.cluster.gpu.name << ")";
+  out << ", layer kernels " << st.layer_kernels << ", loss " << st.loss_kernel << "\n";
+}
+
 }  // namespace
 
 nlohmann::json params_json(const Scenario& s) {
@@ -131,6 +142,7 @@ void print_report(std::ostream& out, const Scenario& s, const nlohmann::json& re
   out << "plan tp=" << s.plan.tp << " pp=" << s.plan.pp << " dp=" << s.plan.dp << " cp=" << s.plan.cp
       << " ep=" << s.plan.ep << " zero=" << s.plan.zero << " recompute=" << to_string(s.plan.recompute)
       << " schedule=" << to_string(s.plan.schedule) << "\n";
+  if (s.is_training() && s.stack.name != "none") print_stack(out, s);
   out << "parameters " << fixed(report["params"]["total"].get<double>() / 1e9, "%.2fB total")
       << fixed(report["params"]["active"].get<double>() / 1e9, ", %.2fB active") << "\n";
   print_memory(out, read_memory_section(report["memory"], "simulated"));

@@ -128,14 +128,6 @@ void price_fp8_casts(const GpuSpec& gpu, Dtype from, const LayerOp& op, OpTime& 
   ++t.dgrad_launches;
 }
 
-// The fused attention kernel the stack runs on this GPU: SDPA's (and Transformer Engine's)
-// pick is cuDNN's where the catalog entry measures it, else FlashAttention-2 (validation
-// refused any other kernel the GPU lacks).
-std::string_view attention_kernel(const StackSpec& stack, const GpuSpec& gpu) {
-  if (!picked_by_device(stack.attention_kernel)) return stack.attention_kernel;
-  return gpu.attention_kernel_efficiency_by_seq.contains(kCudnnAttention) ? kCudnnAttention : kFlash2Attention;
-}
-
 // Hugging Face's eager kernels (stack layer_kernels: hf_eager or hf_bf16): a row whose
 // element-wise work the census covers runs the census's kernels instead of the op list's
 // fused one; a GEMM or the attention adds its autocast casts (and its weight grads' copies)
@@ -194,7 +186,7 @@ OpTime price_op_list(const Scenario& s, const LayerOp& op, Dtype gemm_dtype, dou
   const double bytes = static_cast<double>(op.fwd_bytes);
   ComputeOp fwd = as_compute(op, dtype, op.fwd_flops, bytes, false);
   ComputeOp bwd = as_compute(op, dtype, op.dgrad_flops, 2 * bytes, true);
-  if (op.kind == OpKind::attention) fwd.attention_kernel = bwd.attention_kernel = attention_kernel(s.stack, gpu);
+  if (op.kind == OpKind::attention) fwd.attention_kernel = bwd.attention_kernel = resolved_attention_kernel(s.stack, gpu);
   t.fwd_s = compute_s(gpu, fwd, t);
   t.dgrad_s = compute_s(gpu, bwd, t);
   t.bwd_bytes = t.dgrad_bytes = 2 * bytes;
@@ -249,6 +241,11 @@ LayerCost price_all(const Scenario& s, const std::vector<LayerOp>& ops, Dtype ge
 }
 
 }  // namespace
+
+std::string_view resolved_attention_kernel(const StackSpec& stack, const GpuSpec& gpu) {
+  if (!picked_by_device(stack.attention_kernel)) return stack.attention_kernel;
+  return gpu.attention_kernel_efficiency_by_seq.contains(kCudnnAttention) ? kCudnnAttention : kFlash2Attention;
+}
 
 // The sum of `value` over the ops that `counts`.
 template <typename Counts, typename Value>

@@ -52,6 +52,11 @@ struct LayerCost {
 };
 
 // Prices transformer layer `layer` under the scenario's plan and training workload.
+// The fused attention kernel the stack runs on this GPU: SDPA's and Transformer Engine's pick
+// (sdpa, te) is cuDNN's where the catalog entry measures it, else FlashAttention-2; any other
+// is the stack's own (validation refused a kernel the GPU lacks).
+std::string_view resolved_attention_kernel(const StackSpec& stack, const GpuSpec& gpu);
+
 LayerCost cost_layer(const Scenario& s, std::int64_t layer);
 
 // The ops outside the transformer layers: embedding on the first stage, final norm,

@@ -3,9 +3,13 @@
 // the host's work. Figures derived by hand from the formula's definition.
 #include <gtest/gtest.h>
 
+#include <sstream>
+#include <string>
+
 #include "models/op_names.hpp"
 #include "scenario/load.hpp"
 #include "sim/cost/compute_cost.hpp"
+#include "sim/report/report.hpp"
 #include "sim/training/layer_costs.hpp"
 #include "sim/training/training_report.hpp"
 
@@ -132,6 +136,28 @@ plan: {tp: 1, pp: 1, dp: 8, zero: 1}
   EXPECT_LT(attention("dgx-h100", "megatron-core"), 0.8 * attention("dgx-h100", "megatron-eager"));
   const Scenario core = load_scenario_text(text + "cluster: dgx-h100\nstack: megatron-core\n");
   EXPECT_EQ(core.stack.host_op_s, load_scenario_text(text + "cluster: dgx-h100\nstack: megatron-eager\n").stack.host_op_s);
+}
+
+// The table names the stack and, where it picks by device, the kernel it runs on this GPU;
+// the device alone (none) prints no line.
+TEST(Stack, TheReportSaysWhichAttentionTheStackRuns) {
+  const std::string text = R"(
+model: llama3-8b
+training: {seq_len: 4096, global_batch: 8, micro_batch: 1, precision: bf16}
+plan: {tp: 1, pp: 1, dp: 8, zero: 1}
+)";
+  const auto table = [&](const std::string& more) {
+    const Scenario s = load_scenario_text(text + more);
+    std::ostringstream out;
+    print_report(out, s, memory_report(s));
+    return out.str();
+  };
+  EXPECT_NE(table("cluster: dgx-h100\nstack: megatron-core\n").find("stack megatron-core: host 120 us per op, attention te "
+                                                                     "(cudnn on h100-sxm)"),
+            std::string::npos);
+  EXPECT_NE(table("cluster: dgx-a100-80gb\nstack: megatron-core\n").find("attention te (flash2 on a100-sxm-80gb)"),
+            std::string::npos);
+  EXPECT_EQ(table("cluster: dgx-h100\n").find("stack "), std::string::npos);
 }
 
 // attention_kernel picks a flash kernel's curves: on the H100, cuDNN's (measured) run the
