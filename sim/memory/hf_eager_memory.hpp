@@ -29,7 +29,8 @@ inline HfParams hf_params(const StackSpec& stack) {
 // on the last, the head), with the most the backward adds on top at once: the loss's two fp32
 // logit-sized gradients at the backward's start (nll_loss_backward's and log_softmax's, next
 // to the kept log-softmax), or under full recompute (gradient checkpointing) a whole layer's
-// saved tensors brought back while the others keep only their fp32 input.
+// saved tensors brought back while the others keep only their input (the residual stream:
+// fp32 under autocast, bf16 on a bf16 model).
 std::int64_t hf_eager_activation_bytes(const ModelSpec& model, const Plan& plan, const TrainingWorkload& training,
                                        int stage, HfParams params);
 
