@@ -51,10 +51,10 @@ def main() -> None:
             start = time.perf_counter()
             opt.step()
             times.append(time.perf_counter() - start)
-        best = sorted(times)[len(times) // 2]  # the median step
-        rate = args.params / best
+        median = sorted(times)[len(times) // 2]
+        rate = args.params / median
         print(f"\"{cpu_model()}\",{deepspeed.__version__},{torch.__version__},{args.params},{threads},"
-              f"{best:.4f},{rate:.4g},{rate / threads:.4g}", flush=True)
+              f"{median:.4f},{rate:.4g},{rate / threads:.4g}", flush=True)
 
 
 if __name__ == "__main__":

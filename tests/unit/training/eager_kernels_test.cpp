@@ -38,7 +38,8 @@ const OpTime& find(const LayerCost& c, const char* name) {
   return c.ops.front();
 }
 
-constexpr double kTokens = 1024, kHidden = 2048, kQ = 2048, kKv = 512, kFfn = 8192;
+constexpr double kTokens = 1024, kHidden = 2048, kQ = 2048, kKv = 512, kFfn = 8192, kVocab = 128256;
+constexpr double kParams = 1235814400;  // Llama-3.2-1B, tied embeddings
 
 TEST(HfEagerKernels, RmsNormMovesWhatLlamaRmsNormReadsAndWrites) {
   // LlamaRMSNorm.forward on the fp32 residual stream: x.pow(2) reads and writes 4 + 4 bytes
@@ -84,10 +85,10 @@ TEST(HfEagerKernels, CoveredRowsReplaceTheFusedKernel) {
   EXPECT_DOUBLE_EQ(eager.bwd_flops(), fused.bwd_flops());
 }
 
-// A layer's kernels (not the head's), for a model with the given features.
-std::pair<int, int> layer_kernels(const ModelSpec& model) {
+// A layer's kernels (not the head's), for a model with the given features, in one census.
+std::pair<int, int> layer_kernels(const ModelSpec& model, HfParams params = HfParams::fp32_autocast) {
   int fwd = 0, bwd = 0;
-  for (const EagerKernels& k : hf_eager_kernels(HfParams::fp32_autocast))
+  for (const EagerKernels& k : hf_eager_kernels(params))
     if ((std::string(k.row).rfind("attn.", 0) == 0 || std::string(k.row).rfind("mlp.", 0) == 0) &&
         applies(k.variant, model))
       (k.backward ? bwd : fwd) += k.kernels;
@@ -148,7 +149,7 @@ TEST(HfEagerMemory, TheModelStaysFp32AndAutogradKeepsWhatHfSaves) {
   // the head 10 per hidden element, the fp32 log-softmax (4 per logit), the output layer's
   // copy; the loss's backward two fp32 logit gradients on top (8 per logit).
   const Scenario s = llama_1b({});
-  const double vocab = 128256, weights = kHidden * (kQ + 2 * kKv) + kQ * kHidden + 3 * kHidden * kFfn;
+  const double vocab = kVocab, weights = kHidden * (kQ + 2 * kKv) + kQ * kHidden + 3 * kHidden * kFfn;
   const double layer = 26 * kTokens * kHidden + 4 * kTokens * kQ + 4 * kTokens * kKv + 8 * kTokens * kFfn + 2 * weights;
   const double head = 10 * kTokens * kHidden + 4 * kTokens * vocab + 2 * vocab * kHidden;
   EXPECT_EQ(hf_eager_activation_bytes(s.model, s.plan, *s.training, 0, HfParams::fp32_autocast), static_cast<std::int64_t>(16 * layer + head + 8 * kTokens * vocab));
@@ -160,15 +161,14 @@ TEST(HfEagerMemory, TheModelStaysFp32AndAutogradKeepsWhatHfSaves) {
   // fp32 parameters (4 bytes) and Adam's two moments (8), no master copy; one micro-batch:
   // no gradients at the forward's end, the peak
   const MemoryReport m = predict_memory(s);
-  const double params = 1235814400;  // Llama-3.2-1B, tied embeddings
-  EXPECT_EQ(m.breakdown.params, static_cast<std::int64_t>(4 * params));
-  EXPECT_EQ(m.breakdown.optimizer, static_cast<std::int64_t>(8 * params));
+  EXPECT_EQ(m.breakdown.params, static_cast<std::int64_t>(4 * kParams));
+  EXPECT_EQ(m.breakdown.optimizer, static_cast<std::int64_t>(8 * kParams));
   EXPECT_EQ(m.breakdown.grads, 0);
   // the peak is the forward's end: the activations all there (the backward's end holds none)
   EXPECT_EQ(m.breakdown.activations, hf_eager_activation_bytes(s.model, s.plan, *s.training, 0, HfParams::fp32_autocast));
   // two micro-batches: the second's forward runs beside the first's gradients
   const MemoryReport accumulating = predict_memory(llama_1b({"training.global_batch=2"}));
-  EXPECT_EQ(accumulating.breakdown.grads, static_cast<std::int64_t>(4 * params));
+  EXPECT_EQ(accumulating.breakdown.grads, static_cast<std::int64_t>(4 * kParams));
 }
 
 // The stack `hf-deepspeed` (layer_kernels hf_bf16): the same modeling code on a model loaded
@@ -198,13 +198,7 @@ TEST(HfBf16Kernels, NoCastsOnTheLinearLayers) {
   EXPECT_DOUBLE_EQ(qkv.dgrad_bytes - plain.dgrad_bytes, 12 * kTokens * kHidden);
   EXPECT_DOUBLE_EQ(qkv.wgrad_bytes - plain.wgrad_bytes, 4 * kHidden * (kQ + 2 * kKv));
   // a layer's kernels: 32 forward, 69 backward (hardware/catalog/stacks/hf-deepspeed.yaml)
-  int fwd = 0, bwd = 0;
-  for (const EagerKernels& k : hf_eager_kernels(HfParams::bf16))
-    if ((std::string(k.row).rfind("attn.", 0) == 0 || std::string(k.row).rfind("mlp.", 0) == 0) &&
-        k.variant == EagerVariant::all)
-      (k.backward ? bwd : fwd) += k.kernels;
-  EXPECT_EQ(fwd, 32);
-  EXPECT_EQ(bwd, 69);
+  EXPECT_EQ(layer_kernels(llama_1b({}).model, HfParams::bf16), std::make_pair(32, 69));
 }
 
 TEST(HfBf16Memory, ASixteenBitModelWithAnFp32MasterAndHfsSavedTensors) {
@@ -213,7 +207,7 @@ TEST(HfBf16Memory, ASixteenBitModelWithAnFp32MasterAndHfsSavedTensors) {
   // 8 per hidden element and the fp32 log-softmax (4 per logit); the loss's backward two fp32
   // logit gradients on top (8 per logit)
   const Scenario s = llama_1b({"stack=hf-deepspeed"});
-  const double vocab = 128256;
+  const double vocab = kVocab;
   const double layer = 16 * kTokens * kHidden + 4 * kTokens * kQ + 4 * kTokens * kKv + 8 * kTokens * kFfn;
   const double head = 8 * kTokens * kHidden + 4 * kTokens * vocab;
   EXPECT_EQ(hf_eager_activation_bytes(s.model, s.plan, *s.training, 0, HfParams::bf16),
@@ -224,9 +218,8 @@ TEST(HfBf16Memory, ASixteenBitModelWithAnFp32MasterAndHfsSavedTensors) {
             static_cast<std::int64_t>(16 * 2 * kTokens * kHidden + head + std::max(layer, 8 * kTokens * vocab)));
   // bf16 parameters (2 bytes), the fp32 master and Adam's moments (12): DeepSpeed's bf16 engine
   const MemoryReport m = predict_memory(s);
-  const double params = 1235814400;  // Llama-3.2-1B, tied embeddings
-  EXPECT_EQ(m.breakdown.params, static_cast<std::int64_t>(2 * params));
-  EXPECT_EQ(m.breakdown.optimizer, static_cast<std::int64_t>(12 * params));
+  EXPECT_EQ(m.breakdown.params, static_cast<std::int64_t>(2 * kParams));
+  EXPECT_EQ(m.breakdown.optimizer, static_cast<std::int64_t>(12 * kParams));
   EXPECT_EQ(m.breakdown.activations, hf_eager_activation_bytes(s.model, s.plan, *s.training, 0, HfParams::bf16));
 }
 

@@ -115,17 +115,25 @@ TEST(Stack, CatalogPresetsAndOverrides) {
   EXPECT_EQ(small_gpt({"stack=megatron-2021"}).stack.gemm_library_scale, 0.85);
 }
 
-// megatron-core runs Transformer Engine's attention, which prefers cuDNN's fused attention on
-// Hopper (attention_kernel: te): the H100's cuDNN curves, FlashAttention-2's on the A100
-// (TE's pick there, and the A100 has no cuDNN curve); otherwise megatron-eager's host time.
-TEST(Stack, MegatronCoreRunsTransformerEnginesAttention) {
-  const std::string text = R"(
+// Llama-3-8B, 4k tokens, one layer per GPU's stage: the attention tests' scenario on a
+// cluster and a stack ("" for none given).
+Scenario llama8b(const std::string& cluster, const std::string& stack = "", const std::vector<std::string>& sets = {}) {
+  std::string text = R"(
 model: llama3-8b
 training: {seq_len: 4096, global_batch: 8, micro_batch: 1, precision: bf16}
 plan: {tp: 1, pp: 1, dp: 8, zero: 1}
 )";
-  const auto attention = [&](const char* cluster, const char* stack) {
-    const LayerCost c = cost_layer(load_scenario_text(text + "cluster: " + cluster + "\nstack: " + stack + "\n"), 0);
+  text += "cluster: " + cluster + "\n";
+  if (!stack.empty()) text += "stack: " + stack + "\n";
+  return load_scenario_text(text, sets);
+}
+
+// megatron-core runs Transformer Engine's attention, which prefers cuDNN's fused attention on
+// Hopper (attention_kernel: te): the H100's cuDNN curves, FlashAttention-2's on the A100
+// (TE's pick there, and the A100 has no cuDNN curve); otherwise megatron-eager's host time.
+TEST(Stack, MegatronCoreRunsTransformerEnginesAttention) {
+  const auto attention = [](const char* cluster, const char* stack) {
+    const LayerCost c = cost_layer(llama8b(cluster, stack), 0);
     for (const OpTime& op : c.ops)
       if (op.name == op_names::kAttnCore) return op.fwd_s;
     ADD_FAILURE() << "no attention row";
@@ -134,30 +142,23 @@ plan: {tp: 1, pp: 1, dp: 8, zero: 1}
   EXPECT_DOUBLE_EQ(attention("dgx-h100", "megatron-core"), attention("dgx-h100", "{attention_kernel: cudnn}"));
   EXPECT_DOUBLE_EQ(attention("dgx-a100-80gb", "megatron-core"), attention("dgx-a100-80gb", "none"));
   EXPECT_LT(attention("dgx-h100", "megatron-core"), 0.8 * attention("dgx-h100", "megatron-eager"));
-  const Scenario core = load_scenario_text(text + "cluster: dgx-h100\nstack: megatron-core\n");
-  EXPECT_EQ(core.stack.host_op_s, load_scenario_text(text + "cluster: dgx-h100\nstack: megatron-eager\n").stack.host_op_s);
+  EXPECT_EQ(llama8b("dgx-h100", "megatron-core").stack.host_op_s, llama8b("dgx-h100", "megatron-eager").stack.host_op_s);
 }
 
 // The table names the stack and, where it picks by device, the kernel it runs on this GPU;
 // the device alone (none) prints no line.
 TEST(Stack, TheReportSaysWhichAttentionTheStackRuns) {
-  const std::string text = R"(
-model: llama3-8b
-training: {seq_len: 4096, global_batch: 8, micro_batch: 1, precision: bf16}
-plan: {tp: 1, pp: 1, dp: 8, zero: 1}
-)";
-  const auto table = [&](const std::string& more) {
-    const Scenario s = load_scenario_text(text + more);
+  const auto table = [](const Scenario& s) {
     std::ostringstream out;
     print_report(out, s, memory_report(s));
     return out.str();
   };
-  EXPECT_NE(table("cluster: dgx-h100\nstack: megatron-core\n").find("stack megatron-core: host 120 us per op, attention te "
-                                                                     "(cudnn on h100-sxm)"),
+  EXPECT_NE(table(llama8b("dgx-h100", "megatron-core"))
+                .find("stack megatron-core: host 120 us per op, attention te (cudnn on h100-sxm)"),
             std::string::npos);
-  EXPECT_NE(table("cluster: dgx-a100-80gb\nstack: megatron-core\n").find("attention te (flash2 on a100-sxm-80gb)"),
+  EXPECT_NE(table(llama8b("dgx-a100-80gb", "megatron-core")).find("attention te (flash2 on a100-sxm-80gb)"),
             std::string::npos);
-  EXPECT_EQ(table("cluster: dgx-h100\n").find("stack "), std::string::npos);
+  EXPECT_EQ(table(llama8b("dgx-h100")).find("stack "), std::string::npos);
 }
 
 // attention_kernel picks a flash kernel's curves: on the H100, cuDNN's (measured) run the
@@ -165,14 +166,8 @@ plan: {tp: 1, pp: 1, dp: 8, zero: 1}
 // the GEMMs' clock under the power limit, which the lighter mix raises); a GPU
 // without that kernel's curves is refused, naming the field.
 TEST(Stack, TheAttentionKernelPicksItsCurves) {
-  const std::string text = R"(
-model: llama3-8b
-cluster: dgx-h100
-training: {seq_len: 4096, global_batch: 8, micro_batch: 1, precision: bf16}
-plan: {tp: 1, pp: 1, dp: 8, zero: 1}
-)";
-  const LayerCost flash2 = cost_layer(load_scenario_text(text), 0);
-  const LayerCost cudnn = cost_layer(load_scenario_text(text, {"stack.attention_kernel=cudnn"}), 0);
+  const LayerCost flash2 = cost_layer(llama8b("dgx-h100"), 0);
+  const LayerCost cudnn = cost_layer(llama8b("dgx-h100", "", {"stack.attention_kernel=cudnn"}), 0);
   ASSERT_EQ(flash2.ops.size(), cudnn.ops.size());
   int attention = 0;
   for (std::size_t i = 0; i < flash2.ops.size(); ++i) {
@@ -191,14 +186,14 @@ plan: {tp: 1, pp: 1, dp: 8, zero: 1}
   }
   EXPECT_EQ(attention, 1);
   try {
-    load_scenario_text(text, {"cluster=dgx-a100-80gb", "stack.attention_kernel=cudnn"});
+    llama8b("dgx-a100-80gb", "", {"stack.attention_kernel=cudnn"});
     FAIL() << "an A100 has no cuDNN attention curves";
   } catch (const ScenarioError& e) {
     EXPECT_NE(std::string(e.what()).find("stack.attention_kernel"), std::string::npos) << e.what();
     EXPECT_NE(std::string(e.what()).find("attention_kernel_efficiency_by_seq.cudnn"), std::string::npos) << e.what();
   }
-  EXPECT_THROW(load_scenario_text(text, {"stack.attention_kernel=fa3"}), ScenarioError);
-  EXPECT_EQ(load_scenario_text(text).stack.attention_kernel, kFlash2Attention);
+  EXPECT_THROW(llama8b("dgx-h100", "", {"stack.attention_kernel=fa3"}), ScenarioError);
+  EXPECT_EQ(llama8b("dgx-h100").stack.attention_kernel, kFlash2Attention);
 }
 
 }  // namespace
