@@ -79,6 +79,12 @@ struct StackSpec {
   // milliseconds per call. 0: one call per layer (PyTorch FSDP wrapping each block).
   std::int64_t zero_gather_bucket_params = 0;  // ZeRO-3 parameter all-gathers
   std::int64_t zero_reduce_bucket_params = 0;  // ZeRO-2/3 gradient reduce-scatters, per layer
+  // The host's time for its offloaded optimizer step (plan.offload_optimizer), per parameter
+  // of the GPU's shard, as the stack runs it whole: DeepSpeed's step() unscales and clips the
+  // fp32 gradients on the CPU, runs its CPU Adam, then copies the fp32 weights into the GPU's
+  // 16-bit ones (a blocking copy_, converted on the CPU), every rank of the node at once.
+  // The step takes the longer of this and the host's DRAM-bandwidth floor. 0: the floor alone.
+  double offload_update_s_per_param = 0;
   // The fused attention kernel of its training steps (one of kAttentionKernels).
   std::string attention_kernel = std::string(kFlash2Attention);
   // The kernels of a layer's norms, element-wise ops and casts (one of kLayerKernels).

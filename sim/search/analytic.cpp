@@ -229,7 +229,7 @@ AnalyticEstimate AnalyticModel::estimate(const Candidate& c) {
   }
   // the optimizer's step over the first stage's shard: the step graph's ops (step_graph.hpp)
   const double shard = sharded_params_per_gpu(stage0.dense, stage0.expert, plan_, c.shards_optimizer());
-  e.optimizer_s = optimizer_shard_s(cluster, plan_, training_, shard);
+  e.optimizer_s = optimizer_shard_s(cluster, base_.stack, plan_, training_, shard);
   e.step_s = e.pipeline_s + e.dp_exposed_s + e.optimizer_s;
 
   const LayerActivations& a = prices.activations;

@@ -92,8 +92,10 @@ std::int64_t stage_params_per_gpu(const Scenario& s, int stage);
 // The ops over a shard of `shard` parameters (the search's estimate calls them too).
 std::vector<ComputeOp> optimizer_shard_ops(const TrainingWorkload& t, double shard);
 // The step's time over a shard: the GPU's ops above, or with plan.offload_optimizer the
-// host's update and the weights' copy back (one formula for the step graph and the search).
-double optimizer_shard_s(const ClusterSpec& cluster, const Plan& plan, const TrainingWorkload& t, double shard);
+// host's update and the weights' copy back, at least as long as the stack's measured host
+// time per parameter (one formula for the step graph and the search).
+double optimizer_shard_s(const ClusterSpec& cluster, const StackSpec& stack, const Plan& plan, const TrainingWorkload& t,
+                         double shard);
 double optimizer_step_s(const Scenario& s, int stage);
 // The HBM bytes of the optimizer's update of this stage's shard on the GPU (0 offloaded).
 double optimizer_step_hbm_bytes(const Scenario& s, int stage);

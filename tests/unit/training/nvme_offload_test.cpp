@@ -66,6 +66,27 @@ TEST(NvmeOffload, OptimizerStatesSwapThroughTheDrives) {
   EXPECT_FALSE(memory_section(on_cpu).nvme_bytes.has_value());
 }
 
+// A stack's measured host time for the offloaded step (stack.offload_update_ns_per_param):
+// GPT-2 small over 8 GPUs, a shard of about 15.5M parameters. The floor is the host's DRAM
+// bandwidth (28 bytes a parameter: Adam's 24, the bf16 gradient and the bf16 copy, at the
+// node's 614.4 GB/s / 8) plus the 16-bit weights back over PCIe (2 bytes at 52 GB/s): about
+// 0.40 ns a parameter. 5 ns a parameter lies above it and sets the step; 0.1 ns lies below it
+// and changes nothing.
+TEST(CpuOffload, TheStacksHostTimePerParameterBoundsTheUpdate) {
+  const Scenario floor = load_scenario_text(kSmall);
+  const Scenario slow = load_scenario_text(kSmall, {"stack.offload_update_ns_per_param=5"});
+  const Scenario fast = load_scenario_text(kSmall, {"stack.offload_update_ns_per_param=0.1"});
+  const double shard = static_cast<double>(stage_params_total(floor) / 8);
+  const double bandwidth = 28 * shard / (614.4e9 / 8) + 2 * shard / kH2d;
+  const double clip = 0;  // kSmall clips nothing
+  EXPECT_NEAR(optimizer_step_s(floor, 0), clip + bandwidth, 1e-3 * bandwidth);
+  EXPECT_NEAR(optimizer_step_s(slow, 0), clip + 5e-9 * shard, 1e-3 * 5e-9 * shard);
+  EXPECT_DOUBLE_EQ(optimizer_step_s(fast, 0), optimizer_step_s(floor, 0));
+  // the step graph and the search's estimate price it alike: the whole difference shows
+  const double added = 5e-9 * shard - bandwidth;
+  EXPECT_NEAR(predict_training(slow).step_s - predict_training(floor).step_s, added, 1e-6 * added);
+}
+
 // A shard larger than DeepSpeed's sub-group (1e9 values): the CPU's optimizer buffers stay
 // at 4 x 1e9 x 4 bytes = 16 GB however large the model. Llama-3-70B, ZeRO-3 over 8 GPUs:
 // 8.8e9 values a GPU, 106 GB of states on the drives, 16 GB in CPU memory.

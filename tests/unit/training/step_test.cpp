@@ -382,7 +382,7 @@ plan: {tp: 4, pp: 1, dp: 1, cp: 2, zero: 0, overlap_grad_reduce: false}
   EXPECT_NEAR(predict_training(s).breakdown.dp_comm_exposed_s, reduce, 0.02 * reduce);
   const Scenario zero1 = load_scenario_text(text, {"plan.zero=1"});
   EXPECT_DOUBLE_EQ(optimizer_step_s(zero1, 0),
-                   optimizer_shard_s(zero1.cluster, zero1.plan, *zero1.training, static_cast<double>(stage / 2)));
+                   optimizer_shard_s(zero1.cluster, zero1.stack, zero1.plan, *zero1.training, static_cast<double>(stage / 2)));
   EXPECT_EQ(predict_memory(zero1).breakdown.optimizer, (stage + 1) / 2 * 12);
   // TP2 CP2 DP2: four ranks two apart, all on the node
   const Scenario wide = load_scenario_text(text, {"plan.tp=2", "plan.dp=2", "training.global_batch=8"});
@@ -414,7 +414,7 @@ plan: {tp: 2, pp: 1, dp: 32, ep: 8, zero: 1, recompute: selective, sequence_para
   const StageParams p = stage_params(s.model, s.plan, 0);
   ASSERT_GT(p.expert, p.dense);  // most of Mixtral is its experts
   EXPECT_DOUBLE_EQ(optimizer_step_s(s, 0),
-                   optimizer_shard_s(s.cluster, s.plan, *s.training,
+                   optimizer_shard_s(s.cluster, s.stack, s.plan, *s.training,
                                      static_cast<double>(p.dense / 32 + p.expert / 4)));
   // one bucket (no overlap): the reduce-scatter and the gather back, each in two calls
   const double dense = static_cast<double>(p.dense), expert = static_cast<double>(p.expert);

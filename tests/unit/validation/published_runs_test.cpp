@@ -126,29 +126,28 @@ Scenario long_context_run(std::int64_t seq, const std::vector<std::string>& more
 }
 
 // ZeRO-3 + checkpointing + CPU AdamW offload, one sequence per GPU of 8K to 256K tokens.
-// From 128K on, FlashAttention-3 takes 70-82% of the step (the source's split): judged within
-// 10% (predicted +4.5%, +6.5%, +6.7%; +6.3%, +8.5%, +8.8% while the flash3 curves held their 8k
-// point past it rather than the paper's 16k; +2.6%, +5.7%, +6.6% before the power-limited GEMM
-// clock; FlashAttention-2's curves: 40-46% slow). Below, the step is predicted too fast by
-// about 1.5-1.8 s a step at 8K and 32K (on the B200 alike) that the catalog does not price: it bounds the
-// offloaded update by the host's DRAM bandwidth (0.41 s for the GPU's 1B-parameter shard), and
-// DeepSpeed's CPU Adam measured in this repo takes 0.13 s for it on a DGX's 14 cores per GPU,
-// 1.6-1.8 s on one core (measured_2026-11-26/host/cpu_adam_deepspeed.csv; how many threads
-// the runs' ranks had is not known): predicted faster than measured, and printed.
+// From 128K on, FlashAttention-3 takes 70-82% of the step (the source's split). At 8K the
+// step is mostly the host's offloaded optimizer step, which the deepspeed stack prices at its
+// measured time per parameter (offload_update_ns_per_param, hardware/catalog/stacks/
+// deepspeed.yaml), fitted on this 8K step alone (within 2% here). Held out and judged within
+// 10%: 32K to 256K (+2.7%, +5.5%, +8.1%, +8.3%, +7.7% at fitting; from 128K on +4.5% to +6.7%
+// before the host figure, +2.6% to +6.6% before the power-limited GEMM clock; FlashAttention-2's
+// curves: 40-46% slow). With the host's DRAM-bandwidth floor alone (0.41 s for the GPU's
+// 1B-parameter shard) the 8K and 32K steps came out 55% and 21% fast.
 TEST(MlEngineeringLlama31H200, LongContextStepsWithinBand) {
   for (const SweepRow& r : kLongContextSweep) {
     const Scenario s = long_context_run(r.seq);
     const TrainingPrediction p = predict_training(s);
     const double measured_s = mlengineering_model_flops(s.model, static_cast<double>(r.seq)) / (r.tflops_per_gpu * 1e12);
-    const bool judged = r.seq >= 131072;
+    const bool fit = r.seq == 8192;
     std::printf("seq %6lld: predicted %8.3f s, measured %8.3f s (%+.1f%%)%s\n", static_cast<long long>(r.seq), p.step_s,
-                measured_s, 100 * (p.step_s / measured_s - 1), judged ? "" : "  (the offload's host gap not priced: not judged)");
-    if (judged) {
-      EXPECT_NEAR(p.step_s / measured_s, 1.0, 0.10) << "seq " << r.seq;
-    } else {
-      EXPECT_LT(p.step_s, measured_s) << "seq " << r.seq;
-    }
+                measured_s, 100 * (p.step_s / measured_s - 1), fit ? "  (fit: the stack's host time per parameter)" : "");
+    EXPECT_NEAR(p.step_s / measured_s, 1.0, fit ? 0.02 : 0.10) << "seq " << r.seq;
   }
+  // the host figure is what carries the short steps: the bandwidth floor alone is far too fast
+  const Scenario floor_only = long_context_run(8192, {"stack.offload_update_ns_per_param=0"});
+  const double measured_8k_s = mlengineering_model_flops(floor_only.model, 8192) / (kLongContextSweep[0].tflops_per_gpu * 1e12);
+  EXPECT_LT(predict_training(floor_only).step_s / measured_8k_s, 0.5);
 }
 
 // Peak memory. The allocator's reserve (what the source measured) holds what the simulator
@@ -180,11 +179,13 @@ TEST(MlEngineeringLlama31H200, LongContextPeakMemory) {
 // The same runs on one 8-GPU B200 node with FlashAttention-4 (no FA4 kernel sweep is
 // published): the B200's flash4 curves take FA3's shape by sequence, their level fitted to the
 // 8K step's attention bucket (834 TFLOP/s) and one long-context point fitted to the 256K step
-// (scripts/fa4_attention_to_catalog.py). Judged, within 10%: the 128K and 192K steps (-1.6%,
-// +0.2% at fitting; with the flat FA3 shape past 16k they came out +9% and +14% slow). Below
-// 128K, the offload's host gap (not priced, as on the H200) and the dense path (the 8K ZeRO-2 step's rest runs at 771
-// TFLOP/s against the catalog's far faster GEMMs: the step predicted 22.8% fast with HF's
-// unfused kernels counted, 36% fast without) leave the steps predicted too fast: printed.
+// (scripts/fa4_attention_to_catalog.py). The offloaded optimizer step at the deepspeed stack's
+// host time per parameter, fitted on the H200's 8K step. Judged, within 10%: 8K to 192K
+// (-1.8%, +2.4%, +3.4%, +4.2%, +2.0% at fitting; before the host figure 8K to 64K came out 70%,
+// 36% and 15% fast and 128K, 192K -1.6%, +0.2%; with the flat FA3 shape past 16k 128K and
+// 192K came out +9% and +14% slow). The right-sized 8K ZeRO-2 step (no offload) is printed: its
+// dense path runs at 771 TFLOP/s against the catalog's far faster GEMMs, predicted 22.8% fast
+// with HF's unfused kernels counted, 36% fast without.
 const SweepRow kB200LongContextSweep[] = {{8192, 167, 16.3},   {32768, 524, 25.9},  {65536, 719, 37.6},
                                           {131072, 836, 66.7}, {196608, 852, 95.7}, {262144, 852, 124.6}};
 
@@ -203,13 +204,10 @@ TEST(MlEngineeringLlama31B200, Flash4FitsThe8kAttentionAndJudgesLongContext) {
                                           {"training.seq_len=" + std::to_string(r.seq)});
     const TrainingPrediction p = predict_training(s);
     const double measured_s = mlengineering_model_flops(s.model, static_cast<double>(r.seq)) / (r.tflops_per_gpu * 1e12);
-    const bool fit = r.seq == 262144, judged = r.seq == 131072 || r.seq == 196608;
+    const bool fit = r.seq == 262144;
     std::printf("B200 seq %6lld: predicted %8.3f s, measured %8.3f s (%+.1f%%)%s\n", static_cast<long long>(r.seq),
-                p.step_s, measured_s, 100 * (p.step_s / measured_s - 1),
-                fit ? "  (fit)" : judged ? "" : "  (the offload's host gap not priced: not judged)");
-    if (fit) EXPECT_NEAR(p.step_s / measured_s, 1.0, 0.02);
-    if (judged) EXPECT_NEAR(p.step_s / measured_s, 1.0, 0.10) << "seq " << r.seq;
-    if (!fit && !judged) EXPECT_LT(p.step_s, measured_s) << "seq " << r.seq;
+                p.step_s, measured_s, 100 * (p.step_s / measured_s - 1), fit ? "  (fit)" : "");
+    EXPECT_NEAR(p.step_s / measured_s, 1.0, fit ? 0.02 : 0.10) << "seq " << r.seq;
   }
 }
 
