@@ -43,7 +43,10 @@ SearchSpace make_search_space(const Scenario& base, const SearchSpaceOptions& op
   sp.experts_divisors = m.moe ? divisors(m.moe->experts) : std::vector<int>{1};
   if (base.stack.hf_modeling()) {  // Hugging Face's modeling code: data parallelism (DDP, FSDP) only
     sp.tp = sp.pp = sp.cp = {1};
-    sp.options.consider_offload = false;  // DeepSpeed's, outside that stack (scenario/validate.cpp)
+    // DeepSpeed's optimizer offload is counted for a bf16 model (hf_bf16), not for autocast's
+    // fp32 one; activation offload is Megatron-core's (scenario/validate.cpp)
+    if (base.stack.hf_eager()) sp.options.consider_offload = false;
+    sp.activation_offload = false;
     sp.selective_recompute = false;
   }
   if (base.stack.fused_linear_loss()) sp.tp = {1};  // its loss holds the whole vocabulary (scenario/validate.cpp)

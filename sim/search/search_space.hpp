@@ -46,6 +46,7 @@ struct SearchSpace {
   std::int64_t global_batch = 1, seq_len = 1, layers = 1;
   bool moe = false;
   bool selective_recompute = true;  // Megatron's; Hugging Face checkpoints whole layers only
+  bool activation_offload = true;    // Megatron-core's (plan.offload_activations_layers), with consider_offload
   PlanKnobs scenario_plan;  // what each candidate starts from: the knobs the search keeps
   int gpus_per_node = 1;
   // consider_offload on a node that describes its NVMe drives: ZeRO-3 plans that offload are
@@ -87,7 +88,7 @@ void for_each_schedule(const SearchSpace& sp, Candidate c, std::int64_t micro_ba
           for (int op = (zero > 0 ? 0 : 1); op <= 1; ++op)
             for (int to = 0; to <= (c.tp > 1 ? 1 : 0); ++to)
               for (int off = 0; off <= (sp.options.consider_offload ? 1 : 0); ++off)
-                for (int act = 0; act <= (sp.options.consider_offload && c.pp == 1 && sp.layers > 1 ? 1 : 0); ++act)
+                for (int act = 0; act <= (sp.options.consider_offload && sp.activation_offload && c.pp == 1 && sp.layers > 1 ? 1 : 0); ++act)
                   for (int nv = 0; nv <= (both_tiers(zero) ? 1 : 0); ++nv) {
                     k.zero = zero;
                     k.recompute = r;

@@ -50,6 +50,24 @@ TEST(SearchSpace, EveryCandidatePassesTheValidator) { expect_every_candidate_val
 TEST(SearchSpace, EveryHfEagerCandidatePassesTheValidator) { expect_every_candidate_valid(small("hf-eager"), 50); }
 TEST(SearchSpace, EveryHfBf16CandidatePassesTheValidator) { expect_every_candidate_valid(small("hf-deepspeed"), 50); }
 
+// `twinsim search --offload`: hf-deepspeed's plans try DeepSpeed's optimizer offload, which
+// its bf16 model counts, never Megatron-core's activation offload; hf-eager's try neither.
+TEST(SearchSpace, HfBf16TriesOptimizerOffloadOnly) {
+  SearchSpaceOptions o;
+  o.min_gpus = 1, o.max_gpus = 16, o.max_cp = 4, o.max_micro_batch = 4, o.consider_offload = true;
+  for (const std::string stack : {"hf-deepspeed", "hf-eager"}) {
+    const Scenario base = small(stack);
+    std::int64_t offloaded = 0;
+    for_each_candidate(make_search_space(base, o), [&](const Candidate& c) {
+      offloaded += c.offload_optimizer ? 1 : 0;
+      EXPECT_EQ(c.offload_activations_layers, 0) << stack << " " << describe(c);
+      EXPECT_NO_THROW(candidate_scenario(base, c)) << stack << " " << describe(c);
+    });
+    if (stack == "hf-deepspeed") EXPECT_GT(offloaded, 0);
+    if (stack == "hf-eager") EXPECT_EQ(offloaded, 0);
+  }
+}
+
 void expect_naive_loop_finds_nothing_missing(const Scenario& base) {
   SearchSpaceOptions o;
   o.min_gpus = 1, o.max_gpus = 16, o.max_cp = 4, o.max_micro_batch = 4;

@@ -223,6 +223,24 @@ TEST(HfBf16Memory, ASixteenBitModelWithAnFp32MasterAndHfsSavedTensors) {
   EXPECT_EQ(m.breakdown.activations, hf_eager_activation_bytes(s.model, s.plan, *s.training, 0, HfParams::bf16));
 }
 
+// DeepSpeed's CPU offload of a bf16 model (the usual Hugging Face fine-tune): the fp32
+// master and Adam's moments (12 bytes a parameter) leave the GPU for the host, the bf16
+// parameters and HF's saved tensors stay; the same split as the fused stacks'.
+TEST(HfBf16Memory, OptimizerOffloadMovesTheMasterAndMomentsToTheHost) {
+  const Scenario s = llama_1b({"stack=hf-deepspeed", "plan.offload_optimizer=true"});
+  const MemoryReport m = predict_memory(s);
+  EXPECT_EQ(m.breakdown.params, static_cast<std::int64_t>(2 * kParams));
+  EXPECT_EQ(m.breakdown.optimizer, 0);
+  EXPECT_EQ(m.host_bytes, static_cast<std::int64_t>(12 * kParams));
+  EXPECT_EQ(m.breakdown.activations, predict_memory(llama_1b({"stack=hf-deepspeed"})).breakdown.activations);
+  const MemoryReport fused = predict_memory(llama_1b({"stack=deepspeed", "plan.offload_optimizer=true"}));
+  EXPECT_EQ(m.host_bytes, fused.host_bytes);
+  EXPECT_EQ(m.breakdown.optimizer, fused.breakdown.optimizer);
+  // autocast's fp32 model is not split so: refused
+  test::expect_refused([](const std::string& sets) { return llama_1b(test::words(sets)); },
+                       {{"plan.offload_optimizer=true", "autocast's fp32 model"}});
+}
+
 TEST(HfBf16Kernels, RefusedWhereTheCensusDidNotCountNamingTheStack) {
   const auto build = [](const std::string& sets) { return llama_1b(test::words("stack=hf-deepspeed " + sets)); };
   test::expect_refused(build, {{"plan.tp=2", "(stack.layer_kernels hf_bf16"},
