@@ -83,12 +83,13 @@ void require_hf_eager_scope(const Scenario& s) {
            s.stack.hf_eager() ? "must be bf16 or fp16 (autocast's)" : "must be bf16 or fp16 (the model's)");
   if (p.recompute == Recompute::selective)
     refuse("plan.recompute", "selective", "is Megatron's (gradient checkpointing recomputes whole layers: full)");
-  // DeepSpeed's optimizer offload moves a 16-bit model's fp32 master and moments to the host,
-  // which hf_bf16's memory model counts as the fused stacks'; torch.amp's fp32 model has no
-  // such split, and the offloaded parameters' fetches are not counted with either census
-  if (p.offload_optimizer && s.stack.hf_eager())
-    refuse("plan.offload_optimizer", "true", "is DeepSpeed's, not counted for autocast's fp32 model");
-  if (p.offload_params) refuse("plan.offload_params", "true", "is DeepSpeed's, not counted");
+  // DeepSpeed's offload moves a 16-bit model's fp32 master and moments (and under ZeRO-3 its
+  // parameter shard) to the host, which hf_bf16's memory model counts as the fused stacks';
+  // torch.amp's fp32 model has no such split
+  if (s.stack.hf_eager()) {
+    if (p.offload_optimizer) refuse("plan.offload_optimizer", "true", "is DeepSpeed's, not counted for autocast's fp32 model");
+    if (p.offload_params) refuse("plan.offload_params", "true", "is DeepSpeed's, not counted for autocast's fp32 model");
+  }
   if (p.offload_activations_layers > 0)
     refuse("plan.offload_activations_layers", std::to_string(p.offload_activations_layers), "is not counted");
   if (p.gradient_compression != GradCompression::none)

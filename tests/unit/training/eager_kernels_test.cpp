@@ -225,8 +225,9 @@ TEST(HfBf16Memory, ASixteenBitModelWithAnFp32MasterAndHfsSavedTensors) {
 
 // DeepSpeed's CPU offload of a bf16 model (the usual Hugging Face fine-tune): the fp32
 // master and Adam's moments (12 bytes a parameter) leave the GPU for the host, the bf16
-// parameters and HF's saved tensors stay; the same split as the fused stacks'.
-TEST(HfBf16Memory, OptimizerOffloadMovesTheMasterAndMomentsToTheHost) {
+// parameters and HF's saved tensors stay; under ZeRO-3 the parameter shard may go too; the
+// same split as the fused stacks'.
+TEST(HfBf16Memory, OffloadMovesTheMasterMomentsAndParameterShardToTheHost) {
   const Scenario s = llama_1b({"stack=hf-deepspeed", "plan.offload_optimizer=true"});
   const MemoryReport m = predict_memory(s);
   EXPECT_EQ(m.breakdown.params, static_cast<std::int64_t>(2 * kParams));
@@ -236,9 +237,21 @@ TEST(HfBf16Memory, OptimizerOffloadMovesTheMasterAndMomentsToTheHost) {
   const MemoryReport fused = predict_memory(llama_1b({"stack=deepspeed", "plan.offload_optimizer=true"}));
   EXPECT_EQ(m.host_bytes, fused.host_bytes);
   EXPECT_EQ(m.breakdown.optimizer, fused.breakdown.optimizer);
+  // ZeRO-3 with the parameter shard offloaded too (ZeRO-Infinity on the CPU, over 2 GPUs):
+  // the bf16 shard (2 bytes a parameter) joins the master and moments on the host
+  const std::vector<std::string> zero3 = {"plan.dp=2", "training.global_batch=2", "plan.zero=3",
+                                          "plan.offload_optimizer=true", "plan.offload_params=true"};
+  std::vector<std::string> hf = zero3, ds = zero3;
+  hf.push_back("stack=hf-deepspeed"), ds.push_back("stack=deepspeed");
+  const MemoryReport both = predict_memory(llama_1b(hf)), both_fused = predict_memory(llama_1b(ds));
+  EXPECT_EQ(both.breakdown.params, 0);
+  EXPECT_EQ(both.host_bytes, static_cast<std::int64_t>((12 + 2) * kParams / 2));
+  EXPECT_EQ(both.host_bytes, both_fused.host_bytes);
   // autocast's fp32 model is not split so: refused
   test::expect_refused([](const std::string& sets) { return llama_1b(test::words(sets)); },
-                       {{"plan.offload_optimizer=true", "autocast's fp32 model"}});
+                       {{"plan.offload_optimizer=true", "autocast's fp32 model"},
+                        {"plan.dp=2 training.global_batch=2 plan.zero=3 plan.offload_optimizer=true plan.offload_params=true",
+                         "autocast's fp32 model"}});
 }
 
 TEST(HfBf16Kernels, RefusedWhereTheCensusDidNotCountNamingTheStack) {
