@@ -67,6 +67,11 @@ struct GpuSpec {
   // 70% of 1979 where bf16 reaches 80% of 989): that type's curve, every pass; a type not
   // listed uses the curves above. An fp8 GEMM needs its own (sim/cost/compute_cost.cpp).
   std::map<Dtype, std::vector<EfficiencyPoint>> gemm_efficiency_by_dtype;
+  // A tensor-core GEMM whose weight has a dimension that is not a whole number of 16 bytes
+  // of its math type (cuBLAS's leading dimensions; 8 values of fp16/bf16, 16 of fp8/int8, 4
+  // of tf32) reaches this fraction of the curves' rate: the fast kernels' 128-bit loads need
+  // the alignment. 1: no penalty (a GPU not measured so, or a CPU).
+  double gemm_misaligned_scale = 1;
   // the curves above under the power limit; absent: they hold whatever the mix of work
   std::optional<PowerLimitedGemm> power_limited_gemm;
   // fused attention: achieved fraction of peak by FLOPs (the op list's full-square count);

@@ -95,9 +95,24 @@ double gemm_wave_utilization(int sms, std::int64_t m, std::int64_t n, std::int64
   return useful_blocks / slots;
 }
 
+bool gemm_misaligned(std::int64_t m, std::int64_t n, std::int64_t k, GemmPass pass, Dtype dtype) {
+  if (dtype == Dtype::fp32 || dtype == Dtype::int4) return false;  // CUDA cores; int4 runs as fp16 math
+  // 16 bytes of the math type (NVIDIA, "Matrix Multiplication Background User's Guide",
+  // §"Tensor Core Requirements": multiples of 8 for FP16, 16 for INT8, 4 for TF32)
+  const std::int64_t values = std::max<std::int64_t>(1, 128 / dtype_bits(dtype));
+  const std::int64_t a = pass == GemmPass::wgrad ? m : k, b = n;
+  return (a > 0 && a % values != 0) || (b > 0 && b % values != 0);
+}
+
+double gemm_shape_factor(const GpuSpec& gpu, std::int64_t m, std::int64_t n, std::int64_t k, GemmPass pass,
+                         Dtype dtype) {
+  const double alignment = gemm_misaligned(m, n, k, pass, dtype) ? gpu.gemm_misaligned_scale : 1.0;
+  return gemm_wave_utilization(gpu.sms, m, n, k) * alignment;
+}
+
 double gemm_efficiency(const GpuSpec& gpu, double flops, std::int64_t m, std::int64_t n, std::int64_t k,
                        GemmPass pass, Dtype dtype) {
-  return interpolate_efficiency(gemm_curve(gpu, pass, dtype), flops) * gemm_wave_utilization(gpu.sms, m, n, k);
+  return interpolate_efficiency(gemm_curve(gpu, pass, dtype), flops) * gemm_shape_factor(gpu, m, n, k, pass, dtype);
 }
 
 // The memory side of the GEMM roofline: the device's "gemm_cached" curve for operands in

@@ -50,6 +50,18 @@ struct ComputeCost {
 // there are fewer tiles than SMs.
 double gemm_wave_utilization(int sms, std::int64_t m, std::int64_t n, std::int64_t k);
 
+// Whether a GEMM's weight (forward and dgrad: n and k; wgrad: its output m x n) has a
+// dimension that is not a whole number of 16 bytes of the tensor-core math type `dtype`
+// (cuBLAS's leading dimensions in PyTorch's row-major layout; the tokens never are one).
+// fp32 math (CUDA cores) and unknown shapes (zeros) are never misaligned.
+bool gemm_misaligned(std::int64_t m, std::int64_t n, std::int64_t k, GemmPass pass, Dtype dtype);
+
+// What a GEMM's shape takes from its curve's rate: the wave utilisation, times the GPU's
+// gemm_misaligned_scale where the shape is misaligned (one home for the engine's pricing
+// and the curve fit, sim/validate/gemm_fit).
+double gemm_shape_factor(const GpuSpec& gpu, std::int64_t m, std::int64_t n, std::int64_t k, GemmPass pass,
+                         Dtype dtype);
+
 // Achieved fraction of dense peak for a GEMM of this shape (`flops` picks the point on
 // the GPU's efficiency curve for that pass and math type; m, n, k the quantization; zeros mean unknown).
 double gemm_efficiency(const GpuSpec& gpu, double flops, std::int64_t m, std::int64_t n, std::int64_t k,

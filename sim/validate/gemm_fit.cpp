@@ -45,7 +45,8 @@ double number(const std::vector<std::string>& cells, int col, const std::string&
 // The simulator's op for a measured shape: the batch stacks along m, which moves no tile
 // edge since every measured m is a multiple of the 128-row tile.
 ComputeOp measured_op(const MeasuredGemm& g) {
-  ComputeOp op = gemm_op(g.dtype, g.batch * g.m, g.n, g.k);
+  // column-major C = A B is row-major C^T = B^T A^T: m and n trade places
+  ComputeOp op = g.column_major ? gemm_op(g.dtype, g.batch * g.n, g.m, g.k) : gemm_op(g.dtype, g.batch * g.m, g.n, g.k);
   op.flops = g.flops();
   op.bytes = static_cast<double>(dtype_bytes(g.dtype, g.batch * (g.m * g.k + g.k * g.n + g.m * g.n)));
   return op;
@@ -65,6 +66,7 @@ std::vector<MeasuredGemm> read_gemm_csv(const std::string& path, const std::stri
   const int c_rate = column(header, xla ? "flop_per_s" : "tflops");
   const int c_batch = column(header, "batch");
   const int c_m = column(header, "m"), c_n = column(header, "n"), c_k = column(header, "k");
+  const bool column_major = !xla && column(header, "layer") < 0;  // MeasuredGemm::column_major
   if (std::min({c_device, c_dtype, c_rate, c_m, c_n, c_k}) < 0)
     throw std::runtime_error(path + ": the header needs gpu,dtype,m,n,k,tflops or "
                              "xla_device_key,batch,m,n,k,xla_dtype_key,flop_per_s");
@@ -86,6 +88,7 @@ std::vector<MeasuredGemm> read_gemm_csv(const std::string& path, const std::stri
     g.n = static_cast<std::int64_t>(number(cells, c_n, where + " n"));
     g.k = static_cast<std::int64_t>(number(cells, c_k, where + " k"));
     g.tflops = number(cells, c_rate, where + (xla ? " flop_per_s" : " tflops")) / (xla ? 1e12 : 1.0);
+    g.column_major = column_major;
     g.index = static_cast<int>(rows.size());
     rows.push_back(g);
   }
@@ -126,7 +129,7 @@ std::vector<EfficiencyPoint> fit_gemm_curve(const GpuSpec& gpu, const std::vecto
       const double kernel_s = g->flops() / (g->tflops * 1e12) - (timing == GemmTiming::wall ? gpu.kernel_launch_s : 0);
       const double achieved = g->flops() / kernel_s / gpu.peak(g->dtype);
       flops.push_back(g->flops());
-      points.push_back(achieved / gemm_wave_utilization(gpu.sms, op.m, op.n, op.k));
+      points.push_back(achieved / gemm_shape_factor(gpu, op.m, op.n, op.k, op.pass, op.dtype));
     }
     // a point above the peak is a shape the wave model under-rates; the curve holds at 1
     curve.push_back({percentile(flops, 0.5), std::min(1.0, percentile(points, 0.5))});

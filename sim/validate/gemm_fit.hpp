@@ -18,6 +18,11 @@ struct MeasuredGemm {
   std::string device;   // as the source names it
   Dtype dtype = Dtype::bf16;
   std::int64_t batch = 1, m = 0, n = 0, k = 0;
+  // the shape as cuBLAS takes it, column-major (C m x n = A m x k B k x n: leading
+  // dimensions m and k), where the simulator's ops are PyTorch's row-major (n and k): the
+  // `gpu,dtype,m,n,k,tflops` rows of cuBLAS benchmarks (Azure's cuBLASLt runs) are, this
+  // repo's F.linear rows (with a `layer` column) and XLA's are not
+  bool column_major = false;
   double tflops = 0;    // 2 batch m n k / time / 1e12
   double flops() const { return 2.0 * batch * m * n * k; }
   bool square() const { return m == n && n == k && batch == 1; }
@@ -45,9 +50,9 @@ std::vector<MeasuredGemm> read_gemm_csvs(const std::vector<std::string>& paths,
 double gemm_time_error(const GpuSpec& gpu, const MeasuredGemm& g, GemmTiming timing);
 
 // A curve that makes the simulator reproduce `rows`: each row's measured fraction of the
-// dense peak (wall timing: after one kernel_launch) divided by the simulator's wave
-// utilisation of the shape; rows within a factor of two in FLOPs (rounded log2) share
-// one point, their median, placed at their median FLOPs.
+// dense peak (wall timing: after one kernel_launch) divided by the simulator's shape factor
+// (wave utilisation and alignment, gemm_shape_factor); rows within a factor of two in
+// FLOPs (rounded log2) share one point, their median, placed at their median FLOPs.
 std::vector<EfficiencyPoint> fit_gemm_curve(const GpuSpec& gpu, const std::vector<MeasuredGemm>& rows,
                                             GemmTiming timing);
 
