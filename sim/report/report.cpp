@@ -108,7 +108,11 @@ void print_stack(std::ostream& out, const Scenario& s) {
   out << "stack " << st.name << ": host " << fixed(st.host_op_s * 1e6, "%.0f") << " us per op, attention "
       << st.attention_kernel;
   if (attention != st.attention_kernel) out << " (" << attention << " on " << s.cluster.gpu.name << ")";
-  out << ", layer kernels " << st.layer_kernels << ", loss " << st.loss_kernel << "\n";
+  out << ", layer kernels " << st.layer_kernels << ", loss " << st.loss_kernel;
+  // the host's offloaded update, where the plan offloads it and the stack measures it
+  if (s.plan.offload_optimizer && st.offload_update_s_per_param > 0)
+    out << ", offloaded update " << fixed(st.offload_update_s_per_param * 1e9, "%.2f") << " ns a parameter";
+  out << "\n";
 }
 
 }  // namespace

@@ -159,6 +159,10 @@ TEST(Stack, TheReportSaysWhichAttentionTheStackRuns) {
   EXPECT_NE(table(llama8b("dgx-a100-80gb", "megatron-core")).find("attention te (flash2 on a100-sxm-80gb)"),
             std::string::npos);
   EXPECT_EQ(table(llama8b("dgx-h100")).find("stack "), std::string::npos);
+  // a plan that offloads its optimizer shows the stack's host figure for the update
+  const Scenario offloaded = llama8b("dgx-h100", "deepspeed", {"plan.offload_optimizer=true"});
+  EXPECT_NE(table(offloaded).find(", offloaded update 2.06 ns a parameter"), std::string::npos) << table(offloaded);
+  EXPECT_EQ(table(llama8b("dgx-h100", "deepspeed")).find("offloaded update"), std::string::npos);  // not offloaded
 }
 
 // attention_kernel picks a flash kernel's curves: on the H100, cuDNN's (measured) run the
