@@ -256,13 +256,7 @@ Tensor AttentionBlock::backward_t(const ModelContext& ctx, const T* dy, const T*
   const T* dn = dn_full.as<T>();
   if (ctx.tp_size() > 1) {  // f backward: all-reduce, or with SP g backward: reduce-scatter
     auto op = ctx.op(layer_, op_names::kAttnTpEnter, Pass::bwd_dgrad);
-    if (sp) {
-      dn_local = reduce_scatter_token_rows(ctx, dn_full.as<T>(), dn_full.size(), kAct);
-      dn_full.release();
-      dn = dn_local.as<T>();
-    } else {
-      all_reduce_tp(ctx, dn_full.as<T>(), dn_full.size());
-    }
+    dn = tp_entry_backward<T>(ctx, sp, dn_full, dn_local);
   }
   Tensor dx = Tensor::uninitialized_of<T>(kAct, static_cast<std::size_t>(tl) * h);
   {

@@ -51,12 +51,25 @@ void all_reduce_tp(const ModelContext& ctx, T* data, std::size_t count) {
   if (ctx.tp_size() > 1) ctx.tp->all_reduce(data, count);
 }
 
+template <class T>
+const T* tp_entry_backward(const ModelContext& ctx, bool sequence_parallel, Tensor& full, Tensor& local) {
+  if (ctx.tp_size() == 1) return full.as<T>();
+  if (!sequence_parallel) {
+    all_reduce_tp(ctx, full.as<T>(), full.size());
+    return full.as<T>();
+  }
+  local = reduce_scatter_token_rows(ctx, full.as<T>(), full.size(), MemCategory::activations);
+  full.release();
+  return local.as<T>();
+}
+
 #define TWINSIM_TP_REGION(T)                                                                                  \
   template T* GatherBuffer::get<T>(std::size_t);                                                              \
   template const T* gather_token_rows_to_buffer<T>(const ModelContext&, const T*, std::size_t, Tensor&);      \
   template Tensor gather_token_rows<T>(const ModelContext&, const T*, std::size_t, MemCategory);              \
   template Tensor reduce_scatter_token_rows<T>(const ModelContext&, const T*, std::size_t, MemCategory);      \
-  template void all_reduce_tp<T>(const ModelContext&, T*, std::size_t);
+  template void all_reduce_tp<T>(const ModelContext&, T*, std::size_t);                                       \
+  template const T* tp_entry_backward<T>(const ModelContext&, bool, Tensor&, Tensor&);
 TWINSIM_TP_REGION(float)
 TWINSIM_TP_REGION(kernels::bf16)
 TWINSIM_TP_REGION(kernels::fp16)

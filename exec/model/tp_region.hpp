@@ -45,5 +45,11 @@ Tensor reduce_scatter_token_rows(const ModelContext& ctx, const T* full, std::si
 // Partial sums summed in place over the TP group (all-reduce).
 template <class T>
 void all_reduce_tp(const ModelContext& ctx, T* data, std::size_t count);
+// The backward of a TP region's entry, where a block's input grad leaves it as partial
+// sums [tokens, width] in `full`: f backward (all-reduce them in place), or with sequence
+// parallelism g backward (reduce-scatter them into `local`, this rank's token rows, and
+// release `full`). The reduced grad; `full` unchanged on one rank.
+template <class T>
+const T* tp_entry_backward(const ModelContext& ctx, bool sequence_parallel, Tensor& full, Tensor& local);
 
 }  // namespace twinsim::exec
