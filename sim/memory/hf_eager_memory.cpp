@@ -63,16 +63,7 @@ StageMemory hf_eager_training_stage(const ModelSpec& model, const Plan& plan, co
   backward_end.activations = 0;
   backward_end.grads = w.grads;
   const MemoryBreakdown& peak = forward_end.total() >= backward_end.total() ? forward_end : backward_end;
-  StageMemory m{stage, peak.total(), peak, 0};
-  // a bf16 model under DeepSpeed's offload: the master and moments (plan.offload_optimizer)
-  // and the parameter shard (plan.offload_params) on the host or the drives, as
-  // training_weight_memory counts them for any 16-bit model
-  m.host.optimizer = w.host_optimizer;
-  m.host.params = w.host_params;
-  m.host_bytes = m.host.total();
-  m.nvme.optimizer = w.nvme_optimizer;
-  m.nvme.params = w.nvme_params;
-  return m;
+  return {stage, peak.total(), peak, 0};
 }
 
 }  // namespace twinsim

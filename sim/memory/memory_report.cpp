@@ -15,13 +15,26 @@ namespace {
 
 StageMemory finish(int stage, const MemoryBreakdown& b) { return {stage, b.total(), b, 0}; }
 
+// What ZeRO-Offload / ZeRO-Infinity keep off the GPU: the states and the parameter shard on
+// the host or the drives (the fused stacks' and hf_bf16's alike; hf_eager refuses offload).
+void place_offloaded(StageMemory& m, const WeightMemory& w) {
+  m.host.optimizer = w.host_optimizer;
+  m.host.params = w.host_params;
+  m.host_bytes = m.host.total();
+  m.nvme.optimizer = w.nvme_optimizer;
+  m.nvme.params = w.nvme_params;
+}
+
 StageMemory training_stage(const Scenario& sc, const LayerActivations& per_layer, int stage) {
   const TrainingWorkload& t = *sc.training;
   BufferBytes buffers = training_buffers(sc.model, sc.plan, sc.stack, t, stage_params(sc.model, sc.plan, stage));
   if (sc.cluster.gpu.workspace_bytes >= 0) buffers.workspace = sc.cluster.gpu.workspace_bytes;
-  if (sc.stack.hf_modeling())  // its own memory model and census
-    return hf_eager_training_stage(sc.model, sc.plan, t, stage, buffers.total(), hf_params(sc.stack));
   const WeightMemory w = training_weight_memory(sc.model, sc.plan, t, stage);
+  if (sc.stack.hf_modeling()) {  // its own memory model and census
+    StageMemory m = hf_eager_training_stage(sc.model, sc.plan, t, stage, buffers.total(), hf_params(sc.stack));
+    place_offloaded(m, w);
+    return m;
+  }
   MemoryBreakdown b;
   b.params = w.params;
   b.grads = w.grads;
@@ -29,12 +42,8 @@ StageMemory training_stage(const Scenario& sc, const LayerActivations& per_layer
   b.activations = training_activation_bytes(sc.model, sc.plan, sc.stack, t, per_layer, stage);
   b.buffers = buffers.total();
   StageMemory m = finish(stage, b);
-  m.host.optimizer = w.host_optimizer;
-  m.host.params = w.host_params;
   m.host.activations = offloaded_activation_bytes(sc.model, sc.plan, per_layer);
-  m.host_bytes = m.host.total();
-  m.nvme.optimizer = w.nvme_optimizer;
-  m.nvme.params = w.nvme_params;
+  place_offloaded(m, w);
   return m;
 }
 
