@@ -42,6 +42,17 @@ struct PowerLimitedGemm {
   double slope = 0;              // the clock's fall per unit of load above the knee
 };
 
+// A decode step's attention over its KV cache is not only its bytes: the kernel takes a
+// fixed time a call beyond its launch, and works through the batch (sequence, KV head) by
+// (sequence, KV head), so a batch of short caches is bound by its count of such items
+// rather than by HBM (one H100: 64 sequences x 32 heads of 128 cached tokens read at 0.72
+// of the bandwidth, 8 x 32 of 1,024 at 0.86; scripts/decode_attention_to_catalog.py).
+// Zeros: not measured, the bytes alone.
+struct KvAttentionLatency {
+  double call_s = 0;  // a call's fixed time, beyond kernel_launch_us
+  double item_s = 0;  // the least time a (sequence, KV head) item adds
+};
+
 struct GpuSpec {
   std::string name;
   std::int64_t memory_bytes = 0;        // HBM capacity
@@ -96,6 +107,7 @@ struct GpuSpec {
   // serving attention of new tokens over a KV cache (prefill chunks, decode steps), by
   // FLOPs of the full rectangle; empty: attention_efficiency's forward curve
   std::vector<EfficiencyPoint> kv_attention_efficiency;
+  KvAttentionLatency kv_attention_latency;  // the same attention's floors (above)
   // memory-bound kernels by name (LayerOp::kernel: "gelu", "layernorm", "adamw", ...):
   // achieved fraction of hbm_bandwidth on the bytes the op list counts for them; a
   // kernel not named here runs at memory_efficiency. On a GPU these kernels stream at

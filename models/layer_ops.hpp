@@ -81,6 +81,7 @@ struct LayerOp {
   bool flash = false;       // attention: flash-style (scores never stored)
   std::int64_t head_dim = 0;  // attention: the width of one head (its efficiency depends on it)
   std::int64_t kv_len = 0;    // attention: the keys each query attends to (the sequence)
+  std::int64_t kv_items = 0;  // serving attention: (sequence, KV head) pairs whose caches it reads
   bool recomputed = false;  // forward runs again in backward under the recompute policy
   double fwd_flops = 0;
   double dgrad_flops = 0;   // backward: gradient with respect to the inputs

@@ -207,6 +207,17 @@ LinkSpec read_link(MappingReader& parent, const std::string& key, const LinkSpec
   return link;
 }
 
+// `kv_attention_latency: {call_us, sequence_kv_head_ns}` (hardware/gpu_spec.hpp), either or both.
+KvAttentionLatency read_kv_attention_latency(MappingReader& parent) {
+  const std::string key = "kv_attention_latency";
+  MappingReader r(parent.child(key), parent.key_path(key));
+  KvAttentionLatency l;
+  l.call_s = r.number("call_us", 0, 0, 1e6) * 1e-6;
+  l.item_s = r.number("sequence_kv_head_ns", 0, 0, 1e6) * 1e-9;
+  r.reject_unknown();
+  return l;
+}
+
 // `power_limited_gemm: {memory_bound_load, knee_load, slope}` (hardware/gpu_spec.hpp), all three.
 PowerLimitedGemm read_power_limited_gemm(MappingReader& parent) {
   const std::string key = "power_limited_gemm";
@@ -269,6 +280,7 @@ GpuSpec read_gpu(const YAML::Node& node, const std::string& path) {
   g.attention_efficiency_by_seq = read_attention_by_head_dim(r, "attention_efficiency_by_seq", 2.0);
   g.attention_kernel_efficiency_by_seq = read_attention_kernels(r);
   g.kv_attention_efficiency = read_curve(r, "kv_attention_efficiency");
+  if (r.has("kv_attention_latency")) g.kv_attention_latency = read_kv_attention_latency(r);
   g.kernel_efficiency = read_kernel_efficiency(r, "kernel_efficiency");
   g.kernel_efficiency_16bit = read_kernel_efficiency(r, "kernel_efficiency_16bit");
   r.reject_unknown();

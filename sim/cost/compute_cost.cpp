@@ -150,9 +150,14 @@ ComputeCost attention_cost(const GpuSpec& gpu, const ComputeOp& op) {
   c.math_s = op.flops / (gpu.peak(op.dtype) * c.efficiency);
   // a decode step reads the whole KV cache for a few FLOPs per byte: a device that
   // measured that rate gives it as kernel_efficiency "kv_cache_attention"
-  const bool kv_rate = op.kernel == kKvCacheAttentionKernel && gpu.kernel_efficiency.contains(op.kernel);
+  const bool kv_cache = op.kernel == kKvCacheAttentionKernel;
+  const bool kv_rate = kv_cache && gpu.kernel_efficiency.contains(op.kernel);
   c.memory_s = kv_rate ? kernel_memory_s(gpu, op) : memory_s(gpu, op.bytes);
   c.launch_s = gpu.kernel_launch_s;
+  if (kv_cache) {  // and its floors (hardware/gpu_spec.hpp KvAttentionLatency)
+    c.memory_s = std::max(c.memory_s, static_cast<double>(op.kv_items) * gpu.kv_attention_latency.item_s);
+    c.launch_s += gpu.kv_attention_latency.call_s;
+  }
   return c;
 }
 

@@ -25,6 +25,7 @@ struct ComputeOp {
   double clock_scale = 1;         // gemm: the clock sustained under the power limit against the curve's (sim/cost/power_limit.hpp)
   std::int64_t head_dim = 0;      // attention: the head width (0: unknown)
   std::int64_t kv_len = 0;        // flash attention: keys per query (0: unknown; by FLOPs)
+  std::int64_t kv_items = 0;      // attention over a KV cache: (sequence, KV head) pairs
   // flash attention: which fused kernel runs it ("" or "flash2": the GPU's
   // attention_efficiency_by_seq; else its attention_kernel_efficiency_by_seq entry)
   std::string_view attention_kernel;

@@ -106,6 +106,7 @@ ComputeOp ServingCostModel::compute_op(const LayerOp& op, bool cached, double ge
       c.kind = ComputeKind::attention;
       c.kernel = kKvCacheAttentionKernel;
       c.head_dim = op.head_dim;
+      c.kv_items = op.kv_items;
       break;
     case OpKind::norm: c.kind = ComputeKind::norm; break;
     default: c.kind = ComputeKind::elementwise; break;

@@ -172,6 +172,8 @@ LayerOp attention(const ModelSpec& m, std::int64_t layer, const IterationShape& 
       op.fwd_flops = 2.0 * pairs * static_cast<double>(s.heads * (2 * a.kv_lora_rank + a.qk_rope_head_dim));
   }
   op.fwd_bytes = s.act(s.t * (s.q_cols + s.o_cols)) + s.kv(checked_mul(kv_read + s.t, cache_cols));
+  // the kernel's work items: each sequence's cache, one KV head at a time (MLA: one latent)
+  op.kv_items = shape.sequences * (m.mla ? 1 : s.kv_cols / s.head_dim);
   return op;
 }
 
