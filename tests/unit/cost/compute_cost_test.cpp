@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <stdexcept>
 
 #include "tests/unit/cost/test_hardware.hpp"
@@ -103,6 +104,32 @@ TEST(ComputeCost, PerKernelEfficiencyByPassAndBytes) {
   EXPECT_NEAR(op_time_s(gpu, op), 1e7 / (0.5 * gpu.hbm_bandwidth_Bps), 1e-12);
   op.kernel = "rope";  // not listed
   EXPECT_NEAR(op_time_s(gpu, op), 1e7 / (gpu.memory_efficiency * gpu.hbm_bandwidth_Bps), 1e-12);
+}
+
+// Attention over a KV cache (hardware/gpu_spec.hpp KvAttentionLatency), by hand on an A100
+// (2,039 GB/s) at 0.9 of its bandwidth, 4 us launch, 2 us a call, 25 ns a (sequence, KV head):
+// 100 MB in 64 x 32 items reads in 100e6 / (0.9 x 2039e9) = 54.49 us, over the items'
+// 2048 x 25 ns = 51.2 us: 4 + 2 + 54.49 us; a batch of 256 x 32 short caches of the same
+// bytes is bound by its 8192 items, 204.8 us: 210.8 us. Without the figures: the bytes alone.
+TEST(ComputeCost, KvCacheAttentionIsBoundByItsBytesOrItsItems) {
+  GpuSpec gpu = test::a100();
+  gpu.kernel_launch_s = 4e-6;
+  gpu.kernel_efficiency["kv_cache_attention"] = {{{1, 0.9}}, {}};
+  ComputeOp op;
+  op.kind = ComputeKind::attention;
+  op.kernel = "kv_cache_attention";
+  op.flops = 1e6;  // a few FLOPs a byte: the math side never binds
+  op.bytes = 100e6;
+  op.kv_items = 64 * 32;
+  const double bytes_s = 100e6 / (0.9 * 2039e9);
+  EXPECT_NEAR(op_time_s(gpu, op), 4e-6 + bytes_s, 1e-12);  // no latency figures: 0
+  gpu.kv_attention_latency = {2e-6, 25e-9};
+  EXPECT_NEAR(op_time_s(gpu, op), 6e-6 + bytes_s, 1e-12);
+  op.kv_items = 256 * 32;
+  EXPECT_NEAR(op_time_s(gpu, op), 6e-6 + 204.8e-6, 1e-12);
+  op.kernel = "";  // a training step's flash attention: no cache, no floors
+  gpu.attention_efficiency = {{{1, 0.5}}, {{1, 0.5}}};
+  EXPECT_NEAR(op_time_s(gpu, op), 4e-6 + std::max(1e6 / (0.5 * gpu.peak(Dtype::bf16)), 100e6 / (gpu.memory_efficiency * 2039e9)), 1e-12);
 }
 
 // 16-bit data (a bf16 or fp16 run's kernels) takes kernel_efficiency_16bit where the

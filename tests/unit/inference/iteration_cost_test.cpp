@@ -95,6 +95,23 @@ TEST(DecodePass, KvCacheReadAtTheMeasuredAttentionBandwidth) {
   EXPECT_GT(slow - plain, 32 * kv_read / (2039e9 * 0.05) * 0.5);  // most of the 32 layers' reads at 5%
 }
 
+// The attention's item floor (kv_attention_latency) counts each sequence's cache once per
+// KV head on this GPU: Llama-2-7B's 32 heads, 16 a GPU at TP 2. 256 sequences of 128 cached
+// tokens at 1 us an item take 256 x 32 x 1 us = 8.19 ms a layer, where their 0.54 GB of K,V
+// read in about 0.3 ms (A100, 0.85 x 2,039 GB/s): the pass grows by 32 layers x (8.19 - 0.3)
+// ms, over 0.9 of the items' 262 ms and under all of it; at TP 2 by half that.
+TEST(DecodePass, KvAttentionItemsAreSequencesTimesKvHeadsOnTheGpu) {
+  for (int tp : {1, 2}) {
+    Scenario s = test::serving_scenario("llama2-7b", "dgx-a100-80gb", tp, tp, 1, 1, 128, 128);
+    const double plain = ServingCostModel(s).cost(decode_shape(256, 128)).compute_s;
+    s.cluster.gpu.kv_attention_latency.item_s = 1e-6;
+    const double floored = ServingCostModel(s).cost(decode_shape(256, 128)).compute_s;
+    const double items_s = 32.0 * 256 * (32 / tp) * 1e-6;  // 32 layers
+    EXPECT_GT(floored - plain, 0.9 * items_s) << "tp " << tp;
+    EXPECT_LT(floored - plain, items_s) << "tp " << tp;
+  }
+}
+
 // A straggler fraction s makes every TP collective of a serving pass wait s x the compute
 // since the last one, as in the training step: the pass's TP time grows by close to s x
 // its compute (every op list of a TP pass holds a collective); one GPU alone waits for nobody.
