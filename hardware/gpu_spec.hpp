@@ -83,6 +83,10 @@ struct GpuSpec {
   // of tf32) reaches this fraction of the curves' rate: the fast kernels' 128-bit loads need
   // the alignment. 1: no penalty (a GPU not measured so, or a CPU).
   double gemm_misaligned_scale = 1;
+  // The output tile edges the GPU's GEMM library picks among for a product whose output is at
+  // least 128 x 128 (the simulator takes the pair that fills the SMs best; narrower edges for
+  // skinny products). {128}: the one tile (NVIDIA's Matrix Multiplication Background guide).
+  std::vector<std::int64_t> gemm_tile_edges = {128};
   // the curves above under the power limit; absent: they hold whatever the mix of work
   std::optional<PowerLimitedGemm> power_limited_gemm;
   // fused attention: achieved fraction of peak by FLOPs (the op list's full-square count);

@@ -269,6 +269,10 @@ GpuSpec read_gpu(const YAML::Node& node, const std::string& path) {
   g.gemm_wgrad_efficiency = read_curve(r, "gemm_wgrad_efficiency");
   g.gemm_efficiency_by_dtype = read_gemm_by_dtype(r, g);
   g.gemm_misaligned_scale = r.number("gemm_misaligned_scale", 1, 0.05, 1);
+  if (r.has("gemm_tile_edges")) {
+    g.gemm_tile_edges = r.integer_list("gemm_tile_edges", 128, 1024);
+    if (g.gemm_tile_edges.empty()) throw ScenarioError(r.key_path("gemm_tile_edges"), "[]", "needs at least one tile edge");
+  }
   if (r.has("power_limited_gemm")) g.power_limited_gemm = read_power_limited_gemm(r);
   // without a measured curve every GEMM would run at the datasheet peak
   if (g.gemm_efficiency.empty())

@@ -81,18 +81,33 @@ const std::vector<EfficiencyPoint>* attention_curve(const GpuSpec& gpu, const Co
 
 }  // namespace
 
-double gemm_wave_utilization(int sms, std::int64_t m, std::int64_t n, std::int64_t k) {
-  if (sms <= 0 || m <= 0 || n <= 0) return 1.0;
-  const std::int64_t tile_m = tile_edge(m), tile_n = tile_edge(n);
-  const std::int64_t tiles = ceil_div(m, tile_m) * ceil_div(n, tile_n);
+namespace {
+
+// The fraction of the SMs' slots doing useful work with tm x tn output tiles.
+double wave_utilization_of(int sms, std::int64_t m, std::int64_t n, std::int64_t k, std::int64_t tm, std::int64_t tn) {
+  const std::int64_t tiles = ceil_div(m, tm) * ceil_div(n, tn);
   // Too few tiles to fill the GPU: cuBLAS splits k so idle SMs take a share.
   std::int64_t split = 1;
   if (tiles < sms) split = std::clamp<std::int64_t>(sms / tiles, 1, std::max<std::int64_t>(1, k / kMinSplitK));
   const std::int64_t blocks = tiles * split;
   const std::int64_t slots = ceil_div(blocks, sms) * sms;  // every wave occupies all SMs
   // Tile quantization: a partial edge tile costs a whole one (ibid. §3.1).
-  const double useful_blocks = static_cast<double>(m) * n / (tile_m * tile_n) * split;
+  const double useful_blocks = static_cast<double>(m) * n / (tm * tn) * split;
   return useful_blocks / slots;
+}
+
+}  // namespace
+
+double gemm_wave_utilization(int sms, std::int64_t m, std::int64_t n, std::int64_t k,
+                             const std::vector<std::int64_t>& tile_edges) {
+  if (sms <= 0 || m <= 0 || n <= 0) return 1.0;
+  if (m < kTile || n < kTile) return wave_utilization_of(sms, m, n, k, tile_edge(m), tile_edge(n));
+  // Both edges at least a tile: the library picks, among its tiles, the one that fills the
+  // GPU best (GpuSpec::gemm_tile_edges; the catalog's Hopper entries list cuBLAS's).
+  double best = 0;
+  for (const std::int64_t tm : tile_edges)
+    for (const std::int64_t tn : tile_edges) best = std::max(best, wave_utilization_of(sms, m, n, k, tm, tn));
+  return best;
 }
 
 bool gemm_misaligned(std::int64_t m, std::int64_t n, std::int64_t k, GemmPass pass, Dtype dtype) {
@@ -107,7 +122,7 @@ bool gemm_misaligned(std::int64_t m, std::int64_t n, std::int64_t k, GemmPass pa
 double gemm_shape_factor(const GpuSpec& gpu, std::int64_t m, std::int64_t n, std::int64_t k, GemmPass pass,
                          Dtype dtype) {
   const double alignment = gemm_misaligned(m, n, k, pass, dtype) ? gpu.gemm_misaligned_scale : 1.0;
-  return gemm_wave_utilization(gpu.sms, m, n, k) * alignment;
+  return gemm_wave_utilization(gpu.sms, m, n, k, gpu.gemm_tile_edges) * alignment;
 }
 
 double gemm_efficiency(const GpuSpec& gpu, double flops, std::int64_t m, std::int64_t n, std::int64_t k,

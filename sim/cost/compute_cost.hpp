@@ -3,6 +3,7 @@
 // math against HBM traffic, each derated to what real kernels reach, plus one launch.
 #include <cstdint>
 #include <string_view>
+#include <vector>
 
 #include "hardware/gpu_spec.hpp"
 #include "models/dtype.hpp"
@@ -47,9 +48,10 @@ struct ComputeCost {
 };
 
 // Fraction of the SMs doing useful work for an m x n x k GEMM: tile quantization and wave
-// quantization of output tiles (128x128, narrower for skinny shapes), with split-K when
-// there are fewer tiles than SMs.
-double gemm_wave_utilization(int sms, std::int64_t m, std::int64_t n, std::int64_t k);
+// quantization of output tiles (the best pair of `tile_edges` where both m and n reach 128,
+// else 128, narrower for skinny shapes), with split-K when there are fewer tiles than SMs.
+double gemm_wave_utilization(int sms, std::int64_t m, std::int64_t n, std::int64_t k,
+                             const std::vector<std::int64_t>& tile_edges = {128});
 
 // Whether a GEMM's weight (forward and dgrad: n and k; wgrad: its output m x n) has a
 // dimension that is not a whole number of 16 bytes of the tensor-core math type `dtype`

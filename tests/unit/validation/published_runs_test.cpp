@@ -130,7 +130,8 @@ Scenario long_context_run(std::int64_t seq, const std::vector<std::string>& more
 // step is mostly the host's offloaded optimizer step, which the deepspeed stack prices at its
 // measured time per parameter (offload_update_ns_per_param, hardware/catalog/stacks/
 // deepspeed.yaml), fitted on this 8K step alone (within 2% here). Held out and judged within
-// 10%: 32K to 256K (+2.7%, +5.5%, +8.1%, +8.3%, +7.7% at fitting; from 128K on +4.5% to +6.7%
+// 10%: 32K to 256K (+2.7%, +5.5%, +8.1%, +8.3%, +7.7% at fitting; +3.3%, +6.0%, +8.5%, +8.5%,
+// +8.0% with the Hopper GEMM tile choices, gemm_tile_edges; from 128K on +4.5% to +6.7%
 // before the host figure, +2.6% to +6.6% before the power-limited GEMM clock; FlashAttention-2's
 // curves: 40-46% slow). With the host's DRAM-bandwidth floor alone (0.41 s for the GPU's
 // 1B-parameter shard) the 8K and 32K steps came out 55% and 21% fast.
