@@ -21,6 +21,18 @@ TEST(GemmWaves, OneTileMoreThanAWaveCostsASecondWave) {
   EXPECT_NEAR(one_more, (108.0 + 9.0 / 128) / 216, 1e-12);
 }
 
+// A Hopper library's tile choices (GpuSpec::gemm_tile_edges), by hand on 132 SMs: a batch of
+// 256 tokens through a 4096 -> 12288 QKV product is 2 x 96 = 192 tiles of 128 x 128, two waves
+// of which the second is half empty: 192 / 264. With 192-wide tiles along n it is 2 x 64 =
+// 128 tiles, one wave: 128 / 132 (no other pair of 128, 192, 256 does better). A product
+// narrower than a tile keeps its narrow tile whatever the choices.
+TEST(GemmWaves, TheLibrarysTileChoicesFillTheWaves) {
+  EXPECT_NEAR(gemm_wave_utilization(132, 256, 12288, 4096), 192.0 / 264, 1e-12);
+  EXPECT_NEAR(gemm_wave_utilization(132, 256, 12288, 4096, {128, 192, 256}), 128.0 / 132, 1e-12);
+  EXPECT_DOUBLE_EQ(gemm_wave_utilization(132, 64, 12288, 4096, {128, 192, 256}),
+                   gemm_wave_utilization(132, 64, 12288, 4096));
+}
+
 TEST(GemmWaves, FewTilesSplitKToFillTheGpu) {
   // 4 tiles and k = 8192: split 27 ways (108 / 4), capped by k / 256 = 32: all SMs busy.
   EXPECT_DOUBLE_EQ(gemm_wave_utilization(108, 256, 256, 8192), 1.0);
