@@ -16,7 +16,6 @@ Writes to OUTDIR:
   prefill.csv         the forward of a batch-1 prompt (no cache), eager, by prompt length
 Usage: python3 scripts/gpu_decode_step.py OUTDIR
 """
-import csv
 import os
 import statistics
 import sys
@@ -24,6 +23,8 @@ import traceback
 
 import torch
 import torch.nn.functional as F
+
+from gpu_microbench import profiled_kernels, write_csv  # scripts/: torch.profiler's kernels; the CSV writer
 
 # Llama-2-7B (meta-llama/Llama-2-7b-hf config.json): multi-head attention, no GQA
 H, HEADS, HEAD_DIM, FF, LAYERS, VOCAB = 4096, 32, 128, 11008, 32, 32000
@@ -146,21 +147,6 @@ def kind_of(name):
     return "other"
 
 
-def profile_step(fn):
-    from torch.profiler import ProfilerActivity, profile
-    with profile(activities=[ProfilerActivity.CUDA]) as prof:
-        fn()
-        torch.cuda.synchronize()
-    kernels = {}
-    for e in prof.events():
-        if not str(e.device_type).endswith("CUDA"):
-            continue
-        k = kernels.setdefault(e.name, [0, 0.0])
-        k[0] += 1
-        k[1] += e.device_time_total if hasattr(e, "device_time_total") else e.cuda_time_total
-    return kernels
-
-
 def decode_point(w, b, ctx, use_fp8, cos, sin, kernel_rows):
     # the cache holds ctx tokens plus the one this step writes: attention reads ctx + 1
     kc = [torch.randn(b, HEADS, ctx + 1, HEAD_DIM, device="cuda", dtype=torch.bfloat16) for _ in range(LAYERS)]
@@ -175,7 +161,7 @@ def decode_point(w, b, ctx, use_fp8, cos, sin, kernel_rows):
     eager = event_median(step, 10)
     g = graph_of(step)
     graphed = event_median(g.replay, 20)
-    kernels = profile_step(step)
+    kernels = profiled_kernels(lambda: (step(), torch.cuda.synchronize()))
     label = f"{'fp8' if use_fp8 else 'bf16'} b{b} ctx{ctx}"
     busy = {"gemm": 0.0, "attention": 0.0, "other": 0.0}
     for name, (calls, us) in kernels.items():
@@ -216,23 +202,13 @@ def prefill_rows(w, cos, sin):
     return rows
 
 
-def write(path, rows):
-    if not rows:
-        return
-    with open(path, "w", newline="") as f:
-        wr = csv.DictWriter(f, fieldnames=list(rows[0]))
-        wr.writeheader()
-        wr.writerows(rows)
-    print(f"wrote {path}: {len(rows)} rows", flush=True)
-
-
 def main():
     out = sys.argv[1]
     os.makedirs(out, exist_ok=True)
     torch.manual_seed(0)
     print(torch.cuda.get_device_name(), torch.__version__, flush=True)
     try:
-        write(os.path.join(out, "launch.csv"), launch_rows())
+        write_csv(os.path.join(out, "launch.csv"), launch_rows())
     except Exception:
         traceback.print_exc()
     w = Weights()
@@ -252,10 +228,10 @@ def main():
             except Exception as e:  # one point's failure keeps the others
                 print(f"b{b} ctx{ctx} fp8={use_fp8}: {type(e).__name__}: {e}".splitlines()[0], flush=True)
                 torch.cuda.empty_cache()
-        write(os.path.join(out, "decode.csv"), rows)
-        write(os.path.join(out, "decode_kernels.csv"), kernel_rows)
+        write_csv(os.path.join(out, "decode.csv"), rows)
+        write_csv(os.path.join(out, "decode_kernels.csv"), kernel_rows)
     try:
-        write(os.path.join(out, "prefill.csv"), prefill_rows(w, cos, sin))
+        write_csv(os.path.join(out, "prefill.csv"), prefill_rows(w, cos, sin))
     except Exception:
         traceback.print_exc()
 

@@ -271,6 +271,22 @@ def dispatch_rows():
         yield dict(op=name, calls=n, host_s_per_op=(time.perf_counter() - t0) / n)
 
 
+def profiled_kernels(fn):
+    """{kernel name: [calls, device microseconds]} of the CUDA kernels fn runs, from
+    torch.profiler's CUDA activity (fn synchronises before it returns)."""
+    from torch.profiler import ProfilerActivity, profile
+    with profile(activities=[ProfilerActivity.CUDA]) as prof:
+        fn()
+    kernels = {}
+    for e in prof.events():
+        if not str(e.device_type).endswith("CUDA"):
+            continue
+        k = kernels.setdefault(e.name, [0, 0.0])
+        k[0] += 1
+        k[1] += e.device_time_total if hasattr(e, "device_time_total") else e.cuda_time_total
+    return kernels
+
+
 def write_csv(path, rows):
     """Row by row, flushed: a section that fails half-way keeps what it measured."""
     n = 0

@@ -20,6 +20,8 @@ import sys
 import torch
 from transformers import LlamaConfig, LlamaForCausalLM
 
+from gpu_microbench import profiled_kernels  # scripts/: torch.profiler's kernels, summed by name
+
 # Llama 3.2 1B's config.json (meta-llama/Llama-3.2-1B): tied embeddings, rope_theta 5e5
 LLAMA32_1B = dict(hidden_size=2048, intermediate_size=8192, num_hidden_layers=16, num_attention_heads=32,
                   num_key_value_heads=8, vocab_size=128256, max_position_embeddings=131072,
@@ -70,7 +72,6 @@ def run_case(name, cfg, batch, seq):
 
 def profile_case(out, name, cfg, batch, seq):
     """Kernels of two steps after three warm-up steps, from torch.profiler's CUDA activity."""
-    from torch.profiler import ProfilerActivity, profile
     model = LlamaForCausalLM(LlamaConfig(**cfg, attn_implementation="sdpa")).cuda()
     opt = torch.optim.AdamW(model.parameters(), lr=1e-5, fused=True)
     ids = torch.randint(0, cfg["vocab_size"], (batch, seq), device="cuda")
@@ -86,19 +87,14 @@ def profile_case(out, name, cfg, batch, seq):
         step()
     torch.cuda.synchronize()
     a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    with profile(activities=[ProfilerActivity.CUDA]) as prof:
+
+    def two_steps():
         a.record()
         step()
         step()
         b.record()
         torch.cuda.synchronize()
-    kernels = {}
-    for e in prof.events():
-        if not str(e.device_type).endswith("CUDA"):
-            continue
-        k = kernels.setdefault(e.name, [0, 0.0])
-        k[0] += 1
-        k[1] += e.device_time_total if hasattr(e, "device_time_total") else e.cuda_time_total
+    kernels = profiled_kernels(two_steps)
     path = os.path.join(out, f"train_step_kernels_{name}.csv")
     with open(path, "w", newline="") as f:
         w = csv.writer(f)

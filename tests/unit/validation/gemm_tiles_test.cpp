@@ -1,7 +1,7 @@
-// The catalog's H100 against bf16 products chosen for how their output tiles fill its 132
-// SMs (scenarios/validation/microbench/measured_2026-11-27/h100/gemm_tiles.csv,
+// The catalog's H100 and H200 against bf16 products chosen for how their output tiles fill
+// 132 SMs (scenarios/validation/microbench/measured_2026-11-27/{h100,h200}/gemm_tiles.csv,
 // scripts/gpu_gemm_tiles.py: m 256-4096 x n 1024-12288 x k 4096, timed cool), measured after
-// the H100's gemm_tile_edges were set from cuBLAS's profiled tiles and this repo's layer
+// the Hopper entries' gemm_tile_edges were set from cuBLAS's profiled tiles and this repo's layer
 // GEMMs: a judge of the wave model (sim/cost/compute_cost.cpp gemm_wave_utilization), not a fit.
 #include <gtest/gtest.h>
 
@@ -28,25 +28,40 @@ Errors time_errors(const GpuSpec& gpu, const std::vector<MeasuredGemm>& rows) {
   return {(e[e.size() / 2 - 1] + e[e.size() / 2]) / 2, e[static_cast<std::size_t>(0.9 * e.size())]};
 }
 
-// Measured 2026-11-27: time error median / p90 3.8% / 23.7% with the tile choices [128, 192,
-// 256], 7.0% / 37.2% with the one 128 tile on the same curves (the catalog before, its curves
-// fitted under one tile: 7.1% / 37.2%, max 69.1% against 37.2%).
-TEST(GemmTiles, TheHoppersTileChoicesPredictTheSweep) {
-  const std::vector<MeasuredGemm> rows = read_gemm_csv(
-      std::string(TWINSIM_SOURCE_DIR) + "/scenarios/validation/microbench/measured_2026-11-27/h100/gemm_tiles.csv",
-      "H100", Dtype::bf16);
+struct SweepCase {
+  const char* gpu;  // catalog entry, and measured_2026-11-27/<dir>/gemm_tiles.csv
+  const char* dir;
+  const char* device;
+};
+
+class GemmTiles : public ::testing::TestWithParam<SweepCase> {};
+
+// Measured 2026-11-27, time error median / p90 with the tile choices [128, 192, 256]: H100
+// 3.8% / 23.7%, H200 4.3% / 19.1%; with the one 128 tile on the same curves 7.0% / 37.2% and
+// 8.4% / 32.1% (the catalog before, its curves fitted under one tile: H100 7.1% / 37.2%, max
+// 69.1% against 37.2%; H200 8.7% / 32.1%, max 69.0% against 33.6%).
+TEST_P(GemmTiles, TheHoppersTileChoicesPredictTheSweep) {
+  const SweepCase& c = GetParam();
+  const std::vector<MeasuredGemm> rows = read_gemm_csv(std::string(TWINSIM_SOURCE_DIR) +
+                                                           "/scenarios/validation/microbench/measured_2026-11-27/" +
+                                                           c.dir + "/gemm_tiles.csv",
+                                                       c.device, Dtype::bf16);
   ASSERT_EQ(rows.size(), 84u);
-  const GpuSpec h100 = catalog_gpu("h100-sxm");
-  ASSERT_EQ(h100.gemm_tile_edges, (std::vector<std::int64_t>{128, 192, 256}));
-  GpuSpec one_tile = h100;
+  const GpuSpec gpu = catalog_gpu(c.gpu);
+  ASSERT_EQ(gpu.gemm_tile_edges, (std::vector<std::int64_t>{128, 192, 256}));
+  GpuSpec one_tile = gpu;
   one_tile.gemm_tile_edges = {128};
-  const Errors choices = time_errors(h100, rows), single = time_errors(one_tile, rows);
-  std::printf("time error median / p90: tile choices %.1f%% / %.1f%%, one 128 tile %.1f%% / %.1f%%\n",
+  const Errors choices = time_errors(gpu, rows), single = time_errors(one_tile, rows);
+  std::printf("%s time error median / p90: tile choices %.1f%% / %.1f%%, one 128 tile %.1f%% / %.1f%%\n", c.gpu,
               100 * choices.median, 100 * choices.p90, 100 * single.median, 100 * single.p90);
   EXPECT_LT(choices.median, 0.05);
   EXPECT_LT(choices.p90, 0.26);
   EXPECT_GT(single.p90, choices.p90 + 0.1);  // what the choices are for
 }
+
+INSTANTIATE_TEST_SUITE_P(Hopper, GemmTiles,
+                         ::testing::Values(SweepCase{"h100-sxm", "h100", "H100"}, SweepCase{"h200-sxm", "h200", "H200"}),
+                         [](const ::testing::TestParamInfo<SweepCase>& info) { return std::string(info.param.dir); });
 
 }  // namespace
 }  // namespace twinsim
