@@ -12,8 +12,11 @@
 #   6. gpu_power_response.py            how fast the power limit acts
 #   7. gpu_attention_power.py           attention's draw on the limit, cool and sustained
 #   8. gpu_attention_long.py            attention at 8k-128k tokens (where the curves end)
+#   9. gpu_decode_step.py               decode steps of Llama-2-7B's shapes, graph-replayed and
+#                                       profiled (kv_cache_attention, kv_attention_latency)
+#  10. gpu_gemm_tiles.py                products chosen for their tiles (gemm_tile_edges)
 # Everything lands in OUTDIR/<gpu>/ and, packed, in OUTDIR/gpu_session.tar.gz (one file,
-# for a transfer that returns only a few). About 10 minutes on an H100 or H200; steps 5-7
+# for a transfer that returns only a few). About 12 minutes on an H100 or H200; steps 5-7
 # (about 4) feed scripts/duty_cycle_to_catalog.py and the catalog's power_limited_gemm.
 # Usage (on the GPU machine): ./scripts/gpu_session.sh OUTDIR
 set -uo pipefail
@@ -57,6 +60,8 @@ step duty_cycle_swiglu 60 python3 scripts/gpu_gemm_duty_cycle.py "$dir" 4 --fill
 step power_response 60 python3 scripts/gpu_power_response.py "$dir"
 step attention_power 120 python3 scripts/gpu_attention_power.py "$dir" 5
 step attention_long 120 python3 scripts/gpu_attention_long.py "$dir"
+step decode_step 150 python3 scripts/gpu_decode_step.py "$dir"
+step gemm_tiles 60 python3 scripts/gpu_gemm_tiles.py "$dir"
 
 tar -czf "$OUT/gpu_session.tar.gz" -C "$OUT" "$(basename "$dir")"
 echo "gpu_session: $(ls "$dir" | wc -l) files in $OUT/gpu_session.tar.gz"
