@@ -17,9 +17,8 @@ import traceback
 import torch
 import torch.nn.functional as F
 
-from gpu_decode_step import (EPS, H, HEAD_DIM, HEADS, LAYERS, VOCAB, Weights, event_median, graph_of, kind_of,
-                             rope, rope_tables)
-from gpu_microbench import profiled_kernels, write_csv  # scripts/: torch.profiler's kernels; the CSV writer
+from gpu_decode_step import EPS, H, HEAD_DIM, HEADS, VOCAB, Weights, kv_cache, measure_step, rope, rope_tables
+from gpu_microbench import write_csv  # scripts/: the CSV writer
 
 POINTS = [(1, 1024), (16, 128), (64, 512)]
 
@@ -42,8 +41,7 @@ compiled_layer = torch.compile(layer, dynamic=False)
 
 
 def fused_point(w, b, ctx, cos, sin, kernel_rows):
-    kc = [torch.randn(b, HEADS, ctx + 1, HEAD_DIM, device="cuda", dtype=torch.bfloat16) for _ in range(LAYERS)]
-    vc = [torch.randn(b, HEADS, ctx + 1, HEAD_DIM, device="cuda", dtype=torch.bfloat16) for _ in range(LAYERS)]
+    kc, vc = kv_cache(b, ctx)
     tok = torch.randint(0, VOCAB, (b,), device="cuda")
     c, s = cos[ctx], sin[ctx]
 
@@ -56,22 +54,8 @@ def fused_point(w, b, ctx, cos, sin, kernel_rows):
     step()
     torch.cuda.synchronize()
     compile_s = time.time() - t0
-    for _ in range(3):
-        step()
-    torch.cuda.synchronize()
-    eager = event_median(step, 10)
-    g = graph_of(step)
-    graphed = event_median(g.replay, 20)
-    kernels = profiled_kernels(lambda: (step(), torch.cuda.synchronize()))
-    busy = {"gemm": 0.0, "attention": 0.0, "other": 0.0}
-    for name, (calls, us) in kernels.items():
-        busy[kind_of(name)] += us / 1e6
-        kernel_rows.append(dict(point=f"bf16 b{b} ctx{ctx}", kernel=name, kind=kind_of(name), calls=calls,
-                                device_us=round(us, 2)))
-    row = dict(dtype="bf16", batch=b, context=ctx, eager_s=eager, graph_s=graphed,
-               kernels=sum(n for n, _ in kernels.values()), busy_s=sum(busy.values()), gemm_s=busy["gemm"],
-               attention_s=busy["attention"], other_s=busy["other"], compile_s=compile_s)
-    del g, kc, vc
+    row = dict(measure_step(step, "bf16", b, ctx, kernel_rows), compile_s=compile_s)
+    del kc, vc
     torch.cuda.empty_cache()
     return row
 

@@ -147,14 +147,16 @@ def kind_of(name):
     return "other"
 
 
-def decode_point(w, b, ctx, use_fp8, cos, sin, kernel_rows):
-    # the cache holds ctx tokens plus the one this step writes: attention reads ctx + 1
-    kc = [torch.randn(b, HEADS, ctx + 1, HEAD_DIM, device="cuda", dtype=torch.bfloat16) for _ in range(LAYERS)]
-    vc = [torch.randn(b, HEADS, ctx + 1, HEAD_DIM, device="cuda", dtype=torch.bfloat16) for _ in range(LAYERS)]
-    tok = torch.randint(0, VOCAB, (b,), device="cuda")
+def kv_cache(b, ctx):
+    """Each layer's K and V: ctx cached tokens plus the one a step writes (attention reads ctx + 1)."""
+    def one():
+        return [torch.randn(b, HEADS, ctx + 1, HEAD_DIM, device="cuda", dtype=torch.bfloat16) for _ in range(LAYERS)]
+    return one(), one()
 
-    def step():
-        return decode_step(w, tok, kc, vc, ctx, cos, sin, use_fp8)
+
+def measure_step(step, dtype, b, ctx, kernel_rows):
+    """decode.csv's row for one step function: eager and graph-replayed medians, and one profiled
+    eager step's kernels by kind (appended to kernel_rows)."""
     for _ in range(3):
         step()
     torch.cuda.synchronize()
@@ -162,15 +164,23 @@ def decode_point(w, b, ctx, use_fp8, cos, sin, kernel_rows):
     g = graph_of(step)
     graphed = event_median(g.replay, 20)
     kernels = profiled_kernels(lambda: (step(), torch.cuda.synchronize()))
-    label = f"{'fp8' if use_fp8 else 'bf16'} b{b} ctx{ctx}"
     busy = {"gemm": 0.0, "attention": 0.0, "other": 0.0}
     for name, (calls, us) in kernels.items():
         busy[kind_of(name)] += us / 1e6
-        kernel_rows.append(dict(point=label, kernel=name, kind=kind_of(name), calls=calls, device_us=round(us, 2)))
-    row = dict(dtype="fp8" if use_fp8 else "bf16", batch=b, context=ctx, eager_s=eager, graph_s=graphed,
-               kernels=sum(c for c, _ in kernels.values()), busy_s=sum(busy.values()),
-               gemm_s=busy["gemm"], attention_s=busy["attention"], other_s=busy["other"])
-    del g, kc, vc
+        kernel_rows.append(dict(point=f"{dtype} b{b} ctx{ctx}", kernel=name, kind=kind_of(name), calls=calls,
+                                device_us=round(us, 2)))
+    del g
+    return dict(dtype=dtype, batch=b, context=ctx, eager_s=eager, graph_s=graphed,
+                kernels=sum(c for c, _ in kernels.values()), busy_s=sum(busy.values()),
+                gemm_s=busy["gemm"], attention_s=busy["attention"], other_s=busy["other"])
+
+
+def decode_point(w, b, ctx, use_fp8, cos, sin, kernel_rows):
+    kc, vc = kv_cache(b, ctx)
+    tok = torch.randint(0, VOCAB, (b,), device="cuda")
+    row = measure_step(lambda: decode_step(w, tok, kc, vc, ctx, cos, sin, use_fp8), "fp8" if use_fp8 else "bf16",
+                       b, ctx, kernel_rows)
+    del kc, vc
     torch.cuda.empty_cache()
     return row
 
