@@ -30,6 +30,19 @@ std::int64_t tile_edge(std::int64_t dim) {
   return edge;
 }
 
+// The fraction of the SMs' slots doing useful work with tm x tn output tiles.
+double wave_utilization_of(int sms, std::int64_t m, std::int64_t n, std::int64_t k, std::int64_t tm, std::int64_t tn) {
+  const std::int64_t tiles = ceil_div(m, tm) * ceil_div(n, tn);
+  // Too few tiles to fill the GPU: cuBLAS splits k so idle SMs take a share.
+  std::int64_t split = 1;
+  if (tiles < sms) split = std::clamp<std::int64_t>(sms / tiles, 1, std::max<std::int64_t>(1, k / kMinSplitK));
+  const std::int64_t blocks = tiles * split;
+  const std::int64_t slots = ceil_div(blocks, sms) * sms;  // every wave occupies all SMs
+  // Tile quantization: a partial edge tile costs a whole one (ibid. §3.1).
+  const double useful_blocks = static_cast<double>(m) * n / (tm * tn) * split;
+  return useful_blocks / slots;
+}
+
 // A GEMM's curve: its math type's own where the GPU lists one, else the pass's, else the
 // GPU's gemm_efficiency (every catalog GPU has one; scenario/read_hardware.cpp requires it).
 const std::vector<EfficiencyPoint>& gemm_curve(const GpuSpec& gpu, GemmPass pass, Dtype dtype) {
@@ -77,23 +90,6 @@ const std::vector<EfficiencyPoint>* attention_curve(const GpuSpec& gpu, const Co
     return &it->second.of(op.backward);
   if (!gpu.attention_efficiency.empty()) return &gpu.attention_efficiency.of(op.backward);
   return nullptr;
-}
-
-}  // namespace
-
-namespace {
-
-// The fraction of the SMs' slots doing useful work with tm x tn output tiles.
-double wave_utilization_of(int sms, std::int64_t m, std::int64_t n, std::int64_t k, std::int64_t tm, std::int64_t tn) {
-  const std::int64_t tiles = ceil_div(m, tm) * ceil_div(n, tn);
-  // Too few tiles to fill the GPU: cuBLAS splits k so idle SMs take a share.
-  std::int64_t split = 1;
-  if (tiles < sms) split = std::clamp<std::int64_t>(sms / tiles, 1, std::max<std::int64_t>(1, k / kMinSplitK));
-  const std::int64_t blocks = tiles * split;
-  const std::int64_t slots = ceil_div(blocks, sms) * sms;  // every wave occupies all SMs
-  // Tile quantization: a partial edge tile costs a whole one (ibid. §3.1).
-  const double useful_blocks = static_cast<double>(m) * n / (tm * tn) * split;
-  return useful_blocks / slots;
 }
 
 }  // namespace
