@@ -24,7 +24,7 @@ import traceback
 import torch
 import torch.nn.functional as F
 
-from gpu_microbench import profiled_kernels, write_csv  # scripts/: torch.profiler's kernels; the CSV writer
+from gpu_microbench import graph_of, profiled_kernels, write_csv  # scripts/: graph capture, torch.profiler's kernels, the CSV writer
 
 # Llama-2-7B (meta-llama/Llama-2-7b-hf config.json): multi-head attention, no GQA
 H, HEADS, HEAD_DIM, FF, LAYERS, VOCAB = 4096, 32, 128, 11008, 32, 32000
@@ -47,20 +47,6 @@ def event_median(fn, reps):
     return statistics.median(times)
 
 
-def graph_of(fn):
-    """fn captured in a CUDA graph (warmed up on a side stream first, as PyTorch asks)."""
-    side = torch.cuda.Stream()
-    side.wait_stream(torch.cuda.current_stream())
-    with torch.cuda.stream(side):
-        for _ in range(2):
-            fn()
-    torch.cuda.current_stream().wait_stream(side)
-    g = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(g):
-        fn()
-    return g
-
-
 def launch_rows():
     rows = []
     for label, shape in (("1 element", (1,)), ("64x4096 bf16", (64, 4096))):
@@ -71,7 +57,7 @@ def launch_rows():
             for _ in range(n):
                 x.add_(1)
         eager = event_median(chain, 5) / n
-        g = graph_of(chain)
+        g = graph_of(chain, warmups=2)
         graphed = event_median(g.replay, 5) / n
         rows.append(dict(tensor=label, kernels=n, eager_s_per_kernel=eager, graph_s_per_kernel=graphed))
         print(rows[-1], flush=True)
@@ -161,7 +147,7 @@ def measure_step(step, dtype, b, ctx, kernel_rows):
         step()
     torch.cuda.synchronize()
     eager = event_median(step, 10)
-    g = graph_of(step)
+    g = graph_of(step, warmups=2)
     graphed = event_median(g.replay, 20)
     kernels = profiled_kernels(lambda: (step(), torch.cuda.synchronize()))
     busy = {"gemm": 0.0, "attention": 0.0, "other": 0.0}

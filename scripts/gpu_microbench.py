@@ -59,6 +59,22 @@ def median_seconds(fn, min_total_s=0.05, max_reps=50, calls_per_event=1):
     return statistics.median(times)
 
 
+def graph_of(fn, calls=1, warmups=3):
+    """`calls` calls of fn captured in one CUDA graph, after `warmups` calls on a side
+    stream (as PyTorch asks before a capture)."""
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):
+        for _ in range(warmups):
+            fn()
+    torch.cuda.current_stream().wait_stream(side)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        for _ in range(calls):
+            fn()
+    return graph
+
+
 def kernel_seconds(fn, max_calls=64):
     """Device time per call with the host out of the way: calls that take under a
     millisecond eagerly are captured into one CUDA graph of up to `max_calls` calls and
@@ -69,16 +85,7 @@ def kernel_seconds(fn, max_calls=64):
         return eager, eager
     calls = max(2, min(max_calls, math.ceil(2e-3 / eager)))
     try:
-        side = torch.cuda.Stream()
-        side.wait_stream(torch.cuda.current_stream())
-        with torch.cuda.stream(side):
-            for _ in range(3):
-                fn()
-        torch.cuda.current_stream().wait_stream(side)
-        graph = torch.cuda.CUDAGraph()
-        with torch.cuda.graph(graph):
-            for _ in range(calls):
-                fn()
+        graph = graph_of(fn, calls)
         t = median_seconds(graph.replay) / calls
         del graph
         return eager, t

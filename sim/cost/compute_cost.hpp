@@ -51,7 +51,7 @@ struct ComputeCost {
 // quantization of output tiles (the best pair of `tile_edges` where both m and n reach 128,
 // else 128, narrower for skinny shapes), with split-K when there are fewer tiles than SMs.
 double gemm_wave_utilization(int sms, std::int64_t m, std::int64_t n, std::int64_t k,
-                             const std::vector<std::int64_t>& tile_edges = {128});
+                             const std::vector<std::int64_t>& tile_edges);
 
 // Whether a GEMM's weight (forward and dgrad: n and k; wgrad: its output m x n) has a
 // dimension that is not a whole number of 16 bytes of the tensor-core math type `dtype`

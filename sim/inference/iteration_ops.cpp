@@ -173,7 +173,7 @@ LayerOp attention(const ModelSpec& m, std::int64_t layer, const IterationShape& 
   }
   op.fwd_bytes = s.act(s.t * (s.q_cols + s.o_cols)) + s.kv(checked_mul(kv_read + s.t, cache_cols));
   // the kernel's work items: each sequence's cache, one KV head at a time (MLA: one latent)
-  op.kv_items = shape.sequences * (m.mla ? 1 : s.kv_cols / s.head_dim);
+  op.kv_items = shape.sequences * (m.mla ? 1 : kv_heads_per_gpu(m, s.tp));
   return op;
 }
 

@@ -16,8 +16,8 @@ TEST(GemmWaves, OneTileMoreThanAWaveCostsASecondWave) {
   // 12 x 9 = 108 tiles of 128x128 fill A100's 108 SMs exactly once; one more row of the
   // output adds 9 tiles, hence a second, nearly empty wave (NVIDIA Matrix Multiplication
   // Background guide, §3.2 wave quantization).
-  EXPECT_DOUBLE_EQ(gemm_wave_utilization(108, 12 * 128, 9 * 128, 4096), 1.0);
-  const double one_more = gemm_wave_utilization(108, 12 * 128 + 1, 9 * 128, 4096);
+  EXPECT_DOUBLE_EQ(gemm_wave_utilization(108, 12 * 128, 9 * 128, 4096, {128}), 1.0);
+  const double one_more = gemm_wave_utilization(108, 12 * 128 + 1, 9 * 128, 4096, {128});
   EXPECT_NEAR(one_more, (108.0 + 9.0 / 128) / 216, 1e-12);
 }
 
@@ -27,17 +27,17 @@ TEST(GemmWaves, OneTileMoreThanAWaveCostsASecondWave) {
 // 128 tiles, one wave: 128 / 132 (no other pair of 128, 192, 256 does better). A product
 // narrower than a tile keeps its narrow tile whatever the choices.
 TEST(GemmWaves, TheLibrarysTileChoicesFillTheWaves) {
-  EXPECT_NEAR(gemm_wave_utilization(132, 256, 12288, 4096), 192.0 / 264, 1e-12);
+  EXPECT_NEAR(gemm_wave_utilization(132, 256, 12288, 4096, {128}), 192.0 / 264, 1e-12);
   EXPECT_NEAR(gemm_wave_utilization(132, 256, 12288, 4096, {128, 192, 256}), 128.0 / 132, 1e-12);
   EXPECT_DOUBLE_EQ(gemm_wave_utilization(132, 64, 12288, 4096, {128, 192, 256}),
-                   gemm_wave_utilization(132, 64, 12288, 4096));
+                   gemm_wave_utilization(132, 64, 12288, 4096, {128}));
 }
 
 TEST(GemmWaves, FewTilesSplitKToFillTheGpu) {
   // 4 tiles and k = 8192: split 27 ways (108 / 4), capped by k / 256 = 32: all SMs busy.
-  EXPECT_DOUBLE_EQ(gemm_wave_utilization(108, 256, 256, 8192), 1.0);
+  EXPECT_DOUBLE_EQ(gemm_wave_utilization(108, 256, 256, 8192, {128}), 1.0);
   // k = 512 allows only 2 slices: 8 of 108 SMs work.
-  EXPECT_NEAR(gemm_wave_utilization(108, 256, 256, 512), 8.0 / 108, 1e-12);
+  EXPECT_NEAR(gemm_wave_utilization(108, 256, 256, 512, {128}), 8.0 / 108, 1e-12);
 }
 
 TEST(GemmCost, LargeGemmNearMeasuredCeilingSmallFarBelow) {
