@@ -70,6 +70,12 @@ struct StackSpec {
   // cannot run work the host has not issued yet: an eager stack running small ops is
   // host-bound. 0: graph-captured, or the device alone.
   double host_op_s = 0;
+  // Host time per micro-batch on each pipeline stage beyond its ops' (once per forward pass
+  // of a micro-batch through a stage's chunk): the schedule's own Python (DeepSpeed's
+  // PipelineEngine runs LoadMicroBatch, ForwardPass, BackwardPass and its sends and receives
+  // as instructions, Megatron its forward_step and loss function), the batch's loading, the
+  // loss's reduction. The GPU waits for it at the micro-batch's start. 0: none.
+  double host_microbatch_s = 0;
   // The stack's GEMMs against the GPU's measured curve (today's cuBLASLt): an older library
   // picks slower kernels for the same shapes. 1: as measured.
   double gemm_library_scale = 1;

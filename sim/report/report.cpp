@@ -105,8 +105,9 @@ void print_inference(std::ostream& out, const nlohmann::json& inf) {
 void print_stack(std::ostream& out, const Scenario& s) {
   const StackSpec& st = s.stack;
   const std::string_view attention = resolved_attention_kernel(st, s.cluster.gpu);
-  out << "stack " << st.name << ": host " << fixed(st.host_op_s * 1e6, "%.0f") << " us per op, attention "
-      << st.attention_kernel;
+  out << "stack " << st.name << ": host " << fixed(st.host_op_s * 1e6, "%.0f") << " us per op";
+  if (st.host_microbatch_s > 0) out << " and " << fixed(st.host_microbatch_s * 1e3, "%.1f") << " ms per micro-batch";
+  out << ", attention " << st.attention_kernel;
   if (attention != st.attention_kernel) out << " (" << attention << " on " << s.cluster.gpu.name << ")";
   out << ", layer kernels " << st.layer_kernels << ", loss " << st.loss_kernel;
   // the host's offloaded update, where the plan offloads it and the stack measures it

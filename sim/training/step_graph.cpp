@@ -393,6 +393,9 @@ void Builder::emit_slot(int stage, const PipelineSlot& slot) {
   const std::vector<TaskId> begin =
       compute(ch, stage, slot.forward ? "slot.fwd.begin" : "slot.bwd.begin", 0, out.categories.compute);
   slot_begin[stage] = begin;
+  // the host's own time for the micro-batch (StackSpec::host_microbatch_s): the GPU waits
+  if (slot.forward && s.stack.host_microbatch_s > 0)
+    compute(ch, stage, "slot.fwd.host", s.stack.host_microbatch_s, out.categories.compute);
   zero3_stage_gather(ch, stage, slot.chunk, slot.forward ? "fwd" : "bwd");
   if (slot.forward) {
     if (first_virtual) ends(ch, stage, costs.embedding, "embedding", false);

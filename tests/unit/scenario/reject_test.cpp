@@ -105,6 +105,8 @@ std::vector<BadCase> bad_cases() {
        "plan.tp=2 must be 1 (stack.loss_kernel fused_linear"},
       {"fused linear loss under hf_eager", "model: llama2-7b\ncluster: {preset: dgx-h100, nodes: 1}\nstack: {preset: hf-eager, loss_kernel: fused_linear}\ntraining: {seq_len: 4096, global_batch: 64, micro_batch: 1}\nplan: {dp: 8}\n", {},
        "stack.layer_kernels=hf_eager counts Hugging Face's own loss"},
+      {"negative host time per micro-batch", "model: llama2-7b\ncluster: {preset: dgx-h100, nodes: 1}\nstack: {preset: megatron-eager, host_microbatch_us: -5}\ntraining: {seq_len: 4096, global_batch: 64, micro_batch: 1}\nplan: {dp: 8}\n", {},
+       "stack.host_microbatch_us=-5"},
       {"unknown loss kernel", "model: llama2-7b\ncluster: {preset: dgx-h100, nodes: 1}\nstack: {loss_kernel: liger}\ntraining: {seq_len: 4096, global_batch: 64, micro_batch: 1}\nplan: {dp: 8}\n", {},
        "stack.loss_kernel=liger"},
       {"gpu without a GEMM curve", "model: gpt2-small\ncluster: {gpu: {memory_GiB: 80, hbm_bandwidth_GBps: 3350, peak_tflops: {fp32: 67, bf16: 989}}, gpus_per_node: 8, intra_node: {bandwidth_GBps: 450}}\ntraining: {seq_len: 1024, global_batch: 16}\nplan: {dp: 8}\n", {},

@@ -95,6 +95,37 @@ plan: {tp: 8, pp: 8, dp: 16}
   EXPECT_NEAR(est / sim, 1.0, 0.03) << describe(c) << ": estimate " << est << " s, engine " << sim << " s";
 }
 
+// The stack's host time per micro-batch (StackSpec::host_microbatch_s) opens every
+// forward of a micro-batch on every stage. One stage: the GPU runs its m micro-batches one
+// after another, so the step grows by m times it, in the engine and the estimate alike. Two
+// stages, 1F1B: the estimate's pace (the slowest stage, m times) and its fill (the other
+// stage, once) each take it: (m + pp - 1) times; the engine's critical path crosses the
+// same m + 1 forwards.
+TEST(Analytic, HostTimePerMicroBatchJoinsEveryForward) {
+  const double host_s = 1e-3;
+  for (const int pp : {1, 2}) {
+    const Scenario base = load_scenario_text(R"(
+model: llama3-8b
+cluster: dgx-h100
+training: {seq_len: 4096, global_batch: 8, micro_batch: 1, precision: bf16}
+plan: {tp: 1, pp: 1, dp: 1}
+)");
+    Scenario hosted = base;
+    hosted.stack.host_microbatch_s = host_s;
+    SearchSpaceOptions o;
+    o.min_gpus = 1, o.max_gpus = 2, o.max_micro_batch = 1, o.max_cp = 1;
+    Candidate c;
+    c.tp = 1, c.pp = pp, c.dp = 1, c.micro_batch = 1, c.zero = 0, c.recompute = Recompute::full;
+    c.schedule = Schedule::one_f_one_b;
+    const double added = (8 + pp - 1) * host_s;  // m = 8 micro-batches
+    AnalyticModel without(base, make_search_space(base, o)), with(hosted, make_search_space(hosted, o));
+    EXPECT_NEAR(with.estimate(c).step_s - without.estimate(c).step_s, added, 1e-9) << "pp " << pp;
+    const double engine = predict_training(candidate_scenario(hosted, c)).step_s -
+                          predict_training(candidate_scenario(base, c)).step_s;
+    EXPECT_NEAR(engine, added, 1e-9) << "pp " << pp;
+  }
+}
+
 // Llama-3 70B's bf16 weights alone (2 bytes x 70.6B = 141 GB) exceed one 80 GB H100:
 // no plan on a single GPU can fit (Meta's model card: 70.6B parameters).
 TEST(Analytic, SeventyBillionDoesNotFitOnOneH100) {
