@@ -103,22 +103,17 @@ plan: {tp: 8, pp: 8, dp: 16}
 // same m + 1 forwards.
 TEST(Analytic, HostTimePerMicroBatchJoinsEveryForward) {
   const double host_s = 1e-3;
+  const Scenario base = llama8b();  // 64 micro-batches of one sequence
+  Scenario hosted = base;
+  hosted.stack.host_microbatch_s = host_s;
+  SearchSpaceOptions o;
+  o.min_gpus = 1, o.max_gpus = 2, o.max_micro_batch = 1, o.max_cp = 1;
+  AnalyticModel without(base, make_search_space(base, o)), with(hosted, make_search_space(hosted, o));
   for (const int pp : {1, 2}) {
-    const Scenario base = load_scenario_text(R"(
-model: llama3-8b
-cluster: dgx-h100
-training: {seq_len: 4096, global_batch: 8, micro_batch: 1, precision: bf16}
-plan: {tp: 1, pp: 1, dp: 1}
-)");
-    Scenario hosted = base;
-    hosted.stack.host_microbatch_s = host_s;
-    SearchSpaceOptions o;
-    o.min_gpus = 1, o.max_gpus = 2, o.max_micro_batch = 1, o.max_cp = 1;
     Candidate c;
     c.tp = 1, c.pp = pp, c.dp = 1, c.micro_batch = 1, c.zero = 0, c.recompute = Recompute::full;
     c.schedule = Schedule::one_f_one_b;
-    const double added = (8 + pp - 1) * host_s;  // m = 8 micro-batches
-    AnalyticModel without(base, make_search_space(base, o)), with(hosted, make_search_space(hosted, o));
+    const double added = (64 + pp - 1) * host_s;
     EXPECT_NEAR(with.estimate(c).step_s - without.estimate(c).step_s, added, 1e-9) << "pp " << pp;
     const double engine = predict_training(candidate_scenario(hosted, c)).step_s -
                           predict_training(candidate_scenario(base, c)).step_s;
