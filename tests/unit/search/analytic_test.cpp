@@ -96,11 +96,11 @@ plan: {tp: 8, pp: 8, dp: 16}
 }
 
 // The stack's host time per micro-batch (StackSpec::host_microbatch_s) opens every
-// forward of a micro-batch on every stage. One stage: the GPU runs its m micro-batches one
-// after another, so the step grows by m times it, in the engine and the estimate alike. Two
-// stages, 1F1B: the estimate's pace (the slowest stage, m times) and its fill (the other
-// stage, once) each take it: (m + pp - 1) times; the engine's critical path crosses the
-// same m + 1 forwards.
+// forward of a micro-batch through a stage's chunk. One stage: the GPU runs its m micro-
+// batches one after another, so the step grows by m times it, in the engine and the
+// estimate alike. p stages, 1F1B: the estimate's pace (the slowest stage, m times) and its
+// fill (the other stages, once) take it (m + p - 1) times, and the engine's critical path
+// crosses as many forwards; interleaved over v chunks, (m v + p - 1) times.
 TEST(Analytic, HostTimePerMicroBatchJoinsEveryForward) {
   const double host_s = 1e-3;
   const Scenario base = llama8b();  // 64 micro-batches of one sequence
@@ -109,15 +109,18 @@ TEST(Analytic, HostTimePerMicroBatchJoinsEveryForward) {
   SearchSpaceOptions o;
   o.min_gpus = 1, o.max_gpus = 2, o.max_micro_batch = 1, o.max_cp = 1;
   AnalyticModel without(base, make_search_space(base, o)), with(hosted, make_search_space(hosted, o));
-  for (const int pp : {1, 2}) {
+  struct Shape {
+    int pp, v;
+  };
+  for (const Shape shape : {Shape{1, 1}, Shape{2, 1}, Shape{2, 2}}) {
     Candidate c;
-    c.tp = 1, c.pp = pp, c.dp = 1, c.micro_batch = 1, c.zero = 0, c.recompute = Recompute::full;
-    c.schedule = Schedule::one_f_one_b;
-    const double added = (64 + pp - 1) * host_s;
-    EXPECT_NEAR(with.estimate(c).step_s - without.estimate(c).step_s, added, 1e-9) << "pp " << pp;
+    c.tp = 1, c.pp = shape.pp, c.dp = 1, c.micro_batch = 1, c.zero = 0, c.recompute = Recompute::full;
+    c.schedule = shape.v > 1 ? Schedule::interleaved : Schedule::one_f_one_b, c.virtual_stages = shape.v;
+    const double added = (64 * shape.v + shape.pp - 1) * host_s;
+    EXPECT_NEAR(with.estimate(c).step_s - without.estimate(c).step_s, added, 1e-9) << describe(c);
     const double engine = predict_training(candidate_scenario(hosted, c)).step_s -
                           predict_training(candidate_scenario(base, c)).step_s;
-    EXPECT_NEAR(engine, added, 1e-9) << "pp " << pp;
+    EXPECT_NEAR(engine, added, 1e-9) << describe(c);
   }
 }
 
