@@ -12,7 +12,6 @@ Writes OUTDIR/gemm_tiles.csv: gpu,dtype,layer,m,n,k,tflops,kernel_s (the layer c
 rows are row-major F.linear products, as `twinsim fit-gemm` reads them).
 Usage: python3 scripts/gpu_gemm_tiles.py OUTDIR
 """
-import csv
 import os
 import statistics
 import sys
@@ -20,6 +19,8 @@ import time
 
 import torch
 import torch.nn.functional as F
+
+from gpu_microbench import graph_of, write_csv  # scripts/: graph capture after side-stream warm-ups, the CSV writer
 
 MS = [256, 512, 768, 1024, 2048, 3072, 4096]
 NS = [1024, 1280, 1536, 2048, 2560, 3072, 3584, 4096, 5120, 6144, 8192, 12288]
@@ -30,13 +31,7 @@ CALLS = 10
 def time_shape(m, n, k):
     x = torch.randn(m, k, device="cuda", dtype=torch.bfloat16)
     w = torch.randn(n, k, device="cuda", dtype=torch.bfloat16) * 0.02
-    for _ in range(3):
-        F.linear(x, w)
-    torch.cuda.synchronize()
-    g = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(g):
-        for _ in range(CALLS):
-            F.linear(x, w)
+    g = graph_of(lambda: F.linear(x, w), calls=CALLS)
     a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
     times = []
     for _ in range(7):
@@ -50,20 +45,18 @@ def time_shape(m, n, k):
     return statistics.median(times)
 
 
+def sweep_rows(gpu):
+    for m in MS:
+        for n in NS:
+            t = time_shape(m, n, K)
+            yield dict(gpu=gpu, dtype="bf16", layer="tile_sweep", m=m, n=n, k=K,
+                       tflops=round(2 * m * n * K / t / 1e12, 2), kernel_s=f"{t:.4e}")
+
+
 def main():
     out = sys.argv[1]
     os.makedirs(out, exist_ok=True)
-    gpu = torch.cuda.get_device_name()
-    path = os.path.join(out, "gemm_tiles.csv")
-    with open(path, "w", newline="") as f:
-        wr = csv.writer(f)
-        wr.writerow(["gpu", "dtype", "layer", "m", "n", "k", "tflops", "kernel_s"])
-        for m in MS:
-            for n in NS:
-                t = time_shape(m, n, K)
-                wr.writerow([gpu, "bf16", "tile_sweep", m, n, K, round(2 * m * n * K / t / 1e12, 2), f"{t:.4e}"])
-        f.flush()
-    print(f"wrote {path}", flush=True)
+    write_csv(os.path.join(out, "gemm_tiles.csv"), sweep_rows(torch.cuda.get_device_name()))
 
 
 if __name__ == "__main__":

@@ -31,13 +31,15 @@ HOST_OP_US = [100, 105, 110, 115, 120]
 HOST_MICROBATCH_US = [0, 1500, 2000, 2500, 3000, 3500, 4000]
 
 
-def validate_rows(twinsim, csv_path, host_op_us=None, host_microbatch_us=None):
-    """Every row's measured and predicted seconds, under the catalog stack or the given figures."""
-    cmd = [twinsim, "validate-csv", csv_path, "--cluster", "dgx-a100-80gb", "--json", "--rows"]
+def validate(twinsim, csv_path, half="all", rows=False, host_op_us=None, host_microbatch_us=None):
+    """`twinsim validate-csv`'s JSON for one half of the rows, under the catalog stack or the given figures."""
+    cmd = [twinsim, "validate-csv", csv_path, "--cluster", "dgx-a100-80gb", "--eval-half", half, "--json"]
+    if rows:
+        cmd.append("--rows")
     if host_op_us is not None:
         cmd += ["--stack", f"{{preset: megatron-eager, host_op_us: {host_op_us}, "
                            f"host_microbatch_us: {host_microbatch_us}}}"]
-    return json.loads(subprocess.run(cmd, check=True, capture_output=True, text=True).stdout)["rows"]
+    return json.loads(subprocess.run(cmd, check=True, capture_output=True, text=True).stdout)
 
 
 def least_squares(rows, n):
@@ -71,14 +73,9 @@ def decompose(rows, key):
     return {k: (statistics.mean(c for c, _ in v), statistics.mean(e for _, e in v), len(v)) for k, v in out.items()}
 
 
-def errors(rows, half):
-    keep = 0 if half == "even" else 1
-    return [abs(r["predicted_s"] / r["measured_s"] - 1) * 100 for r in rows if r["index"] % 2 == keep]
-
-
-def summary(errs):
-    s = sorted(errs)
-    return statistics.mean(s), statistics.median(s), s[int(0.9 * (len(s) - 1))], s[-1]
+def figures(summary):
+    """mean, median, p90 and max |error| of a validate-csv summary, in %."""
+    return " ".join(f"{100 * summary[k]:5.2f}" for k in ("mean", "median", "p90", "max"))
 
 
 def main():
@@ -88,7 +85,7 @@ def main():
     ap.add_argument("--decompose-only", action="store_true")
     args = ap.parse_args()
 
-    rows = validate_rows(args.twinsim, args.csv)
+    rows = validate(args.twinsim, args.csv, rows=True)["rows"]
     measured, predicted = decompose(rows, "measured_s"), decompose(rows, "predicted_s")
     print("per micro-batch outside its layers (c) and per layer (e), ms, catalog stack; measured / predicted")
     for k in sorted(measured):
@@ -100,16 +97,14 @@ def main():
     print("\nscan: mean / median / p90 / max |error| in %, even rows (fit) | odd rows (judge)")
     results = []
     for op_us, mb_us in itertools.product(HOST_OP_US, HOST_MICROBATCH_US):
-        scanned = validate_rows(args.twinsim, args.csv, op_us, mb_us)
-        even, odd = summary(errors(scanned, "even")), summary(errors(scanned, "odd"))
-        results.append((even[0], op_us, mb_us, even, odd))
-        print(f"  {op_us:4d} us/op {mb_us:5d} us/micro-batch: "
-              f"{even[0]:5.2f} {even[1]:5.2f} {even[2]:5.1f} {even[3]:5.1f} | "
-              f"{odd[0]:5.2f} {odd[1]:5.2f} {odd[2]:5.1f} {odd[3]:5.1f}")
+        # validate-csv's own summary of each half (sim/validate/error_stats.hpp)
+        even, odd = (validate(args.twinsim, args.csv, half, False, op_us, mb_us)["overall"] for half in ("even", "odd"))
+        results.append((even["mean"], op_us, mb_us, even, odd))
+        print(f"  {op_us:4d} us/op {mb_us:5d} us/micro-batch: {figures(even)} | {figures(odd)}")
     _, op_us, mb_us, even, odd = min(results)
     print(f"\nfit: host_op_us: {op_us}, host_microbatch_us: {mb_us} "
-          f"(even rows mean {even[0]:.2f}%, median {even[1]:.2f}%; odd rows mean {odd[0]:.2f}%, "
-          f"median {odd[1]:.2f}%, p90 {odd[2]:.1f}%)")
+          f"(even rows mean {100 * even['mean']:.2f}%, median {100 * even['median']:.2f}%; odd rows mean "
+          f"{100 * odd['mean']:.2f}%, median {100 * odd['median']:.2f}%, p90 {100 * odd['p90']:.1f}%)")
 
 
 if __name__ == "__main__":
