@@ -143,7 +143,7 @@ AnalyticEstimate AnalyticModel::estimate(const Candidate& c) {
       t.fwd += prices.head.fwd + prices.head.tp_fwd;
       t.bwd += prices.head.bwd + prices.head.tp_bwd;
     }
-    t.fwd += v * base_.stack.host_microbatch_s;  // the host's time per micro-batch, each chunk's forward
+    t.fwd += base_.stack.host_microbatch_s;  // the host's time per micro-batch, once a stage (its first chunk)
     whole_chunk(stage, t);
     if (plan_.offload_activations_layers > 0) {  // one stage (validated): its copies' excess over the passes
       const std::int64_t n = plan_.offload_activations_layers;

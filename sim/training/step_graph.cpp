@@ -393,8 +393,10 @@ void Builder::emit_slot(int stage, const PipelineSlot& slot) {
   const std::vector<TaskId> begin =
       compute(ch, stage, slot.forward ? "slot.fwd.begin" : "slot.bwd.begin", 0, out.categories.compute);
   slot_begin[stage] = begin;
-  // the host's own time for the micro-batch (StackSpec::host_microbatch_s): the GPU waits
-  if (slot.forward && s.stack.host_microbatch_s > 0)
+  // the host's own time for the micro-batch (StackSpec::host_microbatch_s), once a stage at
+  // its first chunk's forward (the batch's loading and the loss are per micro-batch, not per
+  // chunk: Megatron's get_batch returns at once on a middle chunk): the GPU waits
+  if (slot.forward && slot.chunk == 0 && s.stack.host_microbatch_s > 0)
     compute(ch, stage, "slot.fwd.host", s.stack.host_microbatch_s, out.categories.compute);
   zero3_stage_gather(ch, stage, slot.chunk, slot.forward ? "fwd" : "bwd");
   if (slot.forward) {

@@ -95,13 +95,16 @@ plan: {tp: 8, pp: 8, dp: 16}
   EXPECT_NEAR(est / sim, 1.0, 0.03) << describe(c) << ": estimate " << est << " s, engine " << sim << " s";
 }
 
-// The stack's host time per micro-batch (StackSpec::host_microbatch_s) opens every
-// forward of a micro-batch through a stage's chunk. One stage: the GPU runs its m micro-
-// batches one after another, so the step grows by m times it, in the engine and the
-// estimate alike. p stages, 1F1B: the estimate's pace (the slowest stage, m times) and its
-// fill (the other stages, once) take it (m + p - 1) times, and the engine's critical path
-// crosses as many forwards; interleaved over v chunks, (m v + p - 1) times.
-TEST(Analytic, HostTimePerMicroBatchJoinsEveryForward) {
+// The stack's host time per micro-batch (StackSpec::host_microbatch_s) opens the forward of
+// each micro-batch through a stage's first chunk: the batch's loading and the loss come once
+// a micro-batch, not once a chunk. One stage: the GPU runs its m micro-batches one after
+// another, so the step grows by m times it, in the engine and the estimate alike. p stages,
+// 1F1B: the estimate's pace (the slowest stage, m times) and its fill (the other stages,
+// once) take it (m + p - 1) times, and the engine's critical path crosses as many forwards.
+// Interleaved over v chunks, the estimate's fill is the other stages over v, (m + (p - 1) / v)
+// times; the engine's critical path crosses the m forwards of one stage's first chunk and at
+// most the p - 1 other stages' once more: never the m v forwards of every chunk.
+TEST(Analytic, HostTimePerMicroBatchOpensEachStagesFirstChunk) {
   const double host_s = 1e-3;
   const Scenario base = llama8b();  // 64 micro-batches of one sequence
   Scenario hosted = base;
@@ -116,11 +119,16 @@ TEST(Analytic, HostTimePerMicroBatchJoinsEveryForward) {
     Candidate c;
     c.tp = 1, c.pp = shape.pp, c.dp = 1, c.micro_batch = 1, c.zero = 0, c.recompute = Recompute::full;
     c.schedule = shape.v > 1 ? Schedule::interleaved : Schedule::one_f_one_b, c.virtual_stages = shape.v;
-    const double added = (64 * shape.v + shape.pp - 1) * host_s;
-    EXPECT_NEAR(with.estimate(c).step_s - without.estimate(c).step_s, added, 1e-9) << describe(c);
+    const double estimated = (64 + static_cast<double>(shape.pp - 1) / shape.v) * host_s;
+    EXPECT_NEAR(with.estimate(c).step_s - without.estimate(c).step_s, estimated, 1e-9) << describe(c);
     const double engine = predict_training(candidate_scenario(hosted, c)).step_s -
                           predict_training(candidate_scenario(base, c)).step_s;
-    EXPECT_NEAR(engine, added, 1e-9) << describe(c);
+    if (shape.v == 1) {
+      EXPECT_NEAR(engine, (64 + shape.pp - 1) * host_s, 1e-9) << describe(c);
+    } else {
+      EXPECT_GE(engine, 64 * host_s - 1e-9) << describe(c);
+      EXPECT_LE(engine, (64 + shape.pp - 1) * host_s + 1e-9) << describe(c);
+    }
   }
 }
 
