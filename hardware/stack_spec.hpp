@@ -76,6 +76,19 @@ struct StackSpec {
   // as instructions, Megatron its forward_step and loss function), the batch's loading, the
   // loss's reduction. The GPU waits for it at the micro-batch's start. 0: none.
   double host_microbatch_s = 0;
+  // A serving engine's host time per pass (one engine step: scheduling, the inputs'
+  // preparation, the sampled tokens' read-back and the outputs' processing) and per sequence
+  // in the pass, beyond the op list's kernels. The GPU waits for it before the pass's first
+  // kernel, unless the engine schedules asynchronously (serving_async): then the host
+  // prepares a pass while the GPU runs the one before, and a pass takes the longer of the
+  // two. 0: the device alone.
+  double serving_step_s = 0;
+  double serving_sequence_s = 0;
+  bool serving_async = false;
+  // The engine's host time for a pass of `sequences` sequences.
+  double serving_host_s(std::int64_t sequences) const {
+    return serving_step_s + serving_sequence_s * static_cast<double>(sequences);
+  }
   // The stack's GEMMs against the GPU's measured curve (today's cuBLASLt): an older library
   // picks slower kernels for the same shapes. 1: as measured.
   double gemm_library_scale = 1;

@@ -299,6 +299,9 @@ StackSpec read_stack(const YAML::Node& node, const std::string& path) {
   r.has("preset");
   s.host_op_s = r.number("host_op_us", 0, 0, 1e6) * 1e-6;
   s.host_microbatch_s = r.number("host_microbatch_us", 0, 0, 1e7) * 1e-6;
+  s.serving_step_s = r.number("serving_step_us", 0, 0, 1e7) * 1e-6;
+  s.serving_sequence_s = r.number("serving_sequence_us", 0, 0, 1e6) * 1e-6;
+  s.serving_async = r.boolean("serving_async", false);
   s.gemm_library_scale = r.number("gemm_library_scale", 1, 0.1, 1.5);
   // parameter counts (5e7 reads as DeepSpeed's configs write it)
   s.zero_gather_bucket_params = r.integer("zero_gather_bucket_params", 0, 0, std::int64_t{1} << 50);

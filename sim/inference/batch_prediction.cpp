@@ -115,17 +115,19 @@ InferencePrediction predict_inference(const Scenario& s) {
   p.kv = kv_capacity(s);
   p.max_batch = max_batch(p.kv, w.prompt_len + w.output_len, s.model);
   p.weights_offloaded = s.plan.offload_params;
+  p.engine_host_time = s.stack.serving_host_s(1) > 0;
   return p;
 }
 
 namespace {
 
-nlohmann::json pass_json(const IterationCost& c, bool offloaded) {
+nlohmann::json pass_json(const IterationCost& c, bool offloaded, bool hosted) {
   nlohmann::json j = {{"latency_s", c.latency_s()},   {"stage_s", c.stage_s},           {"p2p_s", c.p2p_s},
                       {"compute_s", c.compute_s},     {"tp_comm_s", c.tp_comm_s},       {"ep_comm_s", c.ep_comm_s},
                       {"weight_bytes_read", c.weight_bytes},
                       {"kv_bytes_moved", c.kv_bytes}};
   if (offloaded) j["weight_fetch_exposed_s"] = c.weight_fetch_exposed_s;  // plan.offload_params only
+  if (hosted) j["host_s"] = c.host_s;  // a stack with serving host time only
   return j;
 }
 
@@ -149,7 +151,7 @@ nlohmann::json to_json(const InferencePrediction& p, const InferenceWorkload& w,
                       {"kv_bytes", st.kv_bytes},
                       {"kv_bytes_per_token", st.bytes_per_token},
                       {"blocks", st.blocks}});
-  nlohmann::json prefill = pass_json(p.prefill, p.weights_offloaded);
+  nlohmann::json prefill = pass_json(p.prefill, p.weights_offloaded, p.engine_host_time);
   prefill["ops"] = ops_json(p.prefill_ops);
   nlohmann::json j = {{"max_batch", p.max_batch},
           {"e2e_s", p.e2e_s},
@@ -157,7 +159,7 @@ nlohmann::json to_json(const InferencePrediction& p, const InferenceWorkload& w,
           {"kv_cache_bytes_per_token_per_gpu", p.kv_cache_bytes_per_token_per_gpu},
           {"decode_weight_bytes_per_step", p.decode_weight_bytes_per_step},
           {"prefill", prefill},
-          {"first_decode", pass_json(p.first_decode, p.weights_offloaded)},
+          {"first_decode", pass_json(p.first_decode, p.weights_offloaded, p.engine_host_time)},
           {"decode", {{"passes", p.decode_passes}, {"mean_latency_s", p.tpot_s}, {"ops", ops_json(p.decode_ops)}}},
           {"kv_cache", {{"block_tokens", p.kv.block_tokens},
                         {"blocks", p.kv.blocks},

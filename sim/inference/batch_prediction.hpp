@@ -29,6 +29,7 @@ struct InferencePrediction {
   IterationCost first_decode;      // the first decode pass (context prompt_len + 1), with a draft's passes
   double decode_weight_bytes_per_step = 0;  // one GPU per stage, summed over stages
   bool weights_offloaded = false;  // plan.offload_params (ZeRO-Inference): the passes stream their weights
+  bool engine_host_time = false;   // the stack has serving host time (IterationCost::host_s)
   // Op by op (iteration_cost.hpp PassOpTime): the prefill pass, and the mean decode pass
   // (each op's time per call averaged over the output_len - 1 decode passes).
   std::vector<PassOpTime> prefill_ops, decode_ops;

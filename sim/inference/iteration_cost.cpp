@@ -212,7 +212,19 @@ IterationCost ServingCostModel::cost(const IterationShape& shape) const {
   const double p2p_bytes = static_cast<double>(shape.tokens) * m.hidden *
                            static_cast<double>(dtype_bytes(serving_activation_dtype(w.weight_dtype), 1));
   if (last > 0) cost.p2p_s = collective_time_s(s_.cluster, CollectiveOp::send_recv, pp_pair_, p2p_bytes);
+  add_engine_host_time(cost, shape);
   return cost;
+}
+
+// The engine's host time for the pass, before its first kernel: all of it when the engine
+// schedules the next pass after the last one's tokens are back (vLLM V0, TensorRT-LLM's
+// session loop), only its excess over the device's pass when it prepares a pass while the
+// GPU runs the one before (vLLM V1's async scheduling).
+void ServingCostModel::add_engine_host_time(IterationCost& cost, const IterationShape& shape) const {
+  const double host = s_.stack.serving_host_s(shape.sequences);
+  if (host <= 0) return;
+  cost.host_s = s_.stack.serving_async ? std::max(0.0, host - cost.latency_s()) : host;
+  cost.stage_s[0] += cost.host_s;
 }
 
 }  // namespace twinsim

@@ -24,6 +24,9 @@ struct IterationCost {
   // from CPU memory or the drives adds beyond the modules' kernels (each module's weights
   // arrive while the one before runs: a module takes the longer of the two)
   double weight_fetch_exposed_s = 0;
+  // The serving engine's host time the pass waits for (StackSpec::serving_host_s; under
+  // serving_async only its excess over the device's pass), in the first stage's time.
+  double host_s = 0;
   // The pass's latency: every stage in turn, plus the transfers between them.
   double latency_s() const;
 };
@@ -56,6 +59,8 @@ class ServingCostModel {
     std::vector<LayerOp> dense, moe, embedding, head;
   };
   PassOps build_pass(const IterationShape& shape) const;
+  // The stack's serving host time for the pass (IterationCost::host_s), into its first stage.
+  void add_engine_host_time(IterationCost& cost, const IterationShape& shape) const;
   // Whether the weights and KV cache one GPU reads in the pass fit in its cache
   // (GpuSpec::cache_bytes): then the GEMMs stream from it ("gemm_cached").
   bool fits_cache(const PassOps& ops) const;

@@ -7,6 +7,8 @@ Scenario draft_scenario(const Scenario& s) {
   d.model = *s.inference->speculative->draft_model;
   d.plan = draft_plan(s.plan, d.model);
   d.inference->speculative.reset();
+  // the engine's host time comes once a step, with the served model's pass
+  d.stack.serving_step_s = d.stack.serving_sequence_s = 0;
   return d;
 }
 

@@ -84,6 +84,9 @@ void print_inference(std::ostream& out, const nlohmann::json& inf) {
   row(out, "output tokens/s", fixed(s.output_tokens_per_s, "%.0f"));
   row(out, "KV cache bytes per token", fixed(s.kv_cache_bytes_per_token, "%.0f"));
   row(out, "max batch (paged KV)", fixed(inf["max_batch"].get<double>(), "%.0f"));
+  if (inf["first_decode"].contains("host_s"))  // a stack with serving host time
+    row(out, "engine host time", fixed(1e3 * inf["prefill"]["host_s"].get<double>(), "%.3f ms prefill, ") +
+                                     fixed(1e3 * inf["first_decode"]["host_s"].get<double>(), "%.3f ms first decode"));
   if (inf.contains("disaggregation")) {
     const nlohmann::json& d = inf["disaggregation"];
     row(out, "disaggregated",
@@ -99,6 +102,13 @@ void print_inference(std::ostream& out, const nlohmann::json& inf) {
         by + ", " + std::to_string(sp["tokens"].get<int>()) + " proposed, " +
             fixed(sp["tokens_per_step"].get<double>(), "%.2f") + " tokens per step");
   }
+}
+
+// The serving engine's host time a pass (StackSpec::serving_host_s).
+void print_serving_stack(std::ostream& out, const StackSpec& st) {
+  out << "stack " << st.name << ": engine host " << fixed(st.serving_step_s * 1e6, "%.0f") << " us per pass and "
+      << fixed(st.serving_sequence_s * 1e6, "%.1f") << " us per sequence, "
+      << (st.serving_async ? "beside the GPU's previous pass (async)" : "before the pass, the GPU waiting") << "\n";
 }
 
 // The software the step runs on, as resolved on this GPU (sdpa and te pick a kernel by device).
@@ -148,6 +158,7 @@ void print_report(std::ostream& out, const Scenario& s, const nlohmann::json& re
       << " ep=" << s.plan.ep << " zero=" << s.plan.zero << " recompute=" << to_string(s.plan.recompute)
       << " schedule=" << to_string(s.plan.schedule) << "\n";
   if (s.is_training() && s.stack.name != "none") print_stack(out, s);
+  if (!s.is_training() && s.stack.serving_host_s(1) > 0) print_serving_stack(out, s.stack);
   out << "parameters " << fixed(report["params"]["total"].get<double>() / 1e9, "%.2fB total")
       << fixed(report["params"]["active"].get<double>() / 1e9, ", %.2fB active") << "\n";
   print_memory(out, read_memory_section(report["memory"], "simulated"));

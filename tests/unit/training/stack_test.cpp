@@ -113,6 +113,12 @@ TEST(Stack, CatalogPresetsAndOverrides) {
   EXPECT_THROW(small_gpt({"stack.host_ops_us=1"}), ScenarioError);
   EXPECT_THROW(small_gpt({"stack.gemm_library_scale=0"}), ScenarioError);
   EXPECT_EQ(small_gpt({"stack=megatron-2021"}).stack.gemm_library_scale, 0.86);
+  // the serving presets carry the engine's time a pass and a sequence (training ignores them)
+  EXPECT_NEAR(small_gpt({"stack=trtllm"}).stack.serving_sequence_s, 6e-6, 1e-15);
+  EXPECT_EQ(small_gpt({"stack=trtllm"}).stack.serving_step_s, 0);
+  EXPECT_NEAR(small_gpt({"stack=vllm-v0"}).stack.serving_step_s, 4e-3, 1e-15);
+  EXPECT_FALSE(small_gpt({"stack=vllm-v0"}).stack.serving_async);
+  EXPECT_TRUE(small_gpt({"stack=vllm-v0", "stack.serving_async=true"}).stack.serving_async);
 }
 
 // Llama-3-8B, 4k tokens, one layer per GPU's stage: the attention tests' scenario on a
