@@ -175,6 +175,11 @@ LayerOp core_attention(const LayerShape& s) {
   op.flash = s.flash;
   op.head_dim = s.heads > 0 ? s.q_cols / s.heads : 0;
   op.kv_len = s.kv_len;
+  // Ring attention runs cp kernel calls a pass, each over one rank's chunk of the sequence
+  // (Liu et al. 2023; Transformer Engine's load-balanced ring: a causal call over the rank's
+  // own s/cp tokens, then non-causal ones against the other ranks' chunks, of as many FLOPs
+  // each): priced at the causal kernel's rate for s/cp keys, shorter calls running slower.
+  op.kernel_kv_len = s.kv_len / s.cp;
   op.fwd_flops = 2.0 * static_cast<double>(s.tokens) * s.kv_len * (s.q_cols + s.o_cols);
   op.dgrad_flops = 2 * op.fwd_flops;
   const std::int64_t q = s.act(s.tokens * s.q_cols), k = s.act(s.tokens * s.k_cols), v = s.act(s.tokens * s.v_cols);

@@ -81,6 +81,9 @@ struct LayerOp {
   bool flash = false;       // attention: flash-style (scores never stored)
   std::int64_t head_dim = 0;  // attention: the width of one head (its efficiency depends on it)
   std::int64_t kv_len = 0;    // attention: the keys each query attends to (the sequence)
+  // attention: the keys per query of one kernel call, which sets a flash kernel's rate:
+  // kv_len, or under context parallelism one ring step's, kv_len / cp
+  std::int64_t kernel_kv_len = 0;
   std::int64_t kv_items = 0;  // serving attention: (sequence, KV head) pairs whose caches it reads
   bool recomputed = false;  // forward runs again in backward under the recompute policy
   double fwd_flops = 0;

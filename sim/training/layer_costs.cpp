@@ -35,7 +35,7 @@ ComputeOp as_compute(const LayerOp& op, Dtype dtype, double flops, double bytes,
   c.backward = backward;
   c.kernel = op.kernel;
   c.head_dim = op.head_dim;
-  c.kv_len = op.flash ? op.kv_len : 0;  // the sequence-keyed curves are flash kernels' rates
+  c.kv_len = op.flash ? op.kernel_kv_len : 0;  // the sequence-keyed curves are flash kernels' rates, by call
   switch (op.kind) {
     case OpKind::gemm: c.kind = ComputeKind::gemm; break;
     case OpKind::attention: c.kind = ComputeKind::attention; break;
