@@ -98,6 +98,11 @@ struct StackSpec {
   // milliseconds per call. 0: one call per layer (PyTorch FSDP wrapping each block).
   std::int64_t zero_gather_bucket_params = 0;  // ZeRO-3 parameter all-gathers
   std::int64_t zero_reduce_bucket_params = 0;  // ZeRO-2/3 gradient reduce-scatters, per layer
+  // ZeRO 1-2's gradient buckets all-reduced whole, each rank then keeping its partition's
+  // slice, where a reduce-scatter would move half the bytes: DeepSpeed's stage 1 and 2 by
+  // default (use_multi_rank_bucket_allreduce: average_tensor -> allreduce_and_scatter,
+  // runtime/zero/stage_1_and_2.py). ZeRO 3 reduce-scatters whatever this says.
+  bool zero_bucket_all_reduce = false;
   // The host's time for its offloaded optimizer step (plan.offload_optimizer), per parameter
   // of the GPU's shard, as the stack runs it whole: DeepSpeed's step() unscales and clips the
   // fp32 gradients on the CPU, runs its CPU Adam, then copies the fp32 weights into the GPU's

@@ -114,7 +114,7 @@ AnalyticEstimate AnalyticModel::estimate(const Candidate& c) {
     for (int chunk = 0; chunk < v; ++chunk) {
       const StageParams params = chunk_params_per_gpu(model, plan_, stage, chunk);
       if (params.dense != priced.dense || params.expert != priced.expert)
-        comm = sharded_stage_comm(cluster, plan_, state, params, prices.low_rank);
+        comm = sharded_stage_comm(cluster, plan_, base_.stack, state, params, prices.low_rank);
       priced = params;
       t.fwd += comm.gather_s;
       t.bwd += comm.gather_s + comm.reduce_s;
@@ -194,7 +194,7 @@ AnalyticEstimate AnalyticModel::estimate(const Candidate& c) {
     const std::int64_t per_bucket = c.overlap_grad_reduce ? dp_bucket_params(plan_) : params;
     const std::int64_t buckets = std::max<std::int64_t>(1, (params + per_bucket - 1) / per_bucket);
     const double bucket = static_cast<double>(params) / static_cast<double>(buckets);
-    const CollectiveOp op = c.shards_optimizer() ? CollectiveOp::reduce_scatter : CollectiveOp::all_reduce;
+    const CollectiveOp op = dp_gradient_op(base_.stack, plan_);
     const double t_bucket = over_dp_groups(cluster, plan_, bucket * (1 - expert_share), bucket * expert_share,
                                            [&](const GroupLayout& g, double n) {
                                              return dp_gradient_reduce_s(cluster, plan_, op, g, n, state, prices.low_rank);

@@ -235,7 +235,7 @@ struct Builder {
     for (int i = 0; i < pp; ++i) {
       chunk_comm.emplace_back();
       for (int c = 0; c < v; ++c)
-        chunk_comm.back().push_back(sharded_stage_comm(s.cluster, s.plan, state_dtype(),
+        chunk_comm.back().push_back(sharded_stage_comm(s.cluster, s.plan, s.stack, state_dtype(),
                                                        chunk_params_per_gpu(s.model, s.plan, i, c), low_rank));
     }
     slot_first.assign(static_cast<std::size_t>(pp) * m * v * 2, {});
@@ -521,7 +521,7 @@ void Builder::add_data_parallel(int stage) {
     return task(name, seconds, c.dp_comm, res);
   };
   if (s.plan.dp_group_size() > 1 && !sharded_grads()) {  // ZeRO 2/3 reduced theirs in every backward
-    const CollectiveOp op = sharded ? CollectiveOp::reduce_scatter : CollectiveOp::all_reduce;
+    const CollectiveOp op = dp_gradient_op(s.stack, s.plan);
     for (const Bucket& b : buckets) {
       const std::int64_t layer = b.layer;
       // dense gradients over the data-parallel group, the experts' over theirs
@@ -680,8 +680,8 @@ bool sharded_grads_whole_stage(const Plan& plan) { return sharded_grads(plan) &&
 
 bool zero3_whole_stage(const Plan& plan) { return plan.shards_params() && sharded_grads_whole_stage(plan); }
 
-ShardedStageComm sharded_stage_comm(const ClusterSpec& cluster, const Plan& plan, Dtype precision,
-                                    const StageParams& params, const LowRankShare& low_rank) {
+ShardedStageComm sharded_stage_comm(const ClusterSpec& cluster, const Plan& plan, const StackSpec& stack,
+                                    Dtype precision, const StageParams& params, const LowRankShare& low_rank) {
   if (!sharded_grads_whole_stage(plan)) return {};
   const auto dense = static_cast<double>(params.dense), expert = static_cast<double>(params.expert);
   ShardedStageComm c;
@@ -690,7 +690,7 @@ ShardedStageComm sharded_stage_comm(const ClusterSpec& cluster, const Plan& plan
       return collective_time_s(cluster, CollectiveOp::all_gather, g, n * param_element_bytes(precision));
     });
   c.reduce_s = over_dp_groups(cluster, plan, dense, expert, [&](const GroupLayout& g, double n) {
-    return dp_gradient_reduce_s(cluster, plan, CollectiveOp::reduce_scatter, g, n, precision, low_rank);
+    return dp_gradient_reduce_s(cluster, plan, dp_gradient_op(stack, plan), g, n, precision, low_rank);
   });
   return c;
 }

@@ -119,8 +119,8 @@ bool zero3_whole_stage(const Plan& plan);
 struct ShardedStageComm {
   double gather_s = 0, reduce_s = 0;
 };
-ShardedStageComm sharded_stage_comm(const ClusterSpec& cluster, const Plan& plan, Dtype precision,
-                                    const StageParams& params, const LowRankShare& low_rank);
+ShardedStageComm sharded_stage_comm(const ClusterSpec& cluster, const Plan& plan, const StackSpec& stack,
+                                    Dtype precision, const StageParams& params, const LowRankShare& low_rank);
 // Parameters per GPU of virtual stage `chunk` of `stage`: its layers', and the embedding's
 // (first chunk of stage 0) or the head's (last chunk of the last stage).
 StageParams chunk_params_per_gpu(const ModelSpec& model, const Plan& plan, int stage, int chunk);

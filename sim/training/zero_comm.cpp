@@ -160,16 +160,21 @@ double zero3_layer_gather_s(const ClusterSpec& cluster, const Plan& plan, const 
          quantize_pass_s(cluster, precision, params * (kInt8WireBytes + element));
 }
 
+CollectiveOp dp_gradient_op(const StackSpec& stack, const Plan& plan) {
+  if (!plan.shards_optimizer()) return CollectiveOp::all_reduce;
+  if (!plan.shards_params() && stack.zero_bucket_all_reduce) return CollectiveOp::all_reduce;
+  return CollectiveOp::reduce_scatter;
+}
+
 double zero_layer_reduce_s(const ClusterSpec& cluster, const Plan& plan, const StackSpec& stack, double params,
                            Dtype precision, const LowRankShare& low_rank, const GroupLayout& group) {
   const double element = grad_element_bytes(precision);
+  const CollectiveOp op = dp_gradient_op(stack, plan);
   if (plan.gradient_compression != GradCompression::none && !plan.shards_params()) {  // ZeRO-2's, compressed
     const auto calls = static_cast<double>(zero_calls(params, stack.zero_reduce_bucket_params));
-    return calls * dp_gradient_reduce_s(cluster, plan, CollectiveOp::reduce_scatter, group, params / calls, precision,
-                                        low_rank);
+    return calls * dp_gradient_reduce_s(cluster, plan, op, group, params / calls, precision, low_rank);
   }
-  if (!quantized_gradients(plan))
-    return dp_calls_s(cluster, group, CollectiveOp::reduce_scatter, params, element, stack.zero_reduce_bucket_params);
+  if (!quantized_gradients(plan)) return dp_calls_s(cluster, group, op, params, element, stack.zero_reduce_bucket_params);
   // qgZ (§3.3): the gradients in int4 through an all-to-all inside the node, then one
   // across nodes, each quantised before and dequantised and reduced after (two passes over
   // the layer's gradients each hop); priced as the reduce-scatter of the int4 bytes

@@ -85,6 +85,13 @@ double zero3_layer_gather_s(const ClusterSpec& cluster, const Plan& plan, const 
 double zero_layer_reduce_s(const ClusterSpec& cluster, const Plan& plan, const StackSpec& stack,
                            const StageParams& layer, Dtype precision, const LowRankShare& low_rank);
 
+// The collective that reduces the data-parallel gradients: an all-reduce without ZeRO (every
+// rank keeps the whole sum) and where the stack all-reduces its ZeRO 1-2 buckets whole
+// (StackSpec::zero_bucket_all_reduce, DeepSpeed's default), else a reduce-scatter (each rank
+// gets the sum of the shard its optimizer steps). The step graph and the search's estimate
+// both take it from here.
+CollectiveOp dp_gradient_op(const StackSpec& stack, const Plan& plan);
+
 // One call of the data-parallel gradient reduction (ZeRO 0: all-reduce, ZeRO 1-2: a
 // reduce-scatter) of `params` gradients over `dp`. With plan.gradient_compression in int8
 // or int4 (one fp32 scale per 2,048 values) on the wire, plus the quantise and dequantise

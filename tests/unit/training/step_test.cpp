@@ -118,7 +118,7 @@ plan: {tp: 1, pp: 1, dp: 8, zero: 1, overlap_grad_reduce: false, overlap_param_g
 TEST(TrainingStep, Zero3WithoutOverlapGathersTheStageTwiceAndReducesOncePerMicroBatch) {
   Scenario s = blocking_dp8(3);
   const ShardedStageComm z =
-      sharded_stage_comm(s.cluster, s.plan, s.training->precision, stage_params(s.model, s.plan, 0), {});
+      sharded_stage_comm(s.cluster, s.plan, s.stack, s.training->precision, stage_params(s.model, s.plan, 0), {});
   const double m = 64.0 / (4 * 8);  // micro-batches per step
   const double params = static_cast<double>(stage_params_per_gpu(s, 0));
   // bf16 parameters and gradients, 1.56e9 of them: seconds each, not micro
@@ -136,7 +136,7 @@ TEST(TrainingStep, Zero3WithoutOverlapGathersTheStageTwiceAndReducesOncePerMicro
   EXPECT_EQ(reduces, m);
   // with overlap the per-layer model applies and none of these whole-stage collectives
   s.plan.overlap_grad_reduce = true;
-  EXPECT_EQ(sharded_stage_comm(s.cluster, s.plan, s.training->precision, stage_params(s.model, s.plan, 0), {}).gather_s, 0.0);
+  EXPECT_EQ(sharded_stage_comm(s.cluster, s.plan, s.stack, s.training->precision, stage_params(s.model, s.plan, 0), {}).gather_s, 0.0);
 }
 
 // plan.dp_bucket_size sets how many DDP buckets a step reduces (each closes once it holds
@@ -181,7 +181,7 @@ plan: {tp: 1, pp: 2, dp: 4, zero: 3, overlap_grad_reduce: false, overlap_param_g
   double per_micro_batch = 0;  // stage 0: its two chunks' forward and backward gathers and reduce
   for (int chunk : {0, 1}) {
     const ShardedStageComm z =
-        sharded_stage_comm(s.cluster, s.plan, s.training->precision, chunk_params_per_gpu(model, s.plan, 0, chunk), {});
+        sharded_stage_comm(s.cluster, s.plan, s.stack, s.training->precision, chunk_params_per_gpu(model, s.plan, 0, chunk), {});
     per_micro_batch += 2 * z.gather_s + z.reduce_s;
   }
   const TrainingPrediction p = predict_training(s);
@@ -217,7 +217,7 @@ TEST(TrainingStep, DataParallelOpsAreTheExposedCollectives) {
   EXPECT_EQ(gather2.count, 1);
   // straggler 0: the collective alone
   EXPECT_NEAR(reduce2.time_s,
-              sharded_stage_comm(s.cluster, s.plan, s.training->precision, stage_params(s.model, s.plan, 0), {}).reduce_s,
+              sharded_stage_comm(s.cluster, s.plan, s.stack, s.training->precision, stage_params(s.model, s.plan, 0), {}).reduce_s,
               1e-12);
   EXPECT_NEAR(2 * reduce2.time_s + gather2.time_s, zero2.breakdown.dp_comm_exposed_s, 1e-9 * zero2.step_s);
 }
@@ -437,7 +437,7 @@ plan: {tp: 2, pp: 1, dp: 32, ep: 8, zero: 1, recompute: selective, sequence_para
                                             Dtype::bf16, edp));
   // ... and ZeRO-2's whole-stage reduce-scatter without overlap
   const Scenario zero2 = load_scenario_text(text, {"plan.zero=2"});
-  EXPECT_NEAR(sharded_stage_comm(zero2.cluster, zero2.plan, Dtype::bf16, p, {}).reduce_s, reduce, 1e-12);
+  EXPECT_NEAR(sharded_stage_comm(zero2.cluster, zero2.plan, zero2.stack, Dtype::bf16, p, {}).reduce_s, reduce, 1e-12);
   // EP over the whole data-parallel group: no expert peer, only the dense gradients travel
   const Scenario alone = load_scenario_text(text, {"plan.ep=8", "plan.dp=8", "plan.tp=8", "training.global_batch=64"});
   EXPECT_EQ(group_layout(alone.cluster, alone.plan, ParallelGroup::expert_dp).ranks, 1);

@@ -101,6 +101,38 @@ TEST(ZeroComm, DeepSpeedBucketsSplitALayerIntoCalls) {
       zero3_layer_gather_s(s.cluster, s.plan, s.stack, params, Dtype::bf16, dp_of(s.cluster, s.plan)));
 }
 
+// DeepSpeed's ZeRO 1 and 2 all-reduce each gradient bucket whole and keep their partition's
+// slice (stage_1_and_2.py, use_multi_rank_bucket_allreduce by default); ZeRO 3 and Megatron's
+// distributed optimizer reduce-scatter. Over two ranks behind a 10 GB/s link a reduce-scatter
+// moves half the bucket's bytes each way, an all-reduce the whole: twice the time.
+TEST(ZeroComm, DeepSpeedAllReducesItsZeroOneAndTwoBuckets) {
+  StackSpec deepspeed;
+  deepspeed.zero_bucket_all_reduce = true;
+  const StackSpec megatron;
+  Plan plan;
+  for (int zero : {0, 1, 2, 3}) {
+    plan.zero = zero;
+    const bool all_reduce = zero == 0 || zero == 1 || zero == 2;
+    EXPECT_EQ(dp_gradient_op(deepspeed, plan), all_reduce ? CollectiveOp::all_reduce : CollectiveOp::reduce_scatter)
+        << "zero " << zero;
+    EXPECT_EQ(dp_gradient_op(megatron, plan), zero == 0 ? CollectiveOp::all_reduce : CollectiveOp::reduce_scatter)
+        << "zero " << zero;
+  }
+  Scenario s = two_nodes_10gbps("{dp: 2, zero: 2}");
+  const GroupLayout dp = dp_of(s.cluster, s.plan);
+  const double params = 2e8, bytes = 2 * params;  // bf16 gradients, one call
+  const double scattered = zero_layer_reduce_s(s.cluster, s.plan, s.stack, params, Dtype::bf16, {}, dp);
+  EXPECT_NEAR(scattered, collective_time_s(s.cluster, CollectiveOp::reduce_scatter, dp, bytes), 1e-12);
+  s.stack.zero_bucket_all_reduce = true;
+  const double reduced = zero_layer_reduce_s(s.cluster, s.plan, s.stack, params, Dtype::bf16, {}, dp);
+  EXPECT_NEAR(reduced, collective_time_s(s.cluster, CollectiveOp::all_reduce, dp, bytes), 1e-12);
+  EXPECT_NEAR(reduced / scattered, 2.0, 0.01);  // 4e8 B / 10 GB/s = 40 ms against 20 ms
+  EXPECT_NEAR(reduced, bytes / 10e9, 0.01 * reduced);
+  // the catalog's deepspeed stack says so; its ZeRO-3 still reduce-scatters (stage3.py)
+  EXPECT_TRUE(zero3_dp1536("deepspeed").stack.zero_bucket_all_reduce);
+  EXPECT_EQ(dp_gradient_op(zero3_dp1536("deepspeed").stack, zero3_dp1536("deepspeed").plan), CollectiveOp::reduce_scatter);
+}
+
 TEST(ZeroComm, AZero3StepAtScaleIsCommunicationBound) {
   const Scenario s = zero3_dp1536("deepspeed");
   const double params = 4.0 * 4096 * 4096 + 3.0 * 4096 * 11008 + 2 * 4096;
@@ -258,10 +290,10 @@ TEST(ZeroComm, ZeroTwoWithoutOverlapCompressesItsWholeStageReduce) {
   const double params = 1e9;
   StageParams stage;
   stage.dense = 1'000'000'000;
-  const double reduce = sharded_stage_comm(s.cluster, s.plan, Dtype::bf16, stage, {}).reduce_s;
+  const double reduce = sharded_stage_comm(s.cluster, s.plan, s.stack, Dtype::bf16, stage, {}).reduce_s;
   EXPECT_EQ(reduce, dp_gradient_reduce_s(s.cluster, s.plan, CollectiveOp::reduce_scatter, GroupLayout{2, 1}, params,
                                          Dtype::bf16, {}));
-  EXPECT_LT(reduce, 0.3 * sharded_stage_comm(plain.cluster, plain.plan, Dtype::bf16, stage, {}).reduce_s);
+  EXPECT_LT(reduce, 0.3 * sharded_stage_comm(plain.cluster, plain.plan, plain.stack, Dtype::bf16, stage, {}).reduce_s);
   EXPECT_LT(predict_training(s).step_s, predict_training(plain).step_s);
 }
 

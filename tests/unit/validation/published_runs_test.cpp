@@ -93,7 +93,8 @@ double flash_kernels_s(const std::string& file, std::vector<std::string> overrid
 // 3.5% fast (FlashAttention-2's curves: 69% slow). The step ran Hugging Face's own modeling
 // code on a bf16 model (bench_decompose.py: no Liger), stack hf-deepspeed: its unfused
 // RMSNorms, RoPE and SwiGLU counted by the census (hf_bf16). Judged within 10%: predicted
-// 5.9% fast (16.1% fast under hf-deepspeed-liger's fused kernels, which this run did not use;
+// 5.6% fast (16.1% fast under hf-deepspeed-liger's fused kernels, which this run did not use;
+// 5.9% before DeepSpeed's ZeRO-2 buckets were all-reduced whole, as stage_1_and_2.py does;
 // 6.2% and 17.2% before the stack's host time per micro-batch). The source also ran the step with
 // Liger-Kernel: within 1.5% of this one, where the prediction's fused kernels take 11% off.
 TEST(MlEngineeringLlama31H200, The8kStepAndItsAttentionWithinBand) {
