@@ -70,8 +70,9 @@ struct StackSpec {
   // cannot run work the host has not issued yet: an eager stack running small ops is
   // host-bound. 0: graph-captured, or the device alone.
   double host_op_s = 0;
-  // Host time per micro-batch on each pipeline stage beyond its ops' (once per forward pass
-  // of a micro-batch through a stage's chunk): the schedule's own Python (DeepSpeed's
+  // Host time per micro-batch on each pipeline stage beyond its ops' (once per micro-batch,
+  // at its forward through the stage's first chunk: under the interleaved schedule the
+  // middle chunks load no batch and compute no loss): the schedule's own Python (DeepSpeed's
   // PipelineEngine runs LoadMicroBatch, ForwardPass, BackwardPass and its sends and receives
   // as instructions, Megatron its forward_step and loss function), the batch's loading, the
   // loss's reduction. The GPU waits for it at the micro-batch's start. 0: none.
