@@ -81,8 +81,19 @@ def flash3_curves(peak_tflops, folder=HERE):
 
 LONG_SEQ = 262144
 TRAINING = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "scenarios", "validation", "training")
-# Llama-3.1-8B (models/catalog/llama3-8b.yaml), the source's model FLOPs (benchmark.py's count)
+# Llama-3.1-8B (models/catalog/llama3-8b.yaml): what S. Bekman's TFLOP/s count
 LAYERS, HIDDEN, HEADS, KV_HEADS, HEAD_DIM, FFN, VOCAB = 32, 4096, 32, 8, 128, 14336, 128256
+
+
+def model_flops(seq):
+    """ml-engineering's benchmark.py count: 6 x dense params x tokens + causal attention."""
+    q, kv = HEADS * HEAD_DIM, KV_HEADS * HEAD_DIM
+    dense = (3.0 * HIDDEN * FFN + HIDDEN * (2 * q + 2 * kv)) * LAYERS + VOCAB * HIDDEN
+    return 6 * dense * seq + attention_flops(seq)
+
+
+def attention_flops(seq):
+    return 6.0 * seq * seq * HEAD_DIM * HEADS * LAYERS
 
 
 def with_long_point(curves, gain):
@@ -94,9 +105,7 @@ def with_long_point(curves, gain):
 
 def fit_long_gain(exe, curves):
     """The gain that gives the H200's 256K long-context step its published 419 TFLOP/s."""
-    q, kv = HEADS * HEAD_DIM, KV_HEADS * HEAD_DIM
-    dense = (3.0 * HIDDEN * FFN + HIDDEN * (2 * q + 2 * kv)) * LAYERS + VOCAB * HIDDEN
-    want_s = (6 * dense * LONG_SEQ + 6.0 * LONG_SEQ * LONG_SEQ * HEAD_DIM * HEADS * LAYERS) / 419e12
+    want_s = model_flops(LONG_SEQ) / 419e12
 
     def step_s(gain):
         flow = "{" + ", ".join(f"{d}: {{fwd: {curve_yaml(f)}, bwd: {curve_yaml(b)}}}"

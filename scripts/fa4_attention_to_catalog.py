@@ -25,24 +25,11 @@ import json
 import os
 import subprocess
 
-from fa3_attention_to_catalog import curve_yaml, flash3_curves
+from fa3_attention_to_catalog import attention_flops, curve_yaml, flash3_curves, model_flops
 
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
 TRAINING = os.path.join(ROOT, "scenarios", "validation", "training")
 H100_PEAK, B200_PEAK = 989.0, 2250.0  # dense bf16 TFLOP/s (hardware/catalog/gpus/*.yaml)
-# Llama-3.1-8B (models/catalog/llama3-8b.yaml): what the source's TFLOP/s count
-LAYERS, HIDDEN, HEADS, KV_HEADS, HEAD_DIM, FFN, VOCAB = 32, 4096, 32, 8, 128, 14336, 128256
-
-
-def model_flops(seq):
-    """ml-engineering's benchmark.py count: 6 x dense params x tokens + causal attention."""
-    q, kv = HEADS * HEAD_DIM, KV_HEADS * HEAD_DIM
-    dense = (3.0 * HIDDEN * FFN + HIDDEN * (2 * q + 2 * kv)) * LAYERS + VOCAB * HIDDEN
-    return 6 * dense * seq + attention_flops(seq)
-
-
-def attention_flops(seq):
-    return 6.0 * seq * seq * HEAD_DIM * HEADS * LAYERS
 
 
 def curves(level, gain):
