@@ -90,6 +90,7 @@ struct StackSpec {
   double serving_host_s(std::int64_t sequences) const {
     return serving_step_s + serving_sequence_s * static_cast<double>(sequences);
   }
+  bool has_serving_host_time() const { return serving_step_s > 0 || serving_sequence_s > 0; }
   // The stack's GEMMs against the GPU's measured curve (today's cuBLASLt): an older library
   // picks slower kernels for the same shapes. 1: as measured.
   double gemm_library_scale = 1;

@@ -103,23 +103,31 @@ def with_long_point(curves, gain):
     return {d: (f + [(LONG_SEQ, f[-1][1] * gain)], b + [(LONG_SEQ, b[-1][1] * gain)]) for d, (f, b) in curves.items()}
 
 
+def flow(curves):
+    """The curves as one flow mapping, for `--set cluster.gpu.attention_kernel_efficiency_by_seq.KERNEL=`."""
+    return "{" + ", ".join(f"{d}: {{fwd: {curve_yaml(f)}, bwd: {curve_yaml(b)}}}" for d, (f, b) in curves.items()) + "}"
+
+
+def bisect(f, lo, hi, steps=30):
+    """The root of an increasing f between lo and hi."""
+    for _ in range(steps):
+        mid = (lo + hi) / 2
+        lo, hi = (mid, hi) if f(mid) < 0 else (lo, mid)
+    return (lo + hi) / 2
+
+
 def fit_long_gain(exe, curves):
     """The gain that gives the H200's 256K long-context step its published 419 TFLOP/s."""
     want_s = model_flops(LONG_SEQ) / 419e12
 
     def step_s(gain):
-        flow = "{" + ", ".join(f"{d}: {{fwd: {curve_yaml(f)}, bwd: {curve_yaml(b)}}}"
-                               for d, (f, b) in with_long_point(curves, gain).items()) + "}"
         cmd = [exe, "simulate", os.path.join(TRAINING, "mlengineering-llama31-8b-h200-long-context.yaml"), "--json",
                "--set", f"training.seq_len={LONG_SEQ}", "--set", "cluster.gpu=h200-sxm",
-               "--set", "cluster.gpu.attention_kernel_efficiency_by_seq.flash3=" + flow]
+               "--set", "cluster.gpu.attention_kernel_efficiency_by_seq.flash3=" + flow(with_long_point(curves, gain))]
         return json.loads(subprocess.run(cmd, check=True, capture_output=True, text=True).stdout)["time"]["step_s"]
 
-    lo, hi = 0.8, 2.0  # a faster kernel (larger gain) shortens the step: bisect on the sign
-    for _ in range(30):
-        mid = (lo + hi) / 2
-        lo, hi = (mid, hi) if step_s(mid) > want_s else (lo, mid)
-    return (lo + hi) / 2
+    # a faster kernel (larger gain) shortens the step
+    return bisect(lambda gain: want_s - step_s(gain), 0.8, 2.0)
 
 
 def curve_yaml(pts):

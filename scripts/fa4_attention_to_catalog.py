@@ -25,28 +25,18 @@ import json
 import os
 import subprocess
 
-from fa3_attention_to_catalog import attention_flops, curve_yaml, flash3_curves, model_flops
+from fa3_attention_to_catalog import (TRAINING, attention_flops, bisect, curve_yaml, flash3_curves, flow,
+                                      model_flops, with_long_point)
 
-ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
-TRAINING = os.path.join(ROOT, "scenarios", "validation", "training")
 H100_PEAK, B200_PEAK = 989.0, 2250.0  # dense bf16 TFLOP/s (hardware/catalog/gpus/*.yaml)
 
 
 def curves(level, gain):
-    out = {}
-    for d, (f_pts, b_pts) in flash3_curves(H100_PEAK).items():
-        scale = level * H100_PEAK / B200_PEAK
-        f = [(s, e * scale) for s, e in f_pts]
-        b = [(s, e * scale) for s, e in b_pts]
-        if gain:
-            f.append((262144, f[-1][1] * gain))
-            b.append((262144, b[-1][1] * gain))
-        out[d] = (f, b)
-    return out
-
-
-def flow(c):
-    return "{" + ", ".join(f"{d}: {{fwd: {curve_yaml(f)}, bwd: {curve_yaml(b)}}}" for d, (f, b) in c.items()) + "}"
+    """FlashAttention-3's curves as fractions of the B200's peak times `level`, with the 256k point."""
+    scale = level * H100_PEAK / B200_PEAK
+    scaled = {d: ([(s, e * scale) for s, e in f], [(s, e * scale) for s, e in b])
+              for d, (f, b) in flash3_curves(H100_PEAK).items()}
+    return with_long_point(scaled, gain)
 
 
 def simulate(exe, scenario, level, gain, *sets):
@@ -55,14 +45,6 @@ def simulate(exe, scenario, level, gain, *sets):
     for s in sets:
         cmd += ["--set", s]
     return json.loads(subprocess.run(cmd, check=True, capture_output=True, text=True).stdout)["time"]
-
-
-def bisect(f, lo, hi, steps=30):
-    """The root of an increasing f between lo and hi."""
-    for _ in range(steps):
-        mid = (lo + hi) / 2
-        lo, hi = (mid, hi) if f(mid) < 0 else (lo, mid)
-    return (lo + hi) / 2
 
 
 def main():

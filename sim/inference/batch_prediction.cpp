@@ -115,7 +115,7 @@ InferencePrediction predict_inference(const Scenario& s) {
   p.kv = kv_capacity(s);
   p.max_batch = max_batch(p.kv, w.prompt_len + w.output_len, s.model);
   p.weights_offloaded = s.plan.offload_params;
-  p.engine_host_time = s.stack.serving_host_s(1) > 0;
+  p.engine_host_time = s.stack.has_serving_host_time();
   return p;
 }
 

@@ -221,8 +221,8 @@ IterationCost ServingCostModel::cost(const IterationShape& shape) const {
 // session loop), only its excess over the device's pass when it prepares a pass while the
 // GPU runs the one before (vLLM V1's async scheduling).
 void ServingCostModel::add_engine_host_time(IterationCost& cost, const IterationShape& shape) const {
+  if (!s_.stack.has_serving_host_time()) return;
   const double host = s_.stack.serving_host_s(shape.sequences);
-  if (host <= 0) return;
   cost.host_s = s_.stack.serving_async ? std::max(0.0, host - cost.latency_s()) : host;
   cost.stage_s[0] += cost.host_s;
 }

@@ -158,7 +158,7 @@ void print_report(std::ostream& out, const Scenario& s, const nlohmann::json& re
       << " ep=" << s.plan.ep << " zero=" << s.plan.zero << " recompute=" << to_string(s.plan.recompute)
       << " schedule=" << to_string(s.plan.schedule) << "\n";
   if (s.is_training() && s.stack.name != "none") print_stack(out, s);
-  if (!s.is_training() && s.stack.serving_host_s(1) > 0) print_serving_stack(out, s.stack);
+  if (!s.is_training() && s.stack.has_serving_host_time()) print_serving_stack(out, s.stack);
   out << "parameters " << fixed(report["params"]["total"].get<double>() / 1e9, "%.2fB total")
       << fixed(report["params"]["active"].get<double>() / 1e9, ", %.2fB active") << "\n";
   print_memory(out, read_memory_section(report["memory"], "simulated"));

@@ -92,8 +92,8 @@ double zero_layer_reduce_s(const ClusterSpec& cluster, const Plan& plan, const S
 // both take it from here.
 CollectiveOp dp_gradient_op(const StackSpec& stack, const Plan& plan);
 
-// One call of the data-parallel gradient reduction (ZeRO 0: all-reduce, ZeRO 1-2: a
-// reduce-scatter) of `params` gradients over `dp`. With plan.gradient_compression in int8
+// One call of the data-parallel gradient reduction (`op`: dp_gradient_op's choice) of
+// `params` gradients over `dp`. With plan.gradient_compression in int8
 // or int4 (one fp32 scale per 2,048 values) on the wire, plus the quantise and dequantise
 // passes at the memory-bound rate of kernel `quantize`; with topk the selected values and
 // their indices, gathered (all-reduce) or sent to their shard's owner (reduce-scatter), with
