@@ -274,5 +274,34 @@ TEST(ExposedTimes, AgreesWithExposedTimePerCategory) {
   EXPECT_DOUBLE_EQ(all[a], 0.0);  // 3..5 both a and b run: neither is exposed alone
 }
 
+
+// The sweeps take one stream's tasks in program order, which need not be the order they were
+// added in (set_program_order), and sort what may come out of time order: a link's tasks run
+// first come, first served. compute runs c3 [0,2], c1 [2,3], c2 [3,4]; the link l2 [0,1],
+// then l1 [3,4] once its 3 s hold is over; dp_comm runs [0,5].
+TEST(ExposedTimes, TakeTheOrderTasksRanInNotTheOrderTheyWereAdded) {
+  TaskGraph g;
+  const CategoryId work = g.category("compute"), dp = g.category("dp_comm");
+  const ResourceId compute = g.add_stream(0, "compute"), comm = g.add_stream(0, "dp"), link = g.add_link("nic");
+  const TaskId c1 = g.add_task("c1", 1.0, work, {compute}), c2 = g.add_task("c2", 1.0, work, {compute});
+  const TaskId c3 = g.add_task("c3", 2.0, work, {compute});
+  g.set_program_order(compute, {c3, c1, c2});
+  const TaskId hold = g.add_task("hold", 3.0, work, {g.add_stream(1, "compute")});
+  const TaskId l1 = g.add_task("l1", 1.0, work, {link}), l2 = g.add_task("l2", 1.0, work, {link});
+  g.add_dependency(hold, l1);
+  g.add_task("d", 5.0, dp, {comm});
+  const Timeline tl = simulate(g);
+  ASSERT_EQ(tl.start_s[c1], 2.0);
+  ASSERT_EQ(tl.start_s[l1], 3.0);
+  ASSERT_EQ(tl.start_s[l2], 0.0);
+  const std::vector<ResourceId> watched{comm}, by_compute{compute}, by_link{link};
+  EXPECT_DOUBLE_EQ(exposed_time(g, tl, dp, watched, by_compute), 1.0);  // [4,5]
+  EXPECT_DOUBLE_EQ(exposed_time(g, tl, dp, watched, by_link), 3.0);     // [1,3] and [4,5]
+  EXPECT_DOUBLE_EQ(exposed_times(g, tl, watched, by_compute)[dp], 1.0);
+  EXPECT_DOUBLE_EQ(exposed_times(g, tl, watched, by_link)[dp], 3.0);
+  EXPECT_DOUBLE_EQ(busy_union(g, tl, by_link), 2.0);
+  EXPECT_DOUBLE_EQ(busy_union(g, tl, by_compute), 4.0);
+}
+
 }  // namespace
 }  // namespace twinsim::engine
