@@ -105,6 +105,13 @@ struct StackSpec {
   // default (use_multi_rank_bucket_allreduce: average_tensor -> allreduce_and_scatter,
   // runtime/zero/stage_1_and_2.py). ZeRO 3 reduce-scatters whatever this says.
   bool zero_bucket_all_reduce = false;
+  // bf16 (and fp8) training's gradients accumulated and reduced over the data-parallel group
+  // in fp32, 4 bytes a value where the 16-bit model's are 2: Megatron-LM forces it for bf16
+  // ("bfloat16 requires gradient accumulation and all-reduce to be done in fp32",
+  // accumulate_allreduce_grads_in_fp32, megatron/training/arguments.py), and fp8 runs under
+  // --bf16; Megatron-Core's DDP then reduces its fp32 grad buffer (grad_reduce_in_fp32, on in
+  // NeMo's recipes). fp16 training keeps fp16 gradients.
+  bool grad_reduce_fp32 = false;
   // The host's time for its offloaded optimizer step (plan.offload_optimizer), per parameter
   // of the GPU's shard, as the stack runs it whole: DeepSpeed's step() unscales and clips the
   // fp32 gradients on the CPU, runs its CPU Adam, then copies the fp32 weights into the GPU's

@@ -197,7 +197,8 @@ AnalyticEstimate AnalyticModel::estimate(const Candidate& c) {
     const CollectiveOp op = dp_gradient_op(base_.stack, plan_);
     const double t_bucket = over_dp_groups(cluster, plan_, bucket * (1 - expert_share), bucket * expert_share,
                                            [&](const GroupLayout& g, double n) {
-                                             return dp_gradient_reduce_s(cluster, plan_, op, g, n, state, prices.low_rank);
+                                             return dp_gradient_reduce_s(cluster, plan_, op, g, n,
+                                                                         dp_gradient_dtype(base_.stack, state), prices.low_rank);
                                            });
     if (sharded_grads(plan_)) {
       // nothing left to reduce at the step's end (the step graph's add_data_parallel)

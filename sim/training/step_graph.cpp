@@ -528,7 +528,8 @@ void Builder::add_data_parallel(int stage) {
       const double seconds = over_dp_groups(s.cluster, s.plan, static_cast<double>(b.params.dense),
                                             static_cast<double>(b.params.expert), [&](const GroupLayout& g, double n) {
                                               return dp_gradient_reduce_s(s.cluster, s.plan, op, g, n,
-                                                                          state_dtype(), low_rank);
+                                                                          dp_gradient_dtype(s.stack, state_dtype()),
+                                                                          low_rank);
                                             });
       for (const RankGroup& group : sr.dp) {
         // after the whole backward (no overlap) the first bucket waits for the slowest rank
@@ -690,7 +691,8 @@ ShardedStageComm sharded_stage_comm(const ClusterSpec& cluster, const Plan& plan
       return collective_time_s(cluster, CollectiveOp::all_gather, g, n * param_element_bytes(precision));
     });
   c.reduce_s = over_dp_groups(cluster, plan, dense, expert, [&](const GroupLayout& g, double n) {
-    return dp_gradient_reduce_s(cluster, plan, dp_gradient_op(stack, plan), g, n, precision, low_rank);
+    return dp_gradient_reduce_s(cluster, plan, dp_gradient_op(stack, plan), g, n, dp_gradient_dtype(stack, precision),
+                                low_rank);
   });
   return c;
 }

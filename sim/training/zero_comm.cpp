@@ -167,7 +167,8 @@ CollectiveOp dp_gradient_op(const StackSpec& stack, const Plan& plan) {
 }
 
 double zero_layer_reduce_s(const ClusterSpec& cluster, const Plan& plan, const StackSpec& stack, double params,
-                           Dtype precision, const LowRankShare& low_rank, const GroupLayout& group) {
+                           Dtype state, const LowRankShare& low_rank, const GroupLayout& group) {
+  const Dtype precision = dp_gradient_dtype(stack, state);
   const double element = grad_element_bytes(precision);
   const CollectiveOp op = dp_gradient_op(stack, plan);
   if (plan.gradient_compression != GradCompression::none && !plan.shards_params()) {  // ZeRO-2's, compressed
