@@ -42,13 +42,14 @@ GroupLayout dp_of(const ClusterSpec& cluster, const Plan& plan) {
 // Llama-2-7B over two one-GPU nodes behind a 10 GB/s link with no latency and the full rate
 // at every size, so a collective's network bytes over 10 GB/s are its time; `plan` is the
 // plan section as a YAML flow mapping.
-Scenario two_nodes_10gbps(const std::string& plan) {
+Scenario two_nodes_10gbps(const std::string& plan, const std::vector<std::string>& overrides = {}) {
   return load_scenario_text(R"(
 model: llama2-7b
 cluster: {gpu: a100-sxm-80gb, gpus_per_node: 1, intra_node: {bandwidth_GBps: 300},
           inter_node: {bandwidth_GBps: 10, latency_us: 0, nics_per_node: 1, efficiency: [[1, 1.0]]}}
 training: {seq_len: 512, global_batch: 2, micro_batch: 1, precision: bf16}
-plan: )" + plan + "\n");
+plan: )" + plan + "\n",
+                            overrides);
 }
 
 TEST(ZeroComm, ALayerTravelsInCeilOfParamsOverBucketCalls) {
@@ -162,22 +163,9 @@ TEST(ZeroComm, MegatronReducesBf16GradientsInFp32) {
   const std::vector<std::string> megatron_core = {"stack=megatron-core", "plan.zero=1", "plan.overlap_grad_reduce=false"};
   std::vector<std::string> bf16_grads = megatron_core;
   bf16_grads.push_back("stack.grad_reduce_fp32=false");
-  const Scenario base = two_nodes_10gbps("{dp: 2, zero: 1}");
-  const Scenario fp32_step = load_scenario_text(R"(
-model: llama2-7b
-cluster: {gpu: a100-sxm-80gb, gpus_per_node: 1, intra_node: {bandwidth_GBps: 300},
-          inter_node: {bandwidth_GBps: 10, latency_us: 0, nics_per_node: 1, efficiency: [[1, 1.0]]}}
-training: {seq_len: 512, global_batch: 2, micro_batch: 1, precision: bf16}
-plan: {dp: 2}
-)", megatron_core);
-  const Scenario bf16_step = load_scenario_text(R"(
-model: llama2-7b
-cluster: {gpu: a100-sxm-80gb, gpus_per_node: 1, intra_node: {bandwidth_GBps: 300},
-          inter_node: {bandwidth_GBps: 10, latency_us: 0, nics_per_node: 1, efficiency: [[1, 1.0]]}}
-training: {seq_len: 512, global_batch: 2, micro_batch: 1, precision: bf16}
-plan: {dp: 2}
-)", bf16_grads);
-  const double gradients = static_cast<double>(stage_params(base.model, base.plan, 0).total());
+  const Scenario fp32_step = two_nodes_10gbps("{dp: 2}", megatron_core);
+  const Scenario bf16_step = two_nodes_10gbps("{dp: 2}", bf16_grads);
+  const double gradients = static_cast<double>(stage_params(fp32_step.model, fp32_step.plan, 0).total());
   const double expected = 2 * gradients * 0.5 / 10e9;
   const double engine = predict_training(fp32_step).step_s - predict_training(bf16_step).step_s;
   EXPECT_NEAR(engine / expected, 1.0, 0.02) << engine << " s against " << expected;
