@@ -109,8 +109,10 @@ struct StackSpec {
   // in fp32, 4 bytes a value where the 16-bit model's are 2: Megatron-LM forces it for bf16
   // ("bfloat16 requires gradient accumulation and all-reduce to be done in fp32",
   // accumulate_allreduce_grads_in_fp32, megatron/training/arguments.py), and fp8 runs under
-  // --bf16; Megatron-Core's DDP then reduces its fp32 grad buffer (grad_reduce_in_fp32, on in
-  // NeMo's recipes). fp16 training keeps fp16 gradients.
+  // --bf16; Megatron-Core's DDP then reduces its fp32 grad buffer (grad_reduce_in_fp32, the
+  // default of NeMo's mixed-precision plugin; its performance recipes turn it off). The
+  // gradients are kept in fp32 too (sim/memory/weights.hpp dp_gradient_dtype). fp16 training
+  // keeps fp16 gradients.
   bool grad_reduce_fp32 = false;
   // The host's time for its offloaded optimizer step (plan.offload_optimizer), per parameter
   // of the GPU's shard, as the stack runs it whole: DeepSpeed's step() unscales and clips the

@@ -40,6 +40,6 @@ std::int64_t hf_eager_activation_bytes(const ModelSpec& model, const Plan& plan,
 // communication buffers and workspace, as for any stack. The memory report and the search's
 // estimate both call it.
 StageMemory hf_eager_training_stage(const ModelSpec& model, const Plan& plan, const TrainingWorkload& training,
-                                    int stage, std::int64_t buffer_bytes, HfParams params);
+                                    int stage, std::int64_t buffer_bytes, const StackSpec& stack);
 
 }  // namespace twinsim

@@ -120,6 +120,12 @@ BytesPerParam training_bytes_per_param(Dtype precision, Optimizer optimizer) {
   }
 }
 
+BytesPerParam training_bytes_per_param(Dtype precision, Optimizer optimizer, const StackSpec& stack) {
+  BytesPerParam bytes = training_bytes_per_param(precision, optimizer);
+  if (dp_gradient_dtype(stack, precision) == Dtype::fp32) bytes.grads = 4;
+  return bytes;
+}
+
 std::int64_t offloaded_optimizer_bytes_per_param(Dtype precision, Optimizer optimizer) {
   const std::int64_t states = training_bytes_per_param(precision, optimizer).optimizer;
   return precision == Dtype::fp32 || precision == Dtype::tf32 ? states + 4 : states;
@@ -136,10 +142,10 @@ WeightMemory zero_sharded(std::int64_t params, const BytesPerParam& bytes, int z
   return w;
 }
 
-WeightMemory training_weight_memory(const ModelSpec& model, const Plan& plan,
+WeightMemory training_weight_memory(const ModelSpec& model, const Plan& plan, const StackSpec& stack,
                                     const TrainingWorkload& training, int stage) {
   const StageParams p = stage_params(model, plan, stage);
-  const BytesPerParam bytes = training_bytes_per_param(training.precision, training.optimizer);
+  const BytesPerParam bytes = training_bytes_per_param(training.precision, training.optimizer, stack);
   // Megatron reduces gradients and shards the distributed optimizer over the data-parallel
   // group including CP ranks; experts over the expert-data-parallel group dp*cp/ep.
   const std::int64_t dp_cp = static_cast<std::int64_t>(plan.dp) * plan.cp;

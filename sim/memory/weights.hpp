@@ -3,6 +3,7 @@
 // stage, sharded by tensor and expert parallelism, then by ZeRO over data parallelism.
 #include <cstdint>
 
+#include "hardware/stack_spec.hpp"
 #include "models/dtype.hpp"
 #include "models/model_spec.hpp"
 #include "models/plan.hpp"
@@ -30,6 +31,24 @@ StageParams stage_params(const ModelSpec& model, const Plan& plan, int stage);
 // ZeRO's gathers and the DP buckets carry (sim/training/step_graph.cpp, sim/search).
 StageParams layer_params_on_gpu(const ModelSpec& model, const Plan& plan, bool moe_layer);
 
+// The type the data-parallel collectives carry parameters and gradients in: the training
+// precision's (Megatron and DeepSpeed keep a 16-bit model), or fp32 where the stack keeps the
+// model in fp32 (layer_kernels hf_eager, torch.amp: DDP all-reduces the fp32 .grad, FSDP
+// without a MixedPrecision policy gathers and reduce-scatters fp32). The engine, the
+// search's estimate and the memory report all take it from here.
+inline Dtype dp_state_dtype(const StackSpec& stack, Dtype precision) {
+  return stack.hf_eager() ? Dtype::fp32 : precision;
+}
+
+// The type the stack keeps and reduces gradients in (the memory's gradients, the data-parallel
+// collectives' values): dp_state_dtype's, or fp32 where the stack accumulates and reduces
+// 16-bit training's gradients in fp32 (StackSpec::grad_reduce_fp32, bf16
+// and fp8 training; fp16 keeps its own). The parameters' gathers keep dp_state_dtype's.
+inline Dtype dp_gradient_dtype(const StackSpec& stack, Dtype precision) {
+  const Dtype state = dp_state_dtype(stack, precision);
+  return stack.grad_reduce_fp32 && state != Dtype::fp16 ? Dtype::fp32 : state;
+}
+
 // Bytes per parameter of weights, gradients and optimizer states.
 struct BytesPerParam {
   std::int64_t params = 0, grads = 0, optimizer = 0;
@@ -38,10 +57,13 @@ struct BytesPerParam {
 // fp32: 4 + 4, Adam m and v 8 (SGD momentum 4).
 // fp16/bf16 mixed precision as the ZeRO paper counts it (Rajbhandari et al. 2020, §3.1):
 //   2 + 2, Adam 12 (fp32 master, m, v); SGD 8 (fp32 master, momentum).
-//   (Megatron with bf16 keeps fp32 gradients, 4 bytes; we follow the ZeRO count.)
+//   (Megatron with bf16 keeps fp32 gradients, 4 bytes: the overload taking the stack.)
 // fp8 (assumption, Transformer Engine style): bf16 weights plus a cached fp8 copy for the
 //   GEMMs (3 bytes), bf16 gradients, fp32 master and optimizer states as bf16.
 BytesPerParam training_bytes_per_param(Dtype precision, Optimizer optimizer);
+// The same with the gradients as the stack keeps them (dp_gradient_dtype: fp32 under
+// StackSpec::grad_reduce_fp32 for bf16 and fp8 training, 4 bytes).
+BytesPerParam training_bytes_per_param(Dtype precision, Optimizer optimizer, const StackSpec& stack);
 
 // What ZeRO-Offload keeps per offloaded parameter in CPU memory: the optimizer's states,
 // plus an fp32 master in fp32 training, which keeps none on the GPU (the weights are the
@@ -77,7 +99,8 @@ struct WeightMemory {
 WeightMemory zero_sharded(std::int64_t params, const BytesPerParam& bytes, int zero, std::int64_t group);
 
 // Training: a stage's weights, gradients and optimizer states on one GPU.
-WeightMemory training_weight_memory(const ModelSpec& model, const Plan& plan,
+// The gradients as `stack` keeps them (training_bytes_per_param's overload).
+WeightMemory training_weight_memory(const ModelSpec& model, const Plan& plan, const StackSpec& stack,
                                     const TrainingWorkload& training, int stage);
 
 // Inference: weight matrices in weight_dtype (int4 with one fp16 scale per group of

@@ -579,7 +579,7 @@ void Builder::add_data_parallel(int stage) {
 
 }  // namespace
 
-std::vector<ComputeOp> optimizer_shard_ops(const TrainingWorkload& t, double shard) {
+std::vector<ComputeOp> optimizer_shard_ops(const StackSpec& stack, const TrainingWorkload& t, double shard) {
   // Adam reads and writes the fp32 (master) weights and its two moments, 24 bytes per
   // parameter, and reads the gradient; SGD 12 before the gradient (weights read and
   // written, the momentum buffer read)
@@ -587,7 +587,8 @@ std::vector<ComputeOp> optimizer_shard_ops(const TrainingWorkload& t, double sha
   update.kind = ComputeKind::optimizer;
   update.kernel = t.optimizer == Optimizer::adam ? kernel_names::kAdamw : kernel_names::kSgd;
   update.dtype = t.precision;  // of the grads it reads (the masters are fp32)
-  update.bytes = ((t.optimizer == Optimizer::adam ? 24.0 : 12.0) + grad_element_bytes(t.precision)) * shard;
+  update.bytes =
+      ((t.optimizer == Optimizer::adam ? 24.0 : 12.0) + grad_element_bytes(dp_gradient_dtype(stack, t.precision))) * shard;
   if (t.precision == Dtype::fp32) return {update};
   // Mixed precision: the updated fp32 masters are then copied into the model's 16-bit
   // weights, a pass of its own (Megatron's _copy_main_params_to_model_params, after the
@@ -604,13 +605,14 @@ std::vector<ComputeOp> optimizer_shard_ops(const TrainingWorkload& t, double sha
 // reading this GPU's gradient shard for its squared norm, the norm's all-reduce over the
 // data-parallel, tensor- and pipeline-parallel groups (4 bytes: latency), and a pass
 // scaling the grads (read and written), before the update.
-double grad_clip_s(const ClusterSpec& cluster, const Plan& plan, const TrainingWorkload& t, double shard) {
+double grad_clip_s(const ClusterSpec& cluster, const StackSpec& stack, const Plan& plan, const TrainingWorkload& t,
+                   double shard) {
   if (t.optim.grad_clip <= 0) return 0;
   ComputeOp passes;
   passes.kind = ComputeKind::elementwise;
   passes.kernel = kernel_names::kGradNorm;
   passes.dtype = t.precision;
-  passes.bytes = 3.0 * grad_element_bytes(t.precision) * shard;
+  passes.bytes = 3.0 * grad_element_bytes(dp_gradient_dtype(stack, t.precision)) * shard;
   double seconds = op_time_s(cluster.gpu, passes);
   for (ParallelGroup g : {ParallelGroup::dp, ParallelGroup::tp, ParallelGroup::pp}) {
     const GroupLayout layout = group_layout(cluster, plan, g);
@@ -621,10 +623,10 @@ double grad_clip_s(const ClusterSpec& cluster, const Plan& plan, const TrainingW
 
 double optimizer_shard_s(const ClusterSpec& cluster, const StackSpec& stack, const Plan& plan, const TrainingWorkload& t,
                          double shard) {
-  const double clip = grad_clip_s(cluster, plan, t, shard);
+  const double clip = grad_clip_s(cluster, stack, plan, t, shard);
   if (!plan.offload_optimizer) {
     double seconds = 0;
-    for (const ComputeOp& op : optimizer_shard_ops(t, shard)) seconds += op_time_s(cluster.gpu, op);
+    for (const ComputeOp& op : optimizer_shard_ops(stack, t, shard)) seconds += op_time_s(cluster.gpu, op);
     return clip + seconds;
   }
   // ZeRO-Offload (Ren et al. 2021, §4.2, Fig. 3): the gradients stream to the host during
@@ -659,7 +661,7 @@ double optimizer_step_hbm_bytes(const Scenario& s, int stage) {
   const StageParams p = stage_params(s.model, s.plan, stage);
   const double shard = sharded_params_per_gpu(p.dense, p.expert, s.plan, s.plan.shards_optimizer());
   double bytes = 0;
-  for (const ComputeOp& op : optimizer_shard_ops(*s.training, shard)) bytes += op.bytes;
+  for (const ComputeOp& op : optimizer_shard_ops(s.stack, *s.training, shard)) bytes += op.bytes;
   return bytes;
 }
 
@@ -671,7 +673,7 @@ ComputeOp zero_grad_op(const Scenario& s, int stage) {
   zero.kind = ComputeKind::elementwise;
   zero.kernel = kernel_names::kZero;
   zero.dtype = s.training->precision;
-  zero.bytes = kept * grad_element_bytes(s.training->precision);  // written once
+  zero.bytes = kept * grad_element_bytes(dp_gradient_dtype(s.stack, s.training->precision));  // written once
   return zero;
 }
 

@@ -90,7 +90,8 @@ std::int64_t stage_params_per_gpu(const Scenario& s, int stage);
 // zeroing of the gradient buffer a step starts with (Megatron's zero_grad_buffer):
 // memory-bound. optimizer_step_s is the step's time, its ops together.
 // The ops over a shard of `shard` parameters (the search's estimate calls them too).
-std::vector<ComputeOp> optimizer_shard_ops(const TrainingWorkload& t, double shard);
+// The gradients it reads are as the stack keeps them (dp_gradient_dtype).
+std::vector<ComputeOp> optimizer_shard_ops(const StackSpec& stack, const TrainingWorkload& t, double shard);
 // The step's time over a shard: the GPU's ops above, or with plan.offload_optimizer the
 // host's update and the weights' copy back, at least as long as the stack's measured host
 // time per parameter (one formula for the step graph and the search).

@@ -19,23 +19,6 @@
 
 namespace twinsim {
 
-// The type the data-parallel collectives carry parameters and gradients in: the training
-// precision's (Megatron and DeepSpeed keep a 16-bit model), or fp32 where the stack keeps the
-// model in fp32 (layer_kernels hf_eager, torch.amp: DDP all-reduces the fp32 .grad, FSDP
-// without a MixedPrecision policy gathers and reduce-scatters fp32). The engine and the
-// search's estimate both take it from here.
-inline Dtype dp_state_dtype(const StackSpec& stack, Dtype precision) {
-  return stack.hf_eager() ? Dtype::fp32 : precision;
-}
-
-// The type the data-parallel collectives carry gradients in: dp_state_dtype's, or fp32 where
-// the stack reduces 16-bit training's gradients in fp32 (StackSpec::grad_reduce_fp32, bf16
-// and fp8 training; fp16 keeps its own). The parameters' gathers keep dp_state_dtype's.
-inline Dtype dp_gradient_dtype(const StackSpec& stack, Dtype precision) {
-  const Dtype state = dp_state_dtype(stack, precision);
-  return stack.grad_reduce_fp32 && state != Dtype::fp16 ? Dtype::fp32 : state;
-}
-
 // What PowerSGD (plan.gradient_compression: powersgd; Vogels et al. 2019) makes of the
 // gradients it reduces, per gradient value of the model's transformer layers on one GPU:
 // each weight matrix rows x cols of the layers' op list (models/layer_ops) that is worth it

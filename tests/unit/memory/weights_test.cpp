@@ -75,11 +75,35 @@ TEST(Weights, ZeroStage3ShardsParameters) {
   TrainingWorkload t;
   const std::int64_t params = stage_params(m, p, 0).total();
   p.zero = 1;
-  const WeightMemory z1 = training_weight_memory(m, p, t, 0);
+  const WeightMemory z1 = training_weight_memory(m, p, StackSpec{}, t, 0);
   EXPECT_EQ(z1.params, 2 * params);
   EXPECT_EQ(z1.optimizer, 12 * ((params + 7) / 8));
   p.zero = 3;
-  EXPECT_EQ(training_weight_memory(m, p, t, 0).params, 2 * ((params + 7) / 8));
+  EXPECT_EQ(training_weight_memory(m, p, StackSpec{}, t, 0).params, 2 * ((params + 7) / 8));
+}
+
+// Megatron keeps bf16 and fp8 training's gradients in an fp32 buffer (grad_reduce_fp32), 18
+// bytes a parameter with Adam before ZeRO where the ZeRO paper counts 16; fp16's stay fp16.
+// The distributed optimizer (ZeRO 1) shards the optimizer's states, not that buffer.
+TEST(Weights, MegatronKeepsBf16GradientsInFp32) {
+  const ModelSpec m = test::llama2_7b();
+  Plan p;
+  p.dp = 8;
+  p.zero = 1;
+  TrainingWorkload t;
+  StackSpec megatron;
+  megatron.grad_reduce_fp32 = true;
+  const std::int64_t params = stage_params(m, p, 0).total();
+  for (Dtype precision : {Dtype::bf16, Dtype::fp8, Dtype::fp16}) {
+    t.precision = precision;
+    const WeightMemory plain = training_weight_memory(m, p, StackSpec{}, t, 0);
+    const WeightMemory fp32 = training_weight_memory(m, p, megatron, t, 0);
+    EXPECT_EQ(plain.grads, 2 * params) << to_string(precision);
+    EXPECT_EQ(fp32.grads, (precision == Dtype::fp16 ? 2 : 4) * params) << to_string(precision);
+    EXPECT_EQ(fp32.params, plain.params);
+    EXPECT_EQ(fp32.optimizer, plain.optimizer);
+  }
+  EXPECT_EQ(training_bytes_per_param(Dtype::bf16, Optimizer::adam, megatron).grads, 4);
 }
 
 // Mixtral with EP 8: each GPU holds one of the eight experts of each layer.
@@ -94,7 +118,7 @@ TEST(Weights, ExpertParallelSplitsTheExperts) {
   // ZeRO-1 shards expert optimizer states over dp*cp/ep = 1 GPU: not at all.
   p.zero = 1;
   TrainingWorkload t;
-  EXPECT_EQ(training_weight_memory(m, p, t, 0).optimizer,
+  EXPECT_EQ(training_weight_memory(m, p, StackSpec{}, t, 0).optimizer,
             12 * ((stage_params(m, p, 0).dense + 7) / 8) + 12 * (experts_whole / 8));
 }
 
