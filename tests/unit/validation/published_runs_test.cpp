@@ -87,10 +87,27 @@ double flash_kernels_s(const std::string& file, std::vector<std::string> overrid
   return attention_core_s(predict_training(load_scenario_file(kTrainingDir + file, overrides)));
 }
 
-// The right-sized 8K step (ZeRO-2, no checkpointing), split by kernel time: FlashAttention-3's
-// kernels ran at 447 model TFLOP/s per GPU in the step, everything else at 463. The
-// catalog's flash3 curves (the FA3 paper's H100 rates, not this run) predict the attention
-// 3.5% fast (FlashAttention-2's curves: 69% slow). The step ran Hugging Face's own modeling
+// The source's buckets share one clock (bench_decompose.py): the measured wall-clock step split
+// by each bucket's share of the kernel time outside NCCL. So what a prediction is judged on is
+// that share, the flash kernels' time over all the compute kernels' (the stream's busy time,
+// the optimizer's and recompute's included), measured as the attention bucket's time over the
+// step's: attention FLOPs at the bucket's rate over all FLOPs at the step's.
+double predicted_attention_share(const std::string& file) {
+  const TimeBreakdown b = predict_training(load_scenario_file(kTrainingDir + file)).breakdown;
+  return flash_kernels_s(file) / (b.compute_s + b.recompute_s + b.optimizer_s);
+}
+
+double measured_attention_share(const ModelSpec& m, double seq, double attention_tflops, double step_tflops) {
+  const double attention_flops = 6 * seq * seq * m.head_dim * m.heads * m.layers;
+  return (attention_flops / attention_tflops) / (mlengineering_model_flops(m, seq) / step_tflops);
+}
+
+// The right-sized 8K step (ZeRO-2, no checkpointing), its wall clock split by kernel time:
+// FlashAttention-3's kernels at 447 model TFLOP/s per GPU in the step, everything else at 463,
+// the step at 461: the flash kernels 12.9% of the kernel time. The catalog's flash3 curves
+// (the FA3 paper's H100 rates, not this run) give them 13.9% of the predicted kernel time, 7.6%
+// more (read as kernel time, the bucket came out 3.5% fast: it is not; FlashAttention-2's curves
+// make the kernels 69% slower). The step ran Hugging Face's own modeling
 // code on a bf16 model (bench_decompose.py: no Liger), stack hf-deepspeed: its unfused
 // RMSNorms, RoPE and SwiGLU counted by the census (hf_bf16). Judged within 10%: predicted
 // 5.6% fast (16.1% fast under hf-deepspeed-liger's fused kernels, which this run did not use;
@@ -104,12 +121,12 @@ TEST(MlEngineeringLlama31H200, The8kStepAndItsAttentionWithinBand) {
   const double seq = 8192, attention_flops = 6 * seq * seq * s.model.head_dim * s.model.heads * s.model.layers;
   const double measured_attention_s = attention_flops / 447e12;
   const double measured_step_s = mlengineering_model_flops(s.model, seq) / 461e12;
-  const double attention_s = flash_kernels_s(file);
-  std::printf("8K ZeRO-2 step: predicted %.3f s, measured %.3f s (%+.1f%%); FlashAttention-3 %.3f s vs %.3f s (%+.1f%%)\n",
-              p.step_s, measured_step_s, 100 * (p.step_s / measured_step_s - 1), attention_s, measured_attention_s,
-              100 * (attention_s / measured_attention_s - 1));
+  const double share = predicted_attention_share(file), measured_share = measured_attention_share(s.model, seq, 447e12, 461e12);
+  std::printf("8K ZeRO-2 step: predicted %.3f s, measured %.3f s (%+.1f%%); FlashAttention-3's share %.3f vs %.3f (%+.1f%%)\n",
+              p.step_s, measured_step_s, 100 * (p.step_s / measured_step_s - 1), share, measured_share,
+              100 * (share / measured_share - 1));
   EXPECT_NEAR(p.step_s / measured_step_s, 1.0, 0.10);
-  EXPECT_NEAR(attention_s / measured_attention_s, 1.0, 0.08);
+  EXPECT_NEAR(share / measured_share, 1.0, 0.10);
   EXPECT_GT(flash_kernels_s(file, {"stack.attention_kernel=flash2"}) / measured_attention_s, 1.5);  // the kernel matters
 }
 
@@ -185,28 +202,35 @@ TEST(MlEngineeringLlama31H200, LongContextPeakMemory) {
 }
 
 // The same runs on one 8-GPU B200 node with FlashAttention-4 (no FA4 kernel sweep is
-// published): the B200's flash4 curves take FA3's shape by sequence, their level fitted to the
-// 8K step's attention bucket (834 TFLOP/s) and one long-context point fitted to the 256K step
-// (scripts/fa4_attention_to_catalog.py). The offloaded optimizer step at the deepspeed stack's
-// host time per parameter, fitted on the H200's 8K step. Judged, within 10%: 8K to 192K
-// (-1.8%, +2.4%, +3.4%, +4.2%, +2.0% at fitting; before the host figure 8K to 64K came out 70%,
-// 36% and 15% fast and 128K, 192K -1.6%, +0.2%; with the flat FA3 shape past 16k 128K and
-// 192K came out +9% and +14% slow). The right-sized 8K ZeRO-2 step (no offload) is printed: its
-// dense path runs at 771 TFLOP/s against the catalog's far faster GEMMs, predicted 22.4% fast
-// with HF's unfused kernels counted, 36% fast without.
+// published): the B200's flash4 curves take FA3's shape by sequence, their level set by the
+// source's own kernel benchmark (bench_flash_attn.py: FA4 on the B200 1.88x FA3 on the H200 at
+// 8k, forward and backward, the 8B model's causal attention) and one long-context point fitted
+// to the 256K step (scripts/fa4_attention_to_catalog.py). Held out: the benchmark's 1.95x at
+// 32k (1.92x). The offloaded optimizer step at the deepspeed stack's host time per parameter,
+// fitted on the H200's 8K step. Judged, within 10%: 8K to 192K (-1.9%, +1.6%, +2.4%, +3.5%,
+// +1.7%; -1.8%, +2.4%, +3.4%, +4.2%, +2.0% with the level fitted to the 8K attention bucket
+// read as kernel time; before the host figure 8K to 64K came out 70%, 36% and 15% fast; with
+// the flat FA3 shape past 16k 128K and 192K came out +9% and +14% slow). The right-sized 8K
+// ZeRO-2 step (no offload) is printed, out of its band: predicted 23% fast with HF's unfused
+// kernels counted (36% without), its flash kernels 15.4% of the predicted kernel time against
+// 11.7% measured: the dense path (GEMMs, HF's element-wise kernels) is what runs too fast.
 const SweepRow kB200LongContextSweep[] = {{8192, 167, 16.3},   {32768, 524, 25.9},  {65536, 719, 37.6},
                                           {131072, 836, 66.7}, {196608, 852, 95.7}, {262144, 852, 124.6}};
 
-TEST(MlEngineeringLlama31B200, Flash4FitsThe8kAttentionAndJudgesLongContext) {
+TEST(MlEngineeringLlama31B200, Flash4AtTheKernelBenchmarksRatioJudgesLongContext) {
   const Scenario s8k = load_scenario_file(kTrainingDir + "mlengineering-llama31-8b-b200-8k-zero2.yaml");
   const TrainingPrediction p8k = predict_training(s8k);
-  const double attention_8k_s = flash_kernels_s("mlengineering-llama31-8b-b200-8k-zero2.yaml");
+  const std::string b200 = "mlengineering-llama31-8b-b200-8k-zero2.yaml", h200 = "mlengineering-llama31-8b-h200-8k-zero2.yaml";
   const double seq8k = 8192;
-  const double attention = 6 * seq8k * seq8k * s8k.model.head_dim * s8k.model.heads * s8k.model.layers / 834e12;
   const double step8k = mlengineering_model_flops(s8k.model, seq8k) / 778e12;
-  std::printf("B200 8K ZeRO-2 step: predicted %.3f s, measured %.3f s (%+.1f%%); FlashAttention-4 %.4f s vs %.4f s (fit)\n",
-              p8k.step_s, step8k, 100 * (p8k.step_s / step8k - 1), attention_8k_s, attention);
-  EXPECT_NEAR(attention_8k_s / attention, 1.0, 0.02);
+  const double ratio_8k = flash_kernels_s(h200) / flash_kernels_s(b200);
+  const double ratio_32k = flash_kernels_s(h200, {"training.seq_len=32768"}) / flash_kernels_s(b200, {"training.seq_len=32768"});
+  std::printf("B200 8K ZeRO-2 step: predicted %.3f s, measured %.3f s (%+.1f%%); flash kernels' share %.3f vs %.3f; "
+              "FA4 / FA3 %.3f at 8k (fit: 1.88), %.3f at 32k (benchmark: 1.95)\n",
+              p8k.step_s, step8k, 100 * (p8k.step_s / step8k - 1), predicted_attention_share(b200),
+              measured_attention_share(s8k.model, seq8k, 834e12, 778e12), ratio_8k, ratio_32k);
+  EXPECT_NEAR(ratio_8k / 1.88, 1.0, 0.01);
+  EXPECT_NEAR(ratio_32k / 1.95, 1.0, 0.03);
   for (const SweepRow& r : kB200LongContextSweep) {
     const Scenario s = load_scenario_file(kTrainingDir + "mlengineering-llama31-8b-b200-long-context.yaml",
                                           {"training.seq_len=" + std::to_string(r.seq)});
