@@ -636,7 +636,9 @@ double optimizer_shard_s(const ClusterSpec& cluster, const StackSpec& stack, con
   // DRAM bandwidth (its datasheet figure: a lower bound on the time); the updated 16-bit
   // weights go back over PCIe before the next forward
   const double element = t.precision == Dtype::fp32 ? 0.0 : param_element_bytes(t.precision);
-  const double host_bytes = ((t.optimizer == Optimizer::adam ? 24.0 : 12.0) + grad_element_bytes(t.precision) + element) * shard;
+  const double host_bytes =
+      ((t.optimizer == Optimizer::adam ? 24.0 : 12.0) + grad_element_bytes(dp_gradient_dtype(stack, t.precision)) + element) *
+      shard;
   // (with plan.offload_params the weights live on the host: the update writes them in place)
   const double weight_bytes = shard * (t.precision == Dtype::fp32 ? 4.0 : param_element_bytes(t.precision));
   const double copy_back = plan.offload_params ? 0.0 : weight_bytes;

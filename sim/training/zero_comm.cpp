@@ -193,10 +193,10 @@ double zero3_layer_gather_s(const ClusterSpec& cluster, const Plan& plan, const 
 }
 
 double zero_layer_reduce_s(const ClusterSpec& cluster, const Plan& plan, const StackSpec& stack,
-                           const StageParams& layer, Dtype precision, const LowRankShare& low_rank) {
+                           const StageParams& layer, Dtype state, const LowRankShare& low_rank) {
   return over_dp_groups(cluster, plan, static_cast<double>(layer.dense), static_cast<double>(layer.expert),
                         [&](const GroupLayout& group, double params) {
-                          return zero_layer_reduce_s(cluster, plan, stack, params, precision, low_rank, group);
+                          return zero_layer_reduce_s(cluster, plan, stack, params, state, low_rank, group);
                         });
 }
 

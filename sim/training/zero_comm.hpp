@@ -65,8 +65,9 @@ double zero3_layer_gather_s(const ClusterSpec& cluster, const Plan& plan, const 
 // One layer's gradient reduce-scatter over `group`, one micro-batch. With
 // plan.zero_quantized_gradients (ZeRO++ qgZ) in int4, quantised before and dequantised after
 // each of its two hops; with plan.gradient_compression (ZeRO-2) as dp_gradient_reduce_s.
+// `state`: dp_state_dtype's; the gradients travel in dp_gradient_dtype(stack, state).
 double zero_layer_reduce_s(const ClusterSpec& cluster, const Plan& plan, const StackSpec& stack, double params,
-                           Dtype precision, const LowRankShare& low_rank, const GroupLayout& group);
+                           Dtype state, const LowRankShare& low_rank, const GroupLayout& group);
 
 // The same for a layer's parameters on one GPU (sim/memory/weights.hpp): the dense ones over
 // the data-parallel group, the routed experts over theirs (over_dp_groups). The step graph
@@ -74,7 +75,7 @@ double zero_layer_reduce_s(const ClusterSpec& cluster, const Plan& plan, const S
 double zero3_layer_gather_s(const ClusterSpec& cluster, const Plan& plan, const StackSpec& stack,
                             const StageParams& layer, Dtype precision, bool backward = false);
 double zero_layer_reduce_s(const ClusterSpec& cluster, const Plan& plan, const StackSpec& stack,
-                           const StageParams& layer, Dtype precision, const LowRankShare& low_rank);
+                           const StageParams& layer, Dtype state, const LowRankShare& low_rank);
 
 // The collective that reduces the data-parallel gradients: an all-reduce without ZeRO (every
 // rank keeps the whole sum) and where the stack all-reduces its ZeRO 1-2 buckets whole
