@@ -12,6 +12,7 @@
 #include "models/report_throughput.hpp"
 #include "sim/inference/batch_prediction.hpp"
 #include "sim/memory/memory_report.hpp"
+#include "sim/memory/weights.hpp"
 #include "sim/training/layer_costs.hpp"
 #include "sim/training/training_report.hpp"
 
@@ -120,6 +121,11 @@ void print_stack(std::ostream& out, const Scenario& s) {
   out << ", attention " << st.attention_kernel;
   if (attention != st.attention_kernel) out << " (" << attention << " on " << s.cluster.gpu.name << ")";
   out << ", layer kernels " << st.layer_kernels << ", loss " << st.loss_kernel;
+  // 16-bit training's gradients kept and reduced in fp32 (Megatron's), which a reader of the
+  // memory breakdown's grads would otherwise take for 2 bytes a parameter
+  if (s.training && st.grad_reduce_fp32 && s.training->precision != Dtype::fp32 &&
+      dp_gradient_dtype(st, s.training->precision) == Dtype::fp32)
+    out << ", gradients fp32";
   // the host's offloaded update, where the plan offloads it and the stack measures it
   if (s.plan.offload_optimizer && st.offload_update_s_per_param > 0)
     out << ", offloaded update " << fixed(st.offload_update_s_per_param * 1e9, "%.2f") << " ns a parameter";

@@ -165,6 +165,11 @@ TEST(Stack, TheReportSaysWhichAttentionTheStackRuns) {
   EXPECT_NE(table(llama8b("dgx-a100-80gb", "megatron-core")).find("attention te (flash2 on a100-sxm-80gb)"),
             std::string::npos);
   EXPECT_EQ(table(llama8b("dgx-h100")).find("stack "), std::string::npos);
+  // Megatron keeps bf16 training's gradients in fp32 (grad_reduce_fp32), fp16's in fp16
+  EXPECT_NE(table(llama8b("dgx-h100", "megatron-core")).find(", gradients fp32"), std::string::npos);
+  EXPECT_EQ(table(llama8b("dgx-h100", "megatron-core", {"training.precision=fp16"})).find("gradients fp32"),
+            std::string::npos);
+  EXPECT_EQ(table(llama8b("dgx-h100", "deepspeed")).find("gradients fp32"), std::string::npos);
   // a plan that offloads its optimizer shows the stack's host figure for the update
   const Scenario offloaded = llama8b("dgx-h100", "deepspeed", {"plan.offload_optimizer=true"});
   EXPECT_NE(table(offloaded).find(", offloaded update 2.06 ns a parameter"), std::string::npos) << table(offloaded);
