@@ -116,15 +116,23 @@ def bisect(f, lo, hi, steps=30):
     return (lo + hi) / 2
 
 
+def simulate_time(exe, scenario, *sets):
+    """The report's `time` section of `twinsim simulate` on scenarios/validation/training/`scenario`
+    with each of `sets` as a --set."""
+    cmd = [exe, "simulate", os.path.join(TRAINING, scenario), "--json"]
+    for s in sets:
+        cmd += ["--set", s]
+    return json.loads(subprocess.run(cmd, check=True, capture_output=True, text=True).stdout)["time"]
+
+
 def fit_long_gain(exe, curves):
     """The gain that gives the H200's 256K long-context step its published 419 TFLOP/s."""
     want_s = model_flops(LONG_SEQ) / 419e12
 
     def step_s(gain):
-        cmd = [exe, "simulate", os.path.join(TRAINING, "mlengineering-llama31-8b-h200-long-context.yaml"), "--json",
-               "--set", f"training.seq_len={LONG_SEQ}", "--set", "cluster.gpu=h200-sxm",
-               "--set", "cluster.gpu.attention_kernel_efficiency_by_seq.flash3=" + flow(with_long_point(curves, gain))]
-        return json.loads(subprocess.run(cmd, check=True, capture_output=True, text=True).stdout)["time"]["step_s"]
+        return simulate_time(exe, "mlengineering-llama31-8b-h200-long-context.yaml", f"training.seq_len={LONG_SEQ}",
+                             "cluster.gpu=h200-sxm",
+                             "cluster.gpu.attention_kernel_efficiency_by_seq.flash3=" + flow(with_long_point(curves, gain)))["step_s"]
 
     # a faster kernel (larger gain) shortens the step
     return bisect(lambda gain: want_s - step_s(gain), 0.8, 2.0)

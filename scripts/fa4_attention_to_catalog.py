@@ -26,12 +26,9 @@ Each factor is found by bisection over `--set cluster.gpu.attention_kernel_effic
     scripts/fa4_attention_to_catalog.py build/app/twinsim
 """
 import argparse
-import json
-import os
-import subprocess
 
-from fa3_attention_to_catalog import (TRAINING, attention_flops, bisect, curve_yaml, flash3_curves, flow,
-                                      model_flops, with_long_point)
+from fa3_attention_to_catalog import (bisect, curve_yaml, flash3_curves, flow, model_flops, simulate_time,
+                                      with_long_point)
 
 H100_PEAK, B200_PEAK = 989.0, 2250.0  # dense bf16 TFLOP/s (hardware/catalog/gpus/*.yaml)
 # FA4 on a B200 against FA3 on an H200, fwd+bwd, causal, the 8B model's attention shape
@@ -48,18 +45,15 @@ def curves(level, gain):
 
 
 def simulate(exe, scenario, level, gain, *sets):
-    cmd = [exe, "simulate", os.path.join(TRAINING, scenario), "--json", "--set", "cluster.gpu=b200",
-           "--set", "cluster.gpu.attention_kernel_efficiency_by_seq.flash4=" + flow(curves(level, gain))]
-    for s in sets:
-        cmd += ["--set", s]
-    return json.loads(subprocess.run(cmd, check=True, capture_output=True, text=True).stdout)["time"]
+    """`scenario` on the B200 with the flash4 curves of `level` and `gain`."""
+    return simulate_time(exe, scenario, "cluster.gpu=b200",
+                         "cluster.gpu.attention_kernel_efficiency_by_seq.flash4=" + flow(curves(level, gain)), *sets)
 
 
 def h200_attention_s(exe, seq):
     """The H200's FlashAttention-3 time for the 8K step's attention rows at `seq` tokens."""
-    cmd = [exe, "simulate", os.path.join(TRAINING, "mlengineering-llama31-8b-h200-8k-zero2.yaml"), "--json",
-           "--set", "stack.layer_kernels=fused", "--set", f"training.seq_len={seq}"]
-    return json.loads(subprocess.run(cmd, check=True, capture_output=True, text=True).stdout)["time"]
+    return simulate_time(exe, "mlengineering-llama31-8b-h200-8k-zero2.yaml", "stack.layer_kernels=fused",
+                         f"training.seq_len={seq}")
 
 
 def main():

@@ -123,8 +123,7 @@ void print_stack(std::ostream& out, const Scenario& s) {
   out << ", layer kernels " << st.layer_kernels << ", loss " << st.loss_kernel;
   // 16-bit training's gradients kept and reduced in fp32 (Megatron's), which a reader of the
   // memory breakdown's grads would otherwise take for 2 bytes a parameter
-  if (s.training && st.grad_reduce_fp32 && s.training->precision != Dtype::fp32 &&
-      dp_gradient_dtype(st, s.training->precision) == Dtype::fp32)
+  if (s.training && dp_gradient_dtype(st, s.training->precision) != dp_state_dtype(st, s.training->precision))
     out << ", gradients fp32";
   // the host's offloaded update, where the plan offloads it and the stack measures it
   if (s.plan.offload_optimizer && st.offload_update_s_per_param > 0)

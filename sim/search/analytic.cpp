@@ -194,11 +194,10 @@ AnalyticEstimate AnalyticModel::estimate(const Candidate& c) {
     const std::int64_t per_bucket = c.overlap_grad_reduce ? dp_bucket_params(plan_) : params;
     const std::int64_t buckets = std::max<std::int64_t>(1, (params + per_bucket - 1) / per_bucket);
     const double bucket = static_cast<double>(params) / static_cast<double>(buckets);
-    const CollectiveOp op = dp_gradient_op(base_.stack, plan_);
     const double t_bucket = over_dp_groups(cluster, plan_, bucket * (1 - expert_share), bucket * expert_share,
                                            [&](const GroupLayout& g, double n) {
-                                             return dp_gradient_reduce_s(cluster, plan_, op, g, n,
-                                                                         dp_gradient_dtype(base_.stack, state), prices.low_rank);
+                                             return stack_gradient_reduce_s(cluster, plan_, base_.stack, g, n, state,
+                                                                            prices.low_rank);
                                            });
     if (sharded_grads(plan_)) {
       // nothing left to reduce at the step's end (the step graph's add_data_parallel)

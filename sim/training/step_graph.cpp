@@ -521,15 +521,13 @@ void Builder::add_data_parallel(int stage) {
     return task(name, seconds, c.dp_comm, res);
   };
   if (s.plan.dp_group_size() > 1 && !sharded_grads()) {  // ZeRO 2/3 reduced theirs in every backward
-    const CollectiveOp op = dp_gradient_op(s.stack, s.plan);
     for (const Bucket& b : buckets) {
       const std::int64_t layer = b.layer;
       // dense gradients over the data-parallel group, the experts' over theirs
       const double seconds = over_dp_groups(s.cluster, s.plan, static_cast<double>(b.params.dense),
                                             static_cast<double>(b.params.expert), [&](const GroupLayout& g, double n) {
-                                              return dp_gradient_reduce_s(s.cluster, s.plan, op, g, n,
-                                                                          dp_gradient_dtype(s.stack, state_dtype()),
-                                                                          low_rank);
+                                              return stack_gradient_reduce_s(s.cluster, s.plan, s.stack, g, n,
+                                                                             state_dtype(), low_rank);
                                             });
       for (const RankGroup& group : sr.dp) {
         // after the whole backward (no overlap) the first bucket waits for the slowest rank
@@ -686,17 +684,16 @@ bool sharded_grads_whole_stage(const Plan& plan) { return sharded_grads(plan) &&
 bool zero3_whole_stage(const Plan& plan) { return plan.shards_params() && sharded_grads_whole_stage(plan); }
 
 ShardedStageComm sharded_stage_comm(const ClusterSpec& cluster, const Plan& plan, const StackSpec& stack,
-                                    Dtype precision, const StageParams& params, const LowRankShare& low_rank) {
+                                    Dtype state, const StageParams& params, const LowRankShare& low_rank) {
   if (!sharded_grads_whole_stage(plan)) return {};
   const auto dense = static_cast<double>(params.dense), expert = static_cast<double>(params.expert);
   ShardedStageComm c;
   if (zero3_whole_stage(plan))
     c.gather_s = over_dp_groups(cluster, plan, dense, expert, [&](const GroupLayout& g, double n) {
-      return collective_time_s(cluster, CollectiveOp::all_gather, g, n * param_element_bytes(precision));
+      return collective_time_s(cluster, CollectiveOp::all_gather, g, n * param_element_bytes(state));
     });
   c.reduce_s = over_dp_groups(cluster, plan, dense, expert, [&](const GroupLayout& g, double n) {
-    return dp_gradient_reduce_s(cluster, plan, dp_gradient_op(stack, plan), g, n, dp_gradient_dtype(stack, precision),
-                                low_rank);
+    return stack_gradient_reduce_s(cluster, plan, stack, g, n, state, low_rank);
   });
   return c;
 }

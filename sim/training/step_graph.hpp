@@ -115,13 +115,14 @@ bool zero3_whole_stage(const Plan& plan);
 // Those whole-stage collectives' seconds per call over `params` parameters per GPU (a
 // stage's, or a chunk's: its dense ones over the data-parallel group, its routed experts over
 // theirs, over_dp_groups); 0 where the plan has none. ZeRO-2's reduce-scatter carries
-// plan.gradient_compression as the DDP buckets do (dp_gradient_reduce_s; low_rank: the
-// model's powersgd_share). The step graph and the search's estimate both price them here.
+// plan.gradient_compression as the DDP buckets do (stack_gradient_reduce_s; low_rank: the
+// model's powersgd_share; `state`: dp_state_dtype's). The step graph and the search's
+// estimate both price them here.
 struct ShardedStageComm {
   double gather_s = 0, reduce_s = 0;
 };
 ShardedStageComm sharded_stage_comm(const ClusterSpec& cluster, const Plan& plan, const StackSpec& stack,
-                                    Dtype precision, const StageParams& params, const LowRankShare& low_rank);
+                                    Dtype state, const StageParams& params, const LowRankShare& low_rank);
 // Parameters per GPU of virtual stage `chunk` of `stage`: its layers', and the embedding's
 // (first chunk of stage 0) or the head's (last chunk of the last stage).
 StageParams chunk_params_per_gpu(const ModelSpec& model, const Plan& plan, int stage, int chunk);

@@ -168,13 +168,13 @@ CollectiveOp dp_gradient_op(const StackSpec& stack, const Plan& plan) {
 
 double zero_layer_reduce_s(const ClusterSpec& cluster, const Plan& plan, const StackSpec& stack, double params,
                            Dtype state, const LowRankShare& low_rank, const GroupLayout& group) {
+  if (plan.gradient_compression != GradCompression::none && !plan.shards_params()) {  // ZeRO-2's, compressed
+    const auto calls = static_cast<double>(zero_calls(params, stack.zero_reduce_bucket_params));
+    return calls * stack_gradient_reduce_s(cluster, plan, stack, group, params / calls, state, low_rank);
+  }
   const Dtype precision = dp_gradient_dtype(stack, state);
   const double element = grad_element_bytes(precision);
   const CollectiveOp op = dp_gradient_op(stack, plan);
-  if (plan.gradient_compression != GradCompression::none && !plan.shards_params()) {  // ZeRO-2's, compressed
-    const auto calls = static_cast<double>(zero_calls(params, stack.zero_reduce_bucket_params));
-    return calls * dp_gradient_reduce_s(cluster, plan, op, group, params / calls, precision, low_rank);
-  }
   if (!quantized_gradients(plan)) return dp_calls_s(cluster, group, op, params, element, stack.zero_reduce_bucket_params);
   // qgZ (§3.3): the gradients in int4 through an all-to-all inside the node, then one
   // across nodes, each quantised before and dequantised and reduced after (two passes over
@@ -215,6 +215,12 @@ double dp_gradient_reduce_s(const ClusterSpec& cluster, const Plan& plan, Collec
   const double passes = op == CollectiveOp::all_reduce ? 2 * whole
                                                        : whole + quantize_pass_s(cluster, precision, params / dp.ranks * (element + wire));
   return collective_time_s(cluster, op, dp, params * wire) + passes;
+}
+
+double stack_gradient_reduce_s(const ClusterSpec& cluster, const Plan& plan, const StackSpec& stack,
+                               const GroupLayout& dp, double params, Dtype state, const LowRankShare& low_rank) {
+  return dp_gradient_reduce_s(cluster, plan, dp_gradient_op(stack, plan), dp, params, dp_gradient_dtype(stack, state),
+                              low_rank);
 }
 
 }  // namespace twinsim

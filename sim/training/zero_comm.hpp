@@ -93,8 +93,13 @@ CollectiveOp dp_gradient_op(const StackSpec& stack, const Plan& plan);
 // model's powersgd_share) three all-reduces whatever `op` (the whole values, then P, then
 // Q: every rank rebuilds the whole sum and keeps what its shard needs), the factor GEMMs,
 // the error-feedback passes and the orthogonalisations between them (powersgd_reduce_s).
-// The step graph's DDP buckets and the search's estimate both call it.
 double dp_gradient_reduce_s(const ClusterSpec& cluster, const Plan& plan, CollectiveOp op, const GroupLayout& dp,
                             double params, Dtype precision, const LowRankShare& low_rank);
+
+// The same as `stack` runs it: dp_gradient_op's collective over the gradients in
+// dp_gradient_dtype (`state`: dp_state_dtype's). The step graph's DDP buckets and whole-stage
+// reduces, ZeRO-2's compressed per-layer reduces and the search's estimate all call it.
+double stack_gradient_reduce_s(const ClusterSpec& cluster, const Plan& plan, const StackSpec& stack,
+                               const GroupLayout& dp, double params, Dtype state, const LowRankShare& low_rank);
 
 }  // namespace twinsim

@@ -91,9 +91,10 @@ double flash_kernels_s(const std::string& file, std::vector<std::string> overrid
 // by each bucket's share of the kernel time outside NCCL. So what a prediction is judged on is
 // that share, the flash kernels' time over all the compute kernels' (the stream's busy time,
 // the optimizer's and recompute's included), measured as the attention bucket's time over the
-// step's: attention FLOPs at the bucket's rate over all FLOPs at the step's.
-double predicted_attention_share(const std::string& file) {
-  const TimeBreakdown b = predict_training(load_scenario_file(kTrainingDir + file)).breakdown;
+// step's: attention FLOPs at the bucket's rate over all FLOPs at the step's. `p`: the file's
+// prediction as it runs.
+double predicted_attention_share(const std::string& file, const TrainingPrediction& p) {
+  const TimeBreakdown& b = p.breakdown;
   return flash_kernels_s(file) / (b.compute_s + b.recompute_s + b.optimizer_s);
 }
 
@@ -121,7 +122,7 @@ TEST(MlEngineeringLlama31H200, The8kStepAndItsAttentionWithinBand) {
   const double seq = 8192, attention_flops = 6 * seq * seq * s.model.head_dim * s.model.heads * s.model.layers;
   const double measured_attention_s = attention_flops / 447e12;
   const double measured_step_s = mlengineering_model_flops(s.model, seq) / 461e12;
-  const double share = predicted_attention_share(file), measured_share = measured_attention_share(s.model, seq, 447e12, 461e12);
+  const double share = predicted_attention_share(file, p), measured_share = measured_attention_share(s.model, seq, 447e12, 461e12);
   std::printf("8K ZeRO-2 step: predicted %.3f s, measured %.3f s (%+.1f%%); FlashAttention-3's share %.3f vs %.3f (%+.1f%%)\n",
               p.step_s, measured_step_s, 100 * (p.step_s / measured_step_s - 1), share, measured_share,
               100 * (share / measured_share - 1));
@@ -227,7 +228,7 @@ TEST(MlEngineeringLlama31B200, Flash4AtTheKernelBenchmarksRatioJudgesLongContext
   const double ratio_32k = flash_kernels_s(h200, {"training.seq_len=32768"}) / flash_kernels_s(b200, {"training.seq_len=32768"});
   std::printf("B200 8K ZeRO-2 step: predicted %.3f s, measured %.3f s (%+.1f%%); flash kernels' share %.3f vs %.3f; "
               "FA4 / FA3 %.3f at 8k (fit: 1.88), %.3f at 32k (benchmark: 1.95)\n",
-              p8k.step_s, step8k, 100 * (p8k.step_s / step8k - 1), predicted_attention_share(b200),
+              p8k.step_s, step8k, 100 * (p8k.step_s / step8k - 1), predicted_attention_share(b200, p8k),
               measured_attention_share(s8k.model, seq8k, 834e12, 778e12), ratio_8k, ratio_32k);
   EXPECT_NEAR(ratio_8k / 1.88, 1.0, 0.01);
   EXPECT_NEAR(ratio_32k / 1.95, 1.0, 0.03);
