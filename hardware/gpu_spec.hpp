@@ -87,6 +87,11 @@ struct GpuSpec {
   // least 128 x 128 (the simulator takes the pair that fills the SMs best; narrower edges for
   // skinny products). {128}: the one tile (NVIDIA's Matrix Multiplication Background guide).
   std::vector<std::int64_t> gemm_tile_edges = {128};
+  // The GPU's fp8 GEMMs take only the TN layout (both operands K-major): Hopper and Ada
+  // (Transformer Engine's is_non_tn_fp8_gemm_supported() is true for compute capability
+  // 10.x and 13+ only). A linear layer's backward then needs its fp8 weight transposed in
+  // memory, which Transformer Engine caches beside the fp8 weight (sim/memory/weights.hpp).
+  bool fp8_gemm_tn_only = false;
   // the curves above under the power limit; absent: they hold whatever the mix of work
   std::optional<PowerLimitedGemm> power_limited_gemm;
   // fused attention: achieved fraction of peak by FLOPs (the op list's full-square count);

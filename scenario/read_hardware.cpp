@@ -274,6 +274,7 @@ GpuSpec read_gpu(const YAML::Node& node, const std::string& path) {
     if (g.gemm_tile_edges.empty()) throw ScenarioError(r.key_path("gemm_tile_edges"), "[]", "needs at least one tile edge");
   }
   if (r.has("power_limited_gemm")) g.power_limited_gemm = read_power_limited_gemm(r);
+  g.fp8_gemm_tn_only = r.boolean("fp8_gemm_tn_only", false);
   // without a measured curve every GEMM would run at the datasheet peak
   if (g.gemm_efficiency.empty())
     throw ScenarioError(r.key_path("gemm_efficiency"), "",

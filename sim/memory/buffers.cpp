@@ -47,7 +47,7 @@ void add_activation_buffers(BufferBytes& b, const ModelSpec& model, const Plan& 
 
 }  // namespace
 
-BufferBytes training_buffers(const ModelSpec& model, const Plan& plan, const StackSpec& stack,
+BufferBytes training_buffers(const ModelSpec& model, const Plan& plan, const StackSpec& stack, const GpuSpec& gpu,
                              const TrainingWorkload& training, const StageParams& params) {
   BufferBytes b;
   const BytesPerParam bytes = training_bytes_per_param(training.precision, training.optimizer, stack);
@@ -59,7 +59,16 @@ BufferBytes training_buffers(const ModelSpec& model, const Plan& plan, const Sta
   } else if (plan.shards_grads()) {
     b.dp_buckets += checked_mul(bucket, bytes.grads);
   }
-  if (plan.shards_params()) b.dp_buckets += checked_mul(zero3_gathered_buckets(bucket, params.total()), checked_mul(bucket, bytes.params));
+  if (plan.shards_params()) {
+    // the bucket's weight matrices in the stage's proportion get their fp8 copies
+    const std::int64_t copies = fp8_weight_copy_bytes(gpu, training.precision);
+    const std::int64_t matrices =
+        params.total() > 0 ? static_cast<std::int64_t>(static_cast<double>(bucket) * static_cast<double>(params.matrices) /
+                                                       static_cast<double>(params.total()))
+                           : 0;
+    const std::int64_t one = checked_add(checked_mul(bucket, bytes.params), checked_mul(matrices, copies));
+    b.dp_buckets += checked_mul(zero3_gathered_buckets(bucket, params.total()), one);
+  }
   add_activation_buffers(b, model, plan, training.micro_batch, training.seq_len,
                          activation_dtype(training.precision), true);
   b.workspace = workspace_bytes(plan);

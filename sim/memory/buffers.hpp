@@ -40,8 +40,10 @@ std::int64_t workspace_bytes(const Plan& plan);
 // two under overlap_comm (plan.overlap_grad_reduce) for ZeRO-1/2, one for ZeRO-3
 // (deepspeed/runtime/zero/stage_1_and_2.py setup_buckets, "Use double buffers to avoid data
 // access conflict when overlap_comm is enabled"; stage3.py's IPG buffer; commit edaa72212).
+// Under fp8 a gathered bucket's weight matrices also get their fp8 copies
+// (fp8_weight_copy_bytes, sim/memory/weights.hpp), cast as the layer comes.
 // Pipeline send/receive buffers exist only for serving.
-BufferBytes training_buffers(const ModelSpec& model, const Plan& plan, const StackSpec& stack,
+BufferBytes training_buffers(const ModelSpec& model, const Plan& plan, const StackSpec& stack, const GpuSpec& gpu,
                              const TrainingWorkload& training, const StageParams& params);
 
 // Serving: workspace and the pipeline/SP/CP buffers of the prefill.

@@ -27,9 +27,9 @@ void place_offloaded(StageMemory& m, const WeightMemory& w) {
 
 StageMemory training_stage(const Scenario& sc, const LayerActivations& per_layer, int stage) {
   const TrainingWorkload& t = *sc.training;
-  BufferBytes buffers = training_buffers(sc.model, sc.plan, sc.stack, t, stage_params(sc.model, sc.plan, stage));
+  BufferBytes buffers = training_buffers(sc.model, sc.plan, sc.stack, sc.cluster.gpu, t, stage_params(sc.model, sc.plan, stage));
   if (sc.cluster.gpu.workspace_bytes >= 0) buffers.workspace = sc.cluster.gpu.workspace_bytes;
-  const WeightMemory w = training_weight_memory(sc.model, sc.plan, sc.stack, t, stage);
+  const WeightMemory w = training_weight_memory(sc.model, sc.plan, sc.stack, sc.cluster.gpu, t, stage);
   if (sc.stack.hf_modeling()) {  // its own memory model and census
     StageMemory m = hf_eager_training_stage(sc.model, sc.plan, t, stage, buffers.total(), sc.stack);
     place_offloaded(m, w);

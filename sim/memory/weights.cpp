@@ -114,8 +114,8 @@ BytesPerParam training_bytes_per_param(Dtype precision, Optimizer optimizer) {
     case Dtype::fp32:
     case Dtype::tf32: return {4, 4, adam ? 8 : 4};
     case Dtype::fp16:
-    case Dtype::bf16: return {2, 2, adam ? 12 : 8};
-    case Dtype::fp8: return {3, 2, adam ? 12 : 8};
+    case Dtype::bf16:
+    case Dtype::fp8: return {2, 2, adam ? 12 : 8};
     default: throw std::invalid_argument("training.precision must be fp32, fp16, bf16 or fp8");
   }
 }
@@ -142,8 +142,13 @@ WeightMemory zero_sharded(std::int64_t params, const BytesPerParam& bytes, int z
   return w;
 }
 
+std::int64_t fp8_weight_copy_bytes(const GpuSpec& gpu, Dtype precision) {
+  if (precision != Dtype::fp8) return 0;
+  return gpu.fp8_gemm_tn_only ? 2 : 1;  // the fp8 weight, and its transpose where the GEMMs need one
+}
+
 WeightMemory training_weight_memory(const ModelSpec& model, const Plan& plan, const StackSpec& stack,
-                                    const TrainingWorkload& training, int stage) {
+                                    const GpuSpec& gpu, const TrainingWorkload& training, int stage) {
   const StageParams p = stage_params(model, plan, stage);
   const BytesPerParam bytes = training_bytes_per_param(training.precision, training.optimizer, stack);
   // Megatron reduces gradients and shards the distributed optimizer over the data-parallel
@@ -154,6 +159,7 @@ WeightMemory training_weight_memory(const ModelSpec& model, const Plan& plan, co
   w.params += e.params;
   w.grads += e.grads;
   w.optimizer += e.optimizer;
+  if (!plan.shards_params()) w.params += checked_mul(p.matrices, fp8_weight_copy_bytes(gpu, training.precision));
   // ZeRO++ hpZ (Wang et al. 2023 §3.2): a second copy of the stage's parameters, sharded over
   // zero_hpz_partition_size GPUs of the node, from which the backward's gathers read
   if (plan.shards_params() && plan.zero_hpz_partition_size > 1)

@@ -3,6 +3,7 @@
 // stage, sharded by tensor and expert parallelism, then by ZeRO over data parallelism.
 #include <cstdint>
 
+#include "hardware/gpu_spec.hpp"
 #include "hardware/stack_spec.hpp"
 #include "models/dtype.hpp"
 #include "models/model_spec.hpp"
@@ -58,8 +59,8 @@ struct BytesPerParam {
 // fp16/bf16 mixed precision as the ZeRO paper counts it (Rajbhandari et al. 2020, §3.1):
 //   2 + 2, Adam 12 (fp32 master, m, v); SGD 8 (fp32 master, momentum).
 //   (Megatron with bf16 keeps fp32 gradients, 4 bytes: the overload taking the stack.)
-// fp8 (assumption, Transformer Engine style): bf16 weights plus a cached fp8 copy for the
-//   GEMMs (3 bytes), bf16 gradients, fp32 master and optimizer states as bf16.
+// fp8 (Transformer Engine's recipe): the 16-bit model as bf16's, its fp8 copies of the
+//   layers' weight matrices apart (fp8_weight_copy_bytes).
 BytesPerParam training_bytes_per_param(Dtype precision, Optimizer optimizer);
 // The same with the gradients as the stack keeps them (dp_gradient_dtype: fp32 under
 // StackSpec::grad_reduce_fp32 for bf16 and fp8 training, 4 bytes).
@@ -98,10 +99,22 @@ struct WeightMemory {
 // group of `group` GPUs (Rajbhandari et al. 2020, §5, Figure 1).
 WeightMemory zero_sharded(std::int64_t params, const BytesPerParam& bytes, int zero, std::int64_t group);
 
+// fp8 training: the bytes a transformer layer's weight-matrix parameter keeps beside the
+// 16-bit model for its fp8 GEMMs. Transformer Engine casts each linear layer's weight once
+// a step (its first micro-batch) into a workspace it keeps across micro-batches and steps
+// (module/base.py get_weight_workspace: "it persists beyond a single forward pass";
+// Megatron-core passes is_first_microbatch unless disable_parameter_transpose_cache, default
+// false): the fp8 weight, 1 byte, and on a GPU whose fp8 GEMMs take only the TN layout
+// (GpuSpec::fp8_gemm_tn_only: Hopper) its fp8 transpose for the dgrad, 1 more. The
+// embedding, the output layer, norms and biases stay 16-bit. 0 for other precisions.
+std::int64_t fp8_weight_copy_bytes(const GpuSpec& gpu, Dtype precision);
+
 // Training: a stage's weights, gradients and optimizer states on one GPU.
-// The gradients as `stack` keeps them (training_bytes_per_param's overload).
+// The gradients as `stack` keeps them (training_bytes_per_param's overload); under fp8 the
+// params include the layers' cached fp8 weights (fp8_weight_copy_bytes) but under ZeRO-3,
+// whose gathered layers are cast as they come and dropped with them (sim/memory/buffers).
 WeightMemory training_weight_memory(const ModelSpec& model, const Plan& plan, const StackSpec& stack,
-                                    const TrainingWorkload& training, int stage);
+                                    const GpuSpec& gpu, const TrainingWorkload& training, int stage);
 
 // Inference: weight matrices in weight_dtype (int4 with one fp16 scale per group of
 // 128 weights, as GPTQ/AWQ pack them; int8 and fp8 with per-channel/per-tensor scales,

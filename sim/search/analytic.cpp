@@ -62,10 +62,10 @@ double AnalyticModel::layer_pass_s(const Candidate& c, const PassTimes& p, doubl
 
 std::int64_t AnalyticModel::stage_peak_bytes(const Plan& plan, const TrainingWorkload& t, const LayerActivations& a,
                                              int stage) const {
-  const std::int64_t buffers = training_buffers(base_.model, plan, base_.stack, t, stage_params(base_.model, plan, stage)).total();
+  const std::int64_t buffers = training_buffers(base_.model, plan, base_.stack, base_.cluster.gpu, t, stage_params(base_.model, plan, stage)).total();
   if (base_.stack.hf_modeling())  // the memory report's own model of that stack
     return hf_eager_training_stage(base_.model, plan, t, stage, buffers, base_.stack).peak_bytes;
-  const WeightMemory w = training_weight_memory(base_.model, plan, base_.stack, t, stage);
+  const WeightMemory w = training_weight_memory(base_.model, plan, base_.stack, base_.cluster.gpu, t, stage);
   const std::int64_t act = training_activation_bytes(base_.model, plan, base_.stack, t, a, stage);
   return w.params + w.grads + w.optimizer + act + buffers;
 }
@@ -240,7 +240,7 @@ AnalyticEstimate AnalyticModel::estimate(const Candidate& c) {
   e.fits = e.peak_bytes <= capacity_bytes();
   if (c.offload_optimizer || plan_.offload_activations_layers > 0)  // what is offloaded fits the host's share too
     for (int stage : {0, c.pp - 1}) {  // (and the drives' share, where described: sim/memory/memory_report)
-      const WeightMemory w = training_weight_memory(base_.model, plan_, base_.stack, training_, stage);
+      const WeightMemory w = training_weight_memory(base_.model, plan_, base_.stack, base_.cluster.gpu, training_, stage);
       const HostSpec& host = base_.cluster.host;
       e.fits = e.fits && w.host() + offloaded_activation_bytes(base_.model, plan_, a) <= host.memory_bytes &&
                (host.nvme_bytes == 0 || w.nvme() <= host.nvme_bytes);

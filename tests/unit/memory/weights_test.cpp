@@ -75,11 +75,38 @@ TEST(Weights, ZeroStage3ShardsParameters) {
   TrainingWorkload t;
   const std::int64_t params = stage_params(m, p, 0).total();
   p.zero = 1;
-  const WeightMemory z1 = training_weight_memory(m, p, StackSpec{}, t, 0);
+  const WeightMemory z1 = training_weight_memory(m, p, StackSpec{}, GpuSpec{}, t, 0);
   EXPECT_EQ(z1.params, 2 * params);
   EXPECT_EQ(z1.optimizer, 12 * ((params + 7) / 8));
   p.zero = 3;
-  EXPECT_EQ(training_weight_memory(m, p, StackSpec{}, t, 0).params, 2 * ((params + 7) / 8));
+  EXPECT_EQ(training_weight_memory(m, p, StackSpec{}, GpuSpec{}, t, 0).params, 2 * ((params + 7) / 8));
+}
+
+// fp8 training keeps the 16-bit model and, for each transformer layer's weight matrix,
+// Transformer Engine's cached fp8 weight, plus its fp8 transpose where the GPU's fp8 GEMMs
+// take only the TN layout (Hopper). Llama-2-7B by hand: a layer's matrices 4 x 4096^2
+// (q, k, v, o) + 3 x 4096 x 11008 = 202,375,168, 32 layers 6,476,005,376 of the
+// 6,738,415,616 parameters; the rest (embedding, output layer, norms) stays 16-bit. Under
+// ZeRO-3 the gathered layers are cast as they come: no copies kept.
+TEST(Weights, Fp8KeepsTheLayersFp8WeightsAndOnHopperTheirTransposes) {
+  const ModelSpec m = test::llama2_7b();
+  Plan p;
+  p.dp = 8;
+  p.zero = 1;
+  TrainingWorkload t;
+  t.precision = Dtype::fp8;
+  const std::int64_t params = 6'738'415'616, matrices = 6'476'005'376;
+  ASSERT_EQ(stage_params(m, p, 0).total(), params);
+  EXPECT_EQ(stage_params(m, p, 0).matrices, matrices);
+  GpuSpec hopper, blackwell;
+  hopper.fp8_gemm_tn_only = true;
+  EXPECT_EQ(training_weight_memory(m, p, StackSpec{}, hopper, t, 0).params, 2 * params + 2 * matrices);
+  EXPECT_EQ(training_weight_memory(m, p, StackSpec{}, blackwell, t, 0).params, 2 * params + matrices);
+  t.precision = Dtype::bf16;
+  EXPECT_EQ(training_weight_memory(m, p, StackSpec{}, hopper, t, 0).params, 2 * params);
+  t.precision = Dtype::fp8;
+  p.zero = 3;
+  EXPECT_EQ(training_weight_memory(m, p, StackSpec{}, hopper, t, 0).params, 2 * ((params + 7) / 8));
 }
 
 // Megatron keeps bf16 and fp8 training's gradients in an fp32 buffer (grad_reduce_fp32), 18
@@ -96,8 +123,8 @@ TEST(Weights, MegatronKeepsBf16GradientsInFp32) {
   const std::int64_t params = stage_params(m, p, 0).total();
   for (Dtype precision : {Dtype::bf16, Dtype::fp8, Dtype::fp16}) {
     t.precision = precision;
-    const WeightMemory plain = training_weight_memory(m, p, StackSpec{}, t, 0);
-    const WeightMemory fp32 = training_weight_memory(m, p, megatron, t, 0);
+    const WeightMemory plain = training_weight_memory(m, p, StackSpec{}, GpuSpec{}, t, 0);
+    const WeightMemory fp32 = training_weight_memory(m, p, megatron, GpuSpec{}, t, 0);
     EXPECT_EQ(plain.grads, 2 * params) << to_string(precision);
     EXPECT_EQ(fp32.grads, (precision == Dtype::fp16 ? 2 : 4) * params) << to_string(precision);
     EXPECT_EQ(fp32.params, plain.params);
@@ -118,7 +145,7 @@ TEST(Weights, ExpertParallelSplitsTheExperts) {
   // ZeRO-1 shards expert optimizer states over dp*cp/ep = 1 GPU: not at all.
   p.zero = 1;
   TrainingWorkload t;
-  EXPECT_EQ(training_weight_memory(m, p, StackSpec{}, t, 0).optimizer,
+  EXPECT_EQ(training_weight_memory(m, p, StackSpec{}, GpuSpec{}, t, 0).optimizer,
             12 * ((stage_params(m, p, 0).dense + 7) / 8) + 12 * (experts_whole / 8));
 }
 

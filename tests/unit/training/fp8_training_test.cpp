@@ -8,27 +8,47 @@
 
 #include "scenario/load.hpp"
 #include "sim/cost/compute_cost.hpp"
+#include "sim/memory/memory_report.hpp"
+#include "sim/memory/weights.hpp"
 #include "sim/training/layer_costs.hpp"
 #include "sim/training/training_report.hpp"
 
 namespace twinsim {
 namespace {
 
-// GPT-3-like layer on one H100 node: 2048 tokens, hidden 4096, TP 2.
-Scenario h100_gpt(const std::string& precision) {
+// GPT-3-like layer on one node: 2048 tokens, hidden 4096, TP 2.
+Scenario gpt_on(const std::string& cluster, const std::string& precision) {
   const std::string text = R"(
 model: {layers: 4, hidden: 4096, heads: 32, vocab: 51200, max_seq_len: 2048}
-cluster: dgx-h100
+cluster: )" + cluster + R"(
 training: {seq_len: 2048, global_batch: 8, micro_batch: 1, precision: )" + precision + R"(}
 plan: {tp: 2, pp: 1, dp: 1}
 )";
   return load_scenario_text(text, {});
 }
 
+Scenario h100_gpt(const std::string& precision) { return gpt_on("dgx-h100", precision); }
+
 const OpTime& op_named(const LayerCost& c, const std::string& name) {
   for (const OpTime& op : c.ops)
     if (op.name == name) return op;
   throw std::runtime_error("no op " + name);
+}
+
+// The catalog's Hopper GPUs keep each layer weight's fp8 transpose beside its fp8 copy (their
+// fp8 GEMMs take only the TN layout), the B200 the copy alone: on the same plan the H100's
+// params are the bf16 model plus 2 bytes per layer weight-matrix parameter, the B200's plus 1.
+// 4 layers of 4 x 4096^2 + 2 x 4 x 4096^2 (GeLU FFN, 4h), TP 2: 12 x 4096^2 x 4 / 2 each GPU.
+TEST(Fp8Training, HopperKeepsTheFp8WeightsTransposeTooTheB200DoesNot) {
+  const Scenario h100 = h100_gpt("fp8");
+  const Scenario bf16 = h100_gpt("bf16");
+  const Scenario b200 = gpt_on("dgx-b200", "fp8");
+  EXPECT_TRUE(h100.cluster.gpu.fp8_gemm_tn_only);
+  EXPECT_FALSE(b200.cluster.gpu.fp8_gemm_tn_only);
+  const std::int64_t matrices = 12LL * 4096 * 4096 * 4 / 2;
+  auto params = [](const Scenario& s) { return predict_memory(s).stages[0].breakdown.params; };
+  EXPECT_EQ(params(h100) - params(bf16), 2 * matrices);
+  EXPECT_EQ(params(b200) - params(bf16), matrices);
 }
 
 TEST(Fp8Training, OnlyTheLayersGemmsChangeType) {
