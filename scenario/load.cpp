@@ -28,6 +28,16 @@ YAML::Node expand_catalog_name(const std::string& dotted_key, const YAML::Node& 
   throw ScenarioError(dotted_key, scalar.Scalar(), "is a single value, so it has no keys to set");
 }
 
+// `--set cluster.gpu.KEY=...` on a cluster preset that names its GPU edits that GPU (the
+// preset's `gpu`, a catalog name or a mapping), as `--set stack.KEY=...` edits a named stack.
+YAML::Node inherit_from_preset(const std::string& dotted_key, const YAML::Node& parent) {
+  if (dotted_key != "cluster.gpu" || !parent["preset"].IsDefined()) return YAML::Node();
+  std::string name;
+  const YAML::Node gpu = resolve_preset(parent, "cluster", name, catalog_node_type_node)["gpu"];
+  if (!gpu.IsDefined()) return YAML::Node();
+  return gpu.IsScalar() ? expand_catalog_name(dotted_key, gpu) : YAML::Clone(gpu);
+}
+
 // Scenario files are small: a larger one is a mistake (or /dev/zero), refused before reading.
 constexpr std::uintmax_t kMaxScenarioBytes = 16u << 20;
 // Deeper nesting than any scenario key needs is refused before the readers recurse into it.
@@ -101,7 +111,7 @@ Scenario load_scenario_node(YAML::Node root, const std::vector<std::string>& ove
   try {
     if (!root.IsMap()) MappingReader check(root, "");  // throws: the scenario must be a mapping
     resolve_relative_paths(root, folder);
-    for (const std::string& o : overrides) apply_override(root, o, expand_catalog_name);
+    for (const std::string& o : overrides) apply_override(root, o, expand_catalog_name, inherit_from_preset);
     Scenario s = read_scenario(root);
     resolve_and_validate(s);
     return s;
@@ -116,7 +126,7 @@ std::string scenario_text_with_override(const std::string& text, const std::stri
   YAML::Node root = parse_yaml(text, "<scenario>");
   if (!root.IsMap()) MappingReader check(root, "");  // throws: the scenario must be a mapping
   try {
-    apply_override(root, assignment, expand_catalog_name);
+    apply_override(root, assignment, expand_catalog_name, inherit_from_preset);
   } catch (const YAML::Exception& e) {
     throw ScenarioError(assignment, "", std::string("could not be applied: ") + e.what());
   }

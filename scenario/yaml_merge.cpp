@@ -29,7 +29,7 @@ static std::vector<std::string> split_dots(const std::string& key) {
   return parts;
 }
 
-void apply_override(YAML::Node& root, const std::string& assignment, ExpandScalar expand) {
+void apply_override(YAML::Node& root, const std::string& assignment, ExpandScalar expand, InheritKey inherit) {
   const auto eq = assignment.find('=');
   if (eq == std::string::npos || eq == 0)
     throw ScenarioError("--set", assignment, "must have the form key=value, e.g. plan.tp=4");
@@ -60,7 +60,8 @@ void apply_override(YAML::Node& root, const std::string& assignment, ExpandScala
       parent[parts[i]] = expand(dotted, next);
       next = parent[parts[i]];
     } else if (!next.IsDefined() || next.IsNull()) {
-      parent[parts[i]] = YAML::Node(YAML::NodeType::Map);
+      const YAML::Node inherited = inherit != nullptr ? inherit(dotted, parent) : YAML::Node();
+      parent[parts[i]] = inherited.IsDefined() ? inherited : YAML::Node(YAML::NodeType::Map);
       next = parent[parts[i]];
     } else if (!next.IsMap()) {
       throw ScenarioError(dotted, "", "is not a mapping, so " + key + " cannot be set");

@@ -73,6 +73,30 @@ TEST(LoadScenario, SetOverridesApplyInOrder) {
   EXPECT_TRUE(s.plan.sequence_parallel);
 }
 
+// `--set cluster.gpu.KEY=...` on a cluster preset edits the node's own GPU, the rest of it
+// kept: on `cluster: dgx-a100-80gb` (its file: `gpu: a100-sxm-80gb`) and on the DGX H800, whose file
+// gives a GPU mapping of its own (h100-sxm with its NVLink cut to 200 GB/s). Before, the
+// key started an empty GPU mapping ("cluster.gpu.memory_GiB: is required").
+TEST(LoadScenario, SetEditsTheGpuOfAClusterPreset) {
+  const Scenario plain = load_scenario_text(kBase);
+  const Scenario s = load_scenario_text(kBase, {"cluster.gpu.memory_efficiency=0.5", "cluster.gpu.peak_tflops.bf16=900"});
+  EXPECT_EQ(s.cluster.gpu.name, "a100-sxm-80gb");
+  EXPECT_DOUBLE_EQ(s.cluster.gpu.memory_efficiency, 0.5);
+  EXPECT_DOUBLE_EQ(s.cluster.gpu.peak(Dtype::bf16), 900e12);
+  EXPECT_DOUBLE_EQ(s.cluster.gpu.peak(Dtype::fp16), plain.cluster.gpu.peak(Dtype::fp16));
+  EXPECT_EQ(s.cluster.gpu.memory_bytes, plain.cluster.gpu.memory_bytes);
+  EXPECT_EQ(s.cluster.gpu.gemm_efficiency.size(), plain.cluster.gpu.gemm_efficiency.size());
+  const std::string h800 = R"(
+model: gpt2-small
+cluster: {preset: dgx-h800, nodes: 1}
+training: {seq_len: 1024, global_batch: 8}
+plan: {tp: 1}
+)";
+  const Scenario edited = load_scenario_text(h800, {"cluster.gpu.sms=100"});
+  EXPECT_EQ(edited.cluster.gpu.sms, 100);
+  EXPECT_DOUBLE_EQ(edited.cluster.gpu.nvlink_bandwidth_Bps, 200e9);  // the H800's own, kept
+}
+
 TEST(LoadScenario, SetAcceptsLists) {
   const Scenario s = load_scenario_text(kBase, {"plan.stage_layers=[15, 17]"});
   EXPECT_EQ(s.plan.stage_layers, (std::vector<int>{15, 17}));
