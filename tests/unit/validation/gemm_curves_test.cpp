@@ -24,6 +24,8 @@ struct CurveCase {
   GemmFitRows fit;
   double held_out_median, held_out_p90;  // bounds on the catalog curve's held-out time error
   std::vector<EfficiencyPoint> before;   // the figure the catalog used before, for every math type
+  const char* more_file = nullptr;       // a second source the curve pools, and its device filter
+  const char* more_device = nullptr;
 };
 
 std::string path_of(const char* file) {
@@ -34,6 +36,13 @@ const char* const kXlaH100 = "gemm_h100_sm90_bf16_f32_xla_perftable.csv";
 const char* const kXlaB200 = "gemm_b200_sm100_bf16_f32_fp8_xla_perftable.csv";
 const char* const kAzureA100 = "gemm_cublaslt_a100_fp16_azure.csv";
 const char* const kAzureHopper = "gemm_cublaslt_h100_h200_fp8_azure.csv";
+const char* const kAoB200 = "gemm_b200_bf16_squares_pytorch_ao.csv";  // past XLA's range (b200.yaml)
+
+// The case's measured rows: its file's, pooled with its second source's where it has one.
+std::vector<MeasuredGemm> rows_of(const CurveCase& c) {
+  if (c.more_file == nullptr) return read_gemm_csv(path_of(c.file), c.device, c.dtype);
+  return read_gemm_csvs({path_of(c.file), path_of(c.more_file)}, {c.device, c.more_device}, c.dtype);
+}
 
 // Bounds sit a little above the held-out errors when the curves were written (README table):
 // they fail if the catalog's curve or the cost model drifts from the data.
@@ -44,7 +53,7 @@ const CurveCase kCases[] = {
     {"h100-sxm", kAzureHopper, "H100", Dtype::fp8, GemmTiming::wall, GemmFitRows::squares, 0.25, 0.31, {{1, 0.801}}},
     // p90 0.342 under the Hopper tile choices (gemm_tile_edges): 802816 x 192 x 768 too fast
     {"h200-sxm", kAzureHopper, "H200", Dtype::fp8, GemmTiming::wall, GemmFitRows::squares, 0.26, 0.36, {{1, 0.830}}},
-    {"b200", kXlaB200, "B200", Dtype::bf16, GemmTiming::kernel, GemmFitRows::even, 0.11, 0.31, {{1, 1.0}}},
+    {"b200", kXlaB200, "B200", Dtype::bf16, GemmTiming::kernel, GemmFitRows::even, 0.11, 0.31, {{1, 1.0}}, kAoB200, "B200 (pytorch/ao"},
     {"b200", kXlaB200, "B200", Dtype::tf32, GemmTiming::kernel, GemmFitRows::even, 0.10, 0.30, {{1, 1.0}}},
     {"b200", kXlaB200, "B200", Dtype::fp8, GemmTiming::kernel, GemmFitRows::even, 0.13, 0.36, {{1, 1.0}}},
 };
@@ -54,7 +63,7 @@ class CatalogGemmCurve : public ::testing::TestWithParam<CurveCase> {};
 TEST_P(CatalogGemmCurve, IsTheFitOfItsRows) {
   const CurveCase& c = GetParam();
   GpuSpec gpu = catalog_gpu(c.gpu);
-  const std::vector<MeasuredGemm> rows = read_gemm_csv(path_of(c.file), c.device, c.dtype);
+  const std::vector<MeasuredGemm> rows = rows_of(c);
   ASSERT_GE(rows.size(), 8u);
   std::vector<MeasuredGemm> fit_rows;
   for (const MeasuredGemm& g : rows)
@@ -77,7 +86,7 @@ TEST_P(CatalogGemmCurve, PredictsHeldOutShapesBetterThanTheFigureItReplaced) {
   before.gemm_efficiency_by_dtype.clear();
   before.gemm_efficiency = c.before;
   std::vector<double> after_errors, before_errors;
-  for (const MeasuredGemm& g : read_gemm_csv(path_of(c.file), c.device, c.dtype)) {
+  for (const MeasuredGemm& g : rows_of(c)) {
     if (is_fit_row(g, c.fit)) continue;
     after_errors.push_back(gemm_time_error(gpu, g, c.timing));
     before_errors.push_back(gemm_time_error(before, g, c.timing));
