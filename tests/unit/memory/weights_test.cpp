@@ -82,6 +82,14 @@ TEST(Weights, ZeroStage3ShardsParameters) {
   EXPECT_EQ(training_weight_memory(m, p, StackSpec{}, GpuSpec{}, t, 0).params, 2 * ((params + 7) / 8));
 }
 
+// Eight data-parallel ranks under Megatron's distributed optimizer (ZeRO 1).
+Plan dp8_zero1() {
+  Plan p;
+  p.dp = 8;
+  p.zero = 1;
+  return p;
+}
+
 // fp8 training keeps the 16-bit model and, for each transformer layer's weight matrix,
 // Transformer Engine's cached fp8 weight, plus its fp8 transpose where the GPU's fp8 GEMMs
 // take only the TN layout (Hopper). Llama-2-7B by hand: a layer's matrices 4 x 4096^2
@@ -90,9 +98,7 @@ TEST(Weights, ZeroStage3ShardsParameters) {
 // ZeRO-3 the gathered layers are cast as they come: no copies kept.
 TEST(Weights, Fp8KeepsTheLayersFp8WeightsAndOnHopperTheirTransposes) {
   const ModelSpec m = test::llama2_7b();
-  Plan p;
-  p.dp = 8;
-  p.zero = 1;
+  Plan p = dp8_zero1();
   TrainingWorkload t;
   t.precision = Dtype::fp8;
   const std::int64_t params = 6'738'415'616, matrices = 6'476'005'376;
@@ -114,9 +120,7 @@ TEST(Weights, Fp8KeepsTheLayersFp8WeightsAndOnHopperTheirTransposes) {
 // The distributed optimizer (ZeRO 1) shards the optimizer's states, not that buffer.
 TEST(Weights, MegatronKeepsBf16GradientsInFp32) {
   const ModelSpec m = test::llama2_7b();
-  Plan p;
-  p.dp = 8;
-  p.zero = 1;
+  const Plan p = dp8_zero1();
   TrainingWorkload t;
   StackSpec megatron;
   megatron.grad_reduce_fp32 = true;
