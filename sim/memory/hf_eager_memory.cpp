@@ -44,15 +44,14 @@ std::int64_t hf_eager_activation_bytes(const ModelSpec& model, const Plan& plan,
 }
 
 StageMemory hf_eager_training_stage(const ModelSpec& model, const Plan& plan, const TrainingWorkload& t, int stage,
-                                    std::int64_t buffer_bytes, const StackSpec& stack) {
+                                    std::int64_t buffer_bytes, const StackSpec& stack, const GpuSpec& gpu) {
   const HfParams params = hf_params(stack);
   // torch.amp keeps the model in fp32: an fp32 run's bytes per parameter (no master copy);
   // autocast's 16-bit copies are counted with the activations. A bf16 model: the 16-bit
-  // model and the optimizer's fp32 master, as any mixed-precision run (fp8 is refused under
-  // these stacks: no fp8 weight copies, whatever the GPU)
+  // model and the optimizer's fp32 master, as any mixed-precision run
   const WeightMemory w =
       params == HfParams::bf16
-          ? training_weight_memory(model, plan, stack, GpuSpec{}, t, stage)
+          ? training_weight_memory(model, plan, stack, gpu, t, stage)
           : zero_sharded(stage_params(model, plan, stage).total(), training_bytes_per_param(Dtype::fp32, t.optimizer),
                          plan.zero, plan.dp_group_size());
   MemoryBreakdown forward_end;

@@ -10,6 +10,7 @@
 // accumulate into them.
 #include <cstdint>
 
+#include "hardware/gpu_spec.hpp"
 #include "hardware/stack_spec.hpp"
 #include "models/hf_eager_census.hpp"
 #include "models/model_spec.hpp"
@@ -40,6 +41,6 @@ std::int64_t hf_eager_activation_bytes(const ModelSpec& model, const Plan& plan,
 // communication buffers and workspace, as for any stack. The memory report and the search's
 // estimate both call it.
 StageMemory hf_eager_training_stage(const ModelSpec& model, const Plan& plan, const TrainingWorkload& training,
-                                    int stage, std::int64_t buffer_bytes, const StackSpec& stack);
+                                    int stage, std::int64_t buffer_bytes, const StackSpec& stack, const GpuSpec& gpu);
 
 }  // namespace twinsim

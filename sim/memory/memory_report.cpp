@@ -31,7 +31,7 @@ StageMemory training_stage(const Scenario& sc, const LayerActivations& per_layer
   if (sc.cluster.gpu.workspace_bytes >= 0) buffers.workspace = sc.cluster.gpu.workspace_bytes;
   const WeightMemory w = training_weight_memory(sc.model, sc.plan, sc.stack, sc.cluster.gpu, t, stage);
   if (sc.stack.hf_modeling()) {  // its own memory model and census
-    StageMemory m = hf_eager_training_stage(sc.model, sc.plan, t, stage, buffers.total(), sc.stack);
+    StageMemory m = hf_eager_training_stage(sc.model, sc.plan, t, stage, buffers.total(), sc.stack, sc.cluster.gpu);
     place_offloaded(m, w);
     return m;
   }

@@ -64,7 +64,7 @@ std::int64_t AnalyticModel::stage_peak_bytes(const Plan& plan, const TrainingWor
                                              int stage) const {
   const std::int64_t buffers = training_buffers(base_.model, plan, base_.stack, base_.cluster.gpu, t, stage_params(base_.model, plan, stage)).total();
   if (base_.stack.hf_modeling())  // the memory report's own model of that stack
-    return hf_eager_training_stage(base_.model, plan, t, stage, buffers, base_.stack).peak_bytes;
+    return hf_eager_training_stage(base_.model, plan, t, stage, buffers, base_.stack, base_.cluster.gpu).peak_bytes;
   const WeightMemory w = training_weight_memory(base_.model, plan, base_.stack, base_.cluster.gpu, t, stage);
   const std::int64_t act = training_activation_bytes(base_.model, plan, base_.stack, t, a, stage);
   return w.params + w.grads + w.optimizer + act + buffers;
