@@ -10,6 +10,7 @@
 #include "scenario/load.hpp"
 #include "scenario/read_sections.hpp"
 #include "scenario/suggest.hpp"
+#include "scenario/yaml_guard.hpp"
 #include "scenario/yaml_merge.hpp"
 
 namespace twinsim {
@@ -64,7 +65,7 @@ ModelSpec catalog_model(const std::string& name) { return read_model(YAML::Node(
 ModelSpec load_model_text(const std::string& text, const std::string& origin) {
   YAML::Node node;
   try {
-    node = YAML::Load(text);
+    node = load_yaml(text, origin);
   } catch (const YAML::Exception& e) {
     throw ScenarioError(origin, "", "is not valid YAML or JSON: " + e.msg);
   }

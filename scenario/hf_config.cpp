@@ -12,6 +12,7 @@
 #include "scenario/errors.hpp"
 #include "scenario/mapping_reader.hpp"
 #include "scenario/suggest.hpp"
+#include "scenario/yaml_guard.hpp"
 
 namespace twinsim {
 
@@ -349,7 +350,7 @@ YAML::Node model_node_from_hf_config_file(const std::string& file, const std::st
   if (!in.good() && !in.eof()) throw ScenarioError(path, file, "cannot be read");
   YAML::Node config;
   try {
-    config = YAML::Load(text.str());
+    config = load_yaml(text.str(), path + "(" + file + ")");
   } catch (const YAML::Exception& e) {
     throw ScenarioError(path, file, "is not valid JSON: line " + std::to_string(e.mark.line + 1) + ": " + e.msg);
   }

@@ -9,6 +9,7 @@
 #include "scenario/mapping_reader.hpp"
 #include "scenario/read_sections.hpp"
 #include "scenario/validate.hpp"
+#include "scenario/yaml_guard.hpp"
 #include "scenario/yaml_merge.hpp"
 
 namespace twinsim {
@@ -40,14 +41,12 @@ YAML::Node inherit_from_preset(const std::string& dotted_key, const YAML::Node& 
 
 // Scenario files are small: a larger one is a mistake (or /dev/zero), refused before reading.
 constexpr std::uintmax_t kMaxScenarioBytes = 16u << 20;
-// Deeper nesting than any scenario key needs is refused before the readers recurse into it.
-constexpr int kMaxDepth = 32;
-
 // A key given twice in one mapping (YAML or JSON) is refused: parsers keep one of the two
-// silently, and which one differs between them.
+// silently, and which one differs between them. load_yaml has bounded the walk: the depth
+// and the nodes its aliases add.
 void reject_duplicate_keys(const YAML::Node& node, const std::string& path, int depth) {
-  if (depth > kMaxDepth)
-    throw ScenarioError(path.empty() ? "scenario" : path, "", "nests deeper than " + std::to_string(kMaxDepth) + " levels");
+  if (depth > kMaxYamlDepth)
+    throw ScenarioError(path.empty() ? "scenario" : path, "", "nests deeper than " + std::to_string(kMaxYamlDepth) + " levels");
   if (node.IsMap()) {
     std::set<std::string> seen;
     for (const auto& entry : node) {
@@ -64,7 +63,7 @@ void reject_duplicate_keys(const YAML::Node& node, const std::string& path, int 
 
 YAML::Node parse_yaml(const std::string& text, const std::string& origin) {
   try {
-    YAML::Node root = YAML::Load(text);
+    YAML::Node root = load_yaml(text, origin);
     if (!root.IsDefined() || root.IsNull()) return YAML::Node(YAML::NodeType::Map);
     reject_duplicate_keys(root, "", 0);
     return root;

@@ -3,6 +3,7 @@
 #include "scenario/errors.hpp"
 #include "scenario/load.hpp"
 #include "scenario/read_sections.hpp"
+#include "scenario/yaml_guard.hpp"
 
 namespace twinsim {
 
@@ -31,7 +32,7 @@ namespace {
 
 YAML::Node parse_section(const std::string& text, const std::string& origin) {
   try {
-    return YAML::Load(text);
+    return load_yaml(text, origin);
   } catch (const YAML::Exception& e) {
     throw ScenarioError(origin, text, "is not a catalog name or a YAML mapping: " + e.msg);
   }

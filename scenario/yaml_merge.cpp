@@ -3,6 +3,7 @@
 #include <vector>
 
 #include "scenario/errors.hpp"
+#include "scenario/yaml_guard.hpp"
 
 namespace twinsim {
 
@@ -44,7 +45,7 @@ void apply_override(YAML::Node& root, const std::string& assignment, ExpandScala
 
   YAML::Node value;
   try {
-    value = YAML::Load(text);
+    value = load_yaml(text, key);
   } catch (const YAML::Exception& e) {
     throw ScenarioError(key, text, "is not a valid value: " + e.msg);
   }

@@ -13,6 +13,7 @@
 #include "models/memory_category.hpp"
 #include "scenario/errors.hpp"
 #include "scenario/load.hpp"
+#include "scenario/yaml_guard.hpp"
 #include "sim/inference/serve_run.hpp"
 #include "sim/report/model_description.hpp"
 #include "sim/report/report.hpp"
@@ -68,7 +69,7 @@ std::string scenario_file_json(const std::string& path) {
   std::stringstream text;
   text << in.rdbuf();
   try {
-    return yaml_json(YAML::Load(text.str())).dump();
+    return yaml_json(load_yaml(text.str(), path)).dump();
   } catch (const YAML::Exception& e) {
     throw ScenarioError(path, "", std::string("is not valid YAML: ") + e.what());
   }
@@ -76,7 +77,7 @@ std::string scenario_file_json(const std::string& path) {
 
 std::string text_json(const std::string& text) {
   try {
-    return yaml_json(YAML::Load(text)).dump();
+    return yaml_json(load_yaml(text, "<scenario>")).dump();
   } catch (const YAML::Exception& e) {
     throw ScenarioError("<scenario>", "", std::string("is not valid YAML: ") + e.what());
   }
