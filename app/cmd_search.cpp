@@ -10,6 +10,7 @@
 #include "app/cli_checks.hpp"
 #include "app/scenario_args.hpp"
 #include "app/mpi_exchange.hpp"
+#include "app/same_inputs.hpp"
 #include "exec/runtime/mpi_communicator.hpp"
 #include "sim/search/plan_search.hpp"
 #include "sim/search/recompute_budget.hpp"
@@ -45,7 +46,7 @@ void parse_range(const SearchArgs& a, const Scenario& s, SearchSpaceOptions& o) 
     std::tie(o.min_gpus, o.max_gpus) = cli::whole_range("--gpus-range", a.gpus_range, 1, std::int64_t{1} << 24);
 }
 
-void run_search(const SearchArgs& a) {
+void run_search(const SearchArgs& a, const CLI::App& command) {
   const Scenario s = load_from_args(a.scenario);
   if (!s.training) throw ScenarioError("training", "", "search needs a scenario with a training section");
   if (a.recompute_mix) {
@@ -73,6 +74,7 @@ void run_search(const SearchArgs& a) {
   if (launched_by_mpirun()) {  // the pass split over the ranks; rank 0 confirms and prints
     exec::MpiSession mpi;
     MpiExchange exchange;
+    check_same_inputs(exchange, command_inputs(command, a.scenario));  // before any work
     std::optional<SearchResult> mine = sharded_search_plans(s, o, exchange);
     if (!mine) return;
     r = std::move(*mine);
@@ -111,7 +113,7 @@ void add_search_command(CLI::App& app) {
     mix->excludes(cmd->get_option(search_only));
   cmd->add_option("--memory-budget-gib", a->budget_gib, "budget for --recompute-mix (default: the GPU's memory)")
       ->check(cli::number(0, 1e6, true));
-  cmd->callback([a] { run_search(*a); });
+  cmd->callback([a, cmd] { run_search(*a, *cmd); });
 }
 
 }  // namespace twinsim

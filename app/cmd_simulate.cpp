@@ -6,6 +6,7 @@
 
 #include "app/cli_checks.hpp"
 #include "app/mpi_exchange.hpp"
+#include "app/same_inputs.hpp"
 #include "exec/runtime/mpi_communicator.hpp"
 #include "app/commands.hpp"
 #include "io/whole_file.hpp"
@@ -56,7 +57,7 @@ void add_simulate_command(CLI::App& app) {
                   "refuse a training step whose task graph would take more memory (default: half the machine's)")
       ->check(cli::number(0, 1e6, true));
   auto* fidelity_option = cmd->get_option("--fidelity");
-  cmd->callback([args, trace, fidelity, fidelity_option, budget_gib] {
+  cmd->callback([cmd, args, trace, fidelity, fidelity_option, budget_gib] {
     const Scenario s = load_from_args(*args);
     const Fidelity mode = *fidelity_from_string(*fidelity);
     if (s.training) check_step_size(s, mode, *budget_gib);
@@ -70,6 +71,7 @@ void add_simulate_command(CLI::App& app) {
     if (launched_by_mpirun()) {
       exec::MpiSession mpi;
       MpiExchange exchange;
+      check_same_inputs(exchange, command_inputs(*cmd, *args));  // before any work
       const nlohmann::json report = simulate_report(s, *trace, mode, &exchange);
       if (exchange.process() != 0) return;
       if (args->json) std::cout << report.dump(2) << "\n";

@@ -1,10 +1,14 @@
 // Scenario file -> YAML tree -> overrides -> sections -> cross-checks.
 #include "scenario/load.hpp"
 
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
 #include <filesystem>
-#include <fstream>
+#include <map>
 #include <set>
-#include <sstream>
+#include <system_error>
 
 #include "scenario/mapping_reader.hpp"
 #include "scenario/read_sections.hpp"
@@ -141,7 +145,10 @@ Scenario load_scenario_text(const std::string& text, const std::vector<std::stri
   return load_scenario_node(parse_yaml(text, origin), overrides, origin, {});
 }
 
-Scenario load_scenario_file(const std::string& path, const std::vector<std::string>& overrides) {
+namespace {
+
+// The scenario file's text, refused before reading when it is no regular file or too large.
+std::string read_scenario_text(const std::string& path) {
   std::error_code error;
   const auto status = std::filesystem::status(path, error);
   if (!error && std::filesystem::exists(status) && !std::filesystem::is_regular_file(status))
@@ -152,11 +159,63 @@ Scenario load_scenario_file(const std::string& path, const std::vector<std::stri
       throw ScenarioError("scenario", path,
                           "is " + std::to_string(bytes) + " bytes; a scenario file is at most 16 MiB");
   }
-  std::ifstream in(path);
-  if (!in) throw ScenarioError("scenario", path, "cannot be opened (no such file, or not readable)");
-  std::stringstream text;
-  text << in.rdbuf();
-  return load_scenario_node(parse_yaml(text.str(), path), overrides, path, std::filesystem::path(path).parent_path());
+  // read(2) itself, so an error is told (/proc/self/mem reads as EIO, not as empty), and
+  // at most the limit: a file under /proc says 0 bytes whatever it holds
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) throw ScenarioError("scenario", path, "cannot be opened (no such file, or not readable)");
+  std::string text;
+  char chunk[1 << 16];
+  for (;;) {
+    const ssize_t n = ::read(fd, chunk, sizeof chunk);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      const std::string why = std::generic_category().message(errno);
+      ::close(fd);
+      throw ScenarioError("scenario", path, "cannot be read (" + why + ")");
+    }
+    if (n == 0) break;
+    text.append(chunk, static_cast<std::size_t>(n));
+    if (text.size() > kMaxScenarioBytes) {
+      ::close(fd);
+      throw ScenarioError("scenario", path, "is more than 16 MiB; a scenario file is at most 16 MiB");
+    }
+  }
+  ::close(fd);
+  return text;
+}
+
+// Every value of the tree by its dotted path ("plan.tp", "stages[1]").
+void flatten(const YAML::Node& node, const std::string& path, std::map<std::string, std::string>& out) {
+  if (node.IsMap()) {
+    for (const auto& kv : node) flatten(kv.second, join_key(path, kv.first.Scalar()), out);
+  } else if (node.IsSequence()) {
+    out[path] = "[" + std::to_string(node.size()) + " items]";
+    for (std::size_t i = 0; i < node.size(); ++i) flatten(node[i], path + "[" + std::to_string(i) + "]", out);
+  } else {
+    out[path] = node.IsScalar() ? node.Scalar() : "null";
+  }
+}
+
+}  // namespace
+
+Scenario load_scenario_file(const std::string& path, const std::vector<std::string>& overrides) {
+  const std::string text = read_scenario_text(path);
+  return load_scenario_node(parse_yaml(text, path), overrides, path, std::filesystem::path(path).parent_path());
+}
+
+std::map<std::string, std::string> scenario_keys(const std::string& path, const std::vector<std::string>& overrides) {
+  const std::string origin = path.empty() ? "<default scenario>" : path;
+  YAML::Node root = parse_yaml(path.empty() ? default_scenario_text() : read_scenario_text(path), origin);
+  std::map<std::string, std::string> keys;
+  try {
+    if (!root.IsMap()) MappingReader check(root, "");  // throws: the scenario must be a mapping
+    resolve_relative_paths(root, std::filesystem::path(path).parent_path());
+    for (const std::string& o : overrides) apply_override(root, o, expand_catalog_name, inherit_from_preset);
+    flatten(root, "", keys);
+  } catch (const YAML::Exception& e) {
+    throw ScenarioError(origin, "", std::string("could not be read: ") + e.what());
+  }
+  return keys;
 }
 
 std::string default_scenario_text() { return std::string(default_scenario_files().front().second); }

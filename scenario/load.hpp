@@ -1,6 +1,7 @@
 #pragma once
 // Loading scenarios (SCENARIO.md): a file or text, plus `--set key=value` overrides,
 // into a validated Scenario. Every rejection is a ScenarioError naming key, value, rule.
+#include <map>
 #include <string>
 #include <vector>
 
@@ -16,6 +17,11 @@ Scenario load_scenario_file(const std::string& path, const std::vector<std::stri
 // Same, from text already in memory; `origin` names it in messages.
 Scenario load_scenario_text(const std::string& text, const std::vector<std::string>& overrides = {},
                             const std::string& origin = "<scenario>");
+
+// The scenario's keys after the overrides, each value as written, by dotted path
+// ("plan.tp" -> "8", "plan.stage_layers[1]" -> "4"); the built-in default when `path` is
+// "". Nothing is validated: the processes of one MPI job compare these before their work.
+std::map<std::string, std::string> scenario_keys(const std::string& path, const std::vector<std::string>& overrides);
 
 // The scenario text (YAML or JSON) with one `--set KEY=VALUE` applied as the loader
 // applies it (a catalog name under `model`, `cluster`, `cluster.gpu` or `stack` becomes

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <limits>
+#include <stdexcept>
+#include <string>
 
 #include "sim/engine/deadlock.hpp"
 #include "sim/engine/event_queue.hpp"
@@ -116,6 +118,7 @@ class Engine {
   // The instants are global: every process processes the earliest one any has, shares what
   // finished until no process has anything left at it, then all grant links together.
   Timeline run_parallel() {
+    check_same_graph();
     for (TaskId t = 0; t < g_.num_tasks(); ++t)
       if (mine(t) && waits_[t] == 0) on_ready(t);
     grant_links_shared();
@@ -134,7 +137,7 @@ class Engine {
           finish_locally(e.task);
           done.push_back(e.task);
         }
-        for (std::int32_t t : ex_->gather_all(done)) finish_everywhere(t);
+        for (std::int32_t t : ex_->gather_all(done)) finish_everywhere(checked(t));
         while (!queue_.empty() && stale(queue_.top())) queue_.pop();
         more = ex_->any_all(!queue_.empty() && queue_.next_time() == now_);
       }
@@ -173,13 +176,14 @@ class Engine {
     for (TaskId t : candidates_) ready.push_back(ready_s_[t]), candidate_[t] = 0;
     const std::vector<std::int32_t> ids = ex_->gather_all(candidates_);
     const std::vector<double> at = ex_->gather_all(ready);
+    if (at.size() != ids.size()) disagree("sent " + std::to_string(ids.size()) + " tasks with " + std::to_string(at.size()) + " times");
     std::vector<std::size_t> order(ids.size());
     for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
     std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
       return at[a] != at[b] ? at[a] < at[b] : ids[a] < ids[b];
     });
     for (std::size_t i : order) {
-      const TaskId t = ids[i];
+      const TaskId t = checked(ids[i]);
       if (!links_free(t)) continue;
       if (mine(t)) {
         start(t);
@@ -199,9 +203,11 @@ class Engine {
     const std::vector<double> events = ex_->gather_all(std::vector<double>{static_cast<double>(tl_.events)});
     const std::vector<std::int32_t> all_ids = ex_->gather_all(ids);
     const std::vector<double> all_times = ex_->gather_all(times);
+    if (all_times.size() != 2 * all_ids.size())
+      disagree("sent " + std::to_string(all_ids.size()) + " tasks with " + std::to_string(all_times.size()) + " times");
     std::fill(finished_.begin(), finished_.end(), 0);
     for (std::size_t i = 0; i < all_ids.size(); ++i) {
-      finished_[all_ids[i]] = 1;
+      finished_[checked(all_ids[i])] = 1;
       tl_.start_s[all_ids[i]] = all_times[2 * i];
       tl_.end_s[all_ids[i]] = all_times[2 * i + 1];
     }
@@ -214,6 +220,38 @@ class Engine {
 
  private:
   bool is_stream(ResourceId r) const { return is_stream_[r]; }
+
+  // --- what the processes send is checked before it indexes this process's state ---
+
+  [[noreturn]] static void disagree(const std::string& what) {
+    throw std::runtime_error("the processes of this split simulation disagree: " + what +
+                             " (every process must be given the same scenario, --set and options)");
+  }
+
+  // Every process builds the step graph from its own inputs; the task ids they send index
+  // into it, so all must hold the same one. Each sees every process's shape, compares it
+  // with process 0's, and all stop with the same message.
+  void check_same_graph() {
+    const std::vector<std::int32_t> mine{g_.num_tasks(), g_.num_resources(),
+                                         static_cast<std::int32_t>(g_.dependencies().size())};
+    const std::vector<std::int32_t> all = ex_->gather_all(mine);
+    if (all.size() != mine.size() * static_cast<std::size_t>(ex_->processes()))
+      disagree("they sent " + std::to_string(all.size()) + " numbers for their graphs' shapes");
+    const auto shape = [&](std::size_t p) {
+      return std::to_string(all[3 * p]) + " tasks, " + std::to_string(all[3 * p + 1]) + " resources and " +
+             std::to_string(all[3 * p + 2]) + " dependencies";
+    };
+    for (std::size_t p = 1; p < all.size() / 3; ++p)
+      if (!std::equal(all.begin(), all.begin() + 3, all.begin() + 3 * p))
+        disagree("process 0's step graph has " + shape(0) + ", process " + std::to_string(p) + "'s " + shape(p));
+  }
+
+  TaskId checked(std::int32_t t) const {
+    if (t < 0 || t >= g_.num_tasks())
+      disagree("a process sent task " + std::to_string(t) + ", outside the graph's " + std::to_string(g_.num_tasks()) +
+               " tasks");
+    return t;
+  }
 
   void release(TaskId t) {
     if (--waits_[t] == 0) on_ready(t);

@@ -38,3 +38,10 @@ set_tests_properties(cli.fuzz_flags PROPERTIES TIMEOUT 600)
 add_test(NAME cli.report_schema
          COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/check_report_schema.py $<TARGET_FILE:twinsim>
                  ${PROJECT_SOURCE_DIR})
+
+# Two MPI processes given different options, --set or files stop before any work with a
+# message naming the first difference (issue 58); the same inputs still run.
+add_test(NAME cli.mpi_inputs
+         COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/check_mpi_inputs.py $<TARGET_FILE:twinsim>
+                 ${MPIEXEC_EXECUTABLE} ${PROJECT_SOURCE_DIR}/scenarios)
+set_tests_properties(cli.mpi_inputs PROPERTIES TIMEOUT 600 LABELS mpi)
