@@ -47,8 +47,21 @@ void write_json(const std::filesystem::path& path, const nlohmann::json& j) {
   io::write_file_whole(path.string(), [&](std::ostream& f) { f << j.dump(2) << "\n"; });
 }
 
+// --out is a folder (made if missing) where measured.json and trace.json can be written:
+// checked before the training, not after every step of it.
+void check_out_folder(const std::string& out) {
+  namespace fs = std::filesystem;
+  std::error_code error;
+  if (fs::exists(out, error) && !fs::is_directory(out, error))
+    throw std::runtime_error("--out " + out + ": is not a folder (it receives measured.json, trace.json and metrics/)");
+  fs::create_directories(out, error);
+  if (error) throw std::runtime_error("--out " + out + ": cannot create the folder: " + error.message());
+  for (const char* file : {"measured.json", "trace.json"}) io::check_writable((fs::path(out) / file).string());
+}
+
 void run_rank(const RunArgs& a, exec::MpiCommunicator& world) {
   const Scenario s = load_scenario_file(a.path, a.overrides);
+  if (world.rank() == 0) check_out_folder(a.out);
   const exec::JobOutput out = exec::run_job(s, a.job, world, std::cout, std::cerr);
   if (world.rank() != 0) return;
   std::filesystem::create_directories(a.out);

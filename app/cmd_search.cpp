@@ -46,8 +46,19 @@ void parse_range(const SearchArgs& a, const Scenario& s, SearchSpaceOptions& o) 
     std::tie(o.min_gpus, o.max_gpus) = cli::whole_range("--gpus-range", a.gpus_range, 1, std::int64_t{1} << 24);
 }
 
+// No plan at all (not one that does not fit): the GPU count splits neither the model nor
+// the global batch, which more GPUs cannot mend.
+void refuse_empty_space(const SearchArgs& a, const Scenario& s, const SearchSpaceOptions& space) {
+  const bool range = !a.gpus_range.empty();
+  throw ScenarioError(range ? "--gpus-range" : "--gpus",
+                      range ? a.gpus_range : std::to_string(space.min_gpus),
+                      "admits no plan: no tp x pp x cp x dp of " + std::string(range ? "those GPU counts" : "that many GPUs") +
+                          " divides the model's heads and layers and training.global_batch=" +
+                          std::to_string(s.training->global_batch) + " (try fewer GPUs)");
+}
+
 void run_search(const SearchArgs& a, const CLI::App& command) {
-  const Scenario s = load_from_args(a.scenario);
+  Scenario s = load_from_args(a.scenario);
   if (!s.training) throw ScenarioError("training", "", "search needs a scenario with a training section");
   if (a.recompute_mix) {
     const RecomputeMix r = plan_recompute(s, static_cast<std::int64_t>(a.budget_gib * 1024 * 1024 * 1024));
@@ -56,6 +67,8 @@ void run_search(const SearchArgs& a, const CLI::App& command) {
     return;
   }
   if (!a.csv.empty()) io::check_writable(a.csv);  // before the search, not after
+  // the budget each plan must fit instead of the GPU's memory (the fit test reads it there)
+  if (a.budget_gib > 0) s.cluster.gpu.memory_bytes = static_cast<std::int64_t>(a.budget_gib * 1024 * 1024 * 1024);
   SearchOptions o;
   if (!parse_objective(a.objective, o.objective))
     throw ScenarioError("--objective", a.objective, "must be step_time, cost or tokens_per_s");
@@ -81,6 +94,7 @@ void run_search(const SearchArgs& a, const CLI::App& command) {
   } else {
     r = search_plans(s, o);
   }
+  if (r.candidates == 0) refuse_empty_space(a, s, o.space);
   if (!a.csv.empty()) io::write_file_whole(a.csv, [&](std::ostream& out) { write_csv(out, r); });
   if (a.scenario.json) std::cout << to_json(r, o.objective).dump(2) << "\n";
   else print_kept_settings(std::cout, s.plan), print_result(std::cout, r);
@@ -111,7 +125,7 @@ void add_search_command(CLI::App& app) {
   for (const char* search_only : {"--gpus", "--gpus-range", "--objective", "--top", "--csv", "--max-micro-batch",
                                   "--max-plans", "--analytic-only", "--offload"})
     mix->excludes(cmd->get_option(search_only));
-  cmd->add_option("--memory-budget-gib", a->budget_gib, "budget for --recompute-mix (default: the GPU's memory)")
+  cmd->add_option("--memory-budget-gib", a->budget_gib, "memory each plan must fit in, or the budget of --recompute-mix (default: the GPU's memory)")
       ->check(cli::number(0, 1e6, true));
   cmd->callback([a, cmd] { run_search(*a, *cmd); });
 }

@@ -9,7 +9,11 @@
 namespace twinsim {
 
 void add_scenario_args(CLI::App& cmd, ScenarioArgs& args) {
-  cmd.add_option("scenario", args.path, "scenario file (YAML or JSON); default: the built-in GPT-3 175B on DGX A100");
+  cmd.add_option("scenario", args.path, "scenario file (YAML or JSON); default: the built-in GPT-3 175B on DGX A100")
+      ->check([](const std::string& path) {  // "" would silently mean the default
+        return path.empty() ? std::string("an empty path names no file (leave it out for the built-in default)")
+                            : std::string();
+      });
   cmd.add_option("--set", args.overrides, "override a key, e.g. --set plan.tp=4 (repeatable)");
   cmd.add_flag("--json", args.json, "print the JSON report of SCENARIO.md instead of a table");
 }
@@ -46,6 +50,8 @@ std::string unknown_command(CLI::App& app, int argc, char** argv) {
 int main(int argc, char** argv) {
   CLI::App app{"twinsim: simulate LLM training and serving plans on GPU clusters"};
   app.require_subcommand(1);
+  // a flag takes no value: `--json=3` is refused, not read as true (inherited by every command)
+  app.option_defaults()->disable_flag_override();
   twinsim::add_simulate_command(app);
   twinsim::add_memory_command(app);
   twinsim::add_collective_command(app);

@@ -73,7 +73,7 @@ ModelSpec load_model_text(const std::string& text, const std::string& origin) {
 }
 
 ModelSpec load_model(const std::string& file_or_name) {
-  if (!std::filesystem::exists(file_or_name)) return catalog_model(file_or_name);
+  if (!std::filesystem::exists(file_or_name) && !written_as_path(file_or_name)) return catalog_model(file_or_name);
   YAML::Node node(YAML::NodeType::Map);
   node["hf_config"] = file_or_name;
   return read_model(node, "model");

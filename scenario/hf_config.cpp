@@ -357,4 +357,8 @@ YAML::Node model_node_from_hf_config_file(const std::string& file, const std::st
   return model_node_from_hf_config(config, path + "(" + file + ")");
 }
 
+bool written_as_path(const std::string& file_or_name) {
+  return file_or_name.find('/') != std::string::npos || std::filesystem::path(file_or_name).extension() == ".json";
+}
+
 }  // namespace twinsim

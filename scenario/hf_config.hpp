@@ -21,6 +21,10 @@ YAML::Node model_node_from_hf_config(const YAML::Node& config, const std::string
 // Reads and maps a config.json file (at most 1 MiB).
 YAML::Node model_node_from_hf_config_file(const std::string& file, const std::string& path);
 
+// Whether a model given by text is written as a file's path (a '/' or a .json ending),
+// which no catalog name is: a missing one is then said to be missing.
+bool written_as_path(const std::string& file_or_name);
+
 // The model_type values model_node_from_hf_config accepts.
 std::vector<std::string> hf_model_types();
 

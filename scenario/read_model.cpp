@@ -25,6 +25,15 @@ MlaSpec read_mla(MappingReader& parent, const std::string& key) {
   return a;
 }
 
+// The config.json at `file_or_name` when it exists; refused as missing when it does not but
+// is written as a path; else the catalog model of that name.
+YAML::Node model_node_from_file_or_catalog(const std::string& file_or_name, const std::string& path) {
+  std::error_code error;
+  if (std::filesystem::exists(file_or_name, error)) return model_node_from_hf_config_file(file_or_name, path);
+  if (written_as_path(file_or_name)) throw ScenarioError(path, file_or_name, "is missing: no such file");
+  return catalog_model_node(file_or_name, path);
+}
+
 // `model: {hf_config: FILE, ...}`: the mapped config.json, the keys beside it overriding
 // (as beside `preset`). FILE is a path (a scenario file's relative paths are taken from
 // its folder by load_scenario_file), the name of a config in models/catalog/hf, or the
@@ -43,10 +52,7 @@ YAML::Node resolve_hf_config(const YAML::Node& node, const std::string& path, st
   if (!config.IsScalar() || config.Scalar().empty())
     throw ScenarioError(where, "", "must be the path of a config.json, a catalog name, or the config itself");
   name = std::filesystem::path(config.Scalar()).stem().string();
-  const bool is_file = std::filesystem::exists(config.Scalar());
-  return merge_mappings(is_file ? model_node_from_hf_config_file(config.Scalar(), where)
-                                : catalog_model_node(config.Scalar(), where),
-                        overlay);
+  return merge_mappings(model_node_from_file_or_catalog(config.Scalar(), where), overlay);
 }
 
 MoeSpec read_moe(MappingReader& parent, const std::string& key) {

@@ -200,9 +200,16 @@ void save_safetensors(const std::string& path, const TensorFile& file) {
 namespace {
 
 std::vector<char> read_file(const std::string& path) {
+  // a folder opens as a stream whose size reads as 2^63: refused by name, not a bad_alloc
+  std::error_code error;
+  const auto status = std::filesystem::status(path, error);
+  if (!error && std::filesystem::exists(status) && !std::filesystem::is_regular_file(status))
+    throw CheckpointError("checkpoint '" + path + "': is not a regular file (a folder, device or pipe)");
   std::ifstream in(path, std::ios::binary | std::ios::ate);
   if (!in) throw CheckpointError("checkpoint '" + path + "': cannot open");
-  const auto size = static_cast<std::size_t>(in.tellg());
+  const std::streamoff end = in.tellg();
+  if (end < 0) throw CheckpointError("checkpoint '" + path + "': its size cannot be read");
+  const auto size = static_cast<std::size_t>(end);
   std::vector<char> bytes(size);
   in.seekg(0);
   if (size > 0 && !in.read(bytes.data(), static_cast<std::streamsize>(size)))

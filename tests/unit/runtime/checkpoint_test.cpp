@@ -1,5 +1,6 @@
 // safetensors checkpoints: round trips, the byte layout of the format, corruption, atomicity.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstring>
@@ -107,6 +108,24 @@ TEST_F(CheckpointTest, AFlippedDataByteIsReportedAsCorruption) {
     FAIL() << "a flipped bit must be detected";
   } catch (const CheckpointCorrupted& e) {
     EXPECT_NE(std::string(e.what()).find("checksum"), std::string::npos) << e.what();
+  }
+}
+
+// A rank's file replaced by a folder once read as 2^63 bytes (std::bad_alloc); a FIFO
+// would block: both are refused by name before reading.
+TEST_F(CheckpointTest, ARankThatIsNotARegularFileIsRefusedByName) {
+  const std::string folder = path("rank-0.safetensors");
+  fs::create_directories(folder);
+  const std::string fifo = path("rank-1.safetensors");
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  for (const std::string& p : {folder, fifo}) {
+    try {
+      load_safetensors(p);
+      ADD_FAILURE() << p << " was read";
+    } catch (const CheckpointError& e) {
+      EXPECT_NE(std::string(e.what()).find("checkpoint '" + p + "': is not a regular file"), std::string::npos)
+          << e.what();
+    }
   }
 }
 
