@@ -7,6 +7,7 @@
 #include <iomanip>
 #include <iostream>
 
+#include "app/cli_checks.hpp"
 #include "app/commands.hpp"
 #include "scenario/load.hpp"
 #include "sim/validate/network_fit.hpp"
@@ -32,11 +33,10 @@ void run(const Options& o) {
   cluster.nodes = (o.ranks + cluster.gpus_per_node - 1) / cluster.gpus_per_node;
   if (cluster.nodes < 2) throw std::runtime_error("--ranks " + std::to_string(o.ranks) + " fits one node: no network");
   NetworkFitRequest request{o.file, o.where, o.ranks, o.min_bytes, o.fit == "even"};
-  if (!o.latency_bytes.empty()) {  // LO:HI
-    const auto colon = o.latency_bytes.find(':');
-    if (colon == std::string::npos) throw std::runtime_error("--latency-bytes " + o.latency_bytes + ": must be LO:HI");
-    request.latency_min_bytes = std::stod(o.latency_bytes.substr(0, colon));
-    request.latency_max_bytes = std::stod(o.latency_bytes.substr(colon + 1));
+  if (!o.latency_bytes.empty()) {  // LO:HI, whole numbers of bytes
+    const auto [lo, hi] = cli::whole_range("--latency-bytes", o.latency_bytes, 1, std::int64_t{1} << 50);
+    request.latency_min_bytes = static_cast<double>(lo);
+    request.latency_max_bytes = static_cast<double>(hi);
   }
   const NetworkFitReport r = fit_network(cluster, request);
   std::cout << "# fitted by `twinsim fit-network " << o.file << " --cluster " << o.cluster << " --ranks " << o.ranks
@@ -67,11 +67,14 @@ void add_fit_network_command(CLI::App& app) {
       app.add_subcommand("fit-network", "fit a node type's network efficiency by size to nccl-tests across nodes");
   cmd->add_option("file", o->file, "CSV with size_bytes and oop_time_us, time_us or busbw_gbps")->required();
   cmd->add_option("--cluster", o->cluster, "catalog node type the runs used, or a YAML mapping starting from one ({preset: NODE, ...})")->required();
-  cmd->add_option("--ranks", o->ranks, "GPUs of the all-reduce, packed on the nodes")->required();
+  cmd->add_option("--ranks", o->ranks, "GPUs of the all-reduce, packed on the nodes")
+      ->required()
+      ->check(cli::whole(2, std::int64_t{1} << 24));
   cmd->add_option("--where", o->where, "keep rows whose COLUMN equals VALUE");
   cmd->add_option("--fit", o->fit, "sizes that fit the curve (1st, 3rd, ... or 2nd, 4th, ...); the others judge it")
       ->check(CLI::IsMember({"even", "odd"}))->capture_default_str();
   cmd->add_option("--min-bytes", o->min_bytes, "drop smaller sizes (latency, not bandwidth, sets their time)")
+      ->check(cli::number(0, 1e18))
       ->capture_default_str();
   cmd->add_option("--latency-bytes", o->latency_bytes,
                   "LO:HI: first fit the per-step latency so the sizes in this range are right at their median");

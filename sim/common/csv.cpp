@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <sstream>
+#include <stdexcept>
 
 namespace twinsim {
 
@@ -30,6 +31,16 @@ std::optional<double> parse_number(const std::string& cell) {
   }
   if (used == 0 || used != cell.size() || !std::isfinite(v)) return std::nullopt;
   return v;
+}
+
+double positive_cell(const std::vector<std::string>& cells, int column, const std::vector<std::string>& header,
+                     const std::string& where) {
+  const std::string& cell = cells.at(static_cast<std::size_t>(column));
+  const std::string at = where + ", column " + std::to_string(column + 1) + " (" + header.at(column) + "): '" + cell + "'";
+  const std::optional<double> v = parse_number(cell);
+  if (!v) throw std::runtime_error(at + " is not a number");
+  if (!(*v > 0)) throw std::runtime_error(at + " must be above 0");
+  return *v;
 }
 
 }  // namespace twinsim

@@ -1,6 +1,7 @@
 #include "sim/validate/network_fit.hpp"
 
 #include <fstream>
+#include <map>
 #include <stdexcept>
 
 #include "sim/common/csv.hpp"
@@ -84,15 +85,25 @@ std::vector<MeasuredAllReduce> read_allreduce_csv(const std::string& path, int r
     if (filter < 0) throw std::runtime_error("--where " + where + ": " + path + " has no such column");
   }
   std::vector<MeasuredAllReduce> rows;
-  while (std::getline(in, line)) {
+  std::map<double, int> line_of_size;  // a size measured twice is two answers to one question
+  for (int line_no = 2; std::getline(in, line); ++line_no) {
+    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
+    const std::string at = path + ":" + std::to_string(line_no);
     const std::vector<std::string> c = split_csv_line(line);
-    if (static_cast<int>(c.size()) < static_cast<int>(header.size())) continue;
+    if (c.size() != header.size())
+      throw std::runtime_error(at + ": " + std::to_string(c.size()) + " columns, the header has " +
+                               std::to_string(header.size()));
     if (filter >= 0 && c[filter] != value) continue;
     MeasuredAllReduce m;
-    m.bytes = std::stod(c[size]);
-    m.time_s = time >= 0 ? std::stod(c[time]) * 1e-6
-                         : bus_bandwidth_factor(CollectiveOp::all_reduce, ranks) * m.bytes / (std::stod(c[busbw]) * 1e9);
-    if (m.bytes < min_bytes || (!rows.empty() && rows.back().bytes == m.bytes)) continue;
+    m.bytes = positive_cell(c, size, header, at);
+    m.time_s = time >= 0 ? positive_cell(c, time, header, at) * 1e-6
+                         : bus_bandwidth_factor(CollectiveOp::all_reduce, ranks) * m.bytes /
+                               (positive_cell(c, busbw, header, at) * 1e9);
+    const auto [first, fresh] = line_of_size.emplace(m.bytes, line_no);
+    if (!fresh)
+      throw std::runtime_error(at + ": size_bytes=" + c[size] + " is given twice (line " + std::to_string(first->second) +
+                               " too)" + (where.empty() ? "; keep one, or pick one run with --where" : " where " + where));
+    if (m.bytes < min_bytes) continue;
     rows.push_back(m);
   }
   if (rows.empty()) throw std::runtime_error(path + ": no rows" + (where.empty() ? "" : " where " + where));

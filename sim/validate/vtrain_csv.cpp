@@ -2,7 +2,9 @@
 
 #include "sim/common/csv.hpp"
 
+#include <cmath>
 #include <fstream>
+#include <limits>
 #include <sstream>
 #include <stdexcept>
 
@@ -29,7 +31,11 @@ double number(const std::string& cell, const std::string& where, int column) {
 
 int integer(const std::string& cell, const std::string& where, int column) {
   const double v = number(cell, where, column);
-  if (v != static_cast<int>(v))
+  constexpr int kLargest = std::numeric_limits<int>::max();
+  if (v > kLargest)
+    throw std::runtime_error(where + ": column '" + kColumnNames[column] + "' = '" + cell + "' is too large (at most " +
+                             std::to_string(kLargest) + ")");
+  if (v != std::floor(v))
     throw std::runtime_error(where + ": column '" + kColumnNames[column] + "' = '" + cell + "' is not an integer");
   return static_cast<int>(v);
 }

@@ -6,6 +6,8 @@
 
 #include <cstdio>
 #include <fstream>
+#include <utility>
+#include <vector>
 #include <stdexcept>
 #include <string>
 
@@ -21,12 +23,12 @@ std::string write_temp(const std::string& name, const std::string& text) {
   return path;
 }
 
-TEST(NetworkFit, ReadsTimesOrBusBandwidthFiltersAndDropsRepeats) {
+TEST(NetworkFit, ReadsTimesOrBusBandwidthAndFilters) {
   const std::string timed = write_temp("timed.csv",
                                        "run,size_bytes,oop_time_us\n"
-                                       "a,1048576,100\nb,1048576,999\na,2097152,150\na,2097152,150\na,512,10\n");
+                                       "a,1048576,100\nb,1048576,999\na,2097152,150\na,512,10\n");
   const std::vector<MeasuredAllReduce> rows = read_allreduce_csv(timed, 16, "run=a", 1024);
-  ASSERT_EQ(rows.size(), 2u);  // b filtered, the repeat and the 512 B row dropped
+  ASSERT_EQ(rows.size(), 2u);  // b filtered, the 512 B row dropped
   EXPECT_DOUBLE_EQ(rows[0].time_s, 100e-6);
   EXPECT_DOUBLE_EQ(rows[1].bytes, 2097152);
   // busbw only: time = 2(n-1)/n x bytes / busbw, 32 ranks: 1.9375 x 1 GiB / 100 GB/s
@@ -35,6 +37,35 @@ TEST(NetworkFit, ReadsTimesOrBusBandwidthFiltersAndDropsRepeats) {
   EXPECT_THROW(read_allreduce_csv(write_temp("bad.csv", "size,time\n1,2\n"), 16, "", 0), std::runtime_error);
   EXPECT_THROW(read_allreduce_csv(timed, 16, "gpu=x", 0), std::runtime_error);   // no such column
   EXPECT_THROW(read_allreduce_csv(timed, 16, "run=zzz", 0), std::runtime_error);  // no rows
+}
+
+// The message of the error reading `text` throws, or "" (issue 58: `1048576abc` was read as
+// 1048576, a repeated size merged, and times of -5, NaN or 0 dropped, all without a word).
+std::string refusal(const std::string& name, const std::string& text) {
+  try {
+    read_allreduce_csv(write_temp(name, text), 16, "", 0);
+  } catch (const std::runtime_error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(NetworkFit, EveryBadCellOrRepeatedSizeIsRefusedByLineAndColumn) {
+  const std::string head = "size_bytes,oop_time_us\n1024,10\n";
+  const std::vector<std::pair<std::string, std::string>> cases{
+      {"1048576abc,12\n", ":3, column 1 (size_bytes): '1048576abc' is not a number"},
+      {"2048,-5\n", ":3, column 2 (oop_time_us): '-5' must be above 0"},
+      {"2048,nan\n", ":3, column 2 (oop_time_us): 'nan' is not a number"},
+      {"2048,0\n", ":3, column 2 (oop_time_us): '0' must be above 0"},
+      {"2048,abc\n", ":3, column 2 (oop_time_us): 'abc' is not a number"},
+      {"2048\n", ":3: 1 columns, the header has 2"},
+      {"1024,11\n", ":3: size_bytes=1024 is given twice (line 2 too); keep one, or pick one run with --where"},
+  };
+  for (std::size_t i = 0; i < cases.size(); ++i) {
+    const std::string name = "refused" + std::to_string(i) + ".csv";
+    const std::string message = refusal(name, head + cases[i].first);
+    EXPECT_NE(message.find(name + cases[i].second), std::string::npos) << cases[i].first << " gave: " << message;
+  }
 }
 
 // Times made by a cluster whose network gets 30% of its line rate at 1 MiB, 60% at 64 MiB and

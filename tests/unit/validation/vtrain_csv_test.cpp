@@ -45,6 +45,10 @@ TEST(VtrainCsv, RejectsMalformedLinesNamingTheLine) {
   EXPECT_EQ(message("2,16,8,1024,16,24,1024,1,1,2,fast\n"),
             "t.csv:2: column 'iteration time (ms)' = 'fast' is not a positive number");
   EXPECT_EQ(message("2,16,8.5,1024,16,24,1024,1,1,2,3\n"), "t.csv:2: column 'micro batch' = '8.5' is not an integer");
+  EXPECT_EQ(message("2,16,8,1024,16,24,99999999999999999999,1,1,2,3\n"),
+            "t.csv:2: column 'sequence length' = '99999999999999999999' is too large (at most 2147483647)");
+  EXPECT_EQ(message("2,16,8,1024abc,16,24,1024,1,1,2,3\n"),
+            "t.csv:2: column 'hidden size' = '1024abc' is not a positive number");
   EXPECT_EQ(message("4,16,8,1024,16,24,1024,1,1,2,3\n"),
             "t.csv:2: tensor x data x pipeline parallelism = 2 is not GPUs = 4");
   EXPECT_EQ(message(""), "t.csv: no data rows");
