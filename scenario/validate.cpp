@@ -1,6 +1,9 @@
 #include "scenario/validate.hpp"
 
+#include <cstdio>
+#include <initializer_list>
 #include <numeric>
+#include <string>
 
 #include "scenario/errors.hpp"
 
@@ -392,9 +395,67 @@ void validate_inference(const Scenario& s) {
   if (w.disaggregation) validate_disaggregation(s);
 }
 
+// --- counts the models form from the scenario's sizes ---
+
+struct Factor {
+  const char* key;
+  std::int64_t value;
+};
+
+// Counts past 2^53 are no longer exact in a double, and a byte count that large times the
+// few dozen bytes per element and the copies the models keep leaves 64 bits: such a
+// scenario is refused here, naming each key and value, not as an OverflowError from deep
+// inside the work (seconds later, naming only two numbers).
+void require_count_fits(const char* what, std::initializer_list<Factor> factors) {
+  constexpr double kLargest = 9007199254740992.0;  // 2^53
+  double product = 1;
+  std::string named;
+  for (const Factor& f : factors) {
+    product *= static_cast<double>(f.value);
+    named += (named.empty() ? "" : " x ") + kv(f.key, f.value);
+  }
+  if (product <= kLargest) return;
+  char count[32];
+  std::snprintf(count, sizeof count, "%.3g", product);
+  throw ScenarioError(named, "", std::string("make ") + count + " " + what + ", more than 2^53 (9.0e15): too large to count exactly");
+}
+
+void validate_counts(const Scenario& s) {
+  const ModelSpec& m = s.model;
+  require_count_fits("embedding parameters", {{"model.vocab", m.vocab}, {"model.hidden", m.hidden}});
+  require_count_fits("attention parameters", {{"model.layers", m.layers}, {"model.heads", m.heads},
+                                               {"model.head_dim", m.head_dim}, {"model.hidden", m.hidden}});
+  require_count_fits("FFN parameters", {{"model.layers", m.layers}, {"model.ffn_hidden", m.ffn_hidden},
+                                         {"model.hidden", m.hidden}});
+  if (m.moe)
+    require_count_fits("expert parameters", {{"model.layers", m.layers}, {"model.moe.experts", m.moe->experts},
+                                              {"model.moe.expert_ffn_hidden", m.moe->expert_ffn_hidden},
+                                              {"model.hidden", m.hidden}});
+  if (s.training) {
+    const TrainingWorkload& t = *s.training;
+    require_count_fits("tokens per step", {{"training.global_batch", t.global_batch}, {"training.seq_len", t.seq_len}});
+    require_count_fits("activation values per layer and micro-batch",
+                       {{"training.micro_batch", t.micro_batch}, {"training.seq_len", t.seq_len}, {"model.hidden", m.hidden}});
+    require_count_fits("logits per micro-batch",
+                       {{"training.micro_batch", t.micro_batch}, {"training.seq_len", t.seq_len}, {"model.vocab", m.vocab}});
+  }
+  if (s.inference) {
+    const InferenceWorkload& w = *s.inference;
+    require_count_fits("KV-cache values", {{"inference.batch", w.batch}, {"inference.prompt_len", w.prompt_len},
+                                           {"model.layers", m.layers}, {"model.kv_heads", m.kv_heads},
+                                           {"model.head_dim", m.head_dim}});
+    require_count_fits("generated tokens' KV-cache values",
+                       {{"inference.batch", w.batch}, {"inference.output_len", w.output_len},
+                        {"model.layers", m.layers}, {"model.kv_heads", m.kv_heads}, {"model.head_dim", m.head_dim}});
+    require_count_fits("prompt logits", {{"inference.batch", w.batch}, {"inference.prompt_len", w.prompt_len},
+                                         {"model.vocab", m.vocab}});
+  }
+}
+
 }  // namespace
 
 void resolve_and_validate(Scenario& s) {
+  validate_counts(s);
   resolve_world(s);
   validate_tensor_parallel(s.model, s.plan.tp, s.is_training(), "model");
   resolve_stages(s);

@@ -14,6 +14,28 @@ training: {seq_len: 4096, global_batch: 64, micro_batch: 1}
 plan: {tp: 2, pp: 2, dp: 4}
 )";
 
+// Ten levels of nine aliases each: 9^9 = 387,420,489 nodes once expanded.
+std::string billion_laughs() {
+  std::string text = std::string(kBase) + "l0: &l0 [lol, lol, lol, lol, lol, lol, lol, lol, lol]\n";
+  for (int i = 1; i < 9; ++i) {
+    text += "l" + std::to_string(i) + ": &l" + std::to_string(i) + " [";
+    for (int j = 0; j < 9; ++j) text += (j ? ", *l" : "*l") + std::to_string(i - 1);
+    text += "]\n";
+  }
+  return text;
+}
+
+// The same as one flow value, for --set.
+std::string billion_laughs_flow() {
+  std::string text = "[&l0 [lol, lol, lol, lol, lol, lol, lol, lol, lol]";
+  for (int i = 1; i < 9; ++i) {
+    text += ", &l" + std::to_string(i) + " [";
+    for (int j = 0; j < 9; ++j) text += (j ? ", *l" : "*l") + std::to_string(i - 1);
+    text += "]";
+  }
+  return text + "]";
+}
+
 struct BadCase {
   const char* what;
   std::string text;                    // scenario text ("" = kBase)
@@ -145,6 +167,21 @@ std::vector<BadCase> bad_cases() {
        "plan.zero_hpz_partition_size=2 partitions ZeRO-3's parameters a second time"},
       {"inference bad dtype", "model: gpt2-small\ncluster: dgx-h100\ninference: {prompt_len: 128, weight_dtype: int3}\nplan: {}\n", {}, "inference.weight_dtype=int3 is not one of"},
       {"inference tp vs kv heads", "model: llama2-70b\ncluster: dgx-h100\ninference: {prompt_len: 128}\nplan: {tp: 3}\n", {}, "plan.tp=3 does not divide model.heads=64"},
+      // issue 58: refused before any walk of the tree, naming the line and the rule
+      {"alias bomb (billion laughs)", billion_laughs(), {}, "line 10, column 8: its aliases expand to more than 100000 nodes"},
+      {"alias bomb in --set", "", {"plan.recompute=" + billion_laughs_flow()}, "plan.recompute: line 1, column"},
+      {"alias cycle", std::string(kBase) + "x: &x {y: *x}\n", {}, "an alias refers to a collection that contains it (a cycle)"},
+      {"deep nesting", "model: " + std::string(5000, '[') + "\n", {}, "line 1, column"},
+      {"nesting deep through aliases", std::string(kBase) + "a: &a " + std::string(20, '[') + std::string(20, ']') +
+       "\nb: " + std::string(20, '[') + "*a" + std::string(20, ']') + "\n", {}, "nests deeper than 32 levels"},
+      {"list as a key", std::string(kBase) + "[plan]: 1\n", {}, "line 6, column 1: a mapping key must be a name, not a list, a mapping or empty"},
+      {"null as a key", std::string(kBase) + "~: 1\n", {}, "line 6, column 1: a mapping key must be a name"},
+      {"overflowing embedding", "", {"model.vocab=2147483648", "model.hidden=2147483648"},
+       "model.vocab=2147483648 x model.hidden=2147483648: make 4.61e+18 embedding parameters, more than 2^53"},
+      {"overflowing tokens", "", {"training.global_batch=1099511627776", "training.seq_len=16384"},
+       "training.global_batch=1099511627776 x training.seq_len=16384: make 1.8e+16 tokens per step"},
+      {"missing hf_config file", "", {"model={hf_config: no/such/config.json}"},
+       "model.hf_config=no/such/config.json is missing: no such file"},
   };
 }
 
