@@ -13,6 +13,7 @@ missing subcommand, 107 a flag needing another, 108 flags excluding each other).
 import os
 import pathlib
 import resource
+import stat
 import subprocess
 import sys
 import tempfile
@@ -152,7 +153,8 @@ CASES = [
     ('nosuchcommand', 2, "'nosuchcommand' is not a command of twinsim; commands: simulate, memory, collective, calibrate, compare, valid"),
     ('simulate DUP_YAML', 2, 'model: is given twice in one mapping'),
     ('simulate DUP_JSON', 2, 'model: is given twice in one mapping'),
-    ('simulate DEEP', 2, 'deep.yaml: is not valid YAML: line 2, column 1: bad file'),
+    ('simulate DEEP', 2, 'deep.yaml: line 1, column'),
+    ('simulate DEEP', 2, 'nests deeper than 32 levels'),
     ('simulate BIG', 2, 'scenario=big.yaml is 17000000 bytes; a scenario file is at most 16 MiB'),
     ('simulate BIN', 2, 'scenario=\\xe6\\x88\\x80\\xe6\\x91\\xa1 must be a mapping of keys to values'),
     ('simulate EMPTY', 2, 'model: is required'),
@@ -160,6 +162,26 @@ CASES = [
     ('simulate STAGES', 2, 'plan.stage_layers[0]=4294967296 is too large (at most 1048576)'),
     ('describe-model DUP_JSON', 2, 'model.hf_config(dup.json).model_type: is required'),
     ('run DEF --set plan.tp=1 --set plan.pp=1 --set plan.dp=1 --set cluster.nodes=1 --resume', 2, "plan.dp=1 gives a world size tp*pp*cp*dp=1 that does not match the cluster's 1 nodes x 8 GPUs = 8"),
+    # issue 58 (hostile input, round three)
+    ('simulate BOMB', 2, 'bomb.yaml: line 11, column 8: its aliases expand to more than 100000 nodes (a YAML alias bomb?)'),
+    ('simulate LISTKEY', 2, 'listkey.yaml: line 5, column 1: a mapping key must be a name, not a list, a mapping or empty'),
+    ('simulate /proc/self/mem', 2, 'scenario=/proc/self/mem cannot be read (Input/output error)'),
+    ('simulate EMPTY_ARG', 105, 'scenario: an empty path names no file (leave it out for the built-in default)'),
+    ('simulate DEF --json=3', 114, 'json was given a disallowed flag override'),
+    ('simulate DEF --set training.global_batch=1099511627776 --set training.seq_len=16384', 2,
+     'training.global_batch=1099511627776 x training.seq_len=16384: make 1.8e+16 tokens per step, more than 2^53'),
+    ('simulate DEF --trace FOLDER', 1, "cannot write 'folder': it is a folder; an output is a regular file, a new path"),
+    ('simulate DEF --trace FIFO', 1, "cannot write 'fifo': it is a FIFO and no process reads it"),
+    ('simulate DEF --trace NULLDEV', 0, ''),
+    ('search DEF --memory-budget-gib 1 --analytic-only', 0, 'no plan fits'),
+    ('search DEF --gpus 10000000 --analytic-only', 2, '--gpus=10000000 admits no plan: no tp x pp x cp x dp of that many GPUs'),
+    ('describe-model missing/config.json', 2, 'model.hf_config=missing/config.json is missing: no such file'),
+    ('fit-network NCCL_BAD --cluster dgx-h100 --ranks 16', 1, "nccl_bad.csv:2, column 1 (size_bytes): '1048576abc' is not a number"),
+    ('fit-network NCCL_DUP --cluster dgx-h100 --ranks 16', 1, 'nccl_dup.csv:3: size_bytes=1048576 is given twice (line 2 too)'),
+    ('fit-network NCCL_NEG --cluster dgx-h100 --ranks 16', 1, "nccl_neg.csv:2, column 2 (oop_time_us): '-5' must be above 0"),
+    ('fit-network NCCL_DUP --cluster dgx-h100 --ranks 16 --latency-bytes 1e3:4096', 2, '--latency-bytes=1e3:4096 must be A:B with whole numbers'),
+    ('validate-csv VTRAIN_BIG', 1, "vtrain_big.csv:2: column 'sequence length' = '99999999999999999999' is too large (at most 2147483647)"),
+    ('run DEF --out AFILE', 1, '--out afile: is not a folder (it receives measured.json, trace.json and metrics/)'),
     ('checkpoint nosuch', 2, "'nosuch' is not a command of twinsim checkpoint; commands: merge"),
     ('run DEF --set plan.tp=1 --set plan.pp=1 --set plan.dp=1 --set cluster=host --set model=tiny-gpt --set training.seq_len=32 --set training.global_batch=4 --set training.micro_batch=1 --keep 3', 1, '--keep needs --checkpoint-dir'),
 ]
@@ -178,6 +200,23 @@ def hostile_files(folder):
     (f / "empty.yaml").write_text("")
     (f / "list.yaml").write_text("- 1\n")
     (f / "st.yaml").write_text("model: llama3-8b\n" + base + "plan: {tp: 8, pp: 2, stage_layers: [4294967296, 0]}\n")
+    laughs = ['l0: &l0 [lol, lol, lol, lol, lol, lol, lol, lol, lol]']
+    laughs += [f"l{i}: &l{i} [" + ", ".join([f"*l{i - 1}"] * 9) + "]" for i in range(1, 9)]
+    (f / "bomb.yaml").write_text("model: llama3-8b\n" + base + "plan: {tp: 8}\n" + "\n".join(laughs) + "\n")
+    (f / "listkey.yaml").write_text("model: llama3-8b\n" + base + "plan: {tp: 8}\n[x]: 1\n")
+    (f / "folder").mkdir()
+    os.mkfifo(f / "fifo")
+    try:  # a private /dev/null (char 1:3), never the system's: mknod needs root
+        os.mknod(f / "nulldev", 0o666 | stat.S_IFCHR, os.makedev(1, 3))
+    except PermissionError:
+        (f / "nulldev").write_text("")  # not root: a regular file stands in
+    (f / "afile").write_text("not a folder\n")
+    (f / "nccl_bad.csv").write_text("size_bytes,oop_time_us\n1048576abc,100\n")
+    (f / "nccl_dup.csv").write_text("size_bytes,oop_time_us\n1048576,100\n1048576,100\n")
+    (f / "nccl_neg.csv").write_text("size_bytes,oop_time_us\n1048576,-5\n")
+    (f / "vtrain_big.csv").write_text("GPUs,global batch,micro batch,hidden size,attention heads,# layers,sequence length,"
+                                      "tensor parallelism,data parallelism,pipeline parallelism,iteration time (ms)\n"
+                                      "2,16,8,1024,16,24,99999999999999999999,1,1,2,3\n")
 
 
 def main():
@@ -187,7 +226,10 @@ def main():
              "INF": os.path.join(SCENARIOS, "inference", "llama2-7b-a100.yaml"),
              "CSV": str(validation / "vtrain" / "vtrain_single_node_a100.csv"), "GEMM": str(gemm),
              "DUP_YAML": "dup.yaml", "DUP_JSON": "dup.json", "DEEP": "deep.yaml", "BIG": "big.yaml",
-             "BIN": "bin.yaml", "EMPTY": "empty.yaml", "LIST": "list.yaml", "STAGES": "st.yaml"}
+             "BIN": "bin.yaml", "EMPTY": "empty.yaml", "LIST": "list.yaml", "STAGES": "st.yaml",
+             "BOMB": "bomb.yaml", "LISTKEY": "listkey.yaml", "EMPTY_ARG": "", "FOLDER": "folder", "FIFO": "fifo",
+             "NULLDEV": "nulldev", "AFILE": "afile", "NCCL_BAD": "nccl_bad.csv", "NCCL_DUP": "nccl_dup.csv",
+             "NCCL_NEG": "nccl_neg.csv", "VTRAIN_BIG": "vtrain_big.csv"}
     failures = []
     with tempfile.TemporaryDirectory() as folder:
         hostile_files(folder)
@@ -214,6 +256,10 @@ def main():
                 failures.append(f"{line}: the peak resident memory of the children reached {peak} bytes")
             else:
                 print(f"ok {seconds:5.2f} s  {line}")
+        # no output replaced the device node, the FIFO or the folder with a regular file
+        for name, kind in (("fifo", stat.S_ISFIFO), ("folder", stat.S_ISDIR)) + ((("nulldev", stat.S_ISCHR),) if os.geteuid() == 0 else ()):
+            if not kind(os.stat(pathlib.Path(folder, name)).st_mode):
+                failures.append(f"{name}: was replaced by an output")
     print(f"{len(CASES) - len(failures)} of {len(CASES)} hostile command lines refused as they should be")
     for f in failures:
         print("FAIL:", f)
