@@ -189,7 +189,7 @@ void flatten(const YAML::Node& node, const std::string& path, std::map<std::stri
   if (node.IsMap()) {
     for (const auto& kv : node) flatten(kv.second, join_key(path, kv.first.Scalar()), out);
   } else if (node.IsSequence()) {
-    out[path] = "[" + std::to_string(node.size()) + " items]";
+    out[path] = std::to_string(node.size()) + " items";
     for (std::size_t i = 0; i < node.size(); ++i) flatten(node[i], path + "[" + std::to_string(i) + "]", out);
   } else {
     out[path] = node.IsScalar() ? node.Scalar() : "null";

@@ -51,7 +51,8 @@ def main():
             else:
                 print(f"ok  {name}: {message}")
         # the same inputs on two processes still run and report
-        same = [MPIEXEC, "--oversubscribe", "-np", "2", TWINSIM, "simulate", DEFAULT, "--fidelity", "full", "--json"]
+        same = [MPIEXEC, "--oversubscribe", "-np", "2", TWINSIM, "simulate", DEFAULT, "--fidelity", "full",
+                "--set", "training.global_batch=96", "--json"]
         p = subprocess.run(same, capture_output=True, text=True, timeout=300, env=ENV)
         if p.returncode != 0 or '"step_s"' not in p.stdout:
             failures.append(f"same inputs on 2 processes: exit {p.returncode}\n{p.stderr[-2000:]}")

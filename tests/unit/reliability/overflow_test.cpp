@@ -48,13 +48,33 @@ TEST(Overflow, TenTrillionModelPredictsMemoryAndTime) {
 TEST(Overflow, CountsBeyond64BitsThrow) {
   EXPECT_THROW(checked_mul(std::int64_t{1} << 40, std::int64_t{1} << 30), OverflowError);
   EXPECT_THROW(checked_add(INT64_MAX, 1), OverflowError);
-  // h = 2^31 - 1 and a million layers: 12 l h^2 ~ 5.5e25 parameters
-  const Scenario s = load_scenario_text(R"(
+  // h = 2^31 - 1 and a million layers: 12 l h^2 ~ 5.5e25 parameters. The loader refuses
+  // such a model up front, naming the keys and values (issue 58: the OverflowError came
+  // seconds into the work, naming two numbers)
+  const std::string huge = R"(
 model: {layers: 1000000, hidden: 2147483647, heads: 1, vocab: 32000}
 cluster: dgx-h100
 training: {seq_len: 16, global_batch: 8}
 plan: {dp: 8}
+)";
+  try {
+    load_scenario_text(huge);
+    ADD_FAILURE() << "accepted";
+  } catch (const ScenarioError& e) {
+    EXPECT_NE(std::string(e.what()).find("model.layers=1000000 x model.heads=1 x model.head_dim=2147483647 x "
+                                         "model.hidden=2147483647: make 4.61e+24 attention parameters"),
+              std::string::npos)
+        << e.what();
+  }
+  // the counts themselves still throw rather than wrap, for a model built in code
+  Scenario s = load_scenario_text(R"(
+model: {layers: 1, hidden: 64, heads: 1, vocab: 32000}
+cluster: dgx-h100
+training: {seq_len: 16, global_batch: 8}
+plan: {dp: 8}
 )");
+  s.model.layers = 1000000;
+  s.model.hidden = s.model.head_dim = s.model.ffn_hidden = 2147483647;
   EXPECT_THROW(count_params(s.model), OverflowError);
   EXPECT_THROW(predict_memory(s), OverflowError);
 }
