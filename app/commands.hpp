@@ -30,5 +30,6 @@ void add_serve_command(CLI::App& app);
 void add_validate_csv_command(CLI::App& app);
 void add_fit_gemm_command(CLI::App& app);
 void add_fit_network_command(CLI::App& app);
+void add_trust_table_command(CLI::App& app);
 
 }  // namespace twinsim

@@ -65,6 +65,7 @@ int main(int argc, char** argv) {
   twinsim::add_validate_csv_command(app);
   twinsim::add_fit_gemm_command(app);
   twinsim::add_fit_network_command(app);
+  twinsim::add_trust_table_command(app);
   twinsim::add_describe_model_command(app);
   twinsim::add_checkpoint_command(app);
   // CLI11 answers an unknown command with "A subcommand is required": name it instead

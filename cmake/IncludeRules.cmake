@@ -38,4 +38,6 @@ twinsim_include_rules(twinsim_sim sim scenario models hardware io
                            scenario/yaml_merge.hpp scenario/hf_config.hpp yaml-cpp/yaml.h)
 twinsim_include_rules(twinsim_exec exec scenario models hardware io kernels)
 twinsim_include_rules(twinsim_compare compare models io)
+# trust runs the validation cases: it loads scenario files and predicts them
+twinsim_include_rules(twinsim_trust trust sim scenario models hardware io)
 twinsim_include_rules(twinsim_calibrate calibrate exec models hardware io kernels)

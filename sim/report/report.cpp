@@ -15,6 +15,7 @@
 #include "sim/memory/weights.hpp"
 #include "sim/training/layer_costs.hpp"
 #include "sim/training/training_report.hpp"
+#include "sim/trust/prediction_interval.hpp"
 
 namespace twinsim {
 
@@ -56,10 +57,22 @@ void print_memory(std::ostream& out, const MemorySection& mem) {
   }
 }
 
-void print_time(std::ostream& out, const TimeSection& time, const Throughput& tp) {
+// The 80% trust interval of a predicted time and its basis (sim/trust/): one line, then why
+// it is widened.
+void print_interval(std::ostream& out, const std::string& what, const nlohmann::json& interval,
+                    const nlohmann::json& basis, double predicted) {
+  const double low = interval[0].get<double>(), high = interval[1].get<double>();
+  out << "  80% interval of the " << what << ": " << fixed(low, "%.4g") << " - " << fixed(high, "%.4g") << " s ("
+      << fixed(100 * (low / predicted - 1), "%+.0f%%") << " / " << fixed(100 * (high / predicted - 1), "%+.0f%%")
+      << "), from " << basis["cases"].get<int>() << " held-out cases of " << basis["regime"].get<std::string>() << "\n";
+  for (const auto& why : basis["reasons"]) out << "    widened: " << why.get<std::string>() << "\n";
+}
+
+void print_time(std::ostream& out, const TimeSection& time, const Throughput& tp, const nlohmann::json& time_json) {
   const double step = time.step_s;
   out << "step time " << fixed(step, "%.4f s") << " (breakdown of stage " << time.reported_stage.value_or(0)
       << "'s GPU; " << time.simulated_gpus.value_or(0) << " GPUs simulated)\n";
+  if (time_json.contains("interval_basis")) print_interval(out, "step time", time_json["step_s_interval"], time_json["interval_basis"], step);
   const nlohmann::json breakdown = time.breakdown ? to_json(*time.breakdown) : nlohmann::json::object();
   for (const auto& [k, v] : breakdown.items())  // by key, as the JSON lists them
     row(out, k, fixed(v.get<double>(), "%.4f s") + fixed(100 * v.get<double>() / step, "  %5.1f%%"));
@@ -82,6 +95,10 @@ void print_inference(std::ostream& out, const nlohmann::json& inf) {
   const InferenceSummary s = read_inference_summary(inf, "simulated");
   row(out, "time to first token", fixed(1e3 * s.ttft_s, "%.2f ms"));
   row(out, "time per output token", fixed(1e3 * s.tpot_s, "%.2f ms"));
+  if (inf.contains("interval_basis")) {
+    print_interval(out, "time to first token", inf["ttft_s_interval"], inf["interval_basis"], s.ttft_s);
+    print_interval(out, "time per output token", inf["tpot_s_interval"], inf["interval_basis"], s.tpot_s);
+  }
   row(out, "output tokens/s", fixed(s.output_tokens_per_s, "%.0f"));
   row(out, "KV cache bytes per token", fixed(s.kv_cache_bytes_per_token, "%.0f"));
   row(out, "max batch (paged KV)", fixed(inf["max_batch"].get<double>(), "%.0f"));
@@ -131,6 +148,19 @@ void print_stack(std::ostream& out, const Scenario& s) {
   out << "\n";
 }
 
+// Said in the report's first lines: a prediction no validated regime covers.
+void print_unvalidated(std::ostream& out, const nlohmann::json& report) {
+  const nlohmann::json* basis = nullptr;
+  if (report.contains("time") && report["time"].contains("interval_basis")) basis = &report["time"]["interval_basis"];
+  else if (report.contains("inference") && report["inference"].contains("interval_basis"))
+    basis = &report["inference"]["interval_basis"];
+  if (!basis || (*basis)["validated"].get<bool>()) return;
+  out << "warning: outside every validated regime: no held-out validation case runs this workload, GPU, stack and "
+         "model kind together; its 80% interval (+-"
+      << fixed(100 * (*basis)["half_width"].get<double>(), "%.0f") << "%) is borrowed from "
+      << (*basis)["regime"].get<std::string>() << " and widened\n";
+}
+
 }  // namespace
 
 nlohmann::json params_json(const Scenario& s) {
@@ -149,9 +179,20 @@ nlohmann::json simulate_report(const Scenario& s, const std::string& trace_path,
     const TrainingPrediction p = exchange ? predict_training(s, trace_path, fidelity, *exchange)
                                           : predict_training(s, trace_path, fidelity);
     report["time"] = time_json(p);
+    const trust::TrustInterval step = trust::step_interval(s, p);
+    report["time"]["step_s_interval"] = trust::interval_json(step);
+    report["time"]["interval_basis"] = trust::basis_json(step);
     report["throughput"] = to_json(p.throughput);
   }
-  if (s.inference) report["inference"] = to_json(predict_inference(s), *s.inference, s.plan.tp);
+  if (s.inference) {
+    const InferencePrediction p = predict_inference(s);
+    report["inference"] = to_json(p, *s.inference, s.plan.tp);
+    // TTFT and TPOT share the serving regime: one basis, two intervals
+    report["inference"]["ttft_s_interval"] = trust::interval_json(trust::serving_interval(s, p.ttft_s));
+    const trust::TrustInterval tpot = trust::serving_interval(s, p.tpot_s);
+    report["inference"]["tpot_s_interval"] = trust::interval_json(tpot);
+    report["inference"]["interval_basis"] = trust::basis_json(tpot);
+  }
   return report;
 }
 
@@ -162,13 +203,15 @@ void print_report(std::ostream& out, const Scenario& s, const nlohmann::json& re
   out << "plan tp=" << s.plan.tp << " pp=" << s.plan.pp << " dp=" << s.plan.dp << " cp=" << s.plan.cp
       << " ep=" << s.plan.ep << " zero=" << s.plan.zero << " recompute=" << to_string(s.plan.recompute)
       << " schedule=" << to_string(s.plan.schedule) << "\n";
+  print_unvalidated(out, report);
   if (s.is_training() && s.stack.name != "none") print_stack(out, s);
   if (!s.is_training() && s.stack.has_serving_host_time()) print_serving_stack(out, s.stack);
   out << "parameters " << fixed(report["params"]["total"].get<double>() / 1e9, "%.2fB total")
       << fixed(report["params"]["active"].get<double>() / 1e9, ", %.2fB active") << "\n";
   print_memory(out, read_memory_section(report["memory"], "simulated"));
   if (report.contains("time"))
-    print_time(out, read_time_section(report["time"], "simulated"), read_throughput_section(report["throughput"], "simulated"));
+    print_time(out, read_time_section(report["time"], "simulated"), read_throughput_section(report["throughput"], "simulated"),
+               report["time"]);
   if (report.contains("inference")) print_inference(out, report["inference"]);
 }
 

@@ -1,12 +1,14 @@
 #include "sim/search/capacity.hpp"
 
 #include <cmath>
+#include <optional>
 
 #include "models/param_count.hpp"
 #include "scenario/build.hpp"
 #include "scenario/errors.hpp"
 #include "sim/search/candidate.hpp"
 #include "sim/training/training_report.hpp"
+#include "sim/trust/prediction_interval.hpp"
 
 namespace twinsim {
 
@@ -24,6 +26,35 @@ Scenario capacity_scenario(const CapacityRequest& r) {
   s.training = t;
   return validated_scenario(s);  // plan: one GPU, tp = pp = dp = 1
 }
+
+namespace {
+
+struct Choice {
+  ParetoPoint point;
+  TrainingPrediction sim;
+  trust::TrustInterval interval;
+};
+
+// The front holds each GPU count's fastest fitting plan (a faster plan on fewer GPUs would be
+// better anyway). Walk it by GPU count; the first plan whose estimate meets the budget is
+// simulated, and kept if its simulated step meets it too (at most 16 tries); `slow_end`: the
+// step read at its 80% trust interval's slow end (sim/trust/).
+std::optional<Choice> first_in_budget(const Scenario& base, const AnalyticPass& pass, std::int64_t steps,
+                                      double budget_s, bool slow_end) {
+  int tries = 0;
+  for (const ParetoPoint& p : pass.pareto.sorted()) {
+    if (static_cast<double>(steps) * p.step_s > budget_s) continue;
+    if (++tries > 16) break;
+    const Scenario s = candidate_scenario(base, p.plan);
+    Choice c{p, predict_training(s), {}};
+    c.interval = trust::step_interval(s, c.sim);
+    const double step = slow_end ? c.interval.high : c.sim.step_s;
+    if (static_cast<double>(steps) * step <= budget_s) return c;
+  }
+  return std::nullopt;
+}
+
+}  // namespace
 
 CapacityPlan plan_capacity(const CapacityRequest& r) {
   if (r.tokens <= 0) throw ScenarioError("--tokens", std::to_string(r.tokens), "must be positive");
@@ -44,29 +75,27 @@ CapacityPlan plan_capacity(const CapacityRequest& r) {
   o.space.max_micro_batch = r.max_micro_batch;
   o.simulate = false;
   const AnalyticPass pass = run_analytic_pass(base, o, 1);
-  // The front holds each GPU count's fastest fitting plan (a faster plan on fewer GPUs
-  // would be better anyway). Walk it by GPU count; the first plan whose estimate meets the
-  // budget is simulated, and kept if the simulated step meets it too (at most 16 tries).
-  int tries = 0;
-  for (const ParetoPoint& p : pass.pareto.sorted()) {
-    if (static_cast<double>(out.steps) * p.step_s > budget_s) continue;
-    if (++tries > 16) break;
-    const Scenario s = candidate_scenario(base, p.plan);
-    const TrainingPrediction sim = predict_training(s);
-    if (static_cast<double>(out.steps) * sim.step_s > budget_s) continue;
-    out.feasible = true;
-    out.gpus = p.gpus;
-    out.plan = p.plan;
-    out.analytic_step_s = p.step_s;
-    out.peak_bytes = p.peak_bytes;
-    out.step_s = sim.step_s;
-    out.mfu = sim.throughput.mfu;
-    out.days = static_cast<double>(out.steps) * sim.step_s / 86400.0;
-    const double rate = sim.throughput.model_tflops_per_gpu * 1e12 * static_cast<double>(out.gpus);
-    out.days_6nt = rate > 0 ? out.flops_6nt / rate / 86400.0 : 0;
-    out.gpu_hours = out.days * 24.0 * static_cast<double>(out.gpus);
-    out.cost = out.gpu_hours * r.price_per_gpu_hour;
-    break;
+  const std::optional<Choice> predicted = first_in_budget(base, pass, out.steps, budget_s, false);
+  if (!predicted) return out;
+  const Choice& c = *predicted;
+  out.feasible = true;
+  out.gpus = c.point.gpus;
+  out.plan = c.point.plan;
+  out.analytic_step_s = c.point.step_s;
+  out.peak_bytes = c.point.peak_bytes;
+  out.step_s = c.sim.step_s;
+  out.mfu = c.sim.throughput.mfu;
+  out.days = static_cast<double>(out.steps) * c.sim.step_s / 86400.0;
+  const double rate = c.sim.throughput.model_tflops_per_gpu * 1e12 * static_cast<double>(out.gpus);
+  out.days_6nt = rate > 0 ? out.flops_6nt / rate / 86400.0 : 0;
+  out.gpu_hours = out.days * 24.0 * static_cast<double>(out.gpus);
+  out.cost = out.gpu_hours * r.price_per_gpu_hour;
+  out.step_s_interval = {c.interval.low, c.interval.high};
+  out.interval_regime = c.interval.regime;
+  // what it takes if every plan's step lands at its interval's slow end
+  if (const std::optional<Choice> slow = first_in_budget(base, pass, out.steps, budget_s, true)) {
+    out.gpus_at_slow_end = slow->point.gpus;
+    out.days_at_slow_end = static_cast<double>(out.steps) * slow->interval.high / 86400.0;
   }
   return out;
 }

@@ -8,6 +8,7 @@
 // steps = T / (global_batch x seq_len). The 6NT figure at the simulated model FLOP
 // rate is reported beside it as a cross-check (it leaves out attention FLOPs, which
 // the simulator's model FLOPs count: Korthikanti et al. 2022 App. A).
+#include <array>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -50,6 +51,13 @@ struct CapacityPlan {
   double gpu_hours = 0;
   double cost = 0;                // gpu_hours x price
   std::string node_type;
+  // the step's 80% trust interval (sim/trust/, time.step_s_interval) and its regime
+  std::array<double, 2> step_s_interval{0, 0};
+  std::string interval_regime;
+  // GPUs that meet the deadline when every plan's step lands at its interval's slow end (0: none
+  // up to max_gpus), and the days the chosen plan then takes
+  std::int64_t gpus_at_slow_end = 0;
+  double days_at_slow_end = 0;
 };
 
 // The training scenario a request describes (plan left to the search).

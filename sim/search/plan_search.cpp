@@ -7,6 +7,7 @@
 #include "sim/memory/memory_report.hpp"
 #include "sim/search/candidate.hpp"
 #include "sim/training/training_report.hpp"
+#include "sim/trust/prediction_interval.hpp"
 
 namespace twinsim {
 
@@ -128,7 +129,10 @@ SearchResult finish_search(const Scenario& base, const SearchOptions& options, c
       const Scenario s = candidate_scenario(base, e.plan);  // the validator `simulate` runs
       e.memory_peak_bytes = predict_memory(s).peak_bytes;
       if (options.simulate) {
-        e.simulated_step_s = predict_training(s).step_s;
+        const TrainingPrediction sim = predict_training(s);
+        e.simulated_step_s = sim.step_s;
+        const trust::TrustInterval interval = trust::step_interval(s, sim);
+        e.step_s_interval = {interval.low, interval.high};
         e.simulated = true;
         e.score = objective_score(options.objective, e.simulated_step_s, e.plan.gpus(), *base.training);
       }

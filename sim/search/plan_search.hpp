@@ -4,6 +4,7 @@
 // ranked by the closed-form estimate (analytic.hpp); the best few re-checked with the
 // scenario validator and simulated with the event engine (predict_training), then
 // re-ranked by the simulated step; plus the Pareto front of step time, memory and GPUs.
+#include <array>
 #include <cstdint>
 #include <functional>
 #include <string>
@@ -43,6 +44,7 @@ struct SearchEntry {
   AnalyticEstimate analytic;
   bool simulated = false;
   double simulated_step_s = 0;      // predict_training, fast fidelity
+  std::array<double, 2> step_s_interval{0, 0};  // its 80% trust interval (sim/trust/), when simulated
   std::int64_t memory_peak_bytes = 0;  // predict_memory of the validated scenario
   double score = 0;                 // objective, lower is better (simulated when available)
 };

@@ -38,7 +38,10 @@ nlohmann::json to_json(const SearchResult& r, Objective objective) {
                         {"analytic_step_s", e.analytic.step_s},
                         {"peak_bytes", e.memory_peak_bytes},
                         {"score", e.score}};
-    if (e.simulated) j["simulated_step_s"] = e.simulated_step_s;
+    if (e.simulated) {
+      j["simulated_step_s"] = e.simulated_step_s;
+      j["step_s_interval"] = e.step_s_interval;
+    }
     top.push_back(j);
   }
   for (const ParetoPoint& p : r.pareto)
@@ -82,7 +85,9 @@ nlohmann::json to_json(const CapacityRequest& r, const CapacityPlan& p) {
           {"node_type", p.node_type}, {"plan", to_json(p.plan, p.scenario_plan)}, {"step_s", p.step_s},
           {"analytic_step_s", p.analytic_step_s}, {"peak_bytes", p.peak_bytes},
           {"days", p.days},           {"days_6nt", p.days_6nt}, {"mfu", p.mfu},
-          {"gpu_hours", p.gpu_hours}, {"cost", p.cost}};
+          {"gpu_hours", p.gpu_hours}, {"cost", p.cost},
+          {"step_s_interval", p.step_s_interval}, {"interval_regime", p.interval_regime},
+          {"gpus_at_slow_end", p.gpus_at_slow_end}, {"days_at_slow_end", p.days_at_slow_end}};
 }
 
 }  // namespace twinsim

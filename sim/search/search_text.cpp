@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <iomanip>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -81,13 +82,17 @@ void print_result(std::ostream& out, const SearchResult& r) {
     out << "no plan fits: try more GPUs, a smaller micro-batch, or recompute\n";
     return;
   }
-  out << "rank  gpus  step_s(sim)  step_s(est)  peak_GiB  plan\n";
+  out << "rank  gpus  step_s(sim)  80%_interval(sim)  step_s(est)  peak_GiB  plan\n";
   int rank = 1;
-  for (const SearchEntry& e : r.top)
+  for (const SearchEntry& e : r.top) {
+    std::ostringstream interval;  // the simulated step's trust interval (sim/trust/)
+    interval << std::fixed << std::setprecision(3) << e.step_s_interval[0] << "-" << e.step_s_interval[1];
     out << std::setw(4) << rank++ << std::setw(6) << e.plan.gpus() << std::setw(13) << std::fixed
-              << std::setprecision(3) << (e.simulated ? e.simulated_step_s : NAN) << std::setw(13)
+              << std::setprecision(3) << (e.simulated ? e.simulated_step_s : NAN) << std::setw(19)
+              << (e.simulated ? interval.str() : std::string("-")) << std::setw(13)
               << e.analytic.step_s << std::setw(10) << std::setprecision(1) << gib(e.memory_peak_bytes) << "  "
               << describe(e.plan) << "\n";
+  }
   out << "\nPareto front (step time vs memory vs GPUs; estimates), " << r.pareto.size() << " plans:\n";
   out << "  gpus  step_s(est)  peak_GiB  plan\n";
   const std::size_t shown = std::min<std::size_t>(r.pareto.size(), 40);
@@ -140,6 +145,10 @@ void print_capacity(std::ostream& out, const CapacityRequest& r, const CapacityP
             << " GiB per GPU\n"
             << std::setprecision(4) << "time to train: " << p.days << " days (6NT at the simulated rate: "
             << p.days_6nt << " days)\n"
+            << "80% interval of the step: " << p.step_s_interval[0] << " - " << p.step_s_interval[1] << " s ("
+            << p.interval_regime << "); at its slow end: "
+            << (p.gpus_at_slow_end > 0 ? std::to_string(p.gpus_at_slow_end) + " GPUs needed" : std::string("no plan up to --max-gpus"))
+            << "\n"
             << "GPU-hours: " << p.gpu_hours;
   if (r.price_per_gpu_hour > 0) out << ", cost: " << std::fixed << std::setprecision(0) << p.cost;
   out << "\n";

@@ -1,0 +1,7 @@
+# `twinsim compare SIM.json TRACE` on public profiler traces, each category recomputed from the
+# raw trace by an independent Python script (tests/compare/check_trace_categories.py).
+find_package(Python3 COMPONENTS Interpreter REQUIRED)
+add_test(NAME cli.compare_real_runs
+         COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/check_trace_categories.py $<TARGET_FILE:twinsim>
+                 ${PROJECT_SOURCE_DIR})
+set_tests_properties(cli.compare_real_runs PROPERTIES TIMEOUT 300)

@@ -1,0 +1,47 @@
+#pragma once
+// The validation cases the trust intervals are made of (scenarios/validation/cases.csv): each a
+// published or measured run, its scenario, the figure measured and whether a catalog figure
+// was fitted to it. `run_validation_cases` predicts the held-out ones and returns their errors
+// (sim/trust/case_errors.hpp); `twinsim trust-table` writes them to sim/trust/case_errors.csv,
+// and tests/unit/trust checks that the committed file is what the simulator predicts today.
+#include <string>
+#include <vector>
+
+#include "sim/trust/case_errors.hpp"
+
+namespace twinsim::trust {
+
+// What a case's measured figure is, and so how the prediction is read against it.
+enum class Metric {
+  step_s,                   // seconds a training step
+  hardware_tflops_per_gpu,  // throughput.hardware_tflops_per_gpu (recompute counted)
+  mfu,                      // throughput.mfu
+  tokens_per_s_per_gpu,     // throughput.tokens_per_s_per_gpu
+  bekman_tflops_per_gpu,    // S. Bekman's benchmark.py TFLOP/s (bekman_model_flops)
+  ttft_s,
+  tpot_s,
+  output_tokens_per_s,
+};
+
+struct ValidationCase {
+  std::string name;
+  std::string scenario;                // under scenarios/validation/ (or vTrain's CSV: every held-out row)
+  std::vector<std::string> overrides;  // --set KEY=VALUE, ';'-separated in the file
+  Metric metric = Metric::step_s;
+  double measured = 0;
+  bool held_out = true;                // role "held_out"; "fitted": a catalog figure was fitted to it
+  std::string source;
+};
+
+// Reads cases.csv; a malformed line throws std::runtime_error naming the line and the column.
+std::vector<ValidationCase> read_validation_cases(const std::string& path);
+
+// Predicts every held-out case (scenario paths under `scenarios_dir`, the repository's scenarios/) and returns its error.
+std::vector<CaseError> run_validation_cases(const std::vector<ValidationCase>& cases, const std::string& scenarios_dir);
+
+// S. Bekman's model FLOPs per sequence of `seq` tokens (ml-engineering benchmark.py,
+// estimate_tflos): 6 x (dense parameters + vocabulary x hidden) per token and causal attention
+// as 6 s^2 x head width x heads x layers, recompute excluded.
+double bekman_model_flops(const ModelSpec& m, double seq);
+
+}  // namespace twinsim::trust
