@@ -40,6 +40,10 @@ struct PowerLimitedGemm {
   double memory_bound_load = 0;  // a memory-bound kernel's draw on the limit, against a GEMM's
   double knee_load = 1;          // the load up to which the clock holds
   double slope = 0;              // the clock's fall per unit of load above the knee
+  // The board power limit the sweep ran under (W; 0: not said, the figures hold at any
+  // limit). A GPU set to another limit (GpuSpec::power_limit_W) scales them
+  // (sim/cost/power_limit.hpp clock_figures_at).
+  double measured_at_W = 0;
 };
 
 // A decode step's attention over its KV cache is not only its bytes: the kernel takes a
@@ -94,6 +98,9 @@ struct GpuSpec {
   bool fp8_gemm_tn_only = false;
   // the curves above under the power limit; absent: they hold whatever the mix of work
   std::optional<PowerLimitedGemm> power_limited_gemm;
+  // The board's power limit as set (nvidia-smi -pl, the server's default), W; 0: the limit
+  // power_limited_gemm was measured at. A lower limit lowers the clock the GEMMs sustain.
+  double power_limit_W = 0;
   // fused attention: achieved fraction of peak by FLOPs (the op list's full-square count);
   // empty: the GEMM curve (the catalog GPUs carry published attention figures)
   PassCurves attention_efficiency;

@@ -105,6 +105,13 @@ struct StackSpec {
   // default (use_multi_rank_bucket_allreduce: average_tensor -> allreduce_and_scatter,
   // runtime/zero/stage_1_and_2.py). ZeRO 3 reduce-scatters whatever this says.
   bool zero_bucket_all_reduce = false;
+  // PyTorch FSDP2 under pipeline parallelism as torchtitan runs it: fully_shard(...,
+  // reshard_after_forward=not pp_enabled) (torchtitan parallelize_llama.py apply_fsdp) and
+  // torch.distributed.pipelining's stage syncing gradients and resharding only at the last
+  // micro-batch's backward (set_requires_gradient_sync / set_reshard_after_backward): a
+  // stage's parameters are gathered once a step and stay unsharded, its gradients are
+  // accumulated unsharded and reduce-scattered once. ZeRO-3 plans with pp > 1 only.
+  bool fsdp_pp_keep_gathered = false;
   // bf16 (and fp8) training's gradients accumulated and reduced over the data-parallel group
   // in fp32, 4 bytes a value where the 16-bit model's are 2: Megatron-LM forces it for bf16
   // ("bfloat16 requires gradient accumulation and all-reduce to be done in fp32",

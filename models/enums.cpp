@@ -28,6 +28,7 @@ std::string_view to_string(Recompute r) {
     case Recompute::none: return "none";
     case Recompute::selective: return "selective";
     case Recompute::full: return "full";
+    case Recompute::selective_op: return "selective_op";
   }
   return "?";
 }

@@ -345,6 +345,47 @@ void apply_full_recompute(std::vector<LayerOp>& ops) {
   }
 }
 
+// PyTorch's op-level selective checkpointing as torchtitan's "op" policy runs it on a Llama
+// layer (torchtitan parallelize_llama.py _apply_ac_to_transformer_block, _save_list): the
+// outputs of the attention kernel and of every odd-numbered matmul of the forward (wq 1,
+// wk 2, wv 3, wo 4, w1 5, w3 6, w2 7: wq, wv, w1 and w2) are saved, with the layer's input;
+// everything else runs again before the backward: the norms, RoPE, wk, wo, w3, SwiGLU's
+// product, the residual adds. The op list fuses wq/wk/wv and w1/w3 into one GEMM each, so
+// those recompute their K and up shares.
+void apply_op_checkpointing(std::vector<LayerOp>& ops, const LayerShape& s) {
+  const auto drop = [](LayerOp& op, std::string_view name) {
+    std::erase_if(op.saved, [&](const SavedTensor& t) { return t.name == name; });
+  };
+  for (LayerOp& op : ops) {
+    if (op.kind == OpKind::collective) continue;
+    const std::string_view name = op.name;
+    if (name == op_names::kAttnCore) {  // saved: its output (attn.proj's input), logsumexp, q and v
+      op.recomputed = false;
+      drop(op, "k");
+      keep(op, "logsumexp", checked_mul(s.heads * s.tokens, 4));
+      continue;
+    }
+    if (name == op_names::kMlpDown) {  // w2's output saved, its input rebuilt
+      op.recomputed = false;
+      drop(op, "input");
+      keep(op, "output", s.residual_stream());
+      continue;
+    }
+    op.recomputed = true;
+    if (name == op_names::kAttnQkv) {
+      op.recompute_share = static_cast<double>(s.k_cols) / static_cast<double>(s.q_cols + s.k_cols + s.v_cols);
+      drop(op, "input");
+    } else if (name == op_names::kMlpGateUp) {
+      op.recompute_share = 0.5;
+      drop(op, "input");
+    } else if (name == op_names::kMlpNorm) {
+      drop(op, "input");
+    } else if (name == op_names::kMlpAct) {
+      drop(op, "up");
+    }
+  }
+}
+
 }  // namespace
 
 std::vector<LayerOp> build_layer_ops(const ModelSpec& model, std::int64_t layer, const Plan& plan,
@@ -363,6 +404,7 @@ std::vector<LayerOp> build_layer_ops(const ModelSpec& model, std::int64_t layer,
   if (model.sandwich_norm) ops.push_back(norm(op_names::kMlpPostNorm, s));
   ops.push_back(residual(op_names::kMlpResidual, s));
   if (s.recompute == Recompute::full) apply_full_recompute(ops);
+  if (s.recompute == Recompute::selective_op) apply_op_checkpointing(ops, s);
   return ops;
 }
 

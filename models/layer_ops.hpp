@@ -86,6 +86,9 @@ struct LayerOp {
   std::int64_t kernel_kv_len = 0;
   std::int64_t kv_items = 0;  // serving attention: (sequence, KV head) pairs whose caches it reads
   bool recomputed = false;  // forward runs again in backward under the recompute policy
+  // of a recomputed op, the share of its forward that runs again (a fused GEMM of which the
+  // policy recomputes some outputs: selective_op's K of QKV, up of gate/up)
+  double recompute_share = 1;
   double fwd_flops = 0;
   double dgrad_flops = 0;   // backward: gradient with respect to the inputs
   double wgrad_flops = 0;   // backward: gradient with respect to the weights

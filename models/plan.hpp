@@ -7,7 +7,11 @@
 
 namespace twinsim {
 
-enum class Recompute { none, selective, full };
+// selective: Megatron's (the attention core's scores, Korthikanti et al. 2022 §4.2.3);
+// selective_op: PyTorch's op-level selective checkpointing as torchtitan's "op" policy runs
+// it (parallelize_llama.py _apply_ac_to_transformer_block: every matmul's output saved but
+// every second one, and the attention's; all else recomputed; models/layer_ops.cpp).
+enum class Recompute { none, selective, full, selective_op };
 enum class Schedule { gpipe, one_f_one_b, interleaved };
 // Data-parallel gradient compression (ZeRO 0-2): block-quantised int8 or int4 on the wire,
 // or the largest gradient_topk_ratio of the values with their indices (top-k sparsification,
@@ -105,7 +109,8 @@ struct Plan : PlanKnobs {
 };
 
 // Each choice knob's values, in the order scenario files list them (names: to_string).
-inline constexpr Recompute kRecomputePolicies[] = {Recompute::none, Recompute::selective, Recompute::full};
+inline constexpr Recompute kRecomputePolicies[] = {Recompute::none, Recompute::selective, Recompute::full,
+                                                   Recompute::selective_op};
 inline constexpr Schedule kSchedules[] = {Schedule::gpipe, Schedule::one_f_one_b, Schedule::interleaved};
 inline constexpr GradCompression kGradCompressions[] = {GradCompression::none, GradCompression::int8,
                                                         GradCompression::int4, GradCompression::topk,

@@ -231,6 +231,7 @@ PowerLimitedGemm read_power_limited_gemm(MappingReader& parent) {
   p.memory_bound_load = required("memory_bound_load", 0, 1);
   p.knee_load = required("knee_load", 0, 1);
   p.slope = required("slope", 0, 1);
+  p.measured_at_W = r.number("measured_at_W", 0, 1, 1e5);
   r.reject_unknown();
   // at full load (1) the clock is 1 - slope x (1 - knee_load): it must stay above zero
   if (p.slope * (1 - p.knee_load) >= 1)
@@ -274,6 +275,11 @@ GpuSpec read_gpu(const YAML::Node& node, const std::string& path) {
     if (g.gemm_tile_edges.empty()) throw ScenarioError(r.key_path("gemm_tile_edges"), "[]", "needs at least one tile edge");
   }
   if (r.has("power_limited_gemm")) g.power_limited_gemm = read_power_limited_gemm(r);
+  g.power_limit_W = r.number("power_limit_W", 0, 1, 1e5);
+  if (g.power_limit_W > 0 && !(g.power_limited_gemm && g.power_limited_gemm->measured_at_W > 0))
+    throw ScenarioError(r.key_path("power_limit_W"), std::to_string(g.power_limit_W),
+                        "needs power_limited_gemm with its measured_at_W: the clock at a limit is "
+                        "scaled from a duty-cycle sweep measured at a known limit");
   g.fp8_gemm_tn_only = r.boolean("fp8_gemm_tn_only", false);
   // without a measured curve every GEMM would run at the datasheet peak
   if (g.gemm_efficiency.empty())
@@ -308,6 +314,7 @@ StackSpec read_stack(const YAML::Node& node, const std::string& path) {
   s.zero_gather_bucket_params = r.integer("zero_gather_bucket_params", 0, 0, std::int64_t{1} << 50);
   s.zero_reduce_bucket_params = r.integer("zero_reduce_bucket_params", 0, 0, std::int64_t{1} << 50);
   s.zero_bucket_all_reduce = r.boolean("zero_bucket_all_reduce", false);
+  s.fsdp_pp_keep_gathered = r.boolean("fsdp_pp_keep_gathered", false);
   s.grad_reduce_fp32 = r.boolean("grad_reduce_fp32", false);
   s.offload_update_s_per_param = r.number("offload_update_ns_per_param", 0, 0, 1e6) * 1e-9;
   s.attention_kernel = r.choice("attention_kernel", std::string(kFlash2Attention),

@@ -276,6 +276,10 @@ void validate_training(const Scenario& s) {
                         "needs cluster.host (the PCIe link and CPU memory of the node: h2d_GBps, d2h_GBps, "
                         "memory_bandwidth_GBps, memory_GiB); the catalog's DGX A100, H100, H200 and B200 carry them");
   if (p.offload_device == OffloadDevice::nvme) require_nvme_offload_scope(s);
+  // torchtitan's op-level policy, counted on its Llama layer (models/layer_ops.cpp apply_op_checkpointing)
+  if (p.recompute == Recompute::selective_op && (m.mla || m.moe || !m.gated() || m.qk_norm || m.sandwich_norm))
+    throw ScenarioError("plan.recompute", "selective_op",
+                        "is counted for dense Llama-style layers (SwiGLU, grouped-query attention) only");
   if (p.offload_activations_layers > 0) {
     const std::string n = std::to_string(p.offload_activations_layers);
     const std::string key = "plan.offload_activations_layers";

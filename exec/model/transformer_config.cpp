@@ -55,6 +55,9 @@ void validate(const TransformerConfig& c) {
   require_divides("model.vocab", c.model.vocab, "tp", c.tp);
   if (c.sequence_parallel) require_divides("micro_batch*seq_len", c.tokens(), "tp", c.tp);
   if (c.model.moe) validate_moe(c);
+  if (c.recompute == Recompute::selective_op)
+    throw std::invalid_argument("plan.recompute=selective_op: PyTorch's op-level checkpointing is the simulator's; "
+                                "the executor runs none, selective or full");
   // architectures the simulator prices but the executor's kernels do not implement yet
   const auto refuse = [](const std::string& key) {
     throw std::invalid_argument(key + ": the executor runs standard multi-head/grouped-query attention with "

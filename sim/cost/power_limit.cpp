@@ -1,6 +1,7 @@
 #include "sim/cost/power_limit.hpp"
 
 #include <algorithm>
+#include <cmath>
 
 namespace twinsim {
 
@@ -10,9 +11,26 @@ double power_load(const PowerLimitedGemm& limit, const WorkMix& mix) {
   return (mix.tensor_s + limit.memory_bound_load * mix.memory_s) / span;
 }
 
+PowerLimitedGemm clock_figures_at(const PowerLimitedGemm& measured, double power_limit_W) {
+  if (power_limit_W <= 0 || measured.measured_at_W <= 0 || power_limit_W == measured.measured_at_W) return measured;
+  const double full_load_clock = 1 - measured.slope * (1 - measured.knee_load);
+  if (measured.knee_load <= 0 || measured.knee_load >= 1 || full_load_clock >= 1) return measured;
+  // knee = c1^beta: the draw at full load and clock c1 equals the draw at the knee's load cool
+  const double beta = std::log(measured.knee_load) / std::log(full_load_clock);
+  PowerLimitedGemm at = measured;
+  at.measured_at_W = power_limit_W;
+  at.knee_load = measured.knee_load * power_limit_W / measured.measured_at_W;
+  if (at.knee_load >= 1) {  // a raised limit the GEMMs never reach
+    at.knee_load = 1, at.slope = 0;
+    return at;
+  }
+  at.slope = (1 - std::pow(at.knee_load, 1 / beta)) / (1 - at.knee_load);
+  return at;
+}
+
 double sustained_gemm_clock(const GpuSpec& gpu, const WorkMix& mix) {
   if (!gpu.power_limited_gemm) return 1;
-  const PowerLimitedGemm& limit = *gpu.power_limited_gemm;
+  const PowerLimitedGemm limit = clock_figures_at(*gpu.power_limited_gemm, gpu.power_limit_W);
   // clock = 1 - slope * max(0, load - knee_load): the fit of the duty-cycle sweep
   return 1 - limit.slope * std::max(0.0, power_load(limit, mix) - limit.knee_load);
 }

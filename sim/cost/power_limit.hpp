@@ -33,4 +33,14 @@ double power_load(const PowerLimitedGemm& limit, const WorkMix& mix);
 // 1 on a GPU without power_limited_gemm.
 double sustained_gemm_clock(const GpuSpec& gpu, const WorkMix& mix);
 
+// The sweep's figures at the GPU's own power limit (GpuSpec::power_limit_W). The fit says
+// two things about the board's draw: the limit is reached at the knee's load at the cool
+// clock, and at full load the clock falls to c1 = 1 - slope (1 - knee). With the draw
+// proportional to the load and to the clock to a power beta (dynamic power f V^2, the
+// voltage following the clock), knee = c1^beta gives beta; a limit r times the measured one
+// is then reached at the load knee r, and full load holds the clock (knee r)^(1/beta). The
+// figures returned join those two points linearly, as the fit does; at r = 1 they are the
+// fit's own. Judged on the H100 PCIe (350 W) against the SXM (700 W): power_limit_test.cpp.
+PowerLimitedGemm clock_figures_at(const PowerLimitedGemm& measured, double power_limit_W);
+
 }  // namespace twinsim

@@ -147,7 +147,9 @@ std::int64_t layer_backward_bytes(const ModelSpec& model, std::int64_t layer, co
     attention = g.dy + std::max({g.gathered + o, o + qkv + dp, g.full - o});
     if (plan.recompute == Recompute::selective) replay = o;
   }
-  const std::int64_t mlp_point = (plan.recompute == Recompute::full ? all_saved : kept) + mlp;
+  // full and op-level recompute rebuild the layer's tensors before its backward
+  const bool rebuilt = plan.recompute == Recompute::full || plan.recompute == Recompute::selective_op;
+  const std::int64_t mlp_point = (rebuilt ? all_saved : kept) + mlp;
   const std::int64_t attention_point = attention_saved + replay + attention;
   return std::max<std::int64_t>(0, std::max(mlp_point, attention_point) - kept);
 }

@@ -34,6 +34,13 @@ std::int64_t hf_eager_activation_bytes(const ModelSpec& model, const Plan& plan,
   const double stream_bytes = params == HfParams::bf16 ? 2 : 4;
   double kept = layers * (checkpointed ? stream_bytes * e.hidden : layer);
   double backward = checkpointed ? layer : 0;
+  // op-level checkpointing (torchtitan's policy on its eager Llama, which runs these same
+  // kernels) keeps what the policy saves, the op list's count, and rebuilds one layer at a time
+  if (plan.recompute == Recompute::selective_op) {
+    kept = layers * static_cast<double>(
+                        layer_activations(model, plan, {t.micro_batch, t.seq_len, activation_dtype(t.precision)}).dense);
+    backward = layer;
+  }
   if (stage == plan.pp - 1) {
     kept += saved_bytes(model, e, true, params);
     // HF's loss: logits.float(), then cross_entropy; its backward writes nll_loss's fp32

@@ -147,6 +147,10 @@ std::int64_t fp8_weight_copy_bytes(const GpuSpec& gpu, Dtype precision) {
   return gpu.fp8_gemm_tn_only ? 2 : 1;  // the fp8 weight, and its transpose where the GEMMs need one
 }
 
+bool fsdp_keeps_stage_gathered(const PlanKnobs& plan, const StackSpec& stack) {
+  return stack.fsdp_pp_keep_gathered && plan.pp > 1 && plan.shards_params();
+}
+
 WeightMemory training_weight_memory(const ModelSpec& model, const Plan& plan, const StackSpec& stack,
                                     const GpuSpec& gpu, const TrainingWorkload& training, int stage) {
   const StageParams p = stage_params(model, plan, stage);
@@ -160,6 +164,11 @@ WeightMemory training_weight_memory(const ModelSpec& model, const Plan& plan, co
   w.grads += e.grads;
   w.optimizer += e.optimizer;
   if (!plan.shards_params()) w.params += checked_mul(p.matrices, fp8_weight_copy_bytes(gpu, training.precision));
+  if (fsdp_keeps_stage_gathered(plan, stack)) {
+    const std::int64_t matrix_bytes = training.precision == Dtype::fp8 ? 1 : bytes.params;
+    w.params += checked_add(checked_mul(p.matrices, matrix_bytes), checked_mul(p.total() - p.matrices, bytes.params));
+    w.grads += checked_mul(p.total(), bytes.grads);
+  }
   // ZeRO++ hpZ (Wang et al. 2023 §3.2): a second copy of the stage's parameters, sharded over
   // zero_hpz_partition_size GPUs of the node, from which the backward's gathers read
   if (plan.shards_params() && plan.zero_hpz_partition_size > 1)

@@ -113,6 +113,15 @@ std::int64_t fp8_weight_copy_bytes(const GpuSpec& gpu, Dtype precision);
 // The gradients as `stack` keeps them (training_bytes_per_param's overload); under fp8 the
 // params include the layers' cached fp8 weights (fp8_weight_copy_bytes) but under ZeRO-3,
 // whose gathered layers are cast as they come and dropped with them (sim/memory/buffers).
+// FSDP2 under pipeline parallelism keeping each stage's parameters gathered and its
+// gradients unsharded between micro-batches (StackSpec::fsdp_pp_keep_gathered): ZeRO-3 with
+// pp > 1 on such a stack. The stage then holds its whole 16-bit parameters (the weight
+// matrices in fp8 under fp8 training: torchao's float8 all-gather) and its whole gradients
+// in their reduce dtype (FSDP2 accumulates unsharded gradients in reduce_dtype,
+// FSDPParam.to_accumulated_grad_if_needed) beside the shards; the step gathers once and
+// reduce-scatters once (sim/training/step_graph.cpp, sim/search/analytic.cpp).
+bool fsdp_keeps_stage_gathered(const PlanKnobs& plan, const StackSpec& stack);
+
 WeightMemory training_weight_memory(const ModelSpec& model, const Plan& plan, const StackSpec& stack,
                                     const GpuSpec& gpu, const TrainingWorkload& training, int stage);
 

@@ -50,7 +50,7 @@ double AnalyticModel::layer_pass_s(const Candidate& c, const PassTimes& p, doubl
     return std::max(stream, zero3_s);
   }
   double recompute = 0;
-  if (c.recompute == Recompute::selective) recompute = p.recompute;
+  if (c.recompute == Recompute::selective || c.recompute == Recompute::selective_op) recompute = p.recompute;
   if (c.recompute == Recompute::full)  // full recompute runs the forward collectives again
     recompute = std::max({p.recompute, p.cp_fwd, tp_side ? p.tp_fwd : 0.0}) + (tp_side ? 0 : p.tp_fwd) + p.ep_fwd;
   // ZeRO-3's next gather, prefetched one layer ahead, runs beside this layer's recompute
@@ -104,6 +104,10 @@ AnalyticEstimate AnalyticModel::estimate(const Candidate& c) {
       gather_moe_bwd = zero3_layer_gather_s(cluster, plan_, stack, moe_params, state, true);
     if (model.moe && layer_reduces)
       reduce_moe = zero_layer_reduce_s(cluster, plan_, stack, moe_params, state, prices.low_rank);
+    if (fsdp_keeps_stage_gathered(plan_, stack)) {  // once a step, not once a micro-batch (step_graph.cpp)
+      for (double* once : {&gather_dense, &gather_moe, &reduce_dense, &reduce_moe}) *once /= static_cast<double>(m);
+      gather_dense_bwd = gather_moe_bwd = 0;
+    }
   }
   // ZeRO 2/3 without overlap: every chunk's passes of a micro-batch gather (ZeRO-3) and
   // reduce-scatter its parameters whole, blocking (sim/training/step_graph.hpp)

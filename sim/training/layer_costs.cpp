@@ -161,6 +161,7 @@ OpTime price_op_list(const Scenario& s, const LayerOp& op, Dtype gemm_dtype, dou
   OpTime t;
   t.name = std::string(op.name);
   t.recomputed = op.recomputed;
+  t.recompute_share = op.recompute_share;
   t.fwd_flops = op.fwd_flops;
   t.bwd_flops = op.dgrad_flops + op.wgrad_flops;
   if (op.kind == OpKind::collective) {
@@ -287,7 +288,8 @@ double LayerCost::bwd_s(TimeCategory c) const { return pass_s(*this, c, every_op
 
 // compute ops only: the step simulates recomputed collectives as their own tasks
 double LayerCost::recompute_s() const {
-  return pass_s(*this, TimeCategory::compute, [](const OpTime& op) { return op.recomputed; }, fwd_time);
+  return pass_s(*this, TimeCategory::compute, [](const OpTime& op) { return op.recomputed; },
+                [](const OpTime& op) { return op.fwd_s * op.recompute_share; });
 }
 
 double LayerCost::fwd_flops() const { return sum_ops(ops, every_op, [](const OpTime& op) { return op.fwd_flops; }); }
@@ -296,7 +298,8 @@ double LayerCost::fwd_bytes() const { return sum_ops(ops, every_op, [](const OpT
 double LayerCost::bwd_bytes() const { return sum_ops(ops, every_op, [](const OpTime& op) { return op.bwd_bytes; }); }
 
 double LayerCost::recompute_flops() const {
-  return sum_ops(ops, [](const OpTime& op) { return op.recomputed; }, [](const OpTime& op) { return op.fwd_flops; });
+  return sum_ops(ops, [](const OpTime& op) { return op.recomputed; },
+                 [](const OpTime& op) { return op.fwd_flops * op.recompute_share; });
 }
 
 LayerCost cost_layer(const Scenario& s, std::int64_t layer) {

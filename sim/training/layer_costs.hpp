@@ -21,6 +21,7 @@ struct OpTime {
   double dgrad_s = 0;  // backward w.r.t. inputs (collectives: the backward collective)
   double wgrad_s = 0;  // backward w.r.t. weights
   bool recomputed = false;
+  double recompute_share = 1;  // LayerOp::recompute_share
   double fwd_flops = 0, bwd_flops = 0;
   double fwd_bytes = 0, bwd_bytes = 0;  // HBM traffic (compute ops)
   double dgrad_bytes = 0, wgrad_bytes = 0;  // bwd_bytes by backward pass

@@ -195,6 +195,8 @@ struct Builder {
     return 1;
   }
 
+  int slot_micro_batch = 0;  // the micro-batch of the slot being emitted
+
   ResourceId StageStreams::*tp_side() const { return s.plan.tp_comm_overlap ? &StageStreams::tp : nullptr; }
 
   void zero3_gather(Chains& ch, int stage, std::int64_t layer, const char* pass);
@@ -261,6 +263,8 @@ void Builder::zero3_gather(Chains& ch, int stage, std::int64_t layer, const char
   for (Chain& c : ch) c.previous_layer_start = c.layer_start, c.layer_start = c.last;
   if (!zero3() || zero3_whole_stage(s.plan)) return;
   const bool backward = std::string_view(pass) == "bwd";
+  // FSDP2 under PP keeps the stage gathered: its first forward gathers, nothing after
+  if (fsdp_keeps_stage_gathered(s.plan, s.stack) && (backward || slot_micro_batch > 0)) return;
   const double seconds = zero3_layer_gather_s(s.cluster, s.plan, s.stack, layer_params_split(s, layer),
                                               state_dtype(), backward);
   // hpZ's backward gather stays inside the node: the group's NICs are not held
@@ -273,6 +277,8 @@ void Builder::zero3_gather(Chains& ch, int stage, std::int64_t layer, const char
 // its backward, every micro-batch (§5.2-5.3), on the DP stream.
 void Builder::shard_reduce(int stage, std::int64_t layer, const std::vector<TaskId>& backward) {
   if (!sharded_grads() || sharded_grads_whole_stage(s.plan)) return;
+  // FSDP2 under PP accumulates the stage's gradients unsharded: the last micro-batch reduces
+  if (fsdp_keeps_stage_gathered(s.plan, s.stack) && slot_micro_batch != m - 1) return;
   const double seconds =
       zero_layer_reduce_s(s.cluster, s.plan, s.stack, layer_params_split(s, layer), state_dtype(), low_rank);
   const StageRanks& sr = stages[stage];
@@ -386,6 +392,7 @@ void Builder::emit_slot(int stage, const PipelineSlot& slot) {
   const bool last_virtual = stage == pp - 1 && slot.chunk == v - 1;
   const auto& layers = chunk_layers[stage][slot.chunk];
   Chains ch(stages[stage].gpus.size());
+  slot_micro_batch = slot.micro_batch;
   // a zero-length marker opens every slot: what runs beside the slot's first task waits
   // for it (so for the slot's inputs), and the first layer's ZeRO-3 prefetch may start
   // once the GPU's previous slot has begun

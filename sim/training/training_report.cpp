@@ -128,7 +128,8 @@ std::vector<OpPrediction> op_table(const Scenario& s, const StepCosts& costs, co
       if (op.wgrad_s > 0)
         push({op_name(-1, op.name, OpPass::bwd_wgrad), op.wgrad_s, count, x, op.wgrad_bytes, k * op.wgrad_launches});
       if (recompute && op.recomputed)
-        push({op.name + ".recompute", op.fwd_s, count, x, op.fwd_bytes, k * op.fwd_launches});
+        push({op.name + ".recompute", op.fwd_s * op.recompute_share, count, x, op.fwd_bytes * op.recompute_share,
+              k * op.fwd_launches});
     }
   };
   // the stage's layers by the cost that prices them (a MoE model's dense and MoE layers)
@@ -162,7 +163,7 @@ engine::TaskExpansion layer_op_expansion(const StepGraph& g, const StepCosts& co
       if (op.category != TimeCategory::compute) continue;
       if (o.pass == LayerPass::fwd) parts.push_back({op_name(o.layer, op.name, OpPass::fwd), op.fwd_s});
       if (o.pass == LayerPass::recompute && op.recomputed)
-        parts.push_back({op_name(o.layer, op.name, OpPass::recompute), op.fwd_s});
+        parts.push_back({op_name(o.layer, op.name, OpPass::recompute), op.fwd_s * op.recompute_share});
       if (o.pass == LayerPass::bwd) {
         if (op.dgrad_s > 0) parts.push_back({op_name(o.layer, op.name, OpPass::bwd_dgrad), op.dgrad_s});
         if (op.wgrad_s > 0) parts.push_back({op_name(o.layer, op.name, OpPass::bwd_wgrad), op.wgrad_s});

@@ -5,6 +5,7 @@
 #include <string_view>
 
 #include "models/layer_ops.hpp"
+#include "models/op_names.hpp"
 #include "tests/unit/memory/test_models.hpp"
 
 namespace twinsim {
@@ -240,6 +241,35 @@ TEST(LayerOps, ContextParallelSplitsTheSequence) {
   EXPECT_EQ(saved_bytes(a2) * 2, saved_bytes(a1));
   EXPECT_DOUBLE_EQ(find(a2, "attn.core")->fwd_flops * 2, find(a1, "attn.core")->fwd_flops);
   ASSERT_NE(find(a2, "attn.cp_ring"), nullptr);
+}
+
+}  // namespace
+}  // namespace twinsim
+
+namespace twinsim {
+namespace {
+
+// torchtitan's op-level checkpointing on a Llama-3-8B-shaped layer (h 4096, 32 query heads,
+// 8 KV heads of 128, FFN 14336), one 8192-token sequence in bf16: the layer keeps its input
+// (h), Q (4096) and V (1024) from wq and wv, the attention's output (4096, attn.proj's input)
+// and its fp32 logsumexp (4 bytes per head and token), w1's output (SwiGLU's gate, 14336)
+// and w2's (h): 2 s (4096 + 4096 + 1024 + 4096 + 14336 + 4096) + 4 x 32 s bytes. Recomputed:
+// wk (2 s 1024 h of QKV's 2 s 6144 h), wo (2 s h h) and w3 (2 s 14336 h of gate/up's twice that).
+TEST(LayerOps, OpLevelCheckpointingKeepsTorchtitansSavedOutputs) {
+  const ModelSpec m = test::llama2(32, 4096, 32, 8, 14336);
+  Plan p;
+  p.recompute = Recompute::selective_op;
+  constexpr std::int64_t seq = 8192, h = 4096;
+  const std::vector<LayerOp> ops = build_layer_ops(m, 0, p, {1, seq, Dtype::bf16});
+  EXPECT_EQ(saved_bytes(ops), 2 * seq * (4096 + 4096 + 1024 + 4096 + 14336 + 4096) + 4 * 32 * seq);
+  double recomputed_gemm_flops = 0;
+  for (const LayerOp& op : ops)
+    if (op.recomputed && op.kind == OpKind::gemm) recomputed_gemm_flops += op.fwd_flops * op.recompute_share;
+  EXPECT_NEAR(recomputed_gemm_flops, 2.0 * seq * h * (1024 + 4096 + 14336), 1.0);
+  EXPECT_FALSE(find(ops, op_names::kAttnCore)->recomputed);  // the attention's output is saved
+  EXPECT_FALSE(find(ops, op_names::kMlpDown)->recomputed);   // w2's too
+  EXPECT_TRUE(find(ops, op_names::kAttnNorm)->recomputed);
+  EXPECT_TRUE(find(ops, op_names::kAttnProj)->recomputed);
 }
 
 }  // namespace

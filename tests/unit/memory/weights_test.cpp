@@ -137,6 +137,38 @@ TEST(Weights, MegatronKeepsBf16GradientsInFp32) {
   EXPECT_EQ(training_bytes_per_param(Dtype::bf16, Optimizer::adam, megatron).grads, 4);
 }
 
+// FSDP2 under PP as torchtitan runs it (StackSpec::fsdp_pp_keep_gathered): each stage keeps
+// its whole parameters gathered and its gradients unsharded in fp32 beside the shards. A
+// Llama of 8 layers (h 1024, 8 heads, FFN 2816, vocabulary 32,000) on pp 2: stage 0 holds 4
+// layers of 4 x 1024^2 + 3 x 1024 x 2816 + 2 x 1024 = 12,847,104 parameters and the
+// 32,768,000-parameter embedding, 84,156,416 in all: 2 bytes each more parameters in bf16,
+// 4 more gradients; under fp8 the 4 layers' weight matrices (51,380,224) gather in fp8.
+TEST(Weights, FsdpUnderPipelineKeepsTheStageGathered) {
+  const ModelSpec m = test::llama2(8, 1024, 8, 8, 2816);
+  Plan p;
+  p.pp = 2, p.dp = 4, p.zero = 3;
+  TrainingWorkload t;
+  t.precision = Dtype::bf16;
+  StackSpec fsdp2;
+  fsdp2.grad_reduce_fp32 = true;
+  StackSpec keeping = fsdp2;
+  keeping.fsdp_pp_keep_gathered = true;
+  constexpr std::int64_t stage = 84'156'416, matrices = 4 * (4 * 1024 * 1024 + 3 * 1024 * 2816);
+  ASSERT_EQ(stage_params(m, p, 0).total(), stage);
+  const WeightMemory sharded = training_weight_memory(m, p, fsdp2, GpuSpec{}, t, 0);
+  const WeightMemory kept = training_weight_memory(m, p, keeping, GpuSpec{}, t, 0);
+  EXPECT_EQ(kept.params - sharded.params, 2 * stage);
+  EXPECT_EQ(kept.grads - sharded.grads, 4 * stage);
+  EXPECT_EQ(kept.optimizer, sharded.optimizer);
+  t.precision = Dtype::fp8;
+  EXPECT_EQ(training_weight_memory(m, p, keeping, GpuSpec{}, t, 0).params -
+                training_weight_memory(m, p, fsdp2, GpuSpec{}, t, 0).params,
+            matrices + 2 * (stage - matrices));
+  p.pp = 1;  // without pipeline stages FSDP reshards after each use
+  EXPECT_EQ(training_weight_memory(m, p, keeping, GpuSpec{}, t, 0).params,
+            training_weight_memory(m, p, fsdp2, GpuSpec{}, t, 0).params);
+}
+
 // Mixtral with EP 8: each GPU holds one of the eight experts of each layer.
 TEST(Weights, ExpertParallelSplitsTheExperts) {
   const ModelSpec m = test::mixtral_8x7b();
