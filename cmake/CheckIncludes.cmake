@@ -1,7 +1,8 @@
 # cmake -DROOT=DIR -DFOLDER=NAME -DALLOWED=a,b,c [-DDENY=x/y.hpp,...] [-DSTAMP=FILE] -P CheckIncludes.cmake
 # Fails, naming each file, line and include, when a source under ROOT/FOLDER includes a
 # project header ("folder/...") from a folder not in ALLOWED, or one of the headers in DENY
-# (quoted or in angle brackets); writes STAMP when all is well.
+# (quoted or in angle brackets; an entry ending in "/" denies every header under it);
+# writes STAMP when all is well.
 # Run by the build for every library (cmake/IncludeRules.cmake).
 string(REPLACE "," ";" allowed "${ALLOWED}")
 string(REPLACE "," ";" denied "${DENY}")
@@ -28,11 +29,20 @@ foreach(source ${sources})
       endif()
     endif()
     if(line MATCHES "^[ \t]*#[ \t]*include[ \t]*[\"<]([^\">]+)[\">]")
-      list(FIND denied "${CMAKE_MATCH_1}" at)
+      set(header "${CMAKE_MATCH_1}")
+      list(FIND denied "${header}" at)
+      foreach(prefix IN LISTS denied)
+        if(prefix MATCHES "/$")
+          string(FIND "${header}" "${prefix}" where_in)
+          if(where_in EQUAL 0)
+            set(at 0)
+          endif()
+        endif()
+      endforeach()
       if(NOT at EQUAL -1)
         file(RELATIVE_PATH where "${ROOT}" "${source}")
         string(STRIP "${line}" shown)
-        string(APPEND bad "\n  ${where}:${number}: ${shown} (${FOLDER}/ may not include ${CMAKE_MATCH_1})")
+        string(APPEND bad "\n  ${where}:${number}: ${shown} (${FOLDER}/ may not include ${header})")
       endif()
     endif()
   endforeach()

@@ -1,6 +1,6 @@
 #pragma once
 // Device memory for the executor on a GPU, with the same category-tagged accounting as
-// the CPU's TrackedAllocator (exec/runtime/tracked_allocator.hpp): current and peak
+// the CPU's TrackedAllocator (exec/cpu/tracked_allocator.hpp): current and peak
 // bytes per category, the peak of the total and the categories at that peak, and the
 // same AllocationError when a request does not fit. It counts what it hands out; the
 // CUDA context, cuBLAS workspaces and NCCL buffers live outside it (device_memory_info()
@@ -9,7 +9,7 @@
 #include <cstdint>
 #include <string_view>
 
-#include "exec/runtime/tracked_allocator.hpp"
+#include "exec/cpu/tracked_allocator.hpp"
 
 namespace twinsim::exec {
 

@@ -4,17 +4,10 @@
 #include <string>
 
 #include "exec/model/tp_region.hpp"
-#include "kernels/cpu/attention.hpp"
-#include "kernels/cpu/flash_attention.hpp"
-#include "kernels/cpu/gemm.hpp"
-#include "kernels/cpu/linear.hpp"
-#include "kernels/cpu/residual.hpp"
-#include "kernels/cpu/rope.hpp"
 #include "models/op_names.hpp"
 
 namespace twinsim::exec {
 
-namespace k = twinsim::kernels::cpu;
 constexpr MemCategory kAct = MemCategory::activations;
 
 std::vector<Tensor*> AttentionSaved::tensors() {
@@ -73,11 +66,11 @@ AttentionBlock::AttentionBlock(const TransformerConfig& c, int layer, ParamBlock
 }
 
 template <class T>
-void AttentionBlock::core_forward(const AttentionSaved& s, T* out, T* probs, float* lse) const {
+void AttentionBlock::core_forward(const ModelContext& ctx, const AttentionSaved& s, T* out, T* probs, float* lse) const {
   const kernels::AttentionShape shape{c_.micro_batch, c_.seq_len, c_.local_heads(), c_.local_kv_heads(),
                                       c_.head_dim()};
-  if (c_.flash_attention) k::flash_attention_forward(s.q.as<T>(), s.k.as<T>(), s.v.as<T>(), out, lse, shape);
-  else k::attention_forward(s.q.as<T>(), s.k.as<T>(), s.v.as<T>(), out, probs, shape);
+  if (c_.flash_attention) ctx.kernels().flash_attention_forward(s.q.as<T>(), s.k.as<T>(), s.v.as<T>(), out, lse, shape);
+  else ctx.kernels().attention_forward(s.q.as<T>(), s.k.as<T>(), s.v.as<T>(), out, probs, shape);
 }
 
 void AttentionBlock::forward(const ModelContext& ctx, const Tensor& x, Tensor& y, AttentionSaved& s,
@@ -93,7 +86,7 @@ void AttentionBlock::forward_t(const ModelContext& ctx, const T* x, T* y, Attent
   s.normed = Tensor::uninitialized_of<T>(kAct, static_cast<std::size_t>(tl) * h);
   {
     auto op = ctx.op(layer_, op_names::kAttnNorm, pass);
-    norm_forward(c_, x, p_.param<T>(norm_w_), p_.param<T>(norm_b_), s.normed.as<T>(), s.norm, tl);
+    norm_forward(ctx, c_, x, p_.param<T>(norm_w_), p_.param<T>(norm_b_), s.normed.as<T>(), s.norm, tl);
   }
   Tensor gathered;
   const T* in = s.normed.as<T>();
@@ -106,16 +99,16 @@ void AttentionBlock::forward_t(const ModelContext& ctx, const T* x, T* y, Attent
   s.v = Tensor::uninitialized_of<T>(kAct, static_cast<std::size_t>(t) * kvw);
   {
     auto op = ctx.op(layer_, op_names::kAttnQkv, pass);
-    k::linear_forward(in, p_.param<T>(q_w_), p_.param<T>(q_b_), s.q.as<T>(), t, h, qw);
-    k::linear_forward(in, p_.param<T>(k_w_), p_.param<T>(k_b_), s.k.as<T>(), t, h, kvw);
-    k::linear_forward(in, p_.param<T>(v_w_), p_.param<T>(v_b_), s.v.as<T>(), t, h, kvw);
+    ctx.kernels().linear_forward(in, p_.param<T>(q_w_), p_.param<T>(q_b_), s.q.as<T>(), t, h, qw);
+    ctx.kernels().linear_forward(in, p_.param<T>(k_w_), p_.param<T>(k_b_), s.k.as<T>(), t, h, kvw);
+    ctx.kernels().linear_forward(in, p_.param<T>(v_w_), p_.param<T>(v_b_), s.v.as<T>(), t, h, kvw);
   }
   gathered.release();
   if (c_.model.position == Position::rope) {
     auto op = ctx.op(layer_, op_names::kAttnRope, pass);
-    k::rope_forward(s.q.as<T>(), s.q.as<T>(), c_.micro_batch, c_.seq_len, c_.local_heads(), c_.head_dim(),
+    ctx.kernels().rope_forward(s.q.as<T>(), s.q.as<T>(), c_.micro_batch, c_.seq_len, c_.local_heads(), c_.head_dim(),
                     c_.rope_theta);
-    k::rope_forward(s.k.as<T>(), s.k.as<T>(), c_.micro_batch, c_.seq_len, c_.local_kv_heads(), c_.head_dim(),
+    ctx.kernels().rope_forward(s.k.as<T>(), s.k.as<T>(), c_.micro_batch, c_.seq_len, c_.local_kv_heads(), c_.head_dim(),
                     c_.rope_theta);
   }
   {
@@ -124,12 +117,12 @@ void AttentionBlock::forward_t(const ModelContext& ctx, const T* x, T* y, Attent
     const std::size_t rows = static_cast<std::size_t>(c_.micro_batch) * c_.local_heads() * c_.seq_len;
     if (c_.flash_attention) s.lse = Tensor::uninitialized(kAct, rows);
     else s.probs = Tensor::zeros_of<T>(kAct, rows * c_.seq_len);
-    core_forward(s, s.out.as<T>(), s.probs.as<T>(), s.lse.as<float>());
+    core_forward(ctx, s, s.out.as<T>(), s.probs.as<T>(), s.lse.as<float>());
   }
   Tensor partial = Tensor::uninitialized_of<T>(kAct, static_cast<std::size_t>(t) * h);
   {
     auto op = ctx.op(layer_, op_names::kAttnProj, pass);
-    k::linear_forward(s.out.as<T>(), p_.param<T>(proj_w_), nullptr, partial.as<T>(), t, qw, h);
+    ctx.kernels().linear_forward(s.out.as<T>(), p_.param<T>(proj_w_), nullptr, partial.as<T>(), t, qw, h);
   }
   Tensor reduced;
   const T* branch = partial.as<T>();
@@ -144,7 +137,7 @@ void AttentionBlock::forward_t(const ModelContext& ctx, const T* x, T* y, Attent
   }
   {
     auto op = ctx.op(layer_, op_names::kAttnResidual, pass);
-    k::residual_forward(x, branch, p_.param<T>(proj_b_), y, tl, h);
+    ctx.kernels().residual_forward(x, branch, p_.param<T>(proj_b_), y, tl, h);
   }
 }
 
@@ -165,7 +158,7 @@ Tensor AttentionBlock::backward_t(const ModelContext& ctx, const T* dy, const T*
   const bool sp = c_.sequence_parallel && ctx.tp_size() > 1;
   if (proj_b_ >= 0) {
     auto op = ctx.op(layer_, op_names::kAttnResidual, Pass::bwd_dgrad);
-    k::residual_backward(dy, p_.grad<T>(proj_b_), tl, h, true);
+    ctx.kernels().residual_backward(dy, p_.grad<T>(proj_b_), tl, h, true);
   }
   Tensor dy_full;
   const T* dbranch = dy;
@@ -177,11 +170,11 @@ Tensor AttentionBlock::backward_t(const ModelContext& ctx, const T* dy, const T*
   Tensor dout = Tensor::uninitialized_of<T>(kAct, static_cast<std::size_t>(t) * qw);
   {
     auto op = ctx.op(layer_, op_names::kAttnProj, Pass::bwd_dgrad);
-    k::linear_backward_input(dbranch, p_.param<T>(proj_w_), dout.as<T>(), t, qw, h);
+    ctx.kernels().linear_backward_input(dbranch, p_.param<T>(proj_w_), dout.as<T>(), t, qw, h);
   }
   {
     auto op = ctx.op(layer_, op_names::kAttnProj, Pass::bwd_wgrad);
-    k::linear_backward_weight(dbranch, s.out.as<T>(), p_.grad<T>(proj_w_), t, qw, h, true);
+    ctx.kernels().linear_backward_weight(dbranch, s.out.as<T>(), p_.grad<T>(proj_w_), t, qw, h, true);
   }
   dy_full.release();
   Tensor replay;  // selective recompute: the core's output computed again (Megatron's checkpoint does too)
@@ -191,7 +184,7 @@ Tensor AttentionBlock::backward_t(const ModelContext& ctx, const T* dy, const T*
     replay = Tensor::uninitialized_of<T>(kAct, s.out.size());
     if (c_.flash_attention) s.lse = Tensor::uninitialized(kAct, rows);
     else s.probs = Tensor::zeros_of<T>(kAct, rows * c_.seq_len);
-    core_forward(s, replay.as<T>(), s.probs.as<T>(), s.lse.as<float>());
+    core_forward(ctx, s, replay.as<T>(), s.probs.as<T>(), s.lse.as<float>());
   }
   Tensor dq = Tensor::zeros_of<T>(kAct, s.q.size()), dk = Tensor::zeros_of<T>(kAct, s.k.size()),
          dv = Tensor::zeros_of<T>(kAct, s.v.size());
@@ -200,10 +193,11 @@ Tensor AttentionBlock::backward_t(const ModelContext& ctx, const T* dy, const T*
     const kernels::AttentionShape shape{c_.micro_batch, c_.seq_len, c_.local_heads(), c_.local_kv_heads(),
                                         c_.head_dim()};
     if (c_.flash_attention)
-      k::flash_attention_backward(s.q.as<T>(), s.k.as<T>(), s.v.as<T>(), s.out.as<T>(), s.lse.as<float>(), dout.as<T>(),
+      ctx.kernels().flash_attention_backward(s.q.as<T>(), s.k.as<T>(), s.v.as<T>(), s.out.as<T>(), s.lse.as<float>(),
+                                             dout.as<T>(),
                                   dq.as<T>(), dk.as<T>(), dv.as<T>(), shape);
     else
-      k::attention_backward(s.q.as<T>(), s.k.as<T>(), s.v.as<T>(), s.probs.as<T>(), dout.as<T>(), dq.as<T>(),
+      ctx.kernels().attention_backward(s.q.as<T>(), s.k.as<T>(), s.v.as<T>(), s.probs.as<T>(), dout.as<T>(), dq.as<T>(),
                             dk.as<T>(), dv.as<T>(), shape);
   }
   dout.release();
@@ -217,18 +211,18 @@ Tensor AttentionBlock::backward_t(const ModelContext& ctx, const T* dy, const T*
   s.lse.release();
   if (c_.model.position == Position::rope) {
     auto op = ctx.op(layer_, op_names::kAttnRope, Pass::bwd_dgrad);
-    k::rope_backward(dq.as<T>(), dq.as<T>(), c_.micro_batch, c_.seq_len, c_.local_heads(), c_.head_dim(),
+    ctx.kernels().rope_backward(dq.as<T>(), dq.as<T>(), c_.micro_batch, c_.seq_len, c_.local_heads(), c_.head_dim(),
                      c_.rope_theta);
-    k::rope_backward(dk.as<T>(), dk.as<T>(), c_.micro_batch, c_.seq_len, c_.local_kv_heads(), c_.head_dim(),
+    ctx.kernels().rope_backward(dk.as<T>(), dk.as<T>(), c_.micro_batch, c_.seq_len, c_.local_kv_heads(), c_.head_dim(),
                      c_.rope_theta);
   }
   Tensor dn_full = Tensor::uninitialized_of<T>(kAct, static_cast<std::size_t>(t) * h);
   {
     auto op = ctx.op(layer_, op_names::kAttnQkv, Pass::bwd_dgrad);
-    k::linear_backward_input(dq.as<T>(), p_.param<T>(q_w_), dn_full.as<T>(), t, h, qw);
+    ctx.kernels().linear_backward_input(dq.as<T>(), p_.param<T>(q_w_), dn_full.as<T>(), t, h, qw);
     // dn += dk Wk + dv Wv: one GEMM each with beta = 1
-    k::gemm_forward(dk.as<T>(), p_.param<T>(k_w_), dn_full.as<T>(), t, h, kvw, false, false, 1.0f, 1.0f);
-    k::gemm_forward(dv.as<T>(), p_.param<T>(v_w_), dn_full.as<T>(), t, h, kvw, false, false, 1.0f, 1.0f);
+    ctx.kernels().gemm_forward(dk.as<T>(), p_.param<T>(k_w_), dn_full.as<T>(), t, h, kvw, false, false, 1.0f, 1.0f);
+    ctx.kernels().gemm_forward(dv.as<T>(), p_.param<T>(v_w_), dn_full.as<T>(), t, h, kvw, false, false, 1.0f, 1.0f);
   }
   Tensor gathered;
   const T* in = s.normed.as<T>();
@@ -238,13 +232,13 @@ Tensor AttentionBlock::backward_t(const ModelContext& ctx, const T* dy, const T*
   }
   {
     auto op = ctx.op(layer_, op_names::kAttnQkv, Pass::bwd_wgrad);
-    k::linear_backward_weight(dq.as<T>(), in, p_.grad<T>(q_w_), t, h, qw, true);
-    k::linear_backward_weight(dk.as<T>(), in, p_.grad<T>(k_w_), t, h, kvw, true);
-    k::linear_backward_weight(dv.as<T>(), in, p_.grad<T>(v_w_), t, h, kvw, true);
+    ctx.kernels().linear_backward_weight(dq.as<T>(), in, p_.grad<T>(q_w_), t, h, qw, true);
+    ctx.kernels().linear_backward_weight(dk.as<T>(), in, p_.grad<T>(k_w_), t, h, kvw, true);
+    ctx.kernels().linear_backward_weight(dv.as<T>(), in, p_.grad<T>(v_w_), t, h, kvw, true);
     if (q_b_ >= 0) {
-      k::linear_backward_bias(dq.as<T>(), p_.grad<T>(q_b_), t, qw, true);
-      k::linear_backward_bias(dk.as<T>(), p_.grad<T>(k_b_), t, kvw, true);
-      k::linear_backward_bias(dv.as<T>(), p_.grad<T>(v_b_), t, kvw, true);
+      ctx.kernels().linear_backward_bias(dq.as<T>(), p_.grad<T>(q_b_), t, qw, true);
+      ctx.kernels().linear_backward_bias(dk.as<T>(), p_.grad<T>(k_b_), t, kvw, true);
+      ctx.kernels().linear_backward_bias(dv.as<T>(), p_.grad<T>(v_b_), t, kvw, true);
     }
   }
   gathered.release();
@@ -261,8 +255,9 @@ Tensor AttentionBlock::backward_t(const ModelContext& ctx, const T* dy, const T*
   Tensor dx = Tensor::uninitialized_of<T>(kAct, static_cast<std::size_t>(tl) * h);
   {
     auto op = ctx.op(layer_, op_names::kAttnNorm, Pass::bwd_dgrad);
-    norm_backward(c_, dn, x, p_.param<T>(norm_w_), s.norm, dx.as<T>(), p_.grad<T>(norm_w_), p_.grad<T>(norm_b_), tl);
-    k::residual_forward(dx.as<T>(), dy, nullptr, dx.as<T>(), tl, h);  // + the residual path's grad
+    norm_backward(ctx, c_, dn, x, p_.param<T>(norm_w_), s.norm, dx.as<T>(), p_.grad<T>(norm_w_), p_.grad<T>(norm_b_),
+                  tl);
+    ctx.kernels().residual_forward(dx.as<T>(), dy, nullptr, dx.as<T>(), tl, h);  // + the residual path's grad
   }
   s.release_all();
   return dx;

@@ -58,7 +58,7 @@ class AttentionBlock {
   template <class T>
   Tensor backward_t(const ModelContext& ctx, const T* dy, const T* x, AttentionSaved& s) const;
   template <class T>
-  void core_forward(const AttentionSaved& s, T* out, T* probs, float* lse) const;
+  void core_forward(const ModelContext& ctx, const AttentionSaved& s, T* out, T* probs, float* lse) const;
 };
 
 }  // namespace twinsim::exec

@@ -7,15 +7,10 @@
 
 #include "exec/model/norm_op.hpp"
 #include "exec/model/tp_region.hpp"
-#include "kernels/cpu/kv_cache_attention.hpp"
-#include "kernels/cpu/linear.hpp"
-#include "kernels/cpu/residual.hpp"
-#include "kernels/cpu/rope.hpp"
 #include "models/op_names.hpp"
 
 namespace twinsim::exec {
 
-namespace k = twinsim::kernels::cpu;
 constexpr MemCategory kAct = MemCategory::activations;
 
 namespace {
@@ -125,8 +120,8 @@ void Decoder::embed(const ModelContext& ctx, const int* tokens, int n, float* x)
 
 // The n new queries of each sequence over its cache [0, length + n): the serving
 // attention kernel (kernels/cpu/kv_cache_attention.hpp), which calibrate times too.
-void Decoder::attend(int i, const float* q, float* out, int n) const {
-  kernels::cpu::KvCacheAttentionShape shape;
+void Decoder::attend(const ModelContext& ctx, int i, const float* q, float* out, int n) const {
+  KvCacheAttentionShape shape;
   shape.batch = batch_;
   shape.new_tokens = n;
   shape.cached = length_;
@@ -134,7 +129,7 @@ void Decoder::attend(int i, const float* q, float* out, int n) const {
   shape.heads = step_.local_heads();
   shape.kv_heads = step_.local_kv_heads();
   shape.head_dim = step_.head_dim();
-  kernels::cpu::kv_cache_attention_forward(q, k_cache_[i].data(), v_cache_[i].data(), out, shape);
+  ctx.kernels().kv_cache_attention_forward(q, k_cache_[i].data(), v_cache_[i].data(), out, shape);
 }
 
 Tensor Decoder::attention(const ModelContext& ctx, int i, const float* x, int n) {
@@ -149,18 +144,24 @@ Tensor Decoder::attention(const ModelContext& ctx, int i, const float* x, int n)
   {
     auto op = ctx.op(i, op_names::kAttnNorm, Pass::fwd);
     NormSaved saved;
-    norm_forward(step_, x, param(p, pre + "norm.weight"), param_or_null(p, pre + "norm.bias"), normed.data(), saved, rows);
+    norm_forward(ctx, step_, x, param(p, pre + "norm.weight"), param_or_null(p, pre + "norm.bias"), normed.data(),
+                 saved, rows);
   }
   {
     auto op = ctx.op(i, op_names::kAttnQkv, Pass::fwd);
-    k::linear_forward(normed.data(), param(p, pre + "q.weight"), param_or_null(p, pre + "q.bias"), q.data(), rows, h, qw);
-    k::linear_forward(normed.data(), param(p, pre + "k.weight"), param_or_null(p, pre + "k.bias"), kk.data(), rows, h, kvw);
-    k::linear_forward(normed.data(), param(p, pre + "v.weight"), param_or_null(p, pre + "v.bias"), vv.data(), rows, h, kvw);
+    ctx.kernels().linear_forward(normed.data(), param(p, pre + "q.weight"), param_or_null(p, pre + "q.bias"),
+                                 q.data(), rows, h, qw);
+    ctx.kernels().linear_forward(normed.data(), param(p, pre + "k.weight"), param_or_null(p, pre + "k.bias"),
+                                 kk.data(), rows, h, kvw);
+    ctx.kernels().linear_forward(normed.data(), param(p, pre + "v.weight"), param_or_null(p, pre + "v.bias"),
+                                 vv.data(), rows, h, kvw);
   }
   if (step_.model.position == Position::rope) {  // rotated at their absolute positions
     auto op = ctx.op(i, op_names::kAttnRope, Pass::fwd);
-    k::rope_forward(q.data(), q.data(), batch_, n, step_.local_heads(), step_.head_dim(), step_.rope_theta, length_);
-    k::rope_forward(kk.data(), kk.data(), batch_, n, step_.local_kv_heads(), step_.head_dim(), step_.rope_theta, length_);
+    ctx.kernels().rope_forward(q.data(), q.data(), batch_, n, step_.local_heads(), step_.head_dim(),
+                               step_.rope_theta, length_);
+    ctx.kernels().rope_forward(kk.data(), kk.data(), batch_, n, step_.local_kv_heads(), step_.head_dim(),
+                               step_.rope_theta, length_);
   }
   Tensor out = Tensor::uninitialized(kAct, static_cast<std::size_t>(rows) * qw);
   {
@@ -172,12 +173,12 @@ Tensor Decoder::attention(const ModelContext& ctx, int i, const float* x, int n)
         std::copy_n(kk.data() + src, kvw, k_cache_[i].data() + dst);
         std::copy_n(vv.data() + src, kvw, v_cache_[i].data() + dst);
       }
-    attend(i, q.data(), out.data(), n);
+    attend(ctx, i, q.data(), out.data(), n);
   }
   Tensor partial = Tensor::uninitialized(kAct, static_cast<std::size_t>(rows) * h);
   {
     auto op = ctx.op(i, op_names::kAttnProj, Pass::fwd);
-    k::linear_forward(out.data(), param(p, pre + "proj.weight"), nullptr, partial.data(), rows, qw, h);
+    ctx.kernels().linear_forward(out.data(), param(p, pre + "proj.weight"), nullptr, partial.data(), rows, qw, h);
   }
   if (ctx.tp_size() > 1) {
     auto op = ctx.op(i, op_names::kAttnTpExit, Pass::fwd);
@@ -190,7 +191,7 @@ Tensor Decoder::attention(const ModelContext& ctx, int i, const float* x, int n)
   out.release();
   Tensor y = Tensor::uninitialized(kAct, static_cast<std::size_t>(rows) * h);
   auto op = ctx.op(i, op_names::kAttnResidual, Pass::fwd);
-  k::residual_forward(x, partial.data(), param_or_null(p, pre + "proj.bias"), y.data(), rows, h);
+  ctx.kernels().residual_forward(x, partial.data(), param_or_null(p, pre + "proj.bias"), y.data(), rows, h);
   return y;
 }
 
@@ -204,11 +205,11 @@ Tensor Decoder::head(const ModelContext& ctx, const float* x, int n) const {
     auto op = ctx.op(-1, op_names::kHeadNorm, Pass::fwd);
     NormSaved saved;
     const float* beta = head_norm_->slots().size() > 1 ? head_norm_->param(1) : nullptr;
-    norm_forward(step_, last.data(), head_norm_->param(0), beta, normed.data(), saved, batch_);
+    norm_forward(ctx, step_, last.data(), head_norm_->param(0), beta, normed.data(), saved, batch_);
   }
   Tensor logits = Tensor::uninitialized(kAct, static_cast<std::size_t>(batch_) * vl);
   auto op = ctx.op(-1, op_names::kHeadLogits, Pass::fwd);
-  k::linear_forward(normed.data(), output_->param(0), nullptr, logits.data(), batch_, h, vl);
+  ctx.kernels().linear_forward(normed.data(), output_->param(0), nullptr, logits.data(), batch_, h, vl);
   return logits;
 }
 

@@ -52,7 +52,7 @@ class Decoder {
   void embed(const ModelContext& ctx, const int* tokens, int n, float* x) const;
   Tensor attention(const ModelContext& ctx, int i, const float* x, int n);  // x + attention(x)
   Tensor mla_attention(const ModelContext& ctx, int i, const float* x, int n);  // decoder_mla.cpp
-  void attend(int i, const float* q, float* out, int n) const;
+  void attend(const ModelContext& ctx, int i, const float* q, float* out, int n) const;
   Tensor head(const ModelContext& ctx, const float* x, int n) const;
 };
 

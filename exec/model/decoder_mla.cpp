@@ -12,17 +12,10 @@
 #include "exec/model/decoder.hpp"
 #include "exec/model/norm_op.hpp"
 #include "exec/model/tp_region.hpp"
-#include "kernels/cpu/gemm.hpp"
-#include "kernels/cpu/kv_cache_attention.hpp"
-#include "kernels/cpu/linear.hpp"
-#include "kernels/cpu/norm.hpp"
-#include "kernels/cpu/residual.hpp"
-#include "kernels/cpu/rope.hpp"
 #include "models/op_names.hpp"
 
 namespace twinsim::exec {
 
-namespace k = twinsim::kernels::cpu;
 constexpr MemCategory kAct = MemCategory::activations;
 
 namespace {
@@ -46,32 +39,36 @@ Tensor Decoder::mla_attention(const ModelContext& ctx, int i, const float* x, in
   {
     auto op = ctx.op(i, op_names::kAttnNorm, Pass::fwd);
     NormSaved saved;
-    norm_forward(step_, x, weight(p, pre + "norm.weight"), nullptr, normed.data(), saved, rows);
+    norm_forward(ctx, step_, x, weight(p, pre + "norm.weight"), nullptr, normed.data(), saved, rows);
   }
   Tensor q = Tensor::uninitialized(kAct, static_cast<std::size_t>(rows) * heads * qk);
   if (ql > 0) {
     Tensor latent_in = Tensor::uninitialized(kAct, static_cast<std::size_t>(rows) * ql);
     {
       auto op = ctx.op(i, op_names::kAttnQDown, Pass::fwd);
-      k::linear_forward(normed.data(), weight(p, pre + "q_down.weight"), nullptr, latent_in.data(), rows, h, ql);
+      ctx.kernels().linear_forward(normed.data(), weight(p, pre + "q_down.weight"), nullptr, latent_in.data(), rows,
+                                   h, ql);
     }
     Tensor latent = Tensor::uninitialized(kAct, latent_in.size()), rstd(kAct, static_cast<std::size_t>(rows));
     {
       auto op = ctx.op(i, op_names::kAttnQNorm, Pass::fwd);
-      k::rmsnorm_forward(latent_in.data(), weight(p, pre + "q_norm.weight"), latent.data(), rstd.data(), rows, ql, eps);
+      ctx.kernels().rmsnorm_forward(latent_in.data(), weight(p, pre + "q_norm.weight"), latent.data(), rstd.data(),
+                                    rows, ql, eps);
     }
     latent_in.release();
     auto op = ctx.op(i, op_names::kAttnQUp, Pass::fwd);
-    k::linear_forward(latent.data(), weight(p, pre + "q_up.weight"), nullptr, q.data(), rows, ql, heads * qk);
+    ctx.kernels().linear_forward(latent.data(), weight(p, pre + "q_up.weight"), nullptr, q.data(), rows, ql,
+                                 heads * qk);
   } else {
     auto op = ctx.op(i, op_names::kAttnQ, Pass::fwd);
-    k::linear_forward(normed.data(), weight(p, pre + "q.weight"), nullptr, q.data(), rows, h, heads * qk);
+    ctx.kernels().linear_forward(normed.data(), weight(p, pre + "q.weight"), nullptr, q.data(), rows, h, heads * qk);
   }
   {  // the new rows' normed latent and rotated RoPE key, into the cache at their positions
     Tensor down = Tensor::uninitialized(kAct, static_cast<std::size_t>(rows) * lat);
     {
       auto op = ctx.op(i, op_names::kAttnKvDown, Pass::fwd);
-      k::linear_forward(normed.data(), weight(p, pre + "kv_down.weight"), nullptr, down.data(), rows, h, lat);
+      ctx.kernels().linear_forward(normed.data(), weight(p, pre + "kv_down.weight"), nullptr, down.data(), rows, h,
+                                   lat);
     }
     Tensor c = Tensor::uninitialized(kAct, static_cast<std::size_t>(rows) * kvl);
     Tensor c_normed = Tensor::uninitialized(kAct, c.size()), rstd(kAct, static_cast<std::size_t>(rows));
@@ -79,11 +76,12 @@ Tensor Decoder::mla_attention(const ModelContext& ctx, int i, const float* x, in
     {
       auto op = ctx.op(i, op_names::kAttnKvNorm, Pass::fwd);
       copy_out(down.data(), Columns{rows, 1, lat, 0, kvl}, c.data());
-      k::rmsnorm_forward(c.data(), weight(p, pre + "kv_norm.weight"), c_normed.data(), rstd.data(), rows, kvl, eps);
+      ctx.kernels().rmsnorm_forward(c.data(), weight(p, pre + "kv_norm.weight"), c_normed.data(), rstd.data(), rows,
+                                    kvl, eps);
     }
     auto op = ctx.op(i, op_names::kAttnRope, Pass::fwd);
     copy_out(down.data(), Columns{rows, 1, lat, kvl, rope}, k_rope.data());
-    k::rope_forward(k_rope.data(), k_rope.data(), batch_, n, 1, rope, step_.rope_theta, length_);
+    ctx.kernels().rope_forward(k_rope.data(), k_rope.data(), batch_, n, 1, rope, step_.rope_theta, length_);
     for (int b = 0; b < batch_; ++b)
       for (int j = 0; j < n; ++j) {
         float* row = cache + (static_cast<std::size_t>(b) * max_len_ + length_ + j) * lat;
@@ -94,7 +92,7 @@ Tensor Decoder::mla_attention(const ModelContext& ctx, int i, const float* x, in
     const Columns q_rope_cols{rows, heads, qk, nope, rope};  // each head's rope part of Q
     Tensor q_rope = Tensor::uninitialized(kAct, static_cast<std::size_t>(rows) * heads * rope);
     copy_out(q.data(), q_rope_cols, q_rope.data());
-    k::rope_forward(q_rope.data(), q_rope.data(), batch_, n, heads, rope, step_.rope_theta, length_);
+    ctx.kernels().rope_forward(q_rope.data(), q_rope.data(), batch_, n, heads, rope, step_.rope_theta, length_);
     copy_in(q_rope.data(), q_rope_cols, q.data());
   }
   Tensor out = Tensor::uninitialized(kAct, static_cast<std::size_t>(rows) * heads * vd);
@@ -108,7 +106,7 @@ Tensor Decoder::mla_attention(const ModelContext& ctx, int i, const float* x, in
       for (int b = 0; b < batch_; ++b)
         copy_out(cache + static_cast<std::size_t>(b) * max_len_ * lat, Columns{len, 1, lat, 0, kvl}, c.data() + static_cast<std::size_t>(b) * len * kvl);
       Tensor kv = Tensor::uninitialized(kAct, static_cast<std::size_t>(batch_) * len * heads * kv_cols);
-      k::linear_forward(c.data(), w_ukv, nullptr, kv.data(), batch_ * len, kvl, heads * kv_cols);
+      ctx.kernels().linear_forward(c.data(), w_ukv, nullptr, kv.data(), batch_ * len, kvl, heads * kv_cols);
       for (int b = 0; b < batch_; ++b)
         for (int t = 0; t < len; ++t) {
           const std::size_t r = static_cast<std::size_t>(b) * len + t;
@@ -123,9 +121,9 @@ Tensor Decoder::mla_attention(const ModelContext& ctx, int i, const float* x, in
         }
     }
     auto op = ctx.op(i, op_names::kAttnCore, Pass::fwd);
-    k::KvCacheAttentionShape shape{batch_, n, length_, len, heads, heads, qk};
+    KvCacheAttentionShape shape{batch_, n, length_, len, heads, heads, qk};
     shape.v_head_dim = vd;
-    k::kv_cache_attention_forward(q.data(), kk.data(), vv.data(), out.data(), shape);
+    ctx.kernels().kv_cache_attention_forward(q.data(), kk.data(), vv.data(), out.data(), shape);
   } else {  // decode: W_UK absorbed into the query, W_UV applied to the latent output
     Tensor q_abs = Tensor::uninitialized(kAct, static_cast<std::size_t>(rows) * heads * lat);
     Tensor part = Tensor::uninitialized(kAct, static_cast<std::size_t>(rows) * std::max(nope, kvl));
@@ -134,7 +132,8 @@ Tensor Decoder::mla_attention(const ModelContext& ctx, int i, const float* x, in
       auto op = ctx.op(i, op_names::kAttnKvUp, Pass::fwd);
       for (int hd = 0; hd < heads; ++hd) {  // q_nope W_UK for head hd: [rows, nope] x [nope, kvl]
         copy_out(q.data(), Columns{rows, 1, heads * qk, hd * qk, nope}, part.data());
-        k::gemm_forward(part.data(), w_ukv + static_cast<std::size_t>(hd) * kv_cols * kvl, res.data(), rows, kvl, nope,
+        ctx.kernels().gemm_forward(part.data(), w_ukv + static_cast<std::size_t>(hd) * kv_cols * kvl, res.data(),
+                                   rows, kvl, nope,
                         false, false);
         copy_in(res.data(), Columns{rows, 1, heads * lat, hd * lat, kvl}, q_abs.data());
       }
@@ -145,16 +144,17 @@ Tensor Decoder::mla_attention(const ModelContext& ctx, int i, const float* x, in
     Tensor latent_out = Tensor::uninitialized(kAct, static_cast<std::size_t>(rows) * heads * kvl);
     {
       auto op = ctx.op(i, op_names::kAttnCore, Pass::fwd);
-      k::KvCacheAttentionShape shape{batch_, 1, length_, max_len_, heads, 1, lat};
+      KvCacheAttentionShape shape{batch_, 1, length_, max_len_, heads, 1, lat};
       shape.v_head_dim = kvl;
       shape.v_row_stride = lat;
       shape.scale = 1.0f / std::sqrt(static_cast<float>(qk));  // the original head's width
-      k::kv_cache_attention_forward(q_abs.data(), cache, cache, latent_out.data(), shape);
+      ctx.kernels().kv_cache_attention_forward(q_abs.data(), cache, cache, latent_out.data(), shape);
     }
     auto op = ctx.op(i, op_names::kAttnKvUp, Pass::fwd);
     for (int hd = 0; hd < heads; ++hd) {  // o_hd = latent_out_hd W_UV_hd^T: [rows, kvl] x [kvl, vd]
       copy_out(latent_out.data(), Columns{rows, 1, heads * kvl, hd * kvl, kvl}, part.data());
-      k::gemm_forward(part.data(), w_ukv + (static_cast<std::size_t>(hd) * kv_cols + nope) * kvl, res.data(), rows, vd,
+      ctx.kernels().gemm_forward(part.data(), w_ukv + (static_cast<std::size_t>(hd) * kv_cols + nope) * kvl,
+                                 res.data(), rows, vd,
                       kvl, false, true);
       copy_in(res.data(), Columns{rows, 1, heads * vd, hd * vd, vd}, out.data());
     }
@@ -162,7 +162,8 @@ Tensor Decoder::mla_attention(const ModelContext& ctx, int i, const float* x, in
   Tensor partial = Tensor::uninitialized(kAct, static_cast<std::size_t>(rows) * h);
   {
     auto op = ctx.op(i, op_names::kAttnProj, Pass::fwd);
-    k::linear_forward(out.data(), weight(p, pre + "proj.weight"), nullptr, partial.data(), rows, heads * vd, h);
+    ctx.kernels().linear_forward(out.data(), weight(p, pre + "proj.weight"), nullptr, partial.data(), rows,
+                                 heads * vd, h);
   }
   if (ctx.tp_size() > 1) {
     auto op = ctx.op(i, op_names::kAttnTpExit, Pass::fwd);
@@ -172,7 +173,7 @@ Tensor Decoder::mla_attention(const ModelContext& ctx, int i, const float* x, in
   out.release();
   Tensor y = Tensor::uninitialized(kAct, static_cast<std::size_t>(rows) * h);
   auto op = ctx.op(i, op_names::kAttnResidual, Pass::fwd);
-  k::residual_forward(x, partial.data(), nullptr, y.data(), rows, h);
+  ctx.kernels().residual_forward(x, partial.data(), nullptr, y.data(), rows, h);
   return y;
 }
 

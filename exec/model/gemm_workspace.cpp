@@ -1,6 +1,6 @@
 #include "exec/model/gemm_workspace.hpp"
 
-#include "kernels/cpu/gemm.hpp"
+#include "exec/runtime/backend.hpp"
 
 namespace twinsim::exec {
 
@@ -8,15 +8,16 @@ namespace {
 float* installed = nullptr;  // the workspace the kernels use now (one model thread per process)
 }
 
-GemmWorkspace::GemmWorkspace() : scratch_(Tensor::uninitialized(MemCategory::buffers, kernels::cpu::kGemmWorkspaceFloats)) {
+GemmWorkspace::GemmWorkspace()
+    : scratch_(Tensor::uninitialized(MemCategory::buffers, current_backend().kernels().gemm_workspace_floats())) {
   installed = scratch_.data();
-  kernels::cpu::set_gemm_workspace(installed);
+  current_backend().kernels().set_gemm_workspace(installed);
 }
 
 GemmWorkspace::~GemmWorkspace() {
   if (installed != scratch_.data()) return;  // a later model installed its own
   installed = nullptr;
-  kernels::cpu::set_gemm_workspace(nullptr);  // the kernels' own static buffer from now on
+  current_backend().kernels().set_gemm_workspace(nullptr);  // the kernels' own static buffer from now on
 }
 
 }  // namespace twinsim::exec

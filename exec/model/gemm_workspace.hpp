@@ -1,5 +1,6 @@
 #pragma once
-// The fp32 scratch the CPU GEMM widens 16-bit operand tiles into (kernels/cpu/gemm.hpp),
+// The fp32 scratch the backend's GEMM wants (the CPU one widens 16-bit operand tiles into
+// it, kernels/cpu/gemm.hpp; KernelTable::gemm_workspace_floats),
 // kept as cuBLAS keeps its workspace: allocated once per model from the rank's allocator,
 // counted as `buffers` whatever the precision (PyTorch allocates cuBLAS's workspace for
 // fp32 GEMMs too), and handed to the kernels for the model's lifetime.

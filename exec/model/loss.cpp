@@ -5,12 +5,10 @@
 #include <limits>
 
 #include "exec/model/tp_region.hpp"
-#include "kernels/cpu/gemm.hpp"
 #include "models/op_names.hpp"
 
 namespace twinsim::exec {
 
-namespace k = twinsim::kernels::cpu;
 
 void HeadSaved::release_all() {
   input.release();
@@ -95,7 +93,7 @@ float Head::forward_t(const ModelContext& ctx, const int* targets, HeadSaved& s,
   s.normed = Tensor::uninitialized_of<T>(MemCategory::activations, static_cast<std::size_t>(tl) * h);
   {
     auto op = ctx.op(-1, op_names::kHeadNorm, pass);
-    norm_forward(c_, s.input.as<T>(), norm_.param<T>(0), beta, s.normed.as<T>(), s.norm, tl);
+    norm_forward(ctx, c_, s.input.as<T>(), norm_.param<T>(0), beta, s.normed.as<T>(), s.norm, tl);
   }
   Tensor gathered;
   const T* in = s.normed.as<T>();
@@ -106,7 +104,7 @@ float Head::forward_t(const ModelContext& ctx, const int* targets, HeadSaved& s,
   s.logits = Tensor::uninitialized(MemCategory::activations, static_cast<std::size_t>(t) * vl);
   {
     auto op = ctx.op(-1, op_names::kHeadLogits, pass);
-    k::gemm_forward(in, out_.param<T>(out_slot_), s.logits.data(), t, vl, h, false, true);
+    ctx.kernels().gemm_forward(in, out_.param<T>(out_slot_), s.logits.data(), t, vl, h, false, true);
   }
   auto op = ctx.op(-1, op_names::kHeadLoss, pass);
   s.lse = Tensor(MemCategory::activations, t);
@@ -127,7 +125,7 @@ Tensor Head::backward_t(const ModelContext& ctx, const int* targets, float dloss
   Tensor dn_full = Tensor::uninitialized_of<T>(MemCategory::activations, static_cast<std::size_t>(t) * h);
   {
     auto op = ctx.op(-1, op_names::kHeadLogits, Pass::bwd_dgrad);
-    k::gemm_forward(s.logits.data(), out_.param<T>(out_slot_), dn_full.as<T>(), t, h, vl, false, false);
+    ctx.kernels().gemm_forward(s.logits.data(), out_.param<T>(out_slot_), dn_full.as<T>(), t, h, vl, false, false);
   }
   Tensor gathered;
   const T* in = s.normed.as<T>();
@@ -137,7 +135,7 @@ Tensor Head::backward_t(const ModelContext& ctx, const int* targets, float dloss
   }
   {
     auto op = ctx.op(-1, op_names::kHeadLogits, Pass::bwd_wgrad);
-    k::gemm_forward(s.logits.data(), in, out_.grad<T>(out_slot_), vl, h, t, true, false, 1.0f, 1.0f);
+    ctx.kernels().gemm_forward(s.logits.data(), in, out_.grad<T>(out_slot_), vl, h, t, true, false, 1.0f, 1.0f);
   }
   gathered.release();
   s.logits.release();  // the output layer has run its backward: its saved tensors go
@@ -157,7 +155,7 @@ Tensor Head::backward_t(const ModelContext& ctx, const int* targets, float dloss
   Tensor dx = Tensor::uninitialized_of<T>(MemCategory::activations, static_cast<std::size_t>(tl) * h);
   auto op = ctx.op(-1, op_names::kHeadNorm, Pass::bwd_dgrad);
   T* dbeta = norm_.slots().size() > 1 ? norm_.grad<T>(1) : nullptr;
-  norm_backward(c_, dn, s.input.as<T>(), norm_.param<T>(0), s.norm, dx.as<T>(), norm_.grad<T>(0), dbeta, tl);
+  norm_backward(ctx, c_, dn, s.input.as<T>(), norm_.param<T>(0), s.norm, dx.as<T>(), norm_.grad<T>(0), dbeta, tl);
   s.release_all();
   return dx;
 }

@@ -5,18 +5,10 @@
 
 #include "exec/model/columns.hpp"
 #include "exec/model/tp_region.hpp"
-#include "kernels/cpu/attention.hpp"
-#include "kernels/cpu/flash_attention.hpp"
-#include "kernels/cpu/gemm.hpp"
-#include "kernels/cpu/linear.hpp"
-#include "kernels/cpu/norm.hpp"
-#include "kernels/cpu/residual.hpp"
-#include "kernels/cpu/rope.hpp"
 #include "models/op_names.hpp"
 
 namespace twinsim::exec {
 
-namespace k = twinsim::kernels::cpu;
 constexpr MemCategory kAct = MemCategory::activations;
 
 std::vector<Tensor*> MlaSaved::tensors() {
@@ -82,7 +74,7 @@ void MlaBlock::forward_t(const ModelContext& ctx, const T* x, T* y, MlaSaved& s,
   s.normed = Tensor::uninitialized_of<T>(kAct, static_cast<std::size_t>(t) * h);
   {
     auto op = ctx.op(layer_, op_names::kAttnNorm, pass);
-    norm_forward(c_, x, p_.param<T>(norm_w_), nullptr, s.normed.as<T>(), s.norm, t);
+    norm_forward(ctx, c_, x, p_.param<T>(norm_w_), nullptr, s.normed.as<T>(), s.norm, t);
   }
   const T* n = s.normed.as<T>();
   s.q = Tensor::uninitialized_of<T>(kAct, static_cast<std::size_t>(t) * hq);
@@ -90,26 +82,27 @@ void MlaBlock::forward_t(const ModelContext& ctx, const T* x, T* y, MlaSaved& s,
     s.q_latent_in = Tensor::uninitialized_of<T>(kAct, static_cast<std::size_t>(t) * q_rank());
     {
       auto op = ctx.op(layer_, op_names::kAttnQDown, pass);
-      k::linear_forward(n, p_.param<T>(q_down_), nullptr, s.q_latent_in.as<T>(), t, h, q_rank());
+      ctx.kernels().linear_forward(n, p_.param<T>(q_down_), nullptr, s.q_latent_in.as<T>(), t, h, q_rank());
     }
     s.q_latent = Tensor::uninitialized_of<T>(kAct, s.q_latent_in.size());
     s.q_rstd = Tensor(kAct, static_cast<std::size_t>(t));
     {
       auto op = ctx.op(layer_, op_names::kAttnQNorm, pass);
-      k::rmsnorm_forward(s.q_latent_in.as<T>(), p_.param<T>(q_norm_), s.q_latent.as<T>(), s.q_rstd.data(), t, q_rank(), eps);
+      ctx.kernels().rmsnorm_forward(s.q_latent_in.as<T>(), p_.param<T>(q_norm_), s.q_latent.as<T>(), s.q_rstd.data(),
+                                    t, q_rank(), eps);
     }
     auto op = ctx.op(layer_, op_names::kAttnQUp, pass);
-    k::linear_forward(s.q_latent.as<T>(), p_.param<T>(q_up_), nullptr, s.q.as<T>(), t, q_rank(), hq);
+    ctx.kernels().linear_forward(s.q_latent.as<T>(), p_.param<T>(q_up_), nullptr, s.q.as<T>(), t, q_rank(), hq);
   } else {
     auto op = ctx.op(layer_, op_names::kAttnQ, pass);
-    k::linear_forward(n, p_.param<T>(q_w_), nullptr, s.q.as<T>(), t, h, hq);
+    ctx.kernels().linear_forward(n, p_.param<T>(q_w_), nullptr, s.q.as<T>(), t, h, hq);
   }
   Tensor k_rope = Tensor::uninitialized_of<T>(kAct, static_cast<std::size_t>(t) * rope());
   s.kv_latent_in = Tensor::uninitialized_of<T>(kAct, static_cast<std::size_t>(t) * kv_rank());
   {
     auto op = ctx.op(layer_, op_names::kAttnKvDown, pass);
     Tensor down = Tensor::uninitialized_of<T>(kAct, static_cast<std::size_t>(t) * latent);
-    k::linear_forward(n, p_.param<T>(kv_down_), nullptr, down.as<T>(), t, h, latent);
+    ctx.kernels().linear_forward(n, p_.param<T>(kv_down_), nullptr, down.as<T>(), t, h, latent);
     copy_out(down.as<T>(), Columns{t, 1, latent, 0, kv_rank()}, s.kv_latent_in.as<T>());
     copy_out(down.as<T>(), Columns{t, 1, latent, kv_rank(), rope()}, k_rope.as<T>());
   }
@@ -117,7 +110,8 @@ void MlaBlock::forward_t(const ModelContext& ctx, const T* x, T* y, MlaSaved& s,
   s.kv_rstd = Tensor(kAct, static_cast<std::size_t>(t));
   {
     auto op = ctx.op(layer_, op_names::kAttnKvNorm, pass);
-    k::rmsnorm_forward(s.kv_latent_in.as<T>(), p_.param<T>(kv_norm_), s.kv_latent.as<T>(), s.kv_rstd.data(), t,
+    ctx.kernels().rmsnorm_forward(s.kv_latent_in.as<T>(), p_.param<T>(kv_norm_), s.kv_latent.as<T>(),
+                                  s.kv_rstd.data(), t,
                        kv_rank(), eps);
   }
   s.k = Tensor::uninitialized_of<T>(kAct, static_cast<std::size_t>(t) * hq);
@@ -125,7 +119,7 @@ void MlaBlock::forward_t(const ModelContext& ctx, const T* x, T* y, MlaSaved& s,
   {
     auto op = ctx.op(layer_, op_names::kAttnKvUp, pass);
     Tensor kv = Tensor::uninitialized_of<T>(kAct, static_cast<std::size_t>(t) * hkv);
-    k::linear_forward(s.kv_latent.as<T>(), p_.param<T>(kv_up_), nullptr, kv.as<T>(), t, kv_rank(), hkv);
+    ctx.kernels().linear_forward(s.kv_latent.as<T>(), p_.param<T>(kv_up_), nullptr, kv.as<T>(), t, kv_rank(), hkv);
     Tensor k_nope = Tensor::uninitialized_of<T>(kAct, static_cast<std::size_t>(t) * heads() * nope());
     copy_out(kv.as<T>(), Columns{t, heads(), nope() + v_dim(), 0, nope()}, k_nope.as<T>());
     copy_in(k_nope.as<T>(), Columns{t, heads(), qk_dim(), 0, nope()}, s.k.as<T>());
@@ -136,9 +130,9 @@ void MlaBlock::forward_t(const ModelContext& ctx, const T* x, T* y, MlaSaved& s,
     const Columns q_rope{t, heads(), qk_dim(), nope(), rope()};
     Tensor rotated = Tensor::uninitialized_of<T>(kAct, static_cast<std::size_t>(t) * heads() * rope());
     copy_out(s.q.as<T>(), q_rope, rotated.as<T>());
-    k::rope_forward(rotated.as<T>(), rotated.as<T>(), b, seq, heads(), rope(), c_.rope_theta);
+    ctx.kernels().rope_forward(rotated.as<T>(), rotated.as<T>(), b, seq, heads(), rope(), c_.rope_theta);
     copy_in(rotated.as<T>(), q_rope, s.q.as<T>());
-    k::rope_forward(k_rope.as<T>(), k_rope.as<T>(), b, seq, 1, rope(), c_.rope_theta);
+    ctx.kernels().rope_forward(k_rope.as<T>(), k_rope.as<T>(), b, seq, 1, rope(), c_.rope_theta);
     for (int hd = 0; hd < heads(); ++hd)
       copy_in(k_rope.as<T>(), Columns{t, 1, heads() * qk_dim(), hd * qk_dim() + nope(), rope()}, s.k.as<T>());
   }
@@ -150,23 +144,24 @@ void MlaBlock::forward_t(const ModelContext& ctx, const T* x, T* y, MlaSaved& s,
     const std::size_t rows = static_cast<std::size_t>(b) * heads() * seq;
     if (c_.flash_attention) {
       s.lse = Tensor::uninitialized(kAct, rows);
-      k::flash_attention_forward(s.q.as<T>(), s.k.as<T>(), s.v.as<T>(), s.out.as<T>(), s.lse.data(), shape);
+      ctx.kernels().flash_attention_forward(s.q.as<T>(), s.k.as<T>(), s.v.as<T>(), s.out.as<T>(), s.lse.data(), shape);
     } else {
       s.probs = Tensor::zeros_of<T>(kAct, rows * seq);
-      k::attention_forward(s.q.as<T>(), s.k.as<T>(), s.v.as<T>(), s.out.as<T>(), s.probs.as<T>(), shape);
+      ctx.kernels().attention_forward(s.q.as<T>(), s.k.as<T>(), s.v.as<T>(), s.out.as<T>(), s.probs.as<T>(), shape);
     }
   }
   Tensor partial = Tensor::uninitialized_of<T>(kAct, static_cast<std::size_t>(t) * h);
   {
     auto op = ctx.op(layer_, op_names::kAttnProj, pass);
-    k::linear_forward(s.out.as<T>(), p_.param<T>(proj_w_), nullptr, partial.as<T>(), t, heads() * v_dim(), h);
+    ctx.kernels().linear_forward(s.out.as<T>(), p_.param<T>(proj_w_), nullptr, partial.as<T>(), t, heads() * v_dim(),
+                                 h);
   }
   if (ctx.tp_size() > 1) {
     auto op = ctx.op(layer_, op_names::kAttnTpExit, pass);
     all_reduce_tp(ctx, partial.as<T>(), partial.size());
   }
   auto op = ctx.op(layer_, op_names::kAttnResidual, pass);
-  k::residual_forward(x, partial.as<T>(), nullptr, y, t, h);
+  ctx.kernels().residual_forward(x, partial.as<T>(), nullptr, y, t, h);
 }
 
 Tensor MlaBlock::backward(const ModelContext& ctx, const Tensor& dy, const Tensor& x, MlaSaved& s) const {
@@ -181,11 +176,11 @@ Tensor MlaBlock::backward_t(const ModelContext& ctx, const T* dy, const T* x, Ml
   Tensor dout = Tensor::uninitialized_of<T>(kAct, static_cast<std::size_t>(t) * ho);
   {
     auto op = ctx.op(layer_, op_names::kAttnProj, Pass::bwd_dgrad);
-    k::linear_backward_input(dy, p_.param<T>(proj_w_), dout.as<T>(), t, ho, h);
+    ctx.kernels().linear_backward_input(dy, p_.param<T>(proj_w_), dout.as<T>(), t, ho, h);
   }
   {
     auto op = ctx.op(layer_, op_names::kAttnProj, Pass::bwd_wgrad);
-    k::linear_backward_weight(dy, s.out.as<T>(), p_.grad<T>(proj_w_), t, ho, h, true);
+    ctx.kernels().linear_backward_weight(dy, s.out.as<T>(), p_.grad<T>(proj_w_), t, ho, h, true);
   }
   Tensor dq = Tensor::zeros_of<T>(kAct, s.q.size()), dk = Tensor::zeros_of<T>(kAct, s.k.size()),
          dv = Tensor::zeros_of<T>(kAct, s.v.size());
@@ -193,10 +188,11 @@ Tensor MlaBlock::backward_t(const ModelContext& ctx, const T* dy, const T* x, Ml
     auto op = ctx.op(layer_, op_names::kAttnCore, Pass::bwd_dgrad);
     const kernels::AttentionShape shape{b, seq, heads(), heads(), qk_dim(), v_dim()};
     if (c_.flash_attention)
-      k::flash_attention_backward(s.q.as<T>(), s.k.as<T>(), s.v.as<T>(), s.out.as<T>(), s.lse.data(), dout.as<T>(),
+      ctx.kernels().flash_attention_backward(s.q.as<T>(), s.k.as<T>(), s.v.as<T>(), s.out.as<T>(), s.lse.data(),
+                                             dout.as<T>(),
                                   dq.as<T>(), dk.as<T>(), dv.as<T>(), shape);
     else
-      k::attention_backward(s.q.as<T>(), s.k.as<T>(), s.v.as<T>(), s.probs.as<T>(), dout.as<T>(), dq.as<T>(),
+      ctx.kernels().attention_backward(s.q.as<T>(), s.k.as<T>(), s.v.as<T>(), s.probs.as<T>(), dout.as<T>(), dq.as<T>(),
                             dk.as<T>(), dv.as<T>(), shape);
   }
   dout.release();
@@ -209,7 +205,7 @@ Tensor MlaBlock::backward_t(const ModelContext& ctx, const T* dy, const T* x, Ml
     const Columns q_rope{t, heads(), qk_dim(), nope(), rope()};
     Tensor rotated = Tensor::uninitialized_of<T>(kAct, static_cast<std::size_t>(t) * heads() * rope());
     copy_out(dq.as<T>(), q_rope, rotated.as<T>());
-    k::rope_backward(rotated.as<T>(), rotated.as<T>(), b, seq, heads(), rope(), c_.rope_theta);
+    ctx.kernels().rope_backward(rotated.as<T>(), rotated.as<T>(), b, seq, heads(), rope(), c_.rope_theta);
     copy_in(rotated.as<T>(), q_rope, dq.as<T>());
     T* d = dk_rope.as<T>();
     for (int r = 0; r < t; ++r)
@@ -219,7 +215,7 @@ Tensor MlaBlock::backward_t(const ModelContext& ctx, const T* dy, const T* x, Ml
           sum += kernels::to_float(dk.as<T>()[static_cast<std::size_t>(r) * hq + hd * qk_dim() + nope() + j]);
         d[static_cast<std::size_t>(r) * rope() + j] = kernels::from_float<T>(sum);
       }
-    k::rope_backward(d, d, b, seq, 1, rope(), c_.rope_theta);
+    ctx.kernels().rope_backward(d, d, b, seq, 1, rope(), c_.rope_theta);
   }
   // [t, latent] = [d c_KV | d k_R]: partial over the TP ranks' heads until summed below
   Tensor dlatent = Tensor::uninitialized_of<T>(kAct, static_cast<std::size_t>(t) * latent);
@@ -234,8 +230,8 @@ Tensor MlaBlock::backward_t(const ModelContext& ctx, const T* dy, const T* x, Ml
     copy_in(dv.as<T>(), Columns{t, heads(), nope() + v_dim(), nope(), v_dim()}, dkv.as<T>());
     dv.release();
     Tensor dc = Tensor::uninitialized_of<T>(kAct, static_cast<std::size_t>(t) * kv_rank());
-    k::linear_backward_input(dkv.as<T>(), p_.param<T>(kv_up_), dc.as<T>(), t, kv_rank(), hkv);
-    k::linear_backward_weight(dkv.as<T>(), s.kv_latent.as<T>(), p_.grad<T>(kv_up_), t, kv_rank(), hkv, true);
+    ctx.kernels().linear_backward_input(dkv.as<T>(), p_.param<T>(kv_up_), dc.as<T>(), t, kv_rank(), hkv);
+    ctx.kernels().linear_backward_weight(dkv.as<T>(), s.kv_latent.as<T>(), p_.grad<T>(kv_up_), t, kv_rank(), hkv, true);
     copy_in(dc.as<T>(), Columns{t, 1, latent, 0, kv_rank()}, dlatent.as<T>());
     copy_in(dk_rope.as<T>(), Columns{t, 1, latent, kv_rank(), rope()}, dlatent.as<T>());
   }
@@ -245,15 +241,15 @@ Tensor MlaBlock::backward_t(const ModelContext& ctx, const T* dy, const T* x, Ml
   if (q_rank() > 0) {
     auto op = ctx.op(layer_, op_names::kAttnQUp, Pass::bwd_dgrad);
     dq_latent = Tensor::uninitialized_of<T>(kAct, static_cast<std::size_t>(t) * q_rank());
-    k::linear_backward_input(dq.as<T>(), p_.param<T>(q_up_), dq_latent.as<T>(), t, q_rank(), hq);
-    k::linear_backward_weight(dq.as<T>(), s.q_latent.as<T>(), p_.grad<T>(q_up_), t, q_rank(), hq, true);
+    ctx.kernels().linear_backward_input(dq.as<T>(), p_.param<T>(q_up_), dq_latent.as<T>(), t, q_rank(), hq);
+    ctx.kernels().linear_backward_weight(dq.as<T>(), s.q_latent.as<T>(), p_.grad<T>(q_up_), t, q_rank(), hq, true);
     s.q_latent.release();
   }
   Tensor dn = Tensor::zeros_of<T>(kAct, static_cast<std::size_t>(t) * h);
   if (q_rank() == 0) {  // W_Q is column-parallel: its input grad is partial, like the latents'
     auto op = ctx.op(layer_, op_names::kAttnQ, Pass::bwd_dgrad);
-    k::linear_backward_input(dq.as<T>(), p_.param<T>(q_w_), dn.as<T>(), t, h, hq);
-    k::linear_backward_weight(dq.as<T>(), s.normed.as<T>(), p_.grad<T>(q_w_), t, h, hq, true);
+    ctx.kernels().linear_backward_input(dq.as<T>(), p_.param<T>(q_w_), dn.as<T>(), t, h, hq);
+    ctx.kernels().linear_backward_weight(dq.as<T>(), s.normed.as<T>(), p_.grad<T>(q_w_), t, h, hq, true);
   }
   dq.release();
   if (ctx.tp_size() > 1) {  // the duplicated down-projections need the whole latents' grads
@@ -267,37 +263,40 @@ Tensor MlaBlock::backward_t(const ModelContext& ctx, const T* dy, const T* x, Ml
     auto op = ctx.op(layer_, op_names::kAttnKvNorm, Pass::bwd_dgrad);
     Tensor dc = Tensor::uninitialized_of<T>(kAct, static_cast<std::size_t>(t) * kv_rank()), dc_in = Tensor::uninitialized_of<T>(kAct, dc.size());
     copy_out(dlatent.as<T>(), Columns{t, 1, latent, 0, kv_rank()}, dc.as<T>());
-    k::rmsnorm_backward(dc.as<T>(), s.kv_latent_in.as<T>(), p_.param<T>(kv_norm_), s.kv_rstd.data(), dc_in.as<T>(),
+    ctx.kernels().rmsnorm_backward(dc.as<T>(), s.kv_latent_in.as<T>(), p_.param<T>(kv_norm_), s.kv_rstd.data(),
+                                   dc_in.as<T>(),
                         p_.grad<T>(kv_norm_), t, kv_rank(), true);
     copy_in(dc_in.as<T>(), Columns{t, 1, latent, 0, kv_rank()}, dlatent.as<T>());
   }
   s.kv_latent_in.release();
   {
     auto op = ctx.op(layer_, op_names::kAttnKvDown, Pass::bwd_dgrad);
-    k::gemm_forward(dlatent.as<T>(), p_.param<T>(kv_down_), dn.as<T>(), t, h, latent, false, false, 1.0f, 1.0f);
-    k::linear_backward_weight(dlatent.as<T>(), n, p_.grad<T>(kv_down_), t, h, latent, true);
+    ctx.kernels().gemm_forward(dlatent.as<T>(), p_.param<T>(kv_down_), dn.as<T>(), t, h, latent, false, false, 1.0f,
+                               1.0f);
+    ctx.kernels().linear_backward_weight(dlatent.as<T>(), n, p_.grad<T>(kv_down_), t, h, latent, true);
   }
   dlatent.release();
   if (q_rank() > 0) {
     {
       auto op = ctx.op(layer_, op_names::kAttnQNorm, Pass::bwd_dgrad);
       Tensor d_in = Tensor::uninitialized_of<T>(kAct, dq_latent.size());
-      k::rmsnorm_backward(dq_latent.as<T>(), s.q_latent_in.as<T>(), p_.param<T>(q_norm_), s.q_rstd.data(),
+      ctx.kernels().rmsnorm_backward(dq_latent.as<T>(), s.q_latent_in.as<T>(), p_.param<T>(q_norm_), s.q_rstd.data(),
                           d_in.as<T>(), p_.grad<T>(q_norm_), t, q_rank(), true);
       dq_latent = std::move(d_in);
     }
     s.q_latent_in.release();
     auto op = ctx.op(layer_, op_names::kAttnQDown, Pass::bwd_dgrad);
-    k::gemm_forward(dq_latent.as<T>(), p_.param<T>(q_down_), dn.as<T>(), t, h, q_rank(), false, false, 1.0f, 1.0f);
-    k::linear_backward_weight(dq_latent.as<T>(), n, p_.grad<T>(q_down_), t, h, q_rank(), true);
+    ctx.kernels().gemm_forward(dq_latent.as<T>(), p_.param<T>(q_down_), dn.as<T>(), t, h, q_rank(), false, false,
+                               1.0f, 1.0f);
+    ctx.kernels().linear_backward_weight(dq_latent.as<T>(), n, p_.grad<T>(q_down_), t, h, q_rank(), true);
   }
   dq_latent.release();
   s.normed.release();
   Tensor dx = Tensor::uninitialized_of<T>(kAct, static_cast<std::size_t>(t) * h);
   {
     auto op = ctx.op(layer_, op_names::kAttnNorm, Pass::bwd_dgrad);
-    norm_backward(c_, dn.as<T>(), x, p_.param<T>(norm_w_), s.norm, dx.as<T>(), p_.grad<T>(norm_w_), nullptr, t);
-    k::residual_forward(dx.as<T>(), dy, nullptr, dx.as<T>(), t, h);  // + the residual path's grad
+    norm_backward(ctx, c_, dn.as<T>(), x, p_.param<T>(norm_w_), s.norm, dx.as<T>(), p_.grad<T>(norm_w_), nullptr, t);
+    ctx.kernels().residual_forward(dx.as<T>(), dy, nullptr, dx.as<T>(), t, h);  // + the residual path's grad
   }
   s.release_all();
   return dx;

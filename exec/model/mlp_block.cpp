@@ -4,15 +4,10 @@
 #include <string>
 
 #include "exec/model/tp_region.hpp"
-#include "kernels/cpu/activation.hpp"
-#include "kernels/cpu/gemm.hpp"
-#include "kernels/cpu/linear.hpp"
-#include "kernels/cpu/residual.hpp"
 #include "models/op_names.hpp"
 
 namespace twinsim::exec {
 
-namespace k = twinsim::kernels::cpu;
 constexpr MemCategory kAct = MemCategory::activations;
 
 std::vector<Tensor*> MlpSaved::tensors() { return {&norm.mean, &norm.rstd, &normed, &up1, &up2, &act}; }
@@ -75,7 +70,7 @@ void MlpBlock::forward_t(const ModelContext& ctx, const T* x, T* y, MlpSaved& s,
   s.normed = Tensor::uninitialized_of<T>(kAct, static_cast<std::size_t>(tl) * h);
   {
     auto op = ctx.op(layer_, op_names::kMlpNorm, pass);
-    norm_forward(c_, x, p_.param<T>(norm_w_), p_.param<T>(norm_b_), s.normed.as<T>(), s.norm, tl);
+    norm_forward(ctx, c_, x, p_.param<T>(norm_w_), p_.param<T>(norm_b_), s.normed.as<T>(), s.norm, tl);
   }
   Tensor gathered;
   const T* in = s.normed.as<T>();
@@ -86,18 +81,19 @@ void MlpBlock::forward_t(const ModelContext& ctx, const T* x, T* y, MlpSaved& s,
   s.up1 = Tensor::uninitialized_of<T>(kAct, inner);
   {
     auto op = ctx.op(layer_, up_name_, pass);
-    k::linear_forward(in, p_.param<T>(w1_), p_.param<T>(w1b_), s.up1.as<T>(), t, h, f);
+    ctx.kernels().linear_forward(in, p_.param<T>(w1_), p_.param<T>(w1b_), s.up1.as<T>(), t, h, f);
     if (c_.swiglu()) {
       s.up2 = Tensor::uninitialized_of<T>(kAct, inner);
-      k::linear_forward(in, p_.param<T>(w3_), p_.param<T>(w3b_), s.up2.as<T>(), t, h, f);
+      ctx.kernels().linear_forward(in, p_.param<T>(w3_), p_.param<T>(w3b_), s.up2.as<T>(), t, h, f);
     }
   }
   gathered.release();
   s.act = Tensor::uninitialized_of<T>(kAct, inner);
   {
     auto op = ctx.op(layer_, op_names::kMlpAct, pass);
-    if (c_.swiglu()) k::swiglu_forward(s.up1.as<T>(), s.up2.as<T>(), s.act.as<T>(), static_cast<long>(inner));
-    else k::gelu_forward(s.up1.as<T>(), s.act.as<T>(), static_cast<long>(inner));
+    if (c_.swiglu()) ctx.kernels().swiglu_forward(s.up1.as<T>(), s.up2.as<T>(), s.act.as<T>(),
+                                                  static_cast<long>(inner));
+    else ctx.kernels().gelu_forward(s.up1.as<T>(), s.act.as<T>(), static_cast<long>(inner));
   }
   if (!s.for_backward) {
     s.up1.release();
@@ -106,7 +102,7 @@ void MlpBlock::forward_t(const ModelContext& ctx, const T* x, T* y, MlpSaved& s,
   Tensor partial = Tensor::uninitialized_of<T>(kAct, static_cast<std::size_t>(t) * h);
   {
     auto op = ctx.op(layer_, down_name_, pass);
-    k::linear_forward(s.act.as<T>(), p_.param<T>(w2_), nullptr, partial.as<T>(), t, f, h);
+    ctx.kernels().linear_forward(s.act.as<T>(), p_.param<T>(w2_), nullptr, partial.as<T>(), t, f, h);
   }
   if (!s.for_backward) s.act.release();
   Tensor reduced;
@@ -122,7 +118,7 @@ void MlpBlock::forward_t(const ModelContext& ctx, const T* x, T* y, MlpSaved& s,
   }
   {
     auto op = ctx.op(layer_, op_names::kMlpResidual, pass);
-    k::residual_forward(x, branch, p_.param<T>(w2b_), y, tl, h);
+    ctx.kernels().residual_forward(x, branch, p_.param<T>(w2b_), y, tl, h);
   }
 }
 
@@ -137,7 +133,7 @@ Tensor MlpBlock::backward_t(const ModelContext& ctx, const T* dy, const T* x, Ml
   const bool sp = c_.sequence_parallel && ctx.tp_size() > 1;
   if (w2b_ >= 0) {
     auto op = ctx.op(layer_, op_names::kMlpResidual, Pass::bwd_dgrad);
-    k::residual_backward(dy, p_.grad<T>(w2b_), tl, h, true);
+    ctx.kernels().residual_backward(dy, p_.grad<T>(w2b_), tl, h, true);
   }
   Tensor dy_full;
   const T* dbranch = dy;
@@ -149,11 +145,11 @@ Tensor MlpBlock::backward_t(const ModelContext& ctx, const T* dy, const T* x, Ml
   Tensor dact = Tensor::uninitialized_of<T>(kAct, inner);
   {
     auto op = ctx.op(layer_, down_name_, Pass::bwd_dgrad);
-    k::linear_backward_input(dbranch, p_.param<T>(w2_), dact.as<T>(), t, f, h);
+    ctx.kernels().linear_backward_input(dbranch, p_.param<T>(w2_), dact.as<T>(), t, f, h);
   }
   {
     auto op = ctx.op(layer_, down_name_, Pass::bwd_wgrad);
-    k::linear_backward_weight(dbranch, s.act.as<T>(), p_.grad<T>(w2_), t, f, h, true);
+    ctx.kernels().linear_backward_weight(dbranch, s.act.as<T>(), p_.grad<T>(w2_), t, f, h, true);
   }
   dy_full.release();
   s.act.release();
@@ -162,9 +158,10 @@ Tensor MlpBlock::backward_t(const ModelContext& ctx, const T* dy, const T* x, Ml
     auto op = ctx.op(layer_, op_names::kMlpAct, Pass::bwd_dgrad);
     if (c_.swiglu()) {
       d3 = Tensor::uninitialized_of<T>(kAct, inner);
-      k::swiglu_backward(dact.as<T>(), s.up1.as<T>(), s.up2.as<T>(), d1.as<T>(), d3.as<T>(), static_cast<long>(inner));
+      ctx.kernels().swiglu_backward(dact.as<T>(), s.up1.as<T>(), s.up2.as<T>(), d1.as<T>(), d3.as<T>(),
+                                    static_cast<long>(inner));
     } else {
-      k::gelu_backward(dact.as<T>(), s.up1.as<T>(), d1.as<T>(), static_cast<long>(inner));
+      ctx.kernels().gelu_backward(dact.as<T>(), s.up1.as<T>(), d1.as<T>(), static_cast<long>(inner));
     }
   }
   dact.release();
@@ -173,8 +170,9 @@ Tensor MlpBlock::backward_t(const ModelContext& ctx, const T* dy, const T* x, Ml
   Tensor dn_full = Tensor::uninitialized_of<T>(kAct, static_cast<std::size_t>(t) * h);
   {
     auto op = ctx.op(layer_, up_name_, Pass::bwd_dgrad);
-    k::linear_backward_input(d1.as<T>(), p_.param<T>(w1_), dn_full.as<T>(), t, h, f);
-    if (c_.swiglu()) k::gemm_forward(d3.as<T>(), p_.param<T>(w3_), dn_full.as<T>(), t, h, f, false, false, 1.0f, 1.0f);
+    ctx.kernels().linear_backward_input(d1.as<T>(), p_.param<T>(w1_), dn_full.as<T>(), t, h, f);
+    if (c_.swiglu()) ctx.kernels().gemm_forward(d3.as<T>(), p_.param<T>(w3_), dn_full.as<T>(), t, h, f, false, false,
+                                                1.0f, 1.0f);
   }
   Tensor gathered;
   const T* in = s.normed.as<T>();
@@ -184,11 +182,11 @@ Tensor MlpBlock::backward_t(const ModelContext& ctx, const T* dy, const T* x, Ml
   }
   {
     auto op = ctx.op(layer_, up_name_, Pass::bwd_wgrad);
-    k::linear_backward_weight(d1.as<T>(), in, p_.grad<T>(w1_), t, h, f, true);
-    if (w1b_ >= 0) k::linear_backward_bias(d1.as<T>(), p_.grad<T>(w1b_), t, f, true);
+    ctx.kernels().linear_backward_weight(d1.as<T>(), in, p_.grad<T>(w1_), t, h, f, true);
+    if (w1b_ >= 0) ctx.kernels().linear_backward_bias(d1.as<T>(), p_.grad<T>(w1b_), t, f, true);
     if (c_.swiglu()) {
-      k::linear_backward_weight(d3.as<T>(), in, p_.grad<T>(w3_), t, h, f, true);
-      if (w3b_ >= 0) k::linear_backward_bias(d3.as<T>(), p_.grad<T>(w3b_), t, f, true);
+      ctx.kernels().linear_backward_weight(d3.as<T>(), in, p_.grad<T>(w3_), t, h, f, true);
+      if (w3b_ >= 0) ctx.kernels().linear_backward_bias(d3.as<T>(), p_.grad<T>(w3b_), t, f, true);
     }
   }
   gathered.release();
@@ -204,8 +202,9 @@ Tensor MlpBlock::backward_t(const ModelContext& ctx, const T* dy, const T* x, Ml
   Tensor dx = Tensor::uninitialized_of<T>(kAct, static_cast<std::size_t>(tl) * h);
   {
     auto op = ctx.op(layer_, op_names::kMlpNorm, Pass::bwd_dgrad);
-    norm_backward(c_, dn, x, p_.param<T>(norm_w_), s.norm, dx.as<T>(), p_.grad<T>(norm_w_), p_.grad<T>(norm_b_), tl);
-    k::residual_forward(dx.as<T>(), dy, nullptr, dx.as<T>(), tl, h);  // + the residual path's grad
+    norm_backward(ctx, c_, dn, x, p_.param<T>(norm_w_), s.norm, dx.as<T>(), p_.grad<T>(norm_w_), p_.grad<T>(norm_b_),
+                  tl);
+    ctx.kernels().residual_forward(dx.as<T>(), dy, nullptr, dx.as<T>(), tl, h);  // + the residual path's grad
   }
   s.release_all();
   return dx;

@@ -4,19 +4,23 @@
 
 namespace twinsim::exec {
 
-OpScope::OpScope(Profiler* profiler, std::string name) : profiler_(profiler), name_(std::move(name)) {
+OpScope::OpScope(Profiler* profiler, std::string name, Backend* backend)
+    : profiler_(profiler), backend_(backend), name_(std::move(name)) {
   if (!profiler_) return;
   watchdog_progress(name_);  // every op begun is also the rank's heartbeat (exec/runtime/watchdog.hpp)
   start_ = Profiler::Clock::now();
 }
 
 OpScope::~OpScope() {
-  if (profiler_) profiler_->record(name_, start_, Profiler::Clock::now());
+  if (!profiler_) return;
+  // the op's kernels have run: its time is theirs, not their launch's
+  (backend_ ? *backend_ : current_backend()).end_timed_op();
+  profiler_->record(name_, start_, Profiler::Clock::now());
 }
 
 OpScope ModelContext::op(int layer, const char* name, Pass pass) const {
   if (!profiler || !profiler->enabled()) return OpScope(nullptr, {});
-  return OpScope(profiler, op_names::op_name(layer, name, pass));
+  return OpScope(profiler, op_names::op_name(layer, name, pass), &device());
 }
 
 }  // namespace twinsim::exec

@@ -5,15 +5,10 @@
 #include <string>
 
 #include "exec/model/tp_region.hpp"
-#include "kernels/cpu/activation.hpp"
-#include "kernels/cpu/gemm.hpp"
-#include "kernels/cpu/linear.hpp"
-#include "kernels/cpu/residual.hpp"
 #include "models/op_names.hpp"
 
 namespace twinsim::exec {
 
-namespace k = twinsim::kernels::cpu;
 using kernels::from_float;
 using kernels::to_float;
 constexpr MemCategory kAct = MemCategory::activations;
@@ -221,13 +216,13 @@ void MoeBlock::forward_t(const ModelContext& ctx, const T* x, T* y, MoeSaved& s,
   s.normed = Tensor::uninitialized_of<T>(kAct, static_cast<std::size_t>(t) * h);
   {
     auto op = ctx.op(layer_, op_names::kMlpNorm, pass);
-    norm_forward(c_, x, p_.param<T>(norm_w_), p_.param<T>(norm_b_), s.normed.as<T>(), s.norm, t);
+    norm_forward(ctx, c_, x, p_.param<T>(norm_w_), p_.param<T>(norm_b_), s.normed.as<T>(), s.norm, t);
   }
   const T* n = s.normed.as<T>();
   {
     auto op = ctx.op(layer_, op_names::kMoeRouter, pass);
     Tensor logits = Tensor::uninitialized_of<T>(kAct, static_cast<std::size_t>(t) * experts);
-    k::linear_forward(n, p_.param<T>(router_w_), nullptr, logits.as<T>(), t, h, experts);
+    ctx.kernels().linear_forward(n, p_.param<T>(router_w_), nullptr, logits.as<T>(), t, h, experts);
     s.probs = Tensor::uninitialized(kAct, static_cast<std::size_t>(t) * experts);  // fp32, as Megatron's router
     for (int i = 0; i < t; ++i) {
       const T* l = logits.as<T>() + static_cast<std::size_t>(i) * experts;
@@ -267,17 +262,19 @@ void MoeBlock::forward_t(const ModelContext& ctx, const T* x, T* y, MoeSaved& s,
     if (!ep) permute(s.permuted.as<T>());
     each([&](const Ffn& e, int first, int rows) {
       const T* in = s.permuted.as<T>() + static_cast<std::size_t>(first) * h;
-      k::linear_forward(in, p_.param<T>(e.w1), nullptr, s.up1.as<T>() + static_cast<std::size_t>(first) * f, rows, h, f);
+      ctx.kernels().linear_forward(in, p_.param<T>(e.w1), nullptr,
+                                   s.up1.as<T>() + static_cast<std::size_t>(first) * f, rows, h, f);
       if (swiglu)
-        k::linear_forward(in, p_.param<T>(e.w3), nullptr, s.up2.as<T>() + static_cast<std::size_t>(first) * f, rows, h, f);
+        ctx.kernels().linear_forward(in, p_.param<T>(e.w3), nullptr,
+                                     s.up2.as<T>() + static_cast<std::size_t>(first) * f, rows, h, f);
     });
   }
   if (!s.for_backward) s.permuted.release();
   s.act = Tensor::uninitialized_of<T>(kAct, inner);
   {
     auto op = ctx.op(layer_, expert_ops().act, pass);
-    if (swiglu) k::swiglu_forward(s.up1.as<T>(), s.up2.as<T>(), s.act.as<T>(), static_cast<long>(inner));
-    else k::gelu_forward(s.up1.as<T>(), s.act.as<T>(), static_cast<long>(inner));
+    if (swiglu) ctx.kernels().swiglu_forward(s.up1.as<T>(), s.up2.as<T>(), s.act.as<T>(), static_cast<long>(inner));
+    else ctx.kernels().gelu_forward(s.up1.as<T>(), s.act.as<T>(), static_cast<long>(inner));
   }
   if (!s.for_backward) {
     s.up1.release();
@@ -299,7 +296,7 @@ void MoeBlock::forward_t(const ModelContext& ctx, const T* x, T* y, MoeSaved& s,
   {
     auto op = ctx.op(layer_, expert_ops().down, pass);
     each([&](const Ffn& e, int first, int rows) {
-      k::linear_forward(s.act.as<T>() + static_cast<std::size_t>(first) * f, p_.param<T>(e.w2), nullptr,
+      ctx.kernels().linear_forward(s.act.as<T>() + static_cast<std::size_t>(first) * f, p_.param<T>(e.w2), nullptr,
                         out.as<T>() + static_cast<std::size_t>(first) * h, rows, f, h);
     });
     if (!ep) {
@@ -324,21 +321,23 @@ void MoeBlock::forward_t(const ModelContext& ctx, const T* x, T* y, MoeSaved& s,
     if (swiglu) s.shared_up2 = Tensor::uninitialized_of<T>(kAct, shared_inner);
     {
       auto op = ctx.op(layer_, shared_ops().up, pass);
-      k::linear_forward(n, p_.param<T>(shared_.w1), nullptr, s.shared_up1.as<T>(), t, h, fs);
-      if (swiglu) k::linear_forward(n, p_.param<T>(shared_.w3), nullptr, s.shared_up2.as<T>(), t, h, fs);
+      ctx.kernels().linear_forward(n, p_.param<T>(shared_.w1), nullptr, s.shared_up1.as<T>(), t, h, fs);
+      if (swiglu) ctx.kernels().linear_forward(n, p_.param<T>(shared_.w3), nullptr, s.shared_up2.as<T>(), t, h, fs);
     }
     s.shared_act = Tensor::uninitialized_of<T>(kAct, shared_inner);
     {
       auto op = ctx.op(layer_, shared_ops().act, pass);
-      if (swiglu) k::swiglu_forward(s.shared_up1.as<T>(), s.shared_up2.as<T>(), s.shared_act.as<T>(), static_cast<long>(shared_inner));
-      else k::gelu_forward(s.shared_up1.as<T>(), s.shared_act.as<T>(), static_cast<long>(shared_inner));
+      if (swiglu) ctx.kernels().swiglu_forward(s.shared_up1.as<T>(), s.shared_up2.as<T>(), s.shared_act.as<T>(),
+                                               static_cast<long>(shared_inner));
+      else ctx.kernels().gelu_forward(s.shared_up1.as<T>(), s.shared_act.as<T>(), static_cast<long>(shared_inner));
     }
     if (!s.for_backward) {
       s.shared_up1.release();
       s.shared_up2.release();
     }
     auto op = ctx.op(layer_, shared_ops().down, pass);
-    k::gemm_forward(s.shared_act.as<T>(), p_.param<T>(shared_.w2), partial.as<T>(), t, h, fs, false, true, 1.0f, 1.0f);
+    ctx.kernels().gemm_forward(s.shared_act.as<T>(), p_.param<T>(shared_.w2), partial.as<T>(), t, h, fs, false, true,
+                               1.0f, 1.0f);
     if (!s.for_backward) s.shared_act.release();
   }
   if (!s.for_backward) {
@@ -350,7 +349,7 @@ void MoeBlock::forward_t(const ModelContext& ctx, const T* x, T* y, MoeSaved& s,
     all_reduce_tp(ctx, partial.as<T>(), partial.size());
   }
   auto op = ctx.op(layer_, op_names::kMlpResidual, pass);
-  k::residual_forward(x, partial.as<T>(), nullptr, y, t, h);
+  ctx.kernels().residual_forward(x, partial.as<T>(), nullptr, y, t, h);
 }
 
 Tensor MoeBlock::backward(const ModelContext& ctx, const Tensor& dy, const Tensor& x, MoeSaved& s) const {
@@ -379,13 +378,15 @@ void MoeBlock::ffn_backward(const ModelContext& ctx, const op_names::FfnOpNames&
   {
     auto op = ctx.op(layer_, ops.down, Pass::bwd_dgrad);
     each([&](const Ffn& e, int first, int rows) {
-      k::linear_backward_input(dout + rows_h(first), p_.param<T>(e.w2), dact.as<T>() + rows_f(first), rows, f, h);
+      ctx.kernels().linear_backward_input(dout + rows_h(first), p_.param<T>(e.w2), dact.as<T>() + rows_f(first),
+                                          rows, f, h);
     });
   }
   {
     auto op = ctx.op(layer_, ops.down, Pass::bwd_wgrad);
     each([&](const Ffn& e, int first, int rows) {
-      k::linear_backward_weight(dout + rows_h(first), saved.act->as<T>() + rows_f(first), p_.grad<T>(e.w2), rows, f, h, true);
+      ctx.kernels().linear_backward_weight(dout + rows_h(first), saved.act->as<T>() + rows_f(first),
+                                           p_.grad<T>(e.w2), rows, f, h, true);
     });
   }
   if (owned_dout) owned_dout->release();
@@ -395,9 +396,10 @@ void MoeBlock::ffn_backward(const ModelContext& ctx, const op_names::FfnOpNames&
     auto op = ctx.op(layer_, ops.act, Pass::bwd_dgrad);
     if (c_.swiglu()) {
       d3 = Tensor::uninitialized_of<T>(kAct, inner);
-      k::swiglu_backward(dact.as<T>(), saved.up1->as<T>(), saved.up2->as<T>(), d1.as<T>(), d3.as<T>(), static_cast<long>(inner));
+      ctx.kernels().swiglu_backward(dact.as<T>(), saved.up1->as<T>(), saved.up2->as<T>(), d1.as<T>(), d3.as<T>(),
+                                    static_cast<long>(inner));
     } else {
-      k::gelu_backward(dact.as<T>(), saved.up1->as<T>(), d1.as<T>(), static_cast<long>(inner));
+      ctx.kernels().gelu_backward(dact.as<T>(), saved.up1->as<T>(), d1.as<T>(), static_cast<long>(inner));
     }
   }
   dact.release();
@@ -408,15 +410,19 @@ void MoeBlock::ffn_backward(const ModelContext& ctx, const op_names::FfnOpNames&
     auto op = ctx.op(layer_, ops.up, Pass::bwd_dgrad);
     each([&](const Ffn& e, int first, int rows) {  // din = d1 W1 (+ d3 W3)
       T* out = din.as<T>() + rows_h(first);
-      k::gemm_forward(d1.as<T>() + rows_f(first), p_.param<T>(e.w1), out, rows, h, f, false, false, 1.0f, 0.0f);
-      if (e.w3 >= 0) k::gemm_forward(d3.as<T>() + rows_f(first), p_.param<T>(e.w3), out, rows, h, f, false, false, 1.0f, 1.0f);
+      ctx.kernels().gemm_forward(d1.as<T>() + rows_f(first), p_.param<T>(e.w1), out, rows, h, f, false, false, 1.0f,
+                                 0.0f);
+      if (e.w3 >= 0) ctx.kernels().gemm_forward(d3.as<T>() + rows_f(first), p_.param<T>(e.w3), out, rows, h, f,
+                                                false, false, 1.0f, 1.0f);
     });
   }
   auto op = ctx.op(layer_, ops.up, Pass::bwd_wgrad);
   each([&](const Ffn& e, int first, int rows) {
-    k::linear_backward_weight(d1.as<T>() + rows_f(first), in + rows_h(first), p_.grad<T>(e.w1), rows, h, f, true);
+    ctx.kernels().linear_backward_weight(d1.as<T>() + rows_f(first), in + rows_h(first), p_.grad<T>(e.w1), rows, h,
+                                         f, true);
     if (e.w3 >= 0)
-      k::linear_backward_weight(d3.as<T>() + rows_f(first), in + rows_h(first), p_.grad<T>(e.w3), rows, h, f, true);
+      ctx.kernels().linear_backward_weight(d3.as<T>() + rows_f(first), in + rows_h(first), p_.grad<T>(e.w3), rows, h,
+                                           f, true);
   });
 }
 
@@ -497,15 +503,17 @@ Tensor MoeBlock::backward_t(const ModelContext& ctx, const T* dy, const T* x, Mo
     }
     dprobs.release();
     s.probs.release();
-    k::gemm_forward(dlogits.as<T>(), p_.param<T>(router_w_), dn.as<T>(), t, h, experts, false, false, 1.0f, 1.0f);
-    k::linear_backward_weight(dlogits.as<T>(), n, p_.grad<T>(router_w_), t, h, experts, true);
+    ctx.kernels().gemm_forward(dlogits.as<T>(), p_.param<T>(router_w_), dn.as<T>(), t, h, experts, false, false,
+                               1.0f, 1.0f);
+    ctx.kernels().linear_backward_weight(dlogits.as<T>(), n, p_.grad<T>(router_w_), t, h, experts, true);
   }
   s.normed.release();
   Tensor dx = Tensor::uninitialized_of<T>(kAct, static_cast<std::size_t>(t) * h);
   {
     auto op = ctx.op(layer_, op_names::kMlpNorm, Pass::bwd_dgrad);
-    norm_backward(c_, dn.as<T>(), x, p_.param<T>(norm_w_), s.norm, dx.as<T>(), p_.grad<T>(norm_w_), p_.grad<T>(norm_b_), t);
-    k::residual_forward(dx.as<T>(), dy, nullptr, dx.as<T>(), t, h);  // + the residual path's grad
+    norm_backward(ctx, c_, dn.as<T>(), x, p_.param<T>(norm_w_), s.norm, dx.as<T>(), p_.grad<T>(norm_w_),
+                  p_.grad<T>(norm_b_), t);
+    ctx.kernels().residual_forward(dx.as<T>(), dy, nullptr, dx.as<T>(), t, h);  // + the residual path's grad
   }
   s.release_all();
   return dx;

@@ -1,26 +1,27 @@
 #pragma once
 // The model's arrays: a runtime TypedBuffer (exec/runtime/typed_buffer.hpp) drawn from the
-// rank's TrackedAllocator with the report's memory category, under the short interface
+// rank's device Allocator with the report's memory category, under the short interface
 // the model code wants (a category, a length and the storage type: float by default,
 // kernels::bf16 / fp16 for mixed precision). Freeing early is `release()`.
 #include <cstddef>
 
 #include "exec/runtime/storage_dtype.hpp"
-#include "exec/runtime/tracked_allocator.hpp"
+#include "exec/runtime/allocator.hpp"
 #include "exec/runtime/typed_buffer.hpp"
 
 namespace twinsim::exec {
 
-// The allocator every Tensor of this process draws from (one MPI rank per process).
-TrackedAllocator& model_allocator();
-// Points model_allocator() at `alloc` (nullptr: back to the process default).
-void set_model_allocator(TrackedAllocator* alloc);
+// The allocator every Tensor of this process draws from (one MPI rank per process): the
+// current backend's device memory (exec/runtime/backend.hpp) unless set.
+Allocator& model_allocator();
+// Points model_allocator() at `alloc` (nullptr: back to the backend's).
+void set_model_allocator(Allocator* alloc);
 
 // CPU memory beside the GPU's (ZeRO-Offload's optimizer states): counted apart, so it is
 // neither in the GPU's peak nor bounded by its capacity. On the CPU executor both are the
 // same DRAM; the accounting keeps them apart as a GPU run would.
-TrackedAllocator& host_allocator();
-void set_host_allocator(TrackedAllocator* alloc);
+Allocator& host_allocator();
+void set_host_allocator(Allocator* alloc);
 
 class Tensor {
  public:
@@ -62,11 +63,14 @@ class Tensor {
   const void* raw() const { return buffer_.raw(); }
   void zero();
   void release() { buffer_ = TypedBuffer(); }
+  // Host memory (on_host) rather than the device's.
+  bool is_host() const { return on_host_; }
 
  private:
   Tensor(MemCategory category, std::size_t count, Dtype dtype, Fill fill);
 
   TypedBuffer buffer_;
+  bool on_host_ = false;
 };
 
 }  // namespace twinsim::exec

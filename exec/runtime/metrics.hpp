@@ -13,7 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "exec/runtime/communicator.hpp"
-#include "exec/runtime/tracked_allocator.hpp"
+#include "exec/runtime/allocator.hpp"
 
 namespace twinsim::exec {
 

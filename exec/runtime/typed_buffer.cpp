@@ -18,7 +18,7 @@ std::size_t element_count(const std::vector<std::int64_t>& shape, const std::str
 
 }  // namespace
 
-TypedBuffer::TypedBuffer(TrackedAllocator& alloc, std::vector<std::int64_t> shape, MemCategory category,
+TypedBuffer::TypedBuffer(Allocator& alloc, std::vector<std::int64_t> shape, MemCategory category,
                          std::string name, Dtype dtype, Fill fill)
     : alloc_(&alloc),
       shape_(std::move(shape)),

@@ -1,8 +1,7 @@
 #pragma once
-// A named, shaped tensor owned through a TrackedAllocator: float32 storage, or 16-bit
+// A named, shaped tensor owned through an Allocator: float32 storage, or 16-bit
 // storage for bf16/fp16 (raw uint16 bit patterns), e.g. low-precision weight copies and
-// checkpoint tensors. Freed when it goes out of scope; movable, not copyable. (The model's
-// plain fp32 arrays are exec/model's Buffer, which charges process_allocator().)
+// checkpoint tensors. Freed when it goes out of scope; movable, not copyable.
 #include <cstddef>
 #include <cstdint>
 #include <span>
@@ -10,7 +9,7 @@
 #include <vector>
 
 #include "exec/runtime/storage_dtype.hpp"
-#include "exec/runtime/tracked_allocator.hpp"
+#include "exec/runtime/allocator.hpp"
 #include "models/dtype.hpp"
 
 namespace twinsim::exec {
@@ -20,7 +19,7 @@ class TypedBuffer {
   TypedBuffer() = default;
   // dtype: fp32, bf16 or fp16; zero-filled unless `fill` says otherwise. Throws
   // AllocationError when it does not fit.
-  TypedBuffer(TrackedAllocator& alloc, std::vector<std::int64_t> shape, MemCategory category,
+  TypedBuffer(Allocator& alloc, std::vector<std::int64_t> shape, MemCategory category,
          std::string name, Dtype dtype = Dtype::fp32, Fill fill = Fill::zeros);
   ~TypedBuffer();
   TypedBuffer(TypedBuffer&& other) noexcept;
@@ -61,7 +60,7 @@ class TypedBuffer {
   void release() noexcept;
   void check_holds(Dtype dtype) const;
 
-  TrackedAllocator* alloc_ = nullptr;
+  Allocator* alloc_ = nullptr;
   void* data_ = nullptr;
   std::vector<std::int64_t> shape_;
   std::size_t numel_ = 0;

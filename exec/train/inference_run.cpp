@@ -127,7 +127,7 @@ void validate(const InferenceConfig& c) {
 }
 
 InferenceRecord run_inference(const InferenceConfig& c, ProcessGroups& groups, const TokenSource& prompts,
-                              Profiler* profiler, TrackedAllocator& allocator, const GpuSpec& gpu) {
+                              Profiler* profiler, Allocator& allocator, const GpuSpec& gpu) {
   validate(c);
   const int batch = static_cast<int>(c.workload.batch), prompt = static_cast<int>(c.workload.prompt_len),
             out = static_cast<int>(c.workload.output_len);

@@ -16,7 +16,7 @@
 #include "exec/runtime/data.hpp"
 #include "exec/runtime/process_groups.hpp"
 #include "exec/runtime/profiler.hpp"
-#include "exec/runtime/tracked_allocator.hpp"
+#include "exec/runtime/allocator.hpp"
 #include "hardware/gpu_spec.hpp"
 #include "models/model_spec.hpp"
 #include "models/plan.hpp"
@@ -47,7 +47,7 @@ struct InferenceRecord {
 
 // Collective: every rank of the job calls it with the same config.
 InferenceRecord run_inference(const InferenceConfig& c, ProcessGroups& groups, const TokenSource& prompts,
-                              Profiler* profiler, TrackedAllocator& allocator, const GpuSpec& gpu);
+                              Profiler* profiler, Allocator& allocator, const GpuSpec& gpu);
 
 // Collective; rank 0 gets measured.json for an inference scenario, the others null.
 // Besides SCENARIO.md's keys, `inference.prefill` and `inference.decode` carry "passes"

@@ -7,8 +7,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "exec/runtime/backend.hpp"
 #include "kernels/common/storage.hpp"
-#include "kernels/cpu/gemm.hpp"
 
 namespace twinsim::exec {
 
@@ -75,17 +75,17 @@ void PowerSgdReducer::reduce(T* g, std::size_t n, Communicator& dp) {
   for (const auto& [at, count] : whole_) sent_.insert(sent_.end(), work_.begin() + at, work_.begin() + at + count);
   if (!sent_.empty()) dp.all_reduce(sent_.data(), sent_.size());
   // 3. P = M Q, summed, orthogonalised (the warm-started Q orthogonalised first)
-  namespace cpu = kernels::cpu;
+  const KernelTable& table = current_backend().kernels();
   for (const Matrix& m : matrices_) {
     orthogonalize(q_.data() + m.q_at, m.cols, m.rank);
-    cpu::gemm_forward(work_.data() + m.offset, q_.data() + m.q_at, p_.data() + m.p_at, rows(m), rank(m), cols(m),
+    table.gemm_forward(work_.data() + m.offset, q_.data() + m.q_at, p_.data() + m.p_at, rows(m), rank(m), cols(m),
                       false, false);
   }
   if (!p_.empty()) dp.all_reduce(p_.data(), p_.size());
   // 4. Q = M^T P, summed
   for (const Matrix& m : matrices_) {
     orthogonalize(p_.data() + m.p_at, m.rows, m.rank);
-    cpu::gemm_forward(work_.data() + m.offset, p_.data() + m.p_at, q_.data() + m.q_at, cols(m), rank(m), rows(m),
+    table.gemm_forward(work_.data() + m.offset, p_.data() + m.p_at, q_.data() + m.q_at, cols(m), rank(m), rows(m),
                       true, false);
   }
   if (!q_.empty()) dp.all_reduce(q_.data(), q_.size());
@@ -96,7 +96,7 @@ void PowerSgdReducer::reduce(T* g, std::size_t n, Communicator& dp) {
   for (const auto& [at, count] : whole_)
     for (std::size_t i = at; i < at + count; ++i) sum_[i] = sent_[next++];
   for (const Matrix& m : matrices_)
-    cpu::gemm_forward(p_.data() + m.p_at, q_.data() + m.q_at, sum_.data() + m.offset, rows(m), cols(m), rank(m),
+    table.gemm_forward(p_.data() + m.p_at, q_.data() + m.q_at, sum_.data() + m.offset, rows(m), cols(m), rank(m),
                       false, true);
   const auto ranks = static_cast<float>(dp.size());
   for (std::size_t i = 0; i < n; ++i) {

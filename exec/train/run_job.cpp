@@ -10,7 +10,7 @@
 #include "exec/runtime/fault_injection.hpp"
 #include "exec/runtime/profiler.hpp"
 #include "exec/runtime/termination_notice.hpp"
-#include "exec/runtime/tracked_allocator.hpp"
+#include "exec/runtime/backend.hpp"
 #include "exec/runtime/watchdog.hpp"
 #include "exec/model/tensor.hpp"
 #include "exec/train/checkpoint_dir.hpp"
@@ -65,7 +65,9 @@ void note_overlaps_not_run(const Plan& plan, int rank, std::ostream& notes) {
 JobOutput serve(const Scenario& s, const JobOptions& o, MpiCommunicator& world) {
   InferenceConfig config{s.model, s.plan, *s.inference, o.seed};
   validate(config);
-  TrackedAllocator allocator(o.memory_limit > 0 ? o.memory_limit : s.cluster.gpu.memory_bytes);
+  const std::unique_ptr<Allocator> device_memory =
+      current_backend().make_device_allocator(o.memory_limit > 0 ? o.memory_limit : s.cluster.gpu.memory_bytes);
+  Allocator& allocator = *device_memory;
   set_model_allocator(&allocator);
   Profiler profiler(world.rank());
   ProcessGroups groups(world, config.plan);
@@ -96,9 +98,12 @@ JobOutput train(const Scenario& s, const JobOptions& o, MpiCommunicator& world, 
   const std::int64_t capacity = o.memory_limit > 0 ? o.memory_limit : s.cluster.gpu.memory_bytes;
   check_fits(config, capacity, o.force, notes);
   note_overlaps_not_run(config.plan, world.rank(), notes);
-  TrackedAllocator allocator(capacity);
+  const std::unique_ptr<Allocator> device_memory = current_backend().make_device_allocator(capacity);
+  Allocator& allocator = *device_memory;
   set_model_allocator(&allocator);
-  TrackedAllocator host_memory;  // plan.offload_optimizer's states: the host's, not the GPU's
+  // plan.offload_optimizer's states: the host's, not the GPU's
+  const std::unique_ptr<Allocator> host_allocation = current_backend().make_host_allocator();
+  Allocator& host_memory = *host_allocation;
   set_host_allocator(&host_memory);
   Profiler profiler(world.rank());
   ProcessGroups groups(world, config.plan);

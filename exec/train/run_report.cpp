@@ -32,7 +32,7 @@ std::int64_t unique_params(TransformerStage& stage, const RankCoords& coords) {
 
 // What this rank measured, as JSON text for gather_bytes (category arrays in MemCategory's
 // order; rank 0 reads them back in read_rank_record).
-std::string rank_record(TransformerStage& stage, ProcessGroups& groups, const TrackedAllocator& allocator) {
+std::string rank_record(TransformerStage& stage, ProcessGroups& groups, const Allocator& allocator) {
   const MemoryStats& m = allocator.stats();
   json j{{"rank", groups.world_rank()},
          {"stage", groups.coords().pp},
@@ -130,7 +130,7 @@ double median_step_seconds(const RunRecord& record) {
   return n % 2 ? t[n / 2] : 0.5 * (t[n / 2 - 1] + t[n / 2]);
 }
 
-json measured_params_and_memory(TransformerStage& stage, ProcessGroups& groups, const TrackedAllocator& allocator,
+json measured_params_and_memory(TransformerStage& stage, ProcessGroups& groups, const Allocator& allocator,
                                 const GpuSpec& gpu) {
   const std::vector<std::string> texts = groups.world().gather_bytes(rank_record(stage, groups, allocator), 0);
   if (groups.world_rank() != 0) return nullptr;
@@ -145,7 +145,7 @@ json measured_params_and_memory(TransformerStage& stage, ProcessGroups& groups, 
 }
 
 json measured_report(const TrainConfig& config, const GpuSpec& gpu, ProcessGroups& groups, Trainer& trainer,
-                     const TrackedAllocator& allocator, const Profiler& profiler, const RunRecord& record) {
+                     const Allocator& allocator, const Profiler& profiler, const RunRecord& record) {
   const json measured = measured_params_and_memory(trainer.stage(), groups, allocator, gpu);
   const json ops = profiler.gather_summary(groups.world());
   if (groups.world_rank() != 0) return nullptr;

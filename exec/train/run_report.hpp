@@ -9,7 +9,7 @@
 
 #include "exec/runtime/process_groups.hpp"
 #include "exec/runtime/profiler.hpp"
-#include "exec/runtime/tracked_allocator.hpp"
+#include "exec/runtime/allocator.hpp"
 #include "exec/train/trainer.hpp"
 #include "hardware/gpu_spec.hpp"
 
@@ -22,13 +22,13 @@ struct RunRecord {
 
 // A collective over the world: every rank calls it; rank 0 gets the report, the others null.
 nlohmann::json measured_report(const TrainConfig& config, const GpuSpec& gpu, ProcessGroups& groups,
-                               Trainer& trainer, const TrackedAllocator& allocator, const Profiler& profiler,
+                               Trainer& trainer, const Allocator& allocator, const Profiler& profiler,
                                const RunRecord& record);
 
 // A collective over the world: rank 0 gets {"params": {"total", "active"}, "memory": the
 // report's memory section with per_rank}, counted from every rank's stage and allocator.
 nlohmann::json measured_params_and_memory(TransformerStage& stage, ProcessGroups& groups,
-                                          const TrackedAllocator& allocator, const GpuSpec& gpu);
+                                          const Allocator& allocator, const GpuSpec& gpu);
 
 // Median of the step times after the warm-up (all of them when there are no others).
 double median_step_seconds(const RunRecord& record);

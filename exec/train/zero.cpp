@@ -5,9 +5,9 @@
 #include <stdexcept>
 #include <type_traits>
 
+#include "exec/runtime/backend.hpp"
 #include "exec/train/data_parallel.hpp"
 #include "exec/train/mixed_precision.hpp"
-#include "kernels/cpu/optimizer.hpp"
 #include "models/op_names.hpp"
 
 namespace twinsim::exec {
@@ -233,19 +233,19 @@ void ShardedOptimizer::update(BlockShard& s, T* params, const T* grads) {
     const float wd = slot.spec.weight_decay ? c_.weight_decay : 0.0f;
     if (c_.training.optimizer == Optimizer::adam) {
       const OptimizerSettings& o = c_.training.optim;
-      kernels::cpu::AdamWConfig cfg;
+      kernels::AdamWConfig cfg;
       cfg.lr = lr;
       cfg.beta1 = static_cast<float>(o.beta1);
       cfg.beta2 = static_cast<float>(o.beta2);
       cfg.eps = static_cast<float>(o.eps);
       cfg.weight_decay = wd;
-      kernels::cpu::adamw_step(weights + i, grads + i, s.m.data() + i, s.v.data() + i, static_cast<long>(b - a),
+      current_backend().kernels().adamw_step(weights + i, grads + i, s.m.data() + i, s.v.data() + i, static_cast<long>(b - a),
                                updates_, cfg);
     } else {
-      kernels::cpu::SgdConfig cfg;
+      kernels::SgdConfig cfg;
       cfg.lr = lr;
       cfg.weight_decay = wd;
-      kernels::cpu::sgd_step(weights + i, grads + i, nullptr, static_cast<long>(b - a), cfg);
+      current_backend().kernels().sgd_step(weights + i, grads + i, nullptr, static_cast<long>(b - a), cfg);
     }
   }
   if constexpr (!std::is_same_v<T, float>)

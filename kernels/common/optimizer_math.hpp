@@ -35,4 +35,19 @@ TWINSIM_HD inline void sgd_update(float* param, float grad, float* momentum_buf,
   *param -= lr * g;
 }
 
+// The settings of one optimizer step, the same for every backend's kernels.
+struct AdamWConfig {
+  float lr = 1e-3f;
+  float beta1 = 0.9f;
+  float beta2 = 0.999f;
+  float eps = 1e-8f;
+  float weight_decay = 0.01f;  // decoupled, scaled by lr (torch.optim.AdamW convention)
+};
+
+struct SgdConfig {
+  float lr = 1e-2f;
+  float momentum = 0.0f;
+  float weight_decay = 0.0f;
+};
+
 }  // namespace twinsim::kernels

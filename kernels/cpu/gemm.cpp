@@ -2,6 +2,7 @@
 
 #include <type_traits>
 
+#include "kernels/common/gemm_backward.hpp"
 #include "kernels/cpu/gemm_eigen.hpp"
 #include "kernels/cpu/gemm_paths.hpp"
 #include "kernels/cpu/gemm_tiled.hpp"
@@ -64,17 +65,11 @@ TWINSIM_FOR_EACH_GEMM_STORAGE(TWINSIM_GEMM_FORWARD)
 
 void gemm_backward(const float* a, const float* b, const float* dc, float* da, float* db, int m,
                    int n, int k, bool trans_a, bool trans_b, bool accumulate) {
-  float beta = accumulate ? 1.0f : 0.0f;
-  // dA = dC op(B)^T: [m, n] x [n, k]; stored as [k, m] = op(B) dC^T when trans_a.
-  if (da != nullptr) {
-    if (!trans_a) gemm_forward(dc, b, da, m, k, n, false, !trans_b, 1.0f, beta);
-    else gemm_forward(b, dc, da, k, m, n, trans_b, true, 1.0f, beta);
-  }
-  // dB = op(A)^T dC: [k, m] x [m, n]; stored as [n, k] = dC^T op(A) when trans_b.
-  if (db != nullptr) {
-    if (!trans_b) gemm_forward(a, dc, db, k, n, m, !trans_a, false, 1.0f, beta);
-    else gemm_forward(dc, a, db, n, k, m, true, trans_a, 1.0f, beta);
-  }
+  const auto forward = [](const float* x, const float* y, float* z, int rows, int cols, int inner, bool tx,
+                          bool ty, float alpha, float beta) {
+    gemm_forward(x, y, z, rows, cols, inner, tx, ty, alpha, beta);
+  };
+  gemm_backward_via(forward, a, b, dc, da, db, m, n, k, trans_a, trans_b, accumulate);  // kernels/common/gemm_backward.hpp
 }
 
 }  // namespace twinsim::kernels::cpu

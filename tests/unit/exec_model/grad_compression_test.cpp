@@ -8,7 +8,7 @@
 #include <cmath>
 #include <vector>
 
-#include "exec/runtime/tracked_allocator.hpp"
+#include "exec/cpu/tracked_allocator.hpp"
 
 namespace twinsim::exec {
 namespace {

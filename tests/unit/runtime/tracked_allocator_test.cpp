@@ -6,7 +6,7 @@
 #include <cstring>
 #include <string>
 
-#include "exec/runtime/tracked_allocator.hpp"
+#include "exec/cpu/tracked_allocator.hpp"
 #include "exec/runtime/typed_buffer.hpp"
 
 namespace twinsim::exec {

@@ -1,17 +1,19 @@
 #pragma once
-// Every executor allocation goes through a TrackedAllocator and carries one of the
-// memory categories of the report (SCENARIO.md, memory.breakdown). The allocator keeps
-// current and peak bytes per category and the peak of the total, with the categories'
-// values at that moment, so the measured breakdown sums to the measured peak as the
-// predicted one does. It counts only what it hands out: the kernels' stack and the MPI
-// library's internal buffers are not seen.
+// The executor's memory interface: every allocation carries one of the memory categories of
+// the report (SCENARIO.md, memory.breakdown), and an Allocator keeps current and peak bytes
+// per category and the peak of the total, with the categories' values at that moment, so the
+// measured breakdown sums to the measured peak as the predicted one does. It counts only
+// what it hands out.
 //
-// Like PyTorch's CUDA caching allocator, a freed block is kept and handed out again to
-// the next request of the same rounded size, so a training step that repeats the last
-// one's allocations neither returns memory to the system nor faults it in again; the
-// statistics count what is handed out ("allocated"), not what is cached ("reserved").
-// A block is zero-filled unless the caller asks for an uninitialized one (torch.empty),
-// which an op whose kernel writes every element of its output does.
+// The accounting and the block cache live here, once; where the blocks come from is the
+// backend's (exec/runtime/backend.hpp): host memory (TrackedAllocator), the strict-device
+// backend's protected arena, cudaMalloc. Like PyTorch's CUDA caching allocator, a freed
+// block is kept and handed out again to the next request of the same rounded size, so a
+// training step that repeats the last one's allocations neither returns memory to the
+// system nor faults it in again; the statistics count what is handed out ("allocated"),
+// not what is cached ("reserved"). A block is zero-filled unless the caller asks for an
+// uninitialized one (torch.empty), which an op whose kernel writes every element of its
+// output does.
 #include <array>
 #include <cstddef>
 #include <cstdint>
@@ -60,14 +62,15 @@ class AllocationError : public std::runtime_error {
 // its kernel writes in full).
 enum class Fill { zeros, uninitialized };
 
-class TrackedAllocator {
+class Allocator {
  public:
   // capacity_bytes 0 = no limit; otherwise the total live bytes may not exceed it
   // (emulates a GPU's memory on the CPU, so "does it fit" fails the same way).
-  explicit TrackedAllocator(std::int64_t capacity_bytes = 0);
-  ~TrackedAllocator();
-  TrackedAllocator(const TrackedAllocator&) = delete;
-  TrackedAllocator& operator=(const TrackedAllocator&) = delete;
+  explicit Allocator(std::int64_t capacity_bytes = 0);
+  // A derived allocator's destructor calls release_cache(): the blocks are its own.
+  virtual ~Allocator() = default;
+  Allocator(const Allocator&) = delete;
+  Allocator& operator=(const Allocator&) = delete;
 
   // 64-byte aligned; `name` only appears in error messages.
   void* allocate(std::size_t bytes, MemCategory category, std::string_view name = {}, Fill fill = Fill::zeros);
@@ -87,6 +90,15 @@ class TrackedAllocator {
   // Starts a new peak window (e.g. per step) from the bytes live now.
   void reset_peaks();
 
+ protected:
+  // A new block of `bytes` (a multiple of 64), 64-byte aligned; nullptr when the system
+  // refuses it.
+  virtual void* reserve_block(std::size_t bytes) = 0;
+  // Gives a block of reserve_block back to the system.
+  virtual void release_block(void* p, std::size_t bytes) noexcept = 0;
+  // Sets `bytes` bytes of a block to `value` (device memory: the backend's own memset).
+  virtual void fill_block(void* p, std::size_t bytes, unsigned char value) = 0;
+
  private:
   void* take_cached(std::size_t rounded);
 
@@ -96,9 +108,5 @@ class TrackedAllocator {
   std::int64_t cached_bytes_ = 0;
   bool poison_ = false;
 };
-
-// The process's allocator (one rank = one simulated GPU), for code that has no allocator
-// at hand, such as the model's fp32 Buffer; set its capacity with set_capacity_bytes.
-TrackedAllocator& process_allocator();
 
 }  // namespace twinsim::exec

@@ -1,4 +1,4 @@
-#include "exec/runtime/tracked_allocator.hpp"
+#include "exec/runtime/allocator.hpp"
 
 #include <cstdlib>
 #include <cstring>
@@ -43,12 +43,10 @@ AllocationError::AllocationError(MemCategory category, std::string_view name,
       category_(category),
       requested_(requested_bytes) {}
 
-TrackedAllocator::TrackedAllocator(std::int64_t capacity_bytes)
+Allocator::Allocator(std::int64_t capacity_bytes)
     : capacity_(capacity_bytes), poison_(poison_from_environment()) {}
 
-TrackedAllocator::~TrackedAllocator() { release_cache(); }
-
-void* TrackedAllocator::take_cached(std::size_t rounded) {
+void* Allocator::take_cached(std::size_t rounded) {
   auto it = cache_.find(rounded);
   if (it == cache_.end() || it->second.empty()) return nullptr;
   void* p = it->second.back();
@@ -57,7 +55,7 @@ void* TrackedAllocator::take_cached(std::size_t rounded) {
   return p;
 }
 
-void* TrackedAllocator::allocate(std::size_t bytes, MemCategory category, std::string_view name, Fill fill) {
+void* Allocator::allocate(std::size_t bytes, MemCategory category, std::string_view name, Fill fill) {
   const auto requested = static_cast<std::int64_t>(bytes);
   if (capacity_ > 0 && stats_.total_current + requested > capacity_)
     throw AllocationError(category, name, requested, stats_.total_current, capacity_);
@@ -65,14 +63,14 @@ void* TrackedAllocator::allocate(std::size_t bytes, MemCategory category, std::s
   if (bytes > 0) {
     const std::size_t rounded = round_up(bytes);
     p = take_cached(rounded);
-    if (p == nullptr) p = std::aligned_alloc(kAlignment, rounded);
+    if (p == nullptr) p = reserve_block(rounded);
     if (p == nullptr) {  // as PyTorch does on a failed cudaMalloc: free the cache, try once more
       release_cache();
-      p = std::aligned_alloc(kAlignment, rounded);
+      p = reserve_block(rounded);
     }
     if (p == nullptr) throw AllocationError(category, name, requested, stats_.total_current, 0);
-    if (fill == Fill::zeros) std::memset(p, 0, bytes);
-    else if (poison_) std::memset(p, 0xff, bytes);  // all bits set: a NaN in fp32 and bf16
+    if (fill == Fill::zeros) fill_block(p, bytes, 0);
+    else if (poison_) fill_block(p, bytes, 0xff);  // all bits set: a NaN in fp32 and bf16
   }
 
   const auto c = static_cast<std::size_t>(category);
@@ -87,14 +85,14 @@ void* TrackedAllocator::allocate(std::size_t bytes, MemCategory category, std::s
   return p;
 }
 
-void TrackedAllocator::deallocate(void* p, std::size_t bytes, MemCategory category) noexcept {
+void Allocator::deallocate(void* p, std::size_t bytes, MemCategory category) noexcept {
   if (p != nullptr) {
     const std::size_t rounded = round_up(bytes);
     try {
       cache_[rounded].push_back(p);
       cached_bytes_ += static_cast<std::int64_t>(rounded);
     } catch (...) {  // no room to remember it: give it back
-      std::free(p);
+      release_block(p, rounded);
     }
   }
   const auto c = static_cast<std::size_t>(category);
@@ -102,22 +100,17 @@ void TrackedAllocator::deallocate(void* p, std::size_t bytes, MemCategory catego
   stats_.total_current -= static_cast<std::int64_t>(bytes);
 }
 
-void TrackedAllocator::release_cache() noexcept {
+void Allocator::release_cache() noexcept {
   for (auto& [size, blocks] : cache_)
-    for (void* p : blocks) std::free(p);
+    for (void* p : blocks) release_block(p, size);
   cache_.clear();
   cached_bytes_ = 0;
 }
 
-void TrackedAllocator::reset_peaks() {
+void Allocator::reset_peaks() {
   stats_.peak = stats_.current;
   stats_.total_peak = stats_.total_current;
   stats_.at_total_peak = stats_.current;
-}
-
-TrackedAllocator& process_allocator() {
-  static TrackedAllocator allocator;
-  return allocator;
 }
 
 }  // namespace twinsim::exec

@@ -1,0 +1,60 @@
+#pragma once
+// The kernel table (exec/runtime/kernel_table.hpp) over kernels/cpu: each call runs the CPU
+// kernel of the same name on the calling thread, on host pointers.
+#include "exec/runtime/kernel_table.hpp"
+
+namespace twinsim::exec {
+
+class CpuKernels final : public KernelTable {
+ public:
+  void kv_cache_attention_forward(const float* q, const float* k_cache, const float* v_cache, float* out,
+                                  const KvCacheAttentionShape& shape) const override;
+  std::size_t gemm_workspace_floats() const override;
+  void set_gemm_workspace(float* workspace) const override;
+
+ public:  // the do_ calls too: the strict-device backend runs them on its stream
+  void do_gemm_forward(GemmTypes types, const void* a, const void* b, void* c, int m, int n, int k, bool trans_a,
+                       bool trans_b, float alpha, float beta) const override;
+  void do_linear_forward(Dtype type, const void* x, const void* weight, const void* bias, void* y, int tokens,
+                         int in, int out) const override;
+  void do_linear_backward_input(Dtype type, const void* dy, const void* weight, void* dx, int tokens, int in,
+                                int out) const override;
+  void do_linear_backward_weight(Dtype type, const void* dy, const void* x, void* dweight, int tokens, int in,
+                                 int out, bool accumulate) const override;
+  void do_linear_backward_bias(Dtype type, const void* dy, void* dbias, int tokens, int out,
+                               bool accumulate) const override;
+  void do_residual_forward(Dtype type, const void* x, const void* branch, const void* bias, void* y, int rows,
+                           int cols) const override;
+  void do_residual_backward(Dtype type, const void* dy, void* dbias, int rows, int cols, bool accumulate) const override;
+  void do_rope(Dtype type, bool backward, const void* x, void* y, int batch, int seq, int heads, int head_dim,
+               float theta, int pos_offset) const override;
+  void do_layernorm_forward(Dtype type, const void* x, const void* gamma, const void* beta, void* y, float* mean,
+                            float* rstd, int rows, int dim, float eps) const override;
+  void do_layernorm_backward(Dtype type, const void* dy, const void* x, const void* gamma, const float* mean,
+                             const float* rstd, void* dx, void* dgamma, void* dbeta, int rows, int dim,
+                             bool accumulate) const override;
+  void do_rmsnorm_forward(Dtype type, const void* x, const void* gamma, void* y, float* rstd, int rows, int dim,
+                          float eps) const override;
+  void do_rmsnorm_backward(Dtype type, const void* dy, const void* x, const void* gamma, const float* rstd, void* dx,
+                           void* dgamma, int rows, int dim, bool accumulate) const override;
+  void do_gelu_forward(Dtype type, const void* x, void* y, long n) const override;
+  void do_gelu_backward(Dtype type, const void* dy, const void* x, void* dx, long n) const override;
+  void do_swiglu_forward(Dtype type, const void* gate, const void* up, void* y, long n) const override;
+  void do_swiglu_backward(Dtype type, const void* dy, const void* gate, const void* up, void* dgate, void* dup,
+                          long n) const override;
+  void do_attention_forward(Dtype type, const void* q, const void* k, const void* v, void* out, void* probs,
+                            const AttentionShape& shape) const override;
+  void do_attention_backward(Dtype type, const void* q, const void* k, const void* v, const void* probs,
+                             const void* dout, void* dq, void* dk, void* dv, const AttentionShape& shape) const override;
+  void do_flash_attention_forward(Dtype type, const void* q, const void* k, const void* v, void* out,
+                                  float* logsumexp, const AttentionShape& shape) const override;
+  void do_flash_attention_backward(Dtype type, const void* q, const void* k, const void* v, const void* out,
+                                   const float* logsumexp, const void* dout, void* dq, void* dk, void* dv,
+                                   const AttentionShape& shape) const override;
+  void do_adamw_step(Dtype grad_type, float* params, const void* grads, float* m, float* v, long n, int step,
+                     const kernels::AdamWConfig& config) const override;
+  void do_sgd_step(Dtype grad_type, float* params, const void* grads, float* momentum_buf, long n,
+                   const kernels::SgdConfig& config) const override;
+};
+
+}  // namespace twinsim::exec
