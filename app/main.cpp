@@ -3,6 +3,7 @@
 #include <iostream>
 
 #include "app/commands.hpp"
+#include "app/host_calibration.hpp"
 #include "models/checked_math.hpp"
 #include "scenario/errors.hpp"
 
@@ -46,6 +47,7 @@ std::string unknown_command(CLI::App& app, int argc, char** argv) {
 int main(int argc, char** argv) {
   CLI::App app{"twinsim: simulate LLM training and serving plans on GPU clusters"};
   app.require_subcommand(1);
+  app.set_version_flag("--version", twinsim::version_line(), "print the version and git revision, then exit");
   twinsim::add_simulate_command(app);
   twinsim::add_memory_command(app);
   twinsim::add_collective_command(app);
@@ -67,6 +69,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   try {
+    twinsim::use_host_calibration();  // `cluster: host` is the calibrated host file when there is one
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     return app.exit(e);
