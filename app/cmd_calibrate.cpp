@@ -1,7 +1,8 @@
-// `twinsim calibrate --out hardware/calibrated/NAME.yaml [--quick] [--ranks 2,4] [--compute-ranks N]`:
+// `twinsim calibrate [--out hardware/calibrated/NAME.yaml] [--quick] [--ranks 2,4] [--compute-ranks N]`:
 // microbenchmarks of the executor's kernels on this process (while N-1 others run them too) and of its MPI communicator
 // on `mpirun -np R` ranks it starts itself, fitted into a hardware file the simulator
-// reads (calibrate/calibration.hpp). NAME.json beside it keeps the raw points.
+// reads (calibrate/calibration.hpp). NAME.json beside it keeps the raw points. By default it
+// writes the host file that `cluster: host` stands for (app/host_calibration.hpp).
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
@@ -11,6 +12,8 @@
 #include "app/child_process.hpp"
 #include "app/cli_checks.hpp"
 #include "app/commands.hpp"
+#include "app/host_calibration.hpp"
+#include "app/progress.hpp"
 #include "calibrate/calibration.hpp"
 #include "calibrate/compute_rounds.hpp"
 #include "calibrate/machine.hpp"
@@ -21,7 +24,7 @@ namespace twinsim {
 namespace {
 
 struct CalibrateArgs {
-  std::string out = "hardware/calibrated/host.yaml";
+  std::string out = host_calibration_file().string();
   bool quick = false;
   std::vector<int> ranks{2, 4};
   int repeats = 7;
@@ -37,12 +40,12 @@ struct CommRun {
   calibrate::Stats straggler;
 };
 
-CommRun spawn_comm(const CalibrateArgs& a, int ranks, const std::string& tmp) {
+CommRun spawn_comm(const CalibrateArgs& a, int ranks, const std::string& tmp, Progress& progress) {
   std::vector<std::string> argv = mpirun_argv(ranks);
   argv.insert(argv.end(), {self_executable().string(), "calibrate", "--comm-only", tmp, "--repeats",
                            std::to_string(a.repeats), "--comm-evict", std::to_string(a.comm_evict_MiB)});
   if (a.quick) argv.push_back("--quick");
-  std::cerr << "calibrate: " << describe_command(argv) << "\n";
+  progress.begin("communicator on " + std::to_string(ranks) + " ranks: " + describe_command(argv));
   if (run_child(argv) != 0) throw std::runtime_error("the communicator benchmark failed: " + describe_command(argv));
   std::ifstream f(tmp);
   const nlohmann::json j = nlohmann::json::parse(f);
@@ -59,23 +62,27 @@ void run_calibrate(const CalibrateArgs& a) {
     o.evict_bytes = a.comm_evict_MiB * 1048576.0;
     return calibrate::comm_sweep_as_rank(o, a.repeats, a.comm_only);
   }
+  if (a.out.empty()) throw std::runtime_error("calibrate: --out is required (TWINSIM_HOST_FILE is set but empty)");
   const std::filesystem::path out(a.out);
   if (out.has_parent_path()) std::filesystem::create_directories(out.parent_path());
   calibrate::Calibration c;
   c.machine = calibrate::machine_line();
+  c.cpu_model = calibrate::cpu_model();  // validate and simulate warn when used on another CPU
   c.memory_GiB = calibrate::ram_GiB();
   c.cache_MiB = calibrate::last_level_cache_MiB();
   calibrate::SweepOptions o;
   o.quick = a.quick;
   o.repeats = a.quick ? std::min(a.repeats, 3) : a.repeats;
   o.cache_bytes = c.cache_MiB * 1048576.0;
-  calibrate::compute_sweeps(c, o, a.quick ? 1 : a.rounds, a.compute_ranks, std::cerr);
-  c.machine += ", kernels timed as 1 of " + std::to_string(a.compute_ranks) + " busy processes";
+  const int rounds = a.quick ? 1 : a.rounds;
   const std::vector<int> ranks = a.quick ? std::vector<int>{a.ranks.front()} : a.ranks;
+  Progress progress("calibrate", calibrate::compute_sweep_count(rounds) + static_cast<int>(ranks.size()), false);
+  calibrate::compute_sweeps(c, o, rounds, a.compute_ranks, [&progress](const std::string& what) { progress.begin(what); });
+  c.machine += ", kernels timed as 1 of " + std::to_string(a.compute_ranks) + " busy processes";
   c.link_ranks = ranks.front();
   c.comm_evict_MiB = a.comm_evict_MiB;
   for (int r : ranks) {
-    const CommRun run = spawn_comm(a, r, a.out + ".comm" + std::to_string(r) + ".tmp");
+    const CommRun run = spawn_comm(a, r, a.out + ".comm" + std::to_string(r) + ".tmp", progress);
     c.comm.insert(c.comm.end(), run.points.begin(), run.points.end());
     if (r == c.link_ranks) c.straggler = run.straggler;
   }
@@ -96,7 +103,9 @@ void run_calibrate(const CalibrateArgs& a) {
 void add_calibrate_command(CLI::App& app) {
   auto a = std::make_shared<CalibrateArgs>();
   CLI::App* cmd = app.add_subcommand("calibrate", "measure this machine's kernels and MPI into a hardware file");
-  cmd->add_option("--out", a->out, "hardware file to write (YAML); NAME.json beside it gets the raw points");
+  cmd->add_option("--out", a->out, "hardware file to write (YAML; default: the host file `cluster: host` uses, "
+                 "$TWINSIM_HOST_FILE or the source tree's hardware/calibrated/host.yaml); NAME.json beside it "
+                 "gets the raw points");
   cmd->add_flag("--quick", a->quick, "a few shapes and sizes, 2 ranks only: a smoke test, not a calibration");
   cmd->add_option("--ranks", a->ranks, "rank counts of the communicator sweep (the first is fitted)")
       ->delimiter(',')

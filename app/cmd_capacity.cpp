@@ -34,7 +34,9 @@ struct CapacityArgs {
 
 void run_capacity(const CapacityArgs& a) {
   if (a.serve) {
-    ServingCapacityRequest r{a.request.model, a.request.gpu, a.rate, a.ttft_p99, a.prompt_len, a.output_len};
+    ServingCapacityRequest r;
+    r.model = a.request.model, r.gpu = a.request.gpu, r.rate_per_s = a.rate, r.ttft_p99_s = a.ttft_p99;
+    r.prompt_len = a.prompt_len, r.output_len = a.output_len;
     r.tpot_p99_s = a.tpot_p99;
     r.model_spec = catalog_model(r.model), r.node = catalog_cluster_for_gpu(r.gpu);
     r.disaggregate = a.disaggregate;

@@ -1,6 +1,7 @@
 // `twinsim validate [--suite NAME] [--hardware FILE]`: for every scenario of
-// scenarios/validation/NAME/ (default `host`), on the calibrated host (the scenario's
-// `cluster:` replaced by hardware/calibrated/host.yaml), simulate it, run it under
+// scenarios/validation/NAME/ (default `host`; from the working directory or the source
+// tree, app/source_tree.hpp), on the calibrated host (the scenario's `cluster:` replaced by
+// the host file, app/host_calibration.hpp), simulate it, run it under
 // `mpirun -np WORLD`, compare the two reports and print one table. Worlds within this
 // machine's cores are timing cases; larger ones (oversubscribed) are compared on memory.
 // A training case is timed by its step; an inference case (prefill + decode) by its TPOT
@@ -14,6 +15,9 @@
 #include "app/child_process.hpp"
 #include "app/cli_checks.hpp"
 #include "app/commands.hpp"
+#include "app/host_calibration.hpp"
+#include "app/progress.hpp"
+#include "app/source_tree.hpp"
 #include "compare/comparison.hpp"
 #include "compare/suite_run.hpp"
 #include "calibrate/machine.hpp"
@@ -28,7 +32,7 @@ namespace fs = std::filesystem;
 
 struct ValidateArgs {
   std::string suite = "host";
-  std::string hardware = "hardware/calibrated/host.yaml";
+  std::string hardware = host_calibration_file().string();
   std::string out = "validate-out";
   std::string only;  // run only scenarios whose name contains this
   std::string twinsim;  // binary for simulate and run; empty: this one
@@ -49,7 +53,7 @@ void run_logged(const std::vector<std::string>& argv, const fs::path& log, const
 // The suite's scenario with its cluster replaced by the calibrated hardware file.
 fs::path calibrated_scenario(const fs::path& src, const ValidateArgs& a, const fs::path& dir) {
   YAML::Node s = YAML::LoadFile(src.string());
-  if (fs::exists(a.hardware)) s["cluster"] = YAML::LoadFile(a.hardware);
+  if (!a.hardware.empty() && fs::exists(a.hardware)) s["cluster"] = YAML::LoadFile(a.hardware);
   const fs::path out = dir / "scenario.yaml";
   io::write_file_whole(out.string(), [&](std::ostream& f) { f << "# " << src.string() << " on " << a.hardware << "\n" << s << "\n"; });
   return out;
@@ -81,14 +85,22 @@ compare::CaseResult run_case(const fs::path& src, const ValidateArgs& a, int cor
 }
 
 void run_validate(const ValidateArgs& a) {
-  const auto cases = compare::suite_cases(fs::path("scenarios/validation") / a.suite, a.only);
-  if (!fs::exists(a.hardware))
-    std::cerr << "validate: " << a.hardware << " is missing, the scenarios' own clusters are used "
-              << "(run `twinsim calibrate --out " << a.hardware << "` first)\n";
+  const fs::path suite = find_in_source_tree(fs::path("scenarios/validation") / a.suite);
+  const auto cases = compare::suite_cases(suite, a.only);
+  // judging nothing is not "all met"
+  if (cases.empty())
+    throw std::runtime_error("validate: no case of " + suite.string() +
+                             (a.only.empty() ? " (the folder holds no .yaml)" : " has '" + a.only + "' in its name"));
+  if (a.hardware.empty() || !fs::exists(a.hardware))
+    std::cerr << "validate: " << (a.hardware.empty() ? "no host file" : a.hardware + " is missing")
+              << ", the scenarios' own clusters are used (run `twinsim calibrate` first)\n";
+  else if (const std::string warning = other_cpu_warning(a.hardware); !warning.empty())
+    std::cerr << "validate: " << warning << "\n";
   const int cores = a.cores > 0 ? a.cores : static_cast<int>(std::thread::hardware_concurrency());
+  Progress progress("validate", static_cast<int>(cases.size()) * a.runs, a.json);
   const auto rows = compare::run_suite(cases, a.out, a.runs, [&](const fs::path& src, const fs::path& dir, int k) {
-    std::cerr << "validate: " << src.stem().string() << (a.runs > 1 ? " run " + std::to_string(k) : "") << " (load "
-              << calibrate::load_average() << ")\n";
+    progress.begin(src.stem().string() + (a.runs > 1 ? " run " + std::to_string(k) : "") + " (load " +
+                   calibrate::load_average() + ")");
     return run_case(src, a, cores, dir);
   });
   if (a.json)
@@ -102,8 +114,9 @@ void run_validate(const ValidateArgs& a) {
 void add_validate_command(CLI::App& app) {
   auto a = std::make_shared<ValidateArgs>();
   CLI::App* cmd = app.add_subcommand("validate", "simulate, run and compare a suite of plans on the calibrated host");
-  cmd->add_option("--suite", a->suite, "folder under scenarios/validation/ (default host)");
-  cmd->add_option("--hardware", a->hardware, "calibrated hardware file that replaces each scenario's cluster");
+  cmd->add_option("--suite", a->suite, "folder under scenarios/validation/ (default host), from here or the source tree");
+  cmd->add_option("--hardware", a->hardware, "calibrated hardware file that replaces each scenario's cluster (default: the host file "
+                 "`twinsim calibrate` writes)");
   cmd->add_option("--out", a->out, "folder for each case's scenario, reports and comparison");
   cmd->add_option("--only", a->only, "run only the cases whose name contains this");
   cmd->add_option("--steps", a->steps, "training steps per run (the first is a warm-up)")->check(cli::whole(2, 1000));

@@ -3,6 +3,7 @@
 #include <iostream>
 
 #include "app/commands.hpp"
+#include "app/host_calibration.hpp"
 #include "models/checked_math.hpp"
 #include "scenario/errors.hpp"
 
@@ -52,6 +53,7 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   // a flag takes no value: `--json=3` is refused, not read as true (inherited by every command)
   app.option_defaults()->disable_flag_override();
+  app.set_version_flag("--version", twinsim::version_line(), "print the version and git revision, then exit");
   twinsim::add_simulate_command(app);
   twinsim::add_memory_command(app);
   twinsim::add_collective_command(app);
@@ -74,6 +76,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   try {
+    twinsim::use_host_calibration();  // `cluster: host` is the calibrated host file when there is one
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     return app.exit(e);

@@ -103,6 +103,7 @@ std::string hardware_yaml(const Calibration& c, const Fitted& f, const std::stri
   std::ostringstream y;
   y << "# " << name << ": written by `twinsim calibrate` (calibrate/); do not edit by hand, re-run it.\n"
     << "# " << c.machine << "\n"
+    << (c.cpu_model.empty() ? "" : "# cpu_model: " + c.cpu_model + "\n")
     << "# Every figure is the median of repeated runs of the executor's own kernels\n"
     << "# (kernels/cpu) and MPI communicator (exec/runtime); the spread, (max-min)/median,\n"
     << "# is in the comments. Use it as a scenario's whole cluster (paste it under `cluster:`),\n"

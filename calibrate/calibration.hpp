@@ -24,6 +24,7 @@ struct Calibration {
   double memory_GiB = 0;        // the machine's RAM: all ranks share it
   double cache_MiB = 0;         // the last-level cache (L3), shared by the cores
   std::string machine;          // CPU model, cores, load average: for the file's header
+  std::string cpu_model;        // recorded as `# cpu_model:` (calibrate/machine.hpp reads it back)
 };
 
 struct Fitted {

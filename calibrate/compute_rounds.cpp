@@ -29,7 +29,7 @@ void merge_round(std::vector<Point>& all, std::vector<std::vector<Stats>>& per_p
 
 }  // namespace
 
-void compute_sweeps(Calibration& c, const SweepOptions& o, int rounds, int compute_ranks, std::ostream& progress) {
+void compute_sweeps(Calibration& c, const SweepOptions& o, int rounds, int compute_ranks, const SweepStarted& started) {
   std::vector<std::vector<Stats>> memory_rounds, gemm_rounds, attention_rounds;
   const CoRunners others(compute_ranks, [&o] {
     memory_sweep(o);
@@ -38,12 +38,11 @@ void compute_sweeps(Calibration& c, const SweepOptions& o, int rounds, int compu
   });
   for (int k = 1; k <= rounds; ++k) {
     const std::string round = rounds > 1 ? " (round " + std::to_string(k) + " of " + std::to_string(rounds) + ")" : "";
-    progress << "calibrate: memory-bound kernels (" << compute_ranks - 1 << " other processes running the same)"
-             << round << "\n";
+    started("memory-bound kernels (" + std::to_string(compute_ranks - 1) + " other processes running the same)" + round);
     merge_round(c.memory, memory_rounds, memory_sweep(o), k);
-    progress << "calibrate: GEMM" << round << "\n";
+    started("GEMM" + round);
     merge_round(c.gemm, gemm_rounds, gemm_sweep(o), k);
-    progress << "calibrate: attention" << round << "\n";
+    started("attention" + round);
     merge_round(c.attention, attention_rounds, attention_sweep(o), k);
   }
 }

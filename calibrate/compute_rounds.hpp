@@ -3,13 +3,18 @@
 // `rounds` times over while `compute_ranks - 1` other processes run the same sweeps
 // (co_runners.hpp: as in a timing case where every core runs a rank); each point keeps
 // the median of its rounds (samples.hpp merge_rounds).
-#include <ostream>
+#include <functional>
+#include <string>
 
 #include "calibrate/calibration.hpp"
 
 namespace twinsim::calibrate {
 
-// Fills c.memory, c.gemm and c.attention; says what it runs on `progress`.
-void compute_sweeps(Calibration& c, const SweepOptions& o, int rounds, int compute_ranks, std::ostream& progress);
+// Called with what each sweep runs as it begins (the command line prints it as "i of N").
+using SweepStarted = std::function<void(const std::string& what)>;
+// How many sweeps compute_sweeps runs (and calls `started` for).
+constexpr int compute_sweep_count(int rounds) { return 3 * rounds; }
+// Fills c.memory, c.gemm and c.attention.
+void compute_sweeps(Calibration& c, const SweepOptions& o, int rounds, int compute_ranks, const SweepStarted& started);
 
 }  // namespace twinsim::calibrate

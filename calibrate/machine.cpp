@@ -24,15 +24,32 @@ std::string load_average() {
   return load.substr(0, load.find(' ', load.find(' ', load.find(' ') + 1) + 1));
 }
 
-std::string machine_line() {
-  std::string model = "unknown CPU";
+std::string cpu_model() {
   std::istringstream cpu(read_text("/proc/cpuinfo"));
   for (std::string line; std::getline(cpu, line);)
-    if (line.rfind("model name", 0) == 0) {
-      model = line.substr(line.find(':') + 2);
-      break;
+    if (line.rfind("model name", 0) == 0 && line.find(':') != std::string::npos) {
+      const std::size_t start = line.find_first_not_of(" \t", line.find(':') + 1);
+      return start == std::string::npos ? "unknown CPU" : line.substr(start);
     }
-  return model + ", " + std::to_string(std::thread::hardware_concurrency()) + " cores, load average " + load_average();
+  return "unknown CPU";
+}
+
+std::string machine_line() {
+  return cpu_model() + ", " + std::to_string(std::thread::hardware_concurrency()) + " cores, load average " + load_average();
+}
+
+std::string recorded_cpu_model(const std::string& header) {
+  std::istringstream lines(header);
+  std::string machine;
+  for (std::string line; std::getline(lines, line);) {
+    if (line.rfind("# cpu_model: ", 0) == 0) return line.substr(13);
+    const std::size_t cores = line.find(" cores, load average");
+    if (machine.empty() && line.rfind("# ", 0) == 0 && cores != std::string::npos) {
+      const std::size_t comma = line.rfind(", ", cores);
+      if (comma != std::string::npos && comma > 2) machine = line.substr(2, comma - 2);
+    }
+  }
+  return machine;
 }
 
 double last_level_cache_MiB() {

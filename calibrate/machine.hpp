@@ -5,8 +5,14 @@
 
 namespace twinsim::calibrate {
 
+// The CPU model /proc/cpuinfo names ("unknown CPU" when it names none).
+std::string cpu_model();
 // CPU model, cores and the load average.
 std::string machine_line();
+// The CPU model a calibrated hardware file's header comment records: its `# cpu_model: `
+// line, else (files written before that line existed) the start of its machine line,
+// "# MODEL, N cores, load average ..."; "" when neither is there.
+std::string recorded_cpu_model(const std::string& header);
 // The load average part of machine_line() alone ("0.52 0.40 0.31").
 std::string load_average();
 // The last-level cache (L3) the cores share, MiB (0: not found).

@@ -26,7 +26,7 @@ function(twinsim_include_rules target folder)
   add_dependencies(${target} ${target}_include_rules_${folder_id})
 endfunction()
 
-# The layering (DESIGN.md): models at the bottom; sim and exec side by side, neither
+# The layering (docs/DESIGN.md): models at the bottom; sim and exec side by side, neither
 # including the other; compare reads JSON only, so it shares no code with either.
 twinsim_include_rules(twinsim_models models)
 twinsim_include_rules(twinsim_hardware hardware models)

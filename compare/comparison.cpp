@@ -69,10 +69,6 @@ std::vector<NamedPair> categories(const std::vector<OpRow>& ops) {
   return out;
 }
 
-double number_or_zero(const json& j, const char* key) {
-  return j.contains(key) && j[key].is_number() ? j[key].get<double>() : 0;
-}
-
 json pair_json(const Pair& p) {
   const double rel = p.rel_error();
   return {{"predicted", p.predicted}, {"measured", p.measured}, {"abs_error", p.abs_error()},

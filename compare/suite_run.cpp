@@ -10,7 +10,7 @@ namespace twinsim::compare {
 namespace fs = std::filesystem;
 
 std::vector<fs::path> suite_cases(const fs::path& suite, const std::string& only) {
-  if (!fs::is_directory(suite)) throw std::runtime_error("no suite " + suite.string() + " (run from the repository root)");
+  if (!fs::is_directory(suite)) throw std::runtime_error("no suite " + suite.string() + " (looked for from the working directory and the source tree)");
   std::vector<fs::path> files;
   for (const auto& e : fs::directory_iterator(suite))
     if (e.path().extension() == ".yaml" && e.path().stem().string().find(only) != std::string::npos)

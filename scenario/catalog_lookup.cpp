@@ -6,6 +6,7 @@
 #include "hardware/catalog.hpp"
 #include "models/catalog.hpp"
 #include "scenario/errors.hpp"
+#include "scenario/hardware_file.hpp"
 #include "scenario/hf_config.hpp"
 #include "scenario/load.hpp"
 #include "scenario/read_sections.hpp"
@@ -52,7 +53,38 @@ YAML::Node catalog_model_node(const std::string& name, const std::string& path) 
 YAML::Node catalog_gpu_node(const std::string& name, const std::string& path) {
   return find_entry(gpu_catalog_files(), name, path, "GPU");
 }
+namespace {
+
+std::string& host_cluster_file() {
+  static std::string file;  // set once by the command line before it loads a scenario
+  return file;
+}
+
+bool names_a_file(const std::string& name) {
+  const std::string ext = std::filesystem::path(name).extension().string();
+  return ext == ".yaml" || ext == ".yml" || ext == ".json";
+}
+
+// A hardware file written out whole (a calibration, or a user's own node type).
+YAML::Node hardware_file_node(const std::string& file, const std::string& path) {
+  if (!std::filesystem::is_regular_file(file)) throw ScenarioError(path, file, "names no hardware file");
+  YAML::Node node;
+  try {
+    node = YAML::LoadFile(file);
+  } catch (const YAML::Exception& e) {
+    throw ScenarioError(path, file, "is not valid YAML: " + e.msg);
+  }
+  if (!node.IsMap()) throw ScenarioError(path, file, "must hold a cluster mapping (gpu, gpus_per_node, ...)");
+  return node;
+}
+
+}  // namespace
+
+void set_host_cluster_file(const std::string& file) { host_cluster_file() = file; }
+
 YAML::Node catalog_node_type_node(const std::string& name, const std::string& path) {
+  if (name == "host" && !host_cluster_file().empty()) return hardware_file_node(host_cluster_file(), path);
+  if (names_a_file(name)) return hardware_file_node(name, path);
   return find_entry(node_catalog_files(), name, path, "node type");
 }
 

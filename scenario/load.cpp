@@ -106,6 +106,7 @@ void resolve_relative_path(YAML::Node section, const char* key, const std::files
 
 void resolve_relative_paths(YAML::Node& root, const std::filesystem::path& folder) {
   resolve_relative_path(root["model"], "hf_config", folder);
+  resolve_relative_path(root, "cluster", folder);  // `cluster: my-node.yaml` beside the scenario
   if (root["training"].IsMap()) resolve_relative_path(root["training"]["data"], "path", folder);
 }
 

@@ -18,7 +18,29 @@ int edit_distance(const std::string& a, const std::string& b) {
   return prev[b.size()];
 }
 
+namespace {
+
+// Catalog names are families of '-'-separated parts (h100-sxm, dgx-h100): a name that holds
+// the word as whole parts is what was meant, however many letters the rest adds.
+std::string family_hint(const std::string& word, const std::vector<std::string>& candidates) {
+  if (word.empty()) return "";
+  std::vector<std::string> family;
+  for (const std::string& c : candidates)
+    if (c != word && ("-" + c + "-").find("-" + word + "-") != std::string::npos) family.push_back(c);
+  std::stable_sort(family.begin(), family.end(), [&word](const std::string& a, const std::string& b) {
+    return edit_distance(word, a) < edit_distance(word, b);
+  });
+  if (family.size() > 3) family.resize(3);
+  std::string hint;
+  for (std::size_t i = 0; i < family.size(); ++i)
+    hint += (i == 0 ? "" : i + 1 == family.size() ? " or " : ", ") + ("'" + family[i] + "'");
+  return hint.empty() ? "" : ", did you mean " + hint + "?";
+}
+
+}  // namespace
+
 std::string did_you_mean(const std::string& word, const std::vector<std::string>& candidates) {
+  if (std::string family = family_hint(word, candidates); !family.empty()) return family;
   std::string best;
   int best_distance = 1 << 30;
   for (const std::string& c : candidates) {

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Installs, builds, and simulates the built-in default scenario (GPT-3 175B on DGX A100).
+# Installs, builds the `twinsim` binary alone (no tests, benchmarks or Python module: those
+# are test.sh's), and simulates the built-in default scenario (GPT-3 175B on DGX A100).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-./scripts/build.sh
-./build/app/twinsim simulate "$@"
+TWINSIM_BUILD_TARGET=twinsim ./scripts/build.sh
+"./${TWINSIM_BUILD_DIR:-build}/app/twinsim" simulate "$@"

@@ -3,7 +3,8 @@
 # TWINSIM_BUILD_DIR (default ./build) builds elsewhere, inside or outside the source tree.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-./scripts/build.sh
+# CI (CI=true, as .ci/run sets it) builds with warnings as errors: the build stays warning-free
+if [ "${CI:-}" = true ]; then ./scripts/build.sh -DTWINSIM_WERROR=ON; else ./scripts/build.sh; fi
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 # the executor's uninitialized blocks (outputs its kernels write in full) read as NaN, so
 # a kernel that leaves an element unwritten shows in the numerics tests

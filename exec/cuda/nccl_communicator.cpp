@@ -1,5 +1,8 @@
 #include "exec/cuda/nccl_communicator.hpp"
 
+#include <stdexcept>
+#include <string>
+
 #include "exec/cuda/nccl_check.hpp"
 #include "kernels/cuda/check.hpp"
 #include "kernels/cuda/context.hpp"
@@ -13,9 +16,10 @@ ncclDataType_t to_nccl(Dtype type) {
   switch (type) {
     case Dtype::bf16: return ncclBfloat16;
     case Dtype::fp16: return ncclFloat16;
-    case Dtype::fp32: break;
+    case Dtype::fp32: return ncclFloat32;
+    default:  // the executor stores nothing else (exec/runtime/storage_dtype.hpp)
+      throw std::invalid_argument("NCCL collective of " + std::string(to_string(type)) + ": moves fp32, bf16 or fp16");
   }
-  return ncclFloat32;
 }
 
 // Part `index` of a device buffer of `count`-element parts.

@@ -185,6 +185,8 @@ void MpiCommunicator::do_reduce_scatter(Dtype type, const void* send, void* recv
     case Dtype::fp32: return ring_reduce_scatter(static_cast<const float*>(send), static_cast<float*>(recv), count);
     case Dtype::bf16: return ring_reduce_scatter(static_cast<const bf16*>(send), static_cast<bf16*>(recv), count);
     case Dtype::fp16: return ring_reduce_scatter(static_cast<const fp16*>(send), static_cast<fp16*>(recv), count);
+    default:  // the executor stores nothing else (storage_dtype.hpp)
+      throw std::invalid_argument("reduce_scatter of " + std::string(to_string(type)) + ": the communicator moves fp32, bf16 or fp16");
   }
 }
 

@@ -151,7 +151,7 @@ HfTensor rope_rows_interleaved(HfTensor t, std::int64_t groups, std::int64_t off
   const std::vector<float> from = t.values;
   for (std::int64_t g = 0; g < groups; ++g)
     for (std::int64_t i = 0; i < rope / 2; ++i)
-      for (const auto [to_row, from_row] : {std::pair{2 * i, i}, std::pair{2 * i + 1, rope / 2 + i}}) {
+      for (const auto& [to_row, from_row] : {std::pair{2 * i, i}, std::pair{2 * i + 1, rope / 2 + i}}) {
         const std::int64_t base = g * rows_per_group + offset;
         std::copy_n(from.begin() + (base + from_row) * cols, cols, t.values.begin() + (base + to_row) * cols);
       }

@@ -10,7 +10,9 @@ RunMetrics::RunMetrics(const MetricsOptions& o, ProcessGroups& g, std::ostream& 
   tracker_.emplace(rank, std::vector<std::pair<std::string, const Communicator*>>{
                              {"tp", &g.tp()}, {"cp", &g.cp()}, {"dp", &g.dp()}, {"dp_cp", &g.dp_cp()},
                              {"ep", &g.ep()}, {"expert_dp", &g.expert_dp()}, {"pp", &g.pp()}, {"world", &g.world()}});
-  board_.publish(RankMetrics{.rank = rank});
+  RankMetrics first;
+  first.rank = rank;
+  board_.publish(first);
   if (!o.dir.empty()) {
     const std::filesystem::path dir = std::filesystem::path(o.dir) / "metrics";
     std::filesystem::create_directories(dir);

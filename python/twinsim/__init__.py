@@ -6,6 +6,9 @@ and pandas DataFrames (``.to_frame()``). Errors in a scenario raise
     >>> import twinsim
     >>> s = twinsim.load_scenario("scenarios/default.yaml").set("plan.pp", 8)
     >>> twinsim.simulate(s).step_s
+
+``scenarios/...`` paths work from any directory: the package carries the ready scenarios
+and the catalogs (:func:`twinsim.data_path`).
 """
 from twinsim._core import ScenarioError
 from twinsim.api import (
@@ -15,9 +18,11 @@ from twinsim.api import (
     Report,
     Scenario,
     SearchResult,
+    ServeResult,
     capacity,
     catalog,
     compare,
+    data_path,
     default_scenario,
     describe_model,
     load_scenario,
@@ -30,7 +35,7 @@ from twinsim.api import (
 
 __all__ = [
     "ScenarioError", "Scenario", "Report", "MemoryReport", "SearchResult", "CapacityPlan", "Comparison",
-    "load_scenario", "default_scenario", "simulate", "memory", "search", "serve", "capacity",
+    "ServeResult", "load_scenario", "data_path", "default_scenario", "simulate", "memory", "search", "serve", "capacity",
     "recompute_mix", "compare", "catalog", "describe_model",
 ]
 __version__ = "0.1.0"

@@ -4,6 +4,7 @@ from __future__ import annotations
 import copy
 import json
 import os
+import pathlib
 from dataclasses import dataclass
 from typing import Any, Iterable
 
@@ -65,11 +66,38 @@ class Scenario:
         return f"Scenario({self.data!r})"
 
 
+DATA_DIR = pathlib.Path(__file__).resolve().parent / "data"
+
+
+def data_path(relative: str | os.PathLike = "") -> pathlib.Path:
+    """A file the package carries, by its path in the repository: ``scenarios/...`` (the
+    ready scenarios: default, training, inference, exec), ``models/catalog/...`` and
+    ``hardware/catalog/...``. Raises FileNotFoundError naming what the package holds."""
+    path = DATA_DIR / relative
+    if not path.exists():
+        raise FileNotFoundError(f"{relative}: not among the package's files (under {DATA_DIR}: "
+                                "scenarios/, models/catalog/, hardware/catalog/)")
+    return path
+
+
+def _packaged(path: str) -> str | None:
+    """``scenarios/x.yaml`` (or ``models/catalog/...``, ``hardware/catalog/...``) when the
+    working directory has no such file: the package's copy, if it has one."""
+    relative = pathlib.PurePath(path)
+    if relative.is_absolute() or not relative.parts or relative.parts[0] not in ("scenarios", "models", "hardware"):
+        return None
+    packaged = DATA_DIR / relative
+    return str(packaged) if packaged.is_file() else None
+
+
 def load_scenario(source: str | os.PathLike | dict) -> Scenario:
-    """A scenario from a YAML/JSON file, YAML text, or a dict."""
+    """A scenario from a YAML/JSON file, YAML text, or a dict. A relative ``scenarios/...``
+    path not found from the working directory is the package's copy (:func:`data_path`)."""
     if isinstance(source, dict):
         return Scenario(source)
     s = str(source)
+    if "\n" not in s and not os.path.exists(s) and _packaged(s):
+        s = _packaged(s)
     if "\n" not in s and os.path.exists(s):
         return Scenario(json.loads(_core.scenario_file_json(s)))
     if "\n" not in s and (s.endswith(".yaml") or s.endswith(".yml") or s.endswith(".json")):
@@ -257,8 +285,21 @@ def search(scenario, gpus: int | None = None, gpus_range: tuple[int, int] | None
     return SearchResult(json.loads(text))
 
 
+class ServeResult(dict):
+    """``twinsim serve --json`` as a dict (its keys, SCENARIO.md), plus :meth:`to_frame`."""
+
+    def to_dict(self) -> dict:
+        return copy.deepcopy(dict(self))
+
+    def to_frame(self):
+        """One row per latency (ttft, tpot, e2e...: every entry holding ``mean_s``), its
+        statistics as columns (mean_s, p50_s, p90_s, p99_s)."""
+        rows = {k: v for k, v in self.items() if isinstance(v, dict) and "mean_s" in v}
+        return _frame(list(rows.values())).set_axis(list(rows.keys()), axis=0)
+
+
 def serve(scenario, requests: int = 300, rate: float = 1.0, seed: int = 0, prefix_tokens: int = 0,
-          prefix_hit_rate: float = 1.0, router: str = "", swap_space_gib: float = 0.0, overrides=None) -> dict:
+          prefix_hit_rate: float = 1.0, router: str = "", swap_space_gib: float = 0.0, overrides=None) -> ServeResult:
     """``twinsim serve --json``: ``requests`` Poisson arrivals at ``rate`` per second (the
     scenario's prompt and output lengths) through one replica's continuous batching;
     ``prefix_tokens`` > 0 turns on prefix caching with ``prefix_hit_rate``; ``router``
@@ -266,9 +307,9 @@ def serve(scenario, requests: int = 300, rate: float = 1.0, seed: int = 0, prefi
     ``swap_space_gib`` per GPU swaps preempted sequences' K,V to the host. Returns the
     summary: ``ttft``, ``tpot``, ``e2e`` ({mean_s, p50_s, p90_s, p99_s}), throughput, KV occupancy."""
     s = _as_scenario(scenario)
-    return json.loads(_core.serve_json(s.text(), _overrides(overrides), int(requests), float(rate), int(seed),
-                                       int(prefix_tokens), float(prefix_hit_rate), str(router),
-                                       float(swap_space_gib)))
+    return ServeResult(json.loads(_core.serve_json(s.text(), _overrides(overrides), int(requests), float(rate),
+                                                   int(seed), int(prefix_tokens), float(prefix_hit_rate), str(router),
+                                                   float(swap_space_gib))))
 
 
 def recompute_mix(scenario, budget_bytes: int = 0, overrides=None) -> dict:

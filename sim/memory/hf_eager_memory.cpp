@@ -71,7 +71,7 @@ StageMemory hf_eager_training_stage(const ModelSpec& model, const Plan& plan, co
   backward_end.activations = 0;
   backward_end.grads = w.grads;
   const MemoryBreakdown& peak = forward_end.total() >= backward_end.total() ? forward_end : backward_end;
-  return {stage, peak.total(), peak, 0};
+  return {stage, peak.total(), peak, 0, {}, {}};
 }
 
 }  // namespace twinsim

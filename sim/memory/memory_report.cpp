@@ -13,7 +13,7 @@ namespace twinsim {
 
 namespace {
 
-StageMemory finish(int stage, const MemoryBreakdown& b) { return {stage, b.total(), b, 0}; }
+StageMemory finish(int stage, const MemoryBreakdown& b) { return {stage, b.total(), b, 0, {}, {}}; }
 
 // What ZeRO-Offload / ZeRO-Infinity keep off the GPU: the states and the parameter shard on
 // the host or the drives (the fused stacks' and hf_bf16's alike; hf_eager refuses offload).

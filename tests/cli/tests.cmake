@@ -45,3 +45,10 @@ add_test(NAME cli.mpi_inputs
          COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/check_mpi_inputs.py $<TARGET_FILE:twinsim>
                  ${MPIEXEC_EXECUTABLE} ${PROJECT_SOURCE_DIR}/scenarios)
 set_tests_properties(cli.mpi_inputs PROPERTIES TIMEOUT 600 LABELS mpi)
+# The compare flow's defaults from outside the repository (issue 57): cluster: host is the
+# calibrated host file, another CPU's calibration is warned about, validate's suites are
+# found and zero cases refused, --version.
+add_test(NAME cli.host_calibration
+         COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/check_host_calibration.py $<TARGET_FILE:twinsim>
+                 ${PROJECT_SOURCE_DIR})
+set_tests_properties(cli.host_calibration PROPERTIES TIMEOUT 300)

@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "calibrate/calibration.hpp"
+#include "calibrate/machine.hpp"
 #include "scenario/load.hpp"
 
 namespace twinsim::calibrate {
@@ -243,7 +244,8 @@ TEST(FitAll, LaunchCostNeverExceedsHalfTheFastestCall) {
 
 TEST(HardwareYaml, LoadsAsAnInlineClusterWithTheFittedFigures) {
   Calibration c;
-  c.machine = "test machine";
+  c.machine = "Test CPU 9000, 2 cores, load average 0.1 0.1 0.1";
+  c.cpu_model = "Test CPU 9000";
   c.memory_GiB = 16;
   for (double b : {1e5, 1e6}) {
     c.memory.push_back({"copy", b, exact(b / 20e9)});
@@ -258,6 +260,8 @@ TEST(HardwareYaml, LoadsAsAnInlineClusterWithTheFittedFigures) {
   c.comm = ring_points(8e9, 2e-6, 0.5);
   const Fitted f = fit_all(c);
   const std::string yaml = hardware_yaml(c, f, "host");
+  // the CPU model is read back from the header (simulate and validate warn on another CPU)
+  EXPECT_EQ(recorded_cpu_model(yaml.substr(0, yaml.find("\ngpu:"))), "Test CPU 9000");
   std::string indented;
   for (std::size_t i = 0, j; i < yaml.size(); i = j + 1) {
     j = yaml.find('\n', i);
@@ -292,6 +296,17 @@ TEST(HardwareYaml, LoadsAsAnInlineClusterWithTheFittedFigures) {
   EXPECT_NEAR(by_width.at(32).fwd.front().efficiency, 0.05, 1e-3);
   EXPECT_TRUE(by_width.at(32).bwd.empty());
   EXPECT_NEAR(s.cluster.gpu.attention_efficiency.bwd.front().efficiency, 0.05, 1e-3);
+}
+
+// Files written before the `# cpu_model:` line: the model is the machine line's start.
+TEST(RecordedCpuModel, FromTheMachineLineOfOlderFiles) {
+  EXPECT_EQ(recorded_cpu_model("# host: written by `twinsim calibrate`\n# AMD EPYC, 2 cores, load average 1.07 1.64 1.75, "
+                               "kernels timed as 1 of 2 busy processes\n"),
+            "AMD EPYC");
+  EXPECT_EQ(recorded_cpu_model("# Intel(R) Xeon(R) CPU @ 2.20GHz, 16 cores, load average 0 0 0\n# cpu_model: Intel Xeon\n"),
+            "Intel Xeon");
+  EXPECT_EQ(recorded_cpu_model("# written by hand\n"), "");
+  EXPECT_FALSE(cpu_model().empty());
 }
 
 }  // namespace

@@ -46,10 +46,14 @@ class MirroredCommunicator final : public Communicator {
 // A block with a 16 x 32 weight (worth compressing at rank 1: 512 > 2 x 48), a 32-wide bias
 // and a 3 x 3 matrix (9 < 2 x 6: sent whole).
 ParamBlock block() {
-  std::vector<ParamSpec> specs(3);
-  specs[0].name = "w", specs[0].rows = 16, specs[0].cols = 32;
-  specs[1].name = "b", specs[1].rows = 1, specs[1].cols = 32;
-  specs[2].name = "small", specs[2].rows = 3, specs[2].cols = 3;
+  // each spec built whole: assigning the short names into a vector's elements tripped
+  // g++ 12's -Wrestrict false positive at -O3
+  const auto spec = [](std::string name, std::int64_t rows, std::int64_t cols) {
+    ParamSpec p;
+    p.name = std::move(name), p.rows = rows, p.cols = cols;
+    return p;
+  };
+  const std::vector<ParamSpec> specs{spec("w", 16, 32), spec("b", 1, 32), spec("small", 3, 3)};
   return ParamBlock("test", specs, 1, 0);
 }
 

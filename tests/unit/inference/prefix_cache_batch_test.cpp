@@ -54,7 +54,9 @@ TEST(PrefixCacheBatch, ServeTakesTheScenariosPrefixUnlessTheFlagGivesOne) {
   EXPECT_EQ(scenario_prefix.json["cached_prompt_tokens"].get<std::int64_t>(), 20 * 768);  // every request a hit
   r.options.prefix_tokens = 512;  // --prefix-tokens 512
   EXPECT_EQ(run_serve(load_scenario_text(text), r).json["cached_prompt_tokens"].get<std::int64_t>(), 20 * 512);
-  const ServeRun none = run_serve(load_scenario_text(text, {"inference.prefix_tokens=0"}), ServeRequest{20, 2});
+  ServeRequest plain;
+  plain.requests = 20, plain.rate_per_s = 2;
+  const ServeRun none = run_serve(load_scenario_text(text, {"inference.prefix_tokens=0"}), plain);
   EXPECT_EQ(none.json["cached_prompt_tokens"].get<std::int64_t>(), 0);
 }
 

@@ -116,7 +116,7 @@ TEST(Architectures, WindowPatternAndMixedSpan) {
   m.layers = 4, m.global_every = 2;
   Plan plan;
   for (const LayerOp& op : build_layer_ops(m, 0, plan, MicroBatchShape{1, 16, Dtype::bf16}))
-    if (op.name == std::string_view(op_names::kAttnCore)) EXPECT_EQ(op.kv_len, 14);
+    if (op.name == std::string_view(op_names::kAttnCore)) { EXPECT_EQ(op.kv_len, 14); }
 }
 
 TEST(Architectures, MultiTokenPredictionRunsInTheHead) {

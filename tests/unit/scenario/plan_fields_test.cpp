@@ -55,7 +55,7 @@ TEST(PlanKnobs, EachKeyReadsIntoItsMember) {
   EXPECT_EQ(powersgd.gradient_powersgd_rank, 13);
   EXPECT_EQ(powersgd.gradient_compression, GradCompression::powersgd);
   for_each_plan_knob([&](const auto& knob) {
-    if (knob.key != "gradient_powersgd_rank") EXPECT_FALSE(holds_fallback(knob, p)) << knob.key;
+    if (knob.key != "gradient_powersgd_rank") { EXPECT_FALSE(holds_fallback(knob, p)) << knob.key; }
   });
   EXPECT_EQ(p.tp, 2);
   EXPECT_EQ(p.ep, 6);

@@ -15,7 +15,7 @@ namespace {
 TEST(TrainingData, PathBesideTheScenarioAndDtype) {
   const std::filesystem::path dir = std::filesystem::temp_directory_path() / ("twinsim_data_" + std::to_string(::getpid()));
   std::filesystem::create_directories(dir);
-  std::ofstream(dir / "tokens.bin", std::ios::binary) << std::string(8, '\\0');
+  std::ofstream(dir / "tokens.bin", std::ios::binary) << std::string(8, '\0');
   std::ofstream(dir / "run.yaml") << "model: tiny-gpt\ncluster: host\nplan: {tp: 1}\n"
                                      "training: {seq_len: 16, global_batch: 2, data: {path: tokens.bin, dtype: uint32}}\n";
   const Scenario s = load_scenario_file((dir / "run.yaml").string());

@@ -63,8 +63,8 @@ TEST(SearchSpace, HfBf16TriesOptimizerOffloadOnly) {
       EXPECT_EQ(c.offload_activations_layers, 0) << stack << " " << describe(c);
       EXPECT_NO_THROW(candidate_scenario(base, c)) << stack << " " << describe(c);
     });
-    if (stack == "hf-deepspeed") EXPECT_GT(offloaded, 0);
-    if (stack == "hf-eager") EXPECT_EQ(offloaded, 0);
+    if (stack == "hf-deepspeed") { EXPECT_GT(offloaded, 0); }
+    if (stack == "hf-eager") { EXPECT_EQ(offloaded, 0); }
   }
 }
 

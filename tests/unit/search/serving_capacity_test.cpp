@@ -45,7 +45,7 @@ TEST(ServingCapacity, TheSmallestDeploymentThatMeetsTheTargetWins) {
   ASSERT_TRUE(p.best.has_value());
   EXPECT_LE(p.best->ttft_p99_s, target);
   for (const ServingDeployment& d : all.tried)
-    if (d.ttft_p99_s <= target) EXPECT_GE(d.gpus(), p.best->gpus()) << "tp" << d.tp << " x " << d.replicas;
+    if (d.ttft_p99_s <= target) { EXPECT_GE(d.gpus(), p.best->gpus()) << "tp" << d.tp << " x " << d.replicas; }
 }
 
 TEST(ServingCapacity, ATpotTargetIsMetToo) {
@@ -85,7 +85,7 @@ TEST(ServingCapacity, DisaggregatedDeploymentsCompeteAndGrowTheFailingPool) {
   r.disaggregate = false;
   const ServingCapacityPlan colocated = plan_serving_capacity(r);
   ASSERT_TRUE(both.best.has_value());
-  if (colocated.best) EXPECT_LE(both.best->gpus(), colocated.best->gpus());
+  if (colocated.best) { EXPECT_LE(both.best->gpus(), colocated.best->gpus()); }
 }
 
 TEST(ServingCapacity, APrefixCacheShortensThePrefillsItSizesFor) {

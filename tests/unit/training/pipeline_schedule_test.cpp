@@ -14,7 +14,7 @@ void expect_complete_and_causal(const std::vector<PipelineSlot>& order, int m, i
   std::set<std::tuple<int, int, bool>> seen;
   for (const PipelineSlot& s : order) {
     EXPECT_TRUE(seen.insert({s.micro_batch, s.chunk, s.forward}).second) << "slot twice";
-    if (!s.forward) EXPECT_TRUE(seen.count({s.micro_batch, s.chunk, true})) << "backward before forward";
+    if (!s.forward) { EXPECT_TRUE(seen.count({s.micro_batch, s.chunk, true})) << "backward before forward"; }
   }
   EXPECT_EQ(order.size(), static_cast<std::size_t>(2 * m * v));
 }

@@ -177,14 +177,14 @@ void expect_sends_queue_on(const std::string& fabric, const std::string& link) {
     const Scenario s = small(nodes + ", fabric: {" + fabric + std::to_string(ratio) + "}", plan);
     const StepGraph g = build_step_graph(s, price_step(s), Fidelity::full);
     const engine::Timeline tl = engine::simulate(g.graph);
-    if (ratio == 1) EXPECT_EQ(tl.makespan_s, plain) << link;
+    if (ratio == 1) { EXPECT_EQ(tl.makespan_s, plain) << link; }
     EXPECT_GE(tl.makespan_s, previous) << link << " " << ratio;
     previous = tl.makespan_s;
     int uplinks = 0;
     for (engine::ResourceId r = 0; r < g.graph.num_resources(); ++r)
       uplinks += g.graph.resource(r).name.find("uplink") != std::string::npos;
     EXPECT_EQ(uplinks, ratio > 1 ? 2 : 0) << link << " " << ratio;
-    if (ratio > 1) EXPECT_EQ(most_at_once(g, tl, link, 8 / ratio), 8 / ratio) << link << " " << ratio;  // full, never over
+    if (ratio > 1) { EXPECT_EQ(most_at_once(g, tl, link, 8 / ratio), 8 / ratio) << link << " " << ratio; }  // full, never over
   }
   EXPECT_GT(previous, 1.2 * plain) << link;
 }
