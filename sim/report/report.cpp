@@ -10,6 +10,7 @@
 #include "models/report_time.hpp"
 #include "models/report_memory.hpp"
 #include "models/report_throughput.hpp"
+#include "sim/goodput/goodput_report.hpp"
 #include "sim/inference/batch_prediction.hpp"
 #include "sim/memory/memory_report.hpp"
 #include "sim/memory/weights.hpp"
@@ -150,6 +151,7 @@ nlohmann::json simulate_report(const Scenario& s, const std::string& trace_path,
                                           : predict_training(s, trace_path, fidelity);
     report["time"] = time_json(p);
     report["throughput"] = to_json(p.throughput);
+    if (s.goodput) report["goodput"] = to_json(predict_goodput(s, *s.goodput, p.step_s));
   }
   if (s.inference) report["inference"] = to_json(predict_inference(s), *s.inference, s.plan.tp);
   return report;
@@ -169,6 +171,7 @@ void print_report(std::ostream& out, const Scenario& s, const nlohmann::json& re
   print_memory(out, read_memory_section(report["memory"], "simulated"));
   if (report.contains("time"))
     print_time(out, read_time_section(report["time"], "simulated"), read_throughput_section(report["throughput"], "simulated"));
+  if (report.contains("goodput")) print_goodput(out, report["goodput"]);
   if (report.contains("inference")) print_inference(out, report["inference"]);
 }
 

@@ -1,6 +1,7 @@
 #include "sim/search/capacity.hpp"
 
 #include <cmath>
+#include <limits>
 
 #include "models/param_count.hpp"
 #include "scenario/build.hpp"
@@ -24,6 +25,21 @@ Scenario capacity_scenario(const CapacityRequest& r) {
   s.training = t;
   return validated_scenario(s);  // plan: one GPU, tp = pp = dp = 1
 }
+
+namespace {
+
+// The goodput's share of wall-clock time a plan trains in: 1 without failures.
+double effective_ratio(const CapacityRequest& r, const Scenario& s, double step_s) {
+  return r.goodput ? predict_goodput(s, *r.goodput, step_s).prediction.ettr : 1.0;
+}
+
+// Seconds to train at `step_s` a step, failures included; infinite when the run never finishes.
+double wall_s(const CapacityRequest& r, const Scenario& s, std::int64_t steps, double step_s) {
+  const double ettr = effective_ratio(r, s, step_s);
+  return ettr > 0 ? static_cast<double>(steps) * step_s / ettr : std::numeric_limits<double>::infinity();
+}
+
+}  // namespace
 
 CapacityPlan plan_capacity(const CapacityRequest& r) {
   if (r.tokens <= 0) throw ScenarioError("--tokens", std::to_string(r.tokens), "must be positive");
@@ -49,11 +65,12 @@ CapacityPlan plan_capacity(const CapacityRequest& r) {
   // budget is simulated, and kept if the simulated step meets it too (at most 16 tries).
   int tries = 0;
   for (const ParetoPoint& p : pass.pareto.sorted()) {
-    if (static_cast<double>(out.steps) * p.step_s > budget_s) continue;
-    if (++tries > 16) break;
+    if (static_cast<double>(out.steps) * p.step_s > budget_s) continue;  // too slow even without failures
     const Scenario s = candidate_scenario(base, p.plan);
+    if (wall_s(r, s, out.steps, p.step_s) > budget_s) continue;
+    if (++tries > 16) break;
     const TrainingPrediction sim = predict_training(s);
-    if (static_cast<double>(out.steps) * sim.step_s > budget_s) continue;
+    if (wall_s(r, s, out.steps, sim.step_s) > budget_s) continue;
     out.feasible = true;
     out.gpus = p.gpus;
     out.plan = p.plan;
@@ -61,7 +78,13 @@ CapacityPlan plan_capacity(const CapacityRequest& r) {
     out.peak_bytes = p.peak_bytes;
     out.step_s = sim.step_s;
     out.mfu = sim.throughput.mfu;
-    out.days = static_cast<double>(out.steps) * sim.step_s / 86400.0;
+    out.failure_free_days = static_cast<double>(out.steps) * sim.step_s / 86400.0;
+    out.days = wall_s(r, s, out.steps, sim.step_s) / 86400.0;
+    if (r.goodput) {
+      GoodputSpec spec = *r.goodput;
+      spec.train_tokens = r.tokens, spec.price_per_gpu_hour = r.price_per_gpu_hour;
+      out.goodput = predict_goodput(s, spec, sim.step_s);
+    }
     const double rate = sim.throughput.model_tflops_per_gpu * 1e12 * static_cast<double>(out.gpus);
     out.days_6nt = rate > 0 ? out.flops_6nt / rate / 86400.0 : 0;
     out.gpu_hours = out.days * 24.0 * static_cast<double>(out.gpus);

@@ -1,5 +1,7 @@
 #include "sim/search/search_json.hpp"
 
+#include "sim/goodput/goodput_report.hpp"
+
 #include "models/plan_fields.hpp"
 #include "models/report_schema.hpp"
 
@@ -75,7 +77,7 @@ nlohmann::json to_json(const RecomputeMix& r) {
 }
 
 nlohmann::json to_json(const CapacityRequest& r, const CapacityPlan& p) {
-  return {{kSchemaVersionKey, kReportSchemaVersion},
+  nlohmann::json j = {{kSchemaVersionKey, kReportSchemaVersion},
           {"model", r.model},         {"gpu", r.gpu},           {"tokens", r.tokens},
           {"days_budget", r.days},    {"params", p.params},     {"flops_6nt", p.flops_6nt},
           {"steps", p.steps},         {"feasible", p.feasible}, {"gpus", p.gpus},
@@ -83,6 +85,11 @@ nlohmann::json to_json(const CapacityRequest& r, const CapacityPlan& p) {
           {"analytic_step_s", p.analytic_step_s}, {"peak_bytes", p.peak_bytes},
           {"days", p.days},           {"days_6nt", p.days_6nt}, {"mfu", p.mfu},
           {"gpu_hours", p.gpu_hours}, {"cost", p.cost}};
+  if (p.goodput) {  // with failures: days, GPU-hours and cost above include them
+    j["failure_free_days"] = p.failure_free_days;
+    j["goodput"] = to_json(*p.goodput);
+  }
+  return j;
 }
 
 }  // namespace twinsim

@@ -143,6 +143,18 @@ void print_capacity(std::ostream& out, const CapacityRequest& r, const CapacityP
             << "GPU-hours: " << p.gpu_hours;
   if (r.price_per_gpu_hour > 0) out << ", cost: " << std::fixed << std::setprecision(0) << p.cost;
   out << "\n";
+  if (!p.goodput) return;
+  const GoodputReport& g = *p.goodput;
+  out << std::defaultfloat << std::setprecision(3) << "failures included (" << g.rates << " rates): "
+      << g.time->interruptions << " interruptions expected, effective training time " << 100 * g.prediction.ettr
+      << "%, a checkpoint every " << g.prediction.interval_s / 60 << " min (" << g.prediction.interval_steps
+      << " steps); without failures " << p.failure_free_days << " days";
+  if (r.price_per_gpu_hour > 0)
+    out << "; failures cost " << std::fixed << std::setprecision(0) << g.time->failure_cost << " ("
+        << std::defaultfloat << std::setprecision(3) << g.time->failure_gpu_hours << " GPU-hours)";
+  else
+    out << "; failures cost " << std::setprecision(3) << g.time->failure_gpu_hours << " GPU-hours";
+  out << "\n";
 }
 
 
