@@ -35,12 +35,14 @@ nlohmann::json to_json(const Candidate& c, const Plan& scenario) {
 
 nlohmann::json to_json(const SearchResult& r, Objective objective) {
   nlohmann::json top = nlohmann::json::array(), pareto = nlohmann::json::array();
-  for (const SearchEntry& e : r.top) {
+  for (std::size_t i = 0; i < r.top.size(); ++i) {
+    const SearchEntry& e = r.top[i];
     nlohmann::json j = {{"plan", to_json(e.plan, r.scenario_plan)},
                         {"analytic_step_s", e.analytic.step_s},
                         {"peak_bytes", e.memory_peak_bytes},
                         {"score", e.score}};
     if (e.simulated) j["simulated_step_s"] = e.simulated_step_s;
+    if (i < r.top_goodput.size()) j["goodput"] = to_json(r.top_goodput[i]);
     top.push_back(j);
   }
   for (const ParetoPoint& p : r.pareto)

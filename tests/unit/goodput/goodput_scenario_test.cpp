@@ -42,8 +42,14 @@ TEST(GoodputScenario, ReadsAPublishedSetAndItsOverrides) {
   EXPECT_FALSE(g.async_checkpoint);
   int hbm = 0, cosmic = 0;
   for (const ComponentFailureRate& c : g.failures.components) {
-    if (c.component == "gpu_hbm") ++hbm, EXPECT_DOUBLE_EQ(c.per_hour, 10e-6);
-    if (c.component == "cosmic_rays") ++cosmic, EXPECT_DOUBLE_EQ(c.per_hour, 0.5 / 24);
+    if (c.component == "gpu_hbm") {
+      ++hbm;
+      EXPECT_DOUBLE_EQ(c.per_hour, 10e-6);
+    }
+    if (c.component == "cosmic_rays") {
+      ++cosmic;
+      EXPECT_DOUBLE_EQ(c.per_hour, 0.5 / 24);
+    }
   }
   EXPECT_EQ(hbm, 1);     // replaced, not added
   EXPECT_EQ(cosmic, 1);  // added
