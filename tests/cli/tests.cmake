@@ -38,3 +38,9 @@ set_tests_properties(cli.fuzz_flags PROPERTIES TIMEOUT 600)
 add_test(NAME cli.report_schema
          COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/check_report_schema.py $<TARGET_FILE:twinsim>
                  ${PROJECT_SOURCE_DIR})
+
+# Time to train under failures (sim/goodput): capacity, simulate and search with goodput.
+add_test(NAME cli.goodput
+         COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/check_goodput_cli.py $<TARGET_FILE:twinsim>
+                 ${PROJECT_SOURCE_DIR}/scenarios)
+set_tests_properties(cli.goodput PROPERTIES TIMEOUT 300)
