@@ -1,11 +1,13 @@
-// `twinsim capacity --model M --tokens T --days D --gpu G [--price-per-gpu-hour P]`:
-// GPUs needed to train M on T tokens within D days, the plan, time and cost
-// (sim/search/capacity.hpp). `--serve --rate R --ttft-p99 S`: the smallest serving
+// `twinsim capacity --model M --tokens T --days D --gpu G [--price-per-gpu-hour P]
+//  [--failures NAME|none] [--storage-GBps B] [--restart-minutes R] [--sync-checkpoint]`:
+// GPUs needed to train M on T tokens within D days, failures included, the plan, time and
+// cost (sim/search/capacity.hpp, sim/goodput). `--serve --rate R --ttft-p99 S`: the smallest serving
 // deployment (TP x replicas) whose simulated p99 time to first token meets S at R
 // requests per second (sim/inference/serving.hpp).
 #include <iostream>
 
 #include "app/commands.hpp"
+#include "hardware/failure_rates.hpp"
 #include "scenario/load.hpp"
 #include "app/cli_checks.hpp"
 #include "scenario/errors.hpp"
@@ -30,7 +32,27 @@ struct CapacityArgs {
   std::string speculative;
   std::int64_t prompt_len = 1024, output_len = 256;
   bool json = false;
+  // failures (training): a published rate set or "none", and the checkpointing they meet
+  std::string failures = "llama3-h100";
+  double storage_GBps = 0;  // 0: Llama 3's storage per GPU (hardware/failure_rates.hpp)
+  double restart_minutes = kDefaultRestartMinutes;
+  double interval_minutes = 0;  // 0: Young/Daly
+  bool sync_checkpoint = false;
 };
+
+// The request's failures as a GoodputSpec, or none with --failures none.
+std::optional<GoodputSpec> goodput_from_args(const CapacityArgs& a) {
+  if (a.failures == "none") return std::nullopt;
+  const std::optional<FailureRates> rates = published_failure_rates(a.failures);
+  if (!rates) throw ScenarioError("--failures", a.failures, "is not a published failure-rate set (llama3-h100) or none");
+  GoodputSpec g;
+  g.failures = *rates;
+  g.storage_write_Bps = g.storage_read_Bps = a.storage_GBps * 1e9;
+  g.restart_s = a.restart_minutes * 60;
+  g.checkpoint_interval_s = a.interval_minutes * 60;
+  g.async_checkpoint = !a.sync_checkpoint;
+  return g;
+}
 
 void run_capacity(const CapacityArgs& a) {
   if (a.serve) {
@@ -48,6 +70,7 @@ void run_capacity(const CapacityArgs& a) {
     return;
   }
   CapacityRequest r = a.request;
+  r.goodput = goodput_from_args(a);
   r.model_spec = catalog_model(r.model), r.node = catalog_cluster_for_gpu(r.gpu);
   const CapacityPlan p = plan_capacity(r);
   if (a.json) std::cout << to_json(r, p).dump(2) << "\n";
@@ -69,9 +92,21 @@ void add_capacity_command(CLI::App& app) {
   cmd->add_option("--seq-len", r.seq_len, "training sequence length")->check(cli::whole(1, std::int64_t{1} << 24));
   cmd->add_option("--global-batch", r.global_batch, "sequences per step")->check(cli::whole(1, std::int64_t{1} << 30));
   cmd->add_option("--max-gpus", r.max_gpus, "largest GPU count considered")->check(cli::whole(1, std::int64_t{1} << 24));
+  cmd->add_option("--failures", a->failures,
+                  "training: failure rates included in the time (a published set, default llama3-h100), or none");
+  cmd->add_option("--storage-GBps", a->storage_GBps,
+                  "training: checkpoint storage bandwidth, all writers together (default: Llama 3's 2 TB/s per 16,384 GPUs)")
+      ->check(cli::number(1e-3, 1e9));
+  cmd->add_option("--restart-minutes", a->restart_minutes, "training: minutes a restart takes after a failure (default 10)")
+      ->check(cli::number(0, 1e6));
+  cmd->add_option("--checkpoint-interval-minutes", a->interval_minutes,
+                  "training: minutes between checkpoints (default: Young/Daly's optimum)")
+      ->check(cli::number(1e-3, 1e7));
+  cmd->add_flag("--sync-checkpoint", a->sync_checkpoint, "training: checkpoints stall the step for the whole write");
   auto* serve = cmd->add_flag("--serve", a->serve, "size a serving deployment instead");
   // training's sizing options mean nothing to a serving deployment
-  for (const char* training_only : {"--tokens", "--days", "--seq-len", "--global-batch"})
+  for (const char* training_only : {"--tokens", "--days", "--seq-len", "--global-batch", "--failures", "--storage-GBps",
+                                    "--restart-minutes", "--checkpoint-interval-minutes", "--sync-checkpoint"})
     serve->excludes(cmd->get_option(training_only));
   cmd->add_option("--rate", a->rate, "serving: requests per second")->check(cli::number(1e-6, 1e9));
   cmd->add_option("--ttft-p99", a->ttft_p99, "serving: p99 time-to-first-token target, seconds")

@@ -81,6 +81,10 @@ struct ClusterSpec {
   // waits that long for it. 0 (default): identical GPUs. A shared CPU host's cores are
   // not (`twinsim calibrate` measures it: two ranks running the same work).
   double straggler = 0;
+  // Per-GPU speeds spread normally with this relative standard deviation (0: identical):
+  // once the plan is known the loader sets `straggler` to the slowest synchronising GPU's
+  // lag (hardware/clock_spread.hpp) over the training job's GPUs or one serving replica's.
+  double clock_spread = 0;
   // Thread blocks an NCCL kernel holds, one SM each, for as long as it runs (its
   // channels): compute overlapped with a collective runs on the GPU's other SMs.
   // 0 (default): not modelled.

@@ -92,6 +92,10 @@ Scenario read_scenario(const YAML::Node& root) {
                         "exactly one of training or inference must be given");
   if (training) s.training = read_training(r.child("training"), "training");
   if (inference) s.inference = read_inference(r.child("inference"), "inference");
+  if (r.has("goodput")) {
+    if (!training) throw ScenarioError("goodput", "", "prices a training run's failures; this scenario is inference");
+    s.goodput = read_goodput(r.child("goodput"), "goodput");
+  }
   r.reject_unknown();
   return s;
 }

@@ -27,6 +27,8 @@ Plan read_plan(const YAML::Node& node, const std::string& path);
 TrainingWorkload read_training(const YAML::Node& node, const std::string& path);
 InferenceWorkload read_inference(const YAML::Node& node, const std::string& path);
 SpeculativeDecoding read_speculative(const YAML::Node& node, const std::string& path);
+// `goodput:` (scenario/read_goodput.cpp): failure rates, checkpointing, restart.
+GoodputSpec read_goodput(const YAML::Node& node, const std::string& path);
 
 // The YAML text of a catalog entry as a node; unknown names throw with a suggestion.
 YAML::Node catalog_model_node(const std::string& name, const std::string& path);

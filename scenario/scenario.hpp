@@ -5,6 +5,7 @@
 #include <string>
 
 #include "hardware/cluster_spec.hpp"
+#include "hardware/reliability.hpp"
 #include "hardware/stack_spec.hpp"
 #include "models/model_spec.hpp"
 #include "models/plan.hpp"
@@ -20,6 +21,7 @@ struct Scenario {
   Plan plan;
   std::optional<TrainingWorkload> training;   // exactly one of training / inference
   std::optional<InferenceWorkload> inference;
+  std::optional<GoodputSpec> goodput;  // training only: failures, checkpoints, restarts (sim/goodput)
 
   bool is_training() const { return training.has_value(); }
 };

@@ -5,6 +5,7 @@
 #include <numeric>
 #include <string>
 
+#include "hardware/clock_spread.hpp"
 #include "scenario/errors.hpp"
 
 namespace twinsim {
@@ -124,6 +125,9 @@ void resolve_world(Scenario& s) {
   }
   if (c.nodes > 1 && c.inter_node.bandwidth_Bps <= 0)
     throw ScenarioError("cluster.inter_node", "", "is required: the plan needs " + std::to_string(c.nodes) + " nodes");
+  // a training step synchronises every GPU; a serving replica only its own
+  if (c.clock_spread > 0)
+    c.straggler = slowest_member_lag(c.clock_spread, s.training ? world : model_parallel);
 }
 
 // `model_key` names the model in messages ("model", or a draft model's key), `tp_key` the

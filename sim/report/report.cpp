@@ -10,6 +10,7 @@
 #include "models/report_time.hpp"
 #include "models/report_memory.hpp"
 #include "models/report_throughput.hpp"
+#include "sim/goodput/goodput_report.hpp"
 #include "sim/inference/batch_prediction.hpp"
 #include "sim/memory/memory_report.hpp"
 #include "sim/memory/weights.hpp"
@@ -183,6 +184,7 @@ nlohmann::json simulate_report(const Scenario& s, const std::string& trace_path,
     report["time"]["step_s_interval"] = trust::interval_json(step);
     report["time"]["interval_basis"] = trust::basis_json(step);
     report["throughput"] = to_json(p.throughput);
+    if (s.goodput) report["goodput"] = to_json(predict_goodput(s, *s.goodput, p.step_s));
   }
   if (s.inference) {
     const InferencePrediction p = predict_inference(s);
@@ -212,6 +214,7 @@ void print_report(std::ostream& out, const Scenario& s, const nlohmann::json& re
   if (report.contains("time"))
     print_time(out, read_time_section(report["time"], "simulated"), read_throughput_section(report["throughput"], "simulated"),
                report["time"]);
+  if (report.contains("goodput")) print_goodput(out, report["goodput"]);
   if (report.contains("inference")) print_inference(out, report["inference"]);
 }
 

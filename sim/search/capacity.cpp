@@ -1,6 +1,7 @@
 #include "sim/search/capacity.hpp"
 
 #include <cmath>
+#include <limits>
 #include <optional>
 
 #include "models/param_count.hpp"
@@ -29,27 +30,40 @@ Scenario capacity_scenario(const CapacityRequest& r) {
 
 namespace {
 
+// The goodput's share of wall-clock time a plan trains in: 1 without failures.
+double effective_ratio(const CapacityRequest& r, const Scenario& s, double step_s) {
+  return r.goodput ? predict_goodput(s, *r.goodput, step_s).prediction.ettr : 1.0;
+}
+
+// Seconds to train at `step_s` a step, failures included; infinite when the run never finishes.
+double wall_s(const CapacityRequest& r, const Scenario& s, std::int64_t steps, double step_s) {
+  const double ettr = effective_ratio(r, s, step_s);
+  return ettr > 0 ? static_cast<double>(steps) * step_s / ettr : std::numeric_limits<double>::infinity();
+}
+
 struct Choice {
   ParetoPoint point;
+  Scenario scenario;
   TrainingPrediction sim;
   trust::TrustInterval interval;
 };
 
 // The front holds each GPU count's fastest fitting plan (a faster plan on fewer GPUs would be
-// better anyway). Walk it by GPU count; the first plan whose estimate meets the budget is
-// simulated, and kept if its simulated step meets it too (at most 16 tries); `slow_end`: the
-// step read at its 80% trust interval's slow end (sim/trust/).
-std::optional<Choice> first_in_budget(const Scenario& base, const AnalyticPass& pass, std::int64_t steps,
-                                      double budget_s, bool slow_end) {
+// better anyway). Walk it by GPU count; the first plan whose estimate meets the budget (failures
+// included) is simulated, and kept if its simulated step meets it too (at most 16 tries);
+// `slow_end`: the step read at its 80% trust interval's slow end (sim/trust/).
+std::optional<Choice> first_in_budget(const CapacityRequest& r, const Scenario& base, const AnalyticPass& pass,
+                                      std::int64_t steps, double budget_s, bool slow_end) {
   int tries = 0;
   for (const ParetoPoint& p : pass.pareto.sorted()) {
-    if (static_cast<double>(steps) * p.step_s > budget_s) continue;
-    if (++tries > 16) break;
+    if (static_cast<double>(steps) * p.step_s > budget_s) continue;  // too slow even without failures
     const Scenario s = candidate_scenario(base, p.plan);
-    Choice c{p, predict_training(s), {}};
+    if (wall_s(r, s, steps, p.step_s) > budget_s) continue;
+    if (++tries > 16) break;
+    Choice c{p, s, predict_training(s), {}};
     c.interval = trust::step_interval(s, c.sim);
     const double step = slow_end ? c.interval.high : c.sim.step_s;
-    if (static_cast<double>(steps) * step <= budget_s) return c;
+    if (wall_s(r, s, steps, step) <= budget_s) return c;
   }
   return std::nullopt;
 }
@@ -75,7 +89,7 @@ CapacityPlan plan_capacity(const CapacityRequest& r) {
   o.space.max_micro_batch = r.max_micro_batch;
   o.simulate = false;
   const AnalyticPass pass = run_analytic_pass(base, o, 1);
-  const std::optional<Choice> predicted = first_in_budget(base, pass, out.steps, budget_s, false);
+  const std::optional<Choice> predicted = first_in_budget(r, base, pass, out.steps, budget_s, false);
   if (!predicted) return out;
   const Choice& c = *predicted;
   out.feasible = true;
@@ -85,17 +99,23 @@ CapacityPlan plan_capacity(const CapacityRequest& r) {
   out.peak_bytes = c.point.peak_bytes;
   out.step_s = c.sim.step_s;
   out.mfu = c.sim.throughput.mfu;
-  out.days = static_cast<double>(out.steps) * c.sim.step_s / 86400.0;
+  out.failure_free_days = static_cast<double>(out.steps) * c.sim.step_s / 86400.0;
+  out.days = wall_s(r, c.scenario, out.steps, c.sim.step_s) / 86400.0;
+  if (r.goodput) {
+    GoodputSpec spec = *r.goodput;
+    spec.train_tokens = r.tokens, spec.price_per_gpu_hour = r.price_per_gpu_hour;
+    out.goodput = predict_goodput(c.scenario, spec, c.sim.step_s);
+  }
   const double rate = c.sim.throughput.model_tflops_per_gpu * 1e12 * static_cast<double>(out.gpus);
   out.days_6nt = rate > 0 ? out.flops_6nt / rate / 86400.0 : 0;
   out.gpu_hours = out.days * 24.0 * static_cast<double>(out.gpus);
   out.cost = out.gpu_hours * r.price_per_gpu_hour;
   out.step_s_interval = {c.interval.low, c.interval.high};
   out.interval_regime = c.interval.regime;
-  // what it takes if every plan's step lands at its interval's slow end
-  if (const std::optional<Choice> slow = first_in_budget(base, pass, out.steps, budget_s, true)) {
+  // what it takes if every plan's step lands at its interval's slow end (failures included)
+  if (const std::optional<Choice> slow = first_in_budget(r, base, pass, out.steps, budget_s, true)) {
     out.gpus_at_slow_end = slow->point.gpus;
-    out.days_at_slow_end = static_cast<double>(out.steps) * slow->interval.high / 86400.0;
+    out.days_at_slow_end = wall_s(r, slow->scenario, out.steps, slow->interval.high) / 86400.0;
   }
   return out;
 }

@@ -9,11 +9,15 @@
 // rate is reported beside it as a cross-check (it leaves out attention FLOPs, which
 // the simulator's model FLOPs count: Korthikanti et al. 2022 App. A).
 #include <array>
+// With failures (`goodput`), each plan's time is the steps' over its effective training time
+// ratio (sim/goodput/goodput.hpp): the deadline is met with interruptions, checkpoints and
+// restarts paid, and the answer says what they cost.
 #include <cstdint>
 #include <optional>
 #include <string>
 
 #include "scenario/scenario.hpp"
+#include "sim/goodput/goodput.hpp"
 #include "sim/search/plan_search.hpp"
 
 namespace twinsim {
@@ -32,6 +36,7 @@ struct CapacityRequest {
   std::int64_t global_batch = 1024;  // sequences per step
   std::int64_t max_gpus = 16384;
   int max_micro_batch = 4;
+  std::optional<GoodputSpec> goodput;  // failures included; none: a failure-free run
 };
 
 struct CapacityPlan {
@@ -45,7 +50,7 @@ struct CapacityPlan {
   double step_s = 0;              // simulated (event engine)
   double analytic_step_s = 0;
   std::int64_t peak_bytes = 0;
-  double days = 0;                // steps x step_s
+  double days = 0;                // steps x step_s (over the goodput with failures)
   double days_6nt = 0;            // 6NT / (gpus x simulated model FLOP rate per GPU)
   double mfu = 0;
   double gpu_hours = 0;
@@ -58,6 +63,8 @@ struct CapacityPlan {
   // up to max_gpus), and the days the chosen plan then takes
   std::int64_t gpus_at_slow_end = 0;
   double days_at_slow_end = 0;
+  std::optional<GoodputReport> goodput;  // with failures: ETTR, interval, interruptions, their cost
+  double failure_free_days = 0;          // steps x step_s
 };
 
 // The training scenario a request describes (plan left to the search).

@@ -144,6 +144,10 @@ SearchResult finish_search(const Scenario& base, const SearchOptions& options, c
   std::sort(confirmed.begin(), confirmed.end(), better);
   if (static_cast<int>(confirmed.size()) > options.top) confirmed.resize(options.top);
   r.top = std::move(confirmed);
+  if (base.goodput)
+    for (const SearchEntry& e : r.top)
+      r.top_goodput.push_back(predict_goodput(candidate_scenario(base, e.plan), *base.goodput,
+                                              e.simulated ? e.simulated_step_s : e.analytic.step_s));
   r.pareto = pass.pareto.sorted();
   r.confirm_s = seconds_since(t0);
   return r;

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "scenario/scenario.hpp"
+#include "sim/goodput/goodput.hpp"
 #include "sim/search/analytic.hpp"
 #include "sim/search/pareto.hpp"
 #include "sim/search/search_space.hpp"
@@ -56,6 +57,9 @@ struct SearchResult {
   double analytic_s = 0;        // wall time of the analytic pass
   double confirm_s = 0;
   std::vector<SearchEntry> top;          // best first
+  // with the scenario's `goodput:` section, one per top entry: its goodput at its (simulated)
+  // step time; shown, not ranked by
+  std::vector<GoodputReport> top_goodput;
   std::vector<ParetoPoint> pareto;       // sorted by GPUs, then step time
   Plan scenario_plan;                    // the searched scenario's: each plan's overrides change it
 };

@@ -1,5 +1,7 @@
 #include "sim/search/search_json.hpp"
 
+#include "sim/goodput/goodput_report.hpp"
+
 #include "models/plan_fields.hpp"
 #include "models/report_schema.hpp"
 
@@ -33,7 +35,8 @@ nlohmann::json to_json(const Candidate& c, const Plan& scenario) {
 
 nlohmann::json to_json(const SearchResult& r, Objective objective) {
   nlohmann::json top = nlohmann::json::array(), pareto = nlohmann::json::array();
-  for (const SearchEntry& e : r.top) {
+  for (std::size_t i = 0; i < r.top.size(); ++i) {
+    const SearchEntry& e = r.top[i];
     nlohmann::json j = {{"plan", to_json(e.plan, r.scenario_plan)},
                         {"analytic_step_s", e.analytic.step_s},
                         {"peak_bytes", e.memory_peak_bytes},
@@ -42,6 +45,7 @@ nlohmann::json to_json(const SearchResult& r, Objective objective) {
       j["simulated_step_s"] = e.simulated_step_s;
       j["step_s_interval"] = e.step_s_interval;
     }
+    if (i < r.top_goodput.size()) j["goodput"] = to_json(r.top_goodput[i]);
     top.push_back(j);
   }
   for (const ParetoPoint& p : r.pareto)
@@ -78,7 +82,7 @@ nlohmann::json to_json(const RecomputeMix& r) {
 }
 
 nlohmann::json to_json(const CapacityRequest& r, const CapacityPlan& p) {
-  return {{kSchemaVersionKey, kReportSchemaVersion},
+  nlohmann::json j = {{kSchemaVersionKey, kReportSchemaVersion},
           {"model", r.model},         {"gpu", r.gpu},           {"tokens", r.tokens},
           {"days_budget", r.days},    {"params", p.params},     {"flops_6nt", p.flops_6nt},
           {"steps", p.steps},         {"feasible", p.feasible}, {"gpus", p.gpus},
@@ -88,6 +92,11 @@ nlohmann::json to_json(const CapacityRequest& r, const CapacityPlan& p) {
           {"gpu_hours", p.gpu_hours}, {"cost", p.cost},
           {"step_s_interval", p.step_s_interval}, {"interval_regime", p.interval_regime},
           {"gpus_at_slow_end", p.gpus_at_slow_end}, {"days_at_slow_end", p.days_at_slow_end}};
+  if (p.goodput) {  // with failures: days, GPU-hours and cost above include them
+    j["failure_free_days"] = p.failure_free_days;
+    j["goodput"] = to_json(*p.goodput);
+  }
+  return j;
 }
 
 }  // namespace twinsim

@@ -74,6 +74,25 @@ void print_kept_settings(std::ostream& out, const Plan& plan) {
   out << "\n";
 }
 
+namespace {
+
+// With the scenario's `goodput:` section: each ranked plan's effective training time ratio,
+// checkpoint interval and, with train_tokens, days to train.
+void print_goodput_column(std::ostream& out, const std::vector<GoodputReport>& top) {
+  if (top.empty()) return;
+  out << "\ngoodput (failure rates " << top.front().rates << "):\n"
+      << "rank  interruptions/day  ettr   interval_min  days\n";
+  int rank = 1;
+  for (const GoodputReport& g : top) {
+    out << std::setw(4) << rank++ << std::setw(19) << std::setprecision(2) << g.interruptions_per_day << std::setw(6)
+        << std::setprecision(1) << 100 * g.prediction.ettr << "%" << std::setw(14) << g.prediction.interval_s / 60;
+    if (g.time && g.time->finishes) out << std::setw(6) << g.time->wall_s / 86400;
+    out << "\n";
+  }
+}
+
+}  // namespace
+
 void print_result(std::ostream& out, const SearchResult& r) {
   out << r.candidates << " plans estimated in " << std::setprecision(3) << r.analytic_s << " s ("
             << std::llround(r.candidates / std::max(r.analytic_s, 1e-9)) << " per s), " << r.fitting
@@ -93,6 +112,7 @@ void print_result(std::ostream& out, const SearchResult& r) {
               << e.analytic.step_s << std::setw(10) << std::setprecision(1) << gib(e.memory_peak_bytes) << "  "
               << describe(e.plan) << "\n";
   }
+  print_goodput_column(out, r.top_goodput);
   out << "\nPareto front (step time vs memory vs GPUs; estimates), " << r.pareto.size() << " plans:\n";
   out << "  gpus  step_s(est)  peak_GiB  plan\n";
   const std::size_t shown = std::min<std::size_t>(r.pareto.size(), 40);
@@ -151,6 +171,18 @@ void print_capacity(std::ostream& out, const CapacityRequest& r, const CapacityP
             << "\n"
             << "GPU-hours: " << p.gpu_hours;
   if (r.price_per_gpu_hour > 0) out << ", cost: " << std::fixed << std::setprecision(0) << p.cost;
+  out << "\n";
+  if (!p.goodput) return;
+  const GoodputReport& g = *p.goodput;
+  out << std::defaultfloat << std::setprecision(3) << "failures included (" << g.rates << " rates): "
+      << g.time->interruptions << " interruptions expected, effective training time " << 100 * g.prediction.ettr
+      << "%, a checkpoint every " << g.prediction.interval_s / 60 << " min (" << g.prediction.interval_steps
+      << " steps); without failures " << p.failure_free_days << " days";
+  if (r.price_per_gpu_hour > 0)
+    out << "; failures cost " << std::fixed << std::setprecision(0) << g.time->failure_cost << " ("
+        << std::defaultfloat << std::setprecision(3) << g.time->failure_gpu_hours << " GPU-hours)";
+  else
+    out << "; failures cost " << std::setprecision(3) << g.time->failure_gpu_hours << " GPU-hours";
   out << "\n";
 }
 

@@ -52,3 +52,8 @@ add_test(NAME cli.host_calibration
          COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/check_host_calibration.py $<TARGET_FILE:twinsim>
                  ${PROJECT_SOURCE_DIR})
 set_tests_properties(cli.host_calibration PROPERTIES TIMEOUT 300)
+# Time to train under failures (sim/goodput): capacity, simulate and search with goodput.
+add_test(NAME cli.goodput
+         COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/check_goodput_cli.py $<TARGET_FILE:twinsim>
+                 ${PROJECT_SOURCE_DIR}/scenarios)
+set_tests_properties(cli.goodput PROPERTIES TIMEOUT 300)

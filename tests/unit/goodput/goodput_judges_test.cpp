@@ -1,0 +1,93 @@
+// Published large runs judge the goodput model (sim/goodput/README.md, "Judges"). The
+// failure rates come from one run's component counts (Llama 3, Table 5); nothing here is
+// fitted to the runs it is compared with.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+
+#include "hardware/failure_rates.hpp"
+#include "scenario/load.hpp"
+#include "sim/goodput/goodput.hpp"
+#include "sim/training/training_report.hpp"
+
+namespace twinsim {
+namespace {
+
+// Llama 3 405B on 16,384 H100s as the catalog scenario describes Meta's setup, with the
+// Llama 3 failure rates and Tectonic's 2 TB/s (the default storage share times 16,384 GPUs).
+GoodputReport llama3_54_days(const std::vector<std::string>& extra) {
+  std::vector<std::string> sets{"goodput.failures=llama3-h100"};
+  sets.insert(sets.end(), extra.begin(), extra.end());
+  const Scenario s =
+      load_scenario_file(std::string(TWINSIM_SOURCE_DIR) + "/scenarios/training/llama3-405b-h100.yaml", sets);
+  const double step_s = predict_training(s).step_s;
+  return predict_goodput(s, *s.goodput, step_s);
+}
+
+TEST(GoodputJudges, Llama3InterruptionsAndEffectiveTrainingTime) {
+  const GoodputReport async = llama3_54_days({});
+  // the count: Table 5's own, given back through the rates (a units check, not a judge)
+  const double interruptions = (async.interruptions_per_day + async.planned_per_day) * 54;
+  std::printf("Llama 3 405B, 54 days: %.1f interruptions (published 466); checkpoint %.3g TB, write %.2f s, "
+              "interval %.1f min\n",
+              interruptions, async.checkpoint.bytes / 1e12, async.checkpoint.write_s,
+              async.prediction.interval_s / 60);
+  EXPECT_NEAR(interruptions, 466, 0.10 * 466);
+  EXPECT_DOUBLE_EQ(async.storage_write_Bps, 2e12);
+  // the effective training time: published "higher than 90%"; within 10% of it means up to 99%
+  const GoodputReport sync = llama3_54_days({"goodput.async_checkpoint=false"});
+  for (const GoodputReport* r : {&async, &sync}) {
+    std::printf("  %s: ETTR %.1f%% (checkpoints %.2f%%, lost work %.2f%%, recovery %.2f%%)\n",
+                r->inputs.async_checkpoint ? "async" : "sync", 100 * r->prediction.ettr,
+                100 * r->prediction.checkpoint_share, 100 * r->prediction.lost_work_share,
+                100 * r->prediction.recovery_share);
+    EXPECT_GT(r->prediction.ettr, 0.90);
+    EXPECT_LT(r->prediction.ettr, 0.99);
+  }
+  // the restart dominates: at 20 minutes a restart the run falls below 90%
+  EXPECT_LT(llama3_54_days({"goodput.restart_minutes=20"}).prediction.ettr, 0.90);
+}
+
+// Hardware interruptions expected from the Llama 3 set's hardware components (GPU, host,
+// network; not software) on `gpus` GPUs in `nodes` nodes over `hours`.
+double hardware_interruptions(std::int64_t gpus, std::int64_t nodes, double hours, bool gpu_parts_only) {
+  FailureRates hardware = *published_failure_rates("llama3-h100");
+  std::erase_if(hardware.components, [&](const ComponentFailureRate& c) {
+    return c.scope == FailureScope::job || (gpu_parts_only && c.scope != FailureScope::gpu);
+  });
+  return interruptions_per_hour(hardware, gpus, nodes) * hours;
+}
+
+TEST(GoodputJudges, OlderA100RunsFailMoreOftenThanLlama3sH100Rates) {
+  // OPT-175B (Zhang et al. 2022, §2.5): 992 A100s (124 nodes) over 2 months, hardware failures
+  // caused at least 35 manual restarts and an estimated 70+ automatic ones: >= 105.
+  const double opt = hardware_interruptions(992, 124, 60 * 24, false);
+  // BLOOM-176B (BigScience, tr11 README / ml-engineering): "a new cluster with about 400
+  // GPUs", 384 training, "on average 1-2 GPU failures a week".
+  const double bloom = hardware_interruptions(384, 48, 7 * 24, true);
+  std::printf("OPT-175B: %.1f hardware interruptions predicted, >= 105 published (%.2fx)\n", opt, opt / 105);
+  std::printf("BLOOM-176B: %.2f GPU failures a week predicted, 1-2 published (%.2fx of 1.5)\n", bloom, bloom / 1.5);
+  // the documented miss (README, "Judges"): the H100-era rates under-predict both A100 runs,
+  // OPT by 4x, BLOOM by 2x; these bands keep the README's numbers true
+  EXPECT_GT(opt / 105, 0.15);
+  EXPECT_LT(opt / 105, 0.30);
+  EXPECT_GT(bloom / 1.5, 0.45);
+  EXPECT_LT(bloom / 1.5, 0.65);
+}
+
+TEST(GoodputJudges, BloomLosesHalfAnIntervalPerCrash) {
+  // BLOOM saved a checkpoint every 3 h (100 iterations) and "on average we would lose 1.5h of
+  // training on hardware crash": the lost-work term of a synchronous checkpoint
+  GoodputInputs in;
+  in.failure_rate_per_s = 1.5 / (7 * 86400);
+  in.async_checkpoint = false;
+  in.checkpoint_blocking_s = in.checkpoint_write_s = 60;  // a minute's stall, small beside 3 h
+  in.interval_s = 3 * 3600;
+  in.step_s = 108;  // 100 iterations in 3 h
+  const GoodputPrediction g = predict_goodput(in);
+  EXPECT_EQ(g.interval_steps, 100);
+  EXPECT_NEAR(g.lost_work_s / 3600, 1.5, 0.15 * 1.5);
+}
+
+}  // namespace
+}  // namespace twinsim
