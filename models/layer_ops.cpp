@@ -41,10 +41,11 @@ struct LayerShape {
   double imbalance = 1.0;    // MoE: the busiest expert's tokens over the mean
   std::int64_t sp = 1;       // divisor of tensors outside the TP region: t with SP, else 1
   std::int64_t e = 2;        // bytes per activation element
-  int tp = 1, cp = 1, ep = 1;
+  int tp = 1, cp = 1, ep = 1, etp = 1;
   bool dropout = false;
   bool flash = true;
   Recompute recompute = Recompute::none;
+  PlanKnobs knobs;  // the plan's recompute_modules: PlanKnobs::recomputes
   std::string_view norm_kernel = kernel_names::kLayerNorm;
 
   std::int64_t act(std::int64_t elements) const { return checked_mul(elements, e); }
@@ -74,9 +75,11 @@ LayerShape make_shape(const ModelSpec& m, std::int64_t layer, const Plan& p, con
   s.tp = p.tp;
   s.cp = p.cp;
   s.ep = p.ep;
+  s.etp = p.etp();
   s.dropout = m.dropout > 0;
   s.flash = p.flash_attention;
   s.recompute = p.recompute;
+  s.knobs = p;
   s.norm_kernel = norm_kernel_name(m);
   return s;
 }
@@ -180,6 +183,8 @@ LayerOp core_attention(const LayerShape& s) {
   // own s/cp tokens, then non-causal ones against the other ranks' chunks, of as many FLOPs
   // each): priced at the causal kernel's rate for s/cp keys, shorter calls running slower.
   op.kernel_kv_len = s.kv_len / s.cp;
+  // selective recomputation's default module (Korthikanti §4.2.3); full recomputes all anyway
+  const bool again = s.recompute == Recompute::full || s.knobs.recomputes(RecomputeModule::core_attn);
   op.fwd_flops = 2.0 * static_cast<double>(s.tokens) * s.kv_len * (s.q_cols + s.o_cols);
   op.dgrad_flops = 2 * op.fwd_flops;
   const std::int64_t q = s.act(s.tokens * s.q_cols), k = s.act(s.tokens * s.k_cols), v = s.act(s.tokens * s.v_cols);
@@ -192,7 +197,7 @@ LayerOp core_attention(const LayerShape& s) {
     // its dropout mask is regenerated from the RNG state (Dao et al. 2022, §3.1).
     const std::int64_t lse = checked_mul(s.heads * s.tokens, 4);
     op.fwd_bytes = q + k + v + out + lse;
-    if (s.recompute == Recompute::none) keep(op, "logsumexp", lse);
+    if (!again) keep(op, "logsumexp", lse);
   } else {
     const std::int64_t scores = checked_mul(s.heads * s.tokens, s.kv_len);  // elements
     const std::int64_t mask = s.dropout ? scores : 0;
@@ -201,13 +206,13 @@ LayerOp core_attention(const LayerShape& s) {
     op.fwd_bytes = q + k + 4 * s.act(scores) + (s.dropout ? 2 * s.act(scores) + mask : 0) + v + out;
     // Korthikanti §4.1: softmax output 2as^2b, dropout mask as^2b, dropout output 2as^2b;
     // selective recomputation drops exactly these (§4.2.3).
-    if (s.recompute == Recompute::none) {
+    if (!again) {
       keep(op, "softmax_out", s.act(scores));
       keep(op, "dropout_mask", mask);
       keep(op, "dropout_out", s.dropout ? s.act(scores) : 0);
     }
   }
-  op.recomputed = s.recompute != Recompute::none;
+  op.recomputed = again;
   return op;
 }
 
@@ -304,36 +309,105 @@ void add_dense_mlp(std::vector<LayerOp>& ops, const ModelSpec& m, const LayerSha
   add_ffn(ops, op_names::ffn_op_names(op_names::Ffn::dense, swiglu), s, s.tokens, 1, m.ffn_hidden / s.tp, swiglu, s.residual_stream());
 }
 
+// Whether an MoE layer's tokens reach the experts through Megatron-core's alltoall dispatcher
+// from the sequence-split stream (each rank routes its own tokens; no tensor-parallel gather
+// before the experts), or through the TP region like a dense MLP: every TP rank holding every
+// token (TP without SP, where expert_tp = tp and ep = 1: scenario/validate.cpp).
+bool moe_dispatches_own_tokens(const LayerShape& s) { return s.tp == 1 || s.sp > 1; }
+
 // Mixture of experts: a router, tokens dispatched to top_k of E experts (all-to-all over
 // EP), each GPU running its E/ep experts on on average tokens*top_k*ep/E tokens each
-// (Lepikhin et al. 2021, GShard §2; Megatron-core MoE), experts sharded by TP like the
-// dense FFN, plus shared experts every token visits (Dai et al. 2024, DeepSeekMoE §3).
+// (Lepikhin et al. 2021, GShard §2; Megatron-core MoE), plus shared experts every token
+// visits (Dai et al. 2024, DeepSeekMoE §3) that follow the dense TP. Megatron-core's alltoall
+// dispatcher (token_dispatcher.py, MoEAlltoAllTokenDispatcher): each rank routes its own
+// tokens, sends them over EP, then all-gathers them over the experts' TP group (expert_tp
+// ranks, each holding 1/expert_tp of every local expert's columns), and in reverse reduce-
+// scatters the partial outputs over that group before the combine's all-to-all.
 void add_moe(std::vector<LayerOp>& ops, const ModelSpec& m, const LayerShape& s) {
   const MoeSpec& moe = *m.moe;
   const bool swiglu = m.gated();
-  LayerOp router = gemm(op_names::kMoeRouter, s.tokens / s.sp, moe.experts, s.h, 1, s);
+  const std::int64_t own_tokens = s.tokens / s.sp;  // the sequence-split tokens this rank routes
+  LayerOp router = gemm(op_names::kMoeRouter, own_tokens, moe.experts, s.h, 1, s);
   keep(router, "input", s.residual_stream());  // the norm output, shared with the experts
-  keep(router, "probs", checked_mul(s.tokens / s.sp * moe.experts, 4));  // fp32 softmax
+  keep(router, "probs", checked_mul(own_tokens * moe.experts, 4));  // fp32 softmax
   ops.push_back(router);
+  const bool own = moe_dispatches_own_tokens(s);
+  const int gathered = own ? s.etp : 1;  // TP-entered tokens are already on every TP rank
   // the busiest GPU's routed tokens: the mean x the imbalance, which sets the layer's pace
-  const std::int64_t routed =
-      static_cast<std::int64_t>(std::ceil(static_cast<double>(checked_mul(s.tokens, moe.top_k)) * s.imbalance));
-  const std::int64_t a2a = s.act(checked_mul(routed, s.h));
+  const auto busiest = [&](std::int64_t tokens) {
+    return static_cast<std::int64_t>(std::ceil(static_cast<double>(checked_mul(tokens, moe.top_k)) * s.imbalance));
+  };
+  const std::int64_t sent = s.act(checked_mul(busiest(own ? own_tokens : s.tokens), s.h));  // over EP
+  const std::int64_t routed = busiest(checked_mul(own ? own_tokens : s.tokens, gathered));  // the experts' rows
+  const std::int64_t rows = s.act(checked_mul(routed, s.h));
   if (s.ep > 1)
     ops.push_back(collective(op_names::kMoeDispatch, CollectiveKind::all_to_all, CollectiveKind::all_to_all,
-                             CommGroup::ep, a2a));
-  add_ffn(ops, op_names::ffn_op_names(op_names::Ffn::routed_experts, swiglu), s, routed, moe.experts / s.ep, moe.expert_ffn_hidden / s.tp,
-          swiglu, a2a);
+                             CommGroup::ep, sent));
+  if (gathered > 1)
+    ops.push_back(collective(op_names::kMoeEtpGather, CollectiveKind::all_gather, CollectiveKind::reduce_scatter,
+                             CommGroup::etp, rows));
+  add_ffn(ops, op_names::ffn_op_names(op_names::Ffn::routed_experts, swiglu), s, routed, moe.experts / s.ep,
+          moe.expert_ffn_hidden / s.etp, swiglu, rows);
   // the combine weights each expert's output rows by their router probability, so its
   // backward needs the rows (Megatron-core moe_utils.unpermute saves them for the probs'
   // grad; the executor's moe_block.cpp too)
-  keep(ops.back(), "output", a2a);
+  keep(ops.back(), "output", rows);
+  if (gathered > 1)
+    ops.push_back(collective(op_names::kMoeEtpScatter, CollectiveKind::reduce_scatter, CollectiveKind::all_gather,
+                             CommGroup::etp, rows));
   if (s.ep > 1)
     ops.push_back(collective(op_names::kMoeCombine, CollectiveKind::all_to_all, CollectiveKind::all_to_all,
-                             CommGroup::ep, a2a));
+                             CommGroup::ep, sent));
   if (moe.shared_experts > 0)  // input: the norm output the router already keeps
     add_ffn(ops, op_names::ffn_op_names(op_names::Ffn::shared_experts, swiglu), s, s.tokens, 1,
             moe.shared_experts * moe.shared_width() / s.tp, swiglu, 0);
+}
+
+LayerOp* find_op(std::vector<LayerOp>& ops, std::string_view name) {
+  for (LayerOp& op : ops)
+    if (op.name == name) return &op;
+  return nullptr;
+}
+
+void drop_saved(LayerOp* op, std::string_view tensor) {
+  if (!op) return;
+  std::erase_if(op->saved, [&](const SavedTensor& t) { return t.name == tensor; });
+}
+
+void run_again(std::vector<LayerOp>& ops, std::initializer_list<std::string_view> names) {
+  for (std::string_view name : names)
+    if (LayerOp* op = find_op(ops, name)) op->recomputed = true;
+}
+
+// Megatron-core's output-discarding recomputation of plan.recompute_modules (transformer_config
+// recompute_modules; CheckpointWithoutOutput): a module's output is freed once its consumer has
+// used it and recomputed in the backward from the module's input, which stays saved.
+// layernorm: both norms' outputs (the first GEMMs' inputs: QKV or MLA's down-projections, the
+// router's or the dense MLP's); moe_act: the experts' activation output (their down GEMM's
+// input); mla_up_proj: MLA's up-projections and RoPE, whose Q, K, V core attention no longer
+// keeps. mlp: the dense MLP checkpointed whole (standard checkpointing: only its input kept).
+void apply_recompute_modules(std::vector<LayerOp>& ops, const PlanKnobs& plan) {
+  using M = RecomputeModule;
+  if (plan.recomputes(M::layernorm)) {
+    run_again(ops, {op_names::kAttnNorm, op_names::kMlpNorm});
+    for (std::string_view consumer : {op_names::kAttnQkv, op_names::kAttnQDown, op_names::kAttnQ, op_names::kMoeRouter,
+                                      op_names::kMlpGateUp, op_names::kMlpFc1})
+      drop_saved(find_op(ops, consumer), "input");
+  }
+  if (plan.recomputes(M::moe_act)) {
+    run_again(ops, {op_names::kMoeExpertsAct});
+    drop_saved(find_op(ops, op_names::kMoeExpertsDown), "input");
+    drop_saved(find_op(ops, op_names::kMoeExpertsFc2), "input");
+  }
+  if (plan.recomputes(M::mla_up_proj) && find_op(ops, op_names::kAttnKvUp)) {
+    run_again(ops, {op_names::kAttnQUp, op_names::kAttnKvUp, op_names::kAttnRope});
+    for (std::string_view qkv : {"q", "k", "v"}) drop_saved(find_op(ops, op_names::kAttnCore), qkv);
+  }
+  if (plan.recomputes(M::mlp) && find_op(ops, op_names::kMlpAct)) {
+    run_again(ops, {op_names::kMlpGateUp, op_names::kMlpFc1, op_names::kMlpAct, op_names::kMlpDown, op_names::kMlpFc2});
+    for (std::string_view name : {op_names::kMlpAct, op_names::kMlpDown, op_names::kMlpFc2})
+      if (LayerOp* op = find_op(ops, name)) op->saved.clear();
+  }
 }
 
 // Full recomputation keeps only the layer input (Korthikanti §4.2.3, Table 2: 2sbh,
@@ -395,16 +469,21 @@ std::vector<LayerOp> build_layer_ops(const ModelSpec& model, std::int64_t layer,
   ops.reserve(20);
   add_attention(ops, model, s);
   ops.push_back(norm(op_names::kMlpNorm, s));
-  add_tp_enter(ops, op_names::kMlpTpEnter, s);
-  if (model.is_moe_layer(layer))
+  // the TP region's gather and scatter: a dense MLP's, or an MoE layer's shared experts' (the
+  // routed experts get their tokens from the dispatcher where it routes each rank's own)
+  const bool moe = model.is_moe_layer(layer);
+  const bool tp_region = !moe || model.moe->shared_experts > 0 || !moe_dispatches_own_tokens(s);
+  if (tp_region) add_tp_enter(ops, op_names::kMlpTpEnter, s);
+  if (moe)
     add_moe(ops, model, s);
   else
     add_dense_mlp(ops, model, s);
-  add_tp_exit(ops, op_names::kMlpTpExit, s);
+  if (tp_region) add_tp_exit(ops, op_names::kMlpTpExit, s);
   if (model.sandwich_norm) ops.push_back(norm(op_names::kMlpPostNorm, s));
   ops.push_back(residual(op_names::kMlpResidual, s));
   if (s.recompute == Recompute::full) apply_full_recompute(ops);
   if (s.recompute == Recompute::selective_op) apply_op_checkpointing(ops, s);
+  if (s.recompute == Recompute::selective) apply_recompute_modules(ops, s.knobs);
   return ops;
 }
 

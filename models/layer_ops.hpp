@@ -32,7 +32,8 @@ namespace twinsim {
 
 enum class OpKind { gemm, attention, elementwise, norm, collective };
 enum class CollectiveKind { none, all_reduce, all_gather, reduce_scatter, all_to_all, ring_exchange };
-enum class CommGroup { tp, cp, ep };
+// etp: the routed experts' own tensor-parallel group (plan.expert_tp)
+enum class CommGroup { tp, cp, ep, etp };
 
 struct Collective {
   CollectiveKind kind = CollectiveKind::none;

@@ -57,6 +57,10 @@ inline constexpr const char* kMlpTpExit = "mlp.tp_exit";
 
 inline constexpr const char* kMoeCombine = "moe.combine";
 inline constexpr const char* kMoeDispatch = "moe.dispatch";
+// Megatron-core's alltoall dispatcher with expert tensor parallelism: the dispatched tokens
+// all-gathered over the experts' TP group, and the experts' partial outputs reduce-scattered
+inline constexpr const char* kMoeEtpGather = "moe.etp_gather";
+inline constexpr const char* kMoeEtpScatter = "moe.etp_scatter";
 inline constexpr const char* kMoeExperts = "moe.experts";
 inline constexpr const char* kMoeExpertsAct = "moe.experts.act";
 inline constexpr const char* kMoeExpertsDown = "moe.experts.down";

@@ -12,6 +12,12 @@ namespace twinsim {
 // it (parallelize_llama.py _apply_ac_to_transformer_block: every matmul's output saved but
 // every second one, and the attention's; all else recomputed; models/layer_ops.cpp).
 enum class Recompute { none, selective, full, selective_op };
+// Megatron-core's --recompute-modules (with --recompute-granularity selective; its default
+// [core_attn] is plan.recompute: selective alone): the submodules whose outputs the forward
+// discards and the backward recomputes (megatron/core/transformer/transformer_config.py,
+// recompute_modules; Megatron-core MoE README, "Checkpointing"). moe and shared_experts are
+// Megatron's too, refused as not modelled (scenario/validate.cpp).
+enum class RecomputeModule { core_attn, moe_act, layernorm, mla_up_proj, mlp, moe, shared_experts };
 enum class Schedule { gpipe, one_f_one_b, interleaved };
 // Data-parallel gradient compression (ZeRO 0-2): block-quantised int8 or int4 on the wire,
 // or the largest gradient_topk_ratio of the values with their indices (top-k sparsification,
@@ -34,9 +40,17 @@ struct PlanKnobs {
   int dp = 1;  // after loading, always resolved (the scenario may leave it out)
   int cp = 1;
   int ep = 1;
+  // The routed experts' own tensor parallelism (Megatron-core's expert_tensor_parallel_size,
+  // --expert-tensor-parallel-size); 0: the attention's, plan.tp (Megatron's default). With
+  // MoE parallel folding the experts' EP x ETP groups are laid over the stage's tp x cp x dp
+  // ranks on their own (Liu et al. 2025, arXiv:2504.14960; parallel_state's expert
+  // RankGenerator, order tp-ep-dp-pp): read it through etp()
+  int expert_tp = 0;
   bool sequence_parallel = false;
   int zero = 0;
   Recompute recompute = Recompute::none;
+  // plan.recompute_modules: a bit per RecomputeModule; 0: Megatron's default, core_attn alone
+  std::uint32_t recompute_modules = 0;
   Schedule schedule = Schedule::one_f_one_b;
   int virtual_stages = 1;
   bool overlap_grad_reduce = true;
@@ -94,9 +108,21 @@ struct PlanKnobs {
   // parallel_state.get_data_parallel_group(with_context_parallel=True), which its DDP and
   // distributed optimizer use). ZeRO shards over it.
   std::int64_t dp_group_size() const { return static_cast<std::int64_t>(dp) * cp; }
-  // ... and for the routed experts, which EP splits over that group: the ranks that hold the
-  // same experts (Megatron-core's expert-data-parallel group, dp x cp / ep).
-  std::int64_t expert_dp_group_size() const { return std::max<std::int64_t>(1, dp_group_size() / ep); }
+  // Whether selective recomputation discards `module`'s outputs and recomputes them in the
+  // backward (full recomputation recomputes everything: asked apart).
+  bool recomputes(RecomputeModule module) const {
+    if (recompute != Recompute::selective) return false;
+    if (recompute_modules == 0) return module == RecomputeModule::core_attn;
+    return (recompute_modules >> static_cast<int>(module)) & 1u;
+  }
+  // The routed experts' tensor-parallel degree: plan.expert_tp, or plan.tp where it is 0.
+  int etp() const { return expert_tp > 0 ? expert_tp : tp; }
+  // ... and for the routed experts, which EP x ETP splits over the stage's tp x cp x dp ranks:
+  // the ranks that hold the same experts (Megatron-core's expert-data-parallel group,
+  // parallel_state: world / (etp x ep x pp); dp x cp / ep where etp = tp).
+  std::int64_t expert_dp_group_size() const {
+    return std::max<std::int64_t>(1, static_cast<std::int64_t>(tp) * dp_group_size() / (static_cast<std::int64_t>(ep) * etp()));
+  }
   // What ZeRO's stage splits over the data-parallel ranks (Rajbhandari et al. 2020, §5):
   // stage 1 the optimizer states, 2 also the gradients, 3 also the parameters.
   bool shards_optimizer() const { return zero >= 1; }
@@ -111,6 +137,9 @@ struct Plan : PlanKnobs {
 // Each choice knob's values, in the order scenario files list them (names: to_string).
 inline constexpr Recompute kRecomputePolicies[] = {Recompute::none, Recompute::selective, Recompute::full,
                                                    Recompute::selective_op};
+inline constexpr RecomputeModule kRecomputeModules[] = {
+    RecomputeModule::core_attn, RecomputeModule::moe_act, RecomputeModule::layernorm,     RecomputeModule::mla_up_proj,
+    RecomputeModule::mlp,       RecomputeModule::moe,     RecomputeModule::shared_experts};
 inline constexpr Schedule kSchedules[] = {Schedule::gpipe, Schedule::one_f_one_b, Schedule::interleaved};
 inline constexpr GradCompression kGradCompressions[] = {GradCompression::none, GradCompression::int8,
                                                         GradCompression::int4, GradCompression::topk,
@@ -130,6 +159,7 @@ int hpz_partition(const PlanKnobs& plan, int gpus_per_node);
 
 std::string_view to_string(Recompute r);
 std::string_view to_string(Schedule s);
+std::string_view to_string(RecomputeModule m);  // Megatron's spelling: "moe_act"
 std::string_view to_string(GradCompression c);
 // (a knob's enum names itself here: the reader and `--set` find its values through this)
 inline std::string_view to_string(OffloadDevice d) { return d == OffloadDevice::nvme ? "nvme" : "cpu"; }

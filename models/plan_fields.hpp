@@ -6,6 +6,7 @@
 // a member in plan.hpp and a row here; then its rules (scenario/validate.cpp), its cost,
 // and the search space (sim/search/search_space.hpp) if the search varies it.
 #include <charconv>
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <type_traits>
@@ -53,6 +54,14 @@ struct RatioKnob {  // a real number in [min, max]; never searched
   std::string_view key;
   double PlanKnobs::*member;
   double fallback, min, max;
+  InSearch in_search = InSearch::no;
+};
+
+// plan.recompute_modules: a list of RecomputeModule names, a bit each; never searched.
+struct ModuleSetKnob {
+  std::string_view key;
+  std::uint32_t PlanKnobs::*member;
+  std::uint32_t fallback = 0;
   InSearch in_search = InSearch::no;
 };
 
@@ -105,11 +114,15 @@ void for_each_plan_knob(Visit&& visit) {
                     S::no));
   visit(RatioKnob{"gradient_topk_ratio", &K::gradient_topk_ratio, 0.01, 1e-6, 1});  // with topk only
   visit(IntKnob{"gradient_powersgd_rank", &K::gradient_powersgd_rank, 1, 1, 1024, S::no, "", false});  // powersgd only
+  // 0: plan.tp (Megatron's default); a searched plan prints it ("etp1") where it differs
+  visit(IntKnob{"expert_tp", &K::expert_tp, 0, 0, kMaxPlanDegree, S::late_setting, "etp", false});
+  visit(ModuleSetKnob{"recompute_modules", &K::recompute_modules});  // with recompute: selective
 }
 
 // The row kinds a searched plan can print (a number or a layer list never is searched).
 template <class Knob>
-inline constexpr bool kSearchable = !std::is_same_v<Knob, RatioKnob> && !std::is_same_v<Knob, LayerListKnob>;
+inline constexpr bool kSearchable = !std::is_same_v<Knob, RatioKnob> && !std::is_same_v<Knob, LayerListKnob> &&
+                                    !std::is_same_v<Knob, ModuleSetKnob>;
 
 // Calls visit(row) for the knobs a searched plan prints (in_search != no), in order.
 template <class Visit>
@@ -130,6 +143,13 @@ std::string knob_text(const ChoiceKnob<E>& k, const PlanKnobs& p) {
 inline std::string knob_text(const RatioKnob& k, const PlanKnobs& p) {
   char text[32];  // the shortest form that reads back as the same double
   return std::string(text, std::to_chars(text, text + sizeof text, p.*k.member).ptr);
+}
+
+inline std::string knob_text(const ModuleSetKnob& k, const PlanKnobs& p) {  // a YAML flow list
+  std::string text = "[";
+  for (RecomputeModule m : kRecomputeModules)
+    if ((p.*k.member >> static_cast<int>(m)) & 1u) text += (text.size() > 1 ? ", " : "") + std::string(to_string(m));
+  return text + "]";
 }
 
 // A knob's word in a plan's short form ("tp8", "sp", "1f1b"), or "" where it prints none.

@@ -1,8 +1,11 @@
 // The `plan:`, `training:` and `inference:` sections (SCENARIO.md).
+#include <algorithm>
+
 #include "models/plan_fields.hpp"
 #include "scenario/errors.hpp"
 #include "scenario/mapping_reader.hpp"
 #include "scenario/read_sections.hpp"
+#include "scenario/suggest.hpp"
 
 namespace twinsim {
 
@@ -37,6 +40,25 @@ void read_knob(MappingReader& r, const IntKnob& k, Plan& p) {
 void read_knob(MappingReader& r, const BoolKnob& k, Plan& p) { p.*k.member = r.boolean(std::string(k.key), k.fallback); }
 void read_knob(MappingReader& r, const RatioKnob& k, Plan& p) {
   p.*k.member = r.number(std::string(k.key), k.fallback, k.min, k.max);
+}
+void read_knob(MappingReader& r, const ModuleSetKnob& k, Plan& p) {
+  const std::string key = r.key_path(std::string(k.key));
+  std::vector<std::string> names;
+  std::string choices;
+  for (RecomputeModule m : kRecomputeModules) {
+    names.emplace_back(to_string(m));
+    choices += (choices.empty() ? "" : " | ") + names.back();
+  }
+  const YAML::Node list = r.child(std::string(k.key));
+  if (!list.IsDefined() || list.IsNull()) return;
+  if (!list.IsSequence()) throw ScenarioError(key, "", "must be a list of " + choices);
+  for (std::size_t i = 0; i < list.size(); ++i) {
+    const std::string item = key + "[" + std::to_string(i) + "]";
+    const std::string name = list[i].IsScalar() ? list[i].Scalar() : "";
+    const auto at = std::find(names.begin(), names.end(), name);
+    if (at == names.end()) throw ScenarioError(item, name, "is not one of " + choices + did_you_mean(name, names));
+    p.*k.member |= 1u << static_cast<int>(kRecomputeModules[at - names.begin()]);
+  }
 }
 void read_knob(MappingReader& r, const LayerListKnob& k, Plan& p) {
   for (std::int64_t n : r.integer_list(std::string(k.key), k.min, k.max)) (p.*k.member).push_back(static_cast<int>(n));

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "hardware/clock_spread.hpp"
+#include "models/plan_fields.hpp"
 #include "scenario/errors.hpp"
 
 namespace twinsim {
@@ -133,7 +134,7 @@ void resolve_world(Scenario& s) {
 // `model_key` names the model in messages ("model", or a draft model's key), `tp_key` the
 // degree ("plan.tp", or a prefill pool's).
 void validate_tensor_parallel(const ModelSpec& m, int tp, bool training, const std::string& model_key,
-                              const std::string& tp_key = "plan.tp") {
+                              const std::string& tp_key = "plan.tp", bool experts_follow_tp = true) {
   require_divides(tp_key, tp, model_key + ".heads", m.heads);
   // Megatron splits query groups over TP ranks; serving engines replicate KV heads instead
   if (training) {
@@ -143,7 +144,7 @@ void validate_tensor_parallel(const ModelSpec& m, int tp, bool training, const s
                         "neither divides nor is a multiple of " + kv(model_key + ".kv_heads", m.kv_heads));
   }
   require_divides(tp_key, tp, model_key + ".ffn_hidden", m.ffn_hidden);
-  if (m.moe) require_divides(tp_key, tp, model_key + ".moe.expert_ffn_hidden", m.moe->expert_ffn_hidden);
+  if (m.moe && experts_follow_tp) require_divides(tp_key, tp, model_key + ".moe.expert_ffn_hidden", m.moe->expert_ffn_hidden);
 }
 
 // The draft model runs beside the served one on the same GPUs, split over the same TP
@@ -211,13 +212,48 @@ void resolve_stages(Scenario& s) {
                               std::to_string(i) + " (every virtual stage needs a layer)");
 }
 
+// MoE parallel folding (Liu et al. 2025, arXiv:2504.14960; Megatron-core's parallel_state):
+// the experts' own groups, expert_tp ranks of expert tensor parallelism inside ep ranks of
+// expert parallelism, tile each pipeline stage's tp x cp x dp ranks apart from attention's
+// groups (initialize_model_parallel: world size % (expert_tp x ep x pp) == 0).
+void validate_expert_layout(const Scenario& s) {
+  const ModelSpec& m = s.model;
+  const Plan& p = s.plan;
+  const int etp = p.etp();
+  const std::string etp_key = p.expert_tp > 0 ? "plan.expert_tp" : "plan.tp";
+  if (p.expert_tp > 0 && !m.moe)
+    throw ScenarioError("plan.expert_tp", std::to_string(p.expert_tp), "needs a mixture-of-experts model (model.moe)");
+  if (m.moe) require_divides(etp_key, etp, "model.moe.expert_ffn_hidden", m.moe->expert_ffn_hidden);
+  const std::int64_t stage_ranks = static_cast<std::int64_t>(p.tp) * p.cp * p.dp;
+  if (stage_ranks % (static_cast<std::int64_t>(p.ep) * etp) != 0)
+    throw ScenarioError("plan.ep", std::to_string(p.ep),
+                        "times " + kv(etp_key, etp) + " does not divide the stage's " +
+                            kv("plan.tp*plan.cp*plan.dp", stage_ranks) +
+                            " ranks (Megatron-core lays the experts' EP x ETP groups over them)");
+  // Megatron-core's MoE README ("Parallelism"): expert and tensor parallelism together need
+  // sequence parallelism; the experts' own TP reads the sequence-split tokens as well
+  const bool folded_tp = p.etp() != p.tp || p.ep > 1;
+  if (m.moe && p.tp > 1 && folded_tp && !p.sequence_parallel)
+    throw ScenarioError("plan.sequence_parallel", "false",
+                        "must be true with " + kv("plan.tp", p.tp) + " and " +
+                            (p.ep > 1 ? kv("plan.ep", p.ep) : kv("plan.expert_tp", etp)) +
+                            " (Megatron-core's MoE needs sequence parallelism with expert and tensor parallelism)");
+}
+
 void validate_parallel_degrees(const Scenario& s) {
   const ModelSpec& m = s.model;
   const Plan& p = s.plan;
   if (p.ep > 1 && !m.moe)
     throw ScenarioError("plan.ep", std::to_string(p.ep), "needs a mixture-of-experts model (model.moe)");
   if (m.moe) require_divides("plan.ep", p.ep, "model.moe.experts", m.moe->experts);
-  require_divides("plan.ep", p.ep, "plan.dp*plan.cp", static_cast<std::int64_t>(p.dp) * p.cp);
+  if (s.inference) {  // serving's experts spread over replicas (sim/inference/iteration_ops.cpp)
+    if (p.expert_tp > 0 && p.expert_tp != p.tp)
+      throw ScenarioError("plan.expert_tp", std::to_string(p.expert_tp),
+                          "applies to training (serving's experts follow " + kv("plan.tp", p.tp) + ")");
+    require_divides("plan.ep", p.ep, "plan.dp*plan.cp", static_cast<std::int64_t>(p.dp) * p.cp);
+    return;
+  }
+  validate_expert_layout(s);
 }
 
 // ZeRO++ hpZ: a secondary partition over zero_hpz_partition_size data-parallel ranks of one
@@ -271,10 +307,31 @@ void require_weight_offload_scope(const Scenario& s) {
   if (p.offload_device == OffloadDevice::nvme) require_nvme_drives(s);
 }
 
+// plan.recompute_modules: Megatron-core reads --recompute-modules with --recompute-granularity
+// selective only; moe and shared_experts (standard checkpointing of the whole MoE layer or of
+// the shared experts, their all-to-alls run again) are Megatron's but not modelled here.
+void validate_recompute_modules(const Scenario& s) {
+  const Plan& p = s.plan;
+  if (p.recompute_modules == 0) return;
+  const std::string key = "plan.recompute_modules";
+  const std::string value = knob_text(ModuleSetKnob{"recompute_modules", &PlanKnobs::recompute_modules}, p);
+  if (p.recompute != Recompute::selective)
+    throw ScenarioError(key, value, "needs plan.recompute: selective (Megatron's --recompute-granularity selective)");
+  for (RecomputeModule m : {RecomputeModule::moe, RecomputeModule::shared_experts})
+    if (p.recomputes(m))
+      throw ScenarioError(key, value, std::string("lists ") + std::string(to_string(m)) + ", which is not modelled "
+                                      "(core_attn, moe_act, layernorm, mla_up_proj and mlp are)");
+  if (p.recomputes(RecomputeModule::moe_act) && !s.model.moe)
+    throw ScenarioError(key, value, "lists moe_act, which needs a mixture-of-experts model (model.moe)");
+  if (p.recomputes(RecomputeModule::mla_up_proj) && !s.model.mla)
+    throw ScenarioError(key, value, "lists mla_up_proj, which needs latent attention (model.mla)");
+}
+
 void validate_training(const Scenario& s) {
   const TrainingWorkload& t = *s.training;
   const Plan& p = s.plan;
   const ModelSpec& m = s.model;
+  validate_recompute_modules(s);
   if (p.offload_optimizer && !s.cluster.host.described())
     throw ScenarioError("plan.offload_optimizer", "true",
                         "needs cluster.host (the PCIe link and CPU memory of the node: h2d_GBps, d2h_GBps, "
@@ -389,6 +446,7 @@ void validate_inference(const Scenario& s) {
     throw ScenarioError("plan.gradient_compression", std::string(to_string(s.plan.gradient_compression)),
                         "applies to training (an inference run reduces no gradients)");
   if (s.plan.zero != 0) throw ScenarioError("plan.zero", std::to_string(s.plan.zero), "applies to training only");
+  if (s.plan.recompute_modules != 0) throw ScenarioError("plan.recompute_modules", "", "applies to training only");
   if (s.plan.cp != 1) throw ScenarioError("plan.cp", std::to_string(s.plan.cp), "applies to training only");
   if (w.weight_dtype == Dtype::fp8) require_fp8_gemm_curve(s.cluster.gpu, "inference.weight_dtype");
   if (s.model.position == Position::learned && w.prompt_len + w.output_len > s.model.max_seq_len)
@@ -465,7 +523,7 @@ void validate_counts(const Scenario& s) {
 void resolve_and_validate(Scenario& s) {
   validate_counts(s);
   resolve_world(s);
-  validate_tensor_parallel(s.model, s.plan.tp, s.is_training(), "model");
+  validate_tensor_parallel(s.model, s.plan.tp, s.is_training(), "model", "plan.tp", s.plan.etp() == s.plan.tp);
   resolve_stages(s);
   validate_parallel_degrees(s);
   if (s.training) validate_training(s);

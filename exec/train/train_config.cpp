@@ -10,6 +10,15 @@ void validate(const TrainConfig& c) {
   if (c.plan.cp != 1) throw std::invalid_argument("plan.cp=" + std::to_string(c.plan.cp) + ": the executor has no context parallelism yet");
   if (c.plan.ep != 1 && !c.model.moe)
     throw std::invalid_argument("plan.ep=" + std::to_string(c.plan.ep) + ": expert parallelism needs a model with experts (model.moe)");
+  // the executor's experts are split over plan.tp and its EP groups lie inside the data-parallel
+  // group (the layout before MoE parallel folding); the simulator prices the folded ones
+  if (c.plan.etp() != c.plan.tp)
+    throw std::invalid_argument("plan.expert_tp=" + std::to_string(c.plan.expert_tp) +
+                                ": the executor splits the experts over plan.tp=" + std::to_string(c.plan.tp));
+  if ((static_cast<std::int64_t>(c.plan.dp) * c.plan.cp) % c.plan.ep != 0)
+    throw std::invalid_argument("plan.ep=" + std::to_string(c.plan.ep) +
+                                ": the executor's expert-parallel groups lie inside the data-parallel group "
+                                "(plan.ep must divide plan.dp*plan.cp)");
   // PowerSGD factors a block's matrices whole; under EP a layer's experts are reduced apart
   if (c.plan.ep != 1 && c.plan.gradient_compression == GradCompression::powersgd)
     throw std::invalid_argument("plan.ep=" + std::to_string(c.plan.ep) +

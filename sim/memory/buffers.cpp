@@ -18,7 +18,8 @@ std::int64_t workspace_bytes(const Plan& plan) {
   constexpr std::int64_t cublas = 32 * MiB;
   constexpr std::int64_t nccl_per_communicator = 16 * 4 * MiB;
   int communicators = 0;
-  for (std::int64_t group : {plan.tp, plan.cp, plan.pp, plan.dp * plan.cp, plan.ep})
+  const int expert_tp = plan.etp() != plan.tp ? plan.etp() : 1;  // a communicator of its own
+  for (std::int64_t group : {plan.tp, plan.cp, plan.pp, plan.dp * plan.cp, plan.ep, expert_tp})
     if (group > 1) ++communicators;
   return cublas + communicators * nccl_per_communicator;
 }

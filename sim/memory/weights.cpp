@@ -84,7 +84,8 @@ StageParams layer_params_on_gpu(const ModelSpec& m, const Plan& plan, bool moe_l
   p.dense += checked_mul(m.hidden, e.experts) + (e.router_bias ? e.experts : 0);  // router, replicated
   add(p, times(ffn_on_gpu(m, e.shared_width() / plan.tp), e.shared_experts));
   if (e.shared_experts > 0 && e.shared_expert_gate) p.dense += m.hidden;  // replicated [h -> 1]
-  const StageParams one_expert = ffn_on_gpu(m, e.expert_ffn_hidden / plan.tp);
+  // each routed expert's columns split over the experts' own TP group (plan.expert_tp)
+  const StageParams one_expert = ffn_on_gpu(m, e.expert_ffn_hidden / plan.etp());
   const std::int64_t local_experts = e.experts / plan.ep;
   p.expert = checked_mul(one_expert.dense, local_experts);
   p.matrices = checked_add(p.matrices, checked_mul(one_expert.matrices, local_experts));
@@ -156,10 +157,10 @@ WeightMemory training_weight_memory(const ModelSpec& model, const Plan& plan, co
   const StageParams p = stage_params(model, plan, stage);
   const BytesPerParam bytes = training_bytes_per_param(training.precision, training.optimizer, stack);
   // Megatron reduces gradients and shards the distributed optimizer over the data-parallel
-  // group including CP ranks; experts over the expert-data-parallel group dp*cp/ep.
-  const std::int64_t dp_cp = static_cast<std::int64_t>(plan.dp) * plan.cp;
-  WeightMemory w = zero_sharded(p.dense, bytes, plan.zero, dp_cp);
-  const WeightMemory e = zero_sharded(p.expert, bytes, plan.zero, std::max<std::int64_t>(1, dp_cp / plan.ep));
+  // group including CP ranks; experts over the expert-data-parallel group, tp*cp*dp/(ep*expert_tp)
+  // (PlanKnobs::expert_dp_group_size; dp*cp/ep without folding).
+  WeightMemory w = zero_sharded(p.dense, bytes, plan.zero, plan.dp_group_size());
+  const WeightMemory e = zero_sharded(p.expert, bytes, plan.zero, plan.expert_dp_group_size());
   w.params += e.params;
   w.grads += e.grads;
   w.optimizer += e.optimizer;

@@ -21,6 +21,8 @@ void keep_scenario_settings(PlanKnobs& plan, const PlanKnobs& scenario, int gpus
   }
   plan.zero_hpz_partition_size = scenario.zero_hpz_partition_size;  // hpz_partition reads the asked size
   plan.zero_hpz_partition_size = hpz_partition(plan, gpus_per_node);
+  // Megatron's module list goes with selective recomputation (its --recompute-granularity)
+  plan.recompute_modules = plan.recompute == Recompute::selective ? scenario.recompute_modules : 0;
   // activation offload where Megatron-core allows it: one stage, no recomputation
   plan.offload_activations_layers =
       plan.pp == 1 && plan.recompute == Recompute::none ? scenario.offload_activations_layers : 0;

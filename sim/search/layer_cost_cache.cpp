@@ -51,7 +51,7 @@ LayerCostCache::LayerCostCache(const Scenario& base, const std::vector<int>& tp_
   cp_slot_ = slots(cp_values, cps_);
   ep_slot_ = slots(ep_values, eps_);
   mbs_ = max_micro_batch;
-  const std::size_t n = static_cast<std::size_t>(tps_) * cps_ * eps_ * 2 * 2 * 3 * mbs_;
+  const std::size_t n = static_cast<std::size_t>(tps_) * tps_ * cps_ * eps_ * 2 * 2 * 3 * mbs_;  // tp, expert_tp, ...
   if (n > 50'000'000) throw std::invalid_argument("LayerCostCache: key space too large");
   prices_.resize(n);
   ready_.assign(n, 0);
@@ -60,6 +60,7 @@ LayerCostCache::LayerCostCache(const Scenario& base, const std::vector<int>& tp_
 std::size_t LayerCostCache::index(const Candidate& c) const {
   const int recompute = static_cast<int>(c.recompute);
   std::size_t i = static_cast<std::size_t>(slot(tp_slot_, c.tp, "tp"));
+  i = i * tps_ + static_cast<std::size_t>(slot(tp_slot_, c.etp(), "expert_tp"));  // drawn from the tp values
   i = i * cps_ + static_cast<std::size_t>(slot(cp_slot_, c.cp, "cp"));
   i = i * eps_ + static_cast<std::size_t>(slot(ep_slot_, c.ep, "ep"));
   i = i * 2 + (c.sequence_parallel ? 1 : 0);

@@ -35,7 +35,7 @@ class LayerCostCache {
   LayerCostCache(const Scenario& base, const std::vector<int>& tp_values, const std::vector<int>& cp_values,
                  const std::vector<int>& ep_values, int max_micro_batch);
 
-  // Prices for the candidate's (tp, cp, ep, sp, tp_comm_overlap, recompute, micro_batch); fills the entry
+  // Prices for the candidate's (tp, expert_tp, cp, ep, sp, tp_comm_overlap, recompute, micro_batch); fills the entry
   // on first use.
   const LayerPrices& get(const Candidate& c);
   std::size_t filled() const { return filled_; }

@@ -14,6 +14,12 @@ nlohmann::json knob_json(const IntKnob& k, const PlanKnobs& p) { return p.*k.mem
 nlohmann::json knob_json(const BoolKnob& k, const PlanKnobs& p) { return p.*k.member; }
 nlohmann::json knob_json(const RatioKnob& k, const PlanKnobs& p) { return p.*k.member; }
 nlohmann::json knob_json(const LayerListKnob& k, const Plan& p) { return p.*k.member; }
+nlohmann::json knob_json(const ModuleSetKnob& k, const PlanKnobs& p) {
+  nlohmann::json names = nlohmann::json::array();
+  for (RecomputeModule m : kRecomputeModules)
+    if ((p.*k.member >> static_cast<int>(m)) & 1u) names.push_back(std::string(to_string(m)));
+  return names;
+}
 template <class E>
 nlohmann::json knob_json(const ChoiceKnob<E>& k, const PlanKnobs& p) {
   return knob_text(k, p);

@@ -149,13 +149,21 @@ void for_each_candidate(const SearchSpace& sp, Visit&& visit) {
             for (int sp_on = 0; sp_on <= (tp > 1 ? 1 : 0); ++sp_on) {
               // sequence parallelism splits the (CP-local) sequence over TP ranks
               if (sp_on && (sp.seq_len / cp) % tp != 0) continue;
-              for (int ep : sp.experts_divisors) {
-                if ((static_cast<std::int64_t>(dp) * cp) % ep != 0) continue;
-                Candidate c{sp.scenario_plan, mb};
-                c.tp = tp, c.pp = pp, c.cp = cp, c.dp = dp, c.ep = ep;
-                c.sequence_parallel = sp_on == 1;
-                search_detail::for_each_schedule(sp, c, micro_batches, visit);
-              }
+              // the experts' TP: every tp value for an MoE model, else the attention's
+              const std::span<const int> expert_tps = sp.moe ? std::span<const int>(sp.tp) : std::span<const int>(&tp, 1);
+              for (int ep : sp.experts_divisors)
+                for (int etp : expert_tps) {
+                  // MoE parallel folding: the experts' ep x expert_tp groups tile the stage's
+                  // tp x cp x dp ranks; with TP, EP or an expert TP of its own needs SP
+                  // (scenario/validate.cpp validate_expert_layout)
+                  if ((static_cast<std::int64_t>(tp) * cp * dp) % (static_cast<std::int64_t>(ep) * etp) != 0) continue;
+                  if (sp.moe && tp > 1 && (ep > 1 || etp != tp) && sp_on == 0) continue;
+                  Candidate c{sp.scenario_plan, mb};
+                  c.tp = tp, c.pp = pp, c.cp = cp, c.dp = dp, c.ep = ep;
+                  c.expert_tp = etp == tp ? 0 : etp;  // 0: the experts follow plan.tp
+                  c.sequence_parallel = sp_on == 1;
+                  search_detail::for_each_schedule(sp, c, micro_batches, visit);
+                }
             }
           }
         }

@@ -61,9 +61,10 @@ std::optional<CollectiveOp> as_collective(CollectiveKind k) {
 double collective_s(const Scenario& s, const Collective& c, bool& extrapolated) {
   const auto op = as_collective(c.kind);
   if (!op || c.bytes == 0) return 0;
-  const ParallelGroup group = c.group == CommGroup::tp   ? ParallelGroup::tp
-                              : c.group == CommGroup::cp ? ParallelGroup::cp
-                                                         : ParallelGroup::ep;
+  const ParallelGroup group = c.group == CommGroup::tp    ? ParallelGroup::tp
+                              : c.group == CommGroup::cp  ? ParallelGroup::cp
+                              : c.group == CommGroup::etp ? ParallelGroup::etp
+                                                          : ParallelGroup::ep;
   const GroupLayout layout = group_layout(s.cluster, s.plan, group);
   double bytes = static_cast<double>(c.bytes);
   if (group == ParallelGroup::ep && *op == CollectiveOp::all_to_all && s.model.moe)
@@ -167,7 +168,7 @@ OpTime price_op_list(const Scenario& s, const LayerOp& op, Dtype gemm_dtype, dou
   if (op.kind == OpKind::collective) {
     t.category = op.fwd_comm.group == CommGroup::tp   ? TimeCategory::tp_comm
                  : op.fwd_comm.group == CommGroup::cp ? TimeCategory::cp_comm
-                                                      : TimeCategory::ep_comm;
+                                                      : TimeCategory::ep_comm;  // the dispatcher's, ETP's too
     t.fwd_s = collective_s(s, op.fwd_comm, t.extrapolated);
     t.dgrad_s = collective_s(s, op.bwd_comm, t.extrapolated);
     return t;

@@ -26,12 +26,14 @@ GroupLayout group_layout(const ClusterSpec& cluster, const Plan& plan, ParallelG
   switch (group) {
     case ParallelGroup::tp: return strided_group(gpn, plan.tp, 1);
     case ParallelGroup::cp: return strided_group(gpn, plan.cp, plan.tp);
-    // experts are split over data-parallel (and context-parallel) ranks, innermost first
-    case ParallelGroup::ep: return strided_group(gpn, plan.ep, plan.tp);
+    // the experts' groups, laid over the stage's ranks on their own (Megatron-core's expert
+    // RankGenerator, order tp-ep-dp-pp with expert_tp as its tp): expert TP innermost, then EP
+    case ParallelGroup::etp: return strided_group(gpn, plan.etp(), 1);
+    case ParallelGroup::ep: return strided_group(gpn, plan.ep, plan.etp());
     // the data-parallel group with its context-parallel ranks (PlanKnobs::dp_group_size)
     case ParallelGroup::dp: return strided_group(gpn, static_cast<int>(plan.dp_group_size()), plan.tp);
     case ParallelGroup::expert_dp:
-      return strided_group(gpn, static_cast<int>(plan.expert_dp_group_size()), static_cast<long>(plan.tp) * plan.ep);
+      return strided_group(gpn, static_cast<int>(plan.expert_dp_group_size()), static_cast<long>(plan.etp()) * plan.ep);
     case ParallelGroup::pp:
       return strided_group(gpn, plan.pp, static_cast<long>(plan.tp) * plan.cp * plan.dp);
   }

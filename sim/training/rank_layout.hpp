@@ -8,9 +8,10 @@
 
 namespace twinsim {
 
-// dp: the data-parallel group with the CP ranks (PlanKnobs::dp_group_size); expert_dp: the
-// ranks holding the same routed experts (PlanKnobs::expert_dp_group_size), ep x tp apart.
-enum class ParallelGroup { tp, cp, ep, dp, expert_dp, pp };
+// dp: the data-parallel group with the CP ranks (PlanKnobs::dp_group_size); etp: the routed
+// experts' tensor-parallel group (PlanKnobs::etp); expert_dp: the ranks holding the same
+// routed experts (PlanKnobs::expert_dp_group_size), ep x expert_tp apart.
+enum class ParallelGroup { tp, cp, ep, etp, dp, expert_dp, pp };
 
 // Size of the group and how many of its ranks share a node.
 GroupLayout group_layout(const ClusterSpec& cluster, const Plan& plan, ParallelGroup group);

@@ -74,9 +74,11 @@ bool shift_keeps_nodes(const Scenario& s, int k) {
   return true;
 }
 
-// Expert-parallel groups are blocks of ep consecutive (cp, dp) positions
-// (sim/training/step_ranks.cpp): the shift moves positions by cp * k.
-bool shift_keeps_expert_groups(const Plan& p, int k) { return (static_cast<std::int64_t>(p.cp) * k) % p.ep == 0; }
+// Expert-parallel groups are blocks of expert_tp x ep consecutive stage indices
+// (sim/training/step_ranks.cpp): the shift moves indices by tp * cp * k.
+bool shift_keeps_expert_groups(const Plan& p, int k) {
+  return (static_cast<std::int64_t>(p.tp) * p.cp * k) % (static_cast<std::int64_t>(p.etp()) * p.ep) == 0;
+}
 
 }  // namespace
 

@@ -101,12 +101,16 @@ class FullStage {
         for (int c = 0; c < p_.cp; ++c) dp.members.push_back(index(t, c, d));
       set_spans(dp, all);
     }
-    // expert-parallel groups: blocks of ep consecutive (cp, dp) positions with the same tp
-    // index (the symmetry keeps blocks whole: cp * replicas is a multiple of ep)
-    for (int t = 0; t < p_.tp; ++t)
-      for (int start = 0; start < p_.cp * replicas_; start += p_.ep) {
+    // expert-parallel groups, laid over the stage's indices on their own (MoE parallel
+    // folding; Megatron-core's expert RankGenerator, tp-ep-dp-pp with expert_tp as its tp):
+    // in each block of expert_tp x ep consecutive indices, the ep members with the same expert
+    // TP position, expert_tp apart (the symmetry keeps blocks whole: tp * cp * replicas is a
+    // multiple of expert_tp * ep; without folding, blocks of ep (cp, dp) positions, same tp)
+    const int etp = p_.etp(), block = etp * p_.ep;
+    for (int start = 0; start < p_.tp * p_.cp * replicas_; start += block)
+      for (int t = 0; t < etp; ++t) {
         RankGroup& ep = sr.ep.emplace_back();
-        for (int k = start; k < start + p_.ep; ++k) ep.members.push_back(t + p_.tp * k);
+        for (int k = 0; k < p_.ep; ++k) ep.members.push_back(start + t + etp * k);
         set_spans(ep, ep.members);
       }
     return sr;

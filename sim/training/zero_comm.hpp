@@ -41,7 +41,7 @@ LowRankShare powersgd_share(const ModelSpec& model, const Plan& plan);
 template <class Price>
 double over_dp_groups(const ClusterSpec& cluster, const Plan& plan, double dense, double expert, Price&& price) {
   const GroupLayout dp = group_layout(cluster, plan, ParallelGroup::dp);
-  if (plan.ep <= 1 || expert <= 0) return price(dp, dense + expert);
+  if ((plan.ep <= 1 && plan.etp() == plan.tp) || expert <= 0) return price(dp, dense + expert);
   const GroupLayout edp = group_layout(cluster, plan, ParallelGroup::expert_dp);
   return (dense > 0 ? price(dp, dense) : 0.0) + (edp.ranks > 1 ? price(edp, expert) : 0.0);
 }

@@ -48,7 +48,7 @@ TEST(PlanKnobs, EachKeyReadsIntoItsMember) {
           "overlap_param_gather: false, dp_bucket_size: 12, tp_comm_overlap: true, flash_attention: false, offload_optimizer: true, "
           "offload_params: true, offload_device: nvme, offload_activations_layers: 14, "
           "zero_quantized_weights: true, zero_quantized_gradients: true, zero_hpz_partition_size: 11, "
-          "gradient_compression: topk, gradient_topk_ratio: 0.25}";
+          "gradient_compression: topk, gradient_topk_ratio: 0.25, expert_tp: 3, recompute_modules: [layernorm, moe_act]}";
   const Plan p = read_plan(YAML::Load(yaml.str()), "plan");
   // each compression's own setting comes only with it: the rank is read in a plan of its own
   const Plan powersgd = read_plan(YAML::Load("{gradient_compression: powersgd, gradient_powersgd_rank: 13}"), "plan");
@@ -59,6 +59,9 @@ TEST(PlanKnobs, EachKeyReadsIntoItsMember) {
   });
   EXPECT_EQ(p.tp, 2);
   EXPECT_EQ(p.ep, 6);
+  EXPECT_EQ(p.expert_tp, 3);
+  EXPECT_EQ(p.recompute_modules, (1u << static_cast<int>(RecomputeModule::layernorm)) |
+                                     (1u << static_cast<int>(RecomputeModule::moe_act)));
   EXPECT_EQ(p.virtual_stages, 7);
   EXPECT_EQ(p.stage_layers, (std::vector<int>{8, 9, 10}));
   EXPECT_EQ(p.zero_hpz_partition_size, 11);
