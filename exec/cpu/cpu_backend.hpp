@@ -22,6 +22,7 @@ class CpuBackend final : public Backend {
   void synchronize() override {}
   void end_timed_op() override {}
   bool host_can_access_device() const override { return true; }
+  bool host_must_stage(const void*) const override { return false; }
 
  private:
   CpuKernels kernels_;

@@ -107,6 +107,7 @@ class StrictDeviceBackend final : public Backend {
   void synchronize() override;
   void end_timed_op() override { synchronize(); }
   bool host_can_access_device() const override { return false; }
+  bool host_must_stage(const void* p) const override { return is_device_memory(p); }
 
   // Enqueues a copy into pinned host memory (from make_host_allocator) and returns at once;
   // the host may read host_dst only after synchronize() (cudaMemcpyAsync's rule).

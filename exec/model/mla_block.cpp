@@ -219,9 +219,9 @@ Tensor MlaBlock::backward_t(const ModelContext& ctx, const T* dy, const T* x, Ml
   }
   // [t, latent] = [d c_KV | d k_R]: partial over the TP ranks' heads until summed below
   Tensor dlatent = Tensor::uninitialized_of<T>(kAct, static_cast<std::size_t>(t) * latent);
+  Tensor dkv = Tensor::uninitialized_of<T>(kAct, static_cast<std::size_t>(t) * hkv);
   {
     auto op = ctx.op(layer_, op_names::kAttnKvUp, Pass::bwd_dgrad);
-    Tensor dkv = Tensor::uninitialized_of<T>(kAct, static_cast<std::size_t>(t) * hkv);
     Tensor part = Tensor::uninitialized_of<T>(kAct, static_cast<std::size_t>(t) * heads() * nope());
     copy_out(dk.as<T>(), Columns{t, heads(), qk_dim(), 0, nope()}, part.as<T>());
     copy_in(part.as<T>(), Columns{t, heads(), nope() + v_dim(), 0, nope()}, dkv.as<T>());
@@ -231,24 +231,34 @@ Tensor MlaBlock::backward_t(const ModelContext& ctx, const T* dy, const T* x, Ml
     dv.release();
     Tensor dc = Tensor::uninitialized_of<T>(kAct, static_cast<std::size_t>(t) * kv_rank());
     ctx.kernels().linear_backward_input(dkv.as<T>(), p_.param<T>(kv_up_), dc.as<T>(), t, kv_rank(), hkv);
-    ctx.kernels().linear_backward_weight(dkv.as<T>(), s.kv_latent.as<T>(), p_.grad<T>(kv_up_), t, kv_rank(), hkv, true);
     copy_in(dc.as<T>(), Columns{t, 1, latent, 0, kv_rank()}, dlatent.as<T>());
     copy_in(dk_rope.as<T>(), Columns{t, 1, latent, kv_rank(), rope()}, dlatent.as<T>());
   }
+  {  // each weight gradient is its own op, as the simulator's op list prices it (models/layer_ops.cpp)
+    auto op = ctx.op(layer_, op_names::kAttnKvUp, Pass::bwd_wgrad);
+    ctx.kernels().linear_backward_weight(dkv.as<T>(), s.kv_latent.as<T>(), p_.grad<T>(kv_up_), t, kv_rank(), hkv, true);
+  }
+  dkv.release();
   dk_rope.release();
   s.kv_latent.release();
   Tensor dq_latent;
   if (q_rank() > 0) {
-    auto op = ctx.op(layer_, op_names::kAttnQUp, Pass::bwd_dgrad);
-    dq_latent = Tensor::uninitialized_of<T>(kAct, static_cast<std::size_t>(t) * q_rank());
-    ctx.kernels().linear_backward_input(dq.as<T>(), p_.param<T>(q_up_), dq_latent.as<T>(), t, q_rank(), hq);
+    {
+      auto op = ctx.op(layer_, op_names::kAttnQUp, Pass::bwd_dgrad);
+      dq_latent = Tensor::uninitialized_of<T>(kAct, static_cast<std::size_t>(t) * q_rank());
+      ctx.kernels().linear_backward_input(dq.as<T>(), p_.param<T>(q_up_), dq_latent.as<T>(), t, q_rank(), hq);
+    }
+    auto op = ctx.op(layer_, op_names::kAttnQUp, Pass::bwd_wgrad);
     ctx.kernels().linear_backward_weight(dq.as<T>(), s.q_latent.as<T>(), p_.grad<T>(q_up_), t, q_rank(), hq, true);
     s.q_latent.release();
   }
   Tensor dn = Tensor::zeros_of<T>(kAct, static_cast<std::size_t>(t) * h);
   if (q_rank() == 0) {  // W_Q is column-parallel: its input grad is partial, like the latents'
-    auto op = ctx.op(layer_, op_names::kAttnQ, Pass::bwd_dgrad);
-    ctx.kernels().linear_backward_input(dq.as<T>(), p_.param<T>(q_w_), dn.as<T>(), t, h, hq);
+    {
+      auto op = ctx.op(layer_, op_names::kAttnQ, Pass::bwd_dgrad);
+      ctx.kernels().linear_backward_input(dq.as<T>(), p_.param<T>(q_w_), dn.as<T>(), t, h, hq);
+    }
+    auto op = ctx.op(layer_, op_names::kAttnQ, Pass::bwd_wgrad);
     ctx.kernels().linear_backward_weight(dq.as<T>(), s.normed.as<T>(), p_.grad<T>(q_w_), t, h, hq, true);
   }
   dq.release();
@@ -264,8 +274,7 @@ Tensor MlaBlock::backward_t(const ModelContext& ctx, const T* dy, const T* x, Ml
     Tensor dc = Tensor::uninitialized_of<T>(kAct, static_cast<std::size_t>(t) * kv_rank()), dc_in = Tensor::uninitialized_of<T>(kAct, dc.size());
     copy_out(dlatent.as<T>(), Columns{t, 1, latent, 0, kv_rank()}, dc.as<T>());
     ctx.kernels().rmsnorm_backward(dc.as<T>(), s.kv_latent_in.as<T>(), p_.param<T>(kv_norm_), s.kv_rstd.data(),
-                                   dc_in.as<T>(),
-                        p_.grad<T>(kv_norm_), t, kv_rank(), true);
+                                   dc_in.as<T>(), p_.grad<T>(kv_norm_), t, kv_rank(), true);
     copy_in(dc_in.as<T>(), Columns{t, 1, latent, 0, kv_rank()}, dlatent.as<T>());
   }
   s.kv_latent_in.release();
@@ -273,6 +282,9 @@ Tensor MlaBlock::backward_t(const ModelContext& ctx, const T* dy, const T* x, Ml
     auto op = ctx.op(layer_, op_names::kAttnKvDown, Pass::bwd_dgrad);
     ctx.kernels().gemm_forward(dlatent.as<T>(), p_.param<T>(kv_down_), dn.as<T>(), t, h, latent, false, false, 1.0f,
                                1.0f);
+  }
+  {
+    auto op = ctx.op(layer_, op_names::kAttnKvDown, Pass::bwd_wgrad);
     ctx.kernels().linear_backward_weight(dlatent.as<T>(), n, p_.grad<T>(kv_down_), t, h, latent, true);
   }
   dlatent.release();
@@ -281,13 +293,16 @@ Tensor MlaBlock::backward_t(const ModelContext& ctx, const T* dy, const T* x, Ml
       auto op = ctx.op(layer_, op_names::kAttnQNorm, Pass::bwd_dgrad);
       Tensor d_in = Tensor::uninitialized_of<T>(kAct, dq_latent.size());
       ctx.kernels().rmsnorm_backward(dq_latent.as<T>(), s.q_latent_in.as<T>(), p_.param<T>(q_norm_), s.q_rstd.data(),
-                          d_in.as<T>(), p_.grad<T>(q_norm_), t, q_rank(), true);
+                                     d_in.as<T>(), p_.grad<T>(q_norm_), t, q_rank(), true);
       dq_latent = std::move(d_in);
     }
     s.q_latent_in.release();
-    auto op = ctx.op(layer_, op_names::kAttnQDown, Pass::bwd_dgrad);
-    ctx.kernels().gemm_forward(dq_latent.as<T>(), p_.param<T>(q_down_), dn.as<T>(), t, h, q_rank(), false, false,
-                               1.0f, 1.0f);
+    {
+      auto op = ctx.op(layer_, op_names::kAttnQDown, Pass::bwd_dgrad);
+      ctx.kernels().gemm_forward(dq_latent.as<T>(), p_.param<T>(q_down_), dn.as<T>(), t, h, q_rank(), false, false,
+                                 1.0f, 1.0f);
+    }
+    auto op = ctx.op(layer_, op_names::kAttnQDown, Pass::bwd_wgrad);
     ctx.kernels().linear_backward_weight(dq_latent.as<T>(), n, p_.grad<T>(q_down_), t, h, q_rank(), true);
   }
   dq_latent.release();

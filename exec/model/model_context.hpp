@@ -26,6 +26,8 @@ class OpScope {
   OpScope& operator=(const OpScope&) = delete;
 
  private:
+  Backend& device() const;
+
   Profiler* profiler_;
   Backend* backend_;
   std::string name_;

@@ -490,9 +490,11 @@ Tensor MoeBlock::backward_t(const ModelContext& ctx, const T* dy, const T* x, Mo
     auto op = ctx.op(layer_, op_names::kMlpTpEnter, Pass::bwd_dgrad);
     all_reduce_tp(ctx, dn.as<T>(), dn.size());
   }
-  {  // the router (replicated: its grad is added after the all-reduce, once)
+  // the router (replicated: its grad is added after the all-reduce, once); its weight
+  // gradient timed apart, as the simulator's op list prices it (models/layer_ops.cpp)
+  Tensor dlogits = Tensor::uninitialized_of<T>(kAct, static_cast<std::size_t>(t) * experts);
+  {
     auto op = ctx.op(layer_, op_names::kMoeRouter, Pass::bwd_dgrad);
-    Tensor dlogits = Tensor::uninitialized_of<T>(kAct, static_cast<std::size_t>(t) * experts);
     for (int i = 0; i < t; ++i) {  // softmax: dl = p (dp - <p, dp>)
       const float* p = s.probs.data() + static_cast<std::size_t>(i) * experts;
       const float* dp = dprobs.data() + static_cast<std::size_t>(i) * experts;
@@ -505,8 +507,12 @@ Tensor MoeBlock::backward_t(const ModelContext& ctx, const T* dy, const T* x, Mo
     s.probs.release();
     ctx.kernels().gemm_forward(dlogits.as<T>(), p_.param<T>(router_w_), dn.as<T>(), t, h, experts, false, false,
                                1.0f, 1.0f);
+  }
+  {
+    auto op = ctx.op(layer_, op_names::kMoeRouter, Pass::bwd_wgrad);
     ctx.kernels().linear_backward_weight(dlogits.as<T>(), n, p_.grad<T>(router_w_), t, h, experts, true);
   }
+  dlogits.release();
   s.normed.release();
   Tensor dx = Tensor::uninitialized_of<T>(kAct, static_cast<std::size_t>(t) * h);
   {

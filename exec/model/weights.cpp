@@ -3,6 +3,9 @@
 #include <algorithm>
 #include <cmath>
 #include <stdexcept>
+#include <vector>
+
+#include "exec/runtime/backend.hpp"
 
 namespace twinsim::exec {
 
@@ -147,9 +150,10 @@ ParamBlock::ParamBlock(std::string name, std::vector<ParamSpec> specs, int tp, i
 void ParamBlock::initialize(std::uint64_t seed) {
   for (const ParamSlot& slot : slots_) {
     const std::vector<float> shard = take_shard(full_initial_value(slot.spec, seed), slot.spec, tp_, tp_rank_);
-    with_storage(storage_, [&]<class T>() {
-      T* out = params.as<T>() + slot.offset;
-      for (std::size_t i = 0; i < shard.size(); ++i) out[i] = kernels::from_float<T>(shard[i]);
+    with_storage(storage_, [&]<class T>() {  // drawn on the host, copied to the device
+      std::vector<T> stored(shard.size());
+      for (std::size_t i = 0; i < shard.size(); ++i) stored[i] = kernels::from_float<T>(shard[i]);
+      current_backend().copy_to_device(params.as<T>() + slot.offset, stored.data(), stored.size() * sizeof(T));
     });
   }
 }

@@ -58,6 +58,9 @@ class Backend {
   // the strict-device backend and a GPU: no, only through copies). Code that walks a
   // tensor on the host asks, and stages through a copy when not.
   virtual bool host_can_access_device() const = 0;
+  // Whether p is device memory a host library (MPI) cannot read, so a collective on it must
+  // go through host staging (exec/cpu/staging_communicator.hpp).
+  virtual bool host_must_stage(const void* p) const = 0;
 };
 
 // The process's backend: the build's default (defined by the CPU backend, exec/cpu/) until

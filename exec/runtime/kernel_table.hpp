@@ -14,6 +14,7 @@
 // (the non-virtual interface idiom, as exec/runtime/communicator.hpp): a backend writes each
 // kernel once, switching on Dtype, and the model keeps its typed pointers. Semantics of each
 // pair are those of the kernels/cpu header of the same name.
+#include <string_view>
 #include <type_traits>
 
 #include "exec/runtime/storage_dtype.hpp"
@@ -27,14 +28,30 @@ namespace twinsim::exec {
 using kernels::AttentionShape;
 using kernels::KvCacheAttentionShape;
 
+// Sees every kernel call of a table it observes, inside the op (ModelContext::op) that made it:
+// the recording of a step that a test lines up with the simulator's op list
+// (tests/unit/backend/recorded_ops_test.cpp). flops counts multiply-adds as 2 (GEMMs only).
+class KernelObserver {
+ public:
+  virtual ~KernelObserver() = default;
+  virtual void on_op_begin(std::string_view op) = 0;
+  virtual void on_op_end() = 0;
+  virtual void on_kernel(std::string_view kernel, double flops) = 0;
+};
+
 class KernelTable {
  public:
   virtual ~KernelTable() = default;
+
+  // Records every call from now on (nullptr: none). Costs one branch per call.
+  void set_observer(KernelObserver* observer) const { observer_ = observer; }
+  KernelObserver* observer() const { return observer_; }
 
   // ---- GEMM: C = alpha op(A) op(B) + beta C, A [m, k], B [k, n], C [m, n] (row-major)
   template <class TA, class TB, class TC>
   void gemm_forward(const TA* a, const TB* b, TC* c, int m, int n, int k, bool trans_a, bool trans_b,
                     float alpha = 1.0f, float beta = 0.0f) const {
+    note("gemm_forward", 2.0 * static_cast<double>(m) * n * k);
     do_gemm_forward({storage_dtype<TA>(), storage_dtype<TB>(), storage_dtype<TC>()}, a, b, c, m, n, k, trans_a,
                     trans_b, alpha, beta);
   }
@@ -52,18 +69,22 @@ class KernelTable {
   template <class T>
   void linear_forward(const T* x, const T* weight, const std::type_identity_t<T>* bias, T* y, int tokens, int in,
                       int out) const {
+    note("linear_forward", 2.0 * static_cast<double>(tokens) * in * out);
     do_linear_forward(storage_dtype<T>(), x, weight, bias, y, tokens, in, out);
   }
   template <class T>
   void linear_backward_input(const T* dy, const T* weight, T* dx, int tokens, int in, int out) const {
+    note("linear_backward_input", 2.0 * static_cast<double>(tokens) * in * out);
     do_linear_backward_input(storage_dtype<T>(), dy, weight, dx, tokens, in, out);
   }
   template <class T>
   void linear_backward_weight(const T* dy, const T* x, T* dweight, int tokens, int in, int out, bool accumulate) const {
+    note("linear_backward_weight", 2.0 * static_cast<double>(tokens) * in * out);
     do_linear_backward_weight(storage_dtype<T>(), dy, x, dweight, tokens, in, out, accumulate);
   }
   template <class T>
   void linear_backward_bias(const T* dy, std::type_identity_t<T>* dbias, int tokens, int out, bool accumulate) const {
+    note("linear_backward_bias");
     do_linear_backward_bias(storage_dtype<T>(), dy, dbias, tokens, out, accumulate);
   }
 
@@ -71,10 +92,12 @@ class KernelTable {
   template <class T>
   void residual_forward(const T* x, const T* branch, const std::type_identity_t<T>* bias, T* y, int rows,
                         int cols) const {
+    note("residual_forward");
     do_residual_forward(storage_dtype<T>(), x, branch, bias, y, rows, cols);
   }
   template <class T>
   void residual_backward(const T* dy, T* dbias, int rows, int cols, bool accumulate) const {
+    note("residual_backward");
     do_residual_backward(storage_dtype<T>(), dy, dbias, rows, cols, accumulate);
   }
 
@@ -82,11 +105,13 @@ class KernelTable {
   template <class T>
   void rope_forward(const T* x, T* y, int batch, int seq, int heads, int head_dim, float theta,
                     int pos_offset = 0) const {
+    note("rope_forward");
     do_rope(storage_dtype<T>(), false, x, y, batch, seq, heads, head_dim, theta, pos_offset);
   }
   template <class T>
   void rope_backward(const T* dy, T* dx, int batch, int seq, int heads, int head_dim, float theta,
                      int pos_offset = 0) const {
+    note("rope_backward");
     do_rope(storage_dtype<T>(), true, dy, dx, batch, seq, heads, head_dim, theta, pos_offset);
   }
 
@@ -94,59 +119,71 @@ class KernelTable {
   template <class T>
   void layernorm_forward(const T* x, const T* gamma, const std::type_identity_t<T>* beta, T* y, float* mean,
                          float* rstd, int rows, int dim, float eps) const {
+    note("layernorm_forward");
     do_layernorm_forward(storage_dtype<T>(), x, gamma, beta, y, mean, rstd, rows, dim, eps);
   }
   template <class T>
   void layernorm_backward(const T* dy, const T* x, const T* gamma, const float* mean, const float* rstd, T* dx,
                           T* dgamma, std::type_identity_t<T>* dbeta, int rows, int dim, bool accumulate) const {
+    note("layernorm_backward");
     do_layernorm_backward(storage_dtype<T>(), dy, x, gamma, mean, rstd, dx, dgamma, dbeta, rows, dim, accumulate);
   }
   template <class T>
   void rmsnorm_forward(const T* x, const T* gamma, T* y, float* rstd, int rows, int dim, float eps) const {
+    note("rmsnorm_forward");
     do_rmsnorm_forward(storage_dtype<T>(), x, gamma, y, rstd, rows, dim, eps);
   }
   template <class T>
   void rmsnorm_backward(const T* dy, const T* x, const T* gamma, const float* rstd, T* dx, T* dgamma, int rows,
                         int dim, bool accumulate) const {
+    note("rmsnorm_backward");
     do_rmsnorm_backward(storage_dtype<T>(), dy, x, gamma, rstd, dx, dgamma, rows, dim, accumulate);
   }
 
   // ---- activations over n elements
   template <class T>
   void gelu_forward(const T* x, T* y, long n) const {
+    note("gelu_forward");
     do_gelu_forward(storage_dtype<T>(), x, y, n);
   }
   template <class T>
   void gelu_backward(const T* dy, const T* x, T* dx, long n) const {
+    note("gelu_backward");
     do_gelu_backward(storage_dtype<T>(), dy, x, dx, n);
   }
   template <class T>
   void swiglu_forward(const T* gate, const T* up, T* y, long n) const {
+    note("swiglu_forward");
     do_swiglu_forward(storage_dtype<T>(), gate, up, y, n);
   }
   template <class T>
   void swiglu_backward(const T* dy, const T* gate, const T* up, T* dgate, T* dup, long n) const {
+    note("swiglu_backward");
     do_swiglu_backward(storage_dtype<T>(), dy, gate, up, dgate, dup, n);
   }
 
   // ---- attention: the materialised one (probs saved) and the flash one (logsumexp saved)
   template <class T>
   void attention_forward(const T* q, const T* k, const T* v, T* out, T* probs, const AttentionShape& shape) const {
+    note("attention_forward");
     do_attention_forward(storage_dtype<T>(), q, k, v, out, probs, shape);
   }
   template <class T>
   void attention_backward(const T* q, const T* k, const T* v, const T* probs, const T* dout, T* dq, T* dk, T* dv,
                           const AttentionShape& shape) const {
+    note("attention_backward");
     do_attention_backward(storage_dtype<T>(), q, k, v, probs, dout, dq, dk, dv, shape);
   }
   template <class T>
   void flash_attention_forward(const T* q, const T* k, const T* v, T* out, float* logsumexp,
                                const AttentionShape& shape) const {
+    note("flash_attention_forward");
     do_flash_attention_forward(storage_dtype<T>(), q, k, v, out, logsumexp, shape);
   }
   template <class T>
   void flash_attention_backward(const T* q, const T* k, const T* v, const T* out, const float* logsumexp,
                                 const T* dout, T* dq, T* dk, T* dv, const AttentionShape& shape) const {
+    note("flash_attention_backward");
     do_flash_attention_backward(storage_dtype<T>(), q, k, v, out, logsumexp, dout, dq, dk, dv, shape);
   }
   // A serving pass's attention over the KV cache (fp32; forward only).
@@ -157,10 +194,12 @@ class KernelTable {
   template <class G>
   void adamw_step(float* params, const G* grads, float* m, float* v, long n, int step,
                   const kernels::AdamWConfig& config) const {
+    note("adamw_step");
     do_adamw_step(storage_dtype<G>(), params, grads, m, v, n, step, config);
   }
   template <class G>
   void sgd_step(float* params, const G* grads, float* momentum_buf, long n, const kernels::SgdConfig& config) const {
+    note("sgd_step");
     do_sgd_step(storage_dtype<G>(), params, grads, momentum_buf, n, config);
   }
 
@@ -171,6 +210,9 @@ class KernelTable {
   virtual void set_gemm_workspace(float* workspace) const = 0;
 
  protected:
+  void note(std::string_view kernel, double flops = 0) const {
+    if (observer_) observer_->on_kernel(kernel, flops);
+  }
   struct GemmTypes {
     Dtype a, b, c;
   };
@@ -219,6 +261,9 @@ class KernelTable {
                              const kernels::AdamWConfig& config) const = 0;
   virtual void do_sgd_step(Dtype grad_type, float* params, const void* grads, float* momentum_buf, long n,
                            const kernels::SgdConfig& config) const = 0;
+
+ private:
+  mutable KernelObserver* observer_ = nullptr;
 };
 
 }  // namespace twinsim::exec

@@ -11,7 +11,9 @@
 #include <vector>
 
 #include "exec/cpu/cpu_backend.hpp"
+#include "exec/cpu/staging_communicator.hpp"
 #include "exec/cpu/strict_backend.hpp"
+#include "tests/unit/exec_model/solo_communicator.hpp"
 
 namespace twinsim::exec {
 namespace {
@@ -228,6 +230,42 @@ TEST(StrictBackend, TheCpuBackendLetsTheHostReadDeviceMemory) {
   cpu.kernels().residual_forward(x.data(), x.data(), nullptr, y, 8, 8);
   EXPECT_EQ(y[0], 4.0f);
   cpu.device_allocator().deallocate(y, 64 * sizeof(float), MemCategory::activations);
+}
+
+// Collectives on device buffers: the host communicator (here a one-rank world that memmoves,
+// as MPI would read the host pointers it is given) only ever sees host staging.
+TEST(StrictBackend, CollectivesOnDeviceBuffersGoThroughHostStaging) {
+  StrictDeviceBackend strict(std::size_t{64} << 20, std::size_t{16} << 20);
+  test::SoloCommunicator world;
+  StagingCommunicator comm(strict, world);
+  const std::vector<float> values = random_floats(32, 12);
+  DeviceBuffer<float> send(strict, values), gathered(strict, std::vector<float>(32));
+  comm.all_gather(send.get(), gathered.get(), 32);
+  EXPECT_TRUE(same_bits(gathered.to_host(), values));
+  comm.all_reduce(send.get(), 32);  // one rank: the sum is the values
+  EXPECT_TRUE(same_bits(send.to_host(), values));
+  std::vector<float> host_buffer = values;  // host memory goes through as it is
+  comm.all_reduce(host_buffer.data(), host_buffer.size());
+  EXPECT_EQ(host_buffer, values);
+  const std::unique_ptr<Communicator> group = comm.split(0, 0);
+  ASSERT_NE(group, nullptr);
+  DeviceBuffer<float> again(strict, std::vector<float>(32));
+  group->all_gather(send.get(), again.get(), 32);  // a group split from it stages too
+  EXPECT_TRUE(same_bits(again.to_host(), values));
+}
+
+// Without the staging, the host library reads device memory and the process dies.
+void gather_device_buffers_unstaged() {
+  StrictDeviceBackend strict(std::size_t{64} << 20, std::size_t{16} << 20);
+  test::SoloCommunicator world;
+  DeviceBuffer<float> send(strict, std::vector<float>(32, 1.0f)), gathered(strict, std::vector<float>(32));
+  strict.synchronize();
+  world.all_gather(send.get(), gathered.get(), 32);
+}
+
+TEST(StrictBackendDeathTest, AHostCollectiveOnDeviceBuffersDies) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_DEATH(gather_device_buffers_unstaged(), "the host touched device memory outside a backend call");
 }
 
 }  // namespace

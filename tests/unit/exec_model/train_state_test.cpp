@@ -4,6 +4,7 @@
 
 #include <limits>
 
+#include "exec/cpu/tracked_allocator.hpp"
 #include "exec/model/tensor.hpp"
 #include "exec/runtime/data.hpp"
 #include "exec/train/memory_estimate.hpp"

@@ -8,6 +8,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "exec/cpu/tracked_allocator.hpp"
 #include "exec/runtime/checkpoint.hpp"
 
 namespace twinsim::exec {
