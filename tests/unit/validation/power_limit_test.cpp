@@ -165,6 +165,20 @@ TEST(PowerLimit, ALowerLimitMovesTheKneeAndTheFullLoadClock) {
   EXPECT_EQ(sustained_gemm_clock(gpu, full), 1.0);
 }
 
+// Attention's curves were measured at full load under the sweep's limit: at that limit they
+// hold whatever the mix; at 500 W and full load they run at 0.74177 / 0.8434 = 0.87950.
+TEST(PowerLimit, AttentionSlowsOnlyBelowTheSweepsLimit) {
+  GpuSpec gpu = with_limit(0.46, 0.64, 0.435);
+  gpu.power_limited_gemm->measured_at_W = 700;
+  const WorkMix full{1.0, 0.0, 0.0}, light{0.3, 0.0, 0.7};
+  EXPECT_EQ(sustained_attention_clock(gpu, full), 1.0);
+  EXPECT_EQ(sustained_attention_clock(gpu, light), 1.0);
+  gpu.power_limit_W = 500;
+  EXPECT_NEAR(sustained_attention_clock(gpu, full), 0.74177 / 0.8434, 1e-5);
+  EXPECT_EQ(sustained_attention_clock(gpu, light), 1.0);  // below the knee: never above the curves
+  EXPECT_EQ(sustained_attention_clock(GpuSpec{}, full), 1.0);
+}
+
 // Judge: a GEMM loop (full load) on the H100 PCIe at 350 W against the SXM at 700 W, the same
 // script on both (scenarios/validation/microbench/gemm_bf16_h100_pcie_sxm_torch_perf_test_data.csv).
 // The PCIe part's entry is the SXM's curves against its own datasheet peak and SM count, at
