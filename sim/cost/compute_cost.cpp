@@ -158,6 +158,7 @@ ComputeCost attention_cost(const GpuSpec& gpu, const ComputeOp& op) {
     c.efficiency = interpolate_efficiency(curve, op.flops);
     c.extrapolated = !figures || beyond_measured(curve, op.flops);
   }
+  c.efficiency *= op.clock_scale;  // the power limit's, where it slows attention below its curves'
   c.math_s = op.flops / (gpu.peak(op.dtype) * c.efficiency);
   // a decode step reads the whole KV cache for a few FLOPs per byte: a device that
   // measured that rate gives it as kernel_efficiency "kv_cache_attention"

@@ -28,6 +28,13 @@ PowerLimitedGemm clock_figures_at(const PowerLimitedGemm& measured, double power
   return at;
 }
 
+double sustained_attention_clock(const GpuSpec& gpu, const WorkMix& mix) {
+  if (!gpu.power_limited_gemm) return 1;
+  const PowerLimitedGemm& measured = *gpu.power_limited_gemm;
+  const double measured_full_load = 1 - measured.slope * (1 - measured.knee_load);
+  return std::min(1.0, sustained_gemm_clock(gpu, mix) / measured_full_load);
+}
+
 double sustained_gemm_clock(const GpuSpec& gpu, const WorkMix& mix) {
   if (!gpu.power_limited_gemm) return 1;
   const PowerLimitedGemm limit = clock_figures_at(*gpu.power_limited_gemm, gpu.power_limit_W);

@@ -43,4 +43,10 @@ double sustained_gemm_clock(const GpuSpec& gpu, const WorkMix& mix);
 // fit's own. Judged on the H100 PCIe (350 W) against the SXM (700 W): power_limit_test.cpp.
 PowerLimitedGemm clock_figures_at(const PowerLimitedGemm& measured, double power_limit_W);
 
+// The clock of fused attention against its curves'. Those were measured in loops of
+// attention alone, a full load at the sweep's limit (hardware/catalog/README.md): so 1 at
+// that limit whatever the mix, and at a lower one the mix's clock there over full load's
+// clock at the sweep's limit, never above 1 (a 500 W H100 at full load: 0.742 / 0.843).
+double sustained_attention_clock(const GpuSpec& gpu, const WorkMix& mix);
+
 }  // namespace twinsim

@@ -155,7 +155,8 @@ void add_hf_eager(const Scenario& s, const LayerOp& op, OpTime& t) {
 }
 
 // `gemm_dtype`: the math type of the op list's GEMMs (the layers': training.precision; the
-// embedding's and head's: the 16-bit type); `gemm_clock`: their clock under the power limit.
+// embedding's and head's: the 16-bit type); `gemm_clock`: their clock under the power limit (an
+// attention op's: its own, price_all's sustained_attention_clock).
 OpTime price_op_list(const Scenario& s, const LayerOp& op, Dtype gemm_dtype, double gemm_clock) {
   const GpuSpec& gpu = s.cluster.gpu;
   const Dtype dtype = activation_dtype(s.training->precision);
@@ -188,7 +189,10 @@ OpTime price_op_list(const Scenario& s, const LayerOp& op, Dtype gemm_dtype, dou
   const double bytes = static_cast<double>(op.fwd_bytes);
   ComputeOp fwd = as_compute(op, dtype, op.fwd_flops, bytes, false);
   ComputeOp bwd = as_compute(op, dtype, op.dgrad_flops, 2 * bytes, true);
-  if (op.kind == OpKind::attention) fwd.attention_kernel = bwd.attention_kernel = resolved_attention_kernel(s.stack, gpu);
+  if (op.kind == OpKind::attention) {
+    fwd.attention_kernel = bwd.attention_kernel = resolved_attention_kernel(s.stack, gpu);
+    fwd.clock_scale = bwd.clock_scale = gemm_clock;  // price_all's attention clock (power_limit.hpp)
+  }
   t.fwd_s = compute_s(gpu, fwd, t);
   t.dgrad_s = compute_s(gpu, bwd, t);
   t.bwd_bytes = t.dgrad_bytes = 2 * bytes;
@@ -234,11 +238,16 @@ WorkMix work_mix(const LayerCost& lc, bool tp_overlapped) {
 // that mix (the load is taken at the curves' rates, as scripts/duty_cycle_to_catalog.py fits it).
 LayerCost price_all(const Scenario& s, const std::vector<LayerOp>& ops, Dtype gemm_dtype) {
   LayerCost cost = price_at_curves(s, ops, gemm_dtype);
-  const double clock = sustained_gemm_clock(s.cluster.gpu, work_mix(cost, s.plan.tp_comm_overlap));
-  if (clock >= 1) return cost;
+  const WorkMix mix = work_mix(cost, s.plan.tp_comm_overlap);
+  const double clock = sustained_gemm_clock(s.cluster.gpu, mix);
+  const double attention_clock = sustained_attention_clock(s.cluster.gpu, mix);
+  if (clock >= 1 && attention_clock >= 1) return cost;
   cost.gemm_clock = clock;
-  for (std::size_t i = 0; i < ops.size(); ++i)
+  for (std::size_t i = 0; i < ops.size(); ++i) {
     if (ops[i].kind == OpKind::gemm) cost.ops[i] = price(s, ops[i], gemm_dtype, clock);
+    if (ops[i].kind == OpKind::attention && attention_clock < 1)
+      cost.ops[i] = price(s, ops[i], gemm_dtype, attention_clock);
+  }
   return cost;
 }
 

@@ -507,3 +507,35 @@ plan: {tp: 1, pp: 1, dp: 64, zero: 1, recompute: full}
 
 }  // namespace
 }  // namespace twinsim
+
+namespace twinsim {
+namespace {
+
+// FSDP2 under PP as torchtitan runs it (stack.fsdp_pp_keep_gathered): Llama-2-7B on pp 2 x
+// dp 2 over four one-GPU nodes behind 10 GB/s links, 4 micro-batches. Each stage's 16 layers
+// are gathered once a step and reduce-scattered once, where ZeRO-3 otherwise gathers every
+// layer forward and backward and reduces it every micro-batch: 16 (g + r) of DP traffic a
+// step against 4 x 16 (2g + r), which is what bounds this communication-bound step.
+TEST(ZeroComm, FsdpUnderPipelineGathersAndReducesOnceAStep) {
+  const auto scenario = [](bool keep) {
+    return load_scenario_text(std::string(R"(
+model: llama2-7b
+cluster: {gpu: a100-sxm-80gb, gpus_per_node: 1, intra_node: {bandwidth_GBps: 300},
+          inter_node: {bandwidth_GBps: 10, latency_us: 0, nics_per_node: 1, efficiency: [[1, 1.0]]}}
+stack: {fsdp_pp_keep_gathered: )") + (keep ? "true" : "false") + R"(}
+training: {seq_len: 512, global_batch: 8, micro_batch: 1, precision: bf16}
+plan: {tp: 1, pp: 2, dp: 2, zero: 3, recompute: none, overlap_grad_reduce: true, overlap_param_gather: true}
+)");
+  };
+  const Scenario kept = scenario(true), plain = scenario(false);
+  const double params = 4.0 * 4096 * 4096 + 3.0 * 4096 * 11008 + 2 * 4096;  // one layer
+  const double g = zero3_layer_gather_s(kept.cluster, kept.plan, kept.stack, params, Dtype::bf16, dp_of(kept.cluster, kept.plan));
+  const double r = zero_layer_reduce_s(kept.cluster, kept.plan, kept.stack, params, Dtype::bf16, {}, dp_of(kept.cluster, kept.plan));
+  const TrainingPrediction once = predict_training(kept), every = predict_training(plain);
+  EXPECT_GE(every.step_s, 4 * 16 * (2 * g + r));
+  EXPECT_GE(once.step_s, 16 * (g + r));
+  EXPECT_LT(once.step_s, every.step_s / 3);
+}
+
+}  // namespace
+}  // namespace twinsim

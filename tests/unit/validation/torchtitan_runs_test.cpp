@@ -24,47 +24,52 @@ struct TorchtitanRun {
   const char* scenario;  // file under scenarios/validation/training/
   double tokens_per_s_per_gpu;
   double reserved_gib;  // 0: not published
+  // before this stack existed (commit f355f46: a stack of grad_reduce_fp32 alone, the GPU
+  // without its 500 W limit, Megatron's selective recompute), for the record
+  double before_tokens_per_s_per_gpu;
+  double before_peak_gib;
 };
 
 const TorchtitanRun kRuns[] = {
     // benchmarks/llama3_h100_202412_torchtitan.md, Tables 1-6 (Grand Teton H100s, 96 GB, 500 W)
-    {"torchtitan-llama31-8b-8gpu-fsdp.yaml", 5762, 82.4},
-    {"torchtitan-llama31-8b-8gpu-fsdp-compile.yaml", 6667, 77.0},
-    {"torchtitan-llama31-8b-8gpu-fsdp-compile-fp8.yaml", 8532, 76.8},
-    {"torchtitan-llama31-8b-128gpu-fsdp.yaml", 5605, 67.0},
-    {"torchtitan-llama31-8b-128gpu-fsdp-compile.yaml", 6514, 62.0},
-    {"torchtitan-llama31-8b-128gpu-fsdp-compile-fp8.yaml", 8380, 61.8},
-    {"torchtitan-llama31-8b-8gpu-cp1-32k.yaml", 3890, 83.9},
-    {"torchtitan-llama31-8b-8gpu-cp2-64k.yaml", 2540, 84.2},
-    {"torchtitan-llama31-8b-8gpu-cp4-128k.yaml", 1071, 84.0},
-    {"torchtitan-llama31-8b-8gpu-cp8-256k.yaml", 548, 84.5},
-    {"torchtitan-llama31-70b-256gpu-tp8.yaml", 829, 71.9},
-    {"torchtitan-llama31-70b-256gpu-tp8-async.yaml", 876, 67.6},
-    {"torchtitan-llama31-405b-512gpu-pp8-1f1b.yaml", 100, 82.5},
-    {"torchtitan-llama31-405b-512gpu-pp8-interleaved.yaml", 128, 72.7},
-    {"torchtitan-llama31-405b-512gpu-cp1-32k.yaml", 76, 75.3},
-    {"torchtitan-llama31-405b-512gpu-cp2-64k.yaml", 47, 75.9},
-    {"torchtitan-llama31-405b-512gpu-cp4-128k.yaml", 31, 77.1},
-    {"torchtitan-llama31-405b-512gpu-cp8-256k.yaml", 16, 84.9},
+    {"torchtitan-llama31-8b-8gpu-fsdp.yaml", 5762, 82.4, 8988.8, 93.4},
+    {"torchtitan-llama31-8b-8gpu-fsdp-compile.yaml", 6667, 77.0, 8988.8, 93.4},
+    {"torchtitan-llama31-8b-8gpu-fsdp-compile-fp8.yaml", 8532, 76.8, 11094.7, 93.6},
+    {"torchtitan-llama31-8b-128gpu-fsdp.yaml", 5605, 67.0, 9033.9, 78.3},
+    {"torchtitan-llama31-8b-128gpu-fsdp-compile.yaml", 6514, 62.0, 9033.9, 78.3},
+    {"torchtitan-llama31-8b-128gpu-fsdp-compile-fp8.yaml", 8380, 61.8, 11163.6, 78.7},
+    {"torchtitan-llama31-8b-8gpu-cp1-32k.yaml", 3890, 83.9, 4924.2, 41.8},
+    {"torchtitan-llama31-8b-8gpu-cp2-64k.yaml", 2540, 84.2, 2996.5, 42.1},
+    {"torchtitan-llama31-8b-8gpu-cp4-128k.yaml", 1071, 84.0, 1682.3, 42.1},
+    {"torchtitan-llama31-8b-8gpu-cp8-256k.yaml", 548, 84.5, 896.3, 42.1},
+    {"torchtitan-llama31-70b-256gpu-tp8.yaml", 829, 71.9, 938.4, 37.5},
+    {"torchtitan-llama31-70b-256gpu-tp8-async.yaml", 876, 67.6, 1205.3, 37.5},
+    {"torchtitan-llama31-405b-512gpu-pp8-1f1b.yaml", 100, 82.5, 129.4, 33.1},
+    {"torchtitan-llama31-405b-512gpu-pp8-interleaved.yaml", 128, 72.7, 168.4, 34.4},
+    {"torchtitan-llama31-405b-512gpu-cp1-32k.yaml", 76, 75.3, 93.2, 33.1},
+    {"torchtitan-llama31-405b-512gpu-cp2-64k.yaml", 47, 75.9, 68.4, 33.2},
+    {"torchtitan-llama31-405b-512gpu-cp4-128k.yaml", 31, 77.1, 44.7, 33.2},
+    {"torchtitan-llama31-405b-512gpu-cp8-256k.yaml", 16, 84.9, 26.4, 33.2},
     // benchmarks/asyncTP_llama3_h100_2025-06_torchtitan.md (the same H100s)
-    {"torchtitan-async-llama31-70b-256gpu-bf16-tp.yaml", 597.3, 0},
-    {"torchtitan-async-llama31-70b-256gpu-bf16-async.yaml", 652.4, 0},
-    {"torchtitan-async-llama31-70b-256gpu-fp8-tp.yaml", 809.8, 0},
-    {"torchtitan-async-llama31-70b-256gpu-fp8-async.yaml", 942.4, 0},
-    {"torchtitan-async-llama31-8b-64gpu-bf16-tp.yaml", 4378, 0},
-    {"torchtitan-async-llama31-8b-64gpu-bf16-async.yaml", 4809.4, 0},
-    {"torchtitan-async-llama31-8b-64gpu-fp8-tp.yaml", 5078.1, 0},
-    {"torchtitan-async-llama31-8b-64gpu-fp8-async.yaml", 5570.1, 0},
+    {"torchtitan-async-llama31-70b-256gpu-bf16-tp.yaml", 597.3, 0, 769.8, 0.0},
+    {"torchtitan-async-llama31-70b-256gpu-bf16-async.yaml", 652.4, 0, 910.4, 0.0},
+    {"torchtitan-async-llama31-70b-256gpu-fp8-tp.yaml", 809.8, 0, 938.4, 0.0},
+    {"torchtitan-async-llama31-70b-256gpu-fp8-async.yaml", 942.4, 0, 1205.3, 0.0},
+    {"torchtitan-async-llama31-8b-64gpu-bf16-tp.yaml", 4378, 0, 6734.2, 0.0},
+    {"torchtitan-async-llama31-8b-64gpu-bf16-async.yaml", 4809.4, 0, 8352.2, 0.0},
+    {"torchtitan-async-llama31-8b-64gpu-fp8-tp.yaml", 5078.1, 0, 7162.8, 0.0},
+    {"torchtitan-async-llama31-8b-64gpu-fp8-async.yaml", 5570.1, 0, 9464.1, 0.0},
     // benchmarks/llama3-8b_h200_202506_trainy-whitefiber.md (H200 SXM, 700 W)
-    {"torchtitan-trainy-llama31-8b-h200-32gpu.yaml", 10938, 47.96},
-    {"torchtitan-trainy-llama31-8b-h200-64gpu.yaml", 10753, 46.97},
+    {"torchtitan-trainy-llama31-8b-h200-32gpu.yaml", 10938, 47.96, 12052.0, 80.9},
+    {"torchtitan-trainy-llama31-8b-h200-64gpu.yaml", 10753, 46.97, 12043.7, 79.1},
 };
 
 const std::string kTrainingDir = std::string(TWINSIM_SOURCE_DIR) + "/scenarios/validation/training/";
 constexpr double kGiB = 1024.0 * 1024 * 1024;
 
 struct Judged {
-  std::vector<double> throughput_errors, memory_errors;
+  std::vector<double> throughput_errors, memory_errors, before_errors;
+  std::vector<double> tokens_per_s;  // predicted, in kRuns' order
   int predicted_not_to_fit = 0;
 };
 
@@ -77,8 +82,11 @@ Judged judge_all() {
     const MemoryReport m = predict_memory(s);
     const double tps = p.throughput.tokens_per_s_per_gpu, e = tps / run.tokens_per_s_per_gpu - 1;
     j.throughput_errors.push_back(e);
+    j.before_errors.push_back(run.before_tokens_per_s_per_gpu / run.tokens_per_s_per_gpu - 1);
+    j.tokens_per_s.push_back(tps);
     const double reserved_gib = static_cast<double>(m.peak_bytes) / kGiB;
-    std::printf("%-55s %9.1f tok/s/GPU vs %8.1f (%+6.1f%%)", run.scenario, tps, run.tokens_per_s_per_gpu, 100 * e);
+    std::printf("%-55s %9.1f tok/s/GPU vs %8.1f (%+6.1f%%, before %+6.1f%%)", run.scenario, tps,
+                run.tokens_per_s_per_gpu, 100 * e, 100 * (run.before_tokens_per_s_per_gpu / run.tokens_per_s_per_gpu - 1));
     if (run.reserved_gib > 0) {
       const double me = reserved_gib / run.reserved_gib - 1;
       j.memory_errors.push_back(me);
@@ -91,15 +99,42 @@ Judged judge_all() {
   return j;
 }
 
+// The goal is 10% median and 20% max on throughput and 10% median on the reserved
+// memory; what the stacks reach (2026-12-06): throughput median 22.7%, max 59.8% (before:
+// 36.2%, 73.7%), every run still predicted fast; memory (allocated, against the allocator's
+// reserve) median 26.3%, max 50.2% (before 50.1%, 68.7%), predicted low. The bands hold what
+// is reached, so that a change that loses it fails; what is missing is named in
+// hardware/catalog/README.md ("torchtitan's published runs").
 TEST(TorchtitanRuns, ThroughputAndMemoryAgainstThePublishedRuns) {
   const Judged j = judge_all();
   const ErrorSummary t = summarize(j.throughput_errors), m = summarize(j.memory_errors);
-  std::printf("throughput: %d runs, median |error| %.1f%%, max %.1f%%; memory: %d runs, median %.1f%%, max %.1f%%; "
-              "%d that ran predicted not to fit\n",
-              t.count, 100 * t.median, 100 * t.max, m.count, 100 * m.median, 100 * m.max, j.predicted_not_to_fit);
+  const ErrorSummary before = summarize(j.before_errors);
+  std::printf("throughput: %d runs, median |error| %.1f%%, max %.1f%% (before %.1f%%, %.1f%%); memory: %d runs, "
+              "median %.1f%%, max %.1f%%; %d that ran predicted not to fit\n",
+              t.count, 100 * t.median, 100 * t.max, 100 * before.median, 100 * before.max, m.count, 100 * m.median,
+              100 * m.max, j.predicted_not_to_fit);
   ASSERT_EQ(t.count, 28);
-  EXPECT_LT(t.median, 1.0);
-  EXPECT_LT(t.max, 1.0);
+  EXPECT_LT(t.median, 0.25);
+  EXPECT_LT(t.max, 0.62);
+  EXPECT_LT(t.median, before.median - 0.10);
+  EXPECT_LT(m.median, 0.30);
+  EXPECT_EQ(j.predicted_not_to_fit, 0);  // of the 20 runs whose memory is published, all ran
+}
+
+// torch.compile against eager, the same plan (Tables 1 and 3): measured 6,667 / 5,762 = 1.157
+// on 8 GPUs and 6,514 / 5,605 = 1.162 on 128; before the stacks both came out the same. The
+// eager stack's unfused element-wise kernels (hf_bf16's census) and its host time make the
+// difference: predicted 1.196 and 1.197 (+3.4%, +3.0%).
+TEST(TorchtitanRuns, CompileAgainstEagerAsMeasured) {
+  const Judged j = judge_all();
+  const auto ratio = [](double compiled, double eager) { return compiled / eager; };
+  // kRuns: 0 eager, 1 compiled on 8 GPUs; 3 eager, 4 compiled on 128
+  for (const auto& [eager, compiled] : {std::pair{0, 1}, std::pair{3, 4}}) {
+    const double predicted = ratio(j.tokens_per_s[compiled], j.tokens_per_s[eager]);
+    const double measured = ratio(kRuns[compiled].tokens_per_s_per_gpu, kRuns[eager].tokens_per_s_per_gpu);
+    std::printf("%s: compiled / eager predicted %.3f, measured %.3f\n", kRuns[eager].scenario, predicted, measured);
+    EXPECT_NEAR(predicted / measured, 1.0, 0.06);
+  }
 }
 
 }  // namespace
