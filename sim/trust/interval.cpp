@@ -162,10 +162,11 @@ TrustInterval interval_from(const Cases& all, const TrustQuery& q, double predic
   t.sources = s.sources;
   t.effective_cases = s.effective;
   t.validated = !select(all, q.regime, kRegimeDims).empty();
-  const double base = t90(static_cast<int>(std::floor(s.effective)) - 1) * s.sd * std::sqrt(1 + 1 / std::max(s.effective, 1.0));
-  const double widening = widening_variance(regime, pool, q, t.reasons);
-  const double half = std::sqrt(base * base + t90(static_cast<int>(std::floor(s.effective)) - 1) *
-                                                  t90(static_cast<int>(std::floor(s.effective)) - 1) * widening);
+  // the normal prediction interval's half-width in log space, the widening's variance beside
+  // the regime's own
+  const double t_quantile = t90(static_cast<int>(std::floor(s.effective)) - 1);
+  const double variance = s.sd * s.sd * (1 + 1 / std::max(s.effective, 1.0)) + widening_variance(regime, pool, q, t.reasons);
+  const double half = t_quantile * std::sqrt(variance);
   // measured = predicted / exp(log ratio): the slow end takes the low log ratio
   t.low = predicted * std::exp(-(s.mean + half));
   t.high = predicted * std::exp(-(s.mean - half));
@@ -183,16 +184,6 @@ Cases pointers(const std::vector<CaseError>& cases) {
 
 TrustInterval trust_interval(const std::vector<CaseError>& cases, const TrustQuery& query, double predicted) {
   return interval_from(pointers(cases), query, predicted);
-}
-
-TrustInterval trust_interval_for_rate(const std::vector<CaseError>& cases, const TrustQuery& query,
-                                      double predicted_rate) {
-  TrustInterval t = trust_interval(cases, query, 1.0);  // of a time of 1: the rate is its inverse
-  const double low = predicted_rate / t.high, high = predicted_rate / t.low;
-  t.low = low;
-  t.high = high;
-  t.half_width = predicted_rate > 0 ? (high - low) / 2 / predicted_rate : 0;
-  return t;
 }
 
 nlohmann::json interval_json(const TrustInterval& t) { return nlohmann::json::array({t.low, t.high}); }
