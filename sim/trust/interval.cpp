@@ -195,14 +195,6 @@ nlohmann::json basis_json(const TrustInterval& t) {
           {"reasons", t.reasons}};
 }
 
-std::string describe_interval(const TrustInterval& t, double predicted, const std::string& unit) {
-  char buf[320];
-  std::snprintf(buf, sizeof buf, "%.0f%% interval %.4g-%.4g %s (%+.0f%%/%+.0f%%), from %d held-out cases (%d sources) of %s",
-                100 * kCoverage, t.low, t.high, unit.c_str(), 100 * (t.low / predicted - 1), 100 * (t.high / predicted - 1),
-                t.cases, t.sources, t.regime.c_str());
-  return buf;
-}
-
 Coverage leave_one_out_coverage(const std::vector<CaseError>& cases) {
   const Cases all = pointers(cases);
   std::map<std::string, std::vector<double>> widths;

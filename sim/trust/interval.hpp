@@ -51,8 +51,6 @@ TrustInterval trust_interval(const std::vector<CaseError>& cases, const TrustQue
 // {"low", "high"} and the basis object of SCENARIO.md (time.step_s_interval, time.interval_basis).
 nlohmann::json interval_json(const TrustInterval& t);
 nlohmann::json basis_json(const TrustInterval& t);
-// One line for the text report: "80% interval 0.91-1.12 s (-6%/+15%): training a100 ... (720 cases)".
-std::string describe_interval(const TrustInterval& t, double predicted, const std::string& unit);
 
 // Leave-one-out check of the intervals: each case judged by the interval of all the others.
 struct CoverageRow {
