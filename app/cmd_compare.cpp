@@ -40,11 +40,13 @@ std::string file_text(const std::string& path) {
   return text.str();
 }
 
-// A real run: a profiler trace or a framework's log; nothing when `path` is a twinsim report.
+// A real run: a profiler trace or a framework's log; nothing when MEASURED is a twinsim report.
 std::optional<compare::RealRunComparison> compare_real_run(const CompareArgs& a) {
+  // what is not a regular file (missing, a device) is refused by the reports' reader
+  if (!std::filesystem::is_regular_file(a.measured)) return std::nullopt;
+  const nlohmann::json simulated = compare::read_report(a.simulated);
   const std::string text = file_text(a.measured);
   const nlohmann::json parsed = nlohmann::json::parse(text, nullptr, false);
-  const nlohmann::json simulated = compare::read_report(a.simulated);
   if (!parsed.is_discarded()) {
     if (!compare::is_kineto_trace(parsed)) return std::nullopt;
     return compare::compare_with_trace(simulated, compare::read_kineto_trace(parsed, a.measured));

@@ -162,10 +162,11 @@ TrustInterval interval_from(const Cases& all, const TrustQuery& q, double predic
   t.sources = s.sources;
   t.effective_cases = s.effective;
   t.validated = !select(all, q.regime, kRegimeDims).empty();
-  const double base = t90(static_cast<int>(std::floor(s.effective)) - 1) * s.sd * std::sqrt(1 + 1 / std::max(s.effective, 1.0));
-  const double widening = widening_variance(regime, pool, q, t.reasons);
-  const double half = std::sqrt(base * base + t90(static_cast<int>(std::floor(s.effective)) - 1) *
-                                                  t90(static_cast<int>(std::floor(s.effective)) - 1) * widening);
+  // the normal prediction interval's half-width in log space, the widening's variance beside
+  // the regime's own
+  const double t_quantile = t90(static_cast<int>(std::floor(s.effective)) - 1);
+  const double variance = s.sd * s.sd * (1 + 1 / std::max(s.effective, 1.0)) + widening_variance(regime, pool, q, t.reasons);
+  const double half = t_quantile * std::sqrt(variance);
   // measured = predicted / exp(log ratio): the slow end takes the low log ratio
   t.low = predicted * std::exp(-(s.mean + half));
   t.high = predicted * std::exp(-(s.mean - half));
@@ -185,16 +186,6 @@ TrustInterval trust_interval(const std::vector<CaseError>& cases, const TrustQue
   return interval_from(pointers(cases), query, predicted);
 }
 
-TrustInterval trust_interval_for_rate(const std::vector<CaseError>& cases, const TrustQuery& query,
-                                      double predicted_rate) {
-  TrustInterval t = trust_interval(cases, query, 1.0);  // of a time of 1: the rate is its inverse
-  const double low = predicted_rate / t.high, high = predicted_rate / t.low;
-  t.low = low;
-  t.high = high;
-  t.half_width = predicted_rate > 0 ? (high - low) / 2 / predicted_rate : 0;
-  return t;
-}
-
 nlohmann::json interval_json(const TrustInterval& t) { return nlohmann::json::array({t.low, t.high}); }
 
 nlohmann::json basis_json(const TrustInterval& t) {
@@ -202,14 +193,6 @@ nlohmann::json basis_json(const TrustInterval& t) {
           {"cases", t.cases},        {"sources", t.sources}, {"effective_cases", t.effective_cases},
           {"bias", std::exp(t.bias) - 1}, {"half_width", t.half_width}, {"validated", t.validated},
           {"reasons", t.reasons}};
-}
-
-std::string describe_interval(const TrustInterval& t, double predicted, const std::string& unit) {
-  char buf[320];
-  std::snprintf(buf, sizeof buf, "%.0f%% interval %.4g-%.4g %s (%+.0f%%/%+.0f%%), from %d held-out cases (%d sources) of %s",
-                100 * kCoverage, t.low, t.high, unit.c_str(), 100 * (t.low / predicted - 1), 100 * (t.high / predicted - 1),
-                t.cases, t.sources, t.regime.c_str());
-  return buf;
 }
 
 Coverage leave_one_out_coverage(const std::vector<CaseError>& cases) {

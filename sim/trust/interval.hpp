@@ -48,15 +48,9 @@ struct TrustInterval {
 // The interval of a time predicted as `predicted` (a step, a TTFT, a TPOT) from `cases`.
 TrustInterval trust_interval(const std::vector<CaseError>& cases, const TrustQuery& query, double predicted);
 
-// The same for a throughput (tokens/s): the interval of the time, inverted.
-TrustInterval trust_interval_for_rate(const std::vector<CaseError>& cases, const TrustQuery& query,
-                                      double predicted_rate);
-
 // {"low", "high"} and the basis object of SCENARIO.md (time.step_s_interval, time.interval_basis).
 nlohmann::json interval_json(const TrustInterval& t);
 nlohmann::json basis_json(const TrustInterval& t);
-// One line for the text report: "80% interval 0.91-1.12 s (-6%/+15%): training a100 ... (720 cases)".
-std::string describe_interval(const TrustInterval& t, double predicted, const std::string& unit);
 
 // Leave-one-out check of the intervals: each case judged by the interval of all the others.
 struct CoverageRow {

@@ -15,8 +15,4 @@ TrustInterval step_interval(const Scenario& s, const TrainingPrediction& p);
 // A serving time's (TTFT, TPOT) interval for scenario `s`, predicted as `predicted_s`.
 TrustInterval serving_interval(const Scenario& s, double predicted_s);
 
-// The lines a report opens with when its prediction lies outside every validated regime (no
-// validation case shares its workload, GPU, stack and model kind): empty otherwise.
-std::string unvalidated_warning(const TrustInterval& t);
-
 }  // namespace twinsim::trust

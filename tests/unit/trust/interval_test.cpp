@@ -90,13 +90,6 @@ TEST(TrustInterval, EachSourceWeighsOneInAPooledRegime) {
   EXPECT_NEAR(t.effective_cases, 1.0 * 4 / (8.0 / 64 + 1), 1e-9);
 }
 
-TEST(TrustInterval, ARatesIntervalIsTheTimesInverted) {
-  const TrustInterval time = trust_interval(a100_cases(), {regime("a100", "megatron-eager"), 8, false}, 1.0);
-  const TrustInterval rate = trust_interval_for_rate(a100_cases(), {regime("a100", "megatron-eager"), 8, false}, 100);
-  EXPECT_NEAR(rate.low, 100 / time.high, 1e-9);
-  EXPECT_NEAR(rate.high, 100 / time.low, 1e-9);
-}
-
 TEST(TrustInterval, TheErrorTableRoundTripsThroughItsCsv) {
   std::vector<CaseError> cases = a100_cases();
   cases[0].extrapolated = true;

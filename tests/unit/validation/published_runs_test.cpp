@@ -18,6 +18,7 @@
 #include "scenario/load.hpp"
 #include "sim/memory/memory_report.hpp"
 #include "sim/training/training_report.hpp"
+#include "trust/validation_cases.hpp"
 
 namespace twinsim {
 namespace {
@@ -62,12 +63,8 @@ INSTANTIATE_TEST_SUITE_P(Published, Narayanan2021Table1, ::testing::ValuesIn(kNa
 // scenario files say what ran). Its model FLOPs, as benchmark.py's estimate_tflos counts them:
 // 6 x (dense parameters + vocabulary x hidden) per token and causal attention as
 // 6 s^2 x head width x heads x layers, recompute excluded.
-double mlengineering_model_flops(const ModelSpec& m, double seq) {
-  const double q = static_cast<double>(m.heads) * m.head_dim, kv = static_cast<double>(m.kv_heads) * m.head_dim;
-  const double per_layer = 3.0 * m.hidden * m.ffn_hidden + m.hidden * (2 * q + 2 * kv);
-  const double dense = per_layer * m.layers + static_cast<double>(m.vocab) * m.hidden;
-  return 6 * dense * seq + 6 * seq * seq * m.head_dim * m.heads * m.layers;
-}
+// One home with the trust intervals' validation cases (trust/validation_cases.hpp).
+double mlengineering_model_flops(const ModelSpec& m, double seq) { return trust::bekman_model_flops(m, seq); }
 
 double attention_core_s(const TrainingPrediction& p) {
   double s = 0;
