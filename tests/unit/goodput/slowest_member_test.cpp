@@ -45,7 +45,7 @@ TEST(SlowestMember, ClockSpreadSetsTheStragglerOfTheWholeJob) {
   const double lag = slowest_member_lag(0.01, 64);  // a training step waits for all 64 GPUs
   EXPECT_DOUBLE_EQ(spread.cluster.straggler, lag);
   // the same step as a scenario giving that lag directly: one mechanism, cluster.straggler's
-  char exact[40];
+  char exact[64];
   std::snprintf(exact, sizeof exact, "cluster.straggler=%.17g", lag);
   const Scenario direct = load_scenario_text(kLlama8b, {exact});
   const double base = predict_training(load_scenario_text(kLlama8b)).step_s;
