@@ -209,7 +209,7 @@ std::int64_t output_activation_bytes(const ModelSpec& model, const Plan& plan, c
 namespace {
 
 MicroBatchShape training_shape(const TrainingWorkload& training) {
-  return {training.micro_batch, training.seq_len, activation_dtype(training.precision)};
+  return {training.micro_batch, training.seq_len, activation_dtype(training.precision), training.precision == Dtype::fp8};
 }
 
 // The micro-batches whose embedding extras the first stage keeps (Korthikanti §4.3
