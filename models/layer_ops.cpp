@@ -48,7 +48,10 @@ struct LayerShape {
   PlanKnobs knobs;  // the plan's recompute_modules: PlanKnobs::recomputes
   std::string_view norm_kernel = kernel_names::kLayerNorm;
 
+  std::int64_t gemm_e = 2;    // bytes per element of a GEMM's input kept for backward (fp8: 1)
   std::int64_t act(std::int64_t elements) const { return checked_mul(elements, e); }
+  // A GEMM's own copy of its input, kept for its backward (MicroBatchShape::fp8_gemm_inputs).
+  std::int64_t gemm_input(std::int64_t elements) const { return checked_mul(elements, gemm_e); }
   // A [tokens, h] tensor outside the TP region (sharded by SP, else replicated).
   std::int64_t residual_stream() const { return act(tokens * h) / sp; }
 };
@@ -72,6 +75,7 @@ LayerShape make_shape(const ModelSpec& m, std::int64_t layer, const Plan& p, con
   if (m.moe) s.imbalance = m.moe->imbalance;
   s.sp = p.sequence_parallel ? p.tp : 1;
   s.e = dtype_bytes(mb.dtype, 1);
+  s.gemm_e = mb.fp8_gemm_inputs ? 1 : s.e;
   s.tp = p.tp;
   s.cp = p.cp;
   s.ep = p.ep;
@@ -229,7 +233,8 @@ LayerOp inner_norm(std::string_view name, std::int64_t cols, const LayerShape& s
 // Q, K, V of standard (multi-head, grouped-query) attention: one fused column-parallel GEMM.
 void add_qkv(std::vector<LayerOp>& ops, const ModelSpec& m, const LayerShape& s) {
   LayerOp qkv = gemm(op_names::kAttnQkv, s.tokens, s.q_cols + s.k_cols + s.v_cols, s.h, 1, s);
-  keep(qkv, "input", s.residual_stream());  // with SP kept sharded, re-gathered in bwd (§4.2.2)
+  // with SP kept sharded, re-gathered in bwd (§4.2.2); TE's LayerNormLinear keeps it in fp8
+  keep(qkv, "input", s.gemm_input(s.tokens * s.h) / s.sp);
   ops.push_back(qkv);
   if (m.qk_norm) ops.push_back(inner_norm(op_names::kAttnQkNorm, s.q_cols + s.k_cols, s));
   if (m.position == Position::rope)  // rotates Q and K in place; cos/sin are constants
@@ -244,22 +249,22 @@ void add_mla_qkv(std::vector<LayerOp>& ops, const ModelSpec& m, const LayerShape
   const MlaSpec& a = *m.mla;
   if (a.q_lora_rank > 0) {
     LayerOp down = gemm(op_names::kAttnQDown, s.tokens, a.q_lora_rank, s.h, 1, s);
-    keep(down, "input", s.residual_stream());
+    keep(down, "input", s.gemm_input(s.tokens * s.h) / s.sp);
     ops.push_back(down);
     ops.push_back(inner_norm(op_names::kAttnQNorm, a.q_lora_rank, s));
     LayerOp up = gemm(op_names::kAttnQUp, s.tokens, s.q_cols, a.q_lora_rank, 1, s);
-    keep(up, "input", s.act(s.tokens * a.q_lora_rank));
+    keep(up, "input", s.gemm_input(s.tokens * a.q_lora_rank));
     ops.push_back(up);
   } else {
     LayerOp q = gemm(op_names::kAttnQ, s.tokens, s.q_cols, s.h, 1, s);
-    keep(q, "input", s.residual_stream());
+    keep(q, "input", s.gemm_input(s.tokens * s.h) / s.sp);
     ops.push_back(q);
   }
   // the KV down-projection reads the same norm output Q's did: kept once, above
   ops.push_back(gemm(op_names::kAttnKvDown, s.tokens, a.kv_lora_rank + a.qk_rope_head_dim, s.h, 1, s));
   ops.push_back(inner_norm(op_names::kAttnKvNorm, a.kv_lora_rank, s));
   LayerOp up = gemm(op_names::kAttnKvUp, s.tokens, s.heads * (a.qk_nope_head_dim + a.v_head_dim), a.kv_lora_rank, 1, s);
-  keep(up, "input", s.act(s.tokens * a.kv_lora_rank));
+  keep(up, "input", s.gemm_input(s.tokens * a.kv_lora_rank));
   ops.push_back(up);
   // RoPE on each head's rope part of Q and on the one shared RoPE key
   ops.push_back(elementwise(op_names::kAttnRope, kernel_names::kRope,
@@ -300,13 +305,14 @@ void add_ffn(std::vector<LayerOp>& ops, const op_names::FfnOpNames& names, const
   if (swiglu) keep(act, "up", inner);
   ops.push_back(act);
   LayerOp down = gemm(names.down, m, s.h, ffn, count, s);
-  keep(down, "input", inner);
+  keep(down, "input", s.gemm_input(checked_mul(tokens, ffn)));
   ops.push_back(down);
 }
 
 void add_dense_mlp(std::vector<LayerOp>& ops, const ModelSpec& m, const LayerShape& s) {
   const bool swiglu = m.gated();  // GeGLU moves the same bytes as SwiGLU
-  add_ffn(ops, op_names::ffn_op_names(op_names::Ffn::dense, swiglu), s, s.tokens, 1, m.ffn_hidden / s.tp, swiglu, s.residual_stream());
+  add_ffn(ops, op_names::ffn_op_names(op_names::Ffn::dense, swiglu), s, s.tokens, 1, m.ffn_hidden / s.tp, swiglu,
+          s.gemm_input(s.tokens * s.h) / s.sp);
 }
 
 // Whether an MoE layer's tokens reach the experts through Megatron-core's alltoall dispatcher
@@ -347,7 +353,7 @@ void add_moe(std::vector<LayerOp>& ops, const ModelSpec& m, const LayerShape& s)
     ops.push_back(collective(op_names::kMoeEtpGather, CollectiveKind::all_gather, CollectiveKind::reduce_scatter,
                              CommGroup::etp, rows));
   add_ffn(ops, op_names::ffn_op_names(op_names::Ffn::routed_experts, swiglu), s, routed, moe.experts / s.ep,
-          moe.expert_ffn_hidden / s.etp, swiglu, rows);
+          moe.expert_ffn_hidden / s.etp, swiglu, s.gemm_input(checked_mul(routed, s.h)));
   // the combine weights each expert's output rows by their router probability, so its
   // backward needs the rows (Megatron-core moe_utils.unpermute saves them for the probs'
   // grad; the executor's moe_block.cpp too)

@@ -105,6 +105,10 @@ struct MicroBatchShape {
   std::int64_t micro_batch = 1;  // b: sequences
   std::int64_t seq_len = 2048;   // s: tokens per sequence
   Dtype dtype = Dtype::bf16;     // activations
+  // fp8 training: Transformer Engine keeps an fp8 GEMM's quantised input for its backward,
+  // 1 byte an element (te.Linear / GroupedLinear / LayerNormLinear save the fp8 copy they cast
+  // for the forward; "Using FP8 with Transformer Engine"), not the 16-bit tensor
+  bool fp8_gemm_inputs = false;
 };
 
 // The forward ops of transformer layer `layer` (0-based) on one GPU.

@@ -208,11 +208,11 @@ std::int64_t output_activation_bytes(const ModelSpec& model, const Plan& plan, c
   return 2 * stream + logits + checked_mul(mtp, model.mtp_layers);
 }
 
-namespace {
-
 MicroBatchShape training_shape(const TrainingWorkload& training) {
-  return {training.micro_batch, training.seq_len, activation_dtype(training.precision)};
+  return {training.micro_batch, training.seq_len, activation_dtype(training.precision), training.precision == Dtype::fp8};
 }
+
+namespace {
 
 // The micro-batches whose embedding extras the first stage keeps (Korthikanti §4.3
 // multiplies by p under 1F1B) and whose head tensors the last stage keeps (GPipe: all).

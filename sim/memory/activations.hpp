@@ -28,6 +28,10 @@ struct LayerActivations {
   std::int64_t dense_backward = 0, moe_backward = 0;
 };
 
+// One micro-batch of a training run as the layers see it: its activations in the 16-bit type
+// of training.precision, and under fp8 the GEMMs' inputs kept in fp8 (MicroBatchShape).
+MicroBatchShape training_shape(const TrainingWorkload& training);
+
 LayerActivations layer_activations(const ModelSpec& model, const Plan& plan, const MicroBatchShape& shape);
 
 // One layer's backward on top of what the layer keeps, with PyTorch autograd's lifetimes

@@ -6,6 +6,7 @@
 
 #include "models/memory_category.hpp"
 #include "models/param_count.hpp"
+#include "models/plan_fields.hpp"
 #include "models/report_inference.hpp"
 #include "models/report_time.hpp"
 #include "models/report_memory.hpp"
@@ -203,8 +204,12 @@ void print_report(std::ostream& out, const Scenario& s, const nlohmann::json& re
       << s.plan.world_size() << " x " << s.cluster.gpu.name << " (" << s.cluster.nodes << " nodes of "
       << s.cluster.name << ")\n";
   out << "plan tp=" << s.plan.tp << " pp=" << s.plan.pp << " dp=" << s.plan.dp << " cp=" << s.plan.cp
-      << " ep=" << s.plan.ep << " zero=" << s.plan.zero << " recompute=" << to_string(s.plan.recompute)
-      << " schedule=" << to_string(s.plan.schedule) << "\n";
+      << " ep=" << s.plan.ep;
+  if (s.plan.expert_tp > 0) out << " expert_tp=" << s.plan.expert_tp;  // folded MoE layouts only
+  out << " zero=" << s.plan.zero << " recompute=" << to_string(s.plan.recompute);
+  if (s.plan.recompute_modules != 0)
+    out << " " << knob_text(ModuleSetKnob{"recompute_modules", &PlanKnobs::recompute_modules}, s.plan);
+  out << " schedule=" << to_string(s.plan.schedule) << "\n";
   print_unvalidated(out, report);
   if (s.is_training() && s.stack.name != "none") print_stack(out, s);
   if (!s.is_training() && s.stack.has_serving_host_time()) print_serving_stack(out, s.stack);

@@ -23,7 +23,7 @@ PolicyFigures figures(const Scenario& base, Recompute policy, bool moe_kind) {
   s.plan.recompute = policy;
   const TrainingWorkload& t = *s.training;
   const LayerActivations a =
-      layer_activations(s.model, s.plan, {t.micro_batch, t.seq_len, activation_dtype(t.precision)});
+      layer_activations(s.model, s.plan, training_shape(t));
   const std::int64_t layer = moe_kind ? some_moe_layer(s.model) : some_dense_layer(s.model);
   const LayerCost cost = cost_layer(s, layer);
   PolicyFigures f;

@@ -24,7 +24,7 @@ namespace {
 // embedding and output layer are not TE modules (megatron/core/models/gpt/gpt_model.py:
 // tensor_parallel.ColumnParallelLinear), so the head's GEMMs are 16-bit.
 MicroBatchShape micro_batch_shape(const Scenario& s) {
-  return {s.training->micro_batch, s.training->seq_len, activation_dtype(s.training->precision)};
+  return training_shape(*s.training);
 }
 
 ComputeOp as_compute(const LayerOp& op, Dtype dtype, double flops, double bytes, bool backward) {

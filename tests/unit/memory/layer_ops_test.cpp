@@ -272,5 +272,23 @@ TEST(LayerOps, OpLevelCheckpointingKeepsTorchtitansSavedOutputs) {
   EXPECT_TRUE(find(ops, op_names::kAttnProj)->recomputed);
 }
 
+// fp8 training (Transformer Engine): each GEMM keeps the fp8 copy of its input it cast for the
+// forward, 1 byte an element, where bf16 training keeps the 16-bit tensor. Mixtral, top 2 of 8,
+// 4096 tokens: the QKV and the experts' two GEMM inputs halve; the attention output (also flash
+// attention's O) and the SwiGLU's gate and up stay 16-bit.
+TEST(LayerOps, Fp8TrainingKeepsGemmInputsInFp8) {
+  const std::int64_t tokens = 4096;
+  MicroBatchShape bf16{1, tokens, Dtype::bf16};
+  MicroBatchShape fp8 = bf16;
+  fp8.fp8_gemm_inputs = true;
+  const auto a = build_layer_ops(test::mixtral_8x7b(), 0, Plan{}, bf16);
+  const auto b = build_layer_ops(test::mixtral_8x7b(), 0, Plan{}, fp8);
+  EXPECT_EQ(saved(*find(b, "attn.qkv"), "input"), tokens * 4096);
+  EXPECT_EQ(saved(*find(b, "moe.experts.gate_up"), "input"), tokens * 2 * 4096);
+  EXPECT_EQ(saved(*find(b, "moe.experts.down"), "input"), tokens * 2 * 14336);
+  EXPECT_EQ(saved(*find(b, "attn.proj"), "input"), saved(*find(a, "attn.proj"), "input"));
+  EXPECT_EQ(saved_bytes(a) - saved_bytes(b), tokens * 4096 + tokens * 2 * 4096 + tokens * 2 * 14336);
+}
+
 }  // namespace
 }  // namespace twinsim

@@ -245,6 +245,11 @@ plan: {tp: 1, pp: 1, dp: 1}
 )");
   o.min_gpus = 16, o.max_gpus = 64;
   const GridStats m = compare_grid(moe, o, 83);
+  // the MoE space varies EP and the experts' own TP (MoE parallel folding) as well: measured
+  // 2026-12-06, 5,794 plans (2,554 before folding), median 0.61%, worst 38.6%, tau 0.960, the
+  // estimate's best plan the engine's best
+  std::printf("mixtral grid: %d plans, median %.4f, worst %.4f, tau %.4f, best gap %.4f\n", m.plans, m.median, m.worst,
+              m.tau, m.best_gap);
   EXPECT_GT(m.plans, 2200);
   EXPECT_LT(m.median, 0.015);
   EXPECT_LT(m.worst, 0.5);

@@ -100,7 +100,7 @@ TEST(Candidate, ShortFormsTellPlansApart) {
 }
 
 // The CSV's columns as docs/SCENARIO.md gives them: offload_optimizer after the metrics, then
-// offload_activations_layers, last.
+// offload_activations_layers, offload_device, and expert_tp last (0: the experts follow tp).
 TEST(Candidate, CsvColumnsKeepTheirPlace) {
   SearchResult r;
   SearchEntry e;
@@ -112,8 +112,8 @@ TEST(Candidate, CsvColumnsKeepTheirPlace) {
   EXPECT_EQ(out.str(),
             "rank,gpus,tp,pp,dp,cp,ep,micro_batch,zero,recompute,schedule,virtual_stages,sequence_parallel,"
             "overlap_grad_reduce,overlap_param_gather,tp_comm_overlap,analytic_step_s,simulated_step_s,peak_bytes,"
-            "pareto,offload_optimizer,offload_activations_layers,offload_device\n"
-            "1,8,2,1,4,1,1,3,0,none,1f1b,1,0,1,1,0,1.5,,7,0,1,0,cpu\n");
+            "pareto,offload_optimizer,offload_activations_layers,offload_device,expert_tp\n"
+            "1,8,2,1,4,1,1,3,0,none,1f1b,1,0,1,1,0,1.5,,7,0,1,0,cpu,0\n");
 }
 
 }  // namespace

@@ -27,8 +27,8 @@ model: qwen3-235b-a22b
 cluster: dgx-h100
 stack: megatron-core
 training: {seq_len: 4096, global_batch: 1024, micro_batch: 1, precision: bf16}
-plan: {tp: 2, pp: 8, ep: 32, sequence_parallel: true, zero: 1, schedule: interleaved, virtual_stages: 4,
-       recompute: selective}
+plan: {tp: 2, pp: 8, dp: 16, ep: 32, sequence_parallel: true, zero: 1, schedule: interleaved, virtual_stages: 4,
+       recompute: selective, stage_layers: [11, 12, 12, 12, 12, 12, 12, 11]}
 )",
                             all);
 }

@@ -29,11 +29,13 @@ Scenario training_scenario(const std::string& name) {
   const ModelSpec m = catalog_model(name);
   const bool moe = m.moe.has_value();
   // 32 GPUs: TP up to 8 (Megatron splits whole KV heads), data parallel over the rest,
-  // MoE experts over 4 of the DP ranks
+  // MoE experts over 4 ranks
   const std::int64_t tp = tp_for(m);
   std::string text = "model: " + name + "\ncluster: dgx-h100\n" + "plan: {tp: " + std::to_string(tp) +
                      ", pp: 1, dp: " + std::to_string(32 / tp) + ", ep: " + (moe ? "4" : "1") +
-                     ", recompute: full, zero: 1}\n" +
+                     ", recompute: full, zero: 1, sequence_parallel: " + (moe && tp > 1 ? "true" : "false") +
+                     "}\n" +  // Megatron-core: EP with TP needs SP
+
                      "stack: megatron-eager\ntraining: {global_batch: 32, micro_batch: 1, seq_len: " +
                      std::to_string(std::min<std::int64_t>(4096, m.max_seq_len)) + "}\n";
   return load_scenario_text(text);

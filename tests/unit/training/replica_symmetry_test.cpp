@@ -58,7 +58,12 @@ std::vector<Case> cases() {
       // ZeRO-3 without overlap: whole-stage collectives on the compute stream; one NIC per node
       {with_nics(1), {"plan.tp=1", "plan.pp=2", "plan.dp=16", "plan.zero=3", "plan.overlap_grad_reduce=false"}, false, 8},
       // context and expert parallelism: a shift keeps blocks of ep (cp, dp) positions whole
-      {kDgx, {"plan.tp=2", "plan.cp=2", "plan.pp=2", "plan.dp=4", "plan.ep=4", "plan.zero=2"}, true, 2},
+      {kDgx, {"plan.tp=2", "plan.cp=2", "plan.pp=2", "plan.dp=4", "plan.ep=4", "plan.zero=2", "plan.sequence_parallel=true"},
+       true, 2},
+      // MoE parallel folding: EP 4 over both TP ranks of 2 replicas (expert TP 1); blocks of 4
+      // indices are kept whole by a shift of 2 replicas, but nodes only by 4
+      {kDgx, {"plan.tp=2", "plan.pp=2", "plan.dp=8", "plan.ep=4", "plan.expert_tp=1", "plan.sequence_parallel=true"},
+       true, 4},
       // stages of 4 GPUs, two to a node; stragglers; interleaved schedule
       {kDgx + ", straggler: 0.05",
        {"plan.tp=2", "plan.pp=4", "plan.dp=2", "plan.schedule=interleaved", "plan.virtual_stages=1"}, false, 1},

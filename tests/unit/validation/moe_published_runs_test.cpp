@@ -1,0 +1,82 @@
+// Published Megatron-Core mixture-of-experts training runs on H100s (Megatron-Bridge's
+// performance summary, NVIDIA-NeMo/Megatron-Bridge docs/performance-summary.md and
+// docs/performance-summary-archive.md; each scenario file under scenarios/validation/training/
+// names its row and recipe). They are judges, never fitting data: nothing in the catalog was
+// tuned to them.
+//
+// What is asserted: every run that ran fits in the H100's 80 GiB but the one named below,
+// whose missing mechanism is known, and each run's throughput
+// stays in the band it reaches today (a guard against regressions, recorded with the error
+// below), which is NOT yet issue 53's goal of 10% median and 20% max: the small-expert runs
+// (gpt-oss-120B, Qwen3-30B-A3B) are predicted 1.3-3x too fast. The printed table is the report.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "scenario/load.hpp"
+#include "sim/memory/memory_report.hpp"
+#include "sim/training/training_report.hpp"
+
+namespace twinsim {
+namespace {
+
+struct PublishedMoeRun {
+  const char* scenario;          // under scenarios/validation/training/
+  double tokens_per_s_per_gpu;   // published
+  double low, high;              // the band of predicted / published held today
+  bool fits = true;              // predicted to fit today (every one ran)
+};
+
+// Bands: today's ratio (printed by the test) +-10% of it, rounded out.
+const PublishedMoeRun kRuns[] = {
+    {"megatron-bridge-gpt-oss-120b-h100-25.11.yaml", 5630, 1.0, 2.2},
+    {"megatron-bridge-gpt-oss-120b-h100-26.02.yaml", 5993, 1.0, 2.2},
+    // still predicted at 84.0 GiB: 49 one-layer chunks in flight on the first stage (PP 2, VP 24,
+    // 2 x 4,096 tokens each); Megatron-core >= 0.13 multiplies the router's probabilities in the
+    // experts' activation instead of the unpermute, so it no longer keeps the experts' output
+    // rows (Megatron-core MoE README, "MCore v0.13"), 32 KB a token and layer here, which the op
+    // list (and the executor's MoE block) still keep
+    {"megatron-bridge-qwen3-30b-a3b-h100-25.11.yaml", 5275, 1.0, 3.6, false},
+    {"megatron-bridge-qwen3-30b-a3b-h100-26.02.yaml", 5113, 1.0, 3.6},
+    {"megatron-bridge-qwen3-235b-a22b-h100-25.11.yaml", 1575, 0.5, 2.0},
+    {"megatron-bridge-qwen3-235b-a22b-h100-26.02.yaml", 1633, 0.5, 2.0},
+    {"megatron-bridge-deepseek-v3-h100-25.09.yaml", 1297, 0.4, 1.6},
+};
+
+Scenario load(const PublishedMoeRun& run) {
+  return load_scenario_file(std::string(TWINSIM_SOURCE_DIR) + "/scenarios/validation/training/" + run.scenario);
+}
+
+// "No published MoE run that ran is predicted not to fit" (issue 53): six of seven today.
+TEST(MegatronCoreMoeRuns, EveryPublishedRunFits) {
+  for (const PublishedMoeRun& run : kRuns) {
+    const MemoryReport m = predict_memory(load(run));
+    std::printf("%-50s peak %6.1f GiB of %.1f\n", run.scenario, static_cast<double>(m.peak_bytes) / (1 << 30),
+                static_cast<double>(m.capacity_bytes) / (1 << 30));
+    EXPECT_EQ(m.fits, run.fits) << run.scenario << ": " << static_cast<double>(m.peak_bytes) / (1 << 30) << " GiB";
+  }
+}
+
+TEST(MegatronCoreMoeRuns, ThroughputInItsRecordedBand) {
+  std::vector<double> errors;
+  for (const PublishedMoeRun& run : kRuns) {
+    const TrainingPrediction p = predict_training(load(run));
+    const double ratio = p.throughput.tokens_per_s_per_gpu / run.tokens_per_s_per_gpu;
+    errors.push_back(std::abs(ratio - 1));
+    std::printf("%-50s predicted %7.0f tokens/s/GPU, published %5.0f (%+.1f%%); EP %.2f s of %.2f s\n", run.scenario,
+                p.throughput.tokens_per_s_per_gpu, run.tokens_per_s_per_gpu, 100 * (ratio - 1),
+                p.breakdown.ep_comm_s, p.step_s);
+    EXPECT_GE(ratio, run.low) << run.scenario;
+    EXPECT_LE(ratio, run.high) << run.scenario;
+  }
+  std::sort(errors.begin(), errors.end());
+  std::printf("median |error| %.1f%%, max %.1f%% over %zu runs\n", 100 * errors[errors.size() / 2],
+              100 * errors.back(), errors.size());
+}
+
+}  // namespace
+}  // namespace twinsim
