@@ -82,9 +82,13 @@ std::vector<Request> parse_request_trace(const std::string& text, const std::str
       v[k] = number(cells[col[k]], where, names[k]);
     }
     if (v[0] < 0) throw RequestTraceError(where + ": arrival_s=" + cells[col[0]] + " must be >= 0");
+    // a token count as a scenario's inference keys allow it (2^40): converted to an integer,
+    // a larger double would be undefined behaviour (found by tests/fuzz/fuzz_csv.cpp)
+    constexpr double kMaxTokens = 1099511627776.0;
     for (int k = 1; k < 3; ++k)
-      if (v[k] < 1 || v[k] != std::floor(v[k]))
-        throw RequestTraceError(where + ": " + names[k] + "=" + cells[col[k]] + " must be a whole number >= 1");
+      if (v[k] < 1 || v[k] > kMaxTokens || v[k] != std::floor(v[k]))
+        throw RequestTraceError(where + ": " + names[k] + "=" + cells[col[k]] +
+                                " must be a whole number from 1 to 1099511627776 (2^40)");
     out.push_back({v[0], static_cast<std::int64_t>(v[1]), static_cast<std::int64_t>(v[2])});
   }
   if (col[0] < 0) throw RequestTraceError(origin + ": empty trace (no header arrival_s,prompt_len,output_len)");

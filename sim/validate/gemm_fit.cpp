@@ -42,6 +42,15 @@ double number(const std::vector<std::string>& cells, int col, const std::string&
   return v;
 }
 
+// A GEMM's batch or edge: a whole number up to 2^31 (a larger double converted to an
+// integer is undefined behaviour; found by tests/fuzz/fuzz_csv.cpp).
+std::int64_t dimension(const std::vector<std::string>& cells, int col, const std::string& where) {
+  const double v = number(cells, col, where);
+  if (v > 2147483648.0 || v != std::floor(v))
+    throw std::runtime_error(where + ": '" + cells.at(col) + "' is not a whole number from 1 to 2147483648 (2^31)");
+  return static_cast<std::int64_t>(v);
+}
+
 // The simulator's op for a measured shape: the batch stacks along m, which moves no tile
 // edge since every measured m is a multiple of the 128-row tile.
 ComputeOp measured_op(const MeasuredGemm& g) {
@@ -83,10 +92,10 @@ std::vector<MeasuredGemm> read_gemm_csv(const std::string& path, const std::stri
     const bool known = xla ? xla_dtype(cells[c_dtype], g.dtype) : parse_dtype(cells[c_dtype], g.dtype);
     if (!known && !xla) throw std::runtime_error(where + ": dtype '" + cells[c_dtype] + "' is not a math type");
     if (!known || g.dtype != dtype || g.device.find(device) == std::string::npos) continue;
-    g.batch = c_batch >= 0 ? static_cast<std::int64_t>(number(cells, c_batch, where + " batch")) : 1;
-    g.m = static_cast<std::int64_t>(number(cells, c_m, where + " m"));
-    g.n = static_cast<std::int64_t>(number(cells, c_n, where + " n"));
-    g.k = static_cast<std::int64_t>(number(cells, c_k, where + " k"));
+    g.batch = c_batch >= 0 ? dimension(cells, c_batch, where + " batch") : 1;
+    g.m = dimension(cells, c_m, where + " m");
+    g.n = dimension(cells, c_n, where + " n");
+    g.k = dimension(cells, c_k, where + " k");
     g.tflops = number(cells, c_rate, where + (xla ? " flop_per_s" : " tflops")) / (xla ? 1e12 : 1.0);
     g.column_major = column_major;
     g.index = static_cast<int>(rows.size());

@@ -94,6 +94,7 @@ std::vector<MeasuredAllReduce> read_allreduce_csv(const std::string& path, int r
       throw std::runtime_error(at + ": " + std::to_string(c.size()) + " columns, the header has " +
                                std::to_string(header.size()));
     if (filter >= 0 && c[filter] != value) continue;
+    if (parse_number(c[size]) == 0.0) continue;  // nccl-tests' 0-byte row (a sweep from -b 0): no bandwidth in it
     MeasuredAllReduce m;
     m.bytes = positive_cell(c, size, header, at);
     m.time_s = time >= 0 ? positive_cell(c, time, header, at) * 1e-6

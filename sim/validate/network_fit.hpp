@@ -19,7 +19,8 @@ struct MeasuredAllReduce {
 // An nccl-tests table as CSV with a header: `size_bytes` and the out-of-place time
 // (`oop_time_us` or `time_us`), or only `busbw_gbps` (time = 2(n-1)/n x bytes / busbw over
 // `ranks`). `where` keeps the rows whose column equals the value ("run=p5_slurm"; empty:
-// all). Sizes below `min_bytes` are dropped (latency, not bandwidth, sets their time).
+// all). Sizes below `min_bytes` are dropped (latency, not bandwidth, sets their time), and
+// so is the 0-byte row nccl-tests prints when its sweep starts at 0.
 // Throws std::runtime_error naming the file, line and column of a cell that is not a
 // number above 0, a row of the wrong width, a size given twice, or what is missing.
 std::vector<MeasuredAllReduce> read_allreduce_csv(const std::string& path, int ranks, const std::string& where,

@@ -129,6 +129,13 @@ TEST(Arrivals, TraceFileColumnsByName) {
   EXPECT_THROW(parse_request_trace("arrival_s,prompt_len,output_len\n-1,5,5\n", "t.csv"), RequestTraceError);
   EXPECT_THROW(parse_request_trace("arrival_s,prompt_len,output_len\n0,5.5,5\n", "t.csv"), RequestTraceError);
   EXPECT_THROW(parse_request_trace("arrival_s,prompt_len,output_len\n0,abc,5\n", "t.csv"), RequestTraceError);
+  // a count past 2^40 once became an integer by undefined behaviour (tests/fuzz/fuzz_csv.cpp)
+  try {
+    parse_request_trace("arrival_s,prompt_len,output_len\n0,1e110,5\n", "t.csv");
+    ADD_FAILURE() << "accepted";
+  } catch (const RequestTraceError& e) {
+    EXPECT_EQ(std::string(e.what()), "t.csv:2: prompt_len=1e110 must be a whole number from 1 to 1099511627776 (2^40)");
+  }
 }
 
 // numpy.percentile(..., method="linear") gives these

@@ -170,6 +170,16 @@ TEST(FitGemm, MalformedRowsNameTheLine) {
   }
   std::ofstream(path) << "gpu,m,n,k\nX,1,1,1\n";
   EXPECT_THROW(read_gemm_csv(path, "", Dtype::bf16), std::runtime_error);
+  // an edge past 2^31 once became an integer by undefined behaviour (tests/fuzz/fuzz_csv.cpp)
+  std::ofstream(path) << "gpu,dtype,m,n,k,tflops\nX,bf16,1024,2.5e115,1024,300\n";
+  try {
+    read_gemm_csv(path, "", Dtype::bf16);
+    FAIL() << "accepted an edge of 2.5e115";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("bad_gemm.csv:2 n: '2.5e115' is not a whole number from 1 to 2147483648 (2^31)"),
+              std::string::npos)
+        << e.what();
+  }
 }
 
 // An fp8 run needs the GPU's own fp8 curve: the 16-bit one at twice the peak was 17% fast.
