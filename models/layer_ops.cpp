@@ -189,6 +189,8 @@ LayerOp core_attention(const LayerShape& s) {
   op.kernel_kv_len = s.kv_len / s.cp;
   // selective recomputation's default module (Korthikanti §4.2.3); full recomputes all anyway
   const bool again = s.recompute == Recompute::full || s.knobs.recomputes(RecomputeModule::core_attn);
+  // op-level checkpointing keeps the output and logsumexp alone (apply_op_checkpointing)
+  const bool keep_scores = !again && s.recompute != Recompute::selective_op;
   op.fwd_flops = 2.0 * static_cast<double>(s.tokens) * s.kv_len * (s.q_cols + s.o_cols);
   op.dgrad_flops = 2 * op.fwd_flops;
   const std::int64_t q = s.act(s.tokens * s.q_cols), k = s.act(s.tokens * s.k_cols), v = s.act(s.tokens * s.v_cols);
@@ -201,7 +203,7 @@ LayerOp core_attention(const LayerShape& s) {
     // its dropout mask is regenerated from the RNG state (Dao et al. 2022, §3.1).
     const std::int64_t lse = checked_mul(s.heads * s.tokens, 4);
     op.fwd_bytes = q + k + v + out + lse;
-    if (!again) keep(op, "logsumexp", lse);
+    if (keep_scores) keep(op, "logsumexp", lse);
   } else {
     const std::int64_t scores = checked_mul(s.heads * s.tokens, s.kv_len);  // elements
     const std::int64_t mask = s.dropout ? scores : 0;
@@ -210,7 +212,7 @@ LayerOp core_attention(const LayerShape& s) {
     op.fwd_bytes = q + k + 4 * s.act(scores) + (s.dropout ? 2 * s.act(scores) + mask : 0) + v + out;
     // Korthikanti §4.1: softmax output 2as^2b, dropout mask as^2b, dropout output 2as^2b;
     // selective recomputation drops exactly these (§4.2.3).
-    if (!again) {
+    if (keep_scores) {
       keep(op, "softmax_out", s.act(scores));
       keep(op, "dropout_mask", mask);
       keep(op, "dropout_out", s.dropout ? s.act(scores) : 0);
