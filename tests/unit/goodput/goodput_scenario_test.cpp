@@ -7,16 +7,12 @@
 #include "sim/goodput/checkpoint.hpp"
 #include "sim/goodput/goodput.hpp"
 #include "sim/report/report.hpp"
+#include "tests/unit/goodput/llama8b_scenario.hpp"
 
 namespace twinsim {
 namespace {
 
-const char* kLlama8b = R"(
-model: llama3-8b
-cluster: dgx-h100
-training: {seq_len: 8192, global_batch: 64, precision: bf16}
-plan: {tp: 8, pp: 1, dp: 8}
-)";
+using test::kLlama8b;
 
 Scenario with(const std::vector<std::string>& sets) { return load_scenario_text(kLlama8b, sets); }
 

@@ -8,6 +8,7 @@
 #include "hardware/clock_spread.hpp"
 #include "scenario/load.hpp"
 #include "sim/training/training_report.hpp"
+#include "tests/unit/goodput/llama8b_scenario.hpp"
 
 namespace twinsim {
 namespace {
@@ -33,12 +34,7 @@ TEST(SlowestMember, LagIsTheSlowestGpusExtraTimePerUnitOfWork) {
   EXPECT_DOUBLE_EQ(slowest_member_lag(0.01, 1), 0);
 }
 
-const char* kLlama8b = R"(
-model: llama3-8b
-cluster: dgx-h100
-training: {seq_len: 8192, global_batch: 64, precision: bf16}
-plan: {tp: 8, pp: 1, dp: 8}
-)";
+using test::kLlama8b;
 
 TEST(SlowestMember, ClockSpreadSetsTheStragglerOfTheWholeJob) {
   const Scenario spread = load_scenario_text(kLlama8b, {"cluster.clock_spread=0.01"});
