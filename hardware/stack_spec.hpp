@@ -61,7 +61,13 @@ inline constexpr std::array<std::string_view, 3> kLayerKernels = {kFusedLayerKer
 // patches a Hugging Face model; Apple's Cut Cross-Entropy alike).
 inline constexpr std::string_view kLogitsLoss = "logits";
 inline constexpr std::string_view kFusedLinearLoss = "fused_linear";
-inline constexpr std::array<std::string_view, 2> kLossKernels = {kLogitsLoss, kFusedLinearLoss};
+// "eager_fp32": cross_entropy(logits.float()) in PyTorch eager, unfused: the 16-bit logits
+// copied to fp32, log_softmax keeping its fp32 output, and in its backward nll_loss's fp32
+// gradient and log_softmax's beside that output, 12 bytes a logit at once (torchtitan's
+// loss_fn, uncompiled even under training.compile: "compiling loss function causes CUDA
+// errors, turning off for now", train.py 2024-12; Hugging Face's ForCausalLMLoss alike).
+inline constexpr std::string_view kEagerFp32Loss = "eager_fp32";
+inline constexpr std::array<std::string_view, 3> kLossKernels = {kLogitsLoss, kFusedLinearLoss, kEagerFp32Loss};
 
 struct StackSpec {
   std::string name = "none";  // catalog preset, "custom", or "none" (the device alone)
@@ -138,6 +144,7 @@ struct StackSpec {
   // How the loss meets the output layer (one of kLossKernels).
   std::string loss_kernel = std::string(kLogitsLoss);
   bool fused_linear_loss() const { return loss_kernel == kFusedLinearLoss; }
+  bool eager_fp32_loss() const { return loss_kernel == kEagerFp32Loss; }
 };
 
 // The time the device spends on compute in a run of `ops` ops (a layer's pass) whose

@@ -60,6 +60,14 @@ std::int64_t layer_backward_bytes(const ModelSpec& model, std::int64_t layer, co
 // _VocabParallelCrossEntropy.backward).
 std::int64_t head_backward_bytes(const ModelSpec& model, const Plan& plan, const MicroBatchShape& shape);
 
+// cross_entropy(logits.float()) in eager PyTorch (stack.loss_kernel eager_fp32, and Hugging
+// Face's loss in the hf censuses), per logit on this GPU: log_softmax keeps its fp32 output
+// (4 bytes, the kept logits), and its backward holds nll_loss's fp32 gradient (4) and its own
+// input's (4) beside it: 8 bytes a logit on top of what the head keeps. (The forward's 16-bit
+// logits, fp32 copy and output, 10 bytes, hold less: torchtitan deletes pred before backward.)
+inline constexpr double kEagerFp32LossBackwardBytesPerLogit = 8;
+std::int64_t eager_fp32_loss_backward_bytes(std::int64_t logits);
+
 // Model chunks whose forward activations stage `stage` holds at its peak (micro-batches
 // when there is one chunk per stage):
 //   GPipe: all m (Huang et al. 2019);  1F1B: min(pp - stage, m) (Narayanan et al. 2021 §2.2.1);

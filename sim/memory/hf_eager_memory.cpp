@@ -43,9 +43,8 @@ std::int64_t hf_eager_activation_bytes(const ModelSpec& model, const Plan& plan,
   }
   if (stage == plan.pp - 1) {
     kept += saved_bytes(model, e, true, params);
-    // HF's loss: logits.float(), then cross_entropy; its backward writes nll_loss's fp32
-    // gradient (4 bytes a logit) and log_softmax's (4) while the kept log-softmax is alive
-    backward = std::max(backward, 8 * e.vocab);
+    // HF's loss: logits.float(), then cross_entropy (stack.loss_kernel eager_fp32's bytes)
+    backward = std::max(backward, kEagerFp32LossBackwardBytesPerLogit * e.vocab);
   }
   return static_cast<std::int64_t>(kept + backward);
 }
