@@ -145,6 +145,12 @@ struct StackSpec {
   std::string loss_kernel = std::string(kLogitsLoss);
   bool fused_linear_loss() const { return loss_kernel == kFusedLinearLoss; }
   bool eager_fp32_loss() const { return loss_kernel == kEagerFp32Loss; }
+  // PyTorch's caching allocator as the stack runs it: expandable_segments:True in
+  // PYTORCH_CUDA_ALLOC_CONF (torchtitan's run_train.sh sets it), and whether `memory.fits`
+  // judges the allocator's reserve plus what lives outside it (sim/memory/reserved_memory)
+  // rather than the allocated peak.
+  bool expandable_segments = false;
+  bool fits_on_reserved = false;
 };
 
 // The time the device spends on compute in a run of `ops` ops (a layer's pass) whose

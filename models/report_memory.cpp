@@ -52,6 +52,8 @@ json to_json(const MemorySection& m) {
   if (m.nvme_bytes) j["nvme_bytes"] = *m.nvme_bytes;
   if (m.nvme_breakdown) j["nvme_breakdown"] = category_json(*m.nvme_breakdown);
   if (m.nvme_capacity_bytes) j["nvme_capacity_bytes"] = *m.nvme_capacity_bytes;
+  if (m.reserved_peak_bytes) j["reserved_peak_bytes"] = *m.reserved_peak_bytes;
+  if (m.outside_allocator_bytes) j["outside_allocator_bytes"] = *m.outside_allocator_bytes;
   if (!m.per_rank.empty()) {
     json ranks = json::array();
     for (const RankPeak& r : m.per_rank)
@@ -78,6 +80,9 @@ MemorySection read_memory_section(const json& memory, const std::string& side) {
   if (memory.contains("nvme_breakdown"))
     m.nvme_breakdown = read_categories(memory["nvme_breakdown"], where + ".nvme_breakdown");
   if (memory.contains("nvme_capacity_bytes")) m.nvme_capacity_bytes = bytes_at(memory, "nvme_capacity_bytes", where);
+  if (memory.contains("reserved_peak_bytes")) m.reserved_peak_bytes = bytes_at(memory, "reserved_peak_bytes", where);
+  if (memory.contains("outside_allocator_bytes"))
+    m.outside_allocator_bytes = bytes_at(memory, "outside_allocator_bytes", where);
   if (memory.contains("stages") && memory["stages"].is_array())
     for (const json& s : memory["stages"]) {
       const std::string at = where + ".stages[]";

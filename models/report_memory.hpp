@@ -48,6 +48,11 @@ struct MemorySection {
   std::optional<CategoryBytes> nvme_breakdown;
   std::optional<std::int64_t> nvme_capacity_bytes;
   std::vector<RankPeak> per_rank;                   // measured: every rank
+  // predicted, training: the caching allocator's reserve at the worst GPU's peak
+  // (torch.cuda.max_memory_reserved) and the device memory outside the allocator (CUDA
+  // context, NCCL's buffers); sim/memory/reserved_memory
+  std::optional<std::int64_t> reserved_peak_bytes;
+  std::optional<std::int64_t> outside_allocator_bytes;
 };
 
 nlohmann::json category_json(const CategoryBytes& bytes);

@@ -321,6 +321,8 @@ StackSpec read_stack(const YAML::Node& node, const std::string& path) {
                                 {kAttentionKernels.begin(), kAttentionKernels.end()});
   s.layer_kernels = r.choice("layer_kernels", std::string(kFusedLayerKernels), {kLayerKernels.begin(), kLayerKernels.end()});
   s.loss_kernel = r.choice("loss_kernel", std::string(kLogitsLoss), {kLossKernels.begin(), kLossKernels.end()});
+  s.expandable_segments = r.boolean("expandable_segments", false);
+  s.fits_on_reserved = r.boolean("fits_on_reserved", false);
   r.reject_unknown();
   return s;
 }

@@ -13,15 +13,18 @@ std::int64_t zero3_gathered_buckets(std::int64_t bucket_params, std::int64_t sta
   return std::min<std::int64_t>(2, ceil_div(stage_params, bucket_params));
 }
 
-std::int64_t workspace_bytes(const Plan& plan) {
-  constexpr std::int64_t MiB = 1 << 20;
-  constexpr std::int64_t cublas = 32 * MiB;
-  constexpr std::int64_t nccl_per_communicator = 16 * 4 * MiB;
+std::int64_t nccl_buffer_bytes(const Plan& plan) {
+  constexpr std::int64_t nccl_per_communicator = 16 * 4 * (std::int64_t{1} << 20);
   int communicators = 0;
   const int expert_tp = plan.etp() != plan.tp ? plan.etp() : 1;  // a communicator of its own
   for (std::int64_t group : {plan.tp, plan.cp, plan.pp, plan.dp * plan.cp, plan.ep, expert_tp})
     if (group > 1) ++communicators;
-  return cublas + communicators * nccl_per_communicator;
+  return communicators * nccl_per_communicator;
+}
+
+std::int64_t workspace_bytes(const Plan& plan) {
+  constexpr std::int64_t cublas = 32 * (std::int64_t{1} << 20);
+  return cublas + nccl_buffer_bytes(plan);
 }
 
 namespace {

@@ -28,8 +28,11 @@ std::int64_t zero3_gathered_buckets(std::int64_t bucket_params, std::int64_t sta
 // cublasSetWorkspace: 32 MiB recommended on Hopper, 4 MiB before) plus, per NCCL
 // communicator of more than one rank (tp, cp, pp, dp, ep), 16 channels x NCCL_BUFFSIZE
 // (4 MiB default, NCCL environment-variable docs) = 64 MiB. The CUDA context (~0.5 GB)
-// and the caching allocator's fragmentation are outside this accounting.
+// and the caching allocator's fragmentation are outside this accounting (reserved_memory).
 std::int64_t workspace_bytes(const Plan& plan);
+// The NCCL share of it: the buffers NCCL allocates itself, outside PyTorch's caching
+// allocator (the cuBLAS workspace is the allocator's: PyTorch hands it out).
+std::int64_t nccl_buffer_bytes(const Plan& plan);
 
 // Training buffers of a stage. With ZeRO 0/1 Megatron's buckets are views into the
 // gradient buffer (counted under grads): no extra bytes. With ZeRO 2 one bucket of

@@ -7,6 +7,7 @@
 #include "sim/memory/buffers.hpp"
 #include "sim/memory/hf_eager_memory.hpp"
 #include "sim/memory/inference.hpp"
+#include "sim/memory/reserved_memory.hpp"
 #include "sim/memory/weights.hpp"
 
 namespace twinsim {
@@ -108,8 +109,17 @@ MemoryReport predict_memory(const Scenario& sc) {
     }
   r.host_capacity_bytes = sc.cluster.host.memory_bytes;
   r.nvme_capacity_bytes = sc.cluster.host.nvme_bytes;
+  std::int64_t device_bytes = r.peak_bytes;
+  if (sc.is_training()) {  // the stage with the highest allocated peak, as the allocator reserves it
+    const auto worst = std::find_if(r.stages.begin(), r.stages.end(),
+                                    [&](const StageMemory& st) { return st.peak_bytes == r.peak_bytes; });
+    const ReservedMemory reserved = training_reserved_memory(sc, worst->stage, *worst);
+    r.reserved_peak_bytes = reserved.reserved_peak;
+    r.outside_allocator_bytes = reserved.outside;
+    if (sc.stack.fits_on_reserved) device_bytes = reserved.reserved_peak + reserved.outside;
+  }
   // offloaded state must fit the GPU's share of the node's CPU memory (and drives) too
-  r.fits = r.peak_bytes <= r.capacity_bytes && (r.host_bytes == 0 || r.host_bytes <= r.host_capacity_bytes) &&
+  r.fits = device_bytes <= r.capacity_bytes && (r.host_bytes == 0 || r.host_bytes <= r.host_capacity_bytes) &&
            (r.nvme_capacity_bytes == 0 || r.nvme_bytes <= r.nvme_capacity_bytes);
   return r;
 }
@@ -134,6 +144,10 @@ MemorySection memory_section(const MemoryReport& r) {
     m.nvme_bytes = r.nvme_bytes;
     m.nvme_breakdown = category_bytes(r.nvme_breakdown);
     if (r.nvme_capacity_bytes > 0) m.nvme_capacity_bytes = r.nvme_capacity_bytes;
+  }
+  if (r.reserved_peak_bytes > 0) {
+    m.reserved_peak_bytes = r.reserved_peak_bytes;
+    m.outside_allocator_bytes = r.outside_allocator_bytes;
   }
   return m;
 }

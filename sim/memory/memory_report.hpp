@@ -55,6 +55,10 @@ struct MemoryReport {
   std::int64_t nvme_bytes = 0;           // the most one GPU's state takes on the node's NVMe drives
   MemoryBreakdown nvme_breakdown;        // that GPU's, by category
   std::int64_t nvme_capacity_bytes = 0;  // this GPU's share of the drives (0: not described, not checked)
+  // training: PyTorch's caching allocator's reserve at the peak stage's peak, and the memory
+  // outside it (sim/memory/reserved_memory); fits judges their sum under stack.fits_on_reserved
+  std::int64_t reserved_peak_bytes = 0;
+  std::int64_t outside_allocator_bytes = 0;
 };
 
 // One GPU of each pipeline stage (all GPUs of a stage hold the same amounts).
