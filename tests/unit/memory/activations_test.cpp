@@ -95,6 +95,27 @@ TEST(Activations, FusedLinearCrossEntropyKeepsNoLogits) {
   EXPECT_EQ(output_activation_bytes(m, p, StackSpec{}, {1, s, Dtype::bf16}), 4 * s * h + 4 * s * v);
 }
 
+// torchtitan's eager cross_entropy(pred.float()) (stack.loss_kernel: eager_fp32): the head's
+// backward holds nll_loss's fp32 grad and log_softmax's beside the kept fp32 output, 8 bytes a
+// logit on top of the 4 kept, where Megatron's loss writes its grad in place (the head's
+// backward is then the output layer's input grad, 2sbh). Llama-3-8B at 8192 tokens: 8sv =
+// 7.8 GiB; with TP 2 (loss_parallel) each rank holds its half of the vocabulary.
+TEST(Activations, EagerFp32LossHoldsTwelveBytesALogit) {
+  ModelSpec m = test::gpt3_175b();
+  m.vocab = 128256, m.hidden = 4096;
+  TrainingWorkload t;
+  t.seq_len = 8192, t.micro_batch = 1, t.global_batch = 1;
+  StackSpec eager;
+  eager.loss_kernel = std::string(kEagerFp32Loss);
+  const std::int64_t s = 8192, v = m.vocab, h = m.hidden;
+  Plan p;
+  EXPECT_EQ(eager_fp32_loss_backward_bytes(s * v), 8 * s * v);
+  EXPECT_EQ(stage_backward_bytes(m, p, eager, t, 0, false, 0), 8 * s * v);
+  EXPECT_EQ(stage_backward_bytes(m, p, StackSpec{}, t, 0, false, 0), 2 * s * h);
+  p.tp = 2;
+  EXPECT_EQ(stage_backward_bytes(m, p, eager, t, 0, false, 0), 8 * s * v / 2);
+}
+
 // Full recompute keeps 2sbh per layer and brings one layer's full set back during its
 // backward: L * 2sbh + (sbh(34 + 5as/h) - 2sbh) on a single stage of one micro-batch,
 // plus that layer's gradients in flight; the head's tensors are gone by then.

@@ -4,7 +4,7 @@
 // figures in a comment; this table holds the figures. Nothing here was fitted to these runs:
 // the stacks' and GPUs' figures come from component measurements named in their files.
 // Tokens/s per GPU as torchtitan logs it (tokens of a step over its time and the GPUs);
-// memory is torch.cuda.max_memory_reserved, the worst rank.
+// memory is torch.cuda.max_memory_reserved, the worst rank, against memory.reserved_peak_bytes.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -103,10 +103,12 @@ Judged judge_all() {
 
 // The goal is 10% median and 20% max on throughput and 10% median on the reserved
 // memory; what the stacks reach (2026-12-06): throughput median 22.7%, max 59.8% (before:
-// 36.2%, 73.7%), every run still predicted fast; memory (allocated, against the allocator's
-// reserve) median 26.3%, max 50.2% (before 50.1%, 68.7%), predicted low. The bands hold what
-// is reached, so that a change that loses it fails; what is missing is named in
-// hardware/catalog/README.md ("torchtitan's published runs").
+// 36.2%, 73.7%), every run still predicted fast. Memory: the allocated peak against the
+// allocator's reserve was 26.5% median, 50.2% max; with torchtitan's eager fp32 loss
+// (stack.loss_kernel eager_fp32) 13.3%, 28.8%; as the caching allocator model reserves it
+// (memory.reserved_peak_bytes) 10.2%, 25.2%, the 70B and 405B runs still predicted low. The
+// bands hold what is reached, so that a change that loses it fails; what is missing is named
+// in hardware/catalog/README.md ("torchtitan's published runs").
 TEST(TorchtitanRuns, ThroughputAndMemoryAgainstThePublishedRuns) {
   const Judged j = judge_all();
   const ErrorSummary t = summarize(j.throughput_errors), m = summarize(j.memory_errors);
@@ -119,7 +121,8 @@ TEST(TorchtitanRuns, ThroughputAndMemoryAgainstThePublishedRuns) {
   EXPECT_LT(t.median, 0.25);
   EXPECT_LT(t.max, 0.62);
   EXPECT_LT(t.median, before.median - 0.10);
-  EXPECT_LT(m.median, 0.30);
+  EXPECT_LT(m.median, 0.12);
+  EXPECT_LT(m.max, 0.27);
   EXPECT_EQ(j.predicted_not_to_fit, 0);  // of the 20 runs whose memory is published, all ran
 }
 
