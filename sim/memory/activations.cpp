@@ -158,8 +158,9 @@ std::int64_t head_backward_bytes(const ModelSpec& model, const Plan& plan, const
   return incoming_grad(model, plan, shape).full;
 }
 
-std::int64_t eager_fp32_loss_backward_bytes(std::int64_t logits) {
-  return checked_mul(logits, static_cast<std::int64_t>(kEagerFp32LossBackwardBytesPerLogit));
+std::int64_t eager_fp32_loss_transient_bytes(std::int64_t logits, bool vocab_parallel) {
+  const double per_logit = vocab_parallel ? kEagerFp32LossParallelForwardBytesPerLogit : kEagerFp32LossBackwardBytesPerLogit;
+  return checked_mul(logits, static_cast<std::int64_t>(per_logit));
 }
 
 LayerActivations layer_activations(const ModelSpec& model, const Plan& plan, const MicroBatchShape& shape) {
@@ -245,8 +246,9 @@ std::int64_t stage_backward_bytes(const ModelSpec& model, const Plan& plan, cons
   const bool last = stage == plan.pp - 1;
   std::int64_t extra = 0;
   if (last) extra = head_backward_bytes(model, plan, shape);
-  if (last && stack.eager_fp32_loss())  // the loss's fp32 grads, before the output layer's dgrad
-    extra = std::max(extra, eager_fp32_loss_backward_bytes(checked_mul(local_tokens(plan, shape), model.vocab) / plan.tp));
+  if (last && stack.eager_fp32_loss())  // the loss's fp32 temporaries, at the forward's end or the backward's start
+    extra = std::max(extra, eager_fp32_loss_transient_bytes(checked_mul(local_tokens(plan, shape), model.vocab) / plan.tp,
+                                                            plan.tp > 1));
   if (has_layers)  // the head of the micro-batch being backpropagated is gone by then
     extra = std::max(extra, layer_backward - (last ? output_activation_bytes(model, plan, stack, shape, moe_layer_kept) : 0));
   return extra;

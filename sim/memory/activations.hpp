@@ -63,10 +63,14 @@ std::int64_t head_backward_bytes(const ModelSpec& model, const Plan& plan, const
 // cross_entropy(logits.float()) in eager PyTorch (stack.loss_kernel eager_fp32, and Hugging
 // Face's loss in the hf censuses), per logit on this GPU: log_softmax keeps its fp32 output
 // (4 bytes, the kept logits), and its backward holds nll_loss's fp32 gradient (4) and its own
-// input's (4) beside it: 8 bytes a logit on top of what the head keeps. (The forward's 16-bit
-// logits, fp32 copy and output, 10 bytes, hold less: torchtitan deletes pred before backward.)
+// input's (4) beside it: 8 bytes a logit on top of what the head keeps. Its forward holds the
+// 16-bit logits (2), their fp32 copy (4) and the output: 6 beyond the kept 4; vocabulary-
+// parallel (TP's loss_parallel: torch/distributed/tensor/parallel/loss.py _log_softmax) it
+// also holds `shifted = x - max` and exp(shifted), fp32 each: 14 in all, 10 beyond the kept.
 inline constexpr double kEagerFp32LossBackwardBytesPerLogit = 8;
-std::int64_t eager_fp32_loss_backward_bytes(std::int64_t logits);
+inline constexpr double kEagerFp32LossParallelForwardBytesPerLogit = 10;
+// The most the loss holds at once beyond its kept output, forward or backward.
+std::int64_t eager_fp32_loss_transient_bytes(std::int64_t logits, bool vocab_parallel);
 
 // Model chunks whose forward activations stage `stage` holds at its peak (micro-batches
 // when there is one chunk per stage):

@@ -37,12 +37,14 @@ class StepTrace {
 // The sizes a stage's step allocates, per layer unless said otherwise.
 struct StepShape {
   std::int64_t layers = 1, in_flight = 1;
+  std::int64_t chunk_layers = 1;  // the layers one micro-batch's pass through the stage crosses (a chunk's, interleaved)
   std::int64_t params = 0, grads = 0, optimizer = 0;  // the stage's, split evenly over its layers
   std::int64_t gathered = 0, reduce_scatter = 0;      // ZeRO-3 / FSDP's per-layer buffers (0: none)
   std::vector<std::int64_t> kept, rebuilt;            // a layer's saved tensors; those recompute brings back
   std::int64_t backward = 0;                          // its backward's working set beyond them
   std::int64_t logits = 0;                            // on the last stage: the loss's logits (0: elsewhere)
   bool eager_loss = false;
+  bool vocab_parallel = false;  // TP's loss_parallel
 };
 
 std::vector<std::int64_t> saved_sizes(const std::vector<LayerOp>& ops) {
@@ -60,6 +62,8 @@ StepShape step_shape(const Scenario& sc, int stage, const StageMemory& memory) {
   StepShape s;
   s.layers = std::max<std::int64_t>(1, stage_layers(sc.model, plan, stage).total());
   s.in_flight = std::min<std::int64_t>(64, chunks_in_flight(plan, stage, t.micro_batches(plan.dp)));
+  const bool interleaved = plan.schedule == Schedule::interleaved && plan.virtual_stages > 1;
+  s.chunk_layers = std::max<std::int64_t>(1, interleaved ? s.layers / plan.virtual_stages : s.layers);
   s.params = memory.breakdown.params / s.layers;
   s.grads = memory.breakdown.grads / s.layers;
   s.optimizer = memory.breakdown.optimizer / s.layers;
@@ -78,6 +82,7 @@ StepShape step_shape(const Scenario& sc, int stage, const StageMemory& memory) {
   if (stage == plan.pp - 1)
     s.logits = checked_mul(checked_mul(t.micro_batch, t.seq_len) / plan.cp, sc.model.vocab) / plan.tp;
   s.eager_loss = sc.stack.eager_fp32_loss() || sc.stack.hf_modeling();
+  s.vocab_parallel = plan.tp > 1;
   return s;
 }
 
@@ -86,7 +91,17 @@ StepShape step_shape(const Scenario& sc, int stage, const StageMemory& memory) {
 int loss_forward(StepTrace& trace, const StepShape& s) {
   if (!s.eager_loss) return trace.allocate(4 * s.logits);
   const int pred = trace.allocate(2 * s.logits), copy = trace.allocate(4 * s.logits);
+  if (!s.vocab_parallel) {
+    const int out = trace.allocate(4 * s.logits);
+    trace.free(copy);
+    trace.free(pred);
+    return out;
+  }
+  // loss_parallel's _log_softmax: shifted = x - max, exp(shifted) summed, result = shifted - lse
+  const int shifted = trace.allocate(4 * s.logits), exp = trace.allocate(4 * s.logits);
+  trace.free(exp);
   const int out = trace.allocate(4 * s.logits);
+  trace.free(shifted);
   trace.free(copy);
   trace.free(pred);
   return out;
@@ -109,7 +124,7 @@ void loss_backward(StepTrace& trace, const StepShape& s, int kept) {
 // One micro-batch's forward through the stage's layers: each gathers its parameters (ZeRO-3),
 // keeps its saved tensors and lets the gathered ones go.
 void layers_forward(StepTrace& trace, const StepShape& s, std::vector<int>& kept) {
-  for (std::int64_t l = 0; l < s.layers; ++l) {
+  for (std::int64_t l = 0; l < s.chunk_layers; ++l) {
     const int gathered = s.gathered > 0 ? trace.allocate(s.gathered) : -1;
     for (std::int64_t bytes : s.kept) kept.push_back(trace.allocate(bytes));
     if (gathered >= 0) trace.free(gathered);
@@ -120,7 +135,7 @@ void layers_forward(StepTrace& trace, const StepShape& s, std::vector<int>& kept
 // unsharded gradients reduce-scattered into the kept shard.
 void layers_backward(StepTrace& trace, const StepShape& s, std::vector<int>& kept, std::vector<int>& grads) {
   const std::size_t per_layer = s.kept.size();
-  for (std::int64_t l = s.layers - 1; l >= 0; --l) {
+  for (std::int64_t l = s.chunk_layers - 1; l >= 0; --l) {
     const int gathered = s.gathered > 0 ? trace.allocate(s.gathered) : -1;
     std::vector<int> rebuilt;
     for (std::int64_t bytes : s.rebuilt) rebuilt.push_back(trace.allocate(bytes));
