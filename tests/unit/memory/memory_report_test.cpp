@@ -96,9 +96,12 @@ std::set<std::string> keys(const nlohmann::json& j) {
 TEST(MemoryReport, JsonKeysOfTheContract) {
   const MemoryReport r = predict_memory(gpt3_training());
   const nlohmann::json j = to_json(r);
-  // SCENARIO.md's five keys, and the host's two (plan.offload_optimizer) added after
+  // SCENARIO.md's five keys, the host's two (plan.offload_optimizer) added after, and
+  // training's caching-allocator reserve and the memory outside the allocator
   EXPECT_EQ(keys(j), (std::set<std::string>{"capacity_bytes", "peak_bytes", "fits", "breakdown", "stages",
-                                            "host_bytes", "host_capacity_bytes"}));
+                                            "host_bytes", "host_capacity_bytes", "reserved_peak_bytes",
+                                            "outside_allocator_bytes"}));
+  EXPECT_GE(j["reserved_peak_bytes"].get<std::int64_t>(), r.peak_bytes - r.breakdown.buffers);
   const std::set<std::string> categories{"params", "grads", "optimizer", "activations", "kv_cache", "buffers"};
   EXPECT_EQ(keys(j["breakdown"]), categories);
   ASSERT_EQ(j["stages"].size(), 16u);
