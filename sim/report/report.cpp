@@ -52,6 +52,10 @@ void print_memory(std::ostream& out, const MemorySection& mem) {
                                                               : std::string(" (drives' capacity not described)")));
   row(out, "peak", gib(static_cast<double>(mem.peak_bytes)) + " of " + gib(static_cast<double>(mem.capacity_bytes)) +
                        (mem.fits ? "  (fits)" : "  (DOES NOT FIT)"));
+  if (mem.reserved_peak_bytes)  // PyTorch's caching allocator's reserve, and the device memory beside it
+    row(out, "reserved", gib(static_cast<double>(*mem.reserved_peak_bytes)) + " + " +
+                             gib(static_cast<double>(mem.outside_allocator_bytes.value_or(0))) +
+                             " outside the allocator (CUDA context, NCCL)");
   if (mem.stages.size() > 1) {
     out << "  per stage peak:";
     for (const StagePeak& st : mem.stages) out << " " << fixed(static_cast<double>(st.peak_bytes) / 1073741824.0, "%.1f");
