@@ -148,6 +148,8 @@ void Scheduler::complete(double time_s) {
         ++s.generated;
         RequestTimes& t = times_[s.request];
         if (t.first_token_s < 0) t.first_token_s = time_s;
+        else if (limits_.record_itl) itl_s_.push_back(time_s - t.last_token_s);
+        t.last_token_s = time_s;
         if (s.generated == requests_[s.request].output_len) {
           t.finish_s = time_s;
           pool_.give(s.blocks);

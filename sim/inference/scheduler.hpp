@@ -61,6 +61,9 @@ struct SchedulerLimits {
   int speculative_tokens = 0;       // K proposed per decode step; 0: no speculative decoding
   double acceptance_rate = 0;       // alpha
   std::uint64_t acceptance_seed = 1;
+  // Keep every inter-token gap (ITL as vLLM's and SGLang's benchmarks count it: the time
+  // between successive outputs of a request, a verified run as one output); one double a token.
+  bool record_itl = false;
 
   // Blocks (of all layers' KV for block_tokens tokens) a sequence of `tokens` tokens holds.
   std::int64_t blocks_for(std::int64_t tokens) const;
@@ -83,6 +86,7 @@ std::int64_t accepted_proposals(std::int64_t proposed, double alpha, std::mt1993
 // What happened to one request; times in seconds from the start of the simulation.
 struct RequestTimes {
   double first_token_s = -1;
+  double last_token_s = -1;  // when its latest output token (or verified run) came out
   double finish_s = -1;
   int preemptions = 0;
 };
@@ -105,6 +109,8 @@ class Scheduler {
   // Speculative decoding so far: verify steps run, and the output tokens they gave.
   std::int64_t verify_steps() const { return verify_steps_; }
   std::int64_t verified_tokens() const { return verified_tokens_; }
+  // The inter-token gaps so far (SchedulerLimits::record_itl), in the order they came out.
+  const std::vector<double>& itl_s() const { return itl_s_; }
 
  private:
   struct Sequence {
@@ -125,6 +131,7 @@ class Scheduler {
   void preempt_newest();
   std::int64_t swap_out_ = 0, swap_in_ = 0;  // blocks moved while planning this pass
   std::int64_t verify_steps_ = 0, verified_tokens_ = 0;
+  std::vector<double> itl_s_;
 
   const std::vector<Request>& requests_;
   BlockPool& pool_;
