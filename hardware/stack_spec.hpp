@@ -103,6 +103,10 @@ struct StackSpec {
   // and sequences one pass holds at most (--max-num-seqs, --max-running-requests,
   // max_batch_size). Flags given to `serve` win.
   std::int64_t serving_max_batched_tokens = 0;
+  // Share of a request's output whose KV blocks the engine's admission keeps free for it
+  // (sim/inference/scheduler.hpp SchedulerLimits::output_reserve): 0, vLLM's (preempt when
+  // blocks run out); 1, TensorRT-LLM's GUARANTEED_NO_EVICT capacity scheduler.
+  double serving_output_reserve = 0;
   std::int64_t serving_max_sequences = 0;
   // The stack's GEMMs against the GPU's measured curve (today's cuBLASLt): an older library
   // picks slower kernels for the same shapes. 1: as measured.

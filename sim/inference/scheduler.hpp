@@ -64,6 +64,11 @@ struct SchedulerLimits {
   // Keep every inter-token gap (ITL as vLLM's and SGLang's benchmarks count it: the time
   // between successive outputs of a request, a verified run as one output); one double a token.
   bool record_itl = false;
+  // Share of each request's output tokens whose blocks admission keeps free for it: a waiting
+  // request is admitted only while the free blocks cover its prompt and that share of its
+  // output, beyond what the running ones are still owed. 0: vLLM's (admit on the prompt,
+  // preempt when blocks run out); 1: TensorRT-LLM's GUARANTEED_NO_EVICT (never preempts).
+  double output_reserve = 0;
 
   // Blocks (of all layers' KV for block_tokens tokens) a sequence of `tokens` tokens holds.
   std::int64_t blocks_for(std::int64_t tokens) const;
@@ -128,6 +133,8 @@ class Scheduler {
   std::int64_t wanted_tokens(const Sequence& s) const;
   std::int64_t known_tokens(const Sequence& s) const;
   bool grow(Sequence& s, std::int64_t tokens);  // takes the blocks for `tokens` more
+  // Blocks `s` still needs to reach its prompt plus output_reserve of its output.
+  std::int64_t reserved_blocks(const Sequence& s) const;
   void preempt_newest();
   std::int64_t swap_out_ = 0, swap_in_ = 0;  // blocks moved while planning this pass
   std::int64_t verify_steps_ = 0, verified_tokens_ = 0;
