@@ -30,10 +30,10 @@ bool meets(const ServingSlo& slo, double ttft, double tpot, double e2el) {
          (slo.e2el_s <= 0 || e2el <= slo.e2el_s);
 }
 
-// vLLM prints P99, P99.9: the percentile's own digits
-std::string percentile_word(double p) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%g", p);
+// vLLM prints P99, P99.9: the percentile's own digits, between `prefix` and `suffix`
+std::string percentile_label(const char* prefix, double p, const char* suffix) {
+  char buf[96];
+  std::snprintf(buf, sizeof buf, "%s%g%s", prefix, p, suffix);
   return buf;
 }
 
@@ -98,10 +98,13 @@ void print_vllm_bench(std::ostream& out, const BenchMetrics& m, double rate_per_
   row("Total Token throughput (tok/s):", m.total_token_throughput);
   auto block = [&](const char* header, const char* name, const MetricPercentiles& p) {
     rule(header, '-');
-    row(std::string("Mean ") + name + " (ms):", 1e3 * p.mean_s);
-    row(std::string("Median ") + name + " (ms):", 1e3 * p.median_s);
+    row((std::string("Mean ") += name) += " (ms):", 1e3 * p.mean_s);
+    row((std::string("Median ") += name) += " (ms):", 1e3 * p.median_s);
+    std::string tail = " ";
+    tail += name;
+    tail += " (ms):";
     for (std::size_t i = 0; i < m.percentiles.size(); ++i)
-      row("P" + percentile_word(m.percentiles[i]) + " " + name + " (ms):", 1e3 * p.percentile_s[i]);
+      row(percentile_label("P", m.percentiles[i], tail.c_str()), 1e3 * p.percentile_s[i]);
   };
   block("Time to First Token", "TTFT", m.ttft);
   block("Time per Output Token (excl. 1st token)", "TPOT", m.tpot);
@@ -113,7 +116,7 @@ void print_vllm_bench(std::ostream& out, const BenchMetrics& m, double rate_per_
 nlohmann::json to_json(const BenchMetrics& m) {
   auto metric = [&m](const MetricPercentiles& p) {
     nlohmann::json j = {{"mean_ms", 1e3 * p.mean_s}, {"median_ms", 1e3 * p.median_s}};
-    for (std::size_t i = 0; i < m.percentiles.size(); ++i) j["p" + percentile_word(m.percentiles[i]) + "_ms"] = 1e3 * p.percentile_s[i];
+    for (std::size_t i = 0; i < m.percentiles.size(); ++i) j[percentile_label("p", m.percentiles[i], "_ms")] = 1e3 * p.percentile_s[i];
     return j;
   };
   return {{"definitions", "vllm bench serve (vllm/benchmarks/serve.py calculate_metrics; SGLang bench_serving alike)"},

@@ -1,7 +1,9 @@
 #include "sim/inference/bench_requests.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
+#include <numbers>
 #include <random>
 #include <stdexcept>
 #include <string>
@@ -18,7 +20,7 @@ double gamma_from(double shape, std::mt19937_64& rng) {
   const double d = shape - 1.0 / 3.0, c = 1 / std::sqrt(9 * d);
   for (;;) {
     // Box-Muller: one standard normal from two uniforms
-    const double z = std::sqrt(-2 * std::log1p(-uniform(rng))) * std::cos(2 * M_PI * uniform(rng));
+    const double z = std::sqrt(-2 * std::log1p(-uniform(rng))) * std::cos(2 * std::numbers::pi * uniform(rng));
     const double v = std::pow(1 + c * z, 3);
     if (v <= 0) continue;
     const double u = 1 - uniform(rng);
