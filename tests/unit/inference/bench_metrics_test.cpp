@@ -3,6 +3,7 @@
 // loop records.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <sstream>
@@ -122,6 +123,49 @@ TEST(BenchMetrics, ItlOfALoneRequestIsItsTpot) {
   EXPECT_EQ(run.result.itl_s.size(), 63u);
   EXPECT_NEAR(run.bench.itl.mean_s, run.bench.tpot.mean_s, 1e-12);
   EXPECT_TRUE(run.json.contains("engine_bench"));
+}
+
+}  // namespace
+}  // namespace twinsim
+
+namespace twinsim {
+namespace {
+
+// The most sequences any pass of the run held.
+std::int64_t peak_running(const ServeRun& run) {
+  std::int64_t peak = 0;
+  for (const OccupancySample& o : run.result.occupancy) peak = std::max(peak, o.running);
+  return peak;
+}
+
+// vLLM V1's budget on an H100 (stacks/vllm-v1.yaml: 1024 sequences a pass) applies unless
+// --max-num-seqs is given: 3,000 short requests at once run far more than serve's 256 together.
+TEST(EngineStacks, SchedulerDefaultsComeFromTheStackUnlessGiven) {
+  Scenario s = test::serving_scenario("llama3-8b", "dgx-h100", 1, 1, 1, 1, 128, 32, "fp8", "fp8");
+  s.stack = catalog_stack("vllm-v1");
+  ServeRequest request;
+  request.requests = 3000;
+  request.rate_per_s = std::numeric_limits<double>::infinity();
+  const std::int64_t engine = peak_running(run_serve(s, request));
+  EXPECT_GT(engine, 256);
+  EXPECT_LE(engine, 1024);
+  request.options.max_sequences = 256;
+  request.max_sequences_given = true;
+  EXPECT_LE(peak_running(run_serve(s, request)), 256);
+}
+
+// TensorRT-LLM's GUARANTEED_NO_EVICT admission (serving_output_reserve 1) never preempts;
+// vLLM's admission on the prompt alone does once long sequences outgrow the cache.
+TEST(EngineStacks, NoEvictAdmissionNeverPreempts) {
+  Scenario s = test::serving_scenario("llama3-8b", "dgx-h100", 1, 1, 1, 1, 20000, 2000, "fp8", "fp8");
+  ServeRequest request;
+  request.requests = 120;
+  request.rate_per_s = std::numeric_limits<double>::infinity();
+  request.options.keep_occupancy = false;
+  s.stack = catalog_stack("trtllm-v1");
+  EXPECT_EQ(run_serve(s, request).summary.preemptions, 0);
+  s.stack = catalog_stack("vllm-v1");
+  EXPECT_GT(run_serve(s, request).summary.preemptions, 0);
 }
 
 }  // namespace
