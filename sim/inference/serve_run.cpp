@@ -76,6 +76,8 @@ ServeRun run_offline_benchmark(const Scenario& s) {
   request.rate_per_s = std::numeric_limits<double>::infinity();
   request.options.keep_occupancy = false;
   request.options.max_sequence_steps = 0;
+  // the benchmark feeds the whole deployment: plan.dp replicas (attention DP) take turns
+  if (s.plan.dp > 1) request.router = "round_robin";
   return run_serve(s, request);
 }
 

@@ -53,7 +53,8 @@ ServeRun run_serve(const Scenario& s, const ServeRequest& request);
 
 // An offline benchmark as the engines run theirs (trtllm-bench throughput, `vllm bench
 // throughput`, bench_serving at --request-rate inf): inference.batch requests of the scenario's
-// lengths, all at t = 0, under the stack's scheduler defaults. The validation cases' metric
+// lengths, all at t = 0, under the stack's scheduler defaults; with plan.dp > 1 all the replicas
+// behind a round-robin router (the figures the whole deployment's). The validation cases' metric
 // offline_output_tokens_per_s is its summary's output_tokens_per_s.
 ServeRun run_offline_benchmark(const Scenario& s);
 
