@@ -6,10 +6,13 @@
 #include <fstream>
 #include <iostream>
 #include <stdexcept>
+#include <string>
+#include <vector>
 
 #include "app/commands.hpp"
 #include "app/cli_checks.hpp"
 #include "app/scenario_args.hpp"
+#include "scenario/errors.hpp"
 #include "sim/inference/serve_run.hpp"
 #include "io/whole_file.hpp"
 
@@ -22,18 +25,49 @@ struct ServeArgs {
   ServeRequest request;
   std::string csv;
   double swap_space_gib = 0;
+  std::vector<double> percentiles;
+  std::vector<std::string> goodput;
+  CLI::Option* batched_tokens = nullptr;
+  CLI::Option* sequences = nullptr;
 };
+
+// vLLM's --goodput KEY:MS pairs (ttft, tpot, e2el)
+ServingSlo parse_goodput(const std::vector<std::string>& pairs) {
+  ServingSlo slo;
+  for (const std::string& pair : pairs) {
+    const auto colon = pair.find(':');
+    const std::string key = pair.substr(0, colon);
+    double ms = 0;
+    try {
+      ms = colon == std::string::npos ? -1 : std::stod(pair.substr(colon + 1));
+    } catch (const std::exception&) {
+      ms = -1;
+    }
+    double* target = key == "ttft" ? &slo.ttft_s : key == "tpot" ? &slo.tpot_s : key == "e2el" ? &slo.e2el_s : nullptr;
+    if (target == nullptr || !(ms > 0))
+      throw ScenarioError("--goodput", pair, "must be ttft:MS, tpot:MS or e2el:MS with MS > 0 (vLLM's --goodput)");
+    *target = ms * 1e-3;
+  }
+  return slo;
+}
 
 void run_serve(const ServeArgs& a) {
   ServeRequest request = a.request;
   request.options.keep_occupancy = !a.csv.empty();  // one sample per pass, only for the CSV
   request.options.swap_space_bytes = a.swap_space_gib * 1024 * 1024 * 1024;
+  request.max_batched_tokens_given = a.batched_tokens->count() > 0;
+  request.max_sequences_given = a.sequences->count() > 0;
+  if (!a.percentiles.empty()) request.percentiles = a.percentiles;
+  request.slo = parse_goodput(a.goodput);
+  if ((request.slo.any() || !a.percentiles.empty()) && !request.engine_bench)
+    throw ScenarioError("--engine-bench", "", "is needed by --goodput and --metric-percentiles");
   const Scenario s = load_from_args(a.scenario);
   if (!s.inference) throw ScenarioError("inference", "", "serve needs a scenario with an inference section");
   if (!a.csv.empty()) io::check_writable(a.csv);  // before the simulation, not after
   const ServeRun run = twinsim::run_serve(s, request);
   if (!a.csv.empty()) io::write_file_whole(a.csv, [&](std::ostream& out) { write_occupancy_csv(out, run.result); });
   if (a.scenario.json) std::cout << run.json.dump(2) << "\n";
+  else if (request.engine_bench) print_vllm_bench(std::cout, run.bench, request.rate_per_s, request.slo);
   else print_serve_run(std::cout, run);
 }
 
@@ -45,7 +79,15 @@ void add_serve_command(CLI::App& app) {
   add_scenario_args(*cmd, a->scenario);
   cmd->add_option("--requests", a->request.requests, "requests to simulate (Poisson arrivals)")
       ->check(cli::whole(1, 10'000'000));
-  cmd->add_option("--rate", a->request.rate_per_s, "mean arrivals per second")->check(cli::number(1e-6, 1e9));
+  cmd->add_option("--rate", a->request.rate_per_s, "mean arrivals per second; inf: all at once (an offline benchmark)")
+      ->check(CLI::Validator([](std::string& text) { return text == "inf" ? std::string() : cli::number(1e-6, 1e9)(text); },
+                             "NUMBER|inf"));
+  cmd->add_option("--burstiness", a->request.burstiness,
+                  "gamma-distributed gaps of this shape at the same mean rate (vLLM --burstiness; 1: Poisson)")
+      ->check(cli::number(1e-3, 1e3));
+  cmd->add_option("--random-range-ratio", a->request.range_ratio,
+                  "each request's lengths uniform in [len (1 - r), len (1 + r)] (vLLM's random dataset; default 0)")
+      ->check(cli::number(0, 0.999));
   cmd->add_option("--seed", a->request.seed, "seed of the arrival process (same seed, same run)")
       ->check(cli::whole(0, std::numeric_limits<std::int64_t>::max()));
   auto* trace_file = cmd->add_option("--trace-file", a->request.trace_file, "CSV of requests: arrival_s,prompt_len,output_len")
@@ -61,10 +103,20 @@ void add_serve_command(CLI::App& app) {
       ->check(cli::whole(1, 65536));
   cmd->add_option("--gpu-memory-utilization", a->request.options.kv.memory_utilization, "share of HBM the engine uses")
       ->check(cli::number(0.01, 1.0));
-  cmd->add_option("--max-num-batched-tokens", a->request.options.kv.max_batched_tokens, "tokens per pass at most")
-      ->check(cli::whole(1, std::int64_t{1} << 24));
-  cmd->add_option("--max-num-seqs", a->request.options.max_sequences, "sequences per pass at most")
-      ->check(cli::whole(1, 1'000'000));
+  a->batched_tokens = cmd->add_option("--max-num-batched-tokens", a->request.options.kv.max_batched_tokens,
+                                      "tokens per pass at most (default: the stack's, else 2048)")
+                          ->check(cli::whole(1, std::int64_t{1} << 24));
+  a->sequences = cmd->add_option("--max-num-seqs", a->request.options.max_sequences,
+                                 "sequences per pass at most (default: the stack's, else 256)")
+                     ->check(cli::whole(1, 1'000'000));
+  cmd->add_flag("--engine-bench", a->request.engine_bench,
+                "print vLLM's `vllm bench serve` result block (TTFT, TPOT, ITL, E2EL; SGLang's bench_serving "
+                "defines them alike) and add `engine_bench` to the JSON");
+  cmd->add_option("--metric-percentiles", a->percentiles, "percentiles --engine-bench prints (default 99; vLLM's flag)")
+      ->delimiter(',')
+      ->check(cli::number(0, 100));
+  cmd->add_option("--goodput", a->goodput,
+                  "SLOs for --engine-bench's goodput, vLLM's syntax: ttft:MS tpot:MS e2el:MS");
   auto* prefix = cmd->add_option("--prefix-tokens", a->request.options.prefix_tokens,
                                  "prefix caching: the shared prompt prefix (e.g. a system prompt), tokens")
                      ->check(cli::whole(1, std::int64_t{1} << 30));

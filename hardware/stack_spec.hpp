@@ -97,6 +97,23 @@ struct StackSpec {
     return serving_step_s + serving_sequence_s * static_cast<double>(sequences);
   }
   bool has_serving_host_time() const { return serving_step_s > 0 || serving_sequence_s > 0; }
+  // What the serving engine does with a windowed layer's K,V once it leaves the window
+  // (model.sliding_window): frees it (vLLM V1's hybrid KV cache manager, TensorRT-LLM's
+  // cyclic per-layer window, SGLang's SWA pool) or keeps every token of every layer
+  // (vLLM V0 on interleaved models: one block table for all layers). The attention reads
+  // the window's keys either way; only what the cache holds differs.
+  bool serving_keeps_window_kv = false;
+  // The engine's scheduler defaults where the stack sets them (0: serve's own, vLLM's
+  // 2048 tokens and 256 sequences): tokens one pass computes at most (vLLM
+  // --max-num-batched-tokens, SGLang --chunked-prefill-size, TensorRT-LLM max_num_tokens)
+  // and sequences one pass holds at most (--max-num-seqs, --max-running-requests,
+  // max_batch_size). Flags given to `serve` win.
+  std::int64_t serving_max_batched_tokens = 0;
+  // Share of a request's output whose KV blocks the engine's admission keeps free for it
+  // (sim/inference/scheduler.hpp SchedulerLimits::output_reserve): 0, vLLM's (preempt when
+  // blocks run out); 1, TensorRT-LLM's GUARANTEED_NO_EVICT capacity scheduler.
+  double serving_output_reserve = 0;
+  std::int64_t serving_max_sequences = 0;
   // The stack's GEMMs against the GPU's measured curve (today's cuBLASLt): an older library
   // picks slower kernels for the same shapes. 1: as measured.
   double gemm_library_scale = 1;

@@ -9,6 +9,7 @@
 #include "scenario/load.hpp"
 #include "sim/common/csv.hpp"
 #include "sim/inference/batch_prediction.hpp"
+#include "sim/inference/serve_run.hpp"
 #include "sim/training/training_report.hpp"
 #include "sim/validate/csv_validation.hpp"
 
@@ -25,6 +26,7 @@ const std::map<std::string, Metric> kMetrics = {
     {"ttft_s", Metric::ttft_s},
     {"tpot_s", Metric::tpot_s},
     {"output_tokens_per_s", Metric::output_tokens_per_s},
+    {"offline_output_tokens_per_s", Metric::offline_output_tokens_per_s},
 };
 
 std::string metric_name(Metric m) {
@@ -62,6 +64,7 @@ double predicted_training(const Scenario& s, Metric m, bool& extrapolated) {
 }
 
 double predicted_serving(const Scenario& s, Metric m) {
+  if (m == Metric::offline_output_tokens_per_s) return run_offline_benchmark(s).summary.output_tokens_per_s;
   const InferencePrediction p = predict_inference(s);
   switch (m) {
     case Metric::ttft_s: return p.ttft_s;

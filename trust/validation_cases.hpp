@@ -21,6 +21,9 @@ enum class Metric {
   ttft_s,
   tpot_s,
   output_tokens_per_s,
+  // `serve` of inference.batch requests all at t = 0 (run_offline_benchmark): an engine's
+  // offline throughput benchmark (trtllm-bench throughput, `vllm bench throughput`)
+  offline_output_tokens_per_s,
 };
 
 struct ValidationCase {

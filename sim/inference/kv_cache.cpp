@@ -51,9 +51,14 @@ std::int64_t windowed_blocks_for_tokens(std::int64_t tokens, std::int64_t block_
   return static_cast<std::int64_t>(std::ceil(kept / static_cast<double>(block_tokens) - 1e-9));
 }
 
-std::int64_t max_batch(const KvCapacity& capacity, std::int64_t sequence_tokens, const ModelSpec& model) {
+double freed_window_share(const ModelSpec& model, const StackSpec& stack) {
+  return stack.serving_keeps_window_kv ? 0.0 : model.windowed_share();
+}
+
+std::int64_t max_batch(const KvCapacity& capacity, std::int64_t sequence_tokens, const ModelSpec& model,
+                       const StackSpec& stack) {
   return capacity.blocks / windowed_blocks_for_tokens(sequence_tokens, capacity.block_tokens, model.sliding_window,
-                                                      model.windowed_share());
+                                                      freed_window_share(model, stack));
 }
 
 }  // namespace twinsim

@@ -66,8 +66,14 @@ struct KvCapacity {
 
 KvCapacity kv_capacity(const Scenario& scenario, const KvCacheConfig& config = {});
 
+// The share of a token's KV bytes the paged cache frees once out of the window: the model's
+// windowed layers' (ModelSpec::windowed_share), or none where the engine keeps them
+// (StackSpec::serving_keeps_window_kv).
+double freed_window_share(const ModelSpec& model, const StackSpec& stack);
+
 // Sequences of prompt_len + output_len tokens that fit at once: blocks / blocks per sequence
-// (a windowed model's by windowed_blocks_for_tokens).
-std::int64_t max_batch(const KvCapacity& capacity, std::int64_t sequence_tokens, const ModelSpec& model);
+// (a windowed model's by windowed_blocks_for_tokens, as its engine frees the window).
+std::int64_t max_batch(const KvCapacity& capacity, std::int64_t sequence_tokens, const ModelSpec& model,
+                       const StackSpec& stack);
 
 }  // namespace twinsim

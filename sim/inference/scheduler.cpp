@@ -62,6 +62,13 @@ bool Scheduler::grow(Sequence& s, std::int64_t tokens) {
   return true;
 }
 
+std::int64_t Scheduler::reserved_blocks(const Sequence& s) const {
+  const Request& r = requests_[s.request];
+  const auto owed = static_cast<std::int64_t>(std::ceil(limits_.output_reserve * static_cast<double>(r.output_len)));
+  const std::int64_t own = limits_.blocks_for(r.prompt_len + owed) - s.shared / limits_.block_tokens;
+  return std::max<std::int64_t>(0, own - s.blocks);
+}
+
 // vLLM's recompute preemption: drop the cache, keep the tokens generated so far.
 void Scheduler::preempt_newest() {
   Sequence victim = running_.back();
@@ -103,11 +110,17 @@ bool Scheduler::schedule(PassShape& pass) {
     budget -= n;
     ++i;
   }
+  std::int64_t owed = 0;  // blocks the running sequences are still owed (output_reserve)
+  if (limits_.output_reserve > 0)
+    for (const Sequence& s : running_) owed += reserved_blocks(s);
   while (!preempted && budget > 0 && !waiting_.empty() &&
          static_cast<std::int64_t>(running_.size()) < limits_.max_sequences) {
     Sequence s = waiting_.front();
     const std::int64_t n = std::min(wanted_tokens(s), budget);
+    const std::int64_t reserve = limits_.output_reserve > 0 ? reserved_blocks(s) : 0;
+    if (!running_.empty() && reserve > 0 && pool_.free() - owed < reserve) break;  // alone, it runs anyway
     if (!grow(s, n)) break;  // first come, first served: no skipping ahead
+    owed += reserved_blocks(s);
     waiting_.pop_front();
     running_.push_back(s);
     budget -= n;
@@ -148,6 +161,8 @@ void Scheduler::complete(double time_s) {
         ++s.generated;
         RequestTimes& t = times_[s.request];
         if (t.first_token_s < 0) t.first_token_s = time_s;
+        else if (limits_.record_itl) itl_s_.push_back(time_s - t.last_token_s);
+        t.last_token_s = time_s;
         if (s.generated == requests_[s.request].output_len) {
           t.finish_s = time_s;
           pool_.give(s.blocks);

@@ -61,6 +61,14 @@ struct SchedulerLimits {
   int speculative_tokens = 0;       // K proposed per decode step; 0: no speculative decoding
   double acceptance_rate = 0;       // alpha
   std::uint64_t acceptance_seed = 1;
+  // Keep every inter-token gap (ITL as vLLM's and SGLang's benchmarks count it: the time
+  // between successive outputs of a request, a verified run as one output); one double a token.
+  bool record_itl = false;
+  // Share of each request's output tokens whose blocks admission keeps free for it: a waiting
+  // request is admitted only while the free blocks cover its prompt and that share of its
+  // output, beyond what the running ones are still owed. 0: vLLM's (admit on the prompt,
+  // preempt when blocks run out); 1: TensorRT-LLM's GUARANTEED_NO_EVICT (never preempts).
+  double output_reserve = 0;
 
   // Blocks (of all layers' KV for block_tokens tokens) a sequence of `tokens` tokens holds.
   std::int64_t blocks_for(std::int64_t tokens) const;
@@ -83,6 +91,7 @@ std::int64_t accepted_proposals(std::int64_t proposed, double alpha, std::mt1993
 // What happened to one request; times in seconds from the start of the simulation.
 struct RequestTimes {
   double first_token_s = -1;
+  double last_token_s = -1;  // when its latest output token (or verified run) came out
   double finish_s = -1;
   int preemptions = 0;
 };
@@ -105,6 +114,8 @@ class Scheduler {
   // Speculative decoding so far: verify steps run, and the output tokens they gave.
   std::int64_t verify_steps() const { return verify_steps_; }
   std::int64_t verified_tokens() const { return verified_tokens_; }
+  // The inter-token gaps so far (SchedulerLimits::record_itl), in the order they came out.
+  const std::vector<double>& itl_s() const { return itl_s_; }
 
  private:
   struct Sequence {
@@ -122,9 +133,12 @@ class Scheduler {
   std::int64_t wanted_tokens(const Sequence& s) const;
   std::int64_t known_tokens(const Sequence& s) const;
   bool grow(Sequence& s, std::int64_t tokens);  // takes the blocks for `tokens` more
+  // Blocks `s` still needs to reach its prompt plus output_reserve of its output.
+  std::int64_t reserved_blocks(const Sequence& s) const;
   void preempt_newest();
   std::int64_t swap_out_ = 0, swap_in_ = 0;  // blocks moved while planning this pass
   std::int64_t verify_steps_ = 0, verified_tokens_ = 0;
+  std::vector<double> itl_s_;
 
   const std::vector<Request>& requests_;
   BlockPool& pool_;

@@ -1,9 +1,12 @@
 #include "sim/inference/serve_run.hpp"
 
+#include <cmath>
+#include <limits>
 #include <optional>
 
 #include "models/report_schema.hpp"
 #include "scenario/errors.hpp"
+#include "sim/inference/bench_requests.hpp"
 #include "sim/inference/disaggregated.hpp"
 #include "sim/inference/requests.hpp"
 
@@ -17,6 +20,11 @@ ServeRun run_serve(const Scenario& s, const ServeRequest& r) {
   if (options.prefix_tokens > 0) options.prefix_hit_rate = r.prefix_hit_rate;
   options.prefix_seed = r.seed;
   options.acceptance_seed = r.seed;  // inference.speculative's draws
+  // the engine's scheduler defaults (the stack's) unless the flags gave their own
+  if (!r.max_batched_tokens_given && s.stack.serving_max_batched_tokens > 0)
+    options.kv.max_batched_tokens = s.stack.serving_max_batched_tokens;
+  if (!r.max_sequences_given && s.stack.serving_max_sequences > 0) options.max_sequences = s.stack.serving_max_sequences;
+  options.keep_itl = options.keep_itl || r.engine_bench;
   if (!r.router.empty()) {
     if (!parse_router(r.router, options.replicas.router))
       throw ScenarioError("--router", r.router, "must be round_robin or least_loaded");
@@ -24,7 +32,8 @@ ServeRun run_serve(const Scenario& s, const ServeRequest& r) {
   }
   const std::vector<Request> requests =
       r.trace_file.empty()
-          ? poisson_requests(r.requests, r.rate_per_s, r.seed, s.inference->prompt_len, s.inference->output_len)
+          ? bench_requests({r.requests, r.rate_per_s, r.burstiness, s.inference->prompt_len, s.inference->output_len,
+                            r.range_ratio, r.seed})
           : read_request_trace(r.trace_file);
   ServeRun run;
   const auto& d = s.inference->disaggregation;
@@ -45,11 +54,31 @@ ServeRun run_serve(const Scenario& s, const ServeRequest& r) {
     run.json["replicas"] = {{"count", options.replicas.replicas},
                             {"router", r.router.empty() ? "none" : std::string(to_string(options.replicas.router))}};
   }
+  if (r.engine_bench) {
+    run.bench = bench_metrics(run.result, r.percentiles, r.slo);
+    run.json["engine_bench"] = to_json(run.bench);
+  }
   run.json[kSchemaVersionKey] = kReportSchemaVersion;
   run.json["arrivals"] = r.trace_file.empty()
                              ? nlohmann::json{{"poisson_rate_per_s", r.rate_per_s}, {"seed", r.seed}}
                              : nlohmann::json{{"trace_file", r.trace_file}};
+  if (r.trace_file.empty() && std::isinf(r.rate_per_s))  // JSON has no infinity: all at t = 0
+    run.json["arrivals"] = {{"all_at_once", true}, {"seed", r.seed}};
+  if (r.trace_file.empty() && r.burstiness != 1) run.json["arrivals"]["burstiness"] = r.burstiness;
+  if (r.trace_file.empty() && r.range_ratio > 0) run.json["arrivals"]["range_ratio"] = r.range_ratio;
   return run;
+}
+
+ServeRun run_offline_benchmark(const Scenario& s) {
+  if (!s.inference) throw ScenarioError("inference", "", "an offline benchmark needs a scenario with an inference section");
+  ServeRequest request;
+  request.requests = s.inference->batch;
+  request.rate_per_s = std::numeric_limits<double>::infinity();
+  request.options.keep_occupancy = false;
+  request.options.max_sequence_steps = 0;
+  // the benchmark feeds the whole deployment: plan.dp replicas (attention DP) take turns
+  if (s.plan.dp > 1) request.router = "round_robin";
+  return run_serve(s, request);
 }
 
 void print_serve_run(std::ostream& out, const ServeRun& run) {

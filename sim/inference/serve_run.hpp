@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "scenario/scenario.hpp"
+#include "sim/inference/bench_report.hpp"
 #include "sim/inference/serving.hpp"
 #include "sim/inference/serving_report.hpp"
 
@@ -17,7 +18,19 @@ namespace twinsim {
 
 struct ServeRequest {
   std::int64_t requests = 1000;  // Poisson arrivals of the scenario's prompt and output lengths
-  double rate_per_s = 1.0;
+  double rate_per_s = 1.0;       // infinity: all at t = 0 (an offline benchmark)
+  // vLLM's --burstiness (gamma gaps; 1: Poisson) and --random-range-ratio (lengths uniform in
+  // [len (1 - r), len (1 + r)]): sim/inference/bench_requests.hpp
+  double burstiness = 1.0;
+  double range_ratio = 0;
+  // --max-num-batched-tokens / --max-num-seqs given: they win over the stack's scheduler
+  // defaults (StackSpec::serving_max_batched_tokens, serving_max_sequences)
+  bool max_batched_tokens_given = false;
+  bool max_sequences_given = false;
+  // --engine-bench: also the engines' benchmark figures (bench_report.hpp), with ITL kept
+  bool engine_bench = false;
+  std::vector<double> percentiles = {99};  // vLLM's --metric-percentiles default
+  ServingSlo slo;                          // vLLM's --goodput
   std::uint64_t seed = 0;        // arrivals, prefix-cache hits and speculative acceptance draws
   std::string trace_file;        // non-empty: the arrivals instead (requests, rate and seed unused for them)
   double prefix_hit_rate = 1.0;  // with options.prefix_tokens: every request hits unless told otherwise
@@ -31,11 +44,19 @@ struct ServeRun {
   ServingResult result;
   ServingSummary summary;
   nlohmann::json json;  // `twinsim serve --json`: the summary, its passes and how requests arrived
+  BenchMetrics bench;   // with ServeRequest::engine_bench
 };
 
 // Throws ScenarioError for a scenario without an inference section, and what
 // simulate_serving and read_request_trace throw.
 ServeRun run_serve(const Scenario& s, const ServeRequest& request);
+
+// An offline benchmark as the engines run theirs (trtllm-bench throughput, `vllm bench
+// throughput`, bench_serving at --request-rate inf): inference.batch requests of the scenario's
+// lengths, all at t = 0, under the stack's scheduler defaults; with plan.dp > 1 all the replicas
+// behind a round-robin router (the figures the whole deployment's). The validation cases' metric
+// offline_output_tokens_per_s is its summary's output_tokens_per_s.
+ServeRun run_offline_benchmark(const Scenario& s);
 
 // The command's table (print_serving), and the pools of a disaggregated run.
 void print_serve_run(std::ostream& out, const ServeRun& run);

@@ -207,6 +207,7 @@ ServingResult run_serving(const std::vector<Request>& requests, std::int64_t kv_
   for (const Scheduler& sched : schedulers) {
     result.verify_steps += sched.verify_steps();
     result.verified_tokens += sched.verified_tokens();
+    result.itl_s.insert(result.itl_s.end(), sched.itl_s().begin(), sched.itl_s().end());
   }
   return result;
 }
@@ -227,7 +228,9 @@ ServingResult simulate_serving(const Scenario& scenario, const std::vector<Reque
   limits.max_batched_tokens = options.kv.max_batched_tokens;
   limits.max_sequences = options.max_sequences;
   limits.attention_window = scenario.model.sliding_window;
-  limits.windowed_kv_share = scenario.model.windowed_share();
+  limits.windowed_kv_share = freed_window_share(scenario.model, scenario.stack);
+  limits.record_itl = options.keep_itl;
+  limits.output_reserve = scenario.stack.serving_output_reserve;
   if (const auto& spec = scenario.inference->speculative) {
     limits.speculative_tokens = spec->tokens;
     limits.acceptance_rate = spec->acceptance_rate;

@@ -54,6 +54,7 @@ struct ServingResult {
   double busy_s = 0;  // sum of pass latencies
   std::int64_t swapped_out_blocks = 0, swapped_in_blocks = 0;  // swap preemption's copies
   std::int64_t verify_steps = 0, verified_tokens = 0;  // speculative decoding: steps, and the tokens they gave
+  std::vector<double> itl_s;  // every inter-token gap, when asked (SchedulerLimits::record_itl)
 };
 
 // How a request picks its replica among several: in arrival order in turn, or the one
@@ -105,6 +106,7 @@ struct ServeOptions {
   // Seed of speculative decoding's acceptance draws (inference.speculative): serve's --seed.
   std::uint64_t acceptance_seed = 1;
   bool keep_occupancy = true;  // every pass's KV sample (run_serving); the summary is always kept
+  bool keep_itl = false;        // every inter-token gap (ServingResult::itl_s, for ITL percentiles)
   ReplicaSet replicas;          // default: one replica (the figures are per replica)
   // Swap preemption (vLLM v0 --swap-space, --preemption-mode swap): host memory per GPU for
   // preempted sequences' K,V, copied over PCIe (cluster.host) instead of recomputed; 0: recompute.

@@ -23,7 +23,7 @@ std::int64_t kv_cache_bytes_per_token(const ModelSpec& model, std::int64_t layer
 }
 
 std::int64_t inference_kv_cache_bytes(const ModelSpec& model, const Plan& plan,
-                                      const InferenceWorkload& inference, int stage) {
+                                      const InferenceWorkload& inference, int stage, bool keep_window_kv) {
   const std::int64_t length = inference.prompt_len + inference.output_len;
   // a windowed layer keeps the last `sliding_window` tokens of a sequence only
   std::int64_t layer_tokens = 0;   // sum over the stage's layers of the tokens each keeps per sequence
@@ -31,7 +31,7 @@ std::int64_t inference_kv_cache_bytes(const ModelSpec& model, const Plan& plan,
   for (int chunk = 0; chunk < chunks_per_stage(plan); ++chunk) {
     const std::int64_t first = chunk_first_layer(model, plan, stage, chunk);
     for (std::int64_t l = first; l < first + chunk_layer_count(model, plan, stage, chunk); ++l) {
-      const bool windowed = model.is_windowed_layer(l);
+      const bool windowed = model.is_windowed_layer(l) && !keep_window_kv;
       layer_tokens += windowed ? std::min(length, model.sliding_window) : length;
       prefix_tokens += windowed ? std::min(inference.prefix_tokens, model.sliding_window) : inference.prefix_tokens;
     }

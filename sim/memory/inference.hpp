@@ -19,8 +19,10 @@ std::int64_t kv_cache_bytes_per_token(const ModelSpec& model, std::int64_t layer
 
 // The KV cache of stage `stage` for batch x (prompt_len + output_len) tokens; a windowed
 // layer keeps at most sliding_window of them per sequence.
+// `keep_window_kv`: the engine keeps a windowed layer's out-of-window tokens too
+// (StackSpec::serving_keeps_window_kv, vLLM V0).
 std::int64_t inference_kv_cache_bytes(const ModelSpec& model, const Plan& plan,
-                                      const InferenceWorkload& inference, int stage);
+                                      const InferenceWorkload& inference, int stage, bool keep_window_kv = false);
 
 // Live activations while prefilling the whole batch's prompts at once (an upper bound:
 // schedulers may chunk the prefill). Nothing is kept for backward; tensors live as in an

@@ -70,7 +70,7 @@ StageMemory inference_stage_memory(const Scenario& sc, int stage) {
   const InferenceWorkload& inf = *sc.inference;
   MemoryBreakdown b;
   b.params = inference_gpu_weight_bytes(sc.model, sc.plan, inf, stage) + draft_weight_bytes(sc.plan, inf);
-  b.kv_cache = inference_kv_cache_bytes(sc.model, sc.plan, inf, stage) + draft_kv_cache_bytes(sc.plan, inf);
+  b.kv_cache = inference_kv_cache_bytes(sc.model, sc.plan, inf, stage, sc.stack.serving_keeps_window_kv) + draft_kv_cache_bytes(sc.plan, inf);
   b.activations = prefill_activation_bytes(sc.model, sc.plan, inf, stage);
   BufferBytes buffers = inference_buffers(sc.model, sc.plan, inf);
   if (sc.cluster.gpu.workspace_bytes >= 0) buffers.workspace = sc.cluster.gpu.workspace_bytes;

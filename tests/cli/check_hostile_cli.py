@@ -72,7 +72,9 @@ CASES = [
     ('serve INF --requests 0', 105, '--requests: 0 must be a whole number from 1 to 10000000'),
     ('serve INF --requests -5', 105, '--requests: -5 must be a whole number from 1 to 10000000'),
     ('serve INF --rate 0', 105, '--rate: 0 must be a finite number >= 1e-06 and <= 1e+09'),
-    ('serve INF --rate inf', 105, '--rate: inf must be a finite number >= 1e-06 and <= 1e+09'),
+    # `--rate inf` is an offline benchmark (every request at t = 0); -inf and nan stay refused
+    ('serve INF --rate -inf', 105, '--rate: -inf must be a finite number >= 1e-06 and <= 1e+09'),
+    ('serve INF --rate nan', 105, '--rate: nan must be a finite number >= 1e-06 and <= 1e+09'),
     ('serve INF --requests 100 --trace-file /nonexistent/x.csv', 105, '--trace-file: File does not exist: /nonexistent/x.csv'),
     ('serve INF --trace-file /nonexistent.csv', 105, '--trace-file: File does not exist: /nonexistent.csv'),
     ('serve INF --block-size 0', 105, '--block-size: 0 must be a whole number from 1 to 65536'),

@@ -47,13 +47,44 @@ TEST(KvCache, PagedBlocksRoundUpToTheLastBlock) {
   cap.block_tokens = 16;
   cap.blocks = 1000;
   const ModelSpec dense = catalog_model("llama2-7b");
-  EXPECT_EQ(max_batch(cap, 257, dense), 1000 / 17);  // 257 tokens: 17 blocks, 15 slots wasted
-  EXPECT_EQ(max_batch(cap, 256, dense), 1000 / 16);
+  EXPECT_EQ(max_batch(cap, 257, dense, StackSpec{}), 1000 / 17);  // 257 tokens: 17 blocks, 15 slots wasted
+  EXPECT_EQ(max_batch(cap, 256, dense, StackSpec{}), 1000 / 16);
   // gpt-oss: 18 of 36 layers keep a 128-token window: a 4096-token sequence holds
   // (0.5 x 4096 + 0.5 x 128) / 16 = 132 blocks, not 256
   const ModelSpec oss = catalog_model("gpt-oss-120b");
-  EXPECT_EQ(max_batch(cap, 4096, oss), 1000 / 132);
-  EXPECT_EQ(max_batch(cap, 4096, dense), 1000 / 256);
+  EXPECT_EQ(max_batch(cap, 4096, oss, StackSpec{}), 1000 / 132);
+  EXPECT_EQ(max_batch(cap, 4096, dense, StackSpec{}), 1000 / 256);
+}
+
+// What each engine does with a windowed layer's K,V out of the window
+// (hardware/catalog/stacks/*.yaml, serving_window_kv): vLLM V1's hybrid allocator, SGLang's
+// SWA pool and TensorRT-LLM's cyclic KV free it, vLLM V0's one block table keeps it. gpt-oss
+// (18 of 36 layers windowed to 128 tokens) at 4096 tokens: 132 blocks freed, 256 kept.
+TEST(KvCache, WindowedKvFollowsTheEngine) {
+  KvCapacity cap;
+  cap.block_tokens = 16;
+  cap.blocks = 100000;
+  const ModelSpec oss = catalog_model("gpt-oss-120b");
+  for (const char* engine : {"vllm-v1", "sglang", "trtllm-v1", "trtllm"})
+    EXPECT_EQ(max_batch(cap, 4096, oss, catalog_stack(engine)), 100000 / 132) << engine;
+  EXPECT_EQ(max_batch(cap, 4096, oss, catalog_stack("vllm-v0")), 100000 / 256);
+}
+
+// The same through `simulate`: Gemma 2 27B (every other layer windowed to 4,096 tokens) at
+// 4K + 4K tokens on one H200. Under vLLM V0 a sequence holds all 8,192 tokens in every layer,
+// under V1 3/4 of them (half the layers keep 4,096): about 4/3 the sequences fit, and the
+// memory report's KV cache of the batch is 3/4 (up to the windowed share's rounding).
+TEST(KvCache, WindowedModelsBatchFollowsTheEngine) {
+  Scenario v1 = test::serving_scenario("gemma2-27b", "dgx-h200", 1, 1, 1, 8, 4096, 4096);
+  Scenario v0 = v1;
+  v1.stack = catalog_stack("vllm-v1");
+  v0.stack = catalog_stack("vllm-v0");
+  const InferencePrediction kept = predict_inference(v0), freed = predict_inference(v1);
+  ASSERT_GT(kept.max_batch, 0);
+  EXPECT_NEAR(static_cast<double>(freed.max_batch) / static_cast<double>(kept.max_batch), 4.0 / 3.0, 0.03);
+  const std::int64_t kept_bytes = inference_kv_cache_bytes(v0.model, v0.plan, *v0.inference, 0, true);
+  const std::int64_t freed_bytes = inference_kv_cache_bytes(v1.model, v1.plan, *v1.inference, 0, false);
+  EXPECT_NEAR(static_cast<double>(freed_bytes) / static_cast<double>(kept_bytes), 0.75, 0.01);
 }
 
 // Llama-2-7B fp16 on one A100-80GB, worked by hand: 0.9 x 80 GiB = 77,309,411,328 B usable;
