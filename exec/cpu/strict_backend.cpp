@@ -111,6 +111,17 @@ void StrictKernels::do_residual_backward(Dtype type, const void* dy, void* dbias
   launch("residual_backward", &CpuKernels::do_residual_backward, type, dy, dbias, rows, cols, accumulate);
 }
 
+void StrictKernels::do_embedding_forward(Dtype type, const int* tokens, const void* table, void* out, int count,
+                                         int dim, int row_start, int rows) const {
+  launch("embedding_forward", &CpuKernels::do_embedding_forward, type, tokens, table, out, count, dim, row_start, rows);
+}
+
+void StrictKernels::do_embedding_backward(Dtype type, const int* tokens, const void* dout, void* dtable, int count,
+                                          int dim, int row_start, int rows) const {
+  launch("embedding_backward", &CpuKernels::do_embedding_backward, type, tokens, dout, dtable, count, dim, row_start,
+         rows);
+}
+
 void StrictKernels::do_rope(Dtype type, bool backward, const void* x, void* y, int batch, int seq, int heads,
                             int head_dim, float theta, int pos_offset) const {
   launch("rope", &CpuKernels::do_rope, type, backward, x, y, batch, seq, heads, head_dim, theta, pos_offset);
