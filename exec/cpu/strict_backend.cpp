@@ -1,5 +1,7 @@
 #include "exec/cpu/strict_backend.hpp"
 
+#include "exec/cpu/staging_communicator.hpp"
+
 #include <cstdio>
 #include <cstring>
 #include <stdexcept>
@@ -111,14 +113,14 @@ void StrictKernels::do_residual_backward(Dtype type, const void* dy, void* dbias
   launch("residual_backward", &CpuKernels::do_residual_backward, type, dy, dbias, rows, cols, accumulate);
 }
 
-void StrictKernels::do_embedding_forward(Dtype type, const int* tokens, const void* table, void* out, int count,
+void StrictKernels::do_vocab_embedding_forward(Dtype type, const int* tokens, const void* table, void* out, int count,
                                          int dim, int row_start, int rows) const {
-  launch("embedding_forward", &CpuKernels::do_embedding_forward, type, tokens, table, out, count, dim, row_start, rows);
+  launch("vocab_embedding_forward", &CpuKernels::do_vocab_embedding_forward, type, tokens, table, out, count, dim, row_start, rows);
 }
 
-void StrictKernels::do_embedding_backward(Dtype type, const int* tokens, const void* dout, void* dtable, int count,
+void StrictKernels::do_vocab_embedding_backward(Dtype type, const int* tokens, const void* dout, void* dtable, int count,
                                           int dim, int row_start, int rows) const {
-  launch("embedding_backward", &CpuKernels::do_embedding_backward, type, tokens, dout, dtable, count, dim, row_start,
+  launch("vocab_embedding_backward", &CpuKernels::do_vocab_embedding_backward, type, tokens, dout, dtable, count, dim, row_start,
          rows);
 }
 
@@ -276,6 +278,10 @@ void StrictDeviceBackend::fill_on_device(void* device_dst, unsigned char value, 
 void StrictDeviceBackend::synchronize() {
   stream_->synchronize();
   pinned_arena_->unprotect_pending();
+}
+
+std::unique_ptr<Communicator> StrictDeviceBackend::device_communicator(Communicator& world) {
+  return std::make_unique<StagingCommunicator>(*this, world);
 }
 
 }  // namespace twinsim::exec

@@ -1,6 +1,7 @@
 #include "exec/cuda/cuda_backend.hpp"
 
 #include <cstring>
+#include <stdexcept>
 
 #include "exec/cuda/device_check.hpp"
 #include "exec/cuda/nccl_communicator.hpp"
@@ -70,6 +71,14 @@ bool CudaBackend::host_must_stage(const void* p) const {
     return false;
   }
   return attributes.type == cudaMemoryTypeDevice;
+}
+
+std::unique_ptr<Communicator> CudaBackend::device_communicator(Communicator& world) {
+  std::unique_ptr<Communicator> same_ranks = world.split(0, world.rank());  // NCCL keeps its own MPI twin
+  if (dynamic_cast<MpiCommunicator*>(same_ranks.get()) == nullptr)
+    throw std::logic_error("the CUDA backend builds NCCL over an MPI world; this world is another communicator");
+  return std::make_unique<NcclCommunicator>(
+      std::unique_ptr<MpiCommunicator>(static_cast<MpiCommunicator*>(same_ranks.release())));
 }
 
 std::unique_ptr<CudaBackend> make_cuda_backend(const MpiCommunicator& world) {

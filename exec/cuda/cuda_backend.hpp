@@ -39,6 +39,8 @@ class CudaBackend final : public Backend {
   bool host_can_access_device() const override { return false; }
   // Device memory: MPI (not CUDA-aware here) cannot read it.
   bool host_must_stage(const void* p) const override;
+  // NCCL over the same ranks as world (an MPI communicator), on each rank's current GPU.
+  std::unique_ptr<Communicator> device_communicator(Communicator& world) override;
 
   // "NVIDIA H100 80GB HBM3, sm_90" (the report names the device it ran on).
   const std::string& device_name() const { return device_name_; }

@@ -5,7 +5,7 @@
 #include "kernels/cuda/cast.hpp"
 #include "kernels/cuda/check.hpp"
 #include "kernels/cuda/context.hpp"
-#include "kernels/cuda/embedding.hpp"
+#include "kernels/cuda/vocab_embedding.hpp"
 #include "kernels/cuda/flash_attention.hpp"
 #include "kernels/cuda/gemm.hpp"
 #include "kernels/cuda/linear.hpp"
@@ -140,19 +140,19 @@ void CudaKernels::do_residual_backward(Dtype type, const void* dy, void* dbias, 
   do_linear_backward_bias(type, dy, dbias, rows, cols, accumulate);  // the same column sum
 }
 
-void CudaKernels::do_embedding_forward(Dtype type, const int* tokens, const void* table, void* out, int count,
+void CudaKernels::do_vocab_embedding_forward(Dtype type, const int* tokens, const void* table, void* out, int count,
                                        int dim, int row_start, int rows) const {
   gpu::StreamScope on(stream_);
   with_storage(type, [&]<class T>() {
-    gpu::embedding_forward(tokens, static_cast<const T*>(table), static_cast<T*>(out), count, dim, row_start, rows);
+    gpu::vocab_embedding_forward(tokens, static_cast<const T*>(table), static_cast<T*>(out), count, dim, row_start, rows);
   });
 }
 
-void CudaKernels::do_embedding_backward(Dtype type, const int* tokens, const void* dout, void* dtable, int count,
+void CudaKernels::do_vocab_embedding_backward(Dtype type, const int* tokens, const void* dout, void* dtable, int count,
                                         int dim, int row_start, int rows) const {
   gpu::StreamScope on(stream_);
   with_storage(type, [&]<class T>() {
-    gpu::embedding_backward(tokens, static_cast<const T*>(dout), static_cast<T*>(dtable), count, dim, row_start,
+    gpu::vocab_embedding_backward(tokens, static_cast<const T*>(dout), static_cast<T*>(dtable), count, dim, row_start,
                             rows);
   });
 }

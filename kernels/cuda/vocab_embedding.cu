@@ -1,8 +1,8 @@
-// embedding.hpp's lookup (one thread per output element) and gradient (one thread per
+// vocab_embedding.hpp's lookup (one thread per output element) and gradient (one thread per
 // column, tokens in order).
 #include "kernels/cuda/check.hpp"
 #include "kernels/cuda/context.hpp"
-#include "kernels/cuda/embedding.hpp"
+#include "kernels/cuda/vocab_embedding.hpp"
 
 namespace twinsim::kernels::cuda {
 namespace {
@@ -34,7 +34,7 @@ __global__ void gradient_kernel(const int* tokens, const T* dout, T* dtable, int
 }  // namespace
 
 template <class T>
-void embedding_forward(const int* tokens, const T* table, T* out, int count, int dim, int row_start, int rows) {
+void vocab_embedding_forward(const int* tokens, const T* table, T* out, int count, int dim, int row_start, int rows) {
   const long n = static_cast<long>(count) * dim;
   if (n == 0) return;
   lookup_kernel<<<grid_for(n, kThreads), kThreads, 0, current_stream()>>>(tokens, table, out, dim, row_start, rows, n);
@@ -42,7 +42,7 @@ void embedding_forward(const int* tokens, const T* table, T* out, int count, int
 }
 
 template <class T>
-void embedding_backward(const int* tokens, const T* dout, T* dtable, int count, int dim, int row_start, int rows) {
+void vocab_embedding_backward(const int* tokens, const T* dout, T* dtable, int count, int dim, int row_start, int rows) {
   if (count == 0 || dim == 0) return;
   gradient_kernel<<<(dim + kThreads - 1) / kThreads, kThreads, 0, current_stream()>>>(tokens, dout, dtable, count,
                                                                                        dim, row_start, rows);
@@ -50,8 +50,8 @@ void embedding_backward(const int* tokens, const T* dout, T* dtable, int count, 
 }
 
 #define TWINSIM_EMBEDDING_INSTANTIATE(T)                                                   \
-  template void embedding_forward<T>(const int*, const T*, T*, int, int, int, int); \
-  template void embedding_backward<T>(const int*, const T*, T*, int, int, int, int);
+  template void vocab_embedding_forward<T>(const int*, const T*, T*, int, int, int, int); \
+  template void vocab_embedding_backward<T>(const int*, const T*, T*, int, int, int, int);
 TWINSIM_EMBEDDING_INSTANTIATE(float)
 TWINSIM_EMBEDDING_INSTANTIATE(bf16)
 TWINSIM_EMBEDDING_INSTANTIATE(fp16)
