@@ -6,6 +6,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "exec/runtime/backend.hpp"
 #include "models/report_ops.hpp"
 #include "models/report_schema.hpp"
 #include "exec/model/decoder.hpp"
@@ -225,7 +226,8 @@ json measured_inference_report(const InferenceConfig& c, ProcessGroups& groups, 
           {"generated_tokens", r.first_tokens},
           {"ops", op_times},
           // weights and KV are kept as fp32 values (16-bit weights emulated by rounding)
-          {"storage_bytes_per_element", 4}};
+          {"storage_bytes_per_element", 4},
+          {"device", std::string(current_backend().name())}};  // the kernels' backend
 }
 
 }  // namespace twinsim::exec
