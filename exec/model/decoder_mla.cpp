@@ -86,8 +86,8 @@ Tensor Decoder::mla_attention(const ModelContext& ctx, int i, const float* x, in
       for (int j = 0; j < n; ++j) {
         float* row = cache + (static_cast<std::size_t>(b) * max_len_ + length_ + j) * lat;
         const std::size_t r = static_cast<std::size_t>(b) * n + j;
-        std::copy_n(c_normed.data() + r * kvl, kvl, row);
-        std::copy_n(k_rope.data() + r * rope, rope, row + kvl);
+        ctx.device().copy_on_device(row, c_normed.data() + r * kvl, kvl * sizeof(float));
+        ctx.device().copy_on_device(row + kvl, k_rope.data() + r * rope, rope * sizeof(float));
       }
     const Columns q_rope_cols{rows, heads, qk, nope, rope};  // each head's rope part of Q
     Tensor q_rope = Tensor::uninitialized(kAct, static_cast<std::size_t>(rows) * heads * rope);
@@ -114,9 +114,9 @@ Tensor Decoder::mla_attention(const ModelContext& ctx, int i, const float* x, in
           for (int hd = 0; hd < heads; ++hd) {
             const float* from = kv.data() + (r * heads + hd) * kv_cols;
             float* key = kk.data() + (r * heads + hd) * qk;
-            std::copy_n(from, nope, key);
-            std::copy_n(k_rope, rope, key + nope);
-            std::copy_n(from + nope, vd, vv.data() + (r * heads + hd) * vd);
+            ctx.device().copy_on_device(key, from, nope * sizeof(float));
+            ctx.device().copy_on_device(key + nope, k_rope, rope * sizeof(float));
+            ctx.device().copy_on_device(vv.data() + (r * heads + hd) * vd, from + nope, vd * sizeof(float));
           }
         }
     }

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "exec/model/device_tokens.hpp"
 #include "exec/model/tp_region.hpp"
 #include "models/op_names.hpp"
 
@@ -33,21 +34,6 @@ void Embedding::backward(const ModelContext& ctx, const int* tokens, const Tenso
 }
 
 namespace {
-
-// The token ids on the device, for the lookup kernels: a copy of the host's (the data
-// loader's) ids, 4-byte ints in a buffer of 4-byte elements.
-class DeviceTokens {
- public:
-  DeviceTokens(Backend& device, const int* tokens, int count)
-      : ids_(Tensor::uninitialized(MemCategory::activations, static_cast<std::size_t>(count))) {
-    static_assert(sizeof(int) == sizeof(float));
-    device.copy_to_device(ids_.raw(), tokens, static_cast<std::size_t>(count) * sizeof(int));
-  }
-  const int* get() const { return static_cast<const int*>(ids_.raw()); }
-
- private:
-  Tensor ids_;
-};
 
 // rows[r] += table[(first + r) % period] for r < count, in fp32 with one rounding per
 // element (the residual add): one kernel per run of consecutive table rows.

@@ -10,6 +10,7 @@
 #include "models/report_ops.hpp"
 #include "models/report_schema.hpp"
 #include "exec/model/decoder.hpp"
+#include "exec/model/host_view.hpp"
 #include "exec/train/mixed_precision.hpp"
 #include "exec/train/run_report.hpp"
 #include "models/op_names.hpp"
@@ -135,7 +136,11 @@ InferenceRecord run_inference(const InferenceConfig& c, ProcessGroups& groups, c
   TransformerStage stage(whole_model(c, groups.coords()));
   stage.initialize();
   // serving keeps fp32 arrays: 16-bit weights are emulated by rounding (training stores 16 bits)
-  for (ParamBlock* b : stage.blocks()) round_to_storage(c.workload.weight_dtype, b->params.data(), b->params.size());
+  for (ParamBlock* b : stage.blocks()) {
+    HostView<float> params(current_backend(), b->params.data(), b->params.size());
+    round_to_storage(c.workload.weight_dtype, params.get(), b->params.size());
+    params.store();
+  }
   for (ParamBlock* b : stage.blocks()) b->grads.release();  // inference keeps no grads
   allocator.reset_peaks();
   Decoder decoder(stage, batch, prompt + out);
