@@ -1,11 +1,10 @@
 #pragma once
-// The host's view of an array, for the steps still computed on the host (the
-// vocabulary-parallel cross-entropy's reductions, the optimizer's checks and casts): the
-// array itself where the host may read it (the CPU backend: no copy, no cost; host memory),
-// else a host copy taken after the
-// device's work so far (Backend::copy_to_host waits for it), written back by store() when
-// the step changed it. What a GPU backend pays for it is two copies; a kernel of the table
-// removes them.
+// The host's view of an array, for the steps still computed on the host (the vocabulary-
+// parallel cross-entropy, MoE routing and combine, the optimizer's checks and casts, greedy
+// sampling): the array itself where the host may read it (the CPU backend: no copy, no
+// cost; host memory), else a host copy taken after the device's work so far
+// (Backend::copy_to_host waits for it), written back by store() when the step changed it.
+// What a GPU backend pays for it is the copies; a kernel of the table removes them.
 #include <cstddef>
 #include <type_traits>
 #include <vector>
