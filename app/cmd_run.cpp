@@ -14,6 +14,10 @@
 #include "app/cli_checks.hpp"
 #include "app/commands.hpp"
 #include "exec/cuda/device_check.hpp"
+#ifdef TWINSIM_HAVE_CUDA
+#include "exec/cuda/cuda_backend.hpp"
+#endif
+#include "exec/runtime/backend.hpp"
 #include "exec/runtime/mpi_communicator.hpp"
 #include "exec/train/run_job.hpp"
 #include "io/whole_file.hpp"
@@ -32,15 +36,30 @@ struct RunArgs {
   exec::JobOptions job;
 };
 
-// --device cuda: the executor's model runs on the CPU kernels, so it always stops here
-// and says why: no GPU visible, or a GPU the CPU executor cannot use yet.
-void check_device(const std::string& device) {
-  if (device == "cpu") return;
-  std::string why;
-  if (!exec::cuda_device_available(&why)) throw std::runtime_error("--device cuda: " + why);
-  throw std::runtime_error("--device cuda: " + why +
-                           "; but the executor's model runs on the CPU kernels only: use --device cpu");
-}
+// --device cuda: the CUDA backend on each rank's GPU (exec/cuda/cuda_backend.hpp), current
+// for the whole run. Refused only when it cannot run: this build has no CUDA backend, or
+// the process sees no GPU (DeviceUnavailableError says which, before MPI starts).
+class DeviceScope {
+ public:
+  DeviceScope(const std::string& device, const exec::MpiCommunicator& world) {
+    if (device != "cuda") return;
+#ifdef TWINSIM_HAVE_CUDA
+    backend_ = exec::make_cuda_backend(world);
+    exec::set_current_backend(backend_.get());
+#else
+    (void)world;
+    exec::require_cuda_device();  // throws: this build has no CUDA backend
+#endif
+  }
+  ~DeviceScope() {
+    if (backend_) exec::set_current_backend(nullptr);
+  }
+  DeviceScope(const DeviceScope&) = delete;
+  DeviceScope& operator=(const DeviceScope&) = delete;
+
+ private:
+  std::unique_ptr<exec::Backend> backend_;
+};
 
 // Written beside and renamed over, so a reader never sees half a file.
 void write_json(const std::filesystem::path& path, const nlohmann::json& j) {
@@ -71,10 +90,11 @@ void run_rank(const RunArgs& a, exec::MpiCommunicator& world) {
 }
 
 void run(const RunArgs& a) {
-  check_device(a.device);
+  if (a.device == "cuda") exec::require_cuda_device();
   exec::MpiSession session;
   auto world = exec::MpiCommunicator::world();
   try {
+    const DeviceScope device(a.device, *world);
     run_rank(a, *world);
   } catch (const std::exception& e) {
     if (world->size() == 1) throw;  // main prints it and picks the exit status
@@ -102,7 +122,7 @@ void add_run_command(CLI::App& app) {
       ->check(cli::whole(0, std::numeric_limits<std::int64_t>::max()));
   cmd->add_option("--lr", job.lr, "peak learning rate (default: the scenario's training.optimizer.lr, 1e-3)")
       ->check(cli::number(0, 1e3, true));
-  cmd->add_option("--device", a->device, "where the model runs (cuda: checked, the model runs on the CPU kernels)")
+  cmd->add_option("--device", a->device, "where the model runs: cpu, or cuda (the CUDA backend on one GPU per rank)")
       ->check(CLI::IsMember({"cpu", "cuda"}));
   cmd->add_option("--memory-limit", job.memory_limit,
                   "bytes per rank (default: the scenario GPU's memory); a plan predicted not to fit is refused")

@@ -2,6 +2,7 @@
 
 #include "kernels/cpu/activation.hpp"
 #include "kernels/cpu/attention.hpp"
+#include "kernels/cpu/vocab_embedding.hpp"
 #include "kernels/cpu/flash_attention.hpp"
 #include "kernels/cpu/gemm.hpp"
 #include "kernels/cpu/kv_cache_attention.hpp"
@@ -76,6 +77,18 @@ void CpuKernels::do_residual_forward(Dtype type, const void* x, const void* bran
 void CpuKernels::do_residual_backward(Dtype type, const void* dy, void* dbias, int rows, int cols,
                                       bool accumulate) const {
   with_storage(type, [&]<class T>() { cpu::residual_backward(in<T>(dy), out<T>(dbias), rows, cols, accumulate); });
+}
+
+void CpuKernels::do_vocab_embedding_forward(Dtype type, const int* tokens, const void* table, void* o, int count, int dim,
+                                      int row_start, int rows) const {
+  with_storage(type, [&]<class T>() { cpu::vocab_embedding_forward(tokens, in<T>(table), out<T>(o), count, dim, row_start, rows); });
+}
+
+void CpuKernels::do_vocab_embedding_backward(Dtype type, const int* tokens, const void* dout, void* dtable, int count,
+                                       int dim, int row_start, int rows) const {
+  with_storage(type, [&]<class T>() {
+    cpu::vocab_embedding_backward(tokens, in<T>(dout), out<T>(dtable), count, dim, row_start, rows);
+  });
 }
 
 void CpuKernels::do_rope(Dtype type, bool backward, const void* x, void* y, int batch, int seq, int heads,

@@ -26,6 +26,10 @@ class CpuKernels final : public KernelTable {
   void do_residual_forward(Dtype type, const void* x, const void* branch, const void* bias, void* y, int rows,
                            int cols) const override;
   void do_residual_backward(Dtype type, const void* dy, void* dbias, int rows, int cols, bool accumulate) const override;
+  void do_vocab_embedding_forward(Dtype type, const int* tokens, const void* table, void* out, int count, int dim,
+                            int row_start, int rows) const override;
+  void do_vocab_embedding_backward(Dtype type, const int* tokens, const void* dout, void* dtable, int count, int dim,
+                             int row_start, int rows) const override;
   void do_rope(Dtype type, bool backward, const void* x, void* y, int batch, int seq, int heads, int head_dim,
                float theta, int pos_offset) const override;
   void do_layernorm_forward(Dtype type, const void* x, const void* gamma, const void* beta, void* y, float* mean,

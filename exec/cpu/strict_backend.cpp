@@ -1,5 +1,7 @@
 #include "exec/cpu/strict_backend.hpp"
 
+#include "exec/cpu/staging_communicator.hpp"
+
 #include <cstdio>
 #include <cstring>
 #include <stdexcept>
@@ -109,6 +111,17 @@ void StrictKernels::do_residual_forward(Dtype type, const void* x, const void* b
 void StrictKernels::do_residual_backward(Dtype type, const void* dy, void* dbias, int rows, int cols,
                                          bool accumulate) const {
   launch("residual_backward", &CpuKernels::do_residual_backward, type, dy, dbias, rows, cols, accumulate);
+}
+
+void StrictKernels::do_vocab_embedding_forward(Dtype type, const int* tokens, const void* table, void* out, int count,
+                                         int dim, int row_start, int rows) const {
+  launch("vocab_embedding_forward", &CpuKernels::do_vocab_embedding_forward, type, tokens, table, out, count, dim, row_start, rows);
+}
+
+void StrictKernels::do_vocab_embedding_backward(Dtype type, const int* tokens, const void* dout, void* dtable, int count,
+                                          int dim, int row_start, int rows) const {
+  launch("vocab_embedding_backward", &CpuKernels::do_vocab_embedding_backward, type, tokens, dout, dtable, count, dim, row_start,
+         rows);
 }
 
 void StrictKernels::do_rope(Dtype type, bool backward, const void* x, void* y, int batch, int seq, int heads,
@@ -265,6 +278,10 @@ void StrictDeviceBackend::fill_on_device(void* device_dst, unsigned char value, 
 void StrictDeviceBackend::synchronize() {
   stream_->synchronize();
   pinned_arena_->unprotect_pending();
+}
+
+std::unique_ptr<Communicator> StrictDeviceBackend::device_communicator(Communicator& world) {
+  return std::make_unique<StagingCommunicator>(*this, world);
 }
 
 }  // namespace twinsim::exec

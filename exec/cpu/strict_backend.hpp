@@ -45,6 +45,10 @@ class StrictKernels final : public KernelTable {
   void do_residual_forward(Dtype type, const void* x, const void* branch, const void* bias, void* y, int rows,
                            int cols) const override;
   void do_residual_backward(Dtype type, const void* dy, void* dbias, int rows, int cols, bool accumulate) const override;
+  void do_vocab_embedding_forward(Dtype type, const int* tokens, const void* table, void* out, int count, int dim,
+                            int row_start, int rows) const override;
+  void do_vocab_embedding_backward(Dtype type, const int* tokens, const void* dout, void* dtable, int count, int dim,
+                             int row_start, int rows) const override;
   void do_rope(Dtype type, bool backward, const void* x, void* y, int batch, int seq, int heads, int head_dim,
                float theta, int pos_offset) const override;
   void do_layernorm_forward(Dtype type, const void* x, const void* gamma, const void* beta, void* y, float* mean,
@@ -108,6 +112,8 @@ class StrictDeviceBackend final : public Backend {
   void end_timed_op() override { synchronize(); }
   bool host_can_access_device() const override { return false; }
   bool host_must_stage(const void* p) const override { return is_device_memory(p); }
+  // The world's collectives with device buffers staged through host copies.
+  std::unique_ptr<Communicator> device_communicator(Communicator& world) override;
 
   // Enqueues a copy into pinned host memory (from make_host_allocator) and returns at once;
   // the host may read host_dst only after synchronize() (cudaMemcpyAsync's rule).

@@ -57,4 +57,12 @@ bool cuda_device_available(std::string* why) {
 
 #endif
 
+std::string require_cuda_device() {
+  std::string why;
+  if (cuda_device_available(&why)) return why;
+  throw DeviceUnavailableError(cuda_backend_built() ? DeviceUnavailableError::Reason::no_device
+                                                    : DeviceUnavailableError::Reason::built_without_cuda,
+                               why);
+}
+
 }  // namespace twinsim::exec

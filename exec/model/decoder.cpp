@@ -5,6 +5,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "exec/model/device_tokens.hpp"
+#include "exec/model/host_view.hpp"
 #include "exec/model/norm_op.hpp"
 #include "exec/model/tp_region.hpp"
 #include "models/op_names.hpp"
@@ -68,7 +70,8 @@ namespace {
 void copy_prefix_rows(const Tensor& from, Tensor& to, int batch, int to_len, int n) {
   const std::size_t width = to.size() / (static_cast<std::size_t>(batch) * to_len);
   for (int b = 0; b < batch; ++b)
-    std::copy_n(from.data(), static_cast<std::size_t>(n) * width, to.data() + static_cast<std::size_t>(b) * to_len * width);
+    current_backend().copy_on_device(to.data() + static_cast<std::size_t>(b) * to_len * width, from.data(),
+                                     static_cast<std::size_t>(n) * width * sizeof(float));
 }
 
 }  // namespace
@@ -99,11 +102,8 @@ void Decoder::embed(const ModelContext& ctx, const int* tokens, int n, float* x)
   const int h = step_.hidden(), v0 = step_.vocab_start(), vl = step_.local_vocab(), rows = batch_ * n;
   {
     auto op = ctx.op(-1, op_names::kEmbeddingLookup, Pass::fwd);
-    const float* wte = word_->param(0);
-    for (int i = 0; i < rows; ++i) {
-      const int row = tokens[i] - v0;
-      if (row >= 0 && row < vl) std::copy_n(wte + static_cast<std::size_t>(row) * h, h, x + static_cast<std::size_t>(i) * h);
-    }
+    const DeviceTokens ids(ctx.device(), tokens, rows);
+    ctx.kernels().vocab_embedding_forward(ids.get(), word_->param(0), x, rows, h, v0, vl);
   }
   if (ctx.tp_size() > 1) {
     auto op = ctx.op(-1, op_names::kEmbeddingReduce, Pass::fwd);
@@ -111,10 +111,10 @@ void Decoder::embed(const ModelContext& ctx, const int* tokens, int n, float* x)
   }
   if (!position_) return;
   auto op = ctx.op(-1, op_names::kEmbeddingPosition, Pass::fwd);
-  const float* wpe = position_->param(0);
-  for (int r = 0; r < rows; ++r) {
-    const float* pos_row = wpe + static_cast<std::size_t>(length_ + r % n) * h;
-    for (int j = 0; j < h; ++j) x[static_cast<std::size_t>(r) * h + j] += pos_row[j];
+  const float* positions = position_->param(0) + static_cast<std::size_t>(length_) * h;  // positions length_ on
+  for (int b = 0; b < batch_; ++b) {
+    float* sequence = x + static_cast<std::size_t>(b) * n * h;
+    ctx.kernels().residual_forward(sequence, positions, nullptr, sequence, n, h);
   }
 }
 
@@ -166,13 +166,13 @@ Tensor Decoder::attention(const ModelContext& ctx, int i, const float* x, int n)
   Tensor out = Tensor::uninitialized(kAct, static_cast<std::size_t>(rows) * qw);
   {
     auto op = ctx.op(i, op_names::kAttnCore, Pass::fwd);
-    for (int b = 0; b < batch_; ++b)
-      for (int j = 0; j < n; ++j) {
-        const std::size_t src = (static_cast<std::size_t>(b) * n + j) * kvw;
-        const std::size_t dst = (static_cast<std::size_t>(b) * max_len_ + length_ + j) * kvw;
-        std::copy_n(kk.data() + src, kvw, k_cache_[i].data() + dst);
-        std::copy_n(vv.data() + src, kvw, v_cache_[i].data() + dst);
-      }
+    for (int b = 0; b < batch_; ++b) {  // the n new rows of sequence b after its `length_` cached ones
+      const std::size_t src = static_cast<std::size_t>(b) * n * kvw;
+      const std::size_t dst = (static_cast<std::size_t>(b) * max_len_ + length_) * kvw;
+      const std::size_t bytes = static_cast<std::size_t>(n) * kvw * sizeof(float);
+      ctx.device().copy_on_device(k_cache_[i].data() + dst, kk.data() + src, bytes);
+      ctx.device().copy_on_device(v_cache_[i].data() + dst, vv.data() + src, bytes);
+    }
     attend(ctx, i, q.data(), out.data(), n);
   }
   Tensor partial = Tensor::uninitialized(kAct, static_cast<std::size_t>(rows) * h);
@@ -200,7 +200,8 @@ Tensor Decoder::head(const ModelContext& ctx, const float* x, int n) const {
   Tensor last = Tensor::uninitialized(kAct, static_cast<std::size_t>(batch_) * h),
          normed = Tensor::uninitialized(kAct, static_cast<std::size_t>(batch_) * h);
   for (int b = 0; b < batch_; ++b)
-    std::copy_n(x + (static_cast<std::size_t>(b) * n + n - 1) * h, h, last.data() + static_cast<std::size_t>(b) * h);
+    ctx.device().copy_on_device(last.data() + static_cast<std::size_t>(b) * h,
+                                x + (static_cast<std::size_t>(b) * n + n - 1) * h, static_cast<std::size_t>(h) * sizeof(float));
   {
     auto op = ctx.op(-1, op_names::kHeadNorm, Pass::fwd);
     NormSaved saved;
@@ -238,8 +239,9 @@ Tensor Decoder::forward(const ModelContext& ctx, const int* tokens, int n) {
 std::vector<int> greedy_tokens(const ModelContext& ctx, const float* logits, int batch, int local_vocab,
                                int vocab_start) {
   std::vector<int> out(batch);
+  HostView<const float> host(ctx.device(), logits, static_cast<std::size_t>(batch) * local_vocab);
   for (int b = 0; b < batch; ++b) {
-    const float* row = logits + static_cast<std::size_t>(b) * local_vocab;
+    const float* row = host.get() + static_cast<std::size_t>(b) * local_vocab;
     int best = 0;
     for (int v = 1; v < local_vocab; ++v)
       if (row[v] > row[best]) best = v;

@@ -75,25 +75,25 @@ Tensor Decoder::mla_attention(const ModelContext& ctx, int i, const float* x, in
     Tensor k_rope = Tensor::uninitialized(kAct, static_cast<std::size_t>(rows) * rope);
     {
       auto op = ctx.op(i, op_names::kAttnKvNorm, Pass::fwd);
-      copy_out(down.data(), Columns{rows, 1, lat, 0, kvl}, c.data());
+      copy_out(ctx.device(), down.data(), Columns{rows, 1, lat, 0, kvl}, c.data());
       ctx.kernels().rmsnorm_forward(c.data(), weight(p, pre + "kv_norm.weight"), c_normed.data(), rstd.data(), rows,
                                     kvl, eps);
     }
     auto op = ctx.op(i, op_names::kAttnRope, Pass::fwd);
-    copy_out(down.data(), Columns{rows, 1, lat, kvl, rope}, k_rope.data());
+    copy_out(ctx.device(), down.data(), Columns{rows, 1, lat, kvl, rope}, k_rope.data());
     ctx.kernels().rope_forward(k_rope.data(), k_rope.data(), batch_, n, 1, rope, step_.rope_theta, length_);
     for (int b = 0; b < batch_; ++b)
       for (int j = 0; j < n; ++j) {
         float* row = cache + (static_cast<std::size_t>(b) * max_len_ + length_ + j) * lat;
         const std::size_t r = static_cast<std::size_t>(b) * n + j;
-        std::copy_n(c_normed.data() + r * kvl, kvl, row);
-        std::copy_n(k_rope.data() + r * rope, rope, row + kvl);
+        ctx.device().copy_on_device(row, c_normed.data() + r * kvl, kvl * sizeof(float));
+        ctx.device().copy_on_device(row + kvl, k_rope.data() + r * rope, rope * sizeof(float));
       }
     const Columns q_rope_cols{rows, heads, qk, nope, rope};  // each head's rope part of Q
     Tensor q_rope = Tensor::uninitialized(kAct, static_cast<std::size_t>(rows) * heads * rope);
-    copy_out(q.data(), q_rope_cols, q_rope.data());
+    copy_out(ctx.device(), q.data(), q_rope_cols, q_rope.data());
     ctx.kernels().rope_forward(q_rope.data(), q_rope.data(), batch_, n, heads, rope, step_.rope_theta, length_);
-    copy_in(q_rope.data(), q_rope_cols, q.data());
+    copy_in(ctx.device(), q_rope.data(), q_rope_cols, q.data());
   }
   Tensor out = Tensor::uninitialized(kAct, static_cast<std::size_t>(rows) * heads * vd);
   const int len = length_ + n;
@@ -104,7 +104,7 @@ Tensor Decoder::mla_attention(const ModelContext& ctx, int i, const float* x, in
       auto op = ctx.op(i, op_names::kAttnKvUp, Pass::fwd);
       Tensor c = Tensor::uninitialized(kAct, static_cast<std::size_t>(batch_) * len * kvl);
       for (int b = 0; b < batch_; ++b)
-        copy_out(cache + static_cast<std::size_t>(b) * max_len_ * lat, Columns{len, 1, lat, 0, kvl}, c.data() + static_cast<std::size_t>(b) * len * kvl);
+        copy_out(ctx.device(), cache + static_cast<std::size_t>(b) * max_len_ * lat, Columns{len, 1, lat, 0, kvl}, c.data() + static_cast<std::size_t>(b) * len * kvl);
       Tensor kv = Tensor::uninitialized(kAct, static_cast<std::size_t>(batch_) * len * heads * kv_cols);
       ctx.kernels().linear_forward(c.data(), w_ukv, nullptr, kv.data(), batch_ * len, kvl, heads * kv_cols);
       for (int b = 0; b < batch_; ++b)
@@ -114,9 +114,9 @@ Tensor Decoder::mla_attention(const ModelContext& ctx, int i, const float* x, in
           for (int hd = 0; hd < heads; ++hd) {
             const float* from = kv.data() + (r * heads + hd) * kv_cols;
             float* key = kk.data() + (r * heads + hd) * qk;
-            std::copy_n(from, nope, key);
-            std::copy_n(k_rope, rope, key + nope);
-            std::copy_n(from + nope, vd, vv.data() + (r * heads + hd) * vd);
+            ctx.device().copy_on_device(key, from, nope * sizeof(float));
+            ctx.device().copy_on_device(key + nope, k_rope, rope * sizeof(float));
+            ctx.device().copy_on_device(vv.data() + (r * heads + hd) * vd, from + nope, vd * sizeof(float));
           }
         }
     }
@@ -131,15 +131,15 @@ Tensor Decoder::mla_attention(const ModelContext& ctx, int i, const float* x, in
     {
       auto op = ctx.op(i, op_names::kAttnKvUp, Pass::fwd);
       for (int hd = 0; hd < heads; ++hd) {  // q_nope W_UK for head hd: [rows, nope] x [nope, kvl]
-        copy_out(q.data(), Columns{rows, 1, heads * qk, hd * qk, nope}, part.data());
+        copy_out(ctx.device(), q.data(), Columns{rows, 1, heads * qk, hd * qk, nope}, part.data());
         ctx.kernels().gemm_forward(part.data(), w_ukv + static_cast<std::size_t>(hd) * kv_cols * kvl, res.data(),
                                    rows, kvl, nope,
                         false, false);
-        copy_in(res.data(), Columns{rows, 1, heads * lat, hd * lat, kvl}, q_abs.data());
+        copy_in(ctx.device(), res.data(), Columns{rows, 1, heads * lat, hd * lat, kvl}, q_abs.data());
       }
       Tensor q_rope = Tensor::uninitialized(kAct, static_cast<std::size_t>(rows) * heads * rope);
-      copy_out(q.data(), Columns{rows, heads, qk, nope, rope}, q_rope.data());  // the rope parts as they are
-      copy_in(q_rope.data(), Columns{rows, heads, lat, kvl, rope}, q_abs.data());
+      copy_out(ctx.device(), q.data(), Columns{rows, heads, qk, nope, rope}, q_rope.data());  // the rope parts as they are
+      copy_in(ctx.device(), q_rope.data(), Columns{rows, heads, lat, kvl, rope}, q_abs.data());
     }
     Tensor latent_out = Tensor::uninitialized(kAct, static_cast<std::size_t>(rows) * heads * kvl);
     {
@@ -152,11 +152,11 @@ Tensor Decoder::mla_attention(const ModelContext& ctx, int i, const float* x, in
     }
     auto op = ctx.op(i, op_names::kAttnKvUp, Pass::fwd);
     for (int hd = 0; hd < heads; ++hd) {  // o_hd = latent_out_hd W_UV_hd^T: [rows, kvl] x [kvl, vd]
-      copy_out(latent_out.data(), Columns{rows, 1, heads * kvl, hd * kvl, kvl}, part.data());
+      copy_out(ctx.device(), latent_out.data(), Columns{rows, 1, heads * kvl, hd * kvl, kvl}, part.data());
       ctx.kernels().gemm_forward(part.data(), w_ukv + (static_cast<std::size_t>(hd) * kv_cols + nope) * kvl,
                                  res.data(), rows, vd,
                       kvl, false, true);
-      copy_in(res.data(), Columns{rows, 1, heads * vd, hd * vd, vd}, out.data());
+      copy_in(ctx.device(), res.data(), Columns{rows, 1, heads * vd, hd * vd, vd}, out.data());
     }
   }
   Tensor partial = Tensor::uninitialized(kAct, static_cast<std::size_t>(rows) * h);

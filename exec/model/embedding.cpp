@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "exec/model/device_tokens.hpp"
 #include "exec/model/tp_region.hpp"
 #include "models/op_names.hpp"
 
@@ -34,10 +35,28 @@ void Embedding::backward(const ModelContext& ctx, const int* tokens, const Tenso
 
 namespace {
 
-// x += y in fp32, one rounding to T per element.
+// rows[r] += table[(first + r) % period] for r < count, in fp32 with one rounding per
+// element (the residual add): one kernel per run of consecutive table rows.
 template <class T>
-void add_row(T* x, const T* y, int n) {
-  for (int j = 0; j < n; ++j) x[j] = kernels::from_float<T>(kernels::to_float(x[j]) + kernels::to_float(y[j]));
+void add_periodic_rows(const ModelContext& ctx, T* rows, const T* table, int first, int count, int period, int width) {
+  for (int r = 0; r < count;) {
+    const int row = (first + r) % period, run = std::min(count - r, period - row);
+    T* at = rows + static_cast<std::size_t>(r) * width;
+    ctx.kernels().residual_forward(at, table + static_cast<std::size_t>(row) * width, nullptr, at, run, width);
+    r += run;
+  }
+}
+
+// table[(first + r) % period] += rows[r]: the same add the other way, the position table's gradient.
+template <class T>
+void add_into_periodic_rows(const ModelContext& ctx, T* table, const T* rows, int first, int count, int period,
+                            int width) {
+  for (int r = 0; r < count;) {
+    const int row = (first + r) % period, run = std::min(count - r, period - row);
+    T* at = table + static_cast<std::size_t>(row) * width;
+    ctx.kernels().residual_forward(at, rows + static_cast<std::size_t>(r) * width, nullptr, at, run, width);
+    r += run;
+  }
 }
 
 }  // namespace
@@ -45,15 +64,12 @@ void add_row(T* x, const T* y, int n) {
 template <class T>
 void Embedding::forward_t(const ModelContext& ctx, const int* tokens, T* x, Pass pass) const {
   const int t = c_.tokens(), tl = c_.local_tokens(), h = c_.hidden();
-  const int v0 = c_.vocab_start(), vl = c_.local_vocab();
-  Tensor partial = Tensor::zeros_of<T>(MemCategory::activations, static_cast<std::size_t>(t) * h);
+  Tensor partial = Tensor::uninitialized_of<T>(MemCategory::activations, static_cast<std::size_t>(t) * h);
   {
     auto op = ctx.op(-1, op_names::kEmbeddingLookup, pass);
-    const T* wte = word_.param<T>(0);
-    for (int i = 0; i < t; ++i) {
-      const int row = tokens[i] - v0;
-      if (row >= 0 && row < vl) std::copy_n(wte + static_cast<std::size_t>(row) * h, h, partial.as<T>() + static_cast<std::size_t>(i) * h);
-    }
+    const DeviceTokens ids(ctx.device(), tokens, t);
+    ctx.kernels().vocab_embedding_forward(ids.get(), word_.param<T>(0), partial.as<T>(), t, h, c_.vocab_start(),
+                                          c_.local_vocab());
   }
   const T* summed = partial.as<T>();
   Tensor reduced;
@@ -67,30 +83,19 @@ void Embedding::forward_t(const ModelContext& ctx, const int* tokens, T* x, Pass
     }
   }
   auto op = ctx.op(-1, op_names::kEmbeddingPosition, pass);
-  std::copy_n(summed, static_cast<std::size_t>(tl) * h, x);
+  ctx.device().copy_on_device(x, summed, static_cast<std::size_t>(tl) * h * sizeof(T));
   if (!position_) return;
   const int first = ctx.tp_size() > 1 ? first_local_token(ctx) : 0;
-  const T* wpe = position_->param<T>(0);
-  for (int r = 0; r < tl; ++r) {
-    const T* pos_row = wpe + static_cast<std::size_t>((first + r) % c_.seq_len) * h;
-    T* row = x + static_cast<std::size_t>(r) * h;
-    add_row(row, pos_row, h);
-  }
+  add_periodic_rows(ctx, x, position_->param<T>(0), first, tl, c_.seq_len, h);
 }
 
 template <class T>
 void Embedding::backward_t(const ModelContext& ctx, const int* tokens, const T* dx) const {
   const int t = c_.tokens(), tl = c_.local_tokens(), h = c_.hidden();
-  const int v0 = c_.vocab_start(), vl = c_.local_vocab();
   if (position_) {
     auto op = ctx.op(-1, op_names::kEmbeddingPosition, Pass::bwd_dgrad);
     const int first = ctx.tp_size() > 1 ? first_local_token(ctx) : 0;
-    T* dwpe = position_->grad<T>(0);
-    for (int r = 0; r < tl; ++r) {
-      T* pos_row = dwpe + static_cast<std::size_t>((first + r) % c_.seq_len) * h;
-      const T* row = dx + static_cast<std::size_t>(r) * h;
-      add_row(pos_row, row, h);
-    }
+    add_into_periodic_rows(ctx, position_->grad<T>(0), dx, first, tl, c_.seq_len, h);
   }
   const T* full = dx;
   Tensor gathered;
@@ -100,14 +105,8 @@ void Embedding::backward_t(const ModelContext& ctx, const int* tokens, const T* 
     full = gathered.as<T>();
   }
   auto op = ctx.op(-1, op_names::kEmbeddingLookup, Pass::bwd_wgrad);
-  T* dwte = word_.grad<T>(0);
-  for (int i = 0; i < t; ++i) {
-    const int row = tokens[i] - v0;
-    if (row < 0 || row >= vl) continue;
-    T* g = dwte + static_cast<std::size_t>(row) * h;
-    const T* d = full + static_cast<std::size_t>(i) * h;
-    add_row(g, d, h);
-  }
+  const DeviceTokens ids(ctx.device(), tokens, t);
+  ctx.kernels().vocab_embedding_backward(ids.get(), full, word_.grad<T>(0), t, h, c_.vocab_start(), c_.local_vocab());
 }
 
 }  // namespace twinsim::exec

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <limits>
 
+#include "exec/model/host_view.hpp"
 #include "exec/model/tp_region.hpp"
 #include "models/op_names.hpp"
 
@@ -108,7 +109,10 @@ float Head::forward_t(const ModelContext& ctx, const int* targets, HeadSaved& s,
   }
   auto op = ctx.op(-1, op_names::kHeadLoss, pass);
   s.lse = Tensor(MemCategory::activations, t);
-  return vocab_parallel_cross_entropy(ctx, s.logits.data(), targets, s.lse.data(), t, vl, c_.vocab_start());
+  HostView<float> logits(ctx.device(), s.logits.data(), s.logits.size()), lse(ctx.device(), s.lse.data(), s.lse.size());
+  const float loss = vocab_parallel_cross_entropy(ctx, logits.get(), targets, lse.get(), t, vl, c_.vocab_start());
+  lse.store();
+  return loss;
 }
 
 template <class T>
@@ -118,8 +122,10 @@ Tensor Head::backward_t(const ModelContext& ctx, const int* targets, float dloss
   {
     // in place, as Megatron's _VocabParallelCrossEntropy.backward: the logits become their grads
     auto op = ctx.op(-1, op_names::kHeadLoss, Pass::bwd_dgrad);
-    vocab_parallel_cross_entropy_backward(s.logits.data(), targets, s.lse.data(), dloss, s.logits.data(), t, vl,
+    HostView<float> logits(ctx.device(), s.logits.data(), s.logits.size()), lse(ctx.device(), s.lse.data(), s.lse.size());
+    vocab_parallel_cross_entropy_backward(logits.get(), targets, lse.get(), dloss, logits.get(), t, vl,
                                           c_.vocab_start());
+    logits.store();
   }
   s.lse.release();
   Tensor dn_full = Tensor::uninitialized_of<T>(MemCategory::activations, static_cast<std::size_t>(t) * h);

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "exec/model/columns.hpp"
+#include "exec/model/host_view.hpp"
 #include "exec/model/tp_region.hpp"
 #include "models/op_names.hpp"
 
@@ -103,8 +104,8 @@ void MlaBlock::forward_t(const ModelContext& ctx, const T* x, T* y, MlaSaved& s,
     auto op = ctx.op(layer_, op_names::kAttnKvDown, pass);
     Tensor down = Tensor::uninitialized_of<T>(kAct, static_cast<std::size_t>(t) * latent);
     ctx.kernels().linear_forward(n, p_.param<T>(kv_down_), nullptr, down.as<T>(), t, h, latent);
-    copy_out(down.as<T>(), Columns{t, 1, latent, 0, kv_rank()}, s.kv_latent_in.as<T>());
-    copy_out(down.as<T>(), Columns{t, 1, latent, kv_rank(), rope()}, k_rope.as<T>());
+    copy_out(ctx.device(), down.as<T>(), Columns{t, 1, latent, 0, kv_rank()}, s.kv_latent_in.as<T>());
+    copy_out(ctx.device(), down.as<T>(), Columns{t, 1, latent, kv_rank(), rope()}, k_rope.as<T>());
   }
   s.kv_latent = Tensor::uninitialized_of<T>(kAct, s.kv_latent_in.size());
   s.kv_rstd = Tensor(kAct, static_cast<std::size_t>(t));
@@ -121,20 +122,20 @@ void MlaBlock::forward_t(const ModelContext& ctx, const T* x, T* y, MlaSaved& s,
     Tensor kv = Tensor::uninitialized_of<T>(kAct, static_cast<std::size_t>(t) * hkv);
     ctx.kernels().linear_forward(s.kv_latent.as<T>(), p_.param<T>(kv_up_), nullptr, kv.as<T>(), t, kv_rank(), hkv);
     Tensor k_nope = Tensor::uninitialized_of<T>(kAct, static_cast<std::size_t>(t) * heads() * nope());
-    copy_out(kv.as<T>(), Columns{t, heads(), nope() + v_dim(), 0, nope()}, k_nope.as<T>());
-    copy_in(k_nope.as<T>(), Columns{t, heads(), qk_dim(), 0, nope()}, s.k.as<T>());
-    copy_out(kv.as<T>(), Columns{t, heads(), nope() + v_dim(), nope(), v_dim()}, s.v.as<T>());
+    copy_out(ctx.device(), kv.as<T>(), Columns{t, heads(), nope() + v_dim(), 0, nope()}, k_nope.as<T>());
+    copy_in(ctx.device(), k_nope.as<T>(), Columns{t, heads(), qk_dim(), 0, nope()}, s.k.as<T>());
+    copy_out(ctx.device(), kv.as<T>(), Columns{t, heads(), nope() + v_dim(), nope(), v_dim()}, s.v.as<T>());
   }
   {  // RoPE on each head's rope part of Q and on the shared k_R, which every head's K takes
     auto op = ctx.op(layer_, op_names::kAttnRope, pass);
     const Columns q_rope{t, heads(), qk_dim(), nope(), rope()};
     Tensor rotated = Tensor::uninitialized_of<T>(kAct, static_cast<std::size_t>(t) * heads() * rope());
-    copy_out(s.q.as<T>(), q_rope, rotated.as<T>());
+    copy_out(ctx.device(), s.q.as<T>(), q_rope, rotated.as<T>());
     ctx.kernels().rope_forward(rotated.as<T>(), rotated.as<T>(), b, seq, heads(), rope(), c_.rope_theta);
-    copy_in(rotated.as<T>(), q_rope, s.q.as<T>());
+    copy_in(ctx.device(), rotated.as<T>(), q_rope, s.q.as<T>());
     ctx.kernels().rope_forward(k_rope.as<T>(), k_rope.as<T>(), b, seq, 1, rope(), c_.rope_theta);
     for (int hd = 0; hd < heads(); ++hd)
-      copy_in(k_rope.as<T>(), Columns{t, 1, heads() * qk_dim(), hd * qk_dim() + nope(), rope()}, s.k.as<T>());
+      copy_in(ctx.device(), k_rope.as<T>(), Columns{t, 1, heads() * qk_dim(), hd * qk_dim() + nope(), rope()}, s.k.as<T>());
   }
   k_rope.release();
   const kernels::AttentionShape shape{b, seq, heads(), heads(), qk_dim(), v_dim()};
@@ -204,18 +205,22 @@ Tensor MlaBlock::backward_t(const ModelContext& ctx, const T* dy, const T* x, Ml
     auto op = ctx.op(layer_, op_names::kAttnRope, Pass::bwd_dgrad);
     const Columns q_rope{t, heads(), qk_dim(), nope(), rope()};
     Tensor rotated = Tensor::uninitialized_of<T>(kAct, static_cast<std::size_t>(t) * heads() * rope());
-    copy_out(dq.as<T>(), q_rope, rotated.as<T>());
+    copy_out(ctx.device(), dq.as<T>(), q_rope, rotated.as<T>());
     ctx.kernels().rope_backward(rotated.as<T>(), rotated.as<T>(), b, seq, heads(), rope(), c_.rope_theta);
-    copy_in(rotated.as<T>(), q_rope, dq.as<T>());
-    T* d = dk_rope.as<T>();
-    for (int r = 0; r < t; ++r)
-      for (int j = 0; j < rope(); ++j) {
-        float sum = 0;
-        for (int hd = 0; hd < heads(); ++hd)
-          sum += kernels::to_float(dk.as<T>()[static_cast<std::size_t>(r) * hq + hd * qk_dim() + nope() + j]);
-        d[static_cast<std::size_t>(r) * rope() + j] = kernels::from_float<T>(sum);
-      }
-    ctx.kernels().rope_backward(d, d, b, seq, 1, rope(), c_.rope_theta);
+    copy_in(ctx.device(), rotated.as<T>(), q_rope, dq.as<T>());
+    {  // the sum over the heads, on the host (staged where the host cannot read the device)
+      HostView<const T> dk_host(ctx.device(), dk.as<T>(), dk.size());
+      HostView<T> d(ctx.device(), dk_rope.as<T>(), dk_rope.size());
+      for (int r = 0; r < t; ++r)
+        for (int j = 0; j < rope(); ++j) {
+          float sum = 0;
+          for (int hd = 0; hd < heads(); ++hd)
+            sum += kernels::to_float(dk_host.get()[static_cast<std::size_t>(r) * hq + hd * qk_dim() + nope() + j]);
+          d.get()[static_cast<std::size_t>(r) * rope() + j] = kernels::from_float<T>(sum);
+        }
+      d.store();
+    }
+    ctx.kernels().rope_backward(dk_rope.as<T>(), dk_rope.as<T>(), b, seq, 1, rope(), c_.rope_theta);
   }
   // [t, latent] = [d c_KV | d k_R]: partial over the TP ranks' heads until summed below
   Tensor dlatent = Tensor::uninitialized_of<T>(kAct, static_cast<std::size_t>(t) * latent);
@@ -223,16 +228,16 @@ Tensor MlaBlock::backward_t(const ModelContext& ctx, const T* dy, const T* x, Ml
   {
     auto op = ctx.op(layer_, op_names::kAttnKvUp, Pass::bwd_dgrad);
     Tensor part = Tensor::uninitialized_of<T>(kAct, static_cast<std::size_t>(t) * heads() * nope());
-    copy_out(dk.as<T>(), Columns{t, heads(), qk_dim(), 0, nope()}, part.as<T>());
-    copy_in(part.as<T>(), Columns{t, heads(), nope() + v_dim(), 0, nope()}, dkv.as<T>());
+    copy_out(ctx.device(), dk.as<T>(), Columns{t, heads(), qk_dim(), 0, nope()}, part.as<T>());
+    copy_in(ctx.device(), part.as<T>(), Columns{t, heads(), nope() + v_dim(), 0, nope()}, dkv.as<T>());
     part.release();
     dk.release();
-    copy_in(dv.as<T>(), Columns{t, heads(), nope() + v_dim(), nope(), v_dim()}, dkv.as<T>());
+    copy_in(ctx.device(), dv.as<T>(), Columns{t, heads(), nope() + v_dim(), nope(), v_dim()}, dkv.as<T>());
     dv.release();
     Tensor dc = Tensor::uninitialized_of<T>(kAct, static_cast<std::size_t>(t) * kv_rank());
     ctx.kernels().linear_backward_input(dkv.as<T>(), p_.param<T>(kv_up_), dc.as<T>(), t, kv_rank(), hkv);
-    copy_in(dc.as<T>(), Columns{t, 1, latent, 0, kv_rank()}, dlatent.as<T>());
-    copy_in(dk_rope.as<T>(), Columns{t, 1, latent, kv_rank(), rope()}, dlatent.as<T>());
+    copy_in(ctx.device(), dc.as<T>(), Columns{t, 1, latent, 0, kv_rank()}, dlatent.as<T>());
+    copy_in(ctx.device(), dk_rope.as<T>(), Columns{t, 1, latent, kv_rank(), rope()}, dlatent.as<T>());
   }
   {  // each weight gradient is its own op, as the simulator's op list prices it (models/layer_ops.cpp)
     auto op = ctx.op(layer_, op_names::kAttnKvUp, Pass::bwd_wgrad);
@@ -272,10 +277,10 @@ Tensor MlaBlock::backward_t(const ModelContext& ctx, const T* dy, const T* x, Ml
   {
     auto op = ctx.op(layer_, op_names::kAttnKvNorm, Pass::bwd_dgrad);
     Tensor dc = Tensor::uninitialized_of<T>(kAct, static_cast<std::size_t>(t) * kv_rank()), dc_in = Tensor::uninitialized_of<T>(kAct, dc.size());
-    copy_out(dlatent.as<T>(), Columns{t, 1, latent, 0, kv_rank()}, dc.as<T>());
+    copy_out(ctx.device(), dlatent.as<T>(), Columns{t, 1, latent, 0, kv_rank()}, dc.as<T>());
     ctx.kernels().rmsnorm_backward(dc.as<T>(), s.kv_latent_in.as<T>(), p_.param<T>(kv_norm_), s.kv_rstd.data(),
                                    dc_in.as<T>(), p_.grad<T>(kv_norm_), t, kv_rank(), true);
-    copy_in(dc_in.as<T>(), Columns{t, 1, latent, 0, kv_rank()}, dlatent.as<T>());
+    copy_in(ctx.device(), dc_in.as<T>(), Columns{t, 1, latent, 0, kv_rank()}, dlatent.as<T>());
   }
   s.kv_latent_in.release();
   {

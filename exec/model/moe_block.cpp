@@ -4,6 +4,7 @@
 #include <cmath>
 #include <string>
 
+#include "exec/model/host_view.hpp"
 #include "exec/model/tp_region.hpp"
 #include "models/op_names.hpp"
 
@@ -110,7 +111,9 @@ int MoeBlock::local_shared_width() const {
 
 void MoeBlock::route(MoeSaved& s) const {
   const int t = c_.tokens(), experts = c_.model.moe->experts, top_k = c_.model.moe->top_k;
-  const float* probs = s.probs.data();
+  // on the host (staged where the host cannot read the device): the ranks' routing tables
+  HostView<const float> staged(current_backend(), s.probs.data(), s.probs.size());
+  const float* probs = staged.get();
   std::vector<std::vector<int>> tokens_of(experts);
   std::vector<int> order(experts);
   for (int i = 0; i < t; ++i) {
@@ -160,7 +163,7 @@ Tensor MoeBlock::to_owners(const ModelContext& ctx, const T* rows, MoeSaved& s, 
     const int to = (me + k) % ranks, from = (me - k + ranks) % ranks;
     const std::size_t first = s.expert_rows[to * local], count = s.expert_rows[(to + 1) * local] - first;
     T* into = recv.as<T>() + at[from] * hh;
-    if (k == 0) std::copy_n(rows + first * hh, count * hh, into);
+    if (k == 0) ctx.device().copy_on_device(into, rows + first * hh, count * hh * sizeof(T));
     else group.send_recv(rows + first * hh, count * hh, to, into, (at[from + 1] - at[from]) * hh, from);
   }
   Tensor out = Tensor::uninitialized_of<T>(kAct, static_cast<std::size_t>(s.local_rows.back()) * hh);
@@ -169,7 +172,7 @@ Tensor MoeBlock::to_owners(const ModelContext& ctx, const T* rows, MoeSaved& s, 
   for (int j = 0; j < local; ++j)
     for (int src = 0; src < ranks; ++src) {
       const std::size_t count = static_cast<std::size_t>(s.recv_counts[src * local + j]);
-      std::copy_n(recv.as<T>() + taken[src] * hh, count * hh, next);
+      ctx.device().copy_on_device(next, recv.as<T>() + taken[src] * hh, count * hh * sizeof(T));
       next += count * hh;
       taken[src] += count;
     }
@@ -190,7 +193,7 @@ Tensor MoeBlock::from_owners(const ModelContext& ctx, const T* local_rows, const
   for (int j = 0; j < local; ++j)
     for (int src = 0; src < ranks; ++src) {
       const std::size_t count = static_cast<std::size_t>(s.recv_counts[src * local + j]);
-      std::copy_n(from_row, count * hh, send.as<T>() + put[src] * hh);
+      ctx.device().copy_on_device(send.as<T>() + put[src] * hh, from_row, count * hh * sizeof(T));
       from_row += count * hh;
       put[src] += count;
     }
@@ -199,7 +202,7 @@ Tensor MoeBlock::from_owners(const ModelContext& ctx, const T* local_rows, const
     const int to = (me + k) % ranks, from = (me - k + ranks) % ranks;  // back to `to`, ours from `from`
     const std::size_t first = s.expert_rows[from * local], count = s.expert_rows[(from + 1) * local] - first;
     const T* part = send.as<T>() + at[to] * hh;
-    if (k == 0) std::copy_n(part, count * hh, out.as<T>() + first * hh);
+    if (k == 0) ctx.device().copy_on_device(out.as<T>() + first * hh, part, count * hh * sizeof(T));
     else group.send_recv(part, (at[to + 1] - at[to]) * hh, to, out.as<T>() + first * hh, count * hh, from);
   }
   return out;
@@ -224,20 +227,24 @@ void MoeBlock::forward_t(const ModelContext& ctx, const T* x, T* y, MoeSaved& s,
     Tensor logits = Tensor::uninitialized_of<T>(kAct, static_cast<std::size_t>(t) * experts);
     ctx.kernels().linear_forward(n, p_.param<T>(router_w_), nullptr, logits.as<T>(), t, h, experts);
     s.probs = Tensor::uninitialized(kAct, static_cast<std::size_t>(t) * experts);  // fp32, as Megatron's router
+    HostView<const T> logits_host(ctx.device(), logits.as<T>(), logits.size());
+    HostView<float> probs(ctx.device(), s.probs.data(), s.probs.size());
     for (int i = 0; i < t; ++i) {
-      const T* l = logits.as<T>() + static_cast<std::size_t>(i) * experts;
-      float* p = s.probs.data() + static_cast<std::size_t>(i) * experts;
+      const T* l = logits_host.get() + static_cast<std::size_t>(i) * experts;
+      float* p = probs.get() + static_cast<std::size_t>(i) * experts;
       float top = -INFINITY, sum = 0;
       for (int e = 0; e < experts; ++e) top = std::max(top, to_float(l[e]));
       for (int e = 0; e < experts; ++e) sum += p[e] = std::exp(to_float(l[e]) - top);
       for (int e = 0; e < experts; ++e) p[e] /= sum;
     }
+    probs.store();
     route(s);
   }
   const bool swiglu = c_.swiglu(), ep = ctx.ep_size() > 1;
   const auto permute = [&](T* into) {  // each expert's tokens side by side, experts in order
     for (int r = 0; r < routed; ++r)
-      std::copy_n(n + static_cast<std::size_t>(s.row_token[r]) * h, h, into + static_cast<std::size_t>(r) * h);
+      ctx.device().copy_on_device(into + static_cast<std::size_t>(r) * h, n + static_cast<std::size_t>(s.row_token[r]) * h,
+                                  static_cast<std::size_t>(h) * sizeof(T));
   };
   if (ep) {  // the rows go to the ranks holding their experts
     auto op = ctx.op(layer_, op_names::kMoeDispatch, pass);
@@ -282,15 +289,19 @@ void MoeBlock::forward_t(const ModelContext& ctx, const T* x, T* y, MoeSaved& s,
   }
   // every output row is a (partial, under TP) sum: the combine adds p_e x expert rows
   Tensor partial = Tensor::zeros_of<T>(kAct, static_cast<std::size_t>(t) * h);
-  const auto unpermute = [&] {  // weighted, expert by expert
+  const auto unpermute = [&] {  // weighted, expert by expert, on the host (staged where it must be)
+    HostView<const float> probs(ctx.device(), s.probs.data(), s.probs.size());
+    HostView<const T> outs(ctx.device(), s.expert_out.as<T>(), s.expert_out.size());
+    HostView<T> sums(ctx.device(), partial.as<T>(), partial.size());
     for (int e = 0; e < experts; ++e)
       for (int r = s.expert_rows[e]; r < s.expert_rows[e + 1]; ++r) {
         const int i = s.row_token[r];
-        const float w = s.probs.data()[static_cast<std::size_t>(i) * experts + e];
-        const T* out = s.expert_out.as<T>() + static_cast<std::size_t>(r) * h;
-        T* dst = partial.as<T>() + static_cast<std::size_t>(i) * h;
+        const float w = probs.get()[static_cast<std::size_t>(i) * experts + e];
+        const T* out = outs.get() + static_cast<std::size_t>(r) * h;
+        T* dst = sums.get() + static_cast<std::size_t>(i) * h;
         for (int j = 0; j < h; ++j) dst[j] = from_float<T>(to_float(dst[j]) + w * to_float(out[j]));
       }
+    sums.store();
   };
   Tensor out = Tensor::uninitialized_of<T>(kAct, static_cast<std::size_t>(here) * h);
   {
@@ -445,19 +456,26 @@ Tensor MoeBlock::backward_t(const ModelContext& ctx, const T* dy, const T* x, Mo
   Tensor dexpert_out = Tensor::uninitialized_of<T>(kAct, static_cast<std::size_t>(routed) * h);
   {
     auto op = ctx.op(layer_, expert_ops().down, Pass::bwd_dgrad);
+    HostView<const T> dy_host(ctx.device(), dy, static_cast<std::size_t>(t) * h);
+    HostView<const T> outs(ctx.device(), s.expert_out.as<T>(), s.expert_out.size());
+    HostView<const float> probs(ctx.device(), s.probs.data(), s.probs.size());
+    HostView<T> dexpert(ctx.device(), dexpert_out.as<T>(), dexpert_out.size());
+    HostView<float> dp(ctx.device(), dprobs.data(), dprobs.size());
     for (int e = 0; e < experts; ++e)
       for (int r = s.expert_rows[e]; r < s.expert_rows[e + 1]; ++r) {
         const std::size_t at = static_cast<std::size_t>(s.row_token[r]) * experts + e;
-        const T* g = dy + static_cast<std::size_t>(s.row_token[r]) * h;
-        const T* out = s.expert_out.as<T>() + static_cast<std::size_t>(r) * h;
-        T* d = dexpert_out.as<T>() + static_cast<std::size_t>(r) * h;
+        const T* g = dy_host.get() + static_cast<std::size_t>(s.row_token[r]) * h;
+        const T* out = outs.get() + static_cast<std::size_t>(r) * h;
+        T* d = dexpert.get() + static_cast<std::size_t>(r) * h;
         double dot = 0;
         for (int j = 0; j < h; ++j) {
           dot += static_cast<double>(to_float(g[j])) * to_float(out[j]);
-          d[j] = from_float<T>(s.probs.data()[at] * to_float(g[j]));
+          d[j] = from_float<T>(probs.get()[at] * to_float(g[j]));
         }
-        dprobs.data()[at] = static_cast<float>(dot);
+        dp.get()[at] = static_cast<float>(dot);
       }
+    dexpert.store();
+    dp.store();
     s.expert_out.release();
     if (ctx.tp_size() > 1) ctx.tp->all_reduce(dprobs.data(), dprobs.size(), ReduceOp::sum);  // partial rows' dots
   }
@@ -479,11 +497,14 @@ Tensor MoeBlock::backward_t(const ModelContext& ctx, const T* dy, const T* x, Mo
   }
   {
     auto op = ctx.op(layer_, expert_ops().up, Pass::bwd_dgrad);
+    HostView<T> dn_host(ctx.device(), dn.as<T>(), dn.size());
+    HostView<const T> rows(ctx.device(), dpermuted.as<T>(), dpermuted.size());
     for (int r = 0; r < routed; ++r) {  // the permute's backward: each row back to its token
-      T* d = dn.as<T>() + static_cast<std::size_t>(s.row_token[r]) * h;
-      const T* g = dpermuted.as<T>() + static_cast<std::size_t>(r) * h;
+      T* d = dn_host.get() + static_cast<std::size_t>(s.row_token[r]) * h;
+      const T* g = rows.get() + static_cast<std::size_t>(r) * h;
       for (int j = 0; j < h; ++j) d[j] = from_float<T>(to_float(d[j]) + to_float(g[j]));
     }
+    dn_host.store();
   }
   dpermuted.release();
   if (ctx.tp_size() > 1) {  // partial sums of the experts' input grads
@@ -495,14 +516,17 @@ Tensor MoeBlock::backward_t(const ModelContext& ctx, const T* dy, const T* x, Mo
   Tensor dlogits = Tensor::uninitialized_of<T>(kAct, static_cast<std::size_t>(t) * experts);
   {
     auto op = ctx.op(layer_, op_names::kMoeRouter, Pass::bwd_dgrad);
+    HostView<const float> probs(ctx.device(), s.probs.data(), s.probs.size());
+    HostView<const float> dprobs_host(ctx.device(), dprobs.data(), dprobs.size());
+    HostView<T> dl(ctx.device(), dlogits.as<T>(), dlogits.size());
     for (int i = 0; i < t; ++i) {  // softmax: dl = p (dp - <p, dp>)
-      const float* p = s.probs.data() + static_cast<std::size_t>(i) * experts;
-      const float* dp = dprobs.data() + static_cast<std::size_t>(i) * experts;
+      const float* p = probs.get() + static_cast<std::size_t>(i) * experts;
+      const float* dp = dprobs_host.get() + static_cast<std::size_t>(i) * experts;
       float dot = 0;
       for (int e = 0; e < experts; ++e) dot += p[e] * dp[e];
-      for (int e = 0; e < experts; ++e)
-        dlogits.as<T>()[static_cast<std::size_t>(i) * experts + e] = from_float<T>(p[e] * (dp[e] - dot));
+      for (int e = 0; e < experts; ++e) dl.get()[static_cast<std::size_t>(i) * experts + e] = from_float<T>(p[e] * (dp[e] - dot));
     }
+    dl.store();
     dprobs.release();
     s.probs.release();
     ctx.kernels().gemm_forward(dlogits.as<T>(), p_.param<T>(router_w_), dn.as<T>(), t, h, experts, false, false,

@@ -1,7 +1,5 @@
 #include "exec/model/tp_region.hpp"
 
-#include <algorithm>
-
 namespace twinsim::exec {
 
 template <class T>
@@ -22,7 +20,7 @@ const T* gather_token_rows_to_buffer(const ModelContext& ctx, const T* local, st
   }
   const int tp = ctx.tp_size();
   T* full = ctx.gather_buffer->get<T>(local_count * tp);
-  if (tp == 1) std::copy_n(local, local_count, full);
+  if (tp == 1) ctx.device().copy_on_device(full, local, local_count * sizeof(T));
   else ctx.tp->all_gather(local, full, local_count);
   return full;
 }
@@ -31,7 +29,7 @@ template <class T>
 Tensor gather_token_rows(const ModelContext& ctx, const T* local, std::size_t local_count, MemCategory category) {
   const int tp = ctx.tp_size();
   Tensor full = Tensor::zeros_of<T>(category, local_count * tp);
-  if (tp == 1) std::copy_n(local, local_count, full.as<T>());
+  if (tp == 1) ctx.device().copy_on_device(full.as<T>(), local, local_count * sizeof(T));
   else ctx.tp->all_gather(local, full.as<T>(), local_count);
   return full;
 }
@@ -41,7 +39,7 @@ Tensor reduce_scatter_token_rows(const ModelContext& ctx, const T* full, std::si
                                  MemCategory category) {
   const int tp = ctx.tp_size();
   Tensor local = Tensor::zeros_of<T>(category, full_count / tp);
-  if (tp == 1) std::copy_n(full, full_count, local.as<T>());
+  if (tp == 1) ctx.device().copy_on_device(local.as<T>(), full, full_count * sizeof(T));
   else ctx.tp->reduce_scatter(full, local.as<T>(), full_count / tp);
   return local;
 }

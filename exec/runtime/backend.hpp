@@ -23,6 +23,7 @@
 #include <string_view>
 
 #include "exec/runtime/allocator.hpp"
+#include "exec/runtime/communicator.hpp"
 #include "exec/runtime/kernel_table.hpp"
 
 namespace twinsim::exec {
@@ -61,6 +62,12 @@ class Backend {
   // Whether p is device memory a host library (MPI) cannot read, so a collective on it must
   // go through host staging (exec/cpu/staging_communicator.hpp).
   virtual bool host_must_stage(const void* p) const = 0;
+
+  // The communicator the job's process groups are built on (exec/runtime/process_groups.hpp),
+  // for collectives on this backend's device buffers, over the job's MPI world: NCCL on a
+  // GPU, host staging on the strict-device backend. nullptr: the world serves as it is
+  // (device memory is host memory). A collective over world.
+  virtual std::unique_ptr<Communicator> device_communicator(Communicator& world);
 };
 
 // The process's backend: the build's default (defined by the CPU backend, exec/cpu/) until

@@ -101,6 +101,21 @@ class KernelTable {
     do_residual_backward(storage_dtype<T>(), dy, dbias, rows, cols, accumulate);
   }
 
+  // ---- embedding lookup of a vocabulary shard (kernels/cpu/vocab_embedding.hpp); tokens are
+  // device ints [count], rows outside [row_start, row_start + rows) give zeros
+  template <class T>
+  void vocab_embedding_forward(const int* tokens, const T* table, T* out, int count, int dim, int row_start,
+                         int rows) const {
+    note("vocab_embedding_forward");
+    do_vocab_embedding_forward(storage_dtype<T>(), tokens, table, out, count, dim, row_start, rows);
+  }
+  template <class T>
+  void vocab_embedding_backward(const int* tokens, const T* dout, T* dtable, int count, int dim, int row_start,
+                          int rows) const {
+    note("vocab_embedding_backward");
+    do_vocab_embedding_backward(storage_dtype<T>(), tokens, dout, dtable, count, dim, row_start, rows);
+  }
+
   // ---- rotary position embedding
   template <class T>
   void rope_forward(const T* x, T* y, int batch, int seq, int heads, int head_dim, float theta,
@@ -230,6 +245,10 @@ class KernelTable {
                                    int cols) const = 0;
   virtual void do_residual_backward(Dtype type, const void* dy, void* dbias, int rows, int cols,
                                     bool accumulate) const = 0;
+  virtual void do_vocab_embedding_forward(Dtype type, const int* tokens, const void* table, void* out, int count, int dim,
+                                    int row_start, int rows) const = 0;
+  virtual void do_vocab_embedding_backward(Dtype type, const int* tokens, const void* dout, void* dtable, int count,
+                                     int dim, int row_start, int rows) const = 0;
   // backward: the inverse rotation (dy -> dx)
   virtual void do_rope(Dtype type, bool backward, const void* x, void* y, int batch, int seq, int heads,
                        int head_dim, float theta, int pos_offset) const = 0;

@@ -6,9 +6,11 @@
 #include <stdexcept>
 #include <string>
 
+#include "exec/runtime/backend.hpp"
 #include "models/report_ops.hpp"
 #include "models/report_schema.hpp"
 #include "exec/model/decoder.hpp"
+#include "exec/model/host_view.hpp"
 #include "exec/train/mixed_precision.hpp"
 #include "exec/train/run_report.hpp"
 #include "models/op_names.hpp"
@@ -134,7 +136,11 @@ InferenceRecord run_inference(const InferenceConfig& c, ProcessGroups& groups, c
   TransformerStage stage(whole_model(c, groups.coords()));
   stage.initialize();
   // serving keeps fp32 arrays: 16-bit weights are emulated by rounding (training stores 16 bits)
-  for (ParamBlock* b : stage.blocks()) round_to_storage(c.workload.weight_dtype, b->params.data(), b->params.size());
+  for (ParamBlock* b : stage.blocks()) {
+    HostView<float> params(current_backend(), b->params.data(), b->params.size());
+    round_to_storage(c.workload.weight_dtype, params.get(), b->params.size());
+    params.store();
+  }
   for (ParamBlock* b : stage.blocks()) b->grads.release();  // inference keeps no grads
   allocator.reset_peaks();
   Decoder decoder(stage, batch, prompt + out);
@@ -225,7 +231,8 @@ json measured_inference_report(const InferenceConfig& c, ProcessGroups& groups, 
           {"generated_tokens", r.first_tokens},
           {"ops", op_times},
           // weights and KV are kept as fp32 values (16-bit weights emulated by rounding)
-          {"storage_bytes_per_element", 4}};
+          {"storage_bytes_per_element", 4},
+          {"device", std::string(current_backend().name())}};  // the kernels' backend
 }
 
 }  // namespace twinsim::exec

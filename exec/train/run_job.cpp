@@ -70,7 +70,8 @@ JobOutput serve(const Scenario& s, const JobOptions& o, MpiCommunicator& world) 
   Allocator& allocator = *device_memory;
   set_model_allocator(&allocator);
   Profiler profiler(world.rank());
-  ProcessGroups groups(world, config.plan);
+  const std::unique_ptr<Communicator> device_world = current_backend().device_communicator(world);
+  ProcessGroups groups(device_world ? *device_world : world, config.plan);
   SyntheticTokens prompts(config.seed, static_cast<int>(config.model.vocab));
   profiler.align_origin(world);
   const InferenceRecord record = run_inference(config, groups, prompts, &profiler, allocator, s.cluster.gpu);
@@ -106,7 +107,8 @@ JobOutput train(const Scenario& s, const JobOptions& o, MpiCommunicator& world, 
   Allocator& host_memory = *host_allocation;
   set_host_allocator(&host_memory);
   Profiler profiler(world.rank());
-  ProcessGroups groups(world, config.plan);
+  const std::unique_ptr<Communicator> device_world = current_backend().device_communicator(world);
+  ProcessGroups groups(device_world ? *device_world : world, config.plan);
   const std::unique_ptr<TokenSource> data = training_tokens(s.training->data, static_cast<int>(config.model.vocab), config.seed);
   Trainer trainer(config, groups, *data, &profiler);
   const CheckpointDir checkpoints(o.checkpoint_dir, o.keep);

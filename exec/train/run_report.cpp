@@ -4,6 +4,7 @@
 #include <string>
 
 #include "exec/model/tensor.hpp"
+#include "exec/runtime/backend.hpp"
 #include "exec/runtime/swap_file.hpp"
 #include "models/head_ops.hpp"
 #include "models/report_memory.hpp"
@@ -183,7 +184,9 @@ json measured_report(const TrainConfig& config, const GpuSpec& gpu, ProcessGroup
           {"ops", to_json(op_times, OpUnit::step)},
           // params, grads and activations are stored in the training precision (fp32, or
           // 16-bit for bf16 / fp16 with fp32 masters and fp32 math inside the kernels)
-          {"storage_bytes_per_element", precision == Dtype::fp32 ? 4 : 2}};
+          {"storage_bytes_per_element", precision == Dtype::fp32 ? 4 : 2},
+          // the backend the run's kernels ran on: cpu, cpu-strict or cuda (exec/runtime/backend.hpp)
+          {"device", std::string(current_backend().name())}};
   time.step_s = step_s;
   time.warmup_steps = record.warmup_steps;
   write_time_section(report["time"], time);

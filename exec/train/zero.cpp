@@ -4,7 +4,9 @@
 #include <cstring>
 #include <stdexcept>
 #include <type_traits>
+#include <vector>
 
+#include "exec/model/host_view.hpp"
 #include "exec/runtime/backend.hpp"
 #include "exec/train/data_parallel.hpp"
 #include "exec/train/mixed_precision.hpp"
@@ -20,7 +22,7 @@ Dtype storage(const TrainConfig& c) { return c.training.precision; }
 template <class T>
 Tensor copy_of(MemCategory category, const T* data, std::size_t n) {
   Tensor t = Tensor::uninitialized_of<T>(category, n);
-  std::copy_n(data, n, t.as<T>());
+  current_backend().copy_on_device(t.raw(), data, n * sizeof(T));
   return t;
 }
 
@@ -29,8 +31,11 @@ Tensor copy_of(MemCategory category, const T* data, std::size_t n) {
 template <class T>
 Tensor widened(MemCategory category, const T* data, std::size_t n, bool on_host = false) {
   Tensor t = on_host ? Tensor::on_host(category, n, Dtype::fp32, Fill::uninitialized) : Tensor::uninitialized(category, n);
-  float* out = t.data();
-  for (std::size_t i = 0; i < n; ++i) out[i] = kernels::to_float(data[i]);
+  HostView<const T> in(current_backend(), data, n);
+  std::vector<float> staged(on_host ? 0 : n);
+  float* out = on_host ? t.data() : staged.data();
+  for (std::size_t i = 0; i < n; ++i) out[i] = kernels::to_float(in.get()[i]);
+  if (!on_host) current_backend().copy_to_device(t.data(), staged.data(), n * sizeof(float));
   return t;
 }
 
@@ -172,7 +177,9 @@ std::string ShardedOptimizer::first_non_finite_grad() {
   return with_storage(storage(c_), [&]<class T>() -> std::string {
     for (BlockShard& s : shards_) {
       std::size_t n = 0;
-      const T* g = reduced_grads<T>(s, n);
+      const T* device_grads = reduced_grads<T>(s, n);
+      HostView<const T> grads(current_backend(), device_grads, n);
+      const T* g = grads.get();
       if (!has_inf_or_nan(g, n)) continue;
       for (const ParamSlot& slot : s.block->slots()) {  // which parameter of the block's share
         const std::size_t a = std::max(s.lo, slot.offset), b = std::min(s.hi, slot.offset + slot.count);
@@ -192,7 +199,9 @@ double ShardedOptimizer::local_grad_square_sum() {
     for (BlockShard& s : shards_) {
       if (!shard_optimizer_ && s.group->rank() != 0) continue;
       std::size_t n = 0;
-      const T* g = reduced_grads<T>(s, n);
+      const T* device_grads = reduced_grads<T>(s, n);
+      HostView<const T> grads(current_backend(), device_grads, n);
+      const T* g = grads.get();
       for (const ParamSlot& slot : s.block->slots()) {
         if (!counted_once(*s.block, slot, c_.model.tied_embeddings, tp_.rank())) continue;
         const std::size_t a = std::max(s.lo, slot.offset), b = std::min(s.hi, slot.offset + slot.count);
@@ -210,8 +219,11 @@ void ShardedOptimizer::scale_grads(float factor) {
   with_storage(storage(c_), [&]<class T>() {
     for (BlockShard& s : shards_) {
       std::size_t n = 0;
-      T* g = reduced_grads<T>(s, n);
+      T* device_grads = reduced_grads<T>(s, n);
+      HostView<T> grads(current_backend(), device_grads, n);
+      T* g = grads.get();
       for (std::size_t i = 0; i < n; ++i) g[i] = kernels::from_float<T>(kernels::to_float(g[i]) * factor);
+      grads.store();
     }
   });
 }
@@ -249,7 +261,12 @@ void ShardedOptimizer::update(BlockShard& s, T* params, const T* grads) {
     }
   }
   if constexpr (!std::is_same_v<T, float>)
-    if (!offload_) store_rounded(s.master.data(), params, s.hi - s.lo);
+    if (!offload_) {
+      HostView<const float> master(current_backend(), s.master.data(), s.hi - s.lo);
+      HostView<T> stored(current_backend(), params, s.hi - s.lo);
+      store_rounded(master.get(), stored.get(), s.hi - s.lo);
+      stored.store();
+    }
 }
 
 // ZeRO-Offload's step for one shard: its reduced gradients copied to the host, the CPU's
@@ -260,7 +277,7 @@ void ShardedOptimizer::offloaded_update(BlockShard& s, T* params, const T* grads
   Tensor host_grads = Tensor::on_host(MemCategory::grads, n, storage_dtype<T>(), Fill::uninitialized);
   {
     OpScope op(profiler_, op_names::kOffloadGradsToHost);
-    std::copy_n(grads, n, host_grads.as<T>());
+    current_backend().copy_to_host(host_grads.as<T>(), grads, n * sizeof(T));
   }
   update(s, params, host_grads.as<T>());
   host_grads.release();
@@ -268,7 +285,7 @@ void ShardedOptimizer::offloaded_update(BlockShard& s, T* params, const T* grads
   if constexpr (std::is_same_v<T, float>) std::copy_n(s.master.data(), n, host_params.as<T>());
   else store_rounded(s.master.data(), host_params.as<T>(), n);
   OpScope op(profiler_, op_names::kOffloadParamsToGpu);
-  std::copy_n(host_params.as<T>(), n, params);
+  current_backend().copy_to_device(params, host_params.as<T>(), n * sizeof(T));
 }
 
 // The swap file holds each shard's master, m and v (v: Adam only) back to back from its
@@ -334,7 +351,7 @@ void ShardedOptimizer::share_params() {
 template <class T>
 void ShardedOptimizer::gather_params(BlockShard& s, T* full) {
   if (s.group->size() > 1) s.group->all_gather(s.param_shard.as<T>(), full + s.begin, s.hi - s.lo);
-  else std::copy_n(s.param_shard.as<T>(), s.param_shard.size(), full + s.begin);
+  else current_backend().copy_on_device(full + s.begin, s.param_shard.as<T>(), s.param_shard.bytes());
 }
 
 bool ShardedOptimizer::idle(const Bucket& b) {
@@ -373,11 +390,10 @@ void ShardedOptimizer::reduce_scatter_into_shard(BlockShard& s) {
   // (raw pointers: Tensor's operator[] calls data() per element, 1.55 ms here for a
   // 1.5 MiB shard that the loop adds in 0.2)
   T* mine = block.grads.as<T>() + s.lo;
-  const T* earlier = s.grad_shard.as<T>();
-  for (std::size_t k = 0; k < share; ++k)
-    mine[k] = kernels::from_float<T>(kernels::to_float(mine[k]) + kernels::to_float(earlier[k]));
+  // mine += earlier in fp32, one rounding: the residual add's kernel
+  current_backend().kernels().residual_forward(mine, s.grad_shard.as<T>(), nullptr, mine, 1, static_cast<int>(share));
   if (s.group->size() > 1) s.group->reduce_scatter(block.grads.as<T>() + s.begin, s.grad_shard.as<T>(), share);
-  else std::copy_n(mine, share, s.grad_shard.as<T>());
+  else current_backend().copy_on_device(s.grad_shard.as<T>(), mine, share * sizeof(T));
 }
 
 void ShardedOptimizer::retire_idle_except(int keep_a, int keep_b) {
@@ -438,7 +454,8 @@ std::vector<float> ShardedOptimizer::gathered_params(ParamBlock& block) {
       values = full.as<T>();
     }
     std::vector<float> out(block.flat_size());  // padding too: an expert segment lies past it
-    for (std::size_t i = 0; i < out.size(); ++i) out[i] = kernels::to_float(values[i]);
+    HostView<const T> host(current_backend(), values, out.size());
+    for (std::size_t i = 0; i < out.size(); ++i) out[i] = kernels::to_float(host.get()[i]);
     return out;
   });
 }
@@ -449,8 +466,10 @@ namespace {
 void save_tensor(TensorFile& file, const std::string& name, const Tensor& t) {
   if (t.size() == 0) return;
   const std::vector<std::int64_t> shape{static_cast<std::int64_t>(t.size())};
-  if (t.dtype() == Dtype::fp32) file.add_f32(name, shape, t.data());
-  else file.add_u16(name, t.dtype(), shape, static_cast<const std::uint16_t*>(t.raw()));
+  // the states on the device are read through host staging (checkpoints through the host)
+  HostView<const unsigned char> bytes(current_backend(), static_cast<const unsigned char*>(t.raw()), t.bytes());
+  if (t.dtype() == Dtype::fp32) file.add_f32(name, shape, reinterpret_cast<const float*>(bytes.get()));
+  else file.add_u16(name, t.dtype(), shape, reinterpret_cast<const std::uint16_t*>(bytes.get()));
 }
 
 // Copies the stored values into t; the sizes and types must agree (same plan, same rank).
@@ -462,7 +481,8 @@ void load_tensor(const TensorFile& file, const std::string& name, Tensor& t) {
     throw CheckpointError("checkpoint tensor '" + name + "' has " + std::to_string(n) + " " +
                           std::string(to_string(stored.dtype)) + " values, this rank holds " + std::to_string(t.size()) +
                           " " + std::string(to_string(t.dtype())) + ": was it written by another plan?");
-  std::memcpy(t.raw(), stored.data.data(), t.bytes());  // both little-endian element bytes
+  if (current_backend().host_must_stage(t.raw())) current_backend().copy_to_device(t.raw(), stored.data.data(), t.bytes());
+  else std::memcpy(t.raw(), stored.data.data(), t.bytes());  // both little-endian element bytes
 }
 
 }  // namespace

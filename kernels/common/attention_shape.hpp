@@ -8,6 +8,8 @@
 // Grouped-query attention (Ainslie et al. 2023 "GQA", Sec. 2.2): query head h reads
 // kv head h / (heads / kv_heads); kv_heads == heads is multi-head, 1 is multi-query.
 
+#include "kernels/common/hd.hpp"
+
 namespace twinsim::kernels {
 
 struct AttentionShape {
@@ -18,25 +20,25 @@ struct AttentionShape {
   int head_dim = 1;
   int v_head_dim = 0;  // 0: head_dim
 
-  int v_dim() const { return v_head_dim > 0 ? v_head_dim : head_dim; }
-  int group() const { return heads / kv_heads; }
-  int kv_head_of(int head) const { return head / group(); }
-  long q_row_stride() const { return static_cast<long>(heads) * head_dim; }
-  long kv_row_stride() const { return static_cast<long>(kv_heads) * head_dim; }
-  long v_row_stride() const { return static_cast<long>(kv_heads) * v_dim(); }
-  long out_row_stride() const { return static_cast<long>(heads) * v_dim(); }
+  TWINSIM_HD int v_dim() const { return v_head_dim > 0 ? v_head_dim : head_dim; }
+  TWINSIM_HD int group() const { return heads / kv_heads; }
+  TWINSIM_HD int kv_head_of(int head) const { return head / group(); }
+  TWINSIM_HD long q_row_stride() const { return static_cast<long>(heads) * head_dim; }
+  TWINSIM_HD long kv_row_stride() const { return static_cast<long>(kv_heads) * head_dim; }
+  TWINSIM_HD long v_row_stride() const { return static_cast<long>(kv_heads) * v_dim(); }
+  TWINSIM_HD long out_row_stride() const { return static_cast<long>(heads) * v_dim(); }
   // Offset of (b, s = 0, head h) in q/out, and of (b, 0, kv head) in k/v.
-  long q_offset(int b, int h) const {
+  TWINSIM_HD long q_offset(int b, int h) const {
     return static_cast<long>(b) * seq * q_row_stride() + static_cast<long>(h) * head_dim;
   }
-  long kv_offset(int b, int kvh) const {
+  TWINSIM_HD long kv_offset(int b, int kvh) const {
     return static_cast<long>(b) * seq * kv_row_stride() + static_cast<long>(kvh) * head_dim;
   }
   // ... of (b, 0, kv head) in v, and of (b, 0, head h) in out.
-  long v_offset(int b, int kvh) const {
+  TWINSIM_HD long v_offset(int b, int kvh) const {
     return static_cast<long>(b) * seq * v_row_stride() + static_cast<long>(kvh) * v_dim();
   }
-  long out_offset(int b, int h) const {
+  TWINSIM_HD long out_offset(int b, int h) const {
     return static_cast<long>(b) * seq * out_row_stride() + static_cast<long>(h) * v_dim();
   }
 };

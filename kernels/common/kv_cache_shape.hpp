@@ -1,6 +1,8 @@
 #pragma once
 // The shape of a serving pass's attention over a KV cache (kernels/cpu/kv_cache_attention.hpp),
 // shared by every backend's kernel of that name.
+#include "kernels/common/hd.hpp"
+
 namespace twinsim::kernels {
 
 struct KvCacheAttentionShape {
@@ -18,7 +20,7 @@ struct KvCacheAttentionShape {
   long v_row_stride = 0;  // elements between V rows of the cache; 0: kv_heads * V's width
   float scale = 0;        // 0: 1 / sqrt(head_dim)
 
-  int v_dim() const { return v_head_dim > 0 ? v_head_dim : head_dim; }
+  TWINSIM_HD int v_dim() const { return v_head_dim > 0 ? v_head_dim : head_dim; }
 };
 
 }  // namespace twinsim::kernels

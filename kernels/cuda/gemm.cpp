@@ -25,15 +25,20 @@ cublasComputeType_t compute_type(GemmType type) {
 // [c, r] one, i.e. its transpose, so C = op(A) op(B) in row-major is computed as the
 // column-major C^T = op(B)^T op(A)^T: swap the operands and pass n, m for the sizes.
 // A row-major matrix of c columns has leading dimension c.
-void gemm_forward_typed(GemmType type, const void* a, const void* b, void* c, int m, int n, int k,
+void gemm_forward_mixed(GemmType ab, GemmType c_type, const void* a, const void* b, void* c, int m, int n, int k,
                         bool trans_a, bool trans_b, float alpha, float beta) {
   if (m == 0 || n == 0) return;
-  cudaDataType_t dtype = storage_type(type);
   int lda = trans_a ? m : k;  // A stored [k, m] or [m, k]
   int ldb = trans_b ? k : n;  // B stored [n, k] or [k, n]
   CUBLAS_CHECK(cublasGemmEx(cublas_handle(), trans_b ? CUBLAS_OP_T : CUBLAS_OP_N,
-                            trans_a ? CUBLAS_OP_T : CUBLAS_OP_N, n, m, k, &alpha, b, dtype, ldb, a,
-                            dtype, lda, &beta, c, dtype, n, compute_type(type), CUBLAS_GEMM_DEFAULT));
+                            trans_a ? CUBLAS_OP_T : CUBLAS_OP_N, n, m, k, &alpha, b, storage_type(ab), ldb, a,
+                            storage_type(ab), lda, &beta, c, storage_type(c_type), n, compute_type(ab),
+                            CUBLAS_GEMM_DEFAULT));
+}
+
+void gemm_forward_typed(GemmType type, const void* a, const void* b, void* c, int m, int n, int k,
+                        bool trans_a, bool trans_b, float alpha, float beta) {
+  gemm_forward_mixed(type, type, a, b, c, m, n, k, trans_a, trans_b, alpha, beta);
 }
 
 void gemm_forward(const float* a, const float* b, float* c, int m, int n, int k, bool trans_a,

@@ -18,6 +18,12 @@ void gemm_forward(const float* a, const float* b, float* c, int m, int n, int k,
 void gemm_forward_typed(GemmType type, const void* a, const void* b, void* c, int m, int n, int k,
                         bool trans_a, bool trans_b, float alpha = 1.0f, float beta = 0.0f);
 
+// A and B stored as ab, C as c: equal types, or 16-bit A and B with fp32 C (the
+// combinations cublasGemmEx takes with CUBLAS_COMPUTE_32F: cuBLAS docs, cublasGemmEx).
+// A 16-bit C is rounded once from the fp32 sum alpha op(A) op(B) + beta C.
+void gemm_forward_mixed(GemmType ab, GemmType c_type, const void* a, const void* b, void* c, int m, int n, int k,
+                        bool trans_a, bool trans_b, float alpha = 1.0f, float beta = 0.0f);
+
 // dA = dC op(B)^T, dB = op(A)^T dC in the storage layout of A and B (kernels/cpu/gemm.hpp).
 void gemm_backward(const float* a, const float* b, const float* dc, float* da, float* db, int m,
                    int n, int k, bool trans_a, bool trans_b, bool accumulate = false);

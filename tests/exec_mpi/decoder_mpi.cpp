@@ -44,7 +44,7 @@ int decode_against_full_forward(const TransformerConfig& c, const ModelContext& 
     const std::vector<float> ref = test::full_forward_last_logits(reference, reference_ctx, all, kTotal, len);
     float scale = 0;
     for (float v : ref) scale = std::max(scale, std::abs(v));
-    const float diff = test::max_abs_diff(logits.data(), ref);
+    const float diff = test::max_abs_diff(test::host_values(ctx, logits).data(), ref);
     if (!(diff <= 1e-5f * scale)) {
       std::fprintf(stderr, "%s %s length %d: max |cached - full| = %g > 1e-5 * %g\n", c.model.name.c_str(), what, len,
                    diff, scale);

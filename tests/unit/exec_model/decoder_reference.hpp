@@ -23,11 +23,18 @@ inline std::vector<float> full_forward_last_logits(TransformerConfig c, const Mo
     }
   stage.forward(ctx, Tensor(), st);
   const int vl = c.local_vocab();
-  std::vector<float> out;
-  for (int b = 0; b < c.micro_batch; ++b) {
+  std::vector<float> out(static_cast<std::size_t>(c.micro_batch) * vl);
+  for (int b = 0; b < c.micro_batch; ++b) {  // read through the backend: the logits are device memory
     const float* row = st.head.logits.data() + (static_cast<std::size_t>(b) * len + len - 1) * vl;
-    out.insert(out.end(), row, row + vl);
+    ctx.device().copy_to_host(out.data() + static_cast<std::size_t>(b) * vl, row, static_cast<std::size_t>(vl) * sizeof(float));
   }
+  return out;
+}
+
+// A device tensor's values on the host.
+inline std::vector<float> host_values(const ModelContext& ctx, const Tensor& t) {
+  std::vector<float> out(t.size());
+  ctx.device().copy_to_host(out.data(), t.data(), t.bytes());
   return out;
 }
 

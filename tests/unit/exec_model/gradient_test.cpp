@@ -6,6 +6,7 @@
 #include <random>
 
 #include "exec/model/transformer.hpp"
+#include "exec/runtime/backend.hpp"
 #include "tiny_models.hpp"
 
 namespace twinsim::exec {
@@ -19,6 +20,15 @@ MicroBatchState random_batch(const TransformerConfig& c, unsigned seed) {
   for (int i = 0; i < c.tokens(); ++i) st.targets.push_back(tok(rng));
   return st;
 }
+
+// One value of a device array, read and written through the backend as a kernel would (the
+// strict-device backend refuses the host's own reads and writes of device memory).
+float value_at(const float* at) {
+  float v = 0;
+  current_backend().copy_to_host(&v, at, sizeof v);
+  return v;
+}
+void set_value(float* at, float v) { current_backend().copy_to_device(at, &v, sizeof v); }
 
 double loss_at(TransformerStage& stage, const MicroBatchState& batch) {
   MicroBatchState st;
@@ -44,15 +54,15 @@ void check_gradients(TransformerConfig c, float eps = 1e-2f) {
     for (std::size_t s = 0; s < block->slots().size(); ++s) {
       const ParamSlot& slot = block->slots()[s];
       for (std::size_t j = 0; j < slot.count; j += std::max<std::size_t>(1, slot.count / 5)) {
-        float& w = block->param(static_cast<int>(s))[j];
-        const float saved = w;
-        w = saved + eps;
+        float* w = block->param(static_cast<int>(s)) + j;
+        const float saved = value_at(w);
+        set_value(w, saved + eps);
         const double up = loss_at(stage, batch);
-        w = saved - eps;
+        set_value(w, saved - eps);
         const double down = loss_at(stage, batch);
-        w = saved;
+        set_value(w, saved);
         const double numeric = (up - down) / (2.0 * eps);
-        const double analytic = block->grad(static_cast<int>(s))[j];
+        const double analytic = value_at(block->grad(static_cast<int>(s)) + j);
         EXPECT_NEAR(analytic, numeric, 2e-3 + 2e-2 * std::abs(numeric)) << slot.spec.name << "[" << j << "]";
         ++checked;
       }
@@ -103,7 +113,10 @@ TEST(ExecModelGradient, RecomputeGivesIdenticalGradients) {
     stage.forward(ModelContext{}, Tensor(), st);
     stage.backward(ModelContext{}, Tensor(), 1.0f, st);
     std::vector<float> all;
-    for (ParamBlock* b : stage.blocks()) all.insert(all.end(), b->grads.data(), b->grads.data() + b->grads.size());
+    for (ParamBlock* b : stage.blocks()) {
+      all.resize(all.size() + b->grads.size());
+      current_backend().copy_to_host(all.data() + all.size() - b->grads.size(), b->grads.data(), b->grads.bytes());
+    }
     return all;
   };
   const std::vector<float> none = grads_with(Recompute::none);

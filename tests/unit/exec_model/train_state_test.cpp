@@ -3,8 +3,10 @@
 #include <gtest/gtest.h>
 
 #include <limits>
+#include <memory>
 
 #include "exec/cpu/tracked_allocator.hpp"
+#include "exec/runtime/backend.hpp"
 #include "exec/model/tensor.hpp"
 #include "exec/runtime/data.hpp"
 #include "exec/train/memory_estimate.hpp"
@@ -29,9 +31,11 @@ TrainConfig tiny_gpt_run(int zero, Dtype precision, Optimizer optimizer) {
   return c;
 }
 
-// Installs an allocator for the model for the test's lifetime.
+// Installs an allocator for the model for the test's lifetime: the current backend's device
+// memory (host memory on the CPU backend; the strict backend's arena under cpu-strict).
 struct AllocatorScope {
-  TrackedAllocator allocator;
+  std::unique_ptr<Allocator> owned = current_backend().make_device_allocator(0);
+  Allocator& allocator = *owned;
   AllocatorScope() { set_model_allocator(&allocator); }
   ~AllocatorScope() { set_model_allocator(nullptr); }
 };
@@ -225,9 +229,11 @@ TEST(NonFiniteGrad, NamesTheParameter) {
   ShardedOptimizer optimizer(c, {&block}, dp, tp, false, nullptr);
   optimizer.begin_step();
   EXPECT_EQ(optimizer.first_non_finite_grad(), "");
-  block.grads.as<float>()[32 + 3] = std::numeric_limits<float>::infinity();  // the bias's fourth value
+  // one value written into the device's gradients, as a kernel would
+  const auto set = [](float* at, float value) { current_backend().copy_to_device(at, &value, sizeof value); };
+  set(block.grads.as<float>() + 32 + 3, std::numeric_limits<float>::infinity());  // the bias's fourth value
   EXPECT_EQ(optimizer.first_non_finite_grad(), "layer0.mlp.fc1.bias");
-  block.grads.as<float>()[5] = std::numeric_limits<float>::quiet_NaN();
+  set(block.grads.as<float>() + 5, std::numeric_limits<float>::quiet_NaN());
   EXPECT_EQ(optimizer.first_non_finite_grad(), "layer0.mlp.fc1.weight");
 }
 

@@ -1,0 +1,30 @@
+# The executor's tests again on the strict-device backend (exec/cpu/strict_backend.hpp:
+# device memory the host cannot touch, kernels on a stream), so that a host access or a
+# missing synchronize that creeps into exec/model, exec/train or exec/runtime fails here
+# instead of on a GPU. Every test runs there except those listed: the parts of the model
+# still computed on host memory (issue #52): PowerSGD's factors.
+# A test that starts to pass comes off the list; a new test must pass on both backends.
+set(TWINSIM_STRICT_NOT_YET "PowerSgd.*")
+list(JOIN TWINSIM_STRICT_NOT_YET ":" strict_excluded)
+add_test(NAME exec_strict.exec_model COMMAND test_exec_model "--gtest_filter=-${strict_excluded}")
+add_test(NAME exec_strict.runtime COMMAND test_runtime)
+set_tests_properties(exec_strict.exec_model exec_strict.runtime PROPERTIES
+                     ENVIRONMENT "TWINSIM_BACKEND=cpu-strict;OMP_NUM_THREADS=1" TIMEOUT 900 LABELS "strict")
+
+# `twinsim run` end to end on the strict backend, losses (or generated tokens) equal to the
+# CPU backend's bit for bit: the GPU validation's tiny cases (scripts/gpu_validate.sh) and
+# multi-rank training and serving plans, whose
+# collectives on device buffers go through host staging (exec/cpu/staging_communicator.hpp).
+find_package(Python3 COMPONENTS Interpreter REQUIRED)
+foreach(case "validation/gpu/tiny-gpt-fp32|1" "validation/gpu/tiny-llama-bf16|1" "exec/tiny-gpt-dp2|2"
+             "exec/tiny-llama-tp2-pp2|4" "exec/tiny-llama-infer-tp2|2" "exec/tiny-moe-infer-dp2-ep2|2")
+  string(REPLACE "|" ";" parts "${case}")
+  list(GET parts 0 scenario)
+  list(GET parts 1 ranks)
+  get_filename_component(name ${scenario} NAME)
+  add_test(NAME exec_strict.run.${name}
+           COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/run_parity.py $<TARGET_FILE:twinsim>
+                   ${PROJECT_SOURCE_DIR}/scenarios/${scenario}.yaml ${ranks} ${MPIEXEC_EXECUTABLE}
+                   ${CMAKE_CURRENT_BINARY_DIR}/exec_strict/${name})
+  set_tests_properties(exec_strict.run.${name} PROPERTIES TIMEOUT 300 LABELS "strict;mpi")
+endforeach()
