@@ -113,7 +113,7 @@ struct MicroBatchShape {
   bool fp8_gemm_inputs = false;
   // LoRA fine-tuning (training.lora): the frozen layers keep no input for a weight gradient,
   // the adapters keep their low-rank activations (build_layer_ops)
-  std::optional<LoraSpec> lora;
+  std::optional<LoraSpec> lora = std::nullopt;
 };
 
 // The forward ops of transformer layer `layer` (0-based) on one GPU.
