@@ -472,9 +472,10 @@ void apply_op_checkpointing(std::vector<LayerOp>& ops, const LayerShape& s) {
 
 namespace {
 
-// LoRA: a frozen linear layer computes no weight gradient, so a GEMM with no adapter beside it
-// keeps no input for its backward (PyTorch's autograd saves a matmul's input only when the
-// weight requires a gradient: mm's mat2 derivative, derivatives.yaml). attn.proj's input is
+// LoRA: a frozen linear layer computes no weight gradient, so under the fused op list a GEMM
+// with no adapter beside it keeps no input for its backward (a fused linear module saves its
+// input for the weight gradient alone; the eager census, stack.layer_kernels hf_bf16, keeps
+// what autograd keeps, inputs included, as bitsandbytes' MatMul4Bit does). attn.proj's input is
 // flash attention's output O, which the attention's backward reads: kept. A GEMM with
 // adapters keeps its input for their A's weight gradient, and each adapter its x A
 // (tokens x r) for B's.
