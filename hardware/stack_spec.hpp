@@ -144,6 +144,13 @@ struct StackSpec {
   // gradients are kept in fp32 too (sim/memory/weights.hpp dp_gradient_dtype). fp16 training
   // keeps fp16 gradients.
   bool grad_reduce_fp32 = false;
+  // fp8 training's weight matrices kept in fp8 only, no 16-bit copy on the GPU: Transformer
+  // Engine's fp8_model_init (Megatron-LM --fp8-param-gather), the fp32 master weights in the
+  // optimizer's states as before. Each layer weight matrix then holds 1 byte (its fp8 data),
+  // plus its fp8 transpose where the GPU's fp8 GEMMs take only the TN layout (TE's
+  // Float8Tensor caches it for the dgrad: GpuSpec::fp8_gemm_tn_only), where the default keeps
+  // the bf16 weight and the cached fp8 copies beside it (sim/memory/weights.hpp).
+  bool fp8_params = false;
   // The host's time for its offloaded optimizer step (plan.offload_optimizer), per parameter
   // of the GPU's shard, as the stack runs it whole: DeepSpeed's step() unscales and clips the
   // fp32 gradients on the CPU, runs its CPU Adam, then copies the fp32 weights into the GPU's

@@ -470,6 +470,31 @@ void apply_op_checkpointing(std::vector<LayerOp>& ops, const LayerShape& s) {
 
 }  // namespace
 
+namespace {
+
+// LoRA: a frozen linear layer computes no weight gradient, so under the fused op list a GEMM
+// with no adapter beside it keeps no input for its backward (a fused linear module saves its
+// input for the weight gradient alone; the eager census, stack.layer_kernels hf_bf16, keeps
+// what autograd keeps, inputs included, as bitsandbytes' MatMul4Bit does). attn.proj's input is
+// flash attention's output O, which the attention's backward reads: kept. A GEMM with
+// adapters keeps its input for their A's weight gradient, and each adapter its x A
+// (tokens x r) for B's.
+void apply_lora_saved(std::vector<LayerOp>& ops, const ModelSpec& model, const Plan& plan, const LoraSpec& lora,
+                      const LayerShape& s) {
+  for (LayerOp& op : ops) {
+    if (op.kind != OpKind::gemm) continue;
+    const std::vector<LoraAdapter> adapters = lora_adapters(model, plan, lora, op.name);
+    if (adapters.empty() && op.name != op_names::kAttnProj)
+      op.saved.erase(std::remove_if(op.saved.begin(), op.saved.end(),
+                                    [](const SavedTensor& t) { return t.name == "input"; }),
+                     op.saved.end());
+    if (!adapters.empty())
+      keep(op, "lora_xa", s.act(checked_mul(op.m, static_cast<std::int64_t>(lora.rank * adapters.size()))));
+  }
+}
+
+}  // namespace
+
 std::vector<LayerOp> build_layer_ops(const ModelSpec& model, std::int64_t layer, const Plan& plan,
                                      const MicroBatchShape& shape) {
   const LayerShape s = make_shape(model, layer, plan, shape);
@@ -489,6 +514,7 @@ std::vector<LayerOp> build_layer_ops(const ModelSpec& model, std::int64_t layer,
   if (tp_region) add_tp_exit(ops, op_names::kMlpTpExit, s);
   if (model.sandwich_norm) ops.push_back(norm(op_names::kMlpPostNorm, s));
   ops.push_back(residual(op_names::kMlpResidual, s));
+  if (shape.lora) apply_lora_saved(ops, model, plan, *shape.lora, s);
   if (s.recompute == Recompute::full) apply_full_recompute(ops);
   if (s.recompute == Recompute::selective_op) apply_op_checkpointing(ops, s);
   if (s.recompute == Recompute::selective) apply_recompute_modules(ops, s.knobs);

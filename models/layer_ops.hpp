@@ -20,11 +20,13 @@
 //    unsharded tensor the collective produces or consumes.
 #include <array>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "models/dtype.hpp"
+#include "models/lora.hpp"
 #include "models/model_spec.hpp"
 #include "models/plan.hpp"
 
@@ -109,6 +111,9 @@ struct MicroBatchShape {
   // 1 byte an element (te.Linear / GroupedLinear / LayerNormLinear save the fp8 copy they cast
   // for the forward; "Using FP8 with Transformer Engine"), not the 16-bit tensor
   bool fp8_gemm_inputs = false;
+  // LoRA fine-tuning (training.lora): the frozen layers keep no input for a weight gradient,
+  // the adapters keep their low-rank activations (build_layer_ops)
+  std::optional<LoraSpec> lora = std::nullopt;
 };
 
 // The forward ops of transformer layer `layer` (0-based) on one GPU.

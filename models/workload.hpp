@@ -8,6 +8,7 @@
 #include <string_view>
 
 #include "models/dtype.hpp"
+#include "models/lora.hpp"
 #include "models/speculative.hpp"
 
 namespace twinsim {
@@ -55,6 +56,9 @@ struct TrainingWorkload {
   Optimizer optimizer = Optimizer::adam;
   TokenFile data;  // training.data
   OptimizerSettings optim;  // training.optimizer's settings (defaults: the executor's AdamW)
+  // training.lora: the base frozen (weights only, in lora->base), low-rank adapters trained
+  // (models/lora.hpp); none: every parameter trained
+  std::optional<LoraSpec> lora;
 
   // Micro-batches each data-parallel replica runs per step (gradient accumulation).
   std::int64_t micro_batches(int dp) const { return global_batch / (micro_batch * dp); }

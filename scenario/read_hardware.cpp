@@ -320,6 +320,7 @@ StackSpec read_stack(const YAML::Node& node, const std::string& path) {
   s.zero_bucket_all_reduce = r.boolean("zero_bucket_all_reduce", false);
   s.fsdp_pp_keep_gathered = r.boolean("fsdp_pp_keep_gathered", false);
   s.grad_reduce_fp32 = r.boolean("grad_reduce_fp32", false);
+  s.fp8_params = r.boolean("fp8_params", false);
   s.offload_update_s_per_param = r.number("offload_update_ns_per_param", 0, 0, 1e6) * 1e-9;
   s.attention_kernel = r.choice("attention_kernel", std::string(kFlash2Attention),
                                 {kAttentionKernels.begin(), kAttentionKernels.end()});

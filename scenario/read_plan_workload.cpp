@@ -137,6 +137,47 @@ void read_optimizer(MappingReader& parent, TrainingWorkload& t) {
   r.reject_unknown();
 }
 
+namespace {
+
+// `lora: {rank, alpha, target_modules, base_dtype}` (SCENARIO.md): PEFT's LoraConfig keys.
+// target_modules: a list of q, k, v, o, gate, up, down (PEFT's q_proj ... down_proj), or
+// all_linear (every one the model has; PEFT's "all-linear").
+LoraSpec read_lora(MappingReader& parent, const Dtype precision) {
+  MappingReader r(parent.child("lora"), parent.key_path("lora"));
+  LoraSpec l;
+  l.rank = static_cast<int>(r.integer("rank", 8, 1, 1 << 16));
+  l.alpha = r.number("alpha", 2.0 * l.rank, 1e-6, 1e9);
+  std::vector<std::string> bases;
+  for (LoraBase b : {LoraBase::bf16, LoraBase::fp16, LoraBase::fp8, LoraBase::int4, LoraBase::nf4})
+    bases.emplace_back(to_string(b));
+  const std::string fallback = precision == Dtype::fp16 ? "fp16" : "bf16";
+  const std::string base = r.choice("base_dtype", fallback, bases);
+  for (LoraBase b : {LoraBase::bf16, LoraBase::fp16, LoraBase::fp8, LoraBase::int4, LoraBase::nf4})
+    if (to_string(b) == base) l.base = b;
+  std::vector<std::string> names;
+  for (LoraModule m : kLoraModules) names.emplace_back(to_string(m));
+  const std::string key = r.key_path("target_modules");
+  const YAML::Node list = r.child("target_modules");
+  if (!list.IsDefined() || list.IsNull() || (list.IsScalar() && list.Scalar() == "all_linear")) {
+    for (LoraModule m : kLoraModules) l.modules |= 1u << static_cast<int>(m);
+  } else if (!list.IsSequence()) {
+    throw ScenarioError(key, list.IsScalar() ? list.Scalar() : "", "must be all_linear or a list of q | k | v | o | gate | up | down");
+  } else {
+    for (std::size_t i = 0; i < list.size(); ++i) {
+      const std::string name = list[i].IsScalar() ? list[i].Scalar() : "";
+      const auto at = std::find(names.begin(), names.end(), name);
+      if (at == names.end())
+        throw ScenarioError(key + "[" + std::to_string(i) + "]", name,
+                            "is not one of q | k | v | o | gate | up | down" + did_you_mean(name, names));
+      l.modules |= 1u << static_cast<int>(kLoraModules[at - names.begin()]);
+    }
+  }
+  r.reject_unknown();
+  return l;
+}
+
+}  // namespace
+
 TrainingWorkload read_training(const YAML::Node& node, const std::string& path) {
   MappingReader r(node, path);
   TrainingWorkload t;
@@ -155,6 +196,7 @@ TrainingWorkload read_training(const YAML::Node& node, const std::string& path) 
     t.data.token_bytes = d.choice("dtype", "uint16", {"uint16", "uint32"}) == "uint16" ? 2 : 4;
     d.reject_unknown();
   }
+  if (r.has("lora")) t.lora = read_lora(r, t.precision);
   r.reject_unknown();
   return t;
 }

@@ -327,6 +327,36 @@ void validate_recompute_modules(const Scenario& s) {
     throw ScenarioError(key, value, "lists mla_up_proj, which needs latent attention (model.mla)");
 }
 
+// training.lora's scope: the adapters and the frozen base are counted for a dense model's
+// attention and FFN layers (models/lora.hpp), trained without offloading or the eager census.
+void require_lora_scope(const Scenario& s) {
+  if (!s.training->lora) return;
+  const LoraSpec& l = *s.training->lora;
+  const ModelSpec& m = s.model;
+  const Plan& p = s.plan;
+  const std::string key = "training.lora";
+  if (m.moe) throw ScenarioError("model.moe", "", "with " + key + " is not modelled (adapters on experts)");
+  if (m.mla) throw ScenarioError("model.mla", "", "with " + key + " is not modelled (adapters on latent attention)");
+  if (l.targets(LoraModule::gate) && !m.gated())
+    throw ScenarioError(key + ".target_modules", "gate",
+                        "names a gated MLP's gate projection; model.activation=" + std::string(to_string(m.activation)) +
+                            " has up and down only");
+  if (s.training->precision == Dtype::fp8 || s.training->precision == Dtype::fp32)
+    throw ScenarioError("training.precision", std::string(to_string(s.training->precision)),
+                        "with " + key + " is not modelled: the adapters train in bf16 or fp16");
+  if (p.offload_optimizer || p.offload_params || p.offload_activations_layers > 0)
+    throw ScenarioError(key, "", "with offloading (plan.offload_*) is not modelled");
+  if (s.stack.hf_eager())
+    throw ScenarioError(key, "", "with stack.layer_kernels hf_eager (an fp32 model under autocast) is not modelled");
+  if (p.gradient_compression != GradCompression::none)
+    throw ScenarioError(key, "", "with plan.gradient_compression is not modelled");
+  // ZeRO-3 gathers the frozen base and reduces the adapters' gradients: not modelled; ZeRO-2
+  // reduces them layer by layer (plan.overlap_grad_reduce), as the step prices
+  if (p.shards_params()) throw ScenarioError("plan.zero", "3", "with " + key + " is not modelled: use 0-2");
+  if (p.shards_grads() && !p.overlap_grad_reduce && p.dp_group_size() > 1)
+    throw ScenarioError("plan.overlap_grad_reduce", "false", "with plan.zero 2 and " + key + " is not modelled");
+}
+
 void validate_training(const Scenario& s) {
   const TrainingWorkload& t = *s.training;
   const Plan& p = s.plan;
@@ -423,6 +453,12 @@ void validate_training(const Scenario& s) {
   require_attention_kernel_curves(s);
   require_hf_eager_scope(s);
   require_fused_linear_loss_scope(s);
+  require_lora_scope(s);
+  if (s.stack.fp8_params && t.precision != Dtype::fp8)
+    throw ScenarioError("stack.fp8_params", "true", "keeps fp8 training's weights in fp8: it needs training.precision: fp8, not " +
+                                                         std::string(to_string(t.precision)));
+  if (s.stack.fp8_params && p.shards_params())
+    throw ScenarioError("stack.fp8_params", "true", "with plan.zero: 3 is not modelled (ZeRO 0-2, the distributed optimizer)");
 }
 
 void validate_inference(const Scenario& s) {

@@ -58,6 +58,9 @@ void validate(const TrainConfig& c) {
   if (c.micro_batches() < 1 || c.training.global_batch % (c.training.micro_batch * c.plan.dp) != 0)
     throw std::invalid_argument("training.global_batch=" + std::to_string(c.training.global_batch) +
                                 " is not a multiple of micro_batch*dp");
+  if (c.training.lora)
+    throw std::invalid_argument("training.lora: the executor trains every parameter (LoRA fine-tuning is priced by the "
+                                "simulator only)");
   const Dtype p = c.training.precision;
   if (p != Dtype::fp32 && p != Dtype::bf16 && p != Dtype::fp16)
     throw std::invalid_argument("training.precision=" + std::string(to_string(p)) + ": the executor runs fp32, bf16, fp16");

@@ -214,7 +214,8 @@ std::int64_t output_activation_bytes(const ModelSpec& model, const Plan& plan, c
 }
 
 MicroBatchShape training_shape(const TrainingWorkload& training) {
-  return {training.micro_batch, training.seq_len, activation_dtype(training.precision), training.precision == Dtype::fp8};
+  return {training.micro_batch, training.seq_len, activation_dtype(training.precision), training.precision == Dtype::fp8,
+          training.lora};
 }
 
 namespace {

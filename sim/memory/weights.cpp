@@ -5,7 +5,9 @@
 
 #include "models/checked_math.hpp"
 #include "models/layer_ops.hpp"
+#include "models/lora.hpp"
 #include "models/param_count.hpp"
+#include "sim/inference/quantization.hpp"
 #include "sim/memory/stage_layers.hpp"
 
 namespace twinsim {
@@ -109,6 +111,20 @@ StageParams stage_params(const ModelSpec& model, const Plan& plan, int stage) {
   return p;
 }
 
+StageParams trainable_layer_params(const ModelSpec& model, const Plan& plan, const TrainingWorkload& training,
+                                   bool moe_layer) {
+  if (!training.lora) return layer_params_on_gpu(model, plan, moe_layer);
+  const std::int64_t adapters = lora_layer_params(model, plan, *training.lora);
+  return {adapters, 0, adapters};
+}
+
+StageParams trainable_stage_params(const ModelSpec& model, const Plan& plan, const TrainingWorkload& training,
+                                   int stage) {
+  if (!training.lora) return stage_params(model, plan, stage);
+  const StageLayers layers = stage_layers(model, plan, stage);  // dense layers only (MoE refused)
+  return times(trainable_layer_params(model, plan, training, false), layers.dense + layers.moe);
+}
+
 BytesPerParam training_bytes_per_param(Dtype precision, Optimizer optimizer) {
   const bool adam = optimizer == Optimizer::adam;
   switch (precision) {
@@ -152,8 +168,41 @@ bool fsdp_keeps_stage_gathered(const PlanKnobs& plan, const StackSpec& stack) {
   return stack.fsdp_pp_keep_gathered && plan.pp > 1 && plan.shards_params();
 }
 
+std::int64_t lora_base_matrix_bytes(LoraBase base, std::int64_t matrices) {
+  switch (base) {
+    case LoraBase::bf16: return weight_matrix_bytes(Dtype::bf16, matrices);
+    case LoraBase::fp16: return weight_matrix_bytes(Dtype::fp16, matrices);
+    case LoraBase::fp8: return weight_matrix_bytes(Dtype::fp8, matrices);
+    case LoraBase::int4: return weight_matrix_bytes(Dtype::int4, matrices);
+    case LoraBase::nf4: return ceil_div(matrices, 2) + ceil_div(matrices, 64) + 4 * ceil_div(matrices, 64 * 256);
+  }
+  return weight_matrix_bytes(Dtype::bf16, matrices);
+}
+
+namespace {
+
+// LoRA / QLoRA: the frozen base keeps its parameters only, its weight matrices as
+// training.lora.base_dtype stores them and the rest (embeddings, norms, biases) in 16 bits,
+// sharded like the parameters under ZeRO-3 / FSDP; the adapters are a model trained in the
+// run's precision, with its gradients and optimizer states (Hu et al. 2021 §4.2; QLoRA §3).
+WeightMemory lora_weight_memory(const ModelSpec& model, const Plan& plan, const StackSpec& stack,
+                                const TrainingWorkload& training, int stage) {
+  const StageParams p = stage_params(model, plan, stage);
+  std::int64_t base = checked_add(lora_base_matrix_bytes(training.lora->base, p.matrices),
+                                  checked_mul(p.total() - p.matrices, std::int64_t{2}));
+  if (plan.shards_params()) base = ceil_div(base, plan.dp_group_size());
+  const BytesPerParam bytes = training_bytes_per_param(training.precision, training.optimizer, stack);
+  WeightMemory w = zero_sharded(trainable_stage_params(model, plan, training, stage).total(), bytes, plan.zero,
+                                plan.dp_group_size());
+  w.params = checked_add(w.params, base);
+  return w;
+}
+
+}  // namespace
+
 WeightMemory training_weight_memory(const ModelSpec& model, const Plan& plan, const StackSpec& stack,
                                     const GpuSpec& gpu, const TrainingWorkload& training, int stage) {
+  if (training.lora) return lora_weight_memory(model, plan, stack, training, stage);
   const StageParams p = stage_params(model, plan, stage);
   const BytesPerParam bytes = training_bytes_per_param(training.precision, training.optimizer, stack);
   // Megatron reduces gradients and shards the distributed optimizer over the data-parallel
@@ -165,6 +214,10 @@ WeightMemory training_weight_memory(const ModelSpec& model, const Plan& plan, co
   w.grads += e.grads;
   w.optimizer += e.optimizer;
   if (!plan.shards_params()) w.params += checked_mul(p.matrices, fp8_weight_copy_bytes(gpu, training.precision));
+  // fp8-only weight matrices (stack.fp8_params): the fp8 data (and transpose) without the
+  // 16-bit weight beside them
+  if (stack.fp8_params && training.precision == Dtype::fp8 && !plan.shards_params())
+    w.params -= checked_mul(p.matrices, bytes.params);
   if (fsdp_keeps_stage_gathered(plan, stack)) {
     const std::int64_t matrix_bytes = training.precision == Dtype::fp8 ? 1 : bytes.params;
     w.params += checked_add(checked_mul(p.matrices, matrix_bytes), checked_mul(p.total() - p.matrices, bytes.params));

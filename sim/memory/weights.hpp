@@ -6,6 +6,7 @@
 #include "hardware/gpu_spec.hpp"
 #include "hardware/stack_spec.hpp"
 #include "models/dtype.hpp"
+#include "models/lora.hpp"
 #include "models/model_spec.hpp"
 #include "models/plan.hpp"
 #include "models/workload.hpp"
@@ -27,6 +28,16 @@ struct StageParams {
 // keeps one for the logits); learned positions are replicated; the final norm is on
 // the last stage. Vocabulary padding to a multiple of 128*tp is not modelled.
 StageParams stage_params(const ModelSpec& model, const Plan& plan, int stage);
+
+// The parameters a step trains, of a stage and of one layer on one GPU (after TP and EP,
+// before ZeRO): their gradients, optimizer states, gradient reduction and update. All of
+// stage_params / layer_params_on_gpu, or under training.lora the adapters alone (models/
+// lora.hpp; the frozen base has no gradients). The engine, the search's estimate and the
+// memory report take them from here.
+StageParams trainable_stage_params(const ModelSpec& model, const Plan& plan, const TrainingWorkload& training,
+                                   int stage);
+StageParams trainable_layer_params(const ModelSpec& model, const Plan& plan, const TrainingWorkload& training,
+                                   bool moe_layer);
 
 // One transformer layer's parameters on one GPU, by the same layout: the per-layer size
 // ZeRO's gathers and the DP buckets carry (sim/training/step_graph.cpp, sim/search).
@@ -121,6 +132,13 @@ std::int64_t fp8_weight_copy_bytes(const GpuSpec& gpu, Dtype precision);
 // FSDPParam.to_accumulated_grad_if_needed) beside the shards; the step gathers once and
 // reduce-scatters once (sim/training/step_graph.cpp, sim/search/analytic.cpp).
 bool fsdp_keeps_stage_gathered(const PlanKnobs& plan, const StackSpec& stack);
+
+// Bytes of `matrices` frozen LoRA base weight-matrix parameters stored as `base`
+// (models/lora.hpp LoraBase): 16-bit, fp8 and int4 as a served weight matrix
+// (sim/inference/quantization.hpp weight_matrix_bytes: int4 with an fp16 scale per 128);
+// nf4 as QLoRA stores it, 4-bit codes, an fp8 absmax per 64 weights and an fp32 constant
+// per 64 x 256 of those (Dettmers et al. 2023 §3, double quantization: 4.127 bits a weight).
+std::int64_t lora_base_matrix_bytes(LoraBase base, std::int64_t matrices);
 
 WeightMemory training_weight_memory(const ModelSpec& model, const Plan& plan, const StackSpec& stack,
                                     const GpuSpec& gpu, const TrainingWorkload& training, int stage);

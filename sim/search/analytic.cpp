@@ -98,7 +98,9 @@ AnalyticEstimate AnalyticModel::estimate(const Candidate& c) {
     const StageParams moe_params = model.moe ? layer_params_on_gpu(model, plan_, true) : StageParams{};
     if (layer_gathers) gather_dense = zero3_layer_gather_s(cluster, plan_, stack, dense_params, state);
     if (layer_gathers) gather_dense_bwd = zero3_layer_gather_s(cluster, plan_, stack, dense_params, state, true);
-    if (layer_reduces) reduce_dense = zero_layer_reduce_s(cluster, plan_, stack, dense_params, state, prices.low_rank);
+    if (layer_reduces)  // the gradients of what the step trains (all, or LoRA's adapters)
+      reduce_dense = zero_layer_reduce_s(cluster, plan_, stack, trainable_layer_params(model, plan_, training_, false),
+                                         state, prices.low_rank);
     if (model.moe && layer_gathers) gather_moe = zero3_layer_gather_s(cluster, plan_, stack, moe_params, state);
     if (model.moe && layer_gathers)
       gather_moe_bwd = zero3_layer_gather_s(cluster, plan_, stack, moe_params, state, true);
@@ -187,7 +189,7 @@ AnalyticEstimate AnalyticModel::estimate(const Candidate& c) {
   }
 
   // data parallelism on the first stage, which finishes its backward last
-  const StageParams stage0 = stage_params(model, plan_, 0);
+  const StageParams stage0 = trainable_stage_params(model, plan_, training_, 0);
   const std::int64_t params = stage0.total();
   // a bucket holds the stage's dense and expert parameters in proportion: each part goes over
   // its own group (over_dp_groups), as the step graph's buckets do

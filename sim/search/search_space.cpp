@@ -50,6 +50,12 @@ SearchSpace make_search_space(const Scenario& base, const SearchSpaceOptions& op
     sp.selective_recompute = false;
   }
   if (base.stack.fused_linear_loss()) sp.tp = {1};  // its loss holds the whole vocabulary (scenario/validate.cpp)
+  if (base.training->lora || base.stack.fp8_params) sp.max_zero = 2;
+  if (base.training->lora) {
+    sp.lora = true;
+    sp.options.consider_offload = false;
+    sp.activation_offload = false;
+  }
   sp.offload_tiers = sp.options.consider_offload && base.cluster.host.nvme_described();
   return sp;
 }

@@ -52,6 +52,10 @@ struct SearchSpace {
   // consider_offload on a node that describes its NVMe drives: ZeRO-3 plans that offload are
   // tried on both tiers (plan.offload_device cpu and nvme)
   bool offload_tiers = false;
+  // training.lora: the adapters' gradients are reduced layer by layer with overlap, or all at
+  // once: ZeRO 0-2, no offloading (scenario/validate.cpp require_lora_scope)
+  bool lora = false;
+  int max_zero = 3;  // 2 under training.lora and stack.fp8_params (ZeRO-3 not modelled there)
   SearchSpaceOptions options;
 };
 
@@ -79,7 +83,7 @@ void for_each_schedule(const SearchSpace& sp, Candidate c, std::int64_t micro_ba
   const std::span<const Recompute> policies = sp.selective_recompute ? std::span<const Recompute>(kEvery)
                                                                      : std::span<const Recompute>(kWholeLayers);
   const bool dp_sharded = static_cast<std::int64_t>(c.dp) * c.cp > 1;
-  const int zero_max = dp_sharded ? 3 : 0;
+  const int zero_max = dp_sharded ? sp.max_zero : 0;
   const auto both_tiers = [&](int zero) { return sp.offload_tiers && zero == 3; };  // DeepSpeed: NVMe with ZeRO-3
   auto emit = [&](Candidate k) {
     for (int zero = 0; zero <= zero_max; ++zero)
@@ -90,6 +94,7 @@ void for_each_schedule(const SearchSpace& sp, Candidate c, std::int64_t micro_ba
               for (int off = 0; off <= (sp.options.consider_offload ? 1 : 0); ++off)
                 for (int act = 0; act <= (sp.options.consider_offload && sp.activation_offload && c.pp == 1 && sp.layers > 1 ? 1 : 0); ++act)
                   for (int nv = 0; nv <= (both_tiers(zero) ? 1 : 0); ++nv) {
+                    if (sp.lora && zero == 2 && og == 0) continue;
                     k.zero = zero;
                     k.recompute = r;
                     k.overlap_grad_reduce = og == 1;

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "models/head_ops.hpp"
+#include "models/lora.hpp"
 #include "sim/cost/collective_cost.hpp"
 #include "sim/cost/compute_cost.hpp"
 #include "sim/cost/moe_dispatch.hpp"
@@ -103,6 +104,53 @@ void price_gemm(const GpuSpec& gpu, const StackSpec& stack, Dtype dtype, const L
   t.wgrad_s = compute_s(gpu, c, t);
 }
 
+// LoRA (training.lora): the frozen base's weight gradient is never computed (its dgrad still
+// runs, carrying the gradient down to the adapters of the layers below). Each adapter beside
+// the layer runs its two low-rank GEMMs, x A (tokens x in x r) and (x A) B (tokens x r x out),
+// in every pass (both need their dgrad and wgrad), each its own kernel at its own shape's
+// rate, and scales and adds its output into the layer's (PEFT's lora.Linear.forward:
+// result + lora_B(lora_A(x)) * scaling: a multiply, 2 tensor passes, and an add, 3), its
+// backward scaling the gradient once (2 passes).
+void price_lora(const Scenario& s, Dtype gemm_dtype, double clock, const LayerOp& op, OpTime& t) {
+  const GpuSpec& gpu = s.cluster.gpu;
+  t.bwd_bytes -= t.wgrad_bytes;
+  t.bwd_flops -= op.wgrad_flops;
+  t.wgrad_s = t.wgrad_bytes = 0;
+  t.wgrad_launches = 0;
+  const Dtype act = activation_dtype(s.training->precision);
+  const auto act_bytes = static_cast<double>(dtype_bytes(act, 1));
+  const std::int64_t rank = s.training->lora->rank;
+  for (const LoraAdapter& a : lora_adapters(s.model, s.plan, *s.training->lora, op.name)) {
+    for (const auto& [k, n] : {std::pair{a.in, rank}, std::pair{rank, a.out}}) {
+      LayerOp g;
+      g.kind = OpKind::gemm;
+      g.m = op.m, g.k = k, g.n = n;
+      g.fwd_flops = g.dgrad_flops = g.wgrad_flops = 2.0 * static_cast<double>(op.m) * n * k;
+      g.fwd_bytes = static_cast<std::int64_t>(act_bytes * static_cast<double>(op.m * k + op.m * n + k * n));
+      OpTime at;
+      price_gemm(gpu, s.stack, gemm_dtype, g, clock, at);
+      t.fwd_s += at.fwd_s, t.dgrad_s += at.dgrad_s, t.wgrad_s += at.wgrad_s, t.tensor_s += at.tensor_s;
+      t.fwd_flops += g.fwd_flops, t.bwd_flops += 2 * g.fwd_flops;
+      t.fwd_bytes += static_cast<double>(g.fwd_bytes), t.dgrad_bytes += static_cast<double>(g.fwd_bytes);
+      t.wgrad_bytes += static_cast<double>(g.fwd_bytes), t.bwd_bytes += 2.0 * static_cast<double>(g.fwd_bytes);
+      ++t.fwd_launches, ++t.dgrad_launches, ++t.wgrad_launches;
+      t.extrapolated = t.extrapolated || at.extrapolated;
+    }
+    ComputeOp scale;
+    scale.kind = ComputeKind::elementwise;
+    scale.kernel = kernel_names::kResidual;
+    scale.dtype = act;
+    scale.bytes = 5.0 * act_bytes * static_cast<double>(op.m * a.out);
+    t.fwd_s += compute_s(gpu, scale, t);
+    t.fwd_bytes += scale.bytes;
+    scale.backward = true;
+    scale.bytes = 2.0 * act_bytes * static_cast<double>(op.m * a.out);
+    t.dgrad_s += compute_s(gpu, scale, t);
+    t.dgrad_bytes += scale.bytes, t.bwd_bytes += scale.bytes;
+    t.fwd_launches += 2, ++t.dgrad_launches;
+  }
+}
+
 // An fp8 GEMM first quantises its 16-bit activation operand: TE's forward casts the input
 // with fp8_cast_transpose_fused, its backward the output gradient with
 // fp8_cast_transpose_bgrad_fused (NVIDIA/TransformerEngine, pytorch/module/linear.py); each
@@ -182,6 +230,7 @@ OpTime price_op_list(const Scenario& s, const LayerOp& op, Dtype gemm_dtype, dou
     t.bwd_bytes = 2 * t.fwd_bytes;  // dgrad and wgrad each move about the forward's bytes
     t.dgrad_bytes = t.wgrad_bytes = t.fwd_bytes;
     if (dtype_bytes(gemm_dtype, 1) < dtype_bytes(dtype, 1)) price_fp8_casts(gpu, dtype, op, t);
+    if (s.training->lora) price_lora(s, gemm_dtype, gemm_clock, op, t);
     return t;
   }
   // attention, norms and element-wise ops: the backward reads the saved inputs and the

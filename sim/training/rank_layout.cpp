@@ -1,20 +1,47 @@
 #include "sim/training/rank_layout.hpp"
 
 #include <algorithm>
+#include <numeric>
 
 namespace twinsim {
 
 namespace {
 
-// A group of `size` ranks `stride` apart: ranks_per_node of them fit on one node.
+// The fewest of one group's ranks that share a node, over every group of `size` ranks
+// `stride` apart: groups fill blocks of size x stride consecutive ranks, and where such a
+// block does not tile the node (64 ranks on a 72-GPU NVL72 rack) some groups straddle two
+// nodes, the node holding fewest of their ranks setting a ring's pace. Counted over one
+// period of the layout, lcm(block, node) ranks.
+int fewest_ranks_on_a_node(int gpus_per_node, int size, long stride) {
+  const long block = size * stride;
+  const long period = std::lcm(block, static_cast<long>(gpus_per_node));
+  int fewest = size;
+  for (long first = 0; first < period; first += block)
+    for (long lane = 0; lane < stride; ++lane) {
+      int on_node = 0;
+      long node = (first + lane) / gpus_per_node;
+      for (int k = 0; k < size; ++k) {
+        const long rank_node = (first + lane + k * stride) / gpus_per_node;
+        if (rank_node != node) fewest = std::min(fewest, on_node), on_node = 0, node = rank_node;
+        ++on_node;
+      }
+      fewest = std::min(fewest, on_node);
+    }
+  return fewest;
+}
+
+// A group of `size` ranks `stride` apart: ranks_per_node of them fit on one node (for a
+// group that straddles nodes, the fewest on one).
 GroupLayout strided_group(int gpus_per_node, int size, long stride) {
   GroupLayout g;
   g.ranks = size;
   if (stride >= gpus_per_node) {
     g.ranks_per_node = 1;
-  } else {
+  } else if (gpus_per_node % (size * stride) == 0 || (size * stride) % gpus_per_node == 0) {
     const long per_node = gpus_per_node / stride;
     g.ranks_per_node = static_cast<int>(std::max<long>(1, std::min<long>(size, per_node)));
+  } else {
+    g.ranks_per_node = std::max(1, fewest_ranks_on_a_node(gpus_per_node, size, stride));
   }
   return g;
 }
@@ -44,7 +71,8 @@ GroupLayout pipeline_pair_layout(const ClusterSpec& cluster, const Plan& plan) {
   const long stride = static_cast<long>(plan.tp) * plan.cp * plan.dp;
   GroupLayout pair;
   pair.ranks = 2;
-  pair.ranks_per_node = stride < cluster.gpus_per_node ? 2 : 1;
+  // where the stride does not divide the node, some stage pairs cross a node boundary
+  pair.ranks_per_node = stride < cluster.gpus_per_node && cluster.gpus_per_node % stride == 0 ? 2 : 1;
   return pair;
 }
 

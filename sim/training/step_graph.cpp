@@ -280,7 +280,9 @@ void Builder::shard_reduce(int stage, std::int64_t layer, const std::vector<Task
   // FSDP2 under PP accumulates the stage's gradients unsharded: the last micro-batch reduces
   if (fsdp_keeps_stage_gathered(s.plan, s.stack) && slot_micro_batch != m - 1) return;
   const double seconds =
-      zero_layer_reduce_s(s.cluster, s.plan, s.stack, layer_params_split(s, layer), state_dtype(), low_rank);
+      zero_layer_reduce_s(s.cluster, s.plan, s.stack,
+                          trainable_layer_params(s.model, s.plan, *s.training, s.model.is_moe_layer(layer)), state_dtype(),
+                          low_rank);
   const StageRanks& sr = stages[stage];
   for (const RankGroup& group : sr.dp) {
     std::vector<ResourceId> res;
@@ -505,7 +507,7 @@ void Builder::add_data_parallel(int stage) {
   const std::int64_t limit =
       s.plan.overlap_grad_reduce ? dp_bucket_params(s.plan) : std::numeric_limits<std::int64_t>::max();
   for (std::size_t k = 0; k < layers.size(); ++k) {
-    const StageParams layer = layer_params_on_gpu(s.model, s.plan, s.model.is_moe_layer(layers[k]));
+    const StageParams layer = trainable_layer_params(s.model, s.plan, *s.training, s.model.is_moe_layer(layers[k]));
     filling.params.dense += layer.dense, filling.params.expert += layer.expert;
     in_layers.dense += layer.dense, in_layers.expert += layer.expert;
     if (filling.params.total() >= limit || k + 1 == layers.size()) {
@@ -516,7 +518,7 @@ void Builder::add_data_parallel(int stage) {
   }
   // the embedding and head (this stage's share) fill the last bucket in backward order
   if (!buckets.empty()) {
-    const StageParams all = stage_params(s.model, s.plan, stage);
+    const StageParams all = trainable_stage_params(s.model, s.plan, *s.training, stage);
     buckets.back().params.dense += all.dense - in_layers.dense;
     buckets.back().params.expert += all.expert - in_layers.expert;
   }
@@ -658,14 +660,14 @@ double optimizer_shard_s(const ClusterSpec& cluster, const StackSpec& stack, con
 }
 
 double optimizer_step_s(const Scenario& s, int stage) {
-  const StageParams p = stage_params(s.model, s.plan, stage);
+  const StageParams p = trainable_stage_params(s.model, s.plan, *s.training, stage);
   return optimizer_shard_s(s.cluster, s.stack, s.plan, *s.training,
                            sharded_params_per_gpu(p.dense, p.expert, s.plan, s.plan.shards_optimizer()));
 }
 
 double optimizer_step_hbm_bytes(const Scenario& s, int stage) {
   if (s.plan.offload_optimizer) return 0;  // the CPU runs the update
-  const StageParams p = stage_params(s.model, s.plan, stage);
+  const StageParams p = trainable_stage_params(s.model, s.plan, *s.training, stage);
   const double shard = sharded_params_per_gpu(p.dense, p.expert, s.plan, s.plan.shards_optimizer());
   double bytes = 0;
   for (const ComputeOp& op : optimizer_shard_ops(s.stack, *s.training, shard)) bytes += op.bytes;
@@ -674,7 +676,7 @@ double optimizer_step_hbm_bytes(const Scenario& s, int stage) {
 
 ComputeOp zero_grad_op(const Scenario& s, int stage) {
   // the gradients this GPU keeps between steps: all of the stage's, or its shard under ZeRO 2/3
-  const StageParams p = stage_params(s.model, s.plan, stage);
+  const StageParams p = trainable_stage_params(s.model, s.plan, *s.training, stage);
   const double kept = sharded_params_per_gpu(p.dense, p.expert, s.plan, s.plan.shards_grads());
   ComputeOp zero;
   zero.kind = ComputeKind::elementwise;
