@@ -121,6 +121,9 @@ struct StackSpec {
   // gradients are kept in fp32 too (sim/memory/weights.hpp dp_gradient_dtype). fp16 training
   // keeps fp16 gradients.
   bool grad_reduce_fp32 = false;
+  // MoE: the router's probabilities weight the experts' activation instead of their output
+  // rows at the unpermute (Megatron-core >= 0.13; MicroBatchShape::moe_probs_in_activation)
+  bool moe_probs_in_activation = false;
   // The host's time for its offloaded optimizer step (plan.offload_optimizer), per parameter
   // of the GPU's shard, as the stack runs it whole: DeepSpeed's step() unscales and clips the
   // fp32 gradients on the CPU, runs its CPU Adam, then copies the fp32 weights into the GPU's

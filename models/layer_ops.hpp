@@ -109,6 +109,11 @@ struct MicroBatchShape {
   // 1 byte an element (te.Linear / GroupedLinear / LayerNormLinear save the fp8 copy they cast
   // for the forward; "Using FP8 with Transformer Engine"), not the 16-bit tensor
   bool fp8_gemm_inputs = false;
+  // Megatron-core >= 0.13 (Megatron-LM !2668, "Memory efficient token permutation"): the
+  // router's probabilities travel with the tokens and weight the experts' activation
+  // (experts.py weighted_bias_swiglu_impl), so the unpermute no longer keeps the experts'
+  // output rows for the probabilities' gradient; the activation keeps the fp32 probabilities
+  bool moe_probs_in_activation = false;
 };
 
 // The forward ops of transformer layer `layer` (0-based) on one GPU.
