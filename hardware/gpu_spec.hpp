@@ -64,6 +64,10 @@ struct GpuSpec {
   std::map<Dtype, double> peak_flops;   // dense (no sparsity) peak per math type
   double nvlink_bandwidth_Bps = 0;      // per GPU, one direction
   double kernel_launch_s = 0;           // fixed cost of one kernel
+  // The least one expert's GEMM of a grouped call takes (one GEMM per expert, as Transformer
+  // Engine's GroupedLinear and grouped_gemm's cuBLAS path run them on Hopper): measured, the
+  // per-expert overhead of issue and small-kernel ramp; 0: none (ComputeOp::groups).
+  double grouped_gemm_expert_floor_s = 0;
   int sms = 0;                          // streaming multiprocessors (0 = unknown: no wave quantization)
   double memory_efficiency = 1;         // achievable fraction of HBM bandwidth
   // last-level cache the kernels read through (a GPU's L2, a CPU's L3); 0: not modelled.

@@ -151,6 +151,9 @@ struct StackSpec {
   // Float8Tensor caches it for the dgrad: GpuSpec::fp8_gemm_tn_only), where the default keeps
   // the bf16 weight and the cached fp8 copies beside it (sim/memory/weights.hpp).
   bool fp8_params = false;
+  // MoE: the router's probabilities weight the experts' activation instead of their output
+  // rows at the unpermute (Megatron-core >= 0.13; MicroBatchShape::moe_probs_in_activation)
+  bool moe_probs_in_activation = false;
   // The host's time for its offloaded optimizer step (plan.offload_optimizer), per parameter
   // of the GPU's shard, as the stack runs it whole: DeepSpeed's step() unscales and clips the
   // fp32 gradients on the CPU, runs its CPU Adam, then copies the fp32 weights into the GPU's

@@ -38,7 +38,7 @@ struct LayerShape {
   std::int64_t k_cols = 0;   // K columns on this GPU: kv heads * head_dim (MLA: every head's K)
   std::int64_t v_cols = 0;   // V columns on this GPU (MLA: heads * v_head_dim)
   std::int64_t o_cols = 0;   // the attention output's columns: heads * V head width
-  double imbalance = 1.0;    // MoE: the busiest expert's tokens over the mean
+  double imbalance = 1.0;    // MoE: the busiest expert's rows over the mean (MoeSpec::busiest_over_mean)
   std::int64_t sp = 1;       // divisor of tensors outside the TP region: t with SP, else 1
   std::int64_t e = 2;        // bytes per activation element
   int tp = 1, cp = 1, ep = 1, etp = 1;
@@ -46,6 +46,7 @@ struct LayerShape {
   bool flash = true;
   Recompute recompute = Recompute::none;
   PlanKnobs knobs;  // the plan's recompute_modules: PlanKnobs::recomputes
+  bool moe_probs_in_activation = false;  // MicroBatchShape's
   std::string_view norm_kernel = kernel_names::kLayerNorm;
 
   std::int64_t gemm_e = 2;    // bytes per element of a GEMM's input kept for backward (fp8: 1)
@@ -72,10 +73,11 @@ LayerShape make_shape(const ModelSpec& m, std::int64_t layer, const Plan& p, con
   // MLA rebuilds every local head's K and V from the latent; GQA shares kv_heads of them
   s.k_cols = m.mla ? s.q_cols : kv_heads_per_gpu(m, p.tp) * m.head_dim;
   s.v_cols = attention_kv_columns(m, p.tp) - s.k_cols;
-  if (m.moe) s.imbalance = m.moe->imbalance;
+  if (m.moe) s.imbalance = m.moe->busiest_over_mean();
   s.sp = p.sequence_parallel ? p.tp : 1;
   s.e = dtype_bytes(mb.dtype, 1);
   s.gemm_e = mb.fp8_gemm_inputs ? 1 : s.e;
+  s.moe_probs_in_activation = mb.moe_probs_in_activation;
   s.tp = p.tp;
   s.cp = p.cp;
   s.ep = p.ep;
@@ -358,8 +360,12 @@ void add_moe(std::vector<LayerOp>& ops, const ModelSpec& m, const LayerShape& s)
           moe.expert_ffn_hidden / s.etp, swiglu, s.gemm_input(checked_mul(routed, s.h)));
   // the combine weights each expert's output rows by their router probability, so its
   // backward needs the rows (Megatron-core moe_utils.unpermute saves them for the probs'
-  // grad; the executor's moe_block.cpp too)
-  keep(ops.back(), "output", rows);
+  // grad; the executor's moe_block.cpp too); where the probabilities weight the activation
+  // instead (Megatron-core >= 0.13), it keeps them, one fp32 value a row
+  if (s.moe_probs_in_activation)
+    keep(ops[ops.size() - 2], "probs", checked_mul(routed, 4));  // add_ffn's up, act, down
+  else
+    keep(ops.back(), "output", rows);
   if (gathered > 1)
     ops.push_back(collective(op_names::kMoeEtpScatter, CollectiveKind::reduce_scatter, CollectiveKind::all_gather,
                              CommGroup::etp, rows));

@@ -114,6 +114,11 @@ struct MicroBatchShape {
   // LoRA fine-tuning (training.lora): the frozen layers keep no input for a weight gradient,
   // the adapters keep their low-rank activations (build_layer_ops)
   std::optional<LoraSpec> lora = std::nullopt;
+  // Megatron-core >= 0.13 (Megatron-LM !2668, "Memory efficient token permutation"): the
+  // router's probabilities travel with the tokens and weight the experts' activation
+  // (experts.py weighted_bias_swiglu_impl), so the unpermute no longer keeps the experts'
+  // output rows for the probabilities' gradient; the activation keeps the fp32 probabilities
+  bool moe_probs_in_activation = false;
 };
 
 // The forward ops of transformer layer `layer` (0-based) on one GPU.

@@ -28,10 +28,22 @@ struct MoeSpec {
   // Tokens of the busiest expert over the mean (1: perfectly balanced routing). Expert GEMMs
   // and the all-to-all run at the busiest GPU's size, which sets the step's pace.
   double imbalance = 1.0;
+  // Token dropping (GShard §2.2; Megatron-core moe_expert_capacity_factor): each expert takes at
+  // most capacity_factor x the mean tokens, the rest dropped by the router before the dispatch;
+  // 0: dropless. pad_to_capacity (moe_pad_expert_input_to_capacity): every expert padded to it.
+  double capacity_factor = 0;
+  bool pad_to_capacity = false;
   // Group-limited routing (DeepSeek-V2 §2.1.3 device-limited, V3 §2.1.2 node-limited): the
   // experts form `groups` equal groups and a token picks its top_k experts within its best
   // `top_groups` groups. 0: unlimited.
   int groups = 0, top_groups = 0;
+
+  // The busiest expert's rows over the mean, as the experts and the all-to-all run them:
+  // the imbalance, capped at the capacity where tokens are dropped, the capacity where padded.
+  double busiest_over_mean() const {
+    if (capacity_factor <= 0) return imbalance;
+    return pad_to_capacity ? capacity_factor : (imbalance < capacity_factor ? imbalance : capacity_factor);
+  }
 
   std::int64_t shared_width() const { return shared_expert_ffn_hidden > 0 ? shared_expert_ffn_hidden : expert_ffn_hidden; }
 };

@@ -261,6 +261,7 @@ GpuSpec read_gpu(const YAML::Node& node, const std::string& path) {
   if (!g.has_peak(Dtype::fp32)) throw ScenarioError(peaks.key_path("fp32"), "", "is required");
   g.nvlink_bandwidth_Bps = r.number("nvlink_GBps", 0, 0, 1e6) * kGB;
   g.kernel_launch_s = r.number("kernel_launch_us", 0, 0, 1e6) * 1e-6;
+  g.grouped_gemm_expert_floor_s = r.number("grouped_gemm_expert_floor_us", 0, 0, 1e6) * 1e-6;
   g.sms = static_cast<int>(r.integer("sms", 0, 0, 1 << 20));
   g.memory_efficiency = r.number("memory_efficiency", 1.0, 1e-3, 1.0);
   if (auto mib = r.optional_number("workspace_MiB", 0, 1e6)) g.workspace_bytes = static_cast<std::int64_t>(*mib * 1048576.0);
@@ -321,6 +322,7 @@ StackSpec read_stack(const YAML::Node& node, const std::string& path) {
   s.fsdp_pp_keep_gathered = r.boolean("fsdp_pp_keep_gathered", false);
   s.grad_reduce_fp32 = r.boolean("grad_reduce_fp32", false);
   s.fp8_params = r.boolean("fp8_params", false);
+  s.moe_probs_in_activation = r.boolean("moe_probs_in_activation", false);
   s.offload_update_s_per_param = r.number("offload_update_ns_per_param", 0, 0, 1e6) * 1e-9;
   s.attention_kernel = r.choice("attention_kernel", std::string(kFlash2Attention),
                                 {kAttentionKernels.begin(), kAttentionKernels.end()});

@@ -67,9 +67,14 @@ MoeSpec read_moe(MappingReader& parent, const std::string& key) {
   e.router_bias = r.boolean("router_bias", false);
   e.shared_expert_gate = r.boolean("shared_expert_gate", false);
   e.imbalance = r.number("imbalance", 1.0, 1.0, 1024.0);
+  e.capacity_factor = r.number("capacity_factor", 0, 0, 1024.0);
+  e.pad_to_capacity = r.boolean("pad_to_capacity", false);
   e.groups = static_cast<int>(r.integer("groups", 0, 0, 1 << 20));
   e.top_groups = static_cast<int>(r.integer("top_groups", 0, 0, 1 << 20));
   r.reject_unknown();
+  if (e.pad_to_capacity && e.capacity_factor <= 0)
+    throw ScenarioError(r.key_path("pad_to_capacity"), "true", "needs " + r.key_path("capacity_factor") +
+                        " (Megatron-core's moe_pad_expert_input_to_capacity needs moe_expert_capacity_factor)");
   if ((e.groups > 0) != (e.top_groups > 0))
     throw ScenarioError(r.key_path(e.groups > 0 ? "top_groups" : "groups"), "", "is needed with " +
                         r.key_path(e.groups > 0 ? "groups" : "top_groups") + " (group-limited routing)");

@@ -136,9 +136,12 @@ double gemm_memory_s(const GpuSpec& gpu, const ComputeOp& op) {
 
 ComputeCost gemm_cost(const GpuSpec& gpu, const ComputeOp& op) {
   ComputeCost c;
-  c.efficiency = gemm_efficiency(gpu, op.flops, op.m, op.n, op.k, op.pass, op.dtype) * op.library_scale * op.clock_scale;
-  c.extrapolated = beyond_measured(gemm_curve(gpu, op.pass, op.dtype), op.flops);
+  const double product_flops = op.flops / static_cast<double>(std::max<std::int64_t>(1, op.groups));  // one expert's
+  c.efficiency = gemm_efficiency(gpu, product_flops, op.m, op.n, op.k, op.pass, op.dtype) * op.library_scale * op.clock_scale;
+  c.extrapolated = beyond_measured(gemm_curve(gpu, op.pass, op.dtype), product_flops);
   c.math_s = op.flops / (gpu.peak(op.dtype) * c.efficiency);
+  // a grouped call's experts each take at least the GPU's measured floor (hardware/gpu_spec.hpp)
+  if (op.groups > 1) c.math_s = std::max(c.math_s, static_cast<double>(op.groups) * gpu.grouped_gemm_expert_floor_s);
   c.memory_s = gemm_memory_s(gpu, op);
   c.launch_s = gpu.kernel_launch_s;
   return c;

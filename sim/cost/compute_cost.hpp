@@ -20,6 +20,10 @@ struct ComputeOp {
   double flops = 0;
   double bytes = 0;               // HBM traffic, reads plus writes
   std::int64_t m = 0, n = 0, k = 0;  // gemm: output m x n, inner k (0 = shape unknown)
+  // gemm: how many equal m x n x k products one call runs (a MoE layer's local experts, `flops`
+  // their sum). Transformer Engine's GroupedLinear on Hopper issues one cuBLAS GEMM per expert
+  // (general_grouped_gemm, multi-stream cuBLAS), so each takes its own size's point on the curve.
+  std::int64_t groups = 1;
   bool backward = false;          // attention: the backward kernels run slower
   GemmPass pass = GemmPass::fwd;  // gemm: which of a linear layer's three products
   double library_scale = 1;       // gemm: the stack's GEMM library against the GPU's curve

@@ -77,6 +77,15 @@ IncomingGrad incoming_grad(const ModelSpec& m, const Plan& plan, const MicroBatc
   return g;
 }
 
+// The routed rows [rows, h] the experts' down GEMM writes: the rows the combine keeps where it
+// weights them by the probabilities, else (MicroBatchShape::moe_probs_in_activation) the GEMM's
+// own shape at its weight's bytes per element.
+std::int64_t routed_rows_bytes(const LayerOp& down) {
+  if (const std::int64_t kept = saved_named(down, "output"); kept > 0) return kept;
+  const std::int64_t element = down.weight_bytes / checked_mul(checked_mul(down.k, down.n), down.count);
+  return checked_mul(checked_mul(checked_mul(down.m, down.count), down.n), element);
+}
+
 // The MLP half of a MoE layer's backward, tensor by tensor as an eager framework frees
 // them (exec/model/moe_block.cpp runs this order): the shared experts' FFN (its activation
 // grads, then the norm output's grad dn for its up dgrad), the combine (the probabilities'
@@ -99,7 +108,7 @@ std::int64_t moe_backward_transient(const std::vector<LayerOp>& ops, const Incom
   } else {
     level += g.full;  // dn starts as zeros
   }
-  const std::int64_t rows_h = saved_named(*routed_down, "output"), rows_f = saved_named(*routed_down, "input");
+  const std::int64_t rows_h = routed_rows_bytes(*routed_down), rows_f = saved_named(*routed_down, "input");
   peak = std::max(peak, level + saved_named(*router, "probs") + rows_h);  // the combine's grads
   level += saved_named(*router, "probs");
   // expert parallelism: the rows' grads cross to their experts' ranks through a send and a
@@ -213,9 +222,9 @@ std::int64_t output_activation_bytes(const ModelSpec& model, const Plan& plan, c
   return 2 * stream + logits + checked_mul(mtp, model.mtp_layers);
 }
 
-MicroBatchShape training_shape(const TrainingWorkload& training) {
+MicroBatchShape training_shape(const TrainingWorkload& training, const StackSpec& stack) {
   return {training.micro_batch, training.seq_len, activation_dtype(training.precision), training.precision == Dtype::fp8,
-          training.lora};
+          training.lora, stack.moe_probs_in_activation};
 }
 
 namespace {
@@ -231,7 +240,7 @@ std::int64_t last_in_flight(const Plan& plan, std::int64_t m) { return plan.sche
 
 std::int64_t stage_extra_activation_bytes(const ModelSpec& model, const Plan& plan, const StackSpec& stack,
                                           const TrainingWorkload& training, int stage, std::int64_t moe_layer_kept) {
-  const MicroBatchShape shape = training_shape(training);
+  const MicroBatchShape shape = training_shape(training, stack);
   const std::int64_t m = std::max<std::int64_t>(1, training.micro_batches(plan.dp));
   std::int64_t bytes = 0;
   if (stage == 0) bytes += checked_mul(embedding_activation_bytes(model, plan, shape), first_in_flight(plan, m));
@@ -243,7 +252,7 @@ std::int64_t stage_extra_activation_bytes(const ModelSpec& model, const Plan& pl
 std::int64_t stage_backward_bytes(const ModelSpec& model, const Plan& plan, const StackSpec& stack,
                                   const TrainingWorkload& training, std::int64_t layer_backward, bool has_layers,
                                   int stage, std::int64_t moe_layer_kept) {
-  const MicroBatchShape shape = training_shape(training);
+  const MicroBatchShape shape = training_shape(training, stack);
   const bool last = stage == plan.pp - 1;
   std::int64_t extra = 0;
   if (last) extra = head_backward_bytes(model, plan, shape);

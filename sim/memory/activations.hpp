@@ -29,8 +29,9 @@ struct LayerActivations {
 };
 
 // One micro-batch of a training run as the layers see it: its activations in the 16-bit type
-// of training.precision, and under fp8 the GEMMs' inputs kept in fp8 (MicroBatchShape).
-MicroBatchShape training_shape(const TrainingWorkload& training);
+// of training.precision, under fp8 the GEMMs' inputs kept in fp8, and the stack's MoE
+// probabilities where its experts apply them (MicroBatchShape).
+MicroBatchShape training_shape(const TrainingWorkload& training, const StackSpec& stack);
 
 LayerActivations layer_activations(const ModelSpec& model, const Plan& plan, const MicroBatchShape& shape);
 

@@ -50,7 +50,7 @@ StageMemory training_stage(const Scenario& sc, const LayerActivations& per_layer
 
 LayerActivations training_layer_activations(const Scenario& sc) {
   const TrainingWorkload& t = *sc.training;
-  return layer_activations(sc.model, sc.plan, training_shape(t));
+  return layer_activations(sc.model, sc.plan, training_shape(t, sc.stack));
 }
 
 void check(const Scenario& sc) {

@@ -58,7 +58,7 @@ std::vector<std::int64_t> saved_sizes(const std::vector<LayerOp>& ops) {
 StepShape step_shape(const Scenario& sc, int stage, const StageMemory& memory) {
   const TrainingWorkload& t = *sc.training;
   const Plan& plan = sc.plan;
-  const MicroBatchShape shape = training_shape(t);
+  const MicroBatchShape shape = training_shape(t, sc.stack);
   StepShape s;
   s.layers = std::max<std::int64_t>(1, stage_layers(sc.model, plan, stage).total());
   s.in_flight = std::min<std::int64_t>(64, chunks_in_flight(plan, stage, t.micro_batches(plan.dp)));

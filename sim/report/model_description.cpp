@@ -41,6 +41,8 @@ nlohmann::json model_keys(const ModelSpec& m) {
                 {"dense_layers", e.dense_layers},
                 {"router_bias", e.router_bias},
                 {"imbalance", e.imbalance},
+                {"capacity_factor", e.capacity_factor},
+                {"pad_to_capacity", e.pad_to_capacity},
                 {"groups", e.groups},
                 {"top_groups", e.top_groups}};
   }

@@ -78,7 +78,7 @@ void LayerCostCache::fill(const Candidate& c, LayerPrices& out) {
   if (s.model.moe) out.moe = pass_times(cost_layer(s, s.model.layers - 1));
   out.embedding = pass_times(cost_embedding(s));
   out.head = pass_times(cost_head(s));
-  const MicroBatchShape shape = training_shape(*s.training);  // micro_batch: the candidate's, set above
+  const MicroBatchShape shape = training_shape(*s.training, s.stack);  // micro_batch: the candidate's, set above
   out.activations = layer_activations(s.model, s.plan, shape);
   Plan compressed = s.plan;  // what the scenario's compression sends, for the candidates that keep it
   compressed.gradient_compression = base_plan_.gradient_compression;

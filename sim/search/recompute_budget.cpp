@@ -23,7 +23,7 @@ PolicyFigures figures(const Scenario& base, Recompute policy, bool moe_kind) {
   s.plan.recompute = policy;
   const TrainingWorkload& t = *s.training;
   const LayerActivations a =
-      layer_activations(s.model, s.plan, training_shape(t));
+      layer_activations(s.model, s.plan, training_shape(t, s.stack));
   const std::int64_t layer = moe_kind ? some_moe_layer(s.model) : some_dense_layer(s.model);
   const LayerCost cost = cost_layer(s, layer);
   PolicyFigures f;

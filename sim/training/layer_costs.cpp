@@ -25,7 +25,7 @@ namespace {
 // embedding and output layer are not TE modules (megatron/core/models/gpt/gpt_model.py:
 // tensor_parallel.ColumnParallelLinear), so the head's GEMMs are 16-bit.
 MicroBatchShape micro_batch_shape(const Scenario& s) {
-  return training_shape(*s.training);
+  return training_shape(*s.training, s.stack);
 }
 
 ComputeOp as_compute(const LayerOp& op, Dtype dtype, double flops, double bytes, bool backward) {
@@ -91,6 +91,7 @@ double compute_s(const GpuSpec& gpu, const ComputeOp& c, OpTime& t) {
 void price_gemm(const GpuSpec& gpu, const StackSpec& stack, Dtype dtype, const LayerOp& op, double clock, OpTime& t) {
   ComputeOp c = as_compute(op, dtype, op.fwd_flops, static_cast<double>(op.fwd_bytes), false);
   c.m = op.m, c.n = op.n, c.k = op.k;
+  c.groups = op.count;  // a MoE layer's local experts, one GEMM each
   c.library_scale = stack.gemm_library_scale;
   c.clock_scale = clock;
   t.fwd_s = compute_s(gpu, c, t);

@@ -228,7 +228,7 @@ struct Builder {
     if (s.plan.offload_activations_layers > 0) {  // one stage (validated)
       const TrainingWorkload& t = *s.training;
       const LayerActivations kept =
-          layer_activations(s.model, s.plan, training_shape(t));
+          layer_activations(s.model, s.plan, training_shape(t, s.stack));
       offload_dense = activation_transfer(s.cluster, kept.dense);
       offload_moe = activation_transfer(s.cluster, kept.moe);
       offloads.assign(stages[0].gpus.size(), {});

@@ -262,7 +262,7 @@ double model_flops_per_step(const Scenario& s) {
   const MicroBatchShape one{1, s.training->seq_len, s.training->precision};
   // the model's FLOPs route tokens evenly: an imbalance slows the busiest GPU, adds no work
   ModelSpec balanced = s.model;
-  if (balanced.moe) balanced.moe->imbalance = 1.0;
+  if (balanced.moe) balanced.moe->imbalance = 1.0, balanced.moe->capacity_factor = 0;  // nor drops nor padding
   double per_sequence = 0;
   for (std::int64_t l = 0; l < s.model.layers; ++l)
     for (const LayerOp& op : build_layer_ops(balanced, l, whole, one))

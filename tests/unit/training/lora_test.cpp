@@ -75,7 +75,7 @@ TEST(Lora, FrozenGemmsKeepNoInputForWeightGradients) {
   const Scenario full = llama8b("");
   const Scenario qv = llama8b("{rank: 8, target_modules: [q, v]}");
   const auto saved = [](const Scenario& s) {
-    return saved_bytes(build_layer_ops(s.model, 0, s.plan, training_shape(*s.training)));
+    return saved_bytes(build_layer_ops(s.model, 0, s.plan, training_shape(*s.training, s.stack)));
   };
   EXPECT_EQ(saved(qv) - saved(full), -2048LL * 4096 * 2 - 2048LL * 14336 * 2 + 2048LL * 2 * 8 * 2);
 }
