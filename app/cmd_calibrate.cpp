@@ -68,6 +68,7 @@ void run_calibrate(const CalibrateArgs& a) {
   calibrate::Calibration c;
   c.machine = calibrate::machine_line();
   c.cpu_model = calibrate::cpu_model();  // validate and simulate warn when used on another CPU
+  c.cpu_layout = calibrate::cpu_layout();  // or on another core count or cache
   c.memory_GiB = calibrate::ram_GiB();
   c.cache_MiB = calibrate::last_level_cache_MiB();
   calibrate::SweepOptions o;
@@ -76,8 +77,10 @@ void run_calibrate(const CalibrateArgs& a) {
   o.cache_bytes = c.cache_MiB * 1048576.0;
   const int rounds = a.quick ? 1 : a.rounds;
   const std::vector<int> ranks = a.quick ? std::vector<int>{a.ranks.front()} : a.ranks;
-  Progress progress("calibrate", calibrate::compute_sweep_count(rounds) + static_cast<int>(ranks.size()), false);
+  Progress progress("calibrate", calibrate::compute_sweep_count(rounds) + 1 + static_cast<int>(ranks.size()), false);
   calibrate::compute_sweeps(c, o, rounds, a.compute_ranks, [&progress](const std::string& what) { progress.begin(what); });
+  progress.begin("the quick sweeps alone and beside " + std::to_string(a.compute_ranks - 1) + " busy process(es)");
+  c.sharing = calibrate::measure_core_sharing(o, a.compute_ranks);
   c.machine += ", kernels timed as 1 of " + std::to_string(a.compute_ranks) + " busy processes";
   c.link_ranks = ranks.front();
   c.comm_evict_MiB = a.comm_evict_MiB;
@@ -95,7 +98,8 @@ void run_calibrate(const CalibrateArgs& a) {
   std::cout << "wrote " << out.string() << " and " << raw.string() << ": fp32 peak " << f.gemm.peak_flops / 1e9
             << " GFLOP/s, memcpy " << f.memory.copy_Bps / 1e9 << " GB/s x " << f.memory.efficiency << ", launch "
             << f.memory.launch_s * 1e6 << " us, link " << f.link.bandwidth_Bps / 1e9 << " GB/s, "
-            << f.link.latency_s * 1e6 << " us\n";
+            << f.link.latency_s * 1e6 << " us; alone on the machine GEMMs x" << c.sharing.gemm_speedup
+            << ", memory-bound x" << c.sharing.memory_speedup << "\n";
 }
 
 }  // namespace

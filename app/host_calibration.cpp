@@ -27,9 +27,15 @@ std::string other_cpu_warning(const std::filesystem::path& file) {
   while (std::getline(in, line) && line.rfind('#', 0) == 0) header += line + "\n";
   const std::string recorded = calibrate::recorded_cpu_model(header);
   const std::string here = calibrate::cpu_model();
-  if (recorded.empty() || recorded == here) return "";
-  return "warning: " + file.string() + " was calibrated on '" + recorded + "', this machine is '" + here +
-         "': its figures may be far off here; run `twinsim calibrate` on this machine";
+  if (!recorded.empty() && recorded != here)
+    return "warning: " + file.string() + " was calibrated on '" + recorded + "', this machine is '" + here +
+           "': its figures may be far off here; run `twinsim calibrate` on this machine";
+  // the same model name on another core count or cache (VM sizes of one CPU family)
+  const std::string layout = calibrate::recorded_cpu_layout(header), layout_here = calibrate::cpu_layout();
+  if (!layout.empty() && layout != layout_here)
+    return "warning: " + file.string() + " was calibrated on " + layout + ", this machine has " + layout_here +
+           ": its figures may be far off here; run `twinsim calibrate` on this machine";
+  return "";
 }
 
 void warn_if_host_calibrated_elsewhere(const std::string& cluster_name) {

@@ -15,7 +15,8 @@ std::filesystem::path host_calibration_file();
 // exists (else the catalog's placeholder entry).
 void use_host_calibration();
 
-// A warning (one line) when `file` records a CPU model other than this machine's, else "".
+// A warning (one line) when `file` records a CPU model or a core layout (`# cpu_layout:`)
+// other than this machine's, else "".
 std::string other_cpu_warning(const std::filesystem::path& file);
 
 // Prints other_cpu_warning on stderr (rank 0 alone under mpirun) when a scenario's cluster

@@ -59,6 +59,20 @@ std::vector<CommPoint> link_points(const Calibration& c) {
   return v;
 }
 
+// The cluster's core_sharing mapping (SCENARIO.md): the loader speeds a one-rank plan's
+// kernels up by these, the curves being taken with every core busy.
+void write_core_sharing(std::ostringstream& y, const CoreSharing& s) {
+  if (s.points.empty()) return;
+  y << "# the same kernels (the quick sweeps) alone on the first core against beside " << s.busy_processes - 1
+    << " other busy\n# process(es) running them, as the curves above were taken: a plan with one rank on this machine\n"
+    << "# runs its GEMMs and memory-bound kernels this much faster (median of shared / alone)\n"
+    << "core_sharing: {busy_ranks: " << s.busy_processes << ", alone_gemm_speedup: " << fmt("%.4f", s.gemm_speedup)
+    << ", alone_memory_speedup: " << fmt("%.4f", s.memory_speedup) << "}\n";
+  for (const SharingPoint& p : s.points)
+    y << "#   " << p.name << ": alone " << fmt("%.3g", p.alone.median * 1e6) << " us, shared "
+      << fmt("%.3g", p.shared.median * 1e6) << " us (x" << fmt("%.2f", p.speedup()) << ")\n";
+}
+
 }  // namespace
 
 json stats_json(const Stats& s) {
@@ -104,6 +118,7 @@ std::string hardware_yaml(const Calibration& c, const Fitted& f, const std::stri
   y << "# " << name << ": written by `twinsim calibrate` (calibrate/); do not edit by hand, re-run it.\n"
     << "# " << c.machine << "\n"
     << (c.cpu_model.empty() ? "" : "# cpu_model: " + c.cpu_model + "\n")
+    << (c.cpu_layout.empty() ? "" : "# cpu_layout: " + c.cpu_layout + "\n")
     << "# Every figure is the median of repeated runs of the executor's own kernels\n"
     << "# (kernels/cpu) and MPI communicator (exec/runtime); the spread, (max-min)/median,\n"
     << "# is in the comments. Use it as a scenario's whole cluster (paste it under `cluster:`),\n"
@@ -208,9 +223,15 @@ std::string hardware_yaml(const Calibration& c, const Fitted& f, const std::stri
   const std::string host = "# the CPU memory plan.offload_optimizer moves state to: the same DRAM, reached by memcpy\n"
                            "host: {h2d_GBps: " + copy + ", d2h_GBps: " + copy + ", memory_bandwidth_GBps: " + copy +
                            ", memory_GiB: " + fmt("%.2f", c.memory_GiB) + "}\n";
-  if (f.link.bandwidth_Bps <= 0) return y.str() + host + "gpus_per_node: 64\n";
+  if (f.link.bandwidth_Bps <= 0) {
+    y << host;
+    write_core_sharing(y, c.sharing);
+    return y.str() + "gpus_per_node: 64\n";
+  }
   y << "  nvlink_GBps: " << fmt("%.3f", f.link.bandwidth_Bps / 1e9) << "   # = intra_node.bandwidth_GBps\n"
-    << host << "gpus_per_node: 64   # room for 64 ranks on this one machine\n"
+    << host;
+  write_core_sharing(y, c.sharing);
+  y << "gpus_per_node: 64   # room for 64 ranks on this one machine\n"
     << "# the slowest of " << c.link_ranks << " ranks running the same work from a barrier, behind their mean\n"
     << "# (the mean of " << c.straggler.repeats << " repeats, the expected wait; median " << fmt("%.3f", c.straggler.median)
     << ", from " << fmt("%.3f", c.straggler.min) << " to " << fmt("%.3f", c.straggler.max)
@@ -270,7 +291,10 @@ json points_json(const Calibration& c) {
     att.push_back({{"batch", a.batch}, {"seq", a.seq}, {"heads", a.heads}, {"head_dim", a.head_dim},
                    {"backward", a.backward}, {"flops", a.flops}, {"seconds", stats_json(a.seconds)},
                    {"kv_cache", a.kv_cache}, {"cached", a.cached}, {"kv_heads", a.kv_heads}, {"bytes", a.bytes}});
-  return {{"machine", c.machine}, {"gemm", gemm}, {"memory", mem}, {"attention", att},
+  json sharing = json::array();
+  for (const SharingPoint& p : c.sharing.points)
+    sharing.push_back({{"name", p.name}, {"gemm", p.gemm}, {"alone", stats_json(p.alone)}, {"shared", stats_json(p.shared)}});
+  return {{"machine", c.machine}, {"cpu_layout", c.cpu_layout}, {"core_sharing", sharing}, {"gemm", gemm}, {"memory", mem}, {"attention", att},
           {"comm", comm_points_json(c.comm)}, {"straggler_fraction", stats_json(c.straggler)}};
 }
 

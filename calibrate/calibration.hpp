@@ -9,6 +9,7 @@
 
 #include "calibrate/comm_bench.hpp"
 #include "calibrate/compute_bench.hpp"
+#include "calibrate/core_sharing.hpp"
 #include "calibrate/fit.hpp"
 
 namespace twinsim::calibrate {
@@ -21,10 +22,12 @@ struct Calibration {
   int link_ranks = 2;
   double comm_evict_MiB = 0;  // what every rank wrote before each timed collective
   Stats straggler;  // max / mean - 1 of `link_ranks` ranks' times on the same work (comm_bench)
+  CoreSharing sharing;  // the kernels alone against beside busy cores (core_sharing.hpp)
   double memory_GiB = 0;        // the machine's RAM: all ranks share it
   double cache_MiB = 0;         // the last-level cache (L3), shared by the cores
   std::string machine;          // CPU model, cores, load average: for the file's header
   std::string cpu_model;        // recorded as `# cpu_model:` (calibrate/machine.hpp reads it back)
+  std::string cpu_layout;       // recorded as `# cpu_layout:` (calibrate/machine.hpp cpu_layout)
 };
 
 struct Fitted {

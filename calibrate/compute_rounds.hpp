@@ -1,6 +1,6 @@
 #pragma once
 // The compute sweeps of a calibration (memory-bound kernels, GEMM, attention), run
-// `rounds` times over while `compute_ranks - 1` other processes run the same sweeps
+// `rounds` times over while `compute_ranks - 1` other processes run the sweep being timed
 // (co_runners.hpp: as in a timing case where every core runs a rank); each point keeps
 // the median of its rounds (samples.hpp merge_rounds).
 #include <functional>

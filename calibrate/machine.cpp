@@ -1,6 +1,7 @@
 #include "calibrate/machine.hpp"
 
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
@@ -36,6 +37,24 @@ std::string cpu_model() {
 
 std::string machine_line() {
   return cpu_model() + ", " + std::to_string(std::thread::hardware_concurrency()) + " cores, load average " + load_average();
+}
+
+std::string cpu_layout() {
+  // thread_siblings_list: "0" alone, "0-1" or "0,2" with a sibling
+  const std::string siblings = read_text("/sys/devices/system/cpu/cpu0/topology/thread_siblings_list");
+  int threads = 1;
+  for (char ch : siblings) threads += ch == ',' || ch == '-';
+  char l3[32];
+  std::snprintf(l3, sizeof l3, "%.0f", last_level_cache_MiB());
+  return std::to_string(std::thread::hardware_concurrency()) + " CPUs, " + std::to_string(threads) +
+         (threads == 1 ? " thread" : " threads") + " per core, L3 " + l3 + " MiB";
+}
+
+std::string recorded_cpu_layout(const std::string& header) {
+  std::istringstream lines(header);
+  for (std::string line; std::getline(lines, line);)
+    if (line.rfind("# cpu_layout: ", 0) == 0) return line.substr(14);
+  return "";
 }
 
 std::string recorded_cpu_model(const std::string& header) {

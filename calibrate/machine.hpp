@@ -7,6 +7,11 @@ namespace twinsim::calibrate {
 
 // The CPU model /proc/cpuinfo names ("unknown CPU" when it names none).
 std::string cpu_model();
+// The cores as the guest sees them: "2 CPUs, 1 thread per core, L3 32 MiB" (sysfs). Two
+// machines with the same model name can differ in it, and the calibration's figures with it.
+std::string cpu_layout();
+// The `# cpu_layout: ` line of a calibrated file's header comment; "" when it has none.
+std::string recorded_cpu_layout(const std::string& header);
 // CPU model, cores and the load average.
 std::string machine_line();
 // The CPU model a calibrated hardware file's header comment records: its `# cpu_model: `

@@ -1,6 +1,7 @@
 #include "compare/suite_run.hpp"
 
 #include <algorithm>
+#include <fstream>
 #include <stdexcept>
 
 #include "io/whole_file.hpp"
@@ -15,6 +16,24 @@ std::vector<fs::path> suite_cases(const fs::path& suite, const std::string& only
   for (const auto& e : fs::directory_iterator(suite))
     if (e.path().extension() == ".yaml" && e.path().stem().string().find(only) != std::string::npos)
       files.push_back(e.path());
+  std::sort(files.begin(), files.end());
+  return files;
+}
+
+std::vector<fs::path> listed_cases(const fs::path& suite, const std::string& list_file) {
+  std::ifstream list(suite / list_file);
+  if (!list) throw std::runtime_error("no list " + (suite / list_file).string());
+  std::vector<fs::path> files;
+  for (std::string line; std::getline(list, line);) {
+    line = line.substr(0, line.find('#'));
+    const std::size_t start = line.find_first_not_of(" \t"), end = line.find_last_not_of(" \t\r");
+    if (start == std::string::npos) continue;
+    const fs::path file = suite / (line.substr(start, end - start + 1) + ".yaml");
+    if (!fs::is_regular_file(file))
+      throw std::runtime_error((suite / list_file).string() + " names " + file.stem().string() + ", which " +
+                               suite.string() + " does not hold");
+    files.push_back(file);
+  }
   std::sort(files.begin(), files.end());
   return files;
 }

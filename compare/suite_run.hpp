@@ -22,6 +22,11 @@ using CaseRunner =
 // Throws std::runtime_error when the folder does not exist.
 std::vector<std::filesystem::path> suite_cases(const std::filesystem::path& suite, const std::string& only);
 
+// The cases a list file of the suite folder names (one case name a line, less .yaml; `#`
+// starts a comment), in name order: `validate --quick` runs the suite's quick.txt. Throws
+// std::runtime_error when the file or a case it names is missing.
+std::vector<std::filesystem::path> listed_cases(const std::filesystem::path& suite, const std::string& list_file);
+
 // Runs every case `runs` times into OUT/NAME (OUT/NAME/run-K with several runs, the median
 // run's files then copied up to OUT/NAME), writes OUT/validate.json and returns one row per
 // case, in the order of `cases`.

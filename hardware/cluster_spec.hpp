@@ -68,6 +68,17 @@ struct FabricSpec {
   bool has_pods() const { return nodes_per_pod > 0; }
 };
 
+// A CPU host whose ranks share the machine's cores (`twinsim calibrate`, calibrate/
+// core_sharing.hpp): its gpu figures were timed with `busy_ranks` processes running, one
+// per core, and a rank alone on the machine runs its GEMMs and memory-bound kernels
+// faster by these measured ratios (a busy SMT sibling or neighbour takes a share of the
+// core's units, caches and DRAM bandwidth). busy_ranks 0: not described (GPUs).
+struct CoreSharingSpec {
+  int busy_ranks = 0;
+  double alone_gemm_speedup = 1;
+  double alone_memory_speedup = 1;
+};
+
 struct ClusterSpec {
   std::string name;           // node type (catalog name), or "custom"
   GpuSpec gpu;
@@ -91,6 +102,7 @@ struct ClusterSpec {
   int nccl_channels = 0;
   HostSpec host;
   FabricSpec fabric;
+  CoreSharingSpec core_sharing;
 
   std::int64_t gpus() const { return static_cast<std::int64_t>(gpus_per_node) * nodes; }
   // Inter-node bandwidth one GPU gets when all GPUs of a node send at once.

@@ -363,6 +363,19 @@ HostSpec read_host(MappingReader& parent, const std::string& key, int gpus_per_n
   return h;
 }
 
+// `core_sharing: {busy_ranks, alone_gemm_speedup, alone_memory_speedup}`: a CPU host's
+// cores shared by its ranks, as `twinsim calibrate` measures them (hardware/core_sharing.hpp).
+CoreSharingSpec read_core_sharing(MappingReader& parent, const std::string& key) {
+  MappingReader r(parent.child(key), parent.key_path(key));
+  CoreSharingSpec s;
+  s.busy_ranks = static_cast<int>(r.required_integer("busy_ranks", 2, 4096));
+  // a rank alone runs at least as fast as beside busy ones, and not 100x faster
+  s.alone_gemm_speedup = r.number("alone_gemm_speedup", 1, 0.5, 100);
+  s.alone_memory_speedup = r.number("alone_memory_speedup", 1, 0.5, 100);
+  r.reject_unknown();
+  return s;
+}
+
 // `fabric: {nodes_per_leaf, oversubscription, rail_optimized, nodes_per_pod,
 // pod_oversubscription}` (hardware/cluster_spec.hpp).
 FabricSpec read_fabric(MappingReader& parent, const std::string& key) {
@@ -405,6 +418,7 @@ ClusterSpec read_cluster(const YAML::Node& node, const std::string& path) {
   c.nccl_channels = static_cast<int>(r.integer("nccl_channels", 0, 0, 4096));
   if (r.has("host")) c.host = read_host(r, "host", c.gpus_per_node);
   if (r.has("fabric")) c.fabric = read_fabric(r, "fabric");
+  if (r.has("core_sharing")) c.core_sharing = read_core_sharing(r, "core_sharing");
   r.reject_unknown();
   if (c.gpu.sms > 0 && c.nccl_channels >= c.gpu.sms)  // without an SM count it is not modelled
     throw ScenarioError(r.key_path("nccl_channels"), std::to_string(c.nccl_channels),

@@ -1,11 +1,13 @@
 #include "scenario/validate.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <initializer_list>
 #include <numeric>
 #include <string>
 
 #include "hardware/clock_spread.hpp"
+#include "hardware/core_sharing.hpp"
 #include "models/plan_fields.hpp"
 #include "scenario/errors.hpp"
 
@@ -129,6 +131,8 @@ void resolve_world(Scenario& s) {
   // a training step synchronises every GPU; a serving replica only its own
   if (c.clock_spread > 0)
     c.straggler = slowest_member_lag(c.clock_spread, s.training ? world : model_parallel);
+  // a CPU host calibrated with every core busy: a plan alone on it runs faster
+  apply_core_sharing(c, std::min<std::int64_t>(world, c.gpus_per_node));
 }
 
 // `model_key` names the model in messages ("model", or a draft model's key), `tp_key` the

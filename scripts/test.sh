@@ -10,6 +10,9 @@ export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 # a kernel that leaves an element unwritten shows in the numerics tests
 export TWINSIM_POISON_UNINITIALIZED=1
 ctest --test-dir "${TWINSIM_BUILD_DIR:-build}" --output-on-failure -j"${TWINSIM_JOBS:-$(nproc)}"
+# The paired loop's quick figure on this machine (calibrate --quick, validate --quick;
+# 1-3 min): printed, not judged. TWINSIM_PAIRED_LOOP=0 skips it.
+if [ "${TWINSIM_PAIRED_LOOP:-1}" != 0 ]; then ./scripts/paired_loop_quick.sh; fi
 # The kernel tests again with the AVX2 GEMM path off, built outside the source tree (~1 min
 # on 2 cores): the portable path sums in another order, and CPUs without AVX2 get only it.
 ./scripts/test_portable_gemm.sh

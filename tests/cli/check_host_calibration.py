@@ -49,6 +49,13 @@ with tempfile.TemporaryDirectory() as elsewhere:
     check(calibrated == by_name, f"cluster: host with the host file {calibrated} != --set cluster=FILE {by_name}")
     check(calibrated != placeholder, f"the host file changed nothing: {calibrated} == placeholder {placeholder}")
     check("Some Other CPU 9000" in warning and "calibrate" in warning, f"no other-CPU warning: {warning!r}")
+    # the same CPU model on another core layout (a larger VM of the same family, issue 61)
+    here = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")), "unknown CPU")
+    bigger = os.path.join(elsewhere, "bigger-host.yaml")
+    with open(bigger, "w") as f:
+        f.write(f"# cpu_model: {here}\n# cpu_layout: 640 CPUs, 2 threads per core, L3 999 MiB\n" + text)
+    _, warning = step(host_file=bigger, cwd=elsewhere)
+    check("640 CPUs" in warning and "calibrate" in warning, f"no other-layout warning: {warning!r}")
     _, quiet = step("--set", "cluster=" + other, host_file="", cwd=elsewhere)
     check("warning" not in quiet or "Some Other CPU" not in quiet, f"warned without cluster: host: {quiet!r}")
     r = run("simulate", SCENARIO, "--set", "cluster=" + os.path.join(elsewhere, "none.yaml"), cwd=elsewhere)

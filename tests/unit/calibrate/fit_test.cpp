@@ -258,10 +258,21 @@ TEST(HardwareYaml, LoadsAsAnInlineClusterWithTheFittedFigures) {
             {512, 512, 512, 2.0 * 512 * 512 * 512, exact(1e-6 + 2.0 * 512 * 512 * 512 / 80e9)},
             {512, 512, 512, 2.0 * 512 * 512 * 512, exact(1e-6 + 2.0 * 512 * 512 * 512 / 40e9), GemmPass::dgrad}};
   c.comm = ring_points(8e9, 2e-6, 0.5);
+  c.cpu_layout = "2 CPUs, 1 thread per core, L3 32 MiB";
+  // alone, the GEMMs ran 1.8-2.2x and a copy 1.25x faster than beside a busy core (issue 61)
+  c.sharing.busy_processes = 2;
+  c.sharing.points = {{"gemm a", true, exact(1e-3), exact(2e-3)},
+                      {"gemm b", true, exact(1e-3), exact(1.8e-3)},
+                      {"gemm c", true, exact(1e-3), exact(2.2e-3)},
+                      {"copy", false, exact(1e-3), exact(1.25e-3)}};
+  fit_core_sharing(c.sharing);
+  EXPECT_DOUBLE_EQ(c.sharing.gemm_speedup, 2.0);
+  EXPECT_DOUBLE_EQ(c.sharing.memory_speedup, 1.25);
   const Fitted f = fit_all(c);
   const std::string yaml = hardware_yaml(c, f, "host");
-  // the CPU model is read back from the header (simulate and validate warn on another CPU)
+  // the CPU model and layout are read back from the header (simulate and validate warn on another CPU)
   EXPECT_EQ(recorded_cpu_model(yaml.substr(0, yaml.find("\ngpu:"))), "Test CPU 9000");
+  EXPECT_EQ(recorded_cpu_layout(yaml.substr(0, yaml.find("\ngpu:"))), c.cpu_layout);
   std::string indented;
   for (std::size_t i = 0, j; i < yaml.size(); i = j + 1) {
     j = yaml.find('\n', i);
@@ -296,6 +307,12 @@ TEST(HardwareYaml, LoadsAsAnInlineClusterWithTheFittedFigures) {
   EXPECT_NEAR(by_width.at(32).fwd.front().efficiency, 0.05, 1e-3);
   EXPECT_TRUE(by_width.at(32).bwd.empty());
   EXPECT_NEAR(s.cluster.gpu.attention_efficiency.bwd.front().efficiency, 0.05, 1e-3);
+  // the same file under a one-rank plan: the rank alone on the machine, the speedups applied
+  const Scenario alone = load_scenario_text(
+      "model: tiny-gpt\ncluster:\n" + indented +
+      "training: {seq_len: 64, global_batch: 8, micro_batch: 2, precision: fp32}\nplan: {tp: 1, pp: 1, dp: 1}\n");
+  EXPECT_NEAR(alone.cluster.gpu.peak(Dtype::fp32), 160e9, 160e9 * 1e-4);
+  EXPECT_NEAR(alone.cluster.gpu.hbm_bandwidth_Bps, 25e9, 2e6);
 }
 
 // Files written before the `# cpu_model:` line: the model is the machine line's start.

@@ -71,6 +71,23 @@ TEST(SuiteResults, TheTableSaysWhetherEveryTargetIsMet) {
   EXPECT_EQ(j[0]["ranks"], 2);
 }
 
+// Issue 61: a case whose three runs spread over 10% is listed but not judged on its step.
+TEST(SuiteResults, AnUnsteadyCaseIsListedNotJudged) {
+  // runs 1.0, 1.3, 1.1 s: median 1.1, spread 0.3 / 1.1 = 27%; predicted 1.5: +36%
+  const CaseResult noisy = median_run({timed_case(1.5, 1.0), timed_case(1.5, 1.3), timed_case(1.5, 1.1)});
+  const SuiteTargets t;
+  EXPECT_TRUE(too_unsteady(noisy, t));
+  // runs 1.0, 1.05, 1.02: spread 4.9%, judged (and within 15% at 1.05 predicted)
+  const CaseResult steady = median_run({timed_case(1.05, 1.0), timed_case(1.05, 1.05), timed_case(1.05, 1.02)});
+  EXPECT_FALSE(too_unsteady(steady, t));
+  EXPECT_FALSE(too_unsteady(timed_case(1.5, 1.0), t));  // one run: no spread to judge by
+  const std::string table = printed({noisy, steady});
+  EXPECT_NE(table.find("unsteady"), std::string::npos);
+  EXPECT_NE(table.find("1 timing case(s) too unsteady to judge"), std::string::npos);
+  EXPECT_NE(table.find("NOT all met"), std::string::npos);  // not judged is not met
+  EXPECT_NEAR(results_json({noisy})[0]["spread"].get<double>(), 0.3 / 1.1, 1e-12);
+}
+
 }  // namespace
 }  // namespace twinsim::compare
 
