@@ -31,26 +31,22 @@ void merge_round(std::vector<Point>& all, std::vector<std::vector<Stats>>& per_p
 
 void compute_sweeps(Calibration& c, const SweepOptions& o, int rounds, int compute_ranks, const SweepStarted& started) {
   std::vector<std::vector<Stats>> memory_rounds, gemm_rounds, attention_rounds;
-  // the other processes run the sweep being timed, started with it: the ranks of a timing
-  // case run the same ops at about the same time (a GEMM beside a GEMM shares the core's
-  // caches and units unlike a GEMM beside a copy)
+  // The other processes loop over all three sweeps. Running beside each the sweep being
+  // timed was tried (issue 61) and not kept: no steadier median on a 2-vCPU EPYC, and the
+  // GEMM-from-L3 curve came out 3x higher, single-rank decode predicted 28-30% too fast.
+  const CoRunners others(compute_ranks, [&o] {
+    memory_sweep(o);
+    gemm_sweep(o);
+    attention_sweep(o);
+  });
   for (int k = 1; k <= rounds; ++k) {
     const std::string round = rounds > 1 ? " (round " + std::to_string(k) + " of " + std::to_string(rounds) + ")" : "";
     started("memory-bound kernels (" + std::to_string(compute_ranks - 1) + " other processes running the same)" + round);
-    {
-      const CoRunners others(compute_ranks, [&o] { memory_sweep(o); });
-      merge_round(c.memory, memory_rounds, memory_sweep(o), k);
-    }
+    merge_round(c.memory, memory_rounds, memory_sweep(o), k);
     started("GEMM" + round);
-    {
-      const CoRunners others(compute_ranks, [&o] { gemm_sweep(o); });
-      merge_round(c.gemm, gemm_rounds, gemm_sweep(o), k);
-    }
+    merge_round(c.gemm, gemm_rounds, gemm_sweep(o), k);
     started("attention" + round);
-    {
-      const CoRunners others(compute_ranks, [&o] { attention_sweep(o); });
-      merge_round(c.attention, attention_rounds, attention_sweep(o), k);
-    }
+    merge_round(c.attention, attention_rounds, attention_sweep(o), k);
   }
 }
 
