@@ -47,6 +47,16 @@ TEST(CachingAllocator, BestFitSplitsTheSmallestFreeBlockThatHolds) {
   EXPECT_EQ(a.allocated_bytes(), 75 * MiB);
 }
 
+// Three 100 MiB tensors, the outer two freed, then 200 MiB (the sequence of the next two tests).
+void fragment(CachingAllocatorModel& a) {
+  const auto first = a.allocate(100 * MiB);
+  a.allocate(100 * MiB);
+  const auto third = a.allocate(100 * MiB);
+  a.free(first);
+  a.free(third);
+  a.allocate(200 * MiB);
+}
+
 // Three 100 MiB tensors, the outer two freed, then 200 MiB: the two free blocks lie in
 // separate segments and cannot merge, so a third segment is reserved (500 MiB for 300
 // allocated); an expandable segment holds all three in one range, its free 100 MiB at the end
@@ -54,12 +64,7 @@ TEST(CachingAllocator, BestFitSplitsTheSmallestFreeBlockThatHolds) {
 TEST(CachingAllocator, FragmentationAndTheExpandableSegment) {
   for (const bool expandable : {false, true}) {
     CachingAllocatorModel a({expandable, 0});
-    const auto first = a.allocate(100 * MiB);
-    a.allocate(100 * MiB);
-    const auto third = a.allocate(100 * MiB);
-    a.free(first);
-    a.free(third);
-    a.allocate(200 * MiB);
+    fragment(a);
     EXPECT_EQ(a.allocated_bytes(), 300 * MiB);
     EXPECT_EQ(a.peak_reserved_bytes(), (expandable ? 400 : 500) * MiB) << expandable;
   }
@@ -69,12 +74,7 @@ TEST(CachingAllocator, FragmentationAndTheExpandableSegment) {
 // free segments go back first (300 MiB reserved at the end, 300 at the peak) and no OOM.
 TEST(CachingAllocator, AtTheCapacityTheCacheIsReleasedFirst) {
   CachingAllocatorModel a({false, 400 * MiB});
-  const auto first = a.allocate(100 * MiB);
-  a.allocate(100 * MiB);
-  const auto third = a.allocate(100 * MiB);
-  a.free(first);
-  a.free(third);
-  a.allocate(200 * MiB);
+  fragment(a);
   EXPECT_EQ(a.reserved_bytes(), 300 * MiB);
   EXPECT_EQ(a.peak_reserved_bytes(), 300 * MiB);
   EXPECT_FALSE(a.out_of_memory());
