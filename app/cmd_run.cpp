@@ -13,6 +13,7 @@
 
 #include "app/cli_checks.hpp"
 #include "app/commands.hpp"
+#include "app/cuda_executable.hpp"
 #include "exec/cuda/device_check.hpp"
 #ifdef TWINSIM_HAVE_CUDA
 #include "exec/cuda/cuda_backend.hpp"
@@ -90,6 +91,9 @@ void run_rank(const RunArgs& a, exec::MpiCommunicator& world) {
 }
 
 void run(const RunArgs& a) {
+#ifndef TWINSIM_HAVE_CUDA
+  if (a.device == "cuda") hand_over_to_cuda_executable();  // `twinsim` -> `twinsim-cuda`
+#endif
   if (a.device == "cuda") exec::require_cuda_device();
   exec::MpiSession session;
   auto world = exec::MpiCommunicator::world();

@@ -3,6 +3,7 @@
 #include <iostream>
 
 #include "app/commands.hpp"
+#include "app/cuda_executable.hpp"
 #include "app/host_calibration.hpp"
 #include "models/checked_math.hpp"
 #include "scenario/errors.hpp"
@@ -49,6 +50,7 @@ std::string unknown_command(CLI::App& app, int argc, char** argv) {
 }  // namespace twinsim
 
 int main(int argc, char** argv) {
+  twinsim::remember_command_line(argc, argv);
   CLI::App app{"twinsim: simulate LLM training and serving plans on GPU clusters"};
   app.require_subcommand(1);
   // a flag takes no value: `--json=3` is refused, not read as true (inherited by every command)

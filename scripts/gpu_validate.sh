@@ -45,7 +45,7 @@ nvidia-smi --query-gpu=name,memory.total,driver_version,clocks.max.sm --format=c
   && note device "$(tail -1 "$OUT/device.txt")" || note device "failed: nvidia-smi (no GPU?)"
 
 # 2. the binaries: the carried bundle, else a build of the two targets
-if [[ -x "$BUNDLE/app/twinsim" && -x "$BUNDLE/tests/test_cuda" ]]; then
+if [[ -x "$BUNDLE/app/twinsim-cuda" && -x "$BUNDLE/tests/test_cuda" ]]; then
   BIN="$BUNDLE"
   export LD_LIBRARY_PATH="$PWD/$BUNDLE/lib:${LD_LIBRARY_PATH:-}"
   if [[ -d "$BUNDLE/mpi" ]]; then  # Open MPI, relocated (gpu_bundle.sh): a singleton needs no orted
@@ -58,7 +58,7 @@ else
   BIN=build-gpu
   if timeout 330 bash -c "cmake -S . -B $BIN -G Ninja -DCMAKE_BUILD_TYPE=Release -DTWINSIM_CUDA=ON \
         -DCMAKE_CUDA_ARCHITECTURES=90 > '$OUT/build.log' 2>&1 && \
-        cmake --build $BIN --target test_cuda twinsim -j16 >> '$OUT/build.log' 2>&1"; then
+        cmake --build $BIN --target test_cuda twinsim twinsim-cuda -j16 >> '$OUT/build.log' 2>&1"; then
     note binaries "built in $BIN ($(( $(date +%s) - start )) s)"
   else
     note binaries "failed: configure/build, see build.log"

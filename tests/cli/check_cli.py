@@ -4,6 +4,7 @@ the report's keys, the breakdown summing to the step, and errors on stderr with 
 non-zero exit status. Usage: check_cli.py PATH_TO_TWINSIM SCENARIOS_DIR"""
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -121,6 +122,13 @@ for args, message in [
 # collective sweep in nccl-tests conventions
 r = run("collective", "--cluster", "dgx-a100-80gb", "--op", "allreduce", "--ranks", "8")
 check(r.returncode == 0 and "busbw" in r.stdout, "collective: " + r.stderr)
+
+# start-up: `twinsim` maps no CUDA library beyond the runtime (cuBLAS, cuBLASLt and NCCL cost
+# every command ~26,000 page faults); `run --device cuda` hands over to twinsim-cuda beside it
+ldd = subprocess.run(["ldd", TWINSIM], capture_output=True, text=True)
+if ldd.returncode == 0:
+    heavy = [line.split()[0] for line in ldd.stdout.splitlines() if re.match(r"\s*lib(cublas|cublasLt|nccl)\.", line)]
+    check(not heavy, f"twinsim links {heavy}: they belong to twinsim-cuda alone (app/cuda_executable.hpp)")
 
 if failures:
     print("\n".join(failures))
