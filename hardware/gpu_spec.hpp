@@ -68,6 +68,11 @@ struct GpuSpec {
   // Engine's GroupedLinear and grouped_gemm's cuBLAS path run them on Hopper): measured, the
   // per-expert overhead of issue and small-kernel ramp; 0: none (ComputeOp::groups).
   double grouped_gemm_expert_floor_s = 0;
+  // A fused grouped GEMM (one kernel runs every expert's tiles: vLLM's and SGLang's fused_moe,
+  // DeepGEMM's grouped layouts, TensorRT-LLM's MoE GEMM; ComputeOp::fused_groups): the fraction
+  // of the math type's dense peak one expert's GEMM reaches, by its rows (tokens routed to
+  // it); measured. Empty: such a call is priced as one tall GEMM of all the experts' rows.
+  std::vector<EfficiencyPoint> grouped_gemm_efficiency_by_rows;
   int sms = 0;                          // streaming multiprocessors (0 = unknown: no wave quantization)
   double memory_efficiency = 1;         // achievable fraction of HBM bandwidth
   // last-level cache the kernels read through (a GPU's L2, a CPU's L3); 0: not modelled.

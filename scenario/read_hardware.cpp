@@ -262,6 +262,7 @@ GpuSpec read_gpu(const YAML::Node& node, const std::string& path) {
   g.nvlink_bandwidth_Bps = r.number("nvlink_GBps", 0, 0, 1e6) * kGB;
   g.kernel_launch_s = r.number("kernel_launch_us", 0, 0, 1e6) * 1e-6;
   g.grouped_gemm_expert_floor_s = r.number("grouped_gemm_expert_floor_us", 0, 0, 1e6) * 1e-6;
+  g.grouped_gemm_efficiency_by_rows = read_curve(r, "grouped_gemm_efficiency_by_rows");
   g.sms = static_cast<int>(r.integer("sms", 0, 0, 1 << 20));
   g.memory_efficiency = r.number("memory_efficiency", 1.0, 1e-3, 1.0);
   if (auto mib = r.optional_number("workspace_MiB", 0, 1e6)) g.workspace_bytes = static_cast<std::int64_t>(*mib * 1048576.0);

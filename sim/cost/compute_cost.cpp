@@ -134,7 +134,34 @@ double gemm_memory_s(const GpuSpec& gpu, const ComputeOp& op) {
                      gpu.kernel_memory_efficiency(cached ? kGemmCachedKernel : kGemmKernel, false, op.bytes));
 }
 
+namespace {
+
+// A fused grouped call (ComputeOp::fused_groups): each group's GEMM at the rate measured for
+// its rows. Below the curve's first point the weights' streaming sets the time, so only a
+// math-bound call there counts as priced beyond the measurements.
+ComputeCost fused_grouped_gemm_cost(const GpuSpec& gpu, const ComputeOp& op) {
+  const std::vector<EfficiencyPoint>& curve = gpu.grouped_gemm_efficiency_by_rows;
+  const auto rows = static_cast<double>(op.m);
+  ComputeCost c;
+  c.efficiency = interpolate_efficiency(curve, rows) * op.library_scale * op.clock_scale;
+  c.math_s = op.flops / (gpu.peak(op.dtype) * c.efficiency);
+  c.memory_s = gemm_memory_s(gpu, op);
+  c.extrapolated = beyond_measured(curve, rows) && (rows > curve.back().size || c.math_s > c.memory_s);
+  c.launch_s = gpu.kernel_launch_s;
+  return c;
+}
+
+}  // namespace
+
 ComputeCost gemm_cost(const GpuSpec& gpu, const ComputeOp& op) {
+  if (op.fused_groups && op.groups > 1) {
+    if (!gpu.grouped_gemm_efficiency_by_rows.empty()) return fused_grouped_gemm_cost(gpu, op);
+    ComputeOp tall = op;  // not measured: one tall GEMM of every group's rows
+    tall.m = op.m * op.groups;
+    tall.groups = 1;
+    tall.fused_groups = false;
+    return gemm_cost(gpu, tall);
+  }
   ComputeCost c;
   const double product_flops = op.flops / static_cast<double>(std::max<std::int64_t>(1, op.groups));  // one expert's
   c.efficiency = gemm_efficiency(gpu, product_flops, op.m, op.n, op.k, op.pass, op.dtype) * op.library_scale * op.clock_scale;

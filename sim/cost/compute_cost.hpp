@@ -24,6 +24,10 @@ struct ComputeOp {
   // their sum). Transformer Engine's GroupedLinear on Hopper issues one cuBLAS GEMM per expert
   // (general_grouped_gemm, multi-stream cuBLAS), so each takes its own size's point on the curve.
   std::int64_t groups = 1;
+  // gemm: the groups run as one fused kernel (a serving engine's fused MoE: vLLM's and SGLang's
+  // fused_moe, TensorRT-LLM's MoE GEMM), m each group's rows: priced at the GPU's
+  // grouped_gemm_efficiency_by_rows, no per-expert launch floor; false: one GEMM per group.
+  bool fused_groups = false;
   bool backward = false;          // attention: the backward kernels run slower
   GemmPass pass = GemmPass::fwd;  // gemm: which of a linear layer's three products
   double library_scale = 1;       // gemm: the stack's GEMM library against the GPU's curve

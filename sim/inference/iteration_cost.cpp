@@ -98,7 +98,9 @@ ComputeOp ServingCostModel::compute_op(const LayerOp& op, bool cached, double ge
       c.kind = ComputeKind::gemm;
       // the logits layer and the router keep 16-bit weights (iteration_ops.hpp)
       if (op.name != op_names::kHeadLogits && op.name != op_names::kMoeRouter) c.dtype = gemm_math_dtype(gpu, s_.inference->weight_dtype);
-      c.m = op.m * op.count, c.n = op.n, c.k = op.k;  // a grouped GEMM fills the GPU like one tall GEMM
+      c.m = op.m, c.n = op.n, c.k = op.k;
+      c.groups = op.count;  // a MoE layer's touched experts, in one fused kernel (compute_cost.hpp)
+      c.fused_groups = true;
       c.kernel = cached ? kGemmCachedKernel : kGemmKernel;
       c.clock_scale = gemm_clock;
       break;

@@ -1,0 +1,97 @@
+// A serving pass's routed experts (the ops a MoE layer's fused kernel runs: the gate/up grouped
+// GEMM, the activation, the down grouped GEMM) as the serving cost model prices them, against
+// published timings of the engines' fused MoE kernels by token count
+// (scenarios/validation/microbench/fused_moe_published.csv: vLLM's on an H100 in bf16, SGLang's
+// on an H200 in fp8). Nothing here is fitted: the catalog's grouped_gemm_efficiency_by_rows
+// comes from DeepGEMM's tables (hardware/catalog/gpus/h100-sxm.yaml). Measured 2026-12-06:
+// vLLM's kernel within -24%..+14% (median 9%) over 1-1536 tokens, its math-bound end
+// (1,024-1,536 tokens) within 3%; priced as one tall GEMM, as serving did before, those two
+// are 37% and 30% too fast. SGLang's untuned fp8 kernel on Qwen3-235B's 192-wide TP-8 experts
+// is slower than the weights' streaming by 1.6-2x: the model is too fast there (see the test).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "serving_scenarios.hpp"
+#include "sim/common/csv.hpp"
+#include "sim/inference/iteration_cost.hpp"
+#include "sim/inference/iteration_ops.hpp"
+
+namespace twinsim {
+namespace {
+
+struct KernelRow {
+  std::string kernel, gpu, model, dtype;
+  int tp = 1;
+  std::int64_t tokens = 0;
+  double measured_s = 0;
+};
+
+std::vector<KernelRow> published_rows() {
+  std::ifstream in(std::string(TWINSIM_SOURCE_DIR) + "/scenarios/validation/microbench/fused_moe_published.csv");
+  EXPECT_TRUE(in);
+  std::string line;
+  std::getline(in, line);  // source,kernel,gpu,model,dtype,tp,tokens,us
+  std::vector<KernelRow> rows;
+  while (std::getline(in, line)) {
+    const auto c = split_csv_line(line);
+    EXPECT_EQ(c.size(), 8u) << line;
+    rows.push_back({c[1], c[2], c[3], c[4], std::stoi(c[5]), std::stoll(c[6]), std::stod(c[7]) * 1e-6});
+  }
+  return rows;
+}
+
+// The routed experts' ops of one decode step of `tokens` sequences, as serving prices them.
+double routed_experts_s(const Scenario& s, std::int64_t tokens) {
+  double total = 0;
+  for (const PassOpTime& op : ServingCostModel(s).op_times(decode_shape(tokens, 128)))
+    if (op.name.rfind("moe.experts.", 0) == 0) total += op.time_s;
+  return total;
+}
+
+Scenario kernel_scenario(const KernelRow& r, std::int64_t tokens) {
+  return test::serving_scenario(r.model, "dgx-" + r.gpu, r.tp, r.tp, 1, tokens, 127, 2, r.dtype, r.dtype);
+}
+
+TEST(FusedMoeKernel, RoutedExpertsAgainstPublishedEngineKernels) {
+  std::vector<double> vllm_errors, vllm_math_errors, sglang_errors;
+  for (const KernelRow& r : published_rows()) {
+    const double predicted = routed_experts_s(kernel_scenario(r, r.tokens), r.tokens);
+    const double error = predicted / r.measured_s - 1;  // + : predicted slower
+    (r.kernel == "vllm_fused_moe_tuned" ? vllm_errors : sglang_errors).push_back(std::abs(error));
+    if (r.kernel == "vllm_fused_moe_tuned" && r.tokens >= 1024) vllm_math_errors.push_back(std::abs(error));
+    std::printf("%-26s %-16s %5lld tokens: measured %7.1f us, predicted %7.1f us (%+.0f%%)\n", r.kernel.c_str(),
+                r.model.c_str(), static_cast<long long>(r.tokens), r.measured_s * 1e6, predicted * 1e6, 100 * error);
+  }
+  ASSERT_EQ(vllm_errors.size(), 15u);
+  ASSERT_EQ(vllm_math_errors.size(), 2u);
+  ASSERT_EQ(sglang_errors.size(), 7u);
+  std::sort(vllm_errors.begin(), vllm_errors.end());
+  EXPECT_LT(vllm_errors[vllm_errors.size() / 2], 0.15);
+  EXPECT_LT(vllm_errors.back(), 0.30);
+  EXPECT_LT(*std::max_element(vllm_math_errors.begin(), vllm_math_errors.end()), 0.08);
+  // SGLang's untuned fp8 kernel on 192-wide experts: held out, not met; the bound says how far
+  EXPECT_LT(*std::max_element(sglang_errors.begin(), sglang_errors.end()), 0.70);
+}
+
+// The same math-bound calls priced as one tall GEMM of all the experts' rows (what serving did
+// before, and what a GPU without grouped_gemm_efficiency_by_rows still gets): too fast.
+TEST(FusedMoeKernel, OneTallGemmIsTooFastWhereTheKernelIsMathBound) {
+  for (const KernelRow& r : published_rows()) {
+    if (r.kernel != "vllm_fused_moe_tuned" || r.tokens < 1024) continue;
+    Scenario s = kernel_scenario(r, r.tokens);
+    const double grouped = routed_experts_s(s, r.tokens);
+    s.cluster.gpu.grouped_gemm_efficiency_by_rows.clear();
+    const double tall = routed_experts_s(s, r.tokens);
+    EXPECT_LT(tall / r.measured_s, 0.8) << r.tokens;
+    EXPECT_GT(grouped, 1.2 * tall) << r.tokens;
+  }
+}
+
+}  // namespace
+}  // namespace twinsim
