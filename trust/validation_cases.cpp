@@ -3,8 +3,10 @@
 #include <cmath>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <sstream>
 #include <stdexcept>
+#include <string_view>
 
 #include "scenario/load.hpp"
 #include "sim/common/csv.hpp"
@@ -27,6 +29,9 @@ const std::map<std::string, Metric> kMetrics = {
     {"tpot_s", Metric::tpot_s},
     {"output_tokens_per_s", Metric::output_tokens_per_s},
     {"offline_output_tokens_per_s", Metric::offline_output_tokens_per_s},
+    {"serve_output_tokens_per_s", Metric::serve_output_tokens_per_s},
+    {"serve_median_ttft_s", Metric::serve_median_ttft_s},
+    {"serve_median_tpot_s", Metric::serve_median_tpot_s},
 };
 
 std::string metric_name(Metric m) {
@@ -36,7 +41,12 @@ std::string metric_name(Metric m) {
 }
 
 // A rate's error read as a time's: a throughput 10% high is a time 9.1% short.
-bool is_rate(Metric m) { return m != Metric::step_s && m != Metric::ttft_s && m != Metric::tpot_s; }
+bool is_rate(Metric m) {
+  return m != Metric::step_s && m != Metric::ttft_s && m != Metric::tpot_s && m != Metric::serve_median_ttft_s &&
+         m != Metric::serve_median_tpot_s;
+}
+
+constexpr std::string_view kClientRate = "client.rate=";  // ValidationCase::client_rate_per_s
 
 std::vector<std::string> split_overrides(const std::string& cell) {
   std::vector<std::string> out;
@@ -63,8 +73,19 @@ double predicted_training(const Scenario& s, Metric m, bool& extrapolated) {
   }
 }
 
-double predicted_serving(const Scenario& s, Metric m) {
+double predicted_online(const Scenario& s, const ValidationCase& c) {
+  if (c.client_rate_per_s <= 0) throw std::invalid_argument(c.name + ": metric " + metric_name(c.metric) + " needs client.rate=R");
+  const BenchMetrics b = run_online_benchmark(s, c.client_rate_per_s).bench;
+  if (c.metric == Metric::serve_median_ttft_s) return b.ttft.median_s;
+  if (c.metric == Metric::serve_median_tpot_s) return b.tpot.median_s;
+  return b.output_throughput;
+}
+
+double predicted_serving(const Scenario& s, const ValidationCase& c) {
+  const Metric m = c.metric;
   if (m == Metric::offline_output_tokens_per_s) return run_offline_benchmark(s).summary.output_tokens_per_s;
+  if (m == Metric::serve_output_tokens_per_s || m == Metric::serve_median_ttft_s || m == Metric::serve_median_tpot_s)
+    return predicted_online(s, c);
   const InferencePrediction p = predict_inference(s);
   switch (m) {
     case Metric::ttft_s: return p.ttft_s;
@@ -81,7 +102,7 @@ CaseError case_error(const ValidationCase& c, const Scenario& s, const std::stri
   e.metric = metric_name(c.metric);
   e.regime = regime_of(s);
   e.gpus = static_cast<long long>(s.plan.world_size());
-  e.predicted = s.is_training() ? predicted_training(s, c.metric, e.extrapolated) : predicted_serving(s, c.metric);
+  e.predicted = s.is_training() ? predicted_training(s, c.metric, e.extrapolated) : predicted_serving(s, c);
   e.measured = c.measured;
   const double ratio = e.predicted / e.measured;
   e.log_ratio = is_rate(c.metric) ? -std::log(ratio) : std::log(ratio);
@@ -124,7 +145,15 @@ std::vector<ValidationCase> read_validation_cases(const std::string& path) {
     ValidationCase c;
     c.name = cells[0];
     c.scenario = cells[1];
-    c.overrides = split_overrides(cells[2]);
+    for (std::string& item : split_overrides(cells[2])) {
+      if (!item.starts_with(kClientRate)) {
+        c.overrides.push_back(std::move(item));
+        continue;
+      }
+      const std::optional<double> rate = parse_number(item.substr(kClientRate.size()));
+      if (!rate || *rate <= 0) throw std::runtime_error(where + ": column overrides: '" + item + "' is not a positive rate");
+      c.client_rate_per_s = *rate;
+    }
     const auto metric = kMetrics.find(cells[3]);
     if (metric == kMetrics.end()) throw std::runtime_error(where + ": column metric: '" + cells[3] + "' is not a metric");
     c.metric = metric->second;

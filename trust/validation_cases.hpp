@@ -24,12 +24,21 @@ enum class Metric {
   // `serve` of inference.batch requests all at t = 0 (run_offline_benchmark): an engine's
   // offline throughput benchmark (trtllm-bench throughput, `vllm bench throughput`)
   offline_output_tokens_per_s,
+  // `serve` of inference.batch requests arriving at the case's client rate (run_online_benchmark:
+  // Poisson, fixed lengths), as `vllm bench serve` and SGLang's bench_serving run them: output
+  // throughput, median TTFT and median TPOT by their definitions (sim/inference/bench_report)
+  serve_output_tokens_per_s,
+  serve_median_ttft_s,
+  serve_median_tpot_s,
 };
 
 struct ValidationCase {
   std::string name;
   std::string scenario;                // under scenarios/validation/ (or vTrain's CSV: every held-out row)
   std::vector<std::string> overrides;  // --set KEY=VALUE, ';'-separated in the file
+  // the serve_* metrics' benchmark client: its --request-rate, given in the overrides cell as
+  // client.rate=R (not a scenario key: read off before the scenario loads)
+  double client_rate_per_s = 0;
   Metric metric = Metric::step_s;
   double measured = 0;
   bool held_out = true;                // role "held_out"; "fitted": a catalog figure was fitted to it

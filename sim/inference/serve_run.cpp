@@ -69,15 +69,30 @@ ServeRun run_serve(const Scenario& s, const ServeRequest& r) {
   return run;
 }
 
-ServeRun run_offline_benchmark(const Scenario& s) {
-  if (!s.inference) throw ScenarioError("inference", "", "an offline benchmark needs a scenario with an inference section");
+namespace {
+
+// inference.batch requests at `rate_per_s` (infinity: all at t = 0) into the whole deployment.
+ServeRequest benchmark_request(const Scenario& s, double rate_per_s) {
+  if (!s.inference) throw ScenarioError("inference", "", "a benchmark run needs a scenario with an inference section");
   ServeRequest request;
   request.requests = s.inference->batch;
-  request.rate_per_s = std::numeric_limits<double>::infinity();
+  request.rate_per_s = rate_per_s;
   request.options.keep_occupancy = false;
   request.options.max_sequence_steps = 0;
   // the benchmark feeds the whole deployment: plan.dp replicas (attention DP) take turns
   if (s.plan.dp > 1) request.router = "round_robin";
+  return request;
+}
+
+}  // namespace
+
+ServeRun run_offline_benchmark(const Scenario& s) {
+  return run_serve(s, benchmark_request(s, std::numeric_limits<double>::infinity()));
+}
+
+ServeRun run_online_benchmark(const Scenario& s, double rate_per_s) {
+  ServeRequest request = benchmark_request(s, rate_per_s);
+  request.engine_bench = true;
   return run_serve(s, request);
 }
 

@@ -58,6 +58,12 @@ ServeRun run_serve(const Scenario& s, const ServeRequest& request);
 // offline_output_tokens_per_s is its summary's output_tokens_per_s.
 ServeRun run_offline_benchmark(const Scenario& s);
 
+// An online benchmark as `vllm bench serve` and SGLang's bench_serving run theirs at
+// --request-rate R: inference.batch requests of the scenario's lengths, Poisson arrivals at
+// `rate_per_s` (seed 0), under the stack's scheduler defaults, the engine-bench figures kept
+// (ServeRun::bench); with plan.dp > 1 all the replicas behind a round-robin router.
+ServeRun run_online_benchmark(const Scenario& s, double rate_per_s);
+
 // The command's table (print_serving), and the pools of a disaggregated run.
 void print_serve_run(std::ostream& out, const ServeRun& run);
 
