@@ -4,10 +4,12 @@
 // (scenarios/validation/microbench/fused_moe_published.csv: vLLM's on an H100 in bf16, SGLang's
 // on an H200 in fp8). Nothing here is fitted: the catalog's grouped_gemm_efficiency_by_rows
 // comes from DeepGEMM's tables (hardware/catalog/gpus/h100-sxm.yaml). Measured 2026-12-06:
-// vLLM's kernel within -24%..+14% (median 9%) over 1-1536 tokens, its math-bound end
-// (1,024-1,536 tokens) within 3%; priced as one tall GEMM, as serving did before, those two
-// are 37% and 30% too fast. SGLang's untuned fp8 kernel on Qwen3-235B's 192-wide TP-8 experts
-// is slower than the weights' streaming by 1.6-2x: the model is too fast there (see the test).
+// vLLM's kernel within -18%..+17% (median |error| 6%) over 1-1536 tokens, its math-bound end
+// (1,024 and 1,536 tokens) +12% and +17% slow; priced as one tall GEMM, as serving did before,
+// those two are too fast (OneTallGemmIsTooFast... prints by how much). SGLang's untuned fp8
+// kernel on Qwen3-235B's 192-wide TP-8 experts runs 35-47% slower than predicted at 1-32
+// tokens: small experts stream their weights below the HBM rate (few tiles a call); not
+// modelled, the bound below says how far.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -72,11 +74,11 @@ TEST(FusedMoeKernel, RoutedExpertsAgainstPublishedEngineKernels) {
   ASSERT_EQ(vllm_math_errors.size(), 2u);
   ASSERT_EQ(sglang_errors.size(), 7u);
   std::sort(vllm_errors.begin(), vllm_errors.end());
-  EXPECT_LT(vllm_errors[vllm_errors.size() / 2], 0.15);
-  EXPECT_LT(vllm_errors.back(), 0.30);
-  EXPECT_LT(*std::max_element(vllm_math_errors.begin(), vllm_math_errors.end()), 0.08);
+  EXPECT_LT(vllm_errors[vllm_errors.size() / 2], 0.10);
+  EXPECT_LT(vllm_errors.back(), 0.20);
+  EXPECT_LT(*std::max_element(vllm_math_errors.begin(), vllm_math_errors.end()), 0.20);
   // SGLang's untuned fp8 kernel on 192-wide experts: held out, not met; the bound says how far
-  EXPECT_LT(*std::max_element(sglang_errors.begin(), sglang_errors.end()), 0.70);
+  EXPECT_LT(*std::max_element(sglang_errors.begin(), sglang_errors.end()), 0.50);
 }
 
 // The same math-bound calls priced as one tall GEMM of all the experts' rows (what serving did
@@ -88,6 +90,8 @@ TEST(FusedMoeKernel, OneTallGemmIsTooFastWhereTheKernelIsMathBound) {
     const double grouped = routed_experts_s(s, r.tokens);
     s.cluster.gpu.grouped_gemm_efficiency_by_rows.clear();
     const double tall = routed_experts_s(s, r.tokens);
+    std::printf("%5lld tokens: measured %7.1f us, one tall GEMM %7.1f us, fused groups %7.1f us\n",
+                static_cast<long long>(r.tokens), r.measured_s * 1e6, tall * 1e6, grouped * 1e6);
     EXPECT_LT(tall / r.measured_s, 0.8) << r.tokens;
     EXPECT_GT(grouped, 1.2 * tall) << r.tokens;
   }
