@@ -64,6 +64,7 @@ class Engine {
     }
     if (g.has_shared_links()) {
       load_.assign(g.num_resources(), 0);
+      retimed_load_.assign(g.num_resources(), 0);
       running_shared_.resize(g.num_resources());
       shared_dirty_.assign(g.num_resources(), 0);
     }
@@ -369,12 +370,20 @@ class Engine {
   // At the end of an instant (every start and finish at it done, so each shared link's load
   // is final and the order the engine met them does not matter), the tasks running on a
   // shared link whose load changed go on at their new share.
+  // A link whose load ends the instant where it began it, or under its capacity before
+  // and after, changed no one's share.
   void retime_shared() {
     for (ResourceId r : dirty_shared_) {
       shared_dirty_[r] = 0;
+      const std::int64_t before = retimed_load_[r], cap = link_slots_[r];
+      retimed_load_[r] = load_[r];
+      if (load_[r] == before || (load_[r] <= cap && before <= cap)) continue;
       for (TaskId t : running_shared_[r]) retime_task(t);
     }
     dirty_shared_.clear();
+    // a task that started this instant saw the loads of the tasks granted before it only
+    for (TaskId t : fresh_) retime_task(t);
+    fresh_.clear();
   }
 
   bool links_free(TaskId t) const {
@@ -400,7 +409,7 @@ class Engine {
     since_[t] = now_;
     slow_[t] = 1.0;
     for (ResourceId r : g_.resources_of(t)) {
-      if (is_shared_[r]) running_shared_[r].push_back(t);
+      if (is_shared_[r]) running_shared_[r].push_back(t), fresh_.push_back(t);
       if (!interference_ || g_.slowdown(r) <= 1.0) continue;
       running_on_[r] = t;
       if (busy_interferers_[r] > 0) slow_[t] = g_.slowdown(r);
@@ -501,10 +510,11 @@ class Engine {
   std::vector<double> work_left_, since_, factor_, slow_;
   // shared links only (empty otherwise): per link, the copies running on it, this process's
   // tasks running on it, and whether its load changed this instant
-  std::vector<std::int64_t> load_;
+  std::vector<std::int64_t> load_, retimed_load_;  // now, and when its tasks were last re-timed
   std::vector<std::vector<TaskId>> running_shared_;
   std::vector<std::uint8_t> shared_dirty_;
   std::vector<ResourceId> dirty_shared_;
+  std::vector<TaskId> fresh_;  // tasks on shared links started this instant
   Timeline tl_;
 };
 
