@@ -65,9 +65,9 @@ int nic_of(const Scenario& s, int rank);
 // The leaf switch a rank's NIC hangs off (cluster.fabric; -1 without one): rail-optimised,
 // one leaf per rail and unit of nodes_per_leaf nodes; single-plane, one per unit.
 int leaf_of(const Scenario& s, int rank);
-// How many transfers a leaf's spine uplink carries at once at the NICs' rate: its NIC
-// ports over the oversubscription. 0 when that is all its NICs (the uplink never holds
-// anyone back and is not simulated).
+// A leaf's spine uplink's capacity in NIC rates (a shared link, fair among the transfers
+// through it): its NIC ports over the oversubscription. 0 when that is all its NICs (the
+// uplink never holds anyone back and is not simulated).
 int leaf_uplink_slots(const ClusterSpec& c);
 // The pod a rank's node sits in (cluster.fabric.nodes_per_pod; -1 without pods), and how many
 // transfers a pod's links to the core carry at once at the NICs' rate: its NIC ports over
