@@ -62,6 +62,10 @@ std::vector<Case> cases() {
       // single-plane leaves of 4 one-NIC nodes (2 slots for the leaf), stragglers
       {"single plane, stragglers", "straggler: 0.1, fabric: {nodes_per_leaf: 4, oversubscription: 2, rail_optimized: false}",
        {"plan.pp=2", "plan.dp=6"}, pairs, 1},
+      // replicas of two nodes (TP 4): stages of 12 nodes on leaves of 8, so leaf 1 holds
+      // stage 0's replicas 4-5 and stage 1's 0-1 (nodes 8-15): the same three classes
+      {"replicas of two nodes", "fabric: {nodes_per_leaf: 8, oversubscription: 2}",
+       {"plan.tp=4", "plan.pp=4", "plan.dp=6"}, pairs},
       // a leaf per stage (8 nodes): every replica alike, one class of 8, each transfer
       // weighing 8 on its 2:1 uplink
       {"a leaf per stage", "fabric: {nodes_per_leaf: 8, oversubscription: 2}",
