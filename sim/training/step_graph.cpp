@@ -17,6 +17,7 @@
 #include "sim/cost/offload_io.hpp"
 #include "sim/training/pipeline_schedule.hpp"
 #include "sim/training/rank_layout.hpp"
+#include "sim/training/fabric_share.hpp"
 #include "sim/training/step_ranks.hpp"
 #include "sim/training/transfer_bytes.hpp"
 #include "sim/training/zero_comm.hpp"
@@ -446,6 +447,7 @@ void Builder::add_pipeline_transfers() {
       pipeline_transfer_bytes(s.model, s.plan, s.training->micro_batch, s.training->seq_len, s.training->precision);
   const double seconds =
       collective_time_s(s.cluster, CollectiveOp::send_recv, pipeline_pair_layout(s.cluster, s.plan), bytes);
+  const double fabric_slowdown = pipeline_fabric_slowdown(s.cluster, s.plan);
   const std::size_t gpus = stages[0].gpus.size();
   // links[direction][boundary][gpu]
   std::vector<std::vector<std::vector<ResourceId>>> links(2, std::vector<std::vector<ResourceId>>(pp));
@@ -486,7 +488,9 @@ void Builder::add_pipeline_transfers() {
         if (copies > 1) uplink_copies.emplace_back(up, copies);
       }
     }
-    const TaskId t = task(name, seconds, out.categories.pp_comm, res);
+    // fast mode prices the fabric's fair share (full mode simulates the uplinks)
+    const TaskId t = task(name, crosses && !is_full(fidelity) ? seconds * fabric_slowdown : seconds,
+                          out.categories.pp_comm, res);
     out.graph.add_dependency(from, t);
     out.graph.add_dependency(t, to);
   };

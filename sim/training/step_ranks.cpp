@@ -23,10 +23,15 @@ int leaf_of(const Scenario& s, int rank) {
   return unit * s.cluster.nics_per_node + nic_of(s, rank) % s.cluster.nics_per_node;
 }
 
+int leaf_uplink_ports(const ClusterSpec& c) {
+  const FabricSpec& f = c.fabric;
+  return f.rail_optimized ? f.nodes_per_leaf : f.nodes_per_leaf * c.nics_per_node;
+}
+
 int leaf_uplink_slots(const ClusterSpec& c) {
   const FabricSpec& f = c.fabric;
   if (!f.described()) return 0;
-  const int ports = f.rail_optimized ? f.nodes_per_leaf : f.nodes_per_leaf * c.nics_per_node;
+  const int ports = leaf_uplink_ports(c);
   const int slots = std::max(1, static_cast<int>(ports / f.oversubscription));
   return slots >= ports ? 0 : slots;
 }

@@ -69,6 +69,8 @@ int leaf_of(const Scenario& s, int rank);
 // through it): its NIC ports over the oversubscription. 0 when that is all its NICs (the
 // uplink never holds anyone back and is not simulated).
 int leaf_uplink_slots(const ClusterSpec& c);
+// A leaf's NIC ports: nodes_per_leaf, times nics_per_node on a single-plane fabric.
+int leaf_uplink_ports(const ClusterSpec& c);
 // The pod a rank's node sits in (cluster.fabric.nodes_per_pod; -1 without pods), and how many
 // transfers a pod's links to the core carry at once at the NICs' rate: its NIC ports over
 // pod_oversubscription; 0 when that is all of them (not simulated).
