@@ -116,8 +116,7 @@ ReplicaClasses replica_classes(const Scenario& s) {
   c.pod_class = pod;
   const std::size_t classes = c.representatives.size();
   if (classes == static_cast<std::size_t>(l.replicas)) return c;
-  c.on_leaf_.assign(classes, std::vector<std::vector<int>>(l.stages, std::vector<int>(l.leaves, 0)));
-  c.on_pod_.assign(classes, std::vector<std::vector<int>>(l.stages, std::vector<int>(l.pods, 0)));
+  c.stages_ = l.stages, c.leaves_ = l.leaves, c.pods_ = l.pods;
   for (int st = 0; st < l.stages; ++st)
     for (int d = 0; d < l.replicas; ++d) {
       std::vector<int> leaves, pods;  // counted once per replica
@@ -129,17 +128,22 @@ ReplicaClasses replica_classes(const Scenario& s) {
         std::sort(ids->begin(), ids->end());
         ids->erase(std::unique(ids->begin(), ids->end()), ids->end());
       }
-      for (int x : leaves) ++c.on_leaf_[c.class_of[d]][st][x];
-      for (int x : pods) ++c.on_pod_[c.class_of[d]][st][x];
+      const std::int64_t at = static_cast<std::int64_t>(c.class_of[d]) * l.stages + st;
+      for (int x : leaves) ++c.on_leaf_[at * l.leaves + x];
+      for (int x : pods) ++c.on_pod_[at * l.pods + x];
     }
   return c;
 }
 
 int ReplicaClasses::replicas_on_leaf(int cls, int stage, int leaf) const {
-  return leaf < 0 ? 1 : on_leaf_[cls][stage][leaf];
+  if (leaf < 0) return 1;
+  const auto it = on_leaf_.find((static_cast<std::int64_t>(cls) * stages_ + stage) * leaves_ + leaf);
+  return it == on_leaf_.end() ? 0 : it->second;
 }
 int ReplicaClasses::replicas_on_pod(int cls, int stage, int pod) const {
-  return pod < 0 ? 1 : on_pod_[cls][stage][pod];
+  if (pod < 0) return 1;
+  const auto it = on_pod_.find((static_cast<std::int64_t>(cls) * stages_ + stage) * pods_ + pod);
+  return it == on_pod_.end() ? 0 : it->second;
 }
 
 }  // namespace twinsim

@@ -16,6 +16,8 @@
 // whole-stage collectives (the same for all), for its own NIC (the replica's nodes are its
 // own) and for shared links whose load counts are equal over a class of leaves. Checked
 // against full per rank in tests/unit/training/replica_classes_test.cpp.
+#include <cstdint>
+#include <unordered_map>
 #include <vector>
 
 #include "scenario/scenario.hpp"
@@ -33,7 +35,9 @@ struct ReplicaClasses {
   int replicas_on_pod(int cls, int stage, int pod) const;
   int classes() const { return static_cast<int>(representatives.size()); }
 
-  std::vector<std::vector<std::vector<int>>> on_leaf_, on_pod_;  // [class][stage] -> per id
+  // the counts that occur, by (class, stage, switch id): at most one per GPU of the plan
+  std::unordered_map<std::int64_t, int> on_leaf_, on_pod_;
+  std::int64_t stages_ = 0, leaves_ = 0, pods_ = 0;
 };
 
 // Whether hybrid folding applies: a simulated leaf or pod uplink, replicas of whole nodes
