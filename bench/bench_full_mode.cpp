@@ -9,6 +9,7 @@
 
 #include <chrono>
 #include <string>
+#include <vector>
 
 #include "scenario/load.hpp"
 #include "sim/training/training_report.hpp"
@@ -49,6 +50,21 @@ BENCHMARK_CAPTURE(BM_Llama405B, interleaved_full, Fidelity::full, true)
 BENCHMARK_CAPTURE(BM_Llama405B, 1f1b_full, Fidelity::full, false)->Arg(784)->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_Llama405B, interleaved_per_rank, Fidelity::full_per_rank, true)
     ->Arg(8)->Arg(32)->Arg(128)->Unit(benchmark::kMillisecond)->Iterations(1);
+
+// Behind an oversubscribed fabric the shift folds nothing (784-node stages straddle the
+// 32-node leaves): hybrid folding by class (sim/training/replica_classes.hpp), 49 classes.
+// 2:1 spine; three tiers: 2:1 spine, pods of 256 nodes behind a 2:1 core.
+void BM_Llama405BFabric(benchmark::State& state, const std::vector<std::string>& fabric) {
+  std::vector<std::string> sets{"plan.dp=784", "training.global_batch=12544", "cluster.nodes=12544"};
+  sets.insert(sets.end(), fabric.begin(), fabric.end());
+  run(state, load_scenario_file(TWINSIM_SOURCE_DIR "/scenarios/training/llama3-405b-h100.yaml", sets), Fidelity::full);
+}
+BENCHMARK_CAPTURE(BM_Llama405BFabric, spine_2to1, std::vector<std::string>{"cluster.fabric.oversubscription=2"})
+    ->Unit(benchmark::kMillisecond)->Iterations(1);
+BENCHMARK_CAPTURE(BM_Llama405BFabric, three_tier,
+                  std::vector<std::string>{"cluster.fabric.oversubscription=2", "cluster.fabric.nodes_per_pod=256",
+                                           "cluster.fabric.pod_oversubscription=2"})
+    ->Unit(benchmark::kMillisecond)->Iterations(1);
 
 // GPT-3 175B on 98,304 A100s: TP 8, PP 16, DP 768, 128 micro-batches per replica
 void BM_Gpt3On98304Gpus(benchmark::State& state) {

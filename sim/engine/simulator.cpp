@@ -45,17 +45,28 @@ class Engine {
         waiting_for_link_(g.num_tasks(), 0), candidate_(g.num_tasks(), 0), ready_s_(g.num_tasks(), 0.0) {
     for (ResourceId r = 0; r < g.num_resources(); ++r) {
       is_stream_.push_back(g.resource(r).kind == ResourceKind::Stream);
+      is_shared_.push_back(g.resource(r).kind == ResourceKind::Shared);
       link_slots_.push_back(g.resource(r).slots);
     }
     tl_.start_s.assign(g.num_tasks(), 0.0);
     tl_.end_s.assign(g.num_tasks(), 0.0);
-    if (g.has_interference()) {
-      interference_ = true;
+    interference_ = g.has_interference();
+    retimed_ = interference_ || g.has_shared_links();
+    if (interference_) {
       running_on_.assign(g.num_resources(), -1);
       busy_interferers_.assign(g.num_resources(), 0);
+    }
+    if (retimed_) {
       work_left_.assign(g.num_tasks(), 0.0);
       since_.assign(g.num_tasks(), 0.0);
       factor_.assign(g.num_tasks(), 1.0);
+      slow_.assign(g.num_tasks(), 1.0);
+    }
+    if (g.has_shared_links()) {
+      load_.assign(g.num_resources(), 0);
+      retimed_load_.assign(g.num_resources(), 0);
+      running_shared_.resize(g.num_resources());
+      shared_dirty_.assign(g.num_resources(), 0);
     }
     for (auto [before, after] : g.dependencies()) ++waits_[after];
     for (ResourceId r = 0; r < g.num_resources(); ++r) {
@@ -72,17 +83,18 @@ class Engine {
     for (TaskId t = 0; t < g_.num_tasks(); ++t)
       if (waits_[t] == 0) on_ready(t);
     grant_links();
+    retime_shared();
     while (!queue_.empty()) {
       Event e = queue_.pop();
-      // a task re-timed by interference left its earlier finish events behind
-      const bool stale = interference_ && (finished_[e.task] || e.time != tl_.end_s[e.task]);
+      // a task re-timed (interference, a shared link) left its earlier finish events behind
+      const bool stale = retimed_ && (finished_[e.task] || e.time != tl_.end_s[e.task]);
       if (!stale) {
         now_ = e.time;
         on_finish(e.task);
         ++tl_.events;
       }
       // the instant is over once every event at it is processed: now links are granted
-      if (queue_.empty() || queue_.next_time() > now_) grant_links();
+      if (queue_.empty() || queue_.next_time() > now_) grant_links(), retime_shared();
     }
     if (finished_count_ != g_.num_tasks()) throw_deadlock(g_, finished_);
     summarize();
@@ -112,7 +124,7 @@ class Engine {
   bool mine(TaskId t) const { return !ex_ || owner_[t] == me_; }
 
   bool stale(const Event& e) const {
-    return interference_ && (finished_[e.task] || e.time != tl_.end_s[e.task]);
+    return retimed_ && (finished_[e.task] || e.time != tl_.end_s[e.task]);
   }
 
   // The instants are global: every process processes the earliest one any has, shares what
@@ -122,6 +134,7 @@ class Engine {
     for (TaskId t = 0; t < g_.num_tasks(); ++t)
       if (mine(t) && waits_[t] == 0) on_ready(t);
     grant_links_shared();
+    retime_shared();
     constexpr double kNever = std::numeric_limits<double>::infinity();
     std::vector<std::int32_t> done;
     for (;;) {
@@ -142,6 +155,7 @@ class Engine {
         more = ex_->any_all(!queue_.empty() && queue_.next_time() == now_);
       }
       grant_links_shared();
+      retime_shared();
     }
     return gather_timeline();
   }
@@ -164,8 +178,7 @@ class Engine {
   void finish_everywhere(TaskId t) {
     for (TaskId s : succ_.row(t))
       if (mine(s)) release(s);
-    for (ResourceId r : g_.resources_of(t))
-      if (!is_stream(r)) --link_in_use_[r], mark_dirty(r);
+    release_links(t);
   }
 
   // grant_links over all processes: each offers its own waiters that could start, all
@@ -189,8 +202,7 @@ class Engine {
         start(t);
         continue;
       }
-      for (ResourceId r : g_.resources_of(t))
-        if (!is_stream(r)) ++link_in_use_[r];
+      take_links(t);
     }
   }
 
@@ -310,7 +322,69 @@ class Engine {
     }
   }
 
-  bool link_full(ResourceId r) const { return link_in_use_[r] >= link_slots_[r]; }
+  // a shared link is never full: it slows its tasks instead (retime_shared)
+  bool link_full(ResourceId r) const { return !is_shared_[r] && link_in_use_[r] >= link_slots_[r]; }
+
+  // A task takes its links as it starts: a slot of each FIFO link, its copies' share of each
+  // shared link's load. Every process of a split run keeps this state for every task.
+  void take_links(TaskId t) {
+    const auto on = g_.resources_of(t);
+    for (std::size_t i = 0; i < on.size(); ++i) {
+      const ResourceId r = on[i];
+      if (is_stream(r)) continue;
+      ++link_in_use_[r];
+      if (is_shared_[r]) load_[r] += g_.copies(t, i), mark_shared_dirty(r);
+    }
+  }
+
+  void release_links(TaskId t) {
+    const auto on = g_.resources_of(t);
+    for (std::size_t i = 0; i < on.size(); ++i) {
+      const ResourceId r = on[i];
+      if (is_stream(r)) continue;
+      --link_in_use_[r];
+      mark_dirty(r);
+      if (!is_shared_[r]) continue;
+      load_[r] -= g_.copies(t, i);
+      mark_shared_dirty(r);
+      auto& running = running_shared_[r];
+      if (const auto it = std::find(running.begin(), running.end(), t); it != running.end()) {
+        *it = running.back();
+        running.pop_back();
+      }
+    }
+  }
+
+  void mark_shared_dirty(ResourceId r) {
+    if (!shared_dirty_[r]) shared_dirty_[r] = 1, dirty_shared_.push_back(r);
+  }
+
+  // How many times slower than alone a task runs on its most crowded shared link.
+  double congestion(TaskId t) const {
+    double most = 1.0;
+    for (ResourceId r : g_.resources_of(t))
+      if (is_shared_[r]) most = std::max(most, static_cast<double>(load_[r]) / link_slots_[r]);
+    return most;
+  }
+
+  // At the end of an instant (every start and finish at it done, so each shared link's load
+  // is final and the order the engine met them does not matter), the tasks running on a
+  // shared link whose load changed go on at their new share.
+  // A link whose load ends the instant where it began it, or under its capacity before
+  // and after, changed no one's share.
+  void retime_shared() {
+    for (ResourceId r : dirty_shared_) {
+      shared_dirty_[r] = 0;
+      const std::int64_t before = retimed_load_[r], cap = link_slots_[r];
+      retimed_load_[r] = load_[r];
+      if (load_[r] == before || (load_[r] <= cap && before <= cap)) continue;
+      for (TaskId t : running_shared_[r]) retime_task(t);
+    }
+    dirty_shared_.clear();
+    // a task that started this instant saw the loads of the tasks granted before it only
+    for (TaskId t : fresh_) retime_task(t);
+    fresh_.clear();
+  }
 
   bool links_free(TaskId t) const {
     for (ResourceId r : g_.resources_of(t))
@@ -320,26 +394,30 @@ class Engine {
 
   void start(TaskId t) {
     waiting_for_link_[t] = 0;
-    for (ResourceId r : g_.resources_of(t))
-      if (!is_stream(r)) ++link_in_use_[r];
+    take_links(t);
     tl_.start_s[t] = now_;
     tl_.end_s[t] = now_ + g_.duration(t);
-    if (interference_) return start_interfering(t);
+    if (retimed_) return start_retimed(t);
     queue_.push(tl_.end_s[t], t);
   }
 
-  // Interference (TaskGraph::add_interference): a task on a slowed stream runs at
-  // 1/factor of its speed while any of the stream's interferers is busy.
-  void start_interfering(TaskId t) {
+  // A task whose speed can change while it runs: 1/slow_ of its speed from interference
+  // (TaskGraph::add_interference: on a slowed stream while any of its interferers is
+  // busy), and its share of its most crowded shared link.
+  void start_retimed(TaskId t) {
+    work_left_[t] = g_.duration(t);
+    since_[t] = now_;
+    slow_[t] = 1.0;
     for (ResourceId r : g_.resources_of(t)) {
-      if (g_.slowdown(r) <= 1.0) continue;
+      if (is_shared_[r]) running_shared_[r].push_back(t), fresh_.push_back(t);
+      if (!interference_ || g_.slowdown(r) <= 1.0) continue;
       running_on_[r] = t;
-      work_left_[t] = g_.duration(t);
-      since_[t] = now_;
-      factor_[t] = busy_interferers_[r] > 0 ? g_.slowdown(r) : 1.0;
-      tl_.end_s[t] = now_ + work_left_[t] * factor_[t];
+      if (busy_interferers_[r] > 0) slow_[t] = g_.slowdown(r);
     }
+    factor_[t] = slow_[t] * (load_.empty() ? 1.0 : congestion(t));
+    tl_.end_s[t] = now_ + work_left_[t] * factor_[t];
     queue_.push(tl_.end_s[t], t);
+    if (!interference_) return;
     for (ResourceId r : g_.resources_of(t)) {
       const ResourceId slowed = g_.interference_target(r);
       if (slowed >= 0 && busy_interferers_[slowed]++ == 0) retime(slowed, g_.slowdown(slowed));
@@ -354,11 +432,19 @@ class Engine {
     }
   }
 
-  // The task running on `slowed` goes on at `factor` from now: its work so far is
-  // charged at the old factor, its new end pushed (the old one is skipped when popped).
-  void retime(ResourceId slowed, double factor) {
+  // The task running on `slowed` goes on slowed by `slowdown` from now.
+  void retime(ResourceId slowed, double slowdown) {
     const TaskId t = running_on_[slowed];
-    if (t < 0 || factor_[t] == factor) return;
+    if (t < 0) return;
+    slow_[t] = slowdown;
+    retime_task(t);
+  }
+
+  // The task goes on at its current factor from now: its work so far is charged at the
+  // old factor, its new end pushed (the old one is skipped when popped).
+  void retime_task(TaskId t) {
+    const double factor = slow_[t] * (load_.empty() ? 1.0 : congestion(t));
+    if (factor_[t] == factor) return;
     work_left_[t] = std::max(0.0, work_left_[t] - (now_ - since_[t]) / factor_[t]);
     since_[t] = now_;
     factor_[t] = factor;
@@ -372,21 +458,18 @@ class Engine {
     if (interference_) finish_interfering(t);
     for (TaskId s : succ_.row(t)) release(s);
     for (ResourceId r : g_.resources_of(t)) {
-      if (is_stream(r)) {
-        // t was the head of r; the next task in program order moves up.
-        const auto& order = g_.tasks_on(r);
-        if (++stream_pos_[r] < order.size()) release(order[stream_pos_[r]]);
-      } else {
-        --link_in_use_[r];
-        mark_dirty(r);
-      }
+      if (!is_stream(r)) continue;
+      // t was the head of r; the next task in program order moves up.
+      const auto& order = g_.tasks_on(r);
+      if (++stream_pos_[r] < order.size()) release(order[stream_pos_[r]]);
     }
+    release_links(t);
   }
 
   void summarize() {
     tl_.resource_busy_s.assign(g_.num_resources(), 0.0);
     tl_.category_total_s.assign(g_.num_categories(), 0.0);
-    if (interference_) {
+    if (retimed_) {
       tl_.slowed_s.assign(g_.num_tasks(), 0.0);
       for (TaskId t = 0; t < g_.num_tasks(); ++t)
         tl_.slowed_s[t] = std::max(0.0, tl_.end_s[t] - tl_.start_s[t] - g_.duration(t));
@@ -403,7 +486,7 @@ class Engine {
   std::vector<int> owner_;    // per task: the process simulating it (split runs only)
   int me_ = 0;
   Csr succ_;
-  std::vector<std::uint8_t> is_stream_;  // per resource, cached off the cold Resource struct
+  std::vector<std::uint8_t> is_stream_, is_shared_;  // per resource, cached off the cold Resource struct
   std::vector<std::int32_t> waits_;
   std::vector<std::uint8_t> finished_;
   int finished_count_ = 0;
@@ -421,7 +504,17 @@ class Engine {
   bool interference_ = false;
   std::vector<TaskId> running_on_;        // per slowed stream: its running task, or -1
   std::vector<int> busy_interferers_;     // per slowed stream: interferers running a task
-  std::vector<double> work_left_, since_, factor_;  // per task on a slowed stream
+  // interference or shared links (empty otherwise): per task, its work left since `since_`,
+  // the factor it runs slower than alone, and the part of it interference adds
+  bool retimed_ = false;
+  std::vector<double> work_left_, since_, factor_, slow_;
+  // shared links only (empty otherwise): per link, the copies running on it, this process's
+  // tasks running on it, and whether its load changed this instant
+  std::vector<std::int64_t> load_, retimed_load_;  // now, and when its tasks were last re-timed
+  std::vector<std::vector<TaskId>> running_shared_;
+  std::vector<std::uint8_t> shared_dirty_;
+  std::vector<ResourceId> dirty_shared_;
+  std::vector<TaskId> fresh_;  // tasks on shared links started this instant
   Timeline tl_;
 };
 

@@ -52,6 +52,25 @@ ResourceId TaskGraph::add_link(std::string_view name, int slots) {
   return add_resource({std::string(name), -1, std::string(name), ResourceKind::Link, slots});
 }
 
+ResourceId TaskGraph::add_shared_link(std::string_view name, int capacity) {
+  if (capacity < 1)
+    throw std::invalid_argument("TaskGraph::add_shared_link: link '" + std::string(name) + "' needs capacity >= 1");
+  ++shared_links_;
+  return add_resource({std::string(name), -1, std::string(name), ResourceKind::Shared, capacity});
+}
+
+void TaskGraph::set_copies(TaskId t, ResourceId link, int copies) {
+  check_task(t, "set_copies");
+  if (copies < 1) throw std::invalid_argument("TaskGraph::set_copies: copies must be >= 1");
+  const auto on = resources_of(t);
+  const auto it = std::find(on.begin(), on.end(), link);
+  if (it == on.end() || resources_[link].kind != ResourceKind::Shared)
+    throw std::invalid_argument("TaskGraph::set_copies: task '" + std::string(name(t)) +
+                                "' is not on a shared link with id " + std::to_string(link));
+  if (copies_.empty()) copies_.assign(task_resources_.size(), 1);
+  copies_[resource_begin_[t] + static_cast<std::size_t>(it - on.begin())] = copies;
+}
+
 TaskId TaskGraph::add_task(std::string_view name, double duration_s, CategoryId category,
                            std::span<const ResourceId> resources) {
   if (!(duration_s >= 0.0) || duration_s == std::numeric_limits<double>::infinity())
@@ -79,6 +98,7 @@ TaskId TaskGraph::add_task(std::string_view name, double duration_s, CategoryId 
   auto id = static_cast<TaskId>(duration_.size());
   for (ResourceId r : resources) {
     task_resources_.push_back(r);
+    if (!copies_.empty()) copies_.push_back(1);
     tasks_on_[r].push_back(id);
   }
   resource_begin_.push_back(static_cast<std::uint32_t>(task_resources_.size()));

@@ -22,15 +22,18 @@ using CategoryId = std::int16_t;
 
 // A stream runs its tasks one at a time in program order, like a CUDA stream.
 // A link runs its tasks one at a time in the order they become ready (first come, first
-// served), like a shared network link that each transfer saturates. See README.md.
-enum class ResourceKind : std::uint8_t { Stream, Link };
+// served), like a shared network link that each transfer saturates. A shared link runs
+// every task at once and, while they are more than its capacity, slows each to its fair
+// share (a switch uplink that congestion control shares among its flows). See README.md.
+enum class ResourceKind : std::uint8_t { Stream, Link, Shared };
 
 struct Resource {
   std::string name;   // e.g. "rank5.compute"
   int rank;           // owning rank (Chrome trace pid), -1 for shared links
   std::string track;  // stream name within the rank (Chrome trace thread), e.g. "compute"
   ResourceKind kind;
-  int slots = 1;      // a link: how many tasks it runs at once (each at full rate)
+  int slots = 1;      // a link: how many tasks it runs at once (each at full rate);
+                      // a shared link: how many it runs at full rate (its capacity)
 };
 
 class TaskGraph {
@@ -46,6 +49,11 @@ class TaskGraph {
   // A link runs up to `slots` tasks at once, each as if alone (a switch uplink of that many
   // NIC-rate ports); the others wait, first come, first served.
   ResourceId add_link(std::string_view name, int slots = 1);
+  // A shared link never holds a task back: n tasks on it (counted with their copies) each
+  // progress at min(1, capacity / n) of their full rate, re-timed whenever n changes; a
+  // task on several progresses at its most crowded one's share. Identical tasks so stay
+  // identical (no first-come order splits them), which is what lets full mode fold them.
+  ResourceId add_shared_link(std::string_view name, int capacity);
   int num_resources() const { return static_cast<int>(resources_.size()); }
   const Resource& resource(ResourceId r) const { return resources_[r]; }
 
@@ -58,6 +66,16 @@ class TaskGraph {
                   std::initializer_list<ResourceId> resources) {
     return add_task(name, duration_s, category, std::span(resources.begin(), resources.size()));
   }
+  // The task stands for `copies` identical tasks on shared link `link` (one of its
+  // resources): it counts that many toward the link's load (default 1). A folded step
+  // graph simulates one of a set of alike transfers and lets it weigh for all of them.
+  void set_copies(TaskId t, ResourceId link, int copies);
+  // The copies of the task's i-th resource (resources_of(t)[i]).
+  int copies(TaskId t, std::size_t i) const {
+    return copies_.empty() ? 1 : copies_[resource_begin_[t] + i];
+  }
+  bool has_shared_links() const { return shared_links_ > 0; }
+
   // `after` starts only once `before` has finished.
   void add_dependency(TaskId before, TaskId after);
 
@@ -109,6 +127,8 @@ class TaskGraph {
   std::vector<std::uint32_t> resource_begin_{0};  // size num_tasks + 1, into task_resources_
   std::string names_;                             // all task names, back to back
   std::vector<ResourceId> task_resources_;
+  std::vector<std::int32_t> copies_;  // parallel to task_resources_, empty until set_copies
+  int shared_links_ = 0;
 
   std::vector<std::pair<TaskId, TaskId>> edges_;
 

@@ -10,6 +10,7 @@
 #include "sim/memory/stage_layers.hpp"
 #include "sim/memory/weights.hpp"
 #include "sim/training/activation_offload.hpp"
+#include "sim/training/fabric_share.hpp"
 #include "sim/training/rank_layout.hpp"
 #include "sim/training/step_graph.hpp"
 #include "sim/training/transfer_bytes.hpp"
@@ -183,7 +184,10 @@ AnalyticEstimate AnalyticModel::estimate(const Candidate& c) {
     // activations (and their gradients) cross each stage boundary once while filling and
     // once while draining; Megatron sends 1/t of the tensor per TP rank (§4.1)
     const double bytes = pipeline_transfer_bytes(model, plan_, c.micro_batch, training_.seq_len, precision);
-    const double send = collective_time_s(cluster, CollectiveOp::send_recv, pipeline_pair_layout(cluster, plan_), bytes);
+    const GroupLayout pair = pipeline_pair_layout(cluster, plan_);
+    // across nodes, at the fabric's fair share as fast mode prices it (sim/training/fabric_share.hpp)
+    const double send = collective_time_s(cluster, CollectiveOp::send_recv, pair, bytes) *
+                        (pair.nodes() > 1 ? pipeline_fabric_slowdown(cluster, plan_) : 1.0);
     e.pipeline_s += 2.0 * (c.pp - 1) * send;
     e.bubble_s += 2.0 * (c.pp - 1) * send;
   }

@@ -17,6 +17,7 @@
 #include "sim/cost/offload_io.hpp"
 #include "sim/training/pipeline_schedule.hpp"
 #include "sim/training/rank_layout.hpp"
+#include "sim/training/fabric_share.hpp"
 #include "sim/training/step_ranks.hpp"
 #include "sim/training/transfer_bytes.hpp"
 #include "sim/training/zero_comm.hpp"
@@ -97,6 +98,8 @@ struct Builder {
   TaskId task(const std::string& name, double seconds, engine::CategoryId cat, std::span<const ResourceId> r,
               TaskOrigin origin = {}) {
     const TaskId t = out.graph.add_task(name, seconds, cat, r);
+    for (auto [link, copies] : uplink_copies) out.graph.set_copies(t, link, copies);
+    uplink_copies.clear();
     out.origin.push_back(origin);
     return t;
   }
@@ -139,17 +142,25 @@ struct Builder {
   // Across leaf switches of an oversubscribed fabric (full mode) it holds a slot of each
   // of its members' leaves' spine uplinks as well, and across pods of an oversubscribed
   // core a slot of each of its members' pods' core uplinks.
-  void add_nics(const StageRanks& sr, const RankGroup& group, std::vector<ResourceId>& res) const {
+  // Under hybrid folding a group of one replica counts on each uplink as its class's
+  // replicas there (StageStreams::uplink_copies); a data-parallel group, one task over all
+  // replicas, as one.
+  void add_nics(const StageRanks& sr, const RankGroup& group, std::vector<ResourceId>& res) {
     if (!group.spans_nodes) return;
-    auto add = [&res](ResourceId link) {
-      if (link >= 0 && std::find(res.begin(), res.end(), link) == res.end()) res.push_back(link);
+    auto add = [&](ResourceId link, int copies) {
+      if (link < 0 || std::find(res.begin(), res.end(), link) != res.end()) return;
+      res.push_back(link);
+      if (copies > 1 && !group.all_replicas) uplink_copies.emplace_back(link, copies);
     };
-    for (int g : group.members) add(sr.gpus[g].nic);
+    for (int g : group.members) add(sr.gpus[g].nic, 1);
     if (group.spans_leaves)
-      for (int g : group.members) add(sr.gpus[g].uplink);
+      for (int g : group.members) add(sr.gpus[g].uplink, sr.gpus[g].uplink_copies);
     if (group.spans_pods)
-      for (int g : group.members) add(sr.gpus[g].pod_uplink);
+      for (int g : group.members) add(sr.gpus[g].pod_uplink, sr.gpus[g].pod_uplink_copies);
   }
+
+  // copies of the next task on its shared uplinks (add_nics, pipeline transfers), set by task()
+  std::vector<std::pair<ResourceId, int>> uplink_copies;
 
   // A collective of each group of `kind`: one task on its members' streams — their compute
   // streams when it blocks (Megatron's default), a side stream when it overlaps compute.
@@ -436,6 +447,7 @@ void Builder::add_pipeline_transfers() {
       pipeline_transfer_bytes(s.model, s.plan, s.training->micro_batch, s.training->seq_len, s.training->precision);
   const double seconds =
       collective_time_s(s.cluster, CollectiveOp::send_recv, pipeline_pair_layout(s.cluster, s.plan), bytes);
+  const double fabric_slowdown = pipeline_fabric_slowdown(s.cluster, s.plan);
   const std::size_t gpus = stages[0].gpus.size();
   // links[direction][boundary][gpu]
   std::vector<std::vector<std::vector<ResourceId>>> links(2, std::vector<std::vector<ResourceId>>(pp));
@@ -460,15 +472,25 @@ void Builder::add_pipeline_transfers() {
       res.push_back(a.nic);
       if (b.nic != a.nic) res.push_back(b.nic);
       // across leaf switches, through both leaves' spine uplinks; across pods, through both
-      // pods' core uplinks
-      if (a.leaf != b.leaf)
-        for (ResourceId up : {a.uplink, b.uplink})
-          if (up >= 0) res.push_back(up);
-      if (a.pod != b.pod)
-        for (ResourceId up : {a.pod_uplink, b.pod_uplink})
-          if (up >= 0) res.push_back(up);
+      // pods' core uplinks. Under hybrid folding both ends' leaves may be one class's link:
+      // it then carries both ends' copies.
+      std::vector<std::pair<ResourceId, int>> ups;  // each uplink once, with its copies
+      auto through = [&](ResourceId up, int copies) {
+        if (up < 0) return;
+        const auto it = std::find_if(ups.begin(), ups.end(), [&](const auto& u) { return u.first == up; });
+        if (it == ups.end()) ups.emplace_back(up, copies);
+        else it->second += copies;
+      };
+      if (a.leaf != b.leaf) through(a.uplink, a.uplink_copies), through(b.uplink, b.uplink_copies);
+      if (a.pod != b.pod) through(a.pod_uplink, a.pod_uplink_copies), through(b.pod_uplink, b.pod_uplink_copies);
+      for (auto [up, copies] : ups) {
+        res.push_back(up);
+        if (copies > 1) uplink_copies.emplace_back(up, copies);
+      }
     }
-    const TaskId t = task(name, seconds, out.categories.pp_comm, res);
+    // fast mode prices the fabric's fair share (full mode simulates the uplinks)
+    const TaskId t = task(name, crosses && !is_full(fidelity) ? seconds * fabric_slowdown : seconds,
+                          out.categories.pp_comm, res);
     out.graph.add_dependency(from, t);
     out.graph.add_dependency(t, to);
   };

@@ -34,6 +34,9 @@ struct StageStreams {
   int leaf = -1;                   // the leaf switch its NIC hangs off (full mode, cluster.fabric)
   engine::ResourceId pod_uplink = -1;  // its pod's links to the core (full mode, oversubscribed core)
   int pod = -1;                        // the pod its node sits in (full mode, cluster.fabric pods)
+  // the replicas a transfer of its replica stands for on the uplink (pod uplink): 1, or
+  // under hybrid folding its class's replicas there (sim/training/replica_classes.hpp)
+  int uplink_copies = 1, pod_uplink_copies = 1;
   int rank = 0;  // global rank in Megatron order tp-cp-ep-dp-pp
 };
 

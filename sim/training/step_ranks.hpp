@@ -8,6 +8,7 @@
 #include "scenario/scenario.hpp"
 #include "sim/engine/task_graph.hpp"
 #include "sim/training/rank_layout.hpp"
+#include "sim/training/replica_classes.hpp"
 #include "sim/training/step_graph.hpp"
 
 namespace twinsim {
@@ -31,6 +32,7 @@ struct RankGroup {
   bool spans_nodes = false;
   bool spans_leaves = false;  // and leaf switches (cluster.fabric): it then crosses the spine
   bool spans_pods = false;    // and pods (cluster.fabric.nodes_per_pod): it crosses the core
+  bool all_replicas = false;  // a data-parallel group: one task for every replica of the stage
 };
 
 struct StageRanks {
@@ -40,6 +42,16 @@ struct StageRanks {
     return k == GroupKind::tp ? tp : k == GroupKind::cp ? cp : k == GroupKind::ep ? ep : dp;
   }
 };
+
+// The data-parallel replicas full mode simulates: 0 .. k-1 when the shift by k is a
+// symmetry (replica_symmetry.hpp), else one per class where hybrid folding applies and
+// folds (replica_classes.hpp), else all (as full per rank always).
+struct ReplicaFold {
+  std::vector<int> simulated;  // DP indices, ascending
+  bool hybrid = false;
+  ReplicaClasses classes;      // hybrid only
+};
+ReplicaFold replica_fold(const Scenario& s, Fidelity fidelity);
 
 // Adds the streams (and, across nodes, one NIC link per GPU rail in full mode, one per
 // stage in fast mode) to `g`.
@@ -53,10 +65,12 @@ int nic_of(const Scenario& s, int rank);
 // The leaf switch a rank's NIC hangs off (cluster.fabric; -1 without one): rail-optimised,
 // one leaf per rail and unit of nodes_per_leaf nodes; single-plane, one per unit.
 int leaf_of(const Scenario& s, int rank);
-// How many transfers a leaf's spine uplink carries at once at the NICs' rate: its NIC
-// ports over the oversubscription. 0 when that is all its NICs (the uplink never holds
-// anyone back and is not simulated).
+// A leaf's spine uplink's capacity in NIC rates (a shared link, fair among the transfers
+// through it): its NIC ports over the oversubscription. 0 when that is all its NICs (the
+// uplink never holds anyone back and is not simulated).
 int leaf_uplink_slots(const ClusterSpec& c);
+// A leaf's NIC ports: nodes_per_leaf, times nics_per_node on a single-plane fabric.
+int leaf_uplink_ports(const ClusterSpec& c);
 // The pod a rank's node sits in (cluster.fabric.nodes_per_pod; -1 without pods), and how many
 // transfers a pod's links to the core carry at once at the NICs' rate: its NIC ports over
 // pod_oversubscription; 0 when that is all of them (not simulated).

@@ -228,6 +228,10 @@ TraceChoice trace_choice(const Scenario& s, const StepGraph& g, Fidelity fidelit
   else if (replicas == 1)
     covers = "data-parallel replica 0 of every stage (its GPUs keep their ranks); every other replica runs its "
              "timeline exactly (full mode's symmetry, sim/training/replica_symmetry.hpp)";
+  else if (g.simulated_gpus < world && static_cast<int>(g.ranks.front().back().rank) / per_replica != replicas - 1)
+    covers = std::to_string(replicas) + " data-parallel replicas of every stage, one per class of replicas alike on "
+             "the fabric (their GPUs keep their ranks); every other replica runs its class's timeline exactly (full "
+             "mode's hybrid folding, sim/training/replica_classes.hpp)";
   else if (g.simulated_gpus < world)
     covers = "data-parallel replicas 0.." + std::to_string(replicas - 1) + " of every stage (their GPUs keep their "
              "ranks); replica d + j*" + std::to_string(replicas) + " runs replica d's timeline exactly (full mode's "

@@ -10,6 +10,7 @@
 #include "scenario/load.hpp"
 #include "sim/memory/memory_report.hpp"
 #include "sim/search/analytic.hpp"
+#include "sim/training/fabric_share.hpp"
 #include "sim/training/training_report.hpp"
 
 namespace twinsim {
@@ -71,6 +72,38 @@ TEST(Analytic, StepTimeTracksTheEventEngine) {
     const double est = model.estimate(c).step_s;
     EXPECT_NEAR(est / sim, 1.0, 0.20) << describe(c) << ": estimate " << est << " s, engine " << sim << " s";
   }
+}
+
+// An oversubscribed fabric (sim/training/fabric_share.hpp) is priced alike by fast mode and
+// the estimate: Llama 3 8B, TP 8 x PP 4 x DP 2, stages of 2 nodes on rail-optimised leaves of
+// 2 nodes at 2:1 (a rail's 2 ports share 1 NIC rate: each send at half rate, slowdown 2).
+TEST(Analytic, OversubscribedFabricPricedInFastModeAndEstimate) {
+  auto behind = [](double ratio) {
+    Scenario s = llama8b();
+    s.cluster.fabric.nodes_per_leaf = 2;
+    s.cluster.fabric.oversubscription = ratio;
+    return s;
+  };
+  Candidate c;
+  c.tp = 8, c.pp = 4, c.dp = 2, c.cp = 1, c.micro_batch = 1, c.zero = 1, c.recompute = Recompute::selective;
+  c.schedule = Schedule::one_f_one_b, c.virtual_stages = 1, c.sequence_parallel = true;
+  EXPECT_DOUBLE_EQ(pipeline_fabric_slowdown(behind(2).cluster, candidate_scenario(behind(2), c).plan), 2.0);
+  EXPECT_DOUBLE_EQ(pipeline_fabric_slowdown(behind(1).cluster, candidate_scenario(behind(1), c).plan), 1.0);
+  c.dp = 1;  // stages of one node, under half a leaf: priced as not crossing (the neighbour may share it)
+  EXPECT_DOUBLE_EQ(pipeline_fabric_slowdown(behind(2).cluster, candidate_scenario(behind(2), c).plan), 1.0);
+  c.dp = 2;
+  double est[2], sim[2];
+  for (int k = 0; k < 2; ++k) {
+    const Scenario base = behind(k == 0 ? 1.0 : 2.0);
+    SearchSpaceOptions o;
+    o.min_gpus = 64, o.max_gpus = 64, o.max_micro_batch = 1, o.max_cp = 1;
+    AnalyticModel model(base, make_search_space(base, o));
+    est[k] = model.estimate(c).step_s;
+    sim[k] = predict_training(candidate_scenario(base, c)).step_s;
+  }
+  EXPECT_GT(sim[1], sim[0]);
+  EXPECT_GT(est[1], est[0]);
+  EXPECT_NEAR(est[1] / sim[1], 1.0, 0.20) << "estimate " << est[1] << " s, engine " << sim[1] << " s";
 }
 
 // Across nodes a stage's DP buckets and its pipeline sends share its NIC (the step graph's

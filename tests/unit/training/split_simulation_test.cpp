@@ -30,7 +30,9 @@ TEST(SplitSimulation, EveryProcessGetsTheSingleProcessTimeline) {
   const std::vector<std::vector<std::string>> plans{
       {"plan.tp=2", "plan.pp=4", "plan.dp=4", "plan.zero=1"},
       {"plan.tp=4", "plan.pp=4", "plan.dp=2", "plan.zero=3", "plan.schedule=interleaved", "plan.virtual_stages=2"},
-      {"plan.tp=1", "plan.pp=2", "plan.dp=8", "plan.zero=2", "plan.overlap_grad_reduce=false"}};
+      {"plan.tp=1", "plan.pp=2", "plan.dp=8", "plan.zero=2", "plan.overlap_grad_reduce=false"},
+      // stages of 6 nodes on leaves of 4: full mode folds by class (replica_classes.hpp)
+      {"plan.tp=8", "plan.pp=2", "plan.dp=6", "training.global_batch=24", "cluster.fabric.nodes_per_leaf=4"}};
   for (const auto& sets : plans)
     for (Fidelity f : {Fidelity::fast, Fidelity::full, Fidelity::full_per_rank}) {
       const Scenario s = scenario(sets);
