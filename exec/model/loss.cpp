@@ -30,15 +30,29 @@ std::vector<ParamSpec> output_layer_specs(const TransformerConfig& c) {
   return {{name, c.model.vocab, c.hidden(), Shard::rows, Init::normal, c.init_std, false, true}};
 }
 
-float vocab_parallel_cross_entropy(const ModelContext& ctx, const float* logits, const int* targets, float* lse,
-                                   int tokens, int local_vocab, int vocab_start) {
+float vocab_parallel_cross_entropy(const ModelContext& ctx, Pass pass, const float* logits, const int* targets,
+                                   float* lse, int tokens, int local_vocab, int vocab_start) {
   const KernelTable& k = ctx.kernels();
+  const bool tp = ctx.tp_size() > 1;
   Tensor row_max = Tensor::uninitialized(MemCategory::activations, static_cast<std::size_t>(tokens));
   Tensor sums = Tensor::uninitialized(MemCategory::activations, 2 * static_cast<std::size_t>(tokens));
-  k.vocab_parallel_row_max(logits, row_max.data(), tokens, local_vocab);
-  if (ctx.tp_size() > 1) ctx.tp->all_reduce(row_max.data(), tokens, ReduceOp::max);
-  k.vocab_parallel_row_sums(logits, targets, row_max.data(), sums.data(), tokens, local_vocab, vocab_start);
-  if (ctx.tp_size() > 1) ctx.tp->all_reduce(sums.data(), sums.size());  // sum_exp and the target logit at once
+  {
+    auto op = ctx.op(-1, op_names::kHeadLoss, pass);
+    k.vocab_parallel_row_max(logits, row_max.data(), tokens, local_vocab);
+  }
+  if (tp) {
+    auto op = ctx.op(-1, op_names::kHeadLossReduce, pass);
+    ctx.tp->all_reduce(row_max.data(), tokens, ReduceOp::max);
+  }
+  {
+    auto op = ctx.op(-1, op_names::kHeadLoss, pass);
+    k.vocab_parallel_row_sums(logits, targets, row_max.data(), sums.data(), tokens, local_vocab, vocab_start);
+  }
+  if (tp) {
+    auto op = ctx.op(-1, op_names::kHeadLossReduce, pass);
+    ctx.tp->all_reduce(sums.data(), sums.size());  // sum_exp and the target logit at once
+  }
+  auto op = ctx.op(-1, op_names::kHeadLoss, pass);
   Tensor token_loss = Tensor::uninitialized(MemCategory::activations, static_cast<std::size_t>(tokens));
   k.vocab_parallel_loss(row_max.data(), sums.data(), lse, token_loss.data(), tokens);
   // the step's loss on the host, as Megatron's .item(): tokens floats, summed in a fixed order
@@ -83,10 +97,9 @@ float Head::forward_t(const ModelContext& ctx, const int* targets, HeadSaved& s,
     auto op = ctx.op(-1, op_names::kHeadLogits, pass);
     ctx.kernels().gemm_forward(in, out_.param<T>(out_slot_), s.logits.data(), t, vl, h, false, true);
   }
-  auto op = ctx.op(-1, op_names::kHeadLoss, pass);
   s.lse = Tensor(MemCategory::activations, t);
   const DeviceTokens device_targets(ctx.device(), targets, t);
-  return vocab_parallel_cross_entropy(ctx, s.logits.data(), device_targets.get(), s.lse.data(), t, vl,
+  return vocab_parallel_cross_entropy(ctx, pass, s.logits.data(), device_targets.get(), s.lse.data(), t, vl,
                                       c_.vocab_start());
 }
 

@@ -30,10 +30,11 @@ struct HeadSaved {
 // stages of kernels/cpu/vocab_parallel_loss.hpp through the backend's table, the per-token
 // statistics all-reduced over ctx.tp on device buffers (no logits cross the group). logits
 // [tokens, local_vocab], targets and lse [tokens] are device buffers; fills lse. Every TP rank
-// returns the same loss (the host reads tokens floats). The backward is the table's
-// vocab_parallel_loss_backward, with no collective.
-float vocab_parallel_cross_entropy(const ModelContext& ctx, const float* logits, const int* targets, float* lse,
-                                   int tokens, int local_vocab, int vocab_start);
+// returns the same loss (the host reads tokens floats). The stages run as head.loss ops of
+// `pass`, the all-reduces as head.loss_reduce (the simulator's op list). The backward is the
+// table's vocab_parallel_loss_backward, with no collective.
+float vocab_parallel_cross_entropy(const ModelContext& ctx, Pass pass, const float* logits, const int* targets,
+                                   float* lse, int tokens, int local_vocab, int vocab_start);
 
 class Head {
  public:

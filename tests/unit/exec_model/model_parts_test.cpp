@@ -30,7 +30,7 @@ TEST(ExecModelLoss, VocabParallelCrossEntropyMatchesKernelOnOneRank) {
   Tensor d_lse = Tensor::uninitialized(MemCategory::activations, tokens);
   device.copy_to_device(d_logits.data(), logits.data(), d_logits.bytes());
   const DeviceTokens d_targets(device, targets.data(), tokens);
-  const float ours = vocab_parallel_cross_entropy(ModelContext{}, d_logits.data(), d_targets.get(), d_lse.data(),
+  const float ours = vocab_parallel_cross_entropy(ModelContext{}, Pass::fwd, d_logits.data(), d_targets.get(), d_lse.data(),
                                                   tokens, vocab, 0);
   std::vector<float> lse_kernel(tokens);
   const float reference = kernels::cpu::cross_entropy_forward(logits.data(), targets.data(), lse_kernel.data(),
