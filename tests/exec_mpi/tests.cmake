@@ -16,7 +16,6 @@ set(EXEC_PARITY_CASES
   "zero2_dp2|2|dp=2 zero=2"
   "zero3_dp2|2|dp=2 zero=3"
   "zero3_dp2_llama|2|dp=2 zero=3 model=llama"
-  "zero3_dp2_llama|2|dp=2 zero=3 model=llama"
   "recompute_full_tp2|2|tp=2 recompute=full"
   "recompute_selective_dp2|2|dp=2 recompute=selective flash=0"
   "grad_accum_dp2|2|dp=2 micro=1 global=8"
