@@ -1,12 +1,8 @@
 # The executor's tests again on the strict-device backend (exec/cpu/strict_backend.hpp:
 # device memory the host cannot touch, kernels on a stream), so that a host access or a
 # missing synchronize that creeps into exec/model, exec/train or exec/runtime fails here
-# instead of on a GPU. Every test runs there except those listed: the parts of the model
-# still computed on host memory (issue #52): PowerSGD's factors.
-# A test that starts to pass comes off the list; a new test must pass on both backends.
-set(TWINSIM_STRICT_NOT_YET "PowerSgd.*")
-list(JOIN TWINSIM_STRICT_NOT_YET ":" strict_excluded)
-add_test(NAME exec_strict.exec_model COMMAND test_exec_model "--gtest_filter=-${strict_excluded}")
+# instead of on a GPU. Every test runs there; a new test must pass on both backends.
+add_test(NAME exec_strict.exec_model COMMAND test_exec_model)
 add_test(NAME exec_strict.runtime COMMAND test_runtime)
 set_tests_properties(exec_strict.exec_model exec_strict.runtime PROPERTIES
                      ENVIRONMENT "TWINSIM_BACKEND=cpu-strict;OMP_NUM_THREADS=1" TIMEOUT 900 LABELS "strict")
