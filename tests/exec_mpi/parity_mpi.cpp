@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "exec/model/weights.hpp"
+#include "exec/runtime/backend.hpp"
 #include "exec/runtime/mpi_communicator.hpp"
 #include "exec/train/mixed_precision.hpp"
 #include "exec/train/trainer.hpp"
@@ -39,7 +40,10 @@ struct RunResult {
 };
 
 RunResult train(const TrainConfig& c, Communicator& comm, int steps) {
-  ProcessGroups groups(comm, c.plan);
+  // the groups' collectives on device buffers, as run_job builds them: host staging on the
+  // strict-device backend (TWINSIM_BACKEND=cpu-strict), NCCL on a GPU, MPI itself on the CPU
+  const std::unique_ptr<Communicator> device_comm = current_backend().device_communicator(comm);
+  ProcessGroups groups(device_comm ? *device_comm : comm, c.plan);
   const std::unique_ptr<TokenSource> data = training_tokens(c.training.data, static_cast<int>(c.model.vocab), c.seed);
   Trainer trainer(c, groups, *data);
   RunResult r;

@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "exec/runtime/backend.hpp"
 #include "exec/runtime/mpi_communicator.hpp"
 #include "exec/runtime/step_recorder.hpp"
 #include "exec/train/trainer.hpp"
@@ -204,7 +205,8 @@ int run(int argc, char** argv) {
   }
   auto world = MpiCommunicator::world();
   const TrainConfig config = tiny_config(args);
-  ProcessGroups groups(*world, config.plan);
+  const std::unique_ptr<Communicator> device_comm = current_backend().device_communicator(*world);  // as run_job
+  ProcessGroups groups(device_comm ? *device_comm : *world, config.plan);
   StepRecorder recorder(current_backend().kernels());
   groups.record_collectives(recorder);
   Profiler profiler(world->rank());  // names the ops

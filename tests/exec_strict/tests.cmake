@@ -24,3 +24,21 @@ foreach(case "validation/gpu/tiny-gpt-fp32|1" "validation/gpu/tiny-llama-bf16|1"
                    ${CMAKE_CURRENT_BINARY_DIR}/exec_strict/${name})
   set_tests_properties(exec_strict.run.${name} PROPERTIES TIMEOUT 300 LABELS "strict;mpi")
 endforeach()
+
+# The MPI parity harness (tests/exec_mpi/parity_mpi.cpp) on the strict backend: each plan's
+# losses and parameters against the single-rank run, every collective staged from device
+# buffers, every host read through a copy.
+foreach(case "dp2|2|dp=2" "tp2_sp|2|tp=2 sp=1" "pp2_1f1b|2|pp=2 schedule=1f1b" "zero3_dp2|2|dp=2 zero=3"
+             "moe_dp2_ep2|2|dp=2 ep=2 model=moe")
+  string(REPLACE "|" ";" parts "${case}")
+  list(GET parts 0 name)
+  list(GET parts 1 ranks)
+  list(GET parts 2 plan)
+  separate_arguments(plan_args UNIX_COMMAND "${plan}")
+  add_test(NAME exec_strict.parity.${name}
+           COMMAND ${MPIEXEC_EXECUTABLE} -np ${ranks} --oversubscribe -x TWINSIM_BACKEND=cpu-strict
+                   $<TARGET_FILE:exec_parity_mpi> ${plan_args})
+  set_tests_properties(exec_strict.parity.${name} PROPERTIES
+                       ENVIRONMENT "OMPI_ALLOW_RUN_AS_ROOT=1;OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1;OMP_NUM_THREADS=1"
+                       TIMEOUT 300 LABELS "strict;mpi")
+endforeach()
