@@ -107,6 +107,7 @@ class StrictDeviceBackend final : public Backend {
 
   std::string_view name() const override { return "cpu-strict"; }
   const KernelTable& kernels() const override { return kernels_; }
+  const KernelTable& host_kernels() const override { return host_kernels_; }
   Allocator& device_allocator() override { return *device_memory_; }
   std::unique_ptr<Allocator> make_device_allocator(std::int64_t capacity_bytes) const override;
   // Pinned host memory: page-aligned blocks of the pinned arena.
@@ -136,6 +137,7 @@ class StrictDeviceBackend final : public Backend {
   std::unique_ptr<DeviceArena> pinned_arena_;
   std::unique_ptr<WorkerStream> stream_;
   StrictKernels kernels_;
+  CpuKernels host_kernels_;
   std::unique_ptr<Allocator> device_memory_;
 };
 

@@ -42,3 +42,12 @@ foreach(case "dp2|2|dp=2" "tp2_sp|2|tp=2 sp=1" "pp2_1f1b|2|pp=2 schedule=1f1b" "
                        ENVIRONMENT "OMPI_ALLOW_RUN_AS_ROOT=1;OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1;OMP_NUM_THREADS=1"
                        TIMEOUT 300 LABELS "strict;mpi")
 endforeach()
+
+# ZeRO-Offload: the update runs on the host's states through Backend::host_kernels while the
+# model runs on the device; losses equal bit for bit on both backends.
+add_test(NAME exec_strict.run.tiny-gpt-dp2-zero1-offload
+         COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/run_parity.py $<TARGET_FILE:twinsim>
+                 ${PROJECT_SOURCE_DIR}/scenarios/exec/tiny-gpt-dp2.yaml 2 ${MPIEXEC_EXECUTABLE}
+                 ${CMAKE_CURRENT_BINARY_DIR}/exec_strict/tiny-gpt-dp2-zero1-offload plan.zero=1
+                 plan.offload_optimizer=true)
+set_tests_properties(exec_strict.run.tiny-gpt-dp2-zero1-offload PROPERTIES TIMEOUT 300 LABELS "strict;mpi")
