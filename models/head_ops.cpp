@@ -52,8 +52,10 @@ namespace {
 
 // logits = X W^T over this rank's vocabulary shard: 2 * tokens * h * V/t FLOPs (the logits
 // term of Narayanan et al. 2021, Appendix, Eq. 3), then softmax cross-entropy in fp32: read
-// the logits, write fp32 probabilities for the backward; vocab-parallel max and sum
-// all-reduces move 2 floats per token.
+// the logits, write fp32 probabilities for the backward; the vocab-parallel all-reduces move
+// 3 floats per token: the row max, the target's logit and the sum of exponentials
+// (Megatron-core tensor_parallel/cross_entropy.py, one all-reduce each; the executor's
+// loss.cpp sends the last two together).
 void add_logits_and_loss(std::vector<LayerOp>& ops, std::string_view logits_name, std::string_view loss_name,
                          std::string_view reduce_name, const ModelSpec& m, const Plan& p, std::int64_t tokens,
                          std::int64_t e) {
@@ -70,7 +72,7 @@ void add_logits_and_loss(std::vector<LayerOp>& ops, std::string_view logits_name
   logits.fwd_bytes = activation + logits.weight_bytes + checked_mul(tokens * vocab_shard, e);
   ops.push_back(logits);
   ops.push_back(memory_op(loss_name, OpKind::elementwise, kernel_names::kCrossEntropy, checked_mul(tokens * vocab_shard, e + 4)));
-  if (p.tp > 1) ops.push_back(tp_collective(reduce_name, CollectiveKind::all_reduce, CollectiveKind::none, tokens * 8));
+  if (p.tp > 1) ops.push_back(tp_collective(reduce_name, CollectiveKind::all_reduce, CollectiveKind::none, tokens * 12));
 }
 
 // "mtp." + a layer op's name, kept for the life of the program (op names are views).

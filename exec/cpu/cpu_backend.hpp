@@ -12,6 +12,7 @@ class CpuBackend final : public Backend {
  public:
   std::string_view name() const override { return "cpu"; }
   const KernelTable& kernels() const override { return kernels_; }
+  const KernelTable& host_kernels() const override { return kernels_; }
   Allocator& device_allocator() override { return memory_; }
   std::unique_ptr<Allocator> make_device_allocator(std::int64_t capacity_bytes) const override;
   std::unique_ptr<Allocator> make_host_allocator() const override;

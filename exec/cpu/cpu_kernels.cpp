@@ -11,6 +11,7 @@
 #include "kernels/cpu/optimizer.hpp"
 #include "kernels/cpu/residual.hpp"
 #include "kernels/cpu/rope.hpp"
+#include "kernels/cpu/vocab_parallel_loss.hpp"
 
 namespace twinsim::exec {
 
@@ -89,6 +90,26 @@ void CpuKernels::do_vocab_embedding_backward(Dtype type, const int* tokens, cons
   with_storage(type, [&]<class T>() {
     cpu::vocab_embedding_backward(tokens, in<T>(dout), out<T>(dtable), count, dim, row_start, rows);
   });
+}
+
+void CpuKernels::do_vocab_parallel_row_max(const float* logits, float* row_max, int tokens, int local_vocab) const {
+  cpu::vocab_parallel_row_max(logits, row_max, tokens, local_vocab);
+}
+
+void CpuKernels::do_vocab_parallel_row_sums(const float* logits, const int* targets, const float* row_max, float* sums,
+                                            int tokens, int local_vocab, int vocab_start) const {
+  cpu::vocab_parallel_row_sums(logits, targets, row_max, sums, tokens, local_vocab, vocab_start);
+}
+
+void CpuKernels::do_vocab_parallel_loss(const float* row_max, const float* sums, float* lse, float* token_loss,
+                                        int tokens) const {
+  cpu::vocab_parallel_loss(row_max, sums, lse, token_loss, tokens);
+}
+
+void CpuKernels::do_vocab_parallel_loss_backward(const float* logits, const int* targets, const float* lse,
+                                                 float dloss, float* dlogits, int tokens, int local_vocab,
+                                                 int vocab_start) const {
+  cpu::vocab_parallel_loss_backward(logits, targets, lse, dloss, dlogits, tokens, local_vocab, vocab_start);
 }
 
 void CpuKernels::do_rope(Dtype type, bool backward, const void* x, void* y, int batch, int seq, int heads,

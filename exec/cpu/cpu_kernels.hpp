@@ -30,6 +30,13 @@ class CpuKernels final : public KernelTable {
                             int row_start, int rows) const override;
   void do_vocab_embedding_backward(Dtype type, const int* tokens, const void* dout, void* dtable, int count, int dim,
                              int row_start, int rows) const override;
+  void do_vocab_parallel_row_max(const float* logits, float* row_max, int tokens, int local_vocab) const override;
+  void do_vocab_parallel_row_sums(const float* logits, const int* targets, const float* row_max, float* sums,
+                                  int tokens, int local_vocab, int vocab_start) const override;
+  void do_vocab_parallel_loss(const float* row_max, const float* sums, float* lse, float* token_loss,
+                              int tokens) const override;
+  void do_vocab_parallel_loss_backward(const float* logits, const int* targets, const float* lse, float dloss,
+                                       float* dlogits, int tokens, int local_vocab, int vocab_start) const override;
   void do_rope(Dtype type, bool backward, const void* x, void* y, int batch, int seq, int heads, int head_dim,
                float theta, int pos_offset) const override;
   void do_layernorm_forward(Dtype type, const void* x, const void* gamma, const void* beta, void* y, float* mean,

@@ -124,6 +124,28 @@ void StrictKernels::do_vocab_embedding_backward(Dtype type, const int* tokens, c
          rows);
 }
 
+void StrictKernels::do_vocab_parallel_row_max(const float* logits, float* row_max, int tokens, int local_vocab) const {
+  launch("vocab_parallel_row_max", &CpuKernels::do_vocab_parallel_row_max, logits, row_max, tokens, local_vocab);
+}
+
+void StrictKernels::do_vocab_parallel_row_sums(const float* logits, const int* targets, const float* row_max,
+                                               float* sums, int tokens, int local_vocab, int vocab_start) const {
+  launch("vocab_parallel_row_sums", &CpuKernels::do_vocab_parallel_row_sums, logits, targets, row_max, sums, tokens,
+         local_vocab, vocab_start);
+}
+
+void StrictKernels::do_vocab_parallel_loss(const float* row_max, const float* sums, float* lse, float* token_loss,
+                                           int tokens) const {
+  launch("vocab_parallel_loss", &CpuKernels::do_vocab_parallel_loss, row_max, sums, lse, token_loss, tokens);
+}
+
+void StrictKernels::do_vocab_parallel_loss_backward(const float* logits, const int* targets, const float* lse,
+                                                    float dloss, float* dlogits, int tokens, int local_vocab,
+                                                    int vocab_start) const {
+  launch("vocab_parallel_loss_backward", &CpuKernels::do_vocab_parallel_loss_backward, logits, targets, lse, dloss,
+         dlogits, tokens, local_vocab, vocab_start);
+}
+
 void StrictKernels::do_rope(Dtype type, bool backward, const void* x, void* y, int batch, int seq, int heads,
                             int head_dim, float theta, int pos_offset) const {
   launch("rope", &CpuKernels::do_rope, type, backward, x, y, batch, seq, heads, head_dim, theta, pos_offset);

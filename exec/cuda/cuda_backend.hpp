@@ -10,6 +10,7 @@
 #include <memory>
 #include <string>
 
+#include "exec/cpu/cpu_kernels.hpp"
 #include "exec/cuda/cuda_kernels.hpp"
 #include "exec/cuda/device_allocator.hpp"
 #include "exec/runtime/backend.hpp"
@@ -26,6 +27,7 @@ class CudaBackend final : public Backend {
 
   std::string_view name() const override { return "cuda"; }
   const KernelTable& kernels() const override { return kernels_; }
+  const KernelTable& host_kernels() const override { return host_kernels_; }
   Allocator& device_allocator() override { return memory_; }
   std::unique_ptr<Allocator> make_device_allocator(std::int64_t capacity_bytes) const override;
   // Page-locked host memory (cudaMallocHost): what asynchronous copies need.
@@ -48,6 +50,7 @@ class CudaBackend final : public Backend {
  private:
   cudaStream_t stream_ = nullptr;  // the legacy default stream
   CudaKernels kernels_;
+  CpuKernels host_kernels_;
   DeviceAllocator memory_;
   std::string device_name_;
 };

@@ -13,6 +13,7 @@
 #include "kernels/cuda/optimizer.hpp"
 #include "kernels/cuda/residual.hpp"
 #include "kernels/cuda/rope.hpp"
+#include "kernels/cuda/vocab_parallel_loss.hpp"
 
 namespace twinsim::exec {
 
@@ -155,6 +156,30 @@ void CudaKernels::do_vocab_embedding_backward(Dtype type, const int* tokens, con
     gpu::vocab_embedding_backward(tokens, static_cast<const T*>(dout), static_cast<T*>(dtable), count, dim, row_start,
                             rows);
   });
+}
+
+void CudaKernels::do_vocab_parallel_row_max(const float* logits, float* row_max, int tokens, int local_vocab) const {
+  gpu::StreamScope on(stream_);
+  gpu::vocab_parallel_row_max(logits, row_max, tokens, local_vocab);
+}
+
+void CudaKernels::do_vocab_parallel_row_sums(const float* logits, const int* targets, const float* row_max,
+                                             float* sums, int tokens, int local_vocab, int vocab_start) const {
+  gpu::StreamScope on(stream_);
+  gpu::vocab_parallel_row_sums(logits, targets, row_max, sums, tokens, local_vocab, vocab_start);
+}
+
+void CudaKernels::do_vocab_parallel_loss(const float* row_max, const float* sums, float* lse, float* token_loss,
+                                         int tokens) const {
+  gpu::StreamScope on(stream_);
+  gpu::vocab_parallel_loss(row_max, sums, lse, token_loss, tokens);
+}
+
+void CudaKernels::do_vocab_parallel_loss_backward(const float* logits, const int* targets, const float* lse,
+                                                  float dloss, float* dlogits, int tokens, int local_vocab,
+                                                  int vocab_start) const {
+  gpu::StreamScope on(stream_);
+  gpu::vocab_parallel_loss_backward(logits, targets, lse, dloss, dlogits, tokens, local_vocab, vocab_start);
 }
 
 void CudaKernels::do_rope(Dtype type, bool backward, const void* x, void* y, int batch, int seq, int heads,

@@ -1,10 +1,8 @@
 #include "exec/model/loss.hpp"
 
-#include <algorithm>
-#include <cmath>
-#include <limits>
+#include <vector>
 
-#include "exec/model/host_view.hpp"
+#include "exec/model/device_tokens.hpp"
 #include "exec/model/tp_region.hpp"
 #include "models/op_names.hpp"
 
@@ -32,45 +30,37 @@ std::vector<ParamSpec> output_layer_specs(const TransformerConfig& c) {
   return {{name, c.model.vocab, c.hidden(), Shard::rows, Init::normal, c.init_std, false, true}};
 }
 
-float vocab_parallel_cross_entropy(const ModelContext& ctx, const float* logits, const int* targets, float* lse,
-                                   int tokens, int local_vocab, int vocab_start) {
-  std::vector<float> row_max(tokens), sum_exp(tokens), target_logit(tokens, 0.0f);
-  for (int t = 0; t < tokens; ++t) {
-    const float* row = logits + static_cast<std::size_t>(t) * local_vocab;
-    row_max[t] = *std::max_element(row, row + local_vocab);
+float vocab_parallel_cross_entropy(const ModelContext& ctx, Pass pass, const float* logits, const int* targets,
+                                   float* lse, int tokens, int local_vocab, int vocab_start) {
+  const KernelTable& k = ctx.kernels();
+  const bool tp = ctx.tp_size() > 1;
+  Tensor row_max = Tensor::uninitialized(MemCategory::activations, static_cast<std::size_t>(tokens));
+  Tensor sums = Tensor::uninitialized(MemCategory::activations, 2 * static_cast<std::size_t>(tokens));
+  {
+    auto op = ctx.op(-1, op_names::kHeadLoss, pass);
+    k.vocab_parallel_row_max(logits, row_max.data(), tokens, local_vocab);
   }
-  if (ctx.tp_size() > 1) ctx.tp->all_reduce(row_max.data(), tokens, ReduceOp::max);
-  for (int t = 0; t < tokens; ++t) {
-    const float* row = logits + static_cast<std::size_t>(t) * local_vocab;
-    double s = 0;
-    for (int j = 0; j < local_vocab; ++j) s += std::exp(static_cast<double>(row[j] - row_max[t]));
-    sum_exp[t] = static_cast<float>(s);
-    const int j = targets[t] - vocab_start;
-    if (j >= 0 && j < local_vocab) target_logit[t] = row[j];
+  if (tp) {
+    auto op = ctx.op(-1, op_names::kHeadLossReduce, pass);
+    ctx.tp->all_reduce(row_max.data(), tokens, ReduceOp::max);
   }
-  if (ctx.tp_size() > 1) {
-    ctx.tp->all_reduce(sum_exp.data(), tokens);
-    ctx.tp->all_reduce(target_logit.data(), tokens);
+  {
+    auto op = ctx.op(-1, op_names::kHeadLoss, pass);
+    k.vocab_parallel_row_sums(logits, targets, row_max.data(), sums.data(), tokens, local_vocab, vocab_start);
   }
+  if (tp) {
+    auto op = ctx.op(-1, op_names::kHeadLossReduce, pass);
+    ctx.tp->all_reduce(sums.data(), sums.size());  // sum_exp and the target logit at once
+  }
+  auto op = ctx.op(-1, op_names::kHeadLoss, pass);
+  Tensor token_loss = Tensor::uninitialized(MemCategory::activations, static_cast<std::size_t>(tokens));
+  k.vocab_parallel_loss(row_max.data(), sums.data(), lse, token_loss.data(), tokens);
+  // the step's loss on the host, as Megatron's .item(): tokens floats, summed in a fixed order
+  std::vector<float> host_loss(static_cast<std::size_t>(tokens));
+  ctx.device().copy_to_host(host_loss.data(), token_loss.data(), host_loss.size() * sizeof(float));
   double loss = 0;
-  for (int t = 0; t < tokens; ++t) {
-    // log sum_j exp(l_j) = max + log sum_j exp(l_j - max): the stable logsumexp
-    lse[t] = row_max[t] + std::log(sum_exp[t]);
-    loss += lse[t] - target_logit[t];
-  }
+  for (float l : host_loss) loss += l;
   return static_cast<float>(loss / tokens);
-}
-
-void vocab_parallel_cross_entropy_backward(const float* logits, const int* targets, const float* lse, float dloss,
-                                           float* dlogits, int tokens, int local_vocab, int vocab_start) {
-  const float scale = dloss / static_cast<float>(tokens);
-  for (int t = 0; t < tokens; ++t) {
-    const float* row = logits + static_cast<std::size_t>(t) * local_vocab;
-    float* drow = dlogits + static_cast<std::size_t>(t) * local_vocab;
-    for (int j = 0; j < local_vocab; ++j) drow[j] = std::exp(row[j] - lse[t]) * scale;
-    const int j = targets[t] - vocab_start;
-    if (j >= 0 && j < local_vocab) drow[j] -= scale;
-  }
 }
 
 Head::Head(const TransformerConfig& c, ParamBlock& norm, ParamBlock& output, int output_slot)
@@ -107,12 +97,10 @@ float Head::forward_t(const ModelContext& ctx, const int* targets, HeadSaved& s,
     auto op = ctx.op(-1, op_names::kHeadLogits, pass);
     ctx.kernels().gemm_forward(in, out_.param<T>(out_slot_), s.logits.data(), t, vl, h, false, true);
   }
-  auto op = ctx.op(-1, op_names::kHeadLoss, pass);
   s.lse = Tensor(MemCategory::activations, t);
-  HostView<float> logits(ctx.device(), s.logits.data(), s.logits.size()), lse(ctx.device(), s.lse.data(), s.lse.size());
-  const float loss = vocab_parallel_cross_entropy(ctx, logits.get(), targets, lse.get(), t, vl, c_.vocab_start());
-  lse.store();
-  return loss;
+  const DeviceTokens device_targets(ctx.device(), targets, t);
+  return vocab_parallel_cross_entropy(ctx, pass, s.logits.data(), device_targets.get(), s.lse.data(), t, vl,
+                                      c_.vocab_start());
 }
 
 template <class T>
@@ -122,10 +110,9 @@ Tensor Head::backward_t(const ModelContext& ctx, const int* targets, float dloss
   {
     // in place, as Megatron's _VocabParallelCrossEntropy.backward: the logits become their grads
     auto op = ctx.op(-1, op_names::kHeadLoss, Pass::bwd_dgrad);
-    HostView<float> logits(ctx.device(), s.logits.data(), s.logits.size()), lse(ctx.device(), s.lse.data(), s.lse.size());
-    vocab_parallel_cross_entropy_backward(logits.get(), targets, lse.get(), dloss, logits.get(), t, vl,
-                                          c_.vocab_start());
-    logits.store();
+    const DeviceTokens device_targets(ctx.device(), targets, t);
+    ctx.kernels().vocab_parallel_loss_backward(s.logits.data(), device_targets.get(), s.lse.data(), dloss,
+                                               s.logits.data(), t, vl, c_.vocab_start());
   }
   s.lse.release();
   Tensor dn_full = Tensor::uninitialized_of<T>(MemCategory::activations, static_cast<std::size_t>(t) * h);

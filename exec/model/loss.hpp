@@ -26,13 +26,15 @@ struct HeadSaved {
   void release_all();
 };
 
-// Mean over tokens of -log softmax(logits)[target] with the vocabulary split over TP.
-// Fills lse. Every TP rank returns the same loss.
-float vocab_parallel_cross_entropy(const ModelContext& ctx, const float* logits, const int* targets, float* lse,
-                                   int tokens, int local_vocab, int vocab_start);
-// dlogits = (softmax - onehot(target)) * dloss / tokens over this rank's shard; in place allowed.
-void vocab_parallel_cross_entropy_backward(const float* logits, const int* targets, const float* lse, float dloss,
-                                           float* dlogits, int tokens, int local_vocab, int vocab_start);
+// Mean over tokens of -log softmax(logits)[target] with the vocabulary split over TP: the
+// stages of kernels/cpu/vocab_parallel_loss.hpp through the backend's table, the per-token
+// statistics all-reduced over ctx.tp on device buffers (no logits cross the group). logits
+// [tokens, local_vocab], targets and lse [tokens] are device buffers; fills lse. Every TP rank
+// returns the same loss (the host reads tokens floats). The stages run as head.loss ops of
+// `pass`, the all-reduces as head.loss_reduce (the simulator's op list). The backward is the
+// table's vocab_parallel_loss_backward, with no collective.
+float vocab_parallel_cross_entropy(const ModelContext& ctx, Pass pass, const float* logits, const int* targets,
+                                   float* lse, int tokens, int local_vocab, int vocab_start);
 
 class Head {
  public:

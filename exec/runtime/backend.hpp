@@ -35,6 +35,10 @@ class Backend {
   // "cpu", "cpu-strict", "cuda": the name the run's report gives the device.
   virtual std::string_view name() const = 0;
   virtual const KernelTable& kernels() const = 0;
+  // The kernel table over host memory, run on the calling thread: ZeRO-Offload's update of the
+  // states it keeps on the host (DeepSpeed's CPU Adam; Ren et al. 2021 §4.2). The CPU
+  // backend's own table; the CPU kernels beside a device's.
+  virtual const KernelTable& host_kernels() const = 0;
 
   // The allocator Tensors draw device memory from when no other is set (tensor.hpp).
   virtual Allocator& device_allocator() = 0;

@@ -116,6 +116,28 @@ class KernelTable {
     do_vocab_embedding_backward(storage_dtype<T>(), tokens, dout, dtable, count, dim, row_start, rows);
   }
 
+  // ---- vocabulary-parallel softmax cross-entropy (kernels/cpu/vocab_parallel_loss.hpp): fp32
+  // logits [tokens, local_vocab] of the shard starting at vocab_start, device int targets; the
+  // caller all-reduces row_max (max) and sums [2 * tokens] (sum) over the TP group between stages
+  void vocab_parallel_row_max(const float* logits, float* row_max, int tokens, int local_vocab) const {
+    note("vocab_parallel_row_max");
+    do_vocab_parallel_row_max(logits, row_max, tokens, local_vocab);
+  }
+  void vocab_parallel_row_sums(const float* logits, const int* targets, const float* row_max, float* sums, int tokens,
+                               int local_vocab, int vocab_start) const {
+    note("vocab_parallel_row_sums");
+    do_vocab_parallel_row_sums(logits, targets, row_max, sums, tokens, local_vocab, vocab_start);
+  }
+  void vocab_parallel_loss(const float* row_max, const float* sums, float* lse, float* token_loss, int tokens) const {
+    note("vocab_parallel_loss");
+    do_vocab_parallel_loss(row_max, sums, lse, token_loss, tokens);
+  }
+  void vocab_parallel_loss_backward(const float* logits, const int* targets, const float* lse, float dloss,
+                                    float* dlogits, int tokens, int local_vocab, int vocab_start) const {
+    note("vocab_parallel_loss_backward");
+    do_vocab_parallel_loss_backward(logits, targets, lse, dloss, dlogits, tokens, local_vocab, vocab_start);
+  }
+
   // ---- rotary position embedding
   template <class T>
   void rope_forward(const T* x, T* y, int batch, int seq, int heads, int head_dim, float theta,
@@ -249,6 +271,13 @@ class KernelTable {
                                     int row_start, int rows) const = 0;
   virtual void do_vocab_embedding_backward(Dtype type, const int* tokens, const void* dout, void* dtable, int count,
                                      int dim, int row_start, int rows) const = 0;
+  virtual void do_vocab_parallel_row_max(const float* logits, float* row_max, int tokens, int local_vocab) const = 0;
+  virtual void do_vocab_parallel_row_sums(const float* logits, const int* targets, const float* row_max, float* sums,
+                                          int tokens, int local_vocab, int vocab_start) const = 0;
+  virtual void do_vocab_parallel_loss(const float* row_max, const float* sums, float* lse, float* token_loss,
+                                      int tokens) const = 0;
+  virtual void do_vocab_parallel_loss_backward(const float* logits, const int* targets, const float* lse, float dloss,
+                                               float* dlogits, int tokens, int local_vocab, int vocab_start) const = 0;
   // backward: the inverse rotation (dy -> dx)
   virtual void do_rope(Dtype type, bool backward, const void* x, void* y, int batch, int seq, int heads,
                        int head_dim, float theta, int pos_offset) const = 0;

@@ -133,6 +133,20 @@ ProcessGroups::ProcessGroups(Communicator& world, const ParallelDims& dims)
   embedding_ = split_group(world, dims_, GroupKind::embedding);
 }
 
+void ProcessGroups::record_collectives(CollectiveObserver& observer) {
+  const auto wrap = [&](std::unique_ptr<Communicator>& group, const char* name) {
+    if (group) group = std::make_unique<RecordingCommunicator>(std::move(group), name, observer);
+  };
+  wrap(tp_, "tp");
+  wrap(cp_, "cp");
+  wrap(dp_, "dp");
+  wrap(dp_cp_, "dp_cp");
+  wrap(pp_, "pp");
+  wrap(ep_, "ep");
+  wrap(expert_dp_, "expert_dp");
+  wrap(embedding_, "embedding");
+}
+
 Communicator& ProcessGroups::group(GroupKind kind) {
   switch (kind) {
     case GroupKind::tp: return tp();

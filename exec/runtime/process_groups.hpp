@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "exec/runtime/communicator.hpp"
+#include "exec/runtime/recording_communicator.hpp"
 #include "models/plan.hpp"
 
 namespace twinsim::exec {
@@ -76,6 +77,11 @@ class ProcessGroups {
   Communicator& ep() { return *ep_; }
   Communicator& expert_dp() { return *expert_dp_; }
   Communicator& group(GroupKind kind);
+
+  // Reports every collective of every group to `observer` from now on (exec/runtime/
+  // recording_communicator.hpp), under the group's name ("tp", "dp", "pp", ...). Call it
+  // before anything keeps a reference to a group (a Trainer).
+  void record_collectives(CollectiveObserver& observer);
 
   // pp() ranks are stage indices: the neighbours of stage s are s - 1 and s + 1 there.
   bool is_first_stage() const { return coords_.pp == 0; }

@@ -10,7 +10,7 @@ StepRecorder::~StepRecorder() {
 
 void StepRecorder::on_op_begin(std::string_view op) {
   open_.push_back(ops_.size());
-  ops_.push_back(RecordedOp{std::string(op), {}, 0});
+  ops_.push_back(RecordedOp{std::string(op), {}, 0, {}});
 }
 
 void StepRecorder::on_op_end() {
@@ -25,6 +25,23 @@ void StepRecorder::on_kernel(std::string_view kernel, double flops) {
   RecordedOp& op = ops_[open_.back()];  // the innermost op did it
   op.kernels.emplace_back(kernel);
   op.flops += flops;
+}
+
+void StepRecorder::on_collective(std::string_view group, std::string_view collective, std::size_t bytes) {
+  if (open_.empty()) {
+    unattributed_collectives_.push_back(std::string(group) + " " + std::string(collective));
+    return;
+  }
+  ops_[open_.back()].collectives.push_back(RecordedCollective{std::string(group), std::string(collective), bytes});
+}
+
+std::size_t StepRecorder::bytes_of(std::string_view op, std::string_view group, std::string_view collective) const {
+  std::size_t total = 0;
+  for (const RecordedOp& r : ops_)
+    if (r.name == op)
+      for (const RecordedCollective& c : r.collectives)
+        if (c.group == group && c.collective == collective) total += c.bytes;
+  return total;
 }
 
 double StepRecorder::flops_of(std::string_view op) const {
@@ -44,6 +61,7 @@ void StepRecorder::clear() {
   ops_.clear();
   open_.clear();
   unattributed_.clear();
+  unattributed_collectives_.clear();
 }
 
 }  // namespace twinsim::exec

@@ -11,16 +11,26 @@
 #include <vector>
 
 #include "exec/runtime/kernel_table.hpp"
+#include "exec/runtime/recording_communicator.hpp"
 
 namespace twinsim::exec {
+
+struct RecordedCollective {
+  std::string group;       // "tp", "dp", "pp", "ep", ...
+  std::string collective;  // "all_reduce", "all_gather", "send", ...
+  std::size_t bytes = 0;   // the whole tensor (recording_communicator.hpp)
+};
 
 struct RecordedOp {
   std::string name;                  // "layer0.mlp.fc1.fwd"
   std::vector<std::string> kernels;  // in call order: "linear_forward", ...
   double flops = 0;                  // of its GEMMs (2 m n k each)
+  std::vector<RecordedCollective> collectives;  // in call order, with the process groups recorded
 };
 
-class StepRecorder final : public KernelObserver {
+// Collectives are recorded too where the process groups report to it
+// (ProcessGroups::record_collectives(recorder)).
+class StepRecorder final : public KernelObserver, public CollectiveObserver {
  public:
   // Observes `table` until destroyed.
   explicit StepRecorder(const KernelTable& table);
@@ -31,13 +41,18 @@ class StepRecorder final : public KernelObserver {
   void on_op_begin(std::string_view op) override;
   void on_op_end() override;
   void on_kernel(std::string_view kernel, double flops) override;
+  void on_collective(std::string_view group, std::string_view collective, std::size_t bytes) override;
 
   const std::vector<RecordedOp>& ops() const { return ops_; }
   // Kernels called outside every op.
   const std::vector<std::string>& unattributed() const { return unattributed_; }
+  // Collectives run outside every op ("group collective").
+  const std::vector<std::string>& unattributed_collectives() const { return unattributed_collectives_; }
   // The GEMM FLOPs of every op of this name, summed (an op may run once per micro-batch).
   double flops_of(std::string_view op) const;
   bool ran(std::string_view op) const;
+  // The bytes of every `collective` over `group` in the ops of this name, summed.
+  std::size_t bytes_of(std::string_view op, std::string_view group, std::string_view collective) const;
   void clear();
 
  private:
@@ -45,6 +60,7 @@ class StepRecorder final : public KernelObserver {
   std::vector<RecordedOp> ops_;
   std::vector<std::size_t> open_;  // indices of the ops open now, innermost last
   std::vector<std::string> unattributed_;
+  std::vector<std::string> unattributed_collectives_;
 };
 
 }  // namespace twinsim::exec

@@ -7,6 +7,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "exec/model/host_view.hpp"
+#include "exec/model/tensor.hpp"
 #include "exec/runtime/backend.hpp"
 #include "kernels/common/storage.hpp"
 
@@ -18,6 +20,34 @@ namespace {
 int rows(const PowerSgdReducer::Matrix& m) { return static_cast<int>(m.rows); }
 int cols(const PowerSgdReducer::Matrix& m) { return static_cast<int>(m.cols); }
 int rank(const PowerSgdReducer::Matrix& m) { return static_cast<int>(m.rank); }
+
+// A host vector's device twin, for the table's GEMMs and the group's collectives (NCCL takes
+// device buffers only): the vector itself where the host's memory is the device's (the CPU
+// backend), else a device copy; load() brings the device's values back.
+class DeviceTwin {
+ public:
+  DeviceTwin(Backend& device, std::vector<float>& host) : device_(device), host_(host) {
+    if (device.host_can_access_device() || host.empty()) return;
+    copy_ = Tensor::uninitialized(MemCategory::buffers, host.size());
+    device.copy_to_device(copy_.data(), host.data(), host.size() * sizeof(float));
+  }
+  float* get() { return copy_.size() > 0 ? copy_.data() : host_.data(); }
+  void load() {
+    if (copy_.size() > 0) device_.copy_to_host(host_.data(), copy_.data(), host_.size() * sizeof(float));
+  }
+
+ private:
+  Backend& device_;
+  std::vector<float>& host_;
+  Tensor copy_;
+};
+
+void all_reduce_on_device(Backend& device, Communicator& dp, std::vector<float>& values) {
+  if (values.empty()) return;
+  DeviceTwin twin(device, values);
+  dp.all_reduce(twin.get(), values.size());
+  twin.load();
+}
 
 }  // namespace
 
@@ -64,45 +94,65 @@ PowerSgdReducer::PowerSgdReducer(const ParamBlock& block, int rank, std::uint64_
   for (float& x : q_) x = normal(rng);
 }
 
+// The factors' small Gram-Schmidt and the error feedback run on the host (HostView copies the
+// block's gradients and residual where the device's memory is not the host's); the GEMMs on
+// the backend's table and the all-reduces on device buffers.
 template <class T>
 void PowerSgdReducer::reduce(T* g, std::size_t n, Communicator& dp) {
   if (n != residual_.size()) throw std::logic_error("PowerSGD: the gradient block's size changed");
-  float* r = residual_.data();
+  Backend& device = current_backend();
+  HostView<T> grads(device, g, n);
+  HostView<float> residual(device, residual_.data(), n);
+  T* gh = grads.get();
+  float* r = residual.get();
   work_.resize(n);
-  for (std::size_t i = 0; i < n; ++i) work_[i] = kernels::to_float(g[i]) + r[i];  // M'
+  for (std::size_t i = 0; i < n; ++i) work_[i] = kernels::to_float(gh[i]) + r[i];  // M'
   // 2. the values sent whole
   sent_.clear();
   for (const auto& [at, count] : whole_) sent_.insert(sent_.end(), work_.begin() + at, work_.begin() + at + count);
-  if (!sent_.empty()) dp.all_reduce(sent_.data(), sent_.size());
+  all_reduce_on_device(device, dp, sent_);
   // 3. P = M Q, summed, orthogonalised (the warm-started Q orthogonalised first)
-  const KernelTable& table = current_backend().kernels();
-  for (const Matrix& m : matrices_) {
-    orthogonalize(q_.data() + m.q_at, m.cols, m.rank);
-    table.gemm_forward(work_.data() + m.offset, q_.data() + m.q_at, p_.data() + m.p_at, rows(m), rank(m), cols(m),
-                      false, false);
+  const KernelTable& table = device.kernels();
+  DeviceTwin work(device, work_);
+  for (const Matrix& m : matrices_) orthogonalize(q_.data() + m.q_at, m.cols, m.rank);
+  {
+    DeviceTwin p(device, p_), q(device, q_);
+    for (const Matrix& m : matrices_)
+      table.gemm_forward(work.get() + m.offset, q.get() + m.q_at, p.get() + m.p_at, rows(m), rank(m), cols(m), false,
+                         false);
+    if (!p_.empty()) dp.all_reduce(p.get(), p_.size());
+    p.load();
   }
-  if (!p_.empty()) dp.all_reduce(p_.data(), p_.size());
   // 4. Q = M^T P, summed
-  for (const Matrix& m : matrices_) {
-    orthogonalize(p_.data() + m.p_at, m.rows, m.rank);
-    table.gemm_forward(work_.data() + m.offset, p_.data() + m.p_at, q_.data() + m.q_at, cols(m), rank(m), rows(m),
-                      true, false);
+  for (const Matrix& m : matrices_) orthogonalize(p_.data() + m.p_at, m.rows, m.rank);
+  {
+    DeviceTwin p(device, p_), q(device, q_);
+    for (const Matrix& m : matrices_)
+      table.gemm_forward(work.get() + m.offset, p.get() + m.p_at, q.get() + m.q_at, cols(m), rank(m), rows(m), true,
+                         false);
+    if (!q_.empty()) dp.all_reduce(q.get(), q_.size());
+    q.load();
   }
-  if (!q_.empty()) dp.all_reduce(q_.data(), q_.size());
   // 5. the sum: the whole values as reduced, P Q^T for the matrices; the residual keeps
   // M' - sum / ranks (the sum as stored)
   sum_.resize(n);
   std::size_t next = 0;
   for (const auto& [at, count] : whole_)
     for (std::size_t i = at; i < at + count; ++i) sum_[i] = sent_[next++];
-  for (const Matrix& m : matrices_)
-    table.gemm_forward(p_.data() + m.p_at, q_.data() + m.q_at, sum_.data() + m.offset, rows(m), cols(m), rank(m),
-                      false, true);
+  {
+    DeviceTwin p(device, p_), q(device, q_), sum(device, sum_);
+    for (const Matrix& m : matrices_)
+      table.gemm_forward(p.get() + m.p_at, q.get() + m.q_at, sum.get() + m.offset, rows(m), cols(m), rank(m), false,
+                         true);
+    sum.load();
+  }
   const auto ranks = static_cast<float>(dp.size());
   for (std::size_t i = 0; i < n; ++i) {
-    g[i] = kernels::from_float<T>(sum_[i]);
-    r[i] = work_[i] - kernels::to_float(g[i]) / ranks;
+    gh[i] = kernels::from_float<T>(sum_[i]);
+    r[i] = work_[i] - kernels::to_float(gh[i]) / ranks;
   }
+  grads.store();
+  residual.store();
 }
 
 template void PowerSgdReducer::reduce<float>(float*, std::size_t, Communicator&);

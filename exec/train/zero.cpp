@@ -237,6 +237,8 @@ void ShardedOptimizer::update(BlockShard& s, T* params, const T* grads) {
   OptimizerSettings schedule = c_.training.optim;
   schedule.lr = c_.lr;
   const auto lr = static_cast<float>(schedule.lr_at(updates_ - 1));
+  // offloaded: the host's weights, moments and gradient copy, stepped by the CPU
+  const KernelTable& table = offload_ ? current_backend().host_kernels() : current_backend().kernels();
   // step each parameter's part of [lo, hi) with its own weight decay
   for (const ParamSlot& slot : s.block->slots()) {
     const std::size_t a = std::max(s.lo, slot.offset), b = std::min(s.hi, slot.offset + slot.count);
@@ -251,13 +253,12 @@ void ShardedOptimizer::update(BlockShard& s, T* params, const T* grads) {
       cfg.beta2 = static_cast<float>(o.beta2);
       cfg.eps = static_cast<float>(o.eps);
       cfg.weight_decay = wd;
-      current_backend().kernels().adamw_step(weights + i, grads + i, s.m.data() + i, s.v.data() + i, static_cast<long>(b - a),
-                               updates_, cfg);
+      table.adamw_step(weights + i, grads + i, s.m.data() + i, s.v.data() + i, static_cast<long>(b - a), updates_, cfg);
     } else {
       kernels::SgdConfig cfg;
       cfg.lr = lr;
       cfg.weight_decay = wd;
-      current_backend().kernels().sgd_step(weights + i, grads + i, nullptr, static_cast<long>(b - a), cfg);
+      table.sgd_step(weights + i, grads + i, nullptr, static_cast<long>(b - a), cfg);
     }
   }
   if constexpr (!std::is_same_v<T, float>)

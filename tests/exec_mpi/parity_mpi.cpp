@@ -17,86 +17,14 @@
 #include <unistd.h>
 
 #include "exec/model/weights.hpp"
+#include "exec/runtime/backend.hpp"
 #include "exec/runtime/mpi_communicator.hpp"
 #include "exec/train/mixed_precision.hpp"
 #include "exec/train/trainer.hpp"
+#include "tests/exec_mpi/tiny_train_config.hpp"
 
 namespace twinsim::exec {
 namespace {
-
-// A uint16 token file (training.data) of a fixed pseudo-random stream, written by every
-// rank under its own name, so the runs read real files through the executor's reader.
-std::string token_file(int vocab) {
-  const std::string path =
-      (std::filesystem::temp_directory_path() / ("twinsim_parity_tokens_" + std::to_string(::getpid()) + ".bin")).string();
-  std::ofstream out(path, std::ios::binary);
-  std::uint64_t x = 12345;
-  for (int i = 0; i < 4096; ++i) {
-    x = x * 6364136223846793005ULL + 1442695040888963407ULL;  // Knuth's MMIX LCG
-    const auto id = static_cast<std::uint16_t>((x >> 33) % static_cast<std::uint64_t>(vocab));
-    out.put(static_cast<char>(id & 0xff)).put(static_cast<char>(id >> 8));
-  }
-  return path;
-}
-
-TrainConfig tiny_config(const std::map<std::string, std::string>& args) {
-  auto get = [&](const std::string& k, const std::string& fallback) {
-    auto it = args.find(k);
-    return it == args.end() ? fallback : it->second;
-  };
-  TrainConfig c;
-  ModelSpec& m = c.model;
-  const std::string model = get("model", "gpt");
-  // moe: Llama with experts; mla: that with latent attention (DeepSeek-V2-shaped)
-  const bool llama = model == "llama" || model == "moe" || model == "mla";
-  m.name = "parity-" + model;
-  m.layers = std::stoi(get("layers", "4"));
-  m.hidden = 32;
-  m.heads = 4;
-  m.kv_heads = llama ? 2 : 4;
-  m.head_dim = 8;
-  m.ffn_hidden = llama ? 48 : 64;
-  m.vocab = 64;
-  m.max_seq_len = 32;
-  m.activation = llama ? Activation::swiglu : Activation::gelu;
-  m.norm = llama ? Norm::rmsnorm : Norm::layernorm;
-  m.position = llama ? Position::rope : Position::learned;
-  m.tied_embeddings = !llama;
-  m.bias = !llama;
-  if (model == "mla") {  // per head Q/K nope 6 + rope 2, V 4; Q bottleneck 12, KV latent 10
-    m.kv_heads = m.heads;
-    m.head_dim = 8;
-    m.mla = MlaSpec{12, 10, 6, 2, 4};
-  }
-  if (model == "moe" || model == "mla") {  // DeepSeekMoE-shaped: a dense first layer, 4 experts (top 2), one shared
-    MoeSpec moe;
-    moe.experts = 4;
-    moe.top_k = 2;
-    moe.expert_ffn_hidden = 16;
-    moe.shared_experts = 1;
-    moe.dense_layers = 1;
-    m.moe = moe;
-  }
-  c.training.seq_len = 32;
-  c.training.global_batch = std::stoi(get("global", "4"));
-  c.training.micro_batch = std::stoi(get("micro", "1"));
-  if (!parse_dtype(get("precision", "fp32"), c.training.precision)) throw std::invalid_argument("precision");
-  c.training.optimizer = Optimizer::adam;
-  Plan& p = c.plan;
-  p.tp = std::stoi(get("tp", "1"));
-  p.pp = std::stoi(get("pp", "1"));
-  p.dp = std::stoi(get("dp", "1"));
-  p.ep = std::stoi(get("ep", "1"));
-  p.sequence_parallel = get("sp", "0") == "1";
-  p.zero = std::stoi(get("zero", "0"));
-  p.flash_attention = get("flash", "1") == "1";
-  if (!parse_recompute(get("recompute", "none"), p.recompute)) throw std::invalid_argument("recompute");
-  if (!parse_schedule(get("schedule", "1f1b"), p.schedule)) throw std::invalid_argument("schedule");
-  c.seed = 42;
-  c.training.optim.grad_clip = std::stod(get("clip", "0"));  // global-norm clipping, both runs
-  if (get("data", "0") == "1") c.training.data = {token_file(static_cast<int>(m.vocab)), 2};
-  return c;
-}
 
 // The reference: one rank, no recompute, fp32.
 TrainConfig single_rank(TrainConfig c) {
@@ -112,7 +40,10 @@ struct RunResult {
 };
 
 RunResult train(const TrainConfig& c, Communicator& comm, int steps) {
-  ProcessGroups groups(comm, c.plan);
+  // the groups' collectives on device buffers, as run_job builds them: host staging on the
+  // strict-device backend (TWINSIM_BACKEND=cpu-strict), NCCL on a GPU, MPI itself on the CPU
+  const std::unique_ptr<Communicator> device_comm = current_backend().device_communicator(comm);
+  ProcessGroups groups(device_comm ? *device_comm : comm, c.plan);
   const std::unique_ptr<TokenSource> data = training_tokens(c.training.data, static_cast<int>(c.model.vocab), c.seed);
   Trainer trainer(c, groups, *data);
   RunResult r;

@@ -184,3 +184,32 @@ add_validate_check(inference 300)
 # the whole host suite: simulated memory per category against the executor's
 # measurement in every case (the executor's bf16 storage excepted)
 add_validate_check(memory 900)
+
+# A step's collectives recorded on every rank against the simulator's op list and byte counts
+# for the same plan (tests/exec_mpi/record_mpi.cpp; issue #52's recording backend).
+add_executable(exec_record_mpi ${CMAKE_CURRENT_LIST_DIR}/record_mpi.cpp)
+target_link_libraries(exec_record_mpi PRIVATE twinsim_exec twinsim_sim)
+# name | ranks | plan arguments
+set(EXEC_RECORD_CASES
+  "dp2|2|dp=2"
+  "tp2_sp|2|tp=2 sp=1"
+  "tp2|2|tp=2 model=llama"
+  "pp2_1f1b|2|pp=2 schedule=1f1b"
+  "zero3_dp2|2|dp=2 zero=3"
+  "zero3_dp2_llama|2|dp=2 zero=3 model=llama"
+  "moe_ep2|2|dp=2 ep=2 model=moe")
+foreach(case ${EXEC_RECORD_CASES})
+  string(REPLACE "|" ";" parts "${case}")
+  list(GET parts 0 name)
+  list(GET parts 1 ranks)
+  list(GET parts 2 plan)
+  separate_arguments(plan_args UNIX_COMMAND "${plan}")
+  add_test(NAME exec_mpi.record.${name}
+           COMMAND ${MPIEXEC_EXECUTABLE} -np ${ranks} --oversubscribe $<TARGET_FILE:exec_record_mpi> ${plan_args})
+  set_tests_properties(exec_mpi.record.${name} PROPERTIES ENVIRONMENT "${EXEC_MPI_ENV}" TIMEOUT 120 LABELS mpi)
+endforeach()
+# ... and the comparison can fail: TP2+SP recorded against the op list priced without SP
+add_test(NAME exec_mpi.record.detects_another_plan
+         COMMAND ${MPIEXEC_EXECUTABLE} -np 2 --oversubscribe $<TARGET_FILE:exec_record_mpi> tp=2 sp=1 sim_sp=0)
+set_tests_properties(exec_mpi.record.detects_another_plan PROPERTIES ENVIRONMENT "${EXEC_MPI_ENV}" TIMEOUT 120
+                     LABELS mpi WILL_FAIL TRUE)

@@ -12,11 +12,13 @@ import subprocess
 import sys
 
 
-def run(twinsim, scenario, ranks, mpiexec, out, backend):
+def run(twinsim, scenario, ranks, mpiexec, out, backend, settings):
     shutil.rmtree(out, ignore_errors=True)
     env = dict(os.environ, TWINSIM_BACKEND=backend, OMP_NUM_THREADS="1",
                OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
     cmd = [twinsim, "run", scenario, "--steps", "2", "--out", out]
+    for setting in settings:  # key=value overrides of the scenario
+        cmd += ["--set", setting]
     if ranks > 1:
         cmd = [mpiexec, "-np", str(ranks), "--oversubscribe", "-x", "TWINSIM_BACKEND"] + cmd
     p = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=240)
@@ -29,8 +31,9 @@ def run(twinsim, scenario, ranks, mpiexec, out, backend):
 
 def main():
     twinsim, scenario, ranks, mpiexec, outdir = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4], sys.argv[5]
-    cpu = run(twinsim, scenario, ranks, mpiexec, os.path.join(outdir, "cpu"), "cpu")
-    strict = run(twinsim, scenario, ranks, mpiexec, os.path.join(outdir, "strict"), "cpu-strict")
+    settings = sys.argv[6:]
+    cpu = run(twinsim, scenario, ranks, mpiexec, os.path.join(outdir, "cpu"), "cpu", settings)
+    strict = run(twinsim, scenario, ranks, mpiexec, os.path.join(outdir, "strict"), "cpu-strict", settings)
     if not cpu or cpu != strict:
         sys.exit(f"results differ: cpu {cpu}, cpu-strict {strict}")
     print(f"ok: {len(cpu)} losses (or generated tokens) equal bit for bit on cpu and cpu-strict: {cpu}")

@@ -288,6 +288,38 @@ TEST(CudaKvCacheAttention, MatchesTheCpuKernel) {
   expect_all_near(out.gpu_values(), out.cpu_values(), kFp32ReduceTol, kFp32ReduceTol, "out");
 }
 
+// The vocabulary-parallel cross-entropy's stages (fp32 logits whatever the storage type) on a
+// shard [5, 5 + 37) of a larger vocabulary, with targets inside and outside it; large logits so
+// the row maximum matters; the backward in place, as the head runs it.
+TEST(CudaVocabParallelLoss, StagesMatchTheCpuKernels) {
+  std::string why;
+  if (!exec::cuda_device_available(&why)) GTEST_SKIP() << why;
+  exec::CudaBackend gpu;
+  exec::CpuKernels cpu;
+  const int tokens = 9, local_vocab = 37, vocab_start = 5;
+  const std::vector<int> targets{5, 41, 0, 20, 42, 100, 6, 5, 30};
+  Twin logits(gpu, Dtype::fp32, random_vector(tokens * local_vocab, 80, -40.0f, 40.0f));
+  Twin row_max(gpu, Dtype::fp32, tokens, 81), sums(gpu, Dtype::fp32, 2 * tokens, 82);
+  Twin lse(gpu, Dtype::fp32, tokens, 83), loss(gpu, Dtype::fp32, tokens, 84);
+  int* d_targets = static_cast<int*>(gpu.device_allocator().allocate(tokens * 4, exec::MemCategory::activations));
+  gpu.copy_to_device(d_targets, targets.data(), tokens * 4);
+  for (const exec::KernelTable* table : {static_cast<const exec::KernelTable*>(&cpu), &gpu.kernels()}) {
+    const bool on_gpu = table == &gpu.kernels();
+    auto p = [&](Twin& t) { return on_gpu ? t.gpu<float>() : t.cpu<float>(); };
+    const int* tg = on_gpu ? d_targets : targets.data();
+    table->vocab_parallel_row_max(p(logits), p(row_max), tokens, local_vocab);
+    table->vocab_parallel_row_sums(p(logits), tg, p(row_max), p(sums), tokens, local_vocab, vocab_start);
+    table->vocab_parallel_loss(p(row_max), p(sums), p(lse), p(loss), tokens);
+    table->vocab_parallel_loss_backward(p(logits), tg, p(lse), 0.5f, p(logits), tokens, local_vocab, vocab_start);
+  }
+  EXPECT_EQ(row_max.gpu_values(), row_max.cpu_values()) << "a maximum is exact";
+  expect_all_near(sums.gpu_values(), sums.cpu_values(), kFp32ReduceTol, kFp32ReduceTol, "sum_exp, target logit");
+  expect_all_near(lse.gpu_values(), lse.cpu_values(), kFp32ReduceTol, kFp32ReduceTol, "logsumexp");
+  expect_all_near(loss.gpu_values(), loss.cpu_values(), kFp32ReduceTol, kFp32ReduceTol, "token loss");
+  expect_all_near(logits.gpu_values(), logits.cpu_values(), kFp32ReduceTol, kFp32ReduceTol, "dlogits in place");
+  gpu.device_allocator().deallocate(d_targets, tokens * 4, exec::MemCategory::activations);
+}
+
 // What `twinsim run --device cuda` refuses with: the typed error, the reason and why.
 TEST(CudaDeviceCheck, RequireCudaDeviceNamesWhyOrTheDevice) {
   std::string why;

@@ -5,6 +5,7 @@
 
 #include <random>
 
+#include "exec/model/device_tokens.hpp"
 #include "exec/model/loss.hpp"
 #include "exec/model/transformer.hpp"
 #include "exec/model/weights.hpp"
@@ -15,6 +16,8 @@
 namespace twinsim::exec {
 namespace {
 
+// The model's loss runs through the current backend on device buffers (the strict-device
+// backend too): copies in, the table's stages, copies out.
 TEST(ExecModelLoss, VocabParallelCrossEntropyMatchesKernelOnOneRank) {
   const int tokens = 6, vocab = 11;
   std::mt19937 rng(5);
@@ -22,15 +25,22 @@ TEST(ExecModelLoss, VocabParallelCrossEntropyMatchesKernelOnOneRank) {
   std::vector<float> logits(tokens * vocab);
   for (float& x : logits) x = n(rng);
   std::vector<int> targets = {0, 10, 3, 3, 7, 1};
-  std::vector<float> lse_ours(tokens), lse_kernel(tokens);
-  const float ours = vocab_parallel_cross_entropy(ModelContext{}, logits.data(), targets.data(), lse_ours.data(),
+  Backend& device = current_backend();
+  Tensor d_logits = Tensor::uninitialized(MemCategory::activations, logits.size());
+  Tensor d_lse = Tensor::uninitialized(MemCategory::activations, tokens);
+  device.copy_to_device(d_logits.data(), logits.data(), d_logits.bytes());
+  const DeviceTokens d_targets(device, targets.data(), tokens);
+  const float ours = vocab_parallel_cross_entropy(ModelContext{}, Pass::fwd, d_logits.data(), d_targets.get(), d_lse.data(),
                                                   tokens, vocab, 0);
+  std::vector<float> lse_kernel(tokens);
   const float reference = kernels::cpu::cross_entropy_forward(logits.data(), targets.data(), lse_kernel.data(),
                                                               tokens, vocab);
   EXPECT_NEAR(ours, reference, 1e-5f);
+  // in place, as the head does
+  device.kernels().vocab_parallel_loss_backward(d_logits.data(), d_targets.get(), d_lse.data(), 0.5f, d_logits.data(),
+                                                tokens, vocab, 0);
   std::vector<float> d_ours(tokens * vocab), d_kernel(tokens * vocab);
-  vocab_parallel_cross_entropy_backward(logits.data(), targets.data(), lse_ours.data(), 0.5f, d_ours.data(), tokens,
-                                        vocab, 0);
+  device.copy_to_host(d_ours.data(), d_logits.data(), d_logits.bytes());
   kernels::cpu::cross_entropy_backward(logits.data(), targets.data(), lse_kernel.data(), 0.5f, d_kernel.data(),
                                        tokens, vocab);
   for (int i = 0; i < tokens * vocab; ++i) EXPECT_NEAR(d_ours[i], d_kernel[i], 1e-6f) << i;

@@ -8,7 +8,8 @@
 #include <cmath>
 #include <vector>
 
-#include "exec/cpu/tracked_allocator.hpp"
+#include "exec/model/tensor.hpp"
+#include "exec/runtime/backend.hpp"
 
 namespace twinsim::exec {
 namespace {
@@ -57,11 +58,19 @@ ParamBlock block() {
   return ParamBlock("test", specs, 1, 0);
 }
 
+// On the current backend's memory (the strict-device backend too): the gradients are device
+// buffers and the group's collectives go through the backend's device communicator.
 class PowerSgd : public ::testing::Test {
  protected:
-  void SetUp() override { set_model_allocator(&allocator_); }
-  void TearDown() override { set_model_allocator(nullptr); }
-  TrackedAllocator allocator_;
+  // Runs reducer.reduce on a device copy of x, over `group`; x gets the result.
+  static void reduce(PowerSgdReducer& reducer, std::vector<float>& x, Communicator& group) {
+    Backend& device = current_backend();
+    Tensor grads = Tensor::uninitialized(MemCategory::grads, x.size());
+    device.copy_to_device(grads.data(), x.data(), grads.bytes());
+    const std::unique_ptr<Communicator> staged = device.device_communicator(group);
+    reducer.reduce(grads.data(), x.size(), staged ? *staged : group);
+    device.copy_to_host(x.data(), grads.data(), grads.bytes());
+  }
 };
 
 TEST_F(PowerSgd, GramSchmidtByHand) {
@@ -96,12 +105,12 @@ TEST_F(PowerSgd, ARankOneGradientComesBackSummed) {
   for (std::size_t i = 512; i < g.size(); ++i) g[i] = 0.01f * static_cast<float>(i);
   std::vector<float> x = g;
   MirroredCommunicator two(2);
-  reducer.reduce(x.data(), x.size(), two);
+  reduce(reducer, x, two);
   EXPECT_EQ(two.all_reduces, 3);
   for (std::size_t i = 0; i < g.size(); ++i) EXPECT_NEAR(x[i], 2 * g[i], 1e-5 * (1 + std::fabs(g[i]))) << i;
   // the next step sends the same again: the residual held nothing
   std::vector<float> y = g;
-  reducer.reduce(y.data(), y.size(), two);
+  reduce(reducer, y, two);
   for (std::size_t i = 0; i < g.size(); ++i) EXPECT_NEAR(y[i], 2 * g[i], 1e-5 * (1 + std::fabs(g[i]))) << i;
 }
 
@@ -120,7 +129,7 @@ TEST_F(PowerSgd, WhatIsNotSentIsKeptAndSentLater) {
   const int steps = 64;
   for (int k = 0; k < steps; ++k) {
     std::vector<float> x = g;
-    reducer.reduce(x.data(), x.size(), one);
+    reduce(reducer, x, one);
     if (k == 0) first = x;
     for (std::size_t i = 0; i < g.size(); ++i) sent[i] += x[i];
   }

@@ -4,7 +4,8 @@
 // op list gives it, forward, input-gradient and weight-gradient apart, and again as
 // `recompute` when the plan recomputes it. The executor's model and the op list are separate
 // code; a layer the executor runs differently from the prediction fails here.
-// Single rank; the collectives of DP, TP+SP, PP, ZeRO-3 and EP are not recorded yet.
+// Single rank; the collectives of DP, TP+SP, PP, ZeRO-3 and EP are recorded under MPI
+// (tests/exec_mpi/record_mpi.cpp).
 #include <gtest/gtest.h>
 
 #include <random>

@@ -1,0 +1,245 @@
+// A training step's collectives, recorded on every rank (exec/runtime/step_recorder.hpp with
+// ProcessGroups::record_collectives), against what the simulator prices for the same plan:
+//   * tp / cp: every collective of the op list (models/layer_ops.hpp, head_ops.hpp), by op
+//     name, pass, group, kind and bytes, once per micro-batch; and no such collective in an op
+//     the list gives none (the exceptions are named in outside_op_list, with why);
+//   * ep: the MoE exchange in exactly the op list's dispatch / combine ops and passes, sending
+//     at most the buffer the op list prices (compare_ep says why not equal);
+//   * dp (plan.dp > 1, no ZeRO, dense, tp = pp = 1): dp.grad_reduce all-reduces every
+//     gradient once, grad_element_bytes (sim/training/transfer_bytes.hpp) an element;
+//   * ZeRO-3 (dense, dp > 1): check_zero3's parameter gathers and gradient reduce-scatters;
+//   * pp: each stage sends each micro-batch's activations (or their gradients) once per
+//     boundary it owns, pipeline_transfer_bytes each (the same header).
+// The executor and the op list are separate code: a collective the executor runs that the
+// simulator does not price, or prices differently, fails here. Exits non-zero on every rank
+// if any rank found a difference.
+#include <cstdio>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "exec/runtime/backend.hpp"
+#include "exec/runtime/mpi_communicator.hpp"
+#include "exec/runtime/step_recorder.hpp"
+#include "exec/train/trainer.hpp"
+#include "models/head_ops.hpp"
+#include "models/layer_ops.hpp"
+#include "models/op_names.hpp"
+#include "models/param_count.hpp"
+#include "sim/training/transfer_bytes.hpp"
+#include "tests/exec_mpi/tiny_train_config.hpp"
+
+namespace twinsim::exec {
+namespace {
+
+const char* group_name(CommGroup g) {
+  switch (g) {
+    case CommGroup::tp: return "tp";
+    case CommGroup::cp: return "cp";
+    case CommGroup::ep: return "ep";
+    case CommGroup::etp: return "etp";
+  }
+  return "?";
+}
+
+const char* collective_name(CollectiveKind k) {
+  switch (k) {
+    case CollectiveKind::all_reduce: return "all_reduce";
+    case CollectiveKind::all_gather: return "all_gather";
+    case CollectiveKind::reduce_scatter: return "reduce_scatter";
+    case CollectiveKind::all_to_all: return "all_to_all";
+    case CollectiveKind::ring_exchange: return "send";
+    case CollectiveKind::none: break;
+  }
+  return "none";
+}
+
+// What this rank expects, keyed "op|group|collective" -> bytes over the step.
+using Expected = std::map<std::string, std::size_t>;
+
+std::string key(const std::string& op, std::string_view group, std::string_view collective) {
+  return op + "|" + std::string(group) + "|" + std::string(collective);
+}
+
+void add_op_list(Expected& want, const std::vector<LayerOp>& ops, int layer, int micro_batches) {
+  for (const LayerOp& op : ops) {
+    const auto add = [&](const Collective& c, op_names::OpPass pass) {
+      if (c.kind == CollectiveKind::none || c.bytes == 0) return;
+      want[key(op_names::op_name(layer, op.name, pass), group_name(c.group), collective_name(c.kind))] +=
+          static_cast<std::size_t>(c.bytes) * micro_batches;
+    };
+    add(op.fwd_comm, op_names::OpPass::fwd);
+    add(op.bwd_comm, op_names::OpPass::bwd_dgrad);
+  }
+}
+
+// The op list's tp / cp / ep collectives for this rank's stage.
+Expected op_list_collectives(const TrainConfig& c, const TransformerConfig& stage, int micro_batches) {
+  const MicroBatchShape shape{c.training.micro_batch, c.training.seq_len, c.training.precision};
+  Expected want;
+  if (stage.first_layer == 0) add_op_list(want, build_embedding_ops(c.model, c.plan, shape), -1, micro_batches);
+  for (int layer = stage.first_layer; layer < stage.end_layer; ++layer)
+    add_op_list(want, build_layer_ops(c.model, layer, c.plan, shape), layer, micro_batches);
+  if (stage.end_layer == c.model.layers) add_op_list(want, build_head_ops(c.model, c.plan, shape), -1, micro_batches);
+  return want;
+}
+
+// The recorded collectives of the groups the op list prices, by the same key.
+Expected recorded_model_collectives(const StepRecorder& recorder) {
+  Expected got;
+  for (const RecordedOp& op : recorder.ops())
+    for (const RecordedCollective& col : op.collectives)
+      if (col.group == "tp" || col.group == "cp" || col.group == "ep") got[key(op.name, col.group, col.collective)] += col.bytes;
+  return got;
+}
+
+// Collectives the executor runs that the op list does not price, each named with why; they are
+// printed, not failed. Anything else the executor runs over tp / cp / ep must be in the list.
+const char* outside_op_list(const std::string& k) {
+  if (k.starts_with(std::string(op_names::kDpGradReduce) + "|tp|all_reduce"))
+    return "sequence-parallel norm grads summed at the step's end (Megatron's _allreduce_layernorm_grads)";
+  if (k.find(".bwd_dgrad|tp|all_gather") != std::string::npos)
+    return "SIMULATOR GAP: with sequence parallelism the backward re-gathers a TP region's input for the "
+           "weight gradient (Korthikanti et al. 2022 §4.2.2; Megatron's LinearWithGradAccumulation"
+           "AndAsyncCommunication.backward); the op list prices one backward collective per op";
+  return nullptr;
+}
+
+// The EP exchange: the op list prices an all-to-all of the whole routed buffer (tokens x top_k
+// rows, times the imbalance); the executor's all-to-allv sends the counts (an all_to_all) and
+// then only the rows bound for other ranks (send/recv), a routing-dependent share. So per EP
+// op and pass: the executor exchanges where the op list does, and sends at most the buffer.
+bool ep_exchange_key(const std::string& k) {
+  return k.find("|ep|send") != std::string::npos || k.find("|ep|recv") != std::string::npos ||
+         k.find("|ep|all_to_all") != std::string::npos;
+}
+std::string op_of(const std::string& k) { return k.substr(0, k.find('|')); }
+
+int compare_ep(const Expected& want, const Expected& got, int rank) {
+  int bad = 0;
+  for (const auto& [k, bytes] : want) {
+    if (!ep_exchange_key(k)) continue;
+    const std::string op = op_of(k);
+    const auto sent = got.count(key(op, "ep", "send")) ? got.at(key(op, "ep", "send")) : 0;
+    const auto received = got.count(key(op, "ep", "recv")) ? got.at(key(op, "ep", "recv")) : 0;
+    std::printf("rank %d ep: %s: simulator all_to_all %zu bytes; executor sent %zu, received %zu\n", rank, op.c_str(),
+                bytes, sent, received);
+    if (sent + received == 0 || sent > bytes) ++bad;
+  }
+  for (const auto& [k, bytes] : got)
+    if (ep_exchange_key(k) && !want.count(key(op_of(k), "ep", "all_to_all")))
+      std::printf("rank %d ep: %s: executor %zu bytes in an op the op list gives no exchange\n", rank, k.c_str(),
+                  bytes), ++bad;
+  return bad;
+}
+
+int compare(const char* what, const Expected& want, const Expected& got, int rank) {
+  int bad = compare_ep(want, got, rank);
+  for (const auto& [k, bytes] : want) {
+    if (ep_exchange_key(k)) continue;
+    const auto it = got.find(k);
+    const std::size_t have = it == got.end() ? 0 : it->second;
+    if (have != bytes) std::printf("rank %d %s: %s: simulator %zu bytes, executor %zu\n", rank, what, k.c_str(), bytes, have), ++bad;
+  }
+  for (const auto& [k, bytes] : got) {
+    if (want.count(k) || ep_exchange_key(k)) continue;
+    if (const char* why = outside_op_list(k))
+      std::printf("rank %d %s: %s: executor %zu bytes, not priced: %s\n", rank, what, k.c_str(), bytes, why);
+    else
+      std::printf("rank %d %s: %s: executor %zu bytes, not in the op list\n", rank, what, k.c_str(), bytes), ++bad;
+  }
+  return bad;
+}
+
+std::size_t total_of(const StepRecorder& recorder, std::string_view group, std::string_view collective) {
+  std::size_t total = 0;
+  for (const RecordedOp& op : recorder.ops())
+    for (const RecordedCollective& col : op.collectives)
+      if (col.group == group && col.collective == collective) total += col.bytes;
+  return total;
+}
+
+int check_dp(const TrainConfig& c, const StepRecorder& recorder, int rank) {
+  if (c.plan.dp == 1 || c.plan.zero > 0 || c.plan.tp > 1 || c.plan.pp > 1 || c.model.moe) return 0;
+  const std::size_t want = static_cast<std::size_t>(count_params(c.model).total) * grad_element_bytes(c.training.precision);
+  const std::size_t got = recorder.bytes_of(op_names::kDpGradReduce, "dp_cp", "all_reduce") +
+                          recorder.bytes_of(op_names::kDpGradReduce, "dp", "all_reduce");
+  std::printf("rank %d dp: gradient all-reduce simulator %zu bytes, executor %zu\n", rank, want, got);
+  return want == got ? 0 : 1;
+}
+
+// ZeRO-3 (dense, tp = pp = 1): every parameter gathered over dp in each micro-batch's forward
+// and again in its backward, param_element_bytes an element (the step graph's zero3 gathers);
+// every gradient reduce-scattered, grad_element_bytes an element, per micro-batch as the step
+// graph's per-layer reduces (zero_layer_reduce_s: one micro-batch).
+int check_zero3(const TrainConfig& c, const StepRecorder& recorder, int micro_batches, int rank) {
+  if (c.plan.zero != 3 || c.plan.tp > 1 || c.plan.pp > 1 || c.model.moe) return 0;
+  const auto params = static_cast<std::size_t>(count_params(c.model).total);
+  const std::size_t want_gather = params * param_element_bytes(c.training.precision) * 2 * micro_batches;
+  const std::size_t want_reduce = params * grad_element_bytes(c.training.precision) * micro_batches;
+  const std::size_t gather = total_of(recorder, "dp", "all_gather") + total_of(recorder, "dp_cp", "all_gather");
+  const std::size_t reduce = total_of(recorder, "dp", "reduce_scatter") + total_of(recorder, "dp_cp", "reduce_scatter");
+  std::printf("rank %d zero3: parameter all-gathers simulator %zu bytes, executor %zu; gradient reduce-scatters "
+              "simulator %zu, executor %zu\n", rank, want_gather, gather, want_reduce, reduce);
+  return (gather == want_gather ? 0 : 1) + (reduce == want_reduce ? 0 : 1);
+}
+
+int check_pp(const TrainConfig& c, const ProcessGroups& groups, const StepRecorder& recorder, int micro_batches,
+             int rank) {
+  if (c.plan.pp == 1) return 0;
+  const double per_transfer = pipeline_transfer_bytes(c.model, c.plan, c.training.micro_batch, c.training.seq_len,
+                                                      c.training.precision);
+  const int boundaries = (groups.is_first_stage() ? 0 : 1) + (groups.is_last_stage() ? 0 : 1);
+  const auto want = static_cast<std::size_t>(per_transfer) * micro_batches * boundaries;
+  const std::size_t got = total_of(recorder, "pp", "send");
+  std::printf("rank %d pp: sends simulator %zu bytes, executor %zu\n", rank, want, got);
+  return want == got ? 0 : 1;
+}
+
+int run(int argc, char** argv) {
+  std::map<std::string, std::string> args;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    const auto eq = a.find('=');
+    args[a.substr(0, eq)] = a.substr(eq + 1);
+  }
+  auto world = MpiCommunicator::world();
+  const TrainConfig config = tiny_config(args);
+  const std::unique_ptr<Communicator> device_comm = current_backend().device_communicator(*world);  // as run_job
+  ProcessGroups groups(device_comm ? *device_comm : *world, config.plan);
+  StepRecorder recorder(current_backend().kernels());
+  groups.record_collectives(recorder);
+  Profiler profiler(world->rank());  // names the ops
+  const std::unique_ptr<TokenSource> data = training_tokens(config.training.data, static_cast<int>(config.model.vocab), config.seed);
+  Trainer trainer(config, groups, *data, &profiler);
+  trainer.step();
+  const int micro_batches = static_cast<int>(config.training.global_batch / (config.training.micro_batch * config.plan.dp));
+  const int rank = world->rank();
+  // the comparison must be able to fail: sim_sp=0 prices the plan without sequence parallelism
+  TrainConfig priced = config;
+  if (args.count("sim_sp")) priced.plan.sequence_parallel = args["sim_sp"] == "1";
+  int bad = compare("op list", op_list_collectives(priced, trainer.stage().config(), micro_batches),
+                    recorded_model_collectives(recorder), rank);
+  bad += check_dp(config, recorder, rank);
+  bad += check_pp(config, groups, recorder, micro_batches, rank);
+  bad += check_zero3(config, recorder, micro_batches, rank);
+  for (const std::string& c : recorder.unattributed_collectives())
+    std::printf("rank %d: collective outside every op: %s\n", rank, c.c_str());
+  float found = static_cast<float>(bad);
+  world->all_reduce(&found, 1, ReduceOp::max);
+  if (rank == 0) std::printf("recorded collectives %s\n", found == 0 ? "match the simulator's" : "DIFFER");
+  return found == 0 ? 0 : 1;
+}
+
+}  // namespace
+}  // namespace twinsim::exec
+
+int main(int argc, char** argv) {
+  twinsim::exec::MpiSession session(&argc, &argv);
+  try {
+    return twinsim::exec::run(argc, argv);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "record_mpi: %s\n", e.what());
+    return 2;
+  }
+}
