@@ -90,7 +90,9 @@ TEST(MoeTokenMoves, BackwardPricedAtItsOwnBytes) {
 constexpr std::int64_t kBothHalves = 16384LL * 2 * 2880 * 2;  // 188,743,680 B
 
 TEST(MoeActivationClamp, ClampsReadAndWriteBothHalvesTwice) {
-  const std::vector<LayerOp> ops = ops_of(gpt_oss("recompute: none"));
+  const Scenario s = gpt_oss("recompute: none");
+  EXPECT_DOUBLE_EQ(s.model.activation_clamp, 7.0);  // config.json's swiglu_limit
+  const std::vector<LayerOp> ops = ops_of(s);
   const LayerOp* clamp = find(ops, op_names::kMoeExpertsActClamp);
   ASSERT_NE(clamp, nullptr);
   EXPECT_EQ(clamp->fwd_bytes, 4 * kBothHalves);  // two clamps, then the cat
