@@ -43,6 +43,7 @@ struct LayerShape {
   std::int64_t e = 2;        // bytes per activation element
   int tp = 1, cp = 1, ep = 1, etp = 1;
   bool dropout = false;
+  bool clamped = false;       // the gated activation's inputs clamped first (ModelSpec::activation_clamp)
   bool flash = true;
   Recompute recompute = Recompute::none;
   PlanKnobs knobs;  // the plan's recompute_modules: PlanKnobs::recomputes
@@ -83,6 +84,7 @@ LayerShape make_shape(const ModelSpec& m, std::int64_t layer, const Plan& p, con
   s.ep = p.ep;
   s.etp = p.etp();
   s.dropout = m.dropout > 0;
+  s.clamped = m.activation_clamp > 0 && m.gated();
   s.flash = p.flash_attention;
   s.recompute = p.recompute;
   s.knobs = p;
@@ -294,6 +296,21 @@ void add_attention(std::vector<LayerOp>& ops, const ModelSpec& m, const LayerSha
   ops.push_back(residual(op_names::kAttnResidual, s));
 }
 
+// A clamped gated activation's inputs (gpt-oss: gate <= 7, -7 <= up <= 7) clamped before the
+// fused activation kernel, as Megatron-core runs it (megatron/core/fusions/fused_bias_geglu.py,
+// weighted_bias_quick_geglu_impl: input.chunk(2), a clamp of each half, torch.cat of the two,
+// then the jit-fused quick-GEGLU) and Hugging Face's GptOssExperts (two clamps in eager): the
+// forward reads and writes both halves twice (the clamps, the cat); the backward's clamp
+// grads read the grad and the input and write a grad (3 passes over the halves), the chunk's
+// grad writes them side by side again (2). It keeps the unclamped input for its mask.
+LayerOp activation_clamp(std::string_view name, const LayerShape& s, std::int64_t tokens, std::int64_t ffn) {
+  const std::int64_t both_halves = s.act(checked_mul(tokens, 2 * ffn));
+  LayerOp op = elementwise(name, kernel_names::kResidual, 4 * both_halves);  // a streaming element-wise rate
+  op.bwd_bytes = 5 * both_halves;
+  keep(op, "input", both_halves);
+  return op;
+}
+
 // An FFN of width `ffn` (this GPU's columns) over `tokens` tokens split evenly over
 // `count` experts. GeLU keeps its input (Korthikanti §4.1: 8sbh for ffn = 4h); SwiGLU
 // keeps gate and up outputs, both needed for d(silu(g) * u).
@@ -303,6 +320,7 @@ void add_ffn(std::vector<LayerOp>& ops, const op_names::FfnOpNames& names, const
   LayerOp up = gemm(names.up, m, (swiglu ? 2 : 1) * ffn, s.h, count, s);
   keep(up, "input", saved_input);
   ops.push_back(up);
+  if (s.clamped && swiglu) ops.push_back(activation_clamp(names.clamp, s, tokens, ffn));
   const std::int64_t inner = s.act(checked_mul(tokens, ffn));
   LayerOp act = elementwise(names.act, swiglu ? kernel_names::kSwiglu : kernel_names::kGelu, (swiglu ? 3 : 2) * inner);
   keep(act, swiglu ? "gate" : "input", inner);
@@ -324,6 +342,19 @@ void add_dense_mlp(std::vector<LayerOp>& ops, const ModelSpec& m, const LayerSha
 // before the experts), or through the TP region like a dense MLP: every TP rank holding every
 // token (TP without SP, where expert_tp = tp and ep = 1: scenario/validate.cpp).
 bool moe_dispatches_own_tokens(const LayerShape& s) { return s.tp == 1 || s.sp > 1; }
+
+// The dispatcher's token moves besides its all-to-alls (Megatron-core token_dispatcher.py,
+// MoEAlltoAllTokenDispatcher, with moe_permute_fusion: Transformer Engine's fused moe_permute,
+// moe_sort_chunks_by_index and moe_unpermute kernels; any dispatcher gathers and scatters the
+// same rows): each token's routed copies written out in expert order, the received chunks
+// regrouped from source-rank order to local-expert order (more than one local expert under
+// EP) and back after the experts, the copies summed into their tokens. Memory-bound passes;
+// each one's backward is the same gather or scatter the other way, moving as many bytes.
+LayerOp token_move(std::string_view name, std::int64_t bytes) {
+  LayerOp op = elementwise(name, kernel_names::kResidual, bytes);  // a streaming copy's rate
+  op.bwd_bytes = bytes;
+  return op;
+}
 
 // Mixture of experts: a router, tokens dispatched to top_k of E experts (all-to-all over
 // EP), each GPU running its E/ep experts on on average tokens*top_k*ep/E tokens each
@@ -350,12 +381,16 @@ void add_moe(std::vector<LayerOp>& ops, const ModelSpec& m, const LayerShape& s)
   const std::int64_t sent = s.act(checked_mul(busiest(own ? own_tokens : s.tokens), s.h));  // over EP
   const std::int64_t routed = busiest(checked_mul(own ? own_tokens : s.tokens, gathered));  // the experts' rows
   const std::int64_t rows = s.act(checked_mul(routed, s.h));
+  const std::int64_t tokens_in = s.act(checked_mul(own ? own_tokens : s.tokens, s.h));  // before the copies
+  const bool regroup = s.ep > 1 && moe.experts / s.ep > 1;
+  ops.push_back(token_move(op_names::kMoePermute, tokens_in + sent));
   if (s.ep > 1)
     ops.push_back(collective(op_names::kMoeDispatch, CollectiveKind::all_to_all, CollectiveKind::all_to_all,
                              CommGroup::ep, sent));
   if (gathered > 1)
     ops.push_back(collective(op_names::kMoeEtpGather, CollectiveKind::all_gather, CollectiveKind::reduce_scatter,
                              CommGroup::etp, rows));
+  if (regroup) ops.push_back(token_move(op_names::kMoeSortChunks, 2 * rows));
   add_ffn(ops, op_names::ffn_op_names(op_names::Ffn::routed_experts, swiglu), s, routed, moe.experts / s.ep,
           moe.expert_ffn_hidden / s.etp, swiglu, s.gemm_input(checked_mul(routed, s.h)));
   // the combine weights each expert's output rows by their router probability, so its
@@ -366,12 +401,14 @@ void add_moe(std::vector<LayerOp>& ops, const ModelSpec& m, const LayerShape& s)
     keep(ops[ops.size() - 2], "probs", checked_mul(routed, 4));  // add_ffn's up, act, down
   else
     keep(ops.back(), "output", rows);
+  if (regroup) ops.push_back(token_move(op_names::kMoeUnsortChunks, 2 * rows));
   if (gathered > 1)
     ops.push_back(collective(op_names::kMoeEtpScatter, CollectiveKind::reduce_scatter, CollectiveKind::all_gather,
                              CommGroup::etp, rows));
   if (s.ep > 1)
     ops.push_back(collective(op_names::kMoeCombine, CollectiveKind::all_to_all, CollectiveKind::all_to_all,
                              CommGroup::ep, sent));
+  ops.push_back(token_move(op_names::kMoeUnpermute, sent + tokens_in));
   if (moe.shared_experts > 0)  // input: the norm output the router already keeps
     add_ffn(ops, op_names::ffn_op_names(op_names::Ffn::shared_experts, swiglu), s, s.tokens, 1,
             moe.shared_experts * moe.shared_width() / s.tp, swiglu, 0);
@@ -409,7 +446,8 @@ void apply_recompute_modules(std::vector<LayerOp>& ops, const PlanKnobs& plan) {
       drop_saved(find_op(ops, consumer), "input");
   }
   if (plan.recomputes(M::moe_act)) {
-    run_again(ops, {op_names::kMoeExpertsAct});
+    run_again(ops, {op_names::kMoeExpertsAct, op_names::kMoeExpertsActClamp});
+    drop_saved(find_op(ops, op_names::kMoeExpertsActClamp), "input");  // inside the checkpointed activation
     drop_saved(find_op(ops, op_names::kMoeExpertsDown), "input");
     drop_saved(find_op(ops, op_names::kMoeExpertsFc2), "input");
   }

@@ -96,6 +96,8 @@ struct LayerOp {
   double dgrad_flops = 0;   // backward: gradient with respect to the inputs
   double wgrad_flops = 0;   // backward: gradient with respect to the weights
   std::int64_t fwd_bytes = 0;     // HBM bytes read + written by the forward
+  // element-wise ops: HBM bytes of the backward, where not about twice the forward's (0)
+  std::int64_t bwd_bytes = 0;
   std::int64_t weight_bytes = 0;  // of fwd_bytes: the weights read
   std::vector<SavedTensor> saved;
   Collective fwd_comm;  // kind == collective only

@@ -90,6 +90,8 @@ struct ModelSpec {
   bool qk_norm = false;        // RMSNorm over each head's Q and K (Qwen3, Gemma 3)
   bool sandwich_norm = false;  // norms after attention and FFN too: four per layer (Gemma 2/3)
   bool attention_sinks = false;  // one learned logit per head (gpt-oss)
+  // the gated activation's inputs clamped first (gpt-oss's swiglu_limit: gate <= 7, -7 <= up <= 7); 0: not
+  double activation_clamp = 0;
   std::int64_t sliding_window = 0;  // keys a query sees in a windowed layer; 0: none
   int global_every = 0;             // with a window: every Nth layer attends globally; 0: none do
   int mtp_layers = 0;               // multi-token-prediction modules (DeepSeek-V3 §2.2)

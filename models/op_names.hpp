@@ -45,6 +45,7 @@ inline constexpr const char* kHeadOutput = "head.output";
 inline constexpr const char* kHeadSample = "head.sample";
 
 inline constexpr const char* kMlpAct = "mlp.act";
+inline constexpr const char* kMlpActClamp = "mlp.act_clamp";
 inline constexpr const char* kMlpDown = "mlp.down";
 inline constexpr const char* kMlpFc1 = "mlp.fc1";
 inline constexpr const char* kMlpFc2 = "mlp.fc2";
@@ -63,13 +64,22 @@ inline constexpr const char* kMoeEtpGather = "moe.etp_gather";
 inline constexpr const char* kMoeEtpScatter = "moe.etp_scatter";
 inline constexpr const char* kMoeExperts = "moe.experts";
 inline constexpr const char* kMoeExpertsAct = "moe.experts.act";
+// the gated activation's inputs clamped, as their own passes (ModelSpec::activation_clamp)
+inline constexpr const char* kMoeExpertsActClamp = "moe.experts.act_clamp";
 inline constexpr const char* kMoeExpertsDown = "moe.experts.down";
 inline constexpr const char* kMoeExpertsFc1 = "moe.experts.fc1";
 inline constexpr const char* kMoeExpertsFc2 = "moe.experts.fc2";
 inline constexpr const char* kMoeExpertsGateUp = "moe.experts.gate_up";
+// the dispatcher's token moves around the experts: routed copies of each token out in
+// expert order, the received chunks regrouped by local expert and back, the copies summed in
+inline constexpr const char* kMoePermute = "moe.permute";
+inline constexpr const char* kMoeSortChunks = "moe.sort_chunks";
+inline constexpr const char* kMoeUnsortChunks = "moe.unsort_chunks";
+inline constexpr const char* kMoeUnpermute = "moe.unpermute";
 inline constexpr const char* kMoeRouter = "moe.router";
 inline constexpr const char* kMoeShared = "moe.shared";
 inline constexpr const char* kMoeSharedAct = "moe.shared.act";
+inline constexpr const char* kMoeSharedActClamp = "moe.shared.act_clamp";
 inline constexpr const char* kMoeSharedDown = "moe.shared.down";
 inline constexpr const char* kMoeSharedFc1 = "moe.shared.fc1";
 inline constexpr const char* kMoeSharedFc2 = "moe.shared.fc2";
@@ -110,17 +120,19 @@ inline constexpr const char* kPpSendRecv = "pp.send_recv";
 enum class Ffn { dense, routed_experts, shared_experts };
 struct FfnOpNames {
   const char *up, *act, *down;
+  const char* clamp;  // the activation's inputs clamped first (ModelSpec::activation_clamp)
 };
 constexpr FfnOpNames ffn_op_names(Ffn ffn, bool gated) {
   switch (ffn) {
     case Ffn::routed_experts:
-      return gated ? FfnOpNames{kMoeExpertsGateUp, kMoeExpertsAct, kMoeExpertsDown}
-                   : FfnOpNames{kMoeExpertsFc1, kMoeExpertsAct, kMoeExpertsFc2};
+      return gated ? FfnOpNames{kMoeExpertsGateUp, kMoeExpertsAct, kMoeExpertsDown, kMoeExpertsActClamp}
+                   : FfnOpNames{kMoeExpertsFc1, kMoeExpertsAct, kMoeExpertsFc2, kMoeExpertsActClamp};
     case Ffn::shared_experts:
-      return gated ? FfnOpNames{kMoeSharedGateUp, kMoeSharedAct, kMoeSharedDown}
-                   : FfnOpNames{kMoeSharedFc1, kMoeSharedAct, kMoeSharedFc2};
+      return gated ? FfnOpNames{kMoeSharedGateUp, kMoeSharedAct, kMoeSharedDown, kMoeSharedActClamp}
+                   : FfnOpNames{kMoeSharedFc1, kMoeSharedAct, kMoeSharedFc2, kMoeSharedActClamp};
     default:
-      return gated ? FfnOpNames{kMlpGateUp, kMlpAct, kMlpDown} : FfnOpNames{kMlpFc1, kMlpAct, kMlpFc2};
+      return gated ? FfnOpNames{kMlpGateUp, kMlpAct, kMlpDown, kMlpActClamp}
+                   : FfnOpNames{kMlpFc1, kMlpAct, kMlpFc2, kMlpActClamp};
   }
 }
 

@@ -32,7 +32,7 @@ const std::vector<std::string> kCostFree = {
     "attn_pdrop", "ep_size", "bos_token", "eos_token", "is_decoder", "use_return_dict", "rope_interleave",
     "partial_rotary_factor", "rope_local_base_freq", "attn_logit_softcapping", "final_logit_softcapping",
     "query_pre_attn_scalar", "cache_implementation", "max_window_layers",
-    "use_sliding_window", "quantization_config", "swiglu_limit", "initial_context_length",
+    "use_sliding_window", "quantization_config", "initial_context_length",
     "scale_attn_weights", "scale_attn_by_inverse_layer_idx", "reorder_and_upcast_attn", "summary_activation",
     "summary_first_dropout", "summary_proj_to_labels", "summary_type", "summary_use_proj",
     "task_specific_params", "n_ctx", "rotary_emb_base", "rotary_pct", "use_parallel_residual",
@@ -227,6 +227,7 @@ void map_gpt_oss(Mapping& m) {
   m.out["ffn_hidden"] = width;
   m.out["bias"] = m.in.boolean("attention_bias", true);  // q,k,v,o and the experts' biases
   m.out["attention_sinks"] = true;
+  m.out["activation_clamp"] = m.in.number("swiglu_limit", 0.0, 0.0, 1e6);  // GptOssConfig: 7.0
   YAML::Node e;
   e["experts"] = m.required("num_local_experts");
   // GptOssConfig names it num_experts_per_tok; OpenAI's config repeats it as experts_per_token

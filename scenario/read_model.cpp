@@ -123,6 +123,7 @@ ModelSpec read_model(const YAML::Node& node, const std::string& path) {
   m.qk_norm = r.boolean("qk_norm", false);
   m.sandwich_norm = r.boolean("sandwich_norm", false);
   m.attention_sinks = r.boolean("attention_sinks", false);
+  m.activation_clamp = r.number("activation_clamp", 0.0, 0.0, 1e6);
   m.sliding_window = r.integer("sliding_window", 0, 0, kMaxDim);
   m.global_every = static_cast<int>(r.integer("global_every", 0, 0, 1 << 20));
   m.mtp_layers = static_cast<int>(r.integer("mtp_layers", 0, 0, 64));

@@ -69,6 +69,7 @@ void validate(const TransformerConfig& c) {
   if (c.model.qkv_bias && !c.model.bias) refuse("model.qkv_bias");
   if (c.model.sandwich_norm) refuse("model.sandwich_norm");
   if (c.model.attention_sinks) refuse("model.attention_sinks");
+  if (c.model.activation_clamp > 0) refuse("model.activation_clamp");
   if (c.model.sliding_window > 0) refuse("model.sliding_window");
   if (c.model.mtp_layers > 0) refuse("model.mtp_layers");
   if (c.learned_positions() && c.seq_len > c.model.max_seq_len)

@@ -26,6 +26,7 @@ nlohmann::json model_keys(const ModelSpec& m) {
                       {"qk_norm", m.qk_norm},
                       {"sandwich_norm", m.sandwich_norm},
                       {"attention_sinks", m.attention_sinks},
+                      {"activation_clamp", m.activation_clamp},
                       {"sliding_window", m.sliding_window},
                       {"global_every", m.global_every},
                       {"mtp_layers", m.mtp_layers},

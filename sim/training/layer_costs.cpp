@@ -235,17 +235,19 @@ OpTime price_op_list(const Scenario& s, const LayerOp& op, Dtype gemm_dtype, dou
     return t;
   }
   // attention, norms and element-wise ops: the backward reads the saved inputs and the
-  // output gradient and writes the input gradient, about twice the forward's traffic
+  // output gradient and writes the input gradient, about twice the forward's traffic (an op
+  // that counts its own backward's bytes: those)
   const double bytes = static_cast<double>(op.fwd_bytes);
+  const double backward_bytes = op.bwd_bytes > 0 ? static_cast<double>(op.bwd_bytes) : 2 * bytes;
   ComputeOp fwd = as_compute(op, dtype, op.fwd_flops, bytes, false);
-  ComputeOp bwd = as_compute(op, dtype, op.dgrad_flops, 2 * bytes, true);
+  ComputeOp bwd = as_compute(op, dtype, op.dgrad_flops, backward_bytes, true);
   if (op.kind == OpKind::attention) {
     fwd.attention_kernel = bwd.attention_kernel = resolved_attention_kernel(s.stack, gpu);
     fwd.clock_scale = bwd.clock_scale = gemm_clock;  // price_all's attention clock (power_limit.hpp)
   }
   t.fwd_s = compute_s(gpu, fwd, t);
   t.dgrad_s = compute_s(gpu, bwd, t);
-  t.bwd_bytes = t.dgrad_bytes = 2 * bytes;
+  t.bwd_bytes = t.dgrad_bytes = backward_bytes;
   return t;
 }
 

@@ -39,11 +39,15 @@ std::vector<LayerOp> moe_layer(const Scenario& s) {
 constexpr std::int64_t kTokens = 4096, kHidden = 2880, kTopK = 4, kExpertWidth = 2880;
 
 // moe_act: the experts' SwiGLU output, top-4 x 4096 rows of 2880 bf16 values, is no longer
-// kept (the down GEMM's input); the activation runs again in the backward.
+// kept (the down GEMM's input); the activation runs again in the backward. gpt-oss clamps the
+// activation's inputs first (swiglu_limit), inside the checkpointed function: the clamps'
+// unclamped input, both halves (top-4 x 4096 rows of 2 x 2880 bf16), goes too.
+constexpr std::int64_t kClampInput = kTopK * kTokens * 2 * kExpertWidth * 2;  // 188,743,680
+
 TEST(RecomputeModules, MoeActDropsTheExpertsActivationOutput) {
   const std::vector<LayerOp> core = moe_layer(gpt_oss(""));
   const std::vector<LayerOp> act = moe_layer(gpt_oss("[core_attn, moe_act]"));
-  EXPECT_EQ(saved_bytes(core) - saved_bytes(act), kTopK * kTokens * kExpertWidth * 2);  // 94,371,840
+  EXPECT_EQ(saved_bytes(core) - saved_bytes(act), kTopK * kTokens * kExpertWidth * 2 + kClampInput);  // 283,115,520 B
   EXPECT_TRUE(op(act, op_names::kMoeExpertsAct).recomputed);
   EXPECT_FALSE(op(core, op_names::kMoeExpertsAct).recomputed);
 }
@@ -64,7 +68,7 @@ TEST(RecomputeModules, ListWithoutCoreAttnKeepsTheAttention) {
   const std::vector<LayerOp> core = moe_layer(gpt_oss(""));
   const std::vector<LayerOp> act = moe_layer(gpt_oss("[moe_act]"));
   EXPECT_FALSE(op(act, op_names::kAttnCore).recomputed);
-  EXPECT_EQ(saved_bytes(core) - saved_bytes(act), kTopK * kTokens * kExpertWidth * 2 - 64 * kTokens * 4);
+  EXPECT_EQ(saved_bytes(core) - saved_bytes(act), kTopK * kTokens * kExpertWidth * 2 + kClampInput - 64 * kTokens * 4);
 }
 
 // mla_up_proj: core attention keeps no Q, K, V (DeepSeek-V3: 128 heads of 192-wide Q and K and
