@@ -184,7 +184,7 @@ TrainingWorkload read_training(const YAML::Node& node, const std::string& path) 
   t.seq_len = r.required_integer("seq_len", 1, kMaxTokens);
   t.global_batch = r.required_integer("global_batch", 1, kMaxTokens);
   t.micro_batch = r.integer("micro_batch", 1, 1, kMaxTokens);
-  t.precision = read_dtype(r, "precision", "bf16", {"fp32", "fp16", "bf16", "fp8"});
+  t.precision = read_dtype(r, "precision", "bf16", {"fp32", "fp16", "bf16", "fp8", "nvfp4", "mxfp4"});
   if (r.child("optimizer").IsMap())
     read_optimizer(r, t);
   else  // "adamw" names what "adam" always ran

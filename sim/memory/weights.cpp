@@ -132,8 +132,10 @@ BytesPerParam training_bytes_per_param(Dtype precision, Optimizer optimizer) {
     case Dtype::tf32: return {4, 4, adam ? 8 : 4};
     case Dtype::fp16:
     case Dtype::bf16:
-    case Dtype::fp8: return {2, 2, adam ? 12 : 8};
-    default: throw std::invalid_argument("training.precision must be fp32, fp16, bf16 or fp8");
+    case Dtype::fp8:
+    case Dtype::nvfp4:
+    case Dtype::mxfp4: return {2, 2, adam ? 12 : 8};  // TE's recipes keep the bf16 model and fp32 master
+    default: throw std::invalid_argument("training.precision must be fp32, fp16, bf16, fp8, nvfp4 or mxfp4");
   }
 }
 
@@ -159,9 +161,10 @@ WeightMemory zero_sharded(std::int64_t params, const BytesPerParam& bytes, int z
   return w;
 }
 
-std::int64_t fp8_weight_copy_bytes(const GpuSpec& gpu, Dtype precision) {
+std::int64_t gemm_weight_copy_bytes(const GpuSpec& gpu, Dtype precision, std::int64_t matrices) {
+  if (is_fp4(precision)) return checked_mul(2, scaled_bytes(precision, matrices));  // rowwise and columnwise
   if (precision != Dtype::fp8) return 0;
-  return gpu.fp8_gemm_tn_only ? 2 : 1;  // the fp8 weight, and its transpose where the GEMMs need one
+  return checked_mul(matrices, gpu.fp8_gemm_tn_only ? 2 : 1);  // the fp8 weight, and its transpose where needed
 }
 
 bool fsdp_keeps_stage_gathered(const PlanKnobs& plan, const StackSpec& stack) {
@@ -213,7 +216,7 @@ WeightMemory training_weight_memory(const ModelSpec& model, const Plan& plan, co
   w.params += e.params;
   w.grads += e.grads;
   w.optimizer += e.optimizer;
-  if (!plan.shards_params()) w.params += checked_mul(p.matrices, fp8_weight_copy_bytes(gpu, training.precision));
+  if (!plan.shards_params()) w.params += gemm_weight_copy_bytes(gpu, training.precision, p.matrices);
   // fp8-only weight matrices (stack.fp8_params): the fp8 data (and transpose) without the
   // 16-bit weight beside them
   if (stack.fp8_params && training.precision == Dtype::fp8 && !plan.shards_params())

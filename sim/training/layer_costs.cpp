@@ -152,26 +152,36 @@ void price_lora(const Scenario& s, Dtype gemm_dtype, double clock, const LayerOp
   }
 }
 
-// An fp8 GEMM first quantises its 16-bit activation operand: TE's forward casts the input
-// with fp8_cast_transpose_fused, its backward the output gradient with
-// fp8_cast_transpose_bgrad_fused (NVIDIA/TransformerEngine, pytorch/module/linear.py); each
-// reads the tensor and writes an fp8 copy and its fp8 transpose (the wgrad GEMM's operand),
-// the amax for the next step's scale taken in the same pass. The weights are cast once per
-// step (TE's is_first_microbatch cache), not per micro-batch, and are not priced here.
-double fp8_cast_bytes(Dtype from, double elements) { return elements * (dtype_bytes(from, 1) + 2.0); }
+// A low-precision GEMM first quantises its 16-bit activation operand, in the forward its
+// input A[m,k], in the backward the output gradient dC[m,n]. fp8: TE's
+// fp8_cast_transpose_fused / fp8_cast_transpose_bgrad_fused (NVIDIA/TransformerEngine,
+// pytorch/module/linear.py) read the tensor and write an fp8 copy and its fp8 transpose (the
+// wgrad GEMM's operand), the amax for the next step's scale taken in the same pass. nvfp4 /
+// mxfp4 (TE's NVFP4BlockScaling; the Megatron-Bridge recipe bf16_with_nvfp4_mixed runs every
+// layer's fprop, dgrad and wgrad in it): a rowwise copy and a columnwise one (the wgrad's, the
+// 16-point random Hadamard transform fused into its cast), each 4-bit values with their block
+// scales (scaled_bytes); NVFP4's per-tensor fp32 scale needs the tensor's amax before any block
+// is scaled, one more read of the tensor (TE computes the amax, then casts). The weights are
+// cast once per step (TE's is_first_microbatch cache), not per micro-batch: not priced here.
+double quantize_bytes(Dtype from, Dtype to, double elements) {
+  constexpr std::int64_t kBlock = 1 << 20;  // bytes an element over a whole number of blocks
+  const double copies = 2.0 * static_cast<double>(scaled_bytes(to, kBlock)) / kBlock;
+  const auto read = static_cast<double>(dtype_bytes(from, 1));
+  return elements * (read + (to == Dtype::nvfp4 ? read : 0.0) + copies);
+}
 
-void price_fp8_casts(const GpuSpec& gpu, Dtype from, const LayerOp& op, OpTime& t) {
+void price_quantize_casts(const GpuSpec& gpu, Dtype from, Dtype to, const LayerOp& op, OpTime& t) {
   const double count = static_cast<double>(op.count);
   ComputeOp cast;
   cast.kind = ComputeKind::elementwise;
-  cast.kernel = kernel_names::kFp8Cast;
+  cast.kernel = is_fp4(to) ? kernel_names::kQuantize : kernel_names::kFp8Cast;
   cast.dtype = from;
-  cast.bytes = fp8_cast_bytes(from, count * op.m * op.k);  // the input A[m,k]
+  cast.bytes = quantize_bytes(from, to, count * op.m * op.k);  // the input A[m,k]
   t.fwd_s += compute_s(gpu, cast, t);
   t.fwd_bytes += cast.bytes;
   ++t.fwd_launches;
   cast.backward = true;
-  cast.bytes = fp8_cast_bytes(from, count * op.m * op.n);  // the output gradient dC[m,n]
+  cast.bytes = quantize_bytes(from, to, count * op.m * op.n);  // the output gradient dC[m,n]
   t.dgrad_s += compute_s(gpu, cast, t);
   t.bwd_bytes += cast.bytes;
   t.dgrad_bytes += cast.bytes;
@@ -230,7 +240,7 @@ OpTime price_op_list(const Scenario& s, const LayerOp& op, Dtype gemm_dtype, dou
     price_gemm(gpu, s.stack, gemm_dtype, op, gemm_clock, t);
     t.bwd_bytes = 2 * t.fwd_bytes;  // dgrad and wgrad each move about the forward's bytes
     t.dgrad_bytes = t.wgrad_bytes = t.fwd_bytes;
-    if (dtype_bytes(gemm_dtype, 1) < dtype_bytes(dtype, 1)) price_fp8_casts(gpu, dtype, op, t);
+    if (dtype_bytes(gemm_dtype, 1) < dtype_bytes(dtype, 1)) price_quantize_casts(gpu, dtype, gemm_dtype, op, t);
     if (s.training->lora) price_lora(s, gemm_dtype, gemm_clock, op, t);
     return t;
   }
