@@ -347,9 +347,11 @@ void require_lora_scope(const Scenario& s) {
     throw ScenarioError(key + ".target_modules", "gate",
                         "names a gated MLP's gate projection; model.activation=" + std::string(to_string(m.activation)) +
                             " has up and down only");
-  if (s.training->precision == Dtype::fp8 || s.training->precision == Dtype::fp32 || is_fp4(s.training->precision))
+  // fp8: the frozen base's GEMMs in fp8 (NeMo's LoRA recipe under Transformer Engine), the
+  // adapters in bf16
+  if (s.training->precision == Dtype::fp32 || is_fp4(s.training->precision))
     throw ScenarioError("training.precision", std::string(to_string(s.training->precision)),
-                        "with " + key + " is not modelled: the adapters train in bf16 or fp16");
+                        "with " + key + " is not modelled: the adapters train in bf16 or fp16 (the base's GEMMs may run in fp8)");
   if (p.offload_optimizer || p.offload_params || p.offload_activations_layers > 0)
     throw ScenarioError(key, "", "with offloading (plan.offload_*) is not modelled");
   if (s.stack.hf_eager())

@@ -188,11 +188,14 @@ namespace {
 // training.lora.base_dtype stores them and the rest (embeddings, norms, biases) in 16 bits,
 // sharded like the parameters under ZeRO-3 / FSDP; the adapters are a model trained in the
 // run's precision, with its gradients and optimizer states (Hu et al. 2021 §4.2; QLoRA §3).
-WeightMemory lora_weight_memory(const ModelSpec& model, const Plan& plan, const StackSpec& stack,
+// Under fp8 training a 16-bit base also keeps TE's cached fp8 copies (gemm_weight_copy_bytes);
+// an fp8 base (NeMo's fp8_params) is its own.
+WeightMemory lora_weight_memory(const ModelSpec& model, const Plan& plan, const StackSpec& stack, const GpuSpec& gpu,
                                 const TrainingWorkload& training, int stage) {
   const StageParams p = stage_params(model, plan, stage);
   std::int64_t base = checked_add(lora_base_matrix_bytes(training.lora->base, p.matrices),
                                   checked_mul(p.total() - p.matrices, std::int64_t{2}));
+  if (training.lora->base != LoraBase::fp8) base = checked_add(base, gemm_weight_copy_bytes(gpu, training.precision, p.matrices));
   if (plan.shards_params()) base = ceil_div(base, plan.dp_group_size());
   const BytesPerParam bytes = training_bytes_per_param(training.precision, training.optimizer, stack);
   WeightMemory w = zero_sharded(trainable_stage_params(model, plan, training, stage).total(), bytes, plan.zero,
@@ -205,7 +208,7 @@ WeightMemory lora_weight_memory(const ModelSpec& model, const Plan& plan, const 
 
 WeightMemory training_weight_memory(const ModelSpec& model, const Plan& plan, const StackSpec& stack,
                                     const GpuSpec& gpu, const TrainingWorkload& training, int stage) {
-  if (training.lora) return lora_weight_memory(model, plan, stack, training, stage);
+  if (training.lora) return lora_weight_memory(model, plan, stack, gpu, training, stage);
   const StageParams p = stage_params(model, plan, stage);
   const BytesPerParam bytes = training_bytes_per_param(training.precision, training.optimizer, stack);
   // Megatron reduces gradients and shards the distributed optimizer over the data-parallel

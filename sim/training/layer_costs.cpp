@@ -112,7 +112,7 @@ void price_gemm(const GpuSpec& gpu, const StackSpec& stack, Dtype dtype, const L
 // rate, and scales and adds its output into the layer's (PEFT's lora.Linear.forward:
 // result + lora_B(lora_A(x)) * scaling: a multiply, 2 tensor passes, and an add, 3), its
 // backward scaling the gradient once (2 passes).
-void price_lora(const Scenario& s, Dtype gemm_dtype, double clock, const LayerOp& op, OpTime& t) {
+void price_lora(const Scenario& s, double clock, const LayerOp& op, OpTime& t) {
   const GpuSpec& gpu = s.cluster.gpu;
   t.bwd_bytes -= t.wgrad_bytes;
   t.bwd_flops -= op.wgrad_flops;
@@ -129,7 +129,7 @@ void price_lora(const Scenario& s, Dtype gemm_dtype, double clock, const LayerOp
       g.fwd_flops = g.dgrad_flops = g.wgrad_flops = 2.0 * static_cast<double>(op.m) * n * k;
       g.fwd_bytes = static_cast<std::int64_t>(act_bytes * static_cast<double>(op.m * k + op.m * n + k * n));
       OpTime at;
-      price_gemm(gpu, s.stack, gemm_dtype, g, clock, at);
+      price_gemm(gpu, s.stack, act, g, clock, at);  // the adapters are not TE modules: 16-bit
       t.fwd_s += at.fwd_s, t.dgrad_s += at.dgrad_s, t.wgrad_s += at.wgrad_s, t.tensor_s += at.tensor_s;
       t.fwd_flops += g.fwd_flops, t.bwd_flops += 2 * g.fwd_flops;
       t.fwd_bytes += static_cast<double>(g.fwd_bytes), t.dgrad_bytes += static_cast<double>(g.fwd_bytes);
@@ -241,7 +241,7 @@ OpTime price_op_list(const Scenario& s, const LayerOp& op, Dtype gemm_dtype, dou
     t.bwd_bytes = 2 * t.fwd_bytes;  // dgrad and wgrad each move about the forward's bytes
     t.dgrad_bytes = t.wgrad_bytes = t.fwd_bytes;
     if (dtype_bytes(gemm_dtype, 1) < dtype_bytes(dtype, 1)) price_quantize_casts(gpu, dtype, gemm_dtype, op, t);
-    if (s.training->lora) price_lora(s, gemm_dtype, gemm_clock, op, t);
+    if (s.training->lora) price_lora(s, gemm_clock, op, t);
     return t;
   }
   // attention, norms and element-wise ops: the backward reads the saved inputs and the
