@@ -208,7 +208,7 @@ InferenceWorkload read_inference(const YAML::Node& node, const std::string& path
   w.output_len = r.integer("output_len", 128, 1, kMaxTokens);
   w.batch = r.integer("batch", 1, 1, kMaxTokens);
   w.prefix_tokens = r.integer("prefix_tokens", 0, 0, kMaxTokens);
-  const std::vector<std::string> dtypes{"fp32", "fp16", "bf16", "fp8", "int8", "int4"};
+  const std::vector<std::string> dtypes{"fp32", "fp16", "bf16", "fp8", "int8", "int4", "nvfp4", "mxfp4"};
   w.weight_dtype = read_dtype(r, "weight_dtype", "bf16", dtypes);
   w.kv_dtype = read_dtype(r, "kv_dtype", "bf16", {"fp32", "fp16", "bf16", "fp8", "int8", "int4"});
   if (r.has("speculative")) w.speculative = read_speculative(r.child("speculative"), r.key_path("speculative"));

@@ -495,7 +495,12 @@ void validate_inference(const Scenario& s) {
   if (s.plan.zero != 0) throw ScenarioError("plan.zero", std::to_string(s.plan.zero), "applies to training only");
   if (s.plan.recompute_modules != 0) throw ScenarioError("plan.recompute_modules", "", "applies to training only");
   if (s.plan.cp != 1) throw ScenarioError("plan.cp", std::to_string(s.plan.cp), "applies to training only");
-  if (w.weight_dtype == Dtype::fp8) require_own_gemm_curve(s.cluster.gpu, Dtype::fp8, "inference.weight_dtype");
+  if (w.weight_dtype == Dtype::fp8 || is_fp4(w.weight_dtype))
+    require_own_gemm_curve(s.cluster.gpu, w.weight_dtype, "inference.weight_dtype");
+  if (is_fp4(w.weight_dtype) && !s.cluster.gpu.has_peak(w.weight_dtype))
+    throw ScenarioError("inference.weight_dtype", std::string(to_string(w.weight_dtype)),
+                        "is not supported by GPU " + s.cluster.gpu.name + " (no fp4 tensor cores: Blackwell's, cluster.gpu.peak_tflops." +
+                            std::string(to_string(w.weight_dtype)) + ")");
   if (s.model.position == Position::learned && w.prompt_len + w.output_len > s.model.max_seq_len)
     throw ScenarioError("inference.prompt_len", std::to_string(w.prompt_len),
                         "plus inference.output_len=" + std::to_string(w.output_len) +
