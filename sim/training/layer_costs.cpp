@@ -8,6 +8,7 @@
 #include "sim/cost/compute_cost.hpp"
 #include "sim/cost/moe_dispatch.hpp"
 #include "sim/cost/power_limit.hpp"
+#include "sim/cost/quantize_cost.hpp"
 #include "sim/memory/activations.hpp"
 #include "sim/memory/hf_eager_memory.hpp"
 #include "sim/training/eager_kernels.hpp"
@@ -161,14 +162,10 @@ void price_lora(const Scenario& s, double clock, const LayerOp& op, OpTime& t) {
 // layer's fprop, dgrad and wgrad in it): a rowwise copy and a columnwise one (the wgrad's, the
 // 16-point random Hadamard transform fused into its cast), each 4-bit values with their block
 // scales (scaled_bytes); NVFP4's per-tensor fp32 scale needs the tensor's amax before any block
-// is scaled, one more read of the tensor (TE computes the amax, then casts). The weights are
-// cast once per step (TE's is_first_microbatch cache), not per micro-batch: not priced here.
-double quantize_bytes(Dtype from, Dtype to, double elements) {
-  constexpr std::int64_t kBlock = 1 << 20;  // bytes an element over a whole number of blocks
-  const double copies = 2.0 * static_cast<double>(scaled_bytes(to, kBlock)) / kBlock;
-  const auto read = static_cast<double>(dtype_bytes(from, 1));
-  return elements * (read + (to == Dtype::nvfp4 ? read : 0.0) + copies);
-}
+// is scaled, one more read of the tensor (TE computes the amax, then casts): quantize_bytes
+// with two copies and the amax read. The weights are cast once per step (TE's
+// is_first_microbatch cache), not per micro-batch: not priced here.
+double cast_bytes(Dtype from, Dtype to, double elements) { return quantize_bytes(from, to, elements, 2, true); }
 
 void price_quantize_casts(const GpuSpec& gpu, Dtype from, Dtype to, const LayerOp& op, OpTime& t) {
   const double count = static_cast<double>(op.count);
@@ -176,12 +173,12 @@ void price_quantize_casts(const GpuSpec& gpu, Dtype from, Dtype to, const LayerO
   cast.kind = ComputeKind::elementwise;
   cast.kernel = is_fp4(to) ? kernel_names::kQuantize : kernel_names::kFp8Cast;
   cast.dtype = from;
-  cast.bytes = quantize_bytes(from, to, count * op.m * op.k);  // the input A[m,k]
+  cast.bytes = cast_bytes(from, to, count * op.m * op.k);  // the input A[m,k]
   t.fwd_s += compute_s(gpu, cast, t);
   t.fwd_bytes += cast.bytes;
   ++t.fwd_launches;
   cast.backward = true;
-  cast.bytes = quantize_bytes(from, to, count * op.m * op.n);  // the output gradient dC[m,n]
+  cast.bytes = cast_bytes(from, to, count * op.m * op.n);  // the output gradient dC[m,n]
   t.dgrad_s += compute_s(gpu, cast, t);
   t.bwd_bytes += cast.bytes;
   t.dgrad_bytes += cast.bytes;
