@@ -21,10 +21,11 @@ constexpr std::int64_t kMatrices = 32 * 218'103'808LL;  // per layer 4096 x 6144
 constexpr std::int64_t kOthers = 2 * 128'256LL * 4096 + 65 * 4096;
 constexpr std::int64_t kTokens = 2048;
 
-Scenario llama8b(const std::string& precision, const std::string& cluster = "dgx-b200") {
+Scenario llama8b(const std::string& precision, const std::string& cluster = "dgx-b200",
+                 const std::string& stack = "megatron-core") {
   return load_scenario_text("model: llama3-8b\ncluster: " + cluster +
                             "\ntraining: {seq_len: 2048, global_batch: 8, micro_batch: 1, precision: " + precision +
-                            "}\nplan: {tp: 1, pp: 1, dp: 1}\nstack: {preset: megatron-core}\n");
+                            "}\nplan: {tp: 1, pp: 1, dp: 1}\nstack: {preset: " + stack + "}\n");
 }
 
 // A Blackwell-like GPU with flat curves, so a GEMM's time is its FLOPs over half the peak and
@@ -97,12 +98,14 @@ TEST(Fp4Training, LayerGemmsRunInFp4AndPayTheirCasts) {
 }
 
 // On the catalog's B200 (its fp4 curve fitted to cuBLASLt's FP4 squares) a layer's GEMMs are
-// faster in nvfp4 than in fp8, and the step with them.
+// faster in nvfp4 than in fp8, and the step with them (on the device alone, stack none: the
+// megatron-core stack's host time bounds this small 2048-token layer).
 TEST(Fp4Training, Fp4StepIsFasterThanFp8OnBlackwell) {
-  const OpTime& fp8 = op_named(cost_layer(llama8b("fp8"), 0), "mlp.down");
-  const OpTime& fp4 = op_named(cost_layer(llama8b("nvfp4"), 0), "mlp.down");
-  EXPECT_LT(fp4.wgrad_s, fp8.wgrad_s);
-  EXPECT_LT(predict_training(llama8b("nvfp4")).step_s, predict_training(llama8b("fp8")).step_s);
+  const LayerCost fp8 = cost_layer(llama8b("fp8"), 0);
+  const LayerCost fp4 = cost_layer(llama8b("nvfp4"), 0);
+  EXPECT_LT(op_named(fp4, "mlp.down").wgrad_s, op_named(fp8, "mlp.down").wgrad_s);
+  EXPECT_LT(predict_training(llama8b("nvfp4", "dgx-b200", "none")).step_s,
+            predict_training(llama8b("fp8", "dgx-b200", "none")).step_s);
 }
 
 // Hopper has no fp4 tensor cores: refused, naming the field.
