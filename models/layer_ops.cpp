@@ -50,10 +50,12 @@ struct LayerShape {
   bool moe_probs_in_activation = false;  // MicroBatchShape's
   std::string_view norm_kernel = kernel_names::kLayerNorm;
 
-  std::int64_t gemm_e = 2;    // bytes per element of a GEMM's input kept for backward (fp8: 1)
+  std::optional<Dtype> gemm_quantized;  // the type a GEMM keeps its input in, if not the activations'
   std::int64_t act(std::int64_t elements) const { return checked_mul(elements, e); }
-  // A GEMM's own copy of its input, kept for its backward (MicroBatchShape::fp8_gemm_inputs).
-  std::int64_t gemm_input(std::int64_t elements) const { return checked_mul(elements, gemm_e); }
+  // A GEMM's own copy of its input, kept for its backward (MicroBatchShape::quantized_gemm_inputs).
+  std::int64_t gemm_input(std::int64_t elements) const {
+    return gemm_quantized ? scaled_bytes(*gemm_quantized, elements) : act(elements);
+  }
   // A [tokens, h] tensor outside the TP region (sharded by SP, else replicated).
   std::int64_t residual_stream() const { return act(tokens * h) / sp; }
 };
@@ -77,7 +79,7 @@ LayerShape make_shape(const ModelSpec& m, std::int64_t layer, const Plan& p, con
   if (m.moe) s.imbalance = m.moe->busiest_over_mean();
   s.sp = p.sequence_parallel ? p.tp : 1;
   s.e = dtype_bytes(mb.dtype, 1);
-  s.gemm_e = mb.fp8_gemm_inputs ? 1 : s.e;
+  s.gemm_quantized = mb.quantized_gemm_inputs;
   s.moe_probs_in_activation = mb.moe_probs_in_activation;
   s.tp = p.tp;
   s.cp = p.cp;

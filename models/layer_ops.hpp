@@ -53,7 +53,8 @@ struct SavedTensor {
 // ("zero": the grads' zeroing; "cast": the fp32 master weights copied into the model's 16-bit
 // ones; "fp8_cast": an fp8 GEMM's 16-bit operand quantised to fp8, with its transpose;
 // "grad_norm": gradient clipping's norm and scaling passes over the grads; "quantize":
-// ZeRO++'s block quantisation and dequantisation around its collectives)
+// block quantisation: ZeRO++'s around its collectives, an fp4 GEMM's operand cast to
+// nvfp4 / mxfp4 with its block scales)
 // Each name once: the op lists, the step's own kernels and the calibration's benchmarks
 // (calibrate/compute_bench.cpp, which measures what these price) use these constants.
 namespace kernel_names {
@@ -109,10 +110,11 @@ struct MicroBatchShape {
   std::int64_t micro_batch = 1;  // b: sequences
   std::int64_t seq_len = 2048;   // s: tokens per sequence
   Dtype dtype = Dtype::bf16;     // activations
-  // fp8 training: Transformer Engine keeps an fp8 GEMM's quantised input for its backward,
-  // 1 byte an element (te.Linear / GroupedLinear / LayerNormLinear save the fp8 copy they cast
-  // for the forward; "Using FP8 with Transformer Engine"), not the 16-bit tensor
-  bool fp8_gemm_inputs = false;
+  // fp8 / fp4 training: Transformer Engine keeps a low-precision GEMM's quantised input for its
+  // backward, not the 16-bit tensor (te.Linear / GroupedLinear / LayerNormLinear save the copy
+  // they cast; "Using FP8 with Transformer Engine"): fp8 1 byte an element; nvfp4 / mxfp4 the
+  // columnwise copy the wgrad reads, 4 bits and its block scales (scaled_bytes)
+  std::optional<Dtype> quantized_gemm_inputs = std::nullopt;
   // LoRA fine-tuning (training.lora): the frozen layers keep no input for a weight gradient,
   // the adapters keep their low-rank activations (build_layer_ops)
   std::optional<LoraSpec> lora = std::nullopt;

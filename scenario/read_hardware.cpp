@@ -255,7 +255,8 @@ GpuSpec read_gpu(const YAML::Node& node, const std::string& path) {
   g.hbm_bandwidth_Bps = r.number("hbm_bandwidth_GBps", 0, 1e-3, 1e6) * kGB;
   if (g.hbm_bandwidth_Bps == 0) throw ScenarioError(r.key_path("hbm_bandwidth_GBps"), "", "is required");
   MappingReader peaks(r.child("peak_tflops"), r.key_path("peak_tflops"));
-  for (Dtype d : {Dtype::fp32, Dtype::tf32, Dtype::fp16, Dtype::bf16, Dtype::fp8, Dtype::int8, Dtype::int4})
+  for (Dtype d : {Dtype::fp32, Dtype::tf32, Dtype::fp16, Dtype::bf16, Dtype::fp8, Dtype::int8, Dtype::int4,
+                  Dtype::nvfp4, Dtype::mxfp4})
     if (auto tflops = peaks.optional_number(std::string(to_string(d)), 1e-6, 1e6)) g.peak_flops[d] = *tflops * 1e12;
   peaks.reject_unknown();
   if (!g.has_peak(Dtype::fp32)) throw ScenarioError(peaks.key_path("fp32"), "", "is required");

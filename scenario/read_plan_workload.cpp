@@ -184,7 +184,7 @@ TrainingWorkload read_training(const YAML::Node& node, const std::string& path) 
   t.seq_len = r.required_integer("seq_len", 1, kMaxTokens);
   t.global_batch = r.required_integer("global_batch", 1, kMaxTokens);
   t.micro_batch = r.integer("micro_batch", 1, 1, kMaxTokens);
-  t.precision = read_dtype(r, "precision", "bf16", {"fp32", "fp16", "bf16", "fp8"});
+  t.precision = read_dtype(r, "precision", "bf16", {"fp32", "fp16", "bf16", "fp8", "nvfp4", "mxfp4"});
   if (r.child("optimizer").IsMap())
     read_optimizer(r, t);
   else  // "adamw" names what "adam" always ran
@@ -208,7 +208,7 @@ InferenceWorkload read_inference(const YAML::Node& node, const std::string& path
   w.output_len = r.integer("output_len", 128, 1, kMaxTokens);
   w.batch = r.integer("batch", 1, 1, kMaxTokens);
   w.prefix_tokens = r.integer("prefix_tokens", 0, 0, kMaxTokens);
-  const std::vector<std::string> dtypes{"fp32", "fp16", "bf16", "fp8", "int8", "int4"};
+  const std::vector<std::string> dtypes{"fp32", "fp16", "bf16", "fp8", "int8", "int4", "nvfp4", "mxfp4"};
   w.weight_dtype = read_dtype(r, "weight_dtype", "bf16", dtypes);
   w.kv_dtype = read_dtype(r, "kv_dtype", "bf16", {"fp32", "fp16", "bf16", "fp8", "int8", "int4"});
   if (r.has("speculative")) w.speculative = read_speculative(r.child("speculative"), r.key_path("speculative"));

@@ -24,13 +24,15 @@ void require_divides(const std::string& key, std::int64_t degree, const std::str
 }
 
 // fp8 GEMMs reach another fraction of their doubled peak than 16-bit ones (H100: 70.9%
-// against 80.3% at the best shape, S. Bekman's MAMF table), so they need a measured curve
-// of their own rather than the 16-bit one.
-void require_fp8_gemm_curve(const GpuSpec& gpu, const std::string& field) {
-  if (gpu.has_peak(Dtype::fp8) && !gpu.gemm_efficiency_by_dtype.contains(Dtype::fp8))
-    throw ScenarioError(field, "fp8",
-                        "needs the GPU's measured fp8 GEMM curve, cluster.gpu.gemm_efficiency_by_dtype.fp8, "
-                        "which GPU " + gpu.name + " does not give");
+// against 80.3% at the best shape, S. Bekman's MAMF table), and fp4 ones another again
+// (GB200, cuBLASLt: 76% of its 4x peak at 8192^3, against 56% for fp8): a low-precision
+// math type needs a measured curve of its own rather than the 16-bit one.
+void require_own_gemm_curve(const GpuSpec& gpu, Dtype math, const std::string& field) {
+  if (gpu.has_peak(math) && !gpu.gemm_efficiency_by_dtype.contains(math))
+    throw ScenarioError(field, std::string(to_string(math)),
+                        "needs the GPU's measured " + std::string(to_string(math)) +
+                            " GEMM curve, cluster.gpu.gemm_efficiency_by_dtype." + std::string(to_string(math)) +
+                            ", which GPU " + gpu.name + " does not give");
 }
 
 // A stack's attention kernel other than FlashAttention-2 needs the GPU's own curves for it.
@@ -345,9 +347,11 @@ void require_lora_scope(const Scenario& s) {
     throw ScenarioError(key + ".target_modules", "gate",
                         "names a gated MLP's gate projection; model.activation=" + std::string(to_string(m.activation)) +
                             " has up and down only");
-  if (s.training->precision == Dtype::fp8 || s.training->precision == Dtype::fp32)
+  // fp8: the frozen base's GEMMs in fp8 (NeMo's LoRA recipe under Transformer Engine), the
+  // adapters in bf16
+  if (s.training->precision == Dtype::fp32 || is_fp4(s.training->precision))
     throw ScenarioError("training.precision", std::string(to_string(s.training->precision)),
-                        "with " + key + " is not modelled: the adapters train in bf16 or fp16");
+                        "with " + key + " is not modelled: the adapters train in bf16 or fp16 (the base's GEMMs may run in fp8)");
   if (p.offload_optimizer || p.offload_params || p.offload_activations_layers > 0)
     throw ScenarioError(key, "", "with offloading (plan.offload_*) is not modelled");
   if (s.stack.hf_eager())
@@ -452,8 +456,11 @@ void validate_training(const Scenario& s) {
                             kv("plan.pp", p.pp));
   if (!s.cluster.gpu.has_peak(t.precision == Dtype::fp32 ? Dtype::fp32 : t.precision))
     throw ScenarioError("training.precision", std::string(to_string(t.precision)),
-                        "is not supported by GPU " + s.cluster.gpu.name + " (no such math units)");
-  if (t.precision == Dtype::fp8) require_fp8_gemm_curve(s.cluster.gpu, "training.precision");
+                        "is not supported by GPU " + s.cluster.gpu.name +
+                            (is_fp4(t.precision) ? " (no fp4 tensor cores: Blackwell's, cluster.gpu.peak_tflops." +
+                                                       std::string(to_string(t.precision)) + ")"
+                                                 : " (no such math units)"));
+  if (t.precision == Dtype::fp8 || is_fp4(t.precision)) require_own_gemm_curve(s.cluster.gpu, t.precision, "training.precision");
   require_attention_kernel_curves(s);
   require_hf_eager_scope(s);
   require_fused_linear_loss_scope(s);
@@ -488,7 +495,12 @@ void validate_inference(const Scenario& s) {
   if (s.plan.zero != 0) throw ScenarioError("plan.zero", std::to_string(s.plan.zero), "applies to training only");
   if (s.plan.recompute_modules != 0) throw ScenarioError("plan.recompute_modules", "", "applies to training only");
   if (s.plan.cp != 1) throw ScenarioError("plan.cp", std::to_string(s.plan.cp), "applies to training only");
-  if (w.weight_dtype == Dtype::fp8) require_fp8_gemm_curve(s.cluster.gpu, "inference.weight_dtype");
+  if (w.weight_dtype == Dtype::fp8 || is_fp4(w.weight_dtype))
+    require_own_gemm_curve(s.cluster.gpu, w.weight_dtype, "inference.weight_dtype");
+  if (is_fp4(w.weight_dtype) && !s.cluster.gpu.has_peak(w.weight_dtype))
+    throw ScenarioError("inference.weight_dtype", std::string(to_string(w.weight_dtype)),
+                        "is not supported by GPU " + s.cluster.gpu.name + " (no fp4 tensor cores: Blackwell's, cluster.gpu.peak_tflops." +
+                            std::string(to_string(w.weight_dtype)) + ")");
   if (s.model.position == Position::learned && w.prompt_len + w.output_len > s.model.max_seq_len)
     throw ScenarioError("inference.prompt_len", std::to_string(w.prompt_len),
                         "plus inference.output_len=" + std::to_string(w.output_len) +

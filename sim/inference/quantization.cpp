@@ -5,7 +5,7 @@
 namespace twinsim {
 
 std::int64_t weight_matrix_bytes(Dtype weight_dtype, std::int64_t elements) {
-  std::int64_t bytes = dtype_bytes(weight_dtype, elements);
+  std::int64_t bytes = scaled_bytes(weight_dtype, elements);  // fp4's block scales included
   if (weight_dtype == Dtype::int4) bytes = checked_add(bytes, kInt4ScaleBytes * ceil_div(elements, kInt4GroupSize));
   return bytes;
 }

@@ -14,7 +14,8 @@ constexpr std::int64_t kInt4GroupSize = 128;
 constexpr std::int64_t kInt4ScaleBytes = 2;
 
 // Bytes of `elements` weights of a linear layer stored as `weight_dtype`, scales included.
-// fp8 and int8 use per-tensor or per-channel scales: negligible, not counted.
+// fp8 and int8 use per-tensor or per-channel scales: negligible, not counted; nvfp4 / mxfp4
+// one scale byte per block of 16 / 32 weights (scaled_bytes, models/dtype.hpp).
 std::int64_t weight_matrix_bytes(Dtype weight_dtype, std::int64_t elements);
 
 // The type a GEMM with these weights multiplies in on this GPU:
@@ -23,6 +24,9 @@ std::int64_t weight_matrix_bytes(Dtype weight_dtype, std::int64_t elements);
 //    (vLLM's Marlin FP8 kernels on Ampere);
 //  * int8 runs INT8 Tensor Core GEMMs (W8A8, SmoothQuant: Xiao et al. 2023, §4);
 //  * int4 is weight-only (W4A16): dequantized in registers, fp16 math (AWQ §4, Marlin);
+//  * nvfp4 / mxfp4 run Blackwell's FP4 Tensor Core GEMMs (W4A4: TensorRT-LLM's NVFP4
+//    checkpoints from ModelOpt, activations quantized on the fly); refused on GPUs without
+//    them (scenario/validate.cpp);
 //  * fp32/fp16/bf16 multiply in their own type.
 Dtype gemm_math_dtype(const GpuSpec& gpu, Dtype weight_dtype);
 

@@ -64,13 +64,13 @@ BufferBytes training_buffers(const ModelSpec& model, const Plan& plan, const Sta
     b.dp_buckets += checked_mul(bucket, bytes.grads);
   }
   if (plan.shards_params()) {
-    // the bucket's weight matrices, in the stage's proportion, get their fp8 copies
+    // the bucket's weight matrices, in the stage's proportion, get their fp8 / fp4 copies
     const auto matrices = params.total() > 0 ? static_cast<std::int64_t>(static_cast<double>(bucket) *
                                                                          static_cast<double>(params.matrices) /
                                                                          static_cast<double>(params.total()))
                                              : std::int64_t{0};
     const std::int64_t one = checked_add(checked_mul(bucket, bytes.params),
-                                         checked_mul(matrices, fp8_weight_copy_bytes(gpu, training.precision)));
+                                         gemm_weight_copy_bytes(gpu, training.precision, matrices));
     b.dp_buckets += checked_mul(zero3_gathered_buckets(bucket, params.total()), one);
   }
   add_activation_buffers(b, model, plan, training.micro_batch, training.seq_len,

@@ -44,7 +44,7 @@ std::int64_t nccl_buffer_bytes(const Plan& plan);
 // (deepspeed/runtime/zero/stage_1_and_2.py setup_buckets, "Use double buffers to avoid data
 // access conflict when overlap_comm is enabled"; stage3.py's IPG buffer; commit edaa72212).
 // Under fp8 a gathered bucket's weight matrices also get their fp8 copies
-// (fp8_weight_copy_bytes, sim/memory/weights.hpp), cast as the layer comes.
+// (gemm_weight_copy_bytes, sim/memory/weights.hpp), cast as the layer comes.
 // Pipeline send/receive buffers exist only for serving.
 BufferBytes training_buffers(const ModelSpec& model, const Plan& plan, const StackSpec& stack, const GpuSpec& gpu,
                              const TrainingWorkload& training, const StageParams& params);

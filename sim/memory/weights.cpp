@@ -132,8 +132,10 @@ BytesPerParam training_bytes_per_param(Dtype precision, Optimizer optimizer) {
     case Dtype::tf32: return {4, 4, adam ? 8 : 4};
     case Dtype::fp16:
     case Dtype::bf16:
-    case Dtype::fp8: return {2, 2, adam ? 12 : 8};
-    default: throw std::invalid_argument("training.precision must be fp32, fp16, bf16 or fp8");
+    case Dtype::fp8:
+    case Dtype::nvfp4:
+    case Dtype::mxfp4: return {2, 2, adam ? 12 : 8};  // TE's recipes keep the bf16 model and fp32 master
+    default: throw std::invalid_argument("training.precision must be fp32, fp16, bf16, fp8, nvfp4 or mxfp4");
   }
 }
 
@@ -159,9 +161,10 @@ WeightMemory zero_sharded(std::int64_t params, const BytesPerParam& bytes, int z
   return w;
 }
 
-std::int64_t fp8_weight_copy_bytes(const GpuSpec& gpu, Dtype precision) {
+std::int64_t gemm_weight_copy_bytes(const GpuSpec& gpu, Dtype precision, std::int64_t matrices) {
+  if (is_fp4(precision)) return checked_mul(2, scaled_bytes(precision, matrices));  // rowwise and columnwise
   if (precision != Dtype::fp8) return 0;
-  return gpu.fp8_gemm_tn_only ? 2 : 1;  // the fp8 weight, and its transpose where the GEMMs need one
+  return checked_mul(matrices, gpu.fp8_gemm_tn_only ? 2 : 1);  // the fp8 weight, and its transpose where needed
 }
 
 bool fsdp_keeps_stage_gathered(const PlanKnobs& plan, const StackSpec& stack) {
@@ -185,11 +188,14 @@ namespace {
 // training.lora.base_dtype stores them and the rest (embeddings, norms, biases) in 16 bits,
 // sharded like the parameters under ZeRO-3 / FSDP; the adapters are a model trained in the
 // run's precision, with its gradients and optimizer states (Hu et al. 2021 §4.2; QLoRA §3).
-WeightMemory lora_weight_memory(const ModelSpec& model, const Plan& plan, const StackSpec& stack,
+// Under fp8 training a 16-bit base also keeps TE's cached fp8 copies (gemm_weight_copy_bytes);
+// an fp8 base (NeMo's fp8_params) is its own.
+WeightMemory lora_weight_memory(const ModelSpec& model, const Plan& plan, const StackSpec& stack, const GpuSpec& gpu,
                                 const TrainingWorkload& training, int stage) {
   const StageParams p = stage_params(model, plan, stage);
   std::int64_t base = checked_add(lora_base_matrix_bytes(training.lora->base, p.matrices),
                                   checked_mul(p.total() - p.matrices, std::int64_t{2}));
+  if (training.lora->base != LoraBase::fp8) base = checked_add(base, gemm_weight_copy_bytes(gpu, training.precision, p.matrices));
   if (plan.shards_params()) base = ceil_div(base, plan.dp_group_size());
   const BytesPerParam bytes = training_bytes_per_param(training.precision, training.optimizer, stack);
   WeightMemory w = zero_sharded(trainable_stage_params(model, plan, training, stage).total(), bytes, plan.zero,
@@ -202,7 +208,7 @@ WeightMemory lora_weight_memory(const ModelSpec& model, const Plan& plan, const 
 
 WeightMemory training_weight_memory(const ModelSpec& model, const Plan& plan, const StackSpec& stack,
                                     const GpuSpec& gpu, const TrainingWorkload& training, int stage) {
-  if (training.lora) return lora_weight_memory(model, plan, stack, training, stage);
+  if (training.lora) return lora_weight_memory(model, plan, stack, gpu, training, stage);
   const StageParams p = stage_params(model, plan, stage);
   const BytesPerParam bytes = training_bytes_per_param(training.precision, training.optimizer, stack);
   // Megatron reduces gradients and shards the distributed optimizer over the data-parallel
@@ -213,7 +219,7 @@ WeightMemory training_weight_memory(const ModelSpec& model, const Plan& plan, co
   w.params += e.params;
   w.grads += e.grads;
   w.optimizer += e.optimizer;
-  if (!plan.shards_params()) w.params += checked_mul(p.matrices, fp8_weight_copy_bytes(gpu, training.precision));
+  if (!plan.shards_params()) w.params += gemm_weight_copy_bytes(gpu, training.precision, p.matrices);
   // fp8-only weight matrices (stack.fp8_params): the fp8 data (and transpose) without the
   // 16-bit weight beside them
   if (stack.fp8_params && training.precision == Dtype::fp8 && !plan.shards_params())

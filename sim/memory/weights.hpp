@@ -70,8 +70,8 @@ struct BytesPerParam {
 // fp16/bf16 mixed precision as the ZeRO paper counts it (Rajbhandari et al. 2020, §3.1):
 //   2 + 2, Adam 12 (fp32 master, m, v); SGD 8 (fp32 master, momentum).
 //   (Megatron with bf16 keeps fp32 gradients, 4 bytes: the overload taking the stack.)
-// fp8 (Transformer Engine's recipe): the 16-bit model as bf16's, its fp8 copies of the
-//   layers' weight matrices apart (fp8_weight_copy_bytes).
+// fp8, nvfp4, mxfp4 (Transformer Engine's recipes): the 16-bit model as bf16's, its fp8 / fp4 copies of the
+//   layers' weight matrices apart (gemm_weight_copy_bytes).
 BytesPerParam training_bytes_per_param(Dtype precision, Optimizer optimizer);
 // The same with the gradients as the stack keeps them (dp_gradient_dtype: fp32 under
 // StackSpec::grad_reduce_fp32 for bf16 and fp8 training, 4 bytes).
@@ -110,19 +110,23 @@ struct WeightMemory {
 // group of `group` GPUs (Rajbhandari et al. 2020, §5, Figure 1).
 WeightMemory zero_sharded(std::int64_t params, const BytesPerParam& bytes, int zero, std::int64_t group);
 
-// fp8 training: the bytes a transformer layer's weight-matrix parameter keeps beside the
-// 16-bit model for its fp8 GEMMs. Transformer Engine casts each linear layer's weight once
-// a step (its first micro-batch) into a workspace it keeps across micro-batches and steps
-// (module/base.py get_weight_workspace: "it persists beyond a single forward pass";
-// Megatron-core passes is_first_microbatch unless disable_parameter_transpose_cache, default
-// false): the fp8 weight, 1 byte, and on a GPU whose fp8 GEMMs take only the TN layout
-// (GpuSpec::fp8_gemm_tn_only: Hopper) its fp8 transpose for the dgrad, 1 more. The
-// embedding, the output layer, norms and biases stay 16-bit. 0 for other precisions.
-std::int64_t fp8_weight_copy_bytes(const GpuSpec& gpu, Dtype precision);
+// fp8 / fp4 training: the bytes `matrices` transformer-layer weight-matrix parameters keep
+// beside the 16-bit model for their low-precision GEMMs. Transformer Engine casts each linear
+// layer's weight once a step (its first micro-batch) into a workspace it keeps across
+// micro-batches and steps (module/base.py get_weight_workspace: "it persists beyond a single
+// forward pass"; Megatron-core passes is_first_microbatch unless
+// disable_parameter_transpose_cache, default false). fp8: the fp8 weight, 1 byte, and on a GPU
+// whose fp8 GEMMs take only the TN layout (GpuSpec::fp8_gemm_tn_only: Hopper) its fp8
+// transpose for the dgrad, 1 more. nvfp4 / mxfp4: a rowwise copy (fprop) and a columnwise one
+// (dgrad), each 4-bit values with their block scales (scaled_bytes: 0.5625 bytes a weight for
+// nvfp4, 0.53125 for mxfp4), as TE's NVFP4Tensor keeps both: Blackwell's fp4 MMA reads
+// K-major operands only. The embedding, the output layer, norms and biases stay 16-bit.
+// 0 for other precisions.
+std::int64_t gemm_weight_copy_bytes(const GpuSpec& gpu, Dtype precision, std::int64_t matrices);
 
 // Training: a stage's weights, gradients and optimizer states on one GPU.
 // The gradients as `stack` keeps them (training_bytes_per_param's overload); under fp8 the
-// params include the layers' cached fp8 weights (fp8_weight_copy_bytes) but under ZeRO-3,
+// params include the layers' cached fp8 weights (gemm_weight_copy_bytes) but under ZeRO-3,
 // whose gathered layers are cast as they come and dropped with them (sim/memory/buffers).
 // FSDP2 under pipeline parallelism keeping each stage's parameters gathered and its
 // gradients unsharded between micro-batches (StackSpec::fsdp_pp_keep_gathered): ZeRO-3 with

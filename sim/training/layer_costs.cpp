@@ -8,6 +8,7 @@
 #include "sim/cost/compute_cost.hpp"
 #include "sim/cost/moe_dispatch.hpp"
 #include "sim/cost/power_limit.hpp"
+#include "sim/cost/quantize_cost.hpp"
 #include "sim/memory/activations.hpp"
 #include "sim/memory/hf_eager_memory.hpp"
 #include "sim/training/eager_kernels.hpp"
@@ -112,7 +113,7 @@ void price_gemm(const GpuSpec& gpu, const StackSpec& stack, Dtype dtype, const L
 // rate, and scales and adds its output into the layer's (PEFT's lora.Linear.forward:
 // result + lora_B(lora_A(x)) * scaling: a multiply, 2 tensor passes, and an add, 3), its
 // backward scaling the gradient once (2 passes).
-void price_lora(const Scenario& s, Dtype gemm_dtype, double clock, const LayerOp& op, OpTime& t) {
+void price_lora(const Scenario& s, double clock, const LayerOp& op, OpTime& t) {
   const GpuSpec& gpu = s.cluster.gpu;
   t.bwd_bytes -= t.wgrad_bytes;
   t.bwd_flops -= op.wgrad_flops;
@@ -129,7 +130,7 @@ void price_lora(const Scenario& s, Dtype gemm_dtype, double clock, const LayerOp
       g.fwd_flops = g.dgrad_flops = g.wgrad_flops = 2.0 * static_cast<double>(op.m) * n * k;
       g.fwd_bytes = static_cast<std::int64_t>(act_bytes * static_cast<double>(op.m * k + op.m * n + k * n));
       OpTime at;
-      price_gemm(gpu, s.stack, gemm_dtype, g, clock, at);
+      price_gemm(gpu, s.stack, act, g, clock, at);  // the adapters are not TE modules: 16-bit
       t.fwd_s += at.fwd_s, t.dgrad_s += at.dgrad_s, t.wgrad_s += at.wgrad_s, t.tensor_s += at.tensor_s;
       t.fwd_flops += g.fwd_flops, t.bwd_flops += 2 * g.fwd_flops;
       t.fwd_bytes += static_cast<double>(g.fwd_bytes), t.dgrad_bytes += static_cast<double>(g.fwd_bytes);
@@ -152,26 +153,32 @@ void price_lora(const Scenario& s, Dtype gemm_dtype, double clock, const LayerOp
   }
 }
 
-// An fp8 GEMM first quantises its 16-bit activation operand: TE's forward casts the input
-// with fp8_cast_transpose_fused, its backward the output gradient with
-// fp8_cast_transpose_bgrad_fused (NVIDIA/TransformerEngine, pytorch/module/linear.py); each
-// reads the tensor and writes an fp8 copy and its fp8 transpose (the wgrad GEMM's operand),
-// the amax for the next step's scale taken in the same pass. The weights are cast once per
-// step (TE's is_first_microbatch cache), not per micro-batch, and are not priced here.
-double fp8_cast_bytes(Dtype from, double elements) { return elements * (dtype_bytes(from, 1) + 2.0); }
+// A low-precision GEMM first quantises its 16-bit activation operand, in the forward its
+// input A[m,k], in the backward the output gradient dC[m,n]. fp8: TE's
+// fp8_cast_transpose_fused / fp8_cast_transpose_bgrad_fused (NVIDIA/TransformerEngine,
+// pytorch/module/linear.py) read the tensor and write an fp8 copy and its fp8 transpose (the
+// wgrad GEMM's operand), the amax for the next step's scale taken in the same pass. nvfp4 /
+// mxfp4 (TE's NVFP4BlockScaling; the Megatron-Bridge recipe bf16_with_nvfp4_mixed runs every
+// layer's fprop, dgrad and wgrad in it): a rowwise copy and a columnwise one (the wgrad's, the
+// 16-point random Hadamard transform fused into its cast), each 4-bit values with their block
+// scales (scaled_bytes); NVFP4's per-tensor fp32 scale needs the tensor's amax before any block
+// is scaled, one more read of the tensor (TE computes the amax, then casts): quantize_bytes
+// with two copies and the amax read. The weights are cast once per step (TE's
+// is_first_microbatch cache), not per micro-batch: not priced here.
+double cast_bytes(Dtype from, Dtype to, double elements) { return quantize_bytes(from, to, elements, 2, true); }
 
-void price_fp8_casts(const GpuSpec& gpu, Dtype from, const LayerOp& op, OpTime& t) {
+void price_quantize_casts(const GpuSpec& gpu, Dtype from, Dtype to, const LayerOp& op, OpTime& t) {
   const double count = static_cast<double>(op.count);
   ComputeOp cast;
   cast.kind = ComputeKind::elementwise;
-  cast.kernel = kernel_names::kFp8Cast;
+  cast.kernel = is_fp4(to) ? kernel_names::kQuantize : kernel_names::kFp8Cast;
   cast.dtype = from;
-  cast.bytes = fp8_cast_bytes(from, count * op.m * op.k);  // the input A[m,k]
+  cast.bytes = cast_bytes(from, to, count * op.m * op.k);  // the input A[m,k]
   t.fwd_s += compute_s(gpu, cast, t);
   t.fwd_bytes += cast.bytes;
   ++t.fwd_launches;
   cast.backward = true;
-  cast.bytes = fp8_cast_bytes(from, count * op.m * op.n);  // the output gradient dC[m,n]
+  cast.bytes = cast_bytes(from, to, count * op.m * op.n);  // the output gradient dC[m,n]
   t.dgrad_s += compute_s(gpu, cast, t);
   t.bwd_bytes += cast.bytes;
   t.dgrad_bytes += cast.bytes;
@@ -230,8 +237,8 @@ OpTime price_op_list(const Scenario& s, const LayerOp& op, Dtype gemm_dtype, dou
     price_gemm(gpu, s.stack, gemm_dtype, op, gemm_clock, t);
     t.bwd_bytes = 2 * t.fwd_bytes;  // dgrad and wgrad each move about the forward's bytes
     t.dgrad_bytes = t.wgrad_bytes = t.fwd_bytes;
-    if (dtype_bytes(gemm_dtype, 1) < dtype_bytes(dtype, 1)) price_fp8_casts(gpu, dtype, op, t);
-    if (s.training->lora) price_lora(s, gemm_dtype, gemm_clock, op, t);
+    if (dtype_bytes(gemm_dtype, 1) < dtype_bytes(dtype, 1)) price_quantize_casts(gpu, dtype, gemm_dtype, op, t);
+    if (s.training->lora) price_lora(s, gemm_clock, op, t);
     return t;
   }
   // attention, norms and element-wise ops: the backward reads the saved inputs and the

@@ -43,7 +43,7 @@ CASES = [
     ('simulate DEF --set plan.tp=', 2, "--set=plan.tp= has no value after '=' (write plan.tp=null to reset the key to its default)"),
     ('simulate DEF --set training.seq_len=0', 2, 'training.seq_len=0 must be at least 1'),
     ('simulate DEF --set training.global_batch=1e9', 2, 'training.global_batch=1000000000 is not a multiple of training.micro_batch*plan.dp=12'),
-    ('simulate DEF --set training.precision=fp7', 2, "training.precision=fp7 is not one of fp32 | fp16 | bf16 | fp8, did you mean 'fp8'?"),
+    ('simulate DEF --set training.precision=fp7', 2, "training.precision=fp7 is not one of fp32 | fp16 | bf16 | fp8 | nvfp4 | mxfp4, did you mean 'fp8'?"),
     ('simulate DEF --set model.layers=1000000', 2, 'the step graph would hold about 1.02e+09 tasks (152.6 GiB), more than the budget: sim'),
     ('simulate DEF --set cluster.nodes=0', 2, 'cluster.nodes=0 must be at least 1'),
     ('simulate DEF --set plan.zero=4', 2, 'plan.zero=4 is too large (at most 3)'),

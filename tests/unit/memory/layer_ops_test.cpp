@@ -280,7 +280,7 @@ TEST(LayerOps, Fp8TrainingKeepsGemmInputsInFp8) {
   const std::int64_t tokens = 4096;
   MicroBatchShape bf16{1, tokens, Dtype::bf16};
   MicroBatchShape fp8 = bf16;
-  fp8.fp8_gemm_inputs = true;
+  fp8.quantized_gemm_inputs = Dtype::fp8;
   const auto a = build_layer_ops(test::mixtral_8x7b(), 0, Plan{}, bf16);
   const auto b = build_layer_ops(test::mixtral_8x7b(), 0, Plan{}, fp8);
   EXPECT_EQ(saved(*find(b, "attn.qkv"), "input"), tokens * 4096);

@@ -63,7 +63,7 @@ std::vector<BadCase> bad_cases() {
       {"unknown model", "", {"model=llama-2-7b"}, "model=llama-2-7b is not a model in the catalog, did you mean 'llama2-7b'?"},
       {"unknown cluster", "", {"cluster=dgx-a100"}, "cluster=dgx-a100 is not a node type in the catalog, did you mean"},
       {"unknown gpu", "", {"cluster.gpu=a100-sxm-80"}, "cluster.gpu=a100-sxm-80 is not a GPU in the catalog, did you mean 'a100-sxm-80gb'?"},
-      {"bad precision", "", {"training.precision=fp64"}, "training.precision=fp64 is not one of fp32 | fp16 | bf16 | fp8"},
+      {"bad precision", "", {"training.precision=fp64"}, "training.precision=fp64 is not one of fp32 | fp16 | bf16 | fp8 | nvfp4 | mxfp4"},
       {"fp8 on A100", "", {"training.precision=fp8"}, "training.precision=fp8 is not supported by GPU a100-sxm-80gb"},
       {"bad schedule", "", {"plan.schedule=zb"}, "plan.schedule=zb is not one of gpipe | 1f1b | interleaved"},
       {"bad recompute", "", {"plan.recompute=some"}, "plan.recompute=some is not one of none | selective | full"},

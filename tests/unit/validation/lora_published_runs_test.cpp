@@ -10,6 +10,7 @@
 
 #include "scenario/load.hpp"
 #include "sim/memory/memory_report.hpp"
+#include "sim/training/training_report.hpp"
 
 namespace twinsim {
 namespace {
@@ -39,6 +40,24 @@ TEST(LitgptLora, PeakMemoryWithinBand) {
                 run.max_gpu_ram_GB, 100 * (predicted / run.max_gpu_ram_GB - 1));
     EXPECT_NEAR(predicted / run.max_gpu_ram_GB, 1.0, run.band) << run.scenario << " " << run.base_dtype;
   }
+}
+
+// MLPerf Training v5.0 Llama-2-70B LoRA, NVIDIA's closed run on one DGX B200 (8 GPUs, DP 8,
+// sequences of 8192, fp8 base; scenarios/validation/training/mlperf50-llama2-70b-lora-b200.yaml):
+// 1.541 s a step, max_memory_usage 168.8 GB. Predicted 1.371 s (-11.0%) and 197.8 GB (+17%,
+// "does not fit"): the 10% on memory is missed. Not known from the files at hand:
+// the config script's FP8_ACT (the SwiGLU input kept in fp8: 37.6 GB of the 127.9 GB of
+// activations predicted) and FP8_DPA switches, which would cut the activations it keeps.
+TEST(MlperfLora, StepTimeWithinFifteenPercentMemoryInItsRecordedBand) {
+  const Scenario s = load_scenario_file(std::string(TWINSIM_SOURCE_DIR) +
+                                        "/scenarios/validation/training/mlperf50-llama2-70b-lora-b200.yaml");
+  const double step = predict_training(s).step_s;
+  const double peak_GB = static_cast<double>(predict_memory(s).peak_bytes) / 1e9;
+  std::printf("MLPerf v5.0 Llama-2-70B LoRA 8xB200: step %.3f s (published 1.541, %+.1f%%), peak %.1f GB (168.8, %+.1f%%)\n",
+              step, 100 * (step / 1.541 - 1), peak_GB, 100 * (peak_GB / 168.8 - 1));
+  EXPECT_NEAR(step / 1.541, 1.0, 0.15);
+  EXPECT_GT(peak_GB / 168.8, 1.05);  // the recorded band: 17% over today
+  EXPECT_LT(peak_GB / 168.8, 1.25);
 }
 
 }  // namespace

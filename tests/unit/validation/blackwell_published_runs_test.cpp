@@ -1,0 +1,120 @@
+// Published Megatron-Core dense pretraining runs on GB200 and GB300 NVL72 racks, in fp8 and
+// NVFP4 (Megatron-Bridge's performance summary, NeMo 26.02 container, NVIDIA-NeMo/
+// Megatron-Bridge docs/performance-summary.md @ df0289c1; each scenario file names its rows
+// and recipe). Each pair runs one plan in both precisions, so the pair's ratio judges the fp4
+// GEMMs and casts alone. They are judges, never fitting data: the nvfp4 GEMM curves were
+// fitted to cuBLASLt's FP4 squares (scenarios/validation/microbench/
+// gemm_cublaslt_gb200_gb300_fp4_azure.csv), nothing to these runs.
+//
+// What is asserted: every run fits, and each run's throughput stays in the band it reaches
+// today (a guard against regressions, recorded with the error below; the goal is
+// 15%). The printed table is the report.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "scenario/load.hpp"
+#include "sim/memory/memory_report.hpp"
+#include "sim/training/training_report.hpp"
+#include "sim/validate/error_stats.hpp"
+#include "sim/validate/gemm_fit.hpp"
+
+namespace twinsim {
+namespace {
+
+struct PublishedRun {
+  const char* scenario;         // under scenarios/validation/training/
+  const char* precision;        // training.precision
+  double tokens_per_s_per_gpu;  // published
+  double low, high;             // the band of predicted / published held today
+};
+
+// Bands: today's ratio (printed by the test) +-10% of it, rounded out. Errors when written
+// (predicted against published): 70B GB300 fp8 -2.0%, nvfp4 +1.3%; 70B GB200 fp8 +3.0%
+// (+19.2% with the B200's fp8 curve, before the GB200's own cuBLASLt fp8 curve, gb200.yaml),
+// nvfp4 +19.5%; 405B GB300 fp8 -3.3%, nvfp4 +18.5%. The two nvfp4 runs with TP (2 and 4, its
+// communication overlapped with the GEMMs) are fast, the TP-1 one is not: with GEMMs ~40%
+// shorter, less TP communication hides under them; the same runs with the overlap off
+// (every TP collective exposed) come out +2.8% and -6.8%. Not yet modelled: the step graph
+// hides an overlapped layer's TP collectives under the whole layer's compute.
+const PublishedRun kRuns[] = {
+    {"megatron-bridge-llama3-70b-gb300-26.02.yaml", "fp8", 4596, 0.88, 1.08},
+    {"megatron-bridge-llama3-70b-gb300-26.02.yaml", "nvfp4", 6798, 0.91, 1.12},
+    {"megatron-bridge-llama3-70b-gb200-26.02.yaml", "fp8", 3887, 0.93, 1.14},
+    {"megatron-bridge-llama3-70b-gb200-26.02.yaml", "nvfp4", 5041, 1.07, 1.32},
+    {"megatron-bridge-llama31-405b-gb300-26.02.yaml", "fp8", 988, 0.87, 1.07},
+    {"megatron-bridge-llama31-405b-gb300-26.02.yaml", "nvfp4", 1347, 1.06, 1.31},
+};
+
+Scenario load(const PublishedRun& run) {
+  return load_scenario_file(std::string(TWINSIM_SOURCE_DIR) + "/scenarios/validation/training/" + run.scenario,
+                            {std::string("training.precision=") + run.precision});
+}
+
+TEST(BlackwellRuns, EveryPublishedRunFits) {
+  for (const PublishedRun& run : kRuns) {
+    const MemoryReport m = predict_memory(load(run));
+    std::printf("%-46s %-5s peak %6.1f GiB of %.1f\n", run.scenario, run.precision,
+                static_cast<double>(m.peak_bytes) / (1 << 30), static_cast<double>(m.capacity_bytes) / (1 << 30));
+    EXPECT_TRUE(m.fits) << run.scenario << " " << run.precision;
+  }
+}
+
+TEST(BlackwellRuns, ThroughputInItsRecordedBand) {
+  std::vector<double> errors;
+  for (const PublishedRun& run : kRuns) {
+    const TrainingPrediction p = predict_training(load(run));
+    const double ratio = p.throughput.tokens_per_s_per_gpu / run.tokens_per_s_per_gpu;
+    errors.push_back(std::abs(ratio - 1));
+    std::printf("%-46s %-5s predicted %6.0f tokens/s/GPU, published %5.0f (%+.1f%%)\n", run.scenario, run.precision,
+                p.throughput.tokens_per_s_per_gpu, run.tokens_per_s_per_gpu, 100 * (ratio - 1));
+    EXPECT_GE(ratio, run.low) << run.scenario << " " << run.precision;
+    EXPECT_LE(ratio, run.high) << run.scenario << " " << run.precision;
+  }
+  std::sort(errors.begin(), errors.end());
+  std::printf("median |error| %.1f%%, max %.1f%% over %zu runs\n", 100 * errors[errors.size() / 2],
+              100 * errors.back(), errors.size());
+}
+
+// The Blackwell rack GPUs' own GEMM curves (gb200.yaml's fp8, b200.yaml's nvfp4 from the GB200,
+// b300.yaml's fp8 and nvfp4 from the GB300) are `twinsim fit-gemm --fit squares` of cuBLASLt's
+// squares on each GPU; the irregular shapes are held out. Bounds sit a little above the
+// held-out time errors when written: GB200 nvfp4 median 17.4%, fp8 7.3%; GB300 nvfp4 29.4%,
+// fp8 9.0%.
+struct RackCurve {
+  const char* gpu;
+  const char* device;
+  Dtype dtype;
+  GemmTiming timing;
+  double held_out_median;
+};
+
+TEST(BlackwellGemmCurves, AreTheFitOfTheirSquares) {
+  const std::string csv =
+      std::string(TWINSIM_SOURCE_DIR) + "/scenarios/validation/microbench/gemm_cublaslt_gb200_gb300_fp4_azure.csv";
+  for (const RackCurve& c : {RackCurve{"gb200", "GB200", Dtype::nvfp4, GemmTiming::wall, 0.19},
+                             RackCurve{"gb200", "GB200", Dtype::fp8, GemmTiming::wall, 0.09},
+                             RackCurve{"gb300", "GB300", Dtype::nvfp4, GemmTiming::wall, 0.31},
+                             RackCurve{"gb300", "GB300", Dtype::fp8, GemmTiming::kernel, 0.10}}) {
+    GpuSpec gpu = catalog_gpu(c.gpu);
+    std::vector<MeasuredGemm> fit_rows;
+    std::vector<double> held_out;
+    for (const MeasuredGemm& g : read_gemm_csv(csv, c.device, c.dtype)) {
+      if (is_fit_row(g, GemmFitRows::squares)) fit_rows.push_back(g);
+      else held_out.push_back(gemm_time_error(gpu, g, c.timing));
+    }
+    ASSERT_EQ(fit_rows.size(), 6u) << c.gpu;
+    const std::vector<EfficiencyPoint> refit = fit_gemm_curve(gpu, fit_rows, c.timing);
+    const std::vector<EfficiencyPoint>& frozen = catalog_gemm_curve(gpu, c.dtype);
+    ASSERT_EQ(refit.size(), frozen.size()) << c.gpu;
+    for (std::size_t i = 0; i < refit.size(); ++i) EXPECT_NEAR(frozen[i].efficiency, refit[i].efficiency, 6e-5) << c.gpu << i;
+    EXPECT_LT(summarize(held_out).median, c.held_out_median) << c.gpu << " " << to_string(c.dtype);
+  }
+}
+
+}  // namespace
+}  // namespace twinsim
