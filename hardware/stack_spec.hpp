@@ -68,6 +68,15 @@ inline constexpr std::string_view kFusedLinearLoss = "fused_linear";
 // errors, turning off for now", train.py 2024-12; Hugging Face's ForCausalLMLoss alike).
 inline constexpr std::string_view kEagerFp32Loss = "eager_fp32";
 inline constexpr std::array<std::string_view, 3> kLossKernels = {kLogitsLoss, kFusedLinearLoss, kEagerFp32Loss};
+// What plan.tp_comm_overlap overlaps a TP collective with. "layer": the layer's whole pass
+// on the compute stream (Transformer Engine's userbuffers pipelining each TP GEMM with its
+// collective, the ideal). "matmul": only the matmul the collective feeds or is fed by,
+// micro-pipelined in tp chunks (PyTorch's async TP: Inductor's micro_pipeline_tp pass fuses
+// all_gather -> mm and mm -> reduce_scatter into fused_all_gather_matmul /
+// fused_matmul_reduce_scatter, torch/distributed/_symmetric_memory; sim/training/async_tp.hpp).
+inline constexpr std::string_view kLayerTpOverlap = "layer";
+inline constexpr std::string_view kMatmulTpOverlap = "matmul";
+inline constexpr std::array<std::string_view, 2> kTpOverlaps = {kLayerTpOverlap, kMatmulTpOverlap};
 
 struct StackSpec {
   std::string name = "none";  // catalog preset, "custom", or "none" (the device alone)
@@ -172,6 +181,17 @@ struct StackSpec {
   std::string loss_kernel = std::string(kLogitsLoss);
   bool fused_linear_loss() const { return loss_kernel == kFusedLinearLoss; }
   bool eager_fp32_loss() const { return loss_kernel == kEagerFp32Loss; }
+  // What an overlapped TP collective hides behind (one of kTpOverlaps).
+  std::string tp_overlap = std::string(kLayerTpOverlap);
+  // Sequence parallelism's blocking all-gathers and reduce-scatters copy the whole tensor once
+  // beside the collective: DTensor shards [batch, seq, hidden] on dim 1 (torchtitan's
+  // SequenceParallel, Shard(1)) where NCCL gathers and scatters on dim 0, so PyTorch's
+  // functional collectives reorder it, all_gather_tensor after the gather
+  // (torch.cat(torch.chunk(res, group_size, dim=0), dim=gather_dim)) and reduce_scatter_tensor
+  // before the scatter (torch.cat(torch.chunk(self, group_size, dim=scatter_dim)))
+  // (torch/distributed/_functional_collectives.py, 2024-2025). Async TP's fused ops take the
+  // dimension as a view instead (tp_overlap: matmul with plan.tp_comm_overlap): no copy.
+  bool sp_layout_copies = false;
   // PyTorch's caching allocator as the stack runs it: expandable_segments:True in
   // PYTORCH_CUDA_ALLOC_CONF (torchtitan's run_train.sh sets it), and whether `memory.fits`
   // judges the allocator's reserve plus what lives outside it (sim/memory/reserved_memory)

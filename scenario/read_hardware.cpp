@@ -330,6 +330,8 @@ StackSpec read_stack(const YAML::Node& node, const std::string& path) {
                                 {kAttentionKernels.begin(), kAttentionKernels.end()});
   s.layer_kernels = r.choice("layer_kernels", std::string(kFusedLayerKernels), {kLayerKernels.begin(), kLayerKernels.end()});
   s.loss_kernel = r.choice("loss_kernel", std::string(kLogitsLoss), {kLossKernels.begin(), kLossKernels.end()});
+  s.tp_overlap = r.choice("tp_overlap", std::string(kLayerTpOverlap), {kTpOverlaps.begin(), kTpOverlaps.end()});
+  s.sp_layout_copies = r.boolean("sp_layout_copies", false);
   s.expandable_segments = r.boolean("expandable_segments", false);
   s.fits_on_reserved = r.boolean("fits_on_reserved", false);
   r.reject_unknown();

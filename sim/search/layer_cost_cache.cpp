@@ -15,6 +15,8 @@ PassTimes pass_times(const LayerCost& cost) {
   t.recompute = cost.recompute_s();
   t.tp_fwd = cost.fwd_s(TimeCategory::tp_comm);
   t.tp_bwd = cost.bwd_s(TimeCategory::tp_comm);
+  t.tp_fwd_waited = cost.tp_waited_fwd_s;
+  t.tp_bwd_waited = cost.tp_waited_bwd_s;
   t.cp_fwd = cost.fwd_s(TimeCategory::cp_comm);
   t.cp_bwd = cost.bwd_s(TimeCategory::cp_comm);
   t.ep_fwd = cost.fwd_s(TimeCategory::ep_comm);

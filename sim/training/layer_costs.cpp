@@ -11,6 +11,7 @@
 #include "sim/cost/quantize_cost.hpp"
 #include "sim/memory/activations.hpp"
 #include "sim/memory/hf_eager_memory.hpp"
+#include "sim/training/async_tp.hpp"
 #include "sim/training/eager_kernels.hpp"
 #include "sim/training/rank_layout.hpp"
 
@@ -210,6 +211,16 @@ void add_hf_eager(const Scenario& s, const LayerOp& op, OpTime& t) {
   t.bwd_bytes += eager.dgrad_bytes + eager.wgrad_bytes;
 }
 
+// The copy beside a sequence-parallel collective (StackSpec::sp_layout_copies), a memory-bound
+// pass over `bytes`.
+double layout_copy_s(const GpuSpec& gpu, Dtype dtype, const LayerOp& op, double bytes, OpTime& t) {
+  if (bytes <= 0) return 0;
+  ComputeOp copy = as_compute(op, dtype, 0, bytes, false);
+  copy.kind = ComputeKind::elementwise;
+  copy.kernel = kernel_names::kCast;  // a copy: read once, written once
+  return compute_s(gpu, copy, t);
+}
+
 // `gemm_dtype`: the math type of the op list's GEMMs (the layers': training.precision; the
 // embedding's and head's: the 16-bit type); `gemm_clock`: their clock under the power limit (an
 // attention op's: its own, price_all's sustained_attention_clock).
@@ -228,6 +239,10 @@ OpTime price_op_list(const Scenario& s, const LayerOp& op, Dtype gemm_dtype, dou
                                                       : TimeCategory::ep_comm;  // the dispatcher's, ETP's too
     t.fwd_s = collective_s(s, op.fwd_comm, t.extrapolated);
     t.dgrad_s = collective_s(s, op.bwd_comm, t.extrapolated);
+    if (s.stack.sp_layout_copies && !(s.plan.tp_comm_overlap && s.stack.tp_overlap == kMatmulTpOverlap)) {
+      t.fwd_s += layout_copy_s(gpu, dtype, op, sp_layout_copy_bytes(op.fwd_comm), t);
+      t.dgrad_s += layout_copy_s(gpu, dtype, op, sp_layout_copy_bytes(op.bwd_comm), t);
+    }
     return t;
   }
   t.fwd_bytes = static_cast<double>(op.fwd_bytes);
@@ -295,9 +310,20 @@ WorkMix work_mix(const LayerCost& lc, bool tp_overlapped) {
 
 // Priced at the curves' clock, then the GEMMs again at the clock the power limit leaves for
 // that mix (the load is taken at the curves' rates, as scripts/duty_cycle_to_catalog.py fits it).
+// Under PyTorch's async TP (stack.tp_overlap: matmul) the part of each TP collective its
+// fused matmul does not cover is waited for (sim/training/async_tp.hpp); the GPU idles then.
+void set_tp_waited(const Scenario& s, const std::vector<LayerOp>& ops, LayerCost& cost) {
+  if (!s.plan.tp_comm_overlap || s.stack.tp_overlap != kMatmulTpOverlap) return;
+  const TpExposed waited = matmul_paired_tp_exposed(ops, cost.ops, s.plan.tp);
+  cost.tp_waited_fwd_s = waited.fwd_s;
+  cost.tp_waited_bwd_s = waited.bwd_s;
+}
+
 LayerCost price_all(const Scenario& s, const std::vector<LayerOp>& ops, Dtype gemm_dtype) {
   LayerCost cost = price_at_curves(s, ops, gemm_dtype);
-  const WorkMix mix = work_mix(cost, s.plan.tp_comm_overlap);
+  set_tp_waited(s, ops, cost);
+  WorkMix mix = work_mix(cost, s.plan.tp_comm_overlap);
+  mix.idle_s += cost.tp_waited_fwd_s + cost.tp_waited_bwd_s;
   const double clock = sustained_gemm_clock(s.cluster.gpu, mix);
   const double attention_clock = sustained_attention_clock(s.cluster.gpu, mix);
   if (clock >= 1 && attention_clock >= 1) return cost;
@@ -307,6 +333,7 @@ LayerCost price_all(const Scenario& s, const std::vector<LayerOp>& ops, Dtype ge
     if (ops[i].kind == OpKind::attention && attention_clock < 1)
       cost.ops[i] = price(s, ops[i], gemm_dtype, attention_clock);
   }
+  set_tp_waited(s, ops, cost);
   return cost;
 }
 

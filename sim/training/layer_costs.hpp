@@ -39,6 +39,11 @@ struct LayerCost {
   // the GEMMs' clock under the GPU's power limit, against their curves' (sim/cost/power_limit.hpp),
   // set by the mix of these ops' passes; the GEMM times above include it
   double gemm_clock = 1;
+  // Of the TP collectives' time (tp_comm), what the compute stream waits for when they overlap
+  // it (plan.tp_comm_overlap): 0 where they hide behind the whole pass (stack.tp_overlap:
+  // layer), the excess over the matmul each is fused with under PyTorch's async TP (matmul:
+  // sim/training/async_tp.hpp). The rest runs beside the compute.
+  double tp_waited_fwd_s = 0, tp_waited_bwd_s = 0;
   // Time per category. Compute is the ops' device time, or longer where the host takes
   // longer to issue the pass than the device takes to run it (issued_compute_s): an eager
   // stack's small layers are host-bound.

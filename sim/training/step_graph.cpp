@@ -210,6 +210,18 @@ struct Builder {
 
   ResourceId StageStreams::*tp_side() const { return s.plan.tp_comm_overlap ? &StageStreams::tp : nullptr; }
 
+  // A pass's TP collectives: blocking, or beside the compute with the part of them the
+  // compute stream waits for (LayerCost::tp_waited_*: PyTorch's async TP) on it.
+  void tp_comm(Chains& chains, int stage, const std::string& name, double seconds, double waited) {
+    const ResourceId StageStreams::*side = tp_side();
+    if (!side) {
+      comm(chains, stage, GroupKind::tp, name, seconds, out.categories.tp_comm, nullptr);
+      return;
+    }
+    comm(chains, stage, GroupKind::tp, name, seconds - waited, out.categories.tp_comm, tp_side());
+    comm(chains, stage, GroupKind::tp, name + ".waited", waited, out.categories.tp_comm, nullptr);
+  }
+
   void zero3_gather(Chains& ch, int stage, std::int64_t layer, const char* pass);
   void zero3_stage_gather(Chains& ch, int stage, int chunk, const char* pass);
   void stage_shard_reduce(Chains& ch, int stage, int chunk);
@@ -358,7 +370,7 @@ void Builder::forward_layer(Chains& ch, int stage, std::int64_t layer) {
   compute(ch, stage, prefix + ".fwd", lc.fwd_s(TimeCategory::compute), c.compute,
           {static_cast<std::int32_t>(layer), costs.layer_cost_index[layer], LayerPass::fwd});
   comm(ch, stage, GroupKind::cp, prefix + ".cp.fwd", lc.fwd_s(TimeCategory::cp_comm), c.cp_comm, &StageStreams::cp);
-  comm(ch, stage, GroupKind::tp, prefix + ".tp.fwd", lc.fwd_s(TimeCategory::tp_comm), c.tp_comm, tp_side());
+  tp_comm(ch, stage, prefix + ".tp.fwd", lc.fwd_s(TimeCategory::tp_comm), lc.tp_waited_fwd_s);
   comm(ch, stage, GroupKind::ep, prefix + ".ep.fwd", lc.fwd_s(TimeCategory::ep_comm), c.ep_comm, nullptr);
   if (offloaded(layer)) offload_layer(ch, stage, layer);
 }
@@ -379,14 +391,14 @@ void Builder::backward_layer(Chains& ch, int stage, std::int64_t layer, bool las
     if (s.plan.recompute == Recompute::full) {
       comm(ch, stage, GroupKind::cp, prefix + ".cp.recompute", lc.fwd_s(TimeCategory::cp_comm), c.cp_comm,
            &StageStreams::cp);
-      comm(ch, stage, GroupKind::tp, prefix + ".tp.recompute", lc.fwd_s(TimeCategory::tp_comm), c.tp_comm, tp_side());
+      tp_comm(ch, stage, prefix + ".tp.recompute", lc.fwd_s(TimeCategory::tp_comm), lc.tp_waited_fwd_s);
       comm(ch, stage, GroupKind::ep, prefix + ".ep.recompute", lc.fwd_s(TimeCategory::ep_comm), c.ep_comm, nullptr);
     }
   }
   comm(ch, stage, GroupKind::ep, prefix + ".ep.bwd", lc.bwd_s(TimeCategory::ep_comm), c.ep_comm, nullptr);
   const std::vector<TaskId> t = compute(ch, stage, prefix + ".bwd", lc.bwd_s(TimeCategory::compute), c.compute,
                                         {static_cast<std::int32_t>(layer), idx, LayerPass::bwd});
-  comm(ch, stage, GroupKind::tp, prefix + ".tp.bwd", lc.bwd_s(TimeCategory::tp_comm), c.tp_comm, tp_side());
+  tp_comm(ch, stage, prefix + ".tp.bwd", lc.bwd_s(TimeCategory::tp_comm), lc.tp_waited_bwd_s);
   comm(ch, stage, GroupKind::cp, prefix + ".cp.bwd", lc.bwd_s(TimeCategory::cp_comm), c.cp_comm, &StageStreams::cp);
   if (last_mb) last_backward[{stage, layer}] = t;
   shard_reduce(stage, layer, t);

@@ -106,7 +106,9 @@ Judged judge_all() {
 // 36.2%, 73.7%), every run still predicted fast. Memory: the allocated peak against the
 // allocator's reserve was 26.5% median, 50.2% max; with torchtitan's eager fp32 loss
 // (stack.loss_kernel eager_fp32) 13.3%, 28.8%; as the caching allocator model reserves it
-// (memory.reserved_peak_bytes) 10.2%, 25.2%, the 70B and 405B runs still predicted low. The
+// (memory.reserved_peak_bytes) 10.2%, 25.2%, the 70B and 405B runs still predicted low.
+// Throughput with PyTorch's async TP as it runs (stack.tp_overlap: matmul) and vanilla TP's
+// layout copies (stack.sp_layout_copies): median 22.5%, max 51.0% (8B TP 8 async bf16). The
 // bands hold what is reached, so that a change that loses it fails; what is missing is named
 // in hardware/catalog/README.md ("torchtitan's published runs").
 TEST(TorchtitanRuns, ThroughputAndMemoryAgainstThePublishedRuns) {
@@ -118,8 +120,8 @@ TEST(TorchtitanRuns, ThroughputAndMemoryAgainstThePublishedRuns) {
               t.count, 100 * t.median, 100 * t.max, 100 * before.median, 100 * before.max, m.count, 100 * m.median,
               100 * m.max, j.predicted_not_to_fit);
   ASSERT_EQ(t.count, 28);
-  EXPECT_LT(t.median, 0.25);
-  EXPECT_LT(t.max, 0.62);
+  EXPECT_LT(t.median, 0.24);
+  EXPECT_LT(t.max, 0.53);
   EXPECT_LT(t.median, before.median - 0.10);
   EXPECT_LT(m.median, 0.12);
   EXPECT_LT(m.max, 0.27);

@@ -1,0 +1,52 @@
+#include "sim/training/async_tp.hpp"
+
+#include <algorithm>
+#include <cstddef>
+
+namespace twinsim {
+
+double micro_pipelined_exposed_s(double comm_s, double matmul_s, int tp) {
+  if (tp <= 1) return comm_s;
+  return std::max(0.0, comm_s - matmul_s * (tp - 1) / tp);
+}
+
+double sp_layout_copy_bytes(const Collective& c) {
+  const bool sequence_parallel = c.kind == CollectiveKind::all_gather || c.kind == CollectiveKind::reduce_scatter;
+  return c.group == CommGroup::tp && sequence_parallel ? 2.0 * static_cast<double>(c.bytes) : 0.0;
+}
+
+namespace {
+
+// The GEMM the TP collective at `at` is fused with: the next one for an all-gather into the
+// TP region, the one before for a reduce-scatter out of it; none (ops.size()) otherwise.
+std::size_t paired_gemm(const std::vector<LayerOp>& ops, std::size_t at) {
+  const CollectiveKind kind = ops[at].fwd_comm.kind;
+  if (kind == CollectiveKind::all_gather)
+    for (std::size_t i = at + 1; i < ops.size(); ++i)
+      if (ops[i].kind == OpKind::gemm) return i;
+  if (kind == CollectiveKind::reduce_scatter)
+    for (std::size_t i = at; i-- > 0;)
+      if (ops[i].kind == OpKind::gemm) return i;
+  return ops.size();
+}
+
+}  // namespace
+
+TpExposed matmul_paired_tp_exposed(const std::vector<LayerOp>& ops, const std::vector<OpTime>& times, int tp) {
+  TpExposed exposed;
+  for (std::size_t i = 0; i < ops.size(); ++i) {
+    if (ops[i].kind != OpKind::collective || ops[i].fwd_comm.group != CommGroup::tp) continue;
+    const OpTime& comm = times[i];
+    const std::size_t g = paired_gemm(ops, i);
+    if (g == ops.size()) {  // an all-reduce (TP without SP): nothing to fuse it with
+      exposed.fwd_s += comm.fwd_s;
+      exposed.bwd_s += comm.dgrad_s + comm.wgrad_s;
+      continue;
+    }
+    exposed.fwd_s += micro_pipelined_exposed_s(comm.fwd_s, times[g].fwd_s, tp);
+    exposed.bwd_s += micro_pipelined_exposed_s(comm.dgrad_s + comm.wgrad_s, times[g].dgrad_s, tp);
+  }
+  return exposed;
+}
+
+}  // namespace twinsim

@@ -1,0 +1,42 @@
+#pragma once
+// PyTorch's async TP as it runs, not the ideal overlap. Under torch.compile, Inductor's
+// micro_pipeline_tp pass (torch/_inductor/fx_passes/micro_pipeline_tp.py) replaces an
+// all_gather feeding matmuls with fused_all_gather_matmul and a matmul feeding a
+// reduce_scatter with fused_matmul_reduce_scatter (torch/distributed/_symmetric_memory):
+// the matmul is split into tp chunks along the gathered (scattered) dimension, the chunk of
+// the local shard runs while the first remote shard is copied, and each later chunk waits
+// for its own copy (for the reduce-scatter, each chunk's partial result is sent as the next
+// is computed). A collective hides only behind that one matmul, not behind the layer's other
+// kernels: where it takes longer than the matmul, the rest is waited for on the compute
+// stream (plan.tp_comm_overlap with stack.tp_overlap: matmul).
+#include <vector>
+
+#include "models/layer_ops.hpp"
+#include "sim/training/layer_costs.hpp"
+
+namespace twinsim {
+
+// A collective of `comm_s` micro-pipelined with a matmul of `matmul_s` over `tp` chunks:
+// the copies run back to back, c / (tp - 1) each; chunk k of the matmul (g / tp) starts when
+// chunk k - 1 is done and copy k has landed, so the pair ends at max(g, c + g / tp), and what
+// the compute stream waits beyond the matmul is max(0, c - g (tp - 1) / tp). The reduce-
+// scatter mirrors it (its first send waits for the first chunk, its last chunk's send ends
+// the pair).
+double micro_pipelined_exposed_s(double comm_s, double matmul_s, int tp);
+
+// The TP collectives' time the compute stream waits for, a layer's forward and backward,
+// each collective paired with the matmul beside it in the op list: an entering all-gather
+// (kind: the forward's all_gather) with the GEMM after it, forward against its forward and
+// backward (the reduce-scatter of the input's gradient) against its dgrad; a leaving
+// reduce-scatter with the GEMM before it alike. `times` are `ops` priced, in the same order.
+struct TpExposed {
+  double fwd_s = 0, bwd_s = 0;
+};
+TpExposed matmul_paired_tp_exposed(const std::vector<LayerOp>& ops, const std::vector<OpTime>& times, int tp);
+
+// The bytes the copy beside a blocking sequence-parallel collective moves (StackSpec::
+// sp_layout_copies): the whole tensor read and written, the gathered output or the input to
+// scatter, 2x the collective's payload (the full tensor); 0 for other collectives.
+double sp_layout_copy_bytes(const Collective& c);
+
+}  // namespace twinsim

@@ -1,0 +1,82 @@
+// PyTorch's async TP (stack.tp_overlap: matmul, sim/training/async_tp.hpp): each TP collective
+// hides behind the one matmul it is fused with, micro-pipelined in tp chunks. Figures
+// derived by hand from the chunked timeline.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "models/op_names.hpp"
+#include "scenario/load.hpp"
+#include "sim/training/async_tp.hpp"
+#include "sim/training/layer_costs.hpp"
+#include "sim/training/training_report.hpp"
+
+namespace twinsim {
+namespace {
+
+TEST(AsyncTp, AChunkedMatmulHidesAllButItsLastChunksShareOfTheCopies) {
+  // tp 4, a 4 ms matmul in 1 ms chunks, 6 ms of copies in 2 ms shards: chunk 0 (local) at
+  // 0-1, chunk 1 waits for copy 1 (lands at 2) 2-3, chunk 2 at 4-5, chunk 3 at 6-7. The pair
+  // takes 7 ms, 3 ms beyond the matmul: 6 - 4 * 3/4.
+  EXPECT_NEAR(micro_pipelined_exposed_s(6e-3, 4e-3, 4), 3e-3, 1e-15);
+  // copies of 1 ms per shard against 1 ms chunks: chunk k starts as copy k lands, nothing waits
+  EXPECT_NEAR(micro_pipelined_exposed_s(3e-3, 4e-3, 4), 0, 1e-15);
+  // a matmul longer than the copies hides them whole
+  EXPECT_EQ(micro_pipelined_exposed_s(1e-3, 10e-3, 8), 0);
+  // tp 1: nothing to pipeline with
+  EXPECT_EQ(micro_pipelined_exposed_s(2e-3, 10e-3, 1), 2e-3);
+}
+
+// An op list of one TP region: all-gather in, a GEMM, attention, a GEMM, reduce-scatter out.
+TEST(AsyncTp, EachCollectiveIsPairedWithItsOwnMatmul) {
+  std::vector<LayerOp> ops(5);
+  ops[0].kind = OpKind::collective;
+  ops[0].fwd_comm = {CollectiveKind::all_gather, CommGroup::tp, 1};
+  ops[0].bwd_comm = {CollectiveKind::reduce_scatter, CommGroup::tp, 1};
+  ops[1].kind = OpKind::gemm;
+  ops[2].kind = OpKind::attention;
+  ops[3].kind = OpKind::gemm;
+  ops[4].kind = OpKind::collective;
+  ops[4].fwd_comm = {CollectiveKind::reduce_scatter, CommGroup::tp, 1};
+  ops[4].bwd_comm = {CollectiveKind::all_gather, CommGroup::tp, 1};
+  std::vector<OpTime> t(5);
+  t[0].fwd_s = t[0].dgrad_s = 4e-3;  // the collectives, 4 ms each way
+  t[4].fwd_s = t[4].dgrad_s = 4e-3;
+  t[1].fwd_s = 2e-3, t[1].dgrad_s = 8e-3;  // the first GEMM: its dgrad pairs with the backward
+  t[2].fwd_s = 100e-3, t[2].dgrad_s = 200e-3;  // attention hides nothing
+  t[3].fwd_s = 1e-3, t[3].dgrad_s = 2e-3;
+  const TpExposed e = matmul_paired_tp_exposed(ops, t, 2);
+  // forward: 4 - 2/2 = 3 ms and 4 - 1/2 = 3.5 ms; backward: 4 - 8/2 = 0 and 4 - 2/2 = 3 ms
+  EXPECT_NEAR(e.fwd_s, 6.5e-3, 1e-15);
+  EXPECT_NEAR(e.bwd_s, 3e-3, 1e-15);
+  // TP without SP all-reduces: nothing to fuse it with, all of it waited for
+  ops[4].fwd_comm.kind = CollectiveKind::all_reduce;
+  EXPECT_NEAR(matmul_paired_tp_exposed(ops, t, 2).fwd_s, 3e-3 + 4e-3, 1e-15);
+}
+
+Scenario tp8_llama(const std::string& overlap) {
+  const std::string text = R"(
+model: llama3-8b
+cluster: {preset: dgx-h100, nodes: 1}
+training: {seq_len: 8192, global_batch: 4, micro_batch: 4, precision: bf16}
+plan: {tp: 8, pp: 1, dp: 1, sequence_parallel: true, tp_comm_overlap: true}
+)";
+  return load_scenario_text(text, {"stack.tp_overlap=" + overlap});
+}
+
+// On a layer, matmul scope waits for the TP collectives' excess over their matmuls, which the
+// step shows as exposed TP time; layer scope hides them behind the whole pass.
+TEST(AsyncTp, TheStepWaitsForWhatTheMatmulsDoNotCover) {
+  const Scenario layer_scope = tp8_llama("layer"), matmul_scope = tp8_llama("matmul");
+  const LayerCost ideal = cost_layer(layer_scope, 0), fused = cost_layer(matmul_scope, 0);
+  EXPECT_EQ(ideal.tp_waited_fwd_s, 0);
+  EXPECT_GT(fused.tp_waited_fwd_s, 0);
+  EXPECT_LT(fused.tp_waited_fwd_s, fused.fwd_s(TimeCategory::tp_comm));
+  const TrainingPrediction a = predict_training(layer_scope), b = predict_training(matmul_scope);
+  EXPECT_GT(b.step_s, a.step_s);
+  EXPECT_GT(b.breakdown.tp_comm_s, a.breakdown.tp_comm_s);
+}
+
+}  // namespace
+}  // namespace twinsim
