@@ -11,7 +11,10 @@ namespace twinsim {
 
 // The catalog stack (hardware/catalog/stacks/) for `s`'s workload and GPU:
 // * training on a catalog GPU: `megatron-core` (Megatron-Core with Transformer Engine, the
-//   host time per op and per micro-batch fitted on vTrain's measured Megatron runs);
+//   host time per op and per micro-batch fitted on vTrain's measured Megatron runs), or
+//   `deepspeed` where the plan uses what only DeepSpeed runs: ZeRO stage 2 or 3, ZeRO-Offload
+//   or ZeRO-Infinity (plan.offload_optimizer, plan.offload_params), ZeRO++
+//   (plan.zero_quantized_weights, zero_quantized_gradients, zero_hpz_partition_size > 1);
 // * serving on a catalog GPU: `vllm-v1` (vLLM's V1 engine, the default engine since v0.8);
 // * the CPU host (`cluster: host`, a calibration written by `twinsim calibrate`) or a GPU
 //   written out whole with no catalog name: `none`. The CPU executor issues its ops from C++
