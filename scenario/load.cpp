@@ -10,6 +10,7 @@
 #include <set>
 #include <system_error>
 
+#include "scenario/default_stack.hpp"
 #include "scenario/mapping_reader.hpp"
 #include "scenario/read_sections.hpp"
 #include "scenario/validate.hpp"
@@ -84,7 +85,8 @@ Scenario read_scenario(const YAML::Node& root) {
   s.model = read_model(r.child("model"), "model");
   s.cluster = read_cluster(r.child("cluster"), "cluster");
   s.plan = read_plan(r.child("plan"), "plan");
-  if (r.has("stack")) s.stack = read_stack(r.child("stack"), "stack");
+  const bool names_stack = r.has("stack");
+  if (names_stack) s.stack = read_stack(r.child("stack"), "stack");
   const bool training = r.has("training");
   const bool inference = r.has("inference");
   if (training == inference)
@@ -96,6 +98,7 @@ Scenario read_scenario(const YAML::Node& root) {
     if (!training) throw ScenarioError("goodput", "", "prices a training run's failures; this scenario is inference");
     s.goodput = read_goodput(r.child("goodput"), "goodput");
   }
+  if (!names_stack) apply_default_stack(s);  // the workload's realistic software, not the device alone
   r.reject_unknown();
   return s;
 }

@@ -17,7 +17,10 @@ struct Scenario {
   std::string name;
   ModelSpec model;
   ClusterSpec cluster;
-  StackSpec stack;  // the software that runs the plan on the cluster (default: none)
+  StackSpec stack;  // the software that runs the plan on the cluster
+  // The scenario named no stack and the loader chose its workload's (scenario/default_stack.hpp):
+  // the report says "(default)" beside the stack's name.
+  bool stack_is_default = false;
   Plan plan;
   std::optional<TrainingWorkload> training;   // exactly one of training / inference
   std::optional<InferenceWorkload> inference;

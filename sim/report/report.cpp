@@ -129,8 +129,15 @@ void print_inference(std::ostream& out, const nlohmann::json& inf) {
 }
 
 // The serving engine's host time a pass (StackSpec::serving_host_s).
-void print_serving_stack(std::ostream& out, const StackSpec& st) {
-  out << "stack " << st.name << ": engine host " << fixed(st.serving_step_s * 1e6, "%.0f") << " us per pass and "
+// A stack's name as the report's first lines give it: "(default)" where the scenario named
+// none and the loader chose its workload's (scenario/default_stack.hpp).
+std::string stack_title(const Scenario& s) {
+  return "stack " + s.stack.name + (s.stack_is_default ? " (default)" : "");
+}
+
+void print_serving_stack(std::ostream& out, const Scenario& s) {
+  const StackSpec& st = s.stack;
+  out << stack_title(s) << ": engine host " << fixed(st.serving_step_s * 1e6, "%.0f") << " us per pass and "
       << fixed(st.serving_sequence_s * 1e6, "%.1f") << " us per sequence, "
       << (st.serving_async ? "beside the GPU's previous pass (async)" : "before the pass, the GPU waiting") << "\n";
 }
@@ -139,7 +146,7 @@ void print_serving_stack(std::ostream& out, const StackSpec& st) {
 void print_stack(std::ostream& out, const Scenario& s) {
   const StackSpec& st = s.stack;
   const std::string_view attention = resolved_attention_kernel(st, s.cluster.gpu);
-  out << "stack " << st.name << ": host " << fixed(st.host_op_s * 1e6, "%.0f") << " us per op";
+  out << stack_title(s) << ": host " << fixed(st.host_op_s * 1e6, "%.0f") << " us per op";
   if (st.host_microbatch_s > 0) out << " and " << fixed(st.host_microbatch_s * 1e3, "%.1f") << " ms per micro-batch";
   out << ", attention " << st.attention_kernel;
   if (attention != st.attention_kernel) out << " (" << attention << " on " << s.cluster.gpu.name << ")";
@@ -181,6 +188,7 @@ nlohmann::json memory_report(const Scenario& s) {
 nlohmann::json simulate_report(const Scenario& s, const std::string& trace_path, Fidelity fidelity,
                                engine::Exchange* exchange) {
   nlohmann::json report = memory_report(s);
+  report["stack"] = {{"name", s.stack.name}, {"default", s.stack_is_default}};
   if (s.is_training()) {
     const TrainingPrediction p = exchange ? predict_training(s, trace_path, fidelity, *exchange)
                                           : predict_training(s, trace_path, fidelity);
@@ -216,7 +224,8 @@ void print_report(std::ostream& out, const Scenario& s, const nlohmann::json& re
   out << " schedule=" << to_string(s.plan.schedule) << "\n";
   print_unvalidated(out, report);
   if (s.is_training() && s.stack.name != "none") print_stack(out, s);
-  if (!s.is_training() && s.stack.has_serving_host_time()) print_serving_stack(out, s.stack);
+  if (!s.is_training() && s.stack.has_serving_host_time()) print_serving_stack(out, s);
+  if (s.stack.name == "none" && s.stack_is_default) out << stack_title(s) << ": the device alone, no host time\n";
   out << "parameters " << fixed(report["params"]["total"].get<double>() / 1e9, "%.2fB total")
       << fixed(report["params"]["active"].get<double>() / 1e9, ", %.2fB active") << "\n";
   print_memory(out, read_memory_section(report["memory"], "simulated"));

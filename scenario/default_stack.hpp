@@ -1,0 +1,27 @@
+#pragma once
+// The software stack a scenario gets when it names none (docs/SCENARIO.md, `stack`): what runs
+// such a workload on such a cluster today, so that a user who has never heard of stacks gets
+// a realistic answer rather than the device alone (`stack: none`, the ideal bound, asked for
+// by name).
+#include <string>
+
+#include "scenario/scenario.hpp"
+
+namespace twinsim {
+
+// The catalog stack (hardware/catalog/stacks/) for `s`'s workload and GPU:
+// * training on a catalog GPU: `megatron-core` (Megatron-Core with Transformer Engine, the
+//   host time per op and per micro-batch fitted on vTrain's measured Megatron runs), or
+//   `deepspeed` where the plan uses what only DeepSpeed runs: ZeRO stage 2 or 3, ZeRO-Offload
+//   or ZeRO-Infinity (plan.offload_optimizer, plan.offload_params), ZeRO++
+//   (plan.zero_quantized_weights, zero_quantized_gradients, zero_hpz_partition_size > 1);
+// * serving on a catalog GPU: `vllm-v1` (vLLM's V1 engine, the default engine since v0.8);
+// * the CPU host (`cluster: host`, a calibration written by `twinsim calibrate`) or a GPU
+//   written out whole with no catalog name: `none`. The CPU executor issues its ops from C++
+//   with no queue between host and device, and no software is known for a GPU made up.
+std::string default_stack_name(const Scenario& s);
+
+// `s.stack` set to the default above, marked as such (Scenario::stack_is_default).
+void apply_default_stack(Scenario& s);
+
+}  // namespace twinsim
