@@ -46,7 +46,8 @@ Row row_of(const RatioKnob& k) {
 }
 Row row_of(const ModuleSetKnob& k) {
   std::string values;
-  for (RecomputeModule m : kRecomputeModules) values += (values.empty() ? "list of `" : ", `") + std::string(to_string(m)) + "`";
+  for (RecomputeModule m : kRecomputeModules)
+    values += (values.empty() ? "list of `" : ", `") + std::string(to_string(m)) + "`";
   PlanKnobs p;
   p.*k.member = k.fallback;
   return {values, "`" + knob_text(k, p) + "`"};
