@@ -21,8 +21,8 @@ inline Scenario serving_scenario(const std::string& model, const std::string& no
                            std::to_string(gpus) + ", nodes: 1}\ninference: {prompt_len: " + std::to_string(prompt) +
                            ", output_len: " + std::to_string(output) + ", batch: " + std::to_string(batch) +
                            ", weight_dtype: " + weight_dtype + ", kv_dtype: " + kv_dtype + "}\nplan: {tp: " +
-                           std::to_string(tp) + ", pp: " + std::to_string(pp) + "}\nstack: none\n";
-  return load_scenario_text(text);
+                           std::to_string(tp) + ", pp: " + std::to_string(pp) + "}\n";
+  return load_scenario_text(text + "stack: none\n");
 }
 
 }  // namespace twinsim::test
