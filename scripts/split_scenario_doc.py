@@ -250,7 +250,7 @@ def main():
         doc = f.read().splitlines()
     if INDEX_MARK in doc:
         sys.exit(f"{args.doc} is already the index of the pages: give the one-file form "
-                 "(e.g. `git show REV:docs/SCENARIO.md > /tmp/SCENARIO.md; --doc /tmp/SCENARIO.md`)")
+                 "(e.g. `git show REV:docs/SCENARIO.md > docs/SCENARIO.md`, REV a commit before the split, then rerun)")
     title, opening, ext, pages = pages_from(doc)
     os.makedirs(args.out, exist_ok=True)
     rel = os.path.relpath(args.out, os.path.dirname(args.doc) or ".")
