@@ -30,7 +30,8 @@ model: {layers: 4, hidden: 512, heads: 8, vocab: 8192, max_seq_len: 1024, bias: 
   return test::device_alone(model + "\ncluster: {" + cluster + R"(}
 training: {seq_len: 1024, global_batch: 48, micro_batch: 1, precision: bf16}
 plan: {}
-)", sets);
+)",
+                            sets);
 }
 
 const std::string kDgx = R"(gpu: a100-sxm-80gb, gpus_per_node: 8, nccl_channels: 24,

@@ -133,7 +133,8 @@ TEST(Stack, CatalogPresetsAndOverrides) {
 // Llama-3-8B, 4k tokens, one layer per GPU's stage: the attention tests' scenario on a
 // cluster and a stack ("" for none given).
 // `stack` "none" by default: the device alone, FlashAttention-2's curves, which the tests compare against
-Scenario llama8b(const std::string& cluster, const std::string& stack = "none", const std::vector<std::string>& sets = {}) {
+Scenario llama8b(const std::string& cluster, const std::string& stack = "none",
+                 const std::vector<std::string>& sets = {}) {
   std::string text = R"(
 model: llama3-8b
 training: {seq_len: 4096, global_batch: 8, micro_batch: 1, precision: bf16}

@@ -13,12 +13,12 @@
 #include "scenario/load.hpp"
 #include "sim/cost/collective_cost.hpp"
 #include "sim/cost/compute_cost.hpp"
-#include "sim/training/rank_layout.hpp"
-#include "sim/training/step_graph.hpp"
-#include "sim/training/zero_comm.hpp"
 #include "sim/memory/memory_report.hpp"
 #include "sim/memory/weights.hpp"
+#include "sim/training/rank_layout.hpp"
+#include "sim/training/step_graph.hpp"
 #include "sim/training/training_report.hpp"
+#include "sim/training/zero_comm.hpp"
 #include "tests/unit/scenario/device_alone.hpp"
 
 namespace twinsim {
@@ -485,7 +485,8 @@ model: gpt2-medium
 cluster: dgx-a100-80gb
 training: {seq_len: 1024, global_batch: 32, micro_batch: 1}
 plan: {}
-)", sets);
+)",
+                                          sets);
     const TrainingPrediction fast = predict_training(s, "", Fidelity::fast);
     const TrainingPrediction full = predict_training(s, "", Fidelity::full_per_rank);
     EXPECT_NEAR(full.step_s, fast.step_s, 1e-9 * fast.step_s) << sets.front();

@@ -293,7 +293,8 @@ model: llama2-7b
 cluster: dgx-a100-80gb
 training: {seq_len: 512, global_batch: 64, micro_batch: 1, precision: bf16}
 plan: {tp: 4, pp: 1, dp: 16, zero: 3, zero_hpz_partition_size: 4}
-)"), ScenarioError);  // 2 DP ranks per node
+)"),
+               ScenarioError);  // 2 DP ranks per node
 }
 
 
@@ -389,7 +390,8 @@ training: {seq_len: 512, global_batch: 256, micro_batch: 1, precision: bf16}
 plan: {tp: 1, pp: 1, dp: 256, zero: 1, recompute: selective, overlap_grad_reduce: false}
 )";
   auto step = [&](const char* c) {
-    const TrainingPrediction p = predict_training(test::device_alone(base, {std::string("plan.gradient_compression=") + c}));
+    const TrainingPrediction p =
+        predict_training(test::device_alone(base, {std::string("plan.gradient_compression=") + c}));
     return std::pair{p.step_s, p.breakdown.dp_comm_exposed_s};
   };
   const auto plain = step("none"), int8 = step("int8"), int4 = step("int4");
@@ -523,7 +525,8 @@ TEST(ZeroComm, FsdpUnderPipelineGathersAndReducesOnceAStep) {
 model: llama2-7b
 cluster: {gpu: a100-sxm-80gb, gpus_per_node: 1, intra_node: {bandwidth_GBps: 300},
           inter_node: {bandwidth_GBps: 10, latency_us: 0, nics_per_node: 1, efficiency: [[1, 1.0]]}}
-stack: {fsdp_pp_keep_gathered: )") + (keep ? "true" : "false") + R"(}
+stack: {fsdp_pp_keep_gathered: )") +
+                              (keep ? "true" : "false") + R"(}
 training: {seq_len: 512, global_batch: 8, micro_batch: 1, precision: bf16}
 plan: {tp: 1, pp: 2, dp: 2, zero: 3, recompute: none, overlap_grad_reduce: true, overlap_param_gather: true}
 )");
