@@ -22,38 +22,61 @@ struct Row {
   std::string values, fallback;
 };
 
+// Text in backquotes, appended (`+=` rather than "`" + text: g++ 12's -Wrestrict false alarm).
+std::string code(const std::string& text) {
+  std::string out = "`";
+  out += text;
+  out += '`';
+  return out;
+}
+
 Row row_of(const IntKnob& k) {
-  const std::string range = "integer, " + std::to_string(k.min) + " to " + std::to_string(k.max);
-  // plan.dp's 0 and plan.expert_tp's 0 lie outside the range: each means another knob's value
-  if (k.fallback < k.min) return {range, "`" + std::to_string(k.fallback) + "` (derived)"};
-  return {range, "`" + std::to_string(k.fallback) + "`"};
+  std::string range = "integer, ";
+  range += std::to_string(k.min);
+  range += " to ";
+  range += std::to_string(k.max);
+  // plan.dp's 0 lies outside the range: the rest of the GPUs, derived from the others
+  std::string fallback = code(std::to_string(k.fallback));
+  if (k.fallback < k.min) fallback += " (derived)";
+  return {range, fallback};
 }
 Row row_of(const BoolKnob& k) { return {"`true`, `false`", k.fallback ? "`true`" : "`false`"}; }
 template <class E>
 Row row_of(const ChoiceKnob<E>& k) {
   std::string values;
-  for (int i = 0; i < k.count; ++i) values += (i ? ", `" : "`") + std::string(to_string(k.values[i])) + "`";
-  return {values, "`" + std::string(to_string(k.fallback)) + "`"};
+  for (int i = 0; i < k.count; ++i) {
+    if (i) values += ", ";
+    values += code(std::string(to_string(k.values[i])));
+  }
+  return {values, code(std::string(to_string(k.fallback)))};
 }
 Row row_of(const RatioKnob& k) {
   PlanKnobs p;
+  std::string values = "number, ";
   p.*k.member = k.min;
-  const std::string low = knob_text(k, p);
+  values += knob_text(k, p);
+  values += " to ";
   p.*k.member = k.max;
-  const std::string high = knob_text(k, p);
+  values += knob_text(k, p);
   p.*k.member = k.fallback;
-  return {"number, " + low + " to " + high, "`" + knob_text(k, p) + "`"};
+  return {values, code(knob_text(k, p))};
 }
 Row row_of(const ModuleSetKnob& k) {
-  std::string values;
-  for (RecomputeModule m : kRecomputeModules) values += (values.empty() ? "list of `" : ", `") + std::string(to_string(m)) + "`";
+  std::string values = "list of ";
+  for (RecomputeModule m : kRecomputeModules) {
+    if (values.size() > 8) values += ", ";
+    values += code(std::string(to_string(m)));
+  }
   PlanKnobs p;
   p.*k.member = k.fallback;
-  return {values, "`" + knob_text(k, p) + "`"};
+  return {values, code(knob_text(k, p))};
 }
 Row row_of(const LayerListKnob& k) {
-  return {"list of layer counts, one a stage, each " + std::to_string(k.min) + " to " + std::to_string(k.max),
-          "even split"};
+  std::string values = "list of layer counts, one a stage, each ";
+  values += std::to_string(k.min);
+  values += " to ";
+  values += std::to_string(k.max);
+  return {values, "even split"};
 }
 
 }  // namespace

@@ -10,6 +10,7 @@ PACKAGES=(
   libgtest-dev libgmock-dev libbenchmark-dev
   libopenblas-dev
   pybind11-dev python3-dev python3-pip
+  clang-format  # scripts/check_format.sh (git clang-format)
 )
 
 missing=()

@@ -5,6 +5,10 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 # CI (CI=true, as .ci/run sets it) builds with warnings as errors: the build stays warning-free
 if [ "${CI:-}" = true ]; then ./scripts/build.sh -DTWINSIM_WERROR=ON; else ./scripts/build.sh; fi
+# ... and the lines the change made follow .clang-format (git clang-format; older lines are left)
+if [ "${CI:-}" = true ] && command -v git-clang-format >/dev/null && git rev-parse HEAD~1 >/dev/null 2>&1; then
+  ./scripts/check_format.sh
+fi
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 # the executor's uninitialized blocks (outputs its kernels write in full) read as NaN, so
 # a kernel that leaves an element unwritten shows in the numerics tests

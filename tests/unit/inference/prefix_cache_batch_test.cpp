@@ -33,7 +33,7 @@ TEST(PrefixCacheBatch, TtftShrinksTheDecodeDoesNotAndTheCacheHoldsThePrefixOnce)
   const Scenario cached = load_scenario_text(
       "model: llama3-8b\ncluster: {preset: dgx-h100, gpus_per_node: 1, nodes: 1}\n"
       "inference: {prompt_len: 4096, output_len: 64, batch: 8, weight_dtype: fp16, kv_dtype: fp16, "
-      "prefix_tokens: 3072}\nplan: {tp: 1, pp: 1}\n");
+      "prefix_tokens: 3072}\nplan: {tp: 1, pp: 1}\nstack: none\n");  // as test::serving_scenario
   const InferencePrediction a = predict_inference(plain), b = predict_inference(cached);
   EXPECT_LT(b.ttft_s, 0.5 * a.ttft_s);  // a quarter of the tokens, attending to all 4096
   EXPECT_GT(b.ttft_s, 0.25 * a.ttft_s * 0.5);

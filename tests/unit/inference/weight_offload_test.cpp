@@ -21,6 +21,7 @@ model: llama3-70b
 cluster: azure-nd-h200-v5
 inference: {prompt_len: 128, output_len: 2, batch: 1}
 plan: {tp: 1, pp: 1, dp: 1, offload_params: true}
+stack: none  # the device and its links alone: the figures below are the stream's
 )";
 
 TEST(WeightOffload, DecodeStreamsTheWholeModelOncePerPass) {

@@ -84,8 +84,11 @@ TEST(DocsPages, NoLineOver200Characters) {
     std::string line;
     bool fenced = false;
     for (int n = 1; std::getline(in, line); ++n) {
-      if (line.rfind("```", 0) == 0) fenced = !fenced;
-      else if (!fenced) EXPECT_LE(characters(line), 200u) << page << ":" << n;
+      if (line.rfind("```", 0) == 0) {
+        fenced = !fenced;
+      } else if (!fenced) {
+        EXPECT_LE(characters(line), 200u) << page << ":" << n;
+      }
     }
   }
 }

@@ -12,12 +12,13 @@
 #include "sim/search/analytic.hpp"
 #include "sim/training/fabric_share.hpp"
 #include "sim/training/training_report.hpp"
+#include "tests/unit/scenario/device_alone.hpp"
 
 namespace twinsim {
 namespace {
 
 Scenario llama8b() {
-  return load_scenario_text(R"(
+  return test::device_alone(R"(
 model: llama3-8b
 cluster: dgx-h100
 training: {seq_len: 4096, global_batch: 64, micro_batch: 1, precision: bf16}
@@ -110,7 +111,7 @@ TEST(Analytic, OversubscribedFabricPricedInFastModeAndEstimate) {
 // stage NIC): the estimate follows the engine where that sharing sets the drain (measured
 // 2026-11-25: estimate 1.565 s, engine 1.561 s; without the drain term 1.479 s, -5.3%).
 TEST(Analytic, NicSharingAcrossNodesTracksTheEventEngine) {
-  const Scenario base = load_scenario_text(R"(
+  const Scenario base = test::device_alone(R"(
 model: llama3-70b
 cluster: dgx-h100
 training: {seq_len: 4096, global_batch: 256, micro_batch: 1, precision: bf16}
@@ -168,7 +169,7 @@ TEST(Analytic, HostTimePerMicroBatchOpensEachStagesFirstChunk) {
 // Llama-3 70B's bf16 weights alone (2 bytes x 70.6B = 141 GB) exceed one 80 GB H100:
 // no plan on a single GPU can fit (Meta's model card: 70.6B parameters).
 TEST(Analytic, SeventyBillionDoesNotFitOnOneH100) {
-  const Scenario base = load_scenario_text(R"(
+  const Scenario base = test::device_alone(R"(
 model: llama3-70b
 cluster: dgx-h100
 training: {seq_len: 8192, global_batch: 16, micro_batch: 1, precision: bf16}
@@ -270,7 +271,7 @@ TEST(Analytic, PlanGridRanksAsTheEngine) {
   EXPECT_LT(dense.worst, 0.35);
   EXPECT_GT(dense.tau, 0.95);
   EXPECT_LT(dense.best_gap, 0.02);
-  const Scenario moe = load_scenario_text(R"(
+  const Scenario moe = test::device_alone(R"(
 model: mixtral-8x7b
 cluster: dgx-h100
 training: {seq_len: 4096, global_batch: 64, micro_batch: 1, precision: bf16}
@@ -297,7 +298,7 @@ plan: {tp: 1, pp: 1, dp: 1}
 // Measured 2026-11-26 (every 29th plan, both tiers tried): 1,811 plans, median
 // |est/engine - 1| 0.26%, worst 7.4%, tau 0.991, the estimate's best plan the engine's best.
 TEST(Analytic, NvmeOffloadPlansRankAsTheEngine) {
-  const Scenario base = load_scenario_text(R"(
+  const Scenario base = test::device_alone(R"(
 model: llama3-8b
 cluster: azure-nd-h200-v5
 training: {seq_len: 4096, global_batch: 32, micro_batch: 1, precision: bf16}

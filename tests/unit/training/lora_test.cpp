@@ -14,12 +14,13 @@
 #include "sim/memory/weights.hpp"
 #include "sim/training/layer_costs.hpp"
 #include "sim/training/training_report.hpp"
+#include "tests/unit/scenario/device_alone.hpp"
 
 namespace twinsim {
 namespace {
 
 Scenario llama8b(const std::string& lora, const std::string& cluster = "dgx-h100") {
-  return load_scenario_text(R"(
+  return test::device_alone(R"(
 model: llama3-8b
 cluster: )" + cluster + R"(
 training: {seq_len: 2048, global_batch: 8, micro_batch: 1, precision: bf16)" +
@@ -118,7 +119,7 @@ TEST(Lora, LoaderRefusesWhatItDoesNotModel) {
   EXPECT_THROW(llama8b("{rank: 8, base_dtype: nf3}"), ScenarioError);
   EXPECT_THROW(llama8b("{rank: 8, dropout: 0.1}"), ScenarioError);
   try {
-    load_scenario_text(R"(
+    test::device_alone(R"(
 model: gpt2-small
 cluster: dgx-h100
 training: {seq_len: 1024, global_batch: 8, precision: bf16, lora: {rank: 8, target_modules: [gate]}}

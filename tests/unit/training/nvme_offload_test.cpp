@@ -13,6 +13,7 @@
 #include "sim/training/step_graph.hpp"
 #include "sim/training/training_report.hpp"
 #include "sim/training/zero_comm.hpp"
+#include "tests/unit/scenario/device_alone.hpp"
 
 namespace twinsim {
 namespace {
@@ -31,7 +32,7 @@ std::int64_t stage_params_total(const Scenario& s) { return stage_params(s.model
 
 void expect_refused(const char* text, const std::vector<std::string>& sets, const std::string& key) {
   try {
-    load_scenario_text(text, sets);
+    test::device_alone(text, sets);
     ADD_FAILURE() << sets.back() << " accepted";
   } catch (const ScenarioError& e) {
     EXPECT_NE(std::string(e.what()).find(key), std::string::npos) << e.what();
@@ -44,8 +45,8 @@ void expect_refused(const char* text, const std::vector<std::string>& sets, cons
 // price. The update first reads the states and the fp32 gradients (16 bytes a value) at the
 // GPU's eighth of the drives' read rate, then writes the 12 back at its eighth of the write.
 TEST(NvmeOffload, OptimizerStatesSwapThroughTheDrives) {
-  const Scenario cpu = load_scenario_text(kSmall);
-  const Scenario nvme = load_scenario_text(kSmall, {"plan.offload_device=nvme"});
+  const Scenario cpu = test::device_alone(kSmall);
+  const Scenario nvme = test::device_alone(kSmall, {"plan.offload_device=nvme"});
   const std::int64_t shard = (stage_params_total(cpu) + 7) / 8;
   const MemoryReport on_cpu = predict_memory(cpu), on_nvme = predict_memory(nvme);
   EXPECT_EQ(on_cpu.host_breakdown.optimizer, shard * 12);
@@ -73,9 +74,9 @@ TEST(NvmeOffload, OptimizerStatesSwapThroughTheDrives) {
 // 0.40 ns a parameter. 5 ns a parameter lies above it and sets the step; 0.1 ns lies below it
 // and changes nothing.
 TEST(CpuOffload, TheStacksHostTimePerParameterBoundsTheUpdate) {
-  const Scenario floor = load_scenario_text(kSmall);
-  const Scenario slow = load_scenario_text(kSmall, {"stack.offload_update_ns_per_param=5"});
-  const Scenario fast = load_scenario_text(kSmall, {"stack.offload_update_ns_per_param=0.1"});
+  const Scenario floor = test::device_alone(kSmall);
+  const Scenario slow = test::device_alone(kSmall, {"stack.offload_update_ns_per_param=5"});
+  const Scenario fast = test::device_alone(kSmall, {"stack.offload_update_ns_per_param=0.1"});
   const double shard = static_cast<double>(stage_params_total(floor) / 8);
   const double bandwidth = 28 * shard / (614.4e9 / 8) + 2 * shard / kH2d;
   // (kSmall sets no grad_clip: the step is the update alone)
@@ -97,14 +98,14 @@ cluster: azure-nd-h200-v5
 training: {seq_len: 4096, global_batch: 8, micro_batch: 1, precision: bf16}
 plan: {tp: 1, pp: 1, dp: 8, zero: 3, recompute: full, offload_optimizer: true, offload_device: nvme}
 )";
-  const Scenario s = load_scenario_text(text);
+  const Scenario s = test::device_alone(text);
   const std::int64_t shard = (stage_params_total(s) + 7) / 8;
   ASSERT_GT(shard, kNvmeSubGroupParams);
   const MemoryReport m = predict_memory(s);
   EXPECT_EQ(m.host_breakdown.optimizer, 16'000'000'000);
   EXPECT_EQ(m.nvme_breakdown.optimizer, shard * 12);
   // a capacity, when given, is checked: 100 GiB of drives for the node hold 12.5 GiB a GPU
-  const Scenario small_drives = load_scenario_text(
+  const Scenario small_drives = test::device_alone(
       text, {"cluster=null", "cluster.gpu=h200-sxm", "cluster.intra_node.bandwidth_GBps=450",
              "cluster.inter_node.bandwidth_GBps=50",
              "cluster.host={h2d_GBps: 52, memory_bandwidth_GBps: 614.4, memory_GiB: 1723, nvme_read_GBps: 48, "
@@ -119,8 +120,8 @@ plan: {tp: 1, pp: 1, dp: 8, zero: 3, recompute: full, offload_optimizer: true, o
 // drives (where the CPU tier wrote it in place). CPU memory keeps the parameter swapper's
 // 5 x 1e8 16-bit buffers.
 TEST(NvmeOffload, OffloadedParametersReadFromTheDrivesBeforeEachGather) {
-  const Scenario cpu = load_scenario_text(kSmall, {"plan.offload_params=true"});
-  const Scenario nvme = load_scenario_text(kSmall, {"plan.offload_params=true", "plan.offload_device=nvme"});
+  const Scenario cpu = test::device_alone(kSmall, {"plan.offload_params=true"});
+  const Scenario nvme = test::device_alone(kSmall, {"plan.offload_params=true", "plan.offload_device=nvme"});
   const std::int64_t shard = (stage_params_total(cpu) + 7) / 8;
   const MemoryReport m = predict_memory(nvme);
   EXPECT_EQ(m.nvme_breakdown.params, shard * 2);

@@ -14,6 +14,7 @@
 #include "sim/training/replica_symmetry.hpp"
 #include "sim/training/step_graph.hpp"
 #include "sim/training/training_report.hpp"
+#include "tests/unit/scenario/device_alone.hpp"
 
 namespace twinsim {
 namespace {
@@ -26,10 +27,11 @@ model: {layers: 4, hidden: 512, heads: 8, vocab: 8192, max_seq_len: 1024, activa
         position: rope, bias: false, moe: {experts: 8, top_k: 2, expert_ffn_hidden: 1024}})"
                                 : R"(
 model: {layers: 4, hidden: 512, heads: 8, vocab: 8192, max_seq_len: 1024, bias: false})";
-  return load_scenario_text(model + "\ncluster: {" + cluster + R"(}
+  return test::device_alone(model + "\ncluster: {" + cluster + R"(}
 training: {seq_len: 1024, global_batch: 48, micro_batch: 1, precision: bf16}
 plan: {}
-)", sets);
+)",
+                            sets);
 }
 
 const std::string kDgx = R"(gpu: a100-sxm-80gb, gpus_per_node: 8, nccl_channels: 24,

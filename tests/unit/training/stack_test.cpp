@@ -37,7 +37,8 @@ cluster: dgx-a100-80gb
 training: {seq_len: 512, global_batch: 8, micro_batch: 1, precision: bf16}
 plan: {tp: 2, pp: 1, dp: 1}
 )";
-  return load_scenario_text(text, sets);
+  // the device alone, which the tests set stacks against
+  return load_scenario_text(text + "stack: none\n", sets);
 }
 
 std::size_t compute_ops(const LayerCost& c) {
@@ -103,6 +104,14 @@ TEST(Stack, TheGemmLibraryScaleDividesTheGemmRate) {
 TEST(Stack, CatalogPresetsAndOverrides) {
   EXPECT_EQ(small_gpt({}).stack.name, "none");
   EXPECT_EQ(small_gpt({}).stack.host_op_s, 0);
+  EXPECT_FALSE(small_gpt({}).stack_is_default);
+  // without `stack:`, training on a catalog GPU gets Megatron-Core's (scenario/default_stack.hpp)
+  const Scenario unnamed = load_scenario_text(
+      "model: {layers: 4, hidden: 512, heads: 8, vocab: 32000, max_seq_len: 512}\ncluster: dgx-a100-80gb\n"
+      "training: {seq_len: 512, global_batch: 8, micro_batch: 1, precision: bf16}\nplan: {tp: 2, pp: 1, dp: 1}\n");
+  EXPECT_EQ(unnamed.stack.name, "megatron-core");
+  EXPECT_NEAR(unnamed.stack.host_op_s, 110e-6, 1e-12);
+  EXPECT_TRUE(unnamed.stack_is_default);
   const Scenario eager = small_gpt({"stack=megatron-eager"});
   EXPECT_EQ(eager.stack.name, "megatron-eager");
   EXPECT_GT(eager.stack.host_op_s, 0);
@@ -123,7 +132,9 @@ TEST(Stack, CatalogPresetsAndOverrides) {
 
 // Llama-3-8B, 4k tokens, one layer per GPU's stage: the attention tests' scenario on a
 // cluster and a stack ("" for none given).
-Scenario llama8b(const std::string& cluster, const std::string& stack = "", const std::vector<std::string>& sets = {}) {
+// `stack` "none" by default: the device alone, FlashAttention-2's curves, which the tests compare against
+Scenario llama8b(const std::string& cluster, const std::string& stack = "none",
+                 const std::vector<std::string>& sets = {}) {
   std::string text = R"(
 model: llama3-8b
 training: {seq_len: 4096, global_batch: 8, micro_batch: 1, precision: bf16}

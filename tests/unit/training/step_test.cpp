@@ -13,12 +13,13 @@
 #include "scenario/load.hpp"
 #include "sim/cost/collective_cost.hpp"
 #include "sim/cost/compute_cost.hpp"
-#include "sim/training/rank_layout.hpp"
-#include "sim/training/step_graph.hpp"
-#include "sim/training/zero_comm.hpp"
 #include "sim/memory/memory_report.hpp"
 #include "sim/memory/weights.hpp"
+#include "sim/training/rank_layout.hpp"
+#include "sim/training/step_graph.hpp"
 #include "sim/training/training_report.hpp"
+#include "sim/training/zero_comm.hpp"
+#include "tests/unit/scenario/device_alone.hpp"
 
 namespace twinsim {
 namespace {
@@ -36,7 +37,7 @@ cluster:
 training: {seq_len: 2048, global_batch: 16, micro_batch: 1, precision: bf16}
 plan: {tp: 1, pp: 1, dp: 1}
 )";
-  return load_scenario_text(text, sets);
+  return test::device_alone(text, sets);
 }
 
 TEST(TrainingStep, ModelFlopsMatchKorthikantiAppendixA) {
@@ -85,7 +86,7 @@ TEST(TrainingStep, PipelineBubbleMatchesNarayanan) {
 }
 
 TEST(TrainingStep, GradientReduceOverlapHidesCommunication) {
-  const Scenario base = load_scenario_text(R"(
+  const Scenario base = test::device_alone(R"(
 model: gpt2-xl
 cluster: dgx-a100-80gb
 training: {seq_len: 1024, global_batch: 64, micro_batch: 4}
@@ -102,7 +103,7 @@ plan: {tp: 1, pp: 1, dp: 16}
 // gpt2-xl on 8 data-parallel A100s, 2 micro-batches each, with the given ZeRO stage and
 // no overlapped DP communication (every DP collective exposed).
 Scenario blocking_dp8(int zero) {
-  Scenario s = load_scenario_text(R"(
+  Scenario s = test::device_alone(R"(
 model: gpt2-xl
 cluster: dgx-a100-80gb
 training: {seq_len: 1024, global_batch: 64, micro_batch: 4}
@@ -161,7 +162,7 @@ TEST(TrainingStep, BucketSizeSetsTheDpReduceCount) {
 // the head; the chunks' parameters add up to the stage's; and the blocking DP time is
 // every micro-batch's gathers and reduces of every chunk.
 TEST(TrainingStep, Zero3WithoutOverlapUnderInterleavingGathersEachChunk) {
-  Scenario s = load_scenario_text(R"(
+  Scenario s = test::device_alone(R"(
 model: gpt2-xl
 cluster: dgx-a100-80gb
 training: {seq_len: 1024, global_batch: 64, micro_batch: 4}
@@ -226,7 +227,7 @@ TEST(TrainingStep, DataParallelOpsAreTheExposedCollectives) {
 // group last synchronised: a TP plan (a blocking all-reduce after every layer's ops) gets
 // longer by close to s x its compute; one GPU alone waits for nobody.
 TEST(TrainingStep, StragglerWaitsAtEveryBlockingCollective) {
-  Scenario tp = load_scenario_text(R"(
+  Scenario tp = test::device_alone(R"(
 model: gpt2-large
 cluster: dgx-a100-80gb
 training: {seq_len: 1024, global_batch: 8, micro_batch: 1}
@@ -266,7 +267,7 @@ plan: {tp: 2, pp: 1, dp: 1}
 // model's 16-bit weights in a pass of its own (Megatron _copy_main_params_to_model_params),
 // which optimizer.step includes; fp32 training has no copy.
 TEST(TrainingStep, MixedPrecisionStepCopiesTheMastersIntoTheModel) {
-  Scenario s = load_scenario_text(R"(
+  Scenario s = test::device_alone(R"(
 model: gpt2-small
 cluster: dgx-a100-80gb
 training: {seq_len: 1024, global_batch: 8, micro_batch: 1, precision: bf16}
@@ -302,8 +303,8 @@ cluster: dgx-h100
 training: {seq_len: 1024, global_batch: 8, micro_batch: 1, precision: bf16}
 plan: {tp: 1, pp: 1, dp: 2, zero: 1}
 )";
-  const Scenario gpu = load_scenario_text(text);
-  const Scenario host = load_scenario_text(text, {"plan.offload_optimizer=true"});
+  const Scenario gpu = test::device_alone(text);
+  const Scenario host = test::device_alone(text, {"plan.offload_optimizer=true"});
   const double shard = static_cast<double>(stage_params_per_gpu(gpu, 0) / 2);
   const MemoryReport on_gpu = predict_memory(gpu), offloaded = predict_memory(host);
   EXPECT_EQ(offloaded.breakdown.optimizer, 0);
@@ -317,7 +318,7 @@ plan: {tp: 1, pp: 1, dp: 2, zero: 1}
   EXPECT_GT(optimizer_step_s(host, 0), optimizer_step_s(gpu, 0));  // HBM is 40x the host's share of DRAM
   EXPECT_GT(predict_training(host).step_s, predict_training(gpu).step_s);
   // no host described: refused, naming the key
-  EXPECT_THROW(load_scenario_text(text, {"plan.offload_optimizer=true", "cluster=dgx-h800"}), ScenarioError);
+  EXPECT_THROW(test::device_alone(text, {"plan.offload_optimizer=true", "cluster=dgx-h800"}), ScenarioError);
 }
 
 // ZeRO-Infinity's parameter offload on the same model, ZeRO-3 over two GPUs with the
@@ -331,8 +332,8 @@ cluster: dgx-h100
 training: {seq_len: 1024, global_batch: 8, micro_batch: 1, precision: bf16}
 plan: {tp: 1, pp: 1, dp: 2, zero: 3, offload_optimizer: true}
 )";
-  const Scenario gpu = load_scenario_text(text);
-  const Scenario host = load_scenario_text(text, {"plan.offload_params=true"});
+  const Scenario gpu = test::device_alone(text);
+  const Scenario host = test::device_alone(text, {"plan.offload_params=true"});
   const std::int64_t stage = stage_params_per_gpu(gpu, 0);
   const MemoryReport on_gpu = predict_memory(gpu), offloaded = predict_memory(host);
   EXPECT_EQ(offloaded.breakdown.params, 0);
@@ -350,12 +351,12 @@ plan: {tp: 1, pp: 1, dp: 2, zero: 3, offload_optimizer: true}
   for (const char* bad : {"plan.zero=2", "plan.offload_optimizer=false", "plan.overlap_grad_reduce=false",
                           "plan.zero_hpz_partition_size=2"})
     try {
-      load_scenario_text(text, {"plan.offload_params=true", bad});
+      test::device_alone(text, {"plan.offload_params=true", bad});
       ADD_FAILURE() << bad << " accepted";
     } catch (const ScenarioError& e) {
       EXPECT_NE(std::string(e.what()).find("plan.offload_params"), std::string::npos) << bad << ": " << e.what();
     }
-  EXPECT_THROW(load_scenario_text(text, {"plan.offload_params=true", "plan.dp=1", "training.global_batch=4"}),
+  EXPECT_THROW(test::device_alone(text, {"plan.offload_params=true", "plan.dp=1", "training.global_batch=4"}),
                ScenarioError);
 }
 
@@ -372,7 +373,7 @@ cluster: dgx-h100
 training: {seq_len: 8192, global_batch: 4, micro_batch: 1, precision: bf16}
 plan: {tp: 4, pp: 1, dp: 1, cp: 2, zero: 0, overlap_grad_reduce: false}
 )";
-  const Scenario s = load_scenario_text(text);
+  const Scenario s = test::device_alone(text);
   const GroupLayout dp = group_layout(s.cluster, s.plan, ParallelGroup::dp);
   EXPECT_EQ(dp.ranks, 2);
   EXPECT_EQ(dp.ranks_per_node, 2);
@@ -380,12 +381,12 @@ plan: {tp: 4, pp: 1, dp: 1, cp: 2, zero: 0, overlap_grad_reduce: false}
   const double reduce = collective_time_s(s.cluster, CollectiveOp::all_reduce, dp, static_cast<double>(stage) * 2);
   EXPECT_GT(reduce, 0.001);
   EXPECT_NEAR(predict_training(s).breakdown.dp_comm_exposed_s, reduce, 0.02 * reduce);
-  const Scenario zero1 = load_scenario_text(text, {"plan.zero=1"});
+  const Scenario zero1 = test::device_alone(text, {"plan.zero=1"});
   EXPECT_DOUBLE_EQ(optimizer_step_s(zero1, 0),
                    optimizer_shard_s(zero1.cluster, zero1.stack, zero1.plan, *zero1.training, static_cast<double>(stage / 2)));
   EXPECT_EQ(predict_memory(zero1).breakdown.optimizer, (stage + 1) / 2 * 12);
   // TP2 CP2 DP2: four ranks two apart, all on the node
-  const Scenario wide = load_scenario_text(text, {"plan.tp=2", "plan.dp=2", "training.global_batch=8"});
+  const Scenario wide = test::device_alone(text, {"plan.tp=2", "plan.dp=2", "training.global_batch=8"});
   EXPECT_EQ(group_layout(wide.cluster, wide.plan, ParallelGroup::dp).ranks, 4);
   EXPECT_EQ(group_layout(wide.cluster, wide.plan, ParallelGroup::dp).ranks_per_node, 4);
 }
@@ -405,7 +406,7 @@ training: {seq_len: 4096, global_batch: 256, micro_batch: 1, precision: bf16}
 plan: {tp: 2, pp: 1, dp: 32, ep: 8, zero: 1, recompute: selective, sequence_parallel: true,
        overlap_grad_reduce: false, overlap_param_gather: false}
 )";
-  const Scenario s = load_scenario_text(text);
+  const Scenario s = test::device_alone(text);
   const GroupLayout dp = group_layout(s.cluster, s.plan, ParallelGroup::dp);
   const GroupLayout edp = group_layout(s.cluster, s.plan, ParallelGroup::expert_dp);
   EXPECT_EQ(dp.ranks, 32);
@@ -428,7 +429,7 @@ plan: {tp: 2, pp: 1, dp: 32, ep: 8, zero: 1, recompute: selective, sequence_para
   EXPECT_GT(reduce, collective_time_s(s.cluster, CollectiveOp::reduce_scatter, dp, (dense + expert) * 2));
   // ZeRO-3's per-layer gathers split the same way: an MoE layer's dense parameters over the
   // 32 ranks, its experts over their 4
-  const Scenario zero3 = load_scenario_text(text, {"plan.zero=3", "plan.overlap_grad_reduce=true"});
+  const Scenario zero3 = test::device_alone(text, {"plan.zero=3", "plan.overlap_grad_reduce=true"});
   const StageParams moe = layer_params_on_gpu(zero3.model, zero3.plan, true);
   EXPECT_DOUBLE_EQ(zero3_layer_gather_s(zero3.cluster, zero3.plan, zero3.stack, moe, Dtype::bf16),
                    zero3_layer_gather_s(zero3.cluster, zero3.plan, zero3.stack, static_cast<double>(moe.dense),
@@ -436,15 +437,15 @@ plan: {tp: 2, pp: 1, dp: 32, ep: 8, zero: 1, recompute: selective, sequence_para
                        zero3_layer_gather_s(zero3.cluster, zero3.plan, zero3.stack, static_cast<double>(moe.expert),
                                             Dtype::bf16, edp));
   // ... and ZeRO-2's whole-stage reduce-scatter without overlap
-  const Scenario zero2 = load_scenario_text(text, {"plan.zero=2"});
+  const Scenario zero2 = test::device_alone(text, {"plan.zero=2"});
   EXPECT_NEAR(sharded_stage_comm(zero2.cluster, zero2.plan, zero2.stack, Dtype::bf16, p, {}).reduce_s, reduce, 1e-12);
   // EP over the whole data-parallel group: no expert peer, only the dense gradients travel
-  const Scenario alone = load_scenario_text(text, {"plan.ep=8", "plan.dp=8", "plan.tp=8", "training.global_batch=64"});
+  const Scenario alone = test::device_alone(text, {"plan.ep=8", "plan.dp=8", "plan.tp=8", "training.global_batch=64"});
   EXPECT_EQ(group_layout(alone.cluster, alone.plan, ParallelGroup::expert_dp).ranks, 1);
 }
 
 TEST(TrainingStep, TensorParallelCommunicationOverlapShortensStep) {
-  const Scenario s = load_scenario_text(R"(
+  const Scenario s = test::device_alone(R"(
 model: llama2-13b
 cluster: dgx-h100
 training: {seq_len: 4096, global_batch: 32, micro_batch: 1}
@@ -459,7 +460,7 @@ plan: {tp: 8, pp: 1, dp: 1, sequence_parallel: true}
 }
 
 TEST(TrainingStep, DeterministicReports) {
-  const Scenario s = load_scenario_text(default_scenario_text());
+  const Scenario s = test::device_alone(default_scenario_text());
   const TrainingPrediction a = predict_training(s), b = predict_training(s);
   EXPECT_EQ(a.step_s, b.step_s);
   EXPECT_EQ(to_json(a.breakdown).dump(), to_json(b.breakdown).dump());
@@ -479,12 +480,13 @@ TEST(TrainingStep, FullModeAgreesWithFastMode) {
            {"plan.tp=2", "plan.pp=2", "plan.dp=2", "plan.zero=1"},
            {"plan.tp=4", "plan.pp=2", "plan.dp=1", "plan.sequence_parallel=true", "plan.recompute=full"},
            {"plan.tp=1", "plan.pp=4", "plan.dp=2", "plan.schedule=interleaved", "plan.virtual_stages=2"}}) {
-    const Scenario s = load_scenario_text(R"(
+    const Scenario s = test::device_alone(R"(
 model: gpt2-medium
 cluster: dgx-a100-80gb
 training: {seq_len: 1024, global_batch: 32, micro_batch: 1}
 plan: {}
-)", sets);
+)",
+                                          sets);
     const TrainingPrediction fast = predict_training(s, "", Fidelity::fast);
     const TrainingPrediction full = predict_training(s, "", Fidelity::full_per_rank);
     EXPECT_NEAR(full.step_s, fast.step_s, 1e-9 * fast.step_s) << sets.front();
@@ -496,7 +498,7 @@ plan: {}
 // Pipeline sends that cross nodes share the NIC with data-parallel traffic: full mode
 // sees the contention that fast mode cannot, so it is never faster.
 TEST(TrainingStep, BothModesSeeSharedNics) {
-  const Scenario s = load_scenario_text(R"(
+  const Scenario s = test::device_alone(R"(
 model: gpt2-medium
 cluster: dgx-a100-80gb
 training: {seq_len: 1024, global_batch: 32, micro_batch: 1}
@@ -525,7 +527,7 @@ namespace {
 
 // The trace names ops as the op graph does, and a layer's ops fill exactly its task.
 TEST(TrainingStep, TraceShowsOpsOfEachLayer) {
-  const Scenario s = load_scenario_text(R"(
+  const Scenario s = test::device_alone(R"(
 model: gpt2-small
 cluster: dgx-a100-80gb
 training: {seq_len: 1024, global_batch: 8, micro_batch: 1}
@@ -583,8 +585,8 @@ cluster: dgx-h100
 training: {seq_len: 1024, global_batch: 8, micro_batch: 1, precision: bf16}
 plan: {tp: 2, pp: 1, dp: 2, zero: 1}
 )";
-  const Scenario plain = load_scenario_text(text);
-  const Scenario clipped = load_scenario_text(text, {"training.optimizer={name: adamw, grad_clip: 1.0}"});
+  const Scenario plain = test::device_alone(text);
+  const Scenario clipped = test::device_alone(text, {"training.optimizer={name: adamw, grad_clip: 1.0}"});
   EXPECT_DOUBLE_EQ(clipped.training->optim.grad_clip, 1.0);
   const double shard = static_cast<double>(stage_params_per_gpu(plain, 0) / 2);
   const double added = optimizer_step_s(clipped, 0) - optimizer_step_s(plain, 0);

@@ -19,6 +19,7 @@
 #include "sim/training/rank_layout.hpp"
 #include "sim/training/step_graph.hpp"
 #include "sim/training/training_report.hpp"
+#include "tests/unit/scenario/device_alone.hpp"
 
 namespace twinsim {
 namespace {
@@ -43,7 +44,7 @@ GroupLayout dp_of(const ClusterSpec& cluster, const Plan& plan) {
 // at every size, so a collective's network bytes over 10 GB/s are its time; `plan` is the
 // plan section as a YAML flow mapping.
 Scenario two_nodes_10gbps(const std::string& plan, const std::vector<std::string>& overrides = {}) {
-  return load_scenario_text(R"(
+  return test::device_alone(R"(
 model: llama2-7b
 cluster: {gpu: a100-sxm-80gb, gpus_per_node: 1, intra_node: {bandwidth_GBps: 300},
           inter_node: {bandwidth_GBps: 10, latency_us: 0, nics_per_node: 1, efficiency: [[1, 1.0]]}}
@@ -61,7 +62,7 @@ TEST(ZeroComm, ALayerTravelsInCeilOfParamsOverBucketCalls) {
 
 // Llama-2-7B, pure data parallelism over 192 DGX A100 nodes, one short micro-batch each.
 Scenario zero3_dp1536(const std::string& stack) {
-  return load_scenario_text(R"(
+  return test::device_alone(R"(
 model: llama2-7b
 cluster: dgx-a100-80gb
 stack: )" + stack + R"(
@@ -251,14 +252,14 @@ cluster: dgx-a100-80gb
 training: {seq_len: 512, global_batch: 64, micro_batch: 1, precision: bf16}
 plan: {tp: 1, pp: 1, dp: 16, zero: 3, zero_quantized_weights: true}
 )";
-  EXPECT_NO_THROW(load_scenario_text(base));
+  EXPECT_NO_THROW(test::device_alone(base));
   try {
-    load_scenario_text(base, {"plan.zero=2"});
+    test::device_alone(base, {"plan.zero=2"});
     ADD_FAILURE() << "ZeRO++ accepted with ZeRO-2";
   } catch (const ScenarioError& e) {
     EXPECT_NE(std::string(e.what()).find("plan.zero_quantized_weights=true quantises ZeRO-3"), std::string::npos);
   }
-  EXPECT_THROW(load_scenario_text(base, {"plan.overlap_grad_reduce=false"}), ScenarioError);
+  EXPECT_THROW(test::device_alone(base, {"plan.overlap_grad_reduce=false"}), ScenarioError);
 }
 
 // ZeRO++ hpZ (plan.zero_hpz_partition_size): the backward's gathers read a secondary
@@ -287,12 +288,13 @@ TEST(ZeroComm, HpzGathersTheBackwardInsideTheNode) {
   Plan tp8 = s.plan;
   tp8.tp = 8;
   EXPECT_EQ(hpz_partition(tp8, 8), 1);
-  EXPECT_THROW(load_scenario_text(R"(
+  EXPECT_THROW(test::device_alone(R"(
 model: llama2-7b
 cluster: dgx-a100-80gb
 training: {seq_len: 512, global_batch: 64, micro_batch: 1, precision: bf16}
 plan: {tp: 4, pp: 1, dp: 16, zero: 3, zero_hpz_partition_size: 4}
-)"), ScenarioError);  // 2 DP ranks per node
+)"),
+               ScenarioError);  // 2 DP ranks per node
 }
 
 
@@ -368,7 +370,7 @@ TEST(ZeroComm, TopKSendsTheSelectedValuesAndTheirIndices) {
   const Scenario plain = two_nodes_10gbps("{tp: 1, pp: 1, dp: 2, zero: 0}");
   EXPECT_EQ(predict_memory(s).breakdown.grads - predict_memory(plain).breakdown.grads,
             4 * stage_params(s.model, s.plan, 0).total());
-  EXPECT_THROW(load_scenario_text(R"(
+  EXPECT_THROW(test::device_alone(R"(
 model: llama2-7b
 cluster: dgx-a100-80gb
 training: {seq_len: 512, global_batch: 16, micro_batch: 1, precision: bf16}
@@ -388,7 +390,8 @@ training: {seq_len: 512, global_batch: 256, micro_batch: 1, precision: bf16}
 plan: {tp: 1, pp: 1, dp: 256, zero: 1, recompute: selective, overlap_grad_reduce: false}
 )";
   auto step = [&](const char* c) {
-    const TrainingPrediction p = predict_training(load_scenario_text(base, {std::string("plan.gradient_compression=") + c}));
+    const TrainingPrediction p =
+        predict_training(test::device_alone(base, {std::string("plan.gradient_compression=") + c}));
     return std::pair{p.step_s, p.breakdown.dp_comm_exposed_s};
   };
   const auto plain = step("none"), int8 = step("int8"), int4 = step("int4");
@@ -396,13 +399,13 @@ plan: {tp: 1, pp: 1, dp: 256, zero: 1, recompute: selective, overlap_grad_reduce
   EXPECT_LT(int8.first, plain.first);
   EXPECT_LT(int4.first, int8.first);
   EXPECT_LT(int4.second, int8.second);  // the parameters' all-gather back (ZeRO-1) is not compressed
-  const MemoryReport plain_mem = predict_memory(load_scenario_text(base));
-  const MemoryReport int8_mem = predict_memory(load_scenario_text(base, {"plan.gradient_compression=int8"}));
-  const Scenario s = load_scenario_text(base);
+  const MemoryReport plain_mem = predict_memory(test::device_alone(base));
+  const MemoryReport int8_mem = predict_memory(test::device_alone(base, {"plan.gradient_compression=int8"}));
+  const Scenario s = test::device_alone(base);
   EXPECT_EQ(int8_mem.stages[0].breakdown.grads - plain_mem.stages[0].breakdown.grads,
             4 * stage_params(s.model, s.plan, 0).total());
   for (const char* bad : {"plan.zero=3", "plan.dp=1"})
-    EXPECT_THROW(load_scenario_text(base, {"plan.gradient_compression=int8", bad, "training.global_batch=256"}),
+    EXPECT_THROW(test::device_alone(base, {"plan.gradient_compression=int8", bad, "training.global_batch=256"}),
                  ScenarioError)
         << bad;
 }
@@ -483,7 +486,7 @@ training: {seq_len: 2048, global_batch: 256, micro_batch: 1, precision: bf16}
 plan: {tp: 1, pp: 1, dp: 64, zero: 1, recompute: full}
 )";
   const std::vector<std::string> powersgd = {"plan.gradient_compression=powersgd"};
-  const Scenario plain = load_scenario_text(base), compressed = load_scenario_text(base, powersgd);
+  const Scenario plain = test::device_alone(base), compressed = test::device_alone(base, powersgd);
   EXPECT_LT(predict_training(compressed).step_s, 0.9 * predict_training(plain).step_s);
   EXPECT_EQ(predict_memory(compressed).breakdown.grads - predict_memory(plain).breakdown.grads,
             4 * stage_params(plain.model, plain.plan, 0).total());
@@ -491,8 +494,8 @@ plan: {tp: 1, pp: 1, dp: 64, zero: 1, recompute: full}
                                          "plan.recompute=selective", "training.seq_len=512"};
   std::vector<std::string> fast_powersgd = fast;
   fast_powersgd.push_back(powersgd[0]);
-  EXPECT_GT(predict_training(load_scenario_text(base, fast_powersgd)).step_s,
-            predict_training(load_scenario_text(base, fast)).step_s);
+  EXPECT_GT(predict_training(test::device_alone(base, fast_powersgd)).step_s,
+            predict_training(test::device_alone(base, fast)).step_s);
   // the search's estimate of the slow-network plan, against the engine
   SearchSpaceOptions o;
   o.min_gpus = 64, o.max_gpus = 64, o.max_micro_batch = 1, o.max_cp = 1;
@@ -518,11 +521,12 @@ namespace {
 // step against 4 x 16 (2g + r), which is what bounds this communication-bound step.
 TEST(ZeroComm, FsdpUnderPipelineGathersAndReducesOnceAStep) {
   const auto scenario = [](bool keep) {
-    return load_scenario_text(std::string(R"(
+    return test::device_alone(std::string(R"(
 model: llama2-7b
 cluster: {gpu: a100-sxm-80gb, gpus_per_node: 1, intra_node: {bandwidth_GBps: 300},
           inter_node: {bandwidth_GBps: 10, latency_us: 0, nics_per_node: 1, efficiency: [[1, 1.0]]}}
-stack: {fsdp_pp_keep_gathered: )") + (keep ? "true" : "false") + R"(}
+stack: {fsdp_pp_keep_gathered: )") +
+                              (keep ? "true" : "false") + R"(}
 training: {seq_len: 512, global_batch: 8, micro_batch: 1, precision: bf16}
 plan: {tp: 1, pp: 2, dp: 2, zero: 3, recompute: none, overlap_grad_reduce: true, overlap_param_gather: true}
 )");

@@ -121,7 +121,7 @@ TEST_P(MeasuredStep, GemmsOptimizerAndAttentionOfTheOpList) {
   const StepCase& c = GetParam();
   const std::string base = std::string("cluster: ") + c.cluster + "\nplan: {tp: 1, pp: 1, dp: 1}\n" + c.scenario;
   const ProfiledStep real = read_profile(c.gpu_dir, c.profile);
-  const ProfiledStep flash2 = simulated(base, c.overrides);
+  const ProfiledStep flash2 = simulated(base + "stack: none\n", c.overrides);  // the device alone, FlashAttention-2
   const ProfiledStep cudnn = simulated(base + "stack: {attention_kernel: cudnn}\n", c.overrides);
   const ProfiledStep eager = simulated(base + "stack: hf-eager\n", c.overrides);
   ASSERT_GT(real.gemm_s, 0.05);  // 76-151 ms measured
@@ -213,7 +213,7 @@ TEST_P(MeasuredWholeStep, HfEagerStackPredictsTheHuggingFaceStep) {
                                                           : std::vector<std::string>{};
   const MeasuredRun real = measured_run(c);
   const Scenario eager = load_scenario_text(scenario + "stack: hf-eager\n", overrides);
-  const Scenario alone = load_scenario_text(scenario, overrides);
+  const Scenario alone = load_scenario_text(scenario + "stack: none\n", overrides);
   ASSERT_GT(real.step_s, 0.1);
   const double eager_s = predict_training(eager).step_s, alone_s = predict_training(alone).step_s;
   std::printf("%s %s mb %d: simulated / measured %.3f (hf-eager), %.3f (op list)\n", c.gpu_dir, c.model,
