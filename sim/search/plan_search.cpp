@@ -120,6 +120,7 @@ AnalyticPass merge_passes(const std::vector<AnalyticPass>& parts, int keep) {
 SearchResult finish_search(const Scenario& base, const SearchOptions& options, const AnalyticPass& pass) {
   SearchResult r;
   r.scenario_plan = base.plan;
+  if (base.stack_is_default) r.defaulted_stack = base.stack.name;
   r.candidates = pass.candidates;
   r.fitting = pass.fitting;
   const auto t0 = Clock::now();

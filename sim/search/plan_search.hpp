@@ -62,6 +62,9 @@ struct SearchResult {
   std::vector<GoodputReport> top_goodput;
   std::vector<ParetoPoint> pareto;       // sorted by GPUs, then step time
   Plan scenario_plan;                    // the searched scenario's: each plan's overrides change it
+  // the stack the scenario got by default ("" when it names one): every plan is priced under
+  // it, so each plan's overrides name it (a plan's own default may differ: ZeRO-3 -> deepspeed)
+  std::string defaulted_stack;
 };
 
 // Lower is better for every objective.

@@ -41,9 +41,14 @@ nlohmann::json to_json(const Candidate& c, const Plan& scenario) {
 
 nlohmann::json to_json(const SearchResult& r, Objective objective) {
   nlohmann::json top = nlohmann::json::array(), pareto = nlohmann::json::array();
+  const auto plan_json = [&](const Candidate& c) {
+    nlohmann::json j = to_json(c, r.scenario_plan);
+    if (!r.defaulted_stack.empty()) j["overrides"] = j["overrides"].get<std::string>() + " stack=" + r.defaulted_stack;
+    return j;
+  };
   for (std::size_t i = 0; i < r.top.size(); ++i) {
     const SearchEntry& e = r.top[i];
-    nlohmann::json j = {{"plan", to_json(e.plan, r.scenario_plan)},
+    nlohmann::json j = {{"plan", plan_json(e.plan)},
                         {"analytic_step_s", e.analytic.step_s},
                         {"peak_bytes", e.memory_peak_bytes},
                         {"score", e.score}};
@@ -55,7 +60,7 @@ nlohmann::json to_json(const SearchResult& r, Objective objective) {
     top.push_back(j);
   }
   for (const ParetoPoint& p : r.pareto)
-    pareto.push_back({{"plan", to_json(p.plan, r.scenario_plan)}, {"analytic_step_s", p.step_s}, {"peak_bytes", p.peak_bytes}});
+    pareto.push_back({{"plan", plan_json(p.plan)}, {"analytic_step_s", p.step_s}, {"peak_bytes", p.peak_bytes}});
   return {{kSchemaVersionKey, kReportSchemaVersion},
           {"objective", std::string(to_string(objective))},
           {"candidates", r.candidates},
