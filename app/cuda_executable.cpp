@@ -4,6 +4,8 @@
 
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -17,15 +19,17 @@ std::vector<std::string>& command_line() {
   static std::vector<std::string> arguments;
   return arguments;
 }
-}  // namespace
 
-void remember_command_line(int argc, char** argv) { command_line().assign(argv, argv + argc); }
-
+// `twinsim-cuda` beside this binary, when it is there.
 std::optional<std::filesystem::path> cuda_executable_beside_this_one() {
   const std::filesystem::path path = self_executable().parent_path() / "twinsim-cuda";
   if (::access(path.c_str(), X_OK) != 0) return std::nullopt;
   return path;
 }
+
+}  // namespace
+
+void remember_command_line(int argc, char** argv) { command_line().assign(argv, argv + argc); }
 
 void hand_over_to_cuda_executable() {
   const std::optional<std::filesystem::path> cuda = cuda_executable_beside_this_one();

@@ -3,16 +3,11 @@
 // `twinsim` whenever the build has CUDA. Linking cuBLAS, cuBLASLt and NCCL into every
 // command cost each start-up about 26,000 page faults (`twinsim --version` went from under
 // 10 ms to about 100 ms), so only the executable that needs them maps them.
-#include <filesystem>
-#include <optional>
 
 namespace twinsim {
 
 // Kept by main() so that `run --device cuda` can hand the same arguments over.
 void remember_command_line(int argc, char** argv);
-
-// `twinsim-cuda` beside this binary, when it is there.
-std::optional<std::filesystem::path> cuda_executable_beside_this_one();
 
 // Replaces this process by `twinsim-cuda` with the same arguments (before MPI starts, so
 // under mpirun each rank does the same). Never returns: throws DeviceUnavailableError when
