@@ -17,8 +17,8 @@ ctest --test-dir "${TWINSIM_BUILD_DIR:-build}" --output-on-failure -j"${TWINSIM_
 # The paired loop's quick figure on this machine (calibrate --quick, validate --quick;
 # 1-3 min): printed, not judged. TWINSIM_PAIRED_LOOP=0 skips it.
 if [ "${TWINSIM_PAIRED_LOOP:-1}" != 0 ]; then ./scripts/paired_loop_quick.sh; fi
-# The kernel tests again with the AVX2 GEMM path off, built outside the source tree (~1 min
-# on 2 cores): the portable path sums in another order, and CPUs without AVX2 get only it.
+# The kernel tests again on the portable GEMM body (TWINSIM_GEMM=portable, a few seconds):
+# it sums in another order, and CPUs without AVX2 get only it.
 ./scripts/test_portable_gemm.sh
 # The inputs from outside (scenario loader, rejected-input table, fuzzer regressions,
 # overflow checks, memory model) again under AddressSanitizer + UBSan, built alone (~3 min

@@ -1,5 +1,7 @@
 #include "kernels/cpu/gemm.hpp"
 
+#include <cstdlib>
+#include <string_view>
 #include <type_traits>
 
 #include "kernels/common/gemm_backward.hpp"
@@ -11,6 +13,13 @@ namespace twinsim::kernels::cpu {
 
 namespace detail {
 
+namespace {
+bool portable_gemm_requested() {
+  const char* choice = std::getenv("TWINSIM_GEMM");
+  return choice != nullptr && std::string_view(choice) == "portable";
+}
+}  // namespace
+
 void gemm_portable(const float* a, const float* b, float* c, int m, int n, int k, bool trans_a,
                    bool trans_b, float alpha, float beta) {
   gemm_eigen(a, b, c, m, n, k, trans_a, trans_b, alpha, beta);
@@ -19,7 +28,10 @@ void gemm_portable(const float* a, const float* b, float* c, int m, int n, int k
 bool cpu_has_avx2_fma() {
 #ifdef TWINSIM_GEMM_AVX2
   // libgcc's cpuid check, which also requires the OS to save the AVX registers (XCR0).
-  static const bool has = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+  // TWINSIM_GEMM=portable takes the portable body on any CPU, as a CPU without AVX2 would:
+  // scripts/test_portable_gemm.sh runs the kernel tests so, with no second build.
+  static const bool has = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
+                          !portable_gemm_requested();
   return has;
 #else
   return false;
