@@ -1,9 +1,11 @@
 // Published large runs judge the goodput model (sim/goodput/README.md, "Judges"). The
-// failure rates come from one run's component counts (Llama 3, Table 5); nothing here is
-// fitted to the runs it is compared with.
+// failure rates come from one run's component counts (Llama 3, Table 5) or one cluster's
+// measured rate (Meta's RSC-1); nothing here is fitted to the runs it is compared with.
 #include <gtest/gtest.h>
 
+#include <array>
 #include <cstdio>
+#include <utility>
 
 #include "hardware/failure_rates.hpp"
 #include "scenario/load.hpp"
@@ -73,6 +75,46 @@ TEST(GoodputJudges, OlderA100RunsFailMoreOftenThanLlama3sH100Rates) {
   EXPECT_LT(opt / 105, 0.30);
   EXPECT_GT(bloom / 1.5, 0.45);
   EXPECT_LT(bloom / 1.5, 0.65);
+  // RSC-1's A100 fleet rate (every cause, the set `rsc1-a100`) halves OPT's miss but does not
+  // close it: 48 against >= 105
+  const double opt_rsc1 = interruptions_per_hour(*published_failure_rates("rsc1-a100"), 992, 124) * 60 * 24;
+  std::printf("OPT-175B at RSC-1's rate: %.1f interruptions predicted, >= 105 published (%.2fx)\n", opt_rsc1,
+              opt_rsc1 / 105);
+  EXPECT_GT(opt_rsc1 / 105, 0.40);
+  EXPECT_LT(opt_rsc1 / 105, 0.55);
+}
+
+// Meta's RSC-1 (Kokolis et al., "Revisiting Reliability in Large-Scale Machine Learning Research
+// Clusters", HPCA 2025, arXiv 2410.21680v2): from the cluster's measured rate, 6.50 failures per
+// 1,000 node-days (the `rsc1-a100` set), the paper gives a job's mean time to failure by its
+// size: 1.8 h at 16,384 GPUs and 0.23 h at 131,072. The scenario's DGX A100 nodes (8 GPUs)
+// turn GPUs into nodes; the goodput report's MTBF is the prediction.
+double rsc1_mtbf_hours(std::int64_t gpus) {
+  const std::string dp = std::to_string(gpus);
+  const Scenario s = load_scenario_file(
+      std::string(TWINSIM_SOURCE_DIR) + "/scenarios/training/llama2-7b-zeropp-1536xa100.yaml",
+      {"goodput.failures=rsc1-a100", "plan.dp=" + dp, "training.global_batch=" + dp,
+       "cluster.nodes=" + std::to_string(gpus / 8)});
+  const GoodputReport g = predict_goodput(s, *s.goodput, 1.0);  // the MTBF does not depend on the step
+  EXPECT_EQ(g.nodes * 8, gpus);
+  return g.prediction.mtbf_s / 3600;
+}
+
+TEST(GoodputJudges, Rsc1MeanTimeToFailureByJobSize) {
+  const std::array<std::pair<std::int64_t, double>, 2> published{{{16384, 1.8}, {131072, 0.23}}};
+  for (const auto& [gpus, hours] : published) {
+    const double predicted = rsc1_mtbf_hours(gpus);
+    std::printf("RSC-1, %lld GPUs: MTTF %.3f h predicted, %.2f h published\n", static_cast<long long>(gpus),
+                predicted, hours);
+    EXPECT_NEAR(predicted, hours, 0.15 * hours);
+  }
+  // the documented miss (README, "Judges"): the paper's measured MTTF of 1,024-GPU jobs, 7.9 h, is
+  // 3.6x shorter than the node rate gives (28.8 h): small jobs stop for causes the fleet rate
+  // leaves out. The band keeps the README's number true.
+  const double small = rsc1_mtbf_hours(1024);
+  std::printf("RSC-1, 1024 GPUs: MTTF %.1f h predicted, 7.9 h measured (%.2fx)\n", small, small / 7.9);
+  EXPECT_GT(small / 7.9, 3.0);
+  EXPECT_LT(small / 7.9, 4.0);
 }
 
 TEST(GoodputJudges, BloomLosesHalfAnIntervalPerCrash) {
