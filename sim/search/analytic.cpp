@@ -29,6 +29,30 @@ struct StageTime {
   double total() const { return fwd + bwd; }
 };
 
+// Stragglers (ClusterSpec::straggler): a blocking collective waits for the group's slowest
+// member, behind by the straggler share of the compute since the last one (the step graph's
+// straggler_wait). A stage with one every micro-batch (a layer's TP or EP collective, the
+// embedding's or head's TP all-reduce) thus pays the share of all its compute; one without
+// pays it at a non-overlapped data-parallel reduce, over every micro-batch (estimate()).
+
+// Whether a pass of this layer holds a blocking collective.
+bool pass_blocks(const PassTimes& p, bool tp_comm_overlap) {
+  const double tp = tp_comm_overlap ? p.tp_fwd_waited + p.tp_bwd_waited : p.tp_fwd + p.tp_bwd;
+  return tp + p.ep_fwd + p.ep_bwd > 0;
+}
+
+// `count` layers (or an embedding / head) of these prices on the stage's compute stream.
+void add_compute(StageTime& t, const PassTimes& p, double count, bool recomputed) {
+  t.compute_fwd += count * p.fwd;
+  t.compute_bwd += count * ((recomputed ? p.recompute : 0.0) + p.bwd);
+}
+
+void charge_straggler(StageTime& t, double straggler) {
+  if (!t.synced) return;
+  t.fwd += straggler_wait_s(straggler, t.compute_fwd);
+  t.bwd += straggler_wait_s(straggler, t.compute_bwd);
+}
+
 }  // namespace
 
 AnalyticModel::AnalyticModel(const Scenario& base, const SearchSpace& space)
@@ -145,39 +169,27 @@ AnalyticEstimate AnalyticModel::estimate(const Candidate& c) {
   const double f_moe = model.moe ? layer_pass_s(c, prices.moe, gather_moe, true) : 0;
   const double b_moe = model.moe ? layer_pass_s(c, prices.moe, zero_side(gather_moe_bwd, reduce_moe), false) : 0;
 
-  // Stragglers (ClusterSpec::straggler): a blocking collective waits for the group's slowest
-  // member, behind by the straggler share of the compute since the last one (the step graph's
-  // straggler_wait). A stage with one every micro-batch (a layer's TP or EP collective, the
-  // embedding's or head's TP all-reduce) thus pays the share of all its compute; one without
-  // pays it at the data-parallel reduce (below).
-  auto blocks = [&](const PassTimes& p) {
-    const double tp = c.tp_comm_overlap ? p.tp_fwd_waited + p.tp_bwd_waited : p.tp_fwd + p.tp_bwd;
-    return tp + p.ep_fwd + p.ep_bwd > 0;
-  };
-  const bool layers_sync = blocks(prices.dense) || (model.moe && blocks(prices.moe));
-  const double recomputed = c.recompute == Recompute::none ? 0.0 : 1.0;  // the recompute runs on the compute stream
+  const bool layers_sync =
+      pass_blocks(prices.dense, c.tp_comm_overlap) || (model.moe && pass_blocks(prices.moe, c.tp_comm_overlap));
+  const bool recomputed = c.recompute != Recompute::none;  // the recompute runs on the compute stream
   auto stage_time = [&](int stage) {
     const StageLayers layers = stage_layers(model, plan_, stage);
     StageTime t;
     t.fwd = layers.dense * f_dense + layers.moe * f_moe;
     t.bwd = layers.dense * b_dense + layers.moe * b_moe;
-    t.compute_fwd = layers.dense * prices.dense.fwd + layers.moe * prices.moe.fwd;
-    t.compute_bwd = layers.dense * (recomputed * prices.dense.recompute + prices.dense.bwd) +
-                    layers.moe * (recomputed * prices.moe.recompute + prices.moe.bwd);
+    add_compute(t, prices.dense, static_cast<double>(layers.dense), recomputed);
+    add_compute(t, prices.moe, static_cast<double>(layers.moe), recomputed);
     t.synced = layers_sync;
     for (const PassTimes* end : {stage == 0 ? &prices.embedding : nullptr, stage == c.pp - 1 ? &prices.head : nullptr}) {
       if (end == nullptr) continue;
       t.fwd += end->fwd + end->tp_fwd;
       t.bwd += end->bwd + end->tp_bwd;
-      t.compute_fwd += end->fwd, t.compute_bwd += end->bwd;
+      add_compute(t, *end, 1, false);
       t.synced = t.synced || end->tp_fwd + end->tp_bwd > 0;
     }
     t.fwd += base_.stack.host_microbatch_s;  // the host's time per micro-batch, once a stage (its first chunk)
     t.compute_fwd += base_.stack.host_microbatch_s;
-    if (t.synced) {
-      t.fwd += straggler_wait_s(cluster.straggler, t.compute_fwd);
-      t.bwd += straggler_wait_s(cluster.straggler, t.compute_bwd);
-    }
+    charge_straggler(t, cluster.straggler);
     whole_chunk(stage, t);
     if (plan_.offload_activations_layers > 0) {  // one stage (validated): its copies' excess over the passes
       const std::int64_t n = plan_.offload_activations_layers;
