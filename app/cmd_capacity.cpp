@@ -7,7 +7,6 @@
 #include <iostream>
 
 #include "app/commands.hpp"
-#include "hardware/failure_rates.hpp"
 #include "scenario/load.hpp"
 #include "app/cli_checks.hpp"
 #include "scenario/errors.hpp"
@@ -32,27 +31,8 @@ struct CapacityArgs {
   std::string speculative;
   std::int64_t prompt_len = 1024, output_len = 256;
   bool json = false;
-  // failures (training): a published rate set or "none", and the checkpointing they meet
-  std::string failures = "llama3-h100";
-  double storage_GBps = 0;  // 0: Llama 3's storage per GPU (hardware/failure_rates.hpp)
-  double restart_minutes = kDefaultRestartMinutes;
-  double interval_minutes = 0;  // 0: Young/Daly
-  bool sync_checkpoint = false;
+  CapacityFailures failures;  // training: a published rate set or "none", and the checkpointing they meet
 };
-
-// The request's failures as a GoodputSpec, or none with --failures none.
-std::optional<GoodputSpec> goodput_from_args(const CapacityArgs& a) {
-  if (a.failures == "none") return std::nullopt;
-  const std::optional<FailureRates> rates = published_failure_rates(a.failures);
-  if (!rates) throw ScenarioError("--failures", a.failures, "is not a published failure-rate set (llama3-h100) or none");
-  GoodputSpec g;
-  g.failures = *rates;
-  g.storage_write_Bps = g.storage_read_Bps = a.storage_GBps * 1e9;
-  g.restart_s = a.restart_minutes * 60;
-  g.checkpoint_interval_s = a.interval_minutes * 60;
-  g.async_checkpoint = !a.sync_checkpoint;
-  return g;
-}
 
 void run_capacity(const CapacityArgs& a) {
   if (a.serve) {
@@ -70,7 +50,7 @@ void run_capacity(const CapacityArgs& a) {
     return;
   }
   CapacityRequest r = a.request;
-  r.goodput = goodput_from_args(a);
+  r.goodput = capacity_goodput(a.failures, "--failures");
   r.model_spec = catalog_model(r.model), r.node = catalog_cluster_for_gpu(r.gpu);
   const CapacityPlan p = plan_capacity(r);
   if (a.json) std::cout << to_json(r, p).dump(2) << "\n";
@@ -92,17 +72,17 @@ void add_capacity_command(CLI::App& app) {
   cmd->add_option("--seq-len", r.seq_len, "training sequence length")->check(cli::whole(1, std::int64_t{1} << 24));
   cmd->add_option("--global-batch", r.global_batch, "sequences per step")->check(cli::whole(1, std::int64_t{1} << 30));
   cmd->add_option("--max-gpus", r.max_gpus, "largest GPU count considered")->check(cli::whole(1, std::int64_t{1} << 24));
-  cmd->add_option("--failures", a->failures,
-                  "training: failure rates included in the time (a published set, default llama3-h100), or none");
-  cmd->add_option("--storage-GBps", a->storage_GBps,
+  cmd->add_option("--failures", a->failures.rates,
+                  "training: failure rates included in the time (a published set: llama3-h100 (default), rsc1-a100), or none");
+  cmd->add_option("--storage-GBps", a->failures.storage_GBps,
                   "training: checkpoint storage bandwidth, all writers together (default: Llama 3's 2 TB/s per 16,384 GPUs)")
       ->check(cli::number(1e-3, 1e9));
-  cmd->add_option("--restart-minutes", a->restart_minutes, "training: minutes a restart takes after a failure (default 10)")
+  cmd->add_option("--restart-minutes", a->failures.restart_minutes, "training: minutes a restart takes after a failure (default 10)")
       ->check(cli::number(0, 1e6));
-  cmd->add_option("--checkpoint-interval-minutes", a->interval_minutes,
+  cmd->add_option("--checkpoint-interval-minutes", a->failures.interval_minutes,
                   "training: minutes between checkpoints (default: Young/Daly's optimum)")
       ->check(cli::number(1e-3, 1e7));
-  cmd->add_flag("--sync-checkpoint", a->sync_checkpoint, "training: checkpoints stall the step for the whole write");
+  cmd->add_flag("--sync-checkpoint", a->failures.sync_checkpoint, "training: checkpoints stall the step for the whole write");
   auto* serve = cmd->add_flag("--serve", a->serve, "size a serving deployment instead");
   // training's sizing options mean nothing to a serving deployment
   for (const char* training_only : {"--tokens", "--days", "--seq-len", "--global-batch", "--failures", "--storage-GBps",

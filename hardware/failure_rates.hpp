@@ -10,9 +10,11 @@
 
 namespace twinsim {
 
-// The set named `name` ("llama3-h100"), or nothing.
+// The set named `name` ("llama3-h100", "rsc1-a100"), or nothing.
 std::optional<FailureRates> published_failure_rates(std::string_view name);
 std::vector<std::string> published_failure_rate_names();
+// The names as a message lists them: "llama3-h100, rsc1-a100".
+std::string published_failure_rate_list();
 
 // The default storage a scenario gets when it names none: the per-GPU share of Meta's Tectonic
 // file system as the Llama 3 run used it (hardware/failure_rates.cpp), times the GPUs.

@@ -17,7 +17,7 @@ constexpr double kHoursPerMillion = 1e6;
 FailureRates named_rates(const std::string& name, const std::string& path) {
   if (std::optional<FailureRates> r = published_failure_rates(name)) return *r;
   throw ScenarioError(path, name, "is not a published failure-rate set" +
-                                      did_you_mean(name, published_failure_rate_names()) + " (known: llama3-h100)");
+                                      did_you_mean(name, published_failure_rate_names()) + " (known: " + published_failure_rate_list() + ")");
 }
 
 // One `<scope>_per_...: {component: rate}` mapping: each component replaces the preset's of
@@ -40,7 +40,7 @@ void read_components(const YAML::Node& node, const std::string& path, FailureSco
 // planned interruptions per day.
 FailureRates read_failures(const YAML::Node& node, const std::string& path) {
   if (!node.IsDefined() || node.IsNull())
-    throw ScenarioError(path, "", "is required: a published set (llama3-h100) or a mapping of rates");
+    throw ScenarioError(path, "", "is required: a published set (" + published_failure_rate_list() + ") or a mapping of rates");
   if (node.IsScalar()) return named_rates(node.Scalar(), path);
   MappingReader r(node, path);
   FailureRates rates;

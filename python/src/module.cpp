@@ -142,11 +142,14 @@ std::string recompute_json(const std::string& text, const std::vector<std::strin
   return to_json(plan_recompute(load(text, overrides), budget_bytes)).dump();
 }
 
+// `twinsim capacity --json`, failures included unless `failures` is "none"
 std::string capacity_json(const std::string& model, const std::string& gpu, double tokens, double days,
-                          double price, std::int64_t seq_len, std::int64_t global_batch, std::int64_t max_gpus) {
+                          double price, std::int64_t seq_len, std::int64_t global_batch, std::int64_t max_gpus,
+                          const CapacityFailures& failures) {
   CapacityRequest r;
   r.model = model, r.gpu = gpu, r.tokens = tokens, r.days = days, r.price_per_gpu_hour = price;
   r.seq_len = seq_len, r.global_batch = global_batch, r.max_gpus = max_gpus;
+  r.goodput = capacity_goodput(failures, "failures");
   r.model_spec = catalog_model(model), r.node = catalog_cluster_for_gpu(gpu);
   py::gil_scoped_release release;
   return to_json(r, plan_capacity(r)).dump();
@@ -220,8 +223,17 @@ PYBIND11_MODULE(_core, m) {
   m.def("search_json", &search_json, py::arg("text"), py::arg("overrides"), py::arg("min_gpus"),
         py::arg("max_gpus"), py::arg("objective"), py::arg("top"), py::arg("simulate"), py::arg("max_micro_batch"));
   m.def("recompute_json", &recompute_json, py::arg("text"), py::arg("overrides"), py::arg("budget_bytes"));
-  m.def("capacity_json", &capacity_json, py::arg("model"), py::arg("gpu"), py::arg("tokens"), py::arg("days"),
-        py::arg("price"), py::arg("seq_len"), py::arg("global_batch"), py::arg("max_gpus"));
+  m.def("capacity_json",
+        [](const std::string& model, const std::string& gpu, double tokens, double days, double price,
+           std::int64_t seq_len, std::int64_t global_batch, std::int64_t max_gpus, const std::string& failures,
+           double storage_GBps, double restart_minutes, double interval_minutes, bool sync_checkpoint) {
+          const CapacityFailures f{failures, storage_GBps, restart_minutes, interval_minutes, sync_checkpoint};
+          return capacity_json(model, gpu, tokens, days, price, seq_len, global_batch, max_gpus, f);
+        },
+        py::arg("model"), py::arg("gpu"), py::arg("tokens"), py::arg("days"), py::arg("price"), py::arg("seq_len"),
+        py::arg("global_batch"), py::arg("max_gpus"), py::arg("failures") = "llama3-h100",
+        py::arg("storage_GBps") = 0.0, py::arg("restart_minutes") = kDefaultRestartMinutes,
+        py::arg("interval_minutes") = 0.0, py::arg("sync_checkpoint") = false);
   m.def("serve_json", &serve_json, py::arg("text"), py::arg("overrides"), py::arg("requests"), py::arg("rate"),
         py::arg("seed"), py::arg("prefix_tokens"), py::arg("prefix_hit_rate"), py::arg("router") = "", py::arg("swap_space_gib") = 0.0);
   m.def("compare_json", &compare_json, py::arg("simulated"), py::arg("measured"));

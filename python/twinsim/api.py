@@ -319,11 +319,22 @@ def recompute_mix(scenario, budget_bytes: int = 0, overrides=None) -> dict:
 
 
 def capacity(model: str, tokens: float, days: float, gpu: str, price_per_gpu_hour: float = 0.0,
-             seq_len: int = 4096, global_batch: int = 1024, max_gpus: int = 16384) -> CapacityPlan:
-    """GPUs needed to train ``model`` on ``tokens`` within ``days`` (6NT FLOPs, Kaplan et al. 2020)."""
+             seq_len: int = 4096, global_batch: int = 1024, max_gpus: int = 16384,
+             failures: str = "llama3-h100", storage_GBps: float = 0.0, restart_minutes: float = 10.0,
+             checkpoint_interval_minutes: float = 0.0, sync_checkpoint: bool = False) -> CapacityPlan:
+    """GPUs needed to train ``model`` on ``tokens`` within ``days`` (6NT FLOPs, Kaplan et al. 2020),
+    failures included as ``twinsim capacity`` includes them: ``failures`` is a published rate
+    set ("llama3-h100", "rsc1-a100") or "none"; ``storage_GBps`` the checkpoint storage, all
+    writers together (0: Llama 3's 2 TB/s per 16,384 GPUs); ``restart_minutes`` per failure;
+    ``checkpoint_interval_minutes`` (0: Young/Daly's optimum); ``sync_checkpoint`` stalls the
+    step for the whole write. With failures, ``days`` is the time at the effective training
+    time ratio, ``failure_free_days`` the time without them and ``goodput`` says what they
+    cost (``goodput["time_to_train"]["failure_gpu_hours"]``, ``["failure_cost"]`` with a price)."""
     return CapacityPlan(json.loads(_core.capacity_json(model, gpu, float(tokens), float(days),
                                                        float(price_per_gpu_hour), int(seq_len), int(global_batch),
-                                                       int(max_gpus))))
+                                                       int(max_gpus), str(failures), float(storage_GBps),
+                                                       float(restart_minutes), float(checkpoint_interval_minutes),
+                                                       bool(sync_checkpoint))))
 
 
 def _report_json(x) -> str:

@@ -17,7 +17,7 @@ void add_straggler_waits(std::vector<double>& times, const std::vector<WaitRole>
     const std::size_t i = (start + k) % n;
     if (roles[i] == WaitRole::compute) since += times[i];
     if (roles[i] != WaitRole::collective) continue;
-    times[i] += straggler * since;
+    times[i] += straggler_wait_s(straggler, since);
     since = 0;
   }
 }

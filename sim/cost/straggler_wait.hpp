@@ -14,6 +14,11 @@ enum class WaitRole {
   other,       // neither (a collective overlapped with compute, or one that moves nothing)
 };
 
+// The wait itself: a member running `straggler` slower finishes the compute since the last
+// synchronisation that much later (ClusterSpec::straggler); the step graph, the op table
+// and the search's estimate all charge it through this.
+inline double straggler_wait_s(double straggler, double compute_since_s) { return straggler * compute_since_s; }
+
 // Adds to times[i] the wait of every collective i; `times` and `roles` in run order.
 void add_straggler_waits(std::vector<double>& times, const std::vector<WaitRole>& roles, double straggler);
 

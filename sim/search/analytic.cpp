@@ -5,6 +5,7 @@
 #include "models/param_count.hpp"
 #include "sim/cost/collective_cost.hpp"
 #include "sim/cost/compute_cost.hpp"
+#include "sim/cost/straggler_wait.hpp"
 #include "sim/memory/buffers.hpp"
 #include "sim/memory/hf_eager_memory.hpp"
 #include "sim/memory/stage_layers.hpp"
@@ -22,8 +23,35 @@ namespace {
 
 struct StageTime {
   double fwd = 0, bwd = 0;  // one micro-batch, all the stage's layers (+ embedding / head)
+  // of those, on the compute stream: what a straggler is behind by at the next blocking collective
+  double compute_fwd = 0, compute_bwd = 0;
+  bool synced = false;  // a blocking collective every micro-batch (where the straggler waits land)
   double total() const { return fwd + bwd; }
 };
+
+// Stragglers (ClusterSpec::straggler): a blocking collective waits for the group's slowest
+// member, behind by the straggler share of the compute since the last one (the step graph's
+// straggler_wait). A stage with one every micro-batch (a layer's TP or EP collective, the
+// embedding's or head's TP all-reduce) thus pays the share of all its compute; one without
+// pays it at a non-overlapped data-parallel reduce, over every micro-batch (estimate()).
+
+// Whether a pass of this layer holds a blocking collective.
+bool pass_blocks(const PassTimes& p, bool tp_comm_overlap) {
+  const double tp = tp_comm_overlap ? p.tp_fwd_waited + p.tp_bwd_waited : p.tp_fwd + p.tp_bwd;
+  return tp + p.ep_fwd + p.ep_bwd > 0;
+}
+
+// `count` layers (or an embedding / head) of these prices on the stage's compute stream.
+void add_compute(StageTime& t, const PassTimes& p, double count, bool recomputed) {
+  t.compute_fwd += count * p.fwd;
+  t.compute_bwd += count * ((recomputed ? p.recompute : 0.0) + p.bwd);
+}
+
+void charge_straggler(StageTime& t, double straggler) {
+  if (!t.synced) return;
+  t.fwd += straggler_wait_s(straggler, t.compute_fwd);
+  t.bwd += straggler_wait_s(straggler, t.compute_bwd);
+}
 
 }  // namespace
 
@@ -141,20 +169,27 @@ AnalyticEstimate AnalyticModel::estimate(const Candidate& c) {
   const double f_moe = model.moe ? layer_pass_s(c, prices.moe, gather_moe, true) : 0;
   const double b_moe = model.moe ? layer_pass_s(c, prices.moe, zero_side(gather_moe_bwd, reduce_moe), false) : 0;
 
+  const bool layers_sync =
+      pass_blocks(prices.dense, c.tp_comm_overlap) || (model.moe && pass_blocks(prices.moe, c.tp_comm_overlap));
+  const bool recomputed = c.recompute != Recompute::none;  // the recompute runs on the compute stream
   auto stage_time = [&](int stage) {
     const StageLayers layers = stage_layers(model, plan_, stage);
     StageTime t;
     t.fwd = layers.dense * f_dense + layers.moe * f_moe;
     t.bwd = layers.dense * b_dense + layers.moe * b_moe;
-    if (stage == 0) {
-      t.fwd += prices.embedding.fwd + prices.embedding.tp_fwd;
-      t.bwd += prices.embedding.bwd + prices.embedding.tp_bwd;
-    }
-    if (stage == c.pp - 1) {
-      t.fwd += prices.head.fwd + prices.head.tp_fwd;
-      t.bwd += prices.head.bwd + prices.head.tp_bwd;
+    add_compute(t, prices.dense, static_cast<double>(layers.dense), recomputed);
+    add_compute(t, prices.moe, static_cast<double>(layers.moe), recomputed);
+    t.synced = layers_sync;
+    for (const PassTimes* end : {stage == 0 ? &prices.embedding : nullptr, stage == c.pp - 1 ? &prices.head : nullptr}) {
+      if (end == nullptr) continue;
+      t.fwd += end->fwd + end->tp_fwd;
+      t.bwd += end->bwd + end->tp_bwd;
+      add_compute(t, *end, 1, false);
+      t.synced = t.synced || end->tp_fwd + end->tp_bwd > 0;
     }
     t.fwd += base_.stack.host_microbatch_s;  // the host's time per micro-batch, once a stage (its first chunk)
+    t.compute_fwd += base_.stack.host_microbatch_s;
+    charge_straggler(t, cluster.straggler);
     whole_chunk(stage, t);
     if (plan_.offload_activations_layers > 0) {  // one stage (validated): its copies' excess over the passes
       const std::int64_t n = plan_.offload_activations_layers;
@@ -232,6 +267,10 @@ AnalyticEstimate AnalyticModel::estimate(const Candidate& c) {
                           std::max(0.0, static_cast<double>(buckets) * t_bucket - middle.bwd);
     } else {
       e.dp_exposed_s = static_cast<double>(buckets) * t_bucket;
+      // after the whole backward the first bucket waits for the slowest rank: where no blocking
+      // collective synchronised the stage, behind by every micro-batch's compute
+      if (!first.synced)
+        e.dp_exposed_s += straggler_wait_s(cluster.straggler, static_cast<double>(m) * (first.compute_fwd + first.compute_bwd));
     }
     if (c.shards_optimizer()) {  // the distributed optimizer gathers the updated parameters back
       const double t_gather = over_dp_groups(cluster, plan_, bucket * (1 - expert_share), bucket * expert_share,

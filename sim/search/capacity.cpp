@@ -4,6 +4,7 @@
 #include <limits>
 #include <optional>
 
+#include "hardware/failure_rates.hpp"
 #include "models/param_count.hpp"
 #include "scenario/build.hpp"
 #include "scenario/errors.hpp"
@@ -12,6 +13,26 @@
 #include "sim/trust/prediction_interval.hpp"
 
 namespace twinsim {
+
+std::optional<GoodputSpec> capacity_goodput(const CapacityFailures& f, const std::string& field) {
+  if (f.rates == "none") return std::nullopt;
+  const std::optional<FailureRates> rates = published_failure_rates(f.rates);
+  if (!rates)
+    throw ScenarioError(field, f.rates, "is not a published failure-rate set (" + published_failure_rate_list() + ") or none");
+  // negative numbers mean nothing here; 0 keeps a default (Llama 3's storage, Young/Daly)
+  if (!(f.storage_GBps >= 0)) throw ScenarioError("storage_GBps", std::to_string(f.storage_GBps), "must be >= 0");
+  if (!(f.restart_minutes >= 0))
+    throw ScenarioError("restart_minutes", std::to_string(f.restart_minutes), "must be >= 0");
+  if (!(f.interval_minutes >= 0))
+    throw ScenarioError("checkpoint_interval_minutes", std::to_string(f.interval_minutes), "must be >= 0");
+  GoodputSpec g;
+  g.failures = *rates;
+  g.storage_write_Bps = g.storage_read_Bps = f.storage_GBps * 1e9;
+  g.restart_s = f.restart_minutes * 60;
+  g.checkpoint_interval_s = f.interval_minutes * 60;
+  g.async_checkpoint = !f.sync_checkpoint;
+  return g;
+}
 
 Scenario capacity_scenario(const CapacityRequest& r) {
   Scenario s;

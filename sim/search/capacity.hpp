@@ -67,6 +67,18 @@ struct CapacityPlan {
   double failure_free_days = 0;          // steps x step_s
 };
 
+// The failures a capacity question assumes, as the CLI's and Python's options give them.
+struct CapacityFailures {
+  std::string rates = "llama3-h100";  // a published set (hardware/failure_rates.hpp), or "none"
+  double storage_GBps = 0;            // all writers together; 0: Llama 3's storage per GPU
+  double restart_minutes = kDefaultRestartMinutes;
+  double interval_minutes = 0;        // 0: Young/Daly's optimum
+  bool sync_checkpoint = false;
+};
+// The options as a GoodputSpec; none when `rates` is "none". Throws ScenarioError naming
+// `field` for a set that is not published.
+std::optional<GoodputSpec> capacity_goodput(const CapacityFailures& f, const std::string& field);
+
 // The training scenario a request describes (plan left to the search).
 Scenario capacity_scenario(const CapacityRequest& r);
 

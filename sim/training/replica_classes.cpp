@@ -94,8 +94,10 @@ bool hybrid_folding_applies(const Scenario& s) {
   const Plan& p = s.plan;
   const int per_replica = p.tp * p.cp;
   const bool uplinks = leaf_uplink_slots(s.cluster) > 0 || pod_uplink_slots(s.cluster) > 0;
-  return uplinks && s.cluster.nodes > 1 && per_replica % s.cluster.gpus_per_node == 0 &&
-         per_replica % (p.etp() * p.ep) == 0;
+  // a NIC serves one replica: replicas of whole nodes, or a NIC per GPU (a node then holds
+  // several replicas, each on its own NICs)
+  const bool own_nics = per_replica % s.cluster.gpus_per_node == 0 || s.cluster.nics_per_node >= s.cluster.gpus_per_node;
+  return uplinks && s.cluster.nodes > 1 && own_nics && per_replica % (p.etp() * p.ep) == 0;
 }
 
 ReplicaClasses replica_classes(const Scenario& s) {

@@ -40,8 +40,9 @@ struct ReplicaClasses {
   std::int64_t stages_ = 0, leaves_ = 0, pods_ = 0;
 };
 
-// Whether hybrid folding applies: a simulated leaf or pod uplink, replicas of whole nodes
-// (a NIC never serves two replicas), expert-parallel groups inside a replica.
+// Whether hybrid folding applies: a simulated leaf or pod uplink, a NIC never serving two
+// replicas (replicas of whole nodes, or a NIC per GPU: TP 4 on a DGX's 8 GPUs and 8 NICs),
+// expert-parallel groups inside a replica.
 bool hybrid_folding_applies(const Scenario& s);
 // The classes (call only where it applies); the per-leaf and per-pod counts are filled
 // only when they fold (fewer classes than replicas).

@@ -9,6 +9,7 @@
 #include "models/param_count.hpp"
 #include "sim/cost/collective_cost.hpp"
 #include "sim/cost/compute_cost.hpp"
+#include "sim/cost/straggler_wait.hpp"
 #include "sim/memory/activations.hpp"
 #include "sim/memory/buffers.hpp"
 #include "sim/memory/stage_layers.hpp"
@@ -116,7 +117,7 @@ struct Builder {
     double since = 0;
     for (int g : members) since = std::max(since, since_sync[stage][g]);
     for (int g : members) since_sync[stage][g] = 0;
-    return s.cluster.straggler * since;
+    return straggler_wait_s(s.cluster.straggler, since);
   }
 
   // The same compute task on every GPU of the stage.

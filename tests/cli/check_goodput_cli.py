@@ -59,6 +59,15 @@ check(with_f["days"] <= 26, "capacity with failures misses its deadline")
 # the table says what failures cost
 r = run(*CAPACITY, "--days", "30")
 check(r.returncode == 0 and "failures included" in r.stdout and "failures cost" in r.stdout, "capacity table: " + r.stdout)
+# the second published set, RSC-1's A100 fleet rate: node failures only, 6.50 per 1,000 node-days
+r = run(*CAPACITY, "--days", "30", "--json", "--failures", "rsc1-a100")
+rsc = json.loads(r.stdout).get("goodput", {}) if r.returncode == 0 else {}
+check(rsc.get("failure_rates") == "rsc1-a100", f"capacity --failures rsc1-a100: {r.stderr}")
+if rsc:
+    check(close(rsc["interruptions_per_day"], rsc["nodes"] * 6.50e-3, 1e-6), "rsc1-a100 is not 6.50 per 1,000 node-days")
+    check(rsc["planned_interruptions_per_day"] == 0, "rsc1-a100 publishes no planned rate")
+r = run(*CAPACITY, "--days", "30", "--failures", "llama3-h10")
+check(r.returncode != 0 and "rsc1-a100" in r.stderr, "an unknown --failures set is not refused with the known ones")
 
 # refusals
 for args, needle in [(CAPACITY + ["--days", "30", "--failures", "llama3-h10"], "--failures"),

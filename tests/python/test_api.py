@@ -130,6 +130,31 @@ def test_capacity_uses_6nt():
     assert len(plan.to_frame()) == 1
 
 
+def test_capacity_includes_failures_and_says_what_they_cost():
+    # Llama-3-8B on 1e11 tokens: failures (default: Llama 3's rates) stretch the failure-free
+    # time by 1 / ETTR, and the GPU-hours beyond the failure-free run are what they cost
+    kw = dict(tokens=1e11, days=3, gpu="h100-sxm", max_gpus=256, price_per_gpu_hour=2.0)
+    with_failures = twinsim.capacity("llama3-8b", **kw)
+    g = with_failures.goodput
+    assert g["failure_rates"] == "llama3-h100"
+    assert 0 < g["ettr"] < 1
+    assert with_failures.days == pytest.approx(with_failures.failure_free_days / g["ettr"], rel=1e-9)
+    t = g["time_to_train"]
+    extra_hours = (with_failures.days - with_failures.failure_free_days) * 24 * with_failures.gpus
+    assert t["failure_gpu_hours"] == pytest.approx(extra_hours, rel=1e-6)
+    assert t["failure_cost"] == pytest.approx(2.0 * t["failure_gpu_hours"], rel=1e-9)
+    # a slower restart costs more; no failures: no goodput object, the failure-free time
+    slow = twinsim.capacity("llama3-8b", restart_minutes=60, **kw)
+    assert slow.goodput["time_to_train"]["failure_gpu_hours"] > t["failure_gpu_hours"]
+    none = twinsim.capacity("llama3-8b", failures="none", **kw)
+    assert "goodput" not in none.to_dict() and "failure_free_days" not in none.to_dict()
+    assert none.gpus <= with_failures.gpus  # failures never make the answer smaller
+    if none.gpus == with_failures.gpus:
+        assert none.days == pytest.approx(with_failures.failure_free_days, rel=1e-9)
+    with pytest.raises(twinsim.ScenarioError, match="rsc1-a100"):
+        twinsim.capacity("llama3-8b", failures="llama3-h10", **kw)
+
+
 def test_compare_an_inference_batch():
     # a hand-made pair: TTFT 20 against 25 ms, TPOT 4 against 5 ms, one op per phase
     sim = {"inference": {"ttft_s": 0.020, "tpot_s": 0.004, "output_tokens_per_s": 1000,

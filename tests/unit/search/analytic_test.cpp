@@ -318,5 +318,52 @@ plan: {tp: 1, pp: 1, dp: 8, zero: 3, offload_optimizer: true, offload_params: tr
   EXPECT_LT(g.best_gap, 0.02);
 }
 
+// A straggler (cluster.straggler) is priced alike by the engine and the estimate: every
+// blocking collective waits for the slowest member, behind by the straggler share of the
+// compute since the last one (sim/cost/straggler_wait.hpp). Llama 3 8B at a 10% straggler,
+// the step's growth over none: TP 8 (blocking, or overlapped with its waited part), where
+// the layers' collectives carry the waits; TP 1 under PP, where only the data-parallel reduce
+// after the backward does (every micro-batch's compute: 10% of the compute); and none at all
+// where that reduce overlaps the backward and nothing else blocks.
+TEST(Analytic, StragglerPricedLikeTheEventEngine) {
+  auto with = [](double straggler) {
+    Scenario s = llama8b();
+    s.cluster.straggler = straggler;
+    return s;
+  };
+  auto plan = [](int tp, int pp, int dp, bool tp_overlap, bool grad_overlap) {
+    Candidate c;
+    c.tp = tp, c.pp = pp, c.dp = dp, c.cp = 1, c.micro_batch = 1, c.zero = 1, c.recompute = Recompute::selective;
+    c.schedule = Schedule::one_f_one_b, c.virtual_stages = 1, c.sequence_parallel = tp > 1;
+    c.tp_comm_overlap = tp_overlap, c.overlap_grad_reduce = grad_overlap;
+    return c;
+  };
+  const Candidate plans[] = {plan(8, 1, 8, false, true), plan(8, 2, 4, true, true), plan(1, 4, 16, false, false),
+                             plan(1, 1, 64, false, true)};
+  SearchSpaceOptions o;
+  o.min_gpus = 64, o.max_gpus = 64, o.max_micro_batch = 1, o.max_cp = 1;
+  double grew[4][2], step[4];  // [plan][estimate, engine]; the engine's step without a straggler
+  for (int k = 0; k < 4; ++k) {
+    double est[2], sim[2];
+    for (int w = 0; w < 2; ++w) {
+      const Scenario base = with(w == 0 ? 0.0 : 0.1);
+      AnalyticModel model(base, make_search_space(base, o));
+      est[w] = model.estimate(plans[k]).step_s;
+      sim[w] = predict_training(candidate_scenario(base, plans[k])).step_s;
+    }
+    grew[k][0] = est[1] - est[0], grew[k][1] = sim[1] - sim[0], step[k] = sim[0];
+    std::printf("%s: straggler 0.1 adds %.4f s to the estimate, %.4f s to the engine's step (of %.3f s)\n",
+                describe(plans[k]).c_str(), grew[k][0], grew[k][1], sim[0]);
+  }
+  for (int k = 0; k < 3; ++k) {
+    // the compute is most of the step (the rest: bubble, DP reduce): a 10% straggler adds over 3%
+    EXPECT_GT(grew[k][1], 0.03 * step[k]) << describe(plans[k]);
+    EXPECT_NEAR(grew[k][0] / grew[k][1], 1.0, 0.10) << describe(plans[k]);
+  }
+  // the DP-only plan whose reduce overlaps: no blocking collective, no wait in either
+  EXPECT_EQ(grew[3][1], 0.0);
+  EXPECT_EQ(grew[3][0], 0.0);
+}
+
 }  // namespace
 }  // namespace twinsim

@@ -66,6 +66,19 @@ std::vector<Case> cases() {
       // stage 0's replicas 4-5 and stage 1's 0-1 (nodes 8-15): the same three classes
       {"replicas of two nodes", "fabric: {nodes_per_leaf: 8, oversubscription: 2}",
        {"plan.tp=4", "plan.pp=4", "plan.dp=6"}, pairs},
+      // half-node replicas (TP 1 on 2-GPU nodes, a NIC per GPU; TP 4 on a DGX, small): stages of
+      // 12 replicas on 6 nodes, leaves of 4 nodes, as the first case; replica d sits on node
+      // d/2 of its stage and rail d % 2. Replicas 0-3 use leaf units 0, 1, 3, 4 over the four
+      // stages, 4-7 units 0, 2, 3, 5, 8-11 units 1, 2, 4, 5 (rails alike): three classes of four
+      {"half-node replicas", "fabric: {nodes_per_leaf: 4, oversubscription: 2}",
+       {"plan.tp=1", "plan.pp=4", "plan.dp=12"}, {0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2}},
+      // half-node replicas, an odd DP, single-plane leaves of 2 nodes, stragglers: stage 0's
+      // replicas 0-4 on nodes 0, 0, 1, 1, 2 (leaf units 0, 0, 0, 0, 1), stage 1's on nodes 2, 3,
+      // 3, 4, 4 (units 1, 1, 1, 2, 2): replicas 0-2 use units (0, 1), 3 (0, 2), 4 (1, 2); two
+      // replicas of a class share a node and its leaf (each transfer weighing 2 there)
+      {"half-node replicas, odd DP, single plane", "straggler: 0.05, fabric: {nodes_per_leaf: 2, oversubscription: 2, "
+                                                   "rail_optimized: false}",
+       {"plan.tp=1", "plan.pp=2", "plan.dp=5", "training.global_batch=40"}, {0, 0, 0, 1, 2}},
       // a leaf per stage (8 nodes): every replica alike, one class of 8, each transfer
       // weighing 8 on its 2:1 uplink
       {"a leaf per stage", "fabric: {nodes_per_leaf: 8, oversubscription: 2}",
@@ -80,6 +93,10 @@ TEST(ReplicaClasses, ClassesDerivedByHand) {
     ASSERT_TRUE(hybrid_folding_applies(s)) << c.what;
     EXPECT_EQ(replica_classes(s).class_of, c.class_of) << c.what;
   }
+  // half-node replicas sharing a NIC (one per 2-GPU node) would share its queue: not folded
+  const Scenario shared = small("fabric: {nodes_per_leaf: 4, oversubscription: 2}",
+                                {"plan.tp=1", "plan.pp=4", "plan.dp=12"}, 1);
+  EXPECT_FALSE(hybrid_folding_applies(shared));
 }
 
 // Every GPU's compute, TP and DP streams run the same tasks at the same instants as its

@@ -12,6 +12,7 @@
 #include "scenario/load.hpp"
 #include "sim/engine/simulator.hpp"
 #include "sim/training/replica_symmetry.hpp"
+#include "sim/training/step_ranks.hpp"
 #include "sim/training/step_graph.hpp"
 #include "sim/training/training_report.hpp"
 #include "tests/unit/scenario/device_alone.hpp"
@@ -80,7 +81,8 @@ std::vector<Case> cases() {
       // the shift must move whole leaves, so replicas 0-1 stand for 2-3
       {kDgx + ", fabric: {nodes_per_leaf: 2, oversubscription: 4}", {"plan.tp=8", "plan.pp=2", "plan.dp=4"}, false, 2},
       // single-plane fabric, one leaf of 4 nodes per stage whose uplink (16 of 32 ports)
-      // every replica shares: nothing folds
+      // every replica shares: the shift folds nothing (hybrid folding, with a NIC per GPU,
+      // makes the 8 replicas one class: replica_classes.hpp)
       {kDgx + ", fabric: {nodes_per_leaf: 4, oversubscription: 2, rail_optimized: false}",
        {"plan.tp=4", "plan.pp=2", "plan.dp=8", "plan.zero=2"}, false, 8},
       // leaves of one node: TP 4 replicas pair on a node, the pair shares each leaf
@@ -119,12 +121,22 @@ TEST(ReplicaSymmetry, FoldedStepEqualsPerRankStepForEveryGpu) {
     const engine::Timeline a = engine::simulate(folded.graph), b = engine::simulate(every.graph);
     EXPECT_EQ(a.makespan_s, b.makespan_s) << what;
     const int per_replica = s.plan.tp * s.plan.cp;
-    EXPECT_EQ(folded.simulated_gpus, s.plan.pp * per_replica * c.replicas) << what;
+    // where the shift folds nothing, hybrid folding may: one replica per class, the image of
+    // replica d its class's (replica_classes_test.cpp checks those classes)
+    const ReplicaFold fold = replica_fold(s, Fidelity::full);
+    const int simulated_replicas = fold.hybrid ? fold.classes.classes() : c.replicas;
+    EXPECT_TRUE(!fold.hybrid || c.replicas == s.plan.dp) << what;
+    EXPECT_EQ(folded.simulated_gpus, s.plan.pp * per_replica * simulated_replicas) << what;
     EXPECT_EQ(every.simulated_gpus, s.plan.world_size()) << what;
+    auto image_of = [&](std::size_t g) {
+      const int d = static_cast<int>(g) / per_replica, i = static_cast<int>(g) % per_replica;
+      return static_cast<std::size_t>(fold.hybrid ? i + per_replica * fold.classes.class_of[d]
+                                                  : static_cast<int>(g) % (per_replica * c.replicas));
+    };
     for (int stage = 0; stage < s.plan.pp; ++stage)
       for (std::size_t g = 0; g < every.ranks[stage].size(); ++g) {
         const StageStreams& image = every.ranks[stage][g];
-        const StageStreams& simulated = folded.ranks[stage][g % (per_replica * c.replicas)];
+        const StageStreams& simulated = folded.ranks[stage][image_of(g)];
         for (auto stream : {&StageStreams::compute, &StageStreams::dp, &StageStreams::tp}) {
           const auto& x = folded.graph.tasks_on(simulated.*stream);
           const auto& y = every.graph.tasks_on(image.*stream);
