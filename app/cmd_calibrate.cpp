@@ -137,6 +137,7 @@ void add_calibrate_command(CLI::App& app) {
                  "trace recorded with shapes, instead of measuring this machine (--out: the node file; none: printed)");
   cmd->add_option("--cluster", a->from_trace.cluster, "with --from-trace: the catalog node type the trace ran on (dgx-h100, ...)");
   cmd->add_option("--judge", a->from_trace.judge, "with --from-trace: other traces of the same GPU to predict with the fit");
+  cmd->add_flag("--json", a->from_trace.json, "with --from-trace: print the fit and the judged traces' figures as JSON");
   cmd->add_option("--comm-only", a->comm_only, "internal: run as one rank of the communicator sweep")->group("");
   cmd->callback([a, cmd] {
     if (!a->from_trace.trace.empty()) a->from_trace.out = cmd->count("--out") ? a->out : "";

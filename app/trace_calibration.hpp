@@ -16,6 +16,7 @@ namespace twinsim {
 struct TraceCalibrationArgs {
   std::string trace, cluster, out;
   std::vector<std::string> judge;
+  bool json = false;  // print the judgement as JSON (the fit and every trace's figures) instead of text
 };
 
 // The trace's sized kernels as the fitters take them (unsized ones left out).
@@ -23,7 +24,7 @@ std::vector<MeasuredKernel> measured_kernels(const compare::TraceOps& trace);
 
 compare::TraceOps read_trace_ops_file(const std::string& path);
 
-// Fits, writes `out`, prints the judgement; returns the node file's text.
+// Fits, writes `out` (when named), prints the judgement; returns the node file's text.
 std::string calibrate_from_trace(const TraceCalibrationArgs& args);
 
 }  // namespace twinsim
