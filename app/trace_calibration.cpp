@@ -142,6 +142,20 @@ compare::TraceOps read_trace_ops_file(const std::string& path) {
 
 namespace {
 
+// The share of `kernels`' time that no fitted figure prices: GEMMs without a fitted curve,
+// attention of a head width the fit did not see, memory-bound kernels of another template.
+double unfitted_share(const TraceFit& fit, const std::vector<MeasuredKernel>& kernels) {
+  double unfitted = 0, total = 0;
+  for (const MeasuredKernel& k : kernels) {
+    const bool fitted = k.kind == MeasuredKernelKind::gemm        ? !fit.gemm.empty()
+                        : k.kind == MeasuredKernelKind::attention ? fit.attention_by_seq.contains(static_cast<int>(k.head_dim))
+                                                                  : fit.memory_by_family.contains(k.family);
+    total += k.kernel_s;
+    if (!fitted) unfitted += k.kernel_s;
+  }
+  return total > 0 ? unfitted / total : 0;
+}
+
 // What the fit does to each trace: the calibration trace's own kernels (before, fitted on its
 // even kernels and judged on its odd ones, fitted on all) and each held-out trace's.
 nlohmann::json trace_calibration_json(const TraceCalibrationArgs& a, const GpuSpec& catalog, TraceFit& fit) {
@@ -164,7 +178,8 @@ nlohmann::json trace_calibration_json(const TraceCalibrationArgs& a, const GpuSp
     const std::vector<MeasuredKernel> held_kernels = measured_kernels(held);
     out["held_out"].push_back({{"trace", other}, {"gpu", held.gpu_name},
                                {"before", judgement_json(held, judge_trace_kernels(catalog, held_kernels))},
-                               {"fitted", judgement_json(held, judge_trace_kernels(fitted, held_kernels))}});
+                               {"fitted", judgement_json(held, judge_trace_kernels(fitted, held_kernels))},
+                               {"unfitted_share", unfitted_share(fit, held_kernels)}});
   }
   return out;
 }
@@ -179,7 +194,9 @@ std::string report_text(const nlohmann::json& j, const std::string& gpu_name) {
     << judgement_line("fitted on all", j["fitted"]) << "\n";
   for (const nlohmann::json& h : j["held_out"])
     r << "held out " << h["trace"].get<std::string>() << " (" << h["gpu"].get<std::string>() << ")\n  "
-      << judgement_line("before", h["before"]) << "\n  " << judgement_line("fitted", h["fitted"]) << "\n";
+      << judgement_line("before", h["before"]) << "\n  " << judgement_line("fitted", h["fitted"]) << "\n  "
+      << std::fixed << std::setprecision(1) << 100 * h["unfitted_share"].get<double>()
+      << "% of its sized kernel time is of kinds the calibration trace has none of (priced by the catalog's figures)\n";
   return r.str();
 }
 

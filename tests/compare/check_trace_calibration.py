@@ -94,6 +94,8 @@ with tempfile.TemporaryDirectory() as tmp:
     print("held-out Qwen step: %.2f ms predicted, %.2f ms measured (%+.1f%%); before the fit %+.1f%%" % (
         1e3 * held["step_s"]["predicted"], 1e3 * held["step_s"]["measured"], 100 * step_error,
         100 * (report["held_out"][0]["before"]["step_s"]["predicted"] / held["step_s"]["measured"] - 1)))
+    print("%.1f%% of Qwen's sized kernel time is of kinds TimeSformer's trace has none of" % (
+        100 * report["held_out"][0]["unfitted_share"]))
     check(abs(step_error) <= 0.10, "the held-out trace's step within 10%% (%+.1f%%)" % (100 * step_error))
 
     for path, judged in ((FIT, report["fitted"]), (HELD, held)):
