@@ -64,6 +64,9 @@ void run_calibrate(const CalibrateArgs& a) {
     o.evict_bytes = a.comm_evict_MiB * 1048576.0;
     return calibrate::comm_sweep_as_rank(o, a.repeats, a.comm_only);
   }
+  const bool trace_only = !a.from_trace.cluster.empty() || !a.from_trace.judge.empty() || a.from_trace.json;
+  if (a.from_trace.trace.empty() && trace_only)
+    throw std::runtime_error("calibrate: --cluster, --judge and --json go with --from-trace TRACE");
   if (!a.from_trace.trace.empty()) {
     if (a.from_trace.cluster.empty()) throw std::runtime_error("calibrate --from-trace: --cluster NODE (a catalog node type) is required");
     calibrate_from_trace(a.from_trace);

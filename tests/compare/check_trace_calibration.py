@@ -120,5 +120,9 @@ with tempfile.TemporaryDirectory() as tmp:
         steps.append(json.loads(sim.stdout)["time"]["step_s"] if sim.returncode == 0 else 0)
     check(steps[0] != steps[1], "the calibrated node file moves the prediction (%.3f s against %.3f s)" % tuple(steps))
 
+# the trace flags alone are refused, naming --from-trace, rather than starting a benchmark
+alone = subprocess.run([TWINSIM, "calibrate", "--cluster", "dgx-h100"], capture_output=True, text=True)
+check(alone.returncode != 0 and "--from-trace" in alone.stderr, "calibrate --cluster without --from-trace is refused")
+
 if failures:
     sys.exit("%d check(s) failed" % len(failures))
