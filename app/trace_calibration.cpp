@@ -91,13 +91,20 @@ nlohmann::json fit_json(const TraceFit& fit) {
           {"kernels", {{"gemm", fit.gemms}, {"attention", fit.attentions}, {"memory", fit.memories}}}};
 }
 
-std::string node_yaml(const std::string& node, const std::string& gpu, const TraceFit& fit, const std::string& header) {
+std::string node_yaml(const std::string& node, const std::string& gpu, const GpuSpec& catalog, const TraceFit& fit,
+                      const std::string& header) {
   std::ostringstream y;
   y << header << "preset: " << node << "\ngpu:\n  preset: " << gpu << "\n";
   if (!fit.gemm.empty()) y << "  gemm_efficiency: " << curve_yaml(fit.gemm) << "   # " << fit.gemms << " GEMM kernels, by FLOPs\n";
   if (!fit.attention_by_seq.empty()) {
-    y << "  attention_efficiency_by_seq:   # " << fit.attentions << " flash kernels, forward, by keys per query\n";
-    for (const auto& [head_dim, curve] : fit.attention_by_seq) y << "    " << head_dim << ": {fwd: " << curve_yaml(curve) << "}\n";
+    y << "  attention_efficiency_by_seq:   # " << fit.attentions
+      << " flash kernels (FlashAttention-2's curves), forward, by keys per query; bwd: the catalog's\n";
+    for (const auto& [head_dim, curve] : fit.attention_by_seq) {
+      y << "    " << head_dim << ": {fwd: " << curve_yaml(curve);
+      const auto own = catalog.attention_efficiency_by_seq.find(head_dim);  // the backward stays the catalog's
+      if (own != catalog.attention_efficiency_by_seq.end() && !own->second.bwd.empty()) y << ", bwd: " << curve_yaml(own->second.bwd);
+      y << "}\n";
+    }
   }
   // the catalog's memory_efficiency is the streaming rate of copies, adds and activations on
   // contiguous data: the "elementwise" kernels' (all of the trace's where it has none)
@@ -211,7 +218,7 @@ std::string calibrate_from_trace(const TraceCalibrationArgs& a) {
   std::string header = "# written by `twinsim calibrate --from-trace " + a.trace + " --cluster " + a.cluster + "`\n";
   std::istringstream lines(report);
   for (std::string line; std::getline(lines, line);) header += "# " + line + "\n";
-  const std::string yaml = node_yaml(a.cluster, gpu_name, fit, header);
+  const std::string yaml = node_yaml(a.cluster, gpu_name, node.gpu, fit, header);
   if (!a.out.empty()) io::write_file_whole(a.out, yaml);
   if (a.json)
     std::cout << j.dump(2) << "\n";

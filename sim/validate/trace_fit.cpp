@@ -92,7 +92,8 @@ TraceFit fit_trace_kernels(const GpuSpec& gpu, const std::vector<MeasuredKernel>
 
 GpuSpec apply_trace_fit(GpuSpec gpu, const TraceFit& fit) {
   if (!fit.gemm.empty()) gpu.gemm_efficiency = fit.gemm;
-  for (const auto& [head_dim, curve] : fit.attention_by_seq) gpu.attention_efficiency_by_seq[head_dim] = PassCurves{curve, {}};
+  // the forward is what a trace of forward passes shows; the backward keeps the GPU's own curve
+  for (const auto& [head_dim, curve] : fit.attention_by_seq) gpu.attention_efficiency_by_seq[head_dim].fwd = curve;
   // the kernels the GPU names (kernel_efficiency) keep their curves: a trace's ops are not the op list's
   if (fit.memory_efficiency > 0) gpu.memory_efficiency = fit.memory_efficiency;
   for (const auto& [family, efficiency] : fit.memory_by_family) gpu.kernel_efficiency[family] = PassCurves{{{1, efficiency}}, {}};

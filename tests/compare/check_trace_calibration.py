@@ -96,6 +96,8 @@ with tempfile.TemporaryDirectory() as tmp:
         100 * (report["held_out"][0]["before"]["step_s"]["predicted"] / held["step_s"]["measured"] - 1)))
     print("%.1f%% of Qwen's sized kernel time is of kinds TimeSformer's trace has none of" % (
         100 * report["held_out"][0]["unfitted_share"]))
+    before_error = report["held_out"][0]["before"]["step_s"]["predicted"] / held["step_s"]["measured"] - 1
+    check(abs(step_error) < abs(before_error), "the fit predicts the held-out step better than the catalog")
     check(abs(step_error) <= 0.10, "the held-out trace's step within 10%% (%+.1f%%)" % (100 * step_error))
 
     for path, judged in ((FIT, report["fitted"]), (HELD, held)):
