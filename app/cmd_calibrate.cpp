@@ -14,6 +14,7 @@
 #include "app/commands.hpp"
 #include "app/host_calibration.hpp"
 #include "app/progress.hpp"
+#include "app/trace_calibration.hpp"
 #include "calibrate/calibration.hpp"
 #include "calibrate/compute_rounds.hpp"
 #include "calibrate/machine.hpp"
@@ -33,6 +34,7 @@ struct CalibrateArgs {
   // written by every rank before each timed collective (calibrate/comm_bench.hpp)
   double comm_evict_MiB = calibrate::CommSweepOptions{}.evict_bytes / 1048576.0;
   std::string comm_only;  // internal: this process is one of the ranks; rank 0 writes here
+  TraceCalibrationArgs from_trace;  // --from-trace: fit a catalog GPU to a real run's trace instead
 };
 
 struct CommRun {
@@ -61,6 +63,14 @@ void run_calibrate(const CalibrateArgs& a) {
     o.repeats = a.repeats;
     o.evict_bytes = a.comm_evict_MiB * 1048576.0;
     return calibrate::comm_sweep_as_rank(o, a.repeats, a.comm_only);
+  }
+  const bool trace_only = !a.from_trace.cluster.empty() || !a.from_trace.judge.empty() || a.from_trace.json;
+  if (a.from_trace.trace.empty() && trace_only)
+    throw std::runtime_error("calibrate: --cluster, --judge and --json go with --from-trace TRACE");
+  if (!a.from_trace.trace.empty()) {
+    if (a.from_trace.cluster.empty()) throw std::runtime_error("calibrate --from-trace: --cluster NODE (a catalog node type) is required");
+    calibrate_from_trace(a.from_trace);
+    return;
   }
   if (a.out.empty()) throw std::runtime_error("calibrate: --out is required (TWINSIM_HOST_FILE is set but empty)");
   const std::filesystem::path out(a.out);
@@ -125,8 +135,17 @@ void add_calibrate_command(CLI::App& app) {
                  "MiB every rank writes before each timed collective, as a step's ops between two collectives "
                  "touch the caches (default 4: one layer's ops of the validation suite's models)")
       ->check(cli::number(0.0, 65536.0));
+  cmd->add_option("--from-trace", a->from_trace.trace,
+                 "fit the GEMM, flash attention and memory-bound figures of --cluster's GPU to a PyTorch profiler "
+                 "trace recorded with shapes, instead of measuring this machine (--out: the node file; none: printed)");
+  cmd->add_option("--cluster", a->from_trace.cluster, "with --from-trace: the catalog node type the trace ran on (dgx-h100, ...)");
+  cmd->add_option("--judge", a->from_trace.judge, "with --from-trace: other traces of the same GPU to predict with the fit");
+  cmd->add_flag("--json", a->from_trace.json, "with --from-trace: print the fit and the judged traces' figures as JSON");
   cmd->add_option("--comm-only", a->comm_only, "internal: run as one rank of the communicator sweep")->group("");
-  cmd->callback([a] { run_calibrate(*a); });
+  cmd->callback([a, cmd] {
+    if (!a->from_trace.trace.empty()) a->from_trace.out = cmd->count("--out") ? a->out : "";
+    run_calibrate(*a);
+  });
 }
 
 }  // namespace twinsim

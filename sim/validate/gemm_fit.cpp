@@ -51,6 +51,8 @@ std::int64_t dimension(const std::vector<std::string>& cells, int col, const std
   return static_cast<std::int64_t>(v);
 }
 
+}  // namespace
+
 // The simulator's op for a measured shape: the batch stacks along m, which moves no tile
 // edge since every measured m is a multiple of the 128-row tile.
 ComputeOp measured_op(const MeasuredGemm& g) {
@@ -61,7 +63,6 @@ ComputeOp measured_op(const MeasuredGemm& g) {
   return op;
 }
 
-}  // namespace
 
 std::vector<MeasuredGemm> read_gemm_csv(const std::string& path, const std::string& device, Dtype dtype) {
   std::ifstream in(path);

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "hardware/gpu_spec.hpp"
+#include "sim/cost/compute_cost.hpp"
 #include "sim/validate/error_stats.hpp"
 
 namespace twinsim {
@@ -44,6 +45,10 @@ std::vector<MeasuredGemm> read_gemm_csv(const std::string& path, const std::stri
 // each file alike): `devices` empty (every row), one text for all files, or one per file.
 std::vector<MeasuredGemm> read_gemm_csvs(const std::vector<std::string>& paths,
                                          const std::vector<std::string>& devices, Dtype dtype);
+
+// The simulator's op for a measured shape: the batch stacks along m, which moves no tile
+// edge since every measured m is a multiple of the 128-row tile.
+ComputeOp measured_op(const MeasuredGemm& g);
 
 // The simulator's time for a measured shape over the measured time, minus one (> 0: the
 // simulator is slow). Kernel timing compares the kernel alone, wall timing adds a launch.

@@ -16,7 +16,8 @@ import sys
 import tempfile
 
 TWINSIM, ROOT = sys.argv[1], sys.argv[2]
-TRACES = ["hta_nccl_data_a100_ddp_rank0.json", "hta_trace_filter_sampled_rank0.json"]
+TRACES = ["hta_nccl_data_a100_ddp_rank0.json", "hta_trace_filter_sampled_rank0.json",
+          "tracelens_h100_qwen1.5-0.5b_rank0.json", "tracelens_h100_timesformer_rank0.json"]
 failures = []
 
 
