@@ -60,5 +60,19 @@ TEST(MlperfLora, StepTimeWithinFifteenPercentMemoryInItsRecordedBand) {
   EXPECT_LT(peak_GB / 168.8, 1.25);
 }
 
+// NVIDIA's DGX Cloud Benchmarking recipe, Llama 3 70B LoRA on 8 GB200s (BF16, PP 4 VP 20, DP 2,
+// sequences of 2048, adapters on q, k, v; scenarios/validation/training/dgxc-llama3-70b-lora-gb200.yaml):
+// 4.225 s a step. Predicted 3.764 s (-10.9%) when written; all linear layers adapted instead
+// (NeMo's non-performance default) 4.279 s: the target modules the recipe sets matter ~14%.
+TEST(DgxcLora, StepTimeWithinFifteenPercent) {
+  const Scenario s = load_scenario_file(std::string(TWINSIM_SOURCE_DIR) +
+                                        "/scenarios/validation/training/dgxc-llama3-70b-lora-gb200.yaml");
+  const double step = predict_training(s).step_s;
+  std::printf("DGXC Llama-3-70B LoRA 8xGB200: step %.3f s (published 4.225, %+.1f%%)\n", step,
+              100 * (step / 4.225 - 1));
+  EXPECT_NEAR(step / 4.225, 1.0, 0.15);
+  EXPECT_TRUE(predict_memory(s).fits);
+}
+
 }  // namespace
 }  // namespace twinsim
