@@ -167,6 +167,27 @@ Tensor AttentionBlock::backward(const ModelContext& ctx, const Tensor& dy, const
 }
 
 template <class T>
+void AttentionBlock::qkv_weight_backward(const ModelContext& ctx, const T* dq, const T* dk, const T* dv, const T* in,
+                                         AttentionSaved& s, T* dn) const {
+  const int t = c_.tokens(), h = c_.hidden(), qw = c_.local_q_width(), kvw = c_.local_kv_width();
+  {  // the adapters' grads, and their share of the input's grad
+    auto op = ctx.op(layer_, op_names::kAttnQkv, Pass::bwd_dgrad);
+    if (lora_q_.active()) lora_q_.backward(ctx, dq, in, s.lora_q, dn, t);
+    if (lora_k_.active()) lora_k_.backward(ctx, dk, in, s.lora_k, dn, t);
+    if (lora_v_.active()) lora_v_.backward(ctx, dv, in, s.lora_v, dn, t);
+  }
+  if (!base_trains(c_)) return;  // LoRA: the frozen matrices take no weight gradient
+  auto op = ctx.op(layer_, op_names::kAttnQkv, Pass::bwd_wgrad);
+  ctx.kernels().linear_backward_weight(dq, in, p_.grad<T>(q_w_), t, h, qw, true);
+  ctx.kernels().linear_backward_weight(dk, in, p_.grad<T>(k_w_), t, h, kvw, true);
+  ctx.kernels().linear_backward_weight(dv, in, p_.grad<T>(v_w_), t, h, kvw, true);
+  if (q_b_ < 0) return;
+  ctx.kernels().linear_backward_bias(dq, p_.grad<T>(q_b_), t, qw, true);
+  ctx.kernels().linear_backward_bias(dk, p_.grad<T>(k_b_), t, kvw, true);
+  ctx.kernels().linear_backward_bias(dv, p_.grad<T>(v_b_), t, kvw, true);
+}
+
+template <class T>
 Tensor AttentionBlock::backward_t(const ModelContext& ctx, const T* dy, const T* x, AttentionSaved& s) const {
   const int tl = c_.local_tokens(), t = c_.tokens(), h = c_.hidden();
   const int qw = c_.local_q_width(), kvw = c_.local_kv_width();
@@ -246,23 +267,7 @@ Tensor AttentionBlock::backward_t(const ModelContext& ctx, const T* dy, const T*
     auto op = ctx.op(layer_, op_names::kAttnTpEnter, Pass::bwd_dgrad);
     in = gather_token_rows_to_buffer(ctx, in, s.normed.size(), gathered);
   }
-  {  // the adapters' grads, and their share of the input's grad
-    auto op = ctx.op(layer_, op_names::kAttnQkv, Pass::bwd_dgrad);
-    if (lora_q_.active()) lora_q_.backward(ctx, dq.as<T>(), in, s.lora_q, dn_full.as<T>(), t);
-    if (lora_k_.active()) lora_k_.backward(ctx, dk.as<T>(), in, s.lora_k, dn_full.as<T>(), t);
-    if (lora_v_.active()) lora_v_.backward(ctx, dv.as<T>(), in, s.lora_v, dn_full.as<T>(), t);
-  }
-  if (base_trains(c_)) {
-    auto op = ctx.op(layer_, op_names::kAttnQkv, Pass::bwd_wgrad);
-    ctx.kernels().linear_backward_weight(dq.as<T>(), in, p_.grad<T>(q_w_), t, h, qw, true);
-    ctx.kernels().linear_backward_weight(dk.as<T>(), in, p_.grad<T>(k_w_), t, h, kvw, true);
-    ctx.kernels().linear_backward_weight(dv.as<T>(), in, p_.grad<T>(v_w_), t, h, kvw, true);
-    if (q_b_ >= 0) {
-      ctx.kernels().linear_backward_bias(dq.as<T>(), p_.grad<T>(q_b_), t, qw, true);
-      ctx.kernels().linear_backward_bias(dk.as<T>(), p_.grad<T>(k_b_), t, kvw, true);
-      ctx.kernels().linear_backward_bias(dv.as<T>(), p_.grad<T>(v_b_), t, kvw, true);
-    }
-  }
+  qkv_weight_backward(ctx, dq.as<T>(), dk.as<T>(), dv.as<T>(), in, s, dn_full.as<T>());
   gathered.release();
   dq.release();
   dk.release();

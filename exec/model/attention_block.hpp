@@ -60,6 +60,11 @@ class AttentionBlock {
   void forward_t(const ModelContext& ctx, const T* x, T* y, AttentionSaved& s, Pass pass) const;
   template <class T>
   Tensor backward_t(const ModelContext& ctx, const T* dy, const T* x, AttentionSaved& s) const;
+  // Q, K, V's weight (and bias) grads from their output grads and input `in`; under LoRA their
+  // adapters' grads instead, and the adapters' share of the input grad added to dn
+  template <class T>
+  void qkv_weight_backward(const ModelContext& ctx, const T* dq, const T* dk, const T* dv, const T* in,
+                           AttentionSaved& s, T* dn) const;
   template <class T>
   void core_forward(const ModelContext& ctx, const AttentionSaved& s, T* out, T* probs, float* lse) const;
 };

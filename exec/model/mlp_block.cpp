@@ -143,6 +143,24 @@ Tensor MlpBlock::backward(const ModelContext& ctx, const Tensor& dy, const Tenso
 }
 
 template <class T>
+void MlpBlock::up_weight_backward(const ModelContext& ctx, const T* d1, const T* d3, const T* in, MlpSaved& s,
+                                  T* dn) const {
+  const int t = c_.tokens(), h = c_.hidden(), f = c_.local_ffn();
+  {  // the adapters' grads, and their share of the input's grad
+    auto op = ctx.op(layer_, up_name_, Pass::bwd_dgrad);
+    if (lora_1_.active()) lora_1_.backward(ctx, d1, in, s.lora_1, dn, t);
+    if (lora_3_.active()) lora_3_.backward(ctx, d3, in, s.lora_3, dn, t);
+  }
+  if (!base_trains(c_)) return;  // LoRA: the frozen matrices take no weight gradient
+  auto op = ctx.op(layer_, up_name_, Pass::bwd_wgrad);
+  ctx.kernels().linear_backward_weight(d1, in, p_.grad<T>(w1_), t, h, f, true);
+  if (w1b_ >= 0) ctx.kernels().linear_backward_bias(d1, p_.grad<T>(w1b_), t, f, true);
+  if (!c_.swiglu()) return;
+  ctx.kernels().linear_backward_weight(d3, in, p_.grad<T>(w3_), t, h, f, true);
+  if (w3b_ >= 0) ctx.kernels().linear_backward_bias(d3, p_.grad<T>(w3b_), t, f, true);
+}
+
+template <class T>
 Tensor MlpBlock::backward_t(const ModelContext& ctx, const T* dy, const T* x, MlpSaved& s) const {
   const int tl = c_.local_tokens(), t = c_.tokens(), h = c_.hidden(), f = c_.local_ffn();
   const std::size_t inner = static_cast<std::size_t>(t) * f;
@@ -197,20 +215,7 @@ Tensor MlpBlock::backward_t(const ModelContext& ctx, const T* dy, const T* x, Ml
     auto op = ctx.op(layer_, op_names::kMlpTpEnter, Pass::bwd_dgrad);
     in = gather_token_rows_to_buffer(ctx, in, s.normed.size(), gathered);
   }
-  {  // the adapters' grads, and their share of the input's grad
-    auto op = ctx.op(layer_, up_name_, Pass::bwd_dgrad);
-    if (lora_1_.active()) lora_1_.backward(ctx, d1.as<T>(), in, s.lora_1, dn_full.as<T>(), t);
-    if (lora_3_.active()) lora_3_.backward(ctx, d3.as<T>(), in, s.lora_3, dn_full.as<T>(), t);
-  }
-  if (base_trains(c_)) {
-    auto op = ctx.op(layer_, up_name_, Pass::bwd_wgrad);
-    ctx.kernels().linear_backward_weight(d1.as<T>(), in, p_.grad<T>(w1_), t, h, f, true);
-    if (w1b_ >= 0) ctx.kernels().linear_backward_bias(d1.as<T>(), p_.grad<T>(w1b_), t, f, true);
-    if (c_.swiglu()) {
-      ctx.kernels().linear_backward_weight(d3.as<T>(), in, p_.grad<T>(w3_), t, h, f, true);
-      if (w3b_ >= 0) ctx.kernels().linear_backward_bias(d3.as<T>(), p_.grad<T>(w3b_), t, f, true);
-    }
-  }
+  up_weight_backward(ctx, d1.as<T>(), d3.as<T>(), in, s, dn_full.as<T>());
   gathered.release();
   d1.release();
   d3.release();

@@ -55,6 +55,10 @@ class MlpBlock {
   void forward_t(const ModelContext& ctx, const T* x, T* y, MlpSaved& s, Pass pass) const;
   template <class T>
   Tensor backward_t(const ModelContext& ctx, const T* dy, const T* x, MlpSaved& s) const;
+  // fc1 (gate) and up's weight grads from their output grads d1, d3 and input `in`; under LoRA
+  // their adapters' grads instead, and the adapters' share of the input grad added to dn
+  template <class T>
+  void up_weight_backward(const ModelContext& ctx, const T* d1, const T* d3, const T* in, MlpSaved& s, T* dn) const;
 };
 
 }  // namespace twinsim::exec
