@@ -12,8 +12,8 @@ namespace twinsim::exec {
 constexpr MemCategory kAct = MemCategory::activations;
 
 std::vector<Tensor*> AttentionSaved::tensors() {
-  std::vector<Tensor*> all{&norm.mean, &norm.rstd, &normed, &q, &k, &v, &out, &probs, &lse,
-                           &lora_q, &lora_k, &lora_v, &lora_o};
+  std::vector<Tensor*> all{&norm.mean, &norm.rstd, &normed, &q,      &k,      &v,     &out,
+                           &probs,     &lse,       &lora_q, &lora_k, &lora_v, &lora_o};
   for (Tensor* t : mla.tensors()) all.push_back(t);
   return all;
 }
@@ -36,8 +36,8 @@ std::vector<ParamSpec> attention_param_specs(const TransformerConfig& c, int lay
   s.push_back({p + "q.weight", q, h, Shard::rows, Init::normal, c.init_std, false, true});
   s.push_back({p + "k.weight", kv, h, Shard::rows, Init::normal, c.init_std, false, true});
   s.push_back({p + "v.weight", kv, h, Shard::rows, Init::normal, c.init_std, false, true});
-  for (const auto& [module, name, out] : {std::tuple{LoraModule::q, "q.", q}, std::tuple{LoraModule::k, "k.", kv},
-                                          std::tuple{LoraModule::v, "v.", kv}})
+  for (const auto& [module, name, out] :
+       {std::tuple{LoraModule::q, "q.", q}, std::tuple{LoraModule::k, "k.", kv}, std::tuple{LoraModule::v, "v.", kv}})
     for (ParamSpec& a : lora_param_specs(c, module, p + name, h, out)) s.push_back(std::move(a));
   if (c.model.bias) {
     s.push_back({p + "q.bias", 1, q, Shard::cols, Init::zeros, 0, false, false});

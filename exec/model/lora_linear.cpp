@@ -50,8 +50,8 @@ void LoraLinear::backward(const ModelContext& ctx, const T* dy, const T* x, Tens
   ctx.kernels().gemm_forward(dax.as<T>(), p_->param<T>(a_), dx, tokens, in_, rank_, false, false, 1.0f, 1.0f);
 }
 
-#define TWINSIM_LORA_LINEAR(T)                                                                            \
-  template void LoraLinear::forward<T>(const ModelContext&, const T*, T*, int, Tensor&) const;            \
+#define TWINSIM_LORA_LINEAR(T)                                                                 \
+  template void LoraLinear::forward<T>(const ModelContext&, const T*, T*, int, Tensor&) const; \
   template void LoraLinear::backward<T>(const ModelContext&, const T*, const T*, Tensor&, T*, int) const;
 TWINSIM_LORA_LINEAR(float)
 TWINSIM_LORA_LINEAR(kernels::bf16)

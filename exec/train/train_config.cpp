@@ -12,15 +12,18 @@ namespace {
 // dense layers, the frozen base stored as training.precision stores every weight.
 void validate_lora(const TrainConfig& c) {
   if (c.plan.tp != 1)
-    throw std::invalid_argument("plan.tp=" + std::to_string(c.plan.tp) +
-                                ": the executor runs training.lora with plan.tp=1 (its adapters are not split over TP)");
+    throw std::invalid_argument(
+        "plan.tp=" + std::to_string(c.plan.tp) +
+        ": the executor runs training.lora with plan.tp=1 (its adapters are not split over TP)");
   if (c.model.moe || c.model.mla)
     throw std::invalid_argument(std::string("training.lora: the executor adapts dense attention and MLP layers; this "
-                                            "model has ") + (c.model.moe ? "experts (model.moe)" : "latent attention (model.mla)"));
+                                            "model has ") +
+                                (c.model.moe ? "experts (model.moe)" : "latent attention (model.mla)"));
   const LoraBase base = c.training.lora->base;
   if (base != LoraBase::bf16 && base != LoraBase::fp16)
-    throw std::invalid_argument("training.lora.base=" + std::string(to_string(base)) +
-                                ": the executor keeps the frozen base as training.precision keeps weights (bf16 or fp16)");
+    throw std::invalid_argument(
+        "training.lora.base=" + std::string(to_string(base)) +
+        ": the executor keeps the frozen base as training.precision keeps weights (bf16 or fp16)");
 }
 
 }  // namespace

@@ -38,7 +38,9 @@ std::vector<float> host(const float* at, std::size_t n) {
   current_backend().copy_to_host(v.data(), at, n * sizeof(float));
   return v;
 }
-void to_device(float* at, const std::vector<float>& v) { current_backend().copy_to_device(at, v.data(), v.size() * sizeof(float)); }
+void to_device(float* at, const std::vector<float>& v) {
+  current_backend().copy_to_device(at, v.data(), v.size() * sizeof(float));
+}
 
 double loss_of(TransformerStage& stage, const MicroBatchState& batch, bool backward) {
   MicroBatchState st;
@@ -188,7 +190,8 @@ std::vector<double> reference_losses(const TrainConfig& c, const TokenSource& da
         if (ad.w0.empty()) {
           const std::vector<float> w0 = host(block->param(w), block->slots()[w].count);
           ad.w0.assign(w0.begin(), w0.end());
-          ad.ma.assign(ad.a.size(), 0), ad.va.assign(ad.a.size(), 0), ad.mb.assign(ad.b.size(), 0), ad.vb.assign(ad.b.size(), 0);
+          ad.ma.assign(ad.a.size(), 0), ad.va.assign(ad.a.size(), 0), ad.mb.assign(ad.b.size(), 0),
+              ad.vb.assign(ad.b.size(), 0);
         }
         to_device(block->param(w), merged(ad, r, s));
       }
