@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <string>
+#include <tuple>
 
 #include "exec/model/tp_region.hpp"
 #include "models/op_names.hpp"
@@ -11,7 +12,8 @@ namespace twinsim::exec {
 constexpr MemCategory kAct = MemCategory::activations;
 
 std::vector<Tensor*> AttentionSaved::tensors() {
-  std::vector<Tensor*> all{&norm.mean, &norm.rstd, &normed, &q, &k, &v, &out, &probs, &lse};
+  std::vector<Tensor*> all{&norm.mean, &norm.rstd, &normed, &q,      &k,      &v,     &out,
+                           &probs,     &lse,       &lora_q, &lora_k, &lora_v, &lora_o};
   for (Tensor* t : mla.tensors()) all.push_back(t);
   return all;
 }
@@ -34,12 +36,16 @@ std::vector<ParamSpec> attention_param_specs(const TransformerConfig& c, int lay
   s.push_back({p + "q.weight", q, h, Shard::rows, Init::normal, c.init_std, false, true});
   s.push_back({p + "k.weight", kv, h, Shard::rows, Init::normal, c.init_std, false, true});
   s.push_back({p + "v.weight", kv, h, Shard::rows, Init::normal, c.init_std, false, true});
+  for (const auto& [module, name, out] :
+       {std::tuple{LoraModule::q, "q.", q}, std::tuple{LoraModule::k, "k.", kv}, std::tuple{LoraModule::v, "v.", kv}})
+    for (ParamSpec& a : lora_param_specs(c, module, p + name, h, out)) s.push_back(std::move(a));
   if (c.model.bias) {
     s.push_back({p + "q.bias", 1, q, Shard::cols, Init::zeros, 0, false, false});
     s.push_back({p + "k.bias", 1, kv, Shard::cols, Init::zeros, 0, false, false});
     s.push_back({p + "v.bias", 1, kv, Shard::cols, Init::zeros, 0, false, false});
   }
   s.push_back({p + "proj.weight", h, q, Shard::cols, Init::normal, out_std, false, true});
+  for (ParamSpec& a : lora_param_specs(c, LoraModule::o, p + "proj.", q, h)) s.push_back(std::move(a));
   if (c.model.bias) s.push_back({p + "proj.bias", 1, h, Shard::none, Init::zeros, 0, sp, false});
   return s;
 }
@@ -56,6 +62,11 @@ AttentionBlock::AttentionBlock(const TransformerConfig& c, int layer, ParamBlock
   k_w_ = p_.index_of(p + "k.weight");
   v_w_ = p_.index_of(p + "v.weight");
   proj_w_ = p_.index_of(p + "proj.weight");
+  const int h = c.hidden(), qw = c.local_q_width(), kvw = c.local_kv_width();
+  lora_q_ = LoraLinear(c, params, LoraModule::q, p + "q.", h, qw);
+  lora_k_ = LoraLinear(c, params, LoraModule::k, p + "k.", h, kvw);
+  lora_v_ = LoraLinear(c, params, LoraModule::v, p + "v.", h, kvw);
+  lora_o_ = LoraLinear(c, params, LoraModule::o, p + "proj.", qw, h);
   if (c.model.bias) {
     if (!c.rmsnorm()) norm_b_ = p_.index_of(p + "norm.bias");
     q_b_ = p_.index_of(p + "q.bias");
@@ -102,6 +113,9 @@ void AttentionBlock::forward_t(const ModelContext& ctx, const T* x, T* y, Attent
     ctx.kernels().linear_forward(in, p_.param<T>(q_w_), p_.param<T>(q_b_), s.q.as<T>(), t, h, qw);
     ctx.kernels().linear_forward(in, p_.param<T>(k_w_), p_.param<T>(k_b_), s.k.as<T>(), t, h, kvw);
     ctx.kernels().linear_forward(in, p_.param<T>(v_w_), p_.param<T>(v_b_), s.v.as<T>(), t, h, kvw);
+    if (lora_q_.active()) lora_q_.forward(ctx, in, s.q.as<T>(), t, s.lora_q);
+    if (lora_k_.active()) lora_k_.forward(ctx, in, s.k.as<T>(), t, s.lora_k);
+    if (lora_v_.active()) lora_v_.forward(ctx, in, s.v.as<T>(), t, s.lora_v);
   }
   gathered.release();
   if (c_.model.position == Position::rope) {
@@ -123,6 +137,7 @@ void AttentionBlock::forward_t(const ModelContext& ctx, const T* x, T* y, Attent
   {
     auto op = ctx.op(layer_, op_names::kAttnProj, pass);
     ctx.kernels().linear_forward(s.out.as<T>(), p_.param<T>(proj_w_), nullptr, partial.as<T>(), t, qw, h);
+    if (lora_o_.active()) lora_o_.forward(ctx, s.out.as<T>(), partial.as<T>(), t, s.lora_o);
   }
   Tensor reduced;
   const T* branch = partial.as<T>();
@@ -152,6 +167,27 @@ Tensor AttentionBlock::backward(const ModelContext& ctx, const Tensor& dy, const
 }
 
 template <class T>
+void AttentionBlock::qkv_weight_backward(const ModelContext& ctx, const T* dq, const T* dk, const T* dv, const T* in,
+                                         AttentionSaved& s, T* dn) const {
+  const int t = c_.tokens(), h = c_.hidden(), qw = c_.local_q_width(), kvw = c_.local_kv_width();
+  {  // the adapters' grads, and their share of the input's grad
+    auto op = ctx.op(layer_, op_names::kAttnQkv, Pass::bwd_dgrad);
+    if (lora_q_.active()) lora_q_.backward(ctx, dq, in, s.lora_q, dn, t);
+    if (lora_k_.active()) lora_k_.backward(ctx, dk, in, s.lora_k, dn, t);
+    if (lora_v_.active()) lora_v_.backward(ctx, dv, in, s.lora_v, dn, t);
+  }
+  if (!base_trains(c_)) return;  // LoRA: the frozen matrices take no weight gradient
+  auto op = ctx.op(layer_, op_names::kAttnQkv, Pass::bwd_wgrad);
+  ctx.kernels().linear_backward_weight(dq, in, p_.grad<T>(q_w_), t, h, qw, true);
+  ctx.kernels().linear_backward_weight(dk, in, p_.grad<T>(k_w_), t, h, kvw, true);
+  ctx.kernels().linear_backward_weight(dv, in, p_.grad<T>(v_w_), t, h, kvw, true);
+  if (q_b_ < 0) return;
+  ctx.kernels().linear_backward_bias(dq, p_.grad<T>(q_b_), t, qw, true);
+  ctx.kernels().linear_backward_bias(dk, p_.grad<T>(k_b_), t, kvw, true);
+  ctx.kernels().linear_backward_bias(dv, p_.grad<T>(v_b_), t, kvw, true);
+}
+
+template <class T>
 Tensor AttentionBlock::backward_t(const ModelContext& ctx, const T* dy, const T* x, AttentionSaved& s) const {
   const int tl = c_.local_tokens(), t = c_.tokens(), h = c_.hidden();
   const int qw = c_.local_q_width(), kvw = c_.local_kv_width();
@@ -171,8 +207,9 @@ Tensor AttentionBlock::backward_t(const ModelContext& ctx, const T* dy, const T*
   {
     auto op = ctx.op(layer_, op_names::kAttnProj, Pass::bwd_dgrad);
     ctx.kernels().linear_backward_input(dbranch, p_.param<T>(proj_w_), dout.as<T>(), t, qw, h);
+    if (lora_o_.active()) lora_o_.backward(ctx, dbranch, s.out.as<T>(), s.lora_o, dout.as<T>(), t);
   }
-  {
+  if (base_trains(c_)) {
     auto op = ctx.op(layer_, op_names::kAttnProj, Pass::bwd_wgrad);
     ctx.kernels().linear_backward_weight(dbranch, s.out.as<T>(), p_.grad<T>(proj_w_), t, qw, h, true);
   }
@@ -230,17 +267,7 @@ Tensor AttentionBlock::backward_t(const ModelContext& ctx, const T* dy, const T*
     auto op = ctx.op(layer_, op_names::kAttnTpEnter, Pass::bwd_dgrad);
     in = gather_token_rows_to_buffer(ctx, in, s.normed.size(), gathered);
   }
-  {
-    auto op = ctx.op(layer_, op_names::kAttnQkv, Pass::bwd_wgrad);
-    ctx.kernels().linear_backward_weight(dq.as<T>(), in, p_.grad<T>(q_w_), t, h, qw, true);
-    ctx.kernels().linear_backward_weight(dk.as<T>(), in, p_.grad<T>(k_w_), t, h, kvw, true);
-    ctx.kernels().linear_backward_weight(dv.as<T>(), in, p_.grad<T>(v_w_), t, h, kvw, true);
-    if (q_b_ >= 0) {
-      ctx.kernels().linear_backward_bias(dq.as<T>(), p_.grad<T>(q_b_), t, qw, true);
-      ctx.kernels().linear_backward_bias(dk.as<T>(), p_.grad<T>(k_b_), t, kvw, true);
-      ctx.kernels().linear_backward_bias(dv.as<T>(), p_.grad<T>(v_b_), t, kvw, true);
-    }
-  }
+  qkv_weight_backward(ctx, dq.as<T>(), dk.as<T>(), dv.as<T>(), in, s, dn_full.as<T>());
   gathered.release();
   dq.release();
   dk.release();

@@ -8,6 +8,7 @@
 #include <optional>
 #include <vector>
 
+#include "exec/model/lora_linear.hpp"
 #include "exec/model/mla_block.hpp"
 #include "exec/model/model_context.hpp"
 #include "exec/model/norm_op.hpp"
@@ -24,6 +25,7 @@ struct AttentionSaved {
   Tensor probs;    // plain attention: [batch, local_heads, seq, seq]
   Tensor lse;      // flash attention: [batch, local_heads, seq], fp32
   MlaSaved mla;    // a multi-head latent attention layer's instead (mla_block.hpp)
+  Tensor lora_q, lora_k, lora_v, lora_o;  // LoRA adapters' A x [tokens, r] (lora_linear.hpp)
   std::vector<Tensor*> tensors();  // every tensor above, MLA's included
   void release_all();
 };
@@ -50,6 +52,7 @@ class AttentionBlock {
   ParamBlock& p_;
   int norm_w_ = -1, norm_b_ = -1, q_w_ = -1, k_w_ = -1, v_w_ = -1, q_b_ = -1, k_b_ = -1, v_b_ = -1, proj_w_ = -1,
       proj_b_ = -1;
+  LoraLinear lora_q_, lora_k_, lora_v_, lora_o_;  // inactive unless training.lora targets them
   std::optional<MlaBlock> mla_;  // the model's attention is MLA: this runs it
 
   // The passes for the storage type T (float, kernels::bf16 or kernels::fp16).
@@ -57,6 +60,11 @@ class AttentionBlock {
   void forward_t(const ModelContext& ctx, const T* x, T* y, AttentionSaved& s, Pass pass) const;
   template <class T>
   Tensor backward_t(const ModelContext& ctx, const T* dy, const T* x, AttentionSaved& s) const;
+  // Q, K, V's weight (and bias) grads from their output grads and input `in`; under LoRA their
+  // adapters' grads instead, and the adapters' share of the input grad added to dn
+  template <class T>
+  void qkv_weight_backward(const ModelContext& ctx, const T* dq, const T* dk, const T* dv, const T* in,
+                           AttentionSaved& s, T* dn) const;
   template <class T>
   void core_forward(const ModelContext& ctx, const AttentionSaved& s, T* out, T* probs, float* lse) const;
 };

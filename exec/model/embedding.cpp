@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "exec/model/device_tokens.hpp"
+#include "exec/model/lora_linear.hpp"
 #include "exec/model/tp_region.hpp"
 #include "models/op_names.hpp"
 
@@ -91,6 +92,7 @@ void Embedding::forward_t(const ModelContext& ctx, const int* tokens, T* x, Pass
 
 template <class T>
 void Embedding::backward_t(const ModelContext& ctx, const int* tokens, const T* dx) const {
+  if (!base_trains(c_)) return;  // LoRA: the embeddings are frozen (and one TP rank: no collective skipped)
   const int t = c_.tokens(), tl = c_.local_tokens(), h = c_.hidden();
   if (position_) {
     auto op = ctx.op(-1, op_names::kEmbeddingPosition, Pass::bwd_dgrad);

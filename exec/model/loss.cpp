@@ -3,6 +3,7 @@
 #include <vector>
 
 #include "exec/model/device_tokens.hpp"
+#include "exec/model/lora_linear.hpp"
 #include "exec/model/tp_region.hpp"
 #include "models/op_names.hpp"
 
@@ -126,7 +127,7 @@ Tensor Head::backward_t(const ModelContext& ctx, const int* targets, float dloss
     auto op = ctx.op(-1, op_names::kHeadEnter, Pass::bwd_dgrad);
     in = gather_token_rows_to_buffer(ctx, in, s.normed.size(), gathered);
   }
-  {
+  if (base_trains(c_)) {  // LoRA: the output layer is frozen
     auto op = ctx.op(-1, op_names::kHeadLogits, Pass::bwd_wgrad);
     ctx.kernels().gemm_forward(s.logits.data(), in, out_.grad<T>(out_slot_), vl, h, t, true, false, 1.0f, 1.0f);
   }

@@ -10,7 +10,9 @@ namespace twinsim::exec {
 
 constexpr MemCategory kAct = MemCategory::activations;
 
-std::vector<Tensor*> MlpSaved::tensors() { return {&norm.mean, &norm.rstd, &normed, &up1, &up2, &act}; }
+std::vector<Tensor*> MlpSaved::tensors() {
+  return {&norm.mean, &norm.rstd, &normed, &up1, &up2, &act, &lora_1, &lora_3, &lora_2};
+}
 
 void MlpSaved::release_all() {
   for (Tensor* t : tensors()) t->release();
@@ -33,6 +35,13 @@ std::vector<ParamSpec> mlp_param_specs(const TransformerConfig& c, int layer) {
     s.push_back({p + "fc1.weight", f, h, Shard::rows, Init::normal, c.init_std, false, true});
     s.push_back({p + "fc2.weight", h, f, Shard::cols, Init::normal, out_std, false, true});
   }
+  // adapters: a non-gated MLP's fc1 and fc2 are PEFT's `up` and `down` (models/lora.hpp)
+  const auto adapters = [&](LoraModule module, const std::string& name, std::int64_t in, std::int64_t out) {
+    for (ParamSpec& a : lora_param_specs(c, module, p + name, in, out)) s.push_back(std::move(a));
+  };
+  if (c.swiglu()) adapters(LoraModule::gate, "gate.", h, f);
+  adapters(LoraModule::up, c.swiglu() ? "up." : "fc1.", h, f);
+  adapters(LoraModule::down, c.swiglu() ? "down." : "fc2.", f, h);
   if (c.model.bias) {
     s.push_back({p + (c.swiglu() ? "gate.bias" : "fc1.bias"), 1, f, Shard::cols, Init::zeros, 0, false, false});
     if (c.swiglu()) s.push_back({p + "up.bias", 1, f, Shard::cols, Init::zeros, 0, false, false});
@@ -51,6 +60,10 @@ MlpBlock::MlpBlock(const TransformerConfig& c, int layer, ParamBlock& params)
   w1_ = p_.index_of(p + up + ".weight");
   w2_ = p_.index_of(p + down + ".weight");
   if (c.swiglu()) w3_ = p_.index_of(p + "up.weight");
+  const int h = c.hidden(), f = c.local_ffn();
+  lora_1_ = LoraLinear(c, params, c.swiglu() ? LoraModule::gate : LoraModule::up, p + up + ".", h, f);
+  if (c.swiglu()) lora_3_ = LoraLinear(c, params, LoraModule::up, p + "up.", h, f);
+  lora_2_ = LoraLinear(c, params, LoraModule::down, p + down + ".", f, h);
   if (c.model.bias) {
     if (!c.rmsnorm()) norm_b_ = p_.index_of(p + "norm.bias");
     w1b_ = p_.index_of(p + up + ".bias");
@@ -86,6 +99,8 @@ void MlpBlock::forward_t(const ModelContext& ctx, const T* x, T* y, MlpSaved& s,
       s.up2 = Tensor::uninitialized_of<T>(kAct, inner);
       ctx.kernels().linear_forward(in, p_.param<T>(w3_), p_.param<T>(w3b_), s.up2.as<T>(), t, h, f);
     }
+    if (lora_1_.active()) lora_1_.forward(ctx, in, s.up1.as<T>(), t, s.lora_1);
+    if (lora_3_.active()) lora_3_.forward(ctx, in, s.up2.as<T>(), t, s.lora_3);
   }
   gathered.release();
   s.act = Tensor::uninitialized_of<T>(kAct, inner);
@@ -103,6 +118,7 @@ void MlpBlock::forward_t(const ModelContext& ctx, const T* x, T* y, MlpSaved& s,
   {
     auto op = ctx.op(layer_, down_name_, pass);
     ctx.kernels().linear_forward(s.act.as<T>(), p_.param<T>(w2_), nullptr, partial.as<T>(), t, f, h);
+    if (lora_2_.active()) lora_2_.forward(ctx, s.act.as<T>(), partial.as<T>(), t, s.lora_2);
   }
   if (!s.for_backward) s.act.release();
   Tensor reduced;
@@ -127,6 +143,24 @@ Tensor MlpBlock::backward(const ModelContext& ctx, const Tensor& dy, const Tenso
 }
 
 template <class T>
+void MlpBlock::up_weight_backward(const ModelContext& ctx, const T* d1, const T* d3, const T* in, MlpSaved& s,
+                                  T* dn) const {
+  const int t = c_.tokens(), h = c_.hidden(), f = c_.local_ffn();
+  {  // the adapters' grads, and their share of the input's grad
+    auto op = ctx.op(layer_, up_name_, Pass::bwd_dgrad);
+    if (lora_1_.active()) lora_1_.backward(ctx, d1, in, s.lora_1, dn, t);
+    if (lora_3_.active()) lora_3_.backward(ctx, d3, in, s.lora_3, dn, t);
+  }
+  if (!base_trains(c_)) return;  // LoRA: the frozen matrices take no weight gradient
+  auto op = ctx.op(layer_, up_name_, Pass::bwd_wgrad);
+  ctx.kernels().linear_backward_weight(d1, in, p_.grad<T>(w1_), t, h, f, true);
+  if (w1b_ >= 0) ctx.kernels().linear_backward_bias(d1, p_.grad<T>(w1b_), t, f, true);
+  if (!c_.swiglu()) return;
+  ctx.kernels().linear_backward_weight(d3, in, p_.grad<T>(w3_), t, h, f, true);
+  if (w3b_ >= 0) ctx.kernels().linear_backward_bias(d3, p_.grad<T>(w3b_), t, f, true);
+}
+
+template <class T>
 Tensor MlpBlock::backward_t(const ModelContext& ctx, const T* dy, const T* x, MlpSaved& s) const {
   const int tl = c_.local_tokens(), t = c_.tokens(), h = c_.hidden(), f = c_.local_ffn();
   const std::size_t inner = static_cast<std::size_t>(t) * f;
@@ -146,8 +180,9 @@ Tensor MlpBlock::backward_t(const ModelContext& ctx, const T* dy, const T* x, Ml
   {
     auto op = ctx.op(layer_, down_name_, Pass::bwd_dgrad);
     ctx.kernels().linear_backward_input(dbranch, p_.param<T>(w2_), dact.as<T>(), t, f, h);
+    if (lora_2_.active()) lora_2_.backward(ctx, dbranch, s.act.as<T>(), s.lora_2, dact.as<T>(), t);
   }
-  {
+  if (base_trains(c_)) {
     auto op = ctx.op(layer_, down_name_, Pass::bwd_wgrad);
     ctx.kernels().linear_backward_weight(dbranch, s.act.as<T>(), p_.grad<T>(w2_), t, f, h, true);
   }
@@ -180,15 +215,7 @@ Tensor MlpBlock::backward_t(const ModelContext& ctx, const T* dy, const T* x, Ml
     auto op = ctx.op(layer_, op_names::kMlpTpEnter, Pass::bwd_dgrad);
     in = gather_token_rows_to_buffer(ctx, in, s.normed.size(), gathered);
   }
-  {
-    auto op = ctx.op(layer_, up_name_, Pass::bwd_wgrad);
-    ctx.kernels().linear_backward_weight(d1.as<T>(), in, p_.grad<T>(w1_), t, h, f, true);
-    if (w1b_ >= 0) ctx.kernels().linear_backward_bias(d1.as<T>(), p_.grad<T>(w1b_), t, f, true);
-    if (c_.swiglu()) {
-      ctx.kernels().linear_backward_weight(d3.as<T>(), in, p_.grad<T>(w3_), t, h, f, true);
-      if (w3b_ >= 0) ctx.kernels().linear_backward_bias(d3.as<T>(), p_.grad<T>(w3b_), t, f, true);
-    }
-  }
+  up_weight_backward(ctx, d1.as<T>(), d3.as<T>(), in, s, dn_full.as<T>());
   gathered.release();
   d1.release();
   d3.release();

@@ -6,6 +6,7 @@
 // sequence parallelism (Shoeybi et al. 2019 Fig. 3a; Korthikanti et al. 2022 §4.2.2).
 #include <vector>
 
+#include "exec/model/lora_linear.hpp"
 #include "exec/model/model_context.hpp"
 #include "exec/model/norm_op.hpp"
 #include "exec/model/transformer_config.hpp"
@@ -19,6 +20,7 @@ struct MlpSaved {
   Tensor up1;     // fc1 output (GeLU input) or gate (SwiGLU): [tokens, local_ffn]
   Tensor up2;     // SwiGLU up: [tokens, local_ffn]
   Tensor act;     // activation output, the fc2 input: [tokens, local_ffn]
+  Tensor lora_1, lora_3, lora_2;  // LoRA adapters' A x [tokens, r] beside fc1/gate, up, fc2/down
   // false (serving): nothing is kept for a backward; the forward frees fc1's outputs once
   // the activation has run and the activation's once fc2 has, as a no-grad forward does
   bool for_backward = true;
@@ -44,6 +46,7 @@ class MlpBlock {
   int layer_;
   ParamBlock& p_;
   int norm_w_, norm_b_ = -1, w1_, w1b_ = -1, w3_ = -1, w3b_ = -1, w2_, w2b_ = -1;  // w3: SwiGLU up
+  LoraLinear lora_1_, lora_3_, lora_2_;  // beside w1_, w3_, w2_; inactive unless targeted
   const char* up_name_;    // "mlp.fc1" or "mlp.gate_up"
   const char* down_name_;  // "mlp.fc2" or "mlp.down"
 
@@ -52,6 +55,10 @@ class MlpBlock {
   void forward_t(const ModelContext& ctx, const T* x, T* y, MlpSaved& s, Pass pass) const;
   template <class T>
   Tensor backward_t(const ModelContext& ctx, const T* dy, const T* x, MlpSaved& s) const;
+  // fc1 (gate) and up's weight grads from their output grads d1, d3 and input `in`; under LoRA
+  // their adapters' grads instead, and the adapters' share of the input grad added to dn
+  template <class T>
+  void up_weight_backward(const ModelContext& ctx, const T* d1, const T* d3, const T* in, MlpSaved& s, T* dn) const;
 };
 
 }  // namespace twinsim::exec

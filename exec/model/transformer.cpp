@@ -2,6 +2,7 @@
 
 #include <cstring>
 #include <limits>
+#include "exec/model/lora_linear.hpp"
 #include "models/op_names.hpp"
 
 namespace twinsim::exec {
@@ -12,16 +13,18 @@ TransformerStage::TransformerStage(TransformerConfig config, int pad_multiple, i
   const int tp = c_.tp, r = c_.tp_rank;
   const Dtype st = c_.storage;
   if (c_.has_embedding) {
-    word_ = std::make_unique<ParamBlock>(op_names::kEmbeddingWord, word_embedding_specs(c_), tp, r, pad_multiple, st);
+    word_ = std::make_unique<ParamBlock>(op_names::kEmbeddingWord, freeze_base(c_, word_embedding_specs(c_)), tp, r,
+                                         pad_multiple, st);
     if (c_.learned_positions())
-      position_ = std::make_unique<ParamBlock>(op_names::kEmbeddingPosition, position_embedding_specs(c_), tp, r, pad_multiple, st);
+      position_ = std::make_unique<ParamBlock>(op_names::kEmbeddingPosition,
+                                               freeze_base(c_, position_embedding_specs(c_)), tp, r, pad_multiple, st);
     embedding_ = std::make_unique<Embedding>(c_, *word_, position_.get());
   }
   for (int l = c_.first_layer; l < c_.end_layer; ++l) {
     std::vector<ParamSpec> specs = attention_param_specs(c_, l);
     for (ParamSpec& s : ffn_param_specs(c_, l)) specs.push_back(std::move(s));
-    layer_params_.push_back(std::make_unique<ParamBlock>("layer" + std::to_string(l), std::move(specs), tp, r, pad_multiple,
-                                                         st, expert_pad_multiple));
+    layer_params_.push_back(std::make_unique<ParamBlock>("layer" + std::to_string(l), freeze_base(c_, std::move(specs)),
+                                                         tp, r, pad_multiple, st, expert_pad_multiple));
   }
   attention_.reserve(layer_params_.size());
   mlp_.reserve(layer_params_.size());
@@ -30,10 +33,12 @@ TransformerStage::TransformerStage(TransformerConfig config, int pad_multiple, i
     mlp_.emplace_back(c_, c_.first_layer + static_cast<int>(i), *layer_params_[i]);
   }
   if (c_.has_head) {
-    head_norm_ = std::make_unique<ParamBlock>(op_names::kHeadNorm, final_norm_specs(c_), tp, r, pad_multiple, st);
+    head_norm_ = std::make_unique<ParamBlock>(op_names::kHeadNorm, freeze_base(c_, final_norm_specs(c_)), tp, r,
+                                              pad_multiple, st);
     ParamBlock* out = word_.get();  // a tied model on one stage reads the embedding itself
     if (!c_.model.tied_embeddings || !c_.has_embedding) {
-      output_ = std::make_unique<ParamBlock>(op_names::kHeadOutput, output_layer_specs(c_), tp, r, pad_multiple, st);
+      output_ = std::make_unique<ParamBlock>(op_names::kHeadOutput, freeze_base(c_, output_layer_specs(c_)), tp, r,
+                                             pad_multiple, st);
       out = output_.get();
     }
     head_ = std::make_unique<Head>(c_, *head_norm_, *out, 0);
@@ -43,17 +48,19 @@ TransformerStage::TransformerStage(TransformerConfig config, int pad_multiple, i
 std::vector<BlockSpecs> stage_block_specs(const TransformerConfig& c) {
   std::vector<BlockSpecs> out;
   if (c.has_embedding) {
-    out.push_back({op_names::kEmbeddingWord, word_embedding_specs(c)});
-    if (c.learned_positions()) out.push_back({op_names::kEmbeddingPosition, position_embedding_specs(c)});
+    out.push_back({op_names::kEmbeddingWord, freeze_base(c, word_embedding_specs(c))});
+    if (c.learned_positions())
+      out.push_back({op_names::kEmbeddingPosition, freeze_base(c, position_embedding_specs(c))});
   }
   for (int l = c.first_layer; l < c.end_layer; ++l) {
     std::vector<ParamSpec> specs = attention_param_specs(c, l);
     for (ParamSpec& s : ffn_param_specs(c, l)) specs.push_back(std::move(s));
-    out.push_back({"layer" + std::to_string(l), std::move(specs)});
+    out.push_back({"layer" + std::to_string(l), freeze_base(c, std::move(specs))});
   }
   if (c.has_head) {
-    out.push_back({op_names::kHeadNorm, final_norm_specs(c)});
-    if (!c.model.tied_embeddings || !c.has_embedding) out.push_back({op_names::kHeadOutput, output_layer_specs(c)});
+    out.push_back({op_names::kHeadNorm, freeze_base(c, final_norm_specs(c))});
+    if (!c.model.tied_embeddings || !c.has_embedding)
+      out.push_back({op_names::kHeadOutput, freeze_base(c, output_layer_specs(c))});
   }
   return out;
 }

@@ -3,8 +3,10 @@
 // (the simulator's ModelSpec), its tensor-parallel position, the micro-batch shape, and
 // which layers its pipeline stage holds. Sizes here are per rank.
 #include <cstdint>
+#include <optional>
 
 #include "models/dtype.hpp"
+#include "models/lora.hpp"
 #include "models/model_spec.hpp"
 #include "models/plan.hpp"
 
@@ -38,6 +40,8 @@ struct TransformerConfig {
   // What weights, their grads and the activations are stored in: fp32, or bf16 / fp16 for
   // mixed precision (fp32 math inside every kernel; Micikevicius et al. 2018 §3).
   Dtype storage = Dtype::fp32;
+  // training.lora: adapters beside the targeted linear layers, the rest frozen (lora_linear.hpp)
+  std::optional<LoraSpec> lora;
 
   int tokens() const { return micro_batch * seq_len; }
   // tokens of the residual stream on this rank: split over TP with sequence parallelism

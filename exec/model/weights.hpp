@@ -32,6 +32,9 @@ struct ParamSpec {
   // A routed expert's matrix: under expert parallelism only its owner holds it, and its
   // grad is summed over the expert-data-parallel group instead of the data-parallel one.
   bool expert = false;
+  // LoRA fine-tuning (training.lora): the base model is frozen, only the adapters train;
+  // the optimizer steps and the gradient norm counts trainable parameters only.
+  bool trainable = true;
 };
 
 struct ParamSlot {

@@ -131,11 +131,21 @@ std::vector<HfTensor> gpt2(const ModelSpec& m, Source& src) {
   return out;
 }
 
+// A linear layer "<from>weight" as "<to>.weight", and its LoRA pair when the run trained one
+// (training.lora) under PEFT's names "<to>.lora_A.weight", "<to>.lora_B.weight" (peft
+// tuners/lora/layer.py: lora_A [r, in], lora_B [out, r], as the executor keeps them).
+void linear(std::vector<HfTensor>& out, Source& src, const std::string& from, const std::string& to) {
+  out.push_back(same(src, from + "weight", to + ".weight"));
+  if (!src.has(from + "lora_a")) return;
+  out.push_back(same(src, from + "lora_a", to + ".lora_A.weight"));
+  out.push_back(same(src, from + "lora_b", to + ".lora_B.weight"));
+}
+
 // A SwiGLU FFN's three matrices: from "<f>gate.weight", ... to "<to>gate_proj.weight", ...
 void swiglu_ffn(std::vector<HfTensor>& out, Source& src, const std::string& f, const std::string& to) {
-  out.push_back(same(src, f + "gate.weight", to + "gate_proj.weight"));
-  out.push_back(same(src, f + "up.weight", to + "up_proj.weight"));
-  out.push_back(same(src, f + "down.weight", to + "down_proj.weight"));
+  linear(out, src, f + "gate.", to + "gate_proj");
+  linear(out, src, f + "up.", to + "up_proj");
+  linear(out, src, f + "down.", to + "down_proj");
 }
 
 // Llama, and DeepSeekMoE (deepseek-ai/deepseek-moe-16b-base modeling_deepseek.py: "mlp.gate"
@@ -188,11 +198,11 @@ std::vector<HfTensor> llama(const ModelSpec& m, Source& src) {
     if (m.mla) {
       mla_attention(m, out, src, a, h);
     } else {
-      out.push_back(same(src, a + "q.weight", h + "self_attn.q_proj.weight"));
-      out.push_back(same(src, a + "k.weight", h + "self_attn.k_proj.weight"));
-      out.push_back(same(src, a + "v.weight", h + "self_attn.v_proj.weight"));
+      linear(out, src, a + "q.", h + "self_attn.q_proj");
+      linear(out, src, a + "k.", h + "self_attn.k_proj");
+      linear(out, src, a + "v.", h + "self_attn.v_proj");
     }
-    out.push_back(same(src, a + "proj.weight", h + "self_attn.o_proj.weight"));
+    linear(out, src, a + "proj.", h + "self_attn.o_proj");
     out.push_back(same(src, f + "norm.weight", h + "post_attention_layernorm.weight"));
     if (!m.is_moe_layer(l)) {
       swiglu_ffn(out, src, f, h + "mlp.");

@@ -6,6 +6,28 @@
 
 namespace twinsim::exec {
 
+namespace {
+
+// LoRA as the executor runs it (exec/model/lora_linear.hpp): adapters on one TP rank beside
+// dense layers, the frozen base stored as training.precision stores every weight.
+void validate_lora(const TrainConfig& c) {
+  if (c.plan.tp != 1)
+    throw std::invalid_argument(
+        "plan.tp=" + std::to_string(c.plan.tp) +
+        ": the executor runs training.lora with plan.tp=1 (its adapters are not split over TP)");
+  if (c.model.moe || c.model.mla)
+    throw std::invalid_argument(std::string("training.lora: the executor adapts dense attention and MLP layers; this "
+                                            "model has ") +
+                                (c.model.moe ? "experts (model.moe)" : "latent attention (model.mla)"));
+  const LoraBase base = c.training.lora->base;
+  if (base != LoraBase::bf16 && base != LoraBase::fp16)
+    throw std::invalid_argument(
+        "training.lora.base=" + std::string(to_string(base)) +
+        ": the executor keeps the frozen base as training.precision keeps weights (bf16 or fp16)");
+}
+
+}  // namespace
+
 void validate(const TrainConfig& c) {
   if (c.plan.cp != 1) throw std::invalid_argument("plan.cp=" + std::to_string(c.plan.cp) + ": the executor has no context parallelism yet");
   if (c.plan.ep != 1 && !c.model.moe)
@@ -58,9 +80,7 @@ void validate(const TrainConfig& c) {
   if (c.micro_batches() < 1 || c.training.global_batch % (c.training.micro_batch * c.plan.dp) != 0)
     throw std::invalid_argument("training.global_batch=" + std::to_string(c.training.global_batch) +
                                 " is not a multiple of micro_batch*dp");
-  if (c.training.lora)
-    throw std::invalid_argument("training.lora: the executor trains every parameter (LoRA fine-tuning is priced by the "
-                                "simulator only)");
+  if (c.training.lora) validate_lora(c);
   const Dtype p = c.training.precision;
   if (p != Dtype::fp32 && p != Dtype::bf16 && p != Dtype::fp16)
     throw std::invalid_argument("training.precision=" + std::string(to_string(p)) + ": the executor runs fp32, bf16, fp16");
@@ -88,6 +108,7 @@ TransformerConfig stage_config(const TrainConfig& c, const RankCoords& coords) {
   t.seed = c.seed;
   t.init_std = c.init_std;
   t.storage = c.training.precision;  // validated: fp32, bf16 or fp16
+  t.lora = c.training.lora;
   return t;
 }
 

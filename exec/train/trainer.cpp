@@ -49,6 +49,8 @@ std::map<std::string, std::string> job_signature(const TrainConfig& c) {
   plan << " stage_layers=";
   for (std::size_t i = 0; i < p.stage_layers.size(); ++i) plan << (i ? "," : "") << p.stage_layers[i];
   training << "precision=" << to_string(c.training.precision) << " optimizer=" << to_string(c.training.optimizer);
+  if (c.training.lora)  // the adapters are tensors of the checkpoint: their rank and modules lay it out
+    training << " lora_rank=" << c.training.lora->rank << " lora_modules=" << c.training.lora->modules;
   return {{"twinsim.model", model.str()}, {"twinsim.plan", plan.str()}, {"twinsim.training", training.str()}};
 }
 

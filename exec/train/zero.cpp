@@ -203,7 +203,7 @@ double ShardedOptimizer::local_grad_square_sum() {
       HostView<const T> grads(current_backend(), device_grads, n);
       const T* g = grads.get();
       for (const ParamSlot& slot : s.block->slots()) {
-        if (!counted_once(*s.block, slot, c_.model.tied_embeddings, tp_.rank())) continue;
+        if (!slot.spec.trainable || !counted_once(*s.block, slot, c_.model.tied_embeddings, tp_.rank())) continue;
         const std::size_t a = std::max(s.lo, slot.offset), b = std::min(s.hi, slot.offset + slot.count);
         for (std::size_t i = a; i < b; ++i) {
           const double v = kernels::to_float(g[i - s.lo]);
@@ -242,7 +242,7 @@ void ShardedOptimizer::update(BlockShard& s, T* params, const T* grads) {
   // step each parameter's part of [lo, hi) with its own weight decay
   for (const ParamSlot& slot : s.block->slots()) {
     const std::size_t a = std::max(s.lo, slot.offset), b = std::min(s.hi, slot.offset + slot.count);
-    if (a >= b) continue;
+    if (a >= b || !slot.spec.trainable) continue;  // LoRA: the frozen base is not stepped
     const std::size_t i = a - s.lo;
     const float wd = slot.spec.weight_decay ? c_.weight_decay : 0.0f;
     if (c_.training.optimizer == Optimizer::adam) {

@@ -68,6 +68,12 @@ set(EXEC_PARITY_CASES
   "clip_tp2_sp|2|tp=2 sp=1 clip=0.05"
   "clip_pp2_tied|2|pp=2 clip=0.05"
   "clip_tp2_pp2_dp2_llama|8|tp=2 pp=2 dp=2 sp=1 zero=1 model=llama clip=0.05"
+  # LoRA (training.lora, rank 4 on every linear layer): the frozen base and the adapters'
+  # grads reduced over DP, sharded by ZeRO, split into pipeline stages; clipping counts the
+  # adapters only
+  "lora_dp2_zero1_llama|2|dp=2 zero=1 model=llama lora=4"
+  "lora_pp2_dp2_zero2_clip|4|pp=2 dp=2 zero=2 lora=4 clip=0.05"
+  "lora_zero3_dp2|2|dp=2 zero=3 lora=4"
   # training.data: a uint16 token file read by every rank for its own sequences
   "token_file_dp2_zero1|2|dp=2 zero=1 data=1"
   "token_file_tp2_pp2|4|tp=2 pp=2 data=1 model=llama"

@@ -1,6 +1,6 @@
 #pragma once
 // The tiny model and plan the MPI harnesses train (parity_mpi.cpp, record_mpi.cpp), from
-// key=value arguments: model=gpt|llama|moe|mla, tp, pp, dp, ep, sp, zero, precision, ...
+// key=value arguments: model=gpt|llama|moe|mla, tp, pp, dp, ep, sp, zero, precision, lora (rank), ...
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
@@ -85,6 +85,13 @@ inline TrainConfig tiny_config(const std::map<std::string, std::string>& args) {
   c.seed = 42;
   c.training.optim.grad_clip = std::stod(get("clip", "0"));  // global-norm clipping, both runs
   if (get("data", "0") == "1") c.training.data = {token_file(static_cast<int>(m.vocab)), 2};
+  if (const int rank = std::stoi(get("lora", "0")); rank > 0) {  // LoRA on every linear layer, alpha 2r
+    LoraSpec lora;
+    lora.rank = rank;
+    lora.alpha = 2.0 * rank;
+    for (LoraModule module : kLoraModules) lora.modules |= 1u << static_cast<int>(module);
+    c.training.lora = lora;
+  }
   return c;
 }
 
