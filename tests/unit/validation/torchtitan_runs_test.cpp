@@ -106,7 +106,9 @@ Judged judge_all() {
 // 36.2%, 73.7%), every run still predicted fast. Memory: the allocated peak against the
 // allocator's reserve was 26.5% median, 50.2% max; with torchtitan's eager fp32 loss
 // (stack.loss_kernel eager_fp32) 13.3%, 28.8%; as the caching allocator model reserves it
-// (memory.reserved_peak_bytes) 10.2%, 25.2%, the 70B and 405B runs still predicted low.
+// (memory.reserved_peak_bytes) 10.2%, 25.2%, the 70B and 405B runs still predicted low; with
+// FSDP2's buffers in their streams' pools (stack.fsdp_stream_pools) 6.4%, 24.2% (the goal's
+// median met; the 70B TP 8 and 405B runs still 10-24% low).
 // Throughput with PyTorch's async TP as it runs (stack.tp_overlap: matmul) and vanilla TP's
 // layout copies (stack.sp_layout_copies): median 22.5%, max 51.0% (8B TP 8 async bf16). The
 // bands hold what is reached, so that a change that loses it fails; what is missing is named
@@ -123,8 +125,8 @@ TEST(TorchtitanRuns, ThroughputAndMemoryAgainstThePublishedRuns) {
   EXPECT_LT(t.median, 0.24);
   EXPECT_LT(t.max, 0.53);
   EXPECT_LT(t.median, before.median - 0.10);
-  EXPECT_LT(m.median, 0.12);
-  EXPECT_LT(m.max, 0.27);
+  EXPECT_LT(m.median, 0.075);
+  EXPECT_LT(m.max, 0.26);
   EXPECT_EQ(j.predicted_not_to_fit, 0);  // of the 20 runs whose memory is published, all ran
 }
 
