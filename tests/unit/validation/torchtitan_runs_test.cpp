@@ -146,5 +146,25 @@ TEST(TorchtitanRuns, CompileAgainstEagerAsMeasured) {
   }
 }
 
+// Every published run ran, so each must fit: the 28 judged (the 8 async-TP runs publish no
+// memory but ran) and 405B on 128 H100s as FSDP 16 x TP 8 (docs/performance.md, 2024). The
+// same document reports the 1D layout out of memory ("We do see OOM for 1D parallelism"): by
+// hand, FSDP 128's shards alone (fp32 parameter, gradient and two Adam moments, 16 bytes a
+// parameter / 128) are 47 GiB and full checkpointing keeps 126 layer inputs of 2 x 8192 x
+// 16384 bf16 (63 GiB): more than the 95 GiB device, so it must be refused.
+TEST(TorchtitanRuns, WhatRanFitsAndWhatRanOutOfMemoryIsRefused) {
+  int checked = 0;
+  for (const TorchtitanRun& run : kRuns) {
+    EXPECT_TRUE(predict_memory(load_scenario_file(kTrainingDir + run.scenario)).fits) << run.scenario;
+    ++checked;
+  }
+  EXPECT_TRUE(predict_memory(load_scenario_file(kTrainingDir + "torchtitan-llama31-405b-128gpu-fsdp16-tp8.yaml")).fits);
+  ++checked;
+  std::printf("%d published runs that ran checked to fit\n", checked);
+  const MemoryReport oom = predict_memory(load_scenario_file(kTrainingDir + "torchtitan-llama31-405b-128gpu-fsdp-oom.yaml"));
+  EXPECT_FALSE(oom.fits);
+  EXPECT_GT(static_cast<double>(oom.peak_bytes) / kGiB, 47.0 + 63.0);
+}
+
 }  // namespace
 }  // namespace twinsim
