@@ -198,6 +198,12 @@ struct StackSpec {
   // rather than the allocated peak.
   bool expandable_segments = false;
   bool fits_on_reserved = false;
+  // FSDP2's buffers in the pools of the streams that allocate them (the caching allocator
+  // keeps a pool per stream; a block freed on one is never reused by another): each layer's
+  // all-gather output on the all-gather copy-in stream, its fp32 reduce-scatter input and
+  // output (the sharded gradient) on the reduce-scatter stream (foreach_all_gather,
+  // foreach_reduce in torch/distributed/_composable/fsdp/_fsdp_collectives.py, 2024). ZeRO-3 only.
+  bool fsdp_stream_pools = false;
 };
 
 // The time the device spends on compute in a run of `ops` ops (a layer's pass) whose

@@ -334,6 +334,7 @@ StackSpec read_stack(const YAML::Node& node, const std::string& path) {
   s.sp_layout_copies = r.boolean("sp_layout_copies", false);
   s.expandable_segments = r.boolean("expandable_segments", false);
   s.fits_on_reserved = r.boolean("fits_on_reserved", false);
+  s.fsdp_stream_pools = r.boolean("fsdp_stream_pools", false);
   r.reject_unknown();
   return s;
 }

@@ -11,8 +11,8 @@
 //     returned only when a reserve would pass the capacity (release_cached_blocks: every
 //     segment that is one free block; expandable: the free pages at the segment's end).
 // Reserved minus allocated is what the allocation pattern costs: rounding and fragmentation.
-// Not modelled: streams other than one (FSDP's all-gather and reduce-scatter streams keep
-// pools of their own), max_split_size_mb, roundup_power2_divisions, garbage collection,
+// One stream's pool (sim/memory/reserved_memory replays FSDP's all-gather and reduce-scatter
+// streams as pools of their own, StackSpec::fsdp_stream_pools). Not modelled: max_split_size_mb, roundup_power2_divisions, garbage collection,
 // interior pages an expandable segment unmaps under pressure.
 #include <cstdint>
 #include <set>

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <unordered_map>
+#include <utility>
 
 #include "models/checked_math.hpp"
 #include "models/layer_ops.hpp"
@@ -18,8 +19,8 @@ namespace {
 // Builds the event list: each allocation gets the next tensor id.
 class StepTrace {
  public:
-  int allocate(std::int64_t bytes) {
-    events_.push_back({true, next_, bytes});
+  int allocate(std::int64_t bytes, AllocStream stream = AllocStream::compute) {
+    events_.push_back({true, next_, bytes, stream});
     return next_++;
   }
   void free(int tensor) { events_.push_back({false, tensor, 0}); }
@@ -40,6 +41,11 @@ struct StepShape {
   std::int64_t chunk_layers = 1;  // the layers one micro-batch's pass through the stage crosses (a chunk's, interleaved)
   std::int64_t params = 0, grads = 0, optimizer = 0;  // the stage's, split evenly over its layers
   std::int64_t gathered = 0, reduce_scatter = 0;      // ZeRO-3 / FSDP's per-layer buffers (0: none)
+  // FSDP2's stream pools (StackSpec::fsdp_stream_pools): the all-gather output a layer's
+  // gather makes on its stream (0: none), and where the reduce-scatter's buffers and the
+  // sharded gradients are made
+  std::int64_t all_gather_output = 0;
+  AllocStream reduce_stream = AllocStream::compute, grad_stream = AllocStream::compute;
   std::vector<std::int64_t> kept, rebuilt;            // a layer's saved tensors; those recompute brings back
   std::int64_t backward = 0;                          // its backward's working set beyond them
   std::int64_t logits = 0;                            // on the last stage: the loss's logits (0: elsewhere)
@@ -72,6 +78,12 @@ StepShape step_shape(const Scenario& sc, int stage, const StageMemory& memory) {
   const BytesPerParam bytes = training_bytes_per_param(t.precision, t.optimizer, sc.stack);
   if (plan.shards_params() && !fsdp_keeps_stage_gathered(plan, sc.stack)) s.gathered = checked_mul(layer_params, bytes.params);
   if (plan.shards_grads()) s.reduce_scatter = checked_mul(layer_params, bytes.grads);
+  if (sc.stack.fsdp_stream_pools && plan.shards_params()) {
+    s.all_gather_output = checked_mul(layer_params, bytes.params);
+    s.reduce_stream = AllocStream::reduce_scatter;
+    // foreach_reduce's output is the sharded gradient; kept unsharded under PP, they are autograd's
+    if (!fsdp_keeps_stage_gathered(plan, sc.stack)) s.grad_stream = AllocStream::reduce_scatter;
+  }
   s.kept = saved_sizes(build_layer_ops(sc.model, layer, plan, shape));
   if (plan.recompute != Recompute::none) {
     Plan none = plan;
@@ -121,10 +133,37 @@ void loss_backward(StepTrace& trace, const StepShape& s, int kept) {
   trace.free(kept);
 }
 
-// One micro-batch's forward through the stage's layers: each gathers its parameters (ZeRO-3),
-// keeps its saved tensors and lets the gathered ones go.
-void layers_forward(StepTrace& trace, const StepShape& s, std::vector<int>& kept) {
+// FSDP2's all-gather outputs on their stream. The forward defers each one's free until the
+// next layer's gather is made ("Defer free to allow for overlap of this copy-out with next
+// all-gather collective", FSDPParamGroup.wait_for_unshard, comm_ctx.all_gather_state): two
+// in flight, the last kept past the forward. The backward frees each after its copy-out.
+class AllGatherOutputs {
+ public:
+  explicit AllGatherOutputs(std::int64_t bytes) : bytes_(bytes) {}
+  void gather(StepTrace& trace, bool defer_free) {
+    if (bytes_ == 0) return;
+    const int made = trace.allocate(bytes_, AllocStream::all_gather);
+    release(trace);
+    if (defer_free) held_ = made;
+    else trace.free(made);
+  }
+  void release(StepTrace& trace) {
+    if (held_ >= 0) trace.free(held_);
+    held_ = -1;
+  }
+
+ private:
+  std::int64_t bytes_ = 0;
+  int held_ = -1;
+};
+
+// One micro-batch's forward through the stage's layers: each gathers its parameters (ZeRO-3;
+// under PP with the stage kept gathered, at the step's first micro-batch only), keeps its
+// saved tensors and lets the gathered ones go.
+void layers_forward(StepTrace& trace, const StepShape& s, std::vector<int>& kept, AllGatherOutputs& outputs,
+                    bool gathers) {
   for (std::int64_t l = 0; l < s.chunk_layers; ++l) {
+    if (gathers) outputs.gather(trace, true);
     const int gathered = s.gathered > 0 ? trace.allocate(s.gathered) : -1;
     for (std::int64_t bytes : s.kept) kept.push_back(trace.allocate(bytes));
     if (gathered >= 0) trace.free(gathered);
@@ -133,15 +172,17 @@ void layers_forward(StepTrace& trace, const StepShape& s, std::vector<int>& kept
 
 // One micro-batch's backward, last layer first: gather, rebuild, the working set, the
 // unsharded gradients reduce-scattered into the kept shard.
-void layers_backward(StepTrace& trace, const StepShape& s, std::vector<int>& kept, std::vector<int>& grads) {
+void layers_backward(StepTrace& trace, const StepShape& s, std::vector<int>& kept, std::vector<int>& grads,
+                     AllGatherOutputs& outputs) {
   const std::size_t per_layer = s.kept.size();
   for (std::int64_t l = s.chunk_layers - 1; l >= 0; --l) {
+    if (s.gathered > 0) outputs.gather(trace, false);
     const int gathered = s.gathered > 0 ? trace.allocate(s.gathered) : -1;
     std::vector<int> rebuilt;
     for (std::int64_t bytes : s.rebuilt) rebuilt.push_back(trace.allocate(bytes));
     const int working = trace.allocate(s.backward);
-    const int unsharded = s.reduce_scatter > 0 ? trace.allocate(s.reduce_scatter) : -1;
-    if (grads.size() < static_cast<std::size_t>(s.layers)) grads.push_back(trace.allocate(s.grads));
+    const int unsharded = s.reduce_scatter > 0 ? trace.allocate(s.reduce_scatter, s.reduce_stream) : -1;
+    if (grads.size() < static_cast<std::size_t>(s.layers)) grads.push_back(trace.allocate(s.grads, s.grad_stream));
     trace.free(working);
     trace.free_all(rebuilt);
     for (std::size_t i = 0; i < per_layer && !kept.empty(); ++i) {
@@ -164,14 +205,16 @@ std::vector<AllocationEvent> training_step_allocations(const Scenario& sc, int s
     std::vector<int> grads;  // zero_grad(set_to_none): made by each step's first backward
     std::vector<std::vector<int>> kept(static_cast<std::size_t>(s.in_flight));
     std::vector<int> loss(static_cast<std::size_t>(s.in_flight), -1);
+    AllGatherOutputs outputs(s.all_gather_output);
     for (std::size_t mb = 0; mb < kept.size(); ++mb) {
-      layers_forward(trace, s, kept[mb]);
+      layers_forward(trace, s, kept[mb], outputs, s.gathered > 0 || mb == 0);
       if (s.logits > 0) loss[mb] = loss_forward(trace, s);
     }
     for (std::size_t mb = kept.size(); mb-- > 0;) {
       if (loss[mb] >= 0) loss_backward(trace, s, loss[mb]);
-      layers_backward(trace, s, kept[mb], grads);
+      layers_backward(trace, s, kept[mb], grads, outputs);
     }
+    outputs.release(trace);
     if (optimizer.empty())  // Adam's states, made at the first step (lazily, per parameter)
       for (std::int64_t l = 0; l < s.layers; ++l) optimizer.push_back(trace.allocate(s.optimizer));
     trace.free_all(grads);
@@ -179,18 +222,33 @@ std::vector<AllocationEvent> training_step_allocations(const Scenario& sc, int s
   return trace.take();
 }
 
+// Each stream's pool is an allocator of its own; the peaks are of their sums.
 AllocatorReplay replay_allocations(const std::vector<AllocationEvent>& events, CachingAllocatorOptions options) {
-  CachingAllocatorModel allocator(options);
-  std::unordered_map<int, CachingAllocatorModel::Handle> handles;
+  std::vector<CachingAllocatorModel> pools(kAllocStreams, CachingAllocatorModel(options));
+  std::unordered_map<int, std::pair<AllocStream, CachingAllocatorModel::Handle>> handles;
+  AllocatorReplay r;
   for (const AllocationEvent& e : events) {
     if (e.allocate) {
-      handles[e.tensor] = allocator.allocate(e.bytes);
+      handles[e.tensor] = {e.stream, pools[static_cast<int>(e.stream)].allocate(e.bytes)};
     } else {
-      allocator.free(handles.at(e.tensor));
+      const auto [stream, handle] = handles.at(e.tensor);
+      pools[static_cast<int>(stream)].free(handle);
       handles.erase(e.tensor);
     }
+    std::int64_t allocated = 0, reserved = 0;
+    for (const CachingAllocatorModel& pool : pools) {
+      allocated += pool.allocated_bytes();
+      reserved += pool.reserved_bytes();
+      r.out_of_memory = r.out_of_memory || pool.out_of_memory();
+    }
+    r.peak_allocated = std::max(r.peak_allocated, allocated);
+    r.peak_reserved = std::max(r.peak_reserved, reserved);
   }
-  return {allocator.peak_allocated_bytes(), allocator.peak_reserved_bytes(), allocator.out_of_memory()};
+  for (const CachingAllocatorModel& pool : pools) {  // a peak inside one allocation (a release before a reserve)
+    r.peak_allocated = std::max(r.peak_allocated, pool.peak_allocated_bytes());
+    r.peak_reserved = std::max(r.peak_reserved, pool.peak_reserved_bytes());
+  }
+  return r;
 }
 
 ReservedMemory training_reserved_memory(const Scenario& sc, int stage, const StageMemory& memory) {

@@ -25,17 +25,25 @@ struct StageMemory;
 // allocator.
 inline constexpr std::int64_t kCudaContextBytes = std::int64_t{300} << 20;
 
+// The stream an allocation is made on: the caching allocator keeps a pool per stream, and a
+// block freed on one stream is never handed to another (c10/cuda/CUDACachingAllocator.cpp,
+// BlockPool per stream), so what a side stream caches is reserved beside the compute stream's.
+enum class AllocStream { compute, all_gather, reduce_scatter };
+inline constexpr int kAllocStreams = 3;
+
 // One allocation or free of a step, by tensor id.
 struct AllocationEvent {
   bool allocate = true;
   int tensor = 0;
   std::int64_t bytes = 0;
+  AllocStream stream = AllocStream::compute;
 };
 
 // Two training steps of `stage`'s GPU as a PyTorch-native run allocates them.
 std::vector<AllocationEvent> training_step_allocations(const Scenario& scenario, int stage,
                                                        const StageMemory& memory);
 
+// Peaks over the streams' pools together (each pool its own allocator model).
 struct AllocatorReplay {
   std::int64_t peak_allocated = 0, peak_reserved = 0;
   bool out_of_memory = false;
