@@ -238,10 +238,12 @@ OpTime price_op_list(const Scenario& s, const LayerOp& op, Dtype gemm_dtype, dou
                  : op.fwd_comm.group == CommGroup::cp ? TimeCategory::cp_comm
                                                       : TimeCategory::ep_comm;  // the dispatcher's, ETP's too
     t.fwd_s = collective_s(s, op.fwd_comm, t.extrapolated);
-    t.dgrad_s = collective_s(s, op.bwd_comm, t.extrapolated);
+    // the backward pass's collectives, as the executor runs them under the op's dgrad name
+    t.dgrad_s = collective_s(s, op.bwd_comm, t.extrapolated) + collective_s(s, op.bwd_regather, t.extrapolated);
     if (s.stack.sp_layout_copies && !(s.plan.tp_comm_overlap && s.stack.tp_overlap == kMatmulTpOverlap)) {
       t.fwd_s += layout_copy_s(gpu, dtype, op, sp_layout_copy_bytes(op.fwd_comm), t);
       t.dgrad_s += layout_copy_s(gpu, dtype, op, sp_layout_copy_bytes(op.bwd_comm), t);
+      t.dgrad_s += layout_copy_s(gpu, dtype, op, sp_layout_copy_bytes(op.bwd_regather), t);
     }
     return t;
   }
