@@ -40,11 +40,13 @@ std::vector<LayerOp> build_embedding_ops(const ModelSpec& m, const Plan& p, cons
   const int tables = m.position == Position::learned ? 2 : 1;
   ops.push_back(memory_op(op_names::kEmbeddingLookup, OpKind::elementwise, kernel_names::kEmbedding, (tables + 1) * activation));
   // vocab-parallel lookup: each TP rank holds V/t rows, partial sums meet in an
-  // all-reduce (a reduce-scatter with sequence parallelism) (Megatron VocabParallelEmbedding)
+  // all-reduce (a reduce-scatter with sequence parallelism) (Megatron VocabParallelEmbedding);
+  // with sequence parallelism the backward all-gathers the output's gradient, so every rank
+  // scatters the whole of it into its rows (the reduce-scatter's backward, Korthikanti §4.2.2)
   if (p.tp > 1)
     ops.push_back(tp_collective(op_names::kEmbeddingReduce,
                                 p.sequence_parallel ? CollectiveKind::reduce_scatter : CollectiveKind::all_reduce,
-                                CollectiveKind::none, activation));
+                                p.sequence_parallel ? CollectiveKind::all_gather : CollectiveKind::none, activation));
   return ops;
 }
 
@@ -122,11 +124,8 @@ std::vector<LayerOp> build_head_ops(const ModelSpec& m, const Plan& p, const Mic
   const std::int64_t sp = p.sequence_parallel ? p.tp : 1;
   std::vector<LayerOp> ops;
   ops.push_back(memory_op(op_names::kHeadNorm, OpKind::norm, norm_kernel_name(m), 2 * activation / sp));
-  if (p.tp > 1)
-    ops.push_back(tp_collective(op_names::kHeadEnter,
-                                p.sequence_parallel ? CollectiveKind::all_gather : CollectiveKind::none,
-                                p.sequence_parallel ? CollectiveKind::reduce_scatter : CollectiveKind::all_reduce,
-                                activation));
+  // the head's GEMM keeps its 16-bit input (no fp8 / fp4 output layer)
+  if (p.tp > 1) ops.push_back(tp_region_entry(op_names::kHeadEnter, p.sequence_parallel, activation, activation));
   add_logits_and_loss(ops, op_names::kHeadLogits, op_names::kHeadLoss, op_names::kHeadLossReduce, m, p, tokens, e);
   add_mtp_modules(ops, m, p, mb, tokens, e);
   return ops;

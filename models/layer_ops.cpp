@@ -144,16 +144,9 @@ LayerOp collective(std::string_view name, CollectiveKind fwd, CollectiveKind bwd
   return op;
 }
 
-// Entering a TP region: Megatron's f (identity, all-reduce in backward) or with SP
-// g (all-gather, reduce-scatter in backward) (Korthikanti §4.2.2, Fig. 5).
 void add_tp_enter(std::vector<LayerOp>& ops, std::string_view name, const LayerShape& s) {
   if (s.tp == 1) return;
-  const std::int64_t full = s.act(s.tokens * s.h);
-  if (s.sp > 1)
-    ops.push_back(collective(name, CollectiveKind::all_gather, CollectiveKind::reduce_scatter,
-                             CommGroup::tp, full));
-  else
-    ops.push_back(collective(name, CollectiveKind::none, CollectiveKind::all_reduce, CommGroup::tp, full));
+  ops.push_back(tp_region_entry(name, s.sp > 1, s.act(s.tokens * s.h), s.gemm_input(s.tokens * s.h)));
 }
 
 // Leaving a TP region: f-bar (all-reduce) or with SP g-bar (reduce-scatter).
@@ -584,6 +577,22 @@ double backward_flops(const std::vector<LayerOp>& ops) {
   double total = 0;
   for (const LayerOp& op : ops) total += op.dgrad_flops + op.wgrad_flops;
   return total;
+}
+
+LayerOp tp_region_entry(std::string_view name, bool sequence_parallel, std::int64_t bytes,
+                        std::int64_t saved_input_bytes) {
+  LayerOp op;
+  op.name = name;
+  op.kind = OpKind::collective;
+  if (!sequence_parallel) {
+    op.fwd_comm = {CollectiveKind::none, CommGroup::tp, bytes};
+    op.bwd_comm = {CollectiveKind::all_reduce, CommGroup::tp, bytes};
+    return op;
+  }
+  op.fwd_comm = {CollectiveKind::all_gather, CommGroup::tp, bytes};
+  op.bwd_comm = {CollectiveKind::reduce_scatter, CommGroup::tp, bytes};
+  op.bwd_regather = {CollectiveKind::all_gather, CommGroup::tp, saved_input_bytes};
+  return op;
 }
 
 }  // namespace twinsim

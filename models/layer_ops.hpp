@@ -103,6 +103,11 @@ struct LayerOp {
   std::vector<SavedTensor> saved;
   Collective fwd_comm;  // kind == collective only
   Collective bwd_comm;
+  // The backward's second collective, in the same pass: with sequence parallelism a TP
+  // region's entry keeps its input sharded and all-gathers it again for the weight gradient
+  // (Korthikanti et al. 2022 §4.2.2; Megatron-core's LinearWithGradAccumulationAndAsync
+  // Communication.backward, TE's LayerNormLinear), beside bwd_comm's reduce-scatter.
+  Collective bwd_regather;
 };
 
 // One micro-batch as the layer sees it, before CP splits the sequence.
@@ -128,6 +133,13 @@ struct MicroBatchShape {
 // The forward ops of transformer layer `layer` (0-based) on one GPU.
 std::vector<LayerOp> build_layer_ops(const ModelSpec& model, std::int64_t layer, const Plan& plan,
                                      const MicroBatchShape& shape);
+
+// Entering a TP region (the layer's attention and MLP, the head): Megatron's f (identity,
+// all-reduce in backward) or with sequence parallelism g (all-gather, reduce-scatter in
+// backward, and the input re-gathered for the weight gradient) (Korthikanti §4.2.2, Fig. 5).
+// `bytes`: the whole activation; `saved_input_bytes`: the whole input as the GEMM keeps it.
+LayerOp tp_region_entry(std::string_view name, bool sequence_parallel, std::int64_t bytes,
+                        std::int64_t saved_input_bytes);
 
 // Bytes all ops keep for backward (one layer, one micro-batch).
 std::int64_t saved_bytes(const std::vector<LayerOp>& ops);

@@ -32,6 +32,18 @@ std::size_t paired_gemm(const std::vector<LayerOp>& ops, std::size_t at) {
 
 }  // namespace
 
+void hide_regathers(const std::vector<LayerOp>& ops, std::vector<OpTime>& times) {
+  for (std::size_t i = 0; i < ops.size(); ++i) {
+    OpTime& entry = times[i];
+    if (entry.regather_s <= 0) continue;
+    const std::size_t g = paired_gemm(ops, i);  // the entry's all-gather: the GEMM after it
+    const double dgrad_s = g == ops.size() ? 0 : times[g].dgrad_s;
+    const double exposed = std::max(0.0, entry.regather_s - dgrad_s);
+    entry.dgrad_s += exposed - entry.regather_exposed_s;
+    entry.regather_exposed_s = exposed;
+  }
+}
+
 TpExposed matmul_paired_tp_exposed(const std::vector<LayerOp>& ops, const std::vector<OpTime>& times, int tp) {
   TpExposed exposed;
   for (std::size_t i = 0; i < ops.size(); ++i) {

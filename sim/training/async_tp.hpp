@@ -34,6 +34,15 @@ struct TpExposed {
 };
 TpExposed matmul_paired_tp_exposed(const std::vector<LayerOp>& ops, const std::vector<OpTime>& times, int tp);
 
+// With sequence parallelism a TP entry re-gathers its input for the weight gradient
+// (LayerOp::bwd_regather) asynchronously, issued before the next GEMM's dgrad and waited for
+// after it (Megatron-core tensor_parallel/layers.py, LinearWithGradAccumulationAndAsync
+// Communication.backward: "we rely on CUDA_DEVICE_MAX_CONNECTIONS=1 to ensure that the gather
+// is scheduled before the input gradient computation"; TE's LayerNormLinear backward alike):
+// each entry's dgrad_s holds only what that dgrad does not hide, max(0, gather - dgrad).
+// Idempotent: `times` may be priced again (OpTime::regather_exposed_s is replaced).
+void hide_regathers(const std::vector<LayerOp>& ops, std::vector<OpTime>& times);
+
 // The bytes the copy beside a blocking sequence-parallel collective moves (StackSpec::
 // sp_layout_copies): the whole tensor read and written, the gathered output or the input to
 // scatter, 2x the collective's payload (the full tensor); 0 for other collectives.

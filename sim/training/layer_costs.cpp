@@ -239,6 +239,7 @@ OpTime price_op_list(const Scenario& s, const LayerOp& op, Dtype gemm_dtype, dou
                                                       : TimeCategory::ep_comm;  // the dispatcher's, ETP's too
     t.fwd_s = collective_s(s, op.fwd_comm, t.extrapolated);
     t.dgrad_s = collective_s(s, op.bwd_comm, t.extrapolated);
+    t.regather_s = collective_s(s, op.bwd_regather, t.extrapolated);  // in dgrad_s as far as exposed
     if (s.stack.sp_layout_copies && !(s.plan.tp_comm_overlap && s.stack.tp_overlap == kMatmulTpOverlap)) {
       t.fwd_s += layout_copy_s(gpu, dtype, op, sp_layout_copy_bytes(op.fwd_comm), t);
       t.dgrad_s += layout_copy_s(gpu, dtype, op, sp_layout_copy_bytes(op.bwd_comm), t);
@@ -321,6 +322,7 @@ void set_tp_waited(const Scenario& s, const std::vector<LayerOp>& ops, LayerCost
 
 LayerCost price_all(const Scenario& s, const std::vector<LayerOp>& ops, Dtype gemm_dtype) {
   LayerCost cost = price_at_curves(s, ops, gemm_dtype);
+  hide_regathers(ops, cost.ops);
   set_tp_waited(s, ops, cost);
   WorkMix mix = work_mix(cost, s.plan.tp_comm_overlap);
   mix.idle_s += cost.tp_waited_fwd_s + cost.tp_waited_bwd_s;
@@ -333,6 +335,7 @@ LayerCost price_all(const Scenario& s, const std::vector<LayerOp>& ops, Dtype ge
     if (ops[i].kind == OpKind::attention && attention_clock < 1)
       cost.ops[i] = price(s, ops[i], gemm_dtype, attention_clock);
   }
+  hide_regathers(ops, cost.ops);  // against the GEMMs' times at this clock
   set_tp_waited(s, ops, cost);
   return cost;
 }

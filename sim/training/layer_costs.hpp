@@ -20,6 +20,9 @@ struct OpTime {
   double fwd_s = 0;
   double dgrad_s = 0;  // backward w.r.t. inputs (collectives: the backward collective)
   double wgrad_s = 0;  // backward w.r.t. weights
+  // a TP entry's re-gather of its input (LayerOp::bwd_regather), whole, and the part of it
+  // dgrad_s holds: what the GEMM's dgrad does not hide (hide_regathers, async_tp.hpp)
+  double regather_s = 0, regather_exposed_s = 0;
   bool recomputed = false;
   double recompute_share = 1;  // LayerOp::recompute_share
   double fwd_flops = 0, bwd_flops = 0;

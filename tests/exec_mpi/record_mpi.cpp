@@ -1,13 +1,15 @@
 // A training step's collectives, recorded on every rank (exec/runtime/step_recorder.hpp with
 // ProcessGroups::record_collectives), against what the simulator prices for the same plan:
 //   * tp / cp: every collective of the op list (models/layer_ops.hpp, head_ops.hpp), by op
-//     name, pass, group, kind and bytes, once per micro-batch; and no such collective in an op
+//     name, pass, group, kind and bytes, once per micro-batch (the layers' forward ones again
+//     under full recompute); and no such collective in an op
 //     the list gives none (the exceptions are named in outside_op_list, with why);
 //   * ep: the MoE exchange in exactly the op list's dispatch / combine ops and passes, sending
 //     at most the buffer the op list prices (compare_ep says why not equal);
 //   * dp (plan.dp > 1, no ZeRO, dense, tp = pp = 1): dp.grad_reduce all-reduces every
 //     gradient once, grad_element_bytes (sim/training/transfer_bytes.hpp) an element;
 //   * ZeRO-3 (dense, dp > 1): check_zero3's parameter gathers and gradient reduce-scatters;
+//     ZeRO-1/2: check_zero12's;
 //   * pp: each stage sends each micro-batch's activations (or their gradients) once per
 //     boundary it owns, pipeline_transfer_bytes each (the same header).
 // The executor and the op list are separate code: a collective the executor runs that the
@@ -61,7 +63,9 @@ std::string key(const std::string& op, std::string_view group, std::string_view 
   return op + "|" + std::string(group) + "|" + std::string(collective);
 }
 
-void add_op_list(Expected& want, const std::vector<LayerOp>& ops, int layer, int micro_batches) {
+// `recomputed`: the plan's full recompute runs these ops' forward collectives again before
+// their backward (the step graph's "<layer>.tp.recompute" / cp / ep tasks, sim/training/step_graph.cpp).
+void add_op_list(Expected& want, const std::vector<LayerOp>& ops, int layer, int micro_batches, bool recomputed = false) {
   for (const LayerOp& op : ops) {
     const auto add = [&](const Collective& c, op_names::OpPass pass) {
       if (c.kind == CollectiveKind::none || c.bytes == 0) return;
@@ -70,6 +74,8 @@ void add_op_list(Expected& want, const std::vector<LayerOp>& ops, int layer, int
     };
     add(op.fwd_comm, op_names::OpPass::fwd);
     add(op.bwd_comm, op_names::OpPass::bwd_dgrad);
+    add(op.bwd_regather, op_names::OpPass::bwd_dgrad);  // the same pass, another kind: its own key
+    if (recomputed) add(op.fwd_comm, op_names::OpPass::recompute);
   }
 }
 
@@ -79,7 +85,8 @@ Expected op_list_collectives(const TrainConfig& c, const TransformerConfig& stag
   Expected want;
   if (stage.first_layer == 0) add_op_list(want, build_embedding_ops(c.model, c.plan, shape), -1, micro_batches);
   for (int layer = stage.first_layer; layer < stage.end_layer; ++layer)
-    add_op_list(want, build_layer_ops(c.model, layer, c.plan, shape), layer, micro_batches);
+    add_op_list(want, build_layer_ops(c.model, layer, c.plan, shape), layer, micro_batches,
+                c.plan.recompute == Recompute::full);
   if (stage.end_layer == c.model.layers) add_op_list(want, build_head_ops(c.model, c.plan, shape), -1, micro_batches);
   return want;
 }
@@ -98,10 +105,6 @@ Expected recorded_model_collectives(const StepRecorder& recorder) {
 const char* outside_op_list(const std::string& k) {
   if (k.starts_with(std::string(op_names::kDpGradReduce) + "|tp|all_reduce"))
     return "sequence-parallel norm grads summed at the step's end (Megatron's _allreduce_layernorm_grads)";
-  if (k.find(".bwd_dgrad|tp|all_gather") != std::string::npos)
-    return "SIMULATOR GAP: with sequence parallelism the backward re-gathers a TP region's input for the "
-           "weight gradient (Korthikanti et al. 2022 §4.2.2; Megatron's LinearWithGradAccumulation"
-           "AndAsyncCommunication.backward); the op list prices one backward collective per op";
   return nullptr;
 }
 
@@ -184,6 +187,25 @@ int check_zero3(const TrainConfig& c, const StepRecorder& recorder, int micro_ba
   return (gather == want_gather ? 0 : 1) + (reduce == want_reduce ? 0 : 1);
 }
 
+// ZeRO-1/2 (dense, dp > 1, tp = pp = 1): the gradients reduce-scattered, grad_element_bytes
+// an element, once a step (ZeRO-1) or, ZeRO-2 with overlap_grad_reduce, after every micro-
+// batch's backward (the step graph's shard_reduce, §5.2); the updated parameters all-gathered
+// once, param_element_bytes an element (the step graph's gathers after the optimizer).
+int check_zero12(const TrainConfig& c, const StepRecorder& recorder, int micro_batches, int rank) {
+  if ((c.plan.zero != 1 && c.plan.zero != 2) || c.plan.tp > 1 || c.plan.pp > 1 || c.model.moe) return 0;
+  const auto params = static_cast<std::size_t>(count_params(c.model).total);
+  const int reduces = c.plan.shards_grads() && c.plan.overlap_grad_reduce ? micro_batches : 1;
+  const std::size_t want_reduce = params * grad_element_bytes(c.training.precision) * reduces;
+  const std::size_t want_gather = params * param_element_bytes(c.training.precision);
+  const std::size_t reduce = total_of(recorder, "dp", "reduce_scatter") + total_of(recorder, "dp_cp", "reduce_scatter");
+  const std::size_t gather = total_of(recorder, "dp", "all_gather") + total_of(recorder, "dp_cp", "all_gather");
+  const std::size_t all_reduce = total_of(recorder, "dp", "all_reduce") + total_of(recorder, "dp_cp", "all_reduce");
+  std::printf("rank %d zero%d: gradient reduce-scatters simulator %zu bytes, executor %zu; parameter all-gathers "
+              "simulator %zu, executor %zu; all-reduces executor %zu\n", rank, c.plan.zero, want_reduce, reduce,
+              want_gather, gather, all_reduce);
+  return (reduce == want_reduce ? 0 : 1) + (gather == want_gather ? 0 : 1) + (all_reduce == 0 ? 0 : 1);
+}
+
 int check_pp(const TrainConfig& c, const ProcessGroups& groups, const StepRecorder& recorder, int micro_batches,
              int rank) {
   if (c.plan.pp == 1) return 0;
@@ -223,6 +245,7 @@ int run(int argc, char** argv) {
   bad += check_dp(config, recorder, rank);
   bad += check_pp(config, groups, recorder, micro_batches, rank);
   bad += check_zero3(config, recorder, micro_batches, rank);
+  bad += check_zero12(config, recorder, micro_batches, rank);
   for (const std::string& c : recorder.unattributed_collectives())
     std::printf("rank %d: collective outside every op: %s\n", rank, c.c_str());
   float found = static_cast<float>(bad);

@@ -203,7 +203,11 @@ set(EXEC_RECORD_CASES
   "pp2_1f1b|2|pp=2 schedule=1f1b"
   "zero3_dp2|2|dp=2 zero=3"
   "zero3_dp2_llama|2|dp=2 zero=3 model=llama"
-  "moe_ep2|2|dp=2 ep=2 model=moe")
+  "moe_ep2|2|dp=2 ep=2 model=moe"
+  "tp2_sp_recompute_full|2|tp=2 sp=1 recompute=full"
+  "tp2_sp_recompute_selective|2|tp=2 sp=1 recompute=selective"
+  "zero1_dp2|2|dp=2 zero=1"
+  "zero2_dp2|2|dp=2 zero=2")
 foreach(case ${EXEC_RECORD_CASES})
   string(REPLACE "|" ";" parts "${case}")
   list(GET parts 0 name)

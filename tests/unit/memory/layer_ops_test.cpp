@@ -4,6 +4,7 @@
 
 #include <string_view>
 
+#include "models/head_ops.hpp"
 #include "models/layer_ops.hpp"
 #include "models/op_names.hpp"
 #include "tests/unit/memory/test_models.hpp"
@@ -158,6 +159,67 @@ TEST(LayerOps, SequenceParallelGathersAndScatters) {
   }
   EXPECT_EQ(gathers, 2);
   EXPECT_EQ(scatters, 2);
+}
+
+// With SP the entry keeps its input sharded (Korthikanti Eq. 3's sbh/t for the QKV and FC1
+// inputs), so the backward all-gathers it again for the weight gradient: one more all-gather of
+// the whole [s, b, h] tensor, 2 sbh bytes in bf16, per TP entry (Korthikanti §4.2.2; Megatron-
+// core's LinearWithGradAccumulationAndAsyncCommunication.backward). Without SP the entry keeps
+// the whole input: nothing to gather.
+TEST(LayerOps, SequenceParallelRegathersTheEntrysInputInBackward) {
+  for (bool sp : {false, true}) {
+    const auto ops = build_layer_ops(test::gpt3_175b(), 0, korthikanti_plan(8, sp, Recompute::none), {b, s, Dtype::bf16});
+    for (const char* name : {"attn.tp_enter", "mlp.tp_enter"}) {
+      const LayerOp* enter = find(ops, name);
+      ASSERT_NE(enter, nullptr) << name;
+      EXPECT_EQ(enter->bwd_regather.kind, sp ? CollectiveKind::all_gather : CollectiveKind::none) << name;
+      EXPECT_EQ(enter->bwd_regather.bytes, sp ? 2 * sbh : 0) << name;
+      EXPECT_EQ(enter->bwd_regather.group, CommGroup::tp) << name;
+    }
+    for (const LayerOp& op : ops) {  // the entries only
+      if (op.name == "attn.tp_enter" || op.name == "mlp.tp_enter") continue;
+      EXPECT_EQ(op.bwd_regather.kind, CollectiveKind::none) << op.name;
+    }
+  }
+}
+
+// fp8 training keeps the GEMM's input in fp8 (TE's LayerNormLinear), and the backward gathers
+// what was kept: sbh bytes, 1 an element.
+TEST(LayerOps, Fp8RegathersTheFp8Input) {
+  MicroBatchShape fp8{b, s, Dtype::bf16};
+  fp8.quantized_gemm_inputs = Dtype::fp8;
+  const auto ops = build_layer_ops(test::gpt3_175b(), 0, korthikanti_plan(8, true, Recompute::none), fp8);
+  EXPECT_EQ(find(ops, "attn.tp_enter")->bwd_regather.bytes, sbh);
+  EXPECT_EQ(find(ops, "attn.tp_enter")->fwd_comm.bytes, 2 * sbh);  // the forward gathers bf16
+}
+
+// The embedding and the head with SP: the embedding's reduce-scatter gathers its output's
+// gradient in backward (2 sbh bytes); the head enters a TP region as a layer's GEMM does
+// (gather, then reduce-scatter and the input re-gathered in backward).
+TEST(LayerOps, SequenceParallelEmbeddingAndHeadCollectives) {
+  const Plan p = korthikanti_plan(8, true, Recompute::none);
+  const auto embedding = build_embedding_ops(test::gpt3_175b(), p, {b, s, Dtype::bf16});
+  const LayerOp* reduce = find(embedding, "embedding.reduce");
+  ASSERT_NE(reduce, nullptr);
+  EXPECT_EQ(reduce->fwd_comm.kind, CollectiveKind::reduce_scatter);
+  EXPECT_EQ(reduce->bwd_comm.kind, CollectiveKind::all_gather);
+  EXPECT_EQ(reduce->bwd_comm.bytes, 2 * sbh);
+  const auto head = build_head_ops(test::gpt3_175b(), p, {b, s, Dtype::bf16});
+  const LayerOp* enter = find(head, "head.enter");
+  ASSERT_NE(enter, nullptr);
+  EXPECT_EQ(enter->fwd_comm.kind, CollectiveKind::all_gather);
+  EXPECT_EQ(enter->bwd_comm.kind, CollectiveKind::reduce_scatter);
+  EXPECT_EQ(enter->bwd_regather.kind, CollectiveKind::all_gather);
+  EXPECT_EQ(enter->bwd_regather.bytes, 2 * sbh);
+  // without SP: the embedding's all-reduce has no backward, the head's entry all-reduces
+  const Plan no_sp = korthikanti_plan(8, false, Recompute::none);
+  EXPECT_EQ(find(build_embedding_ops(test::gpt3_175b(), no_sp, {b, s, Dtype::bf16}), "embedding.reduce")->bwd_comm.kind,
+            CollectiveKind::none);
+  const auto plain_head = build_head_ops(test::gpt3_175b(), no_sp, {b, s, Dtype::bf16});
+  const LayerOp* plain = find(plain_head, "head.enter");
+  ASSERT_NE(plain, nullptr);
+  EXPECT_EQ(plain->bwd_comm.kind, CollectiveKind::all_reduce);
+  EXPECT_EQ(plain->bwd_regather.kind, CollectiveKind::none);
 }
 
 TEST(LayerOps, NoCollectivesWithoutParallelism) {

@@ -3,6 +3,7 @@
 // derived by hand from the chunked timeline.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -53,6 +54,58 @@ TEST(AsyncTp, EachCollectiveIsPairedWithItsOwnMatmul) {
   // TP without SP all-reduces: nothing to fuse it with, all of it waited for
   ops[4].fwd_comm.kind = CollectiveKind::all_reduce;
   EXPECT_NEAR(matmul_paired_tp_exposed(ops, t, 2).fwd_s, 3e-3 + 4e-3, 1e-15);
+}
+
+// Sequence parallelism's backward re-gather (Megatron-core issues it before the next GEMM's
+// dgrad and waits after it): the entry's backward holds only the gather's excess over that
+// dgrad; pricing again replaces it (hide_regathers is idempotent).
+TEST(AsyncTp, TheBackwardRegatherHidesBehindTheNextGemmsDgrad) {
+  std::vector<LayerOp> ops(3);
+  ops[0].kind = OpKind::collective;
+  ops[0].fwd_comm = {CollectiveKind::all_gather, CommGroup::tp, 1};
+  ops[0].bwd_comm = {CollectiveKind::reduce_scatter, CommGroup::tp, 1};
+  ops[0].bwd_regather = {CollectiveKind::all_gather, CommGroup::tp, 1};
+  ops[1].kind = OpKind::norm;  // not a GEMM: hides nothing
+  ops[2].kind = OpKind::gemm;
+  std::vector<OpTime> t(3);
+  t[0].dgrad_s = 4e-3;  // the reduce-scatter of the input's gradient
+  t[0].regather_s = 5e-3;
+  t[1].dgrad_s = 50e-3;
+  t[2].dgrad_s = 2e-3;
+  hide_regathers(ops, t);
+  EXPECT_NEAR(t[0].dgrad_s, 4e-3 + 3e-3, 1e-15);  // 5 ms of gather, 2 ms of it behind the dgrad
+  hide_regathers(ops, t);
+  EXPECT_NEAR(t[0].dgrad_s, 7e-3, 1e-15);
+  t[2].dgrad_s = 6e-3;  // priced again at a lower clock: the GEMM now hides it whole
+  hide_regathers(ops, t);
+  EXPECT_NEAR(t[0].dgrad_s, 4e-3, 1e-15);
+  EXPECT_EQ(t[0].regather_exposed_s, 0);
+}
+
+// A layer priced whole: its SP entries' backward time is the reduce-scatter plus the
+// re-gather's excess over the GEMM after the entry; without SP there is no re-gather.
+TEST(AsyncTp, ASequenceParallelLayerPricesItsRegathers) {
+  const std::string text = R"(
+model: llama3-8b
+cluster: {preset: dgx-h100, nodes: 1}
+training: {seq_len: 8192, global_batch: 1, micro_batch: 1, precision: bf16}
+plan: {tp: 8, pp: 1, dp: 1, sequence_parallel: true}
+)";
+  const Scenario s = load_scenario_text(text, {});
+  const std::vector<LayerOp> ops = build_layer_ops(s.model, 0, s.plan, {1, 8192, Dtype::bf16});
+  const LayerCost cost = cost_layer(s, 0);
+  int entries = 0;
+  for (std::size_t i = 0; i < ops.size(); ++i) {
+    if (ops[i].bwd_regather.kind == CollectiveKind::none) continue;
+    ++entries;
+    const OpTime& entry = cost.ops[i];
+    // the all-gather of the whole input costs what the forward's all-gather of it costs
+    EXPECT_DOUBLE_EQ(entry.regather_s, entry.fwd_s) << ops[i].name;
+    std::size_t g = i + 1;
+    while (ops[g].kind != OpKind::gemm) ++g;
+    EXPECT_DOUBLE_EQ(entry.regather_exposed_s, std::max(0.0, entry.regather_s - cost.ops[g].dgrad_s)) << ops[i].name;
+  }
+  EXPECT_EQ(entries, 2);  // attention's and the MLP's entries
 }
 
 Scenario tp8_llama(const std::string& overlap) {
