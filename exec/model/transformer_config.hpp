@@ -62,7 +62,7 @@ struct TransformerConfig {
   int local_experts() const { return model.moe ? model.moe->experts / ep : 0; }
   int first_expert() const { return ep_rank * local_experts(); }
   int etp() const { return expert_tp > 0 ? expert_tp : tp; }
-  int expert_slices() const { return tp / etp(); }     // token slices of a TP group's experts
+  int expert_slices() const { return tp / etp(); }      // token slices of a TP group's experts
   int expert_slice() const { return tp_rank / etp(); }  // the slice this rank routes
 };
 

@@ -139,9 +139,12 @@ ParamBlock::ParamBlock(std::string name, std::vector<ParamSpec> specs, int tp, i
     : name_(std::move(name)), tp_(tp), tp_rank_(tp_rank), storage_(storage) {
   for (const ParamSpec& s : specs) {
     const int ways = shard_ways(s, tp);
-    if (tp % ways != 0) throw std::invalid_argument(s.name + ": split " + std::to_string(ways) + " ways, not a divisor of tp");
-    if (s.shard == Shard::rows && s.rows % ways != 0) throw std::invalid_argument(s.name + ": rows not divisible by tp");
-    if (s.shard == Shard::cols && s.cols % ways != 0) throw std::invalid_argument(s.name + ": cols not divisible by tp");
+    if (tp % ways != 0)
+      throw std::invalid_argument(s.name + ": split " + std::to_string(ways) + " ways, not a divisor of tp");
+    if (s.shard == Shard::rows && s.rows % ways != 0)
+      throw std::invalid_argument(s.name + ": rows not divisible by tp");
+    if (s.shard == Shard::cols && s.cols % ways != 0)
+      throw std::invalid_argument(s.name + ": cols not divisible by tp");
   }
   const FlatLayout layout = flat_layout(specs, tp, pad_multiple, expert_pad_multiple);
   for (std::size_t i = 0; i < specs.size(); ++i) {

@@ -51,7 +51,8 @@ void validate(const ParallelDims& d) {
   positive("dp", d.dp);
   positive("pp", d.pp);
   if ((d.tp * d.cp * d.dp) % (d.ep * d.expert_tp()) != 0)
-    throw std::invalid_argument("plan.ep = " + std::to_string(d.ep) + ", plan.expert_tp = " + std::to_string(d.expert_tp()) +
+    throw std::invalid_argument("plan.ep = " + std::to_string(d.ep) +
+                                ", plan.expert_tp = " + std::to_string(d.expert_tp()) +
                                 ": ep * expert_tp must divide tp * cp * dp = " + std::to_string(d.tp * d.cp * d.dp) +
                                 " (the experts' groups tile a stage's ranks)");
 }

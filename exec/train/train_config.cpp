@@ -15,13 +15,14 @@ void validate(const TrainConfig& c) {
   if (c.plan.tp % c.plan.etp() != 0)
     throw std::invalid_argument("plan.expert_tp=" + std::to_string(c.plan.expert_tp) +
                                 ": the executor needs an expert TP that divides plan.tp=" + std::to_string(c.plan.tp));
-  if ((static_cast<std::int64_t>(c.plan.tp) * c.plan.dp * c.plan.cp) % (static_cast<std::int64_t>(c.plan.ep) * c.plan.etp()) != 0)
-    throw std::invalid_argument("plan.ep=" + std::to_string(c.plan.ep) + ": ep * expert_tp must divide tp * dp * cp = " +
-                                std::to_string(c.plan.tp * c.plan.dp * c.plan.cp));
+  const std::int64_t stage_ranks = static_cast<std::int64_t>(c.plan.tp) * c.plan.dp * c.plan.cp;
+  if (stage_ranks % (static_cast<std::int64_t>(c.plan.ep) * c.plan.etp()) != 0)
+    throw std::invalid_argument("plan.ep=" + std::to_string(c.plan.ep) +
+                                ": ep * expert_tp must divide tp * dp * cp = " + std::to_string(stage_ranks));
   // PowerSGD factors a block's matrices whole; under EP a layer's experts are reduced apart
   if ((c.plan.ep != 1 || c.plan.etp() != c.plan.tp) && c.plan.gradient_compression == GradCompression::powersgd)
-    throw std::invalid_argument("plan.ep=" + std::to_string(c.plan.ep) + " (expert_tp=" + std::to_string(c.plan.etp()) + ")" +
-                                " with plan.gradient_compression=powersgd: the executor's PowerSGD factors whole "
+    throw std::invalid_argument("plan.ep=" + std::to_string(c.plan.ep) + " (expert_tp=" + std::to_string(c.plan.etp()) +
+                                ") with plan.gradient_compression=powersgd: the executor's PowerSGD factors whole "
                                 "blocks, and expert parallelism reduces each layer's experts apart (use int8, int4 "
                                 "or topk)");
   if (c.plan.schedule == Schedule::interleaved)

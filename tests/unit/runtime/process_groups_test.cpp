@@ -151,8 +151,8 @@ TEST(ProcessGroups, FoldedExpertGroupsMatchMegatronLoops) {
       {.tp = 2, .cp = 1, .ep = 1, .etp = 1, .dp = 2, .pp = 2}, {.tp = 1, .cp = 1, .ep = 2, .etp = 2, .dp = 4, .pp = 1},
   };
   for (const ParallelDims& d : plans) {
-    SCOPED_TRACE(testing::Message() << "tp " << d.tp << " cp " << d.cp << " ep " << d.ep << " etp " << d.etp
-                                    << " dp " << d.dp << " pp " << d.pp);
+    SCOPED_TRACE(testing::Message() << "tp " << d.tp << " cp " << d.cp << " ep " << d.ep << " etp " << d.etp << " dp "
+                                    << d.dp << " pp " << d.pp);
     expect_all_groups(d);
   }
 }
