@@ -126,7 +126,8 @@ TEST(MoeExpertBias, WeightedBiasAddMovesTheRowsSixTimesForwardEightBackward) {
   EXPECT_EQ(bias->fwd_bytes, 6 * kExpertRows);  // 566,231,040
   // the split's grads assembled (2); grad b and grad p: a product written, then reduced (3 each)
   EXPECT_EQ(bias->bwd_bytes, 8 * kExpertRows);  // 754,974,720
-  EXPECT_FALSE(bias->recomputed);  // after the down GEMM, outside the checkpointed activation
+  // after the down GEMM, outside the checkpointed activation
+  EXPECT_FALSE(bias->recomputed);
   EXPECT_TRUE(bias->saved.empty());
   // it follows the down GEMM and comes before the rows are unsorted
   const auto at = [&](std::string_view name) { return find(ops, name) - ops.data(); };
