@@ -306,6 +306,20 @@ LayerOp activation_clamp(std::string_view name, const LayerShape& s, std::int64_
   return op;
 }
 
+// The routed experts' second-matrix bias (gpt-oss; ModelSpec::bias on an MoE model), which
+// Megatron-core adds outside the grouped GEMM, weighted by each row's router probability
+// (megatron/core/transformer/moe/experts.py, TEGroupedMLP._apply_bias, from Megatron-LM a329dd6
+// "Enable bias in expert mlp [gpt-oss 5/5]", 2025-09; the only path until 2026-08): per local
+// expert, eager `t + b * p` (b * p written, then read with t and the sum written), the experts'
+// chunks concatenated (read, written): 6 passes over the rows forward (the probabilities in the
+// router's dtype, bf16 with moe_router_dtype unset). Backward: the rows' grads assembled for the
+// split (2), the grads of b and of p each a product written, then reduced (3 each): 8 passes.
+LayerOp expert_output_bias(std::string_view name, std::int64_t rows_bytes) {
+  LayerOp op = elementwise(name, kernel_names::kResidual, 6 * rows_bytes);  // a streaming element-wise rate
+  op.bwd_bytes = 8 * rows_bytes;
+  return op;
+}
+
 // An FFN of width `ffn` (this GPU's columns) over `tokens` tokens split evenly over
 // `count` experts. GeLU keeps its input (Korthikanti §4.1: 8sbh for ffn = 4h); SwiGLU
 // keeps gate and up outputs, both needed for d(silu(g) * u).
@@ -396,6 +410,7 @@ void add_moe(std::vector<LayerOp>& ops, const ModelSpec& m, const LayerShape& s)
     keep(ops[ops.size() - 2], "probs", checked_mul(routed, 4));  // add_ffn's up, act, down
   else
     keep(ops.back(), "output", rows);
+  if (m.bias) ops.push_back(expert_output_bias(op_names::kMoeExpertsBias, rows));
   if (regroup) ops.push_back(token_move(op_names::kMoeUnsortChunks, 2 * rows));
   if (gathered > 1)
     ops.push_back(collective(op_names::kMoeEtpScatter, CollectiveKind::reduce_scatter, CollectiveKind::all_gather,

@@ -67,6 +67,8 @@ inline constexpr const char* kMoeExpertsAct = "moe.experts.act";
 // the gated activation's inputs clamped, as their own passes (ModelSpec::activation_clamp)
 inline constexpr const char* kMoeExpertsActClamp = "moe.experts.act_clamp";
 inline constexpr const char* kMoeExpertsDown = "moe.experts.down";
+// the routed experts' output bias, weighted by the router probability, added outside the GEMM
+inline constexpr const char* kMoeExpertsBias = "moe.experts.bias";
 inline constexpr const char* kMoeExpertsFc1 = "moe.experts.fc1";
 inline constexpr const char* kMoeExpertsFc2 = "moe.experts.fc2";
 inline constexpr const char* kMoeExpertsGateUp = "moe.experts.gate_up";

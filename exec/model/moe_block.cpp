@@ -70,7 +70,10 @@ std::vector<ParamSpec> moe_param_specs(const TransformerConfig& c, int layer) {
   for (int e = c.first_expert(); e < c.first_expert() + c.local_experts(); ++e) {  // this rank's
     const std::size_t first = s.size();
     add_ffn_specs(s, p + "experts." + std::to_string(e) + ".", c, moe.expert_ffn_hidden);
-    for (std::size_t i = first; i < s.size(); ++i) s[i].expert = true;
+    for (std::size_t i = first; i < s.size(); ++i) {
+      s[i].expert = true;
+      s[i].shard_ways = c.etp();  // split over the expert TP group (weights.hpp)
+    }
   }
   if (moe.shared_experts > 0) add_ffn_specs(s, p + "shared.", c, moe.shared_experts * moe.shared_width());
   return s;
@@ -102,7 +105,7 @@ op_names::FfnOpNames MoeBlock::shared_ops() const {
   return op_names::ffn_op_names(op_names::Ffn::shared_experts, c_.swiglu());
 }
 
-int MoeBlock::local_expert_width() const { return static_cast<int>(c_.model.moe->expert_ffn_hidden) / c_.tp; }
+int MoeBlock::local_expert_width() const { return static_cast<int>(c_.model.moe->expert_ffn_hidden) / c_.etp(); }
 
 int MoeBlock::local_shared_width() const {
   const MoeSpec& moe = *c_.model.moe;
@@ -111,12 +114,13 @@ int MoeBlock::local_shared_width() const {
 
 void MoeBlock::route(MoeSaved& s) const {
   const int t = c_.tokens(), experts = c_.model.moe->experts, top_k = c_.model.moe->top_k;
+  const int slice = t / c_.expert_slices(), begin = c_.expert_slice() * slice;  // the tokens this rank routes
   // on the host (staged where the host cannot read the device): the ranks' routing tables
   HostView<const float> staged(current_backend(), s.probs.data(), s.probs.size());
   const float* probs = staged.get();
   std::vector<std::vector<int>> tokens_of(experts);
   std::vector<int> order(experts);
-  for (int i = 0; i < t; ++i) {
+  for (int i = begin; i < begin + slice; ++i) {
     const float* p = probs + static_cast<std::size_t>(i) * experts;
     for (int e = 0; e < experts; ++e) order[e] = e;
     // the top_k largest, ties to the lower index (torch.topk on a CPU tensor is not
@@ -215,7 +219,7 @@ void MoeBlock::forward(const ModelContext& ctx, const Tensor& x, Tensor& y, MoeS
 template <class T>
 void MoeBlock::forward_t(const ModelContext& ctx, const T* x, T* y, MoeSaved& s, Pass pass) const {
   const int t = c_.tokens(), h = c_.hidden(), experts = c_.model.moe->experts;
-  const int f = local_expert_width(), routed = t * c_.model.moe->top_k;
+  const int f = local_expert_width(), routed = t / c_.expert_slices() * c_.model.moe->top_k;
   s.normed = Tensor::uninitialized_of<T>(kAct, static_cast<std::size_t>(t) * h);
   {
     auto op = ctx.op(layer_, op_names::kMlpNorm, pass);
@@ -440,7 +444,7 @@ void MoeBlock::ffn_backward(const ModelContext& ctx, const op_names::FfnOpNames&
 template <class T>
 Tensor MoeBlock::backward_t(const ModelContext& ctx, const T* dy, const T* x, MoeSaved& s) const {
   const int t = c_.tokens(), h = c_.hidden(), experts = c_.model.moe->experts;
-  const int routed = t * c_.model.moe->top_k;
+  const int routed = t / c_.expert_slices() * c_.model.moe->top_k;
   const T* n = s.normed.as<T>();
   // dy is the grad of the (partial) expert and shared outputs too: the exit all-reduce's
   // backward is the identity

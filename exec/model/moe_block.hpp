@@ -21,6 +21,15 @@
 // backward sends the output grads the same way and the input grads back. Each all-to-all
 // moves exactly the routed rows, pairwise. Sequence parallelism is not implemented
 // (transformer_config.cpp refuses it).
+//
+// MoE parallel folding (plan.expert_tp != plan.tp; Megatron-core's expert TP and EP groups
+// laid over tp x cp x dp apart from attention's, process_groups.hpp): the experts are split
+// expert_tp ways, and a TP group's tp / expert_tp expert-TP groups each route one slice of
+// its tokens (which TP replicates here, as Megatron's sequence parallelism would have split
+// them): rank r routes slice r / expert_tp over its EP group. Rows outside a rank's slice
+// add nothing to its partial sums, so the exit all-reduce over TP that sums the expert TP
+// partials also assembles the slices, and the backward's all-reduces of the router's
+// probability grads and of the experts' input grads do the same.
 #include <vector>
 
 #include "exec/model/model_context.hpp"

@@ -24,7 +24,10 @@ void validate_moe(const TransformerConfig& c) {
   if (moe.groups > 0) refuse("model.moe.groups", "the executor routes over all experts (no group-limited routing)");
   if (c.sequence_parallel) refuse("plan.sequence_parallel", "the executor's MoE layers run without sequence parallelism");
   require_divides("model.moe.experts", moe.experts, "ep", c.ep);
-  require_divides("model.moe.expert_ffn_hidden", moe.expert_ffn_hidden, "tp", c.tp);
+  require_divides("plan.tp", c.tp, "plan.expert_tp (the executor's expert TP groups lie inside a TP group)", c.etp());
+  require_divides("model.moe.expert_ffn_hidden", moe.expert_ffn_hidden, "expert_tp", c.etp());
+  require_divides("training.micro_batch * seq_len", c.tokens(), "tp / expert_tp (the experts' token slices)",
+                  c.expert_slices());
   require_divides("model.moe.shared_experts * shared_expert_ffn_hidden", moe.shared_experts * moe.shared_width(), "tp",
                   c.tp);
 }

@@ -20,6 +20,10 @@ struct TransformerConfig {
   // local_experts()) of every MoE layer; the others' tokens come to it (moe_block.hpp)
   int ep = 1;
   int ep_rank = 0;
+  // The routed experts' own TP degree (plan.expert_tp; 0: tp), which divides tp here: each
+  // expert is split expert_tp ways, and the TP group's tp / expert_tp expert-TP groups
+  // each route one slice of the (TP-replicated) tokens (moe_block.hpp, MoE parallel folding).
+  int expert_tp = 0;
   bool sequence_parallel = false;
   bool flash_attention = true;
   Recompute recompute = Recompute::none;
@@ -61,6 +65,9 @@ struct TransformerConfig {
   int layers() const { return end_layer - first_layer; }
   int local_experts() const { return model.moe ? model.moe->experts / ep : 0; }
   int first_expert() const { return ep_rank * local_experts(); }
+  int etp() const { return expert_tp > 0 ? expert_tp : tp; }
+  int expert_slices() const { return tp / etp(); }      // token slices of a TP group's experts
+  int expert_slice() const { return tp_rank / etp(); }  // the slice this rank routes
 };
 
 // Throws std::invalid_argument naming the size and the degree that does not divide it.

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <stdexcept>
+#include <string>
 #include <vector>
 
 #include "exec/runtime/backend.hpp"
@@ -33,9 +34,11 @@ std::uint64_t fnv1a(const std::string& s) {
 
 }  // namespace
 
+int shard_ways(const ParamSpec& spec, int tp) { return spec.shard_ways > 0 ? spec.shard_ways : tp; }
+
 std::int64_t shard_count(const ParamSpec& s, int tp) {
   const std::int64_t n = s.rows * s.cols;
-  return s.shard == Shard::none ? n : n / tp;
+  return s.shard == Shard::none ? n : n / shard_ways(s, tp);
 }
 
 std::vector<std::int64_t> full_shape(const ParamSpec& spec) {
@@ -64,6 +67,8 @@ std::vector<float> full_initial_value(const ParamSpec& spec, std::uint64_t seed)
 
 std::vector<float> take_shard(const std::vector<float>& full, const ParamSpec& spec, int tp, int tp_rank) {
   if (spec.shard == Shard::none) return full;
+  tp_rank %= shard_ways(spec, tp);
+  tp = shard_ways(spec, tp);
   std::vector<float> out(static_cast<std::size_t>(shard_count(spec, tp)));
   if (spec.shard == Shard::rows) {
     const std::int64_t rows = spec.rows / tp;
@@ -77,6 +82,10 @@ std::vector<float> take_shard(const std::vector<float>& full, const ParamSpec& s
 }
 
 void put_shard(const float* shard, const ParamSpec& spec, int tp, int tp_rank, std::vector<float>& full) {
+  if (spec.shard != Shard::none) {
+    tp_rank %= shard_ways(spec, tp);
+    tp = shard_ways(spec, tp);
+  }
   if (spec.shard == Shard::none) {
     if (tp_rank == 0) std::copy_n(shard, spec.rows * spec.cols, full.begin());
   } else if (spec.shard == Shard::rows) {
@@ -129,8 +138,13 @@ ParamBlock::ParamBlock(std::string name, std::vector<ParamSpec> specs, int tp, i
                        Dtype storage, int expert_pad_multiple)
     : name_(std::move(name)), tp_(tp), tp_rank_(tp_rank), storage_(storage) {
   for (const ParamSpec& s : specs) {
-    if (s.shard == Shard::rows && s.rows % tp != 0) throw std::invalid_argument(s.name + ": rows not divisible by tp");
-    if (s.shard == Shard::cols && s.cols % tp != 0) throw std::invalid_argument(s.name + ": cols not divisible by tp");
+    const int ways = shard_ways(s, tp);
+    if (tp % ways != 0)
+      throw std::invalid_argument(s.name + ": split " + std::to_string(ways) + " ways, not a divisor of tp");
+    if (s.shard == Shard::rows && s.rows % ways != 0)
+      throw std::invalid_argument(s.name + ": rows not divisible by tp");
+    if (s.shard == Shard::cols && s.cols % ways != 0)
+      throw std::invalid_argument(s.name + ": cols not divisible by tp");
   }
   const FlatLayout layout = flat_layout(specs, tp, pad_multiple, expert_pad_multiple);
   for (std::size_t i = 0; i < specs.size(); ++i) {

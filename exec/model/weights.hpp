@@ -35,6 +35,10 @@ struct ParamSpec {
   // LoRA fine-tuning (training.lora): the base model is frozen, only the adapters train;
   // the optimizer steps and the gradient norm counts trainable parameters only.
   bool trainable = true;
+  // How many ways tensor parallelism splits it (rows or cols): 0 is the plan's tp. A routed
+  // expert's matrix under an expert TP of its own (plan.expert_tp, which divides plan.tp in
+  // the executor) is split expert_tp ways, TP rank r holding shard r % expert_tp.
+  int shard_ways = 0;
 };
 
 struct ParamSlot {
@@ -104,6 +108,8 @@ class ParamBlock {
 
 // The full matrix of a parameter, row-major rows x cols, as every plan initialises it.
 std::vector<float> full_initial_value(const ParamSpec& spec, std::uint64_t seed);
+// The number of shards of `spec` and which one TP rank `tp_rank` holds (ParamSpec::shard_ways).
+int shard_ways(const ParamSpec& spec, int tp);
 // This rank's shard of a full matrix, and how many values it has.
 std::vector<float> take_shard(const std::vector<float>& full, const ParamSpec& spec, int tp, int tp_rank);
 // The inverse: writes TP rank `tp_rank`'s shard into the full matrix (a replicated

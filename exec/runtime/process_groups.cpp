@@ -8,8 +8,13 @@ namespace twinsim::exec {
 
 namespace {
 
-// A rank's position in the flattened cp x dp space that experts are split over.
-int cp_dp_index(const ParallelDims& d, const RankCoords& c) { return c.cp + d.cp * c.dp; }
+// A rank's position in its stage's flattened tp x cp x dp space, which the experts' etp x ep x
+// expert-dp layout tiles (process_groups.hpp), and back to a global rank.
+int stage_index(const ParallelDims& d, const RankCoords& c) { return c.tp + d.tp * (c.cp + d.cp * c.dp); }
+int rank_at_stage_index(const ParallelDims& d, int index, int pp) {
+  return index % d.tp + d.tp * (index / d.tp % d.cp + d.cp * (index / (d.tp * d.cp) + d.dp * pp));
+}
+int expert_dp_size(const ParallelDims& d) { return d.tp * d.cp * d.dp / (d.ep * d.expert_tp()); }
 
 // The ranks that share every coordinate with `rank` except those `vary` walks over.
 template <typename Vary>
@@ -27,6 +32,7 @@ ParallelDims ParallelDims::from_plan(const Plan& plan) {
   d.tp = plan.tp;
   d.cp = plan.cp;
   d.ep = plan.ep;
+  d.etp = plan.expert_tp;
   d.dp = plan.dp;
   d.pp = plan.pp;
   return d;
@@ -41,12 +47,14 @@ void validate(const ParallelDims& d) {
   positive("tp", d.tp);
   positive("cp", d.cp);
   positive("ep", d.ep);
+  positive("expert_tp", d.expert_tp());
   positive("dp", d.dp);
   positive("pp", d.pp);
-  if ((d.cp * d.dp) % d.ep != 0)
+  if ((d.tp * d.cp * d.dp) % (d.ep * d.expert_tp()) != 0)
     throw std::invalid_argument("plan.ep = " + std::to_string(d.ep) +
-                                ": must divide cp * dp = " + std::to_string(d.cp * d.dp) +
-                                " (experts are split over the data-parallel ranks)");
+                                ", plan.expert_tp = " + std::to_string(d.expert_tp()) +
+                                ": ep * expert_tp must divide tp * cp * dp = " + std::to_string(d.tp * d.cp * d.dp) +
+                                " (the experts' groups tile a stage's ranks)");
 }
 
 RankCoords rank_coords(const ParallelDims& d, int rank) {
@@ -62,8 +70,10 @@ RankCoords rank_coords(const ParallelDims& d, int rank) {
   r /= d.cp;
   c.dp = r % d.dp;
   c.pp = r / d.dp;
-  c.ep = cp_dp_index(d, c) % d.ep;
-  c.expert_dp = cp_dp_index(d, c) / d.ep;
+  const int index = stage_index(d, c);  // = etp_rank + etp * (ep_rank + ep * expert_dp_rank)
+  c.etp = index % d.expert_tp();
+  c.ep = index / d.expert_tp() % d.ep;
+  c.expert_dp = index / (d.expert_tp() * d.ep);
   return c;
 }
 
@@ -75,16 +85,18 @@ std::vector<int> group_ranks(const ParallelDims& d, int rank, GroupKind kind) {
   const RankCoords c = rank_coords(d, rank);
   // rank of the given position in the flattened cp x dp space, other coordinates fixed
   const auto at_cp_dp = [&](int index) { return global_rank(d, c.tp, index % d.cp, index / d.cp, c.pp); };
+  // rank of the given expert coordinates in this rank's stage
+  const auto at_expert = [&](int etp, int ep, int edp) {
+    return rank_at_stage_index(d, etp + d.expert_tp() * (ep + d.ep * edp), c.pp);
+  };
   switch (kind) {
     case GroupKind::tp: return collect(d.tp, [&](int i) { return global_rank(d, i, c.cp, c.dp, c.pp); });
     case GroupKind::cp: return collect(d.cp, [&](int i) { return global_rank(d, c.tp, i, c.dp, c.pp); });
     case GroupKind::dp: return collect(d.dp, [&](int i) { return global_rank(d, c.tp, c.cp, i, c.pp); });
     case GroupKind::dp_cp: return collect(d.cp * d.dp, at_cp_dp);
     case GroupKind::pp: return collect(d.pp, [&](int i) { return global_rank(d, c.tp, c.cp, c.dp, i); });
-    case GroupKind::ep:
-      return collect(d.ep, [&](int i) { return at_cp_dp(c.expert_dp * d.ep + i); });
-    case GroupKind::expert_dp:
-      return collect(d.cp * d.dp / d.ep, [&](int i) { return at_cp_dp(i * d.ep + c.ep); });
+    case GroupKind::ep: return collect(d.ep, [&](int i) { return at_expert(c.etp, i, c.expert_dp); });
+    case GroupKind::expert_dp: return collect(expert_dp_size(d), [&](int i) { return at_expert(c.etp, c.ep, i); });
     case GroupKind::embedding: {
       // Megatron-core: the first and last rank of each pipeline group (one when pp == 1)
       if (c.pp != 0 && c.pp != d.pp - 1) return {};

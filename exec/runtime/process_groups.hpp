@@ -3,9 +3,13 @@
 // default rank order "tp-cp-ep-dp-pp" (megatron/core/parallel_state.py, RankGenerator):
 //   rank = tp_rank + tp * (cp_rank + cp * (dp_rank + dp * pp_rank))
 // TP varies fastest and PP slowest, the order the simulator assumes
-// (sim/training/rank_layout.hpp). Expert parallelism splits the data-parallel ranks
-// (cp x dp, cp innermost): ep_rank = (cp_rank + cp * dp_rank) % ep, as Megatron-core's
-// expert rank generator "tp-ep-dp-pp" does when the expert TP equals the dense TP.
+// (sim/training/rank_layout.hpp). The experts have their own layout over a stage's
+// tp x cp x dp ranks (MoE parallel folding; Megatron-core's expert rank generator
+// "tp-ep-dp-pp" with the expert TP in place of the TP): with L = tp_rank + tp * (cp_rank +
+// cp * dp_rank), a rank's expert coordinates are
+//   L = etp_rank + etp * (ep_rank + ep * expert_dp_rank).
+// Where the expert TP equals the TP, EP thus splits the data-parallel ranks (cp x dp, cp
+// innermost): ep_rank = (cp_rank + cp * dp_rank) % ep.
 #include <memory>
 #include <vector>
 
@@ -18,11 +22,13 @@ namespace twinsim::exec {
 struct ParallelDims {
   int tp = 1;
   int cp = 1;
-  int ep = 1;  // divides cp * dp
+  int ep = 1;   // ep x etp divides tp x cp x dp
+  int etp = 0;  // the routed experts' tensor parallelism (plan.expert_tp); 0: tp, read through expert_tp()
   int dp = 1;
   int pp = 1;
 
   int world_size() const { return tp * cp * dp * pp; }
+  int expert_tp() const { return etp > 0 ? etp : tp; }
   static ParallelDims from_plan(const Plan& plan);
 };
 
@@ -32,6 +38,7 @@ struct RankCoords {
   int cp = 0;
   int dp = 0;
   int pp = 0;
+  int etp = 0;        // rank in its expert-tensor-parallel group: which shard of each expert
   int ep = 0;         // rank in its expert-parallel group
   int expert_dp = 0;  // rank in its expert-data-parallel group (same experts, other data)
 };
@@ -47,7 +54,8 @@ enum class GroupKind {
   embedding,  // first and last pipeline stage of one pipeline (tied embeddings)
 };
 
-// Checks the degrees (>= 1, ep divides cp * dp); throws std::invalid_argument naming them.
+// Checks the degrees (>= 1, ep x etp divides tp x cp x dp); throws std::invalid_argument
+// naming them.
 void validate(const ParallelDims& dims);
 
 RankCoords rank_coords(const ParallelDims& dims, int rank);

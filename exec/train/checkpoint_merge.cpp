@@ -2,6 +2,8 @@
 
 #include <cstring>
 #include <map>
+#include <stdexcept>
+#include <string>
 
 #include "exec/model/transformer.hpp"
 #include "exec/runtime/process_groups.hpp"
@@ -177,6 +179,11 @@ void store_all(TensorFile& out, const ModelSpec& model, std::map<std::string, Fu
 
 TensorFile merge_checkpoint(const TrainConfig& config, const CheckpointDir& dir, int step, const MergeOptions& options) {
   validate(config);
+  // the merge reads expert ranks off the data-parallel ranks (Merger::merge)
+  if (config.plan.etp() != config.plan.tp)
+    throw std::invalid_argument("plan.expert_tp=" + std::to_string(config.plan.expert_tp) +
+                                ": the checkpoint merge reads experts split over plan.tp=" +
+                                std::to_string(config.plan.tp) + " (resume from the ranks' files instead)");
   Merger merger(config, dir, step);
   TensorFile out;
   store_all(out, config.model, merger.merge(".params"), options.names, "", config.training.precision);

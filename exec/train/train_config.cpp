@@ -32,19 +32,19 @@ void validate(const TrainConfig& c) {
   if (c.plan.cp != 1) throw std::invalid_argument("plan.cp=" + std::to_string(c.plan.cp) + ": the executor has no context parallelism yet");
   if (c.plan.ep != 1 && !c.model.moe)
     throw std::invalid_argument("plan.ep=" + std::to_string(c.plan.ep) + ": expert parallelism needs a model with experts (model.moe)");
-  // the executor's experts are split over plan.tp and its EP groups lie inside the data-parallel
-  // group (the layout before MoE parallel folding); the simulator prices the folded ones
-  if (c.plan.etp() != c.plan.tp)
+  // MoE parallel folding (process_groups.hpp): the experts' ep x expert_tp groups tile a
+  // stage's tp x cp x dp ranks; the executor's expert TP groups lie inside the TP groups
+  if (c.plan.tp % c.plan.etp() != 0)
     throw std::invalid_argument("plan.expert_tp=" + std::to_string(c.plan.expert_tp) +
-                                ": the executor splits the experts over plan.tp=" + std::to_string(c.plan.tp));
-  if ((static_cast<std::int64_t>(c.plan.dp) * c.plan.cp) % c.plan.ep != 0)
+                                ": the executor needs an expert TP that divides plan.tp=" + std::to_string(c.plan.tp));
+  const std::int64_t stage_ranks = static_cast<std::int64_t>(c.plan.tp) * c.plan.dp * c.plan.cp;
+  if (stage_ranks % (static_cast<std::int64_t>(c.plan.ep) * c.plan.etp()) != 0)
     throw std::invalid_argument("plan.ep=" + std::to_string(c.plan.ep) +
-                                ": the executor's expert-parallel groups lie inside the data-parallel group "
-                                "(plan.ep must divide plan.dp*plan.cp)");
+                                ": ep * expert_tp must divide tp * dp * cp = " + std::to_string(stage_ranks));
   // PowerSGD factors a block's matrices whole; under EP a layer's experts are reduced apart
-  if (c.plan.ep != 1 && c.plan.gradient_compression == GradCompression::powersgd)
-    throw std::invalid_argument("plan.ep=" + std::to_string(c.plan.ep) +
-                                " with plan.gradient_compression=powersgd: the executor's PowerSGD factors whole "
+  if ((c.plan.ep != 1 || c.plan.etp() != c.plan.tp) && c.plan.gradient_compression == GradCompression::powersgd)
+    throw std::invalid_argument("plan.ep=" + std::to_string(c.plan.ep) + " (expert_tp=" + std::to_string(c.plan.etp()) +
+                                ") with plan.gradient_compression=powersgd: the executor's PowerSGD factors whole "
                                 "blocks, and expert parallelism reduces each layer's experts apart (use int8, int4 "
                                 "or topk)");
   if (c.plan.schedule == Schedule::interleaved)
@@ -93,6 +93,7 @@ TransformerConfig stage_config(const TrainConfig& c, const RankCoords& coords) {
   t.tp_rank = coords.tp;
   t.ep = c.plan.ep;
   t.ep_rank = coords.ep;
+  t.expert_tp = c.plan.expert_tp;
   t.sequence_parallel = c.plan.sequence_parallel && c.plan.tp > 1;
   t.flash_attention = c.plan.flash_attention;
   t.recompute = c.plan.recompute;

@@ -69,7 +69,7 @@ Trainer::Trainer(const TrainConfig& config, ProcessGroups& groups, const TokenSo
   stage_->initialize();
   optimizer_ = std::make_unique<ShardedOptimizer>(c_, stage_->blocks(), groups.dp(), groups.tp(),
                                                   stage_->config().sequence_parallel, profiler,
-                                                  c_.plan.ep > 1 ? &groups_.expert_dp() : nullptr);
+                                                  expert_pad_multiple(c_.plan) > 0 ? &groups_.expert_dp() : nullptr);
   stage_->set_hooks(optimizer_.get());
 }
 

@@ -45,7 +45,10 @@ std::int64_t ddp_bucket_elements(const TrainConfig& config) {
   return config.plan.overlap_grad_reduce ? dp_bucket_params(config.plan) : 0;
 }
 
-int expert_pad_multiple(const Plan& plan) { return plan.ep > 1 ? plan.dp * plan.cp / plan.ep : 0; }
+int expert_pad_multiple(const Plan& plan) {
+  // the experts need a segment of their own where their group is not the dense DP group
+  return plan.ep > 1 || plan.etp() != plan.tp ? static_cast<int>(plan.expert_dp_group_size()) : 0;
+}
 
 void ShardedOptimizer::add_shard(ParamBlock* b, Communicator& group, bool experts, std::size_t begin, std::size_t end) {
   BlockShard s;

@@ -45,6 +45,17 @@ set(EXEC_PARITY_CASES
   "bf16_dp4_ep2_moe_zero2|4|dp=4 ep=2 model=moe zero=2 precision=bf16 tolerance=1e-3"
   "dp4_ep2_moe_zero3|4|dp=4 ep=2 model=moe zero=3"
   "pp2_dp2_ep2_zero3_mla|4|pp=2 dp=2 ep=2 zero=3 model=mla tolerance=1e-4"
+  # MoE parallel folding (plan.expert_tp != plan.tp): the experts' EP x expert-TP groups laid
+  # over tp x dp apart from attention's (process_groups.hpp). Expert TP 1 under TP 2: the two
+  # TP ranks of a replica hold different experts and each routes half the tokens; with EP 1
+  # both hold every expert whole and their grads meet over the expert-DP group; with DP,
+  # ZeRO and clipping; an expert TP of 2 inside a TP of 4 (latent attention: 4 KV heads).
+  "tp2_ep2_etp1_moe|2|tp=2 ep=2 etp=1 model=moe"
+  "tp2_etp1_moe|2|tp=2 etp=1 model=moe"
+  "tp2_dp2_ep4_etp1_moe_zero3|4|tp=2 dp=2 ep=4 etp=1 zero=3 model=moe"
+  "tp2_dp2_ep2_etp1_moe_zero1_clip|4|tp=2 dp=2 ep=2 etp=1 zero=1 model=moe clip=0.05"
+  "tp2_pp2_ep2_etp1_moe_recompute|4|tp=2 pp=2 ep=2 etp=1 model=moe recompute=full"
+  "tp4_ep2_etp2_mla|4|tp=4 ep=2 etp=2 model=mla tolerance=1e-4"
   # latent attention: heads split by TP, the duplicated down-projections fed the latents'
   # summed grads; full recomputation replays it; with pipeline stages and ZeRO-3. Under TP
   # the losses are bit-identical to the single run's, but one of the 256 entries of

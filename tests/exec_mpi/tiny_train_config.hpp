@@ -1,6 +1,6 @@
 #pragma once
 // The tiny model and plan the MPI harnesses train (parity_mpi.cpp, record_mpi.cpp), from
-// key=value arguments: model=gpt|llama|moe|mla, tp, pp, dp, ep, sp, zero, precision, lora (rank), ...
+// key=value arguments: model=gpt|llama|moe|mla, tp, pp, dp, ep, etp, sp, zero, precision, lora (rank), ...
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
@@ -77,6 +77,7 @@ inline TrainConfig tiny_config(const std::map<std::string, std::string>& args) {
   p.pp = std::stoi(get("pp", "1"));
   p.dp = std::stoi(get("dp", "1"));
   p.ep = std::stoi(get("ep", "1"));
+  p.expert_tp = std::stoi(get("etp", "0"));  // 0: the experts follow tp
   p.sequence_parallel = get("sp", "0") == "1";
   p.zero = std::stoi(get("zero", "0"));
   p.flash_attention = get("flash", "1") == "1";

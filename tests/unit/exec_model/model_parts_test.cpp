@@ -69,6 +69,25 @@ TEST(ExecModelWeights, ShardsAreSlicesOfTheSameFullMatrix) {
   EXPECT_NE(full_rows, full_initial_value(other, 9));
 }
 
+// A routed expert's matrix under an expert TP of its own (ParamSpec::shard_ways): split that
+// many ways, TP rank r holding shard r % ways, and put back where it came from.
+TEST(ExecModelWeights, ExpertShardsFollowTheExpertTp) {
+  ParamSpec rows{"w.rows", 4, 3, Shard::rows};
+  rows.shard_ways = 2;  // expert TP 2 inside TP 4
+  const std::vector<float> full = full_initial_value(rows, 9);
+  EXPECT_EQ(shard_count(rows, 4), 6);
+  const std::vector<float> r3 = take_shard(full, rows, 4, 3);  // rank 3 -> shard 1: rows 2..3
+  ASSERT_EQ(r3.size(), 6u);
+  for (int i = 0; i < 6; ++i) EXPECT_EQ(r3[i], full[6 + i]);
+  std::vector<float> back(full.size(), 0.0f);
+  put_shard(r3.data(), rows, 4, 3, back);
+  for (int i = 0; i < 6; ++i) EXPECT_EQ(back[6 + i], full[6 + i]);
+  EXPECT_EQ(back[0], 0.0f);
+  rows.shard_ways = 1;  // expert TP 1 under TP 2: every rank holds it whole
+  EXPECT_EQ(take_shard(full, rows, 2, 1), full);
+  EXPECT_EQ(shard_count(rows, 2), 12);
+}
+
 TEST(ExecModelWeights, InitialValuesHaveTheRequestedSpread) {
   ParamSpec big{"w.big", 200, 100, Shard::none, Init::normal, 0.02f};
   const std::vector<float> v = full_initial_value(big, 1);

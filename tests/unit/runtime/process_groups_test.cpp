@@ -66,14 +66,14 @@ Groups megatron_embedding(const ParallelDims& d) {
   return g;
 }
 
-// Megatron-core's expert RankGenerator, order "tp-ep-dp-pp" with expert TP = TP:
-// rank = tp + TP * (ep + EP * (edp + EDP * pp))
+// Megatron-core's expert RankGenerator (parallel_state.py: tp=expert_tp, ep, dp=expert-dp, pp,
+// order "tp-ep-dp-pp"): rank = etp + ETP * (ep + EP * (edp + EDP * pp)), EDP = TP CP DP / (ETP EP)
 Groups megatron_ep(const ParallelDims& d, bool expert_dp) {
   Groups g;
-  const int edp_size = d.cp * d.dp / d.ep;
+  const int etp_size = d.expert_tp(), edp_size = d.tp * d.cp * d.dp / (d.ep * etp_size);
   for (int pp = 0; pp < d.pp; ++pp)
-    for (int tp = 0; tp < d.tp; ++tp) {
-      const auto rank = [&](int ep, int edp) { return tp + d.tp * (ep + d.ep * (edp + edp_size * pp)); };
+    for (int etp = 0; etp < etp_size; ++etp) {
+      const auto rank = [&](int ep, int edp) { return etp + etp_size * (ep + d.ep * (edp + edp_size * pp)); };
       if (expert_dp) {
         for (int ep = 0; ep < d.ep; ++ep) {
           std::vector<int> r;
@@ -140,6 +140,43 @@ TEST(ProcessGroups, MatchMegatronLoopsForManyPlans) {
                                     << " pp " << d.pp);
     expect_all_groups(d);
   }
+}
+
+// MoE parallel folding: the experts' ep x expert_tp groups tile a stage's tp x cp x dp ranks
+// apart from attention's (Megatron-core's expert RankGenerator with expert_tp != tp).
+TEST(ProcessGroups, FoldedExpertGroupsMatchMegatronLoops) {
+  const std::vector<ParallelDims> plans = {
+      {.tp = 2, .cp = 1, .ep = 2, .etp = 1, .dp = 1, .pp = 1}, {.tp = 2, .cp = 1, .ep = 4, .etp = 1, .dp = 2, .pp = 2},
+      {.tp = 4, .cp = 1, .ep = 2, .etp = 2, .dp = 1, .pp = 1}, {.tp = 2, .cp = 2, .ep = 8, .etp = 1, .dp = 2, .pp = 1},
+      {.tp = 2, .cp = 1, .ep = 1, .etp = 1, .dp = 2, .pp = 2}, {.tp = 1, .cp = 1, .ep = 2, .etp = 2, .dp = 4, .pp = 1},
+  };
+  for (const ParallelDims& d : plans) {
+    SCOPED_TRACE(testing::Message() << "tp " << d.tp << " cp " << d.cp << " ep " << d.ep << " etp " << d.etp << " dp "
+                                    << d.dp << " pp " << d.pp);
+    expect_all_groups(d);
+  }
+}
+
+// By hand: tp 2, dp 2, ep 2, expert_tp 1 on 4 ranks (rank = tp_rank + 2 dp_rank). The
+// experts' ranks run 0..3 with ep fastest: EP groups {0, 1} and {2, 3} (the two TP ranks of a
+// replica hold different experts), expert-DP groups {0, 2} and {1, 3}; attention's DP groups
+// are {0, 2} and {1, 3} too, its TP groups {0, 1} and {2, 3}. With expert_tp 2 instead the
+// experts follow attention: EP runs over the DP ranks, {0, 2} and {1, 3}.
+TEST(ProcessGroups, FoldedExpertGroupsByHand) {
+  const ParallelDims folded{.tp = 2, .cp = 1, .ep = 2, .etp = 1, .dp = 2, .pp = 1};
+  EXPECT_EQ(group_ranks(folded, 1, GroupKind::ep), (std::vector<int>{0, 1}));
+  EXPECT_EQ(group_ranks(folded, 2, GroupKind::ep), (std::vector<int>{2, 3}));
+  EXPECT_EQ(group_ranks(folded, 3, GroupKind::expert_dp), (std::vector<int>{1, 3}));
+  EXPECT_EQ(rank_coords(folded, 3).ep, 1);
+  EXPECT_EQ(rank_coords(folded, 3).expert_dp, 1);
+  EXPECT_EQ(rank_coords(folded, 3).etp, 0);
+  const ParallelDims unfolded{.tp = 2, .cp = 1, .ep = 2, .etp = 2, .dp = 2, .pp = 1};
+  EXPECT_EQ(group_ranks(unfolded, 1, GroupKind::ep), (std::vector<int>{1, 3}));
+  EXPECT_EQ(group_ranks(unfolded, 2, GroupKind::expert_dp), (std::vector<int>{2}));
+  EXPECT_EQ(rank_coords(unfolded, 3).etp, 1);
+  // the default (etp 0) is the dense TP
+  const ParallelDims same{.tp = 2, .cp = 1, .ep = 2, .dp = 2, .pp = 1};
+  EXPECT_EQ(group_ranks(same, 1, GroupKind::ep), (std::vector<int>{1, 3}));
 }
 
 TEST(ProcessGroups, CoordinatesAreTheRankInEachGroup) {

@@ -291,6 +291,62 @@ plan: {tp: 1, pp: 1, dp: 1}
   EXPECT_LT(m.best_gap, 0.06);
 }
 
+// The search's top plans for a fine-grained MoE (Qwen3-30B-A3B's shape, as the Megatron-Bridge
+// judges run it: 128 experts of 768, top 8, so the dispatcher's token moves and the grouped
+// GEMMs' per-expert floor weigh in), confirmed one by one with the engine as `twinsim search`
+// confirms them. The space varies EP, the experts' own TP and their folding over TP x DP.
+// Measured 2026-12-06, 16-32 H100s: 50,441 plans fit (26,498 folded); the best 25 (all EP 8, TP 1,
+// PP 1-2, interleaved 2-8 chunks: the recipes' layout) median |est/engine - 1| 0.37%, worst 0.64%;
+// the best 25 folded (TP > 1, experts' TP apart) median 0.20%, worst 0.27%; both best plans the
+// engine's best among their 25.
+TEST(Analytic, FineGrainedMoeTopPlansAgreeWithTheEngine) {
+  const Scenario base = test::device_alone(R"(
+model: {hf_config: qwen3-235b-a22b, layers: 48, hidden: 2048, heads: 32, kv_heads: 4, head_dim: 128,
+        ffn_hidden: 6144, moe: {expert_ffn_hidden: 768}}
+cluster: dgx-h100
+training: {seq_len: 4096, global_batch: 256, micro_batch: 1, precision: bf16}
+plan: {tp: 1, pp: 1, dp: 16}
+)");
+  SearchSpaceOptions o;
+  o.min_gpus = 16, o.max_gpus = 32, o.max_micro_batch = 1, o.max_cp = 1;
+  const SearchSpace space = make_search_space(base, o);
+  AnalyticModel model(base, space);
+  std::vector<std::pair<double, Candidate>> fitting, fitting_folded;
+  int folded = 0, expert_parallel = 0;
+  for_each_candidate(space, [&](const Candidate& c) {
+    const bool is_folded = c.tp > 1 && c.expert_tp > 0 && c.expert_tp != c.tp;
+    folded += is_folded;
+    expert_parallel += c.ep > 1;
+    const AnalyticEstimate e = model.estimate(c);
+    if (!e.fits) return;
+    fitting.emplace_back(e.step_s, c);
+    if (is_folded) fitting_folded.emplace_back(e.step_s, c);
+  });
+  EXPECT_GT(folded, 0);  // the space holds folded layouts (experts' TP apart from attention's)
+  EXPECT_GT(expert_parallel, 0);
+  // the best 25 plans, and the best 25 folded ones, each estimated and simulated
+  const auto confirm = [&](std::vector<std::pair<double, Candidate>>& plans, const char* what) {
+    ASSERT_GE(plans.size(), 25u) << what;
+    std::sort(plans.begin(), plans.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+    std::vector<double> sim, err;
+    int with_ep = 0;
+    for (std::size_t i = 0; i < 25; ++i) {
+      with_ep += plans[i].second.ep > 1;
+      sim.push_back(predict_training(candidate_scenario(base, plans[i].second)).step_s);
+      err.push_back(std::abs(plans[i].first / sim.back() - 1));
+    }
+    std::sort(err.begin(), err.end());
+    const double best_gap = sim[0] / *std::min_element(sim.begin(), sim.end()) - 1;
+    std::printf("qwen3-30b-a3b, best 25 %s plans of %zu (%d with EP): median %.4f, worst %.4f, best gap %.4f\n", what,
+                plans.size(), with_ep, err[err.size() / 2], err.back(), best_gap);
+    EXPECT_LT(err[err.size() / 2], 0.03) << what;
+    EXPECT_LT(err.back(), 0.15) << what;
+    EXPECT_LT(best_gap, 0.05) << what;
+  };
+  confirm(fitting, "fitting");
+  confirm(fitting_folded, "folded");
+}
+
 // ZeRO-Infinity's NVMe tier (plan.offload_device: nvme) over the plans the search keeps it
 // on (ZeRO-3 with the optimizer offloaded; the others move to CPU memory or none): the swap
 // and the parameter reads are one formula for both (sim/cost/offload_io), so the two

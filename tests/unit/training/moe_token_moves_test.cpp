@@ -111,5 +111,38 @@ TEST(MoeActivationClamp, RecomputedWithTheActivation) {
   EXPECT_TRUE(clamp->saved.empty());
 }
 
+// gpt-oss's experts carry biases: Megatron-core adds the second one outside the grouped GEMM,
+// weighted by the router probability, in eager passes (experts.py TEGroupedMLP._apply_bias).
+// EP 8: 16,384 rows a rank of 2,880 bf16 values.
+constexpr std::int64_t kExpertRows = 16384LL * 2880 * 2;  // 94,371,840 B
+
+TEST(MoeExpertBias, WeightedBiasAddMovesTheRowsSixTimesForwardEightBackward) {
+  const Scenario s = gpt_oss("recompute: selective, recompute_modules: [moe_act]");
+  ASSERT_TRUE(s.model.bias);
+  const std::vector<LayerOp> ops = ops_of(s);
+  const LayerOp* bias = find(ops, op_names::kMoeExpertsBias);
+  ASSERT_NE(bias, nullptr);
+  // b * p written; t and it read, the sum written; the experts' chunks concatenated
+  EXPECT_EQ(bias->fwd_bytes, 6 * kExpertRows);  // 566,231,040
+  // the split's grads assembled (2); grad b and grad p: a product written, then reduced (3 each)
+  EXPECT_EQ(bias->bwd_bytes, 8 * kExpertRows);  // 754,974,720
+  // after the down GEMM, outside the checkpointed activation
+  EXPECT_FALSE(bias->recomputed);
+  EXPECT_TRUE(bias->saved.empty());
+  // it follows the down GEMM and comes before the rows are unsorted
+  const auto at = [&](std::string_view name) { return find(ops, name) - ops.data(); };
+  EXPECT_EQ(at(op_names::kMoeExpertsBias), at(op_names::kMoeExpertsDown) + 1);
+  EXPECT_EQ(at(op_names::kMoeUnsortChunks), at(op_names::kMoeExpertsBias) + 1);
+  const OpTime& priced_bias = priced(cost_layer(s, 1), op_names::kMoeExpertsBias);
+  EXPECT_DOUBLE_EQ(priced_bias.dgrad_bytes, 8.0 * kExpertRows);  // its own backward, not twice the forward's
+  EXPECT_GT(priced_bias.fwd_s, 0.0);
+}
+
+TEST(MoeExpertBias, NoPassWithoutExpertBiases) {
+  const Scenario s = qwen3_30b(8);
+  ASSERT_FALSE(s.model.bias);
+  EXPECT_EQ(find(ops_of(s), op_names::kMoeExpertsBias), nullptr);
+}
+
 }  // namespace
 }  // namespace twinsim
