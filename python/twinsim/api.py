@@ -267,6 +267,11 @@ def simulate(scenario, overrides=None, trace: str | os.PathLike | None = None, f
 
 
 def memory(scenario, overrides=None) -> MemoryReport:
+    """``twinsim memory --json``: memory per GPU, by category and pipeline stage.
+
+        >>> twinsim.memory("scenarios/training/llama3-70b-h100.yaml").fits
+        True
+    """
     s = _as_scenario(scenario)
     return MemoryReport(json.loads(_core.memory_json(s.text(), _overrides(overrides))))
 
@@ -305,7 +310,11 @@ def serve(scenario, requests: int = 300, rate: float = 1.0, seed: int = 0, prefi
     ``prefix_tokens`` > 0 turns on prefix caching with ``prefix_hit_rate``; ``router``
     ("round_robin" or "least_loaded") serves all ``plan.dp`` replicas behind it;
     ``swap_space_gib`` per GPU swaps preempted sequences' K,V to the host. Returns the
-    summary: ``ttft``, ``tpot``, ``e2e`` ({mean_s, p50_s, p90_s, p99_s}), throughput, KV occupancy."""
+    summary: ``ttft``, ``tpot``, ``e2e`` ({mean_s, p50_s, p90_s, p99_s}), throughput, KV occupancy.
+
+        >>> r = twinsim.serve("scenarios/inference/llama2-7b-a100.yaml", requests=100, rate=4)
+        >>> r.to_frame()[["p50_s", "p99_s"]]
+    """
     s = _as_scenario(scenario)
     return ServeResult(json.loads(_core.serve_json(s.text(), _overrides(overrides), int(requests), float(rate),
                                                    int(seed), int(prefix_tokens), float(prefix_hit_rate), str(router),
@@ -320,7 +329,10 @@ def recompute_mix(scenario, budget_bytes: int = 0, overrides=None) -> dict:
 
 def capacity(model: str, tokens: float, days: float, gpu: str, price_per_gpu_hour: float = 0.0,
              seq_len: int = 4096, global_batch: int = 1024, max_gpus: int = 16384) -> CapacityPlan:
-    """GPUs needed to train ``model`` on ``tokens`` within ``days`` (6NT FLOPs, Kaplan et al. 2020)."""
+    """GPUs needed to train ``model`` on ``tokens`` within ``days`` (6NT FLOPs, Kaplan et al. 2020).
+
+        >>> twinsim.capacity("llama3-70b", tokens=2e12, days=30, gpu="h100-sxm").gpus
+    """
     return CapacityPlan(json.loads(_core.capacity_json(model, gpu, float(tokens), float(days),
                                                        float(price_per_gpu_hour), int(seq_len), int(global_batch),
                                                        int(max_gpus))))
