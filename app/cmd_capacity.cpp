@@ -7,7 +7,6 @@
 #include <iostream>
 
 #include "app/commands.hpp"
-#include "hardware/failure_rates.hpp"
 #include "scenario/load.hpp"
 #include "app/cli_checks.hpp"
 #include "scenario/errors.hpp"
@@ -42,16 +41,13 @@ struct CapacityArgs {
 
 // The request's failures as a GoodputSpec, or none with --failures none.
 std::optional<GoodputSpec> goodput_from_args(const CapacityArgs& a) {
-  if (a.failures == "none") return std::nullopt;
-  const std::optional<FailureRates> rates = published_failure_rates(a.failures);
-  if (!rates) throw ScenarioError("--failures", a.failures, "is not a published failure-rate set (llama3-h100) or none");
-  GoodputSpec g;
-  g.failures = *rates;
-  g.storage_write_Bps = g.storage_read_Bps = a.storage_GBps * 1e9;
-  g.restart_s = a.restart_minutes * 60;
-  g.checkpoint_interval_s = a.interval_minutes * 60;
-  g.async_checkpoint = !a.sync_checkpoint;
-  return g;
+  std::optional<GoodputSpec> goodput = capacity_goodput(a.failures, "--failures");
+  if (!goodput) return std::nullopt;
+  goodput->storage_write_Bps = goodput->storage_read_Bps = a.storage_GBps * 1e9;
+  goodput->restart_s = a.restart_minutes * 60;
+  goodput->checkpoint_interval_s = a.interval_minutes * 60;
+  goodput->async_checkpoint = !a.sync_checkpoint;
+  return goodput;
 }
 
 void run_capacity(const CapacityArgs& a) {

@@ -21,6 +21,7 @@
 #include "sim/search/plan_search.hpp"
 #include "sim/search/recompute_budget.hpp"
 #include "sim/search/search_json.hpp"
+#include "sim/search/serving_capacity.hpp"
 
 namespace py = pybind11;
 
@@ -142,14 +143,39 @@ std::string recompute_json(const std::string& text, const std::vector<std::strin
   return to_json(plan_recompute(load(text, overrides), budget_bytes)).dump();
 }
 
+// `twinsim capacity --json` (training), failures included as the command's --failures
 std::string capacity_json(const std::string& model, const std::string& gpu, double tokens, double days,
-                          double price, std::int64_t seq_len, std::int64_t global_batch, std::int64_t max_gpus) {
+                          double price, std::int64_t seq_len, std::int64_t global_batch, std::int64_t max_gpus,
+                          const std::string& failures) {
   CapacityRequest r;
   r.model = model, r.gpu = gpu, r.tokens = tokens, r.days = days, r.price_per_gpu_hour = price;
   r.seq_len = seq_len, r.global_batch = global_batch, r.max_gpus = max_gpus;
+  r.goodput = capacity_goodput(failures, "failures");
   r.model_spec = catalog_model(model), r.node = catalog_cluster_for_gpu(gpu);
   py::gil_scoped_release release;
   return to_json(r, plan_capacity(r)).dump();
+}
+
+// What Python's capacity(serve=True) asks: `twinsim capacity --serve`'s options, by name.
+struct ServingCapacityArgs {
+  double rate = 0, ttft_p99 = 0, tpot_p99 = 0;
+  std::int64_t prompt_len = 1024, output_len = 256;
+  bool disaggregate = false;
+  std::int64_t prefix_tokens = 0;
+  double prefix_hit_rate = 1.0;
+  std::string speculative;  // inference.speculative as YAML; empty: none
+};
+
+// `twinsim capacity --serve --json`: the smallest deployment meeting the p99 targets at the rate
+std::string serving_capacity_json(const std::string& model, const std::string& gpu, const ServingCapacityArgs& a) {
+  ServingCapacityRequest r;
+  r.model = model, r.gpu = gpu, r.rate_per_s = a.rate, r.ttft_p99_s = a.ttft_p99, r.tpot_p99_s = a.tpot_p99;
+  r.prompt_len = a.prompt_len, r.output_len = a.output_len;
+  r.disaggregate = a.disaggregate, r.prefix_tokens = a.prefix_tokens, r.prefix_hit_rate = a.prefix_hit_rate;
+  if (!a.speculative.empty()) r.speculative = speculative_from_text(a.speculative, "speculative");
+  r.model_spec = catalog_model(model), r.node = catalog_cluster_for_gpu(gpu);
+  py::gil_scoped_release release;
+  return to_json(r, plan_serving_capacity(r)).dump();
 }
 
 // `twinsim serve --json` on Poisson arrivals, with prefix caching when prefix_tokens > 0
@@ -221,7 +247,18 @@ PYBIND11_MODULE(_core, m) {
         py::arg("max_gpus"), py::arg("objective"), py::arg("top"), py::arg("simulate"), py::arg("max_micro_batch"));
   m.def("recompute_json", &recompute_json, py::arg("text"), py::arg("overrides"), py::arg("budget_bytes"));
   m.def("capacity_json", &capacity_json, py::arg("model"), py::arg("gpu"), py::arg("tokens"), py::arg("days"),
-        py::arg("price"), py::arg("seq_len"), py::arg("global_batch"), py::arg("max_gpus"));
+        py::arg("price"), py::arg("seq_len"), py::arg("global_batch"), py::arg("max_gpus"),
+        py::arg("failures") = "llama3-h100");
+  m.def("serving_capacity_json",
+        [](const std::string& model, const std::string& gpu, double rate, double ttft_p99, double tpot_p99,
+           std::int64_t prompt_len, std::int64_t output_len, bool disaggregate, std::int64_t prefix_tokens,
+           double prefix_hit_rate, const std::string& speculative) {
+          return serving_capacity_json(model, gpu, {rate, ttft_p99, tpot_p99, prompt_len, output_len, disaggregate,
+                                                    prefix_tokens, prefix_hit_rate, speculative});
+        },
+        py::arg("model"), py::arg("gpu"), py::arg("rate"), py::arg("ttft_p99"), py::arg("tpot_p99"),
+        py::arg("prompt_len"), py::arg("output_len"), py::arg("disaggregate"), py::arg("prefix_tokens"),
+        py::arg("prefix_hit_rate"), py::arg("speculative"));
   m.def("serve_json", &serve_json, py::arg("text"), py::arg("overrides"), py::arg("requests"), py::arg("rate"),
         py::arg("seed"), py::arg("prefix_tokens"), py::arg("prefix_hit_rate"), py::arg("router") = "", py::arg("swap_space_gib") = 0.0);
   m.def("compare_json", &compare_json, py::arg("simulated"), py::arg("measured"));

@@ -19,6 +19,7 @@ from twinsim.api import (
     Scenario,
     SearchResult,
     ServeResult,
+    ServingCapacity,
     capacity,
     catalog,
     compare,
@@ -35,7 +36,7 @@ from twinsim.api import (
 
 __all__ = [
     "ScenarioError", "Scenario", "Report", "MemoryReport", "SearchResult", "CapacityPlan", "Comparison",
-    "ServeResult", "load_scenario", "data_path", "default_scenario", "simulate", "memory", "search", "serve", "capacity",
+    "ServeResult", "ServingCapacity", "load_scenario", "data_path", "default_scenario", "simulate", "memory", "search", "serve", "capacity",
     "recompute_mix", "compare", "catalog", "describe_model",
 ]
 __version__ = "0.1.0"

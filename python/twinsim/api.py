@@ -327,15 +327,79 @@ def recompute_mix(scenario, budget_bytes: int = 0, overrides=None) -> dict:
     return json.loads(_core.recompute_json(s.text(), _overrides(overrides), int(budget_bytes)))
 
 
-def capacity(model: str, tokens: float, days: float, gpu: str, price_per_gpu_hour: float = 0.0,
-             seq_len: int = 4096, global_batch: int = 1024, max_gpus: int = 16384) -> CapacityPlan:
-    """GPUs needed to train ``model`` on ``tokens`` within ``days`` (6NT FLOPs, Kaplan et al. 2020).
+@dataclass
+class ServingCapacity:
+    """``twinsim capacity --serve --json``: the smallest deployment (TP x replicas, or two
+    pools when disaggregated) whose simulated p99 latencies meet the targets at the rate."""
+
+    data: dict
+
+    def to_dict(self) -> dict:
+        return copy.deepcopy(self.data)
+
+    @property
+    def feasible(self) -> bool:
+        return self.data["feasible"]
+
+    @property
+    def deployment(self) -> dict:
+        return dict(self.data.get("deployment", {}))
+
+    @property
+    def gpus(self) -> int | None:
+        return self.data.get("deployment", {}).get("gpus")
+
+    def to_frame(self):
+        """One row per deployment tried, smallest first: tp, replicas, gpus, p99 TTFT and TPOT."""
+        return _frame(self.data["tried"])
+
+
+_SERVING_ONLY = ("rate", "ttft_p99", "tpot_p99", "prompt_len", "output_len", "disaggregate", "prefix_tokens",
+                 "prefix_hit_rate", "speculative")
+
+
+def capacity(model: str, tokens: float | None = None, days: float | None = None, gpu: str | None = None,
+             price_per_gpu_hour: float = 0.0, seq_len: int = 4096, global_batch: int = 1024,
+             max_gpus: int = 16384, failures: str = "llama3-h100", serve: bool = False, **serving):
+    """``twinsim capacity``. Training: GPUs needed to train ``model`` on ``tokens`` within
+    ``days`` (6NT FLOPs, Kaplan et al. 2020), ``failures`` (a published rate set, or "none")
+    included as the command's ``--failures``; a :class:`CapacityPlan`.
 
         >>> twinsim.capacity("llama3-70b", tokens=2e12, days=30, gpu="h100-sxm").gpus
+
+    ``serve=True`` (``capacity --serve``): the smallest deployment meeting ``ttft_p99`` (and
+    ``tpot_p99``, seconds; 0: none) at ``rate`` requests per second, with ``prompt_len``,
+    ``output_len``, ``disaggregate``, ``prefix_tokens``, ``prefix_hit_rate`` and
+    ``speculative`` (an ``inference.speculative`` mapping) as the command's options; a
+    :class:`ServingCapacity`.
+
+        >>> twinsim.capacity("llama3-8b", gpu="h100-sxm", serve=True, rate=2, ttft_p99=1).deployment
     """
+    if gpu is None:
+        raise TypeError("capacity() needs gpu (a catalog GPU, e.g. 'h100-sxm')")
+    unknown = set(serving) - set(_SERVING_ONLY)
+    if unknown:
+        raise TypeError(f"capacity() got unexpected keyword arguments {sorted(unknown)}")
+    if serve:
+        if tokens is not None or days is not None:
+            raise _core.ScenarioError("tokens/days size training; serve=True sizes a deployment by rate and ttft_p99")
+        return _serving_capacity(model, gpu, **serving)
+    if serving:
+        raise _core.ScenarioError(f"{sorted(serving)} size a serving deployment: give serve=True")
+    if not tokens or not days:
+        raise _core.ScenarioError("tokens/days are required for training capacity (or give serve=True)")
     return CapacityPlan(json.loads(_core.capacity_json(model, gpu, float(tokens), float(days),
                                                        float(price_per_gpu_hour), int(seq_len), int(global_batch),
-                                                       int(max_gpus))))
+                                                       int(max_gpus), str(failures))))
+
+
+def _serving_capacity(model: str, gpu: str, rate: float = 0.0, ttft_p99: float = 0.0, tpot_p99: float = 0.0,
+                      prompt_len: int = 1024, output_len: int = 256, disaggregate: bool = False,
+                      prefix_tokens: int = 0, prefix_hit_rate: float = 1.0, speculative: dict | None = None):
+    speculative_text = json.dumps(speculative) if speculative else ""  # JSON is YAML
+    return ServingCapacity(json.loads(_core.serving_capacity_json(
+        model, gpu, float(rate), float(ttft_p99), float(tpot_p99), int(prompt_len), int(output_len),
+        bool(disaggregate), int(prefix_tokens), float(prefix_hit_rate), speculative_text)))
 
 
 def _report_json(x) -> str:

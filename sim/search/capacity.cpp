@@ -4,6 +4,7 @@
 #include <limits>
 #include <optional>
 
+#include "hardware/failure_rates.hpp"
 #include "models/param_count.hpp"
 #include "scenario/build.hpp"
 #include "scenario/errors.hpp"
@@ -118,6 +119,16 @@ CapacityPlan plan_capacity(const CapacityRequest& r) {
     out.days_at_slow_end = wall_s(r, slow->scenario, out.steps, slow->interval.high) / 86400.0;
   }
   return out;
+}
+
+std::optional<GoodputSpec> capacity_goodput(const std::string& failures, const std::string& field) {
+  if (failures == "none") return std::nullopt;
+  const std::optional<FailureRates> rates = published_failure_rates(failures);
+  if (!rates) throw ScenarioError(field, failures, "is not a published failure-rate set (llama3-h100) or none");
+  GoodputSpec goodput;
+  goodput.failures = *rates;
+  goodput.restart_s = kDefaultRestartMinutes * 60;
+  return goodput;
 }
 
 }  // namespace twinsim

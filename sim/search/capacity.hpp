@@ -72,4 +72,10 @@ Scenario capacity_scenario(const CapacityRequest& r);
 
 CapacityPlan plan_capacity(const CapacityRequest& r);
 
+// The failures a capacity answer includes unless told otherwise (`capacity --failures`, Python's
+// `failures=`): a published rate set by name (hardware/failure_rates.hpp) with restarts of
+// kDefaultRestartMinutes and asynchronous checkpoints at Young/Daly's interval; "none": a
+// failure-free run. An unknown name is refused naming `field`.
+std::optional<GoodputSpec> capacity_goodput(const std::string& failures, const std::string& field);
+
 }  // namespace twinsim
