@@ -144,8 +144,8 @@ std::string recompute_json(const std::string& text, const std::vector<std::strin
 }
 
 // `twinsim capacity --json` (training), failures included as the command's --failures
-std::string capacity_json(const std::string& model, const std::string& gpu, double tokens, double days,
-                          double price, std::int64_t seq_len, std::int64_t global_batch, std::int64_t max_gpus,
+std::string capacity_json(const std::string& model, const std::string& gpu, double tokens, double days, double price,
+                          std::int64_t seq_len, std::int64_t global_batch, std::int64_t max_gpus,
                           const std::string& failures) {
   CapacityRequest r;
   r.model = model, r.gpu = gpu, r.tokens = tokens, r.days = days, r.price_per_gpu_hour = price;
@@ -249,16 +249,18 @@ PYBIND11_MODULE(_core, m) {
   m.def("capacity_json", &capacity_json, py::arg("model"), py::arg("gpu"), py::arg("tokens"), py::arg("days"),
         py::arg("price"), py::arg("seq_len"), py::arg("global_batch"), py::arg("max_gpus"),
         py::arg("failures") = "llama3-h100");
-  m.def("serving_capacity_json",
-        [](const std::string& model, const std::string& gpu, double rate, double ttft_p99, double tpot_p99,
-           std::int64_t prompt_len, std::int64_t output_len, bool disaggregate, std::int64_t prefix_tokens,
-           double prefix_hit_rate, const std::string& speculative) {
-          return serving_capacity_json(model, gpu, {rate, ttft_p99, tpot_p99, prompt_len, output_len, disaggregate,
-                                                    prefix_tokens, prefix_hit_rate, speculative});
-        },
-        py::arg("model"), py::arg("gpu"), py::arg("rate"), py::arg("ttft_p99"), py::arg("tpot_p99"),
-        py::arg("prompt_len"), py::arg("output_len"), py::arg("disaggregate"), py::arg("prefix_tokens"),
-        py::arg("prefix_hit_rate"), py::arg("speculative"));
+  m.def(
+      "serving_capacity_json",
+      [](const std::string& model, const std::string& gpu, double rate, double ttft_p99, double tpot_p99,
+         std::int64_t prompt_len, std::int64_t output_len, bool disaggregate, std::int64_t prefix_tokens,
+         double prefix_hit_rate, const std::string& speculative) {
+        return serving_capacity_json(model, gpu,
+                                     {rate, ttft_p99, tpot_p99, prompt_len, output_len, disaggregate, prefix_tokens,
+                                      prefix_hit_rate, speculative});
+      },
+      py::arg("model"), py::arg("gpu"), py::arg("rate"), py::arg("ttft_p99"), py::arg("tpot_p99"),
+      py::arg("prompt_len"), py::arg("output_len"), py::arg("disaggregate"), py::arg("prefix_tokens"),
+      py::arg("prefix_hit_rate"), py::arg("speculative"));
   m.def("serve_json", &serve_json, py::arg("text"), py::arg("overrides"), py::arg("requests"), py::arg("rate"),
         py::arg("seed"), py::arg("prefix_tokens"), py::arg("prefix_hit_rate"), py::arg("router") = "", py::arg("swap_space_gib") = 0.0);
   m.def("compare_json", &compare_json, py::arg("simulated"), py::arg("measured"));
