@@ -12,6 +12,7 @@
 #include "compare/comparison.hpp"
 #include "models/memory_category.hpp"
 #include "scenario/errors.hpp"
+#include "scenario/hardware_file.hpp"
 #include "scenario/load.hpp"
 #include "scenario/yaml_guard.hpp"
 #include "sim/inference/serve_run.hpp"
@@ -272,5 +273,9 @@ PYBIND11_MODULE(_core, m) {
   }, py::arg("model"));
   m.def("catalog_model_names", &catalog_model_names);
   m.def("catalog_gpu_names", &catalog_gpu_names);
+  // `cluster: host` as the command line reads it (app/host_calibration.hpp): the package names
+  // the calibrated host file before each call (api.py, _use_host_calibration)
+  m.def("set_host_cluster_file", &set_host_cluster_file, py::arg("file"));
+  m.attr("source_tree") = TWINSIM_SOURCE_TREE;  // the repository the module was built from
   m.def("catalog_node_names", &catalog_node_names);
 }

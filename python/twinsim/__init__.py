@@ -26,6 +26,7 @@ from twinsim.api import (
     data_path,
     default_scenario,
     describe_model,
+    host_calibration_file,
     load_scenario,
     memory,
     recompute_mix,
@@ -37,6 +38,6 @@ from twinsim.api import (
 __all__ = [
     "ScenarioError", "Scenario", "Report", "MemoryReport", "SearchResult", "CapacityPlan", "Comparison",
     "ServeResult", "ServingCapacity", "load_scenario", "data_path", "default_scenario", "simulate", "memory", "search", "serve", "capacity",
-    "recompute_mix", "compare", "catalog", "describe_model",
+    "recompute_mix", "compare", "catalog", "describe_model", "host_calibration_file",
 ]
 __version__ = "0.1.0"

@@ -60,6 +60,7 @@ class Scenario:
     def resolved(self) -> dict:
         """The validated plan (every `plan` knob, by its key, defaults and dp filled in) and
         cluster (nodes filled in). Raises ScenarioError."""
+        _use_host_calibration()
         return json.loads(_core.resolved_json(self.text(), []))
 
     def __repr__(self) -> str:
@@ -110,7 +111,28 @@ def default_scenario() -> Scenario:
     return Scenario(json.loads(_core.text_json(_core.default_scenario_text())))
 
 
+def host_calibration_file() -> pathlib.Path | None:
+    """The hardware file ``cluster: host`` stands for, found as the command line finds it:
+    ``$TWINSIM_HOST_FILE`` (empty: none, the catalog's placeholder), else
+    ``hardware/calibrated/host.yaml`` (``twinsim calibrate``'s output) from the working
+    directory or the repository the package was built from; None when there is none."""
+    named = os.environ.get("TWINSIM_HOST_FILE")
+    if named is not None:
+        return pathlib.Path(named) if named and os.path.isfile(named) else None
+    relative = pathlib.Path("hardware", "calibrated", "host.yaml")
+    for candidate in (relative, pathlib.Path(_core.source_tree) / relative):
+        if candidate.is_file():
+            return candidate.resolve()
+    return None
+
+
+def _use_host_calibration() -> None:
+    file = host_calibration_file()
+    _core.set_host_cluster_file(str(file) if file else "")
+
+
 def _as_scenario(s) -> Scenario:
+    _use_host_calibration()  # before anything resolves `cluster: host`
     return s if isinstance(s, Scenario) else load_scenario(s)
 
 
