@@ -76,7 +76,16 @@ std::string describe_command(const std::vector<std::string>& argv) {
   return out;
 }
 
-std::filesystem::path self_executable() { return std::filesystem::read_symlink("/proc/self/exe"); }
+std::filesystem::path self_executable() {
+  const std::string path = std::filesystem::read_symlink("/proc/self/exe").string();
+  // Linux names a binary replaced on disk since it started "PATH (deleted)": a child started from
+  // that name fails later with a puzzling mpirun message (a rebuild during `calibrate`, 2026-12-06)
+  const std::string deleted = " (deleted)";
+  if (path.ends_with(deleted))
+    throw std::runtime_error(path.substr(0, path.size() - deleted.size()) +
+                             " was replaced (rebuilt?) while this command ran: run the command again");
+  return path;
+}
 
 std::filesystem::path installed_resource(const std::string& name) {
   const std::filesystem::path path = self_executable().parent_path().parent_path() / "share" / "twinsim" / name;

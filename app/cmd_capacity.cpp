@@ -6,10 +6,10 @@
 // requests per second (sim/inference/serving.hpp).
 #include <iostream>
 
-#include "app/commands.hpp"
-#include "scenario/load.hpp"
 #include "app/cli_checks.hpp"
+#include "app/commands.hpp"
 #include "scenario/errors.hpp"
+#include "scenario/load.hpp"
 #include "sim/search/capacity.hpp"
 #include "sim/search/search_json.hpp"
 #include "sim/search/search_text.hpp"

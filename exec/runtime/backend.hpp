@@ -3,7 +3,7 @@
 // the model, the training loop and the runtime are written once and run on the host
 // (exec/cpu/cpu_backend.hpp), on the strict-device CPU backend that behaves like a GPU
 // where it matters (exec/cpu/strict_backend.hpp), or on a GPU (CUDA and NCCL).
-// DESIGN.md: "CPU and CUDA are two backends of one model, never two models".
+// docs/DESIGN.md: "CPU and CUDA are two backends of one model, never two models".
 //
 // Its parts, each a seam a GPU backend fills with its own:
 //   * the kernel table every forward/backward pair goes through (kernel_table.hpp);

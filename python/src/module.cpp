@@ -12,6 +12,7 @@
 #include "compare/comparison.hpp"
 #include "models/memory_category.hpp"
 #include "scenario/errors.hpp"
+#include "scenario/hardware_file.hpp"
 #include "scenario/load.hpp"
 #include "scenario/yaml_guard.hpp"
 #include "sim/inference/serve_run.hpp"
@@ -21,6 +22,7 @@
 #include "sim/search/plan_search.hpp"
 #include "sim/search/recompute_budget.hpp"
 #include "sim/search/search_json.hpp"
+#include "sim/search/serving_capacity.hpp"
 
 namespace py = pybind11;
 
@@ -155,6 +157,28 @@ std::string capacity_json(const std::string& model, const std::string& gpu, doub
   return to_json(r, plan_capacity(r)).dump();
 }
 
+// What Python's capacity(serve=True) asks: `twinsim capacity --serve`'s options, by name.
+struct ServingCapacityArgs {
+  double rate = 0, ttft_p99 = 0, tpot_p99 = 0;
+  std::int64_t prompt_len = 1024, output_len = 256;
+  bool disaggregate = false;
+  std::int64_t prefix_tokens = 0;
+  double prefix_hit_rate = 1.0;
+  std::string speculative;  // inference.speculative as YAML; empty: none
+};
+
+// `twinsim capacity --serve --json`: the smallest deployment meeting the p99 targets at the rate
+std::string serving_capacity_json(const std::string& model, const std::string& gpu, const ServingCapacityArgs& a) {
+  ServingCapacityRequest r;
+  r.model = model, r.gpu = gpu, r.rate_per_s = a.rate, r.ttft_p99_s = a.ttft_p99, r.tpot_p99_s = a.tpot_p99;
+  r.prompt_len = a.prompt_len, r.output_len = a.output_len;
+  r.disaggregate = a.disaggregate, r.prefix_tokens = a.prefix_tokens, r.prefix_hit_rate = a.prefix_hit_rate;
+  if (!a.speculative.empty()) r.speculative = speculative_from_text(a.speculative, "speculative");
+  r.model_spec = catalog_model(model), r.node = catalog_cluster_for_gpu(gpu);
+  py::gil_scoped_release release;
+  return to_json(r, plan_serving_capacity(r)).dump();
+}
+
 // `twinsim serve --json` on Poisson arrivals, with prefix caching when prefix_tokens > 0
 std::string serve_json(const std::string& text, const std::vector<std::string>& overrides, std::int64_t requests,
                        double rate, std::uint64_t seed, std::int64_t prefix_tokens, double prefix_hit_rate,
@@ -234,6 +258,18 @@ PYBIND11_MODULE(_core, m) {
         py::arg("global_batch"), py::arg("max_gpus"), py::arg("failures") = "llama3-h100",
         py::arg("storage_GBps") = 0.0, py::arg("restart_minutes") = kDefaultRestartMinutes,
         py::arg("interval_minutes") = 0.0, py::arg("sync_checkpoint") = false);
+  m.def(
+      "serving_capacity_json",
+      [](const std::string& model, const std::string& gpu, double rate, double ttft_p99, double tpot_p99,
+         std::int64_t prompt_len, std::int64_t output_len, bool disaggregate, std::int64_t prefix_tokens,
+         double prefix_hit_rate, const std::string& speculative) {
+        return serving_capacity_json(model, gpu,
+                                     {rate, ttft_p99, tpot_p99, prompt_len, output_len, disaggregate, prefix_tokens,
+                                      prefix_hit_rate, speculative});
+      },
+      py::arg("model"), py::arg("gpu"), py::arg("rate"), py::arg("ttft_p99"), py::arg("tpot_p99"),
+      py::arg("prompt_len"), py::arg("output_len"), py::arg("disaggregate"), py::arg("prefix_tokens"),
+      py::arg("prefix_hit_rate"), py::arg("speculative"));
   m.def("serve_json", &serve_json, py::arg("text"), py::arg("overrides"), py::arg("requests"), py::arg("rate"),
         py::arg("seed"), py::arg("prefix_tokens"), py::arg("prefix_hit_rate"), py::arg("router") = "", py::arg("swap_space_gib") = 0.0);
   m.def("compare_json", &compare_json, py::arg("simulated"), py::arg("measured"));
@@ -245,5 +281,9 @@ PYBIND11_MODULE(_core, m) {
   }, py::arg("model"));
   m.def("catalog_model_names", &catalog_model_names);
   m.def("catalog_gpu_names", &catalog_gpu_names);
+  // `cluster: host` as the command line reads it (app/host_calibration.hpp): the package names
+  // the calibrated host file before each call (api.py, _use_host_calibration)
+  m.def("set_host_cluster_file", &set_host_cluster_file, py::arg("file"));
+  m.attr("source_tree") = TWINSIM_SOURCE_TREE;  // the repository the module was built from
   m.def("catalog_node_names", &catalog_node_names);
 }

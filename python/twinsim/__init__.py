@@ -19,12 +19,14 @@ from twinsim.api import (
     Scenario,
     SearchResult,
     ServeResult,
+    ServingCapacity,
     capacity,
     catalog,
     compare,
     data_path,
     default_scenario,
     describe_model,
+    host_calibration_file,
     load_scenario,
     memory,
     recompute_mix,
@@ -35,7 +37,7 @@ from twinsim.api import (
 
 __all__ = [
     "ScenarioError", "Scenario", "Report", "MemoryReport", "SearchResult", "CapacityPlan", "Comparison",
-    "ServeResult", "load_scenario", "data_path", "default_scenario", "simulate", "memory", "search", "serve", "capacity",
-    "recompute_mix", "compare", "catalog", "describe_model",
+    "ServeResult", "ServingCapacity", "load_scenario", "data_path", "default_scenario", "simulate", "memory", "search", "serve", "capacity",
+    "recompute_mix", "compare", "catalog", "describe_model", "host_calibration_file",
 ]
 __version__ = "0.1.0"

@@ -60,6 +60,7 @@ class Scenario:
     def resolved(self) -> dict:
         """The validated plan (every `plan` knob, by its key, defaults and dp filled in) and
         cluster (nodes filled in). Raises ScenarioError."""
+        _use_host_calibration()
         return json.loads(_core.resolved_json(self.text(), []))
 
     def __repr__(self) -> str:
@@ -110,7 +111,28 @@ def default_scenario() -> Scenario:
     return Scenario(json.loads(_core.text_json(_core.default_scenario_text())))
 
 
+def host_calibration_file() -> pathlib.Path | None:
+    """The hardware file ``cluster: host`` stands for, found as the command line finds it:
+    ``$TWINSIM_HOST_FILE`` (empty: none, the catalog's placeholder), else
+    ``hardware/calibrated/host.yaml`` (``twinsim calibrate``'s output) from the working
+    directory or the repository the package was built from; None when there is none."""
+    named = os.environ.get("TWINSIM_HOST_FILE")
+    if named is not None:
+        return pathlib.Path(named) if named and os.path.isfile(named) else None
+    relative = pathlib.Path("hardware", "calibrated", "host.yaml")
+    for candidate in (relative, pathlib.Path(_core.source_tree) / relative):
+        if candidate.is_file():
+            return candidate.resolve()
+    return None
+
+
+def _use_host_calibration() -> None:
+    file = host_calibration_file()
+    _core.set_host_cluster_file(str(file) if file else "")
+
+
 def _as_scenario(s) -> Scenario:
+    _use_host_calibration()  # before anything resolves `cluster: host`
     return s if isinstance(s, Scenario) else load_scenario(s)
 
 
@@ -267,6 +289,11 @@ def simulate(scenario, overrides=None, trace: str | os.PathLike | None = None, f
 
 
 def memory(scenario, overrides=None) -> MemoryReport:
+    """``twinsim memory --json``: memory per GPU, by category and pipeline stage.
+
+        >>> twinsim.memory("scenarios/training/llama3-70b-h100.yaml").fits
+        True
+    """
     s = _as_scenario(scenario)
     return MemoryReport(json.loads(_core.memory_json(s.text(), _overrides(overrides))))
 
@@ -305,7 +332,11 @@ def serve(scenario, requests: int = 300, rate: float = 1.0, seed: int = 0, prefi
     ``prefix_tokens`` > 0 turns on prefix caching with ``prefix_hit_rate``; ``router``
     ("round_robin" or "least_loaded") serves all ``plan.dp`` replicas behind it;
     ``swap_space_gib`` per GPU swaps preempted sequences' K,V to the host. Returns the
-    summary: ``ttft``, ``tpot``, ``e2e`` ({mean_s, p50_s, p90_s, p99_s}), throughput, KV occupancy."""
+    summary: ``ttft``, ``tpot``, ``e2e`` ({mean_s, p50_s, p90_s, p99_s}), throughput, KV occupancy.
+
+        >>> r = twinsim.serve("scenarios/inference/llama2-7b-a100.yaml", requests=100, rate=4)
+        >>> r.to_frame()[["p50_s", "p99_s"]]
+    """
     s = _as_scenario(scenario)
     return ServeResult(json.loads(_core.serve_json(s.text(), _overrides(overrides), int(requests), float(rate),
                                                    int(seed), int(prefix_tokens), float(prefix_hit_rate), str(router),
@@ -318,23 +349,89 @@ def recompute_mix(scenario, budget_bytes: int = 0, overrides=None) -> dict:
     return json.loads(_core.recompute_json(s.text(), _overrides(overrides), int(budget_bytes)))
 
 
-def capacity(model: str, tokens: float, days: float, gpu: str, price_per_gpu_hour: float = 0.0,
-             seq_len: int = 4096, global_batch: int = 1024, max_gpus: int = 16384,
-             failures: str = "llama3-h100", storage_GBps: float = 0.0, restart_minutes: float = 10.0,
-             checkpoint_interval_minutes: float = 0.0, sync_checkpoint: bool = False) -> CapacityPlan:
-    """GPUs needed to train ``model`` on ``tokens`` within ``days`` (6NT FLOPs, Kaplan et al. 2020),
-    failures included as ``twinsim capacity`` includes them: ``failures`` is a published rate
-    set ("llama3-h100", "rsc1-a100") or "none"; ``storage_GBps`` the checkpoint storage, all
-    writers together (0: Llama 3's 2 TB/s per 16,384 GPUs); ``restart_minutes`` per failure;
+@dataclass
+class ServingCapacity:
+    """``twinsim capacity --serve --json``: the smallest deployment (TP x replicas, or two
+    pools when disaggregated) whose simulated p99 latencies meet the targets at the rate."""
+
+    data: dict
+
+    def to_dict(self) -> dict:
+        return copy.deepcopy(self.data)
+
+    @property
+    def feasible(self) -> bool:
+        return self.data["feasible"]
+
+    @property
+    def deployment(self) -> dict:
+        return dict(self.data.get("deployment", {}))
+
+    @property
+    def gpus(self) -> int | None:
+        return self.data.get("deployment", {}).get("gpus")
+
+    def to_frame(self):
+        """One row per deployment tried, smallest first: tp, replicas, gpus, p99 TTFT and TPOT."""
+        return _frame(self.data["tried"])
+
+
+_SERVING_ONLY = ("rate", "ttft_p99", "tpot_p99", "prompt_len", "output_len", "disaggregate", "prefix_tokens",
+                 "prefix_hit_rate", "speculative")
+
+
+def capacity(model: str, tokens: float | None = None, days: float | None = None, gpu: str | None = None,
+             price_per_gpu_hour: float = 0.0, seq_len: int = 4096, global_batch: int = 1024,
+             max_gpus: int = 16384, failures: str = "llama3-h100", storage_GBps: float = 0.0,
+             restart_minutes: float = 10.0, checkpoint_interval_minutes: float = 0.0,
+             sync_checkpoint: bool = False, serve: bool = False, **serving):
+    """``twinsim capacity``. Training: GPUs needed to train ``model`` on ``tokens`` within
+    ``days`` (6NT FLOPs, Kaplan et al. 2020), a :class:`CapacityPlan`, failures included as
+    ``twinsim capacity`` includes them: ``failures`` is a published rate set ("llama3-h100",
+    "rsc1-a100") or "none"; ``storage_GBps`` the checkpoint storage, all writers together (0:
+    Llama 3's 2 TB/s per 16,384 GPUs); ``restart_minutes`` per failure;
     ``checkpoint_interval_minutes`` (0: Young/Daly's optimum); ``sync_checkpoint`` stalls the
     step for the whole write. With failures, ``days`` is the time at the effective training
     time ratio, ``failure_free_days`` the time without them and ``goodput`` says what they
-    cost (``goodput["time_to_train"]["failure_gpu_hours"]``, ``["failure_cost"]`` with a price)."""
+    cost (``goodput["time_to_train"]["failure_gpu_hours"]``, ``["failure_cost"]`` with a price).
+
+        >>> twinsim.capacity("llama3-70b", tokens=2e12, days=30, gpu="h100-sxm").gpus
+
+    ``serve=True`` (``capacity --serve``): the smallest deployment meeting ``ttft_p99`` (and
+    ``tpot_p99``, seconds; 0: none) at ``rate`` requests per second, with ``prompt_len``,
+    ``output_len``, ``disaggregate``, ``prefix_tokens``, ``prefix_hit_rate`` and
+    ``speculative`` (an ``inference.speculative`` mapping) as the command's options; a
+    :class:`ServingCapacity`.
+
+        >>> twinsim.capacity("llama3-8b", gpu="h100-sxm", serve=True, rate=2, ttft_p99=1).deployment
+    """
+    if gpu is None:
+        raise TypeError("capacity() needs gpu (a catalog GPU, e.g. 'h100-sxm')")
+    unknown = set(serving) - set(_SERVING_ONLY)
+    if unknown:
+        raise TypeError(f"capacity() got unexpected keyword arguments {sorted(unknown)}")
+    if serve:
+        if tokens is not None or days is not None:
+            raise _core.ScenarioError("tokens/days size training; serve=True sizes a deployment by rate and ttft_p99")
+        return _serving_capacity(model, gpu, **serving)
+    if serving:
+        raise _core.ScenarioError(f"{sorted(serving)} size a serving deployment: give serve=True")
+    if not tokens or not days:
+        raise _core.ScenarioError("tokens/days are required for training capacity (or give serve=True)")
     return CapacityPlan(json.loads(_core.capacity_json(model, gpu, float(tokens), float(days),
                                                        float(price_per_gpu_hour), int(seq_len), int(global_batch),
                                                        int(max_gpus), str(failures), float(storage_GBps),
                                                        float(restart_minutes), float(checkpoint_interval_minutes),
                                                        bool(sync_checkpoint))))
+
+
+def _serving_capacity(model: str, gpu: str, rate: float = 0.0, ttft_p99: float = 0.0, tpot_p99: float = 0.0,
+                      prompt_len: int = 1024, output_len: int = 256, disaggregate: bool = False,
+                      prefix_tokens: int = 0, prefix_hit_rate: float = 1.0, speculative: dict | None = None):
+    speculative_text = json.dumps(speculative) if speculative else ""  # JSON is YAML
+    return ServingCapacity(json.loads(_core.serving_capacity_json(
+        model, gpu, float(rate), float(ttft_p99), float(tpot_p99), int(prompt_len), int(output_len),
+        bool(disaggregate), int(prefix_tokens), float(prefix_hit_rate), speculative_text)))
 
 
 def _report_json(x) -> str:

@@ -1,4 +1,9 @@
-"""Matplotlib figures for twinsim results. Each function returns the Figure."""
+"""Matplotlib figures for twinsim results. Each function returns the Figure.
+
+    >>> import twinsim, twinsim.plot
+    >>> fig = twinsim.plot.memory_breakdown([twinsim.memory("scenarios/default.yaml")], labels=["GPT-3 175B"])
+    >>> fig.savefig("memory.png")
+"""
 from __future__ import annotations
 
 import json

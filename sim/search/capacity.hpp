@@ -84,4 +84,5 @@ Scenario capacity_scenario(const CapacityRequest& r);
 
 CapacityPlan plan_capacity(const CapacityRequest& r);
 
+
 }  // namespace twinsim

@@ -52,6 +52,10 @@ add_test(NAME cli.host_calibration
          COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/check_host_calibration.py $<TARGET_FILE:twinsim>
                  ${PROJECT_SOURCE_DIR})
 set_tests_properties(cli.host_calibration PROPERTIES TIMEOUT 300)
+# validate from a temporary directory outside the repository runs one real case (issue 57)
+add_test(NAME cli.validate_elsewhere
+         COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/check_validate_elsewhere.py $<TARGET_FILE:twinsim>)
+set_tests_properties(cli.validate_elsewhere PROPERTIES TIMEOUT 300)
 # Time to train under failures (sim/goodput): capacity, simulate and search with goodput.
 add_test(NAME cli.goodput
          COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/check_goodput_cli.py $<TARGET_FILE:twinsim>

@@ -155,6 +155,47 @@ def test_capacity_includes_failures_and_says_what_they_cost():
         twinsim.capacity("llama3-8b", failures="llama3-h10", **kw)
 
 
+def _cli_json(exe, *args):
+    import json
+    import subprocess
+
+    r = subprocess.run([str(exe), *args, "--json"], capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    return json.loads(r.stdout)
+
+
+def test_capacity_answers_as_the_command(twinsim_exe):
+    # the same request gives the command's answer, failures (llama3-h100 by default) included
+    plan = twinsim.capacity("llama3-8b", tokens=2e10, days=7, gpu="h100-sxm", max_gpus=32)
+    cli = _cli_json(twinsim_exe, "capacity", "--model", "llama3-8b", "--gpu", "h100-sxm", "--tokens", "2e10",
+                    "--days", "7", "--max-gpus", "32")
+    assert plan.to_dict() == cli
+    assert plan.goodput["failure_rates"] == "llama3-h100" and plan.days > plan.failure_free_days
+    # without failures the days are the steps at the simulated step time
+    ideal = twinsim.capacity("llama3-8b", tokens=2e10, days=7, gpu="h100-sxm", max_gpus=32, failures="none")
+    assert "goodput" not in ideal.to_dict()
+    assert ideal.days == pytest.approx(ideal.steps * ideal.step_s / 86400, rel=1e-9)
+    with pytest.raises(twinsim.ScenarioError, match="failures=llama3-a100"):
+        twinsim.capacity("llama3-8b", tokens=1e11, days=7, gpu="h100-sxm", failures="llama3-a100")
+
+
+def test_serving_capacity(twinsim_exe):
+    cap = twinsim.capacity("llama3-8b", gpu="h100-sxm", serve=True, rate=2, ttft_p99=1, output_len=128)
+    cli = _cli_json(twinsim_exe, "capacity", "--serve", "--model", "llama3-8b", "--gpu", "h100-sxm", "--rate", "2",
+                    "--ttft-p99", "1", "--output-len", "128")
+    assert cap.to_dict() == cli
+    assert cap.feasible and cap.deployment["ttft_p99_s"] <= 1
+    assert cap.gpus == cap.deployment["tp"] * cap.deployment["replicas"]
+    frame = cap.to_frame()
+    assert list(frame["gpus"]) == sorted(frame["gpus"]) and frame["gpus"].iloc[-1] == cap.gpus
+    with pytest.raises(twinsim.ScenarioError, match="rate"):
+        twinsim.capacity("llama3-8b", gpu="h100-sxm", serve=True, ttft_p99=1)
+    with pytest.raises(twinsim.ScenarioError, match="serve=True"):
+        twinsim.capacity("llama3-8b", tokens=1e11, days=7, gpu="h100-sxm", rate=2)
+    with pytest.raises(twinsim.ScenarioError, match="serve=True"):
+        twinsim.capacity("llama3-8b", tokens=1e11, days=7, gpu="h100-sxm", serve=True, rate=2, ttft_p99=1)
+
+
 def test_compare_an_inference_batch():
     # a hand-made pair: TTFT 20 against 25 ms, TPOT 4 against 5 ms, one op per phase
     sim = {"inference": {"ttft_s": 0.020, "tpot_s": 0.004, "output_tokens_per_s": 1000,
