@@ -10,6 +10,7 @@
 
 #include "models/checked_math.hpp"
 #include "scenario/errors.hpp"
+#include "sim/inference/client_gate.hpp"
 #include "sim/inference/speculative.hpp"
 
 namespace twinsim {
@@ -98,8 +99,10 @@ bool parse_router(std::string_view name, Router& out) {
 }
 
 ServingResult run_serving(const std::vector<Request>& requests, std::int64_t kv_blocks, const SchedulerLimits& limits,
-                          int pipeline_stages, const PassCostFn& cost, bool keep_occupancy, const ReplicaSet& set) {
+                          int pipeline_stages, const PassCostFn& cost, bool keep_occupancy, const ReplicaSet& set,
+                          std::int64_t max_concurrency) {
   check_requests_fit(requests, kv_blocks, limits);
+  ClientGate client(max_concurrency);
   const int replicas = std::max(1, set.replicas);
   ServingResult result;
   result.requests = requests;
@@ -140,8 +143,9 @@ ServingResult run_serving(const std::vector<Request>& requests, std::int64_t kv_
   };
 
   while (next_arrival < requests.size() || !ready.empty()) {
-    const double arrival = next_arrival < requests.size() ? requests[next_arrival].arrival_s
+    const double arrival = next_arrival < requests.size() ? client.send_time_s(requests[next_arrival].arrival_s)
                                                           : std::numeric_limits<double>::infinity();
+    if (ready.empty() && std::isinf(arrival)) throw std::logic_error("serving: the client waits with nothing in flight");
     if (ready.empty() || arrival <= ready.top().time_s) {  // an arrival comes first
       // round robin: in turn; least loaded: the fewest unfinished, ties in turn from the last
       // replica chosen (so equal replicas share the stream as round robin does)
@@ -155,6 +159,8 @@ ServingResult run_serving(const std::vector<Request>& requests, std::int64_t kv_
       int target = replica * stages;  // its virtual engine with the fewest unfinished (vLLM add_request)
       for (int e = target + 1; e < (replica + 1) * stages; ++e)
         if (schedulers[e].unfinished() < schedulers[target].unfinished()) target = e;
+      client.send();
+      result.requests[next_arrival].arrival_s = arrival;  // sent now: its TTFT counts from here
       schedulers[target].enqueue(static_cast<int>(next_arrival++));
       if (idle[target]) {
         idle[target] = false;
@@ -199,7 +205,9 @@ ServingResult run_serving(const std::vector<Request>& requests, std::int64_t kv_
     }
     result.busy_s += c.latency_s();
     ++result.passes;
+    const std::int64_t unfinished_before = sched.unfinished();
     sched.complete(t);
+    client.finished(t, unfinished_before - sched.unfinished());
     ready.push({t, ev.engine});
     for (int e = 0; e < engines; ++e)
       if (blocked[e]) blocked[e] = false, ready.push({t, e});
@@ -256,7 +264,7 @@ ServingResult simulate_serving(const Scenario& scenario, const std::vector<Reque
                         "fewer requests or shorter outputs, or raise it");
   return run_serving(arriving, capacity.blocks - prefix_blocks, limits, scenario.plan.pp,
                      [&](const PassShape& pass) { return with_swap_time(model.cost(pass), pass, capacity, scenario.cluster); },
-                     options.keep_occupancy, options.replicas);
+                     options.keep_occupancy, options.replicas, options.max_concurrency);
 }
 
 }  // namespace twinsim
