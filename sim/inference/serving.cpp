@@ -220,6 +220,98 @@ ServingResult run_serving(const std::vector<Request>& requests, std::int64_t kv_
   return result;
 }
 
+namespace {
+
+// The replica a request goes to: round robin in turn; least loaded the fewest unfinished,
+// ties in turn from the last replica chosen.
+int route(const std::vector<Scheduler>& replicas, Router router, int last) {
+  const int n = static_cast<int>(replicas.size());
+  int pick = (last + 1) % n;
+  if (router == Router::least_loaded)
+    for (int k = 1; k < n; ++k) {
+      const int r = (last + 1 + k) % n;
+      if (replicas[r].unfinished() < replicas[pick].unfinished()) pick = r;
+    }
+  return pick;
+}
+
+void record_pass(ServingResult& result, double time_s, const std::vector<BlockPool>& pools,
+                 const std::vector<Scheduler>& schedulers, bool keep_occupancy) {
+  std::int64_t used = 0, waiting = 0, running = 0;
+  for (const BlockPool& p : pools) used += p.used();
+  for (const Scheduler& sch : schedulers) waiting += sch.waiting(), running += sch.running();
+  if (keep_occupancy) result.occupancy.push_back({time_s, used, running, waiting});
+  OccupancySummary& o = result.occupancy_summary;
+  if (result.passes == 0) o.first_pass_s = time_s;
+  else o.used_block_seconds += static_cast<double>(o.last_used_blocks) * std::max(0.0, time_s - o.last_pass_s);
+  o.last_pass_s = time_s;
+  o.last_used_blocks = used;
+  o.peak_used_blocks = std::max(o.peak_used_blocks, used);
+}
+
+}  // namespace
+
+ServingResult run_lockstep_serving(const std::vector<Request>& requests, std::int64_t kv_blocks,
+                                   const SchedulerLimits& limits, const LockstepCostFn& cost, bool keep_occupancy,
+                                   const ReplicaSet& set, std::int64_t max_concurrency) {
+  check_requests_fit(requests, kv_blocks, limits);
+  const int ranks = std::max(1, set.replicas);
+  ServingResult result;
+  result.requests = requests;
+  result.times.assign(requests.size(), RequestTimes{});
+  result.total_blocks = kv_blocks * ranks;
+  result.block_tokens = limits.block_tokens;
+  std::vector<BlockPool> pools(ranks, BlockPool(kv_blocks));
+  std::vector<Scheduler> schedulers;
+  schedulers.reserve(ranks);
+  for (int r = 0; r < ranks; ++r) schedulers.emplace_back(result.requests, pools[r], limits, result.times);
+  ClientGate client(max_concurrency);
+  std::size_t next = 0;
+  int last = ranks - 1;  // the first request goes to rank 0
+  double now = 0;
+  std::vector<PassShape> passes(ranks);
+  std::vector<IterationShape> shapes(ranks);
+  std::vector<char> runs(ranks, 0);
+  for (;;) {
+    for (double due = 0; next < requests.size() && (due = client.send_time_s(requests[next].arrival_s)) <= now; ++next) {
+      last = route(schedulers, set.router, last);
+      client.send();
+      result.requests[next].arrival_s = due;  // sent now: its TTFT counts from here
+      schedulers[last].enqueue(static_cast<int>(next));
+    }
+    bool any = false;
+    for (int r = 0; r < ranks; ++r) {
+      passes[r] = PassShape{};
+      runs[r] = schedulers[r].schedule(passes[r]) ? 1 : 0;
+      shapes[r] = runs[r] ? passes[r].target : IterationShape{};
+      any = any || runs[r];
+    }
+    if (!any) {  // nothing runs: the group waits for the next request
+      if (next >= requests.size()) break;
+      const double due = client.send_time_s(requests[next].arrival_s);
+      if (std::isinf(due)) throw std::logic_error("serving: the client waits with nothing in flight");
+      now = std::max(now, due);
+      continue;
+    }
+    record_pass(result, now, pools, schedulers, keep_occupancy);
+    const double step_s = cost(shapes);
+    now += step_s;
+    result.busy_s += step_s;
+    ++result.passes;
+    for (int r = 0; r < ranks; ++r) {
+      if (!runs[r]) continue;
+      const std::int64_t before = schedulers[r].unfinished();
+      schedulers[r].complete(now);
+      client.finished(now, before - schedulers[r].unfinished());
+    }
+  }
+  for (const Scheduler& sch : schedulers) {
+    if (sch.unfinished() > 0) throw std::logic_error("serving: a rank has requests but cannot schedule any");
+    result.itl_s.insert(result.itl_s.end(), sch.itl_s().begin(), sch.itl_s().end());
+  }
+  return result;
+}
+
 ServingResult simulate_serving(const Scenario& scenario, const std::vector<Request>& requests,
                                const ServeOptions& options) {
   if (!scenario.inference) throw std::invalid_argument("serve: the scenario has no inference section");
@@ -262,6 +354,14 @@ ServingResult simulate_serving(const Scenario& scenario, const std::vector<Reque
                         "is below the " + std::to_string(steps) + " sequence steps (output tokens and prefill chunks) "
                         "the " + std::to_string(arriving.size()) + " requests need (about 1.5M a second): simulate "
                         "fewer requests or shorter outputs, or raise it");
+  // attention-DP replicas that are one expert-parallel group run their passes in lockstep
+  const Plan& plan = scenario.plan;
+  if (scenario.model.moe && plan.ep > 1 && plan.dp == plan.ep && plan.pp == 1 && options.replicas.replicas == plan.dp &&
+      !scenario.inference->speculative && limits.swap_blocks == 0)
+    return run_lockstep_serving(
+        arriving, capacity.blocks - prefix_blocks, limits,
+        [&](const std::vector<IterationShape>& ranks) { return model.target().ep_lockstep_pass_s(ranks); },
+        options.keep_occupancy, options.replicas, options.max_concurrency);
   return run_serving(arriving, capacity.blocks - prefix_blocks, limits, scenario.plan.pp,
                      [&](const PassShape& pass) { return with_swap_time(model.cost(pass), pass, capacity, scenario.cluster); },
                      options.keep_occupancy, options.replicas, options.max_concurrency);

@@ -85,6 +85,16 @@ ServingResult run_serving(const std::vector<Request>& requests, std::int64_t kv_
                           int pipeline_stages, const PassCostFn& cost, bool keep_occupancy = true,
                           const ReplicaSet& set = {}, std::int64_t max_concurrency = 0);
 
+// The replicas as the ranks of one expert-parallel group (attention DP x EP): every pass
+// starts on all of them at once and ends when the group's pass does, `cost` pricing the
+// ranks' shapes together (ServingCostModel::ep_lockstep_pass_s; a rank without work joins
+// with an empty shape). One pipeline stage; the requests routed round robin or least loaded
+// as run_serving does; `max_concurrency` as run_serving's.
+using LockstepCostFn = std::function<double(const std::vector<IterationShape>&)>;
+ServingResult run_lockstep_serving(const std::vector<Request>& requests, std::int64_t kv_blocks,
+                                   const SchedulerLimits& limits, const LockstepCostFn& cost, bool keep_occupancy,
+                                   const ReplicaSet& set, std::int64_t max_concurrency = 0);
+
 // A pass's cost with its swap preemption's copies before it: on each stage, its GPUs'
 // share of the blocks out over d2h, then in over h2d (cluster.host).
 IterationCost with_swap_time(IterationCost c, const PassShape& pass, const KvCapacity& capacity,

@@ -134,6 +134,29 @@ TEST(ClientConcurrency, ALaterArrivalKeepsItsTime) {
   EXPECT_DOUBLE_EQ(r.times[1].finish_s, 7.0);
 }
 
+// Two ranks of one expert-parallel group, a pass costing its largest rank's tokens / 10 s.
+// r0 (100 + 2 tokens) goes to rank 0, r1 (10 + 2) to rank 1: the first pass prefills both
+// and takes 100 / 10 = 10 s, so r1's first token comes at 10 (alone it would at 1); the
+// decode pass (one token each) takes 0.1 s: both finish at 10.1.
+TEST(Serving, ExpertParallelRanksRunInLockstep) {
+  const LockstepCostFn largest = [](const std::vector<IterationShape>& ranks) {
+    std::int64_t most = 0;
+    for (const IterationShape& r : ranks) most = std::max(most, r.tokens);
+    return static_cast<double>(most) / 10;
+  };
+  ReplicaSet two;
+  two.replicas = 2, two.router = Router::round_robin;
+  const ServingResult r = run_lockstep_serving({{0.0, 100, 2}, {0.0, 10, 2}}, 100, limits(), largest, true, two);
+  EXPECT_DOUBLE_EQ(r.times[1].first_token_s, 10.0);
+  EXPECT_DOUBLE_EQ(r.times[0].first_token_s, 10.0);
+  EXPECT_DOUBLE_EQ(r.times[1].finish_s, 10.1);
+  EXPECT_DOUBLE_EQ(r.times[0].finish_s, 10.1);
+  EXPECT_EQ(r.passes, 2);
+  // a request due later waits for it: the group idles from 10.1 to 20
+  const ServingResult late = run_lockstep_serving({{0.0, 10, 2}, {20.0, 10, 2}}, 100, limits(), largest, true, two);
+  EXPECT_DOUBLE_EQ(late.times[1].first_token_s, 21.0);
+}
+
 TEST(Serving, ARequestLargerThanTheCacheIsRefused) {
   EXPECT_THROW(run_serving({{0.0, 100, 100}}, 5, limits(), 1, UnitCost{}), std::invalid_argument);
 }
