@@ -98,6 +98,39 @@ bool parse_router(std::string_view name, Router& out) {
   return true;
 }
 
+namespace {
+
+// The replica a request goes to: round robin in turn; least loaded the one with the fewest
+// unfinished requests, ties in turn from the last replica chosen (so equal replicas share the
+// stream as round robin does).
+template <class Unfinished>
+int route(int replicas, Router router, int last, const Unfinished& unfinished) {
+  int pick = (last + 1) % replicas;
+  if (router == Router::least_loaded)
+    for (int k = 1; k < replicas; ++k) {
+      const int r = (last + 1 + k) % replicas;
+      if (unfinished(r) < unfinished(pick)) pick = r;
+    }
+  return pick;
+}
+
+// One pass's sample of the KV cache and the queues, and the occupancy summary it updates.
+void record_pass(ServingResult& result, double time_s, const std::vector<BlockPool>& pools,
+                 const std::vector<Scheduler>& schedulers, bool keep_occupancy) {
+  std::int64_t used = 0, waiting = 0, running = 0;
+  for (const BlockPool& p : pools) used += p.used();
+  for (const Scheduler& sch : schedulers) waiting += sch.waiting(), running += sch.running();
+  if (keep_occupancy) result.occupancy.push_back({time_s, used, running, waiting});
+  OccupancySummary& o = result.occupancy_summary;
+  if (result.passes == 0) o.first_pass_s = time_s;
+  else o.used_block_seconds += static_cast<double>(o.last_used_blocks) * std::max(0.0, time_s - o.last_pass_s);
+  o.last_pass_s = time_s;
+  o.last_used_blocks = used;
+  o.peak_used_blocks = std::max(o.peak_used_blocks, used);
+}
+
+}  // namespace
+
 ServingResult run_serving(const std::vector<Request>& requests, std::int64_t kv_blocks, const SchedulerLimits& limits,
                           int pipeline_stages, const PassCostFn& cost, bool keep_occupancy, const ReplicaSet& set,
                           std::int64_t max_concurrency) {
@@ -125,16 +158,6 @@ ServingResult run_serving(const std::vector<Request>& requests, std::int64_t kv_
   std::vector<double> stage_free(engines, 0.0);  // [replica * stages + stage]
   std::priority_queue<ReadyEvent, std::vector<ReadyEvent>, std::greater<>> ready;
   std::size_t next_arrival = 0;
-  std::int64_t waiting = 0, running = 0;
-  auto count_queues = [&] {
-    waiting = running = 0;
-    for (const Scheduler& s : schedulers) waiting += s.waiting(), running += s.running();
-  };
-  auto used_blocks = [&] {
-    std::int64_t used = 0;
-    for (const BlockPool& p : pools) used += p.used();
-    return used;
-  };
   int last_replica = replicas - 1;  // the first request goes to replica 0
   auto unfinished = [&](int replica) {
     std::int64_t n = 0;
@@ -147,14 +170,7 @@ ServingResult run_serving(const std::vector<Request>& requests, std::int64_t kv_
                                                           : std::numeric_limits<double>::infinity();
     if (ready.empty() && std::isinf(arrival)) throw std::logic_error("serving: the client waits with nothing in flight");
     if (ready.empty() || arrival <= ready.top().time_s) {  // an arrival comes first
-      // round robin: in turn; least loaded: the fewest unfinished, ties in turn from the last
-      // replica chosen (so equal replicas share the stream as round robin does)
-      int replica = (last_replica + 1) % replicas;
-      if (set.router == Router::least_loaded)
-        for (int k = 1; k < replicas; ++k) {
-          const int r = (last_replica + 1 + k) % replicas;
-          if (unfinished(r) < unfinished(replica)) replica = r;
-        }
+      const int replica = route(replicas, set.router, last_replica, unfinished);
       last_replica = replica;
       int target = replica * stages;  // its virtual engine with the fewest unfinished (vLLM add_request)
       for (int e = target + 1; e < (replica + 1) * stages; ++e)
@@ -183,15 +199,7 @@ ServingResult run_serving(const std::vector<Request>& requests, std::int64_t kv_
       }
       continue;
     }
-    count_queues();
-    const std::int64_t used = used_blocks();
-    if (keep_occupancy) result.occupancy.push_back({ev.time_s, used, running, waiting});
-    OccupancySummary& o = result.occupancy_summary;
-    if (result.passes == 0) o.first_pass_s = ev.time_s;
-    else o.used_block_seconds += static_cast<double>(o.last_used_blocks) * std::max(0.0, ev.time_s - o.last_pass_s);
-    o.last_pass_s = ev.time_s;
-    o.last_used_blocks = used;
-    o.peak_used_blocks = std::max(o.peak_used_blocks, used);
+    record_pass(result, ev.time_s, pools, schedulers, keep_occupancy);
     const IterationCost c = cost(shape);
     result.swapped_out_blocks += shape.swap_out_blocks;
     result.swapped_in_blocks += shape.swap_in_blocks;
@@ -220,37 +228,6 @@ ServingResult run_serving(const std::vector<Request>& requests, std::int64_t kv_
   return result;
 }
 
-namespace {
-
-// The replica a request goes to: round robin in turn; least loaded the fewest unfinished,
-// ties in turn from the last replica chosen.
-int route(const std::vector<Scheduler>& replicas, Router router, int last) {
-  const int n = static_cast<int>(replicas.size());
-  int pick = (last + 1) % n;
-  if (router == Router::least_loaded)
-    for (int k = 1; k < n; ++k) {
-      const int r = (last + 1 + k) % n;
-      if (replicas[r].unfinished() < replicas[pick].unfinished()) pick = r;
-    }
-  return pick;
-}
-
-void record_pass(ServingResult& result, double time_s, const std::vector<BlockPool>& pools,
-                 const std::vector<Scheduler>& schedulers, bool keep_occupancy) {
-  std::int64_t used = 0, waiting = 0, running = 0;
-  for (const BlockPool& p : pools) used += p.used();
-  for (const Scheduler& sch : schedulers) waiting += sch.waiting(), running += sch.running();
-  if (keep_occupancy) result.occupancy.push_back({time_s, used, running, waiting});
-  OccupancySummary& o = result.occupancy_summary;
-  if (result.passes == 0) o.first_pass_s = time_s;
-  else o.used_block_seconds += static_cast<double>(o.last_used_blocks) * std::max(0.0, time_s - o.last_pass_s);
-  o.last_pass_s = time_s;
-  o.last_used_blocks = used;
-  o.peak_used_blocks = std::max(o.peak_used_blocks, used);
-}
-
-}  // namespace
-
 ServingResult run_lockstep_serving(const std::vector<Request>& requests, std::int64_t kv_blocks,
                                    const SchedulerLimits& limits, const LockstepCostFn& cost, bool keep_occupancy,
                                    const ReplicaSet& set, std::int64_t max_concurrency) {
@@ -274,7 +251,7 @@ ServingResult run_lockstep_serving(const std::vector<Request>& requests, std::in
   std::vector<char> runs(ranks, 0);
   for (;;) {
     for (double due = 0; next < requests.size() && (due = client.send_time_s(requests[next].arrival_s)) <= now; ++next) {
-      last = route(schedulers, set.router, last);
+      last = route(ranks, set.router, last, [&](int r) { return schedulers[r].unfinished(); });
       client.send();
       result.requests[next].arrival_s = due;  // sent now: its TTFT counts from here
       schedulers[last].enqueue(static_cast<int>(next));
