@@ -47,8 +47,9 @@ ServingCostModel::PassOps ServingCostModel::build_pass(const IterationShape& sha
   const ModelSpec& m = s_.model;
   const InferenceWorkload& w = *s_.inference;
   PassOps ops;
-  ops.dense = build_iteration_layer_ops(m, some_dense_layer(m), s_.plan, w, shape);
-  if (m.moe) ops.moe = build_iteration_layer_ops(m, some_moe_layer(m), s_.plan, w, shape);
+  const int shared = s_.stack.serving_decode_shared_kv_group;
+  ops.dense = build_iteration_layer_ops(m, some_dense_layer(m), s_.plan, w, shape, shared);
+  if (m.moe) ops.moe = build_iteration_layer_ops(m, some_moe_layer(m), s_.plan, w, shape, shared);
   ops.embedding = build_iteration_embedding_ops(m, s_.plan, w, shape);
   ops.head = build_iteration_head_ops(m, s_.plan, w, shape);
   return ops;
