@@ -158,7 +158,7 @@ void add_all_reduce(std::vector<LayerOp>& ops, std::string_view name, const Size
 // kernel shares a KV head's read only for MHA and its shared_kv_group, when another GQA
 // grouping reads it once per query head (StackSpec::serving_decode_shared_kv_group).
 std::int64_t decode_kv_reads(const ModelSpec& m, const IterationShape& shape, const Sizes& s) {
-  if (s.shared_kv_group <= 0 || m.mla || shape.tokens != shape.sequences || s.kv_cols <= 0) return 1;
+  if (s.shared_kv_group <= 0 || m.mla || shape.tokens != shape.sequences || s.kv_cols <= 0 || m.head_dim <= 0) return 1;
   const std::int64_t group = s.heads / (s.kv_cols / m.head_dim);  // query heads per KV head
   return group == 1 || group == s.shared_kv_group ? 1 : group;
 }
