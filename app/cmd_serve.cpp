@@ -67,7 +67,8 @@ void run_serve(const ServeArgs& a) {
   const ServeRun run = twinsim::run_serve(s, request);
   if (!a.csv.empty()) io::write_file_whole(a.csv, [&](std::ostream& out) { write_occupancy_csv(out, run.result); });
   if (a.scenario.json) std::cout << run.json.dump(2) << "\n";
-  else if (request.engine_bench) print_vllm_bench(std::cout, run.bench, request.rate_per_s, request.slo);
+  else if (request.engine_bench)
+    print_vllm_bench(std::cout, run.bench, request.rate_per_s, request.slo, request.options.max_concurrency);
   else print_serve_run(std::cout, run);
 }
 
@@ -94,6 +95,10 @@ void add_serve_command(CLI::App& app) {
                          ->check(CLI::ExistingFile);
   // a trace gives the arrivals itself: Poisson's settings would be ignored
   for (const char* poisson : {"--requests", "--rate", "--seed"}) trace_file->excludes(cmd->get_option(poisson));
+  cmd->add_option("--max-concurrency", a->request.options.max_concurrency,
+                  "requests in flight at most: each waits for its arrival and a free slot (vLLM's and SGLang's "
+                  "--max-concurrency; default: no cap)")
+      ->check(cli::whole(1, 10'000'000));
   cmd->add_option("--csv", a->csv, "write KV-cache occupancy over time (one row per pass)");
   cmd->add_option("--max-sequence-steps", a->request.options.max_sequence_steps,
                   "refuse up front requests needing more sequence steps (output tokens + prefill chunks; about 1.5M "

@@ -112,6 +112,12 @@ struct StackSpec {
   // (vLLM V0 on interleaved models: one block table for all layers). The attention reads
   // the window's keys either way; only what the cache holds differs.
   bool serving_keeps_window_kv = false;
+  // The query heads per KV head whose decode attention reads each KV head once, besides
+  // MHA's one (0: every grouping does, as FlashInfer, FlashAttention and today's XQA do).
+  // TensorRT-LLM <= 0.9 ran its XQA kernel only for 8 query heads per KV head (Llama-2 70B)
+  // and fell back to masked MHA otherwise, one thread block per query head reading its KV
+  // head's cache (decoderXQARunner.h shouldUse, "nbHeads"): Mistral's 4 read it 4 times.
+  int serving_decode_shared_kv_group = 0;
   // The engine's scheduler defaults where the stack sets them (0: serve's own, vLLM's
   // 2048 tokens and 256 sequences): tokens one pass computes at most (vLLM
   // --max-num-batched-tokens, SGLang --chunked-prefill-size, TensorRT-LLM max_num_tokens)

@@ -313,6 +313,7 @@ StackSpec read_stack(const YAML::Node& node, const std::string& path) {
   s.serving_sequence_s = r.number("serving_sequence_us", 0, 0, 1e6) * 1e-6;
   s.serving_async = r.boolean("serving_async", false);
   s.serving_keeps_window_kv = r.choice("serving_window_kv", std::string("free"), {"free", "keep"}) == "keep";
+  s.serving_decode_shared_kv_group = static_cast<int>(r.integer("serving_decode_shared_kv_group", 0, 0, 1024));
   s.serving_max_batched_tokens = r.integer("serving_max_batched_tokens", 0, 0, std::int64_t{1} << 24);
   s.serving_max_sequences = r.integer("serving_max_sequences", 0, 0, 1'000'000);
   s.serving_output_reserve = r.number("serving_output_reserve", 0, 0, 1);

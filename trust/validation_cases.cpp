@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <fstream>
+#include <limits>
 #include <map>
 #include <optional>
 #include <sstream>
@@ -47,6 +48,21 @@ bool is_rate(Metric m) {
 }
 
 constexpr std::string_view kClientRate = "client.rate=";  // ValidationCase::client_rate_per_s
+constexpr std::string_view kClientConcurrency = "client.max_concurrency=";  // ValidationCase::client_max_concurrency
+
+// Reads a client.* item of the overrides cell into `c`; false for a scenario override.
+bool read_client_item(const std::string& item, const std::string& where, ValidationCase& c) {
+  const bool rate = item.starts_with(kClientRate), cap = item.starts_with(kClientConcurrency);
+  if (!rate && !cap) return false;
+  const std::string text = item.substr(rate ? kClientRate.size() : kClientConcurrency.size());
+  // client.rate=inf: every request sent at once (the benchmarks' default --request-rate)
+  const std::optional<double> value = rate && text == "inf" ? std::numeric_limits<double>::infinity() : parse_number(text);
+  if (!value || *value <= 0 || (cap && *value != std::floor(*value)))
+    throw std::runtime_error(where + ": column overrides: '" + item + "' is not a positive " + (rate ? "rate" : "whole number"));
+  if (rate) c.client_rate_per_s = *value;
+  else c.client_max_concurrency = static_cast<std::int64_t>(*value);
+  return true;
+}
 
 std::vector<std::string> split_overrides(const std::string& cell) {
   std::vector<std::string> out;
@@ -75,7 +91,7 @@ double predicted_training(const Scenario& s, Metric m, bool& extrapolated) {
 
 double predicted_online(const Scenario& s, const ValidationCase& c) {
   if (c.client_rate_per_s <= 0) throw std::invalid_argument(c.name + ": metric " + metric_name(c.metric) + " needs client.rate=R");
-  const BenchMetrics b = run_online_benchmark(s, c.client_rate_per_s).bench;
+  const BenchMetrics b = run_online_benchmark(s, c.client_rate_per_s, c.client_max_concurrency).bench;
   if (c.metric == Metric::serve_median_ttft_s) return b.ttft.median_s;
   if (c.metric == Metric::serve_median_tpot_s) return b.tpot.median_s;
   return b.output_throughput;
@@ -145,15 +161,8 @@ std::vector<ValidationCase> read_validation_cases(const std::string& path) {
     ValidationCase c;
     c.name = cells[0];
     c.scenario = cells[1];
-    for (std::string& item : split_overrides(cells[2])) {
-      if (!item.starts_with(kClientRate)) {
-        c.overrides.push_back(std::move(item));
-        continue;
-      }
-      const std::optional<double> rate = parse_number(item.substr(kClientRate.size()));
-      if (!rate || *rate <= 0) throw std::runtime_error(where + ": column overrides: '" + item + "' is not a positive rate");
-      c.client_rate_per_s = *rate;
-    }
+    for (std::string& item : split_overrides(cells[2]))
+      if (!read_client_item(item, where, c)) c.overrides.push_back(std::move(item));
     const auto metric = kMetrics.find(cells[3]);
     if (metric == kMetrics.end()) throw std::runtime_error(where + ": column metric: '" + cells[3] + "' is not a metric");
     c.metric = metric->second;

@@ -39,6 +39,9 @@ struct ValidationCase {
   // the serve_* metrics' benchmark client: its --request-rate, given in the overrides cell as
   // client.rate=R (not a scenario key: read off before the scenario loads)
   double client_rate_per_s = 0;
+  // and its --max-concurrency, client.max_concurrency=N (0: none; with client.rate=inf the
+  // client keeps N requests in flight)
+  std::int64_t client_max_concurrency = 0;
   Metric metric = Metric::step_s;
   double measured = 0;
   bool held_out = true;                // role "held_out"; "fitted": a catalog figure was fitted to it

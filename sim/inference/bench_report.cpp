@@ -75,7 +75,8 @@ BenchMetrics bench_metrics(const ServingResult& r, const std::vector<double>& pe
   return m;
 }
 
-void print_vllm_bench(std::ostream& out, const BenchMetrics& m, double rate_per_s, const ServingSlo& slo) {
+void print_vllm_bench(std::ostream& out, const BenchMetrics& m, double rate_per_s, const ServingSlo& slo,
+                      std::int64_t max_concurrency) {
   char buf[160];
   auto row = [&](const std::string& label, double value, bool whole = false) {
     if (whole) std::snprintf(buf, sizeof buf, "%-40s %-10lld\n", label.c_str(), static_cast<long long>(value));
@@ -88,6 +89,7 @@ void print_vllm_bench(std::ostream& out, const BenchMetrics& m, double rate_per_
   };
   rule(" Serving Benchmark Result ", '=');
   row("Successful requests:", static_cast<double>(m.completed), true);
+  if (max_concurrency > 0) row("Maximum request concurrency:", static_cast<double>(max_concurrency), true);
   if (std::isfinite(rate_per_s)) row("Request rate configured (RPS):", rate_per_s);
   row("Benchmark duration (s):", m.duration_s);
   row("Total input tokens:", static_cast<double>(m.total_input), true);

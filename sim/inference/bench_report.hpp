@@ -43,8 +43,10 @@ struct BenchMetrics {
 // `itl_s` may be empty (a run that kept no gaps): ITL is then all zero.
 BenchMetrics bench_metrics(const ServingResult& result, const std::vector<double>& percentiles, const ServingSlo& slo);
 
-// vLLM's "Serving Benchmark Result" block, line for line (its labels and widths).
-void print_vllm_bench(std::ostream& out, const BenchMetrics& m, double rate_per_s, const ServingSlo& slo);
+// vLLM's "Serving Benchmark Result" block, line for line (its labels and widths);
+// `max_concurrency` > 0: the client's cap, printed as vLLM prints its --max-concurrency.
+void print_vllm_bench(std::ostream& out, const BenchMetrics& m, double rate_per_s, const ServingSlo& slo,
+                      std::int64_t max_concurrency = 0);
 
 // The same figures under `engine_bench` in serve's JSON, with `definitions` naming them.
 nlohmann::json to_json(const BenchMetrics& m);

@@ -1,6 +1,8 @@
 #include "sim/inference/iteration_cost.hpp"
 
 #include <algorithm>
+#include <stdexcept>
+#include <string_view>
 
 #include "models/op_names.hpp"
 #include "sim/cost/compute_cost.hpp"
@@ -45,8 +47,9 @@ ServingCostModel::PassOps ServingCostModel::build_pass(const IterationShape& sha
   const ModelSpec& m = s_.model;
   const InferenceWorkload& w = *s_.inference;
   PassOps ops;
-  ops.dense = build_iteration_layer_ops(m, some_dense_layer(m), s_.plan, w, shape);
-  if (m.moe) ops.moe = build_iteration_layer_ops(m, some_moe_layer(m), s_.plan, w, shape);
+  const int shared = s_.stack.serving_decode_shared_kv_group;
+  ops.dense = build_iteration_layer_ops(m, some_dense_layer(m), s_.plan, w, shape, shared);
+  if (m.moe) ops.moe = build_iteration_layer_ops(m, some_moe_layer(m), s_.plan, w, shape, shared);
   ops.embedding = build_iteration_embedding_ops(m, s_.plan, w, shape);
   ops.head = build_iteration_head_ops(m, s_.plan, w, shape);
   return ops;
@@ -249,6 +252,56 @@ void ServingCostModel::add_engine_host_time(IterationCost& cost, const Iteration
   const double host = s_.stack.serving_host_s(shape.sequences);
   cost.host_s = s_.stack.serving_async ? std::max(0.0, host - cost.latency_s()) : host;
   cost.stage_s[0] += cost.host_s;
+}
+
+namespace {
+
+// The ops of a MoE layer that join the expert-parallel ranks: the dispatch, the routed
+// experts' GEMMs and activation, the combine (models/op_names.hpp).
+bool joins_the_ranks(const LayerOp& op) {
+  const std::string_view name = op.name;
+  return name == op_names::kMoeDispatch || name == op_names::kMoeCombine || name.starts_with(op_names::kMoeExperts);
+}
+
+std::vector<LayerOp> ops_where(const std::vector<LayerOp>& ops, bool experts) {
+  std::vector<LayerOp> out;
+  for (const LayerOp& op : ops)
+    if (joins_the_ranks(op) == experts) out.push_back(op);
+  return out;
+}
+
+}  // namespace
+
+double ServingCostModel::lockstep_part_s(const IterationShape& shape, bool experts) const {
+  const PassOps ops = build_pass(shape);
+  const bool cached = fits_cache(ops);
+  const double moe_layers = static_cast<double>(stage_moe_[0]);
+  const double moe = s_.model.moe ? price(ops_where(ops.moe, experts), cached).time_s * moe_layers : 0.0;
+  if (experts) return moe;
+  return moe + price(ops.dense, cached).time_s * static_cast<double>(stage_dense_[0]) + price(ops.embedding, cached).time_s +
+         price(ops.head, cached).time_s;
+}
+
+double ServingCostModel::ep_lockstep_pass_s(const std::vector<IterationShape>& rank_shapes) const {
+  if (stage_dense_.size() != 1) throw std::logic_error("ep_lockstep_pass_s: one pipeline stage only");
+  double own_s = 0, host_s = 0;
+  std::int64_t tokens = 0, sequences = 0;
+  for (const IterationShape& shape : rank_shapes) {
+    if (shape.tokens == 0) continue;
+    tokens += shape.tokens;
+    sequences += shape.sequences;
+    own_s = std::max(own_s, lockstep_part_s(shape, false));
+    if (s_.stack.has_serving_host_time()) host_s = std::max(host_s, s_.stack.serving_host_s(shape.sequences));
+  }
+  if (tokens == 0) return 0;
+  // each GPU's experts take 1/ep of all the ranks' routed tokens: as many as the mean rank's own
+  const auto ranks = static_cast<std::int64_t>(rank_shapes.size());
+  IterationShape mean;
+  mean.tokens = (tokens + ranks - 1) / ranks;
+  mean.sequences = std::max<std::int64_t>(1, sequences / ranks);
+  const double device_s = own_s + lockstep_part_s(mean, true);
+  // the host's time as add_engine_host_time charges it, the slowest rank's
+  return s_.stack.serving_async ? std::max(device_s, host_s) : device_s + host_s;
 }
 
 }  // namespace twinsim

@@ -48,6 +48,14 @@ class ServingCostModel {
   // The same pass op by op (for comparing with the executor's profile; cost() is the fast path).
   std::vector<PassOpTime> op_times(const IterationShape& shape) const;
   int stages() const { return static_cast<int>(stage_dense_.size()); }
+  // One pass of an expert-parallel group whose ranks are the attention-DP replicas (plan.dp ==
+  // plan.ep, one stage), `rank_shapes` each rank's pass (tokens 0: it has none). The ranks run
+  // in lockstep: every MoE layer's dispatch waits for the last rank, so each layer takes the
+  // slowest rank's own ops (attention, dense layers, router, shared experts, embedding, head)
+  // and then the routed experts' part, which each GPU runs on its share of every rank's routed
+  // tokens (priced at the ranks' mean tokens). With the stack's host time as cost() adds it,
+  // the slowest rank's.
+  double ep_lockstep_pass_s(const std::vector<IterationShape>& rank_shapes) const;
 
  private:
   // The parts of IterationCost for one list of ops (one layer, the embedding, the head).
@@ -65,6 +73,9 @@ class ServingCostModel {
   // (GpuSpec::cache_bytes): then the GEMMs stream from it ("gemm_cached").
   bool fits_cache(const PassOps& ops) const;
   OpsCost price(const std::vector<LayerOp>& ops, bool cached) const;
+  // One stage's pass time over its ops that run on the rank's own tokens (`experts` false)
+  // or over the routed experts' ops that join the ranks (`experts` true): ep_lockstep_pass_s.
+  double lockstep_part_s(const IterationShape& shape, bool experts) const;
   // A kernel's description for the compute cost model (GEMMs at `gemm_clock`).
   ComputeOp compute_op(const LayerOp& op, bool cached, double gemm_clock) const;
   // One call of one op: a TP collective's time, or a kernel's; `tensor_s` gets a GEMM's or

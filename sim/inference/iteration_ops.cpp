@@ -73,6 +73,7 @@ struct Sizes {
   std::int64_t head_dim = 0;
   std::int64_t e = 2;        // activation bytes per element
   std::int64_t kv_e_bits = 16;
+  int shared_kv_group = 0;  // StackSpec::serving_decode_shared_kv_group
   Dtype weights = Dtype::fp16;
   int tp = 1;
   int ep = 1;
@@ -153,6 +154,15 @@ void add_all_reduce(std::vector<LayerOp>& ops, std::string_view name, const Size
 // share, as layer_ops does). MLA caches the latent + RoPE key, one copy on every TP rank;
 // a decode-only pass attends over it directly with W_UK, W_UV absorbed (DeepSeek-V2
 // §2.1.2; vLLM's MLA decode): 2 x (kv_lora + rope) + 2 x kv_lora FLOPs per pair and head.
+// How many times a decode-only pass reads each cached K,V: once, unless the stack's decode
+// kernel shares a KV head's read only for MHA and its shared_kv_group, when another GQA
+// grouping reads it once per query head (StackSpec::serving_decode_shared_kv_group).
+std::int64_t decode_kv_reads(const ModelSpec& m, const IterationShape& shape, const Sizes& s) {
+  if (s.shared_kv_group <= 0 || m.mla || shape.tokens != shape.sequences || s.kv_cols <= 0 || m.head_dim <= 0) return 1;
+  const std::int64_t group = s.heads / (s.kv_cols / m.head_dim);  // query heads per KV head
+  return group == 1 || group == s.shared_kv_group ? 1 : group;
+}
+
 LayerOp attention(const ModelSpec& m, std::int64_t layer, const IterationShape& shape, const Sizes& s) {
   const double windowed = m.windowed_share(m.is_moe_layer(layer));
   const double pairs = (1 - windowed) * shape.attention_pairs + windowed * shape.window_pairs;
@@ -171,7 +181,8 @@ LayerOp attention(const ModelSpec& m, std::int64_t layer, const IterationShape& 
     if (shape.tokens == shape.sequences)  // decode only: absorbed
       op.fwd_flops = 2.0 * pairs * static_cast<double>(s.heads * (2 * a.kv_lora_rank + a.qk_rope_head_dim));
   }
-  op.fwd_bytes = s.act(s.t * (s.q_cols + s.o_cols)) + s.kv(checked_mul(kv_read + s.t, cache_cols));
+  const std::int64_t reads = decode_kv_reads(m, shape, s);
+  op.fwd_bytes = s.act(s.t * (s.q_cols + s.o_cols)) + s.kv(checked_mul(checked_mul(kv_read, reads) + s.t, cache_cols));
   // the kernel's work items: each sequence's cache, one KV head at a time (MLA: one latent)
   op.kv_items = shape.sequences * (m.mla ? 1 : kv_heads_per_gpu(m, s.tp));
   return op;
@@ -245,8 +256,10 @@ void add_moe(std::vector<LayerOp>& ops, const ModelSpec& m, const Sizes& s) {
 }  // namespace
 
 std::vector<LayerOp> build_iteration_layer_ops(const ModelSpec& m, std::int64_t layer, const Plan& p,
-                                               const InferenceWorkload& w, const IterationShape& shape) {
-  const Sizes s = make_sizes(m, p, w, shape);
+                                               const InferenceWorkload& w, const IterationShape& shape,
+                                               int shared_kv_group) {
+  Sizes s = make_sizes(m, p, w, shape);
+  s.shared_kv_group = shared_kv_group;
   std::vector<LayerOp> ops;
   ops.reserve(16);
   ops.push_back(norm(op_names::kAttnNorm, s.t, s));

@@ -37,6 +37,9 @@ ServeRun run_serve(const Scenario& s, const ServeRequest& r) {
           : read_request_trace(r.trace_file);
   ServeRun run;
   const auto& d = s.inference->disaggregation;
+  if (d && options.max_concurrency > 0)
+    throw ScenarioError("--max-concurrency", std::to_string(options.max_concurrency),
+                        "is not modelled for a disaggregated deployment (inference.disaggregation)");
   std::optional<DisaggregatedServing> split;
   if (d) split = simulate_disaggregated(s, requests, options);
   run.result = split ? std::move(split->result) : simulate_serving(s, requests, options);
@@ -66,6 +69,7 @@ ServeRun run_serve(const Scenario& s, const ServeRequest& r) {
     run.json["arrivals"] = {{"all_at_once", true}, {"seed", r.seed}};
   if (r.trace_file.empty() && r.burstiness != 1) run.json["arrivals"]["burstiness"] = r.burstiness;
   if (r.trace_file.empty() && r.range_ratio > 0) run.json["arrivals"]["range_ratio"] = r.range_ratio;
+  if (options.max_concurrency > 0) run.json["arrivals"]["max_concurrency"] = options.max_concurrency;
   return run;
 }
 
@@ -90,8 +94,9 @@ ServeRun run_offline_benchmark(const Scenario& s) {
   return run_serve(s, benchmark_request(s, std::numeric_limits<double>::infinity()));
 }
 
-ServeRun run_online_benchmark(const Scenario& s, double rate_per_s) {
+ServeRun run_online_benchmark(const Scenario& s, double rate_per_s, std::int64_t max_concurrency) {
   ServeRequest request = benchmark_request(s, rate_per_s);
+  request.options.max_concurrency = max_concurrency;
   request.engine_bench = true;
   return run_serve(s, request);
 }

@@ -62,7 +62,9 @@ ServeRun run_offline_benchmark(const Scenario& s);
 // --request-rate R: inference.batch requests of the scenario's lengths, Poisson arrivals at
 // `rate_per_s` (seed 0), under the stack's scheduler defaults, the engine-bench figures kept
 // (ServeRun::bench); with plan.dp > 1 all the replicas behind a round-robin router.
-ServeRun run_online_benchmark(const Scenario& s, double rate_per_s);
+// `rate_per_s` may be infinite (all sent at once); `max_concurrency` > 0: the client's cap on
+// requests in flight (--max-concurrency).
+ServeRun run_online_benchmark(const Scenario& s, double rate_per_s, std::int64_t max_concurrency = 0);
 
 // The command's table (print_serving), and the pools of a disaggregated run.
 void print_serve_run(std::ostream& out, const ServeRun& run);

@@ -10,6 +10,7 @@
 
 #include "models/checked_math.hpp"
 #include "scenario/errors.hpp"
+#include "sim/inference/client_gate.hpp"
 #include "sim/inference/speculative.hpp"
 
 namespace twinsim {
@@ -97,9 +98,44 @@ bool parse_router(std::string_view name, Router& out) {
   return true;
 }
 
+namespace {
+
+// The replica a request goes to: round robin in turn; least loaded the one with the fewest
+// unfinished requests, ties in turn from the last replica chosen (so equal replicas share the
+// stream as round robin does).
+template <class Unfinished>
+int route(int replicas, Router router, int last, const Unfinished& unfinished) {
+  int pick = (last + 1) % replicas;
+  if (router == Router::least_loaded)
+    for (int k = 1; k < replicas; ++k) {
+      const int r = (last + 1 + k) % replicas;
+      if (unfinished(r) < unfinished(pick)) pick = r;
+    }
+  return pick;
+}
+
+// One pass's sample of the KV cache and the queues, and the occupancy summary it updates.
+void record_pass(ServingResult& result, double time_s, const std::vector<BlockPool>& pools,
+                 const std::vector<Scheduler>& schedulers, bool keep_occupancy) {
+  std::int64_t used = 0, waiting = 0, running = 0;
+  for (const BlockPool& p : pools) used += p.used();
+  for (const Scheduler& sch : schedulers) waiting += sch.waiting(), running += sch.running();
+  if (keep_occupancy) result.occupancy.push_back({time_s, used, running, waiting});
+  OccupancySummary& o = result.occupancy_summary;
+  if (result.passes == 0) o.first_pass_s = time_s;
+  else o.used_block_seconds += static_cast<double>(o.last_used_blocks) * std::max(0.0, time_s - o.last_pass_s);
+  o.last_pass_s = time_s;
+  o.last_used_blocks = used;
+  o.peak_used_blocks = std::max(o.peak_used_blocks, used);
+}
+
+}  // namespace
+
 ServingResult run_serving(const std::vector<Request>& requests, std::int64_t kv_blocks, const SchedulerLimits& limits,
-                          int pipeline_stages, const PassCostFn& cost, bool keep_occupancy, const ReplicaSet& set) {
+                          int pipeline_stages, const PassCostFn& cost, bool keep_occupancy, const ReplicaSet& set,
+                          std::int64_t max_concurrency) {
   check_requests_fit(requests, kv_blocks, limits);
+  ClientGate client(max_concurrency);
   const int replicas = std::max(1, set.replicas);
   ServingResult result;
   result.requests = requests;
@@ -122,16 +158,6 @@ ServingResult run_serving(const std::vector<Request>& requests, std::int64_t kv_
   std::vector<double> stage_free(engines, 0.0);  // [replica * stages + stage]
   std::priority_queue<ReadyEvent, std::vector<ReadyEvent>, std::greater<>> ready;
   std::size_t next_arrival = 0;
-  std::int64_t waiting = 0, running = 0;
-  auto count_queues = [&] {
-    waiting = running = 0;
-    for (const Scheduler& s : schedulers) waiting += s.waiting(), running += s.running();
-  };
-  auto used_blocks = [&] {
-    std::int64_t used = 0;
-    for (const BlockPool& p : pools) used += p.used();
-    return used;
-  };
   int last_replica = replicas - 1;  // the first request goes to replica 0
   auto unfinished = [&](int replica) {
     std::int64_t n = 0;
@@ -140,21 +166,17 @@ ServingResult run_serving(const std::vector<Request>& requests, std::int64_t kv_
   };
 
   while (next_arrival < requests.size() || !ready.empty()) {
-    const double arrival = next_arrival < requests.size() ? requests[next_arrival].arrival_s
+    const double arrival = next_arrival < requests.size() ? client.send_time_s(requests[next_arrival].arrival_s)
                                                           : std::numeric_limits<double>::infinity();
+    if (ready.empty() && std::isinf(arrival)) throw std::logic_error("serving: the client waits with nothing in flight");
     if (ready.empty() || arrival <= ready.top().time_s) {  // an arrival comes first
-      // round robin: in turn; least loaded: the fewest unfinished, ties in turn from the last
-      // replica chosen (so equal replicas share the stream as round robin does)
-      int replica = (last_replica + 1) % replicas;
-      if (set.router == Router::least_loaded)
-        for (int k = 1; k < replicas; ++k) {
-          const int r = (last_replica + 1 + k) % replicas;
-          if (unfinished(r) < unfinished(replica)) replica = r;
-        }
+      const int replica = route(replicas, set.router, last_replica, unfinished);
       last_replica = replica;
       int target = replica * stages;  // its virtual engine with the fewest unfinished (vLLM add_request)
       for (int e = target + 1; e < (replica + 1) * stages; ++e)
         if (schedulers[e].unfinished() < schedulers[target].unfinished()) target = e;
+      client.send();
+      result.requests[next_arrival].arrival_s = arrival;  // sent now: its TTFT counts from here
       schedulers[target].enqueue(static_cast<int>(next_arrival++));
       if (idle[target]) {
         idle[target] = false;
@@ -177,15 +199,7 @@ ServingResult run_serving(const std::vector<Request>& requests, std::int64_t kv_
       }
       continue;
     }
-    count_queues();
-    const std::int64_t used = used_blocks();
-    if (keep_occupancy) result.occupancy.push_back({ev.time_s, used, running, waiting});
-    OccupancySummary& o = result.occupancy_summary;
-    if (result.passes == 0) o.first_pass_s = ev.time_s;
-    else o.used_block_seconds += static_cast<double>(o.last_used_blocks) * std::max(0.0, ev.time_s - o.last_pass_s);
-    o.last_pass_s = ev.time_s;
-    o.last_used_blocks = used;
-    o.peak_used_blocks = std::max(o.peak_used_blocks, used);
+    record_pass(result, ev.time_s, pools, schedulers, keep_occupancy);
     const IterationCost c = cost(shape);
     result.swapped_out_blocks += shape.swap_out_blocks;
     result.swapped_in_blocks += shape.swap_in_blocks;
@@ -199,7 +213,9 @@ ServingResult run_serving(const std::vector<Request>& requests, std::int64_t kv_
     }
     result.busy_s += c.latency_s();
     ++result.passes;
+    const std::int64_t unfinished_before = sched.unfinished();
     sched.complete(t);
+    client.finished(t, unfinished_before - sched.unfinished());
     ready.push({t, ev.engine});
     for (int e = 0; e < engines; ++e)
       if (blocked[e]) blocked[e] = false, ready.push({t, e});
@@ -208,6 +224,67 @@ ServingResult run_serving(const std::vector<Request>& requests, std::int64_t kv_
     result.verify_steps += sched.verify_steps();
     result.verified_tokens += sched.verified_tokens();
     result.itl_s.insert(result.itl_s.end(), sched.itl_s().begin(), sched.itl_s().end());
+  }
+  return result;
+}
+
+ServingResult run_lockstep_serving(const std::vector<Request>& requests, std::int64_t kv_blocks,
+                                   const SchedulerLimits& limits, const LockstepCostFn& cost, bool keep_occupancy,
+                                   const ReplicaSet& set, std::int64_t max_concurrency) {
+  check_requests_fit(requests, kv_blocks, limits);
+  const int ranks = std::max(1, set.replicas);
+  ServingResult result;
+  result.requests = requests;
+  result.times.assign(requests.size(), RequestTimes{});
+  result.total_blocks = kv_blocks * ranks;
+  result.block_tokens = limits.block_tokens;
+  std::vector<BlockPool> pools(ranks, BlockPool(kv_blocks));
+  std::vector<Scheduler> schedulers;
+  schedulers.reserve(ranks);
+  for (int r = 0; r < ranks; ++r) schedulers.emplace_back(result.requests, pools[r], limits, result.times);
+  ClientGate client(max_concurrency);
+  std::size_t next = 0;
+  int last = ranks - 1;  // the first request goes to rank 0
+  double now = 0;
+  std::vector<PassShape> passes(ranks);
+  std::vector<IterationShape> shapes(ranks);
+  std::vector<char> runs(ranks, 0);
+  for (;;) {
+    for (double due = 0; next < requests.size() && (due = client.send_time_s(requests[next].arrival_s)) <= now; ++next) {
+      last = route(ranks, set.router, last, [&](int r) { return schedulers[r].unfinished(); });
+      client.send();
+      result.requests[next].arrival_s = due;  // sent now: its TTFT counts from here
+      schedulers[last].enqueue(static_cast<int>(next));
+    }
+    bool any = false;
+    for (int r = 0; r < ranks; ++r) {
+      passes[r] = PassShape{};
+      runs[r] = schedulers[r].schedule(passes[r]) ? 1 : 0;
+      shapes[r] = runs[r] ? passes[r].target : IterationShape{};
+      any = any || runs[r];
+    }
+    if (!any) {  // nothing runs: the group waits for the next request
+      if (next >= requests.size()) break;
+      const double due = client.send_time_s(requests[next].arrival_s);
+      if (std::isinf(due)) throw std::logic_error("serving: the client waits with nothing in flight");
+      now = std::max(now, due);
+      continue;
+    }
+    record_pass(result, now, pools, schedulers, keep_occupancy);
+    const double step_s = cost(shapes);
+    now += step_s;
+    result.busy_s += step_s;
+    ++result.passes;
+    for (int r = 0; r < ranks; ++r) {
+      if (!runs[r]) continue;
+      const std::int64_t before = schedulers[r].unfinished();
+      schedulers[r].complete(now);
+      client.finished(now, before - schedulers[r].unfinished());
+    }
+  }
+  for (const Scheduler& sch : schedulers) {
+    if (sch.unfinished() > 0) throw std::logic_error("serving: a rank has requests but cannot schedule any");
+    result.itl_s.insert(result.itl_s.end(), sch.itl_s().begin(), sch.itl_s().end());
   }
   return result;
 }
@@ -254,9 +331,17 @@ ServingResult simulate_serving(const Scenario& scenario, const std::vector<Reque
                         "is below the " + std::to_string(steps) + " sequence steps (output tokens and prefill chunks) "
                         "the " + std::to_string(arriving.size()) + " requests need (about 1.5M a second): simulate "
                         "fewer requests or shorter outputs, or raise it");
+  // attention-DP replicas that are one expert-parallel group run their passes in lockstep
+  const Plan& plan = scenario.plan;
+  if (scenario.model.moe && plan.ep > 1 && plan.dp == plan.ep && plan.pp == 1 && options.replicas.replicas == plan.dp &&
+      !scenario.inference->speculative && limits.swap_blocks == 0)
+    return run_lockstep_serving(
+        arriving, capacity.blocks - prefix_blocks, limits,
+        [&](const std::vector<IterationShape>& ranks) { return model.target().ep_lockstep_pass_s(ranks); },
+        options.keep_occupancy, options.replicas, options.max_concurrency);
   return run_serving(arriving, capacity.blocks - prefix_blocks, limits, scenario.plan.pp,
                      [&](const PassShape& pass) { return with_swap_time(model.cost(pass), pass, capacity, scenario.cluster); },
-                     options.keep_occupancy, options.replicas);
+                     options.keep_occupancy, options.replicas, options.max_concurrency);
 }
 
 }  // namespace twinsim

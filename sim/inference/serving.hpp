@@ -78,9 +78,22 @@ using PassCostFn = std::function<IterationCost(const PassShape&)>;
 // `serve --csv`); the summary is always kept.
 // `set`: that many replicas, each of `kv_blocks` blocks and `pipeline_stages` stages, the
 // requests routed among them; KV occupancy is over all their blocks.
+// `max_concurrency` > 0: the client keeps at most that many requests in flight
+// (client_gate.hpp); a request held back is sent when a slot frees, and the result's
+// arrival_s is when it was sent.
 ServingResult run_serving(const std::vector<Request>& requests, std::int64_t kv_blocks, const SchedulerLimits& limits,
                           int pipeline_stages, const PassCostFn& cost, bool keep_occupancy = true,
-                          const ReplicaSet& set = {});
+                          const ReplicaSet& set = {}, std::int64_t max_concurrency = 0);
+
+// The replicas as the ranks of one expert-parallel group (attention DP x EP): every pass
+// starts on all of them at once and ends when the group's pass does, `cost` pricing the
+// ranks' shapes together (ServingCostModel::ep_lockstep_pass_s; a rank without work joins
+// with an empty shape). One pipeline stage; the requests routed round robin or least loaded
+// as run_serving does; `max_concurrency` as run_serving's.
+using LockstepCostFn = std::function<double(const std::vector<IterationShape>&)>;
+ServingResult run_lockstep_serving(const std::vector<Request>& requests, std::int64_t kv_blocks,
+                                   const SchedulerLimits& limits, const LockstepCostFn& cost, bool keep_occupancy,
+                                   const ReplicaSet& set, std::int64_t max_concurrency = 0);
 
 // A pass's cost with its swap preemption's copies before it: on each stage, its GPUs'
 // share of the blocks out over d2h, then in over h2d (cluster.host).
@@ -108,6 +121,8 @@ struct ServeOptions {
   bool keep_occupancy = true;  // every pass's KV sample (run_serving); the summary is always kept
   bool keep_itl = false;        // every inter-token gap (ServingResult::itl_s, for ITL percentiles)
   ReplicaSet replicas;          // default: one replica (the figures are per replica)
+  // The benchmark client's cap on requests in flight (vLLM/SGLang --max-concurrency); 0: none.
+  std::int64_t max_concurrency = 0;
   // Swap preemption (vLLM v0 --swap-space, --preemption-mode swap): host memory per GPU for
   // preempted sequences' K,V, copied over PCIe (cluster.host) instead of recomputed; 0: recompute.
   double swap_space_bytes = 0;

@@ -64,6 +64,15 @@ TEST(BenchMetrics, PrintsVllmsResultBlock) {
   EXPECT_NE(text.find("-----Time per Output Token (excl. 1st token)------"), std::string::npos) << text;
   EXPECT_NE(text.find("P99 ITL (ms):"), std::string::npos) << text;
   EXPECT_EQ(text.find("Request rate configured"), std::string::npos) << "an infinite rate prints no rate";
+  EXPECT_EQ(text.find("Maximum request concurrency"), std::string::npos) << "no cap, no line";
+  std::ostringstream capped;
+  print_vllm_bench(capped, bench_metrics(two_requests(), {99}, {}), 4.0, {}, 10);
+  // vLLM prints the cap right after the successful requests, then the configured rate
+  const std::string with_cap = capped.str();
+  const std::size_t cap = with_cap.find("Maximum request concurrency:             10");
+  ASSERT_NE(cap, std::string::npos) << with_cap;
+  EXPECT_LT(with_cap.find("Successful requests:"), cap);
+  EXPECT_GT(with_cap.find("Request rate configured (RPS):          4.00"), cap) << with_cap;
 }
 
 TEST(BenchRequests, PoissonWhenNotBurstyAndFixedLengths) {

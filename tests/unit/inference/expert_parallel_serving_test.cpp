@@ -83,3 +83,34 @@ TEST(ExpertParallelServing, ServesAModelTooLargeForOneReplica) {
 
 }  // namespace
 }  // namespace twinsim
+
+namespace twinsim {
+namespace {
+
+// A pass of the expert-parallel group (ServingCostModel::ep_lockstep_pass_s): Qwen3-235B-A22B
+// in fp8 on 8 H200s, attention DP 8 x EP 8. Ranks alike cost what one rank's pass costs
+// (the same ops, priced in two lists: within 3%); one rank prefilling 8,192 tokens while the
+// others decode 64 sequences makes every rank wait for it, but its experts' share is spread
+// over the 8 GPUs: above the decoding ranks' pass, below all 8 prefilling.
+TEST(ExpertParallelServing, LockstepPassWaitsForTheSlowestRank) {
+  Scenario s;
+  s.model = catalog_model("qwen3-235b-a22b");
+  s.cluster = catalog_cluster("dgx-h200");
+  s.plan.dp = 8, s.plan.ep = 8;
+  InferenceWorkload w;
+  w.batch = 64, w.prompt_len = 1000, w.output_len = 100, w.weight_dtype = Dtype::fp8, w.kv_dtype = Dtype::fp8;
+  s.inference = w;
+  const ServingCostModel model(validated_scenario(s));
+  const IterationShape decode = decode_shape(64, 1500), prefill = prefill_shape(1, 8192);
+  const double alone = model.cost(decode).latency_s();
+  EXPECT_NEAR(model.ep_lockstep_pass_s(std::vector<IterationShape>(8, decode)) / alone, 1.0, 0.03);
+  std::vector<IterationShape> mixed(8, decode);
+  mixed[3] = prefill;
+  const double group = model.ep_lockstep_pass_s(mixed);
+  EXPECT_GT(group, 2 * alone);
+  EXPECT_LT(group, 0.8 * model.cost(prefill).latency_s());
+  EXPECT_EQ(model.ep_lockstep_pass_s(std::vector<IterationShape>(8)), 0.0);  // nobody runs
+}
+
+}  // namespace
+}  // namespace twinsim

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "scenario/load.hpp"
 #include "serving_scenarios.hpp"
 #include "sim/inference/batch_prediction.hpp"
 #include "sim/inference/iteration_cost.hpp"
@@ -159,6 +160,28 @@ TEST(Passes, AttentionIsQuadraticInThePrompt) {
     return 0.0;
   };
   EXPECT_NEAR(attn_flops(8192) / attn_flops(4096), 4.0, 0.001);
+}
+
+// TensorRT-LLM <= 0.9 (stack `trtllm`, serving_decode_shared_kv_group 8) read a KV head once
+// for its query heads only in XQA's 8-per-KV-head grouping; Mistral's 4 query heads a KV head
+// each read it (masked MHA): a decode step reads the cache 4 times, a prefill once, and MHA
+// (1 a KV head) and Llama-2 70B's 8 a KV head once.
+TEST(Passes, DecodeKvReadsFollowTheStacksSharedGroup) {
+  Scenario s = test::serving_scenario("llama2-7b", "dgx-h100", 1, 1, 1, 1, 128, 128, "fp16", "fp16");
+  const auto attn_bytes = [&](std::int64_t kv_heads, const IterationShape& shape, int shared) {
+    s.model.kv_heads = kv_heads;
+    for (const LayerOp& op : build_iteration_layer_ops(s.model, 0, s.plan, *s.inference, shape, shared))
+      if (op.kind == OpKind::attention) return op.fwd_bytes;
+    return std::int64_t{0};
+  };
+  const IterationShape decode = decode_shape(4, 1000);
+  // 8 KV heads x 128 wide, K and V, 2 bytes: 4,096 bytes a cached token; 3 more reads of each
+  EXPECT_EQ(attn_bytes(8, decode, 8) - attn_bytes(8, decode, 0), 3 * decode.kv_read_tokens * 4096);
+  EXPECT_EQ(attn_bytes(32, decode, 8), attn_bytes(32, decode, 0));  // MHA
+  EXPECT_EQ(attn_bytes(4, decode, 8), attn_bytes(4, decode, 0));    // 8 a KV head: XQA
+  EXPECT_EQ(attn_bytes(8, prefill_shape(1, 512), 8), attn_bytes(8, prefill_shape(1, 512), 0));
+  EXPECT_EQ(catalog_stack("trtllm").serving_decode_shared_kv_group, 8);
+  EXPECT_EQ(catalog_stack("trtllm-v1").serving_decode_shared_kv_group, 0);  // XQA for every group
 }
 
 TEST(Passes, ExpertsTouchedSaturateWithTokens) {

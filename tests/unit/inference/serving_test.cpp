@@ -104,6 +104,59 @@ TEST(Serving, PipelineStagesOverlapTwoEngines) {
   EXPECT_DOUBLE_EQ(r.times[1].first_token_s, 3.0);
 }
 
+// The client's --max-concurrency: three requests of 10 + 3 tokens all due at t = 0.
+// One slot: r0 prefills [0,1] and decodes to 3; r1 is sent at 3 (prefill [3,4], done at 6);
+// r2 at 6, done at 9. Each TTFT counts from the send (1 s), as vLLM's client times it.
+TEST(ClientConcurrency, ARequestWaitsForAFreeSlot) {
+  const std::vector<Request> due = {{0.0, 10, 3}, {0.0, 10, 3}, {0.0, 10, 3}};
+  const ServingResult one = run_serving(due, 100, limits(), 1, UnitCost{}, true, {}, 1);
+  EXPECT_DOUBLE_EQ(one.requests[1].arrival_s, 3.0);
+  EXPECT_DOUBLE_EQ(one.requests[2].arrival_s, 6.0);
+  EXPECT_DOUBLE_EQ(one.times[2].first_token_s, 7.0);
+  EXPECT_DOUBLE_EQ(one.times[2].finish_s, 9.0);
+  EXPECT_DOUBLE_EQ(summarize(one).ttft.p50_s, 1.0);
+  // two slots: r0 and r1 together in [0,3], r2 sent at 3 and done at 6
+  const ServingResult two = run_serving(due, 100, limits(), 1, UnitCost{}, true, {}, 2);
+  EXPECT_DOUBLE_EQ(two.times[1].finish_s, 3.0);
+  EXPECT_DOUBLE_EQ(two.requests[2].arrival_s, 3.0);
+  EXPECT_DOUBLE_EQ(two.times[2].finish_s, 6.0);
+  // no cap: all three run together and finish at 3
+  const ServingResult all = run_serving(due, 100, limits(), 1, UnitCost{});
+  EXPECT_DOUBLE_EQ(all.times[2].finish_s, 3.0);
+}
+
+// A request due later than the slot frees goes at its own time: r0 (10 + 2 tokens) is done at
+// 2, r1 is due at 5, so it is sent at 5, not 2.
+TEST(ClientConcurrency, ALaterArrivalKeepsItsTime) {
+  const ServingResult r = run_serving({{0.0, 10, 2}, {5.0, 10, 2}}, 100, limits(), 1, UnitCost{}, true, {}, 1);
+  EXPECT_DOUBLE_EQ(r.times[0].finish_s, 2.0);
+  EXPECT_DOUBLE_EQ(r.requests[1].arrival_s, 5.0);
+  EXPECT_DOUBLE_EQ(r.times[1].finish_s, 7.0);
+}
+
+// Two ranks of one expert-parallel group, a pass costing its largest rank's tokens / 10 s.
+// r0 (100 + 2 tokens) goes to rank 0, r1 (10 + 2) to rank 1: the first pass prefills both
+// and takes 100 / 10 = 10 s, so r1's first token comes at 10 (alone it would at 1); the
+// decode pass (one token each) takes 0.1 s: both finish at 10.1.
+TEST(Serving, ExpertParallelRanksRunInLockstep) {
+  const LockstepCostFn largest = [](const std::vector<IterationShape>& ranks) {
+    std::int64_t most = 0;
+    for (const IterationShape& r : ranks) most = std::max(most, r.tokens);
+    return static_cast<double>(most) / 10;
+  };
+  ReplicaSet two;
+  two.replicas = 2, two.router = Router::round_robin;
+  const ServingResult r = run_lockstep_serving({{0.0, 100, 2}, {0.0, 10, 2}}, 100, limits(), largest, true, two);
+  EXPECT_DOUBLE_EQ(r.times[1].first_token_s, 10.0);
+  EXPECT_DOUBLE_EQ(r.times[0].first_token_s, 10.0);
+  EXPECT_DOUBLE_EQ(r.times[1].finish_s, 10.1);
+  EXPECT_DOUBLE_EQ(r.times[0].finish_s, 10.1);
+  EXPECT_EQ(r.passes, 2);
+  // a request due later waits for it: the group idles from 10.1 to 20
+  const ServingResult late = run_lockstep_serving({{0.0, 10, 2}, {20.0, 10, 2}}, 100, limits(), largest, true, two);
+  EXPECT_DOUBLE_EQ(late.times[1].first_token_s, 21.0);
+}
+
 TEST(Serving, ARequestLargerThanTheCacheIsRefused) {
   EXPECT_THROW(run_serving({{0.0, 100, 100}}, 5, limits(), 1, UnitCost{}), std::invalid_argument);
 }

@@ -69,6 +69,13 @@ TEST(HfCatalogCounts, ActiveParametersByEachPublishersConvention) {
   EXPECT_NEAR(billions(counts("mixtral-8x7b-v0.1").active), 12.9, 0.05);
   // Qwen3-235B-A22B: 22B activated
   EXPECT_NEAR(billions(counts("qwen3-235b-a22b").active), 22, 0.5);
+  // Qwen3-30B-A3B (Qwen's model card): 30.5B in total, 29.9B without the embedding and the
+  // output layer, 3.3B activated (3.35B computed: the card's figure cut, not rounded)
+  const ParamCount q30 = counts("qwen3-30b-a3b");
+  EXPECT_NEAR(billions(q30.total), 30.5, 0.05);
+  EXPECT_NEAR(billions(q30.total - q30.embedding - q30.output_layer), 29.9, 0.05);
+  EXPECT_GE(billions(q30.active), 3.3);
+  EXPECT_LT(billions(q30.active), 3.4);
 }
 
 TEST(HfCatalogCounts, DeepSeekV3MultiTokenPrediction) {
