@@ -245,7 +245,9 @@ AnalyticEstimate AnalyticModel::estimate(const Candidate& c) {
   // the optimizer's step over the first stage's shard: the step graph's ops (step_graph.hpp)
   const double shard = sharded_params_per_gpu(stage0.dense, stage0.expert, plan_, c.shards_optimizer());
   e.optimizer_s = optimizer_shard_s(cluster, base_.stack, plan_, training_, shard);
-  e.step_s = e.pipeline_s + e.dp_exposed_s + e.optimizer_s;
+  // on the first stage, which finishes its backward last, as the data parallelism above
+  e.tp_grad_sum_s = tp_grad_sum_s(cluster, model, plan_, base_.stack, training_, 0);
+  e.step_s = e.pipeline_s + e.dp_exposed_s + e.tp_grad_sum_s + e.optimizer_s;
 
   const LayerActivations& a = prices.activations;
   e.peak_bytes = stage_peak_bytes(plan_, training_, a, 0);

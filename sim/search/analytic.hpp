@@ -30,6 +30,7 @@ struct AnalyticEstimate {
   double pipeline_s = 0;      // compute, recompute and blocking comm incl. the bubble
   double bubble_s = 0;        // of pipeline_s: fill and drain
   double dp_exposed_s = 0;    // gradient reduce and parameter gather not hidden
+  double tp_grad_sum_s = 0;   // the step's-end TP all-reduce of replicated grads (step_graph.hpp)
   double optimizer_s = 0;
   std::int64_t peak_bytes = 0;
   bool fits = false;
