@@ -48,6 +48,7 @@ class AnalyticModel {
   std::int64_t stage_peak_bytes(const Plan& plan, const TrainingWorkload& t, const LayerActivations& a,
                                 int stage) const;
   double layer_pass_s(const Candidate& c, const PassTimes& p, double gather_s, bool forward) const;
+  void add_step_end(AnalyticEstimate& e) const;  // plan_ and training_ set to the candidate
 
   Scenario base_;
   LayerCostCache cache_;
