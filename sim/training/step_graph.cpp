@@ -719,7 +719,10 @@ double tp_grad_sum_s(const ClusterSpec& cluster, const ModelSpec& model, const P
   const std::int64_t params = tp_summed_grad_params(model, plan.sequence_parallel, pieces);
   if (params == 0) return 0;
   const double bytes = static_cast<double>(params) * grad_element_bytes(dp_gradient_dtype(stack, t.precision));
-  return collective_time_s(cluster, CollectiveOp::all_reduce, group_layout(cluster, plan, ParallelGroup::tp), bytes);
+  // ZeRO-2/3 reduce-scatter (and drop) the grads after every micro-batch's backward: the
+  // partial ones are summed before each (exec/train/zero.cpp), not once a step
+  const double calls = sharded_grads(plan) ? static_cast<double>(t.micro_batches(plan.dp)) : 1.0;
+  return calls * collective_time_s(cluster, CollectiveOp::all_reduce, group_layout(cluster, plan, ParallelGroup::tp), bytes);
 }
 
 double optimizer_step_s(const Scenario& s, int stage) {

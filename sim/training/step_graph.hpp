@@ -105,8 +105,10 @@ double optimizer_step_s(const Scenario& s, int stage);
 // in part (models/param_count.hpp tp_summed_grad_params: under sequence parallelism the
 // norms, row-parallel biases, router...), after the DP reduce and before the optimizer, as
 // Megatron-core's finalize_model_grads runs _allreduce_layernorm_grads: one coalesced
-// all-reduce of their main_grad, so in the gradients' type (dp_gradient_dtype). 0 without TP
-// or under LoRA (those parameters frozen). The step graph and the search's estimate price it here.
+// all-reduce of their main_grad, so in the gradients' type (dp_gradient_dtype). Under ZeRO-2/3
+// (sharded_grads) once per micro-batch, before its reduce-scatter, priced together at the
+// step's end. 0 without TP or under LoRA (those parameters frozen). The step graph and the
+// search's estimate price it here.
 double tp_grad_sum_s(const ClusterSpec& cluster, const ModelSpec& model, const Plan& plan, const StackSpec& stack,
                      const TrainingWorkload& t, int stage);
 // The HBM bytes of the optimizer's update of this stage's shard on the GPU (0 offloaded).

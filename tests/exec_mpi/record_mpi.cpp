@@ -94,9 +94,13 @@ Expected op_list_collectives(const TrainConfig& c, const TransformerConfig& stag
   for (int layer = stage.first_layer; layer < stage.end_layer; ++layer)
     ++(c.model.is_moe_layer(layer) ? pieces.moe_layers : pieces.dense_layers);
   const std::int64_t summed = c.plan.tp > 1 ? tp_summed_grad_params(c.model, c.plan.sequence_parallel, pieces) : 0;
+  // ZeRO-2 with overlap_grad_reduce (and ZeRO-3) reduce-scatter after every micro-batch,
+  // summing the partial grads before each (check_zero12's count)
+  const bool each_micro_batch = c.plan.dp > 1 && c.plan.shards_grads() && c.plan.overlap_grad_reduce;
   if (summed > 0)
-    want[key(op_names::kDpGradReduce, "tp", "all_reduce")] =
-        static_cast<std::size_t>(summed) * grad_element_bytes(c.training.precision);
+    want[key(op_names::kDpGradReduce, "tp", "all_reduce")] = static_cast<std::size_t>(summed) *
+                                                             grad_element_bytes(c.training.precision) *
+                                                             (each_micro_batch ? micro_batches : 1);
   return want;
 }
 

@@ -647,5 +647,25 @@ plan: {tp: 4, pp: 2, dp: 1, sequence_parallel: %s}
   for (engine::TaskId t = 0; t < without.graph.num_tasks(); ++t) EXPECT_NE(without.graph.name(t), "dp.grad_reduce.tp");
 }
 
+// Under ZeRO-2 every micro-batch's reduce-scatter drops the grads, so the partial ones are
+// summed before each (exec/train/zero.cpp): micro-batches times ZeRO-1's once a step.
+TEST(TrainingStep, ShardedGradsSumTheSequenceParallelGradsEachMicroBatch) {
+  const char* yaml = R"(
+model: gpt2-medium
+cluster: dgx-a100-80gb
+training: {seq_len: 1024, global_batch: 16, micro_batch: 1}
+plan: {tp: 4, pp: 1, dp: 2, zero: %d, sequence_parallel: true}
+)";
+  char text[256];
+  double once[2];
+  for (int zero : {1, 2}) {
+    std::snprintf(text, sizeof text, yaml, zero);
+    const Scenario s = test::device_alone(text);
+    once[zero - 1] = tp_grad_sum_s(s.cluster, s.model, s.plan, s.stack, *s.training, 0);
+  }
+  EXPECT_GT(once[0], 0);
+  EXPECT_DOUBLE_EQ(once[1], 8 * once[0]);  // 16 sequences over dp 2, one a micro-batch: 8
+}
+
 }  // namespace
 }  // namespace twinsim
