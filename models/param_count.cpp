@@ -88,4 +88,42 @@ ParamCount count_params(const ModelSpec& m) {
   return c;
 }
 
+namespace {
+
+// One layer's share of tp_summed_grad_params under sequence parallelism.
+std::int64_t sequence_parallel_layer_params(const ModelSpec& m, bool moe_layer) {
+  std::int64_t p = (m.sandwich_norm ? 4 : 2) * norm_params(m, m.hidden);
+  if (m.bias) p += m.hidden;  // the attention's output-projection bias
+  if (m.mla) {                // W_DQ (+ its norm), W_DKV | W_KR and its norm, replicated
+    const MlaSpec& a = *m.mla;
+    if (a.q_lora_rank > 0) p += checked_mul(m.hidden, a.q_lora_rank) + a.q_lora_rank;
+    p += checked_mul(m.hidden, a.kv_lora_rank + a.qk_rope_head_dim) + a.kv_lora_rank;
+  }
+  if (!moe_layer) return p + (m.bias ? m.hidden : 0);  // the FFN's down-projection bias
+  const MoeSpec& e = *m.moe;
+  p += checked_mul(m.hidden, e.experts) + (e.router_bias ? e.experts : 0);
+  if (e.shared_experts > 0 && e.shared_expert_gate) p += m.hidden;
+  if (m.bias) p += checked_mul(e.shared_experts, m.hidden);  // the shared experts' down-projection biases
+  return p;
+}
+
+}  // namespace
+
+std::int64_t tp_summed_grad_params(const ModelSpec& m, bool sequence_parallel, const StagePieces& stage) {
+  const auto per_layer = [&](bool moe_layer) {
+    const std::int64_t qk = m.qk_norm ? 2 * m.qk_head_dim() : 0;  // Q and K norms, summed by name
+    return (sequence_parallel ? sequence_parallel_layer_params(m, moe_layer) : 0) + qk;
+  };
+  std::int64_t p = checked_mul(stage.dense_layers, per_layer(false));
+  if (stage.moe_layers > 0) p += checked_mul(stage.moe_layers, per_layer(true));
+  if (!sequence_parallel) return p;
+  if (stage.embedding && m.position == Position::learned) p += checked_mul(m.max_seq_len, m.hidden);
+  if (stage.head) {
+    p += norm_params(m, m.hidden);
+    for (std::int64_t k = 0; k < m.mtp_layers; ++k)  // DeepSeek-V3 §2.2: its three norms and its block
+      p += 3 * norm_params(m, m.hidden) + sequence_parallel_layer_params(m, m.is_moe_layer(m.layers + k));
+  }
+  return p;
+}
+
 }  // namespace twinsim

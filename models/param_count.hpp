@@ -50,4 +50,23 @@ std::int64_t mtp_module_params(const ModelSpec& m);
 // Whole-model parameter count.
 ParamCount count_params(const ModelSpec& m);
 
+// What one pipeline stage holds: its transformer layers by kind, and whether it holds the
+// embedding (the first stage) and the head (the last: final norm, MTP modules).
+struct StagePieces {
+  std::int64_t dense_layers = 0, moe_layers = 0;
+  bool embedding = false, head = false;
+};
+
+// Parameters of a stage that every TP rank holds whole but whose gradients differ between
+// the TP ranks, so Megatron-core sums them over the TP group at the step's end
+// (distributed/finalize_model_grads.py _allreduce_layernorm_grads, after the DP reduce):
+// with sequence parallelism those marked `sequence_parallel`, which each rank applies to
+// its token shard (Korthikanti et al. 2022 §4.2.2): the norms (fused_layer_norm.py), the
+// row-parallel linears' biases (RowParallelLinear), the MoE router's weight and bias
+// (router.py), the shared experts' gate, MLA's duplicated down-projections and their norms
+// (TELinear parallel_mode "duplicated"); learned positions too, added after the embedding's
+// reduce-scatter as the op list and the executor do (models/head_ops.cpp); and, with or
+// without it, the Q/K norms (summed by name). Routed experts' parameters are not counted.
+std::int64_t tp_summed_grad_params(const ModelSpec& m, bool sequence_parallel, const StagePieces& stage);
+
 }  // namespace twinsim

@@ -27,7 +27,8 @@ std::vector<ParamSpec> mla_param_specs(const TransformerConfig& c, int layer) {
   const std::int64_t h = c.hidden(), heads = c.model.heads;
   const float out_std = c.init_std / std::sqrt(2.0f * static_cast<float>(c.model.layers));  // as attention_block.cpp
   std::vector<ParamSpec> s;
-  s.push_back({p + "norm.weight", 1, h, Shard::none, Init::ones, 0, false, false});
+  // the input norm sees this rank's token shard under sequence parallelism, as attention_block.cpp's
+  s.push_back({p + "norm.weight", 1, h, Shard::none, Init::ones, 0, c.sequence_parallel, false});
   if (a.q_lora_rank > 0) {
     s.push_back({p + "q_down.weight", a.q_lora_rank, h, Shard::none, Init::normal, c.init_std, false, true});
     s.push_back({p + "q_norm.weight", 1, a.q_lora_rank, Shard::none, Init::ones, 0, false, false});

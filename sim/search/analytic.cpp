@@ -103,6 +103,14 @@ std::int64_t AnalyticModel::stage_peak_bytes(const Plan& plan, const TrainingWor
   return w.params + w.grads + w.optimizer + act + buffers;
 }
 
+// The step's end after the pipeline, the exposed DP collectives and the optimizer: the TP
+// sum of the replicated grads (tp_grad_sum_s) on the first stage, which finishes its backward
+// last, as the data parallelism; then the step's time.
+void AnalyticModel::add_step_end(AnalyticEstimate& e) const {
+  e.tp_grad_sum_s = tp_grad_sum_s(base_.cluster, base_.model, plan_, base_.stack, training_, 0);
+  e.step_s = e.pipeline_s + e.dp_exposed_s + e.tp_grad_sum_s + e.optimizer_s;
+}
+
 AnalyticEstimate AnalyticModel::estimate(const Candidate& c) {
   const LayerPrices& prices = cache_.get(c);
   apply_to_plan(c, plan_);  // with the scenario's settings that apply to it (keep_scenario_settings)
@@ -284,7 +292,7 @@ AnalyticEstimate AnalyticModel::estimate(const Candidate& c) {
   // the optimizer's step over the first stage's shard: the step graph's ops (step_graph.hpp)
   const double shard = sharded_params_per_gpu(stage0.dense, stage0.expert, plan_, c.shards_optimizer());
   e.optimizer_s = optimizer_shard_s(cluster, base_.stack, plan_, training_, shard);
-  e.step_s = e.pipeline_s + e.dp_exposed_s + e.optimizer_s;
+  add_step_end(e);
 
   const LayerActivations& a = prices.activations;
   e.peak_bytes = stage_peak_bytes(plan_, training_, a, 0);

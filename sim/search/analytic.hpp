@@ -30,6 +30,7 @@ struct AnalyticEstimate {
   double pipeline_s = 0;      // compute, recompute and blocking comm incl. the bubble
   double bubble_s = 0;        // of pipeline_s: fill and drain
   double dp_exposed_s = 0;    // gradient reduce and parameter gather not hidden
+  double tp_grad_sum_s = 0;   // the step's-end TP all-reduce of replicated grads (step_graph.hpp)
   double optimizer_s = 0;
   std::int64_t peak_bytes = 0;
   bool fits = false;
@@ -47,6 +48,7 @@ class AnalyticModel {
   std::int64_t stage_peak_bytes(const Plan& plan, const TrainingWorkload& t, const LayerActivations& a,
                                 int stage) const;
   double layer_pass_s(const Candidate& c, const PassTimes& p, double gather_s, bool forward) const;
+  void add_step_end(AnalyticEstimate& e) const;  // plan_ and training_ set to the candidate
 
   Scenario base_;
   LayerCostCache cache_;

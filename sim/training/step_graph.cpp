@@ -234,6 +234,7 @@ struct Builder {
   void ends(Chains& ch, int stage, const LayerCost& lc, const std::string& name, bool backward);
   void emit_slot(int stage, const PipelineSlot& slot);
   void add_pipeline_transfers();
+  void add_tp_grad_sum(int stage);
   void add_data_parallel(int stage);
 
   void build() {
@@ -521,6 +522,22 @@ void Builder::add_pipeline_transfers() {
       }
 }
 
+// The TP all-reduce of the stage's replicated, partially computed gradients (tp_grad_sum_s),
+// blocking on the compute stream after the stage's backward and its DP reduces; the
+// optimizer waits for it.
+void Builder::add_tp_grad_sum(int stage) {
+  const double seconds = tp_grad_sum_s(s.cluster, s.model, s.plan, s.stack, *s.training, stage);
+  if (seconds <= 0) return;
+  const StageRanks& sr = stages[stage];
+  Chains sync(sr.gpus.size());
+  for (std::size_t g = 0; g < sync.size(); ++g) {
+    sync[g].pending = dp_grad_tasks[stage][g];
+    sync[g].pending.push_back(out.graph.tasks_on(sr.gpus[g].compute).back());
+  }
+  comm(sync, stage, GroupKind::tp, std::string(op_names::kDpGradReduce) + ".tp", seconds, out.categories.tp_comm, nullptr);
+  for (std::size_t g = 0; g < sync.size(); ++g) dp_grad_tasks[stage][g].push_back(sync[g].last);
+}
+
 // Gradient reduction in buckets (overlapped with the remaining backward when
 // overlap_grad_reduce), the optimizer step, and the ZeRO parameter all-gather.
 void Builder::add_data_parallel(int stage) {
@@ -586,6 +603,7 @@ void Builder::add_data_parallel(int stage) {
       }
     }
   }
+  add_tp_grad_sum(stage);
   Chains chains(sr.gpus.size());
   const std::vector<TaskId> opt =
       compute(chains, stage, op_names::kOptimizerStep, optimizer_step_s(s, stage), c.optimizer);
@@ -692,6 +710,20 @@ double optimizer_shard_s(const ClusterSpec& cluster, const StackSpec& stack, con
   // the stack's own host path, measured whole (StackSpec::offload_update_s_per_param), where
   // it is slower than the bandwidth floor
   return clip + std::max(floor, shard * stack.offload_update_s_per_param) + swap;
+}
+
+double tp_grad_sum_s(const ClusterSpec& cluster, const ModelSpec& model, const Plan& plan, const StackSpec& stack,
+                     const TrainingWorkload& t, int stage) {
+  if (plan.tp < 2 || t.lora) return 0;
+  const StageLayers layers = stage_layers(model, plan, stage);
+  const StagePieces pieces{layers.dense, layers.moe, stage == 0, stage == plan.pp - 1};
+  const std::int64_t params = tp_summed_grad_params(model, plan.sequence_parallel, pieces);
+  if (params == 0) return 0;
+  const double bytes = static_cast<double>(params) * grad_element_bytes(dp_gradient_dtype(stack, t.precision));
+  // ZeRO-2/3 reduce-scatter (and drop) the grads after every micro-batch's backward: the
+  // partial ones are summed before each (exec/train/zero.cpp), not once a step
+  const double calls = sharded_grads(plan) ? static_cast<double>(t.micro_batches(plan.dp)) : 1.0;
+  return calls * collective_time_s(cluster, CollectiveOp::all_reduce, group_layout(cluster, plan, ParallelGroup::tp), bytes);
 }
 
 double optimizer_step_s(const Scenario& s, int stage) {

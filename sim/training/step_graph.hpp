@@ -101,6 +101,16 @@ std::vector<ComputeOp> optimizer_shard_ops(const StackSpec& stack, const Trainin
 double optimizer_shard_s(const ClusterSpec& cluster, const StackSpec& stack, const Plan& plan, const TrainingWorkload& t,
                          double shard);
 double optimizer_step_s(const Scenario& s, int stage);
+// The step's-end TP all-reduce of the gradients every TP rank holds whole but computes only
+// in part (models/param_count.hpp tp_summed_grad_params: under sequence parallelism the
+// norms, row-parallel biases, router...), after the DP reduce and before the optimizer, as
+// Megatron-core's finalize_model_grads runs _allreduce_layernorm_grads: one coalesced
+// all-reduce of their main_grad, so in the gradients' type (dp_gradient_dtype). Under ZeRO-2/3
+// (sharded_grads) once per micro-batch, before its reduce-scatter, priced together at the
+// step's end. 0 without TP or under LoRA (those parameters frozen). The step graph and the
+// search's estimate price it here.
+double tp_grad_sum_s(const ClusterSpec& cluster, const ModelSpec& model, const Plan& plan, const StackSpec& stack,
+                     const TrainingWorkload& t, int stage);
 // The HBM bytes of the optimizer's update of this stage's shard on the GPU (0 offloaded).
 double optimizer_step_hbm_bytes(const Scenario& s, int stage);
 ComputeOp zero_grad_op(const Scenario& s, int stage);

@@ -218,7 +218,10 @@ set(EXEC_RECORD_CASES
   "tp2_sp_recompute_full|2|tp=2 sp=1 recompute=full"
   "tp2_sp_recompute_selective|2|tp=2 sp=1 recompute=selective"
   "zero1_dp2|2|dp=2 zero=1"
-  "zero2_dp2|2|dp=2 zero=2")
+  "zero2_dp2|2|dp=2 zero=2"
+  "tp2_sp_llama|2|tp=2 sp=1 model=llama"
+  "tp2_sp_pp2|4|tp=2 sp=1 pp=2"
+  "tp2_sp_zero2_dp2|4|tp=2 sp=1 dp=2 zero=2")
 foreach(case ${EXEC_RECORD_CASES})
   string(REPLACE "|" ";" parts "${case}")
   list(GET parts 0 name)

@@ -108,6 +108,39 @@ TEST(ParamCount, TinyMlaByHand) {
   EXPECT_EQ(c.total, 4'174'720);
 }
 
+// The gradients summed over TP at the step's end (Megatron-core finalize_model_grads
+// _allreduce_layernorm_grads), counted by hand.
+TEST(TpSummedGradParams, Gpt2SmallUnderSequenceParallelism) {
+  const ModelSpec m = catalog_model("gpt2-small");  // hidden 768, 12 layers, LayerNorm with biases, 1024 positions
+  // a layer: two LayerNorms 2 x (768 + 768), the attention's output bias 768, fc2's bias 768
+  const std::int64_t layer = 2 * 1536 + 768 + 768;
+  EXPECT_EQ(layer, 4608);
+  // one stage holding everything: the layers, the learned positions 1024 x 768, the final LayerNorm
+  EXPECT_EQ(tp_summed_grad_params(m, true, {12, 0, true, true}), 12 * layer + 1024 * 768 + 1536);
+  EXPECT_EQ(tp_summed_grad_params(m, true, {3, 0, false, false}), 3 * layer);  // a middle stage: layers only
+  EXPECT_EQ(tp_summed_grad_params(m, false, {12, 0, true, true}), 0);           // without SP: nothing
+}
+
+TEST(TpSummedGradParams, TinyMoeCountsTheRouter) {
+  const ModelSpec m = catalog_model("tiny-moe");  // RMSNorm over 256, no biases, 8 experts, no router bias
+  const std::int64_t dense_layer = 2 * 256, moe_layer = 2 * 256 + 8 * 256;  // norms (+ the router's 8 x 256)
+  EXPECT_EQ(tp_summed_grad_params(m, true, {1, 3, true, true}), dense_layer + 3 * moe_layer + 256);
+}
+
+TEST(TpSummedGradParams, TinyMlaCountsTheDuplicatedDownProjections) {
+  const ModelSpec m = catalog_model("tiny-mla");
+  // two norms 2 x 256, W_DQ 256 x 96 and its norm 96, W_DKV | W_KR 256 x (64 + 16) and its norm 64
+  const std::int64_t attention = 2 * 256 + 256 * 96 + 96 + 256 * 80 + 64;
+  EXPECT_EQ(tp_summed_grad_params(m, true, {1, 1, false, false}), attention + (attention + 8 * 256));
+}
+
+TEST(TpSummedGradParams, QkNormsAreSummedWithOrWithoutSequenceParallelism) {
+  ModelSpec m = catalog_model("llama3-8b");  // head_dim 128, RMSNorm over 4096
+  m.qk_norm = true;                          // as Qwen3: one scale over head_dim for Q, one for K
+  EXPECT_EQ(tp_summed_grad_params(m, false, {4, 0, false, false}), 4 * 2 * 128);
+  EXPECT_EQ(tp_summed_grad_params(m, true, {4, 0, false, false}), 4 * (2 * 128 + 2 * 4096));
+}
+
 TEST(ParamCount, EveryCatalogModelLoads) {
   for (const std::string& name : catalog_model_names()) {
     const ParamCount c = count_params(catalog_model(name));

@@ -9,9 +9,13 @@
 
 #include "scenario/load.hpp"
 #include "sim/memory/memory_report.hpp"
+#include "sim/cost/collective_cost.hpp"
+#include "sim/memory/weights.hpp"
 #include "sim/search/analytic.hpp"
 #include "sim/training/fabric_share.hpp"
+#include "sim/training/rank_layout.hpp"
 #include "sim/training/training_report.hpp"
+#include "sim/training/transfer_bytes.hpp"
 #include "tests/unit/scenario/device_alone.hpp"
 
 namespace twinsim {
@@ -105,6 +109,35 @@ TEST(Analytic, OversubscribedFabricPricedInFastModeAndEstimate) {
   EXPECT_GT(sim[1], sim[0]);
   EXPECT_GT(est[1], est[0]);
   EXPECT_NEAR(est[1] / sim[1], 1.0, 0.20) << "estimate " << est[1] << " s, engine " << sim[1] << " s";
+}
+
+// With sequence parallelism the step ends with the TP all-reduce of the replicated grads
+// (Megatron-core finalize_model_grads): the estimate adds it for the first stage, as the
+// engine's dp.grad_reduce.tp task prices it (sim/training/step_graph.hpp tp_grad_sum_s).
+TEST(Analytic, SequenceParallelAddsTheStepEndTpGradSum) {
+  const Scenario base = test::device_alone(R"(
+model: gpt2-medium
+cluster: dgx-a100-80gb
+training: {seq_len: 1024, global_batch: 8, micro_batch: 1}
+plan: {tp: 4, pp: 2, dp: 1}
+)");
+  SearchSpaceOptions o;
+  o.min_gpus = 8, o.max_gpus = 8, o.max_micro_batch = 1, o.max_cp = 1;
+  AnalyticModel model(base, make_search_space(base, o));
+  Candidate c;
+  c.tp = 4, c.pp = 2, c.dp = 1, c.micro_batch = 1, c.recompute = Recompute::none;
+  c.schedule = Schedule::one_f_one_b, c.sequence_parallel = true;
+  // by hand, the first stage of gpt2-medium: 12 layers of two LayerNorms (2 x 2048) and the
+  // attention and fc2 biases (2 x 1024), and the 1024 x 1024 learned positions
+  const double params = 12 * (2 * 2048 + 2 * 1024) + 1024 * 1024;
+  const Scenario sp = candidate_scenario(base, c);
+  const double bytes = params * grad_element_bytes(dp_gradient_dtype(sp.stack, sp.training->precision));
+  const AnalyticEstimate e = model.estimate(c);
+  EXPECT_DOUBLE_EQ(e.tp_grad_sum_s, collective_time_s(sp.cluster, CollectiveOp::all_reduce,
+                                                      group_layout(sp.cluster, sp.plan, ParallelGroup::tp), bytes));
+  EXPECT_DOUBLE_EQ(e.step_s, e.pipeline_s + e.dp_exposed_s + e.tp_grad_sum_s + e.optimizer_s);
+  c.sequence_parallel = false;
+  EXPECT_EQ(model.estimate(c).tp_grad_sum_s, 0.0);
 }
 
 // Across nodes a stage's DP buckets and its pipeline sends share its NIC (the step graph's

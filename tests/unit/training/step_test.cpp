@@ -4,11 +4,14 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
+#include <cstdio>
 #include <fstream>
 #include <set>
 
 #include <nlohmann/json.hpp>
 
+#include "models/op_names.hpp"
 #include "scenario/errors.hpp"
 #include "scenario/load.hpp"
 #include "sim/cost/collective_cost.hpp"
@@ -18,6 +21,7 @@
 #include "sim/training/rank_layout.hpp"
 #include "sim/training/step_graph.hpp"
 #include "sim/training/training_report.hpp"
+#include "sim/training/transfer_bytes.hpp"
 #include "sim/training/zero_comm.hpp"
 #include "tests/unit/scenario/device_alone.hpp"
 
@@ -594,6 +598,73 @@ plan: {tp: 2, pp: 1, dp: 2, zero: 1}
   EXPECT_GT(added, passes_at_peak);
   EXPECT_LT(added, passes_at_peak * 2 + 200e-6);  // the memory efficiency, and two all-reduces' latency
   EXPECT_GT(predict_training(clipped).step_s, predict_training(plain).step_s);
+}
+
+}  // namespace
+}  // namespace twinsim
+
+namespace twinsim {
+namespace {
+
+// With sequence parallelism each TP rank computes only its tokens' share of the grads of the
+// parameters it holds whole; the step ends with their TP all-reduce, after the backward and
+// before the optimizer (Megatron-core finalize_model_grads, _allreduce_layernorm_grads).
+TEST(TrainingStep, SequenceParallelSumsReplicatedGradsOverTpBeforeTheOptimizer) {
+  const char* yaml = R"(
+model: gpt2-medium
+cluster: dgx-a100-80gb
+training: {seq_len: 1024, global_batch: 8, micro_batch: 1}
+plan: {tp: 4, pp: 2, dp: 1, sequence_parallel: %s}
+)";
+  char text[256];
+  std::snprintf(text, sizeof text, yaml, "true");
+  const Scenario s = test::device_alone(text);
+  // by hand, gpt2-medium (hidden 1024, 24 layers, LayerNorms with biases, 1024 learned
+  // positions): a layer's two LayerNorms 2 x 2048, attention and fc2 biases 2 x 1024; 12 a stage.
+  // The first stage adds the positions 1024 x 1024, the last the final LayerNorm 2048.
+  const std::int64_t layers = 12 * (2 * 2048 + 2 * 1024);
+  const std::int64_t counts[] = {layers + 1024 * 1024, layers + 2048};
+  const int bytes = grad_element_bytes(dp_gradient_dtype(s.stack, s.training->precision));
+  const GroupLayout tp = group_layout(s.cluster, s.plan, ParallelGroup::tp);
+  const StepGraph g = build_step_graph(s, price_step(s), Fidelity::fast);
+  bool seen[2] = {false, false};  // each stage's sum (each stage's TP group), by its bytes
+  for (engine::TaskId t = 0; t < g.graph.num_tasks(); ++t) {
+    if (g.graph.name(t) != "dp.grad_reduce.tp") continue;
+    bool priced = false;
+    for (int stage : {0, 1}) {
+      const double want = collective_time_s(s.cluster, CollectiveOp::all_reduce, tp, counts[stage] * bytes);
+      if (std::abs(g.graph.duration(t) - want) <= 1e-9 * want) priced = seen[stage] = true;
+    }
+    EXPECT_TRUE(priced) << g.graph.duration(t);
+    bool before_optimizer = false;
+    for (const auto& [before, after] : g.graph.dependencies())
+      before_optimizer |= before == t && g.graph.name(after) == op_names::kOptimizerStep;
+    EXPECT_TRUE(before_optimizer);
+  }
+  EXPECT_TRUE(seen[0] && seen[1]);
+  std::snprintf(text, sizeof text, yaml, "false");
+  const StepGraph without = build_step_graph(test::device_alone(text), price_step(test::device_alone(text)));
+  for (engine::TaskId t = 0; t < without.graph.num_tasks(); ++t) EXPECT_NE(without.graph.name(t), "dp.grad_reduce.tp");
+}
+
+// Under ZeRO-2 every micro-batch's reduce-scatter drops the grads, so the partial ones are
+// summed before each (exec/train/zero.cpp): micro-batches times ZeRO-1's once a step.
+TEST(TrainingStep, ShardedGradsSumTheSequenceParallelGradsEachMicroBatch) {
+  const char* yaml = R"(
+model: gpt2-medium
+cluster: dgx-a100-80gb
+training: {seq_len: 1024, global_batch: 16, micro_batch: 1}
+plan: {tp: 4, pp: 1, dp: 2, zero: %d, sequence_parallel: true}
+)";
+  char text[256];
+  double once[2];
+  for (int zero : {1, 2}) {
+    std::snprintf(text, sizeof text, yaml, zero);
+    const Scenario s = test::device_alone(text);
+    once[zero - 1] = tp_grad_sum_s(s.cluster, s.model, s.plan, s.stack, *s.training, 0);
+  }
+  EXPECT_GT(once[0], 0);
+  EXPECT_DOUBLE_EQ(once[1], 8 * once[0]);  // 16 sequences over dp 2, one a micro-batch: 8
 }
 
 }  // namespace
