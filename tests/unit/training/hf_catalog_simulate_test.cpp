@@ -61,6 +61,7 @@ const std::map<std::string, std::int64_t> kKvBytesPerToken = {
     {"deepseek-v3", (512 + 64) * 61 * 2},         // kv_lora_rank + qk_rope_head_dim, 61 layers
     {"qwen3-8b", 2 * 8 * 128 * 36 * 2},           // 8 KV heads of 128, 36 layers
     {"qwen3-235b-a22b", 2 * 4 * 128 * 94 * 2},    // 4 KV heads of 128, 94 layers
+    {"qwen3-30b-a3b", 2 * 4 * 128 * 48 * 2},      // 4 KV heads of 128, 48 layers
     {"llama-3.1-405b", 2 * 8 * 128 * 126 * 2},    // 8 KV heads of 128, 126 layers
     {"mixtral-8x7b-v0.1", 2 * 8 * 128 * 32 * 2},  // 8 KV heads of 128, 32 layers
     {"gpt-oss-120b", 2 * 8 * 64 * 36 * 2},        // 8 KV heads of 64, 36 layers
