@@ -53,6 +53,226 @@ void charge_straggler(StageTime& t, double straggler) {
   t.bwd += straggler_wait_s(straggler, t.compute_bwd);
 }
 
+// What one candidate's estimate reads: the scenario, the candidate's plan and workload, its
+// layer prices and the counts every part uses.
+struct Pricing {
+  const Scenario& base;
+  const Plan& plan;
+  const TrainingWorkload& training;
+  const Candidate& c;
+  const LayerPrices& prices;
+  Dtype state;     // what the DP collectives carry
+  std::int64_t m;  // micro-batches per step
+  int v;           // virtual stages (chunks) per GPU
+};
+
+// ZeRO's collectives of one layer on one GPU, seconds.
+// ZeRO-3 gathers each layer's parameters before use, prefetched one layer ahead
+// (Rajbhandari et al. 2020 §5.3): it hides behind the layer's compute when shorter.
+// Its gradients are reduce-scattered after each backward on the same DP stream (§5.3).
+// ZeRO 2 reduce-scatters the same way (§5.2). Without overlap both are whole-chunk
+// collectives on the compute stream instead (add_whole_chunks), as the step graph builds them.
+struct LayerZero {
+  double gather_dense = 0, gather_moe = 0, reduce_dense = 0, reduce_moe = 0;
+  double gather_dense_bwd = 0, gather_moe_bwd = 0;  // hpZ gathers the backward's inside the node
+};
+
+LayerZero layer_zero(const Pricing& p) {
+  LayerZero z;
+  const bool layer_gathers = p.c.shards_params() && p.c.dp_group_size() > 1 && !zero3_whole_stage(p.plan);
+  const bool layer_reduces = sharded_grads(p.plan) && !sharded_grads_whole_stage(p.plan);
+  if (!layer_gathers && !layer_reduces) return z;
+  const ModelSpec& model = p.base.model;
+  const ClusterSpec& cluster = p.base.cluster;
+  const StackSpec& stack = p.base.stack;
+  // one layer on one GPU, as the memory model lays it out (sim/memory/weights.hpp)
+  const StageParams dense_params = layer_params_on_gpu(model, p.plan, false);
+  const StageParams moe_params = model.moe ? layer_params_on_gpu(model, p.plan, true) : StageParams{};
+  if (layer_gathers) {
+    z.gather_dense = zero3_layer_gather_s(cluster, p.plan, stack, dense_params, p.state);
+    z.gather_dense_bwd = zero3_layer_gather_s(cluster, p.plan, stack, dense_params, p.state, true);
+  }
+  if (layer_reduces)  // the gradients of what the step trains (all, or LoRA's adapters)
+    z.reduce_dense = zero_layer_reduce_s(cluster, p.plan, stack, trainable_layer_params(model, p.plan, p.training, false),
+                                         p.state, p.prices.low_rank);
+  if (model.moe && layer_gathers) {
+    z.gather_moe = zero3_layer_gather_s(cluster, p.plan, stack, moe_params, p.state);
+    z.gather_moe_bwd = zero3_layer_gather_s(cluster, p.plan, stack, moe_params, p.state, true);
+  }
+  if (model.moe && layer_reduces)
+    z.reduce_moe = zero_layer_reduce_s(cluster, p.plan, stack, moe_params, p.state, p.prices.low_rank);
+  if (fsdp_keeps_stage_gathered(p.plan, stack)) {  // once a step, not once a micro-batch (step_graph.cpp)
+    for (double* once : {&z.gather_dense, &z.gather_moe, &z.reduce_dense, &z.reduce_moe})
+      *once /= static_cast<double>(p.m);
+    z.gather_dense_bwd = z.gather_moe_bwd = 0;
+  }
+  return z;
+}
+
+// A dense and an MoE layer's passes on the compute stream (layer_pass_s), and whether a pass
+// holds a blocking collective.
+struct LayerPasses {
+  double f_dense = 0, b_dense = 0, f_moe = 0, b_moe = 0;
+  bool synced = false;
+};
+
+// ZeRO 2/3 without overlap: every chunk's passes of a micro-batch gather (ZeRO-3) and
+// reduce-scatter its parameters whole, blocking (sim/training/step_graph.hpp)
+void add_whole_chunks(const Pricing& p, int stage, StageTime& t) {
+  if (!sharded_grads_whole_stage(p.plan)) return;
+  StageParams priced{-1, -1};  // chunks mostly hold alike layers: price each size once
+  ShardedStageComm comm;
+  for (int chunk = 0; chunk < p.v; ++chunk) {
+    const StageParams params = chunk_params_per_gpu(p.base.model, p.plan, stage, chunk);
+    if (params.dense != priced.dense || params.expert != priced.expert)
+      comm = sharded_stage_comm(p.base.cluster, p.plan, p.base.stack, p.state, params, p.prices.low_rank);
+    priced = params;
+    t.fwd += comm.gather_s;
+    t.bwd += comm.gather_s + comm.reduce_s;
+  }
+}
+
+// Activation offload (one stage, validated): its copies' excess over the passes.
+void add_offload_stalls(const Pricing& p, const LayerPasses& l, StageTime& t) {
+  if (p.plan.offload_activations_layers <= 0) return;
+  const ModelSpec& model = p.base.model;
+  const std::int64_t n = p.plan.offload_activations_layers;
+  const bool moe = model.is_moe_layer(0);  // the offloaded layers lead the model: price them as the first
+  const ActivationTransfer x =
+      activation_transfer(p.base.cluster, moe ? p.prices.activations.moe : p.prices.activations.dense);
+  t.fwd += transfer_stall_s(x.offload_s, moe ? l.f_moe : l.f_dense, forward_waits(n, model.layers));
+  t.bwd += transfer_stall_s(x.reload_s, moe ? l.b_moe : l.b_dense, n);
+  if (forward_waits(n, model.layers) < n) {  // the last offload, waited for by no forward
+    const bool last_moe = model.is_moe_layer(model.layers - 1);
+    const PassTimes& h = p.prices.head;
+    const double head = h.fwd + h.tp_fwd + h.bwd + h.tp_bwd;
+    t.bwd += unwaited_offload_stall_s(x, (last_moe ? l.f_moe : l.f_dense) + head, last_moe ? l.b_moe : l.b_dense);
+  }
+}
+
+// One micro-batch through a stage: its layers, the embedding or head it holds, the host's
+// time, stragglers, whole-chunk ZeRO and offload stalls.
+StageTime stage_time(const Pricing& p, const LayerPasses& l, int stage) {
+  const StageLayers layers = stage_layers(p.base.model, p.plan, stage);
+  const bool recomputed = p.c.recompute != Recompute::none;  // the recompute runs on the compute stream
+  StageTime t;
+  t.fwd = layers.dense * l.f_dense + layers.moe * l.f_moe;
+  t.bwd = layers.dense * l.b_dense + layers.moe * l.b_moe;
+  add_compute(t, p.prices.dense, static_cast<double>(layers.dense), recomputed);
+  add_compute(t, p.prices.moe, static_cast<double>(layers.moe), recomputed);
+  t.synced = l.synced;
+  for (const PassTimes* end : {stage == 0 ? &p.prices.embedding : nullptr, stage == p.c.pp - 1 ? &p.prices.head : nullptr}) {
+    if (end == nullptr) continue;
+    t.fwd += end->fwd + end->tp_fwd;
+    t.bwd += end->bwd + end->tp_bwd;
+    add_compute(t, *end, 1, false);
+    t.synced = t.synced || end->tp_fwd + end->tp_bwd > 0;
+  }
+  t.fwd += p.base.stack.host_microbatch_s;  // the host's time per micro-batch, once a stage (its first chunk)
+  t.compute_fwd += p.base.stack.host_microbatch_s;
+  charge_straggler(t, p.base.cluster.straggler);
+  add_whole_chunks(p, stage, t);
+  add_offload_stalls(p, l, t);
+  return t;
+}
+
+// The first, a middle and the last stage (the same one where the pipeline is shorter).
+struct Stages {
+  StageTime first, middle, last;
+};
+
+// Narayanan et al. 2021 §2.2: bubble (p - 1) / (v m) of the ideal time, here with the
+// slowest stage setting the steady-state pace; plus the activations' sends.
+void add_pipeline(const Pricing& p, const Stages& s, AnalyticEstimate& e) {
+  const int pp = p.c.pp;
+  double sum = s.first.total();
+  if (pp > 1) sum += s.last.total();
+  if (pp > 2) sum += (pp - 2) * s.middle.total();
+  const double slowest = std::max({s.first.total(), s.middle.total(), s.last.total()});
+  e.bubble_s = (sum - slowest) / p.v;
+  e.pipeline_s = static_cast<double>(p.m) * slowest + e.bubble_s;
+  if (pp <= 1) return;
+  // activations (and their gradients) cross each stage boundary once while filling and
+  // once while draining; Megatron sends 1/t of the tensor per TP rank (§4.1)
+  const double bytes =
+      pipeline_transfer_bytes(p.base.model, p.plan, p.c.micro_batch, p.training.seq_len, p.training.precision);
+  const GroupLayout pair = pipeline_pair_layout(p.base.cluster, p.plan);
+  // across nodes, at the fabric's fair share as fast mode prices it (sim/training/fabric_share.hpp)
+  const double send = collective_time_s(p.base.cluster, CollectiveOp::send_recv, pair, bytes) *
+                      (pair.nodes() > 1 ? pipeline_fabric_slowdown(p.base.cluster, p.plan) : 1.0);
+  e.pipeline_s += 2.0 * (pp - 1) * send;
+  e.bubble_s += 2.0 * (pp - 1) * send;
+}
+
+// Megatron-core's DDP buckets of the first stage, which finishes its backward last
+// (sim/memory/buffers.hpp); without overlap one bucket holds the whole buffer (bucket_size
+// None), as the step graph builds it. A bucket holds the stage's dense and expert parameters
+// in proportion: each part goes over its own group (over_dp_groups), as the step graph's do.
+struct DpBuckets {
+  std::int64_t count = 1;
+  double params = 0, expert_share = 0;
+};
+
+DpBuckets dp_buckets(const Pricing& p, const StageParams& stage0) {
+  const std::int64_t params = stage0.total();
+  const std::int64_t per_bucket = p.c.overlap_grad_reduce ? dp_bucket_params(p.plan) : params;
+  DpBuckets b;
+  b.count = std::max<std::int64_t>(1, (params + per_bucket - 1) / per_bucket);
+  b.params = static_cast<double>(params) / static_cast<double>(b.count);
+  b.expert_share = params > 0 ? static_cast<double>(stage0.expert) / static_cast<double>(params) : 0.0;
+  return b;
+}
+
+// The overlapped reduce's exposed time: bucket k is ready k/n into the last backward; the dp
+// stream runs them in order, slowing that backward while they run.
+double overlapped_reduce_exposed_s(const Pricing& p, const Stages& s, std::int64_t buckets, double t_bucket) {
+  const ClusterSpec& cluster = p.base.cluster;
+  const double slowed_bwd =
+      interfered_s(s.first.bwd, static_cast<double>(buckets - 1) * t_bucket, nccl_compute_slowdown(cluster));
+  const double gap = slowed_bwd / static_cast<double>(buckets);
+  double exposed = slowed_bwd - s.first.bwd + t_bucket + static_cast<double>(buckets - 1) * std::max(0.0, t_bucket - gap);
+  // NIC sharing while draining: a stage's buckets hold its NIC when the DP group spans nodes,
+  // so its last backward's send to the previous stage (across nodes) waits for the buckets
+  // still running: each boundary of the drain adds that wait (the step graph's stage NIC,
+  // sim/training/step_graph.cpp add_nics)
+  const GroupLayout dp_group = group_layout(cluster, p.plan, ParallelGroup::dp);
+  if (p.c.pp > 1 && dp_group.nodes() > 1 && pipeline_pair_layout(cluster, p.plan).nodes() > 1)
+    exposed += static_cast<double>(p.c.pp - 1) * std::max(0.0, static_cast<double>(buckets) * t_bucket - s.middle.bwd);
+  return exposed;
+}
+
+// ZeRO 0-2's data-parallel time not hidden (ZeRO 2 reduced its grads in every backward): the
+// gradient reduce at the step's end and the distributed optimizer's parameter gather.
+double dp_exposed_s(const Pricing& p, const Stages& s, const StageParams& stage0) {
+  if (p.c.dp_group_size() <= 1 || p.c.shards_params()) return 0;
+  const ClusterSpec& cluster = p.base.cluster;
+  const DpBuckets b = dp_buckets(p, stage0);
+  const double dense = b.params * (1 - b.expert_share), expert = b.params * b.expert_share;
+  const double t_bucket = over_dp_groups(cluster, p.plan, dense, expert, [&](const GroupLayout& g, double n) {
+    return stack_gradient_reduce_s(cluster, p.plan, p.base.stack, g, n, p.state, p.prices.low_rank);
+  });
+  double exposed = 0;
+  if (sharded_grads(p.plan)) {
+    // nothing left to reduce at the step's end (the step graph's add_data_parallel)
+  } else if (p.c.overlap_grad_reduce) {
+    exposed = overlapped_reduce_exposed_s(p, s, b.count, t_bucket);
+  } else {
+    exposed = static_cast<double>(b.count) * t_bucket;
+    // after the whole backward the first bucket waits for the slowest rank: where no blocking
+    // collective synchronised the stage, behind by every micro-batch's compute
+    if (!s.first.synced)
+      exposed += straggler_wait_s(cluster.straggler,
+                                  static_cast<double>(p.m) * (s.first.compute_fwd + s.first.compute_bwd));
+  }
+  if (p.c.shards_optimizer()) {  // the distributed optimizer gathers the updated parameters back
+    const double t_gather = over_dp_groups(cluster, p.plan, dense, expert, [&](const GroupLayout& g, double n) {
+      return collective_time_s(cluster, CollectiveOp::all_gather, g, n * param_element_bytes(p.state));
+    });
+    exposed += p.c.overlap_param_gather ? t_gather : static_cast<double>(b.count) * t_gather;
+  }
+  return exposed;
+}
+
 }  // namespace
 
 AnalyticModel::AnalyticModel(const Scenario& base, const SearchSpace& space)
@@ -115,198 +335,56 @@ AnalyticEstimate AnalyticModel::estimate(const Candidate& c) {
   const LayerPrices& prices = cache_.get(c);
   apply_to_plan(c, plan_);  // with the scenario's settings that apply to it (keep_scenario_settings)
   training_.micro_batch = c.micro_batch;
-  const ModelSpec& model = base_.model;
   const ClusterSpec& cluster = base_.cluster;
-  const Dtype precision = training_.precision;
-  const Dtype state = dp_state_dtype(base_.stack, precision);  // what the DP collectives carry
-  const std::int64_t m = training_.micro_batches(c.dp);
-  const int v = c.schedule == Schedule::interleaved ? c.virtual_stages : 1;
-  const GroupLayout dp_group = group_layout(cluster, plan_, ParallelGroup::dp);
+  const Pricing p{base_, plan_, training_, c, prices, dp_state_dtype(base_.stack, training_.precision),
+                  training_.micro_batches(c.dp), c.schedule == Schedule::interleaved ? c.virtual_stages : 1};
 
-  // ZeRO-3 gathers each layer's parameters before use, prefetched one layer ahead
-  // (Rajbhandari et al. 2020 §5.3): it hides behind the layer's compute when shorter.
-  // Its gradients are reduce-scattered after each backward on the same DP stream (§5.3).
-  // ZeRO 2 reduce-scatters the same way (§5.2). Without overlap both are whole-chunk
-  // collectives on the compute stream instead (whole_chunk below), as the step graph builds them.
-  double gather_dense = 0, gather_moe = 0, reduce_dense = 0, reduce_moe = 0;
-  double gather_dense_bwd = 0, gather_moe_bwd = 0;  // hpZ gathers the backward's inside the node
-  const bool layer_gathers = c.shards_params() && c.dp_group_size() > 1 && !zero3_whole_stage(plan_);
-  const bool layer_reduces = sharded_grads(plan_) && !sharded_grads_whole_stage(plan_);
-  if (layer_gathers || layer_reduces) {
-    const StackSpec& stack = base_.stack;
-    // one layer on one GPU, as the memory model lays it out (sim/memory/weights.hpp)
-    const StageParams dense_params = layer_params_on_gpu(model, plan_, false);
-    const StageParams moe_params = model.moe ? layer_params_on_gpu(model, plan_, true) : StageParams{};
-    if (layer_gathers) gather_dense = zero3_layer_gather_s(cluster, plan_, stack, dense_params, state);
-    if (layer_gathers) gather_dense_bwd = zero3_layer_gather_s(cluster, plan_, stack, dense_params, state, true);
-    if (layer_reduces)  // the gradients of what the step trains (all, or LoRA's adapters)
-      reduce_dense = zero_layer_reduce_s(cluster, plan_, stack, trainable_layer_params(model, plan_, training_, false),
-                                         state, prices.low_rank);
-    if (model.moe && layer_gathers) gather_moe = zero3_layer_gather_s(cluster, plan_, stack, moe_params, state);
-    if (model.moe && layer_gathers)
-      gather_moe_bwd = zero3_layer_gather_s(cluster, plan_, stack, moe_params, state, true);
-    if (model.moe && layer_reduces)
-      reduce_moe = zero_layer_reduce_s(cluster, plan_, stack, moe_params, state, prices.low_rank);
-    if (fsdp_keeps_stage_gathered(plan_, stack)) {  // once a step, not once a micro-batch (step_graph.cpp)
-      for (double* once : {&gather_dense, &gather_moe, &reduce_dense, &reduce_moe}) *once /= static_cast<double>(m);
-      gather_dense_bwd = gather_moe_bwd = 0;
-    }
-  }
-  // ZeRO 2/3 without overlap: every chunk's passes of a micro-batch gather (ZeRO-3) and
-  // reduce-scatter its parameters whole, blocking (sim/training/step_graph.hpp)
-  auto whole_chunk = [&](int stage, StageTime& t) {
-    if (!sharded_grads_whole_stage(plan_)) return;
-    StageParams priced{-1, -1};  // chunks mostly hold alike layers: price each size once
-    ShardedStageComm comm;
-    for (int chunk = 0; chunk < v; ++chunk) {
-      const StageParams params = chunk_params_per_gpu(model, plan_, stage, chunk);
-      if (params.dense != priced.dense || params.expert != priced.expert)
-        comm = sharded_stage_comm(cluster, plan_, base_.stack, state, params, prices.low_rank);
-      priced = params;
-      t.fwd += comm.gather_s;
-      t.bwd += comm.gather_s + comm.reduce_s;
-    }
-  };
-  const double f_dense = layer_pass_s(c, prices.dense, gather_dense, true);
+  const LayerZero z = layer_zero(p);
   // a layer's backward gather (prefetched for the next layer) and its reduce-scatter run on two
   // streams, as the step graph builds them: side by side inside a node, one after the other
   // where the group's collectives hold the NICs (across nodes)
+  const GroupLayout dp_group = group_layout(cluster, plan_, ParallelGroup::dp);
   const bool one_link = dp_group.nodes() > 1 && hpz_partition(plan_, cluster.gpus_per_node) <= 1;  // hpZ's stay in the node
   auto zero_side = [&](double gather, double reduce) { return one_link ? gather + reduce : std::max(gather, reduce); };
-  const double b_dense = layer_pass_s(c, prices.dense, zero_side(gather_dense_bwd, reduce_dense), false);
-  const double f_moe = model.moe ? layer_pass_s(c, prices.moe, gather_moe, true) : 0;
-  const double b_moe = model.moe ? layer_pass_s(c, prices.moe, zero_side(gather_moe_bwd, reduce_moe), false) : 0;
+  const bool moe = base_.model.moe.has_value();
+  LayerPasses l;
+  l.f_dense = layer_pass_s(c, prices.dense, z.gather_dense, true);
+  l.b_dense = layer_pass_s(c, prices.dense, zero_side(z.gather_dense_bwd, z.reduce_dense), false);
+  l.f_moe = moe ? layer_pass_s(c, prices.moe, z.gather_moe, true) : 0;
+  l.b_moe = moe ? layer_pass_s(c, prices.moe, zero_side(z.gather_moe_bwd, z.reduce_moe), false) : 0;
+  l.synced = pass_blocks(prices.dense, c.tp_comm_overlap) || (moe && pass_blocks(prices.moe, c.tp_comm_overlap));
 
-  const bool layers_sync =
-      pass_blocks(prices.dense, c.tp_comm_overlap) || (model.moe && pass_blocks(prices.moe, c.tp_comm_overlap));
-  const bool recomputed = c.recompute != Recompute::none;  // the recompute runs on the compute stream
-  auto stage_time = [&](int stage) {
-    const StageLayers layers = stage_layers(model, plan_, stage);
-    StageTime t;
-    t.fwd = layers.dense * f_dense + layers.moe * f_moe;
-    t.bwd = layers.dense * b_dense + layers.moe * b_moe;
-    add_compute(t, prices.dense, static_cast<double>(layers.dense), recomputed);
-    add_compute(t, prices.moe, static_cast<double>(layers.moe), recomputed);
-    t.synced = layers_sync;
-    for (const PassTimes* end : {stage == 0 ? &prices.embedding : nullptr, stage == c.pp - 1 ? &prices.head : nullptr}) {
-      if (end == nullptr) continue;
-      t.fwd += end->fwd + end->tp_fwd;
-      t.bwd += end->bwd + end->tp_bwd;
-      add_compute(t, *end, 1, false);
-      t.synced = t.synced || end->tp_fwd + end->tp_bwd > 0;
-    }
-    t.fwd += base_.stack.host_microbatch_s;  // the host's time per micro-batch, once a stage (its first chunk)
-    t.compute_fwd += base_.stack.host_microbatch_s;
-    charge_straggler(t, cluster.straggler);
-    whole_chunk(stage, t);
-    if (plan_.offload_activations_layers > 0) {  // one stage (validated): its copies' excess over the passes
-      const std::int64_t n = plan_.offload_activations_layers;
-      const bool moe = model.is_moe_layer(0);  // the offloaded layers lead the model: price them as the first
-      const ActivationTransfer x =
-          activation_transfer(cluster, moe ? prices.activations.moe : prices.activations.dense);
-      t.fwd += transfer_stall_s(x.offload_s, moe ? f_moe : f_dense, forward_waits(n, model.layers));
-      t.bwd += transfer_stall_s(x.reload_s, moe ? b_moe : b_dense, n);
-      if (forward_waits(n, model.layers) < n) {  // the last offload, waited for by no forward
-        const bool last_moe = model.is_moe_layer(model.layers - 1);
-        const double head = prices.head.fwd + prices.head.tp_fwd + prices.head.bwd + prices.head.tp_bwd;
-        t.bwd += unwaited_offload_stall_s(x, (last_moe ? f_moe : f_dense) + head, last_moe ? b_moe : b_dense);
-      }
-    }
-    return t;
-  };
-  const StageTime first = stage_time(0);
-  const StageTime last = c.pp > 1 ? stage_time(c.pp - 1) : first;
-  const StageTime middle = c.pp > 2 ? stage_time(1) : first;
-  double sum = first.total();
-  if (c.pp > 1) sum += last.total();
-  if (c.pp > 2) sum += (c.pp - 2) * middle.total();
-  const double slowest = std::max({first.total(), middle.total(), last.total()});
-
+  Stages s;
+  s.first = stage_time(p, l, 0);
+  s.last = c.pp > 1 ? stage_time(p, l, c.pp - 1) : s.first;
+  s.middle = c.pp > 2 ? stage_time(p, l, 1) : s.first;
   AnalyticEstimate e;
-  // Narayanan et al. 2021 §2.2: bubble (p - 1) / (v m) of the ideal time, here with the
-  // slowest stage setting the steady-state pace
-  e.bubble_s = (sum - slowest) / v;
-  e.pipeline_s = static_cast<double>(m) * slowest + e.bubble_s;
-  if (c.pp > 1) {
-    // activations (and their gradients) cross each stage boundary once while filling and
-    // once while draining; Megatron sends 1/t of the tensor per TP rank (§4.1)
-    const double bytes = pipeline_transfer_bytes(model, plan_, c.micro_batch, training_.seq_len, precision);
-    const GroupLayout pair = pipeline_pair_layout(cluster, plan_);
-    // across nodes, at the fabric's fair share as fast mode prices it (sim/training/fabric_share.hpp)
-    const double send = collective_time_s(cluster, CollectiveOp::send_recv, pair, bytes) *
-                        (pair.nodes() > 1 ? pipeline_fabric_slowdown(cluster, plan_) : 1.0);
-    e.pipeline_s += 2.0 * (c.pp - 1) * send;
-    e.bubble_s += 2.0 * (c.pp - 1) * send;
-  }
-
-  // data parallelism on the first stage, which finishes its backward last
-  const StageParams stage0 = trainable_stage_params(model, plan_, training_, 0);
-  const std::int64_t params = stage0.total();
-  // a bucket holds the stage's dense and expert parameters in proportion: each part goes over
-  // its own group (over_dp_groups), as the step graph's buckets do
-  const double expert_share = params > 0 ? static_cast<double>(stage0.expert) / static_cast<double>(params) : 0.0;
-  if (c.dp_group_size() > 1 && !c.shards_params()) {  // ZeRO 0-2; ZeRO 2 reduced its grads in every backward
-    // Megatron-core's DDP buckets (sim/memory/buffers.hpp); without overlap one bucket
-    // holds the whole buffer (bucket_size None), as the step graph builds it
-    const std::int64_t per_bucket = c.overlap_grad_reduce ? dp_bucket_params(plan_) : params;
-    const std::int64_t buckets = std::max<std::int64_t>(1, (params + per_bucket - 1) / per_bucket);
-    const double bucket = static_cast<double>(params) / static_cast<double>(buckets);
-    const double t_bucket = over_dp_groups(cluster, plan_, bucket * (1 - expert_share), bucket * expert_share,
-                                           [&](const GroupLayout& g, double n) {
-                                             return stack_gradient_reduce_s(cluster, plan_, base_.stack, g, n, state,
-                                                                            prices.low_rank);
-                                           });
-    if (sharded_grads(plan_)) {
-      // nothing left to reduce at the step's end (the step graph's add_data_parallel)
-    } else if (c.overlap_grad_reduce) {
-      // bucket k is ready k/n into the last backward; the dp stream runs them in order,
-      // slowing that backward while they run
-      const double slowed_bwd =
-          interfered_s(first.bwd, static_cast<double>(buckets - 1) * t_bucket, nccl_compute_slowdown(cluster));
-      const double gap = slowed_bwd / static_cast<double>(buckets);
-      e.dp_exposed_s = slowed_bwd - first.bwd + t_bucket +
-                       static_cast<double>(buckets - 1) * std::max(0.0, t_bucket - gap);
-      // NIC sharing while draining: a stage's buckets hold its NIC when the DP group
-      // spans nodes, so its last backward's send to the previous stage (across nodes)
-      // waits for the buckets still running: each boundary of the drain adds that wait
-      // (the step graph's stage NIC, sim/training/step_graph.cpp add_nics)
-      if (c.pp > 1 && dp_group.nodes() > 1 && pipeline_pair_layout(cluster, plan_).nodes() > 1)
-        e.dp_exposed_s += static_cast<double>(c.pp - 1) *
-                          std::max(0.0, static_cast<double>(buckets) * t_bucket - middle.bwd);
-    } else {
-      e.dp_exposed_s = static_cast<double>(buckets) * t_bucket;
-      // after the whole backward the first bucket waits for the slowest rank: where no blocking
-      // collective synchronised the stage, behind by every micro-batch's compute
-      if (!first.synced)
-        e.dp_exposed_s += straggler_wait_s(cluster.straggler, static_cast<double>(m) * (first.compute_fwd + first.compute_bwd));
-    }
-    if (c.shards_optimizer()) {  // the distributed optimizer gathers the updated parameters back
-      const double t_gather = over_dp_groups(cluster, plan_, bucket * (1 - expert_share), bucket * expert_share,
-                                             [&](const GroupLayout& g, double n) {
-                                               return collective_time_s(cluster, CollectiveOp::all_gather, g,
-                                                                        n * param_element_bytes(state));
-                                             });
-      e.dp_exposed_s += c.overlap_param_gather ? t_gather : static_cast<double>(buckets) * t_gather;
-    }
-  }
-  // the optimizer's step over the first stage's shard: the step graph's ops (step_graph.hpp)
+  add_pipeline(p, s, e);
+  // data parallelism and the optimizer's step on the first stage, which finishes its backward
+  // last; the optimizer over its shard: the step graph's ops (step_graph.hpp)
+  const StageParams stage0 = trainable_stage_params(base_.model, plan_, training_, 0);
+  e.dp_exposed_s = dp_exposed_s(p, s, stage0);
   const double shard = sharded_params_per_gpu(stage0.dense, stage0.expert, plan_, c.shards_optimizer());
   e.optimizer_s = optimizer_shard_s(cluster, base_.stack, plan_, training_, shard);
   add_step_end(e);
+  add_memory(c, prices.activations, e);
+  return e;
+}
 
-  const LayerActivations& a = prices.activations;
+// The peak of the stages that can hold it, and whether it fits the GPU (and what is offloaded,
+// the host's share and the drives', where described: sim/memory/memory_report).
+void AnalyticModel::add_memory(const Candidate& c, const LayerActivations& a, AnalyticEstimate& e) const {
   e.peak_bytes = stage_peak_bytes(plan_, training_, a, 0);
   if (c.pp > 1) e.peak_bytes = std::max(e.peak_bytes, stage_peak_bytes(plan_, training_, a, c.pp - 1));
   if (c.pp > 2) e.peak_bytes = std::max(e.peak_bytes, stage_peak_bytes(plan_, training_, a, 1));
   e.fits = e.peak_bytes <= capacity_bytes();
-  if (c.offload_optimizer || plan_.offload_activations_layers > 0)  // what is offloaded fits the host's share too
-    for (int stage : {0, c.pp - 1}) {  // (and the drives' share, where described: sim/memory/memory_report)
-      const WeightMemory w = training_weight_memory(base_.model, plan_, base_.stack, base_.cluster.gpu, training_, stage);
-      const HostSpec& host = base_.cluster.host;
-      e.fits = e.fits && w.host() + offloaded_activation_bytes(base_.model, plan_, a) <= host.memory_bytes &&
-               (host.nvme_bytes == 0 || w.nvme() <= host.nvme_bytes);
-    }
-  return e;
+  if (!c.offload_optimizer && plan_.offload_activations_layers <= 0) return;
+  for (int stage : {0, c.pp - 1}) {
+    const WeightMemory w = training_weight_memory(base_.model, plan_, base_.stack, base_.cluster.gpu, training_, stage);
+    const HostSpec& host = base_.cluster.host;
+    e.fits = e.fits && w.host() + offloaded_activation_bytes(base_.model, plan_, a) <= host.memory_bytes &&
+             (host.nvme_bytes == 0 || w.nvme() <= host.nvme_bytes);
+  }
 }
 
 }  // namespace twinsim

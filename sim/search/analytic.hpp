@@ -49,6 +49,7 @@ class AnalyticModel {
                                 int stage) const;
   double layer_pass_s(const Candidate& c, const PassTimes& p, double gather_s, bool forward) const;
   void add_step_end(AnalyticEstimate& e) const;  // plan_ and training_ set to the candidate
+  void add_memory(const Candidate& c, const LayerActivations& a, AnalyticEstimate& e) const;  // likewise
 
   Scenario base_;
   LayerCostCache cache_;
