@@ -129,19 +129,27 @@ void record_pass(ServingResult& result, double time_s, const std::vector<BlockPo
   o.peak_used_blocks = std::max(o.peak_used_blocks, used);
 }
 
-}  // namespace
-
-ServingResult run_serving(const std::vector<Request>& requests, std::int64_t kv_blocks, const SchedulerLimits& limits,
-                          int pipeline_stages, const PassCostFn& cost, bool keep_occupancy, const ReplicaSet& set,
-                          std::int64_t max_concurrency) {
+// A run's result before its first pass: the requests (checked to fit one replica's cache),
+// their times, and the cache of `replicas` replicas.
+ServingResult start_result(const std::vector<Request>& requests, std::int64_t kv_blocks, const SchedulerLimits& limits,
+                           int replicas) {
   check_requests_fit(requests, kv_blocks, limits);
-  ClientGate client(max_concurrency);
-  const int replicas = std::max(1, set.replicas);
   ServingResult result;
   result.requests = requests;
   result.times.assign(requests.size(), RequestTimes{});
   result.total_blocks = kv_blocks * replicas;
   result.block_tokens = limits.block_tokens;
+  return result;
+}
+
+}  // namespace
+
+ServingResult run_serving(const std::vector<Request>& requests, std::int64_t kv_blocks, const SchedulerLimits& limits,
+                          int pipeline_stages, const PassCostFn& cost, bool keep_occupancy, const ReplicaSet& set,
+                          std::int64_t max_concurrency) {
+  ClientGate client(max_concurrency);
+  const int replicas = std::max(1, set.replicas);
+  ServingResult result = start_result(requests, kv_blocks, limits, replicas);
   // each replica has its own cache and its own pipeline of `stages` virtual engines;
   // engine e belongs to replica e / stages and runs on that replica's stages
   std::vector<BlockPool> pools(replicas, BlockPool(kv_blocks));
@@ -231,13 +239,8 @@ ServingResult run_serving(const std::vector<Request>& requests, std::int64_t kv_
 ServingResult run_lockstep_serving(const std::vector<Request>& requests, std::int64_t kv_blocks,
                                    const SchedulerLimits& limits, const LockstepCostFn& cost, bool keep_occupancy,
                                    const ReplicaSet& set, std::int64_t max_concurrency) {
-  check_requests_fit(requests, kv_blocks, limits);
   const int ranks = std::max(1, set.replicas);
-  ServingResult result;
-  result.requests = requests;
-  result.times.assign(requests.size(), RequestTimes{});
-  result.total_blocks = kv_blocks * ranks;
-  result.block_tokens = limits.block_tokens;
+  ServingResult result = start_result(requests, kv_blocks, limits, ranks);
   std::vector<BlockPool> pools(ranks, BlockPool(kv_blocks));
   std::vector<Scheduler> schedulers;
   schedulers.reserve(ranks);
