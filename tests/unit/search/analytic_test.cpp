@@ -21,6 +21,14 @@
 namespace twinsim {
 namespace {
 
+// The search space of `base` over GPU counts min_gpus..max_gpus, micro-batches up to
+// max_micro_batch and context parallelism up to max_cp (the other options their defaults).
+SearchSpace space_of(const Scenario& base, int min_gpus, int max_gpus, int max_micro_batch, int max_cp) {
+  SearchSpaceOptions o;
+  o.min_gpus = min_gpus, o.max_gpus = max_gpus, o.max_micro_batch = max_micro_batch, o.max_cp = max_cp;
+  return make_search_space(base, o);
+}
+
 Scenario llama8b() {
   return test::device_alone(R"(
 model: llama3-8b
@@ -34,9 +42,7 @@ plan: {tp: 1, pp: 1, dp: 1}
 // maximum over every stage), on every 7th plan of 8 to 64 GPUs.
 TEST(Analytic, PeakEqualsPredictMemory) {
   const Scenario base = llama8b();
-  SearchSpaceOptions o;
-  o.min_gpus = 8, o.max_gpus = 64, o.max_micro_batch = 2, o.max_cp = 2;
-  const SearchSpace space = make_search_space(base, o);
+  const SearchSpace space = space_of(base, 8, 64, 2, 2);
   AnalyticModel model(base, space);
   int n = 0, checked = 0;
   for_each_candidate(space, [&](const Candidate& c) {
@@ -54,9 +60,7 @@ TEST(Analytic, PeakEqualsPredictMemory) {
 // different shapes (the engine is the reference: it schedules every task).
 TEST(Analytic, StepTimeTracksTheEventEngine) {
   const Scenario base = llama8b();
-  SearchSpaceOptions o;
-  o.min_gpus = 1, o.max_gpus = 64, o.max_micro_batch = 2, o.max_cp = 2;
-  const SearchSpace space = make_search_space(base, o);
+  const SearchSpace space = space_of(base, 1, 64, 2, 2);
   AnalyticModel model(base, space);
   auto plan = [](int tp, int pp, int dp, int cp, int mb, int zero, Recompute r, Schedule s, int v, bool sp) {
     Candidate c;
@@ -100,9 +104,7 @@ TEST(Analytic, OversubscribedFabricPricedInFastModeAndEstimate) {
   double est[2], sim[2];
   for (int k = 0; k < 2; ++k) {
     const Scenario base = behind(k == 0 ? 1.0 : 2.0);
-    SearchSpaceOptions o;
-    o.min_gpus = 64, o.max_gpus = 64, o.max_micro_batch = 1, o.max_cp = 1;
-    AnalyticModel model(base, make_search_space(base, o));
+    AnalyticModel model(base, space_of(base, 64, 64, 1, 1));
     est[k] = model.estimate(c).step_s;
     sim[k] = predict_training(candidate_scenario(base, c)).step_s;
   }
@@ -121,9 +123,7 @@ cluster: dgx-a100-80gb
 training: {seq_len: 1024, global_batch: 8, micro_batch: 1}
 plan: {tp: 4, pp: 2, dp: 1}
 )");
-  SearchSpaceOptions o;
-  o.min_gpus = 8, o.max_gpus = 8, o.max_micro_batch = 1, o.max_cp = 1;
-  AnalyticModel model(base, make_search_space(base, o));
+  AnalyticModel model(base, space_of(base, 8, 8, 1, 1));
   Candidate c;
   c.tp = 4, c.pp = 2, c.dp = 1, c.micro_batch = 1, c.recompute = Recompute::none;
   c.schedule = Schedule::one_f_one_b, c.sequence_parallel = true;
@@ -150,9 +150,7 @@ cluster: dgx-h100
 training: {seq_len: 4096, global_batch: 256, micro_batch: 1, precision: bf16}
 plan: {tp: 8, pp: 8, dp: 16}
 )");
-  SearchSpaceOptions o;
-  o.min_gpus = 1024, o.max_gpus = 1024, o.max_micro_batch = 1, o.max_cp = 1;
-  const SearchSpace space = make_search_space(base, o);
+  const SearchSpace space = space_of(base, 1024, 1024, 1, 1);
   AnalyticModel model(base, space);
   Candidate c;
   c.tp = 8, c.pp = 8, c.dp = 16, c.micro_batch = 1, c.zero = 1, c.recompute = Recompute::selective;
@@ -340,9 +338,7 @@ cluster: dgx-h100
 training: {seq_len: 4096, global_batch: 256, micro_batch: 1, precision: bf16}
 plan: {tp: 1, pp: 1, dp: 16}
 )");
-  SearchSpaceOptions o;
-  o.min_gpus = 16, o.max_gpus = 32, o.max_micro_batch = 1, o.max_cp = 1;
-  const SearchSpace space = make_search_space(base, o);
+  const SearchSpace space = space_of(base, 16, 32, 1, 1);
   AnalyticModel model(base, space);
   std::vector<std::pair<double, Candidate>> fitting, fitting_folded;
   int folded = 0, expert_parallel = 0;
