@@ -64,6 +64,7 @@ struct Pricing {
   Dtype state;     // what the DP collectives carry
   std::int64_t m;  // micro-batches per step
   int v;           // virtual stages (chunks) per GPU
+  GroupLayout dp_group;  // the candidate's data-parallel group, laid out once
 };
 
 // ZeRO's collectives of one layer on one GPU, seconds.
@@ -235,8 +236,7 @@ double overlapped_reduce_exposed_s(const Pricing& p, const Stages& s, std::int64
   // so its last backward's send to the previous stage (across nodes) waits for the buckets
   // still running: each boundary of the drain adds that wait (the step graph's stage NIC,
   // sim/training/step_graph.cpp add_nics)
-  const GroupLayout dp_group = group_layout(cluster, p.plan, ParallelGroup::dp);
-  if (p.c.pp > 1 && dp_group.nodes() > 1 && pipeline_pair_layout(cluster, p.plan).nodes() > 1)
+  if (p.c.pp > 1 && p.dp_group.nodes() > 1 && pipeline_pair_layout(cluster, p.plan).nodes() > 1)
     exposed += static_cast<double>(p.c.pp - 1) * std::max(0.0, static_cast<double>(buckets) * t_bucket - s.middle.bwd);
   return exposed;
 }
@@ -336,15 +336,22 @@ AnalyticEstimate AnalyticModel::estimate(const Candidate& c) {
   apply_to_plan(c, plan_);  // with the scenario's settings that apply to it (keep_scenario_settings)
   training_.micro_batch = c.micro_batch;
   const ClusterSpec& cluster = base_.cluster;
-  const Pricing p{base_, plan_, training_, c, prices, dp_state_dtype(base_.stack, training_.precision),
-                  training_.micro_batches(c.dp), c.schedule == Schedule::interleaved ? c.virtual_stages : 1};
+  const Pricing p{base_,
+                  plan_,
+                  training_,
+                  c,
+                  prices,
+                  dp_state_dtype(base_.stack, training_.precision),
+                  training_.micro_batches(c.dp),
+                  c.schedule == Schedule::interleaved ? c.virtual_stages : 1,
+                  group_layout(cluster, plan_, ParallelGroup::dp)};
 
   const LayerZero z = layer_zero(p);
   // a layer's backward gather (prefetched for the next layer) and its reduce-scatter run on two
   // streams, as the step graph builds them: side by side inside a node, one after the other
   // where the group's collectives hold the NICs (across nodes)
-  const GroupLayout dp_group = group_layout(cluster, plan_, ParallelGroup::dp);
-  const bool one_link = dp_group.nodes() > 1 && hpz_partition(plan_, cluster.gpus_per_node) <= 1;  // hpZ's stay in the node
+  const bool one_link =
+      p.dp_group.nodes() > 1 && hpz_partition(plan_, cluster.gpus_per_node) <= 1;  // hpZ's stay in the node
   auto zero_side = [&](double gather, double reduce) { return one_link ? gather + reduce : std::max(gather, reduce); };
   const bool moe = base_.model.moe.has_value();
   LayerPasses l;
