@@ -85,6 +85,11 @@ struct InferenceWorkload {
   // the other prompt_len - prefix_tokens tokens, which attend to the whole prompt. 0: none.
   std::int64_t prefix_tokens = 0;
   Dtype weight_dtype = Dtype::bf16;
+  // The routed experts' weights where they differ from the other linear layers' (an engine
+  // whose MoE kernel has no path for weight_dtype keeps them 16-bit: TensorRT-LLM <= 0.9);
+  // unset: weight_dtype. experts_dtype() is what the memory and the passes use.
+  std::optional<Dtype> expert_weight_dtype;
+  Dtype experts_dtype() const { return expert_weight_dtype.value_or(weight_dtype); }
   Dtype kv_dtype = Dtype::bf16;
   std::optional<SpeculativeDecoding> speculative;  // none: one token per sequence per decode step
   std::optional<Disaggregation> disaggregation;    // none: every replica prefills and decodes

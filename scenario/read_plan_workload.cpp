@@ -210,6 +210,7 @@ InferenceWorkload read_inference(const YAML::Node& node, const std::string& path
   w.prefix_tokens = r.integer("prefix_tokens", 0, 0, kMaxTokens);
   const std::vector<std::string> dtypes{"fp32", "fp16", "bf16", "fp8", "int8", "int4", "nvfp4", "mxfp4"};
   w.weight_dtype = read_dtype(r, "weight_dtype", "bf16", dtypes);
+  if (r.has("expert_weight_dtype")) w.expert_weight_dtype = read_dtype(r, "expert_weight_dtype", "bf16", dtypes);
   w.kv_dtype = read_dtype(r, "kv_dtype", "bf16", {"fp32", "fp16", "bf16", "fp8", "int8", "int4"});
   if (r.has("speculative")) w.speculative = read_speculative(r.child("speculative"), r.key_path("speculative"));
   if (r.has("disaggregation"))

@@ -472,8 +472,21 @@ void validate_training(const Scenario& s) {
     throw ScenarioError("stack.fp8_params", "true", "with plan.zero: 3 is not modelled (ZeRO 0-2, the distributed optimizer)");
 }
 
+// inference.expert_weight_dtype: a MoE model's routed experts, in a format the GPU runs.
+void validate_expert_weight_dtype(const Scenario& s) {
+  const Dtype experts = *s.inference->expert_weight_dtype;
+  const std::string value(to_string(experts));
+  if (!s.model.moe)
+    throw ScenarioError("inference.expert_weight_dtype", value, "applies to a model with routed experts (model.moe)");
+  if (experts == Dtype::fp8 || is_fp4(experts)) require_own_gemm_curve(s.cluster.gpu, experts, "inference.expert_weight_dtype");
+  if (is_fp4(experts) && !s.cluster.gpu.has_peak(experts))
+    throw ScenarioError("inference.expert_weight_dtype", value,
+                        "is not supported by GPU " + s.cluster.gpu.name + " (no fp4 tensor cores)");
+}
+
 void validate_inference(const Scenario& s) {
   const InferenceWorkload& w = *s.inference;
+  if (w.expert_weight_dtype) validate_expert_weight_dtype(s);
   if (s.plan.offload_optimizer)
     throw ScenarioError("plan.offload_optimizer", "true", "applies to training (an inference run has no optimizer)");
   if (s.plan.offload_activations_layers > 0)

@@ -54,6 +54,14 @@ IterationShape decode_shape(std::int64_t batch, std::int64_t context, std::int64
   return s;
 }
 
+bool routed_expert_gemm(std::string_view op_name) {
+  for (const bool gated : {true, false}) {
+    const op_names::FfnOpNames names = op_names::ffn_op_names(op_names::Ffn::routed_experts, gated);
+    if (op_name == names.up || op_name == names.down) return true;
+  }
+  return false;
+}
+
 double expected_experts_touched(int experts, int top_k, std::int64_t tokens) {
   if (experts <= 0 || tokens <= 0) return 0;
   const double miss = 1.0 - static_cast<double>(top_k) / experts;  // one token skips a given expert
@@ -75,6 +83,7 @@ struct Sizes {
   std::int64_t kv_e_bits = 16;
   int shared_kv_group = 0;  // StackSpec::serving_decode_shared_kv_group
   Dtype weights = Dtype::fp16;
+  Dtype expert_weights = Dtype::fp16;  // the routed experts' (InferenceWorkload::experts_dtype)
   int tp = 1;
   int ep = 1;
   std::string_view norm_kernel = kernel_names::kLayerNorm;
@@ -94,6 +103,7 @@ Sizes make_sizes(const ModelSpec& m, const Plan& p, const InferenceWorkload& w, 
   s.e = dtype_bytes(serving_activation_dtype(w.weight_dtype), 1);
   s.kv_e_bits = dtype_bits(w.kv_dtype);
   s.weights = w.weight_dtype;
+  s.expert_weights = w.experts_dtype();
   s.tp = p.tp;
   s.ep = p.ep;
   s.norm_kernel = norm_kernel_name(m);
@@ -223,10 +233,11 @@ void add_ffn(std::vector<LayerOp>& ops, const ModelSpec& m, const Sizes& s, std:
   const bool swiglu = m.gated();
   const op_names::FfnOpNames names = op_names::ffn_op_names(which, swiglu);
   const std::int64_t rows = experts * rows_per_expert;
-  ops.push_back(linear(names.up, rows_per_expert, (swiglu ? 2 : 1) * ffn, s.h, experts, s, s.weights));
+  const Dtype weights = which == op_names::Ffn::routed_experts ? s.expert_weights : s.weights;
+  ops.push_back(linear(names.up, rows_per_expert, (swiglu ? 2 : 1) * ffn, s.h, experts, s, weights));
   ops.push_back(memory_op(names.act, OpKind::elementwise, swiglu ? kernel_names::kSwiglu : kernel_names::kGelu,
                           (swiglu ? 3 : 2) * s.act(checked_mul(rows, ffn))));
-  ops.push_back(linear(names.down, rows_per_expert, s.h, ffn, experts, s, s.weights));
+  ops.push_back(linear(names.down, rows_per_expert, s.h, ffn, experts, s, weights));
 }
 
 // Mixture of experts: each token visits top_k experts; the pass reads the weights of

@@ -13,6 +13,7 @@
 // quantization), the K,V cache in kv_dtype; norms, embeddings and the logits layer stay
 // 16-bit (GPTQ/AWQ quantize the transformer blocks' linear layers only).
 #include <cstdint>
+#include <string_view>
 #include <vector>
 
 #include "models/layer_ops.hpp"
@@ -62,6 +63,10 @@ std::vector<LayerOp> build_iteration_embedding_ops(const ModelSpec& model, const
                                                    const InferenceWorkload& workload, const IterationShape& shape);
 std::vector<LayerOp> build_iteration_head_ops(const ModelSpec& model, const Plan& plan,
                                               const InferenceWorkload& workload, const IterationShape& shape);
+
+// Whether `op_name` is a routed experts' GEMM (their up or gate-up, their down): the ops whose
+// weights are in InferenceWorkload::experts_dtype().
+bool routed_expert_gemm(std::string_view op_name);
 
 // Expected distinct experts of `experts` that `tokens` tokens visit with top_k routing,
 // routing taken as uniform and independent: E (1 - (1 - k/E)^T).

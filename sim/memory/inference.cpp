@@ -104,10 +104,11 @@ const ModelSpec* draft_model(const InferenceWorkload& w) {
 
 }  // namespace
 
-OffloadedModuleBytes offloaded_module_bytes(const ModelSpec& model, const Plan& plan, Dtype weight_dtype) {
+OffloadedModuleBytes offloaded_module_bytes(const ModelSpec& model, const Plan& plan, Dtype weight_dtype,
+                                            std::optional<Dtype> expert_dtype) {
   OffloadedModuleBytes b;
   b.dense_layer = inference_weight_bytes(layer_params_on_gpu(model, plan, false), weight_dtype);
-  if (model.moe) b.moe_layer = inference_weight_bytes(layer_params_on_gpu(model, plan, true), weight_dtype);
+  if (model.moe) b.moe_layer = inference_weight_bytes(layer_params_on_gpu(model, plan, true), weight_dtype, expert_dtype);
   const Dtype table = weight_dtype == Dtype::fp32 ? Dtype::fp32 : Dtype::bf16;  // kept in 16 bits, as inference_weight_bytes
   b.embedding = dtype_bytes(table, checked_mul(model.vocab, model.hidden) / plan.tp);
   return b;
@@ -115,14 +116,17 @@ OffloadedModuleBytes offloaded_module_bytes(const ModelSpec& model, const Plan& 
 
 std::int64_t inference_gpu_weight_bytes(const ModelSpec& model, const Plan& plan, const InferenceWorkload& inference,
                                         int stage) {
-  if (!plan.offload_params) return inference_weight_bytes(stage_params(model, plan, stage), inference.weight_dtype);
-  const OffloadedModuleBytes m = offloaded_module_bytes(model, plan, inference.weight_dtype);
+  if (!plan.offload_params)
+    return inference_weight_bytes(stage_params(model, plan, stage), inference.weight_dtype, inference.experts_dtype());
+  const OffloadedModuleBytes m = offloaded_module_bytes(model, plan, inference.weight_dtype, inference.experts_dtype());
   return 2 * std::max({m.dense_layer, m.moe_layer, m.embedding});
 }
 
 std::int64_t inference_offloaded_weight_bytes(const ModelSpec& model, const Plan& plan,
                                               const InferenceWorkload& inference, int stage) {
-  return plan.offload_params ? inference_weight_bytes(stage_params(model, plan, stage), inference.weight_dtype) : 0;
+  return plan.offload_params
+             ? inference_weight_bytes(stage_params(model, plan, stage), inference.weight_dtype, inference.experts_dtype())
+             : 0;
 }
 
 std::int64_t draft_weight_bytes(const Plan& plan, const InferenceWorkload& inference) {

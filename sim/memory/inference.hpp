@@ -1,6 +1,7 @@
 #pragma once
 // Memory of serving: the KV cache and the prefill working set (weights: weights.hpp).
 #include <cstdint>
+#include <optional>
 
 #include "models/dtype.hpp"
 #include "models/model_spec.hpp"
@@ -51,7 +52,9 @@ std::int64_t inference_offloaded_weight_bytes(const ModelSpec& model, const Plan
 struct OffloadedModuleBytes {
   std::int64_t dense_layer = 0, moe_layer = 0, embedding = 0;
 };
-OffloadedModuleBytes offloaded_module_bytes(const ModelSpec& model, const Plan& plan, Dtype weight_dtype);
+// expert_dtype: the routed experts' (InferenceWorkload::experts_dtype(); unset: weight_dtype).
+OffloadedModuleBytes offloaded_module_bytes(const ModelSpec& model, const Plan& plan, Dtype weight_dtype,
+                                            std::optional<Dtype> expert_dtype = std::nullopt);
 
 // Speculative decoding's draft model (inference.speculative.draft_model), held on every
 // GPU beside the served model and split over the same TP group (speculation runs on one

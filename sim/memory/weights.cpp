@@ -16,13 +16,15 @@ namespace {
 
 // Scales StageParams by a layer count.
 StageParams times(const StageParams& p, std::int64_t n) {
-  return {checked_mul(p.dense, n), checked_mul(p.expert, n), checked_mul(p.matrices, n)};
+  return {checked_mul(p.dense, n), checked_mul(p.expert, n), checked_mul(p.matrices, n),
+          checked_mul(p.expert_matrices, n)};
 }
 
 void add(StageParams& to, const StageParams& from) {
   to.dense = checked_add(to.dense, from.dense);
   to.expert = checked_add(to.expert, from.expert);
   to.matrices = checked_add(to.matrices, from.matrices);
+  to.expert_matrices = checked_add(to.expert_matrices, from.expert_matrices);
 }
 
 
@@ -90,7 +92,8 @@ StageParams layer_params_on_gpu(const ModelSpec& m, const Plan& plan, bool moe_l
   const StageParams one_expert = ffn_on_gpu(m, e.expert_ffn_hidden / plan.etp());
   const std::int64_t local_experts = e.experts / plan.ep;
   p.expert = checked_mul(one_expert.dense, local_experts);
-  p.matrices = checked_add(p.matrices, checked_mul(one_expert.matrices, local_experts));
+  p.expert_matrices = checked_mul(one_expert.matrices, local_experts);
+  p.matrices = checked_add(p.matrices, p.expert_matrices);
   return p;
 }
 
@@ -115,7 +118,7 @@ StageParams trainable_layer_params(const ModelSpec& model, const Plan& plan, con
                                    bool moe_layer) {
   if (!training.lora) return layer_params_on_gpu(model, plan, moe_layer);
   const std::int64_t adapters = lora_layer_params(model, plan, *training.lora);
-  return {adapters, 0, adapters};
+  return {adapters, 0, adapters, 0};
 }
 
 StageParams trainable_stage_params(const ModelSpec& model, const Plan& plan, const TrainingWorkload& training,
@@ -257,12 +260,24 @@ WeightMemory training_weight_memory(const ModelSpec& model, const Plan& plan, co
   return w;
 }
 
-std::int64_t inference_weight_bytes(const StageParams& params, Dtype weight_dtype) {
+namespace {
+
+// Weight matrices of `matrices` elements in `dtype`, int4's fp16 scale per group of 128 included.
+std::int64_t matrix_bytes(Dtype dtype, std::int64_t matrices) {
+  std::int64_t bytes = dtype_bytes(dtype, matrices);
+  if (dtype == Dtype::int4) bytes += 2 * ceil_div(matrices, 128);  // fp16 scale / group
+  return bytes;
+}
+
+}  // namespace
+
+std::int64_t inference_weight_bytes(const StageParams& params, Dtype weight_dtype, std::optional<Dtype> expert_dtype) {
   const std::int64_t others = params.total() - params.matrices;
   const Dtype other_dtype = weight_dtype == Dtype::fp32 ? Dtype::fp32 : Dtype::bf16;
-  std::int64_t bytes = dtype_bytes(weight_dtype, params.matrices) + dtype_bytes(other_dtype, others);
-  if (weight_dtype == Dtype::int4) bytes += 2 * ceil_div(params.matrices, 128);  // fp16 scale / group
-  return bytes;
+  const std::int64_t other_bytes = dtype_bytes(other_dtype, others);
+  if (!expert_dtype || *expert_dtype == weight_dtype) return matrix_bytes(weight_dtype, params.matrices) + other_bytes;
+  return matrix_bytes(weight_dtype, params.matrices - params.expert_matrices) +
+         matrix_bytes(*expert_dtype, params.expert_matrices) + other_bytes;
 }
 
 }  // namespace twinsim

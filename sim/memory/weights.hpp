@@ -2,6 +2,7 @@
 // Parameters, gradients and optimizer states one GPU holds: the weights of its pipeline
 // stage, sharded by tensor and expert parallelism, then by ZeRO over data parallelism.
 #include <cstdint>
+#include <optional>
 
 #include "hardware/gpu_spec.hpp"
 #include "hardware/stack_spec.hpp"
@@ -18,6 +19,7 @@ struct StageParams {
   std::int64_t dense = 0;     // everything but routed experts; ZeRO shards it over dp * cp
   std::int64_t expert = 0;    // routed experts; ZeRO shards them over dp * cp / ep
   std::int64_t matrices = 0;  // of both: transformer-layer weight matrices (what inference quantizes)
+  std::int64_t expert_matrices = 0;  // the routed experts' among them
   std::int64_t total() const { return dense + expert; }
 };
 
@@ -150,7 +152,9 @@ WeightMemory training_weight_memory(const ModelSpec& model, const Plan& plan, co
 // Inference: weight matrices in weight_dtype (int4 with one fp16 scale per group of
 // 128 weights, as GPTQ/AWQ pack them; int8 and fp8 with per-channel/per-tensor scales,
 // negligible); the other parameters (embeddings, norms, biases, router) in 16 bits
-// (fp32 when weight_dtype is fp32).
-std::int64_t inference_weight_bytes(const StageParams& params, Dtype weight_dtype);
+// (fp32 when weight_dtype is fp32). The routed experts' matrices in expert_dtype
+// (InferenceWorkload::experts_dtype(); unset: weight_dtype).
+std::int64_t inference_weight_bytes(const StageParams& params, Dtype weight_dtype,
+                                    std::optional<Dtype> expert_dtype = std::nullopt);
 
 }  // namespace twinsim
