@@ -478,7 +478,8 @@ void validate_expert_weight_dtype(const Scenario& s) {
   const std::string value(to_string(experts));
   if (!s.model.moe)
     throw ScenarioError("inference.expert_weight_dtype", value, "applies to a model with routed experts (model.moe)");
-  if (experts == Dtype::fp8 || is_fp4(experts)) require_own_gemm_curve(s.cluster.gpu, experts, "inference.expert_weight_dtype");
+  if (experts == Dtype::fp8 || is_fp4(experts))
+    require_own_gemm_curve(s.cluster.gpu, experts, "inference.expert_weight_dtype");
   if (is_fp4(experts) && !s.cluster.gpu.has_peak(experts))
     throw ScenarioError("inference.expert_weight_dtype", value,
                         "is not supported by GPU " + s.cluster.gpu.name + " (no fp4 tensor cores)");

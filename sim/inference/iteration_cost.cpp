@@ -35,9 +35,8 @@ ServingCostModel::ServingCostModel(const Scenario& scenario)
     stage_moe_.push_back(layers.moe);
   }
   if (scenario.plan.offload_params) {  // ZeRO-Inference streams each module's weights in ahead of it
-    const OffloadedModuleBytes bytes =
-        offloaded_module_bytes(scenario.model, scenario.plan, scenario.inference->weight_dtype,
-                               scenario.inference->experts_dtype());
+    const OffloadedModuleBytes bytes = offloaded_module_bytes(
+        scenario.model, scenario.plan, scenario.inference->weight_dtype, scenario.inference->experts_dtype());
     const double rate = offloaded_weight_read_Bps(scenario.cluster, scenario.plan);  // sim/cost/offload_io
     fetch_ = {static_cast<double>(bytes.dense_layer) / rate, static_cast<double>(bytes.moe_layer) / rate,
               static_cast<double>(bytes.embedding) / rate};
@@ -122,7 +121,8 @@ ComputeOp ServingCostModel::compute_op(const LayerOp& op, bool cached, double ge
       // the logits layer and the router keep 16-bit weights (iteration_ops.hpp); the routed
       // experts' are in their own format (InferenceWorkload::experts_dtype)
       if (op.name != op_names::kHeadLogits && op.name != op_names::kMoeRouter)
-        c.dtype = gemm_math_dtype(gpu, routed_expert_gemm(op.name) ? s_.inference->experts_dtype() : s_.inference->weight_dtype);
+        c.dtype = gemm_math_dtype(
+            gpu, routed_expert_gemm(op.name) ? s_.inference->experts_dtype() : s_.inference->weight_dtype);
       c.m = op.m, c.n = op.n, c.k = op.k;
       c.groups = op.count;  // a MoE layer's touched experts, in one fused kernel (compute_cost.hpp)
       c.fused_groups = true;

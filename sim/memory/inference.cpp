@@ -108,7 +108,8 @@ OffloadedModuleBytes offloaded_module_bytes(const ModelSpec& model, const Plan& 
                                             std::optional<Dtype> expert_dtype) {
   OffloadedModuleBytes b;
   b.dense_layer = inference_weight_bytes(layer_params_on_gpu(model, plan, false), weight_dtype);
-  if (model.moe) b.moe_layer = inference_weight_bytes(layer_params_on_gpu(model, plan, true), weight_dtype, expert_dtype);
+  if (model.moe)
+    b.moe_layer = inference_weight_bytes(layer_params_on_gpu(model, plan, true), weight_dtype, expert_dtype);
   const Dtype table = weight_dtype == Dtype::fp32 ? Dtype::fp32 : Dtype::bf16;  // kept in 16 bits, as inference_weight_bytes
   b.embedding = dtype_bytes(table, checked_mul(model.vocab, model.hidden) / plan.tp);
   return b;
@@ -124,9 +125,9 @@ std::int64_t inference_gpu_weight_bytes(const ModelSpec& model, const Plan& plan
 
 std::int64_t inference_offloaded_weight_bytes(const ModelSpec& model, const Plan& plan,
                                               const InferenceWorkload& inference, int stage) {
-  return plan.offload_params
-             ? inference_weight_bytes(stage_params(model, plan, stage), inference.weight_dtype, inference.experts_dtype())
-             : 0;
+  return plan.offload_params ? inference_weight_bytes(stage_params(model, plan, stage), inference.weight_dtype,
+                                                      inference.experts_dtype())
+                             : 0;
 }
 
 std::int64_t draft_weight_bytes(const Plan& plan, const InferenceWorkload& inference) {

@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
-#include "scenario/load.hpp"
 #include "scenario/errors.hpp"
+#include "scenario/load.hpp"
 #include "serving_scenarios.hpp"
 #include "sim/inference/iteration_cost.hpp"
 #include "sim/inference/iteration_ops.hpp"
@@ -28,10 +28,11 @@ constexpr std::int64_t kExpertElementsPerGpu = 32LL * 8 * 3 * 4096 * 7168;  // 2
 Scenario mixtral(const std::string& experts_line, std::int64_t batch = 32, std::int64_t prompt = 128) {
   Scenario s = test::serving_scenario("mixtral-8x7b", "dgx-h100", 2, 2, 1, batch, prompt, 128, "fp8", "fp8");
   if (experts_line.empty()) return s;
-  const std::string text = "model: mixtral-8x7b\ncluster: {preset: dgx-h100, gpus_per_node: 2, nodes: 1}\n"
-                           "inference: {prompt_len: " + std::to_string(prompt) + ", output_len: 128, batch: " +
-                           std::to_string(batch) + ", weight_dtype: fp8, kv_dtype: fp8, " + experts_line +
-                           "}\nplan: {tp: 2, pp: 1}\nstack: none\n";
+  const std::string text =
+      "model: mixtral-8x7b\ncluster: {preset: dgx-h100, gpus_per_node: 2, nodes: 1}\n"
+      "inference: {prompt_len: " +
+      std::to_string(prompt) + ", output_len: 128, batch: " + std::to_string(batch) +
+      ", weight_dtype: fp8, kv_dtype: fp8, " + experts_line + "}\nplan: {tp: 2, pp: 1}\nstack: none\n";
   return load_scenario_text(text);
 }
 
@@ -85,7 +86,8 @@ TEST(ExpertWeightDtype, PrefillExpertsRunAtTheSixteenBitPeak) {
     return 0.0;
   };
   const double launch = fp8.cluster.gpu.kernel_launch_s;
-  const double ratio = (time_of(fp16, "moe.experts.gate_up.fwd") - launch) / (time_of(fp8, "moe.experts.gate_up.fwd") - launch);
+  const double ratio =
+      (time_of(fp16, "moe.experts.gate_up.fwd") - launch) / (time_of(fp8, "moe.experts.gate_up.fwd") - launch);
   EXPECT_NEAR(ratio, 1979.0 / 989.0, 1e-9);
   EXPECT_DOUBLE_EQ(time_of(fp16, "attn.qkv.fwd"), time_of(fp8, "attn.qkv.fwd"));
 }
