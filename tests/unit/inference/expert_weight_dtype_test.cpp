@@ -103,7 +103,7 @@ TEST(ExpertWeightDtype, RefusedOnADenseModelAndInAFormatTheGpuLacks) {
   };
   const std::string dense = refusal(
       "model: llama2-7b\ncluster: {preset: dgx-h100, gpus_per_node: 1, nodes: 1}\n"
-      "inference: {prompt_len: 128, weight_dtype: fp8, expert_weight_dtype: fp16}\nstack: none\n");
+      "inference: {prompt_len: 128, weight_dtype: fp8, expert_weight_dtype: fp16}\nplan: {tp: 1}\nstack: none\n");
   EXPECT_NE(dense.find("inference.expert_weight_dtype"), std::string::npos) << dense;
   EXPECT_NE(dense.find("routed experts"), std::string::npos) << dense;
   const std::string fp4 = refusal(
