@@ -406,8 +406,11 @@ void Builder::backward_layer(Chains& ch, int stage, std::int64_t layer, bool las
   comm(ch, stage, GroupKind::ep, prefix + ".ep.bwd", lc.bwd_s(TimeCategory::ep_comm), c.ep_comm, nullptr);
   const std::vector<TaskId> t = compute(ch, stage, prefix + ".bwd", lc.bwd_s(TimeCategory::compute), c.compute,
                                         {static_cast<std::int32_t>(layer), idx, LayerPass::bwd});
-  tp_comm(ch, stage, prefix + ".tp.bwd", lc.bwd_s(TimeCategory::tp_comm), lc.tp_waited_bwd_s);
+  // the exchange beside the backward it belongs to (issued with the attention's backward), before
+  // the TP collectives that follow the compute: placed after them it would start only once the
+  // backward had ended, and the next layer would wait for all of it
   cp_comm(ch, stage, prefix + ".cp.bwd", lc.bwd_s(TimeCategory::cp_comm), lc.cp_waited_bwd_s);
+  tp_comm(ch, stage, prefix + ".tp.bwd", lc.bwd_s(TimeCategory::tp_comm), lc.tp_waited_bwd_s);
   if (last_mb) last_backward[{stage, layer}] = t;
   shard_reduce(stage, layer, t);
 }
