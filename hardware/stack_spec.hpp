@@ -77,6 +77,14 @@ inline constexpr std::array<std::string_view, 3> kLossKernels = {kLogitsLoss, kF
 inline constexpr std::string_view kLayerTpOverlap = "layer";
 inline constexpr std::string_view kMatmulTpOverlap = "matmul";
 inline constexpr std::array<std::string_view, 2> kTpOverlaps = {kLayerTpOverlap, kMatmulTpOverlap};
+// How context parallelism's attention exchanges K and V. "ring": each step passes the next
+// chunk of the layer's K,V (its grouped heads) beside the attention (Liu et al. 2023).
+// "torch_all_gather": PyTorch's ring attention (torch/distributed/tensor/experimental/
+// _attention.py, 2024-12; sim/training/torch_cp_exchange.hpp): K,V as SDPA sees them, one
+// all-gather hidden only behind the local step, fp32 dK,dV passed step by step.
+inline constexpr std::string_view kRingCpExchange = "ring";
+inline constexpr std::string_view kTorchAllGatherCpExchange = "torch_all_gather";
+inline constexpr std::array<std::string_view, 2> kCpExchanges = {kRingCpExchange, kTorchAllGatherCpExchange};
 
 struct StackSpec {
   std::string name = "none";  // catalog preset, "custom", or "none" (the device alone)
@@ -210,6 +218,8 @@ struct StackSpec {
   // output (the sharded gradient) on the reduce-scatter stream (foreach_all_gather,
   // foreach_reduce in torch/distributed/_composable/fsdp/_fsdp_collectives.py, 2024). ZeRO-3 only.
   bool fsdp_stream_pools = false;
+  // How context parallelism exchanges K and V (one of kCpExchanges).
+  std::string cp_exchange = std::string(kRingCpExchange);
 };
 
 // The time the device spends on compute in a run of `ops` ops (a layer's pass) whose

@@ -293,24 +293,27 @@ double AnalyticModel::layer_pass_s(const Candidate& c, const PassTimes& p, doubl
   // overlapped TP collectives run beside the compute but for what it waits for (async TP)
   const double tp_beside_fwd = tp_side ? p.tp_fwd - p.tp_fwd_waited : 0.0;
   const double tp_blocking_fwd = tp_side ? p.tp_fwd_waited : p.tp_fwd;
+  // the CP exchange runs beside the compute but for what it waits for (PyTorch's ring attention)
+  const double cp_beside_fwd = p.cp_fwd - p.cp_fwd_waited, cp_beside_bwd = p.cp_bwd - p.cp_bwd_waited;
   // ZeRO-3's gather (and reduce-scatter) runs on streams of its own, beside the compute and
   // the blocking TP and EP collectives on the compute stream alike, as the step graph runs it
   if (forward) {
-    const double beside = std::max(p.cp_fwd, tp_beside_fwd);  // the compute's own side work
+    const double beside = std::max(cp_beside_fwd, tp_beside_fwd);  // the compute's own side work
     const double side = std::max(beside, zero3_s);
-    const double stream = std::max(interfered_s(p.fwd, side, slowdown), beside) + tp_blocking_fwd + p.ep_fwd;
+    const double stream =
+        std::max(interfered_s(p.fwd, side, slowdown), beside) + tp_blocking_fwd + p.cp_fwd_waited + p.ep_fwd;
     return std::max(stream, zero3_s);
   }
   double recompute = 0;
   if (c.recompute == Recompute::selective || c.recompute == Recompute::selective_op) recompute = p.recompute;
   if (c.recompute == Recompute::full)  // full recompute runs the forward collectives again
-    recompute = std::max({p.recompute, p.cp_fwd, tp_beside_fwd}) + tp_blocking_fwd + p.ep_fwd;
+    recompute = std::max({p.recompute, cp_beside_fwd, tp_beside_fwd}) + tp_blocking_fwd + p.cp_fwd_waited + p.ep_fwd;
   // ZeRO-3's next gather, prefetched one layer ahead, runs beside this layer's recompute
   // as well as its backward; the CP exchange and TP side collectives beside the backward
-  const double side = std::max(p.cp_bwd, tp_side ? p.tp_bwd - p.tp_bwd_waited : 0.0);
+  const double side = std::max(cp_beside_bwd, tp_side ? p.tp_bwd - p.tp_bwd_waited : 0.0);
   const double pass = recompute + std::max(interfered_s(p.bwd, side, slowdown), side);
   const double tp_blocking_bwd = tp_side ? p.tp_bwd_waited : p.tp_bwd;
-  return std::max(interfered_s(pass, zero3_s, slowdown) + tp_blocking_bwd + p.ep_bwd, zero3_s);
+  return std::max(interfered_s(pass, zero3_s, slowdown) + tp_blocking_bwd + p.cp_bwd_waited + p.ep_bwd, zero3_s);
 }
 
 std::int64_t AnalyticModel::stage_peak_bytes(const Plan& plan, const TrainingWorkload& t, const LayerActivations& a,

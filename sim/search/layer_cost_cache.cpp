@@ -19,6 +19,8 @@ PassTimes pass_times(const LayerCost& cost) {
   t.tp_bwd_waited = cost.tp_waited_bwd_s;
   t.cp_fwd = cost.fwd_s(TimeCategory::cp_comm);
   t.cp_bwd = cost.bwd_s(TimeCategory::cp_comm);
+  t.cp_fwd_waited = cost.cp_waited_fwd_s;
+  t.cp_bwd_waited = cost.cp_waited_bwd_s;
   t.ep_fwd = cost.fwd_s(TimeCategory::ep_comm);
   t.ep_bwd = cost.bwd_s(TimeCategory::ep_comm);
   return t;

@@ -4,6 +4,7 @@
 
 #include "models/head_ops.hpp"
 #include "models/lora.hpp"
+#include "models/op_names.hpp"
 #include "sim/cost/collective_cost.hpp"
 #include "sim/cost/compute_cost.hpp"
 #include "sim/cost/moe_dispatch.hpp"
@@ -14,6 +15,7 @@
 #include "sim/training/async_tp.hpp"
 #include "sim/training/eager_kernels.hpp"
 #include "sim/training/rank_layout.hpp"
+#include "sim/training/torch_cp_exchange.hpp"
 
 namespace twinsim {
 
@@ -290,8 +292,9 @@ LayerCost price_at_curves(const Scenario& s, const std::vector<LayerOp>& ops, Dt
 // What a micro-batch's passes over these ops ask of the GPU, for its power limit: their
 // tensor-core kernels, the rest of their compute, and the time it idles (the collectives
 // between them, the host issuing an eager stack's kernels). TP collectives overlapped with
-// the GEMMs (plan.tp_comm_overlap) run beside them: no idle time.
-WorkMix work_mix(const LayerCost& lc, bool tp_overlapped) {
+// the GEMMs (plan.tp_comm_overlap) run beside them: no idle time; so does PyTorch's CP
+// exchange (`cp_beside`) but for what is waited for (LayerCost::cp_waited_*).
+WorkMix work_mix(const LayerCost& lc, bool tp_overlapped, bool cp_beside) {
   WorkMix mix;
   double device_s = 0;
   for (const OpTime& op : lc.ops) {
@@ -299,7 +302,8 @@ WorkMix work_mix(const LayerCost& lc, bool tp_overlapped) {
     if (op.category == TimeCategory::compute) {
       mix.tensor_s += op.tensor_s;
       device_s += passes_s;
-    } else if (!(tp_overlapped && op.category == TimeCategory::tp_comm)) {
+    } else if (!(tp_overlapped && op.category == TimeCategory::tp_comm) &&
+               !(cp_beside && op.category == TimeCategory::cp_comm)) {
       mix.idle_s += passes_s;
     }
   }
@@ -320,12 +324,29 @@ void set_tp_waited(const Scenario& s, const std::vector<LayerOp>& ops, LayerCost
   cost.tp_waited_bwd_s = waited.bwd_s;
 }
 
+// Under PyTorch's ring attention (stack.cp_exchange: torch_all_gather) the CP entry is its
+// all-gathers and dK,dV passes, and the part the local step does not hide is waited for.
+void set_cp_waited(const Scenario& s, const std::vector<LayerOp>& ops, LayerCost& cost) {
+  if (s.stack.cp_exchange != kTorchAllGatherCpExchange) return;
+  const auto named = [&](const char* name) {
+    return std::find_if(ops.begin(), ops.end(), [&](const LayerOp& op) { return op.name == name; }) - ops.begin();
+  };
+  const auto ring = named(op_names::kAttnCpRing), core = named(op_names::kAttnCore);
+  if (ring == std::ssize(ops) || core == std::ssize(ops)) return;
+  const TorchCpExchange x = torch_cp_exchange(s, ops[ring], cost.ops[core]);
+  cost.ops[ring].fwd_s = x.fwd_s;
+  cost.ops[ring].dgrad_s = x.bwd_s;
+  cost.cp_waited_fwd_s = x.fwd_waited_s;
+  cost.cp_waited_bwd_s = x.bwd_waited_s;
+}
+
 LayerCost price_all(const Scenario& s, const std::vector<LayerOp>& ops, Dtype gemm_dtype) {
   LayerCost cost = price_at_curves(s, ops, gemm_dtype);
   hide_regathers(ops, cost.ops);
   set_tp_waited(s, ops, cost);
-  WorkMix mix = work_mix(cost, s.plan.tp_comm_overlap);
-  mix.idle_s += cost.tp_waited_fwd_s + cost.tp_waited_bwd_s;
+  set_cp_waited(s, ops, cost);
+  WorkMix mix = work_mix(cost, s.plan.tp_comm_overlap, s.stack.cp_exchange == kTorchAllGatherCpExchange);
+  mix.idle_s += cost.tp_waited_fwd_s + cost.tp_waited_bwd_s + cost.cp_waited_fwd_s + cost.cp_waited_bwd_s;
   const double clock = sustained_gemm_clock(s.cluster.gpu, mix);
   const double attention_clock = sustained_attention_clock(s.cluster.gpu, mix);
   if (clock >= 1 && attention_clock >= 1) return cost;
@@ -337,6 +358,7 @@ LayerCost price_all(const Scenario& s, const std::vector<LayerOp>& ops, Dtype ge
   }
   hide_regathers(ops, cost.ops);  // against the GEMMs' times at this clock
   set_tp_waited(s, ops, cost);
+  set_cp_waited(s, ops, cost);  // against the attention's time at its clock
   return cost;
 }
 

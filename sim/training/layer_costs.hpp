@@ -47,6 +47,10 @@ struct LayerCost {
   // layer), the excess over the matmul each is fused with under PyTorch's async TP (matmul:
   // sim/training/async_tp.hpp). The rest runs beside the compute.
   double tp_waited_fwd_s = 0, tp_waited_bwd_s = 0;
+  // Of the CP exchange's time (cp_comm), what the compute stream waits for: 0 where it hides
+  // behind the whole attention (stack.cp_exchange: ring); under PyTorch's ring attention what
+  // the local step does not hide (sim/training/torch_cp_exchange.hpp). The rest runs beside.
+  double cp_waited_fwd_s = 0, cp_waited_bwd_s = 0;
   // Time per category. Compute is the ops' device time, or longer where the host takes
   // longer to issue the pass than the device takes to run it (issued_compute_s): an eager
   // stack's small layers are host-bound.

@@ -223,6 +223,13 @@ struct Builder {
     comm(chains, stage, GroupKind::tp, name + ".waited", waited, out.categories.tp_comm, nullptr);
   }
 
+  // A pass's CP exchange beside the compute, with the part the compute stream waits for
+  // (LayerCost::cp_waited_*: PyTorch's ring attention) on it.
+  void cp_comm(Chains& chains, int stage, const std::string& name, double seconds, double waited) {
+    comm(chains, stage, GroupKind::cp, name, seconds - waited, out.categories.cp_comm, &StageStreams::cp);
+    comm(chains, stage, GroupKind::cp, name + ".waited", waited, out.categories.cp_comm, nullptr);
+  }
+
   void zero3_gather(Chains& ch, int stage, std::int64_t layer, const char* pass);
   void zero3_stage_gather(Chains& ch, int stage, int chunk, const char* pass);
   void stage_shard_reduce(Chains& ch, int stage, int chunk);
@@ -371,7 +378,7 @@ void Builder::forward_layer(Chains& ch, int stage, std::int64_t layer) {
   zero3_gather(ch, stage, layer, "fwd");
   compute(ch, stage, prefix + ".fwd", lc.fwd_s(TimeCategory::compute), c.compute,
           {static_cast<std::int32_t>(layer), costs.layer_cost_index[layer], LayerPass::fwd});
-  comm(ch, stage, GroupKind::cp, prefix + ".cp.fwd", lc.fwd_s(TimeCategory::cp_comm), c.cp_comm, &StageStreams::cp);
+  cp_comm(ch, stage, prefix + ".cp.fwd", lc.fwd_s(TimeCategory::cp_comm), lc.cp_waited_fwd_s);
   tp_comm(ch, stage, prefix + ".tp.fwd", lc.fwd_s(TimeCategory::tp_comm), lc.tp_waited_fwd_s);
   comm(ch, stage, GroupKind::ep, prefix + ".ep.fwd", lc.fwd_s(TimeCategory::ep_comm), c.ep_comm, nullptr);
   if (offloaded(layer)) offload_layer(ch, stage, layer);
@@ -391,8 +398,7 @@ void Builder::backward_layer(Chains& ch, int stage, std::int64_t layer, bool las
             {static_cast<std::int32_t>(layer), idx, LayerPass::recompute});
     // full recompute runs the layer's forward collectives again
     if (s.plan.recompute == Recompute::full) {
-      comm(ch, stage, GroupKind::cp, prefix + ".cp.recompute", lc.fwd_s(TimeCategory::cp_comm), c.cp_comm,
-           &StageStreams::cp);
+      cp_comm(ch, stage, prefix + ".cp.recompute", lc.fwd_s(TimeCategory::cp_comm), lc.cp_waited_fwd_s);
       tp_comm(ch, stage, prefix + ".tp.recompute", lc.fwd_s(TimeCategory::tp_comm), lc.tp_waited_fwd_s);
       comm(ch, stage, GroupKind::ep, prefix + ".ep.recompute", lc.fwd_s(TimeCategory::ep_comm), c.ep_comm, nullptr);
     }
@@ -400,8 +406,11 @@ void Builder::backward_layer(Chains& ch, int stage, std::int64_t layer, bool las
   comm(ch, stage, GroupKind::ep, prefix + ".ep.bwd", lc.bwd_s(TimeCategory::ep_comm), c.ep_comm, nullptr);
   const std::vector<TaskId> t = compute(ch, stage, prefix + ".bwd", lc.bwd_s(TimeCategory::compute), c.compute,
                                         {static_cast<std::int32_t>(layer), idx, LayerPass::bwd});
+  // the exchange beside the backward it belongs to (issued with the attention's backward), before
+  // the TP collectives that follow the compute: placed after them it would start only once the
+  // backward had ended, and the next layer would wait for all of it
+  cp_comm(ch, stage, prefix + ".cp.bwd", lc.bwd_s(TimeCategory::cp_comm), lc.cp_waited_bwd_s);
   tp_comm(ch, stage, prefix + ".tp.bwd", lc.bwd_s(TimeCategory::tp_comm), lc.tp_waited_bwd_s);
-  comm(ch, stage, GroupKind::cp, prefix + ".cp.bwd", lc.bwd_s(TimeCategory::cp_comm), c.cp_comm, &StageStreams::cp);
   if (last_mb) last_backward[{stage, layer}] = t;
   shard_reduce(stage, layer, t);
 }

@@ -110,7 +110,9 @@ Judged judge_all() {
 // FSDP2's buffers in their streams' pools (stack.fsdp_stream_pools) 6.4%, 24.2% (the goal's
 // median met; the 70B TP 8 and 405B runs still 10-24% low).
 // Throughput with PyTorch's async TP as it runs (stack.tp_overlap: matmul) and vanilla TP's
-// layout copies (stack.sp_layout_copies): median 22.5%, max 51.0% (8B TP 8 async bf16). The
+// layout copies (stack.sp_layout_copies): median 22.5%, max 51.0% (8B TP 8 async bf16). With
+// PyTorch's ring attention's exchange (stack.cp_exchange: torch_all_gather): median 22.5%, max
+// 48.3%; 405B CP 2/4/8 +34.8/+31.7/+48.9% -> +31.1/+26.4/+38.0%, 8B CP 2/4/8 1-2 points. The
 // bands hold what is reached, so that a change that loses it fails; what is missing is named
 // in hardware/catalog/README.md ("torchtitan's published runs").
 TEST(TorchtitanRuns, ThroughputAndMemoryAgainstThePublishedRuns) {
@@ -123,7 +125,7 @@ TEST(TorchtitanRuns, ThroughputAndMemoryAgainstThePublishedRuns) {
               100 * m.max, j.predicted_not_to_fit);
   ASSERT_EQ(t.count, 28);
   EXPECT_LT(t.median, 0.24);
-  EXPECT_LT(t.max, 0.53);
+  EXPECT_LT(t.max, 0.50);
   EXPECT_LT(t.median, before.median - 0.10);
   EXPECT_LT(m.median, 0.075);
   EXPECT_LT(m.max, 0.26);

@@ -1,0 +1,120 @@
+// Context parallelism's exchange as PyTorch's ring attention runs it (stack.cp_exchange:
+// torch_all_gather, sim/training/torch_cp_exchange.hpp): SDPA's repeated K,V all-gathered once
+// a pass, hidden behind the local step only; fp32 dK,dV passed to the next rank after each
+// backward step, the last waited for. Byte counts by hand below.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <string>
+
+#include "models/op_names.hpp"
+#include "scenario/load.hpp"
+#include "sim/cost/collective_cost.hpp"
+#include "sim/training/layer_costs.hpp"
+#include "sim/training/rank_layout.hpp"
+#include "sim/training/training_report.hpp"
+
+namespace twinsim {
+namespace {
+
+// Llama-3-8B (32 query heads, 8 KV heads of 128) on DGX H100s, one sequence of
+// 32,768 tokens a rank, bf16; `exchange` the stack's cp_exchange.
+Scenario llama8b(int cp, int tp, int nodes, const std::string& exchange) {
+  const int dp = 8 * nodes / (cp * tp);
+  const std::string text = "model: llama3-8b\n"
+                           "cluster: {preset: dgx-h100, nodes: " + std::to_string(nodes) + "}\n"
+                           "stack: {cp_exchange: " + exchange + "}\n"
+                           "training: {seq_len: " + std::to_string(32768 * cp) +
+                           ", global_batch: " + std::to_string(dp) + ", micro_batch: 1, precision: bf16}\n"
+                           "plan: {tp: " + std::to_string(tp) + ", pp: 1, cp: " + std::to_string(cp) +
+                           ", dp: " + std::to_string(dp) + ", recompute: full}\n";
+  return load_scenario_text(text);
+}
+
+const OpTime& row(const LayerCost& cost, const char* name) {
+  const auto it = std::find_if(cost.ops.begin(), cost.ops.end(), [&](const OpTime& op) { return op.name == name; });
+  if (it == cost.ops.end()) throw std::runtime_error(std::string("no row ") + name);
+  return *it;
+}
+
+double collective_s(const Scenario& s, CollectiveOp op, double bytes) {
+  return collective_time_s(s.cluster, op, group_layout(s.cluster, s.plan, ParallelGroup::cp), bytes);
+}
+
+// cp 4 in one node: a rank's K,V as SDPA sees them are 32,768 tokens x 2 x 32 heads x 128 x
+// 2 bytes = 536,870,912 (repeat_kv: 4x the 8 KV heads' 134,217,728); the forward gathers four of
+// them (2 GiB). The backward gathers them again and passes fp32 dK,dV, 1,073,741,824 bytes, to
+// the next rank 4 times. On NVLink the gather (about 6 ms) hides behind a quarter of the
+// attention (tens of ms at 32k tokens): only the last dK,dV pass is waited for.
+TEST(TorchCpExchange, RepeatedKvGatheredOnceAndTheLastGradientPassWaited) {
+  const Scenario s = llama8b(4, 1, 1, "torch_all_gather");
+  const LayerCost cost = cost_layer(s, 0);
+  const double gather_s = collective_s(s, CollectiveOp::all_gather, 4 * 536870912.0);
+  const double pass_s = collective_s(s, CollectiveOp::send_recv, 1073741824.0);
+  const OpTime& ring = row(cost, op_names::kAttnCpRing);
+  EXPECT_NEAR(ring.fwd_s, gather_s, 1e-12);
+  EXPECT_NEAR(ring.dgrad_s, gather_s + 4 * pass_s, 1e-12);
+  const OpTime& attention = row(cost, op_names::kAttnCore);
+  ASSERT_GT(attention.fwd_s / 4, gather_s);  // the premise: the local step hides the gather
+  ASSERT_GT(attention.dgrad_s / 4, pass_s);
+  EXPECT_EQ(cost.cp_waited_fwd_s, 0);
+  EXPECT_NEAR(cost.cp_waited_bwd_s, pass_s, 1e-12);
+  // the ideal ring passes the grouped chunks, 3 x 134,217,728 bytes, all of it beside the attention
+  const LayerCost ideal = cost_layer(llama8b(4, 1, 1, "ring"), 0);
+  EXPECT_NEAR(row(ideal, op_names::kAttnCpRing).fwd_s, collective_s(s, CollectiveOp::send_recv, 3 * 134217728.0),
+              1e-12);
+  EXPECT_EQ(ideal.cp_waited_fwd_s + ideal.cp_waited_bwd_s, 0);
+}
+
+// tp 8 x cp 8 over eight nodes: each CP group has one GPU a node, its exchange on the network.
+// A rank holds 32 / 8 = 4 query heads and one KV head, repeated 4 times: 32,768 x 2 x 4 x 128 x
+// 2 = 67,108,864 bytes a rank, eight gathered; the local step is 1/8 of the rank's attention.
+// What the step waits for: the excess of the gather over that step, forward and backward.
+TEST(TorchCpExchange, AGatherLongerThanTheLocalStepIsWaitedFor) {
+  const Scenario s = llama8b(8, 8, 8, "torch_all_gather");
+  const LayerCost cost = cost_layer(s, 0);
+  const double gather_s = collective_s(s, CollectiveOp::all_gather, 8 * 67108864.0);
+  const double pass_s = collective_s(s, CollectiveOp::send_recv, 2 * 67108864.0);
+  const OpTime& attention = row(cost, op_names::kAttnCore);
+  std::printf("gather %.2f ms, dK,dV pass %.2f ms; attention step %.2f ms forward, %.2f backward\n", 1e3 * gather_s,
+              1e3 * pass_s, 1e3 * attention.fwd_s / 8, 1e3 * attention.dgrad_s / 8);
+  ASSERT_GT(gather_s, attention.fwd_s / 8);  // the premise: seven chunks at the NIC's rate take longer
+  EXPECT_NEAR(row(cost, op_names::kAttnCpRing).fwd_s, gather_s, 1e-12);
+  EXPECT_NEAR(cost.cp_waited_fwd_s, gather_s - attention.fwd_s / 8, 1e-12);
+  EXPECT_NEAR(cost.cp_waited_bwd_s,
+              std::max(0.0, gather_s - attention.dgrad_s / 8) + 7 * std::max(0.0, pass_s - attention.dgrad_s / 8) + pass_s,
+              1e-12);
+  // the step waits for it on the compute stream (exposed cp_comm), where the ideal ring hid it
+  const TrainingPrediction torch = predict_training(s), ideal = predict_training(llama8b(8, 8, 8, "ring"));
+  EXPECT_GT(torch.breakdown.cp_comm_s, 32 * (2 * cost.cp_waited_fwd_s + cost.cp_waited_bwd_s) * 0.99);
+  EXPECT_GT(torch.step_s, ideal.step_s);
+  // the ideal ring's exchange (grouped K,V a step at a time) hides beside the layer's passes
+  const double ring_bwd_s = row(cost_layer(llama8b(8, 8, 8, "ring"), 0), op_names::kAttnCpRing).dgrad_s;
+  ASSERT_GT(ring_bwd_s, 0);
+  EXPECT_LT(ideal.breakdown.cp_comm_s, 0.01 * 32 * ring_bwd_s);
+}
+
+// torchtitan's 405B CP 4 run (FSDP 2 x CP 4 x TP 8 x PP 8, async TP): its CP groups cross
+// nodes. Each layer's forward gather hides behind the local step; the backward's last fp32 dK,dV
+// pass is waited for. The reported stage runs 16 layers x 8 micro-batches of backward, so what
+// its compute stream waits on the exchange is those passes plus the straggler wait each absorbs
+// (ClusterSpec::straggler, a fraction of the compute since the previous blocking collective):
+// less than twice the passes. The rest runs beside the attention: were the backward's exchange
+// queued behind the layer's TP collectives, it would start only when the backward's compute
+// ended and the next layer would wait for all of it (7.8 s exposed here before that was fixed).
+TEST(TorchCpExchange, TorchtitansCpRunWaitsOnlyForWhatTheLocalStepDoesNotHide) {
+  const Scenario s = load_scenario_file(std::string(TWINSIM_SOURCE_DIR) +
+                                        "/scenarios/validation/training/torchtitan-llama31-405b-512gpu-cp4-128k.yaml");
+  ASSERT_EQ(s.stack.cp_exchange, kTorchAllGatherCpExchange);
+  const LayerCost cost = cost_layer(s, 0);
+  EXPECT_EQ(cost.cp_waited_fwd_s, 0);
+  ASSERT_GT(cost.cp_waited_bwd_s, 0);
+  const TrainingPrediction p = predict_training(s);
+  const double waited = 16 * 8 * cost.cp_waited_bwd_s;
+  std::printf("exposed CP %.2f s against %.2f s of waited passes\n", p.breakdown.cp_comm_s, waited);
+  EXPECT_GE(p.breakdown.cp_comm_s, waited * 0.99);
+  EXPECT_LT(p.breakdown.cp_comm_s, 2 * waited);
+}
+
+}  // namespace
+}  // namespace twinsim
