@@ -278,6 +278,7 @@ TEST(HardwareYaml, LoadsAsAnInlineClusterWithTheFittedFigures) {
     c.memory.push_back({"gelu", b, exact(1e-6 + b / 10e9)});
     c.memory.push_back({"gelu", 2 * b, exact(1e-6 + 2 * b / 5e9), true});  // backward at half the rate
     c.memory.push_back({kHostCopyKernel, b, exact(b / 2 / 8e9)});  // out of cache: 8 GB/s one way
+    c.memory.push_back({"quantize", b, exact(1e-6 + b / 1e9)});      // int8 compression: 1 GB/s of its bytes
   }
   // AdamW over 10M and 100M parameters at 2.8 ns each (gelu's 10 GB/s on its 28 bytes, its 1 us a call)
   for (double params : {1e7, 1e8}) c.memory.push_back({"adamw", 28 * params, exact(1e-6 + params * 2.8e-9)});
@@ -330,6 +331,8 @@ TEST(HardwareYaml, LoadsAsAnInlineClusterWithTheFittedFigures) {
   EXPECT_NEAR(s.cluster.host.d2h_Bps, 8e9, 1e6);
   EXPECT_NEAR(s.cluster.host.adam_s_per_param, 2.8e-9, 1e-12);
   EXPECT_NEAR(s.cluster.host.memory_bandwidth_Bps * 64, 20e9, 64e6);
+  // the int8 compressor's rate, as the quantise passes' curve: 1 GB/s of memcpy's 20
+  EXPECT_NEAR(s.cluster.gpu.kernel_efficiency.at("quantize").fwd.back().efficiency, 0.05, 1e-3);
   // GeLU at 10 GB/s of memcpy's 20 forward, 5 backward; attention at 10% and 5% of the 80 GFLOP/s peak
   const PassCurves& gelu = s.cluster.gpu.kernel_efficiency.at("gelu");
   ASSERT_EQ(gelu.fwd.size(), 2u);
