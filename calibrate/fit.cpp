@@ -36,7 +36,8 @@ std::vector<CurvePoint> running_median(const std::vector<CurvePoint>& curve) {
 // one for a send/recv.
 int ring_steps(const CommPoint& p) {
   if (p.op == "all_reduce") return 2 * (p.ranks - 1);
-  if (p.op == "all_gather" || p.op == "reduce_scatter") return p.ranks - 1;
+  // all-to-all: one message to each other rank (a pairwise exchange)
+  if (p.op == "all_gather" || p.op == "reduce_scatter" || p.op == "all_to_all") return p.ranks - 1;
   return 1;
 }
 

@@ -217,6 +217,22 @@ TEST(FitLink, RecoversBandwidthLatencyAndCurve) {
   for (const CurvePoint& p : f.curve) EXPECT_NEAR(p.efficiency, 1.0, 1e-6);
 }
 
+// Expert parallelism's all-to-all gets its own curve: on 2 ranks it moves half its buffer
+// (the other rank's part) after one message's latency; at a quarter of the link's rate below
+// 100 kB and the full rate above, its curve says 0.25 then 1, whatever the others do.
+TEST(FitLink, AllToAllGetsItsOwnCurve) {
+  std::vector<CommPoint> pts = ring_points(8e9, 1e-6, 1.0);
+  for (double b : {4096.0, 65536.0, 1048576.0})
+    pts.push_back({"all_to_all", 2, b, exact(1e-6 + 0.5 * b / (8e9 * (b < 1e5 ? 0.25 : 1.0)))});
+  const LinkFit f = fit_link(pts);
+  ASSERT_EQ(f.by_op.count("all_to_all"), 1u);
+  const std::vector<CurvePoint>& own = f.by_op.at("all_to_all");
+  ASSERT_EQ(own.size(), 3u);
+  EXPECT_NEAR(own[0].efficiency, 0.25, 1e-6);
+  EXPECT_NEAR(own[2].efficiency, 1.0, 1e-6);
+  EXPECT_NEAR(f.by_op.at("all_gather")[0].efficiency, 1.0, 1e-6);
+}
+
 TEST(FitLink, SmallMessagesGetALowerEfficiency) {
   const LinkFit f = fit_link(ring_points(8e9, 1e-6, 0.5));
   EXPECT_NEAR(f.latency_s, 1e-6, 1e-9);
