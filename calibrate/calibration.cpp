@@ -73,6 +73,21 @@ void write_core_sharing(std::ostringstream& y, const CoreSharing& s) {
       << fmt("%.3g", p.shared.median * 1e6) << " us (x" << fmt("%.2f", p.speedup()) << ")\n";
 }
 
+// ZeRO-Offload's host side (host_path.hpp): on this machine the "GPU" and the host share one
+// DRAM, so its copies are memcpy out of cache and its update the executor's CPU AdamW.
+std::string host_yaml(const Calibration& c, const Fitted& f) {
+  const double copy_Bps = f.host.copy_Bps > 0 ? f.host.copy_Bps : f.memory.copy_Bps;
+  const std::string copy = fmt("%.3f", copy_Bps / 1e9);
+  std::string adam;
+  if (f.host.adam_s_per_param > 0) adam = ", adam_ns_per_param: " + fmt("%.3f", f.host.adam_s_per_param * 1e9);
+  return "# the CPU memory plan.offload_optimizer moves state to: the same DRAM. h2d/d2h: memcpy of\n"
+         "# 256 KiB..16 MiB buffers out of cache (median, bytes moved one way); memory_bandwidth: the\n"
+         "# fitted memcpy rate above (the machine's, shared by the ranks that update at once);\n"
+         "# adam_ns_per_param: the executor's CPU AdamW per fp32 parameter (the adamw points, median)\n"
+         "host: {h2d_GBps: " + copy + ", d2h_GBps: " + copy + ", memory_bandwidth_GBps: " +
+         fmt("%.3f", f.memory.copy_Bps / 1e9) + ", memory_GiB: " + fmt("%.2f", c.memory_GiB) + adam + "}\n";
+}
+
 }  // namespace
 
 json stats_json(const Stats& s) {
@@ -110,6 +125,7 @@ Fitted fit_all(const Calibration& c) {
   if (KernelCurves kv = fit_kv_attention_memory(c.attention, f.memory); !kv.fwd.empty())
     f.kernels[std::string(kKvCacheAttentionKernel)] = std::move(kv);
   if (!c.comm.empty()) f.link = fit_link(link_points(c));
+  f.host = fit_host_path(c.memory);
   return f;
 }
 
@@ -217,12 +233,7 @@ std::string hardware_yaml(const Calibration& c, const Fitted& f, const std::stri
     if (g.dtype != Dtype::fp32)
       y << "  #   " << to_string(g.dtype) << " " << g.m << "x" << g.n << "x" << g.k << " " << pass_name(g.pass) << ": "
         << fmt("%.4f", g.flops / g.seconds.median / 1e12) << " TFLOP/s, " << spread(g.seconds) << "\n";
-  // ZeRO-Offload's host side: on this machine the "GPU" and the host share one DRAM, so its
-  // copies run at memcpy's bandwidth and its CPU update at the same
-  const std::string copy = fmt("%.3f", f.memory.copy_Bps / 1e9);
-  const std::string host = "# the CPU memory plan.offload_optimizer moves state to: the same DRAM, reached by memcpy\n"
-                           "host: {h2d_GBps: " + copy + ", d2h_GBps: " + copy + ", memory_bandwidth_GBps: " + copy +
-                           ", memory_GiB: " + fmt("%.2f", c.memory_GiB) + "}\n";
+  const std::string host = host_yaml(c, f);
   if (f.link.bandwidth_Bps <= 0) {
     y << host;
     write_core_sharing(y, c.sharing);

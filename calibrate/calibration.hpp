@@ -11,6 +11,7 @@
 #include "calibrate/compute_bench.hpp"
 #include "calibrate/core_sharing.hpp"
 #include "calibrate/fit.hpp"
+#include "calibrate/host_path.hpp"
 
 namespace twinsim::calibrate {
 
@@ -39,6 +40,7 @@ struct Fitted {
   std::map<std::string, KernelCurves> kernels;
   std::map<std::string, KernelCurves> kernels_16bit;  // the same kernels on bf16 data
   LinkFit link;
+  HostPathFit host;  // the offloaded optimizer's copies and CPU AdamW (the file's `host:`)
 };
 
 Fitted fit_all(const Calibration& c);

@@ -56,7 +56,8 @@ class StepLikeCalls {
 double CommPoint::bus_factor() const {
   const double n = ranks;
   if (op == "all_reduce") return 2 * (n - 1) / n;
-  if (op == "all_gather" || op == "reduce_scatter") return (n - 1) / n;
+  // all-to-all: each rank keeps its 1/n and sends the rest (the simulator's direct exchange)
+  if (op == "all_gather" || op == "reduce_scatter" || op == "all_to_all") return (n - 1) / n;
   return 1;
 }
 
@@ -82,6 +83,15 @@ std::vector<CommPoint> comm_sweep(exec::Communicator& comm, const CommSweepOptio
                    calls.time(write_a, [&] { comm.all_gather(a.data(), b.data(), part); }, repeats)});
     out.push_back({"reduce_scatter", n, static_cast<double>(part * n * sizeof(float)),
                    calls.time(write_a, [&] { comm.reduce_scatter(a.data(), b.data(), part); }, repeats)});
+    // expert parallelism's token exchange (a MoE layer's dispatch and combine) as the executor
+    // runs it (exec/model/moe_block.cpp): part r of `bytes` to rank r, pairwise, rank me
+    // sending to me + k while receiving from me - k, k = 1 .. n - 1 (as NCCL runs an all-to-all)
+    out.push_back({"all_to_all", n, static_cast<double>(part * n * sizeof(float)), calls.time(write_a, [&] {
+                     for (int k = 1; k < n; ++k) {
+                       const int to = (me + k) % n, from = (me - k + n) % n;
+                       comm.send_recv(a.data() + to * part, part, to, b.data() + from * part, part, from);
+                     }
+                   }, repeats)});
     // a ring exchange, as the pipeline's paired send/recv: each rank sends `bytes` to the
     // next and receives as much from the previous
     out.push_back({"send_recv", n, bytes, calls.time(write_a, [&] {

@@ -7,8 +7,10 @@
 #include <string_view>
 #include <type_traits>
 
+#include "calibrate/host_path.hpp"
 #include "exec/runtime/storage_dtype.hpp"
 #include "models/layer_ops.hpp"
+#include "exec/train/grad_compression.hpp"
 #include "exec/train/mixed_precision.hpp"
 #include "kernels/cpu/activation.hpp"
 #include "kernels/cpu/embedding.hpp"
@@ -224,6 +226,16 @@ void add_step_kernel_points(std::vector<MemoryPoint>& out, long n, const SweepOp
     State& st = next();
     exec::store_rounded(st.m.data(), st.weights16.data(), static_cast<std::size_t>(n));
   });
+  // int8 gradient compression (exec/train/grad_compression.hpp): the residual added, the
+  // block-quantised values and the new residual, per value; counted as the simulator's
+  // quantise pass over the buffer, the fp32 value read and its int8 byte (with the block's
+  // fp32 scale) written (sim/training/zero_comm.cpp kInt8WireBytes)
+  std::vector<exec::GradCompressor> compressors;
+  for (std::size_t j = 0; j < sets.size(); ++j) compressors.emplace_back(GradCompression::int8, static_cast<std::size_t>(n));
+  add(kernel_names::kQuantize, (kF + 1.0 + 4.0 / exec::kGradQuantBlock) * n, [&] {
+    State& st = next();
+    compressors[static_cast<std::size_t>(i)].compress(st.grads.data(), static_cast<std::size_t>(n));
+  });
   // the same with bf16 grads (2 bytes each): a 16-bit run's update and zeroing
   add(kernel_names::kAdamw, 26.0 * n, [&] {
     State& st = next();
@@ -289,6 +301,8 @@ std::vector<MemoryPoint> memory_sweep(const SweepOptions& o) {
     add_kernel_points<float>(out, n, o);
     add_kernel_points<kernels::bf16>(out, n, o);
     add_step_kernel_points(out, n, o);
+    // the offloaded optimizer's copies, from 256 KiB (a small shard) up (host_path.hpp)
+    if (n >= (1L << 16)) add_host_copy_points(out, n, o);
   }
   return out;
 }

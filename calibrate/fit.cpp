@@ -4,6 +4,8 @@
 #include <map>
 #include <stdexcept>
 
+#include "calibrate/host_path.hpp"
+
 namespace twinsim::calibrate {
 
 namespace {
@@ -34,7 +36,8 @@ std::vector<CurvePoint> running_median(const std::vector<CurvePoint>& curve) {
 // one for a send/recv.
 int ring_steps(const CommPoint& p) {
   if (p.op == "all_reduce") return 2 * (p.ranks - 1);
-  if (p.op == "all_gather" || p.op == "reduce_scatter") return p.ranks - 1;
+  // all-to-all: one message to each other rank (a pairwise exchange)
+  if (p.op == "all_gather" || p.op == "reduce_scatter" || p.op == "all_to_all") return p.ranks - 1;
   return 1;
 }
 
@@ -136,7 +139,8 @@ std::map<std::string, KernelCurves> fit_kernels(const std::vector<MemoryPoint>& 
                                                 bool half) {
   std::map<std::string, std::pair<std::map<double, std::vector<double>>, std::map<double, std::vector<double>>>> by_kernel;
   for (const MemoryPoint& p : points) {
-    if (p.kernel == "copy" || p.kernel == "add") continue;  // the bandwidth itself, not kernels of the op list
+    // the bandwidth itself and the offload's copies (host_path.hpp), not kernels of the op list
+    if (p.kernel == "copy" || p.kernel == "add" || p.kernel == kHostCopyKernel) continue;
     if (p.half != half) continue;
     const double eff = p.bytes / std::max(p.seconds.median - memory.launch_s, 1e-12) / memory.copy_Bps;
     auto& [fwd, bwd] = by_kernel[p.kernel];
@@ -163,7 +167,7 @@ MemoryFit fit_memory(const std::vector<MemoryPoint>& points) {
   std::vector<double> fractions, intercepts;
   for (const auto& [name, xt] : per_kernel) {
     // the GEMMs' memory side is no memory-bound kernel's rate
-    if (name == "copy" || name.starts_with("gemm")) continue;
+    if (name == "copy" || name == kHostCopyKernel || name.starts_with("gemm")) continue;
     const LineFit k = fit_line_relative(xt.first, xt.second);
     fractions.push_back((1 / k.slope) / f.copy_Bps);
     intercepts.push_back(k.intercept);

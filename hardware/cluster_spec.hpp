@@ -42,6 +42,11 @@ struct HostSpec {
   double nvme_read_Bps = 0;
   double nvme_write_Bps = 0;
   std::int64_t nvme_bytes = 0;  // 0: capacity not described (not checked)
+  // The host CPU's Adam update of an offloaded shard (plan.offload_optimizer), seconds per
+  // parameter of one GPU's shard with every GPU of the node updating at once; 0: not
+  // measured (the update is priced at its DRAM bytes alone). `twinsim calibrate` measures
+  // it on the executor's CPU AdamW (calibrate/host_path.hpp).
+  double adam_s_per_param = 0;
   bool described() const { return h2d_Bps > 0 && d2h_Bps > 0 && memory_bandwidth_Bps > 0 && memory_bytes > 0; }
   bool nvme_described() const { return nvme_read_Bps > 0 && nvme_write_Bps > 0; }
 };

@@ -22,6 +22,10 @@ double nvme_write_share_Bps(const ClusterSpec& cluster, const PlanKnobs& plan) {
   return cluster.host.nvme_write_Bps * share_scale(cluster, plan);
 }
 
+double host_memory_share_Bps(const ClusterSpec& cluster, const PlanKnobs& plan) {
+  return cluster.host.memory_bandwidth_Bps * share_scale(cluster, plan);
+}
+
 double offloaded_param_fetch_s(const ClusterSpec& cluster, const PlanKnobs& plan, double bytes) {
   if (!plan.offload_params) return 0;
   const double from_drives = plan.offload_device == OffloadDevice::nvme ? bytes / nvme_read_share_Bps(cluster, plan) : 0.0;

@@ -14,6 +14,10 @@ namespace twinsim {
 double nvme_read_share_Bps(const ClusterSpec& cluster, const PlanKnobs& plan);
 double nvme_write_share_Bps(const ClusterSpec& cluster, const PlanKnobs& plan);
 
+// The host DRAM bandwidth one GPU's offloaded update gets: the node's, split over the GPUs of
+// the node the plan uses (the ranks that update at once), as the drives' rate above.
+double host_memory_share_Bps(const ClusterSpec& cluster, const PlanKnobs& plan);
+
 // One GPU's fetch of its offloaded parameter shard (`bytes`) before a ZeRO-3 all-gather:
 // over its PCIe link from CPU memory (every rank at once, each on its own link), read first
 // from the drives into the parameter swapper's CPU buffer when they live on NVMe (DeepSpeed's

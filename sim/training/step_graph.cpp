@@ -690,6 +690,34 @@ double grad_clip_s(const ClusterSpec& cluster, const StackSpec& stack, const Pla
   return seconds;
 }
 
+namespace {
+
+// ZeRO-Offload's step on the host for one GPU's shard (Ren et al. 2021, §4.2, Fig. 3),
+// before the stack's own measured path is weighed against it.
+double offloaded_host_path_s(const ClusterSpec& cluster, const StackSpec& stack, const Plan& plan,
+                             const TrainingWorkload& t, double shard) {
+  // The CPU's Adam (DeepSpeed's vectorised CPU-Adam, §5.1) reads and writes the fp32
+  // weights and moments, reads the gradient and writes the 16-bit copy: the GPU's bytes,
+  // bound by the host's DRAM (its share for the ranks updating at once: a lower bound) or
+  // by the CPU's measured Adam rate (cluster.host.adam_ns_per_param), whichever is slower
+  const double element = t.precision == Dtype::fp32 ? 0.0 : param_element_bytes(t.precision);
+  const double grad_element = grad_element_bytes(dp_gradient_dtype(stack, t.precision));
+  const double host_bytes = ((t.optimizer == Optimizer::adam ? 24.0 : 12.0) + grad_element + element) * shard;
+  const double adam_rate_s = t.optimizer == Optimizer::adam ? shard * cluster.host.adam_s_per_param : 0.0;
+  const double update = std::max(host_bytes / host_memory_share_Bps(cluster, plan), adam_rate_s);
+  // the gradients stream to the host during the backward, overlapped with it, when they are
+  // reduced there (plan.overlap_grad_reduce); reduced after it, their copy waits for the
+  // reduction and the update for the copy (exec/train/zero.cpp offloaded_update)
+  const double grads_to_host = plan.overlap_grad_reduce ? 0.0 : grad_element * shard / cluster.host.d2h_Bps;
+  // the updated weights go back over PCIe before the next forward (with plan.offload_params
+  // they live on the host: the update writes them in place)
+  const double weight_bytes = shard * (t.precision == Dtype::fp32 ? 4.0 : param_element_bytes(t.precision));
+  const double copy_back = plan.offload_params ? 0.0 : weight_bytes / cluster.host.h2d_Bps;
+  return grads_to_host + update + copy_back;
+}
+
+}  // namespace
+
 double optimizer_shard_s(const ClusterSpec& cluster, const StackSpec& stack, const Plan& plan, const TrainingWorkload& t,
                          double shard) {
   const double clip = grad_clip_s(cluster, stack, plan, t, shard);
@@ -698,27 +726,15 @@ double optimizer_shard_s(const ClusterSpec& cluster, const StackSpec& stack, con
     for (const ComputeOp& op : optimizer_shard_ops(stack, t, shard)) seconds += op_time_s(cluster.gpu, op);
     return clip + seconds;
   }
-  // ZeRO-Offload (Ren et al. 2021, §4.2, Fig. 3): the gradients stream to the host during
-  // the backward pass, overlapped with it (not counted here); the CPU's Adam (DeepSpeed's
-  // vectorised CPU-Adam, §5.1) then reads and writes the fp32 weights and moments, reads
-  // the gradient and writes the 16-bit copy: the GPU's bytes above, bound by the host's
-  // DRAM bandwidth (its datasheet figure: a lower bound on the time); the updated 16-bit
-  // weights go back over PCIe before the next forward
-  const double element = t.precision == Dtype::fp32 ? 0.0 : param_element_bytes(t.precision);
-  const double host_bytes =
-      ((t.optimizer == Optimizer::adam ? 24.0 : 12.0) + grad_element_bytes(dp_gradient_dtype(stack, t.precision)) + element) *
-      shard;
-  // (with plan.offload_params the weights live on the host: the update writes them in place)
-  const double weight_bytes = shard * (t.precision == Dtype::fp32 ? 4.0 : param_element_bytes(t.precision));
-  const double copy_back = plan.offload_params ? 0.0 : weight_bytes;
   // ZeRO-Infinity (plan.offload_device: nvme): the states and the fp32 gradients come from
   // the drives before the update and the states (and offloaded weights) go back after
+  const double weight_bytes = shard * (t.precision == Dtype::fp32 ? 4.0 : param_element_bytes(t.precision));
   const double states = shard * static_cast<double>(offloaded_optimizer_bytes_per_param(t.precision, t.optimizer));
   const double swap = nvme_optimizer_swap_s(cluster, plan, states, 4.0 * shard, weight_bytes);
-  const double floor = host_bytes / cluster.host.memory_bandwidth_Bps + copy_back / cluster.host.h2d_Bps;
   // the stack's own host path, measured whole (StackSpec::offload_update_s_per_param), where
-  // it is slower than the bandwidth floor
-  return clip + std::max(floor, shard * stack.offload_update_s_per_param) + swap;
+  // it is slower than the host path priced by its parts
+  return clip + std::max(offloaded_host_path_s(cluster, stack, plan, t, shard), shard * stack.offload_update_s_per_param) +
+         swap;
 }
 
 double tp_grad_sum_s(const ClusterSpec& cluster, const ModelSpec& model, const Plan& plan, const StackSpec& stack,

@@ -78,7 +78,8 @@ double topk_reduce_s(const ClusterSpec& cluster, const Plan& plan, CollectiveOp 
 // factor GEMMs (2 rows cols r FLOPs each, three per matrix) are skinny: priced with the
 // passes as one roofline at the GPU's fp32 rate. Gram-Schmidt orthogonalises P and the
 // warm-started Q column by column (_orthogonalize: 7 small kernels a column, 3 the last),
-// which with the 3 GEMMs are launches of their own.
+// which with the 3 GEMMs are launches of their own. The passes add, copy and subtract
+// (no quantisation): priced at the element-wise add's rate, the residual kernel's.
 double powersgd_reduce_s(const ClusterSpec& cluster, const GroupLayout& dp, double params, Dtype precision,
                          const LowRankShare& low_rank) {
   const double element = grad_element_bytes(precision);
@@ -88,7 +89,7 @@ double powersgd_reduce_s(const ClusterSpec& cluster, const GroupLayout& dp, doub
                              collective_time_s(cluster, CollectiveOp::all_reduce, dp, low_rank.q * params * element);
   ComputeOp passes;
   passes.kind = ComputeKind::elementwise;
-  passes.kernel = kernel_names::kQuantize;
+  passes.kernel = kernel_names::kResidual;
   passes.dtype = precision;
   passes.flops = low_rank.flops * params;
   passes.bytes = (8 + 3 * low_rank.compressed) * params * element;

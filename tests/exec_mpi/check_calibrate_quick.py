@@ -31,7 +31,7 @@ with open(os.path.join(OUT, "quick.json")) as f:
 check(len(points["gemm"]) > 0 and all(p["seconds"]["median_s"] > 0 for p in points["gemm"]), "GEMM points")
 comm = [p for p in points["comm"] if p["ranks"] == 2]
 ops = sorted({p["op"] for p in comm})
-check(ops == ["all_gather", "all_reduce", "reduce_scatter", "send_recv"], f"ops {ops}")
+check(ops == ["all_gather", "all_reduce", "all_to_all", "reduce_scatter", "send_recv"], f"ops {ops}")
 for op in ops:
     # the fastest of each point's calls: a call whose rank was descheduled (other tests
     # share the cores) takes milliseconds whatever its size
@@ -43,6 +43,13 @@ for op in ops:
 
 with open(yaml_path) as f:
     cluster = f.read()
+# issue 61's components: the offload's CPU AdamW and out-of-cache copies, the int8
+# compressor's curve, the MoE all-to-all's own curve
+host = [line for line in cluster.splitlines() if line.startswith("host:")]
+check(len(host) == 1 and "adam_ns_per_param:" in host[0], f"host line {host}")
+check("\n    quantize:\n" in cluster, "kernel_efficiency.quantize")
+check("\n    all_to_all:\n" in cluster, "efficiency_by_op.all_to_all")
+check(any(p["kernel"] == "host_copy" for p in points["memory"]), "host_copy points")
 s = subprocess.run([TWINSIM, "simulate", "scenarios/validation/host/gpt-dp2-zero1.yaml", "--json", "--set",
                     "cluster=" + cluster], capture_output=True, text=True, timeout=120)
 check(s.returncode == 0, f"simulate with the calibrated cluster: {s.stderr[-500:]}")

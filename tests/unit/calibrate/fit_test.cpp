@@ -217,6 +217,22 @@ TEST(FitLink, RecoversBandwidthLatencyAndCurve) {
   for (const CurvePoint& p : f.curve) EXPECT_NEAR(p.efficiency, 1.0, 1e-6);
 }
 
+// Expert parallelism's all-to-all gets its own curve: on 2 ranks it moves half its buffer
+// (the other rank's part) after one message's latency; at a quarter of the link's rate below
+// 100 kB and the full rate above, its curve says 0.25 then 1, whatever the others do.
+TEST(FitLink, AllToAllGetsItsOwnCurve) {
+  std::vector<CommPoint> pts = ring_points(8e9, 1e-6, 1.0);
+  for (double b : {4096.0, 65536.0, 1048576.0})
+    pts.push_back({"all_to_all", 2, b, exact(1e-6 + 0.5 * b / (8e9 * (b < 1e5 ? 0.25 : 1.0)))});
+  const LinkFit f = fit_link(pts);
+  ASSERT_EQ(f.by_op.count("all_to_all"), 1u);
+  const std::vector<CurvePoint>& own = f.by_op.at("all_to_all");
+  ASSERT_EQ(own.size(), 3u);
+  EXPECT_NEAR(own[0].efficiency, 0.25, 1e-6);
+  EXPECT_NEAR(own[2].efficiency, 1.0, 1e-6);
+  EXPECT_NEAR(f.by_op.at("all_gather")[0].efficiency, 1.0, 1e-6);
+}
+
 TEST(FitLink, SmallMessagesGetALowerEfficiency) {
   const LinkFit f = fit_link(ring_points(8e9, 1e-6, 0.5));
   EXPECT_NEAR(f.latency_s, 1e-6, 1e-9);
@@ -242,6 +258,32 @@ TEST(FitAll, LaunchCostNeverExceedsHalfTheFastestCall) {
   EXPECT_NEAR(f.gemm.peak_flops, 80e9, 80e9 * 0.02);
 }
 
+// The offloaded optimizer's host side (host_path.hpp): memcpy out of cache moving 1 MB in
+// 100 us and 4 MB in 400 us is 10 GB/s one way whatever "copy" (in cache) says; AdamW over
+// 1M fp32 parameters (28 MB as the simulator counts them) in 6 ms is 6 ns a parameter, over
+// 4M in 24 ms the same; its bf16-gradient points and the other kernels are not AdamW's rate.
+TEST(FitHostPath, CopyRateOneWayAndAdamTimePerParameter) {
+  std::vector<MemoryPoint> points = {{"copy", 2e6, exact(2e6 / 60e9)},
+                                     {"copy", 8e6, exact(8e6 / 60e9)},
+                                     {"sgd", 64e6, exact(4e-3)},
+                                     {kHostCopyKernel, 2e6, exact(1e-4)},
+                                     {kHostCopyKernel, 8e6, exact(4e-4)},
+                                     {"adamw", 28e6, exact(6e-3)},
+                                     {"adamw", 112e6, exact(24e-3)},
+                                     {"adamw", 26e6, exact(20e-3), false, true},
+                                     {"sgd", 16e6, exact(1e-3)}};
+  const HostPathFit f = fit_host_path(points);
+  EXPECT_NEAR(f.copy_Bps, 10e9, 1e3);
+  EXPECT_NEAR(f.adam_s_per_param, 6e-9, 1e-15);
+  // nor is the copy out of cache a kernel of the op list, or part of memcpy's bandwidth
+  // (kernels: AdamW at 28 MB / 6 ms = 4.67 GB/s and SGD at 16 GB/s of memcpy's 60, median 0.172;
+  // with the 20 GB/s copy out of cache among them it would be SGD's 0.267)
+  const MemoryFit memory = fit_memory(points);
+  EXPECT_NEAR(memory.efficiency, 0.5 * (28e6 / 6e-3 + 16e9) / 60e9, 1e-3);
+  EXPECT_EQ(fit_kernels(points, memory).count(kHostCopyKernel), 0u);
+  EXPECT_TRUE(fit_host_path({{"copy", 2e6, exact(1e-4)}}).copy_Bps == 0);
+}
+
 TEST(HardwareYaml, LoadsAsAnInlineClusterWithTheFittedFigures) {
   Calibration c;
   c.machine = "Test CPU 9000, 2 cores, load average 0.1 0.1 0.1";
@@ -251,7 +293,11 @@ TEST(HardwareYaml, LoadsAsAnInlineClusterWithTheFittedFigures) {
     c.memory.push_back({"copy", b, exact(b / 20e9)});
     c.memory.push_back({"gelu", b, exact(1e-6 + b / 10e9)});
     c.memory.push_back({"gelu", 2 * b, exact(1e-6 + 2 * b / 5e9), true});  // backward at half the rate
+    c.memory.push_back({kHostCopyKernel, b, exact(b / 2 / 8e9)});  // out of cache: 8 GB/s one way
+    c.memory.push_back({"quantize", b, exact(1e-6 + b / 1e9)});      // int8 compression: 1 GB/s of its bytes
   }
+  // AdamW over 10M and 100M parameters at 2.8 ns each (gelu's 10 GB/s on its 28 bytes, its 1 us a call)
+  for (double params : {1e7, 1e8}) c.memory.push_back({"adamw", 28 * params, exact(1e-6 + params * 2.8e-9)});
   c.attention = {{2, 64, 4, 64, false, 1e8, exact(1e-6 + 1e8 / 8e9)}, {2, 64, 4, 64, true, 2e8, exact(1e-6 + 2e8 / 4e9)},
                  {2, 64, 8, 32, false, 1e8, exact(1e-6 + 1e8 / 4e9)}};  // heads of 32 at half the rate
   c.gemm = {{64, 64, 64, 2.0 * 64 * 64 * 64, exact(1e-6 + 2.0 * 64 * 64 * 64 / 20e9)},
@@ -295,6 +341,14 @@ TEST(HardwareYaml, LoadsAsAnInlineClusterWithTheFittedFigures) {
   ASSERT_EQ(s.cluster.intra_node.efficiency.size(), 3u);
   EXPECT_NEAR(s.cluster.intra_node.efficiency.front().efficiency, 0.5, 1e-3);
   EXPECT_EQ(s.cluster.gpus_per_node, 64);
+  // the offloaded optimizer's host: copies out of cache, the CPU AdamW's time a parameter, and
+  // the machine's memcpy rate as the DRAM's (each of the 64 "GPUs" a share, as a node's)
+  EXPECT_NEAR(s.cluster.host.h2d_Bps, 8e9, 1e6);
+  EXPECT_NEAR(s.cluster.host.d2h_Bps, 8e9, 1e6);
+  EXPECT_NEAR(s.cluster.host.adam_s_per_param, 2.8e-9, 1e-12);
+  EXPECT_NEAR(s.cluster.host.memory_bandwidth_Bps * 64, 20e9, 64e6);
+  // the int8 compressor's rate, as the quantise passes' curve: 1 GB/s of memcpy's 20
+  EXPECT_NEAR(s.cluster.gpu.kernel_efficiency.at("quantize").fwd.back().efficiency, 0.05, 1e-3);
   // GeLU at 10 GB/s of memcpy's 20 forward, 5 backward; attention at 10% and 5% of the 80 GFLOP/s peak
   const PassCurves& gelu = s.cluster.gpu.kernel_efficiency.at("gelu");
   ASSERT_EQ(gelu.fwd.size(), 2u);

@@ -88,6 +88,45 @@ TEST(CpuOffload, TheStacksHostTimePerParameterBoundsTheUpdate) {
   EXPECT_NEAR(predict_training(slow).step_s - predict_training(floor).step_s, added, 1e-6 * added);
 }
 
+// The host CPU's measured Adam rate (cluster.host.adam_ns_per_param, which `twinsim
+// calibrate` writes): the update takes the slower of it and the DRAM floor, then the 16-bit
+// weights go back over PCIe as before. At 5 ns a parameter the rate sets the update: 5 ns
+// times the shard plus its 2 bytes a parameter at 52 GB/s; at 0.1 ns the floor stays.
+TEST(CpuOffload, TheHostsMeasuredAdamRateBoundsTheUpdate) {
+  const Scenario floor = test::device_alone(kSmall);
+  const Scenario slow = test::device_alone(kSmall, {"cluster.host.adam_ns_per_param=5"});
+  const Scenario fast = test::device_alone(kSmall, {"cluster.host.adam_ns_per_param=0.1"});
+  const double shard = static_cast<double>(stage_params_total(floor) / 8);
+  EXPECT_NEAR(slow.cluster.host.adam_s_per_param, 5e-9, 1e-15);
+  const double update = 5e-9 * shard + 2 * shard / kH2d;
+  EXPECT_NEAR(optimizer_step_s(slow, 0), update, 1e-9 * update);
+  EXPECT_DOUBLE_EQ(optimizer_step_s(fast, 0), optimizer_step_s(floor, 0));
+  EXPECT_NEAR(predict_training(slow).step_s - predict_training(floor).step_s, update - optimizer_step_s(floor, 0),
+              1e-6 * update);
+}
+
+// The host's DRAM is shared by the ranks that update at once: a plan on 2 of the node's 8
+// GPUs gives each half the node's 614.4 GB/s, not an eighth (as the drives' rate,
+// nvme_read_share_Bps). fp32 here: Adam's 24 bytes and the fp32 gradient's 4 a parameter,
+// the fp32 weights back at 4 bytes over 52 GB/s. With the gradients reduced after the
+// backward (plan.overlap_grad_reduce: false, as the executor runs it) their copy to the
+// host joins the step: 4 bytes a parameter at 52 GB/s (d2h).
+TEST(CpuOffload, TwoRanksShareTheNodesDramAndCopyLateGradients) {
+  const char* text = R"(
+model: gpt2-small
+cluster: azure-nd-h200-v5
+training: {seq_len: 1024, global_batch: 8, micro_batch: 1, precision: fp32}
+plan: {tp: 1, pp: 1, dp: 2, zero: 1, offload_optimizer: true}
+)";
+  const Scenario overlapped = test::device_alone(text);
+  const Scenario late = test::device_alone(text, {"plan.overlap_grad_reduce=false"});
+  const double shard = static_cast<double>(stage_params_total(overlapped) / 2);
+  const double update = 28 * shard / (614.4e9 / 2) + 4 * shard / kH2d;
+  EXPECT_NEAR(optimizer_step_s(overlapped, 0), update, 1e-3 * update);
+  const double copied = update + 4 * shard / 52e9;
+  EXPECT_NEAR(optimizer_step_s(late, 0), copied, 1e-3 * copied);
+}
+
 // A shard larger than DeepSpeed's sub-group (1e9 values): the CPU's optimizer buffers stay
 // at 4 x 1e9 x 4 bytes = 16 GB however large the model. Llama-3-70B, ZeRO-3 over 8 GPUs:
 // 8.8e9 values a GPU, 106 GB of states on the drives, 16 GB in CPU memory.

@@ -316,8 +316,9 @@ plan: {tp: 1, pp: 1, dp: 2, zero: 1}
   EXPECT_EQ(offloaded.host_bytes, static_cast<std::int64_t>(12 * shard));
   EXPECT_EQ(offloaded.peak_bytes, on_gpu.peak_bytes - on_gpu.breakdown.optimizer);
   // DGX H100 host (hardware/catalog/nodes/dgx-h100.yaml): CPU Adam moves 24 + 2 + 2 bytes
-  // per parameter at the node's 614.4 GB/s DDR5 over 8 GPUs; 2 bytes back at 51 GB/s H2D
-  const double expected = 28 * shard / (614.4e9 / 8) + 2 * shard / 51e9;
+  // per parameter at the node's 614.4 GB/s DDR5 shared by the 2 GPUs the plan uses (the
+  // other 6 update nothing); 2 bytes back at 51 GB/s H2D
+  const double expected = 28 * shard / (614.4e9 / 2) + 2 * shard / 51e9;
   EXPECT_NEAR(optimizer_step_s(host, 0), expected, 1e-12);
   EXPECT_GT(optimizer_step_s(host, 0), optimizer_step_s(gpu, 0));  // HBM is 40x the host's share of DRAM
   EXPECT_GT(predict_training(host).step_s, predict_training(gpu).step_s);

@@ -460,7 +460,7 @@ TEST(ZeroComm, PowerSgdAllReducesTheWholeValuesThenPThenQ) {
   const double params = 1e9, element = 2;
   ComputeOp passes;
   passes.kind = ComputeKind::elementwise;
-  passes.kernel = "quantize";
+  passes.kernel = "residual";  // adds, copies, subtracts: the element-wise add's rate
   passes.dtype = Dtype::bf16;
   passes.flops = share.flops * params;
   passes.bytes = (8 + 3 * share.compressed) * params * element;

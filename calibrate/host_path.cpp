@@ -1,0 +1,50 @@
+#include "calibrate/host_path.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <string>
+
+#include "models/layer_ops.hpp"
+
+namespace twinsim::calibrate {
+
+namespace {
+
+double median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const std::size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+// The bytes the simulator counts for one parameter's AdamW update on fp32 gradients
+// (sim/training/step_graph.cpp optimizer_shard_ops; the memory sweep's adamw points).
+constexpr double kAdamBytesPerParam = 28.0;
+
+}  // namespace
+
+void add_host_copy_points(std::vector<MemoryPoint>& out, long n, const SweepOptions& o) {
+  const std::size_t bytes = static_cast<std::size_t>(n) * sizeof(float);
+  // a source and a destination per set, the sets together twice the L3 (cold_sets)
+  const int sets = cold_sets(2 * bytes);
+  std::vector<std::vector<float>> from(sets, std::vector<float>(static_cast<std::size_t>(n), 0.5f)),
+      to(sets, std::vector<float>(static_cast<std::size_t>(n), 0.0f));
+  int i = 0;
+  const Stats s = time_per_call([&] {
+    i = (i + 1) % sets;
+    std::memcpy(to[i].data(), from[i].data(), bytes);
+  }, o.repeats, o.min_repeat_s);
+  out.push_back({kHostCopyKernel, 2.0 * static_cast<double>(bytes), s, false});
+}
+
+HostPathFit fit_host_path(const std::vector<MemoryPoint>& points) {
+  std::vector<double> copy_rates, adam_times;
+  for (const MemoryPoint& p : points) {
+    if (p.seconds.median <= 0 || p.backward || p.half) continue;
+    if (p.kernel == kHostCopyKernel) copy_rates.push_back(0.5 * p.bytes / p.seconds.median);
+    if (p.kernel == kernel_names::kAdamw) adam_times.push_back(p.seconds.median / (p.bytes / kAdamBytesPerParam));
+  }
+  return {median(copy_rates), median(adam_times)};
+}
+
+}  // namespace twinsim::calibrate
