@@ -1,15 +1,16 @@
-// Published Megatron-Core mixture-of-experts training runs on H100s (Megatron-Bridge's
+// Published Megatron-Core mixture-of-experts training runs on H100s and B200s (Megatron-Bridge's
 // performance summary, NVIDIA-NeMo/Megatron-Bridge docs/performance-summary.md and
 // docs/performance-summary-archive.md; each scenario file under scenarios/validation/training/
 // names its row and recipe). They are judges, never fitting data: nothing in the catalog was
 // tuned to them.
 //
-// What is asserted: every run that ran fits in the H100's 80 GiB, and each run's throughput
+// What is asserted: every run that ran fits in its GPU's memory, and each run's throughput
 // stays in the band it reaches today (a guard against regressions, recorded with the error
 // below), which is NOT yet issue 53's goal of 10% median and 20% max: the small-expert runs
 // (gpt-oss-120B +42%, Qwen3-30B-A3B with PP 2 +20% against its 26.02.01 row, since the op list
-// prices the dispatcher's token moves, gpt-oss's clamp and its experts' weighted bias) are
-// predicted too fast. The 25.11 and 26.02 rows of Qwen3-30B-A3B with PP 2 (5,275 and 5,113) are
+// prices the dispatcher's token moves, gpt-oss's clamp and its experts' weighted bias; Qwen3-30B-A3B
+// on 8 B200s at one sequence a micro-batch +97%, where at four it is within 1%) are predicted too
+// fast. The 25.11 and 26.02 rows of Qwen3-30B-A3B with PP 2 (5,275 and 5,113) are
 // a container regression: the 26.02.01 patch re-measured the same plan at 9,058 while every other
 // H100 row moved by 1.3% or less (the scenario files give the figures). They stay judged and
 // listed, outside the headline median and max (`excluded` says why). The printed table is the
@@ -55,6 +56,10 @@ const PublishedMoeRun kRuns[] = {
      .high = 3.6, .excluded = kRegression},
     {"megatron-bridge-qwen3-30b-a3b-h100-26.02.01.yaml", 9058, 1.1, 1.5},
     {"megatron-bridge-qwen3-30b-a3b-ep16-h100-26.04.yaml", 8901, 0.85, 1.15},
+    // 8 B200s: at one sequence a micro-batch the layers are host-bound beyond what the stack's
+    // host time per op prices (+97%); at four (the same model, GPUs and era) within 1%
+    {"megatron-bridge-qwen3-30b-a3b-b200-26.02.yaml", 9691, 1.75, 2.2},
+    {"megatron-bridge-qwen3-30b-a3b-b200-26.02.01.yaml", 26695, 0.85, 1.15},
     {"megatron-bridge-qwen3-235b-a22b-h100-25.11.yaml", 1575, 0.5, 2.0},
     {"megatron-bridge-qwen3-235b-a22b-h100-26.02.yaml", 1633, 0.5, 2.0},
     {.scenario = "megatron-bridge-qwen3-235b-a22b-h100-26.02.yaml", .tokens_per_s_per_gpu = 1611, .low = 0.5,
@@ -66,7 +71,7 @@ Scenario load(const PublishedMoeRun& run) {
   return load_scenario_file(std::string(TWINSIM_SOURCE_DIR) + "/scenarios/validation/training/" + run.scenario);
 }
 
-// "No published MoE run that ran is predicted not to fit" (issue 53): all eleven today.
+// "No published MoE run that ran is predicted not to fit" (issue 53): all thirteen today.
 TEST(MegatronCoreMoeRuns, EveryPublishedRunFits) {
   for (const PublishedMoeRun& run : kRuns) {
     const MemoryReport m = predict_memory(load(run));
