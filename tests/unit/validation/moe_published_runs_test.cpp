@@ -31,11 +31,11 @@ namespace twinsim {
 namespace {
 
 struct PublishedMoeRun {
-  const char* scenario;           // under scenarios/validation/training/
-  double tokens_per_s_per_gpu;    // published
-  double low, high;               // the band of predicted / published held today
-  bool fits = true;               // predicted to fit today (every one ran)
-  const char* row = "";           // the release of a further published row of the file's plan
+  const char* scenario;            // under scenarios/validation/training/
+  double tokens_per_s_per_gpu;     // published
+  double low, high;                // the band of predicted / published held today
+  bool fits = true;                // predicted to fit today (every one ran)
+  const char* row = "";            // the release of a further published row of the file's plan
   const char* excluded = nullptr;  // why the run stays out of the headline median and max
 };
 
@@ -45,15 +45,24 @@ constexpr const char* kRegression = "container regression: the 26.02.01 patch ra
 const PublishedMoeRun kRuns[] = {
     {"megatron-bridge-gpt-oss-120b-h100-25.11.yaml", 5630, 1.0, 2.2},
     {"megatron-bridge-gpt-oss-120b-h100-26.02.yaml", 5993, 1.0, 2.2},
-    {.scenario = "megatron-bridge-gpt-oss-120b-h100-26.02.yaml", .tokens_per_s_per_gpu = 5984, .low = 1.0,
-     .high = 2.2, .row = "26.02.01"},
+    {.scenario = "megatron-bridge-gpt-oss-120b-h100-26.02.yaml",
+     .tokens_per_s_per_gpu = 5984,
+     .low = 1.0,
+     .high = 2.2,
+     .row = "26.02.01"},
     // fits since the megatron-core stack applies the router's probabilities in the experts'
     // activation (stack.moe_probs_in_activation, Megatron-core >= 0.13): 84.0 -> 72.3 GiB
-    {.scenario = "megatron-bridge-qwen3-30b-a3b-h100-25.11.yaml", .tokens_per_s_per_gpu = 5275, .low = 1.0,
-     .high = 3.6, .excluded = kRegression},
+    {.scenario = "megatron-bridge-qwen3-30b-a3b-h100-25.11.yaml",
+     .tokens_per_s_per_gpu = 5275,
+     .low = 1.0,
+     .high = 3.6,
+     .excluded = kRegression},
     // the 26.02 row of this plan; the 26.02.01 row of the same plan printed 9,058 (below)
-    {.scenario = "megatron-bridge-qwen3-30b-a3b-h100-26.02.yaml", .tokens_per_s_per_gpu = 5113, .low = 1.0,
-     .high = 3.6, .excluded = kRegression},
+    {.scenario = "megatron-bridge-qwen3-30b-a3b-h100-26.02.yaml",
+     .tokens_per_s_per_gpu = 5113,
+     .low = 1.0,
+     .high = 3.6,
+     .excluded = kRegression},
     {"megatron-bridge-qwen3-30b-a3b-h100-26.02.01.yaml", 9058, 1.1, 1.5},
     {"megatron-bridge-qwen3-30b-a3b-ep16-h100-26.04.yaml", 8901, 0.85, 1.15},
     // 8 B200s: at one sequence a micro-batch the layers are host-bound beyond what the stack's
@@ -62,8 +71,11 @@ const PublishedMoeRun kRuns[] = {
     {"megatron-bridge-qwen3-30b-a3b-b200-26.02.01.yaml", 26695, 0.85, 1.15},
     {"megatron-bridge-qwen3-235b-a22b-h100-25.11.yaml", 1575, 0.5, 2.0},
     {"megatron-bridge-qwen3-235b-a22b-h100-26.02.yaml", 1633, 0.5, 2.0},
-    {.scenario = "megatron-bridge-qwen3-235b-a22b-h100-26.02.yaml", .tokens_per_s_per_gpu = 1611, .low = 0.5,
-     .high = 2.0, .row = "26.02.01"},
+    {.scenario = "megatron-bridge-qwen3-235b-a22b-h100-26.02.yaml",
+     .tokens_per_s_per_gpu = 1611,
+     .low = 0.5,
+     .high = 2.0,
+     .row = "26.02.01"},
     {"megatron-bridge-deepseek-v3-h100-25.09.yaml", 1297, 0.4, 1.6},
 };
 
@@ -96,9 +108,8 @@ TEST(MegatronCoreMoeRuns, ThroughputInItsRecordedBand) {
     all.push_back(std::abs(ratio - 1));
     if (run.excluded == nullptr) headline.push_back(std::abs(ratio - 1));
     std::printf("%-50s %-8s predicted %7.0f tokens/s/GPU, published %5.0f (%+.1f%%); EP %.2f s of %.2f s%s%s\n",
-                run.scenario, run.row, p.throughput.tokens_per_s_per_gpu, run.tokens_per_s_per_gpu,
-                100 * (ratio - 1), p.breakdown.ep_comm_s, p.step_s, run.excluded ? "; excluded: " : "",
-                run.excluded ? run.excluded : "");
+                run.scenario, run.row, p.throughput.tokens_per_s_per_gpu, run.tokens_per_s_per_gpu, 100 * (ratio - 1),
+                p.breakdown.ep_comm_s, p.step_s, run.excluded ? "; excluded: " : "", run.excluded ? run.excluded : "");
     EXPECT_GE(ratio, run.low) << run.scenario << " " << run.row;
     EXPECT_LE(ratio, run.high) << run.scenario << " " << run.row;
   }
