@@ -274,9 +274,23 @@ OpTime price_op_list(const Scenario& s, const LayerOp& op, Dtype gemm_dtype, dou
   return t;
 }
 
+// The host's time to issue the op: host_op_s a compute row, or where the stack counts an MoE
+// layer's calls (moe_host_calls: megatron_core) the row's calls at their measured costs.
+void price_host(const Scenario& s, const LayerOp& op, OpTime& t) {
+  if (op.kind != OpKind::collective) t.fwd_host_s = t.bwd_host_s = s.stack.host_op_s;
+  if (!s.stack.moe_host_census() || !s.model.moe) return;
+  const bool quantized = dtype_bytes(s.training->precision, 1) < 2;
+  const auto calls = megatron_core_moe_host_calls(op.name, s.model.moe->experts / s.plan.ep, quantized);
+  if (!calls) return;
+  t.fwd_host_s = host_calls_s(s.stack, calls->fwd);
+  t.bwd_host_s = host_calls_s(s.stack, calls->bwd);
+  t.host_waits_before_fwd = calls->host_waits_before_fwd;
+}
+
 OpTime price(const Scenario& s, const LayerOp& op, Dtype gemm_dtype, double gemm_clock) {
   OpTime t = price_op_list(s, op, gemm_dtype, gemm_clock);
   if (s.stack.hf_modeling() && op.kind != OpKind::collective) add_hf_eager(s, op, t);
+  price_host(s, op, t);
   return t;
 }
 
@@ -356,39 +370,45 @@ double sum_ops(const std::vector<OpTime>& ops, Counts counts, Value value) {
   return total;
 }
 
-// The number of ops that `counts`.
-template <typename Counts>
-std::size_t count_ops(const std::vector<OpTime>& ops, Counts counts) {
-  std::size_t n = 0;
-  for (const OpTime& op : ops) n += counts(op) ? 1 : 0;
-  return n;
-}
-
 const auto is_compute = [](const OpTime& op) { return op.category == TimeCategory::compute; };
 const auto fwd_time = [](const OpTime& op) { return op.fwd_s; };
 const auto bwd_time = [](const OpTime& op) { return op.dgrad_s + op.wgrad_s; };
 
-// The time of category `c` in a pass over the ops that `in_pass` (`time`: the pass's time
-// of one op). Compute is the device's time, or the host's time to issue the pass's compute
-// ops less the device's time on the pass's collectives, whichever is longer.
-template <typename InPass, typename Time>
-double pass_s(const LayerCost& lc, TimeCategory c, InPass in_pass, Time time) {
+// The time of category `c` in a pass over the ops that `in_pass` (`time`: the pass's device
+// time of one op, `host`: its host's). Compute is the device's time, or the host's time to
+// issue the pass's ops less the device's time on the pass's collectives, whichever is
+// longer, summed over the runs between the host's syncs with the device (`splits`: the
+// forward's): at a sync the host waits for the device to drain its queue, then the device
+// waits for the host to issue the next run, so the runs serialise (issued_compute_s each).
+template <typename InPass, typename Time, typename Host>
+double pass_s(const LayerCost& lc, TimeCategory c, InPass in_pass, Time time, Host host, bool splits) {
   const auto in_c = [&](const OpTime& op) { return in_pass(op) && op.category == c; };
   if (c != TimeCategory::compute) return sum_ops(lc.ops, in_c, time);
-  const auto collective = [&](const OpTime& op) { return in_pass(op) && !is_compute(op); };
-  return issued_compute_s(lc.stack, sum_ops(lc.ops, in_c, time), sum_ops(lc.ops, collective, time),
-                          count_ops(lc.ops, in_c));
+  double total = 0, device = 0, other = 0, host_s = 0;
+  for (const OpTime& op : lc.ops) {
+    if (!in_pass(op)) continue;
+    if (splits && op.host_waits_before_fwd) {
+      total += issued_compute_s(host_s, device, other);
+      device = other = host_s = 0;
+    }
+    (is_compute(op) ? device : other) += time(op);
+    host_s += host(op);
+  }
+  return total + issued_compute_s(host_s, device, other);
 }
 
 const auto every_op = [](const OpTime&) { return true; };
+const auto fwd_host = [](const OpTime& op) { return op.fwd_host_s; };
+const auto bwd_host = [](const OpTime& op) { return op.bwd_host_s; };
 
-double LayerCost::fwd_s(TimeCategory c) const { return pass_s(*this, c, every_op, fwd_time); }
-double LayerCost::bwd_s(TimeCategory c) const { return pass_s(*this, c, every_op, bwd_time); }
+double LayerCost::fwd_s(TimeCategory c) const { return pass_s(*this, c, every_op, fwd_time, fwd_host, true); }
+double LayerCost::bwd_s(TimeCategory c) const { return pass_s(*this, c, every_op, bwd_time, bwd_host, false); }
 
-// compute ops only: the step simulates recomputed collectives as their own tasks
+// compute ops only: the step simulates recomputed collectives as their own tasks (and no
+// sync splits the recomputed forward: the dispatcher's token counts are kept)
 double LayerCost::recompute_s() const {
   return pass_s(*this, TimeCategory::compute, [](const OpTime& op) { return op.recomputed; },
-                [](const OpTime& op) { return op.fwd_s * op.recompute_share; });
+                [](const OpTime& op) { return op.fwd_s * op.recompute_share; }, fwd_host, false);
 }
 
 double LayerCost::fwd_flops() const { return sum_ops(ops, every_op, [](const OpTime& op) { return op.fwd_flops; }); }
