@@ -374,27 +374,49 @@ const auto is_compute = [](const OpTime& op) { return op.category == TimeCategor
 const auto fwd_time = [](const OpTime& op) { return op.fwd_s; };
 const auto bwd_time = [](const OpTime& op) { return op.dgrad_s + op.wgrad_s; };
 
+// A run of a pass's ops between two of the host's syncs with the device: the host's time to
+// issue it, the device's to run it (compute and collectives).
+struct IssuedRun {
+  double host_s = 0, device_s = 0;
+};
+
+// The time of a pass whose host waits for the device between `runs` (runs[0]: the ops before
+// the first sync), layer after layer as a step runs them: after a sync the host issues the
+// runs after it, then the next layer's first run, and waits again. The device runs an op once
+// it has run the ones before and the host has issued it, so the next layer's first run waits
+// for the host to issue this layer's later ones (its own host time hides behind them).
+double synced_pass_s(const std::vector<IssuedRun>& runs) {
+  double host = 0, device = 0;
+  for (std::size_t i = 1; i <= runs.size(); ++i) {
+    const IssuedRun& run = runs[i % runs.size()];
+    device = std::max(device + run.device_s, host + run.host_s);
+    host += run.host_s;
+    if (i + 1 != runs.size()) host = device = std::max(host, device);  // a sync follows
+  }
+  return device;
+}
+
 // The time of category `c` in a pass over the ops that `in_pass` (`time`: the pass's device
 // time of one op, `host`: its host's). Compute is the device's time, or the host's time to
 // issue the pass's ops less the device's time on the pass's collectives, whichever is
-// longer, summed over the runs between the host's syncs with the device (`splits`: the
-// forward's): at a sync the host waits for the device to drain its queue, then the device
-// waits for the host to issue the next run, so the runs serialise (issued_compute_s each).
+// longer; where the host syncs with the device inside the pass (`splits`: the forward's),
+// the runs between the syncs serialise as synced_pass_s says.
 template <typename InPass, typename Time, typename Host>
 double pass_s(const LayerCost& lc, TimeCategory c, InPass in_pass, Time time, Host host, bool splits) {
   const auto in_c = [&](const OpTime& op) { return in_pass(op) && op.category == c; };
   if (c != TimeCategory::compute) return sum_ops(lc.ops, in_c, time);
-  double total = 0, device = 0, other = 0, host_s = 0;
+  std::vector<IssuedRun> runs(1);
+  double device = 0, other = 0, host_s = 0;
   for (const OpTime& op : lc.ops) {
     if (!in_pass(op)) continue;
-    if (splits && op.host_waits_before_fwd) {
-      total += issued_compute_s(host_s, device, other);
-      device = other = host_s = 0;
-    }
+    if (splits && op.host_waits_before_fwd) runs.emplace_back();
     (is_compute(op) ? device : other) += time(op);
     host_s += host(op);
+    runs.back().host_s += host(op);
+    runs.back().device_s += time(op);
   }
-  return total + issued_compute_s(host_s, device, other);
+  if (runs.size() == 1) return issued_compute_s(host_s, device, other);
+  return synced_pass_s(runs) - other;
 }
 
 const auto every_op = [](const OpTime&) { return true; };

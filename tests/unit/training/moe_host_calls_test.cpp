@@ -69,21 +69,27 @@ OpTime op(TimeCategory category, double device_s, double host_s, bool waits) {
 }
 
 TEST(MoeHostCalls, TheForwardSerialisesAtTheSync) {
-  // a host-bound run (10 us of device, 100 us of host), then after the sync a collective of
-  // 50 us and a device-bound op (200 us, host 10 us). Split: 100 + 200 = 300 us of compute
-  // (the collective 50 us beside). One run (the backward, no sync): the device's 210 + 50
-  // outlasts the host's 110, compute 210.
+  // Before the sync a device-bound op (200 us, host 10 us); after it a collective of 50 us and
+  // a host-bound op (10 us of device, 100 us of host). Layer after layer: the host issues the
+  // later run (100 us; the device, 60 us, waits for it), then the next layer's first run,
+  // which the device starts at 100 us and ends at 300: 300 - 50 = 250 us of compute. One run
+  // (the backward, no sync): the device's 210 + 50 outlasts the host's 110, compute 210.
   LayerCost layer;
-  layer.ops = {op(TimeCategory::compute, 10e-6, 100e-6, false), op(TimeCategory::ep_comm, 50e-6, 0, true),
-               op(TimeCategory::compute, 200e-6, 10e-6, false)};
-  EXPECT_NEAR(layer.fwd_s(TimeCategory::compute), 300e-6, 1e-12);
+  layer.ops = {op(TimeCategory::compute, 200e-6, 10e-6, false), op(TimeCategory::ep_comm, 50e-6, 0, true),
+               op(TimeCategory::compute, 10e-6, 100e-6, false)};
+  EXPECT_NEAR(layer.fwd_s(TimeCategory::compute), 250e-6, 1e-12);
   EXPECT_NEAR(layer.fwd_s(TimeCategory::ep_comm), 50e-6, 1e-12);
   EXPECT_NEAR(layer.bwd_s(TimeCategory::compute), 210e-6, 1e-12);
+  // the host's first run hides behind the device's later one: 10 us of device and 100 of
+  // host before the sync, 250 of device (200 compute) and 10 of host after it: 260 - 50
+  layer.ops = {op(TimeCategory::compute, 10e-6, 100e-6, false), op(TimeCategory::ep_comm, 50e-6, 0, true),
+               op(TimeCategory::compute, 200e-6, 10e-6, false)};
+  EXPECT_NEAR(layer.fwd_s(TimeCategory::compute), 210e-6, 1e-12);
 }
 
 Scenario small_moe(const std::string& stack) {
   return load_scenario_text(R"(
-model: {layers: 2, hidden: 512, heads: 8, vocab: 32000, max_seq_len: 512, moe: {experts: 8, top_k: 2}}
+model: {layers: 2, hidden: 512, heads: 8, vocab: 32000, max_seq_len: 512, moe: {experts: 8, top_k: 2, expert_ffn_hidden: 512}}
 cluster: dgx-h100
 training: {seq_len: 512, global_batch: 8, micro_batch: 1, precision: bf16}
 plan: {tp: 1, pp: 1, dp: 2, ep: 2}
