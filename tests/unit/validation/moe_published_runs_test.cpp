@@ -65,9 +65,10 @@ const PublishedMoeRun kRuns[] = {
      .excluded = kRegression},
     {"megatron-bridge-qwen3-30b-a3b-h100-26.02.01.yaml", 9058, 1.1, 1.5},
     {"megatron-bridge-qwen3-30b-a3b-ep16-h100-26.04.yaml", 8901, 0.85, 1.15},
-    // 8 B200s: at one sequence a micro-batch the layers are host-bound beyond what the stack's
-    // host time per op prices (+97%); at four (the same model, GPUs and era) within 1%
-    {"megatron-bridge-qwen3-30b-a3b-b200-26.02.yaml", 9691, 1.75, 2.2},
+    // 8 B200s: at one sequence a micro-batch the layers are host-bound beyond what Megatron-core's
+    // counted MoE calls price (+83%; +97% at 110 us a row before the census); at four (the same
+    // model, GPUs and era) within 1%
+    {"megatron-bridge-qwen3-30b-a3b-b200-26.02.yaml", 9691, 1.65, 2.0},
     {"megatron-bridge-qwen3-30b-a3b-b200-26.02.01.yaml", 26695, 0.85, 1.15},
     {"megatron-bridge-qwen3-235b-a22b-h100-25.11.yaml", 1575, 0.5, 2.0},
     {"megatron-bridge-qwen3-235b-a22b-h100-26.02.yaml", 1633, 0.5, 2.0},
