@@ -374,49 +374,52 @@ const auto is_compute = [](const OpTime& op) { return op.category == TimeCategor
 const auto fwd_time = [](const OpTime& op) { return op.fwd_s; };
 const auto bwd_time = [](const OpTime& op) { return op.dgrad_s + op.wgrad_s; };
 
-// A run of a pass's ops between two of the host's syncs with the device: the host's time to
-// issue it, the device's to run it (compute and collectives).
-struct IssuedRun {
-  double host_s = 0, device_s = 0;
-};
-
-// The time of a pass whose host waits for the device between `runs` (runs[0]: the ops before
-// the first sync), layer after layer as a step runs them: after a sync the host issues the
-// runs after it, then the next layer's first run, and waits again. The device runs an op once
-// it has run the ones before and the host has issued it, so the next layer's first run waits
-// for the host to issue this layer's later ones (its own host time hides behind them).
-double synced_pass_s(const std::vector<IssuedRun>& runs) {
-  double host = 0, device = 0;
-  for (std::size_t i = 1; i <= runs.size(); ++i) {
-    const IssuedRun& run = runs[i % runs.size()];
-    device = std::max(device + run.device_s, host + run.host_s);
-    host += run.host_s;
-    if (i + 1 != runs.size()) host = device = std::max(host, device);  // a sync follows
+// A pass whose host waits for the device between runs of its ops, layer after layer as a step
+// runs them: after a sync the host issues the runs after it, then the next layer's first run
+// (the ops before the first sync), and waits again. The device runs an op once it has run the
+// ones before and the host has issued it, so the next layer's first run waits for the host to
+// issue this layer's later ones (and its own host time hides behind them).
+struct SyncedPass {
+  double host_s = 0, device_s = 0;  // since the pass's first sync
+  // a run the host takes `host_s` to issue and the device (compute and collectives)
+  // `device_s` to run; `sync`: the host then waits for the device
+  void issue(double host_s_of_run, double device_s_of_run, bool sync) {
+    device_s = std::max(device_s + device_s_of_run, host_s + host_s_of_run);
+    host_s += host_s_of_run;
+    if (sync) host_s = device_s = std::max(host_s, device_s);
   }
-  return device;
-}
+};
 
 // The time of category `c` in a pass over the ops that `in_pass` (`time`: the pass's device
 // time of one op, `host`: its host's). Compute is the device's time, or the host's time to
 // issue the pass's ops less the device's time on the pass's collectives, whichever is
 // longer; where the host syncs with the device inside the pass (`splits`: the forward's),
-// the runs between the syncs serialise as synced_pass_s says.
+// its runs serialise as SyncedPass says.
 template <typename InPass, typename Time, typename Host>
 double pass_s(const LayerCost& lc, TimeCategory c, InPass in_pass, Time time, Host host, bool splits) {
   const auto in_c = [&](const OpTime& op) { return in_pass(op) && op.category == c; };
   if (c != TimeCategory::compute) return sum_ops(lc.ops, in_c, time);
-  std::vector<IssuedRun> runs(1);
-  double device = 0, other = 0, host_s = 0;
+  double device = 0, other = 0, host_s = 0;  // the whole pass's
+  double first_host = 0, first_device = 0, run_host = 0, run_device = 0;  // before the first sync; the current run
+  bool synced = false;
+  SyncedPass synced_pass;
   for (const OpTime& op : lc.ops) {
     if (!in_pass(op)) continue;
-    if (splits && op.host_waits_before_fwd) runs.emplace_back();
+    if (splits && op.host_waits_before_fwd) {
+      if (synced) synced_pass.issue(run_host, run_device, true);
+      else first_host = run_host, first_device = run_device;
+      synced = true;
+      run_host = run_device = 0;
+    }
     (is_compute(op) ? device : other) += time(op);
     host_s += host(op);
-    runs.back().host_s += host(op);
-    runs.back().device_s += time(op);
+    run_host += host(op);
+    run_device += time(op);
   }
-  if (runs.size() == 1) return issued_compute_s(host_s, device, other);
-  return synced_pass_s(runs) - other;
+  if (!synced) return issued_compute_s(host_s, device, other);
+  synced_pass.issue(run_host, run_device, false);  // the layer's last run, then the next layer's first
+  synced_pass.issue(first_host, first_device, true);
+  return synced_pass.device_s - other;
 }
 
 const auto every_op = [](const OpTime&) { return true; };
