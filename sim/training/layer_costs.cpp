@@ -399,7 +399,7 @@ template <typename InPass, typename Time, typename Host>
 double pass_s(const LayerCost& lc, TimeCategory c, InPass in_pass, Time time, Host host, bool splits) {
   const auto in_c = [&](const OpTime& op) { return in_pass(op) && op.category == c; };
   if (c != TimeCategory::compute) return sum_ops(lc.ops, in_c, time);
-  double device = 0, other = 0, host_s = 0;  // the whole pass's
+  double device = 0, other = 0, host_s = 0;                               // the whole pass's
   double first_host = 0, first_device = 0, run_host = 0, run_device = 0;  // before the first sync; the current run
   bool synced = false;
   SyncedPass synced_pass;
@@ -432,8 +432,9 @@ double LayerCost::bwd_s(TimeCategory c) const { return pass_s(*this, c, every_op
 // compute ops only: the step simulates recomputed collectives as their own tasks (and no
 // sync splits the recomputed forward: the dispatcher's token counts are kept)
 double LayerCost::recompute_s() const {
-  return pass_s(*this, TimeCategory::compute, [](const OpTime& op) { return op.recomputed; },
-                [](const OpTime& op) { return op.fwd_s * op.recompute_share; }, fwd_host, false);
+  return pass_s(
+      *this, TimeCategory::compute, [](const OpTime& op) { return op.recomputed; },
+      [](const OpTime& op) { return op.fwd_s * op.recompute_share; }, fwd_host, false);
 }
 
 double LayerCost::fwd_flops() const { return sum_ops(ops, every_op, [](const OpTime& op) { return op.fwd_flops; }); }

@@ -15,11 +15,10 @@ namespace twinsim {
 namespace {
 
 // The rows of Megatron-core's MoE layer under EP > 1 with several local experts, in order.
-constexpr std::string_view kMoeRows[] = {op_names::kMoeRouter,       op_names::kMoePermute,   op_names::kMoeDispatch,
-                                         op_names::kMoeSortChunks,   op_names::kMoeExpertsGateUp,
-                                         op_names::kMoeExpertsAct,   op_names::kMoeExpertsDown,
-                                         op_names::kMoeUnsortChunks, op_names::kMoeCombine,
-                                         op_names::kMoeUnpermute};
+constexpr std::string_view kMoeRows[] = {
+    op_names::kMoeRouter,        op_names::kMoePermute,    op_names::kMoeDispatch,    op_names::kMoeSortChunks,
+    op_names::kMoeExpertsGateUp, op_names::kMoeExpertsAct, op_names::kMoeExpertsDown, op_names::kMoeUnsortChunks,
+    op_names::kMoeCombine,       op_names::kMoeUnpermute};
 
 HostCalls sum_calls(std::int64_t local_experts, bool quantized, bool backward) {
   HostCalls total;
@@ -53,8 +52,7 @@ TEST(MoeHostCalls, TheCensusOfAQwen3LayerIsTheReadmesTable) {
 
 TEST(MoeHostCalls, OnlyTheDispatchWaitsAndOnlyMoeRowsAreCounted) {
   for (std::string_view row : kMoeRows)
-    EXPECT_EQ(megatron_core_moe_host_calls(row, 16, true)->host_waits_before_fwd, row == op_names::kMoeDispatch)
-        << row;
+    EXPECT_EQ(megatron_core_moe_host_calls(row, 16, true)->host_waits_before_fwd, row == op_names::kMoeDispatch) << row;
   EXPECT_FALSE(megatron_core_moe_host_calls(op_names::kAttnQkv, 16, true));
   EXPECT_FALSE(megatron_core_moe_host_calls(op_names::kMoeSharedGateUp, 16, true));
 }
@@ -112,8 +110,7 @@ TEST(MoeHostCalls, AHostBoundMoeLayerTakesItsCallsTime) {
   EXPECT_NEAR(fwd, (other_rows + 50) * 1e-3, 1e-9);
   // backward, one run: 19 ops (the table's 22 less fp8's 3 paddings), 2 + 8 + 8 GEMMs and
   // 3 NCCL calls = 40 ms
-  EXPECT_NEAR(layer.bwd_s(TimeCategory::compute) + layer.bwd_s(TimeCategory::ep_comm), (other_rows + 40) * 1e-3,
-              1e-9);
+  EXPECT_NEAR(layer.bwd_s(TimeCategory::compute) + layer.bwd_s(TimeCategory::ep_comm), (other_rows + 40) * 1e-3, 1e-9);
 }
 
 TEST(MoeHostCalls, TheCensusNeedsItsPerCallCosts) {
