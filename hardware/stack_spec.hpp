@@ -9,6 +9,8 @@
 #include <string>
 #include <string_view>
 
+#include "models/moe_host_calls.hpp"
+
 namespace twinsim {
 
 // The fused attention kernels a stack may run in a training step. FlashAttention-2 (the
@@ -177,6 +179,16 @@ struct StackSpec {
   // MoE: the router's probabilities weight the experts' activation instead of their output
   // rows at the unpermute (Megatron-core >= 0.13; MicroBatchShape::moe_probs_in_activation)
   bool moe_probs_in_activation = false;
+  // MoE layers' host time counted call by call instead of host_op_s a row: "megatron_core"
+  // (models/moe_host_calls.hpp, Megatron-core's MoE layer) with the per-call costs below;
+  // "rows": host_op_s a row like every other layer.
+  std::string moe_host_calls = "rows";
+  bool moe_host_census() const { return moe_host_calls == "megatron_core"; }
+  // Host time of one call through PyTorch's dispatcher with its kernel launch (torch.add),
+  // one GEMM's (F.linear: dispatch, cuBLAS heuristics, launch) and one NCCL call's.
+  double host_torch_op_s = 0;
+  double host_gemm_launch_s = 0;
+  double host_collective_s = 0;
   // The host's time for its offloaded optimizer step (plan.offload_optimizer), per parameter
   // of the GPU's shard, as the stack runs it whole: DeepSpeed's step() unscales and clips the
   // fp32 gradients on the CPU, runs its CPU Adam, then copies the fp32 weights into the GPU's
@@ -230,9 +242,19 @@ struct StackSpec {
 // (Megatron-LM/PyTorch eager; the launch queue holds about 1024 kernels, far more than a
 // layer issues). One formula for the event engine and the search's estimate, which both
 // take a layer's time from sim/training/layer_costs.
-inline double issued_compute_s(const StackSpec& stack, double device_s, double other_s, std::size_t ops) {
-  const double host_s = static_cast<double>(ops) * stack.host_op_s;
+// The host's time to make `calls` (the census's, models/moe_host_calls.hpp): each call at
+// the stack's measured cost of its kind.
+inline double host_calls_s(const StackSpec& stack, const HostCalls& calls) {
+  return calls.torch_ops * stack.host_torch_op_s + calls.gemm_launches * stack.host_gemm_launch_s +
+         calls.collectives * stack.host_collective_s;
+}
+
+// The same with the host's time given: a run of ops the host takes `host_s` to issue.
+inline double issued_compute_s(double host_s, double device_s, double other_s) {
   return device_s + other_s >= host_s ? device_s : host_s - other_s;
+}
+inline double issued_compute_s(const StackSpec& stack, double device_s, double other_s, std::size_t ops) {
+  return issued_compute_s(static_cast<double>(ops) * stack.host_op_s, device_s, other_s);
 }
 
 }  // namespace twinsim

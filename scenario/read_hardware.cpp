@@ -326,6 +326,14 @@ StackSpec read_stack(const YAML::Node& node, const std::string& path) {
   s.grad_reduce_fp32 = r.boolean("grad_reduce_fp32", false);
   s.fp8_params = r.boolean("fp8_params", false);
   s.moe_probs_in_activation = r.boolean("moe_probs_in_activation", false);
+  s.moe_host_calls = r.choice("moe_host_calls", std::string("rows"), {"rows", "megatron_core"});
+  s.host_torch_op_s = r.number("host_torch_op_us", 0, 0, 1e5) * 1e-6;
+  s.host_gemm_launch_s = r.number("host_gemm_launch_us", 0, 0, 1e5) * 1e-6;
+  s.host_collective_s = r.number("host_collective_us", 0, 0, 1e5) * 1e-6;
+  if (s.moe_host_census() && (s.host_torch_op_s <= 0 || s.host_gemm_launch_s <= 0 || s.host_collective_s <= 0))
+    throw ScenarioError(r.key_path("moe_host_calls"), s.moe_host_calls,
+                        "needs host_torch_op_us, host_gemm_launch_us and host_collective_us above 0: "
+                        "the census's calls are priced at them");
   s.offload_update_s_per_param = r.number("offload_update_ns_per_param", 0, 0, 1e6) * 1e-9;
   s.attention_kernel = r.choice("attention_kernel", std::string(kFlash2Attention),
                                 {kAttentionKernels.begin(), kAttentionKernels.end()});

@@ -276,9 +276,23 @@ OpTime price_op_list(const Scenario& s, const LayerOp& op, Dtype gemm_dtype, dou
   return t;
 }
 
+// The host's time to issue the op: host_op_s a compute row, or where the stack counts an MoE
+// layer's calls (moe_host_calls: megatron_core) the row's calls at their measured costs.
+void price_host(const Scenario& s, const LayerOp& op, OpTime& t) {
+  if (op.kind != OpKind::collective) t.fwd_host_s = t.bwd_host_s = s.stack.host_op_s;
+  if (!s.stack.moe_host_census() || !s.model.moe) return;
+  const bool quantized = dtype_bytes(s.training->precision, 1) < 2;
+  const auto calls = megatron_core_moe_host_calls(op.name, s.model.moe->experts / s.plan.ep, quantized);
+  if (!calls) return;
+  t.fwd_host_s = host_calls_s(s.stack, calls->fwd);
+  t.bwd_host_s = host_calls_s(s.stack, calls->bwd);
+  t.host_waits_before_fwd = calls->host_waits_before_fwd;
+}
+
 OpTime price(const Scenario& s, const LayerOp& op, Dtype gemm_dtype, double gemm_clock) {
   OpTime t = price_op_list(s, op, gemm_dtype, gemm_clock);
   if (s.stack.hf_modeling() && op.kind != OpKind::collective) add_hf_eager(s, op, t);
+  price_host(s, op, t);
   return t;
 }
 
@@ -378,39 +392,71 @@ double sum_ops(const std::vector<OpTime>& ops, Counts counts, Value value) {
   return total;
 }
 
-// The number of ops that `counts`.
-template <typename Counts>
-std::size_t count_ops(const std::vector<OpTime>& ops, Counts counts) {
-  std::size_t n = 0;
-  for (const OpTime& op : ops) n += counts(op) ? 1 : 0;
-  return n;
-}
-
 const auto is_compute = [](const OpTime& op) { return op.category == TimeCategory::compute; };
 const auto fwd_time = [](const OpTime& op) { return op.fwd_s; };
 const auto bwd_time = [](const OpTime& op) { return op.dgrad_s + op.wgrad_s; };
 
-// The time of category `c` in a pass over the ops that `in_pass` (`time`: the pass's time
-// of one op). Compute is the device's time, or the host's time to issue the pass's compute
-// ops less the device's time on the pass's collectives, whichever is longer.
-template <typename InPass, typename Time>
-double pass_s(const LayerCost& lc, TimeCategory c, InPass in_pass, Time time) {
+// A pass whose host waits for the device between runs of its ops, layer after layer as a step
+// runs them: after a sync the host issues the runs after it, then the next layer's first run
+// (the ops before the first sync), and waits again. The device runs an op once it has run the
+// ones before and the host has issued it, so the next layer's first run waits for the host to
+// issue this layer's later ones (and its own host time hides behind them).
+struct SyncedPass {
+  double host_s = 0, device_s = 0;  // since the pass's first sync
+  // a run the host takes `host_s` to issue and the device (compute and collectives)
+  // `device_s` to run; `sync`: the host then waits for the device
+  void issue(double host_s_of_run, double device_s_of_run, bool sync) {
+    device_s = std::max(device_s + device_s_of_run, host_s + host_s_of_run);
+    host_s += host_s_of_run;
+    if (sync) host_s = device_s = std::max(host_s, device_s);
+  }
+};
+
+// The time of category `c` in a pass over the ops that `in_pass` (`time`: the pass's device
+// time of one op, `host`: its host's). Compute is the device's time, or the host's time to
+// issue the pass's ops less the device's time on the pass's collectives, whichever is
+// longer; where the host syncs with the device inside the pass (`splits`: the forward's),
+// its runs serialise as SyncedPass says.
+template <typename InPass, typename Time, typename Host>
+double pass_s(const LayerCost& lc, TimeCategory c, InPass in_pass, Time time, Host host, bool splits) {
   const auto in_c = [&](const OpTime& op) { return in_pass(op) && op.category == c; };
   if (c != TimeCategory::compute) return sum_ops(lc.ops, in_c, time);
-  const auto collective = [&](const OpTime& op) { return in_pass(op) && !is_compute(op); };
-  return issued_compute_s(lc.stack, sum_ops(lc.ops, in_c, time), sum_ops(lc.ops, collective, time),
-                          count_ops(lc.ops, in_c));
+  double device = 0, other = 0, host_s = 0;                               // the whole pass's
+  double first_host = 0, first_device = 0, run_host = 0, run_device = 0;  // before the first sync; the current run
+  bool synced = false;
+  SyncedPass synced_pass;
+  for (const OpTime& op : lc.ops) {
+    if (!in_pass(op)) continue;
+    if (splits && op.host_waits_before_fwd) {
+      if (synced) synced_pass.issue(run_host, run_device, true);
+      else first_host = run_host, first_device = run_device;
+      synced = true;
+      run_host = run_device = 0;
+    }
+    (is_compute(op) ? device : other) += time(op);
+    host_s += host(op);
+    run_host += host(op);
+    run_device += time(op);
+  }
+  if (!synced) return issued_compute_s(host_s, device, other);
+  synced_pass.issue(run_host, run_device, false);  // the layer's last run, then the next layer's first
+  synced_pass.issue(first_host, first_device, true);
+  return synced_pass.device_s - other;
 }
 
 const auto every_op = [](const OpTime&) { return true; };
+const auto fwd_host = [](const OpTime& op) { return op.fwd_host_s; };
+const auto bwd_host = [](const OpTime& op) { return op.bwd_host_s; };
 
-double LayerCost::fwd_s(TimeCategory c) const { return pass_s(*this, c, every_op, fwd_time); }
-double LayerCost::bwd_s(TimeCategory c) const { return pass_s(*this, c, every_op, bwd_time); }
+double LayerCost::fwd_s(TimeCategory c) const { return pass_s(*this, c, every_op, fwd_time, fwd_host, true); }
+double LayerCost::bwd_s(TimeCategory c) const { return pass_s(*this, c, every_op, bwd_time, bwd_host, false); }
 
-// compute ops only: the step simulates recomputed collectives as their own tasks
+// compute ops only: the step simulates recomputed collectives as their own tasks (and no
+// sync splits the recomputed forward: the dispatcher's token counts are kept)
 double LayerCost::recompute_s() const {
-  return pass_s(*this, TimeCategory::compute, [](const OpTime& op) { return op.recomputed; },
-                [](const OpTime& op) { return op.fwd_s * op.recompute_share; });
+  return pass_s(
+      *this, TimeCategory::compute, [](const OpTime& op) { return op.recomputed; },
+      [](const OpTime& op) { return op.fwd_s * op.recompute_share; }, fwd_host, false);
 }
 
 double LayerCost::fwd_flops() const { return sum_ops(ops, every_op, [](const OpTime& op) { return op.fwd_flops; }); }

@@ -29,6 +29,11 @@ struct OpTime {
   double fwd_bytes = 0, bwd_bytes = 0;  // HBM traffic (compute ops)
   double dgrad_bytes = 0, wgrad_bytes = 0;  // bwd_bytes by backward pass
   int fwd_launches = 0, dgrad_launches = 0, wgrad_launches = 0;  // kernels per pass (compute ops)
+  // The host's time to issue the op's forward and its backward (the stack's host_op_s a
+  // compute row, or its calls' (stack.moe_host_calls)), and whether the forward's host waits
+  // for the device before issuing it (a device-to-host sync: the pass splits there)
+  double fwd_host_s = 0, bwd_host_s = 0;
+  bool host_waits_before_fwd = false;
   // of the passes' time, the tensor cores' (GEMMs' and attention's math): the power limit's
   // load. Attention's curves were measured in loops of attention alone, at the limit already
   // (its rate 0.86-1.0 of a cool GPU's on an H100): its time counts, its clock is its curve's.

@@ -1,16 +1,19 @@
-// Published Megatron-Core mixture-of-experts training runs on H100s (Megatron-Bridge's
+// Published Megatron-Core mixture-of-experts training runs on H100s and B200s (Megatron-Bridge's
 // performance summary, NVIDIA-NeMo/Megatron-Bridge docs/performance-summary.md and
 // docs/performance-summary-archive.md; each scenario file under scenarios/validation/training/
 // names its row and recipe). They are judges, never fitting data: nothing in the catalog was
 // tuned to them.
 //
-// What is asserted: every run that ran fits in the H100's 80 GiB, and each run's throughput
+// What is asserted: every run that ran fits in its GPU's memory, and each run's throughput
 // stays in the band it reaches today (a guard against regressions, recorded with the error
 // below), which is NOT yet issue 53's goal of 10% median and 20% max: the small-expert runs
 // (gpt-oss-120B +42%, Qwen3-30B-A3B with PP 2 +20% against its 26.02.01 row, since the op list
-// prices the dispatcher's token moves, gpt-oss's clamp and its experts' weighted bias) are
-// predicted too fast; the 25.11 and 26.02 rows of Qwen3-30B-A3B (5,275 and 5,113) disagree with
-// the 26.02.01 row of the same plan (9,058) and the 25.09 row (10,494). The printed table is the
+// prices the dispatcher's token moves, gpt-oss's clamp and its experts' weighted bias; Qwen3-30B-A3B
+// on 8 B200s at one sequence a micro-batch +97%, where at four it is within 1%) are predicted too
+// fast. The 25.11 and 26.02 rows of Qwen3-30B-A3B with PP 2 (5,275 and 5,113) are
+// a container regression: the 26.02.01 patch re-measured the same plan at 9,058 while every other
+// H100 row moved by 1.3% or less (the scenario files give the figures). They stay judged and
+// listed, outside the headline median and max (`excluded` says why). The printed table is the
 // report.
 #include <gtest/gtest.h>
 
@@ -28,25 +31,52 @@ namespace twinsim {
 namespace {
 
 struct PublishedMoeRun {
-  const char* scenario;          // under scenarios/validation/training/
-  double tokens_per_s_per_gpu;   // published
-  double low, high;              // the band of predicted / published held today
-  bool fits = true;              // predicted to fit today (every one ran)
+  const char* scenario;            // under scenarios/validation/training/
+  double tokens_per_s_per_gpu;     // published
+  double low, high;                // the band of predicted / published held today
+  bool fits = true;                // predicted to fit today (every one ran)
+  const char* row = "";            // the release of a further published row of the file's plan
+  const char* excluded = nullptr;  // why the run stays out of the headline median and max
 };
+
+constexpr const char* kRegression = "container regression: the 26.02.01 patch ran the plan at 9,058";
 
 // Bands: today's ratio (printed by the test) +-10% of it, rounded out.
 const PublishedMoeRun kRuns[] = {
     {"megatron-bridge-gpt-oss-120b-h100-25.11.yaml", 5630, 1.0, 2.2},
     {"megatron-bridge-gpt-oss-120b-h100-26.02.yaml", 5993, 1.0, 2.2},
+    {.scenario = "megatron-bridge-gpt-oss-120b-h100-26.02.yaml",
+     .tokens_per_s_per_gpu = 5984,
+     .low = 1.0,
+     .high = 2.2,
+     .row = "26.02.01"},
     // fits since the megatron-core stack applies the router's probabilities in the experts'
     // activation (stack.moe_probs_in_activation, Megatron-core >= 0.13): 84.0 -> 72.3 GiB
-    {"megatron-bridge-qwen3-30b-a3b-h100-25.11.yaml", 5275, 1.0, 3.6},
+    {.scenario = "megatron-bridge-qwen3-30b-a3b-h100-25.11.yaml",
+     .tokens_per_s_per_gpu = 5275,
+     .low = 1.0,
+     .high = 3.6,
+     .excluded = kRegression},
     // the 26.02 row of this plan; the 26.02.01 row of the same plan printed 9,058 (below)
-    {"megatron-bridge-qwen3-30b-a3b-h100-26.02.yaml", 5113, 1.0, 3.6},
+    {.scenario = "megatron-bridge-qwen3-30b-a3b-h100-26.02.yaml",
+     .tokens_per_s_per_gpu = 5113,
+     .low = 1.0,
+     .high = 3.6,
+     .excluded = kRegression},
     {"megatron-bridge-qwen3-30b-a3b-h100-26.02.01.yaml", 9058, 1.1, 1.5},
     {"megatron-bridge-qwen3-30b-a3b-ep16-h100-26.04.yaml", 8901, 0.85, 1.15},
+    // 8 B200s: at one sequence a micro-batch the layers are host-bound beyond what Megatron-core's
+    // counted MoE calls price (+83%; +97% at 110 us a row before the census); at four (the same
+    // model, GPUs and era) within 1%
+    {"megatron-bridge-qwen3-30b-a3b-b200-26.02.yaml", 9691, 1.65, 2.0},
+    {"megatron-bridge-qwen3-30b-a3b-b200-26.02.01.yaml", 26695, 0.85, 1.15},
     {"megatron-bridge-qwen3-235b-a22b-h100-25.11.yaml", 1575, 0.5, 2.0},
     {"megatron-bridge-qwen3-235b-a22b-h100-26.02.yaml", 1633, 0.5, 2.0},
+    {.scenario = "megatron-bridge-qwen3-235b-a22b-h100-26.02.yaml",
+     .tokens_per_s_per_gpu = 1611,
+     .low = 0.5,
+     .high = 2.0,
+     .row = "26.02.01"},
     {"megatron-bridge-deepseek-v3-h100-25.09.yaml", 1297, 0.4, 1.6},
 };
 
@@ -54,7 +84,7 @@ Scenario load(const PublishedMoeRun& run) {
   return load_scenario_file(std::string(TWINSIM_SOURCE_DIR) + "/scenarios/validation/training/" + run.scenario);
 }
 
-// "No published MoE run that ran is predicted not to fit" (issue 53): all nine today.
+// "No published MoE run that ran is predicted not to fit" (issue 53): all thirteen today.
 TEST(MegatronCoreMoeRuns, EveryPublishedRunFits) {
   for (const PublishedMoeRun& run : kRuns) {
     const MemoryReport m = predict_memory(load(run));
@@ -64,21 +94,29 @@ TEST(MegatronCoreMoeRuns, EveryPublishedRunFits) {
   }
 }
 
+// The median and the largest |predicted / published - 1|, printed.
+void print_errors(const char* label, std::vector<double> errors) {
+  std::sort(errors.begin(), errors.end());
+  std::printf("%s: median |error| %.1f%%, max %.1f%% over %zu runs\n", label, 100 * errors[errors.size() / 2],
+              100 * errors.back(), errors.size());
+}
+
 TEST(MegatronCoreMoeRuns, ThroughputInItsRecordedBand) {
-  std::vector<double> errors;
+  std::vector<double> all, headline;
   for (const PublishedMoeRun& run : kRuns) {
     const TrainingPrediction p = predict_training(load(run));
     const double ratio = p.throughput.tokens_per_s_per_gpu / run.tokens_per_s_per_gpu;
-    errors.push_back(std::abs(ratio - 1));
-    std::printf("%-50s predicted %7.0f tokens/s/GPU, published %5.0f (%+.1f%%); EP %.2f s of %.2f s\n", run.scenario,
-                p.throughput.tokens_per_s_per_gpu, run.tokens_per_s_per_gpu, 100 * (ratio - 1),
-                p.breakdown.ep_comm_s, p.step_s);
-    EXPECT_GE(ratio, run.low) << run.scenario;
-    EXPECT_LE(ratio, run.high) << run.scenario;
+    all.push_back(std::abs(ratio - 1));
+    if (run.excluded == nullptr) headline.push_back(std::abs(ratio - 1));
+    std::printf("%-50s %-8s predicted %7.0f tokens/s/GPU, published %5.0f (%+.1f%%); EP %.2f s of %.2f s%s%s\n",
+                run.scenario, run.row, p.throughput.tokens_per_s_per_gpu, run.tokens_per_s_per_gpu, 100 * (ratio - 1),
+                p.breakdown.ep_comm_s, p.step_s, run.excluded ? "; excluded: " : "", run.excluded ? run.excluded : "");
+    EXPECT_GE(ratio, run.low) << run.scenario << " " << run.row;
+    EXPECT_LE(ratio, run.high) << run.scenario << " " << run.row;
   }
-  std::sort(errors.begin(), errors.end());
-  std::printf("median |error| %.1f%%, max %.1f%% over %zu runs\n", 100 * errors[errors.size() / 2],
-              100 * errors.back(), errors.size());
+  print_errors("every run", all);
+  print_errors("headline (issue 53: >= 8 runs, median <= 10%, max <= 20%)", headline);
+  EXPECT_GE(headline.size(), 8u);  // the issue's least number of judged runs
 }
 
 }  // namespace

@@ -1,0 +1,122 @@
+// Megatron-core's MoE layer priced call by call (models/moe_host_calls.hpp, the stack's
+// moe_host_calls: megatron_core): the census's totals, summed by hand from the table in
+// models/README.md; the forward split at the dispatcher's device-to-host sync; a host-bound
+// layer taking exactly its calls' time.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "models/moe_host_calls.hpp"
+#include "models/op_names.hpp"
+#include "scenario/load.hpp"
+#include "sim/training/layer_costs.hpp"
+
+namespace twinsim {
+namespace {
+
+// The rows of Megatron-core's MoE layer under EP > 1 with several local experts, in order.
+constexpr std::string_view kMoeRows[] = {
+    op_names::kMoeRouter,        op_names::kMoePermute,    op_names::kMoeDispatch,    op_names::kMoeSortChunks,
+    op_names::kMoeExpertsGateUp, op_names::kMoeExpertsAct, op_names::kMoeExpertsDown, op_names::kMoeUnsortChunks,
+    op_names::kMoeCombine,       op_names::kMoeUnpermute};
+
+HostCalls sum_calls(std::int64_t local_experts, bool quantized, bool backward) {
+  HostCalls total;
+  for (std::string_view row : kMoeRows) {
+    const auto calls = megatron_core_moe_host_calls(row, local_experts, quantized);
+    EXPECT_TRUE(calls) << row;
+    const HostCalls& pass = backward ? calls->bwd : calls->fwd;
+    total.torch_ops += pass.torch_ops;
+    total.gemm_launches += pass.gemm_launches;
+    total.collectives += pass.collectives;
+  }
+  return total;
+}
+
+TEST(MoeHostCalls, TheCensusOfAQwen3LayerIsTheReadmesTable) {
+  // 16 local experts (Qwen3-30B-A3B, 128 experts on EP 8), fp8: forward 40 ops, 1 + 16 + 16
+  // GEMMs, the counts' all-gather and three all-to-alls; backward 22 ops, 2 + 32 + 32 GEMMs
+  const HostCalls fwd = sum_calls(16, true, false);
+  EXPECT_EQ(fwd.torch_ops, 40);
+  EXPECT_EQ(fwd.gemm_launches, 33);
+  EXPECT_EQ(fwd.collectives, 4);
+  const HostCalls bwd = sum_calls(16, true, true);
+  EXPECT_EQ(bwd.torch_ops, 22);
+  EXPECT_EQ(bwd.gemm_launches, 66);
+  EXPECT_EQ(bwd.collectives, 3);
+  // bf16: no fp8 padding (2 ops a way at gate_up, 1 at down); 4 experts: 9 and 18 GEMMs
+  const HostCalls plain = sum_calls(4, false, false);
+  EXPECT_EQ(plain.torch_ops, 37);
+  EXPECT_EQ(plain.gemm_launches, 9);
+}
+
+TEST(MoeHostCalls, OnlyTheDispatchWaitsAndOnlyMoeRowsAreCounted) {
+  for (std::string_view row : kMoeRows)
+    EXPECT_EQ(megatron_core_moe_host_calls(row, 16, true)->host_waits_before_fwd, row == op_names::kMoeDispatch) << row;
+  EXPECT_FALSE(megatron_core_moe_host_calls(op_names::kAttnQkv, 16, true));
+  EXPECT_FALSE(megatron_core_moe_host_calls(op_names::kMoeSharedGateUp, 16, true));
+}
+
+OpTime op(TimeCategory category, double device_s, double host_s, bool waits) {
+  OpTime t;
+  t.category = category;
+  t.fwd_s = t.dgrad_s = device_s;
+  t.fwd_host_s = t.bwd_host_s = host_s;
+  t.host_waits_before_fwd = waits;
+  return t;
+}
+
+TEST(MoeHostCalls, TheForwardSerialisesAtTheSync) {
+  // Before the sync a device-bound op (200 us, host 10 us); after it a collective of 50 us and
+  // a host-bound op (10 us of device, 100 us of host). Layer after layer: the host issues the
+  // later run (100 us; the device, 60 us, waits for it), then the next layer's first run,
+  // which the device starts at 100 us and ends at 300: 300 - 50 = 250 us of compute. One run
+  // (the backward, no sync): the device's 210 + 50 outlasts the host's 110, compute 210.
+  LayerCost layer;
+  layer.ops = {op(TimeCategory::compute, 200e-6, 10e-6, false), op(TimeCategory::ep_comm, 50e-6, 0, true),
+               op(TimeCategory::compute, 10e-6, 100e-6, false)};
+  EXPECT_NEAR(layer.fwd_s(TimeCategory::compute), 250e-6, 1e-12);
+  EXPECT_NEAR(layer.fwd_s(TimeCategory::ep_comm), 50e-6, 1e-12);
+  EXPECT_NEAR(layer.bwd_s(TimeCategory::compute), 210e-6, 1e-12);
+  // the host's first run hides behind the device's later one: 10 us of device and 100 of
+  // host before the sync, 250 of device (200 compute) and 10 of host after it: 260 - 50
+  layer.ops = {op(TimeCategory::compute, 10e-6, 100e-6, false), op(TimeCategory::ep_comm, 50e-6, 0, true),
+               op(TimeCategory::compute, 200e-6, 10e-6, false)};
+  EXPECT_NEAR(layer.fwd_s(TimeCategory::compute), 210e-6, 1e-12);
+}
+
+Scenario small_moe(const std::string& stack) {
+  return load_scenario_text(R"(
+model: {layers: 2, hidden: 512, heads: 8, vocab: 32000, max_seq_len: 512, moe: {experts: 8, top_k: 2, expert_ffn_hidden: 512}}
+cluster: dgx-h100
+training: {seq_len: 512, global_batch: 8, micro_batch: 1, precision: bf16}
+plan: {tp: 1, pp: 1, dp: 2, ep: 2}
+stack: )" + stack + "\n");
+}
+
+TEST(MoeHostCalls, AHostBoundMoeLayerTakesItsCallsTime) {
+  // 1 ms a call and a row dwarfs the small layer's kernels. Forward: the rows outside the
+  // MoE layer at 1 ms each, and the layer's 37 ops, 9 GEMMs (router, 4 experts x 2) and 4
+  // NCCL calls (4 local experts, bf16: sum_calls above) = 50 ms, in two runs, both host-bound.
+  const Scenario s = small_moe(
+      "{preset: megatron-core, host_op_us: 1000, host_torch_op_us: 1000, host_gemm_launch_us: 1000, "
+      "host_collective_us: 1000}");
+  const LayerCost layer = cost_layer(s, 0);
+  double other_rows = 0;
+  for (const OpTime& t : layer.ops)
+    if (t.category == TimeCategory::compute && !megatron_core_moe_host_calls(t.name, 4, false)) other_rows += 1;
+  ASSERT_GE(other_rows, 5);
+  const double fwd = layer.fwd_s(TimeCategory::compute) + layer.fwd_s(TimeCategory::ep_comm);
+  EXPECT_NEAR(fwd, (other_rows + 50) * 1e-3, 1e-9);
+  // backward, one run: 19 ops (the table's 22 less fp8's 3 paddings), 2 + 8 + 8 GEMMs and
+  // 3 NCCL calls = 40 ms
+  EXPECT_NEAR(layer.bwd_s(TimeCategory::compute) + layer.bwd_s(TimeCategory::ep_comm), (other_rows + 40) * 1e-3, 1e-9);
+}
+
+TEST(MoeHostCalls, TheCensusNeedsItsPerCallCosts) {
+  EXPECT_THROW(small_moe("{preset: megatron-core, host_torch_op_us: 0}"), ScenarioError);
+  EXPECT_NO_THROW(small_moe("{preset: megatron-core}"));
+}
+
+}  // namespace
+}  // namespace twinsim
