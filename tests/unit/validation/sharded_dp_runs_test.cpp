@@ -18,10 +18,14 @@
 namespace twinsim {
 namespace {
 
+// What a source publishes per GPU: tokens/s, model TFLOP/s (no recompute counted) or hardware
+// TFLOP/s (Narayanan et al.'s Eq. 3, the recomputed forward included).
+enum class Metric { tokens, model_tflops, hardware_tflops };
+
 struct ShardedRun {
   const char* scenario;  // file under scenarios/validation/training/
-  double published;      // tokens/s per GPU, or model TFLOP/s per GPU where `tflops`
-  bool tflops = false;
+  double published;
+  Metric metric = Metric::tokens;
 };
 
 const ShardedRun kRuns[] = {
@@ -49,13 +53,30 @@ const ShardedRun kRuns[] = {
     {"mpt-70b-64gpu-a100-40gb.yaml", 276},
     {"mpt-70b-128gpu-a100-40gb.yaml", 376},
     // Zhang et al. 2022 (OPT), §2.4: "up to 147 TFLOP/s per GPU" on 992 A100 80GB
-    {"opt-175b-992gpu-a100.yaml", 147, true},
+    {"opt-175b-992gpu-a100.yaml", 147, Metric::model_tflops},
+    // Narayanan et al. 2021 (SC'21) Table 2, "ZeRO-3 without Model Parallelism" (DeepSpeed) on
+    // Selene's DGX A100s, the global batch fixed as the GPUs double
+    {"narayanan2021-zero3-174.6b-384gpu.yaml", 144, Metric::hardware_tflops},
+    {"narayanan2021-zero3-174.6b-768gpu.yaml", 88, Metric::hardware_tflops},
+    {"narayanan2021-zero3-174.6b-1536gpu.yaml", 44, Metric::hardware_tflops},
+    {"narayanan2021-zero3-529.6b-640gpu.yaml", 138, Metric::hardware_tflops},
+    {"narayanan2021-zero3-529.6b-1120gpu.yaml", 98, Metric::hardware_tflops},
+    {"narayanan2021-zero3-529.6b-2240gpu.yaml", 48, Metric::hardware_tflops},
 };
 
 const std::string kTrainingDir = std::string(TWINSIM_SOURCE_DIR) + "/scenarios/validation/training/";
 
 double predicted(const ShardedRun& run, const TrainingPrediction& p) {
-  return run.tflops ? p.throughput.model_tflops_per_gpu : p.throughput.tokens_per_s_per_gpu;
+  switch (run.metric) {
+    case Metric::tokens: return p.throughput.tokens_per_s_per_gpu;
+    case Metric::model_tflops: return p.throughput.model_tflops_per_gpu;
+    case Metric::hardware_tflops: return p.throughput.hardware_tflops_per_gpu;
+  }
+  return 0;
+}
+
+const char* unit(Metric metric) {
+  return metric == Metric::tokens ? "tokens/s/GPU" : metric == Metric::model_tflops ? "model TFLOP/s" : "hw TFLOP/s";
 }
 
 // prediction / published - 1 for every run, in kRuns' order, printed
@@ -68,27 +89,35 @@ std::vector<double> judge_all() {
     errors.push_back(e);
     std::printf("%-40s %5d GPUs %9.1f vs %8.1f %s (%+6.1f%%), DP exposed %.3f s of %.3f s%s\n", run.scenario,
                 static_cast<int>(s.plan.world_size()), predicted(run, p), run.published,
-                run.tflops ? "model TFLOP/s" : "tokens/s/GPU", 100 * e, p.breakdown.dp_comm_exposed_s, p.step_s,
+                unit(run.metric), 100 * e, p.breakdown.dp_comm_exposed_s, p.step_s,
                 predict_memory(s).fits ? "" : " DOES NOT FIT");
   }
   return errors;
 }
 
 // The goal is every run within 15%. What the simulator reaches (2026-12-06, no effect
-// added for these runs): median |error| 12.0%, max 56.7%; 17 of 21 within 15%. Outside: the
-// 70B on 64 A100-40GB at micro-batch 2 (+56.7%) and on 128 at micro-batch 4 (+18.6%), the 13B
-// on 8 GPUs with 16 accumulation steps (+30.3%), the 7B on 96 H100s (+26.5%; the blog names
-// exposed network time, ~10%, and HBM bandwidth). The bands hold what is reached, so that a
-// change that loses it fails.
+// added for these runs): 27 runs, median |error| 13.3%, max 175%; 17 within 15%. Outside:
+// - DeepSpeed ZeRO-3 alone on 384-2,240 A100s (Narayanan Table 2): +36% to +175%, growing with
+//   the GPUs. Measured, the step is flat once the GPUs double at a fixed batch (hand-derived
+//   from Eq. 3: 175B 81.6 / 66.7 / 66.7 s on 384 / 768 / 1,536 GPUs; 530B 180 / 184 s on 1,120 /
+//   2,240): a per-step cost independent of the GPU count and the per-GPU batch, as the whole
+//   model's gathers and reduce-scatter are (3 x 2 bytes x params per GPU). Predicted 60.0 / 32.7
+//   / 24.3 s: the ring prices those bytes at the node's eight NICs; the measured floor gives
+//   about 21-25 GB/s a GPU, one NIC's rate. No component measurement of DeepSpeed's 2021
+//   gathers at these rank counts is in the repository to settle it.
+// - the 70B on 64 A100-40GB at micro-batch 2 (+56.7%) and on 128 at micro-batch 4 (+18.6%), the
+//   13B on 8 GPUs with 16 accumulation steps (+30.3%), the 7B on 96 H100s (+26.5%; the blog
+//   names exposed network time, ~10%, and HBM bandwidth).
+// The bands hold what is reached, so that a change that loses it fails.
 TEST(ShardedDpRuns, ThroughputAgainstThePublishedRuns) {
   const std::vector<double> errors = judge_all();
   const ErrorSummary t = summarize(errors);
   const auto within = std::count_if(errors.begin(), errors.end(), [](double e) { return std::abs(e) <= 0.15; });
   std::printf("%d runs, median |error| %.1f%%, max %.1f%%, %d within 15%%\n", t.count, 100 * t.median, 100 * t.max,
               static_cast<int>(within));
-  ASSERT_EQ(t.count, 21);
-  EXPECT_LT(t.median, 0.13);
-  EXPECT_LT(t.max, 0.58);
+  ASSERT_EQ(t.count, 27);
+  EXPECT_LT(t.median, 0.14);
+  EXPECT_LT(t.max, 1.76);
   EXPECT_GE(within, 17);
 }
 
