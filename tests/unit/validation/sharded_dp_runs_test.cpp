@@ -18,9 +18,9 @@
 namespace twinsim {
 namespace {
 
-// What a source publishes per GPU: tokens/s, model TFLOP/s (no recompute counted) or hardware
-// TFLOP/s (Narayanan et al.'s Eq. 3, the recomputed forward included).
-enum class Metric { tokens, model_tflops, hardware_tflops };
+// What a source publishes per GPU: tokens/s or hardware TFLOP/s (the recomputed forward counted,
+// as Narayanan et al.'s Eq. 3 does).
+enum class Metric { tokens, hardware_tflops };
 
 struct ShardedRun {
   const char* scenario;  // file under scenarios/validation/training/
@@ -52,8 +52,8 @@ const ShardedRun kRuns[] = {
     {"mpt-30b-128gpu-a100-40gb.yaml", 865},
     {"mpt-70b-64gpu-a100-40gb.yaml", 276},
     {"mpt-70b-128gpu-a100-40gb.yaml", 376},
-    // Zhang et al. 2022 (OPT), §2.4: "up to 147 TFLOP/s per GPU" on 992 A100 80GB
-    {"opt-175b-992gpu-a100.yaml", 147, Metric::model_tflops},
+    // Zhang et al. 2022 (OPT), §2.4: "up to 147 TFLOP/s per GPU" on 992 A100 80GB (recompute counted)
+    {"opt-175b-992gpu-a100.yaml", 147, Metric::hardware_tflops},
     // Narayanan et al. 2021 (SC'21) Table 2, "ZeRO-3 without Model Parallelism" (DeepSpeed) on
     // Selene's DGX A100s, the global batch fixed as the GPUs double
     {"narayanan2021-zero3-174.6b-384gpu.yaml", 144, Metric::hardware_tflops},
@@ -69,14 +69,13 @@ const std::string kTrainingDir = std::string(TWINSIM_SOURCE_DIR) + "/scenarios/v
 double predicted(const ShardedRun& run, const TrainingPrediction& p) {
   switch (run.metric) {
     case Metric::tokens: return p.throughput.tokens_per_s_per_gpu;
-    case Metric::model_tflops: return p.throughput.model_tflops_per_gpu;
     case Metric::hardware_tflops: return p.throughput.hardware_tflops_per_gpu;
   }
   return 0;
 }
 
 const char* unit(Metric metric) {
-  return metric == Metric::tokens ? "tokens/s/GPU" : metric == Metric::model_tflops ? "model TFLOP/s" : "hw TFLOP/s";
+  return metric == Metric::tokens ? "tokens/s/GPU" : "hw TFLOP/s";
 }
 
 // prediction / published - 1 for every run, in kRuns' order, printed
@@ -96,7 +95,7 @@ std::vector<double> judge_all() {
 }
 
 // The issue's goal is every run within 15%. What the simulator reaches (2026-12-06, no effect
-// added for these runs): 27 runs, median |error| 13.3%, max 175%; 17 within 15%. Outside:
+// added for these runs): 27 runs, median |error| 13.6%, max 175%; 16 within 15%. Outside:
 // - DeepSpeed ZeRO-3 alone on 384-2,240 A100s (Narayanan Table 2): +36% to +175%, growing with
 //   the GPUs. Measured, the step is flat once the GPUs double at a fixed batch (hand-derived
 //   from Eq. 3: 175B 81.6 / 66.7 / 66.7 s on 384 / 768 / 1,536 GPUs; 530B 180 / 184 s on 1,120 /
@@ -107,7 +106,8 @@ std::vector<double> judge_all() {
 //   gathers at these rank counts is in the repository to settle it.
 // - the 70B on 64 A100-40GB at micro-batch 2 (+56.7%) and on 128 at micro-batch 4 (+18.6%), the
 //   13B on 8 GPUs with 16 accumulation steps (+30.3%), the 7B on 96 H100s (+26.5%; the blog
-//   names exposed network time, ~10%, and HBM bandwidth).
+//   names exposed network time, ~10%, and HBM bandwidth), OPT-175B on 992 GPUs (+27.0%, its
+//   DP gathers hidden: 0.02 s exposed of 15.7 s).
 // The bands hold what is reached, so that a change that loses it fails.
 TEST(ShardedDpRuns, ThroughputAgainstThePublishedRuns) {
   const std::vector<double> errors = judge_all();
@@ -118,7 +118,7 @@ TEST(ShardedDpRuns, ThroughputAgainstThePublishedRuns) {
   ASSERT_EQ(t.count, 27);
   EXPECT_LT(t.median, 0.14);
   EXPECT_LT(t.max, 1.76);
-  EXPECT_GE(within, 17);
+  EXPECT_GE(within, 16);
 }
 
 // Every published run ran, so each must fit its device.
