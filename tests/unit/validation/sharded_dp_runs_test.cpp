@@ -94,16 +94,13 @@ std::vector<double> judge_all() {
   return errors;
 }
 
-// The goal is every run within 15%. What the simulator reaches (2026-12-06, no effect
-// added for these runs): 27 runs, median |error| 13.6%, max 175%; 16 within 15%. Outside:
-// - DeepSpeed ZeRO-3 alone on 384-2,240 A100s (Narayanan Table 2): +36% to +175%, growing with
-//   the GPUs. Measured, the step is flat once the GPUs double at a fixed batch (hand-derived
-//   from Eq. 3: 175B 81.6 / 66.7 / 66.7 s on 384 / 768 / 1,536 GPUs; 530B 180 / 184 s on 1,120 /
-//   2,240): a per-step cost independent of the GPU count and the per-GPU batch, as the whole
-//   model's gathers and reduce-scatter are (3 x 2 bytes x params per GPU). Predicted 60.0 / 32.7
-//   / 24.3 s: the ring prices those bytes at the node's eight NICs; the measured floor gives
-//   about 21-25 GB/s a GPU, one NIC's rate. No component measurement of DeepSpeed's 2021
-//   gathers at these rank counts is in the repository to settle it.
+// The goal is every run within 15%. What the simulator reaches (2026-12-06): 27 runs,
+// median |error| 13.3%, max 56.7%; 17 within 15%. Outside:
+// - DeepSpeed ZeRO-3 alone on 768-2,240 A100s (Narayanan Table 2, stack deepspeed-2021):
+//   +13% (384 GPUs), +28%, +22% (175B); +26%, +33%, +44% (530B). Under the `deepspeed` stack
+//   (today's DeepSpeed: bucketed gathers prefetched beside compute) they were +36%, +104%, +175%,
+//   +46%, +85%, +128%: DeepSpeed <= 0.5 gathers each tensor alone after a device synchronize,
+//   through PyTorch's list all_gather (one host copy per rank), which deepspeed-2021 prices.
 // - the 70B on 64 A100-40GB at micro-batch 2 (+56.7%) and on 128 at micro-batch 4 (+18.6%), the
 //   13B on 8 GPUs with 16 accumulation steps (+30.3%), the 7B on 96 H100s (+26.5%; the blog
 //   names exposed network time, ~10%, and HBM bandwidth), OPT-175B on 992 GPUs (+27.0%, its
@@ -117,8 +114,8 @@ TEST(ShardedDpRuns, ThroughputAgainstThePublishedRuns) {
               static_cast<int>(within));
   ASSERT_EQ(t.count, 27);
   EXPECT_LT(t.median, 0.14);
-  EXPECT_LT(t.max, 1.76);
-  EXPECT_GE(within, 16);
+  EXPECT_LT(t.max, 0.58);
+  EXPECT_GE(within, 17);
 }
 
 // Every published run ran, so each must fit its device.
@@ -139,6 +136,24 @@ TEST(ShardedDpRuns, WeakScalingStaysFlatWhereTheGathersHide) {
   ASSERT_EQ(tps.size(), 5u);
   const auto [lo, hi] = std::minmax_element(tps.begin(), tps.end());
   EXPECT_LT(*hi / *lo - 1, 0.03);
+}
+
+
+// Narayanan et al. Table 2's 175B under ZeRO-3 at a fixed batch of 1,536: the measured step,
+// from Eq. 3 (96 B s l h^2 (1 + s/6h + V/16lh) = 4.511e18 FLOPs a step) over the GPUs' TFLOP/s,
+// is 4.511e18 / (768 x 88e12) = 66.7 s on 768 GPUs and 4.511e18 / (1,536 x 44e12) = 66.7 s on
+// 1,536: doubling the GPUs saves nothing, the per-layer gathers set the step. Predicted under
+// deepspeed-2021 the two steps must stay within 10% of each other (under today's `deepspeed`,
+// whose gathers hide behind compute, 1,536 GPUs came out 26% faster than 768).
+TEST(ShardedDpRuns, Zero3StepStaysFlatWhenTheGpusDoubleAtAFixedBatch) {
+  const double measured_768 = 4.511e18 / (768 * 88e12), measured_1536 = 4.511e18 / (1536 * 44e12);
+  EXPECT_NEAR(measured_768 / measured_1536, 1.0, 0.01);
+  const double s768 = predict_training(load_scenario_file(kTrainingDir + "narayanan2021-zero3-174.6b-768gpu.yaml")).step_s;
+  const double s1536 =
+      predict_training(load_scenario_file(kTrainingDir + "narayanan2021-zero3-174.6b-1536gpu.yaml")).step_s;
+  std::printf("175B ZeRO-3 step: 768 GPUs %.1f s, 1,536 GPUs %.1f s (measured %.1f, %.1f)\n", s768, s1536,
+              measured_768, measured_1536);
+  EXPECT_NEAR(s1536 / s768, 1.0, 0.10);
 }
 
 }  // namespace
