@@ -126,9 +126,9 @@ TEST(ZeroComm, DeepSpeed2021GathersEachTensorWithItsListCopies) {
 // <= 0.5's torch.cuda.synchronize()) hides none of them. Llama-2-7B on two one-GPU nodes behind
 // 10 GB/s, 16,384 tokens a micro-batch: a layer's gather moves 202,383,360 x 2 B / 2 over the
 // link, ~20 ms, less than the layer's forward (~30 ms), so prefetched it hides; blocking, each of
-// the 32 layers' forward and backward gathers adds its own time: the step grows by at least
-// 64 gathers and at most 64 gathers and 32 reduce-scatters (which share the link), in the engine
-// and the search's estimate alike.
+// the 32 layers' forward and backward gathers adds its own time, and each backward gather waits
+// on the link for the reduce-scatter before it: the step grows by 64 gathers and up to 32
+// reduce-scatters, in the engine and the search's estimate alike.
 TEST(ZeroComm, BlockingGathersHideBehindNothing) {
   const std::string plan =
       "{dp: 2, zero: 3, recompute: none, overlap_grad_reduce: true, overlap_param_gather: true}";
