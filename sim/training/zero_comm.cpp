@@ -158,11 +158,13 @@ double zero3_layer_gather_s(const ClusterSpec& cluster, const Plan& plan, const 
     return calls * collective_time_s(cluster, CollectiveOp::all_gather, GroupLayout{hpz, hpz}, params * element / calls);  // (never offloaded)
   }
   if (!quantized_weights(plan))
-    return fetch + dp_calls_s(cluster, stack, group, CollectiveOp::all_gather, params, element, gather_calls(stack, params));
+    return fetch +
+           dp_calls_s(cluster, stack, group, CollectiveOp::all_gather, params, element, gather_calls(stack, params));
   // qwZ: each rank quantises its shard, the gathered int8 layer is dequantised whole
   const double shard = params / group.ranks;
   return fetch +
-         dp_calls_s(cluster, stack, group, CollectiveOp::all_gather, params, kInt8WireBytes, gather_calls(stack, params)) +
+         dp_calls_s(cluster, stack, group, CollectiveOp::all_gather, params, kInt8WireBytes,
+                    gather_calls(stack, params)) +
          quantize_pass_s(cluster, precision, shard * (element + kInt8WireBytes)) +
          quantize_pass_s(cluster, precision, params * (kInt8WireBytes + element));
 }

@@ -130,8 +130,7 @@ TEST(ZeroComm, DeepSpeed2021GathersEachTensorWithItsListCopies) {
 // on the link for the reduce-scatter before it: the step grows by 64 gathers and up to 32
 // reduce-scatters, in the engine and the search's estimate alike.
 TEST(ZeroComm, BlockingGathersHideBehindNothing) {
-  const std::string plan =
-      "{dp: 2, zero: 3, recompute: none, overlap_grad_reduce: true, overlap_param_gather: true}";
+  const std::string plan = "{dp: 2, zero: 3, recompute: none, overlap_grad_reduce: true, overlap_param_gather: true}";
   const std::vector<std::string> workload = {"training.seq_len=4096", "training.micro_batch=4",
                                              "training.global_batch=8"};
   std::vector<std::string> blocking_set = workload;

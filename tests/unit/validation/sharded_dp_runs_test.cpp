@@ -74,9 +74,7 @@ double predicted(const ShardedRun& run, const TrainingPrediction& p) {
   return 0;
 }
 
-const char* unit(Metric metric) {
-  return metric == Metric::tokens ? "tokens/s/GPU" : "hw TFLOP/s";
-}
+const char* unit(Metric metric) { return metric == Metric::tokens ? "tokens/s/GPU" : "hw TFLOP/s"; }
 
 // prediction / published - 1 for every run, in kRuns' order, printed
 std::vector<double> judge_all() {
@@ -87,9 +85,8 @@ std::vector<double> judge_all() {
     const double e = predicted(run, p) / run.published - 1;
     errors.push_back(e);
     std::printf("%-40s %5d GPUs %9.1f vs %8.1f %s (%+6.1f%%), DP exposed %.3f s of %.3f s%s\n", run.scenario,
-                static_cast<int>(s.plan.world_size()), predicted(run, p), run.published,
-                unit(run.metric), 100 * e, p.breakdown.dp_comm_exposed_s, p.step_s,
-                predict_memory(s).fits ? "" : " DOES NOT FIT");
+                static_cast<int>(s.plan.world_size()), predicted(run, p), run.published, unit(run.metric), 100 * e,
+                p.breakdown.dp_comm_exposed_s, p.step_s, predict_memory(s).fits ? "" : " DOES NOT FIT");
   }
   return errors;
 }
@@ -138,7 +135,6 @@ TEST(ShardedDpRuns, WeakScalingStaysFlatWhereTheGathersHide) {
   EXPECT_LT(*hi / *lo - 1, 0.03);
 }
 
-
 // Narayanan et al. Table 2's 175B under ZeRO-3 at a fixed batch of 1,536: the measured step,
 // from Eq. 3 (96 B s l h^2 (1 + s/6h + V/16lh) = 4.511e18 FLOPs a step) over the GPUs' TFLOP/s,
 // is 4.511e18 / (768 x 88e12) = 66.7 s on 768 GPUs and 4.511e18 / (1,536 x 44e12) = 66.7 s on
@@ -148,11 +144,12 @@ TEST(ShardedDpRuns, WeakScalingStaysFlatWhereTheGathersHide) {
 TEST(ShardedDpRuns, Zero3StepStaysFlatWhenTheGpusDoubleAtAFixedBatch) {
   const double measured_768 = 4.511e18 / (768 * 88e12), measured_1536 = 4.511e18 / (1536 * 44e12);
   EXPECT_NEAR(measured_768 / measured_1536, 1.0, 0.01);
-  const double s768 = predict_training(load_scenario_file(kTrainingDir + "narayanan2021-zero3-174.6b-768gpu.yaml")).step_s;
+  const double s768 =
+      predict_training(load_scenario_file(kTrainingDir + "narayanan2021-zero3-174.6b-768gpu.yaml")).step_s;
   const double s1536 =
       predict_training(load_scenario_file(kTrainingDir + "narayanan2021-zero3-174.6b-1536gpu.yaml")).step_s;
-  std::printf("175B ZeRO-3 step: 768 GPUs %.1f s, 1,536 GPUs %.1f s (measured %.1f, %.1f)\n", s768, s1536,
-              measured_768, measured_1536);
+  std::printf("175B ZeRO-3 step: 768 GPUs %.1f s, 1,536 GPUs %.1f s (measured %.1f, %.1f)\n", s768, s1536, measured_768,
+              measured_1536);
   EXPECT_NEAR(s1536 / s768, 1.0, 0.10);
 }
 
