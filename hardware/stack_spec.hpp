@@ -153,6 +153,19 @@ struct StackSpec {
   // default (use_multi_rank_bucket_allreduce: average_tensor -> allreduce_and_scatter,
   // runtime/zero/stage_1_and_2.py). ZeRO 3 reduce-scatters whatever this says.
   bool zero_bucket_all_reduce = false;
+  // DeepSpeed's first ZeRO-3 (<= 0.5, 2021) as it gathers a layer (Init._allgather_param in
+  // runtime/zero/partition_parameters.py): each parameter tensor its own all-gather
+  // (zero_gather_calls: the layer's tensors, 0: by zero_gather_bucket_params), each issued
+  // after torch.cuda.synchronize() (zero_gather_blocking), so a gather starts only once the
+  // device has drained and the compute that needs it waits: no overlap, the gathers on the
+  // compute stream.
+  int zero_gather_calls = 0;
+  bool zero_gather_blocking = false;
+  // Host time per rank of each ZeRO collective call passed as a list of per-rank tensors
+  // (torch.distributed.all_gather / reduce_scatter): PyTorch <= 1.9's ProcessGroupNCCL
+  // flattens the list and copies each rank's chunk out (all_gather) or in (reduce_scatter),
+  // one copy_ per rank. 0: flat collectives (_all_gather_base, all_gather_into_tensor).
+  double zero_list_copy_s = 0;
   // PyTorch FSDP2 under pipeline parallelism as torchtitan runs it: fully_shard(...,
   // reshard_after_forward=not pp_enabled) (torchtitan parallelize_llama.py apply_fsdp) and
   // torch.distributed.pipelining's stage syncing gradients and resharding only at the last

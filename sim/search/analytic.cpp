@@ -358,10 +358,25 @@ AnalyticEstimate AnalyticModel::estimate(const Candidate& c) {
   auto zero_side = [&](double gather, double reduce) { return one_link ? gather + reduce : std::max(gather, reduce); };
   const bool moe = base_.model.moe.has_value();
   LayerPasses l;
-  l.f_dense = layer_pass_s(c, prices.dense, z.gather_dense, true);
-  l.b_dense = layer_pass_s(c, prices.dense, zero_side(z.gather_dense_bwd, z.reduce_dense), false);
-  l.f_moe = moe ? layer_pass_s(c, prices.moe, z.gather_moe, true) : 0;
-  l.b_moe = moe ? layer_pass_s(c, prices.moe, zero_side(z.gather_moe_bwd, z.reduce_moe), false) : 0;
+  if (base_.stack.zero_gather_blocking) {
+    // each gather on the compute stream before its layer's pass; across nodes it waits for the
+    // reduce-scatter before it on the NICs, inside a node the reduce-scatter runs beside the pass
+    auto blocked = [&](double pass_beside_reduce, double pass_alone, double reduce) {
+      return one_link ? pass_alone + reduce : pass_beside_reduce;
+    };
+    l.f_dense = layer_pass_s(c, prices.dense, 0, true) + z.gather_dense;
+    l.b_dense = z.gather_dense_bwd + blocked(layer_pass_s(c, prices.dense, z.reduce_dense, false),
+                                             layer_pass_s(c, prices.dense, 0, false), z.reduce_dense);
+    l.f_moe = moe ? layer_pass_s(c, prices.moe, 0, true) + z.gather_moe : 0;
+    l.b_moe = moe ? z.gather_moe_bwd + blocked(layer_pass_s(c, prices.moe, z.reduce_moe, false),
+                                               layer_pass_s(c, prices.moe, 0, false), z.reduce_moe)
+                  : 0;
+  } else {
+    l.f_dense = layer_pass_s(c, prices.dense, z.gather_dense, true);
+    l.b_dense = layer_pass_s(c, prices.dense, zero_side(z.gather_dense_bwd, z.reduce_dense), false);
+    l.f_moe = moe ? layer_pass_s(c, prices.moe, z.gather_moe, true) : 0;
+    l.b_moe = moe ? layer_pass_s(c, prices.moe, zero_side(z.gather_moe_bwd, z.reduce_moe), false) : 0;
+  }
   l.synced = pass_blocks(prices.dense, c.tp_comm_overlap) || (moe && pass_blocks(prices.moe, c.tp_comm_overlap));
 
   Stages s;

@@ -301,8 +301,11 @@ void Builder::zero3_gather(Chains& ch, int stage, std::int64_t layer, const char
                                               state_dtype(), backward);
   // hpZ's backward gather stays inside the node: the group's NICs are not held
   const bool in_node = backward && hpz_partition(s.plan, s.cluster.gpus_per_node) > 1;
+  // a stack that drains the device before each gather (StackSpec::zero_gather_blocking) runs
+  // it on the compute stream: nothing overlaps it
+  ResourceId StageStreams::*stream = s.stack.zero_gather_blocking ? nullptr : &StageStreams::gather;
   comm(ch, stage, GroupKind::dp, "layer" + std::to_string(layer) + ".zero3.gather." + pass, seconds,
-       out.categories.dp_comm, &StageStreams::gather, true, in_node);
+       out.categories.dp_comm, stream, true, in_node);
 }
 
 // ZeRO 2/3 with overlap: a layer's gradients are reduce-scattered into the shards after

@@ -15,11 +15,18 @@ namespace twinsim {
 
 namespace {
 
-// `calls` equal calls of `params x element_bytes` in all, back to back on the DP stream.
-double dp_calls_s(const ClusterSpec& cluster, const GroupLayout& group, CollectiveOp op, double params,
-                  double element_bytes, std::int64_t bucket) {
-  const auto calls = static_cast<double>(zero_calls(params, bucket));
-  return calls * collective_time_s(cluster, op, group, params * element_bytes / calls);
+// `calls` equal calls of `params x element_bytes` in all, back to back on the DP stream, each
+// with the stack's host copies of a list collective, one per rank (StackSpec::zero_list_copy_s).
+double dp_calls_s(const ClusterSpec& cluster, const StackSpec& stack, const GroupLayout& group, CollectiveOp op,
+                  double params, double element_bytes, std::int64_t calls_n) {
+  const auto calls = static_cast<double>(calls_n);
+  const double copies = group.ranks * stack.zero_list_copy_s;
+  return calls * (collective_time_s(cluster, op, group, params * element_bytes / calls) + copies);
+}
+
+// The calls that carry a layer's ZeRO-3 gather: the stack's per-tensor count, else its buckets.
+std::int64_t gather_calls(const StackSpec& stack, double params) {
+  return stack.zero_gather_calls > 0 ? stack.zero_gather_calls : zero_calls(params, stack.zero_gather_bucket_params);
 }
 
 // ZeRO++ (Wang et al. 2023, "ZeRO++: Extremely Efficient Collective Communication for Giant
@@ -152,11 +159,13 @@ double zero3_layer_gather_s(const ClusterSpec& cluster, const Plan& plan, const 
     return calls * collective_time_s(cluster, CollectiveOp::all_gather, GroupLayout{hpz, hpz}, params * element / calls);  // (never offloaded)
   }
   if (!quantized_weights(plan))
-    return fetch + dp_calls_s(cluster, group, CollectiveOp::all_gather, params, element, stack.zero_gather_bucket_params);
+    return fetch +
+           dp_calls_s(cluster, stack, group, CollectiveOp::all_gather, params, element, gather_calls(stack, params));
   // qwZ: each rank quantises its shard, the gathered int8 layer is dequantised whole
   const double shard = params / group.ranks;
   return fetch +
-         dp_calls_s(cluster, group, CollectiveOp::all_gather, params, kInt8WireBytes, stack.zero_gather_bucket_params) +
+         dp_calls_s(cluster, stack, group, CollectiveOp::all_gather, params, kInt8WireBytes,
+                    gather_calls(stack, params)) +
          quantize_pass_s(cluster, precision, shard * (element + kInt8WireBytes)) +
          quantize_pass_s(cluster, precision, params * (kInt8WireBytes + element));
 }
@@ -176,12 +185,12 @@ double zero_layer_reduce_s(const ClusterSpec& cluster, const Plan& plan, const S
   const Dtype precision = dp_gradient_dtype(stack, state);
   const double element = grad_element_bytes(precision);
   const CollectiveOp op = dp_gradient_op(stack, plan);
-  if (!quantized_gradients(plan)) return dp_calls_s(cluster, group, op, params, element, stack.zero_reduce_bucket_params);
+  const std::int64_t calls = zero_calls(params, stack.zero_reduce_bucket_params);
+  if (!quantized_gradients(plan)) return dp_calls_s(cluster, stack, group, op, params, element, calls);
   // qgZ (§3.3): the gradients in int4 through an all-to-all inside the node, then one
   // across nodes, each quantised before and dequantised and reduced after (two passes over
   // the layer's gradients each hop); priced as the reduce-scatter of the int4 bytes
-  return dp_calls_s(cluster, group, CollectiveOp::reduce_scatter, params, kInt4WireBytes,
-                    stack.zero_reduce_bucket_params) +
+  return dp_calls_s(cluster, stack, group, CollectiveOp::reduce_scatter, params, kInt4WireBytes, calls) +
          2 * quantize_pass_s(cluster, precision, params * 2 * (element + kInt4WireBytes));
 }
 

@@ -59,6 +59,8 @@ std::int64_t zero_calls(double params, std::int64_t bucket);
 // plan.zero_hpz_partition_size (hpZ), the backward's gathers run over that many GPUs of
 // the node, from the secondary partition, in 16 bits. With plan.offload_params each rank first
 // copies its shard from CPU memory (cluster.host's h2d).
+// The calls are the stack's per-tensor count (StackSpec::zero_gather_calls) or its buckets, each
+// with its list collective's host copies (StackSpec::zero_list_copy_s, one per rank).
 double zero3_layer_gather_s(const ClusterSpec& cluster, const Plan& plan, const StackSpec& stack, double params,
                             Dtype precision, const GroupLayout& group, bool backward = false);
 

@@ -103,6 +103,59 @@ TEST(ZeroComm, DeepSpeedBucketsSplitALayerIntoCalls) {
       zero3_layer_gather_s(s.cluster, s.plan, s.stack, params, Dtype::bf16, dp_of(s.cluster, s.plan)));
 }
 
+// DeepSpeed <= 0.5 (the deepspeed-2021 preset) gathers each of a Megatron GPT layer's 12
+// parameter tensors in its own call, through a list all_gather that PyTorch <= 1.9 copies out
+// one rank's chunk at a time: over 1,536 ranks, 12 x 1,536 copies of 6.55 us = 0.1207 s of
+// host time a layer, more than the 12 calls' NCCL time. The reduce-scatter keeps its 5e8
+// bucket: one call, 1,536 copies in (0.01006 s).
+TEST(ZeroComm, DeepSpeed2021GathersEachTensorWithItsListCopies) {
+  const Scenario s = zero3_dp1536("deepspeed-2021");
+  const double params = 4.0 * 4096 * 4096 + 3.0 * 4096 * 11008 + 2 * 4096;
+  const GroupLayout dp{1536, 8};
+  const double copies = 12 * 1536 * 6.55e-6;
+  EXPECT_NEAR(copies, 0.1207296, 1e-7);
+  const double nccl = 12 * collective_time_s(s.cluster, CollectiveOp::all_gather, dp, params * 2 / 12);
+  EXPECT_NEAR(zero3_layer_gather_s(s.cluster, s.plan, s.stack, params, Dtype::bf16, dp_of(s.cluster, s.plan)),
+              nccl + copies, 1e-9);
+  EXPECT_GT(copies, nccl);
+  EXPECT_NEAR(zero_layer_reduce_s(s.cluster, s.plan, s.stack, params, Dtype::bf16, {}, dp_of(s.cluster, s.plan)),
+              collective_time_s(s.cluster, CollectiveOp::reduce_scatter, dp, params * 2) + 1536 * 6.55e-6, 1e-9);
+}
+
+// A stack that drains the device before each ZeRO-3 gather (stack.zero_gather_blocking, DeepSpeed
+// <= 0.5's torch.cuda.synchronize()) hides none of them. Llama-2-7B on two one-GPU nodes behind
+// 10 GB/s, 16,384 tokens a micro-batch: a layer's gather moves 202,383,360 x 2 B / 2 over the
+// link, ~20 ms, less than the layer's forward (~30 ms), so prefetched it hides; blocking, each of
+// the 32 layers' forward and backward gathers adds its own time, and each backward gather waits
+// on the link for the reduce-scatter before it: the step grows by 64 gathers and up to 32
+// reduce-scatters, in the engine and the search's estimate alike.
+TEST(ZeroComm, BlockingGathersHideBehindNothing) {
+  const std::string plan = "{dp: 2, zero: 3, recompute: none, overlap_grad_reduce: true, overlap_param_gather: true}";
+  const std::vector<std::string> workload = {"training.seq_len=4096", "training.micro_batch=4",
+                                             "training.global_batch=8"};
+  std::vector<std::string> blocking_set = workload;
+  blocking_set.push_back("stack.zero_gather_blocking=true");
+  const Scenario plain = two_nodes_10gbps(plan, workload), blocking = two_nodes_10gbps(plan, blocking_set);
+  const double params = 4.0 * 4096 * 4096 + 3.0 * 4096 * 11008 + 2 * 4096;
+  const double g = zero3_layer_gather_s(plain.cluster, plain.plan, plain.stack, params, Dtype::bf16,
+                                        dp_of(plain.cluster, plain.plan));
+  const double r = zero_layer_reduce_s(plain.cluster, plain.plan, plain.stack, params, Dtype::bf16, {},
+                                       dp_of(plain.cluster, plain.plan));
+  EXPECT_NEAR(g, params * 2 / 2 / 10e9, 1e-4);
+  const TrainingPrediction hidden = predict_training(plain), exposed = predict_training(blocking);
+  EXPECT_LT(hidden.breakdown.dp_comm_exposed_s, 2 * g);  // at most the first layer's
+  const double added = exposed.step_s - hidden.step_s;
+  EXPECT_GE(added, 64 * g * 0.99) << added;
+  EXPECT_LE(added, (64 * g + 32 * r) * 1.01) << added;
+  SearchSpaceOptions o;
+  o.min_gpus = 2, o.max_gpus = 2, o.max_micro_batch = 4, o.max_cp = 1;
+  AnalyticModel model(blocking, make_search_space(blocking, o));
+  Candidate c;
+  static_cast<PlanKnobs&>(c) = blocking.plan;
+  c.micro_batch = 4;
+  EXPECT_NEAR(model.estimate(c).step_s / exposed.step_s, 1.0, 0.05) << exposed.step_s;
+}
+
 // DeepSpeed's ZeRO 1 and 2 all-reduce each gradient bucket whole and keep their partition's
 // slice (stage_1_and_2.py, use_multi_rank_bucket_allreduce by default); ZeRO 3 and Megatron's
 // distributed optimizer reduce-scatter. Over two ranks behind a 10 GB/s link a reduce-scatter

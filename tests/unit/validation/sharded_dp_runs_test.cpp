@@ -1,0 +1,157 @@
+// Published sharded-data-parallel runs (PyTorch FSDP, ZeRO-3 alike: parameters, gradients and
+// optimizer states sharded over the data-parallel group) from 8 to 992 GPUs as judges of the
+// simulator's per-layer gathers and reduce-scatters and their overlap. Each scenario file
+// under scenarios/validation/training/ names its source and assumptions; this table holds the
+// published figures. Nothing was fitted to these runs.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "scenario/load.hpp"
+#include "sim/memory/memory_report.hpp"
+#include "sim/training/training_report.hpp"
+#include "sim/validate/error_stats.hpp"
+
+namespace twinsim {
+namespace {
+
+// What a source publishes per GPU: tokens/s or hardware TFLOP/s (the recomputed forward counted,
+// as Narayanan et al.'s Eq. 3 does).
+enum class Metric { tokens, hardware_tflops };
+
+struct ShardedRun {
+  const char* scenario;  // file under scenarios/validation/training/
+  double published;
+  Metric metric = Metric::tokens;
+};
+
+const ShardedRun kRuns[] = {
+    // PyTorch blog "Maximizing training throughput using PyTorch FSDP" (IBM and Meta, 2024-03),
+    // Table 1: 128 A100 80GB at 400 Gbps a node, 96 H100 80GB at 800 Gbps a node
+    {"ibm-fsdp-llama2-7b-128gpu-a100.yaml", 3700},
+    {"ibm-fsdp-llama2-34b-128gpu-a100.yaml", 700},
+    {"ibm-fsdp-llama2-70b-128gpu-a100.yaml", 370},
+    {"ibm-fsdp-llama2-7b-96gpu-h100.yaml", 7500},
+    {"ibm-fsdp-llama2-34b-96gpu-h100.yaml", 1550},
+    {"ibm-fsdp-llama2-70b-96gpu-h100.yaml", 800},
+    // mosaicml/llm-foundry scripts/train/benchmarking/README.md, A100 40GB with 1600 Gbps RoCE
+    {"mpt-7b-8gpu-a100-40gb.yaml", 3679},
+    {"mpt-7b-16gpu-a100-40gb.yaml", 3645},
+    {"mpt-7b-32gpu-a100-40gb.yaml", 3725},
+    {"mpt-7b-64gpu-a100-40gb.yaml", 3665},
+    {"mpt-7b-128gpu-a100-40gb.yaml", 3623},
+    {"mpt-13b-8gpu-a100-40gb.yaml", 1668},
+    {"mpt-13b-16gpu-a100-40gb.yaml", 1993},
+    {"mpt-13b-32gpu-a100-40gb.yaml", 1998},
+    {"mpt-13b-64gpu-a100-40gb.yaml", 1976},
+    {"mpt-13b-128gpu-a100-40gb.yaml", 1972},
+    {"mpt-30b-32gpu-a100-40gb.yaml", 857},
+    {"mpt-30b-128gpu-a100-40gb.yaml", 865},
+    {"mpt-70b-64gpu-a100-40gb.yaml", 276},
+    {"mpt-70b-128gpu-a100-40gb.yaml", 376},
+    // Zhang et al. 2022 (OPT), §2.4: "up to 147 TFLOP/s per GPU" on 992 A100 80GB (recompute counted)
+    {"opt-175b-992gpu-a100.yaml", 147, Metric::hardware_tflops},
+    // Narayanan et al. 2021 (SC'21) Table 2, "ZeRO-3 without Model Parallelism" (DeepSpeed) on
+    // Selene's DGX A100s, the global batch fixed as the GPUs double
+    {"narayanan2021-zero3-174.6b-384gpu.yaml", 144, Metric::hardware_tflops},
+    {"narayanan2021-zero3-174.6b-768gpu.yaml", 88, Metric::hardware_tflops},
+    {"narayanan2021-zero3-174.6b-1536gpu.yaml", 44, Metric::hardware_tflops},
+    {"narayanan2021-zero3-529.6b-640gpu.yaml", 138, Metric::hardware_tflops},
+    {"narayanan2021-zero3-529.6b-1120gpu.yaml", 98, Metric::hardware_tflops},
+    {"narayanan2021-zero3-529.6b-2240gpu.yaml", 48, Metric::hardware_tflops},
+};
+
+const std::string kTrainingDir = std::string(TWINSIM_SOURCE_DIR) + "/scenarios/validation/training/";
+
+double predicted(const ShardedRun& run, const TrainingPrediction& p) {
+  switch (run.metric) {
+    case Metric::tokens: return p.throughput.tokens_per_s_per_gpu;
+    case Metric::hardware_tflops: return p.throughput.hardware_tflops_per_gpu;
+  }
+  return 0;
+}
+
+const char* unit(Metric metric) { return metric == Metric::tokens ? "tokens/s/GPU" : "hw TFLOP/s"; }
+
+// prediction / published - 1 for every run, in kRuns' order, printed
+std::vector<double> judge_all() {
+  std::vector<double> errors;
+  for (const ShardedRun& run : kRuns) {
+    const Scenario s = load_scenario_file(kTrainingDir + run.scenario);
+    const TrainingPrediction p = predict_training(s);
+    const double e = predicted(run, p) / run.published - 1;
+    errors.push_back(e);
+    std::printf("%-40s %5d GPUs %9.1f vs %8.1f %s (%+6.1f%%), DP exposed %.3f s of %.3f s%s\n", run.scenario,
+                static_cast<int>(s.plan.world_size()), predicted(run, p), run.published, unit(run.metric), 100 * e,
+                p.breakdown.dp_comm_exposed_s, p.step_s, predict_memory(s).fits ? "" : " DOES NOT FIT");
+  }
+  return errors;
+}
+
+// The goal is every run within 15%. What the simulator reaches (2026-12-06): 27 runs,
+// median |error| 13.3%, max 56.7%; 17 within 15%. Outside:
+// - DeepSpeed ZeRO-3 alone on 768-2,240 A100s (Narayanan Table 2, stack deepspeed-2021):
+//   +13% (384 GPUs), +28%, +22% (175B); +26%, +33%, +44% (530B). Under the `deepspeed` stack
+//   (today's DeepSpeed: bucketed gathers prefetched beside compute) they were +36%, +104%, +175%,
+//   +46%, +85%, +128%: DeepSpeed <= 0.5 gathers each tensor alone after a device synchronize,
+//   through PyTorch's list all_gather (one host copy per rank), which deepspeed-2021 prices.
+// - the 70B on 64 A100-40GB at micro-batch 2 (+56.7%) and on 128 at micro-batch 4 (+18.6%), the
+//   13B on 8 GPUs with 16 accumulation steps (+30.3%), the 7B on 96 H100s (+26.5%; the blog
+//   names exposed network time, ~10%, and HBM bandwidth), OPT-175B on 992 GPUs (+27.0%, its
+//   DP gathers hidden: 0.02 s exposed of 15.7 s).
+// The bands hold what is reached, so that a change that loses it fails.
+TEST(ShardedDpRuns, ThroughputAgainstThePublishedRuns) {
+  const std::vector<double> errors = judge_all();
+  const ErrorSummary t = summarize(errors);
+  const auto within = std::count_if(errors.begin(), errors.end(), [](double e) { return std::abs(e) <= 0.15; });
+  std::printf("%d runs, median |error| %.1f%%, max %.1f%%, %d within 15%%\n", t.count, 100 * t.median, 100 * t.max,
+              static_cast<int>(within));
+  ASSERT_EQ(t.count, 27);
+  EXPECT_LT(t.median, 0.14);
+  EXPECT_LT(t.max, 0.58);
+  EXPECT_GE(within, 17);
+}
+
+// Every published run ran, so each must fit its device.
+TEST(ShardedDpRuns, WhatRanFits) {
+  for (const ShardedRun& run : kRuns)
+    EXPECT_TRUE(predict_memory(load_scenario_file(kTrainingDir + run.scenario)).fits) << run.scenario;
+}
+
+// The MPT-7B rows keep 18 sequences of 2,048 tokens a GPU from 32 to 128 GPUs (and 12-16 at 8
+// and 16): measured 3,623-3,725 tokens/s per GPU, a spread of 2.8% over 8 -> 128 GPUs. Its
+// per-layer all-gather (202M bf16 parameters, ~0.4 GB; at most 2 ms at 1600 Gbps a node) hides
+// behind its ~50 ms of forward compute per layer, so the prediction must stay as flat.
+TEST(ShardedDpRuns, WeakScalingStaysFlatWhereTheGathersHide) {
+  std::vector<double> tps;
+  for (const ShardedRun& run : kRuns)
+    if (std::string(run.scenario).rfind("mpt-7b-", 0) == 0)
+      tps.push_back(predict_training(load_scenario_file(kTrainingDir + run.scenario)).throughput.tokens_per_s_per_gpu);
+  ASSERT_EQ(tps.size(), 5u);
+  const auto [lo, hi] = std::minmax_element(tps.begin(), tps.end());
+  EXPECT_LT(*hi / *lo - 1, 0.03);
+}
+
+// Narayanan et al. Table 2's 175B under ZeRO-3 at a fixed batch of 1,536: the measured step,
+// from Eq. 3 (96 B s l h^2 (1 + s/6h + V/16lh) = 4.511e18 FLOPs a step) over the GPUs' TFLOP/s,
+// is 4.511e18 / (768 x 88e12) = 66.7 s on 768 GPUs and 4.511e18 / (1,536 x 44e12) = 66.7 s on
+// 1,536: doubling the GPUs saves nothing, the per-layer gathers set the step. Predicted under
+// deepspeed-2021 the two steps must stay within 10% of each other (under today's `deepspeed`,
+// whose gathers hide behind compute, 1,536 GPUs came out 26% faster than 768).
+TEST(ShardedDpRuns, Zero3StepStaysFlatWhenTheGpusDoubleAtAFixedBatch) {
+  const double measured_768 = 4.511e18 / (768 * 88e12), measured_1536 = 4.511e18 / (1536 * 44e12);
+  EXPECT_NEAR(measured_768 / measured_1536, 1.0, 0.01);
+  const double s768 =
+      predict_training(load_scenario_file(kTrainingDir + "narayanan2021-zero3-174.6b-768gpu.yaml")).step_s;
+  const double s1536 =
+      predict_training(load_scenario_file(kTrainingDir + "narayanan2021-zero3-174.6b-1536gpu.yaml")).step_s;
+  std::printf("175B ZeRO-3 step: 768 GPUs %.1f s, 1,536 GPUs %.1f s (measured %.1f, %.1f)\n", s768, s1536, measured_768,
+              measured_1536);
+  EXPECT_NEAR(s1536 / s768, 1.0, 0.10);
+}
+
+}  // namespace
+}  // namespace twinsim
