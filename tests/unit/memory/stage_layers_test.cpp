@@ -106,10 +106,12 @@ TEST(StageLayers, TheAccountedSplitLeavesTheEmbeddingsAndTheLossVirtualStagesWit
   EXPECT_EQ(chunk_layer_count(m, p, 15, 6), 1);
   EXPECT_EQ(chunk_layer_count(m, p, 7, 0), 1);
   // model chunk c * 16 + i: round 0 holds stages 1-15's one layer each (layers 0-14), so stage
-  // 0's second chunk starts at layer 15 and stage 1's first at layer 0
+  // 0's second chunk starts at layer 15 and stage 1's first at layer 0; the 111 chunks before
+  // stage 15's seventh hold 110 layers, and the model's last layer is stage 14's last chunk
   EXPECT_EQ(chunk_first_layer(m, p, 1, 0), 0);
   EXPECT_EQ(chunk_first_layer(m, p, 0, 1), 15);
-  EXPECT_EQ(chunk_first_layer(m, p, 15, 6), 125);
+  EXPECT_EQ(chunk_first_layer(m, p, 15, 6), 110);
+  EXPECT_EQ(chunk_first_layer(m, p, 14, 7), 125);
   std::multiset<std::int64_t> seen;
   for (int i = 0; i < p.pp; ++i)
     for (int c = 0; c < p.virtual_stages; ++c)
