@@ -208,7 +208,8 @@ void resolve_stages(Scenario& s) {
                           "true",
                           "needs model.layers=" + std::to_string(layers) +
                               " and the embedding and loss it counts as layers to divide into plan.pp x virtual "
-                              "stages (" + std::to_string(p.pp * chunks_per_stage(p)) + ")");
+                              "stages (" +
+                              std::to_string(p.pp * chunks_per_stage(p)) + ")");
   } else if (p.stage_layers.empty()) {
     require_divides("plan.pp", p.pp, "model.layers", layers);
     p.stage_layers.assign(p.pp, static_cast<int>(layers / p.pp));

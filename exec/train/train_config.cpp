@@ -22,7 +22,8 @@ void validate_lora(const TrainConfig& c) {
   // the optimizer keeps states for the adapters alone (zero.cpp optimizer_spans); its offloaded
   // update copies whole shares back and forth
   if (c.plan.offload_optimizer)
-    throw std::invalid_argument("plan.offload_optimizer=true: the executor runs training.lora without optimizer offload");
+    throw std::invalid_argument(
+        "plan.offload_optimizer=true: the executor runs training.lora without optimizer offload");
   const LoraBase base = c.training.lora->base;
   if (base != LoraBase::bf16 && base != LoraBase::fp16)
     throw std::invalid_argument(

@@ -52,8 +52,8 @@ struct BlockShard {
   };
   std::vector<Span> spans;
   bool compact = false;
-  Tensor master;               // fp32 master weights of the spans (16-bit storage, or any with offload: on the host)
-  Tensor m, v;                 // AdamW moments of the spans
+  Tensor master;                  // fp32 master weights of the spans (16-bit storage, or any with offload: on the host)
+  Tensor m, v;                    // AdamW moments of the spans
   std::int64_t swap_offset = -1;  // plan.offload_device: nvme: master, m, v on the swap file from here
   Tensor grad_shard;           // ZeRO 2/3: the reduced grads of [lo, hi), storage type
   Tensor param_shard;          // ZeRO 3: the only persistent copy of [lo, hi), storage type

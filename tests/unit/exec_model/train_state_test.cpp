@@ -8,8 +8,8 @@
 #include <memory>
 
 #include "exec/cpu/tracked_allocator.hpp"
-#include "exec/runtime/backend.hpp"
 #include "exec/model/tensor.hpp"
+#include "exec/runtime/backend.hpp"
 #include "exec/runtime/data.hpp"
 #include "exec/train/memory_estimate.hpp"
 #include "exec/train/trainer.hpp"

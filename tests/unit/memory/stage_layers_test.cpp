@@ -100,7 +100,7 @@ TEST(StageLayers, TheAccountedSplitLeavesTheEmbeddingsAndTheLossVirtualStagesWit
   const std::vector<int> expected = {7, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 7};
   EXPECT_EQ(accounted_stage_layers(126, p), expected);
   p.stage_layers = expected;
-  EXPECT_EQ(chunk_layer_count(m, p, 0, 0), 0);   // the embedding alone
+  EXPECT_EQ(chunk_layer_count(m, p, 0, 0), 0);  // the embedding alone
   EXPECT_EQ(chunk_layer_count(m, p, 0, 1), 1);
   EXPECT_EQ(chunk_layer_count(m, p, 15, 7), 0);  // the loss alone
   EXPECT_EQ(chunk_layer_count(m, p, 15, 6), 1);
@@ -136,9 +136,9 @@ TEST(StageLayers, TheAccountedSplitLeavesTheEmbeddingsAndTheLossVirtualStagesWit
 // 16384 x (16384 + 2 x 1024 + 16384) + 3 x 16384 x 53248 = 3,187,671,040, its two norms
 // 2 x 16384; the word embedding 128,256 x 16,384 = 2,101,346,304).
 TEST(StageLayers, TheAccountedSplitLoadsSimulatesAndHoldsTheEmbeddingOnTheFirstStage) {
-  const Scenario s = load_scenario_file(std::string(TWINSIM_SOURCE_DIR) +
-                                            "/scenarios/validation/training/megatron-bridge-llama31-405b-gb200-26.02.yaml",
-                                        {"training.precision=bf16"});
+  const Scenario s = load_scenario_file(
+      std::string(TWINSIM_SOURCE_DIR) + "/scenarios/validation/training/megatron-bridge-llama31-405b-gb200-26.02.yaml",
+      {"training.precision=bf16"});
   const std::vector<int> expected = {7, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 7};
   EXPECT_EQ(s.plan.stage_layers, expected);
   const std::int64_t layer_on_gpu = 3187671040 / 4 + 2 * 16384;

@@ -90,7 +90,6 @@ std::vector<BadCase> bad_cases() {
       {"stage_layers past an int", "", {"plan.stage_layers=[4294967296, 1]"}, "plan.stage_layers[0]=4294967296 is too large (at most 1048576)"},
       {"virtual stages without interleaved", "", {"plan.virtual_stages=2"}, "plan.virtual_stages=2 needs plan.schedule=interleaved"},
       {"virtual stages over layers", "", {"plan.schedule=interleaved", "plan.virtual_stages=17"}, "plan.virtual_stages=17 exceeds the 16 layers of stage 0 (every virtual stage needs a layer)"},
-      {"accounted split not dividing", "", {"plan.account_for_embedding_in_pipeline_split=true"}, "plan.account_for_embedding_in_pipeline_split=true needs model.layers=32 and the embedding and loss it counts as layers to divide into plan.pp x virtual stages (2)"},
       {"interleaved micro-batches", "", {"plan.schedule=interleaved", "plan.virtual_stages=2", "training.global_batch=12"}, "needs the 3 micro-batches per step to be a multiple of plan.pp=2"},
       {"ep without moe", "", {"plan.ep=2"}, "plan.ep=2 needs a mixture-of-experts model"},
       {"ep not dividing experts", "model: mixtral-8x7b\ncluster: dgx-h100\ntraining: {seq_len: 4096, global_batch: 64}\nplan: {tp: 1, dp: 8, ep: 3}\n", {}, "plan.ep=3 does not divide model.moe.experts=8"},
@@ -204,6 +203,21 @@ TEST(RejectScenario, EveryBadInputNamesKeyValueAndRule) {
       EXPECT_NE(std::string(e.what()).find(c.message), std::string::npos)
           << c.what << ":\n  got      " << e.what() << "\n  expected " << c.message;
     }
+  }
+}
+
+// Megatron's split counting the embedding (plan.account_for_embedding_in_pipeline_split): 32
+// layers and the embedding, 33 units, do not divide into pp 2 x 1 virtual stage.
+TEST(RejectScenario, AnAccountedSplitThatDoesNotDivideNamesItsKey) {
+  try {
+    load_scenario_text(kBase, {"plan.account_for_embedding_in_pipeline_split=true"});
+    ADD_FAILURE() << "was accepted";
+  } catch (const ScenarioError& e) {
+    EXPECT_NE(std::string(e.what()).find("plan.account_for_embedding_in_pipeline_split=true needs model.layers=32 and "
+                                         "the embedding and loss it counts as layers to divide into plan.pp x "
+                                         "virtual stages (2)"),
+              std::string::npos)
+        << e.what();
   }
 }
 

@@ -56,8 +56,9 @@ TEST(MlperfLora, StepTimeWithinFifteenPercentMemoryWithinTenPercent) {
                                         "/scenarios/validation/training/mlperf50-llama2-70b-lora-b200.yaml");
   const double step = predict_training(s).step_s;
   const double peak_GiB = static_cast<double>(predict_memory(s).peak_bytes) / (1 << 30);
-  std::printf("MLPerf v5.0 Llama-2-70B LoRA 8xB200: step %.3f s (published 1.541, %+.1f%%), peak %.1f GiB (168.8, %+.1f%%)\n",
-              step, 100 * (step / 1.541 - 1), peak_GiB, 100 * (peak_GiB / 168.827 - 1));
+  std::printf(
+      "MLPerf v5.0 Llama-2-70B LoRA 8xB200: step %.3f s (published 1.541, %+.1f%%), peak %.1f GiB (168.8, %+.1f%%)\n",
+      step, 100 * (step / 1.541 - 1), peak_GiB, 100 * (peak_GiB / 168.827 - 1));
   EXPECT_NEAR(step / 1.541, 1.0, 0.15);
   EXPECT_NEAR(peak_GiB / 168.827, 1.0, 0.10);
 }
