@@ -53,6 +53,13 @@ struct PlanKnobs {
   std::uint32_t recompute_modules = 0;
   Schedule schedule = Schedule::one_f_one_b;
   int virtual_stages = 1;
+  // Megatron-core's --account-for-embedding-in-pipeline-split / --account-for-loss-in-pipeline-split
+  // (TransformerConfig; get_num_layers_to_build): the embedding (the loss) counts as one layer
+  // of the split, so the first virtual stage of stage 0 (the last of the last stage) builds one
+  // transformer layer fewer, none when the split leaves one layer a virtual stage (Llama 3.1
+  // 405B's 126 layers + 2 on 16 x 8 virtual stages, Megatron-Bridge's GB200 recipes)
+  bool account_for_embedding_in_pipeline_split = false;
+  bool account_for_loss_in_pipeline_split = false;
   bool overlap_grad_reduce = true;
   bool overlap_param_gather = true;
   // The most gradients one overlapped data-parallel reduction call carries (Megatron-core's

@@ -95,6 +95,9 @@ void for_each_plan_knob(Visit&& visit) {
   visit(choice_knob("schedule", &K::schedule, Schedule::one_f_one_b, kSchedules, S::setting));
   visit(IntKnob{"virtual_stages", &K::virtual_stages, 1, 1, 1 << 16, S::setting, "v", false});
   visit(LayerListKnob{"stage_layers", &Plan::stage_layers, 1, 1 << 20});  // an int each: larger is refused
+  visit(BoolKnob{"account_for_embedding_in_pipeline_split", &K::account_for_embedding_in_pipeline_split, false, S::no,
+                 ""});
+  visit(BoolKnob{"account_for_loss_in_pipeline_split", &K::account_for_loss_in_pipeline_split, false, S::no, ""});
   visit(BoolKnob{"sequence_parallel", &K::sequence_parallel, false, S::setting, "sp"});
   visit(BoolKnob{"overlap_grad_reduce", &K::overlap_grad_reduce, true, S::setting, "no-grad-overlap"});
   visit(BoolKnob{"overlap_param_gather", &K::overlap_param_gather, true, S::setting, "no-param-overlap"});

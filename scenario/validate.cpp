@@ -8,6 +8,7 @@
 
 #include "hardware/clock_spread.hpp"
 #include "hardware/core_sharing.hpp"
+#include "models/pipeline_split.hpp"
 #include "models/plan_fields.hpp"
 #include "scenario/errors.hpp"
 
@@ -198,7 +199,18 @@ void resolve_stages(Scenario& s) {
   if (p.virtual_stages > 1 && p.schedule != Schedule::interleaved)
     throw ScenarioError("plan.virtual_stages", std::to_string(p.virtual_stages),
                         "needs plan.schedule=interleaved");
-  if (p.stage_layers.empty()) {
+  if (p.stage_layers.empty() && accounts_in_split(p)) {
+    // Megatron-core asserts the same (TransformerConfig: num_layers + embedding + loss divisible)
+    p.stage_layers = accounted_stage_layers(layers, p);
+    if (p.stage_layers.empty())
+      throw ScenarioError(p.account_for_embedding_in_pipeline_split ? "plan.account_for_embedding_in_pipeline_split"
+                                                                    : "plan.account_for_loss_in_pipeline_split",
+                          "true",
+                          "needs model.layers=" + std::to_string(layers) +
+                              " and the embedding and loss it counts as layers to divide into plan.pp x virtual "
+                              "stages (" +
+                              std::to_string(p.pp * chunks_per_stage(p)) + ")");
+  } else if (p.stage_layers.empty()) {
     require_divides("plan.pp", p.pp, "model.layers", layers);
     p.stage_layers.assign(p.pp, static_cast<int>(layers / p.pp));
   } else {
@@ -210,12 +222,15 @@ void resolve_stages(Scenario& s) {
       throw ScenarioError("plan.stage_layers", "sum " + std::to_string(sum),
                           "does not add up to " + kv("model.layers", layers));
   }
-  // a stage's layers split into its virtual stages as evenly as they go (sim/memory/stage_layers)
-  for (std::size_t i = 0; i < p.stage_layers.size(); ++i)
-    if (p.stage_layers[i] < p.virtual_stages)
+  // a stage's layers split into its virtual stages as evenly as they go (models/pipeline_split),
+  // the embedding or the loss standing in for a layer where the plan counts them
+  for (std::size_t i = 0; i < p.stage_layers.size(); ++i) {
+    const int units = p.stage_layers[i] + split_extras(p, static_cast<int>(i));
+    if (units < p.virtual_stages)
       throw ScenarioError("plan.virtual_stages", std::to_string(p.virtual_stages),
-                          "exceeds the " + std::to_string(p.stage_layers[i]) + " layers of stage " +
-                              std::to_string(i) + " (every virtual stage needs a layer)");
+                          "exceeds the " + std::to_string(units) + " layers of stage " + std::to_string(i) +
+                              " (every virtual stage needs a layer)");
+  }
 }
 
 // MoE parallel folding (Liu et al. 2025, arXiv:2504.14960; Megatron-core's parallel_state):

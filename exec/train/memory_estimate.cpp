@@ -1,7 +1,10 @@
 #include "exec/train/memory_estimate.hpp"
 
+#include <algorithm>
+
 #include "exec/model/transformer.hpp"
 #include "exec/train/zero.hpp"
+#include "models/optimizer_state.hpp"
 
 namespace twinsim::exec {
 
@@ -12,7 +15,7 @@ namespace {
 // allocates it (params and grads in the storage type, optimizer state in fp32). ZeRO's
 // accounting (Rajbhandari et al. 2020, §3.1 and Fig. 1): parameters, gradients and K
 // bytes of optimizer state per parameter, each divided by N_d from stage 3, 2 and 1 on.
-StateEstimate state_bytes(const TrainConfig& c, std::int64_t p, std::int64_t share) {
+StateEstimate state_bytes(const TrainConfig& c, std::int64_t p, std::int64_t share, std::int64_t states) {
   const std::int64_t d = c.plan.dp, f = 4;
   const std::int64_t stored = c.training.precision == Dtype::fp32 ? 4 : 2;
   const Plan& plan = c.plan;
@@ -23,11 +26,36 @@ StateEstimate state_bytes(const TrainConfig& c, std::int64_t p, std::int64_t sha
   e.grads_bytes = stored * (plan.shards_grads() ? share : p);
   // compressed reduction (ZeRO 0-1 over dp > 1): an fp32 error-feedback residual per value
   if (plan.gradient_compression != GradCompression::none && !plan.shards_grads() && d > 1) e.grads_bytes += f * p;
-  const int moments = c.training.optimizer == Optimizer::adam ? 2 : 1;  // zero.cpp keeps m for SGD too
-  const int master = c.training.precision == Dtype::fp32 ? 0 : 1;       // fp32 master copy (Micikevicius 2018 §3.1)
-  e.optimizer_bytes = f * (moments + master) * (plan.shards_optimizer() ? share : p);
+  // the states of the elements this rank steps (`states`: its share, or under LoRA the
+  // adapters' part of it), as many bytes each as the simulator counts (models/optimizer_state)
+  e.optimizer_bytes = optimizer_bytes_per_param(c.training.precision, c.training.optimizer) * states;
   if (c.plan.offload_optimizer) e.optimizer_bytes = 0;  // on the host (zero.cpp), not in the GPU's capacity
   return e;
+}
+
+// The elements whose optimizer states the busiest data-parallel rank keeps for a block laid out
+// as `l`: its share of the dense segment ([r n/d, (r+1) n/d) under ZeRO 1 on, all of it below),
+// the trainable ones only where a frozen slot (training.lora's base) lies in it, as zero.cpp's
+// optimizer_spans leaves them out. The expert segment is the caller's (LoRA runs dense models).
+std::int64_t dense_state_elements(const TrainConfig& c, const std::vector<ParamSpec>& specs, const FlatLayout& l) {
+  const int ranks = c.plan.shards_optimizer() ? c.plan.dp : 1;
+  const std::size_t n = l.experts_begin, width = n / static_cast<std::size_t>(ranks);
+  std::int64_t most = 0;
+  for (int r = 0; r < ranks; ++r) {
+    const std::size_t lo = r * width, hi = lo + width;
+    std::int64_t trainable = 0;
+    bool frozen = false;
+    for (std::size_t i = 0; i < specs.size(); ++i) {
+      if (specs[i].expert) continue;
+      const std::size_t count = static_cast<std::size_t>(shard_count(specs[i], c.plan.tp));
+      const std::size_t a = std::max(lo, l.offsets[i]), b = std::min(hi, l.offsets[i] + count);
+      if (a >= b) continue;
+      if (specs[i].trainable) trainable += static_cast<std::int64_t>(b - a);
+      else frozen = true;
+    }
+    most = std::max(most, frozen ? trainable : static_cast<std::int64_t>(width));
+  }
+  return most;
 }
 
 }  // namespace
@@ -38,15 +66,20 @@ StateEstimate estimate_training_state(const TrainConfig& c) {
     RankCoords coords;
     coords.pp = stage;
     const TransformerConfig t = stage_config(c, coords);
-    std::int64_t p = 0, share = 0;  // laid out as the Trainer lays its blocks out (flat_layout)
+    std::int64_t p = 0, share = 0, states = 0;  // laid out as the Trainer lays its blocks out (flat_layout)
     const int expert_dp = expert_pad_multiple(c.plan);
     for (const BlockSpecs& b : stage_block_specs(t)) {
       const FlatLayout l = flat_layout(b.specs, t.tp, c.plan.dp, expert_dp);
       p += static_cast<std::int64_t>(l.flat);
       share += static_cast<std::int64_t>(l.experts_begin) / c.plan.dp;
-      if (l.flat > l.experts_begin) share += static_cast<std::int64_t>(l.flat - l.experts_begin) / expert_dp;
+      states += dense_state_elements(c, b.specs, l);
+      if (l.flat > l.experts_begin) {
+        const auto experts = static_cast<std::int64_t>(l.flat - l.experts_begin);
+        share += experts / expert_dp;
+        states += c.plan.shards_optimizer() ? experts / expert_dp : experts;
+      }
     }
-    StateEstimate e = state_bytes(c, p, share);
+    StateEstimate e = state_bytes(c, p, share, states);
     e.pp_stage = stage;
     if (stage == 0 || e.total_bytes() > worst.total_bytes()) worst = e;
   }

@@ -19,6 +19,11 @@ void validate_lora(const TrainConfig& c) {
     throw std::invalid_argument(std::string("training.lora: the executor adapts dense attention and MLP layers; this "
                                             "model has ") +
                                 (c.model.moe ? "experts (model.moe)" : "latent attention (model.mla)"));
+  // the optimizer keeps states for the adapters alone (zero.cpp optimizer_spans); its offloaded
+  // update copies whole shares back and forth
+  if (c.plan.offload_optimizer)
+    throw std::invalid_argument(
+        "plan.offload_optimizer=true: the executor runs training.lora without optimizer offload");
   const LoraBase base = c.training.lora->base;
   if (base != LoraBase::bf16 && base != LoraBase::fp16)
     throw std::invalid_argument(

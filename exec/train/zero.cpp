@@ -39,6 +39,39 @@ Tensor widened(MemCategory category, const T* data, std::size_t n, bool on_host 
   return t;
 }
 
+// The trainable parts of [lo, hi) of `block`, from lo, in the slots' order: the elements the
+// optimizer keeps states for (models/optimizer_state.hpp). A share without a frozen slot is one
+// span, the whole share (its padding with it, as before LoRA).
+std::vector<BlockShard::Span> optimizer_spans(const ParamBlock& block, std::size_t lo, std::size_t hi, bool& compact) {
+  std::vector<BlockShard::Span> spans;
+  compact = false;
+  for (const ParamSlot& slot : block.slots()) {
+    const std::size_t a = std::max(lo, slot.offset), b = std::min(hi, slot.offset + slot.count);
+    if (a >= b) continue;
+    if (slot.spec.trainable) spans.push_back({a - lo, b - a});
+    else compact = true;
+  }
+  if (!compact) spans.assign(1, {0, hi - lo});
+  return spans;
+}
+
+std::size_t span_elements(const std::vector<BlockShard::Span>& spans) {
+  std::size_t n = 0;
+  for (const BlockShard::Span& sp : spans) n += sp.n;
+  return n;
+}
+
+// The fp32 master copy of the spans of a share's 16-bit weights, back to back.
+template <class T>
+Tensor widened_spans(MemCategory category, const T* share, const std::vector<BlockShard::Span>& spans, bool on_host) {
+  std::size_t end = 0;
+  for (const BlockShard::Span& sp : spans) end = std::max(end, sp.at + sp.n);
+  HostView<const T> in(current_backend(), share, end);
+  std::vector<T> picked;
+  for (const BlockShard::Span& sp : spans) picked.insert(picked.end(), in.get() + sp.at, in.get() + sp.at + sp.n);
+  return widened(category, picked.data(), picked.size(), on_host);
+}
+
 }  // namespace
 
 std::int64_t ddp_bucket_elements(const TrainConfig& config) {
@@ -64,16 +97,20 @@ void ShardedOptimizer::add_shard(ParamBlock* b, Communicator& group, bool expert
   s.lo = shard_optimizer_ ? begin + group.rank() * (n / d) : begin;
   s.hi = shard_optimizer_ ? s.lo + n / d : end;
   const std::size_t share = s.hi - s.lo;
+  s.spans = optimizer_spans(*b, s.lo, s.hi, s.compact);
+  const std::size_t states = span_elements(s.spans);
   with_storage(storage(c_), [&]<class T>() {
     // ZeRO-Offload (Ren et al. 2021 §4.1): the fp32 weights the update steps (for fp32
     // training too: DeepSpeed's fp32 partition) and the moments live on the host
-    if (offload_ || !std::is_same_v<T, float>)
-      s.master = widened(MemCategory::optimizer, b->params.as<T>() + s.lo, share, offload_);
+    // (a frozen block, LoRA's embedding or norms, has no state)
+    if (states > 0 && (offload_ || !std::is_same_v<T, float>))
+      s.master = s.compact ? widened_spans(MemCategory::optimizer, b->params.as<T>() + s.lo, s.spans, offload_)
+                           : widened(MemCategory::optimizer, b->params.as<T>() + s.lo, share, offload_);
     const auto state = [&](std::size_t k) {
       return offload_ ? Tensor::on_host(MemCategory::optimizer, k) : Tensor(MemCategory::optimizer, k);
     };
-    s.m = state(share);
-    if (c_.training.optimizer == Optimizer::adam) s.v = state(share);
+    if (states > 0) s.m = state(states);
+    if (states > 0 && c_.training.optimizer == Optimizer::adam) s.v = state(states);
     if (shard_grads_) s.grad_shard = Tensor::zeros_of<T>(MemCategory::grads, share);
     if (shard_params_) s.param_shard = copy_of(MemCategory::params, b->params.as<T>() + s.lo, share);
   });
@@ -233,20 +270,26 @@ void ShardedOptimizer::scale_grads(float factor) {
 
 template <class T>
 void ShardedOptimizer::update(BlockShard& s, T* params, const T* grads) {
+  if (s.spans.empty()) return;  // nothing of the share trains (LoRA's frozen blocks)
   float* weights = nullptr;  // fp32 storage steps the params; 16-bit storage (or offload) its fp32 masters
   if constexpr (std::is_same_v<T, float>) weights = offload_ ? s.master.data() : params;
   else weights = s.master.data();
+  const bool steps_params = std::is_same_v<T, float> && !offload_;  // indexed as the share, not the spans
   // the schedule's rate for this update (updates_ counts from 1), peaking at the run's lr
   OptimizerSettings schedule = c_.training.optim;
   schedule.lr = c_.lr;
   const auto lr = static_cast<float>(schedule.lr_at(updates_ - 1));
   // offloaded: the host's weights, moments and gradient copy, stepped by the CPU
   const KernelTable& table = offload_ ? current_backend().host_kernels() : current_backend().kernels();
-  // step each parameter's part of [lo, hi) with its own weight decay
+  // step each parameter's part of [lo, hi) with its own weight decay; its states at k (the
+  // share's index i unless frozen slots are left out of them: optimizer_spans)
+  std::size_t k = 0;
   for (const ParamSlot& slot : s.block->slots()) {
     const std::size_t a = std::max(s.lo, slot.offset), b = std::min(s.hi, slot.offset + slot.count);
     if (a >= b || !slot.spec.trainable) continue;  // LoRA: the frozen base is not stepped
     const std::size_t i = a - s.lo;
+    if (!s.compact) k = i;
+    float* w = weights + (steps_params ? i : k);
     const float wd = slot.spec.weight_decay ? c_.weight_decay : 0.0f;
     if (c_.training.optimizer == Optimizer::adam) {
       const OptimizerSettings& o = c_.training.optim;
@@ -256,19 +299,24 @@ void ShardedOptimizer::update(BlockShard& s, T* params, const T* grads) {
       cfg.beta2 = static_cast<float>(o.beta2);
       cfg.eps = static_cast<float>(o.eps);
       cfg.weight_decay = wd;
-      table.adamw_step(weights + i, grads + i, s.m.data() + i, s.v.data() + i, static_cast<long>(b - a), updates_, cfg);
+      table.adamw_step(w, grads + i, s.m.data() + k, s.v.data() + k, static_cast<long>(b - a), updates_, cfg);
     } else {
       kernels::SgdConfig cfg;
       cfg.lr = lr;
       cfg.weight_decay = wd;
-      table.sgd_step(weights + i, grads + i, nullptr, static_cast<long>(b - a), cfg);
+      table.sgd_step(w, grads + i, nullptr, static_cast<long>(b - a), cfg);
     }
+    k += b - a;
   }
   if constexpr (!std::is_same_v<T, float>)
     if (!offload_) {
-      HostView<const float> master(current_backend(), s.master.data(), s.hi - s.lo);
+      HostView<const float> master(current_backend(), s.master.data(), s.master.size());
       HostView<T> stored(current_backend(), params, s.hi - s.lo);
-      store_rounded(master.get(), stored.get(), s.hi - s.lo);
+      std::size_t at = 0;  // the spans' masters back to back
+      for (const BlockShard::Span& sp : s.spans) {
+        store_rounded(master.get() + at, stored.get() + sp.at, sp.n);
+        at += sp.n;
+      }
       stored.store();
     }
 }

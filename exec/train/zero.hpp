@@ -44,8 +44,16 @@ struct BlockShard {
   bool experts = false;            // the block's expert segment
   std::size_t begin = 0, end = 0;  // the segment in the block's flat buffers
   std::size_t lo = 0, hi = 0;      // this rank's range of it (the whole segment below ZeRO 1)
-  Tensor master;               // fp32 master weights of [lo, hi) (16-bit storage, or any with offload: on the host)
-  Tensor m, v;                 // AdamW moments of [lo, hi)
+  // The optimizer's states hold the trainable elements of [lo, hi) only, back to back in the
+  // slots' order (optimizer_spans; LoRA's frozen base has none): all of [lo, hi) without a
+  // frozen slot in it (`compact` false), the state index then the share's.
+  struct Span {
+    std::size_t at = 0, n = 0;  // from lo
+  };
+  std::vector<Span> spans;
+  bool compact = false;
+  Tensor master;                  // fp32 master weights of the spans (16-bit storage, or any with offload: on the host)
+  Tensor m, v;                    // AdamW moments of the spans
   std::int64_t swap_offset = -1;  // plan.offload_device: nvme: master, m, v on the swap file from here
   Tensor grad_shard;           // ZeRO 2/3: the reduced grads of [lo, hi), storage type
   Tensor param_shard;          // ZeRO 3: the only persistent copy of [lo, hi), storage type

@@ -23,24 +23,22 @@ void add(StageLayers& to, const StageLayers& from) {
 
 }  // namespace
 
-int chunks_per_stage(const Plan& plan) {
-  return plan.schedule == Schedule::interleaved ? std::max(plan.virtual_stages, 1) : 1;
-}
-
 std::int64_t stage_layer_count(const ModelSpec& model, const Plan& plan, int stage) {
   if (plan.pp < 1 || stage < 0 || stage >= plan.pp) throw std::invalid_argument("stage out of range");
   if (static_cast<int>(plan.stage_layers.size()) == plan.pp) return plan.stage_layers[stage];
+  if (accounts_in_split(plan)) {  // a plan the loader did not resolve (a searched one)
+    const std::vector<int> layers = accounted_stage_layers(model.layers, plan);
+    if (!layers.empty()) return layers[stage];
+  }
   return model.layers / plan.pp;
 }
 
 std::int64_t chunk_layer_count(const ModelSpec& model, const Plan& plan, int stage, int chunk) {
-  const std::int64_t layers = stage_layer_count(model, plan, stage);
-  const int v = chunks_per_stage(plan);
-  return layers / v + (chunk < layers % v ? 1 : 0);
+  return split_chunk_layers(stage_layer_count(model, plan, stage), plan, stage, chunk);
 }
 
 std::int64_t chunk_first_layer(const ModelSpec& model, const Plan& plan, int stage, int chunk) {
-  if (plan.stage_layers.empty()) {
+  if (plan.stage_layers.empty() && !accounts_in_split(plan)) {
     // every stage alike (the search's plans): pp chunks of each earlier round, then this
     // round's chunks of the earlier stages, in closed form
     const std::int64_t per_stage = model.layers / plan.pp;

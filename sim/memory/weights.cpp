@@ -6,6 +6,7 @@
 #include "models/checked_math.hpp"
 #include "models/layer_ops.hpp"
 #include "models/lora.hpp"
+#include "models/optimizer_state.hpp"
 #include "models/param_count.hpp"
 #include "sim/inference/quantization.hpp"
 #include "sim/memory/stage_layers.hpp"
@@ -129,17 +130,10 @@ StageParams trainable_stage_params(const ModelSpec& model, const Plan& plan, con
 }
 
 BytesPerParam training_bytes_per_param(Dtype precision, Optimizer optimizer) {
-  const bool adam = optimizer == Optimizer::adam;
-  switch (precision) {
-    case Dtype::fp32:
-    case Dtype::tf32: return {4, 4, adam ? 8 : 4};
-    case Dtype::fp16:
-    case Dtype::bf16:
-    case Dtype::fp8:
-    case Dtype::nvfp4:
-    case Dtype::mxfp4: return {2, 2, adam ? 12 : 8};  // TE's recipes keep the bf16 model and fp32 master
-    default: throw std::invalid_argument("training.precision must be fp32, fp16, bf16, fp8, nvfp4 or mxfp4");
-  }
+  // the optimizer's states: models/optimizer_state.hpp, the executor's count too
+  const std::int64_t states = optimizer_bytes_per_param(precision, optimizer);
+  if (precision == Dtype::fp32 || precision == Dtype::tf32) return {4, 4, states};
+  return {2, 2, states};  // TE's recipes keep the bf16 model (and its fp32 master: in states)
 }
 
 BytesPerParam training_bytes_per_param(Dtype precision, Optimizer optimizer, const StackSpec& stack) {

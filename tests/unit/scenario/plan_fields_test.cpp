@@ -45,11 +45,14 @@ TEST(PlanKnobs, FallbacksAreTheReaderAndTheStructDefaults) {
 TEST(PlanKnobs, EachKeyReadsIntoItsMember) {
   std::ostringstream yaml;
   yaml << "{tp: 2, pp: 3, dp: 4, cp: 5, ep: 6, zero: 2, recompute: full, schedule: interleaved, "
-          "virtual_stages: 7, stage_layers: [8, 9, 10], sequence_parallel: true, overlap_grad_reduce: false, "
-          "overlap_param_gather: false, dp_bucket_size: 12, tp_comm_overlap: true, flash_attention: false, offload_optimizer: true, "
+          "virtual_stages: 7, stage_layers: [8, 9, 10], account_for_embedding_in_pipeline_split: true, "
+          "account_for_loss_in_pipeline_split: true, sequence_parallel: true, overlap_grad_reduce: false, "
+          "overlap_param_gather: false, dp_bucket_size: 12, tp_comm_overlap: true, flash_attention: false, "
+          "offload_optimizer: true, "
           "offload_params: true, offload_device: nvme, offload_activations_layers: 14, "
           "zero_quantized_weights: true, zero_quantized_gradients: true, zero_hpz_partition_size: 11, "
-          "gradient_compression: topk, gradient_topk_ratio: 0.25, expert_tp: 3, recompute_modules: [layernorm, moe_act]}";
+          "gradient_compression: topk, gradient_topk_ratio: 0.25, expert_tp: 3, recompute_modules: [layernorm, "
+          "moe_act]}";
   const Plan p = read_plan(YAML::Load(yaml.str()), "plan");
   // each compression's own setting comes only with it: the rank is read in a plan of its own
   const Plan powersgd = read_plan(YAML::Load("{gradient_compression: powersgd, gradient_powersgd_rank: 13}"), "plan");
@@ -65,6 +68,8 @@ TEST(PlanKnobs, EachKeyReadsIntoItsMember) {
                                      (1u << static_cast<int>(RecomputeModule::moe_act)));
   EXPECT_EQ(p.virtual_stages, 7);
   EXPECT_EQ(p.stage_layers, (std::vector<int>{8, 9, 10}));
+  EXPECT_TRUE(p.account_for_embedding_in_pipeline_split);
+  EXPECT_TRUE(p.account_for_loss_in_pipeline_split);
   EXPECT_EQ(p.zero_hpz_partition_size, 11);
   EXPECT_EQ(p.dp_bucket_size, 12);
   EXPECT_EQ(p.offload_activations_layers, 14);

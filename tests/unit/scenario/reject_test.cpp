@@ -206,5 +206,20 @@ TEST(RejectScenario, EveryBadInputNamesKeyValueAndRule) {
   }
 }
 
+// Megatron's split counting the embedding (plan.account_for_embedding_in_pipeline_split): 32
+// layers and the embedding, 33 units, do not divide into pp 2 x 1 virtual stage.
+TEST(RejectScenario, AnAccountedSplitThatDoesNotDivideNamesItsKey) {
+  try {
+    load_scenario_text(kBase, {"plan.account_for_embedding_in_pipeline_split=true"});
+    ADD_FAILURE() << "was accepted";
+  } catch (const ScenarioError& e) {
+    EXPECT_NE(std::string(e.what()).find("plan.account_for_embedding_in_pipeline_split=true needs model.layers=32 and "
+                                         "the embedding and loss it counts as layers to divide into plan.pp x "
+                                         "virtual stages (2)"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
 }  // namespace
 }  // namespace twinsim

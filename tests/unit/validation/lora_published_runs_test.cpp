@@ -44,20 +44,23 @@ TEST(LitgptLora, PeakMemoryWithinBand) {
 
 // MLPerf Training v5.0 Llama-2-70B LoRA, NVIDIA's closed run on one DGX B200 (8 GPUs, DP 8,
 // sequences of 8192, fp8 base; scenarios/validation/training/mlperf50-llama2-70b-lora-b200.yaml):
-// 1.541 s a step, max_memory_usage 168.8 GB. Predicted 1.371 s (-11.0%) and 197.8 GB (+17%,
-// "does not fit"): the 10% on memory is missed. Not known from the files at hand:
-// the config script's FP8_ACT (the SwiGLU input kept in fp8: 37.6 GB of the 127.9 GB of
-// activations predicted) and FP8_DPA switches, which would cut the activations it keeps.
-TEST(MlperfLora, StepTimeWithinFifteenPercentMemoryInItsRecordedBand) {
+// 1.541 s a step, max_memory_usage 168.827. That figure is GiB: mlperf_common's LoggingCallback
+// (NVIDIA/mlperf-common mlperf_common/callbacks/logging.py, commit 53f892f, 2025-02-27, in the
+// NGC 25.04 container the log names) logs round(torch.cuda.max_memory_allocated() / 1024**3, 3),
+// 181.3e9 bytes. Read as 1e9-byte GB the prediction came out +17%; against the GiB it is +9.1%
+// (184.2 GiB) when written. Still predicted not to fit in the B200's 179 GiB: the config's
+// FP8_ACT (the SwiGLU input kept in fp8) and config_common's FP8_DPA (fp8 attention) are not
+// priced, nor LoRA's dropout (0.1) on the adapters' inputs, which adds.
+TEST(MlperfLora, StepTimeWithinFifteenPercentMemoryWithinTenPercent) {
   const Scenario s = load_scenario_file(std::string(TWINSIM_SOURCE_DIR) +
                                         "/scenarios/validation/training/mlperf50-llama2-70b-lora-b200.yaml");
   const double step = predict_training(s).step_s;
-  const double peak_GB = static_cast<double>(predict_memory(s).peak_bytes) / 1e9;
-  std::printf("MLPerf v5.0 Llama-2-70B LoRA 8xB200: step %.3f s (published 1.541, %+.1f%%), peak %.1f GB (168.8, %+.1f%%)\n",
-              step, 100 * (step / 1.541 - 1), peak_GB, 100 * (peak_GB / 168.8 - 1));
+  const double peak_GiB = static_cast<double>(predict_memory(s).peak_bytes) / (1 << 30);
+  std::printf(
+      "MLPerf v5.0 Llama-2-70B LoRA 8xB200: step %.3f s (published 1.541, %+.1f%%), peak %.1f GiB (168.8, %+.1f%%)\n",
+      step, 100 * (step / 1.541 - 1), peak_GiB, 100 * (peak_GiB / 168.827 - 1));
   EXPECT_NEAR(step / 1.541, 1.0, 0.15);
-  EXPECT_GT(peak_GB / 168.8, 1.05);  // the recorded band: 17% over today
-  EXPECT_LT(peak_GB / 168.8, 1.25);
+  EXPECT_NEAR(peak_GiB / 168.827, 1.0, 0.10);
 }
 
 // A published LoRA run's step time: predicted within 15%, and the run fits.

@@ -1,0 +1,31 @@
+#pragma once
+// Bytes of optimizer state a trainable parameter carries, one home for the simulator's memory
+// model (sim/memory/weights: training_bytes_per_param) and the executor's (exec/train/zero.cpp
+// allocates them, exec/train/memory_estimate counts them). A frozen parameter (training.lora's
+// base) carries none.
+#include <cstdint>
+#include <stdexcept>
+
+#include "models/dtype.hpp"
+#include "models/workload.hpp"
+
+namespace twinsim {
+
+// fp32 training: Adam's m and v (8), SGD's momentum (4). Mixed precision (16-bit, fp8 and fp4
+// recipes): an fp32 master copy besides (Micikevicius et al. 2018 §3.1), 12 and 8 bytes, as the
+// ZeRO paper counts them (Rajbhandari et al. 2020, §3.1).
+inline std::int64_t optimizer_bytes_per_param(Dtype precision, Optimizer optimizer) {
+  const std::int64_t moments = optimizer == Optimizer::adam ? 2 : 1;
+  switch (precision) {
+    case Dtype::fp32:
+    case Dtype::tf32: return 4 * moments;
+    case Dtype::fp16:
+    case Dtype::bf16:
+    case Dtype::fp8:
+    case Dtype::nvfp4:
+    case Dtype::mxfp4: return 4 * (moments + 1);
+    default: throw std::invalid_argument("training.precision must be fp32, fp16, bf16, fp8, nvfp4 or mxfp4");
+  }
+}
+
+}  // namespace twinsim
