@@ -139,6 +139,11 @@ struct StackSpec {
   // blocks run out); 1, TensorRT-LLM's GUARANTEED_NO_EVICT capacity scheduler.
   double serving_output_reserve = 0;
   std::int64_t serving_max_sequences = 0;
+  // Prompt chunks in passes of their own, ahead of any decode step (SGLang without
+  // --enable-mixed-chunk: a prefill batch whenever a request can be admitted, the running
+  // ones' decode step otherwise), instead of riding in one pass with the decodes (vLLM's
+  // chunked prefill). sim/inference/scheduler.hpp SchedulerLimits::prefill_first.
+  bool serving_prefill_first = false;
   // The stack's GEMMs against the GPU's measured curve (today's cuBLASLt): an older library
   // picks slower kernels for the same shapes. 1: as measured.
   double gemm_library_scale = 1;

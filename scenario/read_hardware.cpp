@@ -317,6 +317,7 @@ StackSpec read_stack(const YAML::Node& node, const std::string& path) {
   s.serving_max_batched_tokens = r.integer("serving_max_batched_tokens", 0, 0, std::int64_t{1} << 24);
   s.serving_max_sequences = r.integer("serving_max_sequences", 0, 0, 1'000'000);
   s.serving_output_reserve = r.number("serving_output_reserve", 0, 0, 1);
+  s.serving_prefill_first = r.boolean("serving_prefill_first", false);
   s.gemm_library_scale = r.number("gemm_library_scale", 1, 0.1, 1.5);
   // parameter counts (5e7 reads as DeepSpeed's configs write it)
   s.zero_gather_bucket_params = r.integer("zero_gather_bucket_params", 0, 0, std::int64_t{1} << 50);

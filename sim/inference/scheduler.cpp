@@ -86,15 +86,14 @@ void Scheduler::preempt_newest() {
   waiting_.push_front(victim);
 }
 
-bool Scheduler::schedule(PassShape& pass) {
-  pass = PassShape{};
-  swap_out_ = swap_in_ = 0;
-  IterationShape& shape = pass.target;
-  shape.window = pass.draft_first.window = pass.draft_next.window = limits_.attention_window;
-  std::int64_t budget = limits_.max_batched_tokens;
+bool Scheduler::plan_running(std::int64_t& budget, bool prompts_only) {
   bool preempted = false;
   for (std::size_t i = 0; i < running_.size() && budget > 0;) {
     Sequence& s = running_[i];
+    if (prompts_only && !in_prompt(s)) {
+      ++i;
+      continue;
+    }
     const std::int64_t n = std::min(wanted_tokens(s), budget);
     bool fits = grow(s, n);
     while (!fits && running_.size() > i + 1) {  // free the newest sequence's blocks
@@ -104,17 +103,19 @@ bool Scheduler::schedule(PassShape& pass) {
     }
     if (!fits) {  // it is the newest itself
       preempt_newest();
-      preempted = true;
-      break;
+      return false;
     }
     budget -= n;
     ++i;
   }
+  return !preempted;
+}
+
+void Scheduler::admit_waiting(std::int64_t& budget) {
   std::int64_t owed = 0;  // blocks the running sequences are still owed (output_reserve)
   if (limits_.output_reserve > 0)
     for (const Sequence& s : running_) owed += reserved_blocks(s);
-  while (!preempted && budget > 0 && !waiting_.empty() &&
-         static_cast<std::int64_t>(running_.size()) < limits_.max_sequences) {
+  while (budget > 0 && !waiting_.empty() && static_cast<std::int64_t>(running_.size()) < limits_.max_sequences) {
     Sequence s = waiting_.front();
     const std::int64_t n = std::min(wanted_tokens(s), budget);
     const std::int64_t reserve = limits_.output_reserve > 0 ? reserved_blocks(s) : 0;
@@ -125,6 +126,18 @@ bool Scheduler::schedule(PassShape& pass) {
     running_.push_back(s);
     budget -= n;
   }
+}
+
+bool Scheduler::schedule(PassShape& pass) {
+  pass = PassShape{};
+  swap_out_ = swap_in_ = 0;
+  IterationShape& shape = pass.target;
+  shape.window = pass.draft_first.window = pass.draft_next.window = limits_.attention_window;
+  std::int64_t budget = limits_.max_batched_tokens;
+  const bool prompts_first = limits_.prefill_first;
+  if (plan_running(budget, prompts_first)) admit_waiting(budget);
+  const bool planned = std::any_of(running_.begin(), running_.end(), [](const Sequence& s) { return s.planned > 0; });
+  if (prompts_first && !planned) plan_running(budget, false);  // no prompt to run: the decode step
   for (Sequence& s : running_) {
     if (s.planned == 0) continue;
     // a decode step (one known token left) planned longer verifies proposals: every position samples

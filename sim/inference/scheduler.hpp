@@ -69,6 +69,11 @@ struct SchedulerLimits {
   // output, beyond what the running ones are still owed. 0: vLLM's (admit on the prompt,
   // preempt when blocks run out); 1: TensorRT-LLM's GUARANTEED_NO_EVICT (never preempts).
   double output_reserve = 0;
+  // SGLang's policy (its scheduler's get_next_batch_to_run without --enable-mixed-chunk):
+  // a pass holds prompt chunks only (the running ones' unfinished prompts, then admitted
+  // requests) whenever there are any, and the running sequences' decode step otherwise,
+  // so a prefill stalls every decode. false: vLLM's, both in one pass.
+  bool prefill_first = false;
 
   // Blocks (of all layers' KV for block_tokens tokens) a sequence of `tokens` tokens holds.
   std::int64_t blocks_for(std::int64_t tokens) const;
@@ -136,6 +141,11 @@ class Scheduler {
   // Blocks `s` still needs to reach its prompt plus output_reserve of its output.
   std::int64_t reserved_blocks(const Sequence& s) const;
   void preempt_newest();
+  // Plans the running sequences' tokens within `budget` (prompts_only: those still in their
+  // prompt); false when a sequence had to be preempted.
+  bool plan_running(std::int64_t& budget, bool prompts_only);
+  void admit_waiting(std::int64_t& budget);
+  bool in_prompt(const Sequence& s) const { return s.generated == 0 || known_tokens(s) - s.computed > 1; }
   std::int64_t swap_out_ = 0, swap_in_ = 0;  // blocks moved while planning this pass
   std::int64_t verify_steps_ = 0, verified_tokens_ = 0;
   std::vector<double> itl_s_;

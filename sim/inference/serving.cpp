@@ -311,6 +311,7 @@ ServingResult simulate_serving(const Scenario& scenario, const std::vector<Reque
   limits.windowed_kv_share = freed_window_share(scenario.model, scenario.stack);
   limits.record_itl = options.keep_itl;
   limits.output_reserve = scenario.stack.serving_output_reserve;
+  limits.prefill_first = scenario.stack.serving_prefill_first;
   if (const auto& spec = scenario.inference->speculative) {
     limits.speculative_tokens = spec->tokens;
     limits.acceptance_rate = spec->acceptance_rate;

@@ -11,6 +11,7 @@
 #include "sim/inference/serving.hpp"
 #include "sim/inference/serving_report.hpp"
 #include "scenario/errors.hpp"
+#include "scenario/load.hpp"
 
 namespace twinsim {
 namespace {
@@ -72,6 +73,27 @@ TEST(Serving, ANewPromptJoinsTheRunningDecodes) {
   EXPECT_DOUBLE_EQ(r.times[1].first_token_s, 2.0);
   EXPECT_DOUBLE_EQ(r.times[0].finish_s, 3.0);
   EXPECT_DOUBLE_EQ(r.times[1].finish_s, 4.0);
+}
+
+TEST(Serving, PrefillFirstRunsANewPromptInAPassOfItsOwn) {
+  // SGLang's policy: r0 prefills in [0,1]; r1 (arrived 0.5) prefills alone in [1,2] while
+  // r0's decode waits (10 tokens, 1 sequence, not 11 and 2 as above); both decode in [2,3]
+  // and [3,4]. r0 finishes at 4, not 3; its second token's gap is 2 s.
+  std::vector<IterationShape> log;
+  SchedulerLimits l = limits();
+  l.prefill_first = true;
+  l.record_itl = true;
+  const ServingResult r = run_serving({{0.0, 10, 3}, {0.5, 10, 3}}, 100, l, 1, UnitCost{1, &log});
+  ASSERT_EQ(log.size(), 4u);
+  EXPECT_EQ(log[1].tokens, 10);
+  EXPECT_EQ(log[1].sequences, 1);
+  EXPECT_EQ(log[2].tokens, 2);
+  EXPECT_DOUBLE_EQ(r.times[1].first_token_s, 2.0);
+  EXPECT_DOUBLE_EQ(r.times[0].finish_s, 4.0);
+  EXPECT_DOUBLE_EQ(r.times[1].finish_s, 4.0);
+  EXPECT_DOUBLE_EQ(*std::max_element(r.itl_s.begin(), r.itl_s.end()), 2.0);
+  EXPECT_TRUE(catalog_stack("sglang").serving_prefill_first);
+  EXPECT_FALSE(catalog_stack("vllm-v1").serving_prefill_first);
 }
 
 TEST(Serving, RunningOutOfBlocksPreemptsTheNewestAndRecomputesIt) {
