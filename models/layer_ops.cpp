@@ -392,6 +392,9 @@ void add_moe(std::vector<LayerOp>& ops, const ModelSpec& m, const LayerShape& s)
   const std::int64_t rows = s.act(checked_mul(routed, s.h));
   const std::int64_t tokens_in = s.act(checked_mul(own ? own_tokens : s.tokens, s.h));  // before the copies
   const bool regroup = s.ep > 1 && moe.experts / s.ep > 1;
+  if (s.ep > 1)  // the row counts first, so each rank knows what it will receive; the backward reuses them
+    ops.push_back(collective(op_names::kMoeCounts, CollectiveKind::all_to_all, CollectiveKind::none, CommGroup::ep,
+                             moe.counts_exchange_bytes()));
   ops.push_back(token_move(op_names::kMoePermute, tokens_in + sent));
   if (s.ep > 1)
     ops.push_back(collective(op_names::kMoeDispatch, CollectiveKind::all_to_all, CollectiveKind::all_to_all,

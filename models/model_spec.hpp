@@ -46,6 +46,11 @@ struct MoeSpec {
   }
 
   std::int64_t shared_width() const { return shared_expert_ffn_hidden > 0 ? shared_expert_ffn_hidden : expert_ffn_hidden; }
+  // What one rank sends in the row-count exchange before an expert-parallel dispatch: a
+  // 4-byte count per expert, its rows for each expert (the executor's moe_block.cpp `plan`,
+  // an all-to-all of fp32 counts; Megatron-core's MoEAlltoAllTokenDispatcher exchanges them
+  // too, then the tokens). Latency-bound, so a 4- or 8-byte count costs the same.
+  std::int64_t counts_exchange_bytes() const { return static_cast<std::int64_t>(experts) * 4; }
 };
 
 // Multi-head latent attention (DeepSeek-V2, Liu et al. 2024, §2.1): K and V are rebuilt

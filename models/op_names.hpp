@@ -57,6 +57,8 @@ inline constexpr const char* kMlpTpEnter = "mlp.tp_enter";
 inline constexpr const char* kMlpTpExit = "mlp.tp_exit";
 
 inline constexpr const char* kMoeCombine = "moe.combine";
+// the per-expert row counts exchanged over EP before the dispatch moves the rows (forward only)
+inline constexpr const char* kMoeCounts = "moe.counts";
 inline constexpr const char* kMoeDispatch = "moe.dispatch";
 // Megatron-core's alltoall dispatcher with expert tensor parallelism: the dispatched tokens
 // all-gathered over the experts' TP group, and the experts' partial outputs reduce-scattered

@@ -137,29 +137,36 @@ void MoeBlock::route(MoeSaved& s) const {
   }
 }
 
+// How many rows each rank sends each other, per expert: an all-to-all of the counts
+// (MoeSpec::counts_exchange_bytes prices it), before any row moves, as Megatron-core's
+// alltoall dispatcher exchanges them before the tokens.
+void MoeBlock::exchange_counts(const ModelContext& ctx, MoeSaved& s, Pass pass) const {
+  auto op = ctx.op(layer_, op_names::kMoeCounts, pass);  // timed apart from the rows' dispatch
+  Communicator& group = *ctx.ep;
+  const int ranks = group.size(), local = c_.local_experts();
+  std::vector<float> sent(static_cast<std::size_t>(ranks) * local), got(sent.size());
+  for (int d = 0; d < ranks; ++d)
+    for (int j = 0; j < local; ++j)
+      sent[d * local + j] = static_cast<float>(s.expert_rows[d * local + j + 1] - s.expert_rows[d * local + j]);
+  group.all_to_all(sent.data(), got.data(), static_cast<std::size_t>(local));
+  s.recv_counts.assign(got.begin(), got.end());
+  s.local_rows.assign(1, 0);
+  for (int j = 0; j < local; ++j) {
+    int rows_j = 0;
+    for (int src = 0; src < ranks; ++src) rows_j += s.recv_counts[src * local + j];
+    s.local_rows.push_back(s.local_rows.back() + rows_j);
+  }
+}
+
 // Rank d of the EP group holds experts [d L, (d + 1) L), L = local experts. Each pair of
 // ranks exchanges exactly its rows, pairwise (rank r sends to r + k while it receives from
-// r - k, k = 1 .. ranks - 1, as NCCL runs an all-to-all), after an all-to-all of the
-// per-expert counts (`plan`: the forward; the backward's crossings reuse them). The rows
-// arrive source by source; the experts take them by local expert, then by source.
+// r - k, k = 1 .. ranks - 1, as NCCL runs an all-to-all), in the layout the forward's count
+// exchange set (the backward's crossings reuse it). The rows arrive source by source; the
+// experts take them by local expert, then by source.
 template <class T>
-Tensor MoeBlock::to_owners(const ModelContext& ctx, const T* rows, MoeSaved& s, bool plan) const {
+Tensor MoeBlock::to_owners(const ModelContext& ctx, const T* rows, const MoeSaved& s) const {
   Communicator& group = *ctx.ep;
   const int ranks = group.size(), me = group.rank(), local = c_.local_experts(), h = c_.hidden();
-  if (plan) {  // how many rows each rank sends each other, per expert
-    std::vector<float> sent(static_cast<std::size_t>(ranks) * local), got(sent.size());
-    for (int d = 0; d < ranks; ++d)
-      for (int j = 0; j < local; ++j)
-        sent[d * local + j] = static_cast<float>(s.expert_rows[d * local + j + 1] - s.expert_rows[d * local + j]);
-    group.all_to_all(sent.data(), got.data(), static_cast<std::size_t>(local));
-    s.recv_counts.assign(got.begin(), got.end());
-    s.local_rows.assign(1, 0);
-    for (int j = 0; j < local; ++j) {
-      int rows_j = 0;
-      for (int src = 0; src < ranks; ++src) rows_j += s.recv_counts[src * local + j];
-      s.local_rows.push_back(s.local_rows.back() + rows_j);
-    }
-  }
   const std::vector<std::size_t> at = source_offsets(s, ranks);  // rows, source by source
   const auto hh = static_cast<std::size_t>(h);
   Tensor recv = Tensor::uninitialized_of<T>(kAct, at[ranks] * hh);
@@ -250,11 +257,12 @@ void MoeBlock::forward_t(const ModelContext& ctx, const T* x, T* y, MoeSaved& s,
       ctx.device().copy_on_device(into + static_cast<std::size_t>(r) * h, n + static_cast<std::size_t>(s.row_token[r]) * h,
                                   static_cast<std::size_t>(h) * sizeof(T));
   };
-  if (ep) {  // the rows go to the ranks holding their experts
+  if (ep) {  // the counts, then the rows go to the ranks holding their experts
+    exchange_counts(ctx, s, pass);
     auto op = ctx.op(layer_, op_names::kMoeDispatch, pass);
     Tensor outgoing = Tensor::uninitialized_of<T>(kAct, static_cast<std::size_t>(routed) * h);
     permute(outgoing.as<T>());
-    s.permuted = to_owners(ctx, outgoing.as<T>(), s, true);
+    s.permuted = to_owners(ctx, outgoing.as<T>(), s);
   } else {
     s.permuted = Tensor::uninitialized_of<T>(kAct, static_cast<std::size_t>(routed) * h);
   }
@@ -486,7 +494,7 @@ Tensor MoeBlock::backward_t(const ModelContext& ctx, const T* dy, const T* x, Mo
   const bool ep = ctx.ep_size() > 1;
   if (ep) {  // the output grads go to the ranks whose experts made the rows
     auto op = ctx.op(layer_, op_names::kMoeCombine, Pass::bwd_dgrad);
-    Tensor local = to_owners(ctx, dexpert_out.as<T>(), s, false);
+    Tensor local = to_owners(ctx, dexpert_out.as<T>(), s);
     dexpert_out = std::move(local);
   }
   Tensor dpermuted;

@@ -93,10 +93,12 @@ class MoeBlock {
   int local_expert_width() const;
   int local_shared_width() const;
   void route(MoeSaved& s) const;  // top_k of s.probs -> s.row_token, s.expert_rows
-  // Expert parallelism: rows in global expert order (s.expert_rows) to the ranks holding
-  // their experts (`plan`: first exchange the counts into s's layout), and back.
+  // Expert parallelism: the rows per expert each rank sends each other, exchanged into s's
+  // layout (the forward's; the backward reuses them); then rows in global expert order
+  // (s.expert_rows) to the ranks holding their experts, and back.
+  void exchange_counts(const ModelContext& ctx, MoeSaved& s, Pass pass) const;
   template <class T>
-  Tensor to_owners(const ModelContext& ctx, const T* rows, MoeSaved& s, bool plan) const;
+  Tensor to_owners(const ModelContext& ctx, const T* rows, const MoeSaved& s) const;
   template <class T>
   Tensor from_owners(const ModelContext& ctx, const T* local, const MoeSaved& s) const;
 

@@ -144,6 +144,8 @@ ComputeOp ServingCostModel::compute_op(const LayerOp& op, bool cached, double ge
 double ServingCostModel::call_time_s(const LayerOp& op, bool cached, double gemm_clock, double& tensor_s) const {
   tensor_s = 0;
   if (op.kind == OpKind::collective) {
+    if (op.name == op_names::kMoeCounts)  // the rows per expert: every rank's, whatever the routing
+      return collective_time_s(s_.cluster, CollectiveOp::all_to_all, ep_group_, static_cast<double>(op.fwd_comm.bytes));
     if (op.fwd_comm.group == CommGroup::ep)  // group-limited routing's network share (moe_dispatch.hpp)
       return collective_time_s(s_.cluster, CollectiveOp::all_to_all, ep_group_,
                                moe_dispatch_bytes(static_cast<double>(op.fwd_comm.bytes), *s_.model.moe, ep_group_));
@@ -259,11 +261,12 @@ void ServingCostModel::add_engine_host_time(IterationCost& cost, const Iteration
 
 namespace {
 
-// The ops of a MoE layer that join the expert-parallel ranks: the dispatch, the routed
-// experts' GEMMs and activation, the combine (models/op_names.hpp).
+// The ops of a MoE layer that join the expert-parallel ranks: the count exchange, the
+// dispatch, the routed experts' GEMMs and activation, the combine (models/op_names.hpp).
 bool joins_the_ranks(const LayerOp& op) {
   const std::string_view name = op.name;
-  return name == op_names::kMoeDispatch || name == op_names::kMoeCombine || name.starts_with(op_names::kMoeExperts);
+  return name == op_names::kMoeCounts || name == op_names::kMoeDispatch || name == op_names::kMoeCombine ||
+         name.starts_with(op_names::kMoeExperts);
 }
 
 std::vector<LayerOp> ops_where(const std::vector<LayerOp>& ops, bool experts) {

@@ -246,9 +246,10 @@ void add_ffn(std::vector<LayerOp>& ops, const ModelSpec& m, const Sizes& s, std:
 // parallelism (plan.ep > 1) the experts are spread over ep replicas that run each MoE
 // layer in lockstep, attention staying data-parallel per replica (vLLM's DP attention +
 // EP, DeepSeek-V3 §3.4): an all-to-all over the EP group dispatches every replica's
-// routed tokens to the experts' GPUs and another combines the results (DeepEP); each GPU
-// runs its experts / ep experts on the routed tokens of all ep replicas, taken as loaded
-// alike, the busiest expert at moe.imbalance x the mean.
+// routed tokens to the experts' GPUs (after a small one of the rows per expert) and
+// another combines the results (DeepEP); each GPU runs its experts / ep experts on the
+// routed tokens of all ep replicas, taken as loaded alike, the busiest expert at
+// moe.imbalance x the mean.
 void add_moe(std::vector<LayerOp>& ops, const ModelSpec& m, const Sizes& s) {
   const MoeSpec& moe = *m.moe;
   ops.push_back(linear(op_names::kMoeRouter, s.t, moe.experts, s.h, 1, s, Dtype::fp16));
@@ -257,6 +258,7 @@ void add_moe(std::vector<LayerOp>& ops, const ModelSpec& m, const Sizes& s) {
   const auto touched = std::max<std::int64_t>(1, std::llround(touched_all / s.ep));  // of this GPU's experts
   const auto rows = static_cast<std::int64_t>(std::ceil(static_cast<double>(routed) / static_cast<double>(touched) * moe.imbalance));
   const std::int64_t a2a = s.act(checked_mul(routed, s.h));
+  if (s.ep > 1) ops.push_back(ep_all_to_all(op_names::kMoeCounts, moe.counts_exchange_bytes()));  // rows per expert
   if (s.ep > 1) ops.push_back(ep_all_to_all(op_names::kMoeDispatch, a2a));
   add_ffn(ops, m, s, moe.expert_ffn_hidden / s.tp, touched, rows, op_names::Ffn::routed_experts);
   if (s.ep > 1) ops.push_back(ep_all_to_all(op_names::kMoeCombine, a2a));

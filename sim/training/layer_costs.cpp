@@ -63,7 +63,8 @@ std::optional<CollectiveOp> as_collective(CollectiveKind k) {
   return std::nullopt;
 }
 
-double collective_s(const Scenario& s, const Collective& c, bool& extrapolated) {
+// `rows`: whether the collective carries the routed token rows (the count exchange does not)
+double collective_s(const Scenario& s, const Collective& c, bool rows, bool& extrapolated) {
   const auto op = as_collective(c.kind);
   if (!op || c.bytes == 0) return 0;
   const ParallelGroup group = c.group == CommGroup::tp    ? ParallelGroup::tp
@@ -72,7 +73,7 @@ double collective_s(const Scenario& s, const Collective& c, bool& extrapolated) 
                                                           : ParallelGroup::ep;
   const GroupLayout layout = group_layout(s.cluster, s.plan, group);
   double bytes = static_cast<double>(c.bytes);
-  if (group == ParallelGroup::ep && *op == CollectiveOp::all_to_all && s.model.moe)
+  if (rows && group == ParallelGroup::ep && *op == CollectiveOp::all_to_all && s.model.moe)
     bytes = moe_dispatch_bytes(bytes, *s.model.moe, layout);  // group-limited routing's network share
   const CollectiveCost cost = collective_cost(s.cluster, *op, layout, bytes);
   extrapolated = extrapolated || cost.extrapolated;
@@ -239,9 +240,10 @@ OpTime price_op_list(const Scenario& s, const LayerOp& op, Dtype gemm_dtype, dou
     t.category = op.fwd_comm.group == CommGroup::tp   ? TimeCategory::tp_comm
                  : op.fwd_comm.group == CommGroup::cp ? TimeCategory::cp_comm
                                                       : TimeCategory::ep_comm;  // the dispatcher's, ETP's too
-    t.fwd_s = collective_s(s, op.fwd_comm, t.extrapolated);
-    t.dgrad_s = collective_s(s, op.bwd_comm, t.extrapolated);
-    t.regather_s = collective_s(s, op.bwd_regather, t.extrapolated);  // in dgrad_s as far as exposed
+    const bool rows = op.name != op_names::kMoeCounts;
+    t.fwd_s = collective_s(s, op.fwd_comm, rows, t.extrapolated);
+    t.dgrad_s = collective_s(s, op.bwd_comm, rows, t.extrapolated);
+    t.regather_s = collective_s(s, op.bwd_regather, rows, t.extrapolated);  // in dgrad_s as far as exposed
     if (s.stack.sp_layout_copies && !(s.plan.tp_comm_overlap && s.stack.tp_overlap == kMatmulTpOverlap)) {
       t.fwd_s += layout_copy_s(gpu, dtype, op, sp_layout_copy_bytes(op.fwd_comm), t);
       t.dgrad_s += layout_copy_s(gpu, dtype, op, sp_layout_copy_bytes(op.bwd_comm), t);

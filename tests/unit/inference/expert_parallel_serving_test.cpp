@@ -34,6 +34,13 @@ TEST(ExpertParallelServing, DecodeDispatchesAndRunsTheLocalExperts) {
   EXPECT_EQ(dispatch->fwd_comm.kind, CollectiveKind::all_to_all);
   EXPECT_EQ(dispatch->fwd_comm.bytes, 1 * 2 * 64 * 2);  // 1 token x top 2 x h 64 x 2 B
   ASSERT_NE(find(ops, op_names::kMoeCombine), nullptr);
+  // before it, the row counts: 8 experts' 4-byte counts, what one rank sends
+  const LayerOp* counts = find(ops, op_names::kMoeCounts);
+  ASSERT_NE(counts, nullptr);
+  EXPECT_EQ(counts->fwd_comm.kind, CollectiveKind::all_to_all);
+  EXPECT_EQ(counts->fwd_comm.group, CommGroup::ep);
+  EXPECT_EQ(counts->fwd_comm.bytes, 8 * 4);
+  EXPECT_LT(counts, dispatch);
   // 2 tokens (one per replica) touch 8 (1 - (6/8)^2) = 3.5 experts, 1.75 of this GPU's 4:
   // 2 grouped GEMMs of one row each (2 routed rows over 2 experts)
   const LayerOp* gate_up = find(ops, op_names::kMoeExpertsGateUp);
@@ -45,7 +52,25 @@ TEST(ExpertParallelServing, DecodeDispatchesAndRunsTheLocalExperts) {
   plan.ep = 1;
   const std::vector<LayerOp> tp_ops = build_iteration_layer_ops(tiny_moe(), 1, plan, w, decode_shape(1, 100));
   EXPECT_EQ(find(tp_ops, op_names::kMoeDispatch), nullptr);
+  EXPECT_EQ(find(tp_ops, op_names::kMoeCounts), nullptr);
   EXPECT_EQ(find(tp_ops, op_names::kMoeExpertsGateUp)->count, 2);
+}
+
+// A decode step's EP time per MoE layer: the counts' all-to-all (32 B), then the dispatch's
+// and the combine's (1 token x top 2 x h 64 x 2 B = 256 B each), on a 2-GPU all-to-all curve
+// measured at those sizes: 32 x 1/2 / 16 MB/s = 1 us; 256 x 1/2 / 64 MB/s = 2 us. tiny_moe's
+// 2 layers are both MoE: 2 x (1 + 2 + 2) = 10 us.
+TEST(ExpertParallelServing, DecodePaysTheCountsExchangeBeforeTheDispatch) {
+  Scenario s;
+  s.model = tiny_moe();
+  s.cluster = catalog_cluster("dgx-h100");
+  s.cluster.intra_node.measured_busbw["all_to_all"][2] = {{32, 16e6}, {256, 64e6}};
+  s.plan.dp = 2, s.plan.ep = 2;
+  InferenceWorkload w;
+  w.batch = 1, w.prompt_len = 99, w.output_len = 4;
+  s.inference = w;
+  const ServingCostModel model(validated_scenario(s));
+  EXPECT_NEAR(model.cost(decode_shape(1, 100)).ep_comm_s, 10e-6, 1e-12);
 }
 
 TEST(ExpertParallelServing, ServesAModelTooLargeForOneReplica) {
