@@ -11,7 +11,7 @@
 #include "app/scenario_args.hpp"
 #include "app/mpi_exchange.hpp"
 #include "app/same_inputs.hpp"
-#include "exec/runtime/mpi_communicator.hpp"
+#include "exec/runtime/mpi_session.hpp"
 #include "sim/search/plan_search.hpp"
 #include "sim/search/recompute_budget.hpp"
 #include "sim/search/sharded_search.hpp"

@@ -7,7 +7,7 @@
 #include "app/cli_checks.hpp"
 #include "app/mpi_exchange.hpp"
 #include "app/same_inputs.hpp"
-#include "exec/runtime/mpi_communicator.hpp"
+#include "exec/runtime/mpi_session.hpp"
 #include "app/commands.hpp"
 #include "io/whole_file.hpp"
 #include "app/scenario_args.hpp"
