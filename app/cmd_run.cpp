@@ -13,8 +13,8 @@
 
 #include "app/cli_checks.hpp"
 #include "app/commands.hpp"
-#include "app/executor_commands.hpp"
 #include "app/cuda_executable.hpp"
+#include "app/executor_commands.hpp"
 #include "exec/cuda/device_check.hpp"
 #ifdef TWINSIM_HAVE_CUDA
 #include "exec/cuda/cuda_backend.hpp"

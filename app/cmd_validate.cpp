@@ -20,11 +20,11 @@
 #include "app/host_calibration.hpp"
 #include "app/progress.hpp"
 #include "app/source_tree.hpp"
+#include "calibrate/machine.hpp"
 #include "compare/comparison.hpp"
 #include "compare/suite_run.hpp"
-#include "calibrate/machine.hpp"
-#include "scenario/load.hpp"
 #include "io/whole_file.hpp"
+#include "scenario/load.hpp"
 
 namespace twinsim {
 
