@@ -12,6 +12,7 @@
 #include "app/child_process.hpp"
 #include "app/cli_checks.hpp"
 #include "app/commands.hpp"
+#include "app/executor_commands.hpp"
 #include "app/host_calibration.hpp"
 #include "app/progress.hpp"
 #include "app/trace_calibration.hpp"
@@ -116,7 +117,7 @@ void run_calibrate(const CalibrateArgs& a) {
 
 void add_calibrate_command(CLI::App& app) {
   auto a = std::make_shared<CalibrateArgs>();
-  CLI::App* cmd = app.add_subcommand("calibrate", "measure this machine's kernels and MPI into a hardware file");
+  CLI::App* cmd = app.add_subcommand(kCalibrateCommand.name, kCalibrateCommand.summary);
   cmd->add_option("--out", a->out, "hardware file to write (YAML; default: the host file `cluster: host` uses, "
                  "$TWINSIM_HOST_FILE or the source tree's hardware/calibrated/host.yaml); NAME.json beside it "
                  "gets the raw points");

@@ -7,6 +7,7 @@
 
 #include "app/cli_checks.hpp"
 #include "app/commands.hpp"
+#include "app/executor_commands.hpp"
 #include "app/scenario_args.hpp"
 #include "exec/train/checkpoint_merge.hpp"
 #include "exec/train/hf_names.hpp"
@@ -58,7 +59,7 @@ void run_merge(const MergeArgs& a) {
 }  // namespace
 
 void add_checkpoint_command(CLI::App& app) {
-  CLI::App* checkpoint = app.add_subcommand("checkpoint", "work with the checkpoints `twinsim run` writes");
+  CLI::App* checkpoint = app.add_subcommand(kCheckpointCommand.name, kCheckpointCommand.summary);
   checkpoint->require_subcommand(1);
   auto a = std::make_shared<MergeArgs>();
   CLI::App* merge = checkpoint->add_subcommand(

@@ -14,6 +14,7 @@
 #include "app/cli_checks.hpp"
 #include "app/commands.hpp"
 #include "app/cuda_executable.hpp"
+#include "app/executor_commands.hpp"
 #include "exec/cuda/device_check.hpp"
 #ifdef TWINSIM_HAVE_CUDA
 #include "exec/cuda/cuda_backend.hpp"
@@ -116,7 +117,7 @@ void run(const RunArgs& a) {
 void add_run_command(CLI::App& app) {
   auto a = std::make_shared<RunArgs>();
   exec::JobOptions& job = a->job;
-  CLI::App* cmd = app.add_subcommand("run", "run a training or inference scenario for real over MPI ranks and measure it");
+  CLI::App* cmd = app.add_subcommand(kRunCommand.name, kRunCommand.summary);
   cmd->add_option("scenario", a->path, "scenario file (YAML or JSON)")->required();
   cmd->add_option("--set", a->overrides, "override a key, e.g. --set plan.tp=2 (repeatable)");
   cmd->add_option("--steps", job.steps, "training steps (the first is a warm-up left out of the step time)")

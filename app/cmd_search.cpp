@@ -6,18 +6,18 @@
 #include <optional>
 #include <tuple>
 
-#include "app/commands.hpp"
 #include "app/cli_checks.hpp"
-#include "app/scenario_args.hpp"
+#include "app/commands.hpp"
 #include "app/mpi_exchange.hpp"
 #include "app/same_inputs.hpp"
-#include "exec/runtime/mpi_communicator.hpp"
+#include "app/scenario_args.hpp"
+#include "exec/runtime/mpi_session.hpp"
+#include "io/whole_file.hpp"
 #include "sim/search/plan_search.hpp"
 #include "sim/search/recompute_budget.hpp"
-#include "sim/search/sharded_search.hpp"
 #include "sim/search/search_json.hpp"
 #include "sim/search/search_text.hpp"
-#include "io/whole_file.hpp"
+#include "sim/search/sharded_search.hpp"
 
 namespace twinsim {
 

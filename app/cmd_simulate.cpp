@@ -5,12 +5,12 @@
 #include <unistd.h>
 
 #include "app/cli_checks.hpp"
+#include "app/commands.hpp"
 #include "app/mpi_exchange.hpp"
 #include "app/same_inputs.hpp"
-#include "exec/runtime/mpi_communicator.hpp"
-#include "app/commands.hpp"
-#include "io/whole_file.hpp"
 #include "app/scenario_args.hpp"
+#include "exec/runtime/mpi_session.hpp"
+#include "io/whole_file.hpp"
 #include "scenario/errors.hpp"
 #include "sim/report/report.hpp"
 #include "sim/training/step_size.hpp"

@@ -16,14 +16,15 @@
 #include "app/child_process.hpp"
 #include "app/cli_checks.hpp"
 #include "app/commands.hpp"
+#include "app/executor_commands.hpp"
 #include "app/host_calibration.hpp"
 #include "app/progress.hpp"
 #include "app/source_tree.hpp"
+#include "calibrate/machine.hpp"
 #include "compare/comparison.hpp"
 #include "compare/suite_run.hpp"
-#include "calibrate/machine.hpp"
-#include "scenario/load.hpp"
 #include "io/whole_file.hpp"
+#include "scenario/load.hpp"
 
 namespace twinsim {
 
@@ -121,7 +122,7 @@ void run_validate(const ValidateArgs& a) {
 
 void add_validate_command(CLI::App& app) {
   auto a = std::make_shared<ValidateArgs>();
-  CLI::App* cmd = app.add_subcommand("validate", "simulate, run and compare a suite of plans on the calibrated host");
+  CLI::App* cmd = app.add_subcommand(kValidateCommand.name, kValidateCommand.summary);
   cmd->add_option("--suite", a->suite, "folder under scenarios/validation/ (default host), from here or the source tree");
   cmd->add_option("--hardware", a->hardware, "calibrated hardware file that replaces each scenario's cluster (default: the host file "
                  "`twinsim calibrate` writes)");

@@ -3,7 +3,7 @@
 #include <iostream>
 
 #include "app/commands.hpp"
-#include "app/cuda_executable.hpp"
+#include "app/hand_over.hpp"
 #include "app/host_calibration.hpp"
 #include "models/checked_math.hpp"
 #include "scenario/errors.hpp"

@@ -2,8 +2,9 @@
 # Packs the GPU suite's binaries for a GPU machine that has the NVIDIA driver, cuBLAS and
 # NCCL but none of the build's own dependencies (no compiler toolchain packages, no network):
 #   DEST/tests/test_cuda, DEST/tests/test_cuda_nccl_mpi, DEST/bench/bench_cuda_kernels
-#   DEST/app/twinsim, DEST/app/twinsim-cuda  the CLI and the executable its `run --device cuda`
-#              hands over to (the CUDA backend; scripts/gpu_validate.sh runs them)
+#   DEST/app/twinsim, DEST/app/twinsim-executor, DEST/app/twinsim-cuda  the CLI, the executable
+#              its `run` hands over to, and the one `run --device cuda` hands over to (the CUDA
+#              backend; scripts/gpu_validate.sh runs them; app/hand_over.hpp)
 #   DEST/lib/  the shared libraries they load that are neither the C/C++ runtime nor CUDA's
 #   DEST/mpi/  Open MPI's components (and PMIx's), for a one-rank `twinsim run` there: MPI_Init
 #              as an isolated singleton finds them through OMPI_MCA_mca_base_component_path
@@ -13,9 +14,11 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD=${1:-build}
 DEST=${2:-.gpu}
-BINARIES=(tests/test_cuda tests/test_cuda_nccl_mpi bench/bench_cuda_kernels app/twinsim app/twinsim-cuda)
+BINARIES=(tests/test_cuda tests/test_cuda_nccl_mpi bench/bench_cuda_kernels app/twinsim app/twinsim-executor
+          app/twinsim-cuda)
 
-cmake --build "$BUILD" --target test_cuda test_cuda_nccl_mpi bench_cuda_kernels twinsim twinsim-cuda
+cmake --build "$BUILD" --target test_cuda test_cuda_nccl_mpi bench_cuda_kernels twinsim twinsim-executor \
+  twinsim-cuda
 rm -rf "$DEST" && mkdir -p "$DEST/tests" "$DEST/bench" "$DEST/app" "$DEST/lib" "$DEST/mpi"
 for bin in "${BINARIES[@]}"; do cp "$BUILD/$bin" "$DEST/$bin"; done
 

@@ -58,7 +58,7 @@ else
   BIN=build-gpu
   if timeout 330 bash -c "cmake -S . -B $BIN -G Ninja -DCMAKE_BUILD_TYPE=Release -DTWINSIM_CUDA=ON \
         -DCMAKE_CUDA_ARCHITECTURES=90 > '$OUT/build.log' 2>&1 && \
-        cmake --build $BIN --target test_cuda twinsim twinsim-cuda -j16 >> '$OUT/build.log' 2>&1"; then
+        cmake --build $BIN --target test_cuda twinsim twinsim-executor twinsim-cuda -j16 >> '$OUT/build.log' 2>&1"; then
     note binaries "built in $BIN ($(( $(date +%s) - start )) s)"
   else
     note binaries "failed: configure/build, see build.log"

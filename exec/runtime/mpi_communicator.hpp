@@ -11,36 +11,9 @@
 #include <vector>
 
 #include "exec/runtime/communicator.hpp"
+#include "exec/runtime/mpi_session.hpp"  // MpiSession, MpiError
 
 namespace twinsim::exec {
-
-// An MPI call that returned an error code; the message names the call and MPI's text.
-class MpiError : public std::runtime_error {
- public:
-  MpiError(const std::string& call, int code);
-  int code() const { return code_; }
-
- private:
-  int code_;
-};
-
-// Calls MPI_Init on construction and MPI_Finalize on destruction. Works without mpirun:
-// Open MPI then starts a single-rank job ("singleton MPI_Init"). If MPI is already
-// initialised (a test harness did it), this session neither initialises nor finalises.
-class MpiSession {
- public:
-  MpiSession(int* argc, char*** argv);
-  MpiSession() : MpiSession(nullptr, nullptr) {}
-  ~MpiSession();
-  MpiSession(const MpiSession&) = delete;
-  MpiSession& operator=(const MpiSession&) = delete;
-
-  int world_rank() const;
-  int world_size() const;
-
- private:
-  bool owns_ = false;
-};
 
 class MpiCommunicator final : public Communicator {
  public:

@@ -56,6 +56,12 @@ set_tests_properties(cli.host_calibration PROPERTIES TIMEOUT 300)
 add_test(NAME cli.validate_elsewhere
          COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/check_validate_elsewhere.py $<TARGET_FILE:twinsim>)
 set_tests_properties(cli.validate_elsewhere PROPERTIES TIMEOUT 300)
+# twinsim hands run, calibrate, validate and checkpoint to twinsim-executor and links no
+# executor code (app/hand_over.hpp; issue 57)
+add_test(NAME cli.executor_hand_over
+         COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/check_executor_hand_over.py $<TARGET_FILE:twinsim>
+                 ${PROJECT_SOURCE_DIR})
+set_tests_properties(cli.executor_hand_over PROPERTIES TIMEOUT 300)
 # Time to train under failures (sim/goodput): capacity, simulate and search with goodput.
 add_test(NAME cli.goodput
          COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/check_goodput_cli.py $<TARGET_FILE:twinsim>

@@ -35,6 +35,9 @@ try:
             sys.exit(f"installed twinsim {' '.join(args)}: exit {r.returncode}: {r.stderr}")
         return r.stdout
 
+    # the executor's commands reach twinsim-executor, installed beside it (app/hand_over.hpp)
+    if "--steps" not in run("run", "--help"):
+        sys.exit("installed twinsim run --help: not the executor's help")
     sim_path = os.path.join(elsewhere, "simulated.json")
     with open(sim_path, "w") as f:
         f.write(run("simulate", SCENARIO, *OVERRIDES, "--json"))
