@@ -84,8 +84,9 @@ std::string host_yaml(const Calibration& c, const Fitted& f) {
          "# 256 KiB..16 MiB buffers out of cache (median, bytes moved one way); memory_bandwidth: the\n"
          "# fitted memcpy rate above (the machine's, shared by the ranks that update at once);\n"
          "# adam_ns_per_param: the executor's CPU AdamW per fp32 parameter (the adamw points, median)\n"
-         "host: {h2d_GBps: " + copy + ", d2h_GBps: " + copy + ", memory_bandwidth_GBps: " +
-         fmt("%.3f", f.memory.copy_Bps / 1e9) + ", memory_GiB: " + fmt("%.2f", c.memory_GiB) + adam + "}\n";
+         "host: {h2d_GBps: " +
+         copy + ", d2h_GBps: " + copy + ", memory_bandwidth_GBps: " + fmt("%.3f", f.memory.copy_Bps / 1e9) +
+         ", memory_GiB: " + fmt("%.2f", c.memory_GiB) + adam + "}\n";
 }
 
 }  // namespace

@@ -86,12 +86,16 @@ std::vector<CommPoint> comm_sweep(exec::Communicator& comm, const CommSweepOptio
     // expert parallelism's token exchange (a MoE layer's dispatch and combine) as the executor
     // runs it (exec/model/moe_block.cpp): part r of `bytes` to rank r, pairwise, rank me
     // sending to me + k while receiving from me - k, k = 1 .. n - 1 (as NCCL runs an all-to-all)
-    out.push_back({"all_to_all", n, static_cast<double>(part * n * sizeof(float)), calls.time(write_a, [&] {
-                     for (int k = 1; k < n; ++k) {
-                       const int to = (me + k) % n, from = (me - k + n) % n;
-                       comm.send_recv(a.data() + to * part, part, to, b.data() + from * part, part, from);
-                     }
-                   }, repeats)});
+    out.push_back({"all_to_all", n, static_cast<double>(part * n * sizeof(float)),
+                   calls.time(
+                       write_a,
+                       [&] {
+                         for (int k = 1; k < n; ++k) {
+                           const int to = (me + k) % n, from = (me - k + n) % n;
+                           comm.send_recv(a.data() + to * part, part, to, b.data() + from * part, part, from);
+                         }
+                       },
+                       repeats)});
     // a ring exchange, as the pipeline's paired send/recv: each rank sends `bytes` to the
     // next and receives as much from the previous
     out.push_back({"send_recv", n, bytes, calls.time(write_a, [&] {

@@ -9,7 +9,6 @@
 
 #include "calibrate/host_path.hpp"
 #include "exec/runtime/storage_dtype.hpp"
-#include "models/layer_ops.hpp"
 #include "exec/train/grad_compression.hpp"
 #include "exec/train/mixed_precision.hpp"
 #include "kernels/cpu/activation.hpp"
@@ -23,6 +22,7 @@
 #include "kernels/cpu/optimizer.hpp"
 #include "kernels/cpu/residual.hpp"
 #include "kernels/cpu/rope.hpp"
+#include "models/layer_ops.hpp"
 
 namespace twinsim::calibrate {
 
@@ -231,7 +231,8 @@ void add_step_kernel_points(std::vector<MemoryPoint>& out, long n, const SweepOp
   // quantise pass over the buffer, the fp32 value read and its int8 byte (with the block's
   // fp32 scale) written (sim/training/zero_comm.cpp kInt8WireBytes)
   std::vector<exec::GradCompressor> compressors;
-  for (std::size_t j = 0; j < sets.size(); ++j) compressors.emplace_back(GradCompression::int8, static_cast<std::size_t>(n));
+  for (std::size_t j = 0; j < sets.size(); ++j)
+    compressors.emplace_back(GradCompression::int8, static_cast<std::size_t>(n));
   add(kernel_names::kQuantize, (kF + 1.0 + 4.0 / exec::kGradQuantBlock) * n, [&] {
     State& st = next();
     compressors[static_cast<std::size_t>(i)].compress(st.grads.data(), static_cast<std::size_t>(n));

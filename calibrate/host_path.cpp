@@ -30,10 +30,12 @@ void add_host_copy_points(std::vector<MemoryPoint>& out, long n, const SweepOpti
   std::vector<std::vector<float>> from(sets, std::vector<float>(static_cast<std::size_t>(n), 0.5f)),
       to(sets, std::vector<float>(static_cast<std::size_t>(n), 0.0f));
   int i = 0;
-  const Stats s = time_per_call([&] {
-    i = (i + 1) % sets;
-    std::memcpy(to[i].data(), from[i].data(), bytes);
-  }, o.repeats, o.min_repeat_s);
+  const Stats s = time_per_call(
+      [&] {
+        i = (i + 1) % sets;
+        std::memcpy(to[i].data(), from[i].data(), bytes);
+      },
+      o.repeats, o.min_repeat_s);
   out.push_back({kHostCopyKernel, 2.0 * static_cast<double>(bytes), s, false});
 }
 

@@ -736,7 +736,8 @@ double optimizer_shard_s(const ClusterSpec& cluster, const StackSpec& stack, con
   const double swap = nvme_optimizer_swap_s(cluster, plan, states, 4.0 * shard, weight_bytes);
   // the stack's own host path, measured whole (StackSpec::offload_update_s_per_param), where
   // it is slower than the host path priced by its parts
-  return clip + std::max(offloaded_host_path_s(cluster, stack, plan, t, shard), shard * stack.offload_update_s_per_param) +
+  return clip +
+         std::max(offloaded_host_path_s(cluster, stack, plan, t, shard), shard * stack.offload_update_s_per_param) +
          swap;
 }
 

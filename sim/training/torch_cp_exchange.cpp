@@ -29,7 +29,8 @@ TorchCpExchange torch_cp_exchange(const Scenario& s, const LayerOp& ring, const 
   // the all-gather's bytes are the gathered tensor's (nccl-tests' convention): every rank's chunk
   const double gather_s = collective_time_s(s.cluster, CollectiveOp::all_gather, group, cp * rank_kv);
   // dK,dV in fp32 (convert_to_f32): twice a 16-bit chunk's bytes, to one neighbour
-  const double grad_bytes = rank_kv * 4.0 / static_cast<double>(dtype_bytes(activation_dtype(s.training->precision), 1));
+  const double grad_bytes =
+      rank_kv * 4.0 / static_cast<double>(dtype_bytes(activation_dtype(s.training->precision), 1));
   const double pass_s = collective_time_s(s.cluster, CollectiveOp::send_recv, group, grad_bytes);
   // load-balanced steps do equal work: each 1/cp of the rank's attention
   const double fwd_step = attention.fwd_s / cp, bwd_step = attention.dgrad_s / cp;

@@ -132,8 +132,8 @@ int compare_ep(const Expected& want, const Expected& got, int rank) {
     // the per-expert counts (moe.counts) go as one fixed-size all_to_all: exactly the op list's bytes
     if (got.count(key(op, "ep", "all_to_all"))) {
       const std::size_t whole = got.at(key(op, "ep", "all_to_all"));
-      std::printf("rank %d ep: %s: simulator all_to_all %zu bytes; executor all_to_all %zu\n", rank, op.c_str(),
-                  bytes, whole);
+      std::printf("rank %d ep: %s: simulator all_to_all %zu bytes; executor all_to_all %zu\n", rank, op.c_str(), bytes,
+                  whole);
       if (whole != bytes) ++bad;
       continue;
     }

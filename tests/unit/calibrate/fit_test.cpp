@@ -263,15 +263,10 @@ TEST(FitAll, LaunchCostNeverExceedsHalfTheFastestCall) {
 // 1M fp32 parameters (28 MB as the simulator counts them) in 6 ms is 6 ns a parameter, over
 // 4M in 24 ms the same; its bf16-gradient points and the other kernels are not AdamW's rate.
 TEST(FitHostPath, CopyRateOneWayAndAdamTimePerParameter) {
-  std::vector<MemoryPoint> points = {{"copy", 2e6, exact(2e6 / 60e9)},
-                                     {"copy", 8e6, exact(8e6 / 60e9)},
-                                     {"sgd", 64e6, exact(4e-3)},
-                                     {kHostCopyKernel, 2e6, exact(1e-4)},
-                                     {kHostCopyKernel, 8e6, exact(4e-4)},
-                                     {"adamw", 28e6, exact(6e-3)},
-                                     {"adamw", 112e6, exact(24e-3)},
-                                     {"adamw", 26e6, exact(20e-3), false, true},
-                                     {"sgd", 16e6, exact(1e-3)}};
+  std::vector<MemoryPoint> points = {
+      {"copy", 2e6, exact(2e6 / 60e9)},    {"copy", 8e6, exact(8e6 / 60e9)},           {"sgd", 64e6, exact(4e-3)},
+      {kHostCopyKernel, 2e6, exact(1e-4)}, {kHostCopyKernel, 8e6, exact(4e-4)},        {"adamw", 28e6, exact(6e-3)},
+      {"adamw", 112e6, exact(24e-3)},      {"adamw", 26e6, exact(20e-3), false, true}, {"sgd", 16e6, exact(1e-3)}};
   const HostPathFit f = fit_host_path(points);
   EXPECT_NEAR(f.copy_Bps, 10e9, 1e3);
   EXPECT_NEAR(f.adam_s_per_param, 6e-9, 1e-15);
@@ -293,8 +288,8 @@ TEST(HardwareYaml, LoadsAsAnInlineClusterWithTheFittedFigures) {
     c.memory.push_back({"copy", b, exact(b / 20e9)});
     c.memory.push_back({"gelu", b, exact(1e-6 + b / 10e9)});
     c.memory.push_back({"gelu", 2 * b, exact(1e-6 + 2 * b / 5e9), true});  // backward at half the rate
-    c.memory.push_back({kHostCopyKernel, b, exact(b / 2 / 8e9)});  // out of cache: 8 GB/s one way
-    c.memory.push_back({"quantize", b, exact(1e-6 + b / 1e9)});      // int8 compression: 1 GB/s of its bytes
+    c.memory.push_back({kHostCopyKernel, b, exact(b / 2 / 8e9)});          // out of cache: 8 GB/s one way
+    c.memory.push_back({"quantize", b, exact(1e-6 + b / 1e9)});            // int8 compression: 1 GB/s of its bytes
   }
   // AdamW over 10M and 100M parameters at 2.8 ns each (gelu's 10 GB/s on its 28 bytes, its 1 us a call)
   for (double params : {1e7, 1e8}) c.memory.push_back({"adamw", 28 * params, exact(1e-6 + params * 2.8e-9)});

@@ -205,13 +205,15 @@ TEST(EngineBench, SglangStallsDecodesBehindPrefillsAsPublished) {
     std::sort(itl.begin(), itl.end());
     return itl;
   };
-  auto at = [](const std::vector<double>& sorted, double q) { return sorted[static_cast<std::size_t>(q * (sorted.size() - 1))]; };
+  auto at = [](const std::vector<double>& sorted, double q) {
+    return sorted[static_cast<std::size_t>(q * (sorted.size() - 1))];
+  };
   const std::vector<double> sglang = gaps("sglang044-llama3.1-8b-h200-fp8.yaml");
   const std::vector<double> vllm = gaps("vllm082-llama3.1-8b-h200-fp8.yaml");
   ASSERT_FALSE(sglang.empty());
   ASSERT_FALSE(vllm.empty());
-  EXPECT_GT(sglang.back(), 5.0);  // published 10.3 s
-  EXPECT_LT(vllm.back(), 0.5);    // published 0.17 s
+  EXPECT_GT(sglang.back(), 5.0);                       // published 10.3 s
+  EXPECT_LT(vllm.back(), 0.5);                         // published 0.17 s
   EXPECT_LT(at(sglang, 0.99) / at(sglang, 0.5), 1.2);  // published 1.03
   EXPECT_GT(at(vllm, 0.99) / at(vllm, 0.5), 3.0);      // published 6.2
 }

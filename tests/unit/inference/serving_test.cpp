@@ -7,11 +7,11 @@
 #include <sstream>
 
 #include "one_second_passes.hpp"
+#include "scenario/errors.hpp"
+#include "scenario/load.hpp"
 #include "serving_scenarios.hpp"
 #include "sim/inference/serving.hpp"
 #include "sim/inference/serving_report.hpp"
-#include "scenario/errors.hpp"
-#include "scenario/load.hpp"
 
 namespace twinsim {
 namespace {

@@ -24,7 +24,8 @@ model: {hf_config: qwen3-235b-a22b, layers: 48, hidden: 2048, heads: 32, kv_head
 cluster: dgx-h100
 stack: {preset: none}
 training: {seq_len: 4096, global_batch: 1024, micro_batch: 1, precision: bf16, optimizer: adam}
-plan: {tp: 1, pp: 1, dp: 128, ep: )" + std::to_string(ep) + R"(, expert_tp: 1, zero: 1, recompute: none}
+plan: {tp: 1, pp: 1, dp: 128, ep: )" +
+                                  std::to_string(ep) + R"(, expert_tp: 1, zero: 1, recompute: none}
 )");
   // an 8-GPU all-to-all measured at 512 B (448 MB/s busbw: 512 x 7/8 / 448e6 = 1 us) and 1 GiB
   s.cluster.intra_node.measured_busbw["all_to_all"][8] = {{512, 448e6}, {1073741824, 200e9}};
@@ -48,8 +49,8 @@ TEST(MoeCountsExchange, OneCountPerExpertBeforeTheDispatchForwardOnly) {
   EXPECT_EQ(op.kind, OpKind::collective);
   EXPECT_EQ(op.fwd_comm.kind, CollectiveKind::all_to_all);
   EXPECT_EQ(op.fwd_comm.group, CommGroup::ep);
-  EXPECT_EQ(op.fwd_comm.bytes, 128 * 4);                  // 128 experts' 4-byte counts, what one rank sends
-  EXPECT_EQ(op.bwd_comm.kind, CollectiveKind::none);      // the backward reuses the forward's counts
+  EXPECT_EQ(op.fwd_comm.bytes, 128 * 4);                     // 128 experts' 4-byte counts, what one rank sends
+  EXPECT_EQ(op.bwd_comm.kind, CollectiveKind::none);         // the backward reuses the forward's counts
   EXPECT_LT(counts, index_of(ops, op_names::kMoeDispatch));  // known before any row moves
   EXPECT_TRUE(op.saved.empty());
   // without expert parallelism every expert is local: nothing to exchange
@@ -58,8 +59,8 @@ TEST(MoeCountsExchange, OneCountPerExpertBeforeTheDispatchForwardOnly) {
 
 TEST(MoeCountsExchange, PricedAsAnAllToAllOfItsBytes) {
   const LayerCost cost = cost_layer(qwen3_30b(8), 0);
-  const auto it = std::find_if(cost.ops.begin(), cost.ops.end(),
-                               [](const OpTime& op) { return op.name == op_names::kMoeCounts; });
+  const auto it =
+      std::find_if(cost.ops.begin(), cost.ops.end(), [](const OpTime& op) { return op.name == op_names::kMoeCounts; });
   ASSERT_NE(it, cost.ops.end());
   EXPECT_NEAR(it->fwd_s, 1e-6, 1e-12);  // 512 B x 7/8 / 448 MB/s
   EXPECT_EQ(it->dgrad_s, 0.0);

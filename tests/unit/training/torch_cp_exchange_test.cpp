@@ -21,13 +21,20 @@ namespace {
 // 32,768 tokens a rank, bf16; `exchange` the stack's cp_exchange.
 Scenario llama8b(int cp, int tp, int nodes, const std::string& exchange) {
   const int dp = 8 * nodes / (cp * tp);
-  const std::string text = "model: llama3-8b\n"
-                           "cluster: {preset: dgx-h100, nodes: " + std::to_string(nodes) + "}\n"
-                           "stack: {cp_exchange: " + exchange + "}\n"
-                           "training: {seq_len: " + std::to_string(32768 * cp) +
-                           ", global_batch: " + std::to_string(dp) + ", micro_batch: 1, precision: bf16}\n"
-                           "plan: {tp: " + std::to_string(tp) + ", pp: 1, cp: " + std::to_string(cp) +
-                           ", dp: " + std::to_string(dp) + ", recompute: full}\n";
+  const std::string text =
+      "model: llama3-8b\n"
+      "cluster: {preset: dgx-h100, nodes: " +
+      std::to_string(nodes) +
+      "}\n"
+      "stack: {cp_exchange: " +
+      exchange +
+      "}\n"
+      "training: {seq_len: " +
+      std::to_string(32768 * cp) + ", global_batch: " + std::to_string(dp) +
+      ", micro_batch: 1, precision: bf16}\n"
+      "plan: {tp: " +
+      std::to_string(tp) + ", pp: 1, cp: " + std::to_string(cp) + ", dp: " + std::to_string(dp) +
+      ", recompute: full}\n";
   return load_scenario_text(text);
 }
 
@@ -81,9 +88,10 @@ TEST(TorchCpExchange, AGatherLongerThanTheLocalStepIsWaitedFor) {
   ASSERT_GT(gather_s, attention.fwd_s / 8);  // the premise: seven chunks at the NIC's rate take longer
   EXPECT_NEAR(row(cost, op_names::kAttnCpRing).fwd_s, gather_s, 1e-12);
   EXPECT_NEAR(cost.cp_waited_fwd_s, gather_s - attention.fwd_s / 8, 1e-12);
-  EXPECT_NEAR(cost.cp_waited_bwd_s,
-              std::max(0.0, gather_s - attention.dgrad_s / 8) + 7 * std::max(0.0, pass_s - attention.dgrad_s / 8) + pass_s,
-              1e-12);
+  EXPECT_NEAR(
+      cost.cp_waited_bwd_s,
+      std::max(0.0, gather_s - attention.dgrad_s / 8) + 7 * std::max(0.0, pass_s - attention.dgrad_s / 8) + pass_s,
+      1e-12);
   // the step waits for it on the compute stream (exposed cp_comm), where the ideal ring hid it
   const TrainingPrediction torch = predict_training(s), ideal = predict_training(llama8b(8, 8, 8, "ring"));
   EXPECT_GT(torch.breakdown.cp_comm_s, 32 * (2 * cost.cp_waited_fwd_s + cost.cp_waited_bwd_s) * 0.99);
