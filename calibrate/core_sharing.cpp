@@ -6,6 +6,7 @@
 #include <functional>
 
 #include "calibrate/co_runners.hpp"
+#include "calibrate/samples.hpp"
 
 namespace twinsim::calibrate {
 
@@ -38,13 +39,6 @@ class PinnedToFirstCpu {
   bool pinned_ = false;
 };
 
-double median_of(std::vector<double> v) {
-  if (v.empty()) return 1;
-  std::sort(v.begin(), v.end());
-  const std::size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
 std::string gemm_name(const GemmPoint& g) {
   return "gemm " + std::string(to_string(g.dtype)) + " " + std::to_string(g.m) + "x" + std::to_string(g.n) + "x" +
          std::to_string(g.k) + (g.pass == GemmPass::fwd ? " fwd" : g.pass == GemmPass::dgrad ? " dgrad" : " wgrad");
@@ -75,8 +69,9 @@ std::pair<std::vector<Point>, std::vector<Point>> alone_and_shared(const std::fu
 void fit_core_sharing(CoreSharing& sharing) {
   std::vector<double> gemm, memory;
   for (const SharingPoint& p : sharing.points) (p.gemm ? gemm : memory).push_back(p.speedup());
-  sharing.gemm_speedup = median_of(gemm);
-  sharing.memory_speedup = median_of(memory);
+  // no points of a kind: no measured slowdown, a speedup of 1
+  sharing.gemm_speedup = gemm.empty() ? 1 : median_of(gemm);
+  sharing.memory_speedup = memory.empty() ? 1 : median_of(memory);
 }
 
 CoreSharing measure_core_sharing(const SweepOptions& o, int busy_processes) {

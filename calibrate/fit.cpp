@@ -5,21 +5,15 @@
 #include <stdexcept>
 
 #include "calibrate/host_path.hpp"
+#include "calibrate/samples.hpp"
 
 namespace twinsim::calibrate {
 
 namespace {
 
-double median(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  const std::size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
 std::vector<CurvePoint> median_curve(const std::map<double, std::vector<double>>& by_size, double floor = 0.01) {
   std::vector<CurvePoint> curve;
-  for (const auto& [size, effs] : by_size) curve.push_back({size, std::clamp(median(effs), floor, 1.0)});
+  for (const auto& [size, effs] : by_size) curve.push_back({size, std::clamp(median_of(effs), floor, 1.0)});
   return curve;
 }
 
@@ -28,7 +22,7 @@ std::vector<CurvePoint> median_curve(const std::map<double, std::vector<double>>
 std::vector<CurvePoint> running_median(const std::vector<CurvePoint>& curve) {
   std::vector<CurvePoint> smooth = curve;
   for (std::size_t i = 1; i + 1 < curve.size(); ++i)
-    smooth[i].efficiency = median({curve[i - 1].efficiency, curve[i].efficiency, curve[i + 1].efficiency});
+    smooth[i].efficiency = median_of({curve[i - 1].efficiency, curve[i].efficiency, curve[i + 1].efficiency});
   return smooth;
 }
 
@@ -93,7 +87,8 @@ GemmFit fit_gemm(const std::vector<GemmPoint>& points, double launch_s) {
   f.dgrad = curve_of(GemmPass::dgrad);
   f.wgrad = curve_of(GemmPass::wgrad);
   if (f.curve.empty()) throw std::invalid_argument("fit_gemm: no forward points");
-  for (const auto& [dtype, ratios] : speed_16bit(points, launch_s)) f.peak_16bit[dtype] = f.peak_flops * median(ratios);
+  for (const auto& [dtype, ratios] : speed_16bit(points, launch_s))
+    f.peak_16bit[dtype] = f.peak_flops * median_of(ratios);
   return f;
 }
 
@@ -172,8 +167,8 @@ MemoryFit fit_memory(const std::vector<MemoryPoint>& points) {
     fractions.push_back((1 / k.slope) / f.copy_Bps);
     intercepts.push_back(k.intercept);
   }
-  f.efficiency = std::clamp(median(fractions), 1e-3, 1.0);
-  f.launch_s = std::max(0.0, median(intercepts));
+  f.efficiency = std::clamp(median_of(fractions), 1e-3, 1.0);
+  f.launch_s = std::max(0.0, median_of(intercepts));
   return f;
 }
 

@@ -4,18 +4,12 @@
 #include <cstring>
 #include <string>
 
+#include "calibrate/samples.hpp"
 #include "models/layer_ops.hpp"
 
 namespace twinsim::calibrate {
 
 namespace {
-
-double median(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  const std::size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
 
 // The bytes the simulator counts for one parameter's AdamW update on fp32 gradients
 // (sim/training/step_graph.cpp optimizer_shard_ops; the memory sweep's adamw points).
@@ -46,7 +40,7 @@ HostPathFit fit_host_path(const std::vector<MemoryPoint>& points) {
     if (p.kernel == kHostCopyKernel) copy_rates.push_back(0.5 * p.bytes / p.seconds.median);
     if (p.kernel == kernel_names::kAdamw) adam_times.push_back(p.seconds.median / (p.bytes / kAdamBytesPerParam));
   }
-  return {median(copy_rates), median(adam_times)};
+  return {median_of(copy_rates), median_of(adam_times)};
 }
 
 }  // namespace twinsim::calibrate

@@ -14,12 +14,19 @@ double now_s() {
 
 }  // namespace
 
+double median_of(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const std::size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
 Stats stats_of(std::vector<double> s) {
   if (s.empty()) throw std::invalid_argument("stats_of: no samples");
   std::sort(s.begin(), s.end());
   const std::size_t n = s.size();
   Stats st;
-  st.median = n % 2 ? s[n / 2] : 0.5 * (s[n / 2 - 1] + s[n / 2]);
+  st.median = median_of(s);
   st.min = s.front();
   st.max = s.back();
   st.repeats = static_cast<int>(n);

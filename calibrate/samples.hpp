@@ -13,6 +13,9 @@ struct Stats {
   double spread() const { return median > 0 ? (max - min) / median : 0; }
 };
 
+// The middle value (the mean of the two middle ones for an even count); 0 for none.
+double median_of(std::vector<double> values);
+
 Stats stats_of(std::vector<double> seconds);
 // One point measured in several rounds: the median of the rounds' medians, the extremes
 // of all repeats (a shared machine's slow spells last longer than one point's repeats).
