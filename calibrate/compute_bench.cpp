@@ -23,6 +23,7 @@
 #include "kernels/cpu/residual.hpp"
 #include "kernels/cpu/rope.hpp"
 #include "models/layer_ops.hpp"
+#include "models/optimizer_state.hpp"
 
 namespace twinsim::calibrate {
 
@@ -206,12 +207,12 @@ void add_step_kernel_points(std::vector<MemoryPoint>& out, long n, const SweepOp
   auto add = [&](std::string_view kernel, double bytes, const std::function<void()>& call, bool half = false) {
     out.push_back({std::string(kernel), bytes, time_per_call(call, o.repeats, o.min_repeat_s), false, half});
   };
-  // the simulator counts Adam at 28 bytes and SGD at 16 per parameter
-  add(kernel_names::kAdamw, 28.0 * n, [&] {
+  // the bytes the simulator counts for the update, fp32 grads (models/optimizer_state.hpp)
+  add(kernel_names::kAdamw, optimizer_update_bytes_per_param(Optimizer::adam, 4) * n, [&] {
     State& st = next();
     k::adamw_step(st.params.data(), st.grads.data(), st.m.data(), st.v.data(), n, ++step, k::AdamWConfig{});
   });
-  add(kernel_names::kSgd, 16.0 * n, [&] {
+  add(kernel_names::kSgd, optimizer_update_bytes_per_param(Optimizer::sgd, 4) * n, [&] {
     State& st = next();
     k::sgd_step(st.params.data(), st.grads.data(), st.m.data(), n, k::SgdConfig{});
   });
@@ -238,14 +239,20 @@ void add_step_kernel_points(std::vector<MemoryPoint>& out, long n, const SweepOp
     compressors[static_cast<std::size_t>(i)].compress(st.grads.data(), static_cast<std::size_t>(n));
   });
   // the same with bf16 grads (2 bytes each): a 16-bit run's update and zeroing
-  add(kernel_names::kAdamw, 26.0 * n, [&] {
-    State& st = next();
-    k::adamw_step(st.params.data(), st.grads16.data(), st.m.data(), st.v.data(), n, ++step, k::AdamWConfig{});
-  }, true);
-  add(kernel_names::kSgd, 14.0 * n, [&] {
-    State& st = next();
-    k::sgd_step(st.params.data(), st.grads16.data(), st.m.data(), n, k::SgdConfig{});
-  }, true);
+  add(
+      kernel_names::kAdamw, optimizer_update_bytes_per_param(Optimizer::adam, 2) * n,
+      [&] {
+        State& st = next();
+        k::adamw_step(st.params.data(), st.grads16.data(), st.m.data(), st.v.data(), n, ++step, k::AdamWConfig{});
+      },
+      true);
+  add(
+      kernel_names::kSgd, optimizer_update_bytes_per_param(Optimizer::sgd, 2) * n,
+      [&] {
+        State& st = next();
+        k::sgd_step(st.params.data(), st.grads16.data(), st.m.data(), n, k::SgdConfig{});
+      },
+      true);
   add(kernel_names::kZero, 2.0 * n, [&] {
     State& st = next();
     std::fill(st.grads16.begin(), st.grads16.end(), kernels::bf16{0});

@@ -6,14 +6,15 @@
 
 #include "calibrate/samples.hpp"
 #include "models/layer_ops.hpp"
+#include "models/optimizer_state.hpp"
 
 namespace twinsim::calibrate {
 
 namespace {
 
-// The bytes the simulator counts for one parameter's AdamW update on fp32 gradients
-// (sim/training/step_graph.cpp optimizer_shard_ops; the memory sweep's adamw points).
-constexpr double kAdamBytesPerParam = 28.0;
+// The bytes of one parameter's AdamW update on fp32 gradients, as the memory sweep's adamw
+// points count them (models/optimizer_state.hpp).
+const double kAdamBytesPerParam = optimizer_update_bytes_per_param(Optimizer::adam, 4);
 
 }  // namespace
 

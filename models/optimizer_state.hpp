@@ -28,4 +28,11 @@ inline std::int64_t optimizer_bytes_per_param(Dtype precision, Optimizer optimiz
   }
 }
 
+// Bytes one parameter's update moves: Adam reads and writes the fp32 (master) weights and its
+// two moments (24), SGD the weights and its momentum (12), both read the gradient. One home for
+// the simulator's optimizer op (sim/training/step_graph.cpp) and calibrate's adamw/sgd points.
+inline double optimizer_update_bytes_per_param(Optimizer optimizer, double grad_element_bytes) {
+  return (optimizer == Optimizer::adam ? 24.0 : 12.0) + grad_element_bytes;
+}
+
 }  // namespace twinsim

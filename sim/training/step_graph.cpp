@@ -6,19 +6,20 @@
 #include <string>
 
 #include "models/op_names.hpp"
+#include "models/optimizer_state.hpp"
 #include "models/param_count.hpp"
 #include "sim/cost/collective_cost.hpp"
 #include "sim/cost/compute_cost.hpp"
+#include "sim/cost/offload_io.hpp"
 #include "sim/cost/straggler_wait.hpp"
 #include "sim/memory/activations.hpp"
 #include "sim/memory/buffers.hpp"
 #include "sim/memory/stage_layers.hpp"
 #include "sim/memory/weights.hpp"
 #include "sim/training/activation_offload.hpp"
-#include "sim/cost/offload_io.hpp"
+#include "sim/training/fabric_share.hpp"
 #include "sim/training/pipeline_schedule.hpp"
 #include "sim/training/rank_layout.hpp"
-#include "sim/training/fabric_share.hpp"
 #include "sim/training/step_ranks.hpp"
 #include "sim/training/transfer_bytes.hpp"
 #include "sim/training/zero_comm.hpp"
@@ -652,15 +653,13 @@ void Builder::add_data_parallel(int stage) {
 }  // namespace
 
 std::vector<ComputeOp> optimizer_shard_ops(const StackSpec& stack, const TrainingWorkload& t, double shard) {
-  // Adam reads and writes the fp32 (master) weights and its two moments, 24 bytes per
-  // parameter, and reads the gradient; SGD 12 before the gradient (weights read and
-  // written, the momentum buffer read)
+  // the update's bytes (models/optimizer_state.hpp optimizer_update_bytes_per_param)
   ComputeOp update;
   update.kind = ComputeKind::optimizer;
   update.kernel = t.optimizer == Optimizer::adam ? kernel_names::kAdamw : kernel_names::kSgd;
   update.dtype = t.precision;  // of the grads it reads (the masters are fp32)
   update.bytes =
-      ((t.optimizer == Optimizer::adam ? 24.0 : 12.0) + grad_element_bytes(dp_gradient_dtype(stack, t.precision))) * shard;
+      optimizer_update_bytes_per_param(t.optimizer, grad_element_bytes(dp_gradient_dtype(stack, t.precision))) * shard;
   if (t.precision == Dtype::fp32) return {update};
   // Mixed precision: the updated fp32 masters are then copied into the model's 16-bit
   // weights, a pass of its own (Megatron's _copy_main_params_to_model_params, after the
@@ -705,7 +704,7 @@ double offloaded_host_path_s(const ClusterSpec& cluster, const StackSpec& stack,
   // by the CPU's measured Adam rate (cluster.host.adam_ns_per_param), whichever is slower
   const double element = t.precision == Dtype::fp32 ? 0.0 : param_element_bytes(t.precision);
   const double grad_element = grad_element_bytes(dp_gradient_dtype(stack, t.precision));
-  const double host_bytes = ((t.optimizer == Optimizer::adam ? 24.0 : 12.0) + grad_element + element) * shard;
+  const double host_bytes = (optimizer_update_bytes_per_param(t.optimizer, grad_element) + element) * shard;
   const double adam_rate_s = t.optimizer == Optimizer::adam ? shard * cluster.host.adam_s_per_param : 0.0;
   const double update = std::max(host_bytes / host_memory_share_Bps(cluster, plan), adam_rate_s);
   // the gradients stream to the host during the backward, overlapped with it, when they are
