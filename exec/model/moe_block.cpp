@@ -57,6 +57,13 @@ std::vector<std::size_t> source_offsets(const MoeSaved& s, int ranks) {
   return at;
 }
 
+// run(w[g], first row, rows) for each group g whose rows [bounds[g], bounds[g + 1]) are not empty.
+template <class W, class Run>
+void for_each_group(const std::vector<int>& bounds, const std::vector<W>& w, Run&& run) {
+  for (std::size_t g = 0; g + 1 < bounds.size(); ++g)
+    if (bounds[g + 1] > bounds[g]) run(w[g], bounds[g], bounds[g + 1] - bounds[g]);
+}
+
 }  // namespace
 
 std::vector<ParamSpec> moe_param_specs(const TransformerConfig& c, int layer) {
@@ -103,6 +110,11 @@ op_names::FfnOpNames MoeBlock::expert_ops() const {
 
 op_names::FfnOpNames MoeBlock::shared_ops() const {
   return op_names::ffn_op_names(op_names::Ffn::shared_experts, c_.swiglu());
+}
+
+// The rows this rank's experts run: local expert g's are [bounds[g], bounds[g + 1]).
+const std::vector<int>& MoeBlock::local_bounds(const ModelContext& ctx, const MoeSaved& s) const {
+  return ctx.ep_size() > 1 ? s.local_rows : s.expert_rows;
 }
 
 int MoeBlock::local_expert_width() const { return static_cast<int>(c_.model.moe->expert_ffn_hidden) / c_.etp(); }
@@ -225,67 +237,99 @@ void MoeBlock::forward(const ModelContext& ctx, const Tensor& x, Tensor& y, MoeS
 
 template <class T>
 void MoeBlock::forward_t(const ModelContext& ctx, const T* x, T* y, MoeSaved& s, Pass pass) const {
-  const int t = c_.tokens(), h = c_.hidden(), experts = c_.model.moe->experts;
-  const int f = local_expert_width(), routed = t / c_.expert_slices() * c_.model.moe->top_k;
+  const int t = c_.tokens(), h = c_.hidden();
   s.normed = Tensor::uninitialized_of<T>(kAct, static_cast<std::size_t>(t) * h);
   {
     auto op = ctx.op(layer_, op_names::kMlpNorm, pass);
     norm_forward(ctx, c_, x, p_.param<T>(norm_w_), p_.param<T>(norm_b_), s.normed.as<T>(), s.norm, t);
   }
+  router_forward<T>(ctx, s, pass);
+  dispatch<T>(ctx, s, pass);
+  experts_up<T>(ctx, s, pass);
+  // every output row is a (partial, under TP) sum: the combine adds p_e x expert rows
+  Tensor partial = Tensor::zeros_of<T>(kAct, static_cast<std::size_t>(t) * h);
+  experts_down_and_combine(ctx, s, partial.as<T>(), pass);
+  if (shared_.w1 >= 0) shared_forward(ctx, s, partial.as<T>(), pass);
+  if (!s.for_backward) {
+    s.normed.release();
+    s.probs.release();
+  }
+  if (ctx.tp_size() > 1) {
+    auto op = ctx.op(layer_, op_names::kMlpTpExit, pass);
+    all_reduce_tp(ctx, partial.as<T>(), partial.size());
+  }
+  auto op = ctx.op(layer_, op_names::kMlpResidual, pass);
+  ctx.kernels().residual_forward(x, partial.as<T>(), nullptr, y, t, h);
+}
+
+int MoeBlock::routed_rows() const { return c_.tokens() / c_.expert_slices() * c_.model.moe->top_k; }
+
+// The router: logits = normed W_r^T, then the fp32 softmax (as Megatron's router) and the
+// top_k routing on the host.
+template <class T>
+void MoeBlock::router_forward(const ModelContext& ctx, MoeSaved& s, Pass pass) const {
+  const int t = c_.tokens(), h = c_.hidden(), experts = c_.model.moe->experts;
+  auto op = ctx.op(layer_, op_names::kMoeRouter, pass);
+  Tensor logits = Tensor::uninitialized_of<T>(kAct, static_cast<std::size_t>(t) * experts);
+  ctx.kernels().linear_forward(s.normed.as<T>(), p_.param<T>(router_w_), nullptr, logits.as<T>(), t, h, experts);
+  s.probs = Tensor::uninitialized(kAct, static_cast<std::size_t>(t) * experts);
+  HostView<const T> logits_host(ctx.device(), logits.as<T>(), logits.size());
+  HostView<float> probs(ctx.device(), s.probs.data(), s.probs.size());
+  for (int i = 0; i < t; ++i) {
+    const T* l = logits_host.get() + static_cast<std::size_t>(i) * experts;
+    float* p = probs.get() + static_cast<std::size_t>(i) * experts;
+    float top = -INFINITY, sum = 0;
+    for (int e = 0; e < experts; ++e) top = std::max(top, to_float(l[e]));
+    for (int e = 0; e < experts; ++e) sum += p[e] = std::exp(to_float(l[e]) - top);
+    for (int e = 0; e < experts; ++e) p[e] /= sum;
+  }
+  probs.store();
+  route(s);
+}
+
+// Each routed row's copy of its token's normed input, experts side by side in order.
+template <class T>
+void MoeBlock::permute(const ModelContext& ctx, const MoeSaved& s, T* into) const {
+  const auto hh = static_cast<std::size_t>(c_.hidden());
   const T* n = s.normed.as<T>();
-  {
-    auto op = ctx.op(layer_, op_names::kMoeRouter, pass);
-    Tensor logits = Tensor::uninitialized_of<T>(kAct, static_cast<std::size_t>(t) * experts);
-    ctx.kernels().linear_forward(n, p_.param<T>(router_w_), nullptr, logits.as<T>(), t, h, experts);
-    s.probs = Tensor::uninitialized(kAct, static_cast<std::size_t>(t) * experts);  // fp32, as Megatron's router
-    HostView<const T> logits_host(ctx.device(), logits.as<T>(), logits.size());
-    HostView<float> probs(ctx.device(), s.probs.data(), s.probs.size());
-    for (int i = 0; i < t; ++i) {
-      const T* l = logits_host.get() + static_cast<std::size_t>(i) * experts;
-      float* p = probs.get() + static_cast<std::size_t>(i) * experts;
-      float top = -INFINITY, sum = 0;
-      for (int e = 0; e < experts; ++e) top = std::max(top, to_float(l[e]));
-      for (int e = 0; e < experts; ++e) sum += p[e] = std::exp(to_float(l[e]) - top);
-      for (int e = 0; e < experts; ++e) p[e] /= sum;
-    }
-    probs.store();
-    route(s);
+  for (int r = 0; r < routed_rows(); ++r)
+    ctx.device().copy_on_device(into + r * hh, n + static_cast<std::size_t>(s.row_token[r]) * hh, hh * sizeof(T));
+}
+
+// The rows this rank's experts run, into s.permuted: under expert parallelism the counts,
+// then the rows to the ranks holding their experts; otherwise a buffer that experts_up
+// fills (the permute timed with the experts' up projection).
+template <class T>
+void MoeBlock::dispatch(const ModelContext& ctx, MoeSaved& s, Pass pass) const {
+  const std::size_t size = static_cast<std::size_t>(routed_rows()) * c_.hidden();
+  if (ctx.ep_size() <= 1) {
+    s.permuted = Tensor::uninitialized_of<T>(kAct, size);
+    return;
   }
+  exchange_counts(ctx, s, pass);
+  auto op = ctx.op(layer_, op_names::kMoeDispatch, pass);
+  Tensor outgoing = Tensor::uninitialized_of<T>(kAct, size);
+  permute(ctx, s, outgoing.as<T>());
+  s.permuted = to_owners(ctx, outgoing.as<T>(), s);
+}
+
+// The local experts' up projections (SwiGLU's two) and activation on their rows.
+template <class T>
+void MoeBlock::experts_up(const ModelContext& ctx, MoeSaved& s, Pass pass) const {
+  const int h = c_.hidden(), f = local_expert_width();
   const bool swiglu = c_.swiglu(), ep = ctx.ep_size() > 1;
-  const auto permute = [&](T* into) {  // each expert's tokens side by side, experts in order
-    for (int r = 0; r < routed; ++r)
-      ctx.device().copy_on_device(into + static_cast<std::size_t>(r) * h, n + static_cast<std::size_t>(s.row_token[r]) * h,
-                                  static_cast<std::size_t>(h) * sizeof(T));
-  };
-  if (ep) {  // the counts, then the rows go to the ranks holding their experts
-    exchange_counts(ctx, s, pass);
-    auto op = ctx.op(layer_, op_names::kMoeDispatch, pass);
-    Tensor outgoing = Tensor::uninitialized_of<T>(kAct, static_cast<std::size_t>(routed) * h);
-    permute(outgoing.as<T>());
-    s.permuted = to_owners(ctx, outgoing.as<T>(), s);
-  } else {
-    s.permuted = Tensor::uninitialized_of<T>(kAct, static_cast<std::size_t>(routed) * h);
-  }
-  // the rows this rank's experts run: local expert g's are [bounds[g], bounds[g + 1])
-  const std::vector<int>& bounds = ep ? s.local_rows : s.expert_rows;
-  const int here = bounds.back();
-  const auto each = [&](auto&& run) {
-    for (std::size_t g = 0; g < experts_.size(); ++g)
-      if (bounds[g + 1] > bounds[g]) run(experts_[g], bounds[g], bounds[g + 1] - bounds[g]);
-  };
-  const std::size_t inner = static_cast<std::size_t>(here) * f;
+  const std::vector<int>& bounds = local_bounds(ctx, s);
+  const std::size_t inner = static_cast<std::size_t>(bounds.back()) * f;
   s.up1 = Tensor::uninitialized_of<T>(kAct, inner);
   if (swiglu) s.up2 = Tensor::uninitialized_of<T>(kAct, inner);
   {
     auto op = ctx.op(layer_, expert_ops().up, pass);
-    if (!ep) permute(s.permuted.as<T>());
-    each([&](const Ffn& e, int first, int rows) {
+    if (!ep) permute(ctx, s, s.permuted.as<T>());
+    for_each_group(bounds, experts_, [&](const Ffn& e, int first, int rows) {
       const T* in = s.permuted.as<T>() + static_cast<std::size_t>(first) * h;
-      ctx.kernels().linear_forward(in, p_.param<T>(e.w1), nullptr,
-                                   s.up1.as<T>() + static_cast<std::size_t>(first) * f, rows, h, f);
-      if (swiglu)
-        ctx.kernels().linear_forward(in, p_.param<T>(e.w3), nullptr,
-                                     s.up2.as<T>() + static_cast<std::size_t>(first) * f, rows, h, f);
+      const std::size_t at = static_cast<std::size_t>(first) * f;
+      ctx.kernels().linear_forward(in, p_.param<T>(e.w1), nullptr, s.up1.as<T>() + at, rows, h, f);
+      if (swiglu) ctx.kernels().linear_forward(in, p_.param<T>(e.w3), nullptr, s.up2.as<T>() + at, rows, h, f);
     });
   }
   if (!s.for_backward) s.permuted.release();
@@ -299,80 +343,86 @@ void MoeBlock::forward_t(const ModelContext& ctx, const T* x, T* y, MoeSaved& s,
     s.up1.release();
     s.up2.release();
   }
-  // every output row is a (partial, under TP) sum: the combine adds p_e x expert rows
-  Tensor partial = Tensor::zeros_of<T>(kAct, static_cast<std::size_t>(t) * h);
-  const auto unpermute = [&] {  // weighted, expert by expert, on the host (staged where it must be)
-    HostView<const float> probs(ctx.device(), s.probs.data(), s.probs.size());
-    HostView<const T> outs(ctx.device(), s.expert_out.as<T>(), s.expert_out.size());
-    HostView<T> sums(ctx.device(), partial.as<T>(), partial.size());
-    for (int e = 0; e < experts; ++e)
-      for (int r = s.expert_rows[e]; r < s.expert_rows[e + 1]; ++r) {
-        const int i = s.row_token[r];
-        const float w = probs.get()[static_cast<std::size_t>(i) * experts + e];
-        const T* out = outs.get() + static_cast<std::size_t>(r) * h;
-        T* dst = sums.get() + static_cast<std::size_t>(i) * h;
-        for (int j = 0; j < h; ++j) dst[j] = from_float<T>(to_float(dst[j]) + w * to_float(out[j]));
-      }
-    sums.store();
-  };
-  Tensor out = Tensor::uninitialized_of<T>(kAct, static_cast<std::size_t>(here) * h);
+}
+
+// The local experts' down projections, then their rows weighted back onto their tokens in
+// `partial` (under expert parallelism after the combine brings them home).
+template <class T>
+void MoeBlock::experts_down_and_combine(const ModelContext& ctx, MoeSaved& s, T* partial, Pass pass) const {
+  const int h = c_.hidden(), f = local_expert_width();
+  const bool ep = ctx.ep_size() > 1;
+  const std::vector<int>& bounds = local_bounds(ctx, s);
+  Tensor out = Tensor::uninitialized_of<T>(kAct, static_cast<std::size_t>(bounds.back()) * h);
   {
     auto op = ctx.op(layer_, expert_ops().down, pass);
-    each([&](const Ffn& e, int first, int rows) {
+    for_each_group(bounds, experts_, [&](const Ffn& e, int first, int rows) {
       ctx.kernels().linear_forward(s.act.as<T>() + static_cast<std::size_t>(first) * f, p_.param<T>(e.w2), nullptr,
-                        out.as<T>() + static_cast<std::size_t>(first) * h, rows, f, h);
+                                   out.as<T>() + static_cast<std::size_t>(first) * h, rows, f, h);
     });
     if (!ep) {
       s.expert_out = std::move(out);
-      unpermute();
+      unpermute(ctx, s, partial);
     }
   }
   if (ep) {  // the outputs come back to their tokens' ranks
     auto op = ctx.op(layer_, op_names::kMoeCombine, pass);
     s.expert_out = from_owners(ctx, out.as<T>(), s);
     out.release();
-    unpermute();
+    unpermute(ctx, s, partial);
   }
   if (!s.for_backward) {
     s.act.release();
     s.expert_out.release();
   }
-  if (shared_.w1 >= 0) {
-    const int fs = local_shared_width();
-    const std::size_t shared_inner = static_cast<std::size_t>(t) * fs;
-    s.shared_up1 = Tensor::uninitialized_of<T>(kAct, shared_inner);
-    if (swiglu) s.shared_up2 = Tensor::uninitialized_of<T>(kAct, shared_inner);
-    {
-      auto op = ctx.op(layer_, shared_ops().up, pass);
-      ctx.kernels().linear_forward(n, p_.param<T>(shared_.w1), nullptr, s.shared_up1.as<T>(), t, h, fs);
-      if (swiglu) ctx.kernels().linear_forward(n, p_.param<T>(shared_.w3), nullptr, s.shared_up2.as<T>(), t, h, fs);
+}
+
+// partial[token] += p_e x expert e's row, expert by expert, on the host (staged where it must be).
+template <class T>
+void MoeBlock::unpermute(const ModelContext& ctx, const MoeSaved& s, T* partial) const {
+  const int h = c_.hidden(), experts = c_.model.moe->experts;
+  HostView<const float> probs(ctx.device(), s.probs.data(), s.probs.size());
+  HostView<const T> outs(ctx.device(), s.expert_out.as<T>(), s.expert_out.size());
+  HostView<T> sums(ctx.device(), partial, static_cast<std::size_t>(c_.tokens()) * h);
+  for (int e = 0; e < experts; ++e)
+    for (int r = s.expert_rows[e]; r < s.expert_rows[e + 1]; ++r) {
+      const int i = s.row_token[r];
+      const float w = probs.get()[static_cast<std::size_t>(i) * experts + e];
+      const T* out = outs.get() + static_cast<std::size_t>(r) * h;
+      T* dst = sums.get() + static_cast<std::size_t>(i) * h;
+      for (int j = 0; j < h; ++j) dst[j] = from_float<T>(to_float(dst[j]) + w * to_float(out[j]));
     }
-    s.shared_act = Tensor::uninitialized_of<T>(kAct, shared_inner);
-    {
-      auto op = ctx.op(layer_, shared_ops().act, pass);
-      if (swiglu) ctx.kernels().swiglu_forward(s.shared_up1.as<T>(), s.shared_up2.as<T>(), s.shared_act.as<T>(),
-                                               static_cast<long>(shared_inner));
-      else ctx.kernels().gelu_forward(s.shared_up1.as<T>(), s.shared_act.as<T>(), static_cast<long>(shared_inner));
-    }
-    if (!s.for_backward) {
-      s.shared_up1.release();
-      s.shared_up2.release();
-    }
-    auto op = ctx.op(layer_, shared_ops().down, pass);
-    ctx.kernels().gemm_forward(s.shared_act.as<T>(), p_.param<T>(shared_.w2), partial.as<T>(), t, h, fs, false, true,
-                               1.0f, 1.0f);
-    if (!s.for_backward) s.shared_act.release();
+  sums.store();
+}
+
+// The shared experts: one FFN every token visits, its down projection added into `partial`.
+template <class T>
+void MoeBlock::shared_forward(const ModelContext& ctx, MoeSaved& s, T* partial, Pass pass) const {
+  const int t = c_.tokens(), h = c_.hidden(), fs = local_shared_width();
+  const bool swiglu = c_.swiglu();
+  const T* n = s.normed.as<T>();
+  const std::size_t shared_inner = static_cast<std::size_t>(t) * fs;
+  s.shared_up1 = Tensor::uninitialized_of<T>(kAct, shared_inner);
+  if (swiglu) s.shared_up2 = Tensor::uninitialized_of<T>(kAct, shared_inner);
+  {
+    auto op = ctx.op(layer_, shared_ops().up, pass);
+    ctx.kernels().linear_forward(n, p_.param<T>(shared_.w1), nullptr, s.shared_up1.as<T>(), t, h, fs);
+    if (swiglu) ctx.kernels().linear_forward(n, p_.param<T>(shared_.w3), nullptr, s.shared_up2.as<T>(), t, h, fs);
+  }
+  s.shared_act = Tensor::uninitialized_of<T>(kAct, shared_inner);
+  {
+    auto op = ctx.op(layer_, shared_ops().act, pass);
+    if (swiglu) ctx.kernels().swiglu_forward(s.shared_up1.as<T>(), s.shared_up2.as<T>(), s.shared_act.as<T>(),
+                                             static_cast<long>(shared_inner));
+    else ctx.kernels().gelu_forward(s.shared_up1.as<T>(), s.shared_act.as<T>(), static_cast<long>(shared_inner));
   }
   if (!s.for_backward) {
-    s.normed.release();
-    s.probs.release();
+    s.shared_up1.release();
+    s.shared_up2.release();
   }
-  if (ctx.tp_size() > 1) {
-    auto op = ctx.op(layer_, op_names::kMlpTpExit, pass);
-    all_reduce_tp(ctx, partial.as<T>(), partial.size());
-  }
-  auto op = ctx.op(layer_, op_names::kMlpResidual, pass);
-  ctx.kernels().residual_forward(x, partial.as<T>(), nullptr, y, t, h);
+  auto op = ctx.op(layer_, shared_ops().down, pass);
+  ctx.kernels().gemm_forward(s.shared_act.as<T>(), p_.param<T>(shared_.w2), partial, t, h, fs, false, true, 1.0f,
+                             1.0f);
+  if (!s.for_backward) s.shared_act.release();
 }
 
 Tensor MoeBlock::backward(const ModelContext& ctx, const Tensor& dy, const Tensor& x, MoeSaved& s) const {
@@ -391,10 +441,7 @@ void MoeBlock::ffn_backward(const ModelContext& ctx, const op_names::FfnOpNames&
                             FfnSaved& saved, Tensor& din) const {
   const int h = c_.hidden();
   const std::size_t inner = static_cast<std::size_t>(bounds.back()) * f;
-  const auto each = [&](auto&& run) {
-    for (std::size_t g = 0; g + 1 < bounds.size(); ++g)
-      if (bounds[g + 1] > bounds[g]) run(w[g], bounds[g], bounds[g + 1] - bounds[g]);
-  };
+  const auto each = [&](auto&& run) { for_each_group(bounds, w, run); };
   const auto rows_h = [h](int first) { return static_cast<std::size_t>(first) * h; };
   const auto rows_f = [f](int first) { return static_cast<std::size_t>(first) * f; };
   Tensor dact = Tensor::uninitialized_of<T>(kAct, inner);
@@ -451,46 +498,19 @@ void MoeBlock::ffn_backward(const ModelContext& ctx, const op_names::FfnOpNames&
 
 template <class T>
 Tensor MoeBlock::backward_t(const ModelContext& ctx, const T* dy, const T* x, MoeSaved& s) const {
-  const int t = c_.tokens(), h = c_.hidden(), experts = c_.model.moe->experts;
-  const int routed = t / c_.expert_slices() * c_.model.moe->top_k;
-  const T* n = s.normed.as<T>();
+  const int t = c_.tokens(), h = c_.hidden();
   // dy is the grad of the (partial) expert and shared outputs too: the exit all-reduce's
   // backward is the identity
   Tensor dn;  // the grad of the norm output: the shared experts' input grad, or zeros
   if (shared_.w1 >= 0) {
     FfnSaved shared{&s.shared_up1, &s.shared_up2, &s.shared_act};
-    ffn_backward(ctx, shared_ops(), {0, t}, {shared_}, local_shared_width(), dy, nullptr, n, shared, dn);
+    ffn_backward(ctx, shared_ops(), {0, t}, {shared_}, local_shared_width(), dy, nullptr, s.normed.as<T>(), shared,
+                 dn);
   } else {
     dn = Tensor::zeros_of<T>(kAct, static_cast<std::size_t>(t) * h);
   }
-  // the combine's backward: d(expert row) = p_e dy[token], dp_e = <dy[token], expert row>
-  Tensor dprobs(kAct, static_cast<std::size_t>(t) * experts);  // fp32, zero where not routed
-  Tensor dexpert_out = Tensor::uninitialized_of<T>(kAct, static_cast<std::size_t>(routed) * h);
-  {
-    auto op = ctx.op(layer_, expert_ops().down, Pass::bwd_dgrad);
-    HostView<const T> dy_host(ctx.device(), dy, static_cast<std::size_t>(t) * h);
-    HostView<const T> outs(ctx.device(), s.expert_out.as<T>(), s.expert_out.size());
-    HostView<const float> probs(ctx.device(), s.probs.data(), s.probs.size());
-    HostView<T> dexpert(ctx.device(), dexpert_out.as<T>(), dexpert_out.size());
-    HostView<float> dp(ctx.device(), dprobs.data(), dprobs.size());
-    for (int e = 0; e < experts; ++e)
-      for (int r = s.expert_rows[e]; r < s.expert_rows[e + 1]; ++r) {
-        const std::size_t at = static_cast<std::size_t>(s.row_token[r]) * experts + e;
-        const T* g = dy_host.get() + static_cast<std::size_t>(s.row_token[r]) * h;
-        const T* out = outs.get() + static_cast<std::size_t>(r) * h;
-        T* d = dexpert.get() + static_cast<std::size_t>(r) * h;
-        double dot = 0;
-        for (int j = 0; j < h; ++j) {
-          dot += static_cast<double>(to_float(g[j])) * to_float(out[j]);
-          d[j] = from_float<T>(probs.get()[at] * to_float(g[j]));
-        }
-        dp.get()[at] = static_cast<float>(dot);
-      }
-    dexpert.store();
-    dp.store();
-    s.expert_out.release();
-    if (ctx.tp_size() > 1) ctx.tp->all_reduce(dprobs.data(), dprobs.size(), ReduceOp::sum);  // partial rows' dots
-  }
+  Tensor dprobs(kAct, static_cast<std::size_t>(t) * c_.model.moe->experts);  // fp32, zero where not routed
+  Tensor dexpert_out = combine_backward(ctx, dy, s, dprobs);
   const bool ep = ctx.ep_size() > 1;
   if (ep) {  // the output grads go to the ranks whose experts made the rows
     auto op = ctx.op(layer_, op_names::kMoeCombine, Pass::bwd_dgrad);
@@ -499,32 +519,85 @@ Tensor MoeBlock::backward_t(const ModelContext& ctx, const T* dy, const T* x, Mo
   }
   Tensor dpermuted;
   FfnSaved routed_saved{&s.up1, &s.up2, &s.act};
-  ffn_backward(ctx, expert_ops(), ep ? s.local_rows : s.expert_rows, experts_, local_expert_width(),
-               dexpert_out.as<T>(), &dexpert_out, s.permuted.as<T>(), routed_saved, dpermuted);
+  ffn_backward(ctx, expert_ops(), local_bounds(ctx, s), experts_, local_expert_width(), dexpert_out.as<T>(),
+               &dexpert_out, s.permuted.as<T>(), routed_saved, dpermuted);
   s.permuted.release();
   if (ep) {  // the input grads go back to their tokens' ranks
     auto op = ctx.op(layer_, op_names::kMoeDispatch, Pass::bwd_dgrad);
     Tensor back = from_owners(ctx, dpermuted.as<T>(), s);
     dpermuted = std::move(back);
   }
-  {
-    auto op = ctx.op(layer_, expert_ops().up, Pass::bwd_dgrad);
-    HostView<T> dn_host(ctx.device(), dn.as<T>(), dn.size());
-    HostView<const T> rows(ctx.device(), dpermuted.as<T>(), dpermuted.size());
-    for (int r = 0; r < routed; ++r) {  // the permute's backward: each row back to its token
-      T* d = dn_host.get() + static_cast<std::size_t>(s.row_token[r]) * h;
-      const T* g = rows.get() + static_cast<std::size_t>(r) * h;
-      for (int j = 0; j < h; ++j) d[j] = from_float<T>(to_float(d[j]) + to_float(g[j]));
-    }
-    dn_host.store();
-  }
+  permute_backward(ctx, s, dpermuted.as<T>(), dn.as<T>());
   dpermuted.release();
   if (ctx.tp_size() > 1) {  // partial sums of the experts' input grads
     auto op = ctx.op(layer_, op_names::kMlpTpEnter, Pass::bwd_dgrad);
     all_reduce_tp(ctx, dn.as<T>(), dn.size());
   }
-  // the router (replicated: its grad is added after the all-reduce, once); its weight
-  // gradient timed apart, as the simulator's op list prices it (models/layer_ops.cpp)
+  router_backward(ctx, s, dprobs, dn.as<T>());
+  Tensor dx = Tensor::uninitialized_of<T>(kAct, static_cast<std::size_t>(t) * h);
+  {
+    auto op = ctx.op(layer_, op_names::kMlpNorm, Pass::bwd_dgrad);
+    norm_backward(ctx, c_, dn.as<T>(), x, p_.param<T>(norm_w_), s.norm, dx.as<T>(), p_.grad<T>(norm_w_),
+                  p_.grad<T>(norm_b_), t);
+    ctx.kernels().residual_forward(dx.as<T>(), dy, nullptr, dx.as<T>(), t, h);  // + the residual path's grad
+  }
+  s.release_all();
+  return dx;
+}
+
+// The combine's backward: d(expert row) = p_e dy[token] (returned, rows as the routing's),
+// dp_e = <dy[token], expert row> into dprobs (summed over TP: the rows are partial).
+template <class T>
+Tensor MoeBlock::combine_backward(const ModelContext& ctx, const T* dy, MoeSaved& s, Tensor& dprobs) const {
+  const int t = c_.tokens(), h = c_.hidden(), experts = c_.model.moe->experts;
+  Tensor dexpert_out = Tensor::uninitialized_of<T>(kAct, static_cast<std::size_t>(routed_rows()) * h);
+  auto op = ctx.op(layer_, expert_ops().down, Pass::bwd_dgrad);
+  HostView<const T> dy_host(ctx.device(), dy, static_cast<std::size_t>(t) * h);
+  HostView<const T> outs(ctx.device(), s.expert_out.as<T>(), s.expert_out.size());
+  HostView<const float> probs(ctx.device(), s.probs.data(), s.probs.size());
+  HostView<T> dexpert(ctx.device(), dexpert_out.as<T>(), dexpert_out.size());
+  HostView<float> dp(ctx.device(), dprobs.data(), dprobs.size());
+  for (int e = 0; e < experts; ++e)
+    for (int r = s.expert_rows[e]; r < s.expert_rows[e + 1]; ++r) {
+      const std::size_t at = static_cast<std::size_t>(s.row_token[r]) * experts + e;
+      const T* g = dy_host.get() + static_cast<std::size_t>(s.row_token[r]) * h;
+      const T* out = outs.get() + static_cast<std::size_t>(r) * h;
+      T* d = dexpert.get() + static_cast<std::size_t>(r) * h;
+      double dot = 0;
+      for (int j = 0; j < h; ++j) {
+        dot += static_cast<double>(to_float(g[j])) * to_float(out[j]);
+        d[j] = from_float<T>(probs.get()[at] * to_float(g[j]));
+      }
+      dp.get()[at] = static_cast<float>(dot);
+    }
+  dexpert.store();
+  dp.store();
+  s.expert_out.release();
+  if (ctx.tp_size() > 1) ctx.tp->all_reduce(dprobs.data(), dprobs.size(), ReduceOp::sum);  // partial rows' dots
+  return dexpert_out;
+}
+
+// The permute's backward: each routed row's grad added back onto its token's in dn.
+template <class T>
+void MoeBlock::permute_backward(const ModelContext& ctx, const MoeSaved& s, const T* dpermuted, T* dn) const {
+  const int h = c_.hidden(), routed = routed_rows();
+  auto op = ctx.op(layer_, expert_ops().up, Pass::bwd_dgrad);
+  HostView<T> dn_host(ctx.device(), dn, static_cast<std::size_t>(c_.tokens()) * h);
+  HostView<const T> rows(ctx.device(), dpermuted, static_cast<std::size_t>(routed) * h);
+  for (int r = 0; r < routed; ++r) {
+    T* d = dn_host.get() + static_cast<std::size_t>(s.row_token[r]) * h;
+    const T* g = rows.get() + static_cast<std::size_t>(r) * h;
+    for (int j = 0; j < h; ++j) d[j] = from_float<T>(to_float(d[j]) + to_float(g[j]));
+  }
+  dn_host.store();
+}
+
+// The router (replicated: its grad is added after the all-reduce, once): the softmax's
+// backward, the input grad into dn, the weight gradient timed apart, as the simulator's op
+// list prices it (models/layer_ops.cpp).
+template <class T>
+void MoeBlock::router_backward(const ModelContext& ctx, MoeSaved& s, Tensor& dprobs, T* dn) const {
+  const int t = c_.tokens(), h = c_.hidden(), experts = c_.model.moe->experts;
   Tensor dlogits = Tensor::uninitialized_of<T>(kAct, static_cast<std::size_t>(t) * experts);
   {
     auto op = ctx.op(layer_, op_names::kMoeRouter, Pass::bwd_dgrad);
@@ -536,29 +609,21 @@ Tensor MoeBlock::backward_t(const ModelContext& ctx, const T* dy, const T* x, Mo
       const float* dp = dprobs_host.get() + static_cast<std::size_t>(i) * experts;
       float dot = 0;
       for (int e = 0; e < experts; ++e) dot += p[e] * dp[e];
-      for (int e = 0; e < experts; ++e) dl.get()[static_cast<std::size_t>(i) * experts + e] = from_float<T>(p[e] * (dp[e] - dot));
+      for (int e = 0; e < experts; ++e)
+        dl.get()[static_cast<std::size_t>(i) * experts + e] = from_float<T>(p[e] * (dp[e] - dot));
     }
     dl.store();
     dprobs.release();
     s.probs.release();
-    ctx.kernels().gemm_forward(dlogits.as<T>(), p_.param<T>(router_w_), dn.as<T>(), t, h, experts, false, false,
-                               1.0f, 1.0f);
+    ctx.kernels().gemm_forward(dlogits.as<T>(), p_.param<T>(router_w_), dn, t, h, experts, false, false, 1.0f, 1.0f);
   }
   {
     auto op = ctx.op(layer_, op_names::kMoeRouter, Pass::bwd_wgrad);
-    ctx.kernels().linear_backward_weight(dlogits.as<T>(), n, p_.grad<T>(router_w_), t, h, experts, true);
+    ctx.kernels().linear_backward_weight(dlogits.as<T>(), s.normed.as<T>(), p_.grad<T>(router_w_), t, h, experts,
+                                         true);
   }
   dlogits.release();
   s.normed.release();
-  Tensor dx = Tensor::uninitialized_of<T>(kAct, static_cast<std::size_t>(t) * h);
-  {
-    auto op = ctx.op(layer_, op_names::kMlpNorm, Pass::bwd_dgrad);
-    norm_backward(ctx, c_, dn.as<T>(), x, p_.param<T>(norm_w_), s.norm, dx.as<T>(), p_.grad<T>(norm_w_),
-                  p_.grad<T>(norm_b_), t);
-    ctx.kernels().residual_forward(dx.as<T>(), dy, nullptr, dx.as<T>(), t, h);  // + the residual path's grad
-  }
-  s.release_all();
-  return dx;
 }
 
 }  // namespace twinsim::exec

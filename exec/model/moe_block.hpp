@@ -102,14 +102,38 @@ class MoeBlock {
   template <class T>
   Tensor from_owners(const ModelContext& ctx, const T* local, const MoeSaved& s) const;
 
+  int routed_rows() const;  // the rows this rank routes: its tokens' slice x top_k
+  const std::vector<int>& local_bounds(const ModelContext& ctx, const MoeSaved& s) const;
+
+  // The forward, step by step (forward_t runs them in order).
   template <class T>
   void forward_t(const ModelContext& ctx, const T* x, T* y, MoeSaved& s, Pass pass) const;
+  template <class T>
+  void router_forward(const ModelContext& ctx, MoeSaved& s, Pass pass) const;
+  template <class T>
+  void permute(const ModelContext& ctx, const MoeSaved& s, T* into) const;
+  template <class T>
+  void dispatch(const ModelContext& ctx, MoeSaved& s, Pass pass) const;
+  template <class T>
+  void experts_up(const ModelContext& ctx, MoeSaved& s, Pass pass) const;
+  template <class T>
+  void experts_down_and_combine(const ModelContext& ctx, MoeSaved& s, T* partial, Pass pass) const;
+  template <class T>
+  void unpermute(const ModelContext& ctx, const MoeSaved& s, T* partial) const;
+  template <class T>
+  void shared_forward(const ModelContext& ctx, MoeSaved& s, T* partial, Pass pass) const;
   template <class T>
   void ffn_backward(const ModelContext& ctx, const op_names::FfnOpNames& ops, const std::vector<int>& bounds,
                     const std::vector<Ffn>& w, int f, const T* dout, Tensor* owned_dout, const T* in,
                     FfnSaved& saved, Tensor& din) const;
   template <class T>
   Tensor backward_t(const ModelContext& ctx, const T* dy, const T* x, MoeSaved& s) const;
+  template <class T>
+  Tensor combine_backward(const ModelContext& ctx, const T* dy, MoeSaved& s, Tensor& dprobs) const;
+  template <class T>
+  void permute_backward(const ModelContext& ctx, const MoeSaved& s, const T* dpermuted, T* dn) const;
+  template <class T>
+  void router_backward(const ModelContext& ctx, MoeSaved& s, Tensor& dprobs, T* dn) const;
 };
 
 }  // namespace twinsim::exec
