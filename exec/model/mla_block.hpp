@@ -61,10 +61,28 @@ class MlaBlock {
   int q_rank() const { return static_cast<int>(c_.model.mla->q_lora_rank); }
   int kv_rank() const { return static_cast<int>(c_.model.mla->kv_lora_rank); }
 
+  // The forward, step by step (forward_t runs them in order)
   template <class T>
   void forward_t(const ModelContext& ctx, const T* x, T* y, MlaSaved& s, Pass pass) const;
   template <class T>
+  void q_forward(const ModelContext& ctx, MlaSaved& s, Pass pass) const;
+  template <class T>
+  Tensor kv_forward(const ModelContext& ctx, MlaSaved& s, Pass pass) const;
+  template <class T>
+  void rope_forward(const ModelContext& ctx, MlaSaved& s, T* k_rope, Pass pass) const;
+  // ... and the backward's
+  template <class T>
   Tensor backward_t(const ModelContext& ctx, const T* dy, const T* x, MlaSaved& s) const;
+  template <class T>
+  Tensor rope_backward(const ModelContext& ctx, T* dq, const T* dk) const;
+  template <class T>
+  Tensor kv_up_backward(const ModelContext& ctx, MlaSaved& s, Tensor& dk, Tensor& dv, Tensor& dk_rope) const;
+  template <class T>
+  Tensor q_up_backward(const ModelContext& ctx, MlaSaved& s, const T* dq) const;
+  template <class T>
+  void kv_down_backward(const ModelContext& ctx, MlaSaved& s, Tensor& dlatent, T* dn) const;
+  template <class T>
+  void q_down_backward(const ModelContext& ctx, MlaSaved& s, Tensor& dq_latent, T* dn) const;
 };
 
 }  // namespace twinsim::exec
