@@ -51,7 +51,12 @@ class Decoder {
 
   void embed(const ModelContext& ctx, const int* tokens, int n, float* x) const;
   Tensor attention(const ModelContext& ctx, int i, const float* x, int n);  // x + attention(x)
-  Tensor mla_attention(const ModelContext& ctx, int i, const float* x, int n);  // decoder_mla.cpp
+  // decoder_mla.cpp: the layer, then its steps
+  Tensor mla_attention(const ModelContext& ctx, int i, const float* x, int n);
+  Tensor mla_query(const ModelContext& ctx, int i, const float* normed, int n);
+  void mla_append_latents(const ModelContext& ctx, int i, const float* normed, float* q, int n);
+  void mla_prefill_attend(const ModelContext& ctx, int i, const float* q, float* out, int n);
+  void mla_decode_attend(const ModelContext& ctx, int i, const float* q, float* out);
   void attend(const ModelContext& ctx, int i, const float* q, float* out, int n) const;
   Tensor head(const ModelContext& ctx, const float* x, int n) const;
 };
