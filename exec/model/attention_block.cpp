@@ -187,33 +187,11 @@ void AttentionBlock::qkv_weight_backward(const ModelContext& ctx, const T* dq, c
   ctx.kernels().linear_backward_bias(dv, p_.grad<T>(v_b_), t, kvw, true);
 }
 
+// The core's backward (its output replayed first when selective recompute dropped the
+// softmax statistics) and RoPE's: dq, dk, dv. Frees dout and the core's saved tensors.
 template <class T>
-Tensor AttentionBlock::backward_t(const ModelContext& ctx, const T* dy, const T* x, AttentionSaved& s) const {
-  const int tl = c_.local_tokens(), t = c_.tokens(), h = c_.hidden();
-  const int qw = c_.local_q_width(), kvw = c_.local_kv_width();
-  const bool sp = c_.sequence_parallel && ctx.tp_size() > 1;
-  if (proj_b_ >= 0) {
-    auto op = ctx.op(layer_, op_names::kAttnResidual, Pass::bwd_dgrad);
-    ctx.kernels().residual_backward(dy, p_.grad<T>(proj_b_), tl, h, true);
-  }
-  Tensor dy_full;
-  const T* dbranch = dy;
-  if (sp) {  // g-bar backward: all-gather the grad rows
-    auto op = ctx.op(layer_, op_names::kAttnTpExit, Pass::bwd_dgrad);
-    dy_full = gather_token_rows(ctx, dy, static_cast<std::size_t>(tl) * h, kAct);
-    dbranch = dy_full.as<T>();
-  }
-  Tensor dout = Tensor::uninitialized_of<T>(kAct, static_cast<std::size_t>(t) * qw);
-  {
-    auto op = ctx.op(layer_, op_names::kAttnProj, Pass::bwd_dgrad);
-    ctx.kernels().linear_backward_input(dbranch, p_.param<T>(proj_w_), dout.as<T>(), t, qw, h);
-    if (lora_o_.active()) lora_o_.backward(ctx, dbranch, s.out.as<T>(), s.lora_o, dout.as<T>(), t);
-  }
-  if (base_trains(c_)) {
-    auto op = ctx.op(layer_, op_names::kAttnProj, Pass::bwd_wgrad);
-    ctx.kernels().linear_backward_weight(dbranch, s.out.as<T>(), p_.grad<T>(proj_w_), t, qw, h, true);
-  }
-  dy_full.release();
+void AttentionBlock::core_backward(const ModelContext& ctx, AttentionSaved& s, Tensor& dout, Tensor& dq, Tensor& dk,
+                                   Tensor& dv) const {
   Tensor replay;  // selective recompute: the core's output computed again (Megatron's checkpoint does too)
   if (s.probs.empty() && s.lse.empty()) {
     auto op = ctx.op(layer_, op_names::kAttnCore, Pass::recompute);
@@ -223,8 +201,9 @@ Tensor AttentionBlock::backward_t(const ModelContext& ctx, const T* dy, const T*
     else s.probs = Tensor::zeros_of<T>(kAct, rows * c_.seq_len);
     core_forward(ctx, s, replay.as<T>(), s.probs.as<T>(), s.lse.as<float>());
   }
-  Tensor dq = Tensor::zeros_of<T>(kAct, s.q.size()), dk = Tensor::zeros_of<T>(kAct, s.k.size()),
-         dv = Tensor::zeros_of<T>(kAct, s.v.size());
+  dq = Tensor::zeros_of<T>(kAct, s.q.size());
+  dk = Tensor::zeros_of<T>(kAct, s.k.size());
+  dv = Tensor::zeros_of<T>(kAct, s.v.size());
   {
     auto op = ctx.op(layer_, op_names::kAttnCore, Pass::bwd_dgrad);
     const kernels::AttentionShape shape{c_.micro_batch, c_.seq_len, c_.local_heads(), c_.local_kv_heads(),
@@ -253,6 +232,37 @@ Tensor AttentionBlock::backward_t(const ModelContext& ctx, const T* dy, const T*
     ctx.kernels().rope_backward(dk.as<T>(), dk.as<T>(), c_.micro_batch, c_.seq_len, c_.local_kv_heads(), c_.head_dim(),
                      c_.rope_theta);
   }
+}
+
+template <class T>
+Tensor AttentionBlock::backward_t(const ModelContext& ctx, const T* dy, const T* x, AttentionSaved& s) const {
+  const int tl = c_.local_tokens(), t = c_.tokens(), h = c_.hidden();
+  const int qw = c_.local_q_width(), kvw = c_.local_kv_width();
+  const bool sp = c_.sequence_parallel && ctx.tp_size() > 1;
+  if (proj_b_ >= 0) {
+    auto op = ctx.op(layer_, op_names::kAttnResidual, Pass::bwd_dgrad);
+    ctx.kernels().residual_backward(dy, p_.grad<T>(proj_b_), tl, h, true);
+  }
+  Tensor dy_full;
+  const T* dbranch = dy;
+  if (sp) {  // g-bar backward: all-gather the grad rows
+    auto op = ctx.op(layer_, op_names::kAttnTpExit, Pass::bwd_dgrad);
+    dy_full = gather_token_rows(ctx, dy, static_cast<std::size_t>(tl) * h, kAct);
+    dbranch = dy_full.as<T>();
+  }
+  Tensor dout = Tensor::uninitialized_of<T>(kAct, static_cast<std::size_t>(t) * qw);
+  {
+    auto op = ctx.op(layer_, op_names::kAttnProj, Pass::bwd_dgrad);
+    ctx.kernels().linear_backward_input(dbranch, p_.param<T>(proj_w_), dout.as<T>(), t, qw, h);
+    if (lora_o_.active()) lora_o_.backward(ctx, dbranch, s.out.as<T>(), s.lora_o, dout.as<T>(), t);
+  }
+  if (base_trains(c_)) {
+    auto op = ctx.op(layer_, op_names::kAttnProj, Pass::bwd_wgrad);
+    ctx.kernels().linear_backward_weight(dbranch, s.out.as<T>(), p_.grad<T>(proj_w_), t, qw, h, true);
+  }
+  dy_full.release();
+  Tensor dq, dk, dv;
+  core_backward<T>(ctx, s, dout, dq, dk, dv);
   Tensor dn_full = Tensor::uninitialized_of<T>(kAct, static_cast<std::size_t>(t) * h);
   {
     auto op = ctx.op(layer_, op_names::kAttnQkv, Pass::bwd_dgrad);

@@ -60,6 +60,9 @@ class AttentionBlock {
   void forward_t(const ModelContext& ctx, const T* x, T* y, AttentionSaved& s, Pass pass) const;
   template <class T>
   Tensor backward_t(const ModelContext& ctx, const T* dy, const T* x, AttentionSaved& s) const;
+  template <class T>
+  void core_backward(const ModelContext& ctx, AttentionSaved& s, Tensor& dout, Tensor& dq, Tensor& dk,
+                     Tensor& dv) const;
   // Q, K, V's weight (and bias) grads from their output grads and input `in`; under LoRA their
   // adapters' grads instead, and the adapters' share of the input grad added to dn
   template <class T>
