@@ -148,6 +148,11 @@ void print_stack(std::ostream& out, const Scenario& s) {
   const std::string_view attention = resolved_attention_kernel(st, s.cluster.gpu);
   out << stack_title(s) << ": host " << fixed(st.host_op_s * 1e6, "%.0f") << " us per op";
   if (st.host_microbatch_s > 0) out << " and " << fixed(st.host_microbatch_s * 1e3, "%.1f") << " ms per micro-batch";
+  // MoE layers' host time by call instead (models/moe_host_calls.hpp), where the census applies
+  if (st.moe_host_census() && s.model.moe)
+    out << " (MoE layers by call: " << fixed(st.host_torch_op_s * 1e6, "%.1f") << " us a torch op, "
+        << fixed(st.host_gemm_launch_s * 1e6, "%.1f") << " us a GEMM launch, "
+        << fixed(st.host_collective_s * 1e6, "%.1f") << " us a collective)";
   out << ", attention " << st.attention_kernel;
   if (attention != st.attention_kernel) out << " (" << attention << " on " << s.cluster.gpu.name << ")";
   out << ", layer kernels " << st.layer_kernels << ", loss " << st.loss_kernel;

@@ -176,6 +176,18 @@ TEST(Stack, TheReportSaysWhichAttentionTheStackRuns) {
   EXPECT_NE(table(llama8b("dgx-a100-80gb", "megatron-core")).find("attention te (flash2 on a100-sxm-80gb)"),
             std::string::npos);
   EXPECT_EQ(table(llama8b("dgx-h100")).find("stack "), std::string::npos);
+  // an MoE model under a stack that counts the MoE layer's host calls says so, with its costs
+  const Scenario moe = load_scenario_text(R"(
+model: mixtral-8x7b
+training: {seq_len: 4096, global_batch: 16, micro_batch: 1, precision: bf16}
+plan: {tp: 1, pp: 1, dp: 16, ep: 8, zero: 1}
+cluster: {preset: dgx-h100, nodes: 2}
+stack: megatron-core
+)");
+  EXPECT_NE(table(moe).find("(MoE layers by call: 9.5 us a torch op, 19.6 us a GEMM launch, 9.5 us a collective)"),
+            std::string::npos)
+      << table(moe);
+  EXPECT_EQ(table(llama8b("dgx-h100", "megatron-core")).find("MoE layers by call"), std::string::npos);
   // Megatron keeps bf16 training's gradients in fp32 (grad_reduce_fp32), fp16's in fp16
   EXPECT_NE(table(llama8b("dgx-h100", "megatron-core")).find(", gradients fp32"), std::string::npos);
   EXPECT_EQ(table(llama8b("dgx-h100", "megatron-core", {"training.precision=fp16"})).find("gradients fp32"),
