@@ -365,7 +365,8 @@ StackSpec read_stack(const YAML::Node& node, const std::string& path) {
                         "the census's calls are priced at them");
   s.cuda_graph_scopes = read_cuda_graph_scopes(r);
   if (s.cuda_graph_scopes.any() && s.host_torch_op_s <= 0)
-    throw ScenarioError(r.key_path("cuda_graph_scope"), "", "needs host_torch_op_us above 0: a graph's replay is priced at it");
+    throw ScenarioError(r.key_path("cuda_graph_scope"), "",
+                        "needs host_torch_op_us above 0: a graph's replay is priced at it");
   s.offload_update_s_per_param = r.number("offload_update_ns_per_param", 0, 0, 1e6) * 1e-9;
   s.attention_kernel = r.choice("attention_kernel", std::string(kFlash2Attention),
                                 {kAttentionKernels.begin(), kAttentionKernels.end()});

@@ -65,10 +65,11 @@ const PublishedMoeRun kRuns[] = {
      .excluded = kRegression},
     {"megatron-bridge-qwen3-30b-a3b-h100-26.02.01.yaml", 9058, 1.1, 1.5},
     {"megatron-bridge-qwen3-30b-a3b-ep16-h100-26.04.yaml", 8901, 0.85, 1.15},
-    // 8 B200s: at one sequence a micro-batch the layers are host-bound beyond what Megatron-core's
-    // counted MoE calls price (+83%; +97% at 110 us a row before the census); at four (the same
-    // model, GPUs and era) within 1%
-    {"megatron-bridge-qwen3-30b-a3b-b200-26.02.yaml", 9691, 1.65, 2.0},
+    // 8 B200s: at one sequence a micro-batch a layer takes ~8.8 ms where the simulator finds
+    // ~4.3 (+105% with the recipe's CUDA graphs of the router and the preprocess, which take
+    // their host time off the pass before the dispatcher's sync; +83% priced eager, +97% at
+    // 110 us a row before the census); at four (the same model, GPUs and era) within 1%
+    {"megatron-bridge-qwen3-30b-a3b-b200-26.02.yaml", 9691, 1.85, 2.25},
     {"megatron-bridge-qwen3-30b-a3b-b200-26.02.01.yaml", 26695, 0.85, 1.15},
     {"megatron-bridge-qwen3-235b-a22b-h100-25.11.yaml", 1575, 0.5, 2.0},
     {"megatron-bridge-qwen3-235b-a22b-h100-26.02.yaml", 1633, 0.5, 2.0},
