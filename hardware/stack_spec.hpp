@@ -207,6 +207,10 @@ struct StackSpec {
   double host_torch_op_s = 0;
   double host_gemm_launch_s = 0;
   double host_collective_s = 0;
+  // The parts of each layer the stack captures in CUDA graphs (Megatron-core with TE's
+  // capture, --cuda-graph-scope): their rows' host time is the graph's replay
+  // (models/moe_host_calls.hpp graph_replay_host_calls, priced at host_torch_op_s a call).
+  CudaGraphScopes cuda_graph_scopes;
   // The host's time for its offloaded optimizer step (plan.offload_optimizer), per parameter
   // of the GPU's shard, as the stack runs it whole: DeepSpeed's step() unscales and clips the
   // fp32 gradients on the CPU, runs its CPU Adam, then copies the fp32 weights into the GPU's

@@ -53,4 +53,26 @@ std::optional<RowHostCalls> megatron_core_moe_host_calls(std::string_view op_nam
   return calls;
 }
 
+namespace {
+bool starts_with(std::string_view name, std::string_view prefix) { return name.substr(0, prefix.size()) == prefix; }
+}  // namespace
+
+bool captured_in_graph(const CudaGraphScopes& scopes, std::string_view op_name) {
+  if (scopes.attn && starts_with(op_name, "attn.")) return true;
+  if (scopes.moe_router &&
+      (op_name == op_names::kMlpNorm || op_name == op_names::kMoeRouter || starts_with(op_name, op_names::kMoeShared)))
+    return true;
+  return scopes.moe_preprocess && (op_name == op_names::kMoeCounts || op_name == op_names::kMoePermute);
+}
+
+std::optional<RowHostCalls> graph_replay_host_calls(const CudaGraphScopes& scopes, std::string_view op_name) {
+  const std::string_view first = scopes.attn ? op_names::kAttnNorm : op_names::kMlpNorm;
+  if (!scopes.any() || op_name != first) return std::nullopt;
+  const int output_grads = scopes.moe_router ? 2 : 1;
+  RowHostCalls calls;
+  calls.fwd = {2, 0, 0};  // the input's copy, the replay
+  calls.bwd = {output_grads + 1, 0, 0};
+  return calls;
+}
+
 }  // namespace twinsim

@@ -25,6 +25,31 @@ struct RowHostCalls {
   bool host_waits_before_fwd = false;
 };
 
+// The parts of a layer Megatron-core captures in CUDA graphs with Transformer Engine
+// (--cuda-graph-impl transformer_engine --cuda-graph-scope ..., Megatron-LM !1917 / #1920;
+// moe_layer.py preprocess: the dispatcher's dispatch_preprocess, counts and permute):
+// `attn` the attention half (its norm to its residual), `moe_router` the MLP half up to the
+// router (the pre-MLP norm, the router; the shared experts too unless they overlap),
+// `moe_preprocess` the dispatcher's preprocess (needs moe_router). One graph a layer: the
+// scopes are contiguous from the first captured row.
+struct CudaGraphScopes {
+  bool attn = false;
+  bool moe_router = false;
+  bool moe_preprocess = false;
+  bool any() const { return attn || moe_router || moe_preprocess; }
+};
+
+// Whether `scopes` capture row `op_name`: the graph's replay issues its kernels, so the
+// row costs the host nothing of its own.
+bool captured_in_graph(const CudaGraphScopes& scopes, std::string_view op_name);
+
+// The host calls of replaying the layer's graph, carried by the graph's first row (nothing
+// on any other row): TE's graphed callable (transformer_engine/pytorch/graph.py, Graphed at
+// d0067d0, 1035-1097) copies its one input into the static buffer and replays the forward
+// graph; backward, copies each output's gradient (the attention's one; the MoE graph's
+// tokens and probs) and replays the backward graph.
+std::optional<RowHostCalls> graph_replay_host_calls(const CudaGraphScopes& scopes, std::string_view op_name);
+
 // The calls of MoE row `op_name` (op_names.hpp) with `local_experts` experts on the GPU, or
 // nothing for a row the census does not cover (not an MoE row, shared experts, expert bias).
 // `quantized`: fp8 / fp4 GEMMs (the experts pad each expert's rows to the quantization's

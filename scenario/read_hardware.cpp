@@ -301,6 +301,31 @@ GpuSpec read_gpu(const YAML::Node& node, const std::string& path) {
   return g;
 }
 
+// cuda_graph_scope: a list of Megatron-core's capture scopes (attn, moe_router,
+// moe_preprocess), as --cuda-graph-scope takes them; moe_preprocess only with moe_router,
+// as Megatron-core requires.
+namespace {
+CudaGraphScopes read_cuda_graph_scopes(MappingReader& r) {
+  CudaGraphScopes scopes;
+  const YAML::Node list = r.child("cuda_graph_scope");
+  if (!list.IsDefined() || list.IsNull()) return scopes;
+  const std::string path = r.key_path("cuda_graph_scope");
+  if (!list.IsSequence()) throw ScenarioError(path, "", "must be a list of scopes: attn, moe_router, moe_preprocess");
+  for (std::size_t i = 0; i < list.size(); ++i) {
+    const std::string scope = list[i].IsScalar() ? list[i].Scalar() : "";
+    if (scope == "attn") scopes.attn = true;
+    else if (scope == "moe_router") scopes.moe_router = true;
+    else if (scope == "moe_preprocess") scopes.moe_preprocess = true;
+    else
+      throw ScenarioError(path + "[" + std::to_string(i) + "]", scope,
+                          "is not a scope twinsim prices: attn, moe_router, moe_preprocess");
+  }
+  if (scopes.moe_preprocess && !scopes.moe_router)
+    throw ScenarioError(path, "moe_preprocess", "needs moe_router: Megatron-core captures the preprocess only with it");
+  return scopes;
+}
+}  // namespace
+
 // stack: a catalog preset's name, or a mapping (optionally `preset: NAME`).
 StackSpec read_stack(const YAML::Node& node, const std::string& path) {
   StackSpec s;
@@ -338,6 +363,10 @@ StackSpec read_stack(const YAML::Node& node, const std::string& path) {
     throw ScenarioError(r.key_path("moe_host_calls"), s.moe_host_calls,
                         "needs host_torch_op_us, host_gemm_launch_us and host_collective_us above 0: "
                         "the census's calls are priced at them");
+  s.cuda_graph_scopes = read_cuda_graph_scopes(r);
+  if (s.cuda_graph_scopes.any() && s.host_torch_op_s <= 0)
+    throw ScenarioError(r.key_path("cuda_graph_scope"), "",
+                        "needs host_torch_op_us above 0: a graph's replay is priced at it");
   s.offload_update_s_per_param = r.number("offload_update_ns_per_param", 0, 0, 1e6) * 1e-9;
   s.attention_kernel = r.choice("attention_kernel", std::string(kFlash2Attention),
                                 {kAttentionKernels.begin(), kAttentionKernels.end()});

@@ -279,16 +279,25 @@ OpTime price_op_list(const Scenario& s, const LayerOp& op, Dtype gemm_dtype, dou
 }
 
 // The host's time to issue the op: host_op_s a compute row, or where the stack counts an MoE
-// layer's calls (moe_host_calls: megatron_core) the row's calls at their measured costs.
+// layer's calls (moe_host_calls: megatron_core) the row's calls at their measured costs; a
+// row the stack captures in a CUDA graph only its share of the graph's replay.
 void price_host(const Scenario& s, const LayerOp& op, OpTime& t) {
   if (op.kind != OpKind::collective) t.fwd_host_s = t.bwd_host_s = s.stack.host_op_s;
-  if (!s.stack.moe_host_census() || !s.model.moe) return;
   const bool quantized = dtype_bytes(s.training->precision, 1) < 2;
-  const auto calls = megatron_core_moe_host_calls(op.name, s.model.moe->experts / s.plan.ep, quantized);
-  if (!calls) return;
-  t.fwd_host_s = host_calls_s(s.stack, calls->fwd);
-  t.bwd_host_s = host_calls_s(s.stack, calls->bwd);
-  t.host_waits_before_fwd = calls->host_waits_before_fwd;
+  const auto calls = s.stack.moe_host_census() && s.model.moe
+                         ? megatron_core_moe_host_calls(op.name, s.model.moe->experts / s.plan.ep, quantized)
+                         : std::nullopt;
+  if (calls) {
+    t.fwd_host_s = host_calls_s(s.stack, calls->fwd);
+    t.bwd_host_s = host_calls_s(s.stack, calls->bwd);
+    t.host_waits_before_fwd = calls->host_waits_before_fwd;
+  }
+  const CudaGraphScopes& graphs = s.stack.cuda_graph_scopes;
+  if (captured_in_graph(graphs, op.name)) t.fwd_host_s = t.bwd_host_s = 0;
+  if (const auto replay = graph_replay_host_calls(graphs, op.name)) {
+    t.fwd_host_s = host_calls_s(s.stack, replay->fwd);
+    t.bwd_host_s = host_calls_s(s.stack, replay->bwd);
+  }
 }
 
 OpTime price(const Scenario& s, const LayerOp& op, Dtype gemm_dtype, double gemm_clock) {

@@ -113,6 +113,41 @@ TEST(MoeHostCalls, AHostBoundMoeLayerTakesItsCallsTime) {
   EXPECT_NEAR(layer.bwd_s(TimeCategory::compute) + layer.bwd_s(TimeCategory::ep_comm), (other_rows + 40) * 1e-3, 1e-9);
 }
 
+TEST(MoeHostCalls, AGraphedRouterAndPreprocessCostOnlyTheirReplay) {
+  // As above, with the router and the preprocess captured (cuda_graph_scope [moe_router,
+  // moe_preprocess]): the pre-MLP norm's 1 ms becomes the replay's 2 calls (the input's
+  // copy, the replay); the router's 9 ops and 1 GEMM and the preprocess's 18 ops and 1 NCCL
+  // call go: 50 - 10 - 19 + 2 - 1 = 22 ms more than the other rows, forward. Backward: the
+  // replay's 3 calls (two output gradients' copies, the replay) for the norm's 1 ms, less
+  // the router's 7 ops and 2 GEMMs and the permute's 2 ops: 40 - 9 - 2 + 3 - 1 = 31.
+  const Scenario s = small_moe(
+      "{preset: megatron-core, host_op_us: 1000, host_torch_op_us: 1000, host_gemm_launch_us: 1000, "
+      "host_collective_us: 1000, cuda_graph_scope: [moe_router, moe_preprocess]}");
+  const LayerCost layer = cost_layer(s, 0);
+  double other_rows = 0;
+  for (const OpTime& t : layer.ops)
+    if (t.category == TimeCategory::compute && !megatron_core_moe_host_calls(t.name, 4, false)) other_rows += 1;
+  const double fwd = layer.fwd_s(TimeCategory::compute) + layer.fwd_s(TimeCategory::ep_comm);
+  EXPECT_NEAR(fwd, (other_rows + 22) * 1e-3, 1e-9);
+  EXPECT_NEAR(layer.bwd_s(TimeCategory::compute) + layer.bwd_s(TimeCategory::ep_comm), (other_rows + 31) * 1e-3, 1e-9);
+}
+
+TEST(MoeHostCalls, TheGraphScopesAreMegatronCoresAndOneGraphALayer) {
+  const CudaGraphScopes moe{false, true, true};
+  EXPECT_TRUE(captured_in_graph(moe, op_names::kMlpNorm));
+  EXPECT_TRUE(captured_in_graph(moe, op_names::kMoePermute));
+  EXPECT_FALSE(captured_in_graph(moe, op_names::kMoeDispatch));  // the sync and the all-to-all stay eager
+  EXPECT_FALSE(captured_in_graph(moe, op_names::kAttnCore));
+  const CudaGraphScopes all{true, true, true};
+  EXPECT_TRUE(captured_in_graph(all, op_names::kAttnCore));
+  EXPECT_TRUE(graph_replay_host_calls(all, op_names::kAttnNorm));  // one graph, from the layer's first row
+  EXPECT_FALSE(graph_replay_host_calls(all, op_names::kMlpNorm));
+  EXPECT_FALSE(graph_replay_host_calls(CudaGraphScopes{}, op_names::kAttnNorm));
+  EXPECT_THROW(small_moe("{preset: megatron-core, cuda_graph_scope: [moe_preprocess]}"), ScenarioError);
+  EXPECT_THROW(small_moe("{preset: megatron-core, cuda_graph_scope: [mlp_router]}"), ScenarioError);
+  EXPECT_THROW(small_moe("{preset: megatron-eager, cuda_graph_scope: [attn]}"), ScenarioError);  // no per-call cost
+}
+
 TEST(MoeHostCalls, TheCensusNeedsItsPerCallCosts) {
   EXPECT_THROW(small_moe("{preset: megatron-core, host_torch_op_us: 0}"), ScenarioError);
   EXPECT_NO_THROW(small_moe("{preset: megatron-core}"));
