@@ -242,7 +242,7 @@ LayerOp inner_norm(std::string_view name, std::int64_t cols, const LayerShape& s
 LayerOp rope_rotation(const ModelSpec& m, const LayerShape& s) {
   const std::int64_t tensor = s.act(s.tokens * (s.q_cols + s.k_cols));
   if (m.rope_scaling != RopeScaling::yarn)
-    return elementwise(op_names::kAttnRope, kernel_names::kRope, 2 * tensor);  // backward: twice
+    return elementwise(op_names::kAttnRope, kernel_names::kRope, 2 * tensor);           // backward: twice
   LayerOp op = elementwise(op_names::kAttnRope, kernel_names::kResidual, 12 * tensor);  // streaming passes
   op.bwd_bytes = 13 * tensor;
   return op;

@@ -25,7 +25,7 @@ constexpr std::int64_t kMaxDim = std::int64_t{1} << 31;
 const std::vector<std::string> kCostFree = {
     "_name_or_path", "architectures", "transformers_version", "torch_dtype", "dtype", "bos_token_id",
     "eos_token_id", "pad_token_id", "initializer_range", "rms_norm_eps", "layer_norm_eps",
-    "layer_norm_epsilon", "rope_theta", "use_cache", "pretraining_tp", "tokenizer_class",
+    "layer_norm_epsilon", "rope_theta", "rope_scaling", "use_cache", "pretraining_tp", "tokenizer_class",
     "auto_map", "output_router_logits", "router_aux_loss_coef", "router_jitter_noise", "aux_loss_alpha",
     "seq_aux", "norm_topk_prob", "routed_scaling_factor", "scoring_func", "n_group", "topk_group",
     "attention_dropout", "hidden_dropout", "embedding_dropout", "resid_pdrop", "embd_pdrop",
@@ -305,7 +305,7 @@ void refuse_multimodal(const YAML::Node& config, const std::string& path) {
 
 // rope_scaling's kind (rope_type; older configs say type): YaRN changes the kernel that
 // rotates Q and K (ModelSpec::RopeScaling); the other kinds (linear, dynamic, llama3, longrope)
-// only rescale the frequencies, which costs nothing.
+// only rescale the frequencies, which costs nothing (hence rope_scaling stays in kCostFree).
 void map_rope_scaling(Mapping& m) {
   const YAML::Node scaling = m.in.child("rope_scaling");
   if (!scaling.IsDefined() || !scaling.IsMap() || !m.out["position"] || m.out["position"].as<std::string>() != "rope")

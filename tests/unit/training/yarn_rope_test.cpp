@@ -18,7 +18,8 @@ namespace {
 
 Scenario gpt_oss(const std::string& model_keys) {
   return load_scenario_text(R"(
-model: {hf_config: gpt-oss-120b)" + model_keys + R"(}
+model: {hf_config: gpt-oss-120b)" +
+                            model_keys + R"(}
 cluster: dgx-h100
 stack: {preset: megatron-core}
 training: {seq_len: 4096, global_batch: 1280, micro_batch: 1, precision: bf16, optimizer: adam}
@@ -27,7 +28,8 @@ plan: {tp: 1, pp: 4, dp: 16, ep: 8, expert_tp: 1, zero: 1, recompute: none}
 }
 
 const LayerOp& rope_of(const std::vector<LayerOp>& ops) {
-  const auto it = std::find_if(ops.begin(), ops.end(), [](const LayerOp& op) { return op.name == op_names::kAttnRope; });
+  const auto it =
+      std::find_if(ops.begin(), ops.end(), [](const LayerOp& op) { return op.name == op_names::kAttnRope; });
   EXPECT_NE(it, ops.end());
   return *it;
 }
@@ -63,7 +65,8 @@ TEST(YarnRope, EagerRotationMovesQAndKTwelveTimesForwardThirteenBackward) {
 
 TEST(YarnRope, TheBackwardIsPricedAtItsOwnBytes) {
   const LayerCost cost = cost_layer(gpt_oss(""), 0);
-  const auto it = std::find_if(cost.ops.begin(), cost.ops.end(), [](const OpTime& op) { return op.name == op_names::kAttnRope; });
+  const auto it =
+      std::find_if(cost.ops.begin(), cost.ops.end(), [](const OpTime& op) { return op.name == op_names::kAttnRope; });
   ASSERT_NE(it, cost.ops.end());
   EXPECT_DOUBLE_EQ(it->fwd_bytes, 12.0 * kQk);
   EXPECT_DOUBLE_EQ(it->dgrad_bytes, 13.0 * kQk);
@@ -77,7 +80,7 @@ TEST(YarnRope, MlaKeepsItsFusedKernel) {
 model: deepseek-v3
 cluster: dgx-h100
 training: {seq_len: 4096, global_batch: 64, micro_batch: 1, precision: bf16, optimizer: adam}
-plan: {tp: 8, pp: 1, dp: 8, ep: 8, zero: 1}
+plan: {tp: 8, pp: 1, dp: 8, ep: 8, sequence_parallel: true, zero: 1}
 )");
   EXPECT_EQ(s.model.rope_scaling, RopeScaling::yarn);
   const LayerOp& rope = rope_of(ops_of(s));
