@@ -68,6 +68,8 @@ std::string_view to_string(Norm n) { return n == Norm::rmsnorm ? "rmsnorm" : "la
 
 std::string_view to_string(Position p) { return p == Position::rope ? "rope" : "learned"; }
 
+std::string_view to_string(RopeScaling r) { return r == RopeScaling::yarn ? "yarn" : "none"; }
+
 std::string_view to_string(Optimizer o) { return o == Optimizer::adam ? "adam" : "sgd"; }
 
 std::string_view to_string(SpeculativeMethod m) { return m == SpeculativeMethod::draft ? "draft" : "ngram"; }

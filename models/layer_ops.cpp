@@ -231,6 +231,23 @@ LayerOp inner_norm(std::string_view name, std::int64_t cols, const LayerShape& s
   return op;
 }
 
+// RoPE rotating Q and K in place (cos/sin are constants): one fused kernel reads and writes
+// them once. Under YaRN Megatron-core runs its eager rotation instead: Megatron-Bridge turns
+// apply_rope_fusion off when position_embedding_type is not "rope" (src/megatron/bridge/utils/
+// fusions.py, validate_rope_fusion_compatibility; the gpt-oss provider sets "yarn"), and
+// Megatron-core's _apply_rotary_pos_emb_bshd (rope_utils.py) then moves the tensor t as: t * cos
+// (read, write: 2), rotate_half's -x2 (1) and cat (2), * sin (2), the sum (3), the cat with the
+// empty t_pass (2) = 12 passes forward; backward grad * cos (2), grad * sin (2), the negation (1),
+// the chunk grads assembled (2), the two paths summed (3), the slice's zeros and copy (3) = 13.
+LayerOp rope_rotation(const ModelSpec& m, const LayerShape& s) {
+  const std::int64_t tensor = s.act(s.tokens * (s.q_cols + s.k_cols));
+  if (m.rope_scaling != RopeScaling::yarn)
+    return elementwise(op_names::kAttnRope, kernel_names::kRope, 2 * tensor);           // backward: twice
+  LayerOp op = elementwise(op_names::kAttnRope, kernel_names::kResidual, 12 * tensor);  // streaming passes
+  op.bwd_bytes = 13 * tensor;
+  return op;
+}
+
 // Q, K, V of standard (multi-head, grouped-query) attention: one fused column-parallel GEMM.
 void add_qkv(std::vector<LayerOp>& ops, const ModelSpec& m, const LayerShape& s) {
   LayerOp qkv = gemm(op_names::kAttnQkv, s.tokens, s.q_cols + s.k_cols + s.v_cols, s.h, 1, s);
@@ -238,8 +255,7 @@ void add_qkv(std::vector<LayerOp>& ops, const ModelSpec& m, const LayerShape& s)
   keep(qkv, "input", s.gemm_input(s.tokens * s.h) / s.sp);
   ops.push_back(qkv);
   if (m.qk_norm) ops.push_back(inner_norm(op_names::kAttnQkNorm, s.q_cols + s.k_cols, s));
-  if (m.position == Position::rope)  // rotates Q and K in place; cos/sin are constants
-    ops.push_back(elementwise(op_names::kAttnRope, kernel_names::kRope, 2 * s.act(s.tokens * (s.q_cols + s.k_cols))));
+  if (m.position == Position::rope) ops.push_back(rope_rotation(m, s));
 }
 
 // Multi-head latent attention (DeepSeek-V2 §2.1; Megatron-core MultiLatentAttention):

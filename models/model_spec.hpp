@@ -14,6 +14,10 @@ namespace twinsim {
 enum class Activation { gelu, swiglu, geglu };
 enum class Norm { layernorm, rmsnorm };
 enum class Position { learned, rope };
+// RoPE's frequency scaling as config.json's rope_scaling.rope_type names it: the ones that change
+// nothing priced (linear, llama3, dynamic...) read as none; yarn changes which kernel rotates Q
+// and K (layer_ops.cpp, add_qkv).
+enum class RopeScaling { none, yarn };
 
 struct MoeSpec {
   int experts = 0;                     // routed experts per MoE layer
@@ -87,6 +91,7 @@ struct ModelSpec {
   Norm norm = Norm::layernorm;
   std::int64_t vocab = 0;
   Position position = Position::learned;
+  RopeScaling rope_scaling = RopeScaling::none;  // with position rope: YaRN (gpt-oss, DeepSeek-V3)
   std::int64_t max_seq_len = 2048;  // rows of the learned position table
   bool tied_embeddings = true;
   bool bias = true;
@@ -150,5 +155,6 @@ struct ModelSpec {
 std::string_view to_string(Activation a);
 std::string_view to_string(Norm n);
 std::string_view to_string(Position p);
+std::string_view to_string(RopeScaling r);
 
 }  // namespace twinsim

@@ -303,6 +303,17 @@ void refuse_multimodal(const YAML::Node& config, const std::string& path) {
                         "price the language model alone");
 }
 
+// rope_scaling's kind (rope_type; older configs say type): YaRN changes the kernel that
+// rotates Q and K (ModelSpec::RopeScaling); the other kinds (linear, dynamic, llama3, longrope)
+// only rescale the frequencies, which costs nothing (hence rope_scaling stays in kCostFree).
+void map_rope_scaling(Mapping& m) {
+  const YAML::Node scaling = m.in.child("rope_scaling");
+  if (!scaling.IsDefined() || !scaling.IsMap() || !m.out["position"] || m.out["position"].as<std::string>() != "rope")
+    return;
+  const YAML::Node kind = scaling["rope_type"] ? scaling["rope_type"] : scaling["type"];
+  if (kind && kind.IsScalar() && kind.Scalar() == "yarn") m.out["rope_scaling"] = "yarn";
+}
+
 }  // namespace
 
 std::vector<std::string> hf_model_types() {
@@ -322,6 +333,7 @@ YAML::Node model_node_from_hf_config(const YAML::Node& raw, const std::string& p
     throw ScenarioError(path + ".model_type", m.family,
                         "is not a supported family" + did_you_mean(m.family, hf_model_types()));
   it->second(m);
+  map_rope_scaling(m);
   for (const std::string& key : kCostFree) m.in.child(key);
   // Gemma/gpt-oss list each layer's attention kind; the family's pattern must match it
   if (const YAML::Node kinds = m.in.child("layer_types"); kinds.IsDefined() && kinds.IsSequence()) {

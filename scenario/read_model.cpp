@@ -115,6 +115,10 @@ ModelSpec read_model(const YAML::Node& node, const std::string& path) {
   m.norm = r.choice("norm", "layernorm", {"layernorm", "rmsnorm"}) == "layernorm" ? Norm::layernorm : Norm::rmsnorm;
   m.vocab = r.required_integer("vocab", 1, kMaxDim);
   m.position = r.choice("position", "learned", {"learned", "rope"}) == "learned" ? Position::learned : Position::rope;
+  m.rope_scaling = r.choice("rope_scaling", "none", {"none", "yarn"}) == "yarn" ? RopeScaling::yarn : RopeScaling::none;
+  if (m.rope_scaling != RopeScaling::none && m.position != Position::rope)
+    throw ScenarioError(r.key_path("rope_scaling"), std::string(to_string(m.rope_scaling)),
+                        "needs model.position: rope");
   m.max_seq_len = r.integer("max_seq_len", 2048, 1, kMaxDim);
   m.tied_embeddings = r.boolean("tied_embeddings", true);
   m.bias = r.boolean("bias", true);

@@ -19,6 +19,7 @@ nlohmann::json model_keys(const ModelSpec& m) {
                       {"norm", to_string(m.norm)},
                       {"vocab", m.vocab},
                       {"position", to_string(m.position)},
+                      {"rope_scaling", to_string(m.rope_scaling)},
                       {"max_seq_len", m.max_seq_len},
                       {"tied_embeddings", m.tied_embeddings},
                       {"bias", m.bias},
