@@ -7,6 +7,7 @@
 #include <string_view>
 #include <vector>
 
+#include "hardware/kernel_generation.hpp"
 #include "models/dtype.hpp"
 
 namespace twinsim {
@@ -73,6 +74,14 @@ struct GpuSpec {
   // of the math type's dense peak one expert's GEMM reaches, by its rows (tokens routed to
   // it); measured. Empty: such a call is priced as one tall GEMM of all the experts' rows.
   std::vector<EfficiencyPoint> grouped_gemm_efficiency_by_rows;
+  // An Ampere-generation GEMM kernel (Sm80: mma.sync fed by cp.async, CUTLASS 2.x) on this GPU
+  // against its own generation's at the same shapes: what an engine that ships only Sm80 MoE
+  // kernels gets (StackSpec::moe_gemm_generation). 1: Sm80 is the GPU's own generation (A100,
+  // L40S) or no figure is known.
+  double sm80_gemm_scale = 1;
+  double generation_scale(KernelGeneration generation) const {
+    return generation == KernelGeneration::sm80 ? sm80_gemm_scale : 1.0;
+  }
   int sms = 0;                          // streaming multiprocessors (0 = unknown: no wave quantization)
   double memory_efficiency = 1;         // achievable fraction of HBM bandwidth
   // last-level cache the kernels read through (a GPU's L2, a CPU's L3); 0: not modelled.

@@ -9,6 +9,7 @@
 #include <string>
 #include <string_view>
 
+#include "hardware/kernel_generation.hpp"
 #include "models/moe_host_calls.hpp"
 
 namespace twinsim {
@@ -147,6 +148,10 @@ struct StackSpec {
   // The stack's GEMMs against the GPU's measured curve (today's cuBLASLt): an older library
   // picks slower kernels for the same shapes. 1: as measured.
   double gemm_library_scale = 1;
+  // The generation of the serving engine's routed-expert (MoE) grouped GEMM: TensorRT-LLM <= 0.9
+  // ran CUTLASS's Sm80 grouped GEMM on Hopper too (moe_gemm_kernels_template.h), priced at the
+  // GPU's sm80_gemm_scale (GpuSpec::generation_scale). native: the GPU's own.
+  KernelGeneration moe_gemm_generation = KernelGeneration::native;
   // ZeRO's per-layer collectives as the stack issues them: the most parameters one call
   // carries. A layer's parameters (on one GPU) travel as ceil(params / bucket) equal calls,
   // each paying its ring's latency over the DP group, which across hundreds of ranks is

@@ -264,6 +264,7 @@ GpuSpec read_gpu(const YAML::Node& node, const std::string& path) {
   g.kernel_launch_s = r.number("kernel_launch_us", 0, 0, 1e6) * 1e-6;
   g.grouped_gemm_expert_floor_s = r.number("grouped_gemm_expert_floor_us", 0, 0, 1e6) * 1e-6;
   g.grouped_gemm_efficiency_by_rows = read_curve(r, "grouped_gemm_efficiency_by_rows");
+  g.sm80_gemm_scale = r.number("sm80_gemm_scale", 1, 0.05, 1);
   g.sms = static_cast<int>(r.integer("sms", 0, 0, 1 << 20));
   g.memory_efficiency = r.number("memory_efficiency", 1.0, 1e-3, 1.0);
   if (auto mib = r.optional_number("workspace_MiB", 0, 1e6)) g.workspace_bytes = static_cast<std::int64_t>(*mib * 1048576.0);
@@ -344,6 +345,8 @@ StackSpec read_stack(const YAML::Node& node, const std::string& path) {
   s.serving_output_reserve = r.number("serving_output_reserve", 0, 0, 1);
   s.serving_prefill_first = r.boolean("serving_prefill_first", false);
   s.gemm_library_scale = r.number("gemm_library_scale", 1, 0.1, 1.5);
+  if (r.choice("moe_gemm_generation", std::string("native"), {"native", "sm80"}) == "sm80")
+    s.moe_gemm_generation = KernelGeneration::sm80;
   // parameter counts (5e7 reads as DeepSpeed's configs write it)
   s.zero_gather_bucket_params = r.integer("zero_gather_bucket_params", 0, 0, std::int64_t{1} << 50);
   s.zero_reduce_bucket_params = r.integer("zero_reduce_bucket_params", 0, 0, std::int64_t{1} << 50);

@@ -123,6 +123,8 @@ ComputeOp ServingCostModel::compute_op(const LayerOp& op, bool cached, double ge
       if (op.name != op_names::kHeadLogits && op.name != op_names::kMoeRouter)
         c.dtype = gemm_math_dtype(
             gpu, routed_expert_gemm(op.name) ? s_.inference->experts_dtype() : s_.inference->weight_dtype);
+      // the engine's MoE kernel may be an older generation than the GPU's (StackSpec)
+      if (routed_expert_gemm(op.name)) c.library_scale = gpu.generation_scale(s_.stack.moe_gemm_generation);
       c.m = op.m, c.n = op.n, c.k = op.k;
       c.groups = op.count;  // a MoE layer's touched experts, in one fused kernel (compute_cost.hpp)
       c.fused_groups = true;

@@ -15,6 +15,7 @@
 #include <cmath>
 #include <cstdio>
 #include <fstream>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -64,6 +65,32 @@ TEST(GroupedGemm, ExpertsPricedOneGemmEachAgainstPublishedH100GroupedGemm) {
   no_floor.grouped_gemm_expert_floor_s = 0;
   const ComputeOp call = grouped_call(128, 512, 1536, 2048);
   EXPECT_GT(call.flops / op_cost(no_floor, call).time_s() / 1e12, 1.5 * 160.5);
+}
+
+// The catalog's sm80_gemm_scale (an Ampere-generation kernel on a Hopper GPU, for a stack whose
+// MoE GEMM is CUTLASS's Sm80 one) was fitted on the uniform routing's pair of CUTLASS grouped
+// GEMMs, SM80 against SM90 cooperative, on the same H100 and shapes; the two skewed routings'
+// pairs are held out (109.2 / 151.5 = 0.721, 113.2 / 154.3 = 0.734).
+TEST(GroupedGemm, Sm80ScaleAgainstTheHeldOutSkewedPairs) {
+  const double scale = catalog_node("dgx-h100").gpu.sm80_gemm_scale;
+  std::ifstream in(std::string(TWINSIM_SOURCE_DIR) +
+                   "/scenarios/validation/microbench/grouped_gemm_moe_h100_published.csv");
+  ASSERT_TRUE(in);
+  std::string line;
+  std::getline(in, line);
+  std::map<std::string, double> sm80, sm90;  // TFLOP/s by routing
+  while (std::getline(in, line)) {
+    const auto c = split_csv_line(line);
+    if (c[1] == "cutlass_sm80_grouped") sm80[c[7]] = std::stod(c[8]);
+    if (c[1] == "cutlass_sm90_cooperative") sm90[c[7]] = std::stod(c[8]);
+  }
+  ASSERT_EQ(sm80.size(), 3u);
+  ASSERT_EQ(sm90.size(), 3u);
+  EXPECT_NEAR(sm80["uniform"] / sm90["uniform"], scale, 0.001);  // fitted
+  for (const char* routing : {"mild_skew", "extreme_skew"})      // held out
+    EXPECT_NEAR(sm80[routing] / sm90[routing] / scale - 1, 0, 0.02) << routing;
+  EXPECT_DOUBLE_EQ(catalog_node("dgx-h200").gpu.sm80_gemm_scale, scale);     // the same SMs
+  EXPECT_DOUBLE_EQ(catalog_node("dgx-a100-80gb").gpu.sm80_gemm_scale, 1.0);  // its own generation
 }
 
 }  // namespace
