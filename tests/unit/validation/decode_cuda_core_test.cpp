@@ -78,9 +78,10 @@ struct Series {
 };
 
 // Catalog / published time per further cached token between the two held-out rows: within 8%.
-// CUDA cores, group 8: H100 1.00, A100 1.05 (math-bound); tensor cores, group 8: H100 1.05
-// (the catalog's kv_cache_attention 0.90 of HBM; the blog's 0.945); MHA on CUDA cores, H100
-// 1k-4k of batch 16: memory-bound at the same 0.90.
+// Measured 2026-12-06: CUDA cores, group 8: H100 1.007, A100 0.997 (math-bound); tensor cores,
+// group 8: H100 1.045 (the catalog's kv_cache_attention 0.90 of HBM, the blog's 0.945), A100
+// 0.975 (its memory_efficiency 0.85); MHA on CUDA cores, H100 2k-4k of batch 16: 1.009
+// (memory-bound at the same 0.90).
 TEST(DecodeCudaCore, TimePerCachedTokenAsFlashInferPublished) {
   const auto rows = read_rows();
   ASSERT_EQ(rows.size(), 41u);
