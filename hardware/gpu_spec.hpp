@@ -142,6 +142,11 @@ struct GpuSpec {
   // FLOPs of the full rectangle; empty: attention_efficiency's forward curve
   std::vector<EfficiencyPoint> kv_attention_efficiency;
   KvAttentionLatency kv_attention_latency;  // the same attention's floors (above)
+  // A decode kernel that runs that attention's math on the CUDA cores (FlashInfer's batch
+  // decode without tensor cores, StackSpec::serving_decode_cuda_core_group): the fraction of
+  // the fp32 peak its math reaches, which bounds it once a KV head serves several query heads.
+  // 0: not measured (the kernel priced as the tensor-core one).
+  double kv_attention_cuda_core_efficiency = 0;
   // memory-bound kernels by name (LayerOp::kernel: "gelu", "layernorm", "adamw", ...):
   // achieved fraction of hbm_bandwidth on the bytes the op list counts for them; a
   // kernel not named here runs at memory_efficiency. On a GPU these kernels stream at

@@ -129,6 +129,12 @@ struct StackSpec {
   // and fell back to masked MHA otherwise, one thread block per query head reading its KV
   // head's cache (decoderXQARunner.h shouldUse, "nbHeads"): Mistral's 4 read it 4 times.
   int serving_decode_shared_kv_group = 0;
+  // The most query heads per KV head whose decode attention over a 16-bit KV cache runs its
+  // math on the CUDA cores instead of the tensor cores (GpuSpec::kv_attention_cuda_core_efficiency
+  // prices it): SGLang's FlashInfer backend asked for tensor cores only when the group
+  // exceeded 4 or the cache was fp8 (should_use_tensor_core, until sgl-project/sglang PR #8624,
+  // 2025-07-31), so Llama-3's group of 4 decoded on CUDA cores. 0: tensor cores.
+  int serving_decode_cuda_core_group = 0;
   // The engine's scheduler defaults where the stack sets them (0: serve's own, vLLM's
   // 2048 tokens and 256 sequences): tokens one pass computes at most (vLLM
   // --max-num-batched-tokens, SGLang --chunked-prefill-size, TensorRT-LLM max_num_tokens)

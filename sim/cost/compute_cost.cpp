@@ -196,6 +196,12 @@ ComputeCost attention_cost(const GpuSpec& gpu, const ComputeOp& op) {
   const bool kv_rate = kv_cache && gpu.kernel_efficiency.contains(op.kernel);
   c.memory_s = kv_rate ? kernel_memory_s(gpu, op) : memory_s(gpu, op.bytes);
   c.launch_s = gpu.kernel_launch_s;
+  // its math on the CUDA cores instead (GpuSpec::kv_attention_cuda_core_efficiency): bound by
+  // the fp32 rate once a KV head serves several query heads (FlashInfer's published H100 and
+  // A100 figures, scenarios/validation/microbench/decode_attention_flashinfer_blog_h100_a100.csv)
+  const double cuda_core_efficiency = gpu.kv_attention_cuda_core_efficiency;
+  if (kv_cache && op.cuda_cores && cuda_core_efficiency > 0)
+    c.math_s = std::max(c.math_s, op.flops / (gpu.peak(Dtype::fp32) * cuda_core_efficiency));
   if (kv_cache) {  // and its floors (hardware/gpu_spec.hpp KvAttentionLatency)
     c.memory_s = std::max(c.memory_s, static_cast<double>(op.kv_items) * gpu.kv_attention_latency.item_s);
     c.launch_s += gpu.kv_attention_latency.call_s;

@@ -48,8 +48,9 @@ ServingCostModel::PassOps ServingCostModel::build_pass(const IterationShape& sha
   const InferenceWorkload& w = *s_.inference;
   PassOps ops;
   const int shared = s_.stack.serving_decode_shared_kv_group;
-  ops.dense = build_iteration_layer_ops(m, some_dense_layer(m), s_.plan, w, shape, shared);
-  if (m.moe) ops.moe = build_iteration_layer_ops(m, some_moe_layer(m), s_.plan, w, shape, shared);
+  const int cuda_cores = s_.stack.serving_decode_cuda_core_group;
+  ops.dense = build_iteration_layer_ops(m, some_dense_layer(m), s_.plan, w, shape, shared, cuda_cores);
+  if (m.moe) ops.moe = build_iteration_layer_ops(m, some_moe_layer(m), s_.plan, w, shape, shared, cuda_cores);
   ops.embedding = build_iteration_embedding_ops(m, s_.plan, w, shape);
   ops.head = build_iteration_head_ops(m, s_.plan, w, shape);
   return ops;
@@ -136,6 +137,7 @@ ComputeOp ServingCostModel::compute_op(const LayerOp& op, bool cached, double ge
       c.kernel = kKvCacheAttentionKernel;
       c.head_dim = op.head_dim;
       c.kv_items = op.kv_items;
+      c.cuda_cores = op.cuda_cores;
       break;
     case OpKind::norm: c.kind = ComputeKind::norm; break;
     default: c.kind = ComputeKind::elementwise; break;

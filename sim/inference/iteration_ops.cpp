@@ -82,6 +82,7 @@ struct Sizes {
   std::int64_t e = 2;        // activation bytes per element
   std::int64_t kv_e_bits = 16;
   int shared_kv_group = 0;  // StackSpec::serving_decode_shared_kv_group
+  int cuda_core_group = 0;  // StackSpec::serving_decode_cuda_core_group
   Dtype weights = Dtype::fp16;
   Dtype expert_weights = Dtype::fp16;  // the routed experts' (InferenceWorkload::experts_dtype)
   int tp = 1;
@@ -173,6 +174,15 @@ std::int64_t decode_kv_reads(const ModelSpec& m, const IterationShape& shape, co
   return group == 1 || group == s.shared_kv_group ? 1 : group;
 }
 
+// Whether a decode-only pass's attention runs its math on the CUDA cores: the stack's decode
+// kernel does so for a 16-bit cache up to its cuda_core_group query heads per KV head
+// (StackSpec::serving_decode_cuda_core_group; MLA's absorbed decode is a kernel of its own).
+bool decode_on_cuda_cores(const ModelSpec& m, const IterationShape& shape, const Sizes& s) {
+  if (s.cuda_core_group <= 0 || m.mla || shape.tokens != shape.sequences || s.kv_e_bits != 16) return false;
+  if (s.kv_cols <= 0 || m.head_dim <= 0) return false;
+  return s.heads / (s.kv_cols / m.head_dim) <= s.cuda_core_group;
+}
+
 LayerOp attention(const ModelSpec& m, std::int64_t layer, const IterationShape& shape, const Sizes& s) {
   const double windowed = m.windowed_share(m.is_moe_layer(layer));
   const double pairs = (1 - windowed) * shape.attention_pairs + windowed * shape.window_pairs;
@@ -195,6 +205,7 @@ LayerOp attention(const ModelSpec& m, std::int64_t layer, const IterationShape& 
   op.fwd_bytes = s.act(s.t * (s.q_cols + s.o_cols)) + s.kv(checked_mul(checked_mul(kv_read, reads) + s.t, cache_cols));
   // the kernel's work items: each sequence's cache, one KV head at a time (MLA: one latent)
   op.kv_items = shape.sequences * (m.mla ? 1 : kv_heads_per_gpu(m, s.tp));
+  op.cuda_cores = decode_on_cuda_cores(m, shape, s);
   return op;
 }
 
@@ -270,9 +281,10 @@ void add_moe(std::vector<LayerOp>& ops, const ModelSpec& m, const Sizes& s) {
 
 std::vector<LayerOp> build_iteration_layer_ops(const ModelSpec& m, std::int64_t layer, const Plan& p,
                                                const InferenceWorkload& w, const IterationShape& shape,
-                                               int shared_kv_group) {
+                                               int shared_kv_group, int cuda_core_group) {
   Sizes s = make_sizes(m, p, w, shape);
   s.shared_kv_group = shared_kv_group;
+  s.cuda_core_group = cuda_core_group;
   std::vector<LayerOp> ops;
   ops.reserve(16);
   ops.push_back(norm(op_names::kAttnNorm, s.t, s));

@@ -53,10 +53,11 @@ IterationShape prompt_shape(const InferenceWorkload& w, std::int64_t window = 0)
 IterationShape decode_shape(std::int64_t batch, std::int64_t context, std::int64_t window = 0);
 
 // The ops of transformer layer `layer` for this iteration on one GPU of the TP group.
-// shared_kv_group: StackSpec::serving_decode_shared_kv_group (0: every GQA group shares).
+// shared_kv_group: StackSpec::serving_decode_shared_kv_group (0: every GQA group shares);
+// cuda_core_group: StackSpec::serving_decode_cuda_core_group (0: decode on tensor cores).
 std::vector<LayerOp> build_iteration_layer_ops(const ModelSpec& model, std::int64_t layer, const Plan& plan,
                                                const InferenceWorkload& workload, const IterationShape& shape,
-                                               int shared_kv_group = 0);
+                                               int shared_kv_group = 0, int cuda_core_group = 0);
 
 // Before the first layer (first stage) and after the last one (last stage).
 std::vector<LayerOp> build_iteration_embedding_ops(const ModelSpec& model, const Plan& plan,

@@ -184,6 +184,38 @@ TEST(Passes, DecodeKvReadsFollowTheStacksSharedGroup) {
   EXPECT_EQ(catalog_stack("trtllm-v1").serving_decode_shared_kv_group, 0);  // XQA for every group
 }
 
+// SGLang's FlashInfer backend before PR #8624 (serving_decode_cuda_core_group 4) decodes a
+// 16-bit cache with up to 4 query heads per KV head on CUDA cores: Llama-3-8B's 32/8 heads do,
+// 70B-style 8 a KV head, an fp8 cache, a prefill and a stack without the key do not.
+TEST(Passes, DecodeRunsOnCudaCoresUpToTheStacksGroup) {
+  Scenario s = test::serving_scenario("llama3-8b", "dgx-h200", 1, 1, 1, 1, 128, 128, "bf16", "bf16");
+  const auto on_cuda_cores = [&](std::int64_t kv_heads, const IterationShape& shape, int group) {
+    s.model.kv_heads = kv_heads;
+    for (const LayerOp& op : build_iteration_layer_ops(s.model, 0, s.plan, *s.inference, shape, 0, group))
+      if (op.kind == OpKind::attention) return op.cuda_cores;
+    return false;
+  };
+  EXPECT_TRUE(on_cuda_cores(8, decode_shape(4, 1000), 4));
+  EXPECT_FALSE(on_cuda_cores(8, decode_shape(4, 1000), 0));
+  EXPECT_FALSE(on_cuda_cores(4, decode_shape(4, 1000), 4));  // 8 a KV head: tensor cores
+  EXPECT_FALSE(on_cuda_cores(8, prefill_shape(1, 512), 4));
+  s.inference->kv_dtype = Dtype::fp8;
+  EXPECT_FALSE(on_cuda_cores(8, decode_shape(4, 1000), 4));
+}
+
+// Priced (sim/cost/compute_cost.cpp attention_cost): 50 sequences of 5,000 tokens on an H200,
+// per layer 250,000 pairs x 2 x (4,096 + 4,096) = 4.096 GFLOP at 0.209 x 67 TFLOP/s (the
+// catalog's CUDA-core figure) = 292.5 us, against its 1.025 GB of K,V at 0.90 x 4.8 TB/s =
+// 237.2 us: the step grows by 32 x 55.3 us = 1.77 ms.
+TEST(DecodePass, CudaCoreDecodeIsBoundByTheFp32Rate) {
+  Scenario s = test::serving_scenario("llama3-8b", "dgx-h200", 1, 1, 1, 1, 128, 128, "fp8", "bf16");
+  const double tensor = ServingCostModel(s).cost(decode_shape(50, 5000)).compute_s;
+  s.stack.serving_decode_cuda_core_group = 4;
+  const double cuda = ServingCostModel(s).cost(decode_shape(50, 5000)).compute_s;
+  const double per_layer = 4.096e9 / (0.209 * 67e12) - (250050.0 * 4096 + 50 * 8192 * 2) / (0.90 * 4.8e12);
+  EXPECT_NEAR(cuda - tensor, 32 * per_layer, 0.02 * 32 * per_layer);
+}
+
 TEST(Passes, ExpertsTouchedSaturateWithTokens) {
   EXPECT_DOUBLE_EQ(expected_experts_touched(8, 2, 1), 2.0);  // one token, top-2
   EXPECT_NEAR(expected_experts_touched(8, 2, 64), 8.0, 1e-6);

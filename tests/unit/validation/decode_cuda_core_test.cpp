@@ -1,0 +1,125 @@
+// The catalog's pricing of a serving decode step's attention (sim/cost/compute_cost.cpp
+// attention_cost) against FlashInfer's own published decode figures (blog 2024-02-02,
+// "Accelerating Self-Attentions for LLM Serving with FlashInfer", Figures 6 and 9, read from
+// the PNGs; scenarios/validation/microbench/decode_attention_flashinfer_blog_h100_a100.csv):
+// bandwidth utilisation of batch-64 decode calls on an H100 SXM and an A100 PCIe by cached
+// tokens, with 8 query heads per KV head on CUDA cores and on tensor cores, and MHA on CUDA cores.
+// The blog's calls carry a fixed 17-26 us of its benchmark (cold L2, split-KV merge) that the
+// catalog's call time (1.75 us, measured in this repo) does not, so what is judged is the
+// time each further cached token adds: the slope between the held-out 1k and 4k rows.
+// kv_attention_cuda_core_efficiency was fitted on the 512/2k/8k rows
+// (scripts/decode_cuda_core_to_catalog.py); the tensor-core and MHA rows fitted nothing.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <fstream>
+#include <map>
+#include <string>
+#include <tuple>
+
+#include "models/layer_ops.hpp"
+#include "scenario/load.hpp"
+#include "sim/common/csv.hpp"
+#include "sim/cost/compute_cost.hpp"
+
+namespace twinsim {
+namespace {
+
+struct Row {
+  std::string gpu, implementation;
+  int batch = 0, qo_heads = 0, kv_heads = 0, head_dim = 0, seqlen = 0;
+  double utilization = 0;
+};
+
+// The blog's own bandwidths (its table: H100 SXM 3,352 GB/s, A100 PCIe 1,935 GB/s).
+double blog_bandwidth_Bps(const std::string& gpu) { return gpu == "H100-SXM5-80GB" ? 3352e9 : 1935e9; }
+
+double kv_bytes(const Row& r) { return 4.0 * r.batch * r.seqlen * r.kv_heads * r.head_dim; }  // K, V in 16 bits
+
+double published_s(const Row& r) { return kv_bytes(r) / (r.utilization / 100 * blog_bandwidth_Bps(r.gpu)); }
+
+// The catalog's price of the row's call: one decode token a sequence over its cache.
+double catalog_s(const GpuSpec& gpu, const Row& r, bool cuda_cores) {
+  ComputeOp op;
+  op.kind = ComputeKind::attention;
+  op.kernel = kKvCacheAttentionKernel;
+  op.dtype = Dtype::bf16;
+  op.head_dim = r.head_dim;
+  op.flops = 4.0 * r.batch * r.seqlen * r.qo_heads * r.head_dim;  // QK^T and PV, 2 FLOPs a multiply-add
+  op.bytes = kv_bytes(r);
+  op.kv_items = static_cast<std::int64_t>(r.batch) * r.kv_heads;
+  op.cuda_cores = cuda_cores;
+  return op_time_s(gpu, op);
+}
+
+std::map<std::tuple<std::string, std::string, int, int>, Row> read_rows() {
+  std::ifstream in(std::string(TWINSIM_SOURCE_DIR) +
+                   "/scenarios/validation/microbench/decode_attention_flashinfer_blog_h100_a100.csv");
+  EXPECT_TRUE(in);
+  std::string line;
+  std::getline(in, line);  // source,figure,gpu,implementation,batch,num_qo_heads,num_kv_heads,head_dim,seqlen,...
+  std::map<std::tuple<std::string, std::string, int, int>, Row> rows;
+  while (std::getline(in, line)) {
+    const auto c = split_csv_line(line);
+    if (c.size() < 10) continue;
+    Row r{c[2], c[3], std::stoi(c[4]), std::stoi(c[5]), std::stoi(c[6]), std::stoi(c[7]), std::stoi(c[8]),
+          std::stod(c[9])};
+    rows[{r.gpu, r.implementation, r.qo_heads / r.kv_heads, r.seqlen}] = r;
+  }
+  return rows;
+}
+
+struct Series {
+  const char* gpu;
+  const char* catalog;  // the entry of the same die
+  const char* implementation;
+  int group, from, to;
+  bool cuda_cores;
+};
+
+// Catalog / published time per further cached token between the two held-out rows: within 8%.
+// Measured 2026-12-06: CUDA cores, group 8: H100 1.007, A100 0.997 (math-bound); tensor cores,
+// group 8: H100 1.045 (the catalog's kv_cache_attention 0.90 of HBM, the blog's 0.945), A100
+// 0.975 (its memory_efficiency 0.85); MHA on CUDA cores, H100 2k-4k of batch 16: 1.009
+// (memory-bound at the same 0.90).
+TEST(DecodeCudaCore, TimePerCachedTokenAsFlashInferPublished) {
+  const auto rows = read_rows();
+  ASSERT_EQ(rows.size(), 41u);
+  const Series series[] = {{"H100-SXM5-80GB", "h100-sxm", "flashinfer_cuda_cores", 8, 1024, 4096, true},
+                           {"A100-PCIE-80GB", "a100-sxm-80gb", "flashinfer_cuda_cores", 8, 1024, 4096, true},
+                           {"H100-SXM5-80GB", "h100-sxm", "flashinfer_tensor_cores", 8, 1024, 4096, false},
+                           {"A100-PCIE-80GB", "a100-sxm-80gb", "flashinfer_tensor_cores", 8, 1024, 4096, false},
+                           {"H100-SXM5-80GB", "h100-sxm", "flashinfer_cuda_cores", 1, 2048, 4096, true}};
+  for (const Series& s : series) {
+    GpuSpec gpu = catalog_gpu(s.catalog);
+    gpu.hbm_bandwidth_Bps = blog_bandwidth_Bps(s.gpu);  // the A100 PCIe's 1,935 GB/s against the SXM's 2,039
+    const Row& a = rows.at({s.gpu, s.implementation, s.group, s.from});
+    const Row& b = rows.at({s.gpu, s.implementation, s.group, s.to});
+    const double published = published_s(b) - published_s(a);
+    const double catalog = catalog_s(gpu, b, s.cuda_cores) - catalog_s(gpu, a, s.cuda_cores);
+    std::printf("  %s %s group %d, %d-%d tokens: catalog / published %.3f\n", s.gpu, s.implementation, s.group, s.from,
+                s.to, catalog / published);
+    EXPECT_NEAR(catalog / published, 1.0, 0.08) << s.gpu << " " << s.implementation << " group " << s.group;
+  }
+}
+
+// Priced as the tensor-core kernel, the CUDA-core rows would come out about twice as fast as
+// published (the H100's 8 query heads per KV head: 0.90 of HBM against the published 0.52), so
+// the judge above can fail; and the CUDA-core rate is a figure of its die: the A100's fraction
+// of its fp32 peak (0.35) is not the H100's (0.209, whose peak counts Hopper's doubled FP32 lanes).
+TEST(DecodeCudaCore, TensorCorePricingWouldBeTwiceTooFast) {
+  const auto rows = read_rows();
+  GpuSpec gpu = catalog_gpu("h100-sxm");
+  gpu.hbm_bandwidth_Bps = blog_bandwidth_Bps("H100-SXM5-80GB");
+  const Row& a = rows.at({"H100-SXM5-80GB", "flashinfer_cuda_cores", 8, 1024});
+  const Row& b = rows.at({"H100-SXM5-80GB", "flashinfer_cuda_cores", 8, 4096});
+  const double published = published_s(b) - published_s(a);
+  EXPECT_LT((catalog_s(gpu, b, false) - catalog_s(gpu, a, false)) / published, 0.65);
+  EXPECT_GT(catalog_gpu("a100-sxm-80gb").kv_attention_cuda_core_efficiency,
+            1.5 * catalog_gpu("h100-sxm").kv_attention_cuda_core_efficiency);
+  EXPECT_EQ(catalog_gpu("h200-sxm").kv_attention_cuda_core_efficiency,
+            catalog_gpu("h100-sxm").kv_attention_cuda_core_efficiency);  // the same die and clocks
+}
+
+}  // namespace
+}  // namespace twinsim
