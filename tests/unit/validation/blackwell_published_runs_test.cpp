@@ -131,7 +131,6 @@ TEST(BlackwellGemmCurves, AreTheFitOfTheirSquares) {
   }
 }
 
-
 // TensorRT-LLM 1.0's FP4 serving (NVIDIA/TensorRT-LLM docs/source/performance/perf-overview.md
 // @ 00f37686, trtllm-bench, Llama 3.3 70B NVFP4 W4A4 with an FP8 KV cache, TP1; the B200 and
 // GB200 FP4 columns; scenarios/validation/engines/trtllm1-llama3.3-70b-{b200,gb200}-fp4.yaml,
@@ -158,11 +157,11 @@ const Fp4ServingPoint kFp4Serving[] = {
 TEST(BlackwellServing, TrtllmFp4OfflineThroughputWithinFifteenPercent) {
   int within = 0;
   for (const Fp4ServingPoint& p : kFp4Serving) {
-    const std::string path = std::string(TWINSIM_SOURCE_DIR) + "/scenarios/validation/engines/trtllm1-llama3.3-70b-" +
-                             p.gpu + "-fp4.yaml";
-    const Scenario s = load_scenario_file(path, {"inference.prompt_len=" + std::to_string(p.isl),
-                                                 "inference.output_len=" + std::to_string(p.osl),
-                                                 "inference.batch=" + std::to_string(p.requests)});
+    const std::string path =
+        std::string(TWINSIM_SOURCE_DIR) + "/scenarios/validation/engines/trtllm1-llama3.3-70b-" + p.gpu + "-fp4.yaml";
+    const Scenario s = load_scenario_file(
+        path, {"inference.prompt_len=" + std::to_string(p.isl), "inference.output_len=" + std::to_string(p.osl),
+               "inference.batch=" + std::to_string(p.requests)});
     const double error = run_offline_benchmark(s).summary.output_tokens_per_s / p.published - 1;
     std::printf("  %-6s %5lld/%-5lld published %6.0f  error %+5.1f%%\n", p.gpu, static_cast<long long>(p.isl),
                 static_cast<long long>(p.osl), p.published, 100 * error);

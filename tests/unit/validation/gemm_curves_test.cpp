@@ -48,6 +48,7 @@ std::vector<MeasuredGemm> rows_of(const CurveCase& c) {
 
 // Bounds sit a little above the held-out errors when the curves were written (README table):
 // they fail if the catalog's curve or the cost model drifts from the data.
+// clang-format off
 const CurveCase kCases[] = {
     {"a100-sxm-80gb", kAzureA100, "A100", Dtype::fp16, GemmTiming::wall, GemmFitRows::squares, 0.11, 0.14, {{1, 0.859}}},
     {"h100-sxm", kXlaH100, "sm_90", Dtype::bf16, GemmTiming::kernel, GemmFitRows::even, 0.09, 0.30, {{1, 0.801}}},
@@ -62,6 +63,7 @@ const CurveCase kCases[] = {
     {"b200", kFp4B200, "B200", Dtype::nvfp4, GemmTiming::kernel, GemmFitRows::even, 0.05, 0.18, {{1, 1.0}}},
     {"b200", kFp4B200, "B200", Dtype::mxfp4, GemmTiming::kernel, GemmFitRows::even, 0.07, 0.48, {{1, 1.0}}},
 };
+// clang-format on
 
 class CatalogGemmCurve : public ::testing::TestWithParam<CurveCase> {};
 
