@@ -62,8 +62,9 @@ void require_fused_linear_loss_scope(const Scenario& s) {
 // Llama with a bf16 or NF4 base (its finetune/lora.py defaults, the resource tables' runs).
 void require_litgpt_scope(const Scenario& s) {
   if (!s.stack.litgpt()) return;
-  const std::string why = " (stack.layer_kernels litgpt_bf16: LitGPT's LoRA layer as counted, r on q and v, a "
-                          "multi-head Llama, a bf16 or nf4 base)";
+  const std::string why =
+      " (stack.layer_kernels litgpt_bf16: LitGPT's LoRA layer as counted, r on q and v, a "
+      "multi-head Llama, a bf16 or nf4 base)";
   if (!s.training->lora) throw ScenarioError("training.lora", "", "must be set" + why);
   const LoraSpec& lora = *s.training->lora;
   const unsigned q_and_v = (1u << static_cast<int>(LoraModule::q)) | (1u << static_cast<int>(LoraModule::v));

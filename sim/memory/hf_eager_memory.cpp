@@ -50,8 +50,8 @@ std::int64_t stage_activation_bytes(const ModelSpec& model, const Plan& plan, co
 
 }  // namespace
 
-std::int64_t hf_eager_activation_bytes(const ModelSpec& model, const Plan& plan, const TrainingWorkload& t,
-                                       int stage, HfParams params) {
+std::int64_t hf_eager_activation_bytes(const ModelSpec& model, const Plan& plan, const TrainingWorkload& t, int stage,
+                                       HfParams params) {
   const EagerExtents e = eager_extents(model, {t.micro_batch, t.seq_len, activation_dtype(t.precision)});
   return stage_activation_bytes(model, plan, t, stage, params, saved_bytes(model, e, false, params));
 }

@@ -10,9 +10,9 @@
 
 #include "models/litgpt_census.hpp"
 #include "scenario/load.hpp"
-#include "tests/unit/scenario/expect_refused.hpp"
 #include "sim/memory/memory_report.hpp"
 #include "sim/training/training_report.hpp"
+#include "tests/unit/scenario/expect_refused.hpp"
 
 namespace twinsim {
 namespace {
