@@ -50,11 +50,15 @@ inline bool picked_by_device(std::string_view kernel) { return kernel == kSdpaAt
 // "hf_bf16": the same modeling code on a model loaded in bf16 without autocast (DeepSpeed's
 // bf16 engine, FSDP with bf16 parameters): the same unfused kernels, no casts, a bf16
 // residual stream, a 16-bit model with an fp32 master copy in the optimizer.
+// "litgpt_bf16": LitGPT's own eager Llama (lit_gpt 8641822) LoRA-fine-tuned on a bf16 model:
+// what it keeps for the backward is its own count (models/litgpt_census); its element-wise
+// kernels are priced as hf_bf16's (not counted for LitGPT's code).
 inline constexpr std::string_view kFusedLayerKernels = "fused";
 inline constexpr std::string_view kHfEagerLayerKernels = "hf_eager";
 inline constexpr std::string_view kHfBf16LayerKernels = "hf_bf16";
-inline constexpr std::array<std::string_view, 3> kLayerKernels = {kFusedLayerKernels, kHfEagerLayerKernels,
-                                                                  kHfBf16LayerKernels};
+inline constexpr std::string_view kLitgptBf16LayerKernels = "litgpt_bf16";
+inline constexpr std::array<std::string_view, 4> kLayerKernels = {kFusedLayerKernels, kHfEagerLayerKernels,
+                                                                  kHfBf16LayerKernels, kLitgptBf16LayerKernels};
 
 // How the loss meets the output layer. "logits": the output layer writes the whole logits and
 // the cross entropy reads them, fp32 logits kept for its backward (Megatron's vocab-parallel
@@ -234,8 +238,10 @@ struct StackSpec {
   std::string layer_kernels = std::string(kFusedLayerKernels);
   // hf_eager: fp32 parameters under autocast (torch.amp's model in fp32, its DP collectives in fp32)
   bool hf_eager() const { return layer_kernels == kHfEagerLayerKernels; }
-  // either of Hugging Face's modeling-code censuses (hf_eager, hf_bf16)
-  bool hf_modeling() const { return hf_eager() || layer_kernels == kHfBf16LayerKernels; }
+  // LitGPT's eager Llama on a bf16 model, LoRA (its saved tensors counted, models/litgpt_census)
+  bool litgpt() const { return layer_kernels == kLitgptBf16LayerKernels; }
+  // Hugging Face's modeling-code censuses (hf_eager, hf_bf16), or LitGPT's priced by hf_bf16's
+  bool hf_modeling() const { return hf_eager() || layer_kernels == kHfBf16LayerKernels || litgpt(); }
   // How the loss meets the output layer (one of kLossKernels).
   std::string loss_kernel = std::string(kLogitsLoss);
   bool fused_linear_loss() const { return loss_kernel == kFusedLinearLoss; }

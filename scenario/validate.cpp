@@ -58,6 +58,23 @@ void require_fused_linear_loss_scope(const Scenario& s) {
                         "counts Hugging Face's own loss on fp32 logits " + why);
 }
 
+// LitGPT's census (models/litgpt_census) was counted for its LoRA on q and v of a multi-head
+// Llama with a bf16 or NF4 base (its finetune/lora.py defaults, the resource tables' runs).
+void require_litgpt_scope(const Scenario& s) {
+  if (!s.stack.litgpt()) return;
+  const std::string why =
+      " (stack.layer_kernels litgpt_bf16: LitGPT's LoRA layer as counted, r on q and v, a "
+      "multi-head Llama, a bf16 or nf4 base)";
+  if (!s.training->lora) throw ScenarioError("training.lora", "", "must be set" + why);
+  const LoraSpec& lora = *s.training->lora;
+  const unsigned q_and_v = (1u << static_cast<int>(LoraModule::q)) | (1u << static_cast<int>(LoraModule::v));
+  if (lora.modules != q_and_v) throw ScenarioError("training.lora.target_modules", "", "must be [q, v]" + why);
+  if (lora.base != LoraBase::bf16 && lora.base != LoraBase::nf4)
+    throw ScenarioError("training.lora.base_dtype", "", "must be bf16 or nf4" + why);
+  if (s.model.kv_heads != s.model.heads)
+    throw ScenarioError("model.kv_heads", std::to_string(s.model.kv_heads), "must equal model.heads" + why);
+}
+
 // The stack's hf_eager and hf_bf16 censuses (sim/training/eager_kernels) were counted on
 // Hugging Face's Llama modeling code, single-GPU layers under bf16/fp16 autocast or on a bf16
 // model: other architectures run other kernels, and tensor, pipeline, context and expert
@@ -104,6 +121,7 @@ void require_hf_eager_scope(const Scenario& s) {
     refuse("plan.offload_activations_layers", std::to_string(p.offload_activations_layers), "is not counted");
   if (p.gradient_compression != GradCompression::none)
     refuse("plan.gradient_compression", std::string(to_string(p.gradient_compression)), "is not counted");
+  require_litgpt_scope(s);
 }
 
 void resolve_world(Scenario& s) {

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "models/hf_eager_census.hpp"
+#include "models/litgpt_census.hpp"
 #include "sim/memory/activations.hpp"
 #include "sim/memory/stage_layers.hpp"
 #include "sim/memory/weights.hpp"
@@ -20,13 +21,11 @@ double saved_bytes(const ModelSpec& model, const EagerExtents& e, bool head, HfP
   return bytes;
 }
 
-}  // namespace
-
-std::int64_t hf_eager_activation_bytes(const ModelSpec& model, const Plan& plan, const TrainingWorkload& t,
-                                       int stage, HfParams params) {
+// What the stage keeps, given what one layer keeps (`layer`) and the census's head.
+std::int64_t stage_activation_bytes(const ModelSpec& model, const Plan& plan, const TrainingWorkload& t, int stage,
+                                    HfParams params, double layer) {
   const EagerExtents e = eager_extents(model, {t.micro_batch, t.seq_len, activation_dtype(t.precision)});
   const double layers = static_cast<double>(stage_layers(model, plan, stage).total());
-  const double layer = saved_bytes(model, e, false, params);
   // gradient checkpointing keeps each layer's input (the residual stream: fp32 under
   // autocast, bf16 on a bf16 model) and brings one layer's saved tensors back at a time in
   // the backward
@@ -49,6 +48,19 @@ std::int64_t hf_eager_activation_bytes(const ModelSpec& model, const Plan& plan,
   return static_cast<std::int64_t>(kept + backward);
 }
 
+}  // namespace
+
+std::int64_t hf_eager_activation_bytes(const ModelSpec& model, const Plan& plan, const TrainingWorkload& t, int stage,
+                                       HfParams params) {
+  const EagerExtents e = eager_extents(model, {t.micro_batch, t.seq_len, activation_dtype(t.precision)});
+  return stage_activation_bytes(model, plan, t, stage, params, saved_bytes(model, e, false, params));
+}
+
+std::int64_t litgpt_activation_bytes(const ModelSpec& model, const Plan& plan, const TrainingWorkload& t, int stage) {
+  const double layer = static_cast<double>(litgpt_lora_layer_saved_bytes(model, t.micro_batch * t.seq_len, *t.lora));
+  return stage_activation_bytes(model, plan, t, stage, HfParams::bf16, layer);
+}
+
 StageMemory hf_eager_training_stage(const ModelSpec& model, const Plan& plan, const TrainingWorkload& t, int stage,
                                     std::int64_t buffer_bytes, const StackSpec& stack, const GpuSpec& gpu) {
   const HfParams params = hf_params(stack);
@@ -64,7 +76,8 @@ StageMemory hf_eager_training_stage(const ModelSpec& model, const Plan& plan, co
   forward_end.params = w.params;
   forward_end.optimizer = w.optimizer;
   forward_end.buffers = buffer_bytes;
-  forward_end.activations = hf_eager_activation_bytes(model, plan, t, stage, params);
+  forward_end.activations = stack.litgpt() ? litgpt_activation_bytes(model, plan, t, stage)
+                                           : hf_eager_activation_bytes(model, plan, t, stage, params);
   if (t.micro_batches(plan.dp) > 1) forward_end.grads = w.grads;  // accumulating into them
   MemoryBreakdown backward_end = forward_end;
   backward_end.activations = 0;

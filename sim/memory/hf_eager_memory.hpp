@@ -34,6 +34,10 @@ inline HfParams hf_params(const StackSpec& stack) {
 // fp32 under autocast, bf16 on a bf16 model).
 std::int64_t hf_eager_activation_bytes(const ModelSpec& model, const Plan& plan, const TrainingWorkload& training,
                                        int stage, HfParams params);
+// The same under `layer_kernels: litgpt_bf16`: each layer keeps LitGPT's counted LoRA layer
+// (models/litgpt_census); the head is hf_bf16's census (LitGPT's chunked head not recounted).
+std::int64_t litgpt_activation_bytes(const ModelSpec& model, const Plan& plan, const TrainingWorkload& training,
+                                     int stage);
 
 // The stage's memory at its peak: the larger of the forward's end (weights, optimizer states,
 // activations, and the gradients of earlier micro-batches when they accumulate) and the
