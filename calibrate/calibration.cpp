@@ -127,6 +127,8 @@ Fitted fit_all(const Calibration& c) {
     f.kernels[std::string(kKvCacheAttentionKernel)] = std::move(kv);
   if (!c.comm.empty()) f.link = fit_link(link_points(c));
   f.host = fit_host_path(c.memory);
+  const double l3 = c.cache_MiB * 1048576.0, warm = warm_working_set_bytes(c.memory);
+  f.cache_bytes = warm <= 0 ? l3 : l3 > 0 ? std::min(warm, l3) : warm;
   return f;
 }
 
@@ -149,7 +151,10 @@ std::string hardware_yaml(const Calibration& c, const Fitted& f, const std::stri
     << "  memory_efficiency: " << fmt("%.3f", f.memory.efficiency) << "\n"
     << "  workspace_MiB: " << fmt("%.4f", kernels::cpu::kGemmWorkspaceFloats * sizeof(float) / 1048576.0)
     << "  # the executor's GEMM workspace (kernels/cpu/gemm.hpp), as cuBLAS's; no NCCL\n"
-    << "  cache_MiB: " << fmt("%.1f", c.cache_MiB) << "   # the L3 the cores share (sysfs)\n"
+    << "  # the working set of weights a decode's 4-row GEMMs still ran warm from, pass after pass,\n"
+    << "  # while every other core did the same (gemm_reuse points below; cache_reuse.hpp); sysfs L3 "
+    << fmt("%.1f", c.cache_MiB) << " MiB\n"
+    << "  cache_MiB: " << fmt("%.1f", f.cache_bytes / 1048576.0) << "\n"
     << "  # fixed cost of one kernel call: median intercept of the kernels' fits, at most half the fastest call\n"
     << "  kernel_launch_us: " << fmt("%.3f", f.memory.launch_s * 1e6) << "\n"
     << "  # fp32: the best GEMM throughput of any shape below; bf16 / fp16 (16-bit operands widened\n"
@@ -203,7 +208,7 @@ std::string hardware_yaml(const Calibration& c, const Fitted& f, const std::stri
   y << "  # the op list's memory-bound kernels: achieved fraction of hbm_bandwidth_GBps on the\n"
     << "  # bytes the simulator counts for each (calibrate/compute_bench.cpp), by those bytes;\n"
     << "  # gemm / gemm_cached: the memory side of the GEMM roofline, from GEMMs of 1-16 rows\n"
-    << "  # with operands out of cache / rotating through half of cache_MiB; kv_cache_attention:\n"
+    << "  # with operands out of cache / re-used, rotating through half of cache_MiB; kv_cache_attention:\n"
     << "  # the memory side of serving attention, from decode steps with caches out of cache\n"
     << "  kernel_efficiency:\n";
   for (const auto& [name, curves] : f.kernels) {
