@@ -230,11 +230,11 @@ void add_step_kernel_points(std::vector<MemoryPoint>& out, long n, const SweepOp
   // int8 gradient compression (exec/train/grad_compression.hpp): the residual added, the
   // block-quantised values and the new residual, per value; counted as the simulator's
   // quantise pass over the buffer, the fp32 value read and its int8 byte (with the block's
-  // fp32 scale) written (sim/training/zero_comm.cpp kInt8WireBytes)
+  // fp32 scale) written (models/quantized_grads.hpp)
   std::vector<exec::GradCompressor> compressors;
   for (std::size_t j = 0; j < sets.size(); ++j)
     compressors.emplace_back(GradCompression::int8, static_cast<std::size_t>(n));
-  add(kernel_names::kQuantize, (kF + 1.0 + 4.0 / exec::kGradQuantBlock) * n, [&] {
+  add(kernel_names::kQuantize, (kF + quantized_grad_bytes_per_value(GradCompression::int8)) * n, [&] {
     State& st = next();
     compressors[static_cast<std::size_t>(i)].compress(st.grads.data(), static_cast<std::size_t>(n));
   });
