@@ -132,8 +132,10 @@ Fitted fit_all(const Calibration& c) {
   return f;
 }
 
-std::string hardware_yaml(const Calibration& c, const Fitted& f, const std::string& name) {
-  std::ostringstream y;
+namespace {
+
+// The header and the gpu mapping's scalar figures.
+void write_gpu_head(std::ostringstream& y, const Calibration& c, const Fitted& f, const std::string& name) {
   y << "# " << name << ": written by `twinsim calibrate` (calibrate/); do not edit by hand, re-run it.\n"
     << "# " << c.machine << "\n"
     << (c.cpu_model.empty() ? "" : "# cpu_model: " + c.cpu_model + "\n")
@@ -167,6 +169,10 @@ std::string hardware_yaml(const Calibration& c, const Fitted& f, const std::stri
     << "  # achieved fraction of the peak by GEMM FLOPs, the linear layer's forward (y = x W^T),\n"
     << "  # dgrad (dx = dy W) and wgrad (dW = dy^T x) apart, with operands out of cache; the median\n"
     << "  # over the shapes of that size, then a running median of three neighbours\n";
+}
+
+// The GEMM efficiency curves, each point with the shapes measured at its FLOPs.
+void write_gemm_curves(std::ostringstream& y, const Calibration& c, const Fitted& f) {
   const struct {
     const char* key;
     GemmPass pass;
@@ -184,6 +190,10 @@ std::string hardware_yaml(const Calibration& c, const Fitted& f, const std::stri
       y << "\n";
     }
   }
+}
+
+// Attention's curves and the memory-bound kernels' (fp32 and 16-bit).
+void write_kernel_curves(std::ostringstream& y, const Fitted& f) {
   if (!f.attention.fwd.empty() || !f.attention.bwd.empty()) {
     y << "  # flash attention (the executor's causal kernel): achieved fraction of the peak by\n"
       << "  # FLOPs of the op list's full-square count, forward and backward\n"
@@ -224,6 +234,10 @@ std::string hardware_yaml(const Calibration& c, const Fitted& f, const std::stri
       write_pass_curves(y, "      ", curves);
     }
   }
+}
+
+// Every point measured, as comments.
+void write_measured_points(std::ostringstream& y, const Calibration& c) {
   y << "  # measured (full-square FLOPs, causal kernel):\n";
   for (const AttentionPoint& a : c.attention)
     y << "  #   b" << a.batch << " s" << a.seq << " h" << a.heads << " d" << a.head_dim
@@ -239,11 +253,16 @@ std::string hardware_yaml(const Calibration& c, const Fitted& f, const std::stri
     if (g.dtype != Dtype::fp32)
       y << "  #   " << to_string(g.dtype) << " " << g.m << "x" << g.n << "x" << g.k << " " << pass_name(g.pass) << ": "
         << fmt("%.4f", g.flops / g.seconds.median / 1e12) << " TFLOP/s, " << spread(g.seconds) << "\n";
+}
+
+// The host, core sharing and the link's figures (a file without collectives ends at the host).
+void write_host_and_link(std::ostringstream& y, const Calibration& c, const Fitted& f) {
   const std::string host = host_yaml(c, f);
   if (f.link.bandwidth_Bps <= 0) {
     y << host;
     write_core_sharing(y, c.sharing);
-    return y.str() + "gpus_per_node: 64\n";
+    y << "gpus_per_node: 64\n";
+    return;
   }
   y << "  nvlink_GBps: " << fmt("%.3f", f.link.bandwidth_Bps / 1e9) << "   # = intra_node.bandwidth_GBps\n"
     << host;
@@ -277,6 +296,17 @@ std::string hardware_yaml(const Calibration& c, const Fitted& f, const std::stri
   for (const CommPoint& p : c.comm)
     y << "#   " << p.ranks << " " << p.op << " " << fmt("%.0f", p.bytes) << ": " << fmt("%.3f", p.busbw_Bps() / 1e9)
       << " GB/s, " << spread(p.seconds) << "\n";
+}
+
+}  // namespace
+
+std::string hardware_yaml(const Calibration& c, const Fitted& f, const std::string& name) {
+  std::ostringstream y;
+  write_gpu_head(y, c, f, name);
+  write_gemm_curves(y, c, f);
+  write_kernel_curves(y, f);
+  write_measured_points(y, c);
+  write_host_and_link(y, c, f);
   return y.str();
 }
 
