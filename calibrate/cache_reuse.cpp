@@ -19,9 +19,14 @@ double warm_working_set_bytes(const std::vector<MemoryPoint>& reuse_points) {
     if (q.kernel == kGemmReuseKernel) p.push_back(q);
   if (p.size() < 2) return 0;
   std::sort(p.begin(), p.end(), [](const MemoryPoint& a, const MemoryPoint& b) { return a.bytes < b.bytes; });
-  const double halfway = std::sqrt(p.front().seconds.median * p.back().seconds.median);
-  for (std::size_t i = 1; i < p.size(); ++i)
-    if (p[i].seconds.median > halfway) return p[i - 1].bytes;
+  const double halfway = std::log(p.front().seconds.median * p.back().seconds.median) / 2;
+  for (std::size_t i = 1; i < p.size(); ++i) {
+    const double below = std::log(p[i - 1].seconds.median), above = std::log(p[i].seconds.median);
+    if (above <= halfway) continue;
+    // between the two sets, log time linear in log bytes
+    const double t = std::clamp((halfway - below) / (above - below), 0.0, 1.0);
+    return std::exp(std::log(p[i - 1].bytes) + t * (std::log(p[i].bytes) - std::log(p[i - 1].bytes)));
+  }
   return p.back().bytes;
 }
 

@@ -20,10 +20,12 @@ inline constexpr const char* kGemmReuseKernel = "gemm_reuse";
 // The working sets measured (MiB), smallest first; the last is out of any cache here.
 std::vector<double> reuse_working_sets_MiB(bool quick);
 
-// The largest working set that still runs warm: walking up from the smallest, the set
-// before the first whose call takes longer than the geometric mean of the smallest set's
-// time and the largest's (half-way, on a log scale, from warm to cold). The largest set
-// when none does (no cache effect to see); 0 with fewer than two points.
+// The working set at which a call's time is half-way, on a log scale, from the smallest
+// set's (warm) to the largest's (cold): the first crossing walking up from the smallest,
+// log time interpolated linearly in log bytes between the two sets around it. A pass below
+// it runs nearer the warm time than the cold, so the simulator prices it at the cached
+// curve ("gemm_cached"), above it at the cold one. The largest set when no set crosses (no
+// cache effect to see); 0 with fewer than two points.
 double warm_working_set_bytes(const std::vector<MemoryPoint>& reuse_points);
 
 // One round of the reuse sweep: the "gemm_reuse" points, then the decode GEMMs'

@@ -280,17 +280,18 @@ TEST(FitHostPath, CopyRateOneWayAndAdamTimePerParameter) {
 }
 
 // The reuse sweep (cache_reuse.hpp): a 4-row GEMM rotated through working sets of weights.
-// Warm 10 us a call up to 8 MiB (14 us there: still under half-way), cold 40 us at 64 MiB;
-// half-way on a log scale is sqrt(10 x 40) = 20 us, first passed at 12 MiB (25 us): 8 MiB
-// stays warm. A later set back under 20 us (noise at 24 MiB) does not move it.
+// Warm 10 us a call at 1 MiB, cold 40 us at 64 MiB: half-way on a log scale is
+// sqrt(10 x 40) = 20 us, first passed between 8 MiB (16 us) and 16 MiB (25 us): log 20 lies
+// ln(20/16) / ln(25/16) = 0.5 of the way, so at sqrt(8 x 16) = 11.31 MiB. A later set back
+// under 20 us (noise at 24 MiB) does not move it.
 TEST(FitCacheReuse, WarmWorkingSetIsTheLastBeforeHalfWayToCold) {
   constexpr double MiB = 1048576.0;
   std::vector<MemoryPoint> points;
-  const std::vector<std::pair<double, double>> sets = {{1, 10e-6},  {2, 10.5e-6}, {4, 11e-6},  {8, 14e-6},
-                                                       {12, 25e-6}, {16, 38e-6},  {24, 19e-6}, {64, 40e-6}};
+  const std::vector<std::pair<double, double>> sets = {{1, 10e-6},  {2, 10.5e-6}, {4, 11e-6},  {8, 16e-6},
+                                                       {16, 25e-6}, {24, 19e-6}, {32, 38e-6}, {64, 40e-6}};
   for (auto [mib, s] : sets) points.push_back({kGemmReuseKernel, mib * MiB, exact(s)});
   points.push_back({"copy", 1e6, exact(1e6 / 20e9)});  // not a reuse point
-  EXPECT_DOUBLE_EQ(warm_working_set_bytes(points), 8 * MiB);
+  EXPECT_NEAR(warm_working_set_bytes(points), std::sqrt(8.0 * 16.0) * MiB, 1.0);
   // no cache to see (every set alike): the largest set; fewer than two points: none
   std::vector<MemoryPoint> flat = {{kGemmReuseKernel, 64 * MiB, exact(10e-6)}, {kGemmReuseKernel, 2 * MiB, exact(10e-6)}};
   EXPECT_DOUBLE_EQ(warm_working_set_bytes(flat), 64 * MiB);
@@ -303,7 +304,7 @@ TEST(FitCacheReuse, WarmWorkingSetIsTheLastBeforeHalfWayToCold) {
   c.memory.push_back({"gelu", 1e7, exact(1e7 / 10e9)});
   c.gemm = {{64, 64, 64, 2.0 * 64 * 64 * 64, exact(2.0 * 64 * 64 * 64 / 20e9)}};
   c.cache_MiB = 32;
-  EXPECT_DOUBLE_EQ(fit_all(c).cache_bytes, 8 * MiB);
+  EXPECT_NEAR(fit_all(c).cache_bytes, std::sqrt(8.0 * 16.0) * MiB, 1.0);
   EXPECT_EQ(fit_all(c).kernels.count(kGemmReuseKernel), 0u);
   c.cache_MiB = 4;
   EXPECT_DOUBLE_EQ(fit_all(c).cache_bytes, 4 * MiB);
@@ -325,9 +326,10 @@ TEST(HardwareYaml, LoadsAsAnInlineClusterWithTheFittedFigures) {
   }
   // AdamW over 10M and 100M parameters at 2.8 ns each (gelu's 10 GB/s on its 28 bytes, its 1 us a call)
   for (double params : {1e7, 1e8}) c.memory.push_back({"adamw", 28 * params, exact(1e-6 + params * 2.8e-9)});
-  // the reuse sweep: warm up to 8 MiB of weights (half-way to 40 us is 20 us)
+  // the reuse sweep: 10 us a call up to 8 MiB of weights, 40 us from 32 MiB; half-way (20 us)
+  // at sqrt(8 x 32) = 16 MiB
   c.cache_MiB = 32;
-  for (auto [mib, t] : {std::pair{2.0, 10e-6}, {8.0, 11e-6}, {64.0, 40e-6}})
+  for (auto [mib, t] : {std::pair{2.0, 10e-6}, {8.0, 10e-6}, {32.0, 40e-6}, {64.0, 40e-6}})
     c.memory.push_back({kGemmReuseKernel, mib * 1048576, exact(t)});
   c.attention = {{2, 64, 4, 64, false, 1e8, exact(1e-6 + 1e8 / 8e9)}, {2, 64, 4, 64, true, 2e8, exact(1e-6 + 2e8 / 4e9)},
                  {2, 64, 8, 32, false, 1e8, exact(1e-6 + 1e8 / 4e9)}};  // heads of 32 at half the rate
@@ -362,7 +364,7 @@ TEST(HardwareYaml, LoadsAsAnInlineClusterWithTheFittedFigures) {
   EXPECT_NEAR(s.cluster.gpu.hbm_bandwidth_Bps, 20e9, 1e6);
   EXPECT_NEAR(s.cluster.gpu.memory_efficiency, 0.5, 1e-3);
   EXPECT_NEAR(s.cluster.gpu.kernel_launch_s, 1e-6, 1e-9);
-  EXPECT_EQ(s.cluster.gpu.cache_bytes, 8 * 1048576);  // the warm working set, under the 32 MiB L3
+  EXPECT_EQ(s.cluster.gpu.cache_bytes, 16 * 1048576);  // the reuse sweep's half-way set, under the 32 MiB L3
   EXPECT_EQ(s.cluster.gpu.gemm_efficiency.size(), 2u);
   EXPECT_NEAR(s.cluster.gpu.gemm_efficiency.front().efficiency, 0.25, 1e-3);
   ASSERT_EQ(s.cluster.gpu.gemm_dgrad_efficiency.size(), 1u);  // dgrad at half the forward's 80 GFLOP/s
