@@ -284,7 +284,7 @@ TEST(FitHostPath, CopyRateOneWayAndAdamTimePerParameter) {
 // sqrt(10 x 40) = 20 us, first passed between 8 MiB (16 us) and 16 MiB (25 us): log 20 lies
 // ln(20/16) / ln(25/16) = 0.5 of the way, so at sqrt(8 x 16) = 11.31 MiB. A later set back
 // under 20 us (noise at 24 MiB) does not move it.
-TEST(FitCacheReuse, WarmWorkingSetIsTheLastBeforeHalfWayToCold) {
+TEST(FitCacheReuse, HalfWaySetIsInterpolatedBetweenWorkingSets) {
   constexpr double MiB = 1048576.0;
   std::vector<MemoryPoint> points;
   const std::vector<std::pair<double, double>> sets = {{1, 10e-6},  {2, 10.5e-6}, {4, 11e-6},  {8, 16e-6},
