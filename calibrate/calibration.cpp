@@ -127,11 +127,15 @@ Fitted fit_all(const Calibration& c) {
     f.kernels[std::string(kKvCacheAttentionKernel)] = std::move(kv);
   if (!c.comm.empty()) f.link = fit_link(link_points(c));
   f.host = fit_host_path(c.memory);
+  const double l3 = c.cache_MiB * 1048576.0, warm = warm_working_set_bytes(c.memory);
+  f.cache_bytes = warm <= 0 ? l3 : l3 > 0 ? std::min(warm, l3) : warm;
   return f;
 }
 
-std::string hardware_yaml(const Calibration& c, const Fitted& f, const std::string& name) {
-  std::ostringstream y;
+namespace {
+
+// The header and the gpu mapping's scalar figures.
+void write_gpu_head(std::ostringstream& y, const Calibration& c, const Fitted& f, const std::string& name) {
   y << "# " << name << ": written by `twinsim calibrate` (calibrate/); do not edit by hand, re-run it.\n"
     << "# " << c.machine << "\n"
     << (c.cpu_model.empty() ? "" : "# cpu_model: " + c.cpu_model + "\n")
@@ -149,7 +153,10 @@ std::string hardware_yaml(const Calibration& c, const Fitted& f, const std::stri
     << "  memory_efficiency: " << fmt("%.3f", f.memory.efficiency) << "\n"
     << "  workspace_MiB: " << fmt("%.4f", kernels::cpu::kGemmWorkspaceFloats * sizeof(float) / 1048576.0)
     << "  # the executor's GEMM workspace (kernels/cpu/gemm.hpp), as cuBLAS's; no NCCL\n"
-    << "  cache_MiB: " << fmt("%.1f", c.cache_MiB) << "   # the L3 the cores share (sysfs)\n"
+    << "  # the working set of weights a decode's 4-row GEMMs still ran warm from, pass after pass,\n"
+    << "  # while every other core did the same (gemm_reuse points below; cache_reuse.hpp); sysfs L3 "
+    << fmt("%.1f", c.cache_MiB) << " MiB\n"
+    << "  cache_MiB: " << fmt("%.1f", f.cache_bytes / 1048576.0) << "\n"
     << "  # fixed cost of one kernel call: median intercept of the kernels' fits, at most half the fastest call\n"
     << "  kernel_launch_us: " << fmt("%.3f", f.memory.launch_s * 1e6) << "\n"
     << "  # fp32: the best GEMM throughput of any shape below; bf16 / fp16 (16-bit operands widened\n"
@@ -162,6 +169,10 @@ std::string hardware_yaml(const Calibration& c, const Fitted& f, const std::stri
     << "  # achieved fraction of the peak by GEMM FLOPs, the linear layer's forward (y = x W^T),\n"
     << "  # dgrad (dx = dy W) and wgrad (dW = dy^T x) apart, with operands out of cache; the median\n"
     << "  # over the shapes of that size, then a running median of three neighbours\n";
+}
+
+// The GEMM efficiency curves, each point with the shapes measured at its FLOPs.
+void write_gemm_curves(std::ostringstream& y, const Calibration& c, const Fitted& f) {
   const struct {
     const char* key;
     GemmPass pass;
@@ -179,6 +190,10 @@ std::string hardware_yaml(const Calibration& c, const Fitted& f, const std::stri
       y << "\n";
     }
   }
+}
+
+// Attention's curves and the memory-bound kernels' (fp32 and 16-bit).
+void write_kernel_curves(std::ostringstream& y, const Fitted& f) {
   if (!f.attention.fwd.empty() || !f.attention.bwd.empty()) {
     y << "  # flash attention (the executor's causal kernel): achieved fraction of the peak by\n"
       << "  # FLOPs of the op list's full-square count, forward and backward\n"
@@ -203,7 +218,7 @@ std::string hardware_yaml(const Calibration& c, const Fitted& f, const std::stri
   y << "  # the op list's memory-bound kernels: achieved fraction of hbm_bandwidth_GBps on the\n"
     << "  # bytes the simulator counts for each (calibrate/compute_bench.cpp), by those bytes;\n"
     << "  # gemm / gemm_cached: the memory side of the GEMM roofline, from GEMMs of 1-16 rows\n"
-    << "  # with operands out of cache / rotating through half of cache_MiB; kv_cache_attention:\n"
+    << "  # with operands out of cache / re-used, rotating through half of cache_MiB; kv_cache_attention:\n"
     << "  # the memory side of serving attention, from decode steps with caches out of cache\n"
     << "  kernel_efficiency:\n";
   for (const auto& [name, curves] : f.kernels) {
@@ -219,26 +234,38 @@ std::string hardware_yaml(const Calibration& c, const Fitted& f, const std::stri
       write_pass_curves(y, "      ", curves);
     }
   }
+}
+
+// Every point measured, as comments.
+void write_measured_points(std::ostringstream& y, const Calibration& c) {
   y << "  # measured (full-square FLOPs, causal kernel):\n";
   for (const AttentionPoint& a : c.attention)
     y << "  #   b" << a.batch << " s" << a.seq << " h" << a.heads << " d" << a.head_dim
       << (a.kv_cache ? " kv" + std::to_string(a.kv_heads) + " after " + std::to_string(a.cached) + " cached"
                      : (a.backward ? " bwd" : " fwd"))
       << ": " << fmt("%.4f", a.flops / a.seconds.median / 1e12) << " TFLOP/s, " << spread(a.seconds) << "\n";
-  y << "  # memory-bound kernels (bytes: the simulator's count for the call):\n";
+  y << "  # memory-bound kernels (bytes: the simulator's count for the call; gemm_reuse: the working set):\n";
   for (const MemoryPoint& m : c.memory)
-    y << "  #   " << m.kernel << (m.half ? " bf16" : "") << (m.backward ? " bwd " : " ") << fmt("%.0f", m.bytes) << " B: "
-      << fmt("%.2f", m.bytes / m.seconds.median / 1e9) << " GB/s, " << spread(m.seconds) << "\n";
+    if (m.kernel == kGemmReuseKernel)
+      y << "  #   " << m.kernel << " over " << fmt("%.0f", m.bytes / 1048576) << " MiB: " << spread(m.seconds) << " a call\n";
+    else
+      y << "  #   " << m.kernel << (m.half ? " bf16" : "") << (m.backward ? " bwd " : " ") << fmt("%.0f", m.bytes) << " B: "
+        << fmt("%.2f", m.bytes / m.seconds.median / 1e9) << " GB/s, " << spread(m.seconds) << "\n";
   y << "  # GEMMs on 16-bit data (the linear layer's passes; the fp32 ones are listed with the curves):\n";
   for (const GemmPoint& g : c.gemm)
     if (g.dtype != Dtype::fp32)
       y << "  #   " << to_string(g.dtype) << " " << g.m << "x" << g.n << "x" << g.k << " " << pass_name(g.pass) << ": "
         << fmt("%.4f", g.flops / g.seconds.median / 1e12) << " TFLOP/s, " << spread(g.seconds) << "\n";
+}
+
+// The host, core sharing and the link's figures (a file without collectives ends at the host).
+void write_host_and_link(std::ostringstream& y, const Calibration& c, const Fitted& f) {
   const std::string host = host_yaml(c, f);
   if (f.link.bandwidth_Bps <= 0) {
     y << host;
     write_core_sharing(y, c.sharing);
-    return y.str() + "gpus_per_node: 64\n";
+    y << "gpus_per_node: 64\n";
+    return;
   }
   y << "  nvlink_GBps: " << fmt("%.3f", f.link.bandwidth_Bps / 1e9) << "   # = intra_node.bandwidth_GBps\n"
     << host;
@@ -272,6 +299,17 @@ std::string hardware_yaml(const Calibration& c, const Fitted& f, const std::stri
   for (const CommPoint& p : c.comm)
     y << "#   " << p.ranks << " " << p.op << " " << fmt("%.0f", p.bytes) << ": " << fmt("%.3f", p.busbw_Bps() / 1e9)
       << " GB/s, " << spread(p.seconds) << "\n";
+}
+
+}  // namespace
+
+std::string hardware_yaml(const Calibration& c, const Fitted& f, const std::string& name) {
+  std::ostringstream y;
+  write_gpu_head(y, c, f, name);
+  write_gemm_curves(y, c, f);
+  write_kernel_curves(y, f);
+  write_measured_points(y, c);
+  write_host_and_link(y, c, f);
   return y.str();
 }
 

@@ -7,6 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "calibrate/cache_reuse.hpp"
 #include "calibrate/comm_bench.hpp"
 #include "calibrate/compute_bench.hpp"
 #include "calibrate/core_sharing.hpp"
@@ -25,7 +26,7 @@ struct Calibration {
   Stats straggler;  // max / mean - 1 of `link_ranks` ranks' times on the same work (comm_bench)
   CoreSharing sharing;  // the kernels alone against beside busy cores (core_sharing.hpp)
   double memory_GiB = 0;        // the machine's RAM: all ranks share it
-  double cache_MiB = 0;         // the last-level cache (L3), shared by the cores
+  double cache_MiB = 0;         // the last-level cache (L3) sysfs reports, shared by the cores
   std::string machine;          // CPU model, cores, load average: for the file's header
   std::string cpu_model;        // recorded as `# cpu_model:` (calibrate/machine.hpp reads it back)
   std::string cpu_layout;       // recorded as `# cpu_layout:` (calibrate/machine.hpp cpu_layout)
@@ -41,6 +42,9 @@ struct Fitted {
   std::map<std::string, KernelCurves> kernels_16bit;  // the same kernels on bf16 data
   LinkFit link;
   HostPathFit host;  // the offloaded optimizer's copies and CPU AdamW (the file's `host:`)
+  // the file's cache_MiB: the working set a decode's GEMMs still found warm (cache_reuse.hpp),
+  // at most the sysfs L3; the sysfs L3 where the reuse sweep did not run
+  double cache_bytes = 0;
 };
 
 Fitted fit_all(const Calibration& c);

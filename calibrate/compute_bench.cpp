@@ -230,11 +230,11 @@ void add_step_kernel_points(std::vector<MemoryPoint>& out, long n, const SweepOp
   // int8 gradient compression (exec/train/grad_compression.hpp): the residual added, the
   // block-quantised values and the new residual, per value; counted as the simulator's
   // quantise pass over the buffer, the fp32 value read and its int8 byte (with the block's
-  // fp32 scale) written (sim/training/zero_comm.cpp kInt8WireBytes)
+  // fp32 scale) written (models/quantized_grads.hpp)
   std::vector<exec::GradCompressor> compressors;
   for (std::size_t j = 0; j < sets.size(); ++j)
     compressors.emplace_back(GradCompression::int8, static_cast<std::size_t>(n));
-  add(kernel_names::kQuantize, (kF + 1.0 + 4.0 / exec::kGradQuantBlock) * n, [&] {
+  add(kernel_names::kQuantize, (kF + quantized_grad_bytes_per_value(GradCompression::int8)) * n, [&] {
     State& st = next();
     compressors[static_cast<std::size_t>(i)].compress(st.grads.data(), static_cast<std::size_t>(n));
   });
@@ -259,14 +259,17 @@ void add_step_kernel_points(std::vector<MemoryPoint>& out, long n, const SweepOp
   }, true);
 }
 
+}  // namespace
+
 // The memory side of the GEMM roofline, where it binds: a decode's GEMMs of a few rows
 // against a whole weight matrix (the executor's models' projections), forward as a
 // decode runs them. "gemm": operands rotated out of cache, as a model larger than the
-// cache streams them; "gemm_cached": rotated through half the last-level cache, as a
-// pass whose weights and KV cache fit in it finds them, if the cache is really there
-// (on a shared VM the L3 is shared with other guests: 16 MiB in rotation ran as slowly
-// as 64 MiB here, one 1 MiB matrix 3x faster). Bytes: A, B and C once.
-void add_gemm_memory_points(std::vector<MemoryPoint>& out, const SweepOptions& o) {
+// cache streams them; "gemm_cached": rotated through half of `o.cache_bytes`, which the
+// reuse sweep (cache_reuse.hpp) sets to the working set it measured still warm: a pass
+// whose weights and KV cache fit in it finds them there step after step (on a shared VM
+// the sysfs L3 is shared with other guests: 16 MiB in rotation ran as slowly as 64 MiB
+// here, 5.5 MiB 2.9x faster). Bytes: A, B and C once.
+void add_decode_gemm_points(std::vector<MemoryPoint>& out, const SweepOptions& o, bool cached) {
   const std::vector<int> rows = o.quick ? std::vector<int>{4} : std::vector<int>{1, 4, 16};
   const std::vector<std::pair<int, int>> weights =  // (n outputs, k inputs)
       o.quick ? std::vector<std::pair<int, int>>{{1024, 256}}
@@ -278,26 +281,22 @@ void add_gemm_memory_points(std::vector<MemoryPoint>& out, const SweepOptions& o
       const std::size_t xs = static_cast<std::size_t>(m) * k, ws = static_cast<std::size_t>(n) * k,
                         ys = static_cast<std::size_t>(m) * n;
       const double bytes = sizeof(float) * static_cast<double>(xs + ws + ys);
-      for (bool cached : {false, true}) {
-        const int sets = cached ? std::max(1, static_cast<int>(o.cache_bytes / 2 / bytes))
-                                : cold_sets(static_cast<std::size_t>(bytes));
-        std::vector<std::vector<float>> x(sets, activation_like(xs, 8)), w(sets, activation_like(ws, 9, 0.02f)),
-            y(sets, filled(ys));
-        int i = 0;
-        const Stats s = time_per_call([&] {
-          i = (i + 1) % sets;
-          k::linear_forward(x[i].data(), w[i].data(), nullptr, y[i].data(), m, k, n);
-        }, o.repeats, o.min_repeat_s);
-        out.push_back({cached ? "gemm_cached" : "gemm", bytes, s, false});
-      }
+      const int sets = cached ? std::max(1, static_cast<int>(o.cache_bytes / 2 / bytes))
+                              : cold_sets(static_cast<std::size_t>(bytes));
+      std::vector<std::vector<float>> x(sets, activation_like(xs, 8)), w(sets, activation_like(ws, 9, 0.02f)),
+          y(sets, filled(ys));
+      int i = 0;
+      const Stats s = time_per_call([&] {
+        i = (i + 1) % sets;
+        k::linear_forward(x[i].data(), w[i].data(), nullptr, y[i].data(), m, k, n);
+      }, o.repeats, o.min_repeat_s);
+      out.push_back({std::string(cached ? kGemmCachedKernel : kGemmKernel), bytes, s, false});
     }
 }
 
-}  // namespace
-
 std::vector<MemoryPoint> memory_sweep(const SweepOptions& o) {
   std::vector<MemoryPoint> out;
-  add_gemm_memory_points(out, o);
+  add_decode_gemm_points(out, o, false);  // "gemm_cached": the reuse sweep's (cache_reuse.hpp)
   constexpr double kF = sizeof(float);
   for (long n : memory_sizes(o.quick)) {
     std::vector<float> x = filled(n), y = filled(n), z = filled(n);

@@ -51,7 +51,8 @@ struct SweepOptions {
   // A repeat lasts at least this long, so that on a shared machine it sees the scheduler's
   // share of a core as a training step does, not one lucky time slice.
   double min_repeat_s = 0.02;
-  double cache_bytes = 0;  // the last-level cache: "gemm_cached" rotates through half of it
+  // the working set a pass keeps warm here (cache_reuse.hpp): "gemm_cached" rotates through half of it
+  double cache_bytes = 0;
 };
 
 // Buffer sets a sweep rotates through so that each call finds its operands out of cache,
@@ -59,6 +60,10 @@ struct SweepOptions {
 int cold_sets(std::size_t bytes_per_set);
 std::vector<GemmPoint> gemm_sweep(const SweepOptions& o);
 std::vector<MemoryPoint> memory_sweep(const SweepOptions& o);
+// A decode's GEMMs (1-16 rows against the executor's projections' weights), as "gemm"
+// points with operands out of cache, or as "gemm_cached" ones rotating through half of
+// o.cache_bytes (compute_bench.cpp says why).
+void add_decode_gemm_points(std::vector<MemoryPoint>& out, const SweepOptions& o, bool cached);
 std::vector<AttentionPoint> attention_sweep(const SweepOptions& o);
 
 }  // namespace twinsim::calibrate

@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "calibrate/cache_reuse.hpp"
 #include "calibrate/co_runners.hpp"
 
 namespace twinsim::calibrate {
@@ -29,25 +30,48 @@ void merge_round(std::vector<Point>& all, std::vector<std::vector<Stats>>& per_p
 
 }  // namespace
 
-void compute_sweeps(Calibration& c, const SweepOptions& o, int rounds, int compute_ranks, const SweepStarted& started) {
-  std::vector<std::vector<Stats>> memory_rounds, gemm_rounds, attention_rounds;
-  // The other processes loop over all three sweeps. Running beside each the sweep being
-  // timed was tried (issue 61) and not kept: no steadier median on a 2-vCPU EPYC, and the
-  // GEMM-from-L3 curve came out 3x higher, single-rank decode predicted 28-30% too fast.
-  const CoRunners others(compute_ranks, [&o] {
-    memory_sweep(o);
-    gemm_sweep(o);
-    attention_sweep(o);
-  });
+namespace {
+
+// The reuse sweep (cache_reuse.hpp) beside processes running the same sweep, as each rank
+// of a TP decode re-uses its own shard: what one rank keeps warm while the others keep
+// theirs. Its points go with the memory sweep's.
+void reuse_sweeps(Calibration& c, const SweepOptions& o, int rounds, int compute_ranks, const SweepStarted& started) {
+  std::vector<MemoryPoint> merged;
+  std::vector<std::vector<Stats>> per_point;
+  const CoRunners others(compute_ranks, [&o] { reuse_sweep(o); });
   for (int k = 1; k <= rounds; ++k) {
     const std::string round = rounds > 1 ? " (round " + std::to_string(k) + " of " + std::to_string(rounds) + ")" : "";
-    started("memory-bound kernels (" + std::to_string(compute_ranks - 1) + " other processes running the same)" + round);
-    merge_round(c.memory, memory_rounds, memory_sweep(o), k);
-    started("GEMM" + round);
-    merge_round(c.gemm, gemm_rounds, gemm_sweep(o), k);
-    started("attention" + round);
-    merge_round(c.attention, attention_rounds, attention_sweep(o), k);
+    started("decode GEMMs re-using their weights, working sets of 1-64 MiB" + round);
+    merge_round(merged, per_point, reuse_sweep(o), k);
   }
+  c.memory.insert(c.memory.end(), merged.begin(), merged.end());
+}
+
+}  // namespace
+
+void compute_sweeps(Calibration& c, const SweepOptions& o, int rounds, int compute_ranks, const SweepStarted& started) {
+  std::vector<std::vector<Stats>> memory_rounds, gemm_rounds, attention_rounds;
+  {
+    // The other processes loop over all three sweeps. Running beside each the sweep being
+    // timed was tried (issue 61) and not kept: no steadier median on a 2-vCPU EPYC, and the
+    // GEMM-from-L3 curve came out 3x higher, single-rank decode predicted 28-30% too fast
+    // (its 12.5 MiB of weights then counted as cached: the sysfs L3 was the cache's size).
+    const CoRunners others(compute_ranks, [&o] {
+      memory_sweep(o);
+      gemm_sweep(o);
+      attention_sweep(o);
+    });
+    for (int k = 1; k <= rounds; ++k) {
+      const std::string round = rounds > 1 ? " (round " + std::to_string(k) + " of " + std::to_string(rounds) + ")" : "";
+      started("memory-bound kernels (" + std::to_string(compute_ranks - 1) + " other processes running the same)" + round);
+      merge_round(c.memory, memory_rounds, memory_sweep(o), k);
+      started("GEMM" + round);
+      merge_round(c.gemm, gemm_rounds, gemm_sweep(o), k);
+      started("attention" + round);
+      merge_round(c.attention, attention_rounds, attention_sweep(o), k);
+    }
+  }
+  reuse_sweeps(c, o, rounds, compute_ranks, started);
 }
 
 }  // namespace twinsim::calibrate

@@ -13,8 +13,8 @@ namespace twinsim::calibrate {
 // Called with what each sweep runs as it begins (the command line prints it as "i of N").
 using SweepStarted = std::function<void(const std::string& what)>;
 // How many sweeps compute_sweeps runs (and calls `started` for).
-constexpr int compute_sweep_count(int rounds) { return 3 * rounds; }
-// Fills c.memory, c.gemm and c.attention.
+constexpr int compute_sweep_count(int rounds) { return 4 * rounds; }
+// Fills c.memory (with the reuse sweep's points: cache_reuse.hpp), c.gemm and c.attention.
 void compute_sweeps(Calibration& c, const SweepOptions& o, int rounds, int compute_ranks, const SweepStarted& started);
 
 }  // namespace twinsim::calibrate

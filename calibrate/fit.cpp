@@ -4,6 +4,7 @@
 #include <map>
 #include <stdexcept>
 
+#include "calibrate/cache_reuse.hpp"
 #include "calibrate/host_path.hpp"
 #include "calibrate/samples.hpp"
 
@@ -135,7 +136,8 @@ std::map<std::string, KernelCurves> fit_kernels(const std::vector<MemoryPoint>& 
   std::map<std::string, std::pair<std::map<double, std::vector<double>>, std::map<double, std::vector<double>>>> by_kernel;
   for (const MemoryPoint& p : points) {
     // the bandwidth itself and the offload's copies (host_path.hpp), not kernels of the op list
-    if (p.kernel == "copy" || p.kernel == "add" || p.kernel == kHostCopyKernel) continue;
+    // and the reuse sweep's working sets (cache_reuse.hpp), a cache's size, not a kernel's rate
+    if (p.kernel == "copy" || p.kernel == "add" || p.kernel == kHostCopyKernel || p.kernel == kGemmReuseKernel) continue;
     if (p.half != half) continue;
     const double eff = p.bytes / std::max(p.seconds.median - memory.launch_s, 1e-12) / memory.copy_Bps;
     auto& [fwd, bwd] = by_kernel[p.kernel];

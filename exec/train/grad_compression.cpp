@@ -29,17 +29,27 @@ void quantize_dequantize(const float* in, float* out, std::size_t n, GradCompres
     for (std::size_t j = 0; j < k; ++j) out[order[j]] = kept[j];
     return;
   }
-  const float qmax = kind == GradCompression::int8 ? 127.0f : 7.0f;  // symmetric signed range
-  for (std::size_t lo = 0; lo < n; lo += kGradQuantBlock) {
-    const std::size_t hi = std::min(n, lo + kGradQuantBlock);
-    float absmax = 0;
-    for (std::size_t i = lo; i < hi; ++i) absmax = std::max(absmax, std::fabs(in[i]));
-    const float scale = absmax / qmax;
-    for (std::size_t i = lo; i < hi; ++i) {
-      const float q = scale > 0 ? std::clamp(std::nearbyint(in[i] / scale), -qmax, qmax) : 0.0f;
-      out[i] = q * scale;
-    }
+  constexpr auto block = static_cast<std::size_t>(kGradQuantBlock);
+  for (std::size_t lo = 0; lo < n; lo += block) {
+    const std::size_t hi = std::min(n, lo + block);
+    const float scale = block_scale(in + lo, hi - lo, kind);
+    for (std::size_t i = lo; i < hi; ++i) out[i] = quantized_step(in[i], scale, kind) * scale;
   }
+}
+
+namespace {
+float largest_step(GradCompression kind) { return kind == GradCompression::int8 ? 127.0f : 7.0f; }  // symmetric
+}  // namespace
+
+float block_scale(const float* in, std::size_t n, GradCompression kind) {
+  float absmax = 0;
+  for (std::size_t i = 0; i < n; ++i) absmax = std::max(absmax, std::fabs(in[i]));
+  return absmax / largest_step(kind);
+}
+
+float quantized_step(float value, float scale, GradCompression kind) {
+  const float qmax = largest_step(kind);
+  return scale > 0 ? std::clamp(std::nearbyint(value / scale), -qmax, qmax) : 0.0f;
 }
 
 GradCompressor::GradCompressor(GradCompression kind, std::size_t n, double topk_ratio)
@@ -47,21 +57,23 @@ GradCompressor::GradCompressor(GradCompression kind, std::size_t n, double topk_
       residual_(kind == GradCompression::none ? Tensor() : Tensor(MemCategory::grads, n)) {}
 
 template <class T>
-void GradCompressor::compress(T* g, std::size_t n) {
+void GradCompressor::compress(T* g, std::size_t n, std::size_t chunk) {
   if (!active()) return;
   if (n != residual_.size()) throw std::logic_error("gradient compression: the buffer's size changed");
   float* r = residual_.data();
   for (std::size_t i = 0; i < n; ++i) r[i] += kernels::to_float(g[i]);  // the value to send
   sent_.resize(n);
-  quantize_dequantize(r, sent_.data(), n, kind_, topk_ratio_);
+  const std::size_t step = chunk > 0 && kind_ != GradCompression::topk ? chunk : n;
+  for (std::size_t lo = 0; lo < n; lo += step)
+    quantize_dequantize(r + lo, sent_.data() + lo, std::min(step, n - lo), kind_, topk_ratio_);
   for (std::size_t i = 0; i < n; ++i) {
     g[i] = kernels::from_float<T>(sent_[i]);
     r[i] -= kernels::to_float(g[i]);  // what this step did not send (storage rounding included)
   }
 }
 
-template void GradCompressor::compress<float>(float*, std::size_t);
-template void GradCompressor::compress<kernels::bf16>(kernels::bf16*, std::size_t);
-template void GradCompressor::compress<kernels::fp16>(kernels::fp16*, std::size_t);
+template void GradCompressor::compress<float>(float*, std::size_t, std::size_t);
+template void GradCompressor::compress<kernels::bf16>(kernels::bf16*, std::size_t, std::size_t);
+template void GradCompressor::compress<kernels::fp16>(kernels::fp16*, std::size_t, std::size_t);
 
 }  // namespace twinsim::exec

@@ -10,6 +10,7 @@
 #include "exec/runtime/backend.hpp"
 #include "exec/train/data_parallel.hpp"
 #include "exec/train/mixed_precision.hpp"
+#include "exec/train/quantized_exchange.hpp"
 #include "models/op_names.hpp"
 
 namespace twinsim::exec {
@@ -202,10 +203,15 @@ void ShardedOptimizer::reduce_grads() {
       const std::size_t n = s.end - s.begin;
       // PowerSGD leaves every rank the whole sum (ZeRO-1 then reads its shard of it)
       if (s.powersgd.active()) return s.powersgd.reduce(g, n, group);
-      s.compressor.compress(g, n);  // with plan.gradient_compression: what is sent
       // ZeRO-1 (Megatron's distributed optimizer) reduce-scatters: each rank needs only the
       // grads of its shard, summed, in place in the buffer
-      if ((shard_optimizer_ && !shard_grads_)) group.reduce_scatter(g, s.block->grads.as<T>() + s.lo, s.hi - s.lo);
+      const bool scatter = shard_optimizer_ && !shard_grads_;
+      const std::size_t ranks = static_cast<std::size_t>(group.size()), chunk = scatter ? s.hi - s.lo : (n + ranks - 1) / ranks;
+      s.compressor.compress(g, n, chunk);  // with plan.gradient_compression: what is sent
+      const GradCompression wire = s.compressor.quantized() ? s.compressor.kind() : GradCompression::none;
+      if (scatter && wire != GradCompression::none) quantized_reduce_scatter(g, s.block->grads.as<T>() + s.lo, chunk, wire, group);
+      else if (scatter) group.reduce_scatter(g, s.block->grads.as<T>() + s.lo, chunk);
+      else if (wire != GradCompression::none) quantized_all_reduce(g, n, wire, group);
       else group.all_reduce(g, n);
     });
   }

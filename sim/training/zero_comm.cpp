@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "models/layer_ops.hpp"
+#include "models/quantized_grads.hpp"
 #include "sim/cost/collective_cost.hpp"
 #include "sim/cost/compute_cost.hpp"
 #include "sim/memory/weights.hpp"
@@ -33,7 +34,7 @@ std::int64_t gather_calls(const StackSpec& stack, double params) {
 // Model Training", §3.1, §3.3; DeepSpeed's ZeRO++ tutorial): block-based quantisation, one
 // fp32 scale per block of 2,048 values (DeepSpeed's ZeRO++ quantizer tests group a tensor
 // as numel / 2048 blocks). Bytes on the wire per value:
-constexpr double kQuantBlock = 2048;
+constexpr auto kQuantBlock = static_cast<double>(kGradQuantBlock);
 constexpr double kInt8WireBytes = 1.0 + 4.0 / kQuantBlock;  // qwZ weights, int8 gradient compression
 constexpr double kInt4WireBytes = 0.5 + 4.0 / kQuantBlock;  // qgZ gradients, int4 gradient compression
 
@@ -50,10 +51,9 @@ double quantize_pass_s(const ClusterSpec& cluster, Dtype precision, double bytes
 bool quantized_weights(const Plan& plan) { return plan.shards_params() && plan.zero_quantized_weights; }
 bool quantized_gradients(const Plan& plan) { return plan.shards_params() && plan.zero_quantized_gradients; }
 
-// Bytes per gradient value on the wire under plan.gradient_compression (ZeRO 0-2).
-double compressed_grad_bytes(const Plan& plan) {
-  return plan.gradient_compression == GradCompression::int8 ? kInt8WireBytes : kInt4WireBytes;
-}
+// Bytes per gradient value on the wire under plan.gradient_compression (ZeRO 0-2): the
+// executor's exchange sends the same (models/quantized_grads.hpp).
+double compressed_grad_bytes(const Plan& plan) { return quantized_grad_bytes_per_value(plan.gradient_compression); }
 
 // Top-k sparsification (Lin et al. 2018, "Deep Gradient Compression", §3; Aji & Heafield
 // 2017): each rank sends its largest ratio x n gradient values (after adding its residual)

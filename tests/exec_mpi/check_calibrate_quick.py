@@ -50,6 +50,13 @@ check(len(host) == 1 and "adam_ns_per_param:" in host[0], f"host line {host}")
 check("\n    quantize:\n" in cluster, "kernel_efficiency.quantize")
 check("\n    all_to_all:\n" in cluster, "efficiency_by_op.all_to_all")
 check(any(p["kernel"] == "host_copy" for p in points["memory"]), "host_copy points")
+# the decode's re-used weights: the reuse sweep's working sets and the cached GEMM points, and
+# cache_MiB the half-way set (at most the sysfs L3 the header's cpu_layout names)
+reuse = sorted((p["bytes"], p["seconds"]["median_s"]) for p in points["memory"] if p["kernel"] == "gemm_reuse")
+check(len(reuse) == 3 and all(t > 0 for _, t in reuse), f"gemm_reuse points {reuse}")
+check(any(p["kernel"] == "gemm_cached" for p in points["memory"]), "gemm_cached points")
+cache = [float(line.split(":")[1]) for line in cluster.splitlines() if line.startswith("  cache_MiB:")]
+check(len(cache) == 1 and 0 < cache[0] <= reuse[-1][0] / 1048576, f"cache_MiB {cache}")
 s = subprocess.run([TWINSIM, "simulate", "scenarios/validation/host/gpt-dp2-zero1.yaml", "--json", "--set",
                     "cluster=" + cluster], capture_output=True, text=True, timeout=120)
 check(s.returncode == 0, f"simulate with the calibrated cluster: {s.stderr[-500:]}")

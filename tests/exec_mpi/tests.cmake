@@ -123,6 +123,16 @@ add_test(NAME exec_mpi.run.tiny_gpt_dp2_report
                  -P ${CMAKE_CURRENT_LIST_DIR}/check_measured.cmake)
 set_tests_properties(exec_mpi.run.tiny_gpt_dp2_report PROPERTIES FIXTURES_REQUIRED exec_run_dp2 LABELS mpi)
 
+# int8 / int4 gradient compression on the wire: values within the quantisation's steps of the
+# fp32 sum, bytes as the simulator counts them (exec/train/quantized_exchange.hpp).
+add_executable(exec_quantized_exchange_mpi ${CMAKE_CURRENT_LIST_DIR}/quantized_exchange_mpi.cpp)
+target_link_libraries(exec_quantized_exchange_mpi PRIVATE twinsim_exec)
+foreach(ranks 2 3)
+  add_test(NAME exec_mpi.compress.quantized_exchange_np${ranks}
+           COMMAND ${MPIEXEC_EXECUTABLE} -np ${ranks} --oversubscribe $<TARGET_FILE:exec_quantized_exchange_mpi>)
+  set_tests_properties(exec_mpi.compress.quantized_exchange_np${ranks} PROPERTIES ENVIRONMENT "${EXEC_MPI_ENV}" TIMEOUT 60 LABELS mpi)
+endforeach()
+
 # Inference: KV-cache decode vs the full forward on the growing sequence, TP2.
 add_executable(exec_decoder_mpi ${CMAKE_CURRENT_LIST_DIR}/decoder_mpi.cpp)
 target_link_libraries(exec_decoder_mpi PRIVATE twinsim_exec)

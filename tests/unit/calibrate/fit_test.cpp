@@ -279,6 +279,39 @@ TEST(FitHostPath, CopyRateOneWayAndAdamTimePerParameter) {
   EXPECT_TRUE(fit_host_path({{"copy", 2e6, exact(1e-4)}}).copy_Bps == 0);
 }
 
+// The reuse sweep (cache_reuse.hpp): a 4-row GEMM rotated through working sets of weights.
+// Warm 10 us a call at 1 MiB, cold 40 us at 64 MiB: half-way on a log scale is
+// sqrt(10 x 40) = 20 us, first passed between 8 MiB (16 us) and 16 MiB (25 us): log 20 lies
+// ln(20/16) / ln(25/16) = 0.5 of the way, so at sqrt(8 x 16) = 11.31 MiB. A later set back
+// under 20 us (noise at 24 MiB) does not move it.
+TEST(FitCacheReuse, HalfWaySetIsInterpolatedBetweenWorkingSets) {
+  constexpr double MiB = 1048576.0;
+  std::vector<MemoryPoint> points;
+  const std::vector<std::pair<double, double>> sets = {{1, 10e-6},  {2, 10.5e-6}, {4, 11e-6},  {8, 16e-6},
+                                                       {16, 25e-6}, {24, 19e-6}, {32, 38e-6}, {64, 40e-6}};
+  for (auto [mib, s] : sets) points.push_back({kGemmReuseKernel, mib * MiB, exact(s)});
+  points.push_back({"copy", 1e6, exact(1e6 / 20e9)});  // not a reuse point
+  EXPECT_NEAR(warm_working_set_bytes(points), std::sqrt(8.0 * 16.0) * MiB, 1.0);
+  // no cache to see (every set alike): the largest set; fewer than two points: none
+  std::vector<MemoryPoint> flat = {{kGemmReuseKernel, 64 * MiB, exact(10e-6)}, {kGemmReuseKernel, 2 * MiB, exact(10e-6)}};
+  EXPECT_DOUBLE_EQ(warm_working_set_bytes(flat), 64 * MiB);
+  EXPECT_DOUBLE_EQ(warm_working_set_bytes({{kGemmReuseKernel, 2 * MiB, exact(10e-6)}}), 0);
+  // the file's cache_MiB: the warm set, at most the sysfs L3; the reuse points are no kernel curve
+  Calibration c;
+  c.memory = points;
+  c.memory.push_back({"copy", 1e7, exact(1e7 / 20e9)});
+  c.memory.push_back({"gelu", 1e6, exact(1e6 / 10e9)});
+  c.memory.push_back({"gelu", 1e7, exact(1e7 / 10e9)});
+  c.gemm = {{64, 64, 64, 2.0 * 64 * 64 * 64, exact(2.0 * 64 * 64 * 64 / 20e9)}};
+  c.cache_MiB = 32;
+  EXPECT_NEAR(fit_all(c).cache_bytes, std::sqrt(8.0 * 16.0) * MiB, 1.0);
+  EXPECT_EQ(fit_all(c).kernels.count(kGemmReuseKernel), 0u);
+  c.cache_MiB = 4;
+  EXPECT_DOUBLE_EQ(fit_all(c).cache_bytes, 4 * MiB);
+  c.memory.erase(c.memory.begin(), c.memory.begin() + static_cast<long>(sets.size()));  // no reuse sweep: sysfs's
+  EXPECT_DOUBLE_EQ(fit_all(c).cache_bytes, 4 * MiB);
+}
+
 TEST(HardwareYaml, LoadsAsAnInlineClusterWithTheFittedFigures) {
   Calibration c;
   c.machine = "Test CPU 9000, 2 cores, load average 0.1 0.1 0.1";
@@ -293,6 +326,11 @@ TEST(HardwareYaml, LoadsAsAnInlineClusterWithTheFittedFigures) {
   }
   // AdamW over 10M and 100M parameters at 2.8 ns each (gelu's 10 GB/s on its 28 bytes, its 1 us a call)
   for (double params : {1e7, 1e8}) c.memory.push_back({"adamw", 28 * params, exact(1e-6 + params * 2.8e-9)});
+  // the reuse sweep: 10 us a call up to 8 MiB of weights, 40 us from 32 MiB; half-way (20 us)
+  // at sqrt(8 x 32) = 16 MiB
+  c.cache_MiB = 32;
+  for (auto [mib, t] : {std::pair{2.0, 10e-6}, {8.0, 10e-6}, {32.0, 40e-6}, {64.0, 40e-6}})
+    c.memory.push_back({kGemmReuseKernel, mib * 1048576, exact(t)});
   c.attention = {{2, 64, 4, 64, false, 1e8, exact(1e-6 + 1e8 / 8e9)}, {2, 64, 4, 64, true, 2e8, exact(1e-6 + 2e8 / 4e9)},
                  {2, 64, 8, 32, false, 1e8, exact(1e-6 + 1e8 / 4e9)}};  // heads of 32 at half the rate
   c.gemm = {{64, 64, 64, 2.0 * 64 * 64 * 64, exact(1e-6 + 2.0 * 64 * 64 * 64 / 20e9)},
@@ -326,6 +364,7 @@ TEST(HardwareYaml, LoadsAsAnInlineClusterWithTheFittedFigures) {
   EXPECT_NEAR(s.cluster.gpu.hbm_bandwidth_Bps, 20e9, 1e6);
   EXPECT_NEAR(s.cluster.gpu.memory_efficiency, 0.5, 1e-3);
   EXPECT_NEAR(s.cluster.gpu.kernel_launch_s, 1e-6, 1e-9);
+  EXPECT_EQ(s.cluster.gpu.cache_bytes, 16 * 1048576);  // the reuse sweep's half-way set, under the 32 MiB L3
   EXPECT_EQ(s.cluster.gpu.gemm_efficiency.size(), 2u);
   EXPECT_NEAR(s.cluster.gpu.gemm_efficiency.front().efficiency, 0.25, 1e-3);
   ASSERT_EQ(s.cluster.gpu.gemm_dgrad_efficiency.size(), 1u);  // dgrad at half the forward's 80 GFLOP/s

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "exec/cpu/tracked_allocator.hpp"
+#include "exec/train/quantized_exchange.hpp"
 
 namespace twinsim::exec {
 namespace {
@@ -27,7 +28,7 @@ TEST(GradCompression, QuantisesBlocksToTheirOwnScale) {
   quantize_dequantize(in.data(), out.data(), in.size(), GradCompression::int4);
   EXPECT_NEAR(out[1], 3 * 2.54f / 7, 1e-6);
   // a second block keeps its own scale: a small value after 2,048 large ones survives
-  std::vector<float> two(kGradQuantBlock + 1, 100.0f);
+  std::vector<float> two(static_cast<std::size_t>(kGradQuantBlock) + 1, 100.0f);
   two.back() = 0.001f;
   quantize_dequantize(two.data(), two.data(), two.size(), GradCompression::int8);
   EXPECT_FLOAT_EQ(two.back(), 0.001f);
@@ -98,6 +99,45 @@ TEST(GradCompression, ErrorFeedbackSendsWhatItHeldBack) {
       EXPECT_LT(worst, 1.5 * step) << static_cast<int>(kind);
       EXPECT_GT(without, 10 * worst) << static_cast<int>(kind);
     }
+  }
+  set_model_allocator(nullptr);
+}
+
+// The wire form (quantized_exchange.hpp): a packed chunk carries exactly what the in-place
+// quantiser gives back, in the simulator's bytes. 2,049 values are two blocks (two scales):
+// int8 2,049 + 8 bytes (1,029 words), int4 ceil(2,049 / 2) + 8 = 1,033 bytes (517 words).
+TEST(GradCompression, APackedChunkDequantisesToTheQuantisersValues) {
+  std::vector<float> in(2049);
+  for (std::size_t i = 0; i < in.size(); ++i) in[i] = 0.003f * std::sin(0.1f * static_cast<float>(i)) - 0.0004f;
+  in[2048] = -0.5f;  // the second block: one value, its own scale
+  EXPECT_EQ(quantized_chunk_words(GradCompression::int8, in.size()), 1029u);
+  EXPECT_EQ(quantized_chunk_words(GradCompression::int4, in.size()), 517u);
+  for (GradCompression kind : {GradCompression::int8, GradCompression::int4}) {
+    std::vector<unsigned char> wire(2 * quantized_chunk_words(kind, in.size()));
+    pack_quantized(in.data(), in.size(), kind, wire.data());
+    std::vector<float> got(in.size(), 1.0f), want(in.size());
+    add_dequantized(wire.data(), in.size(), kind, got.data());  // onto 1.0: added, not written
+    quantize_dequantize(in.data(), want.data(), in.size(), kind);
+    for (std::size_t i = 0; i < in.size(); ++i) ASSERT_FLOAT_EQ(got[i], 1.0f + want[i]) << i;
+    EXPECT_FLOAT_EQ(got[2048], 0.5f);  // -0.5 exactly: the step of its block's absmax
+  }
+}
+
+// The compressor's blocks restart at each rank's chunk, where the exchange cuts the buffer:
+// 3 values in chunks of 2, the second chunk's small value keeps its own scale (0.001 / 127
+// a step) where one run of blocks would round it to 0 against 100's.
+TEST(GradCompression, BlocksRestartAtEachChunk) {
+  TrackedAllocator allocator;
+  set_model_allocator(&allocator);
+  {
+    GradCompressor compressor(GradCompression::int8, 3);
+    std::vector<float> g{100.0f, 1.0f, 0.001f};
+    compressor.compress(g.data(), g.size(), 2);
+    EXPECT_FLOAT_EQ(g[2], 0.001f);
+    std::vector<float> whole{100.0f, 1.0f, 0.001f};
+    GradCompressor one_run(GradCompression::int8, 3);
+    one_run.compress(whole.data(), whole.size());
+    EXPECT_EQ(whole[2], 0.0f);
   }
   set_model_allocator(nullptr);
 }

@@ -83,6 +83,31 @@ TEST(DecodePass, GemmsReadFromTheCacheOnlyWhenThePassFitsIt) {
   EXPECT_DOUBLE_EQ(decode_compute_s(1.1 * weights), no_cache);
 }
 
+// The executor's TP-2 serving case (scenarios/validation/host/tiny-llama-inference-tp2.yaml):
+// each rank re-reads its weights every decode step, 6,062,080 B of fp32 (per layer qkv
+// 512 x 256, proj 256 x 256, gate_up 1,376 x 256, down 256 x 688 halved = 362,496 values, 4
+// layers, and half the 512 x 256 logits), and 4 sequences' K and V after 64 tokens (4 x 64 x 2
+// KV heads x 32 x 2 x 4 B = 131,072 B a layer). calibrate measures the working set a rank
+// keeps warm (cache_MiB: 6.7-7.6 MiB on the 2-vCPU EPYC, loaded): 6 MiB holds the weights but
+// not the KV reads, so the GEMMs stream cold; 8 MiB holds both, so they run at gemm_cached.
+TEST(DecodePass, TheTinyLlamaTp2DecodeIsCachedWhenItsWeightsAndKvFit) {
+  Scenario s = test::serving_scenario("tiny-llama", "dgx-a100-80gb", 2, 2, 1, 4, 64, 32, "fp32", "fp32");
+  s.cluster.gpu.kernel_efficiency["gemm"] = {{{1, 0.01}}, {}};
+  s.cluster.gpu.kernel_efficiency["gemm_cached"] = {{{1, 0.04}}, {}};
+  auto decode = [&](double cache_MiB) {
+    s.cluster.gpu.cache_bytes = static_cast<std::int64_t>(cache_MiB * 1048576);
+    return ServingCostModel(s).cost(decode_shape(4, 64));
+  };
+  const IterationCost cold = decode(0);
+  EXPECT_DOUBLE_EQ(cold.weight_bytes, 6062080.0);
+  EXPECT_GT(6062080.0 + 4 * 131072.0, 6 * 1048576.0);
+  EXPECT_DOUBLE_EQ(decode(6).compute_s, cold.compute_s);
+  // the weights' stream at 4x the rate: at 1% and 4% of the A100's 2,039 GB/s it takes 297 and
+  // 74 us; at least three quarters of that difference goes (the rest of the pass is the same)
+  const double hbm = s.cluster.gpu.hbm_bandwidth_Bps;
+  EXPECT_GT(cold.compute_s - decode(8).compute_s, 0.75 * 6062080.0 * (1 / (0.01 * hbm) - 1 / (0.04 * hbm)));
+}
+
 // A device that measured its serving attention's bandwidth (kernel_efficiency
 // "kv_cache_attention", made up here: 5% of HBM) prices a long-context decode's cache
 // read at that rate; without it, at memory_efficiency.
