@@ -152,7 +152,7 @@ model: gpt3-175b
 cluster: {preset: dgx-a100-80gb, nodes: 96}
 stack: deepspeed-2021
 training: {seq_len: 2048, global_batch: 768, micro_batch: 1, precision: fp16}
-plan: {tp: 1, pp: 1, dp: 768, zero: 3, recompute: full}
+plan: {tp: 1, pp: 1, dp: 768, zero: 3, recompute: full, flash_attention: false}
 )");
   const ZeroRegather again = zero_recompute_regather(big.model, big.plan, big.stack, false);
   EXPECT_EQ(again.calls, 3);
@@ -190,7 +190,7 @@ model: gpt3-175b
 cluster: {preset: dgx-a100-80gb, nodes: 96}
 stack: deepspeed-2021
 training: {seq_len: 2048, global_batch: 768, micro_batch: 1, precision: fp16}
-plan: {tp: 1, pp: 1, dp: 768, zero: 3, recompute: full}
+plan: {tp: 1, pp: 1, dp: 768, zero: 3, recompute: full, flash_attention: false}
 )");
   const GroupLayout dp = dp_of(s.cluster, s.plan);
   const double copies = 96 * 8 * 768 * 6.55e-6;
