@@ -77,8 +77,13 @@ struct Builder {
   Dtype state_dtype() const { return dp_state_dtype(s.stack, s.training->precision); }
 
   Builder(const Scenario& sc, const StepCosts& c, Fidelity f)
-      : s(sc), costs(c), fidelity(f), pp(sc.plan.pp), v(sc.plan.virtual_stages),
-        m(static_cast<int>(sc.training->micro_batches(sc.plan.dp))), low_rank(powersgd_share(sc.model, sc.plan)),
+      : s(sc),
+        costs(c),
+        fidelity(f),
+        pp(sc.plan.pp),
+        v(sc.plan.virtual_stages),
+        m(static_cast<int>(sc.training->micro_batches(sc.plan.dp))),
+        low_rank(powersgd_share(sc.model, sc.plan)),
         regather_dense(zero_recompute_regather(sc.model, sc.plan, sc.stack, false)),
         regather_moe(zero_recompute_regather(sc.model, sc.plan, sc.stack, true)) {}
 
@@ -302,9 +307,8 @@ void Builder::zero3_gather(Chains& ch, int stage, std::int64_t layer, const char
   const bool backward = std::string_view(pass) == "bwd";
   // FSDP2 under PP keeps the stage gathered: its first forward gathers, nothing after
   if (fsdp_keeps_stage_gathered(s.plan, s.stack) && (backward || slot_micro_batch > 0)) return;
-  const double seconds =
-      zero3_layer_gather_s(s.cluster, s.plan, s.stack, layer_params_split(s, layer), state_dtype(), backward,
-                           s.model.is_moe_layer(layer) ? regather_moe : regather_dense);
+  const double seconds = zero3_layer_gather_s(s.cluster, s.plan, s.stack, layer_params_split(s, layer), state_dtype(),
+                                              backward, s.model.is_moe_layer(layer) ? regather_moe : regather_dense);
   // hpZ's backward gather stays inside the node: the group's NICs are not held
   const bool in_node = backward && hpz_partition(s.plan, s.cluster.gpus_per_node) > 1;
   // a stack that drains the device before each gather (StackSpec::zero_gather_blocking) runs

@@ -207,10 +207,9 @@ double zero3_layer_gather_s(const ClusterSpec& cluster, const Plan& plan, const 
   const double element = param_element_bytes(precision);
   // DeepSpeed <= 0.5 under full recompute: the weights released after the recomputed forward,
   // gathered again for the backward (StackSpec::zero_reuse_distance_params)
-  const double regather = backward && again.calls > 0
-                              ? dp_calls_s(cluster, stack, group, CollectiveOp::all_gather, again.share * params,
-                                           element, again.calls)
-                              : 0.0;
+  const double regather = backward && again.calls > 0 ? dp_calls_s(cluster, stack, group, CollectiveOp::all_gather,
+                                                                   again.share * params, element, again.calls)
+                                                      : 0.0;
   // ZeRO-Infinity (Rajbhandari et al. 2021 §6.1, bandwidth-centric partitioning): each rank
   // copies its own shard from CPU memory (or the drives) over its own PCIe link, all ranks
   // at once, then the all-gather runs as without offload

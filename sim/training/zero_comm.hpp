@@ -72,7 +72,8 @@ double zero3_persistent_gather_s(const ClusterSpec& cluster, const Plan& plan, c
                                  std::int64_t layers);
 
 // One layer's parameter all-gather (`params` on this GPU before sharding over `group`), one
-// pass; the backward's with `again` (zero_recompute_regather) adds the released weights' gathers. With plan.zero_quantized_weights (ZeRO++ qwZ) in int8 and dequantised after; with
+// pass; the backward's with `again` (zero_recompute_regather) adds the released weights' gathers.
+// With plan.zero_quantized_weights (ZeRO++ qwZ) in int8 and dequantised after; with
 // plan.zero_hpz_partition_size (hpZ), the backward's gathers run over that many GPUs of
 // the node, from the secondary partition, in 16 bits. With plan.offload_params each rank first
 // copies its shard from CPU memory (cluster.host's h2d).

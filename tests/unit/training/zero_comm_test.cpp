@@ -128,11 +128,10 @@ TEST(ZeroComm, DeepSpeed2021GathersEachTensorWithItsListCopies) {
   auto copy_pass = [&](double bytes) { return copy_pass_s(s.cluster, bytes); };
   const double gather = 4 * (collective_time_s(s.cluster, CollectiveOp::all_gather, dp, params * 2 / 4) + host) +
                         copy_pass(3 * params * 2);
-  EXPECT_NEAR(zero3_layer_gather_s(s.cluster, s.plan, s.stack, params, Dtype::bf16, dp_of(s.cluster, s.plan)),
-              gather, 1e-9);
-  const double reduce =
-      12 * (collective_time_s(s.cluster, CollectiveOp::reduce_scatter, dp, params * 2 / 12) + host) +
-      copy_pass(6 * params * 2);
+  EXPECT_NEAR(zero3_layer_gather_s(s.cluster, s.plan, s.stack, params, Dtype::bf16, dp_of(s.cluster, s.plan)), gather,
+              1e-9);
+  const double reduce = 12 * (collective_time_s(s.cluster, CollectiveOp::reduce_scatter, dp, params * 2 / 12) + host) +
+                        copy_pass(6 * params * 2);
   EXPECT_NEAR(zero_layer_reduce_s(s.cluster, s.plan, s.stack, params, Dtype::bf16, {}, dp_of(s.cluster, s.plan)),
               reduce, 1e-9);
   EXPECT_GT(copy_pass(3 * params * 2), 0.0);
@@ -163,9 +162,9 @@ plan: {tp: 1, pp: 1, dp: 768, zero: 3, recompute: full, flash_attention: false}
   const double once = zero3_layer_gather_s(big.cluster, big.plan, big.stack, params, Dtype::fp16, dp);
   const double backward = zero3_layer_gather_s(big.cluster, big.plan, big.stack, params, Dtype::fp16, dp, true, again);
   // 3 calls of 8h^2 / 3 each with 768 host copies, and 3 accesses per element of 8h^2 x 2 B
-  const double regather = 3 * (collective_time_s(big.cluster, CollectiveOp::all_gather, dp, 8 * h * h * 2 / 3) +
-                               768 * 6.55e-6) +
-                          copy_pass_s(big.cluster, 3 * 8 * h * h * 2);
+  const double regather =
+      3 * (collective_time_s(big.cluster, CollectiveOp::all_gather, dp, 8 * h * h * 2 / 3) + 768 * 6.55e-6) +
+      copy_pass_s(big.cluster, 3 * 8 * h * h * 2);
   EXPECT_NEAR(backward - once, regather, 1e-9);
   EXPECT_GT(regather, 0.5 * once);
   Scenario none = big;
