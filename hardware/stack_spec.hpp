@@ -186,6 +186,29 @@ struct StackSpec {
   // flattens the list and copies each rank's chunk out (all_gather) or in (reduce_scatter),
   // one copy_ per rank. 0: flat collectives (_all_gather_base, all_gather_into_tensor).
   double zero_list_copy_s = 0;
+  // The rest of DeepSpeed <= 0.5's ZeRO-3 per layer (runtime/zero/stage3.py and
+  // partition_parameters.py at tag v0.3.13):
+  // - zero_reduce_calls: the layer's gradients reduce-scattered one parameter tensor a call
+  //   (_reduce_scatter_gradients loops over the bucket's parameters), 0: by
+  //   zero_reduce_bucket_params.
+  // - zero_persistent_tensors: the layer's tensors under stage3_param_persistence_threshold
+  //   (1e5 elements: biases and norms) stay gathered, not gathered per pass (so
+  //   zero_gather_calls counts the others), but all are gathered again once a step after the
+  //   optimizer (_post_step: _allgather_params copies each tensor's chunk out of each rank's,
+  //   one copy_ a rank a tensor).
+  // - zero_reuse_distance_params (stage3_max_reuse_distance, 1e9; 0: off): under full recompute
+  //   the recomputed forward gathers the layer again, and each weight is released after it
+  //   unless the weights used before its backward (those after it, twice) are fewer than this
+  //   (_keep_for_later): the backward gathers the released ones a third time.
+  // - zero_gather_passes, zero_reduce_passes: element-sized HBM accesses per gathered (reduced)
+  //   element of the device copies around each call: the zeroed gather buffer and the list
+  //   all_gather's copy out (3); the contiguous_gradients copy, div_ and the list
+  //   reduce_scatter's copy in (6).
+  int zero_reduce_calls = 0;
+  int zero_persistent_tensors = 0;
+  std::int64_t zero_reuse_distance_params = 0;
+  double zero_gather_passes = 0;
+  double zero_reduce_passes = 0;
   // PyTorch FSDP2 under pipeline parallelism as torchtitan runs it: fully_shard(...,
   // reshard_after_forward=not pp_enabled) (torchtitan parallelize_llama.py apply_fsdp) and
   // torch.distributed.pipelining's stage syncing gradients and resharding only at the last

@@ -356,6 +356,11 @@ StackSpec read_stack(const YAML::Node& node, const std::string& path) {
   s.zero_gather_calls = static_cast<int>(r.integer("zero_gather_calls", 0, 0, 1 << 20));
   s.zero_gather_blocking = r.boolean("zero_gather_blocking", false);
   s.zero_list_copy_s = r.number("zero_list_copy_us", 0, 0, 1e6) * 1e-6;
+  s.zero_reduce_calls = static_cast<int>(r.integer("zero_reduce_calls", 0, 0, 1 << 20));
+  s.zero_persistent_tensors = static_cast<int>(r.integer("zero_persistent_tensors", 0, 0, 1 << 20));
+  s.zero_reuse_distance_params = r.integer("zero_reuse_distance_params", 0, 0, std::int64_t{1} << 50);
+  s.zero_gather_passes = r.number("zero_gather_passes", 0, 0, 64);
+  s.zero_reduce_passes = r.number("zero_reduce_passes", 0, 0, 64);
   s.fsdp_pp_keep_gathered = r.boolean("fsdp_pp_keep_gathered", false);
   s.grad_reduce_fp32 = r.boolean("grad_reduce_fp32", false);
   s.fp8_params = r.boolean("fp8_params", false);

@@ -91,14 +91,16 @@ LayerZero layer_zero(const Pricing& p) {
   const StageParams moe_params = model.moe ? layer_params_on_gpu(model, p.plan, true) : StageParams{};
   if (layer_gathers) {
     z.gather_dense = zero3_layer_gather_s(cluster, p.plan, stack, dense_params, p.state);
-    z.gather_dense_bwd = zero3_layer_gather_s(cluster, p.plan, stack, dense_params, p.state, true);
+    z.gather_dense_bwd = zero3_layer_gather_s(cluster, p.plan, stack, dense_params, p.state, true,
+                                              zero_recompute_regather(model, p.plan, stack, false));
   }
   if (layer_reduces)  // the gradients of what the step trains (all, or LoRA's adapters)
     z.reduce_dense = zero_layer_reduce_s(cluster, p.plan, stack, trainable_layer_params(model, p.plan, p.training, false),
                                          p.state, p.prices.low_rank);
   if (model.moe && layer_gathers) {
     z.gather_moe = zero3_layer_gather_s(cluster, p.plan, stack, moe_params, p.state);
-    z.gather_moe_bwd = zero3_layer_gather_s(cluster, p.plan, stack, moe_params, p.state, true);
+    z.gather_moe_bwd = zero3_layer_gather_s(cluster, p.plan, stack, moe_params, p.state, true,
+                                            zero_recompute_regather(model, p.plan, stack, true));
   }
   if (model.moe && layer_reduces)
     z.reduce_moe = zero_layer_reduce_s(cluster, p.plan, stack, moe_params, p.state, p.prices.low_rank);
@@ -390,7 +392,8 @@ AnalyticEstimate AnalyticModel::estimate(const Candidate& c) {
   const StageParams stage0 = trainable_stage_params(base_.model, plan_, training_, 0);
   e.dp_exposed_s = dp_exposed_s(p, s, stage0);
   const double shard = sharded_params_per_gpu(stage0.dense, stage0.expert, plan_, c.shards_optimizer());
-  e.optimizer_s = optimizer_shard_s(cluster, base_.stack, plan_, training_, shard);
+  e.optimizer_s = optimizer_shard_s(cluster, base_.stack, plan_, training_, shard) +
+                  zero3_persistent_gather_s(cluster, plan_, base_.stack, stage_layers(base_.model, plan_, 0).total());
   add_step_end(e);
   add_memory(c, prices.activations, e);
   return e;

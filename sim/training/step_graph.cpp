@@ -66,6 +66,8 @@ struct Builder {
   std::vector<std::vector<std::vector<TaskId>>> dp_grad_tasks;  // [stage][gpu] -> reduce tasks
   std::vector<std::vector<TaskId>> slot_begin;  // [stage][gpu]: the opening marker of its latest slot
   LowRankShare low_rank;  // plan.gradient_compression: powersgd, what it sends of the gradients
+  // DeepSpeed <= 0.5's ZeRO-3 under full recompute: the weights the backward gathers again
+  ZeroRegather regather_dense, regather_moe;
   // plan.offload_activations_layers: each offloaded layer's copy out and back, by layer kind
   ActivationTransfer offload_dense, offload_moe;
   // per GPU of the (one) stage: the current micro-batch's offload and reload task of a layer
@@ -75,8 +77,15 @@ struct Builder {
   Dtype state_dtype() const { return dp_state_dtype(s.stack, s.training->precision); }
 
   Builder(const Scenario& sc, const StepCosts& c, Fidelity f)
-      : s(sc), costs(c), fidelity(f), pp(sc.plan.pp), v(sc.plan.virtual_stages),
-        m(static_cast<int>(sc.training->micro_batches(sc.plan.dp))), low_rank(powersgd_share(sc.model, sc.plan)) {}
+      : s(sc),
+        costs(c),
+        fidelity(f),
+        pp(sc.plan.pp),
+        v(sc.plan.virtual_stages),
+        m(static_cast<int>(sc.training->micro_batches(sc.plan.dp))),
+        low_rank(powersgd_share(sc.model, sc.plan)),
+        regather_dense(zero_recompute_regather(sc.model, sc.plan, sc.stack, false)),
+        regather_moe(zero_recompute_regather(sc.model, sc.plan, sc.stack, true)) {}
 
   int slot_index(int stage, int mb, int chunk, bool backward) const {
     return ((stage * m + mb) * v + chunk) * 2 + (backward ? 1 : 0);
@@ -298,8 +307,8 @@ void Builder::zero3_gather(Chains& ch, int stage, std::int64_t layer, const char
   const bool backward = std::string_view(pass) == "bwd";
   // FSDP2 under PP keeps the stage gathered: its first forward gathers, nothing after
   if (fsdp_keeps_stage_gathered(s.plan, s.stack) && (backward || slot_micro_batch > 0)) return;
-  const double seconds = zero3_layer_gather_s(s.cluster, s.plan, s.stack, layer_params_split(s, layer),
-                                              state_dtype(), backward);
+  const double seconds = zero3_layer_gather_s(s.cluster, s.plan, s.stack, layer_params_split(s, layer), state_dtype(),
+                                              backward, s.model.is_moe_layer(layer) ? regather_moe : regather_dense);
   // hpZ's backward gather stays inside the node: the group's NICs are not held
   const bool in_node = backward && hpz_partition(s.plan, s.cluster.gpus_per_node) > 1;
   // a stack that drains the device before each gather (StackSpec::zero_gather_blocking) runs
@@ -756,8 +765,10 @@ double tp_grad_sum_s(const ClusterSpec& cluster, const ModelSpec& model, const P
 
 double optimizer_step_s(const Scenario& s, int stage) {
   const StageParams p = trainable_stage_params(s.model, s.plan, *s.training, stage);
+  // DeepSpeed <= 0.5 gathers the tensors it keeps gathered again after the update
   return optimizer_shard_s(s.cluster, s.stack, s.plan, *s.training,
-                           sharded_params_per_gpu(p.dense, p.expert, s.plan, s.plan.shards_optimizer()));
+                           sharded_params_per_gpu(p.dense, p.expert, s.plan, s.plan.shards_optimizer())) +
+         zero3_persistent_gather_s(s.cluster, s.plan, s.stack, stage_layers(s.model, s.plan, stage).total());
 }
 
 double optimizer_step_hbm_bytes(const Scenario& s, int stage) {

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <vector>
 
 #include "models/layer_ops.hpp"
 #include "models/quantized_grads.hpp"
@@ -16,18 +17,39 @@ namespace twinsim {
 
 namespace {
 
+// The device's copies around a ZeRO collective (StackSpec::zero_gather_passes,
+// zero_reduce_passes): `passes` element-sized HBM accesses per element of `bytes`, at the
+// memory-bound rate of a copy (kernel `cast`: one read and one write an element).
+double copy_passes_s(const ClusterSpec& cluster, double passes, double bytes) {
+  if (passes <= 0 || bytes <= 0) return 0;
+  ComputeOp pass;
+  pass.kind = ComputeKind::elementwise;
+  pass.kernel = kernel_names::kCast;
+  pass.dtype = Dtype::bf16;
+  pass.bytes = passes * bytes;
+  return op_time_s(cluster.gpu, pass);
+}
+
 // `calls` equal calls of `params x element_bytes` in all, back to back on the DP stream, each
-// with the stack's host copies of a list collective, one per rank (StackSpec::zero_list_copy_s).
+// with the stack's host copies of a list collective, one per rank (StackSpec::zero_list_copy_s),
+// and the device's copies around them.
 double dp_calls_s(const ClusterSpec& cluster, const StackSpec& stack, const GroupLayout& group, CollectiveOp op,
                   double params, double element_bytes, std::int64_t calls_n) {
   const auto calls = static_cast<double>(calls_n);
   const double copies = group.ranks * stack.zero_list_copy_s;
-  return calls * (collective_time_s(cluster, op, group, params * element_bytes / calls) + copies);
+  const double passes = op == CollectiveOp::all_gather ? stack.zero_gather_passes : stack.zero_reduce_passes;
+  return calls * (collective_time_s(cluster, op, group, params * element_bytes / calls) + copies) +
+         copy_passes_s(cluster, passes, params * element_bytes);
 }
 
 // The calls that carry a layer's ZeRO-3 gather: the stack's per-tensor count, else its buckets.
 std::int64_t gather_calls(const StackSpec& stack, double params) {
   return stack.zero_gather_calls > 0 ? stack.zero_gather_calls : zero_calls(params, stack.zero_gather_bucket_params);
+}
+
+// The calls that carry a layer's gradient reduce-scatter: per tensor, else by buckets.
+std::int64_t reduce_calls(const StackSpec& stack, double params) {
+  return stack.zero_reduce_calls > 0 ? stack.zero_reduce_calls : zero_calls(params, stack.zero_reduce_bucket_params);
 }
 
 // ZeRO++ (Wang et al. 2023, "ZeRO++: Extremely Efficient Collective Communication for Giant
@@ -146,9 +168,48 @@ std::int64_t zero_calls(double params, std::int64_t bucket) {
   return static_cast<std::int64_t>(std::ceil(params / static_cast<double>(bucket)));
 }
 
+ZeroRegather zero_recompute_regather(const ModelSpec& model, const Plan& plan, const StackSpec& stack, bool moe) {
+  const auto limit = static_cast<double>(stack.zero_reuse_distance_params);
+  if (limit <= 0 || plan.recompute != Recompute::full || !plan.shards_params()) return {};
+  std::int64_t layer = 0;
+  while (layer < model.layers && model.is_moe_layer(layer) != moe) ++layer;
+  if (layer == model.layers) return {};
+  // the layer's weights on one GPU, in the order its forward uses them
+  std::vector<double> weights;
+  for (const LayerOp& op : build_layer_ops(model, layer, plan, MicroBatchShape{1, 128 * plan.cp, Dtype::bf16}))
+    if (op.kind == OpKind::gemm) weights.push_back(static_cast<double>(op.k * op.n * op.count));
+  double all = 0, after = 0, released = 0;
+  ZeroRegather again;
+  for (auto w = weights.rbegin(); w != weights.rend(); ++w) {
+    // used again after the weights behind it, in the recomputed forward and then the backward
+    if (2 * after >= limit) released += *w, again.calls += 1;
+    after += *w;
+    all += *w;
+  }
+  again.share = all > 0 ? released / all : 0;
+  return again;
+}
+
+double zero3_persistent_gather_s(const ClusterSpec& cluster, const Plan& plan, const StackSpec& stack,
+                                 std::int64_t layers) {
+  if (stack.zero_persistent_tensors <= 0 || !plan.shards_params()) return 0;
+  const GroupLayout dp = group_layout(cluster, plan, ParallelGroup::dp);
+  if (dp.ranks <= 1) return 0;
+  // one all_gather of the small tensors together (latency-bound: their bytes are not counted),
+  // then each tensor's chunk copied out of each rank's
+  const double tensors = static_cast<double>(layers) * stack.zero_persistent_tensors;
+  return collective_time_s(cluster, CollectiveOp::all_gather, dp, 0) + dp.ranks * stack.zero_list_copy_s +
+         tensors * dp.ranks * stack.zero_list_copy_s;
+}
+
 double zero3_layer_gather_s(const ClusterSpec& cluster, const Plan& plan, const StackSpec& stack, double params,
-                            Dtype precision, const GroupLayout& group, bool backward) {
+                            Dtype precision, const GroupLayout& group, bool backward, const ZeroRegather& again) {
   const double element = param_element_bytes(precision);
+  // DeepSpeed <= 0.5 under full recompute: the weights released after the recomputed forward,
+  // gathered again for the backward (StackSpec::zero_reuse_distance_params)
+  const double regather = backward && again.calls > 0 ? dp_calls_s(cluster, stack, group, CollectiveOp::all_gather,
+                                                                   again.share * params, element, again.calls)
+                                                      : 0.0;
   // ZeRO-Infinity (Rajbhandari et al. 2021 §6.1, bandwidth-centric partitioning): each rank
   // copies its own shard from CPU memory (or the drives) over its own PCIe link, all ranks
   // at once, then the all-gather runs as without offload
@@ -159,11 +220,11 @@ double zero3_layer_gather_s(const ClusterSpec& cluster, const Plan& plan, const 
     return calls * collective_time_s(cluster, CollectiveOp::all_gather, GroupLayout{hpz, hpz}, params * element / calls);  // (never offloaded)
   }
   if (!quantized_weights(plan))
-    return fetch +
+    return fetch + regather +
            dp_calls_s(cluster, stack, group, CollectiveOp::all_gather, params, element, gather_calls(stack, params));
   // qwZ: each rank quantises its shard, the gathered int8 layer is dequantised whole
   const double shard = params / group.ranks;
-  return fetch +
+  return fetch + regather +
          dp_calls_s(cluster, stack, group, CollectiveOp::all_gather, params, kInt8WireBytes,
                     gather_calls(stack, params)) +
          quantize_pass_s(cluster, precision, shard * (element + kInt8WireBytes)) +
@@ -185,7 +246,7 @@ double zero_layer_reduce_s(const ClusterSpec& cluster, const Plan& plan, const S
   const Dtype precision = dp_gradient_dtype(stack, state);
   const double element = grad_element_bytes(precision);
   const CollectiveOp op = dp_gradient_op(stack, plan);
-  const std::int64_t calls = zero_calls(params, stack.zero_reduce_bucket_params);
+  const std::int64_t calls = reduce_calls(stack, params);
   if (!quantized_gradients(plan)) return dp_calls_s(cluster, stack, group, op, params, element, calls);
   // qgZ (§3.3): the gradients in int4 through an all-to-all inside the node, then one
   // across nodes, each quantised before and dequantised and reduced after (two passes over
@@ -195,10 +256,10 @@ double zero_layer_reduce_s(const ClusterSpec& cluster, const Plan& plan, const S
 }
 
 double zero3_layer_gather_s(const ClusterSpec& cluster, const Plan& plan, const StackSpec& stack,
-                            const StageParams& layer, Dtype precision, bool backward) {
+                            const StageParams& layer, Dtype precision, bool backward, const ZeroRegather& again) {
   return over_dp_groups(cluster, plan, static_cast<double>(layer.dense), static_cast<double>(layer.expert),
                         [&](const GroupLayout& group, double params) {
-                          return zero3_layer_gather_s(cluster, plan, stack, params, precision, group, backward);
+                          return zero3_layer_gather_s(cluster, plan, stack, params, precision, group, backward, again);
                         });
 }
 

@@ -54,15 +54,34 @@ double sharded_params_per_gpu(std::int64_t dense, std::int64_t expert, const Pla
 // Calls that carry `params` parameters in buckets of at most `bucket` (0: one call).
 std::int64_t zero_calls(double params, std::int64_t bucket);
 
+// DeepSpeed <= 0.5's ZeRO-3 under full recompute (StackSpec::zero_reuse_distance_params): of a
+// dense (`moe` false) or MoE layer's weights on one GPU, the share (and the count) that the
+// backward gathers again after the recomputed forward released them: weight j's reuse distance
+// is twice the weights the forward uses after it (stage3.py, _keep_for_later with
+// get_reuse_distance_in_numel over the traced module order). Empty otherwise.
+struct ZeroRegather {
+  double share = 0;
+  std::int64_t calls = 0;
+};
+ZeroRegather zero_recompute_regather(const ModelSpec& model, const Plan& plan, const StackSpec& stack, bool moe);
+
+// Once a step after the optimizer, DeepSpeed <= 0.5 gathers the tensors that stay gathered
+// (StackSpec::zero_persistent_tensors of each of `layers`) in one all_gather, then copies each
+// tensor's chunk out of each rank's (_post_step: _allgather_params), one copy_ each: host time.
+double zero3_persistent_gather_s(const ClusterSpec& cluster, const Plan& plan, const StackSpec& stack,
+                                 std::int64_t layers);
+
 // One layer's parameter all-gather (`params` on this GPU before sharding over `group`), one
-// pass. With plan.zero_quantized_weights (ZeRO++ qwZ) in int8 and dequantised after; with
+// pass; the backward's with `again` (zero_recompute_regather) adds the released weights' gathers.
+// With plan.zero_quantized_weights (ZeRO++ qwZ) in int8 and dequantised after; with
 // plan.zero_hpz_partition_size (hpZ), the backward's gathers run over that many GPUs of
 // the node, from the secondary partition, in 16 bits. With plan.offload_params each rank first
 // copies its shard from CPU memory (cluster.host's h2d).
 // The calls are the stack's per-tensor count (StackSpec::zero_gather_calls) or its buckets, each
 // with its list collective's host copies (StackSpec::zero_list_copy_s, one per rank).
 double zero3_layer_gather_s(const ClusterSpec& cluster, const Plan& plan, const StackSpec& stack, double params,
-                            Dtype precision, const GroupLayout& group, bool backward = false);
+                            Dtype precision, const GroupLayout& group, bool backward = false,
+                            const ZeroRegather& again = {});
 
 // One layer's gradient reduce-scatter over `group`, one micro-batch. With
 // plan.zero_quantized_gradients (ZeRO++ qgZ) in int4, quantised before and dequantised after
@@ -75,7 +94,8 @@ double zero_layer_reduce_s(const ClusterSpec& cluster, const Plan& plan, const S
 // the data-parallel group, the routed experts over theirs (over_dp_groups). The step graph
 // and the search's estimate call these.
 double zero3_layer_gather_s(const ClusterSpec& cluster, const Plan& plan, const StackSpec& stack,
-                            const StageParams& layer, Dtype precision, bool backward = false);
+                            const StageParams& layer, Dtype precision, bool backward = false,
+                            const ZeroRegather& again = {});
 double zero_layer_reduce_s(const ClusterSpec& cluster, const Plan& plan, const StackSpec& stack,
                            const StageParams& layer, Dtype state, const LowRankShare& low_rank);
 

@@ -61,6 +61,16 @@ TEST(ZeroComm, ALayerTravelsInCeilOfParamsOverBucketCalls) {
 }
 
 // Llama-2-7B, pure data parallelism over 192 DGX A100 nodes, one short micro-batch each.
+// A memory-bound copy of `bytes` (read and written) on the cluster's GPU: a `cast` pass.
+double copy_pass_s(const ClusterSpec& cluster, double bytes) {
+  ComputeOp pass;
+  pass.kind = ComputeKind::elementwise;
+  pass.kernel = kernel_names::kCast;
+  pass.dtype = Dtype::bf16;
+  pass.bytes = bytes;
+  return op_time_s(cluster.gpu, pass);
+}
+
 Scenario zero3_dp1536(const std::string& stack) {
   return test::device_alone(R"(
 model: llama2-7b
@@ -103,23 +113,102 @@ TEST(ZeroComm, DeepSpeedBucketsSplitALayerIntoCalls) {
       zero3_layer_gather_s(s.cluster, s.plan, s.stack, params, Dtype::bf16, dp_of(s.cluster, s.plan)));
 }
 
-// DeepSpeed <= 0.5 (the deepspeed-2021 preset) gathers each of a Megatron GPT layer's 12
-// parameter tensors in its own call, through a list all_gather that PyTorch <= 1.9 copies out
-// one rank's chunk at a time: over 1,536 ranks, 12 x 1,536 copies of 6.55 us = 0.1207 s of
-// host time a layer, more than the 12 calls' NCCL time. The reduce-scatter keeps its 5e8
-// bucket: one call, 1,536 copies in (0.01006 s).
+// DeepSpeed <= 0.5's ZeRO-3 (stack deepspeed-2021; stage3.py and partition_parameters.py at
+// v0.3.13) on a layer of Llama-2-7B's size over 1,536 ranks, counted as the preset counts a
+// Megatron GPT layer: 4 gathers a pass (the small tensors stay gathered) and 12 reduce-scatters
+// (every tensor alone), each with one host copy_ a rank (6.55 us), plus the device's copies: 3
+// element accesses per gathered element (the zeroed buffer, the copy out), 6 per reduced one
+// (the bucket copy, div_, the copy in), at a copy's memory-bound rate.
 TEST(ZeroComm, DeepSpeed2021GathersEachTensorWithItsListCopies) {
   const Scenario s = zero3_dp1536("deepspeed-2021");
   const double params = 4.0 * 4096 * 4096 + 3.0 * 4096 * 11008 + 2 * 4096;
   const GroupLayout dp{1536, 8};
-  const double copies = 12 * 1536 * 6.55e-6;
-  EXPECT_NEAR(copies, 0.1207296, 1e-7);
-  const double nccl = 12 * collective_time_s(s.cluster, CollectiveOp::all_gather, dp, params * 2 / 12);
-  EXPECT_NEAR(zero3_layer_gather_s(s.cluster, s.plan, s.stack, params, Dtype::bf16, dp_of(s.cluster, s.plan)),
-              nccl + copies, 1e-9);
-  EXPECT_GT(copies, nccl);
+  const double host = 1536 * 6.55e-6;
+  EXPECT_NEAR(4 * host, 0.0402432, 1e-7);
+  auto copy_pass = [&](double bytes) { return copy_pass_s(s.cluster, bytes); };
+  const double gather = 4 * (collective_time_s(s.cluster, CollectiveOp::all_gather, dp, params * 2 / 4) + host) +
+                        copy_pass(3 * params * 2);
+  EXPECT_NEAR(zero3_layer_gather_s(s.cluster, s.plan, s.stack, params, Dtype::bf16, dp_of(s.cluster, s.plan)), gather,
+              1e-9);
+  const double reduce = 12 * (collective_time_s(s.cluster, CollectiveOp::reduce_scatter, dp, params * 2 / 12) + host) +
+                        copy_pass(6 * params * 2);
   EXPECT_NEAR(zero_layer_reduce_s(s.cluster, s.plan, s.stack, params, Dtype::bf16, {}, dp_of(s.cluster, s.plan)),
-              collective_time_s(s.cluster, CollectiveOp::reduce_scatter, dp, params * 2) + 1536 * 6.55e-6, 1e-9);
+              reduce, 1e-9);
+  EXPECT_GT(copy_pass(3 * params * 2), 0.0);
+}
+
+// Full recompute under DeepSpeed <= 0.5 (stage3_max_reuse_distance 1e9): after the recomputed
+// forward, weight j is kept only if the weights used before its backward (those after it in the
+// forward, twice) number under 1e9. GPT-3 175B's layer (h 12,288): qkv 3h^2, proj h^2, fc1 4h^2,
+// fc2 4h^2; fc2 is used at once (kept), fc1's distance is 2 x 4h^2 = 1.208e9 (released), proj's
+// and qkv's more: 3 of the 4 weights, 8h^2 of 12h^2, gathered again. Llama-2-7B's weights are
+// far under 1e9 (its down projection 2 x 45.1M): nothing gathered again; with the distance at
+// 5e7 its gate_up (2 x 45.1M = 90.2M after it) and the attention weights are. The backward's
+// gather of the 175B layer is then the recompute's (4 calls) plus 3 calls of 2/3 of it.
+TEST(ZeroComm, RecomputedForwardReleasesWhatIsNotReusedSoon) {
+  Scenario big = test::device_alone(R"(
+model: gpt3-175b
+cluster: {preset: dgx-a100-80gb, nodes: 96}
+stack: deepspeed-2021
+training: {seq_len: 2048, global_batch: 768, micro_batch: 1, precision: fp16}
+plan: {tp: 1, pp: 1, dp: 768, zero: 3, recompute: full, flash_attention: false}
+)");
+  const ZeroRegather again = zero_recompute_regather(big.model, big.plan, big.stack, false);
+  EXPECT_EQ(again.calls, 3);
+  EXPECT_NEAR(again.share, 8.0 / 12.0, 1e-12);
+  const double h = 12288, params = 12 * h * h;
+  const GroupLayout dp = dp_of(big.cluster, big.plan);
+  EXPECT_EQ(dp.ranks, 768);
+  const double once = zero3_layer_gather_s(big.cluster, big.plan, big.stack, params, Dtype::fp16, dp);
+  const double backward = zero3_layer_gather_s(big.cluster, big.plan, big.stack, params, Dtype::fp16, dp, true, again);
+  // 3 calls of 8h^2 / 3 each with 768 host copies, and 3 accesses per element of 8h^2 x 2 B
+  const double regather =
+      3 * (collective_time_s(big.cluster, CollectiveOp::all_gather, dp, 8 * h * h * 2 / 3) + 768 * 6.55e-6) +
+      copy_pass_s(big.cluster, 3 * 8 * h * h * 2);
+  EXPECT_NEAR(backward - once, regather, 1e-9);
+  EXPECT_GT(regather, 0.5 * once);
+  Scenario none = big;
+  none.plan.recompute = Recompute::selective;
+  EXPECT_EQ(zero_recompute_regather(none.model, none.plan, none.stack, false).calls, 0);
+
+  Scenario small = zero3_dp1536("deepspeed-2021");
+  small.plan.recompute = Recompute::full;
+  EXPECT_EQ(zero_recompute_regather(small.model, small.plan, small.stack, false).calls, 0);
+  small.stack.zero_reuse_distance_params = 50'000'000;
+  const ZeroRegather near = zero_recompute_regather(small.model, small.plan, small.stack, false);
+  EXPECT_EQ(near.calls, 3);  // all but the down projection
+  EXPECT_NEAR(near.share, 1 - 4096.0 * 11008 / (4.0 * 4096 * 4096 + 3.0 * 4096 * 11008), 1e-12);
+}
+
+// Once a step DeepSpeed <= 0.5 re-gathers the tensors it keeps gathered: 96 layers x 8 small
+// tensors, each copied out of each of 768 ranks' chunks (6.55 us a copy_): 3.864 s, plus one
+// all_gather call and its own 768 copies. The step's optimizer op carries it.
+TEST(ZeroComm, PersistentTensorsAreCopiedOutOfEveryRankOnceAStep) {
+  const Scenario s = test::device_alone(R"(
+model: gpt3-175b
+cluster: {preset: dgx-a100-80gb, nodes: 96}
+stack: deepspeed-2021
+training: {seq_len: 2048, global_batch: 768, micro_batch: 1, precision: fp16}
+plan: {tp: 1, pp: 1, dp: 768, zero: 3, recompute: full, flash_attention: false}
+)");
+  const GroupLayout dp = dp_of(s.cluster, s.plan);
+  const double copies = 96 * 8 * 768 * 6.55e-6;
+  EXPECT_NEAR(copies, 3.8633472, 1e-6);
+  const double expected = copies + 768 * 6.55e-6 + collective_time_s(s.cluster, CollectiveOp::all_gather, dp, 0);
+  EXPECT_NEAR(zero3_persistent_gather_s(s.cluster, s.plan, s.stack, 96), expected, 1e-9);
+  Scenario plain = s;
+  plain.stack.zero_persistent_tensors = 0;
+  EXPECT_NEAR(optimizer_step_s(s, 0) - optimizer_step_s(plain, 0), expected, 1e-9);
+  // the search's estimate prices the whole DeepSpeed 2021 layer (re-gathers, per-tensor
+  // reduce-scatters, copies) as the engine does
+  SearchSpaceOptions o;
+  o.min_gpus = 768, o.max_gpus = 768, o.max_micro_batch = 1, o.max_cp = 1;
+  AnalyticModel model(s, make_search_space(s, o));
+  Candidate c;
+  static_cast<PlanKnobs&>(c) = s.plan;
+  c.micro_batch = 1;
+  const double engine = predict_training(s).step_s;
+  EXPECT_NEAR(model.estimate(c).step_s / engine, 1.0, 0.05) << engine;
 }
 
 // A stack that drains the device before each ZeRO-3 gather (stack.zero_gather_blocking, DeepSpeed
