@@ -262,6 +262,11 @@ struct StackSpec {
   // into its reduce_dtype input (foreach_reduce -> torch._chunk_cat), torch/distributed/
   // _composable/fsdp/_fsdp_collectives.py (2024). ZeRO-3 only.
   bool fsdp_copies = false;
+  // PyTorch's foreach AdamW (torch.optim.AdamW(foreach=True)): the update as eight passes over
+  // the parameters, models/optimizer_state.hpp foreach_adamw_update_bytes_per_param. torchtitan
+  // before 2025 (optimizer.fused off by default: "foreach": not fused, torchtitan/optimizer.py
+  // 9dec370); the fused kernel after (optimizer.implementation "fused", e7c0cae).
+  bool optimizer_foreach = false;
 };
 
 // The time the device spends on compute in a run of `ops` ops (a layer's pass) whose
