@@ -36,8 +36,14 @@ inline constexpr std::string_view kSdpaAttention = "sdpa";
 // pytorch/attention/dot_product_attention/utils.py, get_attention_backend), cuDNN's fused
 // attention there, flash-attn on Ampere.
 inline constexpr std::string_view kTeAttention = "te";
-inline constexpr std::array<std::string_view, 6> kAttentionKernels = {
-    kFlash2Attention, kCudnnAttention, kFlash3Attention, kFlash4Attention, kSdpaAttention, kTeAttention};
+// PyTorch's scaled_dot_product_attention held to its flash backend (FlashAttention-2 as PyTorch
+// builds it; what torchtitan's SDPA and PyTorch's context parallelism run): its own curves where
+// the GPU's entry measures them (the H100's and H200's, measured_2026-11-26: 7-8% slower than
+// the flash-attn README's forward+backward at 8k, faster past it), the README's elsewhere.
+inline constexpr std::string_view kSdpaFlashAttention = "sdpa_flash";
+inline constexpr std::array<std::string_view, 7> kAttentionKernels = {
+    kFlash2Attention, kCudnnAttention,     kFlash3Attention, kFlash4Attention,
+    kSdpaAttention,   kTeAttention,        kSdpaFlashAttention};
 // A choice the GPU resolves (sdpa, te): cuDNN's where the GPU's entry measures it, else
 // FlashAttention-2; no curves of its own.
 inline bool picked_by_device(std::string_view kernel) { return kernel == kSdpaAttention || kernel == kTeAttention; }
@@ -294,6 +300,17 @@ struct StackSpec {
   bool fsdp_stream_pools = false;
   // How context parallelism exchanges K and V (one of kCpExchanges).
   std::string cp_exchange = std::string(kRingCpExchange);
+  // FSDP2's copies on the compute stream around its collectives (sim/training/fsdp_copies.hpp):
+  // each gather's copy-out into the unsharded parameters (wait_for_unshard ->
+  // foreach_all_gather_copy_out) and each reduce-scatter's copy-in of the unsharded gradients
+  // into its reduce_dtype input (foreach_reduce -> torch._chunk_cat), torch/distributed/
+  // _composable/fsdp/_fsdp_collectives.py (2024). ZeRO-3 only.
+  bool fsdp_copies = false;
+  // PyTorch's foreach AdamW (torch.optim.AdamW(foreach=True)): the update as eight passes over
+  // the parameters, models/optimizer_state.hpp foreach_adamw_update_bytes_per_param. torchtitan
+  // before 2025 (optimizer.fused off by default: "foreach": not fused, torchtitan/optimizer.py
+  // 9dec370); the fused kernel after (optimizer.implementation "fused", e7c0cae).
+  bool optimizer_foreach = false;
 };
 
 // The time the device spends on compute in a run of `ops` ops (a layer's pass) whose

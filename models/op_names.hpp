@@ -102,6 +102,9 @@ inline constexpr const char* kMtpPrefix = "mtp.";
 // simulator's tasks and report ops, the comparison's pairing).
 inline constexpr const char* kDpGradReduce = "dp.grad_reduce";
 inline constexpr const char* kDpParamGather = "dp.param_gather";
+// FSDP2's copies on the compute stream around a layer's gather and reduce-scatter
+// (stack.fsdp_copies; the simulator's name, inside each layer's passes)
+inline constexpr const char* kDpFsdpCopies = "dp.fsdp_copies";
 inline constexpr const char* kOptimizerStep = "optimizer.step";
 inline constexpr const char* kOptimizerZeroGrad = "optimizer.zero_grad";
 // ZeRO-Offload's copies inside optimizer.step: the reduced gradients to the host, the

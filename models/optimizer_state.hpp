@@ -35,4 +35,12 @@ inline double optimizer_update_bytes_per_param(Optimizer optimizer, double grad_
   return (optimizer == Optimizer::adam ? 24.0 : 12.0) + grad_element_bytes;
 }
 
+// The same update as PyTorch's foreach AdamW runs it (torch/optim/adamw.py _multi_tensor_adamw,
+// 2024), one pass a _foreach op over fp32 weights and moments: weight decay mul_ (read, write
+// the weights: 8), lerp_ of the first moment to the gradient (8 + g), mul_ of the second (8),
+// addcmul_ of the gradient squared into it (8 + g), sqrt into a new denominator (8), div_ and
+// add_ of it (8 + 8), addcdiv_ of the weights (read them, the moment, the denominator; write:
+// 16): 72 bytes and the gradient read twice.
+inline double foreach_adamw_update_bytes_per_param(double grad_element_bytes) { return 72.0 + 2 * grad_element_bytes; }
+
 }  // namespace twinsim

@@ -388,6 +388,8 @@ StackSpec read_stack(const YAML::Node& node, const std::string& path) {
   s.fits_on_reserved = r.boolean("fits_on_reserved", false);
   s.fsdp_stream_pools = r.boolean("fsdp_stream_pools", false);
   s.cp_exchange = r.choice("cp_exchange", std::string(kRingCpExchange), {kCpExchanges.begin(), kCpExchanges.end()});
+  s.fsdp_copies = r.boolean("fsdp_copies", false);
+  s.optimizer_foreach = r.boolean("optimizer_foreach", false);
   r.reject_unknown();
   return s;
 }

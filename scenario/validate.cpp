@@ -39,7 +39,9 @@ void require_own_gemm_curve(const GpuSpec& gpu, Dtype math, const std::string& f
 // A stack's attention kernel other than FlashAttention-2 needs the GPU's own curves for it.
 void require_attention_kernel_curves(const Scenario& s) {
   const std::string& kernel = s.stack.attention_kernel;
-  if (kernel == kFlash2Attention || picked_by_device(kernel) || s.cluster.gpu.attention_kernel_efficiency_by_seq.contains(kernel)) return;
+  if (kernel == kFlash2Attention || kernel == kSdpaFlashAttention || picked_by_device(kernel) ||
+      s.cluster.gpu.attention_kernel_efficiency_by_seq.contains(kernel))
+    return;  // sdpa_flash: the README's FlashAttention-2 curves where the GPU has none of its own
   throw ScenarioError("stack.attention_kernel", kernel,
                       "needs the GPU's measured curves for that kernel, cluster.gpu.attention_kernel_efficiency_by_seq." +
                           kernel + ", which " + s.cluster.gpu.name + " does not have (flash2 uses its "

@@ -14,6 +14,7 @@
 #include "sim/memory/hf_eager_memory.hpp"
 #include "sim/training/async_tp.hpp"
 #include "sim/training/eager_kernels.hpp"
+#include "sim/training/fsdp_copies.hpp"
 #include "sim/training/rank_layout.hpp"
 #include "sim/training/torch_cp_exchange.hpp"
 
@@ -390,6 +391,8 @@ LayerCost price_all(const Scenario& s, const std::vector<LayerOp>& ops, Dtype ge
 }  // namespace
 
 std::string_view resolved_attention_kernel(const StackSpec& stack, const GpuSpec& gpu) {
+  if (stack.attention_kernel == kSdpaFlashAttention)  // its own curves where measured
+    return gpu.attention_kernel_efficiency_by_seq.contains(kSdpaFlashAttention) ? kSdpaFlashAttention : kFlash2Attention;
   if (!picked_by_device(stack.attention_kernel)) return stack.attention_kernel;
   return gpu.attention_kernel_efficiency_by_seq.contains(kCudnnAttention) ? kCudnnAttention : kFlash2Attention;
 }
@@ -480,8 +483,34 @@ double LayerCost::recompute_flops() const {
                  [](const OpTime& op) { return op.fwd_flops * op.recompute_share; });
 }
 
+namespace {
+
+// FSDP2's copies on the compute stream around the layer's gathers and reduce-scatter
+// (sim/training/fsdp_copies.hpp): memory-bound passes, a row of their own after the layer's ops.
+void add_fsdp_copies(const Scenario& s, bool moe_layer, LayerCost& cost) {
+  const FsdpCopyBytes bytes = fsdp_copy_bytes(s, moe_layer);
+  if (bytes.fwd <= 0 && bytes.bwd <= 0) return;
+  ComputeOp copy;
+  copy.kind = ComputeKind::elementwise;
+  copy.kernel = kernel_names::kCast;  // a copy: read once, written once
+  copy.dtype = activation_dtype(s.training->precision);
+  OpTime t;
+  t.name = op_names::kDpFsdpCopies;
+  copy.bytes = t.fwd_bytes = bytes.fwd;
+  t.fwd_s = bytes.fwd > 0 ? op_time_s(s.cluster.gpu, copy) : 0;
+  copy.bytes = t.bwd_bytes = t.dgrad_bytes = bytes.bwd;
+  t.dgrad_s = bytes.bwd > 0 ? op_time_s(s.cluster.gpu, copy) : 0;
+  t.fwd_launches = bytes.fwd > 0 ? 1 : 0;
+  t.dgrad_launches = bytes.bwd > 0 ? 1 : 0;
+  cost.ops.push_back(t);
+}
+
+}  // namespace
+
 LayerCost cost_layer(const Scenario& s, std::int64_t layer) {
-  return price_all(s, build_layer_ops(s.model, layer, s.plan, micro_batch_shape(s)), s.training->precision);
+  LayerCost cost = price_all(s, build_layer_ops(s.model, layer, s.plan, micro_batch_shape(s)), s.training->precision);
+  add_fsdp_copies(s, s.model.is_moe_layer(layer), cost);
+  return cost;
 }
 
 LayerCost cost_embedding(const Scenario& s) {

@@ -667,8 +667,11 @@ std::vector<ComputeOp> optimizer_shard_ops(const StackSpec& stack, const Trainin
   update.kind = ComputeKind::optimizer;
   update.kernel = t.optimizer == Optimizer::adam ? kernel_names::kAdamw : kernel_names::kSgd;
   update.dtype = t.precision;  // of the grads it reads (the masters are fp32)
-  update.bytes =
-      optimizer_update_bytes_per_param(t.optimizer, grad_element_bytes(dp_gradient_dtype(stack, t.precision))) * shard;
+  const double grad_element = grad_element_bytes(dp_gradient_dtype(stack, t.precision));
+  const bool foreach_adamw = stack.optimizer_foreach && t.optimizer == Optimizer::adam;
+  update.bytes = (foreach_adamw ? foreach_adamw_update_bytes_per_param(grad_element)
+                                : optimizer_update_bytes_per_param(t.optimizer, grad_element)) *
+                 shard;
   if (t.precision == Dtype::fp32) return {update};
   // Mixed precision: the updated fp32 masters are then copied into the model's 16-bit
   // weights, a pass of its own (Megatron's _copy_main_params_to_model_params, after the

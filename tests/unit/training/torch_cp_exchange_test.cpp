@@ -103,9 +103,11 @@ TEST(TorchCpExchange, AGatherLongerThanTheLocalStepIsWaitedFor) {
 }
 
 // torchtitan's 405B CP 4 run (FSDP 2 x CP 4 x TP 8 x PP 8, async TP): its CP groups cross
-// nodes. Each layer's forward gather hides behind the local step; the backward's last fp32 dK,dV
-// pass is waited for. The reported stage runs 16 layers x 8 micro-batches of backward, so what
-// its compute stream waits on the exchange is those passes plus the straggler wait each absorbs
+// nodes. Each layer's forward gather outlasts the local step by a little (PyTorch's own flash
+// forward, attention_kernel: sdpa_flash, runs the 32k-token step in less than the gather; at the
+// README's FlashAttention-2 rate it hid), the backward's last fp32 dK,dV pass is waited for. The
+// reported stage runs 16 layers x 8 micro-batches, each forward twice (full recompute), so what
+// its compute stream waits on the exchange is those waits plus the straggler wait each absorbs
 // (ClusterSpec::straggler, a fraction of the compute since the previous blocking collective):
 // less than twice the passes. The rest runs beside the attention: were the backward's exchange
 // queued behind the layer's TP collectives, it would start only when the backward's compute
@@ -115,10 +117,10 @@ TEST(TorchCpExchange, TorchtitansCpRunWaitsOnlyForWhatTheLocalStepDoesNotHide) {
                                         "/scenarios/validation/training/torchtitan-llama31-405b-512gpu-cp4-128k.yaml");
   ASSERT_EQ(s.stack.cp_exchange, kTorchAllGatherCpExchange);
   const LayerCost cost = cost_layer(s, 0);
-  EXPECT_EQ(cost.cp_waited_fwd_s, 0);
+  EXPECT_LT(cost.cp_waited_fwd_s, cost.cp_waited_bwd_s);  // one gather against the last fp32 pass
   ASSERT_GT(cost.cp_waited_bwd_s, 0);
   const TrainingPrediction p = predict_training(s);
-  const double waited = 16 * 8 * cost.cp_waited_bwd_s;
+  const double waited = 16 * 8 * (2 * cost.cp_waited_fwd_s + cost.cp_waited_bwd_s);
   std::printf("exposed CP %.2f s against %.2f s of waited passes\n", p.breakdown.cp_comm_s, waited);
   EXPECT_GE(p.breakdown.cp_comm_s, waited * 0.99);
   EXPECT_LT(p.breakdown.cp_comm_s, 2 * waited);

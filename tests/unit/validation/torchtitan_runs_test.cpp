@@ -114,7 +114,13 @@ Judged judge_all() {
 // PyTorch's ring attention's exchange (stack.cp_exchange: torch_all_gather): median 22.5%, max
 // 48.3%; 405B CP 2/4/8 +34.8/+31.7/+48.9% -> +31.1/+26.4/+38.0%, 8B CP 2/4/8 1-2 points. The
 // bands hold what is reached, so that a change that loses it fails; what is missing is named
-// in hardware/catalog/README.md ("torchtitan's published runs").
+// in hardware/catalog/README.md ("torchtitan's published runs"). With FSDP2's copies on the
+// compute stream (stack.fsdp_copies), PyTorch's own flash kernels (attention_kernel:
+// sdpa_flash, measured in this repo) and the 2024-12 runs' foreach AdamW
+// (stack.optimizer_foreach): median 20.6%, max 59.6%; the 8k runs 3-8 points closer (8B FSDP
+// +10.9% to +18.2%, H200 +8.3/+10.1%), the CP runs 4-16 points further (8B CP 8 +59.6%):
+// PyTorch's flash forward runs 20% faster at 128k than the README's figure held flat, so what
+// CP misses is larger than before.
 TEST(TorchtitanRuns, ThroughputAndMemoryAgainstThePublishedRuns) {
   const Judged j = judge_all();
   const ErrorSummary t = summarize(j.throughput_errors), m = summarize(j.memory_errors);
@@ -124,8 +130,8 @@ TEST(TorchtitanRuns, ThroughputAndMemoryAgainstThePublishedRuns) {
               t.count, 100 * t.median, 100 * t.max, 100 * before.median, 100 * before.max, m.count, 100 * m.median,
               100 * m.max, j.predicted_not_to_fit);
   ASSERT_EQ(t.count, 28);
-  EXPECT_LT(t.median, 0.24);
-  EXPECT_LT(t.max, 0.50);
+  EXPECT_LT(t.median, 0.215);
+  EXPECT_LT(t.max, 0.61);
   EXPECT_LT(t.median, before.median - 0.10);
   EXPECT_LT(m.median, 0.075);
   EXPECT_LT(m.max, 0.26);
@@ -135,7 +141,8 @@ TEST(TorchtitanRuns, ThroughputAndMemoryAgainstThePublishedRuns) {
 // torch.compile against eager, the same plan (Tables 1 and 3): measured 6,667 / 5,762 = 1.157
 // on 8 GPUs and 6,514 / 5,605 = 1.162 on 128; before the stacks both came out the same. The
 // eager stack's unfused element-wise kernels (hf_bf16's census) and its host time make the
-// difference: predicted 1.196 and 1.197 (+3.4%, +3.0%).
+// difference: predicted 1.196 and 1.197 (+3.4%, +3.0%); with FSDP2's copies and PyTorch's
+// flash kernels and foreach AdamW (both stacks alike) 1.186 and 1.189 (+2.5%, +2.3%).
 TEST(TorchtitanRuns, CompileAgainstEagerAsMeasured) {
   const Judged j = judge_all();
   const auto ratio = [](double compiled, double eager) { return compiled / eager; };
