@@ -41,10 +41,12 @@ MemoryPoint reuse_point(double working_set, const SweepOptions& o) {
   std::vector<std::vector<float>> w(sets, std::vector<float>(static_cast<std::size_t>(kOut) * kIn, 0.01f));
   std::vector<float> x(static_cast<std::size_t>(kRows) * kIn, 0.5f), y(static_cast<std::size_t>(kRows) * kOut);
   int i = 0;
-  const Stats s = time_per_call([&] {
-    i = (i + 1) % sets;
-    kernels::cpu::linear_forward(x.data(), w[i].data(), nullptr, y.data(), kRows, kIn, kOut);
-  }, o.repeats, o.min_repeat_s);
+  const Stats s = time_per_call(
+      [&] {
+        i = (i + 1) % sets;
+        kernels::cpu::linear_forward(x.data(), w[i].data(), nullptr, y.data(), kRows, kIn, kOut);
+      },
+      o.repeats, o.min_repeat_s);
   return {kGemmReuseKernel, sets * matrix, s, false};
 }
 

@@ -247,10 +247,11 @@ void write_measured_points(std::ostringstream& y, const Calibration& c) {
   y << "  # memory-bound kernels (bytes: the simulator's count for the call; gemm_reuse: the working set):\n";
   for (const MemoryPoint& m : c.memory)
     if (m.kernel == kGemmReuseKernel)
-      y << "  #   " << m.kernel << " over " << fmt("%.0f", m.bytes / 1048576) << " MiB: " << spread(m.seconds) << " a call\n";
+      y << "  #   " << m.kernel << " over " << fmt("%.0f", m.bytes / 1048576) << " MiB: " << spread(m.seconds)
+        << " a call\n";
     else
-      y << "  #   " << m.kernel << (m.half ? " bf16" : "") << (m.backward ? " bwd " : " ") << fmt("%.0f", m.bytes) << " B: "
-        << fmt("%.2f", m.bytes / m.seconds.median / 1e9) << " GB/s, " << spread(m.seconds) << "\n";
+      y << "  #   " << m.kernel << (m.half ? " bf16" : "") << (m.backward ? " bwd " : " ") << fmt("%.0f", m.bytes)
+        << " B: " << fmt("%.2f", m.bytes / m.seconds.median / 1e9) << " GB/s, " << spread(m.seconds) << "\n";
   y << "  # GEMMs on 16-bit data (the linear layer's passes; the fp32 ones are listed with the curves):\n";
   for (const GemmPoint& g : c.gemm)
     if (g.dtype != Dtype::fp32)

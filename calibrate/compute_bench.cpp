@@ -286,10 +286,12 @@ void add_decode_gemm_points(std::vector<MemoryPoint>& out, const SweepOptions& o
       std::vector<std::vector<float>> x(sets, activation_like(xs, 8)), w(sets, activation_like(ws, 9, 0.02f)),
           y(sets, filled(ys));
       int i = 0;
-      const Stats s = time_per_call([&] {
-        i = (i + 1) % sets;
-        k::linear_forward(x[i].data(), w[i].data(), nullptr, y[i].data(), m, k, n);
-      }, o.repeats, o.min_repeat_s);
+      const Stats s = time_per_call(
+          [&] {
+            i = (i + 1) % sets;
+            k::linear_forward(x[i].data(), w[i].data(), nullptr, y[i].data(), m, k, n);
+          },
+          o.repeats, o.min_repeat_s);
       out.push_back({std::string(cached ? kGemmCachedKernel : kGemmKernel), bytes, s, false});
     }
 }

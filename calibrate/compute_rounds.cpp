@@ -62,8 +62,10 @@ void compute_sweeps(Calibration& c, const SweepOptions& o, int rounds, int compu
       attention_sweep(o);
     });
     for (int k = 1; k <= rounds; ++k) {
-      const std::string round = rounds > 1 ? " (round " + std::to_string(k) + " of " + std::to_string(rounds) + ")" : "";
-      started("memory-bound kernels (" + std::to_string(compute_ranks - 1) + " other processes running the same)" + round);
+      const std::string round =
+          rounds > 1 ? " (round " + std::to_string(k) + " of " + std::to_string(rounds) + ")" : "";
+      started("memory-bound kernels (" + std::to_string(compute_ranks - 1) + " other processes running the same)" +
+              round);
       merge_round(c.memory, memory_rounds, memory_sweep(o), k);
       started("GEMM" + round);
       merge_round(c.gemm, gemm_rounds, gemm_sweep(o), k);

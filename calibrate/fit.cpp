@@ -137,7 +137,8 @@ std::map<std::string, KernelCurves> fit_kernels(const std::vector<MemoryPoint>& 
   for (const MemoryPoint& p : points) {
     // the bandwidth itself and the offload's copies (host_path.hpp), not kernels of the op list
     // and the reuse sweep's working sets (cache_reuse.hpp), a cache's size, not a kernel's rate
-    if (p.kernel == "copy" || p.kernel == "add" || p.kernel == kHostCopyKernel || p.kernel == kGemmReuseKernel) continue;
+    if (p.kernel == "copy" || p.kernel == "add" || p.kernel == kHostCopyKernel || p.kernel == kGemmReuseKernel)
+      continue;
     if (p.half != half) continue;
     const double eff = p.bytes / std::max(p.seconds.median - memory.launch_s, 1e-12) / memory.copy_Bps;
     auto& [fwd, bwd] = by_kernel[p.kernel];

@@ -42,8 +42,8 @@ inline constexpr std::string_view kTeAttention = "te";
 // the flash-attn README's forward+backward at 8k, faster past it), the README's elsewhere.
 inline constexpr std::string_view kSdpaFlashAttention = "sdpa_flash";
 inline constexpr std::array<std::string_view, 7> kAttentionKernels = {
-    kFlash2Attention, kCudnnAttention,     kFlash3Attention, kFlash4Attention,
-    kSdpaAttention,   kTeAttention,        kSdpaFlashAttention};
+    kFlash2Attention, kCudnnAttention, kFlash3Attention,   kFlash4Attention,
+    kSdpaAttention,   kTeAttention,    kSdpaFlashAttention};
 // A choice the GPU resolves (sdpa, te): cuDNN's where the GPU's entry measures it, else
 // FlashAttention-2; no curves of its own.
 inline bool picked_by_device(std::string_view kernel) { return kernel == kSdpaAttention || kernel == kTeAttention; }

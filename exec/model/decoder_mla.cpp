@@ -97,8 +97,8 @@ Tensor Decoder::mla_query(const ModelContext& ctx, int i, const float* normed, i
   Tensor latent = Tensor::uninitialized(kAct, latent_in.size()), rstd(kAct, static_cast<std::size_t>(rows));
   {
     auto op = ctx.op(i, op_names::kAttnQNorm, Pass::fwd);
-    ctx.kernels().rmsnorm_forward(latent_in.data(), weight(p, pre + "q_norm.weight"), latent.data(), rstd.data(),
-                                  rows, d.ql, step_.norm_eps);
+    ctx.kernels().rmsnorm_forward(latent_in.data(), weight(p, pre + "q_norm.weight"), latent.data(), rstd.data(), rows,
+                                  d.ql, step_.norm_eps);
   }
   latent_in.release();
   auto op = ctx.op(i, op_names::kAttnQUp, Pass::fwd);
@@ -201,7 +201,8 @@ void Decoder::mla_decode_attend(const ModelContext& ctx, int i, const float* q, 
       copy_in(ctx.device(), res.data(), Columns{rows, 1, d.heads * d.lat, hd * d.lat, d.kvl}, q_abs.data());
     }
     Tensor q_rope = Tensor::uninitialized(kAct, static_cast<std::size_t>(rows) * d.heads * d.rope);
-    copy_out(ctx.device(), q, Columns{rows, d.heads, d.qk, d.nope, d.rope}, q_rope.data());  // the rope parts as they are
+    copy_out(ctx.device(), q, Columns{rows, d.heads, d.qk, d.nope, d.rope},
+             q_rope.data());  // the rope parts as they are
     copy_in(ctx.device(), q_rope.data(), Columns{rows, d.heads, d.lat, d.kvl, d.rope}, q_abs.data());
   }
   Tensor latent_out = Tensor::uninitialized(kAct, static_cast<std::size_t>(rows) * d.heads * d.kvl);

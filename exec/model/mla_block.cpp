@@ -152,8 +152,8 @@ Tensor MlaBlock::kv_forward(const ModelContext& ctx, MlaSaved& s, Pass pass) con
   s.kv_rstd = Tensor(kAct, static_cast<std::size_t>(t));
   {
     auto op = ctx.op(layer_, op_names::kAttnKvNorm, pass);
-    ctx.kernels().rmsnorm_forward(s.kv_latent_in.as<T>(), p_.param<T>(kv_norm_), s.kv_latent.as<T>(),
-                                  s.kv_rstd.data(), t, kv_rank(), c_.norm_eps);
+    ctx.kernels().rmsnorm_forward(s.kv_latent_in.as<T>(), p_.param<T>(kv_norm_), s.kv_latent.as<T>(), s.kv_rstd.data(),
+                                  t, kv_rank(), c_.norm_eps);
   }
   s.k = Tensor::uninitialized_of<T>(kAct, static_cast<std::size_t>(t) * hq);
   s.v = Tensor::uninitialized_of<T>(kAct, static_cast<std::size_t>(t) * heads() * v_dim());
@@ -208,8 +208,8 @@ Tensor MlaBlock::backward_t(const ModelContext& ctx, const T* dy, const T* x, Ml
       ctx.kernels().flash_attention_backward(s.q.as<T>(), s.k.as<T>(), s.v.as<T>(), s.out.as<T>(), s.lse.data(),
                                              dout.as<T>(), dq.as<T>(), dk.as<T>(), dv.as<T>(), shape);
     else
-      ctx.kernels().attention_backward(s.q.as<T>(), s.k.as<T>(), s.v.as<T>(), s.probs.as<T>(), dout.as<T>(),
-                                       dq.as<T>(), dk.as<T>(), dv.as<T>(), shape);
+      ctx.kernels().attention_backward(s.q.as<T>(), s.k.as<T>(), s.v.as<T>(), s.probs.as<T>(), dout.as<T>(), dq.as<T>(),
+                                       dk.as<T>(), dv.as<T>(), shape);
   }
   dout.release();
   for (Tensor* saved : {&s.q, &s.k, &s.v, &s.out, &s.probs, &s.lse}) saved->release();
@@ -299,8 +299,7 @@ Tensor MlaBlock::kv_up_backward(const ModelContext& ctx, MlaSaved& s, Tensor& dk
   }
   {  // each weight gradient is its own op, as the simulator's op list prices it (models/layer_ops.cpp)
     auto op = ctx.op(layer_, op_names::kAttnKvUp, Pass::bwd_wgrad);
-    ctx.kernels().linear_backward_weight(dkv.as<T>(), s.kv_latent.as<T>(), p_.grad<T>(kv_up_), t, kv_rank(), hkv,
-                                         true);
+    ctx.kernels().linear_backward_weight(dkv.as<T>(), s.kv_latent.as<T>(), p_.grad<T>(kv_up_), t, kv_rank(), hkv, true);
   }
   dkv.release();
   dk_rope.release();

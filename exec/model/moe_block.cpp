@@ -411,8 +411,9 @@ void MoeBlock::shared_forward(const ModelContext& ctx, MoeSaved& s, T* partial, 
   s.shared_act = Tensor::uninitialized_of<T>(kAct, shared_inner);
   {
     auto op = ctx.op(layer_, shared_ops().act, pass);
-    if (swiglu) ctx.kernels().swiglu_forward(s.shared_up1.as<T>(), s.shared_up2.as<T>(), s.shared_act.as<T>(),
-                                             static_cast<long>(shared_inner));
+    if (swiglu)
+      ctx.kernels().swiglu_forward(s.shared_up1.as<T>(), s.shared_up2.as<T>(), s.shared_act.as<T>(),
+                                   static_cast<long>(shared_inner));
     else ctx.kernels().gelu_forward(s.shared_up1.as<T>(), s.shared_act.as<T>(), static_cast<long>(shared_inner));
   }
   if (!s.for_backward) {
@@ -420,8 +421,7 @@ void MoeBlock::shared_forward(const ModelContext& ctx, MoeSaved& s, T* partial, 
     s.shared_up2.release();
   }
   auto op = ctx.op(layer_, shared_ops().down, pass);
-  ctx.kernels().gemm_forward(s.shared_act.as<T>(), p_.param<T>(shared_.w2), partial, t, h, fs, false, true, 1.0f,
-                             1.0f);
+  ctx.kernels().gemm_forward(s.shared_act.as<T>(), p_.param<T>(shared_.w2), partial, t, h, fs, false, true, 1.0f, 1.0f);
   if (!s.for_backward) s.shared_act.release();
 }
 
@@ -504,8 +504,7 @@ Tensor MoeBlock::backward_t(const ModelContext& ctx, const T* dy, const T* x, Mo
   Tensor dn;  // the grad of the norm output: the shared experts' input grad, or zeros
   if (shared_.w1 >= 0) {
     FfnSaved shared{&s.shared_up1, &s.shared_up2, &s.shared_act};
-    ffn_backward(ctx, shared_ops(), {0, t}, {shared_}, local_shared_width(), dy, nullptr, s.normed.as<T>(), shared,
-                 dn);
+    ffn_backward(ctx, shared_ops(), {0, t}, {shared_}, local_shared_width(), dy, nullptr, s.normed.as<T>(), shared, dn);
   } else {
     dn = Tensor::zeros_of<T>(kAct, static_cast<std::size_t>(t) * h);
   }
@@ -619,8 +618,7 @@ void MoeBlock::router_backward(const ModelContext& ctx, MoeSaved& s, Tensor& dpr
   }
   {
     auto op = ctx.op(layer_, op_names::kMoeRouter, Pass::bwd_wgrad);
-    ctx.kernels().linear_backward_weight(dlogits.as<T>(), s.normed.as<T>(), p_.grad<T>(router_w_), t, h, experts,
-                                         true);
+    ctx.kernels().linear_backward_weight(dlogits.as<T>(), s.normed.as<T>(), p_.grad<T>(router_w_), t, h, experts, true);
   }
   dlogits.release();
   s.normed.release();

@@ -124,8 +124,8 @@ class MoeBlock {
   void shared_forward(const ModelContext& ctx, MoeSaved& s, T* partial, Pass pass) const;
   template <class T>
   void ffn_backward(const ModelContext& ctx, const op_names::FfnOpNames& ops, const std::vector<int>& bounds,
-                    const std::vector<Ffn>& w, int f, const T* dout, Tensor* owned_dout, const T* in,
-                    FfnSaved& saved, Tensor& din) const;
+                    const std::vector<Ffn>& w, int f, const T* dout, Tensor* owned_dout, const T* in, FfnSaved& saved,
+                    Tensor& din) const;
   template <class T>
   Tensor backward_t(const ModelContext& ctx, const T* dy, const T* x, MoeSaved& s) const;
   template <class T>

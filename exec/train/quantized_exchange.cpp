@@ -90,12 +90,13 @@ void quantized_all_reduce(T* data, std::size_t n, GradCompression kind, Communic
   pack_quantized(whole.data() + me * count, count, kind, bytes_of(mine, 0));
   group.all_gather(mine.data(), all.data(), words);
   std::fill(whole.begin(), whole.end(), 0.0f);
-  for (std::size_t r = 0; r < ranks; ++r) add_dequantized(bytes_of(all, r * words), count, kind, whole.data() + r * count);
+  for (std::size_t r = 0; r < ranks; ++r)
+    add_dequantized(bytes_of(all, r * words), count, kind, whole.data() + r * count);
   for (std::size_t i = 0; i < n; ++i) data[i] = kernels::from_float<T>(whole[i]);
 }
 
-#define TWINSIM_QUANTIZED_EXCHANGE(T)                                                                         \
-  template void quantized_reduce_scatter<T>(const T*, T*, std::size_t, GradCompression, Communicator&);      \
+#define TWINSIM_QUANTIZED_EXCHANGE(T)                                                                   \
+  template void quantized_reduce_scatter<T>(const T*, T*, std::size_t, GradCompression, Communicator&); \
   template void quantized_all_reduce<T>(T*, std::size_t, GradCompression, Communicator&);
 TWINSIM_QUANTIZED_EXCHANGE(float)
 TWINSIM_QUANTIZED_EXCHANGE(kernels::bf16)

@@ -206,10 +206,12 @@ void ShardedOptimizer::reduce_grads() {
       // ZeRO-1 (Megatron's distributed optimizer) reduce-scatters: each rank needs only the
       // grads of its shard, summed, in place in the buffer
       const bool scatter = shard_optimizer_ && !shard_grads_;
-      const std::size_t ranks = static_cast<std::size_t>(group.size()), chunk = scatter ? s.hi - s.lo : (n + ranks - 1) / ranks;
+      const std::size_t ranks = static_cast<std::size_t>(group.size()),
+                        chunk = scatter ? s.hi - s.lo : (n + ranks - 1) / ranks;
       s.compressor.compress(g, n, chunk);  // with plan.gradient_compression: what is sent
       const GradCompression wire = s.compressor.quantized() ? s.compressor.kind() : GradCompression::none;
-      if (scatter && wire != GradCompression::none) quantized_reduce_scatter(g, s.block->grads.as<T>() + s.lo, chunk, wire, group);
+      if (scatter && wire != GradCompression::none)
+        quantized_reduce_scatter(g, s.block->grads.as<T>() + s.lo, chunk, wire, group);
       else if (scatter) group.reduce_scatter(g, s.block->grads.as<T>() + s.lo, chunk);
       else if (wire != GradCompression::none) quantized_all_reduce(g, n, wire, group);
       else group.all_reduce(g, n);

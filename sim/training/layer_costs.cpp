@@ -392,7 +392,8 @@ LayerCost price_all(const Scenario& s, const std::vector<LayerOp>& ops, Dtype ge
 
 std::string_view resolved_attention_kernel(const StackSpec& stack, const GpuSpec& gpu) {
   if (stack.attention_kernel == kSdpaFlashAttention)  // its own curves where measured
-    return gpu.attention_kernel_efficiency_by_seq.contains(kSdpaFlashAttention) ? kSdpaFlashAttention : kFlash2Attention;
+    return gpu.attention_kernel_efficiency_by_seq.contains(kSdpaFlashAttention) ? kSdpaFlashAttention
+                                                                                : kFlash2Attention;
   if (!picked_by_device(stack.attention_kernel)) return stack.attention_kernel;
   return gpu.attention_kernel_efficiency_by_seq.contains(kCudnnAttention) ? kCudnnAttention : kFlash2Attention;
 }

@@ -8,8 +8,8 @@
 #include "models/quantized_grads.hpp"
 #include "sim/cost/collective_cost.hpp"
 #include "sim/cost/compute_cost.hpp"
-#include "sim/memory/weights.hpp"
 #include "sim/cost/offload_io.hpp"
+#include "sim/memory/weights.hpp"
 #include "sim/training/rank_layout.hpp"
 #include "sim/training/transfer_bytes.hpp"
 

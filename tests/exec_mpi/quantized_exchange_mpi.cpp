@@ -69,7 +69,9 @@ int run(Communicator& world, GradCompression kind) {
     const std::size_t at = static_cast<std::size_t>(me) * count + i;
     double bound = 1e-6 * std::fabs(sum[at]);
     for (int r = 0; r < ranks; ++r)
-      if (r != me) bound += half_step(block_absmax(all[static_cast<std::size_t>(r)], static_cast<std::size_t>(me) * count, at), kind);
+      if (r != me)
+        bound +=
+            half_step(block_absmax(all[static_cast<std::size_t>(r)], static_cast<std::size_t>(me) * count, at), kind);
     worst = std::max(worst, std::fabs(mine[i] - sum[at]));
     failures += check("reduce-scatter value within the steps", std::fabs(mine[i] - sum[at]) <= bound, mine[i], sum[at]);
     if (failures > 5) return failures;
@@ -86,7 +88,8 @@ int run(Communicator& world, GradCompression kind) {
   for (std::size_t i = 0; i < n; ++i) {
     const std::size_t first = i / count * count;
     double scatter = 0;
-    for (int r = 0; r < ranks; ++r) scatter += half_step(block_absmax(all[static_cast<std::size_t>(r)], first, i), kind);
+    for (int r = 0; r < ranks; ++r)
+      scatter += half_step(block_absmax(all[static_cast<std::size_t>(r)], first, i), kind);
     const double bound = 1e-6 * std::fabs(sum[i]) + scatter + half_step(block_absmax(sum, first, i) + scatter, kind);
     failures += check("all-reduce value within the steps", std::fabs(whole[i] - sum[i]) <= bound, whole[i], sum[i]);
     if (failures > 5) return failures;

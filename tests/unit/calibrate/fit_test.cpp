@@ -288,12 +288,13 @@ TEST(FitCacheReuse, HalfWaySetIsInterpolatedBetweenWorkingSets) {
   constexpr double MiB = 1048576.0;
   std::vector<MemoryPoint> points;
   const std::vector<std::pair<double, double>> sets = {{1, 10e-6},  {2, 10.5e-6}, {4, 11e-6},  {8, 16e-6},
-                                                       {16, 25e-6}, {24, 19e-6}, {32, 38e-6}, {64, 40e-6}};
+                                                       {16, 25e-6}, {24, 19e-6},  {32, 38e-6}, {64, 40e-6}};
   for (auto [mib, s] : sets) points.push_back({kGemmReuseKernel, mib * MiB, exact(s)});
   points.push_back({"copy", 1e6, exact(1e6 / 20e9)});  // not a reuse point
   EXPECT_NEAR(warm_working_set_bytes(points), std::sqrt(8.0 * 16.0) * MiB, 1.0);
   // no cache to see (every set alike): the largest set; fewer than two points: none
-  std::vector<MemoryPoint> flat = {{kGemmReuseKernel, 64 * MiB, exact(10e-6)}, {kGemmReuseKernel, 2 * MiB, exact(10e-6)}};
+  std::vector<MemoryPoint> flat = {{kGemmReuseKernel, 64 * MiB, exact(10e-6)},
+                                   {kGemmReuseKernel, 2 * MiB, exact(10e-6)}};
   EXPECT_DOUBLE_EQ(warm_working_set_bytes(flat), 64 * MiB);
   EXPECT_DOUBLE_EQ(warm_working_set_bytes({{kGemmReuseKernel, 2 * MiB, exact(10e-6)}}), 0);
   // the file's cache_MiB: the warm set, at most the sysfs L3; the reuse points are no kernel curve

@@ -45,6 +45,8 @@ struct BadCase {
 };
 
 std::vector<BadCase> bad_cases() {
+  // one case a line, as a table
+  // clang-format off
   return {
       {"tp not dividing heads", "", {"plan.tp=3", "plan.dp=1"}, "plan.tp=3 does not divide model.heads=32"},
       {"pp not dividing layers", "", {"plan.pp=3", "plan.dp=1"}, "plan.pp=3 does not divide model.layers=32"},
@@ -189,6 +191,7 @@ std::vector<BadCase> bad_cases() {
       {"missing hf_config file", "", {"model={hf_config: no/such/config.json}"},
        "model.hf_config=no/such/config.json is missing: no such file"},
   };
+  // clang-format on
 }
 
 TEST(RejectScenario, EveryBadInputNamesKeyValueAndRule) {

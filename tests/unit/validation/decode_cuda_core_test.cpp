@@ -62,7 +62,7 @@ std::map<std::tuple<std::string, std::string, int, int>, Row> read_rows() {
   while (std::getline(in, line)) {
     const auto c = split_csv_line(line);
     if (c.size() < 10) continue;
-    Row r{c[2], c[3], std::stoi(c[4]), std::stoi(c[5]), std::stoi(c[6]), std::stoi(c[7]), std::stoi(c[8]),
+    Row r{c[2],           c[3], std::stoi(c[4]), std::stoi(c[5]), std::stoi(c[6]), std::stoi(c[7]), std::stoi(c[8]),
           std::stod(c[9])};
     rows[{r.gpu, r.implementation, r.qo_heads / r.kv_heads, r.seqlen}] = r;
   }
