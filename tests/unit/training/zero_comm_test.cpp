@@ -137,6 +137,17 @@ TEST(ZeroComm, DeepSpeed2021GathersEachTensorWithItsListCopies) {
   EXPECT_GT(copy_pass(3 * params * 2), 0.0);
 }
 
+// Narayanan et al. 2021's ZeRO-3 175B judge on 768 A100s, under the DeepSpeed 2021 stack.
+Scenario gpt3_175b_zero3_on_768() {
+  return test::device_alone(R"(
+model: gpt3-175b
+cluster: {preset: dgx-a100-80gb, nodes: 96}
+stack: deepspeed-2021
+training: {seq_len: 2048, global_batch: 768, micro_batch: 1, precision: fp16}
+plan: {tp: 1, pp: 1, dp: 768, zero: 3, recompute: full, flash_attention: false}
+)");
+}
+
 // Full recompute under DeepSpeed <= 0.5 (stage3_max_reuse_distance 1e9): after the recomputed
 // forward, weight j is kept only if the weights used before its backward (those after it in the
 // forward, twice) number under 1e9. GPT-3 175B's layer (h 12,288): qkv 3h^2, proj h^2, fc1 4h^2,
@@ -146,13 +157,7 @@ TEST(ZeroComm, DeepSpeed2021GathersEachTensorWithItsListCopies) {
 // 5e7 its gate_up (2 x 45.1M = 90.2M after it) and the attention weights are. The backward's
 // gather of the 175B layer is then the recompute's (4 calls) plus 3 calls of 2/3 of it.
 TEST(ZeroComm, RecomputedForwardReleasesWhatIsNotReusedSoon) {
-  Scenario big = test::device_alone(R"(
-model: gpt3-175b
-cluster: {preset: dgx-a100-80gb, nodes: 96}
-stack: deepspeed-2021
-training: {seq_len: 2048, global_batch: 768, micro_batch: 1, precision: fp16}
-plan: {tp: 1, pp: 1, dp: 768, zero: 3, recompute: full, flash_attention: false}
-)");
+  Scenario big = gpt3_175b_zero3_on_768();
   const ZeroRegather again = zero_recompute_regather(big.model, big.plan, big.stack, false);
   EXPECT_EQ(again.calls, 3);
   EXPECT_NEAR(again.share, 8.0 / 12.0, 1e-12);
@@ -184,13 +189,7 @@ plan: {tp: 1, pp: 1, dp: 768, zero: 3, recompute: full, flash_attention: false}
 // tensors, each copied out of each of 768 ranks' chunks (6.55 us a copy_): 3.864 s, plus one
 // all_gather call and its own 768 copies. The step's optimizer op carries it.
 TEST(ZeroComm, PersistentTensorsAreCopiedOutOfEveryRankOnceAStep) {
-  const Scenario s = test::device_alone(R"(
-model: gpt3-175b
-cluster: {preset: dgx-a100-80gb, nodes: 96}
-stack: deepspeed-2021
-training: {seq_len: 2048, global_batch: 768, micro_batch: 1, precision: fp16}
-plan: {tp: 1, pp: 1, dp: 768, zero: 3, recompute: full, flash_attention: false}
-)");
+  const Scenario s = gpt3_175b_zero3_on_768();
   const GroupLayout dp = dp_of(s.cluster, s.plan);
   const double copies = 96 * 8 * 768 * 6.55e-6;
   EXPECT_NEAR(copies, 3.8633472, 1e-6);
