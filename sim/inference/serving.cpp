@@ -142,6 +142,28 @@ ServingResult start_result(const std::vector<Request>& requests, std::int64_t kv
   return result;
 }
 
+// A pass crosses its replica's stages in turn (stage_free: when each of them is next free, a
+// stage's p2p before it); returns when its last stage finishes.
+double cross_stages(const IterationCost& c, double start_s, double* stage_free, int stages) {
+  double t = start_s;
+  for (int st = 0; st < stages; ++st) {
+    const double stage_s = st < static_cast<int>(c.stage_s.size()) ? c.stage_s[st] : 0.0;
+    if (st > 0) t += c.p2p_s;
+    t = std::max(t, stage_free[st]) + stage_s;
+    stage_free[st] = t;
+  }
+  return t;
+}
+
+// The schedulers' speculative-decoding counts and inter-token gaps, into the result.
+void add_scheduler_totals(ServingResult& result, const std::vector<Scheduler>& schedulers) {
+  for (const Scheduler& sched : schedulers) {
+    result.verify_steps += sched.verify_steps();
+    result.verified_tokens += sched.verified_tokens();
+    result.itl_s.insert(result.itl_s.end(), sched.itl_s().begin(), sched.itl_s().end());
+  }
+}
+
 }  // namespace
 
 ServingResult run_serving(const std::vector<Request>& requests, std::int64_t kv_blocks, const SchedulerLimits& limits,
@@ -211,14 +233,7 @@ ServingResult run_serving(const std::vector<Request>& requests, std::int64_t kv_
     const IterationCost c = cost(shape);
     result.swapped_out_blocks += shape.swap_out_blocks;
     result.swapped_in_blocks += shape.swap_in_blocks;
-    double t = ev.time_s;
-    const int first = ev.engine / stages * stages;  // its replica's stages
-    for (int st = 0; st < stages; ++st) {  // the pass crosses the stages in turn
-      const double stage_s = st < static_cast<int>(c.stage_s.size()) ? c.stage_s[st] : 0.0;
-      if (st > 0) t += c.p2p_s;
-      t = std::max(t, stage_free[first + st]) + stage_s;
-      stage_free[first + st] = t;
-    }
+    const double t = cross_stages(c, ev.time_s, &stage_free[ev.engine / stages * stages], stages);
     result.busy_s += c.latency_s();
     ++result.passes;
     const std::int64_t unfinished_before = sched.unfinished();
@@ -228,11 +243,7 @@ ServingResult run_serving(const std::vector<Request>& requests, std::int64_t kv_
     for (int e = 0; e < engines; ++e)
       if (blocked[e]) blocked[e] = false, ready.push({t, e});
   }
-  for (const Scheduler& sched : schedulers) {
-    result.verify_steps += sched.verify_steps();
-    result.verified_tokens += sched.verified_tokens();
-    result.itl_s.insert(result.itl_s.end(), sched.itl_s().begin(), sched.itl_s().end());
-  }
+  add_scheduler_totals(result, schedulers);
   return result;
 }
 
