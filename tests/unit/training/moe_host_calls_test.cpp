@@ -94,6 +94,21 @@ plan: {tp: 1, pp: 1, dp: 2, ep: 2}
 stack: )" + stack + "\n");
 }
 
+// A host-bound layer's forward and backward (compute and EP comm), and how many of its rows
+// lie outside the MoE layer's census (each costs one host_op_us).
+struct HostBoundLayer {
+  double other_rows = 0, fwd_s = 0, bwd_s = 0;
+};
+HostBoundLayer host_bound_layer(const Scenario& s) {
+  const LayerCost layer = cost_layer(s, 0);
+  HostBoundLayer h;
+  for (const OpTime& t : layer.ops)
+    if (t.category == TimeCategory::compute && !megatron_core_moe_host_calls(t.name, 4, false)) h.other_rows += 1;
+  h.fwd_s = layer.fwd_s(TimeCategory::compute) + layer.fwd_s(TimeCategory::ep_comm);
+  h.bwd_s = layer.bwd_s(TimeCategory::compute) + layer.bwd_s(TimeCategory::ep_comm);
+  return h;
+}
+
 TEST(MoeHostCalls, AHostBoundMoeLayerTakesItsCallsTime) {
   // 1 ms a call and a row dwarfs the small layer's kernels. Forward: the rows outside the
   // MoE layer at 1 ms each, and the layer's 37 ops, 9 GEMMs (router, 4 experts x 2) and 4
@@ -101,16 +116,12 @@ TEST(MoeHostCalls, AHostBoundMoeLayerTakesItsCallsTime) {
   const Scenario s = small_moe(
       "{preset: megatron-core, host_op_us: 1000, host_torch_op_us: 1000, host_gemm_launch_us: 1000, "
       "host_collective_us: 1000}");
-  const LayerCost layer = cost_layer(s, 0);
-  double other_rows = 0;
-  for (const OpTime& t : layer.ops)
-    if (t.category == TimeCategory::compute && !megatron_core_moe_host_calls(t.name, 4, false)) other_rows += 1;
-  ASSERT_GE(other_rows, 5);
-  const double fwd = layer.fwd_s(TimeCategory::compute) + layer.fwd_s(TimeCategory::ep_comm);
-  EXPECT_NEAR(fwd, (other_rows + 50) * 1e-3, 1e-9);
+  const HostBoundLayer h = host_bound_layer(s);
+  ASSERT_GE(h.other_rows, 5);
+  EXPECT_NEAR(h.fwd_s, (h.other_rows + 50) * 1e-3, 1e-9);
   // backward, one run: 19 ops (the table's 22 less fp8's 3 paddings), 2 + 8 + 8 GEMMs and
   // 3 NCCL calls = 40 ms
-  EXPECT_NEAR(layer.bwd_s(TimeCategory::compute) + layer.bwd_s(TimeCategory::ep_comm), (other_rows + 40) * 1e-3, 1e-9);
+  EXPECT_NEAR(h.bwd_s, (h.other_rows + 40) * 1e-3, 1e-9);
 }
 
 TEST(MoeHostCalls, AGraphedRouterAndPreprocessCostOnlyTheirReplay) {
@@ -123,13 +134,9 @@ TEST(MoeHostCalls, AGraphedRouterAndPreprocessCostOnlyTheirReplay) {
   const Scenario s = small_moe(
       "{preset: megatron-core, host_op_us: 1000, host_torch_op_us: 1000, host_gemm_launch_us: 1000, "
       "host_collective_us: 1000, cuda_graph_scope: [moe_router, moe_preprocess]}");
-  const LayerCost layer = cost_layer(s, 0);
-  double other_rows = 0;
-  for (const OpTime& t : layer.ops)
-    if (t.category == TimeCategory::compute && !megatron_core_moe_host_calls(t.name, 4, false)) other_rows += 1;
-  const double fwd = layer.fwd_s(TimeCategory::compute) + layer.fwd_s(TimeCategory::ep_comm);
-  EXPECT_NEAR(fwd, (other_rows + 22) * 1e-3, 1e-9);
-  EXPECT_NEAR(layer.bwd_s(TimeCategory::compute) + layer.bwd_s(TimeCategory::ep_comm), (other_rows + 31) * 1e-3, 1e-9);
+  const HostBoundLayer h = host_bound_layer(s);
+  EXPECT_NEAR(h.fwd_s, (h.other_rows + 22) * 1e-3, 1e-9);
+  EXPECT_NEAR(h.bwd_s, (h.other_rows + 31) * 1e-3, 1e-9);
 }
 
 TEST(MoeHostCalls, TheGraphScopesAreMegatronCoresAndOneGraphALayer) {

@@ -137,6 +137,19 @@ TEST(ZeroComm, DeepSpeed2021GathersEachTensorWithItsListCopies) {
   EXPECT_GT(copy_pass(3 * params * 2), 0.0);
 }
 
+// The search's closed-form estimate of the scenario's own plan at `micro_batch`, searched on
+// its GPU count (the engine's step is what each test holds it against).
+double estimate_own_plan_s(const Scenario& sc, int micro_batch) {
+  const int gpus = static_cast<int>(sc.plan.world_size());
+  SearchSpaceOptions o;
+  o.min_gpus = gpus, o.max_gpus = gpus, o.max_micro_batch = micro_batch, o.max_cp = 1;
+  AnalyticModel model(sc, make_search_space(sc, o));
+  Candidate c;
+  static_cast<PlanKnobs&>(c) = sc.plan;
+  c.micro_batch = micro_batch;
+  return model.estimate(c).step_s;
+}
+
 // Narayanan et al. 2021's ZeRO-3 175B judge on 768 A100s, under the DeepSpeed 2021 stack.
 Scenario gpt3_175b_zero3_on_768() {
   return test::device_alone(R"(
@@ -200,14 +213,8 @@ TEST(ZeroComm, PersistentTensorsAreCopiedOutOfEveryRankOnceAStep) {
   EXPECT_NEAR(optimizer_step_s(s, 0) - optimizer_step_s(plain, 0), expected, 1e-9);
   // the search's estimate prices the whole DeepSpeed 2021 layer (re-gathers, per-tensor
   // reduce-scatters, copies) as the engine does
-  SearchSpaceOptions o;
-  o.min_gpus = 768, o.max_gpus = 768, o.max_micro_batch = 1, o.max_cp = 1;
-  AnalyticModel model(s, make_search_space(s, o));
-  Candidate c;
-  static_cast<PlanKnobs&>(c) = s.plan;
-  c.micro_batch = 1;
   const double engine = predict_training(s).step_s;
-  EXPECT_NEAR(model.estimate(c).step_s / engine, 1.0, 0.05) << engine;
+  EXPECT_NEAR(estimate_own_plan_s(s, 1) / engine, 1.0, 0.05) << engine;
 }
 
 // A stack that drains the device before each ZeRO-3 gather (stack.zero_gather_blocking, DeepSpeed
@@ -235,13 +242,7 @@ TEST(ZeroComm, BlockingGathersHideBehindNothing) {
   const double added = exposed.step_s - hidden.step_s;
   EXPECT_GE(added, 64 * g * 0.99) << added;
   EXPECT_LE(added, (64 * g + 32 * r) * 1.01) << added;
-  SearchSpaceOptions o;
-  o.min_gpus = 2, o.max_gpus = 2, o.max_micro_batch = 4, o.max_cp = 1;
-  AnalyticModel model(blocking, make_search_space(blocking, o));
-  Candidate c;
-  static_cast<PlanKnobs&>(c) = blocking.plan;
-  c.micro_batch = 4;
-  EXPECT_NEAR(model.estimate(c).step_s / exposed.step_s, 1.0, 0.05) << exposed.step_s;
+  EXPECT_NEAR(estimate_own_plan_s(blocking, 4) / exposed.step_s, 1.0, 0.05) << exposed.step_s;
 }
 
 // DeepSpeed's ZeRO 1 and 2 all-reduce each gradient bucket whole and keep their partition's
@@ -311,16 +312,7 @@ TEST(ZeroComm, MegatronReducesBf16GradientsInFp32) {
   const double expected = 2 * gradients * 0.5 / 10e9;
   const double engine = predict_training(fp32_step).step_s - predict_training(bf16_step).step_s;
   EXPECT_NEAR(engine / expected, 1.0, 0.02) << engine << " s against " << expected;
-  auto estimate = [](const Scenario& sc) {
-    SearchSpaceOptions o;
-    o.min_gpus = 2, o.max_gpus = 2, o.max_micro_batch = 1, o.max_cp = 1;
-    AnalyticModel model(sc, make_search_space(sc, o));
-    Candidate c;
-    static_cast<PlanKnobs&>(c) = sc.plan;
-    c.micro_batch = 1;
-    return model.estimate(c).step_s;
-  };
-  EXPECT_NEAR((estimate(fp32_step) - estimate(bf16_step)) / expected, 1.0, 0.02);
+  EXPECT_NEAR((estimate_own_plan_s(fp32_step, 1) - estimate_own_plan_s(bf16_step, 1)) / expected, 1.0, 0.02);
 }
 
 TEST(ZeroComm, AZero3StepAtScaleIsCommunicationBound) {

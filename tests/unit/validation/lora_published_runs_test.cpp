@@ -59,6 +59,14 @@ TEST(LitgptLora, LargerMicroBatchesAsPublished) {
   EXPECT_FALSE(predict_memory(thirteen).fits);
 }
 
+// finetune/lora.py's defaults at lit_gpt 8641822: rank 8 on the query and value.
+LoraSpec litgpt_default_lora() {
+  LoraSpec lora;
+  lora.rank = 8;
+  lora.modules = (1u << static_cast<int>(LoraModule::q)) | (1u << static_cast<int>(LoraModule::v));
+  return lora;
+}
+
 // LitGPT's LoRA layer (lit_gpt 8641822, r 8 on q and v, dropout 0.05, bf16 model), what it keeps
 // for the backward, derived by hand from the storages scripts/litgpt_lora_saved_census.py catches
 // (per token of Llama 2 7B: hidden 4096, 32 heads of 128, FFN 11008): the two norms' inputs
@@ -71,9 +79,7 @@ TEST(LitgptLora, LargerMicroBatchesAsPublished) {
 TEST(LitgptCensus, LlamaTwoSevenBLayerByHand) {
   ModelSpec llama2;
   llama2.hidden = 4096, llama2.heads = 32, llama2.kv_heads = 32, llama2.head_dim = 128, llama2.ffn_hidden = 11008;
-  LoraSpec lora;
-  lora.rank = 8;
-  lora.modules = (1u << static_cast<int>(LoraModule::q)) | (1u << static_cast<int>(LoraModule::v));
+  LoraSpec lora = litgpt_default_lora();
   EXPECT_EQ(litgpt_lora_layer_saved_bytes(llama2, 1304, lora), 160420LL * 1304 + 8 * 8192);
   lora.base = LoraBase::nf4;
   EXPECT_EQ(litgpt_lora_layer_saved_bytes(llama2, 1304, lora), (160420LL + 46592) * 1304 + 8 * 8192);
@@ -86,9 +92,7 @@ TEST(LitgptCensus, LlamaTwoSevenBLayerByHand) {
 TEST(LitgptCensus, MatchesTheScriptsCountLessTheCpusDropoutNoise) {
   ModelSpec small;
   small.hidden = 512, small.heads = 4, small.kv_heads = 4, small.head_dim = 128, small.ffn_hidden = 1024;
-  LoraSpec lora;
-  lora.rank = 8;
-  lora.modules = (1u << static_cast<int>(LoraModule::q)) | (1u << static_cast<int>(LoraModule::v));
+  LoraSpec lora = litgpt_default_lora();
   EXPECT_EQ(litgpt_lora_layer_saved_bytes(small, 128, lora), 2374144 - 128 * 512);
   lora.base = LoraBase::nf4;
   EXPECT_EQ(litgpt_lora_layer_saved_bytes(small, 128, lora), 3029504 - 128 * 512);
