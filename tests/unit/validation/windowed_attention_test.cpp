@@ -1,0 +1,109 @@
+// Sliding-window attention at gpt-oss's shape (head width 64, 64 query heads over 8 KV heads)
+// against cuDNN's own published training benchmark of it (NVIDIA/cudnn-frontend
+// benchmark/sdpa_benchmark_training, config gpt_oss; scenarios/validation/microbench/
+// attention_cudnn_gpt_oss_swa_h200_gb200_cudnn_frontend.csv): the layer's `attn.core` op as a
+// training step prices it (models/layer_ops.cpp's window span, sim/training/layer_costs.cpp,
+// the GPU's cuDNN curves). Nothing was fitted to these rows: the H200's cuDNN curve comes from
+// full causal attention measured in this repo (measured_2026-11-26/h200/attention.csv), so
+// every windowed row is held out. Issue 53 asked whether gpt-oss's window is priced as its
+// tiles: at a 1,024-token window it is, within 10% forward and backward.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "scenario/load.hpp"
+#include "sim/common/csv.hpp"
+#include "sim/training/layer_costs.hpp"
+
+namespace twinsim {
+namespace {
+
+struct PublishedRow {
+  std::string gpu;
+  int batch = 0, seq = 0, heads = 0, kv_heads = 0, head_dim = 0, window = 0;
+  bool backward = false;
+  double time_s = 0;
+};
+
+std::vector<PublishedRow> published_rows() {
+  std::ifstream in(std::string(TWINSIM_SOURCE_DIR) +
+                   "/scenarios/validation/microbench/attention_cudnn_gpt_oss_swa_h200_gb200_cudnn_frontend.csv");
+  EXPECT_TRUE(in);
+  std::vector<PublishedRow> rows;
+  std::string line;
+  // gpu,cudnn_backend_version,dtype,attn_mask,batch,seqlen,num_q_heads,num_kv_heads,head_dim,
+  // sliding_window,pass,time_ms,tflops
+  std::getline(in, line);
+  while (std::getline(in, line)) {
+    const std::vector<std::string> c = split_csv_line(line);
+    if (c.size() != 13) continue;
+    rows.push_back({c[0], std::stoi(c[4]), std::stoi(c[5]), std::stoi(c[6]), std::stoi(c[7]), std::stoi(c[8]),
+                    std::stoi(c[9]), c[10] == "bwd", std::stod(c[11]) / 1e3});
+  }
+  return rows;
+}
+
+// One attention-only layer of the benchmark's shape, every layer windowed, under the
+// megatron-core stack (Transformer Engine: cuDNN's fused attention where the GPU has its curves).
+Scenario benchmark_scenario(const PublishedRow& r, const std::string& cluster, int gpus) {
+  const std::string model = "model: {layers: 1, hidden: 2880, heads: " +
+                            std::to_string(r.heads) + ", kv_heads: " + std::to_string(r.kv_heads) +
+                            ", head_dim: " + std::to_string(r.head_dim) +
+                            ", ffn_hidden: 2880, activation: swiglu, norm: rmsnorm, vocab: 32000, position: rope, "
+                            "max_seq_len: 32768, tied_embeddings: false, bias: false, dropout: 0, sliding_window: " +
+                            std::to_string(r.window) + "}\n";
+  return load_scenario_text(model + "cluster: {preset: " + cluster + ", nodes: 1}\n" +
+                            "training: {seq_len: " + std::to_string(r.seq) + ", global_batch: " +
+                            std::to_string(gpus * r.batch) + ", micro_batch: " + std::to_string(r.batch) +
+                            ", precision: bf16}\nplan: {tp: 1, pp: 1, dp: " + std::to_string(gpus) +
+                            "}\nstack: megatron-core\n");
+}
+
+const OpTime& core_attention(const LayerCost& layer) {
+  for (const OpTime& op : layer.ops)
+    if (op.name == "attn.core") return op;
+  throw std::runtime_error("no attn.core op");
+}
+
+// The window's FLOPs as the op list counts them (worked by hand): at 4,096 tokens and a
+// 1,024-token window a query row sees 1,024*1,025/2 + 3,072*1,024 = 3,670,528 causal pairs
+// against 4,096*4,097/2 = 8,390,656, so the layer is priced as 4,096 * 3,670,528 / 8,390,656
+// = 1,791.8 -> 1,792 keys of the full rectangle: 2 * (2 x 4,096 tokens) * 1,792 keys *
+// (64 x 64 Q + 64 x 64 O columns) = 240,518,168,576 FLOPs forward, twice that backward.
+// The benchmark counts the same pairs once (b h pairs 2 (d + d) = 120,259,084,288): the
+// catalog's curves are rates against the full rectangle, twice the useful causal FLOPs.
+TEST(WindowedAttention, TheWindowIsPricedAtItsCausalPairs) {
+  const PublishedRow r{"H200", 2, 4096, 64, 8, 64, 1024, false, 0};
+  const OpTime& op = core_attention(cost_layer(benchmark_scenario(r, "dgx-h200", 8), 0));
+  EXPECT_DOUBLE_EQ(op.fwd_flops, 240518168576.0);
+  EXPECT_DOUBLE_EQ(op.bwd_flops, 2 * 240518168576.0);
+}
+
+// Held out, H200 (cuDNN 9.19.1, the benchmark's published rows, 2k to 32k tokens): the
+// simulator's windowed attention within 10% of each forward and backward (today -6% to 0%).
+// GB200 (cuDNN 9.22, a 128-token window over 128 heads): printed, not judged; the catalog has
+// no cuDNN curve for Blackwell, where TE's attention is priced by FlashAttention-2's figures
+// or the GEMM curve (flagged extrapolated in the report).
+TEST(WindowedAttention, CudnnGptOssShapeHeldOut) {
+  int judged = 0;
+  for (const PublishedRow& r : published_rows()) {
+    const bool h200 = r.gpu == "H200";
+    const OpTime& op = core_attention(cost_layer(h200 ? benchmark_scenario(r, "dgx-h200", 8) : benchmark_scenario(r, "gb200-nvl72", 72), 0));
+    const double predicted = r.backward ? op.dgrad_s : op.fwd_s;
+    const double error = predicted / r.time_s - 1;
+    std::printf("%-5s %dx%d heads hd%d window %4d seq %5d %s: predicted %.3f ms, published %.3f ms (%+.1f%%)%s\n",
+                r.gpu.c_str(), r.heads, r.kv_heads, r.head_dim, r.window, r.seq, r.backward ? "bwd" : "fwd",
+                1e3 * predicted, 1e3 * r.time_s, 100 * error, h200 ? "" : " (not judged)");
+    if (!h200) continue;
+    EXPECT_LT(std::abs(error), 0.10) << r.seq << (r.backward ? " bwd" : " fwd");
+    ++judged;
+  }
+  EXPECT_EQ(judged, 10);  // 2k, 4k, 8k, 16k, 32k; forward and backward
+}
+
+}  // namespace
+}  // namespace twinsim
