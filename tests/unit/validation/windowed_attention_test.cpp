@@ -50,17 +50,15 @@ std::vector<PublishedRow> published_rows() {
 // One attention-only layer of the benchmark's shape, every layer windowed, under the
 // megatron-core stack (Transformer Engine: cuDNN's fused attention where the GPU has its curves).
 Scenario benchmark_scenario(const PublishedRow& r, const std::string& cluster, int gpus) {
-  const std::string model = "model: {layers: 1, hidden: 2880, heads: " +
-                            std::to_string(r.heads) + ", kv_heads: " + std::to_string(r.kv_heads) +
-                            ", head_dim: " + std::to_string(r.head_dim) +
+  const std::string model = "model: {layers: 1, hidden: 2880, heads: " + std::to_string(r.heads) +
+                            ", kv_heads: " + std::to_string(r.kv_heads) + ", head_dim: " + std::to_string(r.head_dim) +
                             ", ffn_hidden: 2880, activation: swiglu, norm: rmsnorm, vocab: 32000, position: rope, "
                             "max_seq_len: 32768, tied_embeddings: false, bias: false, dropout: 0, sliding_window: " +
                             std::to_string(r.window) + "}\n";
-  return load_scenario_text(model + "cluster: {preset: " + cluster + ", nodes: 1}\n" +
-                            "training: {seq_len: " + std::to_string(r.seq) + ", global_batch: " +
-                            std::to_string(gpus * r.batch) + ", micro_batch: " + std::to_string(r.batch) +
-                            ", precision: bf16}\nplan: {tp: 1, pp: 1, dp: " + std::to_string(gpus) +
-                            "}\nstack: megatron-core\n");
+  return load_scenario_text(
+      model + "cluster: {preset: " + cluster + ", nodes: 1}\n" + "training: {seq_len: " + std::to_string(r.seq) +
+      ", global_batch: " + std::to_string(gpus * r.batch) + ", micro_batch: " + std::to_string(r.batch) +
+      ", precision: bf16}\nplan: {tp: 1, pp: 1, dp: " + std::to_string(gpus) + "}\nstack: megatron-core\n");
 }
 
 const OpTime& core_attention(const LayerCost& layer) {
@@ -92,7 +90,8 @@ TEST(WindowedAttention, CudnnGptOssShapeHeldOut) {
   int judged = 0;
   for (const PublishedRow& r : published_rows()) {
     const bool h200 = r.gpu == "H200";
-    const OpTime& op = core_attention(cost_layer(h200 ? benchmark_scenario(r, "dgx-h200", 8) : benchmark_scenario(r, "gb200-nvl72", 72), 0));
+    const OpTime& op = core_attention(
+        cost_layer(h200 ? benchmark_scenario(r, "dgx-h200", 8) : benchmark_scenario(r, "gb200-nvl72", 72), 0));
     const double predicted = r.backward ? op.dgrad_s : op.fwd_s;
     const double error = predicted / r.time_s - 1;
     std::printf("%-5s %dx%d heads hd%d window %4d seq %5d %s: predicted %.3f ms, published %.3f ms (%+.1f%%)%s\n",
