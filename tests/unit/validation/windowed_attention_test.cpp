@@ -3,10 +3,13 @@
 // benchmark/sdpa_benchmark_training, config gpt_oss; scenarios/validation/microbench/
 // attention_cudnn_gpt_oss_swa_h200_gb200_cudnn_frontend.csv): the layer's `attn.core` op as a
 // training step prices it (models/layer_ops.cpp's window span, sim/training/layer_costs.cpp,
-// the GPU's cuDNN curves). Nothing was fitted to these rows: the H200's cuDNN curve comes from
+// the GPU's cuDNN curves). Nothing was fitted to the H200 rows: its cuDNN curve comes from
 // full causal attention measured in this repo (measured_2026-11-26/h200/attention.csv), so
-// every windowed row is held out. Issue 53 asked whether gpt-oss's window is priced as its
+// every H200 windowed row is held out. Issue 53 asked whether gpt-oss's window is priced as its
 // tiles: at a 1,024-token window it is, within 10% forward and backward.
+// The same benchmark's Blackwell rows (GB200, GB300: gpt-oss's windows and Llama 3.1's full
+// causal attention, attention_cudnn_blackwell_gb200_gb300_cudnn_frontend.csv) judge the cuDNN
+// curves fitted to part of them (scripts/cudnn_frontend_attention_to_catalog.py), on the rest.
 #include <gtest/gtest.h>
 
 #include <cmath>
