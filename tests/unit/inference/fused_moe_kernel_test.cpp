@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "serving_scenarios.hpp"
+#include "hardware/gpu_spec.hpp"
 #include "sim/common/csv.hpp"
 #include "sim/inference/iteration_cost.hpp"
 #include "sim/inference/iteration_ops.hpp"
@@ -127,6 +128,45 @@ TEST(FusedMoeKernel, A100RoutedExpertsAgainstVllmsKernel) {
   }
   EXPECT_EQ(weight_stream_rows, 3);
   EXPECT_EQ(math_rows, 1);
+}
+
+// TensorRT-LLM's NVFP4 fused MoE kernel (trtllm-gen) on DeepSeek-V3's experts, 32 local, timed on
+// one B300 (flashinfer-ai/flashinfer PR #5301; scenarios/validation/microbench/
+// fused_moe_trtllm_nvfp4_b300.csv): the rate b200.yaml's grouped_gemm_efficiency_by_rows carries to
+// the B200. Its points reproduce the fitted rows (32, 128, 512 rows an expert); the held-out rows
+// (64 and 256) are printed and bounded; and from 1,024 tokens the call is slower than the B200
+// streams its weights, so the curve (not the weights' stream) prices every fitted row.
+TEST(FusedMoeKernel, BlackwellNvfp4CurveAgainstTrtllmGenRows) {
+  std::ifstream in(std::string(TWINSIM_SOURCE_DIR) +
+                   "/scenarios/validation/microbench/fused_moe_trtllm_nvfp4_b300.csv");
+  ASSERT_TRUE(in);
+  const GpuSpec gpu = test::serving_scenario("qwen3-30b-a3b", "dgx-b200", 1, 1, 1, 1, 128, 2).cluster.gpu;
+  ASSERT_FALSE(gpu.grouped_gemm_efficiency_by_rows.empty());
+  std::string line;
+  std::getline(in, line);  // source,kernel,gpu,hidden,intermediate,experts,local_experts,top_k,tokens,ms,tflops
+  int fitted = 0, held_out = 0;
+  while (std::getline(in, line)) {
+    const auto c = split_csv_line(line);
+    ASSERT_EQ(c.size(), 11u) << line;
+    const double hidden = std::stod(c[3]), inter = std::stod(c[4]), local = std::stod(c[6]);
+    const double tokens = std::stod(c[8]), measured_s = std::stod(c[9]) * 1e-3;
+    const double rows = tokens * std::stod(c[7]) / std::stod(c[5]);  // an expert's, uniform routing
+    const double flops = 2 * rows * local * hidden * 3 * inter;       // gate, up and down
+    EXPECT_NEAR(flops / measured_s / 1e12, std::stod(c[10]), 0.01 * std::stod(c[10])) << line;
+    if (rows < 32) continue;  // below the curve: the weights' stream or the first point
+    const double measured = flops / measured_s / gpu.peak(Dtype::nvfp4);
+    const double curve = interpolate_efficiency(gpu.grouped_gemm_efficiency_by_rows, rows);
+    const double weights_s = local * hidden * 3 * inter * (0.5 + 1.0 / 16) / gpu.hbm_bandwidth_Bps;  // e2m1 + e4m3/16
+    EXPECT_GT(measured_s, 2 * weights_s) << line;  // not the weights' stream: the rate sets it
+    const double error = measured / curve - 1;      // predicted time against measured
+    std::printf("trtllm-gen nvfp4 %5.0f tokens, %3.0f rows an expert: measured %.4f of the peak, curve %.4f (%+.0f%%)\n",
+                tokens, rows, measured, curve, 100 * error);
+    const bool fit_row = rows == 32 || rows == 128 || rows == 512;
+    (fit_row ? fitted : held_out) += 1;
+    EXPECT_LT(std::abs(error), fit_row ? 0.01 : 0.25) << line;
+  }
+  EXPECT_EQ(fitted, 3);
+  EXPECT_EQ(held_out, 2);
 }
 
 }  // namespace
