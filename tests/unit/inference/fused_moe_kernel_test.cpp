@@ -19,8 +19,8 @@
 #include <string>
 #include <vector>
 
-#include "serving_scenarios.hpp"
 #include "hardware/gpu_spec.hpp"
+#include "serving_scenarios.hpp"
 #include "sim/common/csv.hpp"
 #include "sim/inference/iteration_cost.hpp"
 #include "sim/inference/iteration_ops.hpp"
@@ -151,16 +151,17 @@ TEST(FusedMoeKernel, BlackwellNvfp4CurveAgainstTrtllmGenRows) {
     const double hidden = std::stod(c[3]), inter = std::stod(c[4]), local = std::stod(c[6]);
     const double tokens = std::stod(c[8]), measured_s = std::stod(c[9]) * 1e-3;
     const double rows = tokens * std::stod(c[7]) / std::stod(c[5]);  // an expert's, uniform routing
-    const double flops = 2 * rows * local * hidden * 3 * inter;       // gate, up and down
+    const double flops = 2 * rows * local * hidden * 3 * inter;      // gate, up and down
     EXPECT_NEAR(flops / measured_s / 1e12, std::stod(c[10]), 0.01 * std::stod(c[10])) << line;
     if (rows < 32) continue;  // below the curve: the weights' stream or the first point
     const double measured = flops / measured_s / gpu.peak(Dtype::nvfp4);
     const double curve = interpolate_efficiency(gpu.grouped_gemm_efficiency_by_rows, rows);
     const double weights_s = local * hidden * 3 * inter * (0.5 + 1.0 / 16) / gpu.hbm_bandwidth_Bps;  // e2m1 + e4m3/16
     EXPECT_GT(measured_s, 2 * weights_s) << line;  // not the weights' stream: the rate sets it
-    const double error = measured / curve - 1;      // predicted time against measured
-    std::printf("trtllm-gen nvfp4 %5.0f tokens, %3.0f rows an expert: measured %.4f of the peak, curve %.4f (%+.0f%%)\n",
-                tokens, rows, measured, curve, 100 * error);
+    const double error = measured / curve - 1;     // predicted time against measured
+    std::printf(
+        "trtllm-gen nvfp4 %5.0f tokens, %3.0f rows an expert: measured %.4f of the peak, curve %.4f (%+.0f%%)\n",
+        tokens, rows, measured, curve, 100 * error);
     const bool fit_row = rows == 32 || rows == 128 || rows == 512;
     (fit_row ? fitted : held_out) += 1;
     EXPECT_LT(std::abs(error), fit_row ? 0.01 : 0.25) << line;
