@@ -132,15 +132,16 @@ TEST(FusedMoeKernel, A100RoutedExpertsAgainstVllmsKernel) {
 
 // TensorRT-LLM's NVFP4 fused MoE kernel (trtllm-gen) on DeepSeek-V3's experts, 32 local, timed on
 // one B300 (flashinfer-ai/flashinfer PR #5301; scenarios/validation/microbench/
-// fused_moe_trtllm_nvfp4_b300.csv): the rate b200.yaml's grouped_gemm_efficiency_by_rows carries to
-// the B200. Its points reproduce the fitted rows (32, 128, 512 rows an expert); the held-out rows
-// (64 and 256) are printed and bounded; and from 1,024 tokens the call is slower than the B200
-// streams its weights, so the curve (not the weights' stream) prices every fitted row.
-TEST(FusedMoeKernel, BlackwellNvfp4CurveAgainstTrtllmGenRows) {
+// fused_moe_trtllm_nvfp4_b300.csv): b300.yaml's grouped_gemm_efficiency_by_rows as fractions of its
+// own peak, b200.yaml's the same rates over the B200's. On each GPU the points reproduce the fitted
+// rows (32, 128, 512 rows an expert); the held-out rows (64 and 256) are printed and bounded; and
+// from 1,024 tokens the call is slower than the GPU streams its weights, so the curve (not the
+// weights' stream) prices every row from there.
+void check_trtllm_gen_rows(const std::string& node) {
   std::ifstream in(std::string(TWINSIM_SOURCE_DIR) +
                    "/scenarios/validation/microbench/fused_moe_trtllm_nvfp4_b300.csv");
   ASSERT_TRUE(in);
-  const GpuSpec gpu = test::serving_scenario("qwen3-30b-a3b", "dgx-b200", 1, 1, 1, 1, 128, 2).cluster.gpu;
+  const GpuSpec gpu = test::serving_scenario("qwen3-30b-a3b", node, 1, 1, 1, 1, 128, 2).cluster.gpu;
   ASSERT_FALSE(gpu.grouped_gemm_efficiency_by_rows.empty());
   std::string line;
   std::getline(in, line);  // source,kernel,gpu,hidden,intermediate,experts,local_experts,top_k,tokens,ms,tflops
@@ -159,15 +160,19 @@ TEST(FusedMoeKernel, BlackwellNvfp4CurveAgainstTrtllmGenRows) {
     const double weights_s = local * hidden * 3 * inter * (0.5 + 1.0 / 16) / gpu.hbm_bandwidth_Bps;  // e2m1 + e4m3/16
     EXPECT_GT(measured_s, 2 * weights_s) << line;  // not the weights' stream: the rate sets it
     const double error = measured / curve - 1;     // predicted time against measured
-    std::printf(
-        "trtllm-gen nvfp4 %5.0f tokens, %3.0f rows an expert: measured %.4f of the peak, curve %.4f (%+.0f%%)\n",
-        tokens, rows, measured, curve, 100 * error);
+    std::printf("%s trtllm-gen nvfp4 %5.0f tokens, %3.0f rows an expert: measured %.4f of the peak, curve %.4f (%+.0f%%)\n",
+                node.c_str(), tokens, rows, measured, curve, 100 * error);
     const bool fit_row = rows == 32 || rows == 128 || rows == 512;
     (fit_row ? fitted : held_out) += 1;
     EXPECT_LT(std::abs(error), fit_row ? 0.01 : 0.25) << line;
   }
   EXPECT_EQ(fitted, 3);
   EXPECT_EQ(held_out, 2);
+}
+
+TEST(FusedMoeKernel, BlackwellNvfp4CurveAgainstTrtllmGenRows) {
+  check_trtllm_gen_rows("hgx-b300");  // the rows' own GPU
+  check_trtllm_gen_rows("dgx-b200");  // the same rates carried to the B200
 }
 
 }  // namespace
