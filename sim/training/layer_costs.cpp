@@ -509,8 +509,10 @@ void add_fsdp_copies(const Scenario& s, bool moe_layer, LayerCost& cost) {
 // PyTorch's ring attention's memory passes around its SDPA calls (sim/training/torch_cp_exchange.hpp):
 // a row of their own, on the compute stream, run again wherever the attention core is.
 void add_cp_passes(const Scenario& s, const std::vector<LayerOp>& ops, LayerCost& cost) {
-  const auto ring = std::find_if(ops.begin(), ops.end(), [](const LayerOp& op) { return op.name == op_names::kAttnCpRing; });
-  const auto core = std::find_if(ops.begin(), ops.end(), [](const LayerOp& op) { return op.name == op_names::kAttnCore; });
+  const auto ring =
+      std::find_if(ops.begin(), ops.end(), [](const LayerOp& op) { return op.name == op_names::kAttnCpRing; });
+  const auto core =
+      std::find_if(ops.begin(), ops.end(), [](const LayerOp& op) { return op.name == op_names::kAttnCore; });
   if (ring == ops.end() || core == ops.end()) return;
   const TorchCpPassBytes bytes = torch_cp_pass_bytes(s, *ring);
   if (bytes.fwd <= 0) return;

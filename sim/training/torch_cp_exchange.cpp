@@ -26,8 +26,8 @@ double repeated_rank_kv_bytes(const Scenario& s, const LayerOp& ring) {
 
 TorchCpPassBytes torch_cp_pass_bytes(double elements, int cp, bool compiled) {
   if (cp <= 1 || elements <= 0) return {};
-  const double a = 2, f = 4;  // bytes of a 16-bit and of an fp32 element
-  const double steps = cp - 1;  // the steps after the first, local one
+  const double a = 2, f = 4;            // bytes of a 16-bit and of an fp32 element
+  const double steps = cp - 1;          // the steps after the first, local one
   const double accumulate = 2 * f + a;  // acc (fp32) += a 16-bit block: both read, fp32 written
   const double cast = f + a;            // a dtype conversion: read one, write the other
   TorchCpPassBytes b;
@@ -44,8 +44,8 @@ TorchCpPassBytes torch_cp_pass_bytes(double elements, int cp, bool compiled) {
     // zeros_like for dQ, dK, dV; K, V contiguous and cat; the first step's +=; a later step on
     // the slowest rank: dK, dV's _partial_update (the half's += and the torch.cat) and dQ's +=;
     // the fp32 dK,dV cat each step; the three casts back to 16 bits
-    b.bwd = 3 * f + 4 * a * cp + 3 * accumulate + steps * (2 * (accumulate / 2 + 2 * f) + accumulate) +
-            cp * 4 * f + 3 * cast;
+    b.bwd = 3 * f + 4 * a * cp + 3 * accumulate + steps * (2 * (accumulate / 2 + 2 * f) + accumulate) + cp * 4 * f +
+            3 * cast;
   }
   b.fwd *= elements;
   b.bwd *= elements;
