@@ -12,6 +12,9 @@ namespace twinsim::op_names {
 
 inline constexpr const char* kAttnCore = "attn.core";
 inline constexpr const char* kAttnCpRing = "attn.cp_ring";
+// PyTorch's ring attention's own memory passes around its per-step SDPA calls (stack.cp_exchange:
+// torch_all_gather; the simulator's name, sim/training/torch_cp_exchange.hpp)
+inline constexpr const char* kAttnCpMerge = "attn.cp_merge";
 inline constexpr const char* kAttnNorm = "attn.norm";
 inline constexpr const char* kAttnProj = "attn.proj";
 inline constexpr const char* kAttnQkv = "attn.qkv";

@@ -506,10 +506,39 @@ void add_fsdp_copies(const Scenario& s, bool moe_layer, LayerCost& cost) {
   cost.ops.push_back(t);
 }
 
+// PyTorch's ring attention's memory passes around its SDPA calls (sim/training/torch_cp_exchange.hpp):
+// a row of their own, on the compute stream, run again wherever the attention core is.
+void add_cp_passes(const Scenario& s, const std::vector<LayerOp>& ops, LayerCost& cost) {
+  const auto ring =
+      std::find_if(ops.begin(), ops.end(), [](const LayerOp& op) { return op.name == op_names::kAttnCpRing; });
+  const auto core =
+      std::find_if(ops.begin(), ops.end(), [](const LayerOp& op) { return op.name == op_names::kAttnCore; });
+  if (ring == ops.end() || core == ops.end()) return;
+  const TorchCpPassBytes bytes = torch_cp_pass_bytes(s, *ring);
+  if (bytes.fwd <= 0) return;
+  ComputeOp pass;
+  pass.kind = ComputeKind::elementwise;
+  pass.kernel = kernel_names::kCast;  // streaming passes: each element read and written once
+  pass.dtype = activation_dtype(s.training->precision);
+  OpTime t;
+  t.name = op_names::kAttnCpMerge;
+  t.recomputed = core->recomputed;
+  t.recompute_share = core->recompute_share;
+  pass.bytes = t.fwd_bytes = bytes.fwd;
+  t.fwd_s = op_time_s(s.cluster.gpu, pass);
+  pass.backward = true;
+  pass.bytes = t.bwd_bytes = t.dgrad_bytes = bytes.bwd;
+  t.dgrad_s = op_time_s(s.cluster.gpu, pass);
+  t.fwd_launches = t.dgrad_launches = 1;
+  cost.ops.push_back(t);
+}
+
 }  // namespace
 
 LayerCost cost_layer(const Scenario& s, std::int64_t layer) {
-  LayerCost cost = price_all(s, build_layer_ops(s.model, layer, s.plan, micro_batch_shape(s)), s.training->precision);
+  const std::vector<LayerOp> ops = build_layer_ops(s.model, layer, s.plan, micro_batch_shape(s));
+  LayerCost cost = price_all(s, ops, s.training->precision);
+  add_cp_passes(s, ops, cost);
   add_fsdp_copies(s, s.model.is_moe_layer(layer), cost);
   return cost;
 }

@@ -17,14 +17,54 @@ double repeated_kv_factor(const ModelSpec& m, int tp) {
   return static_cast<double>(heads_per_gpu(m, tp)) / static_cast<double>(kv_heads_per_gpu(m, tp));
 }
 
+// One rank's K,V chunk as SDPA takes it, in bytes (the op list's entry: cp - 1 grouped chunks)
+double repeated_rank_kv_bytes(const Scenario& s, const LayerOp& ring) {
+  return static_cast<double>(ring.fwd_comm.bytes) / (s.plan.cp - 1) * repeated_kv_factor(s.model, s.plan.tp);
+}
+
 }  // namespace
+
+TorchCpPassBytes torch_cp_pass_bytes(double elements, int cp, bool compiled) {
+  if (cp <= 1 || elements <= 0) return {};
+  const double a = 2, f = 4;            // bytes of a 16-bit and of an fp32 element
+  const double steps = cp - 1;          // the steps after the first, local one
+  const double accumulate = 2 * f + a;  // acc (fp32) += a 16-bit block: both read, fp32 written
+  const double cast = f + a;            // a dtype conversion: read one, write the other
+  TorchCpPassBytes b;
+  if (compiled) {
+    // the first step's K,V cat (the one the all-gather sends); a fused merge a step
+    b.fwd = 4 * a + steps * accumulate;
+    // the K,V cat; the first step's blocks cast into dQ, dK, dV; a fused dQ, dK, dV
+    // accumulation a step (into the dK,dV cat); the received dK,dV cast back to 16 bits
+    b.bwd = 4 * a + 3 * cast + steps * 3 * accumulate + 2 * cast;
+  } else {
+    // K, V made contiguous and cat each step; the first block upcast; a step's merge: upcast
+    // (a + f), out - out_b (3f), sigmoid(...) * that (2f), out - that (3f); the final downcast
+    b.fwd = 4 * a * cp + 2 * cast + steps * (a + 9 * f);
+    // zeros_like for dQ, dK, dV; K, V contiguous and cat; the first step's +=; a later step on
+    // the slowest rank: dK, dV's _partial_update (the half's += and the torch.cat) and dQ's +=;
+    // the fp32 dK,dV cat each step; the three casts back to 16 bits
+    b.bwd = 3 * f + 4 * a * cp + 3 * accumulate + steps * (2 * (accumulate / 2 + 2 * f) + accumulate) + cp * 4 * f +
+            3 * cast;
+  }
+  b.fwd *= elements;
+  b.bwd *= elements;
+  return b;
+}
+
+TorchCpPassBytes torch_cp_pass_bytes(const Scenario& s, const LayerOp& ring) {
+  if (s.stack.cp_exchange != kTorchAllGatherCpExchange || s.plan.cp <= 1 || ring.fwd_comm.bytes == 0) return {};
+  // K and V are each half of the chunk; Q and the output as wide (heads x head_dim after repeat_kv)
+  const double act = static_cast<double>(dtype_bytes(activation_dtype(s.training->precision), 1));
+  const double elements = repeated_rank_kv_bytes(s, ring) / (2 * act);
+  return torch_cp_pass_bytes(elements, s.plan.cp, !s.stack.hf_modeling());
+}
 
 TorchCpExchange torch_cp_exchange(const Scenario& s, const LayerOp& ring, const OpTime& attention) {
   TorchCpExchange x;
   const int cp = s.plan.cp;
   if (cp <= 1 || ring.fwd_comm.bytes == 0) return x;
-  // one rank's K,V chunk as SDPA takes it (the op list's entry: cp - 1 grouped chunks)
-  const double rank_kv = static_cast<double>(ring.fwd_comm.bytes) / (cp - 1) * repeated_kv_factor(s.model, s.plan.tp);
+  const double rank_kv = repeated_rank_kv_bytes(s, ring);
   const GroupLayout group = group_layout(s.cluster, s.plan, ParallelGroup::cp);
   // the all-gather's bytes are the gathered tensor's (nccl-tests' convention): every rank's chunk
   const double gather_s = collective_time_s(s.cluster, CollectiveOp::all_gather, group, cp * rank_kv);

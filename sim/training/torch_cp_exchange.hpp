@@ -12,7 +12,8 @@
 //  * the backward gathers K,V again the same way and passes the fp32 dK,dV accumulators
 //    (convert_to_f32) to the next rank after each step with an all-to-all (_AllToAllRotater):
 //    each is waited for after the next step, the last one after the loop.
-// The merges of the partial outputs (fp32) are not priced here.
+// Around the per-step SDPA calls the loops run memory-bound passes of their own, counted in
+// torch_cp_pass_bytes below.
 #include "models/layer_ops.hpp"
 #include "scenario/scenario.hpp"
 #include "sim/training/layer_costs.hpp"
@@ -28,5 +29,30 @@ struct TorchCpExchange {
 // (op_names::kAttnCpRing: (cp - 1) chunks of the grouped K,V), `attention` the attention
 // core priced (its forward and backward times split over the cp steps).
 TorchCpExchange torch_cp_exchange(const Scenario& s, const LayerOp& ring, const OpTime& attention);
+
+// The ring loops' memory passes of one layer on one GPU, in HBM bytes (read + written), counted
+// in _templated_ring_attention and its backward (2024-12). N is a rank's K (or V, Q, output)
+// elements as SDPA takes them (after repeat_kv), c the CP degree; each step is the slowest
+// rank's (the backward's dK,dV pass makes every rank wait for its neighbour each step).
+//  Forward, per step after the first, _SDPAMerger.step: the block output upcast to fp32 and
+//  merged with the fp32 running output, out - sigmoid(lse_b - lse) * (out - out_b). Each step
+//  also concatenates K and V for the rotater (torch.cat, bf16).
+//  Backward: fp32 dQ, dK, dV accumulators (zeros_like, +=; _partial_update's chunk add and
+//  torch.cat on the load-balanced half steps), the fp32 dK,dV concatenated for the all-to-all
+//  each step, the K,V concatenation, and the final casts back to 16 bits.
+//  Eager (stack layer kernels hf_*: torchtitan without compile) every aten op is a pass of its
+//  own; compiled (torchtitan-compile: each TransformerBlock under torch.compile(fullgraph=True),
+//  the ring inside it), Inductor fuses each merge and each accumulation into one kernel writing
+//  straight into the concatenation, and drops the K,V concatenations the all-gather rotater
+//  never sends (it gathers once, at the first step).
+struct TorchCpPassBytes {
+  double fwd = 0;  // one forward of the ring (the recompute runs it again)
+  double bwd = 0;
+};
+TorchCpPassBytes torch_cp_pass_bytes(double elements, int cp, bool compiled);
+
+// The same for the scenario's layer: 0 unless the stack runs PyTorch's ring (stack.cp_exchange:
+// torch_all_gather) on a CP plan. `ring` is the op list's CP entry, as above.
+TorchCpPassBytes torch_cp_pass_bytes(const Scenario& s, const LayerOp& ring);
 
 }  // namespace twinsim

@@ -12,6 +12,7 @@
 #include "sim/cost/collective_cost.hpp"
 #include "sim/training/layer_costs.hpp"
 #include "sim/training/rank_layout.hpp"
+#include "sim/training/torch_cp_exchange.hpp"
 #include "sim/training/training_report.hpp"
 
 namespace twinsim {
@@ -100,6 +101,39 @@ TEST(TorchCpExchange, AGatherLongerThanTheLocalStepIsWaitedFor) {
   const double ring_bwd_s = row(cost_layer(llama8b(8, 8, 8, "ring"), 0), op_names::kAttnCpRing).dgrad_s;
   ASSERT_GT(ring_bwd_s, 0);
   EXPECT_LT(ideal.breakdown.cp_comm_s, 0.01 * 32 * ring_bwd_s);
+}
+
+// The ring loops' memory passes, counted by hand from _templated_ring_attention and its
+// backward (2024-12) for one layer of Llama-3-8B at 32,768 tokens a rank: N = 32,768 x 32
+// heads x 128 = 134,217,728 elements of Q (and of K, V after repeat_kv, and of the output).
+// cp 4, compiled (Inductor fuses each merge and accumulation): forward, the first step's K,V
+// cat (2 x (2 + 2) = 8 bytes an element) and 3 merges (fp32 out read, bf16 block read, fp32
+// written: 10): 38 N; backward, the K,V cat 8, the first blocks cast into dQ, dK, dV
+// (3 x 6 = 18), 3 steps of three accumulations (3 x 3 x 10 = 90), the received dK,dV cast back
+// (2 x 6 = 12): 128 N. Eager: forward, K,V contiguous and 3 cats (4 x 8 = 32), the first
+// upcast and the final downcast (12), 3 merges of upcast 6, out - out_b 12, x sigmoid 8,
+// out - that 12 (3 x 38 = 114): 158 N; backward, zeros 12, K,V contiguous and cats 32, the
+// first += 30, 3 steps of dK,dV's half += and cat (2 x (5 + 8) = 26) and dQ's += 10
+// (3 x 36 = 108), the fp32 dK,dV cat 4 x 16 = 64, three casts 18: 264 N.
+TEST(TorchCpExchange, RingPassesCountedFromTheLoops) {
+  const double n = 134217728.0;
+  const TorchCpPassBytes compiled = torch_cp_pass_bytes(n, 4, true);
+  EXPECT_DOUBLE_EQ(compiled.fwd, 38 * n);
+  EXPECT_DOUBLE_EQ(compiled.bwd, 128 * n);
+  const TorchCpPassBytes eager = torch_cp_pass_bytes(n, 4, false);
+  EXPECT_DOUBLE_EQ(eager.fwd, 158 * n);
+  EXPECT_DOUBLE_EQ(eager.bwd, 264 * n);
+  EXPECT_EQ(torch_cp_pass_bytes(n, 1, true).fwd, 0);  // no ring without CP
+  // the scenario's layer: its row holds those bytes, recomputed with the attention under full
+  // recompute; the ideal ring (stack.cp_exchange: ring) has no such row
+  const LayerCost cost = cost_layer(llama8b(4, 1, 1, "torch_all_gather"), 0);
+  const OpTime& passes = row(cost, op_names::kAttnCpMerge);
+  EXPECT_DOUBLE_EQ(passes.fwd_bytes, 38 * n);
+  EXPECT_DOUBLE_EQ(passes.dgrad_bytes, 128 * n);
+  EXPECT_TRUE(passes.recomputed);
+  EXPECT_GT(passes.fwd_s, 0);
+  const LayerCost ideal = cost_layer(llama8b(4, 1, 1, "ring"), 0);
+  EXPECT_THROW(row(ideal, op_names::kAttnCpMerge), std::runtime_error);
 }
 
 // torchtitan's 405B CP 4 run (FSDP 2 x CP 4 x TP 8 x PP 8, async TP): its CP groups cross
