@@ -207,7 +207,6 @@ ServingResult run_serving(const std::vector<Request>& requests, std::int64_t kv_
     for (int e = replica * stages; e < (replica + 1) * stages; ++e) n += schedulers[e].unfinished();
     return n;
   };
-
   while (next_arrival < requests.size() || !ready.empty()) {
     const double arrival = next_arrival < requests.size() ? client.send_time_s(requests[next_arrival].arrival_s)
                                                           : std::numeric_limits<double>::infinity();
