@@ -184,8 +184,7 @@ ServingResult run_serving(const std::vector<Request>& requests, std::int64_t kv_
   ClientGate client(max_concurrency);
   const int replicas = std::max(1, set.replicas);
   ServingResult result = start_result(requests, kv_blocks, limits, replicas);
-  // each replica has its own cache and its own pipeline of `stages` virtual engines;
-  // engine e belongs to replica e / stages and runs on that replica's stages
+  // each replica: its own cache and `stages` virtual engines (engine e runs on replica e / stages)
   std::vector<BlockPool> pools(replicas, BlockPool(kv_blocks));
   std::vector<BlockPool> host_pools(replicas, BlockPool(limits.swap_blocks));  // swap preemption
   const int stages = std::max(1, pipeline_stages);
@@ -204,7 +203,8 @@ ServingResult run_serving(const std::vector<Request>& requests, std::int64_t kv_
   int last_replica = replicas - 1;  // the first request goes to replica 0
   auto unfinished = [&](int replica) {
     std::int64_t n = 0;
-    for (int e = replica * stages; e < (replica + 1) * stages; ++e) n += schedulers[e].unfinished();
+    for (int e = replica * stages; e < (replica + 1) * stages; ++e)
+      n += schedulers[e].unfinished() + static_cast<std::int64_t>(held[e].size());
     return n;
   };
   while (next_arrival < requests.size() || !ready.empty()) {
