@@ -147,6 +147,12 @@ struct GpuSpec {
   // the fp32 peak its math reaches, which bounds it once a KV head serves several query heads.
   // 0: not measured (the kernel priced as the tensor-core one).
   double kv_attention_cuda_core_efficiency = 0;
+  // A FlashAttention-2-class prefill kernel over the paged cache (FlashInfer's FA2 template at
+  // page size 1, which SGLang's FlashInfer backend runs for a prompt chunk's cached prefix,
+  // StackSpec::serving_prefix_attention_fa2): its forward rate as a fraction of the 16-bit
+  // peak, by the full-rectangle FLOPs of those (query, key) pairs. 0: not measured (priced as
+  // the rest of the attention).
+  double kv_attention_fa2_efficiency = 0;
   // memory-bound kernels by name (LayerOp::kernel: "gelu", "layernorm", "adamw", ...):
   // achieved fraction of hbm_bandwidth on the bytes the op list counts for them; a
   // kernel not named here runs at memory_efficiency. On a GPU these kernels stream at

@@ -145,6 +145,13 @@ struct StackSpec {
   // exceeded 4 or the cache was fp8 (should_use_tensor_core, until sgl-project/sglang PR #8624,
   // 2025-07-31), so Llama-3's group of 4 decoded on CUDA cores. 0: tensor cores.
   int serving_decode_cuda_core_group = 0;
+  // A prompt chunk's queries over the keys cached before it run on a kernel of their own, an
+  // FA2-class prefill over the paged cache priced at GpuSpec::kv_attention_fa2_efficiency:
+  // SGLang's FlashInfer backend (its default attention backend before FA3 became the Hopper
+  // default) runs the new tokens on a ragged kernel and their cached prefix on
+  // BatchPrefillWithPagedKVCacheWrapper built with backend="fa2", then merges the two.
+  // false: one kernel for all of a chunk's keys.
+  bool serving_prefix_attention_fa2 = false;
   // The engine's scheduler defaults where the stack sets them (0: serve's own, vLLM's
   // 2048 tokens and 256 sequences): tokens one pass computes at most (vLLM
   // --max-num-batched-tokens, SGLang --chunked-prefill-size, TensorRT-LLM max_num_tokens)

@@ -49,8 +49,9 @@ ServingCostModel::PassOps ServingCostModel::build_pass(const IterationShape& sha
   PassOps ops;
   const int shared = s_.stack.serving_decode_shared_kv_group;
   const int cuda_cores = s_.stack.serving_decode_cuda_core_group;
-  ops.dense = build_iteration_layer_ops(m, some_dense_layer(m), s_.plan, w, shape, shared, cuda_cores);
-  if (m.moe) ops.moe = build_iteration_layer_ops(m, some_moe_layer(m), s_.plan, w, shape, shared, cuda_cores);
+  const bool fa2 = s_.stack.serving_prefix_attention_fa2;
+  ops.dense = build_iteration_layer_ops(m, some_dense_layer(m), s_.plan, w, shape, shared, cuda_cores, fa2);
+  if (m.moe) ops.moe = build_iteration_layer_ops(m, some_moe_layer(m), s_.plan, w, shape, shared, cuda_cores, fa2);
   ops.embedding = build_iteration_embedding_ops(m, s_.plan, w, shape);
   ops.head = build_iteration_head_ops(m, s_.plan, w, shape);
   return ops;
@@ -138,6 +139,7 @@ ComputeOp ServingCostModel::compute_op(const LayerOp& op, bool cached, double ge
       c.head_dim = op.head_dim;
       c.kv_items = op.kv_items;
       c.cuda_cores = op.cuda_cores;
+      c.prefix_flops = op.prefix_flops;
       break;
     case OpKind::norm: c.kind = ComputeKind::norm; break;
     default: c.kind = ComputeKind::elementwise; break;

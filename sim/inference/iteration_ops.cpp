@@ -20,6 +20,7 @@ void IterationShape::add_chunk(std::int64_t cached, std::int64_t chunk, bool sam
   // all of its context either way
   const double rectangle = static_cast<double>(chunk) * static_cast<double>(cached + chunk);
   attention_pairs += rectangle;
+  if (chunk > 1) prefix_pairs += static_cast<double>(chunk) * static_cast<double>(cached);
   kv_read_tokens += cached + chunk;
   if (window > 0) {  // keys from max(0, p - window + 1) for the chunk's positions p
     window_pairs += rectangle * causal_pairs(cached, chunk, window) / causal_pairs(cached, chunk, 0);
@@ -31,6 +32,7 @@ void IterationShape::repeat(std::int64_t times) {
   tokens *= times, sequences *= times, sampled *= times, kv_read_tokens *= times;
   window_kv_read_tokens *= times;
   attention_pairs *= static_cast<double>(times);
+  prefix_pairs *= static_cast<double>(times);
   window_pairs *= static_cast<double>(times);
 }
 
@@ -83,6 +85,7 @@ struct Sizes {
   std::int64_t kv_e_bits = 16;
   int shared_kv_group = 0;  // StackSpec::serving_decode_shared_kv_group
   int cuda_core_group = 0;  // StackSpec::serving_decode_cuda_core_group
+  bool prefix_on_fa2 = false;  // StackSpec::serving_prefix_attention_fa2
   Dtype weights = Dtype::fp16;
   Dtype expert_weights = Dtype::fp16;  // the routed experts' (InferenceWorkload::experts_dtype)
   int tp = 1;
@@ -206,6 +209,10 @@ LayerOp attention(const ModelSpec& m, std::int64_t layer, const IterationShape& 
   // the kernel's work items: each sequence's cache, one KV head at a time (MLA: one latent)
   op.kv_items = shape.sequences * (m.mla ? 1 : kv_heads_per_gpu(m, s.tp));
   op.cuda_cores = decode_on_cuda_cores(m, shape, s);
+  // the prompt chunks' queries over their cached prefix on a kernel of their own (full
+  // layers only: a windowed layer's prefix is priced with the rest)
+  if (s.prefix_on_fa2 && !m.mla)
+    op.prefix_flops = 2.0 * (1 - windowed) * shape.prefix_pairs * static_cast<double>(s.q_cols + s.o_cols);
   return op;
 }
 
@@ -281,10 +288,11 @@ void add_moe(std::vector<LayerOp>& ops, const ModelSpec& m, const Sizes& s) {
 
 std::vector<LayerOp> build_iteration_layer_ops(const ModelSpec& m, std::int64_t layer, const Plan& p,
                                                const InferenceWorkload& w, const IterationShape& shape,
-                                               int shared_kv_group, int cuda_core_group) {
+                                               int shared_kv_group, int cuda_core_group, bool prefix_on_fa2) {
   Sizes s = make_sizes(m, p, w, shape);
   s.shared_kv_group = shared_kv_group;
   s.cuda_core_group = cuda_core_group;
+  s.prefix_on_fa2 = prefix_on_fa2;
   std::vector<LayerOp> ops;
   ops.reserve(16);
   ops.push_back(norm(op_names::kAttnNorm, s.t, s));

@@ -27,6 +27,10 @@ struct IterationShape {
   std::int64_t sampled = 0;         // sequences that sample a token (rows of the logits)
   double attention_pairs = 0;       // (query, key) pairs, full rectangle (no causal halving), summed over sequences
   std::int64_t kv_read_tokens = 0;  // cached + new tokens whose K,V the attention reads
+  // of attention_pairs, a prompt chunk's queries over the keys cached before it (cached x
+  // chunk; decode steps' rows not counted): what an engine may run as a second kernel over
+  // the paged cache (StackSpec::serving_prefix_attention_fa2)
+  double prefix_pairs = 0;
   // The same two counts in a sliding-window layer (ModelSpec::sliding_window): `window`
   // set before add_chunk (0: the model has none); pairs again as the full rectangle of
   // the same cost, scaled by the window's share of the causal pairs.
@@ -54,10 +58,12 @@ IterationShape decode_shape(std::int64_t batch, std::int64_t context, std::int64
 
 // The ops of transformer layer `layer` for this iteration on one GPU of the TP group.
 // shared_kv_group: StackSpec::serving_decode_shared_kv_group (0: every GQA group shares);
-// cuda_core_group: StackSpec::serving_decode_cuda_core_group (0: decode on tensor cores).
+// cuda_core_group: StackSpec::serving_decode_cuda_core_group (0: decode on tensor cores);
+// prefix_on_fa2: StackSpec::serving_prefix_attention_fa2.
 std::vector<LayerOp> build_iteration_layer_ops(const ModelSpec& model, std::int64_t layer, const Plan& plan,
                                                const InferenceWorkload& workload, const IterationShape& shape,
-                                               int shared_kv_group = 0, int cuda_core_group = 0);
+                                               int shared_kv_group = 0, int cuda_core_group = 0,
+                                               bool prefix_on_fa2 = false);
 
 // Before the first layer (first stage) and after the last one (last stage).
 std::vector<LayerOp> build_iteration_embedding_ops(const ModelSpec& model, const Plan& plan,

@@ -74,6 +74,11 @@ struct SchedulerLimits {
   // requests) whenever there are any, and the running sequences' decode step otherwise,
   // so a prefill stalls every decode. false: vLLM's, both in one pass.
   bool prefill_first = false;
+  // An overlap scheduler (SGLang's event_loop_overlap, TensorRT-LLM's overlap executor: the
+  // stack's serving_async) launches pass k+1 before pass k's results are back, so pass k+1 is
+  // formed when pass k starts: a request that arrives while the engine runs joins the pass
+  // after the next one. false: it joins the next pass (vLLM V1's EngineCore step loop).
+  bool overlap_pickup = false;
 
   // Blocks (of all layers' KV for block_tokens tokens) a sequence of `tokens` tokens holds.
   std::int64_t blocks_for(std::int64_t tokens) const;

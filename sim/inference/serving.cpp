@@ -164,6 +164,18 @@ void add_scheduler_totals(ServingResult& result, const std::vector<Scheduler>& s
   }
 }
 
+// Forms the pass an engine starts now (false: none). Under overlap pickup the requests held
+// back while its previous pass ran join the queue only once this pass is formed (they ride
+// in the next one), unless the engine has nothing else to run: with no pass in flight the
+// overlap loop sees them at once.
+bool form_pass(Scheduler& sched, std::vector<int>& held, PassShape& shape) {
+  const bool formed = sched.schedule(shape);
+  const bool any_held = !held.empty();
+  for (int request : held) sched.enqueue(request);
+  held.clear();
+  return formed || (any_held && sched.schedule(shape));
+}
+
 }  // namespace
 
 ServingResult run_serving(const std::vector<Request>& requests, std::int64_t kv_blocks, const SchedulerLimits& limits,
@@ -172,8 +184,7 @@ ServingResult run_serving(const std::vector<Request>& requests, std::int64_t kv_
   ClientGate client(max_concurrency);
   const int replicas = std::max(1, set.replicas);
   ServingResult result = start_result(requests, kv_blocks, limits, replicas);
-  // each replica has its own cache and its own pipeline of `stages` virtual engines;
-  // engine e belongs to replica e / stages and runs on that replica's stages
+  // each replica: its own cache and `stages` virtual engines (engine e runs on replica e / stages)
   std::vector<BlockPool> pools(replicas, BlockPool(kv_blocks));
   std::vector<BlockPool> host_pools(replicas, BlockPool(limits.swap_blocks));  // swap preemption
   const int stages = std::max(1, pipeline_stages);
@@ -184,6 +195,7 @@ ServingResult run_serving(const std::vector<Request>& requests, std::int64_t kv_
     schedulers.emplace_back(result.requests, pools[e / stages], limits, result.times,
                             limits.swap_blocks > 0 ? &host_pools[e / stages] : nullptr);
   std::vector<bool> idle(engines, true);
+  std::vector<std::vector<int>> held(engines);  // arrived while the engine's next pass was formed
   std::vector<bool> blocked(engines, false);  // has requests, but the blocks are held by other engines
   std::vector<double> stage_free(engines, 0.0);  // [replica * stages + stage]
   std::priority_queue<ReadyEvent, std::vector<ReadyEvent>, std::greater<>> ready;
@@ -191,10 +203,10 @@ ServingResult run_serving(const std::vector<Request>& requests, std::int64_t kv_
   int last_replica = replicas - 1;  // the first request goes to replica 0
   auto unfinished = [&](int replica) {
     std::int64_t n = 0;
-    for (int e = replica * stages; e < (replica + 1) * stages; ++e) n += schedulers[e].unfinished();
+    for (int e = replica * stages; e < (replica + 1) * stages; ++e)
+      n += schedulers[e].unfinished() + static_cast<std::int64_t>(held[e].size());
     return n;
   };
-
   while (next_arrival < requests.size() || !ready.empty()) {
     const double arrival = next_arrival < requests.size() ? client.send_time_s(requests[next_arrival].arrival_s)
                                                           : std::numeric_limits<double>::infinity();
@@ -207,7 +219,9 @@ ServingResult run_serving(const std::vector<Request>& requests, std::int64_t kv_
         if (schedulers[e].unfinished() < schedulers[target].unfinished()) target = e;
       client.send();
       result.requests[next_arrival].arrival_s = arrival;  // sent now: its TTFT counts from here
-      schedulers[target].enqueue(static_cast<int>(next_arrival++));
+      const int request = static_cast<int>(next_arrival++);
+      if (limits.overlap_pickup && !idle[target]) held[target].push_back(request);
+      else schedulers[target].enqueue(request);
       if (idle[target]) {
         idle[target] = false;
         ready.push({arrival, target});
@@ -218,7 +232,7 @@ ServingResult run_serving(const std::vector<Request>& requests, std::int64_t kv_
     ready.pop();
     Scheduler& sched = schedulers[ev.engine];
     PassShape shape;
-    if (!sched.schedule(shape)) {
+    if (!form_pass(sched, held[ev.engine], shape)) {
       if (sched.unfinished() == 0) {
         idle[ev.engine] = true;
       } else if (!ready.empty()) {  // another engine holds the blocks: wait for one of its passes to end
@@ -323,6 +337,7 @@ ServingResult simulate_serving(const Scenario& scenario, const std::vector<Reque
   limits.record_itl = options.keep_itl;
   limits.output_reserve = scenario.stack.serving_output_reserve;
   limits.prefill_first = scenario.stack.serving_prefill_first;
+  limits.overlap_pickup = scenario.stack.serving_async;
   if (const auto& spec = scenario.inference->speculative) {
     limits.speculative_tokens = spec->tokens;
     limits.acceptance_rate = spec->acceptance_rate;

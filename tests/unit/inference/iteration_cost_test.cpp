@@ -241,6 +241,28 @@ TEST(DecodePass, CudaCoreDecodeIsBoundByTheFp32Rate) {
   EXPECT_NEAR(cuda - tensor, 32 * per_layer, 0.02 * 32 * per_layer);
 }
 
+// SGLang's FlashInfer backend (serving_prefix_attention_fa2) runs a prompt chunk's queries
+// over its cached prefix on the FA2 template. A chunk of 8,192 tokens after 8,192 cached on an
+// H200, Llama-3-8B: per layer 8,192 x 8,192 prefix pairs x 2 x (4,096 + 4,096) = 1.0995
+// TFLOP moves from the attention's 0.75 of 989 TFLOP/s to kv_attention_fa2_efficiency's 0.337:
+// 1.4823 ms -> 3.2989 ms, +1.8166 ms a layer, +58.1 ms the pass. The first chunk (no
+// prefix) and a decode step do not change.
+TEST(PrefillPass, ACachedPrefixRunsAtTheFa2Rate) {
+  Scenario s = test::serving_scenario("llama3-8b", "dgx-h200", 1, 1, 1, 1, 128, 128, "fp8", "bf16");
+  IterationShape second;
+  second.add_chunk(8192, 8192, true);
+  const IterationShape first = prefill_shape(1, 8192);
+  const auto pass_s = [&](const IterationShape& shape) { return ServingCostModel(s).cost(shape).compute_s; };
+  const double before = pass_s(second), first_before = pass_s(first), decode_before = pass_s(decode_shape(8, 9000));
+  s.stack.serving_prefix_attention_fa2 = true;
+  const double flops = 8192.0 * 8192 * 2 * 8192;
+  const double per_layer = flops / (989e12 * 0.337) - flops / (989e12 * 0.75);
+  EXPECT_NEAR(pass_s(second) - before, 32 * per_layer, 0.01 * 32 * per_layer);
+  EXPECT_DOUBLE_EQ(pass_s(first), first_before);
+  EXPECT_DOUBLE_EQ(pass_s(decode_shape(8, 9000)), decode_before);
+  EXPECT_FALSE(catalog_stack("sglang").serving_prefix_attention_fa2);  // today's SGLang: FA3 on Hopper
+}
+
 TEST(Passes, ExpertsTouchedSaturateWithTokens) {
   EXPECT_DOUBLE_EQ(expected_experts_touched(8, 2, 1), 2.0);  // one token, top-2
   EXPECT_NEAR(expected_experts_touched(8, 2, 64), 8.0, 1e-6);

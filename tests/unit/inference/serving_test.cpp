@@ -96,6 +96,26 @@ TEST(Serving, PrefillFirstRunsANewPromptInAPassOfItsOwn) {
   EXPECT_FALSE(catalog_stack("vllm-v1").serving_prefill_first);
 }
 
+TEST(Serving, AnOverlapSchedulerTakesAnArrivalOnePassLate) {
+  // SGLang's overlap loop formed pass [1,2] when pass [0,1] started, so r1 (arrived 0.5)
+  // is seen then and joins pass [2,3]: r0 decodes alone in [1,2]; r1's first token at 3
+  // (TTFT 2.5, one pass more than ANewPromptJoinsTheRunningDecodes' 1.5). r2 arrives at 7.5
+  // on an idle engine (nothing in flight) and prefills at once: first token at 8.5.
+  std::vector<IterationShape> log;
+  SchedulerLimits l = limits();
+  l.overlap_pickup = true;
+  const ServingResult r = run_serving({{0.0, 10, 3}, {0.5, 10, 3}, {7.5, 10, 1}}, 100, l, 1, UnitCost{1, &log});
+  ASSERT_GE(log.size(), 3u);
+  EXPECT_EQ(log[1].tokens, 1);
+  EXPECT_EQ(log[2].tokens, 11);
+  EXPECT_DOUBLE_EQ(r.times[1].first_token_s, 3.0);
+  EXPECT_DOUBLE_EQ(r.times[0].finish_s, 3.0);
+  EXPECT_DOUBLE_EQ(r.times[1].finish_s, 5.0);
+  EXPECT_DOUBLE_EQ(r.times[2].first_token_s, 8.5);
+  EXPECT_TRUE(catalog_stack("sglang").serving_async);  // simulate_serving's overlap_pickup
+  EXPECT_FALSE(catalog_stack("vllm-v1").serving_async);
+}
+
 TEST(Serving, RunningOutOfBlocksPreemptsTheNewestAndRecomputesIt) {
   // 3 blocks of 16. Both prompts (16 tokens, 1 block each) are admitted at t=0. At the
   // third pass r0 needs a second block for its 17th token (takes the last one); at the
