@@ -153,7 +153,7 @@ std::map<Dtype, std::vector<EfficiencyPoint>> read_gemm_by_dtype(MappingReader& 
 // gemm_kernel_efficiency_by_dtype: {KERNEL: {MATH TYPE: curve}} for the GEMM kernel families
 // other than the one the GPU's own curves describe (cuBLAS's)
 std::map<std::string, std::map<Dtype, std::vector<EfficiencyPoint>>, std::less<>> read_gemm_kernels(MappingReader& r,
-                                                                                                  const GpuSpec& g) {
+                                                                                                    const GpuSpec& g) {
   std::vector<std::string_view> own_curves;
   for (std::string_view k : kGemmKernels)
     if (k != kCublasGemm) own_curves.push_back(k);

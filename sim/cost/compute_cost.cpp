@@ -84,7 +84,8 @@ const std::vector<EfficiencyPoint>* attention_curve(const GpuSpec& gpu, const Co
 
 }  // namespace
 
-const std::vector<EfficiencyPoint>& gemm_curve(const GpuSpec& gpu, GemmPass pass, Dtype dtype, std::string_view kernel) {
+const std::vector<EfficiencyPoint>& gemm_curve(const GpuSpec& gpu, GemmPass pass, Dtype dtype,
+                                               std::string_view kernel) {
   if (!kernel.empty() && kernel != kCublasGemm)
     if (const auto family = gpu.gemm_kernel_efficiency_by_dtype.find(kernel);
         family != gpu.gemm_kernel_efficiency_by_dtype.end())
@@ -123,8 +124,8 @@ double gemm_shape_factor(const GpuSpec& gpu, std::int64_t m, std::int64_t n, std
   return gemm_wave_utilization(gpu.sms, m, n, k, gpu.gemm_tile_edges) * alignment;
 }
 
-double gemm_efficiency(const GpuSpec& gpu, double flops, std::int64_t m, std::int64_t n, std::int64_t k,
-                       GemmPass pass, Dtype dtype, std::string_view kernel) {
+double gemm_efficiency(const GpuSpec& gpu, double flops, std::int64_t m, std::int64_t n, std::int64_t k, GemmPass pass,
+                       Dtype dtype, std::string_view kernel) {
   return interpolate_efficiency(gemm_curve(gpu, pass, dtype, kernel), flops) *
          gemm_shape_factor(gpu, m, n, k, pass, dtype);
 }

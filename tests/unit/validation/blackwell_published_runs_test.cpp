@@ -18,8 +18,8 @@
 #include <vector>
 
 #include "hardware/stack_spec.hpp"
-#include "scenario/load.hpp"
 #include "scenario/errors.hpp"
+#include "scenario/load.hpp"
 #include "sim/cost/compute_cost.hpp"
 #include "sim/cost/power_limit.hpp"
 #include "sim/inference/serve_run.hpp"
@@ -218,7 +218,8 @@ TEST(Gb200CutlassFp4, TheStackPicksTheCurveOfItsKernels) {
   EXPECT_NEAR(gemm_cost(gb200, op).math_s, 263.9e-6, 0.1e-6);
   EXPECT_NEAR(gemm_cost(b200, op).math_s, flops / (9000e12 * 0.4248), 1e-9);
   op.dtype = Dtype::fp8;
-  EXPECT_EQ(&gemm_curve(gb200, GemmPass::fwd, Dtype::fp8, kCutlassGemm), &gb200.gemm_efficiency_by_dtype.at(Dtype::fp8));
+  EXPECT_EQ(&gemm_curve(gb200, GemmPass::fwd, Dtype::fp8, kCutlassGemm),
+            &gb200.gemm_efficiency_by_dtype.at(Dtype::fp8));
   EXPECT_EQ(catalog_stack("trtllm-v1").gemm_kernel, kCutlassGemm);
   EXPECT_EQ(catalog_stack("megatron-core").gemm_kernel, kCublasGemm);
   EXPECT_THROW(load_scenario_file(std::string(TWINSIM_SOURCE_DIR) +
