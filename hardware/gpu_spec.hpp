@@ -100,6 +100,10 @@ struct GpuSpec {
   // 70% of 1979 where bf16 reaches 80% of 989): that type's curve, every pass; a type not
   // listed uses the curves above. An fp8 GEMM needs its own (sim/cost/compute_cost.cpp).
   std::map<Dtype, std::vector<EfficiencyPoint>> gemm_efficiency_by_dtype;
+  // The same for another GEMM kernel family, by its name (hardware/stack_spec.hpp kGemmKernels:
+  // "cutlass"), for the stacks that run it (StackSpec::gemm_kernel); a math type it does not
+  // list takes the curves above.
+  std::map<std::string, std::map<Dtype, std::vector<EfficiencyPoint>>, std::less<>> gemm_kernel_efficiency_by_dtype;
   // A tensor-core GEMM whose weight has a dimension that is not a whole number of 16 bytes
   // of its math type (cuBLAS's leading dimensions; 8 values of fp16/bf16, 16 of fp8/int8, 4
   // of tf32) reaches this fraction of the curves' rate: the fast kernels' 128-bit loads need

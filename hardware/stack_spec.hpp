@@ -48,6 +48,17 @@ inline constexpr std::array<std::string_view, 7> kAttentionKernels = {
 // FlashAttention-2; no curves of its own.
 inline bool picked_by_device(std::string_view kernel) { return kernel == kSdpaAttention || kernel == kTeAttention; }
 
+// The GEMM kernels a stack runs. "cublas": the GPU's measured curves (gemm_efficiency,
+// gemm_efficiency_by_dtype: cuBLAS's and cuBLASLt's sweeps for most, which PyTorch, Transformer
+// Engine and Megatron call). "cutlass": the engine's own CUTLASS kernels, priced by the GPU's
+// gemm_kernel_efficiency_by_dtype.cutlass where it has a curve for the math type, else by the
+// curves above: TensorRT-LLM's FP4 GEMM is its CUTLASS NVFP4 kernel (torch.ops.trtllm.nvfp4_gemm,
+// cpp/tensorrt_llm/kernels/cutlass_kernels/fp4_gemm; FlashInfer's mm_fp4 "cutlass" backend is a
+// port of it), where the GB200's own nvfp4 curve is cuBLASLt's (hardware/catalog/gpus/gb200.yaml).
+inline constexpr std::string_view kCublasGemm = "cublas";
+inline constexpr std::string_view kCutlassGemm = "cutlass";
+inline constexpr std::array<std::string_view, 2> kGemmKernels = {kCublasGemm, kCutlassGemm};
+
 // The kernels that run a layer's norms, element-wise ops and casts. "fused": the op list's own
 // (Megatron's fused kernels, 16-bit activations). "hf_eager": Hugging Face transformers'
 // modeling code in PyTorch eager under bf16 autocast with fp32 parameters, which runs each
@@ -270,6 +281,8 @@ struct StackSpec {
   double offload_update_s_per_param = 0;
   // The fused attention kernel of its training steps (one of kAttentionKernels).
   std::string attention_kernel = std::string(kFlash2Attention);
+  // The family of its GEMM kernels (one of kGemmKernels).
+  std::string gemm_kernel = std::string(kCublasGemm);
   // The kernels of a layer's norms, element-wise ops and casts (one of kLayerKernels).
   std::string layer_kernels = std::string(kFusedLayerKernels);
   // hf_eager: fp32 parameters under autocast (torch.amp's model in fp32, its DP collectives in fp32)

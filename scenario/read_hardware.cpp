@@ -130,10 +130,10 @@ std::map<std::string, std::map<int, PassCurves>, std::less<>> read_attention_ker
       [](MappingReader& kernels, const std::string& name) { return read_attention_by_head_dim(kernels, name, 2.0); });
 }
 
-// gemm_efficiency_by_dtype: {fp8: curve, tf32: curve, ...}, math types with a peak
-std::map<Dtype, std::vector<EfficiencyPoint>> read_gemm_by_dtype(MappingReader& r, const GpuSpec& g) {
+// gemm_efficiency_by_dtype (key): {fp8: curve, tf32: curve, ...}, math types with a peak
+std::map<Dtype, std::vector<EfficiencyPoint>> read_gemm_by_dtype(MappingReader& r, const std::string& key,
+                                                                 const GpuSpec& g) {
   std::map<Dtype, std::vector<EfficiencyPoint>> curves;
-  const std::string key = "gemm_efficiency_by_dtype";
   if (!r.has(key)) return curves;
   const std::string where = r.key_path(key);
   const YAML::Node n = r.child(key);
@@ -148,6 +148,18 @@ std::map<Dtype, std::vector<EfficiencyPoint>> read_gemm_by_dtype(MappingReader& 
     if (curves[d].empty()) throw ScenarioError(join_key(where, name), "", "needs at least one [FLOPs, efficiency] point");
   }
   return curves;
+}
+
+// gemm_kernel_efficiency_by_dtype: {KERNEL: {MATH TYPE: curve}} for the GEMM kernel families
+// other than the one the GPU's own curves describe (cuBLAS's)
+std::map<std::string, std::map<Dtype, std::vector<EfficiencyPoint>>, std::less<>> read_gemm_kernels(MappingReader& r,
+                                                                                                    const GpuSpec& g) {
+  std::vector<std::string_view> own_curves;
+  for (std::string_view k : kGemmKernels)
+    if (k != kCublasGemm) own_curves.push_back(k);
+  return read_named<std::map<Dtype, std::vector<EfficiencyPoint>>>(
+      r, "gemm_kernel_efficiency_by_dtype", own_curves, "a GEMM kernel family with curves of its own",
+      [&g](MappingReader& kernels, const std::string& name) { return read_gemm_by_dtype(kernels, name, g); });
 }
 
 // efficiency_by_op: {reduce_scatter: curve, ...}, one curve per collective that has its own
@@ -272,7 +284,8 @@ GpuSpec read_gpu(const YAML::Node& node, const std::string& path) {
   g.gemm_efficiency = read_curve(r, "gemm_efficiency");
   g.gemm_dgrad_efficiency = read_curve(r, "gemm_dgrad_efficiency");
   g.gemm_wgrad_efficiency = read_curve(r, "gemm_wgrad_efficiency");
-  g.gemm_efficiency_by_dtype = read_gemm_by_dtype(r, g);
+  g.gemm_efficiency_by_dtype = read_gemm_by_dtype(r, "gemm_efficiency_by_dtype", g);
+  g.gemm_kernel_efficiency_by_dtype = read_gemm_kernels(r, g);
   g.gemm_misaligned_scale = r.number("gemm_misaligned_scale", 1, 0.05, 1);
   if (r.has("gemm_tile_edges")) {
     g.gemm_tile_edges = r.integer_list("gemm_tile_edges", 128, 1024);
@@ -382,6 +395,7 @@ StackSpec read_stack(const YAML::Node& node, const std::string& path) {
   s.offload_update_s_per_param = r.number("offload_update_ns_per_param", 0, 0, 1e6) * 1e-9;
   s.attention_kernel = r.choice("attention_kernel", std::string(kFlash2Attention),
                                 {kAttentionKernels.begin(), kAttentionKernels.end()});
+  s.gemm_kernel = r.choice("gemm_kernel", std::string(kCublasGemm), {kGemmKernels.begin(), kGemmKernels.end()});
   s.layer_kernels = r.choice("layer_kernels", std::string(kFusedLayerKernels), {kLayerKernels.begin(), kLayerKernels.end()});
   s.loss_kernel = r.choice("loss_kernel", std::string(kLogitsLoss), {kLossKernels.begin(), kLossKernels.end()});
   s.tp_overlap = r.choice("tp_overlap", std::string(kLayerTpOverlap), {kTpOverlaps.begin(), kTpOverlaps.end()});

@@ -43,16 +43,6 @@ double wave_utilization_of(int sms, std::int64_t m, std::int64_t n, std::int64_t
   return useful_blocks / slots;
 }
 
-// A GEMM's curve: its math type's own where the GPU lists one, else the pass's, else the
-// GPU's gemm_efficiency (every catalog GPU has one; scenario/read_hardware.cpp requires it).
-const std::vector<EfficiencyPoint>& gemm_curve(const GpuSpec& gpu, GemmPass pass, Dtype dtype) {
-  if (const auto it = gpu.gemm_efficiency_by_dtype.find(dtype); it != gpu.gemm_efficiency_by_dtype.end())
-    return it->second;
-  if (pass == GemmPass::dgrad && !gpu.gemm_dgrad_efficiency.empty()) return gpu.gemm_dgrad_efficiency;
-  if (pass == GemmPass::wgrad && !gpu.gemm_wgrad_efficiency.empty()) return gpu.gemm_wgrad_efficiency;
-  return gpu.gemm_efficiency;
-}
-
 double memory_s(const GpuSpec& gpu, double bytes) {
   return bytes / (gpu.hbm_bandwidth_Bps * gpu.memory_efficiency);
 }
@@ -94,6 +84,19 @@ const std::vector<EfficiencyPoint>* attention_curve(const GpuSpec& gpu, const Co
 
 }  // namespace
 
+const std::vector<EfficiencyPoint>& gemm_curve(const GpuSpec& gpu, GemmPass pass, Dtype dtype,
+                                               std::string_view kernel) {
+  if (!kernel.empty() && kernel != kCublasGemm)
+    if (const auto family = gpu.gemm_kernel_efficiency_by_dtype.find(kernel);
+        family != gpu.gemm_kernel_efficiency_by_dtype.end())
+      if (const auto it = family->second.find(dtype); it != family->second.end()) return it->second;
+  if (const auto it = gpu.gemm_efficiency_by_dtype.find(dtype); it != gpu.gemm_efficiency_by_dtype.end())
+    return it->second;
+  if (pass == GemmPass::dgrad && !gpu.gemm_dgrad_efficiency.empty()) return gpu.gemm_dgrad_efficiency;
+  if (pass == GemmPass::wgrad && !gpu.gemm_wgrad_efficiency.empty()) return gpu.gemm_wgrad_efficiency;
+  return gpu.gemm_efficiency;
+}
+
 double gemm_wave_utilization(int sms, std::int64_t m, std::int64_t n, std::int64_t k,
                              const std::vector<std::int64_t>& tile_edges) {
   if (sms <= 0 || m <= 0 || n <= 0) return 1.0;
@@ -121,9 +124,10 @@ double gemm_shape_factor(const GpuSpec& gpu, std::int64_t m, std::int64_t n, std
   return gemm_wave_utilization(gpu.sms, m, n, k, gpu.gemm_tile_edges) * alignment;
 }
 
-double gemm_efficiency(const GpuSpec& gpu, double flops, std::int64_t m, std::int64_t n, std::int64_t k,
-                       GemmPass pass, Dtype dtype) {
-  return interpolate_efficiency(gemm_curve(gpu, pass, dtype), flops) * gemm_shape_factor(gpu, m, n, k, pass, dtype);
+double gemm_efficiency(const GpuSpec& gpu, double flops, std::int64_t m, std::int64_t n, std::int64_t k, GemmPass pass,
+                       Dtype dtype, std::string_view kernel) {
+  return interpolate_efficiency(gemm_curve(gpu, pass, dtype, kernel), flops) *
+         gemm_shape_factor(gpu, m, n, k, pass, dtype);
 }
 
 // The memory side of the GEMM roofline: the device's "gemm_cached" curve for operands in
@@ -164,8 +168,9 @@ ComputeCost gemm_cost(const GpuSpec& gpu, const ComputeOp& op) {
   }
   ComputeCost c;
   const double product_flops = op.flops / static_cast<double>(std::max<std::int64_t>(1, op.groups));  // one expert's
-  c.efficiency = gemm_efficiency(gpu, product_flops, op.m, op.n, op.k, op.pass, op.dtype) * op.library_scale * op.clock_scale;
-  c.extrapolated = beyond_measured(gemm_curve(gpu, op.pass, op.dtype), product_flops);
+  c.efficiency = gemm_efficiency(gpu, product_flops, op.m, op.n, op.k, op.pass, op.dtype, op.gemm_kernel) *
+                 op.library_scale * op.clock_scale;
+  c.extrapolated = beyond_measured(gemm_curve(gpu, op.pass, op.dtype, op.gemm_kernel), product_flops);
   c.math_s = op.flops / (gpu.peak(op.dtype) * c.efficiency);
   // a grouped call's experts each take at least the GPU's measured floor (hardware/gpu_spec.hpp)
   if (op.groups > 1) c.math_s = std::max(c.math_s, static_cast<double>(op.groups) * gpu.grouped_gemm_expert_floor_s);

@@ -37,6 +37,9 @@ struct ComputeOp {
   std::int64_t kv_items = 0;      // attention over a KV cache: (sequence, KV head) pairs
   bool cuda_cores = false;  // that attention's math on the CUDA cores (GpuSpec::kv_attention_cuda_core_efficiency)
   double prefix_flops = 0;  // of flops, those at GpuSpec::kv_attention_fa2_efficiency instead
+  // gemm: which kernel family runs it ("" or "cublas": the GPU's curves; else its
+  // gemm_kernel_efficiency_by_dtype entry for the math type, where it has one)
+  std::string_view gemm_kernel;
   // flash attention: which fused kernel runs it ("" or "flash2": the GPU's
   // attention_efficiency_by_seq; else its attention_kernel_efficiency_by_seq entry)
   std::string_view attention_kernel;
@@ -75,10 +78,17 @@ bool gemm_misaligned(std::int64_t m, std::int64_t n, std::int64_t k, GemmPass pa
 double gemm_shape_factor(const GpuSpec& gpu, std::int64_t m, std::int64_t n, std::int64_t k, GemmPass pass,
                          Dtype dtype);
 
+// The curve a GEMM reads: the kernel family's own for its math type where the GPU lists one
+// (GpuSpec::gemm_kernel_efficiency_by_dtype), else the math type's, else the pass's, else the
+// GPU's gemm_efficiency (every catalog GPU has one; scenario/read_hardware.cpp requires it).
+const std::vector<EfficiencyPoint>& gemm_curve(const GpuSpec& gpu, GemmPass pass, Dtype dtype,
+                                               std::string_view kernel = {});
+
 // Achieved fraction of dense peak for a GEMM of this shape (`flops` picks the point on
-// the GPU's efficiency curve for that pass and math type; m, n, k the quantization; zeros mean unknown).
+// the GPU's efficiency curve for that pass, math type and kernel family; m, n, k the
+// quantization; zeros mean unknown).
 double gemm_efficiency(const GpuSpec& gpu, double flops, std::int64_t m, std::int64_t n, std::int64_t k,
-                       GemmPass pass = GemmPass::fwd, Dtype dtype = Dtype::bf16);
+                       GemmPass pass = GemmPass::fwd, Dtype dtype = Dtype::bf16, std::string_view kernel = {});
 
 // One function per kind; op_cost dispatches on op.kind.
 ComputeCost gemm_cost(const GpuSpec& gpu, const ComputeOp& op);

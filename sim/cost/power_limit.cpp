@@ -11,12 +11,25 @@ double power_load(const PowerLimitedGemm& limit, const WorkMix& mix) {
   return (mix.tensor_s + limit.memory_bound_load * mix.memory_s) / span;
 }
 
+double draw_clock_exponent(const PowerLimitedGemm& fit) {
+  const double full_load_clock = 1 - fit.slope * (1 - fit.knee_load);
+  if (fit.knee_load <= 0 || fit.knee_load >= 1 || full_load_clock >= 1 || full_load_clock <= 0) return 0;
+  // knee = c1^beta: the draw at full load and clock c1 equals the draw at the knee's load cool
+  return std::log(fit.knee_load) / std::log(full_load_clock);
+}
+
+double power_bound_rate_ratio(double beta, double measured_W, int measured_sms, double limit_W, int sms) {
+  if (beta <= 0 || measured_W <= 0 || limit_W <= 0 || measured_sms <= 0 || sms <= 0) return 1;
+  const double sm_ratio = static_cast<double>(sms) / measured_sms;
+  // draw = sms x clock^beta at the limit: the clock follows the limit per SM
+  const double clock = std::pow(limit_W / measured_W / sm_ratio, 1 / beta);
+  return clock * sm_ratio;
+}
+
 PowerLimitedGemm clock_figures_at(const PowerLimitedGemm& measured, double power_limit_W) {
   if (power_limit_W <= 0 || measured.measured_at_W <= 0 || power_limit_W == measured.measured_at_W) return measured;
-  const double full_load_clock = 1 - measured.slope * (1 - measured.knee_load);
-  if (measured.knee_load <= 0 || measured.knee_load >= 1 || full_load_clock >= 1) return measured;
-  // knee = c1^beta: the draw at full load and clock c1 equals the draw at the knee's load cool
-  const double beta = std::log(measured.knee_load) / std::log(full_load_clock);
+  const double beta = draw_clock_exponent(measured);
+  if (beta <= 0) return measured;
   PowerLimitedGemm at = measured;
   at.measured_at_W = power_limit_W;
   at.knee_load = measured.knee_load * power_limit_W / measured.measured_at_W;

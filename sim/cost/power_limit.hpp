@@ -43,6 +43,18 @@ double sustained_gemm_clock(const GpuSpec& gpu, const WorkMix& mix);
 // fit's own. Judged on the H100 PCIe (350 W) against the SXM (700 W): power_limit_test.cpp.
 PowerLimitedGemm clock_figures_at(const PowerLimitedGemm& measured, double power_limit_W);
 
+// The draw's exponent in the clock, beta, that a duty-cycle fit implies (knee = c1^beta, as
+// clock_figures_at reads it; the H100's fit: ln 0.64 / ln 0.843 = 2.62). 0 where the fit
+// does not say (no knee below full load, or no fall of the clock).
+double draw_clock_exponent(const PowerLimitedGemm& fit);
+
+// A power-bound GEMM's rate on the same die with `sms` SMs under a board limit of `limit_W`,
+// against its rate measured with `measured_sms` under `measured_W`, both at full load (GEMMs
+// back to back, the clock below its boost): with the draw proportional to the SMs and to the
+// clock to the power beta, the clock is (limit_W / measured_W x measured_sms / sms)^(1/beta)
+// of the measured one, and the rate that times sms / measured_sms.
+double power_bound_rate_ratio(double beta, double measured_W, int measured_sms, double limit_W, int sms);
+
 // The clock of fused attention against its curves'. Those were measured in loops of
 // attention alone, a full load at the sweep's limit (hardware/catalog/README.md): so 1 at
 // that limit whatever the mix, and at a lower one the mix's clock there over full load's

@@ -99,6 +99,7 @@ void price_gemm(const GpuSpec& gpu, const StackSpec& stack, Dtype dtype, const L
   c.m = op.m, c.n = op.n, c.k = op.k;
   c.groups = op.count;  // a MoE layer's local experts, one GEMM each
   c.library_scale = stack.gemm_library_scale;
+  c.gemm_kernel = stack.gemm_kernel;
   c.clock_scale = clock;
   t.fwd_s = compute_s(gpu, c, t);
   c.m = op.m, c.n = op.k, c.k = op.n;
