@@ -306,6 +306,19 @@ struct StackSpec {
   // (torch/distributed/_functional_collectives.py, 2024-2025). Async TP's fused ops take the
   // dimension as a view instead (tp_overlap: matmul with plan.tp_comm_overlap): no copy.
   bool sp_layout_copies = false;
+  // The sequence-parallel all-gather's output is what the column-parallel GEMMs keep for their
+  // weight gradients: DTensor's all-gather feeds an aten.mm, and autograd saves mm's input (or
+  // the recompute rebuilds it, all-gather included: models/layer_ops.cpp), so the backward
+  // gathers nothing again. Megatron-core keeps the shard and re-gathers it beside the next
+  // dgrad (LinearWithGradAccumulationAndAsyncCommunication.backward, LayerOp::bwd_regather).
+  bool sp_gather_saved = false;
+  // Under async TP (tp_overlap: matmul) the reduce-scatter of a TP entry's input gradient runs
+  // unfused, on the compute stream, with its layout copy: in PyTorch's micro_pipeline_tp pass
+  // that gradient sums the dgrads of the linears the gathered input fed (wq, wk, wv; w1, w3:
+  // separate nn.Linear modules in torchtitan's Llama), an add, not the single matmul
+  // fuse_matmul_reduce_scatter looks for (_find_producer_matmul, torch/_inductor/fx_passes/
+  // micro_pipeline_tp.py, 2024-2025). Transformer Engine overlaps it with the dgrad (false).
+  bool async_tp_entry_grad_unfused = false;
   // PyTorch's caching allocator as the stack runs it: expandable_segments:True in
   // PYTORCH_CUDA_ALLOC_CONF (torchtitan's run_train.sh sets it), and whether `memory.fits`
   // judges the allocator's reserve plus what lives outside it (sim/memory/reserved_memory)

@@ -506,13 +506,22 @@ void apply_full_recompute(std::vector<LayerOp>& ops) {
 // wk 2, wv 3, wo 4, w1 5, w3 6, w2 7: wq, wv, w1 and w2) are saved, with the layer's input;
 // everything else runs again before the backward: the norms, RoPE, wk, wo, w3, SwiGLU's
 // product, the residual adds. The op list fuses wq/wk/wv and w1/w3 into one GEMM each, so
-// those recompute their K and up shares.
+// those recompute their K and up shares. Of the TP collectives the list saves the
+// reduce-scatter's output (_c10d_functional.reduce_scatter_tensor) alone: the sequence-parallel
+// all-gathers (and without SP the all-reduces) are tagged PREFER_RECOMPUTE like any op off the
+// list and run again, and torch.compile's partitioner recomputes them too, being inside a
+// user-annotated checkpoint region (force_save_collectives, torch/_functorch/partitioners.py).
 void apply_op_checkpointing(std::vector<LayerOp>& ops, const LayerShape& s) {
   const auto drop = [](LayerOp& op, std::string_view name) {
     std::erase_if(op.saved, [&](const SavedTensor& t) { return t.name == name; });
   };
   for (LayerOp& op : ops) {
-    if (op.kind == OpKind::collective) continue;
+    if (op.kind == OpKind::collective) {
+      const CollectiveKind kind = op.fwd_comm.kind;
+      op.recomputed = op.fwd_comm.group == CommGroup::tp &&
+                      (kind == CollectiveKind::all_gather || kind == CollectiveKind::all_reduce);
+      continue;
+    }
     const std::string_view name = op.name;
     if (name == op_names::kAttnCore) {  // saved: its output (attn.proj's input), logsumexp, q and v
       op.recomputed = false;

@@ -400,6 +400,8 @@ StackSpec read_stack(const YAML::Node& node, const std::string& path) {
   s.loss_kernel = r.choice("loss_kernel", std::string(kLogitsLoss), {kLossKernels.begin(), kLossKernels.end()});
   s.tp_overlap = r.choice("tp_overlap", std::string(kLayerTpOverlap), {kTpOverlaps.begin(), kTpOverlaps.end()});
   s.sp_layout_copies = r.boolean("sp_layout_copies", false);
+  s.sp_gather_saved = r.boolean("sp_gather_saved", false);
+  s.async_tp_entry_grad_unfused = r.boolean("async_tp_entry_grad_unfused", false);
   s.expandable_segments = r.boolean("expandable_segments", false);
   s.fits_on_reserved = r.boolean("fits_on_reserved", false);
   s.fsdp_stream_pools = r.boolean("fsdp_stream_pools", false);

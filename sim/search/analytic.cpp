@@ -306,10 +306,13 @@ double AnalyticModel::layer_pass_s(const Candidate& c, const PassTimes& p, doubl
         std::max(interfered_s(p.fwd, side, slowdown), beside) + tp_blocking_fwd + p.cp_fwd_waited + p.ep_fwd;
     return std::max(stream, zero3_s);
   }
-  double recompute = 0;
-  if (c.recompute == Recompute::selective || c.recompute == Recompute::selective_op) recompute = p.recompute;
-  if (c.recompute == Recompute::full)  // full recompute runs the forward collectives again
-    recompute = std::max({p.recompute, cp_beside_fwd, tp_beside_fwd}) + tp_blocking_fwd + p.cp_fwd_waited + p.ep_fwd;
+  // the recompute runs TP collectives again (full: the forward's; op-level checkpointing: the
+  // gathers), full recompute the CP and EP exchanges too
+  const double tp_beside_again = tp_side ? p.tp_recompute - p.tp_recompute_waited : 0.0;
+  const double tp_blocking_again = tp_side ? p.tp_recompute_waited : p.tp_recompute;
+  double recompute = std::max(p.recompute, tp_beside_again) + tp_blocking_again;
+  if (c.recompute == Recompute::full)
+    recompute = std::max({p.recompute, cp_beside_fwd, tp_beside_again}) + tp_blocking_again + p.cp_fwd_waited + p.ep_fwd;
   // ZeRO-3's next gather, prefetched one layer ahead, runs beside this layer's recompute
   // as well as its backward; the CP exchange and TP side collectives beside the backward
   const double side = std::max(cp_beside_bwd, tp_side ? p.tp_bwd - p.tp_bwd_waited : 0.0);

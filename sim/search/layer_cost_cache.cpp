@@ -17,6 +17,8 @@ PassTimes pass_times(const LayerCost& cost) {
   t.tp_bwd = cost.bwd_s(TimeCategory::tp_comm);
   t.tp_fwd_waited = cost.tp_waited_fwd_s;
   t.tp_bwd_waited = cost.tp_waited_bwd_s;
+  t.tp_recompute = cost.recompute_comm_s(TimeCategory::tp_comm);
+  t.tp_recompute_waited = cost.tp_waited_recompute_s;
   t.cp_fwd = cost.fwd_s(TimeCategory::cp_comm);
   t.cp_bwd = cost.bwd_s(TimeCategory::cp_comm);
   t.cp_fwd_waited = cost.cp_waited_fwd_s;

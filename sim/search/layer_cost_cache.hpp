@@ -20,6 +20,7 @@ struct PassTimes {
   double fwd = 0, bwd = 0, recompute = 0;  // compute-stream work
   double tp_fwd = 0, tp_bwd = 0;           // TP collectives (blocking unless tp_comm_overlap)
   double tp_fwd_waited = 0, tp_bwd_waited = 0;  // of those, overlapped, what the compute waits for
+  double tp_recompute = 0, tp_recompute_waited = 0;  // the TP collectives the recompute runs again
   double cp_fwd = 0, cp_bwd = 0;           // ring attention exchange (side stream)
   double cp_fwd_waited = 0, cp_bwd_waited = 0;  // of those, what the compute waits for (PyTorch's)
   double ep_fwd = 0, ep_bwd = 0;           // expert all-to-all (blocking)

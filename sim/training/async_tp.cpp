@@ -10,6 +10,10 @@ double micro_pipelined_exposed_s(double comm_s, double matmul_s, int tp) {
   return std::max(0.0, comm_s - matmul_s * (tp - 1) / tp);
 }
 
+bool micro_pipelined_backward(const LayerOp& op, const StackSpec& stack) {
+  return op.fwd_comm.kind == CollectiveKind::reduce_scatter || !stack.async_tp_entry_grad_unfused;
+}
+
 double sp_layout_copy_bytes(const Collective& c) {
   const bool sequence_parallel = c.kind == CollectiveKind::all_gather || c.kind == CollectiveKind::reduce_scatter;
   return c.group == CommGroup::tp && sequence_parallel ? 2.0 * static_cast<double>(c.bytes) : 0.0;
@@ -44,19 +48,26 @@ void hide_regathers(const std::vector<LayerOp>& ops, std::vector<OpTime>& times)
   }
 }
 
-TpExposed matmul_paired_tp_exposed(const std::vector<LayerOp>& ops, const std::vector<OpTime>& times, int tp) {
+TpExposed matmul_paired_tp_exposed(const std::vector<LayerOp>& ops, const std::vector<OpTime>& times, int tp,
+                                    const StackSpec& stack) {
   TpExposed exposed;
   for (std::size_t i = 0; i < ops.size(); ++i) {
     if (ops[i].kind != OpKind::collective || ops[i].fwd_comm.group != CommGroup::tp) continue;
     const OpTime& comm = times[i];
     const std::size_t g = paired_gemm(ops, i);
+    const double again = comm.recomputed ? comm.fwd_s * comm.recompute_share : 0.0;
     if (g == ops.size()) {  // an all-reduce (TP without SP): nothing to fuse it with
       exposed.fwd_s += comm.fwd_s;
       exposed.bwd_s += comm.dgrad_s + comm.wgrad_s;
+      exposed.recompute_s += again;
       continue;
     }
     exposed.fwd_s += micro_pipelined_exposed_s(comm.fwd_s, times[g].fwd_s, tp);
-    exposed.bwd_s += micro_pipelined_exposed_s(comm.dgrad_s + comm.wgrad_s, times[g].dgrad_s, tp);
+    const double backward_s = comm.dgrad_s + comm.wgrad_s;
+    exposed.bwd_s += micro_pipelined_backward(ops[i], stack) ? micro_pipelined_exposed_s(backward_s, times[g].dgrad_s, tp)
+                                                      : backward_s;
+    const double matmul_again = times[g].recomputed ? times[g].fwd_s * times[g].recompute_share : 0.0;
+    if (comm.recomputed) exposed.recompute_s += micro_pipelined_exposed_s(again, matmul_again, tp);
   }
   return exposed;
 }

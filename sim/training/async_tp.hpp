@@ -29,10 +29,19 @@ double micro_pipelined_exposed_s(double comm_s, double matmul_s, int tp);
 // (kind: the forward's all_gather) with the GEMM after it, forward against its forward and
 // backward (the reduce-scatter of the input's gradient) against its dgrad; a leaving
 // reduce-scatter with the GEMM before it alike. `times` are `ops` priced, in the same order.
+// recompute_s: the collectives the recompute runs again, each against its GEMM's recomputed
+// share (full recompute: its whole forward, so recompute_s == fwd_s).
 struct TpExposed {
-  double fwd_s = 0, bwd_s = 0;
+  double fwd_s = 0, bwd_s = 0, recompute_s = 0;
 };
-TpExposed matmul_paired_tp_exposed(const std::vector<LayerOp>& ops, const std::vector<OpTime>& times, int tp);
+TpExposed matmul_paired_tp_exposed(const std::vector<LayerOp>& ops, const std::vector<OpTime>& times, int tp,
+                                    const StackSpec& stack);
+
+// Whether async TP fuses the collective's backward with a matmul. A leaving reduce-scatter's
+// backward all-gathers the output gradient into the dgrad of the GEMM before it. An entering
+// all-gather's backward reduce-scatters the input gradient into the dgrad of the GEMM after it,
+// but where the stack says it cannot (StackSpec::async_tp_entry_grad_unfused: PyTorch's).
+bool micro_pipelined_backward(const LayerOp& op, const StackSpec& stack);
 
 // With sequence parallelism a TP entry re-gathers its input for the weight gradient
 // (LayerOp::bwd_regather) asynchronously, issued before the next GEMM's dgrad and waited for

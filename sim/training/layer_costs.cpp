@@ -245,10 +245,13 @@ OpTime price_op_list(const Scenario& s, const LayerOp& op, Dtype gemm_dtype, dou
     const bool rows = op.name != op_names::kMoeCounts;
     t.fwd_s = collective_s(s, op.fwd_comm, rows, t.extrapolated);
     t.dgrad_s = collective_s(s, op.bwd_comm, rows, t.extrapolated);
-    t.regather_s = collective_s(s, op.bwd_regather, rows, t.extrapolated);  // in dgrad_s as far as exposed
-    if (s.stack.sp_layout_copies && !(s.plan.tp_comm_overlap && s.stack.tp_overlap == kMatmulTpOverlap)) {
-      t.fwd_s += layout_copy_s(gpu, dtype, op, sp_layout_copy_bytes(op.fwd_comm), t);
-      t.dgrad_s += layout_copy_s(gpu, dtype, op, sp_layout_copy_bytes(op.bwd_comm), t);
+    if (!s.stack.sp_gather_saved)  // in dgrad_s as far as exposed
+      t.regather_s = collective_s(s, op.bwd_regather, rows, t.extrapolated);
+    if (s.stack.sp_layout_copies) {  // but where async TP's fused ops take the collective over
+      const bool fused = s.plan.tp_comm_overlap && s.stack.tp_overlap == kMatmulTpOverlap;
+      if (!fused) t.fwd_s += layout_copy_s(gpu, dtype, op, sp_layout_copy_bytes(op.fwd_comm), t);
+      if (!fused || !micro_pipelined_backward(op, s.stack))
+        t.dgrad_s += layout_copy_s(gpu, dtype, op, sp_layout_copy_bytes(op.bwd_comm), t);
     }
     return t;
   }
@@ -346,9 +349,10 @@ WorkMix work_mix(const LayerCost& lc, bool tp_overlapped, bool cp_beside) {
 // fused matmul does not cover is waited for (sim/training/async_tp.hpp); the GPU idles then.
 void set_tp_waited(const Scenario& s, const std::vector<LayerOp>& ops, LayerCost& cost) {
   if (!s.plan.tp_comm_overlap || s.stack.tp_overlap != kMatmulTpOverlap) return;
-  const TpExposed waited = matmul_paired_tp_exposed(ops, cost.ops, s.plan.tp);
+  const TpExposed waited = matmul_paired_tp_exposed(ops, cost.ops, s.plan.tp, s.stack);
   cost.tp_waited_fwd_s = waited.fwd_s;
   cost.tp_waited_bwd_s = waited.bwd_s;
+  cost.tp_waited_recompute_s = waited.recompute_s;
 }
 
 // Under PyTorch's ring attention (stack.cp_exchange: torch_all_gather) the CP entry is its
@@ -473,6 +477,11 @@ double LayerCost::recompute_s() const {
   return pass_s(
       *this, TimeCategory::compute, [](const OpTime& op) { return op.recomputed; },
       [](const OpTime& op) { return op.fwd_s * op.recompute_share; }, fwd_host, false);
+}
+
+double LayerCost::recompute_comm_s(TimeCategory c) const {
+  return sum_ops(ops, [c](const OpTime& op) { return op.recomputed && op.category == c; },
+                 [](const OpTime& op) { return op.fwd_s * op.recompute_share; });
 }
 
 double LayerCost::fwd_flops() const { return sum_ops(ops, every_op, [](const OpTime& op) { return op.fwd_flops; }); }

@@ -52,6 +52,8 @@ struct LayerCost {
   // layer), the excess over the matmul each is fused with under PyTorch's async TP (matmul:
   // sim/training/async_tp.hpp). The rest runs beside the compute.
   double tp_waited_fwd_s = 0, tp_waited_bwd_s = 0;
+  // ... and of the TP collectives the recompute runs again (recompute_comm_s), what it waits for
+  double tp_waited_recompute_s = 0;
   // Of the CP exchange's time (cp_comm), what the compute stream waits for: 0 where it hides
   // behind the whole attention (stack.cp_exchange: ring); under PyTorch's ring attention what
   // the local step does not hide (sim/training/torch_cp_exchange.hpp). The rest runs beside.
@@ -62,6 +64,9 @@ struct LayerCost {
   double fwd_s(TimeCategory c) const;
   double bwd_s(TimeCategory c) const;
   double recompute_s() const;  // forward of the ops the recompute policy runs again
+  // the collectives of category `c` the recompute runs again (full recompute: all the forward's;
+  // PyTorch's op-level checkpointing: TP's all-gathers, models/layer_ops.cpp)
+  double recompute_comm_s(TimeCategory c) const;
   double fwd_flops() const;
   double bwd_flops() const;
   double recompute_flops() const;

@@ -409,12 +409,13 @@ void Builder::backward_layer(Chains& ch, int stage, std::int64_t layer, bool las
   if (s.plan.recompute != Recompute::none) {
     compute(ch, stage, prefix + ".recompute", lc.recompute_s(), c.recompute,
             {static_cast<std::int32_t>(layer), idx, LayerPass::recompute});
-    // full recompute runs the layer's forward collectives again
-    if (s.plan.recompute == Recompute::full) {
+    // full recompute runs the layer's forward collectives again, op-level checkpointing TP's gathers
+    if (s.plan.recompute == Recompute::full)
       cp_comm(ch, stage, prefix + ".cp.recompute", lc.fwd_s(TimeCategory::cp_comm), lc.cp_waited_fwd_s);
-      tp_comm(ch, stage, prefix + ".tp.recompute", lc.fwd_s(TimeCategory::tp_comm), lc.tp_waited_fwd_s);
+    const double tp_again = lc.recompute_comm_s(TimeCategory::tp_comm);
+    if (tp_again > 0) tp_comm(ch, stage, prefix + ".tp.recompute", tp_again, lc.tp_waited_recompute_s);
+    if (s.plan.recompute == Recompute::full)
       comm(ch, stage, GroupKind::ep, prefix + ".ep.recompute", lc.fwd_s(TimeCategory::ep_comm), c.ep_comm, nullptr);
-    }
   }
   comm(ch, stage, GroupKind::ep, prefix + ".ep.bwd", lc.bwd_s(TimeCategory::ep_comm), c.ep_comm, nullptr);
   const std::vector<TaskId> t = compute(ch, stage, prefix + ".bwd", lc.bwd_s(TimeCategory::compute), c.compute,

@@ -47,13 +47,38 @@ TEST(AsyncTp, EachCollectiveIsPairedWithItsOwnMatmul) {
   t[1].fwd_s = 2e-3, t[1].dgrad_s = 8e-3;  // the first GEMM: its dgrad pairs with the backward
   t[2].fwd_s = 100e-3, t[2].dgrad_s = 200e-3;  // attention hides nothing
   t[3].fwd_s = 1e-3, t[3].dgrad_s = 2e-3;
-  const TpExposed e = matmul_paired_tp_exposed(ops, t, 2);
+  StackSpec te;  // Transformer Engine's: every collective with its matmul
+  const TpExposed e = matmul_paired_tp_exposed(ops, t, 2, te);
   // forward: 4 - 2/2 = 3 ms and 4 - 1/2 = 3.5 ms; backward: 4 - 8/2 = 0 and 4 - 2/2 = 3 ms
   EXPECT_NEAR(e.fwd_s, 6.5e-3, 1e-15);
   EXPECT_NEAR(e.bwd_s, 3e-3, 1e-15);
+  // PyTorch's: the entry's reduce-scatter sums the dgrads of the linears it fed, unfused: all
+  // 4 ms of it whatever the dgrad beside it; the exit's all-gather as before
+  StackSpec torch_async;
+  torch_async.async_tp_entry_grad_unfused = true;
+  EXPECT_FALSE(micro_pipelined_backward(ops[0], torch_async));
+  EXPECT_TRUE(micro_pipelined_backward(ops[4], torch_async));
+  EXPECT_TRUE(micro_pipelined_backward(ops[0], te));
+  const TpExposed pytorch = matmul_paired_tp_exposed(ops, t, 2, torch_async);
+  EXPECT_NEAR(pytorch.bwd_s, 4e-3 + 3e-3, 1e-15);
+  EXPECT_NEAR(pytorch.fwd_s, e.fwd_s, 1e-15);
+  // nothing recomputed: the recompute waits for nothing
+  EXPECT_EQ(e.recompute_s, 0);
+  // op-level checkpointing: the all-gather runs again beside the first GEMM's recomputed half
+  // (1 ms of its 2): 4 - 1/2 = 3.5 ms waited; the reduce-scatter's output is kept
+  ops[0].recomputed = ops[1].recomputed = true;
+  t[0].recomputed = t[1].recomputed = true;
+  t[1].recompute_share = 0.5;
+  EXPECT_NEAR(matmul_paired_tp_exposed(ops, t, 2, te).recompute_s, 3.5e-3, 1e-15);
+  // full recompute: every collective against its GEMM's whole forward, as the forward waits
+  ops[4].recomputed = ops[3].recomputed = true;
+  t[4].recomputed = t[3].recomputed = true;
+  t[1].recompute_share = 1;
+  const TpExposed full = matmul_paired_tp_exposed(ops, t, 2, te);
+  EXPECT_NEAR(full.recompute_s, full.fwd_s, 1e-15);
   // TP without SP all-reduces: nothing to fuse it with, all of it waited for
   ops[4].fwd_comm.kind = CollectiveKind::all_reduce;
-  EXPECT_NEAR(matmul_paired_tp_exposed(ops, t, 2).fwd_s, 3e-3 + 4e-3, 1e-15);
+  EXPECT_NEAR(matmul_paired_tp_exposed(ops, t, 2, te).fwd_s, 3e-3 + 4e-3, 1e-15);
 }
 
 // Sequence parallelism's backward re-gather (Megatron-core issues it before the next GEMM's
@@ -106,6 +131,52 @@ plan: {tp: 8, pp: 1, dp: 1, sequence_parallel: true}
     EXPECT_DOUBLE_EQ(entry.regather_exposed_s, std::max(0.0, entry.regather_s - cost.ops[g].dgrad_s)) << ops[i].name;
   }
   EXPECT_EQ(entries, 2);  // attention's and the MLP's entries
+}
+
+// torchtitan's op-level checkpointing with TP 8 and SP: the policy's list keeps the
+// reduce-scatter's output, so both sequence-parallel all-gathers run again in the recompute,
+// each as long as in the forward (same bytes, same group); DTensor's GEMMs keep (or rebuild)
+// the gathered input, so no re-gather in the backward, where Megatron's stack re-gathers.
+TEST(AsyncTp, OpLevelCheckpointingGathersAgainAndNothingIsRegathered) {
+  const std::string text = R"(
+model: llama3-8b
+cluster: {preset: dgx-h100, nodes: 1}
+stack: torchtitan-compile
+training: {seq_len: 8192, global_batch: 2, micro_batch: 1, precision: bf16}
+plan: {tp: 8, pp: 1, dp: 1, sequence_parallel: true, recompute: selective_op}
+)";
+  const Scenario s = load_scenario_text(text, {});
+  const std::vector<LayerOp> ops = build_layer_ops(s.model, 0, s.plan, {1, 8192, Dtype::bf16});
+  const LayerCost cost = cost_layer(s, 0);
+  double gathers_s = 0;
+  int gathers = 0, collectives = 0;
+  std::size_t entry = ops.size();
+  for (std::size_t i = 0; i < ops.size(); ++i) {
+    if (ops[i].kind != OpKind::collective) continue;
+    ++collectives;
+    const bool gather = ops[i].fwd_comm.kind == CollectiveKind::all_gather;
+    EXPECT_EQ(ops[i].recomputed, gather) << ops[i].name;  // the reduce-scatters' outputs are kept
+    EXPECT_EQ(cost.ops[i].regather_s, 0) << ops[i].name;
+    if (gather) gathers_s += cost.ops[i].fwd_s, ++gathers, entry = std::min(entry, i);
+  }
+  EXPECT_EQ(collectives, 4);
+  EXPECT_EQ(gathers, 2);
+  EXPECT_DOUBLE_EQ(cost.recompute_comm_s(TimeCategory::tp_comm), gathers_s);
+  // the step runs each layer's gathers again once a micro-batch, at the forward's time
+  const TrainingPrediction p = predict_training(s);
+  const auto row = [&](const std::string& name) {
+    return *std::find_if(p.ops.begin(), p.ops.end(), [&](const OpPrediction& o) { return o.name == name; });
+  };
+  const OpPrediction again = row("attn.tp_enter.recompute"), fwd = row("attn.tp_enter.fwd");
+  EXPECT_DOUBLE_EQ(again.time_s, fwd.time_s);
+  EXPECT_EQ(again.count, 32 * 2);  // 32 layers, 2 micro-batches
+  const auto exit_again = [](const OpPrediction& o) { return o.name == "attn.tp_exit.recompute"; };
+  EXPECT_FALSE(std::any_of(p.ops.begin(), p.ops.end(), exit_again));
+  // Megatron's layers keep the shard: the same plan without DTensor's stack re-gathers
+  const Scenario megatron = load_scenario_text(text, {"stack.sp_gather_saved=false"});
+  const LayerCost regathering = cost_layer(megatron, 0);
+  ASSERT_LT(entry, ops.size());
+  EXPECT_GT(regathering.ops[entry].regather_s, 0);
 }
 
 Scenario tp8_llama(const std::string& overlap) {

@@ -120,7 +120,12 @@ Judged judge_all() {
 // (stack.optimizer_foreach): median 20.6%, max 59.6%; the 8k runs 3-8 points closer (8B FSDP
 // +10.9% to +18.2%, H200 +8.3/+10.1%), the CP runs 4-16 points further (8B CP 8 +59.6%):
 // PyTorch's flash forward runs 20% faster at 128k than the README's figure held flat, so what
-// CP misses is larger than before.
+// CP misses is larger than before. TP as PyTorch runs it (torchtitan's op-level checkpointing
+// gathers again, models/layer_ops.cpp; DTensor keeps the gathered input, stack.sp_gather_saved;
+// async TP leaves each entry's gradient reduce-scatter unfused, stack.async_tp_entry_grad_unfused):
+// median 17.9%, max 59.6%; 8B TP 8 bf16/fp8 +30.1/+21.8% -> +21.7/+12.2%, async +45.7/+43.4% ->
+// +34.3/+28.0%, 70B async +21.6/+23.4/+13.0% -> +17.0/+21.3/+8.8%, 405B PP 8 and CP 1-1.4 points
+// closer; the 70B vanilla TP runs 0-0.4 points further (no re-gather double-counted).
 TEST(TorchtitanRuns, ThroughputAndMemoryAgainstThePublishedRuns) {
   const Judged j = judge_all();
   const ErrorSummary t = summarize(j.throughput_errors), m = summarize(j.memory_errors);
@@ -130,7 +135,7 @@ TEST(TorchtitanRuns, ThroughputAndMemoryAgainstThePublishedRuns) {
               t.count, 100 * t.median, 100 * t.max, 100 * before.median, 100 * before.max, m.count, 100 * m.median,
               100 * m.max, j.predicted_not_to_fit);
   ASSERT_EQ(t.count, 28);
-  EXPECT_LT(t.median, 0.215);
+  EXPECT_LT(t.median, 0.185);
   EXPECT_LT(t.max, 0.61);
   EXPECT_LT(t.median, before.median - 0.10);
   EXPECT_LT(m.median, 0.075);
