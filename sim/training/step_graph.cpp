@@ -305,6 +305,9 @@ void Builder::zero3_gather(Chains& ch, int stage, std::int64_t layer, const char
   for (Chain& c : ch) c.previous_layer_start = c.layer_start, c.layer_start = c.last;
   if (!zero3() || zero3_whole_stage(s.plan)) return;
   const bool backward = std::string_view(pass) == "bwd";
+  // FSDP1's BACKWARD_POST issues it once the layer after it has its gradients: not before
+  if (backward && s.stack.fsdp_prefetch_after_backward)
+    for (Chain& c : ch) c.previous_layer_start = c.last;
   // FSDP2 under PP keeps the stage gathered: its first forward gathers, nothing after
   if (fsdp_keeps_stage_gathered(s.plan, s.stack) && (backward || slot_micro_batch > 0)) return;
   const double seconds = zero3_layer_gather_s(s.cluster, s.plan, s.stack, layer_params_split(s, layer), state_dtype(),
