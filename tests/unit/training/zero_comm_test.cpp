@@ -249,8 +249,9 @@ TEST(ZeroComm, BlockingGathersHideBehindNothing) {
 // a layer's backward gather is issued once the layer after it has its gradients, so no backward
 // hides it; BACKWARD_PRE hides it behind the layer after it. Llama-2-7B over two nodes behind
 // 10 GB/s, compute-bound: a layer's gather is its bf16 parameters' half crossing the link,
-// 202.4M x 2 B / 2 / 10 GB/s = 20.2 ms, and the step grows by the 32 backward gathers, plus at
-// most the reduce-scatters that share the link with them (as much again).
+// 202.4M x 2 B / 2 / 10 GB/s = 20.2 ms, and the step grows by the 32 backward gathers (less what
+// of the first the pre-prefetch step already waited for): one NCCL stream runs the layer after's
+// reduce-scatter after the gather FSDP1 issued first, beside the layer's backward.
 TEST(ZeroComm, PrefetchAfterBackwardLeavesEachBackwardGatherExposed) {
   const std::string plan = "{dp: 2, zero: 3, recompute: full, overlap_grad_reduce: true, overlap_param_gather: true}";
   const std::vector<std::string> workload = {"training.seq_len=4096", "training.micro_batch=4",
@@ -266,7 +267,7 @@ TEST(ZeroComm, PrefetchAfterBackwardLeavesEachBackwardGatherExposed) {
   EXPECT_LT(hidden.breakdown.dp_comm_exposed_s, 2 * g);  // at most the first layer's
   const double added = exposed.step_s - hidden.step_s;
   EXPECT_GE(added, 31 * g * 0.99) << added;
-  EXPECT_LE(added, 64 * g * 1.01) << added;
+  EXPECT_LE(added, 32 * g * 1.01) << added;
   EXPECT_NEAR(estimate_own_plan_s(post, 4) / exposed.step_s, 1.0, 0.05) << exposed.step_s;
   EXPECT_NEAR(estimate_own_plan_s(pre, 4) / hidden.step_s, 1.0, 0.05) << hidden.step_s;
 }
