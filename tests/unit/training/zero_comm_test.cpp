@@ -260,8 +260,8 @@ TEST(ZeroComm, PrefetchAfterBackwardLeavesEachBackwardGatherExposed) {
   post_set.push_back("stack.fsdp_prefetch_after_backward=true");
   const Scenario pre = two_nodes_10gbps(plan, workload), post = two_nodes_10gbps(plan, post_set);
   const double params = 4.0 * 4096 * 4096 + 3.0 * 4096 * 11008 + 2 * 4096;
-  const double g = zero3_layer_gather_s(pre.cluster, pre.plan, pre.stack, params, Dtype::bf16,
-                                        dp_of(pre.cluster, pre.plan));
+  const double g =
+      zero3_layer_gather_s(pre.cluster, pre.plan, pre.stack, params, Dtype::bf16, dp_of(pre.cluster, pre.plan));
   EXPECT_NEAR(g, params * 2 / 2 / 10e9, 1e-4);
   const TrainingPrediction hidden = predict_training(pre), exposed = predict_training(post);
   EXPECT_LT(hidden.breakdown.dp_comm_exposed_s, 2 * g);  // at most the first layer's
