@@ -339,6 +339,12 @@ struct StackSpec {
   // into its reduce_dtype input (foreach_reduce -> torch._chunk_cat), torch/distributed/
   // _composable/fsdp/_fsdp_collectives.py (2024). ZeRO-3 only.
   bool fsdp_copies = false;
+  // FSDP1's BackwardPrefetch.BACKWARD_POST (Composer's default, composer/trainer/dist_strategy.py
+  // v0.14): the backward's gather of a layer is issued in the post-backward hook of the layer
+  // after it, once that layer's gradients are computed (torch/distributed/fsdp, 1.13-2.0:
+  // _post_backward_hook -> reshard, prefetch, then reduce-scatter), not before that layer's
+  // backward (BACKWARD_PRE, FSDP2): nothing of the layer's own backward hides it. ZeRO-3 only.
+  bool fsdp_prefetch_after_backward = false;
   // PyTorch's foreach AdamW (torch.optim.AdamW(foreach=True)): the update as eight passes over
   // the parameters, models/optimizer_state.hpp foreach_adamw_update_bytes_per_param. torchtitan
   // before 2025 (optimizer.fused off by default: "foreach": not fused, torchtitan/optimizer.py

@@ -407,6 +407,7 @@ StackSpec read_stack(const YAML::Node& node, const std::string& path) {
   s.fsdp_stream_pools = r.boolean("fsdp_stream_pools", false);
   s.cp_exchange = r.choice("cp_exchange", std::string(kRingCpExchange), {kCpExchanges.begin(), kCpExchanges.end()});
   s.fsdp_copies = r.boolean("fsdp_copies", false);
+  s.fsdp_prefetch_after_backward = r.boolean("fsdp_prefetch_after_backward", false);
   s.optimizer_foreach = r.boolean("optimizer_foreach", false);
   r.reject_unknown();
   return s;

@@ -376,6 +376,13 @@ AnalyticEstimate AnalyticModel::estimate(const Candidate& c) {
     l.b_moe = moe ? z.gather_moe_bwd + blocked(layer_pass_s(c, prices.moe, z.reduce_moe, false),
                                                layer_pass_s(c, prices.moe, 0, false), z.reduce_moe)
                   : 0;
+  } else if (base_.stack.fsdp_prefetch_after_backward) {
+    // FSDP1's BACKWARD_POST: the backward's gather starts once the layer after it is done, so
+    // it stands before the pass; the reduce-scatter runs beside the pass
+    l.f_dense = layer_pass_s(c, prices.dense, z.gather_dense, true);
+    l.b_dense = z.gather_dense_bwd + layer_pass_s(c, prices.dense, z.reduce_dense, false);
+    l.f_moe = moe ? layer_pass_s(c, prices.moe, z.gather_moe, true) : 0;
+    l.b_moe = moe ? z.gather_moe_bwd + layer_pass_s(c, prices.moe, z.reduce_moe, false) : 0;
   } else {
     l.f_dense = layer_pass_s(c, prices.dense, z.gather_dense, true);
     l.b_dense = layer_pass_s(c, prices.dense, zero_side(z.gather_dense_bwd, z.reduce_dense), false);

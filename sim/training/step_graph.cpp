@@ -47,6 +47,7 @@ struct Chain {
   // the last task before the current layer's pass began, and before the previous one's:
   // a prefetch for this layer may start once the layer before the previous one is done
   TaskId layer_start = -1, previous_layer_start = -1;
+  TaskId last_reduce = -1;  // the slot's last gradient reduce-scatter of this GPU
 };
 
 using Chains = std::vector<Chain>;  // one per GPU of a stage
@@ -305,6 +306,9 @@ void Builder::zero3_gather(Chains& ch, int stage, std::int64_t layer, const char
   for (Chain& c : ch) c.previous_layer_start = c.layer_start, c.layer_start = c.last;
   if (!zero3() || zero3_whole_stage(s.plan)) return;
   const bool backward = std::string_view(pass) == "bwd";
+  // FSDP1's BACKWARD_POST issues it once the layer after it has its gradients: not before
+  if (backward && s.stack.fsdp_prefetch_after_backward)
+    for (Chain& c : ch) c.previous_layer_start = c.last;
   // FSDP2 under PP keeps the stage gathered: its first forward gathers, nothing after
   if (fsdp_keeps_stage_gathered(s.plan, s.stack) && (backward || slot_micro_batch > 0)) return;
   const double seconds = zero3_layer_gather_s(s.cluster, s.plan, s.stack, layer_params_split(s, layer), state_dtype(),
@@ -316,6 +320,11 @@ void Builder::zero3_gather(Chains& ch, int stage, std::int64_t layer, const char
   ResourceId StageStreams::*stream = s.stack.zero_gather_blocking ? nullptr : &StageStreams::gather;
   comm(ch, stage, GroupKind::dp, "layer" + std::to_string(layer) + ".zero3.gather." + pass, seconds,
        out.categories.dp_comm, stream, true, in_node);
+  // FSDP1 issues it before the layer after it's reduce-scatter, and one NCCL stream runs a
+  // process group's collectives in issue order: that reduce-scatter waits for it
+  if (backward && s.stack.fsdp_prefetch_after_backward)
+    for (Chain& c : ch)
+      if (c.last_reduce >= 0 && !c.pending.empty()) out.graph.add_dependency(c.pending.back(), c.last_reduce);
 }
 
 // ZeRO 2/3 with overlap: a layer's gradients are reduce-scattered into the shards after
@@ -426,7 +435,10 @@ void Builder::backward_layer(Chains& ch, int stage, std::int64_t layer, bool las
   cp_comm(ch, stage, prefix + ".cp.bwd", lc.bwd_s(TimeCategory::cp_comm), lc.cp_waited_bwd_s);
   tp_comm(ch, stage, prefix + ".tp.bwd", lc.bwd_s(TimeCategory::tp_comm), lc.tp_waited_bwd_s);
   if (last_mb) last_backward[{stage, layer}] = t;
+  const std::size_t before = dp_grad_tasks[stage].empty() ? 0 : dp_grad_tasks[stage][0].size();
   shard_reduce(stage, layer, t);
+  for (std::size_t g = 0; g < ch.size() && !dp_grad_tasks[stage].empty(); ++g)
+    if (dp_grad_tasks[stage][g].size() > before) ch[g].last_reduce = dp_grad_tasks[stage][g].back();
 }
 
 void Builder::ends(Chains& ch, int stage, const LayerCost& lc, const std::string& name, bool backward) {

@@ -245,6 +245,33 @@ TEST(ZeroComm, BlockingGathersHideBehindNothing) {
   EXPECT_NEAR(estimate_own_plan_s(blocking, 4) / exposed.step_s, 1.0, 0.05) << exposed.step_s;
 }
 
+// FSDP1's BACKWARD_POST (stack.fsdp_prefetch_after_backward; Composer's default backward_prefetch):
+// a layer's backward gather is issued once the layer after it has its gradients, so no backward
+// hides it; BACKWARD_PRE hides it behind the layer after it. Llama-2-7B over two nodes behind
+// 10 GB/s, compute-bound: a layer's gather is its bf16 parameters' half crossing the link,
+// 202.4M x 2 B / 2 / 10 GB/s = 20.2 ms, and the step grows by the 32 backward gathers (less what
+// of the first the pre-prefetch step already waited for): one NCCL stream runs the layer after's
+// reduce-scatter after the gather FSDP1 issued first, beside the layer's backward.
+TEST(ZeroComm, PrefetchAfterBackwardLeavesEachBackwardGatherExposed) {
+  const std::string plan = "{dp: 2, zero: 3, recompute: full, overlap_grad_reduce: true, overlap_param_gather: true}";
+  const std::vector<std::string> workload = {"training.seq_len=4096", "training.micro_batch=4",
+                                             "training.global_batch=8"};
+  std::vector<std::string> post_set = workload;
+  post_set.push_back("stack.fsdp_prefetch_after_backward=true");
+  const Scenario pre = two_nodes_10gbps(plan, workload), post = two_nodes_10gbps(plan, post_set);
+  const double params = 4.0 * 4096 * 4096 + 3.0 * 4096 * 11008 + 2 * 4096;
+  const double g =
+      zero3_layer_gather_s(pre.cluster, pre.plan, pre.stack, params, Dtype::bf16, dp_of(pre.cluster, pre.plan));
+  EXPECT_NEAR(g, params * 2 / 2 / 10e9, 1e-4);
+  const TrainingPrediction hidden = predict_training(pre), exposed = predict_training(post);
+  EXPECT_LT(hidden.breakdown.dp_comm_exposed_s, 2 * g);  // at most the first layer's
+  const double added = exposed.step_s - hidden.step_s;
+  EXPECT_GE(added, 31 * g * 0.99) << added;
+  EXPECT_LE(added, 32 * g * 1.01) << added;
+  EXPECT_NEAR(estimate_own_plan_s(post, 4) / exposed.step_s, 1.0, 0.05) << exposed.step_s;
+  EXPECT_NEAR(estimate_own_plan_s(pre, 4) / hidden.step_s, 1.0, 0.05) << hidden.step_s;
+}
+
 // DeepSpeed's ZeRO 1 and 2 all-reduce each gradient bucket whole and keep their partition's
 // slice (stage_1_and_2.py, use_multi_rank_bucket_allreduce by default); ZeRO 3 and Megatron's
 // distributed optimizer reduce-scatter. Over two ranks behind a 10 GB/s link a reduce-scatter

@@ -91,20 +91,22 @@ std::vector<double> judge_all() {
   return errors;
 }
 
-// The goal is every run within 15%. What the simulator reaches (2026-12-06, sixth
+// The goal is every run within 15%. What the simulator reaches (2026-12-06, seventh
 // session): 27 runs; see the test's print for median, max and the count within 15%. Outside:
 // - DeepSpeed ZeRO-3 alone on 768-2,240 A100s (Narayanan Table 2, stack deepspeed-2021): 175B
-//   +6.6% (384 GPUs), +17.0% (768), +10.0% (1,536); 530B +20.2%, +26.3%, +41.9%. Under the
+//   +6.6% (384 GPUs), +17.1% (768), +10.1% (1,536); 530B +20.2%, +26.4%, +41.9%. Under the
 //   `deepspeed` stack (today's DeepSpeed: bucketed gathers prefetched beside compute) they were
 //   +36%, +104%, +175%, +46%, +85%, +128%; with only the blocking per-tensor gathers and their
 //   list copies +13%, +28%, +22%, +26%, +33%, +44%. deepspeed-2021 now also prices what v0.3.13's
 //   stage3.py runs besides: per-tensor reduce-scatters, the recomputed forward's gathers and the
 //   backward's re-gathers past stage3_max_reuse_distance, the persistent tensors' gather after
 //   each step, and the device's copies around each call.
-// - the 70B on 64 A100-40GB at micro-batch 2 (+56.7%) and on 128 at micro-batch 4 (+18.6%), the
-//   13B on 8 GPUs with 16 accumulation steps (+30.3%), the 7B on 96 H100s (+26.5%; the blog
-//   names exposed network time, ~10%, and HBM bandwidth), OPT-175B on 992 GPUs (+27.0%, its
-//   DP gathers hidden: 0.02 s exposed of 15.7 s).
+// - the 70B on 64 A100-40GB at micro-batch 2 (+40.2%; +47.6% before Composer's BACKWARD_POST
+//   prefetch, stack.fsdp_prefetch_after_backward, was priced: it also took the 70B on 128 from
+//   +15.0% to +11.8% and every other MPT run 0.7-2.7 points toward its measurement), the 13B on 8
+//   GPUs with 16 accumulation steps (+23.5%), the 7B on 96 H100s (+20.7%; the blog names exposed
+//   network time, ~10%, and HBM bandwidth), OPT-175B on 992 GPUs (+27.0%, its DP gathers hidden:
+//   0.02 s exposed of 15.7 s).
 // The bands hold what is reached, so that a change that loses it fails.
 TEST(ShardedDpRuns, ThroughputAgainstThePublishedRuns) {
   const std::vector<double> errors = judge_all();
@@ -113,9 +115,9 @@ TEST(ShardedDpRuns, ThroughputAgainstThePublishedRuns) {
   std::printf("%d runs, median |error| %.1f%%, max %.1f%%, %d within 15%%\n", t.count, 100 * t.median, 100 * t.max,
               static_cast<int>(within));
   ASSERT_EQ(t.count, 27);
-  EXPECT_LT(t.median, 0.135);
-  EXPECT_LT(t.max, 0.58);
-  EXPECT_GE(within, 18);
+  EXPECT_LT(t.median, 0.11);
+  EXPECT_LT(t.max, 0.43);
+  EXPECT_GE(within, 19);
 }
 
 // Every published run ran, so each must fit its device.
