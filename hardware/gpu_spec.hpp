@@ -147,6 +147,10 @@ struct GpuSpec {
   // the fp32 peak its math reaches, which bounds it once a KV head serves several query heads.
   // 0: not measured (the kernel priced as the tensor-core one).
   double kv_attention_cuda_core_efficiency = 0;
+  // FlashAttention-3's paged decode with a 128-row query tile (vLLM 0.8's FLASH_ATTN backend on
+  // Hopper, before vllm-project/flash-attention PR #63; StackSpec::serving_decode_fa3_m128): the
+  // fraction of hbm_bandwidth its K,V read reaches. 0: not measured (kv_cache_attention's figure).
+  double kv_attention_fa3_m128_efficiency = 0;
   // memory-bound kernels by name (LayerOp::kernel: "gelu", "layernorm", "adamw", ...):
   // achieved fraction of hbm_bandwidth on the bytes the op list counts for them; a
   // kernel not named here runs at memory_efficiency. On a GPU these kernels stream at

@@ -36,6 +36,9 @@ struct ComputeOp {
   std::int64_t kv_len = 0;        // flash attention: keys per query (0: unknown; by FLOPs)
   std::int64_t kv_items = 0;      // attention over a KV cache: (sequence, KV head) pairs
   bool cuda_cores = false;  // that attention's math on the CUDA cores (GpuSpec::kv_attention_cuda_core_efficiency)
+  // attention over a KV cache: the fraction of HBM bandwidth the engine's own decode kernel
+  // reads it at (GpuSpec::kv_attention_fa3_m128_efficiency); 0: the GPU's kv_cache_attention figure
+  double kv_read_efficiency = 0;
   // flash attention: which fused kernel runs it ("" or "flash2": the GPU's
   // attention_efficiency_by_seq; else its attention_kernel_efficiency_by_seq entry)
   std::string_view attention_kernel;
