@@ -49,7 +49,8 @@ std::map<int, Row> h100_rows() {
                    "/scenarios/validation/microbench/decode_attention_fa3_paged_published.csv");
   EXPECT_TRUE(in);
   std::string line;
-  std::getline(in, line);  // source,gpu,implementation,batch,num_qo_heads,num_kv_heads,head_dim,page_size,seqlen,time_us,note
+  // source,gpu,implementation,batch,num_qo_heads,num_kv_heads,head_dim,page_size,seqlen,time_us,note
+  std::getline(in, line);
   std::map<int, Row> rows;
   while (std::getline(in, line)) {
     const auto c = split_csv_line(line);
