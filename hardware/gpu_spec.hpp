@@ -157,6 +157,10 @@ struct GpuSpec {
   // peak, by the full-rectangle FLOPs of those (query, key) pairs. 0: not measured (priced as
   // the rest of the attention).
   double kv_attention_fa2_efficiency = 0;
+  // FlashAttention-3's paged decode with a 128-row query tile (vLLM 0.8's FLASH_ATTN backend on
+  // Hopper, before vllm-project/flash-attention PR #63; StackSpec::serving_decode_fa3_m128): the
+  // fraction of hbm_bandwidth its K,V read reaches. 0: not measured (kv_cache_attention's figure).
+  double kv_attention_fa3_m128_efficiency = 0;
   // memory-bound kernels by name (LayerOp::kernel: "gelu", "layernorm", "adamw", ...):
   // achieved fraction of hbm_bandwidth on the bytes the op list counts for them; a
   // kernel not named here runs at memory_efficiency. On a GPU these kernels stream at

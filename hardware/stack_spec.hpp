@@ -163,6 +163,11 @@ struct StackSpec {
   // BatchPrefillWithPagedKVCacheWrapper built with backend="fa2", then merges the two.
   // false: one kernel for all of a chunk's keys.
   bool serving_prefix_attention_fa2 = false;
+  // The engine's decode attention is FlashAttention-3's paged kernel with a 128-row query tile
+  // (GpuSpec::kv_attention_fa3_m128_efficiency prices its cache read): vLLM's FLASH_ATTN backend
+  // on Hopper until vllm-project/flash-attention PR #63 (2025-04-18, vLLM PR #16864: 64 rows for
+  // decode), so vLLM 0.8.x. false: the GPU's kv_cache_attention figure.
+  bool serving_decode_fa3_m128 = false;
   // The engine's scheduler defaults where the stack sets them (0: serve's own, vLLM's
   // 2048 tokens and 256 sequences): tokens one pass computes at most (vLLM
   // --max-num-batched-tokens, SGLang --chunked-prefill-size, TensorRT-LLM max_num_tokens)

@@ -311,6 +311,7 @@ GpuSpec read_gpu(const YAML::Node& node, const std::string& path) {
   if (r.has("kv_attention_latency")) g.kv_attention_latency = read_kv_attention_latency(r);
   g.kv_attention_cuda_core_efficiency = r.number("kv_attention_cuda_core_efficiency", 0, 0, 1);
   g.kv_attention_fa2_efficiency = r.number("kv_attention_fa2_efficiency", 0, 0, 1);
+  g.kv_attention_fa3_m128_efficiency = r.number("kv_attention_fa3_m128_efficiency", 0, 0, 1);
   g.kernel_efficiency = read_kernel_efficiency(r, "kernel_efficiency");
   g.kernel_efficiency_16bit = read_kernel_efficiency(r, "kernel_efficiency_16bit");
   r.reject_unknown();
@@ -357,6 +358,7 @@ StackSpec read_stack(const YAML::Node& node, const std::string& path) {
   s.serving_decode_shared_kv_group = static_cast<int>(r.integer("serving_decode_shared_kv_group", 0, 0, 1024));
   s.serving_decode_cuda_core_group = static_cast<int>(r.integer("serving_decode_cuda_core_group", 0, 0, 1024));
   s.serving_prefix_attention_fa2 = r.boolean("serving_prefix_attention_fa2", false);
+  s.serving_decode_fa3_m128 = r.boolean("serving_decode_fa3_m128", false);
   s.serving_max_batched_tokens = r.integer("serving_max_batched_tokens", 0, 0, std::int64_t{1} << 24);
   s.serving_max_sequences = r.integer("serving_max_sequences", 0, 0, 1'000'000);
   s.serving_output_reserve = r.number("serving_output_reserve", 0, 0, 1);

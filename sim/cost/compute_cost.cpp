@@ -205,6 +205,9 @@ ComputeCost attention_cost(const GpuSpec& gpu, const ComputeOp& op) {
   const bool kv_cache = op.kernel == kKvCacheAttentionKernel;
   const bool kv_rate = kv_cache && gpu.kernel_efficiency.contains(op.kernel);
   c.memory_s = kv_rate ? kernel_memory_s(gpu, op) : memory_s(gpu, op.bytes);
+  // an engine whose decode kernel reads the cache at a rate of its own (FlashAttention-3's paged
+  // decode, scenarios/validation/microbench/decode_attention_fa3_paged_published.csv)
+  if (kv_cache && op.kv_read_efficiency > 0) c.memory_s = op.bytes / (gpu.hbm_bandwidth_Bps * op.kv_read_efficiency);
   c.launch_s = gpu.kernel_launch_s;
   // its math on the CUDA cores instead (GpuSpec::kv_attention_cuda_core_efficiency): bound by
   // the fp32 rate once a KV head serves several query heads (FlashInfer's published H100 and

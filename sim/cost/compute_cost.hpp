@@ -40,6 +40,9 @@ struct ComputeOp {
   // gemm: which kernel family runs it ("" or "cublas": the GPU's curves; else its
   // gemm_kernel_efficiency_by_dtype entry for the math type, where it has one)
   std::string_view gemm_kernel;
+  // attention over a KV cache: the fraction of HBM bandwidth the engine's own decode kernel
+  // reads it at (GpuSpec::kv_attention_fa3_m128_efficiency); 0: the GPU's kv_cache_attention figure
+  double kv_read_efficiency = 0;
   // flash attention: which fused kernel runs it ("" or "flash2": the GPU's
   // attention_efficiency_by_seq; else its attention_kernel_efficiency_by_seq entry)
   std::string_view attention_kernel;

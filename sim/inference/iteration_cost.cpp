@@ -141,6 +141,7 @@ ComputeOp ServingCostModel::compute_op(const LayerOp& op, bool cached, double ge
       c.kv_items = op.kv_items;
       c.cuda_cores = op.cuda_cores;
       c.prefix_flops = op.prefix_flops;
+      if (s_.stack.serving_decode_fa3_m128) c.kv_read_efficiency = gpu.kv_attention_fa3_m128_efficiency;
       break;
     case OpKind::norm: c.kind = ComputeKind::norm; break;
     default: c.kind = ComputeKind::elementwise; break;

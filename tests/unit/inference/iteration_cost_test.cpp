@@ -263,6 +263,20 @@ TEST(PrefillPass, ACachedPrefixRunsAtTheFa2Rate) {
   EXPECT_FALSE(catalog_stack("sglang").serving_prefix_attention_fa2);  // today's SGLang: FA3 on Hopper
 }
 
+// vLLM 0.8's FlashAttention-3 paged decode (serving_decode_fa3_m128) reads the cache at the
+// GPU's kv_attention_fa3_m128_efficiency: 50 sequences of 5,000 tokens on an H200, per layer
+// 1.025 GB of q, o and K,V (as above) at 0.569 x 4.8 TB/s = 375.3 us instead of 0.90 x 4.8 TB/s
+// = 237.3 us: the step grows by 32 x 138.0 us = 4.42 ms.
+TEST(DecodePass, Fa3M128DecodeReadsTheCacheAtItsOwnRate) {
+  Scenario s = test::serving_scenario("llama3-8b", "dgx-h200", 1, 1, 1, 1, 128, 128, "fp8", "bf16");
+  const double tensor = ServingCostModel(s).cost(decode_shape(50, 5000)).compute_s;
+  s.stack.serving_decode_fa3_m128 = true;
+  const double fa3 = ServingCostModel(s).cost(decode_shape(50, 5000)).compute_s;
+  const double bytes = 250050.0 * 4096 + 50 * 8192 * 2;
+  const double per_layer = bytes / (0.569 * 4.8e12) - bytes / (0.90 * 4.8e12);
+  EXPECT_NEAR(fa3 - tensor, 32 * per_layer, 0.02 * 32 * per_layer);
+}
+
 TEST(Passes, ExpertsTouchedSaturateWithTokens) {
   EXPECT_DOUBLE_EQ(expected_experts_touched(8, 2, 1), 2.0);  // one token, top-2
   EXPECT_NEAR(expected_experts_touched(8, 2, 64), 8.0, 1e-6);
