@@ -148,7 +148,7 @@ TEST(MemoryEstimate, LoraAllocatesGradientsForTheAdaptersAlone) {
     ProcessGroups groups(world, c.plan);
     SyntheticTokens data(c.seed, static_cast<int>(c.model.vocab));
     Trainer trainer(c, groups, data);
-    trainer.step();  // the grads exist whole between the backward and the update
+    trainer.step();                      // the grads exist whole between the backward and the update
     const std::int64_t slack = 64 * 64;  // < 64 tensors, each rounded up by < 64 bytes
     EXPECT_NEAR(scope.allocator.stats().current_of(MemCategory::grads), bytes, slack) << "zero " << zero;
   }

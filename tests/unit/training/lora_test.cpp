@@ -72,7 +72,8 @@ model: llama3-8b
 cluster: dgx-h100
 training: {seq_len: 2048, global_batch: 8, micro_batch: 1, precision: bf16,
            lora: {rank: 16, target_modules: all_linear}}
-plan: {tp: 1, pp: 1, dp: 2, zero: )" + std::to_string(zero) + "}\n");
+plan: {tp: 1, pp: 1, dp: 2, zero: )" + std::to_string(zero) +
+                                          "}\n");
     const WeightMemory w = training_weight_memory(s.model, s.plan, s.stack, s.cluster.gpu, *s.training, 0);
     const std::int64_t expected = zero >= 2 ? half : whole;
     EXPECT_EQ(w.grads, expected) << "zero " << zero;
