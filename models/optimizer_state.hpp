@@ -1,11 +1,12 @@
 #pragma once
-// Bytes of optimizer state a trainable parameter carries, one home for the simulator's memory
-// model (sim/memory/weights: training_bytes_per_param) and the executor's (exec/train/zero.cpp
+// Bytes of optimizer state and gradients a trainable parameter carries, one home for the
+// simulator's memory model (sim/memory/weights: training_bytes_per_param) and the executor's (exec/train/zero.cpp
 // allocates them, exec/train/memory_estimate counts them). A frozen parameter (training.lora's
 // base) carries none.
 #include <cstdint>
 #include <stdexcept>
 
+#include "models/checked_math.hpp"
 #include "models/dtype.hpp"
 #include "models/workload.hpp"
 
@@ -26,6 +27,16 @@ inline std::int64_t optimizer_bytes_per_param(Dtype precision, Optimizer optimiz
     case Dtype::mxfp4: return 4 * (moments + 1);
     default: throw std::invalid_argument("training.precision must be fp32, fp16, bf16, fp8, nvfp4 or mxfp4");
   }
+}
+
+// Bytes of the gradients one data-parallel rank keeps for `trainable` parameters, `element_bytes`
+// each: a frozen parameter (training.lora's base) has none. All of them through ZeRO 1, its
+// share of the `group` ranks from ZeRO 2 on (`sharded`; Rajbhandari et al. 2020 §5.2, P_os+g).
+// One home for the simulator's memory report (sim/memory/weights.cpp zero_sharded) and the
+// executor's gradient buffers.
+inline std::int64_t gradient_bytes(std::int64_t trainable, std::int64_t element_bytes, bool sharded,
+                                   std::int64_t group) {
+  return checked_mul(sharded ? ceil_div(trainable, group) : trainable, element_bytes);
 }
 
 // Bytes one parameter's update moves: Adam reads and writes the fp32 (master) weights and its

@@ -239,7 +239,7 @@ Tensor AttentionBlock::backward_t(const ModelContext& ctx, const T* dy, const T*
   const int tl = c_.local_tokens(), t = c_.tokens(), h = c_.hidden();
   const int qw = c_.local_q_width(), kvw = c_.local_kv_width();
   const bool sp = c_.sequence_parallel && ctx.tp_size() > 1;
-  if (proj_b_ >= 0) {
+  if (proj_b_ >= 0 && base_trains(c_)) {  // LoRA: the frozen bias has no grad
     auto op = ctx.op(layer_, op_names::kAttnResidual, Pass::bwd_dgrad);
     ctx.kernels().residual_backward(dy, p_.grad<T>(proj_b_), tl, h, true);
   }

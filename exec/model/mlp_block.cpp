@@ -165,7 +165,7 @@ Tensor MlpBlock::backward_t(const ModelContext& ctx, const T* dy, const T* x, Ml
   const int tl = c_.local_tokens(), t = c_.tokens(), h = c_.hidden(), f = c_.local_ffn();
   const std::size_t inner = static_cast<std::size_t>(t) * f;
   const bool sp = c_.sequence_parallel && ctx.tp_size() > 1;
-  if (w2b_ >= 0) {
+  if (w2b_ >= 0 && base_trains(c_)) {  // LoRA: the frozen bias has no grad
     auto op = ctx.op(layer_, op_names::kMlpResidual, Pass::bwd_dgrad);
     ctx.kernels().residual_backward(dy, p_.grad<T>(w2b_), tl, h, true);
   }

@@ -107,7 +107,36 @@ std::size_t padded(std::size_t n, int multiple) {
 
 }  // namespace
 
+namespace {
+
+// Trainable specs first, then the frozen ones (training.lora's base), each part padded to
+// `pad_multiple`: the gradient buffer is the first part alone. No expert segment: the
+// executor's LoRA adapts dense layers only (train_config.cpp).
+FlatLayout trainable_first_layout(const std::vector<ParamSpec>& specs, int tp, int pad_multiple) {
+  FlatLayout l;
+  l.offsets.resize(specs.size());
+  std::size_t at = 0;
+  for (bool trainable : {true, false}) {
+    for (std::size_t i = 0; i < specs.size(); ++i) {
+      if (specs[i].trainable != trainable) continue;
+      if (specs[i].expert) throw std::invalid_argument(specs[i].name + ": a frozen model's expert matrix");
+      const auto n = static_cast<std::size_t>(shard_count(specs[i], tp));
+      l.offsets[i] = at;
+      at += n;
+      l.used += n;
+    }
+    at = padded(at, pad_multiple);
+    if (trainable) l.grads = at;
+  }
+  l.flat = l.experts_begin = at;
+  return l;
+}
+
+}  // namespace
+
 FlatLayout flat_layout(const std::vector<ParamSpec>& specs, int tp, int pad_multiple, int expert_pad_multiple) {
+  if (std::any_of(specs.begin(), specs.end(), [](const ParamSpec& s) { return !s.trainable; }))
+    return trainable_first_layout(specs, tp, pad_multiple);
   FlatLayout l;
   l.offsets.resize(specs.size());
   const bool segment = expert_pad_multiple > 0;
@@ -124,13 +153,13 @@ FlatLayout flat_layout(const std::vector<ParamSpec>& specs, int tp, int pad_mult
     }
   }
   if (!segment || experts == 0) {
-    l.flat = l.experts_begin = padded(at, pad_multiple);
+    l.flat = l.experts_begin = l.grads = padded(at, pad_multiple);
     return l;
   }
   l.experts_begin = padded(at, pad_multiple);
   for (std::size_t i = 0; i < specs.size(); ++i)
     if (specs[i].expert) l.offsets[i] += l.experts_begin;
-  l.flat = l.experts_begin + padded(experts, expert_pad_multiple);
+  l.flat = l.grads = l.experts_begin + padded(experts, expert_pad_multiple);
   return l;
 }
 
@@ -156,9 +185,10 @@ ParamBlock::ParamBlock(std::string name, std::vector<ParamSpec> specs, int tp, i
   }
   used_size_ = layout.used;
   experts_begin_ = layout.experts_begin;
+  grad_size_ = layout.grads;
   flat_size_ = layout.flat;
   params = Tensor(MemCategory::params, flat_size_, storage_);
-  grads = Tensor(MemCategory::grads, flat_size_, storage_);
+  grads = Tensor(MemCategory::grads, grad_size_, storage_);
 }
 
 void ParamBlock::initialize(std::uint64_t seed) {

@@ -53,11 +53,16 @@ struct ParamSlot {
 // matrices (ParamSpec::expert) form a segment of their own after the others', padded to a
 // multiple of it (the expert-data-parallel degree), as Megatron-core keeps expert
 // parameters in buffers of their own: each segment is then reduced and sharded over its
-// group. ParamBlock, the checkpoint merge and the memory estimate all lay blocks out here.
+// group. With frozen parameters (training.lora's base) the trainable ones come first, padded
+// to `pad_multiple`: the gradient buffer is that prefix [0, grads) alone, and data parallelism
+// and ZeRO reduce, shard and clip it (Megatron-core's DDP keeps buffers for parameters with
+// requires_grad only). ParamBlock, the checkpoint merge and the memory estimate all lay blocks
+// out here.
 struct FlatLayout {
   std::vector<std::size_t> offsets;  // per spec
   std::size_t used = 0;              // elements without the padding
   std::size_t experts_begin = 0;     // the expert segment [experts_begin, flat); = flat without one
+  std::size_t grads = 0;             // the gradient buffer [0, grads): = flat without a frozen spec
   std::size_t flat = 0;              // padded size
 };
 FlatLayout flat_layout(const std::vector<ParamSpec>& specs, int tp, int pad_multiple, int expert_pad_multiple = 0);
@@ -73,6 +78,9 @@ class ParamBlock {
   const std::vector<ParamSlot>& slots() const { return slots_; }
   std::size_t flat_size() const { return flat_size_; }
   std::size_t used_size() const { return used_size_; }  // without the padding
+  // The gradient buffer's size: the trainable parameters' prefix (flat_layout), = flat_size()
+  // unless some are frozen.
+  std::size_t grad_size() const { return grad_size_; }
   // The expert segment [experts_begin(), flat_size()) (flat_layout); empty without one.
   std::size_t experts_begin() const { return experts_begin_; }
 
@@ -83,24 +91,26 @@ class ParamBlock {
 
   Dtype storage() const { return storage_; }
   // One parameter's values or grad, in the storage type T (float unless mixed precision);
-  // slot -1 (a parameter this model does not have, e.g. a bias) gives nullptr.
+  // slot -1 (a parameter this model does not have, e.g. a bias) gives nullptr, and so does the
+  // grad of a frozen parameter (it has no storage).
   template <class T = float>
   T* param(int slot) {
     return slot < 0 ? nullptr : params.as<T>() + slots_[slot].offset;
   }
   template <class T = float>
   T* grad(int slot) {
-    return slot < 0 ? nullptr : grads.as<T>() + slots_[slot].offset;
+    return slot < 0 || !slots_[slot].spec.trainable ? nullptr : grads.as<T>() + slots_[slot].offset;
   }
 
   Tensor params;  // flat; may be released and regathered under ZeRO 3
-  Tensor grads;   // flat; released under ZeRO 2/3 outside the backward pass
+  Tensor grads;   // grad_size(); released under ZeRO 2/3 outside the backward pass
 
  private:
   std::string name_;
   std::vector<ParamSlot> slots_;
   std::size_t used_size_ = 0;
   std::size_t experts_begin_ = 0;
+  std::size_t grad_size_ = 0;
   std::size_t flat_size_ = 0;
   int tp_ = 1, tp_rank_ = 0;
   Dtype storage_ = Dtype::fp32;

@@ -6,7 +6,7 @@ template <class T>
 void all_reduce_sequence_parallel_grads(const ParamBlock& block, T* grads, Communicator& tp) {
   if (tp.size() == 1) return;
   for (const ParamSlot& slot : block.slots())
-    if (slot.spec.sequence_parallel_grad) tp.all_reduce(grads + slot.offset, slot.count);
+    if (slot.spec.sequence_parallel_grad && slot.spec.trainable) tp.all_reduce(grads + slot.offset, slot.count);
 }
 
 template <class T>

@@ -69,6 +69,7 @@ PowerSgdReducer::PowerSgdReducer(const ParamBlock& block, int rank, std::uint64_
   if (rank < 1) throw std::invalid_argument("PowerSGD: the rank must be at least 1");
   std::size_t covered = 0, p_size = 0, q_size = 0;
   for (const ParamSlot& slot : block.slots()) {
+    if (!slot.spec.trainable) continue;  // a frozen parameter has no grad (ParamBlock::grad_size)
     // this rank's rows x cols: tensor parallelism splits one of the full shape's sides
     const auto full_cols = static_cast<std::size_t>(slot.spec.cols);
     const std::size_t rows = slot.spec.shard == Shard::cols ? static_cast<std::size_t>(slot.spec.rows)
@@ -84,8 +85,8 @@ PowerSgdReducer::PowerSgdReducer(const ParamBlock& block, int rank, std::uint64_
     }
     covered = std::max(covered, slot.offset + slot.count);
   }
-  if (covered < block.flat_size()) whole_.emplace_back(covered, block.flat_size() - covered);  // the DP padding
-  residual_ = Tensor(MemCategory::grads, block.flat_size());
+  if (covered < block.grad_size()) whole_.emplace_back(covered, block.grad_size() - covered);  // the DP padding
+  residual_ = Tensor(MemCategory::grads, block.grad_size());
   p_.assign(p_size, 0.0f);
   q_.assign(q_size, 0.0f);
   // the first Q: N(0, 1) from a generator every DP rank seeds alike

@@ -117,8 +117,8 @@ void ShardedOptimizer::add_shard(ParamBlock* b, Communicator& group, bool expert
   });
   // the full grads exist only during a step's backward (ZeRO 2/3), the full params only
   // while used (ZeRO 3): freed once the block's last segment has its shard
-  if (shard_grads_ && end == b->flat_size()) b->grads.release();
-  if (shard_params_ && end == b->flat_size()) b->params.release();
+  if (shard_grads_ && end == covered(*b)) b->grads.release();
+  if (shard_params_ && end == covered(*b)) b->params.release();
   // PowerSGD runs without expert parallelism only (train_config.cpp): one segment, the whole
   // block; the block-quantised and top-k compressions take each segment over its group
   if (!shard_grads_ && group.size() > 1 && c_.plan.gradient_compression == GradCompression::powersgd)
@@ -128,6 +128,10 @@ void ShardedOptimizer::add_shard(ParamBlock* b, Communicator& group, bool expert
   shards_.push_back(std::move(s));
 }
 
+std::size_t ShardedOptimizer::covered(const ParamBlock& block) const {
+  return shard_params_ ? block.flat_size() : block.grad_size();
+}
+
 ShardedOptimizer::ShardedOptimizer(const TrainConfig& config, std::vector<ParamBlock*> blocks, Communicator& dp,
                                    Communicator& tp, bool sequence_parallel, Profiler* profiler,
                                    Communicator* expert_dp)
@@ -135,7 +139,7 @@ ShardedOptimizer::ShardedOptimizer(const TrainConfig& config, std::vector<ParamB
       shard_grads_(config.plan.shards_grads()), shard_params_(config.plan.shards_params()),
       offload_(config.plan.offload_optimizer), profiler_(profiler) {
   for (ParamBlock* b : blocks) {
-    const std::size_t n = b->flat_size(), split = b->experts_begin();
+    const std::size_t n = covered(*b), split = std::min(b->experts_begin(), n);
     add_shard(b, dp, false, 0, split);
     if (split < n) add_shard(b, expert_dp ? *expert_dp : dp, true, split, n);
   }
@@ -486,7 +490,7 @@ void ShardedOptimizer::acquire(ParamBlock& block, bool backward) {
   if (backward && !k.grads) {
     for (int i : k.shards)
       if (first_of_block(i))
-        shards_[i].block->grads = Tensor(MemCategory::buffers, shards_[i].block->flat_size(), storage(c_));
+        shards_[i].block->grads = Tensor(MemCategory::buffers, covered(*shards_[i].block), storage(c_));
     k.grads = true;
   }
 }

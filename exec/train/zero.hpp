@@ -153,6 +153,10 @@ class ShardedOptimizer final : public BlockHooks {
   void add_shard(ParamBlock* b, Communicator& group, bool experts, std::size_t begin, std::size_t end);
   BlockShard& shard_of(const ParamBlock& block);
   int shard_index(const ParamBlock& block) const;  // the block's first shard
+  // The part of a block its segments cover: the gradient buffer (ParamBlock::grad_size, the
+  // trainable prefix under LoRA); under ZeRO 3, whose shares hold the parameters too, the whole
+  // flat buffer (a frozen base's part then reduces zeros, as before LoRA had a grad prefix).
+  std::size_t covered(const ParamBlock& block) const;
   bool first_of_block(int shard) const { return shard == 0 || shards_[shard - 1].block != shards_[shard].block; }
   template <class T>
   T* reduced_grads(BlockShard& s, std::size_t& count) {

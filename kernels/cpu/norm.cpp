@@ -55,7 +55,7 @@ void layernorm_backward(const T* dy, const T* x, const T* gamma, const float* me
       float g = dyi * to_float(gamma[i]);
       sum_g += g;
       sum_g_xhat += g * xhat;
-      dg[i] += dyi * xhat;
+      if (dg) dg[i] += dyi * xhat;  // none for a frozen norm (LoRA)
       if (db) db[i] += dyi;
     }
     float mean_g = static_cast<float>(sum_g / dim);
@@ -100,7 +100,7 @@ void rmsnorm_backward(const T* dy, const T* x, const T* gamma, const float* rstd
       float dyi = to_float(dyr[i]);
       float xhat = to_float(xr[i]) * rs;
       sum_g_xhat += dyi * to_float(gamma[i]) * xhat;
-      dg[i] += dyi * xhat;
+      if (dg) dg[i] += dyi * xhat;  // none for a frozen norm (LoRA)
     }
     float mean_g_xhat = static_cast<float>(sum_g_xhat / dim);
     for (int i = 0; i < dim; ++i)

@@ -90,7 +90,7 @@ __global__ void norm_param_grads_kernel(const float* dy, const float* x, const f
     tg += part_gamma[j][threadIdx.x];
     tb += part_beta[j][threadIdx.x];
   }
-  dgamma[col] = accumulate ? dgamma[col] + tg : tg;
+  if (dgamma) dgamma[col] = accumulate ? dgamma[col] + tg : tg;  // none for a frozen norm (LoRA)
   if (dbeta) dbeta[col] = accumulate ? dbeta[col] + tb : tb;
 }
 

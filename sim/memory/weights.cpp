@@ -153,7 +153,7 @@ WeightMemory zero_sharded(std::int64_t params, const BytesPerParam& bytes, int z
   stage.zero = zero;
   WeightMemory w;
   w.params = checked_mul(stage.shards_params() ? shard : params, bytes.params);
-  w.grads = checked_mul(stage.shards_grads() ? shard : params, bytes.grads);
+  w.grads = gradient_bytes(params, bytes.grads, stage.shards_grads(), group);  // trainable ones: models/optimizer_state
   w.optimizer = checked_mul(stage.shards_optimizer() ? shard : params, bytes.optimizer);
   return w;
 }

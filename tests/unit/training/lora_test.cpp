@@ -8,6 +8,7 @@
 
 #include "models/layer_ops.hpp"
 #include "models/lora.hpp"
+#include "models/optimizer_state.hpp"
 #include "scenario/errors.hpp"
 #include "scenario/load.hpp"
 #include "sim/memory/activations.hpp"
@@ -60,6 +61,26 @@ TEST(Lora, FrozenBaseKeepsWeightsOnlyAndAdaptersTrain) {
 // weights (kMatrices / 64) and an fp32 constant per 64 x 256 (4 x kMatrices / 16384):
 // 3,489,660,928 + 109,051,904 + 1,703,936 = 3,600,416,768 bytes, 4.127 bits a weight.
 // int4: 4 bits and an fp16 scale per 128 weights: 3,489,660,928 + 109,051,904.
+// The gradients are the adapters' alone (the base is frozen), 2 bytes each in bf16, one count
+// with the executor's (models/optimizer_state.hpp gradient_bytes). Over DP 2 every rank keeps
+// all 41,943,040 through ZeRO 1 (83,886,080 bytes) and half of them from ZeRO 2 on (41,943,040).
+TEST(Lora, GradientsAreTheAdaptersAloneShardedFromZero2) {
+  const std::int64_t whole = 2 * kAdapters, half = kAdapters;
+  for (int zero : {0, 1, 2}) {  // ZeRO 3 with LoRA is refused (not modelled)
+    const Scenario s = test::device_alone(R"(
+model: llama3-8b
+cluster: dgx-h100
+training: {seq_len: 2048, global_batch: 8, micro_batch: 1, precision: bf16,
+           lora: {rank: 16, target_modules: all_linear}}
+plan: {tp: 1, pp: 1, dp: 2, zero: )" + std::to_string(zero) +
+                                          "}\n");
+    const WeightMemory w = training_weight_memory(s.model, s.plan, s.stack, s.cluster.gpu, *s.training, 0);
+    const std::int64_t expected = zero >= 2 ? half : whole;
+    EXPECT_EQ(w.grads, expected) << "zero " << zero;
+    EXPECT_EQ(gradient_bytes(kAdapters, 2, s.plan.shards_grads(), s.plan.dp_group_size()), expected) << "zero " << zero;
+  }
+}
+
 TEST(Lora, QloraNf4BaseBytesIncludeItsBlockScales) {
   EXPECT_EQ(lora_base_matrix_bytes(LoraBase::nf4, kMatrices), 3'600'416'768LL);
   EXPECT_EQ(lora_base_matrix_bytes(LoraBase::int4, kMatrices), 3'489'660'928LL + 109'051'904LL);
