@@ -13,12 +13,35 @@ std::vector<double> reuse_working_sets_MiB(bool quick) {
   return {1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 64};
 }
 
-double warm_working_set_bytes(const std::vector<MemoryPoint>& reuse_points) {
+namespace {
+
+// The reuse points among `points`, smallest working set first.
+std::vector<MemoryPoint> reuse_points_by_size(const std::vector<MemoryPoint>& points) {
   std::vector<MemoryPoint> p;
-  for (const MemoryPoint& q : reuse_points)
+  for (const MemoryPoint& q : points)
     if (q.kernel == kGemmReuseKernel) p.push_back(q);
-  if (p.size() < 2) return 0;
   std::sort(p.begin(), p.end(), [](const MemoryPoint& a, const MemoryPoint& b) { return a.bytes < b.bytes; });
+  return p;
+}
+
+}  // namespace
+
+std::vector<CurvePoint> reuse_time_curve(const std::vector<MemoryPoint>& reuse_points) {
+  const std::vector<MemoryPoint> p = reuse_points_by_size(reuse_points);
+  std::vector<CurvePoint> curve;
+  if (p.size() < 2) return curve;
+  const double cold = p.back().seconds.median;
+  double floor = 0;
+  for (const MemoryPoint& q : p) {
+    floor = std::clamp(q.seconds.median / cold, floor, 1.0);
+    curve.push_back({q.bytes, floor});
+  }
+  return curve;
+}
+
+double warm_working_set_bytes(const std::vector<MemoryPoint>& reuse_points) {
+  const std::vector<MemoryPoint> p = reuse_points_by_size(reuse_points);
+  if (p.size() < 2) return 0;
   const double halfway = std::log(p.front().seconds.median * p.back().seconds.median) / 2;
   for (std::size_t i = 1; i < p.size(); ++i) {
     const double below = std::log(p[i - 1].seconds.median), above = std::log(p[i].seconds.median);

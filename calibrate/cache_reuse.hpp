@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "calibrate/compute_bench.hpp"
+#include "calibrate/fit.hpp"
 
 namespace twinsim::calibrate {
 
@@ -27,6 +28,11 @@ std::vector<double> reuse_working_sets_MiB(bool quick);
 // curve ("gemm_cached"), above it at the cold one. The largest set when no set crosses (no
 // cache effect to see); 0 with fewer than two points.
 double warm_working_set_bytes(const std::vector<MemoryPoint>& reuse_points);
+
+// The file's gemm_reuse_time curve: each working set's time over the largest set's (cold),
+// smallest set first, at most 1 and never below a smaller set's (a larger set cannot run
+// warmer: a dip is noise). Empty with fewer than two points.
+std::vector<CurvePoint> reuse_time_curve(const std::vector<MemoryPoint>& reuse_points);
 
 // One round of the reuse sweep: the "gemm_reuse" points, then the decode GEMMs'
 // "gemm_cached" points rotating through half the warm working set those points found

@@ -129,10 +129,22 @@ Fitted fit_all(const Calibration& c) {
   f.host = fit_host_path(c.memory);
   const double l3 = c.cache_MiB * 1048576.0, warm = warm_working_set_bytes(c.memory);
   f.cache_bytes = warm <= 0 ? l3 : l3 > 0 ? std::min(warm, l3) : warm;
+  f.reuse_time = reuse_time_curve(c.memory);
   return f;
 }
 
 namespace {
+
+// gemm_reuse_time: the reuse sweep's times over the cold one by working set (none: "").
+std::string reuse_time_yaml(const std::vector<CurvePoint>& curve) {
+  if (curve.empty()) return "";
+  std::ostringstream y;
+  y << "  # the same 4-row GEMM's time by the working set it re-uses, over its time out of cache: the\n"
+    << "  # serving GEMMs' memory side at their pass's working set (bytes, fraction of cold)\n"
+    << "  gemm_reuse_time:\n";
+  for (const CurvePoint& p : curve) y << "    - [" << fmt("%.0f", p.size) << ", " << fmt("%.4f", p.efficiency) << "]\n";
+  return y.str();
+}
 
 // The header and the gpu mapping's scalar figures.
 void write_gpu_head(std::ostringstream& y, const Calibration& c, const Fitted& f, const std::string& name) {
@@ -157,6 +169,7 @@ void write_gpu_head(std::ostringstream& y, const Calibration& c, const Fitted& f
     << "  # while every other core did the same (gemm_reuse points below; cache_reuse.hpp); sysfs L3 "
     << fmt("%.1f", c.cache_MiB) << " MiB\n"
     << "  cache_MiB: " << fmt("%.1f", f.cache_bytes / 1048576.0) << "\n"
+    << reuse_time_yaml(f.reuse_time)
     << "  # fixed cost of one kernel call: median intercept of the kernels' fits, at most half the fastest call\n"
     << "  kernel_launch_us: " << fmt("%.3f", f.memory.launch_s * 1e6) << "\n"
     << "  # fp32: the best GEMM throughput of any shape below; bf16 / fp16 (16-bit operands widened\n"

@@ -45,6 +45,8 @@ struct Fitted {
   // the file's cache_MiB: the working set a decode's GEMMs still found warm (cache_reuse.hpp),
   // at most the sysfs L3; the sysfs L3 where the reuse sweep did not run
   double cache_bytes = 0;
+  // the file's gemm_reuse_time: each working set's time over the cold one's (cache_reuse.hpp)
+  std::vector<CurvePoint> reuse_time;
 };
 
 Fitted fit_all(const Calibration& c);

@@ -88,6 +88,11 @@ struct GpuSpec {
   // An inference pass whose weights and KV cache fit in it streams its GEMMs' operands
   // from it (kernel_efficiency "gemm_cached").
   std::int64_t cache_bytes = 0;
+  // A few-row GEMM's time re-using a working set of this many bytes pass after pass, against
+  // the same GEMM out of cache ([[bytes, fraction <= 1], ...]; `twinsim calibrate`'s reuse
+  // sweep, calibrate/cache_reuse.hpp): the serving GEMMs' memory side at their pass's working
+  // set (sim/cost/compute_cost.hpp gemm_reuse_factor). Empty: the binary cache_bytes pick.
+  std::vector<EfficiencyPoint> gemm_reuse_time;
   // library workspace held on the device (cuBLAS, NCCL); -1: the memory model's GPU
   // allowance (sim/memory/buffers.cpp), 0 for the host CPU, whose libraries need none
   std::int64_t workspace_bytes = -1;

@@ -281,6 +281,7 @@ GpuSpec read_gpu(const YAML::Node& node, const std::string& path) {
   g.memory_efficiency = r.number("memory_efficiency", 1.0, 1e-3, 1.0);
   if (auto mib = r.optional_number("workspace_MiB", 0, 1e6)) g.workspace_bytes = static_cast<std::int64_t>(*mib * 1048576.0);
   g.cache_bytes = static_cast<std::int64_t>(r.number("cache_MiB", 0, 0, 1e6) * 1048576.0);
+  g.gemm_reuse_time = read_curve(r, "gemm_reuse_time");
   g.gemm_efficiency = read_curve(r, "gemm_efficiency");
   g.gemm_dgrad_efficiency = read_curve(r, "gemm_dgrad_efficiency");
   g.gemm_wgrad_efficiency = read_curve(r, "gemm_wgrad_efficiency");

@@ -130,12 +130,30 @@ double gemm_efficiency(const GpuSpec& gpu, double flops, std::int64_t m, std::in
          gemm_shape_factor(gpu, m, n, k, pass, dtype);
 }
 
-// The memory side of the GEMM roofline: the device's "gemm_cached" curve for operands in
-// its cache when it has one, else its "gemm" curve, else memory_efficiency.
+double gemm_reuse_factor(const GpuSpec& gpu, double working_set_bytes) {
+  const std::vector<EfficiencyPoint>& curve = gpu.gemm_reuse_time;
+  if (curve.empty() || working_set_bytes <= 0) return 1.0;
+  if (working_set_bytes <= curve.front().size) return curve.front().efficiency;
+  if (working_set_bytes >= curve.back().size) return curve.back().efficiency;
+  std::size_t i = 1;
+  while (working_set_bytes > curve[i].size) ++i;
+  const EfficiencyPoint& a = curve[i - 1];
+  const EfficiencyPoint& b = curve[i];
+  const double t = std::log(working_set_bytes / a.size) / std::log(b.size / a.size);
+  return std::exp(std::log(a.efficiency) + t * std::log(b.efficiency / a.efficiency));
+}
+
+// The memory side of the GEMM roofline: its "gemm" curve (operands out of cache; else
+// memory_efficiency) times the reuse curve at the pass's working set. A file written before
+// the reuse curve was measured: its "gemm_cached" curve when the set fits cache_bytes.
 double gemm_memory_s(const GpuSpec& gpu, const ComputeOp& op) {
-  const bool cached = op.kernel == kGemmCachedKernel && gpu.kernel_efficiency.contains(kGemmCachedKernel);
-  return op.bytes / (gpu.hbm_bandwidth_Bps *
-                     gpu.kernel_memory_efficiency(cached ? kGemmCachedKernel : kGemmKernel, false, op.bytes));
+  auto at = [&](std::string_view kernel) {
+    return op.bytes / (gpu.hbm_bandwidth_Bps * gpu.kernel_memory_efficiency(kernel, false, op.bytes));
+  };
+  if (!gpu.gemm_reuse_time.empty()) return at(kGemmKernel) * gemm_reuse_factor(gpu, op.working_set_bytes);
+  const bool cached = op.working_set_bytes > 0 && op.working_set_bytes <= static_cast<double>(gpu.cache_bytes) &&
+                      gpu.kernel_efficiency.contains(kGemmCachedKernel);
+  return at(cached ? kGemmCachedKernel : kGemmKernel);
 }
 
 namespace {

@@ -48,8 +48,12 @@ struct ComputeOp {
   std::string_view attention_kernel;
   // memory-bound kernels: which one ("gelu", "layernorm", ...; see LayerOp::kernel),
   // for GPUs that list per-kernel efficiencies; "" runs at the GPU's memory_efficiency.
-  // GEMMs: "gemm_cached" when the pass's operands sit in the device's cache, else "gemm".
+  // GEMMs: "gemm" (their memory side: working_set_bytes says how much of it the cache keeps).
   std::string_view kernel;
+  // gemm: the bytes one GPU's pass re-uses step after step (a serving pass's weights, KV
+  // cache and activations), which the device's reuse curve prices (gemm_reuse_factor); 0:
+  // unknown, operands out of cache.
+  double working_set_bytes = 0;
 };
 
 // The parts of an op's time, so a report can say why it took that long.
@@ -86,6 +90,12 @@ double gemm_shape_factor(const GpuSpec& gpu, std::int64_t m, std::int64_t n, std
 // GPU's gemm_efficiency (every catalog GPU has one; scenario/read_hardware.cpp requires it).
 const std::vector<EfficiencyPoint>& gemm_curve(const GpuSpec& gpu, GemmPass pass, Dtype dtype,
                                                std::string_view kernel = {});
+
+// A few-row GEMM's time when its pass re-uses `working_set_bytes` of operands step after
+// step, as a fraction of its time with them out of cache: the device's measured reuse curve
+// (GpuSpec::gemm_reuse_time), log time linear in log bytes between its points, the first
+// point's value below them and the last's above; 1 for an unknown set (0) or no curve.
+double gemm_reuse_factor(const GpuSpec& gpu, double working_set_bytes);
 
 // Achieved fraction of dense peak for a GEMM of this shape (`flops` picks the point on
 // the GPU's efficiency curve for that pass, math type and kernel family; m, n, k the

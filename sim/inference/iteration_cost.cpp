@@ -59,17 +59,18 @@ ServingCostModel::PassOps ServingCostModel::build_pass(const IterationShape& sha
 
 namespace {
 
-// What one call of each op in `ops` reads from HBM beyond its activations: the GEMMs'
-// weights and the attention's KV cache.
+// What one call of each op in `ops` touches that a next pass touches again: the GEMMs'
+// weights and their input and output rows, the attention's KV cache.
 struct BytesRead {
-  double weights = 0, kv = 0;
-  double total() const { return weights + kv; }
+  double weights = 0, kv = 0, activations = 0;
+  double total() const { return weights + kv + activations; }
 };
 
 BytesRead bytes_read(const std::vector<LayerOp>& ops) {
   BytesRead b;
   for (const LayerOp& op : ops) {
     if (op.kind == OpKind::gemm) b.weights += static_cast<double>(op.weight_bytes);
+    if (op.kind == OpKind::gemm) b.activations += static_cast<double>(op.fwd_bytes - op.weight_bytes);
     if (op.kind == OpKind::attention) b.kv += static_cast<double>(op.fwd_bytes);
   }
   return b;
@@ -77,19 +78,18 @@ BytesRead bytes_read(const std::vector<LayerOp>& ops) {
 
 }  // namespace
 
-bool ServingCostModel::fits_cache(const PassOps& ops) const {
-  const std::int64_t cache = s_.cluster.gpu.cache_bytes;
-  if (cache <= 0) return false;
+double ServingCostModel::working_set_bytes(const PassOps& ops) const {
   auto read = [](const std::vector<LayerOp>& list) { return bytes_read(list).total(); };
   const double dense = read(ops.dense), moe = read(ops.moe);
   const std::size_t last = stage_dense_.size() - 1;
+  double largest = 0;
   for (std::size_t st = 0; st <= last; ++st) {
     double bytes = dense * static_cast<double>(stage_dense_[st]) + moe * static_cast<double>(stage_moe_[st]);
     if (st == 0) bytes += read(ops.embedding);
     if (st == last) bytes += read(ops.head);
-    if (bytes > static_cast<double>(cache)) return false;
+    largest = std::max(largest, bytes);
   }
-  return true;
+  return largest;
 }
 
 namespace {
@@ -110,7 +110,7 @@ double fp4_input_cast_s(const GpuSpec& gpu, Dtype activations, const ComputeOp& 
 
 }  // namespace
 
-ComputeOp ServingCostModel::compute_op(const LayerOp& op, bool cached, double gemm_clock) const {
+ComputeOp ServingCostModel::compute_op(const LayerOp& op, double working_set, double gemm_clock) const {
   const GpuSpec& gpu = s_.cluster.gpu;
   ComputeOp c;
   c.dtype = serving_activation_dtype(s_.inference->weight_dtype);
@@ -131,7 +131,8 @@ ComputeOp ServingCostModel::compute_op(const LayerOp& op, bool cached, double ge
       c.m = op.m, c.n = op.n, c.k = op.k;
       c.groups = op.count;  // a MoE layer's touched experts, in one fused kernel (compute_cost.hpp)
       c.fused_groups = true;
-      c.kernel = cached ? kGemmCachedKernel : kGemmKernel;
+      c.kernel = kGemmKernel;
+      c.working_set_bytes = working_set;
       c.clock_scale = gemm_clock;
       break;
     case OpKind::attention:
@@ -149,7 +150,7 @@ ComputeOp ServingCostModel::compute_op(const LayerOp& op, bool cached, double ge
   return c;
 }
 
-double ServingCostModel::call_time_s(const LayerOp& op, bool cached, double gemm_clock, double& tensor_s) const {
+double ServingCostModel::call_time_s(const LayerOp& op, double working_set, double gemm_clock, double& tensor_s) const {
   tensor_s = 0;
   if (op.kind == OpKind::collective) {
     if (op.name == op_names::kMoeCounts)  // the rows per expert: every rank's, whatever the routing
@@ -161,7 +162,7 @@ double ServingCostModel::call_time_s(const LayerOp& op, bool cached, double gemm
                                                                           : CollectiveOp::all_reduce;
     return collective_time_s(s_.cluster, c, tp_group_, static_cast<double>(op.fwd_comm.bytes));
   }
-  const ComputeOp c = compute_op(op, cached, gemm_clock);
+  const ComputeOp c = compute_op(op, working_set, gemm_clock);
   const ComputeCost cost = op_cost(s_.cluster.gpu, c);
   if (op.kind == OpKind::gemm || op.kind == OpKind::attention) tensor_s = cost.math_s;
   if (op.kind != OpKind::gemm || !is_fp4(c.dtype)) return cost.time_s();
@@ -173,13 +174,13 @@ double ServingCostModel::call_time_s(const LayerOp& op, bool cached, double gemm
 // other kernels, its collectives and their waits as idle time) reaches the GPU's power limit,
 // its GEMMs again at the clock that leaves: a serving engine runs the same pass back to back
 // (a benchmark's prefills, a batch's decodes), as a training step runs its layers.
-std::vector<double> ServingCostModel::list_times_s(const std::vector<LayerOp>& ops, bool cached) const {
+std::vector<double> ServingCostModel::list_times_s(const std::vector<LayerOp>& ops, double working_set) const {
   std::vector<double> raw;
   std::vector<WaitRole> roles;
   double tensor_s = 0;
   for (const LayerOp& op : ops) {
     double op_tensor_s = 0;
-    raw.push_back(call_time_s(op, cached, 1.0, op_tensor_s));
+    raw.push_back(call_time_s(op, working_set, 1.0, op_tensor_s));
     tensor_s += op_tensor_s;
     roles.push_back(op.kind == OpKind::collective ? WaitRole::collective : WaitRole::compute);
   }
@@ -196,17 +197,17 @@ std::vector<double> ServingCostModel::list_times_s(const std::vector<LayerOp>& o
   const double clock = sustained_gemm_clock(s_.cluster.gpu, mix);
   if (clock >= 1) return t;
   for (std::size_t i = 0; i < ops.size(); ++i)
-    if (ops[i].kind == OpKind::gemm) raw[i] = call_time_s(ops[i], cached, clock, tensor_s);
+    if (ops[i].kind == OpKind::gemm) raw[i] = call_time_s(ops[i], working_set, clock, tensor_s);
   add_straggler_waits(raw, roles, s_.cluster.straggler);
   return raw;
 }
 
-ServingCostModel::OpsCost ServingCostModel::price(const std::vector<LayerOp>& ops, bool cached) const {
+ServingCostModel::OpsCost ServingCostModel::price(const std::vector<LayerOp>& ops, double working_set) const {
   OpsCost cost;
   const BytesRead read = bytes_read(ops);
   cost.weight_bytes = read.weights;
   cost.kv_bytes = read.kv;
-  const std::vector<double> times = list_times_s(ops, cached);
+  const std::vector<double> times = list_times_s(ops, working_set);
   for (std::size_t i = 0; i < ops.size(); ++i) {
     if (ops[i].kind != OpKind::collective) cost.compute_s += times[i];
     else if (ops[i].fwd_comm.group == CommGroup::ep) cost.ep_comm_s += times[i];
@@ -225,11 +226,11 @@ IterationCost ServingCostModel::cost(const IterationShape& shape) const {
   if (shape.tokens == 0) return cost;
   // all layers of one kind cost the same: price one of each kind and count
   const PassOps ops = build_pass(shape);
-  const bool cached = fits_cache(ops);
-  const OpsCost dense = price(ops.dense, cached);
-  const OpsCost moe = m.moe ? price(ops.moe, cached) : OpsCost{};
-  const OpsCost embedding = price(ops.embedding, cached);
-  const OpsCost head = price(ops.head, cached);
+  const double working_set = working_set_bytes(ops);
+  const OpsCost dense = price(ops.dense, working_set);
+  const OpsCost moe = m.moe ? price(ops.moe, working_set) : OpsCost{};
+  const OpsCost embedding = price(ops.embedding, working_set);
+  const OpsCost head = price(ops.head, working_set);
   // a module runs while the next one's weights arrive: it takes the longer of the two
   auto add = [&cost](const OpsCost& part, double count, double fetch_s) {
     cost.compute_s += part.compute_s * count;
@@ -288,12 +289,12 @@ std::vector<LayerOp> ops_where(const std::vector<LayerOp>& ops, bool experts) {
 
 double ServingCostModel::lockstep_part_s(const IterationShape& shape, bool experts) const {
   const PassOps ops = build_pass(shape);
-  const bool cached = fits_cache(ops);
+  const double working_set = working_set_bytes(ops);
   const double moe_layers = static_cast<double>(stage_moe_[0]);
-  const double moe = s_.model.moe ? price(ops_where(ops.moe, experts), cached).time_s * moe_layers : 0.0;
+  const double moe = s_.model.moe ? price(ops_where(ops.moe, experts), working_set).time_s * moe_layers : 0.0;
   if (experts) return moe;
-  return moe + price(ops.dense, cached).time_s * static_cast<double>(stage_dense_[0]) + price(ops.embedding, cached).time_s +
-         price(ops.head, cached).time_s;
+  return moe + price(ops.dense, working_set).time_s * static_cast<double>(stage_dense_[0]) + price(ops.embedding, working_set).time_s +
+         price(ops.head, working_set).time_s;
 }
 
 double ServingCostModel::ep_lockstep_pass_s(const std::vector<IterationShape>& rank_shapes) const {
@@ -327,10 +328,10 @@ std::vector<PassOpTime> ServingCostModel::op_times(const IterationShape& shape) 
   if (shape.tokens == 0) return out;
   const ModelSpec& m = s_.model;
   const PassOps pass = build_pass(shape);
-  const bool cached = fits_cache(pass);
-  auto add = [this, &out, cached](const std::vector<LayerOp>& ops, double count) {
+  const double working_set = working_set_bytes(pass);
+  auto add = [this, &out, working_set](const std::vector<LayerOp>& ops, double count) {
     if (count <= 0) return;
-    const std::vector<double> times = list_times_s(ops, cached);
+    const std::vector<double> times = list_times_s(ops, working_set);
     for (std::size_t i = 0; i < ops.size(); ++i) {
       const LayerOp& op = ops[i];
       const std::string name = op_names::op_name(-1, op.name, op_names::OpPass::fwd);  // as the executor times it

@@ -69,22 +69,23 @@ class ServingCostModel {
   PassOps build_pass(const IterationShape& shape) const;
   // The stack's serving host time for the pass (IterationCost::host_s), into its first stage.
   void add_engine_host_time(IterationCost& cost, const IterationShape& shape) const;
-  // Whether the weights and KV cache one GPU reads in the pass fit in its cache
-  // (GpuSpec::cache_bytes): then the GEMMs stream from it ("gemm_cached").
-  bool fits_cache(const PassOps& ops) const;
-  OpsCost price(const std::vector<LayerOp>& ops, bool cached) const;
+  // The bytes one GPU's pass touches and the next pass touches again (its stage's GEMM
+  // weights, their input and output rows, its KV cache; the largest stage's): the working set
+  // at which the device's reuse curve prices its GEMMs (compute_cost.hpp gemm_reuse_factor).
+  double working_set_bytes(const PassOps& ops) const;
+  OpsCost price(const std::vector<LayerOp>& ops, double working_set) const;
   // One stage's pass time over its ops that run on the rank's own tokens (`experts` false)
   // or over the routed experts' ops that join the ranks (`experts` true): ep_lockstep_pass_s.
   double lockstep_part_s(const IterationShape& shape, bool experts) const;
   // A kernel's description for the compute cost model (GEMMs at `gemm_clock`).
-  ComputeOp compute_op(const LayerOp& op, bool cached, double gemm_clock) const;
+  ComputeOp compute_op(const LayerOp& op, double working_set, double gemm_clock) const;
   // One call of one op: a TP collective's time, or a kernel's; `tensor_s` gets a GEMM's or
   // the attention's math time (0 otherwise), the power limit's load.
-  double call_time_s(const LayerOp& op, bool cached, double gemm_clock, double& tensor_s) const;
+  double call_time_s(const LayerOp& op, double working_set, double gemm_clock, double& tensor_s) const;
   // Each op's call in one run of the list, a TP collective with its wait for the group's
   // slowest rank (cluster.straggler, as the training step's blocking collectives), the GEMMs
   // at the clock the GPU's power limit leaves for the list's mix (sim/cost/power_limit.hpp).
-  std::vector<double> list_times_s(const std::vector<LayerOp>& ops, bool cached) const;
+  std::vector<double> list_times_s(const std::vector<LayerOp>& ops, double working_set) const;
   Scenario s_;
   GroupLayout tp_group_;
   GroupLayout ep_group_;  // the GPUs of one TP position across the ep replicas

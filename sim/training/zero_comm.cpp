@@ -271,6 +271,34 @@ double zero_layer_reduce_s(const ClusterSpec& cluster, const Plan& plan, const S
                         });
 }
 
+namespace {
+
+// int8/int4 gradients as the executor exchanges them (exec/train/quantized_exchange.hpp),
+// each pass over its values at the "quantize" kernel's measured rate on element + wire bytes
+// a value: the error-feedback compression of the whole buffer; each rank packs the other
+// ranks' chunks ((R-1)/R of the values) and sends them in one all-to-all; it adds the
+// chunks it receives, dequantised, to its own. An all-reduce then packs its summed
+// chunk, all-gathers the packed chunks and dequantises all R of them. Across nodes a flat
+// all-to-all leaves through one NIC a rank (collective_cost.cpp), so the exchange is the
+// hierarchical one of ZeRO++'s qgZ (Wang et al. 2023, §3.3: inside the node, then across),
+// priced as a reduce-scatter of the same bytes, whose network share spreads over the NICs.
+double quantized_exchange_s(const ClusterSpec& cluster, const Plan& plan, CollectiveOp op, const GroupLayout& dp,
+                            double params, Dtype precision) {
+  const double wire = compressed_grad_bytes(plan), per_value = grad_element_bytes(precision) + wire;
+  const double others = params * (dp.ranks - 1) / dp.ranks;
+  const CollectiveOp exchange = dp.nodes() == 1 ? CollectiveOp::all_to_all : CollectiveOp::reduce_scatter;
+  double t = quantize_pass_s(cluster, precision, params * per_value) +
+             collective_time_s(cluster, exchange, dp, params * wire) +
+             2 * quantize_pass_s(cluster, precision, others * per_value);
+  if (op == CollectiveOp::all_reduce)
+    t += quantize_pass_s(cluster, precision, params / dp.ranks * per_value) +
+         collective_time_s(cluster, CollectiveOp::all_gather, dp, params * wire) +
+         quantize_pass_s(cluster, precision, params * per_value);
+  return t;
+}
+
+}  // namespace
+
 double dp_gradient_reduce_s(const ClusterSpec& cluster, const Plan& plan, CollectiveOp op, const GroupLayout& dp,
                             double params, Dtype precision, const LowRankShare& low_rank) {
   const double element = grad_element_bytes(precision);
@@ -278,14 +306,7 @@ double dp_gradient_reduce_s(const ClusterSpec& cluster, const Plan& plan, Collec
   if (plan.gradient_compression == GradCompression::topk) return topk_reduce_s(cluster, plan, op, dp, params, precision);
   if (plan.gradient_compression == GradCompression::powersgd)
     return powersgd_reduce_s(cluster, dp, params, precision, low_rank);
-  const double wire = compressed_grad_bytes(plan);
-  // every rank quantises its gradients (with the residual added) before sending, and
-  // dequantises what it receives: an all-reduce's two halves each quantise and dequantise
-  // the whole buffer, a reduce-scatter quantises it and dequantises the rank's share
-  const double whole = quantize_pass_s(cluster, precision, params * (element + wire));
-  const double passes = op == CollectiveOp::all_reduce ? 2 * whole
-                                                       : whole + quantize_pass_s(cluster, precision, params / dp.ranks * (element + wire));
-  return collective_time_s(cluster, op, dp, params * wire) + passes;
+  return quantized_exchange_s(cluster, plan, op, dp, params, precision);
 }
 
 double stack_gradient_reduce_s(const ClusterSpec& cluster, const Plan& plan, const StackSpec& stack,

@@ -297,6 +297,16 @@ TEST(FitCacheReuse, HalfWaySetIsInterpolatedBetweenWorkingSets) {
                                    {kGemmReuseKernel, 2 * MiB, exact(10e-6)}};
   EXPECT_DOUBLE_EQ(warm_working_set_bytes(flat), 64 * MiB);
   EXPECT_DOUBLE_EQ(warm_working_set_bytes({{kGemmReuseKernel, 2 * MiB, exact(10e-6)}}), 0);
+  // the file's gemm_reuse_time: each set's time over the 64 MiB set's 40 us, 10/40 = 0.25 up to
+  // 38/40 = 0.95; the 24 MiB dip (19/40) holds the 16 MiB set's 25/40 (a larger set runs no warmer)
+  const std::vector<CurvePoint> reuse = reuse_time_curve(points);
+  const std::vector<double> want = {0.25, 0.2625, 0.275, 0.4, 0.625, 0.625, 0.95, 1.0};
+  ASSERT_EQ(reuse.size(), want.size());
+  for (std::size_t i = 0; i < want.size(); ++i) {
+    EXPECT_DOUBLE_EQ(reuse[i].size, sets[i].first * MiB);
+    EXPECT_NEAR(reuse[i].efficiency, want[i], 1e-12) << sets[i].first << " MiB";
+  }
+  EXPECT_TRUE(reuse_time_curve({{kGemmReuseKernel, 2 * MiB, exact(10e-6)}}).empty());
   // the file's cache_MiB: the warm set, at most the sysfs L3; the reuse points are no kernel curve
   Calibration c;
   c.memory = points;
@@ -366,6 +376,11 @@ TEST(HardwareYaml, LoadsAsAnInlineClusterWithTheFittedFigures) {
   EXPECT_NEAR(s.cluster.gpu.memory_efficiency, 0.5, 1e-3);
   EXPECT_NEAR(s.cluster.gpu.kernel_launch_s, 1e-6, 1e-9);
   EXPECT_EQ(s.cluster.gpu.cache_bytes, 16 * 1048576);  // the reuse sweep's half-way set, under the 32 MiB L3
+  // and its times over the cold 40 us: 0.25 at 2 and 8 MiB, 1 from 32 MiB
+  ASSERT_EQ(s.cluster.gpu.gemm_reuse_time.size(), 4u);
+  EXPECT_DOUBLE_EQ(s.cluster.gpu.gemm_reuse_time[1].size, 8 * 1048576.0);
+  EXPECT_DOUBLE_EQ(s.cluster.gpu.gemm_reuse_time[1].efficiency, 0.25);
+  EXPECT_DOUBLE_EQ(s.cluster.gpu.gemm_reuse_time[2].efficiency, 1.0);
   EXPECT_EQ(s.cluster.gpu.gemm_efficiency.size(), 2u);
   EXPECT_NEAR(s.cluster.gpu.gemm_efficiency.front().efficiency, 0.25, 1e-3);
   ASSERT_EQ(s.cluster.gpu.gemm_dgrad_efficiency.size(), 1u);  // dgrad at half the forward's 80 GFLOP/s

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include "models/layer_ops.hpp"
 #include "tests/unit/cost/test_hardware.hpp"
 
 namespace twinsim {
@@ -209,6 +210,42 @@ TEST(ComputeCost, CatalogCurveOverridesDefaultsAndMissingPeakThrows) {
   const ComputeOp op = gemm_op(Dtype::bf16, 8192, 8192, 8192);
   EXPECT_NEAR(gemm_efficiency(gpu, op.flops, op.m, op.n, op.k), 0.6 * 4096.0 / (38 * 108), 1e-12);
   EXPECT_THROW(op_time_s(gpu, gemm_op(Dtype::fp8, 1024, 1024, 1024)), std::invalid_argument);
+}
+
+// The reuse curve (GpuSpec::gemm_reuse_time), by hand: points at 1, 4 and 64 MiB with times
+// 0.4, 0.5 and 1.0 of cold. Log time is linear in log bytes between two points: 2 MiB is
+// half-way (in log bytes) from 1 to 4, so sqrt(0.4 x 0.5) = 0.44721; 16 MiB is half-way from 4
+// to 64, so sqrt(0.5 x 1.0) = 0.70711. Below the first point its 0.4, above the last its 1.0;
+// an unknown working set (0) and a device without the curve price cold (1).
+TEST(GemmReuse, LogTimeInterpolatesInLogBytesAndHoldsItsEnds) {
+  GpuSpec gpu = test::a100();
+  EXPECT_DOUBLE_EQ(gemm_reuse_factor(gpu, 2 * 1048576.0), 1.0);
+  constexpr double MiB = 1048576.0;
+  gpu.gemm_reuse_time = {{1 * MiB, 0.4}, {4 * MiB, 0.5}, {64 * MiB, 1.0}};
+  EXPECT_NEAR(gemm_reuse_factor(gpu, 2 * MiB), 0.447214, 1e-6);
+  EXPECT_NEAR(gemm_reuse_factor(gpu, 16 * MiB), 0.707107, 1e-6);
+  EXPECT_DOUBLE_EQ(gemm_reuse_factor(gpu, 4 * MiB), 0.5);
+  EXPECT_DOUBLE_EQ(gemm_reuse_factor(gpu, 0.25 * MiB), 0.4);
+  EXPECT_DOUBLE_EQ(gemm_reuse_factor(gpu, 512 * MiB), 1.0);
+  EXPECT_DOUBLE_EQ(gemm_reuse_factor(gpu, 0), 1.0);
+}
+
+// A memory-bound GEMM's memory side is its cold time ("gemm" at 1% of 2,039 GB/s) times the
+// curve at its working set: 1 MiB of operands take 51.43 us cold, 0.5 x that re-used in a 4 MiB
+// set. The curve moves only the memory side: the math side is the same.
+TEST(GemmReuse, TheMemorySideIsTheColdTimeAtTheWorkingSetsFactor) {
+  GpuSpec gpu = test::a100();
+  gpu.kernel_efficiency["gemm"] = {{{1, 0.01}}, {}};
+  ComputeOp op = gemm_op(Dtype::bf16, 4, 512, 256);
+  op.bytes = 1048576;
+  op.kernel = kGemmKernel;
+  op.working_set_bytes = 4 * 1048576.0;
+  const ComputeCost cold = gemm_cost(gpu, op);
+  EXPECT_NEAR(cold.memory_s, 1048576 / (0.01 * 2039e9), 1e-12);
+  gpu.gemm_reuse_time = {{1048576.0, 0.4}, {4 * 1048576.0, 0.5}, {64 * 1048576.0, 1.0}};
+  const ComputeCost warm = gemm_cost(gpu, op);
+  EXPECT_NEAR(warm.memory_s, 0.5 * cold.memory_s, 1e-15);
+  EXPECT_DOUBLE_EQ(warm.math_s, cold.math_s);
 }
 
 }  // namespace

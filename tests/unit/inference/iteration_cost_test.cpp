@@ -90,6 +90,7 @@ TEST(DecodePass, GemmsReadFromTheCacheOnlyWhenThePassFitsIt) {
 // KV heads x 32 x 2 x 4 B = 131,072 B a layer). calibrate measures the working set a rank
 // keeps warm (cache_MiB: 6.7-7.6 MiB on the 2-vCPU EPYC, loaded): 6 MiB holds the weights but
 // not the KV reads, so the GEMMs stream cold; 8 MiB holds both, so they run at gemm_cached.
+// (A file without the reuse curve: the binary pick, its working set as the curve's below.)
 TEST(DecodePass, TheTinyLlamaTp2DecodeIsCachedWhenItsWeightsAndKvFit) {
   Scenario s = test::serving_scenario("tiny-llama", "dgx-a100-80gb", 2, 2, 1, 4, 64, 32, "fp32", "fp32");
   s.cluster.gpu.kernel_efficiency["gemm"] = {{{1, 0.01}}, {}};
@@ -106,6 +107,31 @@ TEST(DecodePass, TheTinyLlamaTp2DecodeIsCachedWhenItsWeightsAndKvFit) {
   // 74 us; at least three quarters of that difference goes (the rest of the pass is the same)
   const double hbm = s.cluster.gpu.hbm_bandwidth_Bps;
   EXPECT_GT(cold.compute_s - decode(8).compute_s, 0.75 * 6062080.0 * (1 / (0.01 * hbm) - 1 / (0.04 * hbm)));
+}
+
+// The same decode priced on a reuse curve (GpuSpec::gemm_reuse_time) at its working set, by
+// hand: 6,062,080 B of weights; the attention's reads and writes, per layer 4 sequences x 65
+// tokens x 2 KV heads x 32 x K and V x 4 B = 133,120 B and Q and O, 2 x 4 x 4 heads x 32 x 4 B
+// = 4,096 B, 4 layers: 548,864 B; and the GEMMs' rows, 4 tokens x (k + n) x 4 B: per layer
+// qkv 256 -> 256 (8,192 B), proj 128 -> 256 (6,144), gate_up 256 -> 688 (15,104), down 344 ->
+// 256 (9,600), 4 layers, and the logits 256 -> 256 (8,192): 164,352 B; 6,775,296 B in all. A
+// curve of 0.25 at 4 MiB and 1 at 16 MiB is log-log linear with slope 1, so the factor is
+// 6,775,296 / 16 MiB = 0.40384: the GEMMs (memory-bound at 1% of HBM) lose 1 - 0.40384 of
+// their 6,226,432 B stream; nothing else in the pass moves. (The math side is
+// kept far below: a flat 100% GEMM curve, no wave quantisation.)
+TEST(DecodePass, TheTinyLlamaTp2DecodeGemmsAtTheReuseCurvesValueForItsWorkingSet) {
+  Scenario s = test::serving_scenario("tiny-llama", "dgx-a100-80gb", 2, 2, 1, 4, 64, 32, "fp32", "fp32");
+  s.cluster.gpu.kernel_efficiency["gemm"] = {{{1, 0.01}}, {}};
+  s.cluster.gpu.gemm_efficiency = {{1, 1.0}};
+  s.cluster.gpu.gemm_efficiency_by_dtype.clear();
+  s.cluster.gpu.sms = 0;
+  const IterationCost cold = ServingCostModel(s).cost(decode_shape(4, 64));
+  s.cluster.gpu.gemm_reuse_time = {{4 * 1048576.0, 0.25}, {16 * 1048576.0, 1.0}};
+  const IterationCost warm = ServingCostModel(s).cost(decode_shape(4, 64));
+  const double factor = 6775296.0 / (16 * 1048576.0);
+  const double stream_s = 6226432.0 / (0.01 * s.cluster.gpu.hbm_bandwidth_Bps);
+  EXPECT_NEAR(cold.compute_s - warm.compute_s, (1 - factor) * stream_s, 1e-9 * stream_s);
+  EXPECT_DOUBLE_EQ(warm.weight_bytes, cold.weight_bytes);
 }
 
 // A device that measured its serving attention's bandwidth (kernel_efficiency

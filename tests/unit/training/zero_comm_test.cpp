@@ -460,10 +460,13 @@ plan: {tp: 4, pp: 1, dp: 16, zero: 3, zero_hpz_partition_size: 4}
 
 // Gradient compression (plan.gradient_compression, ZeRO 0-2) on a 10 GB/s link between two
 // one-GPU nodes: an all-reduce of 1e9 bf16 gradients moves 2(n-1)/n x 2 GB = 2 GB per rank
-// (0.2 s); int8 sends 1 + 4/2048 bytes per value (0.1002 s), int4 0.5 + 4/2048 (0.0502 s),
-// each plus the quantise/dequantise passes over the buffer, twice for an all-reduce.
-// A reduce-scatter (ZeRO 1-2) moves half: 0.1, 0.0501 and 0.0251 s, plus one pass over the
-// buffer and one over the rank's half.
+// (0.2 s); int8 sends 1 + 4/2048 bytes per value (0.1002 s), int4 0.5 + 4/2048 (0.0502 s).
+// As the executor exchanges them (exec/train/quantized_exchange.hpp) a reduce-scatter (ZeRO
+// 1-2) is an all-to-all of the packed chunks, half of which leaves (0.0501 s in int8, plain
+// bf16's reduce-scatter 0.1 s), plus the quantise passes: the whole buffer's compression,
+// the pack of the other rank's half and the dequantise-add of the half received. An
+// all-reduce adds an all-gather of the packed chunks (0.0501 s more), the pack of the
+// rank's summed half and the dequantise of the whole buffer.
 TEST(ZeroComm, GradientCompressionShrinksTheDataParallelBytes) {
   Scenario s = two_nodes_10gbps("{tp: 1, pp: 1, dp: 2, zero: 0}");
   const double params = 1e9;
@@ -477,11 +480,33 @@ TEST(ZeroComm, GradientCompressionShrinksTheDataParallelBytes) {
   };
   const CollectiveOp ar = CollectiveOp::all_reduce, rs = CollectiveOp::reduce_scatter;
   EXPECT_NEAR(reduce(GradCompression::none, ar), 0.2, 1e-4);
-  EXPECT_NEAR(reduce(GradCompression::int8, ar) - 2 * pass(params * (element + wire8)), 0.1001953, 1e-4);
-  EXPECT_NEAR(reduce(GradCompression::int4, ar) - 2 * pass(params * (element + wire4)), 0.0501953, 1e-4);
+  auto passes = [&](double wire, bool all_reduce) {
+    const double whole = pass(params * (element + wire)), half = pass(params / 2 * (element + wire));
+    return whole + 2 * half + (all_reduce ? half + whole : 0.0);
+  };
+  EXPECT_NEAR(reduce(GradCompression::int8, ar) - passes(wire8, true), 0.1001953, 1e-4);
+  EXPECT_NEAR(reduce(GradCompression::int4, ar) - passes(wire4, true), 0.0501953, 1e-4);
   EXPECT_NEAR(reduce(GradCompression::none, rs), 0.1, 1e-4);
-  EXPECT_NEAR(reduce(GradCompression::int8, rs) - pass(params * (element + wire8)) - pass(params / 2 * (element + wire8)),
-              0.0500977, 1e-4);
+  EXPECT_NEAR(reduce(GradCompression::int8, rs) - passes(wire8, false), 0.0500977, 1e-4);
+  EXPECT_NEAR(reduce(GradCompression::int4, rs) - passes(wire4, false), 0.0250977, 1e-4);
+  // inside one node (DGX A100, DP 2) the packed chunks go by the all-to-all itself, and an
+  // all-reduce's back by the all-gather, each of the whole packed buffer
+  Scenario node = test::device_alone("model: llama2-7b\ncluster: dgx-a100-80gb\n"
+                                     "training: {seq_len: 512, global_batch: 2, micro_batch: 1, precision: bf16}\n"
+                                     "plan: {tp: 1, pp: 1, dp: 2, zero: 0, gradient_compression: int8}\n");
+  const GroupLayout pair{2, 2};
+  const double packed = params * wire8;
+  const double a2a = collective_time_s(node.cluster, CollectiveOp::all_to_all, pair, packed);
+  const double gather = collective_time_s(node.cluster, CollectiveOp::all_gather, pair, packed);
+  auto node_passes = [&](bool all_reduce) {
+    auto p = [&](double bytes) { return quantize_pass_s(node.cluster.gpu, bytes); };
+    const double whole = p(params * (element + wire8)), half = p(params / 2 * (element + wire8));
+    return whole + 2 * half + (all_reduce ? half + whole : 0.0);
+  };
+  EXPECT_NEAR(dp_gradient_reduce_s(node.cluster, node.plan, rs, pair, params, Dtype::bf16, {}),
+              a2a + node_passes(false), 1e-12);
+  EXPECT_NEAR(dp_gradient_reduce_s(node.cluster, node.plan, ar, pair, params, Dtype::bf16, {}),
+              a2a + gather + node_passes(true), 1e-12);
   // ZeRO-2's per-layer reduce-scatters compress the same way
   s.plan.zero = 2;
   s.plan.gradient_compression = GradCompression::int4;
@@ -539,7 +564,7 @@ plan: {tp: 1, pp: 1, dp: 8, gradient_topk_ratio: 0.1}
                ScenarioError);
 }
 
-// A step whose DP reduction is exposed gets shorter with int8 and shorter still with int4,
+// A step whose DP reduction is exposed gets shorter with int4 (int8: see below),
 // in the event engine and the search's estimate alike; each GPU holds an fp32 residual per
 // parameter of its stage more (error feedback); ZeRO-3, one DP rank and inference refuse it.
 TEST(ZeroComm, GradientCompressionShortensADataParallelBoundStep) {
@@ -556,7 +581,11 @@ plan: {tp: 1, pp: 1, dp: 256, zero: 1, recompute: selective, overlap_grad_reduce
   };
   const auto plain = step("none"), int8 = step("int8"), int4 = step("int4");
   EXPECT_GT(plain.second, 0.1 * plain.first);  // the reduction is a real part of the step
-  EXPECT_LT(int8.first, plain.first);
+  // int8 halves the bf16 bytes, but its passes over 7e9 values a rank (the compression, the
+  // exchange's separate pack of the other ranks' chunks, the dequantise of the 255 chunks that
+  // arrive: exec/train/quantized_exchange.hpp) take about what that saves here; int4 quarters them
+  EXPECT_NEAR(int8.first, plain.first, 0.01 * plain.first);
+  EXPECT_LT(int4.first, plain.first);
   EXPECT_LT(int4.first, int8.first);
   EXPECT_LT(int4.second, int8.second);  // the parameters' all-gather back (ZeRO-1) is not compressed
   const MemoryReport plain_mem = predict_memory(test::device_alone(base));
