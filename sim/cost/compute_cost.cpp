@@ -217,7 +217,8 @@ ComputeCost attention_cost(const GpuSpec& gpu, const ComputeOp& op) {
   // (GpuSpec::kv_attention_fa2_efficiency): that share of the FLOPs at its rate instead
   const double fa2_efficiency = gpu.kv_attention_fa2_efficiency * op.clock_scale;
   if (op.prefix_flops > 0 && fa2_efficiency > 0)
-    c.math_s += op.prefix_flops / (gpu.peak(op.dtype) * fa2_efficiency) - op.prefix_flops / (gpu.peak(op.dtype) * c.efficiency);
+    c.math_s +=
+        op.prefix_flops / (gpu.peak(op.dtype) * fa2_efficiency) - op.prefix_flops / (gpu.peak(op.dtype) * c.efficiency);
   // a decode step reads the whole KV cache for a few FLOPs per byte: a device that
   // measured that rate gives it as kernel_efficiency "kv_cache_attention"
   const bool kv_cache = op.kernel == kKvCacheAttentionKernel;

@@ -169,7 +169,6 @@ double ServingCostModel::call_time_s(const LayerOp& op, double working_set, doub
   return cost.time_s() + fp4_input_cast_s(s_.cluster.gpu, serving_activation_dtype(s_.inference->weight_dtype), c);
 }
 
-
 // Priced at the curves' clock; where the list's mix (its GEMMs' and attention's math, its
 // other kernels, its collectives and their waits as idle time) reaches the GPU's power limit,
 // its GEMMs again at the clock that leaves: a serving engine runs the same pass back to back
@@ -293,8 +292,8 @@ double ServingCostModel::lockstep_part_s(const IterationShape& shape, bool exper
   const double moe_layers = static_cast<double>(stage_moe_[0]);
   const double moe = s_.model.moe ? price(ops_where(ops.moe, experts), working_set).time_s * moe_layers : 0.0;
   if (experts) return moe;
-  return moe + price(ops.dense, working_set).time_s * static_cast<double>(stage_dense_[0]) + price(ops.embedding, working_set).time_s +
-         price(ops.head, working_set).time_s;
+  return moe + price(ops.dense, working_set).time_s * static_cast<double>(stage_dense_[0]) +
+         price(ops.embedding, working_set).time_s + price(ops.head, working_set).time_s;
 }
 
 double ServingCostModel::ep_lockstep_pass_s(const std::vector<IterationShape>& rank_shapes) const {

@@ -312,7 +312,8 @@ double AnalyticModel::layer_pass_s(const Candidate& c, const PassTimes& p, doubl
   const double tp_blocking_again = tp_side ? p.tp_recompute_waited : p.tp_recompute;
   double recompute = std::max(p.recompute, tp_beside_again) + tp_blocking_again;
   if (c.recompute == Recompute::full)
-    recompute = std::max({p.recompute, cp_beside_fwd, tp_beside_again}) + tp_blocking_again + p.cp_fwd_waited + p.ep_fwd;
+    recompute =
+        std::max({p.recompute, cp_beside_fwd, tp_beside_again}) + tp_blocking_again + p.cp_fwd_waited + p.ep_fwd;
   // ZeRO-3's next gather, prefetched one layer ahead, runs beside this layer's recompute
   // as well as its backward; the CP exchange and TP side collectives beside the backward
   const double side = std::max(cp_beside_bwd, tp_side ? p.tp_bwd - p.tp_bwd_waited : 0.0);

@@ -49,7 +49,7 @@ void hide_regathers(const std::vector<LayerOp>& ops, std::vector<OpTime>& times)
 }
 
 TpExposed matmul_paired_tp_exposed(const std::vector<LayerOp>& ops, const std::vector<OpTime>& times, int tp,
-                                    const StackSpec& stack) {
+                                   const StackSpec& stack) {
   TpExposed exposed;
   for (std::size_t i = 0; i < ops.size(); ++i) {
     if (ops[i].kind != OpKind::collective || ops[i].fwd_comm.group != CommGroup::tp) continue;
@@ -64,8 +64,9 @@ TpExposed matmul_paired_tp_exposed(const std::vector<LayerOp>& ops, const std::v
     }
     exposed.fwd_s += micro_pipelined_exposed_s(comm.fwd_s, times[g].fwd_s, tp);
     const double backward_s = comm.dgrad_s + comm.wgrad_s;
-    exposed.bwd_s += micro_pipelined_backward(ops[i], stack) ? micro_pipelined_exposed_s(backward_s, times[g].dgrad_s, tp)
-                                                      : backward_s;
+    exposed.bwd_s += micro_pipelined_backward(ops[i], stack)
+                         ? micro_pipelined_exposed_s(backward_s, times[g].dgrad_s, tp)
+                         : backward_s;
     const double matmul_again = times[g].recomputed ? times[g].fwd_s * times[g].recompute_share : 0.0;
     if (comm.recomputed) exposed.recompute_s += micro_pipelined_exposed_s(again, matmul_again, tp);
   }

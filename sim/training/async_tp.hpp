@@ -35,7 +35,7 @@ struct TpExposed {
   double fwd_s = 0, bwd_s = 0, recompute_s = 0;
 };
 TpExposed matmul_paired_tp_exposed(const std::vector<LayerOp>& ops, const std::vector<OpTime>& times, int tp,
-                                    const StackSpec& stack);
+                                   const StackSpec& stack);
 
 // Whether async TP fuses the collective's backward with a matmul. A leaving reduce-scatter's
 // backward all-gathers the output gradient into the dgrad of the GEMM before it. An entering

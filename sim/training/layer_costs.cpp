@@ -480,8 +480,9 @@ double LayerCost::recompute_s() const {
 }
 
 double LayerCost::recompute_comm_s(TimeCategory c) const {
-  return sum_ops(ops, [c](const OpTime& op) { return op.recomputed && op.category == c; },
-                 [](const OpTime& op) { return op.fwd_s * op.recompute_share; });
+  return sum_ops(
+      ops, [c](const OpTime& op) { return op.recomputed && op.category == c; },
+      [](const OpTime& op) { return op.fwd_s * op.recompute_share; });
 }
 
 double LayerCost::fwd_flops() const { return sum_ops(ops, every_op, [](const OpTime& op) { return op.fwd_flops; }); }

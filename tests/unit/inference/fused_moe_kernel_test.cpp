@@ -160,8 +160,9 @@ void check_trtllm_gen_rows(const std::string& node) {
     const double weights_s = local * hidden * 3 * inter * (0.5 + 1.0 / 16) / gpu.hbm_bandwidth_Bps;  // e2m1 + e4m3/16
     EXPECT_GT(measured_s, 2 * weights_s) << line;  // not the weights' stream: the rate sets it
     const double error = measured / curve - 1;     // predicted time against measured
-    std::printf("%s trtllm-gen nvfp4 %5.0f tokens, %3.0f rows an expert: measured %.4f of the peak, curve %.4f (%+.0f%%)\n",
-                node.c_str(), tokens, rows, measured, curve, 100 * error);
+    std::printf(
+        "%s trtllm-gen nvfp4 %5.0f tokens, %3.0f rows an expert: measured %.4f of the peak, curve %.4f (%+.0f%%)\n",
+        node.c_str(), tokens, rows, measured, curve, 100 * error);
     const bool fit_row = rows == 32 || rows == 128 || rows == 512;
     (fit_row ? fitted : held_out) += 1;
     EXPECT_LT(std::abs(error), fit_row ? 0.01 : 0.25) << line;

@@ -457,7 +457,6 @@ plan: {tp: 4, pp: 1, dp: 16, zero: 3, zero_hpz_partition_size: 4}
                ScenarioError);  // 2 DP ranks per node
 }
 
-
 // Gradient compression (plan.gradient_compression, ZeRO 0-2) on a 10 GB/s link between two
 // one-GPU nodes: an all-reduce of 1e9 bf16 gradients moves 2(n-1)/n x 2 GB = 2 GB per rank
 // (0.2 s); int8 sends 1 + 4/2048 bytes per value (0.1002 s), int4 0.5 + 4/2048 (0.0502 s).
@@ -491,9 +490,10 @@ TEST(ZeroComm, GradientCompressionShrinksTheDataParallelBytes) {
   EXPECT_NEAR(reduce(GradCompression::int4, rs) - passes(wire4, false), 0.0250977, 1e-4);
   // inside one node (DGX A100, DP 2) the packed chunks go by the all-to-all itself, and an
   // all-reduce's back by the all-gather, each of the whole packed buffer
-  Scenario node = test::device_alone("model: llama2-7b\ncluster: dgx-a100-80gb\n"
-                                     "training: {seq_len: 512, global_batch: 2, micro_batch: 1, precision: bf16}\n"
-                                     "plan: {tp: 1, pp: 1, dp: 2, zero: 0, gradient_compression: int8}\n");
+  Scenario node = test::device_alone(
+      "model: llama2-7b\ncluster: dgx-a100-80gb\n"
+      "training: {seq_len: 512, global_batch: 2, micro_batch: 1, precision: bf16}\n"
+      "plan: {tp: 1, pp: 1, dp: 2, zero: 0, gradient_compression: int8}\n");
   const GroupLayout pair{2, 2};
   const double packed = params * wire8;
   const double a2a = collective_time_s(node.cluster, CollectiveOp::all_to_all, pair, packed);
