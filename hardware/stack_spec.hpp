@@ -138,6 +138,12 @@ struct StackSpec {
     return serving_step_s + serving_sequence_s * static_cast<double>(sequences);
   }
   bool has_serving_host_time() const { return serving_step_s > 0 || serving_sequence_s > 0; }
+  // The serving frontend's time per request outside the engine's passes, on the way from the
+  // benchmark client's send to the scheduler and back with the first token: HTTP and JSON,
+  // tokenisation, the hand-over to the scheduler's process, detokenisation and the SSE chunk
+  // back to the client's asyncio loop. Priced as a delay before the request reaches the
+  // scheduler (its TTFT and E2EL still count from the send). 0: the engine alone.
+  double serving_request_s = 0;
   // What the serving engine does with a windowed layer's K,V once it leaves the window
   // (model.sliding_window): frees it (vLLM V1's hybrid KV cache manager, TensorRT-LLM's
   // cyclic per-layer window, SGLang's SWA pool) or keeps every token of every layer

@@ -79,6 +79,9 @@ struct SchedulerLimits {
   // formed when pass k starts: a request that arrives while the engine runs joins the pass
   // after the next one. false: it joins the next pass (vLLM V1's EngineCore step loop).
   bool overlap_pickup = false;
+  // The frontend's time per request (the stack's serving_request_us): a request sent at t
+  // reaches the scheduler at t + request_path_s; its TTFT and E2EL count from t.
+  double request_path_s = 0;
 
   // Blocks (of all layers' KV for block_tokens tokens) a sequence of `tokens` tokens holds.
   std::int64_t blocks_for(std::int64_t tokens) const;

@@ -176,6 +176,12 @@ bool form_pass(Scheduler& sched, std::vector<int>& held, PassShape& shape) {
   return formed || (any_held && sched.schedule(shape));
 }
 
+// When the scheduler sees a request: the frontend's request path (HTTP, tokenisation, the
+// hand-over to the scheduler; the stack's serving_request_us) after the client sends it.
+double reaches_scheduler_s(const ClientGate& client, const Request& request, const SchedulerLimits& limits) {
+  return client.send_time_s(request.arrival_s) + limits.request_path_s;
+}
+
 }  // namespace
 
 ServingResult run_serving(const std::vector<Request>& requests, std::int64_t kv_blocks, const SchedulerLimits& limits,
@@ -208,7 +214,7 @@ ServingResult run_serving(const std::vector<Request>& requests, std::int64_t kv_
     return n;
   };
   while (next_arrival < requests.size() || !ready.empty()) {
-    const double arrival = next_arrival < requests.size() ? client.send_time_s(requests[next_arrival].arrival_s)
+    const double arrival = next_arrival < requests.size() ? reaches_scheduler_s(client, requests[next_arrival], limits)
                                                           : std::numeric_limits<double>::infinity();
     if (ready.empty() && std::isinf(arrival)) throw std::logic_error("serving: the client waits with nothing in flight");
     if (ready.empty() || arrival <= ready.top().time_s) {  // an arrival comes first
@@ -218,7 +224,7 @@ ServingResult run_serving(const std::vector<Request>& requests, std::int64_t kv_
       for (int e = target + 1; e < (replica + 1) * stages; ++e)
         if (schedulers[e].unfinished() < schedulers[target].unfinished()) target = e;
       client.send();
-      result.requests[next_arrival].arrival_s = arrival;  // sent now: its TTFT counts from here
+      result.requests[next_arrival].arrival_s = arrival - limits.request_path_s;  // TTFT counts from the send
       const int request = static_cast<int>(next_arrival++);
       if (limits.overlap_pickup && !idle[target]) held[target].push_back(request);
       else schedulers[target].enqueue(request);
@@ -278,10 +284,11 @@ ServingResult run_lockstep_serving(const std::vector<Request>& requests, std::in
   std::vector<IterationShape> shapes(ranks);
   std::vector<char> runs(ranks, 0);
   for (;;) {
-    for (double due = 0; next < requests.size() && (due = client.send_time_s(requests[next].arrival_s)) <= now; ++next) {
+    for (double due = 0; next < requests.size() && (due = reaches_scheduler_s(client, requests[next], limits)) <= now;
+         ++next) {
       last = route(ranks, set.router, last, [&](int r) { return schedulers[r].unfinished(); });
       client.send();
-      result.requests[next].arrival_s = due;  // sent now: its TTFT counts from here
+      result.requests[next].arrival_s = due - limits.request_path_s;  // its TTFT counts from the send
       schedulers[last].enqueue(static_cast<int>(next));
     }
     bool any = false;
@@ -293,7 +300,7 @@ ServingResult run_lockstep_serving(const std::vector<Request>& requests, std::in
     }
     if (!any) {  // nothing runs: the group waits for the next request
       if (next >= requests.size()) break;
-      const double due = client.send_time_s(requests[next].arrival_s);
+      const double due = reaches_scheduler_s(client, requests[next], limits);
       if (std::isinf(due)) throw std::logic_error("serving: the client waits with nothing in flight");
       now = std::max(now, due);
       continue;
@@ -338,6 +345,7 @@ ServingResult simulate_serving(const Scenario& scenario, const std::vector<Reque
   limits.output_reserve = scenario.stack.serving_output_reserve;
   limits.prefill_first = scenario.stack.serving_prefill_first;
   limits.overlap_pickup = scenario.stack.serving_async;
+  limits.request_path_s = scenario.stack.serving_request_s;
   if (const auto& spec = scenario.inference->speculative) {
     limits.speculative_tokens = spec->tokens;
     limits.acceptance_rate = spec->acceptance_rate;

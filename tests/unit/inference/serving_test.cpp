@@ -167,6 +167,30 @@ TEST(ClientConcurrency, ARequestWaitsForAFreeSlot) {
   EXPECT_DOUBLE_EQ(all.times[2].finish_s, 3.0);
 }
 
+// The frontend's request path (stack serving_request_us; 0.25 s here, one-second passes): r0
+// sent at 0 reaches the scheduler at 0.25, prefills in [0.25, 1.25] (first token 1.25, TTFT
+// 1.25) and decodes to 3.25; with one client slot r1 is sent at 3.25, reaches the scheduler at
+// 3.5 and has its first token at 4.5: TTFT 1.25 as well, counted from its send.
+TEST(ClientConcurrency, TheFrontendsRequestPathDelaysTheScheduler) {
+  SchedulerLimits l = limits();
+  l.request_path_s = 0.25;
+  const ServingResult r = run_serving({{0.0, 10, 3}, {0.0, 10, 3}}, 100, l, 1, UnitCost{}, true, {}, 1);
+  EXPECT_DOUBLE_EQ(r.times[0].first_token_s, 1.25);
+  EXPECT_DOUBLE_EQ(r.times[0].finish_s, 3.25);
+  EXPECT_DOUBLE_EQ(r.requests[1].arrival_s, 3.25);
+  EXPECT_DOUBLE_EQ(r.times[1].first_token_s, 4.5);
+  EXPECT_DOUBLE_EQ(summarize(r).ttft.p50_s, 1.25);  // 1.0 without the path
+  // the lockstep loop (expert-parallel ranks) takes the same path: first token at 0.25 + 1
+  const LockstepCostFn one_second = [](const std::vector<IterationShape>&) { return 1.0; };
+  const ServingResult ep = run_lockstep_serving({{0.0, 10, 2}}, 100, l, one_second, true, {});
+  EXPECT_DOUBLE_EQ(ep.times[0].first_token_s, 1.25);
+  EXPECT_DOUBLE_EQ(ep.requests[0].arrival_s, 0.0);
+  // the key reaches the scheduler from a stack
+  EXPECT_GT(catalog_stack("vllm-v1").serving_request_s, 0.0);
+  EXPECT_GT(catalog_stack("sglang").serving_request_s, 0.0);
+  EXPECT_EQ(catalog_stack("trtllm").serving_request_s, 0.0);
+}
+
 // A request due later than the slot frees goes at its own time: r0 (10 + 2 tokens) is done at
 // 2, r1 is due at 5, so it is sent at 5, not 2.
 TEST(ClientConcurrency, ALaterArrivalKeepsItsTime) {
