@@ -20,6 +20,7 @@ Scenario prefill_replica(const Scenario& s) {
 Scenario decode_replica(const Scenario& s) {
   Scenario d = s;
   d.inference->disaggregation.reset();
+  d.stack.serving_request_s = 0;  // a request comes in through the prefill pool; here by its K,V transfer
   return d;
 }
 
