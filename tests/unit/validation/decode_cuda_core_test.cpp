@@ -21,6 +21,7 @@
 #include "scenario/load.hpp"
 #include "sim/common/csv.hpp"
 #include "sim/cost/compute_cost.hpp"
+#include "tests/unit/validation/decode_attention_op.hpp"
 
 namespace twinsim {
 namespace {
@@ -40,14 +41,7 @@ double published_s(const Row& r) { return kv_bytes(r) / (r.utilization / 100 * b
 
 // The catalog's price of the row's call: one decode token a sequence over its cache.
 double catalog_s(const GpuSpec& gpu, const Row& r, bool cuda_cores) {
-  ComputeOp op;
-  op.kind = ComputeKind::attention;
-  op.kernel = kKvCacheAttentionKernel;
-  op.dtype = Dtype::bf16;
-  op.head_dim = r.head_dim;
-  op.flops = 4.0 * r.batch * r.seqlen * r.qo_heads * r.head_dim;  // QK^T and PV, 2 FLOPs a multiply-add
-  op.bytes = kv_bytes(r);
-  op.kv_items = static_cast<std::int64_t>(r.batch) * r.kv_heads;
+  ComputeOp op = test::decode_attention_op(r.batch, r.seqlen, r.qo_heads, r.kv_heads, r.head_dim);
   op.cuda_cores = cuda_cores;
   return op_time_s(gpu, op);
 }

@@ -16,6 +16,7 @@
 #include "scenario/load.hpp"
 #include "sim/common/csv.hpp"
 #include "sim/cost/compute_cost.hpp"
+#include "tests/unit/validation/decode_attention_op.hpp"
 
 namespace twinsim {
 namespace {
@@ -25,20 +26,11 @@ struct Row {
   double time_s = 0;
 };
 
-double kv_bytes(const Row& r) { return 4.0 * r.batch * r.seqlen * r.kv_heads * r.head_dim; }  // K, V in 16 bits
-
 // The catalog's price of the row's call: one new token a sequence over its cache, as the
 // serving pass prices it under a stack with serving_decode_fa3_m128 (kv_read_efficiency set
 // from the GPU's figure, or 0: the GPU's kv_cache_attention figure).
 double catalog_s(const GpuSpec& gpu, const Row& r, double kv_read_efficiency) {
-  ComputeOp op;
-  op.kind = ComputeKind::attention;
-  op.kernel = kKvCacheAttentionKernel;
-  op.dtype = Dtype::bf16;
-  op.head_dim = r.head_dim;
-  op.flops = 4.0 * r.batch * r.seqlen * r.kv_heads * r.head_dim;  // MHA: QK^T and PV
-  op.bytes = kv_bytes(r);
-  op.kv_items = static_cast<std::int64_t>(r.batch) * r.kv_heads;
+  ComputeOp op = test::decode_attention_op(r.batch, r.seqlen, r.kv_heads, r.kv_heads, r.head_dim);  // MHA
   op.kv_read_efficiency = kv_read_efficiency;
   return op_time_s(gpu, op);
 }
