@@ -98,7 +98,8 @@ void add_serve_command(CLI::App& app) {
   auto* trace_file = cmd->add_option("--trace-file", a->request.trace_file, "CSV of requests: arrival_s,prompt_len,output_len")
                          ->check(CLI::ExistingFile);
   // a trace gives the arrivals itself: Poisson's settings would be ignored
-  for (const char* poisson : {"--requests", "--rate", "--seed", "--numpy-tokenizer-vocab"}) trace_file->excludes(cmd->get_option(poisson));
+  for (const char* poisson : {"--requests", "--rate", "--seed", "--numpy-tokenizer-vocab"})
+    trace_file->excludes(cmd->get_option(poisson));
   cmd->add_option("--max-concurrency", a->request.options.max_concurrency,
                   "requests in flight at most: each waits for its arrival and a free slot (vLLM's and SGLang's "
                   "--max-concurrency; default: no cap)")

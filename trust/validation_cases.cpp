@@ -94,7 +94,8 @@ double predicted_training(const Scenario& s, Metric m, bool& extrapolated) {
 
 double predicted_online(const Scenario& s, const ValidationCase& c) {
   if (c.client_rate_per_s <= 0) throw std::invalid_argument(c.name + ": metric " + metric_name(c.metric) + " needs client.rate=R");
-  const BenchMetrics b = run_online_benchmark(s, c.client_rate_per_s, c.client_max_concurrency, c.client_numpy_tokenizer_vocab).bench;
+  const BenchMetrics b =
+      run_online_benchmark(s, c.client_rate_per_s, c.client_max_concurrency, c.client_numpy_tokenizer_vocab).bench;
   if (c.metric == Metric::serve_median_ttft_s) return b.ttft.median_s;
   if (c.metric == Metric::serve_median_tpot_s) return b.tpot.median_s;
   return b.output_throughput;

@@ -31,10 +31,9 @@ ServeRun run_serve(const Scenario& s, const ServeRequest& r) {
     options.replicas.replicas = s.plan.dp;
   }
   const std::vector<Request> requests =
-      r.trace_file.empty()
-          ? bench_requests({r.requests, r.rate_per_s, r.burstiness, s.inference->prompt_len, s.inference->output_len,
-                            r.range_ratio, r.seed, r.numpy_tokenizer_vocab})
-          : read_request_trace(r.trace_file);
+      r.trace_file.empty() ? bench_requests({r.requests, r.rate_per_s, r.burstiness, s.inference->prompt_len,
+                                             s.inference->output_len, r.range_ratio, r.seed, r.numpy_tokenizer_vocab})
+                           : read_request_trace(r.trace_file);
   ServeRun run;
   const auto& d = s.inference->disaggregation;
   if (d && options.max_concurrency > 0)

@@ -202,7 +202,7 @@ TEST(EngineBench, QwqLowLoadTtftQueuesOnTheScriptsArrivals) {
   std::vector<trust::ValidationCase> cases;
   for (const trust::ValidationCase& c : trust::read_validation_cases(root + "/scenarios/validation/cases.csv"))
     if (c.name.starts_with("vllm082-") || c.name.starts_with("sglang044-")) cases.push_back(c);
-  ASSERT_EQ(cases.size(), 72u);  // 3 models x 2 engines x 4 lengths x 3 figures
+  ASSERT_EQ(cases.size(), 72u);                 // 3 models x 2 engines x 4 lengths x 3 figures
   for (const trust::ValidationCase& c : cases)  // Qwen's tokenizer, else Llama 3's
     EXPECT_EQ(c.client_numpy_tokenizer_vocab, c.name.find("-qwq-") != std::string::npos ? 151643 : 128000) << c.name;
   trust::ValidationCase ttft;
@@ -212,8 +212,10 @@ TEST(EngineBench, QwqLowLoadTtftQueuesOnTheScriptsArrivals) {
   trust::ValidationCase own_draws = ttft;
   own_draws.client_numpy_tokenizer_vocab = 0;
   const auto errors = trust::run_validation_cases({ttft, own_draws}, root + "/scenarios");
-  const double scripts = errors[0].predicted / errors[0].measured - 1, own = errors[1].predicted / errors[1].measured - 1;
-  std::printf("  QwQ-32B 1000/2000 TTFT p50: %+.1f%% on the script's arrivals, %+.1f%% on ours\n", 100 * scripts, 100 * own);
+  const double scripts = errors[0].predicted / errors[0].measured - 1,
+               own = errors[1].predicted / errors[1].measured - 1;
+  std::printf("  QwQ-32B 1000/2000 TTFT p50: %+.1f%% on the script's arrivals, %+.1f%% on ours\n", 100 * scripts,
+              100 * own);
   EXPECT_LE(std::abs(scripts), 0.20);
   EXPECT_LT(std::abs(scripts), std::abs(own) - 0.2);
 }
