@@ -26,8 +26,9 @@ struct BenchRequestSpec {
   std::uint64_t seed = 0;
   // > 0: the request set vLLM's benchmarks/benchmark_serving.py of 2025 (v0.7-v0.8, the script
   // simon-mo/R1-Benchmark ran for both engines) draws with --dataset-name random and --seed:
-  // np.random.seed(seed), then the random dataset's randint draws (input and output lengths, one
-  // value each at its default range ratio; each prompt's offset over the tokenizer's vocab_size,
+  // np.random.seed(seed), then the random dataset's randint draws (its prefix of
+  // --random-prefix-len tokens, 0 by default: no draw; input and output lengths, one value each at
+  // its default range ratio; each prompt's offset over the tokenizer's vocab_size,
   // this figure: 128000 for Llama 3, 151643 for Qwen 2.5), then get_request's
   // np.random.gamma(burstiness, 1 / (rate x burstiness)) after each request, the first sent at
   // t = 0. Fixed lengths only (range ratio 0). 0: this project's own draws.
