@@ -89,12 +89,17 @@ void add_serve_command(CLI::App& app) {
   cmd->add_option("--random-range-ratio", a->request.range_ratio,
                   "each request's lengths uniform in [len (1 - r), len (1 + r)] (vLLM's random dataset; default 0)")
       ->check(cli::number(0, 0.999));
+  cmd->add_option("--numpy-tokenizer-vocab", a->request.numpy_tokenizer_vocab,
+                  "draw the request set as vLLM's 2025 benchmark_serving.py does (numpy, --dataset-name random) for a "
+                  "tokenizer of this vocab_size (Llama 3: 128000; Qwen 2.5: 151643)")
+      ->check(cli::whole(1, 0xFFFFFFFFLL));
   cmd->add_option("--seed", a->request.seed, "seed of the arrival process (same seed, same run)")
       ->check(cli::whole(0, std::numeric_limits<std::int64_t>::max()));
   auto* trace_file = cmd->add_option("--trace-file", a->request.trace_file, "CSV of requests: arrival_s,prompt_len,output_len")
                          ->check(CLI::ExistingFile);
   // a trace gives the arrivals itself: Poisson's settings would be ignored
-  for (const char* poisson : {"--requests", "--rate", "--seed"}) trace_file->excludes(cmd->get_option(poisson));
+  for (const char* poisson : {"--requests", "--rate", "--seed", "--numpy-tokenizer-vocab"})
+    trace_file->excludes(cmd->get_option(poisson));
   cmd->add_option("--max-concurrency", a->request.options.max_concurrency,
                   "requests in flight at most: each waits for its arrival and a free slot (vLLM's and SGLang's "
                   "--max-concurrency; default: no cap)")

@@ -49,18 +49,21 @@ bool is_rate(Metric m) {
 
 constexpr std::string_view kClientRate = "client.rate=";  // ValidationCase::client_rate_per_s
 constexpr std::string_view kClientConcurrency = "client.max_concurrency=";  // ValidationCase::client_max_concurrency
+constexpr std::string_view kClientNumpyVocab = "client.numpy_tokenizer_vocab=";  // ::client_numpy_tokenizer_vocab
 
 // Reads a client.* item of the overrides cell into `c`; false for a scenario override.
 bool read_client_item(const std::string& item, const std::string& where, ValidationCase& c) {
   const bool rate = item.starts_with(kClientRate), cap = item.starts_with(kClientConcurrency);
-  if (!rate && !cap) return false;
-  const std::string text = item.substr(rate ? kClientRate.size() : kClientConcurrency.size());
+  const bool vocab = item.starts_with(kClientNumpyVocab);
+  if (!rate && !cap && !vocab) return false;
+  const std::string text = item.substr(item.find('=') + 1);
   // client.rate=inf: every request sent at once (the benchmarks' default --request-rate)
   const std::optional<double> value = rate && text == "inf" ? std::numeric_limits<double>::infinity() : parse_number(text);
-  if (!value || *value <= 0 || (cap && *value != std::floor(*value)))
+  if (!value || *value <= 0 || (!rate && *value != std::floor(*value)))
     throw std::runtime_error(where + ": column overrides: '" + item + "' is not a positive " + (rate ? "rate" : "whole number"));
   if (rate) c.client_rate_per_s = *value;
-  else c.client_max_concurrency = static_cast<std::int64_t>(*value);
+  else if (cap) c.client_max_concurrency = static_cast<std::int64_t>(*value);
+  else c.client_numpy_tokenizer_vocab = static_cast<std::int64_t>(*value);
   return true;
 }
 
@@ -91,7 +94,8 @@ double predicted_training(const Scenario& s, Metric m, bool& extrapolated) {
 
 double predicted_online(const Scenario& s, const ValidationCase& c) {
   if (c.client_rate_per_s <= 0) throw std::invalid_argument(c.name + ": metric " + metric_name(c.metric) + " needs client.rate=R");
-  const BenchMetrics b = run_online_benchmark(s, c.client_rate_per_s, c.client_max_concurrency).bench;
+  const BenchMetrics b =
+      run_online_benchmark(s, c.client_rate_per_s, c.client_max_concurrency, c.client_numpy_tokenizer_vocab).bench;
   if (c.metric == Metric::serve_median_ttft_s) return b.ttft.median_s;
   if (c.metric == Metric::serve_median_tpot_s) return b.tpot.median_s;
   return b.output_throughput;

@@ -42,6 +42,9 @@ struct ValidationCase {
   // and its --max-concurrency, client.max_concurrency=N (0: none; with client.rate=inf the
   // client keeps N requests in flight)
   std::int64_t client_max_concurrency = 0;
+  // and its request set as vLLM's 2025 benchmark_serving.py drew it with numpy over a tokenizer of
+  // V tokens, client.numpy_tokenizer_vocab=V (0: this project's own Poisson draws)
+  std::int64_t client_numpy_tokenizer_vocab = 0;
   Metric metric = Metric::step_s;
   double measured = 0;
   bool held_out = true;                // role "held_out"; "fitted": a catalog figure was fitted to it

@@ -1,5 +1,7 @@
 #include "sim/inference/bench_requests.hpp"
 
+#include "sim/inference/numpy_legacy_random.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -35,11 +37,38 @@ std::int64_t drawn_length(std::int64_t mean, double ratio, std::mt19937_64& rng)
   return low + static_cast<std::int64_t>(uniform(rng) * static_cast<double>(high - low + 1));
 }
 
+// benchmark_serving.py's draws (BenchRequestSpec::numpy_tokenizer_vocab): sample_random_requests
+// then get_request, in that order on numpy's one global RandomState.
+std::vector<Request> numpy_bench_requests(const BenchRequestSpec& spec) {
+  if (spec.range_ratio != 0) throw std::invalid_argument("requests: numpy draws take fixed lengths (range ratio 0)");
+  if (spec.seed > 0xFFFFFFFFULL) throw std::invalid_argument("requests: numpy's seed must be below 2^32");
+  NumpyLegacyRandom rng(static_cast<std::uint32_t>(spec.seed));
+  const std::int64_t n = std::max<std::int64_t>(0, spec.count);
+  for (std::int64_t i = 0; i < n; ++i) rng.randint(spec.prompt_len, spec.prompt_len + 1);  // input_lens
+  for (std::int64_t i = 0; i < n; ++i) rng.randint(spec.output_len, spec.output_len + 1);  // output_lens
+  for (std::int64_t i = 0; i < n; ++i) rng.randint(0, spec.numpy_tokenizer_vocab);         // offsets
+  std::vector<Request> out;
+  out.reserve(static_cast<std::size_t>(n));
+  const bool offline = std::isinf(spec.rate_per_s);
+  const double scale = 1 / (spec.rate_per_s * spec.burstiness);
+  double t = 0;
+  for (std::int64_t i = 0; i < n; ++i) {
+    out.push_back({t, spec.prompt_len, spec.output_len});
+    if (!offline) t += rng.gamma(spec.burstiness, scale);  // the gap after request i
+  }
+  return out;
+}
+
 }  // namespace
 
 std::vector<Request> bench_requests(const BenchRequestSpec& spec) {
   if (!(spec.burstiness > 0)) throw std::invalid_argument("requests: burstiness must be > 0");
   if (!(spec.range_ratio >= 0 && spec.range_ratio < 1)) throw std::invalid_argument("requests: range ratio must be in [0, 1)");
+  if (spec.numpy_tokenizer_vocab < 0) throw std::invalid_argument("requests: numpy tokenizer vocabulary must be >= 0");
+  if (spec.numpy_tokenizer_vocab > 0) {
+    if (!(spec.rate_per_s > 0)) throw std::invalid_argument("requests: rate must be > 0");
+    return numpy_bench_requests(spec);
+  }
   const bool offline = std::isinf(spec.rate_per_s);
   if (!offline && spec.burstiness == 1 && spec.range_ratio == 0)
     return poisson_requests(spec.count, spec.rate_per_s, spec.seed, spec.prompt_len, spec.output_len);

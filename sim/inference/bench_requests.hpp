@@ -24,9 +24,19 @@ struct BenchRequestSpec {
   // draws from [len x r, len] instead: give the mean and the half-width as vLLM does).
   double range_ratio = 0;
   std::uint64_t seed = 0;
+  // > 0: the request set vLLM's benchmarks/benchmark_serving.py of 2025 (v0.7-v0.8, the script
+  // simon-mo/R1-Benchmark ran for both engines) draws with --dataset-name random and --seed:
+  // np.random.seed(seed), then the random dataset's randint draws (its prefix of
+  // --random-prefix-len tokens, 0 by default: no draw; input and output lengths, one value each at
+  // its default range ratio; each prompt's offset over the tokenizer's vocab_size,
+  // this figure: 128000 for Llama 3, 151643 for Qwen 2.5), then get_request's
+  // np.random.gamma(burstiness, 1 / (rate x burstiness)) after each request, the first sent at
+  // t = 0. Fixed lengths only (range ratio 0). 0: this project's own draws.
+  std::int64_t numpy_tokenizer_vocab = 0;
 };
 
-// With burstiness 1 and range ratio 0 the same requests as poisson_requests (same seed).
+// With burstiness 1, range ratio 0 and no numpy vocabulary the same requests as
+// poisson_requests (same seed).
 // Gamma draws by Marsaglia & Tsang 2000 ("A simple method for generating gamma variables")
 // with Box-Muller normals, shape < 1 as gamma(shape + 1) x u^(1/shape), from mt19937_64's
 // 53-bit uniforms: fixed arithmetic, unlike std::gamma_distribution's.

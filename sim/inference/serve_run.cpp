@@ -31,10 +31,9 @@ ServeRun run_serve(const Scenario& s, const ServeRequest& r) {
     options.replicas.replicas = s.plan.dp;
   }
   const std::vector<Request> requests =
-      r.trace_file.empty()
-          ? bench_requests({r.requests, r.rate_per_s, r.burstiness, s.inference->prompt_len, s.inference->output_len,
-                            r.range_ratio, r.seed})
-          : read_request_trace(r.trace_file);
+      r.trace_file.empty() ? bench_requests({r.requests, r.rate_per_s, r.burstiness, s.inference->prompt_len,
+                                             s.inference->output_len, r.range_ratio, r.seed, r.numpy_tokenizer_vocab})
+                           : read_request_trace(r.trace_file);
   ServeRun run;
   const auto& d = s.inference->disaggregation;
   if (d && options.max_concurrency > 0)
@@ -69,6 +68,8 @@ ServeRun run_serve(const Scenario& s, const ServeRequest& r) {
     run.json["arrivals"] = {{"all_at_once", true}, {"seed", r.seed}};
   if (r.trace_file.empty() && r.burstiness != 1) run.json["arrivals"]["burstiness"] = r.burstiness;
   if (r.trace_file.empty() && r.range_ratio > 0) run.json["arrivals"]["range_ratio"] = r.range_ratio;
+  if (r.trace_file.empty() && r.numpy_tokenizer_vocab > 0)
+    run.json["arrivals"]["numpy_tokenizer_vocab"] = r.numpy_tokenizer_vocab;
   if (options.max_concurrency > 0) run.json["arrivals"]["max_concurrency"] = options.max_concurrency;
   return run;
 }
@@ -94,9 +95,11 @@ ServeRun run_offline_benchmark(const Scenario& s) {
   return run_serve(s, benchmark_request(s, std::numeric_limits<double>::infinity()));
 }
 
-ServeRun run_online_benchmark(const Scenario& s, double rate_per_s, std::int64_t max_concurrency) {
+ServeRun run_online_benchmark(const Scenario& s, double rate_per_s, std::int64_t max_concurrency,
+                              std::int64_t numpy_tokenizer_vocab) {
   ServeRequest request = benchmark_request(s, rate_per_s);
   request.options.max_concurrency = max_concurrency;
+  request.numpy_tokenizer_vocab = numpy_tokenizer_vocab;
   request.engine_bench = true;
   return run_serve(s, request);
 }

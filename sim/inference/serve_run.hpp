@@ -23,6 +23,9 @@ struct ServeRequest {
   // [len (1 - r), len (1 + r)]): sim/inference/bench_requests.hpp
   double burstiness = 1.0;
   double range_ratio = 0;
+  // --numpy-tokenizer-vocab V: the request set vLLM's 2025 benchmark_serving.py draws with numpy
+  // over a tokenizer of V tokens (BenchRequestSpec::numpy_tokenizer_vocab); 0: this project's draws
+  std::int64_t numpy_tokenizer_vocab = 0;
   // --max-num-batched-tokens / --max-num-seqs given: they win over the stack's scheduler
   // defaults (StackSpec::serving_max_batched_tokens, serving_max_sequences)
   bool max_batched_tokens_given = false;
@@ -64,7 +67,9 @@ ServeRun run_offline_benchmark(const Scenario& s);
 // (ServeRun::bench); with plan.dp > 1 all the replicas behind a round-robin router.
 // `rate_per_s` may be infinite (all sent at once); `max_concurrency` > 0: the client's cap on
 // requests in flight (--max-concurrency).
-ServeRun run_online_benchmark(const Scenario& s, double rate_per_s, std::int64_t max_concurrency = 0);
+// `numpy_tokenizer_vocab` > 0: the arrivals benchmark_serving.py drew (ServeRequest's field).
+ServeRun run_online_benchmark(const Scenario& s, double rate_per_s, std::int64_t max_concurrency = 0,
+                              std::int64_t numpy_tokenizer_vocab = 0);
 
 // The command's table (print_serving), and the pools of a disaggregated run.
 void print_serve_run(std::ostream& out, const ServeRun& run);

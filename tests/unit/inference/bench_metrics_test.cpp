@@ -11,6 +11,7 @@
 #include "serving_scenarios.hpp"
 #include "sim/inference/bench_report.hpp"
 #include "sim/inference/bench_requests.hpp"
+#include "sim/inference/numpy_legacy_random.hpp"
 #include "sim/inference/serve_run.hpp"
 
 namespace twinsim {
@@ -119,6 +120,47 @@ TEST(BenchRequests, RangeRatioDrawsLengthsAroundTheMean) {
   EXPECT_NEAR(prompts / 20000, 1000, 10);
   EXPECT_EQ(low, 500);
   EXPECT_EQ(high, 1500);
+}
+
+// numpy's legacy generator, drawn by numpy 2.4 itself (np.random.seed(S), then the calls below):
+// the integers, the polar-method normals under gamma's shape 2 and the shape < 1 branch.
+TEST(NumpyLegacyRandom, DrawsWhatNumpyDraws) {
+  NumpyLegacyRandom ints(7);  // randint(0, 128000, size=5), then randint(0, 151643, size=3)
+  for (std::int64_t v : {61615, 58564, 49689, 10742, 104003}) EXPECT_EQ(ints.randint(0, 128000), v);
+  for (std::int64_t v : {53459, 66455, 79463}) EXPECT_EQ(ints.randint(0, 151643), v);
+  NumpyLegacyRandom half(3), two(3);  // gamma(0.5, 0.25, size=4), gamma(2.0, 0.25, size=4)
+  for (double v : {0.07660927281742758, 0.021156391780502076, 0.40363265647400937, 0.003942917551074535})
+    EXPECT_DOUBLE_EQ(half.gamma(0.5, 0.25), v);
+  for (double v : {1.301583808791602, 0.5740245516278103, 0.3333989481020006, 0.3123363035696161})
+    EXPECT_DOUBLE_EQ(two.gamma(2.0, 0.25), v);
+}
+
+// vLLM's benchmark_serving.py of 2025 (the script simon-mo/R1-Benchmark ran): np.random.seed(0),
+// the random dataset's randint draws (lengths of one value draw nothing; 50 offsets over the
+// tokenizer's vocab_size), then a gap after each request. Expected: the same calls in numpy 2.4.
+// The published runs' own send times, read back from their per-request ITLs, are 0.120, 0.127,
+// 0.238 s for QwQ-32B (Qwen, 151,643 tokens) and 0.103, 0.119, 0.409 s for Llama 3 (128,000): the
+// client's asyncio sleeps run 0-3 ms late. A different vocabulary draws other offsets, so other gaps.
+TEST(BenchRequests, NumpyDrawsAreBenchmarkServingsArrivals) {
+  BenchRequestSpec spec;
+  spec.count = 50, spec.rate_per_s = 10, spec.prompt_len = 1000, spec.output_len = 2000, spec.seed = 0;
+  spec.numpy_tokenizer_vocab = 151643;
+  const std::vector<Request> qwen = bench_requests(spec);
+  ASSERT_EQ(qwen.size(), 50u);
+  EXPECT_EQ(qwen[0].arrival_s, 0);  // the first request goes at once
+  EXPECT_DOUBLE_EQ(qwen[1].arrival_s, 0.11961078011333702);
+  EXPECT_DOUBLE_EQ(qwen[2].arrival_s, 0.12582230970586858);
+  EXPECT_DOUBLE_EQ(qwen[3].arrival_s, 0.23571355771167254);
+  EXPECT_NEAR(qwen[49].arrival_s, 3.8686998798922536, 1e-12);
+  EXPECT_EQ(qwen[49].prompt_len, 1000);
+  EXPECT_EQ(qwen[49].output_len, 2000);
+  spec.numpy_tokenizer_vocab = 128000;
+  const std::vector<Request> llama = bench_requests(spec);
+  EXPECT_DOUBLE_EQ(llama[1].arrival_s, 0.1021431886392073);
+  EXPECT_DOUBLE_EQ(llama[3].arrival_s, 0.4070582018811244);
+  EXPECT_NEAR(llama[49].arrival_s, 4.484596622164727, 1e-12);
+  spec.range_ratio = 0.1;  // the 2025 script's own range ratio is another rule: refused
+  EXPECT_THROW(bench_requests(spec), std::invalid_argument);
 }
 
 // Through the serving loop: a request decoding alone gets one token a pass, so its ITLs are
