@@ -128,10 +128,12 @@ def run(prompts, prompt_len, layers, seed):
         residual.append(table[ids].astype(np.float32))
     t = prompts * prompt_len
     uniform = EXPERTS * (1 - (1 - TOP_K / EXPERTS) ** t)
-    print(f"{t} tokens ({prompts} prompts x {prompt_len}); uniform routing would touch {uniform:.2f} of {EXPERTS}")
+    print(f"{t} tokens ({prompts} prompts x {prompt_len}); "
+          f"uniform routing would touch {uniform:.2f} of {EXPERTS}")
     print("layer  rank0 experts  rank1 experts  non-finite residual share")
     for layer in range(layers):
-        partial = [attention(rng, rms_norm(residual[r], xavier(rng, (HIDDEN,))), prompts, prompt_len) for r in range(TP)]
+        normed = [rms_norm(residual[r], xavier(rng, (HIDDEN,))) for r in range(TP)]
+        partial = [attention(rng, normed[r], prompts, prompt_len) for r in range(TP)]
         total = fp16(sum(partial))  # the all-reduce
         residual = [fp16(residual[r] + total) for r in range(TP)]
         outs, touched = [], []
