@@ -64,7 +64,7 @@ Scenario kernel_scenario(const KernelRow& r, std::int64_t tokens) {
 TEST(FusedMoeKernel, RoutedExpertsAgainstPublishedEngineKernels) {
   std::vector<double> vllm_errors, vllm_math_errors, sglang_errors;
   for (const KernelRow& r : published_rows()) {
-    if (r.gpu == "a100-80gb") continue;  // no grouped curve on the A100: its own test below
+    if (r.gpu == "a100-80gb") continue;  // the A100's own test below (its curve fitted on one)
     const double predicted = routed_experts_s(kernel_scenario(r, r.tokens), r.tokens);
     const double error = predicted / r.measured_s - 1;  // + : predicted slower
     (r.kernel == "vllm_fused_moe_tuned" ? vllm_errors : sglang_errors).push_back(std::abs(error));
@@ -100,17 +100,14 @@ TEST(FusedMoeKernel, OneTallGemmIsTooFastWhereTheKernelIsMathBound) {
 }
 
 // vLLM's tuned fused_moe on one A100-SXM4-80GB in bf16 (vllm-project/vllm PR #40542: E 64, N 1408,
-// hidden 2048, top 6, the routed experts of DeepSeekMoE 16B's shape), held out, nothing fitted.
-// The A100 has no grouped_gemm_efficiency_by_rows, so its experts are one tall GEMM. Measured
-// 2026-12-06: 16-256 tokens (the weights' stream) within -6..0%; 1 and 4 tokens -61% and -17%
-// (six experts of 17 MB: the kernel's latency, not modelled); 4,096 tokens (384 rows an expert,
-// math-bound) -28% and 1,024 -20%: the tall GEMM is too fast, as on the H100 before its curve.
-// A one-point curve fitted on the 4,096-token row (0.544 of the bf16 peak at 384 rows, flat past
-// it) was tried on the TensorRT-LLM 0.9 Mixtral A100 rows and not kept: TTFT-2048 -19.5% ->
-// +7.4%, but batch 512 128/128 +6.8% -> -13.7% and batch 64 2048/128 -9.5% -> -26.1% (their
-// prefills run 16-32k rows an expert, where no A100 grouped figure says the rate stays that low).
+// hidden 2048, top 6, the routed experts of DeepSeekMoE 16B's shape). a100-sxm-80gb.yaml's
+// grouped_gemm_efficiency_by_rows is one point FITTED on the 4,096-token row (384 rows an
+// expert, math-bound: one tall GEMM's rate priced it 28% fast before); the rest held out:
+// 16-256 tokens (the weights' stream) within -6..0%; 1,024 tokens (96 rows an expert) -20%; 1
+// and 4 tokens -61% and -17% (six experts of 17 MB: the kernel's latency, not modelled). Judged
+// beyond the kernel on TensorRT-LLM v0.14's Mixtral A100 rows (mixtral_serving_test.cpp).
 TEST(FusedMoeKernel, A100RoutedExpertsAgainstVllmsKernel) {
-  int weight_stream_rows = 0, math_rows = 0;
+  int weight_stream_rows = 0, fitted_rows = 0, held_out_math_rows = 0;
   for (const KernelRow& r : published_rows()) {
     if (r.gpu != "a100-80gb") continue;
     const double predicted = routed_experts_s(kernel_scenario(r, r.tokens), r.tokens);
@@ -121,13 +118,18 @@ TEST(FusedMoeKernel, A100RoutedExpertsAgainstVllmsKernel) {
       ++weight_stream_rows;
       EXPECT_LT(std::abs(error), 0.10) << r.tokens;
     }
-    if (r.tokens >= 4096) {
-      ++math_rows;
-      EXPECT_LT(error, -0.15) << r.tokens;  // the tall GEMM's rate is too fast here (no curve)
+    if (r.tokens == 1024) {
+      ++held_out_math_rows;
+      EXPECT_LT(std::abs(error), 0.25) << r.tokens;
+    }
+    if (r.tokens == 4096) {
+      ++fitted_rows;
+      EXPECT_LT(std::abs(error), 0.01) << r.tokens;  // the curve's point reproduces its row
     }
   }
   EXPECT_EQ(weight_stream_rows, 3);
-  EXPECT_EQ(math_rows, 1);
+  EXPECT_EQ(held_out_math_rows, 1);
+  EXPECT_EQ(fitted_rows, 1);
 }
 
 // TensorRT-LLM's NVFP4 fused MoE kernel (trtllm-gen) on DeepSeek-V3's experts, 32 local, timed on

@@ -14,6 +14,15 @@
 // random weights): the run read fewer expert bytes than every touched expert once, and nothing
 // in the source says why. The same holds on the page's L40S (TP 4) batch 32 2048/2048 row by
 // hand (23.3 GB a GPU at 864 GB/s: 27 ms a step against 19.4 ms published; no L40S judge here).
+// What the page's own recipes would have run, for a model built that way: Parameter.xavier_init
+// (tensorrt_llm/parameter.py at #1455) draws (randn * 2 - 1) x range, a mean of -range, and
+// scripts/trtllm09_dummy_moe_routing.py runs Mixtral's forward pass on such weights at TP 2:
+// each rank's router sends every token of a batch to the same two experts in layer 0, the
+// residual then overflows fp16 and the top-k kernel sends every token to expert 0 in every
+// later layer. Priced that way (one expert a layer) the Hopper rows do not fit either
+// (TTFT-2048 -32%, batch 512-1,024 128/128 +28..+36% fast), so it is recorded, not modelled. A
+// second table with real weights and in-flight batching (TensorRT-LLM v0.14, the test below) is
+// predicted within 15% where this one is not: the gap is this page's, not Mixtral's.
 // Those rows stay judged and listed, outside the headline (`excluded` says why), as issue 53's
 // training judge keeps its container-regression rows (moe_published_runs_test.cpp). The test
 // checks the classification: the floor is above every excluded row's time and below every
@@ -28,6 +37,7 @@
 
 #include "scenario/load.hpp"
 #include "sim/inference/batch_prediction.hpp"
+#include "sim/trust/case_errors.hpp"
 #include "trust/validation_cases.hpp"
 
 namespace twinsim {
@@ -55,12 +65,12 @@ const MixtralRow kRows[] = {
     {"trtllm09-mixtral-8x7b-2xh100-fp8-bs32-2048-2048", 0.44, 0.55, kBelowWeightRead},
     {"trtllm09-mixtral-8x7b-2xh100-fp8-ttft-128", 1.31, 1.61, kBelowWeightRead},
     {"trtllm09-mixtral-8x7b-2xh100-fp8-ttft-2048", 0.89, 1.10},
-    {"trtllm09-mixtral-8x7b-2xa100-fp16-bs512-128-128", 0.96, 1.18},
+    {"trtllm09-mixtral-8x7b-2xa100-fp16-bs512-128-128", 0.79, 0.97},
     {"trtllm09-mixtral-8x7b-2xa100-fp16-bs128-128-2048", 0.60, 0.74},
-    {"trtllm09-mixtral-8x7b-2xa100-fp16-bs64-2048-128", 0.81, 1.00},
+    {"trtllm09-mixtral-8x7b-2xa100-fp16-bs64-2048-128", 0.67, 0.83},
     {"trtllm09-mixtral-8x7b-2xa100-fp16-bs32-2048-2048", 0.38, 0.47, kBelowWeightRead},
     {"trtllm09-mixtral-8x7b-2xa100-fp16-ttft-128", 1.21, 1.49},
-    {"trtllm09-mixtral-8x7b-2xa100-fp16-ttft-2048", 0.72, 0.89},
+    {"trtllm09-mixtral-8x7b-2xa100-fp16-ttft-2048", 0.94, 1.16},
 };
 
 struct Judged {
@@ -134,6 +144,34 @@ TEST(MixtralServing, ExcludedRowsAreExactlyThoseBelowTheWeightReadFloor) {
     if (j.row->excluded) EXPECT_LT(j.published_s, j.weight_floor_s) << j.row->name;
     else EXPECT_GE(j.published_s, j.weight_floor_s) << j.row->name;
   }
+}
+
+// The second engine table (issue 53: "a published engine table"): TensorRT-LLM v0.14.0's
+// performance overview, Mixtral 8x7B at TP 2 on H200 and H100 in FP8 and on H100 and
+// A100-SXM4-80GB in FP16, nine ISL/OSL pairs each (scenarios/validation/engines/
+// trtllm014-mixtral-8x7b-*.yaml; cases.csv rows trtllm014-mixtral-*, held out). Its engines were
+// built from the Hugging Face checkpoint (real routing) and served with in-flight batching;
+// the offline benchmark queues the page's $num_requests of one ISL/OSL at once. Read from the
+// committed trust table (sim/trust/case_errors.csv: `twinsim serve --rate inf --requests N` of
+// each row), which TrustTable's check holds to today's predictions: the ~7 s of serving
+// simulation the 36 rows take runs once in the suite, not twice.
+TEST(MixtralServing, Trtllm014TableWithinFifteenPercent) {
+  std::vector<double> errors;
+  for (const trust::CaseError& e : trust::committed_case_errors()) {
+    if (e.name.rfind("trtllm014-mixtral-", 0) != 0) continue;
+    const double error = e.predicted / e.measured - 1;  // tokens/s: + is predicted too fast
+    std::printf("  %-46s published %8.0f predicted %8.0f (%+6.1f%%)\n", e.name.c_str(), e.measured, e.predicted,
+                100 * error);
+    errors.push_back(std::abs(error));
+  }
+  ASSERT_EQ(errors.size(), 36u) << "4 GPU columns x 9 ISL/OSL; after adding cases run `twinsim trust-table`";
+  const auto within = std::count_if(errors.begin(), errors.end(), [](double x) { return x <= 0.15; });
+  const double worst = *std::max_element(errors.begin(), errors.end());
+  std::printf("  v0.14 table, %zu rows: median |error| %.1f%%, max %.1f%%, %td within 15%%\n", errors.size(),
+              100 * median(errors), 100 * worst, within);
+  EXPECT_LE(median(errors), 0.15);  // issue 53: within 15% of a published engine table
+  EXPECT_GE(within, 33);            // today's 33 of 36 (a guard against a regression)
+  EXPECT_LE(worst, 0.30);           // today's worst: H100 FP8 128/4096, +23.6%
 }
 
 }  // namespace
