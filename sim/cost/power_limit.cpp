@@ -41,11 +41,13 @@ PowerLimitedGemm clock_figures_at(const PowerLimitedGemm& measured, double power
   return at;
 }
 
-double sustained_attention_clock(const GpuSpec& gpu, const WorkMix& mix) {
-  if (!gpu.power_limited_gemm) return 1;
+double sustained_attention_clock(const GpuSpec& gpu) {
+  if (!gpu.power_limited_gemm || gpu.power_limit_W <= 0) return 1;
   const PowerLimitedGemm& measured = *gpu.power_limited_gemm;
-  const double measured_full_load = 1 - measured.slope * (1 - measured.knee_load);
-  return std::min(1.0, sustained_gemm_clock(gpu, mix) / measured_full_load);
+  const double beta = draw_clock_exponent(measured);
+  if (beta <= 0 || gpu.power_limit_W >= measured.measured_at_W) return 1;
+  // draw = clock^beta at the limit, the kernel alone: the clock follows the limit
+  return std::pow(gpu.power_limit_W / measured.measured_at_W, 1 / beta);
 }
 
 double sustained_gemm_clock(const GpuSpec& gpu, const WorkMix& mix) {

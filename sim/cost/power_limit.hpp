@@ -55,10 +55,13 @@ double draw_clock_exponent(const PowerLimitedGemm& fit);
 // of the measured one, and the rate that times sms / measured_sms.
 double power_bound_rate_ratio(double beta, double measured_W, int measured_sms, double limit_W, int sms);
 
-// The clock of fused attention against its curves'. Those were measured in loops of
-// attention alone, a full load at the sweep's limit (hardware/catalog/README.md): so 1 at
-// that limit whatever the mix, and at a lower one the mix's clock there over full load's
-// clock at the sweep's limit, never above 1 (a 500 W H100 at full load: 0.742 / 0.843).
-double sustained_attention_clock(const GpuSpec& gpu, const WorkMix& mix);
+// The clock of fused attention against its curves'. Attention sets its own clock, not the
+// mix's: alone at the sweep's 700 W, PyTorch's flash and cuDNN kernels draw the limit (671-687
+// W, h100/attention_power.csv), and in a profiled 700 W step whose mix puts the GEMMs at 0.93
+// the attention kernels ran at their curves' rate (measured_step_test.cpp: cuDNN's within 15%;
+// the mix's clock would make them 24% slow). So 1 at the sweep's limit or
+// above; below it the draw law of the duty-cycle fit (draw ~ clock^beta) gives
+// (limit / measured_at_W)^(1/beta) whatever the mix: 0.8795 at 500 W on the H100.
+double sustained_attention_clock(const GpuSpec& gpu);
 
 }  // namespace twinsim

@@ -379,7 +379,7 @@ LayerCost price_all(const Scenario& s, const std::vector<LayerOp>& ops, Dtype ge
   WorkMix mix = work_mix(cost, s.plan.tp_comm_overlap, s.stack.cp_exchange == kTorchAllGatherCpExchange);
   mix.idle_s += cost.tp_waited_fwd_s + cost.tp_waited_bwd_s + cost.cp_waited_fwd_s + cost.cp_waited_bwd_s;
   const double clock = sustained_gemm_clock(s.cluster.gpu, mix);
-  const double attention_clock = sustained_attention_clock(s.cluster.gpu, mix);
+  const double attention_clock = sustained_attention_clock(s.cluster.gpu);
   if (clock >= 1 && attention_clock >= 1) return cost;
   cost.gemm_clock = clock;
   for (std::size_t i = 0; i < ops.size(); ++i) {

@@ -165,18 +165,24 @@ TEST(PowerLimit, ALowerLimitMovesTheKneeAndTheFullLoadClock) {
   EXPECT_EQ(sustained_gemm_clock(gpu, full), 1.0);
 }
 
-// Attention's curves were measured at full load under the sweep's limit: at that limit they
-// hold whatever the mix; at 500 W and full load they run at 0.74177 / 0.8434 = 0.87950.
+// Attention's clock is its own draw's, whatever the mix: 1 at the sweep's 700 W (its kernels
+// alone draw the limit there) and above; at 500 W the draw law's clock, by hand
+// (500 / 700)^(1 / beta) with beta = ln 0.64 / ln(1 - 0.435 x 0.36) = 2.6204: 0.87950, the
+// same for a full and a light mix (the mix's GEMM clock would give 0.742 and 1 here).
 TEST(PowerLimit, AttentionSlowsOnlyBelowTheSweepsLimit) {
   GpuSpec gpu = with_limit(0.46, 0.64, 0.435);
   gpu.power_limited_gemm->measured_at_W = 700;
-  const WorkMix full{1.0, 0.0, 0.0}, light{0.3, 0.0, 0.7};
-  EXPECT_EQ(sustained_attention_clock(gpu, full), 1.0);
-  EXPECT_EQ(sustained_attention_clock(gpu, light), 1.0);
+  EXPECT_EQ(sustained_attention_clock(gpu), 1.0);  // no limit of its own: the sweep's
+  gpu.power_limit_W = 700;
+  EXPECT_EQ(sustained_attention_clock(gpu), 1.0);
   gpu.power_limit_W = 500;
-  EXPECT_NEAR(sustained_attention_clock(gpu, full), 0.74177 / 0.8434, 1e-5);
-  EXPECT_EQ(sustained_attention_clock(gpu, light), 1.0);  // below the knee: never above the curves
-  EXPECT_EQ(sustained_attention_clock(GpuSpec{}, full), 1.0);
+  const double beta = std::log(0.64) / std::log(1 - 0.435 * 0.36);
+  EXPECT_NEAR(beta, 2.6204, 1e-4);
+  EXPECT_NEAR(sustained_attention_clock(gpu), 0.87950, 1e-5);
+  EXPECT_NEAR(sustained_attention_clock(gpu), std::pow(5 / 7.0, 1 / beta), 1e-12);
+  gpu.power_limit_W = 1200;  // a raised limit: never above the curves
+  EXPECT_EQ(sustained_attention_clock(gpu), 1.0);
+  EXPECT_EQ(sustained_attention_clock(GpuSpec{}), 1.0);
 }
 
 // Judge: a GEMM loop (full load) on the H100 PCIe at 350 W against the SXM at 700 W, the same

@@ -126,6 +126,8 @@ Judged judge_all() {
 // median 17.9%, max 59.6%; 8B TP 8 bf16/fp8 +30.1/+21.8% -> +21.7/+12.2%, async +45.7/+43.4% ->
 // +34.3/+28.0%, 70B async +21.6/+23.4/+13.0% -> +17.0/+21.3/+8.8%, 405B PP 8 and CP 1-1.4 points
 // closer; the 70B vanilla TP runs 0-0.4 points further (no re-gather double-counted).
+// Eighth session, attention's clock its own draw's under the 500 W limit (0.8795, not the mix's
+// up to 1: sim/cost/power_limit.hpp): median 17.9% -> 15.7%, max 56.1% -> 54.9%.
 TEST(TorchtitanRuns, ThroughputAndMemoryAgainstThePublishedRuns) {
   const Judged j = judge_all();
   const ErrorSummary t = summarize(j.throughput_errors), m = summarize(j.memory_errors);
@@ -135,8 +137,8 @@ TEST(TorchtitanRuns, ThroughputAndMemoryAgainstThePublishedRuns) {
               t.count, 100 * t.median, 100 * t.max, 100 * before.median, 100 * before.max, m.count, 100 * m.median,
               100 * m.max, j.predicted_not_to_fit);
   ASSERT_EQ(t.count, 28);
-  EXPECT_LT(t.median, 0.185);
-  EXPECT_LT(t.max, 0.61);
+  EXPECT_LT(t.median, 0.165);
+  EXPECT_LT(t.max, 0.56);
   EXPECT_LT(t.median, before.median - 0.10);
   EXPECT_LT(m.median, 0.075);
   EXPECT_LT(m.max, 0.26);
