@@ -128,12 +128,11 @@ TEST(ZeroComm, DeepSpeed2021GathersEachTensorWithItsListCopies) {
   const double params = 4.0 * 4096 * 4096 + 3.0 * 4096 * 11008 + 2 * 4096;
   const GroupLayout dp{1536, 8};
   const double gather_host = 1536 * kGatherHostPerRank, reduce_host = 1536 * kReduceHostPerRank;
-  EXPECT_NEAR(4 * gather_host, 0.0453243, 1e-7);  // 4 calls x 1,536 ranks x 7.377 us
+  EXPECT_NEAR(4 * gather_host, 0.0453243, 1e-7);   // 4 calls x 1,536 ranks x 7.377 us
   EXPECT_NEAR(12 * reduce_host, 0.1512161, 1e-7);  // 12 calls x 1,536 ranks x 8.204 us
   auto copy_pass = [&](double bytes) { return copy_pass_s(s.cluster, bytes); };
-  const double gather =
-      4 * (collective_time_s(s.cluster, CollectiveOp::all_gather, dp, params * 2 / 4) + gather_host) +
-      copy_pass(3 * params * 2);
+  const double gather = 4 * (collective_time_s(s.cluster, CollectiveOp::all_gather, dp, params * 2 / 4) + gather_host) +
+                        copy_pass(3 * params * 2);
   EXPECT_NEAR(zero3_layer_gather_s(s.cluster, s.plan, s.stack, params, Dtype::bf16, dp_of(s.cluster, s.plan)), gather,
               1e-9);
   const double reduce =
