@@ -221,6 +221,11 @@ struct StackSpec {
   // flattens the list and copies each rank's chunk out (all_gather) or in (reduce_scatter),
   // one copy_ per rank. 0: flat collectives (_all_gather_base, all_gather_into_tensor).
   double zero_list_copy_s = 0;
+  // Host time per rank of building that list in Python before each call: DeepSpeed <= 0.5
+  // makes one view of the flat buffer a rank for a gather (Init._allgather_param: narrow) and
+  // two a rank for a reduce-scatter (_reduce_scatter_gradient: grad.view(-1).narrow). 0: none.
+  double zero_gather_list_s = 0;
+  double zero_reduce_list_s = 0;
   // The rest of DeepSpeed <= 0.5's ZeRO-3 per layer (runtime/zero/stage3.py and
   // partition_parameters.py at tag v0.3.13):
   // - zero_reduce_calls: the layer's gradients reduce-scattered one parameter tensor a call

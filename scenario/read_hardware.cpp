@@ -375,6 +375,8 @@ StackSpec read_stack(const YAML::Node& node, const std::string& path) {
   s.zero_gather_calls = static_cast<int>(r.integer("zero_gather_calls", 0, 0, 1 << 20));
   s.zero_gather_blocking = r.boolean("zero_gather_blocking", false);
   s.zero_list_copy_s = r.number("zero_list_copy_us", 0, 0, 1e6) * 1e-6;
+  s.zero_gather_list_s = r.number("zero_gather_list_us", 0, 0, 1e6) * 1e-6;
+  s.zero_reduce_list_s = r.number("zero_reduce_list_us", 0, 0, 1e6) * 1e-6;
   s.zero_reduce_calls = static_cast<int>(r.integer("zero_reduce_calls", 0, 0, 1 << 20));
   s.zero_persistent_tensors = static_cast<int>(r.integer("zero_persistent_tensors", 0, 0, 1 << 20));
   s.zero_reuse_distance_params = r.integer("zero_reuse_distance_params", 0, 0, std::int64_t{1} << 50);

@@ -30,13 +30,21 @@ double copy_passes_s(const ClusterSpec& cluster, double passes, double bytes) {
   return op_time_s(cluster.gpu, pass);
 }
 
+// Host time per rank of one list collective of `op`: the list built in Python, one view a rank
+// (StackSpec::zero_gather_list_s, zero_reduce_list_s), and PyTorch's copy of each rank's chunk
+// (StackSpec::zero_list_copy_s).
+double list_host_per_rank_s(const StackSpec& stack, CollectiveOp op) {
+  return stack.zero_list_copy_s +
+         (op == CollectiveOp::all_gather ? stack.zero_gather_list_s : stack.zero_reduce_list_s);
+}
+
 // `calls` equal calls of `params x element_bytes` in all, back to back on the DP stream, each
-// with the stack's host copies of a list collective, one per rank (StackSpec::zero_list_copy_s),
-// and the device's copies around them.
+// with the stack's host work of a list collective, per rank (list_host_per_rank_s), and the
+// device's copies around them.
 double dp_calls_s(const ClusterSpec& cluster, const StackSpec& stack, const GroupLayout& group, CollectiveOp op,
                   double params, double element_bytes, std::int64_t calls_n) {
   const auto calls = static_cast<double>(calls_n);
-  const double copies = group.ranks * stack.zero_list_copy_s;
+  const double copies = group.ranks * list_host_per_rank_s(stack, op);
   const double passes = op == CollectiveOp::all_gather ? stack.zero_gather_passes : stack.zero_reduce_passes;
   return calls * (collective_time_s(cluster, op, group, params * element_bytes / calls) + copies) +
          copy_passes_s(cluster, passes, params * element_bytes);
@@ -198,8 +206,8 @@ double zero3_persistent_gather_s(const ClusterSpec& cluster, const Plan& plan, c
   // one all_gather of the small tensors together (latency-bound: their bytes are not counted),
   // then each tensor's chunk copied out of each rank's
   const double tensors = static_cast<double>(layers) * stack.zero_persistent_tensors;
-  return collective_time_s(cluster, CollectiveOp::all_gather, dp, 0) + dp.ranks * stack.zero_list_copy_s +
-         tensors * dp.ranks * stack.zero_list_copy_s;
+  return collective_time_s(cluster, CollectiveOp::all_gather, dp, 0) +
+         dp.ranks * list_host_per_rank_s(stack, CollectiveOp::all_gather) + tensors * dp.ranks * stack.zero_list_copy_s;
 }
 
 double zero3_layer_gather_s(const ClusterSpec& cluster, const Plan& plan, const StackSpec& stack, double params,

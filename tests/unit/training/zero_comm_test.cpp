@@ -119,22 +119,51 @@ TEST(ZeroComm, DeepSpeedBucketsSplitALayerIntoCalls) {
 // (every tensor alone), each with one host copy_ a rank (6.55 us), plus the device's copies: 3
 // element accesses per gathered element (the zeroed buffer, the copy out), 6 per reduced one
 // (the bucket copy, div_, the copy in), at a copy's memory-bound rate.
+// Each call's host work per rank: PyTorch's copy_ of the rank's chunk (6.55 us) and DeepSpeed's
+// Python list, one view a rank for a gather (0.827 us), two for a reduce-scatter (1.654 us).
+constexpr double kGatherHostPerRank = 6.55e-6 + 0.827e-6, kReduceHostPerRank = 6.55e-6 + 1.654e-6;
+
 TEST(ZeroComm, DeepSpeed2021GathersEachTensorWithItsListCopies) {
   const Scenario s = zero3_dp1536("deepspeed-2021");
   const double params = 4.0 * 4096 * 4096 + 3.0 * 4096 * 11008 + 2 * 4096;
   const GroupLayout dp{1536, 8};
-  const double host = 1536 * 6.55e-6;
-  EXPECT_NEAR(4 * host, 0.0402432, 1e-7);
+  const double gather_host = 1536 * kGatherHostPerRank, reduce_host = 1536 * kReduceHostPerRank;
+  EXPECT_NEAR(4 * gather_host, 0.0453243, 1e-7);   // 4 calls x 1,536 ranks x 7.377 us
+  EXPECT_NEAR(12 * reduce_host, 0.1512161, 1e-7);  // 12 calls x 1,536 ranks x 8.204 us
   auto copy_pass = [&](double bytes) { return copy_pass_s(s.cluster, bytes); };
-  const double gather = 4 * (collective_time_s(s.cluster, CollectiveOp::all_gather, dp, params * 2 / 4) + host) +
+  const double gather = 4 * (collective_time_s(s.cluster, CollectiveOp::all_gather, dp, params * 2 / 4) + gather_host) +
                         copy_pass(3 * params * 2);
   EXPECT_NEAR(zero3_layer_gather_s(s.cluster, s.plan, s.stack, params, Dtype::bf16, dp_of(s.cluster, s.plan)), gather,
               1e-9);
-  const double reduce = 12 * (collective_time_s(s.cluster, CollectiveOp::reduce_scatter, dp, params * 2 / 12) + host) +
-                        copy_pass(6 * params * 2);
+  const double reduce =
+      12 * (collective_time_s(s.cluster, CollectiveOp::reduce_scatter, dp, params * 2 / 12) + reduce_host) +
+      copy_pass(6 * params * 2);
   EXPECT_NEAR(zero_layer_reduce_s(s.cluster, s.plan, s.stack, params, Dtype::bf16, {}, dp_of(s.cluster, s.plan)),
               reduce, 1e-9);
   EXPECT_GT(copy_pass(3 * params * 2), 0.0);
+}
+
+// DeepSpeed <= 0.5 builds each call's per-rank list in a Python loop over the ranks
+// (stack.zero_gather_list_us, zero_reduce_list_us): the host time grows with the group, so a
+// layer's 4 gathers and 12 reduce-scatters on 1,536 ranks cost 1,536 x (4 x 0.827 + 12 x 1.654)
+// us = 35.57 ms more than without it, and twice that on 3,072 ranks (the collectives' own time
+// moves too, so only the difference is compared).
+TEST(ZeroComm, DeepSpeed2021ListBuildingGrowsWithTheRanks) {
+  const double params = 4.0 * 4096 * 4096 + 3.0 * 4096 * 11008 + 2 * 4096;
+  auto layer_s = [&](const Scenario& s) {
+    const GroupLayout dp = dp_of(s.cluster, s.plan);
+    return zero3_layer_gather_s(s.cluster, s.plan, s.stack, params, Dtype::bf16, dp) +
+           zero_layer_reduce_s(s.cluster, s.plan, s.stack, params, Dtype::bf16, {}, dp);
+  };
+  const Scenario with = zero3_dp1536("deepspeed-2021");
+  Scenario without = with;
+  without.stack.zero_gather_list_s = without.stack.zero_reduce_list_s = 0;
+  const double per_rank = 4 * 0.827e-6 + 12 * 1.654e-6;
+  EXPECT_NEAR(1536 * per_rank, 0.0355676, 1e-7);
+  EXPECT_NEAR(layer_s(with) - layer_s(without), 1536 * per_rank, 1e-9);
+  Scenario wide = with, wide_without = without;
+  for (Scenario* s : {&wide, &wide_without}) s->cluster.nodes *= 2, s->plan.dp *= 2;
+  EXPECT_NEAR(layer_s(wide) - layer_s(wide_without), 3072 * per_rank, 1e-9);
 }
 
 // The search's closed-form estimate of the scenario's own plan at `micro_batch`, searched on
@@ -179,9 +208,9 @@ TEST(ZeroComm, RecomputedForwardReleasesWhatIsNotReusedSoon) {
   EXPECT_EQ(dp.ranks, 768);
   const double once = zero3_layer_gather_s(big.cluster, big.plan, big.stack, params, Dtype::fp16, dp);
   const double backward = zero3_layer_gather_s(big.cluster, big.plan, big.stack, params, Dtype::fp16, dp, true, again);
-  // 3 calls of 8h^2 / 3 each with 768 host copies, and 3 accesses per element of 8h^2 x 2 B
+  // 3 calls of 8h^2 / 3 each with 768 ranks' host work, and 3 accesses per element of 8h^2 x 2 B
   const double regather =
-      3 * (collective_time_s(big.cluster, CollectiveOp::all_gather, dp, 8 * h * h * 2 / 3) + 768 * 6.55e-6) +
+      3 * (collective_time_s(big.cluster, CollectiveOp::all_gather, dp, 8 * h * h * 2 / 3) + 768 * kGatherHostPerRank) +
       copy_pass_s(big.cluster, 3 * 8 * h * h * 2);
   EXPECT_NEAR(backward - once, regather, 1e-9);
   EXPECT_GT(regather, 0.5 * once);
@@ -200,13 +229,14 @@ TEST(ZeroComm, RecomputedForwardReleasesWhatIsNotReusedSoon) {
 
 // Once a step DeepSpeed <= 0.5 re-gathers the tensors it keeps gathered: 96 layers x 8 small
 // tensors, each copied out of each of 768 ranks' chunks (6.55 us a copy_): 3.864 s, plus one
-// all_gather call and its own 768 copies. The step's optimizer op carries it.
+// all_gather call and its own 768 views and copies. The step's optimizer op carries it.
 TEST(ZeroComm, PersistentTensorsAreCopiedOutOfEveryRankOnceAStep) {
   const Scenario s = gpt3_175b_zero3_on_768();
   const GroupLayout dp = dp_of(s.cluster, s.plan);
   const double copies = 96 * 8 * 768 * 6.55e-6;
   EXPECT_NEAR(copies, 3.8633472, 1e-6);
-  const double expected = copies + 768 * 6.55e-6 + collective_time_s(s.cluster, CollectiveOp::all_gather, dp, 0);
+  const double expected =
+      copies + 768 * kGatherHostPerRank + collective_time_s(s.cluster, CollectiveOp::all_gather, dp, 0);
   EXPECT_NEAR(zero3_persistent_gather_s(s.cluster, s.plan, s.stack, 96), expected, 1e-9);
   Scenario plain = s;
   plain.stack.zero_persistent_tensors = 0;

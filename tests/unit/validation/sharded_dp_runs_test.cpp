@@ -91,10 +91,13 @@ std::vector<double> judge_all() {
   return errors;
 }
 
-// The goal is every run within 15%. What the simulator reaches (2026-12-06, seventh
+// The goal is every run within 15%. What the simulator reaches (2026-12-07, eighth
 // session): 27 runs; see the test's print for median, max and the count within 15%. Outside:
-// - DeepSpeed ZeRO-3 alone on 768-2,240 A100s (Narayanan Table 2, stack deepspeed-2021): 175B
-//   +6.6% (384 GPUs), +17.1% (768), +10.1% (1,536); 530B +20.2%, +26.4%, +41.9%. Under the
+// - DeepSpeed ZeRO-3 alone on 640-2,240 A100s (Narayanan Table 2, stack deepspeed-2021): 530B
+//   +19.1% (640 GPUs), +23.4% (1,120), +34.8% (2,240); the 175B rows are inside (+5.1%, +12.9%,
+//   +2.9% on 384, 768, 1,536). DeepSpeed's Python loop building each call's per-rank list
+//   (zero_gather_list_us, zero_reduce_list_us) took them from +6.6/+17.1/+10.1% and
+//   +20.2/+26.4/+41.9%. Under the
 //   `deepspeed` stack (today's DeepSpeed: bucketed gathers prefetched beside compute) they were
 //   +36%, +104%, +175%, +46%, +85%, +128%; with only the blocking per-tensor gathers and their
 //   list copies +13%, +28%, +22%, +26%, +33%, +44%. deepspeed-2021 now also prices what v0.3.13's
@@ -116,8 +119,8 @@ TEST(ShardedDpRuns, ThroughputAgainstThePublishedRuns) {
               static_cast<int>(within));
   ASSERT_EQ(t.count, 27);
   EXPECT_LT(t.median, 0.11);
-  EXPECT_LT(t.max, 0.43);
-  EXPECT_GE(within, 19);
+  EXPECT_LT(t.max, 0.41);
+  EXPECT_GE(within, 20);
 }
 
 // Every published run ran, so each must fit its device.
