@@ -93,8 +93,10 @@ double compute_s(const GpuSpec& gpu, const ComputeOp& c, OpTime& t) {
 
 // A GEMM's three passes: forward C = AB, dgrad dA = dC B^T, wgrad dB = A^T dC; each
 // moves about the same bytes (two operands read, one result written). `clock`: the clock the
-// power limit leaves them, against their curve's.
-void price_gemm(const GpuSpec& gpu, const StackSpec& stack, Dtype dtype, const LayerOp& op, double clock, OpTime& t) {
+// power limit leaves them, against their curve's. `weight_grad`: whether the wgrad runs (a
+// frozen weight's, LoRA's base, does not: neither its time nor its tensor-core time counts).
+void price_gemm(const GpuSpec& gpu, const StackSpec& stack, Dtype dtype, const LayerOp& op, double clock,
+                bool weight_grad, OpTime& t) {
   ComputeOp c = as_compute(op, dtype, op.fwd_flops, static_cast<double>(op.fwd_bytes), false);
   c.m = op.m, c.n = op.n, c.k = op.k;
   c.groups = op.count;  // a MoE layer's local experts, one GEMM each
@@ -106,6 +108,7 @@ void price_gemm(const GpuSpec& gpu, const StackSpec& stack, Dtype dtype, const L
   c.flops = op.dgrad_flops;
   c.pass = GemmPass::dgrad;
   t.dgrad_s = compute_s(gpu, c, t);
+  if (!weight_grad) return;
   c.m = op.k, c.n = op.n, c.k = op.m;
   c.flops = op.wgrad_flops;
   c.pass = GemmPass::wgrad;
@@ -113,7 +116,8 @@ void price_gemm(const GpuSpec& gpu, const StackSpec& stack, Dtype dtype, const L
 }
 
 // LoRA (training.lora): the frozen base's weight gradient is never computed (its dgrad still
-// runs, carrying the gradient down to the adapters of the layers below). Each adapter beside
+// runs, carrying the gradient down to the adapters of the layers below): price_op_list priced
+// no wgrad pass (price_gemm's weight_grad), its bytes, FLOPs and kernel leave here. Each adapter beside
 // the layer runs its two low-rank GEMMs, x A (tokens x in x r) and (x A) B (tokens x r x out),
 // in every pass (both need their dgrad and wgrad), each its own kernel at its own shape's
 // rate, and scales and adds its output into the layer's (PEFT's lora.Linear.forward:
@@ -123,7 +127,7 @@ void price_lora(const Scenario& s, double clock, const LayerOp& op, OpTime& t) {
   const GpuSpec& gpu = s.cluster.gpu;
   t.bwd_bytes -= t.wgrad_bytes;
   t.bwd_flops -= op.wgrad_flops;
-  t.wgrad_s = t.wgrad_bytes = 0;
+  t.wgrad_bytes = 0;
   t.wgrad_launches = 0;
   const Dtype act = activation_dtype(s.training->precision);
   const auto act_bytes = static_cast<double>(dtype_bytes(act, 1));
@@ -136,7 +140,7 @@ void price_lora(const Scenario& s, double clock, const LayerOp& op, OpTime& t) {
       g.fwd_flops = g.dgrad_flops = g.wgrad_flops = 2.0 * static_cast<double>(op.m) * n * k;
       g.fwd_bytes = static_cast<std::int64_t>(act_bytes * static_cast<double>(op.m * k + op.m * n + k * n));
       OpTime at;
-      price_gemm(gpu, s.stack, act, g, clock, at);  // the adapters are not TE modules: 16-bit
+      price_gemm(gpu, s.stack, act, g, clock, true, at);  // the adapters are not TE modules: 16-bit
       t.fwd_s += at.fwd_s, t.dgrad_s += at.dgrad_s, t.wgrad_s += at.wgrad_s, t.tensor_s += at.tensor_s;
       t.fwd_flops += g.fwd_flops, t.bwd_flops += 2 * g.fwd_flops;
       t.fwd_bytes += static_cast<double>(g.fwd_bytes), t.dgrad_bytes += static_cast<double>(g.fwd_bytes);
@@ -259,7 +263,7 @@ OpTime price_op_list(const Scenario& s, const LayerOp& op, Dtype gemm_dtype, dou
   t.fwd_launches = t.dgrad_launches = 1;
   if (op.kind == OpKind::gemm) {
     t.wgrad_launches = 1;
-    price_gemm(gpu, s.stack, gemm_dtype, op, gemm_clock, t);
+    price_gemm(gpu, s.stack, gemm_dtype, op, gemm_clock, !s.training->lora, t);  // LoRA: the base is frozen
     t.bwd_bytes = 2 * t.fwd_bytes;  // dgrad and wgrad each move about the forward's bytes
     t.dgrad_bytes = t.wgrad_bytes = t.fwd_bytes;
     if (dtype_bytes(gemm_dtype, 1) < dtype_bytes(dtype, 1)) price_quantize_casts(gpu, dtype, gemm_dtype, op, t);
