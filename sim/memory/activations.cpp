@@ -226,7 +226,7 @@ MicroBatchShape training_shape(const TrainingWorkload& training, const StackSpec
   const bool quantized = training.precision == Dtype::fp8 || is_fp4(training.precision);
   return {training.micro_batch, training.seq_len, activation_dtype(training.precision),
           quantized ? std::optional<Dtype>(training.precision) : std::nullopt, training.lora,
-          stack.moe_probs_in_activation};
+          stack.moe_probs_in_activation, stack.moe_padding_copies};
 }
 
 namespace {
