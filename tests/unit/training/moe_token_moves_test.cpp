@@ -105,12 +105,14 @@ std::ptrdiff_t position(const std::vector<LayerOp>& ops, std::string_view name) 
   return it - ops.begin();
 }
 
+constexpr const char* kCopies = ", moe_padding_copies: true";
+
 // fp8: Megatron-core's TEGroupedMLP pads each local expert's rows to 16 (Transformer Engine's
 // Fp8Padding, one fused row copy) before the grouped GEMMs and unpads their output (Fp8Unpadding)
 // after: each reads and writes the 32,768 routed rows of 2,048 bf16 values once, 134,217,728 B,
 // and its backward is the same copy the other way.
 TEST(MoePaddingCopies, Fp8ExpertsCopyTheirRowsOutPaddedAndBack) {
-  const std::vector<LayerOp> ops = ops_of(qwen3_30b_megatron("fp8"));
+  const std::vector<LayerOp> ops = ops_of(qwen3_30b_megatron("fp8", kCopies));
   const LayerOp* pad = find(ops, op_names::kMoeExpertsPad);
   const LayerOp* unpad = find(ops, op_names::kMoeExpertsUnpad);
   ASSERT_NE(pad, nullptr);
@@ -126,7 +128,7 @@ TEST(MoePaddingCopies, Fp8ExpertsCopyTheirRowsOutPaddedAndBack) {
   EXPECT_EQ(position(ops, op_names::kMoeExpertsUnpad), position(ops, op_names::kMoeExpertsDown) + 1);
   EXPECT_EQ(position(ops, op_names::kMoeUnsortChunks), position(ops, op_names::kMoeExpertsUnpad) + 1);
   // priced at its own backward bytes; its host calls are the grouped GEMMs' rows' padding
-  const OpTime& priced_pad = priced(cost_layer(qwen3_30b_megatron("fp8"), 0), op_names::kMoeExpertsPad);
+  const OpTime& priced_pad = priced(cost_layer(qwen3_30b_megatron("fp8", kCopies), 0), op_names::kMoeExpertsPad);
   EXPECT_DOUBLE_EQ(priced_pad.dgrad_bytes, 2.0 * kRoutedBytes);
   EXPECT_GT(priced_pad.fwd_s, 0.0);
   const auto calls = megatron_core_moe_host_calls(op_names::kMoeExpertsPad, 16, true);
@@ -134,16 +136,15 @@ TEST(MoePaddingCopies, Fp8ExpertsCopyTheirRowsOutPaddedAndBack) {
   EXPECT_EQ(calls->fwd.torch_ops + calls->bwd.torch_ops + calls->fwd.gemm_launches, 0);
 }
 
-// 16-bit GEMMs need no alignment, and where HybridEP's dispatch already padded the counts
-// (stack.moe_padding_copies false) the experts copy nothing; other stacks never do.
-TEST(MoePaddingCopies, NoneInBf16OrWhereTheDispatcherPads) {
-  EXPECT_EQ(find(ops_of(qwen3_30b_megatron("bf16")), op_names::kMoeExpertsPad), nullptr);
-  EXPECT_EQ(find(ops_of(qwen3_30b_megatron("fp8", ", moe_padding_copies: false")), op_names::kMoeExpertsPad),
-            nullptr);
-  EXPECT_EQ(find(ops_of(qwen3_30b_megatron("fp8", ", moe_padding_copies: false")), op_names::kMoeExpertsUnpad),
-            nullptr);
-  EXPECT_TRUE(qwen3_30b_megatron("bf16").stack.moe_padding_copies);
-  EXPECT_FALSE(qwen3_30b(8).stack.moe_padding_copies);  // preset none
+// 16-bit GEMMs need no alignment, and where the counts arrive aligned (HybridEP's dispatch, the
+// router's padding: stack.moe_padding_copies false, the default) the experts copy nothing.
+TEST(MoePaddingCopies, NoneInBf16OrWhereTheCountsArriveAligned) {
+  EXPECT_EQ(find(ops_of(qwen3_30b_megatron("bf16", kCopies)), op_names::kMoeExpertsPad), nullptr);
+  EXPECT_EQ(find(ops_of(qwen3_30b_megatron("bf16", kCopies)), op_names::kMoeExpertsUnpad), nullptr);
+  EXPECT_EQ(find(ops_of(qwen3_30b_megatron("fp8")), op_names::kMoeExpertsPad), nullptr);
+  EXPECT_EQ(find(ops_of(qwen3_30b_megatron("fp8")), op_names::kMoeExpertsUnpad), nullptr);
+  EXPECT_FALSE(qwen3_30b_megatron("fp8").stack.moe_padding_copies);  // the preset leaves it off
+  EXPECT_TRUE(qwen3_30b_megatron("fp8", kCopies).stack.moe_padding_copies);
 }
 
 // gpt-oss, EP 8: 4,096 x 4 = 16,384 rows a rank; gate and up halves 16,384 x 2 x 2,880 x 2 B.
