@@ -93,8 +93,10 @@ Scenario qwen3_30b_megatron(const std::string& precision, const std::string& sta
 model: {hf_config: qwen3-235b-a22b, layers: 48, hidden: 2048, heads: 32, kv_heads: 4, head_dim: 128,
         ffn_hidden: 6144, moe: {expert_ffn_hidden: 768}}
 cluster: dgx-h100
-stack: {preset: megatron-core)" + stack_keys + R"(}
-training: {seq_len: 4096, global_batch: 1024, micro_batch: 1, precision: )" + precision + R"(, optimizer: adam}
+stack: {preset: megatron-core)" +
+                            stack_keys + R"(}
+training: {seq_len: 4096, global_batch: 1024, micro_batch: 1, precision: )" +
+                            precision + R"(, optimizer: adam}
 plan: {tp: 1, pp: 2, dp: 8, ep: 8, expert_tp: 1, zero: 1, recompute: none}
 )");
 }
