@@ -275,6 +275,10 @@ struct StackSpec {
   // MoE: the router's probabilities weight the experts' activation instead of their output
   // rows at the unpermute (Megatron-core >= 0.13; MicroBatchShape::moe_probs_in_activation)
   bool moe_probs_in_activation = false;
+  // MoE under fp8 / fp4 GEMMs: the experts copy their rows out padded to the quantization's
+  // alignment and copy the output back (MicroBatchShape::moe_padding_copies), where neither the
+  // router nor the dispatcher aligned each expert's row count already
+  bool moe_padding_copies = false;
   // MoE layers' host time counted call by call instead of host_op_s a row: "megatron_core"
   // (models/moe_host_calls.hpp, Megatron-core's MoE layer) with the per-call costs below;
   // "rows": host_op_s a row like every other layer.

@@ -48,6 +48,7 @@ struct LayerShape {
   Recompute recompute = Recompute::none;
   PlanKnobs knobs;  // the plan's recompute_modules: PlanKnobs::recomputes
   bool moe_probs_in_activation = false;  // MicroBatchShape's
+  bool moe_padding_copies = false;       // MicroBatchShape's
   std::string_view norm_kernel = kernel_names::kLayerNorm;
 
   std::optional<Dtype> gemm_quantized;  // the type a GEMM keeps its input in, if not the activations'
@@ -81,6 +82,7 @@ LayerShape make_shape(const ModelSpec& m, std::int64_t layer, const Plan& p, con
   s.e = dtype_bytes(mb.dtype, 1);
   s.gemm_quantized = mb.quantized_gemm_inputs;
   s.moe_probs_in_activation = mb.moe_probs_in_activation;
+  s.moe_padding_copies = mb.moe_padding_copies && mb.quantized_gemm_inputs.has_value();
   s.tp = p.tp;
   s.cp = p.cp;
   s.ep = p.ep;
@@ -419,6 +421,10 @@ void add_moe(std::vector<LayerOp>& ops, const ModelSpec& m, const LayerShape& s)
     ops.push_back(collective(op_names::kMoeEtpGather, CollectiveKind::all_gather, CollectiveKind::reduce_scatter,
                              CommGroup::etp, rows));
   if (regroup) ops.push_back(token_move(op_names::kMoeSortChunks, 2 * rows));
+  // fp8 / fp4 experts' padding copies (MicroBatchShape::moe_padding_copies): the rows read and
+  // written padded (the alignment's few extra rows a local expert not counted), the output
+  // back after the bias; each backward the same copy the other way
+  if (s.moe_padding_copies) ops.push_back(token_move(op_names::kMoeExpertsPad, 2 * rows));
   add_ffn(ops, op_names::ffn_op_names(op_names::Ffn::routed_experts, swiglu), s, routed, moe.experts / s.ep,
           moe.expert_ffn_hidden / s.etp, swiglu, s.gemm_input(checked_mul(routed, s.h)));
   // the combine weights each expert's output rows by their router probability, so its
@@ -430,6 +436,7 @@ void add_moe(std::vector<LayerOp>& ops, const ModelSpec& m, const LayerShape& s)
   else
     keep(ops.back(), "output", rows);
   if (m.bias) ops.push_back(expert_output_bias(op_names::kMoeExpertsBias, rows));
+  if (s.moe_padding_copies) ops.push_back(token_move(op_names::kMoeExpertsUnpad, 2 * rows));
   if (regroup) ops.push_back(token_move(op_names::kMoeUnsortChunks, 2 * rows));
   if (gathered > 1)
     ops.push_back(collective(op_names::kMoeEtpScatter, CollectiveKind::reduce_scatter, CollectiveKind::all_gather,

@@ -130,6 +130,14 @@ struct MicroBatchShape {
   // (experts.py weighted_bias_swiglu_impl), so the unpermute no longer keeps the experts'
   // output rows for the probabilities' gradient; the activation keeps the fp32 probabilities
   bool moe_probs_in_activation = false;
+  // fp8 / fp4 training, Megatron-core's TEGroupedMLP (experts.py, quantization_padding and
+  // quantization_unpadding: Transformer Engine's Fp8Padding / Fp8Unpadding, fp8_padding.py,
+  // one fused row copy each way): each local expert's rows padded to the quantization's
+  // alignment (16 rows, MXFP8 32) before the expert GEMMs and the output unpadded after,
+  // a copy whenever a count is not already aligned; with dropless routing, each micro-batch.
+  // Not where the router pads the routing map (moe_router_padding_for_quantization) or the
+  // dispatcher pads in its permute (HybridEP's pad_multiple): the counts arrive aligned.
+  bool moe_padding_copies = false;
 };
 
 // The forward ops of transformer layer `layer` (0-based) on one GPU.

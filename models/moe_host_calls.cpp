@@ -41,6 +41,8 @@ std::optional<RowHostCalls> megatron_core_moe_host_calls(std::string_view op_nam
   } else if (op_name == op_names::kMoeExpertsDown || op_name == op_names::kMoeExpertsFc2) {
     calls.fwd = {1 + padding / 2, experts, 0};  // quantize, GEMMs, unpadding
     calls.bwd = {1 + padding / 2, 2 * experts, 0};
+  } else if (op_name == op_names::kMoeExpertsPad || op_name == op_names::kMoeExpertsUnpad) {
+    calls = {};  // their calls are the grouped GEMMs' rows' `padding` above
   } else if (op_name == op_names::kMoeCombine) {
     calls.fwd = {0, 0, 1};
     calls.bwd = {0, 0, 1};

@@ -77,6 +77,11 @@ inline constexpr const char* kMoeExpertsBias = "moe.experts.bias";
 inline constexpr const char* kMoeExpertsFc1 = "moe.experts.fc1";
 inline constexpr const char* kMoeExpertsFc2 = "moe.experts.fc2";
 inline constexpr const char* kMoeExpertsGateUp = "moe.experts.gate_up";
+// fp8 / fp4 expert GEMMs: each expert's rows copied out padded to the quantization's alignment
+// before them, and the output copied back unpadded after (Transformer Engine's Fp8Padding /
+// Fp8Unpadding in Megatron-core's TEGroupedMLP)
+inline constexpr const char* kMoeExpertsPad = "moe.experts.pad";
+inline constexpr const char* kMoeExpertsUnpad = "moe.experts.unpad";
 // the dispatcher's token moves around the experts: routed copies of each token out in
 // expert order, the received chunks regrouped by local expert and back, the copies summed in
 inline constexpr const char* kMoePermute = "moe.permute";

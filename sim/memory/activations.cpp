@@ -224,9 +224,13 @@ std::int64_t output_activation_bytes(const ModelSpec& model, const Plan& plan, c
 
 MicroBatchShape training_shape(const TrainingWorkload& training, const StackSpec& stack) {
   const bool quantized = training.precision == Dtype::fp8 || is_fp4(training.precision);
-  return {training.micro_batch, training.seq_len, activation_dtype(training.precision),
-          quantized ? std::optional<Dtype>(training.precision) : std::nullopt, training.lora,
-          stack.moe_probs_in_activation};
+  return {training.micro_batch,
+          training.seq_len,
+          activation_dtype(training.precision),
+          quantized ? std::optional<Dtype>(training.precision) : std::nullopt,
+          training.lora,
+          stack.moe_probs_in_activation,
+          stack.moe_padding_copies};
 }
 
 namespace {

@@ -1,13 +1,14 @@
 // The MoE layer's memory-bound passes besides its GEMMs and all-to-alls, against bytes derived
 // by hand: the dispatcher's token moves (permute, the regrouping of received chunks by local
 // expert and back, unpermute) on Qwen3-30B-A3B's shape (hidden 2048, 128 experts, top-8) at
-// 4,096 tokens a micro-batch, and gpt-oss's clamped activation (swiglu_limit 7: hidden 2880,
-// 128 experts of width 2880, top-4) on EP 8.
+// 4,096 tokens a micro-batch, the fp8 experts' padding copies on the same shape, and gpt-oss's
+// clamped activation (swiglu_limit 7: hidden 2880, 128 experts of width 2880, top-4) on EP 8.
 #include <gtest/gtest.h>
 
 #include <algorithm>
 
 #include "models/layer_ops.hpp"
+#include "models/moe_host_calls.hpp"
 #include "models/op_names.hpp"
 #include "scenario/load.hpp"
 #include "sim/memory/activations.hpp"
@@ -84,6 +85,68 @@ TEST(MoeTokenMoves, BackwardPricedAtItsOwnBytes) {
   EXPECT_DOUBLE_EQ(permute.dgrad_bytes, permute.fwd_bytes);  // not twice, as an activation's
   EXPECT_GT(permute.dgrad_s, 0.0);
   EXPECT_NEAR(permute.dgrad_s, permute.fwd_s, 1e-12);
+}
+
+// Qwen3-30B-A3B on EP 8 under the megatron-core stack at `precision`, `stack_keys` added.
+Scenario qwen3_30b_megatron(const std::string& precision, const std::string& stack_keys = "") {
+  return load_scenario_text(R"(
+model: {hf_config: qwen3-235b-a22b, layers: 48, hidden: 2048, heads: 32, kv_heads: 4, head_dim: 128,
+        ffn_hidden: 6144, moe: {expert_ffn_hidden: 768}}
+cluster: dgx-h100
+stack: {preset: megatron-core)" +
+                            stack_keys + R"(}
+training: {seq_len: 4096, global_batch: 1024, micro_batch: 1, precision: )" +
+                            precision + R"(, optimizer: adam}
+plan: {tp: 1, pp: 2, dp: 8, ep: 8, expert_tp: 1, zero: 1, recompute: none}
+)");
+}
+
+std::ptrdiff_t position(const std::vector<LayerOp>& ops, std::string_view name) {
+  const auto it = std::find_if(ops.begin(), ops.end(), [&](const LayerOp& op) { return op.name == name; });
+  EXPECT_NE(it, ops.end()) << name;
+  return it - ops.begin();
+}
+
+constexpr const char* kCopies = ", moe_padding_copies: true";
+
+// fp8: Megatron-core's TEGroupedMLP pads each local expert's rows to 16 (Transformer Engine's
+// Fp8Padding, one fused row copy) before the grouped GEMMs and unpads their output (Fp8Unpadding)
+// after: each reads and writes the 32,768 routed rows of 2,048 bf16 values once, 134,217,728 B,
+// and its backward is the same copy the other way.
+TEST(MoePaddingCopies, Fp8ExpertsCopyTheirRowsOutPaddedAndBack) {
+  const std::vector<LayerOp> ops = ops_of(qwen3_30b_megatron("fp8", kCopies));
+  const LayerOp* pad = find(ops, op_names::kMoeExpertsPad);
+  const LayerOp* unpad = find(ops, op_names::kMoeExpertsUnpad);
+  ASSERT_NE(pad, nullptr);
+  ASSERT_NE(unpad, nullptr);
+  EXPECT_EQ(pad->fwd_bytes, 2 * kRoutedBytes);  // 268,435,456
+  EXPECT_EQ(pad->bwd_bytes, 2 * kRoutedBytes);
+  EXPECT_EQ(unpad->fwd_bytes, 2 * kRoutedBytes);
+  EXPECT_EQ(unpad->bwd_bytes, 2 * kRoutedBytes);
+  EXPECT_TRUE(pad->saved.empty());
+  // between the regrouped rows and the experts' first GEMM, and after the second one
+  EXPECT_EQ(position(ops, op_names::kMoeExpertsPad), position(ops, op_names::kMoeSortChunks) + 1);
+  EXPECT_EQ(position(ops, op_names::kMoeExpertsGateUp), position(ops, op_names::kMoeExpertsPad) + 1);
+  EXPECT_EQ(position(ops, op_names::kMoeExpertsUnpad), position(ops, op_names::kMoeExpertsDown) + 1);
+  EXPECT_EQ(position(ops, op_names::kMoeUnsortChunks), position(ops, op_names::kMoeExpertsUnpad) + 1);
+  // priced at its own backward bytes; its host calls are the grouped GEMMs' rows' padding
+  const OpTime& priced_pad = priced(cost_layer(qwen3_30b_megatron("fp8", kCopies), 0), op_names::kMoeExpertsPad);
+  EXPECT_DOUBLE_EQ(priced_pad.dgrad_bytes, 2.0 * kRoutedBytes);
+  EXPECT_GT(priced_pad.fwd_s, 0.0);
+  const auto calls = megatron_core_moe_host_calls(op_names::kMoeExpertsPad, 16, true);
+  ASSERT_TRUE(calls.has_value());
+  EXPECT_EQ(calls->fwd.torch_ops + calls->bwd.torch_ops + calls->fwd.gemm_launches, 0);
+}
+
+// 16-bit GEMMs need no alignment, and where the counts arrive aligned (HybridEP's dispatch, the
+// router's padding: stack.moe_padding_copies false, the default) the experts copy nothing.
+TEST(MoePaddingCopies, NoneInBf16OrWhereTheCountsArriveAligned) {
+  EXPECT_EQ(find(ops_of(qwen3_30b_megatron("bf16", kCopies)), op_names::kMoeExpertsPad), nullptr);
+  EXPECT_EQ(find(ops_of(qwen3_30b_megatron("bf16", kCopies)), op_names::kMoeExpertsUnpad), nullptr);
+  EXPECT_EQ(find(ops_of(qwen3_30b_megatron("fp8")), op_names::kMoeExpertsPad), nullptr);
+  EXPECT_EQ(find(ops_of(qwen3_30b_megatron("fp8")), op_names::kMoeExpertsUnpad), nullptr);
+  EXPECT_FALSE(qwen3_30b_megatron("fp8").stack.moe_padding_copies);  // the preset leaves it off
+  EXPECT_TRUE(qwen3_30b_megatron("fp8", kCopies).stack.moe_padding_copies);
 }
 
 // gpt-oss, EP 8: 4,096 x 4 = 16,384 rows a rank; gate and up halves 16,384 x 2 x 2,880 x 2 B.
