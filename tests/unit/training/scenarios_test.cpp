@@ -13,7 +13,8 @@ namespace {
 
 TEST(ReadyScenarios, EveryTrainingScenarioSimulates) {
   int count = 0;
-  for (const auto& entry : std::filesystem::directory_iterator(std::string(TWINSIM_SOURCE_DIR) + "/scenarios/training")) {
+  const std::filesystem::path folder = std::filesystem::path(TWINSIM_SOURCE_DIR) / "scenarios" / "training";
+  for (const auto& entry : std::filesystem::directory_iterator(folder)) {
     const Scenario s = load_scenario_file(entry.path().string());
     const TrainingPrediction p = predict_training(s);
     EXPECT_GT(p.step_s, 0.0) << entry.path();
