@@ -20,6 +20,7 @@
 #include "app/host_calibration.hpp"
 #include "app/progress.hpp"
 #include "app/source_tree.hpp"
+#include "calibrate/cpu_share.hpp"
 #include "calibrate/machine.hpp"
 #include "compare/comparison.hpp"
 #include "compare/suite_run.hpp"
@@ -78,7 +79,11 @@ compare::CaseResult run_case(const fs::path& src, const ValidateArgs& a, int cor
     std::vector<std::string> mpirun = mpirun_argv(r.world);
     mpirun.insert(mpirun.end(), {self, "run", scenario.string(), "--steps", std::to_string(a.steps), "--out",
                                  dir.string()});
+    const calibrate::OtherCpuMeter others;  // what else ran on the machine while the ranks did
     run_logged(mpirun, dir / "run.log");
+    const calibrate::OtherCpuUse used = others.finish();
+    r.other_cores = used.other_cores;
+    r.steal_cores = used.steal_cores;
     r.cmp = compare::compare_reports(compare::read_report((dir / "simulated.json").string()), compare::read_report((dir / "measured.json").string()));
     io::write_file_whole((dir / "comparison.json").string(), compare::to_json(r.cmp).dump(2) + "\n");
     io::write_file_whole((dir / "comparison.txt").string(), compare::format_comparison(r.cmp));

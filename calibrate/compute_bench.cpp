@@ -4,6 +4,7 @@
 #include <cstring>
 #include <functional>
 #include <random>
+#include <stdexcept>
 #include <string_view>
 #include <type_traits>
 
@@ -221,6 +222,11 @@ void add_step_kernel_points(std::vector<MemoryPoint>& out, long n, const SweepOp
     State& st = next();
     std::fill(st.grads.begin(), st.grads.end(), 0.0f);
   });
+  // the executor's read of the grads for NaN/Inf before each update (exec/train/trainer.cpp
+  // stop_if_not_finite): n elements read; every value is finite, so the scan runs to the end
+  add(kernel_names::kFiniteCheck, kF * n, [&] {
+    if (exec::has_inf_or_nan(next().grads.data(), static_cast<std::size_t>(n))) throw std::logic_error("finite grads");
+  });
   // mixed precision: the updated fp32 masters copied into the model's 16-bit weights,
   // 4 bytes read and 2 written per parameter (exec/train/mixed_precision.hpp)
   add(kernel_names::kCast, 6.0 * n, [&] {
@@ -256,6 +262,9 @@ void add_step_kernel_points(std::vector<MemoryPoint>& out, long n, const SweepOp
   add(kernel_names::kZero, 2.0 * n, [&] {
     State& st = next();
     std::fill(st.grads16.begin(), st.grads16.end(), kernels::bf16{0});
+  }, true);
+  add(kernel_names::kFiniteCheck, 2.0 * n, [&] {
+    if (exec::has_inf_or_nan(next().grads16.data(), static_cast<std::size_t>(n))) throw std::logic_error("finite grads");
   }, true);
 }
 

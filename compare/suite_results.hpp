@@ -22,6 +22,9 @@ struct SuiteTargets {
   // 61): above it the measurement moved more than the error allowed, and the case's error
   // is listed but not judged
   double spread = 0.10;
+  // cores' worth of CPU that other processes and guests took, on average, during a run of a
+  // timing case (calibrate/cpu_share.hpp): above it the run measured a busy machine
+  double others = 0.10;
 };
 
 struct CaseResult {
@@ -35,6 +38,9 @@ struct CaseResult {
   double worst_category_signed = 0;  // the same, signed (negative: under-predicted)
   std::string load;                   // load average before the run
   std::vector<double> measured_runs;  // the timed value (step or TPOT) of every run, in order
+  double other_cores = 0;             // CPU other processes used during this run (cores, on average)
+  double steal_cores = 0;             // CPU the hypervisor gave other guests meanwhile (cores)
+  std::vector<double> others_runs;    // other_cores + steal_cores of every run, in order
   int run = 1;                        // which of them this result is (from 1)
 };
 
@@ -49,6 +55,11 @@ bool memory_ok(const CaseResult& r, const SuiteTargets& t);
 bool step_ok(const CaseResult& r, const SuiteTargets& t);
 // A timing case measured over several runs whose spread exceeds t.spread: too unsteady to judge.
 bool too_unsteady(const CaseResult& r, const SuiteTargets& t);
+// The most CPU others took during any of the case's runs (cores; others_runs, else this run's).
+double most_others(const CaseResult& r);
+// A timing case one of whose runs shared the machine with more than t.others cores of other
+// work: its spread (and error) say what the machine did, not what the plan costs.
+bool disturbed(const CaseResult& r, const SuiteTargets& t);
 // The table, the inference cases' TTFT and TPOT, and whether every target is met.
 void print_results(std::FILE* out, const std::vector<CaseResult>& rows, const SuiteTargets& t, int runs);
 nlohmann::json results_json(const std::vector<CaseResult>& rows);

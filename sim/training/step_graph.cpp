@@ -717,6 +717,30 @@ double grad_clip_s(const ClusterSpec& cluster, const StackSpec& stack, const Pla
   return seconds;
 }
 
+// The reference executor's check of its gradient shard for NaN/Inf before every update
+// (exec/train/trainer.cpp stop_if_not_finite, or the fp16 loss scaler's overflow check): a
+// read of the shard's gradients and a 4-byte max all-reduce over the world (priced as
+// grad_clip_s prices its norm's, over the data-, tensor- and pipeline-parallel groups).
+// Priced only on a device that lists the scan's measured rate (kernel_efficiency
+// "finite_check", which `twinsim calibrate` writes for the host it measured): GPU stacks
+// check the loss or the clipped norm, not every gradient (Megatron-core's
+// check_for_nan_in_loss_and_grad), and a catalog GPU lists none.
+double finite_check_s(const ClusterSpec& cluster, const StackSpec& stack, const Plan& plan, const TrainingWorkload& t,
+                      double shard) {
+  if (!cluster.gpu.kernel_efficiency.contains(std::string(kernel_names::kFiniteCheck))) return 0;
+  ComputeOp scan;
+  scan.kind = ComputeKind::elementwise;
+  scan.kernel = kernel_names::kFiniteCheck;
+  scan.dtype = t.precision;
+  scan.bytes = grad_element_bytes(dp_gradient_dtype(stack, t.precision)) * shard;
+  double seconds = op_time_s(cluster.gpu, scan);
+  for (ParallelGroup g : {ParallelGroup::dp, ParallelGroup::tp, ParallelGroup::pp}) {
+    const GroupLayout layout = group_layout(cluster, plan, g);
+    if (layout.ranks > 1) seconds += collective_time_s(cluster, CollectiveOp::all_reduce, layout, 4.0);
+  }
+  return seconds;
+}
+
 namespace {
 
 // ZeRO-Offload's step on the host for one GPU's shard (Ren et al. 2021, §4.2, Fig. 3),
@@ -747,7 +771,7 @@ double offloaded_host_path_s(const ClusterSpec& cluster, const StackSpec& stack,
 
 double optimizer_shard_s(const ClusterSpec& cluster, const StackSpec& stack, const Plan& plan, const TrainingWorkload& t,
                          double shard) {
-  const double clip = grad_clip_s(cluster, stack, plan, t, shard);
+  const double clip = grad_clip_s(cluster, stack, plan, t, shard) + finite_check_s(cluster, stack, plan, t, shard);
   if (!plan.offload_optimizer) {
     double seconds = 0;
     for (const ComputeOp& op : optimizer_shard_ops(stack, t, shard)) seconds += op_time_s(cluster.gpu, op);

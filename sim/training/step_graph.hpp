@@ -95,6 +95,10 @@ std::int64_t stage_params_per_gpu(const Scenario& s, int stage);
 // The ops over a shard of `shard` parameters (the search's estimate calls them too).
 // The gradients it reads are as the stack keeps them (dp_gradient_dtype).
 std::vector<ComputeOp> optimizer_shard_ops(const StackSpec& stack, const TrainingWorkload& t, double shard);
+// The reference executor's NaN/Inf check of a shard's gradients before the update: 0 unless
+// the device lists the measured scan (kernel_efficiency "finite_check": a calibrated host).
+double finite_check_s(const ClusterSpec& cluster, const StackSpec& stack, const Plan& plan, const TrainingWorkload& t,
+                      double shard);
 // The step's time over a shard: the GPU's ops above, or with plan.offload_optimizer the
 // host's update and the weights' copy back, at least as long as the stack's measured host
 // time per parameter (one formula for the step graph and the search).

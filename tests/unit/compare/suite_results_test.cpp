@@ -88,6 +88,41 @@ TEST(SuiteResults, AnUnsteadyCaseIsListedNotJudged) {
   EXPECT_NEAR(results_json({noisy})[0]["spread"].get<double>(), 0.3 / 1.1, 1e-12);
 }
 
+TEST(SuiteResults, ACaseRunBesideOtherWorkIsListedNotJudged) {
+  // three runs, 1.0, 1.3 and 1.1 s (spread 27%): others took 0.02, 0.6 and 0.05 cores
+  std::vector<CaseResult> runs{timed_case(1.5, 1.0), timed_case(1.5, 1.3), timed_case(1.5, 1.1)};
+  const double others[] = {0.02, 0.6, 0.05};
+  for (int i = 0; i < 3; ++i) runs[i].other_cores = others[i];
+  runs[1].steal_cores = 0.1;  // the second run also lost 0.1 core to other guests: 0.7 in all
+  const CaseResult busy = median_run(runs);
+  const SuiteTargets t;
+  EXPECT_DOUBLE_EQ(most_others(busy), 0.7);
+  EXPECT_TRUE(disturbed(busy, t));
+  // the same spread on a quiet machine (0.05 core at most): unsteady, not disturbed
+  for (CaseResult& r : runs) {
+    r.other_cores = 0.05;
+    r.steal_cores = 0;
+  }
+  const CaseResult quiet = median_run(runs);
+  EXPECT_FALSE(disturbed(quiet, t));
+  EXPECT_TRUE(too_unsteady(quiet, t));
+  // a steady case measured beside 0.3 core of other work is not judged either
+  CaseResult steady_but_shared = median_run({timed_case(1.05, 1.0), timed_case(1.05, 1.02), timed_case(1.05, 1.01)});
+  steady_but_shared.others_runs = {0.0, 0.3, 0.0};
+  EXPECT_FALSE(too_unsteady(steady_but_shared, t));
+  EXPECT_TRUE(disturbed(steady_but_shared, t));
+  const std::string table = printed({busy, quiet, steady_but_shared, timed_case(1.1, 1.0)});
+  EXPECT_NE(table.find("2 timing case(s) ran beside other work"), std::string::npos);
+  EXPECT_NE(table.find("1 timing case(s) too unsteady to judge"), std::string::npos);
+  EXPECT_NE(table.find("  0.70 busy"), std::string::npos);  // the 'others' column, then ok
+  EXPECT_NE(table.find("  0.05 unsteady"), std::string::npos);
+  // the one judged case: +10%
+  EXPECT_NE(table.find("the 1 judged ones: median |step error| 10.0%"), std::string::npos);
+  const nlohmann::json j = results_json({busy});
+  ASSERT_EQ(j[0]["others_cores_runs"].size(), 3u);
+  EXPECT_DOUBLE_EQ(j[0]["others_cores_runs"][1].get<double>(), 0.7);
+}
+
 }  // namespace
 }  // namespace twinsim::compare
 
