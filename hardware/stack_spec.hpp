@@ -98,9 +98,15 @@ inline constexpr std::array<std::string_view, 3> kLossKernels = {kLogitsLoss, kF
 // micro-pipelined in tp chunks (PyTorch's async TP: Inductor's micro_pipeline_tp pass fuses
 // all_gather -> mm and mm -> reduce_scatter into fused_all_gather_matmul /
 // fused_matmul_reduce_scatter, torch/distributed/_symmetric_memory; sim/training/async_tp.hpp).
+// "symmetric_memory": "matmul" as PyTorch's symmetric-memory ops run it
+// (_fused_all_gather_matmul_impl, _fused_matmul_reduce_scatter_impl): each fused matmul is tp
+// GEMMs of m / tp rows (one per weight it feeds: torchtitan's wq, wk, wv and w1, w3), and a
+// fused reduce-scatter ends with a sum over the stacked partials (async_tp.hpp FusedMatmulSplit).
 inline constexpr std::string_view kLayerTpOverlap = "layer";
 inline constexpr std::string_view kMatmulTpOverlap = "matmul";
-inline constexpr std::array<std::string_view, 2> kTpOverlaps = {kLayerTpOverlap, kMatmulTpOverlap};
+inline constexpr std::string_view kSymmetricMemoryTpOverlap = "symmetric_memory";
+inline constexpr std::array<std::string_view, 3> kTpOverlaps = {kLayerTpOverlap, kMatmulTpOverlap,
+                                                                kSymmetricMemoryTpOverlap};
 // How context parallelism's attention exchanges K and V. "ring": each step passes the next
 // chunk of the layer's K,V (its grouped heads) beside the attention (Liu et al. 2023).
 // "torch_all_gather": PyTorch's ring attention (torch/distributed/tensor/experimental/
@@ -308,6 +314,8 @@ struct StackSpec {
   bool eager_fp32_loss() const { return loss_kernel == kEagerFp32Loss; }
   // What an overlapped TP collective hides behind (one of kTpOverlaps).
   std::string tp_overlap = std::string(kLayerTpOverlap);
+  // each TP collective hides behind its own matmul only (matmul, symmetric_memory)
+  bool matmul_paired_tp() const { return tp_overlap == kMatmulTpOverlap || tp_overlap == kSymmetricMemoryTpOverlap; }
   // Sequence parallelism's blocking all-gathers and reduce-scatters copy the whole tensor once
   // beside the collective: DTensor shards [batch, seq, hidden] on dim 1 (torchtitan's
   // SequenceParallel, Shard(1)) where NCCL gathers and scatters on dim 0, so PyTorch's

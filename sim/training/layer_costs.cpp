@@ -91,21 +91,63 @@ double compute_s(const GpuSpec& gpu, const ComputeOp& c, OpTime& t) {
   return cost.time_s();
 }
 
+// The elements a GEMM pass reads and writes: A (m x k), B (k x n), C (m x n).
+double gemm_elements(const ComputeOp& c) {
+  const auto m = static_cast<double>(c.m), n = static_cast<double>(c.n), k = static_cast<double>(c.k);
+  return m * k + k * n + m * n;
+}
+
+// One pass of a GEMM fused with a TP collective by PyTorch's symmetric-memory ops
+// (FusedMatmulSplit, async_tp.hpp): `chunks` GEMMs of m / chunks rows for each of `widths`
+// (the weights the op feeds, their columns summing to c.n), each at its own shape's rate.
+double chunked_gemm_s(const GpuSpec& gpu, const ComputeOp& c, int chunks, const std::vector<std::int64_t>& widths,
+                      OpTime& t) {
+  if (chunks <= 1 && widths.size() <= 1) return compute_s(gpu, c, t);
+  double total = 0;
+  for (const std::int64_t width : widths) {
+    ComputeOp chunk = c;
+    chunk.m = c.m / chunks, chunk.n = width;
+    chunk.flops = c.flops * static_cast<double>(width) / static_cast<double>(c.n) / chunks;
+    chunk.bytes = c.bytes * gemm_elements(chunk) / gemm_elements(c);  // each mm reads its whole A shard
+    const ComputeCost cost = op_cost(gpu, chunk);
+    t.extrapolated = t.extrapolated || cost.extrapolated;
+    t.tensor_s += chunks * cost.math_s;
+    total += chunks * cost.time_s();
+  }
+  return total;
+}
+
+// The weights a fused all-gather feeds, by their columns on this GPU: under PyTorch's
+// symmetric-memory async TP torchtitan's Llama has wq, wk, wv and w1, w3 as separate nn.Linear
+// modules (torchtitan/models/llama/model.py), each a B of fused_all_gather_matmul; the op
+// list's one QKV (gate/up) GEMM otherwise.
+std::vector<std::int64_t> fused_weight_widths(const Scenario& s, const LayerOp& op) {
+  if (s.stack.tp_overlap != kSymmetricMemoryTpOverlap || s.model.mla || op.count != 1) return {op.n};
+  if (op.name == op_names::kMlpGateUp && op.n % 2 == 0) return {op.n / 2, op.n / 2};
+  const std::int64_t q = s.model.q_width() / s.plan.tp, kv = (op.n - q) / 2;
+  if (op.name == op_names::kAttnQkv && kv > 0 && q + 2 * kv == op.n) return {q, kv, kv};
+  return {op.n};
+}
+
 // A GEMM's three passes: forward C = AB, dgrad dA = dC B^T, wgrad dB = A^T dC; each
 // moves about the same bytes (two operands read, one result written). `clock`: the clock the
-// power limit leaves them, against their curve's.
-void price_gemm(const GpuSpec& gpu, const StackSpec& stack, Dtype dtype, const LayerOp& op, double clock, OpTime& t) {
+// power limit leaves them, against their curve's; `split`: the passes PyTorch's fused ops
+// chunk, over `widths` (fused_weight_widths).
+void price_gemm(const GpuSpec& gpu, const StackSpec& stack, Dtype dtype, const LayerOp& op, double clock,
+                const FusedMatmulSplit& split, const std::vector<std::int64_t>& widths, OpTime& t) {
   ComputeOp c = as_compute(op, dtype, op.fwd_flops, static_cast<double>(op.fwd_bytes), false);
   c.m = op.m, c.n = op.n, c.k = op.k;
   c.groups = op.count;  // a MoE layer's local experts, one GEMM each
   c.library_scale = stack.gemm_library_scale;
   c.gemm_kernel = stack.gemm_kernel;
   c.clock_scale = clock;
-  t.fwd_s = compute_s(gpu, c, t);
+  t.fwd_s = split.fwd_chunks > 1 ? chunked_gemm_s(gpu, c, split.fwd_chunks, widths, t) : compute_s(gpu, c, t);
   c.m = op.m, c.n = op.k, c.k = op.n;
   c.flops = op.dgrad_flops;
   c.pass = GemmPass::dgrad;
-  t.dgrad_s = compute_s(gpu, c, t);
+  t.dgrad_s = split.dgrad_chunks > 1 ? chunked_gemm_s(gpu, c, split.dgrad_chunks, {op.k}, t) : compute_s(gpu, c, t);
+  t.fwd_launches = split.fwd_chunks > 1 ? split.fwd_chunks * static_cast<int>(widths.size()) : 1;
+  t.dgrad_launches = split.dgrad_chunks;
   c.m = op.k, c.n = op.n, c.k = op.m;
   c.flops = op.wgrad_flops;
   c.pass = GemmPass::wgrad;
@@ -136,7 +178,7 @@ void price_lora(const Scenario& s, double clock, const LayerOp& op, OpTime& t) {
       g.fwd_flops = g.dgrad_flops = g.wgrad_flops = 2.0 * static_cast<double>(op.m) * n * k;
       g.fwd_bytes = static_cast<std::int64_t>(act_bytes * static_cast<double>(op.m * k + op.m * n + k * n));
       OpTime at;
-      price_gemm(gpu, s.stack, act, g, clock, at);  // the adapters are not TE modules: 16-bit
+      price_gemm(gpu, s.stack, act, g, clock, {}, {g.n}, at);  // the adapters are not TE modules: 16-bit
       t.fwd_s += at.fwd_s, t.dgrad_s += at.dgrad_s, t.wgrad_s += at.wgrad_s, t.tensor_s += at.tensor_s;
       t.fwd_flops += g.fwd_flops, t.bwd_flops += 2 * g.fwd_flops;
       t.fwd_bytes += static_cast<double>(g.fwd_bytes), t.dgrad_bytes += static_cast<double>(g.fwd_bytes);
@@ -229,7 +271,8 @@ double layout_copy_s(const GpuSpec& gpu, Dtype dtype, const LayerOp& op, double 
 // `gemm_dtype`: the math type of the op list's GEMMs (the layers': training.precision; the
 // embedding's and head's: the 16-bit type); `gemm_clock`: their clock under the power limit (an
 // attention op's: its own, price_all's sustained_attention_clock).
-OpTime price_op_list(const Scenario& s, const LayerOp& op, Dtype gemm_dtype, double gemm_clock) {
+OpTime price_op_list(const Scenario& s, const LayerOp& op, Dtype gemm_dtype, double gemm_clock,
+                     const FusedMatmulSplit& split) {
   const GpuSpec& gpu = s.cluster.gpu;
   const Dtype dtype = activation_dtype(s.training->precision);
   OpTime t;
@@ -248,7 +291,7 @@ OpTime price_op_list(const Scenario& s, const LayerOp& op, Dtype gemm_dtype, dou
     if (!s.stack.sp_gather_saved)  // in dgrad_s as far as exposed
       t.regather_s = collective_s(s, op.bwd_regather, rows, t.extrapolated);
     if (s.stack.sp_layout_copies) {  // but where async TP's fused ops take the collective over
-      const bool fused = s.plan.tp_comm_overlap && s.stack.tp_overlap == kMatmulTpOverlap;
+      const bool fused = s.plan.tp_comm_overlap && s.stack.matmul_paired_tp();
       if (!fused) t.fwd_s += layout_copy_s(gpu, dtype, op, sp_layout_copy_bytes(op.fwd_comm), t);
       if (!fused || !micro_pipelined_backward(op, s.stack))
         t.dgrad_s += layout_copy_s(gpu, dtype, op, sp_layout_copy_bytes(op.bwd_comm), t);
@@ -259,7 +302,7 @@ OpTime price_op_list(const Scenario& s, const LayerOp& op, Dtype gemm_dtype, dou
   t.fwd_launches = t.dgrad_launches = 1;
   if (op.kind == OpKind::gemm) {
     t.wgrad_launches = 1;
-    price_gemm(gpu, s.stack, gemm_dtype, op, gemm_clock, t);
+    price_gemm(gpu, s.stack, gemm_dtype, op, gemm_clock, split, fused_weight_widths(s, op), t);
     t.bwd_bytes = 2 * t.fwd_bytes;  // dgrad and wgrad each move about the forward's bytes
     t.dgrad_bytes = t.wgrad_bytes = t.fwd_bytes;
     if (dtype_bytes(gemm_dtype, 1) < dtype_bytes(dtype, 1)) price_quantize_casts(gpu, dtype, gemm_dtype, op, t);
@@ -305,8 +348,18 @@ void price_host(const Scenario& s, const LayerOp& op, OpTime& t) {
   }
 }
 
-OpTime price(const Scenario& s, const LayerOp& op, Dtype gemm_dtype, double gemm_clock) {
-  OpTime t = price_op_list(s, op, gemm_dtype, gemm_clock);
+// Whether the scenario runs PyTorch's symmetric-memory async TP (FusedMatmulSplit).
+bool symmetric_memory_tp(const Scenario& s) {
+  return s.plan.tp_comm_overlap && s.stack.tp_overlap == kSymmetricMemoryTpOverlap;
+}
+
+// ops[at] priced; `gemm_clock` as price_op_list's.
+OpTime price(const Scenario& s, const std::vector<LayerOp>& ops, std::size_t at, Dtype gemm_dtype,
+             double gemm_clock) {
+  const LayerOp& op = ops[at];
+  const FusedMatmulSplit split =
+      symmetric_memory_tp(s) ? symmetric_memory_split(ops, at, s.plan.tp, s.stack) : FusedMatmulSplit{};
+  OpTime t = price_op_list(s, op, gemm_dtype, gemm_clock, split);
   if (s.stack.hf_modeling() && op.kind != OpKind::collective) add_hf_eager(s, op, t);
   price_host(s, op, t);
   return t;
@@ -315,7 +368,7 @@ OpTime price(const Scenario& s, const LayerOp& op, Dtype gemm_dtype, double gemm
 LayerCost price_at_curves(const Scenario& s, const std::vector<LayerOp>& ops, Dtype gemm_dtype) {
   LayerCost cost;
   cost.stack = s.stack;
-  for (const LayerOp& op : ops) cost.ops.push_back(price(s, op, gemm_dtype, 1.0));
+  for (std::size_t i = 0; i < ops.size(); ++i) cost.ops.push_back(price(s, ops, i, gemm_dtype, 1.0));
   return cost;
 }
 
@@ -348,7 +401,7 @@ WorkMix work_mix(const LayerCost& lc, bool tp_overlapped, bool cp_beside) {
 // Under PyTorch's async TP (stack.tp_overlap: matmul) the part of each TP collective its
 // fused matmul does not cover is waited for (sim/training/async_tp.hpp); the GPU idles then.
 void set_tp_waited(const Scenario& s, const std::vector<LayerOp>& ops, LayerCost& cost) {
-  if (!s.plan.tp_comm_overlap || s.stack.tp_overlap != kMatmulTpOverlap) return;
+  if (!s.plan.tp_comm_overlap || !s.stack.matmul_paired_tp()) return;
   const TpExposed waited = matmul_paired_tp_exposed(ops, cost.ops, s.plan.tp, s.stack);
   cost.tp_waited_fwd_s = waited.fwd_s;
   cost.tp_waited_bwd_s = waited.bwd_s;
@@ -383,9 +436,9 @@ LayerCost price_all(const Scenario& s, const std::vector<LayerOp>& ops, Dtype ge
   if (clock >= 1 && attention_clock >= 1) return cost;
   cost.gemm_clock = clock;
   for (std::size_t i = 0; i < ops.size(); ++i) {
-    if (ops[i].kind == OpKind::gemm) cost.ops[i] = price(s, ops[i], gemm_dtype, clock);
+    if (ops[i].kind == OpKind::gemm) cost.ops[i] = price(s, ops, i, gemm_dtype, clock);
     if (ops[i].kind == OpKind::attention && attention_clock < 1)
-      cost.ops[i] = price(s, ops[i], gemm_dtype, attention_clock);
+      cost.ops[i] = price(s, ops, i, gemm_dtype, attention_clock);
   }
   hide_regathers(ops, cost.ops);  // against the GEMMs' times at this clock
   set_tp_waited(s, ops, cost);
@@ -544,12 +597,48 @@ void add_cp_passes(const Scenario& s, const std::vector<LayerOp>& ops, LayerCost
   cost.ops.push_back(t);
 }
 
+// PyTorch's fused reduce-scatters' sums over their stacked partials (FusedMatmulSplit), a
+// memory-bound kernel each at the GPU's element-wise sum rate, in the activations' type (a
+// _scaled_mm's out_dtype under float8): a row of their own after the layer's ops, run again
+// with the GEMM the recompute reruns.
+void add_partials_sums(const Scenario& s, const std::vector<LayerOp>& ops, LayerCost& cost) {
+  if (!symmetric_memory_tp(s)) return;
+  const Dtype dtype = activation_dtype(s.training->precision);
+  ComputeOp sum;
+  sum.kind = ComputeKind::elementwise;
+  sum.kernel = kernel_names::kResidual;  // an element-wise sum: reads the addends, writes one
+  sum.dtype = dtype;
+  OpTime t;
+  t.name = op_names::kTpPartialsSum;
+  double again_s = 0;
+  for (std::size_t i = 0; i < ops.size(); ++i) {
+    const FusedMatmulSplit split = symmetric_memory_split(ops, i, s.plan.tp, s.stack);
+    const LayerOp& op = ops[i];
+    if (split.fwd_partials_sum) {
+      sum.bytes = partials_sum_bytes(op.m, op.n, s.plan.tp, static_cast<double>(dtype_bytes(dtype, 1)));
+      const double one_s = op_time_s(s.cluster.gpu, sum);
+      t.fwd_s += one_s, t.fwd_bytes += sum.bytes, ++t.fwd_launches;
+      if (op.recomputed) again_s += one_s * op.recompute_share;
+    }
+    if (split.dgrad_partials_sum) {
+      sum.bytes = partials_sum_bytes(op.m, op.k, s.plan.tp, static_cast<double>(dtype_bytes(dtype, 1)));
+      t.dgrad_s += op_time_s(s.cluster.gpu, sum), t.dgrad_bytes += sum.bytes, ++t.dgrad_launches;
+    }
+  }
+  if (t.fwd_launches + t.dgrad_launches == 0) return;
+  t.bwd_bytes = t.dgrad_bytes;
+  t.recomputed = again_s > 0;
+  t.recompute_share = t.fwd_s > 0 ? again_s / t.fwd_s : 1;
+  cost.ops.push_back(t);
+}
+
 }  // namespace
 
 LayerCost cost_layer(const Scenario& s, std::int64_t layer) {
   const std::vector<LayerOp> ops = build_layer_ops(s.model, layer, s.plan, micro_batch_shape(s));
   LayerCost cost = price_all(s, ops, s.training->precision);
   add_cp_passes(s, ops, cost);
+  add_partials_sums(s, ops, cost);
   add_fsdp_copies(s, s.model.is_moe_layer(layer), cost);
   return cost;
 }

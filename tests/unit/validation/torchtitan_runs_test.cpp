@@ -126,6 +126,11 @@ Judged judge_all() {
 // median 17.9%, max 59.6%; 8B TP 8 bf16/fp8 +30.1/+21.8% -> +21.7/+12.2%, async +45.7/+43.4% ->
 // +34.3/+28.0%, 70B async +21.6/+23.4/+13.0% -> +17.0/+21.3/+8.8%, 405B PP 8 and CP 1-1.4 points
 // closer; the 70B vanilla TP runs 0-0.4 points further (no re-gather double-counted).
+// PyTorch's symmetric-memory ops as they run (stack.tp_overlap: symmetric_memory: each fused
+// matmul tp GEMMs of m / tp rows, one per weight; the fused reduce-scatter's sum over its stacked
+// partials): median 14.7%, max 56.1%; every async run closer, nothing else moves: 8B async
+// bf16/fp8 +34.3/+28.0% -> +29.7/+23.3%, 70B async +17.0/+21.3/+8.8% -> +11.2/+17.4/+3.4%,
+// 405B PP 8 +20.3/+22.2% -> +13.6/+15.7%, 405B CP 1/2/4/8 2-5 points.
 TEST(TorchtitanRuns, ThroughputAndMemoryAgainstThePublishedRuns) {
   const Judged j = judge_all();
   const ErrorSummary t = summarize(j.throughput_errors), m = summarize(j.memory_errors);
@@ -135,7 +140,7 @@ TEST(TorchtitanRuns, ThroughputAndMemoryAgainstThePublishedRuns) {
               t.count, 100 * t.median, 100 * t.max, 100 * before.median, 100 * before.max, m.count, 100 * m.median,
               100 * m.max, j.predicted_not_to_fit);
   ASSERT_EQ(t.count, 28);
-  EXPECT_LT(t.median, 0.185);
+  EXPECT_LT(t.median, 0.155);
   EXPECT_LT(t.max, 0.61);
   EXPECT_LT(t.median, before.median - 0.10);
   EXPECT_LT(m.median, 0.075);
