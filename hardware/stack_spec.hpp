@@ -338,6 +338,12 @@ struct StackSpec {
   // fuse_matmul_reduce_scatter looks for (_find_producer_matmul, torch/_inductor/fx_passes/
   // micro_pipeline_tp.py, 2024-2025). Transformer Engine overlaps it with the dgrad (false).
   bool async_tp_entry_grad_unfused = false;
+  // Q, K, V and the MLP's gate and up are separate linear modules, each its own GEMM in every
+  // pass (torchtitan's Llama: wq, wk, wv, w1, w3, torchtitan/models/llama/model.py; so under
+  // async TP each is its own B of fused_all_gather_matmul), and the input's gradient sums their
+  // dgrads in one element-wise pass (AOTAutograd's add of the three, fused by Inductor). false:
+  // one fused QKV (gate/up) GEMM, as Megatron-core's linear_qkv and linear_fc1.
+  bool separate_projections = false;
   // PyTorch's caching allocator as the stack runs it: expandable_segments:True in
   // PYTORCH_CUDA_ALLOC_CONF (torchtitan's run_train.sh sets it), and whether `memory.fits`
   // judges the allocator's reserve plus what lives outside it (sim/memory/reserved_memory)

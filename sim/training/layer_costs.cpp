@@ -97,17 +97,19 @@ double gemm_elements(const ComputeOp& c) {
   return m * k + k * n + m * n;
 }
 
-// One pass of a GEMM fused with a TP collective by PyTorch's symmetric-memory ops
-// (FusedMatmulSplit, async_tp.hpp): `chunks` GEMMs of m / chunks rows for each of `widths`
-// (the weights the op feeds, their columns summing to c.n), each at its own shape's rate.
+// One pass of a GEMM as the GEMMs it runs: `chunks` of m / chunks rows (a pass fused with a TP
+// collective by PyTorch's symmetric-memory ops: FusedMatmulSplit, async_tp.hpp) for each of
+// `widths` (the separate weights the op list's GEMM stands for, StackSpec::separate_projections:
+// their columns summing to c.n, or under `inner` to c.k, the dgrad's), each at its own shape's rate.
 double chunked_gemm_s(const GpuSpec& gpu, const ComputeOp& c, int chunks, const std::vector<std::int64_t>& widths,
-                      OpTime& t) {
+                      bool inner, OpTime& t) {
   if (chunks <= 1 && widths.size() <= 1) return compute_s(gpu, c, t);
   double total = 0;
   for (const std::int64_t width : widths) {
     ComputeOp chunk = c;
-    chunk.m = c.m / chunks, chunk.n = width;
-    chunk.flops = c.flops * static_cast<double>(width) / static_cast<double>(c.n) / chunks;
+    chunk.m = c.m / chunks;
+    (inner ? chunk.k : chunk.n) = width;
+    chunk.flops = c.flops * static_cast<double>(width) / static_cast<double>(inner ? c.k : c.n) / chunks;
     chunk.bytes = c.bytes * gemm_elements(chunk) / gemm_elements(c);  // each mm reads its whole A shard
     const ComputeCost cost = op_cost(gpu, chunk);
     t.extrapolated = t.extrapolated || cost.extrapolated;
@@ -117,12 +119,10 @@ double chunked_gemm_s(const GpuSpec& gpu, const ComputeOp& c, int chunks, const 
   return total;
 }
 
-// The weights a fused all-gather feeds, by their columns on this GPU: under PyTorch's
-// symmetric-memory async TP torchtitan's Llama has wq, wk, wv and w1, w3 as separate nn.Linear
-// modules (torchtitan/models/llama/model.py), each a B of fused_all_gather_matmul; the op
-// list's one QKV (gate/up) GEMM otherwise.
-std::vector<std::int64_t> fused_weight_widths(const Scenario& s, const LayerOp& op) {
-  if (s.stack.tp_overlap != kSymmetricMemoryTpOverlap || s.model.mla || op.count != 1) return {op.n};
+// The weights the op list's GEMM stands for, by their columns on this GPU: wq, wk, wv (w1, w3)
+// where the stack runs them as separate modules (StackSpec::separate_projections); one otherwise.
+std::vector<std::int64_t> projection_widths(const Scenario& s, const LayerOp& op) {
+  if (!s.stack.separate_projections || s.model.mla || op.count != 1) return {op.n};
   if (op.name == op_names::kMlpGateUp && op.n % 2 == 0) return {op.n / 2, op.n / 2};
   const std::int64_t q = s.model.q_width() / s.plan.tp, kv = (op.n - q) / 2;
   if (op.name == op_names::kAttnQkv && kv > 0 && q + 2 * kv == op.n) return {q, kv, kv};
@@ -141,17 +141,32 @@ void price_gemm(const GpuSpec& gpu, const StackSpec& stack, Dtype dtype, const L
   c.library_scale = stack.gemm_library_scale;
   c.gemm_kernel = stack.gemm_kernel;
   c.clock_scale = clock;
-  t.fwd_s = split.fwd_chunks > 1 ? chunked_gemm_s(gpu, c, split.fwd_chunks, widths, t) : compute_s(gpu, c, t);
+  const int gemms = static_cast<int>(widths.size());
+  t.fwd_s = chunked_gemm_s(gpu, c, split.fwd_chunks, widths, false, t);
   c.m = op.m, c.n = op.k, c.k = op.n;
   c.flops = op.dgrad_flops;
   c.pass = GemmPass::dgrad;
-  t.dgrad_s = split.dgrad_chunks > 1 ? chunked_gemm_s(gpu, c, split.dgrad_chunks, {op.k}, t) : compute_s(gpu, c, t);
-  t.fwd_launches = split.fwd_chunks > 1 ? split.fwd_chunks * static_cast<int>(widths.size()) : 1;
-  t.dgrad_launches = split.dgrad_chunks;
+  t.dgrad_s = chunked_gemm_s(gpu, c, split.dgrad_chunks, widths, true, t);
+  t.fwd_launches = split.fwd_chunks * gemms;
+  t.dgrad_launches = split.dgrad_chunks * gemms;
   c.m = op.k, c.n = op.n, c.k = op.m;
   c.flops = op.wgrad_flops;
   c.pass = GemmPass::wgrad;
-  t.wgrad_s = compute_s(gpu, c, t);
+  t.wgrad_s = chunked_gemm_s(gpu, c, 1, widths, false, t);
+  t.wgrad_launches = gemms;
+}
+
+// Separate projections (StackSpec::separate_projections): the input gradient sums the
+// `gemms` dgrads, one element-wise pass reading each m x k and writing one, in `dtype`.
+double gradient_sum_s(const GpuSpec& gpu, Dtype dtype, const LayerOp& op, std::size_t gemms, OpTime& t) {
+  if (gemms <= 1) return 0;
+  ComputeOp sum = as_compute(op, dtype, 0, 0, true);
+  sum.kind = ComputeKind::elementwise;
+  sum.kernel = kernel_names::kResidual;  // an element-wise sum
+  sum.bytes = static_cast<double>(gemms + 1) * static_cast<double>(op.m) * static_cast<double>(op.k) *
+              static_cast<double>(dtype_bytes(dtype, 1));
+  t.dgrad_bytes += sum.bytes, t.bwd_bytes += sum.bytes, ++t.dgrad_launches;
+  return compute_s(gpu, sum, t);
 }
 
 // LoRA (training.lora): the frozen base's weight gradient is never computed (its dgrad still
@@ -302,9 +317,11 @@ OpTime price_op_list(const Scenario& s, const LayerOp& op, Dtype gemm_dtype, dou
   t.fwd_launches = t.dgrad_launches = 1;
   if (op.kind == OpKind::gemm) {
     t.wgrad_launches = 1;
-    price_gemm(gpu, s.stack, gemm_dtype, op, gemm_clock, split, fused_weight_widths(s, op), t);
+    const std::vector<std::int64_t> widths = projection_widths(s, op);
+    price_gemm(gpu, s.stack, gemm_dtype, op, gemm_clock, split, widths, t);
     t.bwd_bytes = 2 * t.fwd_bytes;  // dgrad and wgrad each move about the forward's bytes
     t.dgrad_bytes = t.wgrad_bytes = t.fwd_bytes;
+    t.dgrad_s += gradient_sum_s(gpu, dtype, op, widths.size(), t);
     if (dtype_bytes(gemm_dtype, 1) < dtype_bytes(dtype, 1)) price_quantize_casts(gpu, dtype, gemm_dtype, op, t);
     if (s.training->lora) price_lora(s, gemm_clock, op, t);
     return t;

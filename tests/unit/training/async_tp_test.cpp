@@ -180,14 +180,15 @@ plan: {tp: 8, pp: 1, dp: 1, sequence_parallel: true, recompute: selective_op}
   EXPECT_GT(regathering.ops[entry].regather_s, 0);
 }
 
-Scenario tp8_llama(const std::string& overlap) {
+Scenario tp8_llama(const std::string& overlap, bool separate_projections = false) {
   const std::string text = R"(
 model: llama3-8b
 cluster: {preset: dgx-h100, nodes: 1}
 training: {seq_len: 8192, global_batch: 4, micro_batch: 4, precision: bf16}
 plan: {tp: 8, pp: 1, dp: 1, sequence_parallel: true, tp_comm_overlap: true}
 )";
-  return load_scenario_text(text, {"stack.tp_overlap=" + overlap});
+  return load_scenario_text(text, {"stack.tp_overlap=" + overlap,
+                                   std::string("stack.separate_projections=") + (separate_projections ? "true" : "false")});
 }
 
 // On a layer, matmul scope waits for the TP collectives' excess over their matmuls, which the
@@ -243,7 +244,7 @@ TEST(AsyncTp, SymmetricMemorySplitsTheFusedPassesOnly) {
 // On Llama-3-8B at TP 8 (32,768 tokens a micro-batch): the fused passes priced as the chunks they
 // run, each chunk at its own shape's rate; the exits' forward sums as a row of their own.
 TEST(AsyncTp, SymmetricMemoryPricesTheChunksAndThePartialSums) {
-  const Scenario s = tp8_llama("symmetric_memory");
+  const Scenario s = tp8_llama("symmetric_memory", true);
   const LayerCost cost = cost_layer(s, 0);
   const auto row = [&](const char* name) {
     return *std::find_if(cost.ops.begin(), cost.ops.end(), [&](const OpTime& op) { return op.name == name; });
@@ -280,6 +281,44 @@ TEST(AsyncTp, SymmetricMemoryPricesTheChunksAndThePartialSums) {
   EXPECT_EQ(std::find_if(te.ops.begin(), te.ops.end(), [](const OpTime& op) { return op.name == op_names::kAttnQkv; })
                 ->fwd_launches,
             1);
+}
+
+// torchtitan's wq, wk, wv and w1, w3 as separate modules (stack.separate_projections), no async
+// TP: each its own GEMM at its own shape in every pass, and one pass summing the input's gradients.
+TEST(AsyncTp, SeparateProjectionsRunTheirOwnGemmsAndSumTheirDgrads) {
+  const Scenario s = tp8_llama("layer", true);
+  const LayerCost cost = cost_layer(s, 0);
+  const OpTime& qkv = *std::find_if(cost.ops.begin(), cost.ops.end(),
+                                    [](const OpTime& op) { return op.name == op_names::kAttnQkv; });
+  const auto gemm_s = [&](std::int64_t m, std::int64_t n, std::int64_t k, GemmPass pass) {
+    ComputeOp c = gemm_op(Dtype::bf16, m, n, k);
+    c.pass = pass;
+    c.clock_scale = cost.gemm_clock;
+    return op_time_s(s.cluster.gpu, c);
+  };
+  // 32,768 tokens; wq 512 columns on this GPU, wk and wv 128, K 4,096
+  EXPECT_NEAR(qkv.fwd_s, gemm_s(32768, 512, 4096, GemmPass::fwd) + 2 * gemm_s(32768, 128, 4096, GemmPass::fwd), 1e-12);
+  EXPECT_NEAR(qkv.wgrad_s, gemm_s(4096, 512, 32768, GemmPass::wgrad) + 2 * gemm_s(4096, 128, 32768, GemmPass::wgrad),
+              1e-12);
+  // dgrads 32,768 x 4,096 over their own inner widths, then the sum: three 32,768 x 4,096 bf16
+  // gradients read and one written, 4 x 268,435,456 bytes
+  ComputeOp sum;
+  sum.kind = ComputeKind::elementwise;
+  sum.kernel = kernel_names::kResidual;
+  sum.backward = true;
+  sum.bytes = 4 * 268435456.0;
+  const double dgrads_s = gemm_s(32768, 4096, 512, GemmPass::dgrad) + 2 * gemm_s(32768, 4096, 128, GemmPass::dgrad);
+  EXPECT_NEAR(qkv.dgrad_s, dgrads_s + op_time_s(s.cluster.gpu, sum), 1e-12);
+  EXPECT_EQ(qkv.fwd_launches, 3);
+  EXPECT_EQ(qkv.dgrad_launches, 4);
+  EXPECT_EQ(qkv.wgrad_launches, 3);
+  // one fused QKV GEMM otherwise (at that layer's own GEMM clock)
+  const LayerCost fused = cost_layer(tp8_llama("layer"), 0);
+  ComputeOp one = gemm_op(Dtype::bf16, 32768, 768, 4096);
+  one.clock_scale = fused.gemm_clock;
+  EXPECT_NEAR(std::find_if(fused.ops.begin(), fused.ops.end(), [](const OpTime& op) { return op.name == op_names::kAttnQkv; })
+                  ->fwd_s,
+              op_time_s(s.cluster.gpu, one), 1e-12);
 }
 
 }  // namespace
