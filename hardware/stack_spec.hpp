@@ -98,9 +98,15 @@ inline constexpr std::array<std::string_view, 3> kLossKernels = {kLogitsLoss, kF
 // micro-pipelined in tp chunks (PyTorch's async TP: Inductor's micro_pipeline_tp pass fuses
 // all_gather -> mm and mm -> reduce_scatter into fused_all_gather_matmul /
 // fused_matmul_reduce_scatter, torch/distributed/_symmetric_memory; sim/training/async_tp.hpp).
+// "symmetric_memory": "matmul" as PyTorch's symmetric-memory ops run it
+// (_fused_all_gather_matmul_impl, _fused_matmul_reduce_scatter_impl): each fused matmul is tp
+// GEMMs of m / tp rows (one per weight it feeds: torchtitan's wq, wk, wv and w1, w3), and a
+// fused reduce-scatter ends with a sum over the stacked partials (async_tp.hpp FusedMatmulSplit).
 inline constexpr std::string_view kLayerTpOverlap = "layer";
 inline constexpr std::string_view kMatmulTpOverlap = "matmul";
-inline constexpr std::array<std::string_view, 2> kTpOverlaps = {kLayerTpOverlap, kMatmulTpOverlap};
+inline constexpr std::string_view kSymmetricMemoryTpOverlap = "symmetric_memory";
+inline constexpr std::array<std::string_view, 3> kTpOverlaps = {kLayerTpOverlap, kMatmulTpOverlap,
+                                                                kSymmetricMemoryTpOverlap};
 // How context parallelism's attention exchanges K and V. "ring": each step passes the next
 // chunk of the layer's K,V (its grouped heads) beside the attention (Liu et al. 2023).
 // "torch_all_gather": PyTorch's ring attention (torch/distributed/tensor/experimental/
@@ -317,6 +323,8 @@ struct StackSpec {
   bool eager_fp32_loss() const { return loss_kernel == kEagerFp32Loss; }
   // What an overlapped TP collective hides behind (one of kTpOverlaps).
   std::string tp_overlap = std::string(kLayerTpOverlap);
+  // each TP collective hides behind its own matmul only (matmul, symmetric_memory)
+  bool matmul_paired_tp() const { return tp_overlap == kMatmulTpOverlap || tp_overlap == kSymmetricMemoryTpOverlap; }
   // Sequence parallelism's blocking all-gathers and reduce-scatters copy the whole tensor once
   // beside the collective: DTensor shards [batch, seq, hidden] on dim 1 (torchtitan's
   // SequenceParallel, Shard(1)) where NCCL gathers and scatters on dim 0, so PyTorch's
@@ -339,6 +347,12 @@ struct StackSpec {
   // fuse_matmul_reduce_scatter looks for (_find_producer_matmul, torch/_inductor/fx_passes/
   // micro_pipeline_tp.py, 2024-2025). Transformer Engine overlaps it with the dgrad (false).
   bool async_tp_entry_grad_unfused = false;
+  // Q, K, V and the MLP's gate and up are separate linear modules, each its own GEMM in every
+  // pass (torchtitan's Llama: wq, wk, wv, w1, w3, torchtitan/models/llama/model.py; so under
+  // async TP each is its own B of fused_all_gather_matmul), and the input's gradient sums their
+  // dgrads in one element-wise pass (AOTAutograd's add of the three, fused by Inductor). false:
+  // one fused QKV (gate/up) GEMM, as Megatron-core's linear_qkv and linear_fc1.
+  bool separate_projections = false;
   // PyTorch's caching allocator as the stack runs it: expandable_segments:True in
   // PYTORCH_CUDA_ALLOC_CONF (torchtitan's run_train.sh sets it), and whether `memory.fits`
   // judges the allocator's reserve plus what lives outside it (sim/memory/reserved_memory)

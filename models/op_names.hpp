@@ -15,6 +15,9 @@ inline constexpr const char* kAttnCpRing = "attn.cp_ring";
 // PyTorch's ring attention's own memory passes around its per-step SDPA calls (stack.cp_exchange:
 // torch_all_gather; the simulator's name, sim/training/torch_cp_exchange.hpp)
 inline constexpr const char* kAttnCpMerge = "attn.cp_merge";
+// PyTorch's fused matmul-reduce-scatter's sum over its stacked partials (stack.tp_overlap:
+// symmetric_memory; the simulator's name, sim/training/async_tp.hpp FusedMatmulSplit)
+inline constexpr const char* kTpPartialsSum = "tp.partials_sum";
 inline constexpr const char* kAttnNorm = "attn.norm";
 inline constexpr const char* kAttnProj = "attn.proj";
 inline constexpr const char* kAttnQkv = "attn.qkv";

@@ -409,6 +409,7 @@ StackSpec read_stack(const YAML::Node& node, const std::string& path) {
   s.sp_layout_copies = r.boolean("sp_layout_copies", false);
   s.sp_gather_saved = r.boolean("sp_gather_saved", false);
   s.async_tp_entry_grad_unfused = r.boolean("async_tp_entry_grad_unfused", false);
+  s.separate_projections = r.boolean("separate_projections", false);
   s.expandable_segments = r.boolean("expandable_segments", false);
   s.fits_on_reserved = r.boolean("fits_on_reserved", false);
   s.fsdp_stream_pools = r.boolean("fsdp_stream_pools", false);

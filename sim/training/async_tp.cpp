@@ -36,6 +36,29 @@ std::size_t paired_gemm(const std::vector<LayerOp>& ops, std::size_t at) {
 
 }  // namespace
 
+FusedMatmulSplit symmetric_memory_split(const std::vector<LayerOp>& ops, std::size_t gemm, int tp,
+                                        const StackSpec& stack) {
+  FusedMatmulSplit split;
+  if (tp <= 1 || ops[gemm].kind != OpKind::gemm) return split;
+  for (std::size_t i = 0; i < ops.size(); ++i) {
+    if (ops[i].kind != OpKind::collective || ops[i].fwd_comm.group != CommGroup::tp) continue;
+    if (paired_gemm(ops, i) != gemm) continue;
+    const bool exit = ops[i].fwd_comm.kind == CollectiveKind::reduce_scatter;
+    split.fwd_chunks = tp;
+    split.fwd_partials_sum = exit;
+    if (micro_pipelined_backward(ops[i], stack)) {
+      split.dgrad_chunks = tp;
+      split.dgrad_partials_sum = !exit;  // the entry's input gradient reduce-scattered
+    }
+  }
+  return split;
+}
+
+double partials_sum_bytes(std::int64_t m, std::int64_t cols, int tp, double element_bytes) {
+  const double result = static_cast<double>(m) * static_cast<double>(cols) * element_bytes;
+  return result + result / tp;
+}
+
 void hide_regathers(const std::vector<LayerOp>& ops, std::vector<OpTime>& times) {
   for (std::size_t i = 0; i < ops.size(); ++i) {
     OpTime& entry = times[i];

@@ -9,6 +9,8 @@
 // is computed). A collective hides only behind that one matmul, not behind the layer's other
 // kernels: where it takes longer than the matmul, the rest is waited for on the compute
 // stream (plan.tp_comm_overlap with stack.tp_overlap: matmul).
+#include <cstddef>
+#include <cstdint>
 #include <vector>
 
 #include "models/layer_ops.hpp"
@@ -42,6 +44,29 @@ TpExposed matmul_paired_tp_exposed(const std::vector<LayerOp>& ops, const std::v
 // all-gather's backward reduce-scatters the input gradient into the dgrad of the GEMM after it,
 // but where the stack says it cannot (StackSpec::async_tp_entry_grad_unfused: PyTorch's).
 bool micro_pipelined_backward(const LayerOp& op, const StackSpec& stack);
+
+// How PyTorch's symmetric-memory ops run the GEMM a TP collective is fused with
+// (stack.tp_overlap: symmetric_memory with plan.tp_comm_overlap; torch/distributed/
+// _symmetric_memory/__init__.py). _fused_all_gather_matmul_impl calls torch.mm once per gathered
+// shard and per weight it feeds (shard_consumer: for B in Bs: mm(shard, B)); so does
+// _fused_matmul_reduce_scatter_impl per destination rank (chunk_producer: mm_out_op(shards[rank],
+// B)), and then sums the tp stacked partials in one reduction kernel (reduce_fn = torch.sum over
+// dim 0), reading the whole m x n and writing its 1/tp. A pass that is fused: `chunks` GEMMs of
+// m / chunks rows; `partials_sum`: followed by that reduction.
+struct FusedMatmulSplit {
+  int fwd_chunks = 1, dgrad_chunks = 1;
+  bool fwd_partials_sum = false, dgrad_partials_sum = false;
+};
+// The split of GEMM ops[gemm]: its forward where an all-gather feeds it (the entry) or it feeds a
+// reduce-scatter (the exit); its dgrad where the backward collective is fused with it
+// (micro_pipelined_backward: the exit's all-gather of the output gradient; the entry's
+// reduce-scatter of the input gradient unless the stack leaves it unfused). No split otherwise.
+FusedMatmulSplit symmetric_memory_split(const std::vector<LayerOp>& ops, std::size_t gemm, int tp,
+                                        const StackSpec& stack);
+
+// The bytes of a fused reduce-scatter's sum over the stacked partials of an m x `cols` result in
+// `element_bytes` each: tp partials of m / tp rows read, one written.
+double partials_sum_bytes(std::int64_t m, std::int64_t cols, int tp, double element_bytes);
 
 // With sequence parallelism a TP entry re-gathers its input for the weight gradient
 // (LayerOp::bwd_regather) asynchronously, issued before the next GEMM's dgrad and waited for

@@ -91,28 +91,85 @@ double compute_s(const GpuSpec& gpu, const ComputeOp& c, OpTime& t) {
   return cost.time_s();
 }
 
+// The elements a GEMM pass reads and writes: A (m x k), B (k x n), C (m x n).
+double gemm_elements(const ComputeOp& c) {
+  const auto m = static_cast<double>(c.m), n = static_cast<double>(c.n), k = static_cast<double>(c.k);
+  return m * k + k * n + m * n;
+}
+
+// One pass of a GEMM as the GEMMs it runs: `chunks` of m / chunks rows (a pass fused with a TP
+// collective by PyTorch's symmetric-memory ops: FusedMatmulSplit, async_tp.hpp) for each of
+// `widths` (the separate weights the op list's GEMM stands for, StackSpec::separate_projections:
+// their columns summing to c.n, or under `inner` to c.k, the dgrad's), each at its own shape's rate.
+double chunked_gemm_s(const GpuSpec& gpu, const ComputeOp& c, int chunks, const std::vector<std::int64_t>& widths,
+                      bool inner, OpTime& t) {
+  if (chunks <= 1 && widths.size() <= 1) return compute_s(gpu, c, t);
+  double total = 0;
+  for (const std::int64_t width : widths) {
+    ComputeOp chunk = c;
+    chunk.m = c.m / chunks;
+    (inner ? chunk.k : chunk.n) = width;
+    chunk.flops = c.flops * static_cast<double>(width) / static_cast<double>(inner ? c.k : c.n) / chunks;
+    chunk.bytes = c.bytes * gemm_elements(chunk) / gemm_elements(c);  // each mm reads its whole A shard
+    const ComputeCost cost = op_cost(gpu, chunk);
+    t.extrapolated = t.extrapolated || cost.extrapolated;
+    t.tensor_s += chunks * cost.math_s;
+    total += chunks * cost.time_s();
+  }
+  return total;
+}
+
+// The weights the op list's GEMM stands for, by their columns on this GPU: wq, wk, wv (w1, w3)
+// where the stack runs them as separate modules (StackSpec::separate_projections); one otherwise.
+std::vector<std::int64_t> projection_widths(const Scenario& s, const LayerOp& op) {
+  if (!s.stack.separate_projections || s.model.mla || op.count != 1) return {op.n};
+  if (op.name == op_names::kMlpGateUp && op.n % 2 == 0) return {op.n / 2, op.n / 2};
+  const std::int64_t q = s.model.q_width() / s.plan.tp, kv = (op.n - q) / 2;
+  if (op.name == op_names::kAttnQkv && kv > 0 && q + 2 * kv == op.n) return {q, kv, kv};
+  return {op.n};
+}
+
 // A GEMM's three passes: forward C = AB, dgrad dA = dC B^T, wgrad dB = A^T dC; each
 // moves about the same bytes (two operands read, one result written). `clock`: the clock the
-// power limit leaves them, against their curve's. `weight_grad`: whether the wgrad runs (a
-// frozen weight's, LoRA's base, does not: neither its time nor its tensor-core time counts).
+// power limit leaves them, against their curve's; `split`: the passes PyTorch's fused ops
+// chunk, over `widths` (fused_weight_widths). `weight_grad`: whether the wgrad runs (a frozen
+// weight's, LoRA's base, does not: neither its time nor its tensor-core time counts).
 void price_gemm(const GpuSpec& gpu, const StackSpec& stack, Dtype dtype, const LayerOp& op, double clock,
-                bool weight_grad, OpTime& t) {
+                const FusedMatmulSplit& split, const std::vector<std::int64_t>& widths, bool weight_grad,
+                OpTime& t) {
   ComputeOp c = as_compute(op, dtype, op.fwd_flops, static_cast<double>(op.fwd_bytes), false);
   c.m = op.m, c.n = op.n, c.k = op.k;
   c.groups = op.count;  // a MoE layer's local experts, one GEMM each
   c.library_scale = stack.gemm_library_scale;
   c.gemm_kernel = stack.gemm_kernel;
   c.clock_scale = clock;
-  t.fwd_s = compute_s(gpu, c, t);
+  const int gemms = static_cast<int>(widths.size());
+  t.fwd_s = chunked_gemm_s(gpu, c, split.fwd_chunks, widths, false, t);
   c.m = op.m, c.n = op.k, c.k = op.n;
   c.flops = op.dgrad_flops;
   c.pass = GemmPass::dgrad;
-  t.dgrad_s = compute_s(gpu, c, t);
+  t.dgrad_s = chunked_gemm_s(gpu, c, split.dgrad_chunks, widths, true, t);
+  t.fwd_launches = split.fwd_chunks * gemms;
+  t.dgrad_launches = split.dgrad_chunks * gemms;
   if (!weight_grad) return;
   c.m = op.k, c.n = op.n, c.k = op.m;
   c.flops = op.wgrad_flops;
   c.pass = GemmPass::wgrad;
-  t.wgrad_s = compute_s(gpu, c, t);
+  t.wgrad_s = chunked_gemm_s(gpu, c, 1, widths, false, t);
+  t.wgrad_launches = gemms;
+}
+
+// Separate projections (StackSpec::separate_projections): the input gradient sums the
+// `gemms` dgrads, one element-wise pass reading each m x k and writing one, in `dtype`.
+double gradient_sum_s(const GpuSpec& gpu, Dtype dtype, const LayerOp& op, std::size_t gemms, OpTime& t) {
+  if (gemms <= 1) return 0;
+  ComputeOp sum = as_compute(op, dtype, 0, 0, true);
+  sum.kind = ComputeKind::elementwise;
+  sum.kernel = kernel_names::kResidual;  // an element-wise sum
+  sum.bytes = static_cast<double>(gemms + 1) * static_cast<double>(op.m) * static_cast<double>(op.k) *
+              static_cast<double>(dtype_bytes(dtype, 1));
+  t.dgrad_bytes += sum.bytes, t.bwd_bytes += sum.bytes, ++t.dgrad_launches;
+  return compute_s(gpu, sum, t);
 }
 
 // LoRA (training.lora): the frozen base's weight gradient is never computed (its dgrad still
@@ -140,7 +197,7 @@ void price_lora(const Scenario& s, double clock, const LayerOp& op, OpTime& t) {
       g.fwd_flops = g.dgrad_flops = g.wgrad_flops = 2.0 * static_cast<double>(op.m) * n * k;
       g.fwd_bytes = static_cast<std::int64_t>(act_bytes * static_cast<double>(op.m * k + op.m * n + k * n));
       OpTime at;
-      price_gemm(gpu, s.stack, act, g, clock, true, at);  // the adapters are not TE modules: 16-bit
+      price_gemm(gpu, s.stack, act, g, clock, {}, {g.n}, true, at);  // the adapters are not TE modules: 16-bit
       t.fwd_s += at.fwd_s, t.dgrad_s += at.dgrad_s, t.wgrad_s += at.wgrad_s, t.tensor_s += at.tensor_s;
       t.fwd_flops += g.fwd_flops, t.bwd_flops += 2 * g.fwd_flops;
       t.fwd_bytes += static_cast<double>(g.fwd_bytes), t.dgrad_bytes += static_cast<double>(g.fwd_bytes);
@@ -233,7 +290,8 @@ double layout_copy_s(const GpuSpec& gpu, Dtype dtype, const LayerOp& op, double 
 // `gemm_dtype`: the math type of the op list's GEMMs (the layers': training.precision; the
 // embedding's and head's: the 16-bit type); `gemm_clock`: their clock under the power limit (an
 // attention op's: its own, price_all's sustained_attention_clock).
-OpTime price_op_list(const Scenario& s, const LayerOp& op, Dtype gemm_dtype, double gemm_clock) {
+OpTime price_op_list(const Scenario& s, const LayerOp& op, Dtype gemm_dtype, double gemm_clock,
+                     const FusedMatmulSplit& split) {
   const GpuSpec& gpu = s.cluster.gpu;
   const Dtype dtype = activation_dtype(s.training->precision);
   OpTime t;
@@ -252,7 +310,7 @@ OpTime price_op_list(const Scenario& s, const LayerOp& op, Dtype gemm_dtype, dou
     if (!s.stack.sp_gather_saved)  // in dgrad_s as far as exposed
       t.regather_s = collective_s(s, op.bwd_regather, rows, t.extrapolated);
     if (s.stack.sp_layout_copies) {  // but where async TP's fused ops take the collective over
-      const bool fused = s.plan.tp_comm_overlap && s.stack.tp_overlap == kMatmulTpOverlap;
+      const bool fused = s.plan.tp_comm_overlap && s.stack.matmul_paired_tp();
       if (!fused) t.fwd_s += layout_copy_s(gpu, dtype, op, sp_layout_copy_bytes(op.fwd_comm), t);
       if (!fused || !micro_pipelined_backward(op, s.stack))
         t.dgrad_s += layout_copy_s(gpu, dtype, op, sp_layout_copy_bytes(op.bwd_comm), t);
@@ -263,9 +321,11 @@ OpTime price_op_list(const Scenario& s, const LayerOp& op, Dtype gemm_dtype, dou
   t.fwd_launches = t.dgrad_launches = 1;
   if (op.kind == OpKind::gemm) {
     t.wgrad_launches = 1;
-    price_gemm(gpu, s.stack, gemm_dtype, op, gemm_clock, !s.training->lora, t);  // LoRA: the base is frozen
+    const std::vector<std::int64_t> widths = projection_widths(s, op);
+    price_gemm(gpu, s.stack, gemm_dtype, op, gemm_clock, split, widths, !s.training->lora, t);  // LoRA: frozen base
     t.bwd_bytes = 2 * t.fwd_bytes;  // dgrad and wgrad each move about the forward's bytes
     t.dgrad_bytes = t.wgrad_bytes = t.fwd_bytes;
+    t.dgrad_s += gradient_sum_s(gpu, dtype, op, widths.size(), t);
     if (dtype_bytes(gemm_dtype, 1) < dtype_bytes(dtype, 1)) price_quantize_casts(gpu, dtype, gemm_dtype, op, t);
     if (s.training->lora) price_lora(s, gemm_clock, op, t);
     return t;
@@ -309,8 +369,18 @@ void price_host(const Scenario& s, const LayerOp& op, OpTime& t) {
   }
 }
 
-OpTime price(const Scenario& s, const LayerOp& op, Dtype gemm_dtype, double gemm_clock) {
-  OpTime t = price_op_list(s, op, gemm_dtype, gemm_clock);
+// Whether the scenario runs PyTorch's symmetric-memory async TP (FusedMatmulSplit).
+bool symmetric_memory_tp(const Scenario& s) {
+  return s.plan.tp_comm_overlap && s.stack.tp_overlap == kSymmetricMemoryTpOverlap;
+}
+
+// ops[at] priced; `gemm_clock` as price_op_list's.
+OpTime price(const Scenario& s, const std::vector<LayerOp>& ops, std::size_t at, Dtype gemm_dtype,
+             double gemm_clock) {
+  const LayerOp& op = ops[at];
+  const FusedMatmulSplit split =
+      symmetric_memory_tp(s) ? symmetric_memory_split(ops, at, s.plan.tp, s.stack) : FusedMatmulSplit{};
+  OpTime t = price_op_list(s, op, gemm_dtype, gemm_clock, split);
   if (s.stack.hf_modeling() && op.kind != OpKind::collective) add_hf_eager(s, op, t);
   price_host(s, op, t);
   return t;
@@ -319,7 +389,7 @@ OpTime price(const Scenario& s, const LayerOp& op, Dtype gemm_dtype, double gemm
 LayerCost price_at_curves(const Scenario& s, const std::vector<LayerOp>& ops, Dtype gemm_dtype) {
   LayerCost cost;
   cost.stack = s.stack;
-  for (const LayerOp& op : ops) cost.ops.push_back(price(s, op, gemm_dtype, 1.0));
+  for (std::size_t i = 0; i < ops.size(); ++i) cost.ops.push_back(price(s, ops, i, gemm_dtype, 1.0));
   return cost;
 }
 
@@ -352,7 +422,7 @@ WorkMix work_mix(const LayerCost& lc, bool tp_overlapped, bool cp_beside) {
 // Under PyTorch's async TP (stack.tp_overlap: matmul) the part of each TP collective its
 // fused matmul does not cover is waited for (sim/training/async_tp.hpp); the GPU idles then.
 void set_tp_waited(const Scenario& s, const std::vector<LayerOp>& ops, LayerCost& cost) {
-  if (!s.plan.tp_comm_overlap || s.stack.tp_overlap != kMatmulTpOverlap) return;
+  if (!s.plan.tp_comm_overlap || !s.stack.matmul_paired_tp()) return;
   const TpExposed waited = matmul_paired_tp_exposed(ops, cost.ops, s.plan.tp, s.stack);
   cost.tp_waited_fwd_s = waited.fwd_s;
   cost.tp_waited_bwd_s = waited.bwd_s;
@@ -387,9 +457,9 @@ LayerCost price_all(const Scenario& s, const std::vector<LayerOp>& ops, Dtype ge
   if (clock >= 1 && attention_clock >= 1) return cost;
   cost.gemm_clock = clock;
   for (std::size_t i = 0; i < ops.size(); ++i) {
-    if (ops[i].kind == OpKind::gemm) cost.ops[i] = price(s, ops[i], gemm_dtype, clock);
+    if (ops[i].kind == OpKind::gemm) cost.ops[i] = price(s, ops, i, gemm_dtype, clock);
     if (ops[i].kind == OpKind::attention && attention_clock < 1)
-      cost.ops[i] = price(s, ops[i], gemm_dtype, attention_clock);
+      cost.ops[i] = price(s, ops, i, gemm_dtype, attention_clock);
   }
   hide_regathers(ops, cost.ops);  // against the GEMMs' times at this clock
   set_tp_waited(s, ops, cost);
@@ -548,12 +618,48 @@ void add_cp_passes(const Scenario& s, const std::vector<LayerOp>& ops, LayerCost
   cost.ops.push_back(t);
 }
 
+// PyTorch's fused reduce-scatters' sums over their stacked partials (FusedMatmulSplit), a
+// memory-bound kernel each at the GPU's element-wise sum rate, in the activations' type (a
+// _scaled_mm's out_dtype under float8): a row of their own after the layer's ops, run again
+// with the GEMM the recompute reruns.
+void add_partials_sums(const Scenario& s, const std::vector<LayerOp>& ops, LayerCost& cost) {
+  if (!symmetric_memory_tp(s)) return;
+  const Dtype dtype = activation_dtype(s.training->precision);
+  ComputeOp sum;
+  sum.kind = ComputeKind::elementwise;
+  sum.kernel = kernel_names::kResidual;  // an element-wise sum: reads the addends, writes one
+  sum.dtype = dtype;
+  OpTime t;
+  t.name = op_names::kTpPartialsSum;
+  double again_s = 0;
+  for (std::size_t i = 0; i < ops.size(); ++i) {
+    const FusedMatmulSplit split = symmetric_memory_split(ops, i, s.plan.tp, s.stack);
+    const LayerOp& op = ops[i];
+    if (split.fwd_partials_sum) {
+      sum.bytes = partials_sum_bytes(op.m, op.n, s.plan.tp, static_cast<double>(dtype_bytes(dtype, 1)));
+      const double one_s = op_time_s(s.cluster.gpu, sum);
+      t.fwd_s += one_s, t.fwd_bytes += sum.bytes, ++t.fwd_launches;
+      if (op.recomputed) again_s += one_s * op.recompute_share;
+    }
+    if (split.dgrad_partials_sum) {
+      sum.bytes = partials_sum_bytes(op.m, op.k, s.plan.tp, static_cast<double>(dtype_bytes(dtype, 1)));
+      t.dgrad_s += op_time_s(s.cluster.gpu, sum), t.dgrad_bytes += sum.bytes, ++t.dgrad_launches;
+    }
+  }
+  if (t.fwd_launches + t.dgrad_launches == 0) return;
+  t.bwd_bytes = t.dgrad_bytes;
+  t.recomputed = again_s > 0;
+  t.recompute_share = t.fwd_s > 0 ? again_s / t.fwd_s : 1;
+  cost.ops.push_back(t);
+}
+
 }  // namespace
 
 LayerCost cost_layer(const Scenario& s, std::int64_t layer) {
   const std::vector<LayerOp> ops = build_layer_ops(s.model, layer, s.plan, micro_batch_shape(s));
   LayerCost cost = price_all(s, ops, s.training->precision);
   add_cp_passes(s, ops, cost);
+  add_partials_sums(s, ops, cost);
   add_fsdp_copies(s, s.model.is_moe_layer(layer), cost);
   return cost;
 }

@@ -9,6 +9,7 @@
 
 #include "models/op_names.hpp"
 #include "scenario/load.hpp"
+#include "sim/cost/compute_cost.hpp"
 #include "sim/training/async_tp.hpp"
 #include "sim/training/layer_costs.hpp"
 #include "sim/training/training_report.hpp"
@@ -179,14 +180,15 @@ plan: {tp: 8, pp: 1, dp: 1, sequence_parallel: true, recompute: selective_op}
   EXPECT_GT(regathering.ops[entry].regather_s, 0);
 }
 
-Scenario tp8_llama(const std::string& overlap) {
+Scenario tp8_llama(const std::string& overlap, bool separate_projections = false) {
   const std::string text = R"(
 model: llama3-8b
 cluster: {preset: dgx-h100, nodes: 1}
 training: {seq_len: 8192, global_batch: 4, micro_batch: 4, precision: bf16}
 plan: {tp: 8, pp: 1, dp: 1, sequence_parallel: true, tp_comm_overlap: true}
 )";
-  return load_scenario_text(text, {"stack.tp_overlap=" + overlap});
+  return load_scenario_text(text, {"stack.tp_overlap=" + overlap,
+                                   std::string("stack.separate_projections=") + (separate_projections ? "true" : "false")});
 }
 
 // On a layer, matmul scope waits for the TP collectives' excess over their matmuls, which the
@@ -200,6 +202,123 @@ TEST(AsyncTp, TheStepWaitsForWhatTheMatmulsDoNotCover) {
   const TrainingPrediction a = predict_training(layer_scope), b = predict_training(matmul_scope);
   EXPECT_GT(b.step_s, a.step_s);
   EXPECT_GT(b.breakdown.tp_comm_s, a.breakdown.tp_comm_s);
+}
+
+// PyTorch's symmetric-memory ops (stack.tp_overlap: symmetric_memory): which passes of which
+// GEMM run as tp chunks, and which end with the sum over the stacked partials.
+TEST(AsyncTp, SymmetricMemorySplitsTheFusedPassesOnly) {
+  std::vector<LayerOp> ops(5);  // all-gather in, GEMM, attention, GEMM, reduce-scatter out
+  ops[0].kind = ops[4].kind = OpKind::collective;
+  ops[0].fwd_comm = {CollectiveKind::all_gather, CommGroup::tp, 1};
+  ops[0].bwd_comm = {CollectiveKind::reduce_scatter, CommGroup::tp, 1};
+  ops[4].fwd_comm = {CollectiveKind::reduce_scatter, CommGroup::tp, 1};
+  ops[4].bwd_comm = {CollectiveKind::all_gather, CommGroup::tp, 1};
+  ops[1].kind = ops[3].kind = OpKind::gemm;
+  ops[2].kind = OpKind::attention;
+  StackSpec fused_entry_grad, torch_async;
+  torch_async.async_tp_entry_grad_unfused = true;
+  // the entry's GEMM: forward in 4 chunks; its dgrad fused with the input gradient's
+  // reduce-scatter (chunks and a sum), unless PyTorch leaves that reduce-scatter unfused
+  const FusedMatmulSplit entry = symmetric_memory_split(ops, 1, 4, fused_entry_grad);
+  EXPECT_EQ(entry.fwd_chunks, 4);
+  EXPECT_FALSE(entry.fwd_partials_sum);
+  EXPECT_EQ(entry.dgrad_chunks, 4);
+  EXPECT_TRUE(entry.dgrad_partials_sum);
+  const FusedMatmulSplit torch_entry = symmetric_memory_split(ops, 1, 4, torch_async);
+  EXPECT_EQ(torch_entry.dgrad_chunks, 1);
+  EXPECT_FALSE(torch_entry.dgrad_partials_sum);
+  // the exit's GEMM: forward in chunks and summed; its dgrad fused with the output gradient's
+  // all-gather (chunks, no sum)
+  const FusedMatmulSplit exit = symmetric_memory_split(ops, 3, 4, torch_async);
+  EXPECT_EQ(exit.fwd_chunks, 4);
+  EXPECT_TRUE(exit.fwd_partials_sum);
+  EXPECT_EQ(exit.dgrad_chunks, 4);
+  EXPECT_FALSE(exit.dgrad_partials_sum);
+  EXPECT_EQ(symmetric_memory_split(ops, 2, 4, torch_async).fwd_chunks, 1);  // attention: not a GEMM
+  EXPECT_EQ(symmetric_memory_split(ops, 3, 1, torch_async).fwd_chunks, 1);  // tp 1: nothing fused
+  // an m 1024 x n 256 result in bf16 over tp 4: 4 partials of 256 rows read (524,288 bytes), one
+  // written (131,072)
+  EXPECT_EQ(partials_sum_bytes(1024, 256, 4, 2.0), 524288.0 + 131072.0);
+}
+
+// On Llama-3-8B at TP 8 (32,768 tokens a micro-batch): the fused passes priced as the chunks they
+// run, each chunk at its own shape's rate; the exits' forward sums as a row of their own.
+TEST(AsyncTp, SymmetricMemoryPricesTheChunksAndThePartialSums) {
+  const Scenario s = tp8_llama("symmetric_memory", true);
+  const LayerCost cost = cost_layer(s, 0);
+  const auto row = [&](const char* name) {
+    return *std::find_if(cost.ops.begin(), cost.ops.end(), [&](const OpTime& op) { return op.name == name; });
+  };
+  // one chunk GEMM: m 32,768 / 8 = 4,096 rows, bf16, at the layer's GEMM clock
+  const auto chunk_s = [&](std::int64_t n, std::int64_t k) {
+    ComputeOp c = gemm_op(Dtype::bf16, 4096, n, k);
+    c.clock_scale = cost.gemm_clock;
+    return op_time_s(s.cluster.gpu, c);
+  };
+  // QKV: wq (32 heads x 128 / 8 = 512 columns), wk and wv (8 x 128 / 8 = 128 each), K 4,096,
+  // 8 chunks each: 24 GEMMs
+  EXPECT_NEAR(row(op_names::kAttnQkv).fwd_s, 8 * (chunk_s(512, 4096) + 2 * chunk_s(128, 4096)), 1e-12);
+  EXPECT_EQ(row(op_names::kAttnQkv).fwd_launches, 24);
+  // the attention's output projection: 8 chunks of 4,096 x 4,096 x 512 (4,096 / 8 of K), forward
+  // and dgrad (4,096 x 512 x 4,096)
+  EXPECT_NEAR(row(op_names::kAttnProj).fwd_s, 8 * chunk_s(4096, 512), 1e-12);
+  EXPECT_NEAR(row(op_names::kAttnProj).dgrad_s, 8 * chunk_s(512, 4096), 1e-12);
+  // gate and up: w1 and w3, 14,336 / 8 = 1,792 columns each
+  EXPECT_NEAR(row(op_names::kMlpGateUp).fwd_s, 8 * 2 * chunk_s(1792, 4096), 1e-12);
+  // the sums after attn.proj and mlp.down: 32,768 x 4,096 bf16 read (268,435,456 bytes), an
+  // eighth written (33,554,432), twice; the entries' input gradients reduce-scatter fused with
+  // their dgrads (this stack does not leave them unfused): the same bytes again
+  const OpTime& sums = row(op_names::kTpPartialsSum);
+  EXPECT_EQ(sums.fwd_bytes, 2 * (268435456.0 + 33554432.0));
+  EXPECT_EQ(sums.dgrad_bytes, 2 * (268435456.0 + 33554432.0));
+  EXPECT_EQ(sums.fwd_launches, 2);
+  EXPECT_EQ(sums.dgrad_launches, 2);
+  EXPECT_GT(sums.fwd_s, 0);
+  // Transformer Engine's overlap (matmul) runs the whole GEMM and no sum
+  const LayerCost te = cost_layer(tp8_llama("matmul"), 0);
+  EXPECT_TRUE(std::none_of(te.ops.begin(), te.ops.end(),
+                           [](const OpTime& op) { return op.name == op_names::kTpPartialsSum; }));
+  EXPECT_EQ(std::find_if(te.ops.begin(), te.ops.end(), [](const OpTime& op) { return op.name == op_names::kAttnQkv; })
+                ->fwd_launches,
+            1);
+}
+
+// torchtitan's wq, wk, wv and w1, w3 as separate modules (stack.separate_projections), no async
+// TP: each its own GEMM at its own shape in every pass, and one pass summing the input's gradients.
+TEST(AsyncTp, SeparateProjectionsRunTheirOwnGemmsAndSumTheirDgrads) {
+  const Scenario s = tp8_llama("layer", true);
+  const LayerCost cost = cost_layer(s, 0);
+  const OpTime& qkv = *std::find_if(cost.ops.begin(), cost.ops.end(),
+                                    [](const OpTime& op) { return op.name == op_names::kAttnQkv; });
+  const auto gemm_s = [&](std::int64_t m, std::int64_t n, std::int64_t k, GemmPass pass) {
+    ComputeOp c = gemm_op(Dtype::bf16, m, n, k);
+    c.pass = pass;
+    c.clock_scale = cost.gemm_clock;
+    return op_time_s(s.cluster.gpu, c);
+  };
+  // 32,768 tokens; wq 512 columns on this GPU, wk and wv 128, K 4,096
+  EXPECT_NEAR(qkv.fwd_s, gemm_s(32768, 512, 4096, GemmPass::fwd) + 2 * gemm_s(32768, 128, 4096, GemmPass::fwd), 1e-12);
+  EXPECT_NEAR(qkv.wgrad_s, gemm_s(4096, 512, 32768, GemmPass::wgrad) + 2 * gemm_s(4096, 128, 32768, GemmPass::wgrad),
+              1e-12);
+  // dgrads 32,768 x 4,096 over their own inner widths, then the sum: three 32,768 x 4,096 bf16
+  // gradients read and one written, 4 x 268,435,456 bytes
+  ComputeOp sum;
+  sum.kind = ComputeKind::elementwise;
+  sum.kernel = kernel_names::kResidual;
+  sum.backward = true;
+  sum.bytes = 4 * 268435456.0;
+  const double dgrads_s = gemm_s(32768, 4096, 512, GemmPass::dgrad) + 2 * gemm_s(32768, 4096, 128, GemmPass::dgrad);
+  EXPECT_NEAR(qkv.dgrad_s, dgrads_s + op_time_s(s.cluster.gpu, sum), 1e-12);
+  EXPECT_EQ(qkv.fwd_launches, 3);
+  EXPECT_EQ(qkv.dgrad_launches, 4);
+  EXPECT_EQ(qkv.wgrad_launches, 3);
+  // one fused QKV GEMM otherwise (at that layer's own GEMM clock)
+  const LayerCost fused = cost_layer(tp8_llama("layer"), 0);
+  ComputeOp one = gemm_op(Dtype::bf16, 32768, 768, 4096);
+  one.clock_scale = fused.gemm_clock;
+  EXPECT_NEAR(std::find_if(fused.ops.begin(), fused.ops.end(), [](const OpTime& op) { return op.name == op_names::kAttnQkv; })
+                  ->fwd_s,
+              op_time_s(s.cluster.gpu, one), 1e-12);
 }
 
 }  // namespace

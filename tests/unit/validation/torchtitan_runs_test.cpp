@@ -126,6 +126,15 @@ Judged judge_all() {
 // median 17.9%, max 59.6%; 8B TP 8 bf16/fp8 +30.1/+21.8% -> +21.7/+12.2%, async +45.7/+43.4% ->
 // +34.3/+28.0%, 70B async +21.6/+23.4/+13.0% -> +17.0/+21.3/+8.8%, 405B PP 8 and CP 1-1.4 points
 // closer; the 70B vanilla TP runs 0-0.4 points further (no re-gather double-counted).
+// PyTorch's symmetric-memory ops as they run (stack.tp_overlap: symmetric_memory: each fused
+// matmul tp GEMMs of m / tp rows, one per weight; the fused reduce-scatter's sum over its stacked
+// partials): median 14.7%, max 56.1%; every async run closer, nothing else moves: 8B async
+// bf16/fp8 +34.3/+28.0% -> +29.7/+23.3%, 70B async +17.0/+21.3/+8.8% -> +11.2/+17.4/+3.4%,
+// 405B PP 8 +20.3/+22.2% -> +13.6/+15.7%, 405B CP 1/2/4/8 2-5 points. torchtitan's wq, wk, wv
+// and w1, w3 as the separate GEMMs they are, the input gradient the sum of their dgrads
+// (stack.separate_projections): median 12.7%, max 55.9%; 25 runs closer (8B TP 8 bf16/fp8
+// +21.7/+12.2% -> +13.7/+3.4%, async +29.7/+23.3% -> +21.3/+13.9%), the 70B vanilla TP runs
+// further (2024 TP 8 -1.3% -> -6.5%, 2025 fp8 TP +1.1% -> -4.3%).
 // Eighth session, attention's clock its own draw's under the 500 W limit (0.8795, not the mix's
 // up to 1: sim/cost/power_limit.hpp): median 17.9% -> 15.7%, max 56.1% -> 54.9%.
 TEST(TorchtitanRuns, ThroughputAndMemoryAgainstThePublishedRuns) {
@@ -137,7 +146,7 @@ TEST(TorchtitanRuns, ThroughputAndMemoryAgainstThePublishedRuns) {
               t.count, 100 * t.median, 100 * t.max, 100 * before.median, 100 * before.max, m.count, 100 * m.median,
               100 * m.max, j.predicted_not_to_fit);
   ASSERT_EQ(t.count, 28);
-  EXPECT_LT(t.median, 0.165);
+  EXPECT_LT(t.median, 0.135);
   EXPECT_LT(t.max, 0.56);
   EXPECT_LT(t.median, before.median - 0.10);
   EXPECT_LT(m.median, 0.075);
