@@ -136,7 +136,9 @@ Judged judge_all() {
 // +21.7/+12.2% -> +13.7/+3.4%, async +29.7/+23.3% -> +21.3/+13.9%), the 70B vanilla TP runs
 // further (2024 TP 8 -1.3% -> -6.5%, 2025 fp8 TP +1.1% -> -4.3%).
 // Eighth session, attention's clock its own draw's under the 500 W limit (0.8795, not the mix's
-// up to 1: sim/cost/power_limit.hpp): median 17.9% -> 15.7%, max 56.1% -> 54.9%.
+// up to 1: sim/cost/power_limit.hpp): median 17.9% -> 15.7%, max 56.1% -> 54.9%. Both eighth-session
+// changes together (symmetric memory and separate projections with attention's clock): median
+// 11.3%, max 54.7%.
 TEST(TorchtitanRuns, ThroughputAndMemoryAgainstThePublishedRuns) {
   const Judged j = judge_all();
   const ErrorSummary t = summarize(j.throughput_errors), m = summarize(j.memory_errors);
@@ -146,7 +148,7 @@ TEST(TorchtitanRuns, ThroughputAndMemoryAgainstThePublishedRuns) {
               t.count, 100 * t.median, 100 * t.max, 100 * before.median, 100 * before.max, m.count, 100 * m.median,
               100 * m.max, j.predicted_not_to_fit);
   ASSERT_EQ(t.count, 28);
-  EXPECT_LT(t.median, 0.135);
+  EXPECT_LT(t.median, 0.12);
   EXPECT_LT(t.max, 0.56);
   EXPECT_LT(t.median, before.median - 0.10);
   EXPECT_LT(m.median, 0.075);
