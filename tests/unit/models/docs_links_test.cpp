@@ -24,7 +24,7 @@ bool skipped(const fs::path& dir) {
 }
 
 // README.md in any folder of the repository, and every page under docs/.
-std::vector<fs::path> pages() {
+std::vector<fs::path> walk_pages() {
   std::vector<fs::path> found;
   for (auto it = fs::recursive_directory_iterator(kRoot); it != fs::recursive_directory_iterator(); ++it) {
     if (it->is_directory() && skipped(it->path())) {
@@ -37,6 +37,18 @@ std::vector<fs::path> pages() {
       found.push_back(file);
   }
   return found;
+}
+
+// The walk again when a file vanished under it: ctest runs other tests beside this one, and
+// some write and remove scratch files in the source tree (pytest's caches, a validate run).
+std::vector<fs::path> pages() {
+  for (int attempt = 1;; ++attempt) {
+    try {
+      return walk_pages();
+    } catch (const fs::filesystem_error&) {
+      if (attempt == 5) throw;
+    }
+  }
 }
 
 // The repository's top-level entries: a backticked path is the repository's when it starts with one.
