@@ -263,9 +263,13 @@ void add_step_kernel_points(std::vector<MemoryPoint>& out, long n, const SweepOp
     State& st = next();
     std::fill(st.grads16.begin(), st.grads16.end(), kernels::bf16{0});
   }, true);
-  add(kernel_names::kFiniteCheck, 2.0 * n, [&] {
-    if (exec::has_inf_or_nan(next().grads16.data(), static_cast<std::size_t>(n))) throw std::logic_error("finite grads");
-  }, true);
+  add(
+      kernel_names::kFiniteCheck, 2.0 * n,
+      [&] {
+        if (exec::has_inf_or_nan(next().grads16.data(), static_cast<std::size_t>(n)))
+          throw std::logic_error("finite grads");
+      },
+      true);
 }
 
 }  // namespace

@@ -22,7 +22,9 @@ CpuSeconds machine_cpu_seconds() {
 double children_cpu_seconds() {
   rusage u{};
   getrusage(RUSAGE_CHILDREN, &u);
-  const auto seconds = [](const timeval& t) { return static_cast<double>(t.tv_sec) + 1e-6 * static_cast<double>(t.tv_usec); };
+  const auto seconds = [](const timeval& t) {
+    return static_cast<double>(t.tv_sec) + 1e-6 * static_cast<double>(t.tv_usec);
+  };
   return seconds(u.ru_utime) + seconds(u.ru_stime);
 }
 
@@ -50,7 +52,9 @@ OtherCpuUse other_cpu_use(const CpuSeconds& before, const CpuSeconds& after, dou
 }
 
 OtherCpuMeter::OtherCpuMeter()
-    : machine_(machine_cpu_seconds()), children_cpu_s_(children_cpu_seconds()), start_(std::chrono::steady_clock::now()) {}
+    : machine_(machine_cpu_seconds()),
+      children_cpu_s_(children_cpu_seconds()),
+      start_(std::chrono::steady_clock::now()) {}
 
 OtherCpuUse OtherCpuMeter::finish() const {
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();

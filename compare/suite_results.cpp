@@ -115,15 +115,15 @@ static void print_row(std::FILE* out, const CaseResult& r, const SuiteTargets& t
   char spread[16];
   std::snprintf(spread, sizeof spread, "%.0f%%", 100 * run_spread(r));
   std::fprintf(out, "%-28s %5d %-6s %9.4fs %9.4fs %8s %7s %8.2fM %8.2fM %8s %-22s %-15s %6.2f %s\n", r.name.c_str(),
-              r.world, r.cmp.step_or_tpot_name(), timed(r).predicted, timed(r).measured, step_err.c_str(), spread,
-              r.cmp.peak_bytes.predicted / 1048576, r.cmp.peak_bytes.measured / 1048576,
-              pct(r.cmp.peak_bytes.rel_error()).c_str(), worst.c_str(), r.load.c_str(), most_others(r), verdict(r, t));
+               r.world, r.cmp.step_or_tpot_name(), timed(r).predicted, timed(r).measured, step_err.c_str(), spread,
+               r.cmp.peak_bytes.predicted / 1048576, r.cmp.peak_bytes.measured / 1048576,
+               pct(r.cmp.peak_bytes.rel_error()).c_str(), worst.c_str(), r.load.c_str(), most_others(r), verdict(r, t));
 }
 
 void print_results(std::FILE* out, const std::vector<CaseResult>& rows, const SuiteTargets& t, int runs) {
   std::fprintf(out, "%-28s %5s %-6s %10s %10s %8s %7s %9s %9s %8s %-22s %-15s %6s %s\n", "case", "ranks", "metric",
-              "step pred", "step meas", "step err", "spread", "peak pred", "peak meas", "peak err", "worst category",
-              "load avg", "others", "ok");
+               "step pred", "step meas", "step err", "spread", "peak pred", "peak meas", "peak err", "worst category",
+               "load avg", "others", "ok");
   std::vector<double> step_errs, judged_errs;
   bool all_ok = true;
   int busy = 0, unsteady = 0;
@@ -150,14 +150,17 @@ void print_results(std::FILE* out, const std::vector<CaseResult>& rows, const Su
               step_errs.size(), 100 * med, 100 * t.median, 100 * t.memory, 100 * t.step,
               all_ok ? "all met" : "NOT all met");
   if (busy > 0)
-    std::fprintf(out, "%d timing case(s) ran beside other work (over %.2f cores in a run, column 'others': the most CPU "
-                "other processes and guests took during one of its runs; ok column 'busy'): the machine's state, not "
-                "judged\n", busy, t.others);
+    std::fprintf(out,
+                 "%d timing case(s) ran beside other work (over %.2f cores in a run, column 'others': the most CPU "
+                 "other processes and guests took during one of its runs; ok column 'busy'): the machine's state, not "
+                 "judged\n",
+                 busy, t.others);
   if (unsteady > 0)
     std::fprintf(out, "%d timing case(s) too unsteady to judge (spread over %.0f%%, ok column 'unsteady')\n", unsteady,
-                100 * t.spread);
+                 100 * t.spread);
   if (busy + unsteady > 0)
-    std::fprintf(out, "the %zu judged ones: median |step error| %.1f%%\n", judged_errs.size(), 100 * median_of(judged_errs));
+    std::fprintf(out, "the %zu judged ones: median |step error| %.1f%%\n", judged_errs.size(),
+                 100 * median_of(judged_errs));
   std::fprintf(out, "(step error: the training step's, or TPOT's for an inference case, as the metric column says;\n"
               " each case's median of %d runs of the suite, spread = (max - min) / median of the measured)\n", runs);
 }

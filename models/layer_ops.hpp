@@ -63,14 +63,14 @@ namespace kernel_names {
 inline constexpr std::string_view kLayerNorm = "layernorm", kRmsNorm = "rmsnorm", kGelu = "gelu", kSwiglu = "swiglu",
                                   kRope = "rope", kResidual = "residual", kEmbedding = "embedding",
                                   kCrossEntropy = "cross_entropy", kAdamw = "adamw", kSgd = "sgd", kZero = "zero",
-                                  kCast = "cast", kFp8Cast = "fp8_cast", kGradNorm = "grad_norm", kQuantize = "quantize",
-                                  kFiniteCheck = "finite_check";
+                                  kCast = "cast", kFp8Cast = "fp8_cast", kGradNorm = "grad_norm",
+                                  kQuantize = "quantize", kFiniteCheck = "finite_check";
 }  // namespace kernel_names
 inline constexpr std::array<std::string_view, 16> kKernelNames = {
-    kernel_names::kLayerNorm, kernel_names::kRmsNorm,   kernel_names::kGelu,         kernel_names::kSwiglu,
-    kernel_names::kRope,      kernel_names::kResidual,  kernel_names::kEmbedding,    kernel_names::kCrossEntropy,
-    kernel_names::kAdamw,     kernel_names::kSgd,       kernel_names::kZero,         kernel_names::kCast,
-    kernel_names::kFp8Cast,   kernel_names::kGradNorm,  kernel_names::kQuantize,     kernel_names::kFiniteCheck};
+    kernel_names::kLayerNorm, kernel_names::kRmsNorm,  kernel_names::kGelu,      kernel_names::kSwiglu,
+    kernel_names::kRope,      kernel_names::kResidual, kernel_names::kEmbedding, kernel_names::kCrossEntropy,
+    kernel_names::kAdamw,     kernel_names::kSgd,      kernel_names::kZero,      kernel_names::kCast,
+    kernel_names::kFp8Cast,   kernel_names::kGradNorm, kernel_names::kQuantize,  kernel_names::kFiniteCheck};
 // The memory side of a GEMM's roofline, which a device's kernel_efficiency may also give:
 // operands streamed from memory, or from the last-level cache (a pass whose weights and
 // KV cache fit in it: GpuSpec::cache_bytes).

@@ -135,8 +135,7 @@ std::vector<std::int64_t> projection_widths(const Scenario& s, const LayerOp& op
 // chunk, over `widths` (fused_weight_widths). `weight_grad`: whether the wgrad runs (a frozen
 // weight's, LoRA's base, does not: neither its time nor its tensor-core time counts).
 void price_gemm(const GpuSpec& gpu, const StackSpec& stack, Dtype dtype, const LayerOp& op, double clock,
-                const FusedMatmulSplit& split, const std::vector<std::int64_t>& widths, bool weight_grad,
-                OpTime& t) {
+                const FusedMatmulSplit& split, const std::vector<std::int64_t>& widths, bool weight_grad, OpTime& t) {
   ComputeOp c = as_compute(op, dtype, op.fwd_flops, static_cast<double>(op.fwd_bytes), false);
   c.m = op.m, c.n = op.n, c.k = op.k;
   c.groups = op.count;  // a MoE layer's local experts, one GEMM each
@@ -375,8 +374,7 @@ bool symmetric_memory_tp(const Scenario& s) {
 }
 
 // ops[at] priced; `gemm_clock` as price_op_list's.
-OpTime price(const Scenario& s, const std::vector<LayerOp>& ops, std::size_t at, Dtype gemm_dtype,
-             double gemm_clock) {
+OpTime price(const Scenario& s, const std::vector<LayerOp>& ops, std::size_t at, Dtype gemm_dtype, double gemm_clock) {
   const LayerOp& op = ops[at];
   const FusedMatmulSplit split =
       symmetric_memory_tp(s) ? symmetric_memory_split(ops, at, s.plan.tp, s.stack) : FusedMatmulSplit{};

@@ -187,8 +187,8 @@ cluster: {preset: dgx-h100, nodes: 1}
 training: {seq_len: 8192, global_batch: 4, micro_batch: 4, precision: bf16}
 plan: {tp: 8, pp: 1, dp: 1, sequence_parallel: true, tp_comm_overlap: true}
 )";
-  return load_scenario_text(text, {"stack.tp_overlap=" + overlap,
-                                   std::string("stack.separate_projections=") + (separate_projections ? "true" : "false")});
+  return load_scenario_text(text, {"stack.tp_overlap=" + overlap, std::string("stack.separate_projections=") +
+                                                                      (separate_projections ? "true" : "false")});
 }
 
 // On a layer, matmul scope waits for the TP collectives' excess over their matmuls, which the
@@ -276,8 +276,8 @@ TEST(AsyncTp, SymmetricMemoryPricesTheChunksAndThePartialSums) {
   EXPECT_GT(sums.fwd_s, 0);
   // Transformer Engine's overlap (matmul) runs the whole GEMM and no sum
   const LayerCost te = cost_layer(tp8_llama("matmul"), 0);
-  EXPECT_TRUE(std::none_of(te.ops.begin(), te.ops.end(),
-                           [](const OpTime& op) { return op.name == op_names::kTpPartialsSum; }));
+  EXPECT_TRUE(
+      std::none_of(te.ops.begin(), te.ops.end(), [](const OpTime& op) { return op.name == op_names::kTpPartialsSum; }));
   EXPECT_EQ(std::find_if(te.ops.begin(), te.ops.end(), [](const OpTime& op) { return op.name == op_names::kAttnQkv; })
                 ->fwd_launches,
             1);
@@ -288,8 +288,8 @@ TEST(AsyncTp, SymmetricMemoryPricesTheChunksAndThePartialSums) {
 TEST(AsyncTp, SeparateProjectionsRunTheirOwnGemmsAndSumTheirDgrads) {
   const Scenario s = tp8_llama("layer", true);
   const LayerCost cost = cost_layer(s, 0);
-  const OpTime& qkv = *std::find_if(cost.ops.begin(), cost.ops.end(),
-                                    [](const OpTime& op) { return op.name == op_names::kAttnQkv; });
+  const OpTime& qkv =
+      *std::find_if(cost.ops.begin(), cost.ops.end(), [](const OpTime& op) { return op.name == op_names::kAttnQkv; });
   const auto gemm_s = [&](std::int64_t m, std::int64_t n, std::int64_t k, GemmPass pass) {
     ComputeOp c = gemm_op(Dtype::bf16, m, n, k);
     c.pass = pass;
@@ -316,9 +316,10 @@ TEST(AsyncTp, SeparateProjectionsRunTheirOwnGemmsAndSumTheirDgrads) {
   const LayerCost fused = cost_layer(tp8_llama("layer"), 0);
   ComputeOp one = gemm_op(Dtype::bf16, 32768, 768, 4096);
   one.clock_scale = fused.gemm_clock;
-  EXPECT_NEAR(std::find_if(fused.ops.begin(), fused.ops.end(), [](const OpTime& op) { return op.name == op_names::kAttnQkv; })
-                  ->fwd_s,
-              op_time_s(s.cluster.gpu, one), 1e-12);
+  EXPECT_NEAR(
+      std::find_if(fused.ops.begin(), fused.ops.end(), [](const OpTime& op) { return op.name == op_names::kAttnQkv; })
+          ->fwd_s,
+      op_time_s(s.cluster.gpu, one), 1e-12);
 }
 
 }  // namespace

@@ -15,10 +15,11 @@ namespace {
 // tiny-gpt on one DGX A100 node, its plan then narrowed to `dp` ranks (the scan's price reads
 // the plan's groups alone)
 Scenario tiny_gpt(int dp) {
-  Scenario s = load_scenario_text("model: tiny-gpt\n"
-                                  "cluster: {preset: dgx-a100-80gb, nodes: 1}\n"
-                                  "training: {seq_len: 128, global_batch: 8, micro_batch: 1, precision: fp32}\n"
-                                  "plan: {tp: 1, pp: 1, dp: 8}\n");
+  Scenario s = load_scenario_text(
+      "model: tiny-gpt\n"
+      "cluster: {preset: dgx-a100-80gb, nodes: 1}\n"
+      "training: {seq_len: 128, global_batch: 8, micro_batch: 1, precision: fp32}\n"
+      "plan: {tp: 1, pp: 1, dp: 8}\n");
   s.plan.dp = dp;
   return s;
 }
