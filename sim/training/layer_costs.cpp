@@ -159,9 +159,12 @@ void price_gemm(const GpuSpec& gpu, const StackSpec& stack, Dtype dtype, const L
 }
 
 // Separate projections (StackSpec::separate_projections): the input gradient sums the
-// `gemms` dgrads, one element-wise pass reading each m x k and writing one, in `dtype`.
-double gradient_sum_s(const GpuSpec& gpu, Dtype dtype, const LayerOp& op, std::size_t gemms, OpTime& t) {
-  if (gemms <= 1) return 0;
+// `gemms` dgrads, one element-wise pass reading each m x k and writing one, in `dtype`. A
+// modeling-code census (hf_eager, hf_bf16: models/hf_eager_census.cpp) already counts
+// autograd's adds among its row's kernels (bf16: attn.qkv's 2 adds, 12 bytes an element).
+double gradient_sum_s(const GpuSpec& gpu, const StackSpec& stack, Dtype dtype, const LayerOp& op, std::size_t gemms,
+                      OpTime& t) {
+  if (gemms <= 1 || stack.hf_modeling()) return 0;
   ComputeOp sum = as_compute(op, dtype, 0, 0, true);
   sum.kind = ComputeKind::elementwise;
   sum.kernel = kernel_names::kResidual;  // an element-wise sum
@@ -324,7 +327,7 @@ OpTime price_op_list(const Scenario& s, const LayerOp& op, Dtype gemm_dtype, dou
     price_gemm(gpu, s.stack, gemm_dtype, op, gemm_clock, split, widths, !s.training->lora, t);  // LoRA: frozen base
     t.bwd_bytes = 2 * t.fwd_bytes;  // dgrad and wgrad each move about the forward's bytes
     t.dgrad_bytes = t.wgrad_bytes = t.fwd_bytes;
-    t.dgrad_s += gradient_sum_s(gpu, dtype, op, widths.size(), t);
+    t.dgrad_s += gradient_sum_s(gpu, s.stack, dtype, op, widths.size(), t);
     if (dtype_bytes(gemm_dtype, 1) < dtype_bytes(dtype, 1)) price_quantize_casts(gpu, dtype, gemm_dtype, op, t);
     if (s.training->lora) price_lora(s, gemm_clock, op, t);
     return t;

@@ -65,7 +65,7 @@ TEST(HfEagerKernels, AutocastCastsEachLinearLayersInputAndWeight) {
   const OpTime& plain = find(fused, op_names::kAttnQkv);
   const double casts = 3 * 6 * kTokens * kHidden + 6 * kHidden * (kQ + 2 * kKv);
   EXPECT_DOUBLE_EQ(qkv.fwd_bytes - plain.fwd_bytes, casts);
-  EXPECT_EQ(qkv.fwd_launches, 1 + 6);
+  EXPECT_EQ(qkv.fwd_launches, 3 + 6);  // q_proj, k_proj, v_proj's GEMMs (separate_projections) and the casts
   // backward: the weights' grads cast back to fp32 (2 + 4) and copied into .grad (4 + 4) per
   // value, the input's three grads cast to fp32 and summed: 3 x 6 + 2 x 12 bytes per element
   EXPECT_DOUBLE_EQ(qkv.wgrad_bytes - plain.wgrad_bytes, 14 * kHidden * (kQ + 2 * kKv));
@@ -194,11 +194,61 @@ TEST(HfBf16Kernels, NoCastsOnTheLinearLayers) {
   const OpTime& qkv = find(bf16, op_names::kAttnQkv);
   const OpTime& plain = find(fused, op_names::kAttnQkv);
   EXPECT_DOUBLE_EQ(qkv.fwd_bytes, plain.fwd_bytes);
-  EXPECT_EQ(qkv.fwd_launches, plain.fwd_launches);
+  EXPECT_EQ(qkv.fwd_launches, plain.fwd_launches + 2);  // q_proj, k_proj, v_proj (separate_projections)
   EXPECT_DOUBLE_EQ(qkv.dgrad_bytes - plain.dgrad_bytes, 12 * kTokens * kHidden);
   EXPECT_DOUBLE_EQ(qkv.wgrad_bytes - plain.wgrad_bytes, 4 * kHidden * (kQ + 2 * kKv));
   // a layer's kernels: 32 forward, 69 backward (hardware/catalog/stacks/hf-deepspeed.yaml)
   EXPECT_EQ(layer_kernels(llama_1b({}).model, HfParams::bf16), std::make_pair(32, 69));
+}
+
+// transformers' LlamaAttention runs q_proj, k_proj, v_proj as three nn.Linear modules
+// (stack.separate_projections in the hf-* presets): 1,024 tokens x 2,048 in, q 2,048 columns,
+// k and v 512 each, each its own GEMM in every pass. hf-deepspeed's census already holds
+// autograd's two adds of the three input grads (12 bytes an element); Liger's fused kernels
+// have no census, so the sum is priced once: three 1,024 x 2,048 bf16 grads read, one written.
+TEST(HfBf16Kernels, SeparateProjectionsPriceQkvAsThreeGemms) {
+  const auto qkv_of = [](const LayerCost& c) { return find(c, op_names::kAttnQkv); };
+  const auto gemm_s = [](const Scenario& s, double clock, std::int64_t m, std::int64_t n, std::int64_t k,
+                         GemmPass pass) {
+    ComputeOp c = gemm_op(Dtype::bf16, m, n, k);
+    c.pass = pass, c.clock_scale = clock;
+    return op_time_s(s.cluster.gpu, c);
+  };
+  for (const char* stack : {"stack=hf-deepspeed", "stack=hf-deepspeed-liger"}) {
+    const Scenario s = llama_1b({stack});
+    ASSERT_TRUE(s.stack.separate_projections) << stack;
+    const LayerCost layer = cost_layer(s, 0);
+    const OpTime qkv = qkv_of(layer);
+    const double clock = layer.gemm_clock;
+    EXPECT_NEAR(qkv.fwd_s,
+                gemm_s(s, clock, 1024, 2048, 2048, GemmPass::fwd) + 2 * gemm_s(s, clock, 1024, 512, 2048, GemmPass::fwd),
+                1e-12)
+        << stack;
+    EXPECT_EQ(qkv.fwd_launches, 3) << stack;
+  }
+  // hf-deepspeed: the dgrads over their own inner widths, then the census's 2 adds, no other sum
+  const Scenario hf = llama_1b({"stack=hf-deepspeed"});
+  const OpTime hf_qkv = qkv_of(cost_layer(hf, 0));
+  const OpTime one_gemm = qkv_of(cost_layer(llama_1b({"stack=hf-deepspeed", "stack.separate_projections=false"}), 0));
+  EXPECT_EQ(hf_qkv.dgrad_launches, 3 + 2);
+  EXPECT_EQ(one_gemm.dgrad_launches, 1 + 2);
+  EXPECT_DOUBLE_EQ(hf_qkv.dgrad_bytes, one_gemm.dgrad_bytes);
+  // Liger: the dgrads, then one pass summing them, 4 x 1,024 x 2,048 x 2 bytes
+  const Scenario liger = llama_1b({"stack=hf-deepspeed-liger"});
+  const LayerCost liger_layer = cost_layer(liger, 0);
+  const OpTime liger_qkv = qkv_of(liger_layer);
+  const double clock = liger_layer.gemm_clock;
+  ComputeOp sum;
+  sum.kind = ComputeKind::elementwise;
+  sum.kernel = kernel_names::kResidual;
+  sum.backward = true;
+  sum.bytes = 4 * 1024 * 2048 * 2.0;
+  EXPECT_NEAR(liger_qkv.dgrad_s,
+              gemm_s(liger, clock, 1024, 2048, 2048, GemmPass::dgrad) +
+                  2 * gemm_s(liger, clock, 1024, 2048, 512, GemmPass::dgrad) + op_time_s(liger.cluster.gpu, sum),
+              1e-12);
+  EXPECT_EQ(liger_qkv.dgrad_launches, 4);
+  EXPECT_DOUBLE_EQ(liger_qkv.dgrad_bytes - hf_qkv.dgrad_bytes + 12 * kTokens * kHidden, 4 * kTokens * kHidden * 2);
 }
 
 TEST(HfBf16Memory, ASixteenBitModelWithAnFp32MasterAndHfsSavedTensors) {

@@ -67,7 +67,15 @@ ProfiledStep read_profile(const std::string& gpu_dir, const std::string& file) {
 ProfiledStep simulated(const std::string& scenario, const std::vector<std::string>& overrides) {
   const std::set<std::string> gemms = {op_names::kAttnQkv, op_names::kAttnProj, op_names::kMlpGateUp,
                                        op_names::kMlpDown, op_names::kHeadLogits};
-  const nlohmann::json time = time_json(predict_training(load_scenario_text(scenario, overrides)));
+  const Scenario loaded = load_scenario_text(scenario, overrides);
+  const nlohmann::json time = time_json(predict_training(loaded));
+  // the GEMMs a row runs: q, k, v (gate, up) one each where the stack keeps them separate
+  const bool separate = loaded.stack.separate_projections;
+  const auto gemm_kernels = [&](const std::string& base) {
+    if (separate && base == op_names::kAttnQkv) return 3;
+    if (separate && base == op_names::kMlpGateUp) return 2;
+    return 1;
+  };
   ProfiledStep step;
   for (const auto& op : time["ops"]) {
     const std::string name = op["name"];
@@ -76,9 +84,9 @@ ProfiledStep simulated(const std::string& scenario, const std::vector<std::strin
     if (gemms.count(base)) step.gemm_s += s;
     if (base == op_names::kAttnCore) step.attention_s += s;
     // a GEMM's or the attention's own kernel is not element-wise; what the stack adds to them is
-    const bool own_kernel = gemms.count(base) || base == op_names::kAttnCore;
+    const int own_kernels = gemms.count(base) ? gemm_kernels(base) : base == op_names::kAttnCore ? 1 : 0;
     if (name.rfind("optimizer.", 0) != 0)
-      step.elementwise_kernels += op["count"].get<double>() * (op["launches"].get<int>() - (own_kernel ? 1 : 0));
+      step.elementwise_kernels += op["count"].get<double>() * (op["launches"].get<int>() - own_kernels);
   }
   step.optimizer_s = time["breakdown"]["optimizer_s"].get<double>();
   step.gemm_clock = time["gemm_clock"].get<double>();
