@@ -220,9 +220,9 @@ TEST(HfBf16Kernels, SeparateProjectionsPriceQkvAsThreeGemms) {
     const LayerCost layer = cost_layer(s, 0);
     const OpTime qkv = qkv_of(layer);
     const double clock = layer.gemm_clock;
-    EXPECT_NEAR(qkv.fwd_s,
-                gemm_s(s, clock, 1024, 2048, 2048, GemmPass::fwd) + 2 * gemm_s(s, clock, 1024, 512, 2048, GemmPass::fwd),
-                1e-12)
+    EXPECT_NEAR(
+        qkv.fwd_s,
+        gemm_s(s, clock, 1024, 2048, 2048, GemmPass::fwd) + 2 * gemm_s(s, clock, 1024, 512, 2048, GemmPass::fwd), 1e-12)
         << stack;
     EXPECT_EQ(qkv.fwd_launches, 3) << stack;
   }
