@@ -132,7 +132,7 @@ std::vector<std::int64_t> projection_widths(const Scenario& s, const LayerOp& op
 // A GEMM's three passes: forward C = AB, dgrad dA = dC B^T, wgrad dB = A^T dC; each
 // moves about the same bytes (two operands read, one result written). `clock`: the clock the
 // power limit leaves them, against their curve's; `split`: the passes PyTorch's fused ops
-// chunk, over `widths` (fused_weight_widths). `weight_grad`: whether the wgrad runs (a frozen
+// chunk, over `widths` (projection_widths). `weight_grad`: whether the wgrad runs (a frozen
 // weight's, LoRA's base, does not: neither its time nor its tensor-core time counts).
 void price_gemm(const GpuSpec& gpu, const StackSpec& stack, Dtype dtype, const LayerOp& op, double clock,
                 const FusedMatmulSplit& split, const std::vector<std::int64_t>& widths, bool weight_grad, OpTime& t) {
@@ -322,7 +322,6 @@ OpTime price_op_list(const Scenario& s, const LayerOp& op, Dtype gemm_dtype, dou
   t.fwd_bytes = static_cast<double>(op.fwd_bytes);
   t.fwd_launches = t.dgrad_launches = 1;
   if (op.kind == OpKind::gemm) {
-    t.wgrad_launches = 1;
     const std::vector<std::int64_t> widths = projection_widths(s, op);
     price_gemm(gpu, s.stack, gemm_dtype, op, gemm_clock, split, widths, !s.training->lora, t);  // LoRA: frozen base
     t.bwd_bytes = 2 * t.fwd_bytes;  // dgrad and wgrad each move about the forward's bytes

@@ -697,6 +697,19 @@ std::vector<ComputeOp> optimizer_shard_ops(const StackSpec& stack, const Trainin
   return {update, cast};
 }
 
+// One 4-byte all-reduce (latency) over each of the data-, tensor- and pipeline-parallel groups
+// of more than one rank: a global norm's or a finiteness flag's.
+namespace {
+double scalar_all_reduce_s(const ClusterSpec& cluster, const Plan& plan) {
+  double seconds = 0;
+  for (ParallelGroup g : {ParallelGroup::dp, ParallelGroup::tp, ParallelGroup::pp}) {
+    const GroupLayout layout = group_layout(cluster, plan, g);
+    if (layout.ranks > 1) seconds += collective_time_s(cluster, CollectiveOp::all_reduce, layout, 4.0);
+  }
+  return seconds;
+}
+}  // namespace
+
 // Gradient clipping (training.optimizer.grad_clip; Megatron clip_grad_norm_fp32): a pass
 // reading this GPU's gradient shard for its squared norm, the norm's all-reduce over the
 // data-parallel, tensor- and pipeline-parallel groups (4 bytes: latency), and a pass
@@ -709,12 +722,7 @@ double grad_clip_s(const ClusterSpec& cluster, const StackSpec& stack, const Pla
   passes.kernel = kernel_names::kGradNorm;
   passes.dtype = t.precision;
   passes.bytes = 3.0 * grad_element_bytes(dp_gradient_dtype(stack, t.precision)) * shard;
-  double seconds = op_time_s(cluster.gpu, passes);
-  for (ParallelGroup g : {ParallelGroup::dp, ParallelGroup::tp, ParallelGroup::pp}) {
-    const GroupLayout layout = group_layout(cluster, plan, g);
-    if (layout.ranks > 1) seconds += collective_time_s(cluster, CollectiveOp::all_reduce, layout, 4.0);
-  }
-  return seconds;
+  return op_time_s(cluster.gpu, passes) + scalar_all_reduce_s(cluster, plan);
 }
 
 // The reference executor's check of its gradient shard for NaN/Inf before every update
@@ -733,12 +741,7 @@ double finite_check_s(const ClusterSpec& cluster, const StackSpec& stack, const 
   scan.kernel = kernel_names::kFiniteCheck;
   scan.dtype = t.precision;
   scan.bytes = grad_element_bytes(dp_gradient_dtype(stack, t.precision)) * shard;
-  double seconds = op_time_s(cluster.gpu, scan);
-  for (ParallelGroup g : {ParallelGroup::dp, ParallelGroup::tp, ParallelGroup::pp}) {
-    const GroupLayout layout = group_layout(cluster, plan, g);
-    if (layout.ranks > 1) seconds += collective_time_s(cluster, CollectiveOp::all_reduce, layout, 4.0);
-  }
-  return seconds;
+  return op_time_s(cluster.gpu, scan) + scalar_all_reduce_s(cluster, plan);
 }
 
 namespace {
