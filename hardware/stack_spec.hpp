@@ -8,6 +8,8 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include "hardware/kernel_generation.hpp"
 #include "models/moe_host_calls.hpp"
@@ -196,6 +198,18 @@ struct StackSpec {
   // ones' decode step otherwise), instead of riding in one pass with the decodes (vLLM's
   // chunked prefill). sim/inference/scheduler.hpp SchedulerLimits::prefill_first.
   bool serving_prefill_first = false;
+  // How the engine sizes its KV pool: empty, vLLM's (a share of HBM less the weights and the
+  // activations of a profiled pass, kv_cache.hpp); else SGLang's mem_fraction_static by TP
+  // size, [smallest TP, fraction] pairs: the pool is that fraction of the GPU's memory less
+  // the weights, the activations left to the rest (ModelRunner.profile_max_num_token).
+  std::vector<std::pair<int, double>> serving_mem_fraction_static;
+  // The fraction of the entry with the largest smallest-TP at or below `tp` (0: none).
+  double serving_static_fraction(int tp) const {
+    double f = 0;
+    for (const auto& [min_tp, fraction] : serving_mem_fraction_static)
+      if (min_tp <= tp) f = fraction;
+    return f;
+  }
   // The stack's GEMMs against the GPU's measured curve (today's cuBLASLt): an older library
   // picks slower kernels for the same shapes. 1: as measured.
   double gemm_library_scale = 1;

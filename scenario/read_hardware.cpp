@@ -365,6 +365,15 @@ StackSpec read_stack(const YAML::Node& node, const std::string& path) {
   s.serving_max_sequences = r.integer("serving_max_sequences", 0, 0, 1'000'000);
   s.serving_output_reserve = r.number("serving_output_reserve", 0, 0, 1);
   s.serving_prefill_first = r.boolean("serving_prefill_first", false);
+  // [smallest TP size, SGLang's mem_fraction_static] pairs (StackSpec::serving_mem_fraction_static)
+  const std::string fractions = r.key_path("serving_mem_fraction_static");
+  for (const EfficiencyPoint& pt :
+       read_pairs(r.child("serving_mem_fraction_static"), fractions, 1.0, "fraction", "1")) {
+    if (pt.size != std::floor(pt.size))
+      throw ScenarioError(fractions, std::to_string(pt.size),
+                          "must list [TP size, fraction] pairs: a TP size is a whole number");
+    s.serving_mem_fraction_static.emplace_back(static_cast<int>(pt.size), pt.efficiency);
+  }
   s.gemm_library_scale = r.number("gemm_library_scale", 1, 0.1, 1.5);
   if (r.choice("moe_gemm_generation", std::string("native"), {"native", "sm80"}) == "sm80")
     s.moe_gemm_generation = KernelGeneration::sm80;

@@ -25,10 +25,12 @@ KvCapacity kv_capacity(const Scenario& s, const KvCacheConfig& config) {
   for (int stage = 0; stage < s.plan.pp; ++stage) {
     StageKvCapacity st;
     st.stage = stage;
-    st.usable_bytes = static_cast<std::int64_t>(static_cast<double>(s.cluster.gpu.memory_bytes) * config.memory_utilization);
+    const bool fixed = config.static_fraction > 0;  // SGLang's: no profiled pass set aside
+    const double share = fixed ? config.static_fraction : config.memory_utilization;
+    st.usable_bytes = static_cast<std::int64_t>(static_cast<double>(s.cluster.gpu.memory_bytes) * share);
     st.weight_bytes = inference_gpu_weight_bytes(s.model, s.plan, w, stage) + draft_weight_bytes(s.plan, w);
-    st.buffer_bytes = inference_buffers(s.model, s.plan, profile).total();
-    st.activation_bytes = prefill_activation_bytes(s.model, s.plan, profile, stage);
+    st.buffer_bytes = fixed ? 0 : inference_buffers(s.model, s.plan, profile).total();
+    st.activation_bytes = fixed ? 0 : prefill_activation_bytes(s.model, s.plan, profile, stage);
     st.kv_bytes = std::max<std::int64_t>(0, st.usable_bytes - st.weight_bytes - st.buffer_bytes - st.activation_bytes);
     st.bytes_per_token = kv_cache_bytes_per_token(s.model, stage_layers(s.model, s.plan, stage).total(), s.plan.tp,
                                                   w.kv_dtype) +
@@ -42,6 +44,11 @@ KvCapacity kv_capacity(const Scenario& s, const KvCacheConfig& config) {
     cap.stages.push_back(st);
   }
   return cap;
+}
+
+KvCacheConfig engine_kv_config(const Scenario& scenario, KvCacheConfig config) {
+  config.static_fraction = scenario.stack.serving_static_fraction(scenario.plan.tp);
+  return config;
 }
 
 std::int64_t windowed_blocks_for_tokens(std::int64_t tokens, std::int64_t block_tokens, std::int64_t window,

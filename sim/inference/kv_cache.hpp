@@ -26,7 +26,16 @@ struct KvCacheConfig {
   std::int64_t block_tokens = kDefaultBlockTokens;
   double memory_utilization = kDefaultMemoryUtilization;
   std::int64_t max_batched_tokens = kDefaultMaxBatchedTokens;
+  // SGLang's mem_fraction_static (StackSpec::serving_static_fraction), 0: vLLM's profiling.
+  // Its pool is rest = available after the weights - total x (1 - fraction)
+  // (ModelRunner.profile_max_num_token): fraction x HBM less the weights, nothing set aside
+  // for the buffers and activations, which live in the rest.
+  double static_fraction = 0;
 };
+
+// The pool's sizing as the scenario's engine does it: its stack's static fraction at the
+// plan's TP size, with `config`'s other settings.
+KvCacheConfig engine_kv_config(const Scenario& scenario, KvCacheConfig config = {});
 
 inline std::int64_t blocks_for_tokens(std::int64_t tokens, std::int64_t block_tokens) {
   return (tokens + block_tokens - 1) / block_tokens;

@@ -104,6 +104,36 @@ TEST(KvCache, CapacityIsWhatTheWeightsLeave) {
   EXPECT_EQ(predict_inference(s).max_batch, cap.blocks / 16);
 }
 
+// SGLang sizes its pool as mem_fraction_static of the GPU less the weights, nothing set aside
+// for a profiled pass (ModelRunner.profile_max_num_token; hardware/catalog/stacks/sglang.yaml).
+// The same Llama-2-7B by hand at TP 1's 0.88: 0.88 x 85,899,345,920 B = 75,591,424,409 B (cut
+// to whole bytes), less the 13,476,831,232 B of weights = 62,114,593,177 B, / 8,388,608 B a
+// block = 7,404 blocks (7,404.6) exactly, where vLLM's 0.9 less its reserve gives 7,579-7,609.
+TEST(KvCache, SglangPoolIsItsStaticFractionLessTheWeights) {
+  Scenario s = test::serving_scenario("llama2-7b", "dgx-a100-80gb", 1, 1, 1, 1, 128, 128);
+  s.stack = catalog_stack("sglang");
+  const KvCapacity cap = kv_capacity(s, engine_kv_config(s));
+  ASSERT_EQ(cap.stages.size(), 1u);
+  EXPECT_EQ(cap.stages[0].usable_bytes, 75591424409);
+  EXPECT_EQ(cap.stages[0].activation_bytes, 0);
+  EXPECT_EQ(cap.stages[0].buffer_bytes, 0);
+  EXPECT_EQ(cap.blocks, 7404);
+  EXPECT_EQ(predict_inference(s).kv.blocks, 7404);  // `simulate` sizes it the same way
+  // the default fraction by TP size (server_args.py): 0.88, 0.87 from 2, 0.85 from 4, 0.81 from 8
+  const StackSpec sglang = catalog_stack("sglang");
+  EXPECT_DOUBLE_EQ(sglang.serving_static_fraction(1), 0.88);
+  EXPECT_DOUBLE_EQ(sglang.serving_static_fraction(2), 0.87);
+  EXPECT_DOUBLE_EQ(sglang.serving_static_fraction(3), 0.87);
+  EXPECT_DOUBLE_EQ(sglang.serving_static_fraction(4), 0.85);
+  EXPECT_DOUBLE_EQ(sglang.serving_static_fraction(8), 0.81);
+  EXPECT_DOUBLE_EQ(sglang.serving_static_fraction(16), 0.79);
+  // vLLM's engines keep the profiled sizing
+  Scenario v1 = s;
+  v1.stack = catalog_stack("vllm-v1");
+  EXPECT_EQ(engine_kv_config(v1).static_fraction, 0);
+  EXPECT_GE(kv_capacity(v1, engine_kv_config(v1)).blocks, 7609 - 30);
+}
+
 // The stage with the least room decides: with PP the last stage also holds the logits
 // layer (32000 x 4096 x 2 B), and the first the embedding table of the same size.
 TEST(KvCache, PipelineStagesEachHoldTheirLayersCache) {
