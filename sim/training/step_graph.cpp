@@ -239,8 +239,9 @@ struct Builder {
     return ep_shares[key] = share;
   }
 
-  // A pass's EP collectives: blocking, or in a paired slot the share the compute stream waits
-  // for on it and the rest on the EP stream, which only the pair's end waits for.
+  // A pass's EP collectives: blocking, or in a paired slot first the share the compute stream
+  // waits for on it, then the rest on the EP stream, which only the pair's end waits for (one
+  // collective: across nodes both hold the NICs in turn).
   void ep_comm(Chains& chains, int stage, std::int64_t layer, const std::string& name, double seconds) {
     const engine::CategoryId cat = out.categories.ep_comm;
     if (!s.plan.moe_a2a_overlap || !slot_paired || seconds <= 0) {
@@ -248,16 +249,18 @@ struct Builder {
       return;
     }
     const double waited = seconds * ep_share(layer, stage);
+    comm(chains, stage, GroupKind::ep, name + ".waited", waited, cat, nullptr);
     std::vector<std::size_t> before;
     for (const Chain& c : chains) before.push_back(c.pending.size());
     comm(chains, stage, GroupKind::ep, name, seconds - waited, cat, &StageStreams::ep);
     for (std::size_t g = 0; g < chains.size(); ++g) {  // off the next compute task's inputs, onto the pair's end
       std::vector<TaskId>& pending = chains[g].pending;
-      ep_beside[stage][g].insert(ep_beside[stage][g].end(), pending.begin() + static_cast<long>(before[g]),
-                                 pending.end());
+      for (std::size_t k = before[g]; k < pending.size(); ++k) {
+        if (waited > 0) out.graph.add_dependency(chains[g].last, pending[k]);
+        ep_beside[stage][g].push_back(pending[k]);
+      }
       pending.resize(before[g]);
     }
-    comm(chains, stage, GroupKind::ep, name + ".waited", waited, cat, nullptr);
   }
 
   ResourceId StageStreams::*tp_side() const { return s.plan.tp_comm_overlap ? &StageStreams::tp : nullptr; }
