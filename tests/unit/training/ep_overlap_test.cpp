@@ -163,5 +163,28 @@ TEST(EpOverlap, StepHidesPartOfTheAllToAlls) {
   EXPECT_GT(overlapped.breakdown.ep_comm_s, 0);  // the warm-up's and cool-down's stay exposed
 }
 
+// Every simulated GPU on its own (full, per rank) and the folded replicas give the fast mode's
+// step under the overlap: the EP stream and the pairs' ends are the same on each GPU, inside a
+// node (Qwen3-30B-A3B on PP 2, EP 8) and across two (PP 1, EP 16: F0, then each forward beside
+// the previous backward, both holding the NICs).
+TEST(EpOverlap, FidelitiesAgree) {
+  for (const char* plan :
+       {"{tp: 1, pp: 2, dp: 8, ep: 8, expert_tp: 1, zero: 1, recompute: none, schedule: interleaved, "
+        "virtual_stages: 12, moe_a2a_overlap: true, delay_wgrad_compute: true}",
+        "{tp: 1, pp: 1, dp: 16, ep: 16, expert_tp: 1, zero: 1, recompute: none, "
+        "moe_a2a_overlap: true, delay_wgrad_compute: true}"}) {
+    const Scenario s = load_scenario_text(R"(
+model: {hf_config: qwen3-235b-a22b, layers: 48, hidden: 2048, heads: 32, kv_heads: 4, head_dim: 128,
+        ffn_hidden: 6144, moe: {expert_ffn_hidden: 768}}
+cluster: dgx-h100
+stack: {preset: megatron-core, grad_reduce_fp32: false}
+training: {seq_len: 4096, global_batch: 128, micro_batch: 1, precision: fp8, optimizer: adam}
+plan: )" + std::string(plan) + "\n");
+    const double fast = predict_training(s, "", Fidelity::fast).step_s;
+    EXPECT_NEAR(predict_training(s, "", Fidelity::full).step_s, fast, 1e-9 * fast) << plan;
+    EXPECT_NEAR(predict_training(s, "", Fidelity::full_per_rank).step_s, fast, 1e-9 * fast) << plan;
+  }
+}
+
 }  // namespace
 }  // namespace twinsim
