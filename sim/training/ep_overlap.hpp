@@ -13,6 +13,7 @@
 // attention's after the next layer's combine has started (mlp.dw(), attn.dw()).
 // Warm-up forwards and cool-down backwards run alone, their all-to-alls exposed; with virtual
 // stages the warm-up has one forward more (schedules.py: num_warmup_microbatches += 1).
+#include "hardware/cluster_spec.hpp"
 #include "sim/training/layer_costs.hpp"
 
 namespace twinsim {
@@ -33,13 +34,27 @@ struct MoeLayerPhases {
 // time (LayerCost::fwd_s / bwd_s: the device's, or the host's where it issues slower).
 MoeLayerPhases moe_layer_phases(const LayerCost& lc);
 
+// What running at the same time costs each stream of the pair: the compute runs `compute`
+// times slower while an all-to-all runs beside it (the SMs its kernel holds:
+// nccl_compute_slowdown), the all-to-all `comm` times slower while compute runs beside it.
+struct CorunSlowdowns {
+  double compute = 1, comm = 1;
+};
+
+// The pair's slowdowns on `cluster`: the compute's from the SMs an NCCL kernel holds
+// (nccl_compute_slowdown), the all-to-all's from published measurements (ep_overlap.cpp).
+CorunSlowdowns ep_corun_slowdowns(const ClusterSpec& cluster);
+
 // The time of `layers` layers run as schedule_layer_1f1b runs them, the forward of layer i
 // (phases `f`) beside the backward of layer layers-1-i (phases `b`): two streams, each phase
-// starting once its stream is free and its input is ready.
-double combined_1f1b_s(const MoeLayerPhases& f, const MoeLayerPhases& b, int layers, bool delay_wgrad);
+// starting once its stream is free and its input is ready, each slowed by `slow` while the
+// other stream runs.
+double combined_1f1b_s(const MoeLayerPhases& f, const MoeLayerPhases& b, int layers, bool delay_wgrad,
+                       CorunSlowdowns slow = {});
 
 // Of a paired forward's and backward's all-to-alls, the share the compute stream still waits
-// for: (combined time - compute) / all-to-all time, in [0, 1]; 0 without all-to-alls.
-double ep_exposed_share(const MoeLayerPhases& phases, int layers, bool delay_wgrad);
+// for: (combined time - compute alone) / all-to-all time, in [0, 1]; 0 without all-to-alls.
+// At 1 the pair runs no faster than one pass after the other.
+double ep_exposed_share(const MoeLayerPhases& phases, int layers, bool delay_wgrad, CorunSlowdowns slow = {});
 
 }  // namespace twinsim

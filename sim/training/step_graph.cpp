@@ -235,7 +235,8 @@ struct Builder {
     const auto key = std::make_pair(costs.layer_cost_index[layer], std::max(layers, 1));
     const auto found = ep_shares.find(key);
     if (found != ep_shares.end()) return found->second;
-    const double share = ep_exposed_share(moe_layer_phases(cost_of(layer)), key.second, s.plan.delay_wgrad_compute);
+    const double share = ep_exposed_share(moe_layer_phases(cost_of(layer)), key.second, s.plan.delay_wgrad_compute,
+                                          ep_corun_slowdowns(s.cluster));
     return ep_shares[key] = share;
   }
 
