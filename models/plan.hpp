@@ -67,6 +67,15 @@ struct PlanKnobs {
   // dp_bucket_params below
   int dp_bucket_size = 0;
   bool tp_comm_overlap = false;
+  // Megatron-core's EP all-to-all overlap ("combined 1F1B", --overlap-moe-expert-parallel-comm;
+  // Megatron-Bridge's moe_a2a_overlap): in the 1F1B steady state one micro-batch's forward and
+  // another's backward run layer by layer together, each one's dispatch and combine all-to-alls
+  // beside the other's compute (sim/training/ep_overlap.hpp)
+  bool moe_a2a_overlap = false;
+  // --delay-wgrad-compute: under that overlap the weight gradients run apart from the input
+  // gradients, the experts' beside the backward's dispatch, the attention's beside the next
+  // layer's combine
+  bool delay_wgrad_compute = false;
   // flash-style attention never stores the s x s scores (Dao et al. 2022); an
   // extension of SCENARIO.md, default on as in current Megatron-core/TE runs
   bool flash_attention = true;

@@ -120,6 +120,8 @@ void for_each_plan_knob(Visit&& visit) {
   // 0: plan.tp (Megatron's default); a searched plan prints it ("etp1") where it differs
   visit(IntKnob{"expert_tp", &K::expert_tp, 0, 0, kMaxPlanDegree, S::late_setting, "etp", false});
   visit(ModuleSetKnob{"recompute_modules", &K::recompute_modules});  // with recompute: selective
+  visit(BoolKnob{"moe_a2a_overlap", &K::moe_a2a_overlap, false, S::no, ""});          // Megatron-core's EP A2A overlap
+  visit(BoolKnob{"delay_wgrad_compute", &K::delay_wgrad_compute, false, S::no, ""});  // with moe_a2a_overlap
 }
 
 // The row kinds a searched plan can print (a number or a layer list never is searched).

@@ -368,6 +368,21 @@ void validate_recompute_modules(const Scenario& s) {
     throw ScenarioError(key, value, "lists mla_up_proj, which needs latent attention (model.mla)");
 }
 
+// Megatron-core's EP all-to-all overlap (TransformerConfig.__post_init__, core_r0.16): expert
+// parallelism, virtual pipeline stages where pp > 1, no full recompute; delay_wgrad_compute only
+// with the overlap.
+void validate_ep_overlap(const Plan& p) {
+  if (p.delay_wgrad_compute && !p.moe_a2a_overlap)
+    throw ScenarioError("plan.delay_wgrad_compute", "true", "needs plan.moe_a2a_overlap: true (Megatron-core)");
+  if (!p.moe_a2a_overlap) return;
+  const std::string key = "plan.moe_a2a_overlap";
+  if (p.ep <= 1) throw ScenarioError(key, "true", "needs expert parallelism (plan.ep > 1)");
+  if (p.pp > 1 && (p.schedule != Schedule::interleaved || p.virtual_stages <= 1))
+    throw ScenarioError(key, "true",
+                        "with " + kv("plan.pp", p.pp) + " needs the interleaved schedule (plan.virtual_stages > 1)");
+  if (p.recompute == Recompute::full) throw ScenarioError(key, "true", "is refused with plan.recompute: full");
+}
+
 // training.lora's scope: the adapters and the frozen base are counted for a dense model's
 // attention and FFN layers (models/lora.hpp), trained without offloading or the eager census.
 void require_lora_scope(const Scenario& s) {
@@ -405,6 +420,7 @@ void validate_training(const Scenario& s) {
   const Plan& p = s.plan;
   const ModelSpec& m = s.model;
   validate_recompute_modules(s);
+  validate_ep_overlap(p);
   if (p.offload_optimizer && !s.cluster.host.described())
     throw ScenarioError("plan.offload_optimizer", "true",
                         "needs cluster.host (the PCIe link and CPU memory of the node: h2d_GBps, d2h_GBps, "

@@ -13,8 +13,8 @@ std::vector<PipelineSlot> gpipe(int micro_batches) {
   return order;
 }
 
-std::vector<PipelineSlot> one_f_one_b(int pp, int stage, int micro_batches) {
-  const int warmup = std::min(pp - stage - 1, micro_batches);
+std::vector<PipelineSlot> one_f_one_b(int pp, int stage, int micro_batches, int extra_warmup) {
+  const int warmup = std::min(pp - stage - 1 + extra_warmup, micro_batches);
   std::vector<PipelineSlot> order;
   int next_forward = 0, next_backward = 0;
   for (int i = 0; i < warmup; ++i) order.push_back({true, next_forward++, 0});
@@ -36,9 +36,9 @@ PipelineSlot interleaved_slot(int k, bool forward, int pp, int v) {
   return {forward, group * pp + in_group % pp, chunk};
 }
 
-std::vector<PipelineSlot> interleaved(int pp, int stage, int micro_batches, int v) {
+std::vector<PipelineSlot> interleaved(int pp, int stage, int micro_batches, int v, int extra_warmup) {
   const int total = micro_batches * v;
-  const int warmup = std::min((pp - stage - 1) * 2 + (v - 1) * pp, total);
+  const int warmup = std::min((pp - stage - 1) * 2 + (v - 1) * pp + extra_warmup, total);
   std::vector<PipelineSlot> order;
   int f = 0, b = 0;
   for (; f < warmup; ++f) order.push_back(interleaved_slot(f, true, pp, v));
@@ -52,14 +52,14 @@ std::vector<PipelineSlot> interleaved(int pp, int stage, int micro_batches, int 
 
 }  // namespace
 
-std::vector<PipelineSlot> stage_schedule(Schedule schedule, int pp, int stage, int micro_batches,
-                                         int virtual_stages) {
+std::vector<PipelineSlot> stage_schedule(Schedule schedule, int pp, int stage, int micro_batches, int virtual_stages,
+                                         int extra_warmup) {
   switch (schedule) {
     case Schedule::gpipe: return gpipe(micro_batches);
-    case Schedule::one_f_one_b: return one_f_one_b(pp, stage, micro_batches);
+    case Schedule::one_f_one_b: return one_f_one_b(pp, stage, micro_batches, extra_warmup);
     case Schedule::interleaved:
-      if (virtual_stages <= 1) return one_f_one_b(pp, stage, micro_batches);
-      return interleaved(pp, stage, micro_batches, virtual_stages);
+      if (virtual_stages <= 1) return one_f_one_b(pp, stage, micro_batches, extra_warmup);
+      return interleaved(pp, stage, micro_batches, virtual_stages, extra_warmup);
   }
   return {};
 }

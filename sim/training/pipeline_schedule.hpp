@@ -19,9 +19,12 @@ struct PipelineSlot {
   int chunk = 0;  // model chunk (virtual stage) on this pipeline stage; 0 without interleaving
 };
 
-// The program order of `stage`'s compute stream for one training step.
-std::vector<PipelineSlot> stage_schedule(Schedule schedule, int pp, int stage, int micro_batches,
-                                         int virtual_stages);
+// The program order of `stage`'s compute stream for one training step. `extra_warmup`: forwards
+// the 1F1B schedules warm up with beyond their own (Megatron-core's EP all-to-all overlap adds
+// one: schedules.py, num_warmup_microbatches += 1, so each steady-state forward runs beside the
+// backward of another micro-batch; sim/training/ep_overlap.hpp).
+std::vector<PipelineSlot> stage_schedule(Schedule schedule, int pp, int stage, int micro_batches, int virtual_stages,
+                                         int extra_warmup = 0);
 
 // Largest number of micro-batch activations (in chunk units) alive at once on the stage,
 // read off the order: forwards not yet matched by their backward.

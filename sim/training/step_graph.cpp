@@ -17,6 +17,7 @@
 #include "sim/memory/stage_layers.hpp"
 #include "sim/memory/weights.hpp"
 #include "sim/training/activation_offload.hpp"
+#include "sim/training/ep_overlap.hpp"
 #include "sim/training/fabric_share.hpp"
 #include "sim/training/pipeline_schedule.hpp"
 #include "sim/training/rank_layout.hpp"
@@ -220,6 +221,49 @@ struct Builder {
 
   int slot_micro_batch = 0;  // the micro-batch of the slot being emitted
 
+  // plan.moe_a2a_overlap (sim/training/ep_overlap.hpp): whether the slot being emitted runs
+  // beside another (a steady-state forward and the backward after it); per [stage][gpu] the
+  // all-to-alls its pair ran beside the compute, which the pair's last slot waits for
+  bool slot_paired = false;
+  std::vector<std::vector<std::vector<TaskId>>> ep_beside;
+  std::map<std::pair<int, int>, double> ep_shares;  // per (layer cost, layers a chunk): ep_exposed_share
+
+  // The share of a paired pass's all-to-alls the compute stream waits for, its chunk's layers
+  // run pair by pair.
+  double ep_share(std::int64_t layer, int stage) {
+    const int layers = static_cast<int>(chunk_layers[stage][0].size());
+    const auto key = std::make_pair(costs.layer_cost_index[layer], std::max(layers, 1));
+    const auto found = ep_shares.find(key);
+    if (found != ep_shares.end()) return found->second;
+    const double share = ep_exposed_share(moe_layer_phases(cost_of(layer)), key.second, s.plan.delay_wgrad_compute,
+                                          ep_corun_slowdowns(s.cluster));
+    return ep_shares[key] = share;
+  }
+
+  // A pass's EP collectives: blocking, or in a paired slot first the share the compute stream
+  // waits for on it, then the rest on the EP stream, which only the pair's end waits for (one
+  // collective: across nodes both hold the NICs in turn).
+  void ep_comm(Chains& chains, int stage, std::int64_t layer, const std::string& name, double seconds) {
+    const engine::CategoryId cat = out.categories.ep_comm;
+    if (!s.plan.moe_a2a_overlap || !slot_paired || seconds <= 0) {
+      comm(chains, stage, GroupKind::ep, name, seconds, cat, nullptr);
+      return;
+    }
+    const double waited = seconds * ep_share(layer, stage);
+    comm(chains, stage, GroupKind::ep, name + ".waited", waited, cat, nullptr);
+    std::vector<std::size_t> before;
+    for (const Chain& c : chains) before.push_back(c.pending.size());
+    comm(chains, stage, GroupKind::ep, name, seconds - waited, cat, &StageStreams::ep);
+    for (std::size_t g = 0; g < chains.size(); ++g) {  // off the next compute task's inputs, onto the pair's end
+      std::vector<TaskId>& pending = chains[g].pending;
+      for (std::size_t k = before[g]; k < pending.size(); ++k) {
+        if (waited > 0) out.graph.add_dependency(chains[g].last, pending[k]);
+        ep_beside[stage][g].push_back(pending[k]);
+      }
+      pending.resize(before[g]);
+    }
+  }
+
   ResourceId StageStreams::*tp_side() const { return s.plan.tp_comm_overlap ? &StageStreams::tp : nullptr; }
 
   // A pass's TP collectives: blocking, or beside the compute with the part of them the
@@ -288,8 +332,16 @@ struct Builder {
     dp_grad_tasks.assign(pp, {});
     for (int i = 0; i < pp; ++i) dp_grad_tasks[i].assign(stages[i].gpus.size(), {});
     for (int i = 0; i < pp; ++i) slot_begin.emplace_back(stages[i].gpus.size(), -1);
-    for (int i = 0; i < pp; ++i)
-      for (const PipelineSlot& slot : stage_schedule(s.plan.schedule, pp, i, m, v)) emit_slot(i, slot);
+    for (int i = 0; i < pp; ++i) ep_beside.emplace_back(stages[i].gpus.size());
+    const int extra_warmup = s.plan.moe_a2a_overlap ? 1 : 0;
+    for (int i = 0; i < pp; ++i) {
+      const std::vector<PipelineSlot> order = stage_schedule(s.plan.schedule, pp, i, m, v, extra_warmup);
+      for (std::size_t k = 0; k < order.size(); ++k) {
+        // a steady-state forward and the backward after it run together (combined 1F1B)
+        slot_paired = order[k].forward ? k + 1 < order.size() && !order[k + 1].forward : k > 0 && order[k - 1].forward;
+        emit_slot(i, order[k]);
+      }
+    }
     add_pipeline_transfers();
     for (int i = 0; i < pp; ++i) add_data_parallel(i);
   }
@@ -402,7 +454,7 @@ void Builder::forward_layer(Chains& ch, int stage, std::int64_t layer) {
           {static_cast<std::int32_t>(layer), costs.layer_cost_index[layer], LayerPass::fwd});
   cp_comm(ch, stage, prefix + ".cp.fwd", lc.fwd_s(TimeCategory::cp_comm), lc.cp_waited_fwd_s);
   tp_comm(ch, stage, prefix + ".tp.fwd", lc.fwd_s(TimeCategory::tp_comm), lc.tp_waited_fwd_s);
-  comm(ch, stage, GroupKind::ep, prefix + ".ep.fwd", lc.fwd_s(TimeCategory::ep_comm), c.ep_comm, nullptr);
+  ep_comm(ch, stage, layer, prefix + ".ep.fwd", lc.fwd_s(TimeCategory::ep_comm));
   if (offloaded(layer)) offload_layer(ch, stage, layer);
 }
 
@@ -426,7 +478,7 @@ void Builder::backward_layer(Chains& ch, int stage, std::int64_t layer, bool las
     if (s.plan.recompute == Recompute::full)
       comm(ch, stage, GroupKind::ep, prefix + ".ep.recompute", lc.fwd_s(TimeCategory::ep_comm), c.ep_comm, nullptr);
   }
-  comm(ch, stage, GroupKind::ep, prefix + ".ep.bwd", lc.bwd_s(TimeCategory::ep_comm), c.ep_comm, nullptr);
+  ep_comm(ch, stage, layer, prefix + ".ep.bwd", lc.bwd_s(TimeCategory::ep_comm));
   const std::vector<TaskId> t = compute(ch, stage, prefix + ".bwd", lc.bwd_s(TimeCategory::compute), c.compute,
                                         {static_cast<std::int32_t>(layer), idx, LayerPass::bwd});
   // the exchange beside the backward it belongs to (issued with the attention's backward), before
@@ -478,7 +530,13 @@ void Builder::emit_slot(int stage, const PipelineSlot& slot) {
     if (first_virtual) ends(ch, stage, costs.embedding, "embedding", true);
     stage_shard_reduce(ch, stage, slot.chunk);
   }
-  // a zero-length marker closes every slot (and waits for pending side-stream work)
+  // a zero-length marker closes every slot (and waits for pending side-stream work); a pair's
+  // backward, for the pair's all-to-alls beside its compute too
+  if (!slot.forward)
+    for (std::size_t g = 0; g < ch.size(); ++g) {
+      ch[g].pending.insert(ch[g].pending.end(), ep_beside[stage][g].begin(), ep_beside[stage][g].end());
+      ep_beside[stage][g].clear();
+    }
   compute(ch, stage, slot.forward ? "slot.fwd.end" : "slot.bwd.end", 0, out.categories.compute);
   const int idx = slot_index(stage, slot.micro_batch, slot.chunk, !slot.forward);
   for (const Chain& c : ch) {

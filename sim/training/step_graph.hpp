@@ -27,6 +27,8 @@ struct StageStreams {
   // stream) and FSDP (its unshard stream), so a layer's prefetch does not queue behind the
   // previous layer's gradient reduce-scatter
   engine::ResourceId compute = -1, tp = -1, cp = -1, dp = -1, gather = -1;
+  // ep: the all-to-alls of plan.moe_a2a_overlap's paired passes (-1: none; sim/training/ep_overlap.hpp)
+  engine::ResourceId ep = -1;
   engine::ResourceId nic = -1;
   // its PCIe link's copy stream to CPU memory (plan.offload_activations_layers; -1: none)
   engine::ResourceId host_link = -1;

@@ -67,9 +67,12 @@ StageStreams add_gpu(const Scenario& s, engine::TaskGraph& g, int rank) {
   st.dp = g.add_stream(rank, "dp_comm");
   st.gather = g.add_stream(rank, "zero3_gather");
   if (s.plan.offload_activations_layers > 0) st.host_link = g.add_stream(rank, "host_link");  // copy engines
+  // combined 1F1B's (ep_overlap.hpp); what it and the compute cost each other is in its exposed
+  // share (ep_corun_slowdowns), so it is no interferer here
+  if (s.plan.moe_a2a_overlap) st.ep = g.add_stream(rank, "ep_comm");
   const double slowdown = nccl_compute_slowdown(s.cluster);
   if (slowdown > 1.0) {
-    const engine::ResourceId side[] = {st.tp, st.cp, st.dp, st.gather};
+    std::vector<engine::ResourceId> side{st.tp, st.cp, st.dp, st.gather};
     g.add_interference(st.compute, side, slowdown);
   }
   return st;

@@ -32,12 +32,14 @@ TimeBreakdown stage_breakdown(const StepGraph& g, const engine::Timeline& tl, in
   }
   std::vector<engine::ResourceId> watched{st.tp, st.cp, st.dp, st.gather};
   if (st.host_link >= 0) watched.push_back(st.host_link);
+  if (st.ep >= 0) watched.push_back(st.ep);  // plan.moe_a2a_overlap's all-to-alls beside the compute
   const std::vector<engine::ResourceId> covering{st.compute};
   const std::vector<double> exposed = engine::exposed_times(g.graph, tl, watched, covering);
   b.dp_comm_exposed_s += exposed[c.dp_comm];
   b.offload_exposed_s += exposed[c.offload];
   b.tp_comm_s += exposed[c.tp_comm];
   b.cp_comm_s += exposed[c.cp_comm];
+  b.ep_comm_s += exposed[c.ep_comm];
   b.pp_bubble_s = tl.makespan_s - b.sum();
   if (b.pp_bubble_s < 0 && b.pp_bubble_s > -1e-9 * tl.makespan_s) b.pp_bubble_s = 0;
   return b;

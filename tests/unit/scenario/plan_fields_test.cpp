@@ -52,7 +52,7 @@ TEST(PlanKnobs, EachKeyReadsIntoItsMember) {
           "offload_params: true, offload_device: nvme, offload_activations_layers: 14, "
           "zero_quantized_weights: true, zero_quantized_gradients: true, zero_hpz_partition_size: 11, "
           "gradient_compression: topk, gradient_topk_ratio: 0.25, expert_tp: 3, recompute_modules: [layernorm, "
-          "moe_act]}";
+          "moe_act], moe_a2a_overlap: true, delay_wgrad_compute: true}";
   const Plan p = read_plan(YAML::Load(yaml.str()), "plan");
   // each compression's own setting comes only with it: the rank is read in a plan of its own
   const Plan powersgd = read_plan(YAML::Load("{gradient_compression: powersgd, gradient_powersgd_rank: 13}"), "plan");
