@@ -147,6 +147,10 @@ struct GpuSpec {
   // kAttentionKernels: "cudnn", "flash3"), for the stacks that run it (StackSpec::attention_kernel);
   // attention_efficiency_by_seq is FlashAttention-2's
   std::map<std::string, std::map<int, PassCurves>, std::less<>> attention_kernel_efficiency_by_seq;
+  // the same kernels called without the causal mask (a load-balanced ring attention's steps
+  // after the first: sim/training/torch_cp_exchange.hpp), by name, where measured; efficiency
+  // against the full rectangle's FLOPs, all of which a non-causal kernel computes (up to 1)
+  std::map<std::string, std::map<int, PassCurves>, std::less<>> attention_kernel_noncausal_efficiency_by_seq;
   // serving attention of new tokens over a KV cache (prefill chunks, decode steps), by
   // FLOPs of the full rectangle; empty: attention_efficiency's forward curve
   std::vector<EfficiencyPoint> kv_attention_efficiency;

@@ -119,15 +119,19 @@ std::map<int, PassCurves> read_attention_by_head_dim(MappingReader& r, const std
   return curves;
 }
 
-// attention_kernel_efficiency_by_seq: {KERNEL: {HEAD_DIM: {fwd, bwd}}} for the fused
-// attention kernels other than FlashAttention-2 (whose curves are attention_efficiency_by_seq)
-std::map<std::string, std::map<int, PassCurves>, std::less<>> read_attention_kernels(MappingReader& r) {
+// attention_kernel_efficiency_by_seq (key): {KERNEL: {HEAD_DIM: {fwd, bwd}}} for the fused
+// attention kernels other than FlashAttention-2 (whose curves are attention_efficiency_by_seq);
+// `max_value` 2 for causal curves (against the full rectangle), 1 for non-causal ones
+std::map<std::string, std::map<int, PassCurves>, std::less<>> read_attention_kernels(MappingReader& r,
+                                                                                     const std::string& key,
+                                                                                     double max_value) {
   std::vector<std::string_view> own_curves;
   for (std::string_view k : kAttentionKernels)
     if (k != kFlash2Attention && !picked_by_device(k)) own_curves.push_back(k);  // sdpa, te pick one of them
-  return read_named<std::map<int, PassCurves>>(
-      r, "attention_kernel_efficiency_by_seq", own_curves, "an attention kernel with curves of its own",
-      [](MappingReader& kernels, const std::string& name) { return read_attention_by_head_dim(kernels, name, 2.0); });
+  return read_named<std::map<int, PassCurves>>(r, key, own_curves, "an attention kernel with curves of its own",
+                                               [max_value](MappingReader& kernels, const std::string& name) {
+                                                 return read_attention_by_head_dim(kernels, name, max_value);
+                                               });
 }
 
 // gemm_efficiency_by_dtype (key): {fp8: curve, tf32: curve, ...}, math types with a peak
@@ -307,7 +311,9 @@ GpuSpec read_gpu(const YAML::Node& node, const std::string& path) {
   g.attention_efficiency = read_pass_curves(r, "attention_efficiency");
   g.attention_efficiency_by_head_dim = read_attention_by_head_dim(r, "attention_efficiency_by_head_dim", 1.0);
   g.attention_efficiency_by_seq = read_attention_by_head_dim(r, "attention_efficiency_by_seq", 2.0);
-  g.attention_kernel_efficiency_by_seq = read_attention_kernels(r);
+  g.attention_kernel_efficiency_by_seq = read_attention_kernels(r, "attention_kernel_efficiency_by_seq", 2.0);
+  g.attention_kernel_noncausal_efficiency_by_seq =
+      read_attention_kernels(r, "attention_kernel_noncausal_efficiency_by_seq", 1.0);
   g.kv_attention_efficiency = read_curve(r, "kv_attention_efficiency");
   if (r.has("kv_attention_latency")) g.kv_attention_latency = read_kv_attention_latency(r);
   g.kv_attention_cuda_core_efficiency = r.number("kv_attention_cuda_core_efficiency", 0, 0, 1);

@@ -13,6 +13,10 @@ length (512, 2k, 8k); 1k, 4k and 16k are held out and judged by
 tests/unit/validation/attention_curves_test.cpp. With --long (gpu_attention_long.py's
 attention_long.csv: one sequence of 32 heads, 8k-128k tokens) its 32k and 128k rows extend
 the curves of their head width past 8k (16k and 64k held out), where long-context runs live.
+With --noncausal the rows without the causal mask (attention.csv's causal 0: the same batch x
+sequence = 16k tokens) give attention_kernel_noncausal_efficiency_by_seq instead (a non-causal
+kernel computes the whole rectangle, so its efficiency is its fraction of the peak), the same rows
+fitted and held out; the long rows are causal only.
 
     scripts/sdpa_attention_to_catalog.py scenarios/validation/microbench/measured_2026-11-26/h100/attention.csv \\
         --backend cudnn --peak-tflops 989 --long scenarios/validation/microbench/measured_2026-11-26/h100/attention_long.csv
@@ -32,21 +36,24 @@ def main():
     ap.add_argument("--kernel", default="cudnn", help="the catalog's name for the kernel")
     ap.add_argument("--peak-tflops", type=float, required=True, help="dense fp16/bf16 peak")
     ap.add_argument("--long", help="attention_long.csv: its 32k and 128k rows extend the curves")
+    ap.add_argument("--noncausal", action="store_true", help="the rows without the causal mask")
     args = ap.parse_args()
     peak = args.peak_tflops * 1e12
     fwd, bwd = defaultdict(list), defaultdict(list)
+    causal = "0" if args.noncausal else "1"
     for path, fit in ((args.csv, FIT_SEQ), (args.long, FIT_LONG_SEQ)):
         if not path:
             continue
         for r in csv.DictReader(open(path)):
-            if r["backend"] != args.backend or r["causal"] != "1" or int(r["seq"]) not in fit:
+            if r["backend"] != args.backend or r["causal"] != causal or int(r["seq"]) not in fit:
                 continue
             b, h, s, d = (int(r[k]) for k in ("batch", "heads", "seq", "head_dim"))
             f = 4.0 * b * h * s * s * d
             t_f, t = float(r["fwd_s"]), float(r["fwd_bwd_s"])
             fwd[d].append((s, f / (t_f * peak)))
             bwd[d].append((s, 2 * f / ((t - t_f) * peak)))
-    print(f"attention_kernel_efficiency_by_seq:\n  {args.kernel}:")
+    key = "attention_kernel_noncausal_efficiency_by_seq" if args.noncausal else "attention_kernel_efficiency_by_seq"
+    print(f"{key}:\n  {args.kernel}:")
     for d in sorted(fwd):
         curve = lambda pts: "[" + ", ".join(f"[{s}, {e:.4f}]" for s, e in sorted(pts)) + "]"
         print(f"    {d}: {{fwd: {curve(fwd[d])}, bwd: {curve(bwd[d])}}}")

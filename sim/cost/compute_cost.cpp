@@ -55,9 +55,11 @@ double kernel_memory_s(const GpuSpec& gpu, const ComputeOp& op) {
 // them), for the listed head width nearest op's (ties: the wider).
 const PassCurves* attention_by_seq(const GpuSpec& gpu, const ComputeOp& op) {
   const std::map<int, PassCurves>* by_head_dim = &gpu.attention_efficiency_by_seq;
-  if (!op.attention_kernel.empty() && op.attention_kernel != kFlash2Attention) {
-    const auto it = gpu.attention_kernel_efficiency_by_seq.find(op.attention_kernel);
-    if (it == gpu.attention_kernel_efficiency_by_seq.end()) return nullptr;
+  if (op.noncausal || (!op.attention_kernel.empty() && op.attention_kernel != kFlash2Attention)) {
+    const auto& kernels =
+        op.noncausal ? gpu.attention_kernel_noncausal_efficiency_by_seq : gpu.attention_kernel_efficiency_by_seq;
+    const auto it = kernels.find(op.attention_kernel);
+    if (it == kernels.end()) return nullptr;
     by_head_dim = &it->second;
   }
   if (op.kv_len <= 0 || by_head_dim->empty()) return nullptr;

@@ -46,6 +46,9 @@ struct ComputeOp {
   // flash attention: which fused kernel runs it ("" or "flash2": the GPU's
   // attention_efficiency_by_seq; else its attention_kernel_efficiency_by_seq entry)
   std::string_view attention_kernel;
+  // flash attention called without the causal mask: that kernel's
+  // attention_kernel_noncausal_efficiency_by_seq entry (the caller checks that the GPU has one)
+  bool noncausal = false;
   // memory-bound kernels: which one ("gelu", "layernorm", ...; see LayerOp::kernel),
   // for GPUs that list per-kernel efficiencies; "" runs at the GPU's memory_efficiency.
   // GEMMs: "gemm" (their memory side: working_set_bytes says how much of it the cache keeps).

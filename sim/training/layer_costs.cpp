@@ -289,6 +289,34 @@ double layout_copy_s(const GpuSpec& gpu, Dtype dtype, const LayerOp& op, double 
   return compute_s(gpu, copy, t);
 }
 
+// Whether the op is the attention core run as PyTorch's load-balanced ring's calls with the
+// non-causal ones at their own rates: the stack's ring (cp_exchange: torch_all_gather) on a CP
+// plan, and the GPU's non-causal curves measured for the kernel.
+bool priced_as_ring_calls(const Scenario& s, const LayerOp& op, std::string_view kernel) {
+  return op.kind == OpKind::attention && op.name == op_names::kAttnCore && op.flash && s.plan.cp > 1 &&
+         s.stack.cp_exchange == kTorchAllGatherCpExchange &&
+         s.cluster.gpu.attention_kernel_noncausal_efficiency_by_seq.contains(kernel);
+}
+
+// One pass of the attention core as the ring's calls (torch_ring_calls): the causal call at the
+// op's kernel_kv_len (s/cp) keys a query, the non-causal ones half there and half at half of it;
+// the op's bytes shared as its FLOPs are.
+double ring_calls_s(const GpuSpec& gpu, const ComputeOp& pass, int cp, OpTime& t) {
+  const TorchRingCalls calls = torch_ring_calls(cp);
+  ComputeOp causal = pass;
+  causal.flops = pass.flops * calls.causal_share;
+  causal.bytes = pass.bytes / cp;
+  double total = compute_s(gpu, causal, t);
+  ComputeOp later = pass;
+  later.noncausal = true;
+  later.flops = pass.flops * calls.noncausal_share / 2;
+  later.bytes = pass.bytes * (cp - 1) / (2.0 * cp);
+  total += compute_s(gpu, later, t);  // i > rank: half the queries against a peer's s/cp keys
+  later.kv_len = std::max<std::int64_t>(1, pass.kv_len / 2);
+  total += compute_s(gpu, later, t);  // i <= rank: all the queries against half a peer's keys
+  return total;
+}
+
 // `gemm_dtype`: the math type of the op list's GEMMs (the layers': training.precision; the
 // embedding's and head's: the 16-bit type); `gemm_clock`: their clock under the power limit (an
 // attention op's: its own, price_all's sustained_attention_clock).
@@ -342,8 +370,13 @@ OpTime price_op_list(const Scenario& s, const LayerOp& op, Dtype gemm_dtype, dou
     fwd.attention_kernel = bwd.attention_kernel = resolved_attention_kernel(s.stack, gpu);
     fwd.clock_scale = bwd.clock_scale = gemm_clock;  // price_all's attention clock (power_limit.hpp)
   }
-  t.fwd_s = compute_s(gpu, fwd, t);
-  t.dgrad_s = compute_s(gpu, bwd, t);
+  if (priced_as_ring_calls(s, op, fwd.attention_kernel)) {
+    t.fwd_s = ring_calls_s(gpu, fwd, s.plan.cp, t);
+    t.dgrad_s = ring_calls_s(gpu, bwd, s.plan.cp, t);
+  } else {
+    t.fwd_s = compute_s(gpu, fwd, t);
+    t.dgrad_s = compute_s(gpu, bwd, t);
+  }
   t.bwd_bytes = t.dgrad_bytes = backward_bytes;
   return t;
 }

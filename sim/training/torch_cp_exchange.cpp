@@ -52,6 +52,12 @@ TorchCpPassBytes torch_cp_pass_bytes(double elements, int cp, bool compiled) {
   return b;
 }
 
+TorchRingCalls torch_ring_calls(int cp) {
+  if (cp <= 1) return {};
+  const double c = cp;
+  return {1 / c, (c - 1) / (2 * c)};  // the causal call's rectangle; cp - 1 calls of half of it
+}
+
 TorchCpPassBytes torch_cp_pass_bytes(const Scenario& s, const LayerOp& ring) {
   if (s.stack.cp_exchange != kTorchAllGatherCpExchange || s.plan.cp <= 1 || ring.fwd_comm.bytes == 0) return {};
   // K and V are each half of the chunk; Q and the output as wide (heads x head_dim after repeat_kv)

@@ -51,6 +51,21 @@ struct TorchCpPassBytes {
 };
 TorchCpPassBytes torch_cp_pass_bytes(double elements, int cp, bool compiled);
 
+// The attention core's calls on one rank as PyTorch's load-balanced ring makes them
+// (_templated_ring_attention and its backward, 2024-12: _is_causal_behavior and the i <= rank /
+// i > rank branches): step 0 a causal call over the rank's own s/cp queries and keys; each of
+// the cp - 1 later steps a non-causal one (is_causal=False) against the first half of a peer's
+// keys (i <= rank: s/(2 cp) keys a query) or with the second half of the queries (i > rank: s/cp
+// keys), as many query-key pairs as the causal call computes, (s/cp)^2 / 2. As shares of the op
+// list's full-rectangle FLOPs F (s/cp queries against all s keys): the causal call's rectangle
+// is F / cp (a causal curve counts the rectangle it masks), each later call computes F / (2 cp),
+// all of it; over the ranks half the later calls take each branch. cp 1: one causal call.
+struct TorchRingCalls {
+  double causal_share = 1;     // of F, at the causal curve, s/cp keys a query
+  double noncausal_share = 0;  // of F, at the non-causal curve: half at s/cp keys, half at s/(2 cp)
+};
+TorchRingCalls torch_ring_calls(int cp);
+
 // The same for the scenario's layer: 0 unless the stack runs PyTorch's ring (stack.cp_exchange:
 // torch_all_gather) on a CP plan. `ring` is the op list's CP entry, as above.
 TorchCpPassBytes torch_cp_pass_bytes(const Scenario& s, const LayerOp& ring);

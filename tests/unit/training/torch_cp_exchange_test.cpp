@@ -5,7 +5,9 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <map>
 #include <string>
+#include <utility>
 
 #include "models/op_names.hpp"
 #include "scenario/load.hpp"
@@ -134,6 +136,49 @@ TEST(TorchCpExchange, RingPassesCountedFromTheLoops) {
   EXPECT_GT(passes.fwd_s, 0);
   const LayerCost ideal = cost_layer(llama8b(4, 1, 1, "ring"), 0);
   EXPECT_THROW(row(ideal, op_names::kAttnCpMerge), std::runtime_error);
+}
+
+// The ring's calls (torch_ring_calls): at cp 4 step 0 is a causal call over the rank's own
+// queries and keys, the full rectangle of which is F / 4 of the op list's F (s/4 queries against
+// all s keys); steps 1-3 each compute (s/4)^2 / 2 pairs, F / 8, without the mask: 3 F / 8.
+TEST(TorchCpExchange, RingCallsCountedFromTheLoop) {
+  EXPECT_DOUBLE_EQ(torch_ring_calls(1).causal_share, 1);
+  EXPECT_DOUBLE_EQ(torch_ring_calls(1).noncausal_share, 0);
+  EXPECT_DOUBLE_EQ(torch_ring_calls(4).causal_share, 0.25);
+  EXPECT_DOUBLE_EQ(torch_ring_calls(4).noncausal_share, 0.375);
+  EXPECT_DOUBLE_EQ(torch_ring_calls(8).causal_share, 0.125);
+  EXPECT_DOUBLE_EQ(torch_ring_calls(8).noncausal_share, 0.4375);  // 7 calls of F / 16
+}
+
+// The attention core's time with the non-causal calls at their own curve, against all of it at
+// the causal curve (what the GPU's causal curves alone give), by hand with flat curves: causal
+// efficiency e_c against the rectangle, non-causal e_n against the pairs it computes. At cp 4 the
+// time is F / (4 P e_c) + 3 F / (8 P e_n) against F / (P e_c): a ratio of 1/4 + 3/8 e_c / e_n,
+// forward (e_c 0.6, e_n 0.25) 0.25 + 0.375 x 2.4 = 1.15, backward (0.5, 0.2) 0.25 + 0.375 x 2.5 =
+// 1.1875. Where e_n = e_c / 2 (the same pairs a second) the ratio is 1. Without PyTorch's ring
+// (stack.cp_exchange: ring) or without CP the non-causal curves are not used.
+TEST(TorchCpExchange, RingStepsAfterTheFirstRunTheNonCausalKernel) {
+  const auto flat = [](double fwd, double bwd) {
+    return std::map<int, PassCurves>{{128, PassCurves{{{1, fwd}}, {{1, bwd}}}}};
+  };
+  const auto core_s = [&](Scenario s, bool noncausal_curves) {
+    s.stack.attention_kernel = std::string(kSdpaFlashAttention);
+    s.cluster.gpu.attention_kernel_efficiency_by_seq[std::string(kSdpaFlashAttention)] = flat(0.6, 0.5);
+    s.cluster.gpu.attention_kernel_noncausal_efficiency_by_seq.clear();
+    if (noncausal_curves)
+      s.cluster.gpu.attention_kernel_noncausal_efficiency_by_seq[std::string(kSdpaFlashAttention)] = flat(0.25, 0.2);
+    const OpTime& core = row(cost_layer(s, 0), op_names::kAttnCore);
+    return std::pair{core.fwd_s, core.dgrad_s};
+  };
+  const Scenario ring = llama8b(4, 1, 1, "torch_all_gather");
+  const auto [fwd, bwd] = core_s(ring, true);
+  const auto [causal_fwd, causal_bwd] = core_s(ring, false);
+  EXPECT_NEAR(fwd / causal_fwd, 1.15, 1e-3);  // launches aside (two more calls of microseconds)
+  EXPECT_NEAR(bwd / causal_bwd, 1.1875, 1e-3);
+  const Scenario ideal = llama8b(4, 1, 1, "ring");
+  EXPECT_DOUBLE_EQ(core_s(ideal, true).first, core_s(ideal, false).first);
+  const Scenario no_cp = llama8b(1, 1, 1, "torch_all_gather");
+  EXPECT_DOUBLE_EQ(core_s(no_cp, true).second, core_s(no_cp, false).second);
 }
 
 // torchtitan's 405B CP 4 run (FSDP 2 x CP 4 x TP 8 x PP 8, async TP): its CP groups cross

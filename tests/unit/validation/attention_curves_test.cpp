@@ -56,10 +56,13 @@ std::vector<Row> causal_fa2_rows(const std::string& file) {
 // One forward and one backward of the benchmark's shape (hidden 2048, 16384 tokens) as the
 // op list counts them: the full rectangle, the backward twice the forward.
 // `kernel`: the stack's attention kernel ("": FlashAttention-2).
-double predicted_s(const GpuSpec& gpu, double batch, double heads, const Row& r, std::string_view kernel) {
+// `noncausal`: the kernel's curves without the mask (attention_kernel_noncausal_efficiency_by_seq).
+double predicted_s(const GpuSpec& gpu, double batch, double heads, const Row& r, std::string_view kernel,
+                   bool noncausal = false) {
   ComputeOp op;
   op.kind = ComputeKind::attention;
   op.attention_kernel = kernel;
+  op.noncausal = noncausal;
   op.dtype = Dtype::bf16;
   op.head_dim = r.head_dim;
   op.kv_len = r.seq;
@@ -116,7 +119,7 @@ struct MeasuredRow {
 };
 
 std::vector<MeasuredRow> causal_sdpa_rows(const std::string& gpu_dir, const std::string& backend,
-                                          const std::string& file = "attention.csv") {
+                                          const std::string& file = "attention.csv", const std::string& causal = "1") {
   std::ifstream in(std::string(TWINSIM_SOURCE_DIR) + "/scenarios/validation/microbench/measured_2026-11-26/" +
                    gpu_dir + "/" + file);
   EXPECT_TRUE(in) << gpu_dir;
@@ -125,7 +128,7 @@ std::vector<MeasuredRow> causal_sdpa_rows(const std::string& gpu_dir, const std:
   std::getline(in, line);  // backend,batch,heads,seq,head_dim,causal,fwd_s,fwd_bwd_s,fwd_flops
   while (std::getline(in, line)) {
     const std::vector<std::string> c = split_csv_line(line);
-    if (c.size() != 9 || c[0] != backend || c[5] != "1") continue;
+    if (c.size() != 9 || c[0] != backend || c[5] != causal) continue;
     rows.push_back({{std::stoi(c[4]), std::stoi(c[3]), 0}, std::stod(c[6]), std::stod(c[7])});
   }
   return rows;
@@ -190,6 +193,34 @@ void judge_sdpa_flash(const std::string& gpu_name, const std::string& gpu_dir) {
 
 TEST(AttentionCurves, SdpaFlashH100HeldOutSequences) { judge_sdpa_flash("h100-sxm", "h100"); }
 TEST(AttentionCurves, SdpaFlashH200HeldOutSequences) { judge_sdpa_flash("h200-sxm", "h200"); }
+
+// The same kernel called without the causal mask (attention.csv's causal 0 rows, the benchmark
+// shape), as PyTorch's ring attention calls it after its first step: the non-causal curves fit
+// 512, 2k and 8k; held out 1k, 4k and 16k (past the last fitted point, held flat). A non-causal
+// kernel computes the whole rectangle, so at 8k and past it runs at about half the causal
+// curve's efficiency (which counts the rectangle it masks): printed beside, the causal curve
+// halved.
+void judge_sdpa_flash_noncausal(const std::string& gpu_name, const std::string& gpu_dir) {
+  const GpuSpec gpu = catalog_gpu(gpu_name);
+  ASSERT_TRUE(gpu.attention_kernel_noncausal_efficiency_by_seq.contains(kSdpaFlashAttention)) << gpu_name;
+  int held_out = 0;
+  for (const MeasuredRow& r : causal_sdpa_rows(gpu_dir, "flash", "attention.csv", "0")) {
+    const double batch = 16384.0 / r.shape.seq, heads = 2048.0 / r.shape.head_dim;
+    const double after = predicted_s(gpu, batch, heads, r.shape, kSdpaFlashAttention, true) / r.fwd_bwd_s - 1;
+    // the causal curve's time for the same rectangle is half the non-causal work's: twice it
+    const double causal = 2 * predicted_s(gpu, batch, heads, r.shape, kSdpaFlashAttention) / r.fwd_bwd_s - 1;
+    std::printf("%-9s sdpa_flash non-causal hd%-3d seq %5d %s: error %+6.1f%% (causal curve %+6.1f%%)\n",
+                gpu_name.c_str(), r.shape.head_dim, r.shape.seq, is_fit(r.shape) ? "fit " : "held", 100 * after,
+                100 * causal);
+    EXPECT_LT(std::abs(after), is_fit(r.shape) ? 0.03 : 0.08)
+        << gpu_name << " hd" << r.shape.head_dim << " seq " << r.shape.seq;
+    held_out += !is_fit(r.shape);
+  }
+  EXPECT_EQ(held_out, 6) << gpu_name;  // 1k, 4k, 16k at head widths 64 and 128
+}
+
+TEST(AttentionCurves, SdpaFlashNonCausalH100HeldOutSequences) { judge_sdpa_flash_noncausal("h100-sxm", "h100"); }
+TEST(AttentionCurves, SdpaFlashNonCausalH200HeldOutSequences) { judge_sdpa_flash_noncausal("h200-sxm", "h200"); }
 
 // Long context (gpu_attention_long.py's attention_long.csv, one H100): one sequence of 32
 // heads x 128, 16k to 128k tokens, where long-context training runs. cuDNN's kernel holds its

@@ -138,7 +138,12 @@ Judged judge_all() {
 // Eighth session, attention's clock its own draw's under the 500 W limit (0.8795, not the mix's
 // up to 1: sim/cost/power_limit.hpp): median 17.9% -> 15.7%, max 56.1% -> 54.9%. Both eighth-session
 // changes together (symmetric memory and separate projections with attention's clock): median
-// 11.3%, max 54.7%.
+// 11.3%, max 54.7%. Ninth session, PyTorch's ring attention's calls after the first run
+// without the causal mask at that kernel's own measured rate (torch_ring_calls,
+// attention_kernel_noncausal_efficiency_by_seq: its backward 5.5% slower per pair than the
+// causal curve's at 32k): the six CP 2-8 runs 1-4 points closer (8B CP 2/4/8 +9.7/+47.5/+54.7%
+// -> +8.4/+44.5/+50.8%, 405B +24.5/+19.7/+36.9% -> +23.6/+18.1/+34.4%), nothing else moves:
+// median 11.3%, max 50.8%.
 TEST(TorchtitanRuns, ThroughputAndMemoryAgainstThePublishedRuns) {
   const Judged j = judge_all();
   const ErrorSummary t = summarize(j.throughput_errors), m = summarize(j.memory_errors);
@@ -149,7 +154,7 @@ TEST(TorchtitanRuns, ThroughputAndMemoryAgainstThePublishedRuns) {
               100 * m.max, j.predicted_not_to_fit);
   ASSERT_EQ(t.count, 28);
   EXPECT_LT(t.median, 0.12);
-  EXPECT_LT(t.max, 0.56);
+  EXPECT_LT(t.max, 0.52);
   EXPECT_LT(t.median, before.median - 0.10);
   EXPECT_LT(m.median, 0.075);
   EXPECT_LT(m.max, 0.26);
