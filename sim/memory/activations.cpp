@@ -168,7 +168,9 @@ std::int64_t head_backward_bytes(const ModelSpec& model, const Plan& plan, const
 }
 
 std::int64_t eager_fp32_loss_transient_bytes(std::int64_t logits, bool vocab_parallel) {
-  const double per_logit = vocab_parallel ? kEagerFp32LossParallelForwardBytesPerLogit : kEagerFp32LossBackwardBytesPerLogit;
+  const double per_logit =
+      vocab_parallel ? std::max(kEagerFp32LossParallelForwardBytesPerLogit, kEagerFp32LossParallelBackwardBytesPerLogit)
+                     : kEagerFp32LossBackwardBytesPerLogit;
   return checked_mul(logits, static_cast<std::int64_t>(per_logit));
 }
 

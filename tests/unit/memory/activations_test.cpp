@@ -113,9 +113,12 @@ TEST(Activations, EagerFp32LossHoldsTwelveBytesALogit) {
   EXPECT_EQ(stage_backward_bytes(m, p, eager, t, 0, false, 0), 8 * s * v);
   EXPECT_EQ(stage_backward_bytes(m, p, StackSpec{}, t, 0, false, 0), 2 * s * h);
   // loss_parallel's forward holds the 16-bit logits (2), their fp32 copy (4), shifted (4) and
-  // exp(shifted) (4) at once, 14 bytes: 10 beyond the kept output's 4, over the backward's 8
+  // exp(shifted) (4) at once, 14 bytes: 10 beyond the kept output's 4. Its fused backward,
+  // (grad_input + exp(x)) * grad_output, holds grad_input (4), exp(x) (4) and the sum (4) beside
+  // the kept x (4): 12 beyond it, the larger of the two
   p.tp = 2;
-  EXPECT_EQ(stage_backward_bytes(m, p, eager, t, 0, false, 0), 10 * s * v / 2);
+  EXPECT_EQ(eager_fp32_loss_transient_bytes(s * v / 2, true), 12 * s * v / 2);
+  EXPECT_EQ(stage_backward_bytes(m, p, eager, t, 0, false, 0), 12 * s * v / 2);
 }
 
 // Full recompute keeps 2sbh per layer and brings one layer's full set back during its
