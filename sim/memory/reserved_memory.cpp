@@ -90,7 +90,8 @@ StepShape step_shape(const Scenario& sc, int stage, const StageMemory& memory) {
     none.recompute = Recompute::none;
     s.rebuilt = saved_sizes(build_layer_ops(sc.model, layer, none, shape));
   }
-  s.backward = layer_backward_bytes(sc.model, layer, plan, shape);
+  s.backward =
+      layer_backward_bytes(sc.model, layer, plan, shape) + torch_cp_backward_bytes(sc.model, plan, sc.stack, shape);
   if (stage == plan.pp - 1)
     s.logits = checked_mul(checked_mul(t.micro_batch, t.seq_len) / plan.cp, sc.model.vocab) / plan.tp;
   s.eager_loss = sc.stack.eager_fp32_loss() || sc.stack.hf_modeling();
