@@ -168,7 +168,9 @@ std::int64_t head_backward_bytes(const ModelSpec& model, const Plan& plan, const
 }
 
 std::int64_t eager_fp32_loss_transient_bytes(std::int64_t logits, bool vocab_parallel) {
-  const double per_logit = vocab_parallel ? kEagerFp32LossParallelForwardBytesPerLogit : kEagerFp32LossBackwardBytesPerLogit;
+  const double per_logit =
+      vocab_parallel ? std::max(kEagerFp32LossParallelForwardBytesPerLogit, kEagerFp32LossParallelBackwardBytesPerLogit)
+                     : kEagerFp32LossBackwardBytesPerLogit;
   return checked_mul(logits, static_cast<std::int64_t>(per_logit));
 }
 
@@ -255,6 +257,14 @@ std::int64_t stage_extra_activation_bytes(const ModelSpec& model, const Plan& pl
   return bytes;
 }
 
+std::int64_t torch_cp_backward_bytes(const ModelSpec& model, const Plan& plan, const StackSpec& stack,
+                                     const MicroBatchShape& shape) {
+  if (plan.cp < 2 || stack.cp_exchange != kTorchAllGatherCpExchange) return 0;
+  const std::int64_t n = checked_mul(local_tokens(plan, shape), heads_per_gpu(model, plan.tp) * model.qk_head_dim());
+  const std::int64_t kv_16 = dtype_bytes(shape.dtype, checked_mul(2 * plan.cp + 2, n));  // gathered K,V and the cat
+  return checked_add(kv_16, checked_mul(n, std::int64_t{4 + 3 * 8}));                    // fp32 dQ; dK,dV thrice
+}
+
 std::int64_t stage_backward_bytes(const ModelSpec& model, const Plan& plan, const StackSpec& stack,
                                   const TrainingWorkload& training, std::int64_t layer_backward, bool has_layers,
                                   int stage, std::int64_t moe_layer_kept) {
@@ -266,7 +276,8 @@ std::int64_t stage_backward_bytes(const ModelSpec& model, const Plan& plan, cons
     extra = std::max(extra, eager_fp32_loss_transient_bytes(checked_mul(local_tokens(plan, shape), model.vocab) / plan.tp,
                                                             plan.tp > 1));
   if (has_layers)  // the head of the micro-batch being backpropagated is gone by then
-    extra = std::max(extra, layer_backward - (last ? output_activation_bytes(model, plan, stack, shape, moe_layer_kept) : 0));
+    extra = std::max(extra, layer_backward + torch_cp_backward_bytes(model, plan, stack, shape) -
+                                (last ? output_activation_bytes(model, plan, stack, shape, moe_layer_kept) : 0));
   return extra;
 }
 

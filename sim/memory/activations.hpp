@@ -68,10 +68,26 @@ std::int64_t head_backward_bytes(const ModelSpec& model, const Plan& plan, const
 // 16-bit logits (2), their fp32 copy (4) and the output: 6 beyond the kept 4; vocabulary-
 // parallel (TP's loss_parallel: torch/distributed/tensor/parallel/loss.py _log_softmax) it
 // also holds `shifted = x - max` and exp(shifted), fp32 each: 14 in all, 10 beyond the kept.
+// Its backward is one function, _nll_loss_and_log_softmax_backward (the same file, torch
+// 1963fc8, 2024-12), which returns (grad_input + torch.exp(x)) * grad_output: grad_input (the
+// fp32 zeros_like(x) with the -1s), exp(x) and their sum held at once beside the kept x, then
+// the product beside grad_input and the sum: 12 beyond the kept, over the forward's 10.
 inline constexpr double kEagerFp32LossBackwardBytesPerLogit = 8;
 inline constexpr double kEagerFp32LossParallelForwardBytesPerLogit = 10;
+inline constexpr double kEagerFp32LossParallelBackwardBytesPerLogit = 12;
 // The most the loss holds at once beyond its kept output, forward or backward.
 std::int64_t eager_fp32_loss_transient_bytes(std::int64_t logits, bool vocab_parallel);
+
+// PyTorch's ring attention backward (stack.cp_exchange: torch_all_gather; torch/distributed/
+// tensor/experimental/_attention.py, _templated_ring_attention_backward, 2024-12) on top of the
+// layer's own backward, with N a rank's Q (or K, V) elements as SDPA takes them (heads x
+// head_dim after repeat_kv, the rank's tokens): the all-gathered K,V (_AllGatherRotater, cp x 2N
+// in 16 bits), the step's K,V concatenation (2N, 16 bits), the fp32 dQ accumulator (4N bytes),
+// and the fp32 dK,dV three times (the received buffer the accumulators view, the next
+// torch.cat and the all-to-all's output, 8N bytes each): (4cp + 32) N bytes with 16-bit
+// activations; 0 without CP or with the ring exchange (whose chunks are buffers).
+std::int64_t torch_cp_backward_bytes(const ModelSpec& model, const Plan& plan, const StackSpec& stack,
+                                     const MicroBatchShape& shape);
 
 // Model chunks whose forward activations stage `stage` holds at its peak (micro-batches
 // when there is one chunk per stage):

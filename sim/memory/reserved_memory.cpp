@@ -90,7 +90,8 @@ StepShape step_shape(const Scenario& sc, int stage, const StageMemory& memory) {
     none.recompute = Recompute::none;
     s.rebuilt = saved_sizes(build_layer_ops(sc.model, layer, none, shape));
   }
-  s.backward = layer_backward_bytes(sc.model, layer, plan, shape);
+  s.backward =
+      layer_backward_bytes(sc.model, layer, plan, shape) + torch_cp_backward_bytes(sc.model, plan, sc.stack, shape);
   if (stage == plan.pp - 1)
     s.logits = checked_mul(checked_mul(t.micro_batch, t.seq_len) / plan.cp, sc.model.vocab) / plan.tp;
   s.eager_loss = sc.stack.eager_fp32_loss() || sc.stack.hf_modeling();
@@ -120,9 +121,21 @@ int loss_forward(StepTrace& trace, const StepShape& s) {
 }
 
 // Its backward: nll_loss's fp32 grad, log_softmax's beside the kept output, then the 16-bit
-// logits' grad; the output layer's input grad replaces them.
+// logits' grad; the output layer's input grad replaces them. loss_parallel fuses the two into
+// (grad_input + exp(x)) * grad_output (activations.hpp, kEagerFp32LossParallelBackwardBytesPerLogit).
 void loss_backward(StepTrace& trace, const StepShape& s, int kept) {
-  if (s.eager_loss) {
+  if (s.eager_loss && s.vocab_parallel) {
+    const int grad_input = trace.allocate(4 * s.logits), exp = trace.allocate(4 * s.logits);
+    const int sum = trace.allocate(4 * s.logits);
+    trace.free(exp);
+    const int grad = trace.allocate(4 * s.logits);
+    trace.free(sum);
+    trace.free(grad_input);
+    trace.free(kept);
+    const int grad16 = trace.allocate(2 * s.logits);
+    trace.free(grad);
+    kept = grad16;
+  } else if (s.eager_loss) {
     const int nll = trace.allocate(4 * s.logits), grad = trace.allocate(4 * s.logits);
     trace.free(nll);
     trace.free(kept);

@@ -113,9 +113,31 @@ TEST(Activations, EagerFp32LossHoldsTwelveBytesALogit) {
   EXPECT_EQ(stage_backward_bytes(m, p, eager, t, 0, false, 0), 8 * s * v);
   EXPECT_EQ(stage_backward_bytes(m, p, StackSpec{}, t, 0, false, 0), 2 * s * h);
   // loss_parallel's forward holds the 16-bit logits (2), their fp32 copy (4), shifted (4) and
-  // exp(shifted) (4) at once, 14 bytes: 10 beyond the kept output's 4, over the backward's 8
+  // exp(shifted) (4) at once, 14 bytes: 10 beyond the kept output's 4. Its fused backward,
+  // (grad_input + exp(x)) * grad_output, holds grad_input (4), exp(x) (4) and the sum (4) beside
+  // the kept x (4): 12 beyond it, the larger of the two
   p.tp = 2;
-  EXPECT_EQ(stage_backward_bytes(m, p, eager, t, 0, false, 0), 10 * s * v / 2);
+  EXPECT_EQ(eager_fp32_loss_transient_bytes(s * v / 2, true), 12 * s * v / 2);
+  EXPECT_EQ(stage_backward_bytes(m, p, eager, t, 0, false, 0), 12 * s * v / 2);
+}
+
+// PyTorch's ring attention backward (stack.cp_exchange: torch_all_gather) at Llama 3.1 405B's
+// attention, TP 8 and CP 8, one sequence of 262144 tokens: by hand, a rank's Q has 262144 / 8
+// tokens x (128 heads / 8) x 128 = 67,108,864 elements (N); the gathered K,V 8 x 2N and the
+// step's K,V cat 2N in bf16 (36N bytes), fp32 dQ (4N) and dK,dV thrice (24N): 64N = 4 GiB.
+// Nothing without CP, nothing under the ring exchange (its chunks are buffers).
+TEST(Activations, TorchRingAttentionBackwardHoldsGatheredKvAndFp32Grads) {
+  ModelSpec m = test::gpt3_175b();
+  m.hidden = 16384, m.heads = 128, m.head_dim = 128, m.kv_heads = 8;
+  Plan p;
+  p.tp = 8, p.cp = 8;
+  StackSpec torch;
+  torch.cp_exchange = std::string(kTorchAllGatherCpExchange);
+  const MicroBatchShape shape{1, 262144, Dtype::bf16};
+  EXPECT_EQ(torch_cp_backward_bytes(m, p, torch, shape), 64 * std::int64_t{67'108'864});
+  EXPECT_EQ(torch_cp_backward_bytes(m, p, StackSpec{}, shape), 0);
+  p.cp = 1;
+  EXPECT_EQ(torch_cp_backward_bytes(m, p, torch, shape), 0);
 }
 
 // Full recompute keeps 2sbh per layer and brings one layer's full set back during its

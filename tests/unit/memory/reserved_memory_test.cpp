@@ -74,6 +74,26 @@ TEST(ReservedMemory, FsdpBuffersLiveOnTheirStreams) {
   EXPECT_LT(predict_memory(one_pool).reserved_peak_bytes, m.reserved_peak_bytes);
 }
 
+// TP's loss_parallel backward, (grad_input + exp(x)) * grad_output, holds four fp32 logit-sized
+// tensors at once: the kept log-softmax x, grad_input, exp(x) and their sum (its forward three:
+// the fp32 copy, shifted and exp(shifted)). Llama 3.1 70B at TP 8, local batch 16 of 8192
+// tokens: 16 x 8192 tokens x 128256 / 8 = 16032 logits each, 4 bytes a logit.
+TEST(ReservedMemory, LossParallelBackwardHoldsFourFp32Logits) {
+  const Scenario s = load_scenario_file(std::string(TWINSIM_SOURCE_DIR) +
+                                        "/scenarios/validation/training/torchtitan-llama31-70b-256gpu-tp8.yaml");
+  ASSERT_TRUE(s.stack.eager_fp32_loss());
+  const MemoryReport m = predict_memory(s);
+  constexpr std::int64_t fp32_logits = std::int64_t{4} * 16 * 8192 * 16032;
+  std::map<int, std::int64_t> live;
+  std::size_t most = 0;
+  for (const AllocationEvent& e : training_step_allocations(s, 0, m.stages.front())) {
+    if (e.allocate && e.bytes == fp32_logits) live[e.tensor] = e.bytes;
+    if (!e.allocate) live.erase(e.tensor);
+    most = std::max(most, live.size());
+  }
+  EXPECT_EQ(most, 4u);
+}
+
 // Every tensor a step makes is freed but the model's shard and the optimizer's states, one of
 // each a layer: what outlives the two steps is the stage's params + optimizer bytes.
 TEST(ReservedMemory, TheStepFreesWhatItMakes) {

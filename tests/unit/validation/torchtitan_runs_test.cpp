@@ -108,7 +108,12 @@ Judged judge_all() {
 // (stack.loss_kernel eager_fp32) 13.3%, 28.8%; as the caching allocator model reserves it
 // (memory.reserved_peak_bytes) 10.2%, 25.2%, the 70B and 405B runs still predicted low; with
 // FSDP2's buffers in their streams' pools (stack.fsdp_stream_pools) 6.4%, 24.2% (the goal's
-// median met; the 70B TP 8 and 405B runs still 10-24% low).
+// median met; the 70B TP 8 and 405B runs still 10-24% low); with loss_parallel's fused backward
+// as it allocates ((grad_input + exp(x)) * grad_output: four fp32 logit-sized tensors, not three)
+// 5.9%, 24.2%: the 70B TP 8 runs -20.9/-15.9% -> -10.0/-4.3%, nothing else moves; with PyTorch's
+// ring attention backward's gathered K,V and fp32 dK,dV (torch_cp_backward_bytes) 5.9%, 22.0%:
+// 405B CP 2/4/8 -15.2/-16.5/-24.2% -> -11.8/-14.1/-19.5%, the 8B CP runs unmoved (their peak is
+// the loss's), the 405B PP 8 1F1B run (-22.0%) now the largest.
 // Throughput with PyTorch's async TP as it runs (stack.tp_overlap: matmul) and vanilla TP's
 // layout copies (stack.sp_layout_copies): median 22.5%, max 51.0% (8B TP 8 async bf16). With
 // PyTorch's ring attention's exchange (stack.cp_exchange: torch_all_gather): median 22.5%, max
@@ -156,8 +161,8 @@ TEST(TorchtitanRuns, ThroughputAndMemoryAgainstThePublishedRuns) {
   EXPECT_LT(t.median, 0.12);
   EXPECT_LT(t.max, 0.52);
   EXPECT_LT(t.median, before.median - 0.10);
-  EXPECT_LT(m.median, 0.075);
-  EXPECT_LT(m.max, 0.26);
+  EXPECT_LT(m.median, 0.065);
+  EXPECT_LT(m.max, 0.23);
   EXPECT_EQ(j.predicted_not_to_fit, 0);  // of the 20 runs whose memory is published, all ran
 }
 
