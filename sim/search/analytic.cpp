@@ -155,6 +155,24 @@ void add_offload_stalls(const Pricing& p, const LayerPasses& l, StageTime& t) {
 
 // One micro-batch through a stage: its layers, the embedding or head it holds, the host's
 // time, stragglers, whole-chunk ZeRO and offload stalls.
+// FSDP's root unit on a stage that holds one (zero3_rest_gather_s, zero_rest_reduce_s), per
+// micro-batch on its path: under ZeRO-3 the gather before each forward waits for the previous
+// micro-batch's reduce-scatter (the step graph's root_gather), so both stand there; ZeRO-2's
+// reduce-scatter alone hides behind the next forward but the last one's.
+double root_unit_s(const Pricing& p, int stage) {
+  const bool gathers = p.c.shards_params() && p.c.dp_group_size() > 1 && !zero3_whole_stage(p.plan);
+  const bool reduces = sharded_grads(p.plan) && !sharded_grads_whole_stage(p.plan);
+  if ((stage != 0 && stage != p.c.pp - 1) || (!gathers && !reduces)) return 0;
+  const ModelSpec& model = p.base.model;
+  const double reduce = reduces ? zero_rest_reduce_s(p.base.cluster, p.plan, p.base.stack, model, p.training, stage,
+                                                     p.state, p.prices.low_rank)
+                                : 0.0;
+  const auto m = static_cast<double>(p.m);
+  const double t =
+      gathers ? zero3_rest_gather_s(p.base.cluster, p.plan, p.base.stack, model, stage, p.state) + reduce : reduce / m;
+  return fsdp_keeps_stage_gathered(p.plan, p.base.stack) ? t / m : t;  // once a step
+}
+
 StageTime stage_time(const Pricing& p, const LayerPasses& l, int stage) {
   const StageLayers layers = stage_layers(p.base.model, p.plan, stage);
   const bool recomputed = p.c.recompute != Recompute::none;  // the recompute runs on the compute stream
@@ -172,6 +190,7 @@ StageTime stage_time(const Pricing& p, const LayerPasses& l, int stage) {
     t.synced = t.synced || end->tp_fwd + end->tp_bwd > 0;
   }
   t.fwd += p.base.stack.host_microbatch_s;  // the host's time per micro-batch, once a stage (its first chunk)
+  t.fwd += root_unit_s(p, stage);
   t.compute_fwd += p.base.stack.host_microbatch_s;
   charge_straggler(t, p.base.cluster.straggler);
   add_whole_chunks(p, stage, t);

@@ -67,6 +67,7 @@ struct Builder {
   std::map<std::pair<int, std::int64_t>, std::vector<TaskId>> last_backward;
   std::vector<std::vector<std::vector<TaskId>>> dp_grad_tasks;  // [stage][gpu] -> reduce tasks
   std::vector<std::vector<TaskId>> slot_begin;  // [stage][gpu]: the opening marker of its latest slot
+  std::vector<std::vector<TaskId>> root_reduces;  // [stage][gpu]: its latest root reduce-scatter (root_reduce)
   LowRankShare low_rank;  // plan.gradient_compression: powersgd, what it sends of the gradients
   // DeepSpeed <= 0.5's ZeRO-3 under full recompute: the weights the backward gathers again
   ZeroRegather regather_dense, regather_moe;
@@ -289,6 +290,10 @@ struct Builder {
   void zero3_stage_gather(Chains& ch, int stage, int chunk, const char* pass);
   void stage_shard_reduce(Chains& ch, int stage, int chunk);
   void shard_reduce(int stage, std::int64_t layer, const std::vector<TaskId>& backward);
+  bool per_layer_reduces() const;
+  void dp_reduce(int stage, const std::string& name, double seconds, const std::vector<TaskId>& after);
+  void root_gather(Chains& ch, int stage);
+  void root_reduce(Chains& ch, int stage);
   void offload_layer(Chains& ch, int stage, std::int64_t layer);
   void reload_layer(Chains& ch, int stage, std::int64_t layer);
   void forward_layer(Chains& ch, int stage, std::int64_t layer);
@@ -332,6 +337,7 @@ struct Builder {
     dp_grad_tasks.assign(pp, {});
     for (int i = 0; i < pp; ++i) dp_grad_tasks[i].assign(stages[i].gpus.size(), {});
     for (int i = 0; i < pp; ++i) slot_begin.emplace_back(stages[i].gpus.size(), -1);
+    for (int i = 0; i < pp; ++i) root_reduces.emplace_back(stages[i].gpus.size(), -1);
     for (int i = 0; i < pp; ++i) ep_beside.emplace_back(stages[i].gpus.size());
     const int extra_warmup = s.plan.moe_a2a_overlap ? 1 : 0;
     for (int i = 0; i < pp; ++i) {
@@ -382,24 +388,64 @@ void Builder::zero3_gather(Chains& ch, int stage, std::int64_t layer, const char
 // ZeRO 2/3 with overlap: a layer's gradients are reduce-scattered into the shards after
 // its backward, every micro-batch (§5.2-5.3), on the DP stream.
 void Builder::shard_reduce(int stage, std::int64_t layer, const std::vector<TaskId>& backward) {
-  if (!sharded_grads() || sharded_grads_whole_stage(s.plan)) return;
-  // FSDP2 under PP accumulates the stage's gradients unsharded: the last micro-batch reduces
-  if (fsdp_keeps_stage_gathered(s.plan, s.stack) && slot_micro_batch != m - 1) return;
+  if (!per_layer_reduces()) return;
   const double seconds =
       zero_layer_reduce_s(s.cluster, s.plan, s.stack,
                           trainable_layer_params(s.model, s.plan, *s.training, s.model.is_moe_layer(layer)), state_dtype(),
                           low_rank);
+  dp_reduce(stage, "layer" + std::to_string(layer) + "." + op_names::kDpGradReduce, seconds, backward);
+}
+
+bool Builder::per_layer_reduces() const {
+  if (!sharded_grads() || sharded_grads_whole_stage(s.plan)) return false;
+  // FSDP2 under PP accumulates the stage's gradients unsharded: the last micro-batch reduces
+  return !fsdp_keeps_stage_gathered(s.plan, s.stack) || slot_micro_batch == m - 1;
+}
+
+// A gradient reduce-scatter of each DP group on its members' DP streams (and NICs), after
+// each member's `after`; the optimizer waits for it.
+void Builder::dp_reduce(int stage, const std::string& name, double seconds, const std::vector<TaskId>& after) {
   const StageRanks& sr = stages[stage];
   for (const RankGroup& group : sr.dp) {
     std::vector<ResourceId> res;
     for (int g : group.members) res.push_back(sr.gpus[g].dp);
     add_nics(sr, group, res);
-    const TaskId t = task("layer" + std::to_string(layer) + "." + op_names::kDpGradReduce, seconds, out.categories.dp_comm, res);
+    const TaskId t = task(name, seconds, out.categories.dp_comm, res);
     for (int g : group.members) {
-      out.graph.add_dependency(backward[g], t);
+      out.graph.add_dependency(after[g], t);
       dp_grad_tasks[stage][g].push_back(t);
     }
   }
+}
+
+// FSDP's root unit (zero3_rest_gather_s): the stage's parameters outside its layers, gathered
+// at the start of a micro-batch's forward and kept through its backward. On the gather
+// stream, but after this GPU's previous root reduce-scatter: one NCCL stream runs a process
+// group's collectives in issue order, and the root's reduce-scatter was issued last.
+void Builder::root_gather(Chains& ch, int stage) {
+  if (!zero3() || zero3_whole_stage(s.plan)) return;
+  if (fsdp_keeps_stage_gathered(s.plan, s.stack) && slot_micro_batch > 0) return;
+  const double seconds = zero3_rest_gather_s(s.cluster, s.plan, s.stack, s.model, stage, state_dtype());
+  if (seconds <= 0) return;
+  ResourceId StageStreams::*stream = s.stack.zero_gather_blocking ? nullptr : &StageStreams::gather;
+  comm(ch, stage, GroupKind::dp, "rest.zero3.gather.fwd", seconds, out.categories.dp_comm, stream);
+  for (std::size_t g = 0; g < ch.size(); ++g) {
+    const TaskId t = stream ? ch[g].pending.back() : ch[g].last;
+    if (root_reduces[stage][g] >= 0) out.graph.add_dependency(root_reduces[stage][g], t);
+  }
+}
+
+// The root unit's gradients (zero_rest_reduce_s), reduce-scattered once the stage's backward
+// is done: after the embedding's on the first stage.
+void Builder::root_reduce(Chains& ch, int stage) {
+  if (!per_layer_reduces()) return;
+  const double seconds =
+      zero_rest_reduce_s(s.cluster, s.plan, s.stack, s.model, *s.training, stage, state_dtype(), low_rank);
+  if (seconds <= 0) return;
+  std::vector<TaskId> after;
+  for (const Chain& c : ch) after.push_back(c.last);
+  dp_reduce(stage, std::string("rest.") + op_names::kDpGradReduce, seconds, after);
+  for (std::size_t g = 0; g < ch.size(); ++g) root_reduces[stage][g] = dp_grad_tasks[stage][g].back();
 }
 
 // The whole chunk's parameters, gathered on the compute streams (no overlap) before a pass.
@@ -520,6 +566,7 @@ void Builder::emit_slot(int stage, const PipelineSlot& slot) {
   if (slot.forward && slot.chunk == 0 && s.stack.host_microbatch_s > 0)
     compute(ch, stage, "slot.fwd.host", s.stack.host_microbatch_s, out.categories.compute);
   zero3_stage_gather(ch, stage, slot.chunk, slot.forward ? "fwd" : "bwd");
+  if (slot.forward && (first_virtual || last_virtual)) root_gather(ch, stage);
   if (slot.forward) {
     if (first_virtual) ends(ch, stage, costs.embedding, "embedding", false);
     for (std::int64_t l : layers) forward_layer(ch, stage, l);
@@ -528,6 +575,7 @@ void Builder::emit_slot(int stage, const PipelineSlot& slot) {
     if (last_virtual) ends(ch, stage, costs.head, "head", true);
     for (auto it = layers.rbegin(); it != layers.rend(); ++it) backward_layer(ch, stage, *it, slot.micro_batch == m - 1);
     if (first_virtual) ends(ch, stage, costs.embedding, "embedding", true);
+    if (first_virtual || last_virtual) root_reduce(ch, stage);
     stage_shard_reduce(ch, stage, slot.chunk);
   }
   // a zero-length marker closes every slot (and waits for pending side-stream work); a pair's
@@ -928,10 +976,9 @@ StageParams chunk_params_per_gpu(const ModelSpec& model, const Plan& plan, int s
   // chunk on stage 0 and its last on the last stage
   const bool holds_rest = (stage == 0 && chunk == 0) || (stage == plan.pp - 1 && stage > 0 && chunk == plan.virtual_stages - 1);
   if (!holds_rest) return p;
-  const StageLayers layers = stage_layers(model, plan, stage);
-  const StageParams all = stage_params(model, plan, stage);
-  p.dense += all.dense - layers.dense * dense.dense - layers.moe * moe.dense;
-  p.expert += all.expert - layers.dense * dense.expert - layers.moe * moe.expert;
+  const StageParams rest = stage_rest_params(model, plan, stage);
+  p.dense += rest.dense;
+  p.expert += rest.expert;
   return p;
 }
 

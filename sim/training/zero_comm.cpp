@@ -9,6 +9,7 @@
 #include "sim/cost/collective_cost.hpp"
 #include "sim/cost/compute_cost.hpp"
 #include "sim/cost/offload_io.hpp"
+#include "sim/memory/stage_layers.hpp"
 #include "sim/memory/weights.hpp"
 #include "sim/training/rank_layout.hpp"
 #include "sim/training/transfer_bytes.hpp"
@@ -237,6 +238,55 @@ double zero3_layer_gather_s(const ClusterSpec& cluster, const Plan& plan, const 
                     gather_calls(stack, params)) +
          quantize_pass_s(cluster, precision, shard * (element + kInt8WireBytes)) +
          quantize_pass_s(cluster, precision, params * (kInt8WireBytes + element));
+}
+
+StageParams stage_rest_params(const ModelSpec& model, const Plan& plan, int stage, const TrainingWorkload* training) {
+  const StageLayers layers = stage_layers(model, plan, stage);
+  const bool lora = training != nullptr && training->lora;
+  const StageParams all =
+      lora ? trainable_stage_params(model, plan, *training, stage) : stage_params(model, plan, stage);
+  const StageParams dense =
+      lora ? trainable_layer_params(model, plan, *training, false) : layer_params_on_gpu(model, plan, false);
+  const StageParams moe = !model.moe ? StageParams{}
+                          : lora     ? trainable_layer_params(model, plan, *training, true)
+                                     : layer_params_on_gpu(model, plan, true);
+  // everything but the layers: stage_params adds the embedding, norm, head and MTP to them
+  StageParams rest;
+  rest.dense = all.dense - layers.dense * dense.dense - layers.moe * moe.dense;
+  rest.expert = all.expert - layers.dense * dense.expert - layers.moe * moe.expert;
+  return rest;
+}
+
+namespace {
+
+// The stack as it issues the rest's calls: a per-tensor stack one call a weight table (the
+// word embedding, learned positions on the first stage; an untied or pipelined head on the
+// last), else its buckets as for a layer.
+StackSpec rest_call_stack(const StackSpec& stack, const ModelSpec& model, const Plan& plan, int stage) {
+  StackSpec rest = stack;
+  int tables = 0;
+  if (stage == 0) tables += 1 + (model.position == Position::learned ? 1 : 0);
+  if (stage == plan.pp - 1 && (!model.tied_embeddings || plan.pp > 1)) tables += 1;
+  tables = std::max(tables, 1);
+  if (rest.zero_gather_calls > 0) rest.zero_gather_calls = tables;
+  if (rest.zero_reduce_calls > 0) rest.zero_reduce_calls = tables;
+  return rest;
+}
+
+}  // namespace
+
+double zero3_rest_gather_s(const ClusterSpec& cluster, const Plan& plan, const StackSpec& stack, const ModelSpec& model,
+                           int stage, Dtype precision) {
+  const StageParams rest = stage_rest_params(model, plan, stage);
+  if (rest.total() <= 0) return 0;
+  return zero3_layer_gather_s(cluster, plan, rest_call_stack(stack, model, plan, stage), rest, precision);
+}
+
+double zero_rest_reduce_s(const ClusterSpec& cluster, const Plan& plan, const StackSpec& stack, const ModelSpec& model,
+                          const TrainingWorkload& training, int stage, Dtype state, const LowRankShare& low_rank) {
+  const StageParams rest = stage_rest_params(model, plan, stage, &training);
+  if (rest.total() <= 0) return 0;
+  return zero_layer_reduce_s(cluster, plan, rest_call_stack(stack, model, plan, stage), rest, state, low_rank);
 }
 
 CollectiveOp dp_gradient_op(const StackSpec& stack, const Plan& plan) {

@@ -99,6 +99,28 @@ double zero3_layer_gather_s(const ClusterSpec& cluster, const Plan& plan, const 
 double zero_layer_reduce_s(const ClusterSpec& cluster, const Plan& plan, const StackSpec& stack,
                            const StageParams& layer, Dtype state, const LowRankShare& low_rank);
 
+// What a pipeline stage holds on one GPU outside its transformer layers (the embedding on the
+// first stage; the final norm, the head and MTP on the last), as the memory model lays it out
+// (stage_params less its layers): with `training`, only what the step trains of it (none of it
+// under LoRA). ZeRO 2/3 with per-layer collectives gathers and reduce-scatters it beside the
+// layers: PyTorch FSDP's root unit (FSDP1's outer wrapper, FSDP2's fully_shard(model)) holds
+// what no block's unit took.
+StageParams stage_rest_params(const ModelSpec& model, const Plan& plan, int stage,
+                              const TrainingWorkload* training = nullptr);
+
+// The root unit's gather, once each micro-batch's forward, before the embedding: FSDP keeps it
+// gathered through the backward (FSDP1's _post_forward frees no root parameters, "intention
+// that they are immediately used for backward", torch/distributed/fsdp/_runtime_utils.py;
+// FSDP2's fully_shard: "The root FSDP state has its value specially set to False"). And its
+// gradients' reduce-scatter once each backward, after the embedding's. A stack that issues
+// one call per tensor (StackSpec::zero_gather_calls, DeepSpeed <= 0.5) issues one for each of
+// the rest's weight tables (word and learned position embeddings, an untied head); its
+// norms ride along in bytes. Zero where the stage holds no such parameters.
+double zero3_rest_gather_s(const ClusterSpec& cluster, const Plan& plan, const StackSpec& stack, const ModelSpec& model,
+                           int stage, Dtype precision);
+double zero_rest_reduce_s(const ClusterSpec& cluster, const Plan& plan, const StackSpec& stack, const ModelSpec& model,
+                          const TrainingWorkload& training, int stage, Dtype state, const LowRankShare& low_rank);
+
 // The collective that reduces the data-parallel gradients: an all-reduce without ZeRO (every
 // rank keeps the whole sum) and where the stack all-reduces its ZeRO 1-2 buckets whole
 // (StackSpec::zero_bucket_all_reduce, DeepSpeed's default), else a reduce-scatter (each rank

@@ -268,7 +268,11 @@ TEST(ZeroComm, BlockingGathersHideBehindNothing) {
                                        dp_of(plain.cluster, plain.plan));
   EXPECT_NEAR(g, params * 2 / 2 / 10e9, 1e-4);
   const TrainingPrediction hidden = predict_training(plain), exposed = predict_training(blocking);
-  EXPECT_LT(hidden.breakdown.dp_comm_exposed_s, 2 * g);  // at most the first layer's
+  // at most the first layer's and the root unit's (its gather and reduce-scatter each micro-batch)
+  const double root =
+      zero3_rest_gather_s(plain.cluster, plain.plan, plain.stack, plain.model, 0, Dtype::bf16) +
+      zero_rest_reduce_s(plain.cluster, plain.plan, plain.stack, plain.model, *plain.training, 0, Dtype::bf16, {});
+  EXPECT_LT(hidden.breakdown.dp_comm_exposed_s, 2 * g + 2 * root);
   const double added = exposed.step_s - hidden.step_s;
   EXPECT_GE(added, 64 * g * 0.99) << added;
   EXPECT_LE(added, (64 * g + 32 * r) * 1.01) << added;
@@ -294,7 +298,11 @@ TEST(ZeroComm, PrefetchAfterBackwardLeavesEachBackwardGatherExposed) {
       zero3_layer_gather_s(pre.cluster, pre.plan, pre.stack, params, Dtype::bf16, dp_of(pre.cluster, pre.plan));
   EXPECT_NEAR(g, params * 2 / 2 / 10e9, 1e-4);
   const TrainingPrediction hidden = predict_training(pre), exposed = predict_training(post);
-  EXPECT_LT(hidden.breakdown.dp_comm_exposed_s, 2 * g);  // at most the first layer's
+  // at most the first layer's and the root unit's (its gather and reduce-scatter each micro-batch)
+  const double root =
+      zero3_rest_gather_s(pre.cluster, pre.plan, pre.stack, pre.model, 0, Dtype::bf16) +
+      zero_rest_reduce_s(pre.cluster, pre.plan, pre.stack, pre.model, *pre.training, 0, Dtype::bf16, {});
+  EXPECT_LT(hidden.breakdown.dp_comm_exposed_s, 2 * g + 2 * root);
   const double added = exposed.step_s - hidden.step_s;
   EXPECT_GE(added, 31 * g * 0.99) << added;
   EXPECT_LE(added, 32 * g * 1.01) << added;
@@ -758,6 +766,50 @@ plan: {tp: 1, pp: 2, dp: 2, zero: 3, recompute: none, overlap_grad_reduce: true,
   EXPECT_GE(every.step_s, 4 * 16 * (2 * g + r));
   EXPECT_GE(once.step_s, 16 * (g + r));
   EXPECT_LT(once.step_s, every.step_s / 3);
+}
+
+// FSDP's root unit: the parameters outside the blocks (Llama-2-7B's embedding 32,000 x 4,096 =
+// 131,072,000, its untied head as many, the final RMSNorm 4,096: 262,148,096) are gathered
+// before each micro-batch's forward and reduce-scattered after its backward. Over two one-GPU
+// nodes behind 10 GB/s with no latency each is half the bf16 bytes crossing the link:
+// 262,148,096 x 2 B / 2 / 10 GB/s = 26.21 ms. With four micro-batches the gather of each waits
+// for the previous one's reduce-scatter (one NCCL stream a process group), nothing hides the
+// first gather or the last reduce-scatter: at least 4 x 52.43 ms of the step is exposed DP time.
+// The layers are compute-bound (4 sequences of 4,096 a micro-batch); on the same streams the
+// first layer's gather follows the root's and the last layer's reduce-scatter precedes the
+// root's, so at most 4 x (52.43 + 2 x 20.24) ms, a layer's 202.4M parameters' gather and
+// reduce-scatter taking 20.24 ms each. A per-tensor stack
+// (DeepSpeed <= 0.5, zero_gather_calls) gathers the two tables in two calls, each with its list
+// copy a rank: 2 calls x 2 ranks x 10 us more.
+TEST(ZeroComm, FsdpRootUnitGathersBeforeTheEmbeddingAndReducesAfterIt) {
+  const std::string plan = "{dp: 2, zero: 3, recompute: none, overlap_grad_reduce: true, overlap_param_gather: true}";
+  const Scenario s =
+      two_nodes_10gbps(plan, {"training.seq_len=4096", "training.micro_batch=4", "training.global_batch=32"});
+  const StageParams rest = stage_rest_params(s.model, s.plan, 0);
+  EXPECT_EQ(rest.total(), 262148096);
+  const double root_g = zero3_rest_gather_s(s.cluster, s.plan, s.stack, s.model, 0, Dtype::bf16);
+  const double root_r = zero_rest_reduce_s(s.cluster, s.plan, s.stack, s.model, *s.training, 0, Dtype::bf16, {});
+  EXPECT_NEAR(root_g, 0.0262148, 1e-4);  // and a call's launch and NCCL base latency
+  EXPECT_NEAR(root_r, 0.0262148, 1e-4);
+  const TrainingPrediction p = predict_training(s);
+  EXPECT_GE(p.breakdown.dp_comm_exposed_s, 4 * (root_g + root_r) * 0.99) << p.breakdown.dp_comm_exposed_s;
+  const double layer = 4.0 * 4096 * 4096 + 3.0 * 4096 * 11008 + 2 * 4096;
+  const double g = zero3_layer_gather_s(s.cluster, s.plan, s.stack, layer, Dtype::bf16, dp_of(s.cluster, s.plan));
+  const double r = zero_layer_reduce_s(s.cluster, s.plan, s.stack, layer, Dtype::bf16, {}, dp_of(s.cluster, s.plan));
+  EXPECT_NEAR(g + r, 2 * layer * 2 / 2 / 10e9, 1e-4);
+  EXPECT_LE(p.breakdown.dp_comm_exposed_s, 4 * (root_g + root_r + g + r) * 1.01) << p.breakdown.dp_comm_exposed_s;
+  EXPECT_NEAR(estimate_own_plan_s(s, 4) / p.step_s, 1.0, 0.05) << p.step_s;
+  Scenario per_tensor = s;
+  per_tensor.stack.zero_gather_calls = 4;  // a layer's four weights; the rest has two tables
+  per_tensor.stack.zero_list_copy_s = 10e-6;
+  const auto call_s = [&](double bytes) {
+    return collective_time_s(s.cluster, CollectiveOp::all_gather, dp_of(s.cluster, s.plan), bytes);
+  };
+  const double bytes = 262148096.0 * 2;
+  EXPECT_NEAR(
+      zero3_rest_gather_s(per_tensor.cluster, per_tensor.plan, per_tensor.stack, per_tensor.model, 0, Dtype::bf16) -
+          root_g,
+      2 * call_s(bytes / 2) - call_s(bytes) + 2 * 2 * 10e-6, 1e-9);
 }
 
 }  // namespace

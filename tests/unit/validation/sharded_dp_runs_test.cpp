@@ -104,6 +104,10 @@ std::vector<double> judge_all() {
 //   stage3.py runs besides: per-tensor reduce-scatters, the recomputed forward's gathers and the
 //   backward's re-gathers past stage3_max_reuse_distance, the persistent tensors' gather after
 //   each step, and the device's copies around each call.
+// (Ninth session: FSDP's root unit, the embedding and head gathered before each forward and
+// reduce-scattered after each backward, moved every run 0.0-1.5 points toward its measurement;
+// the figures below are from before it: 70B on 64 now +39.4%, 13B on 8 +22.3%, 7B on 96 H100s
+// +18.9%, OPT +26.8%, 530B +19.1/+23.4/+34.7%.)
 // - the 70B on 64 A100-40GB at micro-batch 2 (+40.2%; +47.6% before Composer's BACKWARD_POST
 //   prefetch, stack.fsdp_prefetch_after_backward, was priced: it also took the 70B on 128 from
 //   +15.0% to +11.8% and every other MPT run 0.7-2.7 points toward its measurement), the 13B on 8
