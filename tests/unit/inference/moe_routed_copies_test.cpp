@@ -48,8 +48,9 @@ TEST(MoeRoutedCopies, TheCopiesFrameTheExpertsGemmsUnderTensorParallelism) {
   EXPECT_GT(at("moe.unpermute"), at("moe.experts.down"));
 }
 
-// A dense model's layers have neither copy; a decode step of a MoE model takes longer with them
-// by at least their two launches (the catalog's kernel_launch_us, 4 us on a B200).
+// A dense model's layers have neither copy; in a MoE layer the two take at least their two
+// launches (the catalog's kernel_launch_us, 4 us on a B200) and at most their bytes at a tenth of
+// the HBM peak beside them (op_times: one layer's call of each).
 TEST(MoeRoutedCopies, OnlyMoeLayersCopyAndEachCopyCostsAtLeastALaunch) {
   const Scenario dense = test::serving_scenario("llama3-8b", "dgx-h100", 1, 1, 1, 64, 128, 128);
   const auto dense_ops = build_iteration_layer_ops(dense.model, 0, dense.plan, *dense.inference, decode_shape(64, 200));
@@ -59,10 +60,9 @@ TEST(MoeRoutedCopies, OnlyMoeLayersCopyAndEachCopyCostsAtLeastALaunch) {
   double copies_s = 0;
   for (const PassOpTime& op : ServingCostModel(s).op_times(decode_shape(1024, 200)))
     if (op.name.rfind("moe.permute", 0) == 0 || op.name.rfind("moe.unpermute", 0) == 0) copies_s += op.time_s;
-  const double launches_s = 2.0 * 48 * s.cluster.gpu.kernel_launch_s;  // 48 MoE layers
+  const double launches_s = 2.0 * s.cluster.gpu.kernel_launch_s;
   EXPECT_GT(copies_s, launches_s);
-  // and no more than their bytes at a tenth of the HBM peak beside the launches (a loose bound)
-  EXPECT_LT(copies_s, launches_s + 2.0 * 48 * 37748736 / (0.1 * s.cluster.gpu.hbm_bandwidth_Bps));
+  EXPECT_LT(copies_s, launches_s + 2.0 * 37748736 / (0.1 * s.cluster.gpu.hbm_bandwidth_Bps));
 }
 
 }  // namespace
