@@ -258,6 +258,17 @@ void add_ffn(std::vector<LayerOp>& ops, const ModelSpec& m, const Sizes& s, std:
   ops.push_back(linear(names.down, rows_per_expert, s.h, ffn, experts, s, weights));
 }
 
+// The two copies around a MoE layer's grouped GEMMs, each reading or writing every routed row
+// once and each token's row once (s.act bytes, the layer's activations; a streaming copy's
+// rate): before them the tokens' rows go out to their top_k experts' rows (TensorRT-LLM's
+// expandInputRowsKernel), after them each token's top_k output rows are summed back, weighted
+// by the router (finalizeMoeRoutingKernel, cpp/tensorrt_llm/kernels/cutlass_kernels/moe_gemm/
+// moe_kernels.cu; vLLM's moe_sum). Training prices the same two copies (models/layer_ops.cpp).
+LayerOp routed_rows_copy(std::string_view name, const Sizes& s, std::int64_t routed) {
+  return memory_op(name, OpKind::elementwise, kernel_names::kResidual,
+                   s.act(checked_mul(checked_add(routed, s.t), s.h)));
+}
+
 // Mixture of experts: each token visits top_k experts; the pass reads the weights of
 // every expert some token visits (expected_experts_touched), each running an equal
 // share of the routed tokens. Experts are TP-sharded like the dense FFN. With expert
@@ -277,9 +288,11 @@ void add_moe(std::vector<LayerOp>& ops, const ModelSpec& m, const Sizes& s) {
   const auto rows = static_cast<std::int64_t>(std::ceil(static_cast<double>(routed) / static_cast<double>(touched) * moe.imbalance));
   const std::int64_t a2a = s.act(checked_mul(routed, s.h));
   if (s.ep > 1) ops.push_back(ep_all_to_all(op_names::kMoeCounts, moe.counts_exchange_bytes()));  // rows per expert
+  ops.push_back(routed_rows_copy(op_names::kMoePermute, s, routed));
   if (s.ep > 1) ops.push_back(ep_all_to_all(op_names::kMoeDispatch, a2a));
   add_ffn(ops, m, s, moe.expert_ffn_hidden / s.tp, touched, rows, op_names::Ffn::routed_experts);
   if (s.ep > 1) ops.push_back(ep_all_to_all(op_names::kMoeCombine, a2a));
+  ops.push_back(routed_rows_copy(op_names::kMoeUnpermute, s, routed));
   if (moe.shared_experts > 0)
     add_ffn(ops, m, s, moe.shared_experts * moe.shared_width() / s.tp, 1, s.t, op_names::Ffn::shared_experts);
 }
