@@ -1,15 +1,17 @@
 # Precompiled headers for the test programs and the command line's glue: GoogleTest, CLI11,
 # nlohmann::json and the standard headers nearly every such file includes, parsed once per
-# group of targets instead of once per source file. On a cold build this saves about a fifth
-# of each test file's compile time (tests/unit/training/step_test.cpp: 7.2 s -> 5.8 s of CPU,
-# 2026-12-07, 2-core guest under load); CI builds cold (.ci/run).
+# group of targets instead of once per source file. CI builds cold (.ci/run), and
+# scripts/test.sh turns this on there (CI=true). Measured 2026-12-07 (CPU-s, no ccache,
+# loaded 2-core guest, GCC 12.2): the 219 objects of the tests and app/ 645.5 -> 506.0,
+# the two headers' 12.0 included (the 184 unit-test files 488.9 -> 332.0); side by side
+# under the same load, six test files 24.3 -> 18.3 and cmd_simulate + cmd_serve 15.0 -> 12.2.
 #
-# Off by default until every target is known to build warning-free with it: GCC 12 inlines
-# differently under a precompiled header and then raised a false -Warray-bounds in
-# std::string's operator+ (tests/unit/training/scenarios_test.cpp, rewritten), which
-# -DTWINSIM_WERROR=ON turns into an error; 3 of the 20 test programs were checked. Also,
-# ccache does not cache a file compiled with a precompiled header unless told to be sloppy
-# about it, and the developers' rebuilds live on ccache hits: CI (cold) is where it pays.
+# Off by default: ccache does not cache a file compiled with a precompiled header unless told
+# to be sloppy about it, and the developers' rebuilds live on ccache hits. Under it GCC 12
+# inlines differently and raised a false -Warray-bounds in std::string's operator+ on
+# `std::string(TWINSIM_SOURCE_DIR) + "..."` (fatal under -DTWINSIM_WERROR=ON); the tests now
+# read TWINSIM_SOURCE_DIR through a volatile pointer, whose length no range is formed from
+# (tests/CMakeLists.txt).
 option(TWINSIM_PCH "Precompiled headers for the tests and app/ (cold builds: CI)" OFF)
 
 # The first target of a group compiles the header; the others reuse it. GCC accepts the reuse
@@ -33,8 +35,8 @@ function(twinsim_precompiled_headers target group)
     add_executable(twinsim_test_pch EXCLUDE_FROM_ALL ${owner_source})
     twinsim_glue_optimization(twinsim_test_pch)
     target_link_libraries(twinsim_test_pch PRIVATE GTest::gtest GTest::gtest_main)
-    target_compile_definitions(twinsim_test_pch PRIVATE
-      TWINSIM_SOURCE_DIR="${PROJECT_SOURCE_DIR}" TWINSIM_BINARY_DIR="${PROJECT_BINARY_DIR}")
+    # the tests' definitions (tests/CMakeLists.txt): GCC refuses a header compiled under others
+    target_compile_definitions(twinsim_test_pch PRIVATE ${TWINSIM_TEST_DEFINITIONS})
     set(owner twinsim_test_pch)
     target_precompile_headers(${target} REUSE_FROM ${owner})
   else()
