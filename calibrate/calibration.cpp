@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <sstream>
 
+#include "calibrate/measured_busbw.hpp"
 #include "kernels/cpu/gemm.hpp"
 #include "models/layer_ops.hpp"
 
@@ -306,6 +307,9 @@ void write_host_and_link(std::ostringstream& y, const Calibration& c, const Fitt
     y << "    " << op << ":\n";
     write_curve(y, "      ", curve);
   }
+  y << "  # the calls' own times (the medians above as busbw): a group on this machine is priced at\n"
+    << "  # these, the curves above serve the protocol model elsewhere (calibrate/measured_busbw.hpp)\n"
+    << measured_busbw_yaml(c.comm, "  ");
   y << "# there is no second machine: the same figures, one \"NIC\"\n"
     << "inter_node: {bandwidth_GBps: " << fmt("%.3f", f.link.bandwidth_Bps / 1e9) << ", nics_per_node: 1, latency_us: "
     << fmt("%.3f", f.link.latency_s * 1e6) << "}\n"

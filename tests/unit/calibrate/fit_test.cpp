@@ -7,6 +7,7 @@
 #include "calibrate/calibration.hpp"
 #include "calibrate/machine.hpp"
 #include "scenario/load.hpp"
+#include "sim/cost/collective_cost.hpp"
 
 namespace twinsim::calibrate {
 namespace {
@@ -391,6 +392,9 @@ TEST(HardwareYaml, LoadsAsAnInlineClusterWithTheFittedFigures) {
   ASSERT_EQ(s.cluster.intra_node.efficiency.size(), 3u);
   EXPECT_NEAR(s.cluster.intra_node.efficiency.front().efficiency, 0.5, 1e-3);
   EXPECT_EQ(s.cluster.gpus_per_node, 64);
+  // a 2-rank group is priced at the calls' measured times: the 4 KiB all-reduce of ring_points,
+  // 2 x 2 us + 4096 B / (8 GB/s x 0.5) = 5.024 us (calibrate/measured_busbw.hpp)
+  EXPECT_NEAR(collective_time_s(s.cluster, CollectiveOp::all_reduce, {2, 2}, 4096), 5.024e-6, 1e-10);
   // the offloaded optimizer's host: copies out of cache, the CPU AdamW's time a parameter, and
   // the machine's memcpy rate as the DRAM's (each of the 64 "GPUs" a share, as a node's)
   EXPECT_NEAR(s.cluster.host.h2d_Bps, 8e9, 1e6);

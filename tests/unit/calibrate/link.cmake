@@ -1,1 +1,1 @@
-set(AREA_LIBS twinsim_calibrate twinsim_scenario)
+set(AREA_LIBS twinsim_calibrate twinsim_scenario twinsim_sim)
