@@ -153,8 +153,6 @@ void add_offload_stalls(const Pricing& p, const LayerPasses& l, StageTime& t) {
   }
 }
 
-// One micro-batch through a stage: its layers, the embedding or head it holds, the host's
-// time, stragglers, whole-chunk ZeRO and offload stalls.
 // FSDP's root unit on a stage that holds one (zero3_rest_gather_s, zero_rest_reduce_s), per
 // micro-batch on its path: under ZeRO-3 the gather before each forward waits for the previous
 // micro-batch's reduce-scatter (the step graph's root_gather), so both stand there; ZeRO-2's
@@ -173,6 +171,8 @@ double root_unit_s(const Pricing& p, int stage) {
   return fsdp_keeps_stage_gathered(p.plan, p.base.stack) ? t / m : t;  // once a step
 }
 
+// One micro-batch through a stage: its layers, the embedding or head it holds, the host's
+// time, FSDP's root unit, stragglers, whole-chunk ZeRO and offload stalls.
 StageTime stage_time(const Pricing& p, const LayerPasses& l, int stage) {
   const StageLayers layers = stage_layers(p.base.model, p.plan, stage);
   const bool recomputed = p.c.recompute != Recompute::none;  // the recompute runs on the compute stream
