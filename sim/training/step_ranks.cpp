@@ -72,7 +72,7 @@ StageStreams add_gpu(const Scenario& s, engine::TaskGraph& g, int rank) {
   if (s.plan.moe_a2a_overlap) st.ep = g.add_stream(rank, "ep_comm");
   const double slowdown = nccl_compute_slowdown(s.cluster);
   if (slowdown > 1.0) {
-    std::vector<engine::ResourceId> side{st.tp, st.cp, st.dp, st.gather};
+    const engine::ResourceId side[] = {st.tp, st.cp, st.dp, st.gather};
     g.add_interference(st.compute, side, slowdown);
   }
   return st;
