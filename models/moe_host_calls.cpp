@@ -38,6 +38,16 @@ std::optional<RowHostCalls> megatron_core_moe_host_calls(std::string_view op_nam
   } else if (op_name == op_names::kMoeExpertsAct) {
     calls.fwd = {2, 0, 0};  // the probs' fp32 cast, the weighted SwiGLU
     calls.bwd = {2, 0, 0};
+  } else if (op_name == op_names::kMoeExpertsActClamp) {
+    calls.fwd = {3, 0, 0};  // the two halves' clamps, their cat (chunk: views)
+    // clamp_backward per half (a mask and the masked grad: 2 one-sided, 4 two-sided), the
+    // chunk's backward cat
+    calls.bwd = {7, 0, 0};
+  } else if (op_name == op_names::kMoeExpertsBias) {
+    calls.fwd = {2 * experts + 1, 0, 0};  // per local expert `b * p` and `t + ...`, the cat
+    // per local expert the two broadcast products' grads (b's and p's), each a product and a
+    // reduction; the two splits' backward cats (rows' and probs' grads)
+    calls.bwd = {4 * experts + 2, 0, 0};
   } else if (op_name == op_names::kMoeExpertsDown || op_name == op_names::kMoeExpertsFc2) {
     calls.fwd = {1 + padding / 2, experts, 0};  // quantize, GEMMs, unpadding
     calls.bwd = {1 + padding / 2, 2 * experts, 0};

@@ -51,7 +51,7 @@ bool captured_in_graph(const CudaGraphScopes& scopes, std::string_view op_name);
 std::optional<RowHostCalls> graph_replay_host_calls(const CudaGraphScopes& scopes, std::string_view op_name);
 
 // The calls of MoE row `op_name` (op_names.hpp) with `local_experts` experts on the GPU, or
-// nothing for a row the census does not cover (not an MoE row, shared experts, expert bias).
+// nothing for a row the census does not cover (not an MoE row, shared experts).
 // `quantized`: fp8 / fp4 GEMMs (the experts pad each expert's rows to the quantization's
 // alignment and back, experts.py quantization_padding).
 std::optional<RowHostCalls> megatron_core_moe_host_calls(std::string_view op_name, std::int64_t local_experts,

@@ -50,6 +50,25 @@ TEST(MoeHostCalls, TheCensusOfAQwen3LayerIsTheReadmesTable) {
   EXPECT_EQ(plain.gemm_launches, 9);
 }
 
+TEST(MoeHostCalls, GptOssClampAndExpertBiasByHand) {
+  // gpt-oss-120B on EP 8: 16 local experts. The clamp (weighted_bias_quick_geglu_impl): two
+  // clamps and a cat forward; backward the one-sided clamp's mask and where (2), the two-sided
+  // one's ge, le, logical_and_ and where (4), the chunk's cat (1) = 7. The expert bias
+  // (_apply_bias): 16 x (b * p, t + ...) + the cat = 33 forward; backward 16 x (grad * p and
+  // its row sum for b, grad * b and its column sum for p) + 2 splits' cats = 66.
+  const auto clamp = megatron_core_moe_host_calls(op_names::kMoeExpertsActClamp, 16, false);
+  ASSERT_TRUE(clamp);
+  EXPECT_EQ(clamp->fwd.torch_ops, 3);
+  EXPECT_EQ(clamp->bwd.torch_ops, 7);
+  const auto bias = megatron_core_moe_host_calls(op_names::kMoeExpertsBias, 16, false);
+  ASSERT_TRUE(bias);
+  EXPECT_EQ(bias->fwd.torch_ops, 33);
+  EXPECT_EQ(bias->bwd.torch_ops, 66);
+  EXPECT_EQ(bias->fwd.gemm_launches + bias->bwd.gemm_launches + bias->fwd.collectives, 0);
+  EXPECT_FALSE(bias->host_waits_before_fwd);
+  EXPECT_EQ(megatron_core_moe_host_calls(op_names::kMoeExpertsBias, 4, false)->fwd.torch_ops, 9);  // 4 x 2 + 1
+}
+
 TEST(MoeHostCalls, OnlyTheDispatchWaitsAndOnlyMoeRowsAreCounted) {
   for (std::string_view row : kMoeRows)
     EXPECT_EQ(megatron_core_moe_host_calls(row, 16, true)->host_waits_before_fwd, row == op_names::kMoeDispatch) << row;
@@ -112,31 +131,33 @@ HostBoundLayer host_bound_layer(const Scenario& s) {
 TEST(MoeHostCalls, AHostBoundMoeLayerTakesItsCallsTime) {
   // 1 ms a call and a row dwarfs the small layer's kernels. Forward: the rows outside the
   // MoE layer at 1 ms each, and the layer's 37 ops, 9 GEMMs (router, 4 experts x 2) and 4
-  // NCCL calls (4 local experts, bf16: sum_calls above) = 50 ms, in two runs, both host-bound.
+  // NCCL calls (4 local experts, bf16: sum_calls above) = 50 ms, plus the experts' output
+  // bias (the model's `bias` defaults on: 4 x 2 + 1 = 9 ops) = 59 ms, in two runs, both
+  // host-bound.
   const Scenario s = small_moe(
       "{preset: megatron-core, host_op_us: 1000, host_torch_op_us: 1000, host_gemm_launch_us: 1000, "
       "host_collective_us: 1000}");
   const HostBoundLayer h = host_bound_layer(s);
   ASSERT_GE(h.other_rows, 5);
-  EXPECT_NEAR(h.fwd_s, (h.other_rows + 50) * 1e-3, 1e-9);
+  EXPECT_NEAR(h.fwd_s, (h.other_rows + 59) * 1e-3, 1e-9);
   // backward, one run: 19 ops (the table's 22 less fp8's 3 paddings), 2 + 8 + 8 GEMMs and
-  // 3 NCCL calls = 40 ms
-  EXPECT_NEAR(h.bwd_s, (h.other_rows + 40) * 1e-3, 1e-9);
+  // 3 NCCL calls = 40 ms, plus the bias's 4 x 4 + 2 = 18 ops = 58 ms
+  EXPECT_NEAR(h.bwd_s, (h.other_rows + 58) * 1e-3, 1e-9);
 }
 
 TEST(MoeHostCalls, AGraphedRouterAndPreprocessCostOnlyTheirReplay) {
   // As above, with the router and the preprocess captured (cuda_graph_scope [moe_router,
   // moe_preprocess]): the pre-MLP norm's 1 ms becomes the replay's 2 calls (the input's
   // copy, the replay); the router's 9 ops and 1 GEMM and the preprocess's 18 ops and 1 NCCL
-  // call go: 50 - 10 - 19 + 2 - 1 = 22 ms more than the other rows, forward. Backward: the
+  // call go: 59 - 10 - 19 + 2 - 1 = 31 ms more than the other rows, forward. Backward: the
   // replay's 3 calls (two output gradients' copies, the replay) for the norm's 1 ms, less
-  // the router's 7 ops and 2 GEMMs and the permute's 2 ops: 40 - 9 - 2 + 3 - 1 = 31.
+  // the router's 7 ops and 2 GEMMs and the permute's 2 ops: 58 - 9 - 2 + 3 - 1 = 49.
   const Scenario s = small_moe(
       "{preset: megatron-core, host_op_us: 1000, host_torch_op_us: 1000, host_gemm_launch_us: 1000, "
       "host_collective_us: 1000, cuda_graph_scope: [moe_router, moe_preprocess]}");
   const HostBoundLayer h = host_bound_layer(s);
-  EXPECT_NEAR(h.fwd_s, (h.other_rows + 22) * 1e-3, 1e-9);
-  EXPECT_NEAR(h.bwd_s, (h.other_rows + 31) * 1e-3, 1e-9);
+  EXPECT_NEAR(h.fwd_s, (h.other_rows + 31) * 1e-3, 1e-9);
+  EXPECT_NEAR(h.bwd_s, (h.other_rows + 49) * 1e-3, 1e-9);
 }
 
 TEST(MoeHostCalls, TheGraphScopesAreMegatronCoresAndOneGraphALayer) {
