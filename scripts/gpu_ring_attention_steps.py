@@ -13,10 +13,23 @@ partial updates), written here from that description, with the K,V of every rank
 GPU: the exchange is priced separately (sim/training/torch_cp_exchange.hpp).
 
 First a numerics check at a small size (the loop's output rows against causal SDPA over the whole
-sequence); then for cp in 1, 2, 4, 8 at --tokens per rank: forward and forward+backward seconds,
-and the SDPA calls' own share. Writes OUTDIR/ring_attention_steps.csv.
+sequence); then for cp in 1, 2, 4, 8 at --tokens per rank, for rank 0 (every later step with the
+second half of the queries) and rank cp - 1 (every later step against half a peer's keys):
+forward and forward+backward seconds, and the SDPA calls' own share. Writes
+OUTDIR/ring_attention_steps.csv.
+
+Then the questions issue #54 left after the tenth session (the compiled ring's exchange is now
+priced waited whole; 8B CP 4/8 still miss about 1.6x their non-causal steps), OUTDIR/ring_probes.csv:
+  * backend: which SDPA backend torchtitan's CP context picks for the whole sequence
+    (sdpa_kernel([FLASH_ATTENTION, EFFICIENT_ATTENTION]), torchtitan utils.py get_train_context);
+  * branch: each non-causal step's two shapes alone, flash forward and backward, and the
+    memory-efficient kernel's forward at the same shapes. A compiled ring waits for every dK,dV
+    pass, so each backward step lasts as long as its slower shape on any rank (lockstep), not
+    their mean as sim/training/layer_costs.cpp ring_calls_s prices it;
+  * contention: one backward step with a device-to-device copy of the fp32 dK,dV's bytes running
+    on a side stream (the HBM traffic an eager ring's all-to-all puts beside it, NCCL's SMs aside).
 Usage: python3 scripts/gpu_ring_attention_steps.py OUTDIR [--tokens 32768] [--heads 32]
-Not yet run on a GPU (written on a machine without torch): expect to fix small things there.
+Not yet run on a GPU (written on machines without torch): expect to fix small things there.
 """
 import argparse
 import os
@@ -28,6 +41,7 @@ from gpu_microbench import median_seconds, write_csv
 
 FLASH = torch.ops.aten._scaled_dot_product_flash_attention.default
 FLASH_BWD = torch.ops.aten._scaled_dot_product_flash_attention_backward.default
+EFFICIENT = torch.ops.aten._scaled_dot_product_efficient_attention.default
 
 
 def positions(rank, cp, tokens):
@@ -138,34 +152,112 @@ def check_numerics(cp=4, tokens=512, heads=4, d=128):
 
 def rows(cps, tokens, heads, d):
     for cp in cps:
-        rank = cp - 1  # any rank: load balancing gives each the same work
-        q, kvs, grad_out = tensors(cp, tokens, heads, d)
-        flops = 4 * heads * d * tokens * (cp * tokens) / 2  # the rank's share of causal attention
+        for rank in sorted({0, cp - 1}):  # the same pairs; the two extremes of the shapes
+            yield from rank_rows(cp, rank, tokens, heads, d)
 
-        def fwd():
-            with torch.no_grad():
-                return ring_forward(rank, cp, q, kvs)
 
-        out, lse, saved = fwd()
+def rank_rows(cp, rank, tokens, heads, d):
+    """One rank's ring at `cp`: forward, backward, and the forward's SDPA calls alone."""
+    q, kvs, grad_out = tensors(cp, tokens, heads, d)
+    flops = 4 * heads * d * tokens * (cp * tokens) / 2  # the rank's share of causal attention
 
-        def bwd():
-            with torch.no_grad():
-                ring_backward(rank, cp, q, kvs, out, lse, grad_out, saved)
+    def fwd():
+        with torch.no_grad():
+            return ring_forward(rank, cp, q, kvs)
 
-        def kernels_fwd():
-            for i in range(cp):
-                qi, ki, vi, causal, _ = step_inputs(i, rank, q, kvs[(rank - i) % cp])
-                FLASH(qi, ki, vi, 0.0, causal)
+    out, lse, saved = fwd()
 
-        t_fwd, t_bwd = median_seconds(fwd, 0.5, 10), median_seconds(bwd, 0.5, 10)
-        t_kernels = median_seconds(kernels_fwd, 0.5, 10)
-        print(f"cp {cp}: forward {t_fwd * 1e3:.1f} ms ({flops / t_fwd / 1e12:.0f} TFLOP/s; SDPA calls alone "
-              f"{t_kernels * 1e3:.1f} ms), backward {t_bwd * 1e3:.1f} ms ({2.5 * flops / t_bwd / 1e12:.0f} TFLOP/s)",
+    def bwd():
+        with torch.no_grad():
+            ring_backward(rank, cp, q, kvs, out, lse, grad_out, saved)
+
+    def kernels_fwd():
+        for i in range(cp):
+            qi, ki, vi, causal, _ = step_inputs(i, rank, q, kvs[(rank - i) % cp])
+            FLASH(qi, ki, vi, 0.0, causal)
+
+    t_fwd, t_bwd = median_seconds(fwd, 0.5, 10), median_seconds(bwd, 0.5, 10)
+    t_kernels = median_seconds(kernels_fwd, 0.5, 10)
+    print(f"cp {cp} rank {rank}: forward {t_fwd * 1e3:.1f} ms ({flops / t_fwd / 1e12:.0f} TFLOP/s; SDPA calls alone "
+          f"{t_kernels * 1e3:.1f} ms), backward {t_bwd * 1e3:.1f} ms ({2.5 * flops / t_bwd / 1e12:.0f} TFLOP/s)",
+          flush=True)
+    yield dict(cp=cp, rank=rank, tokens_per_rank=tokens, heads=heads, head_dim=d, rank_fwd_flops=flops, fwd_s=t_fwd,
+               fwd_sdpa_calls_s=t_kernels, bwd_s=t_bwd)
+    del q, kvs, grad_out, out, lse, saved
+    torch.cuda.empty_cache()
+
+
+def chosen_backend(seq, heads, d):
+    """The backend SDPA picks for the whole causal sequence under torchtitan's CP context."""
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+
+    q = torch.empty(1, heads, seq, d, device="cuda", dtype=torch.bfloat16, requires_grad=True)
+    with sdpa_kernel([SDPBackend.FLASH_ATTENTION, SDPBackend.EFFICIENT_ATTENTION]):
+        choice = torch._fused_sdp_choice(q, q, q, is_causal=True)
+    del q
+    return SDPBackend(choice).name
+
+
+def branch_rows(tokens, heads, d):
+    """A later step's two shapes alone: (L queries x L/2 keys) where i <= rank, (L/2 x L) where
+    i > rank; the same pairs, (L^2 / 2) x heads."""
+    q, kvs, grad_out = tensors(1, tokens, heads, d)
+    k, v = kvs[0]
+    shapes = {"all_queries_half_keys": (q, k.chunk(2, dim=2)[0], v.chunk(2, dim=2)[0]),
+              "half_queries_all_keys": (q.chunk(2, dim=2)[1], k, v)}
+    for name, (qi, ki, vi) in shapes.items():
+        res = FLASH(qi, ki, vi, 0.0, False)
+        out, lse, cq, ck, mq, mk, seed, offset, _ = res
+        g = grad_out[:, :, : qi.shape[2]]
+        flops = 4 * heads * d * qi.shape[2] * ki.shape[2]
+        t_fwd = median_seconds(lambda: FLASH(qi, ki, vi, 0.0, False), 0.5, 10)
+        t_bwd = median_seconds(lambda: FLASH_BWD(g, qi, ki, vi, out, lse, cq, ck, mq, mk, 0.0, False, seed, offset),
+                               0.5, 10)
+        t_eff = median_seconds(lambda: EFFICIENT(qi, ki, vi, None, True, 0.0, False), 0.5, 10)
+        print(f"branch {name}: flash forward {t_fwd * 1e3:.2f} ms ({flops / t_fwd / 1e12:.0f} TFLOP/s), backward "
+              f"{t_bwd * 1e3:.2f} ms ({2.5 * flops / t_bwd / 1e12:.0f}); efficient forward {t_eff * 1e3:.2f} ms",
               flush=True)
-        yield dict(cp=cp, tokens_per_rank=tokens, heads=heads, head_dim=d, rank_fwd_flops=flops, fwd_s=t_fwd,
-                   fwd_sdpa_calls_s=t_kernels, bwd_s=t_bwd)
-        del q, kvs, grad_out, out, lse, saved
-        torch.cuda.empty_cache()
+        yield dict(probe="branch", name=name, queries=qi.shape[2], keys=ki.shape[2], heads=heads, head_dim=d,
+                   fwd_flops=flops, flash_fwd_s=t_fwd, flash_bwd_s=t_bwd, efficient_fwd_s=t_eff, copy_bytes=0)
+
+
+def contention_rows(tokens, heads, d):
+    """One later backward step alone and beside a side-stream copy of the fp32 dK,dV's bytes."""
+    q, kvs, grad_out = tensors(1, tokens, heads, d)
+    k, v = kvs[0]
+    qi, ki, vi = q, k.chunk(2, dim=2)[0], v.chunk(2, dim=2)[0]
+    out, lse, cq, ck, mq, mk, seed, offset, _ = FLASH(qi, ki, vi, 0.0, False)
+    step = lambda: FLASH_BWD(grad_out, qi, ki, vi, out, lse, cq, ck, mq, mk, 0.0, False, seed, offset)
+    nbytes = 2 * k.numel() * 4  # fp32 dK and dV of the rank's chunk
+    src = torch.empty(nbytes, device="cuda", dtype=torch.uint8)
+    dst = torch.empty_like(src)
+    side = torch.cuda.Stream()
+    alone = median_seconds(step, 0.5, 10)
+
+    def beside():
+        side.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(side):
+            for _ in range(4):
+                dst.copy_(src)
+        step()
+        torch.cuda.current_stream().wait_stream(side)
+
+    together = median_seconds(beside, 0.5, 10)
+    print(f"contention: backward step {alone * 1e3:.2f} ms alone, {together * 1e3:.2f} ms beside 4 copies of "
+          f"{nbytes / 2**30:.2f} GiB", flush=True)
+    yield dict(probe="contention", name="bwd_step_beside_copies", queries=qi.shape[2], keys=ki.shape[2], heads=heads,
+               head_dim=d, fwd_flops=0, flash_fwd_s=0, flash_bwd_s=alone, efficient_fwd_s=together,
+               copy_bytes=4 * nbytes)
+
+
+def probe_rows(tokens, heads, d):
+    for cp in (2, 4, 8):
+        backend = chosen_backend(cp * tokens, heads, d)
+        print(f"backend at {cp * tokens} tokens under sdpa_kernel([FLASH, EFFICIENT]): {backend}", flush=True)
+        yield dict(probe="backend", name=backend, queries=cp * tokens, keys=cp * tokens, heads=heads, head_dim=d,
+                   fwd_flops=0, flash_fwd_s=0, flash_bwd_s=0, efficient_fwd_s=0, copy_bytes=0)
+    yield from branch_rows(tokens, heads, d)
+    yield from contention_rows(tokens, heads, d)
 
 
 def main():
@@ -177,6 +269,7 @@ def main():
     os.makedirs(args.out, exist_ok=True)
     check_numerics()
     write_csv(os.path.join(args.out, "ring_attention_steps.csv"), rows((1, 2, 4, 8), args.tokens, args.heads, 128))
+    write_csv(os.path.join(args.out, "ring_probes.csv"), probe_rows(args.tokens, args.heads, 128))
 
 
 if __name__ == "__main__":

@@ -63,13 +63,14 @@ TorchCpPassBytes torch_cp_pass_bytes(const Scenario& s, const LayerOp& ring) {
   // K and V are each half of the chunk; Q and the output as wide (heads x head_dim after repeat_kv)
   const double act = static_cast<double>(dtype_bytes(activation_dtype(s.training->precision), 1));
   const double elements = repeated_rank_kv_bytes(s, ring) / (2 * act);
-  return torch_cp_pass_bytes(elements, s.plan.cp, !s.stack.hf_modeling());
+  return torch_cp_pass_bytes(elements, s.plan.cp, torch_ring_compiled(s.stack));
 }
 
+bool torch_ring_compiled(const StackSpec& stack) { return !stack.hf_modeling(); }
+
 TorchCpExchange torch_cp_exchange(const Scenario& s, const LayerOp& ring, const OpTime& attention) {
-  TorchCpExchange x;
   const int cp = s.plan.cp;
-  if (cp <= 1 || ring.fwd_comm.bytes == 0) return x;
+  if (cp <= 1 || ring.fwd_comm.bytes == 0) return {};
   const double rank_kv = repeated_rank_kv_bytes(s, ring);
   const GroupLayout group = group_layout(s.cluster, s.plan, ParallelGroup::cp);
   // the all-gather's bytes are the gathered tensor's (nccl-tests' convention): every rank's chunk
@@ -79,13 +80,24 @@ TorchCpExchange torch_cp_exchange(const Scenario& s, const LayerOp& ring, const 
       rank_kv * 4.0 / static_cast<double>(dtype_bytes(activation_dtype(s.training->precision), 1));
   const double pass_s = collective_time_s(s.cluster, CollectiveOp::send_recv, group, grad_bytes);
   // load-balanced steps do equal work: each 1/cp of the rank's attention
-  const double fwd_step = attention.fwd_s / cp, bwd_step = attention.dgrad_s / cp;
+  return torch_cp_waits(gather_s, pass_s, attention.fwd_s / cp, attention.dgrad_s / cp, cp,
+                        torch_ring_compiled(s.stack));
+}
+
+TorchCpExchange torch_cp_waits(double gather_s, double pass_s, double fwd_step_s, double bwd_step_s, int cp,
+                               bool compiled) {
+  TorchCpExchange x;
   x.fwd_s = gather_s;
-  x.fwd_waited_s = std::max(0.0, gather_s - fwd_step);
-  // a dK,dV pass after each of the cp steps: the first cp - 1 waited after the next step, the
-  // last after the loop
-  x.bwd_s = gather_s + cp * pass_s;
-  x.bwd_waited_s = std::max(0.0, gather_s - bwd_step) + (cp - 1) * std::max(0.0, pass_s - bwd_step) + pass_s;
+  x.bwd_s = gather_s + cp * pass_s;  // a dK,dV pass after each of the cp steps
+  if (compiled) {                    // each collective waited for as soon as it is issued
+    x.fwd_waited_s = x.fwd_s;
+    x.bwd_waited_s = x.bwd_s;
+    return x;
+  }
+  // eager: the gather behind the local step; the first cp - 1 passes each waited after the
+  // next step, the last after the loop
+  x.fwd_waited_s = std::max(0.0, gather_s - fwd_step_s);
+  x.bwd_waited_s = std::max(0.0, gather_s - bwd_step_s) + (cp - 1) * std::max(0.0, pass_s - bwd_step_s) + pass_s;
   return x;
 }
 

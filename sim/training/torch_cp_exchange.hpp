@@ -12,6 +12,16 @@
 //  * the backward gathers K,V again the same way and passes the fp32 dK,dV accumulators
 //    (convert_to_f32) to the next rank after each step with an all-to-all (_AllToAllRotater):
 //    each is waited for after the next step, the last one after the loop.
+// That overlap is eager's: a functional collective returns an AsyncCollectiveTensor waited at
+// its first use. Traced (torch.compile), _maybe_wrap_tensor calls wait_tensor right after the
+// collective ("wait_tensor() op is immediately called", torch/distributed/
+// _functional_collectives.py), and Inductor of 2024-12 keeps them together: no comm reordering
+// by default (reorder_for_compute_comm_overlap off), and its reorder_for_locality pass moved a
+// collective to just before its wait (pytorch/pytorch#150074, 2025-04, stopped that: "increasing
+// the locality between a collective and its wait node is generally worse for performance";
+// #152252, 2025-04: a compiled all_reduce waited before the independent op after it). So a
+// compiled ring (torchtitan-compile: the ring inside each compiled TransformerBlock) waits for
+// every gather and dK,dV pass whole.
 // Around the per-step SDPA calls the loops run memory-bound passes of their own, counted in
 // torch_cp_pass_bytes below.
 #include "models/layer_ops.hpp"
@@ -24,6 +34,12 @@ struct TorchCpExchange {
   double fwd_s = 0, bwd_s = 0;                // the collectives' whole time, each pass
   double fwd_waited_s = 0, bwd_waited_s = 0;  // of which the compute stream waits for
 };
+
+// What the compute stream waits for of an exchange whose forward gather takes `gather_s` and
+// each backward dK,dV pass `pass_s`, beside load-balanced steps of `fwd_step_s` / `bwd_step_s`
+// (1/cp of the attention each), eager or compiled as above; fwd_s and bwd_s the whole exchange.
+TorchCpExchange torch_cp_waits(double gather_s, double pass_s, double fwd_step_s, double bwd_step_s, int cp,
+                               bool compiled);
 
 // The exchange of one layer's attention on one GPU: `ring` is the op list's CP entry
 // (op_names::kAttnCpRing: (cp - 1) chunks of the grouped K,V), `attention` the attention
@@ -50,6 +66,10 @@ struct TorchCpPassBytes {
   double bwd = 0;
 };
 TorchCpPassBytes torch_cp_pass_bytes(double elements, int cp, bool compiled);
+
+// Whether the stack runs the ring compiled (its layer kernels Inductor's fused ones, not
+// Hugging Face's or torchtitan's eager modules): the passes above fused, the exchange waited whole.
+bool torch_ring_compiled(const StackSpec& stack);
 
 // The attention core's calls on one rank as PyTorch's load-balanced ring makes them
 // (_templated_ring_attention and its backward, 2024-12: _is_causal_behavior and the i <= rank /

@@ -148,7 +148,11 @@ Judged judge_all() {
 // attention_kernel_noncausal_efficiency_by_seq: its backward 5.5% slower per pair than the
 // causal curve's at 32k): the six CP 2-8 runs 1-4 points closer (8B CP 2/4/8 +9.7/+47.5/+54.7%
 // -> +8.4/+44.5/+50.8%, 405B +24.5/+19.7/+36.9% -> +23.6/+18.1/+34.4%), nothing else moves:
-// median 11.3%, max 50.8%.
+// median 11.3%, max 50.8%. Tenth session, the compiled ring waits for its whole exchange (a
+// traced functional collective is waited for at once and Inductor of 2024-12 kept it beside its
+// wait: sim/training/torch_cp_exchange.hpp): the six CP 2-8 runs 2-16 points closer (8B CP 2/4/8
+// +8.2/+44.4/+50.7% -> +6.2/+40.5/+45.7%, 405B +23.5/+17.9/+34.5% -> +13.4/+8.0/+18.3%), nothing
+// else moves: median 10.7% -> 9.7%, max 50.7% -> 45.7%.
 TEST(TorchtitanRuns, ThroughputAndMemoryAgainstThePublishedRuns) {
   const Judged j = judge_all();
   const ErrorSummary t = summarize(j.throughput_errors), m = summarize(j.memory_errors);
@@ -159,7 +163,7 @@ TEST(TorchtitanRuns, ThroughputAndMemoryAgainstThePublishedRuns) {
               100 * m.max, j.predicted_not_to_fit);
   ASSERT_EQ(t.count, 28);
   EXPECT_LT(t.median, 0.12);
-  EXPECT_LT(t.max, 0.52);
+  EXPECT_LT(t.max, 0.47);
   EXPECT_LT(t.median, before.median - 0.10);
   EXPECT_LT(m.median, 0.065);
   EXPECT_LT(m.max, 0.23);
