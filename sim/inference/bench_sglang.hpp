@@ -1,9 +1,10 @@
 #pragma once
 // `serve --engine-bench sglang`: the run as SGLang's `python -m sglang.bench_serving` defines
-// and prints it (python/sglang/bench_serving.py, calculate_metrics and benchmark(), sglang
-// commit 0033168f, mid-2025: the block with Backend, Max request concurrency, Concurrency and
-// ITL P95/Max). TTFT, E2E latency, ITL and the duration are vLLM's (bench_samples.hpp); where
-// SGLang differs from `vllm bench serve`:
+// and prints it (python/sglang/bench_serving.py, calculate_metrics and benchmark(), at sglang
+// commit 0033168f: the block with Backend, Max request concurrency, Concurrency and ITL
+// P95/Max; older scripts printed a TPOT block instead, newer ones add peak lines). TTFT, E2E
+// latency, ITL and the duration are vLLM's (bench_samples.hpp); where SGLang differs from
+// `vllm bench serve`:
 //   Input token throughput  total input tokens / duration (vLLM prints none)
 //   Concurrency             sum of E2E latencies / duration (mean requests in flight)
 //   ITL                     P95 and Max besides mean, median and P99; no TPOT block
