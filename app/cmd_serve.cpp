@@ -2,11 +2,13 @@
 //  [--csv occupancy.csv] [--json] [--set K=V]...`: continuous-batching serving of one
 // model replica (sim/inference/serving.hpp). Poisson arrivals use the scenario's
 // inference.prompt_len and output_len; a trace file gives each request its own.
-#include <limits>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <limits>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "app/commands.hpp"
@@ -27,6 +29,8 @@ struct ServeArgs {
   double swap_space_gib = 0;
   std::vector<double> percentiles;
   std::vector<std::string> goodput;
+  std::string engine;  // --engine-bench's NAME, when given one
+  CLI::Option* engine_bench = nullptr;
   CLI::Option* batched_tokens = nullptr;
   CLI::Option* sequences = nullptr;
 };
@@ -51,7 +55,26 @@ ServingSlo parse_goodput(const std::vector<std::string>& pairs) {
   return slo;
 }
 
-void run_serve(const ServeArgs& a) {
+// --engine-bench [vllm|sglang|trtllm]: the engine named, else the stack's (run_serve); --goodput
+// and --metric-percentiles are vLLM's flags, so they pick vLLM's block, and no other.
+void choose_bench_engine(ServeArgs& a, ServeRequest& request) {
+  request.engine_bench = a.engine_bench->count() > 0;
+  const bool vllm_flags = request.slo.any() || !a.percentiles.empty();
+  if (vllm_flags && !request.engine_bench)
+    throw ScenarioError("--engine-bench", "", "is needed by --goodput and --metric-percentiles");
+  // `serve --engine-bench SCENARIO`, from when the flag took no name: the scenario it was
+  if (!a.engine.empty() && !find_bench_engine(a.engine) && a.scenario.path.empty() &&
+      std::filesystem::is_regular_file(a.engine))
+    a.scenario.path = std::exchange(a.engine, "");
+  if (!a.engine.empty()) request.bench_engine = parse_bench_engine(a.engine, "--engine-bench");
+  if (vllm_flags && request.bench_engine && *request.bench_engine != BenchEngine::vllm)
+    throw ScenarioError(request.slo.any() ? "--goodput" : "--metric-percentiles", "",
+                        "is vLLM's flag: --engine-bench " + a.engine + " prints " + a.engine +
+                            "'s own fixed columns (drop it, or ask for --engine-bench vllm)");
+  if (vllm_flags) request.bench_engine = BenchEngine::vllm;
+}
+
+void run_serve(ServeArgs& a) {
   ServeRequest request = a.request;
   request.options.keep_occupancy = !a.csv.empty();  // one sample per pass, only for the CSV
   request.options.swap_space_bytes = a.swap_space_gib * 1024 * 1024 * 1024;
@@ -59,16 +82,14 @@ void run_serve(const ServeArgs& a) {
   request.max_sequences_given = a.sequences->count() > 0;
   if (!a.percentiles.empty()) request.percentiles = a.percentiles;
   request.slo = parse_goodput(a.goodput);
-  if ((request.slo.any() || !a.percentiles.empty()) && !request.engine_bench)
-    throw ScenarioError("--engine-bench", "", "is needed by --goodput and --metric-percentiles");
+  choose_bench_engine(a, request);
   const Scenario s = load_from_args(a.scenario);
   if (!s.inference) throw ScenarioError("inference", "", "serve needs a scenario with an inference section");
   if (!a.csv.empty()) io::check_writable(a.csv);  // before the simulation, not after
   const ServeRun run = twinsim::run_serve(s, request);
   if (!a.csv.empty()) io::write_file_whole(a.csv, [&](std::ostream& out) { write_occupancy_csv(out, run.result); });
   if (a.scenario.json) std::cout << run.json.dump(2) << "\n";
-  else if (request.engine_bench)
-    print_vllm_bench(std::cout, run.bench, request.rate_per_s, request.slo, request.options.max_concurrency);
+  else if (request.engine_bench) print_engine_bench(std::cout, run, request);
   else print_serve_run(std::cout, run);
 }
 
@@ -119,9 +140,12 @@ void add_serve_command(CLI::App& app) {
   a->sequences = cmd->add_option("--max-num-seqs", a->request.options.max_sequences,
                                  "sequences per pass at most (default: the stack's, else 256)")
                      ->check(cli::whole(1, 1'000'000));
-  cmd->add_flag("--engine-bench", a->request.engine_bench,
-                "print vLLM's `vllm bench serve` result block (TTFT, TPOT, ITL, E2EL; SGLang's bench_serving "
-                "defines them alike) and add `engine_bench` to the JSON");
+  a->engine_bench = cmd->add_option("--engine-bench", a->engine,
+                                    "print the result block of an engine's benchmark script: vllm (`vllm bench "
+                                    "serve`), sglang (`python -m sglang.bench_serving`) or trtllm (`trtllm-bench "
+                                    "throughput --streaming`); no name: the stack's engine (vLLM's with --goodput or "
+                                    "--metric-percentiles); adds `engine_bench` to the JSON")
+                        ->expected(0, 1);
   cmd->add_option("--metric-percentiles", a->percentiles, "percentiles --engine-bench prints (default 99; vLLM's flag)")
       ->delimiter(',')
       ->check(cli::number(0, 100));

@@ -5,25 +5,12 @@
 #include <cstdio>
 #include <string>
 
+#include "sim/inference/bench_samples.hpp"
 #include "sim/inference/serving_report.hpp"
 
 namespace twinsim {
 
 namespace {
-
-MetricPercentiles percentiles_of(const std::vector<double>& values, const std::vector<double>& qs) {
-  MetricPercentiles m;
-  if (values.empty()) {
-    m.percentile_s.assign(qs.size(), 0.0);
-    return m;
-  }
-  double sum = 0;
-  for (double v : values) sum += v;
-  m.mean_s = sum / static_cast<double>(values.size());
-  m.median_s = latency_percentile(values, 50);
-  for (double q : qs) m.percentile_s.push_back(latency_percentile(values, q));
-  return m;
-}
 
 bool meets(const ServingSlo& slo, double ttft, double tpot, double e2el) {
   return (slo.ttft_s <= 0 || ttft <= slo.ttft_s) && (slo.tpot_s <= 0 || tpot <= slo.tpot_s) &&
@@ -39,39 +26,48 @@ std::string percentile_label(const char* prefix, double p, const char* suffix) {
 
 }  // namespace
 
+MetricPercentiles metric_percentiles(const std::vector<double>& values, const std::vector<double>& qs) {
+  MetricPercentiles m;
+  if (values.empty()) {
+    m.percentile_s.assign(qs.size(), 0.0);
+    return m;
+  }
+  double sum = 0;
+  for (double v : values) sum += v;
+  m.mean_s = sum / static_cast<double>(values.size());
+  m.median_s = latency_percentile(values, 50);
+  for (double q : qs) m.percentile_s.push_back(latency_percentile(values, q));
+  return m;
+}
+
 BenchMetrics bench_metrics(const ServingResult& r, const std::vector<double>& percentiles, const ServingSlo& slo) {
   BenchMetrics m;
   m.percentiles = percentiles;
+  const BenchSamples samples = bench_samples(r);
   std::vector<double> ttft, tpot, e2el;
-  double first_arrival = r.requests.empty() ? 0 : r.requests.front().arrival_s, last_finish = 0;
   std::int64_t good = 0;
-  for (std::size_t i = 0; i < r.requests.size(); ++i) {
-    const Request& q = r.requests[i];
-    const RequestTimes& t = r.times[i];
-    if (t.finish_s < 0) continue;
-    ++m.completed;
-    m.total_input += q.prompt_len;
-    m.total_output += q.output_len;
-    first_arrival = std::min(first_arrival, q.arrival_s);
-    last_finish = std::max(last_finish, t.finish_s);
-    const double first = t.first_token_s - q.arrival_s, latency = t.finish_s - q.arrival_s;
-    const double per_token = q.output_len > 1 ? (latency - first) / static_cast<double>(q.output_len - 1) : 0;
-    ttft.push_back(first);
-    e2el.push_back(latency);
-    if (q.output_len > 1) tpot.push_back(per_token);
-    if (meets(slo, first, per_token, latency)) ++good;
+  for (const BenchSample& b : samples.requests) {
+    // vLLM's TPOT: the time after the first token over the tokens after it
+    const double per_token = b.output_len > 1 ? (b.e2el_s - b.ttft_s) / static_cast<double>(b.output_len - 1) : 0;
+    ttft.push_back(b.ttft_s);
+    e2el.push_back(b.e2el_s);
+    if (b.output_len > 1) tpot.push_back(per_token);
+    if (meets(slo, b.ttft_s, per_token, b.e2el_s)) ++good;
   }
-  m.duration_s = last_finish - first_arrival;
+  m.completed = static_cast<std::int64_t>(samples.requests.size());
+  m.total_input = samples.total_input;
+  m.total_output = samples.total_output;
+  m.duration_s = samples.duration_s;
   if (m.duration_s > 0) {
     m.request_throughput = static_cast<double>(m.completed) / m.duration_s;
     m.output_throughput = static_cast<double>(m.total_output) / m.duration_s;
     m.total_token_throughput = static_cast<double>(m.total_input + m.total_output) / m.duration_s;
     if (slo.any()) m.request_goodput = static_cast<double>(good) / m.duration_s;
   }
-  m.ttft = percentiles_of(ttft, percentiles);
-  m.tpot = percentiles_of(tpot, percentiles);
-  m.itl = percentiles_of(r.itl_s, percentiles);
-  m.e2el = percentiles_of(e2el, percentiles);
+  m.ttft = metric_percentiles(ttft, percentiles);
+  m.tpot = metric_percentiles(tpot, percentiles);
+  m.itl = metric_percentiles(r.itl_s, percentiles);
+  m.e2el = metric_percentiles(e2el, percentiles);
   return m;
 }
 

@@ -1,8 +1,9 @@
 #pragma once
 // `twinsim serve --engine-bench`: the serving run's figures as the engines' own benchmark
 // scripts define and print them, so a simulated run lines up with a measured one column by
-// column. Definitions (vLLM's vllm/benchmarks/serve.py, calculate_metrics; SGLang's
-// bench_serving.py computes the same):
+// column. This file: vLLM's block (the default; SGLang's is bench_sglang.hpp, trtllm-bench's
+// bench_trtllm.hpp, the engine picked by bench_engine.hpp). Definitions (vLLM's
+// vllm/benchmarks/serve.py, calculate_metrics; SGLang's bench_serving.py shares them):
 //   TTFT  first token - arrival, per request
 //   TPOT  (latency - TTFT) / (output tokens - 1), per request with more than one output token
 //   ITL   every gap between successive outputs of a request (a speculative run as one), pooled
@@ -39,6 +40,9 @@ struct BenchMetrics {
   std::vector<double> percentiles;  // e.g. {99} (vLLM's default --metric-percentiles)
   MetricPercentiles ttft, tpot, itl, e2el;
 };
+
+// Mean, median (numpy's) and the percentiles `qs` of `values`; all zero when it is empty.
+MetricPercentiles metric_percentiles(const std::vector<double>& values, const std::vector<double>& qs);
 
 // `itl_s` may be empty (a run that kept no gaps): ITL is then all zero.
 BenchMetrics bench_metrics(const ServingResult& result, const std::vector<double>& percentiles, const ServingSlo& slo);

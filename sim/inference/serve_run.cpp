@@ -12,6 +12,26 @@
 
 namespace twinsim {
 
+namespace {
+
+// --engine-bench: vLLM's figures always (`engine_bench` as before), and the engine's own
+// block where it is SGLang's or trtllm-bench's, under its name.
+void add_engine_bench(ServeRun& run, const ServeRequest& r, BenchEngine engine, std::int64_t gpus) {
+  run.bench = bench_metrics(run.result, r.percentiles, r.slo);
+  run.bench_engine = engine;
+  nlohmann::json& j = run.json["engine_bench"] = to_json(run.bench);
+  j["engine"] = to_string(engine);
+  if (engine == BenchEngine::sglang) {
+    run.sglang = sglang_bench_metrics(run.result);
+    j["sglang"] = to_json(run.sglang);
+  } else if (engine == BenchEngine::trtllm) {
+    run.trtllm = trtllm_bench_metrics(run.result, gpus);
+    j["trtllm"] = to_json(run.trtllm);
+  }
+}
+
+}  // namespace
+
 ServeRun run_serve(const Scenario& s, const ServeRequest& r) {
   if (!s.inference) throw ScenarioError("inference", "", "serve needs a scenario with an inference section");
   ServeOptions options = r.options;
@@ -57,8 +77,10 @@ ServeRun run_serve(const Scenario& s, const ServeRequest& r) {
                             {"router", r.router.empty() ? "none" : std::string(to_string(options.replicas.router))}};
   }
   if (r.engine_bench) {
-    run.bench = bench_metrics(run.result, r.percentiles, r.slo);
-    run.json["engine_bench"] = to_json(run.bench);
+    // the GPUs served on: both pools of a disaggregated run, else every replica simulated
+    const std::int64_t gpus =
+        split ? split->prefill_gpus + split->decode_gpus : options.replicas.replicas * s.plan.world_size() / s.plan.dp;
+    add_engine_bench(run, r, r.bench_engine.value_or(default_bench_engine(s.stack)), gpus);
   }
   run.json[kSchemaVersionKey] = kReportSchemaVersion;
   run.json["arrivals"] = r.trace_file.empty()
@@ -112,6 +134,13 @@ void print_serve_run(std::ostream& out, const ServeRun& run) {
       << ", " << d["decode_replicas"].get<int>() << " decode replica(s) of TP " << d["decode_tp"].get<int>() << " ("
       << d["gpus"].get<std::int64_t>() << " GPUs); K,V transfer " << 1e3 * d["kv_transfer_s"]["mean_s"].get<double>()
       << " ms a request (mean); KV occupancy above: the first decode replica's\n";
+}
+
+void print_engine_bench(std::ostream& out, const ServeRun& run, const ServeRequest& request) {
+  const std::int64_t cap = request.options.max_concurrency;
+  if (run.bench_engine == BenchEngine::sglang) print_sglang_bench(out, run.sglang, request.rate_per_s, cap);
+  else if (run.bench_engine == BenchEngine::trtllm) print_trtllm_bench(out, run.trtllm);
+  else print_vllm_bench(out, run.bench, request.rate_per_s, request.slo, cap);
 }
 
 }  // namespace twinsim

@@ -4,13 +4,17 @@
 // prefix cache's and speculative decoding's seeds, the simulation, its summary and the
 // JSON the command prints.
 #include <cstdint>
+#include <optional>
 #include <ostream>
 #include <string>
 
 #include <nlohmann/json.hpp>
 
 #include "scenario/scenario.hpp"
+#include "sim/inference/bench_engine.hpp"
 #include "sim/inference/bench_report.hpp"
+#include "sim/inference/bench_sglang.hpp"
+#include "sim/inference/bench_trtllm.hpp"
 #include "sim/inference/serving.hpp"
 #include "sim/inference/serving_report.hpp"
 
@@ -32,6 +36,8 @@ struct ServeRequest {
   bool max_sequences_given = false;
   // --engine-bench: also the engines' benchmark figures (bench_report.hpp), with ITL kept
   bool engine_bench = false;
+  // --engine-bench NAME: whose block (bench_engine.hpp); unset: the stack's engine
+  std::optional<BenchEngine> bench_engine;
   std::vector<double> percentiles = {99};  // vLLM's --metric-percentiles default
   ServingSlo slo;                          // vLLM's --goodput
   std::uint64_t seed = 0;        // arrivals, prefix-cache hits and speculative acceptance draws
@@ -47,7 +53,10 @@ struct ServeRun {
   ServingResult result;
   ServingSummary summary;
   nlohmann::json json;  // `twinsim serve --json`: the summary, its passes and how requests arrived
-  BenchMetrics bench;   // with ServeRequest::engine_bench
+  BenchMetrics bench;   // with ServeRequest::engine_bench (vLLM's figures, whatever the engine)
+  BenchEngine bench_engine = BenchEngine::vllm;  // the engine whose block is printed
+  SglangBenchMetrics sglang;                     // with bench_engine sglang
+  TrtllmBenchMetrics trtllm;                     // with bench_engine trtllm
 };
 
 // Throws ScenarioError for a scenario without an inference section, and what
@@ -73,5 +82,8 @@ ServeRun run_online_benchmark(const Scenario& s, double rate_per_s, std::int64_t
 
 // The command's table (print_serving), and the pools of a disaggregated run.
 void print_serve_run(std::ostream& out, const ServeRun& run);
+
+// `serve --engine-bench`: the run's engine's benchmark block (run.bench_engine's).
+void print_engine_bench(std::ostream& out, const ServeRun& run, const ServeRequest& request);
 
 }  // namespace twinsim

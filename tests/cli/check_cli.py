@@ -113,11 +113,33 @@ for args, message in [
     (["run", SCENARIOS + "/exec/tiny-gpt-single.yaml", "--lr", "nan"], "--lr: nan must be a finite number > 0"),
     (["serve", SCENARIOS + "/inference/" + "llama2-7b-a100.yaml", "--requests", "1e9"],
      "--requests: 1e9 must be a whole number from 1 to 10000000"),
+    # --engine-bench names an engine whose script it knows; vLLM's own flags want vLLM's block
+    (["serve", SCENARIOS + "/inference/llama2-7b-a100.yaml", "--requests", "5", "--engine-bench", "tgi"],
+     "--engine-bench=tgi must be vllm, sglang or trtllm"),
+    (["serve", SCENARIOS + "/inference/llama2-7b-a100.yaml", "--requests", "5", "--engine-bench", "sglang",
+      "--goodput", "ttft:100"], "--goodput: is vLLM's flag"),
 ]:
     r = run(*args)
     check(r.returncode != 0, f"{args} exited 0")
     check(message in r.stderr, f"{args}: stderr {r.stderr!r} lacks {message!r}")
     check(r.stdout == "", f"{args} printed to stdout")
+
+# serve --engine-bench: a vLLM stack's block as before (`--engine-bench vllm` alike, the flag
+# before the scenario too); an SGLang stack's is bench_serving's, with its Backend line
+VLLM_STACK = SCENARIOS + "/validation/engines/vllm082-llama3.1-8b-h200-fp8.yaml"
+plain = run("serve", VLLM_STACK, "--requests", "5", "--engine-bench")
+check(plain.returncode == 0 and plain.stdout.startswith("============ Serving Benchmark Result ============\n")
+      and "Backend:" not in plain.stdout, "serve --engine-bench on a vLLM stack: " + plain.stderr)
+check(run("serve", VLLM_STACK, "--requests", "5", "--engine-bench", "vllm").stdout == plain.stdout,
+      "--engine-bench vllm differs from the vLLM stack's plain --engine-bench")
+check(run("serve", "--engine-bench", VLLM_STACK, "--requests", "5").stdout == plain.stdout,
+      "serve --engine-bench SCENARIO no longer reads SCENARIO")
+r = run("serve", SCENARIOS + "/validation/engines/sglang044-llama3.1-8b-h200-fp8.yaml", "--requests", "5",
+        "--engine-bench")
+check(r.returncode == 0 and "\nBackend:                                 sglang    \n" in r.stdout,
+      "serve --engine-bench on an SGLang stack: " + r.stderr)
+r = run("serve", VLLM_STACK, "--requests", "5", "--engine-bench", "trtllm")
+check(r.returncode == 0 and "= PERFORMANCE OVERVIEW \n" in r.stdout, "serve --engine-bench trtllm: " + r.stderr)
 
 # collective sweep in nccl-tests conventions
 r = run("collective", "--cluster", "dgx-a100-80gb", "--op", "allreduce", "--ranks", "8")
