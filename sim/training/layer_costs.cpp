@@ -2,7 +2,6 @@
 
 #include <algorithm>
 
-#include "models/checked_math.hpp"
 #include "models/head_ops.hpp"
 #include "models/lora.hpp"
 #include "models/op_names.hpp"
@@ -284,12 +283,10 @@ void add_hf_eager(const Scenario& s, const LayerOp& op, OpTime& t) {
 }
 
 // The loss left eager beside the op list's fused layer kernels (stack.loss_kernel eager_fp32:
-// torchtitan 2024-12 compiles the blocks, not loss_fn): its kernels over this rank's logits,
-// tokens / cp x vocabulary / tp as the op list's head.loss (models/head_ops.cpp).
+// torchtitan 2024-12 compiles the blocks, not loss_fn): its kernels over this rank's logits
+// as the op list's head.loss counts them (models/head_ops.hpp rank_logits).
 void add_eager_fp32_loss(const Scenario& s, OpTime& t) {
-  const MicroBatchShape mb = micro_batch_shape(s);
-  const double tokens = static_cast<double>(mb.micro_batch) * static_cast<double>(mb.seq_len) / s.plan.cp;
-  const double logits = tokens * static_cast<double>(ceil_div(s.model.vocab, s.plan.tp));
+  const double logits = static_cast<double>(rank_logits(s.model, s.plan, micro_batch_shape(s)));
   add_eager_cost(eager_fp32_loss_cost(s.cluster.gpu, s.model, logits), t);
 }
 
