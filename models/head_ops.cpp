@@ -117,6 +117,10 @@ void add_mtp_modules(std::vector<LayerOp>& ops, const ModelSpec& m, const Plan& 
 
 }  // namespace
 
+std::int64_t rank_logits(const ModelSpec& m, const Plan& p, const MicroBatchShape& mb) {
+  return checked_mul(checked_mul(mb.micro_batch, mb.seq_len) / p.cp, ceil_div(m.vocab, p.tp));
+}
+
 std::vector<LayerOp> build_head_ops(const ModelSpec& m, const Plan& p, const MicroBatchShape& mb) {
   const std::int64_t e = dtype_bytes(mb.dtype, 1);
   const std::int64_t tokens = checked_mul(mb.micro_batch, mb.seq_len) / p.cp;

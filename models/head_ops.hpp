@@ -12,4 +12,8 @@ namespace twinsim {
 std::vector<LayerOp> build_embedding_ops(const ModelSpec& model, const Plan& plan, const MicroBatchShape& shape);
 std::vector<LayerOp> build_head_ops(const ModelSpec& model, const Plan& plan, const MicroBatchShape& shape);
 
+// The logits one rank's loss runs over for a micro-batch: its tokens (a 1/cp share of the
+// sequence) x its vocabulary shard (1/tp), as head.loss counts them.
+std::int64_t rank_logits(const ModelSpec& m, const Plan& p, const MicroBatchShape& mb);
+
 }  // namespace twinsim

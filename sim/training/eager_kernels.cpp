@@ -50,4 +50,13 @@ EagerCost hf_eager_cost(const GpuSpec& gpu, const ModelSpec& model, const LayerO
   return c;
 }
 
+EagerCost eager_fp32_loss_cost(const GpuSpec& gpu, const ModelSpec& model, double logits) {
+  LayerOp loss;
+  loss.name = op_names::kHeadLoss;
+  loss.kind = OpKind::elementwise;
+  EagerExtents extents;
+  extents.vocab = logits;  // the census's loss rows count per logit (and per-token launches)
+  return hf_eager_cost(gpu, model, loss, extents, HfParams::bf16);
+}
+
 }  // namespace twinsim

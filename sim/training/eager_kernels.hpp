@@ -25,4 +25,11 @@ struct EagerCost {
 EagerCost hf_eager_cost(const GpuSpec& gpu, const ModelSpec& model, const LayerOp& op, const EagerExtents& extents,
                         HfParams params);
 
+// The loss left eager beside compiled layers (stack.loss_kernel eager_fp32 with the op list's
+// fused layer kernels: torchtitan 2024-12 under training.compile, whose train.py keeps loss_fn
+// uncompiled): the census's head.loss kernels of a bf16 model (logits.float(), log_softmax,
+// nll_loss forward; nll_loss's and log_softmax's backward and the cast back) over `logits`,
+// this rank's tokens x vocabulary shard.
+EagerCost eager_fp32_loss_cost(const GpuSpec& gpu, const ModelSpec& model, double logits);
+
 }  // namespace twinsim

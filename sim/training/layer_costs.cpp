@@ -254,13 +254,10 @@ void price_quantize_casts(const GpuSpec& gpu, Dtype from, Dtype to, const LayerO
   ++t.dgrad_launches;
 }
 
-// Hugging Face's eager kernels (stack layer_kernels: hf_eager or hf_bf16): a row whose
-// element-wise work the census covers runs the census's kernels instead of the op list's
-// fused one; a GEMM or the attention adds its autocast casts (and its weight grads' copies)
-// to its own passes.
-void add_hf_eager(const Scenario& s, const LayerOp& op, OpTime& t) {
-  const EagerCost eager =
-      hf_eager_cost(s.cluster.gpu, s.model, op, eager_extents(s.model, micro_batch_shape(s)), hf_params(s.stack));
+// An eager census's kernels on a row: a row whose element-wise work the census covers runs
+// them instead of the op list's fused one; a GEMM or the attention adds its autocast casts
+// (and its weight grads' copies) to its own passes.
+void add_eager_cost(const EagerCost& eager, OpTime& t) {
   if (eager.covered) {
     t.fwd_s = t.dgrad_s = t.wgrad_s = 0;
     t.fwd_bytes = t.bwd_bytes = t.dgrad_bytes = t.wgrad_bytes = 0;
@@ -277,6 +274,20 @@ void add_hf_eager(const Scenario& s, const LayerOp& op, OpTime& t) {
   t.dgrad_bytes += eager.dgrad_bytes;
   t.wgrad_bytes += eager.wgrad_bytes;
   t.bwd_bytes += eager.dgrad_bytes + eager.wgrad_bytes;
+}
+
+// Hugging Face's eager kernels (stack layer_kernels: hf_eager or hf_bf16).
+void add_hf_eager(const Scenario& s, const LayerOp& op, OpTime& t) {
+  add_eager_cost(
+      hf_eager_cost(s.cluster.gpu, s.model, op, eager_extents(s.model, micro_batch_shape(s)), hf_params(s.stack)), t);
+}
+
+// The loss left eager beside the op list's fused layer kernels (stack.loss_kernel eager_fp32:
+// torchtitan 2024-12 compiles the blocks, not loss_fn): its kernels over this rank's logits
+// as the op list's head.loss counts them (models/head_ops.hpp rank_logits).
+void add_eager_fp32_loss(const Scenario& s, OpTime& t) {
+  const double logits = static_cast<double>(rank_logits(s.model, s.plan, micro_batch_shape(s)));
+  add_eager_cost(eager_fp32_loss_cost(s.cluster.gpu, s.model, logits), t);
 }
 
 // The copy beside a sequence-parallel collective (StackSpec::sp_layout_copies), a memory-bound
@@ -415,6 +426,7 @@ OpTime price(const Scenario& s, const std::vector<LayerOp>& ops, std::size_t at,
       symmetric_memory_tp(s) ? symmetric_memory_split(ops, at, s.plan.tp, s.stack) : FusedMatmulSplit{};
   OpTime t = price_op_list(s, op, gemm_dtype, gemm_clock, split);
   if (s.stack.hf_modeling() && op.kind != OpKind::collective) add_hf_eager(s, op, t);
+  if (!s.stack.hf_modeling() && s.stack.eager_fp32_loss() && op.name == op_names::kHeadLoss) add_eager_fp32_loss(s, t);
   price_host(s, op, t);
   return t;
 }

@@ -105,6 +105,56 @@ TEST(HfEagerKernels, TheCensusCountsOneLayersKernels) {
   EXPECT_EQ(layer_kernels(qwen3), std::make_pair(42 + 16, 85 + 36 - 4));  // RoPE's grads need no cast back
 }
 
+// Llama-3.2-1B, 1 x 1024 tokens, under torchtitan's compiled stack whose loss stays eager
+// (stack.loss_kernel eager_fp32: torchtitan 2024-12 compiles the blocks, not loss_fn).
+Scenario compiled_blocks_eager_loss(int tp, const std::string& stack) {
+  const std::string text = R"(
+model: llama3.2-1b
+cluster: dgx-h100
+training: {seq_len: 1024, global_batch: 8, micro_batch: 1, precision: bf16}
+plan: {tp: )" + std::to_string(tp) +
+                           ", pp: 1, dp: " + std::to_string(8 / tp) + R"(}
+stack: {preset: )" + stack +
+                           R"(, loss_kernel: eager_fp32}
+)";
+  return load_scenario_text(text, {});
+}
+
+TEST(EagerFp32Loss, BesideCompiledBlocksTheLossRunsTorchsEagerKernels) {
+  // logits.float() reads 2 and writes 4 bytes a logit, log_softmax reads and writes 4 + 4:
+  // 14 bytes in 2 kernels, and nll_loss's 3 per-token ones; backward nll_loss's fp32 gradient
+  // (written 4), log_softmax's (reads 4 + 4, writes 4) and the cast back to bf16 (4 + 2):
+  // 22 bytes in 3 kernels. The op list's fused loss moves 6 (reads 2, writes 4).
+  const Scenario s = compiled_blocks_eager_loss(1, "torchtitan-compile");
+  const OpTime& loss = find(cost_head(s), op_names::kHeadLoss);
+  const double logits = kTokens * kVocab;
+  EXPECT_DOUBLE_EQ(loss.fwd_bytes, 14 * logits);
+  EXPECT_DOUBLE_EQ(loss.dgrad_bytes, 22 * logits);
+  EXPECT_EQ(loss.fwd_launches, 5);
+  EXPECT_EQ(loss.dgrad_launches, 3);
+  // each kernel at the H100's 0.85 of 3.35 TB/s plus a 4 us launch (h100-sxm.yaml)
+  const GpuSpec& gpu = s.cluster.gpu;
+  EXPECT_NEAR(loss.fwd_s, 14 * logits / (gpu.hbm_bandwidth_Bps * 0.85) + 5 * gpu.kernel_launch_s, 1e-12);
+  // compiled with the blocks (the preset's logits loss): the op list's 6 bytes a logit
+  Scenario fused = s;
+  fused.stack.loss_kernel = "logits";
+  EXPECT_DOUBLE_EQ(find(cost_head(fused), op_names::kHeadLoss).fwd_bytes, 6 * logits);
+}
+
+TEST(EagerFp32Loss, LossParallelRunsItOnTheRanksVocabularyShard) {
+  // TP 2: each rank's 128256 / 2 = 64128 logits a token (loss_parallel)
+  const OpTime& loss = find(cost_head(compiled_blocks_eager_loss(2, "torchtitan-compile")), op_names::kHeadLoss);
+  EXPECT_DOUBLE_EQ(loss.fwd_bytes, 14 * kTokens * 64128);
+  EXPECT_DOUBLE_EQ(loss.dgrad_bytes, 22 * kTokens * 64128);
+}
+
+TEST(EagerFp32Loss, AnEagerCensusCountsItOnce) {
+  // torchtitan's eager preset (hf_bf16) already runs the census's loss: 14 bytes a logit, not 28
+  const OpTime& loss = find(cost_head(compiled_blocks_eager_loss(1, "torchtitan")), op_names::kHeadLoss);
+  EXPECT_DOUBLE_EQ(loss.fwd_bytes, 14 * kTokens * kVocab);
+  EXPECT_EQ(loss.fwd_launches, 5);
+}
+
 TEST(HfEagerKernels, QkvBiasesAddTheirGradientSums) {
   // Qwen2's q, k, v biases: autocast casts each bias (3 per-channel kernels); the backward sums
   // each projection's bf16 output gradient over the tokens (2 bytes per element read: 2 per
