@@ -153,27 +153,54 @@ void add_offload_stalls(const Pricing& p, const LayerPasses& l, StageTime& t) {
   }
 }
 
-// FSDP's root unit on a stage that holds one (zero3_rest_gather_s, zero_rest_reduce_s), per
-// micro-batch on its path: under ZeRO-3 the gather before each forward waits for the previous
-// micro-batch's reduce-scatter (the step graph's root_gather), so both stand there; ZeRO-2's
-// reduce-scatter alone hides behind the next forward but the last one's.
-double root_unit_s(const Pricing& p, int stage) {
-  const bool gathers = p.c.shards_params() && p.c.dp_group_size() > 1 && !zero3_whole_stage(p.plan);
-  const bool reduces = sharded_grads(p.plan) && !sharded_grads_whole_stage(p.plan);
-  if ((stage != 0 && stage != p.c.pp - 1) || (!gathers && !reduces)) return 0;
-  const ModelSpec& model = p.base.model;
-  const double reduce = reduces ? zero_rest_reduce_s(p.base.cluster, p.plan, p.base.stack, model, p.training, stage,
-                                                     p.state, p.prices.low_rank)
-                                : 0.0;
+// Which of FSDP's root unit's collectives the plan runs beside the per-layer ones (the
+// whole-stage paths count the root with the layers).
+struct RootUnitCalls {
+  bool gathers = false, reduces = false;
+  bool any() const { return gathers || reduces; }
+};
+
+RootUnitCalls root_unit_calls(const Pricing& p) {
+  return {p.c.shards_params() && p.c.dp_group_size() > 1 && !zero3_whole_stage(p.plan),
+          sharded_grads(p.plan) && !sharded_grads_whole_stage(p.plan)};
+}
+
+// The root unit's collectives (zero3_rest_gather_s, zero_rest_reduce_s) on the first and the
+// last stage: they depend on the plan alone, so the model prices them once a plan's knobs
+// (AnalyticModel::root_prices_), not once a candidate.
+RootUnitPrices root_unit_prices(const Pricing& p) {
+  const RootUnitCalls calls = root_unit_calls(p);
+  auto price = [&](int stage) {
+    RootUnitPrices::Stage s;
+    if (calls.gathers)
+      s.gather_s = zero3_rest_gather_s(p.base.cluster, p.plan, p.base.stack, p.base.model, stage, p.state);
+    if (calls.reduces)
+      s.reduce_s = zero_rest_reduce_s(p.base.cluster, p.plan, p.base.stack, p.base.model, p.training, stage, p.state,
+                                      p.prices.low_rank);
+    return s;
+  };
+  RootUnitPrices r;
+  r.first = price(0);
+  r.last = p.c.pp > 1 ? price(p.c.pp - 1) : r.first;
+  return r;
+}
+
+// FSDP's root unit on a stage that holds one, per micro-batch on its path: under ZeRO-3 the
+// gather before each forward waits for the previous micro-batch's reduce-scatter (the step
+// graph's root_gather), so both stand there; ZeRO-2's reduce-scatter alone hides behind the
+// next forward but the last one's.
+double root_unit_s(const Pricing& p, const RootUnitPrices& root, int stage) {
+  const RootUnitCalls calls = root_unit_calls(p);
+  if ((stage != 0 && stage != p.c.pp - 1) || !calls.any()) return 0;
+  const RootUnitPrices::Stage& s = stage == 0 ? root.first : root.last;
   const auto m = static_cast<double>(p.m);
-  const double t =
-      gathers ? zero3_rest_gather_s(p.base.cluster, p.plan, p.base.stack, model, stage, p.state) + reduce : reduce / m;
+  const double t = calls.gathers ? s.gather_s + s.reduce_s : s.reduce_s / m;
   return fsdp_keeps_stage_gathered(p.plan, p.base.stack) ? t / m : t;  // once a step
 }
 
 // One micro-batch through a stage: its layers, the embedding or head it holds, the host's
 // time, FSDP's root unit, stragglers, whole-chunk ZeRO and offload stalls.
-StageTime stage_time(const Pricing& p, const LayerPasses& l, int stage) {
+StageTime stage_time(const Pricing& p, const RootUnitPrices& root, const LayerPasses& l, int stage) {
   const StageLayers layers = stage_layers(p.base.model, p.plan, stage);
   const bool recomputed = p.c.recompute != Recompute::none;  // the recompute runs on the compute stream
   StageTime t;
@@ -190,7 +217,7 @@ StageTime stage_time(const Pricing& p, const LayerPasses& l, int stage) {
     t.synced = t.synced || end->tp_fwd + end->tp_bwd > 0;
   }
   t.fwd += p.base.stack.host_microbatch_s;  // the host's time per micro-batch, once a stage (its first chunk)
-  t.fwd += root_unit_s(p, stage);
+  t.fwd += root_unit_s(p, root, stage);
   t.compute_fwd += p.base.stack.host_microbatch_s;
   charge_straggler(t, p.base.cluster.straggler);
   add_whole_chunks(p, stage, t);
@@ -412,9 +439,11 @@ AnalyticEstimate AnalyticModel::estimate(const Candidate& c) {
   l.synced = pass_blocks(prices.dense, c.tp_comm_overlap) || (moe && pass_blocks(prices.moe, c.tp_comm_overlap));
 
   Stages s;
-  s.first = stage_time(p, l, 0);
-  s.last = c.pp > 1 ? stage_time(p, l, c.pp - 1) : s.first;
-  s.middle = c.pp > 2 ? stage_time(p, l, 1) : s.first;
+  const RootUnitPrices root =
+      root_unit_calls(p).any() ? root_prices_.get(c, [&] { return root_unit_prices(p); }) : RootUnitPrices{};
+  s.first = stage_time(p, root, l, 0);
+  s.last = c.pp > 1 ? stage_time(p, root, l, c.pp - 1) : s.first;
+  s.middle = c.pp > 2 ? stage_time(p, root, l, 1) : s.first;
   AnalyticEstimate e;
   add_pipeline(p, s, e);
   // data parallelism and the optimizer's step on the first stage, which finishes its backward

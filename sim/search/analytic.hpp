@@ -20,6 +20,7 @@
 #include <cstdint>
 
 #include "scenario/scenario.hpp"
+#include "sim/search/knob_cache.hpp"
 #include "sim/search/layer_cost_cache.hpp"
 #include "sim/search/search_space.hpp"
 
@@ -34,6 +35,15 @@ struct AnalyticEstimate {
   double optimizer_s = 0;
   std::int64_t peak_bytes = 0;
   bool fits = false;
+};
+
+// FSDP's root unit (the parameters outside the layers) on the first and the last stage: its
+// gather and reduce-scatter for one micro-batch, seconds (sim/training/zero_comm.hpp)
+struct RootUnitPrices {
+  struct Stage {
+    double gather_s = 0, reduce_s = 0;
+  };
+  Stage first, last;
 };
 
 class AnalyticModel {
@@ -55,6 +65,7 @@ class AnalyticModel {
   LayerCostCache cache_;
   Plan plan_;               // scratch, rewritten per candidate (no allocation)
   TrainingWorkload training_;
+  KnobCache<RootUnitPrices> root_prices_{4096};  // a plan's, whatever its micro-batch
 };
 
 }  // namespace twinsim
