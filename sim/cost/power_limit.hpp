@@ -41,6 +41,13 @@ double sustained_gemm_clock(const GpuSpec& gpu, const WorkMix& mix);
 // is then reached at the load knee r, and full load holds the clock (knee r)^(1/beta). The
 // figures returned join those two points linearly, as the fit does; at r = 1 they are the
 // fit's own. Judged on the H100 PCIe (350 W) against the SXM (700 W): power_limit_test.cpp.
+// Open (not priced, s10 report_12): below the sweep's full-load clock c1 beta was never
+// measured. The sweep's own columns say the GEMM is clock-bound there (682.5 TFLOP/s at 1380
+// MHz is 0.915 of 132 SMs x 4096 FLOP/cycle, 797 at 1980 MHz 0.744), and its energy per FLOP
+// fell 0.79 from 1980 to 1380 MHz (dynamic draw over the sleep rows' 119 W floor), so
+// draw ~ clock^1.67 below c1 if the voltage keeps falling, ^1 at its floor. At 500 W that is
+// 0.69 (0.60) at full load, not 0.742: the 8B torchtitan judges move toward 0, 70B TP8 stays,
+// but the PCIe judge moves from -4% to -17%, so the two data disagree.
 PowerLimitedGemm clock_figures_at(const PowerLimitedGemm& measured, double power_limit_W);
 
 // The draw's exponent in the clock, beta, that a duty-cycle fit implies (knee = c1^beta, as

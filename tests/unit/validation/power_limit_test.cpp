@@ -17,6 +17,7 @@
 #include <map>
 #include <string>
 #include <tuple>
+#include <utility>
 #include <vector>
 
 #include "scenario/load.hpp"
@@ -192,10 +193,18 @@ TEST(PowerLimit, AttentionSlowsOnlyBelowTheSweepsLimit) {
 // Measured PCIe/SXM 0.629 (4096^3) and 0.618 (8192^3); predicted 0.604 and 0.594 (-4.0%,
 // -3.8%). Without the limit's scaling the PCIe part would hold the SXM's 0.843 too: 0.604 x
 // 0.843 / 0.647 = 0.787 and 0.774, 25% fast.
+// Caveat (printed, not asserted): the script (zzc0721 test.py) times 6 + 30 calls after smaller
+// sizes, ~50 ms on the SXM, about the 40-80 ms the limit takes to act (h100/power_response.csv),
+// and the SXM's 797.5 TFLOP/s is the duty-cycle sweep's cool rate (797), not its full-load 683.
+// Read with the SXM cool, the PCIe's 0.618 bounds its sustained clock from above only
+// (0.618 / 0.774 = 0.80 of its cool rate against the 0.647 predicted).
 TEST(PowerLimit, H100PcieAt350WAgainstTheSxmAt700W) {
   const GpuSpec sxm = catalog_gpu("h100-sxm"), pcie = catalog_gpu("h100-pcie");
-  const std::map<std::int64_t, double> measured_ratio = {{4096, 495.93 / 788.72}, {8192, 492.84 / 797.51}};
-  for (const auto& [n, measured] : measured_ratio) {
+  // n -> measured TFLOP/s {SXM, PCIe}
+  const std::map<std::int64_t, std::pair<double, double>> measured_tflops = {{4096, {788.72, 495.93}},
+                                                                             {8192, {797.51, 492.84}}};
+  for (const auto& [n, tflops] : measured_tflops) {
+    const double measured = tflops.second / tflops.first;
     const auto loop_s = [n = n](const GpuSpec& gpu) {
       ComputeOp op = gemm_op(Dtype::bf16, n, n, n);
       op.clock_scale = sustained_gemm_clock(gpu, {1.0, 0.0, 0.0});
@@ -205,6 +214,9 @@ TEST(PowerLimit, H100PcieAt350WAgainstTheSxmAt700W) {
     const double predicted = loop_s(sxm) / loop_s(pcie);
     std::printf("%lld^3 bf16: PCIe/SXM rate measured %.3f, predicted %.3f (%+.1f%%)\n", static_cast<long long>(n),
                 measured, predicted, 100 * (predicted / measured - 1));
+    const double flops = 2.0 * static_cast<double>(n) * n * n;
+    std::printf("  the SXM side: measured %.1f TFLOP/s, predicted %.1f at its full-load clock\n", tflops.first,
+                flops / loop_s(sxm) / 1e12);
     EXPECT_NEAR(predicted / measured, 1.0, 0.08);
   }
 }
