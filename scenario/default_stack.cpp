@@ -17,19 +17,52 @@ bool catalog_gpu_other_than_host(const std::string& gpu_name) {
   return std::find(names.begin(), names.end(), gpu_name) != names.end();
 }
 
-// ZeRO-2/3, ZeRO-Offload, ZeRO-Infinity and ZeRO++ are DeepSpeed's (Megatron-Core's
-// distributed optimizer is ZeRO-1).
-bool deepspeed_plan(const Plan& plan) {
-  return plan.zero >= 2 || plan.offload_optimizer || plan.offload_params || plan.zero_quantized_weights ||
+// ZeRO-Offload, ZeRO-Infinity and ZeRO++ are DeepSpeed's alone.
+bool deepspeed_only_plan(const Plan& plan) {
+  return plan.offload_optimizer || plan.offload_params || plan.zero_quantized_weights ||
          plan.zero_quantized_gradients || plan.zero_hpz_partition_size > 1;
+}
+
+// What only PyTorch-native sharded training (FSDP2 in torchtitan) runs: torchtitan's per-op
+// selective recompute (plan.recompute selective_op, its `selective_ac_option = "op"`; Megatron's
+// selective recomputes modules), and ZeRO-2/3 sharding with a pipeline (DeepSpeed's
+// PipelineEngine refuses it: "ZeRO-2 and ZeRO-3 are incompatible with pipeline parallelism",
+// deepspeed/runtime/pipe/engine.py; Megatron-Core's distributed optimizer is ZeRO-1), with
+// context parallelism (DeepSpeed's sequence parallelism is Ulysses' head split, no ring
+// attention) or with async TP (plan.tp_comm_overlap under sharding: torchtitan's). torchtitan
+// composes FSDP2 with all of them.
+bool torchtitan_plan(const Plan& plan) {
+  const bool sharded_beside_other_parallelism = plan.zero >= 2 && (plan.pp > 1 || plan.cp > 1 || plan.tp_comm_overlap);
+  return plan.recompute == Recompute::selective_op || sharded_beside_other_parallelism;
+}
+
+std::string training_stack_name(const Plan& plan) {
+  if (deepspeed_only_plan(plan)) return "deepspeed";
+  // compiled: the eager stack's kernel census covers one GPU's dense Llama-family layers in
+  // bf16 or fp16 (stacks/torchtitan.yaml, layer_kernels hf_bf16, refused elsewhere), async TP
+  // "requires --training.compile", and torchtitan's published multi-dimensional and float8 runs
+  // compile
+  if (torchtitan_plan(plan)) return "torchtitan-compile";
+  // the rest of ZeRO-2/3 (data parallelism alone, or beside tensor parallelism) DeepSpeed's, as
+  // before; Megatron-Core's distributed optimizer is ZeRO-1
+  return plan.zero >= 2 ? "deepspeed" : "megatron-core";
+}
+
+// NVFP4 weights are TensorRT-LLM's: NVIDIA's NVFP4 checkpoints (TensorRT Model Optimizer) name it
+// their one runtime engine, "Supported Runtime Engine(s): TensorRT-LLM", "ready for inference with
+// TensorRT-LLM", test hardware B200 (huggingface.co/nvidia/Llama-3.1-405B-Instruct-FP4, modelopt
+// v0.23.0; the FP8 checkpoints of the same series name TensorRT-LLM and vLLM). TensorRT-LLM 1.0's
+// executor is `trtllm-v1`. MXFP4 (gpt-oss) keeps vLLM.
+std::string serving_stack_name(const InferenceWorkload& w) {
+  return w.weight_dtype == Dtype::nvfp4 ? "trtllm-v1" : "vllm-v1";
 }
 
 }  // namespace
 
 std::string default_stack_name(const Scenario& s) {
   if (!catalog_gpu_other_than_host(s.cluster.gpu.name)) return "none";
-  if (!s.is_training()) return "vllm-v1";
-  return deepspeed_plan(s.plan) ? "deepspeed" : "megatron-core";
+  if (!s.is_training()) return serving_stack_name(*s.inference);
+  return training_stack_name(s.plan);
 }
 
 void apply_default_stack(Scenario& s) {

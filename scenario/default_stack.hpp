@@ -11,11 +11,18 @@ namespace twinsim {
 
 // The catalog stack (hardware/catalog/stacks/) for `s`'s workload and GPU:
 // * training on a catalog GPU: `megatron-core` (Megatron-Core with Transformer Engine, the
-//   host time per op and per micro-batch fitted on vTrain's measured Megatron runs), or
-//   `deepspeed` where the plan uses what only DeepSpeed runs: ZeRO stage 2 or 3, ZeRO-Offload
-//   or ZeRO-Infinity (plan.offload_optimizer, plan.offload_params), ZeRO++
-//   (plan.zero_quantized_weights, zero_quantized_gradients, zero_hpz_partition_size > 1);
-// * serving on a catalog GPU: `vllm-v1` (vLLM's V1 engine, the default engine since v0.8);
+//   host time per op and per micro-batch fitted on vTrain's measured Megatron runs);
+//   `deepspeed` where the plan uses what only DeepSpeed runs: ZeRO-Offload or ZeRO-Infinity
+//   (plan.offload_optimizer, plan.offload_params), ZeRO++ (plan.zero_quantized_weights,
+//   zero_quantized_gradients, zero_hpz_partition_size > 1); `torchtitan-compile` (PyTorch's
+//   FSDP2 in torchtitan, compiled) where the plan uses what only torchtitan composes: per-op
+//   selective recompute (recompute: selective_op), or ZeRO-2/3 sharding with pp or cp above 1 or
+//   with tp_comm_overlap (DeepSpeed refuses ZeRO-2/3 under its pipeline and has no ring
+//   attention; Megatron-Core's distributed optimizer is ZeRO-1); `deepspeed` for the rest of
+//   ZeRO stage 2 or 3;
+// * serving on a catalog GPU: `vllm-v1` (vLLM's V1 engine, the default engine since v0.8), or
+//   `trtllm-v1` for NVFP4 weights (inference.weight_dtype nvfp4: NVIDIA's NVFP4 checkpoints
+//   name TensorRT-LLM their runtime engine);
 // * the CPU host (`cluster: host`, a calibration written by `twinsim calibrate`) or a GPU
 //   written out whole with no catalog name: `none`. The CPU executor issues its ops from C++
 //   with no queue between host and device, and no software is known for a GPU made up.

@@ -115,20 +115,6 @@ double predicted_serving(const Scenario& s, const ValidationCase& c) {
   }
 }
 
-CaseError case_error(const ValidationCase& c, const Scenario& s, const std::string& name) {
-  CaseError e;
-  e.name = name;
-  e.source = c.source;
-  e.metric = metric_name(c.metric);
-  e.regime = regime_of(s);
-  e.gpus = static_cast<long long>(s.plan.world_size());
-  e.predicted = s.is_training() ? predicted_training(s, c.metric, e.extrapolated) : predicted_serving(s, c);
-  e.measured = c.measured;
-  const double ratio = e.predicted / e.measured;
-  e.log_ratio = is_rate(c.metric) ? -std::log(ratio) : std::log(ratio);
-  return e;
-}
-
 // vTrain's held-out rows (the odd ones: megatron-eager's host figures were fitted on the even
 // rows), each a case of its own, measured in seconds a step.
 void add_vtrain_rows(const ValidationCase& c, const std::string& csv, std::vector<CaseError>& out) {
@@ -149,6 +135,20 @@ double bekman_model_flops(const ModelSpec& m, double seq) {
   const double per_layer = 3.0 * m.hidden * m.ffn_hidden + m.hidden * (2 * q + 2 * kv);
   const double dense = per_layer * m.layers + static_cast<double>(m.vocab) * m.hidden;
   return 6 * dense * seq + 6 * seq * seq * m.head_dim * m.heads * m.layers;
+}
+
+CaseError case_error(const ValidationCase& c, const Scenario& s, const std::string& name) {
+  CaseError e;
+  e.name = name;
+  e.source = c.source;
+  e.metric = metric_name(c.metric);
+  e.regime = regime_of(s);
+  e.gpus = static_cast<long long>(s.plan.world_size());
+  e.predicted = s.is_training() ? predicted_training(s, c.metric, e.extrapolated) : predicted_serving(s, c);
+  e.measured = c.measured;
+  const double ratio = e.predicted / e.measured;
+  e.log_ratio = is_rate(c.metric) ? -std::log(ratio) : std::log(ratio);
+  return e;
 }
 
 std::vector<ValidationCase> read_validation_cases(const std::string& path) {

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "scenario/scenario.hpp"
 #include "sim/trust/case_errors.hpp"
 
 namespace twinsim::trust {
@@ -53,6 +54,10 @@ struct ValidationCase {
 
 // Reads cases.csv; a malformed line throws std::runtime_error naming the line and the column.
 std::vector<ValidationCase> read_validation_cases(const std::string& path);
+
+// One case's error with `s` its scenario as loaded (tests/unit/validation/no_stack_judges_test.cpp
+// predicts each judge with its stack replaced by the default); `name` as the table names it.
+CaseError case_error(const ValidationCase& c, const Scenario& s, const std::string& name);
 
 // Predicts every held-out case (scenario paths under `scenarios_dir`, the repository's scenarios/) and returns its error.
 std::vector<CaseError> run_validation_cases(const std::vector<ValidationCase>& cases, const std::string& scenarios_dir);
