@@ -9,7 +9,8 @@ namespace {
 // DeepEP's normal kernels on 8 H100s (NVLink 4, 450 GB/s a direction) at Megatron's 20 SMs (10
 // channels), bf16, 4096 tokens of hidden 7168, top-8 of 32 experts: dispatch 328.97 GB/s
 // (1.0045 ms), combine 287.14 GB/s (1.1552 ms), received bytes over time (tile-ai/tilescale
-// examples/distributed/deepseek_deepep/deepep.md, "DeepEP" row). Held out: 8 H20s (the same
+// PR #40, github.com/tile-ai/tilescale/pull/40, "DeepEP" row; the harness:
+// examples/distributed/deepseek_deepep/intranode/example_intranode.py). Held out: 8 H20s (the same
 // NVLink) at 24 SMs, bf16 dispatch 344.45, combine 332.57 GB/s (deepseek-ai/DeepEP issue #138).
 constexpr double kH100DispatchBps = 328.97e9;
 constexpr double kH100CombineBps = 287.14e9;
@@ -25,6 +26,7 @@ constexpr double kH800CombineLinkShare = 158.0 / 200.0;
 // the SMs the kernel holds, the dispatch ends first at 1050.1 s, the GEMM's rest runs alone:
 // 670.4 + 1050.1 s (1 - 84/148) = 1176.3 gives s = 1.11 (1.23 if the GEMM were not slowed).
 // NCCL's send/recv beside a GEMM run 2x (ep_overlap.cpp): DeepEP's kernels keep their own SMs.
+// That is DeepEP V2 on a B200; no measurement of V1 (Megatron's) beside a GEMM was found.
 constexpr double kDeepEpSlowdownBesideGemm = 1.11;
 
 }  // namespace
