@@ -299,6 +299,11 @@ struct StackSpec {
   // alignment and copy the output back (MicroBatchShape::moe_padding_copies), where neither the
   // router nor the dispatcher aligned each expert's row count already
   bool moe_padding_copies = false;
+  // MoE token dispatcher: "alltoall" (Megatron-core's MoEAlltoAllTokenDispatcher, NCCL's
+  // all-to-all) or "deepep" (the flex dispatcher, --moe-token-dispatcher-type flex on DeepEP's
+  // normal kernels: sim/cost/moe_dispatch_deepep.hpp prices its dispatch and combine)
+  std::string moe_dispatcher = "alltoall";
+  bool moe_deepep() const { return moe_dispatcher == "deepep"; }
   // MoE layers' host time counted call by call instead of host_op_s a row: "megatron_core"
   // (models/moe_host_calls.hpp, Megatron-core's MoE layer) with the per-call costs below;
   // "rows": host_op_s a row like every other layer.

@@ -402,6 +402,7 @@ StackSpec read_stack(const YAML::Node& node, const std::string& path) {
   s.fp8_params = r.boolean("fp8_params", false);
   s.moe_probs_in_activation = r.boolean("moe_probs_in_activation", false);
   s.moe_padding_copies = r.boolean("moe_padding_copies", false);
+  s.moe_dispatcher = r.choice("moe_dispatcher", std::string("alltoall"), {"alltoall", "deepep"});
   s.moe_host_calls = r.choice("moe_host_calls", std::string("rows"), {"rows", "megatron_core"});
   s.host_torch_op_s = r.number("host_torch_op_us", 0, 0, 1e5) * 1e-6;
   s.host_gemm_launch_s = r.number("host_gemm_launch_us", 0, 0, 1e5) * 1e-6;

@@ -195,10 +195,11 @@ LayerActivations layer_activations(const ModelSpec& model, const Plan& plan, con
 std::int64_t chunks_in_flight(const Plan& plan, int stage, std::int64_t micro_batches) {
   const std::int64_t m = std::max<std::int64_t>(1, micro_batches);
   if (plan.schedule == Schedule::gpipe) return m;
-  if (!is_interleaved(plan)) return std::min<std::int64_t>(plan.pp - stage, m);
+  const std::int64_t extra = plan.moe_a2a_overlap ? 1 : 0;  // combined 1F1B's one more warm-up forward
+  if (!is_interleaved(plan)) return std::min<std::int64_t>(plan.pp - stage + extra, m);
   const std::int64_t v = plan.virtual_stages;
   const std::int64_t warmup = static_cast<std::int64_t>(plan.pp - stage - 1) * 2 + (v - 1) * plan.pp;
-  return std::min(warmup + 1, m * v);
+  return std::min(warmup + 1 + extra, m * v);
 }
 
 std::int64_t embedding_activation_bytes(const ModelSpec& model, const Plan& plan, const MicroBatchShape& shape) {

@@ -94,7 +94,9 @@ std::int64_t torch_cp_backward_bytes(const ModelSpec& model, const Plan& plan, c
 //   GPipe: all m (Huang et al. 2019);  1F1B: min(pp - stage, m) (Narayanan et al. 2021 §2.2.1);
 //   interleaved: Megatron's warm-up (pp - stage - 1) * 2 + (v - 1) * pp, plus the one in
 //   flight, at most m * v, each chunk of layers / (pp * v) layers (§2.2.2; this gives
-//   the first stage Korthikanti §4.2.3's factor 1 + (p - 1) / (p v)).
+//   the first stage Korthikanti §4.2.3's factor 1 + (p - 1) / (p v)). With the EP
+//   all-to-all overlap (plan.moe_a2a_overlap) one chunk more: its warm-up runs one forward
+//   more (Megatron-core schedules.py, num_warmup_microbatches += 1), at most m * v.
 std::int64_t chunks_in_flight(const Plan& plan, int stage, std::int64_t micro_batches);
 
 // The first stage's extra per micro-batch: the embedding's dropout mask, sbh/t with SP

@@ -14,6 +14,7 @@
 // Warm-up forwards and cool-down backwards run alone, their all-to-alls exposed; with virtual
 // stages the warm-up has one forward more (schedules.py: num_warmup_microbatches += 1).
 #include "hardware/cluster_spec.hpp"
+#include "hardware/stack_spec.hpp"
 #include "sim/training/layer_costs.hpp"
 
 namespace twinsim {
@@ -41,9 +42,11 @@ struct CorunSlowdowns {
   double compute = 1, comm = 1;
 };
 
-// The pair's slowdowns on `cluster`: the compute's from the SMs an NCCL kernel holds
-// (nccl_compute_slowdown), the all-to-all's from published measurements (ep_overlap.cpp).
-CorunSlowdowns ep_corun_slowdowns(const ClusterSpec& cluster);
+// The pair's slowdowns on `cluster` with `stack`'s dispatcher: NCCL's all-to-all, the
+// compute's from the SMs its kernel holds (nccl_compute_slowdown), the all-to-all's from
+// published measurements (ep_overlap.cpp); DeepEP's (stack.moe_dispatcher: deepep), the
+// compute's from the 20 SMs its kernels hold, its own beside a GEMM (moe_dispatch_deepep.hpp).
+CorunSlowdowns ep_corun_slowdowns(const ClusterSpec& cluster, const StackSpec& stack);
 
 // The time of `layers` layers run as schedule_layer_1f1b runs them, the forward of layer i
 // (phases `f`) beside the backward of layer layers-1-i (phases `b`): two streams, each phase

@@ -1,6 +1,8 @@
 #include "sim/training/layer_costs.hpp"
 
 #include <algorithm>
+#include <optional>
+#include <utility>
 
 #include "models/head_ops.hpp"
 #include "models/lora.hpp"
@@ -8,6 +10,7 @@
 #include "sim/cost/collective_cost.hpp"
 #include "sim/cost/compute_cost.hpp"
 #include "sim/cost/moe_dispatch.hpp"
+#include "sim/cost/moe_dispatch_deepep.hpp"
 #include "sim/cost/power_limit.hpp"
 #include "sim/cost/quantize_cost.hpp"
 #include "sim/memory/activations.hpp"
@@ -79,6 +82,18 @@ double collective_s(const Scenario& s, const Collective& c, bool rows, bool& ext
   const CollectiveCost cost = collective_cost(s.cluster, *op, layout, bytes);
   extrapolated = extrapolated || cost.extrapolated;
   return cost.time_s();
+}
+
+// The DeepEP kernel of each pass of `op` where the stack's flex dispatcher runs its token
+// all-to-alls in a node (the dispatch's forward and the combine's backward send tokens out:
+// DeepEP's dispatch kernel; the other two its combine); none elsewhere (across nodes NCCL's
+// all-to-all prices them: DeepEP's internode kernels are not modelled).
+std::optional<std::pair<DeepEpKernel, DeepEpKernel>> deepep_kernels(const Scenario& s, const LayerOp& op) {
+  const bool token_rows = op.name == op_names::kMoeDispatch || op.name == op_names::kMoeCombine;
+  if (!s.stack.moe_deepep() || !token_rows || !s.model.moe) return std::nullopt;
+  if (group_layout(s.cluster, s.plan, ParallelGroup::ep).nodes() > 1) return std::nullopt;
+  if (op.name == op_names::kMoeDispatch) return std::pair{DeepEpKernel::dispatch, DeepEpKernel::combine};
+  return std::pair{DeepEpKernel::combine, DeepEpKernel::dispatch};
 }
 
 // One pass of a compute op: its time, noting whether it was priced beyond measured data and,
@@ -348,6 +363,12 @@ OpTime price_op_list(const Scenario& s, const LayerOp& op, Dtype gemm_dtype, dou
     const bool rows = op.name != op_names::kMoeCounts;
     t.fwd_s = collective_s(s, op.fwd_comm, rows, t.extrapolated);
     t.dgrad_s = collective_s(s, op.bwd_comm, rows, t.extrapolated);
+    if (const auto deepep = deepep_kernels(s, op)) {  // the flex dispatcher's DeepEP kernels instead
+      const int ep = s.plan.ep;
+      t.fwd_s = deepep_intranode_s(s.cluster, deepep->first, static_cast<double>(op.fwd_comm.bytes), *s.model.moe, ep);
+      t.dgrad_s =
+          deepep_intranode_s(s.cluster, deepep->second, static_cast<double>(op.bwd_comm.bytes), *s.model.moe, ep);
+    }
     if (!s.stack.sp_gather_saved)  // in dgrad_s as far as exposed
       t.regather_s = collective_s(s, op.bwd_regather, rows, t.extrapolated);
     if (s.stack.sp_layout_copies) {  // but where async TP's fused ops take the collective over
