@@ -18,7 +18,7 @@ bool catalog_gpu_other_than_host(const std::string& gpu_name) {
 }
 
 // ZeRO-Offload, ZeRO-Infinity and ZeRO++ are DeepSpeed's alone.
-bool deepspeed_only_plan(const Plan& plan) {
+bool deepspeed_only_plan(const PlanKnobs& plan) {
   return plan.offload_optimizer || plan.offload_params || plan.zero_quantized_weights ||
          plan.zero_quantized_gradients || plan.zero_hpz_partition_size > 1;
 }
@@ -31,21 +31,9 @@ bool deepspeed_only_plan(const Plan& plan) {
 // context parallelism (DeepSpeed's sequence parallelism is Ulysses' head split, no ring
 // attention) or with async TP (plan.tp_comm_overlap under sharding: torchtitan's). torchtitan
 // composes FSDP2 with all of them.
-bool torchtitan_plan(const Plan& plan) {
+bool torchtitan_plan(const PlanKnobs& plan) {
   const bool sharded_beside_other_parallelism = plan.zero >= 2 && (plan.pp > 1 || plan.cp > 1 || plan.tp_comm_overlap);
   return plan.recompute == Recompute::selective_op || sharded_beside_other_parallelism;
-}
-
-std::string training_stack_name(const Plan& plan) {
-  if (deepspeed_only_plan(plan)) return "deepspeed";
-  // compiled: the eager stack's kernel census covers one GPU's dense Llama-family layers in
-  // bf16 or fp16 (stacks/torchtitan.yaml, layer_kernels hf_bf16, refused elsewhere), async TP
-  // "requires --training.compile", and torchtitan's published multi-dimensional and float8 runs
-  // compile
-  if (torchtitan_plan(plan)) return "torchtitan-compile";
-  // the rest of ZeRO-2/3 (data parallelism alone, or beside tensor parallelism) DeepSpeed's, as
-  // before; Megatron-Core's distributed optimizer is ZeRO-1
-  return plan.zero >= 2 ? "deepspeed" : "megatron-core";
 }
 
 // NVFP4 weights are TensorRT-LLM's: NVIDIA's NVFP4 checkpoints (TensorRT Model Optimizer) name it
@@ -59,10 +47,26 @@ std::string serving_stack_name(const InferenceWorkload& w) {
 
 }  // namespace
 
+std::string_view default_training_stack_name(const PlanKnobs& plan) {
+  if (deepspeed_only_plan(plan)) return "deepspeed";
+  // compiled: the eager stack's kernel census covers one GPU's dense Llama-family layers in
+  // bf16 or fp16 (stacks/torchtitan.yaml, layer_kernels hf_bf16, refused elsewhere), async TP
+  // "requires --training.compile", and torchtitan's published multi-dimensional and float8 runs
+  // compile
+  if (torchtitan_plan(plan)) return "torchtitan-compile";
+  // the rest of ZeRO-2/3 (data parallelism alone, or beside tensor parallelism) DeepSpeed's, as
+  // before; Megatron-Core's distributed optimizer is ZeRO-1
+  return plan.zero >= 2 ? "deepspeed" : "megatron-core";
+}
+
 std::string default_stack_name(const Scenario& s) {
   if (!catalog_gpu_other_than_host(s.cluster.gpu.name)) return "none";
   if (!s.is_training()) return serving_stack_name(*s.inference);
-  return training_stack_name(s.plan);
+  return std::string(default_training_stack_name(s.plan));
+}
+
+bool default_stack_follows_plan(const Scenario& s) {
+  return s.stack_is_default && s.is_training() && catalog_gpu_other_than_host(s.cluster.gpu.name);
 }
 
 void apply_default_stack(Scenario& s) {

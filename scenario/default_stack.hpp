@@ -4,6 +4,7 @@
 // a realistic answer rather than the device alone (`stack: none`, the ideal bound, asked for
 // by name).
 #include <string>
+#include <string_view>
 
 #include "scenario/scenario.hpp"
 
@@ -27,6 +28,14 @@ namespace twinsim {
 //   written out whole with no catalog name: `none`. The CPU executor issues its ops from C++
 //   with no queue between host and device, and no software is known for a GPU made up.
 std::string default_stack_name(const Scenario& s);
+
+// The training rule above for `plan` alone (a catalog GPU other than the host's assumed): a
+// string literal, no allocation, so the plan search calls it on every candidate.
+std::string_view default_training_stack_name(const PlanKnobs& plan);
+
+// Whether `s`'s stack is its default and that default follows its plan (training on a catalog
+// GPU): the plan search then prices each candidate on its own plan's default.
+bool default_stack_follows_plan(const Scenario& s);
 
 // `s.stack` set to the default above, marked as such (Scenario::stack_is_default).
 void apply_default_stack(Scenario& s);

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "models/param_count.hpp"
+#include "scenario/default_stack.hpp"
 #include "sim/cost/collective_cost.hpp"
 #include "sim/cost/compute_cost.hpp"
 #include "sim/cost/straggler_wait.hpp"
@@ -325,6 +326,8 @@ double dp_exposed_s(const Pricing& p, const Stages& s, const StageParams& stage0
 
 AnalyticModel::AnalyticModel(const Scenario& base, const SearchSpace& space)
     : base_(base),
+      space_(space),
+      stack_per_plan_(default_stack_follows_plan(base)),
       cache_(base, space.tp, space.cp, space.experts_divisors, space.options.max_micro_batch),
       plan_(base.plan),
       training_(*base.training) {
@@ -387,6 +390,27 @@ void AnalyticModel::add_step_end(AnalyticEstimate& e) const {
 }
 
 AnalyticEstimate AnalyticModel::estimate(const Candidate& c) {
+  if (stack_per_plan_) {
+    const std::string_view stack = default_training_stack_name(c);
+    if (stack != base_.stack.name) return model_on(c, stack).estimate_on_own_stack(c);
+  }
+  return estimate_on_own_stack(c);
+}
+
+AnalyticModel& AnalyticModel::model_on(const Candidate& c, std::string_view stack) {
+  for (const std::unique_ptr<AnalyticModel>& m : other_stacks_)
+    if (m->base_.stack.name == stack) return *m;
+  Scenario probe = base_;  // the candidate's default stack as candidate_scenario sets it
+  apply_to_plan(c, probe.plan);
+  apply_default_stack(probe);
+  Scenario on = base_;
+  on.stack = probe.stack;
+  other_stacks_.push_back(std::make_unique<AnalyticModel>(on, space_));
+  other_stacks_.back()->stack_per_plan_ = false;
+  return *other_stacks_.back();
+}
+
+AnalyticEstimate AnalyticModel::estimate_on_own_stack(const Candidate& c) {
   const LayerPrices& prices = cache_.get(c);
   apply_to_plan(c, plan_);  // with the scenario's settings that apply to it (keep_scenario_settings)
   training_.micro_batch = c.micro_batch;

@@ -18,6 +18,9 @@
 // second (the first all-MoE stage of a model whose first layers are dense) and the
 // last (the logits) — so the fit test is exactly the memory model's.
 #include <cstdint>
+#include <memory>
+#include <string_view>
+#include <vector>
 
 #include "scenario/scenario.hpp"
 #include "sim/search/knob_cache.hpp"
@@ -50,11 +53,17 @@ class AnalyticModel {
  public:
   AnalyticModel(const Scenario& base, const SearchSpace& space);
 
+  // On the stack candidate_scenario gives the candidate: the base's, or, where the base got its
+  // stack by default, the default of the candidate's own plan (default_training_stack_name).
   AnalyticEstimate estimate(const Candidate& c);
   std::int64_t capacity_bytes() const { return base_.cluster.gpu.memory_bytes; }
   const LayerCostCache& cache() const { return cache_; }
 
  private:
+  AnalyticEstimate estimate_on_own_stack(const Candidate& c);
+  // The model of the base on `stack`, the default of `c`'s plan, made on its first candidate
+  // (a search meets at most the few stacks default_training_stack_name returns).
+  AnalyticModel& model_on(const Candidate& c, std::string_view stack);
   std::int64_t stage_peak_bytes(const Plan& plan, const TrainingWorkload& t, const LayerActivations& a,
                                 int stage) const;
   double layer_pass_s(const Candidate& c, const PassTimes& p, double gather_s, bool forward) const;
@@ -62,6 +71,9 @@ class AnalyticModel {
   void add_memory(const Candidate& c, const LayerActivations& a, AnalyticEstimate& e) const;  // likewise
 
   Scenario base_;
+  SearchSpace space_;    // what the other stacks' models are made with
+  bool stack_per_plan_;  // default_stack_follows_plan(base)
+  std::vector<std::unique_ptr<AnalyticModel>> other_stacks_;
   LayerCostCache cache_;
   Plan plan_;               // scratch, rewritten per candidate (no allocation)
   TrainingWorkload training_;

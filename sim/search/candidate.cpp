@@ -5,6 +5,7 @@
 #include <sstream>
 #include <type_traits>
 
+#include "scenario/default_stack.hpp"
 #include "scenario/validate.hpp"
 
 namespace twinsim {
@@ -41,6 +42,7 @@ Scenario candidate_scenario(const Scenario& base, const Candidate& c) {
   Scenario s = base;
   apply_to_plan(c, s.plan);
   if (s.training) s.training->micro_batch = c.micro_batch;
+  if (default_stack_follows_plan(base)) apply_default_stack(s);  // the candidate's own plan picks it
   s.cluster.nodes = 0;  // a node type grows to what the plan needs (scenario/validate.cpp)
   resolve_and_validate(s);
   return s;

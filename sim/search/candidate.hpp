@@ -41,7 +41,9 @@ void keep_scenario_settings(PlanKnobs& plan, const PlanKnobs& scenario, int gpus
 void apply_to_plan(const Candidate& c, Plan& plan);
 
 // The base scenario with the candidate's plan and micro-batch, as many catalog nodes as
-// it needs, then resolve_and_validate: the same checks `twinsim simulate` runs.
+// it needs, and, where the base got its stack by default, the default of the candidate's own
+// plan (scenario/default_stack.hpp: a ZeRO-3 plan with pp > 1 gets torchtitan-compile, a ZeRO-1
+// plan megatron-core); then resolve_and_validate: the same checks `twinsim simulate` runs.
 // Throws ScenarioError when the candidate breaks a scenario rule.
 Scenario candidate_scenario(const Scenario& base, const Candidate& c);
 

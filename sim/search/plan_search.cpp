@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 
+#include "scenario/default_stack.hpp"
 #include "scenario/errors.hpp"
 #include "sim/memory/memory_report.hpp"
 #include "sim/search/candidate.hpp"
@@ -73,6 +74,10 @@ struct BestK {
 
 }  // namespace
 
+std::string_view SearchResult::stack_of(const Candidate& c) const {
+  return stack_follows_plan ? default_training_stack_name(c) : std::string_view(stack);
+}
+
 int confirm_count(const SearchOptions& o) { return o.confirm > 0 ? o.confirm : 2 * std::max(1, o.top); }
 
 AnalyticPass run_analytic_pass(const Scenario& base, const SearchOptions& options, int keep) {
@@ -120,7 +125,9 @@ AnalyticPass merge_passes(const std::vector<AnalyticPass>& parts, int keep) {
 SearchResult finish_search(const Scenario& base, const SearchOptions& options, const AnalyticPass& pass) {
   SearchResult r;
   r.scenario_plan = base.plan;
-  if (base.stack_is_default) r.defaulted_stack = base.stack.name;
+  r.stack = base.stack.name;
+  r.stack_is_default = base.stack_is_default;
+  r.stack_follows_plan = default_stack_follows_plan(base);
   r.candidates = pass.candidates;
   r.fitting = pass.fitting;
   const auto t0 = Clock::now();

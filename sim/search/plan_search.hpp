@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "scenario/scenario.hpp"
@@ -62,9 +63,13 @@ struct SearchResult {
   std::vector<GoodputReport> top_goodput;
   std::vector<ParetoPoint> pareto;       // sorted by GPUs, then step time
   Plan scenario_plan;                    // the searched scenario's: each plan's overrides change it
-  // the stack the scenario got by default ("" when it names one): every plan is priced under
-  // it, so each plan's overrides name it (a plan's own default may differ: ZeRO-3 -> deepspeed)
-  std::string defaulted_stack;
+  // The scenario's stack, and whether it got it by default. Then each plan is priced on its own
+  // plan's default (candidate_scenario: a ZeRO-3 plan with pp > 1 on torchtitan-compile, a
+  // ZeRO-1 plan on megatron-core), and its overrides name that stack.
+  std::string stack;
+  bool stack_is_default = false;
+  bool stack_follows_plan = false;                      // default_stack_follows_plan of the scenario
+  std::string_view stack_of(const Candidate& c) const;  // the stack `c` was priced on
 };
 
 // Lower is better for every objective.

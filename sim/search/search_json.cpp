@@ -43,7 +43,9 @@ nlohmann::json to_json(const SearchResult& r, Objective objective) {
   nlohmann::json top = nlohmann::json::array(), pareto = nlohmann::json::array();
   const auto plan_json = [&](const Candidate& c) {
     nlohmann::json j = to_json(c, r.scenario_plan);
-    if (!r.defaulted_stack.empty()) j["overrides"] = j["overrides"].get<std::string>() + " stack=" + r.defaulted_stack;
+    const std::string stack(r.stack_of(c));
+    if (r.stack_is_default) j["overrides"] = j["overrides"].get<std::string>() + " stack=" + stack;
+    j["stack"] = stack;  // what the plan was priced on
     return j;
   };
   for (std::size_t i = 0; i < r.top.size(); ++i) {

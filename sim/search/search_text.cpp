@@ -15,6 +15,13 @@ namespace {
 
 double gib(std::int64_t bytes) { return static_cast<double>(bytes) / (1024.0 * 1024.0 * 1024.0); }
 
+// The stack a plan was priced on, padded to its column (the longest catalog name and more).
+std::string stack_cell(const SearchResult& r, const Candidate& c) {
+  std::string cell(r.stack_of(c));
+  cell.resize(std::max<std::size_t>(cell.size() + 2, 20), ' ');
+  return cell;
+}
+
 // The knobs' columns: the candidate's fields (sim/search/candidate.hpp) before the metrics,
 // but those added after the CSV's first release (late_setting) after them, so that columns
 // keep their place.
@@ -28,7 +35,7 @@ void write_csv(std::ostream& out, const SearchResult& r) {
                            [&] { out << ",micro_batch"; });
   out << ",analytic_step_s,simulated_step_s,peak_bytes,pareto";
   for_each_searched_knob([&](const auto& knob) { if (late(knob)) out << "," << knob.key; });
-  out << "\n";
+  out << ",stack\n";  // what the plan was priced on (SearchResult::stack_of), last: columns keep their place
   auto cell = [&](const auto& knob, const PlanKnobs& p) {
     if constexpr (std::is_same_v<std::decay_t<decltype(knob)>, BoolKnob>)
       out << "," << (p.*knob.member ? 1 : 0);
@@ -43,7 +50,7 @@ void write_csv(std::ostream& out, const SearchResult& r) {
     if (simulated > 0) out << simulated;
     out << "," << peak << "," << pareto;
     for_each_searched_knob([&](const auto& knob) { if (late(knob)) cell(knob, c); });
-    out << "\n";
+    out << "," << r.stack_of(c) << "\n";
   };
   int rank = 1;
   for (const SearchEntry& e : r.top)
@@ -101,25 +108,25 @@ void print_result(std::ostream& out, const SearchResult& r) {
     out << "no plan fits: try more GPUs, a smaller micro-batch, or recompute\n";
     return;
   }
-  out << "rank  gpus  step_s(sim)  80%_interval(sim)  step_s(est)  peak_GiB  plan\n";
+  out << "rank  gpus  step_s(sim)  80%_interval(sim)  step_s(est)  peak_GiB  stack               plan\n";
   int rank = 1;
   for (const SearchEntry& e : r.top) {
     std::ostringstream interval;  // the simulated step's trust interval (sim/trust/)
     interval << std::fixed << std::setprecision(3) << e.step_s_interval[0] << "-" << e.step_s_interval[1];
     out << std::setw(4) << rank++ << std::setw(6) << e.plan.gpus() << std::setw(13) << std::fixed
-              << std::setprecision(3) << (e.simulated ? e.simulated_step_s : NAN) << std::setw(19)
-              << (e.simulated ? interval.str() : std::string("-")) << std::setw(13)
-              << e.analytic.step_s << std::setw(10) << std::setprecision(1) << gib(e.memory_peak_bytes) << "  "
-              << describe(e.plan) << "\n";
+        << std::setprecision(3) << (e.simulated ? e.simulated_step_s : NAN) << std::setw(19)
+        << (e.simulated ? interval.str() : std::string("-")) << std::setw(13) << e.analytic.step_s << std::setw(10)
+        << std::setprecision(1) << gib(e.memory_peak_bytes) << "  " << stack_cell(r, e.plan) << describe(e.plan)
+        << "\n";
   }
   print_goodput_column(out, r.top_goodput);
   out << "\nPareto front (step time vs memory vs GPUs; estimates), " << r.pareto.size() << " plans:\n";
-  out << "  gpus  step_s(est)  peak_GiB  plan\n";
+  out << "  gpus  step_s(est)  peak_GiB  stack               plan\n";
   const std::size_t shown = std::min<std::size_t>(r.pareto.size(), 40);
   for (std::size_t i = 0; i < shown; ++i) {
     const ParetoPoint& p = r.pareto[i];
     out << std::setw(6) << p.gpus << std::setw(13) << std::setprecision(3) << p.step_s << std::setw(10)
-              << std::setprecision(1) << gib(p.peak_bytes) << "  " << describe(p.plan) << "\n";
+        << std::setprecision(1) << gib(p.peak_bytes) << "  " << stack_cell(r, p.plan) << describe(p.plan) << "\n";
   }
   if (shown < r.pareto.size()) out << "  ... " << r.pareto.size() - shown << " more (--csv or --json)\n";
 }

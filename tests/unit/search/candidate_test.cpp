@@ -100,9 +100,11 @@ TEST(Candidate, ShortFormsTellPlansApart) {
 }
 
 // The CSV's columns as docs/SCENARIO.md gives them: offload_optimizer after the metrics, then
-// offload_activations_layers, offload_device, and expert_tp last (0: the experts follow tp).
+// offload_activations_layers, offload_device, expert_tp (0: the experts follow tp), and stack
+// last (the one the plan was priced on).
 TEST(Candidate, CsvColumnsKeepTheirPlace) {
   SearchResult r;
+  r.stack = "megatron-core";
   SearchEntry e;
   e.plan.tp = 2, e.plan.dp = 4, e.plan.micro_batch = 3, e.plan.offload_optimizer = true;
   e.analytic.step_s = 1.5, e.analytic.peak_bytes = 7;
@@ -112,8 +114,8 @@ TEST(Candidate, CsvColumnsKeepTheirPlace) {
   EXPECT_EQ(out.str(),
             "rank,gpus,tp,pp,dp,cp,ep,micro_batch,zero,recompute,schedule,virtual_stages,sequence_parallel,"
             "overlap_grad_reduce,overlap_param_gather,tp_comm_overlap,analytic_step_s,simulated_step_s,peak_bytes,"
-            "pareto,offload_optimizer,offload_activations_layers,offload_device,expert_tp\n"
-            "1,8,2,1,4,1,1,3,0,none,1f1b,1,0,1,1,0,1.5,,7,0,1,0,cpu,0\n");
+            "pareto,offload_optimizer,offload_activations_layers,offload_device,expert_tp,stack\n"
+            "1,8,2,1,4,1,1,3,0,none,1f1b,1,0,1,1,0,1.5,,7,0,1,0,cpu,0,megatron-core\n");
 }
 
 }  // namespace
