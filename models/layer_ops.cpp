@@ -173,6 +173,18 @@ LayerOp residual(std::string_view name, const LayerShape& s) {
   return op;
 }
 
+// TE's FusedAttnFunc under fp8 with NVTE_FP8_DPA_BWD=1 (transformer_engine/pytorch/attention.py, v2.2)
+// saves q_fp8, k_fp8, v_fp8 and out_fp8, 1 byte an element, and the cuDNN fp8 kernel's two fp32
+// softmax statistics per head-row, M and ZInv (common/fused_attn/fused_attn_fp8.cu): 8 bytes, where
+// the 16-bit kernel keeps one logsumexp (4). The 16-bit O it returns is no longer the attention's.
+void keep_fp8_attention(LayerOp& op, const LayerShape& s) {
+  keep(op, "q", dtype_bytes(Dtype::fp8, s.tokens * s.q_cols));
+  keep(op, "k", dtype_bytes(Dtype::fp8, s.tokens * s.k_cols));
+  keep(op, "v", dtype_bytes(Dtype::fp8, s.tokens * s.v_cols));
+  keep(op, "out", dtype_bytes(Dtype::fp8, s.tokens * s.o_cols));
+  keep(op, "softmax_stats", checked_mul(s.heads * s.tokens, 8));
+}
+
 // Q K^T, softmax, dropout, x V for this GPU's heads: 2*tokens*kv_len*q_cols and
 // 2*tokens*kv_len*o_cols FLOPs (Korthikanti App. A: 4bs^2h for the whole layer when the
 // Q/K and V heads are equally wide; MLA's are not); backward is twice that.
@@ -196,6 +208,11 @@ LayerOp core_attention(const LayerShape& s) {
   op.dgrad_flops = 2 * op.fwd_flops;
   const std::int64_t q = s.act(s.tokens * s.q_cols), k = s.act(s.tokens * s.k_cols), v = s.act(s.tokens * s.v_cols);
   const std::int64_t out = s.act(s.tokens * s.o_cols);
+  if (s.knobs.fp8_attention && !again) {  // Transformer Engine's fp8 attention (PlanKnobs::fp8_attention)
+    keep_fp8_attention(op, s);
+    op.fwd_bytes = q + k + v + out + checked_mul(s.heads * s.tokens, 4);  // priced as the 16-bit kernel's
+    return op;
+  }
   keep(op, "q", q);
   keep(op, "k", k);
   keep(op, "v", v);
@@ -302,7 +319,8 @@ void add_attention(std::vector<LayerOp>& ops, const ModelSpec& m, const LayerSha
                              CommGroup::cp, (s.cp - 1) * s.act(s.tokens * (s.k_cols + s.v_cols))));
   ops.push_back(core_attention(s));
   LayerOp proj = gemm(op_names::kAttnProj, s.tokens, s.h, s.o_cols, 1, s);
-  keep(proj, "input", s.act(s.tokens * s.o_cols));
+  // O, which the 16-bit attention's backward reads too; under fp8 attention the GEMM's own copy
+  keep(proj, "input", s.knobs.fp8_attention ? s.gemm_input(s.tokens * s.o_cols) : s.act(s.tokens * s.o_cols));
   ops.push_back(proj);
   add_tp_exit(ops, op_names::kAttnTpExit, s);
   if (m.sandwich_norm) ops.push_back(norm(op_names::kAttnPostNorm, s));
@@ -350,8 +368,10 @@ void add_ffn(std::vector<LayerOp>& ops, const op_names::FfnOpNames& names, const
   if (s.clamped && swiglu) ops.push_back(activation_clamp(names.clamp, s, tokens, ffn));
   const std::int64_t inner = s.act(checked_mul(tokens, ffn));
   LayerOp act = elementwise(names.act, swiglu ? kernel_names::kSwiglu : kernel_names::kGelu, (swiglu ? 3 : 2) * inner);
-  keep(act, swiglu ? "gate" : "input", inner);
-  if (swiglu) keep(act, "up", inner);
+  // PlanKnobs::fp8_activation_input: SwiGLUFunction saves input.to(torch.float8_e4m3fn), 1 byte
+  const std::int64_t kept = s.knobs.fp8_activation_input ? dtype_bytes(Dtype::fp8, checked_mul(tokens, ffn)) : inner;
+  keep(act, swiglu ? "gate" : "input", kept);
+  if (swiglu) keep(act, "up", kept);
   ops.push_back(act);
   LayerOp down = gemm(names.down, m, s.h, ffn, count, s);
   keep(down, "input", s.gemm_input(checked_mul(tokens, ffn)));
@@ -563,22 +583,28 @@ namespace {
 
 // LoRA: a frozen linear layer computes no weight gradient, so under the fused op list a GEMM
 // with no adapter beside it keeps no input for its backward (a fused linear module saves its
-// input for the weight gradient alone; the eager census, stack.layer_kernels hf_bf16, keeps
-// what autograd keeps, inputs included, as bitsandbytes' MatMul4Bit does). attn.proj's input is
-// flash attention's output O, which the attention's backward reads: kept. A GEMM with
-// adapters keeps its input for their A's weight gradient, and each adapter its x A
-// (tokens x r) for B's.
+// input for the weight gradient alone: TE's Linear only if weight.requires_grad, linear.py v2.2
+// backward_needs_input; the eager census, stack.layer_kernels hf_bf16, keeps what autograd keeps,
+// inputs included, as bitsandbytes' MatMul4Bit does). attn.proj's input is flash attention's
+// output O, which the 16-bit attention's backward reads: kept (not under fp8 attention, which
+// keeps its own fp8 O). A GEMM with adapters keeps its input for their A's weight gradient, in
+// 16 bits even where the frozen base's GEMM runs in fp8: NeMo's ParallelLinearAdapter's linear_in
+// is Megatron-core's ColumnParallelLinear / RowParallelLinear, not Transformer Engine's, and saves
+// the 16-bit input it is given; each adapter keeps its x A (tokens x r) for B's.
 void apply_lora_saved(std::vector<LayerOp>& ops, const ModelSpec& model, const Plan& plan, const LoraSpec& lora,
                       const LayerShape& s) {
   for (LayerOp& op : ops) {
     if (op.kind != OpKind::gemm) continue;
     const std::vector<LoraAdapter> adapters = lora_adapters(model, plan, lora, op.name);
-    if (adapters.empty() && op.name != op_names::kAttnProj)
-      op.saved.erase(std::remove_if(op.saved.begin(), op.saved.end(),
-                                    [](const SavedTensor& t) { return t.name == "input"; }),
-                     op.saved.end());
-    if (!adapters.empty())
-      keep(op, "lora_xa", s.act(checked_mul(op.m, static_cast<std::int64_t>(lora.rank * adapters.size()))));
+    const bool attention_reads_input = op.name == op_names::kAttnProj && !s.knobs.fp8_attention;
+    if (adapters.empty() && !attention_reads_input) drop_saved(&op, "input");
+    if (adapters.empty()) continue;
+    // the GEMM kept its input quantized (LayerShape::gemm_input: fp8, 1 byte an element; lora
+    // refuses fp4): the adapter's copy is the 16-bit tensor
+    if (s.gemm_quantized == Dtype::fp8 && !attention_reads_input)
+      for (SavedTensor& t : op.saved)
+        if (t.name == "input") t.bytes = checked_mul(t.bytes / dtype_bytes(Dtype::fp8, 1), s.e);
+    keep(op, "lora_xa", s.act(checked_mul(op.m, static_cast<std::int64_t>(lora.rank * adapters.size()))));
   }
 }
 

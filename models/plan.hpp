@@ -79,6 +79,14 @@ struct PlanKnobs {
   // flash-style attention never stores the s x s scores (Dao et al. 2022); an
   // extension of SCENARIO.md, default on as in current Megatron-core/TE runs
   bool flash_attention = true;
+  // Megatron-core's activation_func_fp8_input_store (NeMo's FP8_ACT): the SwiGLU keeps its input,
+  // the up GEMM's gate and up outputs, in fp8 (a plain cast, 1 byte) for its backward, which casts
+  // it back (megatron/core/fusions/fused_bias_swiglu.py, SwiGLUFunction; 25.04-alpha.rc1)
+  bool fp8_activation_input = false;
+  // Megatron-core's fp8_dot_product_attention (NeMo's FP8_DPA, with NVTE_FP8_DPA_BWD=1): Transformer
+  // Engine's cuDNN fp8 attention keeps fp8 Q, K, V and O and two fp32 softmax statistics a row
+  // (M, ZInv) for its backward, not the 16-bit Q, K, V and O (FusedAttnFunc, TE v2.2)
+  bool fp8_attention = false;
   // ZeRO-Offload (Ren et al. 2021): Adam's fp32 weights and moments live in CPU memory and
   // the CPU runs the update; the GPU sends its gradient shard and gets the 16-bit weights back
   bool offload_optimizer = false;

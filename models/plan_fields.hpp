@@ -104,6 +104,8 @@ void for_each_plan_knob(Visit&& visit) {
   visit(IntKnob{"dp_bucket_size", &K::dp_bucket_size, 0, 0, 1 << 30, S::no, "", false});  // 0: Megatron's default
   visit(BoolKnob{"tp_comm_overlap", &K::tp_comm_overlap, false, S::setting, "tp-overlap"});
   visit(BoolKnob{"flash_attention", &K::flash_attention, true, S::no, ""});
+  visit(BoolKnob{"fp8_activation_input", &K::fp8_activation_input, false, S::no, ""});
+  visit(BoolKnob{"fp8_attention", &K::fp8_attention, false, S::no, ""});
   visit(BoolKnob{"offload_optimizer", &K::offload_optimizer, false, S::late_setting, "offload"});
   visit(BoolKnob{"offload_params", &K::offload_params, false, S::no, ""});
   visit(IntKnob{"offload_activations_layers", &K::offload_activations_layers, 0, 0, 1 << 20, S::late_setting,

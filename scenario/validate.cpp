@@ -415,12 +415,44 @@ void require_lora_scope(const Scenario& s) {
     throw ScenarioError("plan.overlap_grad_reduce", "false", "with plan.zero 2 and " + key + " is not modelled");
 }
 
+// plan.fp8_activation_input and plan.fp8_attention where Megatron-core and Transformer Engine run them
+// as counted (models/layer_ops.cpp): Megatron-core's TransformerConfig refuses an fp8-stored activation
+// input other than SwiGLU's ("supported only for SwiGLU", transformer_config.py); fp8 attention is a
+// field of the fp8 recipe, used inside fp8_autocast only, and runs on TE's cuDNN fused backend.
+void validate_fp8_activation_keys(const Scenario& s) {
+  const Plan& p = s.plan;
+  const ModelSpec& m = s.model;
+  if (p.fp8_activation_input && m.activation != Activation::swiglu)
+    throw ScenarioError("plan.fp8_activation_input", "true",
+                        "keeps SwiGLU's input in fp8 (Megatron-core supports it for SwiGLU only); model.activation=" +
+                            std::string(to_string(m.activation)));
+  if (p.fp8_activation_input && m.moe)
+    throw ScenarioError("plan.fp8_activation_input", "true",
+                        "on a model with routed experts (model.moe) is not modelled");
+  if (!p.fp8_attention) return;
+  if (s.training->precision != Dtype::fp8)
+    throw ScenarioError(
+        "plan.fp8_attention", "true",
+        "is fp8 training's attention (Transformer Engine's fp8 recipe): it needs training.precision: fp8, "
+        "not " +
+            std::string(to_string(s.training->precision)));
+  if (!p.flash_attention)
+    throw ScenarioError(
+        "plan.fp8_attention", "true",
+        "runs on Transformer Engine's fused (flash-style) attention: it needs plan.flash_attention: true");
+  if (m.mla) throw ScenarioError("plan.fp8_attention", "true", "with latent attention (model.mla) is not modelled");
+  if (p.recompute == Recompute::selective_op)
+    throw ScenarioError("plan.fp8_attention", "true",
+                        "with plan.recompute: selective_op (torchtitan's) is not modelled");
+}
+
 void validate_training(const Scenario& s) {
   const TrainingWorkload& t = *s.training;
   const Plan& p = s.plan;
   const ModelSpec& m = s.model;
   validate_recompute_modules(s);
   validate_ep_overlap(p);
+  validate_fp8_activation_keys(s);
   if (p.offload_optimizer && !s.cluster.host.described())
     throw ScenarioError("plan.offload_optimizer", "true",
                         "needs cluster.host (the PCIe link and CPU memory of the node: h2d_GBps, d2h_GBps, "
@@ -545,6 +577,9 @@ void validate_inference(const Scenario& s) {
     throw ScenarioError("plan.offload_activations_layers", std::to_string(s.plan.offload_activations_layers),
                         "applies to training (an inference run keeps nothing for a backward)");
   if (s.plan.offload_params) require_weight_offload_scope(s);
+  if (s.plan.fp8_activation_input || s.plan.fp8_attention)
+    throw ScenarioError(s.plan.fp8_attention ? "plan.fp8_attention" : "plan.fp8_activation_input", "true",
+                        "applies to training (what a forward keeps for its backward)");
   if (s.plan.offload_device != OffloadDevice::cpu && !s.plan.offload_params)
     throw ScenarioError("plan.offload_device", std::string(to_string(s.plan.offload_device)),
                         "places offloaded state: on inference it needs plan.offload_params: true (ZeRO-Inference)");

@@ -82,6 +82,10 @@ void validate(const TrainConfig& c) {
                                                                           : "plan.zero_quantized_gradients") +
                                 "=true: the executor's collectives run in full precision (ZeRO++ is priced by the "
                                 "simulator only)");
+  if (c.plan.fp8_activation_input || c.plan.fp8_attention)
+    throw std::invalid_argument(std::string(c.plan.fp8_attention ? "plan.fp8_attention" : "plan.fp8_activation_input") +
+                                "=true: the executor keeps its activations in the training precision (priced by the "
+                                "simulator only)");
   if (c.micro_batches() < 1 || c.training.global_batch % (c.training.micro_batch * c.plan.dp) != 0)
     throw std::invalid_argument("training.global_batch=" + std::to_string(c.training.global_batch) +
                                 " is not a multiple of micro_batch*dp");

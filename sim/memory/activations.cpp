@@ -118,6 +118,26 @@ std::int64_t moe_backward_transient(const std::vector<LayerOp>& ops, const Incom
   return std::max({peak, level + rows_f, level - rows_h + grads * rows_f});
 }
 
+// The activation's backward on top of the layer's kept tensors: the grads of the up GEMM's outputs
+// (16-bit, [tokens, 2 ffn] under SwiGLU); with plan.fp8_activation_input also the 16-bit copy its
+// backward casts the fp8 input back into (SwiGLUFunction.backward, input.to(ctx.ori_input_dtype)).
+std::int64_t activation_backward(const LayerOp& up, const LayerOp& act, const Plan& plan,
+                                 const MicroBatchShape& shape) {
+  if (!plan.fp8_activation_input) return saved_all(act);
+  const std::int64_t outputs = dtype_bytes(shape.dtype, checked_mul(checked_mul(up.m, up.n), up.count));
+  return 2 * outputs;
+}
+
+// The core attention's backward: dO and dQ, dK, dV (16-bit, as big as the 16-bit Q, K, V). Under fp8
+// attention (the core keeps "out") TE's FusedAttnFunc.backward quantises dO (d_out_fp8, 1 byte),
+// cuDNN writes dQ, dK, dV in fp8 and TE dequantises them beside (transformer_engine/pytorch/
+// attention.py v2.2): 1.5 x (dO + dQKV).
+std::int64_t core_backward(const LayerOp& core, std::int64_t d_o, std::int64_t kept_qkv, const MicroBatchShape& shape) {
+  if (saved_named(core, "out") == 0) return d_o + kept_qkv;
+  const std::int64_t d_qkv = checked_mul(kept_qkv / dtype_bytes(Dtype::fp8, 1), dtype_bytes(shape.dtype, 1));
+  return d_o + d_o / dtype_bytes(shape.dtype, 1) + d_qkv + kept_qkv;  // 16-bit grads and their fp8 twins
+}
+
 }  // namespace
 
 std::int64_t layer_backward_bytes(const ModelSpec& model, std::int64_t layer, const Plan& plan,
@@ -142,7 +162,8 @@ std::int64_t layer_backward_bytes(const ModelSpec& model, std::int64_t layer, co
     if (!up || !act || !down) continue;
     const std::int64_t down_input = saved_named(*down, "input");
     const std::int64_t up_input_grad = dtype_bytes(shape.dtype, checked_mul(checked_mul(up->m, up->k), up->count));
-    mlp = std::max(mlp, g.dy + std::max({g.gathered + down_input, saved_all(*act), up_input_grad - down_input}));
+    mlp = std::max(mlp, g.dy + std::max({g.gathered + down_input, activation_backward(*up, *act, plan, shape),
+                                         up_input_grad - down_input}));
   }
   // attention
   std::int64_t attention = 0;
@@ -150,11 +171,12 @@ std::int64_t layer_backward_bytes(const ModelSpec& model, std::int64_t layer, co
   const LayerOp* proj = find_op(ops, op_names::kAttnProj);
   std::int64_t replay = 0;
   if (core && proj) {
-    const std::int64_t o = saved_named(*proj, "input");
+    const std::int64_t o = saved_named(*proj, "input") + saved_named(*core, "out");    // O as kept
+    const std::int64_t d_o = dtype_bytes(shape.dtype, checked_mul(proj->m, proj->k));  // its 16-bit grad
     const std::int64_t qkv = saved_named(*core, "q") + saved_named(*core, "k") + saved_named(*core, "v");
     const std::int64_t dp = saved_named(*core, "softmax_out");  // 0 with flash attention
-    attention = g.dy + std::max({g.gathered + o, o + qkv + dp, g.full - o});
-    if (plan.recompute == Recompute::selective) replay = o;
+    attention = g.dy + std::max({g.gathered + d_o, core_backward(*core, d_o, qkv, shape) + dp, g.full - o});
+    if (plan.recompute == Recompute::selective) replay = d_o;  // the recomputed core's 16-bit O
   }
   // full and op-level recompute rebuild the layer's tensors before its backward
   const bool rebuilt = plan.recompute == Recompute::full || plan.recompute == Recompute::selective_op;

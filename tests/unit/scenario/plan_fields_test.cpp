@@ -48,7 +48,7 @@ TEST(PlanKnobs, EachKeyReadsIntoItsMember) {
           "virtual_stages: 7, stage_layers: [8, 9, 10], account_for_embedding_in_pipeline_split: true, "
           "account_for_loss_in_pipeline_split: true, sequence_parallel: true, overlap_grad_reduce: false, "
           "overlap_param_gather: false, dp_bucket_size: 12, tp_comm_overlap: true, flash_attention: false, "
-          "offload_optimizer: true, "
+          "fp8_activation_input: true, fp8_attention: true, offload_optimizer: true, "
           "offload_params: true, offload_device: nvme, offload_activations_layers: 14, "
           "zero_quantized_weights: true, zero_quantized_gradients: true, zero_hpz_partition_size: 11, "
           "gradient_compression: topk, gradient_topk_ratio: 0.25, expert_tp: 3, recompute_modules: [layernorm, "

@@ -28,11 +28,10 @@ bool reported_out_of_memory(const std::string& file) {
 
 // Runs that ran and are still predicted not to fit, each with what is known of why; the test
 // fails when the list changes either way (a new one, or one that now fits: take it out).
-// mlperf50-llama2-70b-lora-b200: 184.2 GiB predicted against the published 168.8 GiB allocated
-// (torch.cuda.max_memory_allocated, GiB) on the B200's 179.1: its config's FP8_ACT (the SwiGLU
-// input kept in fp8) and FP8_DPA (fp8 attention) are not priced
-// (tests/unit/validation/lora_published_runs_test.cpp, MlperfLora).
-const std::vector<std::string> kRanButStillRefused = {"mlperf50-llama2-70b-lora-b200.yaml"};
+// None: mlperf50-llama2-70b-lora-b200 (184.2 GiB predicted on the B200's 179.1 while its FP8_ACT
+// and FP8_DPA were not priced) fits since plan.fp8_activation_input and plan.fp8_attention, at
+// 153.7 GiB against the published 168.8 allocated (lora_published_runs_test.cpp, MlperfLora).
+const std::vector<std::string> kRanButStillRefused = {};
 
 struct Verdicts {
   int ran = 0, oom_reports = 0;
