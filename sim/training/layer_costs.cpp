@@ -335,15 +335,17 @@ OpTime price_op_list(const Scenario& s, const LayerOp& op, Dtype gemm_dtype, dou
                  : op.fwd_comm.group == CommGroup::cp ? TimeCategory::cp_comm
                                                       : TimeCategory::ep_comm;  // the dispatcher's, ETP's too
     const bool rows = op.name != op_names::kMoeCounts;
-    t.fwd_s = collective_s(s, op.fwd_comm, rows, t.extrapolated);
-    t.dgrad_s = collective_s(s, op.bwd_comm, rows, t.extrapolated);
+    const Collective fwd_comm = tp_wire_collective(op.fwd_comm, s.stack, gemm_dtype, dtype);
+    const Collective bwd_comm = tp_wire_collective(op.bwd_comm, s.stack, gemm_dtype, dtype);
+    t.fwd_s = collective_s(s, fwd_comm, rows, t.extrapolated);
+    t.dgrad_s = collective_s(s, bwd_comm, rows, t.extrapolated);
     if (!s.stack.sp_gather_saved)  // in dgrad_s as far as exposed
       t.regather_s = collective_s(s, op.bwd_regather, rows, t.extrapolated);
     if (s.stack.sp_layout_copies) {  // but where async TP's fused ops take the collective over
       const bool fused = s.plan.tp_comm_overlap && s.stack.matmul_paired_tp();
-      if (!fused) t.fwd_s += layout_copy_s(gpu, dtype, op, sp_layout_copy_bytes(op.fwd_comm), t);
+      if (!fused) t.fwd_s += layout_copy_s(gpu, dtype, op, sp_layout_copy_bytes(fwd_comm), t);
       if (!fused || !micro_pipelined_backward(op, s.stack))
-        t.dgrad_s += layout_copy_s(gpu, dtype, op, sp_layout_copy_bytes(op.bwd_comm), t);
+        t.dgrad_s += layout_copy_s(gpu, dtype, op, sp_layout_copy_bytes(bwd_comm), t);
     }
     return t;
   }
