@@ -359,6 +359,12 @@ struct StackSpec {
   // gathers nothing again. Megatron-core keeps the shard and re-gathers it beside the next
   // dgrad (LinearWithGradAccumulationAndAsyncCommunication.backward, LayerOp::bwd_regather).
   bool sp_gather_saved = false;
+  // Under fp8 training the TP all-gathers carry fp8, 1 byte an element: torchao's float8 TP
+  // (Float8ColwiseParallel, Float8RowwiseParallel, PrepareFloat8ModuleInput; torchao/float8/
+  // float8_tensor_parallel.py) casts a sequence-parallel input to fp8 before its Shard(1) ->
+  // Replicate all-gather, and the row-parallel output's gradient to fp8 before the backward's
+  // all-gather (_NoopFwToFloat8BwDynamic after the redistribute); the reduce-scatters stay 16-bit.
+  bool tp_float8_all_gather = false;
   // Under async TP (tp_overlap: matmul) the reduce-scatter of a TP entry's input gradient runs
   // unfused, on the compute stream, with its layout copy: in PyTorch's micro_pipeline_tp pass
   // that gradient sums the dgrads of the linears the gathered input fed (wq, wk, wv; w1, w3:

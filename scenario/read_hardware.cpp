@@ -425,6 +425,7 @@ StackSpec read_stack(const YAML::Node& node, const std::string& path) {
   s.tp_overlap = r.choice("tp_overlap", std::string(kLayerTpOverlap), {kTpOverlaps.begin(), kTpOverlaps.end()});
   s.sp_layout_copies = r.boolean("sp_layout_copies", false);
   s.sp_gather_saved = r.boolean("sp_gather_saved", false);
+  s.tp_float8_all_gather = r.boolean("tp_float8_all_gather", false);
   s.async_tp_entry_grad_unfused = r.boolean("async_tp_entry_grad_unfused", false);
   s.separate_projections = r.boolean("separate_projections", false);
   s.expandable_segments = r.boolean("expandable_segments", false);

@@ -19,6 +19,15 @@ double sp_layout_copy_bytes(const Collective& c) {
   return c.group == CommGroup::tp && sequence_parallel ? 2.0 * static_cast<double>(c.bytes) : 0.0;
 }
 
+Collective tp_wire_collective(const Collective& c, const StackSpec& stack, Dtype gemm_dtype, Dtype activations) {
+  if (!stack.tp_float8_all_gather || gemm_dtype != Dtype::fp8 || c.group != CommGroup::tp ||
+      c.kind != CollectiveKind::all_gather)
+    return c;
+  Collective fp8 = c;
+  fp8.bytes = c.bytes / dtype_bytes(activations, 1);  // elements at 1 byte each
+  return fp8;
+}
+
 namespace {
 
 // The GEMM the TP collective at `at` is fused with: the next one for an all-gather into the

@@ -82,4 +82,9 @@ void hide_regathers(const std::vector<LayerOp>& ops, std::vector<OpTime>& times)
 // scatter, 2x the collective's payload (the full tensor); 0 for other collectives.
 double sp_layout_copy_bytes(const Collective& c);
 
+// The collective as it travels: a TP all-gather of the layers' fp8 GEMMs' inputs or output
+// gradients in fp8 where the stack gathers them so (StackSpec::tp_float8_all_gather), its
+// bytes those of the same elements at 1 byte; any other collective as the op list has it.
+Collective tp_wire_collective(const Collective& c, const StackSpec& stack, Dtype gemm_dtype, Dtype activations);
+
 }  // namespace twinsim

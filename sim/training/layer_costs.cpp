@@ -361,8 +361,10 @@ OpTime price_op_list(const Scenario& s, const LayerOp& op, Dtype gemm_dtype, dou
                  : op.fwd_comm.group == CommGroup::cp ? TimeCategory::cp_comm
                                                       : TimeCategory::ep_comm;  // the dispatcher's, ETP's too
     const bool rows = op.name != op_names::kMoeCounts;
-    t.fwd_s = collective_s(s, op.fwd_comm, rows, t.extrapolated);
-    t.dgrad_s = collective_s(s, op.bwd_comm, rows, t.extrapolated);
+    const Collective fwd_comm = tp_wire_collective(op.fwd_comm, s.stack, gemm_dtype, dtype);
+    const Collective bwd_comm = tp_wire_collective(op.bwd_comm, s.stack, gemm_dtype, dtype);
+    t.fwd_s = collective_s(s, fwd_comm, rows, t.extrapolated);
+    t.dgrad_s = collective_s(s, bwd_comm, rows, t.extrapolated);
     if (const auto deepep = deepep_kernels(s, op)) {  // the flex dispatcher's DeepEP kernels instead
       const int ep = s.plan.ep;
       t.fwd_s = deepep_intranode_s(s.cluster, deepep->first, static_cast<double>(op.fwd_comm.bytes), *s.model.moe, ep);
@@ -373,9 +375,9 @@ OpTime price_op_list(const Scenario& s, const LayerOp& op, Dtype gemm_dtype, dou
       t.regather_s = collective_s(s, op.bwd_regather, rows, t.extrapolated);
     if (s.stack.sp_layout_copies) {  // but where async TP's fused ops take the collective over
       const bool fused = s.plan.tp_comm_overlap && s.stack.matmul_paired_tp();
-      if (!fused) t.fwd_s += layout_copy_s(gpu, dtype, op, sp_layout_copy_bytes(op.fwd_comm), t);
+      if (!fused) t.fwd_s += layout_copy_s(gpu, dtype, op, sp_layout_copy_bytes(fwd_comm), t);
       if (!fused || !micro_pipelined_backward(op, s.stack))
-        t.dgrad_s += layout_copy_s(gpu, dtype, op, sp_layout_copy_bytes(op.bwd_comm), t);
+        t.dgrad_s += layout_copy_s(gpu, dtype, op, sp_layout_copy_bytes(bwd_comm), t);
     }
     return t;
   }

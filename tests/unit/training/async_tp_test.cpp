@@ -322,5 +322,50 @@ TEST(AsyncTp, SeparateProjectionsRunTheirOwnGemmsAndSumTheirDgrads) {
       op_time_s(s.cluster.gpu, one), 1e-12);
 }
 
+// torchao's float8 TP (stack.tp_float8_all_gather) gathers fp8: a TP all-gather of the layers'
+// fp8 GEMMs' inputs carries 1 byte an element; reduce-scatters and other groups keep theirs.
+TEST(AsyncTp, Float8TpGathersOneByteAnElement) {
+  StackSpec torchao;
+  torchao.tp_float8_all_gather = true;
+  const Collective gather{CollectiveKind::all_gather, CommGroup::tp, 1000};  // 500 bf16 elements
+  EXPECT_EQ(tp_wire_collective(gather, torchao, Dtype::fp8, Dtype::bf16).bytes, 500);
+  EXPECT_EQ(tp_wire_collective(gather, torchao, Dtype::bf16, Dtype::bf16).bytes, 1000);     // a bf16 GEMM
+  EXPECT_EQ(tp_wire_collective(gather, StackSpec{}, Dtype::fp8, Dtype::bf16).bytes, 1000);  // TE's stack
+  const Collective scatter{CollectiveKind::reduce_scatter, CommGroup::tp, 1000};
+  EXPECT_EQ(tp_wire_collective(scatter, torchao, Dtype::fp8, Dtype::bf16).bytes, 1000);
+  const Collective cp_gather{CollectiveKind::all_gather, CommGroup::cp, 1000};
+  EXPECT_EQ(tp_wire_collective(cp_gather, torchao, Dtype::fp8, Dtype::bf16).bytes, 1000);
+}
+
+// On a layer of Llama 3 8B at TP 8 (SP) on a DGX H100, 2 x 8192 tokens x 4096 = 67108864
+// elements: the SP all-gathers (the entry's forward, the exit's backward) move 64 MiB in fp8,
+// a measured size of the catalog's 8-GPU all-gather (274.95 GB/s busbw,
+// hardware/catalog/nodes/dgx-h100.yaml): 67108864 x 7/8 / 274.95e9 s. The reduce-scatters stay
+// bf16, 128 MiB, halfway in log(bytes) between 64 MiB (268.59) and 256 MiB (304.60): busbw
+// 286.595, 134217728 x 7/8 / 286.595e9 s. Without the key the gather is 128 MiB at (274.95 +
+// 322.07) / 2 = 298.51 GB/s. Layout copies off, so the collectives alone are compared.
+TEST(AsyncTp, Float8TpPricesTheGathersAtOneByte) {
+  const std::string text = R"(
+model: llama3-8b
+cluster: {preset: dgx-h100, nodes: 1}
+stack: {preset: torchtitan-compile, sp_layout_copies: false}
+training: {seq_len: 8192, global_batch: 2, micro_batch: 2, precision: fp8}
+plan: {tp: 8, pp: 1, dp: 1, sequence_parallel: true, tp_comm_overlap: false}
+)";
+  const auto op = [](const LayerCost& c, const std::string& name) {
+    return *std::find_if(c.ops.begin(), c.ops.end(), [&](const OpTime& t) { return t.name == name; });
+  };
+  const double fp8_gather_s = 67108864.0 * 7 / 8 / 274.95e9;
+  const double bf16_scatter_s = 134217728.0 * 7 / 8 / 286.595e9;
+  const LayerCost fp8 = cost_layer(load_scenario_text(text, {"stack.tp_float8_all_gather=true"}), 0);
+  EXPECT_NEAR(op(fp8, "attn.tp_enter").fwd_s, fp8_gather_s, 1e-9);
+  EXPECT_NEAR(op(fp8, "attn.tp_enter").dgrad_s, bf16_scatter_s, 1e-9);
+  EXPECT_NEAR(op(fp8, "mlp.tp_exit").fwd_s, bf16_scatter_s, 1e-9);
+  EXPECT_NEAR(op(fp8, "mlp.tp_exit").dgrad_s, fp8_gather_s, 1e-9);
+  const LayerCost bf16_wire = cost_layer(load_scenario_text(text, {"stack.tp_float8_all_gather=false"}), 0);
+  EXPECT_NEAR(op(bf16_wire, "attn.tp_enter").fwd_s, 134217728.0 * 7 / 8 / 298.51e9, 1e-9);
+  EXPECT_NEAR(op(bf16_wire, "attn.tp_enter").dgrad_s, bf16_scatter_s, 1e-9);
+}
+
 }  // namespace
 }  // namespace twinsim
