@@ -2,9 +2,10 @@
 //  [--csv occupancy.csv] [--json] [--set K=V]...`: continuous-batching serving of one
 // model replica (sim/inference/serving.hpp). Poisson arrivals use the scenario's
 // inference.prompt_len and output_len; a trace file gives each request its own.
-#include <limits>
 #include <fstream>
 #include <iostream>
+#include <limits>
+#include <nlohmann/json.hpp>
 #include <stdexcept>
 #include <string>
 #include <vector>
