@@ -5,6 +5,7 @@
 // deployment (TP x replicas) whose simulated p99 time to first token meets S at R
 // requests per second (sim/inference/serving.hpp).
 #include <iostream>
+#include <nlohmann/json.hpp>
 
 #include "app/cli_checks.hpp"
 #include "app/commands.hpp"

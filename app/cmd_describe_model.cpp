@@ -2,6 +2,7 @@
 // model) as twinsim maps it, with its parameter counts: check the mapping before pricing.
 #include <cstdio>
 #include <iostream>
+#include <nlohmann/json.hpp>
 
 #include "app/commands.hpp"
 #include "scenario/load.hpp"

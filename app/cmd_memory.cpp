@@ -1,5 +1,6 @@
 // `twinsim memory SCENARIO [--json] [--set K=V]...`: the memory prediction alone.
 #include <iostream>
+#include <nlohmann/json.hpp>
 
 #include "app/commands.hpp"
 #include "app/scenario_args.hpp"

@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <iostream>
 #include <limits>
+#include <nlohmann/json.hpp>
 
 #include "app/cli_checks.hpp"
 #include "app/commands.hpp"

@@ -3,6 +3,7 @@
 // model, cluster and global batch, ranked (sim/search/plan_search.hpp).
 #include <iostream>
 #include <limits>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <tuple>
 

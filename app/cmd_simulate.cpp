@@ -3,6 +3,7 @@
 #include <iostream>
 
 #include <unistd.h>
+#include <nlohmann/json.hpp>
 
 #include "app/cli_checks.hpp"
 #include "app/commands.hpp"

@@ -7,6 +7,7 @@
 // A training case is timed by its step; an inference case (prefill + decode) by its TPOT
 // (time per output token: one decode pass), its TTFT listed under the table.
 #include <yaml-cpp/yaml.h>
+#include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <filesystem>

@@ -4,6 +4,7 @@
 // with --fit-half, first fits the calibration on that half and judges it on the other
 // (sim/validate/csv_validation_run.hpp).
 #include <iostream>
+#include <nlohmann/json.hpp>
 
 #include "app/cli_checks.hpp"
 #include "app/commands.hpp"

@@ -1,6 +1,7 @@
 // twinsim: predict what a parallel plan for LLM training or serving costs on a GPU
 // cluster (simulate, memory, collective), and run it for real to check (run, compare).
 #include <iostream>
+#include <nlohmann/json.hpp>
 
 #include "app/commands.hpp"
 #include "app/hand_over.hpp"

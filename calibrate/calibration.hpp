@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include <nlohmann/json.hpp>
+#include <nlohmann/json_fwd.hpp>
 
 #include "calibrate/cache_reuse.hpp"
 #include "calibrate/comm_bench.hpp"

@@ -3,6 +3,7 @@
 #include "models/report_schema.hpp"
 
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <stdexcept>
 
 #include <algorithm>

@@ -4,6 +4,7 @@
 #include "models/report_time.hpp"
 
 #include <cctype>
+#include <nlohmann/json.hpp>
 #include <stdexcept>
 #include <utility>
 

@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <nlohmann/json.hpp>
 
 #include "models/report_fields.hpp"
 

@@ -6,7 +6,7 @@
 // Each side adds its own keys (passes, ops, the KV pool) to the same object.
 #include <string>
 
-#include <nlohmann/json.hpp>
+#include <nlohmann/json_fwd.hpp>
 
 namespace twinsim {
 

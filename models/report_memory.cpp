@@ -1,6 +1,7 @@
 #include "models/report_memory.hpp"
 
 #include <cmath>
+#include <nlohmann/json.hpp>
 #include <stdexcept>
 
 namespace twinsim {

@@ -1,5 +1,6 @@
 #include "models/report_ops.hpp"
 
+#include <nlohmann/json.hpp>
 #include <stdexcept>
 
 namespace twinsim {

@@ -1,5 +1,7 @@
 #include "models/report_throughput.hpp"
 
+#include <nlohmann/json.hpp>
+
 #include "models/report_fields.hpp"
 
 namespace twinsim {

@@ -5,7 +5,7 @@
 // back through it, so its keys live in this file only.
 #include <string>
 
-#include <nlohmann/json.hpp>
+#include <nlohmann/json_fwd.hpp>
 
 namespace twinsim {
 

@@ -1,5 +1,6 @@
 #include "models/report_time.hpp"
 
+#include <nlohmann/json.hpp>
 #include <stdexcept>
 
 #include "models/report_fields.hpp"

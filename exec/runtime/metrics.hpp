@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include <nlohmann/json.hpp>
+#include <nlohmann/json_fwd.hpp>
 
 #include "exec/runtime/communicator.hpp"
 #include "exec/runtime/allocator.hpp"

@@ -3,9 +3,10 @@
 #include "exec/model/transformer_config.hpp"
 
 #include <charconv>
+#include <nlohmann/json.hpp>
 #include <set>
-#include <string>
 #include <stdexcept>
+#include <string>
 
 namespace twinsim::exec {
 

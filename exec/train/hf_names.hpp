@@ -23,7 +23,7 @@
 #include <utility>
 #include <vector>
 
-#include <nlohmann/json.hpp>
+#include <nlohmann/json_fwd.hpp>
 
 #include "exec/model/weights.hpp"
 #include "models/dtype.hpp"

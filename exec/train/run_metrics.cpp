@@ -1,5 +1,7 @@
 #include "exec/train/run_metrics.hpp"
 
+#include <nlohmann/json.hpp>
+
 #include "io/whole_file.hpp"
 
 namespace twinsim::exec {

@@ -1,6 +1,7 @@
 #include "exec/train/run_report.hpp"
 
 #include <algorithm>
+#include <nlohmann/json.hpp>
 #include <string>
 
 #include "exec/model/tensor.hpp"

@@ -5,7 +5,7 @@
 // plus "ops" (per-op measured times under the simulator's names) and "losses".
 #include <vector>
 
-#include <nlohmann/json.hpp>
+#include <nlohmann/json_fwd.hpp>
 
 #include "exec/runtime/process_groups.hpp"
 #include "exec/runtime/profiler.hpp"

@@ -1,6 +1,7 @@
 #include "sim/goodput/goodput_report.hpp"
 
 #include <cstdio>
+#include <nlohmann/json.hpp>
 #include <string>
 
 namespace twinsim {

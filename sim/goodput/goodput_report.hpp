@@ -2,7 +2,7 @@
 // The "goodput" object of the report (SCENARIO.md) and its table lines.
 #include <ostream>
 
-#include <nlohmann/json.hpp>
+#include <nlohmann/json_fwd.hpp>
 
 #include "sim/goodput/goodput.hpp"
 

@@ -1,6 +1,7 @@
 #include "sim/inference/batch_prediction.hpp"
 
 #include <algorithm>
+#include <nlohmann/json.hpp>
 
 #include "models/report_inference.hpp"
 #include "models/report_ops.hpp"

@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <vector>
 
-#include <nlohmann/json.hpp>
+#include <nlohmann/json_fwd.hpp>
 
 #include "scenario/scenario.hpp"
 #include "sim/inference/iteration_cost.hpp"

@@ -14,7 +14,7 @@
 #include <ostream>
 #include <vector>
 
-#include <nlohmann/json.hpp>
+#include <nlohmann/json_fwd.hpp>
 
 #include "sim/inference/serving.hpp"
 

@@ -1,6 +1,7 @@
 #include "sim/memory/memory_report.hpp"
 
 #include <algorithm>
+#include <nlohmann/json.hpp>
 #include <stdexcept>
 
 #include "sim/memory/activations.hpp"

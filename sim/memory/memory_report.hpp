@@ -4,7 +4,7 @@
 #include <cstdint>
 #include <vector>
 
-#include <nlohmann/json.hpp>
+#include <nlohmann/json_fwd.hpp>
 
 #include "models/memory_category.hpp"
 #include "models/report_memory.hpp"

@@ -1,5 +1,7 @@
 #include "sim/report/model_description.hpp"
 
+#include <nlohmann/json.hpp>
+
 #include "models/param_count.hpp"
 #include "sim/memory/inference.hpp"
 

@@ -1,7 +1,7 @@
 #pragma once
 // `twinsim describe-model`: a model as twinsim reads it (the keys of an inline `model:`
 // mapping, so the output can be pasted into a scenario) with its derived counts.
-#include <nlohmann/json.hpp>
+#include <nlohmann/json_fwd.hpp>
 
 #include "models/model_spec.hpp"
 

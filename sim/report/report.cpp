@@ -3,6 +3,7 @@
 #include "models/report_schema.hpp"
 
 #include <cstdio>
+#include <nlohmann/json.hpp>
 
 #include "models/memory_category.hpp"
 #include "models/param_count.hpp"

@@ -4,7 +4,7 @@
 #include <ostream>
 #include <string>
 
-#include <nlohmann/json.hpp>
+#include <nlohmann/json_fwd.hpp>
 
 #include "scenario/scenario.hpp"
 #include "sim/engine/exchange.hpp"

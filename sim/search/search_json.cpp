@@ -2,6 +2,8 @@
 
 #include "sim/goodput/goodput_report.hpp"
 
+#include <nlohmann/json.hpp>
+
 #include "models/plan_fields.hpp"
 #include "models/report_schema.hpp"
 

@@ -1,6 +1,6 @@
 #pragma once
 // JSON forms of search results, shared by `twinsim search --json` and the Python module.
-#include <nlohmann/json.hpp>
+#include <nlohmann/json_fwd.hpp>
 
 #include "sim/search/capacity.hpp"
 #include "sim/search/plan_search.hpp"

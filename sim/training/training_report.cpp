@@ -1,6 +1,7 @@
 #include "sim/training/training_report.hpp"
 
 #include <algorithm>
+#include <nlohmann/json.hpp>
 
 #include "models/head_ops.hpp"
 #include "models/op_names.hpp"

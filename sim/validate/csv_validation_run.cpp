@@ -1,6 +1,7 @@
 #include "sim/validate/csv_validation_run.hpp"
 
 #include <iomanip>
+#include <nlohmann/json.hpp>
 
 namespace twinsim {
 

@@ -1,5 +1,6 @@
 // compare/: hand-made report pairs whose errors are worked out by hand below.
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include "compare/comparison.hpp"
 

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <nlohmann/json.hpp>
 
 #include "hardware/stack_spec.hpp"
 #include "scenario/load.hpp"

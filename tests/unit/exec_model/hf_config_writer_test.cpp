@@ -2,6 +2,7 @@
 // read back by twinsim's own reader of published configs (scenario/hf_config.cpp, written
 // from transformers' configuration classes): the same architecture comes out.
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include "exec/train/hf_names.hpp"
 #include "models/param_count.hpp"

@@ -1,6 +1,7 @@
 // The `goodput:` section (SCENARIO.md): what the loader accepts and refuses, and what the
 // checkpoint of a plan weighs.
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include "models/param_count.hpp"
 #include "scenario/load.hpp"

@@ -2,6 +2,7 @@
 // from the Llama 2 configs and against roofline bounds of the datasheets.
 #include <gtest/gtest.h>
 
+#include <nlohmann/json.hpp>
 #include <stdexcept>
 #include <string>
 #include <vector>

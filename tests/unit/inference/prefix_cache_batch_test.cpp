@@ -2,6 +2,7 @@
 // the rest of each prompt against the whole prompt, the decode is unchanged, and the cache
 // holds the prefix once more. Figures derived by hand.
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include "scenario/load.hpp"
 #include "serving_scenarios.hpp"

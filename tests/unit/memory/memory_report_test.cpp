@@ -1,6 +1,7 @@
 // The whole prediction: stages, peak, fits, and the report's JSON keys (SCENARIO.md).
 #include <gtest/gtest.h>
 
+#include <nlohmann/json.hpp>
 #include <set>
 #include <string>
 

@@ -3,6 +3,7 @@
 // A figure published rounded is checked to its last printed digit; publishers differ on
 // what "active" counts, so each row says which convention its source uses.
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include "models/catalog.hpp"
 #include "models/param_count.hpp"

@@ -2,6 +2,7 @@
 // section beside its other keys, read back whole, a missing one refused naming it.
 #include <gtest/gtest.h>
 
+#include <nlohmann/json.hpp>
 #include <stdexcept>
 #include <string>
 

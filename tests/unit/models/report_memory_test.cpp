@@ -2,6 +2,7 @@
 // side's own keys only where it has them, and a broken section refused naming the key.
 #include <gtest/gtest.h>
 
+#include <nlohmann/json.hpp>
 #include <stdexcept>
 #include <string>
 

@@ -3,6 +3,7 @@
 // the key.
 #include <gtest/gtest.h>
 
+#include <nlohmann/json.hpp>
 #include <string>
 
 #include "models/report_ops.hpp"

@@ -2,6 +2,7 @@
 // whole, and a missing key refused naming it.
 #include <gtest/gtest.h>
 
+#include <nlohmann/json.hpp>
 #include <stdexcept>
 #include <string>
 

@@ -3,6 +3,7 @@
 // is not a number refused naming them.
 #include <gtest/gtest.h>
 
+#include <nlohmann/json.hpp>
 #include <string>
 
 #include "models/report_time.hpp"

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <yaml-cpp/yaml.h>
+#include <nlohmann/json.hpp>
 
 #include "scenario/errors.hpp"
 #include "scenario/hf_config.hpp"

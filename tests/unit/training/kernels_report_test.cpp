@@ -1,6 +1,7 @@
 // The report's kernel launches and HBM bytes per step (time.kernels, time.ops[].hbm_bytes),
 // what a fusion what-if compares: GEMM bytes by hand, the sums, and flash attention's saving.
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include "scenario/load.hpp"
 #include "sim/report/report.hpp"

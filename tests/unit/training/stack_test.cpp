@@ -3,6 +3,7 @@
 // the host's work. Figures derived by hand from the formula's definition.
 #include <gtest/gtest.h>
 
+#include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
 

@@ -3,6 +3,7 @@
 // interval's slow end.
 #include <gtest/gtest.h>
 
+#include <nlohmann/json.hpp>
 #include <sstream>
 
 #include "scenario/load.hpp"
