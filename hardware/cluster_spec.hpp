@@ -47,6 +47,11 @@ struct HostSpec {
   // measured (the update is priced at its DRAM bytes alone). `twinsim calibrate` measures
   // it on the executor's CPU AdamW (calibrate/host_path.hpp).
   double adam_s_per_param = 0;
+  // The host CPU's time for a serving engine's host work (its Python scheduler and input
+  // preparation, PyTorch's dispatch, the kernel launches, the request path) relative to the
+  // x86 servers the stacks' host figures were measured on: StackSpec::serving_host_s and
+  // serving_request_s are multiplied by it. 1: an x86 host of that class.
+  double cpu_time_scale = 1;
   bool described() const { return h2d_Bps > 0 && d2h_Bps > 0 && memory_bandwidth_Bps > 0 && memory_bytes > 0; }
   bool nvme_described() const { return nvme_read_Bps > 0 && nvme_write_Bps > 0; }
 };

@@ -438,8 +438,9 @@ StackSpec read_stack(const YAML::Node& node, const std::string& path) {
 }
 
 // `host: {h2d_GBps, d2h_GBps, memory_bandwidth_GBps, memory_GiB, adam_ns_per_param, nvme_read_GBps,
-// nvme_write_GBps, nvme_GiB}`: the PCIe link of one GPU (both directions, pinned memory),
-// the node's CPU memory and its NVMe drives (optional), shared by its GPUs.
+// nvme_write_GBps, nvme_GiB, cpu_time_scale}`: the PCIe link of one GPU (both directions, pinned
+// memory), the node's CPU memory and its NVMe drives (optional), shared by its GPUs, and its
+// CPU's speed at a serving engine's host work (HostSpec::cpu_time_scale).
 HostSpec read_host(MappingReader& parent, const std::string& key, int gpus_per_node) {
   MappingReader r(parent.child(key), parent.key_path(key));
   HostSpec h;
@@ -455,6 +456,8 @@ HostSpec read_host(MappingReader& parent, const std::string& key, int gpus_per_n
   h.memory_bytes = static_cast<std::int64_t>(*capacity * 1073741824.0) / gpus_per_node;
   // one GPU's share of the host's CPU Adam, as measured with every GPU's rank updating at once
   h.adam_s_per_param = r.number("adam_ns_per_param", 0, 0, 1e6) * 1e-9;
+  // a CPU 10x faster or 100x slower than an x86 server at the same host work is not one we know
+  h.cpu_time_scale = r.number("cpu_time_scale", 1, 0.1, 100);
   // the node's NVMe drives, as one striped volume (DeepSpeed's ds_io measures them so)
   if (const auto read = r.optional_number("nvme_read_GBps", 1e-3, 1e6)) {
     h.nvme_read_Bps = *read * 1e9 / gpus_per_node;

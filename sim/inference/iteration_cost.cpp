@@ -256,13 +256,19 @@ IterationCost ServingCostModel::cost(const IterationShape& shape) const {
   return cost;
 }
 
+// The stack's host time for a pass of `sequences` on this node's CPU (HostSpec::cpu_time_scale:
+// the stacks' figures are an x86 server's).
+double ServingCostModel::engine_host_s(std::int64_t sequences) const {
+  return s_.stack.serving_host_s(sequences) * s_.cluster.host.cpu_time_scale;
+}
+
 // The engine's host time for the pass, before its first kernel: all of it when the engine
 // schedules the next pass after the last one's tokens are back (vLLM V0, TensorRT-LLM's
 // session loop), only its excess over the device's pass when it prepares a pass while the
 // GPU runs the one before (vLLM V1's async scheduling).
 void ServingCostModel::add_engine_host_time(IterationCost& cost, const IterationShape& shape) const {
   if (!s_.stack.has_serving_host_time()) return;
-  const double host = s_.stack.serving_host_s(shape.sequences);
+  const double host = engine_host_s(shape.sequences);
   cost.host_s = s_.stack.serving_async ? std::max(0.0, host - cost.latency_s()) : host;
   cost.stage_s[0] += cost.host_s;
 }
@@ -305,7 +311,7 @@ double ServingCostModel::ep_lockstep_pass_s(const std::vector<IterationShape>& r
     tokens += shape.tokens;
     sequences += shape.sequences;
     own_s = std::max(own_s, lockstep_part_s(shape, false));
-    if (s_.stack.has_serving_host_time()) host_s = std::max(host_s, s_.stack.serving_host_s(shape.sequences));
+    if (s_.stack.has_serving_host_time()) host_s = std::max(host_s, engine_host_s(shape.sequences));
   }
   if (tokens == 0) return 0;
   // each GPU's experts take 1/ep of all the ranks' routed tokens: as many as the mean rank's own

@@ -68,6 +68,7 @@ class ServingCostModel {
   };
   PassOps build_pass(const IterationShape& shape) const;
   // The stack's serving host time for the pass (IterationCost::host_s), into its first stage.
+  double engine_host_s(std::int64_t sequences) const;
   void add_engine_host_time(IterationCost& cost, const IterationShape& shape) const;
   // The bytes one GPU's pass touches and the next pass touches again (its stage's GEMM
   // weights, their input and output rows, its KV cache; the largest stage's): the working set

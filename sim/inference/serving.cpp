@@ -345,7 +345,8 @@ ServingResult simulate_serving(const Scenario& scenario, const std::vector<Reque
   limits.output_reserve = scenario.stack.serving_output_reserve;
   limits.prefill_first = scenario.stack.serving_prefill_first;
   limits.overlap_pickup = scenario.stack.serving_async;
-  limits.request_path_s = scenario.stack.serving_request_s;
+  // the frontend's CPU work at this node's CPU speed (HostSpec::cpu_time_scale)
+  limits.request_path_s = scenario.stack.serving_request_s * scenario.cluster.host.cpu_time_scale;
   if (const auto& spec = scenario.inference->speculative) {
     limits.speculative_tokens = spec->tokens;
     limits.acceptance_rate = spec->acceptance_rate;

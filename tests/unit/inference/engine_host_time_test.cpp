@@ -4,6 +4,9 @@
 // worked out by hand in the comment beside it.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cstdio>
+#include <string>
 #include <vector>
 
 #include "serving_scenarios.hpp"
@@ -92,6 +95,57 @@ TEST(EngineHostTime, ServingPassesWaitForTheEngineToo) {
   ASSERT_EQ(b.passes, 5);
   EXPECT_NEAR(b.times[0].finish_s - a.times[0].finish_s, 5 * (kStepS + kSequenceS), 1e-12);
   EXPECT_NEAR(b.times[0].first_token_s - a.times[0].first_token_s, kStepS + kSequenceS, 1e-12);
+}
+
+// A node's CPU prices the engine's host work (HostSpec::cpu_time_scale): the serial engine's
+// 2.08 ms a pass of 16 (above) on a host at 2.75x an x86 server's time is 2.75 x 2.08 = 5.72 ms,
+// and the pass is 5.72 - 2.08 = 3.64 ms longer than on the x86 host.
+TEST(EngineHostTime, ASlowerHostCpuScalesTheEnginesTime) {
+  Scenario slow = with_engine(false);
+  slow.cluster.host.cpu_time_scale = 2.75;
+  const IterationShape decode = decode_shape(16, 200);
+  const IterationCost x86 = ServingCostModel(with_engine(false)).cost(decode);
+  const IterationCost grace = ServingCostModel(slow).cost(decode);
+  EXPECT_NEAR(grace.host_s, 5.72e-3, 1e-12);
+  EXPECT_NEAR(grace.latency_s() - x86.latency_s(), 3.64e-3, 1e-12);
+  // the frontend's 1 ms a request (serving_request_s) likewise: 2.75 ms. One request alone: its
+  // first token comes 1.75 ms (the frontend) + 1.75 x (2 ms + 5 us) = 3.50875 ms (its prefill
+  // pass's host time) later than on the x86 host: 5.25875 ms
+  Scenario x86_front = with_engine(false), grace_front = slow;
+  x86_front.stack.serving_request_s = grace_front.stack.serving_request_s = 1e-3;
+  const std::vector<Request> one = {{0.0, 100, 5}};
+  const ServingResult a = simulate_serving(x86_front, one), b = simulate_serving(grace_front, one);
+  EXPECT_NEAR(b.times[0].first_token_s - a.times[0].first_token_s, 1.75e-3 + 1.75 * 2.005e-3, 1e-12);
+}
+
+// The catalog's racks: Grace's 2.75 on a GB200 NVL72 (NVIDIA/TransformerEngine#2053: a
+// torch.nn.Linear forward's CPU time, 37.08 us against a DGX H100's 13.48 us) and a GB300 NVL72
+// (the same Grace), an x86 host's 1 on the DGX B200. TensorRT-LLM 1.0 (stack trtllm-v1: 10.68 us
+// a sequence, async) decoding 2,048 sequences of Qwen3-30B-A3B: the host takes 2,048 x 10.68 us =
+// 21.87264 ms a pass on the B200, near the device's pass (weights, the routed experts and 2,048
+// caches of 192 tokens: 19.9 ms today, printed), the pass the longer of the two; on the GB200 2.75 x 21.87264
+// = 60.14976 ms (29.37 us a sequence, TensorRT-LLM PR #10273's 45.11 ms a step of 1,536 sequences on a GB200), longer
+// than that same pass on the same die, so the pass takes the host's time.
+TEST(EngineHostTime, AGb200PassOfManySequencesWaitsForGrace) {
+  auto trtllm = [](const std::string& node) {
+    return load_scenario_text("model: qwen3-30b-a3b\ncluster: {preset: " + node +
+                              ", gpus_per_node: 1, nodes: 1}\ninference: {prompt_len: 128, output_len: 128, batch: "
+                              "2048, weight_dtype: nvfp4, kv_dtype: fp8}\nplan: {tp: 1, pp: 1}\nstack: trtllm-v1\n");
+  };
+  const Scenario b200 = trtllm("dgx-b200"), gb200 = trtllm("gb200-nvl72");
+  EXPECT_EQ(b200.cluster.host.cpu_time_scale, 1);
+  EXPECT_EQ(gb200.cluster.host.cpu_time_scale, 2.75);
+  EXPECT_EQ(test::serving_scenario("llama3-8b", "gb300-nvl72", 1, 1, 1, 8, 128, 128).cluster.host.cpu_time_scale, 2.75);
+  const IterationShape decode = decode_shape(2048, 192);
+  Scenario b200_device = b200;
+  b200_device.stack.serving_sequence_s = 0;
+  const double device_s = ServingCostModel(b200_device).cost(decode).latency_s();
+  std::printf("  B200 device pass %.3f ms, host 21.873 ms; GB200 host 60.150 ms\n", device_s * 1e3);
+  // the B200's pass: the longer of its device's and its host's 21.87264 ms
+  EXPECT_NEAR(ServingCostModel(b200).cost(decode).latency_s(), std::max(device_s, 21.87264e-3), 1e-9);
+  const IterationCost on_gb200 = ServingCostModel(gb200).cost(decode);
+  ASSERT_LT(on_gb200.latency_s() - on_gb200.host_s, 60.14976e-3);
+  EXPECT_NEAR(on_gb200.latency_s(), 60.14976e-3, 1e-9);
 }
 
 }  // namespace

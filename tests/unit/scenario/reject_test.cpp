@@ -143,6 +143,8 @@ std::vector<BadCase> bad_cases() {
        "stack.serving_mem_fraction_static[0]"},
       {"SGLang pool fraction at a fractional TP size", "model: llama2-7b\ncluster: {preset: dgx-h100, gpus_per_node: 1, nodes: 1}\nstack: {preset: sglang, serving_mem_fraction_static: [[1.5, 0.8]]}\ninference: {prompt_len: 128, output_len: 128, batch: 8}\nplan: {}\n", {},
        "a TP size is a whole number"},
+      {"host CPU time scale of 0", "model: llama2-7b\ncluster: {preset: dgx-h100, gpus_per_node: 1, nodes: 1, host: {cpu_time_scale: 0}}\nstack: {preset: trtllm}\ninference: {prompt_len: 128, output_len: 128, batch: 8}\nplan: {}\n", {},
+       "cluster.host.cpu_time_scale=0"},
       {"serving host time misspelt", "model: llama2-7b\ncluster: {preset: dgx-h100, gpus_per_node: 1, nodes: 1}\nstack: {serving_step_ms: 1}\ninference: {prompt_len: 128, output_len: 128, batch: 8}\nplan: {}\n", {},
        "did you mean 'serving_step_us'?"},
       {"unknown loss kernel", "model: llama2-7b\ncluster: {preset: dgx-h100, nodes: 1}\nstack: {loss_kernel: liger}\ntraining: {seq_len: 4096, global_batch: 64, micro_batch: 1}\nplan: {dp: 8}\n", {},
