@@ -74,6 +74,10 @@ struct GpuSpec {
   // of the math type's dense peak one expert's GEMM reaches, by its rows (tokens routed to
   // it); measured. Empty: such a call is priced as one tall GEMM of all the experts' rows.
   std::vector<EfficiencyPoint> grouped_gemm_efficiency_by_rows;
+  // That rate by the expert's shape: a factor on grouped_gemm_efficiency_by_rows keyed by one
+  // expert's weight elements N x K (a row's work; few per expert: the per-tile and per-expert
+  // fixed work weighs more), 1 at the shapes the rows curve was measured on; empty: no factor.
+  std::vector<EfficiencyPoint> grouped_gemm_scale_by_expert_weights;
   // An Ampere-generation GEMM kernel (Sm80: mma.sync fed by cp.async, CUTLASS 2.x) on this GPU
   // against its own generation's at the same shapes: what an engine that ships only Sm80 MoE
   // kernels gets (StackSpec::moe_gemm_generation). 1: Sm80 is the GPU's own generation (A100,

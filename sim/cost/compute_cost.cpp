@@ -158,16 +158,25 @@ double gemm_memory_s(const GpuSpec& gpu, const ComputeOp& op) {
   return at(cached ? kGemmCachedKernel : kGemmKernel);
 }
 
+double grouped_gemm_shape_scale(const GpuSpec& gpu, std::int64_t n, std::int64_t k) {
+  if (n <= 0 || k <= 0) return 1.0;  // shape unknown: the rows curve's own shapes
+  // the expert's weight elements N x K on the GPU's measured scale (log-linear, ends held)
+  return interpolate_efficiency(gpu.grouped_gemm_scale_by_expert_weights,
+                                static_cast<double>(n) * static_cast<double>(k));
+}
+
 namespace {
 
 // A fused grouped call (ComputeOp::fused_groups): each group's GEMM at the rate measured for
-// its rows. Below the curve's first point the weights' streaming sets the time, so only a
-// math-bound call there counts as priced beyond the measurements.
+// its rows, times the factor for its expert's shape. Below the curve's first point the
+// weights' streaming sets the time, so only a math-bound call there counts as priced beyond
+// the measurements.
 ComputeCost fused_grouped_gemm_cost(const GpuSpec& gpu, const ComputeOp& op) {
   const std::vector<EfficiencyPoint>& curve = gpu.grouped_gemm_efficiency_by_rows;
   const auto rows = static_cast<double>(op.m);
   ComputeCost c;
-  c.efficiency = interpolate_efficiency(curve, rows) * op.library_scale * op.clock_scale;
+  c.efficiency = interpolate_efficiency(curve, rows) * grouped_gemm_shape_scale(gpu, op.n, op.k) * op.library_scale *
+                 op.clock_scale;
   c.math_s = op.flops / (gpu.peak(op.dtype) * c.efficiency);
   c.memory_s = gemm_memory_s(gpu, op);
   c.extrapolated = beyond_measured(curve, rows) && (rows > curve.back().size || c.math_s > c.memory_s);

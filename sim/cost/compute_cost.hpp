@@ -70,6 +70,11 @@ struct ComputeCost {
   bool memory_bound() const { return memory_s > math_s; }
 };
 
+// A fused grouped GEMM's rate at an expert of n x k weights against the rate its GPU's
+// grouped_gemm_efficiency_by_rows gives (GpuSpec::grouped_gemm_scale_by_expert_weights); 1 where
+// the GPU has no such figures or the shape is unknown.
+double grouped_gemm_shape_scale(const GpuSpec& gpu, std::int64_t n, std::int64_t k);
+
 // Fraction of the SMs doing useful work for an m x n x k GEMM: tile quantization and wave
 // quantization of output tiles (the best pair of `tile_edges` where both m and n reach 128,
 // else 128, narrower for skinny shapes), with split-K when there are fewer tiles than SMs.

@@ -182,30 +182,37 @@ TEST(FusedMoeKernel, BlackwellNvfp4CurveAgainstTrtllmGenRows) {
 // Small experts (issue 53's MoE serving): Qwen3-30B-A3B's 128 experts of hidden 2,048 and
 // intermediate 768, top 8, in vLLM's fused_moe on one H100 in fp8 w8a8 with its default config
 // (vllm-project/vllm PR #24700, "Qwen3 MoE FP8", the "Main" rows: `benchmark_moe.py
-// --model=Qwen/Qwen3-30B-A3B -tp=1 --dtype=fp8_w8a8`, 1-4,096 tokens), held out. The H100's
-// grouped curve comes from DeepGEMM's rates on DeepSeek-V3's experts, 9x the FLOPs a row of
-// these (K 7,168 / 2,048 against 2,048 / 768): where the weights' stream sets the time (16-128
-// tokens) the prediction is 14-20% fast, but from 1,024 tokens, where the kernel is math-bound,
-// its time is 0.51x down to 0.27x the measured (2026-12-07): the rate a row of a small expert
-// reaches is not the curve's. Not modelled (one kernel, untuned, on one shape: no fit); the
-// bounds record how far, so a change that closes the gap shows here. The same gap is the likely
-// part of TensorRT-LLM 1.0's Qwen3-30B-A3B FP4 rows (cases.csv trtllm1-qwen3-30b-a3b-*) that
-// remains too fast, with no published timing of its CUTLASS MoE kernel on this shape found.
-TEST(FusedMoeKernel, SmallExpertsRunSlowerThanTheCurveWhereMathBound) {
+// --model=Qwen/Qwen3-30B-A3B -tp=1 --dtype=fp8_w8a8`, 1-4,096 tokens), held out. The H100's rows
+// curve comes from DeepGEMM's rates on DeepSeek-V3's experts, 5-9x the weight elements of these
+// (1536 x 2048 and 2048 x 768); h100-sxm.yaml's grouped_gemm_scale_by_expert_weights (fitted on
+// CUTLASS's grouped GEMM at the 1536 x 2048 shape) prices them at 0.328 of that rate. Measured
+// 2026-12-07: where the weights' stream sets the time (16-128 tokens) 14-20% fast, unchanged;
+// from 1,024 tokens, where the kernel is math-bound, 0.58x to 0.74x the measured time (the rows
+// curve alone: 0.51x to 0.27x). vLLM's untuned Triton kernel stays slower than CUTLASS's: the
+// bounds record how far, and that the shape factor carries most of the way.
+TEST(FusedMoeKernel, SmallExpertsRunAtTheirShapesRateWhereMathBound) {
   int stream_rows = 0, math_rows = 0;
   for (const KernelRow& r : published_rows()) {
     if (r.model != "qwen3-30b-a3b") continue;
-    const double predicted = routed_experts_s(kernel_scenario(r, r.tokens), r.tokens);
+    Scenario s = kernel_scenario(r, r.tokens);
+    const double predicted = routed_experts_s(s, r.tokens);
     const double ratio = predicted / r.measured_s;
-    std::printf("H100 fp8 qwen3-30b-a3b %5lld tokens: measured %7.1f us, predicted %7.1f us (%+.0f%%)\n",
-                static_cast<long long>(r.tokens), r.measured_s * 1e6, predicted * 1e6, 100 * (ratio - 1));
+    s.cluster.gpu.grouped_gemm_scale_by_expert_weights.clear();
+    const double rows_only = routed_experts_s(s, r.tokens) / r.measured_s;
+    std::printf(
+        "H100 fp8 qwen3-30b-a3b %5lld tokens: measured %7.1f us, predicted %7.1f us (%+.0f%%; rows curve alone "
+        "%+.0f%%)\n",
+        static_cast<long long>(r.tokens), r.measured_s * 1e6, predicted * 1e6, 100 * (ratio - 1),
+        100 * (rows_only - 1));
     if (r.tokens >= 16 && r.tokens <= 128) {
       ++stream_rows;
       EXPECT_GT(ratio, 0.5) << r.tokens;  // the weights' stream: near the kernel
     }
     if (r.tokens >= 1024) {
       ++math_rows;
-      EXPECT_LT(ratio, 0.6) << r.tokens;  // the small experts' math: the curve too fast
+      EXPECT_GT(ratio, 0.5) << r.tokens;              // within a factor 2 of the kernel
+      EXPECT_LT(ratio, 1.0) << r.tokens;              // vLLM's untuned kernel: still slower
+      EXPECT_GT(ratio, 1.1 * rows_only) << r.tokens;  // the shape's factor, not the rows, moved it
     }
   }
   EXPECT_EQ(stream_rows, 7);

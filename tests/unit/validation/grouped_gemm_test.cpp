@@ -67,6 +67,43 @@ TEST(GroupedGemm, ExpertsPricedOneGemmEachAgainstPublishedH100GroupedGemm) {
   EXPECT_GT(call.flops / op_cost(no_floor, call).time_s() / 1e12, 1.5 * 160.5);
 }
 
+// The same published calls priced as one fused grouped kernel (ComputeOp::fused_groups, as a
+// serving engine's MoE GEMM runs): the rows curve (DeepGEMM's rates on DeepSeek-V3's experts)
+// times grouped_gemm_scale_by_expert_weights at this expert's 1536 x 2048 = 3.1M elements. The
+// H100's factor there was FITTED on CUTLASS's SM90 cooperative kernel, uniform routing: 160.5
+// TFLOP/s = 0.1623 of 989 over the curve's 0.4942 at 512 rows = 0.328; held out, its two
+// skewed routings (151.5, 154.3: routing skew is not modelled) and the ping-pong schedule
+// (134.0). Without the factor the rows curve alone prices the call ~3x too fast.
+TEST(GroupedGemm, FusedKernelAtQwen3sExpertShapeAgainstCutlassGroupedGemm) {
+  const GpuSpec gpu = catalog_node("dgx-h100").gpu;
+  std::ifstream in(std::string(TWINSIM_SOURCE_DIR) +
+                   "/scenarios/validation/microbench/grouped_gemm_moe_h100_published.csv");
+  ASSERT_TRUE(in);
+  std::string line;
+  std::getline(in, line);
+  int fitted = 0, held_out = 0;
+  while (std::getline(in, line)) {
+    const auto c = split_csv_line(line);
+    if (c[1] != "cutlass_sm90_cooperative" && c[1] != "cutlass_sm90_pingpong") continue;
+    ComputeOp op = grouped_call(std::stoll(c[3]), std::stoll(c[4]), std::stoll(c[5]), std::stoll(c[6]));
+    op.fused_groups = true;
+    const double predicted_tflops = op.flops / op_cost(gpu, op).time_s() / 1e12;
+    const double error = std::stod(c[8]) / predicted_tflops - 1;  // predicted time over measured
+    const bool fit = c[1] == "cutlass_sm90_cooperative" && c[7] == "uniform";
+    std::printf("fused %-26s %-13s measured %6s TFLOP/s, catalog %5.1f (time error %+.0f%%)%s\n", c[1].c_str(),
+                c[7].c_str(), c[8].c_str(), predicted_tflops, 100 * error, fit ? " fitted" : "");
+    (fit ? fitted : held_out) += 1;
+    EXPECT_LT(std::abs(error), fit ? 0.01 : (c[1] == "cutlass_sm90_pingpong" ? 0.25 : 0.10)) << line;
+  }
+  EXPECT_EQ(fitted, 1);
+  EXPECT_EQ(held_out, 5);
+  GpuSpec rows_only = gpu;  // the rows curve alone: DeepSeek-V3's experts' rate
+  rows_only.grouped_gemm_scale_by_expert_weights.clear();
+  ComputeOp call = grouped_call(128, 512, 1536, 2048);
+  call.fused_groups = true;
+  EXPECT_GT(call.flops / op_cost(rows_only, call).time_s() / 1e12, 2.5 * 160.5);
+}
+
 // The catalog's sm80_gemm_scale (an Ampere-generation kernel on a Hopper GPU, for a stack whose
 // MoE GEMM is CUTLASS's Sm80 one) was fitted on the uniform routing's pair of CUTLASS grouped
 // GEMMs, SM80 against SM90 cooperative, on the same H100 and shapes; the two skewed routings'

@@ -1,0 +1,73 @@
+// A fused grouped GEMM's rate by its expert's shape (GpuSpec::grouped_gemm_scale_by_expert_weights,
+// sim/cost/compute_cost grouped_gemm_shape_scale): the rows curve's fraction times a factor keyed
+// by one expert's weight elements N x K, log-linear between points, the ends held. Hand-derived
+// on the datasheet A100 with made-up curves (the catalog's figures are judged elsewhere:
+// tests/unit/inference/fused_moe_kernel_test.cpp).
+#include <gtest/gtest.h>
+
+#include "sim/cost/compute_cost.hpp"
+#include "tests/unit/cost/test_hardware.hpp"
+
+namespace twinsim {
+namespace {
+
+GpuSpec gpu_with_shape_scale() {
+  GpuSpec g = test::a100();
+  g.grouped_gemm_efficiency_by_rows = {{64, 0.2}, {256, 0.4}};
+  g.grouped_gemm_scale_by_expert_weights = {{1e6, 0.5}, {4e6, 1.0}};
+  return g;
+}
+
+// 8 experts of 256 rows each, n 1,000, k 2,000 (2e6 weight elements), bf16, fused.
+ComputeOp eight_experts(std::int64_t n, std::int64_t k) {
+  ComputeOp op;
+  op.kind = ComputeKind::gemm;
+  op.dtype = Dtype::bf16;
+  op.m = 256, op.n = n, op.k = k;
+  op.groups = 8;
+  op.fused_groups = true;
+  op.flops = 8.0 * 2 * 256 * static_cast<double>(n) * static_cast<double>(k);
+  op.bytes = 8.0 * static_cast<double>(n) * static_cast<double>(k) * 2;  // the weights only
+  return op;
+}
+
+TEST(GroupedGemmShape, FactorInterpolatesInLogElementsAndHoldsItsEnds) {
+  const GpuSpec gpu = gpu_with_shape_scale();
+  // 2e6 is halfway from 1e6 to 4e6 in log: 0.5 + 0.5 x (1.0 - 0.5) = 0.75
+  EXPECT_NEAR(grouped_gemm_shape_scale(gpu, 1000, 2000), 0.75, 1e-12);
+  EXPECT_DOUBLE_EQ(grouped_gemm_shape_scale(gpu, 500, 1000), 0.5);            // 5e5 < 1e6: the first point
+  EXPECT_DOUBLE_EQ(grouped_gemm_shape_scale(gpu, 4000, 4000), 1.0);           // 1.6e7 > 4e6: the last
+  EXPECT_DOUBLE_EQ(grouped_gemm_shape_scale(gpu, 0, 2000), 1.0);              // shape unknown: no factor
+  EXPECT_DOUBLE_EQ(grouped_gemm_shape_scale(test::a100(), 1000, 2000), 1.0);  // no figures
+}
+
+TEST(GroupedGemmShape, FusedCallsRateIsTheRowsCurveTimesTheShapeFactor) {
+  const GpuSpec gpu = gpu_with_shape_scale();
+  const ComputeCost c = gemm_cost(gpu, eight_experts(1000, 2000));
+  // 256 rows: 0.4 on the rows curve, x 0.75 = 0.3 of 312 TFLOP/s;
+  // 8 x 2 x 256 x 1,000 x 2,000 = 8.192e9 FLOPs / 93.6e12 = 87.52 us
+  EXPECT_NEAR(c.efficiency, 0.3, 1e-12);
+  EXPECT_NEAR(c.math_s, 8.192e9 / 93.6e12, 1e-12);
+  // the weights, 32 MB at 0.85 x 2,039 GB/s = 18.5 us: math-bound, plus one 4 us launch
+  EXPECT_FALSE(c.memory_bound());
+  EXPECT_NEAR(c.time_s(), 8.192e9 / 93.6e12 + 4e-6, 1e-12);
+  // without the shape figures the same call runs at the rows curve alone: 0.75x the math time
+  GpuSpec plain_gpu = gpu;
+  plain_gpu.grouped_gemm_scale_by_expert_weights.clear();
+  const ComputeCost plain = gemm_cost(plain_gpu, eight_experts(1000, 2000));
+  EXPECT_NEAR(plain.math_s / c.math_s, 0.75, 1e-12);
+}
+
+// A call that is not fused (one GEMM per expert, training's) takes no shape factor: its rate is
+// the GPU's GEMM curve at each expert's size (that path's own shape terms: waves and the floor).
+TEST(GroupedGemmShape, OneGemmPerExpertIsNotScaled) {
+  GpuSpec with = gpu_with_shape_scale();
+  GpuSpec without = with;
+  without.grouped_gemm_scale_by_expert_weights.clear();
+  ComputeOp op = eight_experts(1000, 2000);
+  op.fused_groups = false;
+  EXPECT_DOUBLE_EQ(gemm_cost(with, op).time_s(), gemm_cost(without, op).time_s());
+}
+
+}  // namespace
+}  // namespace twinsim
