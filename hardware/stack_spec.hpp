@@ -146,6 +146,11 @@ struct StackSpec {
     return serving_step_s + serving_sequence_s * static_cast<double>(sequences);
   }
   bool has_serving_host_time() const { return serving_step_s > 0 || serving_sequence_s > 0; }
+  // The engine replays CUDA graphs for decode-only passes and runs a pass that carries a prompt
+  // chunk eagerly: each op of that pass costs host_torch_op_s of dispatch and launch on the
+  // host (TensorRT-LLM's PyTorch backend: ScheduledRequests.can_run_cuda_graph is "no context
+  // requests"). false: every pass is graphed, or its launches are in serving_host_s.
+  bool serving_eager_prefill = false;
   // The serving frontend's time per request outside the engine's passes, on the way from the
   // benchmark client's send to the scheduler and back with the first token: HTTP and JSON,
   // tokenisation, the hand-over to the scheduler's process, detokenisation and the SSE chunk

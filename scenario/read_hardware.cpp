@@ -412,6 +412,10 @@ StackSpec read_stack(const YAML::Node& node, const std::string& path) {
     throw ScenarioError(r.key_path("moe_host_calls"), s.moe_host_calls,
                         "needs host_torch_op_us, host_gemm_launch_us and host_collective_us above 0: "
                         "the census's calls are priced at them");
+  s.serving_eager_prefill = r.boolean("serving_eager_prefill", false);
+  if (s.serving_eager_prefill && s.host_torch_op_s <= 0)
+    throw ScenarioError(r.key_path("serving_eager_prefill"), "true",
+                        "needs host_torch_op_us above 0: an eager pass's ops are priced at it");
   s.cuda_graph_scopes = read_cuda_graph_scopes(r);
   if (s.cuda_graph_scopes.any() && s.host_torch_op_s <= 0)
     throw ScenarioError(r.key_path("cuda_graph_scope"), "",

@@ -258,8 +258,19 @@ IterationCost ServingCostModel::cost(const IterationShape& shape) const {
 
 // The stack's host time for a pass of `sequences` on this node's CPU (HostSpec::cpu_time_scale:
 // the stacks' figures are an x86 server's).
-double ServingCostModel::engine_host_s(std::int64_t sequences) const {
-  return s_.stack.serving_host_s(sequences) * s_.cluster.host.cpu_time_scale;
+double ServingCostModel::engine_host_s(const IterationShape& shape) const {
+  return (s_.stack.serving_host_s(shape.sequences) + eager_launch_s(shape)) * s_.cluster.host.cpu_time_scale;
+}
+
+// A pass carries a prompt chunk when it computes more new tokens than it has sequences (a
+// decode step computes one a sequence); its host then issues the first stage's ops one by one.
+double ServingCostModel::eager_launch_s(const IterationShape& shape) const {
+  if (!s_.stack.serving_eager_prefill || shape.tokens <= shape.sequences) return 0;
+  const PassOps ops = build_pass(shape);
+  // ops issued: each layer's list times the stage's layers, plus the embedding and the head
+  const double issued = static_cast<double>(ops.dense.size() * stage_dense_[0] + ops.moe.size() * stage_moe_[0] +
+                                            ops.embedding.size() + ops.head.size());
+  return issued * s_.stack.host_torch_op_s;
 }
 
 // The engine's host time for the pass, before its first kernel: all of it when the engine
@@ -268,7 +279,7 @@ double ServingCostModel::engine_host_s(std::int64_t sequences) const {
 // GPU runs the one before (vLLM V1's async scheduling).
 void ServingCostModel::add_engine_host_time(IterationCost& cost, const IterationShape& shape) const {
   if (!s_.stack.has_serving_host_time()) return;
-  const double host = engine_host_s(shape.sequences);
+  const double host = engine_host_s(shape);
   cost.host_s = s_.stack.serving_async ? std::max(0.0, host - cost.latency_s()) : host;
   cost.stage_s[0] += cost.host_s;
 }
@@ -311,7 +322,7 @@ double ServingCostModel::ep_lockstep_pass_s(const std::vector<IterationShape>& r
     tokens += shape.tokens;
     sequences += shape.sequences;
     own_s = std::max(own_s, lockstep_part_s(shape, false));
-    if (s_.stack.has_serving_host_time()) host_s = std::max(host_s, engine_host_s(shape.sequences));
+    if (s_.stack.has_serving_host_time()) host_s = std::max(host_s, engine_host_s(shape));
   }
   if (tokens == 0) return 0;
   // each GPU's experts take 1/ep of all the ranks' routed tokens: as many as the mean rank's own

@@ -68,7 +68,10 @@ class ServingCostModel {
   };
   PassOps build_pass(const IterationShape& shape) const;
   // The stack's serving host time for the pass (IterationCost::host_s), into its first stage.
-  double engine_host_s(std::int64_t sequences) const;
+  double engine_host_s(const IterationShape& shape) const;
+  // The host's dispatch and launch of the pass's ops when the engine runs it eagerly
+  // (StackSpec::serving_eager_prefill and a prompt chunk in the pass), on an x86 host; else 0.
+  double eager_launch_s(const IterationShape& shape) const;
   void add_engine_host_time(IterationCost& cost, const IterationShape& shape) const;
   // The bytes one GPU's pass touches and the next pass touches again (its stage's GEMM
   // weights, their input and output rows, its KV cache; the largest stage's): the working set

@@ -148,5 +148,33 @@ TEST(EngineHostTime, AGb200PassOfManySequencesWaitsForGrace) {
   EXPECT_NEAR(on_gb200.latency_s(), 60.14976e-3, 1e-9);
 }
 
+// An engine that replays CUDA graphs only for decode-only passes (serving_eager_prefill,
+// TensorRT-LLM 1.0's PyTorch backend) issues a pass with a prompt chunk op by op: each op of
+// the pass costs host_torch_op_s on the host. Llama-2-7B, one stage: every op of op_times'
+// list, each call counted (32 layers' ops, the embedding, the head), at 10 us an op; the serial
+// engine (2 ms + 16 x 5 us) waits for it on top. A decode-only pass (graphed) is unchanged, and
+// on a host at 2.75x the eager part scales with the rest: 2.75 x (2.08 ms + ops x 10 us).
+TEST(EngineHostTime, APassWithAPromptChunkRunsEagerOpByOp) {
+  Scenario eager = with_engine(false);
+  eager.stack.serving_eager_prefill = true;
+  eager.stack.host_torch_op_s = 10e-6;
+  IterationShape mixed = decode_shape(15, 200);
+  mixed.add_chunk(0, 128, true);  // 15 decodes and one 128-token prompt: 16 sequences
+  const ServingCostModel graphed(with_engine(false)), model(eager);
+  double ops = 0;
+  for (const PassOpTime& op : model.op_times(mixed)) ops += op.count;
+  // a Llama layer has at least its norms, QKV, attention, output projection, MLP GEMMs and activation
+  ASSERT_GE(ops, 32 * 8 + 2);
+  std::printf("  Llama-2-7B eager pass: %.0f ops\n", ops);
+  const double host = kStepS + 16 * kSequenceS;
+  EXPECT_NEAR(model.cost(mixed).host_s, host + ops * 10e-6, 1e-12);
+  EXPECT_NEAR(model.cost(mixed).latency_s() - graphed.cost(mixed).latency_s(), ops * 10e-6, 1e-12);
+  const IterationShape decode = decode_shape(16, 200);
+  EXPECT_NEAR(model.cost(decode).host_s, host, 1e-15);
+  Scenario grace = eager;
+  grace.cluster.host.cpu_time_scale = 2.75;
+  EXPECT_NEAR(ServingCostModel(grace).cost(mixed).host_s, 2.75 * (host + ops * 10e-6), 1e-12);
+}
+
 }  // namespace
 }  // namespace twinsim

@@ -139,6 +139,8 @@ std::vector<BadCase> bad_cases() {
        "stack.host_microbatch_us=-5"},
       {"negative serving host time per sequence", "model: llama2-7b\ncluster: {preset: dgx-h100, gpus_per_node: 1, nodes: 1}\nstack: {preset: trtllm, serving_sequence_us: -1}\ninference: {prompt_len: 128, output_len: 128, batch: 8}\nplan: {}\n", {},
        "stack.serving_sequence_us=-1"},
+      {"eager prefill without a per-op host time", "model: llama2-7b\ncluster: {preset: dgx-h100, gpus_per_node: 1, nodes: 1}\nstack: {preset: trtllm, serving_eager_prefill: true}\ninference: {prompt_len: 128, output_len: 128, batch: 8}\nplan: {}\n", {},
+       "stack.serving_eager_prefill=true"},
       {"SGLang pool fraction above 1", "model: llama2-7b\ncluster: {preset: dgx-h100, gpus_per_node: 1, nodes: 1}\nstack: {preset: sglang, serving_mem_fraction_static: [[1, 1.2]]}\ninference: {prompt_len: 128, output_len: 128, batch: 8}\nplan: {}\n", {},
        "stack.serving_mem_fraction_static[0]"},
       {"SGLang pool fraction at a fractional TP size", "model: llama2-7b\ncluster: {preset: dgx-h100, gpus_per_node: 1, nodes: 1}\nstack: {preset: sglang, serving_mem_fraction_static: [[1.5, 0.8]]}\ninference: {prompt_len: 128, output_len: 128, batch: 8}\nplan: {}\n", {},
