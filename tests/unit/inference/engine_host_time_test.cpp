@@ -123,7 +123,7 @@ TEST(EngineHostTime, ASlowerHostCpuScalesTheEnginesTime) {
 // (the same Grace), an x86 host's 1 on the DGX B200. TensorRT-LLM 1.0 (stack trtllm-v1: 10.68 us
 // a sequence, async) decoding 2,048 sequences of Qwen3-30B-A3B: the host takes 2,048 x 10.68 us =
 // 21.87264 ms a pass on the B200, near the device's pass (weights, the routed experts and 2,048
-// caches of 192 tokens: 19.9 ms today, printed), the pass the longer of the two; on the GB200 2.75 x 21.87264
+// caches of 192 tokens; printed), the pass the longer of the two; on the GB200 2.75 x 21.87264
 // = 60.14976 ms (29.37 us a sequence, TensorRT-LLM PR #10273's 45.11 ms a step of 1,536 sequences on a GB200), longer
 // than that same pass on the same die, so the pass takes the host's time.
 TEST(EngineHostTime, AGb200PassOfManySequencesWaitsForGrace) {
