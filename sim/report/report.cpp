@@ -140,7 +140,13 @@ void print_serving_stack(std::ostream& out, const Scenario& s) {
   const StackSpec& st = s.stack;
   out << stack_title(s) << ": engine host " << fixed(st.serving_step_s * 1e6, "%.0f") << " us per pass and "
       << fixed(st.serving_sequence_s * 1e6, "%.1f") << " us per sequence, "
-      << (st.serving_async ? "beside the GPU's previous pass (async)" : "before the pass, the GPU waiting") << "\n";
+      << (st.serving_async ? "beside the GPU's previous pass (async)" : "before the pass, the GPU waiting");
+  // passes carrying a prompt chunk run without CUDA graphs, op by op (sim/inference/iteration_cost.hpp)
+  if (st.serving_eager_prefill)
+    out << "; passes with a prompt chunk eager, " << fixed(st.host_torch_op_s * 1e6, "%.2f") << " us an op";
+  // the node's host CPU against an x86 host's (cluster.host.cpu_time_scale, e.g. Grace's 2.75)
+  if (s.cluster.host.cpu_time_scale != 1) out << "; host times x" << fixed(s.cluster.host.cpu_time_scale, "%.2f");
+  out << "\n";
 }
 
 // The software the step runs on, as resolved on this GPU (sdpa and te pick a kernel by device).
