@@ -69,6 +69,10 @@ bool default_stack_follows_plan(const Scenario& s) {
   return s.stack_is_default && s.is_training() && catalog_gpu_other_than_host(s.cluster.gpu.name);
 }
 
+StackSpec default_training_stack(const PlanKnobs& plan) {
+  return catalog_stack(std::string(default_training_stack_name(plan)));
+}
+
 void apply_default_stack(Scenario& s) {
   s.stack = catalog_stack(default_stack_name(s));
   s.stack_is_default = true;

@@ -33,6 +33,9 @@ std::string default_stack_name(const Scenario& s);
 // string literal, no allocation, so the plan search calls it on every candidate.
 std::string_view default_training_stack_name(const PlanKnobs& plan);
 
+// The catalog stack of that name: what apply_default_stack gives a training scenario with `plan`.
+StackSpec default_training_stack(const PlanKnobs& plan);
+
 // Whether `s`'s stack is its default and that default follows its plan (training on a catalog
 // GPU): the plan search then prices each candidate on its own plan's default.
 bool default_stack_follows_plan(const Scenario& s);

@@ -400,11 +400,8 @@ AnalyticEstimate AnalyticModel::estimate(const Candidate& c) {
 AnalyticModel& AnalyticModel::model_on(const Candidate& c, std::string_view stack) {
   for (const std::unique_ptr<AnalyticModel>& m : other_stacks_)
     if (m->base_.stack.name == stack) return *m;
-  Scenario probe = base_;  // the candidate's default stack as candidate_scenario sets it
-  apply_to_plan(c, probe.plan);
-  apply_default_stack(probe);
-  Scenario on = base_;
-  on.stack = probe.stack;
+  Scenario on = base_;  // the candidate's default stack as candidate_scenario sets it
+  on.stack = default_training_stack(c);
   other_stacks_.push_back(std::make_unique<AnalyticModel>(on, space_));
   other_stacks_.back()->stack_per_plan_ = false;
   return *other_stacks_.back();
