@@ -7,6 +7,7 @@
 #include "hardware/failure_rates.hpp"
 #include "models/param_count.hpp"
 #include "scenario/build.hpp"
+#include "scenario/default_stack.hpp"
 #include "scenario/errors.hpp"
 #include "sim/search/candidate.hpp"
 #include "sim/training/training_report.hpp"
@@ -46,7 +47,9 @@ Scenario capacity_scenario(const CapacityRequest& r) {
   t.precision = Dtype::bf16;
   t.optimizer = Optimizer::adam;
   s.training = t;
-  return validated_scenario(s);  // plan: one GPU, tp = pp = dp = 1
+  s = validated_scenario(s);  // plan: one GPU, tp = pp = dp = 1
+  apply_default_stack(s);     // as a scenario naming no stack: each candidate then gets its plan's own
+  return s;
 }
 
 namespace {
@@ -116,6 +119,7 @@ CapacityPlan plan_capacity(const CapacityRequest& r) {
   out.feasible = true;
   out.gpus = c.point.gpus;
   out.plan = c.point.plan;
+  out.stack = c.scenario.stack.name;
   out.analytic_step_s = c.point.step_s;
   out.peak_bytes = c.point.peak_bytes;
   out.step_s = c.sim.step_s;

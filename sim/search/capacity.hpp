@@ -47,6 +47,7 @@ struct CapacityPlan {
   std::int64_t gpus = 0;
   Candidate plan;
   Plan scenario_plan;             // capacity_scenario's, which the plan's overrides change
+  std::string stack;              // the software the plan was priced on (its plan's default stack)
   double step_s = 0;              // simulated (event engine)
   double analytic_step_s = 0;
   std::int64_t peak_bytes = 0;

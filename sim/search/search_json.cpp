@@ -98,15 +98,30 @@ nlohmann::json to_json(const RecomputeMix& r) {
 
 nlohmann::json to_json(const CapacityRequest& r, const CapacityPlan& p) {
   nlohmann::json j = {{kSchemaVersionKey, kReportSchemaVersion},
-          {"model", r.model},         {"gpu", r.gpu},           {"tokens", r.tokens},
-          {"days_budget", r.days},    {"params", p.params},     {"flops_6nt", p.flops_6nt},
-          {"steps", p.steps},         {"feasible", p.feasible}, {"gpus", p.gpus},
-          {"node_type", p.node_type}, {"plan", to_json(p.plan, p.scenario_plan)}, {"step_s", p.step_s},
-          {"analytic_step_s", p.analytic_step_s}, {"peak_bytes", p.peak_bytes},
-          {"days", p.days},           {"days_6nt", p.days_6nt}, {"mfu", p.mfu},
-          {"gpu_hours", p.gpu_hours}, {"cost", p.cost},
-          {"step_s_interval", p.step_s_interval}, {"interval_regime", p.interval_regime},
-          {"gpus_at_slow_end", p.gpus_at_slow_end}, {"days_at_slow_end", p.days_at_slow_end}};
+                      {"model", r.model},
+                      {"gpu", r.gpu},
+                      {"tokens", r.tokens},
+                      {"days_budget", r.days},
+                      {"params", p.params},
+                      {"flops_6nt", p.flops_6nt},
+                      {"steps", p.steps},
+                      {"feasible", p.feasible},
+                      {"gpus", p.gpus},
+                      {"node_type", p.node_type},
+                      {"plan", to_json(p.plan, p.scenario_plan)},
+                      {"stack", p.stack},
+                      {"step_s", p.step_s},
+                      {"analytic_step_s", p.analytic_step_s},
+                      {"peak_bytes", p.peak_bytes},
+                      {"days", p.days},
+                      {"days_6nt", p.days_6nt},
+                      {"mfu", p.mfu},
+                      {"gpu_hours", p.gpu_hours},
+                      {"cost", p.cost},
+                      {"step_s_interval", p.step_s_interval},
+                      {"interval_regime", p.interval_regime},
+                      {"gpus_at_slow_end", p.gpus_at_slow_end},
+                      {"days_at_slow_end", p.days_at_slow_end}};
   if (p.goodput) {  // with failures: days, GPU-hours and cost above include them
     j["failure_free_days"] = p.failure_free_days;
     j["goodput"] = to_json(*p.goodput);
@@ -133,8 +148,14 @@ nlohmann::json to_json(const ServingCapacityRequest& r, const ServingCapacityPla
   nlohmann::json tried = nlohmann::json::array();
   for (const ServingDeployment& d : p.tried) tried.push_back(deployment_json(d));
   nlohmann::json j = {{kSchemaVersionKey, kReportSchemaVersion},
-                      {"model", r.model}, {"gpu", r.gpu}, {"node_type", p.node_type}, {"rate_per_s", r.rate_per_s},
-                      {"ttft_p99_target_s", r.ttft_p99_s}, {"feasible", p.best.has_value()}, {"tried", tried}};
+                      {"model", r.model},
+                      {"gpu", r.gpu},
+                      {"node_type", p.node_type},
+                      {"stack", p.stack},
+                      {"rate_per_s", r.rate_per_s},
+                      {"ttft_p99_target_s", r.ttft_p99_s},
+                      {"feasible", p.best.has_value()},
+                      {"tried", tried}};
   if (r.tpot_p99_s > 0) j["tpot_p99_target_s"] = r.tpot_p99_s;
   if (r.prefix_tokens > 0) j["prefix_cache"] = {{"prefix_tokens", r.prefix_tokens}, {"hit_rate", r.prefix_hit_rate}};
   if (r.speculative) {

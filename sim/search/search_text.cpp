@@ -166,17 +166,17 @@ void print_capacity(std::ostream& out, const CapacityRequest& r, const CapacityP
     return;
   }
   out << "GPUs needed: " << p.gpus << " x " << r.gpu << " (" << p.node_type << " nodes)\n"
-            << "plan: " << describe(p.plan) << "\n"
-            << "step: " << p.step_s << " s simulated (" << p.analytic_step_s << " s estimated), MFU "
-            << std::setprecision(3) << p.mfu << ", peak " << static_cast<double>(p.peak_bytes) / (1 << 30)
-            << " GiB per GPU\n"
-            << std::setprecision(4) << "time to train: " << p.days << " days (6NT at the simulated rate: "
-            << p.days_6nt << " days)\n"
-            << "80% interval of the step: " << p.step_s_interval[0] << " - " << p.step_s_interval[1] << " s ("
-            << p.interval_regime << "); at its slow end: "
-            << (p.gpus_at_slow_end > 0 ? std::to_string(p.gpus_at_slow_end) + " GPUs needed" : std::string("no plan up to --max-gpus"))
-            << "\n"
-            << "GPU-hours: " << p.gpu_hours;
+      << "plan: " << describe(p.plan) << " (stack " << p.stack << ")\n"
+      << "step: " << p.step_s << " s simulated (" << p.analytic_step_s << " s estimated), MFU " << std::setprecision(3)
+      << p.mfu << ", peak " << static_cast<double>(p.peak_bytes) / (1 << 30) << " GiB per GPU\n"
+      << std::setprecision(4) << "time to train: " << p.days << " days (6NT at the simulated rate: " << p.days_6nt
+      << " days)\n"
+      << "80% interval of the step: " << p.step_s_interval[0] << " - " << p.step_s_interval[1] << " s ("
+      << p.interval_regime << "); at its slow end: "
+      << (p.gpus_at_slow_end > 0 ? std::to_string(p.gpus_at_slow_end) + " GPUs needed"
+                                 : std::string("no plan up to --max-gpus"))
+      << "\n"
+      << "GPU-hours: " << p.gpu_hours;
   if (r.price_per_gpu_hour > 0) out << ", cost: " << std::fixed << std::setprecision(0) << p.cost;
   out << "\n";
   if (!p.goodput) return;
@@ -218,7 +218,7 @@ void print_serving_capacity(std::ostream& out, const ServingCapacityRequest& r, 
       << (r.speculative ? std::string(", speculative decoding: ") + std::string(to_string(r.speculative->method)) +
                               " proposing " + std::to_string(r.speculative->tokens)
                         : std::string())
-      << "); target " << targets << "\n";
+      << "); target " << targets << "; simulated on stack " << p.stack << "\n";
 }
 
 }  // namespace twinsim

@@ -3,6 +3,7 @@
 #include <stdexcept>
 
 #include "scenario/build.hpp"
+#include "scenario/default_stack.hpp"
 #include "scenario/errors.hpp"
 #include "sim/inference/disaggregated.hpp"
 #include "sim/inference/requests.hpp"
@@ -29,7 +30,9 @@ std::optional<Scenario> replica(const ServingCapacityRequest& r, int tp,
   w.speculative = r.speculative;
   s.inference = w;
   try {
-    return validated_scenario(s);
+    s = validated_scenario(s);
+    apply_default_stack(s);  // as a scenario naming no stack: the serving engine a user runs
+    return s;
   } catch (const ScenarioError&) {
     return std::nullopt;  // tp does not split this model
   }
@@ -118,6 +121,7 @@ ServingCapacityPlan plan_serving_capacity(const ServingCapacityRequest& r) {
   if (r.tpot_p99_s < 0) throw ScenarioError("--tpot-p99", std::to_string(r.tpot_p99_s), "must be positive");
   ServingCapacityPlan plan;
   plan.node_type = r.node.name;
+  if (const std::optional<Scenario> one = replica(r, 1)) plan.stack = one->stack.name;
   const int gpus_per_node = r.node.gpus_per_node;
   try_colocated(r, plan, gpus_per_node);
   if (r.disaggregate) try_disaggregated(r, plan, gpus_per_node);

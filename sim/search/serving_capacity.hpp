@@ -50,6 +50,7 @@ struct ServingDeployment {
 
 struct ServingCapacityPlan {
   std::string node_type;
+  std::string stack;                     // the serving engine every candidate was simulated on (the workload's default)
   std::vector<ServingDeployment> tried;  // in the order simulated
   std::optional<ServingDeployment> best;  // the smallest meeting the target; none: infeasible
 };

@@ -25,6 +25,7 @@ TEST(ServingCapacity, ALooseTargetIsMetByOneGpu) {
   EXPECT_EQ(p.best->gpus(), 1);
   EXPECT_EQ(p.tried.size(), 1u);  // tp 1 x 1 met it; every larger deployment was skipped
   EXPECT_EQ(p.node_type, "dgx-h100");
+  EXPECT_EQ(p.stack, "vllm-v1");  // a bf16 model's serving engine when none is named (scenario/default_stack)
 }
 
 TEST(ServingCapacity, AnImpossibleTargetTriesEveryTpUpToTheReplicaCap) {

@@ -6,8 +6,10 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "scenario/default_stack.hpp"
 #include "scenario/load.hpp"
 #include "sim/report/report.hpp"
+#include "sim/search/candidate.hpp"
 #include "sim/search/capacity.hpp"
 
 namespace twinsim {
@@ -74,13 +76,17 @@ TEST(CapacityInterval, TheSlowEndNeedsAtLeastTheGpusOfThePrediction) {
   r.model_spec = catalog_model(r.model);
   r.node = catalog_cluster_for_gpu(r.gpu);
   r.tokens = 1e11;
-  r.days = 6.5;  // the predicted plan takes 6.3 days on 16 GPUs: its slow end does not fit
+  r.days = 6.5;  // the predicted plan takes 6.1 days on 16 GPUs: its slow end does not fit
   const CapacityPlan p = plan_capacity(r);
   ASSERT_TRUE(p.feasible);
   EXPECT_LT(p.step_s_interval[0], p.step_s);
   EXPECT_GT(p.step_s_interval[1], p.step_s);
   EXPECT_GT(p.gpus_at_slow_end, p.gpus);
   EXPECT_LE(p.days_at_slow_end, r.days);
+  // priced as a scenario naming no stack is: on its plan's default, never the idealized `none`
+  Plan chosen = p.scenario_plan;
+  apply_to_plan(p.plan, chosen);
+  EXPECT_EQ(p.stack, default_training_stack_name(chosen));
 }
 
 }  // namespace
