@@ -128,6 +128,9 @@ std::vector<double> judge_all() {
 //   not the fabric.
 // - IBM's blog gives its H100 cluster as "800Gbps inter-node interconnect" and nothing more
 //   (no NIC count, RoCE or InfiniBand, nor nccl-tests); the 8 x 100 Gb/s split stays assumed.)
+// (Eleventh session: OPT-175B's own launcher, the run12.00 script in metaseq issue #223, confirms
+// the scenario's micro-batch 8 without accumulation and ZeRO-3 resharding; its
+// --distribute-checkpointed-activations, not priced, is about 1 point: see the scenario file.)
 // The bands hold what is reached, so that a change that loses it fails.
 TEST(ShardedDpRuns, ThroughputAgainstThePublishedRuns) {
   const std::vector<double> errors = judge_all();
