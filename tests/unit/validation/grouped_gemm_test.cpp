@@ -130,5 +130,55 @@ TEST(GroupedGemm, Sm80ScaleAgainstTheHeldOutSkewedPairs) {
   EXPECT_DOUBLE_EQ(catalog_node("dgx-a100-80gb").gpu.sm80_gemm_scale, 1.0);  // its own generation
 }
 
+// Held out: PyTorch's CUTLASS grouped GEMM at Llama-4 Scout's larger experts on an H100 (pytorch/ao
+// PR #2490: 16 experts, 512 rows each on average (jagged), N x K 8192 x 5120 both ways; scenarios/
+// validation/microbench/grouped_mm_torch_h100_published.csv). Both of the catalog's prices of such
+// a call are judged: one GEMM per expert on the dense curve (training's TE GroupedLinear path,
+// without the fused figures) and one fused kernel (the rows curve, 0.4942 at 512 rows, times
+// the shape factor, held at 1.0 beyond 29.4M elements: 487.4 TFLOP/s). Measured 2026-12-07: the
+// one-GEMM-an-expert price is 726 / 681 TFLOP/s, its time 28% / 20% short of the published
+// 524.6 / 545.4; the fused price is 8% / 12% long. Nothing is fitted here: the test pins that
+// the training path is too fast at these rows and the fused rate is not (issue 53's gpt-oss gap).
+TEST(GroupedGemm, LargerExpertsAgainstTorchGroupedMm) {
+  const GpuSpec gpu = catalog_node("dgx-h100").gpu;
+  GpuSpec loop_only = gpu;  // one GEMM per expert on the dense curve, no fused figures
+  loop_only.grouped_gemm_efficiency_by_rows.clear();
+  std::ifstream in(std::string(TWINSIM_SOURCE_DIR) +
+                   "/scenarios/validation/microbench/grouped_mm_torch_h100_published.csv");
+  ASSERT_TRUE(in);
+  std::string line;
+  std::getline(in, line);  // source,kernel,dtype,experts,rows_per_expert,n,k,distribution,tflops
+  int rows = 0;
+  while (std::getline(in, line)) {
+    const auto c = split_csv_line(line);
+    ASSERT_EQ(c.size(), 9u) << line;
+    ComputeOp op = grouped_call(std::stoll(c[3]), std::stoll(c[4]), std::stoll(c[5]), std::stoll(c[6]));
+    const double per_expert = op.flops / op_cost(loop_only, op).time_s() / 1e12;
+    op.fused_groups = true;
+    const double fused = op.flops / op_cost(gpu, op).time_s() / 1e12;
+    const double measured = std::stod(c[8]);
+    const double loop_error = measured / per_expert - 1, fused_error = measured / fused - 1;  // time
+    std::printf("N %5s K %5s measured %6.1f TFLOP/s; one GEMM an expert %5.1f (time %+.0f%%), fused %5.1f (%+.0f%%)\n",
+                c[5].c_str(), c[6].c_str(), measured, per_expert, 100 * loop_error, fused, 100 * fused_error);
+    EXPECT_LT(loop_error, -0.15) << line;            // the training path's time: more than 15% short
+    EXPECT_LT(std::abs(fused_error), 0.15) << line;  // the fused rate: within 15%
+    ++rows;
+  }
+  EXPECT_EQ(rows, 2);
+  // gpt-oss-120B's gate_up as its EP 8 training runs it: 16 experts x 1024 rows, N 5760, K 2880,
+  // bf16. Fused, by hand: the rows curve at 1024 is 0.5452; the factor at 5760 x 2880 = 16.59M
+  // elements, log-linear between (14.68M, 0.912) and (29.36M, 1.0): t = ln(16.59/14.68) / ln 2 =
+  // 0.1764, 0.912 x (1/0.912)^0.1764 = 0.9269; so 0.5452 x 0.9269 = 0.5054 of 989.4 TFLOP/s =
+  // 500.0 TFLOP/s of math (plus one launch). The dense curve, one GEMM an expert, prints ~671.
+  ComputeOp gate_up = grouped_call(16, 1024, 5760, 2880);
+  const double loop_rate = gate_up.flops / op_cost(loop_only, gate_up).time_s() / 1e12;
+  gate_up.fused_groups = true;
+  const ComputeCost fused = op_cost(gpu, gate_up);
+  std::printf("gpt-oss gate_up: one GEMM an expert %.1f TFLOP/s, fused %.1f\n", loop_rate,
+              gate_up.flops / fused.time_s() / 1e12);
+  EXPECT_NEAR(gate_up.flops / fused.math_s / 1e12 / (0.5452 * 0.9269 * gpu.peak(Dtype::bf16) / 1e12), 1, 0.005);
+  EXPECT_GT(loop_rate, 1.25 * gate_up.flops / fused.time_s() / 1e12);
+}
+
 }  // namespace
 }  // namespace twinsim
