@@ -28,6 +28,10 @@ priced waited whole; 8B CP 4/8 still miss about 1.6x their non-causal steps), OU
     their mean as sim/training/layer_costs.cpp ring_calls_s prices it;
   * contention: one backward step with a device-to-device copy of the fp32 dK,dV's bytes running
     on a side stream (the HBM traffic an eager ring's all-to-all puts beside it, NCCL's SMs aside).
+Reading it (eleventh session): CP 2's published ring step (4.48 s) is its flash calls at this
+repo's measured rate and the 500 W clock within 0.4%, and CP 4/8 make calls of the same shapes;
+if this one-GPU loop's step is the same at cp 2, 4 and 8, what CP 4/8 miss is outside the
+rank-local loop (the lockstep and exchange across 4-8 GPUs) and needs a multi-GPU profile.
 Usage: python3 scripts/gpu_ring_attention_steps.py OUTDIR [--tokens 32768] [--heads 32]
 Not yet run on a GPU (written on machines without torch): expect to fix small things there.
 """
