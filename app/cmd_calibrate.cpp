@@ -93,6 +93,7 @@ void run_calibrate(const CalibrateArgs& a) {
   calibrate::compute_sweeps(c, o, rounds, a.compute_ranks, [&progress](const std::string& what) { progress.begin(what); });
   progress.begin("the quick sweeps alone and beside " + std::to_string(a.compute_ranks - 1) + " busy process(es)");
   c.sharing = calibrate::measure_core_sharing(o, a.compute_ranks);
+  c.op_host = calibrate::op_host_time(3 * o.repeats);  // the executor's own time per op
   c.machine += ", kernels timed as 1 of " + std::to_string(a.compute_ranks) + " busy processes";
   c.link_ranks = ranks.front();
   c.comm_evict_MiB = a.comm_evict_MiB;
