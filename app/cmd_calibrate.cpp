@@ -110,9 +110,9 @@ void run_calibrate(const CalibrateArgs& a) {
   io::write_file_whole(raw.string(), calibrate::points_json(c).dump(1) + "\n");
   std::cout << "wrote " << out.string() << " and " << raw.string() << ": fp32 peak " << f.gemm.peak_flops / 1e9
             << " GFLOP/s, memcpy " << f.memory.copy_Bps / 1e9 << " GB/s x " << f.memory.efficiency << ", launch "
-            << f.memory.launch_s * 1e6 << " us, link " << f.link.bandwidth_Bps / 1e9 << " GB/s, "
-            << f.link.latency_s * 1e6 << " us; alone on the machine GEMMs x" << c.sharing.gemm_speedup
-            << ", memory-bound x" << c.sharing.memory_speedup << "\n";
+            << f.memory.launch_s * 1e6 << " us + " << c.op_host.median * 1e6 << " us an op's host time, link "
+            << f.link.bandwidth_Bps / 1e9 << " GB/s, " << f.link.latency_s * 1e6 << " us; alone on the machine GEMMs x"
+            << c.sharing.gemm_speedup << ", memory-bound x" << c.sharing.memory_speedup << "\n";
 }
 
 }  // namespace
