@@ -172,8 +172,11 @@ void write_gpu_head(std::ostringstream& y, const Calibration& c, const Fitted& f
     << fmt("%.1f", c.cache_MiB) << " MiB\n"
     << "  cache_MiB: " << fmt("%.1f", f.cache_bytes / 1048576.0) << "\n"
     << reuse_time_yaml(f.reuse_time)
-    << "  # fixed cost of one kernel call: median intercept of the kernels' fits, at most half the fastest call\n"
-    << "  kernel_launch_us: " << fmt("%.3f", f.memory.launch_s * 1e6) << "\n"
+    << "  # fixed cost of one op: median intercept of the kernels' fits, at most half the fastest call ("
+    << fmt("%.3f", f.memory.launch_s * 1e6)
+    << "), plus the executor's host time per op (op_host.hpp: " << fmt("%.3f", c.op_host.median * 1e6) << " us, spread "
+    << fmt("%.0f", c.op_host.spread() * 100) << "%)\n"
+    << "  kernel_launch_us: " << fmt("%.3f", per_op_fixed_s(f.memory.launch_s, c.op_host.median) * 1e6) << "\n"
     << "  # fp32: the best GEMM throughput of any shape below; bf16 / fp16 (16-bit operands widened\n"
     << "  # into fp32 tiles): fp32's times the median speed of that path against fp32 on the\n"
     << "  # executor's shapes (listed at the end)\n"
@@ -363,8 +366,15 @@ json points_json(const Calibration& c) {
   json sharing = json::array();
   for (const SharingPoint& p : c.sharing.points)
     sharing.push_back({{"name", p.name}, {"gemm", p.gemm}, {"alone", stats_json(p.alone)}, {"shared", stats_json(p.shared)}});
-  return {{"machine", c.machine}, {"cpu_layout", c.cpu_layout}, {"core_sharing", sharing}, {"gemm", gemm}, {"memory", mem}, {"attention", att},
-          {"comm", comm_points_json(c.comm)}, {"straggler_fraction", stats_json(c.straggler)}};
+  return {{"machine", c.machine},
+          {"cpu_layout", c.cpu_layout},
+          {"core_sharing", sharing},
+          {"gemm", gemm},
+          {"memory", mem},
+          {"attention", att},
+          {"comm", comm_points_json(c.comm)},
+          {"straggler_fraction", stats_json(c.straggler)},
+          {"op_host_s", stats_json(c.op_host)}};
 }
 
 void comm_sweep_as_rank(const CommSweepOptions& o, int repeats, const std::string& out_json) {

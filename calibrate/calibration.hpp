@@ -13,6 +13,7 @@
 #include "calibrate/core_sharing.hpp"
 #include "calibrate/fit.hpp"
 #include "calibrate/host_path.hpp"
+#include "calibrate/op_host.hpp"
 
 namespace twinsim::calibrate {
 
@@ -25,6 +26,7 @@ struct Calibration {
   double comm_evict_MiB = 0;  // what every rank wrote before each timed collective
   Stats straggler;  // max / mean - 1 of `link_ranks` ranks' times on the same work (comm_bench)
   CoreSharing sharing;  // the kernels alone against beside busy cores (core_sharing.hpp)
+  Stats op_host;        // the executor's host time per op, seconds (op_host.hpp); none: 0
   double memory_GiB = 0;        // the machine's RAM: all ranks share it
   double cache_MiB = 0;         // the last-level cache (L3) sysfs reports, shared by the cores
   std::string machine;          // CPU model, cores, load average: for the file's header
