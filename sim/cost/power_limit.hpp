@@ -47,7 +47,11 @@ double sustained_gemm_clock(const GpuSpec& gpu, const WorkMix& mix);
 // fell 0.79 from 1980 to 1380 MHz (dynamic draw over the sleep rows' 119 W floor), so
 // draw ~ clock^1.67 below c1 if the voltage keeps falling, ^1 at its floor. At 500 W that is
 // 0.69 (0.60) at full load, not 0.742: the 8B torchtitan judges move toward 0, 70B TP8 stays,
-// but the PCIe judge moves from -4% to -17%, so the two data disagree.
+// but the PCIe judge moves from -4% to -17%, so the two data disagree. s11 report_07 found no
+// published H100 clock-vs-cap table (arXiv 2604.11391's numbers are not stored), and every
+// capped board's GEMM loop found runs faster than this scaling, not slower: the H800 PCIe
+// (350 W, -5% as the H100 PCIe's -4%) and the H200 NVL at 600 W (cuBLAS 8192^3 684.8 TFLOP/s,
+// NVIDIA/tilus #154: 22.6% above the full-load prediction); power_limit_test.cpp.
 PowerLimitedGemm clock_figures_at(const PowerLimitedGemm& measured, double power_limit_W);
 
 // The draw's exponent in the clock, beta, that a duty-cycle fit implies (knee = c1^beta, as

@@ -198,12 +198,21 @@ TEST(PowerLimit, AttentionSlowsOnlyBelowTheSweepsLimit) {
 // and the SXM's 797.5 TFLOP/s is the duty-cycle sweep's cool rate (797), not its full-load 683.
 // Read with the SXM cool, the PCIe's 0.618 bounds its sustained clock from above only
 // (0.618 / 0.774 = 0.80 of its cool rate against the 0.647 predicted).
+// A second board, held out: the H800 PCIe (114 SMs, 350 W; its FP32 and TF32 rows in the same
+// issue, 37.77 and 242.83, are the H100 PCIe's 36.95 and 240.43 within 2%: the same compute),
+// the same script (zzc0721 issue #112, PyTorch 2.8.0+cu128, AutoDL), ran 503.83 and 499.46 TFLOP/s,
+// PCIe/SXM 0.639 and 0.626 against the same SXM: within 3% of the H100 PCIe's, so the
+// premise is one of the script, not of one board.
 TEST(PowerLimit, H100PcieAt350WAgainstTheSxmAt700W) {
   const GpuSpec sxm = catalog_gpu("h100-sxm"), pcie = catalog_gpu("h100-pcie");
-  // n -> measured TFLOP/s {SXM, PCIe}
-  const std::map<std::int64_t, std::pair<double, double>> measured_tflops = {{4096, {788.72, 495.93}},
-                                                                             {8192, {797.51, 492.84}}};
-  for (const auto& [n, tflops] : measured_tflops) {
+  // {board, n} -> measured TFLOP/s {SXM, PCIe}
+  const std::map<std::pair<std::string, std::int64_t>, std::pair<double, double>> measured_tflops = {
+      {{"H100 PCIe", 4096}, {788.72, 495.93}},
+      {{"H100 PCIe", 8192}, {797.51, 492.84}},
+      {{"H800 PCIe", 4096}, {788.72, 503.83}},
+      {{"H800 PCIe", 8192}, {797.51, 499.46}}};
+  for (const auto& [board_n, tflops] : measured_tflops) {
+    const std::int64_t n = board_n.second;
     const double measured = tflops.second / tflops.first;
     const auto loop_s = [n = n](const GpuSpec& gpu) {
       ComputeOp op = gemm_op(Dtype::bf16, n, n, n);
@@ -212,13 +221,38 @@ TEST(PowerLimit, H100PcieAt350WAgainstTheSxmAt700W) {
       return std::max(c.math_s, c.memory_s);
     };
     const double predicted = loop_s(sxm) / loop_s(pcie);
-    std::printf("%lld^3 bf16: PCIe/SXM rate measured %.3f, predicted %.3f (%+.1f%%)\n", static_cast<long long>(n),
-                measured, predicted, 100 * (predicted / measured - 1));
+    std::printf("%s %lld^3 bf16: PCIe/SXM rate measured %.3f, predicted %.3f (%+.1f%%)\n", board_n.first.c_str(),
+                static_cast<long long>(n), measured, predicted, 100 * (predicted / measured - 1));
     const double flops = 2.0 * static_cast<double>(n) * n * n;
     std::printf("  the SXM side: measured %.1f TFLOP/s, predicted %.1f at its full-load clock\n", tflops.first,
                 flops / loop_s(sxm) / 1e12);
     EXPECT_NEAR(predicted / measured, 1.0, 0.08);
   }
+}
+
+// Judge: cuBLAS's 8192^3 bf16 GEMM on an H200 NVL (the datasheet's 600 W board) timed at
+// 1.6056 ms, 684.78 TFLOP/s (NVIDIA/tilus pull request #154, "Benchmark results (m=8192,
+// n=8192, k=8192)", cublas row; the loop's length is not stated). The catalog's part takes
+// its datasheet peak (835.5, a lower clock than the SXM's 989.4) and the H200 SXM's curve
+// fractions: cool, 666.3 predicted (-2.7%), asserted within 8%. At the clock its 600 W
+// leaves at full load (0.795) the prediction is 529.8, 22.6% slow (printed, not asserted):
+// like the PCIe judge's, this capped board ran faster than the limit's scaling says, not
+// slower, so it gives no support to a steeper clock law below 700 W (s11 report_07).
+TEST(PowerLimit, H200NvlAt600WCublasGemm) {
+  const GpuSpec nvl = catalog_gpu("h200-nvl");
+  ComputeOp op = gemm_op(Dtype::bf16, 8192, 8192, 8192);
+  const double flops = 2.0 * 8192.0 * 8192.0 * 8192.0, measured = 684.78;
+  const ComputeCost cool = gemm_cost(nvl, op);
+  op.clock_scale = sustained_gemm_clock(nvl, {1.0, 0.0, 0.0});
+  const ComputeCost full = gemm_cost(nvl, op);
+  const double cool_tflops = flops / std::max(cool.math_s, cool.memory_s) / 1e12;
+  const double full_tflops = flops / std::max(full.math_s, full.memory_s) / 1e12;
+  std::printf(
+      "H200 NVL 8192^3 bf16: measured %.1f TFLOP/s, predicted %.1f at full load (clock %.3f, %+.1f%%), "
+      "%.1f cool (%+.1f%%)\n",
+      measured, full_tflops, op.clock_scale, 100 * (full_tflops / measured - 1), cool_tflops,
+      100 * (cool_tflops / measured - 1));
+  EXPECT_NEAR(cool_tflops / measured, 1.0, 0.08);
 }
 
 }  // namespace
