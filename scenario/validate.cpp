@@ -281,6 +281,27 @@ void validate_expert_layout(const Scenario& s) {
                             " (Megatron-core's MoE needs sequence parallelism with expert and tensor parallelism)");
 }
 
+// Serving's experts under EP inside attention's TP group (plan.expert_tp below plan.tp): the
+// engines lay moe_ep x moe_tp over the tp ranks (TensorRT-LLM's Mapping asserts moe_tp_size x
+// moe_ep_size == tp_size; vLLM's --enable-expert-parallel makes EP = TP x DP with whole experts;
+// SGLang's --ep-size leaves moe_tp = tp / ep_size), one such group per plan.dp replica.
+void validate_serving_experts_in_tp(const Scenario& s) {
+  const Plan& p = s.plan;
+  const std::string value = std::to_string(p.expert_tp);
+  if (!s.model.moe) throw ScenarioError("plan.expert_tp", value, "needs a mixture-of-experts model (model.moe)");
+  if (p.expert_tp > p.tp)
+    throw ScenarioError("plan.expert_tp", value,
+                        "exceeds " + kv("plan.tp", p.tp) + ": serving's experts lie inside attention's TP group");
+  if (static_cast<std::int64_t>(p.ep) * p.expert_tp != p.tp)
+    throw ScenarioError("plan.ep", std::to_string(p.ep),
+                        "times " + kv("plan.expert_tp", p.expert_tp) + " must equal " + kv("plan.tp", p.tp) +
+                            " (the engines split attention's TP ranks into moe_ep x moe_tp)");
+  if (p.cp != 1 || p.pp != 1)
+    throw ScenarioError(p.cp != 1 ? "plan.cp" : "plan.pp", std::to_string(p.cp != 1 ? p.cp : p.pp),
+                        "must be 1 with serving's experts inside attention's TP group (not modelled)");
+  require_divides("plan.expert_tp", p.expert_tp, "model.moe.expert_ffn_hidden", s.model.moe->expert_ffn_hidden);
+}
+
 void validate_parallel_degrees(const Scenario& s) {
   const ModelSpec& m = s.model;
   const Plan& p = s.plan;
@@ -288,9 +309,10 @@ void validate_parallel_degrees(const Scenario& s) {
     throw ScenarioError("plan.ep", std::to_string(p.ep), "needs a mixture-of-experts model (model.moe)");
   if (m.moe) require_divides("plan.ep", p.ep, "model.moe.experts", m.moe->experts);
   if (s.inference) {  // serving's experts spread over replicas (sim/inference/iteration_ops.cpp)
-    if (p.expert_tp > 0 && p.expert_tp != p.tp)
-      throw ScenarioError("plan.expert_tp", std::to_string(p.expert_tp),
-                          "applies to training (serving's experts follow " + kv("plan.tp", p.tp) + ")");
+    if (p.etp() != p.tp) {
+      validate_serving_experts_in_tp(s);
+      return;
+    }
     require_divides("plan.ep", p.ep, "plan.dp*plan.cp", static_cast<std::int64_t>(p.dp) * p.cp);
     return;
   }

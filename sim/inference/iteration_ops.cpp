@@ -89,7 +89,9 @@ struct Sizes {
   Dtype weights = Dtype::fp16;
   Dtype expert_weights = Dtype::fp16;  // the routed experts' (InferenceWorkload::experts_dtype)
   int tp = 1;
-  int ep = 1;
+  int ep = 1;        // expert parallelism over attention-DP replicas
+  int ep_in_tp = 1;  // expert parallelism inside attention's TP group (plan.expert_tp < plan.tp)
+  int etp = 1;       // the routed experts' own TP degree (plan.etp())
   std::string_view norm_kernel = kernel_names::kLayerNorm;
   std::int64_t act(std::int64_t elements) const { return checked_mul(elements, e); }
   std::int64_t kv(std::int64_t elements) const { return ceil_div(checked_mul(elements, kv_e_bits), 8); }
@@ -109,7 +111,10 @@ Sizes make_sizes(const ModelSpec& m, const Plan& p, const InferenceWorkload& w, 
   s.weights = w.weight_dtype;
   s.expert_weights = w.experts_dtype();
   s.tp = p.tp;
-  s.ep = p.ep;
+  s.etp = p.etp();
+  const bool experts_in_tp = s.etp < s.tp;  // scenario/validate.cpp: then ep x expert_tp = tp
+  s.ep = experts_in_tp ? 1 : p.ep;
+  s.ep_in_tp = experts_in_tp ? p.ep : 1;
   s.norm_kernel = norm_kernel_name(m);
   return s;
 }
@@ -279,18 +284,27 @@ LayerOp routed_rows_copy(std::string_view name, const Sizes& s, std::int64_t rou
 // another combines the results (DeepEP); each GPU runs its experts / ep experts on the
 // routed tokens of all ep replicas, taken as loaded alike, the busiest expert at
 // moe.imbalance x the mean.
+// With EP inside attention's TP group (plan.expert_tp < plan.tp) every rank holds all the
+// replica's tokens after attention's all-reduce, runs its experts / ep experts (expert_ffn /
+// expert_tp columns) on the rows routed to them, t top_k / ep, and the partial outputs meet
+// in the MLP's TP all-reduce, no all-to-all: TensorRT-LLM 1.0 without attention DP
+// (fused_moe_cutlass.py: forward_chunk all-gathers only under use_dp, reducescatter_or_allreduce
+// otherwise all-reduces; modeling_qwen3_moe.py builds FusedMoE with reduce_results=True), vLLM
+// at dp_size 1 (fused_moe/layer.py: do_naive_dispatch_combine = dp_size > 1 ..., then the TP
+// all-reduce), SGLang --ep-size without DP attention.
 void add_moe(std::vector<LayerOp>& ops, const ModelSpec& m, const Sizes& s) {
   const MoeSpec& moe = *m.moe;
   ops.push_back(linear(op_names::kMoeRouter, s.t, moe.experts, s.h, 1, s, Dtype::fp16));
-  const std::int64_t routed = checked_mul(s.t, moe.top_k);  // this replica's, and what one GPU receives
+  // this replica's routed rows, and what one GPU receives (a 1 / ep_in_tp share inside TP)
+  const std::int64_t routed = ceil_div(checked_mul(s.t, moe.top_k), s.ep_in_tp);
   const double touched_all = expected_experts_touched(moe.experts, moe.top_k, checked_mul(s.t, s.ep));
-  const auto touched = std::max<std::int64_t>(1, std::llround(touched_all / s.ep));  // of this GPU's experts
+  const auto touched = std::max<std::int64_t>(1, std::llround(touched_all / (s.ep * s.ep_in_tp)));  // of this GPU's
   const auto rows = static_cast<std::int64_t>(std::ceil(static_cast<double>(routed) / static_cast<double>(touched) * moe.imbalance));
   const std::int64_t a2a = s.act(checked_mul(routed, s.h));
   if (s.ep > 1) ops.push_back(ep_all_to_all(op_names::kMoeCounts, moe.counts_exchange_bytes()));  // rows per expert
   ops.push_back(routed_rows_copy(op_names::kMoePermute, s, routed));
   if (s.ep > 1) ops.push_back(ep_all_to_all(op_names::kMoeDispatch, a2a));
-  add_ffn(ops, m, s, moe.expert_ffn_hidden / s.tp, touched, rows, op_names::Ffn::routed_experts);
+  add_ffn(ops, m, s, moe.expert_ffn_hidden / s.etp, touched, rows, op_names::Ffn::routed_experts);
   if (s.ep > 1) ops.push_back(ep_all_to_all(op_names::kMoeCombine, a2a));
   ops.push_back(routed_rows_copy(op_names::kMoeUnpermute, s, routed));
   if (moe.shared_experts > 0)

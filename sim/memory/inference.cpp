@@ -90,7 +90,9 @@ std::int64_t prefill_activation_bytes(const ModelSpec& model, const Plan& plan,
   const std::int64_t tokens = checked_mul(inference.batch, new_tokens) / plan.cp;
   const std::int64_t stream = dtype_bytes(dtype, checked_mul(tokens, model.hidden));
   std::int64_t bytes = layers.total() > 0 ? checked_add(largest, 3 * stream) : 0;
-  if (plan.ep > 1 && layers.moe > 0) bytes = std::max(bytes, expert_parallel_combine_bytes(model, plan, tokens, stream, dtype));
+  // (EP inside attention's TP group, plan.expert_tp < plan.tp, has no all-to-all)
+  if (plan.ep > 1 && plan.etp() == plan.tp && layers.moe > 0)
+    bytes = std::max(bytes, expert_parallel_combine_bytes(model, plan, tokens, stream, dtype));
   if (stage == plan.pp - 1)  // after the layers: their output and the last position's logits
     bytes = std::max(bytes, checked_add(stream, checked_mul(checked_mul(inference.batch, model.vocab) / plan.tp, 4)));
   return bytes;
