@@ -87,12 +87,14 @@ const PublishedMoeRun kRuns[] = {
      .high = 2.25,
      .excluded = kDroplessRegression},
     {"megatron-bridge-qwen3-30b-a3b-b200-26.02.01.yaml", 26695, 0.85, 1.15},
-    {"megatron-bridge-qwen3-235b-a22b-h100-25.11.yaml", 1575, 0.5, 2.0},
-    {"megatron-bridge-qwen3-235b-a22b-h100-26.02.yaml", 1633, 0.5, 2.0},
+    // with the recipe's EP all-to-all overlap (plan.moe_a2a_overlap): +5.5 / +3.7 / +5.1%; left
+    // off, the exposed cross-node all-to-alls made them -5.7 / -7.8 / -6.6%, below this band
+    {"megatron-bridge-qwen3-235b-a22b-h100-25.11.yaml", 1575, 1.0, 1.15},
+    {"megatron-bridge-qwen3-235b-a22b-h100-26.02.yaml", 1633, 1.0, 1.15},
     {.scenario = "megatron-bridge-qwen3-235b-a22b-h100-26.02.yaml",
      .tokens_per_s_per_gpu = 1611,
-     .low = 0.5,
-     .high = 2.0,
+     .low = 1.0,
+     .high = 1.15,
      .row = "26.02.01"},
     {"megatron-bridge-deepseek-v3-h100-25.09.yaml", 1297, 0.4, 1.6},
 };
