@@ -17,7 +17,15 @@ not the kernel's rate and is not taken; per_token gives the rate in bytes/s and 
 FLOP/s (4 x head_dim per query head and cached token: QK^T and PV). The held-out rows are
 judged with the fitted line. Prints the rate as a fraction of HBM (memory-bound kernels) and
 of the fp32 peak (the CUDA-core kernel at 8 query heads per KV head: math-bound).
-Usage: python3 scripts/decode_cuda_core_to_catalog.py CSV [--fit 512,2048,8192]
+
+--gqa4 CSV (decode_attention_flashinfer_gqa4_issue703.csv: the same kernel at 4 query heads per
+KV head, one A100 call) also fits the CUDA-core kernel's work per cached token and KV head as
+(group + token_heads) query heads' worth, FlashInfer 0.2's batch decode running groups 3, 4 and 8
+in the same 128-thread CTA (include/flashinfer/attention/decode.cuh at v0.2.3, lines 728-731):
+time(4) / time(8) = (4 + token_heads) / (8 + token_heads) on the A100 (the blog's group-8 slope
+against that call), and prints the fp32 fraction with that work counted (the catalog's
+`kv_attention_cuda_core_efficiency`; sim/cost/compute_cost.cpp kFlashInferCudaCoreTokenHeads).
+Usage: python3 scripts/decode_cuda_core_to_catalog.py CSV [--fit 512,2048,8192] [--gqa4 CSV]
 """
 import argparse
 import csv
@@ -46,12 +54,31 @@ def line(points):
     return my - slope * mx, slope
 
 
+def token_heads(series, gqa4_path):
+    """The query heads' worth of work a cached token costs the CUDA-core kernel besides its group."""
+    row = next(r for r in csv.DictReader(open(gqa4_path)) if r["implementation"] == "flashinfer_cuda_cores")
+    b, s, kvh, d = int(row["batch"]), int(row["seqlen"]), int(row["num_kv_heads"]), int(row["head_dim"])
+    group = int(row["num_qo_heads"]) // kvh
+    rate4 = b * s * kvh * d * 4 / (float(row["time_ms"]) * 1e-3)  # K,V bytes a second, the whole call
+    rows = sorted(series[("A100-PCIE-80GB", "flashinfer_cuda_cores", 64, 8)], key=lambda r: r["seqlen"])
+    _, per_token = line([r for r in rows if r["seqlen"] in (512, 2048, 8192)])
+    rate8 = rows[-1]["bytes"] / rows[-1]["seqlen"] / per_token
+    ratio = rate8 / rate4  # time a byte at `group` over time a byte at 8
+    heads = (8 * ratio - group) / (1 - ratio)  # (group + h) / (8 + h) = ratio
+    print(f"A100 CUDA cores: group 8 {rate8 / 1e12:.3f} TB/s, group {group} {rate4 / 1e12:.3f} TB/s: "
+          f"token_heads {heads:.2f}")
+    return heads
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("csv")
     ap.add_argument("--fit", default="", help="seqlens to fit (default: every other row from the second)")
+    ap.add_argument("--gqa4", default="", help="the group-4 CUDA-core call (issue #703's CSV)")
     a = ap.parse_args()
-    for (gpu, impl, batch, group), rows in sorted(read(a.csv).items()):
+    series = read(a.csv)
+    heads = token_heads(series, a.gqa4) if a.gqa4 else 0.0
+    for (gpu, impl, batch, group), rows in sorted(series.items()):
         rows.sort(key=lambda r: r["seqlen"])
         wanted = {int(x) for x in a.fit.split(",")} if a.fit else {r["seqlen"] for r in rows[1::2]}
         fit = [r for r in rows if r["seqlen"] in wanted]
@@ -64,6 +91,9 @@ def main():
         print(f"{gpu} {impl} batch {batch} group {group}: fixed {fixed * 1e6:.1f} us, "
               f"{bytes_rate / 1e12:.3f} TB/s = {bytes_rate / BANDWIDTH[gpu]:.3f} of HBM, "
               f"{flop_rate / 1e12:.2f} TFLOP/s = {flop_rate / FP32_PEAK[gpu]:.4f} of fp32")
+        if heads and impl == "flashinfer_cuda_cores" and group == 8:  # (group + token_heads) heads' work
+            work = flop_rate * (group + heads) / group
+            print(f"    with token_heads {heads:.2f}: {work / FP32_PEAK[gpu]:.4f} of fp32")
         for r in rows:
             role = "fit " if r in fit else "held"
             pred = fixed + per_token * r["seqlen"]

@@ -21,6 +21,14 @@ constexpr std::int64_t kMinTile = 16;
 // "Parallelized Reductions: Split K"); below it the partial sums cost more than they save.
 constexpr std::int64_t kMinSplitK = 256;
 
+// FlashInfer's CUDA-core batch decode runs groups 3, 4 and 8 in one 128-thread CTA shape
+// (include/flashinfer/attention/decode.cuh at v0.2.3, lines 728-731), so a cached token costs
+// it a fixed share besides its query heads' math: 6.0 heads' worth, from the A100's time a
+// byte at 4 query heads per KV head (flashinfer#703: 1.199 TB/s) against 8 (the blog's Figure 9
+// slope: 0.857 TB/s), (4 + h) / (8 + h) = 0.714 (scripts/decode_cuda_core_to_catalog.py --gqa4;
+// scenarios/validation/microbench/decode_attention_flashinfer_gqa4_issue703.csv).
+constexpr double kFlashInferCudaCoreTokenHeads = 6.0;
+
 std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
 
 // Tile edge for a matrix dimension: the power of two covering it, within [16, 128].
@@ -240,11 +248,13 @@ ComputeCost attention_cost(const GpuSpec& gpu, const ComputeOp& op) {
   if (kv_cache && op.kv_read_efficiency > 0) c.memory_s = op.bytes / (gpu.hbm_bandwidth_Bps * op.kv_read_efficiency);
   c.launch_s = gpu.kernel_launch_s;
   // its math on the CUDA cores instead (GpuSpec::kv_attention_cuda_core_efficiency): bound by
-  // the fp32 rate once a KV head serves several query heads (FlashInfer's published H100 and
-  // A100 figures, scenarios/validation/microbench/decode_attention_flashinfer_blog_h100_a100.csv)
+  // the fp32 rate, each cached token costing its query heads' math plus a fixed
+  // kFlashInferCudaCoreTokenHeads heads' worth (a 16-bit K,V byte per FLOP of one query head)
   const double cuda_core_efficiency = gpu.kv_attention_cuda_core_efficiency;
-  if (kv_cache && op.cuda_cores && cuda_core_efficiency > 0)
-    c.math_s = std::max(c.math_s, op.flops / (gpu.peak(Dtype::fp32) * cuda_core_efficiency));
+  if (kv_cache && op.cuda_cores && cuda_core_efficiency > 0) {
+    const double work = op.flops + kFlashInferCudaCoreTokenHeads * op.bytes;
+    c.math_s = std::max(c.math_s, work / (gpu.peak(Dtype::fp32) * cuda_core_efficiency));
+  }
   if (kv_cache) {  // and its floors (hardware/gpu_spec.hpp KvAttentionLatency)
     c.memory_s = std::max(c.memory_s, static_cast<double>(op.kv_items) * gpu.kv_attention_latency.item_s);
     c.launch_s += gpu.kv_attention_latency.call_s;

@@ -8,7 +8,8 @@
 // catalog's call time (1.75 us, measured in this repo) does not, so what is judged is the
 // time each further cached token adds: the slope between the held-out 1k and 4k rows.
 // kv_attention_cuda_core_efficiency was fitted on the 512/2k/8k rows
-// (scripts/decode_cuda_core_to_catalog.py); the tensor-core and MHA rows fitted nothing.
+// (scripts/decode_cuda_core_to_catalog.py --gqa4, with flashinfer#703's group-4 call fitting the
+// fixed share a cached token costs); the tensor-core and MHA rows fitted nothing.
 #include <gtest/gtest.h>
 
 #include <cstdio>
@@ -73,7 +74,9 @@ struct Series {
 };
 
 // Catalog / published time per further cached token between the two held-out rows: within 8%.
-// Measured 2026-12-06: CUDA cores, group 8: H100 1.007, A100 0.997 (math-bound); tensor cores,
+// Measured 2026-12-07 (s11, with the fixed share a cached token costs the CUDA-core kernel,
+// compute_cost.cpp kFlashInferCudaCoreTokenHeads; 1.007 and 0.997 before): CUDA cores, group 8:
+// H100 1.004, A100 0.991 (math-bound); tensor cores,
 // group 8: H100 1.045 (the catalog's kv_cache_attention 0.90 of HBM, the blog's 0.945), A100
 // 0.975 (its memory_efficiency 0.85); MHA on CUDA cores, H100 2k-4k of batch 16: 1.009
 // (memory-bound at the same 0.90).
@@ -114,6 +117,43 @@ TEST(DecodeCudaCore, TensorCorePricingWouldBeTwiceTooFast) {
             1.5 * catalog_gpu("h100-sxm").kv_attention_cuda_core_efficiency);
   EXPECT_EQ(catalog_gpu("h200-sxm").kv_attention_cuda_core_efficiency,
             catalog_gpu("h100-sxm").kv_attention_cuda_core_efficiency);  // the same die and clocks
+}
+
+// The same kernel at 4 query heads per KV head: flashinfer#703's one call (A100 80GB, batch 57 x
+// 8,192 tokens, 32 query / 8 KV heads of 128, fp16, CUDA cores, 1.595 ms; scenarios/validation/
+// microbench/decode_attention_flashinfer_gqa4_issue703.csv). It fitted the fixed share a cached
+// token costs the kernel (compute_cost.cpp kFlashInferCudaCoreTokenHeads, 6.0 query heads' worth)
+// together with the blog's group-8 slope, so this checks the fit as the catalog carries it, not a
+// held-out figure. By hand: work = 4 x 466,944 x 32 x 128 FLOPs + 6.0 x 1.9126e9 B = 1.9126e10
+// at 0.616 x 19.5 TFLOP/s = 1.592 ms (the read at 0.90 of 2,039 GB/s: 1.04 ms, not the bound).
+// Priced as before the share (group math only, 0.35 of fp32), the call was 1.121 ms (-29.7%).
+// The same share on the H200 prices SGLang 0.4.4's group-4 and group-3 decode (Llama 3.1 8B,
+// 3.2 3B) at 24.6 / 10 = 2.46 and 24.6 / 9 = 2.73 TB/s of K,V: 0.51 and 0.57 of its HBM.
+TEST(DecodeCudaCore, GroupFourCallAsFlashInferIssue703) {
+  std::ifstream in(std::string(TWINSIM_SOURCE_DIR) +
+                   "/scenarios/validation/microbench/decode_attention_flashinfer_gqa4_issue703.csv");
+  ASSERT_TRUE(in);
+  std::string line;
+  std::getline(in, line);  // source,gpu,implementation,batch,qo,kv,head_dim,page_size,seqlen,dtype,time_ms,note
+  double published_ms = 0;
+  while (std::getline(in, line)) {
+    const auto c = split_csv_line(line);
+    if (c.size() > 10 && c[2] == "flashinfer_cuda_cores") published_ms = std::stod(c[10]);
+  }
+  ASSERT_NEAR(published_ms, 1.595, 1e-9);
+  const GpuSpec a100 = catalog_gpu("a100-sxm-80gb");
+  const Row call{"A100-SXM4-80GB", "flashinfer_cuda_cores", 57, 32, 8, 128, 8192, 0};
+  const double catalog_ms = catalog_s(a100, call, true) * 1e3;
+  std::printf("  A100 group 4, 57 x 8192 tokens: catalog %.3f ms, published %.3f ms\n", catalog_ms, published_ms);
+  EXPECT_NEAR(catalog_ms / published_ms, 1.0, 0.03);
+  // the H200's K,V read rate on CUDA cores, 50 sequences of 5,000 tokens: group 4 and 3
+  const GpuSpec h200 = catalog_gpu("h200-sxm");
+  for (const auto& [qo, expected] : {std::pair{32, 0.51}, std::pair{24, 0.57}}) {
+    const Row r{"H200", "flashinfer_cuda_cores", 50, qo, 8, 128, 5000, 0};
+    const double share = kv_bytes(r) / catalog_s(h200, r, true) / h200.hbm_bandwidth_Bps;
+    std::printf("  H200 group %d: K,V read at %.3f of HBM\n", qo / 8, share);
+    EXPECT_NEAR(share, expected, 0.01) << "group " << qo / 8;
+  }
 }
 
 // FlashInfer's page-size ablation (the same blog, Figure 12: A100 PCIe, batch 1, 32 query = 32 KV
