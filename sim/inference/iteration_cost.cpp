@@ -252,21 +252,20 @@ IterationCost ServingCostModel::cost(const IterationShape& shape) const {
   const double p2p_bytes = static_cast<double>(shape.tokens) * m.hidden *
                            static_cast<double>(dtype_bytes(serving_activation_dtype(w.weight_dtype), 1));
   if (last > 0) cost.p2p_s = collective_time_s(s_.cluster, CollectiveOp::send_recv, pp_pair_, p2p_bytes);
-  add_engine_host_time(cost, shape);
+  add_engine_host_time(cost, shape, ops);
   return cost;
 }
 
 // The stack's host time for a pass of `sequences` on this node's CPU (HostSpec::cpu_time_scale:
 // the stacks' figures are an x86 server's).
-double ServingCostModel::engine_host_s(const IterationShape& shape) const {
-  return (s_.stack.serving_host_s(shape.sequences) + eager_launch_s(shape)) * s_.cluster.host.cpu_time_scale;
+double ServingCostModel::engine_host_s(const IterationShape& shape, const PassOps& ops) const {
+  return (s_.stack.serving_host_s(shape.sequences) + eager_launch_s(shape, ops)) * s_.cluster.host.cpu_time_scale;
 }
 
 // A pass carries a prompt chunk when it computes more new tokens than it has sequences (a
 // decode step computes one a sequence); its host then issues the first stage's ops one by one.
-double ServingCostModel::eager_launch_s(const IterationShape& shape) const {
+double ServingCostModel::eager_launch_s(const IterationShape& shape, const PassOps& ops) const {
   if (!s_.stack.serving_eager_prefill || shape.tokens <= shape.sequences) return 0;
-  const PassOps ops = build_pass(shape);
   // ops issued: each layer's list times the stage's layers, plus the embedding and the head
   const double issued = static_cast<double>(ops.dense.size() * stage_dense_[0] + ops.moe.size() * stage_moe_[0] +
                                             ops.embedding.size() + ops.head.size());
@@ -277,9 +276,10 @@ double ServingCostModel::eager_launch_s(const IterationShape& shape) const {
 // schedules the next pass after the last one's tokens are back (vLLM V0, TensorRT-LLM's
 // session loop), only its excess over the device's pass when it prepares a pass while the
 // GPU runs the one before (vLLM V1's async scheduling).
-void ServingCostModel::add_engine_host_time(IterationCost& cost, const IterationShape& shape) const {
+void ServingCostModel::add_engine_host_time(IterationCost& cost, const IterationShape& shape,
+                                            const PassOps& ops) const {
   if (!s_.stack.has_serving_host_time()) return;
-  const double host = engine_host_s(shape);
+  const double host = engine_host_s(shape, ops);
   cost.host_s = s_.stack.serving_async ? std::max(0.0, host - cost.latency_s()) : host;
   cost.stage_s[0] += cost.host_s;
 }
@@ -303,8 +303,7 @@ std::vector<LayerOp> ops_where(const std::vector<LayerOp>& ops, bool experts) {
 
 }  // namespace
 
-double ServingCostModel::lockstep_part_s(const IterationShape& shape, bool experts) const {
-  const PassOps ops = build_pass(shape);
+double ServingCostModel::lockstep_part_s(const PassOps& ops, bool experts) const {
   const double working_set = working_set_bytes(ops);
   const double moe_layers = static_cast<double>(stage_moe_[0]);
   const double moe = s_.model.moe ? price(ops_where(ops.moe, experts), working_set).time_s * moe_layers : 0.0;
@@ -321,8 +320,9 @@ double ServingCostModel::ep_lockstep_pass_s(const std::vector<IterationShape>& r
     if (shape.tokens == 0) continue;
     tokens += shape.tokens;
     sequences += shape.sequences;
-    own_s = std::max(own_s, lockstep_part_s(shape, false));
-    if (s_.stack.has_serving_host_time()) host_s = std::max(host_s, engine_host_s(shape));
+    const PassOps ops = build_pass(shape);  // the rank's own lists, for its device and host time
+    own_s = std::max(own_s, lockstep_part_s(ops, false));
+    if (s_.stack.has_serving_host_time()) host_s = std::max(host_s, engine_host_s(shape, ops));
   }
   if (tokens == 0) return 0;
   // each GPU's experts take 1/ep of all the ranks' routed tokens: as many as the mean rank's own
@@ -330,7 +330,7 @@ double ServingCostModel::ep_lockstep_pass_s(const std::vector<IterationShape>& r
   IterationShape mean;
   mean.tokens = (tokens + ranks - 1) / ranks;
   mean.sequences = std::max<std::int64_t>(1, sequences / ranks);
-  const double device_s = own_s + lockstep_part_s(mean, true);
+  const double device_s = own_s + lockstep_part_s(build_pass(mean), true);
   // the host's time as add_engine_host_time charges it, the slowest rank's
   return s_.stack.serving_async ? std::max(device_s, host_s) : device_s + host_s;
 }

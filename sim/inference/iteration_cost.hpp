@@ -67,20 +67,22 @@ class ServingCostModel {
     std::vector<LayerOp> dense, moe, embedding, head;
   };
   PassOps build_pass(const IterationShape& shape) const;
-  // The stack's serving host time for the pass (IterationCost::host_s), into its first stage.
-  double engine_host_s(const IterationShape& shape) const;
+  // The stack's serving host time for the pass (IterationCost::host_s), into its first stage;
+  // `ops` the pass's op lists (build_pass(shape)).
+  double engine_host_s(const IterationShape& shape, const PassOps& ops) const;
   // The host's dispatch and launch of the pass's ops when the engine runs it eagerly
   // (StackSpec::serving_eager_prefill and a prompt chunk in the pass), on an x86 host; else 0.
-  double eager_launch_s(const IterationShape& shape) const;
-  void add_engine_host_time(IterationCost& cost, const IterationShape& shape) const;
+  double eager_launch_s(const IterationShape& shape, const PassOps& ops) const;
+  void add_engine_host_time(IterationCost& cost, const IterationShape& shape, const PassOps& ops) const;
   // The bytes one GPU's pass touches and the next pass touches again (its stage's GEMM
   // weights, their input and output rows, its KV cache; the largest stage's): the working set
   // at which the device's reuse curve prices its GEMMs (compute_cost.hpp gemm_reuse_factor).
   double working_set_bytes(const PassOps& ops) const;
   OpsCost price(const std::vector<LayerOp>& ops, double working_set) const;
-  // One stage's pass time over its ops that run on the rank's own tokens (`experts` false)
-  // or over the routed experts' ops that join the ranks (`experts` true): ep_lockstep_pass_s.
-  double lockstep_part_s(const IterationShape& shape, bool experts) const;
+  // One stage's pass time over its ops (`ops`, one pass's lists) that run on the rank's own
+  // tokens (`experts` false) or over the routed experts' ops that join the ranks (`experts`
+  // true): ep_lockstep_pass_s.
+  double lockstep_part_s(const PassOps& ops, bool experts) const;
   // A kernel's description for the compute cost model (GEMMs at `gemm_clock`).
   ComputeOp compute_op(const LayerOp& op, double working_set, double gemm_clock) const;
   // One call of one op: a TP collective's time, or a kernel's; `tensor_s` gets a GEMM's or
