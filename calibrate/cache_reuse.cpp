@@ -30,12 +30,12 @@ std::vector<CurvePoint> reuse_time_curve(const std::vector<MemoryPoint>& reuse_p
   const std::vector<MemoryPoint> p = reuse_points_by_size(reuse_points);
   std::vector<CurvePoint> curve;
   if (p.size() < 2) return curve;
-  const double cold = p.back().seconds.median;
-  double floor = 0;
-  for (const MemoryPoint& q : p) {
-    floor = std::clamp(q.seconds.median / cold, floor, 1.0);
-    curve.push_back({q.bytes, floor});
-  }
+  std::vector<double> times;
+  for (const MemoryPoint& q : p) times.push_back(q.seconds.median);
+  // a larger set cannot run warmer: the isotonic fit pools a dip with its neighbours, and
+  // the cold level is the fitted largest set's (a pool of the cold sets where they dip)
+  const std::vector<double> fitted = isotonic_non_decreasing(times);
+  for (std::size_t i = 0; i < p.size(); ++i) curve.push_back({p[i].bytes, std::min(fitted[i] / fitted.back(), 1.0)});
   return curve;
 }
 
@@ -55,10 +55,12 @@ double warm_working_set_bytes(const std::vector<MemoryPoint>& reuse_points) {
 
 namespace {
 
-// 4 rows (a decode of 4 sequences) against 1024 x 256 fp32 weights (1 MiB, tiny-gpt's FFN
-// and the executor's widest projections), rotated through `working_set` bytes of them.
+// The reuse GEMM: 4 rows (a decode of 4 sequences) against 1024 x 256 fp32 weights (1 MiB,
+// tiny-gpt's FFN and the executor's widest projections).
+constexpr int kRows = 4, kOut = 1024, kIn = 256;
+
+// The reuse GEMM rotated through `working_set` bytes of weight matrices.
 MemoryPoint reuse_point(double working_set, const SweepOptions& o) {
-  constexpr int kRows = 4, kOut = 1024, kIn = 256;
   const double matrix = sizeof(float) * static_cast<double>(kOut) * kIn;
   const int sets = std::max(1, static_cast<int>(std::lround(working_set / matrix)));
   std::vector<std::vector<float>> w(sets, std::vector<float>(static_cast<std::size_t>(kOut) * kIn, 0.01f));

@@ -29,9 +29,9 @@ std::vector<double> reuse_working_sets_MiB(bool quick);
 // cache effect to see); 0 with fewer than two points.
 double warm_working_set_bytes(const std::vector<MemoryPoint>& reuse_points);
 
-// The file's gemm_reuse_time curve: each working set's time over the largest set's (cold),
-// smallest set first, at most 1 and never below a smaller set's (a larger set cannot run
-// warmer: a dip is noise). Empty with fewer than two points.
+// The file's gemm_reuse_time curve: the sets' times fitted non-decreasing in the working set
+// (isotonic_non_decreasing: a larger set cannot run warmer, a dip is noise), each over the
+// fitted largest set's (cold), smallest set first. Empty with fewer than two points.
 std::vector<CurvePoint> reuse_time_curve(const std::vector<MemoryPoint>& reuse_points);
 
 // One round of the reuse sweep: the "gemm_reuse" points, then the decode GEMMs'

@@ -127,6 +127,8 @@ Fitted fit_all(const Calibration& c) {
   // the serving attention's memory side sits with the memory-bound kernels' curves
   if (KernelCurves kv = fit_kv_attention_memory(c.attention, f.memory); !kv.fwd.empty())
     f.kernels[std::string(kKvCacheAttentionKernel)] = std::move(kv);
+  if (KernelCurves kv = fit_kv_attention_memory(c.attention, f.memory, true); !kv.fwd.empty())
+    f.kernels[std::string(kMlaDecodeAttentionKernel)] = std::move(kv);
   if (!c.comm.empty()) f.link = fit_link(link_points(c));
   f.host = fit_host_path(c.memory);
   const double l3 = c.cache_MiB * 1048576.0, warm = warm_working_set_bytes(c.memory);
@@ -237,7 +239,8 @@ void write_kernel_curves(std::ostringstream& y, const Fitted& f) {
     << "  # bytes the simulator counts for each (calibrate/compute_bench.cpp), by those bytes;\n"
     << "  # gemm / gemm_cached: the memory side of the GEMM roofline, from GEMMs of 1-16 rows\n"
     << "  # with operands out of cache / re-used, rotating through half of cache_MiB; kv_cache_attention:\n"
-    << "  # the memory side of serving attention, from decode steps with caches out of cache\n"
+    << "  # the memory side of serving attention, from decode steps with caches out of cache;\n"
+    << "  # kv_cache_attention_mla: MLA's absorbed decode steps' (4 heads over one latent row of 80)\n"
     << "  kernel_efficiency:\n";
   for (const auto& [name, curves] : f.kernels) {
     y << "    " << name << ":\n";
@@ -259,8 +262,10 @@ void write_measured_points(std::ostringstream& y, const Calibration& c) {
   y << "  # measured (full-square FLOPs, causal kernel):\n";
   for (const AttentionPoint& a : c.attention)
     y << "  #   b" << a.batch << " s" << a.seq << " h" << a.heads << " d" << a.head_dim
-      << (a.kv_cache ? " kv" + std::to_string(a.kv_heads) + " after " + std::to_string(a.cached) + " cached"
-                     : (a.backward ? " bwd" : " fwd"))
+      << (a.kv_cache
+              ? " kv" + std::to_string(a.kv_heads) + (a.v_head_dim > 0 ? " v" + std::to_string(a.v_head_dim) : "") +
+                    " after " + std::to_string(a.cached) + " cached"
+              : (a.backward ? " bwd" : " fwd"))
       << ": " << fmt("%.4f", a.flops / a.seconds.median / 1e12) << " TFLOP/s, " << spread(a.seconds) << "\n";
   y << "  # memory-bound kernels (bytes: the simulator's count for the call; gemm_reuse: the working set):\n";
   for (const MemoryPoint& m : c.memory)
@@ -360,9 +365,18 @@ json points_json(const Calibration& c) {
     mem.push_back({{"kernel", m.kernel}, {"backward", m.backward}, {"bytes", m.bytes}, {"seconds", stats_json(m.seconds)},
                    {"bf16", m.half}});
   for (const AttentionPoint& a : c.attention)
-    att.push_back({{"batch", a.batch}, {"seq", a.seq}, {"heads", a.heads}, {"head_dim", a.head_dim},
-                   {"backward", a.backward}, {"flops", a.flops}, {"seconds", stats_json(a.seconds)},
-                   {"kv_cache", a.kv_cache}, {"cached", a.cached}, {"kv_heads", a.kv_heads}, {"bytes", a.bytes}});
+    att.push_back({{"batch", a.batch},
+                   {"seq", a.seq},
+                   {"heads", a.heads},
+                   {"head_dim", a.head_dim},
+                   {"backward", a.backward},
+                   {"flops", a.flops},
+                   {"seconds", stats_json(a.seconds)},
+                   {"kv_cache", a.kv_cache},
+                   {"cached", a.cached},
+                   {"kv_heads", a.kv_heads},
+                   {"bytes", a.bytes},
+                   {"v_head_dim", a.v_head_dim}});
   json sharing = json::array();
   for (const SharingPoint& p : c.sharing.points)
     sharing.push_back({{"name", p.name}, {"gemm", p.gemm}, {"alone", stats_json(p.alone)}, {"shared", stats_json(p.shared)}});

@@ -331,6 +331,47 @@ std::vector<MemoryPoint> memory_sweep(const SweepOptions& o) {
 
 namespace {
 
+// MLA's absorbed decode step as tiny-mla's runs it on a TP rank (exec/model/decoder_mla.cpp
+// mla_decode_attend): 4 sequences, 4 query heads over one latent row of 80 (kv_lora 64 +
+// RoPE 16) that is K, its first 64 columns V, after `cached` tokens, caches rotated out of
+// cache. Its rate per byte is its own: each row read serves 4 heads of 80 + 64 (issue 61:
+// 35 us a layer measured against 21 priced at the GQA shapes' rate, 2-vCPU EPYC).
+AttentionPoint mla_decode_point(int cached, const SweepOptions& o) {
+  constexpr int kBatch = 4, kHeads = 4, kLatent = 80, kValue = 64;
+  kernels::cpu::KvCacheAttentionShape s{kBatch, 1, cached, cached + 1, kHeads, 1, kLatent};
+  s.v_head_dim = kValue;
+  s.v_row_stride = kLatent;
+  const std::size_t qn = static_cast<std::size_t>(kBatch) * kHeads * kLatent,
+                    on = static_cast<std::size_t>(kBatch) * kHeads * kValue,
+                    kvn = static_cast<std::size_t>(kBatch) * s.cache_rows * kLatent;
+  struct Set {
+    std::vector<float> q, cache, o;
+  };
+  std::vector<Set> sets(static_cast<std::size_t>(cold_sets((qn + on + kvn) * sizeof(float))));
+  for (Set& set : sets) set = {activation_like(qn, 15), activation_like(kvn, 16), filled(on)};
+  int i = 0;
+  // the serving op list's absorbed count: 2 x (2 kv_lora + rope) a (query, key) pair and head
+  const double flops = 2.0 * kBatch * (cached + 1.0) * kHeads * (2 * kValue + (kLatent - kValue));
+  AttentionPoint p{kBatch,
+                   1,
+                   kHeads,
+                   kLatent,
+                   false,
+                   flops,
+                   time_per_call(
+                       [&] {
+                         Set& set = sets[i = (i + 1) % static_cast<int>(sets.size())];
+                         k::kv_cache_attention_forward(set.q.data(), set.cache.data(), set.cache.data(), set.o.data(),
+                                                       s);
+                       },
+                       o.repeats, o.min_repeat_s)};
+  p.kv_cache = true, p.cached = cached, p.kv_heads = 1, p.v_head_dim = kValue;
+  // the bytes that list counts: q (heads x latent), the output (heads x v) and the latent rows
+  // read over cached + 1 and written for the new one
+  p.bytes = sizeof(float) * (static_cast<double>(qn) + static_cast<double>(on) + kBatch * (cached + 2.0) * kLatent);
+  return p;
+}
+
 // Serving attention over a KV cache: decode steps (one token after 31..255 cached ones)
 // and prefills (32..128 tokens over an empty cache), 4 sequences, as the executor's
 // inference cases run it: heads of 64 with and without GQA (tiny-gpt: 4 heads), and of 32
@@ -370,6 +411,8 @@ void add_kv_cache_points(std::vector<AttentionPoint>& out, const SweepOptions& o
                                  2.0 * s.batch * (cached + 2.0 * n) * kv_heads * static_cast<double>(s.head_dim));
       out.push_back(p);
     }
+  for (auto [n, cached] : passes)
+    if (n == 1) out.push_back(mla_decode_point(cached, o));
 }
 
 }  // namespace

@@ -40,6 +40,10 @@ struct AttentionPoint {
   // heads `kv_heads`; flops 4 b n (cached + n) h d, the serving op list's full rectangle
   bool kv_cache = false;
   int cached = 0, kv_heads = 0;
+  // MLA's absorbed decode (exec/model/decoder_mla.cpp mla_decode_attend): one latent head of
+  // `head_dim` that is K, its first `v_head_dim` columns V (models/layer_ops.hpp
+  // kMlaDecodeAttentionKernel); 0: K and V heads of head_dim each
+  int v_head_dim = 0;
   // kv_cache: the bytes the serving op list counts (sim/inference/iteration_ops.cpp): q
   // and the output, K and V read over cached + n rows and written for the n new ones
   double bytes = 0;

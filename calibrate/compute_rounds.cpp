@@ -30,11 +30,6 @@ void merge_round(std::vector<Point>& all, std::vector<std::vector<Stats>>& per_p
 
 }  // namespace
 
-namespace {
-
-// The reuse sweep (cache_reuse.hpp) beside processes running the same sweep, as each rank
-// of a TP decode re-uses its own shard: what one rank keeps warm while the others keep
-// theirs. Its points go with the memory sweep's.
 void reuse_sweeps(Calibration& c, const SweepOptions& o, int rounds, int compute_ranks, const SweepStarted& started) {
   std::vector<MemoryPoint> merged;
   std::vector<std::vector<Stats>> per_point;
@@ -46,8 +41,6 @@ void reuse_sweeps(Calibration& c, const SweepOptions& o, int rounds, int compute
   }
   c.memory.insert(c.memory.end(), merged.begin(), merged.end());
 }
-
-}  // namespace
 
 void compute_sweeps(Calibration& c, const SweepOptions& o, int rounds, int compute_ranks, const SweepStarted& started) {
   std::vector<std::vector<Stats>> memory_rounds, gemm_rounds, attention_rounds;
@@ -73,7 +66,7 @@ void compute_sweeps(Calibration& c, const SweepOptions& o, int rounds, int compu
       merge_round(c.attention, attention_rounds, attention_sweep(o), k);
     }
   }
-  reuse_sweeps(c, o, rounds, compute_ranks, started);
+  reuse_sweeps(c, o, reuse_rounds(rounds), compute_ranks, started);
 }
 
 }  // namespace twinsim::calibrate

@@ -12,8 +12,17 @@ namespace twinsim::calibrate {
 
 // Called with what each sweep runs as it begins (the command line prints it as "i of N").
 using SweepStarted = std::function<void(const std::string& what)>;
+// The reuse sweep's rounds for `rounds` of the others: it takes a few seconds a round, and
+// its points are a decode's whole GEMM time (issue 61: one noisy point of 3 rounds moved
+// tiny-llama's TP-2 decode by 20% between back-to-back calibrations).
+inline constexpr int kReuseRoundsPerRound = 3;
+constexpr int reuse_rounds(int rounds) { return kReuseRoundsPerRound * rounds; }
 // How many sweeps compute_sweeps runs (and calls `started` for).
-constexpr int compute_sweep_count(int rounds) { return 4 * rounds; }
+constexpr int compute_sweep_count(int rounds) { return 3 * rounds + reuse_rounds(rounds); }
+// The reuse sweep (cache_reuse.hpp) `rounds` times beside processes running the same sweep,
+// as each rank of a TP decode re-uses its own shard; its points (each the median of its
+// rounds) go into c.memory.
+void reuse_sweeps(Calibration& c, const SweepOptions& o, int rounds, int compute_ranks, const SweepStarted& started);
 // Fills c.memory (with the reuse sweep's points: cache_reuse.hpp), c.gemm and c.attention.
 void compute_sweeps(Calibration& c, const SweepOptions& o, int rounds, int compute_ranks, const SweepStarted& started);
 

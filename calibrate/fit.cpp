@@ -27,6 +27,31 @@ std::vector<CurvePoint> running_median(const std::vector<CurvePoint>& curve) {
   return smooth;
 }
 
+}  // namespace
+
+std::vector<double> isotonic_non_decreasing(const std::vector<double>& y) {
+  struct Pool {
+    double sum = 0;
+    int count = 0;
+    double mean() const { return sum / count; }
+  };
+  std::vector<Pool> pools;
+  for (double v : y) {
+    pools.push_back({v, 1});
+    // a pool below the one before it violates the order: merge the two, again while it does
+    while (pools.size() > 1 && pools[pools.size() - 2].mean() > pools.back().mean()) {
+      const Pool last = pools.back();
+      pools.pop_back();
+      pools.back().sum += last.sum, pools.back().count += last.count;
+    }
+  }
+  std::vector<double> fitted;
+  for (const Pool& p : pools) fitted.insert(fitted.end(), static_cast<std::size_t>(p.count), p.mean());
+  return fitted;
+}
+
+namespace {
+
 // Message steps of a ring (Thakur et al. 2005 §4): n-1 per pass, two passes for all-reduce;
 // one for a send/recv.
 int ring_steps(const CommPoint& p) {
@@ -123,10 +148,10 @@ std::vector<CurvePoint> fit_kv_attention(const std::vector<AttentionPoint>& poin
   return running_median(median_curve(by_flops, kMinKernelEfficiency));
 }
 
-KernelCurves fit_kv_attention_memory(const std::vector<AttentionPoint>& points, const MemoryFit& memory) {
+KernelCurves fit_kv_attention_memory(const std::vector<AttentionPoint>& points, const MemoryFit& memory, bool mla) {
   std::map<double, std::vector<double>> by_bytes;
   for (const AttentionPoint& p : points)
-    if (p.kv_cache && p.seq == 1)
+    if (p.kv_cache && p.seq == 1 && (p.v_head_dim > 0) == mla)
       by_bytes[p.bytes].push_back(p.bytes / std::max(p.seconds.median - memory.launch_s, 1e-12) / memory.copy_Bps);
   return {running_median(median_curve(by_bytes, kMinKernelEfficiency)), {}};
 }

@@ -24,6 +24,13 @@ struct LineFit {
 };
 LineFit fit_line_relative(const std::vector<double>& x, const std::vector<double>& t);
 
+// The non-decreasing sequence nearest `y` in least squares, every value weighing alike:
+// pool-adjacent-violators (Barlow et al. 1972, Statistical Inference under Order
+// Restrictions, ch. 1), each run of values that would fall pooled into its mean. For a
+// quantity that cannot fall as its key grows, one noisy value moves only its own pool
+// (a running maximum would carry it over every later value).
+std::vector<double> isotonic_non_decreasing(const std::vector<double>& y);
+
 struct GemmFit {
   double peak_flops = 0;  // the best throughput any shape and pass reached
   // per pass, by FLOPs: median achieved fraction of the peak, then a running median of 3
@@ -64,8 +71,11 @@ std::vector<CurvePoint> fit_kv_attention(const std::vector<AttentionPoint>& poin
 // for 4 FLOPs per element read, so it runs at a bandwidth, the same per byte with or
 // without GQA where by FLOPs the two differ by the group size (kv 4 against 2 heads:
 // 3.3 and 3.2 GB/s, 160 and 81 us, this host, 2026-11-22). Fraction of memcpy's
-// bandwidth on AttentionPoint::bytes, as the memory-bound kernels (fwd only).
-KernelCurves fit_kv_attention_memory(const std::vector<AttentionPoint>& points, const MemoryFit& memory);
+// bandwidth on AttentionPoint::bytes, as the memory-bound kernels (fwd only). `mla`: from
+// MLA's absorbed decode points (v_head_dim > 0) alone, its kernel_efficiency
+// kv_cache_attention_mla; otherwise from the others.
+KernelCurves fit_kv_attention_memory(const std::vector<AttentionPoint>& points, const MemoryFit& memory,
+                                     bool mla = false);
 
 // Each memory-bound kernel of the op list ("gelu", "layernorm", ...): achieved fraction
 // of memcpy's bandwidth on the bytes the simulator counts for it (MemoryPoint::bytes),

@@ -78,6 +78,15 @@ inline constexpr std::string_view kGemmKernel = "gemm";
 inline constexpr std::string_view kGemmCachedKernel = "gemm_cached";
 // A serving pass's attention over its KV cache (GpuSpec::kv_attention_efficiency).
 inline constexpr std::string_view kKvCacheAttentionKernel = "kv_cache_attention";
+// MLA's absorbed decode attention (DeepSeek-V2 §2.1.2): every query head over one shared
+// latent row, K the whole row and V its first kv_lora_rank columns. Priced at its own
+// kernel_efficiency where a device measured it (a CPU's per-byte rate falls with the heads
+// a row serves), else as kv_cache_attention.
+inline constexpr std::string_view kMlaDecodeAttentionKernel = "kv_cache_attention_mla";
+// Whether `kernel` is a serving attention over a KV cache (either of the two above).
+constexpr bool is_kv_cache_attention(std::string_view kernel) {
+  return kernel == kKvCacheAttentionKernel || kernel == kMlaDecodeAttentionKernel;
+}
 
 struct LayerOp {
   std::string_view name;  // stable: "attn.qkv", "mlp.fc1", "moe.experts.down", ...

@@ -96,6 +96,7 @@ std::map<std::string, PassCurves, std::less<>> read_kernel_efficiency(MappingRea
   names.push_back(kGemmKernel);
   names.push_back(kGemmCachedKernel);
   names.push_back(kKvCacheAttentionKernel);
+  names.push_back(kMlaDecodeAttentionKernel);
   return read_named<PassCurves>(r, key, names, "a kernel the op list names", read_pass_curves);
 }
 

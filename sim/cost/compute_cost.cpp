@@ -84,7 +84,7 @@ const PassCurves* attention_by_seq(const GpuSpec& gpu, const ComputeOp& op) {
 // without attention figures runs its fused attention as well as its GEMMs.
 // The GPU's attention figures keyed by FLOPs for the op; null when it has none at all.
 const std::vector<EfficiencyPoint>* attention_curve(const GpuSpec& gpu, const ComputeOp& op) {
-  if (op.kernel == kKvCacheAttentionKernel && !gpu.kv_attention_efficiency.empty()) return &gpu.kv_attention_efficiency;
+  if (is_kv_cache_attention(op.kernel) && !gpu.kv_attention_efficiency.empty()) return &gpu.kv_attention_efficiency;
   if (const auto it = gpu.attention_efficiency_by_head_dim.find(static_cast<int>(op.head_dim));
       it != gpu.attention_efficiency_by_head_dim.end())
     return &it->second.of(op.backward);
@@ -239,8 +239,8 @@ ComputeCost attention_cost(const GpuSpec& gpu, const ComputeOp& op) {
     c.math_s +=
         op.prefix_flops / (gpu.peak(op.dtype) * fa2_efficiency) - op.prefix_flops / (gpu.peak(op.dtype) * c.efficiency);
   // a decode step reads the whole KV cache for a few FLOPs per byte: a device that
-  // measured that rate gives it as kernel_efficiency "kv_cache_attention"
-  const bool kv_cache = op.kernel == kKvCacheAttentionKernel;
+  // measured that rate gives it as kernel_efficiency "kv_cache_attention" (or MLA's own)
+  const bool kv_cache = is_kv_cache_attention(op.kernel);
   const bool kv_rate = kv_cache && gpu.kernel_efficiency.contains(op.kernel);
   c.memory_s = kv_rate ? kernel_memory_s(gpu, op) : memory_s(gpu, op.bytes);
   // an engine whose decode kernel reads the cache at a rate of its own (FlashAttention-3's paged

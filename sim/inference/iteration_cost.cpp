@@ -137,7 +137,10 @@ ComputeOp ServingCostModel::compute_op(const LayerOp& op, double working_set, do
       break;
     case OpKind::attention:
       c.kind = ComputeKind::attention;
-      c.kernel = kKvCacheAttentionKernel;
+      // MLA's absorbed decode at its own measured rate where the device has one
+      c.kernel = op.kernel == kMlaDecodeAttentionKernel && gpu.kernel_efficiency.contains(kMlaDecodeAttentionKernel)
+                     ? kMlaDecodeAttentionKernel
+                     : kKvCacheAttentionKernel;
       c.head_dim = op.head_dim;
       c.kv_items = op.kv_items;
       c.cuda_cores = op.cuda_cores;

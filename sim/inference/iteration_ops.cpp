@@ -206,8 +206,10 @@ LayerOp attention(const ModelSpec& m, std::int64_t layer, const IterationShape& 
   if (m.mla) {
     const MlaSpec& a = *m.mla;
     cache_cols = a.kv_lora_rank + a.qk_rope_head_dim;
-    if (shape.tokens == shape.sequences)  // decode only: absorbed
+    if (shape.tokens == shape.sequences) {  // decode only: absorbed, a kernel of its own
       op.fwd_flops = 2.0 * pairs * static_cast<double>(s.heads * (2 * a.kv_lora_rank + a.qk_rope_head_dim));
+      op.kernel = kMlaDecodeAttentionKernel;
+    }
   }
   const std::int64_t reads = decode_kv_reads(m, shape, s);
   op.fwd_bytes = s.act(s.t * (s.q_cols + s.o_cols)) + s.kv(checked_mul(checked_mul(kv_read, reads) + s.t, cache_cols));

@@ -106,6 +106,18 @@ TEST(FitKvAttention, DecodeStepsGiveTheMemorySidePrefillsTheFlopsCurve) {
   const std::vector<CurvePoint> flops = fit_kv_attention(pts, 50e9, 0);
   ASSERT_EQ(flops.size(), 2u);  // the prefills' two sizes, no decode step among them
   for (const CurvePoint& p : flops) EXPECT_NEAR(p.efficiency, 0.1, 1e-9);
+  // MLA's absorbed decode steps (v_head_dim 64 of a latent 80) at 2 GB/s: their own curve,
+  // 2 / 20 = 0.1 of memcpy, and none of the GQA curve's (still 0.2 at every size)
+  for (double cached : {63.0, 255.0}) {
+    const double bytes = 4.0 * (4 * 4 * 80 + 4 * 4 * 64 + 4 * (cached + 2) * 80);
+    AttentionPoint p = point(1, 1, 0, bytes, bytes / 2e9);
+    p.head_dim = 80, p.v_head_dim = 64;
+    pts.push_back(p);
+  }
+  const KernelCurves mla = fit_kv_attention_memory(pts, memory, true);
+  ASSERT_EQ(mla.fwd.size(), 2u);
+  for (const CurvePoint& p : mla.fwd) EXPECT_NEAR(p.efficiency, 0.1, 1e-9);
+  for (const CurvePoint& p : fit_kv_attention_memory(pts, memory).fwd) EXPECT_NEAR(p.efficiency, 0.2, 1e-9);
 }
 
 TEST(FitGemm, PeakIsTheBestShapeAndCurveIsRelative) {
@@ -280,6 +292,34 @@ TEST(FitHostPath, CopyRateOneWayAndAdamTimePerParameter) {
   EXPECT_TRUE(fit_host_path({{"copy", 2e6, exact(1e-4)}}).copy_Bps == 0);
 }
 
+// Pool-adjacent-violators by hand. {1, 3, 2, 2, 5, 4}: 3 > 2 pools to 2.5, which is above
+// the next 2, so the three pool to (3 + 2 + 2) / 3 = 7/3 (above 1: kept); 5 > 4 pools to 4.5.
+// {4, 3, 1}: 4 > 3 pools to 3.5, above 1, so all three pool to 8/3. An ordered input stays.
+TEST(FitIsotonic, PoolsEachRunOfViolatorsIntoItsMean) {
+  const std::vector<double> got = isotonic_non_decreasing({1, 3, 2, 2, 5, 4});
+  const std::vector<double> want = {1, 7.0 / 3, 7.0 / 3, 7.0 / 3, 4.5, 4.5};
+  ASSERT_EQ(got.size(), want.size());
+  for (std::size_t i = 0; i < want.size(); ++i) EXPECT_NEAR(got[i], want[i], 1e-12) << i;
+  for (double v : isotonic_non_decreasing({4, 3, 1})) EXPECT_NEAR(v, 8.0 / 3, 1e-12);
+  EXPECT_EQ(isotonic_non_decreasing({1, 2, 2, 7}), (std::vector<double>{1, 2, 2, 7}));
+  EXPECT_TRUE(isotonic_non_decreasing({}).empty());
+}
+
+// The cold level of gemm_reuse_time is the fitted largest set's: cold sets that dip (42 us at
+// 24 MiB, 40 at 64) pool to 41 us, so the 1 MiB set's 10 us gives 10/41 and both cold sets 1.
+TEST(FitCacheReuse, ColdLevelPoolsColdSetsThatDip) {
+  constexpr double MiB = 1048576.0;
+  const std::vector<MemoryPoint> points = {{kGemmReuseKernel, 1 * MiB, exact(10e-6)},
+                                           {kGemmReuseKernel, 64 * MiB, exact(40e-6)},
+                                           {kGemmReuseKernel, 24 * MiB, exact(42e-6)}};
+  const std::vector<CurvePoint> reuse = reuse_time_curve(points);
+  ASSERT_EQ(reuse.size(), 3u);
+  EXPECT_NEAR(reuse[0].efficiency, 10.0 / 41, 1e-12);
+  EXPECT_NEAR(reuse[1].efficiency, 1.0, 1e-12);
+  EXPECT_DOUBLE_EQ(reuse[1].size, 24 * MiB);
+  EXPECT_NEAR(reuse[2].efficiency, 1.0, 1e-12);
+}
+
 // The reuse sweep (cache_reuse.hpp): a 4-row GEMM rotated through working sets of weights.
 // Warm 10 us a call at 1 MiB, cold 40 us at 64 MiB: half-way on a log scale is
 // sqrt(10 x 40) = 20 us, first passed between 8 MiB (16 us) and 16 MiB (25 us): log 20 lies
@@ -299,9 +339,10 @@ TEST(FitCacheReuse, HalfWaySetIsInterpolatedBetweenWorkingSets) {
   EXPECT_DOUBLE_EQ(warm_working_set_bytes(flat), 64 * MiB);
   EXPECT_DOUBLE_EQ(warm_working_set_bytes({{kGemmReuseKernel, 2 * MiB, exact(10e-6)}}), 0);
   // the file's gemm_reuse_time: each set's time over the 64 MiB set's 40 us, 10/40 = 0.25 up to
-  // 38/40 = 0.95; the 24 MiB dip (19/40) holds the 16 MiB set's 25/40 (a larger set runs no warmer)
+  // 38/40 = 0.95; the 24 MiB dip (19 us after 25) pools with the 16 MiB set: (25 + 19) / 2 = 22 us,
+  // 22/40 = 0.55 at both (a larger set runs no warmer)
   const std::vector<CurvePoint> reuse = reuse_time_curve(points);
-  const std::vector<double> want = {0.25, 0.2625, 0.275, 0.4, 0.625, 0.625, 0.95, 1.0};
+  const std::vector<double> want = {0.25, 0.2625, 0.275, 0.4, 0.55, 0.55, 0.95, 1.0};
   ASSERT_EQ(reuse.size(), want.size());
   for (std::size_t i = 0; i < want.size(); ++i) {
     EXPECT_DOUBLE_EQ(reuse[i].size, sets[i].first * MiB);

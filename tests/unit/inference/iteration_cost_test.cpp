@@ -148,6 +148,26 @@ TEST(DecodePass, KvCacheReadAtTheMeasuredAttentionBandwidth) {
   EXPECT_GT(slow - plain, 32 * kv_read / (2039e9 * 0.05) * 0.5);  // most of the 32 layers' reads at 5%
 }
 
+// MLA's absorbed decode at its own measured rate (kernel_efficiency "kv_cache_attention_mla",
+// made up here: 0.01% of the A100's 2,039 GB/s, so that its cache read dominates). tiny-mla's
+// 4 layers each read 8 sequences x 128 cached tokens x (kv_lora 64 + rope 16) x 2 bytes =
+// 163,840 B of latent cache (plus q, o and the 8 new rows: under 10% more), 0.80 ms a layer at
+// that rate: the pass grows by between 0.9 x 3.21 ms and 1.1 x that. The figure prices
+// nothing else: Llama-2-7B's decode (no MLA) stays as it was.
+TEST(DecodePass, MlaAbsorbedAttentionAtItsOwnMeasuredRate) {
+  Scenario s = test::serving_scenario("tiny-mla", "dgx-a100-80gb", 1, 1, 1, 1, 128, 128);
+  const double plain = ServingCostModel(s).cost(decode_shape(8, 128)).compute_s;
+  s.cluster.gpu.kernel_efficiency["kv_cache_attention_mla"] = {{{1, 1e-4}}, {}};
+  const double slow = ServingCostModel(s).cost(decode_shape(8, 128)).compute_s;
+  const double latent_s = 4 * 163840.0 / (2039e9 * 1e-4);
+  EXPECT_GT(slow - plain, 0.9 * latent_s);
+  EXPECT_LT(slow - plain, 1.1 * latent_s);
+  Scenario llama = test::serving_scenario("llama2-7b", "dgx-a100-80gb", 1, 1, 1, 1, 128, 128);
+  const double llama_plain = ServingCostModel(llama).cost(decode_shape(8, 128)).compute_s;
+  llama.cluster.gpu.kernel_efficiency["kv_cache_attention_mla"] = {{{1, 1e-4}}, {}};
+  EXPECT_DOUBLE_EQ(ServingCostModel(llama).cost(decode_shape(8, 128)).compute_s, llama_plain);
+}
+
 // The attention's item floor (kv_attention_latency) counts each sequence's cache once per
 // KV head on this GPU: Llama-2-7B's 32 heads, 16 a GPU at TP 2. 256 sequences of 128 cached
 // tokens at 1 us an item take 256 x 32 x 1 us = 8.19 ms a layer, where their 0.54 GB of K,V
