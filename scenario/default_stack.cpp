@@ -30,10 +30,15 @@ bool deepspeed_only_plan(const PlanKnobs& plan) {
 // deepspeed/runtime/pipe/engine.py; Megatron-Core's distributed optimizer is ZeRO-1), with
 // context parallelism (DeepSpeed's sequence parallelism is Ulysses' head split, no ring
 // attention) or with async TP (plan.tp_comm_overlap under sharding: torchtitan's). torchtitan
-// composes FSDP2 with all of them.
+// composes FSDP2 with all of them. Also ZeRO-3 with tensor parallelism: DeepSpeed's own tensor
+// parallelism for training (AutoTP, `tensor_parallel.autotp_size`) combines with "ZeRO
+// Optimization ... (Stage 0, 1, or 2)" only (deepspeed.ai/tutorials/autotp-training), while
+// PyTorch's 2-D parallelism is FSDP2 over DTensor TP (pytorch.org/tutorials/intermediate/
+// TP_tutorial.html; torchtitan's 2-D runs). ZeRO-2 with tp stays DeepSpeed's (AutoTP runs it).
 bool torchtitan_plan(const PlanKnobs& plan) {
   const bool sharded_beside_other_parallelism = plan.zero >= 2 && (plan.pp > 1 || plan.cp > 1 || plan.tp_comm_overlap);
-  return plan.recompute == Recompute::selective_op || sharded_beside_other_parallelism;
+  const bool params_sharded_beside_tp = plan.zero >= 3 && plan.tp > 1;
+  return plan.recompute == Recompute::selective_op || sharded_beside_other_parallelism || params_sharded_beside_tp;
 }
 
 // NVFP4 weights are TensorRT-LLM's: NVIDIA's NVFP4 checkpoints (TensorRT Model Optimizer) name it
@@ -54,8 +59,8 @@ std::string_view default_training_stack_name(const PlanKnobs& plan) {
   // "requires --training.compile", and torchtitan's published multi-dimensional and float8 runs
   // compile
   if (torchtitan_plan(plan)) return "torchtitan-compile";
-  // the rest of ZeRO-2/3 (data parallelism alone, or beside tensor parallelism) DeepSpeed's, as
-  // before; Megatron-Core's distributed optimizer is ZeRO-1
+  // the rest of ZeRO-2/3 (data parallelism alone, or ZeRO-2 beside tensor parallelism)
+  // DeepSpeed's, as before; Megatron-Core's distributed optimizer is ZeRO-1
   return plan.zero >= 2 ? "deepspeed" : "megatron-core";
 }
 

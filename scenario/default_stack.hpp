@@ -19,7 +19,8 @@ namespace twinsim {
 //   FSDP2 in torchtitan, compiled) where the plan uses what only torchtitan composes: per-op
 //   selective recompute (recompute: selective_op), or ZeRO-2/3 sharding with pp or cp above 1 or
 //   with tp_comm_overlap (DeepSpeed refuses ZeRO-2/3 under its pipeline and has no ring
-//   attention; Megatron-Core's distributed optimizer is ZeRO-1); `deepspeed` for the rest of
+//   attention; Megatron-Core's distributed optimizer is ZeRO-1), or ZeRO-3 with tp above 1
+//   (DeepSpeed's AutoTP training takes ZeRO stages 0-2 only); `deepspeed` for the rest of
 //   ZeRO stage 2 or 3;
 // * serving on a catalog GPU: `vllm-v1` (vLLM's V1 engine, the default engine since v0.8), or
 //   `trtllm-v1` for NVFP4 weights (inference.weight_dtype nvfp4: NVIDIA's NVFP4 checkpoints

@@ -31,7 +31,7 @@ TEST(DefaultStack, MegatronCoreAndDeepSpeedAsBefore) {
   EXPECT_EQ(training("{tp: 8, pp: 2, dp: 4, zero: 1}").stack.name, "megatron-core");
   EXPECT_EQ(training("{tp: 2, pp: 1, dp: 32, zero: 1, tp_comm_overlap: true}").stack.name, "megatron-core");
   EXPECT_EQ(training("{tp: 1, pp: 1, dp: 64, zero: 3}").stack.name, "deepspeed");  // plain ZeRO-3: either
-  EXPECT_EQ(training("{tp: 8, pp: 1, dp: 8, zero: 3, sequence_parallel: true}").stack.name, "deepspeed");
+  EXPECT_EQ(training("{tp: 8, pp: 1, dp: 8, zero: 2, sequence_parallel: true}").stack.name, "deepspeed");  // AutoTP
   EXPECT_TRUE(training("{tp: 1, pp: 1, dp: 64, zero: 3}").stack_is_default);
 }
 
@@ -45,6 +45,23 @@ TEST(DefaultStack, ShardingWithAPipelineOrContextParallelismIsTorchtitan) {
   EXPECT_EQ(training("{tp: 8, pp: 4, dp: 2, zero: 1, sequence_parallel: true}").stack.name, "megatron-core");
   // what only DeepSpeed runs wins over the pipeline: ZeRO-Offload
   EXPECT_EQ(training("{tp: 1, pp: 2, dp: 32, zero: 2, offload_optimizer: true}").stack.name, "deepspeed");
+}
+
+TEST(DefaultStack, ParametersShardedBesideTensorParallelismAreTorchtitan) {
+  // DeepSpeed's AutoTP training combines tensor parallelism with ZeRO stages 0-2 only; FSDP2
+  // over DTensor TP is PyTorch's 2-D parallelism
+  EXPECT_EQ(training("{tp: 8, pp: 1, dp: 8, zero: 3, sequence_parallel: true}").stack.name, "torchtitan-compile");
+  EXPECT_EQ(training("{tp: 2, pp: 1, dp: 32, zero: 3}").stack.name, "torchtitan-compile");
+  // ZeRO-2 beside TP (AutoTP's) and ZeRO-3 alone stay DeepSpeed's; ZeRO-3 offload too
+  EXPECT_EQ(training("{tp: 2, pp: 1, dp: 32, zero: 2}").stack.name, "deepspeed");
+  EXPECT_EQ(training("{tp: 1, pp: 1, dp: 64, zero: 3}").stack.name, "deepspeed");
+  EXPECT_EQ(training("{tp: 2, pp: 1, dp: 32, zero: 3, offload_optimizer: true}").stack.name, "deepspeed");
+  // the search's per-plan default is the same rule
+  PlanKnobs plan;
+  plan.tp = 8;
+  plan.dp = 8;
+  plan.zero = 3;
+  EXPECT_EQ(default_training_stack_name(plan), "torchtitan-compile");
 }
 
 TEST(DefaultStack, PerOpSelectiveRecomputeIsTorchtitan) {
