@@ -115,12 +115,17 @@ void add_serve_command(CLI::App& app) {
                   "draw the request set as vLLM's 2025 benchmark_serving.py does (numpy, --dataset-name random) for a "
                   "tokenizer of this vocab_size (Llama 3: 128000; Qwen 2.5: 151643)")
       ->check(cli::whole(1, 0xFFFFFFFFLL));
+  cmd->add_option("--server-prompt-len", a->request.server_prompt_len,
+                  "with --numpy-tokenizer-vocab: each prompt's length as the server re-tokenizes the decoded ids "
+                  "(scripts/random_prompt_server_tokens.py; default: the scenario's prompt_len)")
+      ->needs(cmd->get_option("--numpy-tokenizer-vocab"))
+      ->check(cli::whole(1, 10'000'000));
   cmd->add_option("--seed", a->request.seed, "seed of the arrival process (same seed, same run)")
       ->check(cli::whole(0, std::numeric_limits<std::int64_t>::max()));
   auto* trace_file = cmd->add_option("--trace-file", a->request.trace_file, "CSV of requests: arrival_s,prompt_len,output_len")
                          ->check(CLI::ExistingFile);
   // a trace gives the arrivals itself: Poisson's settings would be ignored
-  for (const char* poisson : {"--requests", "--rate", "--seed", "--numpy-tokenizer-vocab"})
+  for (const char* poisson : {"--requests", "--rate", "--seed", "--numpy-tokenizer-vocab", "--server-prompt-len"})
     trace_file->excludes(cmd->get_option(poisson));
   cmd->add_option("--max-concurrency", a->request.options.max_concurrency,
                   "requests in flight at most: each waits for its arrival and a free slot (vLLM's and SGLang's "

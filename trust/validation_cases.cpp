@@ -50,12 +50,13 @@ bool is_rate(Metric m) {
 constexpr std::string_view kClientRate = "client.rate=";  // ValidationCase::client_rate_per_s
 constexpr std::string_view kClientConcurrency = "client.max_concurrency=";  // ValidationCase::client_max_concurrency
 constexpr std::string_view kClientNumpyVocab = "client.numpy_tokenizer_vocab=";  // ::client_numpy_tokenizer_vocab
+constexpr std::string_view kClientServerPrompt = "client.server_prompt_len=";    // ::client_server_prompt_len
 
 // Reads a client.* item of the overrides cell into `c`; false for a scenario override.
 bool read_client_item(const std::string& item, const std::string& where, ValidationCase& c) {
   const bool rate = item.starts_with(kClientRate), cap = item.starts_with(kClientConcurrency);
-  const bool vocab = item.starts_with(kClientNumpyVocab);
-  if (!rate && !cap && !vocab) return false;
+  const bool vocab = item.starts_with(kClientNumpyVocab), server = item.starts_with(kClientServerPrompt);
+  if (!rate && !cap && !vocab && !server) return false;
   const std::string text = item.substr(item.find('=') + 1);
   // client.rate=inf: every request sent at once (the benchmarks' default --request-rate)
   const std::optional<double> value = rate && text == "inf" ? std::numeric_limits<double>::infinity() : parse_number(text);
@@ -63,7 +64,8 @@ bool read_client_item(const std::string& item, const std::string& where, Validat
     throw std::runtime_error(where + ": column overrides: '" + item + "' is not a positive " + (rate ? "rate" : "whole number"));
   if (rate) c.client_rate_per_s = *value;
   else if (cap) c.client_max_concurrency = static_cast<std::int64_t>(*value);
-  else c.client_numpy_tokenizer_vocab = static_cast<std::int64_t>(*value);
+  else if (vocab) c.client_numpy_tokenizer_vocab = static_cast<std::int64_t>(*value);
+  else c.client_server_prompt_len = static_cast<std::int64_t>(*value);
   return true;
 }
 
@@ -94,8 +96,9 @@ double predicted_training(const Scenario& s, Metric m, bool& extrapolated) {
 
 double predicted_online(const Scenario& s, const ValidationCase& c) {
   if (c.client_rate_per_s <= 0) throw std::invalid_argument(c.name + ": metric " + metric_name(c.metric) + " needs client.rate=R");
-  const BenchMetrics b =
-      run_online_benchmark(s, c.client_rate_per_s, c.client_max_concurrency, c.client_numpy_tokenizer_vocab).bench;
+  const BenchMetrics b = run_online_benchmark(s, c.client_rate_per_s, c.client_max_concurrency,
+                                              c.client_numpy_tokenizer_vocab, c.client_server_prompt_len)
+                             .bench;
   if (c.metric == Metric::serve_median_ttft_s) return b.ttft.median_s;
   if (c.metric == Metric::serve_median_tpot_s) return b.tpot.median_s;
   return b.output_throughput;

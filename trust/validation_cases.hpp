@@ -46,6 +46,10 @@ struct ValidationCase {
   // and its request set as vLLM's 2025 benchmark_serving.py drew it with numpy over a tokenizer of
   // V tokens, client.numpy_tokenizer_vocab=V (0: this project's own Poisson draws)
   std::int64_t client_numpy_tokenizer_vocab = 0;
+  // and, with those draws, each prompt's length as the server re-tokenizes the decoded ids,
+  // client.server_prompt_len=N (the mean scripts/random_prompt_server_tokens.py prints; 0: the
+  // scenario's prompt_len)
+  std::int64_t client_server_prompt_len = 0;
   Metric metric = Metric::step_s;
   double measured = 0;
   bool held_out = true;                // role "held_out"; "fitted": a catalog figure was fitted to it

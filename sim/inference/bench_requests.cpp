@@ -51,9 +51,11 @@ std::vector<Request> numpy_bench_requests(const BenchRequestSpec& spec) {
   out.reserve(static_cast<std::size_t>(n));
   const bool offline = std::isinf(spec.rate_per_s);
   const double scale = 1 / (spec.rate_per_s * spec.burstiness);
+  // what the server prefills: the drawn ids re-tokenized (BenchRequestSpec::server_prompt_len)
+  const std::int64_t prompt = spec.server_prompt_len > 0 ? spec.server_prompt_len : spec.prompt_len;
   double t = 0;
   for (std::int64_t i = 0; i < n; ++i) {
-    out.push_back({t, spec.prompt_len, spec.output_len});
+    out.push_back({t, prompt, spec.output_len});
     if (!offline) t += rng.gamma(spec.burstiness, scale);  // the gap after request i
   }
   return out;
@@ -65,6 +67,9 @@ std::vector<Request> bench_requests(const BenchRequestSpec& spec) {
   if (!(spec.burstiness > 0)) throw std::invalid_argument("requests: burstiness must be > 0");
   if (!(spec.range_ratio >= 0 && spec.range_ratio < 1)) throw std::invalid_argument("requests: range ratio must be in [0, 1)");
   if (spec.numpy_tokenizer_vocab < 0) throw std::invalid_argument("requests: numpy tokenizer vocabulary must be >= 0");
+  if (spec.server_prompt_len < 0 || (spec.server_prompt_len > 0 && spec.numpy_tokenizer_vocab == 0))
+    throw std::invalid_argument("requests: server_prompt_len=" + std::to_string(spec.server_prompt_len) +
+                                ": must be >= 0, and > 0 only with the numpy draws (a tokenizer vocabulary)");
   if (spec.numpy_tokenizer_vocab > 0) {
     if (!(spec.rate_per_s > 0)) throw std::invalid_argument("requests: rate must be > 0");
     return numpy_bench_requests(spec);

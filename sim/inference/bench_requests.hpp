@@ -33,6 +33,11 @@ struct BenchRequestSpec {
   // np.random.gamma(burstiness, 1 / (rate x burstiness)) after each request, the first sent at
   // t = 0. Fixed lengths only (range ratio 0). 0: this project's own draws.
   std::int64_t numpy_tokenizer_vocab = 0;
+  // > 0 (with numpy_tokenizer_vocab): each prompt's length as the server tokenizes it. That script
+  // sends the random ids decoded to text and the server encodes the text again, which gives
+  // more tokens than it drew (vllm-project/vllm PR #17408; scripts/random_prompt_server_tokens.py
+  // prints the mean by tokenizer and length). 0: prompt_len.
+  std::int64_t server_prompt_len = 0;
 };
 
 // With burstiness 1, range ratio 0 and no numpy vocabulary the same requests as

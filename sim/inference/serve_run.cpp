@@ -52,9 +52,10 @@ ServeRun run_serve(const Scenario& s, const ServeRequest& r) {
     options.replicas.replicas = s.plan.dp;
   }
   const std::vector<Request> requests =
-      r.trace_file.empty() ? bench_requests({r.requests, r.rate_per_s, r.burstiness, s.inference->prompt_len,
-                                             s.inference->output_len, r.range_ratio, r.seed, r.numpy_tokenizer_vocab})
-                           : read_request_trace(r.trace_file);
+      r.trace_file.empty()
+          ? bench_requests({r.requests, r.rate_per_s, r.burstiness, s.inference->prompt_len, s.inference->output_len,
+                            r.range_ratio, r.seed, r.numpy_tokenizer_vocab, r.server_prompt_len})
+          : read_request_trace(r.trace_file);
   ServeRun run;
   const auto& d = s.inference->disaggregation;
   if (d && options.max_concurrency > 0)
@@ -93,6 +94,7 @@ ServeRun run_serve(const Scenario& s, const ServeRequest& r) {
   if (r.trace_file.empty() && r.range_ratio > 0) run.json["arrivals"]["range_ratio"] = r.range_ratio;
   if (r.trace_file.empty() && r.numpy_tokenizer_vocab > 0)
     run.json["arrivals"]["numpy_tokenizer_vocab"] = r.numpy_tokenizer_vocab;
+  if (r.trace_file.empty() && r.server_prompt_len > 0) run.json["arrivals"]["server_prompt_len"] = r.server_prompt_len;
   if (options.max_concurrency > 0) run.json["arrivals"]["max_concurrency"] = options.max_concurrency;
   return run;
 }
@@ -119,10 +121,11 @@ ServeRun run_offline_benchmark(const Scenario& s) {
 }
 
 ServeRun run_online_benchmark(const Scenario& s, double rate_per_s, std::int64_t max_concurrency,
-                              std::int64_t numpy_tokenizer_vocab) {
+                              std::int64_t numpy_tokenizer_vocab, std::int64_t server_prompt_len) {
   ServeRequest request = benchmark_request(s, rate_per_s);
   request.options.max_concurrency = max_concurrency;
   request.numpy_tokenizer_vocab = numpy_tokenizer_vocab;
+  request.server_prompt_len = server_prompt_len;
   request.engine_bench = true;
   return run_serve(s, request);
 }

@@ -30,6 +30,9 @@ struct ServeRequest {
   // --numpy-tokenizer-vocab V: the request set vLLM's 2025 benchmark_serving.py draws with numpy
   // over a tokenizer of V tokens (BenchRequestSpec::numpy_tokenizer_vocab); 0: this project's draws
   std::int64_t numpy_tokenizer_vocab = 0;
+  // --server-prompt-len N: with those draws, each prompt's length as the server tokenizes it
+  // (BenchRequestSpec::server_prompt_len); 0: the scenario's prompt_len
+  std::int64_t server_prompt_len = 0;
   // --max-num-batched-tokens / --max-num-seqs given: they win over the stack's scheduler
   // defaults (StackSpec::serving_max_batched_tokens, serving_max_sequences)
   bool max_batched_tokens_given = false;
@@ -76,9 +79,10 @@ ServeRun run_offline_benchmark(const Scenario& s);
 // (ServeRun::bench); with plan.dp > 1 all the replicas behind a round-robin router.
 // `rate_per_s` may be infinite (all sent at once); `max_concurrency` > 0: the client's cap on
 // requests in flight (--max-concurrency).
-// `numpy_tokenizer_vocab` > 0: the arrivals benchmark_serving.py drew (ServeRequest's field).
+// `numpy_tokenizer_vocab` > 0: the arrivals benchmark_serving.py drew, `server_prompt_len` > 0 their
+// prompts as the server tokenizes them (ServeRequest's fields).
 ServeRun run_online_benchmark(const Scenario& s, double rate_per_s, std::int64_t max_concurrency = 0,
-                              std::int64_t numpy_tokenizer_vocab = 0);
+                              std::int64_t numpy_tokenizer_vocab = 0, std::int64_t server_prompt_len = 0);
 
 // The command's table (print_serving), and the pools of a disaggregated run.
 void print_serve_run(std::ostream& out, const ServeRun& run);

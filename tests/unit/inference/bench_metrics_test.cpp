@@ -164,6 +164,30 @@ TEST(BenchRequests, NumpyDrawsAreBenchmarkServingsArrivals) {
   EXPECT_THROW(bench_requests(spec), std::invalid_argument);
 }
 
+// The server's prompt length (server_prompt_len): the script's prompts are its ids decoded to
+// text and encoded again by the server, which gives more tokens than it drew; the requests carry
+// that length and the client's arrivals stay the same draws (the lengths draw nothing). 1049:
+// Llama 3's mean at 1,000 ids (scripts/random_prompt_server_tokens.py, 1048.6 incl. <|begin_of_text|>).
+TEST(BenchRequests, ServerPromptLengthKeepsTheScriptsArrivals) {
+  BenchRequestSpec spec;
+  spec.count = 50, spec.rate_per_s = 10, spec.prompt_len = 1000, spec.output_len = 2000, spec.seed = 0;
+  spec.numpy_tokenizer_vocab = 128000;
+  const std::vector<Request> drawn = bench_requests(spec);
+  spec.server_prompt_len = 1049;
+  const std::vector<Request> served = bench_requests(spec);
+  ASSERT_EQ(served.size(), drawn.size());
+  for (std::size_t i = 0; i < served.size(); ++i) {
+    EXPECT_EQ(served[i].arrival_s, drawn[i].arrival_s) << i;
+    EXPECT_EQ(served[i].prompt_len, 1049) << i;
+    EXPECT_EQ(served[i].output_len, 2000) << i;
+  }
+  EXPECT_DOUBLE_EQ(served[3].arrival_s, 0.4070582018811244);  // as NumpyDrawsAreBenchmarkServingsArrivals
+  spec.numpy_tokenizer_vocab = 0;  // this project's own draws take their lengths as given: refused
+  EXPECT_THROW(bench_requests(spec), std::invalid_argument);
+  spec.numpy_tokenizer_vocab = 128000, spec.server_prompt_len = -1;
+  EXPECT_THROW(bench_requests(spec), std::invalid_argument);
+}
+
 // Through the serving loop: a request decoding alone gets one token a pass, so its ITLs are
 // the pass times and their mean is its TPOT.
 TEST(BenchMetrics, ItlOfALoneRequestIsItsTpot) {

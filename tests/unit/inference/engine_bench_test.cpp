@@ -213,6 +213,10 @@ TEST(EngineBench, QwqLowLoadTtftQueuesOnTheScriptsArrivals) {
   ASSERT_EQ(ttft.metric, trust::Metric::serve_median_ttft_s);
   trust::ValidationCase own_draws = ttft;
   own_draws.client_numpy_tokenizer_vocab = 0;
+  // the same prompts as the server sees them (client.server_prompt_len goes with the numpy draws)
+  if (own_draws.client_server_prompt_len > 0)
+    own_draws.overrides.push_back("inference.prompt_len=" + std::to_string(own_draws.client_server_prompt_len));
+  own_draws.client_server_prompt_len = 0;
   const auto errors = trust::run_validation_cases({ttft, own_draws}, root + "/scenarios");
   const double scripts = errors[0].predicted / errors[0].measured - 1,
                own = errors[1].predicted / errors[1].measured - 1;
@@ -302,6 +306,9 @@ TEST(EngineBench, R1BenchmarkLoadedTtftOnTheClientsOwnArrivals) {
     cases.push_back(c);
     poisson.push_back(c);
     poisson.back().client_numpy_tokenizer_vocab = 0;
+    if (c.client_server_prompt_len > 0)
+      poisson.back().overrides.push_back("inference.prompt_len=" + std::to_string(c.client_server_prompt_len));
+    poisson.back().client_server_prompt_len = 0;
   }
   ASSERT_EQ(cases.size(), 18u);
   auto within = [&](const std::vector<trust::ValidationCase>& set, std::vector<double>& errors) {
