@@ -18,6 +18,9 @@ inline constexpr const char* kAttnCpMerge = "attn.cp_merge";
 // PyTorch's fused matmul-reduce-scatter's sum over its stacked partials (stack.tp_overlap:
 // symmetric_memory; the simulator's name, sim/training/async_tp.hpp FusedMatmulSplit)
 inline constexpr const char* kTpPartialsSum = "tp.partials_sum";
+// PyTorch's fused all-gather-matmul's copy of the local shard into its symmetric-memory buffer
+// before the first chunk (stack.tp_overlap: symmetric_memory; sim/training/async_tp.hpp)
+inline constexpr const char* kTpShardStaging = "tp.shard_staging";
 inline constexpr const char* kAttnNorm = "attn.norm";
 inline constexpr const char* kAttnProj = "attn.proj";
 inline constexpr const char* kAttnQkv = "attn.qkv";

@@ -19,6 +19,11 @@ double sp_layout_copy_bytes(const Collective& c) {
   return c.group == CommGroup::tp && sequence_parallel ? 2.0 * static_cast<double>(c.bytes) : 0.0;
 }
 
+double shard_staging_bytes(const Collective& c, int tp) {
+  if (tp <= 1 || c.group != CommGroup::tp || c.kind != CollectiveKind::all_gather) return 0;
+  return 2.0 * static_cast<double>(c.bytes) / tp;  // the shard read and written
+}
+
 Collective tp_wire_collective(const Collective& c, const StackSpec& stack, Dtype gemm_dtype, Dtype activations) {
   if (!stack.tp_float8_all_gather || gemm_dtype != Dtype::fp8 || c.group != CommGroup::tp ||
       c.kind != CollectiveKind::all_gather)

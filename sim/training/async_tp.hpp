@@ -68,6 +68,14 @@ FusedMatmulSplit symmetric_memory_split(const std::vector<LayerOp>& ops, std::si
 // `element_bytes` each: tp partials of m / tp rows read, one written.
 double partials_sum_bytes(std::int64_t m, std::int64_t cols, int tp, double element_bytes);
 
+// The bytes PyTorch's fused all-gather-matmul copies before its first chunk GEMM, on the compute
+// stream (torch/distributed/_symmetric_memory/__init__.py, _pipelined_multi_all_gather_and_consume:
+// copy_shard(dst=local_p2p_bufs, src=shard), then symm_mem.barrier, "giving up the chance to
+// overlap "mv" and "b" with the first shard_consumer"): the local shard, 1/tp of a TP all-gather's
+// gathered tensor, read once and written once; 0 for any other collective (the fused
+// matmul-reduce-scatter's chunks are written into the buffer by their GEMMs).
+double shard_staging_bytes(const Collective& c, int tp);
+
 // With sequence parallelism a TP entry re-gathers its input for the weight gradient
 // (LayerOp::bwd_regather) asynchronously, issued before the next GEMM's dgrad and waited for
 // after it (Megatron-core tensor_parallel/layers.py, LinearWithGradAccumulationAndAsync

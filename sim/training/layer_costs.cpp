@@ -721,6 +721,37 @@ void add_partials_sums(const Scenario& s, const std::vector<LayerOp>& ops, Layer
   cost.ops.push_back(t);
 }
 
+// PyTorch's fused all-gather-matmuls' copies of the local shard before their first chunk
+// (shard_staging_bytes), each a memory-bound copy on the compute stream ahead of the pipeline, so
+// never hidden by it: the entries' forward gathers (and the recompute's), the exits' backward
+// gathers of the output gradient; the wire's bytes (tp_wire_collective). A row of their own.
+void add_shard_stagings(const Scenario& s, const std::vector<LayerOp>& ops, LayerCost& cost) {
+  if (!symmetric_memory_tp(s)) return;
+  const Dtype dtype = activation_dtype(s.training->precision);
+  const Dtype gemm_dtype = s.training->precision;
+  OpTime t;
+  t.name = op_names::kTpShardStaging;
+  double again_s = 0;
+  for (const LayerOp& op : ops) {
+    if (op.kind != OpKind::collective || op.fwd_comm.group != CommGroup::tp) continue;
+    const double fwd = shard_staging_bytes(tp_wire_collective(op.fwd_comm, s.stack, gemm_dtype, dtype), s.plan.tp);
+    if (fwd > 0) {
+      const double one_s = layout_copy_s(s.cluster.gpu, dtype, op, fwd, t);
+      t.fwd_s += one_s, t.fwd_bytes += fwd, ++t.fwd_launches;
+      if (op.recomputed) again_s += one_s * op.recompute_share;
+    }
+    const double bwd = shard_staging_bytes(tp_wire_collective(op.bwd_comm, s.stack, gemm_dtype, dtype), s.plan.tp);
+    if (bwd > 0 && micro_pipelined_backward(op, s.stack)) {
+      t.dgrad_s += layout_copy_s(s.cluster.gpu, dtype, op, bwd, t), t.dgrad_bytes += bwd, ++t.dgrad_launches;
+    }
+  }
+  if (t.fwd_launches + t.dgrad_launches == 0) return;
+  t.bwd_bytes = t.dgrad_bytes;
+  t.recomputed = again_s > 0;
+  t.recompute_share = t.fwd_s > 0 ? again_s / t.fwd_s : 1;
+  cost.ops.push_back(t);
+}
+
 }  // namespace
 
 LayerCost cost_layer(const Scenario& s, std::int64_t layer) {
@@ -728,6 +759,7 @@ LayerCost cost_layer(const Scenario& s, std::int64_t layer) {
   LayerCost cost = price_all(s, ops, s.training->precision);
   add_cp_passes(s, ops, cost);
   add_partials_sums(s, ops, cost);
+  add_shard_stagings(s, ops, cost);
   add_fsdp_copies(s, s.model.is_moe_layer(layer), cost);
   return cost;
 }

@@ -283,6 +283,36 @@ TEST(AsyncTp, SymmetricMemoryPricesTheChunksAndThePartialSums) {
             1);
 }
 
+// PyTorch's fused all-gather-matmul copies its local shard into the symmetric-memory buffer
+// before the first chunk, on the compute stream, outside the pipeline. Llama-3-8B at TP 8, 4 x
+// 8,192 tokens x 4,096 x 2 bytes = 268,435,456 bytes gathered: a shard of 33,554,432 read and
+// written, 67,108,864 bytes a fused gather, each a memory-bound copy (the op list's cast kernel).
+TEST(AsyncTp, SymmetricMemoryStagesTheLocalShardBeforeEachFusedGather) {
+  EXPECT_EQ(shard_staging_bytes({CollectiveKind::all_gather, CommGroup::tp, 268435456}, 8), 67108864.0);
+  EXPECT_EQ(shard_staging_bytes({CollectiveKind::reduce_scatter, CommGroup::tp, 268435456}, 8), 0);
+  EXPECT_EQ(shard_staging_bytes({CollectiveKind::all_gather, CommGroup::cp, 268435456}, 8), 0);
+  const LayerCost cost = cost_layer(tp8_llama("symmetric_memory"), 0);
+  const auto staging = std::find_if(cost.ops.begin(), cost.ops.end(),
+                                    [](const OpTime& op) { return op.name == op_names::kTpShardStaging; });
+  ASSERT_NE(staging, cost.ops.end());
+  // forward: the two entries' gathers; backward: the two exits' gathers of the output gradient
+  // (the entries' backward is a reduce-scatter: its chunks write the buffer, nothing staged)
+  EXPECT_EQ(staging->fwd_bytes, 2 * 67108864.0);
+  EXPECT_EQ(staging->dgrad_bytes, 2 * 67108864.0);
+  EXPECT_EQ(staging->fwd_launches, 2);
+  EXPECT_EQ(staging->dgrad_launches, 2);
+  ComputeOp copy;
+  copy.kind = ComputeKind::elementwise;
+  copy.kernel = kernel_names::kCast;
+  copy.bytes = 67108864.0;
+  EXPECT_NEAR(staging->fwd_s, 2 * op_time_s(tp8_llama("symmetric_memory").cluster.gpu, copy), 1e-12);
+  EXPECT_DOUBLE_EQ(staging->dgrad_s, staging->fwd_s);
+  // vanilla TP and Transformer Engine's overlap stage nothing
+  for (const LayerCost& other : {cost_layer(tp8_llama("matmul"), 0), cost_layer(tp8_llama("layer"), 0)})
+    EXPECT_TRUE(std::none_of(other.ops.begin(), other.ops.end(),
+                             [](const OpTime& op) { return op.name == op_names::kTpShardStaging; }));
+}
+
 // torchtitan's wq, wk, wv and w1, w3 as separate modules (stack.separate_projections), no async
 // TP: each its own GEMM at its own shape in every pass, and one pass summing the input's gradients.
 TEST(AsyncTp, SeparateProjectionsRunTheirOwnGemmsAndSumTheirDgrads) {
