@@ -1,9 +1,13 @@
 // The decode GEMMs' gemm_reuse_time curve between back-to-back calibrations (issue 61):
-// the reuse sweep (calibrate/cache_reuse.hpp) run once per iteration with `rounds` rounds
-// (the argument) beside one other process, as calibrate runs it on 2 cores. At the end it
-// prints, per working set, the fitted value's median and spread (max - min) over the
-// iterations, for the isotonic fit calibrate writes and for the running maximum it wrote
-// before (each set's time over the cold set's, never below a smaller set's).
+// the reuse sweep (calibrate/cache_reuse.hpp) with `rounds` rounds (the argument) beside one
+// other process, as calibrate runs it on 2 cores, 4 times; each time once paced (both
+// processes on the same working set at the same time, the sets interleaved) and once as
+// calibrate runs it (each set's repeats back to back, the other process out of step),
+// alternately, so a change of load hits both alike. At the end it prints, per working set,
+// the fitted value's median and range over the 4, for each sweep, for the isotonic fit
+// calibrate writes and for the running maximum it wrote before (each set's time over the cold
+// set's, never below a smaller set's). Then one paced sweep alone (no other process): where
+// the knee sits when one rank has the cache to itself.
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
@@ -39,22 +43,43 @@ void print_spread(const char* fit, const std::vector<std::vector<double>>& curve
   std::printf("\n");
 }
 
-void BM_ReuseCurve(benchmark::State& state) {
-  cal::SweepOptions o;
-  const int rounds = static_cast<int>(state.range(0));
+struct Curves {
   std::vector<std::vector<double>> isotonic, running_max;
-  for (auto _ : state) {
-    cal::Calibration c;
-    cal::reuse_sweeps(c, o, rounds, 2, [](const std::string&) {});
+  void add(const cal::Calibration& c) {
     std::vector<double> curve;
     for (const cal::CurvePoint& p : cal::reuse_time_curve(c.memory)) curve.push_back(p.efficiency);
     isotonic.push_back(curve);
     running_max.push_back(running_max_curve(c.memory));
   }
-  std::printf("rounds %d, %zu calibrations\n", rounds, isotonic.size());
-  print_spread("isotonic", isotonic, cal::reuse_working_sets_MiB(false));
-  print_spread("running max", running_max, cal::reuse_working_sets_MiB(false));
+  void print(const char* sweep) const {
+    const std::vector<double> mib = cal::reuse_working_sets_MiB(false);
+    std::printf("%s sweep, %zu calibrations\n", sweep, isotonic.size());
+    print_spread("  isotonic", isotonic, mib);
+    print_spread("  running max", running_max, mib);
+  }
+};
+
+cal::Calibration one_sweep(int rounds, int ranks, const cal::ReuseSweep& sweep) {
+  cal::Calibration c;
+  cal::reuse_sweeps(c, sweep, rounds, ranks, [](const std::string&) {});
+  return c;
 }
-BENCHMARK(BM_ReuseCurve)->Arg(3)->Arg(9)->Iterations(5)->Unit(benchmark::kSecond);
+
+void BM_ReuseCurve(benchmark::State& state) {
+  const int rounds = static_cast<int>(state.range(0));
+  const cal::SweepOptions o;
+  Curves paced, sequential;
+  for (auto _ : state) {
+    paced.add(one_sweep(rounds, 2, cal::reuse_sweep_of(o, true)));
+    sequential.add(one_sweep(rounds, 2, cal::reuse_sweep_of(o, false)));
+  }
+  std::printf("rounds %d\n", rounds);
+  paced.print("paced, sets interleaved");
+  sequential.print("one set at a time, other process out of step (calibrate's)");
+  Curves alone;
+  alone.add(one_sweep(rounds, 1, cal::reuse_sweep_of(o, true)));
+  alone.print("paced, no other process");
+}
+BENCHMARK(BM_ReuseCurve)->Arg(9)->Iterations(4)->Unit(benchmark::kSecond);
 
 }  // namespace

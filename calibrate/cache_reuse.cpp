@@ -2,8 +2,11 @@
 
 #include <algorithm>
 #include <cmath>
+#include <memory>
+#include <optional>
 #include <string>
 
+#include "calibrate/samples.hpp"
 #include "kernels/cpu/linear.hpp"
 
 namespace twinsim::calibrate {
@@ -59,27 +62,83 @@ namespace {
 // tiny-gpt's FFN and the executor's widest projections).
 constexpr int kRows = 4, kOut = 1024, kIn = 256;
 
-// The reuse GEMM rotated through `working_set` bytes of weight matrices.
-MemoryPoint reuse_point(double working_set, const SweepOptions& o) {
-  const double matrix = sizeof(float) * static_cast<double>(kOut) * kIn;
-  const int sets = std::max(1, static_cast<int>(std::lround(working_set / matrix)));
-  std::vector<std::vector<float>> w(sets, std::vector<float>(static_cast<std::size_t>(kOut) * kIn, 0.01f));
-  std::vector<float> x(static_cast<std::size_t>(kRows) * kIn, 0.5f), y(static_cast<std::size_t>(kRows) * kOut);
-  int i = 0;
-  const Stats s = time_per_call(
-      [&] {
-        i = (i + 1) % sets;
-        kernels::cpu::linear_forward(x.data(), w[i].data(), nullptr, y.data(), kRows, kIn, kOut);
-      },
-      o.repeats, o.min_repeat_s);
-  return {kGemmReuseKernel, sets * matrix, s, false};
+// The weight matrices of every working set, and the next one each set's call reads.
+class ReuseSets {
+ public:
+  explicit ReuseSets(const std::vector<double>& sets_MiB) {
+    for (double mib : sets_MiB) {
+      const int n = std::max(1, static_cast<int>(std::lround(mib * 1048576.0 / kMatrixBytes)));
+      w_.emplace_back(n, std::vector<float>(static_cast<std::size_t>(kOut) * kIn, 0.01f));
+    }
+    next_.assign(w_.size(), 0);
+  }
+  std::size_t size() const { return w_.size(); }
+  double bytes(std::size_t set) const { return static_cast<double>(w_[set].size()) * kMatrixBytes; }
+
+  // Slots first .. first + count - 1 of `pace` (slot k: set k mod size): in each, a warm-up
+  // rotation through the set's matrices (the set before left its own in the cache), then
+  // calls until 0.9 of the slot, each slot's seconds per call appended to per_call[set].
+  void run_slots(const ReusePace& pace, long first, long count, std::vector<std::vector<double>>& per_call) {
+    for (long k = first; k < first + count; ++k) {
+      const std::size_t set = static_cast<std::size_t>(k) % w_.size();
+      const double begin = pace.origin_s + static_cast<double>(k) * pace.slot_s, end = begin + 0.9 * pace.slot_s;
+      while (now_s() < begin) {
+      }
+      for (std::size_t i = 0; i < w_[set].size(); ++i) call(set);
+      const double t0 = now_s();
+      long calls = 0;
+      for (; calls < 1 || now_s() < end; ++calls) call(set);
+      per_call[set].push_back((now_s() - t0) / static_cast<double>(calls));
+    }
+  }
+
+ private:
+  static constexpr double kMatrixBytes = sizeof(float) * static_cast<double>(kOut) * kIn;
+  void call(std::size_t set) {
+    next_[set] = (next_[set] + 1) % static_cast<int>(w_[set].size());
+    kernels::cpu::linear_forward(x_.data(), w_[set][next_[set]].data(), nullptr, y_.data(), kRows, kIn, kOut);
+  }
+  std::vector<std::vector<std::vector<float>>> w_;
+  std::vector<int> next_;
+  std::vector<float> x_ = std::vector<float>(static_cast<std::size_t>(kRows) * kIn, 0.5f);
+  std::vector<float> y_ = std::vector<float>(static_cast<std::size_t>(kRows) * kOut);
+};
+
+// The first slot of `pace` that begins after now.
+long next_slot(const ReusePace& pace) {
+  return static_cast<long>(std::floor((now_s() - pace.origin_s) / pace.slot_s)) + 1;
 }
 
 }  // namespace
 
-std::vector<MemoryPoint> reuse_sweep(const SweepOptions& o) {
+ReusePace reuse_pace(const SweepOptions& o) { return {now_s(), kReuseSlotsPerRepeat * o.min_repeat_s}; }
+
+std::vector<MemoryPoint> reuse_points(const std::vector<double>& sets_MiB, const SweepOptions& o,
+                                      const ReusePace& pace) {
+  ReuseSets sets(sets_MiB);
+  std::vector<std::vector<double>> per_call(sets.size());
+  // o.repeats slots of each set, in turn, from the next slot (whichever set it is)
+  sets.run_slots(pace, next_slot(pace), o.repeats * static_cast<long>(sets.size()), per_call);
   std::vector<MemoryPoint> out;
-  for (double mib : reuse_working_sets_MiB(o.quick)) out.push_back(reuse_point(mib * 1048576.0, o));
+  for (std::size_t s = 0; s < sets.size(); ++s)
+    out.push_back({kGemmReuseKernel, sets.bytes(s), stats_of(per_call[s]), false});
+  return out;
+}
+
+std::function<void()> paced_reuse_co_runner(const std::vector<double>& sets_MiB, const ReusePace& pace) {
+  auto sets = std::make_shared<std::optional<ReuseSets>>();  // allocated in the forked process
+  return [sets, sets_MiB, pace] {
+    if (!sets->has_value()) sets->emplace(sets_MiB);
+    std::vector<std::vector<double>> unused(sets_MiB.size());
+    (**sets).run_slots(pace, next_slot(pace), 64, unused);
+  };
+}
+
+std::vector<MemoryPoint> reuse_sweep(const SweepOptions& o, const ReusePace& pace, bool interleaved) {
+  std::vector<MemoryPoint> out;
+  if (interleaved) out = reuse_points(reuse_working_sets_MiB(o.quick), o, pace);
+  else
+    for (double mib : reuse_working_sets_MiB(o.quick)) out.push_back(reuse_points({mib}, o, pace).front());
   SweepOptions warm = o;
   warm.cache_bytes = warm_working_set_bytes(out);
   if (o.cache_bytes > 0) warm.cache_bytes = std::min(warm.cache_bytes, o.cache_bytes);

@@ -8,6 +8,7 @@
 // here, against a 32 MiB L3). So it is measured: the same 4-row GEMM rotated through
 // working sets of 1..64 MiB of weight matrices, while the other ranks do the same, as the
 // ranks of a TP decode each re-use their own shard.
+#include <functional>
 #include <vector>
 
 #include "calibrate/compute_bench.hpp"
@@ -34,9 +35,32 @@ double warm_working_set_bytes(const std::vector<MemoryPoint>& reuse_points);
 // fitted largest set's (cold), smallest set first. Empty with fewer than two points.
 std::vector<CurvePoint> reuse_time_curve(const std::vector<MemoryPoint>& reuse_points);
 
-// One round of the reuse sweep: the "gemm_reuse" points, then the decode GEMMs'
-// "gemm_cached" points rotating through half the warm working set those points found
-// (capped at `o.cache_bytes`, the L3 sysfs reports, when it reports one).
-std::vector<MemoryPoint> reuse_sweep(const SweepOptions& o);
+// The reuse points' schedule, shared by every process that runs them: slot k of `slot_s`
+// seconds from `origin_s` (steady clock) runs working set k mod (number of sets). A decode's
+// ranks re-use equal shards at the same moments, so the other ranks run the same set as the
+// timed one at the same time, and share the cache as the decode's ranks do.
+struct ReusePace {
+  double origin_s = 0;
+  double slot_s = 0;
+};
+// A slot is this many times a repeat's `min_repeat_s`: room for the warm-up rotation (64
+// matrices of 1 MiB, about 10 ms out of cache) before the calls.
+inline constexpr double kReuseSlotsPerRepeat = 1.5;
+// A schedule starting now.
+ReusePace reuse_pace(const SweepOptions& o);
+
+// The "gemm_reuse" points of the working sets `sets_MiB` on `pace`: `o.repeats` slots of each,
+// the sets in turn from the next slot (whichever set it runs), each slot a warm-up rotation through
+// its matrices then calls until 0.9 of it; a point's repeats are its slots.
+std::vector<MemoryPoint> reuse_points(const std::vector<double>& sets_MiB, const SweepOptions& o,
+                                      const ReusePace& pace);
+// What each other rank runs meanwhile (co_runners.hpp): the same sets on the same `pace`.
+std::function<void()> paced_reuse_co_runner(const std::vector<double>& sets_MiB, const ReusePace& pace);
+
+// One round of the reuse sweep: the "gemm_reuse" points (reuse_points on `pace`: the sets
+// interleaved, or one set at a time, each set's repeats back to back), then the decode GEMMs'
+// "gemm_cached" points rotating through half the warm working set those points found (capped
+// at `o.cache_bytes`, the L3 sysfs reports, when it reports one).
+std::vector<MemoryPoint> reuse_sweep(const SweepOptions& o, const ReusePace& pace, bool interleaved);
 
 }  // namespace twinsim::calibrate

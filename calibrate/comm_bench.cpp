@@ -1,10 +1,10 @@
 #include "calibrate/comm_bench.hpp"
 
 #include <algorithm>
-#include <chrono>
 #include <functional>
 
 #include "calibrate/compute_bench.hpp"
+#include "calibrate/samples.hpp"
 #include "kernels/cpu/activation.hpp"
 #include "kernels/cpu/linear.hpp"
 #include "kernels/cpu/optimizer.hpp"
@@ -12,10 +12,6 @@
 namespace twinsim::calibrate {
 
 namespace {
-
-double now_s() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
 
 // A training step calls a collective after ops that went through megabytes of weights and
 // activations: the communicator's buffers and MPI's shared-memory segments are out of the

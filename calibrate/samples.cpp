@@ -6,13 +6,9 @@
 
 namespace twinsim::calibrate {
 
-namespace {
-
 double now_s() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
-
-}  // namespace
 
 double median_of(std::vector<double> v) {
   if (v.empty()) return 0;

@@ -13,6 +13,9 @@ struct Stats {
   double spread() const { return median > 0 ? (max - min) / median : 0; }
 };
 
+// Seconds on the steady clock (from an arbitrary origin).
+double now_s();
+
 // The middle value (the mean of the two middle ones for an even count); 0 for none.
 double median_of(std::vector<double> values);
 
