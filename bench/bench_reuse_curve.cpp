@@ -1,13 +1,10 @@
 // The decode GEMMs' gemm_reuse_time curve between back-to-back calibrations (issue 61):
 // the reuse sweep (calibrate/cache_reuse.hpp) with `rounds` rounds (the argument) beside one
-// other process, as calibrate runs it on 2 cores, 4 times; each time once paced (both
-// processes on the same working set at the same time, the sets interleaved) and once as
-// calibrate runs it (each set's repeats back to back, the other process out of step),
-// alternately, so a change of load hits both alike. At the end it prints, per working set,
-// the fitted value's median and range over the 4, for each sweep, for the isotonic fit
-// calibrate writes and for the running maximum it wrote before (each set's time over the cold
-// set's, never below a smaller set's). Then one paced sweep alone (no other process): where
-// the knee sits when one rank has the cache to itself.
+// other process, as calibrate runs it on 2 cores, 4 times. At the end it prints, per working
+// set, the fitted value's median and range over the 4, for the isotonic fit calibrate writes
+// and for the running maximum it wrote before (each set's time over the cold set's, never
+// below a smaller set's). Then one sweep alone (no other process): where the knee sits when
+// one rank has the cache to itself.
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
@@ -59,26 +56,21 @@ struct Curves {
   }
 };
 
-cal::Calibration one_sweep(int rounds, int ranks, const cal::ReuseSweep& sweep) {
+cal::Calibration one_sweep(int rounds, int ranks) {
   cal::Calibration c;
-  cal::reuse_sweeps(c, sweep, rounds, ranks, [](const std::string&) {});
+  cal::reuse_sweeps(c, cal::SweepOptions{}, rounds, ranks, [](const std::string&) {});
   return c;
 }
 
 void BM_ReuseCurve(benchmark::State& state) {
   const int rounds = static_cast<int>(state.range(0));
-  const cal::SweepOptions o;
-  Curves paced, sequential;
-  for (auto _ : state) {
-    paced.add(one_sweep(rounds, 2, cal::reuse_sweep_of(o, true)));
-    sequential.add(one_sweep(rounds, 2, cal::reuse_sweep_of(o, false)));
-  }
+  Curves beside;
+  for (auto _ : state) beside.add(one_sweep(rounds, 2));
   std::printf("rounds %d\n", rounds);
-  paced.print("paced, sets interleaved");
-  sequential.print("one set at a time, other process out of step (calibrate's)");
+  beside.print("beside another process (calibrate's)");
   Curves alone;
-  alone.add(one_sweep(rounds, 1, cal::reuse_sweep_of(o, true)));
-  alone.print("paced, no other process");
+  alone.add(one_sweep(rounds, 1));
+  alone.print("no other process");
 }
 BENCHMARK(BM_ReuseCurve)->Arg(9)->Iterations(4)->Unit(benchmark::kSecond);
 

@@ -2,8 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <memory>
-#include <optional>
 #include <string>
 
 #include "calibrate/samples.hpp"
@@ -125,20 +123,9 @@ std::vector<MemoryPoint> reuse_points(const std::vector<double>& sets_MiB, const
   return out;
 }
 
-std::function<void()> paced_reuse_co_runner(const std::vector<double>& sets_MiB, const ReusePace& pace) {
-  auto sets = std::make_shared<std::optional<ReuseSets>>();  // allocated in the forked process
-  return [sets, sets_MiB, pace] {
-    if (!sets->has_value()) sets->emplace(sets_MiB);
-    std::vector<std::vector<double>> unused(sets_MiB.size());
-    (**sets).run_slots(pace, next_slot(pace), 64, unused);
-  };
-}
-
-std::vector<MemoryPoint> reuse_sweep(const SweepOptions& o, const ReusePace& pace, bool interleaved) {
+std::vector<MemoryPoint> reuse_sweep(const SweepOptions& o, const ReusePace& pace) {
   std::vector<MemoryPoint> out;
-  if (interleaved) out = reuse_points(reuse_working_sets_MiB(o.quick), o, pace);
-  else
-    for (double mib : reuse_working_sets_MiB(o.quick)) out.push_back(reuse_points({mib}, o, pace).front());
+  for (double mib : reuse_working_sets_MiB(o.quick)) out.push_back(reuse_points({mib}, o, pace).front());
   SweepOptions warm = o;
   warm.cache_bytes = warm_working_set_bytes(out);
   if (o.cache_bytes > 0) warm.cache_bytes = std::min(warm.cache_bytes, o.cache_bytes);

@@ -30,24 +30,15 @@ void merge_round(std::vector<Point>& all, std::vector<std::vector<Stats>>& per_p
 
 }  // namespace
 
-ReuseSweep reuse_sweep_of(const SweepOptions& o, bool paced) {
-  const ReusePace pace = reuse_pace(o);
-  if (paced)
-    return {paced_reuse_co_runner(reuse_working_sets_MiB(o.quick), pace),
-            [o, pace] { return reuse_sweep(o, pace, true); }};
-  // each set's repeats back to back, the other ranks running the same sweep out of step
-  auto round = [o, pace] { return reuse_sweep(o, pace, false); };
-  return {[round] { round(); }, round};
-}
-
-void reuse_sweeps(Calibration& c, const ReuseSweep& sweep, int rounds, int compute_ranks, const SweepStarted& started) {
+void reuse_sweeps(Calibration& c, const SweepOptions& o, int rounds, int compute_ranks, const SweepStarted& started) {
+  const ReusePace pace = reuse_pace(o);  // the other ranks run the same sweep on it, out of step
   std::vector<MemoryPoint> merged;
   std::vector<std::vector<Stats>> per_point;
-  const CoRunners others(compute_ranks, sweep.co_runner);
+  const CoRunners others(compute_ranks, [o, pace] { reuse_sweep(o, pace); });
   for (int k = 1; k <= rounds; ++k) {
     const std::string round = rounds > 1 ? " (round " + std::to_string(k) + " of " + std::to_string(rounds) + ")" : "";
     started("decode GEMMs re-using their weights, working sets of 1-64 MiB" + round);
-    merge_round(merged, per_point, sweep.round(), k);
+    merge_round(merged, per_point, reuse_sweep(o, pace), k);
   }
   c.memory.insert(c.memory.end(), merged.begin(), merged.end());
 }
@@ -76,7 +67,7 @@ void compute_sweeps(Calibration& c, const SweepOptions& o, int rounds, int compu
       merge_round(c.attention, attention_rounds, attention_sweep(o), k);
     }
   }
-  reuse_sweeps(c, reuse_sweep_of(o, false), reuse_rounds(rounds), compute_ranks, started);
+  reuse_sweeps(c, o, reuse_rounds(rounds), compute_ranks, started);
 }
 
 }  // namespace twinsim::calibrate

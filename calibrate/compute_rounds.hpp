@@ -5,9 +5,7 @@
 // the median of its rounds (samples.hpp merge_rounds).
 #include <functional>
 #include <string>
-#include <vector>
 
-#include "calibrate/cache_reuse.hpp"
 #include "calibrate/calibration.hpp"
 
 namespace twinsim::calibrate {
@@ -21,21 +19,9 @@ inline constexpr int kReuseRoundsPerRound = 3;
 constexpr int reuse_rounds(int rounds) { return kReuseRoundsPerRound * rounds; }
 // How many sweeps compute_sweeps runs (and calls `started` for).
 constexpr int compute_sweep_count(int rounds) { return 3 * rounds + reuse_rounds(rounds); }
-// A reuse sweep (cache_reuse.hpp): what the other ranks run, and one round of the timed rank.
-struct ReuseSweep {
-  std::function<void()> co_runner;
-  std::function<std::vector<MemoryPoint>()> round;
-};
-// Paced: reuse_sweep with the sets interleaved on one pace (reuse_pace), the other ranks running
-// the same sets on the same pace (paced_reuse_co_runner), as a decode's ranks re-use their
-// shards. bench/bench_reuse_curve (issue 61, 2-vCPU EPYC): its 12-16 MiB knee spread less
-// between back-to-back calibrations than out of step, but it sits at smaller sets (the two
-// ranks' sets share the L3), which priced five of the six serving judges slower, the wrong way
-// against validate's measured TPOT; so calibrate keeps the sweep out of step (false).
-ReuseSweep reuse_sweep_of(const SweepOptions& o, bool paced);
-// The reuse sweep `rounds` times beside processes running `sweep.co_runner`, as each rank of a
-// TP decode re-uses its own shard; its points (each the median of its rounds) go into c.memory.
-void reuse_sweeps(Calibration& c, const ReuseSweep& sweep, int rounds, int compute_ranks, const SweepStarted& started);
+// The reuse sweep `rounds` times beside processes running the same sweep, as each rank of a TP
+// decode re-uses its own shard; its points (each the median of its rounds) go into c.memory.
+void reuse_sweeps(Calibration& c, const SweepOptions& o, int rounds, int compute_ranks, const SweepStarted& started);
 // Fills c.memory (with the reuse sweep's points: cache_reuse.hpp), c.gemm and c.attention.
 void compute_sweeps(Calibration& c, const SweepOptions& o, int rounds, int compute_ranks, const SweepStarted& started);
 

@@ -29,15 +29,5 @@ TEST(ReusePoints, OnePointPerSetOfWholeMatricesEachTimedEveryRepeat) {
   }
 }
 
-TEST(ReusePoints, TheOtherRanksRunTheirSlotsAndReturn) {
-  SweepOptions o;
-  o.min_repeat_s = 1e-3;
-  const ReusePace pace = reuse_pace(o);
-  const double begin = pace.origin_s;
-  paced_reuse_co_runner({1, 2}, pace)();  // 64 slots of 1.5 ms from the next one: about 0.1 s
-  const double took = now_s() - begin;
-  EXPECT_GE(took, 64 * pace.slot_s);
-}
-
 }  // namespace
 }  // namespace twinsim::calibrate
