@@ -6,7 +6,9 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -64,6 +66,20 @@ const ShardedRun kRuns[] = {
     {"narayanan2021-zero3-529.6b-2240gpu.yaml", 48, Metric::hardware_tflops},
 };
 
+// Twins of the A100-40GB outliers from the same llm-foundry sweep (scripts/train/benchmarking/
+// sweep.sh at 300cc5c: one image, torch 1.13.1; each row's micro-batch and accumulation set by
+// hand) on MosaicML's A100-80GB nodes, the same nominal 1600 Gbps RoCE, README table "A100 80GB"
+// at 300cc5c: the 70B at the 40GB run's micro-batch 2 (32 GPUs, 16 accumulation steps) and on
+// the same 64 GPUs at micro-batch 8; the 13B on the same single node (micro-batch 20, 3 steps);
+// and that table's memory-tightest row, the 30B on 8 (60 GB of sharded state a GPU). Judged apart
+// from the 27: they are not the issue's runs.
+const ShardedRun kTwins[] = {
+    {"mpt-70b-32gpu-a100-80gb.yaml", 373},
+    {"mpt-70b-64gpu-a100-80gb.yaml", 410},
+    {"mpt-13b-8gpu-a100-80gb.yaml", 2065},
+    {"mpt-30b-8gpu-a100-80gb.yaml", 788},
+};
+
 const std::string kTrainingDir = std::string(TWINSIM_SOURCE_DIR) + "/scenarios/validation/training/";
 
 double predicted(const ShardedRun& run, const TrainingPrediction& p) {
@@ -76,10 +92,10 @@ double predicted(const ShardedRun& run, const TrainingPrediction& p) {
 
 const char* unit(Metric metric) { return metric == Metric::tokens ? "tokens/s/GPU" : "hw TFLOP/s"; }
 
-// prediction / published - 1 for every run, in kRuns' order, printed
-std::vector<double> judge_all() {
+// prediction / published - 1 for every run, in the list's order, printed
+std::vector<double> judge(std::span<const ShardedRun> runs) {
   std::vector<double> errors;
-  for (const ShardedRun& run : kRuns) {
+  for (const ShardedRun& run : runs) {
     const Scenario s = load_scenario_file(kTrainingDir + run.scenario);
     const TrainingPrediction p = predict_training(s);
     const double e = predicted(run, p) / run.published - 1;
@@ -131,9 +147,26 @@ std::vector<double> judge_all() {
 // (Eleventh session: OPT-175B's own launcher, the run12.00 script in metaseq issue #223, confirms
 // the scenario's micro-batch 8 without accumulation and ZeRO-3 resharding; its
 // --distribute-checkpointed-activations, not priced, is about 1 point: see the scenario file.)
+// (Twelfth session, nothing priced; the MPT outliers against their own sweep:
+// - llm-foundry's sweep.sh (300cc5c) sets each A100-40GB row's micro-batch and accumulation by
+//   hand (the 70B on 64: --microbatch_size 2 --accum 1; the 13B on 8: 4 and 16), runs 30 batches
+//   (the README says 12 steps) in torch 1.13.1, and collect_results.py takes the last logged
+//   throughput (the yamls' speed monitor: a 10-batch window). Neither row is auto-microbatching's
+//   choice; the first batch is outside the window.
+// - The 70B's measured steps, 4,096 / 276 = 14.84 s on 64 GPUs and 8,192 / 376 = 21.79 s on 128,
+//   against 10.65 s and 19.56 s predicted: half the tokens take 68% of the time.
+// - The same sweep's A100-80GB twins (kTwins, TwinsOnA100_80GB) are priced as the family is:
+//   the 70B at micro-batch 2 +5.7%, the 70B on 64 GPUs +8.3%, the 13B on one node +7.5%. The
+//   80GB table's memory-tightest row (30B on 8) is its highest, +14.4%, and its Oct 2023 re-run
+//   at the same micro-batch on newer software ran 16% faster (916 tokens/s per GPU, b2a43a1).
+// - Every 13B-on-8 A100-40GB row, 1,024 to 8,192 tokens a sequence, comes out +20.6 to +29.0%
+//   (the 1,024, 4,096 and 8,192 rows checked with throwaway scenarios).
+// - A slower fabric is not it: with 2 of the 8 NICs (50 GB/s a node) the 70B on 64 comes to +9%
+//   but the 70B on 128 to -3.2% and the 30B on 32 from +3.4% to -9.7%; OCI measured 185 GB/s.
+// Whether these torch-1.13 A100-40GB rows stay in the 15% goal is the reviewer's call.)
 // The bands hold what is reached, so that a change that loses it fails.
 TEST(ShardedDpRuns, ThroughputAgainstThePublishedRuns) {
-  const std::vector<double> errors = judge_all();
+  const std::vector<double> errors = judge(kRuns);
   const ErrorSummary t = summarize(errors);
   const auto within = std::count_if(errors.begin(), errors.end(), [](double e) { return std::abs(e) <= 0.15; });
   std::printf("%d runs, median |error| %.1f%%, max %.1f%%, %d within 15%%\n", t.count, 100 * t.median, 100 * t.max,
@@ -144,10 +177,20 @@ TEST(ShardedDpRuns, ThroughputAgainstThePublishedRuns) {
   EXPECT_GE(within, 20);
 }
 
+// The outliers' micro-batch, model and node are priced as the family is where the same sweep ran
+// them on 80 GB: each twin within the 15% goal (what is reached: +5.7, +8.3, +7.5, +14.4%).
+TEST(ShardedDpRuns, TwinsOnA100_80GB) {
+  const std::vector<double> errors = judge(kTwins);
+  ASSERT_EQ(errors.size(), 4u);
+  for (std::size_t i = 0; i < errors.size(); ++i) EXPECT_LT(std::abs(errors[i]), 0.15) << kTwins[i].scenario;
+}
+
 // Every published run ran, so each must fit its device.
 TEST(ShardedDpRuns, WhatRanFits) {
-  for (const ShardedRun& run : kRuns)
-    EXPECT_TRUE(predict_memory(load_scenario_file(kTrainingDir + run.scenario)).fits) << run.scenario;
+  for (const std::span<const ShardedRun> runs :
+       {std::span<const ShardedRun>(kRuns), std::span<const ShardedRun>(kTwins)})
+    for (const ShardedRun& run : runs)
+      EXPECT_TRUE(predict_memory(load_scenario_file(kTrainingDir + run.scenario)).fits) << run.scenario;
 }
 
 // The MPT-7B rows keep 18 sequences of 2,048 tokens a GPU from 32 to 128 GPUs (and 12-16 at 8
