@@ -157,7 +157,7 @@ TEST(MixtralServing, ExcludedRowsAreExactlyThoseBelowTheWeightReadFloor) {
 // A100 26.56 / 2.87 / 0.16 / 2.90; `twinsim simulate ... --json`, inference.prefill.ops). Such a
 // pass is bandwidth-bound: H100 over H200 predicted 19.95 / 14.95 = 1.33 (HBM 3.35 vs 4.8 TB/s).
 // The page's own ratio is 13.4 / 12.1 = 1.11, the same as its dense Mistral 7B rows (6.5 / 5.9 =
-// 1.10, which the simulator predicts 36-49% too fast): at most ~3 ms of the page's H200 12.1 ms
+// 1.10, which the simulator predicts 30-39% too fast): at most ~3 ms of the page's H200 12.1 ms
 // scales with bandwidth, ~9 ms does not (13.4 - 12.1 = 0.43 x the H200's bandwidth-bound part).
 // Cheaper GEMMs, all-reduces or host time keep the ratio at >= 1.3 and cannot reach both rows;
 // the A100's 23.8 ms leaves ~1 ms beyond its 16-bit weight read at the datasheet 2.04 TB/s where
