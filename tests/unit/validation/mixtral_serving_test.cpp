@@ -32,11 +32,14 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <limits>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "scenario/load.hpp"
 #include "sim/inference/batch_prediction.hpp"
+#include "sim/inference/serve_run.hpp"
 #include "sim/trust/case_errors.hpp"
 #include "trust/validation_cases.hpp"
 
@@ -146,6 +149,52 @@ TEST(MixtralServing, ExcludedRowsAreExactlyThoseBelowTheWeightReadFloor) {
   }
 }
 
+// Why no component price can bring the batch-1 128-token TTFT rows to 0 (kept H200 +23.5%, A100
+// +36.5%; H100 +48.8% excluded): the simulator prices each as a pass that reads every expert
+// once in 16 bits (a 128-token prompt sends 256 rows to 8 experts: all touched), 45 GB a GPU:
+// H200 14.95 ms = experts' grouped GEMMs 11.43 (~83% of HBM peak) + 64 all-reduces 1.36 +
+// attention 0.19 + norms, router, permute and the rest 1.96 (H100 16.26 / 1.36 / 0.20 / 2.11,
+// A100 26.56 / 2.87 / 0.16 / 2.90; `twinsim simulate ... --json`, inference.prefill.ops). Such a
+// pass is bandwidth-bound: H100 over H200 predicted 19.95 / 14.95 = 1.33 (HBM 3.35 vs 4.8 TB/s).
+// The page's own ratio is 13.4 / 12.1 = 1.11, the same as its dense Mistral 7B rows (6.5 / 5.9 =
+// 1.10, which the simulator predicts 30-39% too fast): at most ~3 ms of the page's H200 12.1 ms
+// scales with bandwidth, ~9 ms does not (13.4 - 12.1 = 0.43 x the H200's bandwidth-bound part).
+// Cheaper GEMMs, all-reduces or host time keep the ratio at >= 1.3 and cannot reach both rows;
+// the A100's 23.8 ms leaves ~1 ms beyond its 16-bit weight read at the datasheet 2.04 TB/s where
+// the Hopper rows imply ~9 ms. The bs32 2048/2048 rows are below the same read (12.2 ms a step
+// on the H100 against 13.7 ms; 20.0 ms on the A100, FP16 by the table's title, against 22.8 ms),
+// and 32 tokens x top-2 leave an expert untouched with probability (6/8)^32 ~ 1e-4. None of
+// gptSessionBenchmark's static batch, its max_batch / max_input limits, its paged KV blocks
+// (32 x 4,096 tokens fit) or the MoE plugin's small-M rate can make a pass faster than its
+// weight read: these rows are the page's, not the engine's. Held by the test below.
+TEST(MixtralServing, Trtllm09BatchOneTtftIsNotBandwidthBoundOnThePage) {
+  const std::string root = TWINSIM_SOURCE_DIR;
+  const auto cases = trust::read_validation_cases(root + "/scenarios/validation/cases.csv");
+  const auto ratio = [&](const std::string& h100, const std::string& h200, double& published) {
+    const auto find = [&](const std::string& n) {
+      const auto c = std::find_if(cases.begin(), cases.end(), [&](const auto& v) { return v.name == n; });
+      if (c == cases.end()) throw std::runtime_error(n + " is not in cases.csv");
+      return *c;
+    };
+    const trust::ValidationCase a = find(h100), b = find(h200);
+    published = a.measured / b.measured;
+    const auto ttft = [&](const trust::ValidationCase& c) {
+      return predict_inference(load_scenario_file(root + "/scenarios/" + c.scenario, c.overrides)).ttft_s;
+    };
+    return ttft(a) / ttft(b);
+  };
+  double mixtral_published = 0, mistral_published = 0;
+  const double mixtral = ratio("trtllm09-mixtral-8x7b-2xh100-fp8-ttft-128", "trtllm09-mixtral-8x7b-2xh200-fp8-ttft-128",
+                               mixtral_published);
+  const double mistral =
+      ratio("trtllm09-mistral-7b-h100-fp8-ttft-128", "trtllm09-mistral-7b-h200-fp8-ttft-128", mistral_published);
+  std::printf("  TTFT-128 H100/H200: Mixtral predicted %.2f published %.2f; Mistral 7B predicted %.2f published %.2f\n",
+              mixtral, mixtral_published, mistral, mistral_published);
+  EXPECT_GT(mixtral, 1.25);            // the simulator's pass reads its weights: ~ the HBM ratio 1.43
+  EXPECT_LT(mixtral_published, 1.15);  // the page's is not
+  EXPECT_LT(std::abs(mixtral_published - mistral_published), 0.05);  // and moves as its dense rows do
+}
+
 // The second engine table (issue 53: "a published engine table"): TensorRT-LLM v0.14.0's
 // performance overview, Mixtral 8x7B at TP 2 on H200 and H100 in FP8 and on H100 and
 // A100-SXM4-80GB in FP16, nine ISL/OSL pairs each (scenarios/validation/engines/
@@ -171,7 +220,56 @@ TEST(MixtralServing, Trtllm014TableWithinFifteenPercent) {
               100 * median(errors), 100 * worst, within);
   EXPECT_LE(median(errors), 0.15);  // issue 53: within 15% of a published engine table
   EXPECT_GE(within, 33);            // today's 33 of 36 (a guard against a regression)
-  EXPECT_LE(worst, 0.30);           // today's worst: H100 FP8 128/4096, +23.6%
+  EXPECT_LE(worst, 0.30);           // today's worst: H100 FP8 128/4096, +21.3% (the wave step below)
+}
+
+// The v0.14 table's one row outside 15%, H100 FP8 128/4096 (+21.3%), is a wave count, not a
+// step time. trtllm-bench queues its 1,500 requests at once; every request is 4,224 tokens and
+// GUARANTEED_NO_EVICT admits one only when its whole sequence fits, so they run in waves of the
+// pool's size: ceil(1,500 / sequences) waves of 4,096 steps. The simulator's pool (0.90 x HBM less
+// weights, activations, buffers) holds 379 sequences: 4 waves (1,500 / 379 = 3.96), 1.1% above the
+// 375 at which a fifth wave starts. The published 1,500 x 4,096 / 12,071 = 509 s is more than the
+// simulator's four waves of 105 s (420 s): four and a short fifth take 464 s. TensorRT-LLM's own rule is 0.90 of the
+// memory free after loading (--kv_cache_free_gpu_mem_fraction), and its published H100 log
+// (docs/source/performance/perf-benchmarking.md, trtllm-bench 0.12.0.dev2024073000, Llama-2-7B
+// FP8: "total: 79.10 GiB, available: 63.62 GiB" after a 6,214 MiB engine, 928.77 MiB of
+// execution context, 1.14 GB of runtime buffers and 4.35 GB of decoder) leaves 3.4 GiB used by
+// none of those: with that reserve alone the rule gives this engine 375 sequences, the step
+// itself. No v0.14 Mixtral log says which side it fell: recorded here, not fitted. The H200 FP8
+// (803 sequences, 2 waves; a third starts below 750) and the 16-bit engines
+// (105-106 sequences, 15 waves) are not near a step. The test holds the mechanism: today's pool
+// gives 4 waves, one 0.86 GB smaller (memory_utilization 0.89: 372 sequences) gives 5, the
+// throughput drops more than 8% for it, and the five-wave figure is within 15% of the published one.
+TEST(MixtralServing, Trtllm014H100Fp8LongOutputRowSitsOnAWaveStep) {
+  const std::string root = TWINSIM_SOURCE_DIR;
+  const auto cases = trust::read_validation_cases(root + "/scenarios/validation/cases.csv");
+  const auto c = std::find_if(cases.begin(), cases.end(),
+                              [](const auto& v) { return v.name == "trtllm014-mixtral-8x7b-2xh100-fp8-128-4096"; });
+  ASSERT_NE(c, cases.end());
+  const Scenario s = load_scenario_file(root + "/scenarios/" + c->scenario, c->overrides);
+  const std::int64_t requests = s.inference->batch;
+  const std::int64_t sequence_blocks = (s.inference->prompt_len + s.inference->output_len) / 16;  // 4,224 / 16
+  ServeRequest request;  // as run_offline_benchmark: every request at t = 0
+  request.requests = requests;
+  request.rate_per_s = std::numeric_limits<double>::infinity();
+  request.options.keep_occupancy = false;
+  request.options.max_sequence_steps = 0;
+  const ServeRun today = run_serve(s, request);
+  request.options.kv.memory_utilization = 0.89;
+  const ServeRun smaller = run_serve(s, request);
+  const std::int64_t seqs_today = today.result.total_blocks / sequence_blocks;
+  const std::int64_t seqs_smaller = smaller.result.total_blocks / sequence_blocks;
+  const double tput_today = today.summary.output_tokens_per_s, tput_smaller = smaller.summary.output_tokens_per_s;
+  std::printf(
+      "  pool %lld sequences: %lld waves, %8.0f tok/s (%+5.1f%%); pool %lld: %lld waves, %8.0f tok/s (%+5.1f%%)\n",
+      static_cast<long long>(seqs_today), static_cast<long long>((requests + seqs_today - 1) / seqs_today), tput_today,
+      100 * (tput_today / c->measured - 1), static_cast<long long>(seqs_smaller),
+      static_cast<long long>((requests + seqs_smaller - 1) / seqs_smaller), tput_smaller,
+      100 * (tput_smaller / c->measured - 1));
+  EXPECT_EQ((requests + seqs_today - 1) / seqs_today, 4);
+  EXPECT_EQ((requests + seqs_smaller - 1) / seqs_smaller, 5);
+  EXPECT_LT(tput_smaller, 0.92 * tput_today);  // a 1.8% smaller pool, a whole wave more
+  EXPECT_LT(std::abs(tput_smaller / c->measured - 1), 0.15);
 }
 
 }  // namespace
