@@ -344,7 +344,8 @@ double ring_calls_s(const GpuSpec& gpu, const ComputeOp& pass, int cp, OpTime& t
 }
 
 // `gemm_dtype`: the math type of the op list's GEMMs (the layers': training.precision; the
-// embedding's and head's: the 16-bit type); `gemm_clock`: their clock under the power limit (an
+// embedding's and head's: the 16-bit type, but a multi-token-prediction module's: price's
+// mtp_module_op); `gemm_clock`: their clock under the power limit (an
 // attention op's: its own, price_all's sustained_attention_clock).
 OpTime price_op_list(const Scenario& s, const LayerOp& op, Dtype gemm_dtype, double gemm_clock,
                      const FusedMatmulSplit& split) {
@@ -442,11 +443,22 @@ bool symmetric_memory_tp(const Scenario& s) {
   return s.plan.tp_comm_overlap && s.stack.tp_overlap == kSymmetricMemoryTpOverlap;
 }
 
+// Whether `op` of the head's list belongs to a multi-token-prediction module's projection or
+// transformer block: their GEMMs run at training.precision as a layer's do, the shared output
+// head (mtp.logits) at the 16-bit type as the main head's. DeepSeek-V3 §3.3.1 keeps only the
+// embedding, output head, gating, norms and attention in BF16; Megatron-core runs the MTP
+// layer's eh_proj and transformer layer inside its fp8 context (NVIDIA/Megatron-LM 00611e6e,
+// megatron/core/transformer/multi_token_prediction.py, _proj_and_transformer_layer).
+bool mtp_module_op(const LayerOp& op) {
+  return op.name.starts_with(op_names::kMtpPrefix) && op.name != op_names::kMtpLogits;
+}
+
 // ops[at] priced; `gemm_clock` as price_op_list's.
 OpTime price(const Scenario& s, const std::vector<LayerOp>& ops, std::size_t at, Dtype gemm_dtype, double gemm_clock) {
   const LayerOp& op = ops[at];
   const FusedMatmulSplit split =
       symmetric_memory_tp(s) ? symmetric_memory_split(ops, at, s.plan.tp, s.stack) : FusedMatmulSplit{};
+  if (mtp_module_op(op)) gemm_dtype = s.training->precision;
   OpTime t = price_op_list(s, op, gemm_dtype, gemm_clock, split);
   if (s.stack.hf_modeling() && op.kind != OpKind::collective) add_hf_eager(s, op, t);
   if (!s.stack.hf_modeling() && s.stack.eager_fp32_loss() && op.name == op_names::kHeadLoss) add_eager_fp32_loss(s, t);

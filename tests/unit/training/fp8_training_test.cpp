@@ -1,6 +1,7 @@
 // FP8 training as Transformer Engine runs it (sim/training/layer_costs.cpp): only the
-// layers' linear GEMMs run in fp8, each after a cast of its 16-bit activation operand;
-// attention, norms, element-wise ops, the TP collectives and the head stay in bf16.
+// layers' linear GEMMs (and a multi-token-prediction module's) run in fp8, each after a cast of
+// its 16-bit activation operand; attention, norms, element-wise ops, the TP collectives and the
+// head stay in bf16.
 // Expected figures derived by hand from the op shapes and the GPU's figures.
 #include <gtest/gtest.h>
 
@@ -67,6 +68,40 @@ TEST(Fp8Training, OnlyTheLayersGemmsChangeType) {
   const LayerCost head16 = cost_head(h100_gpt("bf16"));
   ASSERT_EQ(head8.ops.size(), head16.ops.size());
   for (std::size_t i = 0; i < head8.ops.size(); ++i) EXPECT_DOUBLE_EQ(head8.ops[i].fwd_s, head16.ops[i].fwd_s);
+}
+
+// A multi-token-prediction module (DeepSeek-V3 §2.2) runs its projection and transformer block in
+// fp8 as the layers do, its shared output head in bf16 as the main head (DeepSeek-V3 §3.3.1;
+// Megatron-core's MTP layer inside its fp8 context). On a B200 (no power-limit curve: the GEMM
+// clock is 1 in every op list) the block's GEMMs in the head's list cost exactly what the same
+// GEMMs cost in a layer's list at the block's index (layers + 0), and mtp.logits what head.logits
+// costs. Priced in bf16 as the head's list was before, the block's GEMMs differ from the layer's
+// (no cast, the bf16 curve).
+TEST(Fp8Training, AnMtpModuleRunsItsBlockInFp8AndItsHeadInBf16) {
+  const Scenario s = load_scenario_text(R"(
+model: {layers: 2, hidden: 1024, heads: 8, vocab: 32000, max_seq_len: 2048, mtp_layers: 1,
+        moe: {experts: 8, top_k: 2, expert_ffn_hidden: 1024}}
+cluster: dgx-b200
+training: {seq_len: 2048, global_batch: 8, micro_batch: 1, precision: fp8}
+plan: {tp: 1, pp: 1, dp: 1}
+)",
+                                        {});
+  const LayerCost head = cost_head(s);
+  const LayerCost block = cost_layer(s, s.model.layers);  // the module's block: layer index layers + 0
+  ASSERT_DOUBLE_EQ(head.gemm_clock, 1.0);
+  ASSERT_DOUBLE_EQ(block.gemm_clock, 1.0);
+  int gemms = 0;
+  for (const OpTime& op : block.ops) {
+    if (op.tensor_s <= 0) continue;  // the GEMMs (and attention): tensor-core time
+    const OpTime& mtp = op_named(head, "mtp." + op.name);
+    EXPECT_DOUBLE_EQ(mtp.fwd_s, op.fwd_s) << op.name;
+    EXPECT_DOUBLE_EQ(mtp.dgrad_s, op.dgrad_s) << op.name;
+    EXPECT_DOUBLE_EQ(mtp.wgrad_s, op.wgrad_s) << op.name;
+    ++gemms;
+  }
+  EXPECT_GE(gemms, 5);  // attention's projections, the router, the experts' up and down
+  EXPECT_DOUBLE_EQ(op_named(head, "mtp.logits").fwd_s, op_named(head, "head.logits").fwd_s);
+  EXPECT_DOUBLE_EQ(op_named(head, "mtp.logits").dgrad_s, op_named(head, "head.logits").dgrad_s);
 }
 
 TEST(Fp8Training, AnFp8GemmPaysTheCastOfItsActivationOperand) {
