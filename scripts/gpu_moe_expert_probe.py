@@ -14,6 +14,8 @@ Megatron's fuse_wgrad_accumulation), at one EP rank's shapes:
 each of these ways (--ways):
   loop_1s         TE GroupedLinear's non-fused path emulated: one cuBLAS GEMM per expert
                   (torch.mm on torch.split views), one stream, wgrad into fp32 main_grad
+                  (addmm with out_dtype fp32 and beta 1 where torch runs it: the JSON's
+                  wgrad_accumulate says which WGRAD_MODES way ran)
   loop_4s         the same on 4 CUDA streams forked from and joined to the current one, as
                   TE's general_grouped_gemm does (NVTE_NUM_COMPUTE_STREAMS, default 4)
   loop_1s_bf16g   loop_1s with bf16 main_grad (the recipes' grad_reduce_in_fp32: false)
@@ -62,7 +64,7 @@ CASES = {
     "qwen3_30b_ep16": (2048, 768, 128, 8, 16, 4096, "megatron-bridge-qwen3-30b-a3b-ep16-h100-26.04.yaml"),
     "gpt_oss_120b_ep8": (2880, 2880, 128, 4, 8, 4096, "megatron-bridge-gpt-oss-120b-h100-26.02.yaml"),
 }
-DRY_RUN_SHAPE = (64, 32, 4 * 64)  # hidden, ffn, tokens a rank: tiny, same experts, top-k and EP
+DRY_RUN_SHAPE = (64, 32, 64)  # hidden, ffn, tokens a rank: tiny; the same experts, top-k and EP
 WAYS = ["loop_1s", "loop_4s", "loop_1s_bf16g", "grouped_mm", "dense", "loop_1s_routed", "loop_4s_routed"]
 FWD_OPS = ["gate_up.fwd", "act.fwd", "down.fwd"]
 BWD_OPS = ["down.bwd_dgrad", "down.bwd_wgrad", "act.bwd_dgrad", "gate_up.bwd_dgrad", "gate_up.bwd_wgrad"]
@@ -101,17 +103,43 @@ class Streams:
         return torch.cuda.stream(self.side[i % len(self.side)]) if self.side else contextlib.nullcontext()
 
     def join(self):
-        main = torch.cuda.current_stream()
         for s in self.side:
-            main.wait_event(s.record_event())
+            torch.cuda.current_stream().wait_event(s.record_event())
+
+
+WGRAD_MODES = ("addmm_out_dtype", "mm_out_dtype_then_add", "mm_then_add")
+WGRAD_MODE = ["addmm_out_dtype"]  # the first that runs here (wgrad_mode_for), one a process
 
 
 def wgrad_into(main_grad, dy, x):
-    """main_grad += dy^T x with bf16 operands (cuBLAS beta = 1; fp32 output when main_grad is)."""
+    """main_grad += dy^T x with bf16 operands: cuBLAS with beta = 1 and an fp32 output when
+    main_grad is fp32 (TE's accumulate=True), else the product and an add (see WGRAD_MODES)."""
     if main_grad.dtype == dy.dtype:
-        torch.addmm(main_grad, dy.t(), x, out=main_grad)
-    else:
+        main_grad.addmm_(dy.t(), x)
+    elif WGRAD_MODE[0] == "addmm_out_dtype":
         torch.addmm(main_grad, dy.t(), x, out_dtype=main_grad.dtype, out=main_grad)
+    elif WGRAD_MODE[0] == "mm_out_dtype_then_add":
+        main_grad.add_(torch.mm(dy.t(), x, out_dtype=main_grad.dtype))
+    else:
+        main_grad.add_(torch.mm(dy.t(), x))
+
+
+def wgrad_mode_for(dev):
+    """The first WGRAD_MODES way this torch runs on dev that gives the fp32 reference's sum
+    (addmm's out_dtype overload is CUDA-only, and its self dtype rule changed across versions)."""
+    a = torch.randn(64, 32, device=dev).to(torch.bfloat16)
+    b = torch.randn(64, 48, device=dev).to(torch.bfloat16)
+    want = 1 + a.float().t() @ b.float()
+    for mode in WGRAD_MODES:
+        WGRAD_MODE[0] = mode
+        try:
+            g = torch.ones(32, 48, device=dev)
+            wgrad_into(g, a, b)
+            if float((g - want).norm() / want.norm()) < 1e-2:
+                return mode
+        except (RuntimeError, TypeError, NotImplementedError):
+            pass
+    raise RuntimeError("no way to accumulate a bf16 product into fp32 runs here")
 
 
 def swiglu_fwd(gu):
@@ -378,8 +406,9 @@ def run_case(case, spec, args, cuda, out):
             out["ops"].extend(op_rows(case, way, (hidden, ffn), splits, med, graph_s, host_s, kernels, cuda))
             out["kernels"].extend(kernel_rows(case, way, kernels))
             info["ways"][way] = dict(status="ok", rel_error=err)
-            print(f"{case:17s} {way:15s} block {med['block.fwd_bwd'] * 1e6:10.1f} us  graph "
-                  f"{(graph_s or 0) * 1e6:10.1f} us  host {host_s * 1e6:9.1f} us  err {err}", flush=True)
+            graph = f"{graph_s * 1e6:10.1f}" if graph_s else "       n/a"
+            print(f"{case:17s} {way:15s} block {med['block.fwd_bwd'] * 1e6:10.1f} us  graph {graph} us  "
+                  f"host {host_s * 1e6:9.1f} us  err {err}", flush=True)
             del block
         except Exception as e:  # keep the other ways' rows
             traceback.print_exc()
@@ -417,7 +446,8 @@ def main(argv=None):
         torch.backends.cuda.matmul.allow_tf32 = False
     os.makedirs(args.out, exist_ok=True)
     out = dict(ops=[], kernels=[])
-    report = dict(meta=meta(cuda), smi_before=smi(), args=dict(vars(args)), cases={})
+    report = dict(meta=meta(cuda), smi_before=smi(), args=dict(vars(args)), cases={},
+                  wgrad_accumulate=wgrad_mode_for("cuda" if cuda else "cpu"))
     t0 = time.time()
     for case in args.cases.split(","):
         report["cases"][case] = run_case(case, CASES[case], args, cuda, out)
