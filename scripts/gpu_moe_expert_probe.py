@@ -244,14 +244,18 @@ def reference_error(block):
     return err
 
 
+def timing_event():
+    return torch.cuda.Event(enable_timing=True)
+
+
 def timed_run(block, cuda, reps):
     """Median CUDA-event wall of each op and of the block over reps (eager), and the median host
     time to issue the block. On the CPU, host clocks at the op boundaries."""
     per_op, blocks, host = {op: [] for op in OPS}, [], []
     for _ in range(reps):
         stamps = []
-        mark = (lambda op: stamps.append(torch.cuda.current_stream().record_event(torch.cuda.Event(enable_timing=True)))) \
-            if cuda else (lambda op: stamps.append(time.perf_counter()))
+        mark = (lambda op: stamps.append(torch.cuda.current_stream().record_event(timing_event()))) if cuda \
+            else (lambda op: stamps.append(time.perf_counter()))
         if cuda:
             torch.cuda.synchronize()
         t0 = time.perf_counter()

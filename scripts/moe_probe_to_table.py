@@ -53,7 +53,8 @@ def expected_bytes(case):
     """bf16 bytes of the balanced gate_up and down forwards: x, the E weights, y once each."""
     e, rows = len(case["balanced"]), sum(case["balanced"])
     h, f = case["hidden"], case["ffn"]
-    return {"gate_up.fwd": 2 * (rows * h + e * 2 * f * h + rows * 2 * f), "down.fwd": 2 * (rows * f + e * h * f + rows * h)}
+    return {"gate_up.fwd": 2 * (rows * h + e * 2 * f * h + rows * 2 * f),
+            "down.fwd": 2 * (rows * f + e * h * f + rows * h)}
 
 
 def shape_mismatch(case, ops):
@@ -93,12 +94,14 @@ def published_te(experts, rows_per_expert, k):
                 int(r["rows_per_expert"]) == rows_per_expert and int(r["k"]) == k]
 
 
-def print_case(name, case, rows, ops, why):
-    print(f"\n== {name}: {case['experts'] // case['ep']} local experts x {sum(case['balanced']) // len(case['balanced'])} "
+def print_case(name, case, probe_rows, ops, why):
+    rows = sum(case["balanced"]) // len(case["balanced"])
+    print(f"\n== {name}: {case['experts'] // case['ep']} local experts x {rows} "
           f"rows, hidden {case['hidden']}, ffn {case['ffn']}; {case['scenario']} (bf16)"
           + (f"; UNPRICED: {why}" if why else ""))
-    print(f"{'way':15s} {'op':18s} {'wall_us':>10s} {'kernel_us':>10s} {'graph_us':>9s} {'priced_us':>10s} {'p/m-1':>7s}")
-    for r in rows:
+    print(f"{'way':15s} {'op':18s} {'wall_us':>10s} {'kernel_us':>10s} {'graph_us':>9s} {'priced_us':>10s} "
+          f"{'p/m-1':>7s}")
+    for r in probe_rows:
         p = None if why else priced_us(ops, r["op"])
         priced = f"{p:10.1f} {p / float(r['wall_us']) - 1:+7.1%}" if p else ""
         print(f"{r['way']:15s} {r['op']:18s} {float(r['wall_us']):10.1f} {float(r['kernel_us']):10.1f} "
@@ -131,7 +134,8 @@ def main(argv=None):
     rows, report = read_probe(args.probe_out)
     meta, table = report["meta"], []
     print(f"probe: {meta.get('device')} torch {meta.get('torch')} {meta.get('date', '')[:19]}; "
-          f"clocks before {(report.get('smi_before') or {}).get('clocks.sm')}, after {(report.get('smi_after') or {}).get('clocks.sm')}")
+          f"SM clock before {(report.get('smi_before') or {}).get('clocks.sm')}, "
+          f"after {(report.get('smi_after') or {}).get('clocks.sm')}")
     for name, case in report["cases"].items():
         ops = sim_ops(args.twinsim, case["scenario"])
         why = shape_mismatch(case, ops)
@@ -140,7 +144,8 @@ def main(argv=None):
         table += [grouped_row(r, meta, None if why else priced_us(ops, r["op"])) for r in mine if r["op"] in GEMM_OPS]
         print("per expert GEMM pass (us): way, measured - priced, measured - dense floor")
         for way, (vs_sim, vs_dense) in per_expert_gaps(mine, ops, why).items():
-            print(f"  {way:15s} {'' if vs_sim is None else f'{vs_sim:+8.2f}':>9s} {'' if vs_dense is None else f'{vs_dense:+8.2f}':>9s}")
+            cells = ["" if v is None else f"{v:+8.2f}" for v in (vs_sim, vs_dense)]
+            print(f"  {way:15s} {cells[0]:>9s} {cells[1]:>9s}")
         rpe = sum(case["balanced"]) // len(case["balanced"])
         for p in published_te(len(case["balanced"]), rpe, case["hidden"]):
             print(f"  published {p['source']} TE {p['te_version']}: {p['experts']} x {p['rows_per_expert']} x "

@@ -52,7 +52,8 @@ def check_trace_attribution(scripts):
 
 
 def sim_op(twinsim, scenario, name):
-    cmd = [twinsim, "simulate", "scenarios/validation/training/" + scenario, "--json", "--set", "training.precision=bf16"]
+    cmd = [twinsim, "simulate", "scenarios/validation/training/" + scenario, "--json", "--set",
+           "training.precision=bf16"]
     ops = json.loads(subprocess.run(cmd, check=True, capture_output=True, text=True).stdout)["time"]["ops"]
     return next(o for o in ops if o["name"] == name)
 
@@ -104,10 +105,11 @@ def check_table(twinsim, src, python):
     # loop_1s vs dense over the 6 GEMM ops: (1000 + 5 x 500) - 6 x 300 = 1700 us over 16 x 6 passes = 17.71
     check("+17.71" in out.stdout, "the loop's excess over the dense floor: +17.71 us an expert GEMM pass")
     # against the sim: (1000 + 5 x 500 us - the six ops' bf16 prices) over 16 x 6 passes
-    priced = sum(sim_op(twinsim, scenario, f"moe.experts.{op}")["time_s"] * 1e6 for op in
-                 ("gate_up.fwd", "gate_up.bwd_dgrad", "gate_up.bwd_wgrad", "down.fwd", "down.bwd_dgrad", "down.bwd_wgrad"))
+    gemms = ("gate_up.fwd", "gate_up.bwd_dgrad", "gate_up.bwd_wgrad", "down.fwd", "down.bwd_dgrad", "down.bwd_wgrad")
+    priced = sum(sim_op(twinsim, scenario, f"moe.experts.{op}")["time_s"] * 1e6 for op in gemms)
     want = f"{(3500 - priced) / 96:+.2f}"
-    line = next((ln.split() for ln in out.stdout.splitlines() if ln.split()[:1] == ["loop_1s"] and len(ln.split()) == 3), [])
+    gaps = [ln.split() for ln in out.stdout.splitlines() if ln.startswith("  loop_1s ")]
+    line = gaps[0] if gaps else []
     check(line[1:2] == [want], f"the loop's gap to the price, {want} us an expert GEMM pass: {line}")
     check("published NVIDIA/TransformerEngine#2045 TE 2.2: 16 x 2048 x N768 x K2048" in out.stdout,
           "TE #2045's row at the same experts, rows and K is printed beside")
