@@ -10,7 +10,10 @@ the judged scenario each probe case names, with `--set training.precision=bf16` 
 bf16; Qwen3-30B's judges run fp8). The probe's op names are the sim's `moe.experts.<op>`.
 Before pricing a case its shape is checked: the sim's gate_up.fwd and down.fwd bytes must be
 the probe's balanced call read and written once in bf16 (x, the experts' weights, the output);
-a case whose shape differs (the probe's --dry-run sizes) is shown unpriced.
+a case whose shape differs (the probe's --dry-run sizes) is shown unpriced. The routed ways
+are set against the same (balanced) price: the sim prices routing as balanced. The act rows are
+the sim's moe.experts.act alone (gpt-oss's act_clamp and bias rows are not in the probe), and
+the probe's activation is eager PyTorch, not Megatron's fused kernel: read them as context.
 
 Writes (--csv) one row a case, way and GEMM op in the columns of scenarios/validation/
 microbench/grouped_*_published.csv (source, kernel, dtype, experts, rows_per_expert, n, k,
