@@ -67,3 +67,16 @@ add_test(NAME cli.goodput
          COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/check_goodput_cli.py $<TARGET_FILE:twinsim>
                  ${PROJECT_SOURCE_DIR}/scenarios)
 set_tests_properties(cli.goodput PROPERTIES TIMEOUT 300)
+# The MoE expert probe's importer (scripts/moe_probe_to_table.py) prices a full-shape probe
+# folder as `simulate --json` does, and the probe's kernels go to their ops (issue #53).
+add_test(NAME cli.moe_probe_table
+         COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/check_moe_expert_probe.py table
+                 $<TARGET_FILE:twinsim> ${PROJECT_SOURCE_DIR})
+set_tests_properties(cli.moe_probe_table PROPERTIES TIMEOUT 120)
+# The probe itself (scripts/gpu_moe_expert_probe.py --dry-run, on the CPU at tiny sizes): its
+# output's schema, rows and error against fp32. Skipped where no interpreter has torch
+# ($TWINSIM_TORCH_PYTHON names one that has).
+add_test(NAME cli.moe_expert_probe_dry_run
+         COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/check_moe_expert_probe.py probe
+                 $<TARGET_FILE:twinsim> ${PROJECT_SOURCE_DIR})
+set_tests_properties(cli.moe_expert_probe_dry_run PROPERTIES TIMEOUT 600 SKIP_RETURN_CODE 77)
