@@ -208,6 +208,10 @@ struct StackSpec {
   // size, [smallest TP, fraction] pairs: the pool is that fraction of the GPU's memory less
   // the weights, the activations left to the rest (ModelRunner.profile_max_num_token).
   std::vector<std::pair<int, double>> serving_mem_fraction_static;
+  // TensorRT-LLM's free_gpu_memory_fraction (KvCacheConfig, default 0.9): the pool is that
+  // fraction of the memory a profiled pass of max_num_tokens, its CUDA graphs and the context
+  // leave after the weights (sim/inference/trtllm_kv_pool.hpp). 0: not this sizing.
+  double serving_kv_free_fraction = 0;
   // The fraction of the entry with the largest smallest-TP at or below `tp` (0: none).
   double serving_static_fraction(int tp) const {
     double f = 0;

@@ -31,10 +31,16 @@ struct KvCacheConfig {
   // (ModelRunner.profile_max_num_token): fraction x HBM less the weights, nothing set aside
   // for the buffers and activations, which live in the rest.
   double static_fraction = 0;
+  // TensorRT-LLM's free_gpu_memory_fraction (StackSpec::serving_kv_free_fraction), 0: not its
+  // sizing. Its pool is that fraction of what a profiled pass leaves (trtllm_kv_pool.hpp).
+  double free_fraction = 0;
+  // The engine's max_batch_size, the largest batch its CUDA graphs may capture (0: no graphs).
+  std::int64_t graph_sequences = 0;
 };
 
 // The pool's sizing as the scenario's engine does it: its stack's static fraction at the
-// plan's TP size, with `config`'s other settings.
+// plan's TP size, or its free-memory fraction (graph_sequences: the stack's max sequences
+// unless `config` sets them), with `config`'s other settings.
 KvCacheConfig engine_kv_config(const Scenario& scenario, KvCacheConfig config = {});
 
 inline std::int64_t blocks_for_tokens(std::int64_t tokens, std::int64_t block_tokens) {
@@ -56,6 +62,8 @@ inline std::int64_t unused_slots(std::int64_t tokens, std::int64_t block_tokens)
 // Per GPU of each pipeline stage.
 struct StageKvCapacity {
   int stage = 0;
+  // TensorRT-LLM's sizing (free_fraction): usable is the whole HBM, buffers also the CUDA
+  // context and the CUDA graphs' pool, kv = free_fraction x what the others leave.
   std::int64_t usable_bytes = 0;     // HBM x memory_utilization
   std::int64_t weight_bytes = 0;
   std::int64_t buffer_bytes = 0;     // workspace and communication buffers

@@ -327,7 +327,9 @@ ServingResult run_lockstep_serving(const std::vector<Request>& requests, std::in
 ServingResult simulate_serving(const Scenario& scenario, const std::vector<Request>& requests,
                                const ServeOptions& options) {
   if (!scenario.inference) throw std::invalid_argument("serve: the scenario has no inference section");
-  const KvCapacity capacity = kv_capacity(scenario, engine_kv_config(scenario, options.kv));
+  KvCacheConfig kv = options.kv;
+  kv.graph_sequences = options.max_sequences;  // CUDA graphs up to the engine's max batch
+  const KvCapacity capacity = kv_capacity(scenario, engine_kv_config(scenario, kv));
   if (capacity.blocks <= 0) {
     const StageKvCapacity& st = capacity.stages[capacity.limiting_stage];
     throw std::invalid_argument("serve: no room for the KV cache on stage " + std::to_string(st.stage) + ": weights " +
