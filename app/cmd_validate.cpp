@@ -45,6 +45,7 @@ struct ValidateArgs {
   int steps = 10;
   bool quick = false;  // the suite's quick.txt cases only
   int runs = 3;      // runs of the suite; each case keeps its median run
+  int warmup_runs = 1;  // untimed rounds first (compare/suite_run.hpp: a quiet guest's first round ran slow)
   int cores = 0;     // 0: this machine's
   compare::SuiteTargets targets;  // issue 7's
   bool json = false;
@@ -112,12 +113,17 @@ void run_validate(const ValidateArgs& a) {
   else if (const std::string warning = other_cpu_warning(a.hardware); !warning.empty())
     std::cerr << "validate: " << warning << "\n";
   const int cores = a.cores > 0 ? a.cores : static_cast<int>(std::thread::hardware_concurrency());
-  Progress progress("validate", static_cast<int>(cases.size()) * a.runs, a.json);
-  const auto rows = compare::run_suite(cases, a.out, a.runs, [&](const fs::path& src, const fs::path& dir, int k) {
-    progress.begin(src.stem().string() + (a.runs > 1 ? " run " + std::to_string(k) : "") + " (load " +
-                   calibrate::load_average() + ")");
-    return run_case(src, a, cores, dir);
-  });
+  Progress progress("validate", static_cast<int>(cases.size()) * (a.runs + a.warmup_runs), a.json);
+  const auto label = [&a](int k) {
+    return k == 0 ? std::string(" warm-up") : a.runs > 1 ? " run " + std::to_string(k) : "";
+  };
+  const auto rows = compare::run_suite(
+      cases, a.out, a.runs,
+      [&](const fs::path& src, const fs::path& dir, int k) {
+        progress.begin(src.stem().string() + label(k) + " (load " + calibrate::load_average() + ")");
+        return run_case(src, a, cores, dir);
+      },
+      a.warmup_runs);
   if (a.json)
     std::cout << compare::results_json(rows).dump(2) << "\n";
   else
@@ -139,6 +145,10 @@ void add_validate_command(CLI::App& app) {
                 "figure in under 3 minutes, not a judgement)");
   cmd->add_option("--runs", a->runs, "runs of the whole suite; each case is judged by its median run (default 3)")
       ->check(cli::whole(1, 100));
+  cmd->add_option("--warmup-runs", a->warmup_runs,
+                  "untimed runs of the whole suite first, their results dropped "
+                  "(default 1)")
+      ->check(cli::whole(0, 10));
   cmd->add_option("--cores", a->cores, "worlds up to this many ranks are timing cases (default: this machine's cores)");
   cmd->add_option("--twinsim", a->twinsim, "twinsim binary that simulates and runs each case (default: this one)");
   cmd->add_flag("--json", a->json, "print the results as JSON");

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <string>
 
 #include "calibrate/samples.hpp"
@@ -102,6 +103,11 @@ class ReuseSets {
   std::vector<float> y_ = std::vector<float>(static_cast<std::size_t>(kRows) * kOut);
 };
 
+// The rows of a "gemm_rows" point: its bytes are 4 (m k + n k + m n) with the reuse GEMM's n, k.
+double rows_of(double bytes) {
+  return (bytes / sizeof(float) - static_cast<double>(kOut) * kIn) / static_cast<double>(kIn + kOut);
+}
+
 // The first slot of `pace` that begins after now.
 long next_slot(const ReusePace& pace) {
   return static_cast<long>(std::floor((now_s() - pace.origin_s) / pace.slot_s)) + 1;
@@ -123,6 +129,46 @@ std::vector<MemoryPoint> reuse_points(const std::vector<double>& sets_MiB, const
   return out;
 }
 
+std::vector<CurvePoint> rows_time_curve(const std::vector<MemoryPoint>& points) {
+  std::map<double, double> by_rows;  // rows -> median seconds a call
+  for (const MemoryPoint& p : points)
+    if (p.kernel == kGemmRowsKernel) by_rows[std::round(rows_of(p.bytes))] = p.seconds.median;
+  const auto ref = by_rows.find(kRows);
+  if (ref == by_rows.end() || ref->second <= 0) return {};
+  std::vector<CurvePoint> curve;
+  for (const auto& [rows, s] : by_rows) curve.push_back({rows, s / ref->second});  // t(m) / t(4)
+  return curve;
+}
+
+std::vector<MemoryPoint> rows_points(const SweepOptions& o) {
+  const std::vector<int> rows = o.quick ? std::vector<int>{kRows} : std::vector<int>{1, 2, kRows, 8, 16};
+  constexpr int kSets = 4;  // 4 MiB of weights
+  std::vector<std::vector<float>> w(kSets, std::vector<float>(static_cast<std::size_t>(kOut) * kIn, 0.01f));
+  const std::vector<float> x(static_cast<std::size_t>(rows.back()) * kIn, 0.5f);
+  std::vector<float> y(static_cast<std::size_t>(rows.back()) * kOut);
+  std::vector<std::vector<double>> per_call(rows.size());
+  int next = 0;
+  for (int rep = 0; rep < o.repeats; ++rep)
+    for (std::size_t r = 0; r < rows.size(); ++r) {
+      const auto call = [&] {
+        next = (next + 1) % kSets;
+        kernels::cpu::linear_forward(x.data(), w[next].data(), nullptr, y.data(), rows[r], kIn, kOut);
+      };
+      for (int i = 0; i < kSets; ++i) call();  // this row count's warm-up rotation
+      const double t0 = now_s();
+      long calls = 0;
+      for (; calls < 1 || now_s() - t0 < o.min_repeat_s; ++calls) call();
+      per_call[r].push_back((now_s() - t0) / static_cast<double>(calls));
+    }
+  std::vector<MemoryPoint> out;
+  for (std::size_t r = 0; r < rows.size(); ++r) {
+    const double m = rows[r];
+    const double bytes = sizeof(float) * (m * kIn + static_cast<double>(kOut) * kIn + m * kOut);
+    out.push_back({kGemmRowsKernel, bytes, stats_of(per_call[r]), false});
+  }
+  return out;
+}
+
 std::vector<MemoryPoint> reuse_sweep(const SweepOptions& o, const ReusePace& pace) {
   std::vector<MemoryPoint> out;
   for (double mib : reuse_working_sets_MiB(o.quick)) out.push_back(reuse_points({mib}, o, pace).front());
@@ -130,6 +176,7 @@ std::vector<MemoryPoint> reuse_sweep(const SweepOptions& o, const ReusePace& pac
   warm.cache_bytes = warm_working_set_bytes(out);
   if (o.cache_bytes > 0) warm.cache_bytes = std::min(warm.cache_bytes, o.cache_bytes);
   add_decode_gemm_points(out, warm, true);
+  for (MemoryPoint& p : rows_points(o)) out.push_back(std::move(p));
   return out;
 }
 

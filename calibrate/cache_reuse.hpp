@@ -18,6 +18,9 @@ namespace twinsim::calibrate {
 // The reuse points: bytes = the working set rotated through, seconds = one call.
 inline constexpr const char* kGemmReuseKernel = "gemm_reuse";
 
+// The rows points: the reuse GEMM's weights at other row counts (bytes = the call's A + W + C).
+inline constexpr const char* kGemmRowsKernel = "gemm_rows";
+
 // The working sets measured (MiB), smallest first; the last is out of any cache here.
 std::vector<double> reuse_working_sets_MiB(bool quick);
 
@@ -33,6 +36,19 @@ double warm_working_set_bytes(const std::vector<MemoryPoint>& reuse_points);
 // (isotonic_non_decreasing: a larger set cannot run warmer, a dip is noise), each over the
 // fitted largest set's (cold), smallest set first. Empty with fewer than two points.
 std::vector<CurvePoint> reuse_time_curve(const std::vector<MemoryPoint>& reuse_points);
+
+// The file's gemm_rows_time curve: the "gemm_rows" points' times over the 4-row one (the reuse
+// sweep's rows), by rows, fewest first. Empty without a 4-row point. A decode's experts run
+// more rows than the reuse GEMM: tiny-moe's EP-2 routed experts 8 a call where the shared
+// expert runs 4, and 8 rows ran 1.4x the 4-row time warm, 1.05-1.3x rotated through 11 MiB
+// (the executor's linear_forward, 2-vCPU EPYC, 2026-12-07); a 1-row call takes Eigen's
+// matrix-vector path, 0.2-0.3x.
+std::vector<CurvePoint> rows_time_curve(const std::vector<MemoryPoint>& points);
+
+// The "gemm_rows" points: the reuse GEMM's 1 MiB weights at 1, 2, 4, 8 and 16 rows (4 in
+// quick), rotated through 4 of them (4 MiB: the reuse curve's warm level), the rows taking
+// turns within each of `o.repeats` repeats so that a slow spell falls on all of them.
+std::vector<MemoryPoint> rows_points(const SweepOptions& o);
 
 // The reuse points' schedule: slot k of `slot_s` seconds from `origin_s` (steady clock) runs
 // working set k mod (number of sets), so each repeat starts on a slot and has room for its
@@ -59,7 +75,7 @@ std::vector<MemoryPoint> reuse_points(const std::vector<double>& sets_MiB, const
 // One round of the reuse sweep: the "gemm_reuse" points (reuse_points on `pace`, one set at a
 // time, each set's repeats back to back), then the decode GEMMs' "gemm_cached" points rotating
 // through half the warm working set those points found (capped at `o.cache_bytes`, the L3
-// sysfs reports, when it reports one).
+// sysfs reports, when it reports one), then the rows points (rows_points).
 std::vector<MemoryPoint> reuse_sweep(const SweepOptions& o, const ReusePace& pace);
 
 }  // namespace twinsim::calibrate

@@ -134,6 +134,7 @@ Fitted fit_all(const Calibration& c) {
   const double l3 = c.cache_MiB * 1048576.0, warm = warm_working_set_bytes(c.memory);
   f.cache_bytes = warm <= 0 ? l3 : l3 > 0 ? std::min(warm, l3) : warm;
   f.reuse_time = reuse_time_curve(c.memory);
+  f.rows_time = rows_time_curve(c.memory);
   return f;
 }
 
@@ -146,6 +147,17 @@ std::string reuse_time_yaml(const std::vector<CurvePoint>& curve) {
   y << "  # the same 4-row GEMM's time by the working set it re-uses, over its time out of cache: the\n"
     << "  # serving GEMMs' memory side at their pass's working set (bytes, fraction of cold)\n"
     << "  gemm_reuse_time:\n";
+  for (const CurvePoint& p : curve) y << "    - [" << fmt("%.0f", p.size) << ", " << fmt("%.4f", p.efficiency) << "]\n";
+  return y.str();
+}
+
+// gemm_rows_time: the reuse GEMM's time by rows over its 4-row time (none, or 4 rows only: "").
+std::string rows_time_yaml(const std::vector<CurvePoint>& curve) {
+  if (curve.size() < 2) return "";
+  std::ostringstream y;
+  y << "  # the same GEMM's time by rows over its 4-row time (4 MiB of weights in rotation): a serving\n"
+    << "  # GEMM of m rows a call (an expert's) costs the reuse curve's time times this at m\n"
+    << "  gemm_rows_time:\n";
   for (const CurvePoint& p : curve) y << "    - [" << fmt("%.0f", p.size) << ", " << fmt("%.4f", p.efficiency) << "]\n";
   return y.str();
 }
@@ -173,7 +185,7 @@ void write_gpu_head(std::ostringstream& y, const Calibration& c, const Fitted& f
     << "  # while every other core did the same (gemm_reuse points below; cache_reuse.hpp); sysfs L3 "
     << fmt("%.1f", c.cache_MiB) << " MiB\n"
     << "  cache_MiB: " << fmt("%.1f", f.cache_bytes / 1048576.0) << "\n"
-    << reuse_time_yaml(f.reuse_time)
+    << reuse_time_yaml(f.reuse_time) << rows_time_yaml(f.rows_time)
     << "  # fixed cost of one op: median intercept of the kernels' fits, at most half the fastest call ("
     << fmt("%.3f", f.memory.launch_s * 1e6)
     << "), plus the executor's host time per op (op_host.hpp: " << fmt("%.3f", c.op_host.median * 1e6) << " us, spread "

@@ -52,8 +52,11 @@ void copy_median_run_up(const CaseResult& row, const fs::path& out) {
 }  // namespace
 
 std::vector<CaseResult> run_suite(const std::vector<fs::path>& cases, const fs::path& out, int runs,
-                                  const CaseRunner& run_case) {
+                                  const CaseRunner& run_case, int warmup_runs) {
   if (runs < 1) throw std::invalid_argument("run_suite: runs must be at least 1");
+  if (warmup_runs < 0) throw std::invalid_argument("run_suite: warmup_runs must be at least 0");
+  for (int w = 0; w < warmup_runs; ++w)
+    for (const fs::path& c : cases) run_case(c, out / c.stem() / "warm-up", 0);  // dropped
   std::vector<std::vector<CaseResult>> by_case(cases.size());
   for (int k = 1; k <= runs; ++k)
     for (std::size_t i = 0; i < cases.size(); ++i) {

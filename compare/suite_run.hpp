@@ -14,7 +14,8 @@
 
 namespace twinsim::compare {
 
-// Runs one case: the suite's scenario file, the folder for its files, the run (from 1).
+// Runs one case: the suite's scenario file, the folder for its files, the run (from 1; 0
+// for a warm-up round, whose result is dropped).
 using CaseRunner =
     std::function<CaseResult(const std::filesystem::path& scenario, const std::filesystem::path& dir, int run)>;
 
@@ -29,8 +30,12 @@ std::vector<std::filesystem::path> listed_cases(const std::filesystem::path& sui
 
 // Runs every case `runs` times into OUT/NAME (OUT/NAME/run-K with several runs, the median
 // run's files then copied up to OUT/NAME), writes OUT/validate.json and returns one row per
-// case, in the order of `cases`.
+// case, in the order of `cases`. First, `warmup_runs` whole rounds whose results are dropped
+// (run 0, into OUT/NAME/warm-up): on the lead's quiet 2-vCPU guest (issue 61, s11) the
+// suite's first round ran 1.1-1.6x slower than its second and third in 13 and 15 of the
+// 20-21 unsteady cases of two validates, while rounds 2 and 3 agreed within 2-5% on most
+// training cases.
 std::vector<CaseResult> run_suite(const std::vector<std::filesystem::path>& cases, const std::filesystem::path& out,
-                                  int runs, const CaseRunner& run_case);
+                                  int runs, const CaseRunner& run_case, int warmup_runs = 0);
 
 }  // namespace twinsim::compare

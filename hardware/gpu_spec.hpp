@@ -97,6 +97,11 @@ struct GpuSpec {
   // sweep, calibrate/cache_reuse.hpp): the serving GEMMs' memory side at their pass's working
   // set (sim/cost/compute_cost.hpp gemm_reuse_factor). Empty: the binary cache_bytes pick.
   std::vector<EfficiencyPoint> gemm_reuse_time;
+  // That GEMM's time by rows a call over its time at the reuse sweep's 4 rows ([[rows,
+  // ratio], ...]; `twinsim calibrate`, calibrate/cache_reuse.hpp rows_time_curve): where given
+  // with gemm_reuse_time, a serving GEMM of m rows a call (an expert's) costs that time times
+  // this at m (sim/cost/compute_cost.hpp gemm_rows_factor). Empty: every row count as 4.
+  std::vector<EfficiencyPoint> gemm_rows_time;
   // library workspace held on the device (cuBLAS, NCCL); -1: the memory model's GPU
   // allowance (sim/memory/buffers.cpp), 0 for the host CPU, whose libraries need none
   std::int64_t workspace_bytes = -1;

@@ -140,27 +140,44 @@ double gemm_efficiency(const GpuSpec& gpu, double flops, std::int64_t m, std::in
          gemm_shape_factor(gpu, m, n, k, pass, dtype);
 }
 
-double gemm_reuse_factor(const GpuSpec& gpu, double working_set_bytes) {
-  const std::vector<EfficiencyPoint>& curve = gpu.gemm_reuse_time;
-  if (curve.empty() || working_set_bytes <= 0) return 1.0;
-  if (working_set_bytes <= curve.front().size) return curve.front().efficiency;
-  if (working_set_bytes >= curve.back().size) return curve.back().efficiency;
+namespace {
+// A curve's value at x > 0, log value linear in log x between its points, the ends held.
+double log_log_at(const std::vector<EfficiencyPoint>& curve, double x) {
+  if (x <= curve.front().size) return curve.front().efficiency;
+  if (x >= curve.back().size) return curve.back().efficiency;
   std::size_t i = 1;
-  while (working_set_bytes > curve[i].size) ++i;
+  while (x > curve[i].size) ++i;
   const EfficiencyPoint& a = curve[i - 1];
   const EfficiencyPoint& b = curve[i];
-  const double t = std::log(working_set_bytes / a.size) / std::log(b.size / a.size);
+  const double t = std::log(x / a.size) / std::log(b.size / a.size);
   return std::exp(std::log(a.efficiency) + t * std::log(b.efficiency / a.efficiency));
+}
+}  // namespace
+
+double gemm_reuse_factor(const GpuSpec& gpu, double working_set_bytes) {
+  if (gpu.gemm_reuse_time.empty() || working_set_bytes <= 0) return 1.0;
+  return log_log_at(gpu.gemm_reuse_time, working_set_bytes);
+}
+
+double gemm_rows_factor(const GpuSpec& gpu, double rows) {
+  // beyond the rows measured (a prefill's hundreds) the roofline's math side prices the rows
+  if (gpu.gemm_rows_time.empty() || rows <= 0 || rows > gpu.gemm_rows_time.back().size) return 1.0;
+  return log_log_at(gpu.gemm_rows_time, rows);
 }
 
 // The memory side of the GEMM roofline: its "gemm" curve (operands out of cache; else
-// memory_efficiency) times the reuse curve at the pass's working set. A file written before
+// memory_efficiency) times the reuse curve at the pass's working set and the rows curve at
+// its rows a call. A file written before
 // the reuse curve was measured: its "gemm_cached" curve when the set fits cache_bytes.
 double gemm_memory_s(const GpuSpec& gpu, const ComputeOp& op) {
   auto at = [&](std::string_view kernel) {
     return op.bytes / (gpu.hbm_bandwidth_Bps * gpu.kernel_memory_efficiency(kernel, false, op.bytes));
   };
-  if (!gpu.gemm_reuse_time.empty()) return at(kGemmKernel) * gemm_reuse_factor(gpu, op.working_set_bytes);
+  // a serving pass's (a working set): also its rows a call against the reuse GEMM's 4
+  if (!gpu.gemm_reuse_time.empty()) {
+    const double rows = op.working_set_bytes > 0 ? gemm_rows_factor(gpu, static_cast<double>(op.m)) : 1.0;
+    return at(kGemmKernel) * gemm_reuse_factor(gpu, op.working_set_bytes) * rows;
+  }
   const bool cached = op.working_set_bytes > 0 && op.working_set_bytes <= static_cast<double>(gpu.cache_bytes) &&
                       gpu.kernel_efficiency.contains(kGemmCachedKernel);
   return at(cached ? kGemmCachedKernel : kGemmKernel);
@@ -201,7 +218,9 @@ ComputeCost gemm_cost(const GpuSpec& gpu, const ComputeOp& op) {
     tall.m = op.m * op.groups;
     tall.groups = 1;
     tall.fused_groups = false;
-    return gemm_cost(gpu, tall);
+    ComputeCost c = gemm_cost(gpu, tall);
+    c.memory_s = gemm_memory_s(gpu, op);  // the same bytes, read by calls of each group's rows
+    return c;
   }
   ComputeCost c;
   const double product_flops = op.flops / static_cast<double>(std::max<std::int64_t>(1, op.groups));  // one expert's

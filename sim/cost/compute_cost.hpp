@@ -104,6 +104,10 @@ const std::vector<EfficiencyPoint>& gemm_curve(const GpuSpec& gpu, GemmPass pass
 // (GpuSpec::gemm_reuse_time), log time linear in log bytes between its points, the first
 // point's value below them and the last's above; 1 for an unknown set (0) or no curve.
 double gemm_reuse_factor(const GpuSpec& gpu, double working_set_bytes);
+// A serving GEMM's time at `rows` a call (per group) over the reuse curve's 4-row time
+// (GpuSpec::gemm_rows_time), log time linear in log rows between its points, the first held
+// below it; 1 beyond its last point (a prefill's rows: the math side prices them) or without it.
+double gemm_rows_factor(const GpuSpec& gpu, double rows);
 
 // Achieved fraction of dense peak for a GEMM of this shape (`flops` picks the point on
 // the GPU's efficiency curve for that pass, math type and kernel family; m, n, k the

@@ -29,5 +29,28 @@ TEST(ReusePoints, OnePointPerSetOfWholeMatricesEachTimedEveryRepeat) {
   }
 }
 
+// The rows points: 1, 2, 4, 8, 16 rows of the reuse GEMM (1024 x 256 weights), each timed in
+// every repeat; their bytes give back their rows (the curve's sizes), and 4 rows over itself is 1.
+// Quick mode measures 4 rows only, which makes no curve.
+TEST(ReusePoints, RowsPointsTimeEachRowCountEveryRepeat) {
+  SweepOptions o;
+  o.repeats = 3;
+  o.min_repeat_s = 1e-3;
+  const std::vector<MemoryPoint> p = rows_points(o);
+  ASSERT_EQ(p.size(), 5u);
+  for (const MemoryPoint& m : p) {
+    EXPECT_EQ(m.kernel, kGemmRowsKernel);
+    EXPECT_EQ(m.seconds.repeats, 3);
+    EXPECT_GT(m.seconds.min, 0.0);
+  }
+  const std::vector<CurvePoint> curve = rows_time_curve(p);
+  ASSERT_EQ(curve.size(), 5u);
+  const double rows[] = {1, 2, 4, 8, 16};
+  for (std::size_t i = 0; i < curve.size(); ++i) EXPECT_DOUBLE_EQ(curve[i].size, rows[i]);
+  EXPECT_DOUBLE_EQ(curve[2].efficiency, 1.0);
+  o.quick = true;
+  EXPECT_EQ(rows_points(o).size(), 1u);
+}
+
 }  // namespace
 }  // namespace twinsim::calibrate

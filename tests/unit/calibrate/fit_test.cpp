@@ -320,6 +320,26 @@ TEST(FitCacheReuse, ColdLevelPoolsColdSetsThatDip) {
   EXPECT_NEAR(reuse[2].efficiency, 1.0, 1e-12);
 }
 
+// gemm_rows_time: the rows points (the reuse GEMM's 1024 x 256 weights) by rows over the 4-row
+// time. A point's bytes are 4 (m 256 + 1024 x 256 + m 1024): 1 row 1,053,696 B, 4 rows 1,069,056,
+// 8 rows 1,089,536. Times 3, 12 and 18 us give 0.25, 1 and 1.5, fewest rows first; other kernels'
+// points are not rows points; without a 4-row point there is no curve.
+TEST(FitCacheReuse, RowsCurveIsEachRowCountsTimeOverFourRows) {
+  const std::vector<MemoryPoint> points = {{kGemmRowsKernel, 1089536, exact(18e-6)},
+                                           {kGemmRowsKernel, 1053696, exact(3e-6)},
+                                           {kGemmReuseKernel, 1069056, exact(99e-6)},
+                                           {kGemmRowsKernel, 1069056, exact(12e-6)}};
+  const std::vector<CurvePoint> rows = rows_time_curve(points);
+  ASSERT_EQ(rows.size(), 3u);
+  EXPECT_DOUBLE_EQ(rows[0].size, 1);
+  EXPECT_NEAR(rows[0].efficiency, 0.25, 1e-12);
+  EXPECT_DOUBLE_EQ(rows[1].size, 4);
+  EXPECT_NEAR(rows[1].efficiency, 1.0, 1e-12);
+  EXPECT_DOUBLE_EQ(rows[2].size, 8);
+  EXPECT_NEAR(rows[2].efficiency, 1.5, 1e-12);
+  EXPECT_TRUE(rows_time_curve({points[0], points[1]}).empty());
+}
+
 // The reuse sweep (cache_reuse.hpp): a 4-row GEMM rotated through working sets of weights.
 // Warm 10 us a call at 1 MiB, cold 40 us at 64 MiB: half-way on a log scale is
 // sqrt(10 x 40) = 20 us, first passed between 8 MiB (16 us) and 16 MiB (25 us): log 20 lies

@@ -65,6 +65,35 @@ TEST(SuiteRun, EachCaseRunsOncePerRoundAndKeepsItsMedianRunsFiles) {
   fs::remove_all(out);
 }
 
+TEST(SuiteRun, WarmUpRoundsRunFirstAndAreDropped) {
+  const fs::path out = fresh_dir("warm");
+  const std::vector<fs::path> cases{"suite/a.yaml", "suite/b.yaml"};
+  std::vector<std::string> order;
+  // the warm-up round measures 9.0 (a slow first round); the timed runs 1.2 1.1 1.0
+  const std::map<int, double> measured{{0, 9.0}, {1, 1.2}, {2, 1.1}, {3, 1.0}};
+  const auto rows = run_suite(
+      cases, out, 3,
+      [&](const fs::path& src, const fs::path& dir, int k) {
+        const std::string name = src.stem().string();
+        order.push_back(name + std::to_string(k));
+        EXPECT_EQ(dir, k == 0 ? out / name / "warm-up" : out / name / ("run-" + std::to_string(k)));
+        fs::create_directories(dir);
+        CaseResult r;
+        r.timing = true;
+        r.cmp.step_s = {1.0, measured.at(k)};
+        return r;
+      },
+      1);
+  // one whole warm-up round (run 0) before the timed rounds
+  EXPECT_EQ(order, (std::vector<std::string>{"a0", "b0", "a1", "b1", "a2", "b2", "a3", "b3"}));
+  ASSERT_EQ(rows.size(), 2u);
+  // the kept runs are the 3 timed ones: 1.2 1.1 1.0, median 1.1 (run 2); the 9.0 is nowhere
+  EXPECT_EQ(rows[0].measured_runs, (std::vector<double>{1.2, 1.1, 1.0}));
+  EXPECT_EQ(rows[0].run, 2);
+  EXPECT_THROW(run_suite(cases, out, 3, nullptr, -1), std::invalid_argument);
+  fs::remove_all(out);
+}
+
 TEST(SuiteRun, OneRunWritesStraightIntoTheCasesFolder) {
   const fs::path out = fresh_dir("one");
   const auto rows = run_suite({"x/only.yaml"}, out, 1, [&](const fs::path&, const fs::path& dir, int) {

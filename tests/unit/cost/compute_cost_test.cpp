@@ -248,5 +248,36 @@ TEST(GemmReuse, TheMemorySideIsTheColdTimeAtTheWorkingSetsFactor) {
   EXPECT_DOUBLE_EQ(warm.math_s, cold.math_s);
 }
 
+// The rows curve (GpuSpec::gemm_rows_time), by hand: 1 row 0.25, 4 rows 1, 16 rows 2.25 of the
+// 4-row time. 8 rows are half-way (log) from 4 to 16: sqrt(1 x 2.25) = 1.5; 2 rows half-way from
+// 1 to 4: sqrt(0.25 x 1) = 0.5; below 1 row the first point held, beyond 16 rows 1. A serving op
+// of 4 experts x 8 rows a call (one tall GEMM of 32 rows on a device without grouped figures)
+// reads its 1 MiB by calls of 8 rows: its memory side is 1.5 x the 4-row one (0.5 x cold at a
+// 4 MiB set), not the tall GEMM's 32 rows'. A training GEMM (no working set) keeps its memory
+// side, whatever its rows.
+TEST(GemmRows, AServingGemmsMemorySideScalesByItsRowsACall) {
+  GpuSpec gpu = test::a100();
+  EXPECT_DOUBLE_EQ(gemm_rows_factor(gpu, 8), 1.0);
+  gpu.gemm_rows_time = {{1, 0.25}, {4, 1.0}, {16, 2.25}};
+  EXPECT_NEAR(gemm_rows_factor(gpu, 8), 1.5, 1e-12);
+  EXPECT_NEAR(gemm_rows_factor(gpu, 2), 0.5, 1e-12);
+  EXPECT_DOUBLE_EQ(gemm_rows_factor(gpu, 0.5), 0.25);
+  EXPECT_DOUBLE_EQ(gemm_rows_factor(gpu, 16), 2.25);
+  EXPECT_DOUBLE_EQ(gemm_rows_factor(gpu, 64), 1.0);  // a prefill's rows: not measured, not scaled
+  gpu.kernel_efficiency["gemm"] = {{{1, 0.01}}, {}};
+  gpu.gemm_reuse_time = {{1048576.0, 0.4}, {4 * 1048576.0, 0.5}, {64 * 1048576.0, 1.0}};
+  ComputeOp op = gemm_op(Dtype::bf16, 8, 512, 256);
+  op.groups = 4;
+  op.fused_groups = true;
+  op.flops *= 4;
+  op.bytes = 1048576;
+  op.kernel = kGemmKernel;
+  op.working_set_bytes = 4 * 1048576.0;
+  const double cold = 1048576 / (0.01 * 2039e9);
+  EXPECT_NEAR(gemm_cost(gpu, op).memory_s, 1.5 * 0.5 * cold, 1e-15);
+  op.working_set_bytes = 0;  // training's: no reuse, no rows
+  EXPECT_NEAR(gemm_cost(gpu, op).memory_s, cold, 1e-15);
+}
+
 }  // namespace
 }  // namespace twinsim
