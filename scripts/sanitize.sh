@@ -20,9 +20,11 @@ sanitize_build() {  # folder, then extra configure arguments
 if [ "${1:-}" = "--sample" ]; then
   # The sample's test folders (tests/unit/<area>, run as test_<area>). Its own folder builds
   # only the library sources their tests reach (cmake/SanitizeSample.cmake), with line
-  # tables (-g1: ASan's reports keep file:line) instead of full debug information.
+  # tables (-g1: ASan's reports keep file:line) instead of full debug information, and the
+  # test files compiled in groups (cmake/UnityBuild.cmake).
   areas=(scenario reliability memory)
-  sanitize_build build-asan-sample "-DTWINSIM_SANITIZE_SAMPLE=$(IFS=';'; echo "${areas[*]}")" -DCMAKE_CXX_FLAGS_DEBUG=-g1
+  sanitize_build build-asan-sample "-DTWINSIM_SANITIZE_SAMPLE=$(IFS=';'; echo "${areas[*]}")" -DCMAKE_CXX_FLAGS_DEBUG=-g1 \
+    -DTWINSIM_UNITY=ON
   sample=("${areas[@]/#/test_}")
   cmake --build build-asan-sample -j"$(nproc)" --target "${sample[@]}"
   for t in "${sample[@]}"; do
