@@ -114,6 +114,12 @@ struct PlanKnobs {
   // of the parameters sharded over this many of its GPUs, so the backward's all-gathers stay
   // inside the node. 1: none
   int zero_hpz_partition_size = 1;
+  // Hybrid sharding (HSDP): the data-parallel ranks split into dp_replicate groups of
+  // dp/dp_replicate consecutive ones (each with its cp ranks); ZeRO shards over one group and
+  // the groups hold replicas. torchtitan's data_parallel_replicate_degree (FSDP2 over a 2-D
+  // DeviceMesh, replicate outer), FSDP1's HYBRID_SHARD, Megatron-core's
+  // --num-distributed-optimizer-instances with ZeRO-1. 1: none
+  int dp_replicate = 1;
   // The gradient reduction of ZeRO 0-2 (buckets, and ZeRO-2's per-layer reduce-scatters)
   // compressed to int8 or int4 with an fp32 error-feedback residual per gradient value
   // (ZeRO-3 has ZeRO++'s qgZ instead)
@@ -132,6 +138,9 @@ struct PlanKnobs {
   // parallel_state.get_data_parallel_group(with_context_parallel=True), which its DDP and
   // distributed optimizer use). ZeRO shards over it.
   std::int64_t dp_group_size() const { return static_cast<std::int64_t>(dp) * cp; }
+  // The ranks ZeRO shards over: the data-parallel group, or one of its dp_replicate shard
+  // groups under hybrid sharding (the shard group, torchtitan's dp_shard x cp).
+  std::int64_t zero_shard_group_size() const { return dp_group_size() / std::max(1, dp_replicate); }
   // Whether selective recomputation discards `module`'s outputs and recomputes them in the
   // backward (full recomputation recomputes everything: asked apart).
   bool recomputes(RecomputeModule module) const {

@@ -115,6 +115,8 @@ void for_each_plan_knob(Visit&& visit) {
   visit(BoolKnob{"zero_quantized_weights", &K::zero_quantized_weights, false, S::no, ""});
   visit(BoolKnob{"zero_quantized_gradients", &K::zero_quantized_gradients, false, S::no, ""});
   visit(IntKnob{"zero_hpz_partition_size", &K::zero_hpz_partition_size, 1, 1, kMaxPlanDegree, S::no, "", false});
+  // HSDP; the search keeps the scenario's where it fits (sim/search/candidate.cpp)
+  visit(IntKnob{"dp_replicate", &K::dp_replicate, 1, 1, kMaxPlanDegree, S::no, "", false});
   visit(choice_knob("gradient_compression", &K::gradient_compression, GradCompression::none, kGradCompressions,
                     S::no));
   visit(RatioKnob{"gradient_topk_ratio", &K::gradient_topk_ratio, 0.01, 1e-6, 1});  // with topk only

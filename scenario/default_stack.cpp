@@ -35,8 +35,11 @@ bool deepspeed_only_plan(const PlanKnobs& plan) {
 // Optimization ... (Stage 0, 1, or 2)" only (deepspeed.ai/tutorials/autotp-training), while
 // PyTorch's 2-D parallelism is FSDP2 over DTensor TP (pytorch.org/tutorials/intermediate/
 // TP_tutorial.html; torchtitan's 2-D runs). ZeRO-2 with tp stays DeepSpeed's (AutoTP runs it).
+// So is ZeRO-2/3 with hybrid sharding (plan.dp_replicate: FSDP2's HSDP, torchtitan's
+// data_parallel_replicate_degree; DeepSpeed's ZeRO has hpZ and MiCS instead).
 bool torchtitan_plan(const PlanKnobs& plan) {
-  const bool sharded_beside_other_parallelism = plan.zero >= 2 && (plan.pp > 1 || plan.cp > 1 || plan.tp_comm_overlap);
+  const bool sharded_beside_other_parallelism =
+      plan.zero >= 2 && (plan.pp > 1 || plan.cp > 1 || plan.tp_comm_overlap || plan.dp_replicate > 1);
   const bool params_sharded_beside_tp = plan.zero >= 3 && plan.tp > 1;
   return plan.recompute == Recompute::selective_op || sharded_beside_other_parallelism || params_sharded_beside_tp;
 }

@@ -17,9 +17,9 @@ namespace twinsim {
 //   (plan.offload_optimizer, plan.offload_params), ZeRO++ (plan.zero_quantized_weights,
 //   zero_quantized_gradients, zero_hpz_partition_size > 1); `torchtitan-compile` (PyTorch's
 //   FSDP2 in torchtitan, compiled) where the plan uses what only torchtitan composes: per-op
-//   selective recompute (recompute: selective_op), or ZeRO-2/3 sharding with pp or cp above 1 or
-//   with tp_comm_overlap (DeepSpeed refuses ZeRO-2/3 under its pipeline and has no ring
-//   attention; Megatron-Core's distributed optimizer is ZeRO-1), or ZeRO-3 with tp above 1
+//   selective recompute (recompute: selective_op), or ZeRO-2/3 sharding with pp or cp above 1,
+//   with tp_comm_overlap or with hybrid sharding (plan.dp_replicate above 1) (DeepSpeed refuses ZeRO-2/3 under its
+//   pipeline and has no ring attention; Megatron-Core's distributed optimizer is ZeRO-1), or ZeRO-3 with tp above 1
 //   (DeepSpeed's AutoTP training takes ZeRO stages 0-2 only); `deepspeed` for the rest of
 //   ZeRO stage 2 or 3;
 // * serving on a catalog GPU: `vllm-v1` (vLLM's V1 engine, the default engine since v0.8), or

@@ -334,6 +334,30 @@ void validate_hpz(const Scenario& s) {
                                         "the secondary partition stays inside a node");
 }
 
+// Hybrid sharding (plan.dp_replicate): ZeRO's states sharded over dp/dp_replicate ranks, the
+// replicas all-reducing each gradient shard (sim/training/zero_comm.hpp replicate_all_reduce_s).
+void validate_dp_replicate(const Scenario& s) {
+  const Plan& p = s.plan;
+  const std::string key = "plan.dp_replicate", value = std::to_string(p.dp_replicate);
+  require_divides(key, p.dp_replicate, "plan.dp", p.dp);
+  if (!p.shards_optimizer())
+    throw ScenarioError(key, value,
+                        "splits ZeRO's shard groups into replicas: it needs plan.zero 1, 2 or 3 (with "
+                        "plan.zero: 0 every data-parallel rank is already a replica)");
+  if (s.stack.name.find("deepspeed") != std::string::npos)
+    throw ScenarioError(key, value,
+                        "is PyTorch FSDP's HSDP or Megatron-core's distributed-optimizer instances; stack " +
+                            s.stack.name +
+                            " (DeepSpeed) shards ZeRO over the whole data-parallel group: "
+                            "its ZeRO-3 has hpZ (plan.zero_hpz_partition_size) and MiCS (not modelled)");
+  if (p.zero_hpz_partition_size > 1 || p.zero_quantized_weights || p.zero_quantized_gradients || p.offload_optimizer)
+    throw ScenarioError(key, value, "with DeepSpeed's ZeRO++ or ZeRO-Offload knobs is not modelled: choose one");
+  if (p.gradient_compression != GradCompression::none)
+    throw ScenarioError(key, value, "with plan.gradient_compression is not modelled");
+  if (p.ep > 1 || p.etp() != p.tp)
+    throw ScenarioError(key, value, "with routed experts' own groups (plan.ep, plan.expert_tp) is not modelled");
+}
+
 // plan.offload_device: nvme is priced by the node's drives (cluster.host.nvme_read_GBps).
 void require_nvme_drives(const Scenario& s) {
   if (!s.cluster.host.nvme_described())
@@ -529,6 +553,7 @@ void validate_training(const Scenario& s) {
                                        "plan.overlap_grad_reduce: false the stage moves as one bucket, which twinsim "
                                        "prices unquantised: set it true");
   if (p.zero_hpz_partition_size > 1) validate_hpz(s);
+  if (p.dp_replicate > 1) validate_dp_replicate(s);
   if (p.gradient_compression != GradCompression::none) {
     const std::string value(to_string(p.gradient_compression));
     if (p.shards_params())
@@ -608,6 +633,9 @@ void validate_inference(const Scenario& s) {
   if (s.plan.zero_hpz_partition_size > 1)
     throw ScenarioError("plan.zero_hpz_partition_size", std::to_string(s.plan.zero_hpz_partition_size),
                         "applies to training with ZeRO-3 (an inference run has no ZeRO collectives)");
+  if (s.plan.dp_replicate > 1)
+    throw ScenarioError("plan.dp_replicate", std::to_string(s.plan.dp_replicate),
+                        "applies to training with ZeRO (an inference run has no ZeRO collectives)");
   if (s.plan.zero_quantized_weights || s.plan.zero_quantized_gradients)
     throw ScenarioError(s.plan.zero_quantized_weights ? "plan.zero_quantized_weights" : "plan.zero_quantized_gradients",
                         "true", "applies to training with ZeRO-3 (an inference run has no ZeRO collectives)");

@@ -58,6 +58,10 @@ void validate(const TrainConfig& c) {
   if (c.plan.zero_hpz_partition_size > 1)
     throw std::invalid_argument("plan.zero_hpz_partition_size=" + std::to_string(c.plan.zero_hpz_partition_size) +
                                 ": the executor keeps no secondary partition (ZeRO++ is priced by the simulator only)");
+  if (c.plan.dp_replicate > 1)
+    throw std::invalid_argument("plan.dp_replicate=" + std::to_string(c.plan.dp_replicate) +
+                                ": the executor shards ZeRO over the whole data-parallel group (hybrid sharding is "
+                                "priced by the simulator only)");
   if (c.plan.gradient_compression != GradCompression::none && c.plan.shards_grads())
     throw std::invalid_argument("plan.gradient_compression=" + std::string(to_string(c.plan.gradient_compression)) +
                                 ": the executor compresses ZeRO 0-1's reduction only (plan.zero=" +

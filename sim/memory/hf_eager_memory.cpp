@@ -67,11 +67,10 @@ StageMemory hf_eager_training_stage(const ModelSpec& model, const Plan& plan, co
   // torch.amp keeps the model in fp32: an fp32 run's bytes per parameter (no master copy);
   // autocast's 16-bit copies are counted with the activations. A bf16 model: the 16-bit
   // model and the optimizer's fp32 master, as any mixed-precision run
-  const WeightMemory w =
-      params == HfParams::bf16
-          ? training_weight_memory(model, plan, stack, gpu, t, stage)
-          : zero_sharded(stage_params(model, plan, stage).total(), training_bytes_per_param(Dtype::fp32, t.optimizer),
-                         plan.zero, plan.dp_group_size());
+  const WeightMemory w = params == HfParams::bf16 ? training_weight_memory(model, plan, stack, gpu, t, stage)
+                                                  : zero_sharded(stage_params(model, plan, stage).total(),
+                                                                 training_bytes_per_param(Dtype::fp32, t.optimizer),
+                                                                 plan.zero, plan.zero_shard_group_size());
   MemoryBreakdown forward_end;
   forward_end.params = w.params;
   forward_end.optimizer = w.optimizer;

@@ -193,10 +193,10 @@ WeightMemory lora_weight_memory(const ModelSpec& model, const Plan& plan, const 
   std::int64_t base = checked_add(lora_base_matrix_bytes(training.lora->base, p.matrices),
                                   checked_mul(p.total() - p.matrices, std::int64_t{2}));
   if (training.lora->base != LoraBase::fp8) base = checked_add(base, gemm_weight_copy_bytes(gpu, training.precision, p.matrices));
-  if (plan.shards_params()) base = ceil_div(base, plan.dp_group_size());
+  if (plan.shards_params()) base = ceil_div(base, plan.zero_shard_group_size());
   const BytesPerParam bytes = training_bytes_per_param(training.precision, training.optimizer, stack);
   WeightMemory w = zero_sharded(trainable_stage_params(model, plan, training, stage).total(), bytes, plan.zero,
-                                plan.dp_group_size());
+                                plan.zero_shard_group_size());
   w.params = checked_add(w.params, base);
   return w;
 }
@@ -210,8 +210,9 @@ WeightMemory training_weight_memory(const ModelSpec& model, const Plan& plan, co
   const BytesPerParam bytes = training_bytes_per_param(training.precision, training.optimizer, stack);
   // Megatron reduces gradients and shards the distributed optimizer over the data-parallel
   // group including CP ranks; experts over the expert-data-parallel group, tp*cp*dp/(ep*expert_tp)
-  // (PlanKnobs::expert_dp_group_size; dp*cp/ep without folding).
-  WeightMemory w = zero_sharded(p.dense, bytes, plan.zero, plan.dp_group_size());
+  // (PlanKnobs::expert_dp_group_size; dp*cp/ep without folding). Under hybrid sharding
+  // (plan.dp_replicate) over one shard group, dp*cp/dp_replicate (PlanKnobs::zero_shard_group_size).
+  WeightMemory w = zero_sharded(p.dense, bytes, plan.zero, plan.zero_shard_group_size());
   const WeightMemory e = zero_sharded(p.expert, bytes, plan.zero, plan.expert_dp_group_size());
   w.params += e.params;
   w.grads += e.grads;

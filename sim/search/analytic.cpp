@@ -427,7 +427,7 @@ AnalyticEstimate AnalyticModel::estimate_on_own_stack(const Candidate& c) {
   // streams, as the step graph builds them: side by side inside a node, one after the other
   // where the group's collectives hold the NICs (across nodes)
   const bool one_link =
-      p.dp_group.nodes() > 1 && hpz_partition(plan_, cluster.gpus_per_node) <= 1;  // hpZ's stay in the node
+      p.dp_group.nodes() > 1 && !zero3_gather_in_node(cluster, plan_, true);  // hpZ's, HSDP's stay in the node
   auto zero_side = [&](double gather, double reduce) { return one_link ? gather + reduce : std::max(gather, reduce); };
   const bool moe = base_.model.moe.has_value();
   LayerPasses l;

@@ -31,6 +31,15 @@ void keep_scenario_settings(PlanKnobs& plan, const PlanKnobs& scenario, int gpus
                         plan.zero_hpz_partition_size == 1;
   // ZeRO-Infinity's drives where DeepSpeed allows them: ZeRO-3 with its optimizer offloaded
   plan.offload_device = plan.offload_optimizer && plan.shards_params() ? scenario.offload_device : OffloadDevice::cpu;
+  plan.dp_replicate = hybrid_sharding_fits(plan, scenario.dp_replicate) ? scenario.dp_replicate : 1;
+}
+
+bool hybrid_sharding_fits(const PlanKnobs& plan, int replicate) {
+  // ZeRO with PyTorch's or Megatron's sharding, its replicas dividing dp (scenario/validate.cpp)
+  const bool deepspeed_only = plan.offload_optimizer || plan.offload_params || plan.zero_quantized_weights ||
+                              plan.zero_quantized_gradients || plan.zero_hpz_partition_size > 1;
+  return replicate > 1 && plan.shards_optimizer() && plan.dp % replicate == 0 && !deepspeed_only &&
+         plan.gradient_compression == GradCompression::none && plan.ep == 1 && plan.etp() == plan.tp;
 }
 
 void apply_to_plan(const Candidate& c, Plan& plan) {

@@ -35,7 +35,10 @@ void for_each_candidate_field(OnKnob&& on_knob, OnMicroBatch&& on_micro_batch) {
 // where they do not: ZeRO++ with ZeRO-3's per-layer gathers, gradient compression with ZeRO
 // 0-2 over more than one DP rank, hpZ where the plan's layout allows it (zero_comm prices
 // each only there). The search space calls it on every candidate it makes.
+// ... and plan.dp_replicate (hybrid sharding) where `replicate` fits the plan: ZeRO 1-3 over
+// more than one replica dividing dp, without DeepSpeed's own knobs, compression or experts.
 void keep_scenario_settings(PlanKnobs& plan, const PlanKnobs& scenario, int gpus_per_node);
+bool hybrid_sharding_fits(const PlanKnobs& plan, int replicate);
 
 // Writes the candidate's knobs into a Plan (stage_layers left empty: layers / pp each).
 void apply_to_plan(const Candidate& c, Plan& plan);

@@ -59,6 +59,10 @@ GroupLayout group_layout(const ClusterSpec& cluster, const Plan& plan, ParallelG
     case ParallelGroup::ep: return strided_group(gpn, plan.ep, plan.etp());
     // the data-parallel group with its context-parallel ranks (PlanKnobs::dp_group_size)
     case ParallelGroup::dp: return strided_group(gpn, static_cast<int>(plan.dp_group_size()), plan.tp);
+    case ParallelGroup::dp_shard: return strided_group(gpn, static_cast<int>(plan.zero_shard_group_size()), plan.tp);
+    case ParallelGroup::dp_replicate:
+      return strided_group(gpn, std::max(1, plan.dp_replicate),
+                           static_cast<long>(plan.tp) * plan.zero_shard_group_size());
     case ParallelGroup::expert_dp:
       return strided_group(gpn, static_cast<int>(plan.expert_dp_group_size()), static_cast<long>(plan.etp()) * plan.ep);
     case ParallelGroup::pp:

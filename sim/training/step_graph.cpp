@@ -371,8 +371,9 @@ void Builder::zero3_gather(Chains& ch, int stage, std::int64_t layer, const char
   if (fsdp_keeps_stage_gathered(s.plan, s.stack) && (backward || slot_micro_batch > 0)) return;
   const double seconds = zero3_layer_gather_s(s.cluster, s.plan, s.stack, layer_params_split(s, layer), state_dtype(),
                                               backward, s.model.is_moe_layer(layer) ? regather_moe : regather_dense);
-  // hpZ's backward gather stays inside the node: the group's NICs are not held
-  const bool in_node = backward && hpz_partition(s.plan, s.cluster.gpus_per_node) > 1;
+  // hpZ's backward gather and a gather over a one-node HSDP shard group stay inside the node:
+  // the group's NICs are not held
+  const bool in_node = zero3_gather_in_node(s.cluster, s.plan, backward);
   // a stack that drains the device before each gather (StackSpec::zero_gather_blocking) runs
   // it on the compute stream: nothing overlaps it
   ResourceId StageStreams::*stream = s.stack.zero_gather_blocking ? nullptr : &StageStreams::gather;

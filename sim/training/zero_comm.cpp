@@ -169,7 +169,20 @@ LowRankShare powersgd_share(const ModelSpec& model, const Plan& plan) {
 
 double sharded_params_per_gpu(std::int64_t dense, std::int64_t expert, const PlanKnobs& plan, bool sharded) {
   if (!sharded) return static_cast<double>(dense + expert);
-  return static_cast<double>(dense / plan.dp_group_size() + expert / plan.expert_dp_group_size());
+  return static_cast<double>(dense / plan.zero_shard_group_size() + expert / plan.expert_dp_group_size());
+}
+
+double replicate_all_reduce_s(const ClusterSpec& cluster, const Plan& plan, double params, double element,
+                              int shard_ranks) {
+  if (plan.dp_replicate <= 1 || !plan.shards_optimizer() || params <= 0) return 0;
+  const GroupLayout replicas = group_layout(cluster, plan, ParallelGroup::dp_replicate);
+  // the shard this rank owns after the reduce-scatter, summed over the replicas
+  return collective_time_s(cluster, CollectiveOp::all_reduce, replicas, params / std::max(1, shard_ranks) * element);
+}
+
+bool zero3_gather_in_node(const ClusterSpec& cluster, const Plan& plan, bool backward) {
+  if (backward && hpz_partition(plan, cluster.gpus_per_node) > 1) return true;
+  return plan.dp_replicate > 1 && group_layout(cluster, plan, ParallelGroup::dp_shard).nodes() == 1;
 }
 
 std::int64_t zero_calls(double params, std::int64_t bucket) {
@@ -305,7 +318,9 @@ double zero_layer_reduce_s(const ClusterSpec& cluster, const Plan& plan, const S
   const double element = grad_element_bytes(precision);
   const CollectiveOp op = dp_gradient_op(stack, plan);
   const std::int64_t calls = reduce_calls(stack, params);
-  if (!quantized_gradients(plan)) return dp_calls_s(cluster, stack, group, op, params, element, calls);
+  if (!quantized_gradients(plan))
+    return dp_calls_s(cluster, stack, group, op, params, element, calls) +
+           replicate_all_reduce_s(cluster, plan, params, element, group.ranks);  // HSDP's, after it
   // qgZ (§3.3): the gradients in int4 through an all-to-all inside the node, then one
   // across nodes, each quantised before and dequantised and reduced after (two passes over
   // the layer's gradients each hop); priced as the reduce-scatter of the int4 bytes
@@ -369,8 +384,9 @@ double dp_gradient_reduce_s(const ClusterSpec& cluster, const Plan& plan, Collec
 
 double stack_gradient_reduce_s(const ClusterSpec& cluster, const Plan& plan, const StackSpec& stack,
                                const GroupLayout& dp, double params, Dtype state, const LowRankShare& low_rank) {
-  return dp_gradient_reduce_s(cluster, plan, dp_gradient_op(stack, plan), dp, params, dp_gradient_dtype(stack, state),
-                              low_rank);
+  const Dtype precision = dp_gradient_dtype(stack, state);
+  return dp_gradient_reduce_s(cluster, plan, dp_gradient_op(stack, plan), dp, params, precision, low_rank) +
+         replicate_all_reduce_s(cluster, plan, params, grad_element_bytes(precision), dp.ranks);  // HSDP's, after it
 }
 
 }  // namespace twinsim

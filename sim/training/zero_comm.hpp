@@ -36,11 +36,12 @@ LowRankShare powersgd_share(const ModelSpec& model, const Plan& plan);
 // A data-parallel collective over `dense` parameters and `expert` routed-expert parameters of
 // one GPU: Megatron-core keeps the experts in buffers of their own, reduced (and gathered)
 // over the expert-data-parallel group (dp x cp / ep ranks; none when that is 1), the rest
-// over the data-parallel group; with ep = 1 the two groups are one and so is the call.
+// over the data-parallel group; with ep = 1 the two groups are one and so is the call. Under
+// ZeRO with hybrid sharding (plan.dp_replicate) the dense ones over the shard group.
 // `price(layout, params)` gives one collective's seconds.
 template <class Price>
 double over_dp_groups(const ClusterSpec& cluster, const Plan& plan, double dense, double expert, Price&& price) {
-  const GroupLayout dp = group_layout(cluster, plan, ParallelGroup::dp);
+  const GroupLayout dp = group_layout(cluster, plan, ParallelGroup::dp_shard);
   if ((plan.ep <= 1 && plan.etp() == plan.tp) || expert <= 0) return price(dp, dense + expert);
   const GroupLayout edp = group_layout(cluster, plan, ParallelGroup::expert_dp);
   return (dense > 0 ? price(dp, dense) : 0.0) + (edp.ranks > 1 ? price(edp, expert) : 0.0);
@@ -50,6 +51,22 @@ double over_dp_groups(const ClusterSpec& cluster, const Plan& plan, double dense
 // them (`sharded`): the dense ones' share of the data-parallel group, the experts' of the
 // expert-data-parallel group, as the memory model shards them (sim/memory/weights.cpp).
 double sharded_params_per_gpu(std::int64_t dense, std::int64_t expert, const PlanKnobs& plan, bool sharded);
+
+// Hybrid sharding (plan.dp_replicate > 1, ZeRO 1-3): after each reduce-scatter of `params`
+// gradients over a shard group of `shard_ranks`, the shard it leaves (params / shard_ranks
+// values of `element` bytes) is all-reduced over the replicate group, on the same stream:
+// FSDP2's foreach_reduce (torch/distributed/fsdp/_fully_shard/_fsdp_collectives.py,
+// `if all_reduce_group is not None:  # HSDP` ... dist.all_reduce(reduce_output,
+// group=all_reduce_group)) and FSDP1's _reduce_grad (torch/distributed/fsdp/_runtime_utils.py,
+// dist.all_reduce(new_sharded_grad, group=state._inter_node_pg)), each backward; Megatron-core's
+// distributed-optimizer instances likewise per bucket. Zero without hybrid sharding.
+double replicate_all_reduce_s(const ClusterSpec& cluster, const Plan& plan, double params, double element,
+                              int shard_ranks);
+
+// Whether ZeRO-3's per-layer gathers stay inside a node, the group's NICs not held: hpZ's
+// backward gathers (from the node's secondary partition) and any gather over a hybrid shard
+// group that one node holds. The step graph and the search's estimate both ask here.
+bool zero3_gather_in_node(const ClusterSpec& cluster, const Plan& plan, bool backward);
 
 // Calls that carry `params` parameters in buckets of at most `bucket` (0: one call).
 std::int64_t zero_calls(double params, std::int64_t bucket);

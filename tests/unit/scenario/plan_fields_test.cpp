@@ -50,7 +50,7 @@ TEST(PlanKnobs, EachKeyReadsIntoItsMember) {
           "overlap_param_gather: false, dp_bucket_size: 12, tp_comm_overlap: true, flash_attention: false, "
           "fp8_activation_input: true, fp8_attention: true, offload_optimizer: true, "
           "offload_params: true, offload_device: nvme, offload_activations_layers: 14, "
-          "zero_quantized_weights: true, zero_quantized_gradients: true, zero_hpz_partition_size: 11, "
+          "zero_quantized_weights: true, zero_quantized_gradients: true, zero_hpz_partition_size: 11, dp_replicate: 2, "
           "gradient_compression: topk, gradient_topk_ratio: 0.25, expert_tp: 3, recompute_modules: [layernorm, "
           "moe_act], moe_a2a_overlap: true, delay_wgrad_compute: true}";
   const Plan p = read_plan(YAML::Load(yaml.str()), "plan");
@@ -71,6 +71,7 @@ TEST(PlanKnobs, EachKeyReadsIntoItsMember) {
   EXPECT_TRUE(p.account_for_embedding_in_pipeline_split);
   EXPECT_TRUE(p.account_for_loss_in_pipeline_split);
   EXPECT_EQ(p.zero_hpz_partition_size, 11);
+  EXPECT_EQ(p.dp_replicate, 2);
   EXPECT_EQ(p.dp_bucket_size, 12);
   EXPECT_EQ(p.offload_activations_layers, 14);
   EXPECT_EQ(p.schedule, Schedule::interleaved);

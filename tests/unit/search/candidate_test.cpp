@@ -81,6 +81,31 @@ plan: {tp: 1, pp: 1, dp: 8, zero: 1, )") + compression + "}\n";
   }
 }
 
+// A scenario's hybrid sharding (plan.dp_replicate: 2) stays with the searched plans it fits,
+// ZeRO 1-3 with an even dp, and leaves the rest (ZeRO-0, dp of 1): each plan's overrides load
+// back (the scenario rules accept them) into the same replicas.
+TEST(Candidate, HybridShardingStaysWhereItFits) {
+  const std::string text = R"(
+model: {layers: 4, hidden: 256, heads: 4, kv_heads: 4, ffn_hidden: 1024, vocab: 1000,
+        activation: swiglu, norm: rmsnorm, position: rope, bias: false, tied_embeddings: false}
+cluster: dgx-h100
+training: {seq_len: 256, global_batch: 16, micro_batch: 1, precision: bf16}
+plan: {tp: 1, pp: 1, dp: 8, zero: 3, dp_replicate: 2}
+)";
+  const Scenario base = load_scenario_text(text);
+  SearchSpaceOptions o;
+  o.min_gpus = 8, o.max_gpus = 8, o.max_micro_batch = 1, o.max_cp = 1;
+  int dropped = 0, kept = 0;
+  for_each_candidate(make_search_space(base, o), [&](const Candidate& c) {
+    const Scenario s = load_scenario_text(text, test::words(to_overrides(c, base.plan)));
+    EXPECT_EQ(s.plan.dp_replicate, c.dp_replicate) << describe(c);
+    EXPECT_EQ(c.dp_replicate, c.zero >= 1 && c.dp % 2 == 0 ? 2 : 1) << describe(c);
+    (c.dp_replicate == 1 ? dropped : kept) += 1;
+  });
+  EXPECT_GT(dropped, 0);
+  EXPECT_GT(kept, 0);
+}
+
 // No two plans of a space share a short form (the merged search's test tells plans apart by it).
 TEST(Candidate, ShortFormsTellPlansApart) {
   const Scenario base = load_scenario_text(kScenario);

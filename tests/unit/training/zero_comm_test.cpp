@@ -19,6 +19,7 @@
 #include "sim/training/rank_layout.hpp"
 #include "sim/training/step_graph.hpp"
 #include "sim/training/training_report.hpp"
+#include "sim/training/transfer_bytes.hpp"
 #include "tests/unit/scenario/device_alone.hpp"
 
 namespace twinsim {
@@ -493,6 +494,71 @@ training: {seq_len: 512, global_batch: 64, micro_batch: 1, precision: bf16}
 plan: {tp: 4, pp: 1, dp: 16, zero: 3, zero_hpz_partition_size: 4}
 )"),
                ScenarioError);  // 2 DP ranks per node
+}
+
+// Hybrid sharding (plan.dp_replicate) on two nodes of two GPUs: 300 GB/s inside a node, two
+// 10 GB/s NICs a node (one a GPU) between them, no latency, full rate at every size. A layer
+// of P = 1e9 bf16 parameters, DP 4, ZeRO-3, no stack (one call a layer, no host copies).
+// Full sharding: a ring over 4 ranks, 2 a node: each rank moves 3/4 of the 2 GB layer at the
+// node's 2 NICs' 20 GB/s (bus_Bps: min(NVLink, 2 x 10)), 0.075 s, gather and reduce-scatter
+// alike. HSDP over 2 replicas of 2: the shard group is one node, a ring of 2 over NVLink,
+// 1/2 x 2 GB / 300 GB/s = 3.33 ms each; the reduce-scatter's shard (P/2 values) is then
+// all-reduced between the 2 replicas, one a node: 2 x 1/2 x (P/2 x e) / 10 GB/s.
+TEST(ZeroComm, HybridShardingGathersInTheShardGroupAndAllReducesTheShard) {
+  const std::string text = R"(
+model: llama2-7b
+cluster: {gpu: a100-sxm-80gb, gpus_per_node: 2, nodes: 2,
+          intra_node: {bandwidth_GBps: 300, latency_us: 0, efficiency: [[1, 1.0]]},
+          inter_node: {bandwidth_GBps: 10, latency_us: 0, nics_per_node: 2, efficiency: [[1, 1.0]]}}
+training: {seq_len: 512, global_batch: 4, micro_batch: 1, precision: bf16}
+plan: {tp: 1, pp: 1, dp: 4, zero: 3}
+)";
+  const Scenario full = test::device_alone(text), hsdp = test::device_alone(text, {"plan.dp_replicate=2"});
+  const GroupLayout shard = group_layout(hsdp.cluster, hsdp.plan, ParallelGroup::dp_shard);
+  const GroupLayout replicas = group_layout(hsdp.cluster, hsdp.plan, ParallelGroup::dp_replicate);
+  EXPECT_EQ(shard.ranks, 2);
+  EXPECT_EQ(shard.ranks_per_node, 2);
+  EXPECT_EQ(replicas.ranks, 2);
+  EXPECT_EQ(replicas.ranks_per_node, 1);
+  EXPECT_EQ(group_layout(full.cluster, full.plan, ParallelGroup::dp_shard).ranks, 4);  // no HSDP: the DP group
+  const StackSpec none;
+  const double params = 1e9, e = grad_element_bytes(dp_gradient_dtype(none, Dtype::bf16));
+  StageParams layer;
+  layer.dense = static_cast<std::int64_t>(params);
+  const double tol = 2e-3;      // relative: the latencies below against 0.075 s
+  const double latency = 2e-5;  // the protocols' base and NVLink step latencies and the launch, microseconds
+  EXPECT_NEAR(zero3_layer_gather_s(full.cluster, full.plan, none, layer, Dtype::bf16), 0.075, 0.075 * tol);
+  EXPECT_NEAR(zero3_layer_gather_s(hsdp.cluster, hsdp.plan, none, layer, Dtype::bf16), 1.0 / 300, latency);
+  EXPECT_NEAR(zero_layer_reduce_s(full.cluster, full.plan, none, layer, Dtype::bf16, {}), 0.075 * e / 2, 0.075 * tol);
+  const double all_reduce = 2 * 0.5 * (params / 2 * e) / 10e9;
+  EXPECT_NEAR(replicate_all_reduce_s(hsdp.cluster, hsdp.plan, params, e, shard.ranks), all_reduce, all_reduce * tol);
+  EXPECT_NEAR(zero_layer_reduce_s(hsdp.cluster, hsdp.plan, none, layer, Dtype::bf16, {}),
+              0.5 * params * e / 300e9 + all_reduce, all_reduce * tol);
+  // the gathers stay in the node (the step graph holds no NIC for them), the reduces do not
+  EXPECT_TRUE(zero3_gather_in_node(hsdp.cluster, hsdp.plan, false));
+  EXPECT_FALSE(zero3_gather_in_node(full.cluster, full.plan, true));
+  EXPECT_EQ(replicate_all_reduce_s(full.cluster, full.plan, params, e, 4), 0.0);
+}
+
+// Hybrid sharding's memory: Llama 2 7B on 16 A100s, ZeRO-3, bf16 with Adam (2 bytes of
+// parameter, 2 of gradient, 12 of fp32 master and moments a parameter): each GPU holds
+// 1/16 of the stage's state fully sharded, 1/8 with two replicas of 8 (FSDP's HSDP inside a node).
+TEST(ZeroComm, HybridShardingHoldsTheShardGroupsShare) {
+  const std::string text = R"(
+model: llama2-7b
+cluster: dgx-a100-80gb
+training: {seq_len: 512, global_batch: 16, micro_batch: 1, precision: bf16}
+plan: {tp: 1, pp: 1, dp: 16, zero: 3}
+)";
+  const Scenario full = test::device_alone(text), hsdp = test::device_alone(text, {"plan.dp_replicate=2"});
+  const std::int64_t stage = stage_params_per_gpu(full, 0);
+  const MemoryBreakdown f = predict_memory(full).breakdown, h = predict_memory(hsdp).breakdown;
+  EXPECT_EQ(f.params, (stage + 15) / 16 * 2);
+  EXPECT_EQ(h.params, (stage + 7) / 8 * 2);
+  EXPECT_NEAR(static_cast<double>(h.optimizer), 12.0 * static_cast<double>(stage) / 8, 24);
+  EXPECT_NEAR(static_cast<double>(f.optimizer), 12.0 * static_cast<double>(stage) / 16, 24);
+  // the optimizer steps the shard group's share
+  EXPECT_DOUBLE_EQ(sharded_params_per_gpu(stage, 0, hsdp.plan, true), static_cast<double>(stage / 8));
 }
 
 // Gradient compression (plan.gradient_compression, ZeRO 0-2) on a 10 GB/s link between two
