@@ -84,10 +84,11 @@ TEST(TrtllmKvPool, GraphsAreThoseTheEstimationCacheHolds) {
             trtllm_stage_kv(moe, trtllm_config(256), 0).buffer_bytes);
 }
 
-// The stack key turns the sizing on; vLLM's stays where it is absent (trtllm-v1 leaves it off:
-// judged, it moves three families of the table away, stacks/trtllm-v1.yaml).
+// The stack key turns the sizing on (trtllm-v1 sets the engine's 0.9, stacks/trtllm-v1.yaml);
+// vLLM's profiled sizing stays where it is 0.
 TEST(TrtllmKvPool, TheStackKeySelectsIt) {
-  EXPECT_DOUBLE_EQ(catalog_stack("trtllm-v1").serving_kv_free_fraction, 0);
+  EXPECT_DOUBLE_EQ(catalog_stack("trtllm-v1").serving_kv_free_fraction, 0.9);
+  EXPECT_DOUBLE_EQ(catalog_stack("vllm-v1").serving_kv_free_fraction, 0);
   const Scenario s = qwen3_235b("dgx-h100", 1000, 1000);
   EXPECT_DOUBLE_EQ(s.stack.serving_kv_free_fraction, 0.9);
   EXPECT_DOUBLE_EQ(engine_kv_config(s).free_fraction, 0.9);
