@@ -34,6 +34,7 @@ struct ServeArgs {
   CLI::Option* engine_bench = nullptr;
   CLI::Option* batched_tokens = nullptr;
   CLI::Option* sequences = nullptr;
+  CLI::Option* block_size = nullptr;
 };
 
 // vLLM's --goodput KEY:MS pairs (ttft, tpot, e2el)
@@ -81,6 +82,7 @@ void run_serve(ServeArgs& a) {
   request.options.swap_space_bytes = a.swap_space_gib * 1024 * 1024 * 1024;
   request.max_batched_tokens_given = a.batched_tokens->count() > 0;
   request.max_sequences_given = a.sequences->count() > 0;
+  request.block_tokens_given = a.block_size->count() > 0;
   if (!a.percentiles.empty()) request.percentiles = a.percentiles;
   request.slo = parse_goodput(a.goodput);
   choose_bench_engine(a, request);
@@ -136,8 +138,9 @@ void add_serve_command(CLI::App& app) {
                   "refuse up front requests needing more sequence steps (output tokens + prefill chunks; about 1.5M "
                   "a second) than this (default 2e8; 0: no limit)")
       ->check(cli::whole(0, std::numeric_limits<std::int64_t>::max()));
-  cmd->add_option("--block-size", a->request.options.kv.block_tokens, "tokens per KV block (vLLM default 16)")
-      ->check(cli::whole(1, 65536));
+  a->block_size = cmd->add_option("--block-size", a->request.options.kv.block_tokens,
+                                  "tokens per KV block (default: the stack's, else vLLM's 16)")
+                      ->check(cli::whole(1, 65536));
   cmd->add_option("--gpu-memory-utilization", a->request.options.kv.memory_utilization, "share of HBM the engine uses")
       ->check(cli::number(0.01, 1.0));
   a->batched_tokens = cmd->add_option("--max-num-batched-tokens", a->request.options.kv.max_batched_tokens,

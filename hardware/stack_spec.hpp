@@ -212,6 +212,9 @@ struct StackSpec {
   // fraction of the memory a profiled pass of max_num_tokens, its CUDA graphs and the context
   // leave after the weights (sim/inference/trtllm_kv_pool.hpp). 0: not this sizing.
   double serving_kv_free_fraction = 0;
+  // Tokens per KV-cache block (TensorRT-LLM's tokens_per_block); 0: vLLM's 16 (kDefaultBlockTokens).
+  // `serve --block-size` wins over it.
+  std::int64_t serving_kv_block_tokens = 0;
   // The fraction of the entry with the largest smallest-TP at or below `tp` (0: none).
   double serving_static_fraction(int tp) const {
     double f = 0;

@@ -388,6 +388,7 @@ StackSpec read_stack(const YAML::Node& node, const std::string& path) {
   if (s.serving_kv_free_fraction > 0 && !s.serving_mem_fraction_static.empty())
     throw ScenarioError(r.key_path("serving_kv_free_fraction"), std::to_string(s.serving_kv_free_fraction),
                         "sizes the KV pool TensorRT-LLM's way: not with serving_mem_fraction_static as well");
+  s.serving_kv_block_tokens = r.integer("serving_kv_block_tokens", 0, 0, 65536);
   s.gemm_library_scale = r.number("gemm_library_scale", 1, 0.1, 1.5);
   if (r.choice("moe_gemm_generation", std::string("native"), {"native", "sm80"}) == "sm80")
     s.moe_gemm_generation = KernelGeneration::sm80;

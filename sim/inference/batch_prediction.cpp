@@ -113,7 +113,9 @@ InferencePrediction predict_inference(const Scenario& s) {
     p.kv_cache_bytes_per_token_per_gpu =
         std::max(p.kv_cache_bytes_per_token_per_gpu,
                  kv_cache_bytes_per_token(s.model, stage_layers(s.model, s.plan, stage).total(), s.plan.tp, w.kv_dtype));
-  p.kv = kv_capacity(s, engine_kv_config(s));
+  KvCacheConfig kv;
+  kv.block_tokens = engine_block_tokens(s.stack);
+  p.kv = kv_capacity(s, engine_kv_config(s, kv));
   p.max_batch = max_batch(p.kv, w.prompt_len + w.output_len, s.model, s.stack);
   p.weights_offloaded = s.plan.offload_params;
   p.engine_host_time = s.stack.has_serving_host_time();

@@ -43,6 +43,11 @@ struct KvCacheConfig {
 // unless `config` sets them), with `config`'s other settings.
 KvCacheConfig engine_kv_config(const Scenario& scenario, KvCacheConfig config = {});
 
+// Tokens per block of the engine's cache: its stack's serving_kv_block_tokens, else vLLM's 16.
+inline std::int64_t engine_block_tokens(const StackSpec& stack) {
+  return stack.serving_kv_block_tokens > 0 ? stack.serving_kv_block_tokens : kDefaultBlockTokens;
+}
+
 inline std::int64_t blocks_for_tokens(std::int64_t tokens, std::int64_t block_tokens) {
   return (tokens + block_tokens - 1) / block_tokens;
 }

@@ -9,6 +9,7 @@
 #include "scenario/errors.hpp"
 #include "sim/inference/bench_requests.hpp"
 #include "sim/inference/disaggregated.hpp"
+#include "sim/inference/kv_cache.hpp"
 #include "sim/inference/requests.hpp"
 
 namespace twinsim {
@@ -45,6 +46,7 @@ ServeRun run_serve(const Scenario& s, const ServeRequest& r) {
   if (!r.max_batched_tokens_given && s.stack.serving_max_batched_tokens > 0)
     options.kv.max_batched_tokens = s.stack.serving_max_batched_tokens;
   if (!r.max_sequences_given && s.stack.serving_max_sequences > 0) options.max_sequences = s.stack.serving_max_sequences;
+  if (!r.block_tokens_given) options.kv.block_tokens = engine_block_tokens(s.stack);
   options.keep_itl = options.keep_itl || r.engine_bench;
   if (!r.router.empty()) {
     if (!parse_router(r.router, options.replicas.router))

@@ -37,6 +37,8 @@ struct ServeRequest {
   // defaults (StackSpec::serving_max_batched_tokens, serving_max_sequences)
   bool max_batched_tokens_given = false;
   bool max_sequences_given = false;
+  // --block-size given: it wins over the stack's block size (StackSpec::serving_kv_block_tokens)
+  bool block_tokens_given = false;
   // --engine-bench: also the engines' benchmark figures (bench_report.hpp), with ITL kept
   bool engine_bench = false;
   // --engine-bench NAME: whose block (bench_engine.hpp); unset: the stack's engine

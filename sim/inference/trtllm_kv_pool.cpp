@@ -22,9 +22,6 @@ std::int64_t cutlass_moe_workspace_bytes(std::int64_t rows, std::int64_t hidden,
 
 namespace {
 
-// TensorRT-LLM's block size (KvCacheConfig tokens_per_block 32): what the estimation cache holds.
-constexpr std::int64_t kTrtllmTokensPerBlock = 32;
-
 // Bytes a value of the experts' GEMM input: the op quantizes the activations to fp8 or nvfp4
 // with fp8 or nvfp4 experts (FP8QDQFusedMoEMethod, NVFP4CutlassFusedMoEMethod); bf16 otherwise.
 double moe_input_bytes(Dtype experts) {
@@ -71,12 +68,14 @@ std::int64_t pass_peak_bytes(const Scenario& s, int stage, std::int64_t batch, s
 // batch size (CudaGraphConfig._generate_cuda_graph_batch_sizes: 1, 2, 4, 8..128 by 8, powers of 2,
 // max_batch_size) of at most the estimation cache's free blocks (get_cuda_graph_warmup_request).
 // That cache holds the dummy requests' blocks (_get_token_num_for_estimation: prompt + 2 tokens
-// with the overlap scheduler, in 32-token blocks), tp_size times under attention DP.
-std::int64_t captured_graph_batch(const Scenario& s, std::int64_t max_tokens, std::int64_t max_batch) {
+// with the overlap scheduler, in blocks of `block` tokens, its tokens_per_block), tp_size times
+// under attention DP.
+std::int64_t captured_graph_batch(const Scenario& s, std::int64_t max_tokens, std::int64_t max_batch,
+                                  std::int64_t block) {
   const std::int64_t prompt = std::min(max_tokens, s.inference->prompt_len + s.inference->output_len - 1);
   const std::int64_t whole = max_tokens / prompt, rest = max_tokens % prompt;
-  std::int64_t blocks = whole * blocks_for_tokens(prompt + 2, kTrtllmTokensPerBlock);
-  if (rest > 0) blocks += blocks_for_tokens(rest + 2, kTrtllmTokensPerBlock);
+  std::int64_t blocks = whole * blocks_for_tokens(prompt + 2, block);
+  if (rest > 0) blocks += blocks_for_tokens(rest + 2, block);
   blocks *= gathered_token_sets(s.plan);  // the attention-DP ranks' copies (1 without)
   const std::int64_t cap = std::min(blocks, max_batch);
   if (cap >= max_batch) return max_batch;
@@ -102,7 +101,9 @@ StageKvCapacity trtllm_stage_kv(const Scenario& s, const KvCacheConfig& config, 
   profile.prompt_len = config.max_batched_tokens;
   const std::int64_t graphs =
       config.graph_sequences > 0
-          ? pass_peak_bytes(s, stage, captured_graph_batch(s, config.max_batched_tokens, config.graph_sequences), 1)
+          ? pass_peak_bytes(
+                s, stage,
+                captured_graph_batch(s, config.max_batched_tokens, config.graph_sequences, config.block_tokens), 1)
           : 0;
   st.buffer_bytes = kCudaContextBytes + inference_buffers(s.model, s.plan, profile).total() + graphs;
   // kv = fraction x (total - peak - outside)

@@ -4,6 +4,7 @@
 #include "scenario/errors.hpp"
 #include "scenario/load.hpp"
 #include "sim/inference/kv_cache.hpp"
+#include "sim/inference/serve_run.hpp"
 #include "sim/inference/trtllm_kv_pool.hpp"
 
 namespace twinsim {
@@ -24,6 +25,7 @@ KvCacheConfig trtllm_config(std::int64_t graph_sequences) {
   c.max_batched_tokens = 8192;  // max_num_tokens, the LLM API's default
   c.free_fraction = 0.9;
   c.graph_sequences = graph_sequences;
+  c.block_tokens = 32;  // tokens_per_block, trtllm-v1's serving_kv_block_tokens
   return c;
 }
 
@@ -61,10 +63,9 @@ TEST(TrtllmKvPool, Qwen3_235bOnAnH200ByHand) {
   // 0.9 x (150,753,352,089 - 37,679,029,248 - 2,885,156,864 - 9,611,247,616) = 0.9 x
   // 100,577,918,361 = 90,520,126,524 B
   EXPECT_EQ(st.kv_bytes, 90'520'126'524);
-  // 96,256 B a token (2 x 94 layers x 4 heads x 128 x 1 B), 16-token blocks: 58,775 blocks
-  KvCacheConfig c = engine_kv_config(s, trtllm_config(2048));
-  c.block_tokens = 16;
-  EXPECT_EQ(kv_capacity(s, c).blocks, 90'520'126'524 / (96'256 * 16));
+  // 96,256 B a token (2 x 94 layers x 4 heads x 128 x 1 B), 32-token blocks of 3,080,192 B:
+  // 29,387 blocks (90,520,126,524 / 3,080,192 = 29,387.6)
+  EXPECT_EQ(kv_capacity(s, engine_kv_config(s, trtllm_config(2048))).blocks, 29'387);
 }
 
 // The graphs' pool is the largest graph the estimation cache let warmup capture: a single GPU's
@@ -102,6 +103,33 @@ TEST(TrtllmKvPool, TheStackKeySelectsIt) {
   EXPECT_LT(trtllm_stage_kv(s, trtllm_config(2048), 0).kv_bytes, profiled.kv_bytes);
   EXPECT_THROW(load_scenario_text("model: llama2-7b\ncluster: {preset: dgx-h100, gpus_per_node: 1, nodes: 1}\n"
                                   "stack: {preset: sglang, serving_kv_free_fraction: 0.9}\n"
+                                  "inference: {prompt_len: 128, output_len: 128, batch: 8}\nplan: {}\n"),
+               ScenarioError);
+}
+
+// TensorRT-LLM's 32-token blocks (stacks/trtllm-v1.yaml serving_kv_block_tokens): a sequence of
+// prompt 1000 + output 1000 = 2,000 tokens holds ceil(2000 / 32) = 63 of them in serve, unless
+// --block-size names another size; stacks without the key keep vLLM's 16.
+TEST(TrtllmKvPool, TheStackGivesItsBlockSize) {
+  EXPECT_EQ(catalog_stack("trtllm-v1").serving_kv_block_tokens, 32);
+  EXPECT_EQ(engine_block_tokens(catalog_stack("trtllm-v1")), 32);
+  EXPECT_EQ(engine_block_tokens(catalog_stack("vllm-v1")), 16);
+  const Scenario s = qwen3_235b("dgx-h200", 1000, 1000);
+  ServeRequest request;
+  request.requests = 4;
+  request.rate_per_s = 1;
+  const ServeRun engines = run_serve(s, request);
+  EXPECT_EQ(engines.result.block_tokens, 32);
+  request.block_tokens_given = true;  // --block-size 16
+  request.options.kv.block_tokens = 16;
+  const ServeRun named = run_serve(s, request);
+  EXPECT_EQ(named.result.block_tokens, 16);
+  // one rank's pool (Qwen3_235bOnAnH200ByHand), 90,520,126,524 B: 29,387 blocks of 32 x 96,256 B,
+  // 58,775 of 16 x 96,256 B (the estimation cache still holds the 2,048 graph at 16)
+  EXPECT_EQ(engines.result.total_blocks, 29'387);
+  EXPECT_EQ(named.result.total_blocks, 58'775);
+  EXPECT_THROW(load_scenario_text("model: llama2-7b\ncluster: {preset: dgx-h100, gpus_per_node: 1, nodes: 1}\n"
+                                  "stack: {preset: trtllm-v1, serving_kv_block_tokens: -32}\n"
                                   "inference: {prompt_len: 128, output_len: 128, batch: 8}\nplan: {}\n"),
                ScenarioError);
 }
