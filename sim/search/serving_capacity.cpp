@@ -6,6 +6,7 @@
 #include "scenario/default_stack.hpp"
 #include "scenario/errors.hpp"
 #include "sim/inference/disaggregated.hpp"
+#include "sim/inference/kv_cache.hpp"
 #include "sim/inference/requests.hpp"
 #include "sim/inference/serving.hpp"
 #include "sim/inference/serving_report.hpp"
@@ -38,9 +39,11 @@ std::optional<Scenario> replica(const ServingCapacityRequest& r, int tp,
   }
 }
 
-// Every candidate is simulated alike: latencies only, the workload's prefix caching.
-ServeOptions serve_options(const ServingCapacityRequest& r) {
+// Every candidate is simulated alike: latencies only, the workload's prefix caching, the
+// engine's KV block size (its stack's, as `serve` takes it).
+ServeOptions serve_options(const ServingCapacityRequest& r, const Scenario& s) {
   ServeOptions o;
+  o.kv.block_tokens = engine_block_tokens(s.stack);
   o.keep_occupancy = false;  // only the latencies are read
   o.prefix_tokens = r.prefix_tokens;
   o.prefix_hit_rate = r.prefix_hit_rate;
@@ -82,7 +85,7 @@ void try_colocated(const ServingCapacityRequest& r, ServingCapacityPlan& plan, i
     for (int replicas = 1; replicas <= r.max_replicas; ++replicas) {
       if (!smaller(ServingDeployment{tp, replicas}, plan.best)) break;
       const auto requests = poisson_requests(r.requests, r.rate_per_s / replicas, 1, r.prompt_len, r.output_len);
-      const auto d = try_deployment(r, plan, {tp, replicas}, [&] { return simulate_serving(*s, requests, serve_options(r)); });
+      const auto d = try_deployment(r, plan, {tp, replicas}, [&] { return simulate_serving(*s, requests, serve_options(r, *s)); });
       if (!d || meets(r, *d)) break;  // no room for the KV cache at this tp, or done
     }
   }
@@ -103,7 +106,7 @@ void try_disaggregated(const ServingCapacityRequest& r, ServingCapacityPlan& pla
         const std::optional<Scenario> s = replica(r, tp, pools);
         if (!s) break;  // a TP that does not split the model
         const auto d = try_deployment(r, plan, pending, [&] {
-          return simulate_disaggregated(*s, requests, serve_options(r)).result;
+          return simulate_disaggregated(*s, requests, serve_options(r, *s)).result;
         });
         if (!d || meets(r, *d)) break;  // no room for the KV cache on one of the pools, or done
         if (d->ttft_p99_s > r.ttft_p99_s) ++pools.prefill_replicas;
