@@ -17,12 +17,6 @@ bool catalog_gpu_other_than_host(const std::string& gpu_name) {
   return std::find(names.begin(), names.end(), gpu_name) != names.end();
 }
 
-// ZeRO-Offload, ZeRO-Infinity and ZeRO++ are DeepSpeed's alone.
-bool deepspeed_only_plan(const PlanKnobs& plan) {
-  return plan.offload_optimizer || plan.offload_params || plan.zero_quantized_weights ||
-         plan.zero_quantized_gradients || plan.zero_hpz_partition_size > 1;
-}
-
 // What only PyTorch-native sharded training (FSDP2 in torchtitan) runs: torchtitan's per-op
 // selective recompute (plan.recompute selective_op, its `selective_ac_option = "op"`; Megatron's
 // selective recomputes modules), and ZeRO-2/3 sharding with a pipeline (DeepSpeed's
@@ -54,6 +48,11 @@ std::string serving_stack_name(const InferenceWorkload& w) {
 }
 
 }  // namespace
+
+bool deepspeed_only_plan(const PlanKnobs& plan) {
+  return plan.offload_optimizer || plan.offload_params || plan.zero_quantized_weights ||
+         plan.zero_quantized_gradients || plan.zero_hpz_partition_size > 1;
+}
 
 std::string_view default_training_stack_name(const PlanKnobs& plan) {
   if (deepspeed_only_plan(plan)) return "deepspeed";

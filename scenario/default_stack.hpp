@@ -30,6 +30,9 @@ namespace twinsim {
 //   with no queue between host and device, and no software is known for a GPU made up.
 std::string default_stack_name(const Scenario& s);
 
+// Whether `plan` uses a ZeRO knob only DeepSpeed runs: ZeRO-Offload, ZeRO-Infinity, ZeRO++.
+bool deepspeed_only_plan(const PlanKnobs& plan);
+
 // The training rule above for `plan` alone (a catalog GPU other than the host's assumed): a
 // string literal, no allocation, so the plan search calls it on every candidate.
 std::string_view default_training_stack_name(const PlanKnobs& plan);

@@ -10,6 +10,7 @@
 #include "hardware/core_sharing.hpp"
 #include "models/pipeline_split.hpp"
 #include "models/plan_fields.hpp"
+#include "scenario/default_stack.hpp"
 #include "scenario/errors.hpp"
 
 namespace twinsim {
@@ -350,7 +351,8 @@ void validate_dp_replicate(const Scenario& s) {
                             s.stack.name +
                             " (DeepSpeed) shards ZeRO over the whole data-parallel group: "
                             "its ZeRO-3 has hpZ (plan.zero_hpz_partition_size) and MiCS (not modelled)");
-  if (p.zero_hpz_partition_size > 1 || p.zero_quantized_weights || p.zero_quantized_gradients || p.offload_optimizer)
+  // (plan.offload_params comes only with plan.offload_optimizer: validate_training)
+  if (deepspeed_only_plan(p))
     throw ScenarioError(key, value, "with DeepSpeed's ZeRO++ or ZeRO-Offload knobs is not modelled: choose one");
   if (p.gradient_compression != GradCompression::none)
     throw ScenarioError(key, value, "with plan.gradient_compression is not modelled");

@@ -36,9 +36,7 @@ void keep_scenario_settings(PlanKnobs& plan, const PlanKnobs& scenario, int gpus
 
 bool hybrid_sharding_fits(const PlanKnobs& plan, int replicate) {
   // ZeRO with PyTorch's or Megatron's sharding, its replicas dividing dp (scenario/validate.cpp)
-  const bool deepspeed_only = plan.offload_optimizer || plan.offload_params || plan.zero_quantized_weights ||
-                              plan.zero_quantized_gradients || plan.zero_hpz_partition_size > 1;
-  return replicate > 1 && plan.shards_optimizer() && plan.dp % replicate == 0 && !deepspeed_only &&
+  return replicate > 1 && plan.shards_optimizer() && plan.dp % replicate == 0 && !deepspeed_only_plan(plan) &&
          plan.gradient_compression == GradCompression::none && plan.ep == 1 && plan.etp() == plan.tp;
 }
 
