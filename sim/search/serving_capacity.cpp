@@ -85,7 +85,8 @@ void try_colocated(const ServingCapacityRequest& r, ServingCapacityPlan& plan, i
     for (int replicas = 1; replicas <= r.max_replicas; ++replicas) {
       if (!smaller(ServingDeployment{tp, replicas}, plan.best)) break;
       const auto requests = poisson_requests(r.requests, r.rate_per_s / replicas, 1, r.prompt_len, r.output_len);
-      const auto d = try_deployment(r, plan, {tp, replicas}, [&] { return simulate_serving(*s, requests, serve_options(r, *s)); });
+      const auto d =
+          try_deployment(r, plan, {tp, replicas}, [&] { return simulate_serving(*s, requests, serve_options(r, *s)); });
       if (!d || meets(r, *d)) break;  // no room for the KV cache at this tp, or done
     }
   }
@@ -105,9 +106,8 @@ void try_disaggregated(const ServingCapacityRequest& r, ServingCapacityPlan& pla
         if (!smaller(pending, plan.best)) break;
         const std::optional<Scenario> s = replica(r, tp, pools);
         if (!s) break;  // a TP that does not split the model
-        const auto d = try_deployment(r, plan, pending, [&] {
-          return simulate_disaggregated(*s, requests, serve_options(r, *s)).result;
-        });
+        const auto d = try_deployment(
+            r, plan, pending, [&] { return simulate_disaggregated(*s, requests, serve_options(r, *s)).result; });
         if (!d || meets(r, *d)) break;  // no room for the KV cache on one of the pools, or done
         if (d->ttft_p99_s > r.ttft_p99_s) ++pools.prefill_replicas;
         else ++pools.decode_replicas;
