@@ -81,6 +81,7 @@ struct Judged {
   double published = 0, predicted = 0;
   double published_s = 0;     // the row's time: the batch's run, or the first token
   double weight_floor_s = 0;  // the weights' bytes its passes read, at the datasheet HBM peak
+  double read_floor_s = 0;    // the same plus each pass's K,V read once (no masked-MHA repeats)
 };
 
 // The row's time and its floor: a throughput row's decode passes (output_len - 1; the prefill
@@ -94,10 +95,15 @@ Judged judge(const MixtralRow& row, const trust::ValidationCase& c, const std::s
     j.predicted = p.ttft_s;
     j.published_s = c.measured;
     j.weight_floor_s = p.prefill.weight_bytes / hbm_Bps;
+    j.read_floor_s = j.weight_floor_s;  // the prompt's K,V are written, not read from HBM
   } else {
     j.predicted = p.output_tokens_per_s;
     j.published_s = double(s.inference->batch) * double(s.inference->output_len) / c.measured;
     j.weight_floor_s = double(p.decode_passes) * p.decode_weight_bytes_per_step / hbm_Bps;
+    // decode pass i (1..n) reads batch x (prompt_len + i) tokens' K,V: n prompt_len + n(n+1)/2 a sequence
+    const double n = double(p.decode_passes);
+    const double kv_tokens = double(s.inference->batch) * (n * double(s.inference->prompt_len) + n * (n + 1) / 2);
+    j.read_floor_s = j.weight_floor_s + kv_tokens * double(p.kv_cache_bytes_per_token_per_gpu) / hbm_Bps;
   }
   return j;
 }
@@ -125,9 +131,10 @@ TEST(MixtralServing, Trtllm09RowsWithinTheirBandsAndTheHeadline) {
   std::vector<double> kept;
   for (const Judged& j : judge_all()) {
     const double ratio = j.predicted / j.published;
-    std::printf("  %-50s published %9.4g predicted %9.4g (%+6.1f%%) floor %5.0f%% of its time%s%s\n", j.row->name,
-                j.published, j.predicted, 100 * (ratio - 1), 100 * j.weight_floor_s / j.published_s,
-                j.row->excluded ? "  EXCLUDED: " : "", j.row->excluded ? j.row->excluded : "");
+    std::printf("  %-50s published %9.4g predicted %9.4g (%+6.1f%%) floor %4.0f%% (+KV %4.0f%%) of its time%s%s\n",
+                j.row->name, j.published, j.predicted, 100 * (ratio - 1), 100 * j.weight_floor_s / j.published_s,
+                100 * j.read_floor_s / j.published_s, j.row->excluded ? "  EXCLUDED: " : "",
+                j.row->excluded ? j.row->excluded : "");
     EXPECT_GE(ratio, j.row->low) << j.row->name;
     EXPECT_LE(ratio, j.row->high) << j.row->name;
     if (!j.row->excluded) kept.push_back(std::abs(ratio - 1));
@@ -140,12 +147,15 @@ TEST(MixtralServing, Trtllm09RowsWithinTheirBandsAndTheHeadline) {
 }
 
 // The classification the exclusions rest on, from the simulator's own byte counts and the
-// catalog's datasheet bandwidths: an excluded row's published time is below its weight floor,
-// a kept row's is not.
+// catalog's datasheet bandwidths: an excluded row's published time is below its weight floor
+// alone, a kept row's is above its weights plus each decode pass's K,V read once (the floor of
+// issue 56, s13; 2,047 decode passes, the prefill free: H100 bs32 2048/2048 24.9 s published
+// against 28.0 s for 45.9 GB a GPU a pass at 3.35 TB/s, 30.0 s with K,V; A100 40.9 s against
+// 46.7 s and 53.2 s).
 TEST(MixtralServing, ExcludedRowsAreExactlyThoseBelowTheWeightReadFloor) {
   for (const Judged& j : judge_all()) {
     if (j.row->excluded) EXPECT_LT(j.published_s, j.weight_floor_s) << j.row->name;
-    else EXPECT_GE(j.published_s, j.weight_floor_s) << j.row->name;
+    else EXPECT_GE(j.published_s, j.read_floor_s) << j.row->name;
   }
 }
 
@@ -164,9 +174,10 @@ TEST(MixtralServing, ExcludedRowsAreExactlyThoseBelowTheWeightReadFloor) {
 // the Hopper rows imply ~9 ms. The bs32 2048/2048 rows are below the same read (12.2 ms a step
 // on the H100 against 13.7 ms; 20.0 ms on the A100, FP16 by the table's title, against 22.8 ms),
 // and 32 tokens x top-2 leave an expert untouched with probability (6/8)^32 ~ 1e-4. None of
-// gptSessionBenchmark's static batch, its max_batch / max_input limits, its paged KV blocks
-// (32 x 4,096 tokens fit) or the MoE plugin's small-M rate can make a pass faster than its
-// weight read: these rows are the page's, not the engine's. Held by the test below.
+// gptSessionBenchmark's static batch, its max_batch / max_input limits, its KV cache
+// (contiguous in the page's recipes, --paged_kv_cache disable; 32 x 4,096 tokens fit) or the
+// MoE plugin's small-M rate can make a pass faster than its weight read: these rows are the
+// page's, not the engine's. Held by the test below.
 TEST(MixtralServing, Trtllm09BatchOneTtftIsNotBandwidthBoundOnThePage) {
   const std::string root = TWINSIM_SOURCE_DIR;
   const auto cases = trust::read_validation_cases(root + "/scenarios/validation/cases.csv");
