@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "hardware/gpu_spec.hpp"
+#include "scenario/load.hpp"
 #include "serving_scenarios.hpp"
 #include "sim/common/csv.hpp"
 #include "sim/cost/compute_cost.hpp"
@@ -252,6 +253,135 @@ TEST(FusedMoeKernel, SmallExpertsInFp8RunAtBf16sAbsoluteRateNotTwice) {
     EXPECT_LT(implied, 0.7 * catalog) << r.tokens;              // one factor cannot hold both
   }
   EXPECT_EQ(rows, 5);
+}
+
+// One MoE layer's forward at Qwen3-30B-A3B's experts, measured by ai-dynamo/aiconfigurator's
+// collectors (scenarios/validation/microbench/fused_moe_aiconfigurator_qwen3_30b.csv, its README
+// entry says what each module times): rows of one framework, version, GPU and dtype, by tokens.
+struct ModuleRow {
+  std::int64_t tokens = 0;
+  double measured_s = 0;
+};
+
+std::vector<ModuleRow> module_rows(const std::string& version, const std::string& gpu, const std::string& dtype) {
+  std::ifstream in(std::string(TWINSIM_SOURCE_DIR) +
+                   "/scenarios/validation/microbench/fused_moe_aiconfigurator_qwen3_30b.csv");
+  EXPECT_TRUE(in);
+  std::string line;
+  std::getline(in, line);  // source,framework,version,kernel,gpu,dtype,tokens,ms
+  std::vector<ModuleRow> rows;
+  while (std::getline(in, line)) {
+    const auto c = split_csv_line(line);
+    EXPECT_EQ(c.size(), 8u) << line;
+    if (c[2] == version && c[4] == gpu && c[5] == dtype) rows.push_back({std::stoll(c[6]), std::stod(c[7]) * 1e-3});
+  }
+  return rows;
+}
+
+// The judged engine scenario (scenarios/validation/engines/<name>.yaml: its GPU, stack and dtypes).
+Scenario engine_scenario(const std::string& name) {
+  return load_scenario_file(std::string(TWINSIM_SOURCE_DIR) + "/scenarios/validation/engines/" + name + ".yaml");
+}
+
+// What serving prices for one MoE layer of a `tokens`-row pass: every moe.* op (router, permute,
+// both grouped GEMMs, activation, unpermute), or only the two grouped GEMMs.
+double moe_layer_s(const Scenario& s, std::int64_t tokens, bool gemms_only = false) {
+  double total = 0;
+  for (const PassOpTime& op : ServingCostModel(s).op_times(decode_shape(tokens, 128))) {
+    const bool gemm = op.name == "moe.experts.gate_up.fwd" || op.name == "moe.experts.down.fwd";
+    if (op.name.rfind("moe.", 0) == 0 && (gemm || !gemms_only)) total += op.time_s;
+  }
+  return total;
+}
+
+// The same fused MoE on a GB200 and a B200 (TensorRT-LLM 1.3.0rc10's CUTLASS NVFP4 module, one
+// version on both): from 64 tokens the GB200 takes 0.97-1.00x the B200's time, not the 0.90x its
+// 10,000 against 9,000 NVFP4 TFLOP/s would give. gb200.yaml carries the B200's grouped rates at the
+// same absolute TFLOP/s (b200.yaml's points x 9,000/10,000), so the priced grouped GEMMs keep the
+// measured ratio within 5%; inherited as fractions of the peak they priced 0.90x (this fails).
+TEST(FusedMoeKernel, Gb200FusedMoeRunsAtTheB200sRate) {
+  const std::vector<ModuleRow> b200 = module_rows("1.3.0rc10", "b200", "nvfp4");
+  const std::vector<ModuleRow> gb200 = module_rows("1.3.0rc10", "gb200", "nvfp4");
+  ASSERT_EQ(b200.size(), gb200.size());
+  const Scenario b = engine_scenario("trtllm1-qwen3-30b-a3b-b200-fp4");
+  const Scenario g = engine_scenario("trtllm1-qwen3-30b-a3b-gb200-fp4");
+  int compared = 0;
+  for (std::size_t i = 0; i < b200.size(); ++i) {
+    ASSERT_EQ(b200[i].tokens, gb200[i].tokens);
+    if (b200[i].tokens < 64) continue;  // below: launch latency, noise of a few us
+    const double measured = gb200[i].measured_s / b200[i].measured_s;
+    const double priced = moe_layer_s(g, b200[i].tokens, true) / moe_layer_s(b, b200[i].tokens, true);
+    std::printf("GB200/B200 fused MoE %5lld tokens: measured %.3f, priced grouped GEMMs %.3f\n",
+                static_cast<long long>(b200[i].tokens), measured, priced);
+    EXPECT_GT(measured, 0.95) << b200[i].tokens;  // the same kernel's time on both
+    EXPECT_LT(measured, 1.02) << b200[i].tokens;
+    EXPECT_NEAR(priced, measured, 0.05) << b200[i].tokens;
+    ++compared;
+  }
+  EXPECT_EQ(compared, 20);
+}
+
+// TensorRT-LLM's CUTLASS NVFP4 fused MoE module at Qwen3-30B-A3B's small experts on one B200
+// (TensorRT-LLM 1.2.0rc5, the tables' nearest to the judged 1.0), held out against what serving
+// prices for the layer (b200.yaml: the trtllm-gen rows curve x Hopper's 0.328 small-expert factor).
+// Measured: the module holds ~115-150 us from 16 to 512 tokens (tile and latency bound: the FP4
+// weights and scales, 128 x 4.72M x 0.5625 B = 340 MB, stream in 42 us at 8 TB/s), then grows
+// ~0.11 us a token. Priced: below the kernel's floor at 16-64 tokens (0.5-0.75x), 1.6-2.6x its
+// time at 256-2,048 tokens (the decode batches of the judged runs; worst at 512 tokens, 32 rows an
+// expert, the rows curve's first point x 0.328 = 1.1% of the NVFP4 peak, where the module runs
+// 233 TFLOP/s = 2.6%), within 11% from 8,192. Not
+// repriced (issue 53, s13 report 06): the B200 judges sit within 15% on this price, so the slower
+// rows at 256-4,096 tokens offset something else; the bounds hold the finding.
+TEST(FusedMoeKernel, SmallExpertModulesOnB200AgainstTrtllmCutlass) {
+  const Scenario b = engine_scenario("trtllm1-qwen3-30b-a3b-b200-fp4");
+  int floor_rows = 0, decode_rows = 0, prefill_rows = 0;
+  for (const ModuleRow& r : module_rows("1.2.0rc5", "b200", "nvfp4")) {
+    const double ratio = moe_layer_s(b, r.tokens) / r.measured_s;
+    std::printf("B200 nvfp4 CUTLASS MoE %5lld tokens: measured %7.1f us, priced %7.1f us (%+.0f%%)\n",
+                static_cast<long long>(r.tokens), r.measured_s * 1e6, r.measured_s * ratio * 1e6, 100 * (ratio - 1));
+    if (r.tokens >= 16 && r.tokens <= 64) {
+      ++floor_rows;
+      EXPECT_LT(ratio, 0.85) << r.tokens;  // the module's floor is not priced
+    } else if (r.tokens >= 256 && r.tokens <= 2048) {
+      ++decode_rows;
+      EXPECT_GT(ratio, 1.5) << r.tokens;  // priced slower than the kernel runs
+      EXPECT_LT(ratio, 2.8) << r.tokens;
+    } else if (r.tokens >= 8192) {
+      ++prefill_rows;
+      EXPECT_LT(std::abs(ratio - 1), 0.20) << r.tokens;  // math-bound: the rate holds
+    }
+  }
+  EXPECT_EQ(floor_rows, 4);
+  EXPECT_EQ(decode_rows, 8);
+  EXPECT_EQ(prefill_rows, 3);
+}
+
+// vLLM's Triton fused_moe in bf16 at Qwen3-30B-A3B's experts on one H100 (vLLM 0.14.0's FusedMoE
+// layer; the judged run is vLLM 0.10, whose default config for this shape predates PR #24700's
+// better defaults, so its kernel may run slower than these rows), held out against what serving
+// prices under the judged scenario. From 2,048 tokens (the 8,192-token prefill passes of the c10
+// run) serving prices the layer 1.4-1.7x the measured time: 48 layers x (4.63 - 2.94 ms) = 81 ms
+// more a full chunk. That is the size of the c10 TTFT p50 miss (+46%: 438 ms against 300); not
+// repriced, since the H100's small-expert factor (0.328, CUTLASS's grouped GEMM) also prices
+// the training judges, and no bf16 row of vLLM 0.10's kernel is published (s13 report 06).
+TEST(FusedMoeKernel, SmallExpertModulesOnH100AgainstVllmTriton) {
+  const Scenario v = engine_scenario("vllm010-qwen3-30b-a3b-h100-bf16");
+  int latency_rows = 0, prefill_rows = 0;
+  for (const ModuleRow& r : module_rows("0.14.0", "h100", "bfloat16")) {
+    const double ratio = moe_layer_s(v, r.tokens) / r.measured_s;
+    std::printf("H100 bf16 vLLM fused_moe %5lld tokens: measured %7.1f us, priced %7.1f us (%+.0f%%)\n",
+                static_cast<long long>(r.tokens), r.measured_s * 1e6, r.measured_s * ratio * 1e6, 100 * (ratio - 1));
+    if (r.tokens <= 8) {
+      ++latency_rows;
+      EXPECT_LT(std::abs(ratio - 1), 0.25) << r.tokens;  // a few experts' weights: priced near
+    } else if (r.tokens >= 2048) {
+      ++prefill_rows;
+      EXPECT_GT(ratio, 1.3) << r.tokens;  // the prefill passes' MoE priced slower than it runs
+      EXPECT_LT(ratio, 1.8) << r.tokens;
+    }
+  }
+  EXPECT_EQ(latency_rows, 4);
+  EXPECT_EQ(prefill_rows, 7);
 }
 
 }  // namespace
