@@ -182,6 +182,11 @@ struct StackSpec {
   // BatchPrefillWithPagedKVCacheWrapper built with backend="fa2", then merges the two.
   // false: one kernel for all of a chunk's keys.
   bool serving_prefix_attention_fa2 = false;
+  // The engine's prefill attention kernel (one of kAttentionKernels) where the GPU has its causal
+  // curve (GpuSpec::attention_kernel_efficiency_by_seq): a prompt chunk's queries over its own
+  // keys priced on that curve at the chunk's length, the masked half skipped as a causal flash
+  // kernel does; "": every (query, key) pair at the GPU's attention_efficiency.
+  std::string serving_prefill_attention;
   // The engine's decode attention is FlashAttention-3's paged kernel with a 128-row query tile
   // (GpuSpec::kv_attention_fa3_m128_efficiency prices its cache read): vLLM's FLASH_ATTN backend
   // on Hopper until vllm-project/flash-attention PR #63 (2025-04-18, vLLM PR #16864: 64 rows for

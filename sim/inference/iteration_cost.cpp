@@ -145,6 +145,9 @@ ComputeOp ServingCostModel::compute_op(const LayerOp& op, double working_set, do
       c.kv_items = op.kv_items;
       c.cuda_cores = op.cuda_cores;
       c.prefix_flops = op.prefix_flops;
+      c.square_flops = op.square_flops;
+      c.square_len = op.square_len;
+      c.attention_kernel = s_.stack.serving_prefill_attention;
       if (s_.stack.serving_decode_fa3_m128) c.kv_read_efficiency = gpu.kv_attention_fa3_m128_efficiency;
       break;
     case OpKind::norm: c.kind = ComputeKind::norm; break;
