@@ -182,11 +182,21 @@ struct StackSpec {
   // BatchPrefillWithPagedKVCacheWrapper built with backend="fa2", then merges the two.
   // false: one kernel for all of a chunk's keys.
   bool serving_prefix_attention_fa2 = false;
+  // The engine's prefill attention kernel (one of kAttentionKernels) where the GPU has its causal
+  // curve (GpuSpec::attention_kernel_efficiency_by_seq): a prompt chunk's queries over its own
+  // keys priced on that curve at the chunk's length, the masked half skipped as a causal flash
+  // kernel does; "": every (query, key) pair at the GPU's attention_efficiency.
+  std::string serving_prefill_attention;
   // The engine's decode attention is FlashAttention-3's paged kernel with a 128-row query tile
   // (GpuSpec::kv_attention_fa3_m128_efficiency prices its cache read): vLLM's FLASH_ATTN backend
   // on Hopper until vllm-project/flash-attention PR #63 (2025-04-18, vLLM PR #16864: 64 rows for
   // decode), so vLLM 0.8.x. false: the GPU's kv_cache_attention figure.
   bool serving_decode_fa3_m128 = false;
+  // The engine casts each fp8 GEMM's 16-bit input to fp8 in a kernel of its own before the GEMM
+  // (vLLM's Fp8LinearOp: ops.scaled_fp8_quant, then cutlass_scaled_mm; SGLang's apply_fp8_linear
+  // likewise), one memory-bound pass a GEMM, priced as the fp4 input's (iteration_cost.cpp).
+  // false: the cast is fused into the op before it (or the GEMM is not fp8).
+  bool serving_fp8_input_cast = false;
   // The engine's scheduler defaults where the stack sets them (0: serve's own, vLLM's
   // 2048 tokens and 256 sequences): tokens one pass computes at most (vLLM
   // --max-num-batched-tokens, SGLang --chunked-prefill-size, TensorRT-LLM max_num_tokens)

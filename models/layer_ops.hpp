@@ -103,6 +103,10 @@ struct LayerOp {
   std::int64_t kv_items = 0;  // serving attention: (sequence, KV head) pairs whose caches it reads
   bool cuda_cores = false;    // serving decode attention whose math runs on the CUDA cores
   double prefix_flops = 0;    // serving attention: of fwd_flops, those run on an FA2-class kernel
+  // serving attention: of fwd_flops, the prompt chunks' queries over their own keys (the
+  // causal square, counted whole), and the chunk length (pair-weighted) that sets its rate
+  double square_flops = 0;
+  std::int64_t square_len = 0;
   bool recomputed = false;  // forward runs again in backward under the recompute policy
   // of a recomputed op, the share of its forward that runs again (a fused GEMM of which the
   // policy recomputes some outputs: selective_op's K of QKV, up of gate/up)

@@ -370,7 +370,12 @@ StackSpec read_stack(const YAML::Node& node, const std::string& path) {
   s.serving_decode_shared_kv_group = static_cast<int>(r.integer("serving_decode_shared_kv_group", 0, 0, 1024));
   s.serving_decode_cuda_core_group = static_cast<int>(r.integer("serving_decode_cuda_core_group", 0, 0, 1024));
   s.serving_prefix_attention_fa2 = r.boolean("serving_prefix_attention_fa2", false);
+  if (r.has("serving_prefill_attention"))
+    s.serving_prefill_attention = r.choice("serving_prefill_attention", "",
+                                           {std::string(kFlash2Attention), std::string(kCudnnAttention),
+                                            std::string(kFlash3Attention), std::string(kFlash4Attention)});
   s.serving_decode_fa3_m128 = r.boolean("serving_decode_fa3_m128", false);
+  s.serving_fp8_input_cast = r.boolean("serving_fp8_input_cast", false);
   s.serving_max_batched_tokens = r.integer("serving_max_batched_tokens", 0, 0, std::int64_t{1} << 24);
   s.serving_max_sequences = r.integer("serving_max_sequences", 0, 0, 1'000'000);
   s.serving_output_reserve = r.number("serving_output_reserve", 0, 0, 1);

@@ -49,6 +49,18 @@ void require_attention_kernel_curves(const Scenario& s) {
                           "attention_efficiency_by_seq)");
 }
 
+// A serving engine's prefill kernel needs the GPU's causal curve for it (flash2: the GPU's own).
+void require_prefill_attention_curves(const Scenario& s) {
+  const std::string& kernel = s.stack.serving_prefill_attention;
+  const GpuSpec& gpu = s.cluster.gpu;
+  if (kernel.empty() || (kernel == kFlash2Attention && !gpu.attention_efficiency_by_seq.empty()) ||
+      gpu.attention_kernel_efficiency_by_seq.contains(kernel))
+    return;
+  throw ScenarioError("stack.serving_prefill_attention", kernel,
+                      "needs the GPU's causal curves for that kernel, cluster.gpu.attention_kernel_efficiency_by_seq." +
+                          kernel + " (flash2: attention_efficiency_by_seq), which " + gpu.name + " does not have");
+}
+
 // A fused linear cross-entropy (Liger-Kernel's) runs the whole vocabulary on each GPU and is
 // Hugging Face's loss patched: no tensor-parallel vocabulary, not the hf_eager census's loss.
 void require_fused_linear_loss_scope(const Scenario& s) {
@@ -620,6 +632,7 @@ void validate_expert_weight_dtype(const Scenario& s) {
 void validate_inference(const Scenario& s) {
   const InferenceWorkload& w = *s.inference;
   if (w.expert_weight_dtype) validate_expert_weight_dtype(s);
+  require_prefill_attention_curves(s);
   if (s.plan.offload_optimizer)
     throw ScenarioError("plan.offload_optimizer", "true", "applies to training (an inference run has no optimizer)");
   if (s.plan.offload_activations_layers > 0)

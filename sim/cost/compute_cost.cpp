@@ -92,6 +92,21 @@ const std::vector<EfficiencyPoint>* attention_curve(const GpuSpec& gpu, const Co
   return nullptr;
 }
 
+// A serving pass's prompt chunks over their own keys on the engine's causal prefill kernel
+// (StackSpec::serving_prefill_attention): those FLOPs, counted as the whole square, at that
+// kernel's causal curve for the chunk length (measured against the same whole-square count, so
+// the masked half it skips is in the rate) instead of at `efficiency`; 0 where none applies.
+double causal_square_s(const GpuSpec& gpu, const ComputeOp& op, double efficiency) {
+  if (op.square_flops <= 0 || op.square_len <= 0 || op.attention_kernel.empty() || op.backward) return 0;
+  ComputeOp square = op;
+  square.kv_len = op.square_len;
+  const PassCurves* by_seq = attention_by_seq(gpu, square);
+  if (by_seq == nullptr) return 0;
+  const double rate = interpolate_efficiency(by_seq->of(false), static_cast<double>(op.square_len)) * op.clock_scale;
+  const double peak = gpu.peak(op.dtype);
+  return op.square_flops / (peak * rate) - op.square_flops / (peak * efficiency);
+}
+
 }  // namespace
 
 const std::vector<EfficiencyPoint>& gemm_curve(const GpuSpec& gpu, GemmPass pass, Dtype dtype,
@@ -257,6 +272,7 @@ ComputeCost attention_cost(const GpuSpec& gpu, const ComputeOp& op) {
   if (op.prefix_flops > 0 && fa2_efficiency > 0)
     c.math_s +=
         op.prefix_flops / (gpu.peak(op.dtype) * fa2_efficiency) - op.prefix_flops / (gpu.peak(op.dtype) * c.efficiency);
+  c.math_s += causal_square_s(gpu, op, c.efficiency);
   // a decode step reads the whole KV cache for a few FLOPs per byte: a device that
   // measured that rate gives it as kernel_efficiency "kv_cache_attention" (or MLA's own)
   const bool kv_cache = is_kv_cache_attention(op.kernel);

@@ -37,6 +37,10 @@ struct ComputeOp {
   std::int64_t kv_items = 0;      // attention over a KV cache: (sequence, KV head) pairs
   bool cuda_cores = false;  // that attention's math on the CUDA cores (GpuSpec::kv_attention_cuda_core_efficiency)
   double prefix_flops = 0;  // of flops, those at GpuSpec::kv_attention_fa2_efficiency instead
+  // serving attention: of flops, a prompt chunk's causal square (counted whole), priced on
+  // attention_kernel's causal curve at square_len keys instead (StackSpec::serving_prefill_attention)
+  double square_flops = 0;
+  std::int64_t square_len = 0;
   // gemm: which kernel family runs it ("" or "cublas": the GPU's curves; else its
   // gemm_kernel_efficiency_by_dtype entry for the math type, where it has one)
   std::string_view gemm_kernel;

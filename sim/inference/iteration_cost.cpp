@@ -98,8 +98,9 @@ namespace {
 // their block scales (a served checkpoint's static input scale: no amax read). vLLM's NVFP4
 // CUTLASS GEMM on Blackwell with and without that pass (vllm-project/vllm PR #20646,
 // bench_nvfp4_gemm.py, N 6144, K 4096): 3,025 against 3,779 TFLOP/s at M 8192, 3,039 against
-// 3,904 at 16384, the pass about a fifth of the GEMM's time.
-double fp4_input_cast_s(const GpuSpec& gpu, Dtype activations, const ComputeOp& gemm) {
+// 3,904 at 16384, the pass about a fifth of the GEMM's time. An fp8 GEMM's input takes the same
+// pass where the engine runs it as a kernel of its own (StackSpec::serving_fp8_input_cast).
+double input_cast_s(const GpuSpec& gpu, Dtype activations, const ComputeOp& gemm) {
   ComputeOp cast;
   cast.kind = ComputeKind::elementwise;
   cast.kernel = kernel_names::kQuantize;
@@ -145,6 +146,9 @@ ComputeOp ServingCostModel::compute_op(const LayerOp& op, double working_set, do
       c.kv_items = op.kv_items;
       c.cuda_cores = op.cuda_cores;
       c.prefix_flops = op.prefix_flops;
+      c.square_flops = op.square_flops;
+      c.square_len = op.square_len;
+      c.attention_kernel = s_.stack.serving_prefill_attention;
       if (s_.stack.serving_decode_fa3_m128) c.kv_read_efficiency = gpu.kv_attention_fa3_m128_efficiency;
       break;
     case OpKind::norm: c.kind = ComputeKind::norm; break;
@@ -168,8 +172,9 @@ double ServingCostModel::call_time_s(const LayerOp& op, double working_set, doub
   const ComputeOp c = compute_op(op, working_set, gemm_clock);
   const ComputeCost cost = op_cost(s_.cluster.gpu, c);
   if (op.kind == OpKind::gemm || op.kind == OpKind::attention) tensor_s = cost.math_s;
-  if (op.kind != OpKind::gemm || !is_fp4(c.dtype)) return cost.time_s();
-  return cost.time_s() + fp4_input_cast_s(s_.cluster.gpu, serving_activation_dtype(s_.inference->weight_dtype), c);
+  const bool cast = is_fp4(c.dtype) || (c.dtype == Dtype::fp8 && s_.stack.serving_fp8_input_cast);
+  if (op.kind != OpKind::gemm || !cast) return cost.time_s();
+  return cost.time_s() + input_cast_s(s_.cluster.gpu, serving_activation_dtype(s_.inference->weight_dtype), c);
 }
 
 // Priced at the curves' clock; where the list's mix (its GEMMs' and attention's math, its

@@ -20,7 +20,11 @@ void IterationShape::add_chunk(std::int64_t cached, std::int64_t chunk, bool sam
   // all of its context either way
   const double rectangle = static_cast<double>(chunk) * static_cast<double>(cached + chunk);
   attention_pairs += rectangle;
-  if (chunk > 1) prefix_pairs += static_cast<double>(chunk) * static_cast<double>(cached);
+  if (chunk > 1) {
+    prefix_pairs += static_cast<double>(chunk) * static_cast<double>(cached);
+    square_pairs += static_cast<double>(chunk) * static_cast<double>(chunk);
+    square_rows += chunk;
+  }
   kv_read_tokens += cached + chunk;
   if (window > 0) {  // keys from max(0, p - window + 1) for the chunk's positions p
     window_pairs += rectangle * causal_pairs(cached, chunk, window) / causal_pairs(cached, chunk, 0);
@@ -29,10 +33,11 @@ void IterationShape::add_chunk(std::int64_t cached, std::int64_t chunk, bool sam
 }
 
 void IterationShape::repeat(std::int64_t times) {
-  tokens *= times, sequences *= times, sampled *= times, kv_read_tokens *= times;
+  tokens *= times, sequences *= times, sampled *= times, kv_read_tokens *= times, square_rows *= times;
   window_kv_read_tokens *= times;
   attention_pairs *= static_cast<double>(times);
   prefix_pairs *= static_cast<double>(times);
+  square_pairs *= static_cast<double>(times);
   window_pairs *= static_cast<double>(times);
 }
 
@@ -220,6 +225,12 @@ LayerOp attention(const ModelSpec& m, std::int64_t layer, const IterationShape& 
   // layers only: a windowed layer's prefix is priced with the rest)
   if (s.prefix_on_fa2 && !m.mla)
     op.prefix_flops = 2.0 * (1 - windowed) * shape.prefix_pairs * static_cast<double>(s.q_cols + s.o_cols);
+  // the prompt chunks' queries over their own keys, where a causal kernel skips the masked
+  // half (full layers only, as the prefix; MLA's prefill is not priced on such a curve)
+  if (!m.mla && shape.square_rows > 0) {
+    op.square_flops = 2.0 * (1 - windowed) * shape.square_pairs * static_cast<double>(s.q_cols + s.o_cols);
+    op.square_len = std::llround(shape.square_pairs / static_cast<double>(shape.square_rows));
+  }
   return op;
 }
 

@@ -31,6 +31,11 @@ struct IterationShape {
   // chunk; decode steps' rows not counted): what an engine may run as a second kernel over
   // the paged cache (StackSpec::serving_prefix_attention_fa2)
   double prefix_pairs = 0;
+  // of attention_pairs, a prompt chunk's queries over its own keys (chunk x chunk, the square
+  // whose upper half the causal mask skips), and the chunks' tokens (decode rows not counted):
+  // a causal kernel's rate there is read at square_pairs / square_rows keys
+  double square_pairs = 0;
+  std::int64_t square_rows = 0;
   // The same two counts in a sliding-window layer (ModelSpec::sliding_window): `window`
   // set before add_chunk (0: the model has none); pairs again as the full rectangle of
   // the same cost, scaled by the window's share of the causal pairs.

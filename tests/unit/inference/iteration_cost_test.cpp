@@ -313,6 +313,66 @@ TEST(PrefillPass, ACachedPrefixRunsAtTheFa2Rate) {
   EXPECT_FALSE(catalog_stack("sglang").serving_prefix_attention_fa2);  // today's SGLang: FA3 on Hopper
 }
 
+// A prompt chunk's queries over its own keys: the square counted whole, of which a causal kernel
+// skips the masked half. IterationShape counts it (chunks only, not decode rows).
+TEST(PrefillPass, ShapeCountsEachChunksOwnSquare) {
+  IterationShape s;
+  s.add_chunk(1000, 500, false);  // 500 x 500 = 250,000 pairs of its own, 500 rows
+  s.add_chunk(4999, 1, true);     // a decode row: none
+  s.repeat(3);
+  EXPECT_DOUBLE_EQ(s.square_pairs, 750000.0);
+  EXPECT_EQ(s.square_rows, 1500);
+  EXPECT_DOUBLE_EQ(s.prefix_pairs, 3 * 500.0 * 1000);
+}
+
+// serving_prefill_attention: flash3 prices that square on the H200's flash3 causal curve
+// (FA3 repo's H100 hd128 causal rates against the whole square; h200-sxm.yaml) at the chunk's
+// length, instead of attention_efficiency's 0.75. Llama-3-8B, per layer a chunk of c tokens
+// runs c x c x 2 x (4,096 + 4,096) FLOPs of its own:
+//   c = 8,192: 1.0995 TFLOP, 1.4823 ms at 0.75 x 989 -> 0.9132 ms at 1.2174 x 989: -0.5691 ms,
+//     x 32 layers = -18.21 ms; the same chunk after 8,192 cached moves by the same (its prefix
+//     pairs keep their rate);
+//   c = 2,048: 68.72 GFLOP, 92.65 us -> 65.95 us at 1.0536 (the curve's 2k point): -26.70 us,
+//     x 32 = -0.854 ms.
+// A decode step does not move. The power limit's GEMM clock is left out: it follows the pass's
+// tensor share, which the faster attention lowers (at 2,048 tokens the pass gains 3.6% more).
+TEST(PrefillPass, AChunksOwnKeysRunAtTheCausalKernelsRate) {
+  Scenario s = test::serving_scenario("llama3-8b", "dgx-h200", 1, 1, 1, 1, 128, 128, "fp8", "bf16");
+  s.cluster.gpu.power_limited_gemm.reset();
+  IterationShape second;
+  second.add_chunk(8192, 8192, true);
+  const auto pass_s = [&](const IterationShape& shape) { return ServingCostModel(s).cost(shape).compute_s; };
+  const double first_before = pass_s(prefill_shape(1, 8192)), second_before = pass_s(second);
+  const double short_before = pass_s(prefill_shape(1, 2048)), decode_before = pass_s(decode_shape(8, 9000));
+  s.stack.serving_prefill_attention = "flash3";
+  EXPECT_NEAR(pass_s(prefill_shape(1, 8192)) - first_before, -18.21e-3, 0.01 * 18.21e-3);
+  EXPECT_NEAR(pass_s(second) - second_before, -18.21e-3, 0.01 * 18.21e-3);
+  EXPECT_NEAR(pass_s(prefill_shape(1, 2048)) - short_before, -0.854e-3, 0.01 * 0.854e-3);
+  EXPECT_DOUBLE_EQ(pass_s(decode_shape(8, 9000)), decode_before);
+  EXPECT_TRUE(catalog_stack("vllm-v1").serving_prefill_attention.empty());  // presets keep today's price
+}
+
+// vLLM's and SGLang's fp8 linears cast their 16-bit input to fp8 in a kernel of their own
+// (serving_fp8_input_cast): Llama-3-8B, one 8,192-token prompt on an H200. Per layer the four
+// GEMMs' inputs are 8,192 x (4,096 qkv + 4,096 o + 4,096 gate_up + 14,336 down) = 218,103,808
+// values, each read as 2 bytes and written as 1: 654.31 MB at 0.85 x 4.8 TB/s (memory_efficiency)
+// = 160.37 us, plus 4 launches of 4 us: 176.37 us, x 32 layers = 5.644 ms. A decode step of 8
+// rows: 639 kB, 0.157 us, + 16 us of launches, x 32 = 0.517 ms. The 16-bit logits layer casts
+// nothing. The power limit's clock is left out (it follows the pass's tensor share).
+TEST(PrefillPass, Fp8LinearsCastTheirInputInAKernelOfTheirOwn) {
+  Scenario s = test::serving_scenario("llama3-8b", "dgx-h200", 1, 1, 1, 1, 128, 128, "fp8", "bf16");
+  s.cluster.gpu.power_limited_gemm.reset();
+  s.stack.serving_fp8_input_cast = false;
+  const auto pass_s = [&](const IterationShape& shape) { return ServingCostModel(s).cost(shape).compute_s; };
+  const double prefill_before = pass_s(prefill_shape(1, 8192)), decode_before = pass_s(decode_shape(8, 9000));
+  s.stack.serving_fp8_input_cast = true;
+  EXPECT_NEAR(pass_s(prefill_shape(1, 8192)) - prefill_before, 5.644e-3, 0.005 * 5.644e-3);
+  EXPECT_NEAR(pass_s(decode_shape(8, 9000)) - decode_before, 0.517e-3, 0.005 * 0.517e-3);
+  // no preset sets it yet (docs/scenario/ext-keys-stack.md: it moves the R1 judges away)
+  EXPECT_FALSE(catalog_stack("vllm-v1").serving_fp8_input_cast);
+  EXPECT_FALSE(catalog_stack("sglang").serving_fp8_input_cast);
+}
+
 // vLLM 0.8's FlashAttention-3 paged decode (serving_decode_fa3_m128) reads the cache at the
 // GPU's kv_attention_fa3_m128_efficiency: 50 sequences of 5,000 tokens on an H200, per layer
 // 1.025 GB of q, o and K,V (as above) at 0.569 x 4.8 TB/s = 375.3 us instead of 0.90 x 4.8 TB/s
