@@ -1,6 +1,6 @@
 // The H100's and H200's bf16 GEMM curve held out on cuBLAS products at the MoE training
 // judges' per-expert shapes and at dense shapes: ai-dynamo/aiconfigurator's TensorRT-LLM Linear
-// rows (scenarios/validation/microbench/gemm_bf16_h100_h200_moe_shapes_aiconfigurator.csv; the
+// rows (scenarios/validation/microbench/gemm_bf16_h100_h200_b200_moe_shapes_aiconfigurator.csv; the
 // curve was fitted on OpenXLA's rows, so none of these was seen). Issue #53 asked whether
 // one cuBLAS GEMM per expert runs slower than the dense curve prices it at these shapes: it
 // does not. The curve prices them as fast as measured or slower, so the gpt-oss judge's
@@ -19,7 +19,7 @@
 namespace twinsim {
 namespace {
 
-const char* const kAicMoeShapesCsv = "gemm_bf16_h100_h200_moe_shapes_aiconfigurator.csv";
+const char* const kAicMoeShapesCsv = "gemm_bf16_h100_h200_b200_moe_shapes_aiconfigurator.csv";
 
 std::vector<MeasuredGemm> aic_moe_shape_rows(const char* device) {
   return read_gemm_csv(std::string(TWINSIM_SOURCE_DIR) + "/scenarios/validation/microbench/" + kAicMoeShapesCsv, device,
@@ -82,19 +82,45 @@ TEST(AiconfiguratorGemm, JudgesExpertProductsAreNotPricedFast) {
   EXPECT_LT(g.mean_signed, 0.10);
 }
 
-// Dense products (m, n, k all >= 4096) on both GPUs: median time error under 4%, bias under 3%
-// (when written: H100 2.2% / +1.1%, H200 2.1% / -0.9%, 39 rows each).
+// Dense products (m, n, k all >= 4096) on each GPU: median time error and bias within bounds a
+// little above those when written (39 rows each: H100 2.2% / +1.1%, H200 2.1% / -0.9%, B200
+// 7.0% / +1.6%).
+struct AicDenseBound {
+  const char* gpu;
+  const char* device;
+  double median, bias;
+};
+
 TEST(AiconfiguratorGemm, DenseProductsHeldOut) {
-  for (const char* name : {"h100-sxm", "h200-sxm"}) {
-    const GpuSpec gpu = catalog_gpu(name);
+  for (const AicDenseBound& b :
+       {AicDenseBound{"h100-sxm", "H100", 0.04, 0.03}, AicDenseBound{"h200-sxm", "H200", 0.04, 0.03},
+        AicDenseBound{"b200", "B200", 0.09, 0.04}}) {
+    const GpuSpec gpu = catalog_gpu(b.gpu);
     std::vector<double> errors;
-    for (const MeasuredGemm& g : aic_moe_shape_rows(std::string(name) == "h100-sxm" ? "H100" : "H200"))
+    for (const MeasuredGemm& g : aic_moe_shape_rows(b.device))
       if (g.m >= 4096 && g.n >= 4096 && g.k >= 4096) errors.push_back(gemm_time_error(gpu, g, GemmTiming::kernel));
-    ASSERT_GE(errors.size(), 30u) << name;
+    ASSERT_GE(errors.size(), 30u) << b.gpu;
     const ErrorSummary s = summarize(errors);
-    EXPECT_LT(s.median, 0.04) << name;
-    EXPECT_LT(std::abs(s.mean_signed), 0.03) << name;
+    EXPECT_LT(s.median, b.median) << b.gpu;
+    EXPECT_LT(std::abs(s.mean_signed), b.bias) << b.gpu;
   }
+}
+
+// The B200's curve (OpenXLA's B200 rows) is slow at the Qwen3-30B-A3B expert products of 1,024
+// to 4,096 rows (2 x rows x N x K 3e9-5e10 FLOPs): cuBLAS in TensorRT-LLM 1.3.0rc10 runs them
+// 1.3-2x faster than it prices (when written: median +46%, least +27%, of 16). A context
+// figure for the B200 judges (which are fp8, on their own curve); it fails when the curve is
+// refitted there, which is the time to change this bound.
+TEST(AiconfiguratorGemm, B200CurveIsSlowAtSmallExpertProducts) {
+  const GpuSpec gpu = catalog_gpu("b200");
+  std::vector<double> errors;
+  for (const MeasuredGemm& g : aic_moe_shape_rows("B200")) {
+    const bool qwen3_30b = (g.n == 1536 && g.k == 2048) || (g.n == 2048 && g.k == 768) ||
+                           (g.n == 2048 && g.k == 1536) || (g.n == 768 && g.k == 2048);
+    if (qwen3_30b && g.m >= 1024 && g.m <= 4096) errors.push_back(gemm_time_error(gpu, g, GemmTiming::kernel));
+  }
+  ASSERT_GE(errors.size(), 12u);
+  EXPECT_GT(percentile(errors, 0.5), 0.25);
 }
 
 }  // namespace
