@@ -213,6 +213,11 @@ struct StackSpec {
   // ones' decode step otherwise), instead of riding in one pass with the decodes (vLLM's
   // chunked prefill). sim/inference/scheduler.hpp SchedulerLimits::prefill_first.
   bool serving_prefill_first = false;
+  // An idle engine's first fetch takes one request, the rest join at the next pass: TensorRT-LLM's
+  // PyExecutor waits on its empty request queue for one item and returns it alone
+  // (executor_request_queue.py _get_from_request_queue), so under attention DP one rank starts a
+  // pass ahead of the others. SchedulerLimits::idle_fetch_one; false: all that are there.
+  bool serving_idle_fetch_one = false;
   // How the engine sizes its KV pool: empty, vLLM's (a share of HBM less the weights and the
   // activations of a profiled pass, kv_cache.hpp); else SGLang's mem_fraction_static by TP
   // size, [smallest TP, fraction] pairs: the pool is that fraction of the GPU's memory less

@@ -79,6 +79,9 @@ struct SchedulerLimits {
   // formed when pass k starts: a request that arrives while the engine runs joins the pass
   // after the next one. false: it joins the next pass (vLLM V1's EngineCore step loop).
   bool overlap_pickup = false;
+  // When no rank has a request, the next fetch takes only the first that has arrived; the others
+  // wait for the fetch after that pass (StackSpec::serving_idle_fetch_one; run_lockstep_serving).
+  bool idle_fetch_one = false;
   // The frontend's time per request (the stack's serving_request_us): a request sent at t
   // reaches the scheduler at t + request_path_s; its TTFT and E2EL count from t.
   double request_path_s = 0;

@@ -176,6 +176,13 @@ bool form_pass(Scheduler& sched, std::vector<int>& held, PassShape& shape) {
   return formed || (any_held && sched.schedule(shape));
 }
 
+// No rank holds an unfinished request: the group's next fetch is an idle executor's.
+bool group_idle(const std::vector<Scheduler>& schedulers) {
+  for (const Scheduler& sched : schedulers)
+    if (sched.unfinished() > 0) return false;
+  return true;
+}
+
 // When the scheduler sees a request: the frontend's request path (HTTP, tokenisation, the
 // hand-over to the scheduler; the stack's serving_request_us) after the client sends it.
 double reaches_scheduler_s(const ClientGate& client, const Request& request, const SchedulerLimits& limits) {
@@ -284,12 +291,15 @@ ServingResult run_lockstep_serving(const std::vector<Request>& requests, std::in
   std::vector<IterationShape> shapes(ranks);
   std::vector<char> runs(ranks, 0);
   for (;;) {
-    for (double due = 0; next < requests.size() && (due = reaches_scheduler_s(client, requests[next], limits)) <= now;
-         ++next) {
+    // an idle group's fetch may take one request only (SchedulerLimits::idle_fetch_one)
+    const bool take_one = limits.idle_fetch_one && group_idle(schedulers);
+    for (double due = 0;
+         next < requests.size() && (due = reaches_scheduler_s(client, requests[next], limits)) <= now;) {
       last = route(ranks, set.router, last, [&](int r) { return schedulers[r].unfinished(); });
       client.send();
       result.requests[next].arrival_s = due - limits.request_path_s;  // its TTFT counts from the send
-      schedulers[last].enqueue(static_cast<int>(next));
+      schedulers[last].enqueue(static_cast<int>(next++));
+      if (take_one) break;
     }
     bool any = false;
     for (int r = 0; r < ranks; ++r) {
@@ -347,6 +357,7 @@ ServingResult simulate_serving(const Scenario& scenario, const std::vector<Reque
   limits.output_reserve = scenario.stack.serving_output_reserve;
   limits.prefill_first = scenario.stack.serving_prefill_first;
   limits.overlap_pickup = scenario.stack.serving_async;
+  limits.idle_fetch_one = scenario.stack.serving_idle_fetch_one;
   // the frontend's CPU work at this node's CPU speed (HostSpec::cpu_time_scale)
   limits.request_path_s = scenario.stack.serving_request_s * scenario.cluster.host.cpu_time_scale;
   if (const auto& spec = scenario.inference->speculative) {

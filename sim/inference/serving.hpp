@@ -89,7 +89,8 @@ ServingResult run_serving(const std::vector<Request>& requests, std::int64_t kv_
 // starts on all of them at once and ends when the group's pass does, `cost` pricing the
 // ranks' shapes together (ServingCostModel::ep_lockstep_pass_s; a rank without work joins
 // with an empty shape). One pipeline stage; the requests routed round robin or least loaded
-// as run_serving does; `max_concurrency` as run_serving's.
+// as run_serving does; `max_concurrency` as run_serving's. With limits.idle_fetch_one, a fetch
+// while no rank holds a request takes the first arrived one only (its rank runs a pass alone).
 using LockstepCostFn = std::function<double(const std::vector<IterationShape>&)>;
 ServingResult run_lockstep_serving(const std::vector<Request>& requests, std::int64_t kv_blocks,
                                    const SchedulerLimits& limits, const LockstepCostFn& cost, bool keep_occupancy,

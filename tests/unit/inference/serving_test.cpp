@@ -223,6 +223,48 @@ TEST(Serving, ExpertParallelRanksRunInLockstep) {
   EXPECT_DOUBLE_EQ(late.times[1].first_token_s, 21.0);
 }
 
+// TensorRT-LLM's idle fetch (stack serving_idle_fetch_one): two ranks, round robin, four
+// requests of 10 prompt + 3 output tokens all due at 0, a pass costing its largest rank's
+// tokens / 10 s (the lockstep maximum).
+//  all at once: rank 0 holds r0, r2 and rank 1 r1, r3; pass 1 prefills 20 tokens on each (2 s),
+//    passes 2 and 3 decode 2 tokens a rank (0.2 s each): 1 prompt-bearing pass of 3, done at 2.4.
+//  one first: pass 1 holds r0 alone on rank 0 (10 tokens, 1 s); the fetch at 1 s takes r1, r2,
+//    r3 (round robin from rank 1: r1 -> 1, r2 -> 0, r3 -> 1); pass 2 carries r0's decode and r2's
+//    prompt on rank 0 (11 tokens) and r1's and r3's prompts on rank 1 (20): 2 s, to 3; pass 3
+//    decodes 2 tokens a rank (0.2 s; r0's third token, it finishes at 3.2), pass 4 rank 0's r2
+//    and rank 1's two (0.2 s): 2 prompt-bearing passes of 4, done at 3.4.
+TEST(Serving, AnIdleFetchTakesOneRequestAndItsRankRunsAhead) {
+  int prompt_passes = 0;
+  const LockstepCostFn largest = [&](const std::vector<IterationShape>& ranks) {
+    std::int64_t most = 0;
+    bool prompt = false;
+    for (const IterationShape& r : ranks) most = std::max(most, r.tokens), prompt = prompt || r.tokens > r.sequences;
+    prompt_passes += prompt ? 1 : 0;
+    return static_cast<double>(most) / 10;
+  };
+  ReplicaSet two;
+  two.replicas = 2, two.router = Router::round_robin;
+  const std::vector<Request> four(4, Request{0.0, 10, 3});
+  SchedulerLimits l = limits();
+  const ServingResult all = run_lockstep_serving(four, 100, l, largest, true, two);
+  EXPECT_EQ(prompt_passes, 1);
+  EXPECT_EQ(all.passes, 3);
+  EXPECT_NEAR(all.times[3].finish_s, 2.4, 1e-12);
+  prompt_passes = 0;
+  l.idle_fetch_one = true;
+  const ServingResult one = run_lockstep_serving(four, 100, l, largest, true, two);
+  EXPECT_EQ(prompt_passes, 2);
+  EXPECT_EQ(one.passes, 4);
+  EXPECT_DOUBLE_EQ(one.times[0].first_token_s, 1.0);
+  EXPECT_DOUBLE_EQ(one.times[1].first_token_s, 3.0);
+  EXPECT_DOUBLE_EQ(one.times[2].first_token_s, 3.0);
+  EXPECT_NEAR(one.times[0].finish_s, 3.2, 1e-12);
+  EXPECT_NEAR(one.times[3].finish_s, 3.4, 1e-12);
+  // TensorRT-LLM 1.0's stack sets it; vLLM's does not
+  EXPECT_TRUE(catalog_stack("trtllm-v1").serving_idle_fetch_one);
+  EXPECT_FALSE(catalog_stack("vllm-v1").serving_idle_fetch_one);
+}
+
 TEST(Serving, ARequestLargerThanTheCacheIsRefused) {
   EXPECT_THROW(run_serving({{0.0, 100, 100}}, 5, limits(), 1, UnitCost{}), std::invalid_argument);
 }
