@@ -123,6 +123,10 @@ void add_run_command(CLI::App& app) {
   cmd->add_option("--set", a->overrides, "override a key, e.g. --set plan.tp=2 (repeatable)");
   cmd->add_option("--steps", job.steps, "training steps (the first is a warm-up left out of the step time)")
       ->check(cli::whole(1, 1'000'000));
+  cmd->add_option("--decode-rounds", job.decode_rounds,
+                  "inference: run the decode this many times from the same prefill; TPOT is the median of every "
+                  "pass (default 1)")
+      ->check(cli::whole(1, 10'000));
   cmd->add_option("--out", a->out, "output folder for measured.json and trace.json");
   cmd->add_option("--seed", job.seed, "seed of the weights and the synthetic data")
       ->check(cli::whole(0, std::numeric_limits<std::int64_t>::max()));

@@ -43,6 +43,9 @@ struct ValidateArgs {
   // the first is a warm-up; the step is the median of the other 9 (6 steps' medians of 5
   // spread 10-45% over three runs on a 2-core VM, issue 61)
   int steps = 10;
+  // an inference case's decode rounds (`run --decode-rounds`): 31 passes of a few tenths of a
+  // ms spread 50-250% over three runs on a 2-vCPU EPYC (issue 61); 8 rounds add ~0.1-0.5 s a run
+  int decode_rounds = 8;
   bool quick = false;  // the suite's quick.txt cases only
   int runs = 3;      // runs of the suite; each case keeps its median run
   int warmup_runs = 1;  // untimed rounds first (compare/suite_run.hpp: a quiet guest's first round ran slow)
@@ -79,8 +82,8 @@ compare::CaseResult run_case(const fs::path& src, const ValidateArgs& a, int cor
     const std::string self = a.twinsim.empty() ? self_executable().string() : a.twinsim;
     run_logged({self, "simulate", scenario.string(), "--json"}, dir / "simulate.log", dir / "simulated.json");
     std::vector<std::string> mpirun = mpirun_argv(r.world);
-    mpirun.insert(mpirun.end(), {self, "run", scenario.string(), "--steps", std::to_string(a.steps), "--out",
-                                 dir.string()});
+    mpirun.insert(mpirun.end(), {self, "run", scenario.string(), "--steps", std::to_string(a.steps), "--decode-rounds",
+                                 std::to_string(a.decode_rounds), "--out", dir.string()});
     const calibrate::OtherCpuMeter others;  // what else ran on the machine while the ranks did
     run_logged(mpirun, dir / "run.log");
     const calibrate::OtherCpuUse used = others.finish();
@@ -149,6 +152,9 @@ void add_validate_command(CLI::App& app) {
                   "untimed runs of the whole suite first, their results dropped "
                   "(default 1)")
       ->check(cli::whole(0, 10));
+  cmd->add_option("--decode-rounds", a->decode_rounds,
+                  "inference cases: decode rounds per run (`run --decode-rounds`; default 8)")
+      ->check(cli::whole(1, 1000));
   cmd->add_option("--cores", a->cores, "worlds up to this many ranks are timing cases (default: this machine's cores)");
   cmd->add_option("--twinsim", a->twinsim, "twinsim binary that simulates and runs each case (default: this one)");
   cmd->add_flag("--json", a->json, "print the results as JSON");

@@ -274,6 +274,30 @@ void add_step_kernel_points(std::vector<MemoryPoint>& out, long n, const SweepOp
 
 }  // namespace
 
+namespace {
+
+// One decode GEMM point: m rows against an n x k weight (compute_bench.hpp add_decode_gemm_points).
+void add_decode_gemm_point(std::vector<MemoryPoint>& out, const SweepOptions& o, bool cached, int m, int outputs,
+                           int inputs) {
+  const std::size_t xs = static_cast<std::size_t>(m) * inputs, ws = static_cast<std::size_t>(outputs) * inputs,
+                    ys = static_cast<std::size_t>(m) * outputs;
+  const double bytes = sizeof(float) * static_cast<double>(xs + ws + ys);
+  const int sets =
+      cached ? std::max(1, static_cast<int>(o.cache_bytes / 2 / bytes)) : cold_sets(static_cast<std::size_t>(bytes));
+  std::vector<std::vector<float>> x(sets, activation_like(xs, 8)), w(sets, activation_like(ws, 9, 0.02f)),
+      y(sets, filled(ys));
+  int i = 0;
+  const Stats s = time_per_call(
+      [&] {
+        i = (i + 1) % sets;
+        k::linear_forward(x[i].data(), w[i].data(), nullptr, y[i].data(), m, inputs, outputs);
+      },
+      o.repeats, o.min_repeat_s);
+  out.push_back({std::string(cached ? kGemmCachedKernel : kGemmKernel), bytes, s, false});
+}
+
+}  // namespace
+
 // The memory side of the GEMM roofline, where it binds: a decode's GEMMs of a few rows
 // against a whole weight matrix (the executor's models' projections), forward as a
 // decode runs them. "gemm": operands rotated out of cache, as a model larger than the
@@ -282,6 +306,11 @@ void add_step_kernel_points(std::vector<MemoryPoint>& out, long n, const SweepOp
 // whose weights and KV cache fit in it finds them there step after step (on a shared VM
 // the sysfs L3 is shared with other guests: 16 MiB in rotation ran as slowly as 64 MiB
 // here, 5.5 MiB 2.9x faster). Bytes: A, B and C once.
+// Below the projections, 4 rows only against the small weights (a TP-2 rank's routed expert,
+// MLA's down and up projections, the router; 8-96 KiB, inside the L2): the curve's smallest
+// point was else a 1-row call, Eigen's matrix-vector path at ~3x a 4-row call's bytes a
+// second, and every smaller GEMM was priced at it (issue 61); the rows curve (cache_reuse.hpp)
+// scales the 4-row price to other rows.
 void add_decode_gemm_points(std::vector<MemoryPoint>& out, const SweepOptions& o, bool cached) {
   const std::vector<int> rows = o.quick ? std::vector<int>{4} : std::vector<int>{1, 4, 16};
   const std::vector<std::pair<int, int>> weights =  // (n outputs, k inputs)
@@ -290,23 +319,11 @@ void add_decode_gemm_points(std::vector<MemoryPoint>& out, const SweepOptions& o
                                                  // tiny-llama's on each of 2 TP ranks: proj, gate_up, down
                                                  {256, 128}, {688, 256}, {256, 344}};
   for (int m : rows)
-    for (auto [n, k] : weights) {
-      const std::size_t xs = static_cast<std::size_t>(m) * k, ws = static_cast<std::size_t>(n) * k,
-                        ys = static_cast<std::size_t>(m) * n;
-      const double bytes = sizeof(float) * static_cast<double>(xs + ws + ys);
-      const int sets = cached ? std::max(1, static_cast<int>(o.cache_bytes / 2 / bytes))
-                              : cold_sets(static_cast<std::size_t>(bytes));
-      std::vector<std::vector<float>> x(sets, activation_like(xs, 8)), w(sets, activation_like(ws, 9, 0.02f)),
-          y(sets, filled(ys));
-      int i = 0;
-      const Stats s = time_per_call(
-          [&] {
-            i = (i + 1) % sets;
-            k::linear_forward(x[i].data(), w[i].data(), nullptr, y[i].data(), m, k, n);
-          },
-          o.repeats, o.min_repeat_s);
-      out.push_back({std::string(cached ? kGemmCachedKernel : kGemmKernel), bytes, s, false});
-    }
+    for (auto [n, k] : weights) add_decode_gemm_point(out, o, cached, m, n, k);
+  if (o.quick) return;
+  // tiny-moe's routed expert on a TP-2 rank (w1/w3, w2), tiny-mla's q_down, q_up, kv_down, the router
+  for (auto [n, k] : std::vector<std::pair<int, int>>{{64, 256}, {256, 64}, {96, 256}, {192, 96}, {80, 256}, {8, 256}})
+    add_decode_gemm_point(out, o, cached, 4, n, k);
 }
 
 std::vector<MemoryPoint> memory_sweep(const SweepOptions& o) {

@@ -76,6 +76,13 @@ void copy_prefix_rows(const Tensor& from, Tensor& to, int batch, int to_len, int
 
 }  // namespace
 
+void Decoder::rewind(int n) {
+  if (n < 0 || n > length_)
+    throw std::invalid_argument("Decoder::rewind: position " + std::to_string(n) + " outside the cache's 0.." +
+                                std::to_string(length_));
+  length_ = n;
+}
+
 void Decoder::start_from_prefix(const Decoder& from, int n) {
   if (length_ != 0 || n < 1 || n > from.length_ || n > max_len_ || from.layers_.size() != layers_.size() ||
       &from.stage_ != &stage_)

@@ -33,6 +33,10 @@ class Decoder {
   // tokens (the shared prompt prefix, computed once), copied into this empty cache.
   void start_from_prefix(const Decoder& from, int n);
 
+  // Forgets every cached token from position `n` on (0 <= n <= length()): the next forward
+  // appends at `n`, overwriting them. A decode run again from the same prefill (issue 61).
+  void rewind(int n);
+
   int length() const { return length_; }
   int batch() const { return batch_; }
   std::int64_t kv_cache_bytes() const;  // this rank's K and V caches

@@ -2,8 +2,9 @@
 // One static batch of requests run for real (SCENARIO.md `inference`): `batch` synthetic
 // prompts of `prompt_len` tokens prefilled together, then `output_len - 1` greedy decode
 // steps, every rank holding its TP shard of the whole model and of the KV cache.
-//   TTFT = prefill until the first tokens are known; TPOT = median decode step;
-//   output tokens/s = batch * output_len / (TTFT + all decode steps).
+//   TTFT = prefill until the first tokens are known; TPOT = median decode step (of every
+//   round: InferenceConfig::decode_rounds); output tokens/s = batch * output_len / (TTFT +
+//   the first round's decode steps).
 // Op times are kept per phase too (prefill, decode), under the simulator's names: the
 // training ones with pass "fwd", plus "head.sample.fwd" for the greedy sampling.
 #include <cstdint>
@@ -29,6 +30,11 @@ struct InferenceConfig {
   Plan plan;
   InferenceWorkload workload;
   std::uint64_t seed = 1234;
+  // The decode is run this many times from the same prefill, the cache rewound to the prompt
+  // each time; TPOT is the median of every pass. A run's 31 passes of a few tenths of a ms
+  // fall inside one of the L3's slow or fast spells (waves of ~20 passes on a 2-vCPU EPYC,
+  // issue 61), so three runs' medians spread 50-250%; more passes cost no setup.
+  int decode_rounds = 1;
 };
 
 // Throws std::invalid_argument for what the executor does not serve (pp, dp, cp, ep > 1;
@@ -37,7 +43,8 @@ void validate(const InferenceConfig& c);
 
 struct InferenceRecord {
   double ttft_s = 0;              // slowest rank
-  std::vector<double> decode_s;   // each decode step, slowest rank
+  std::vector<double> decode_s;   // each decode step of every round, slowest rank
+  double request_s = 0;           // TTFT + the first round's decode steps: the request's time
   std::vector<int> first_tokens;  // the first sequence's generated tokens
   std::int64_t kv_cache_bytes = 0;  // the cache over all TP ranks
   nlohmann::json params_and_memory;   // rank 0: measured_params_and_memory (run_report.hpp)

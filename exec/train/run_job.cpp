@@ -64,7 +64,7 @@ void note_overlaps_not_run(const Plan& plan, int rank, std::ostream& notes) {
 
 // An inference scenario: one static batch, prefill then greedy decode (inference_run.hpp).
 JobOutput serve(const Scenario& s, const JobOptions& o, MpiCommunicator& world) {
-  InferenceConfig config{s.model, s.plan, *s.inference, o.seed};
+  InferenceConfig config{s.model, s.plan, *s.inference, o.seed, o.decode_rounds};
   validate(config);
   const std::unique_ptr<Allocator> device_memory =
       current_backend().make_device_allocator(o.memory_limit > 0 ? o.memory_limit : s.cluster.gpu.memory_bytes);

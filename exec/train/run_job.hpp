@@ -23,6 +23,7 @@ namespace twinsim::exec {
 
 struct JobOptions {
   int steps = 3;
+  int decode_rounds = 1;  // inference: the decode run this many times (InferenceConfig)
   std::uint64_t seed = 1234;
   float lr = 0;                   // 0: the scenario's training.optimizer.lr
   std::int64_t memory_limit = 0;  // bytes per rank; 0: the scenario GPU's memory

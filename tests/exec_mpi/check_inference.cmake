@@ -1,5 +1,10 @@
 # Checks the inference block of a measured.json written by `twinsim run` on
-# tiny-llama-infer-tp2 (cmake -DFILE=... -DOUTPUT_LEN=... -P).
+# tiny-llama-infer-tp2 (cmake -DFILE=... -DOUTPUT_LEN=... [-DDECODE_ROUNDS=...] -P).
+# With `run --decode-rounds R` the decode runs R times from the same prefill: R x
+# (OUTPUT_LEN - 1) decode steps and passes, the generated tokens the first round's.
+if(NOT DEFINED DECODE_ROUNDS)
+  set(DECODE_ROUNDS 1)
+endif()
 file(READ ${FILE} report)
 # KV cache per token: K and V for every layer, kv_heads * head_dim values each
 # (Pope et al. 2022 §3.1): 2 * 4 layers * 4 KV heads * 32 * 4 B (fp32) = 4096 B
@@ -14,7 +19,7 @@ foreach(key ttft_s tpot_s output_tokens_per_s)
   endif()
 endforeach()
 string(JSON steps LENGTH "${report}" inference decode_steps_s)
-math(EXPR expected "${OUTPUT_LEN} - 1")
+math(EXPR expected "${DECODE_ROUNDS} * (${OUTPUT_LEN} - 1)")
 if(NOT steps EQUAL expected)
   message(FATAL_ERROR "${steps} decode steps, expected ${expected}")
 endif()
@@ -30,7 +35,7 @@ if(NOT cache GREATER 0 OR NOT grads EQUAL 0)
 endif()
 # the ops of each phase per pass: one prefill pass, OUTPUT_LEN - 1 decode passes, each
 # layer's op once a pass, and the greedy sampling under the simulator's name
-math(EXPR decode_passes "${OUTPUT_LEN} - 1")
+math(EXPR decode_passes "${DECODE_ROUNDS} * (${OUTPUT_LEN} - 1)")
 foreach(phase prefill decode)
   string(JSON passes GET "${report}" inference ${phase} passes)
   if(phase STREQUAL "prefill")

@@ -152,6 +152,19 @@ add_test(NAME exec_mpi.run.tiny_llama_infer_tp2_report
          COMMAND ${CMAKE_COMMAND} -DFILE=${CMAKE_CURRENT_BINARY_DIR}/exec_infer_tp2/measured.json -DOUTPUT_LEN=6
                  -P ${CMAKE_CURRENT_LIST_DIR}/check_inference.cmake)
 set_tests_properties(exec_mpi.run.tiny_llama_infer_tp2_report PROPERTIES FIXTURES_REQUIRED exec_infer_tp2 LABELS mpi)
+# The decode run 3 times from the same prefill (`--decode-rounds`, issue 61): 3 x 5 steps
+add_test(NAME exec_mpi.run.tiny_llama_infer_tp2_rounds
+         COMMAND ${MPIEXEC_EXECUTABLE} -np 2 --oversubscribe $<TARGET_FILE:twinsim> run
+                 ${PROJECT_SOURCE_DIR}/scenarios/exec/tiny-llama-infer-tp2.yaml
+                 --set inference.prompt_len=32 --set inference.output_len=6 --decode-rounds 3
+                 --out ${CMAKE_CURRENT_BINARY_DIR}/exec_infer_tp2_rounds)
+set_tests_properties(exec_mpi.run.tiny_llama_infer_tp2_rounds PROPERTIES ENVIRONMENT "${EXEC_MPI_ENV}" TIMEOUT 60
+                     LABELS mpi FIXTURES_SETUP exec_infer_tp2_rounds)
+add_test(NAME exec_mpi.run.tiny_llama_infer_tp2_rounds_report
+         COMMAND ${CMAKE_COMMAND} -DFILE=${CMAKE_CURRENT_BINARY_DIR}/exec_infer_tp2_rounds/measured.json
+                 -DOUTPUT_LEN=6 -DDECODE_ROUNDS=3 -P ${CMAKE_CURRENT_LIST_DIR}/check_inference.cmake)
+set_tests_properties(exec_mpi.run.tiny_llama_infer_tp2_rounds_report PROPERTIES FIXTURES_REQUIRED
+                     exec_infer_tp2_rounds LABELS mpi)
 
 # The same runs lined up with the simulator's prediction (`twinsim compare`): TTFT, TPOT,
 # memory and the ops of each phase under the same names (check_compare_inference.py).

@@ -99,6 +99,31 @@ TEST(Decoder, LlamaPrefixCacheMatchesFullForward) {
 }
 TEST(Decoder, MlaPrefixCacheMatchesFullForward) { expect_prefix_cache_matches_full_forward(test::tiny_mla_config()); }
 
+// A decode run again (issue 61: validate's decode rounds): rewound to the prompt after
+// decoding to kTotal, the same tokens again must give the full forward's logits at every
+// length (the stale positions past the prompt are overwritten, never read); MLA's latent
+// cache and the GQA cache alike. Rewinding past the cached length is refused.
+void expect_rewound_decode_matches_full_forward(TransformerConfig c) {
+  const ModelContext ctx{};
+  const std::vector<int> all = token_rows(c.micro_batch, static_cast<int>(c.model.vocab));
+  TransformerStage stage(c);
+  stage.initialize();
+  Decoder decoder(stage, c.micro_batch, kTotal);
+  expect_decoding_matches_full_forward(c, ctx, decoder, all);
+  EXPECT_THROW(decoder.rewind(kTotal + 1), std::invalid_argument);
+  EXPECT_THROW(decoder.rewind(-1), std::invalid_argument);
+  decoder.rewind(0);  // from the start: the helper prefills kPrompt tokens again
+  EXPECT_EQ(decoder.length(), 0);
+  expect_decoding_matches_full_forward(c, ctx, decoder, all);
+}
+
+TEST(Decoder, LlamaRewoundDecodeMatchesFullForward) {
+  expect_rewound_decode_matches_full_forward(test::tiny_llama_config());
+}
+TEST(Decoder, MlaRewoundDecodeMatchesFullForward) {
+  expect_rewound_decode_matches_full_forward(test::tiny_mla_config());
+}
+
 TEST(Decoder, GreedyPicksTheLowestOfTiedMaxima) {
   const float logits[] = {0.5f, 2.0f, 2.0f, -1.0f, /* second sequence */ 3.0f, 0.0f, 0.0f, 3.0f};
   EXPECT_EQ(greedy_tokens(ModelContext{}, logits, 2, 4, 0), (std::vector<int>{1, 0}));
