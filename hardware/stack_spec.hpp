@@ -255,6 +255,11 @@ struct StackSpec {
   // default (use_multi_rank_bucket_allreduce: average_tensor -> allreduce_and_scatter,
   // runtime/zero/stage_1_and_2.py). ZeRO 3 reduce-scatters whatever this says.
   bool zero_bucket_all_reduce = false;
+  // Whether the stack's ZeRO can shard over a shard group whose replicas all-reduce each
+  // gradient shard (plan.dp_replicate: PyTorch FSDP's HSDP, Megatron-core's
+  // --num-distributed-optimizer-instances). DeepSpeed's cannot: its ZeRO shards over the whole
+  // data-parallel group (ZeRO-3 has hpZ and MiCS instead).
+  bool zero_hybrid_sharding = true;
   // DeepSpeed's first ZeRO-3 (<= 0.5, 2021) as it gathers a layer (Init._allgather_param in
   // runtime/zero/partition_parameters.py): each parameter tensor its own all-gather
   // (zero_gather_calls: the layer's tensors, 0: by zero_gather_bucket_params), each issued

@@ -115,14 +115,15 @@ void for_each_plan_knob(Visit&& visit) {
   visit(BoolKnob{"zero_quantized_weights", &K::zero_quantized_weights, false, S::no, ""});
   visit(BoolKnob{"zero_quantized_gradients", &K::zero_quantized_gradients, false, S::no, ""});
   visit(IntKnob{"zero_hpz_partition_size", &K::zero_hpz_partition_size, 1, 1, kMaxPlanDegree, S::no, "", false});
-  // HSDP; the search keeps the scenario's where it fits (sim/search/candidate.cpp)
-  visit(IntKnob{"dp_replicate", &K::dp_replicate, 1, 1, kMaxPlanDegree, S::no, "", false});
   visit(choice_knob("gradient_compression", &K::gradient_compression, GradCompression::none, kGradCompressions,
                     S::no));
   visit(RatioKnob{"gradient_topk_ratio", &K::gradient_topk_ratio, 0.01, 1e-6, 1});  // with topk only
   visit(IntKnob{"gradient_powersgd_rank", &K::gradient_powersgd_rank, 1, 1, 1024, S::no, "", false});  // powersgd only
   // 0: plan.tp (Megatron's default); a searched plan prints it ("etp1") where it differs
   visit(IntKnob{"expert_tp", &K::expert_tp, 0, 0, kMaxPlanDegree, S::late_setting, "etp", false});
+  // HSDP: the search tries one shard group a node for its ZeRO-3 plans and keeps the scenario's
+  // where it fits (sim/search/search_space.hpp); a searched plan prints it ("hsdp4") above 1
+  visit(IntKnob{"dp_replicate", &K::dp_replicate, 1, 1, kMaxPlanDegree, S::late_setting, "hsdp", false});
   visit(ModuleSetKnob{"recompute_modules", &K::recompute_modules});  // with recompute: selective
   visit(BoolKnob{"moe_a2a_overlap", &K::moe_a2a_overlap, false, S::no, ""});          // Megatron-core's EP A2A overlap
   visit(BoolKnob{"delay_wgrad_compute", &K::delay_wgrad_compute, false, S::no, ""});  // with moe_a2a_overlap

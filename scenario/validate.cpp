@@ -357,12 +357,13 @@ void validate_dp_replicate(const Scenario& s) {
     throw ScenarioError(key, value,
                         "splits ZeRO's shard groups into replicas: it needs plan.zero 1, 2 or 3 (with "
                         "plan.zero: 0 every data-parallel rank is already a replica)");
-  if (s.stack.name.find("deepspeed") != std::string::npos)
+  if (!s.stack.zero_hybrid_sharding)  // what the stack can run (hardware/stack_spec.hpp)
     throw ScenarioError(key, value,
                         "is PyTorch FSDP's HSDP or Megatron-core's distributed-optimizer instances; stack " +
                             s.stack.name +
-                            " (DeepSpeed) shards ZeRO over the whole data-parallel group: "
-                            "its ZeRO-3 has hpZ (plan.zero_hpz_partition_size) and MiCS (not modelled)");
+                            " (stack.zero_hybrid_sharding: false, as DeepSpeed's) shards ZeRO over the whole "
+                            "data-parallel group: DeepSpeed's ZeRO-3 has hpZ (plan.zero_hpz_partition_size) and "
+                            "MiCS (not modelled)");
   // (plan.offload_params comes only with plan.offload_optimizer: validate_training)
   if (deepspeed_only_plan(p))
     throw ScenarioError(key, value, "with DeepSpeed's ZeRO++ or ZeRO-Offload knobs is not modelled: choose one");

@@ -4,6 +4,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "models/hybrid_shard_layout.hpp"
+
 namespace twinsim::exec {
 
 namespace {
@@ -15,6 +17,9 @@ int rank_at_stage_index(const ParallelDims& d, int index, int pp) {
   return index % d.tp + d.tp * (index / d.tp % d.cp + d.cp * (index / (d.tp * d.cp) + d.dp * pp));
 }
 int expert_dp_size(const ParallelDims& d) { return d.tp * d.cp * d.dp / (d.ep * d.expert_tp()); }
+HybridShardLayout hybrid_layout(const ParallelDims& d) {
+  return {static_cast<std::int64_t>(d.cp) * d.dp / d.dp_replicate};
+}
 
 // The ranks that share every coordinate with `rank` except those `vary` walks over.
 template <typename Vary>
@@ -35,6 +40,7 @@ ParallelDims ParallelDims::from_plan(const Plan& plan) {
   d.etp = plan.expert_tp;
   d.dp = plan.dp;
   d.pp = plan.pp;
+  d.dp_replicate = plan.dp_replicate;
   return d;
 }
 
@@ -50,6 +56,10 @@ void validate(const ParallelDims& d) {
   positive("expert_tp", d.expert_tp());
   positive("dp", d.dp);
   positive("pp", d.pp);
+  positive("dp_replicate", d.dp_replicate);
+  if (d.dp % d.dp_replicate != 0)
+    throw std::invalid_argument("plan.dp_replicate = " + std::to_string(d.dp_replicate) +
+                                ": must divide plan.dp = " + std::to_string(d.dp) + " (equal shard groups)");
   if ((d.tp * d.cp * d.dp) % (d.ep * d.expert_tp()) != 0)
     throw std::invalid_argument("plan.ep = " + std::to_string(d.ep) +
                                 ", plan.expert_tp = " + std::to_string(d.expert_tp()) +
@@ -89,6 +99,15 @@ std::vector<int> group_ranks(const ParallelDims& d, int rank, GroupKind kind) {
   const auto at_expert = [&](int etp, int ep, int edp) {
     return rank_at_stage_index(d, etp + d.expert_tp() * (ep + d.ep * edp), c.pp);
   };
+  // hybrid sharding: this rank's place in the dp_cp group, split as the layout's one home says
+  const HybridShardLayout hybrid = hybrid_layout(d);
+  const std::int64_t dp_index = c.cp + static_cast<std::int64_t>(d.cp) * c.dp;
+  const auto in_shard_group = [&](int k) {
+    return at_cp_dp(static_cast<int>(hybrid.dp_index(hybrid.replica(dp_index), k)));
+  };
+  const auto replica_of_shard = [&](int k) {
+    return at_cp_dp(static_cast<int>(hybrid.dp_index(k, hybrid.shard_rank(dp_index))));
+  };
   switch (kind) {
     case GroupKind::tp: return collect(d.tp, [&](int i) { return global_rank(d, i, c.cp, c.dp, c.pp); });
     case GroupKind::cp: return collect(d.cp, [&](int i) { return global_rank(d, c.tp, i, c.dp, c.pp); });
@@ -97,6 +116,8 @@ std::vector<int> group_ranks(const ParallelDims& d, int rank, GroupKind kind) {
     case GroupKind::pp: return collect(d.pp, [&](int i) { return global_rank(d, c.tp, c.cp, c.dp, i); });
     case GroupKind::ep: return collect(d.ep, [&](int i) { return at_expert(c.etp, i, c.expert_dp); });
     case GroupKind::expert_dp: return collect(expert_dp_size(d), [&](int i) { return at_expert(c.etp, c.ep, i); });
+    case GroupKind::dp_shard: return collect(static_cast<int>(hybrid.shard_size), in_shard_group);
+    case GroupKind::dp_replicate: return collect(d.dp_replicate, replica_of_shard);
     case GroupKind::embedding: {
       // Megatron-core: the first and last rank of each pipeline group (one when pp == 1)
       if (c.pp != 0 && c.pp != d.pp - 1) return {};
@@ -143,6 +164,8 @@ ProcessGroups::ProcessGroups(Communicator& world, const ParallelDims& dims)
   ep_ = split_group(world, dims_, GroupKind::ep);
   expert_dp_ = split_group(world, dims_, GroupKind::expert_dp);
   embedding_ = split_group(world, dims_, GroupKind::embedding);
+  dp_shard_ = split_group(world, dims_, GroupKind::dp_shard);
+  dp_replicate_ = split_group(world, dims_, GroupKind::dp_replicate);
 }
 
 void ProcessGroups::record_collectives(CollectiveObserver& observer) {
@@ -157,6 +180,8 @@ void ProcessGroups::record_collectives(CollectiveObserver& observer) {
   wrap(ep_, "ep");
   wrap(expert_dp_, "expert_dp");
   wrap(embedding_, "embedding");
+  wrap(dp_shard_, "dp_shard");
+  wrap(dp_replicate_, "dp_replicate");
 }
 
 Communicator& ProcessGroups::group(GroupKind kind) {
@@ -169,6 +194,8 @@ Communicator& ProcessGroups::group(GroupKind kind) {
     case GroupKind::ep: return ep();
     case GroupKind::expert_dp: return expert_dp();
     case GroupKind::embedding: return embedding();
+    case GroupKind::dp_shard: return dp_shard();
+    case GroupKind::dp_replicate: return dp_replicate();
   }
   throw std::logic_error("unknown GroupKind");
 }

@@ -26,6 +26,7 @@ struct ParallelDims {
   int etp = 0;  // the routed experts' tensor parallelism (plan.expert_tp); 0: tp, read through expert_tp()
   int dp = 1;
   int pp = 1;
+  int dp_replicate = 1;  // hybrid sharding (plan.dp_replicate): divides dp
 
   int world_size() const { return tp * cp * dp * pp; }
   int expert_tp() const { return etp > 0 ? etp : tp; }
@@ -52,6 +53,9 @@ enum class GroupKind {
   ep,         // expert parallel
   expert_dp,  // expert data parallel: where expert gradients are reduced
   embedding,  // first and last pipeline stage of one pipeline (tied embeddings)
+  // hybrid sharding (plan.dp_replicate), laid over dp_cp by models/hybrid_shard_layout.hpp:
+  dp_shard,      // one shard group, dp * cp / dp_replicate consecutive dp_cp ranks (ZeRO shards here)
+  dp_replicate,  // the dp_replicate ranks holding the same shard, a shard group apart
 };
 
 // Checks the degrees (>= 1, ep x etp divides tp x cp x dp); throws std::invalid_argument
@@ -84,6 +88,8 @@ class ProcessGroups {
   Communicator& pp() { return *pp_; }
   Communicator& ep() { return *ep_; }
   Communicator& expert_dp() { return *expert_dp_; }
+  Communicator& dp_shard() { return *dp_shard_; }
+  Communicator& dp_replicate() { return *dp_replicate_; }
   Communicator& group(GroupKind kind);
 
   // Reports every collective of every group to `observer` from now on (exec/runtime/
@@ -102,7 +108,7 @@ class ProcessGroups {
   Communicator& world_;
   ParallelDims dims_;
   RankCoords coords_;
-  std::unique_ptr<Communicator> tp_, cp_, dp_, dp_cp_, pp_, ep_, expert_dp_, embedding_;
+  std::unique_ptr<Communicator> tp_, cp_, dp_, dp_cp_, pp_, ep_, expert_dp_, embedding_, dp_shard_, dp_replicate_;
 };
 
 }  // namespace twinsim::exec

@@ -111,7 +111,8 @@ class Merger {
     // DP rank d holds expert-parallel rank d % ep's experts (process_groups.hpp), its
     // expert-DP rank d / ep
     const auto join = [&](const std::string& name, int first, int step) {
-      for (int d = first; d < (sharded ? c_.plan.dp : first + 1); d += step) {
+      // hybrid sharding: replica 0's shard group, dp ranks [0, shard size) (models/hybrid_shard_layout.hpp)
+      for (int d = first; d < (sharded ? dense_pad_multiple(c_.plan) : first + 1); d += step) {
         const std::vector<float> part = stored(rank(stage, t, d), name);
         all.insert(all.end(), part.begin(), part.end());
       }
@@ -130,7 +131,8 @@ class Merger {
 
   void add_block(std::map<std::string, FullParam>& out, const BlockSpecs& block, int stage, int t, int e,
                  const std::string& suffix) {
-    const FlatLayout layout = flat_layout(block.specs, c_.plan.tp, c_.plan.dp, expert_pad_multiple(c_.plan));
+    const FlatLayout layout =
+        flat_layout(block.specs, c_.plan.tp, dense_pad_multiple(c_.plan), expert_pad_multiple(c_.plan));
     const std::vector<float> values = flat(block, layout, stage, t, e, suffix);
     if (values.size() != layout.flat)
       throw CheckpointError(files_.path(rank(stage, t, e)) + ": " + block.name + suffix + " holds " +

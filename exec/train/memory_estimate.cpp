@@ -27,7 +27,7 @@ std::size_t covered(const TrainConfig& c, const FlatLayout& l) { return c.plan.s
 // bytes of optimizer state per parameter, each divided by N_d from stage 3, 2 and 1 on.
 StateEstimate state_bytes(const TrainConfig& c, std::int64_t p, std::int64_t share, std::int64_t states,
                           const GradElements& grads) {
-  const std::int64_t d = c.plan.dp, f = 4;
+  const std::int64_t d = dense_pad_multiple(c.plan), f = 4;  // the ZeRO degree: dp, or one shard group
   const std::int64_t stored = c.training.precision == Dtype::fp32 ? 4 : 2;
   const Plan& plan = c.plan;
   StateEstimate e;
@@ -52,7 +52,7 @@ StateEstimate state_bytes(const TrainConfig& c, std::int64_t p, std::int64_t sha
 // the trainable ones only where a frozen slot (training.lora's base) lies in it, as zero.cpp's
 // optimizer_spans leaves them out. The expert segment is the caller's (LoRA runs dense models).
 std::int64_t dense_state_elements(const TrainConfig& c, const std::vector<ParamSpec>& specs, const FlatLayout& l) {
-  const int ranks = c.plan.shards_optimizer() ? c.plan.dp : 1;
+  const int ranks = c.plan.shards_optimizer() ? dense_pad_multiple(c.plan) : 1;
   const std::size_t n = std::min(l.experts_begin, covered(c, l)), width = n / static_cast<std::size_t>(ranks);
   std::int64_t most = 0;
   for (int r = 0; r < ranks; ++r) {
@@ -84,9 +84,9 @@ StateEstimate estimate_training_state(const TrainConfig& c) {
     const int expert_dp = expert_pad_multiple(c.plan);
     GradElements grads{0, 0, std::max(expert_dp, 1)};
     for (const BlockSpecs& b : stage_block_specs(t)) {
-      const FlatLayout l = flat_layout(b.specs, t.tp, c.plan.dp, expert_dp);
+      const FlatLayout l = flat_layout(b.specs, t.tp, dense_pad_multiple(c.plan), expert_dp);
       p += static_cast<std::int64_t>(l.flat);
-      share += static_cast<std::int64_t>(l.experts_begin) / c.plan.dp;
+      share += static_cast<std::int64_t>(l.experts_begin) / dense_pad_multiple(c.plan);
       states += dense_state_elements(c, b.specs, l);
       const std::size_t dense = std::min(l.experts_begin, covered(c, l));
       grads.dense += static_cast<std::int64_t>(dense);

@@ -31,6 +31,27 @@ void validate_lora(const TrainConfig& c) {
         ": the executor keeps the frozen base as training.precision keeps weights (bf16 or fp16)");
 }
 
+// Hybrid sharding as the executor runs it (zero.hpp): ZeRO 1-3 over one shard group of the
+// dense data-parallel ranks, the shard's grads summed over its replicas in full precision.
+void validate_dp_replicate(const Plan& p) {
+  const std::string key = "plan.dp_replicate=" + std::to_string(p.dp_replicate);
+  if (p.dp % p.dp_replicate != 0)
+    throw std::invalid_argument(key + ": must divide plan.dp=" + std::to_string(p.dp) + " (equal shard groups)");
+  if (!p.shards_optimizer())
+    throw std::invalid_argument(key + ": hybrid sharding splits ZeRO's shard groups; it needs plan.zero 1, 2 or 3");
+  if (p.ep != 1 || p.etp() != p.tp)
+    throw std::invalid_argument(key + " with plan.ep=" + std::to_string(p.ep) +
+                                ": the executor has no shard/replicate split of the experts' own data-parallel group");
+  if (p.gradient_compression != GradCompression::none)
+    throw std::invalid_argument(key +
+                                " with plan.gradient_compression: the executor sums the replicas' shards in "
+                                "full precision only");
+  if (p.offload_optimizer)
+    throw std::invalid_argument(key +
+                                " with plan.offload_optimizer: not run (ZeRO-Offload is DeepSpeed's, which has "
+                                "no hybrid sharding of this kind)");
+}
+
 }  // namespace
 
 void validate(const TrainConfig& c) {
@@ -58,10 +79,7 @@ void validate(const TrainConfig& c) {
   if (c.plan.zero_hpz_partition_size > 1)
     throw std::invalid_argument("plan.zero_hpz_partition_size=" + std::to_string(c.plan.zero_hpz_partition_size) +
                                 ": the executor keeps no secondary partition (ZeRO++ is priced by the simulator only)");
-  if (c.plan.dp_replicate > 1)
-    throw std::invalid_argument("plan.dp_replicate=" + std::to_string(c.plan.dp_replicate) +
-                                ": the executor shards ZeRO over the whole data-parallel group (hybrid sharding is "
-                                "priced by the simulator only)");
+  if (c.plan.dp_replicate > 1) validate_dp_replicate(c.plan);
   if (c.plan.gradient_compression != GradCompression::none && c.plan.shards_grads())
     throw std::invalid_argument("plan.gradient_compression=" + std::string(to_string(c.plan.gradient_compression)) +
                                 ": the executor compresses ZeRO 0-1's reduction only (plan.zero=" +

@@ -46,6 +46,7 @@ std::map<std::string, std::string> job_signature(const TrainConfig& c) {
         << " tied_embeddings=" << m.tied_embeddings << " bias=" << m.bias;
   plan << "tp=" << p.tp << " pp=" << p.pp << " dp=" << p.dp << " cp=" << p.cp << " ep=" << p.ep << " zero=" << p.zero
        << " sequence_parallel=" << p.sequence_parallel;
+  if (p.dp_replicate > 1) plan << " dp_replicate=" << p.dp_replicate;  // which shard each rank holds
   plan << " stage_layers=";
   for (std::size_t i = 0; i < p.stage_layers.size(); ++i) plan << (i ? "," : "") << p.stage_layers[i];
   training << "precision=" << to_string(c.training.precision) << " optimizer=" << to_string(c.training.optimizer);
@@ -64,12 +65,16 @@ Trainer::Trainer(const TrainConfig& config, ProcessGroups& groups, const TokenSo
   validate(c_);
   // blocks padded to a multiple of the DP degree so ZeRO splits them evenly; under expert
   // parallelism the experts' segment to a multiple of the expert-data-parallel degree
-  stage_ = std::make_unique<TransformerStage>(stage_config(c_, groups.coords()), groups.dims().dp,
+  // (under hybrid sharding, of one shard group's degree: ZeRO shards over dp_shard, and the
+  // shard's replicas sum its grads over dp_replicate)
+  const bool hybrid = c_.plan.dp_replicate > 1;
+  stage_ = std::make_unique<TransformerStage>(stage_config(c_, groups.coords()), dense_pad_multiple(c_.plan),
                                               expert_pad_multiple(c_.plan));
   stage_->initialize();
-  optimizer_ = std::make_unique<ShardedOptimizer>(c_, stage_->blocks(), groups.dp(), groups.tp(),
-                                                  stage_->config().sequence_parallel, profiler,
-                                                  expert_pad_multiple(c_.plan) > 0 ? &groups_.expert_dp() : nullptr);
+  optimizer_ = std::make_unique<ShardedOptimizer>(c_, stage_->blocks(), hybrid ? groups.dp_shard() : groups.dp(),
+                                                  groups.tp(), stage_->config().sequence_parallel, profiler,
+                                                  expert_pad_multiple(c_.plan) > 0 ? &groups_.expert_dp() : nullptr,
+                                                  hybrid ? &groups_.dp_replicate() : nullptr);
   stage_->set_hooks(optimizer_.get());
 }
 

@@ -84,10 +84,13 @@ int expert_pad_multiple(const Plan& plan) {
   return plan.ep > 1 || plan.etp() != plan.tp ? static_cast<int>(plan.expert_dp_group_size()) : 0;
 }
 
+int dense_pad_multiple(const Plan& plan) { return plan.dp / std::max(1, plan.dp_replicate); }
+
 void ShardedOptimizer::add_shard(ParamBlock* b, Communicator& group, bool experts, std::size_t begin, std::size_t end) {
   BlockShard s;
   s.block = b;
   s.group = &group;
+  s.replicas = experts ? nullptr : replicas_;  // expert segments under HSDP: refused (train_config.cpp)
   s.experts = experts;
   s.begin = begin;
   s.end = end;
@@ -134,10 +137,17 @@ std::size_t ShardedOptimizer::covered(const ParamBlock& block) const {
 
 ShardedOptimizer::ShardedOptimizer(const TrainConfig& config, std::vector<ParamBlock*> blocks, Communicator& dp,
                                    Communicator& tp, bool sequence_parallel, Profiler* profiler,
-                                   Communicator* expert_dp)
-    : c_(config), dp_(dp), tp_(tp), sp_(sequence_parallel), shard_optimizer_(config.plan.shards_optimizer()),
-      shard_grads_(config.plan.shards_grads()), shard_params_(config.plan.shards_params()),
-      offload_(config.plan.offload_optimizer), profiler_(profiler) {
+                                   Communicator* expert_dp, Communicator* replicas)
+    : c_(config),
+      dp_(dp),
+      tp_(tp),
+      replicas_(replicas && replicas->size() > 1 ? replicas : nullptr),
+      sp_(sequence_parallel),
+      shard_optimizer_(config.plan.shards_optimizer()),
+      shard_grads_(config.plan.shards_grads()),
+      shard_params_(config.plan.shards_params()),
+      offload_(config.plan.offload_optimizer),
+      profiler_(profiler) {
   for (ParamBlock* b : blocks) {
     const std::size_t n = covered(*b), split = std::min(b->experts_begin(), n);
     add_shard(b, dp, false, 0, split);
@@ -201,7 +211,7 @@ void ShardedOptimizer::reduce_grads() {
   }
   for (BlockShard& s : shards_) {
     Communicator& group = *s.group;
-    if (group.size() == 1) continue;
+    if (group.size() == 1 && !s.replicas) continue;  // (a shard group of one still sums over its replicas)
     with_storage(storage(c_), [&]<class T>() {
       T* g = s.block->grads.as<T>() + s.begin;
       const std::size_t n = s.end - s.begin;
@@ -216,9 +226,11 @@ void ShardedOptimizer::reduce_grads() {
       const GradCompression wire = s.compressor.quantized() ? s.compressor.kind() : GradCompression::none;
       if (scatter && wire != GradCompression::none)
         quantized_reduce_scatter(g, s.block->grads.as<T>() + s.lo, chunk, wire, group);
-      else if (scatter) group.reduce_scatter(g, s.block->grads.as<T>() + s.lo, chunk);
-      else if (wire != GradCompression::none) quantized_all_reduce(g, n, wire, group);
-      else group.all_reduce(g, n);
+      else if (scatter && group.size() > 1) group.reduce_scatter(g, s.block->grads.as<T>() + s.lo, chunk);
+      else if (!scatter && wire != GradCompression::none) quantized_all_reduce(g, n, wire, group);
+      else if (!scatter) group.all_reduce(g, n);
+      // hybrid sharding: the shard group's sum of the share, summed over the replicas too
+      if (scatter && s.replicas) s.replicas->all_reduce(s.block->grads.as<T>() + s.lo, chunk);
     });
   }
 }
@@ -250,6 +262,7 @@ double ShardedOptimizer::local_grad_square_sum() {
     double sum = 0;
     for (BlockShard& s : shards_) {
       if (!shard_optimizer_ && s.group->rank() != 0) continue;
+      if (s.replicas && s.replicas->rank() != 0) continue;  // hybrid sharding: each share once
       std::size_t n = 0;
       const T* device_grads = reduced_grads<T>(s, n);
       HostView<const T> grads(current_backend(), device_grads, n);
@@ -454,10 +467,27 @@ void ShardedOptimizer::reduce_scatter_into_shard(BlockShard& s) {
   // (raw pointers: Tensor's operator[] calls data() per element, 1.55 ms here for a
   // 1.5 MiB shard that the loop adds in 0.2)
   T* mine = block.grads.as<T>() + s.lo;
+  if (s.replicas) return reduce_over_replicas_into_shard<T>(s);
   // mine += earlier in fp32, one rounding: the residual add's kernel
   current_backend().kernels().residual_forward(mine, s.grad_shard.as<T>(), nullptr, mine, 1, static_cast<int>(share));
   if (s.group->size() > 1) s.group->reduce_scatter(block.grads.as<T>() + s.begin, s.grad_shard.as<T>(), share);
   else current_backend().copy_on_device(s.grad_shard.as<T>(), mine, share * sizeof(T));
+}
+
+// Hybrid sharding (FSDP2's foreach_reduce under HSDP): this micro-batch's grads reduce-scattered
+// over the shard group, in place into this rank's own segment, that all-reduced over the
+// replicas, then added to what earlier micro-batches left in the shard (FSDP2 accumulates the
+// reduced shard into the sharded grad). Earlier sums join after the all-reduce, each once.
+template <class T>
+void ShardedOptimizer::reduce_over_replicas_into_shard(BlockShard& s) {
+  ParamBlock& block = *s.block;
+  const std::size_t share = s.hi - s.lo;
+  T* mine = block.grads.as<T>() + s.lo;
+  if (s.group->size() > 1) s.group->reduce_scatter(block.grads.as<T>() + s.begin, mine, share);
+  s.replicas->all_reduce(mine, share);
+  // shard = earlier + mine in fp32, one rounding: the residual add's kernel
+  current_backend().kernels().residual_forward(s.grad_shard.as<T>(), mine, nullptr, s.grad_shard.as<T>(), 1,
+                                               static_cast<int>(share));
 }
 
 void ShardedOptimizer::retire_idle_except(int keep_a, int keep_b) {

@@ -40,7 +40,10 @@ namespace twinsim::exec {
 // reduced and sharded over its own group.
 struct BlockShard {
   ParamBlock* block = nullptr;
-  Communicator* group = nullptr;   // the data-parallel group, or the expert-data-parallel one
+  Communicator* group = nullptr;  // the data-parallel group (its shard group), or the expert-data-parallel one
+  // hybrid sharding (plan.dp_replicate): the ranks holding this same share in the other shard
+  // groups, over which the share's reduced grads are summed; nullptr without it
+  Communicator* replicas = nullptr;
   bool experts = false;            // the block's expert segment
   std::size_t begin = 0, end = 0;  // the segment in the block's flat buffers
   std::size_t lo = 0, hi = 0;      // this rank's range of it (the whole segment below ZeRO 1)
@@ -69,6 +72,10 @@ std::int64_t ddp_bucket_elements(const TrainConfig& config);
 // degree under expert parallelism, 0 (no segment of their own) without it.
 int expert_pad_multiple(const Plan& plan);
 
+// The padding multiple of the blocks' dense segments: the data-parallel degree ZeRO splits them
+// over, under hybrid sharding (plan.dp_replicate) one shard group's (the executor runs cp 1).
+int dense_pad_multiple(const Plan& plan);
+
 class ShardedOptimizer final : public BlockHooks {
  public:
   // tp and sequence_parallel: under ZeRO 2/3 the partial grads of replicated parameters
@@ -77,8 +84,14 @@ class ShardedOptimizer final : public BlockHooks {
   // expert_dp (expert parallelism): the ranks that hold the same experts (Megatron-core's
   // expert-data-parallel group); the blocks' expert segments are reduced and sharded over
   // it, everything else over `dp`.
+  // replicas (hybrid sharding, plan.dp_replicate > 1): `dp` is then one shard group
+  // (ProcessGroups::dp_shard) and `replicas` the ranks holding the same shard
+  // (ProcessGroups::dp_replicate): after each reduce-scatter of the dense grads over `dp`
+  // the shard is all-reduced over `replicas` (FSDP2's HSDP foreach_reduce, Megatron-core's
+  // distributed-optimizer instances).
   ShardedOptimizer(const TrainConfig& config, std::vector<ParamBlock*> blocks, Communicator& dp, Communicator& tp,
-                   bool sequence_parallel, Profiler* profiler = nullptr, Communicator* expert_dp = nullptr);
+                   bool sequence_parallel, Profiler* profiler = nullptr, Communicator* expert_dp = nullptr,
+                   Communicator* replicas = nullptr);
 
   void begin_step();    // zero the grads
   void reduce_grads();  // ZeRO 0: all-reduce; 1: reduce-scatter; 2/3: done bucket by bucket in backward
@@ -121,6 +134,7 @@ class ShardedOptimizer final : public BlockHooks {
   const TrainConfig& c_;
   Communicator& dp_;
   Communicator& tp_;
+  Communicator* replicas_;  // hybrid sharding's replicate group, or nullptr
   bool sp_;
   // what the ZeRO stage shards over the DP group (models/plan.hpp): optimizer states
   // from stage 1, gradients from 2, parameters at 3
@@ -171,6 +185,8 @@ class ShardedOptimizer final : public BlockHooks {
   void gather_params(BlockShard& s, T* full);
   template <class T>
   void reduce_scatter_into_shard(BlockShard& s);
+  template <class T>
+  void reduce_over_replicas_into_shard(BlockShard& s);  // hybrid sharding's reduction
   template <class T>
   void update(BlockShard& s, T* params, const T* grads);
   template <class T>

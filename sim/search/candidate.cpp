@@ -40,6 +40,13 @@ bool hybrid_sharding_fits(const PlanKnobs& plan, int replicate) {
          plan.gradient_compression == GradCompression::none && plan.ep == 1 && plan.etp() == plan.tp;
 }
 
+int node_shard_replicas(const PlanKnobs& plan, int gpus_per_node) {
+  const std::int64_t per_node = dp_ranks_per_node(plan, gpus_per_node), group = plan.dp_group_size();
+  // replicas = (dp x cp) / (the node's dp x cp ranks), the node's tp x shard ranks filling it
+  const bool whole_nodes = per_node * plan.tp == gpus_per_node && group % per_node == 0;
+  return whole_nodes && group > per_node ? static_cast<int>(group / per_node) : 1;
+}
+
 void apply_to_plan(const Candidate& c, Plan& plan) {
   static_cast<PlanKnobs&>(plan) = c;
   plan.stage_layers.clear();

@@ -39,6 +39,11 @@ void for_each_candidate_field(OnKnob&& on_knob, OnMicroBatch&& on_micro_batch) {
 // more than one replica dividing dp, without DeepSpeed's own knobs, compression or experts.
 void keep_scenario_settings(PlanKnobs& plan, const PlanKnobs& scenario, int gpus_per_node);
 bool hybrid_sharding_fits(const PlanKnobs& plan, int replicate);
+// The replicas that leave one shard group a node (FSDP1 HYBRID_SHARD's layout, IBM's fms-fsdp
+// "hsdp": shard inside the node, replicate across): the data-parallel group over the
+// data-parallel ranks a node holds (dp_ranks_per_node), where those fill whole nodes and the
+// group spans more than one; else 1. The search tries it beside 1 for its ZeRO-3 plans.
+int node_shard_replicas(const PlanKnobs& plan, int gpus_per_node);
 
 // Writes the candidate's knobs into a Plan (stage_layers left empty: layers / pp each).
 void apply_to_plan(const Candidate& c, Plan& plan);

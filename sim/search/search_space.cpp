@@ -3,6 +3,8 @@
 #include <numeric>
 #include <stdexcept>
 
+#include "scenario/default_stack.hpp"
+
 namespace twinsim {
 
 std::vector<int> divisors(std::int64_t n) {
@@ -57,6 +59,7 @@ SearchSpace make_search_space(const Scenario& base, const SearchSpaceOptions& op
     sp.activation_offload = false;
   }
   sp.offload_tiers = sp.options.consider_offload && base.cluster.host.nvme_described();
+  sp.hybrid_sharding = base.stack.zero_hybrid_sharding || default_stack_follows_plan(base);
   return sp;
 }
 

@@ -8,6 +8,10 @@
 // this against resolve_and_validate on every candidate of small spaces, and that
 // every plan the validator accepts is generated.
 //
+// Hybrid sharding (plan.dp_replicate): a ZeRO-3 plan is tried without replicas and with one
+// shard group a node (sim/search/candidate.hpp node_shard_replicas), where the stack allows it;
+// other ZeRO plans keep the scenario's replicas where they fit.
+//
 // Knobs that change nothing are not varied, so no plan appears twice: ZeRO stages
 // when dp * cp == 1, overlap_grad_reduce when dp * cp == 1, overlap_param_gather without a
 // ZeRO stage, tp_comm_overlap and sequence parallelism when tp == 1.
@@ -56,6 +60,10 @@ struct SearchSpace {
   // once: ZeRO 0-2, no offloading (scenario/validate.cpp require_lora_scope)
   bool lora = false;
   int max_zero = 3;  // 2 under training.lora and stack.fp8_params (ZeRO-3 not modelled there)
+  // hybrid sharding (plan.dp_replicate) is tried for ZeRO-3 plans: the base's stack can run it
+  // (stack.zero_hybrid_sharding) or the default stack follows each plan (torchtitan-compile's
+  // FSDP2 for ZeRO-3 with replicas, scenario/default_stack.hpp)
+  bool hybrid_sharding = false;
   SearchSpaceOptions options;
 };
 
@@ -85,6 +93,22 @@ void for_each_schedule(const SearchSpace& sp, Candidate c, std::int64_t micro_ba
   const bool dp_sharded = static_cast<std::int64_t>(c.dp) * c.cp > 1;
   const int zero_max = dp_sharded ? sp.max_zero : 0;
   const auto both_tiers = [&](int zero) { return sp.offload_tiers && zero == 3; };  // DeepSpeed: NVMe with ZeRO-3
+  // the scenario's replicas where they fit (keep_scenario_settings), and for ZeRO-3 (FSDP)
+  // also none and one shard group a node (node_shard_replicas), each value once
+  auto visit_replicas = [&](Candidate& k) {
+    const int kept = k.dp_replicate;
+    visit(static_cast<const Candidate&>(k));
+    if (sp.hybrid_sharding && k.shards_params()) {
+      const int others[] = {1, node_shard_replicas(k, sp.gpus_per_node)};
+      for (int i = 0; i < 2; ++i) {
+        const int r = others[i];
+        if (r == kept || (i == 1 && r == others[0]) || (r > 1 && !hybrid_sharding_fits(k, r))) continue;
+        k.dp_replicate = r;
+        visit(static_cast<const Candidate&>(k));
+      }
+    }
+    k.dp_replicate = kept;
+  };
   auto emit = [&](Candidate k) {
     for (int zero = 0; zero <= zero_max; ++zero)
       for (Recompute r : policies)
@@ -110,7 +134,7 @@ void for_each_schedule(const SearchSpace& sp, Candidate c, std::int64_t micro_ba
                       if (nv == 1 && !k.offload_optimizer) continue;
                       k.offload_device = nv == 1 ? OffloadDevice::nvme : OffloadDevice::cpu;
                     }
-                    visit(static_cast<const Candidate&>(k));
+                    visit_replicas(k);
                   }
   };
   c.virtual_stages = 1;

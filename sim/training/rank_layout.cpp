@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <numeric>
 
+#include "models/hybrid_shard_layout.hpp"
+
 namespace twinsim {
 
 namespace {
@@ -59,10 +61,14 @@ GroupLayout group_layout(const ClusterSpec& cluster, const Plan& plan, ParallelG
     case ParallelGroup::ep: return strided_group(gpn, plan.ep, plan.etp());
     // the data-parallel group with its context-parallel ranks (PlanKnobs::dp_group_size)
     case ParallelGroup::dp: return strided_group(gpn, static_cast<int>(plan.dp_group_size()), plan.tp);
-    case ParallelGroup::dp_shard: return strided_group(gpn, static_cast<int>(plan.zero_shard_group_size()), plan.tp);
+    // hybrid sharding: the shard group and one shard's replicas as the layout's one home
+    // (models/hybrid_shard_layout.hpp) places them, tp ranks per data-parallel index
+    case ParallelGroup::dp_shard:
+      return strided_group(gpn, static_cast<int>(plan.zero_shard_group_size()),
+                           static_cast<long>(plan.tp) * HybridShardLayout::shard_stride());
     case ParallelGroup::dp_replicate:
       return strided_group(gpn, std::max(1, plan.dp_replicate),
-                           static_cast<long>(plan.tp) * plan.zero_shard_group_size());
+                           static_cast<long>(plan.tp) * hybrid_shard_layout(plan).replica_stride());
     case ParallelGroup::expert_dp:
       return strided_group(gpn, static_cast<int>(plan.expert_dp_group_size()), static_cast<long>(plan.etp()) * plan.ep);
     case ParallelGroup::pp:

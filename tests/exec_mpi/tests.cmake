@@ -85,6 +85,18 @@ set(EXEC_PARITY_CASES
   "lora_dp2_zero1_llama|2|dp=2 zero=1 model=llama lora=4"
   "lora_pp2_dp2_zero2_clip|4|pp=2 dp=2 zero=2 lora=4 clip=0.05"
   "lora_zero3_dp2|2|dp=2 zero=3 lora=4"
+  # hybrid sharding (plan.dp_replicate 2 on dp 4): ZeRO shards over dp ranks {0, 1} and {2, 3},
+  # each shard's reduce-scattered grads summed over its replica (ranks {0, 2}, {1, 3}); ZeRO-3
+  # gathers inside the shard group; with 2 micro-batches per rank each backward's reduced
+  # shard joins the earlier sum once; clipping counts each shard once over the replicas
+  "hsdp_zero3_dp4|4|dp=4 replicate=2 zero=3"
+  "hsdp_zero3_dp4_accum|4|dp=4 replicate=2 zero=3 micro=1 global=8"
+  "hsdp_zero2_dp4_clip|4|dp=4 replicate=2 zero=2 clip=0.05"
+  "hsdp_zero1_dp4_clip|4|dp=4 replicate=2 zero=1 clip=0.05"
+  # shard groups of one rank: each rank holds everything, the replicas' all-reduce alone sums
+  "hsdp_zero1_dp2_shard1|2|dp=2 replicate=2 zero=1"
+  "hsdp_zero3_tp2_dp2_llama|4|tp=2 dp=2 replicate=2 zero=3 sp=1 model=llama"
+  "bf16_hsdp_zero3_dp4|4|dp=4 replicate=2 zero=3 precision=bf16 tolerance=1e-3"
   # training.data: a uint16 token file read by every rank for its own sequences
   "token_file_dp2_zero1|2|dp=2 zero=1 data=1"
   "token_file_tp2_pp2|4|tp=2 pp=2 data=1 model=llama"

@@ -1,6 +1,6 @@
 #pragma once
 // The tiny model and plan the MPI harnesses train (parity_mpi.cpp, record_mpi.cpp), from
-// key=value arguments: model=gpt|llama|moe|mla, tp, pp, dp, ep, etp, sp, zero, precision, lora (rank), ...
+// key=value arguments: model=gpt|llama|moe|mla, tp, pp, dp, ep, etp, sp, zero, replicate, precision, lora (rank), ...
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
@@ -80,6 +80,7 @@ inline TrainConfig tiny_config(const std::map<std::string, std::string>& args) {
   p.expert_tp = std::stoi(get("etp", "0"));  // 0: the experts follow tp
   p.sequence_parallel = get("sp", "0") == "1";
   p.zero = std::stoi(get("zero", "0"));
+  p.dp_replicate = std::stoi(get("replicate", "1"));  // hybrid sharding: dp / replicate ranks a shard group
   p.flash_attention = get("flash", "1") == "1";
   if (!parse_recompute(get("recompute", "none"), p.recompute)) throw std::invalid_argument("recompute");
   if (!parse_schedule(get("schedule", "1f1b"), p.schedule)) throw std::invalid_argument("schedule");

@@ -208,5 +208,23 @@ TEST(ProcessGroups, RejectsBadDegrees) {
   EXPECT_THROW(rank_coords(ParallelDims{.tp = 2}, 2), std::out_of_range);
 }
 
+// Hybrid sharding (plan.dp_replicate 2) on tp 2 x dp 4 (8 ranks, rank = tp + 2 dp): the dp
+// indices split replicate outer, shard inner (torchtitan's mesh [dp_replicate, dp_shard, tp]),
+// so dp {0, 1} and {2, 3} are the shard groups and dp {0, 2}, {1, 3} one shard's replicas.
+// By hand for TP rank 0: shard groups {0, 2} and {4, 6}, replicas {0, 4} and {2, 6}; TP rank 1
+// the same plus one.
+TEST(ProcessGroups, HybridShardingSplitsTheDataParallelRanksReplicateOuter) {
+  const ParallelDims d{.tp = 2, .cp = 1, .ep = 1, .dp = 4, .pp = 1, .dp_replicate = 2};
+  expect_groups(d, GroupKind::dp_shard, {{0, 2}, {4, 6}, {1, 3}, {5, 7}}, "dp_shard");
+  expect_groups(d, GroupKind::dp_replicate, {{0, 4}, {2, 6}, {1, 5}, {3, 7}}, "dp_replicate");
+  // without replicas the shard group is the whole data-parallel group and a replica one rank
+  const ParallelDims flat{.tp = 2, .cp = 1, .ep = 1, .dp = 4, .pp = 1};
+  expect_groups(flat, GroupKind::dp_shard, megatron_dp(flat, true), "dp_shard without replicas");
+  EXPECT_EQ(group_ranks(flat, 5, GroupKind::dp_replicate), (std::vector<int>{5}));
+  // replicas that do not divide dp are refused, naming the key
+  const ParallelDims uneven{.tp = 1, .cp = 1, .ep = 1, .dp = 4, .pp = 1, .dp_replicate = 3};
+  EXPECT_THROW(validate(uneven), std::invalid_argument);
+}
+
 }  // namespace
 }  // namespace twinsim::exec

@@ -191,6 +191,14 @@ std::vector<BadCase> bad_cases() {
        "plan.dp_replicate=2 splits ZeRO's shard groups into replicas: it needs plan.zero 1, 2 or 3"},
       {"HSDP on DeepSpeed", "", {"plan.zero=1", "plan.dp_replicate=2", "stack=deepspeed"},
        "plan.dp_replicate=2 is PyTorch FSDP's HSDP or Megatron-core's distributed-optimizer instances; stack deepspeed"},
+      // what the stack can run is its typed property (stack.zero_hybrid_sharding), not its name:
+      // a preset built on deepspeed inherits it, and any stack can say it cannot
+      {"HSDP on a preset built on DeepSpeed", "", {"plan.zero=1", "plan.dp_replicate=2", "stack=hf-deepspeed"},
+       "plan.dp_replicate=2 is PyTorch FSDP's HSDP or Megatron-core's distributed-optimizer instances; stack "
+       "hf-deepspeed (stack.zero_hybrid_sharding: false"},
+      {"HSDP on a stack that says it cannot", "",
+       {"plan.zero=1", "plan.dp_replicate=2", "stack=megatron-core", "stack.zero_hybrid_sharding=false"},
+       "stack megatron-core (stack.zero_hybrid_sharding: false, as DeepSpeed's) shards ZeRO over the whole"},
       {"HSDP with gradient compression", "", {"plan.zero=1", "plan.dp_replicate=2", "plan.gradient_compression=int8"},
        "plan.dp_replicate=2 with plan.gradient_compression is not modelled"},
       {"inference with HSDP", "model: gpt2-small\ncluster: dgx-h100\ninference: {prompt_len: 128}\nplan: {dp: 2, dp_replicate: 2}\n", {},

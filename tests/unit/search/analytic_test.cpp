@@ -107,6 +107,58 @@ TEST(Analytic, HybridShardingTracksTheEventEngine) {
   EXPECT_NE(sim[1], sim[0]);
 }
 
+// The search explores hybrid sharding for its ZeRO-3 plans: Llama 3 8B on 16 H100s (two DGX
+// nodes of 8). By hand, one shard group a node holds the 8 GPUs' tp x dp ranks, so a stage of
+// tp x dp = 16 GPUs (pp 1) has 16 / 8 = 2 replicas, and one of 8 GPUs (pp 2) none; every
+// ZeRO-3 plan of pp 1 has an HSDP twin (hsdp2), no ZeRO 0-2 plan has one (the scenario sets
+// none). The five fastest HSDP plans by the closed form are re-priced by the event engine:
+// each within 20% of it (as StepTimeTracksTheEventEngine asks), and each faster or slower than
+// its fully-sharded twin in both alike. On a named DeepSpeed stack (stack.zero_hybrid_sharding
+// false) the search tries none.
+TEST(Analytic, SearchedHybridShardingPlansTrackTheEventEngine) {
+  const Scenario base = llama8b();
+  const SearchSpace space = space_of(base, 16, 16, 1, 1);
+  ASSERT_TRUE(space.hybrid_sharding);
+  AnalyticModel model(base, space);
+  std::vector<std::pair<double, Candidate>> hsdp;
+  int zero3_pp1 = 0;
+  for_each_candidate(space, [&](const Candidate& c) {
+    if (c.dp_replicate == 1) {
+      zero3_pp1 += c.zero == 3 && c.pp == 1 ? 1 : 0;
+      return;
+    }
+    EXPECT_EQ(c.zero, 3) << describe(c);
+    EXPECT_EQ(c.pp, 1) << describe(c);
+    EXPECT_EQ(c.dp_replicate, c.tp * c.dp / 8) << describe(c);
+    hsdp.emplace_back(model.estimate(c).step_s, c);
+  });
+  EXPECT_EQ(static_cast<int>(hsdp.size()), zero3_pp1);
+  ASSERT_GE(hsdp.size(), 5u);
+  std::sort(hsdp.begin(), hsdp.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  for (std::size_t i = 0; i < 5; ++i) {
+    Candidate c = hsdp[i].second;
+    const double est = hsdp[i].first, sim = predict_training(candidate_scenario(base, c)).step_s;
+    c.dp_replicate = 1;  // its fully-sharded twin
+    const double est_full = model.estimate(c).step_s, sim_full = predict_training(candidate_scenario(base, c)).step_s;
+    std::printf("%s hsdp%d: estimate %.4f s, engine %.4f s; fully sharded %.4f / %.4f s\n", describe(c).c_str(),
+                hsdp[i].second.dp_replicate, est, sim, est_full, sim_full);
+    EXPECT_NEAR(est / sim, 1.0, 0.20) << describe(hsdp[i].second);
+    EXPECT_EQ(est < est_full, sim < sim_full) << describe(hsdp[i].second);
+  }
+  const Scenario deepspeed = load_scenario_text(R"(
+model: llama3-8b
+cluster: dgx-h100
+training: {seq_len: 4096, global_batch: 64, micro_batch: 1, precision: bf16}
+plan: {tp: 1, pp: 1, dp: 1}
+stack: deepspeed
+)");
+  const SearchSpace none = space_of(deepspeed, 16, 16, 1, 1);
+  EXPECT_FALSE(none.hybrid_sharding);
+  int replicated = 0;
+  for_each_candidate(none, [&](const Candidate& c) { replicated += c.dp_replicate > 1 ? 1 : 0; });
+  EXPECT_EQ(replicated, 0);
+}
+
 // An oversubscribed fabric (sim/training/fabric_share.hpp) is priced alike by fast mode and
 // the estimate: Llama 3 8B, TP 8 x PP 4 x DP 2, stages of 2 nodes on rail-optimised leaves of
 // 2 nodes at 2:1 (a rail's 2 ports share 1 NIC rate: each send at half rate, slowdown 2).
