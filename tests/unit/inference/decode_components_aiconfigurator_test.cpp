@@ -10,6 +10,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <cstdio>
 #include <fstream>
@@ -158,8 +159,20 @@ TEST(DecodeComponentsAiconfigurator, SmallMGemm) {
   EXPECT_LT(median_of(fp8_signed), -0.30);  // priced too fast: fails once fp8's price is fixed
 }
 
+// vLLM's custom all-reduce: stacks/vllm-v1.yaml serving_tp_allreduce_us holds the H100's rows at
+// every other size (4K, 16K, ... 4M elements: FITTED); the sizes between (8K, 32K, ... 2M) and
+// every H200 row are held out. TensorRT-LLM's rows are priced by NCCL (trtllm-v1 has no points:
+// judged away on the Llama 3.3 70B TP-2 rows, report s13/09).
+bool fitted_allreduce_row(const std::vector<std::string>& c) {
+  const std::int64_t elements = std::stoll(c[6]);
+  const bool even_power =
+      (std::countr_zero(static_cast<std::uint64_t>(elements)) % 2) == 0;  // 2^12, 2^14 ... 2^22: the fitted sizes
+  return c[0] == "h100-sxm" && c[1] == "vllm" && even_power;
+}
+
 TEST(DecodeComponentsAiconfigurator, CustomAllReduce) {
   std::vector<AicError> errors;
+  std::vector<double> vllm_held_out, vllm_small_held_out, trtllm_small;
   for (const auto& c : aic_rows("allreduce_custom_aiconfigurator_h100_h200.csv", 8)) {
     const int gpus = std::stoi(c[5]);
     const std::int64_t elements = std::stoll(c[6]);
@@ -168,17 +181,27 @@ TEST(DecodeComponentsAiconfigurator, CustomAllReduce) {
     const double predicted = aic_op_s(s, decode_shape(elements / 4096, 1024), "attn.tp_exit");
     const double error = predicted / (std::stod(c[7]) * 1e-6) - 1;
     const std::string regime = elements <= 65536 ? "<= 128 KB" : "> 128 KB";
-    errors.push_back({"allreduce " + c[0] + " " + c[1] + " tp" + c[5], regime, error});
+    const bool fitted = fitted_allreduce_row(c);
+    errors.push_back({"allreduce " + c[0] + " " + c[1] + " tp" + c[5] + (fitted ? " fitted" : ""), regime, error});
+    if (fitted) EXPECT_LT(std::abs(error), 0.01) << c[0] << " " << c[5] << " " << elements;  // its own point
+    else if (c[1] == "vllm") vllm_held_out.push_back(std::abs(error));
+    if (!fitted && c[1] == "vllm" && elements <= 65536) vllm_small_held_out.push_back(std::abs(error));
+    if (c[1] == "trtllm" && elements <= 65536) trtllm_small.push_back(error);
   }
   ASSERT_EQ(errors.size(), 132u);
+  ASSERT_EQ(vllm_held_out.size(), 48u);  // 15 H100 sizes between + 33 H200 rows
   print_errors(errors);
-  // Today's state: the TP all-reduce is priced from NCCL's measured bus bandwidth (the node's
-  // measured_busbw), 3-10x the engines' one-shot custom all-reduce under a CUDA graph at up to
-  // 128 KB (4-5 us measured at every group size). Fails once serving prices the custom kernel.
-  std::vector<double> small;
-  for (const AicError& e : errors)
-    if (e.regime == "<= 128 KB") small.push_back(e.error);
-  EXPECT_GT(median_of(small), 1.5);
+  std::printf("vLLM held out: median |error| %.1f%%, max %.1f%%\n", 100 * median_of(vllm_held_out),
+              100 * *std::max_element(vllm_held_out.begin(), vllm_held_out.end()));
+  // Measured 2026-12-07: held out median 4.7%, max 5.7% up to 128 KB (a decode pass's sizes up to
+  // 16 tokens of a 4,096 hidden state), max 58.5% above (H200, 8 GPUs, 256 KB-2 MB: where the
+  // kernel changes from one-shot to two-shot, between the fitted points)
+  EXPECT_LT(median_of(vllm_held_out), 0.10);
+  EXPECT_LT(*std::max_element(vllm_small_held_out.begin(), vllm_small_held_out.end()), 0.10);
+  EXPECT_LT(*std::max_element(vllm_held_out.begin(), vllm_held_out.end()), 0.65);
+  // NCCL's price (the node's measured_busbw) for TensorRT-LLM's kernel: 3-10x its 3.5-10 us at
+  // up to 128 KB. Fails once trtllm-v1 prices its own kernel.
+  EXPECT_GT(median_of(trtllm_small), 1.5);
 }
 
 // Print only: TensorRT-LLM 1.2.0rc5's CUTLASS fused MoE at Qwen3-235B-A22B's experts (128 x 4096 x
