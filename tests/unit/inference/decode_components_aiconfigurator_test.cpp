@@ -5,8 +5,10 @@
 // vLLM 0.14.0, SGLang 0.5.6.post2, TensorRT-LLM 1.2.0rc5; CUDA-graph replays, mean of the runs;
 // scenarios/validation/microbench/README.md). Each row is priced on the engine's judged stack
 // (the scenarios under scenarios/validation/engines/) at the row's shape. Nothing is fitted
-// here; the bounds hold today's errors (printed per table and regime) so that a change of a
-// price shows. Measured 2026-12-07 (report s13/09).
+// here but vLLM's all-reduce points (stacks/vllm-v1.yaml, every other H100 size); the bounds hold
+// today's errors (printed per table and regime) so that a change of a price shows. Measured
+// 2026-12-07 (report s13/09): 16-bit GEMMs at M 1-16 median |e| 6-10%, fp8 GEMMs priced ~45-55%
+// fast on vLLM and TensorRT-LLM; decode attention too fast on small calls, mixed on large ones.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -51,11 +53,13 @@ std::string aic_model(const std::string& name) {
   return name;
 }
 
-// The stacks the judged scenarios of each engine run (vllm082-*, sglang044-*, trtllm1-*).
+// The engines' catalog stacks as they describe today's releases (the tables' versions): vLLM 0.14
+// decodes with FA3's 64-row query tile and SGLang 0.5.6 with FA3 on Hopper (kernel_source
+// flash_attention), so neither judged release's attention flags (vllm082-*: serving_decode_fa3_m128;
+// sglang044-*: FlashInfer's CUDA-core decode) are set here.
 std::string aic_stack(const std::string& engine) {
-  if (engine == "vllm") return "{preset: vllm-v1, serving_decode_fa3_m128: true}";
-  if (engine == "sglang")
-    return "{preset: sglang, serving_decode_cuda_core_group: 4, serving_prefix_attention_fa2: true}";
+  if (engine == "vllm") return "vllm-v1";
+  if (engine == "sglang") return "sglang";
   return "trtllm-v1";
 }
 
@@ -109,7 +113,7 @@ std::pair<std::string, int> attention_model(int heads, int kv_heads) {
 
 TEST(DecodeComponentsAiconfigurator, DecodeAttention) {
   std::vector<AicError> errors;
-  std::map<std::string, std::vector<double>> by_engine;
+  std::map<std::string, std::vector<double>> by_engine, small_calls;
   for (const auto& c : aic_rows("decode_attention_aiconfigurator_h100_h200.csv", 10)) {
     const auto [model, tp] = attention_model(std::stoi(c[7]), std::stoi(c[8]));
     const Scenario s = aic_scenario(model, c[0], tp, c[1], "bf16", c[4]);
@@ -119,6 +123,7 @@ TEST(DecodeComponentsAiconfigurator, DecodeAttention) {
     const std::string regime = batch * context <= 32 * 1024 ? "KV <= 32K tokens" : "KV > 32K tokens";
     errors.push_back({"attn " + c[0] + " " + c[1] + " " + c[4], regime, error});
     by_engine[c[1]].push_back(std::abs(error));
+    if (batch * context <= 32 * 1024) small_calls[c[1]].push_back(error);
   }
   ASSERT_EQ(errors.size(), 364u);
   print_errors(errors);
@@ -126,6 +131,12 @@ TEST(DecodeComponentsAiconfigurator, DecodeAttention) {
     std::printf("attention %s: median |error| %.1f%%\n", engine.c_str(), 100 * median_of(v));
     EXPECT_LT(median_of(v), 0.60) << engine;
   }
+  // Today's state (2026-12-07): calls of up to 32K cached tokens priced too fast on every engine
+  // (median -33..-70% by engine, GPU and cache type): the module's fixed time (13-14 us at batch 1
+  // on vLLM and TensorRT-LLM, 24 us on SGLang, H100) against the kernel's 7 us priced
+  // (kv_attention_latency fitted on cuDNN's kernel alone). Sized, not applied: call_us 7.75 on
+  // the H100/H200 moves 77 serving rows toward their published figures and 86 away (report s13/09).
+  for (auto& [engine, v] : small_calls) EXPECT_LT(median_of(v), -0.15) << engine;
 }
 
 TEST(DecodeComponentsAiconfigurator, SmallMGemm) {
