@@ -6,11 +6,13 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <map>
 #include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
 
+#include "hardware/gpu_spec.hpp"
 #include "hardware/kernel_generation.hpp"
 #include "models/moe_host_calls.hpp"
 
@@ -230,6 +232,11 @@ struct StackSpec {
   // Tokens per KV-cache block (TensorRT-LLM's tokens_per_block); 0: vLLM's 16 (kDefaultBlockTokens).
   // `serve --block-size` wins over it.
   std::int64_t serving_kv_block_tokens = 0;
+  // The engine's own TP all-reduce under its decode CUDA graph (vLLM's custom all-reduce,
+  // TensorRT-LLM's one-/two-shot kernels), by group size: [bytes, time] points, the time in
+  // seconds (written in us). A TP all-reduce inside one node up to the last point's bytes takes
+  // the curve's time instead of NCCL's price (sim/inference/iteration_cost.cpp). Empty: NCCL's.
+  std::map<int, std::vector<EfficiencyPoint>> serving_tp_allreduce_time;
   // The fraction of the entry with the largest smallest-TP at or below `tp` (0: none).
   double serving_static_fraction(int tp) const {
     double f = 0;

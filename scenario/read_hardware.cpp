@@ -174,25 +174,37 @@ std::map<std::string, std::vector<EfficiencyPoint>, std::less<>> read_efficiency
       "a collective", read_curve);
 }
 
+namespace {
+
+// {2: [[bytes, value], ...], 8: ...} at `where`: curves by group size; `value_name` and
+// `max_text` as read_pairs; every value times `scale` (to the stored unit).
+std::map<int, std::vector<EfficiencyPoint>> read_curves_by_ranks(const YAML::Node& n, const std::string& where,
+                                                                 double max_value, const std::string& value_name,
+                                                                 const std::string& max_text, double scale) {
+  std::map<int, std::vector<EfficiencyPoint>> curves;
+  if (!n.IsMap())
+    throw ScenarioError(where, "", "must be a mapping of group sizes to [[bytes, " + value_name + "], ...]");
+  for (const auto& entry : n) {
+    const std::string name = entry.first.as<std::string>();
+    int ranks = 0;
+    const auto [end, error] = std::from_chars(name.data(), name.data() + name.size(), ranks);
+    if (error != std::errc() || end != name.data() + name.size() || ranks < 2 || ranks > 1 << 20)
+      throw ScenarioError(join_key(where, name), name, "is not a group size (an integer >= 2)");
+    auto curve = read_pairs(entry.second, join_key(where, name), max_value, value_name, max_text);
+    if (curve.empty())
+      throw ScenarioError(join_key(where, name), "", "needs at least one [bytes, " + value_name + "] point");
+    for (EfficiencyPoint& p : curve) p.efficiency *= scale;
+    curves[ranks] = std::move(curve);
+  }
+  return curves;
+}
+
+}  // namespace
+
 // measured_busbw: {all_reduce: {2: [[bytes, GB/s], ...], 8: ...}, ...}
 std::map<std::string, std::map<int, std::vector<EfficiencyPoint>>, std::less<>> read_measured_busbw(MappingReader& r) {
-  auto by_ranks = [](MappingReader& ops, const std::string& op) {
-    std::map<int, std::vector<EfficiencyPoint>> curves;
-    const std::string where = ops.key_path(op);
-    const YAML::Node n = ops.child(op);
-    if (!n.IsMap()) throw ScenarioError(where, "", "must be a mapping of group sizes to [[bytes, busbw GB/s], ...]");
-    for (const auto& entry : n) {
-      const std::string name = entry.first.as<std::string>();
-      int ranks = 0;
-      const auto [end, error] = std::from_chars(name.data(), name.data() + name.size(), ranks);
-      if (error != std::errc() || end != name.data() + name.size() || ranks < 2 || ranks > 1 << 20)
-        throw ScenarioError(join_key(where, name), name, "is not a group size (an integer >= 2)");
-      auto curve = read_pairs(entry.second, join_key(where, name), 1e6, "busbw GB/s", "1e6");
-      if (curve.empty()) throw ScenarioError(join_key(where, name), "", "needs at least one [bytes, busbw GB/s] point");
-      for (EfficiencyPoint& p : curve) p.efficiency *= kGB;  // stored in bytes/s
-      curves[ranks] = std::move(curve);
-    }
-    return curves;
+  auto by_ranks = [](MappingReader& ops, const std::string& op) {  // stored in bytes/s
+    return read_curves_by_ranks(ops.child(op), ops.key_path(op), 1e6, "busbw GB/s", "1e6", kGB);
   };
   return read_named<std::map<int, std::vector<EfficiencyPoint>>>(
       r, "measured_busbw", {"all_reduce", "all_gather", "reduce_scatter", "all_to_all", "broadcast", "send_recv"},
@@ -395,6 +407,9 @@ StackSpec read_stack(const YAML::Node& node, const std::string& path) {
     throw ScenarioError(r.key_path("serving_kv_free_fraction"), std::to_string(s.serving_kv_free_fraction),
                         "sizes the KV pool TensorRT-LLM's way: not with serving_mem_fraction_static as well");
   s.serving_kv_block_tokens = r.integer("serving_kv_block_tokens", 0, 0, 65536);
+  if (r.has("serving_tp_allreduce_us"))  // [[bytes, us], ...] by group size, stored in seconds
+    s.serving_tp_allreduce_time = read_curves_by_ranks(r.child("serving_tp_allreduce_us"),
+                                                       r.key_path("serving_tp_allreduce_us"), 1e6, "us", "1e6", 1e-6);
   s.gemm_library_scale = r.number("gemm_library_scale", 1, 0.1, 1.5);
   if (r.choice("moe_gemm_generation", std::string("native"), {"native", "sm80"}) == "sm80")
     s.moe_gemm_generation = KernelGeneration::sm80;

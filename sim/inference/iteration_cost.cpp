@@ -109,6 +109,16 @@ double input_cast_s(const GpuSpec& gpu, Dtype activations, const ComputeOp& gemm
   return op_cost(gpu, cast).time_s();
 }
 
+// The engine's own TP all-reduce kernel's time for `bytes` over `group`
+// (StackSpec::serving_tp_allreduce_time); 0 where it has no points for the group, the group
+// spans nodes, or the bytes lie beyond its last point (the engine falls back to NCCL there).
+double engine_allreduce_s(const StackSpec& stack, const GroupLayout& group, double bytes) {
+  if (group.nodes() != 1) return 0;
+  const auto it = stack.serving_tp_allreduce_time.find(group.ranks);
+  if (it == stack.serving_tp_allreduce_time.end() || bytes > it->second.back().size) return 0;
+  return interpolate_efficiency(it->second, bytes);  // the time, linear in log bytes between points
+}
+
 }  // namespace
 
 ComputeOp ServingCostModel::compute_op(const LayerOp& op, double working_set, double gemm_clock) const {
@@ -167,7 +177,10 @@ double ServingCostModel::call_time_s(const LayerOp& op, double working_set, doub
                                moe_dispatch_bytes(static_cast<double>(op.fwd_comm.bytes), *s_.model.moe, ep_group_));
     const CollectiveOp c = op.fwd_comm.kind == CollectiveKind::all_gather ? CollectiveOp::all_gather
                                                                           : CollectiveOp::all_reduce;
-    return collective_time_s(s_.cluster, c, tp_group_, static_cast<double>(op.fwd_comm.bytes));
+    const auto bytes = static_cast<double>(op.fwd_comm.bytes);
+    if (c == CollectiveOp::all_reduce)
+      if (const double t = engine_allreduce_s(s_.stack, tp_group_, bytes); t > 0) return t;
+    return collective_time_s(s_.cluster, c, tp_group_, bytes);
   }
   const ComputeOp c = compute_op(op, working_set, gemm_clock);
   const ComputeCost cost = op_cost(s_.cluster.gpu, c);

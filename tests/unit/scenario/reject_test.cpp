@@ -149,6 +149,8 @@ std::vector<BadCase> bad_cases() {
        "stack.serving_eager_prefill=true"},
       {"SGLang pool fraction above 1", "model: llama2-7b\ncluster: {preset: dgx-h100, gpus_per_node: 1, nodes: 1}\nstack: {preset: sglang, serving_mem_fraction_static: [[1, 1.2]]}\ninference: {prompt_len: 128, output_len: 128, batch: 8}\nplan: {}\n", {},
        "stack.serving_mem_fraction_static[0]"},
+      {"engine all-reduce curve for a group of one", "model: llama2-7b\ncluster: {preset: dgx-h100, gpus_per_node: 1, nodes: 1}\nstack: {preset: vllm-v1, serving_tp_allreduce_us: {1: [[8192, 4]]}}\ninference: {prompt_len: 128, output_len: 128, batch: 8}\nplan: {}\n", {},
+       "is not a group size"},
       {"SGLang pool fraction at a fractional TP size", "model: llama2-7b\ncluster: {preset: dgx-h100, gpus_per_node: 1, nodes: 1}\nstack: {preset: sglang, serving_mem_fraction_static: [[1.5, 0.8]]}\ninference: {prompt_len: 128, output_len: 128, batch: 8}\nplan: {}\n", {},
        "a TP size is a whole number"},
       {"host CPU time scale of 0", "model: llama2-7b\ncluster: {preset: dgx-h100, gpus_per_node: 1, nodes: 1, host: {cpu_time_scale: 0}}\nstack: {preset: trtllm}\ninference: {prompt_len: 128, output_len: 128, batch: 8}\nplan: {}\n", {},
