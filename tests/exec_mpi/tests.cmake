@@ -243,7 +243,11 @@ set(EXEC_RECORD_CASES
   "zero2_dp2|2|dp=2 zero=2"
   "tp2_sp_llama|2|tp=2 sp=1 model=llama"
   "tp2_sp_pp2|4|tp=2 sp=1 pp=2"
-  "tp2_sp_zero2_dp2|4|tp=2 sp=1 dp=2 zero=2")
+  "tp2_sp_zero2_dp2|4|tp=2 sp=1 dp=2 zero=2"
+  # hybrid sharding, dp 4 = 2 replicas x shard 2 (bytes worked out in record_mpi.cpp check_replicas)
+  "hsdp_zero3_dp4|4|dp=4 replicate=2 zero=3"
+  "hsdp_zero3_dp4_accum|4|dp=4 replicate=2 zero=3 global=8"
+  "hsdp_zero1_dp4|4|dp=4 replicate=2 zero=1")
 foreach(case ${EXEC_RECORD_CASES})
   string(REPLACE "|" ";" parts "${case}")
   list(GET parts 0 name)
@@ -258,4 +262,10 @@ endforeach()
 add_test(NAME exec_mpi.record.detects_another_plan
          COMMAND ${MPIEXEC_EXECUTABLE} -np 2 --oversubscribe $<TARGET_FILE:exec_record_mpi> tp=2 sp=1 sim_sp=0)
 set_tests_properties(exec_mpi.record.detects_another_plan PROPERTIES ENVIRONMENT "${EXEC_MPI_ENV}" TIMEOUT 120
+                     LABELS mpi WILL_FAIL TRUE)
+# ... and the replicas' all-reduce is counted: HSDP recorded against one fully sharded group
+add_test(NAME exec_mpi.record.detects_missing_replicas
+         COMMAND ${MPIEXEC_EXECUTABLE} -np 4 --oversubscribe $<TARGET_FILE:exec_record_mpi> dp=4 replicate=2 zero=3
+                 sim_replicate=1)
+set_tests_properties(exec_mpi.record.detects_missing_replicas PROPERTIES ENVIRONMENT "${EXEC_MPI_ENV}" TIMEOUT 120
                      LABELS mpi WILL_FAIL TRUE)
