@@ -116,6 +116,12 @@ add_test(NAME exec_mpi.parity.detects_a_different_run
          COMMAND ${MPIEXEC_EXECUTABLE} -np 2 --oversubscribe $<TARGET_FILE:exec_parity_mpi> dp=2 plan_lr=0.00101)
 set_tests_properties(exec_mpi.parity.detects_a_different_run PROPERTIES ENVIRONMENT "${EXEC_MPI_ENV}" TIMEOUT 120
                      LABELS mpi WILL_FAIL TRUE)
+# ... and so is a missing all-reduce over hybrid sharding's replicas (each rank its own group)
+add_test(NAME exec_mpi.parity.detects_missing_replica_all_reduce
+         COMMAND ${MPIEXEC_EXECUTABLE} -np 4 --oversubscribe $<TARGET_FILE:exec_parity_mpi> dp=4 replicate=2 zero=3
+                 drop_replicas=1)
+set_tests_properties(exec_mpi.parity.detects_missing_replica_all_reduce PROPERTIES ENVIRONMENT "${EXEC_MPI_ENV}"
+                     TIMEOUT 120 LABELS mpi WILL_FAIL TRUE)
 # ... and clipping at 0.05 is active: the same plan clipped against an unclipped reference fails
 add_test(NAME exec_mpi.parity.clipping_changes_the_run
          COMMAND ${MPIEXEC_EXECUTABLE} -np 2 --oversubscribe $<TARGET_FILE:exec_parity_mpi> dp=2 plan_clip=0.05)
