@@ -200,6 +200,26 @@ Communicator& ProcessGroups::group(GroupKind kind) {
   throw std::logic_error("unknown GroupKind");
 }
 
+std::unique_ptr<Communicator>& ProcessGroups::slot(GroupKind kind) {
+  switch (kind) {
+    case GroupKind::tp: return tp_;
+    case GroupKind::cp: return cp_;
+    case GroupKind::dp: return dp_;
+    case GroupKind::dp_cp: return dp_cp_;
+    case GroupKind::pp: return pp_;
+    case GroupKind::ep: return ep_;
+    case GroupKind::expert_dp: return expert_dp_;
+    case GroupKind::embedding: return embedding_;
+    case GroupKind::dp_shard: return dp_shard_;
+    case GroupKind::dp_replicate: return dp_replicate_;
+  }
+  throw std::logic_error("unknown GroupKind");
+}
+
+void ProcessGroups::replace_group(GroupKind kind, std::unique_ptr<Communicator> replacement) {
+  slot(kind) = std::move(replacement);
+}
+
 Communicator& ProcessGroups::embedding() {
   if (!embedding_)
     throw std::logic_error("rank " + std::to_string(world_.rank()) + " (pipeline stage " +

@@ -97,6 +97,11 @@ class ProcessGroups {
   // before anything keeps a reference to a group (a Trainer).
   void record_collectives(CollectiveObserver& observer);
 
+  // A test's seam, no user's: `kind`'s communicator becomes `replacement` (the HSDP parity
+  // test's one-rank groups in place of the replicas, showing a missing all-reduce is caught).
+  // Call it before anything keeps a reference to a group (a Trainer).
+  void replace_group(GroupKind kind, std::unique_ptr<Communicator> replacement);
+
   // pp() ranks are stage indices: the neighbours of stage s are s - 1 and s + 1 there.
   bool is_first_stage() const { return coords_.pp == 0; }
   bool is_last_stage() const { return coords_.pp == dims_.pp - 1; }
@@ -105,6 +110,8 @@ class ProcessGroups {
   Communicator& embedding();
 
  private:
+  std::unique_ptr<Communicator>& slot(GroupKind kind);
+
   Communicator& world_;
   ParallelDims dims_;
   RankCoords coords_;

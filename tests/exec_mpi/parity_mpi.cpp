@@ -39,11 +39,14 @@ struct RunResult {
   std::map<std::string, ParamSpec> specs;
 };
 
-RunResult train(const TrainConfig& c, Communicator& comm, int steps) {
+// drop_replicas: each rank its own replica group, so hybrid sharding's all-reduce over the
+// replicas sums nothing (a WILL_FAIL test: the comparison must catch it)
+RunResult train(const TrainConfig& c, Communicator& comm, int steps, bool drop_replicas = false) {
   // the groups' collectives on device buffers, as run_job builds them: host staging on the
   // strict-device backend (TWINSIM_BACKEND=cpu-strict), NCCL on a GPU, MPI itself on the CPU
   const std::unique_ptr<Communicator> device_comm = current_backend().device_communicator(comm);
   ProcessGroups groups(device_comm ? *device_comm : comm, c.plan);
+  if (drop_replicas) groups.replace_group(GroupKind::dp_replicate, groups.world().split(groups.world_rank(), 0));
   const std::unique_ptr<TokenSource> data = training_tokens(c.training.data, static_cast<int>(c.model.vocab), c.seed);
   Trainer trainer(c, groups, *data);
   RunResult r;
@@ -68,7 +71,7 @@ int run(int argc, char** argv) {
   // a deliberately different run, to show the comparison can fail (a WILL_FAIL test)
   if (args.count("plan_lr")) plan_config.lr = std::stof(args["plan_lr"]);
   if (args.count("plan_clip")) plan_config.training.optim.grad_clip = std::stod(args["plan_clip"]);
-  const RunResult plan = train(plan_config, *world, steps);
+  const RunResult plan = train(plan_config, *world, steps, args.count("drop_replicas") > 0);
   if (plan_config.training.precision != Dtype::fp32) {  // stored weights are 16-bit numbers
     int off_grid = 0;
     for (const auto& [name, values] : plan.params)

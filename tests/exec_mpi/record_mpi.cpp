@@ -9,7 +9,8 @@
 //   * dp (plan.dp > 1, no ZeRO, dense, tp = pp = 1): dp.grad_reduce all-reduces every
 //     gradient once, grad_element_bytes (sim/training/transfer_bytes.hpp) an element;
 //   * ZeRO-3 (dense, dp > 1): check_zero3's parameter gathers and gradient reduce-scatters;
-//     ZeRO-1/2: check_zero12's;
+//     ZeRO-1/2: check_zero12's; under hybrid sharding (plan.dp_replicate > 1) both inside the
+//     shard group, and check_replicas' all-reduce of each shard over its replicas;
 //   * pp: each stage sends each micro-batch's activations (or their gradients) once per
 //     boundary it owns, pipeline_transfer_bytes each (the same header).
 // The executor and the op list are separate code: a collective the executor runs that the
@@ -173,6 +174,13 @@ std::size_t total_of(const StepRecorder& recorder, std::string_view group, std::
   return total;
 }
 
+// The ZeRO collectives over the data-parallel ranks: Megatron's dp / dp_cp group, or hybrid
+// sharding's shard group (exec/runtime/process_groups.cpp names it dp_shard).
+std::size_t sharded_total(const StepRecorder& recorder, std::string_view collective) {
+  return total_of(recorder, "dp", collective) + total_of(recorder, "dp_cp", collective) +
+         total_of(recorder, "dp_shard", collective);
+}
+
 int check_dp(const TrainConfig& c, const StepRecorder& recorder, int rank) {
   if (c.plan.dp == 1 || c.plan.zero > 0 || c.plan.tp > 1 || c.plan.pp > 1 || c.model.moe) return 0;
   const std::size_t want = static_cast<std::size_t>(count_params(c.model).total) * grad_element_bytes(c.training.precision);
@@ -191,8 +199,8 @@ int check_zero3(const TrainConfig& c, const StepRecorder& recorder, int micro_ba
   const auto params = static_cast<std::size_t>(count_params(c.model).total);
   const std::size_t want_gather = params * param_element_bytes(c.training.precision) * 2 * micro_batches;
   const std::size_t want_reduce = params * grad_element_bytes(c.training.precision) * micro_batches;
-  const std::size_t gather = total_of(recorder, "dp", "all_gather") + total_of(recorder, "dp_cp", "all_gather");
-  const std::size_t reduce = total_of(recorder, "dp", "reduce_scatter") + total_of(recorder, "dp_cp", "reduce_scatter");
+  const std::size_t gather = sharded_total(recorder, "all_gather");
+  const std::size_t reduce = sharded_total(recorder, "reduce_scatter");
   std::printf("rank %d zero3: parameter all-gathers simulator %zu bytes, executor %zu; gradient reduce-scatters "
               "simulator %zu, executor %zu\n", rank, want_gather, gather, want_reduce, reduce);
   return (gather == want_gather ? 0 : 1) + (reduce == want_reduce ? 0 : 1);
@@ -208,13 +216,39 @@ int check_zero12(const TrainConfig& c, const StepRecorder& recorder, int micro_b
   const int reduces = c.plan.shards_grads() && c.plan.overlap_grad_reduce ? micro_batches : 1;
   const std::size_t want_reduce = params * grad_element_bytes(c.training.precision) * reduces;
   const std::size_t want_gather = params * param_element_bytes(c.training.precision);
-  const std::size_t reduce = total_of(recorder, "dp", "reduce_scatter") + total_of(recorder, "dp_cp", "reduce_scatter");
-  const std::size_t gather = total_of(recorder, "dp", "all_gather") + total_of(recorder, "dp_cp", "all_gather");
-  const std::size_t all_reduce = total_of(recorder, "dp", "all_reduce") + total_of(recorder, "dp_cp", "all_reduce");
+  const std::size_t reduce = sharded_total(recorder, "reduce_scatter");
+  const std::size_t gather = sharded_total(recorder, "all_gather");
+  const std::size_t all_reduce = sharded_total(recorder, "all_reduce");
   std::printf("rank %d zero%d: gradient reduce-scatters simulator %zu bytes, executor %zu; parameter all-gathers "
               "simulator %zu, executor %zu; all-reduces executor %zu\n", rank, c.plan.zero, want_reduce, reduce,
               want_gather, gather, all_reduce);
   return (reduce == want_reduce ? 0 : 1) + (gather == want_gather ? 0 : 1) + (all_reduce == 0 ? 0 : 1);
+}
+
+// Hybrid sharding (plan.dp_replicate R > 1, ZeRO 1-3, dense, tp = pp = 1): after each
+// reduce-scatter inside the shard group, the rank's shard (params / (dp / R) elements,
+// grad_element_bytes each) is all-reduced over its R replicas, as often as the reduce-scatter
+// (the simulator's replicate_all_reduce_s, sim/training/zero_comm.cpp, prices the same bytes).
+// By hand for the tiny GPT (tiny_train_config.hpp: hidden 32, ffn 64, 4 layers, vocab 64,
+// 32 positions, tied head): a layer 2*32 + (32*96+96) + (32*32+32) + 2*32 + (32*64+64) +
+// (64*32+32) = 8,544, so 4*8,544 + 64*32 + 32*32 + 2*32 = 37,312 parameters, 149,248 fp32 bytes.
+// dp 4 = 2 replicas x shard 2, global batch 4, micro-batch 1: one micro-batch a rank, so a rank
+//   ZeRO-3: gathers 2 x 149,248 = 298,496 B and reduce-scatters 149,248 B in the shard group,
+//           and all-reduces 37,312 / 2 * 4 = 74,624 B over the replicas;
+//   ZeRO-1: reduce-scatters 149,248 B and gathers 149,248 B in the shard group once, and
+//           all-reduces 74,624 B over the replicas once; no all-reduce inside the shard group.
+// With global batch 8 (two micro-batches) ZeRO-3's three figures double.
+int check_replicas(const TrainConfig& c, const StepRecorder& recorder, int micro_batches, int rank) {
+  if (c.plan.zero == 0 || c.plan.tp > 1 || c.plan.pp > 1 || c.model.moe) return 0;
+  const std::size_t got = total_of(recorder, "dp_replicate", "all_reduce");
+  std::size_t want = 0;
+  if (c.plan.dp_replicate > 1) {
+    const auto shard = static_cast<std::size_t>(count_params(c.model).total / (c.plan.dp / c.plan.dp_replicate));
+    const int reduces = c.plan.shards_grads() && c.plan.overlap_grad_reduce ? micro_batches : 1;
+    want = shard * grad_element_bytes(c.training.precision) * reduces;
+  }
+  std::printf("rank %d replicas: shard all-reduce simulator %zu bytes, executor %zu\n", rank, want, got);
+  return want == got ? 0 : 1;
 }
 
 int check_pp(const TrainConfig& c, const ProcessGroups& groups, const StepRecorder& recorder, int micro_batches,
@@ -251,12 +285,15 @@ int run(int argc, char** argv) {
   // the comparison must be able to fail: sim_sp=0 prices the plan without sequence parallelism
   TrainConfig priced = config;
   if (args.count("sim_sp")) priced.plan.sequence_parallel = args["sim_sp"] == "1";
+  // ... and sim_replicate=1 prices a hybrid-sharded run as one fully sharded group
+  if (args.count("sim_replicate")) priced.plan.dp_replicate = std::stoi(args["sim_replicate"]);
   int bad = compare("op list", op_list_collectives(priced, trainer.stage().config(), micro_batches),
                     recorded_model_collectives(recorder), rank);
   bad += check_dp(config, recorder, rank);
   bad += check_pp(config, groups, recorder, micro_batches, rank);
   bad += check_zero3(config, recorder, micro_batches, rank);
   bad += check_zero12(config, recorder, micro_batches, rank);
+  bad += check_replicas(priced, recorder, micro_batches, rank);
   for (const std::string& c : recorder.unattributed_collectives())
     std::printf("rank %d: collective outside every op: %s\n", rank, c.c_str());
   float found = static_cast<float>(bad);

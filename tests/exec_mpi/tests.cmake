@@ -116,6 +116,12 @@ add_test(NAME exec_mpi.parity.detects_a_different_run
          COMMAND ${MPIEXEC_EXECUTABLE} -np 2 --oversubscribe $<TARGET_FILE:exec_parity_mpi> dp=2 plan_lr=0.00101)
 set_tests_properties(exec_mpi.parity.detects_a_different_run PROPERTIES ENVIRONMENT "${EXEC_MPI_ENV}" TIMEOUT 120
                      LABELS mpi WILL_FAIL TRUE)
+# ... and so is a missing all-reduce over hybrid sharding's replicas (each rank its own group)
+add_test(NAME exec_mpi.parity.detects_missing_replica_all_reduce
+         COMMAND ${MPIEXEC_EXECUTABLE} -np 4 --oversubscribe $<TARGET_FILE:exec_parity_mpi> dp=4 replicate=2 zero=3
+                 drop_replicas=1)
+set_tests_properties(exec_mpi.parity.detects_missing_replica_all_reduce PROPERTIES ENVIRONMENT "${EXEC_MPI_ENV}"
+                     TIMEOUT 120 LABELS mpi WILL_FAIL TRUE)
 # ... and clipping at 0.05 is active: the same plan clipped against an unclipped reference fails
 add_test(NAME exec_mpi.parity.clipping_changes_the_run
          COMMAND ${MPIEXEC_EXECUTABLE} -np 2 --oversubscribe $<TARGET_FILE:exec_parity_mpi> dp=2 plan_clip=0.05)
@@ -256,7 +262,11 @@ set(EXEC_RECORD_CASES
   "zero2_dp2|2|dp=2 zero=2"
   "tp2_sp_llama|2|tp=2 sp=1 model=llama"
   "tp2_sp_pp2|4|tp=2 sp=1 pp=2"
-  "tp2_sp_zero2_dp2|4|tp=2 sp=1 dp=2 zero=2")
+  "tp2_sp_zero2_dp2|4|tp=2 sp=1 dp=2 zero=2"
+  # hybrid sharding, dp 4 = 2 replicas x shard 2 (bytes worked out in record_mpi.cpp check_replicas)
+  "hsdp_zero3_dp4|4|dp=4 replicate=2 zero=3"
+  "hsdp_zero3_dp4_accum|4|dp=4 replicate=2 zero=3 global=8"
+  "hsdp_zero1_dp4|4|dp=4 replicate=2 zero=1")
 foreach(case ${EXEC_RECORD_CASES})
   string(REPLACE "|" ";" parts "${case}")
   list(GET parts 0 name)
@@ -271,4 +281,10 @@ endforeach()
 add_test(NAME exec_mpi.record.detects_another_plan
          COMMAND ${MPIEXEC_EXECUTABLE} -np 2 --oversubscribe $<TARGET_FILE:exec_record_mpi> tp=2 sp=1 sim_sp=0)
 set_tests_properties(exec_mpi.record.detects_another_plan PROPERTIES ENVIRONMENT "${EXEC_MPI_ENV}" TIMEOUT 120
+                     LABELS mpi WILL_FAIL TRUE)
+# ... and the replicas' all-reduce is counted: HSDP recorded against one fully sharded group
+add_test(NAME exec_mpi.record.detects_missing_replicas
+         COMMAND ${MPIEXEC_EXECUTABLE} -np 4 --oversubscribe $<TARGET_FILE:exec_record_mpi> dp=4 replicate=2 zero=3
+                 sim_replicate=1)
+set_tests_properties(exec_mpi.record.detects_missing_replicas PROPERTIES ENVIRONMENT "${EXEC_MPI_ENV}" TIMEOUT 120
                      LABELS mpi WILL_FAIL TRUE)
