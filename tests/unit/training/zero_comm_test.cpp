@@ -477,9 +477,11 @@ TEST(ZeroComm, HpzGathersTheBackwardInsideTheNode) {
   const double backward =
       zero3_layer_gather_s(s.cluster, s.plan, none, params, Dtype::bf16, dp_of(s.cluster, s.plan), true);
   EXPECT_EQ(backward, collective_time_s(s.cluster, CollectiveOp::all_gather, GroupLayout{8, 8}, params * 2));
+  // 2.8x faster: the DGX A100's 8-GPU all-gather at its measured busbw (205 GB/s at 512 MiB,
+  // nccl-tests, hardware/catalog/nodes/dgx-a100-80gb.yaml) against the 1,536-rank ring
   EXPECT_LT(backward, zero3_layer_gather_s(plain.cluster, plain.plan, none, params, Dtype::bf16,
                                            dp_of(plain.cluster, plain.plan), true) /
-                          3);
+                          2.5);
   const std::int64_t stage = stage_params_per_gpu(s, 0);
   EXPECT_EQ(predict_memory(s).breakdown.params - predict_memory(plain).breakdown.params, (stage + 7) / 8 * 2);
   EXPECT_LT(predict_training(s).step_s, predict_training(plain).step_s);
