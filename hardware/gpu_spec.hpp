@@ -74,6 +74,10 @@ struct GpuSpec {
   // of the math type's dense peak one expert's GEMM reaches, by its rows (tokens routed to
   // it); measured. Empty: such a call is priced as one tall GEMM of all the experts' rows.
   std::vector<EfficiencyPoint> grouped_gemm_efficiency_by_rows;
+  // The same rate for a bf16/fp16 call of a kernel of this GPU's own generation, where its
+  // kernels reach another fraction of their peak than the 8-bit ones the rows curve was
+  // measured on; empty (or an older generation's kernel): grouped_gemm_efficiency_by_rows.
+  std::vector<EfficiencyPoint> grouped_gemm_efficiency_by_rows_16bit;
   // That rate by the expert's shape: a factor on grouped_gemm_efficiency_by_rows keyed by one
   // expert's weight elements N x K (a row's work; few per expert: the per-tile and per-expert
   // fixed work weighs more), 1 at the shapes the rows curve was measured on; empty: no factor.

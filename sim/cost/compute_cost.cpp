@@ -5,6 +5,7 @@
 #include <cstdlib>
 
 #include "hardware/stack_spec.hpp"
+#include "models/dtype.hpp"
 #include "models/layer_ops.hpp"
 
 namespace twinsim {
@@ -212,7 +213,11 @@ namespace {
 // weights' streaming sets the time, so only a math-bound call there counts as priced beyond
 // the measurements.
 ComputeCost fused_grouped_gemm_cost(const GpuSpec& gpu, const ComputeOp& op) {
-  const std::vector<EfficiencyPoint>& curve = gpu.grouped_gemm_efficiency_by_rows;
+  // a 16-bit call of the GPU's own generation's kernel: its 16-bit rows curve where it has one
+  const bool sixteen = dtype_bits(op.dtype) == 16 && op.generation == KernelGeneration::native &&
+                       !gpu.grouped_gemm_efficiency_by_rows_16bit.empty();
+  const std::vector<EfficiencyPoint>& curve =
+      sixteen ? gpu.grouped_gemm_efficiency_by_rows_16bit : gpu.grouped_gemm_efficiency_by_rows;
   const auto rows = static_cast<double>(op.m);
   ComputeCost c;
   c.efficiency = interpolate_efficiency(curve, rows) * grouped_gemm_shape_scale(gpu, op.n, op.k) * op.library_scale *

@@ -31,6 +31,8 @@ struct ComputeOp {
   bool backward = false;          // attention: the backward kernels run slower
   GemmPass pass = GemmPass::fwd;  // gemm: which of a linear layer's three products
   double library_scale = 1;       // gemm: the stack's GEMM library against the GPU's curve
+  // gemm: the generation a fused grouped call's kernel was built for (StackSpec::moe_gemm_generation)
+  KernelGeneration generation = KernelGeneration::native;
   double clock_scale = 1;         // gemm: the clock sustained under the power limit against the curve's (sim/cost/power_limit.hpp)
   std::int64_t head_dim = 0;      // attention: the head width (0: unknown)
   std::int64_t kv_len = 0;        // flash attention: keys per query (0: unknown; by FLOPs)

@@ -137,7 +137,10 @@ ComputeOp ServingCostModel::compute_op(const LayerOp& op, double working_set, do
         c.dtype = gemm_math_dtype(
             gpu, routed_expert_gemm(op.name) ? s_.inference->experts_dtype() : s_.inference->weight_dtype);
       // the engine's MoE kernel may be an older generation than the GPU's (StackSpec)
-      if (routed_expert_gemm(op.name)) c.library_scale = gpu.generation_scale(s_.stack.moe_gemm_generation);
+      if (routed_expert_gemm(op.name)) {
+        c.library_scale = gpu.generation_scale(s_.stack.moe_gemm_generation);
+        c.generation = s_.stack.moe_gemm_generation;
+      }
       c.gemm_kernel = s_.stack.gemm_kernel;  // the engine's own kernels' curve where the GPU has one
       c.m = op.m, c.n = op.n, c.k = op.k;
       c.groups = op.count;  // a MoE layer's touched experts, in one fused kernel (compute_cost.hpp)

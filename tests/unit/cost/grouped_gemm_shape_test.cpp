@@ -69,5 +69,21 @@ TEST(GroupedGemmShape, OneGemmPerExpertIsNotScaled) {
   EXPECT_DOUBLE_EQ(gemm_cost(with, op).time_s(), gemm_cost(without, op).time_s());
 }
 
+// The 16-bit rows curve (GpuSpec::grouped_gemm_efficiency_by_rows_16bit) prices a bf16 call of
+// the GPU's own generation's kernel; an 8-bit call, or an Sm80-generation kernel's, keeps the
+// rows curve. By hand at 256 rows: 16-bit 0.6 x 0.75 = 0.45; the rows curve 0.4 x 0.75 = 0.3.
+TEST(GroupedGemmShape, SixteenBitCurvePricesOnlyNativeSixteenBitCalls) {
+  GpuSpec gpu = gpu_with_shape_scale();
+  gpu.grouped_gemm_efficiency_by_rows_16bit = {{64, 0.3}, {256, 0.6}};
+  gpu.peak_flops[Dtype::int8] = 624e12;  // the A100's dense INT8 (datasheet)
+  EXPECT_NEAR(gemm_cost(gpu, eight_experts(1000, 2000)).efficiency, 0.45, 1e-12);
+  ComputeOp int8 = eight_experts(1000, 2000);
+  int8.dtype = Dtype::int8;  // 8 bits: the rows curve
+  EXPECT_NEAR(gemm_cost(gpu, int8).efficiency, 0.3, 1e-12);
+  ComputeOp sm80 = eight_experts(1000, 2000);
+  sm80.generation = KernelGeneration::sm80;  // an older generation's kernel: the rows curve
+  EXPECT_NEAR(gemm_cost(gpu, sm80).efficiency, 0.3, 1e-12);
+}
+
 }  // namespace
 }  // namespace twinsim

@@ -9,7 +9,10 @@
 // those two are too fast (OneTallGemmIsTooFast... prints by how much). SGLang's untuned fp8
 // kernel on Qwen3-235B's 192-wide TP-8 experts runs 35-47% slower than predicted at 1-32
 // tokens: small experts stream their weights below the HBM rate (few tiles a call); not
-// modelled, the bound below says how far.
+// modelled, the bound below says how far. Since the H100's 16-bit rows curve (vLLM 0.14's bf16
+// module at this shape, fused_moe_tables_test.cpp) the PR's math-bound rows (512-1,536 tokens)
+// are priced 18-21% fast: the PR's kernel took 1.21x vLLM 0.14's time there (1,024 tokens 833.7
+// against 686.5 us, 1,536 tokens 1122.9 against 926.6; fused_moe_aiconfigurator_serving_shapes.csv).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -80,14 +83,15 @@ TEST(FusedMoeKernel, RoutedExpertsAgainstPublishedEngineKernels) {
   ASSERT_EQ(sglang_errors.size(), 7u);
   std::sort(vllm_errors.begin(), vllm_errors.end());
   EXPECT_LT(vllm_errors[vllm_errors.size() / 2], 0.10);
-  EXPECT_LT(vllm_errors.back(), 0.20);
-  EXPECT_LT(*std::max_element(vllm_math_errors.begin(), vllm_math_errors.end()), 0.20);
+  EXPECT_LT(vllm_errors.back(), 0.25);
+  EXPECT_LT(*std::max_element(vllm_math_errors.begin(), vllm_math_errors.end()), 0.25);
   // SGLang's untuned fp8 kernel on 192-wide experts: held out, not met; the bound says how far
   EXPECT_LT(*std::max_element(sglang_errors.begin(), sglang_errors.end()), 0.50);
 }
 
 // The same math-bound calls priced as one tall GEMM of all the experts' rows (what serving did
-// before, and what a GPU without grouped_gemm_efficiency_by_rows still gets): too fast.
+// before, and what a GPU without grouped_gemm_efficiency_by_rows still gets): too fast, and
+// farther from the kernel than the fused groups' price.
 TEST(FusedMoeKernel, OneTallGemmIsTooFastWhereTheKernelIsMathBound) {
   for (const KernelRow& r : published_rows()) {
     if (r.kernel != "vllm_fused_moe_tuned" || r.gpu != "h100" || r.tokens < 1024) continue;
@@ -98,7 +102,7 @@ TEST(FusedMoeKernel, OneTallGemmIsTooFastWhereTheKernelIsMathBound) {
     std::printf("%5lld tokens: measured %7.1f us, one tall GEMM %7.1f us, fused groups %7.1f us\n",
                 static_cast<long long>(r.tokens), r.measured_s * 1e6, tall * 1e6, grouped * 1e6);
     EXPECT_LT(tall / r.measured_s, 0.8) << r.tokens;
-    EXPECT_GT(grouped, 1.2 * tall) << r.tokens;
+    EXPECT_LT(std::abs(grouped / r.measured_s - 1), std::abs(tall / r.measured_s - 1)) << r.tokens;
   }
 }
 
@@ -360,10 +364,10 @@ TEST(FusedMoeKernel, SmallExpertModulesOnB200AgainstTrtllmCutlass) {
 // layer; the judged run is vLLM 0.10, whose default config for this shape predates PR #24700's
 // better defaults, so its kernel may run slower than these rows), held out against what serving
 // prices under the judged scenario. From 2,048 tokens (the 8,192-token prefill passes of the c10
-// run) serving prices the layer 1.4-1.7x the measured time: 48 layers x (4.63 - 2.94 ms) = 81 ms
-// more a full chunk. That is the size of the c10 TTFT p50 miss (+46%: 438 ms against 300); not
-// repriced, since the H100's small-expert factor (0.328, CUTLASS's grouped GEMM) also prices
-// the training judges, and no bf16 row of vLLM 0.10's kernel is published (s13 report 06).
+// run) serving priced the layer 1.4-1.7x the measured time on the 8-bit rows curve (48 layers x
+// (4.63 - 2.94 ms) = 81 ms more a full chunk, the size of the c10 TTFT p50 miss, +46%: s13 report
+// 06). On h100-sxm.yaml's 16-bit rows curve (fitted on the same kernel at Mixtral's experts, not
+// on these rows) 1.04-1.19x, and the c10 TTFT p50 +10.9% (s13 report 12).
 TEST(FusedMoeKernel, SmallExpertModulesOnH100AgainstVllmTriton) {
   const Scenario v = engine_scenario("vllm010-qwen3-30b-a3b-h100-bf16");
   int latency_rows = 0, prefill_rows = 0;
@@ -376,8 +380,8 @@ TEST(FusedMoeKernel, SmallExpertModulesOnH100AgainstVllmTriton) {
       EXPECT_LT(std::abs(ratio - 1), 0.25) << r.tokens;  // a few experts' weights: priced near
     } else if (r.tokens >= 2048) {
       ++prefill_rows;
-      EXPECT_GT(ratio, 1.3) << r.tokens;  // the prefill passes' MoE priced slower than it runs
-      EXPECT_LT(ratio, 1.8) << r.tokens;
+      EXPECT_GT(ratio, 0.9) << r.tokens;  // the prefill passes' MoE: near the kernel
+      EXPECT_LT(ratio, 1.25) << r.tokens;
     }
   }
   EXPECT_EQ(latency_rows, 4);

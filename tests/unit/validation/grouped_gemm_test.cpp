@@ -73,9 +73,15 @@ TEST(GroupedGemm, ExpertsPricedOneGemmEachAgainstPublishedH100GroupedGemm) {
 // H100's factor there was FITTED on CUTLASS's SM90 cooperative kernel, uniform routing: 160.5
 // TFLOP/s = 0.1623 of 989 over the curve's 0.4942 at 512 rows = 0.328; held out, its two
 // skewed routings (151.5, 154.3: routing skew is not modelled) and the ping-pong schedule
-// (134.0). Without the factor the rows curve alone prices the call ~3x too fast.
+// (134.0). Without the factor the rows curve alone prices the call ~3x too fast. The factor
+// multiplies the 8-bit rows curve it was fitted on here; a bf16 call of a serving engine now
+// takes the 16-bit one (h100-sxm.yaml, fitted on vLLM 0.14's bf16 fused MoE), which prices this
+// library kernel 25-50% fast: the engines' bf16 modules outrun tgale96's standalone CUTLASS
+// grouped GEMM at this shape (s13 report 12; fused_moe_tables_test.cpp).
 TEST(GroupedGemm, FusedKernelAtQwen3sExpertShapeAgainstCutlassGroupedGemm) {
-  const GpuSpec gpu = catalog_node("dgx-h100").gpu;
+  GpuSpec gpu = catalog_node("dgx-h100").gpu;
+  const GpuSpec serving = gpu;
+  gpu.grouped_gemm_efficiency_by_rows_16bit.clear();  // the curve the factor was fitted on
   std::ifstream in(std::string(TWINSIM_SOURCE_DIR) +
                    "/scenarios/validation/microbench/grouped_gemm_moe_h100_published.csv");
   ASSERT_TRUE(in);
@@ -102,6 +108,10 @@ TEST(GroupedGemm, FusedKernelAtQwen3sExpertShapeAgainstCutlassGroupedGemm) {
   ComputeOp call = grouped_call(128, 512, 1536, 2048);
   call.fused_groups = true;
   EXPECT_GT(call.flops / op_cost(rows_only, call).time_s() / 1e12, 2.5 * 160.5);
+  const double serving_tflops = call.flops / op_cost(serving, call).time_s() / 1e12;
+  std::printf("the uniform call on the 16-bit rows curve: %.1f TFLOP/s (measured 160.5)\n", serving_tflops);
+  EXPECT_GT(serving_tflops, 1.25 * 160.5);
+  EXPECT_LT(serving_tflops, 1.6 * 160.5);
 }
 
 // The catalog's sm80_gemm_scale (an Ampere-generation kernel on a Hopper GPU, for a stack whose
@@ -139,8 +149,11 @@ TEST(GroupedGemm, Sm80ScaleAgainstTheHeldOutSkewedPairs) {
 // one-GEMM-an-expert price is 726 / 681 TFLOP/s, its time 28% / 20% short of the published
 // 524.6 / 545.4; the fused price is 8% / 12% long. Nothing is fitted here: the test pins that
 // the training path is too fast at these rows and the fused rate is not (issue 53's gpt-oss gap).
+// The fused price here is the 8-bit rows curve's: the H100's 16-bit one (a serving engine's bf16
+// module, vLLM 0.14's) is not PyTorch's kernel and would price these calls ~28% fast (s13 report 12).
 TEST(GroupedGemm, LargerExpertsAgainstTorchGroupedMm) {
-  const GpuSpec gpu = catalog_node("dgx-h100").gpu;
+  GpuSpec gpu = catalog_node("dgx-h100").gpu;
+  gpu.grouped_gemm_efficiency_by_rows_16bit.clear();  // the fused figure these rows were judged on
   GpuSpec loop_only = gpu;  // one GEMM per expert on the dense curve, no fused figures
   loop_only.grouped_gemm_efficiency_by_rows.clear();
   std::ifstream in(std::string(TWINSIM_SOURCE_DIR) +
@@ -193,8 +206,10 @@ TEST(GroupedGemm, LargerExpertsAgainstTorchGroupedMm) {
 // too fast. The fused grouped price (rows curve x shape factor, what report 04's experiment A
 // would bound training's calls by) is 2.2-3.2x too slow at all four rows: no evidence for
 // slowing small experts' GEMMs (issue 53's small-expert judges are too fast elsewhere).
+// (The fused price: the 8-bit rows curve's, as above.)
 TEST(GroupedGemm, TeMultiStreamAtQwen3ExpertsAgainstTePr2045) {
-  const GpuSpec gpu = catalog_node("dgx-h100").gpu;
+  GpuSpec gpu = catalog_node("dgx-h100").gpu;
+  gpu.grouped_gemm_efficiency_by_rows_16bit.clear();
   std::ifstream in(std::string(TWINSIM_SOURCE_DIR) +
                    "/scenarios/validation/microbench/grouped_linear_te_h100_published.csv");
   ASSERT_TRUE(in);
