@@ -1,7 +1,8 @@
 // `twinsim serve SCENARIO --requests N --rate R [--seed S] [--trace-file requests.csv]
-//  [--csv occupancy.csv] [--json] [--set K=V]...`: continuous-batching serving of one
-// model replica (sim/inference/serving.hpp). Poisson arrivals use the scenario's
-// inference.prompt_len and output_len; a trace file gives each request its own.
+//  [--csv occupancy.csv] [--requests-csv requests.csv] [--json] [--set K=V]...`:
+// continuous-batching serving of one model replica (sim/inference/serving.hpp). Poisson
+// arrivals use the scenario's inference.prompt_len and output_len; a trace file gives each
+// request its own.
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -27,6 +28,7 @@ struct ServeArgs {
   ScenarioArgs scenario;
   ServeRequest request;
   std::string csv;
+  std::string requests_csv;
   double swap_space_gib = 0;
   std::vector<double> percentiles;
   std::vector<std::string> goodput;
@@ -89,8 +91,11 @@ void run_serve(ServeArgs& a) {
   const Scenario s = load_from_args(a.scenario);
   if (!s.inference) throw ScenarioError("inference", "", "serve needs a scenario with an inference section");
   if (!a.csv.empty()) io::check_writable(a.csv);  // before the simulation, not after
+  if (!a.requests_csv.empty()) io::check_writable(a.requests_csv);
   const ServeRun run = twinsim::run_serve(s, request);
   if (!a.csv.empty()) io::write_file_whole(a.csv, [&](std::ostream& out) { write_occupancy_csv(out, run.result); });
+  if (!a.requests_csv.empty())
+    io::write_file_whole(a.requests_csv, [&](std::ostream& out) { write_requests_csv(out, run.result); });
   if (a.scenario.json) std::cout << run.json.dump(2) << "\n";
   else if (request.engine_bench) print_engine_bench(std::cout, run, request);
   else print_serve_run(std::cout, run);
@@ -134,6 +139,8 @@ void add_serve_command(CLI::App& app) {
                   "--max-concurrency; default: no cap)")
       ->check(cli::whole(1, 10'000'000));
   cmd->add_option("--csv", a->csv, "write KV-cache occupancy over time (one row per pass)");
+  cmd->add_option("--requests-csv", a->requests_csv,
+                  "write each request's arrival, first token, finish and TTFT (one row per request)");
   cmd->add_option("--max-sequence-steps", a->request.options.max_sequence_steps,
                   "refuse up front requests needing more sequence steps (output tokens + prefill chunks; about 1.5M "
                   "a second) than this (default 2e8; 0: no limit)")

@@ -113,6 +113,19 @@ void write_occupancy_csv(std::ostream& out, const ServingResult& r) {
   }
 }
 
+void write_requests_csv(std::ostream& out, const ServingResult& r) {
+  out << "request,arrival_s,prompt_len,output_len,first_token_s,finish_s,ttft_s,preemptions\n";
+  char line[200];
+  for (std::size_t i = 0; i < r.requests.size() && i < r.times.size(); ++i) {
+    const Request& q = r.requests[i];
+    const RequestTimes& t = r.times[i];
+    std::snprintf(line, sizeof line, "%zu,%.6f,%lld,%lld,%.6f,%.6f,%.6f,%d\n", i, q.arrival_s,
+                  static_cast<long long>(q.prompt_len), static_cast<long long>(q.output_len), t.first_token_s,
+                  t.finish_s, t.first_token_s - q.arrival_s, t.preemptions);  // TTFT: first token - arrival
+    out << line;
+  }
+}
+
 void print_serving(std::ostream& out, const ServingSummary& s, const ServingResult& r) {
   char buf[200];
   std::snprintf(buf, sizeof buf, "served %lld requests in %.2f s (%lld passes, %lld preemptions)\n",

@@ -42,6 +42,10 @@ nlohmann::json to_json(const ServingSummary& s, const ServingResult& result);
 // time_s,used_blocks,total_blocks,occupancy,running,waiting: one row per pass.
 void write_occupancy_csv(std::ostream& out, const ServingResult& result);
 
+// request,arrival_s,prompt_len,output_len,first_token_s,finish_s,ttft_s,preemptions: one row per
+// request, in request order (a benchmark client's per-request record, e.g. vLLM's saved `ttfts`).
+void write_requests_csv(std::ostream& out, const ServingResult& result);
+
 void print_serving(std::ostream& out, const ServingSummary& s, const ServingResult& result);
 
 }  // namespace twinsim

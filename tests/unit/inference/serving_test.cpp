@@ -5,6 +5,8 @@
 
 #include <algorithm>
 #include <sstream>
+#include <string>
+#include <vector>
 
 #include "one_second_passes.hpp"
 #include "scenario/errors.hpp"
@@ -322,6 +324,39 @@ TEST(Serving, ScenarioRunsRepeatExactlyAndWriteOccupancy) {
   const std::string text = csv.str();
   EXPECT_EQ(text.rfind("time_s,used_blocks,total_blocks,occupancy,running,waiting\n", 0), 0u);
   EXPECT_EQ(static_cast<std::int64_t>(std::count(text.begin(), text.end(), '\n')), a.passes + 1);
+}
+
+// `serve --requests-csv`: a row per request in request order, whose TTFT column is the
+// first token less the arrival and averages to the summary's mean TTFT (rows printed to 1 us).
+TEST(Serving, RequestsCsvGivesEachRequestsTtftInOrder) {
+  const Scenario s = test::serving_scenario("llama2-7b", "dgx-a100-80gb", 1, 1, 1, 1, 256, 64);
+  const auto reqs = poisson_requests(40, 20.0, 1, 256, 64);
+  const ServingResult r = simulate_serving(s, reqs);
+  std::ostringstream csv;
+  write_requests_csv(csv, r);
+  std::istringstream in(csv.str());
+  std::string line;
+  std::getline(in, line);
+  EXPECT_EQ(line, "request,arrival_s,prompt_len,output_len,first_token_s,finish_s,ttft_s,preemptions");
+  std::size_t rows = 0;
+  double ttft_sum = 0, last_arrival = -1;
+  while (std::getline(in, line)) {
+    std::istringstream f(line);
+    std::string cell;
+    std::vector<double> v;
+    while (std::getline(f, cell, ',')) v.push_back(std::stod(cell));
+    ASSERT_EQ(v.size(), 8u);
+    EXPECT_EQ(v[0], static_cast<double>(rows));
+    EXPECT_NEAR(v[1], reqs[rows].arrival_s, 1e-6);
+    EXPECT_GE(v[1], last_arrival);  // Poisson arrivals, in request order
+    EXPECT_NEAR(v[6], v[4] - v[1], 2e-6);
+    EXPECT_GT(v[5], v[4]);  // 64 output tokens: the last comes after the first
+    last_arrival = v[1];
+    ttft_sum += v[6];
+    ++rows;
+  }
+  EXPECT_EQ(rows, 40u);
+  EXPECT_NEAR(ttft_sum / 40, summarize(r).ttft.mean_s, 1e-6);
 }
 
 // The occupancy summary kept as the loop runs (no sample per pass unless asked) gives the
