@@ -224,13 +224,16 @@ void ShardedOptimizer::reduce_grads() {
                         chunk = scatter ? s.hi - s.lo : (n + ranks - 1) / ranks;
       s.compressor.compress(g, n, chunk);  // with plan.gradient_compression: what is sent
       const GradCompression wire = s.compressor.quantized() ? s.compressor.kind() : GradCompression::none;
-      if (scatter && wire != GradCompression::none)
-        quantized_reduce_scatter(g, s.block->grads.as<T>() + s.lo, chunk, wire, group);
-      else if (scatter && group.size() > 1) group.reduce_scatter(g, s.block->grads.as<T>() + s.lo, chunk);
-      else if (!scatter && wire != GradCompression::none) quantized_all_reduce(g, n, wire, group);
-      else if (!scatter) group.all_reduce(g, n);
+      T* share = s.block->grads.as<T>() + s.lo;
+      if (!scatter) {
+        if (wire != GradCompression::none) quantized_all_reduce(g, n, wire, group);
+        else group.all_reduce(g, n);
+        return;
+      }
+      if (wire != GradCompression::none) quantized_reduce_scatter(g, share, chunk, wire, group);
+      else if (group.size() > 1) group.reduce_scatter(g, share, chunk);
       // hybrid sharding: the shard group's sum of the share, summed over the replicas too
-      if (scatter && s.replicas) s.replicas->all_reduce(s.block->grads.as<T>() + s.lo, chunk);
+      if (s.replicas) s.replicas->all_reduce(share, chunk);
     });
   }
 }

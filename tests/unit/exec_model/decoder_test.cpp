@@ -44,8 +44,11 @@ void expect_decoding_matches_full_forward(const TransformerConfig& c, const Mode
   EXPECT_EQ(decoder.length(), kTotal);
 }
 
-// Prefill kPrompt tokens, then decode one at a time up to kTotal.
-void expect_decode_matches_full_forward(TransformerConfig c) {
+// Prefill kPrompt tokens, then decode one at a time up to kTotal. With `rewound`, a decode run
+// again (issue 61: validate's decode rounds): rewound to the start after decoding to kTotal, the
+// same tokens again must give the full forward's logits at every length (the stale positions
+// past the prompt are overwritten, never read); rewinding past the cached length is refused.
+void expect_decode_matches_full_forward(TransformerConfig c, bool rewound = false) {
   const ModelContext ctx{};
   const std::vector<int> all = token_rows(c.micro_batch, static_cast<int>(c.model.vocab));
   TransformerStage stage(c);
@@ -57,6 +60,12 @@ void expect_decode_matches_full_forward(TransformerConfig c) {
   const std::int64_t per_position =
       c.model.mla ? c.model.mla->kv_lora_rank + c.model.mla->qk_rope_head_dim : 2 * c.model.kv_width();
   EXPECT_EQ(decoder.kv_cache_bytes(), c.model.layers * c.micro_batch * kTotal * per_position * 4);
+  if (!rewound) return;
+  EXPECT_THROW(decoder.rewind(kTotal + 1), std::invalid_argument);
+  EXPECT_THROW(decoder.rewind(-1), std::invalid_argument);
+  decoder.rewind(0);  // from the start: the helper prefills kPrompt tokens again
+  EXPECT_EQ(decoder.length(), 0);
+  expect_decoding_matches_full_forward(c, ctx, decoder, all);
 }
 
 TEST(Decoder, GptKvCacheMatchesFullForward) { expect_decode_matches_full_forward(test::tiny_gpt_config()); }
@@ -99,29 +108,11 @@ TEST(Decoder, LlamaPrefixCacheMatchesFullForward) {
 }
 TEST(Decoder, MlaPrefixCacheMatchesFullForward) { expect_prefix_cache_matches_full_forward(test::tiny_mla_config()); }
 
-// A decode run again (issue 61: validate's decode rounds): rewound to the prompt after
-// decoding to kTotal, the same tokens again must give the full forward's logits at every
-// length (the stale positions past the prompt are overwritten, never read); MLA's latent
-// cache and the GQA cache alike. Rewinding past the cached length is refused.
-void expect_rewound_decode_matches_full_forward(TransformerConfig c) {
-  const ModelContext ctx{};
-  const std::vector<int> all = token_rows(c.micro_batch, static_cast<int>(c.model.vocab));
-  TransformerStage stage(c);
-  stage.initialize();
-  Decoder decoder(stage, c.micro_batch, kTotal);
-  expect_decoding_matches_full_forward(c, ctx, decoder, all);
-  EXPECT_THROW(decoder.rewind(kTotal + 1), std::invalid_argument);
-  EXPECT_THROW(decoder.rewind(-1), std::invalid_argument);
-  decoder.rewind(0);  // from the start: the helper prefills kPrompt tokens again
-  EXPECT_EQ(decoder.length(), 0);
-  expect_decoding_matches_full_forward(c, ctx, decoder, all);
-}
-
 TEST(Decoder, LlamaRewoundDecodeMatchesFullForward) {
-  expect_rewound_decode_matches_full_forward(test::tiny_llama_config());
+  expect_decode_matches_full_forward(test::tiny_llama_config(), /*rewound=*/true);
 }
 TEST(Decoder, MlaRewoundDecodeMatchesFullForward) {
-  expect_rewound_decode_matches_full_forward(test::tiny_mla_config());
+  expect_decode_matches_full_forward(test::tiny_mla_config(), /*rewound=*/true);
 }
 
 TEST(Decoder, GreedyPicksTheLowestOfTiedMaxima) {
