@@ -69,5 +69,8 @@ std::vector<MemoryPoint> memory_sweep(const SweepOptions& o);
 // o.cache_bytes (compute_bench.cpp says why).
 void add_decode_gemm_points(std::vector<MemoryPoint>& out, const SweepOptions& o, bool cached);
 std::vector<AttentionPoint> attention_sweep(const SweepOptions& o);
+// The gradients the "quantize" point compresses (int8, error feedback): a backward's,
+// N(0, 0.01^2), never the zeroed buffer whose all-zero blocks skip the divide and round.
+std::vector<float> compressed_grads(std::size_t n);
 
 }  // namespace twinsim::calibrate
