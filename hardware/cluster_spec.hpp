@@ -50,7 +50,8 @@ struct HostSpec {
   // The host CPU's time for a serving engine's host work (its Python scheduler and input
   // preparation, PyTorch's dispatch, the kernel launches, the request path) relative to the
   // x86 servers the stacks' host figures were measured on: StackSpec::serving_host_s and
-  // serving_request_s are multiplied by it. 1: an x86 host of that class.
+  // serving_request_s (and its per-token serving_request_token_s) are multiplied by it. 1: an
+  // x86 host of that class.
   double cpu_time_scale = 1;
   bool described() const { return h2d_Bps > 0 && d2h_Bps > 0 && memory_bandwidth_Bps > 0 && memory_bytes > 0; }
   bool nvme_described() const { return nvme_read_Bps > 0 && nvme_write_Bps > 0; }

@@ -159,6 +159,9 @@ struct StackSpec {
   // back to the client's asyncio loop. Priced as a delay before the request reaches the
   // scheduler (its TTFT and E2EL still count from the send). 0: the engine alone.
   double serving_request_s = 0;
+  // The frontend's time per prompt token on that path, beyond serving_request_s: the server
+  // tokenising the prompt's text (vLLM's OpenAI server, SGLang's TokenizerManager). 0: none.
+  double serving_request_token_s = 0;
   // What the serving engine does with a windowed layer's K,V once it leaves the window
   // (model.sliding_window): frees it (vLLM V1's hybrid KV cache manager, TensorRT-LLM's
   // cyclic per-layer window, SGLang's SWA pool) or keeps every token of every layer

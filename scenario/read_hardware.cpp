@@ -379,6 +379,7 @@ StackSpec read_stack(const YAML::Node& node, const std::string& path) {
   s.serving_sequence_s = r.number("serving_sequence_us", 0, 0, 1e6) * 1e-6;
   s.serving_async = r.boolean("serving_async", false);
   s.serving_request_s = r.number("serving_request_us", 0, 0, 1e7) * 1e-6;
+  s.serving_request_token_s = r.number("serving_request_token_us", 0, 0, 1e4) * 1e-6;
   s.serving_keeps_window_kv = r.choice("serving_window_kv", std::string("free"), {"free", "keep"}) == "keep";
   s.serving_decode_shared_kv_group = static_cast<int>(r.integer("serving_decode_shared_kv_group", 0, 0, 1024));
   s.serving_decode_cuda_core_group = static_cast<int>(r.integer("serving_decode_cuda_core_group", 0, 0, 1024));

@@ -21,6 +21,7 @@ Scenario decode_replica(const Scenario& s) {
   Scenario d = s;
   d.inference->disaggregation.reset();
   d.stack.serving_request_s = 0;  // a request comes in through the prefill pool; here by its K,V transfer
+  d.stack.serving_request_token_s = 0;
   return d;
 }
 

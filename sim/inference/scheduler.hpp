@@ -85,6 +85,8 @@ struct SchedulerLimits {
   // The frontend's time per request (the stack's serving_request_us): a request sent at t
   // reaches the scheduler at t + request_path_s; its TTFT and E2EL count from t.
   double request_path_s = 0;
+  // and per prompt token (the stack's serving_request_token_us: tokenising the prompt's text)
+  double request_token_s = 0;
 
   // Blocks (of all layers' KV for block_tokens tokens) a sequence of `tokens` tokens holds.
   std::int64_t blocks_for(std::int64_t tokens) const;

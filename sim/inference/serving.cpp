@@ -183,10 +183,15 @@ bool group_idle(const std::vector<Scheduler>& schedulers) {
   return true;
 }
 
-// When the scheduler sees a request: the frontend's request path (HTTP, tokenisation, the
-// hand-over to the scheduler; the stack's serving_request_us) after the client sends it.
+// The frontend's request path (HTTP, tokenisation, the hand-over to the scheduler): the
+// stack's serving_request_us plus serving_request_token_us for each prompt token.
+double request_path_s(const Request& request, const SchedulerLimits& limits) {
+  return limits.request_path_s + limits.request_token_s * static_cast<double>(request.prompt_len);
+}
+
+// When the scheduler sees a request: that path after the client sends it.
 double reaches_scheduler_s(const ClientGate& client, const Request& request, const SchedulerLimits& limits) {
-  return client.send_time_s(request.arrival_s) + limits.request_path_s;
+  return client.send_time_s(request.arrival_s) + request_path_s(request, limits);
 }
 
 }  // namespace
@@ -231,7 +236,8 @@ ServingResult run_serving(const std::vector<Request>& requests, std::int64_t kv_
       for (int e = target + 1; e < (replica + 1) * stages; ++e)
         if (schedulers[e].unfinished() < schedulers[target].unfinished()) target = e;
       client.send();
-      result.requests[next_arrival].arrival_s = arrival - limits.request_path_s;  // TTFT counts from the send
+      result.requests[next_arrival].arrival_s =
+          arrival - request_path_s(requests[next_arrival], limits);  // from the send
       const int request = static_cast<int>(next_arrival++);
       if (limits.overlap_pickup && !idle[target]) held[target].push_back(request);
       else schedulers[target].enqueue(request);
@@ -297,7 +303,7 @@ ServingResult run_lockstep_serving(const std::vector<Request>& requests, std::in
          next < requests.size() && (due = reaches_scheduler_s(client, requests[next], limits)) <= now;) {
       last = route(ranks, set.router, last, [&](int r) { return schedulers[r].unfinished(); });
       client.send();
-      result.requests[next].arrival_s = due - limits.request_path_s;  // its TTFT counts from the send
+      result.requests[next].arrival_s = due - request_path_s(requests[next], limits);  // TTFT from the send
       schedulers[last].enqueue(static_cast<int>(next++));
       if (take_one) break;
     }
@@ -360,6 +366,7 @@ ServingResult simulate_serving(const Scenario& scenario, const std::vector<Reque
   limits.idle_fetch_one = scenario.stack.serving_idle_fetch_one;
   // the frontend's CPU work at this node's CPU speed (HostSpec::cpu_time_scale)
   limits.request_path_s = scenario.stack.serving_request_s * scenario.cluster.host.cpu_time_scale;
+  limits.request_token_s = scenario.stack.serving_request_token_s * scenario.cluster.host.cpu_time_scale;
   if (const auto& spec = scenario.inference->speculative) {
     limits.speculative_tokens = spec->tokens;
     limits.acceptance_rate = spec->acceptance_rate;

@@ -27,8 +27,10 @@ TEST(Disaggregated, ALoneRequestTakesThePrefillTheTransferAndTheDecodePasses) {
   const std::vector<Request> requests{{0.0, 1024, 8}, {100.0, 1024, 8}};
   const DisaggregatedServing d = simulate_disaggregated(s, requests, ServeOptions{});
   const ServingCostModel prefill(prefill_replica(s)), decode(decode_replica(s));
-  // the frontend's request path (the default stack's serving_request_us) once, on the way in
-  const double ttft = s.stack.serving_request_s + prefill.cost(prefill_shape(1, 1024)).latency_s();
+  // the frontend's request path (the default stack's serving_request_us, and its
+  // serving_request_token_us for each of the 1,024 prompt tokens) once, on the way in
+  const double path = s.stack.serving_request_s + 1024 * s.stack.serving_request_token_s;
+  const double ttft = path + prefill.cost(prefill_shape(1, 1024)).latency_s();
   double decoding = 0;  // tokens 2..8: contexts 1025..1031
   for (std::int64_t j = 1; j < 8; ++j) decoding += decode.cost(decode_shape(1, 1024 + j)).latency_s();
   const double transfer = kv_transfer_s(s, 1024);
@@ -45,8 +47,8 @@ TEST(Disaggregated, TwoPrefillReplicasTakeTwoPromptsAtOnce) {
   const DisaggregatedServing one = simulate_disaggregated(llama3_8b("{prefill_replicas: 1}"), together, {});
   const DisaggregatedServing two = simulate_disaggregated(llama3_8b("{prefill_replicas: 2}"), together, {});
   const Scenario base = llama3_8b("{}");
-  const double alone =
-      base.stack.serving_request_s + ServingCostModel(prefill_replica(base)).cost(prefill_shape(1, 1024)).latency_s();
+  const double path = base.stack.serving_request_s + 1024 * base.stack.serving_request_token_s;
+  const double alone = path + ServingCostModel(prefill_replica(base)).cost(prefill_shape(1, 1024)).latency_s();
   EXPECT_NEAR(two.result.times[0].first_token_s, alone, 1e-12);  // round-robin: one prompt each
   EXPECT_NEAR(two.result.times[1].first_token_s, alone, 1e-12);
   EXPECT_GT(one.result.times[1].first_token_s, alone);  // one replica prefills both in one pass

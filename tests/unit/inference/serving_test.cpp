@@ -193,6 +193,47 @@ TEST(ClientConcurrency, TheFrontendsRequestPathDelaysTheScheduler) {
   EXPECT_EQ(catalog_stack("trtllm").serving_request_s, 0.0);
 }
 
+// The path's per-prompt-token part (stack serving_request_token_us; 0.01 s a token here, with
+// 0.25 s a request, one-second passes, one client slot): r0 (10 tokens) sent at 0 reaches the
+// scheduler at 0.25 + 10 x 0.01 = 0.35, first token 1.35, done 3.35; r1 (30 tokens) sent at 3.35
+// reaches it at 3.35 + 0.25 + 0.30 = 3.90, first token 4.90: TTFT 1.55, the longer prompt's.
+TEST(ClientConcurrency, TheFrontendsPathGrowsWithThePrompt) {
+  SchedulerLimits l = limits();
+  l.request_path_s = 0.25;
+  l.request_token_s = 0.01;
+  const ServingResult r = run_serving({{0.0, 10, 3}, {0.0, 30, 3}}, 100, l, 1, UnitCost{}, true, {}, 1);
+  EXPECT_NEAR(r.times[0].first_token_s, 1.35, 1e-12);
+  EXPECT_NEAR(r.requests[1].arrival_s, 3.35, 1e-12);
+  EXPECT_NEAR(r.times[1].first_token_s, 4.9, 1e-12);
+  EXPECT_NEAR(r.times[1].first_token_s - r.requests[1].arrival_s, 1.55, 1e-12);
+  // the lockstep loop takes the same path: 0.25 + 30 x 0.01 before its one-second pass
+  const LockstepCostFn one_second = [](const std::vector<IterationShape>&) { return 1.0; };
+  const ServingResult ep = run_lockstep_serving({{0.0, 30, 2}}, 100, l, one_second, true, {});
+  EXPECT_NEAR(ep.times[0].first_token_s, 1.55, 1e-12);
+  EXPECT_DOUBLE_EQ(ep.requests[0].arrival_s, 0.0);
+}
+
+// The key from a scenario to the scheduler: serving_request_token_us 2 on a 1,000-token prompt
+// is 2 ms more before the scheduler sees it (the pass is the same), 4 ms on a host at twice an
+// x86 server's CPU time (cluster.host.cpu_time_scale). No preset sets it (opt-in).
+TEST(ClientConcurrency, ThePerTokenPathComesFromTheStack) {
+  const std::string text =
+      "model: llama3-8b\ncluster: dgx-h100\ninference: {prompt_len: 1000, output_len: 2, batch: "
+      "1}\nplan: {tp: 1}\nstack: {preset: vllm-v1, serving_request_token_us: 2}\n";
+  const Scenario with = load_scenario_text(text);
+  EXPECT_DOUBLE_EQ(with.stack.serving_request_token_s, 2e-6);
+  Scenario without = with;
+  without.stack.serving_request_token_s = 0;
+  Scenario slow_host = with, slow_host_without = without;
+  slow_host.cluster.host.cpu_time_scale = slow_host_without.cluster.host.cpu_time_scale = 2;
+  const std::vector<Request> one = {{0.0, 1000, 2}};
+  auto first_token_s = [&](const Scenario& s) { return simulate_serving(s, one).times[0].first_token_s; };
+  EXPECT_NEAR(first_token_s(with) - first_token_s(without), 2e-3, 1e-12);
+  EXPECT_NEAR(first_token_s(slow_host) - first_token_s(slow_host_without), 4e-3, 1e-12);
+  EXPECT_EQ(catalog_stack("vllm-v1").serving_request_token_s, 0.0);
+  EXPECT_EQ(catalog_stack("sglang").serving_request_token_s, 0.0);
+}
+
 // A request due later than the slot frees goes at its own time: r0 (10 + 2 tokens) is done at
 // 2, r1 is due at 5, so it is sent at 5, not 2.
 TEST(ClientConcurrency, ALaterArrivalKeepsItsTime) {
