@@ -45,9 +45,14 @@ inline constexpr std::string_view kTeAttention = "te";
 // the GPU's entry measures them (the H100's and H200's, measured_2026-11-26: 7-8% slower than
 // the flash-attn README's forward+backward at 8k, faster past it), the README's elsewhere.
 inline constexpr std::string_view kSdpaFlashAttention = "sdpa_flash";
-inline constexpr std::array<std::string_view, 7> kAttentionKernels = {
-    kFlash2Attention, kCudnnAttention, kFlash3Attention,   kFlash4Attention,
-    kSdpaAttention,   kTeAttention,    kSdpaFlashAttention};
+// FlashAttention 1.x (flash-attn 1.0's CUDA kernel) on its own measured curves; also what
+// flash-attn 1.0's Triton kernel (flash_attn_triton, llm-foundry's attn_impl: triton) is
+// priced at: by its docstring, "Overall Triton forward + backward is slightly slower than CUDA
+// forward + backward" (flash-attn v1.0.3.post0, flash_attn/flash_attn_triton.py).
+inline constexpr std::string_view kFlash1Attention = "flash1";
+inline constexpr std::array<std::string_view, 8> kAttentionKernels = {
+    kFlash2Attention, kCudnnAttention, kFlash3Attention,    kFlash4Attention,
+    kSdpaAttention,   kTeAttention,    kSdpaFlashAttention, kFlash1Attention};
 // A choice the GPU resolves (sdpa, te): cuDNN's where the GPU's entry measures it, else
 // FlashAttention-2; no curves of its own.
 inline bool picked_by_device(std::string_view kernel) { return kernel == kSdpaAttention || kernel == kTeAttention; }

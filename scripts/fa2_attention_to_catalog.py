@@ -18,6 +18,13 @@ other sequence length (512, 2k, 8k); 1k, 4k and 16k are held out and judged by
 tests/unit/validation/attention_curves_test.cpp.
 
     scripts/fa2_attention_to_catalog.py --gpu A100-SXM4-80GB --peak-tflops 312
+
+--implementation flashattention_v1 --kernel flash1 writes the same fit of another row of the
+same chart (FlashAttention 1.x, the CUDA kernel of flash-attn 1.0) as that kernel's entry of
+attention_kernel_efficiency_by_seq (stack.attention_kernel: flash1):
+
+    scripts/fa2_attention_to_catalog.py --gpu A100-SXM4-80GB --peak-tflops 312 \
+        --implementation flashattention_v1 --kernel flash1
 """
 import argparse
 import csv
@@ -38,18 +45,21 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--gpu", required=True, help="gpu column prefix: A100-SXM4-80GB or H100-SXM5-80GB")
     ap.add_argument("--peak-tflops", type=float, required=True, help="dense fp16/bf16 peak")
+    ap.add_argument("--implementation", default="flashattention2", help="the CSV's implementation column")
+    ap.add_argument("--kernel", default="", help="attention_kernel_efficiency_by_seq entry (empty: flash2's own key)")
     args = ap.parse_args()
     path = MICROBENCH / FILES[args.gpu[:4]]
     points = defaultdict(list)
     with open(path, newline="") as f:
         for r in csv.DictReader(f):
-            if (r["gpu"].startswith(args.gpu) and r["implementation"] == "flashattention2" and r["causal"] == "1"
+            if (r["gpu"].startswith(args.gpu) and r["implementation"] == args.implementation and r["causal"] == "1"
                     and r["tflops"] and int(r["seqlen"]) in FIT_SEQ):
                 points[int(r["head_dim"])].append((int(r["seqlen"]), efficiency(float(r["tflops"]), args.peak_tflops)))
-    print("attention_efficiency_by_seq:")
+    indent = "    " if args.kernel else "  "
+    print(f"attention_kernel_efficiency_by_seq:\n  {args.kernel}:" if args.kernel else "attention_efficiency_by_seq:")
     for head_dim in sorted(points):
         curve = ", ".join(f"[{s}, {e:.4f}]" for s, e in sorted(points[head_dim]))
-        print(f"  {head_dim}: {{fwd: [{curve}], bwd: [{curve}]}}")
+        print(f"{indent}{head_dim}: {{fwd: [{curve}], bwd: [{curve}]}}")
 
 
 if __name__ == "__main__":

@@ -130,7 +130,7 @@ std::vector<BadCase> bad_cases() {
       {"attention head width", "model: llama2-7b\ncluster: {preset: dgx-a100-80gb, nodes: 2, gpu: {preset: a100-sxm-80gb, attention_efficiency_by_head_dim: {wide: {fwd: [[1, 0.5]]}}}}\ntraining: {seq_len: 4096, global_batch: 64, micro_batch: 1}\nplan: {tp: 2, pp: 2, dp: 4}\n", {},
        "cluster.gpu.attention_efficiency_by_head_dim.wide=wide must be a head width"},
       {"attention kernel without curves of its own", "model: llama2-7b\ncluster: {preset: dgx-a100-80gb, nodes: 2, gpu: {preset: a100-sxm-80gb, attention_kernel_efficiency_by_seq: {flash2: {128: {fwd: [[512, 0.5]], bwd: [[512, 0.5]]}}}}}\ntraining: {seq_len: 4096, global_batch: 64, micro_batch: 1}\nplan: {tp: 2, pp: 2, dp: 4}\n", {},
-       "cluster.gpu.attention_kernel_efficiency_by_seq.flash2: is not an attention kernel with curves of its own (cudnn, flash3, flash4, sdpa_flash)"},
+       "cluster.gpu.attention_kernel_efficiency_by_seq.flash2: is not an attention kernel with curves of its own (cudnn, flash3, flash4, sdpa_flash, flash1)"},
       {"stack attention kernel the GPU lacks", "model: llama2-7b\ncluster: {preset: dgx-a100-80gb, nodes: 2}\nstack: {attention_kernel: cudnn}\ntraining: {seq_len: 4096, global_batch: 64, micro_batch: 1}\nplan: {tp: 2, pp: 2, dp: 4}\n", {},
        "stack.attention_kernel=cudnn needs the GPU's measured curves for that kernel"},
       {"serving prefill kernel the GPU lacks", "model: llama2-7b\ncluster: dgx-a100-80gb\nstack: {serving_prefill_attention: flash3}\ninference: {prompt_len: 128, output_len: 128, batch: 8}\nplan: {tp: 1}\n", {},

@@ -168,6 +168,12 @@ std::vector<double> judge(std::span<const ShardedRun> runs) {
 // optimizer time is exactly 0.0575 s per 1e9 parameters + 273 us per rank and layer; fitted to
 // the measured steps less the predicted compute, the same two terms give 0.134 s and 258 us. The
 // per-rank terms hold; the 530B's gap scales with the bytes. Figures: the 529.6b-2240gpu file.)
+// (Fourteenth session: the MPT rows ran llm-foundry's attn_impl triton, flash-attn 1.0's Triton
+// kernel, priced now at FlashAttention 1.x's measured curve (stack.attention_kernel flash1; the
+// flash-attn chart's causal hd128 rate at 2k, 69 TFLOP/s against FlashAttention-2's 155). Every
+// MPT row moved toward its measurement: the 7B rows +9.6..+12.5% -> +1.2..+4.0%, the 13B on 8
+// +21.7 -> +14.4%, the 70B on 64 +39.4 -> +34.2%, on 128 +11.4 -> +6.9%; the 27: median 10.0 ->
+// 5.1%, 20 -> 21 within 15%. The 70B on 64 keeps a 34% gap that no other MPT row shows.)
 // The bands hold what is reached, so that a change that loses it fails.
 TEST(ShardedDpRuns, ThroughputAgainstThePublishedRuns) {
   const std::vector<double> errors = judge(kRuns);
@@ -176,17 +182,18 @@ TEST(ShardedDpRuns, ThroughputAgainstThePublishedRuns) {
   std::printf("%d runs, median |error| %.1f%%, max %.1f%%, %d within 15%%\n", t.count, 100 * t.median, 100 * t.max,
               static_cast<int>(within));
   ASSERT_EQ(t.count, 27);
-  EXPECT_LT(t.median, 0.11);
-  EXPECT_LT(t.max, 0.41);
-  EXPECT_GE(within, 20);
+  EXPECT_LT(t.median, 0.06);
+  EXPECT_LT(t.max, 0.36);
+  EXPECT_GE(within, 21);
 }
 
 // The outliers' micro-batch, model and node are priced as the family is where the same sweep ran
-// them on 80 GB: each twin within the 15% goal (what is reached: +5.7, +8.3, +7.5, +14.4%).
+// them on 80 GB: each twin within 10% (what is reached: +1.7, +3.7, +0.3, +8.4%; +5.7, +8.3,
+// +7.3, +13.6% before their flash-attn 1.0 Triton attention was priced, fourteenth session).
 TEST(ShardedDpRuns, TwinsOnA100_80GB) {
   const std::vector<double> errors = judge(kTwins);
   ASSERT_EQ(errors.size(), 4u);
-  for (std::size_t i = 0; i < errors.size(); ++i) EXPECT_LT(std::abs(errors[i]), 0.15) << kTwins[i].scenario;
+  for (std::size_t i = 0; i < errors.size(); ++i) EXPECT_LT(std::abs(errors[i]), 0.10) << kTwins[i].scenario;
 }
 
 // Every published run ran, so each must fit its device.
