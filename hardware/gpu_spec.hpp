@@ -82,6 +82,10 @@ struct GpuSpec {
   // expert's weight elements N x K (a row's work; few per expert: the per-tile and per-expert
   // fixed work weighs more), 1 at the shapes the rows curve was measured on; empty: no factor.
   std::vector<EfficiencyPoint> grouped_gemm_scale_by_expert_weights;
+  // A 4-bit call's rate by its rows at an expert of grouped_gemm_scale_by_expert_weights' first
+  // point's elements, measured there (it replaces that point's factor, which then varies with the
+  // rows); empty: the factor as given.
+  std::vector<EfficiencyPoint> grouped_gemm_efficiency_by_rows_small_expert_4bit;
   // An Ampere-generation GEMM kernel (Sm80: mma.sync fed by cp.async, CUTLASS 2.x) on this GPU
   // against its own generation's at the same shapes: what an engine that ships only Sm80 MoE
   // kernels gets (StackSpec::moe_gemm_generation). 1: Sm80 is the GPU's own generation (A100,

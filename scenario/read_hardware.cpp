@@ -295,6 +295,12 @@ GpuSpec read_gpu(const YAML::Node& node, const std::string& path) {
   g.grouped_gemm_efficiency_by_rows = read_curve(r, "grouped_gemm_efficiency_by_rows");
   g.grouped_gemm_efficiency_by_rows_16bit = read_curve(r, "grouped_gemm_efficiency_by_rows_16bit");
   g.grouped_gemm_scale_by_expert_weights = read_curve_up_to(r, "grouped_gemm_scale_by_expert_weights", 2.0);
+  g.grouped_gemm_efficiency_by_rows_small_expert_4bit =
+      read_curve(r, "grouped_gemm_efficiency_by_rows_small_expert_4bit");
+  if (!g.grouped_gemm_efficiency_by_rows_small_expert_4bit.empty() && g.grouped_gemm_scale_by_expert_weights.empty())
+    throw ScenarioError(
+        r.key_path("grouped_gemm_efficiency_by_rows_small_expert_4bit"), "",
+        "needs grouped_gemm_scale_by_expert_weights (its first point is the expert it was measured at)");
   g.sm80_gemm_scale = r.number("sm80_gemm_scale", 1, 0.05, 1);
   g.sms = static_cast<int>(r.integer("sms", 0, 0, 1 << 20));
   g.memory_efficiency = r.number("memory_efficiency", 1.0, 1e-3, 1.0);

@@ -208,6 +208,20 @@ double grouped_gemm_shape_scale(const GpuSpec& gpu, std::int64_t n, std::int64_t
 
 namespace {
 
+// The rows curve's rate times the expert's shape factor. A 4-bit call where the GPU has a rows
+// curve measured at the shape factor's first expert: that expert's factor becomes the measured
+// rate over the rows curve's at these rows (log-linear in elements to the next point, as before).
+double fused_grouped_rate(const GpuSpec& gpu, const ComputeOp& op, const std::vector<EfficiencyPoint>& curve,
+                          double rows) {
+  const double rate = interpolate_efficiency(curve, rows);
+  const std::vector<EfficiencyPoint>& small = gpu.grouped_gemm_efficiency_by_rows_small_expert_4bit;
+  if (small.empty() || dtype_bits(op.dtype) != 4 || op.generation != KernelGeneration::native || op.n <= 0 || op.k <= 0)
+    return rate * grouped_gemm_shape_scale(gpu, op.n, op.k);
+  std::vector<EfficiencyPoint> scale = gpu.grouped_gemm_scale_by_expert_weights;
+  scale.front().efficiency = interpolate_efficiency(small, rows) / rate;
+  return rate * interpolate_efficiency(scale, static_cast<double>(op.n) * static_cast<double>(op.k));
+}
+
 // A fused grouped call (ComputeOp::fused_groups): each group's GEMM at the rate measured for
 // its rows, times the factor for its expert's shape. Below the curve's first point the
 // weights' streaming sets the time, so only a math-bound call there counts as priced beyond
@@ -220,8 +234,7 @@ ComputeCost fused_grouped_gemm_cost(const GpuSpec& gpu, const ComputeOp& op) {
       sixteen ? gpu.grouped_gemm_efficiency_by_rows_16bit : gpu.grouped_gemm_efficiency_by_rows;
   const auto rows = static_cast<double>(op.m);
   ComputeCost c;
-  c.efficiency = interpolate_efficiency(curve, rows) * grouped_gemm_shape_scale(gpu, op.n, op.k) * op.library_scale *
-                 op.clock_scale;
+  c.efficiency = fused_grouped_rate(gpu, op, curve, rows) * op.library_scale * op.clock_scale;
   c.math_s = op.flops / (gpu.peak(op.dtype) * c.efficiency);
   c.memory_s = gemm_memory_s(gpu, op);
   c.extrapolated = beyond_measured(curve, rows) && (rows > curve.back().size || c.math_s > c.memory_s);

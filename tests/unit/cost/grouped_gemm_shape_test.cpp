@@ -85,5 +85,30 @@ TEST(GroupedGemmShape, SixteenBitCurvePricesOnlyNativeSixteenBitCalls) {
   EXPECT_NEAR(gemm_cost(gpu, sm80).efficiency, 0.3, 1e-12);
 }
 
+// A 4-bit call on a GPU with a rows curve measured at the shape factor's first expert
+// (GpuSpec::grouped_gemm_efficiency_by_rows_small_expert_4bit): that point's factor becomes the
+// measured rate over the rows curve's, so the first expert gets the measured rate itself and
+// larger experts interpolate from it as before; other dtypes keep the given factor.
+TEST(GroupedGemmShape, SmallExpertRowsCurveReplacesTheFirstFactorFor4BitCalls) {
+  GpuSpec gpu = gpu_with_shape_scale();
+  gpu.peak_flops[Dtype::nvfp4] = 1e15;
+  gpu.grouped_gemm_efficiency_by_rows_small_expert_4bit = {{64, 0.02}, {256, 0.1}};
+  ComputeOp op = eight_experts(1000, 1000);  // 1e6 elements: the first point's expert
+  op.dtype = Dtype::nvfp4;
+  EXPECT_NEAR(gemm_cost(gpu, op).efficiency, 0.1, 1e-12);  // 256 rows: the measured 0.1
+  // 2e6, halfway in log to 4e6: factor 0.1 / 0.4 = 0.25 there, 0.25 + 0.5 x (1 - 0.25) = 0.625,
+  // on the rows curve's 0.4: 0.25
+  op = eight_experts(1000, 2000);
+  op.dtype = Dtype::nvfp4;
+  EXPECT_NEAR(gemm_cost(gpu, op).efficiency, 0.25, 1e-12);
+  // 128 rows, halfway in log from 64 to 256: measured 0.06, rows curve 0.3; at 1e6: 0.06
+  op = eight_experts(1000, 1000);
+  op.dtype = Dtype::nvfp4;
+  op.m = 128;
+  EXPECT_NEAR(gemm_cost(gpu, op).efficiency, 0.06, 1e-12);
+  // a bf16 call at 2e6 keeps 0.4 x 0.75 = 0.3
+  EXPECT_NEAR(gemm_cost(gpu, eight_experts(1000, 2000)).efficiency, 0.3, 1e-12);
+}
+
 }  // namespace
 }  // namespace twinsim

@@ -360,6 +360,61 @@ TEST(FusedMoeKernel, SmallExpertModulesOnB200AgainstTrtllmCutlass) {
   EXPECT_EQ(prefill_rows, 3);
 }
 
+// The same module priced with a rows curve measured at this expert
+// (GpuSpec::grouped_gemm_efficiency_by_rows_small_expert_4bit): the flat rate at which serving's
+// whole moe.* layer (router, permute, both grouped GEMMs, activation, unpermute) takes 1.2.0rc5's
+// measured time, solved at 16, 128, 512, 2,048 and 8,192 tokens (2, 8, 32, 128, 512 rows an
+// expert as serving counts them); the other 22 rows and 1.3.0rc10's 27 are held out here. Not in
+// b200.yaml (s14 report 04): it moves the 10 B200 and 8 of the 10 GB200 Qwen3-30B-A3B judges the
+// wrong way (B200 1000/2000 +4.7 -> -22.6%), because the old price's 1.6-2.6x at decode batches
+// offsets time missing elsewhere in the pass; the GPU file gets these points once that is priced.
+std::vector<EfficiencyPoint> b200_small_expert_nvfp4() {
+  return {{2, 0.00193}, {8, 0.01162}, {32, 0.03689}, {128, 0.07729}, {512, 0.09405}};
+}
+
+TEST(FusedMoeKernel, MeasuredSmallExpertCurveOnB200HeldOut) {
+  Scenario b = engine_scenario("trtllm1-qwen3-30b-a3b-b200-fp4");
+  b.cluster.gpu.grouped_gemm_efficiency_by_rows_small_expert_4bit = b200_small_expert_nvfp4();
+  const std::vector<std::int64_t> fitted = {16, 128, 512, 2048, 8192};
+  for (const std::string version : {"1.2.0rc5", "1.3.0rc10"}) {
+    std::vector<double> held_out;  // |priced / measured - 1| from 4 tokens up
+    for (const ModuleRow& r : module_rows(version, "b200", "nvfp4")) {
+      const double ratio = moe_layer_s(b, r.tokens) / r.measured_s;
+      const bool fit = version == "1.2.0rc5" && std::ranges::count(fitted, r.tokens) > 0;
+      std::printf("B200 nvfp4 MoE, measured curve, %s %5lld tokens: measured %7.1f us, priced %7.1f us (%+.0f%%)%s\n",
+                  version.c_str(), static_cast<long long>(r.tokens), r.measured_s * 1e6, r.measured_s * ratio * 1e6,
+                  100 * (ratio - 1), fit ? " fitted" : "");
+      if (fit) {
+        EXPECT_NEAR(ratio, 1, 0.02) << r.tokens;  // the fit reproduces its own points
+      } else if (r.tokens >= 4) {
+        held_out.push_back(std::abs(ratio - 1));
+        EXPECT_GT(ratio, 0.8) << version << " " << r.tokens;  // the kernel's floor is priced
+        // 1.3.0rc10 runs 4-15% faster than 1.2.0rc5 from 128 tokens: priced slow by about that
+        EXPECT_LT(ratio, version == "1.2.0rc5" ? 1.2 : 1.3) << version << " " << r.tokens;
+      }
+    }
+    std::ranges::sort(held_out);
+    const double median = held_out[held_out.size() / 2];
+    std::printf("%s held out: %zu rows, median |error| %.1f%%, max %.1f%%\n", version.c_str(), held_out.size(),
+                100 * median, 100 * held_out.back());
+    EXPECT_LT(median, version == "1.2.0rc5" ? 0.08 : 0.15) << version;
+  }
+}
+
+// The GB200's points are the B200's at the same absolute TFLOP/s (x 9,000/10,000, as gb200.yaml
+// carries the rows curve), so the GB200's priced layer is the B200's, as measured within 3%.
+TEST(FusedMoeKernel, MeasuredSmallExpertCurveOnGb200AtTheB200sRate) {
+  Scenario b = engine_scenario("trtllm1-qwen3-30b-a3b-b200-fp4");
+  Scenario g = engine_scenario("trtllm1-qwen3-30b-a3b-gb200-fp4");
+  b.cluster.gpu.grouped_gemm_efficiency_by_rows_small_expert_4bit = b200_small_expert_nvfp4();
+  for (EfficiencyPoint p : b200_small_expert_nvfp4())
+    g.cluster.gpu.grouped_gemm_efficiency_by_rows_small_expert_4bit.push_back({p.size, p.efficiency * 0.9});
+  for (std::int64_t tokens : {128, 512, 2048, 8192}) {
+    const double ratio = moe_layer_s(g, tokens, true) / moe_layer_s(b, tokens, true);
+    EXPECT_NEAR(ratio, 1.0, 0.03) << tokens;  // measured 0.97-1.00 (Gb200FusedMoeRunsAtTheB200sRate)
+  }
+}
+
 // vLLM's Triton fused_moe in bf16 at Qwen3-30B-A3B's experts on one H100 (vLLM 0.14.0's FusedMoE
 // layer; the judged run is vLLM 0.10, whose default config for this shape predates PR #24700's
 // better defaults, so its kernel may run slower than these rows), held out against what serving

@@ -171,6 +171,8 @@ std::vector<BadCase> bad_cases() {
        "cluster.gpu.gemm_tile_edges"},
       {"no GEMM tile edges", "model: llama2-7b\ncluster: {preset: dgx-h100, nodes: 1, gpu: {preset: h100-sxm, gemm_tile_edges: []}}\ninference: {prompt_len: 128}\n", {},
        "cluster.gpu.gemm_tile_edges=[] needs at least one tile edge"},
+      {"small-expert 4-bit rows curve without the shape factor", "model: llama2-7b\ncluster: {preset: dgx-a100-80gb, nodes: 1, gpu: {preset: a100-sxm-80gb, grouped_gemm_efficiency_by_rows_small_expert_4bit: [[2, 0.01]]}}\ninference: {prompt_len: 128}\n", {},
+       "cluster.gpu.grouped_gemm_efficiency_by_rows_small_expert_4bit: needs grouped_gemm_scale_by_expert_weights"},
       {"KV attention floor under a wrong name", "model: llama2-7b\ncluster: {preset: dgx-h100, nodes: 1, gpu: {preset: h100-sxm, kv_attention_latency: {call_us: 1, sequence_head_ns: 20}}}\ninference: {prompt_len: 128}\n", {},
        "cluster.gpu.kv_attention_latency.sequence_head_ns: is not a known key, did you mean 'sequence_kv_head_ns'?"},
       {"negative KV attention floor", "model: llama2-7b\ncluster: {preset: dgx-h100, nodes: 1, gpu: {preset: h100-sxm, kv_attention_latency: {call_us: -1}}}\ninference: {prompt_len: 128}\n", {},
