@@ -269,7 +269,7 @@ struct Builder {
   // collective: across nodes both hold the NICs in turn).
   void ep_comm(Chains& chains, int stage, std::int64_t layer, const std::string& name, double seconds) {
     const engine::CategoryId cat = out.categories.ep_comm;
-    if (!(s.plan.moe_a2a_overlap || dualpipe()) || !slot_paired || seconds <= 0) {
+    if (!ep_passes_paired(s.plan) || !slot_paired || seconds <= 0) {
       comm(chains, stage, GroupKind::ep, name, seconds, cat, nullptr);
       return;
     }
