@@ -51,6 +51,7 @@ std::string_view to_string(Schedule s) {
     case Schedule::gpipe: return "gpipe";
     case Schedule::one_f_one_b: return "1f1b";
     case Schedule::interleaved: return "interleaved";
+    case Schedule::dualpipe: return "dualpipe";
   }
   return "?";
 }

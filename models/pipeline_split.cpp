@@ -8,6 +8,16 @@ int chunks_per_stage(const PlanKnobs& plan) {
   return plan.schedule == Schedule::interleaved ? std::max(plan.virtual_stages, 1) : 1;
 }
 
+int dualpipe_mirror_stage(const PlanKnobs& plan, int stage) {
+  return plan.schedule == Schedule::dualpipe ? plan.pp - 1 - stage : -1;
+}
+
+Plan one_stage_a_rank(const Plan& plan) {
+  Plan one = plan;
+  if (one.schedule == Schedule::dualpipe) one.schedule = Schedule::one_f_one_b;
+  return one;
+}
+
 int split_extras(const PlanKnobs& plan, int stage) {
   const bool embedding = plan.account_for_embedding_in_pipeline_split && stage == 0;
   const bool loss = plan.account_for_loss_in_pipeline_split && stage == plan.pp - 1;

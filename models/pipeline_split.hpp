@@ -13,6 +13,13 @@ namespace twinsim {
 // Virtual stages per stage: plan.virtual_stages under the interleaved schedule, else 1.
 int chunks_per_stage(const PlanKnobs& plan);
 
+// DualPipe (plan.schedule: dualpipe, sim/training/dualpipe_schedule.hpp): rank `stage` holds
+// pipeline stage `stage`'s layers (its chunk 0) and stage pp-1-stage's (its chunk 1); this
+// returns pp-1-stage, or -1 under the schedules that hold one stage a rank.
+int dualpipe_mirror_stage(const PlanKnobs& plan, int stage);
+// `plan` with one stage a rank (DualPipe's chunks are each one 1F1B stage): the 1F1B plan.
+Plan one_stage_a_rank(const Plan& plan);
+
 // What stage `stage` holds besides its transformer layers in the split: the embedding (on the
 // first stage) and the loss (on the last), each where the plan counts it as a layer; 0 to 2.
 int split_extras(const PlanKnobs& plan, int stage);

@@ -18,7 +18,7 @@ enum class Recompute { none, selective, full, selective_op };
 // recompute_modules; Megatron-core MoE README, "Checkpointing"). moe and shared_experts are
 // Megatron's too, refused as not modelled (scenario/validate.cpp).
 enum class RecomputeModule { core_attn, moe_act, layernorm, mla_up_proj, mlp, moe, shared_experts };
-enum class Schedule { gpipe, one_f_one_b, interleaved };
+enum class Schedule { gpipe, one_f_one_b, interleaved, dualpipe };
 // Data-parallel gradient compression (ZeRO 0-2): block-quantised int8 or int4 on the wire,
 // or the largest gradient_topk_ratio of the values with their indices (top-k sparsification,
 // Aji & Heafield 2017; Lin et al. 2018), or each weight matrix as its rank-r factors
@@ -173,7 +173,8 @@ inline constexpr Recompute kRecomputePolicies[] = {Recompute::none, Recompute::s
 inline constexpr RecomputeModule kRecomputeModules[] = {
     RecomputeModule::core_attn, RecomputeModule::moe_act, RecomputeModule::layernorm,     RecomputeModule::mla_up_proj,
     RecomputeModule::mlp,       RecomputeModule::moe,     RecomputeModule::shared_experts};
-inline constexpr Schedule kSchedules[] = {Schedule::gpipe, Schedule::one_f_one_b, Schedule::interleaved};
+inline constexpr Schedule kSchedules[] = {Schedule::gpipe, Schedule::one_f_one_b, Schedule::interleaved,
+                                          Schedule::dualpipe};
 inline constexpr GradCompression kGradCompressions[] = {GradCompression::none, GradCompression::int8,
                                                         GradCompression::int4, GradCompression::topk,
                                                         GradCompression::powersgd};

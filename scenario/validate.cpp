@@ -226,6 +226,23 @@ void validate_disaggregation(const Scenario& s) {
                             std::to_string(s.cluster.gpus_per_node));
 }
 
+// DualPipe pairs each rank's stage with its mirror and sends half the micro-batches each way;
+// dualpipe.py (DualPipe.step) asserts num_ranks % 2 == 0, num_chunks % 2 == 0 and num_chunks >=
+// num_ranks * 2.
+void check_dualpipe(const Plan& p, std::int64_t micro_batches) {
+  if (p.pp < 2 || p.pp % 2 != 0)
+    throw ScenarioError("plan.schedule", "dualpipe",
+                        "needs an even " + kv("plan.pp", p.pp) + " (a rank and its mirror)");
+  if (micro_batches % 2 != 0 || micro_batches < 2 * p.pp)
+    throw ScenarioError("plan.schedule", "dualpipe",
+                        "needs an even number of micro-batches, at least 2 * plan.pp = " + std::to_string(2 * p.pp) +
+                            " (half go each way); the step has " + std::to_string(micro_batches));
+  // ZeRO 2/3 reduce (and gather) per micro-batch and chunk: not modelled with two chunks a rank
+  if (p.shards_grads())
+    throw ScenarioError("plan.schedule", "dualpipe",
+                        "with " + kv("plan.zero", p.zero) + " is not modelled (DeepSeek-V3 runs ZeRO-1, §3.2)");
+}
+
 void resolve_stages(Scenario& s) {
   Plan& p = s.plan;
   const std::int64_t layers = s.model.layers;
@@ -599,6 +616,7 @@ void validate_training(const Scenario& s) {
     throw ScenarioError("plan.schedule", "interleaved",
                         "needs the " + std::to_string(micro_batches) + " micro-batches per step to be a multiple of " +
                             kv("plan.pp", p.pp));
+  if (p.schedule == Schedule::dualpipe) check_dualpipe(p, micro_batches);
   if (!s.cluster.gpu.has_peak(t.precision == Dtype::fp32 ? Dtype::fp32 : t.precision))
     throw ScenarioError("training.precision", std::string(to_string(t.precision)),
                         "is not supported by GPU " + s.cluster.gpu.name +

@@ -73,8 +73,9 @@ void validate(const TrainConfig& c) {
                                 ") with plan.gradient_compression=powersgd: the executor's PowerSGD factors whole "
                                 "blocks, and expert parallelism reduces each layer's experts apart (use int8, int4 "
                                 "or topk)");
-  if (c.plan.schedule == Schedule::interleaved)
-    throw std::invalid_argument("plan.schedule=interleaved: the executor runs gpipe and 1f1b");
+  if (c.plan.schedule == Schedule::interleaved || c.plan.schedule == Schedule::dualpipe)
+    throw std::invalid_argument("plan.schedule=" + std::string(to_string(c.plan.schedule)) +
+                                ": the executor runs gpipe and 1f1b");
   // quantised collectives change the numbers, not only the time: not run in full precision
   if (c.plan.zero_hpz_partition_size > 1)
     throw std::invalid_argument("plan.zero_hpz_partition_size=" + std::to_string(c.plan.zero_hpz_partition_size) +

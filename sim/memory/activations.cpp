@@ -29,6 +29,9 @@ bool is_interleaved(const Plan& plan) {
   return plan.schedule == Schedule::interleaved && plan.virtual_stages > 1;
 }
 
+// Chunks a rank holds without interleaving: DualPipe's two (its stage's and the mirror's).
+std::int64_t chunks_held(const Plan& plan) { return plan.schedule == Schedule::dualpipe ? 2 : 1; }
+
 // Sequence-parallel divisor of tensors outside the TP region.
 std::int64_t sp_divisor(const Plan& plan) { return plan.sequence_parallel ? plan.tp : 1; }
 
@@ -217,6 +220,8 @@ LayerActivations layer_activations(const ModelSpec& model, const Plan& plan, con
 std::int64_t chunks_in_flight(const Plan& plan, int stage, std::int64_t micro_batches) {
   const std::int64_t m = std::max<std::int64_t>(1, micro_batches);
   if (plan.schedule == Schedule::gpipe) return m;
+  // DualPipe's README table: PP + 1 chunks a rank (pipeline_schedule_test: peak_in_flight)
+  if (plan.schedule == Schedule::dualpipe) return std::min<std::int64_t>(plan.pp + 1, m);
   const std::int64_t extra = plan.moe_a2a_overlap ? 1 : 0;  // combined 1F1B's one more warm-up forward
   if (!is_interleaved(plan)) return std::min<std::int64_t>(plan.pp - stage + extra, m);
   const std::int64_t v = plan.virtual_stages;
@@ -316,7 +321,7 @@ std::int64_t training_activation_bytes(const ModelSpec& model, const Plan& plan,
                                        int stage) {
   const std::int64_t m = std::max<std::int64_t>(1, training.micro_batches(plan.dp));
   const StageLayers layers = stage_layers(model, plan, stage);
-  const std::int64_t v = is_interleaved(plan) ? plan.virtual_stages : 1;
+  const std::int64_t v = is_interleaved(plan) ? plan.virtual_stages : chunks_held(plan);
   // All chunks of a stage hold the same layers on average: bytes of the stage's layers
   // per micro-batch, times chunks in flight, over the chunks per stage.
   const std::int64_t per_microbatch =

@@ -69,7 +69,8 @@ StepShape step_shape(const Scenario& sc, int stage, const StageMemory& memory) {
   s.layers = std::max<std::int64_t>(1, stage_layers(sc.model, plan, stage).total());
   s.in_flight = std::min<std::int64_t>(64, chunks_in_flight(plan, stage, t.micro_batches(plan.dp)));
   const bool interleaved = plan.schedule == Schedule::interleaved && plan.virtual_stages > 1;
-  s.chunk_layers = std::max<std::int64_t>(1, interleaved ? s.layers / plan.virtual_stages : s.layers);
+  const std::int64_t chunks = interleaved ? plan.virtual_stages : plan.schedule == Schedule::dualpipe ? 2 : 1;
+  s.chunk_layers = std::max<std::int64_t>(1, s.layers / chunks);
   s.params = memory.breakdown.params / s.layers;
   s.grads = memory.breakdown.grads / s.layers;
   s.optimizer = memory.breakdown.optimizer / s.layers;

@@ -55,6 +55,13 @@ std::int64_t chunk_first_layer(const ModelSpec& model, const Plan& plan, int sta
 }
 
 StageLayers stage_layers(const ModelSpec& model, const Plan& plan, int stage) {
+  const int mirror = dualpipe_mirror_stage(plan, stage);
+  if (mirror >= 0) {  // DualPipe: the rank's own stage and its mirror, each a chunk
+    const Plan one = one_stage_a_rank(plan);
+    StageLayers s = stage_layers(model, one, stage);
+    add(s, stage_layers(model, one, mirror));
+    return s;
+  }
   // every layer alike: only the count matters (the search asks this for every plan)
   if (!model.moe) return {stage_layer_count(model, plan, stage), 0};
   const int v = chunks_per_stage(plan);

@@ -99,6 +99,13 @@ StageParams layer_params_on_gpu(const ModelSpec& m, const Plan& plan, bool moe_l
 }
 
 StageParams stage_params(const ModelSpec& model, const Plan& plan, int stage) {
+  const int mirror = dualpipe_mirror_stage(plan, stage);
+  if (mirror >= 0) {  // DualPipe: two stages' parameters a rank (README's table: 2x)
+    const Plan one = one_stage_a_rank(plan);
+    StageParams p = stage_params(model, one, stage);
+    add(p, stage_params(model, one, mirror));
+    return p;
+  }
   const StageLayers layers = stage_layers(model, plan, stage);
   StageParams p = times(layer_params_on_gpu(model, plan, false), layers.dense);
   if (layers.moe > 0) add(p, times(layer_params_on_gpu(model, plan, true), layers.moe));

@@ -19,6 +19,10 @@
 
 namespace twinsim {
 
+// Whether the step runs paired passes whose EP all-to-alls go beside the other pass's compute:
+// plan.moe_a2a_overlap's combined 1F1B, or DualPipe's forward-and-backward pairs.
+inline bool ep_passes_paired(const Plan& plan) { return plan.moe_a2a_overlap || plan.schedule == Schedule::dualpipe; }
+
 // One MoE layer's passes split where the schedule splits them (seconds, one micro-batch):
 // `attn`: the compute before the dispatch (attention, router, permute) and after the combine
 // (unpermute); `mlp`: the compute between them (the experts); the all-to-alls (and the

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "sim/training/dualpipe_schedule.hpp"
+
 namespace twinsim {
 
 namespace {
@@ -60,6 +62,7 @@ std::vector<PipelineSlot> stage_schedule(Schedule schedule, int pp, int stage, i
     case Schedule::interleaved:
       if (virtual_stages <= 1) return one_f_one_b(pp, stage, micro_batches, extra_warmup);
       return interleaved(pp, stage, micro_batches, virtual_stages, extra_warmup);
+    case Schedule::dualpipe: return dualpipe_schedule(pp, stage, micro_batches);
   }
   return {};
 }

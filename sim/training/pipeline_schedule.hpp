@@ -7,6 +7,7 @@
 //  * Interleaved 1F1B (Narayanan et al. 2021 §2.2.2): each stage holds v model chunks;
 //    the order follows Megatron-LM's schedules.py (forward_backward_pipelining_with_
 //    interleaving): warm-up (pp - i - 1) * 2 + (v - 1) * pp chunk-forwards.
+//  * DualPipe (DeepSeek-V3 report §3.2.1): sim/training/dualpipe_schedule.hpp.
 #include <vector>
 
 #include "models/plan.hpp"
@@ -17,6 +18,8 @@ struct PipelineSlot {
   bool forward = true;
   int micro_batch = 0;
   int chunk = 0;  // model chunk (virtual stage) on this pipeline stage; 0 without interleaving
+  // DualPipe: runs beside its neighbour as one overlapped forward-and-backward pair
+  bool overlapped = false;
 };
 
 // The program order of `stage`'s compute stream for one training step. `extra_warmup`: forwards

@@ -84,12 +84,24 @@ struct Builder {
         costs(c),
         fidelity(f),
         pp(sc.plan.pp),
-        v(sc.plan.virtual_stages),
+        v(sc.plan.schedule == Schedule::dualpipe ? 2 : sc.plan.virtual_stages),
         m(static_cast<int>(sc.training->micro_batches(sc.plan.dp))),
         low_rank(powersgd_share(sc.model, sc.plan)),
         regather_dense(zero_recompute_regather(sc.model, sc.plan, sc.stack, false)),
         regather_moe(zero_recompute_regather(sc.model, sc.plan, sc.stack, true)) {}
 
+  bool dualpipe() const { return s.plan.schedule == Schedule::dualpipe; }
+  // whether chunk `chunk` of `stage` holds the model's first layer (so the embedding) or its
+  // last (so the head): the first and last virtual stage, under DualPipe on both end ranks
+  bool holds_first_layer(int stage, int chunk) const {
+    return dualpipe() ? (stage == 0 && chunk == 0) || (stage == pp - 1 && chunk == 1) : stage == 0 && chunk == 0;
+  }
+  bool holds_last_layer(int stage, int chunk) const {
+    return dualpipe() ? (stage == pp - 1 && chunk == 0) || (stage == 0 && chunk == 1)
+                      : stage == pp - 1 && chunk == v - 1;
+  }
+  // the last micro-batch through `chunk` (DualPipe's chunk 0 runs the first half of them)
+  int last_micro_batch(int chunk) const { return dualpipe() && chunk == 0 ? m / 2 - 1 : m - 1; }
   int slot_index(int stage, int mb, int chunk, bool backward) const {
     return ((stage * m + mb) * v + chunk) * 2 + (backward ? 1 : 0);
   }
@@ -102,6 +114,17 @@ struct Builder {
   // (sim/memory/stage_layers: the memory model's assignment).
   void assign_layers() {
     chunk_layers.assign(pp, std::vector<std::vector<std::int64_t>>(v));
+    if (dualpipe()) {  // chunk 0: the rank's own stage; chunk 1: the mirror's (pipeline_split.hpp)
+      const Plan one = one_stage_a_rank(s.plan);
+      for (int i = 0; i < pp; ++i)
+        for (int c = 0; c < 2; ++c) {
+          const int stage = c == 0 ? i : dualpipe_mirror_stage(s.plan, i);
+          const std::int64_t first = chunk_first_layer(s.model, one, stage, 0);
+          for (std::int64_t k = 0; k < chunk_layer_count(s.model, one, stage, 0); ++k)
+            chunk_layers[i][c].push_back(first + k);
+        }
+      return;
+    }
     for (int c = 0; c < v; ++c)
       for (int i = 0; i < pp; ++i) {
         const std::int64_t first = chunk_first_layer(s.model, s.plan, i, c);
@@ -246,7 +269,7 @@ struct Builder {
   // collective: across nodes both hold the NICs in turn).
   void ep_comm(Chains& chains, int stage, std::int64_t layer, const std::string& name, double seconds) {
     const engine::CategoryId cat = out.categories.ep_comm;
-    if (!s.plan.moe_a2a_overlap || !slot_paired || seconds <= 0) {
+    if (!ep_passes_paired(s.plan) || !slot_paired || seconds <= 0) {
       comm(chains, stage, GroupKind::ep, name, seconds, cat, nullptr);
       return;
     }
@@ -343,8 +366,11 @@ struct Builder {
     for (int i = 0; i < pp; ++i) {
       const std::vector<PipelineSlot> order = stage_schedule(s.plan.schedule, pp, i, m, v, extra_warmup);
       for (std::size_t k = 0; k < order.size(); ++k) {
-        // a steady-state forward and the backward after it run together (combined 1F1B)
-        slot_paired = order[k].forward ? k + 1 < order.size() && !order[k + 1].forward : k > 0 && order[k - 1].forward;
+        // a steady-state forward and the backward after it run together (combined 1F1B);
+        // DualPipe marks its own pairs
+        slot_paired = dualpipe()         ? order[k].overlapped
+                      : order[k].forward ? k + 1 < order.size() && !order[k + 1].forward
+                                         : k > 0 && order[k - 1].forward;
         emit_slot(i, order[k]);
       }
     }
@@ -549,8 +575,8 @@ void Builder::ends(Chains& ch, int stage, const LayerCost& lc, const std::string
 }
 
 void Builder::emit_slot(int stage, const PipelineSlot& slot) {
-  const bool first_virtual = stage == 0 && slot.chunk == 0;
-  const bool last_virtual = stage == pp - 1 && slot.chunk == v - 1;
+  const bool first_virtual = holds_first_layer(stage, slot.chunk);
+  const bool last_virtual = holds_last_layer(stage, slot.chunk);
   const auto& layers = chunk_layers[stage][slot.chunk];
   Chains ch(stages[stage].gpus.size());
   slot_micro_batch = slot.micro_batch;
@@ -563,8 +589,9 @@ void Builder::emit_slot(int stage, const PipelineSlot& slot) {
   slot_begin[stage] = begin;
   // the host's own time for the micro-batch (StackSpec::host_microbatch_s), once a stage at
   // its first chunk's forward (the batch's loading and the loss are per micro-batch, not per
-  // chunk: Megatron's get_batch returns at once on a middle chunk): the GPU waits
-  if (slot.forward && slot.chunk == 0 && s.stack.host_microbatch_s > 0)
+  // chunk: Megatron's get_batch returns at once on a middle chunk; under DualPipe each
+  // micro-batch crosses one of the rank's chunks): the GPU waits
+  if (slot.forward && (slot.chunk == 0 || dualpipe()) && s.stack.host_microbatch_s > 0)
     compute(ch, stage, "slot.fwd.host", s.stack.host_microbatch_s, out.categories.compute);
   zero3_stage_gather(ch, stage, slot.chunk, slot.forward ? "fwd" : "bwd");
   if (slot.forward && (first_virtual || last_virtual)) root_gather(ch, stage);
@@ -574,7 +601,8 @@ void Builder::emit_slot(int stage, const PipelineSlot& slot) {
     if (last_virtual) ends(ch, stage, costs.head, "head", false);
   } else {
     if (last_virtual) ends(ch, stage, costs.head, "head", true);
-    for (auto it = layers.rbegin(); it != layers.rend(); ++it) backward_layer(ch, stage, *it, slot.micro_batch == m - 1);
+    for (auto it = layers.rbegin(); it != layers.rend(); ++it)
+      backward_layer(ch, stage, *it, slot.micro_batch == last_micro_batch(slot.chunk));
     if (first_virtual) ends(ch, stage, costs.embedding, "embedding", true);
     if (first_virtual || last_virtual) root_reduce(ch, stage);
     stage_shard_reduce(ch, stage, slot.chunk);
@@ -650,6 +678,19 @@ void Builder::add_pipeline_transfers() {
     out.graph.add_dependency(from, t);
     out.graph.add_dependency(t, to);
   };
+  if (dualpipe()) {  // chunk 0's micro-batches go from rank i to i+1, chunk 1's from i+1 to i
+    for (int i = 0; i + 1 < pp; ++i)
+      for (int mb = 0; mb < m; ++mb) {
+        const int c = mb < m / 2 ? 0 : 1, from = c == 0 ? i : i + 1, to = c == 0 ? i + 1 : i;
+        const int fwd_from = slot_index(from, mb, c, false), fwd_to = slot_index(to, mb, c, false);
+        const int bwd_from = slot_index(to, mb, c, true), bwd_to = slot_index(from, mb, c, true);
+        for (std::size_t g = 0; g < gpus; ++g) {
+          transfer(from, to, g, links[c][i][g], send_fwd.c_str(), slot_last[fwd_from][g], slot_first[fwd_to][g]);
+          transfer(to, from, g, links[1 - c][i][g], send_bwd.c_str(), slot_last[bwd_from][g], slot_first[bwd_to][g]);
+        }
+      }
+    return;
+  }
   for (int mb = 0; mb < m; ++mb)
     for (int c = 0; c < v; ++c)
       for (int i = 0; i < pp; ++i) {
@@ -964,6 +1005,9 @@ ShardedStageComm sharded_stage_comm(const ClusterSpec& cluster, const Plan& plan
 }
 
 StageParams chunk_params_per_gpu(const ModelSpec& model, const Plan& plan, int stage, int chunk) {
+  if (plan.schedule == Schedule::dualpipe)  // the rank's own stage, or the mirror's (pipeline_split.hpp)
+    return chunk_params_per_gpu(model, one_stage_a_rank(plan), chunk == 0 ? stage : dualpipe_mirror_stage(plan, stage),
+                                0);
   const StageParams dense = layer_params_on_gpu(model, plan, false);
   const StageParams moe = model.moe ? layer_params_on_gpu(model, plan, true) : StageParams{};
   const std::int64_t first = chunk_first_layer(model, plan, stage, chunk);

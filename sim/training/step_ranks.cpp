@@ -4,6 +4,7 @@
 #include <map>
 
 #include "sim/cost/collective_cost.hpp"
+#include "sim/training/ep_overlap.hpp"
 #include "sim/training/replica_classes.hpp"
 #include "sim/training/replica_symmetry.hpp"
 
@@ -69,7 +70,7 @@ StageStreams add_gpu(const Scenario& s, engine::TaskGraph& g, int rank) {
   if (s.plan.offload_activations_layers > 0) st.host_link = g.add_stream(rank, "host_link");  // copy engines
   // combined 1F1B's (ep_overlap.hpp); what it and the compute cost each other is in its exposed
   // share (ep_corun_slowdowns), so it is no interferer here
-  if (s.plan.moe_a2a_overlap) st.ep = g.add_stream(rank, "ep_comm");
+  if (ep_passes_paired(s.plan)) st.ep = g.add_stream(rank, "ep_comm");
   const double slowdown = nccl_compute_slowdown(s.cluster);
   if (slowdown > 1.0) {
     const engine::ResourceId side[] = {st.tp, st.cp, st.dp, st.gather};
