@@ -208,16 +208,24 @@ double grouped_gemm_shape_scale(const GpuSpec& gpu, std::int64_t n, std::int64_t
 
 namespace {
 
+// The rows curve a fused grouped call reads: a 16-bit call of the GPU's own generation's kernel
+// its 16-bit curve, a block-scaled fp8 call its fp8_block curve, where the GPU has them; else
+// the 8-bit one (DeepGEMM's measured rates).
+const std::vector<EfficiencyPoint>& fused_grouped_curve(const GpuSpec& gpu, const ComputeOp& op) {
+  const bool native = op.generation == KernelGeneration::native;
+  if (dtype_bits(op.dtype) == 16 && native && !gpu.grouped_gemm_efficiency_by_rows_16bit.empty())
+    return gpu.grouped_gemm_efficiency_by_rows_16bit;
+  if (op.block_scaled && op.dtype == Dtype::fp8 && native && !gpu.grouped_gemm_efficiency_by_rows_fp8_block.empty())
+    return gpu.grouped_gemm_efficiency_by_rows_fp8_block;
+  return gpu.grouped_gemm_efficiency_by_rows;
+}
+
 // A fused grouped call (ComputeOp::fused_groups): each group's GEMM at the rate measured for
 // its rows, times the factor for its expert's shape. Below the curve's first point the
 // weights' streaming sets the time, so only a math-bound call there counts as priced beyond
 // the measurements.
 ComputeCost fused_grouped_gemm_cost(const GpuSpec& gpu, const ComputeOp& op) {
-  // a 16-bit call of the GPU's own generation's kernel: its 16-bit rows curve where it has one
-  const bool sixteen = dtype_bits(op.dtype) == 16 && op.generation == KernelGeneration::native &&
-                       !gpu.grouped_gemm_efficiency_by_rows_16bit.empty();
-  const std::vector<EfficiencyPoint>& curve =
-      sixteen ? gpu.grouped_gemm_efficiency_by_rows_16bit : gpu.grouped_gemm_efficiency_by_rows;
+  const std::vector<EfficiencyPoint>& curve = fused_grouped_curve(gpu, op);
   const auto rows = static_cast<double>(op.m);
   ComputeCost c;
   c.efficiency = interpolate_efficiency(curve, rows) * grouped_gemm_shape_scale(gpu, op.n, op.k) * op.library_scale *
