@@ -78,6 +78,10 @@ struct GpuSpec {
   // kernels reach another fraction of their peak than the 8-bit ones the rows curve was
   // measured on; empty (or an older generation's kernel): grouped_gemm_efficiency_by_rows.
   std::vector<EfficiencyPoint> grouped_gemm_efficiency_by_rows_16bit;
+  // The same rate for an fp8 call with 128 x 128 weight block scales (ComputeOp::block_scaled:
+  // DeepSeek-V3-style checkpoints, inference.fp8_scaling: block), whose kernels rescale every
+  // 128-deep slice of K; empty: grouped_gemm_efficiency_by_rows.
+  std::vector<EfficiencyPoint> grouped_gemm_efficiency_by_rows_fp8_block;
   // That rate by the expert's shape: a factor on grouped_gemm_efficiency_by_rows keyed by one
   // expert's weight elements N x K (a row's work; few per expert: the per-tile and per-expert
   // fixed work weighs more), 1 at the shapes the rows curve was measured on; empty: no factor.

@@ -90,6 +90,9 @@ struct InferenceWorkload {
   // unset: weight_dtype. experts_dtype() is what the memory and the passes use.
   std::optional<Dtype> expert_weight_dtype;
   Dtype experts_dtype() const { return expert_weight_dtype.value_or(weight_dtype); }
+  // fp8 weights with one scale a 128 x 128 block and activations one a 1 x 128 group (DeepSeek-V3's
+  // format, Qwen's own FP8 releases; inference.fp8_scaling: block), not one scale a tensor (ModelOpt)
+  bool fp8_block_scales = false;
   Dtype kv_dtype = Dtype::bf16;
   std::optional<SpeculativeDecoding> speculative;  // none: one token per sequence per decode step
   std::optional<Disaggregation> disaggregation;    // none: every replica prefills and decodes

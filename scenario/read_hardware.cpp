@@ -294,6 +294,7 @@ GpuSpec read_gpu(const YAML::Node& node, const std::string& path) {
   g.grouped_gemm_expert_floor_s = r.number("grouped_gemm_expert_floor_us", 0, 0, 1e6) * 1e-6;
   g.grouped_gemm_efficiency_by_rows = read_curve(r, "grouped_gemm_efficiency_by_rows");
   g.grouped_gemm_efficiency_by_rows_16bit = read_curve(r, "grouped_gemm_efficiency_by_rows_16bit");
+  g.grouped_gemm_efficiency_by_rows_fp8_block = read_curve(r, "grouped_gemm_efficiency_by_rows_fp8_block");
   g.grouped_gemm_scale_by_expert_weights = read_curve_up_to(r, "grouped_gemm_scale_by_expert_weights", 2.0);
   g.grouped_gemm_efficiency_by_rows_small_expert_4bit =
       read_curve(r, "grouped_gemm_efficiency_by_rows_small_expert_4bit");

@@ -212,6 +212,7 @@ InferenceWorkload read_inference(const YAML::Node& node, const std::string& path
   w.weight_dtype = read_dtype(r, "weight_dtype", "bf16", dtypes);
   if (r.has("expert_weight_dtype")) w.expert_weight_dtype = read_dtype(r, "expert_weight_dtype", "bf16", dtypes);
   w.kv_dtype = read_dtype(r, "kv_dtype", "bf16", {"fp32", "fp16", "bf16", "fp8", "int8", "int4"});
+  w.fp8_block_scales = r.choice("fp8_scaling", "tensor", {"tensor", "block"}) == "block";
   if (r.has("speculative")) w.speculative = read_speculative(r.child("speculative"), r.key_path("speculative"));
   if (r.has("disaggregation"))
     w.disaggregation = read_disaggregation(r.child("disaggregation"), r.key_path("disaggregation"));

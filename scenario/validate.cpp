@@ -651,6 +651,10 @@ void validate_expert_weight_dtype(const Scenario& s) {
 void validate_inference(const Scenario& s) {
   const InferenceWorkload& w = *s.inference;
   if (w.expert_weight_dtype) validate_expert_weight_dtype(s);
+  // block scales are a format of fp8 weights (the linear layers' or the routed experts')
+  if (w.fp8_block_scales && w.weight_dtype != Dtype::fp8 && w.experts_dtype() != Dtype::fp8)
+    throw ScenarioError("inference.fp8_scaling", "block",
+                        "needs fp8 weights (inference.weight_dtype or expert_weight_dtype)");
   require_prefill_attention_curves(s);
   if (s.plan.offload_optimizer)
     throw ScenarioError("plan.offload_optimizer", "true", "applies to training (an inference run has no optimizer)");

@@ -208,6 +208,18 @@ double grouped_gemm_shape_scale(const GpuSpec& gpu, std::int64_t n, std::int64_t
 
 namespace {
 
+// The rows curve a fused grouped call reads: a 16-bit call of the GPU's own generation's kernel
+// its 16-bit curve, a block-scaled fp8 call its fp8_block curve, where the GPU has them; else
+// the 8-bit one (DeepGEMM's measured rates).
+const std::vector<EfficiencyPoint>& fused_grouped_curve(const GpuSpec& gpu, const ComputeOp& op) {
+  const bool native = op.generation == KernelGeneration::native;
+  if (dtype_bits(op.dtype) == 16 && native && !gpu.grouped_gemm_efficiency_by_rows_16bit.empty())
+    return gpu.grouped_gemm_efficiency_by_rows_16bit;
+  if (op.block_scaled && op.dtype == Dtype::fp8 && native && !gpu.grouped_gemm_efficiency_by_rows_fp8_block.empty())
+    return gpu.grouped_gemm_efficiency_by_rows_fp8_block;
+  return gpu.grouped_gemm_efficiency_by_rows;
+}
+
 // The rows curve's rate times the expert's shape factor. A 4-bit call where the GPU has a rows
 // curve measured at the shape factor's first expert: that expert's factor becomes the measured
 // rate over the rows curve's at these rows (log-linear in elements to the next point, as before).
@@ -227,11 +239,7 @@ double fused_grouped_rate(const GpuSpec& gpu, const ComputeOp& op, const std::ve
 // weights' streaming sets the time, so only a math-bound call there counts as priced beyond
 // the measurements.
 ComputeCost fused_grouped_gemm_cost(const GpuSpec& gpu, const ComputeOp& op) {
-  // a 16-bit call of the GPU's own generation's kernel: its 16-bit rows curve where it has one
-  const bool sixteen = dtype_bits(op.dtype) == 16 && op.generation == KernelGeneration::native &&
-                       !gpu.grouped_gemm_efficiency_by_rows_16bit.empty();
-  const std::vector<EfficiencyPoint>& curve =
-      sixteen ? gpu.grouped_gemm_efficiency_by_rows_16bit : gpu.grouped_gemm_efficiency_by_rows;
+  const std::vector<EfficiencyPoint>& curve = fused_grouped_curve(gpu, op);
   const auto rows = static_cast<double>(op.m);
   ComputeCost c;
   c.efficiency = fused_grouped_rate(gpu, op, curve, rows) * op.library_scale * op.clock_scale;

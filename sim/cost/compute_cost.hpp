@@ -33,6 +33,9 @@ struct ComputeOp {
   double library_scale = 1;       // gemm: the stack's GEMM library against the GPU's curve
   // gemm: the generation a fused grouped call's kernel was built for (StackSpec::moe_gemm_generation)
   KernelGeneration generation = KernelGeneration::native;
+  // gemm: an fp8 fused grouped call whose weights carry 128 x 128 block scales (a DeepSeek-V3-style
+  // checkpoint): priced at GpuSpec::grouped_gemm_efficiency_by_rows_fp8_block where the GPU has it
+  bool block_scaled = false;
   double clock_scale = 1;         // gemm: the clock sustained under the power limit against the curve's (sim/cost/power_limit.hpp)
   std::int64_t head_dim = 0;      // attention: the head width (0: unknown)
   std::int64_t kv_len = 0;        // flash attention: keys per query (0: unknown; by FLOPs)

@@ -140,6 +140,7 @@ ComputeOp ServingCostModel::compute_op(const LayerOp& op, double working_set, do
       if (routed_expert_gemm(op.name)) {
         c.library_scale = gpu.generation_scale(s_.stack.moe_gemm_generation);
         c.generation = s_.stack.moe_gemm_generation;
+        c.block_scaled = s_.inference->fp8_block_scales;  // read only by an fp8 call (compute_cost.cpp)
       }
       c.gemm_kernel = s_.stack.gemm_kernel;  // the engine's own kernels' curve where the GPU has one
       c.m = op.m, c.n = op.n, c.k = op.k;

@@ -110,5 +110,28 @@ TEST(GroupedGemmShape, SmallExpertRowsCurveReplacesTheFirstFactorFor4BitCalls) {
   EXPECT_NEAR(gemm_cost(gpu, eight_experts(1000, 2000)).efficiency, 0.3, 1e-12);
 }
 
+// The fp8_block rows curve (GpuSpec::grouped_gemm_efficiency_by_rows_fp8_block) prices an fp8
+// call whose weights carry block scales (ComputeOp::block_scaled); a per-tensor fp8 call, a
+// block-scaled call of an Sm80-generation kernel and a bf16 call (the flag read only for fp8)
+// keep their curves. By hand at 256 rows: block 0.2 x 0.75 = 0.15; the rows curve 0.4 x 0.75 = 0.3.
+TEST(GroupedGemmShape, Fp8BlockCurvePricesOnlyBlockScaledFp8Calls) {
+  GpuSpec gpu = gpu_with_shape_scale();
+  gpu.grouped_gemm_efficiency_by_rows_fp8_block = {{64, 0.1}, {256, 0.2}};
+  gpu.peak_flops[Dtype::fp8] = 624e12;  // a made-up fp8 peak for the A100 (it has none)
+  ComputeOp block = eight_experts(1000, 2000);
+  block.dtype = Dtype::fp8;
+  block.block_scaled = true;
+  EXPECT_NEAR(gemm_cost(gpu, block).efficiency, 0.15, 1e-12);
+  ComputeOp tensor = block;
+  tensor.block_scaled = false;  // one scale a tensor: the rows curve
+  EXPECT_NEAR(gemm_cost(gpu, tensor).efficiency, 0.3, 1e-12);
+  ComputeOp sm80 = block;
+  sm80.generation = KernelGeneration::sm80;  // an older generation's kernel: the rows curve
+  EXPECT_NEAR(gemm_cost(gpu, sm80).efficiency, 0.3, 1e-12);
+  ComputeOp bf16 = eight_experts(1000, 2000);
+  bf16.block_scaled = true;  // no 16-bit curve here: the rows curve
+  EXPECT_NEAR(gemm_cost(gpu, bf16).efficiency, 0.3, 1e-12);
+}
+
 }  // namespace
 }  // namespace twinsim

@@ -210,6 +210,8 @@ std::vector<BadCase> bad_cases() {
       {"hpZ without ZeRO-3", "", {"plan.zero=1", "plan.zero_hpz_partition_size=2"},
        "plan.zero_hpz_partition_size=2 partitions ZeRO-3's parameters a second time"},
       {"inference bad dtype", "model: gpt2-small\ncluster: dgx-h100\ninference: {prompt_len: 128, weight_dtype: int3}\nplan: {}\n", {}, "inference.weight_dtype=int3 is not one of"},
+      {"fp8 block scales on bf16 weights", "model: gpt2-small\ncluster: dgx-h100\ninference: {prompt_len: 128, fp8_scaling: block}\nplan: {}\n", {}, "inference.fp8_scaling=block needs fp8 weights"},
+      {"unknown fp8 scaling", "model: gpt2-small\ncluster: dgx-h100\ninference: {prompt_len: 128, weight_dtype: fp8, fp8_scaling: row}\nplan: {}\n", {}, "inference.fp8_scaling=row is not one of"},
       {"inference tp vs kv heads", "model: llama2-70b\ncluster: dgx-h100\ninference: {prompt_len: 128}\nplan: {tp: 3}\n", {}, "plan.tp=3 does not divide model.heads=64"},
       // issue 58: refused before any walk of the tree, naming the line and the rule
       {"alias bomb (billion laughs)", billion_laughs(), {}, "<scenario>: line 11, column 10: its aliases expand to more than 100000 nodes (a YAML alias bomb?)"},
