@@ -1,7 +1,8 @@
 #include "hardware/gpu_spec.hpp"
 
-#include <cmath>
 #include <stdexcept>
+
+#include "hardware/curve.hpp"
 
 namespace twinsim {
 
@@ -28,17 +29,7 @@ bool beyond_measured(const std::vector<EfficiencyPoint>& curve, double size) {
 
 double interpolate_efficiency(const std::vector<EfficiencyPoint>& curve, double size) {
   if (curve.empty()) return 1.0;
-  if (size <= curve.front().size) return curve.front().efficiency;
-  if (size >= curve.back().size) return curve.back().efficiency;
-  for (std::size_t i = 1; i < curve.size(); ++i) {
-    if (size <= curve[i].size) {
-      const EfficiencyPoint& a = curve[i - 1];
-      const EfficiencyPoint& b = curve[i];
-      const double t = (std::log(size) - std::log(a.size)) / (std::log(b.size) - std::log(a.size));
-      return a.efficiency + t * (b.efficiency - a.efficiency);
-    }
-  }
-  return curve.back().efficiency;
+  return interpolate_log_x<EfficiencyPoint, &EfficiencyPoint::size, &EfficiencyPoint::efficiency>(curve, size);
 }
 
 }  // namespace twinsim

@@ -214,7 +214,8 @@ struct GpuSpec {
                                   Dtype data = Dtype::fp32) const;
 };
 
-// Interpolates an efficiency curve (see EfficiencyPoint); 1.0 for an empty curve.
+// Interpolates an efficiency curve (see EfficiencyPoint; the arithmetic is hardware/curve.hpp's
+// interpolate_log_x); 1.0 for an empty curve.
 double interpolate_efficiency(const std::vector<EfficiencyPoint>& curve, double size);
 
 // Whether `size` lies outside a measured curve's range, where the curve holds its end

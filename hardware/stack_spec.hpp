@@ -12,7 +12,7 @@
 #include <utility>
 #include <vector>
 
-#include "hardware/gpu_spec.hpp"
+#include "hardware/curve.hpp"
 #include "hardware/kernel_generation.hpp"
 #include "models/moe_host_calls.hpp"
 
@@ -197,6 +197,9 @@ struct StackSpec {
   // keys priced on that curve at the chunk's length, the masked half skipped as a causal flash
   // kernel does; "": every (query, key) pair at the GPU's attention_efficiency.
   std::string serving_prefill_attention;
+  // Whether serving_prefill_attention is a stack preset's (not the scenario's own): it then runs
+  // only where the GPU measures the kernel, else none does (hardware/prefill_attention.hpp).
+  bool serving_prefill_attention_from_preset = false;
   // The engine's decode attention is FlashAttention-3's paged kernel with a 128-row query tile
   // (GpuSpec::kv_attention_fa3_m128_efficiency prices its cache read): vLLM's FLASH_ATTN backend
   // on Hopper until vllm-project/flash-attention PR #63 (2025-04-18, vLLM PR #16864: 64 rows for
@@ -241,10 +244,10 @@ struct StackSpec {
   // `serve --block-size` wins over it.
   std::int64_t serving_kv_block_tokens = 0;
   // The engine's own TP all-reduce under its decode CUDA graph (vLLM's custom all-reduce,
-  // TensorRT-LLM's one-/two-shot kernels), by group size: [bytes, time] points, the time in
-  // seconds (written in us). A TP all-reduce inside one node up to the last point's bytes takes
+  // TensorRT-LLM's one-/two-shot kernels), by group size: CurvePoint{bytes, time} points, the
+  // time in seconds (written in us). A TP all-reduce inside one node up to the last point's bytes takes
   // the curve's time instead of NCCL's price (sim/inference/iteration_cost.cpp). Empty: NCCL's.
-  std::map<int, std::vector<EfficiencyPoint>> serving_tp_allreduce_time;
+  std::map<int, std::vector<CurvePoint>> serving_tp_allreduce_time;
   // The fraction of the entry with the largest smallest-TP at or below `tp` (0: none).
   double serving_static_fraction(int tp) const {
     double f = 0;

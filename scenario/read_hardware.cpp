@@ -19,9 +19,9 @@ constexpr double kGiB = 1073741824.0;
 
 // A list of [size, value] pairs, sizes increasing, values in (0, max_value]; `value_name`
 // and `max_text` (max_value as written) say what the value is in messages.
-std::vector<EfficiencyPoint> read_pairs(const YAML::Node& n, const std::string& where, double max_value,
-                                        const std::string& value_name, const std::string& max_text) {
-  std::vector<EfficiencyPoint> curve;
+std::vector<CurvePoint> read_pairs(const YAML::Node& n, const std::string& where, double max_value,
+                                   const std::string& value_name, const std::string& max_text) {
+  std::vector<CurvePoint> curve;
   if (!n.IsDefined() || n.IsNull()) return curve;
   if (!n.IsSequence()) throw ScenarioError(where, "", "must be a list of [size, " + value_name + "] pairs");
   for (std::size_t i = 0; i < n.size(); ++i) {
@@ -32,15 +32,23 @@ std::vector<EfficiencyPoint> read_pairs(const YAML::Node& n, const std::string& 
     if (!ok || !(size > 0) || !(eff > 0) || !(eff <= max_value) || !std::isfinite(size))
       throw ScenarioError(where + "[" + std::to_string(i) + "]", "",
                           "must be [size > 0, " + value_name + " in (0, " + max_text + "]]");
-    if (!curve.empty() && size <= curve.back().size)
+    if (!curve.empty() && size <= curve.back().x)
       throw ScenarioError(where + "[" + std::to_string(i) + "]", "", "sizes must increase");
     curve.push_back({size, eff});
   }
   return curve;
 }
 
+// The pairs as an efficiency curve's points (EfficiencyPoint{size, efficiency}).
+std::vector<EfficiencyPoint> efficiency_points(const std::vector<CurvePoint>& pairs) {
+  std::vector<EfficiencyPoint> curve;
+  for (const CurvePoint& p : pairs) curve.push_back({p.x, p.y});
+  return curve;
+}
+
 std::vector<EfficiencyPoint> read_curve_up_to(MappingReader& r, const std::string& key, double max_value) {
-  return read_pairs(r.child(key), r.key_path(key), max_value, "efficiency", max_value == 1.0 ? "1" : "2");
+  return efficiency_points(
+      read_pairs(r.child(key), r.key_path(key), max_value, "efficiency", max_value == 1.0 ? "1" : "2"));
 }
 
 std::vector<EfficiencyPoint> read_curve(MappingReader& r, const std::string& key) {
@@ -178,10 +186,10 @@ namespace {
 
 // {2: [[bytes, value], ...], 8: ...} at `where`: curves by group size; `value_name` and
 // `max_text` as read_pairs; every value times `scale` (to the stored unit).
-std::map<int, std::vector<EfficiencyPoint>> read_curves_by_ranks(const YAML::Node& n, const std::string& where,
-                                                                 double max_value, const std::string& value_name,
-                                                                 const std::string& max_text, double scale) {
-  std::map<int, std::vector<EfficiencyPoint>> curves;
+std::map<int, std::vector<CurvePoint>> read_curves_by_ranks(const YAML::Node& n, const std::string& where,
+                                                            double max_value, const std::string& value_name,
+                                                            const std::string& max_text, double scale) {
+  std::map<int, std::vector<CurvePoint>> curves;
   if (!n.IsMap())
     throw ScenarioError(where, "", "must be a mapping of group sizes to [[bytes, " + value_name + "], ...]");
   for (const auto& entry : n) {
@@ -193,7 +201,7 @@ std::map<int, std::vector<EfficiencyPoint>> read_curves_by_ranks(const YAML::Nod
     auto curve = read_pairs(entry.second, join_key(where, name), max_value, value_name, max_text);
     if (curve.empty())
       throw ScenarioError(join_key(where, name), "", "needs at least one [bytes, " + value_name + "] point");
-    for (EfficiencyPoint& p : curve) p.efficiency *= scale;
+    for (CurvePoint& p : curve) p.y *= scale;
     curves[ranks] = std::move(curve);
   }
   return curves;
@@ -204,7 +212,11 @@ std::map<int, std::vector<EfficiencyPoint>> read_curves_by_ranks(const YAML::Nod
 // measured_busbw: {all_reduce: {2: [[bytes, GB/s], ...], 8: ...}, ...}
 std::map<std::string, std::map<int, std::vector<EfficiencyPoint>>, std::less<>> read_measured_busbw(MappingReader& r) {
   auto by_ranks = [](MappingReader& ops, const std::string& op) {  // stored in bytes/s
-    return read_curves_by_ranks(ops.child(op), ops.key_path(op), 1e6, "busbw GB/s", "1e6", kGB);
+    std::map<int, std::vector<EfficiencyPoint>> curves;
+    for (const auto& [ranks, curve] :
+         read_curves_by_ranks(ops.child(op), ops.key_path(op), 1e6, "busbw GB/s", "1e6", kGB))
+      curves[ranks] = efficiency_points(curve);
+    return curves;
   };
   return read_named<std::map<int, std::vector<EfficiencyPoint>>>(
       r, "measured_busbw", {"all_reduce", "all_gather", "reduce_scatter", "all_to_all", "broadcast", "send_recv"},
@@ -309,7 +321,8 @@ GpuSpec read_gpu(const YAML::Node& node, const std::string& path) {
   g.cache_bytes = static_cast<std::int64_t>(r.number("cache_MiB", 0, 0, 1e6) * 1048576.0);
   g.gemm_reuse_time = read_curve(r, "gemm_reuse_time");
   // a few-row GEMM's time by rows over 4 rows': 16 rows ran 2.2-2.7x on a 2-vCPU EPYC
-  g.gemm_rows_time = read_pairs(r.child("gemm_rows_time"), r.key_path("gemm_rows_time"), 16.0, "ratio", "16");
+  g.gemm_rows_time =
+      efficiency_points(read_pairs(r.child("gemm_rows_time"), r.key_path("gemm_rows_time"), 16.0, "ratio", "16"));
   g.gemm_efficiency = read_curve(r, "gemm_efficiency");
   g.gemm_dgrad_efficiency = read_curve(r, "gemm_dgrad_efficiency");
   g.gemm_wgrad_efficiency = read_curve(r, "gemm_wgrad_efficiency");
@@ -391,10 +404,13 @@ StackSpec read_stack(const YAML::Node& node, const std::string& path) {
   s.serving_decode_shared_kv_group = static_cast<int>(r.integer("serving_decode_shared_kv_group", 0, 0, 1024));
   s.serving_decode_cuda_core_group = static_cast<int>(r.integer("serving_decode_cuda_core_group", 0, 0, 1024));
   s.serving_prefix_attention_fa2 = r.boolean("serving_prefix_attention_fa2", false);
-  if (r.has("serving_prefill_attention"))
+  if (r.has("serving_prefill_attention")) {
     s.serving_prefill_attention = r.choice("serving_prefill_attention", "",
                                            {std::string(kFlash2Attention), std::string(kCudnnAttention),
                                             std::string(kFlash3Attention), std::string(kFlash4Attention)});
+    // a preset's choice unless the scenario's own stack mapping names the kernel
+    s.serving_prefill_attention_from_preset = !(node.IsMap() && node["serving_prefill_attention"].IsDefined());
+  }
   s.serving_decode_fa3_m128 = r.boolean("serving_decode_fa3_m128", false);
   s.serving_fp8_input_cast = r.boolean("serving_fp8_input_cast", false);
   s.serving_max_batched_tokens = r.integer("serving_max_batched_tokens", 0, 0, std::int64_t{1} << 24);
@@ -404,12 +420,11 @@ StackSpec read_stack(const YAML::Node& node, const std::string& path) {
   s.serving_idle_fetch_one = r.boolean("serving_idle_fetch_one", false);
   // [smallest TP size, SGLang's mem_fraction_static] pairs (StackSpec::serving_mem_fraction_static)
   const std::string fractions = r.key_path("serving_mem_fraction_static");
-  for (const EfficiencyPoint& pt :
-       read_pairs(r.child("serving_mem_fraction_static"), fractions, 1.0, "fraction", "1")) {
-    if (pt.size != std::floor(pt.size))
-      throw ScenarioError(fractions, std::to_string(pt.size),
+  for (const CurvePoint& pt : read_pairs(r.child("serving_mem_fraction_static"), fractions, 1.0, "fraction", "1")) {
+    if (pt.x != std::floor(pt.x))
+      throw ScenarioError(fractions, std::to_string(pt.x),
                           "must list [TP size, fraction] pairs: a TP size is a whole number");
-    s.serving_mem_fraction_static.emplace_back(static_cast<int>(pt.size), pt.efficiency);
+    s.serving_mem_fraction_static.emplace_back(static_cast<int>(pt.x), pt.y);
   }
   s.serving_kv_free_fraction = r.number("serving_kv_free_fraction", 0, 0, 1);
   if (s.serving_kv_free_fraction > 0 && !s.serving_mem_fraction_static.empty())

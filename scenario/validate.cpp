@@ -8,6 +8,7 @@
 
 #include "hardware/clock_spread.hpp"
 #include "hardware/core_sharing.hpp"
+#include "hardware/prefill_attention.hpp"
 #include "models/pipeline_split.hpp"
 #include "models/plan_fields.hpp"
 #include "scenario/default_stack.hpp"
@@ -49,13 +50,12 @@ void require_attention_kernel_curves(const Scenario& s) {
                           "attention_efficiency_by_seq)");
 }
 
-// A serving engine's prefill kernel needs the GPU's causal curve for it (flash2: the GPU's own).
+// A serving engine's prefill kernel the scenario names needs the GPU's causal curve for it
+// (flash2: the GPU's own); a stack preset's falls back to none instead (prefill_attention.hpp).
 void require_prefill_attention_curves(const Scenario& s) {
   const std::string& kernel = s.stack.serving_prefill_attention;
   const GpuSpec& gpu = s.cluster.gpu;
-  if (kernel.empty() || (kernel == kFlash2Attention && !gpu.attention_efficiency_by_seq.empty()) ||
-      gpu.attention_kernel_efficiency_by_seq.contains(kernel))
-    return;
+  if (kernel.empty() || s.stack.serving_prefill_attention_from_preset || measures_causal_attention(gpu, kernel)) return;
   throw ScenarioError("stack.serving_prefill_attention", kernel,
                       "needs the GPU's causal curves for that kernel, cluster.gpu.attention_kernel_efficiency_by_seq." +
                           kernel + " (flash2: attention_efficiency_by_seq), which " + gpu.name + " does not have");

@@ -4,16 +4,17 @@
 #include <stdexcept>
 #include <string_view>
 
+#include "hardware/prefill_attention.hpp"
 #include "models/op_names.hpp"
 #include "sim/cost/compute_cost.hpp"
 #include "sim/cost/moe_dispatch.hpp"
+#include "sim/cost/offload_io.hpp"
 #include "sim/cost/power_limit.hpp"
 #include "sim/cost/quantize_cost.hpp"
 #include "sim/cost/straggler_wait.hpp"
 #include "sim/inference/quantization.hpp"
 #include "sim/memory/inference.hpp"
 #include "sim/memory/stage_layers.hpp"
-#include "sim/cost/offload_io.hpp"
 #include "sim/training/rank_layout.hpp"
 
 namespace twinsim {
@@ -115,8 +116,8 @@ double input_cast_s(const GpuSpec& gpu, Dtype activations, const ComputeOp& gemm
 double engine_allreduce_s(const StackSpec& stack, const GroupLayout& group, double bytes) {
   if (group.nodes() != 1) return 0;
   const auto it = stack.serving_tp_allreduce_time.find(group.ranks);
-  if (it == stack.serving_tp_allreduce_time.end() || bytes > it->second.back().size) return 0;
-  return interpolate_efficiency(it->second, bytes);  // the time, linear in log bytes between points
+  if (it == stack.serving_tp_allreduce_time.end() || bytes > it->second.back().x) return 0;
+  return interpolate_curve(it->second, bytes);  // the time, linear in log bytes between points
 }
 
 }  // namespace
@@ -162,7 +163,7 @@ ComputeOp ServingCostModel::compute_op(const LayerOp& op, double working_set, do
       c.prefix_flops = op.prefix_flops;
       c.square_flops = op.square_flops;
       c.square_len = op.square_len;
-      c.attention_kernel = s_.stack.serving_prefill_attention;
+      c.attention_kernel = prefill_attention_that_runs(s_.stack, gpu);
       if (s_.stack.serving_decode_fa3_m128) c.kv_read_efficiency = gpu.kv_attention_fa3_m128_efficiency;
       break;
     case OpKind::norm: c.kind = ComputeKind::norm; break;

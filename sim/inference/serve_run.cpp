@@ -4,7 +4,9 @@
 #include <limits>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <string_view>
 
+#include "hardware/prefill_attention.hpp"
 #include "models/report_schema.hpp"
 #include "scenario/errors.hpp"
 #include "sim/inference/bench_requests.hpp"
@@ -68,6 +70,11 @@ ServeRun run_serve(const Scenario& s, const ServeRequest& r) {
   run.result = split ? std::move(split->result) : simulate_serving(s, requests, options);
   run.summary = summarize(run.result);
   run.json = to_json(run.summary, run.result);
+  if (!s.stack.serving_prefill_attention.empty()) {  // the stack's prefill kernel, and the one that ran
+    const std::string_view ran = prefill_attention_that_runs(s.stack, s.cluster.gpu);
+    run.json["prefill_attention"] = {{"chosen", s.stack.serving_prefill_attention},
+                                     {"ran", ran.empty() ? std::string("none") : std::string(ran)}};
+  }
   if (split) {
     const LatencyStats transfer = latency_stats(split->transfer_s);
     run.json["disaggregation"] = {{"prefill_replicas", d->prefill_replicas},
@@ -134,6 +141,11 @@ ServeRun run_online_benchmark(const Scenario& s, double rate_per_s, std::int64_t
 
 void print_serve_run(std::ostream& out, const ServeRun& run) {
   print_serving(out, run.summary, run.result);
+  if (run.json.contains("prefill_attention")) {  // none ran: the GPU has no causal curve of the preset's kernel
+    const nlohmann::json& p = run.json["prefill_attention"];
+    out << "prefill attention " << p["chosen"].get<std::string>() << " chosen, " << p["ran"].get<std::string>()
+        << " ran\n";
+  }
   if (!run.json.contains("disaggregation")) return;
   const nlohmann::json& d = run.json["disaggregation"];
   out << "disaggregated    " << d["prefill_replicas"].get<int>() << " prefill replica(s) of TP " << d["prefill_tp"].get<int>()
