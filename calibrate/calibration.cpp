@@ -141,13 +141,18 @@ Fitted fit_all(const Calibration& c) {
 namespace {
 
 // gemm_reuse_time: the reuse sweep's times over the cold one by working set (none: "").
-std::string reuse_time_yaml(const std::vector<CurvePoint>& curve) {
+// gemm_reuse_ranks: the processes that shared the L3 while it was measured (none: "").
+std::string reuse_time_yaml(const std::vector<CurvePoint>& curve, int ranks) {
   if (curve.empty()) return "";
   std::ostringstream y;
   y << "  # the same 4-row GEMM's time by the working set it re-uses, over its time out of cache: the\n"
     << "  # serving GEMMs' memory side at their pass's working set (bytes, fraction of cold)\n"
     << "  gemm_reuse_time:\n";
   for (const CurvePoint& p : curve) y << "    - [" << fmt("%.0f", p.size) << ", " << fmt("%.4f", p.efficiency) << "]\n";
+  if (ranks > 0)
+    y << "  # processes that each re-used their own sets at once, sharing the L3: a plan of fewer ranks\n"
+      << "  # a node reads the curve at its working set x its ranks / these (hardware/core_sharing.hpp)\n"
+      << "  gemm_reuse_ranks: " << ranks << "\n";
   return y.str();
 }
 
@@ -185,7 +190,7 @@ void write_gpu_head(std::ostringstream& y, const Calibration& c, const Fitted& f
     << "  # while every other core did the same (gemm_reuse points below; cache_reuse.hpp); sysfs L3 "
     << fmt("%.1f", c.cache_MiB) << " MiB\n"
     << "  cache_MiB: " << fmt("%.1f", f.cache_bytes / 1048576.0) << "\n"
-    << reuse_time_yaml(f.reuse_time) << rows_time_yaml(f.rows_time)
+    << reuse_time_yaml(f.reuse_time, c.reuse_ranks) << rows_time_yaml(f.rows_time)
     << "  # fixed cost of one op: median intercept of the kernels' fits, at most half the fastest call ("
     << fmt("%.3f", f.memory.launch_s * 1e6)
     << "), plus the executor's host time per op (op_host.hpp: " << fmt("%.3f", c.op_host.median * 1e6) << " us, spread "

@@ -29,6 +29,7 @@ struct Calibration {
   Stats op_host;        // the executor's host time per op, seconds (op_host.hpp); none: 0
   double memory_GiB = 0;        // the machine's RAM: all ranks share it
   double cache_MiB = 0;         // the last-level cache (L3) sysfs reports, shared by the cores
+  int reuse_ranks = 0;          // processes that ran the reuse sweep at once (0: it did not run)
   std::string machine;          // CPU model, cores, load average: for the file's header
   std::string cpu_model;        // recorded as `# cpu_model:` (calibrate/machine.hpp reads it back)
   std::string cpu_layout;       // recorded as `# cpu_layout:` (calibrate/machine.hpp cpu_layout)

@@ -12,6 +12,7 @@
 #include "exec/runtime/storage_dtype.hpp"
 #include "exec/train/grad_compression.hpp"
 #include "exec/train/mixed_precision.hpp"
+#include "exec/train/quantized_exchange.hpp"
 #include "kernels/cpu/activation.hpp"
 #include "kernels/cpu/embedding.hpp"
 #include "kernels/cpu/flash_attention.hpp"
@@ -265,6 +266,12 @@ void add_step_kernel_points(std::vector<MemoryPoint>& out, long n, const SweepOp
 
 std::vector<float> compressed_grads(std::size_t n) { return activation_like(n, 3, 0.01f); }
 
+std::vector<unsigned char> packed_grads(std::size_t n) {
+  std::vector<unsigned char> wire(2 * exec::quantized_chunk_words(GradCompression::int8, n));
+  exec::pack_quantized(compressed_grads(n).data(), n, GradCompression::int8, wire.data());
+  return wire;
+}
+
 namespace {
 
 // int8 gradient compression (exec/train/grad_compression.hpp): the residual added, the
@@ -291,6 +298,29 @@ void add_grad_compression_point(std::vector<MemoryPoint>& out, long n, const Swe
   out.push_back({std::string(kernel_names::kQuantize),
                  (sizeof(float) + quantized_grad_bytes_per_value(GradCompression::int8)) * static_cast<double>(n), s,
                  false});
+}
+
+// int8 gradient compression's other half (exec/train/quantized_exchange.hpp add_dequantized):
+// a rank's summed chunk gets a packed chunk received from another rank, dequantised, added.
+// Counted as the simulator's dequantise pass (sim/training/zero_comm.cpp dequantize_pass_s),
+// the fp32 sum and the int8 byte (with its block's scale) a value, on real blocks
+// (packed_grads). Its own point: priced as a quantise pass it cost ~7x what it measures
+// (5.4 ms packing, 0.9 ms widening and adding half of 3.36M values, 2 ranks, issue 61).
+void add_grad_dequantize_point(std::vector<MemoryPoint>& out, long n, const SweepOptions& o) {
+  const auto values = static_cast<std::size_t>(n);
+  const double bytes = (sizeof(float) + quantized_grad_bytes_per_value(GradCompression::int8)) * static_cast<double>(n);
+  const int sets = cold_sets(static_cast<std::size_t>(bytes));
+  std::vector<std::vector<unsigned char>> wires(static_cast<std::size_t>(sets), packed_grads(values));
+  std::vector<std::vector<float>> sums(static_cast<std::size_t>(sets), compressed_grads(values));
+  int i = 0;
+  const Stats s = time_per_call(
+      [&] {
+        i = (i + 1) % sets;
+        const auto at = static_cast<std::size_t>(i);
+        exec::add_dequantized(wires[at].data(), values, GradCompression::int8, sums[at].data());
+      },
+      o.repeats, o.min_repeat_s);
+  out.push_back({std::string(kernel_names::kDequantize), bytes, s, false});
 }
 
 }  // namespace
@@ -362,6 +392,7 @@ std::vector<MemoryPoint> memory_sweep(const SweepOptions& o) {
     add_kernel_points<kernels::bf16>(out, n, o);
     add_step_kernel_points(out, n, o);
     add_grad_compression_point(out, n, o);
+    add_grad_dequantize_point(out, n, o);
     // the offloaded optimizer's copies, from 256 KiB (a small shard) up (host_path.hpp)
     if (n >= (1L << 16)) add_host_copy_points(out, n, o);
   }

@@ -72,5 +72,8 @@ std::vector<AttentionPoint> attention_sweep(const SweepOptions& o);
 // The gradients the "quantize" point compresses (int8, error feedback): a backward's,
 // N(0, 0.01^2), never the zeroed buffer whose all-zero blocks skip the divide and round.
 std::vector<float> compressed_grads(std::size_t n);
+// Those gradients packed as one int8 chunk (exec/train/quantized_exchange.hpp pack_quantized):
+// the blocks the "dequantize" point adds, each with its nonzero scale and steps.
+std::vector<unsigned char> packed_grads(std::size_t n);
 
 }  // namespace twinsim::calibrate

@@ -41,6 +41,7 @@ void reuse_sweeps(Calibration& c, const SweepOptions& o, int rounds, int compute
     merge_round(merged, per_point, reuse_sweep(o, pace), k);
   }
   c.memory.insert(c.memory.end(), merged.begin(), merged.end());
+  c.reuse_ranks = compute_ranks;  // this process and the co-runners, each re-using its own sets
 }
 
 void compute_sweeps(Calibration& c, const SweepOptions& o, int rounds, int compute_ranks, const SweepStarted& started) {

@@ -11,4 +11,10 @@ void apply_core_sharing(ClusterSpec& c, std::int64_t ranks_per_node) {
   c.gpu.hbm_bandwidth_Bps *= s.alone_memory_speedup;
 }
 
+void apply_cache_sharing(ClusterSpec& c, std::int64_t ranks_per_node) {
+  if (c.gpu.gemm_reuse_ranks <= 0 || ranks_per_node <= 0) return;  // not recorded: as measured
+  // the plan's sets in the cache against the measurement's (apply_cache_sharing's comment)
+  c.gpu.gemm_reuse_set_scale = static_cast<double>(ranks_per_node) / c.gpu.gemm_reuse_ranks;
+}
+
 }  // namespace twinsim

@@ -16,4 +16,12 @@ namespace twinsim {
 // than two cores, nothing is measured: the calibrated figures stand).
 void apply_core_sharing(ClusterSpec& c, std::int64_t ranks_per_node);
 
+// The last-level cache the same ranks share: where the file records the processes that
+// shared it while the reuse curve was measured (GpuSpec::gemm_reuse_ranks), sets
+// c.gpu.gemm_reuse_set_scale to ranks_per_node over them. Each of R measuring processes
+// re-used its own set W, so the curve's point W is the cache holding R x W; a plan of r ranks
+// with working set W' each holds r x W', the curve's point at W' x r / R (issue 61: tiny-gpt's
+// one decode rank alone on a 2-core host ran at the curve with its bytes doubled).
+void apply_cache_sharing(ClusterSpec& c, std::int64_t ranks_per_node);
+
 }  // namespace twinsim

@@ -109,6 +109,13 @@ struct GpuSpec {
   // sweep, calibrate/cache_reuse.hpp): the serving GEMMs' memory side at their pass's working
   // set (sim/cost/compute_cost.hpp gemm_reuse_factor). Empty: the binary cache_bytes pick.
   std::vector<EfficiencyPoint> gemm_reuse_time;
+  // The processes that re-used their own working sets at once when gemm_reuse_time was
+  // measured, one a core, all sharing the last-level cache (`twinsim calibrate`'s reuse sweep);
+  // 0: not recorded, the curve read at a pass's working set as it is.
+  int gemm_reuse_ranks = 0;
+  // The plan's ranks sharing that cache now over gemm_reuse_ranks (hardware/core_sharing.hpp
+  // apply_cache_sharing): the curve is read at a pass's working set times this; 1: as measured.
+  double gemm_reuse_set_scale = 1;
   // That GEMM's time by rows a call over its time at the reuse sweep's 4 rows ([[rows,
   // ratio], ...]; `twinsim calibrate`, calibrate/cache_reuse.hpp rows_time_curve): where given
   // with gemm_reuse_time, a serving GEMM of m rows a call (an expert's) costs that time times

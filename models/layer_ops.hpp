@@ -54,8 +54,10 @@ struct SavedTensor {
 // ones; "fp8_cast": an fp8 GEMM's 16-bit operand quantised to fp8, with its transpose;
 // "grad_norm": gradient clipping's norm and scaling passes over the grads; "quantize":
 // block quantisation: ZeRO++'s around its collectives, an fp4 GEMM's operand cast to
-// nvfp4 / mxfp4 with its block scales); "finite_check": the reference executor's read of its
-// gradient shard for NaN/Inf before each update (exec/train/trainer.cpp), priced where a
+// nvfp4 / mxfp4 with its block scales); "dequantize": a quantised gradient exchange's
+// dequantise-add of the packed blocks a rank receives (exec/train/quantized_exchange.hpp
+// add_dequantized), where a device measured it apart (else priced as "quantize"); "finite_check": the reference
+// executor's read of its gradient shard for NaN/Inf before each update (exec/train/trainer.cpp), priced where a
 // calibrated host measured it (sim/training/step_graph.cpp finite_check_s)
 // Each name once: the op lists, the step's own kernels and the calibration's benchmarks
 // (calibrate/compute_bench.cpp, which measures what these price) use these constants.
@@ -64,13 +66,14 @@ inline constexpr std::string_view kLayerNorm = "layernorm", kRmsNorm = "rmsnorm"
                                   kRope = "rope", kResidual = "residual", kEmbedding = "embedding",
                                   kCrossEntropy = "cross_entropy", kAdamw = "adamw", kSgd = "sgd", kZero = "zero",
                                   kCast = "cast", kFp8Cast = "fp8_cast", kGradNorm = "grad_norm",
-                                  kQuantize = "quantize", kFiniteCheck = "finite_check";
+                                  kQuantize = "quantize", kDequantize = "dequantize", kFiniteCheck = "finite_check";
 }  // namespace kernel_names
-inline constexpr std::array<std::string_view, 16> kKernelNames = {
-    kernel_names::kLayerNorm, kernel_names::kRmsNorm,  kernel_names::kGelu,      kernel_names::kSwiglu,
-    kernel_names::kRope,      kernel_names::kResidual, kernel_names::kEmbedding, kernel_names::kCrossEntropy,
-    kernel_names::kAdamw,     kernel_names::kSgd,      kernel_names::kZero,      kernel_names::kCast,
-    kernel_names::kFp8Cast,   kernel_names::kGradNorm, kernel_names::kQuantize,  kernel_names::kFiniteCheck};
+inline constexpr std::array<std::string_view, 17> kKernelNames = {
+    kernel_names::kLayerNorm,  kernel_names::kRmsNorm,  kernel_names::kGelu,      kernel_names::kSwiglu,
+    kernel_names::kRope,       kernel_names::kResidual, kernel_names::kEmbedding, kernel_names::kCrossEntropy,
+    kernel_names::kAdamw,      kernel_names::kSgd,      kernel_names::kZero,      kernel_names::kCast,
+    kernel_names::kFp8Cast,    kernel_names::kGradNorm, kernel_names::kQuantize,  kernel_names::kDequantize,
+    kernel_names::kFiniteCheck};
 // The memory side of a GEMM's roofline, which a device's kernel_efficiency may also give:
 // operands streamed from memory, or from the last-level cache (a pass whose weights and
 // KV cache fit in it: GpuSpec::cache_bytes).

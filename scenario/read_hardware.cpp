@@ -320,6 +320,11 @@ GpuSpec read_gpu(const YAML::Node& node, const std::string& path) {
   if (auto mib = r.optional_number("workspace_MiB", 0, 1e6)) g.workspace_bytes = static_cast<std::int64_t>(*mib * 1048576.0);
   g.cache_bytes = static_cast<std::int64_t>(r.number("cache_MiB", 0, 0, 1e6) * 1048576.0);
   g.gemm_reuse_time = read_curve(r, "gemm_reuse_time");
+  if (r.has("gemm_reuse_ranks")) {
+    if (g.gemm_reuse_time.empty())
+      throw ScenarioError(r.key_path("gemm_reuse_ranks"), "", "needs gemm_reuse_time (the curve it was measured for)");
+    g.gemm_reuse_ranks = static_cast<int>(r.required_integer("gemm_reuse_ranks", 1, 4096));
+  }
   // a few-row GEMM's time by rows over 4 rows': 16 rows ran 2.2-2.7x on a 2-vCPU EPYC
   g.gemm_rows_time =
       efficiency_points(read_pairs(r.child("gemm_rows_time"), r.key_path("gemm_rows_time"), 16.0, "ratio", "16"));

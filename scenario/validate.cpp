@@ -169,6 +169,7 @@ void resolve_world(Scenario& s) {
     c.straggler = slowest_member_lag(c.clock_spread, s.training ? world : model_parallel);
   // a CPU host calibrated with every core busy: a plan alone on it runs faster
   apply_core_sharing(c, std::min<std::int64_t>(world, c.gpus_per_node));
+  apply_cache_sharing(c, std::min<std::int64_t>(world, c.gpus_per_node));
 }
 
 // `model_key` names the model in messages ("model", or a draft model's key), `tp_key` the

@@ -172,7 +172,8 @@ double log_log_at(const std::vector<EfficiencyPoint>& curve, double x) {
 
 double gemm_reuse_factor(const GpuSpec& gpu, double working_set_bytes) {
   if (gpu.gemm_reuse_time.empty() || working_set_bytes <= 0) return 1.0;
-  return log_log_at(gpu.gemm_reuse_time, working_set_bytes);
+  // the cache's share a rank has now against at the measurement (gemm_reuse_set_scale)
+  return log_log_at(gpu.gemm_reuse_time, working_set_bytes * gpu.gemm_reuse_set_scale);
 }
 
 double gemm_rows_factor(const GpuSpec& gpu, double rows) {

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <string_view>
 #include <vector>
 
 #include "models/layer_ops.hpp"
@@ -69,14 +70,28 @@ constexpr auto kQuantBlock = static_cast<double>(kGradQuantBlock);
 constexpr double kInt8WireBytes = 1.0 + 4.0 / kQuantBlock;  // qwZ weights, int8 gradient compression
 constexpr double kInt4WireBytes = 0.5 + 4.0 / kQuantBlock;  // qgZ gradients, int4 gradient compression
 
-// A memory-bound quantise/dequantise pass over `bytes` (read and written together).
-double quantize_pass_s(const ClusterSpec& cluster, Dtype precision, double bytes) {
+// A memory-bound pass of `kernel` over `bytes` (read and written together).
+double memory_pass_s(const ClusterSpec& cluster, std::string_view kernel, Dtype precision, double bytes) {
   ComputeOp pass;
   pass.kind = ComputeKind::elementwise;
-  pass.kernel = kernel_names::kQuantize;
+  pass.kernel = kernel;
   pass.dtype = precision;
   pass.bytes = bytes;
   return op_time_s(cluster.gpu, pass);
+}
+
+// A quantise/dequantise pass over `bytes` at the "quantize" kernel's rate.
+double quantize_pass_s(const ClusterSpec& cluster, Dtype precision, double bytes) {
+  return memory_pass_s(cluster, kernel_names::kQuantize, precision, bytes);
+}
+
+// A quantised exchange's dequantise-add over `bytes`: at the "dequantize" kernel's rate where
+// the device measured it (a calibrated host: ~7x quantize's, issue 61), else as a quantise pass.
+double dequantize_pass_s(const ClusterSpec& cluster, Dtype precision, double bytes) {
+  const GpuSpec& gpu = cluster.gpu;
+  const bool measured = gpu.kernel_efficiency.contains(kernel_names::kDequantize) ||
+                        gpu.kernel_efficiency_16bit.contains(kernel_names::kDequantize);
+  return memory_pass_s(cluster, measured ? kernel_names::kDequantize : kernel_names::kQuantize, precision, bytes);
 }
 
 bool quantized_weights(const Plan& plan) { return plan.shards_params() && plan.zero_quantized_weights; }
@@ -347,10 +362,11 @@ double zero_layer_reduce_s(const ClusterSpec& cluster, const Plan& plan, const S
 namespace {
 
 // int8/int4 gradients as the executor exchanges them (exec/train/quantized_exchange.hpp),
-// each pass over its values at the "quantize" kernel's measured rate on element + wire bytes
-// a value: the error-feedback compression of the whole buffer; each rank packs the other
-// ranks' chunks ((R-1)/R of the values) and sends them in one all-to-all; it adds the
-// chunks it receives, dequantised, to its own. An all-reduce then packs its summed
+// each pass over its values on element + wire bytes a value, the quantising ones at the
+// "quantize" kernel's measured rate, the dequantising ones at "dequantize"'s
+// (dequantize_pass_s): the error-feedback compression of the whole buffer; each rank packs
+// the other ranks' chunks ((R-1)/R of the values) and sends them in one all-to-all; it adds
+// the chunks it receives, dequantised, to its own. An all-reduce then packs its summed
 // chunk, all-gathers the packed chunks and dequantises all R of them. Across nodes a flat
 // all-to-all leaves through one NIC a rank (collective_cost.cpp), so the exchange is the
 // hierarchical one of ZeRO++'s qgZ (Wang et al. 2023, §3.3: inside the node, then across),
@@ -362,11 +378,12 @@ double quantized_exchange_s(const ClusterSpec& cluster, const Plan& plan, Collec
   const CollectiveOp exchange = dp.nodes() == 1 ? CollectiveOp::all_to_all : CollectiveOp::reduce_scatter;
   double t = quantize_pass_s(cluster, precision, params * per_value) +
              collective_time_s(cluster, exchange, dp, params * wire) +
-             2 * quantize_pass_s(cluster, precision, others * per_value);
+             quantize_pass_s(cluster, precision, others * per_value) +
+             dequantize_pass_s(cluster, precision, others * per_value);
   if (op == CollectiveOp::all_reduce)
     t += quantize_pass_s(cluster, precision, params / dp.ranks * per_value) +
          collective_time_s(cluster, CollectiveOp::all_gather, dp, params * wire) +
-         quantize_pass_s(cluster, precision, params * per_value);
+         dequantize_pass_s(cluster, precision, params * per_value);
   return t;
 }
 

@@ -148,7 +148,8 @@ CollectiveOp dp_gradient_op(const StackSpec& stack, const Plan& plan);
 // One call of the data-parallel gradient reduction (`op`: dp_gradient_op's choice) of
 // `params` gradients over `dp`. With plan.gradient_compression in int8
 // or int4 (one fp32 scale per 2,048 values) on the wire, plus the quantise and dequantise
-// passes at the memory-bound rate of kernel `quantize`; with topk the selected values and
+// passes at the memory-bound rates of kernels `quantize` and `dequantize` (where the device
+// lists none, `quantize`'s); with topk the selected values and
 // their indices, gathered (all-reduce) or sent to their shard's owner (reduce-scatter), with
 // a selection pass and a scatter-add at the same rate; with powersgd (low_rank: the
 // model's powersgd_share) three all-reduces whatever `op` (the whole values, then P, then

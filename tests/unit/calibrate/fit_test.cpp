@@ -402,6 +402,7 @@ TEST(HardwareYaml, LoadsAsAnInlineClusterWithTheFittedFigures) {
   // the reuse sweep: 10 us a call up to 8 MiB of weights, 40 us from 32 MiB; half-way (20 us)
   // at sqrt(8 x 32) = 16 MiB
   c.cache_MiB = 32;
+  c.reuse_ranks = 2;  // the reuse sweep ran in 2 processes at once
   for (auto [mib, t] : {std::pair{2.0, 10e-6}, {8.0, 10e-6}, {32.0, 40e-6}, {64.0, 40e-6}})
     c.memory.push_back({kGemmReuseKernel, mib * 1048576, exact(t)});
   c.attention = {{2, 64, 4, 64, false, 1e8, exact(1e-6 + 1e8 / 8e9)}, {2, 64, 4, 64, true, 2e8, exact(1e-6 + 2e8 / 4e9)},
@@ -446,6 +447,9 @@ TEST(HardwareYaml, LoadsAsAnInlineClusterWithTheFittedFigures) {
   EXPECT_DOUBLE_EQ(s.cluster.gpu.gemm_reuse_time[1].size, 8 * 1048576.0);
   EXPECT_DOUBLE_EQ(s.cluster.gpu.gemm_reuse_time[1].efficiency, 0.25);
   EXPECT_DOUBLE_EQ(s.cluster.gpu.gemm_reuse_time[2].efficiency, 1.0);
+  // the sweep's 2 processes recorded; the plan's 2 ranks read the curve as measured
+  EXPECT_EQ(s.cluster.gpu.gemm_reuse_ranks, 2);
+  EXPECT_EQ(s.cluster.gpu.gemm_reuse_set_scale, 1.0);
   EXPECT_EQ(s.cluster.gpu.gemm_efficiency.size(), 2u);
   EXPECT_NEAR(s.cluster.gpu.gemm_efficiency.front().efficiency, 0.25, 1e-3);
   ASSERT_EQ(s.cluster.gpu.gemm_dgrad_efficiency.size(), 1u);  // dgrad at half the forward's 80 GFLOP/s
