@@ -109,7 +109,14 @@ TEST(PrecisionAwareOptimizer, RefusedWhereMegatronAsserts) {
   EXPECT_THROW(precision_aware_run(with({"training.precision=fp32"})), ScenarioError);
   EXPECT_THROW(precision_aware_run(bf16, "deepspeed"), ScenarioError);
   EXPECT_NO_THROW(precision_aware_run({}, "deepspeed"));
-  EXPECT_NO_THROW(precision_aware_run(bf16, "none"));  // the device alone: DeepSeek-V3's own framework
+  EXPECT_NO_THROW(precision_aware_run(bf16, "none"));
+  // an inference run has no optimizer
+  const std::string serving =
+      "model: gpt2-small\ncluster: dgx-h100\ninference: {prompt_len: 128, output_len: 128, "
+      "batch: 8}\nplan: {tp: 1}\n";
+  EXPECT_NO_THROW(load_scenario_text(serving));
+  EXPECT_THROW(load_scenario_text(serving, {"plan.main_params_dtype=fp16"}),
+               ScenarioError);  // the device alone: DeepSeek-V3's own framework
 }
 
 }  // namespace
