@@ -5,6 +5,8 @@
 #include <string_view>
 #include <vector>
 
+#include "models/dtype.hpp"
+
 namespace twinsim {
 
 // selective: Megatron's (the attention core's scores, Korthikanti et al. 2022 §4.2.3);
@@ -76,6 +78,13 @@ struct PlanKnobs {
   // gradients, the experts' beside the backward's dispatch, the attention's beside the next
   // layer's combine
   bool delay_wgrad_compute = false;
+  // Megatron-core's precision-aware optimizer (--use-precision-aware-optimizer with
+  // --exp-avg-dtype, --exp-avg-sq-dtype, --main-params-dtype; optimizer_config.py, TE's
+  // FusedAdam runs the update): the types Adam keeps its moments and master weights in. All
+  // fp32: the plain optimizer (models/optimizer_state.hpp OptimizerStateDtypes)
+  Dtype exp_avg_dtype = Dtype::fp32;
+  Dtype exp_avg_sq_dtype = Dtype::fp32;
+  Dtype main_params_dtype = Dtype::fp32;
   // flash-style attention never stores the s x s scores (Dao et al. 2022); an
   // extension of SCENARIO.md, default on as in current Megatron-core/TE runs
   bool flash_attention = true;
@@ -179,6 +188,9 @@ inline constexpr GradCompression kGradCompressions[] = {GradCompression::none, G
                                                         GradCompression::int4, GradCompression::topk,
                                                         GradCompression::powersgd};
 inline constexpr OffloadDevice kOffloadDevices[] = {OffloadDevice::cpu, OffloadDevice::nvme};
+// Megatron's --exp-avg-dtype / --exp-avg-sq-dtype and --main-params-dtype choices (arguments.py)
+inline constexpr Dtype kMomentDtypes[] = {Dtype::fp32, Dtype::fp16, Dtype::bf16, Dtype::fp8};
+inline constexpr Dtype kMainParamsDtypes[] = {Dtype::fp32, Dtype::fp16};
 
 // Ranks of the data-parallel group (dp_group_size) one node of `gpus_per_node` holds: they
 // lie tp apart (Megatron's rank order tp-cp-ep-dp-pp, sim/training/rank_layout.hpp).

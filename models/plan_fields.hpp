@@ -127,6 +127,10 @@ void for_each_plan_knob(Visit&& visit) {
   visit(ModuleSetKnob{"recompute_modules", &K::recompute_modules});  // with recompute: selective
   visit(BoolKnob{"moe_a2a_overlap", &K::moe_a2a_overlap, false, S::no, ""});          // Megatron-core's EP A2A overlap
   visit(BoolKnob{"delay_wgrad_compute", &K::delay_wgrad_compute, false, S::no, ""});  // with moe_a2a_overlap
+  // Megatron-core's precision-aware optimizer: Adam's moments' and master weights' types
+  visit(choice_knob("exp_avg_dtype", &K::exp_avg_dtype, Dtype::fp32, kMomentDtypes, S::no));
+  visit(choice_knob("exp_avg_sq_dtype", &K::exp_avg_sq_dtype, Dtype::fp32, kMomentDtypes, S::no));
+  visit(choice_knob("main_params_dtype", &K::main_params_dtype, Dtype::fp32, kMainParamsDtypes, S::no));
 }
 
 // The row kinds a searched plan can print (a number or a layer list never is searched).

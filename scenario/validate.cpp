@@ -5,10 +5,12 @@
 #include <initializer_list>
 #include <numeric>
 #include <string>
+#include <utility>
 
 #include "hardware/clock_spread.hpp"
 #include "hardware/core_sharing.hpp"
 #include "hardware/prefill_attention.hpp"
+#include "models/optimizer_state.hpp"
 #include "models/pipeline_split.hpp"
 #include "models/plan_fields.hpp"
 #include "scenario/default_stack.hpp"
@@ -525,6 +527,36 @@ void validate_fp8_activation_keys(const Scenario& s) {
                         "with plan.recompute: selective_op (torchtitan's) is not modelled");
 }
 
+// The first of the precision-aware optimizer's keys set away from fp32, and its value.
+std::pair<std::string, std::string> precision_aware_key(const Plan& p) {
+  if (p.exp_avg_dtype != Dtype::fp32) return {"plan.exp_avg_dtype", std::string(to_string(p.exp_avg_dtype))};
+  if (p.exp_avg_sq_dtype != Dtype::fp32) return {"plan.exp_avg_sq_dtype", std::string(to_string(p.exp_avg_sq_dtype))};
+  return {"plan.main_params_dtype", std::string(to_string(p.main_params_dtype))};
+}
+
+// Megatron-core's precision-aware optimizer (plan.exp_avg_dtype, exp_avg_sq_dtype,
+// main_params_dtype): Adam only (OptimizerConfig.__post_init__ asserts optimizer == 'adam'),
+// the distributed optimizer only (get_megatron_optimizer raises "only supported with distributed
+// optimizer"), TE's FusedAdam (Megatron-core's stack, or the device alone: DeepSeek-V3 §3.3.3).
+void validate_precision_aware_optimizer(const Scenario& s) {
+  const Plan& p = s.plan;
+  if (!optimizer_state_dtypes(p).precision_aware()) return;
+  const auto [key, value] = precision_aware_key(p);
+  const std::string rule = "is Megatron-core's precision-aware optimizer: ";
+  if (s.training->optimizer != Optimizer::adam)
+    throw ScenarioError(key, value, rule + "Adam only (training.optimizer: adam)");
+  if (p.zero != 1)
+    throw ScenarioError(key, value,
+                        rule + "it needs the distributed optimizer, plan.zero: 1, not " + std::to_string(p.zero));
+  if (s.training->precision == Dtype::fp32 || s.training->precision == Dtype::tf32)
+    throw ScenarioError(key, value, rule + "with fp32 training (no master copy) is not modelled");
+  if (p.offload_optimizer) throw ScenarioError(key, value, rule + "with plan.offload_optimizer is not modelled");
+  if (s.stack.name != "none" && s.stack.name != "custom" && s.stack.name != "megatron-core")
+    throw ScenarioError(
+        key, value,
+        rule + "Transformer Engine's FusedAdam under Megatron-core; stack " + s.stack.name + " does not run it");
+}
+
 void validate_training(const Scenario& s) {
   const TrainingWorkload& t = *s.training;
   const Plan& p = s.plan;
@@ -532,6 +564,7 @@ void validate_training(const Scenario& s) {
   validate_recompute_modules(s);
   validate_ep_overlap(p);
   validate_fp8_activation_keys(s);
+  validate_precision_aware_optimizer(s);
   if (p.offload_optimizer && !s.cluster.host.described())
     throw ScenarioError("plan.offload_optimizer", "true",
                         "needs cluster.host (the PCIe link and CPU memory of the node: h2d_GBps, d2h_GBps, "
@@ -682,6 +715,9 @@ void validate_inference(const Scenario& s) {
     throw ScenarioError("plan.gradient_compression", std::string(to_string(s.plan.gradient_compression)),
                         "applies to training (an inference run reduces no gradients)");
   if (s.plan.zero != 0) throw ScenarioError("plan.zero", std::to_string(s.plan.zero), "applies to training only");
+  if (optimizer_state_dtypes(s.plan).precision_aware())
+    throw ScenarioError(precision_aware_key(s.plan).first, precision_aware_key(s.plan).second,
+                        "applies to training (an inference run has no optimizer)");
   if (s.plan.recompute_modules != 0) throw ScenarioError("plan.recompute_modules", "", "applies to training only");
   if (s.plan.cp != 1) throw ScenarioError("plan.cp", std::to_string(s.plan.cp), "applies to training only");
   if (w.weight_dtype == Dtype::fp8 || is_fp4(w.weight_dtype))

@@ -109,6 +109,12 @@ void validate(const TrainConfig& c) {
     throw std::invalid_argument(std::string(c.plan.fp8_attention ? "plan.fp8_attention" : "plan.fp8_activation_input") +
                                 "=true: the executor keeps its activations in the training precision (priced by the "
                                 "simulator only)");
+  if (c.plan.exp_avg_dtype != Dtype::fp32 || c.plan.exp_avg_sq_dtype != Dtype::fp32 ||
+      c.plan.main_params_dtype != Dtype::fp32)
+    throw std::invalid_argument(
+        "plan.exp_avg_dtype/exp_avg_sq_dtype/main_params_dtype: the executor keeps Adam's "
+        "moments and masters in fp32 (the precision-aware optimizer is priced by the "
+        "simulator only)");
   if (c.micro_batches() < 1 || c.training.global_batch % (c.training.micro_batch * c.plan.dp) != 0)
     throw std::invalid_argument("training.global_batch=" + std::to_string(c.training.global_batch) +
                                 " is not a multiple of micro_batch*dp");

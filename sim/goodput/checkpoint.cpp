@@ -9,7 +9,8 @@ namespace twinsim {
 double checkpoint_bytes(const Scenario& s) {
   // the type the stack keeps its model in (fp32 for an eager fp32 stack), as the memory model
   const Dtype model_dtype = dp_state_dtype(s.stack, s.training->precision);
-  const BytesPerParam per_param = training_bytes_per_param(model_dtype, s.training->optimizer);
+  const BytesPerParam per_param =
+      training_bytes_per_param(model_dtype, s.training->optimizer, optimizer_state_dtypes(s.plan));
   return static_cast<double>(count_params(s.model).total) * static_cast<double>(per_param.params + per_param.optimizer);
 }
 

@@ -16,8 +16,9 @@ struct CheckpointCost {
   double read_s = 0;           // loading it back on a restart
 };
 
-// The state a restart needs: the model's weights and the optimizer's states (fp32 master,
-// Adam's moments), as the memory model counts them per parameter, once per parameter however
+// The state a restart needs: the model's weights and the optimizer's states (master, Adam's
+// moments, in plan.exp_avg_dtype ...'s types), as the memory model counts them per parameter
+// (training_bytes_per_param), once per parameter however
 // the plan replicates them; gradients are not kept.
 double checkpoint_bytes(const Scenario& s);
 

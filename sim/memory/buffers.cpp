@@ -54,7 +54,8 @@ void add_activation_buffers(BufferBytes& b, const ModelSpec& model, const Plan& 
 BufferBytes training_buffers(const ModelSpec& model, const Plan& plan, const StackSpec& stack, const GpuSpec& gpu,
                              const TrainingWorkload& training, const StageParams& params) {
   BufferBytes b;
-  const BytesPerParam bytes = training_bytes_per_param(training.precision, training.optimizer, stack);
+  const BytesPerParam bytes =
+      training_bytes_per_param(training.precision, training.optimizer, stack, optimizer_state_dtypes(plan));
   const std::int64_t bucket =
       plan.overlap_grad_reduce ? std::min(dp_bucket_params(plan), params.total()) : params.total();
   if (stack.zero_reduce_bucket_params > 0 && plan.shards_optimizer()) {  // DeepSpeed's reduce buckets

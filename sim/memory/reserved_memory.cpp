@@ -76,7 +76,8 @@ StepShape step_shape(const Scenario& sc, int stage, const StageMemory& memory) {
   s.optimizer = memory.breakdown.optimizer / s.layers;
   const std::int64_t layer = some_dense_layer(sc.model);
   const std::int64_t layer_params = layer_params_on_gpu(sc.model, plan, false).total();
-  const BytesPerParam bytes = training_bytes_per_param(t.precision, t.optimizer, sc.stack);
+  const BytesPerParam bytes =
+      training_bytes_per_param(t.precision, t.optimizer, sc.stack, optimizer_state_dtypes(plan));
   if (plan.shards_params() && !fsdp_keeps_stage_gathered(plan, sc.stack)) s.gathered = checked_mul(layer_params, bytes.params);
   if (plan.shards_grads()) s.reduce_scatter = checked_mul(layer_params, bytes.grads);
   if (sc.stack.fsdp_stream_pools && plan.shards_params()) {

@@ -136,15 +136,16 @@ StageParams trainable_stage_params(const ModelSpec& model, const Plan& plan, con
   return times(trainable_layer_params(model, plan, training, false), layers.dense + layers.moe);
 }
 
-BytesPerParam training_bytes_per_param(Dtype precision, Optimizer optimizer) {
+BytesPerParam training_bytes_per_param(Dtype precision, Optimizer optimizer, const OptimizerStateDtypes& states) {
   // the optimizer's states: models/optimizer_state.hpp, the executor's count too
-  const std::int64_t states = optimizer_bytes_per_param(precision, optimizer);
-  if (precision == Dtype::fp32 || precision == Dtype::tf32) return {4, 4, states};
-  return {2, 2, states};  // TE's recipes keep the bf16 model (and its fp32 master: in states)
+  const std::int64_t optimizer_bytes = optimizer_bytes_per_param(precision, optimizer, states);
+  if (precision == Dtype::fp32 || precision == Dtype::tf32) return {4, 4, optimizer_bytes};
+  return {2, 2, optimizer_bytes};  // TE's recipes keep the bf16 model (and its master: in the states)
 }
 
-BytesPerParam training_bytes_per_param(Dtype precision, Optimizer optimizer, const StackSpec& stack) {
-  BytesPerParam bytes = training_bytes_per_param(precision, optimizer);
+BytesPerParam training_bytes_per_param(Dtype precision, Optimizer optimizer, const StackSpec& stack,
+                                       const OptimizerStateDtypes& states) {
+  BytesPerParam bytes = training_bytes_per_param(precision, optimizer, states);
   if (dp_gradient_dtype(stack, precision) == Dtype::fp32) bytes.grads = 4;
   return bytes;
 }
@@ -201,7 +202,8 @@ WeightMemory lora_weight_memory(const ModelSpec& model, const Plan& plan, const 
                                   checked_mul(p.total() - p.matrices, std::int64_t{2}));
   if (training.lora->base != LoraBase::fp8) base = checked_add(base, gemm_weight_copy_bytes(gpu, training.precision, p.matrices));
   if (plan.shards_params()) base = ceil_div(base, plan.zero_shard_group_size());
-  const BytesPerParam bytes = training_bytes_per_param(training.precision, training.optimizer, stack);
+  const BytesPerParam bytes =
+      training_bytes_per_param(training.precision, training.optimizer, stack, optimizer_state_dtypes(plan));
   WeightMemory w = zero_sharded(trainable_stage_params(model, plan, training, stage).total(), bytes, plan.zero,
                                 plan.zero_shard_group_size());
   w.params = checked_add(w.params, base);
@@ -214,7 +216,8 @@ WeightMemory training_weight_memory(const ModelSpec& model, const Plan& plan, co
                                     const GpuSpec& gpu, const TrainingWorkload& training, int stage) {
   if (training.lora) return lora_weight_memory(model, plan, stack, gpu, training, stage);
   const StageParams p = stage_params(model, plan, stage);
-  const BytesPerParam bytes = training_bytes_per_param(training.precision, training.optimizer, stack);
+  const BytesPerParam bytes =
+      training_bytes_per_param(training.precision, training.optimizer, stack, optimizer_state_dtypes(plan));
   // Megatron reduces gradients and shards the distributed optimizer over the data-parallel
   // group including CP ranks; experts over the expert-data-parallel group, tp*cp*dp/(ep*expert_tp)
   // (PlanKnobs::expert_dp_group_size; dp*cp/ep without folding). Under hybrid sharding

@@ -9,6 +9,7 @@
 #include "models/dtype.hpp"
 #include "models/lora.hpp"
 #include "models/model_spec.hpp"
+#include "models/optimizer_state.hpp"
 #include "models/plan.hpp"
 #include "models/workload.hpp"
 
@@ -74,10 +75,13 @@ struct BytesPerParam {
 //   (Megatron with bf16 keeps fp32 gradients, 4 bytes: the overload taking the stack.)
 // fp8, nvfp4, mxfp4 (Transformer Engine's recipes): the 16-bit model as bf16's, its fp8 / fp4 copies of the
 //   layers' weight matrices apart (gemm_weight_copy_bytes).
-BytesPerParam training_bytes_per_param(Dtype precision, Optimizer optimizer);
+// The optimizer's states in `states`' types (plan.exp_avg_dtype ...: optimizer_state_dtypes;
+// models/optimizer_state.hpp), the one home the memory model and the checkpoint size call.
+BytesPerParam training_bytes_per_param(Dtype precision, Optimizer optimizer, const OptimizerStateDtypes& states = {});
 // The same with the gradients as the stack keeps them (dp_gradient_dtype: fp32 under
 // StackSpec::grad_reduce_fp32 for bf16 and fp8 training, 4 bytes).
-BytesPerParam training_bytes_per_param(Dtype precision, Optimizer optimizer, const StackSpec& stack);
+BytesPerParam training_bytes_per_param(Dtype precision, Optimizer optimizer, const StackSpec& stack,
+                                       const OptimizerStateDtypes& states);
 
 // What ZeRO-Offload keeps per offloaded parameter in CPU memory: the optimizer's states,
 // plus an fp32 master in fp32 training, which keeps none on the GPU (the weights are the

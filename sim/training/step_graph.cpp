@@ -822,7 +822,8 @@ void Builder::add_data_parallel(int stage) {
 
 }  // namespace
 
-std::vector<ComputeOp> optimizer_shard_ops(const StackSpec& stack, const TrainingWorkload& t, double shard) {
+std::vector<ComputeOp> optimizer_shard_ops(const StackSpec& stack, const PlanKnobs& plan, const TrainingWorkload& t,
+                                           double shard) {
   // the update's bytes (models/optimizer_state.hpp optimizer_update_bytes_per_param)
   ComputeOp update;
   update.kind = ComputeKind::optimizer;
@@ -830,8 +831,9 @@ std::vector<ComputeOp> optimizer_shard_ops(const StackSpec& stack, const Trainin
   update.dtype = t.precision;  // of the grads it reads (the masters are fp32)
   const double grad_element = grad_element_bytes(dp_gradient_dtype(stack, t.precision));
   const bool foreach_adamw = stack.optimizer_foreach && t.optimizer == Optimizer::adam;
+  const OptimizerStateDtypes states = optimizer_state_dtypes(plan);  // foreach: plain fp32 (refused otherwise)
   update.bytes = (foreach_adamw ? foreach_adamw_update_bytes_per_param(grad_element)
-                                : optimizer_update_bytes_per_param(t.optimizer, grad_element)) *
+                                : optimizer_update_bytes_per_param(t.optimizer, grad_element, states)) *
                  shard;
   if (t.precision == Dtype::fp32) return {update};
   // Mixed precision: the updated fp32 masters are then copied into the model's 16-bit
@@ -841,7 +843,7 @@ std::vector<ComputeOp> optimizer_shard_ops(const StackSpec& stack, const Trainin
   cast.kind = ComputeKind::elementwise;
   cast.kernel = kernel_names::kCast;
   cast.dtype = t.precision;
-  cast.bytes = 6.0 * shard;
+  cast.bytes = static_cast<double>(state_element_bytes(states.main_params) + 2) * shard;  // master read, 16-bit written
   return {update, cast};
 }
 
@@ -925,7 +927,7 @@ double optimizer_shard_s(const ClusterSpec& cluster, const StackSpec& stack, con
   const double clip = grad_clip_s(cluster, stack, plan, t, shard) + finite_check_s(cluster, stack, plan, t, shard);
   if (!plan.offload_optimizer) {
     double seconds = 0;
-    for (const ComputeOp& op : optimizer_shard_ops(stack, t, shard)) seconds += op_time_s(cluster.gpu, op);
+    for (const ComputeOp& op : optimizer_shard_ops(stack, plan, t, shard)) seconds += op_time_s(cluster.gpu, op);
     return clip + seconds;
   }
   // ZeRO-Infinity (plan.offload_device: nvme): the states and the fp32 gradients come from
@@ -967,7 +969,7 @@ double optimizer_step_hbm_bytes(const Scenario& s, int stage) {
   const StageParams p = trainable_stage_params(s.model, s.plan, *s.training, stage);
   const double shard = sharded_params_per_gpu(p.dense, p.expert, s.plan, s.plan.shards_optimizer());
   double bytes = 0;
-  for (const ComputeOp& op : optimizer_shard_ops(s.stack, *s.training, shard)) bytes += op.bytes;
+  for (const ComputeOp& op : optimizer_shard_ops(s.stack, s.plan, *s.training, shard)) bytes += op.bytes;
   return bytes;
 }
 

@@ -96,7 +96,8 @@ std::int64_t stage_params_per_gpu(const Scenario& s, int stage);
 // memory-bound. optimizer_step_s is the step's time, its ops together.
 // The ops over a shard of `shard` parameters (the search's estimate calls them too).
 // The gradients it reads are as the stack keeps them (dp_gradient_dtype).
-std::vector<ComputeOp> optimizer_shard_ops(const StackSpec& stack, const TrainingWorkload& t, double shard);
+std::vector<ComputeOp> optimizer_shard_ops(const StackSpec& stack, const PlanKnobs& plan, const TrainingWorkload& t,
+                                           double shard);
 // The reference executor's NaN/Inf check of a shard's gradients before the update: 0 unless
 // the device lists the measured scan (kernel_efficiency "finite_check": a calibrated host).
 double finite_check_s(const ClusterSpec& cluster, const StackSpec& stack, const Plan& plan, const TrainingWorkload& t,

@@ -134,7 +134,7 @@ TEST(Weights, MegatronKeepsBf16GradientsInFp32) {
     EXPECT_EQ(fp32.params, plain.params);
     EXPECT_EQ(fp32.optimizer, plain.optimizer);
   }
-  EXPECT_EQ(training_bytes_per_param(Dtype::bf16, Optimizer::adam, megatron).grads, 4);
+  EXPECT_EQ(training_bytes_per_param(Dtype::bf16, Optimizer::adam, megatron, {}).grads, 4);
 }
 
 // FSDP2 under PP as torchtitan runs it (StackSpec::fsdp_pp_keep_gathered): each stage keeps

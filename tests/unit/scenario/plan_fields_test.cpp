@@ -52,7 +52,8 @@ TEST(PlanKnobs, EachKeyReadsIntoItsMember) {
           "offload_params: true, offload_device: nvme, offload_activations_layers: 14, "
           "zero_quantized_weights: true, zero_quantized_gradients: true, zero_hpz_partition_size: 11, dp_replicate: 2, "
           "gradient_compression: topk, gradient_topk_ratio: 0.25, expert_tp: 3, recompute_modules: [layernorm, "
-          "moe_act], moe_a2a_overlap: true, delay_wgrad_compute: true}";
+          "moe_act], moe_a2a_overlap: true, delay_wgrad_compute: true, exp_avg_dtype: fp8, "
+          "exp_avg_sq_dtype: bf16, main_params_dtype: fp16}";
   const Plan p = read_plan(YAML::Load(yaml.str()), "plan");
   // each compression's own setting comes only with it: the rank is read in a plan of its own
   const Plan powersgd = read_plan(YAML::Load("{gradient_compression: powersgd, gradient_powersgd_rank: 13}"), "plan");
@@ -78,6 +79,9 @@ TEST(PlanKnobs, EachKeyReadsIntoItsMember) {
   EXPECT_EQ(p.offload_device, OffloadDevice::nvme);
   EXPECT_EQ(p.gradient_compression, GradCompression::topk);
   EXPECT_DOUBLE_EQ(p.gradient_topk_ratio, 0.25);
+  EXPECT_EQ(p.exp_avg_dtype, Dtype::fp8);
+  EXPECT_EQ(p.exp_avg_sq_dtype, Dtype::bf16);
+  EXPECT_EQ(p.main_params_dtype, Dtype::fp16);
 }
 
 // A knob's text (what `--set` overrides write) reads back as the same value: a ratio with

@@ -31,8 +31,9 @@ TEST(ForeachAdamw, EightPassesOverTheShardAgainstTheFusedKernelsOne) {
   EXPECT_DOUBLE_EQ(optimizer_update_bytes_per_param(Optimizer::adam, 4), 28.0);
   const double shard = 1e9;
   const Scenario foreach_s = llama8b_fsdp(true), fused_s = llama8b_fsdp(false);
-  const std::vector<ComputeOp> foreach_ops = optimizer_shard_ops(foreach_s.stack, *foreach_s.training, shard);
-  const std::vector<ComputeOp> fused_ops = optimizer_shard_ops(fused_s.stack, *fused_s.training, shard);
+  const std::vector<ComputeOp> foreach_ops =
+      optimizer_shard_ops(foreach_s.stack, foreach_s.plan, *foreach_s.training, shard);
+  const std::vector<ComputeOp> fused_ops = optimizer_shard_ops(fused_s.stack, fused_s.plan, *fused_s.training, shard);
   ASSERT_FALSE(foreach_ops.empty());
   ASSERT_FALSE(fused_ops.empty());
   EXPECT_DOUBLE_EQ(foreach_ops[0].bytes, 80e9);

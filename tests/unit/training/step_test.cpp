@@ -278,7 +278,7 @@ training: {seq_len: 1024, global_batch: 8, micro_batch: 1, precision: bf16}
 plan: {tp: 1, pp: 1, dp: 2, zero: 1}
 )");
   const double shard = static_cast<double>(stage_params_per_gpu(s, 0) / 2);
-  const std::vector<ComputeOp> mixed = optimizer_shard_ops(s.stack, *s.training, shard);
+  const std::vector<ComputeOp> mixed = optimizer_shard_ops(s.stack, s.plan, *s.training, shard);
   ASSERT_EQ(mixed.size(), 2u);
   EXPECT_EQ(mixed[0].kernel, "adamw");
   EXPECT_DOUBLE_EQ(mixed[0].bytes, 26 * shard);  // masters and moments 24, the bf16 grad 2
@@ -291,7 +291,7 @@ plan: {tp: 1, pp: 1, dp: 2, zero: 1}
   ASSERT_NE(in_table, p.ops.end());
   EXPECT_DOUBLE_EQ(in_table->time_s, step_s);
   s.training->precision = Dtype::fp32;
-  const std::vector<ComputeOp> plain = optimizer_shard_ops(s.stack, *s.training, shard);
+  const std::vector<ComputeOp> plain = optimizer_shard_ops(s.stack, s.plan, *s.training, shard);
   ASSERT_EQ(plain.size(), 1u);
   EXPECT_DOUBLE_EQ(plain[0].bytes, 28 * shard);
   EXPECT_LT(optimizer_step_s(s, 0), step_s);
