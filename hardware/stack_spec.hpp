@@ -278,6 +278,10 @@ struct StackSpec {
   // --num-distributed-optimizer-instances). DeepSpeed's cannot: its ZeRO shards over the whole
   // data-parallel group (ZeRO-3 has hpZ and MiCS instead).
   bool zero_hybrid_sharding = true;
+  // Whether the stack runs Megatron-core's precision-aware optimizer (plan.exp_avg_dtype,
+  // exp_avg_sq_dtype, main_params_dtype: Transformer Engine's FusedAdam keeping the states in
+  // narrower types, --use-precision-aware-optimizer). False in the presets of other frameworks.
+  bool precision_aware_optimizer = true;
   // DeepSpeed's first ZeRO-3 (<= 0.5, 2021) as it gathers a layer (Init._allgather_param in
   // runtime/zero/partition_parameters.py): each parameter tensor its own all-gather
   // (zero_gather_calls: the layer's tensors, 0: by zero_gather_bucket_params), each issued

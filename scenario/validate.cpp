@@ -537,7 +537,8 @@ std::pair<std::string, std::string> precision_aware_key(const Plan& p) {
 // Megatron-core's precision-aware optimizer (plan.exp_avg_dtype, exp_avg_sq_dtype,
 // main_params_dtype): Adam only (OptimizerConfig.__post_init__ asserts optimizer == 'adam'),
 // the distributed optimizer only (get_megatron_optimizer raises "only supported with distributed
-// optimizer"), TE's FusedAdam (Megatron-core's stack, or the device alone: DeepSeek-V3 §3.3.3).
+// optimizer"), TE's FusedAdam (a stack whose precision_aware_optimizer is true: Megatron-core's, or the
+// device alone: DeepSeek-V3 §3.3.3).
 void validate_precision_aware_optimizer(const Scenario& s) {
   const Plan& p = s.plan;
   if (!optimizer_state_dtypes(p).precision_aware()) return;
@@ -551,10 +552,10 @@ void validate_precision_aware_optimizer(const Scenario& s) {
   if (s.training->precision == Dtype::fp32 || s.training->precision == Dtype::tf32)
     throw ScenarioError(key, value, rule + "with fp32 training (no master copy) is not modelled");
   if (p.offload_optimizer) throw ScenarioError(key, value, rule + "with plan.offload_optimizer is not modelled");
-  if (s.stack.name != "none" && s.stack.name != "custom" && s.stack.name != "megatron-core")
-    throw ScenarioError(
-        key, value,
-        rule + "Transformer Engine's FusedAdam under Megatron-core; stack " + s.stack.name + " does not run it");
+  if (!s.stack.precision_aware_optimizer)  // what the stack can run (hardware/stack_spec.hpp)
+    throw ScenarioError(key, value,
+                        rule + "Transformer Engine's FusedAdam under Megatron-core; stack " + s.stack.name +
+                            " (stack.precision_aware_optimizer: false) does not run it");
 }
 
 void validate_training(const Scenario& s) {

@@ -203,6 +203,13 @@ std::vector<BadCase> bad_cases() {
       {"HSDP on a stack that says it cannot", "",
        {"plan.zero=1", "plan.dp_replicate=2", "stack=megatron-core", "stack.zero_hybrid_sharding=false"},
        "stack megatron-core (stack.zero_hybrid_sharding: false, as DeepSpeed's) shards ZeRO over the whole"},
+      // the precision-aware optimizer, likewise a typed property (stack.precision_aware_optimizer)
+      {"bf16 moments on a preset built on torchtitan", "",
+       {"plan.zero=1", "plan.exp_avg_dtype=bf16", "stack=torchtitan-compile"},
+       "stack torchtitan-compile (stack.precision_aware_optimizer: false) does not run it"},
+      {"bf16 moments on a stack that says it cannot", "",
+       {"plan.zero=1", "plan.exp_avg_dtype=bf16", "stack=megatron-core", "stack.precision_aware_optimizer=false"},
+       "stack megatron-core (stack.precision_aware_optimizer: false) does not run it"},
       {"HSDP with gradient compression", "", {"plan.zero=1", "plan.dp_replicate=2", "plan.gradient_compression=int8"},
        "plan.dp_replicate=2 with plan.gradient_compression is not modelled"},
       {"inference with HSDP", "model: gpt2-small\ncluster: dgx-h100\ninference: {prompt_len: 128}\nplan: {dp: 2, dp_replicate: 2}\n", {},
