@@ -716,9 +716,10 @@ void validate_inference(const Scenario& s) {
     throw ScenarioError("plan.gradient_compression", std::string(to_string(s.plan.gradient_compression)),
                         "applies to training (an inference run reduces no gradients)");
   if (s.plan.zero != 0) throw ScenarioError("plan.zero", std::to_string(s.plan.zero), "applies to training only");
-  if (optimizer_state_dtypes(s.plan).precision_aware())
-    throw ScenarioError(precision_aware_key(s.plan).first, precision_aware_key(s.plan).second,
-                        "applies to training (an inference run has no optimizer)");
+  if (optimizer_state_dtypes(s.plan).precision_aware()) {
+    const auto [key, value] = precision_aware_key(s.plan);
+    throw ScenarioError(key, value, "applies to training (an inference run has no optimizer)");
+  }
   if (s.plan.recompute_modules != 0) throw ScenarioError("plan.recompute_modules", "", "applies to training only");
   if (s.plan.cp != 1) throw ScenarioError("plan.cp", std::to_string(s.plan.cp), "applies to training only");
   if (w.weight_dtype == Dtype::fp8 || is_fp4(w.weight_dtype))
