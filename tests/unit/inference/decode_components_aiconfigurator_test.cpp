@@ -64,13 +64,13 @@ std::string aic_stack(const std::string& engine) {
 }
 
 Scenario aic_scenario(const std::string& model, const std::string& gpu, int tp, const std::string& engine,
-                      const std::string& weight_dtype, const std::string& kv_dtype) {
+                      const std::string& weight_dtype, const std::string& kv_dtype, const std::string& stack = "") {
   const std::string node = gpu == "h100-sxm" ? "dgx-h100" : "dgx-h200";
   return load_scenario_text(
       "model: " + aic_model(model) + "\ncluster: {preset: " + node + ", gpus_per_node: " + std::to_string(tp) +
       ", nodes: 1}\ninference: {prompt_len: 1024, output_len: 2, batch: 1, weight_dtype: " + weight_dtype +
-      ", kv_dtype: " + kv_dtype + "}\nplan: {tp: " + std::to_string(tp) + ", pp: 1}\nstack: " + aic_stack(engine) +
-      "\n");
+      ", kv_dtype: " + kv_dtype + "}\nplan: {tp: " + std::to_string(tp) +
+      ", pp: 1}\nstack: " + (stack.empty() ? aic_stack(engine) : stack) + "\n");
 }
 
 double aic_op_s(const Scenario& s, const IterationShape& shape, const std::string& op) {
@@ -168,6 +168,56 @@ TEST(DecodeComponentsAiconfigurator, SmallMGemm) {
   }
   EXPECT_LT(median_of(bf16_small), 0.12);
   EXPECT_LT(median_of(fp8_signed), -0.30);  // priced too fast: fails once fp8's price is fixed
+}
+
+// SGLang's fp8 linear as the collector times it (collector/sglang/collect_gemm.py, "fp8": one
+// sgl_per_token_quant_fp8 kernel, then fp8_scaled_mm, replayed in a CUDA graph): two kernels,
+// where the serving price is the GEMM's alone. At decode rows (M 1-128) the quantize moves a few
+// hundred KB, so a kernel of its own costs about its fixed time: StackSpec::serving_fp8_input_cast
+// prices it as one more kernel_launch (4 us on both GPUs) plus its bytes. Measured 2026-12-07
+// (s15 report 05), measured - priced a call, median over the 60 rows a GPU: H200 +4.0 us (median
+// |error| 28.9% bare, 6.1% with the cast), H100 +0.4 us (8.5% bare, 33.7% with the cast). The H100
+// table is the odd one: its fp8 module runs faster than the H200's (median 12.6 against 15.1 us)
+// where its bf16 linear is slower (22.7 against 17.1 us), as a slower HBM should give.
+// The judged SGLang 0.4.4 (no torch.compile for Llama in simon-mo/R1-Benchmark's Justfile) runs a
+// static scaled_fp8_quant before each cutlass_scaled_mm: the same two kernels.
+TEST(DecodeComponentsAiconfigurator, SglangFp8LinearIsAQuantizeAndAGemm) {
+  std::map<std::string, std::vector<double>> excess_us, bare, cast, fp8_us, bf16_us;
+  std::map<std::string, double> launch_us;  // the GPU's kernel_launch_us (4 on both)
+  for (const auto& c : aic_rows("gemm_decode_aiconfigurator_h100_h200.csv", 12)) {
+    const std::int64_t m = std::stoll(c[8]);
+    if (c[1] != "sglang" || m > 128) continue;
+    (c[4] == "fp8" ? fp8_us : bf16_us)[c[0]].push_back(std::stod(c[11]));
+    if (c[4] != "fp8") continue;
+    const int tp = std::stoi(c[6]);
+    const Scenario s = aic_scenario(c[5], c[0], tp, c[1], "fp8", "bf16");
+    const Scenario with_cast =
+        aic_scenario(c[5], c[0], tp, c[1], "fp8", "bf16", "{preset: sglang, serving_fp8_input_cast: true}");
+    launch_us[c[0]] = s.cluster.gpu.kernel_launch_s * 1e6;
+    const double measured = std::stod(c[11]) * 1e-6;
+    const double priced = aic_op_s(s, decode_shape(m, 1024), c[7]);
+    excess_us[c[0]].push_back((measured - priced) * 1e6);
+    bare[c[0]].push_back(std::abs(priced / measured - 1));
+    cast[c[0]].push_back(std::abs(aic_op_s(with_cast, decode_shape(m, 1024), c[7]) / measured - 1));
+  }
+  for (const char* gpu : {"h100-sxm", "h200-sxm"}) {
+    ASSERT_EQ(excess_us[gpu].size(), 60u) << gpu;  // 12 shapes x M 1, 4, 16, 64, 128
+    std::printf(
+        "sglang fp8 %s M<=128: measured - priced median %+.1f us; median |error| %.1f%% bare, %.1f%% with "
+        "the cast; module median %.1f us fp8, %.1f us bf16\n",
+        gpu, median_of(excess_us[gpu]), 100 * median_of(bare[gpu]), 100 * median_of(cast[gpu]), median_of(fp8_us[gpu]),
+        median_of(bf16_us[gpu]));
+  }
+  // H200 (the judges' GPU): the excess is about one more kernel, and pricing the cast fixes the rows
+  EXPECT_GT(median_of(excess_us["h200-sxm"]), 0.5 * launch_us["h200-sxm"]);
+  EXPECT_LT(median_of(excess_us["h200-sxm"]), 1.5 * launch_us["h200-sxm"]);
+  EXPECT_LT(median_of(cast["h200-sxm"]), 0.5 * median_of(bare["h200-sxm"]));
+  // H100: no excess, and the cast would price the module slow; its fp8 module is faster than the
+  // H200's while its bf16 linear is slower (fails once either table is re-collected consistently)
+  EXPECT_LT(median_of(excess_us["h100-sxm"]), 0.25 * launch_us["h100-sxm"]);
+  EXPECT_GT(median_of(cast["h100-sxm"]), median_of(bare["h100-sxm"]));
+  EXPECT_LT(median_of(fp8_us["h100-sxm"]), median_of(fp8_us["h200-sxm"]));
+  EXPECT_GT(median_of(bf16_us["h100-sxm"]), median_of(bf16_us["h200-sxm"]));
 }
 
 // vLLM's custom all-reduce: stacks/vllm-v1.yaml serving_tp_allreduce_us holds the H100's rows at
