@@ -22,6 +22,7 @@
 // gpu_gpt_oss_sink_attention.py are the measurements that would.
 #include <gtest/gtest.h>
 
+#include <cstdint>
 #include <cstdio>
 #include <string>
 
