@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "scenario/load.hpp"
@@ -240,6 +241,41 @@ TEST(ShardedDpRuns, FmsFsdpStepRunsForeachAdamWAndClippingOverTheNodeShard) {
               1e3 * floor_s);
   EXPECT_GE(p.breakdown.optimizer_s, floor_s);
   EXPECT_LT(p.breakdown.optimizer_s, 2 * floor_s);
+}
+
+// The 70B on 64 A100-40GB (+34%) has a memory twin in its own table and sweep that is priced
+// right: the 30B on 32, also one micro-batch a step (128 sequences over 32 GPUs at 4). By hand,
+// Composer's FSDP1 PURE keeps 16 B a parameter of sharded state (fp32 flat parameter and gradient,
+// two fp32 moments): 29.95e9 / 32 x 16 = 15.0 GB against 64.86e9 / 64 x 16 = 16.2 GB; the
+// checkpointed layer inputs 48 x 4 x 2,048 x 7,168 x 2 B = 5.6 GB against 80 x 2 x 2,048 x 8,192
+// x 2 B = 5.4 GB; a layer's gathered bf16 weights 1.23 GB against 1.61 GB, at most four such
+// buffers live (two gathered layers, a gradient, one being reduce-scattered): +1.2 - 0.2 + 1.5 =
+// about 2.5 GB more for the 70B. So the 40 GB device's pressure, if it is the cause, would have
+// to begin within about 2.5 GB of what the 30B runs at. The memory model puts them closer
+// (reserved 25.7 and 26.6 GiB, fifteenth session), and predicts the 13B on 16 GPUs, inside 1% of
+// its measurement, to reserve more (27.1 GiB). What the 70B on 64 alone has
+// among the A100-40GB judges is 4,096 tokens a micro-batch (every other row has 8,192 or more):
+// the least compute behind each layer's gather and reduce-scatter. Pins the finding; re-derive it
+// when a price moves either row.
+TEST(ShardedDpRuns, TheMpt70bOutlierHasAMemoryTwinPricedRight) {
+  const Scenario s30 = load_scenario_file(kTrainingDir + "mpt-30b-32gpu-a100-40gb.yaml");
+  const Scenario s70 = load_scenario_file(kTrainingDir + "mpt-70b-64gpu-a100-40gb.yaml");
+  const double gib = 1024.0 * 1024 * 1024;
+  const double r30 = predict_memory(s30).reserved_peak_bytes / gib, r70 = predict_memory(s70).reserved_peak_bytes / gib;
+  const auto published = [](std::string_view name) {
+    return std::find_if(std::begin(kRuns), std::end(kRuns), [&](const ShardedRun& r) { return r.scenario == name; })
+        ->published;
+  };
+  const double e30 =
+      predict_training(s30).throughput.tokens_per_s_per_gpu / published("mpt-30b-32gpu-a100-40gb.yaml") - 1;
+  const double e70 =
+      predict_training(s70).throughput.tokens_per_s_per_gpu / published("mpt-70b-64gpu-a100-40gb.yaml") - 1;
+  std::printf("MPT 30B on 32: reserved %.2f GiB, %+.1f%%; 70B on 64: reserved %.2f GiB, %+.1f%%\n", r30, 100 * e30, r70,
+              100 * e70);
+  EXPECT_GE(r70 - r30, 0.0);
+  EXPECT_LT(r70 - r30, 1.5);
+  EXPECT_LT(std::abs(e30), 0.05);
+  EXPECT_GT(e70, 0.25);
 }
 
 // Narayanan et al. Table 2's 175B under ZeRO-3 at a fixed batch of 1,536: the measured step,
