@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "scenario/load.hpp"
@@ -174,6 +175,10 @@ std::vector<double> judge(std::span<const ShardedRun> runs) {
 // MPT row moved toward its measurement: the 7B rows +9.6..+12.5% -> +1.2..+4.0%, the 13B on 8
 // +21.7 -> +14.4%, the 70B on 64 +39.4 -> +34.2%, on 128 +11.4 -> +6.9%; the 27: median 10.0 ->
 // 5.1%, 20 -> 21 within 15%. The 70B on 64 keeps a 34% gap that no other MPT row shows.)
+// (Fifteenth session: the IBM runs' step after the backward as fms-fsdp 5e522b4 runs it, torch's
+// default foreach AdamW and clip_grad_norm_(1.0) (FmsFsdpStepRunsForeachAdamWAndClippingOverTheNodeShard):
+// the 7B on 96 H100s +19.9 -> +17.8%, on 128 A100s +6.2 -> +4.9%; the 34B and 70B move by under
+// 0.2 points, the two A100 rows predicted slow by 0.07 points away.)
 // The bands hold what is reached, so that a change that loses it fails.
 TEST(ShardedDpRuns, ThroughputAgainstThePublishedRuns) {
   const std::vector<double> errors = judge(kRuns);
@@ -216,6 +221,61 @@ TEST(ShardedDpRuns, WeakScalingStaysFlatWhereTheGathersHide) {
   ASSERT_EQ(tps.size(), 5u);
   const auto [lo, hi] = std::minmax_element(tps.begin(), tps.end());
   EXPECT_LT(*hi / *lo - 1, 0.03);
+}
+
+// fms-fsdp's step (5e522b4) after the backward: model.clip_grad_norm_(1.0), then torch 2.2's
+// default AdamW, the foreach one (adamw.py: "we default to foreach"), over HSDP's node shard,
+// Llama-2 7B's 6,738,415,616 parameters / 8 = 0.842e9 a GPU. Its bytes a parameter, by hand:
+// foreach AdamW 72 + the bf16 gradient read twice (2 x 2) = 76; clipping's norm read and scaling
+// pass over the bf16 gradients, 3 x 2 = 6; the bf16 weights' copy from the fp32 masters, 4 + 2 = 6:
+// 88 B, 74.1 GB, at least 22.1 ms at the H100's datasheet 3,350 GB/s. A fused Adam without
+// clipping (the torchtitan stack's default, 28 + 2 + 6 = 36 B) moves 30.3 GB, at least 9.1 ms:
+// the scenario's step priced that way (10.1 ms) fails this floor. The optimizer is memory-bound,
+// so the price also stays within twice the floor.
+TEST(ShardedDpRuns, FmsFsdpStepRunsForeachAdamWAndClippingOverTheNodeShard) {
+  const double shard = 6738415616.0 / 8, bytes = 88 * shard, floor_s = bytes / 3350e9;
+  EXPECT_NEAR(floor_s, 0.0221, 0.0001);
+  const TrainingPrediction p =
+      predict_training(load_scenario_file(kTrainingDir + "ibm-fsdp-llama2-7b-96gpu-h100.yaml"));
+  std::printf("IBM 7B on 96 H100: optimizer step %.1f ms (floor %.1f ms)\n", 1e3 * p.breakdown.optimizer_s,
+              1e3 * floor_s);
+  EXPECT_GE(p.breakdown.optimizer_s, floor_s);
+  EXPECT_LT(p.breakdown.optimizer_s, 2 * floor_s);
+}
+
+// The 70B on 64 A100-40GB (+34%) has a memory twin in its own table and sweep that is priced
+// right: the 30B on 32, also one micro-batch a step (128 sequences over 32 GPUs at 4). By hand,
+// Composer's FSDP1 PURE keeps 16 B a parameter of sharded state (fp32 flat parameter and gradient,
+// two fp32 moments): 29.95e9 / 32 x 16 = 15.0 GB against 64.86e9 / 64 x 16 = 16.2 GB; the
+// checkpointed layer inputs 48 x 4 x 2,048 x 7,168 x 2 B = 5.6 GB against 80 x 2 x 2,048 x 8,192
+// x 2 B = 5.4 GB; a layer's gathered bf16 weights 1.23 GB against 1.61 GB, at most four such
+// buffers live (two gathered layers, a gradient, one being reduce-scattered): +1.2 - 0.2 + 1.5 =
+// about 2.5 GB more for the 70B. So the 40 GB device's pressure, if it is the cause, would have
+// to begin within about 2.5 GB of what the 30B runs at. The memory model puts them closer
+// (reserved 25.7 and 26.6 GiB, fifteenth session), and predicts the 13B on 16 GPUs, inside 1% of
+// its measurement, to reserve more (27.1 GiB). What the 70B on 64 alone has
+// among the A100-40GB judges is 4,096 tokens a micro-batch (every other row has 8,192 or more):
+// the least compute behind each layer's gather and reduce-scatter. Pins the finding; re-derive it
+// when a price moves either row.
+TEST(ShardedDpRuns, TheMpt70bOutlierHasAMemoryTwinPricedRight) {
+  const Scenario s30 = load_scenario_file(kTrainingDir + "mpt-30b-32gpu-a100-40gb.yaml");
+  const Scenario s70 = load_scenario_file(kTrainingDir + "mpt-70b-64gpu-a100-40gb.yaml");
+  const double gib = 1024.0 * 1024 * 1024;
+  const double r30 = predict_memory(s30).reserved_peak_bytes / gib, r70 = predict_memory(s70).reserved_peak_bytes / gib;
+  const auto published = [](std::string_view name) {
+    return std::find_if(std::begin(kRuns), std::end(kRuns), [&](const ShardedRun& r) { return r.scenario == name; })
+        ->published;
+  };
+  const double e30 =
+      predict_training(s30).throughput.tokens_per_s_per_gpu / published("mpt-30b-32gpu-a100-40gb.yaml") - 1;
+  const double e70 =
+      predict_training(s70).throughput.tokens_per_s_per_gpu / published("mpt-70b-64gpu-a100-40gb.yaml") - 1;
+  std::printf("MPT 30B on 32: reserved %.2f GiB, %+.1f%%; 70B on 64: reserved %.2f GiB, %+.1f%%\n", r30, 100 * e30, r70,
+              100 * e70);
+  EXPECT_GE(r70 - r30, 0.0);
+  EXPECT_LT(r70 - r30, 1.5);
+  EXPECT_LT(std::abs(e30), 0.05);
+  EXPECT_GT(e70, 0.25);
 }
 
 // Narayanan et al. Table 2's 175B under ZeRO-3 at a fixed batch of 1,536: the measured step,
