@@ -247,8 +247,9 @@ ModuleCurves measured_mixtral_moe_modules() {
     while (std::getline(in, line)) {
       const auto c = split_csv_line(line);
       if (c.size() != 16 || c[6] != "mixtral-8x7b" || c[5] != "bfloat16" || c[11] != "2" || c[12] != "1") continue;
-      const auto [at, fresh] = fastest[c[4]][c[1] + " " + c[2]].try_emplace(std::stod(c[14]), std::stod(c[15]) * 1e-3);
-      at->second = std::min(at->second, std::stod(c[15]) * 1e-3);
+      const double s = std::stod(c[15]) * 1e-3;  // ms
+      double& best = fastest[c[4]][c[1] + " " + c[2]].try_emplace(std::stod(c[14]), s).first->second;
+      best = std::min(best, s);
     }
   }
   ModuleCurves curves;
