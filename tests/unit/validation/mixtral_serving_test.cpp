@@ -32,12 +32,16 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <fstream>
 #include <limits>
+#include <map>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
+#include "hardware/curve.hpp"
 #include "scenario/load.hpp"
+#include "sim/common/csv.hpp"
 #include "sim/inference/batch_prediction.hpp"
 #include "sim/inference/serve_run.hpp"
 #include "sim/trust/case_errors.hpp"
@@ -82,7 +86,18 @@ struct Judged {
   double published_s = 0;     // the row's time: the batch's run, or the first token
   double weight_floor_s = 0;  // the weights' bytes its passes read, at the datasheet HBM peak
   double read_floor_s = 0;    // the same plus each pass's K,V read once (no masked-MHA repeats)
+  // the MoE's work: the prefill's batch x prompt tokens, then decode_passes passes of batch tokens
+  std::int64_t layers = 0, prefill_tokens = 0, decode_passes = 0, decode_tokens = 0;
+  double simulated_moe_s = 0;  // the simulator's moe.* ops over those passes
 };
+
+// The seconds of a pass's moe.* ops (router, permute, the experts' grouped GEMMs, unpermute).
+double moe_ops_s(const std::vector<PassOpTime>& ops) {
+  double s = 0;
+  for (const PassOpTime& op : ops)
+    if (op.name.rfind("moe.", 0) == 0) s += op.time_s * op.count;
+  return s;
+}
 
 // The row's time and its floor: a throughput row's decode passes (output_len - 1; the prefill
 // taken as free) each read the GPU's weights the batch touches, a TTFT row's one prefill pass.
@@ -91,6 +106,11 @@ Judged judge(const MixtralRow& row, const trust::ValidationCase& c, const std::s
   const InferencePrediction p = predict_inference(s);
   const double hbm_Bps = s.cluster.gpu.hbm_bandwidth_Bps;
   Judged j{.row = &row, .published = c.measured};
+  j.layers = s.model.layers;
+  j.prefill_tokens = s.inference->batch * s.inference->prompt_len;
+  j.decode_passes = c.metric == trust::Metric::ttft_s ? 0 : p.decode_passes;
+  j.decode_tokens = s.inference->batch;
+  j.simulated_moe_s = moe_ops_s(p.prefill_ops) + double(j.decode_passes) * moe_ops_s(p.decode_ops);
   if (c.metric == trust::Metric::ttft_s) {
     j.predicted = p.ttft_s;
     j.published_s = c.measured;
@@ -204,6 +224,113 @@ TEST(MixtralServing, Trtllm09BatchOneTtftIsNotBandwidthBoundOnThePage) {
   EXPECT_GT(mixtral, 1.25);            // the simulator's pass reads its weights: ~ the HBM ratio 1.43
   EXPECT_LT(mixtral_published, 1.15);  // the page's is not
   EXPECT_LT(std::abs(mixtral_published - mistral_published), 0.05);  // and moves as its dense rows do
+}
+
+// One Mixtral 8x7B MoE layer's forward (8 experts of 4096 x 14336, top 2, TP 2: 7,168 of each
+// expert's width a GPU) in 16 bits, as each engine's module runs it (routing to finalize),
+// measured by tokens: ai-dynamo/aiconfigurator's tables (Apache-2.0, commit 095f58a5). H100, H200:
+// fused_moe_aiconfigurator_serving_shapes.csv (TensorRT-LLM 1.2.0rc5's CUTLASS module, vLLM
+// 0.14's Triton fused_moe, SGLang 0.5.6.post2's on the H200); A100: fused_moe_aiconfigurator_
+// mixtral_a100.csv (TensorRT-LLM 1.0.0, whose A100 MoE GEMM is CUTLASS's Sm80 kernel as the 0.9
+// plugin's was, and vLLM 0.14). By GPU, then engine: a curve of {tokens, seconds}; where a
+// series has two routings (the A100's power-law ones), the faster.
+using ModuleCurves = std::map<std::string, std::map<std::string, std::vector<CurvePoint>>>;
+
+ModuleCurves measured_mixtral_moe_modules() {
+  std::map<std::string, std::map<std::string, std::map<double, double>>> fastest;
+  for (const char* file :
+       {"fused_moe_aiconfigurator_serving_shapes.csv", "fused_moe_aiconfigurator_mixtral_a100.csv"}) {
+    std::ifstream in(std::string(TWINSIM_SOURCE_DIR) + "/scenarios/validation/microbench/" + file);
+    EXPECT_TRUE(in) << file;
+    std::string line;
+    std::getline(in, line);  // source,framework,version,kernel,gpu,dtype,model,..,tp,ep,distribution,tokens,ms
+    while (std::getline(in, line)) {
+      const auto c = split_csv_line(line);
+      if (c.size() != 16 || c[6] != "mixtral-8x7b" || c[5] != "bfloat16" || c[11] != "2" || c[12] != "1") continue;
+      const double s = std::stod(c[15]) * 1e-3;  // ms
+      double& best = fastest[c[4]][c[1] + " " + c[2]].try_emplace(std::stod(c[14]), s).first->second;
+      best = std::min(best, s);
+    }
+  }
+  ModuleCurves curves;
+  for (const auto& [gpu, engines] : fastest)
+    for (const auto& [engine, points] : engines)
+      for (const auto& [tokens, s] : points) curves[gpu][engine].push_back({tokens, s});
+  return curves;
+}
+
+// A module's time at `tokens`: between measured counts the curve's interpolation; beyond the
+// last (16,384 on Hopper, 65,536 on the A100), that count's time per token, math-bound there.
+double module_time_s(const std::vector<CurvePoint>& curve, double tokens) {
+  const CurvePoint& last = curve.back();
+  return tokens > last.x ? last.y * tokens / last.x : interpolate_curve(curve, tokens);
+}
+
+// The row's MoE work at one engine's measured module: every layer's prefill module, and every
+// decode pass's (issue 56, s15).
+double measured_moe_s(const Judged& j, const std::vector<CurvePoint>& curve) {
+  return double(j.layers) * (module_time_s(curve, double(j.prefill_tokens)) +
+                             double(j.decode_passes) * module_time_s(curve, double(j.decode_tokens)));
+}
+
+// What the v0.9 Mixtral rows the simulator prices 25-52% slow leave for anything but the MoE.
+// The floor: the fastest measured engine's MoE modules over the row's passes plus each decode
+// pass's K,V read once at the datasheet HBM peak (read_floor_s less weight_floor_s); nothing
+// else (attention's math, the 64 all-reduces, norms, host) counted. Published over that floor
+// (`./build/tests/test_validation --gtest_filter=MixtralServing.Trtllm09*Modules*` prints all
+// 18 rows): A100 TTFT-128 0.82, H100 TTFT-128 0.83 (excluded), H200 TTFT-128 1.04, A100 bs64
+// 2048/128 1.02, H100 bs128 128/2048 1.06, A100 bs128 128/2048 1.09: at or below what any
+// measured MoE kernel does, though TensorRT-LLM 1.0 / 1.2 and vLLM 0.14 are later than 0.9 (on
+// the A100, TRT-LLM 1.0's Sm80 module gives 0.74, 0.99 and 0.90 for the TTFT-128, bs128 and
+// bs64 rows). The simulator's own moe.* ops there are 0.95-1.11x the fastest measured module's:
+// the MoE is not the over-price, and the rest of the pass has no room on the page. Only H200
+// bs64 2048/2048 (1.26) leaves time beyond MoE and K,V: 7.5 s over 2,047 passes, 3.7 ms a pass, where
+// the simulator spends 9.1 ms a pass outside the MoE (the masked-MHA repeats, Trtllm09Mistral.*). The
+// prefill-heavy Hopper rows sit 1.5-2.9x above the modern modules (0.9's Sm80 kernel at large
+// M; trtllm.yaml moe_gemm_generation), which is why the table cannot be a module-rate fit.
+TEST(MixtralServing, Trtllm09SmallBatchRowsSitAtTheMeasuredMoeModules) {
+  const ModuleCurves curves = measured_mixtral_moe_modules();
+  const std::map<std::string, double> at_most = {
+      // published over the fastest floor: at most (<= 1.10, no room) or, negative, more than
+      {"trtllm09-mixtral-8x7b-2xa100-fp16-ttft-128", 1.10},
+      {"trtllm09-mixtral-8x7b-2xh100-fp8-ttft-128", 1.10},
+      {"trtllm09-mixtral-8x7b-2xa100-fp16-bs64-2048-128", 1.10},
+      {"trtllm09-mixtral-8x7b-2xh100-fp8-bs128-128-2048", 1.10},
+      {"trtllm09-mixtral-8x7b-2xa100-fp16-bs128-128-2048", 1.10},
+      {"trtllm09-mixtral-8x7b-2xh200-fp8-bs64-2048-2048", -1.20},
+      {"trtllm09-mixtral-8x7b-2xh200-fp8-ttft-128", 1.10}};
+  int checked = 0;
+  for (const Judged& j : judge_all()) {
+    const std::string name = j.row->name;
+    const std::string gpu = name.find("h100") != std::string::npos   ? "h100"
+                            : name.find("h200") != std::string::npos ? "h200"
+                                                                     : "a100";
+    ASSERT_TRUE(curves.contains(gpu)) << gpu;
+    const double kv_s = j.read_floor_s - j.weight_floor_s;
+    double floor_s = std::numeric_limits<double>::infinity(), moe_s = 0;
+    std::string line;
+    for (const auto& [engine, curve] : curves.at(gpu)) {
+      const double measured = measured_moe_s(j, curve);
+      if (measured + kv_s < floor_s) floor_s = measured + kv_s, moe_s = measured;
+      char ratio[64];
+      std::snprintf(ratio, sizeof ratio, "  %s %.2f", engine.c_str(), j.published_s / (measured + kv_s));
+      line += ratio;
+    }
+    std::printf(
+        "  %-50s published %8.4f s, simulated MoE %8.4f s = %.2f x the fastest module; published over "
+        "module + K,V:%s\n",
+        name.c_str(), j.published_s, j.simulated_moe_s, j.simulated_moe_s / moe_s, line.c_str());
+    const auto bound = at_most.find(name);
+    if (bound == at_most.end()) continue;
+    ++checked;
+    if (bound->second > 0) {
+      EXPECT_LE(j.published_s / floor_s, bound->second) << name;
+    } else {
+      EXPECT_GT(j.published_s / floor_s, -bound->second) << name;
+    }
+    EXPECT_NEAR(j.simulated_moe_s / moe_s, 1.0, 0.15) << name;  // the simulator's MoE is the modules'
+  }
+  EXPECT_EQ(checked, 7);
 }
 
 // The second engine table (issue 53: "a published engine table"): TensorRT-LLM v0.14.0's
