@@ -178,6 +178,12 @@ void add_serve_command(CLI::App& app) {
                   "GiB of host memory per GPU for preempted sequences' K,V, copied over PCIe instead of recomputed "
                   "(vLLM v0 --swap-space with --preemption-mode swap; default 0: recompute)")
       ->check(cli::number(0, 1e6));
+  cmd->add_option("--cuda-graph-batch-sizes", a->request.options.cuda_graph_batch_sizes,
+                  "CUDA-graph batch sizes with padding (TensorRT-LLM's cuda_graph_config batch_sizes, "
+                  "enable_padding): a generation-only pass is priced padded to the next captured size, under "
+                  "attention DP the largest rank's (default: none)")
+      ->delimiter(',')
+      ->check(cli::whole(1, 1'000'000));
   cmd->add_option("--router", a->request.router,
                   "serve all plan.dp replicas behind a router: round_robin | least_loaded (default: one replica, "
                   "the rate its own)");

@@ -87,6 +87,9 @@ struct SchedulerLimits {
   double request_path_s = 0;
   // and per prompt token (the stack's serving_request_token_us: tokenising the prompt's text)
   double request_token_s = 0;
+  // The CUDA-graph batch sizes the engine captured (captured_graph_batches): a generation-only
+  // pass is priced padded to the next one (sim/inference/cuda_graph_padding.hpp); empty: unpadded.
+  std::vector<std::int64_t> graph_batches;
 
   // Blocks (of all layers' KV for block_tokens tokens) a sequence of `tokens` tokens holds.
   std::int64_t blocks_for(std::int64_t tokens) const;

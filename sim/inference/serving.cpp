@@ -11,6 +11,7 @@
 #include "models/checked_math.hpp"
 #include "scenario/errors.hpp"
 #include "sim/inference/client_gate.hpp"
+#include "sim/inference/cuda_graph_padding.hpp"
 #include "sim/inference/speculative.hpp"
 
 namespace twinsim {
@@ -263,7 +264,9 @@ ServingResult run_serving(const std::vector<Request>& requests, std::int64_t kv_
       continue;
     }
     record_pass(result, ev.time_s, pools, schedulers, keep_occupancy);
-    const IterationCost c = cost(shape);
+    PassShape priced = shape;  // as the engine runs it: a generation-only pass padded to its CUDA graph
+    pad_to_graph_batch(priced.target, limits.graph_batches);
+    const IterationCost c = cost(priced);
     result.swapped_out_blocks += shape.swap_out_blocks;
     result.swapped_in_blocks += shape.swap_in_blocks;
     const double t = cross_stages(c, ev.time_s, &stage_free[ev.engine / stages * stages], stages);
@@ -322,6 +325,7 @@ ServingResult run_lockstep_serving(const std::vector<Request>& requests, std::in
       continue;
     }
     record_pass(result, now, pools, schedulers, keep_occupancy);
+    pad_lockstep_to_graph_batch(shapes, limits.graph_batches);
     const double step_s = cost(shapes);
     now += step_s;
     result.busy_s += step_s;
@@ -364,6 +368,8 @@ ServingResult simulate_serving(const Scenario& scenario, const std::vector<Reque
   limits.prefill_first = scenario.stack.serving_prefill_first;
   limits.overlap_pickup = scenario.stack.serving_async;
   limits.idle_fetch_one = scenario.stack.serving_idle_fetch_one;
+  limits.graph_batches =
+      captured_graph_batches(options.cuda_graph_batch_sizes, limits.max_sequences, limits.max_batched_tokens);
   // the frontend's CPU work at this node's CPU speed (HostSpec::cpu_time_scale)
   limits.request_path_s = scenario.stack.serving_request_s * scenario.cluster.host.cpu_time_scale;
   limits.request_token_s = scenario.stack.serving_request_token_s * scenario.cluster.host.cpu_time_scale;

@@ -130,6 +130,10 @@ struct ServeOptions {
   // Refuse, before simulating, requests that need more sequence steps than this
   // (serving_sequence_steps; 2e8 is about two minutes here); 0: no limit.
   std::int64_t max_sequence_steps = 200'000'000;
+  // CUDA-graph batch sizes asked of the engine (TensorRT-LLM's cuda_graph_config.batch_sizes with
+  // enable_padding, serve's --cuda-graph-batch-sizes): generation-only passes are priced padded to
+  // the captured sizes (sim/inference/cuda_graph_padding.hpp); empty: none.
+  std::vector<std::int64_t> cuda_graph_batch_sizes;
 };
 
 // One replica of the scenario's model (plan.dp replicas serve independent streams).
