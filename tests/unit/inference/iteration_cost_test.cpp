@@ -422,7 +422,7 @@ const PassOpTime& op_named(const std::vector<PassOpTime>& ops, const std::string
 // GB/s, median 1.48 us) and no straggler, a call costs 4,096 x 2(2-1)/2 / 2.76383e9 =
 // 1.482 us. The executor's calls measured 1.0-1.5 us from the later rank's arrival on the quiet
 // guest (s14's run, scripts/decode_sync.py), 2.5-3.7 us loaded: the TP-2 TPOT misses of
-// -27..-33% are not a missing MPI cost (the ranks' compute moved 1.4-2.7x between runs).
+// -27..-33% are not a missing MPI cost (the ranks' compute moved 1.4-3.3x between runs).
 TEST(DecodePass, TheTinyLlamaTp2AllReduceIsTheHostsMeasuredSmallCall) {
   Scenario s = test::serving_scenario("tiny-llama", "dgx-a100-80gb", 2, 2, 1, 4, 64, 32, "fp32", "fp32");
   s.cluster.straggler = 0;
