@@ -67,6 +67,12 @@ add_test(NAME cli.goodput
          COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/check_goodput_cli.py $<TARGET_FILE:twinsim>
                  ${PROJECT_SOURCE_DIR}/scenarios)
 set_tests_properties(cli.goodput PROPERTIES TIMEOUT 300)
+# A 2-rank decode trace's collectives split into arrival skew and MPI transport, and each
+# rank's compute a pass and a slow rank's side, core or memory (scripts/decode_sync.py,
+# issue 61), on hand-made traces.
+add_test(NAME cli.decode_sync
+         COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/check_decode_sync.py ${PROJECT_SOURCE_DIR})
+set_tests_properties(cli.decode_sync PROPERTIES TIMEOUT 60)
 # The MoE expert probe's importer (scripts/moe_probe_to_table.py) prices a full-shape probe
 # folder as `simulate --json` does, and the probe's kernels go to their ops (issue #53).
 add_test(NAME cli.moe_probe_table

@@ -416,6 +416,24 @@ const PassOpTime& op_named(const std::vector<PassOpTime>& ops, const std::string
   throw std::runtime_error("no op " + name);
 }
 
+// Issue 61: the per-pass MPI cost of a TP-2 decode on the host is already a measured figure.
+// tiny-llama TP 2, 4 sequences: each tp_exit all-reduces 4 rows x 256 x 4 B = 4,096 B. With
+// the 2-rank all-reduce measured at 4,096 B (hardware/calibrated/host.yaml: busbw 2.76383
+// GB/s, median 1.48 us) and no straggler, a call costs 4,096 x 2(2-1)/2 / 2.76383e9 =
+// 1.482 us. The executor's calls measured 1.0-1.5 us from the later rank's arrival on the quiet
+// guest (s14's run, scripts/decode_sync.py), 2.5-3.7 us loaded: the TP-2 TPOT misses of
+// -27..-33% are not a missing MPI cost (the ranks' compute moved 1.4-3.3x between runs).
+TEST(DecodePass, TheTinyLlamaTp2AllReduceIsTheHostsMeasuredSmallCall) {
+  Scenario s = test::serving_scenario("tiny-llama", "dgx-a100-80gb", 2, 2, 1, 4, 64, 32, "fp32", "fp32");
+  s.cluster.straggler = 0;
+  s.cluster.intra_node.measured_busbw["all_reduce"][2] = {{4096, 2.76383e9}};
+  const std::vector<PassOpTime> ops = ServingCostModel(s).op_times(decode_shape(4, 64));
+  const double call_s = 4096.0 / 2.76383e9;
+  EXPECT_DOUBLE_EQ(op_named(ops, "attn.tp_exit.fwd").count, 4);
+  EXPECT_NEAR(op_named(ops, "attn.tp_exit.fwd").time_s, call_s, 1e-12);
+  EXPECT_NEAR(op_named(ops, "mlp.tp_exit.fwd").time_s, call_s, 1e-12);
+}
+
 TEST(PassOps, SumToTheStagesOfThePass) {
   // TP 2 x PP 2: collectives are ops too; the transfer between stages is not
   const Scenario s = test::serving_scenario("llama2-7b", "dgx-a100-80gb", 4, 2, 2, 8, 512, 64);
