@@ -15,7 +15,7 @@
 // vTrain itself prices both from a per-(hidden, tp, micro-batch) kernel trace of the real code,
 // gaps between kernels included (VIA-Research/vTrain src/predictor.py, parse_traces; trace
 // file "trace_{hidden}_{tp}_{mb}"), which is the key that separates the errors here.
-// The last two tests hold what s15 measured against three candidate prices (none priced):
+// The last three tests hold what s15 measured against three candidate prices (none priced):
 // a rendezvous of the tp ranks at each TP all-reduce, syncs inside the pass, and narrow
 // 8-way GEMMs; and a discrete switch in the code vTrain ran that separates 8-way TP with
 // one-sample micro-batches (Megatron's fused softmax falling back to torch).
@@ -164,8 +164,12 @@ double layer_tp_allreduces_ms(int tp, int micro_batch, int hidden) {
 // f(4) >= 3/7 f(8), i.e. e4 - e1 >= 3/4 (e8 - e4). Measured, one-sample tp-1 floor e1 =
 // 3.10 ms (h1024, host-bound): e4 - e1 = 0.23 / -0.27 ms where 3/4 (e8 - e4) = 0.55 / 0.80
 // (two-sample micro-batches, h1024 / h2048; one-sample: 0.35 / -0.05 vs 1.15 / 1.33): 2 and
-// 4 ranks show almost none of what 8 show. (Neither applies as PyTorch 2.0.1 runs it: an
-// NCCL all-reduce returns to the host once enqueued, so the host never waits at it.)
+// 4 ranks show almost none of what 8 show. Nor does the code make the host wait there:
+// ProcessGroupNCCL's calls are asynchronous, on their own stream, and wait() holds the host
+// only under NCCL_BLOCKING_WAIT (pytorch torch/lib/c10d/ProcessGroupNCCL.hpp), which
+// Megatron-DeepSpeed 2255b61 never sets; a fast rank's device waits in the NCCL kernel and
+// catches up on work its host queued meanwhile, so a step costs the slowest rank's total
+// host time, whose excess over the mean shrinks as sqrt(segments), not one max per segment.
 TEST(VtrainOutliers, AWaitForTheSlowestTensorParallelRankDoesNotFitTheRuns) {
   if (!std::filesystem::exists(kOutlierCsv)) GTEST_SKIP() << kOutlierCsv << " not found";
   const std::vector<VtrainRow> rows = select_half(read_vtrain_csv(kOutlierCsv), "odd");
