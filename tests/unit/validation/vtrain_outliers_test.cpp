@@ -215,7 +215,7 @@ TEST(VtrainOutliers, EightWayOneSequenceMicroBatchesCostMoreThanTwo) {
 // Host syncs inside the pass (a finite run-ahead): Megatron-DeepSpeed 2255b61 has none in a
 // layer (no .item(), .cpu() or synchronize() in megatron/model, megatron/core/tensor_parallel
 // or megatron/mpu; its forward/backward-compute timers synchronize, but they are log level 2,
-// DummyTimer at the default --timing-log-level 0). Its one sync a micro-batch is get_batch's
+// DummyTimer at the default --timing-log-level 0). The sync a micro-batch found is get_batch's
 // broadcast_data (sizes_cuda.cpu(), megatron/core/tensor_parallel/data.py), which would cost
 // once a micro-batch (c in T = a + n (c + e L)), yet the near-tie groups' excess is in e, a
 // layer's time: measured e - predicted e = +0.90 ms at tp2/mb2/h2048 and +0.95 at tp4/mb4/
