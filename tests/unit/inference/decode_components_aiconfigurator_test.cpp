@@ -9,6 +9,9 @@
 // today's errors (printed per table and regime) so that a change of a price shows. Measured
 // 2026-12-07 (report s13/09): 16-bit GEMMs at M 1-16 median |e| 6-10%, fp8 GEMMs priced ~45-55%
 // fast on vLLM and TensorRT-LLM; decode attention too fast on small calls, mixed on large ones.
+// TensorRT-LLM 1.2.0rc5's attention rows were collected on a K-only cache (CacheType.SELFKONLY,
+// aiconfigurator before dec5f4cd2): its large calls understate the time up to 2x (report s15/13;
+// dense_decode_large_batch_test.cpp judges against 1.3.0rc20's full-layout rows instead).
 #include <gtest/gtest.h>
 
 #include <algorithm>
