@@ -14,6 +14,7 @@
 
 #include "hardware/curve.hpp"
 #include "hardware/kernel_generation.hpp"
+#include "models/megatron_softmax.hpp"
 #include "models/moe_host_calls.hpp"
 
 namespace twinsim {
@@ -390,6 +391,10 @@ struct StackSpec {
   bool litgpt() const { return layer_kernels == kLitgptBf16LayerKernels; }
   // Hugging Face's modeling-code censuses (hf_eager, hf_bf16), or LitGPT's priced by hf_bf16's
   bool hf_modeling() const { return hf_eager() || layer_kernels == kHfBf16LayerKernels || litgpt(); }
+  // The unfused attention core's softmax (one of kSoftmaxRules, models/megatron_softmax.hpp):
+  // Megatron's FusedScaleMaskSoftmax, its CUDA kernel where the release's rule holds and
+  // PyTorch's fp32 ops elsewhere, or the op list's fused kernel at every shape ("kernel").
+  std::string softmax = std::string(kKernelSoftmax);
   // How the loss meets the output layer (one of kLossKernels).
   std::string loss_kernel = std::string(kLogitsLoss);
   bool fused_linear_loss() const { return loss_kernel == kFusedLinearLoss; }

@@ -485,6 +485,10 @@ StackSpec read_stack(const YAML::Node& node, const std::string& path) {
                                 {kAttentionKernels.begin(), kAttentionKernels.end()});
   s.gemm_kernel = r.choice("gemm_kernel", std::string(kCublasGemm), {kGemmKernels.begin(), kGemmKernels.end()});
   s.layer_kernels = r.choice("layer_kernels", std::string(kFusedLayerKernels), {kLayerKernels.begin(), kLayerKernels.end()});
+  s.softmax = r.choice("softmax", std::string(kKernelSoftmax), {kSoftmaxRules.begin(), kSoftmaxRules.end()});
+  if (s.softmax != kKernelSoftmax && s.host_torch_op_s <= 0)
+    throw ScenarioError(r.key_path("softmax"), s.softmax,
+                        "needs host_torch_op_us above 0: the fallback's ops are priced at it");
   s.loss_kernel = r.choice("loss_kernel", std::string(kLogitsLoss), {kLossKernels.begin(), kLossKernels.end()});
   s.tp_overlap = r.choice("tp_overlap", std::string(kLayerTpOverlap), {kTpOverlaps.begin(), kTpOverlaps.end()});
   s.sp_layout_copies = r.boolean("sp_layout_copies", false);

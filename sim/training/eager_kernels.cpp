@@ -59,4 +59,14 @@ EagerCost eager_fp32_loss_cost(const GpuSpec& gpu, const ModelSpec& model, doubl
   return hf_eager_cost(gpu, model, loss, extents, HfParams::bf16);
 }
 
+EagerCost softmax_fallback_cost(const GpuSpec& gpu, double scores) {
+  const SoftmaxFallback f;
+  EagerCost c;
+  c.fwd_kernels = f.fwd_kernels, c.dgrad_kernels = f.bwd_kernels;
+  c.fwd_bytes = f.fwd_bytes_per_score * scores, c.dgrad_bytes = f.bwd_bytes_per_score * scores;
+  c.fwd_s = kernels_s(gpu, c.fwd_bytes, c.fwd_kernels, false);
+  c.dgrad_s = kernels_s(gpu, c.dgrad_bytes, c.dgrad_kernels, true);
+  return c;
+}
+
 }  // namespace twinsim

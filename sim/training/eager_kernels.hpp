@@ -8,6 +8,7 @@
 #include "hardware/gpu_spec.hpp"
 #include "models/hf_eager_census.hpp"
 #include "models/layer_ops.hpp"
+#include "models/megatron_softmax.hpp"
 
 namespace twinsim {
 
@@ -31,5 +32,9 @@ EagerCost hf_eager_cost(const GpuSpec& gpu, const ModelSpec& model, const LayerO
 // nll_loss forward; nll_loss's and log_softmax's backward and the cast back) over `logits`,
 // this rank's tokens x vocabulary shard.
 EagerCost eager_fp32_loss_cost(const GpuSpec& gpu, const ModelSpec& model, double logits);
+
+// Megatron's softmax fallback (models/megatron_softmax.hpp SoftmaxFallback) over `scores`
+// elements: its kernels beyond the fused one's, fp32 memory-bound passes, forward and backward.
+EagerCost softmax_fallback_cost(const GpuSpec& gpu, double scores);
 
 }  // namespace twinsim

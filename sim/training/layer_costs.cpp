@@ -6,6 +6,7 @@
 
 #include "models/head_ops.hpp"
 #include "models/lora.hpp"
+#include "models/megatron_softmax.hpp"
 #include "models/op_names.hpp"
 #include "sim/cost/collective_cost.hpp"
 #include "sim/cost/compute_cost.hpp"
@@ -305,6 +306,26 @@ void add_eager_fp32_loss(const Scenario& s, OpTime& t) {
   add_eager_cost(eager_fp32_loss_cost(s.cluster.gpu, s.model, logits), t);
 }
 
+// The softmax scores one GPU's unfused attention core sees a micro-batch (b, np, sq, sk).
+SoftmaxShape softmax_shape(const Scenario& s, const LayerOp& op) {
+  const MicroBatchShape mb = micro_batch_shape(s);
+  return {mb.dtype, mb.micro_batch, heads_per_gpu(s.model, s.plan.tp), mb.seq_len / s.plan.cp, op.kv_len};
+}
+
+// Megatron's softmax fallback on the unfused attention core where the stack's rule refuses its
+// kernel (stack.softmax, models/megatron_softmax.hpp): the fp32 ops' kernels on the device,
+// each a dispatched call on the host (host_torch_op_s), forward (and recompute) and backward.
+void add_softmax_fallback(const Scenario& s, const LayerOp& op, OpTime& t) {
+  if (op.name != op_names::kAttnCore || op.flash || op.kind != OpKind::attention) return;
+  const SoftmaxShape shape = softmax_shape(s, op);
+  if (fused_softmax_runs(s.stack.softmax, shape)) return;
+  const double scores = static_cast<double>(shape.batch) * shape.heads * shape.queries * shape.keys;
+  const EagerCost fallback = softmax_fallback_cost(s.cluster.gpu, scores);
+  add_eager_cost(fallback, t);
+  t.fwd_host_s += fallback.fwd_kernels * s.stack.host_torch_op_s;
+  t.bwd_host_s += fallback.dgrad_kernels * s.stack.host_torch_op_s;
+}
+
 // The copy beside a sequence-parallel collective (StackSpec::sp_layout_copies), a memory-bound
 // pass over `bytes`.
 double layout_copy_s(const GpuSpec& gpu, Dtype dtype, const LayerOp& op, double bytes, OpTime& t) {
@@ -463,6 +484,7 @@ OpTime price(const Scenario& s, const std::vector<LayerOp>& ops, std::size_t at,
   if (s.stack.hf_modeling() && op.kind != OpKind::collective) add_hf_eager(s, op, t);
   if (!s.stack.hf_modeling() && s.stack.eager_fp32_loss() && op.name == op_names::kHeadLoss) add_eager_fp32_loss(s, t);
   price_host(s, op, t);
+  add_softmax_fallback(s, op, t);
   return t;
 }
 
