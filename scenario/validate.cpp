@@ -560,7 +560,8 @@ void validate_precision_aware_optimizer(const Scenario& s) {
 
 // plan.fp8_moe_act_cache (DeepSeek-V3 §3.3.2 (2), counted in models/layer_ops.cpp): an fp8 run's MoE
 // SwiGLU whose output moe_act recomputation rebuilds, on a stack that keeps the checkpoint's input
-// in fp8 (StackSpec::fp8_cached_moe_act: not Megatron-core's, whose checkpoint keeps 16 bits).
+// in fp8 (StackSpec::fp8_cached_moe_act: not Megatron-core's, whose checkpoint keeps 16 bits) where
+// the scenario names its stack.
 void validate_fp8_moe_act_cache(const Scenario& s) {
   const Plan& p = s.plan;
   if (!p.fp8_moe_act_cache) return;
@@ -577,7 +578,9 @@ void validate_fp8_moe_act_cache(const Scenario& s) {
     throw ScenarioError(key, "true",
                         "recomputes the SwiGLU's output (§3.3.2): it needs plan.recompute: selective with moe_act in "
                         "plan.recompute_modules");
-  if (!s.stack.fp8_cached_moe_act)  // what the stack can run (hardware/stack_spec.hpp)
+  // what a named stack can run (hardware/stack_spec.hpp); the default stack (scenario/default_stack.hpp)
+  // is the pricing a scenario naming none gets, not a framework it chose: no catalog framework runs this
+  if (!s.stack.fp8_cached_moe_act && !s.stack_is_default)
     throw ScenarioError(key, "true",
                         "keeps the recomputed SwiGLU's input in fp8; stack " + s.stack.name +
                             " (stack.fp8_cached_moe_act: false) keeps it in 16 bits");

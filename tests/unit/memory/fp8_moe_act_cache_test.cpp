@@ -17,11 +17,11 @@
 namespace twinsim {
 namespace {
 
-Scenario deepseek_v3(const std::string& set) {
+Scenario fp8_cache_deepseek(const std::string& set) {
   return load_scenario_file(std::string(TWINSIM_SOURCE_DIR) + "/scenarios/training/deepseek-v3-h800.yaml", {set});
 }
 
-std::int64_t kept(const std::vector<LayerOp>& ops, std::string_view op, std::string_view tensor) {
+std::int64_t fp8_cache_kept(const std::vector<LayerOp>& ops, std::string_view op, std::string_view tensor) {
   for (const LayerOp& o : ops)
     if (o.name == op)
       for (const SavedTensor& t : o.saved)
@@ -29,13 +29,13 @@ std::int64_t kept(const std::vector<LayerOp>& ops, std::string_view op, std::str
   return 0;
 }
 
-bool recomputed(const std::vector<LayerOp>& ops, std::string_view op) {
+bool fp8_cache_recomputed(const std::vector<LayerOp>& ops, std::string_view op) {
   for (const LayerOp& o : ops)
     if (o.name == op) return o.recomputed;
   return false;
 }
 
-std::vector<LayerOp> moe_layer(const Scenario& s) {
+std::vector<LayerOp> fp8_cache_moe_layer(const Scenario& s) {
   return build_layer_ops(s.model, s.model.layers - 1, s.plan, training_shape(*s.training, s.stack));
 }
 
@@ -45,18 +45,18 @@ std::vector<LayerOp> moe_layer(const Scenario& s) {
 // 16,777,216); its down GEMM's fp8 input (4,096 x 2,048 = 8,388,608) is no longer kept. The layer
 // keeps 2 x 65,011,712 + 2 x 8,126,464 + 8,388,608 = 154,664,960 bytes less.
 TEST(Fp8MoeActCache, DeepseekMoeLayerKeepsGateAndUpInFp8WithTileScales) {
-  const Scenario on = deepseek_v3("plan.fp8_moe_act_cache=true");
-  const Scenario off = deepseek_v3("plan.fp8_moe_act_cache=false");
-  const std::vector<LayerOp> after = moe_layer(on), before = moe_layer(off);
-  EXPECT_EQ(kept(after, "moe.experts.gate_up", "input"), 32768 * 7168);  // the rows: 32,768 at 1 byte
-  EXPECT_EQ(kept(before, "moe.experts.act", "gate"), 134217728);
-  EXPECT_EQ(kept(after, "moe.experts.act", "gate"), 69206016);
-  EXPECT_EQ(kept(after, "moe.experts.act", "up"), 69206016);
-  EXPECT_EQ(kept(after, "moe.shared.act", "gate"), 8650752);
-  EXPECT_EQ(kept(before, "moe.shared.down", "input"), 8388608);
-  EXPECT_EQ(kept(after, "moe.shared.down", "input"), 0);
-  EXPECT_FALSE(recomputed(before, "moe.shared.act"));
-  EXPECT_TRUE(recomputed(after, "moe.shared.act"));
+  const Scenario on = fp8_cache_deepseek("plan.fp8_moe_act_cache=true");
+  const Scenario off = fp8_cache_deepseek("plan.fp8_moe_act_cache=false");
+  const std::vector<LayerOp> after = fp8_cache_moe_layer(on), before = fp8_cache_moe_layer(off);
+  EXPECT_EQ(fp8_cache_kept(after, "moe.experts.gate_up", "input"), 32768 * 7168);  // the rows: 32,768 at 1 byte
+  EXPECT_EQ(fp8_cache_kept(before, "moe.experts.act", "gate"), 134217728);
+  EXPECT_EQ(fp8_cache_kept(after, "moe.experts.act", "gate"), 69206016);
+  EXPECT_EQ(fp8_cache_kept(after, "moe.experts.act", "up"), 69206016);
+  EXPECT_EQ(fp8_cache_kept(after, "moe.shared.act", "gate"), 8650752);
+  EXPECT_EQ(fp8_cache_kept(before, "moe.shared.down", "input"), 8388608);
+  EXPECT_EQ(fp8_cache_kept(after, "moe.shared.down", "input"), 0);
+  EXPECT_FALSE(fp8_cache_recomputed(before, "moe.shared.act"));
+  EXPECT_TRUE(fp8_cache_recomputed(after, "moe.shared.act"));
   EXPECT_EQ(saved_bytes(before) - saved_bytes(after), 154664960);
 }
 
@@ -85,17 +85,17 @@ TEST(Fp8MoeActCache, ActivationBackwardHoldsFiveSixteenBitCopies) {
 // The committed scenario fits under DualPipe with the key (its busiest rank, 83.4 GiB without it) and
 // not without: the saving is what §3.3.2 (2) gives the 17 chunks in flight.
 TEST(Fp8MoeActCache, DeepseekDualpipeFitsOnlyWithTheCache) {
-  EXPECT_TRUE(predict_memory(deepseek_v3("plan.fp8_moe_act_cache=true")).fits);
-  EXPECT_FALSE(predict_memory(deepseek_v3("plan.fp8_moe_act_cache=false")).fits);
+  EXPECT_TRUE(predict_memory(fp8_cache_deepseek("plan.fp8_moe_act_cache=true")).fits);
+  EXPECT_FALSE(predict_memory(fp8_cache_deepseek("plan.fp8_moe_act_cache=false")).fits);
 }
 
 TEST(Fp8MoeActCache, RefusedWhereNoFrameworkOrPlanCanRunIt) {
-  test::expect_refused(deepseek_v3, {// Megatron-core's moe_act checkpoint keeps the 16-bit fc1 output
-                                     {"stack=megatron-core", "stack.fp8_cached_moe_act: false"},
-                                     {"training.precision=bf16", "training.precision: fp8"},
-                                     {"plan.recompute_modules=[layernorm, mla_up_proj]", "moe_act"},
-                                     {"plan.recompute=full", "moe_act"},
-                                     {"model.activation=gelu", "model.activation=gelu"}});
+  test::expect_refused(fp8_cache_deepseek, {// Megatron-core's moe_act checkpoint keeps the 16-bit fc1 output
+                                            {"stack=megatron-core", "stack.fp8_cached_moe_act: false"},
+                                            {"training.precision=bf16", "training.precision: fp8"},
+                                            {"plan.recompute_modules=[layernorm, mla_up_proj]", "moe_act"},
+                                            {"plan.recompute=full", "moe_act"},
+                                            {"model.activation=gelu", "model.activation=gelu"}});
   // the controls: the same scenario without the key is accepted on Megatron-core's stack
   EXPECT_NO_THROW(load_scenario_file(std::string(TWINSIM_SOURCE_DIR) + "/scenarios/training/deepseek-v3-h800.yaml",
                                      {"plan.fp8_moe_act_cache=false", "stack=megatron-core"}));
