@@ -283,6 +283,12 @@ struct StackSpec {
   // exp_avg_sq_dtype, main_params_dtype: Transformer Engine's FusedAdam keeping the states in
   // narrower types, --use-precision-aware-optimizer). False in the presets of other frameworks.
   bool precision_aware_optimizer = true;
+  // Whether the stack can keep the MoE SwiGLU's input in fp8 (1x128 tile scales) while it recomputes
+  // the output (plan.fp8_moe_act_cache, DeepSeek-V3 §3.3.2 (2)). False in the framework presets:
+  // Megatron-core's moe_act recomputation runs the activation under CheckpointWithoutOutput, whose
+  // forward (torch.no_grad) saves the 16-bit fc1 output, so activation_func_fp8_input_store never
+  // stores (Megatron-LM d98e8a6 moe/experts.py TEGroupedMLP.forward, tensor_parallel/random.py).
+  bool fp8_cached_moe_act = true;
   // DeepSpeed's first ZeRO-3 (<= 0.5, 2021) as it gathers a layer (Init._allgather_param in
   // runtime/zero/partition_parameters.py): each parameter tensor its own all-gather
   // (zero_gather_calls: the layer's tensors, 0: by zero_gather_bucket_params), each issued

@@ -518,6 +518,32 @@ void apply_recompute_modules(std::vector<LayerOp>& ops, const PlanKnobs& plan) {
   }
 }
 
+// DeepSeek-V3's fp8-cached MoE activation (PlanKnobs::fp8_moe_act_cache; arXiv 2412.19437 §3.3.2
+// (2), "we cache the inputs of the SwiGLU operator and recompute its output in the backward pass ...
+// stored in FP8 with our fine-grained quantization method"; §3.3.1: 1x128 tiles, one fp32 scale
+// each): every MoE SwiGLU (routed and shared experts) keeps its gate and up in fp8 plus a 4-byte
+// scale per 128 elements of a row, and runs again before its down GEMM's backward, whose input it
+// rebuilds (moe_act already drops the routed one; the shared experts' is dropped here).
+void apply_fp8_moe_act_cache(std::vector<LayerOp>& ops, const LayerShape& s) {
+  constexpr std::int64_t kTile = 128, kScaleBytes = 4;  // §3.3.1's 1x128 tiles, an fp32 scale each
+  const auto cache = [&](std::string_view act_name, std::string_view down_name) {
+    LayerOp* act = find_op(ops, act_name);
+    const LayerOp* down = find_op(ops, down_name);
+    if (!act || !down) return;
+    const std::int64_t cols = down->k;  // the activation's width: the down GEMM's inner dimension
+    for (SavedTensor& t : act->saved) {
+      if (t.name != "gate" && t.name != "up") continue;
+      const std::int64_t rows = t.bytes / s.e / cols;  // the 16-bit [rows, cols] it kept
+      t.bytes = checked_add(dtype_bytes(Dtype::fp8, checked_mul(rows, cols)),
+                            checked_mul(checked_mul(rows, ceil_div(cols, kTile)), kScaleBytes));
+    }
+    act->recomputed = true;
+  };
+  cache(op_names::kMoeExpertsAct, op_names::kMoeExpertsDown);
+  cache(op_names::kMoeSharedAct, op_names::kMoeSharedDown);
+  drop_saved(find_op(ops, op_names::kMoeSharedDown), "input");
+}
+
 // Full recomputation keeps only the layer input (Korthikanti §4.2.3, Table 2: 2sbh,
 // sharded by t with SP) and runs the whole forward again in backward.
 void apply_full_recompute(std::vector<LayerOp>& ops) {
@@ -633,6 +659,7 @@ std::vector<LayerOp> build_layer_ops(const ModelSpec& model, std::int64_t layer,
   if (s.recompute == Recompute::full) apply_full_recompute(ops);
   if (s.recompute == Recompute::selective_op) apply_op_checkpointing(ops, s);
   if (s.recompute == Recompute::selective) apply_recompute_modules(ops, s.knobs);
+  if (moe && s.knobs.fp8_moe_act_cache) apply_fp8_moe_act_cache(ops, s);
   return ops;
 }
 

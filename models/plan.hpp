@@ -96,6 +96,11 @@ struct PlanKnobs {
   // Engine's cuDNN fp8 attention keeps fp8 Q, K, V and O and two fp32 softmax statistics a row
   // (M, ZInv) for its backward, not the 16-bit Q, K, V and O (FusedAttnFunc, TE v2.2)
   bool fp8_attention = false;
+  // DeepSeek-V3's fp8-cached MoE activation (arXiv 2412.19437 §3.3.2, "Low-Precision Activation" (2)):
+  // the SwiGLU of the MoE (routed and shared experts) keeps its input, the gate and up GEMM outputs, in
+  // fp8 with 1x128 tile scales for its backward and recomputes its output there (models/layer_ops.cpp
+  // apply_fp8_moe_act_cache); needs moe_act recomputation and a stack that can (StackSpec::fp8_cached_moe_act)
+  bool fp8_moe_act_cache = false;
   // ZeRO-Offload (Ren et al. 2021): Adam's fp32 weights and moments live in CPU memory and
   // the CPU runs the update; the GPU sends its gradient shard and gets the 16-bit weights back
   bool offload_optimizer = false;

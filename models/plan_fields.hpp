@@ -106,6 +106,7 @@ void for_each_plan_knob(Visit&& visit) {
   visit(BoolKnob{"flash_attention", &K::flash_attention, true, S::no, ""});
   visit(BoolKnob{"fp8_activation_input", &K::fp8_activation_input, false, S::no, ""});
   visit(BoolKnob{"fp8_attention", &K::fp8_attention, false, S::no, ""});
+  visit(BoolKnob{"fp8_moe_act_cache", &K::fp8_moe_act_cache, false, S::no, ""});
   visit(BoolKnob{"offload_optimizer", &K::offload_optimizer, false, S::late_setting, "offload"});
   visit(BoolKnob{"offload_params", &K::offload_params, false, S::no, ""});
   visit(IntKnob{"offload_activations_layers", &K::offload_activations_layers, 0, 0, 1 << 20, S::late_setting,

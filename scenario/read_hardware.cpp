@@ -448,6 +448,7 @@ StackSpec read_stack(const YAML::Node& node, const std::string& path) {
   s.zero_bucket_all_reduce = r.boolean("zero_bucket_all_reduce", false);
   s.zero_hybrid_sharding = r.boolean("zero_hybrid_sharding", true);
   s.precision_aware_optimizer = r.boolean("precision_aware_optimizer", true);
+  s.fp8_cached_moe_act = r.boolean("fp8_cached_moe_act", true);
   s.zero_gather_calls = static_cast<int>(r.integer("zero_gather_calls", 0, 0, 1 << 20));
   s.zero_gather_blocking = r.boolean("zero_gather_blocking", false);
   s.zero_list_copy_s = r.number("zero_list_copy_us", 0, 0, 1e6) * 1e-6;

@@ -558,6 +558,34 @@ void validate_precision_aware_optimizer(const Scenario& s) {
                             " (stack.precision_aware_optimizer: false) does not run it");
 }
 
+// plan.fp8_moe_act_cache (DeepSeek-V3 §3.3.2 (2), counted in models/layer_ops.cpp): an fp8 run's MoE
+// SwiGLU whose output moe_act recomputation rebuilds, on a stack that keeps the checkpoint's input
+// in fp8 (StackSpec::fp8_cached_moe_act: not Megatron-core's, whose checkpoint keeps 16 bits) where
+// the scenario names its stack.
+void validate_fp8_moe_act_cache(const Scenario& s) {
+  const Plan& p = s.plan;
+  if (!p.fp8_moe_act_cache) return;
+  const std::string key = "plan.fp8_moe_act_cache";
+  if (!s.model.moe) throw ScenarioError(key, "true", "caches the MoE SwiGLU's input: it needs model.moe");
+  if (s.model.activation != Activation::swiglu)
+    throw ScenarioError(
+        key, "true", "caches the MoE SwiGLU's input: model.activation=" + std::string(to_string(s.model.activation)));
+  if (s.training->precision != Dtype::fp8)
+    throw ScenarioError(key, "true",
+                        "is fp8 training's fine-grained cache (1x128 tiles): training.precision: fp8, not " +
+                            std::string(to_string(s.training->precision)));
+  if (!p.recomputes(RecomputeModule::moe_act))
+    throw ScenarioError(key, "true",
+                        "recomputes the SwiGLU's output (§3.3.2): it needs plan.recompute: selective with moe_act in "
+                        "plan.recompute_modules");
+  // what a named stack can run (hardware/stack_spec.hpp); the default stack (scenario/default_stack.hpp)
+  // is the pricing a scenario naming none gets, not a framework it chose: no catalog framework runs this
+  if (!s.stack.fp8_cached_moe_act && !s.stack_is_default)
+    throw ScenarioError(key, "true",
+                        "keeps the recomputed SwiGLU's input in fp8; stack " + s.stack.name +
+                            " (stack.fp8_cached_moe_act: false) keeps it in 16 bits");
+}
+
 void validate_training(const Scenario& s) {
   const TrainingWorkload& t = *s.training;
   const Plan& p = s.plan;
@@ -566,6 +594,7 @@ void validate_training(const Scenario& s) {
   validate_ep_overlap(p);
   validate_fp8_activation_keys(s);
   validate_precision_aware_optimizer(s);
+  validate_fp8_moe_act_cache(s);
   if (p.offload_optimizer && !s.cluster.host.described())
     throw ScenarioError("plan.offload_optimizer", "true",
                         "needs cluster.host (the PCIe link and CPU memory of the node: h2d_GBps, d2h_GBps, "
@@ -697,9 +726,11 @@ void validate_inference(const Scenario& s) {
     throw ScenarioError("plan.offload_activations_layers", std::to_string(s.plan.offload_activations_layers),
                         "applies to training (an inference run keeps nothing for a backward)");
   if (s.plan.offload_params) require_weight_offload_scope(s);
-  if (s.plan.fp8_activation_input || s.plan.fp8_attention)
-    throw ScenarioError(s.plan.fp8_attention ? "plan.fp8_attention" : "plan.fp8_activation_input", "true",
-                        "applies to training (what a forward keeps for its backward)");
+  if (s.plan.fp8_activation_input || s.plan.fp8_attention || s.plan.fp8_moe_act_cache)
+    throw ScenarioError(s.plan.fp8_attention       ? "plan.fp8_attention"
+                        : s.plan.fp8_moe_act_cache ? "plan.fp8_moe_act_cache"
+                                                   : "plan.fp8_activation_input",
+                        "true", "applies to training (what a forward keeps for its backward)");
   if (s.plan.offload_device != OffloadDevice::cpu && !s.plan.offload_params)
     throw ScenarioError("plan.offload_device", std::string(to_string(s.plan.offload_device)),
                         "places offloaded state: on inference it needs plan.offload_params: true (ZeRO-Inference)");

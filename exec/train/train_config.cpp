@@ -109,6 +109,10 @@ void validate(const TrainConfig& c) {
     throw std::invalid_argument(std::string(c.plan.fp8_attention ? "plan.fp8_attention" : "plan.fp8_activation_input") +
                                 "=true: the executor keeps its activations in the training precision (priced by the "
                                 "simulator only)");
+  if (c.plan.fp8_moe_act_cache)
+    throw std::invalid_argument(
+        "plan.fp8_moe_act_cache=true: the executor keeps its activations in the training precision (priced by the "
+        "simulator only)");
   if (c.plan.exp_avg_dtype != Dtype::fp32 || c.plan.exp_avg_sq_dtype != Dtype::fp32 ||
       c.plan.main_params_dtype != Dtype::fp32)
     throw std::invalid_argument(

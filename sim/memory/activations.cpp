@@ -95,7 +95,10 @@ std::int64_t routed_rows_bytes(const LayerOp& down) {
 // fp32 grad and the experts' output grad; their saved output goes), then the routed
 // experts' FFN the same way (with expert parallelism, the output grads' crossing between).
 // The most it holds beyond the layer's kept tensors.
-std::int64_t moe_backward_transient(const std::vector<LayerOp>& ops, const IncomingGrad& g) {
+// With plan.fp8_moe_act_cache the routed activation's backward holds its 16-bit gate and up cast
+// back from fp8, their two grads and the output grad from the down GEMM: five 16-bit [rows, ffn].
+std::int64_t moe_backward_transient(const std::vector<LayerOp>& ops, const IncomingGrad& g, const Plan& plan,
+                                    const MicroBatchShape& shape) {
   const LayerOp* router = find_op(ops, op_names::kMoeRouter);
   const LayerOp* routed_down = find_op(ops, "moe.experts.", "fc2", "down");
   const LayerOp* routed_act = find_op(ops, op_names::kMoeExpertsAct);
@@ -117,6 +120,11 @@ std::int64_t moe_backward_transient(const std::vector<LayerOp>& ops, const Incom
   // expert parallelism: the rows' grads cross to their experts' ranks through a send and a
   // receive tensor of the routed rows each (the forward's crossings hold less)
   if (find_op(ops, op_names::kMoeDispatch)) peak = std::max(peak, level + 2 * rows_h);
+  if (plan.fp8_moe_act_cache) {  // the activation's 16-bit working set (§3.3.2 (2)'s recomputation)
+    const std::int64_t inner =
+        dtype_bytes(shape.dtype, checked_mul(checked_mul(routed_down->m, routed_down->count), routed_down->k));
+    peak = std::max(peak, level - rows_h + 5 * inner);
+  }
   // down's dgrad, then with its output grad and act freed the activation's grads
   return std::max({peak, level + rows_f, level - rows_h + grads * rows_f});
 }
@@ -157,7 +165,7 @@ std::int64_t layer_backward_bytes(const ModelSpec& model, std::int64_t layer, co
     if (op.name.substr(0, 5) == "attn.") attention_saved = checked_add(attention_saved, b);
   }
   // MLP (dense, or MoE's router and experts)
-  std::int64_t mlp = find_op(ops, op_names::kMoeRouter) ? moe_backward_transient(ops, g) : 0;
+  std::int64_t mlp = find_op(ops, op_names::kMoeRouter) ? moe_backward_transient(ops, g, plan, shape) : 0;
   for (std::string_view prefix : {"mlp."}) {
     const LayerOp* up = find_op(ops, prefix, "fc1", "gate_up");
     const LayerOp* act = find_op(ops, prefix, "act", "act");

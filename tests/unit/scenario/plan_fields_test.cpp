@@ -48,7 +48,7 @@ TEST(PlanKnobs, EachKeyReadsIntoItsMember) {
           "virtual_stages: 7, stage_layers: [8, 9, 10], account_for_embedding_in_pipeline_split: true, "
           "account_for_loss_in_pipeline_split: true, sequence_parallel: true, overlap_grad_reduce: false, "
           "overlap_param_gather: false, dp_bucket_size: 12, tp_comm_overlap: true, flash_attention: false, "
-          "fp8_activation_input: true, fp8_attention: true, offload_optimizer: true, "
+          "fp8_activation_input: true, fp8_attention: true, fp8_moe_act_cache: true, offload_optimizer: true, "
           "offload_params: true, offload_device: nvme, offload_activations_layers: 14, "
           "zero_quantized_weights: true, zero_quantized_gradients: true, zero_hpz_partition_size: 11, dp_replicate: 2, "
           "gradient_compression: topk, gradient_topk_ratio: 0.25, expert_tp: 3, recompute_modules: [layernorm, "
@@ -73,6 +73,7 @@ TEST(PlanKnobs, EachKeyReadsIntoItsMember) {
   EXPECT_TRUE(p.account_for_loss_in_pipeline_split);
   EXPECT_EQ(p.zero_hpz_partition_size, 11);
   EXPECT_EQ(p.dp_replicate, 2);
+  EXPECT_TRUE(p.fp8_moe_act_cache);
   EXPECT_EQ(p.dp_bucket_size, 12);
   EXPECT_EQ(p.offload_activations_layers, 14);
   EXPECT_EQ(p.schedule, Schedule::interleaved);
