@@ -24,6 +24,7 @@
 #include "calibrate/cpu_share.hpp"
 #include "calibrate/machine.hpp"
 #include "compare/comparison.hpp"
+#include "compare/rank_balance.hpp"
 #include "compare/suite_run.hpp"
 #include "io/whole_file.hpp"
 #include "scenario/load.hpp"
@@ -50,6 +51,7 @@ struct ValidateArgs {
   int decode_rounds = 1;
   bool quick = false;  // the suite's quick.txt cases only
   int runs = 3;      // runs of the suite; each case keeps its median run
+  bool keep_disturbed = false;  // judge on every run, those where the host slowed one rank too
   int warmup_runs = 1;  // untimed rounds first (compare/suite_run.hpp: a quiet guest's first round ran slow)
   int cores = 0;     // 0: this machine's
   compare::SuiteTargets targets;  // issue 7's
@@ -79,7 +81,8 @@ compare::CaseResult run_case(const fs::path& src, const ValidateArgs& a, int cor
   fs::create_directories(dir);
   try {
     const fs::path scenario = calibrated_scenario(src, a, dir);
-    r.world = static_cast<int>(load_scenario_file(scenario.string()).plan.world_size());
+    const Plan plan = load_scenario_file(scenario.string()).plan;
+    r.world = static_cast<int>(plan.world_size());
     r.timing = r.world <= cores;
     const std::string self = a.twinsim.empty() ? self_executable().string() : a.twinsim;
     run_logged({self, "simulate", scenario.string(), "--json"}, dir / "simulate.log", dir / "simulated.json");
@@ -95,6 +98,9 @@ compare::CaseResult run_case(const fs::path& src, const ValidateArgs& a, int cor
     io::write_file_whole((dir / "comparison.json").string(), compare::to_json(r.cmp).dump(2) + "\n");
     io::write_file_whole((dir / "comparison.txt").string(), compare::format_comparison(r.cmp));
     compare::worst_memory_category(r);
+    // the host slowing one of ranks that do the same work shows in their compute (rank_balance.hpp)
+    if (r.timing && compare::ranks_do_same_work(plan) && fs::exists(dir / "trace.json"))
+      r.rank_ratio = compare::trace_rank_ratio(dir / "trace.json");
   } catch (const std::exception& e) {
     r.error = e.what();
   }
@@ -120,6 +126,7 @@ void run_validate(const ValidateArgs& a) {
   const int cores = a.cores > 0 ? a.cores : static_cast<int>(std::thread::hardware_concurrency());
   Progress progress("validate", static_cast<int>(cases.size()) * (a.runs + a.warmup_runs), a.json);
   const auto label = [&a](int k) {
+    if (k > a.runs) return " extra run " + std::to_string(k) + " (a run had one rank slowed)";  // compare/suite_run.hpp
     return k == 0 ? std::string(" warm-up") : a.runs > 1 ? " run " + std::to_string(k) : "";
   };
   const auto rows = compare::run_suite(
@@ -128,7 +135,7 @@ void run_validate(const ValidateArgs& a) {
         progress.begin(src.stem().string() + label(k) + " (load " + calibrate::load_average() + ")");
         return run_case(src, a, cores, dir);
       },
-      a.warmup_runs);
+      a.warmup_runs, compare::DisturbedRuns{.keep = a.keep_disturbed});
   if (a.json)
     std::cout << compare::results_json(rows).dump(2) << "\n";
   else
@@ -157,6 +164,12 @@ void add_validate_command(CLI::App& app) {
   cmd->add_option("--decode-rounds", a->decode_rounds,
                   "inference cases: decode rounds per run (`run --decode-rounds`; default 1)")
       ->check(cli::whole(1, 1000));
+  char keep_help[256];
+  std::snprintf(keep_help, sizeof keep_help,
+                "judge each case on all its runs, also those in which one of ranks doing the same work computed "
+                ">= %.1fx slower than another (by default such runs are rerun, up to %d more, and dropped)",
+                compare::kSlowRankRatio, compare::kMaxExtraRuns);
+  cmd->add_flag("--keep-disturbed", a->keep_disturbed, keep_help);
   cmd->add_option("--cores", a->cores, "worlds up to this many ranks are timing cases (default: this machine's cores)");
   cmd->add_option("--twinsim", a->twinsim, "twinsim binary that simulates and runs each case (default: this one)");
   cmd->add_flag("--json", a->json, "print the results as JSON");

@@ -1,5 +1,6 @@
 #include "app/progress.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <iostream>
 
@@ -12,6 +13,7 @@ Progress::Progress(std::string command, int total_steps, bool quiet)
 
 void Progress::begin(const std::string& what) {
   ++begun_;
+  total_steps_ = std::max(total_steps_, begun_);  // a step not foreseen (validate's extra runs)
   if (quiet_) return;
   std::cerr << command_ << ": [" << begun_ << " of " << total_steps_ << "] " << what;
   const int done = begun_ - 1;

@@ -4,6 +4,8 @@
 #include <cmath>
 #include <nlohmann/json.hpp>
 
+#include "compare/rank_balance.hpp"
+
 namespace twinsim::compare {
 
 void worst_memory_category(CaseResult& r) {
@@ -87,6 +89,8 @@ bool disturbed(const CaseResult& r, const SuiteTargets& t) {
   return r.timing && r.error.empty() && most_others(r) > t.others;
 }
 
+bool host_disturbed(const CaseResult& r) { return r.timing && r.error.empty() && r.all_runs_disturbed; }
+
 // TTFT and TPOT of the inference cases, below the table.
 static void print_inference_cases(std::FILE* out, const std::vector<CaseResult>& rows) {
   bool any = false;
@@ -102,9 +106,11 @@ static void print_inference_cases(std::FILE* out, const std::vector<CaseResult>&
 }
 
 // A case's ok column: memory failed ("NO"); its step not judged because other work shared the
-// machine during a run ("busy") or the runs spread too far ("unsteady"); else the step's verdict.
+// machine during a run ("busy"), the host slowed one rank in every run ("slowrank") or the runs
+// spread too far ("unsteady"); else the step's verdict.
 static const char* verdict(const CaseResult& r, const SuiteTargets& t) {
   if (!memory_ok(r, t)) return "NO";
+  if (host_disturbed(r)) return "slowrank";
   if (disturbed(r, t)) return "busy";
   if (too_unsteady(r, t)) return "unsteady";
   return step_ok(r, t) ? "yes" : "NO";
@@ -115,10 +121,14 @@ static void print_row(std::FILE* out, const CaseResult& r, const SuiteTargets& t
   const std::string worst = r.worst_category + " " + pct(r.worst_category_signed);
   char spread[16];
   std::snprintf(spread, sizeof spread, "%.0f%%", 100 * run_spread(r));
-  std::fprintf(out, "%-28s %5d %-6s %9.4fs %9.4fs %8s %7s %8.2fM %8.2fM %8s %-22s %-15s %6.2f %s\n", r.name.c_str(),
+  std::fprintf(out, "%-28s %5d %-6s %9.4fs %9.4fs %8s %7s %8.2fM %8.2fM %8s %-22s %-15s %6.2f %s", r.name.c_str(),
                r.world, r.cmp.step_or_tpot_name(), timed(r).predicted, timed(r).measured, step_err.c_str(), spread,
                r.cmp.peak_bytes.predicted / 1048576, r.cmp.peak_bytes.measured / 1048576,
                pct(r.cmp.peak_bytes.rel_error()).c_str(), worst.c_str(), r.load.c_str(), most_others(r), verdict(r, t));
+  if (r.disturbed_runs > 0)  // after the last column, so that the columns before it stay
+    std::fprintf(out, "  (%d of %zu runs one rank >= %.1fx slower; %d dropped)", r.disturbed_runs,
+                 r.rank_ratio_runs.size(), kSlowRankRatio, r.dropped_runs);
+  std::fprintf(out, "\n");
 }
 
 void print_results(std::FILE* out, const std::vector<CaseResult>& rows, const SuiteTargets& t, int runs) {
@@ -127,7 +137,7 @@ void print_results(std::FILE* out, const std::vector<CaseResult>& rows, const Su
                "load avg", "others", "ok");
   std::vector<double> step_errs, judged_errs;
   bool all_ok = true;
-  int busy = 0, unsteady = 0;
+  int busy = 0, unsteady = 0, slowrank = 0, dropped = 0;
   for (const CaseResult& r : rows) {
     if (!r.error.empty()) {
       std::fprintf(out, "%-28s %5d  error: %s\n", r.name.c_str(), r.world, r.error.c_str());
@@ -139,13 +149,16 @@ void print_results(std::FILE* out, const std::vector<CaseResult>& rows, const Su
     all_ok = all_ok && v != "NO";
     busy += v == "busy";
     unsteady += v == "unsteady";
+    slowrank += v == "slowrank";
+    dropped += r.dropped_runs > 0;
     if (r.timing) step_errs.push_back(std::abs(timed(r).rel_error()));
-    if (r.timing && !disturbed(r, t) && !too_unsteady(r, t)) judged_errs.push_back(std::abs(timed(r).rel_error()));
+    if (r.timing && !disturbed(r, t) && !too_unsteady(r, t) && !host_disturbed(r))
+      judged_errs.push_back(std::abs(timed(r).rel_error()));
     print_row(out, r, t);
   }
   print_inference_cases(out, rows);
   const double med = median_of(step_errs);
-  all_ok = all_ok && med <= t.median && busy + unsteady == 0;
+  all_ok = all_ok && med <= t.median && busy + unsteady + slowrank == 0;
   std::fprintf(out, "\ntiming cases: %zu, median |step error| %.1f%% (target %.0f%%); targets: memory within %.0f%% per "
               "category, step within %.0f%%: %s\n",
               step_errs.size(), 100 * med, 100 * t.median, 100 * t.memory, 100 * t.step,
@@ -159,7 +172,17 @@ void print_results(std::FILE* out, const std::vector<CaseResult>& rows, const Su
   if (unsteady > 0)
     std::fprintf(out, "%d timing case(s) too unsteady to judge (spread over %.0f%%, ok column 'unsteady')\n", unsteady,
                  100 * t.spread);
-  if (busy + unsteady > 0)
+  if (dropped > 0)
+    std::fprintf(out,
+                 "%d case(s) judged without the runs in which one rank's compute was >= %.1fx another's (the host "
+                 "slowed that rank's vCPU or memory; rerun up to %d more times, `--keep-disturbed` keeps them)\n",
+                 dropped, kSlowRankRatio, kMaxExtraRuns);
+  if (slowrank > 0)
+    std::fprintf(out,
+                 "%d timing case(s) had one rank >= %.1fx slower than another in every run (ok column 'slowrank'): "
+                 "the host's state; they cannot be judged on this machine now\n",
+                 slowrank, kSlowRankRatio);
+  if (busy + unsteady + slowrank > 0)
     std::fprintf(out, "the %zu judged ones: median |step error| %.1f%%\n", judged_errs.size(),
                  100 * median_of(judged_errs));
   std::fprintf(out, "(step error: the training step's, or TPOT's for an inference case, as the metric column says;\n"
@@ -178,6 +201,15 @@ nlohmann::json results_json(const std::vector<CaseResult>& rows) {
     if (r.error.empty()) c["spread"] = run_spread(r);
     // cores' worth of CPU other processes and guests took during each run (calibrate/cpu_share.hpp)
     if (!r.others_runs.empty()) c["others_cores_runs"] = r.others_runs;
+    // slowest over fastest rank's compute in every run, extra runs included (0: not measured);
+    // how many were at or above the cut, how many the case was judged without, and whether
+    // every run was (the case then is not judged)
+    if (std::any_of(r.rank_ratio_runs.begin(), r.rank_ratio_runs.end(), [](double x) { return x > 0; })) {
+      c["rank_ratio_runs"] = r.rank_ratio_runs;
+      c["disturbed_runs"] = r.disturbed_runs;
+      c["dropped_runs"] = r.dropped_runs;
+      c["all_runs_disturbed"] = r.all_runs_disturbed;
+    }
     if (!r.error.empty())
       c["error"] = r.error;
     else

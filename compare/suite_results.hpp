@@ -42,6 +42,14 @@ struct CaseResult {
   double steal_cores = 0;             // CPU the hypervisor gave other guests meanwhile (cores)
   std::vector<double> others_runs;    // other_cores + steal_cores of every run, in order
   int run = 1;                        // which of them this result is (from 1)
+  // slowest over fastest rank's compute in this run's trace (compare/rank_balance.hpp); 0 where
+  // not measured (one rank, pipeline stages, a memory-only case)
+  double rank_ratio = 0;
+  std::vector<double> rank_ratio_runs;  // rank_ratio of every run, extra runs included, in order
+  int disturbed_runs = 0;               // of them, how many had a rank_ratio at or above the cut
+  int dropped_runs = 0;                 // of those, how many the case was judged without
+  // every run was disturbed: the case cannot be judged on this machine now
+  bool all_runs_disturbed = false;
 };
 
 // Fills worst_category* from r.cmp's memory categories.
@@ -60,6 +68,8 @@ double most_others(const CaseResult& r);
 // A timing case one of whose runs shared the machine with more than t.others cores of other
 // work: its spread (and error) say what the machine did, not what the plan costs.
 bool disturbed(const CaseResult& r, const SuiteTargets& t);
+// A timing case all of whose runs the host disturbed (one rank slowed; rank_balance.hpp).
+bool host_disturbed(const CaseResult& r);
 // The table, the inference cases' TTFT and TPOT, and whether every target is met.
 void print_results(std::FILE* out, const std::vector<CaseResult>& rows, const SuiteTargets& t, int runs);
 nlohmann::json results_json(const std::vector<CaseResult>& rows);

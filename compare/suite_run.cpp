@@ -49,10 +49,36 @@ void copy_median_run_up(const CaseResult& row, const fs::path& out) {
     if (e.is_regular_file()) fs::copy_file(e.path(), dir / e.path().filename(), fs::copy_options::overwrite_existing);
 }
 
+int count_undisturbed(const std::vector<CaseResult>& runs, double cut) {
+  return static_cast<int>(
+      std::count_if(runs.begin(), runs.end(), [cut](const CaseResult& r) { return !is_disturbed(r.rank_ratio, cut); }));
+}
+
+// The case's row: the median of its undisturbed runs (all of them when it keeps the
+// disturbed ones or has no other), with every run's rank ratio and the counts.
+CaseResult judge_case(std::vector<CaseResult> all, const DisturbedRuns& d) {
+  std::vector<double> ratios;
+  for (const CaseResult& r : all) ratios.push_back(r.rank_ratio);
+  const int disturbed = static_cast<int>(all.size()) - count_undisturbed(all, d.cut);
+  std::vector<CaseResult> kept = all;
+  if (!d.keep) std::erase_if(kept, [&d](const CaseResult& r) { return is_disturbed(r.rank_ratio, d.cut); });
+  const bool none_left = kept.empty();
+  if (none_left) kept = all;
+  std::vector<int> numbers;
+  for (const CaseResult& r : kept) numbers.push_back(r.run);
+  CaseResult row = median_run(std::move(kept));
+  row.run = numbers.at(static_cast<std::size_t>(row.run - 1));  // median_run numbers from 1 in `kept`
+  row.rank_ratio_runs = std::move(ratios);
+  row.disturbed_runs = disturbed;
+  row.dropped_runs = d.keep || none_left ? 0 : disturbed;
+  row.all_runs_disturbed = !d.keep && none_left && disturbed > 0;
+  return row;
+}
+
 }  // namespace
 
 std::vector<CaseResult> run_suite(const std::vector<fs::path>& cases, const fs::path& out, int runs,
-                                  const CaseRunner& run_case, int warmup_runs) {
+                                  const CaseRunner& run_case, int warmup_runs, const DisturbedRuns& disturbed) {
   if (runs < 1) throw std::invalid_argument("run_suite: runs must be at least 1");
   if (warmup_runs < 0) throw std::invalid_argument("run_suite: warmup_runs must be at least 0");
   for (int w = 0; w < warmup_runs; ++w)
@@ -66,10 +92,20 @@ std::vector<CaseResult> run_suite(const std::vector<fs::path>& cases, const fs::
       r.run = k;
       by_case[i].push_back(std::move(r));
     }
+  // extra rounds, each of the cases still short of `runs` undisturbed runs
+  for (int extra = 1; !disturbed.keep && extra <= disturbed.max_extra_runs; ++extra)
+    for (std::size_t i = 0; i < cases.size(); ++i) {
+      if (count_undisturbed(by_case[i], disturbed.cut) >= runs) continue;
+      const int k = runs + extra;
+      CaseResult r = run_case(cases[i], out / cases[i].stem() / ("run-" + std::to_string(k)), k);
+      r.name = cases[i].stem().string();
+      r.run = k;
+      by_case[i].push_back(std::move(r));
+    }
   std::vector<CaseResult> rows;
   for (auto& case_runs : by_case) {
-    rows.push_back(median_run(std::move(case_runs)));
-    if (runs > 1 && rows.back().error.empty()) copy_median_run_up(rows.back(), out);
+    rows.push_back(judge_case(std::move(case_runs), disturbed));
+    if ((runs > 1 || rows.back().run > 1) && rows.back().error.empty()) copy_median_run_up(rows.back(), out);
   }
   fs::create_directories(out);
   io::write_file_whole((out / "validate.json").string(), results_json(rows).dump(2) + "\n");

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "compare/rank_balance.hpp"
 #include "compare/suite_results.hpp"
 
 namespace twinsim::compare {
@@ -35,7 +36,19 @@ std::vector<std::filesystem::path> listed_cases(const std::filesystem::path& sui
 // suite's first round ran 1.1-1.6x slower than its second and third in 13 and 15 of the
 // 20-21 unsteady cases of two validates, while rounds 2 and 3 agreed within 2-5% on most
 // training cases.
+//
+// A run whose rank_ratio is at or above `disturbed.cut` (compare/rank_balance.hpp: the host
+// slowed one rank) is counted; unless `disturbed.keep`, each case short of `runs`
+// undisturbed runs gets up to `disturbed.max_extra_runs` more (run runs+1, ..., after the
+// rounds, one extra round of the cases that need one at a time), and is judged by the median
+// of its undisturbed runs; with none, by all of them, marked all_runs_disturbed.
+struct DisturbedRuns {
+  double cut = kSlowRankRatio;
+  int max_extra_runs = kMaxExtraRuns;
+  bool keep = false;  // `validate --keep-disturbed`: count them, rerun and drop nothing
+};
 std::vector<CaseResult> run_suite(const std::vector<std::filesystem::path>& cases, const std::filesystem::path& out,
-                                  int runs, const CaseRunner& run_case, int warmup_runs = 0);
+                                  int runs, const CaseRunner& run_case, int warmup_runs = 0,
+                                  const DisturbedRuns& disturbed = {});
 
 }  // namespace twinsim::compare

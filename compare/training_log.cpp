@@ -17,13 +17,6 @@ double figure(const std::string& text) {
   return std::stod(digits);
 }
 
-std::optional<double> median_after_warmup(std::vector<double> v) {
-  if (v.empty()) return std::nullopt;
-  if (v.size() > 1) v.erase(v.begin());
-  std::sort(v.begin(), v.end());
-  return v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
-}
-
 struct Series {
   std::vector<double> step_s, tps, tflops, mfu, samples, peak;
 };
@@ -67,6 +60,13 @@ bool deepspeed_line(const std::string& line, Series& s) {
 }
 
 }  // namespace
+
+std::optional<double> median_after_warmup(std::vector<double> v) {
+  if (v.empty()) return std::nullopt;
+  if (v.size() > 1) v.erase(v.begin());
+  std::sort(v.begin(), v.end());
+  return v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
+}
 
 const char* format_name(LogFormat f) {
   switch (f) {

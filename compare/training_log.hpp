@@ -30,4 +30,8 @@ LogRun read_training_log(const std::string& text, const std::string& origin);
 
 const char* format_name(LogFormat f);
 
+// The median of a series less its first value (a warm-up), or of the one value; none when
+// empty. A log's per-step figures; a trace op's calls (compare/rank_balance.hpp).
+std::optional<double> median_after_warmup(std::vector<double> v);
+
 }  // namespace twinsim::compare

@@ -26,7 +26,10 @@ COLLECTIVE = re.compile(r"(tp_exit|\.reduce\.|\.gather\.|\.sample\.|dispatch|com
 ELEMENT_WISE = re.compile(r"\.(\w*norm|residual|rope|act)\.fwd$")
 # a rank this much slower than the other is slow; its element-wise ops this much, core-side
 # (26 lopsided runs on the 2-vCPU EPYC guest: element-wise x1.43-1.68 where the vCPU's own
-# register loop ran 1.7x slower, x1.01-1.16 where it did not)
+# register loop ran 1.7x slower, x1.01-1.16 where it did not). The cut is the C++ rule's,
+# compare/rank_balance.hpp kSlowRankRatio, by which `twinsim validate` drops a disturbed run
+# (tests/cli/check_decode_sync.py checks they agree); this script is the diagnostic: the skew,
+# the transport and the slow side of one trace, which validate does not need.
 SLOW = 1.3
 
 

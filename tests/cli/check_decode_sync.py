@@ -70,6 +70,13 @@ def main():
     check(slow_side(evs) is None, f"36 / 30 = 1.2x: not slow: {slow_side(evs)}")
     one = [e for e in evs if e["tid"] == 0]
     check(sync_split(one) is None and slow_side(one) is None, "a 1-rank trace is not split")
+    # one cut: the script's is the one validate applies (compare/rank_balance.hpp)
+    import re
+    import decode_sync
+    header = open(os.path.join(sys.argv[1], "compare", "rank_balance.hpp")).read()
+    cut = re.search(r"kSlowRankRatio = ([0-9.]+);", header)
+    check(cut is not None and float(cut.group(1)) == decode_sync.SLOW,
+          f"decode_sync.SLOW {decode_sync.SLOW} is rank_balance.hpp's kSlowRankRatio {cut and cut.group(1)}")
     print(f"{len(FAILS)} failed" if FAILS else "all passed")
     return 1 if FAILS else 0
 

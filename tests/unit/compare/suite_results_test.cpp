@@ -124,6 +124,32 @@ TEST(SuiteResults, ACaseRunBesideOtherWorkIsListedNotJudged) {
   EXPECT_DOUBLE_EQ(j[0]["others_cores_runs"][1].get<double>(), 0.7);
 }
 
+TEST(SuiteResults, RunsWithOneRankSlowedAreCountedAndACaseWithNoOtherIsNotJudged) {
+  // a: 4 runs, one at rank ratio 1.6 dropped (what run_suite leaves); judged +5%
+  CaseResult dropped = median_run({timed_case(1.05, 1.0), timed_case(1.05, 1.0), timed_case(1.05, 1.0)});
+  dropped.rank_ratio_runs = {1.02, 1.6, 1.05, 1.01};
+  dropped.disturbed_runs = dropped.dropped_runs = 1;
+  // b: every one of its 5 runs had a rank >= 1.3x slower: not judged, although within 15%
+  CaseResult slowed = median_run({timed_case(1.05, 1.0), timed_case(1.05, 1.0), timed_case(1.05, 1.0)});
+  slowed.rank_ratio_runs = {1.5, 1.4, 2.0, 1.3, 1.9};
+  slowed.disturbed_runs = 5;
+  slowed.all_runs_disturbed = true;
+  EXPECT_TRUE(host_disturbed(slowed));
+  EXPECT_FALSE(host_disturbed(dropped));
+  const std::string table = printed({dropped, slowed});
+  EXPECT_NE(table.find("yes  (1 of 4 runs one rank >= 1.3x slower; 1 dropped)"), std::string::npos);
+  EXPECT_NE(table.find("slowrank  (5 of 5 runs one rank >= 1.3x slower; 0 dropped)"), std::string::npos);
+  EXPECT_NE(table.find("1 case(s) judged without the runs"), std::string::npos);
+  EXPECT_NE(table.find("1 timing case(s) had one rank >= 1.3x slower than another in every run"), std::string::npos);
+  EXPECT_NE(table.find("NOT all met"), std::string::npos);  // the unjudged case is not "met"
+  const nlohmann::json j = results_json({dropped, slowed, timed_case(1, 1)});
+  EXPECT_EQ(j[0]["rank_ratio_runs"].size(), 4u);
+  EXPECT_EQ(j[0]["dropped_runs"], 1);
+  EXPECT_EQ(j[1]["disturbed_runs"], 5);
+  EXPECT_EQ(j[1]["all_runs_disturbed"], true);
+  EXPECT_FALSE(j[2].contains("rank_ratio_runs"));  // not measured: the report as before
+}
+
 }  // namespace
 }  // namespace twinsim::compare
 
