@@ -227,6 +227,10 @@ struct StackSpec {
   // ones' decode step otherwise), instead of riding in one pass with the decodes (vLLM's
   // chunked prefill). sim/inference/scheduler.hpp SchedulerLimits::prefill_first.
   bool serving_prefill_first = false;
+  // Prompts split into chunks over passes (vLLM's and SGLang's chunked prefill); false: a prompt
+  // runs whole in one pass when it fits the token budget, else waits (TensorRT-LLM without
+  // enable_chunked_prefill; sim/inference/scheduler.hpp SchedulerLimits::whole_prompts).
+  bool serving_chunked_prefill = true;
   // An idle engine's first fetch takes one request, the rest join at the next pass: TensorRT-LLM's
   // PyExecutor waits on its empty request queue for one item and returns it alone
   // (executor_request_queue.py _get_from_request_queue), so under attention DP one rank starts a

@@ -422,6 +422,7 @@ StackSpec read_stack(const YAML::Node& node, const std::string& path) {
   s.serving_max_sequences = r.integer("serving_max_sequences", 0, 0, 1'000'000);
   s.serving_output_reserve = r.number("serving_output_reserve", 0, 0, 1);
   s.serving_prefill_first = r.boolean("serving_prefill_first", false);
+  s.serving_chunked_prefill = r.boolean("serving_chunked_prefill", true);
   s.serving_idle_fetch_one = r.boolean("serving_idle_fetch_one", false);
   // [smallest TP size, SGLang's mem_fraction_static] pairs (StackSpec::serving_mem_fraction_static)
   const std::string fractions = r.key_path("serving_mem_fraction_static");

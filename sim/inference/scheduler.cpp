@@ -24,6 +24,12 @@ std::int64_t SchedulerLimits::blocks_for(std::int64_t tokens) const {
   return windowed_blocks_for_tokens(tokens, block_tokens, attention_window, windowed_kv_share);
 }
 
+// trtllm-bench's lift: max(max_num_tokens, max_isl + max_batch_size)
+std::int64_t whole_prompt_token_budget(std::int64_t max_batched_tokens, std::int64_t longest_prompt,
+                                       std::int64_t max_sequences) {
+  return std::max(max_batched_tokens, longest_prompt + max_sequences);
+}
+
 void Scheduler::enqueue(int request) {
   const Request& r = requests_[request];
   if (r.kv_arrives) {  // the prompt is cached and token 1 sampled: its blocks are taken on admission
@@ -94,6 +100,7 @@ bool Scheduler::plan_running(std::int64_t& budget, bool prompts_only) {
       ++i;
       continue;
     }
+    if (limits_.whole_prompts && in_prompt(s) && wanted_tokens(s) > budget) break;  // waits whole, in order
     const std::int64_t n = std::min(wanted_tokens(s), budget);
     bool fits = grow(s, n);
     while (!fits && running_.size() > i + 1) {  // free the newest sequence's blocks
@@ -117,6 +124,7 @@ void Scheduler::admit_waiting(std::int64_t& budget) {
     for (const Sequence& s : running_) owed += reserved_blocks(s);
   while (budget > 0 && !waiting_.empty() && static_cast<std::int64_t>(running_.size()) < limits_.max_sequences) {
     Sequence s = waiting_.front();
+    if (limits_.whole_prompts && wanted_tokens(s) > budget) break;  // the prompt waits whole for a later pass
     const std::int64_t n = std::min(wanted_tokens(s), budget);
     const std::int64_t reserve = limits_.output_reserve > 0 ? reserved_blocks(s) : 0;
     if (!running_.empty() && reserve > 0 && pool_.free() - owed < reserve) break;  // alone, it runs anyway

@@ -74,6 +74,12 @@ struct SchedulerLimits {
   // requests) whenever there are any, and the running sequences' decode step otherwise,
   // so a prefill stalls every decode. false: vLLM's, both in one pass.
   bool prefill_first = false;
+  // TensorRT-LLM's micro-batch scheduler without chunking (batch_manager/microBatchScheduler.cpp,
+  // MicroBatchScheduler::operator(), `!mCtxChunkConfig`): a waiting request's whole prompt joins the
+  // pass when it fits what the running ones' tokens leave of max_batched_tokens; the first that
+  // does not fit stops admission (first come, first served), so it waits for a later pass.
+  // false: prompts are chunked to the budget.
+  bool whole_prompts = false;
   // An overlap scheduler (SGLang's event_loop_overlap, TensorRT-LLM's overlap executor: the
   // stack's serving_async) launches pass k+1 before pass k's results are back, so pass k+1 is
   // formed when pass k starts: a request that arrives while the engine runs joins the pass
@@ -94,6 +100,12 @@ struct SchedulerLimits {
   // Blocks (of all layers' KV for block_tokens tokens) a sequence of `tokens` tokens holds.
   std::int64_t blocks_for(std::int64_t tokens) const;
 };
+
+// The token budget trtllm-bench runs with chunking off: max_num_tokens raised to at least the
+// longest prompt plus max_batch_size (tensorrt_llm/bench/benchmark/utils/general.py get_settings,
+// "Chunked prefill is disabled ... Forcing max_num_tokens to max_isl + max_batch_size").
+std::int64_t whole_prompt_token_budget(std::int64_t max_batched_tokens, std::int64_t longest_prompt,
+                                       std::int64_t max_sequences);
 
 // One pass's work. Without speculative decoding only `target` is filled. With a draft
 // model, it runs `draft_first` (the prefill chunks and one token per decoding sequence:

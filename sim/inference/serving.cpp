@@ -349,6 +349,12 @@ ServingResult simulate_serving(const Scenario& scenario, const std::vector<Reque
   if (!scenario.inference) throw std::invalid_argument("serve: the scenario has no inference section");
   KvCacheConfig kv = options.kv;
   kv.graph_sequences = options.max_sequences;  // CUDA graphs up to the engine's max batch
+  const bool whole_prompts = !scenario.stack.serving_chunked_prefill;
+  if (whole_prompts) {  // the budget fits the longest prompt (before the pool is sized: it profiles a pass of it)
+    std::int64_t longest_prompt = 0;
+    for (const Request& r : requests) longest_prompt = std::max(longest_prompt, r.prompt_len);
+    kv.max_batched_tokens = whole_prompt_token_budget(kv.max_batched_tokens, longest_prompt, options.max_sequences);
+  }
   const KvCapacity capacity = kv_capacity(scenario, engine_kv_config(scenario, kv));
   if (capacity.blocks <= 0) {
     const StageKvCapacity& st = capacity.stages[capacity.limiting_stage];
@@ -359,7 +365,8 @@ ServingResult simulate_serving(const Scenario& scenario, const std::vector<Reque
   }
   SchedulerLimits limits;
   limits.block_tokens = options.kv.block_tokens;
-  limits.max_batched_tokens = options.kv.max_batched_tokens;
+  limits.max_batched_tokens = kv.max_batched_tokens;
+  limits.whole_prompts = whole_prompts;
   limits.max_sequences = options.max_sequences;
   limits.attention_window = scenario.model.sliding_window;
   limits.windowed_kv_share = freed_window_share(scenario.model, scenario.stack);
