@@ -1,16 +1,22 @@
 // plan.schedule: dualpipe in a scenario (docs/scenario/ext-keys-plan.md): the rules dualpipe.py
 // asserts, two stages' parameters and pp + 1 chunks' activations a rank (the DualPipe README's
-// table), the step's paired passes hiding EP all-to-alls, and the fidelities agreeing.
+// table), the step's paired passes hiding EP all-to-alls, the fidelities agreeing, and
+// DeepSeek-V3's pairs paying for the SMs their all-to-alls hold (ep_corun_slowdowns).
 #include <gtest/gtest.h>
 
 #include <cstdio>
+#include <string>
+#include <vector>
 
 #include "scenario/errors.hpp"
 #include "scenario/load.hpp"
+#include "sim/cost/moe_dispatch_deepep.hpp"
 #include "sim/memory/activations.hpp"
 #include "sim/memory/memory_report.hpp"
 #include "sim/memory/stage_layers.hpp"
 #include "sim/memory/weights.hpp"
+#include "sim/training/ep_overlap.hpp"
+#include "sim/training/step_graph.hpp"
 #include "sim/training/training_report.hpp"
 
 namespace twinsim {
@@ -93,6 +99,43 @@ TEST(DualPipeStep, FidelitiesAgree) {
   const double fast = predict_training(s, "", Fidelity::fast).step_s;
   EXPECT_NEAR(predict_training(s, "", Fidelity::full).step_s, fast, 1e-9 * fast);
   EXPECT_NEAR(predict_training(s, "", Fidelity::full_per_rank).step_s, fast, 1e-9 * fast);
+}
+
+Scenario dualpipe_deepseek(const std::vector<std::string>& sets = {}) {
+  return load_scenario_file(std::string(TWINSIM_SOURCE_DIR) + "/scenarios/training/deepseek-v3-h800.yaml", sets);
+}
+
+// DeepSeek-V3 §3.2.2: 20 of the H800's 132 SMs run the all-to-all kernels beside the overlapped
+// chunks' compute. The pairs already pay an SM share, in one home (ep_corun_slowdowns): the
+// megatron-core stack's NCCL all-to-all holds the node's 24 channels, compute 132 / (132 - 24)
+// = 1.2222x slower beside it (and the all-to-all 2x beside a GEMM). §3.2.2's 20 SMs would be
+// 132 / 112 = 1.1786x: less than what is charged, so the step would be shorter, not longer.
+TEST(DualPipeStep, DeepseekPairsPayTheCommunicationSmShare) {
+  const Scenario s = dualpipe_deepseek();
+  const CorunSlowdowns charged = ep_corun_slowdowns(s.cluster, s.stack);
+  EXPECT_NEAR(charged.compute, 132.0 / 108.0, 1e-12);
+  EXPECT_NEAR(charged.comm, 2.0, 1e-12);
+  EXPECT_NEAR(deepep_compute_slowdown(s.cluster.gpu), 132.0 / 112.0, 1e-12);  // §3.2.2's share
+  const StepCosts costs = price_step(s);
+  const MoeLayerPhases p = moe_layer_phases(costs.layers[costs.layer_cost_index[s.model.layers - 1]]);
+  const int layers = 4;  // stage 2's chunk (stage_layers)
+  const double paid = ep_exposed_share(p, layers, false, charged);
+  const double sm20 = ep_exposed_share(p, layers, false, {132.0 / 112.0, charged.comm});
+  const double free_sms = ep_exposed_share(p, layers, false, {1.0, charged.comm});
+  std::printf(
+      "DeepSeek-V3 MoE layer: compute fwd %.2f ms bwd %.2f ms (weight gradients %.2f), all-to-alls fwd %.2f ms "
+      "bwd %.2f ms; exposed share (4 layers a chunk): 24 SMs %.3f, 20 SMs %.3f, none %.3f\n",
+      1e3 * (p.attn_fwd + p.mlp_fwd), 1e3 * (p.attn_dgrad + p.attn_wgrad + p.mlp_dgrad + p.mlp_wgrad),
+      1e3 * (p.attn_wgrad + p.mlp_wgrad), 1e3 * (p.dispatch_fwd + p.combine_fwd),
+      1e3 * (p.dispatch_bwd + p.combine_bwd), paid, sm20, free_sms);
+  EXPECT_GT(paid, sm20);  // the SMs the all-to-all holds are paid for in the share
+  EXPECT_GT(sm20, free_sms);
+  EXPECT_LT(paid, 1.0);  // not at the clamp: the share moves with the SMs
+  // the whole step: NCCL's 20 channels (§3.2.2's SM count) shorten it
+  const double step24 = predict_training(s).step_s;
+  const double step20 = predict_training(dualpipe_deepseek({"cluster.nccl_channels=20"})).step_s;
+  std::printf("DeepSeek-V3 DualPipe step: 24 SMs to the all-to-alls %.3f s, 20 SMs %.3f s\n", step24, step20);
+  EXPECT_LT(step20, step24);
 }
 
 }  // namespace
