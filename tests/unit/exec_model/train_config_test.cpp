@@ -4,16 +4,14 @@
 // 1f1b), and Megatron-core's precision-aware optimizer keys (it keeps Adam's states in fp32).
 #include <gtest/gtest.h>
 
-#include <memory>
 #include <string>
 
-#include "exec/runtime/backend.hpp"
 #include "exec/runtime/data.hpp"
 #include "exec/train/train_config.hpp"
 #include "exec/train/trainer.hpp"
 #include "scenario/errors.hpp"
-#include "scenario/load.hpp"
 #include "tests/unit/exec_model/solo_communicator.hpp"
+#include "tests/unit/exec_model/tiny_runs.hpp"
 
 namespace twinsim::exec {
 namespace {
@@ -21,15 +19,9 @@ namespace {
 // tiny-gpt on two pipeline stages, 8 micro-batches of one sequence: a plan the executor runs
 // under gpipe and 1f1b, and one DualPipe would take (an even pp, an even count >= 2 x pp).
 TrainConfig two_stage_tiny_gpt() {
-  TrainConfig c;
-  c.model = catalog_model("tiny-gpt");
+  TrainConfig c = test::tiny_gpt_run(1, Dtype::bf16, Optimizer::adam);
   c.plan.pp = 2;
-  c.plan.zero = 1;
-  c.training.seq_len = 16;
   c.training.global_batch = 8;
-  c.training.micro_batch = 1;
-  c.training.precision = Dtype::bf16;
-  c.training.optimizer = Optimizer::adam;
   return c;
 }
 
@@ -81,8 +73,7 @@ TEST(ExecutorPlanCheck, TheTrainerRefusesBeforeBuildingTheModel) {
   TrainConfig c = two_stage_tiny_gpt();
   c.plan.pp = 1;
   c.plan.main_params_dtype = Dtype::fp16;
-  std::unique_ptr<Allocator> memory = current_backend().make_device_allocator(0);
-  set_model_allocator(memory.get());
+  const test::AllocatorScope memory;
   test::SoloCommunicator world;
   ProcessGroups groups(world, c.plan);
   SyntheticTokens data(c.seed, static_cast<int>(c.model.vocab));
@@ -93,8 +84,7 @@ TEST(ExecutorPlanCheck, TheTrainerRefusesBeforeBuildingTheModel) {
     EXPECT_EQ(e.key, "plan.main_params_dtype");
     EXPECT_EQ(e.value, "fp16");
   }
-  EXPECT_EQ(memory->stats().total_peak, 0);  // nothing of the model was ever allocated
-  set_model_allocator(nullptr);
+  EXPECT_EQ(memory.allocator.stats().total_peak, 0);  // nothing of the model was ever allocated
 }
 
 }  // namespace
