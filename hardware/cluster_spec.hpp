@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "hardware/curve.hpp"
 #include "hardware/gpu_spec.hpp"
 
 namespace twinsim {
@@ -22,11 +23,11 @@ struct LinkSpec {
   // all-gather (measured by `twinsim calibrate` on the host)
   std::map<std::string, std::vector<EfficiencyPoint>, std::less<>> efficiency_by_op;
   // Measured nccl-tests bus bandwidth of a collective ("all_reduce", ...) by group size,
-  // each curve by message bytes (EfficiencyPoint{bytes, busbw in bytes/s}). Where a group
+  // each curve by message bytes (CurvePoint{bytes, busbw in bytes/s}). Where a group
   // lies within this link's domain (one node) and its collective is measured, its time is
   // the measurement's: bytes x bus factor / busbw, the call's own latency included
   // (sim/cost/collective_cost.cpp, measured_collective). Empty: the protocol model.
-  std::map<std::string, std::map<int, std::vector<EfficiencyPoint>>, std::less<>> measured_busbw;
+  std::map<std::string, std::map<int, std::vector<CurvePoint>>, std::less<>> measured_busbw;
 };
 
 // The host side of a node as one GPU sees it: what offloading to CPU memory runs on

@@ -1,9 +1,10 @@
 #pragma once
 // A measured curve of [x, y] points and its one interpolation: linear in log(x) between
 // points, the end values held beyond them. What x and y are is the owner's to say (a
-// message's bytes and its time, a TP size and a memory fraction); EfficiencyPoint
+// message's bytes and its time or bus bandwidth, a TP size and a memory fraction); EfficiencyPoint
 // (hardware/gpu_spec.hpp) is the efficiency curves' own point and shares the arithmetic.
 #include <cmath>
+#include <span>
 #include <stdexcept>
 #include <vector>
 
@@ -16,8 +17,9 @@ struct CurvePoint {
 };
 
 // A non-empty curve's value at `x`, its points' x increasing; X and Y name a point's members.
+// The curve is any run of points (a vector, or a few on the stack: compute_cost.cpp fused_grouped_rate).
 template <class Point, double Point::*X, double Point::*Y>
-double interpolate_log_x(const std::vector<Point>& curve, double x) {
+double interpolate_log_x(std::span<const Point> curve, double x) {
   if (x <= curve.front().*X) return curve.front().*Y;
   if (x >= curve.back().*X) return curve.back().*Y;
   for (std::size_t i = 1; i < curve.size(); ++i) {

@@ -5,6 +5,8 @@
 // base) carries none.
 #include <cstdint>
 #include <stdexcept>
+#include <string>
+#include <utility>
 
 #include "models/checked_math.hpp"
 #include "models/dtype.hpp"
@@ -25,6 +27,13 @@ struct OptimizerStateDtypes {
 };
 inline OptimizerStateDtypes optimizer_state_dtypes(const PlanKnobs& plan) {
   return {plan.exp_avg_dtype, plan.exp_avg_sq_dtype, plan.main_params_dtype};
+}
+// The first of the precision-aware optimizer's keys set away from fp32, and its value, for a
+// refusal's message (scenario/validate.cpp; the executor's, exec/train/train_config.cpp).
+inline std::pair<std::string, std::string> precision_aware_key(const PlanKnobs& p) {
+  if (p.exp_avg_dtype != Dtype::fp32) return {"plan.exp_avg_dtype", std::string(to_string(p.exp_avg_dtype))};
+  if (p.exp_avg_sq_dtype != Dtype::fp32) return {"plan.exp_avg_sq_dtype", std::string(to_string(p.exp_avg_sq_dtype))};
+  return {"plan.main_params_dtype", std::string(to_string(p.main_params_dtype))};
 }
 inline std::int64_t state_element_bytes(Dtype d) { return dtype_bits(d) / 8; }  // fp32 4, 16-bit 2, fp8 1
 

@@ -210,15 +210,11 @@ std::map<int, std::vector<CurvePoint>> read_curves_by_ranks(const YAML::Node& n,
 }  // namespace
 
 // measured_busbw: {all_reduce: {2: [[bytes, GB/s], ...], 8: ...}, ...}
-std::map<std::string, std::map<int, std::vector<EfficiencyPoint>>, std::less<>> read_measured_busbw(MappingReader& r) {
+std::map<std::string, std::map<int, std::vector<CurvePoint>>, std::less<>> read_measured_busbw(MappingReader& r) {
   auto by_ranks = [](MappingReader& ops, const std::string& op) {  // stored in bytes/s
-    std::map<int, std::vector<EfficiencyPoint>> curves;
-    for (const auto& [ranks, curve] :
-         read_curves_by_ranks(ops.child(op), ops.key_path(op), 1e6, "busbw GB/s", "1e6", kGB))
-      curves[ranks] = efficiency_points(curve);
-    return curves;
+    return read_curves_by_ranks(ops.child(op), ops.key_path(op), 1e6, "busbw GB/s", "1e6", kGB);
   };
-  return read_named<std::map<int, std::vector<EfficiencyPoint>>>(
+  return read_named<std::map<int, std::vector<CurvePoint>>>(
       r, "measured_busbw", {"all_reduce", "all_gather", "reduce_scatter", "all_to_all", "broadcast", "send_recv"},
       "a collective", by_ranks);
 }

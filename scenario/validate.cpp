@@ -527,13 +527,6 @@ void validate_fp8_activation_keys(const Scenario& s) {
                         "with plan.recompute: selective_op (torchtitan's) is not modelled");
 }
 
-// The first of the precision-aware optimizer's keys set away from fp32, and its value.
-std::pair<std::string, std::string> precision_aware_key(const Plan& p) {
-  if (p.exp_avg_dtype != Dtype::fp32) return {"plan.exp_avg_dtype", std::string(to_string(p.exp_avg_dtype))};
-  if (p.exp_avg_sq_dtype != Dtype::fp32) return {"plan.exp_avg_sq_dtype", std::string(to_string(p.exp_avg_sq_dtype))};
-  return {"plan.main_params_dtype", std::string(to_string(p.main_params_dtype))};
-}
-
 // Megatron-core's precision-aware optimizer (plan.exp_avg_dtype, exp_avg_sq_dtype,
 // main_params_dtype): Adam only (OptimizerConfig.__post_init__ asserts optimizer == 'adam'),
 // the distributed optimizer only (get_megatron_optimizer raises "only supported with distributed

@@ -4,6 +4,9 @@
 #include <stdexcept>
 #include <string>
 
+#include "models/optimizer_state.hpp"
+#include "scenario/errors.hpp"
+
 namespace twinsim::exec {
 
 namespace {
@@ -74,8 +77,8 @@ void validate(const TrainConfig& c) {
                                 "blocks, and expert parallelism reduces each layer's experts apart (use int8, int4 "
                                 "or topk)");
   if (c.plan.schedule == Schedule::interleaved || c.plan.schedule == Schedule::dualpipe)
-    throw std::invalid_argument("plan.schedule=" + std::string(to_string(c.plan.schedule)) +
-                                ": the executor runs gpipe and 1f1b");
+    throw ScenarioError("plan.schedule", std::string(to_string(c.plan.schedule)),
+                        "is not run by the executor (it runs gpipe and 1f1b)");
   // quantised collectives change the numbers, not only the time: not run in full precision
   if (c.plan.zero_hpz_partition_size > 1)
     throw std::invalid_argument("plan.zero_hpz_partition_size=" + std::to_string(c.plan.zero_hpz_partition_size) +
@@ -110,15 +113,15 @@ void validate(const TrainConfig& c) {
                                 "=true: the executor keeps its activations in the training precision (priced by the "
                                 "simulator only)");
   if (c.plan.fp8_moe_act_cache)
-    throw std::invalid_argument(
-        "plan.fp8_moe_act_cache=true: the executor keeps its activations in the training precision (priced by the "
-        "simulator only)");
-  if (c.plan.exp_avg_dtype != Dtype::fp32 || c.plan.exp_avg_sq_dtype != Dtype::fp32 ||
-      c.plan.main_params_dtype != Dtype::fp32)
-    throw std::invalid_argument(
-        "plan.exp_avg_dtype/exp_avg_sq_dtype/main_params_dtype: the executor keeps Adam's "
-        "moments and masters in fp32 (the precision-aware optimizer is priced by the "
-        "simulator only)");
+    throw ScenarioError("plan.fp8_moe_act_cache", "true",
+                        "is not run by the executor: it keeps its activations in the training precision (priced "
+                        "by the simulator only)");
+  if (optimizer_state_dtypes(c.plan).precision_aware()) {
+    const auto [key, value] = precision_aware_key(c.plan);
+    throw ScenarioError(key, value,
+                        "is not run by the executor: it keeps Adam's moments and masters in fp32 (the "
+                        "precision-aware optimizer is priced by the simulator only)");
+  }
   if (c.micro_batches() < 1 || c.training.global_batch % (c.training.micro_batch * c.plan.dp) != 0)
     throw std::invalid_argument("training.global_batch=" + std::to_string(c.training.global_batch) +
                                 " is not a multiple of micro_batch*dp");

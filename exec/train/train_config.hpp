@@ -27,7 +27,9 @@ struct TrainConfig {
   int micro_batches() const { return static_cast<int>(training.micro_batches(plan.dp)); }
 };
 
-// Throws std::invalid_argument for what the executor does not run (CP, EP, interleaved).
+// Throws for what the executor does not run: std::invalid_argument (CP, EP without experts, ...),
+// ScenarioError naming the key, value and rule for plan.schedule interleaved or dualpipe and
+// the precision-aware optimizer's keys (plan.exp_avg_dtype ...).
 void validate(const TrainConfig& c);
 
 // The transformer piece rank `coords` runs: its TP shard and its pipeline stage's layers.

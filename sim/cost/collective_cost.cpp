@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "hardware/curve.hpp"
+
 namespace twinsim {
 
 namespace {
@@ -144,7 +146,7 @@ double tree_bandwidth_s(const ClusterSpec& cluster, const GroupLayout& g, const 
     // the curve of the node's group size, or of the largest measured group below it
     const auto curve = measured->second.upper_bound(g.ranks_per_node);
     const auto& points = (curve == measured->second.begin() ? curve : std::prev(curve))->second;
-    intra_s = bus_bandwidth_factor(CollectiveOp::all_reduce, g.ranks_per_node) * bytes / points.back().efficiency;
+    intra_s = bus_bandwidth_factor(CollectiveOp::all_reduce, g.ranks_per_node) * bytes / points.back().y;
   }
   return std::max(inter_s, intra_s);
 }
@@ -174,14 +176,14 @@ void check_group(const ClusterSpec& cluster, const GroupLayout& g) {
 // sizes busbw interpolates linearly in log(bytes); below them the smallest size's time
 // holds (a call's fixed latency does not shrink with its payload), above them the largest
 // size's busbw. Sets `extrapolated` outside the measured sizes.
-double curve_time_s(const std::vector<EfficiencyPoint>& curve, double factor, double bytes, bool& extrapolated) {
-  const EfficiencyPoint& first = curve.front();
-  if (bytes < first.size) {
+double curve_time_s(const std::vector<CurvePoint>& curve, double factor, double bytes, bool& extrapolated) {
+  const CurvePoint& first = curve.front();
+  if (bytes < first.x) {
     extrapolated = true;
-    return factor * first.size / first.efficiency;
+    return factor * first.x / first.y;
   }
-  if (bytes > curve.back().size) extrapolated = true;
-  return factor * bytes / interpolate_efficiency(curve, bytes);
+  if (bytes > curve.back().x) extrapolated = true;
+  return factor * bytes / interpolate_curve(curve, bytes);
 }
 
 // Below a group size's smallest measured size: the factor by which the time falls from that
@@ -191,17 +193,17 @@ double curve_time_s(const std::vector<EfficiencyPoint>& curve, double factor, do
 // by S. Bekman's nccl-tests, 43.8 us there against 101.9 us at 1 MiB), down to that group's
 // own smallest size, whose ratio holds below it. 1 when none was measured smaller: the
 // smallest size's time holds.
-double below_range_scale(const std::map<int, std::vector<EfficiencyPoint>>& by_ranks, CollectiveOp c, int ranks,
+double below_range_scale(const std::map<int, std::vector<CurvePoint>>& by_ranks, CollectiveOp c, int ranks,
                          double smallest, double bytes) {
-  const std::pair<const int, std::vector<EfficiencyPoint>>* nearest = nullptr;
+  const std::pair<const int, std::vector<CurvePoint>>* nearest = nullptr;
   for (const auto& entry : by_ranks)
-    if (entry.first != ranks && !entry.second.empty() && entry.second.front().size < smallest &&
+    if (entry.first != ranks && !entry.second.empty() && entry.second.front().x < smallest &&
         (nearest == nullptr || std::abs(entry.first - ranks) < std::abs(nearest->first - ranks)))
       nearest = &entry;
   if (nearest == nullptr) return 1.0;
   bool unused = false;
   const double factor = bus_bandwidth_factor(c, nearest->first);
-  const double from = std::max(bytes, nearest->second.front().size);
+  const double from = std::max(bytes, nearest->second.front().x);
   return std::min(1.0, curve_time_s(nearest->second, factor, from, unused) /
                            curve_time_s(nearest->second, factor, smallest, unused));
 }
@@ -220,7 +222,7 @@ std::optional<CollectiveCost> measured_collective(const LinkSpec& link, Collecti
   const double factor = bus_bandwidth_factor(c, ranks);
   auto time_at = [&](const auto& entry) {
     const double t = curve_time_s(entry.second, factor, bytes, cost.extrapolated);
-    const double smallest = entry.second.front().size;
+    const double smallest = entry.second.front().x;
     return bytes < smallest ? t * below_range_scale(by_ranks, c, entry.first, smallest, bytes) : t;
   };
   const auto above = by_ranks.lower_bound(ranks);

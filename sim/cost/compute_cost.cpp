@@ -1,9 +1,11 @@
 #include "sim/cost/compute_cost.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdlib>
 
+#include "hardware/curve.hpp"
 #include "hardware/stack_spec.hpp"
 #include "models/dtype.hpp"
 #include "models/layer_ops.hpp"
@@ -224,15 +226,21 @@ const std::vector<EfficiencyPoint>& fused_grouped_curve(const GpuSpec& gpu, cons
 // The rows curve's rate times the expert's shape factor. A 4-bit call where the GPU has a rows
 // curve measured at the shape factor's first expert: that expert's factor becomes the measured
 // rate over the rows curve's at these rows (log-linear in elements to the next point, as before).
+// Only the first segment changes: it is priced on its two points, the rest on the shape curve.
 double fused_grouped_rate(const GpuSpec& gpu, const ComputeOp& op, const std::vector<EfficiencyPoint>& curve,
                           double rows) {
   const double rate = interpolate_efficiency(curve, rows);
   const std::vector<EfficiencyPoint>& small = gpu.grouped_gemm_efficiency_by_rows_small_expert_4bit;
   if (small.empty() || dtype_bits(op.dtype) != 4 || op.generation != KernelGeneration::native || op.n <= 0 || op.k <= 0)
     return rate * grouped_gemm_shape_scale(gpu, op.n, op.k);
-  std::vector<EfficiencyPoint> scale = gpu.grouped_gemm_scale_by_expert_weights;
-  scale.front().efficiency = interpolate_efficiency(small, rows) / rate;
-  return rate * interpolate_efficiency(scale, static_cast<double>(op.n) * static_cast<double>(op.k));
+  const std::vector<EfficiencyPoint>& scale = gpu.grouped_gemm_scale_by_expert_weights;
+  const double elements = static_cast<double>(op.n) * static_cast<double>(op.k);
+  if (scale.size() > 1 && elements > scale[1].size) return rate * interpolate_efficiency(scale, elements);
+  // the measured rate's factor at the first point, log-linear to the second (held alone)
+  const EfficiencyPoint first{scale.front().size, interpolate_efficiency(small, rows) / rate};
+  const std::array<EfficiencyPoint, 2> segment{first, scale.size() > 1 ? scale[1] : first};
+  return rate *
+         interpolate_log_x<EfficiencyPoint, &EfficiencyPoint::size, &EfficiencyPoint::efficiency>(segment, elements);
 }
 
 // A fused grouped call (ComputeOp::fused_groups): each group's GEMM at the rate measured for

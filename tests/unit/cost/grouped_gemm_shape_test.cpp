@@ -110,6 +110,34 @@ TEST(GroupedGemmShape, SmallExpertRowsCurveReplacesTheFirstFactorFor4BitCalls) {
   EXPECT_NEAR(gemm_cost(gpu, eight_experts(1000, 2000)).efficiency, 0.3, 1e-12);
 }
 
+// The small-expert curve replaces the first point's factor only: the first segment runs from it
+// to the second point, beyond the second the shape curve holds as given, and a shape curve of one
+// point holds the measured rate at every size. By hand at 256 rows: rows curve 0.4, measured
+// 0.06, so the first factor is 0.06 / 0.4 = 0.15.
+TEST(GroupedGemmShape, SmallExpertRowsCurveChangesOnlyTheFirstSegment) {
+  GpuSpec gpu = gpu_with_shape_scale();
+  gpu.peak_flops[Dtype::nvfp4] = 1e15;
+  gpu.grouped_gemm_scale_by_expert_weights = {{1e6, 0.25}, {4e6, 0.5}, {1.6e7, 1.0}};
+  gpu.grouped_gemm_efficiency_by_rows_small_expert_4bit = {{64, 0.02}, {256, 0.06}};
+  auto fp4_rate = [&gpu](std::int64_t n, std::int64_t k) {
+    ComputeOp op = eight_experts(n, k);
+    op.dtype = Dtype::nvfp4;
+    return gemm_cost(gpu, op).efficiency;
+  };
+  EXPECT_NEAR(fp4_rate(500, 1000), 0.06, 1e-12);  // 5e5, below the first point: the measured 0.06
+  // 2e6, halfway in log from 1e6 to 4e6: 0.15 + 0.5 x (0.5 - 0.15) = 0.325, x 0.4 = 0.13
+  EXPECT_NEAR(fp4_rate(1000, 2000), 0.13, 1e-12);
+  EXPECT_NEAR(fp4_rate(2000, 2000), 0.2, 1e-12);  // 4e6, the second point: 0.5 x 0.4
+  // 8e6, halfway in log from 4e6 to 1.6e7: 0.5 + 0.5 x (1.0 - 0.5) = 0.75, x 0.4 = 0.3, as a
+  // bf16 call there (no small-expert curve) gets
+  EXPECT_NEAR(fp4_rate(2000, 4000), 0.3, 1e-12);
+  EXPECT_NEAR(gemm_cost(gpu, eight_experts(2000, 4000)).efficiency, 0.3, 1e-12);
+  EXPECT_NEAR(fp4_rate(4000, 8000), 0.4, 1e-12);            // 3.2e7, beyond the last point: 1.0 x 0.4
+  gpu.grouped_gemm_scale_by_expert_weights = {{1e6, 0.5}};  // one point: its factor everywhere
+  EXPECT_NEAR(fp4_rate(1000, 2000), 0.06, 1e-12);           // the measured rate, not 0.5 x 0.4
+  EXPECT_NEAR(gemm_cost(gpu, eight_experts(1000, 2000)).efficiency, 0.2, 1e-12);  // bf16: 0.5 x 0.4
+}
+
 // The fp8_block rows curve (GpuSpec::grouped_gemm_efficiency_by_rows_fp8_block) prices an fp8
 // call whose weights carry block scales (ComputeOp::block_scaled); a per-tensor fp8 call, a
 // block-scaled call of an Sm80-generation kernel and a bf16 call (the flag read only for fp8)

@@ -19,30 +19,13 @@
 #include "models/optimizer_state.hpp"
 #include "scenario/load.hpp"
 #include "tests/unit/exec_model/solo_communicator.hpp"
+#include "tests/unit/exec_model/tiny_runs.hpp"
 
 namespace twinsim::exec {
 namespace {
 
-TrainConfig tiny_gpt_run(int zero, Dtype precision, Optimizer optimizer) {
-  TrainConfig c;
-  c.model = catalog_model("tiny-gpt");
-  c.plan.zero = zero;
-  c.training.seq_len = 16;
-  c.training.global_batch = 2;
-  c.training.micro_batch = 1;
-  c.training.precision = precision;
-  c.training.optimizer = optimizer;
-  return c;
-}
-
-// Installs an allocator for the model for the test's lifetime: the current backend's device
-// memory (host memory on the CPU backend; the strict backend's arena under cpu-strict).
-struct AllocatorScope {
-  std::unique_ptr<Allocator> owned = current_backend().make_device_allocator(0);
-  Allocator& allocator = *owned;
-  AllocatorScope() { set_model_allocator(&allocator); }
-  ~AllocatorScope() { set_model_allocator(nullptr); }
-};
+using test::AllocatorScope;
+using test::tiny_gpt_run;
 
 TEST(MemoryEstimate, TinyGptFp32AdamIs16BytesPerParameter) {
   // tiny-gpt has 3,356,160 parameters (tests/exec_mpi/check_measured.cmake); fp32 Adam
