@@ -85,6 +85,12 @@ void use_tiny_moe(TrainConfig& c, int dp) {
 
 std::vector<RefusalRow> refusal_rows() {
   const auto none = [](TrainConfig&) {};
+  const auto hybrid_sharding = [](TrainConfig& c) {  // ZeRO-3 over dp=4 as 2 replicas of 2 shards
+    c.plan.dp = 4;
+    c.training.global_batch = 4;
+    c.plan.zero = 3;
+    c.plan.dp_replicate = 2;
+  };
   return {
       {none, [](TrainConfig& c) { c.plan.cp = 2; }, "plan.cp", "2", "context parallelism"},
       // EP: experts over 2 data-parallel ranks run; the same plan on a dense model does not
@@ -116,20 +122,9 @@ std::vector<RefusalRow> refusal_rows() {
       {none, [](TrainConfig& c) { c.plan.zero_hpz_partition_size = 2; }, "plan.zero_hpz_partition_size", "2",
        "secondary partition"},
       // hybrid sharding over dp=4 under ZeRO-3: 2 replicas run; 3 do not divide 4, nor runs ZeRO-0
-      {[](TrainConfig& c) {
-         c.plan.dp = 4;
-         c.training.global_batch = 4;
-         c.plan.zero = 3;
-         c.plan.dp_replicate = 2;
-       },
-       [](TrainConfig& c) { c.plan.dp_replicate = 3; }, "plan.dp_replicate", "3", "must divide plan.dp=4"},
-      {[](TrainConfig& c) {
-         c.plan.dp = 4;
-         c.training.global_batch = 4;
-         c.plan.zero = 3;
-         c.plan.dp_replicate = 2;
-       },
-       [](TrainConfig& c) { c.plan.zero = 0; }, "plan.dp_replicate", "2", "needs plan.zero 1, 2 or 3"},
+      {hybrid_sharding, [](TrainConfig& c) { c.plan.dp_replicate = 3; }, "plan.dp_replicate", "3",
+       "must divide plan.dp=4"},
+      {hybrid_sharding, [](TrainConfig& c) { c.plan.zero = 0; }, "plan.dp_replicate", "2", "needs plan.zero 1, 2 or 3"},
       // int8 gradients under ZeRO-1 run; under ZeRO-2, or with fp16, they do not
       {[](TrainConfig& c) { c.plan.gradient_compression = GradCompression::int8; },
        [](TrainConfig& c) { c.plan.zero = 2; }, "plan.gradient_compression", "int8", "plan.zero=2"},
