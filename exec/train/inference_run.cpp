@@ -5,18 +5,19 @@
 #include <nlohmann/json.hpp>
 #include <numeric>
 #include <optional>
-#include <stdexcept>
 #include <string>
+#include <utility>
 
-#include "exec/runtime/backend.hpp"
-#include "models/report_ops.hpp"
-#include "models/report_schema.hpp"
 #include "exec/model/decoder.hpp"
 #include "exec/model/host_view.hpp"
+#include "exec/runtime/backend.hpp"
 #include "exec/train/mixed_precision.hpp"
 #include "exec/train/run_report.hpp"
 #include "models/op_names.hpp"
 #include "models/report_inference.hpp"
+#include "models/report_ops.hpp"
+#include "models/report_schema.hpp"
+#include "scenario/errors.hpp"
 
 namespace twinsim::exec {
 
@@ -139,26 +140,37 @@ void warm_up(TransformerStage& stage, const ModelContext& ctx, const std::vector
 
 }  // namespace
 
+// What the executor does not serve: a ScenarioError naming the key, the value and the rule, so
+// `twinsim run` exits 2 as for any scenario key it refuses (docs/scenario/command-line.md).
 void validate(const InferenceConfig& c) {
-  const auto refuse = [](const std::string& what) { throw std::invalid_argument(what); };
+  const auto refuse = [](const std::string& key, const std::string& value, const std::string& rule) {
+    throw ScenarioError(key, value, rule);
+  };
   if (c.plan.pp != 1 || c.plan.cp != 1)
-    refuse("inference in the executor runs tensor, data and expert parallelism: plan.pp and cp must be 1");
+    refuse(c.plan.pp != 1 ? "plan.pp" : "plan.cp", std::to_string(c.plan.pp != 1 ? c.plan.pp : c.plan.cp),
+           "is not served: inference in the executor runs tensor, data and expert parallelism (plan.pp and cp 1)");
   // data-parallel replicas serve their own batches; expert parallelism splits the experts over them
-  if (c.plan.ep != 1 && !c.model.moe) refuse("plan.ep=" + std::to_string(c.plan.ep) + ": expert parallelism needs a model with experts");
+  if (c.plan.ep != 1 && !c.model.moe)
+    refuse("plan.ep", std::to_string(c.plan.ep), "needs a model with experts (model.moe) for expert parallelism");
   if (c.plan.ep < 1 || c.plan.dp % c.plan.ep != 0)
-    refuse("plan.ep=" + std::to_string(c.plan.ep) + " must divide plan.dp=" + std::to_string(c.plan.dp));
+    refuse("plan.ep", std::to_string(c.plan.ep), "must divide plan.dp=" + std::to_string(c.plan.dp));
   const Dtype w = c.workload.weight_dtype;
   if (w != Dtype::fp32 && w != Dtype::bf16 && w != Dtype::fp16)
-    refuse("inference.weight_dtype=" + std::string(to_string(w)) + ": the executor serves fp32, bf16 and fp16 weights");
-  if (c.decode_rounds < 1) refuse("decode rounds=" + std::to_string(c.decode_rounds) + " must be at least 1");
-  if (c.workload.batch < 1 || c.workload.prompt_len < 1 || c.workload.output_len < 1)
-    refuse("inference.batch, prompt_len and output_len must be at least 1");
+    refuse("inference.weight_dtype", std::string(to_string(w)), "is not served by the executor (fp32, bf16, fp16)");
+  if (c.decode_rounds < 1) refuse("--decode-rounds", std::to_string(c.decode_rounds), "must be at least 1");
+  for (const auto& [key, value] : {std::pair{"inference.batch", c.workload.batch},
+                                   {"inference.prompt_len", c.workload.prompt_len},
+                                   {"inference.output_len", c.workload.output_len}})
+    if (value < 1) refuse(key, std::to_string(value), "must be at least 1");
   if (c.workload.prefix_tokens < 0 || c.workload.prefix_tokens >= c.workload.prompt_len)
-    refuse("inference.prefix_tokens must be at least 0 and less than prompt_len");
+    refuse("inference.prefix_tokens", std::to_string(c.workload.prefix_tokens),
+           "must be at least 0 and less than inference.prompt_len=" + std::to_string(c.workload.prompt_len));
   if (c.workload.speculative)
-    refuse("inference.speculative: the executor decodes one token per step (speculative decoding is simulated only)");
+    refuse("inference.speculative", "",
+           "the executor decodes one token per step (speculative decoding is simulated only)");
   if (c.workload.disaggregation)
-    refuse("inference.disaggregation: the executor prefills and decodes on the same ranks (disaggregation is simulated only)");
+    refuse("inference.disaggregation", "",
+           "the executor prefills and decodes on the same ranks (disaggregation is simulated only)");
 }
 
 InferenceRecord run_inference(const InferenceConfig& c, ProcessGroups& groups, const TokenSource& prompts,

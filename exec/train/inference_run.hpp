@@ -37,8 +37,8 @@ struct InferenceConfig {
   int decode_rounds = 1;
 };
 
-// Throws std::invalid_argument for what the executor does not serve (pp, dp, cp, ep > 1;
-// weights other than fp32/bf16/fp16).
+// Throws a ScenarioError (key, value, rule) for what the executor does not serve (pp or cp
+// above 1, ep without experts or not dividing dp, weights other than fp32/bf16/fp16, ...).
 void validate(const InferenceConfig& c);
 
 struct InferenceRecord {

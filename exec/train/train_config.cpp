@@ -1,8 +1,8 @@
 #include "exec/train/train_config.hpp"
 
 #include <numeric>
-#include <stdexcept>
 #include <string>
+#include <utility>
 
 #include "models/optimizer_state.hpp"
 #include "scenario/errors.hpp"
@@ -11,124 +11,149 @@ namespace twinsim::exec {
 
 namespace {
 
+// What the executor does not run: a ScenarioError naming the key, the value and the rule, so
+// `twinsim run` exits 2 as for any scenario key it refuses (docs/scenario/command-line.md).
+[[noreturn]] void refuse(std::string key, std::string value, std::string rule) {
+  throw ScenarioError(std::move(key), std::move(value), std::move(rule));
+}
+
 // LoRA as the executor runs it (exec/model/lora_linear.hpp): adapters on one TP rank beside
 // dense layers, the frozen base stored as training.precision stores every weight.
 void validate_lora(const TrainConfig& c) {
   if (c.plan.tp != 1)
-    throw std::invalid_argument(
-        "plan.tp=" + std::to_string(c.plan.tp) +
-        ": the executor runs training.lora with plan.tp=1 (its adapters are not split over TP)");
+    refuse("plan.tp", std::to_string(c.plan.tp),
+           "is not run with training.lora: the executor runs its adapters with plan.tp=1 (not split over TP)");
   if (c.model.moe || c.model.mla)
-    throw std::invalid_argument(std::string("training.lora: the executor adapts dense attention and MLP layers; this "
-                                            "model has ") +
-                                (c.model.moe ? "experts (model.moe)" : "latent attention (model.mla)"));
+    refuse("training.lora", "",
+           std::string("the executor adapts dense attention and MLP layers; this model has ") +
+               (c.model.moe ? "experts (model.moe)" : "latent attention (model.mla)"));
   // the optimizer keeps states for the adapters alone (zero.cpp optimizer_spans); its offloaded
   // update copies whole shares back and forth
   if (c.plan.offload_optimizer)
-    throw std::invalid_argument(
-        "plan.offload_optimizer=true: the executor runs training.lora without optimizer offload");
+    refuse("plan.offload_optimizer", "true", "is not run with training.lora (the executor runs it without offload)");
   const LoraBase base = c.training.lora->base;
   if (base != LoraBase::bf16 && base != LoraBase::fp16)
-    throw std::invalid_argument(
-        "training.lora.base=" + std::string(to_string(base)) +
-        ": the executor keeps the frozen base as training.precision keeps weights (bf16 or fp16)");
+    refuse("training.lora.base", std::string(to_string(base)),
+           "is not run by the executor: it keeps the frozen base as training.precision keeps weights (bf16 or fp16)");
 }
 
 // Hybrid sharding as the executor runs it (zero.hpp): ZeRO 1-3 over one shard group of the
 // dense data-parallel ranks, the shard's grads summed over its replicas in full precision.
 void validate_dp_replicate(const Plan& p) {
-  const std::string key = "plan.dp_replicate=" + std::to_string(p.dp_replicate);
+  const auto refuse_replicate = [&p](const std::string& rule) {
+    refuse("plan.dp_replicate", std::to_string(p.dp_replicate), rule);
+  };
   if (p.dp % p.dp_replicate != 0)
-    throw std::invalid_argument(key + ": must divide plan.dp=" + std::to_string(p.dp) + " (equal shard groups)");
+    refuse_replicate("must divide plan.dp=" + std::to_string(p.dp) + " (equal shard groups)");
   if (!p.shards_optimizer())
-    throw std::invalid_argument(key + ": hybrid sharding splits ZeRO's shard groups; it needs plan.zero 1, 2 or 3");
+    refuse_replicate("needs plan.zero 1, 2 or 3 (hybrid sharding splits ZeRO's shard groups); plan.zero=" +
+                     std::to_string(p.zero));
   if (p.ep != 1 || p.etp() != p.tp)
-    throw std::invalid_argument(key + " with plan.ep=" + std::to_string(p.ep) +
-                                ": the executor has no shard/replicate split of the experts' own data-parallel group");
+    refuse_replicate("is not run with plan.ep=" + std::to_string(p.ep) + " (expert_tp=" + std::to_string(p.etp()) +
+                     "): the executor has no shard/replicate split of the experts' own data-parallel group");
   if (p.gradient_compression != GradCompression::none)
-    throw std::invalid_argument(key +
-                                " with plan.gradient_compression: the executor sums the replicas' shards in "
-                                "full precision only");
+    refuse_replicate("is not run with plan.gradient_compression=" + std::string(to_string(p.gradient_compression)) +
+                     ": the executor sums the replicas' shards in full precision only");
   if (p.offload_optimizer)
-    throw std::invalid_argument(key +
-                                " with plan.offload_optimizer: not run (ZeRO-Offload is DeepSpeed's, which has "
-                                "no hybrid sharding of this kind)");
+    refuse_replicate(
+        "is not run with plan.offload_optimizer=true (ZeRO-Offload is DeepSpeed's, which has no "
+        "hybrid sharding of this kind)");
+}
+
+// The parallel layout: no context parallelism; experts folded inside the TP groups; the
+// gpipe and 1f1b schedules.
+void validate_layout(const Plan& p, const ModelSpec& model) {
+  if (p.cp != 1) refuse("plan.cp", std::to_string(p.cp), "is not run: the executor has no context parallelism yet");
+  if (p.ep != 1 && !model.moe)
+    refuse("plan.ep", std::to_string(p.ep), "needs a model with experts (model.moe) for expert parallelism");
+  // MoE parallel folding (process_groups.hpp): the experts' ep x expert_tp groups tile a
+  // stage's tp x cp x dp ranks; the executor's expert TP groups lie inside the TP groups
+  if (p.tp % p.etp() != 0)
+    refuse("plan.expert_tp", std::to_string(p.expert_tp),
+           "must divide plan.tp=" + std::to_string(p.tp) + " in the executor");
+  const std::int64_t stage_ranks = static_cast<std::int64_t>(p.tp) * p.dp * p.cp;
+  if (stage_ranks % (static_cast<std::int64_t>(p.ep) * p.etp()) != 0)
+    refuse("plan.ep", std::to_string(p.ep),
+           "times expert_tp=" + std::to_string(p.etp()) + " must divide tp * dp * cp = " + std::to_string(stage_ranks));
+  // PowerSGD factors a block's matrices whole; under EP a layer's experts are reduced apart
+  if ((p.ep != 1 || p.etp() != p.tp) && p.gradient_compression == GradCompression::powersgd)
+    refuse("plan.gradient_compression", "powersgd",
+           "is not run with plan.ep=" + std::to_string(p.ep) + " (expert_tp=" + std::to_string(p.etp()) +
+               "): the executor's PowerSGD factors whole blocks, and expert parallelism reduces each layer's "
+               "experts apart (use int8, int4 or topk)");
+  if (p.schedule == Schedule::interleaved || p.schedule == Schedule::dualpipe)
+    refuse("plan.schedule", std::string(to_string(p.schedule)), "is not run by the executor (it runs gpipe and 1f1b)");
+}
+
+// Gradient compression: ZeRO 0-1's reduction only, never under fp16's loss scaling.
+void validate_compression(const TrainConfig& c) {
+  const GradCompression g = c.plan.gradient_compression;
+  if (g == GradCompression::none) return;
+  if (c.plan.shards_grads())
+    refuse("plan.gradient_compression", std::string(to_string(g)),
+           "is not run with plan.zero=" + std::to_string(c.plan.zero) +
+               ": the executor compresses ZeRO 0-1's reduction only");
+  if (c.training.precision == Dtype::fp16)
+    refuse("plan.gradient_compression", std::string(to_string(g)),
+           "is not run with training.precision=fp16 (its residual would carry the loss scale of the step that "
+           "made it); use bf16 or fp32");
+}
+
+// Offload: the optimizer's states, and activations on one stage without recomputation.
+void validate_offload(const Plan& p) {
+  if (p.offload_params)
+    refuse("plan.offload_params", "true",
+           "is not run: the executor offloads the optimizer only (ZeRO-Infinity's parameter offload is priced by "
+           "the simulator only)");
+  if (p.offload_device != OffloadDevice::cpu && !p.offload_optimizer)
+    refuse("plan.offload_device", std::string(to_string(p.offload_device)),
+           "needs plan.offload_optimizer=true: the executor swaps the offloaded optimizer's states");
+  // activation offload as the simulator prices it (scenario/validate.cpp): one stage, one
+  // micro-batch's layers in flight, nothing recomputed
+  if (p.offload_activations_layers > 0 && (p.pp != 1 || p.recompute != Recompute::none))
+    refuse("plan.offload_activations_layers", std::to_string(p.offload_activations_layers),
+           "is run by the executor with plan.pp=1 and plan.recompute=none only (plan.pp=" + std::to_string(p.pp) +
+               ", plan.recompute=" + std::string(to_string(p.recompute)) + ")");
+}
+
+// Keys that change the numbers, not only the time, which the simulator alone prices.
+void validate_priced_only(const Plan& p) {
+  if (p.zero_hpz_partition_size > 1)
+    refuse("plan.zero_hpz_partition_size", std::to_string(p.zero_hpz_partition_size),
+           "is not run: the executor keeps no secondary partition (ZeRO++ is priced by the simulator only)");
+  if (p.zero_quantized_weights || p.zero_quantized_gradients)
+    refuse(p.zero_quantized_weights ? "plan.zero_quantized_weights" : "plan.zero_quantized_gradients", "true",
+           "is not run: the executor's collectives run in full precision (ZeRO++ is priced by the simulator only)");
+  if (p.fp8_activation_input || p.fp8_attention)
+    refuse(p.fp8_attention ? "plan.fp8_attention" : "plan.fp8_activation_input", "true",
+           "is not run: the executor keeps its activations in the training precision (priced by the simulator only)");
+  if (p.fp8_moe_act_cache)
+    refuse("plan.fp8_moe_act_cache", "true",
+           "is not run: the executor keeps its activations in the training precision (priced by the simulator only)");
+  if (optimizer_state_dtypes(p).precision_aware()) {
+    const auto [key, value] = precision_aware_key(p);
+    refuse(key, value,
+           "is not run by the executor: it keeps Adam's moments and masters in fp32 (the precision-aware optimizer "
+           "is priced by the simulator only)");
+  }
 }
 
 }  // namespace
 
 void validate(const TrainConfig& c) {
-  if (c.plan.cp != 1) throw std::invalid_argument("plan.cp=" + std::to_string(c.plan.cp) + ": the executor has no context parallelism yet");
-  if (c.plan.ep != 1 && !c.model.moe)
-    throw std::invalid_argument("plan.ep=" + std::to_string(c.plan.ep) + ": expert parallelism needs a model with experts (model.moe)");
-  // MoE parallel folding (process_groups.hpp): the experts' ep x expert_tp groups tile a
-  // stage's tp x cp x dp ranks; the executor's expert TP groups lie inside the TP groups
-  if (c.plan.tp % c.plan.etp() != 0)
-    throw std::invalid_argument("plan.expert_tp=" + std::to_string(c.plan.expert_tp) +
-                                ": the executor needs an expert TP that divides plan.tp=" + std::to_string(c.plan.tp));
-  const std::int64_t stage_ranks = static_cast<std::int64_t>(c.plan.tp) * c.plan.dp * c.plan.cp;
-  if (stage_ranks % (static_cast<std::int64_t>(c.plan.ep) * c.plan.etp()) != 0)
-    throw std::invalid_argument("plan.ep=" + std::to_string(c.plan.ep) +
-                                ": ep * expert_tp must divide tp * dp * cp = " + std::to_string(stage_ranks));
-  // PowerSGD factors a block's matrices whole; under EP a layer's experts are reduced apart
-  if ((c.plan.ep != 1 || c.plan.etp() != c.plan.tp) && c.plan.gradient_compression == GradCompression::powersgd)
-    throw std::invalid_argument("plan.ep=" + std::to_string(c.plan.ep) + " (expert_tp=" + std::to_string(c.plan.etp()) +
-                                ") with plan.gradient_compression=powersgd: the executor's PowerSGD factors whole "
-                                "blocks, and expert parallelism reduces each layer's experts apart (use int8, int4 "
-                                "or topk)");
-  if (c.plan.schedule == Schedule::interleaved || c.plan.schedule == Schedule::dualpipe)
-    throw ScenarioError("plan.schedule", std::string(to_string(c.plan.schedule)),
-                        "is not run by the executor (it runs gpipe and 1f1b)");
-  // quantised collectives change the numbers, not only the time: not run in full precision
-  if (c.plan.zero_hpz_partition_size > 1)
-    throw std::invalid_argument("plan.zero_hpz_partition_size=" + std::to_string(c.plan.zero_hpz_partition_size) +
-                                ": the executor keeps no secondary partition (ZeRO++ is priced by the simulator only)");
+  validate_layout(c.plan, c.model);
   if (c.plan.dp_replicate > 1) validate_dp_replicate(c.plan);
-  if (c.plan.gradient_compression != GradCompression::none && c.plan.shards_grads())
-    throw std::invalid_argument("plan.gradient_compression=" + std::string(to_string(c.plan.gradient_compression)) +
-                                ": the executor compresses ZeRO 0-1's reduction only (plan.zero=" +
-                                std::to_string(c.plan.zero) + ")");
-  if (c.plan.gradient_compression != GradCompression::none && c.training.precision == Dtype::fp16)
-    throw std::invalid_argument("plan.gradient_compression=" + std::string(to_string(c.plan.gradient_compression)) +
-                                ": not with fp16 in the executor (its residual would carry the loss scale of the step "
-                                "that made it); use bf16 or fp32");
-  if (c.plan.offload_params)
-    throw std::invalid_argument("plan.offload_params=true: the executor offloads the optimizer only (ZeRO-Infinity's "
-                                "parameter offload is priced by the simulator only)");
-  if (c.plan.offload_device != OffloadDevice::cpu && !c.plan.offload_optimizer)
-    throw std::invalid_argument("plan.offload_device=" + std::string(to_string(c.plan.offload_device)) +
-                                ": the executor swaps the offloaded optimizer's states (plan.offload_optimizer=true)");
-  // activation offload as the simulator prices it (scenario/validate.cpp): one stage, one
-  // micro-batch's layers in flight, nothing recomputed
-  if (c.plan.offload_activations_layers > 0 && (c.plan.pp != 1 || c.plan.recompute != Recompute::none))
-    throw std::invalid_argument("plan.offload_activations_layers=" + std::to_string(c.plan.offload_activations_layers) +
-                                ": the executor offloads activations with plan.pp=1 and plan.recompute=none only");
-  if (c.plan.zero_quantized_weights || c.plan.zero_quantized_gradients)
-    throw std::invalid_argument(std::string(c.plan.zero_quantized_weights ? "plan.zero_quantized_weights"
-                                                                          : "plan.zero_quantized_gradients") +
-                                "=true: the executor's collectives run in full precision (ZeRO++ is priced by the "
-                                "simulator only)");
-  if (c.plan.fp8_activation_input || c.plan.fp8_attention)
-    throw std::invalid_argument(std::string(c.plan.fp8_attention ? "plan.fp8_attention" : "plan.fp8_activation_input") +
-                                "=true: the executor keeps its activations in the training precision (priced by the "
-                                "simulator only)");
-  if (c.plan.fp8_moe_act_cache)
-    throw ScenarioError("plan.fp8_moe_act_cache", "true",
-                        "is not run by the executor: it keeps its activations in the training precision (priced "
-                        "by the simulator only)");
-  if (optimizer_state_dtypes(c.plan).precision_aware()) {
-    const auto [key, value] = precision_aware_key(c.plan);
-    throw ScenarioError(key, value,
-                        "is not run by the executor: it keeps Adam's moments and masters in fp32 (the "
-                        "precision-aware optimizer is priced by the simulator only)");
-  }
+  validate_compression(c);
+  validate_offload(c.plan);
+  validate_priced_only(c.plan);
   if (c.micro_batches() < 1 || c.training.global_batch % (c.training.micro_batch * c.plan.dp) != 0)
-    throw std::invalid_argument("training.global_batch=" + std::to_string(c.training.global_batch) +
-                                " is not a multiple of micro_batch*dp");
+    refuse("training.global_batch", std::to_string(c.training.global_batch),
+           "is not a multiple of training.micro_batch * plan.dp = " + std::to_string(c.training.micro_batch) + " * " +
+               std::to_string(c.plan.dp));
   if (c.training.lora) validate_lora(c);
   const Dtype p = c.training.precision;
   if (p != Dtype::fp32 && p != Dtype::bf16 && p != Dtype::fp16)
-    throw std::invalid_argument("training.precision=" + std::string(to_string(p)) + ": the executor runs fp32, bf16, fp16");
+    refuse("training.precision", std::string(to_string(p)), "is not run by the executor (it runs fp32, bf16, fp16)");
 }
 
 TransformerConfig stage_config(const TrainConfig& c, const RankCoords& coords) {

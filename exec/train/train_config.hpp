@@ -27,9 +27,8 @@ struct TrainConfig {
   int micro_batches() const { return static_cast<int>(training.micro_batches(plan.dp)); }
 };
 
-// Throws for what the executor does not run: std::invalid_argument (CP, EP without experts, ...),
-// ScenarioError naming the key, value and rule for plan.schedule interleaved or dualpipe and
-// the precision-aware optimizer's keys (plan.exp_avg_dtype ...).
+// Throws a ScenarioError naming the key, the value and the rule for what the executor does not
+// run (CP, EP without experts, dualpipe, ZeRO++, parameter offload, ...): `twinsim run` exits 2.
 void validate(const TrainConfig& c);
 
 // The transformer piece rank `coords` runs: its TP shard and its pipeline stage's layers.

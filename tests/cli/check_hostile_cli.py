@@ -186,6 +186,9 @@ CASES = [
     ('run DEF --out AFILE', 1, '--out afile: is not a folder (it receives measured.json, trace.json and metrics/)'),
     ('checkpoint nosuch', 2, "'nosuch' is not a command of twinsim checkpoint; commands: merge"),
     ('run DEF --set plan.tp=1 --set plan.pp=1 --set plan.dp=1 --set cluster=host --set model=tiny-gpt --set training.seq_len=32 --set training.global_batch=4 --set training.micro_batch=1 --keep 3', 1, '--keep needs --checkpoint-dir'),
+    # what the executor does not run is a refused scenario key (exec validate): status 2
+    ('run DEF --set plan.tp=1 --set plan.pp=1 --set plan.dp=1 --set cluster=host --set model=tiny-gpt --set training.seq_len=32 --set training.global_batch=4 --set training.micro_batch=1 --set training.precision=bf16 --set plan.zero=1 --set plan.exp_avg_dtype=bf16', 2, "plan.exp_avg_dtype=bf16 is not run by the executor: it keeps Adam's moments and masters in fp32"),
+    ('run EXEC_INF --set plan.tp=1 --set inference.weight_dtype=fp8', 2, 'inference.weight_dtype=fp8 is not served by the executor (fp32, bf16, fp16)'),
 ]
 
 
@@ -226,6 +229,7 @@ def main():
     gemm = next((validation / "microbench").glob("gemm_cublaslt*.csv"))
     names = {"DEF": os.path.join(SCENARIOS, "default.yaml"),
              "INF": os.path.join(SCENARIOS, "inference", "llama2-7b-a100.yaml"),
+             "EXEC_INF": os.path.join(SCENARIOS, "exec", "tiny-llama-infer-tp2.yaml"),
              "CSV": str(validation / "vtrain" / "vtrain_single_node_a100.csv"), "GEMM": str(gemm),
              "DUP_YAML": "dup.yaml", "DUP_JSON": "dup.json", "DEEP": "deep.yaml", "BIG": "big.yaml",
              "BIN": "bin.yaml", "EMPTY": "empty.yaml", "LIST": "list.yaml", "STAGES": "st.yaml",
