@@ -68,4 +68,4 @@ def test_compression_under_expert_parallelism(root, twinsim_exe, mpirun, tmp_pat
         assert run["memory"]["breakdown"]["grads"] == simulated["memory"]["breakdown"]["grads"]
     # PowerSGD factors whole blocks: refused under EP, naming the keys
     r, _ = _run_ep(root, twinsim_exe, mpirun, tmp_path, "powersgd")
-    assert r.returncode != 0 and "plan.ep=2" in r.stderr and "with plan.gradient_compression=powersgd" in r.stderr
+    assert r.returncode == 2 and "plan.gradient_compression=powersgd" in r.stderr and "plan.ep=2" in r.stderr
