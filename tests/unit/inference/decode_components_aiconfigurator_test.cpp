@@ -27,22 +27,10 @@
 #include "sim/common/csv.hpp"
 #include "sim/inference/iteration_cost.hpp"
 #include "sim/inference/iteration_ops.hpp"
+#include "tests/unit/inference/microbench_rows.hpp"
 
 namespace twinsim {
 namespace {
-
-std::vector<std::vector<std::string>> aic_rows(const std::string& file, std::size_t columns) {
-  std::ifstream in(std::string(TWINSIM_SOURCE_DIR) + "/scenarios/validation/microbench/" + file);
-  EXPECT_TRUE(in) << file;
-  std::string line;
-  std::getline(in, line);  // header
-  std::vector<std::vector<std::string>> rows;
-  while (std::getline(in, line)) {
-    rows.push_back(split_csv_line(line));
-    EXPECT_EQ(rows.back().size(), columns) << line;
-  }
-  return rows;
-}
 
 // The judged engine scenarios' models (scenarios/validation/engines/*.yaml).
 std::string aic_model(const std::string& name) {
@@ -117,7 +105,7 @@ std::pair<std::string, int> attention_model(int heads, int kv_heads) {
 TEST(DecodeComponentsAiconfigurator, DecodeAttention) {
   std::vector<AicError> errors;
   std::map<std::string, std::vector<double>> by_engine, small_calls;
-  for (const auto& c : aic_rows("decode_attention_aiconfigurator_h100_h200.csv", 10)) {
+  for (const auto& c : test::microbench_rows("decode_attention_aiconfigurator_h100_h200.csv", 10)) {
     const auto [model, tp] = attention_model(std::stoi(c[7]), std::stoi(c[8]));
     const Scenario s = aic_scenario(model, c[0], tp, c[1], "bf16", c[4]);
     const std::int64_t batch = std::stoll(c[5]), context = std::stoll(c[6]);
@@ -144,7 +132,7 @@ TEST(DecodeComponentsAiconfigurator, DecodeAttention) {
 
 TEST(DecodeComponentsAiconfigurator, SmallMGemm) {
   std::vector<AicError> errors;
-  for (const auto& c : aic_rows("gemm_decode_aiconfigurator_h100_h200.csv", 12)) {
+  for (const auto& c : test::microbench_rows("gemm_decode_aiconfigurator_h100_h200.csv", 12)) {
     const int tp = std::stoi(c[6]);
     const std::int64_t m = std::stoll(c[8]), n = std::stoll(c[9]), k = std::stoll(c[10]);
     const Scenario s = aic_scenario(c[5], c[0], tp, c[1], c[4], "bf16");
@@ -187,7 +175,7 @@ TEST(DecodeComponentsAiconfigurator, SmallMGemm) {
 TEST(DecodeComponentsAiconfigurator, SglangFp8LinearIsAQuantizeAndAGemm) {
   std::map<std::string, std::vector<double>> excess_us, bare, cast, fp8_us, bf16_us;
   std::map<std::string, double> launch_us;  // the GPU's kernel_launch_us (4 on both)
-  for (const auto& c : aic_rows("gemm_decode_aiconfigurator_h100_h200.csv", 12)) {
+  for (const auto& c : test::microbench_rows("gemm_decode_aiconfigurator_h100_h200.csv", 12)) {
     const std::int64_t m = std::stoll(c[8]);
     if (c[1] != "sglang" || m > 128) continue;
     (c[4] == "fp8" ? fp8_us : bf16_us)[c[0]].push_back(std::stod(c[11]));
@@ -244,7 +232,7 @@ std::string judged_decode_stack(const std::string& engine) {
 TEST(DecodeComponentsAiconfigurator, DecodeAttentionAtTheJudgedGroupsOnH200) {
   std::vector<AicError> errors;
   std::map<std::string, double> measured_us;  // "engine kv batch context heads" -> us
-  for (const auto& c : aic_rows("decode_attention_gqa_aiconfigurator_h200.csv", 10)) {
+  for (const auto& c : test::microbench_rows("decode_attention_gqa_aiconfigurator_h200.csv", 10)) {
     const std::string model = c[7] == "32" ? "llama3.1-8b" : "llama3.2-3b";
     const std::int64_t batch = std::stoll(c[5]), context = std::stoll(c[6]);
     const double measured = std::stod(c[9]) * 1e-6;
@@ -294,7 +282,7 @@ bool fitted_allreduce_row(const std::vector<std::string>& c) {
 TEST(DecodeComponentsAiconfigurator, CustomAllReduce) {
   std::vector<AicError> errors;
   std::vector<double> vllm_held_out, vllm_small_held_out, trtllm_small;
-  for (const auto& c : aic_rows("allreduce_custom_aiconfigurator_h100_h200.csv", 8)) {
+  for (const auto& c : test::microbench_rows("allreduce_custom_aiconfigurator_h100_h200.csv", 8)) {
     const int gpus = std::stoi(c[5]);
     const std::int64_t elements = std::stoll(c[6]);
     // Llama 3.1 8B's 4,096-wide hidden state: elements / 4096 decode tokens, 16-bit
@@ -333,7 +321,7 @@ TEST(DecodeComponentsAiconfigurator, CustomAllReduce) {
 // ops of a decode pass of as many tokens on the judged EP-8 scenario (for the Qwen3-235B work).
 TEST(DecodeComponentsAiconfigurator, Qwen3MoeAtEp8PrintOnly) {
   int printed = 0;
-  for (const auto& c : aic_rows("fused_moe_aiconfigurator_qwen3_235b.csv", 7)) {
+  for (const auto& c : test::microbench_rows("fused_moe_aiconfigurator_qwen3_235b.csv", 7)) {
     const std::string node = c[0] == "h100-sxm" ? "8xh100" : "8xh200";
     const Scenario s =
         load_scenario_file(std::string(TWINSIM_SOURCE_DIR) + "/scenarios/validation/engines/trtllm1-qwen3-235b-a22b-" +

@@ -20,22 +20,10 @@
 #include "sim/common/csv.hpp"
 #include "sim/inference/iteration_cost.hpp"
 #include "sim/inference/iteration_ops.hpp"
+#include "tests/unit/inference/microbench_rows.hpp"
 
 namespace twinsim {
 namespace {
-
-std::vector<std::vector<std::string>> large_batch_rows(const std::string& file, std::size_t columns) {
-  std::ifstream in(std::string(TWINSIM_SOURCE_DIR) + "/scenarios/validation/microbench/" + file);
-  EXPECT_TRUE(in) << file;
-  std::string line;
-  std::getline(in, line);  // header
-  std::vector<std::vector<std::string>> rows;
-  while (std::getline(in, line)) {
-    rows.push_back(split_csv_line(line));
-    EXPECT_EQ(rows.back().size(), columns) << line;
-  }
-  return rows;
-}
 
 // One GPU (or a TP group) of the judged scenarios (scenarios/validation/engines/trtllm1-llama*.yaml):
 // fp8 weights and KV cache on the trtllm-v1 stack; ffn_hidden set where a row stands for a grid
@@ -77,7 +65,7 @@ void print_by(const char* what, const ErrorsBy& by) {
 // by_op (optional): keyed "<gpu> <model> tp<tp> <op> <M>", for the pass below
 ErrorsBy gemm_errors(ErrorsBy* by_op = nullptr) {
   ErrorsBy by;
-  for (const auto& c : large_batch_rows("gemm_large_m_aiconfigurator_trtllm_h100_h200.csv", 13)) {
+  for (const auto& c : test::microbench_rows("gemm_large_m_aiconfigurator_trtllm_h100_h200.csv", 13)) {
     const int tp = std::stoi(c[7]);
     const std::int64_t m = std::stoll(c[9]), n = std::stoll(c[10]), k = std::stoll(c[11]);
     const Scenario s = judged_dense(c[5], std::stoll(c[6]), c[0], tp);
@@ -132,9 +120,9 @@ double kv_read_over_hbm(const std::vector<std::string>& c) {
 // rows, collected with the serving layout, stay under it. So this test judges against 1.3.0rc20.
 TEST(DenseDecodeLargeBatch, OnlyTheFullLayoutTableIsPhysical) {
   double k_only_max = 0, full_max = 0;
-  for (const auto& c : large_batch_rows("decode_attention_aiconfigurator_h100_h200.csv", 10))
+  for (const auto& c : test::microbench_rows("decode_attention_aiconfigurator_h100_h200.csv", 10))
     if (c[1] == "trtllm") k_only_max = std::max(k_only_max, kv_read_over_hbm(c));
-  for (const auto& c : large_batch_rows("decode_attention_large_batch_aiconfigurator_trtllm_h100_h200.csv", 10))
+  for (const auto& c : test::microbench_rows("decode_attention_large_batch_aiconfigurator_trtllm_h100_h200.csv", 10))
     full_max = std::max(full_max, kv_read_over_hbm(c));
   std::printf("K+V read / peak HBM: 1.2.0rc5 max %.2f, 1.3.0rc20 max %.2f\n", k_only_max, full_max);
   EXPECT_GT(k_only_max, 1.3);
@@ -163,7 +151,7 @@ double allreduce_row_error(const std::vector<std::string>& c) {
 TEST(DenseDecodeLargeBatch, DecodeAttentionRightAtTheRunsContexts) {
   ErrorsBy by;
   std::vector<double> long_calls, short_large_batch;
-  for (const auto& c : large_batch_rows("decode_attention_large_batch_aiconfigurator_trtllm_h100_h200.csv", 10)) {
+  for (const auto& c : test::microbench_rows("decode_attention_large_batch_aiconfigurator_trtllm_h100_h200.csv", 10)) {
     const int heads = std::stoi(c[7]), kv_heads = std::stoi(c[8]);
     const std::int64_t batch = std::stoll(c[5]), context = std::stoll(c[6]);
     const double error = attention_row_error(c);
@@ -184,7 +172,7 @@ TEST(DenseDecodeLargeBatch, DecodeAttentionRightAtTheRunsContexts) {
 }
 
 TEST(DenseDecodeLargeBatch, TwoGpuAllReducePricedSlow) {
-  for (const auto& c : large_batch_rows("allreduce_custom_aiconfigurator_trtllm_large_h100_h200.csv", 8)) {
+  for (const auto& c : test::microbench_rows("allreduce_custom_aiconfigurator_trtllm_large_h100_h200.csv", 8)) {
     const std::int64_t elements = std::stoll(c[6]);
     const double error = allreduce_row_error(c);
     std::printf("allreduce %s tp2 rows %5lld  %+6.1f%%\n", c[0].c_str(), static_cast<long long>(elements / 8192),
@@ -207,9 +195,9 @@ struct TableErrors {
 TableErrors table_errors() {
   TableErrors t;
   gemm_errors(&t.gemm_by_op);
-  for (const auto& c : large_batch_rows("decode_attention_large_batch_aiconfigurator_trtllm_h100_h200.csv", 10))
+  for (const auto& c : test::microbench_rows("decode_attention_large_batch_aiconfigurator_trtllm_h100_h200.csv", 10))
     if (std::stoll(c[6]) >= 512) t.attention_by_heads[c[0] + " " + c[7] + "/" + c[8]].push_back(attention_row_error(c));
-  for (const auto& c : large_batch_rows("allreduce_custom_aiconfigurator_trtllm_large_h100_h200.csv", 8))
+  for (const auto& c : test::microbench_rows("allreduce_custom_aiconfigurator_trtllm_large_h100_h200.csv", 8))
     t.allreduce[c[0] + " " + std::to_string(std::stoll(c[6]) / 8192)] = allreduce_row_error(c);
   return t;
 }
