@@ -81,7 +81,8 @@ compare::CaseResult run_case(const fs::path& src, const ValidateArgs& a, int cor
   fs::create_directories(dir);
   try {
     const fs::path scenario = calibrated_scenario(src, a, dir);
-    const Plan plan = load_scenario_file(scenario.string()).plan;
+    const Scenario loaded = load_scenario_file(scenario.string());
+    const Plan& plan = loaded.plan;
     r.world = static_cast<int>(plan.world_size());
     r.timing = r.world <= cores;
     const std::string self = a.twinsim.empty() ? self_executable().string() : a.twinsim;
@@ -99,7 +100,7 @@ compare::CaseResult run_case(const fs::path& src, const ValidateArgs& a, int cor
     io::write_file_whole((dir / "comparison.txt").string(), compare::format_comparison(r.cmp));
     compare::worst_memory_category(r);
     // the host slowing one of ranks that do the same work shows in their compute (rank_balance.hpp)
-    if (r.timing && compare::ranks_do_same_work(plan) && fs::exists(dir / "trace.json"))
+    if (r.timing && compare::ranks_do_same_work(plan, loaded.inference.has_value()) && fs::exists(dir / "trace.json"))
       r.rank_ratio = compare::trace_rank_ratio(dir / "trace.json");
   } catch (const std::exception& e) {
     r.error = e.what();

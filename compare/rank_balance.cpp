@@ -14,7 +14,9 @@
 
 namespace twinsim::compare {
 
-bool ranks_do_same_work(const Plan& plan) { return plan.world_size() >= 2 && plan.pp == 1; }
+bool ranks_do_same_work(const Plan& plan, bool serving) {
+  return plan.world_size() >= 2 && plan.pp == 1 && !(serving && plan.dp > 1);
+}
 
 bool waits_on_other_ranks(const std::string& op_name) {
   const std::string op = strip_layer_prefix(op_name);

@@ -31,11 +31,14 @@ inline constexpr double kSlowRankRatio = 1.3;
 inline constexpr int kMaxExtraRuns = 2;
 
 // Whether every rank of the plan does the same work, so that their compute should agree:
-// tensor-, data-, context- and expert-parallel ranks do (equal shards of the same layers; EP
-// ranks hold equal numbers of experts, their routed tokens differing by the router only);
-// pipeline stages do not (different layers, and the first and last hold the embedding and
-// head). False for one rank.
-bool ranks_do_same_work(const Plan& plan);
+// tensor-, data-, context- and expert-parallel training ranks do (equal shards of the same
+// layers; EP ranks hold equal numbers of experts, their routed tokens differing by the router
+// only); pipeline stages do not (different layers, and the first and last hold the embedding
+// and head), nor do a served model's data-parallel replicas (`serving`): each decodes its own
+// requests, and the experts they share see different tokens (the quiet s15 run read the
+// DP-2 EP-2 decode at 1.14-2.14 in all 5 runs, where every other case read 1.00-1.12). False
+// for one rank.
+bool ranks_do_same_work(const Plan& plan, bool serving);
 
 // Whether a trace op waits for other ranks, so that its time holds the partners' lateness as
 // well as its own work: the communication ops of compare/kernel_categories.csv, and greedy

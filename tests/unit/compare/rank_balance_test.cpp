@@ -77,15 +77,17 @@ TEST(RankBalance, CommunicationOpsAndSamplingWaitComputeOpsDoNot) {
 
 TEST(RankBalance, TensorDataAndExpertParallelRanksDoTheSameWorkPipelineStagesDoNot) {
   Plan p;
-  EXPECT_FALSE(ranks_do_same_work(p));  // one rank
+  EXPECT_FALSE(ranks_do_same_work(p, false));  // one rank
   p.tp = 2;
-  EXPECT_TRUE(ranks_do_same_work(p));
+  EXPECT_TRUE(ranks_do_same_work(p, false));
+  EXPECT_TRUE(ranks_do_same_work(p, true));  // a served model's TP ranks share every pass
   p.tp = 1;
   p.dp = 2;
   p.ep = 2;
-  EXPECT_TRUE(ranks_do_same_work(p));
+  EXPECT_TRUE(ranks_do_same_work(p, false));
+  EXPECT_FALSE(ranks_do_same_work(p, true));  // served replicas decode their own requests
   p.pp = 2;
-  EXPECT_FALSE(ranks_do_same_work(p));  // stages hold different layers
+  EXPECT_FALSE(ranks_do_same_work(p, false));  // stages hold different layers
 }
 
 }  // namespace
