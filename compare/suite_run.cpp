@@ -84,24 +84,22 @@ std::vector<CaseResult> run_suite(const std::vector<fs::path>& cases, const fs::
   for (int w = 0; w < warmup_runs; ++w)
     for (const fs::path& c : cases) run_case(c, out / c.stem() / "warm-up", 0);  // dropped
   std::vector<std::vector<CaseResult>> by_case(cases.size());
+  const auto run_number = [&](std::size_t i, int k, const fs::path& dir) {  // case i's run k, in `dir`
+    CaseResult r = run_case(cases[i], dir, k);
+    r.name = cases[i].stem().string();
+    r.run = k;
+    by_case[i].push_back(std::move(r));
+  };
+  const auto run_dir = [&out, &cases](std::size_t i, int k) {
+    return out / cases[i].stem() / ("run-" + std::to_string(k));
+  };
   for (int k = 1; k <= runs; ++k)
-    for (std::size_t i = 0; i < cases.size(); ++i) {
-      const fs::path dir = out / cases[i].stem() / (runs > 1 ? "run-" + std::to_string(k) : "");
-      CaseResult r = run_case(cases[i], dir, k);
-      r.name = cases[i].stem().string();
-      r.run = k;
-      by_case[i].push_back(std::move(r));
-    }
+    for (std::size_t i = 0; i < cases.size(); ++i)
+      run_number(i, k, runs > 1 ? run_dir(i, k) : out / cases[i].stem() / "");
   // extra rounds, each of the cases still short of `runs` undisturbed runs
   for (int extra = 1; !disturbed.keep && extra <= disturbed.max_extra_runs; ++extra)
-    for (std::size_t i = 0; i < cases.size(); ++i) {
-      if (count_undisturbed(by_case[i], disturbed.cut) >= runs) continue;
-      const int k = runs + extra;
-      CaseResult r = run_case(cases[i], out / cases[i].stem() / ("run-" + std::to_string(k)), k);
-      r.name = cases[i].stem().string();
-      r.run = k;
-      by_case[i].push_back(std::move(r));
-    }
+    for (std::size_t i = 0; i < cases.size(); ++i)
+      if (count_undisturbed(by_case[i], disturbed.cut) < runs) run_number(i, runs + extra, run_dir(i, runs + extra));
   std::vector<CaseResult> rows;
   for (auto& case_runs : by_case) {
     rows.push_back(judge_case(std::move(case_runs), disturbed));
