@@ -138,11 +138,16 @@ void add_run_command(CLI::App& app) {
                   "bytes per rank (default: the scenario GPU's memory); a plan predicted not to fit is refused")
       ->check(cli::whole(1, std::int64_t{1} << 60));
   cmd->add_flag("--force", job.force, "run a plan even when its training state is predicted not to fit");
-  cmd->add_option("--checkpoint-dir", job.checkpoint_dir, "save a checkpoint after every step into this folder");
-  cmd->add_flag("--resume", job.resume, "continue from the newest complete checkpoint in --checkpoint-dir");
+  CLI::Option* checkpoint_dir =
+      cmd->add_option("--checkpoint-dir", job.checkpoint_dir, "save a checkpoint after every step into this folder");
+  // each of these acts on --checkpoint-dir: without it, CLI11 refuses the line (exit 107, "requires")
+  cmd->add_flag("--resume", job.resume, "continue from the newest complete checkpoint in --checkpoint-dir")
+      ->needs(checkpoint_dir);
   cmd->add_option("--keep", job.keep, "checkpoints kept in --checkpoint-dir: the newest N steps (default 1)")
-      ->check(cli::whole(1, 1'000'000));
-  cmd->add_flag("--save-initial", job.save_initial, "also save step 0 (the initial weights) into --checkpoint-dir");
+      ->check(cli::whole(1, 1'000'000))
+      ->needs(checkpoint_dir);
+  cmd->add_flag("--save-initial", job.save_initial, "also save step 0 (the initial weights) into --checkpoint-dir")
+      ->needs(checkpoint_dir);
   cmd->add_option("--watchdog-timeout", job.watchdog_timeout_s,
                   "seconds a rank of a multi-rank job may go without progress (a peer dead or stopped) before "
                   "it ends the job naming itself and its last op (default 60; 0: no watchdog)")

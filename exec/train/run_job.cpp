@@ -181,7 +181,8 @@ JobOutput run_job(const Scenario& s, const JobOptions& o, MpiCommunicator& world
   if (world.size() > 1) install_termination_notice(world.rank());
   const Watchdog watchdog(world.rank(), world.size() > 1 ? o.watchdog_timeout_s : 0);
   if (!s.is_training() && o.metrics.port != 0)
-    throw std::invalid_argument("--metrics-port applies to training runs (an inference run is one static batch)");
+    throw ScenarioError("--metrics-port", std::to_string(o.metrics.port),
+                        "applies to training runs (an inference run is one static batch)");
   return s.is_training() ? train(s, o, world, progress, notes) : serve(s, o, world);
 }
 

@@ -163,7 +163,7 @@ CASES = [
     ('simulate LIST', 2, 'scenario=[1] must be a mapping of keys to values'),
     ('simulate STAGES', 2, 'plan.stage_layers[0]=4294967296 is too large (at most 1048576)'),
     ('describe-model DUP_JSON', 2, 'model.hf_config(dup.json).model_type: is required'),
-    ('run DEF --set plan.tp=1 --set plan.pp=1 --set plan.dp=1 --set cluster.nodes=1 --resume', 2, "plan.dp=1 gives a world size tp*pp*cp*dp=1 that does not match the cluster's 1 nodes x 8 GPUs = 8"),
+    ('run DEF --set plan.tp=1 --set plan.pp=1 --set plan.dp=1 --set cluster.nodes=1 --resume --checkpoint-dir CKPT', 2, "plan.dp=1 gives a world size tp*pp*cp*dp=1 that does not match the cluster's 1 nodes x 8 GPUs = 8"),
     # issue 58 (hostile input, round three)
     ('simulate BOMB', 2, 'bomb.yaml: line 10, column 10: its aliases expand to more than 100000 nodes (a YAML alias bomb?)'),
     ('simulate LISTKEY', 2, 'listkey.yaml: line 5, column 1: a mapping key must be a name, not a list, a mapping or empty'),
@@ -185,7 +185,12 @@ CASES = [
     ('validate-csv VTRAIN_BIG', 1, "vtrain_big.csv:2: column 'sequence length' = '99999999999999999999' is too large (at most 2147483647)"),
     ('run DEF --out AFILE', 1, '--out afile: is not a folder (it receives measured.json, trace.json and metrics/)'),
     ('checkpoint nosuch', 2, "'nosuch' is not a command of twinsim checkpoint; commands: merge"),
-    ('run DEF --set plan.tp=1 --set plan.pp=1 --set plan.dp=1 --set cluster=host --set model=tiny-gpt --set training.seq_len=32 --set training.global_batch=4 --set training.micro_batch=1 --keep 3', 1, '--keep needs --checkpoint-dir'),
+    ('run DEF --set plan.tp=1 --set plan.pp=1 --set plan.dp=1 --set cluster=host --set model=tiny-gpt --set training.seq_len=32 --set training.global_batch=4 --set training.micro_batch=1 --keep 3', 107, '--keep requires --checkpoint-dir'),
+    # a flag that acts on the checkpoint folder needs it (CLI11's "requires": 107), before any work
+    ('run DEF --resume', 107, '--resume requires --checkpoint-dir'),
+    ('run DEF --save-initial', 107, '--save-initial requires --checkpoint-dir'),
+    # live metrics are a training run's; a served scenario refuses the flag (a refused flag value: 2)
+    ('run EXEC_INF --set plan.tp=1 --metrics-port 9400', 2, '--metrics-port=9400 applies to training runs (an inference run is one static batch)'),
     # what the executor does not run is a refused scenario key (exec validate): status 2
     ('run DEF --set plan.tp=1 --set plan.pp=1 --set plan.dp=1 --set cluster=host --set model=tiny-gpt --set training.seq_len=32 --set training.global_batch=4 --set training.micro_batch=1 --set training.precision=bf16 --set plan.zero=1 --set plan.exp_avg_dtype=bf16', 2, "plan.exp_avg_dtype=bf16 is not run by the executor: it keeps Adam's moments and masters in fp32"),
     ('run EXEC_INF --set plan.tp=1 --set inference.weight_dtype=fp8', 2, 'inference.weight_dtype=fp8 is not served by the executor (fp32, bf16, fp16)'),
