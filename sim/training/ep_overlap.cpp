@@ -102,8 +102,8 @@ std::array<std::vector<StreamPhase>, 2> pair_phases(const MoeLayerPhases& f, con
 // 301.1 -> 681.3 ms (1.94, 2.18, 2.26x; parasailteam/coconet issue #6, NCCL 24 channels).
 constexpr double kNcclSlowdownBesideGemm = 2.0;
 
-CorunSlowdowns ep_corun_slowdowns(const ClusterSpec& cluster, const StackSpec& stack) {
-  if (stack.moe_deepep()) return {deepep_compute_slowdown(cluster.gpu), deepep_slowdown_beside_gemm()};
+CorunSlowdowns ep_corun_slowdowns(const ClusterSpec& cluster, bool deepep) {
+  if (deepep) return {deepep_compute_slowdown(cluster.gpu), deepep_slowdown_beside_gemm()};
   return {nccl_compute_slowdown(cluster), kNcclSlowdownBesideGemm};
 }
 

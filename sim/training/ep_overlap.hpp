@@ -46,11 +46,12 @@ struct CorunSlowdowns {
   double compute = 1, comm = 1;
 };
 
-// The pair's slowdowns on `cluster` with `stack`'s dispatcher: NCCL's all-to-all, the
-// compute's from the SMs its kernel holds (nccl_compute_slowdown), the all-to-all's from
-// published measurements (ep_overlap.cpp); DeepEP's (stack.moe_dispatcher: deepep), the
-// compute's from the 20 SMs its kernels hold, its own beside a GEMM (moe_dispatch_deepep.hpp).
-CorunSlowdowns ep_corun_slowdowns(const ClusterSpec& cluster, const StackSpec& stack);
+// The pair's slowdowns on `cluster`: NCCL's all-to-all, the compute's from the SMs its kernel
+// holds (nccl_compute_slowdown), the all-to-all's from published measurements (ep_overlap.cpp);
+// where `deepep` (deepep_runs_ep_alltoalls: the flex dispatcher inside a node, where DeepEP's
+// kernels are what the all-to-alls are priced as), DeepEP's: the compute's from the 20 SMs its
+// kernels hold, its own beside a GEMM (moe_dispatch_deepep.hpp).
+CorunSlowdowns ep_corun_slowdowns(const ClusterSpec& cluster, bool deepep);
 
 // The time of `layers` layers run as schedule_layer_1f1b runs them, the forward of layer i
 // (phases `f`) beside the backward of layer layers-1-i (phases `b`): two streams, each phase

@@ -85,14 +85,12 @@ double collective_s(const Scenario& s, const Collective& c, bool rows, bool& ext
   return cost.time_s();
 }
 
-// The DeepEP kernel of each pass of `op` where the stack's flex dispatcher runs its token
-// all-to-alls in a node (the dispatch's forward and the combine's backward send tokens out:
-// DeepEP's dispatch kernel; the other two its combine); none elsewhere (across nodes NCCL's
-// all-to-all prices them: DeepEP's internode kernels are not modelled).
+// The DeepEP kernel of each pass of `op` where DeepEP runs the token all-to-alls
+// (deepep_runs_ep_alltoalls; the dispatch's forward and the combine's backward send tokens out:
+// DeepEP's dispatch kernel; the other two its combine); none elsewhere.
 std::optional<std::pair<DeepEpKernel, DeepEpKernel>> deepep_kernels(const Scenario& s, const LayerOp& op) {
   const bool token_rows = op.name == op_names::kMoeDispatch || op.name == op_names::kMoeCombine;
-  if (!s.stack.moe_deepep() || !token_rows || !s.model.moe) return std::nullopt;
-  if (group_layout(s.cluster, s.plan, ParallelGroup::ep).nodes() > 1) return std::nullopt;
+  if (!token_rows || !deepep_runs_ep_alltoalls(s)) return std::nullopt;
   if (op.name == op_names::kMoeDispatch) return std::pair{DeepEpKernel::dispatch, DeepEpKernel::combine};
   return std::pair{DeepEpKernel::combine, DeepEpKernel::dispatch};
 }
@@ -570,6 +568,10 @@ LayerCost price_all(const Scenario& s, const std::vector<LayerOp>& ops, Dtype ge
 }
 
 }  // namespace
+
+bool deepep_runs_ep_alltoalls(const Scenario& s) {
+  return s.stack.moe_deepep() && s.model.moe && group_layout(s.cluster, s.plan, ParallelGroup::ep).nodes() <= 1;
+}
 
 std::string_view resolved_attention_kernel(const StackSpec& stack, const GpuSpec& gpu) {
   if (stack.attention_kernel == kSdpaFlashAttention)  // its own curves where measured

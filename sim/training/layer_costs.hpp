@@ -85,6 +85,11 @@ LayerCost cost_layer(const Scenario& s, std::int64_t layer);
 // The ops outside the transformer layers: embedding on the first stage, final norm,
 // logits and loss on the last.
 LayerCost cost_embedding(const Scenario& s);
+
+// Whether DeepEP's kernels run the MoE token all-to-alls: the stack's flex dispatcher
+// (stack.moe_dispatcher: deepep) with the EP group inside one node; across nodes NCCL's
+// all-to-all prices them (DeepEP's internode kernels are not modelled).
+bool deepep_runs_ep_alltoalls(const Scenario& s);
 LayerCost cost_head(const Scenario& s);
 
 }  // namespace twinsim

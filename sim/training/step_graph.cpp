@@ -260,7 +260,7 @@ struct Builder {
     const auto found = ep_shares.find(key);
     if (found != ep_shares.end()) return found->second;
     const double share = ep_exposed_share(moe_layer_phases(cost_of(layer)), key.second, s.plan.delay_wgrad_compute,
-                                          ep_corun_slowdowns(s.cluster, s.stack));
+                                          ep_corun_slowdowns(s.cluster, deepep_runs_ep_alltoalls(s)));
     return ep_shares[key] = share;
   }
 

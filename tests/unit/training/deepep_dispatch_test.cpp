@@ -63,13 +63,11 @@ TEST(DeepEpDispatch, RatesByNode) {
 // Beside DeepEP the compute keeps 112 of the H100's 132 SMs (Megatron's 20 to DeepEP), where
 // NCCL's 24 channels leave it 108; DeepEP itself runs 1.11x slower beside a GEMM, NCCL 2x.
 TEST(DeepEpDispatch, CorunSlowdownsOfTheFlexDispatcher) {
-  StackSpec deepep;
-  deepep.moe_dispatcher = "deepep";
   const ClusterSpec h100 = catalog_node("dgx-h100");
-  const CorunSlowdowns flex = ep_corun_slowdowns(h100, deepep);
+  const CorunSlowdowns flex = ep_corun_slowdowns(h100, true);
   EXPECT_DOUBLE_EQ(flex.compute, 132.0 / 112);
   EXPECT_DOUBLE_EQ(flex.comm, 1.11);
-  EXPECT_DOUBLE_EQ(ep_corun_slowdowns(h100, StackSpec{}).compute, 132.0 / 108);
+  EXPECT_DOUBLE_EQ(ep_corun_slowdowns(h100, false).compute, 132.0 / 108);
 }
 
 // The B200 measurement the 1.11 comes from, replayed on the two-stream rule: a 670.4 us GEMM
@@ -122,6 +120,20 @@ TEST(DeepEpDispatch, LayerPricesItsKernels) {
   EXPECT_DOUBLE_EQ(layer_op(flex_across, op_names::kMoeDispatch).fwd_s,
                    layer_op(nccl_across, op_names::kMoeDispatch).fwd_s);
   EXPECT_THROW(qwen3_30b("hybridep"), ScenarioError);  // not a dispatcher the stack knows
+}
+
+// The pair's slowdowns follow what prices the all-to-alls: DeepEP's 20 SMs and 1.11x where its
+// kernels run (EP 8 in a node), NCCL's 24 channels and 2x across two nodes (EP 16), where NCCL's
+// all-to-all prices them: paying DeepEP's overlap for NCCL's transfer would mix two kernels.
+TEST(DeepEpDispatch, CorunSlowdownsFollowThePricedKernel) {
+  const Scenario inside = qwen3_30b("deepep"), across = qwen3_30b("deepep", 16);
+  EXPECT_TRUE(deepep_runs_ep_alltoalls(inside));
+  EXPECT_FALSE(deepep_runs_ep_alltoalls(across));
+  EXPECT_FALSE(deepep_runs_ep_alltoalls(qwen3_30b("alltoall")));
+  EXPECT_DOUBLE_EQ(ep_corun_slowdowns(inside.cluster, deepep_runs_ep_alltoalls(inside)).compute, 132.0 / 112);
+  const CorunSlowdowns nccl = ep_corun_slowdowns(across.cluster, deepep_runs_ep_alltoalls(across));
+  EXPECT_DOUBLE_EQ(nccl.compute, 132.0 / 108);
+  EXPECT_DOUBLE_EQ(nccl.comm, 2.0);
 }
 
 }  // namespace

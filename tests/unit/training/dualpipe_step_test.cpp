@@ -112,7 +112,7 @@ Scenario dualpipe_deepseek(const std::vector<std::string>& sets = {}) {
 // 132 / 112 = 1.1786x: less than what is charged, so the step would be shorter, not longer.
 TEST(DualPipeStep, DeepseekPairsPayTheCommunicationSmShare) {
   const Scenario s = dualpipe_deepseek();
-  const CorunSlowdowns charged = ep_corun_slowdowns(s.cluster, s.stack);
+  const CorunSlowdowns charged = ep_corun_slowdowns(s.cluster, deepep_runs_ep_alltoalls(s));
   EXPECT_NEAR(charged.compute, 132.0 / 108.0, 1e-12);
   EXPECT_NEAR(charged.comm, 2.0, 1e-12);
   EXPECT_NEAR(deepep_compute_slowdown(s.cluster.gpu), 132.0 / 112.0, 1e-12);  // §3.2.2's share

@@ -82,7 +82,7 @@ TEST(EpOverlap, ShareStopsAtAllExposed) {
 // runs at half its rate beside a GEMM (ep_overlap.cpp: NCCL issue #1433's 2x); the held-out
 // coconet measurements (1.94, 2.18, 2.26x) lie within 15% of it.
 TEST(EpOverlap, SlowdownsOfAnH100Node) {
-  const CorunSlowdowns h100 = ep_corun_slowdowns(catalog_node("dgx-h100"), StackSpec{});
+  const CorunSlowdowns h100 = ep_corun_slowdowns(catalog_node("dgx-h100"), false);
   EXPECT_DOUBLE_EQ(h100.compute, 132.0 / 108);
   for (const double held_out : {206.4 / 106.6, 381.5 / 174.8, 681.3 / 301.1})
     EXPECT_NEAR(h100.comm, held_out, 0.15 * held_out);
@@ -210,7 +210,7 @@ TEST(EpOverlap, StepHidesPartOfTheAllToAlls) {
       "exposed share (3 layers a chunk) %.2f; step %.2f s -> %.2f s, EP %.2f s -> %.2f s\n",
       1e3 * (p.attn_fwd + p.mlp_fwd), 1e3 * (p.attn_dgrad + p.attn_wgrad + p.mlp_dgrad + p.mlp_wgrad),
       1e3 * (p.dispatch_fwd + p.combine_fwd), 1e3 * (p.dispatch_bwd + p.combine_bwd),
-      ep_exposed_share(p, 3, true, ep_corun_slowdowns(s.cluster, s.stack)), blocking.step_s, overlapped.step_s,
+      ep_exposed_share(p, 3, true, ep_corun_slowdowns(s.cluster, deepep_runs_ep_alltoalls(s))), blocking.step_s, overlapped.step_s,
       blocking.breakdown.ep_comm_s, overlapped.breakdown.ep_comm_s);
   EXPECT_LT(overlapped.breakdown.ep_comm_s, blocking.breakdown.ep_comm_s);
   EXPECT_LT(overlapped.step_s, blocking.step_s);
