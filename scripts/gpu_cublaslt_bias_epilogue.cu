@@ -38,21 +38,21 @@
 #include <string>
 #include <vector>
 
-#define CHECK_CUDA(x)                                                                   \
-  do {                                                                                  \
-    cudaError_t e_ = (x);                                                               \
-    if (e_ != cudaSuccess) {                                                            \
+#define CHECK_CUDA(x)                                                                         \
+  do {                                                                                        \
+    cudaError_t e_ = (x);                                                                     \
+    if (e_ != cudaSuccess) {                                                                  \
       std::fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_)); \
-      std::exit(1);                                                                     \
-    }                                                                                   \
+      std::exit(1);                                                                           \
+    }                                                                                         \
   } while (0)
-#define CHECK_LT(x)                                                                     \
-  do {                                                                                  \
-    cublasStatus_t s_ = (x);                                                            \
-    if (s_ != CUBLAS_STATUS_SUCCESS) {                                                  \
+#define CHECK_LT(x)                                                                          \
+  do {                                                                                       \
+    cublasStatus_t s_ = (x);                                                                 \
+    if (s_ != CUBLAS_STATUS_SUCCESS) {                                                       \
       std::fprintf(stderr, "%s:%d %s: cublas status %d\n", __FILE__, __LINE__, #x, (int)s_); \
-      std::exit(1);                                                                     \
-    }                                                                                   \
+      std::exit(1);                                                                          \
+    }                                                                                        \
   } while (0)
 
 namespace {
@@ -93,7 +93,9 @@ Gemm gemm_of(Pass p, int rows, int in, int out) {
 
 // The epilogue TE asks for when the linear has a bias it applies (fc1): BIAS forward, BGRADB wgrad.
 cublasLtEpilogue_t bias_epilogue(Pass p) {
-  return p == Pass::fwd ? CUBLASLT_EPILOGUE_BIAS : p == Pass::wgrad ? CUBLASLT_EPILOGUE_BGRADB : CUBLASLT_EPILOGUE_DEFAULT;
+  return p == Pass::fwd     ? CUBLASLT_EPILOGUE_BIAS
+         : p == Pass::wgrad ? CUBLASLT_EPILOGUE_BGRADB
+                            : CUBLASLT_EPILOGUE_DEFAULT;
 }
 
 // TE's _getAlignment: the largest power of two up to 256 dividing the address.
@@ -178,7 +180,8 @@ struct ExpertMatmul {
     algo.waves = result.wavesCount;
     size_t written = 0;
     cublasLtMatmulAlgoConfigGetAttribute(&algo.algo, CUBLASLT_ALGO_CONFIG_ID, &algo.id, sizeof(algo.id), &written);
-    cublasLtMatmulAlgoConfigGetAttribute(&algo.algo, CUBLASLT_ALGO_CONFIG_TILE_ID, &algo.tile, sizeof(algo.tile), &written);
+    cublasLtMatmulAlgoConfigGetAttribute(&algo.algo, CUBLASLT_ALGO_CONFIG_TILE_ID, &algo.tile, sizeof(algo.tile),
+                                         &written);
     cublasLtMatmulAlgoConfigGetAttribute(&algo.algo, CUBLASLT_ALGO_CONFIG_STAGES_ID, &algo.stages, sizeof(algo.stages),
                                          &written);
     cublasLtMatmulAlgoConfigGetAttribute(&algo.algo, CUBLASLT_ALGO_CONFIG_SPLITK_NUM, &algo.splitk, sizeof(algo.splitk),
@@ -252,10 +255,11 @@ void list_cases() {
 }
 
 // Every pass of one case's linear, at `streams` streams, with its epilogue off and (fc1) on.
-void run_linear(Lt& lt, cudaStream_t main, const std::string& gpu, const Case& c, const Linear& l, FILE* out, int reps) {
+void run_linear(Lt& lt, cudaStream_t main, const std::string& gpu, const Case& c, const Linear& l, FILE* out,
+                int reps) {
   const size_t rows = (size_t)c.experts * c.rows;
-  __nv_bfloat16* x = random_bf16(rows * l.in, 1);     // the permuted rows, contiguous, split by expert
-  __nv_bfloat16* dy = random_bf16(rows * l.out, 2);   // the output's gradient
+  __nv_bfloat16* x = random_bf16(rows * l.in, 1);                   // the permuted rows, contiguous, split by expert
+  __nv_bfloat16* dy = random_bf16(rows * l.out, 2);                 // the output's gradient
   __nv_bfloat16* y = random_bf16(rows * std::max(l.in, l.out), 3);  // fwd output / dgrad
   __nv_bfloat16* w = random_bf16((size_t)c.experts * l.in * l.out, 4);
   __nv_bfloat16* main_grad = random_bf16((size_t)c.experts * l.in * l.out, 5);
@@ -277,13 +281,15 @@ void run_linear(Lt& lt, cudaStream_t main, const std::string& gpu, const Case& c
         else if (p == Pass::dgrad) A = we, B = dy + r0 * l.out, D = y + r0 * l.in;
         else A = x + r0 * l.in, B = dy + r0 * l.out, D = main_grad + (size_t)e * l.in * l.out;
         supported = experts[e].setup(lt, g, A, B, D, bias + (size_t)e * l.out,
-                                     with_bias ? bias_epilogue(p) : CUBLASLT_EPILOGUE_DEFAULT) && supported;
+                                     with_bias ? bias_epilogue(p) : CUBLASLT_EPILOGUE_DEFAULT) &&
+                    supported;
       }
       const double us = supported ? grouped_pass_us(lt, main, experts, reps) : -1;  // -1: no algorithm
       const Algo& a = experts[0].algo;
-      std::fprintf(out, "%s,%s,%s,%s,%s,%zu,%d,%d,%d,%d,%d,%.2f,%.1f,%d,%u,%u,%u,%u,%.2f\n", gpu.c_str(), c.name, l.name,
-                   pass_name(p), with_bias ? "bias" : "none", lt.streams.size(), c.experts, c.rows, g.m, g.n, g.k, us,
-                   pass_flops(c, l) / (us * 1e-6) / 1e12, a.id, a.tile, a.stages, a.splitk, (unsigned)a.cluster, a.waves);
+      std::fprintf(out, "%s,%s,%s,%s,%s,%zu,%d,%d,%d,%d,%d,%.2f,%.1f,%d,%u,%u,%u,%u,%.2f\n", gpu.c_str(), c.name,
+                   l.name, pass_name(p), with_bias ? "bias" : "none", lt.streams.size(), c.experts, c.rows, g.m, g.n,
+                   g.k, us, pass_flops(c, l) / (us * 1e-6) / 1e12, a.id, a.tile, a.stages, a.splitk,
+                   (unsigned)a.cluster, a.waves);
       std::fflush(out);
       for (auto& e : experts) e.destroy();
     }
@@ -314,8 +320,9 @@ int main(int argc, char** argv) {
   std::replace(gpu.begin(), gpu.end(), ',', ' ');
   FILE* out = out_path ? std::fopen(out_path, "w") : stdout;
   if (!out) return 1;
-  std::fprintf(out, "gpu,case,linear,pass,epilogue,streams,experts,rows,m,n,k,median_us,tflops,algo_id,tile_id,"
-                    "stages_id,splitk,cluster_id,waves\n");
+  std::fprintf(out,
+               "gpu,case,linear,pass,epilogue,streams,experts,rows,m,n,k,median_us,tflops,algo_id,tile_id,"
+               "stages_id,splitk,cluster_id,waves\n");
   std::fprintf(stderr, "%s, cuBLASLt %zu\n", gpu.c_str(), cublasLtGetVersion());
   Lt lt;
   CHECK_LT(cublasLtCreate(&lt.handle));
