@@ -9,10 +9,12 @@
 // over the GEMM's k (the expert's rows); pytorch/module/grouped_linear.py l.170-182, 405-432.
 // linear_fc2 has skip_bias_add=True: its bias is returned and added by TEGroupedMLP._apply_bias
 // (priced by the simulator), so fc2's GEMMs run no epilogue. Qwen3 (no biases) runs none at all.
-// The aiconfigurator GEMM rows the simulator's curves were checked against ran no epilogue.
+// The aiconfigurator GEMM rows the simulator's curves were checked against ran no epilogue, and at
+// 2,560 / 3,072 brackets, not gpt-oss's 2,880 / 5,760: the rows without epilogue here are also the
+// exact shapes' tile and wave quantisation, with the 4 streams' overlap of one expert's tail.
 //
 // This times each expert GEMM pass as TE issues it (its layouts, cuBLASLt heuristics with TE's
-// 32 MiB workspace and pointer alignments, one GEMM per expert round-robin on 4 streams forked
+// 32 MiB workspace and pointer alignments, one GEMM per expert round-robin on TE's 4 compute streams forked
 // from and joined to one), with and without the epilogue, at the judged plans' shapes:
 //   gpt_oss_ep8_mbs1   H100 26.02 plan: 16 local experts x 1,024 rows (4,096 tokens x top-4 x EP 8 / 128)
 //   gpt_oss_ep8_mbs4   B200 26.02.01 plan: 16 x 4,096 rows
@@ -328,7 +330,7 @@ int main(int argc, char** argv) {
   CHECK_LT(cublasLtCreate(&lt.handle));
   cudaStream_t main_stream;
   CHECK_CUDA(cudaStreamCreateWithFlags(&main_stream, cudaStreamNonBlocking));
-  for (int streams : {4, 1}) {  // TE's NVTE_NUM_COMPUTE_STREAMS default, then one
+  for (int streams : {4, 1}) {  // TE v2.9's compute streams (fixed: common/util/multi_stream.cpp), then one
     lt.streams.assign(streams, nullptr);
     lt.workspaces.assign(streams, nullptr);
     for (int s = 0; s < streams; ++s) {
