@@ -56,7 +56,10 @@ def main():
         if twinsim and os.path.exists(twinsim):
             os.chdir(src)
             priced = table.rows(by_case, gpu, twinsim)[0]
-            check(priced["priced_us"] and priced["priced_us"] > 0, f"priced {priced['priced_us']}")
+            # the six passes' FLOPs by hand: 3 x 2 x 16,384 rows x 2,880 x (5,760 + 2,880) = 2.446e12, run
+            # by the H100 26.02 price between 300 TFLOP/s and the H100's 989 dense bf16 peak
+            rate = 3 * 2 * 16384 * 2880 * (5760 + 2880) / (priced["priced_us"] * 1e-6) / 1e12
+            check(300 < rate < 989, f"priced {priced['priced_us']:.0f} us: {rate:.0f} TFLOP/s")
             check(abs(priced["gap_share_of_miss"] - (5450 - priced["priced_us"]) / 5410) < 1e-9,
                   f"gap share {priced['gap_share_of_miss']:.4f}")
     print("FAILED: " + "; ".join(FAILS) if FAILS else "all passed")
