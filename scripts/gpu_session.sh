@@ -7,6 +7,9 @@
 #                                       gpt-oss-120B's EP-rank shapes, per-expert GEMM loop (1 and
 #                                       4 streams) vs torch._grouped_mm vs one dense GEMM, profiled
 #                                       (~60 s; scripts/moe_probe_to_table.py prices it)
+#   0b. gpu_cublaslt_bias_epilogue.cu   issue #53: gpt-oss fc1's bias epilogues (BIAS forward,
+#                                       BGRADB wgrad) against none, as TE 2.9 issues the experts'
+#                                       GEMMs (~10 s; built here with nvcc)
 #   1. gpu_suite.sh --prebuilt          CUDA kernels vs CPU kernels, benchmarks
 #   2. gpu_microbench.py                GEMMs, attention, copies, memory-bound kernels, dispatch
 #   3. gpu_train_step.py --profile      Llama training steps, and their kernels
@@ -51,6 +54,8 @@ step() {  # step NAME SECONDS COMMAND...: runs it, its output in NAME.log, and s
 }
 
 step moe_expert_probe 120 python3 scripts/gpu_moe_expert_probe.py --out "$dir/moe_probe"
+step bias_epilogue 120 bash -c "nvcc -O2 -std=c++17 -arch=native scripts/gpu_cublaslt_bias_epilogue.cu -lcublasLt \
+  -o '$dir/bias_probe' && '$dir/bias_probe' --out '$dir/bias_epilogue.csv'"
 if [[ -x .gpu/tests/test_cuda ]]; then
   step gpu_suite 240 env BUILD_DIR=.gpu ./scripts/gpu_suite.sh --prebuilt
 else

@@ -86,3 +86,9 @@ add_test(NAME cli.moe_expert_probe_dry_run
          COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/check_moe_expert_probe.py probe
                  $<TARGET_FILE:twinsim> ${PROJECT_SOURCE_DIR})
 set_tests_properties(cli.moe_expert_probe_dry_run PROPERTIES TIMEOUT 600 SKIP_RETURN_CODE 77)
+# The bias-epilogue probe's importer (scripts/bias_epilogue_to_table.py, issue #53) on a
+# hand-made probe CSV: fc1's epilogue cost a layer-micro-batch and its share of gpt-oss's miss.
+add_test(NAME cli.bias_epilogue_table
+         COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/check_bias_epilogue_table.py ${PROJECT_SOURCE_DIR}
+                 $<TARGET_FILE:twinsim>)
+set_tests_properties(cli.bias_epilogue_table PROPERTIES TIMEOUT 120)
