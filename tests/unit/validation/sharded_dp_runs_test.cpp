@@ -179,6 +179,10 @@ std::vector<double> judge(std::span<const ShardedRun> runs) {
 // default foreach AdamW and clip_grad_norm_(1.0) (FmsFsdpStepRunsForeachAdamWAndClippingOverTheNodeShard):
 // the 7B on 96 H100s +19.9 -> +17.8%, on 128 A100s +6.2 -> +4.9%; the 34B and 70B move by under
 // 0.2 points, the two A100 rows predicted slow by 0.07 points away.)
+// (Sixteenth session, nothing priced: the twin's FLOPs are Eq. 3's on Table 2's six rows
+// (Table2JudgesCountTheFlopsAsEq3Does); the 530B's unpriced time a parameter is 2-3x the 175B's
+// at like per-rank chunks and larger on fewer nodes (Zero3GapFollowsTheModelNotTheChunkNorTheRing),
+// so no fabric figure alone can close it. Sources read: the 529.6b-2240gpu file.)
 // The bands hold what is reached, so that a change that loses it fails.
 TEST(ShardedDpRuns, ThroughputAgainstThePublishedRuns) {
   const std::vector<double> errors = judge(kRuns);
@@ -294,6 +298,61 @@ TEST(ShardedDpRuns, Zero3StepStaysFlatWhenTheGpusDoubleAtAFixedBatch) {
   std::printf("175B ZeRO-3 step: 768 GPUs %.1f s, 1,536 GPUs %.1f s (measured %.1f, %.1f)\n", s768, s1536, measured_768,
               measured_1536);
   EXPECT_NEAR(s1536 / s768, 1.0, 0.10);
+}
+
+// Narayanan et al. 2021 §5.1: Eq. 3, F = 96 B s l h^2 (1 + s/6h + V/16lh), "assumes activation
+// recomputation and takes into account the floating-point operations associated with the extra
+// forward pass"; Table 2's ZeRO-3 TFLOP/s are F over the step (its training-time column is Eq. 4,
+// 8TP/nX, times the same 1 + s/6h + V/16lh). The judges compare the report's hardware TFLOP/s,
+// so the twin's FLOPs a step must be Eq. 3's. By hand (s 2,048, V 51,200): the 174.6b (l 96,
+// h 12,288) at B 1,536: 4.511e18; the 529.6b (l 105, h 20,480) at B 2,240: 1.9748e19, at B
+// 2,560 (the 640-GPU row): 2.2569e19.
+TEST(ShardedDpRuns, Table2JudgesCountTheFlopsAsEq3Does) {
+  const struct {
+    const char* scenario;
+    double eq3_flops;
+  } rows[] = {
+      {"narayanan2021-zero3-174.6b-384gpu.yaml", 4.511e18},   {"narayanan2021-zero3-174.6b-768gpu.yaml", 4.511e18},
+      {"narayanan2021-zero3-174.6b-1536gpu.yaml", 4.511e18},  {"narayanan2021-zero3-529.6b-640gpu.yaml", 2.2569e19},
+      {"narayanan2021-zero3-529.6b-1120gpu.yaml", 1.9748e19}, {"narayanan2021-zero3-529.6b-2240gpu.yaml", 1.9748e19},
+  };
+  for (const auto& row : rows) {
+    const TrainingPrediction p = predict_training(load_scenario_file(kTrainingDir + row.scenario));
+    std::printf("%-40s hardware FLOPs %.4e, Eq. 3 %.4e (%+.2f%%)\n", row.scenario, p.hardware_flops, row.eq3_flops,
+                100 * (p.hardware_flops / row.eq3_flops - 1));
+    EXPECT_NEAR(p.hardware_flops / row.eq3_flops, 1.0, 0.01) << row.scenario;
+  }
+}
+
+// Where Table 2's ZeRO-3 misses sit, per 1e9 parameters gathered: (measured step - predicted
+// step) / P, the measured step being Eq. 3 over n x the published TFLOP/s. Every row gathers its
+// whole model about three times a step whatever n is, so a fabric that moves 1-5 MB per-rank
+// chunks slower than priced, or that slows with the node count, would miss the two models alike
+// at like chunks and rings. Per-rank chunk of the largest weight (4h^2 fp16 / n) and nodes:
+// 530b on 1,120 3.00 MB / 140 nodes, 175b on 384 3.15 MB / 48; 530b on 2,240 1.50 MB / 280,
+// 175b on 768 1.57 MB / 96; 530b on 640 5.24 MB / 80, 175b on 1,536 0.79 MB / 192. The 530B
+// misses 2-3x more a parameter at like chunks, and more with 6.6x larger chunks on fewer nodes
+// than the 175B on 1,536: what is unpriced follows the model (its >1e9-parameter weights under
+// v0.3.13's 1e9 max_live / reuse thresholds, its 3.4 GB gather buffers), not Selene's fabric.
+// Pins the finding (sixteenth session); re-derive it when either model's price moves.
+TEST(ShardedDpRuns, Zero3GapFollowsTheModelNotTheChunkNorTheRing) {
+  const auto unpriced_s_per_1e9 = [](const char* scenario, double eq3_flops, double published_tflops, double params) {
+    const Scenario s = load_scenario_file(kTrainingDir + scenario);
+    const double measured = eq3_flops / (static_cast<double>(s.plan.world_size()) * published_tflops * 1e12);
+    const double u = (measured - predict_training(s).step_s) / (params / 1e9);
+    std::printf("%-40s measured step %.1f s, unpriced %.4f s per 1e9 parameters\n", scenario, measured, u);
+    return u;
+  };
+  const double p175 = 174.6e9, p530 = 529.6e9;
+  const double b384 = unpriced_s_per_1e9("narayanan2021-zero3-174.6b-384gpu.yaml", 4.511e18, 144, p175);
+  const double b768 = unpriced_s_per_1e9("narayanan2021-zero3-174.6b-768gpu.yaml", 4.511e18, 88, p175);
+  const double b1536 = unpriced_s_per_1e9("narayanan2021-zero3-174.6b-1536gpu.yaml", 4.511e18, 44, p175);
+  const double c640 = unpriced_s_per_1e9("narayanan2021-zero3-529.6b-640gpu.yaml", 2.2569e19, 138, p530);
+  const double c1120 = unpriced_s_per_1e9("narayanan2021-zero3-529.6b-1120gpu.yaml", 1.9748e19, 98, p530);
+  const double c2240 = unpriced_s_per_1e9("narayanan2021-zero3-529.6b-2240gpu.yaml", 1.9748e19, 48, p530);
+  EXPECT_GT(c1120, 1.5 * b384);  // like chunks (3.0 / 3.15 MB), the 530B's ring 2.9x longer
+  EXPECT_GT(c2240, 1.5 * b768);  // like chunks (1.50 / 1.57 MB), ring 2.9x longer
+  EXPECT_GT(c640, 1.5 * b1536);  // the 530B's chunks 6.6x larger, its ring 2.4x shorter
 }
 
 }  // namespace
