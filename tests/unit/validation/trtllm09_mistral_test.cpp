@@ -182,6 +182,21 @@ double predicted_ttft_ms(const TtftRow& r, int prompt) {
 // generation step runs to capture). The recipe's loop lists batch 64 and 32 ("64:128,1",
 // "32:2048,1") where the table says 1; only batch 1 fits the figures (64 prompts of 128 tokens
 // are 8,192 tokens, four times the 2,048-token row's pass, published at 30.8 ms on the H100).
+// Issue 56, s16, what the figure holds (gptSessionBenchmark.cpp, gptSession.cpp, tllmRuntime.cpp as
+// stored from the fork WhiteD2125/TensorRT-LLM@6ad7cf1b): the host's wall time of one generate()
+// and a stream sync, with no batch manager (no polling loop) and no CUDA graph (cudaGraphMode off;
+// graphs replay generation steps only). The engine has one optimisation profile, so the context
+// step and the generation step share one execution context: each generate()'s context step
+// follows the previous one's generation shapes, and TllmRuntime::setInputTensors sets every input
+// shape (with --paged_kv_cache disable, a past_key_value input a layer) and calls inferShapes with
+// the GPU idle, before the enqueue. The first token's generation step sets its shapes on the same
+// context before shouldStopSync, while the context pass runs. The page's H100 - H200 TTFT-128 gap
+// is the whole FP8 weight read's at the datasheet rates (GPT-J 0.5 ms vs 0.55, LLaMA 0.6 vs
+// 0.61, Mistral 0.6 vs 0.65): the missing time adds to the read, it does not hide it, as an
+// enqueue slower than the GPU would (then both GPUs would take the host's time). The serial host
+// block above fits that, but no published time of TensorRT 9's inferShapes or enqueue per layer
+// was found (TensorRT and TensorRT-LLM issues searched), and a time per generate() also adds to
+// the 2,048-token rows (the last check below): recorded, not priced.
 TEST(Trtllm09Mistral, Ttft128GapScalesWithComputeNotHbmOrOneHostTime) {
   double hopper_max_gap = 0, a100_min_gap = 1e9;
   for (const TtftRow& r : kTtftRows) {
@@ -199,6 +214,59 @@ TEST(Trtllm09Mistral, Ttft128GapScalesWithComputeNotHbmOrOneHostTime) {
     }
   }
   EXPECT_GT(a100_min_gap, 2 * hopper_max_gap);  // not one host time per generate()
+}
+
+// Issue 56, s16: the page's "Peak Throughput" rows at batch 896, 128/128 (LLaMA 7B -17% / -18%
+// on the H100 / H200, Mistral 7B -6% / +6%). The page runs the two models at the same speed there
+// (Mistral / LLaMA 1.03 and 0.99), the simulator 1.16 and 1.29 apart. The split is the GPU's
+// decode-attention floor (kv_attention_latency: 26 ns a (sequence, KV head) item, h100-sxm.yaml
+// and h200-sxm.yaml, fitted on PyTorch SDPA's cuDNN decode kernel): LLaMA's 896 x 32 items make
+// a layer's attention 0.745 ms on both GPUs, where its K,V bytes take 0.31-0.62 ms (H100, 129-255 cached tokens) at the
+// kernel's 0.9 of HBM; Mistral's 896 x 8 items sit under its bytes. TensorRT-LLM 0.9's decode
+// kernel is not cuDNN's: the masked MHA kernel runs one thread block a (sequence, query head)
+// (stacks/trtllm.yaml serving_decode_shared_kv_group), and no timing of it was found (#1570).
+// Sized with the floor off (the trtllm stack's rows, trust table 2026-12-07): LLaMA bs896
+// -16.9 -> -1.4% (H100) and -18.2 -> +8.1% (H200), the two models' ratio 0.98 / 0.97 as the
+// page's; the H200 bs120 128/2048 row +11.1 -> +12.5%; and the v0.5 page's H100 batch-64 row
+// (trtllm-llama2-7b-h100-fp8-bs64.yaml) -0.6 -> +9.0%: 2 rows toward, 3 away, not applied. The
+// floor counted a (sequence, query head) instead (the masked kernel's blocks) brings the ratio to
+// ~1 too, by slowing Mistral's bs896 rows to -21% / -19% (1 row toward, 7 away): not applied
+// either. What the rows need is the masked MHA kernel's own time per block.
+TEST(Trtllm09Mistral, Bs896SplitFromLlamaIsTheCudnnItemFloor) {
+  const auto rows = shape(896, 128, 128);
+  for (const std::string gpu : {"h100", "h200"}) {
+    const auto throughput = [&](const std::vector<std::string>& model, bool floor) {
+      std::vector<std::string> o = model;
+      o.insert(o.end(), rows.begin(), rows.end());
+      Scenario s = load_scenario_file(mistral_file(gpu), o);
+      if (!floor) s.cluster.gpu.kv_attention_latency.item_s = 0;
+      return predict_inference(s).output_tokens_per_s;
+    };
+    const double llama_pub = published("trtllm09-llama2-7b-" + gpu + "-fp8-bs896-128-128");
+    const double page_ratio = published("trtllm09-mistral-7b-" + gpu + "-fp8-bs896-128-128") / llama_pub;
+    const double with_floor = throughput({}, true) / throughput(kAsLlama7b, true);
+    const double llama_no_floor = throughput(kAsLlama7b, false);
+    const double without_floor = throughput({}, false) / llama_no_floor;
+    std::printf(
+        "  %s bs896 128/128 Mistral/LLaMA: page %.2f, predicted %.2f (floor) %.2f (no floor); LLaMA %+.1f%% "
+        "without the floor\n",
+        gpu.c_str(), page_ratio, with_floor, without_floor, 100 * (llama_no_floor / llama_pub - 1));
+    EXPECT_NEAR(page_ratio, 1.0, 0.05) << gpu;            // the page: one speed for both models
+    EXPECT_GT(with_floor, 1.10) << gpu;                   // the floor splits them
+    EXPECT_NEAR(without_floor, page_ratio, 0.06) << gpu;  // and is all of the split
+    EXPECT_LT(std::abs(llama_no_floor / llama_pub - 1), 0.10) << gpu;
+  }
+  // the cost of taking it off: the v0.5 page's H100 batch-64 LLaMA row (cases.csv) goes past +6%
+  const std::string bs64 = kRoot + "/scenarios/validation/inference/trtllm-llama2-7b-h100-fp8-bs64.yaml";
+  Scenario s = load_scenario_file(bs64, {});
+  const double bs64_pub = published("trtllm-llama2-7b-h100-fp8-bs64");
+  const double floor_on = predict_inference(s).output_tokens_per_s / bs64_pub - 1;
+  s.cluster.gpu.kv_attention_latency.item_s = 0;
+  const double floor_off = predict_inference(s).output_tokens_per_s / bs64_pub - 1;
+  std::printf("  h100 bs64 128/128 (v0.5 page) LLaMA %+.1f%% with the floor, %+.1f%% without\n", 100 * floor_on,
+              100 * floor_off);
+  EXPECT_LT(std::abs(floor_on), 0.03);
+  EXPECT_GT(floor_off, 0.06);
 }
 
 }  // namespace
