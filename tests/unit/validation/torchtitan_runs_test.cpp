@@ -233,6 +233,38 @@ TEST(TorchtitanRuns, ARingStepCostsItsKernelsAtCp2) {
   for (int i = 2; i < 4; ++i) EXPECT_NEAR(ring_step_predicted[i] / ring_step_predicted[1], 1.0, 0.10);
 }
 
+// Issue #54, the CP judges read against their source. Tables 2 and 6 (benchmarks/
+// llama3_h100_202412_torchtitan.md) give "Local batch size 1" (8B) and "Local batch size 8"
+// (405B); torchtitan 9dec370 counts a step's tokens as labels.numel() on every rank before
+// create_context_parallel_ctx shards them (train.py: `ntokens_since_last_log += labels.numel()`
+// comes before the CP context) and divides by the time and non_data_parallel_size = cp x tp x pp
+// (parallel_dims.py), so TPS/GPU is a data-parallel rank's sequences over the GPUs they span:
+// global batch x sequence / GPUs, as the simulator divides. FSDP shards over dp_shard and cp
+// flattened (parallel_dims.py `_flatten(mesh_dim_name="dp_shard_cp")`, parallelize_llama.py
+// `dp_mesh_dim_names = ("dp_shard_cp",)`): 8 ranks in every row, FSDP 1 x CP 8 included. By hand:
+// 8B 32,768 tokens a GPU a step in each row, 405B 4,096 (8 x 32,768 / 64 GPUs a data-parallel
+// rank at CP 1). The runs fit that reading; nothing in the table is misread.
+TEST(TorchtitanRuns, TheCpRowsAreReadAsTorchtitanCountsThem) {
+  struct Row {
+    int first, local_batch;
+    double tokens_per_gpu;
+  };
+  for (const Row& table : {Row{6, 1, 32768}, Row{14, 8, 4096}}) {  // kRuns' 8B CP 1-8, 405B CP 1-8
+    for (int i = 0; i < 4; ++i) {
+      const TorchtitanRun& run = kRuns[table.first + i];
+      const Scenario s = load_scenario_file(kTrainingDir + run.scenario);
+      const int gpus = s.plan.dp * s.plan.cp * s.plan.tp * s.plan.pp;
+      ASSERT_EQ(s.plan.cp, 1 << i) << run.scenario;
+      EXPECT_EQ(s.training->global_batch / s.plan.dp, table.local_batch) << run.scenario;
+      EXPECT_EQ(s.training->micro_batch, 1) << run.scenario;
+      EXPECT_EQ(s.plan.recompute, Recompute::full) << run.scenario;  // "Full activation checkpointing"
+      EXPECT_EQ(static_cast<double>(s.training->global_batch) * s.training->seq_len / gpus, table.tokens_per_gpu)
+          << run.scenario;
+      EXPECT_EQ(s.plan.zero_shard_group_size(), 8) << run.scenario;  // dp_shard_cp
+    }
+  }
+}
+
 // Issue #54, candidate (d): cudaMalloc retries near the cap. A retry needs a request that fails
 // at the device's limit, so it lands at the step's peak. If the ring's all-gathered K,V were at
 // that peak, the peak would grow with cp by (cp - 1) x 512 MiB (by hand: 32,768 tokens x 32 heads
