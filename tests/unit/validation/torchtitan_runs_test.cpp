@@ -233,6 +233,66 @@ TEST(TorchtitanRuns, ARingStepCostsItsKernelsAtCp2) {
   for (int i = 2; i < 4; ++i) EXPECT_NEAR(ring_step_predicted[i] / ring_step_predicted[1], 1.0, 0.10);
 }
 
+// Issue #54, the CP judges read against their source. Tables 2 and 6 (benchmarks/
+// llama3_h100_202412_torchtitan.md) give "Local batch size 1" (8B) and "Local batch size 8"
+// (405B); torchtitan 9dec370 counts a step's tokens as labels.numel() on every rank before
+// create_context_parallel_ctx shards them (train.py: `ntokens_since_last_log += labels.numel()`
+// comes before the CP context) and divides by the time and non_data_parallel_size = cp x tp x pp
+// (parallel_dims.py), so TPS/GPU is a data-parallel rank's sequences over the GPUs they span:
+// global batch x sequence / GPUs, as the simulator divides. FSDP shards over dp_shard and cp
+// flattened (parallel_dims.py `_flatten(mesh_dim_name="dp_shard_cp")`, parallelize_llama.py
+// `dp_mesh_dim_names = ("dp_shard_cp",)`): 8 ranks in every row, FSDP 1 x CP 8 included. By hand:
+// 8B 32,768 tokens a GPU a step in each row, 405B 4,096 (8 x 32,768 / 64 GPUs a data-parallel
+// rank at CP 1). The runs fit that reading; nothing in the table is misread.
+TEST(TorchtitanRuns, TheCpRowsAreReadAsTorchtitanCountsThem) {
+  struct Row {
+    int first, local_batch;
+    double tokens_per_gpu;
+  };
+  for (const Row& table : {Row{6, 1, 32768}, Row{14, 8, 4096}}) {  // kRuns' 8B CP 1-8, 405B CP 1-8
+    for (int i = 0; i < 4; ++i) {
+      const TorchtitanRun& run = kRuns[table.first + i];
+      const Scenario s = load_scenario_file(kTrainingDir + run.scenario);
+      const int gpus = s.plan.dp * s.plan.cp * s.plan.tp * s.plan.pp;
+      ASSERT_EQ(s.plan.cp, 1 << i) << run.scenario;
+      EXPECT_EQ(s.training->global_batch / s.plan.dp, table.local_batch) << run.scenario;
+      EXPECT_EQ(s.training->micro_batch, 1) << run.scenario;
+      EXPECT_EQ(s.plan.recompute, Recompute::full) << run.scenario;  // "Full activation checkpointing"
+      EXPECT_EQ(static_cast<double>(s.training->global_batch) * s.training->seq_len / gpus, table.tokens_per_gpu)
+          << run.scenario;
+      EXPECT_EQ(s.plan.zero_shard_group_size(), 8) << run.scenario;  // dp_shard_cp
+    }
+  }
+}
+
+// Issue #54, the shape of the 8B CP 4/8 miss in the published steps alone (32,768 / TPS: 8.424,
+// 12.901, 30.596, 59.796 s). Beyond the line through CP 1 and CP 2 (4.477 s a ring step, what
+// the kernels give, ARingStepCostsItsKernelsAtCp2), CP 4 takes 8.74 s more and CP 8 20.03 s:
+// a ratio of 2.29, the ring steps' 7 / 3 = 2.33 within 2%, not the sequence's 2 nor its square's
+// 4 (by hand). So the missing time is a constant 2.91 / 2.86 s a ring step (about 90 ms a layer a
+// step) from CP 4 on, and CP 2 does not pay it: a mechanism linear in the sequence (the data
+// loader's full-sequence tokenizing on every CP rank, the RoPE table CP shards each step, any
+// per-step exchange) priced at every degree, as strong as CP 4/8 need, takes CP 2 from +6% to -14.5%;
+// whatever is missing turns on between CP 2 and CP 4 (group size, a memory threshold).
+TEST(TorchtitanRuns, TheCp4And8ExcessIsPerRingStepAndSparesCp2) {
+  const int first = 6;  // kRuns' 8B CP 1; CP 2, 4, 8 follow
+  double step_s[4];
+  for (int i = 0; i < 4; ++i) step_s[i] = 32768.0 / kRuns[first + i].tokens_per_s_per_gpu;
+  const double ring_s = step_s[1] - step_s[0];
+  const double excess4 = step_s[2] - (step_s[0] + 3 * ring_s), excess8 = step_s[3] - (step_s[0] + 7 * ring_s);
+  std::printf("8B CP 4/8 beyond the CP 1-2 line: %.2f / %.2f s, %.3f / %.3f s a ring step (ratio %.2f)\n", excess4,
+              excess8, excess4 / 3, excess8 / 7, excess8 / excess4);
+  EXPECT_NEAR(excess4, 8.74, 0.01);  // the hand figures above
+  EXPECT_NEAR(excess8 / excess4 / (7.0 / 3.0), 1.0, 0.03);
+  EXPECT_GT(std::abs(excess8 / excess4 / 2.0 - 1), 0.10);  // not in proportion to the sequence
+  // the same per-step cost priced at CP 2 too: its prediction swings by more than 15 points
+  const Scenario cp2 = load_scenario_file(kTrainingDir + kRuns[first + 1].scenario);
+  const double cp2_predicted_s = 32768.0 / predict_training(cp2).throughput.tokens_per_s_per_gpu;
+  const double before = step_s[1] / cp2_predicted_s - 1, after = step_s[1] / (cp2_predicted_s + excess4 / 3) - 1;
+  std::printf("8B CP 2 with that cost a ring step: %+.1f%% -> %+.1f%%\n", 100 * before, 100 * after);
+  EXPECT_GT(before - after, 0.15);
+}
+
 // Issue #54, candidate (d): cudaMalloc retries near the cap. A retry needs a request that fails
 // at the device's limit, so it lands at the step's peak. If the ring's all-gathered K,V were at
 // that peak, the peak would grow with cp by (cp - 1) x 512 MiB (by hand: 32,768 tokens x 32 heads
