@@ -89,7 +89,8 @@ void run_calibrate(const CalibrateArgs& a) {
   o.cache_bytes = c.cache_MiB * 1048576.0;
   const int rounds = a.quick ? 1 : a.rounds;
   const std::vector<int> ranks = a.quick ? std::vector<int>{a.ranks.front()} : a.ranks;
-  Progress progress("calibrate", calibrate::compute_sweep_count(rounds) + 1 + static_cast<int>(ranks.size()), false);
+  Progress progress(
+      "calibrate", calibrate::compute_sweep_count(rounds, a.compute_ranks) + 1 + static_cast<int>(ranks.size()), false);
   calibrate::compute_sweeps(c, o, rounds, a.compute_ranks, [&progress](const std::string& what) { progress.begin(what); });
   progress.begin("the quick sweeps alone and beside " + std::to_string(a.compute_ranks - 1) + " busy process(es)");
   c.sharing = calibrate::measure_core_sharing(o, a.compute_ranks);

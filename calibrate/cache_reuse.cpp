@@ -17,19 +17,20 @@ std::vector<double> reuse_working_sets_MiB(bool quick) {
 
 namespace {
 
-// The reuse points among `points`, smallest working set first.
-std::vector<MemoryPoint> reuse_points_by_size(const std::vector<MemoryPoint>& points) {
+// The reuse points of `kernel` among `points`, smallest working set first.
+std::vector<MemoryPoint> reuse_points_by_size(const std::vector<MemoryPoint>& points,
+                                              std::string_view kernel = kGemmReuseKernel) {
   std::vector<MemoryPoint> p;
   for (const MemoryPoint& q : points)
-    if (q.kernel == kGemmReuseKernel) p.push_back(q);
+    if (q.kernel == kernel) p.push_back(q);
   std::sort(p.begin(), p.end(), [](const MemoryPoint& a, const MemoryPoint& b) { return a.bytes < b.bytes; });
   return p;
 }
 
 }  // namespace
 
-std::vector<CurvePoint> reuse_time_curve(const std::vector<MemoryPoint>& reuse_points) {
-  const std::vector<MemoryPoint> p = reuse_points_by_size(reuse_points);
+std::vector<CurvePoint> reuse_time_curve(const std::vector<MemoryPoint>& reuse_points, std::string_view kernel) {
+  const std::vector<MemoryPoint> p = reuse_points_by_size(reuse_points, kernel);
   std::vector<CurvePoint> curve;
   if (p.size() < 2) return curve;
   std::vector<double> times;

@@ -8,6 +8,7 @@
 // here, against a 32 MiB L3). So it is measured: the same 4-row GEMM rotated through
 // working sets of 1..64 MiB of weight matrices, while the other ranks do the same, as the
 // ranks of a TP decode each re-use their own shard.
+#include <string_view>
 #include <vector>
 
 #include "calibrate/compute_bench.hpp"
@@ -17,6 +18,11 @@ namespace twinsim::calibrate {
 
 // The reuse points: bytes = the working set rotated through, seconds = one call.
 inline constexpr const char* kGemmReuseKernel = "gemm_reuse";
+
+// The reuse points of this process alone (no co-runner, compute_rounds.hpp reuse_sweeps_alone):
+// a plan of one rank a machine has the cache to itself (issue 61: tiny-gpt's one-rank decode
+// re-uses 12-15 MiB, on the knee of the curve measured beside another process).
+inline constexpr const char* kGemmReuseAloneKernel = "gemm_reuse_alone";
 
 // The rows points: the reuse GEMM's weights at other row counts (bytes = the call's A + W + C).
 inline constexpr const char* kGemmRowsKernel = "gemm_rows";
@@ -34,8 +40,10 @@ double warm_working_set_bytes(const std::vector<MemoryPoint>& reuse_points);
 
 // The file's gemm_reuse_time curve: the sets' times fitted non-decreasing in the working set
 // (isotonic_non_decreasing: a larger set cannot run warmer, a dip is noise), each over the
-// fitted largest set's (cold), smallest set first. Empty with fewer than two points.
-std::vector<CurvePoint> reuse_time_curve(const std::vector<MemoryPoint>& reuse_points);
+// fitted largest set's (cold), smallest set first. Empty with fewer than two points. `kernel`:
+// whose points (kGemmReuseKernel, beside the co-runners; kGemmReuseAloneKernel, alone).
+std::vector<CurvePoint> reuse_time_curve(const std::vector<MemoryPoint>& reuse_points,
+                                         std::string_view kernel = kGemmReuseKernel);
 
 // The file's gemm_rows_time curve: the "gemm_rows" points' times over the 4-row one (the reuse
 // sweep's rows), by rows, fewest first. Empty without a 4-row point. A decode's experts run

@@ -134,6 +134,7 @@ Fitted fit_all(const Calibration& c) {
   const double l3 = c.cache_MiB * 1048576.0, warm = warm_working_set_bytes(c.memory);
   f.cache_bytes = warm <= 0 ? l3 : l3 > 0 ? std::min(warm, l3) : warm;
   f.reuse_time = reuse_time_curve(c.memory);
+  f.reuse_time_alone = reuse_time_curve(c.memory, kGemmReuseAloneKernel);
   f.rows_time = rows_time_curve(c.memory);
   return f;
 }
@@ -153,6 +154,17 @@ std::string reuse_time_yaml(const std::vector<CurvePoint>& curve, int ranks) {
   // (the gemm_reuse_ranks key, hardware/core_sharing.hpp) predicted tiny-gpt's TPOT -55% in a
   // quiet validate where the curve as measured read +10% (s14; calibrate/README.md).
   if (ranks > 0) y << "  # measured by " << ranks << " processes at once (gemm_reuse_ranks, not applied)\n";
+  return y.str();
+}
+
+// gemm_reuse_time_alone: the sweep again with no other process running (none: ""), which a
+// plan of one rank a machine reads instead (hardware/core_sharing.hpp apply_cache_sharing).
+std::string reuse_time_alone_yaml(const std::vector<CurvePoint>& curve) {
+  if (curve.empty()) return "";
+  std::ostringstream y;
+  y << "  # the same with no other process running: a plan of one rank a machine has the cache to itself\n"
+    << "  gemm_reuse_time_alone:\n";
+  for (const CurvePoint& p : curve) y << "    - [" << fmt("%.0f", p.size) << ", " << fmt("%.4f", p.efficiency) << "]\n";
   return y.str();
 }
 
@@ -190,7 +202,8 @@ void write_gpu_head(std::ostringstream& y, const Calibration& c, const Fitted& f
     << "  # while every other core did the same (gemm_reuse points below; cache_reuse.hpp); sysfs L3 "
     << fmt("%.1f", c.cache_MiB) << " MiB\n"
     << "  cache_MiB: " << fmt("%.1f", f.cache_bytes / 1048576.0) << "\n"
-    << reuse_time_yaml(f.reuse_time, c.reuse_ranks) << rows_time_yaml(f.rows_time)
+    << reuse_time_yaml(f.reuse_time, c.reuse_ranks) << reuse_time_alone_yaml(f.reuse_time_alone)
+    << rows_time_yaml(f.rows_time)
     << "  # fixed cost of one op: median intercept of the kernels' fits, at most half the fastest call ("
     << fmt("%.3f", f.memory.launch_s * 1e6)
     << "), plus the executor's host time per op (op_host.hpp: " << fmt("%.3f", c.op_host.median * 1e6) << " us, spread "
@@ -286,7 +299,7 @@ void write_measured_points(std::ostringstream& y, const Calibration& c) {
       << ": " << fmt("%.4f", a.flops / a.seconds.median / 1e12) << " TFLOP/s, " << spread(a.seconds) << "\n";
   y << "  # memory-bound kernels (bytes: the simulator's count for the call; gemm_reuse: the working set):\n";
   for (const MemoryPoint& m : c.memory)
-    if (m.kernel == kGemmReuseKernel)
+    if (m.kernel == kGemmReuseKernel || m.kernel == kGemmReuseAloneKernel)
       y << "  #   " << m.kernel << " over " << fmt("%.0f", m.bytes / 1048576) << " MiB: " << spread(m.seconds)
         << " a call\n";
     else

@@ -50,6 +50,8 @@ struct Fitted {
   double cache_bytes = 0;
   // the file's gemm_reuse_time: each working set's time over the cold one's (cache_reuse.hpp)
   std::vector<CurvePoint> reuse_time;
+  // the file's gemm_reuse_time_alone: the same from the sweep with no other process running
+  std::vector<CurvePoint> reuse_time_alone;
   // the file's gemm_rows_time: the reuse GEMM's time by rows over its 4-row time (cache_reuse.hpp)
   std::vector<CurvePoint> rows_time;
 };

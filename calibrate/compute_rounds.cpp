@@ -44,6 +44,20 @@ void reuse_sweeps(Calibration& c, const SweepOptions& o, int rounds, int compute
   c.reuse_ranks = compute_ranks;  // this process and the co-runners, each re-using its own sets
 }
 
+void reuse_sweeps_alone(Calibration& c, const SweepOptions& o, int rounds, const SweepStarted& started) {
+  const ReusePace pace = reuse_pace(o);
+  const std::vector<double> sets = reuse_working_sets_MiB(o.quick);
+  std::vector<MemoryPoint> merged;
+  std::vector<std::vector<Stats>> per_point;
+  for (int k = 1; k <= rounds; ++k) {
+    const std::string round = rounds > 1 ? " (round " + std::to_string(k) + " of " + std::to_string(rounds) + ")" : "";
+    started("decode GEMMs re-using their weights, this process alone" + round);
+    merge_round(merged, per_point, reuse_points(sets, o, pace), k);
+  }
+  for (MemoryPoint& p : merged) p.kernel = kGemmReuseAloneKernel;
+  c.memory.insert(c.memory.end(), merged.begin(), merged.end());
+}
+
 void compute_sweeps(Calibration& c, const SweepOptions& o, int rounds, int compute_ranks, const SweepStarted& started) {
   std::vector<std::vector<Stats>> memory_rounds, gemm_rounds, attention_rounds;
   {
@@ -69,6 +83,8 @@ void compute_sweeps(Calibration& c, const SweepOptions& o, int rounds, int compu
     }
   }
   reuse_sweeps(c, o, reuse_rounds(rounds), compute_ranks, started);
+  // its co-runners have stopped: the same sets again for a plan of one rank a machine
+  if (compute_ranks > 1) reuse_sweeps_alone(c, o, reuse_rounds(rounds), started);
 }
 
 }  // namespace twinsim::calibrate

@@ -163,7 +163,7 @@ std::map<std::string, KernelCurves> fit_kernels(const std::vector<MemoryPoint>& 
     // the bandwidth itself and the offload's copies (host_path.hpp), not kernels of the op list
     // and the reuse sweep's working sets and row counts (cache_reuse.hpp), not a kernel's rate
     if (p.kernel == "copy" || p.kernel == "add" || p.kernel == kHostCopyKernel || p.kernel == kGemmReuseKernel ||
-        p.kernel == kGemmRowsKernel)
+        p.kernel == kGemmReuseAloneKernel || p.kernel == kGemmRowsKernel)
       continue;
     if (p.half != half) continue;
     const double eff = p.bytes / std::max(p.seconds.median - memory.launch_s, 1e-12) / memory.copy_Bps;

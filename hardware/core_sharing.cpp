@@ -12,6 +12,10 @@ void apply_core_sharing(ClusterSpec& c, std::int64_t ranks_per_node) {
 }
 
 void apply_cache_sharing(ClusterSpec& c, std::int64_t ranks_per_node) {
+  if (ranks_per_node == 1 && !c.gpu.gemm_reuse_time_alone.empty()) {
+    c.gpu.gemm_reuse_time = c.gpu.gemm_reuse_time_alone;  // measured as this plan runs: alone
+    return;
+  }
   if (c.gpu.gemm_reuse_ranks <= 0 || ranks_per_node <= 0) return;  // not recorded: as measured
   // the plan's sets in the cache against the measurement's (apply_cache_sharing's comment)
   c.gpu.gemm_reuse_set_scale = static_cast<double>(ranks_per_node) / c.gpu.gemm_reuse_ranks;

@@ -22,6 +22,8 @@ void apply_core_sharing(ClusterSpec& c, std::int64_t ranks_per_node);
 // re-used its own set W, so the curve's point W is the cache holding R x W; a plan of r ranks
 // with working set W' each holds r x W', the curve's point at W' x r / R (issue 61: tiny-gpt's
 // one decode rank alone on a 2-core host ran at the curve with its bytes doubled).
+// A plan of one rank a machine, where the file has the curve measured alone
+// (GpuSpec::gemm_reuse_time_alone), reads that one instead, at its own working set.
 void apply_cache_sharing(ClusterSpec& c, std::int64_t ranks_per_node);
 
 }  // namespace twinsim

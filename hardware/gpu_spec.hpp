@@ -113,6 +113,10 @@ struct GpuSpec {
   // measured, one a core, all sharing the last-level cache (`twinsim calibrate`'s reuse sweep);
   // 0: not recorded, the curve read at a pass's working set as it is.
   int gemm_reuse_ranks = 0;
+  // The same curve measured by one process with no other running (`twinsim calibrate`,
+  // calibrate/compute_rounds.hpp reuse_sweeps_alone): a plan of one rank a machine reads it
+  // in place of gemm_reuse_time (hardware/core_sharing.hpp apply_cache_sharing). Empty: none.
+  std::vector<EfficiencyPoint> gemm_reuse_time_alone;
   // The plan's ranks sharing that cache now over gemm_reuse_ranks (hardware/core_sharing.hpp
   // apply_cache_sharing): the curve is read at a pass's working set times this; 1: as measured.
   double gemm_reuse_set_scale = 1;

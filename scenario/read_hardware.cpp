@@ -316,6 +316,9 @@ GpuSpec read_gpu(const YAML::Node& node, const std::string& path) {
   if (auto mib = r.optional_number("workspace_MiB", 0, 1e6)) g.workspace_bytes = static_cast<std::int64_t>(*mib * 1048576.0);
   g.cache_bytes = static_cast<std::int64_t>(r.number("cache_MiB", 0, 0, 1e6) * 1048576.0);
   g.gemm_reuse_time = read_curve(r, "gemm_reuse_time");
+  g.gemm_reuse_time_alone = read_curve(r, "gemm_reuse_time_alone");
+  if (!g.gemm_reuse_time_alone.empty() && g.gemm_reuse_time.empty())
+    throw ScenarioError(r.key_path("gemm_reuse_time_alone"), "", "needs gemm_reuse_time (the curve of busy machines)");
   if (r.has("gemm_reuse_ranks")) {
     if (g.gemm_reuse_time.empty())
       throw ScenarioError(r.key_path("gemm_reuse_ranks"), "", "needs gemm_reuse_time (the curve it was measured for)");

@@ -405,6 +405,9 @@ TEST(HardwareYaml, LoadsAsAnInlineClusterWithTheFittedFigures) {
   c.reuse_ranks = 2;  // the reuse sweep ran in 2 processes at once
   for (auto [mib, t] : {std::pair{2.0, 10e-6}, {8.0, 10e-6}, {32.0, 40e-6}, {64.0, 40e-6}})
     c.memory.push_back({kGemmReuseKernel, mib * 1048576, exact(t)});
+  // the same sweep alone (reuse_sweeps_alone): warm up to 32 MiB, cold at 64
+  for (auto [mib, t] : {std::pair{2.0, 10e-6}, {8.0, 10e-6}, {32.0, 10e-6}, {64.0, 40e-6}})
+    c.memory.push_back({kGemmReuseAloneKernel, mib * 1048576, exact(t)});
   c.attention = {{2, 64, 4, 64, false, 1e8, exact(1e-6 + 1e8 / 8e9)}, {2, 64, 4, 64, true, 2e8, exact(1e-6 + 2e8 / 4e9)},
                  {2, 64, 8, 32, false, 1e8, exact(1e-6 + 1e8 / 4e9)}};  // heads of 32 at half the rate
   c.gemm = {{64, 64, 64, 2.0 * 64 * 64 * 64, exact(1e-6 + 2.0 * 64 * 64 * 64 / 20e9)},
@@ -447,6 +450,12 @@ TEST(HardwareYaml, LoadsAsAnInlineClusterWithTheFittedFigures) {
   EXPECT_DOUBLE_EQ(s.cluster.gpu.gemm_reuse_time[1].size, 8 * 1048576.0);
   EXPECT_DOUBLE_EQ(s.cluster.gpu.gemm_reuse_time[1].efficiency, 0.25);
   EXPECT_DOUBLE_EQ(s.cluster.gpu.gemm_reuse_time[2].efficiency, 1.0);
+  // the alone sweep's curve beside it: 10 us over the cold 40 us up to 32 MiB; not a kernel's rate
+  ASSERT_EQ(s.cluster.gpu.gemm_reuse_time_alone.size(), 4u);
+  EXPECT_DOUBLE_EQ(s.cluster.gpu.gemm_reuse_time_alone[2].size, 32 * 1048576.0);
+  EXPECT_DOUBLE_EQ(s.cluster.gpu.gemm_reuse_time_alone[2].efficiency, 0.25);
+  EXPECT_DOUBLE_EQ(s.cluster.gpu.gemm_reuse_time_alone[3].efficiency, 1.0);
+  EXPECT_EQ(f.kernels.count(kGemmReuseAloneKernel), 0u);
   // the sweep's 2 processes are a comment only (not applied, calibration.cpp): the curve as measured
   EXPECT_EQ(s.cluster.gpu.gemm_reuse_ranks, 0);
   EXPECT_EQ(s.cluster.gpu.gemm_reuse_set_scale, 1.0);

@@ -4,6 +4,7 @@
 // its working set x r / gemm_reuse_ranks. A file that does not record them reads it as before.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <nlohmann/json.hpp>
 #include <string>
 
@@ -52,6 +53,22 @@ TEST(CacheSharing, ARankAloneReadsTheCurveAtItsShareOfTheMeasuredCache) {
   EXPECT_EQ(gemm_reuse_factor(unrecorded.gpu, 16 * kMiB), 1.0);
 }
 
+TEST(CacheSharing, ARankAloneReadsTheCurveMeasuredAlone) {
+  // the toy curve, and one process's alone: 0.25 at 4 MiB, cold only at 32 MiB
+  ClusterSpec alone = toy_host();
+  alone.gpu.gemm_reuse_time_alone = {{4 * kMiB, 0.25}, {32 * kMiB, 1.0}};
+  ClusterSpec pair = alone;
+  apply_cache_sharing(alone, 1);
+  // 16 MiB on the alone curve: t = ln(16/4) / ln(32/4) = 2/3, 0.25 x 4^(2/3) = 0.62996;
+  // read at the set itself (the share scale is the busy curve's, not applied to this one)
+  EXPECT_EQ(alone.gpu.gemm_reuse_set_scale, 1.0);
+  EXPECT_NEAR(gemm_reuse_factor(alone.gpu, 16 * kMiB), 0.25 * std::pow(4.0, 2.0 / 3.0), 1e-12);
+  EXPECT_NEAR(gemm_reuse_factor(alone.gpu, 16 * kMiB), 0.62996, 1e-5);
+  // two ranks a node: the curve measured beside the other process, as it is (cold at 16 MiB)
+  apply_cache_sharing(pair, 2);
+  EXPECT_DOUBLE_EQ(gemm_reuse_factor(pair.gpu, 16 * kMiB), 1.0);
+}
+
 // tiny-gpt's one-rank decode on a toy host file with the same curve; `ranks_line` records
 // (or not) the processes that measured it.
 std::string tiny_gpt_on(const std::string& ranks_line) {
@@ -82,6 +99,20 @@ TEST(CacheSharing, AFileWithoutTheRecordPredictsAsBefore) {
   const Scenario shared = load_scenario_text(tiny_gpt_on(", gemm_reuse_ranks: 2"));
   EXPECT_DOUBLE_EQ(shared.cluster.gpu.gemm_reuse_set_scale, 0.5);
   EXPECT_LT(predict_inference(shared).tpot_s, a.tpot_s);
+  // measured alone, warm up to 16 MiB: tiny-gpt's decode set (about 15 MiB) reads 0.25, where
+  // the busy curve at half the set read more (0.25 x 7.5/4 = 0.47): the alone curve replaces it
+  const Scenario lone =
+      load_scenario_text(tiny_gpt_on(", gemm_reuse_ranks: 2, gemm_reuse_time_alone: "
+                                     "[[16777216, 0.25], [67108864, 1.0]]"));
+  EXPECT_EQ(lone.cluster.gpu.gemm_reuse_time.back().size, 67108864.0);
+  EXPECT_LT(predict_inference(lone).tpot_s, predict_inference(shared).tpot_s);
+  // the alone curve needs the busy one
+  EXPECT_THROW(load_scenario_text(
+                   "model: tiny-gpt\ncluster: {gpu: {memory_GiB: 16, hbm_bandwidth_GBps: 100, peak_tflops: {fp32: 1}, "
+                   "gemm_efficiency: [[1, 1.0]], gemm_reuse_time_alone: [[4194304, 0.25], [67108864, 1.0]]}, "
+                   "gpus_per_node: 2, intra_node: {bandwidth_GBps: 10}}\ninference: {prompt_len: 64, output_len: 32, "
+                   "batch: 4}\nplan: {tp: 1, pp: 1, dp: 1}\n"),
+               ScenarioError);
   // the record needs the curve it was measured for
   EXPECT_THROW(load_scenario_text(
                    "model: tiny-gpt\ncluster: {gpu: {memory_GiB: 16, hbm_bandwidth_GBps: 100, peak_tflops: {fp32: 1}, "

@@ -1,0 +1,1 @@
+set(BENCH_LIBS twinsim_calibrate)
