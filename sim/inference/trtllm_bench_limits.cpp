@@ -56,8 +56,8 @@ EngineLimits trtllm_bench_limits(const Scenario& s, double fraction) {
   const int gpus = tp * s.plan.pp;
   // K and V of every attention layer, at least one KV head a TP rank, in GiB a token
   const double kv_heads = static_cast<double>(std::max<std::int64_t>(tp, m.kv_heads));
-  const double gib_per_token =
-      2 * static_cast<double>(m.layers) * kv_heads * static_cast<double>(m.head_dim) * bytes_per_elem(w.kv_dtype) / kGiB;
+  const double gib_per_token = 2 * static_cast<double>(m.layers) * kv_heads * static_cast<double>(m.head_dim) *
+                               bytes_per_elem(w.kv_dtype) / kGiB;
   const double engine_gib = checkpoint_elements(m, w.weight_dtype) * bytes_per_elem(w.weight_dtype) / kGiB;
   const double total_gib = static_cast<double>(s.cluster.gpu.memory_bytes) / kGiB * gpus;  // NVML's total
   const double cache_gib = (total_gib - engine_gib) * fraction;

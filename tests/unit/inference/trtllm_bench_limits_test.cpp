@@ -2,6 +2,7 @@
 // tensorrt_llm/bench/build/tuning.py (calc_engine_setting, finetune_setting).
 #include <gtest/gtest.h>
 
+#include "scenario/errors.hpp"
 #include "scenario/load.hpp"
 #include "sim/inference/trtllm_bench_limits.hpp"
 
@@ -10,11 +11,10 @@ namespace {
 
 Scenario judged(const std::string& model, const std::string& node, int gpus, const std::string& plan,
                 std::int64_t prompt, std::int64_t output, const std::string& weights) {
-  return load_scenario_text("model: " + model + "\ncluster: {preset: " + node +
-                            ", gpus_per_node: " + std::to_string(gpus) + ", nodes: 1}\ninference: {prompt_len: " +
-                            std::to_string(prompt) + ", output_len: " + std::to_string(output) +
-                            ", batch: 1000, weight_dtype: " + weights + ", kv_dtype: fp8}\nstack: trtllm-v1\nplan: " +
-                            plan + "\n");
+  return load_scenario_text(
+      "model: " + model + "\ncluster: {preset: " + node + ", gpus_per_node: " + std::to_string(gpus) +
+      ", nodes: 1}\ninference: {prompt_len: " + std::to_string(prompt) + ", output_len: " + std::to_string(output) +
+      ", batch: 1000, weight_dtype: " + weights + ", kv_dtype: fp8}\nstack: trtllm-v1\nplan: " + plan + "\n");
 }
 
 TEST(TrtllmBenchLimits, FinetuneRoundsUpByHand) {
@@ -39,7 +39,8 @@ TEST(TrtllmBenchLimits, FinetuneRoundsUpByHand) {
 // token; the engine ~8.0e9 x 1 B = 7.5 GiB of 79.65: (79.65 - 7.5) x 0.9 = 64.9 GiB over
 // 2,000 x 64 KiB = 0.122 GiB a request: ~532 requests -> 640 / 2,048.
 TEST(TrtllmBenchLimits, Llama8bOnAnH100ByHand) {
-  const EngineLimits l = trtllm_bench_limits(judged("llama3-8b", "dgx-h100", 1, "{tp: 1, pp: 1}", 1000, 1000, "fp8"), 0.9);
+  const EngineLimits l =
+      trtllm_bench_limits(judged("llama3-8b", "dgx-h100", 1, "{tp: 1, pp: 1}", 1000, 1000, "fp8"), 0.9);
   EXPECT_EQ(l.max_batch_size, 640);
   EXPECT_EQ(l.max_num_tokens, 2048);
   // 20000/2000: ~48 requests -> 64 / 2,048
@@ -54,8 +55,8 @@ TEST(TrtllmBenchLimits, Llama8bOnAnH100ByHand) {
 // 2,176 x 188 KiB: ~2,086 requests at 128/2048 -> 256 x 9 = 2,304; 2,086 x 1.0625 = 2,216
 // tokens -> 2,304.
 TEST(TrtllmBenchLimits, Qwen3_235bUnderAttentionDpByHand) {
-  const EngineLimits l =
-      trtllm_bench_limits(judged("qwen3-235b-a22b", "dgx-h200", 8, "{tp: 1, pp: 1, dp: 8, ep: 8}", 128, 2048, "fp8"), 0.9);
+  const EngineLimits l = trtllm_bench_limits(
+      judged("qwen3-235b-a22b", "dgx-h200", 8, "{tp: 1, pp: 1, dp: 8, ep: 8}", 128, 2048, "fp8"), 0.9);
   EXPECT_EQ(l.max_batch_size, 2304);
   EXPECT_EQ(l.max_num_tokens, 2304);
 }
@@ -66,9 +67,27 @@ TEST(TrtllmBenchLimits, Qwen3_235bUnderAttentionDpByHand) {
 // 160 KiB at 128/2048: ~433 requests -> 512 / 2,048 (an unpacked count, 32.9 GiB, gives ~396:
 // the same). At 1000/1000: ~471 -> 512 (unpacked: ~431, also 512).
 TEST(TrtllmBenchLimits, Llama70bNvfp4OnAB200ByHand) {
-  const EngineLimits l = trtllm_bench_limits(judged("llama3-70b", "dgx-b200", 1, "{tp: 1, pp: 1}", 128, 2048, "nvfp4"), 0.9);
+  const EngineLimits l =
+      trtllm_bench_limits(judged("llama3-70b", "dgx-b200", 1, "{tp: 1, pp: 1}", 128, 2048, "nvfp4"), 0.9);
   EXPECT_EQ(l.max_batch_size, 512);
   EXPECT_EQ(l.max_num_tokens, 2048);
+}
+
+// The two stack keys read as given; trtllm-v1 sets neither (judged off, stacks/trtllm-v1.yaml).
+TEST(TrtllmBenchLimits, StackKeysRead) {
+  const std::string base =
+      "model: llama3-8b\ncluster: {preset: dgx-h100, gpus_per_node: 1, nodes: 1}\ninference: {prompt_len: 128, "
+      "output_len: 128, batch: 8, weight_dtype: fp8, kv_dtype: fp8}\nplan: {tp: 1, pp: 1}\n";
+  const Scenario preset = load_scenario_text(base + "stack: trtllm-v1\n");
+  EXPECT_FALSE(preset.stack.serving_bench_limits);
+  EXPECT_TRUE(preset.stack.serving_cuda_graph_batch_sizes.empty());
+  const Scenario set = load_scenario_text(
+      base +
+      "stack: {preset: trtllm-v1, serving_bench_limits: true, serving_cuda_graph_batch_sizes: [1, 384, 2048]}\n");
+  EXPECT_TRUE(set.stack.serving_bench_limits);
+  EXPECT_EQ(set.stack.serving_cuda_graph_batch_sizes, (std::vector<std::int64_t>{1, 384, 2048}));
+  EXPECT_THROW(load_scenario_text(base + "stack: {preset: trtllm-v1, serving_cuda_graph_batch_sizes: [0, 8]}\n"),
+               ScenarioError);
 }
 
 }  // namespace
