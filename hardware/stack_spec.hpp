@@ -236,6 +236,15 @@ struct StackSpec {
   // (executor_request_queue.py _get_from_request_queue), so under attention DP one rank starts a
   // pass ahead of the others. SchedulerLimits::idle_fetch_one; false: all that are there.
   bool serving_idle_fetch_one = false;
+  // The scheduler's limits as trtllm-bench 1.0 picks them when none are passed
+  // (sim/inference/trtllm_bench_limits.hpp: max batch size and max num tokens from the K,V that fit
+  // the GPUs' memory at the workload's ISL + OSL), in place of serving_max_sequences /
+  // serving_max_batched_tokens. `serve --max-num-seqs / --max-num-batched-tokens` win.
+  bool serving_bench_limits = false;
+  // CUDA-graph padding (sim/inference/cuda_graph_padding.hpp): the batch sizes the engine is asked
+  // to capture; a generation-only pass replays the next captured size. Empty: no padding.
+  // `serve --cuda-graph-batch-sizes` wins.
+  std::vector<std::int64_t> serving_cuda_graph_batch_sizes;
   // How the engine sizes its KV pool: empty, vLLM's (a share of HBM less the weights and the
   // activations of a profiled pass, kv_cache.hpp); else SGLang's mem_fraction_static by TP
   // size, [smallest TP, fraction] pairs: the pool is that fraction of the GPU's memory less

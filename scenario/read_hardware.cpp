@@ -423,6 +423,8 @@ StackSpec read_stack(const YAML::Node& node, const std::string& path) {
   s.serving_prefill_first = r.boolean("serving_prefill_first", false);
   s.serving_chunked_prefill = r.boolean("serving_chunked_prefill", true);
   s.serving_idle_fetch_one = r.boolean("serving_idle_fetch_one", false);
+  s.serving_bench_limits = r.boolean("serving_bench_limits", false);
+  s.serving_cuda_graph_batch_sizes = r.integer_list("serving_cuda_graph_batch_sizes", 1, 1'000'000);
   // [smallest TP size, SGLang's mem_fraction_static] pairs (StackSpec::serving_mem_fraction_static)
   const std::string fractions = r.key_path("serving_mem_fraction_static");
   for (const CurvePoint& pt : read_pairs(r.child("serving_mem_fraction_static"), fractions, 1.0, "fraction", "1")) {

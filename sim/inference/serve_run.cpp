@@ -13,6 +13,7 @@
 #include "sim/inference/disaggregated.hpp"
 #include "sim/inference/kv_cache.hpp"
 #include "sim/inference/requests.hpp"
+#include "sim/inference/trtllm_bench_limits.hpp"
 
 namespace twinsim {
 
@@ -34,6 +35,14 @@ void add_engine_bench(ServeRun& run, const ServeRequest& r, BenchEngine engine, 
   }
 }
 
+// The stack's scheduler limits: trtllm-bench's own (StackSpec::serving_bench_limits) or its
+// fixed defaults; 0 where it names none.
+EngineLimits engine_limits(const Scenario& s) {
+  if (s.stack.serving_bench_limits)  // --kv_cache_free_gpu_mem_fraction: the pool's own fraction
+    return trtllm_bench_limits(s, s.stack.serving_kv_free_fraction > 0 ? s.stack.serving_kv_free_fraction : 0.9);
+  return {s.stack.serving_max_sequences, s.stack.serving_max_batched_tokens};
+}
+
 }  // namespace
 
 ServeRun run_serve(const Scenario& s, const ServeRequest& r) {
@@ -45,9 +54,10 @@ ServeRun run_serve(const Scenario& s, const ServeRequest& r) {
   options.prefix_seed = r.seed;
   options.acceptance_seed = r.seed;  // inference.speculative's draws
   // the engine's scheduler defaults (the stack's) unless the flags gave their own
-  if (!r.max_batched_tokens_given && s.stack.serving_max_batched_tokens > 0)
-    options.kv.max_batched_tokens = s.stack.serving_max_batched_tokens;
-  if (!r.max_sequences_given && s.stack.serving_max_sequences > 0) options.max_sequences = s.stack.serving_max_sequences;
+  const EngineLimits limits = engine_limits(s);
+  if (!r.max_batched_tokens_given && limits.max_num_tokens > 0) options.kv.max_batched_tokens = limits.max_num_tokens;
+  if (!r.max_sequences_given && limits.max_batch_size > 0) options.max_sequences = limits.max_batch_size;
+  if (options.cuda_graph_batch_sizes.empty()) options.cuda_graph_batch_sizes = s.stack.serving_cuda_graph_batch_sizes;
   if (!r.block_tokens_given) options.kv.block_tokens = engine_block_tokens(s.stack);
   options.keep_itl = options.keep_itl || r.engine_bench;
   if (!r.router.empty()) {
