@@ -143,6 +143,30 @@ std::map<std::string, std::map<int, PassCurves>, std::less<>> read_attention_ker
                                                });
 }
 
+// prefill_attention_by_heads (key): {KERNEL: {HEAD_PROMPT_PAIRS: causal curve by prompt length}}
+// for the serving engines' own prefill calls (kEnginePrefillKernels); efficiencies up to 2
+std::map<std::string, std::map<int, std::vector<EfficiencyPoint>>, std::less<>> read_prefill_by_heads(
+    MappingReader& r, const std::string& key) {
+  const std::vector<std::string_view> names(kEnginePrefillKernels.begin(), kEnginePrefillKernels.end());
+  return read_named<std::map<int, std::vector<EfficiencyPoint>>>(
+      r, key, names, "a serving engine's measured prefill kernel", [](MappingReader& kernels, const std::string& name) {
+        std::map<int, std::vector<EfficiencyPoint>> curves;
+        const std::string where = kernels.key_path(name);
+        const YAML::Node n = kernels.child(name);
+        if (!n.IsMap()) throw ScenarioError(where, "", "must be a mapping of head-prompt pairs to curves");
+        MappingReader entries(n, where);
+        for (const auto& entry : n) {
+          const std::string pairs = entry.first.as<std::string>();
+          int value = 0;
+          const auto [end, error] = std::from_chars(pairs.data(), pairs.data() + pairs.size(), value);
+          if (error != std::errc() || end != pairs.data() + pairs.size() || value < 1)
+            throw ScenarioError(join_key(where, pairs), pairs, "must be a count of (query head, prompt) pairs, >= 1");
+          curves[value] = read_curve_up_to(entries, pairs, 2.0);
+        }
+        return curves;
+      });
+}
+
 // gemm_efficiency_by_dtype (key): {fp8: curve, tf32: curve, ...}, math types with a peak
 std::map<Dtype, std::vector<EfficiencyPoint>> read_gemm_by_dtype(MappingReader& r, const std::string& key,
                                                                  const GpuSpec& g) {
@@ -350,6 +374,7 @@ GpuSpec read_gpu(const YAML::Node& node, const std::string& path) {
   g.attention_efficiency_by_head_dim = read_attention_by_head_dim(r, "attention_efficiency_by_head_dim", 1.0);
   g.attention_efficiency_by_seq = read_attention_by_head_dim(r, "attention_efficiency_by_seq", 2.0);
   g.attention_kernel_efficiency_by_seq = read_attention_kernels(r, "attention_kernel_efficiency_by_seq", 2.0);
+  g.prefill_attention_by_heads = read_prefill_by_heads(r, "prefill_attention_by_heads");
   g.attention_kernel_noncausal_efficiency_by_seq =
       read_attention_kernels(r, "attention_kernel_noncausal_efficiency_by_seq", 1.0);
   g.kv_attention_efficiency = read_curve(r, "kv_attention_efficiency");
@@ -406,9 +431,10 @@ StackSpec read_stack(const YAML::Node& node, const std::string& path) {
   s.serving_decode_cuda_core_group = static_cast<int>(r.integer("serving_decode_cuda_core_group", 0, 0, 1024));
   s.serving_prefix_attention_fa2 = r.boolean("serving_prefix_attention_fa2", false);
   if (r.has("serving_prefill_attention")) {
-    s.serving_prefill_attention = r.choice("serving_prefill_attention", "",
-                                           {std::string(kFlash2Attention), std::string(kCudnnAttention),
-                                            std::string(kFlash3Attention), std::string(kFlash4Attention)});
+    s.serving_prefill_attention =
+        r.choice("serving_prefill_attention", "",
+                 {std::string(kFlash2Attention), std::string(kCudnnAttention), std::string(kFlash3Attention),
+                  std::string(kFlash4Attention), std::string(kVllmFa3Prefill), std::string(kSglangFa3Prefill)});
     // a preset's choice unless the scenario's own stack mapping names the kernel
     s.serving_prefill_attention_from_preset = !(node.IsMap() && node["serving_prefill_attention"].IsDefined());
   }
