@@ -108,24 +108,36 @@ std::map<std::string, PassCurves, std::less<>> read_kernel_efficiency(MappingRea
   return read_named<PassCurves>(r, key, names, "a kernel the op list names", read_pass_curves);
 }
 
-// attention_efficiency_by_head_dim (and _by_seq): {32: {fwd: curve, bwd: curve}, 64: ...};
-// by_seq efficiencies reach 2 (a causal kernel against the full rectangle's FLOPs)
-std::map<int, PassCurves> read_attention_by_head_dim(MappingReader& r, const std::string& key, double max_value) {
-  std::map<int, PassCurves> curves;
-  if (!r.has(key)) return curves;
+// A mapping `key` of integer keys in [1, max_key] to values read_value(entries, name) reads;
+// `mapping` and `each` say what the mapping and one key must be, for the errors.
+template <typename Value, typename ReadValue>
+std::map<int, Value> read_int_keyed(MappingReader& r, const std::string& key, int max_key, const std::string& mapping,
+                                    const std::string& each, ReadValue read_value) {
+  std::map<int, Value> values;
+  if (!r.has(key)) return values;
   const std::string where = r.key_path(key);
   const YAML::Node n = r.child(key);
-  if (!n.IsMap()) throw ScenarioError(where, "", "must be a mapping of head widths to {fwd: curve, bwd: curve}");
+  if (!n.IsMap()) throw ScenarioError(where, "", "must be a mapping of " + mapping);
   MappingReader entries(n, where);
   for (const auto& entry : n) {
     const std::string name = entry.first.as<std::string>();
-    int head_dim = 0;
-    const auto [end, error] = std::from_chars(name.data(), name.data() + name.size(), head_dim);
-    if (error != std::errc() || end != name.data() + name.size() || head_dim < 1 || head_dim > 4096)
-      throw ScenarioError(join_key(where, name), name, "must be a head width, an integer in [1, 4096]");
-    curves[head_dim] = read_pass_curves_up_to(entries, name, max_value);
+    int value = 0;
+    const auto [end, error] = std::from_chars(name.data(), name.data() + name.size(), value);
+    if (error != std::errc() || end != name.data() + name.size() || value < 1 || value > max_key)
+      throw ScenarioError(join_key(where, name), name,
+                          "must be " + each + ", an integer in [1, " + std::to_string(max_key) + "]");
+    values[value] = read_value(entries, name);
   }
-  return curves;
+  return values;
+}
+
+// attention_efficiency_by_head_dim (and _by_seq): {32: {fwd: curve, bwd: curve}, 64: ...};
+// by_seq efficiencies reach 2 (a causal kernel against the full rectangle's FLOPs)
+std::map<int, PassCurves> read_attention_by_head_dim(MappingReader& r, const std::string& key, double max_value) {
+  return read_int_keyed<PassCurves>(r, key, 4096, "head widths to {fwd: curve, bwd: curve}", "a head width",
+                                    [max_value](MappingReader& entries, const std::string& name) {
+                                      return read_pass_curves_up_to(entries, name, max_value);
+                                    });
 }
 
 // attention_kernel_efficiency_by_seq (key): {KERNEL: {HEAD_DIM: {fwd, bwd}}} for the fused
@@ -150,20 +162,10 @@ std::map<std::string, std::map<int, std::vector<EfficiencyPoint>>, std::less<>> 
   const std::vector<std::string_view> names(kEnginePrefillKernels.begin(), kEnginePrefillKernels.end());
   return read_named<std::map<int, std::vector<EfficiencyPoint>>>(
       r, key, names, "a serving engine's measured prefill kernel", [](MappingReader& kernels, const std::string& name) {
-        std::map<int, std::vector<EfficiencyPoint>> curves;
-        const std::string where = kernels.key_path(name);
-        const YAML::Node n = kernels.child(name);
-        if (!n.IsMap()) throw ScenarioError(where, "", "must be a mapping of head-prompt pairs to curves");
-        MappingReader entries(n, where);
-        for (const auto& entry : n) {
-          const std::string pairs = entry.first.as<std::string>();
-          int value = 0;
-          const auto [end, error] = std::from_chars(pairs.data(), pairs.data() + pairs.size(), value);
-          if (error != std::errc() || end != pairs.data() + pairs.size() || value < 1)
-            throw ScenarioError(join_key(where, pairs), pairs, "must be a count of (query head, prompt) pairs, >= 1");
-          curves[value] = read_curve_up_to(entries, pairs, 2.0);
-        }
-        return curves;
+        return read_int_keyed<std::vector<EfficiencyPoint>>(
+            kernels, name, 1'000'000, "(query head, prompt) pair counts to curves",
+            "a count of (query head, prompt) pairs",
+            [](MappingReader& entries, const std::string& pairs) { return read_curve_up_to(entries, pairs, 2.0); });
       });
 }
 
