@@ -179,6 +179,11 @@ struct GpuSpec {
   // kAttentionKernels: "cudnn", "flash3"), for the stacks that run it (StackSpec::attention_kernel);
   // attention_efficiency_by_seq is FlashAttention-2's
   std::map<std::string, std::map<int, PassCurves>, std::less<>> attention_kernel_efficiency_by_seq;
+  // a serving engine's own causal prefill call (hardware/stack_spec.hpp kEnginePrefillKernels), by
+  // name, then by the (query head, prompt) pairs one call runs on a GPU (heads a GPU x prompts in
+  // the pass: the kernel's grid), a forward curve by prompt length; efficiency against the full
+  // rectangle's FLOPs (up to 2). Measured at head width 128 only (other widths: the default price).
+  std::map<std::string, std::map<int, std::vector<EfficiencyPoint>>, std::less<>> prefill_attention_by_heads;
   // the same kernels called without the causal mask (a load-balanced ring attention's steps
   // after the first: sim/training/torch_cp_exchange.hpp), by name, where measured; efficiency
   // against the full rectangle's FLOPs, all of which a non-causal kernel computes (up to 1)

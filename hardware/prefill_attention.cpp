@@ -4,7 +4,7 @@ namespace twinsim {
 
 bool measures_causal_attention(const GpuSpec& gpu, std::string_view kernel) {
   if (kernel == kFlash2Attention) return !gpu.attention_efficiency_by_seq.empty();
-  return gpu.attention_kernel_efficiency_by_seq.contains(kernel);
+  return gpu.attention_kernel_efficiency_by_seq.contains(kernel) || gpu.prefill_attention_by_heads.contains(kernel);
 }
 
 std::string_view prefill_attention_that_runs(const StackSpec& stack, const GpuSpec& gpu) {

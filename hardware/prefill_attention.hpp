@@ -12,7 +12,8 @@
 namespace twinsim {
 
 // Whether `gpu` has the causal curves of `kernel` (flash2: its attention_efficiency_by_seq;
-// the others: attention_kernel_efficiency_by_seq).
+// the engines' own prefill calls: prefill_attention_by_heads; the others:
+// attention_kernel_efficiency_by_seq).
 bool measures_causal_attention(const GpuSpec& gpu, std::string_view kernel);
 
 // The prefill kernel that runs: the stack's serving_prefill_attention where `gpu` measures it

@@ -51,6 +51,13 @@ inline constexpr std::string_view kSdpaFlashAttention = "sdpa_flash";
 // priced at: by its docstring, "Overall Triton forward + backward is slightly slower than CUDA
 // forward + backward" (flash-attn v1.0.3.post0, flash_attn/flash_attn_triton.py).
 inline constexpr std::string_view kFlash1Attention = "flash1";
+// A serving engine's own prefill attention call, measured in that engine at head width 128
+// (GpuSpec::prefill_attention_by_heads; StackSpec::serving_prefill_attention only): vLLM's
+// vllm_flash_attn FA3 forward (it also writes the new K,V into the paged cache) and SGLang's
+// flash_attention (FA3) backend, as aiconfigurator's collectors call them.
+inline constexpr std::string_view kVllmFa3Prefill = "vllm_fa3";
+inline constexpr std::string_view kSglangFa3Prefill = "sglang_fa3";
+inline constexpr std::array<std::string_view, 2> kEnginePrefillKernels = {kVllmFa3Prefill, kSglangFa3Prefill};
 inline constexpr std::array<std::string_view, 8> kAttentionKernels = {
     kFlash2Attention, kCudnnAttention, kFlash3Attention,    kFlash4Attention,
     kSdpaAttention,   kTeAttention,    kSdpaFlashAttention, kFlash1Attention};
@@ -193,10 +200,11 @@ struct StackSpec {
   // BatchPrefillWithPagedKVCacheWrapper built with backend="fa2", then merges the two.
   // false: one kernel for all of a chunk's keys.
   bool serving_prefix_attention_fa2 = false;
-  // The engine's prefill attention kernel (one of kAttentionKernels) where the GPU has its causal
-  // curve (GpuSpec::attention_kernel_efficiency_by_seq): a prompt chunk's queries over its own
-  // keys priced on that curve at the chunk's length, the masked half skipped as a causal flash
-  // kernel does; "": every (query, key) pair at the GPU's attention_efficiency.
+  // The engine's prefill attention kernel (one of kAttentionKernels or kEnginePrefillKernels)
+  // where the GPU has its causal curve (GpuSpec::attention_kernel_efficiency_by_seq, or
+  // prefill_attention_by_heads): a prompt chunk's queries over its own keys priced on that curve
+  // at the chunk's length, the masked half skipped as a causal flash kernel does; "": every
+  // (query, key) pair at the GPU's attention_efficiency.
   std::string serving_prefill_attention;
   // Whether serving_prefill_attention is a stack preset's (not the scenario's own): it then runs
   // only where the GPU measures the kernel, else none does (hardware/prefill_attention.hpp).

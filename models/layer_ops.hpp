@@ -110,6 +110,7 @@ struct LayerOp {
   // causal square, counted whole), and the chunk length (pair-weighted) that sets its rate
   double square_flops = 0;
   std::int64_t square_len = 0;
+  std::int64_t heads = 0;   // serving attention: this GPU's query heads
   bool recomputed = false;  // forward runs again in backward under the recompute policy
   // of a recomputed op, the share of its forward that runs again (a fused GEMM of which the
   // policy recomputes some outputs: selective_op's K of QKV, up of gate/up)

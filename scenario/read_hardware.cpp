@@ -108,24 +108,36 @@ std::map<std::string, PassCurves, std::less<>> read_kernel_efficiency(MappingRea
   return read_named<PassCurves>(r, key, names, "a kernel the op list names", read_pass_curves);
 }
 
-// attention_efficiency_by_head_dim (and _by_seq): {32: {fwd: curve, bwd: curve}, 64: ...};
-// by_seq efficiencies reach 2 (a causal kernel against the full rectangle's FLOPs)
-std::map<int, PassCurves> read_attention_by_head_dim(MappingReader& r, const std::string& key, double max_value) {
-  std::map<int, PassCurves> curves;
-  if (!r.has(key)) return curves;
+// A mapping `key` of integer keys in [1, max_key] to values read_value(entries, name) reads;
+// `mapping` and `each` say what the mapping and one key must be, for the errors.
+template <typename Value, typename ReadValue>
+std::map<int, Value> read_int_keyed(MappingReader& r, const std::string& key, int max_key, const std::string& mapping,
+                                    const std::string& each, ReadValue read_value) {
+  std::map<int, Value> values;
+  if (!r.has(key)) return values;
   const std::string where = r.key_path(key);
   const YAML::Node n = r.child(key);
-  if (!n.IsMap()) throw ScenarioError(where, "", "must be a mapping of head widths to {fwd: curve, bwd: curve}");
+  if (!n.IsMap()) throw ScenarioError(where, "", "must be a mapping of " + mapping);
   MappingReader entries(n, where);
   for (const auto& entry : n) {
     const std::string name = entry.first.as<std::string>();
-    int head_dim = 0;
-    const auto [end, error] = std::from_chars(name.data(), name.data() + name.size(), head_dim);
-    if (error != std::errc() || end != name.data() + name.size() || head_dim < 1 || head_dim > 4096)
-      throw ScenarioError(join_key(where, name), name, "must be a head width, an integer in [1, 4096]");
-    curves[head_dim] = read_pass_curves_up_to(entries, name, max_value);
+    int value = 0;
+    const auto [end, error] = std::from_chars(name.data(), name.data() + name.size(), value);
+    if (error != std::errc() || end != name.data() + name.size() || value < 1 || value > max_key)
+      throw ScenarioError(join_key(where, name), name,
+                          "must be " + each + ", an integer in [1, " + std::to_string(max_key) + "]");
+    values[value] = read_value(entries, name);
   }
-  return curves;
+  return values;
+}
+
+// attention_efficiency_by_head_dim (and _by_seq): {32: {fwd: curve, bwd: curve}, 64: ...};
+// by_seq efficiencies reach 2 (a causal kernel against the full rectangle's FLOPs)
+std::map<int, PassCurves> read_attention_by_head_dim(MappingReader& r, const std::string& key, double max_value) {
+  return read_int_keyed<PassCurves>(r, key, 4096, "head widths to {fwd: curve, bwd: curve}", "a head width",
+                                    [max_value](MappingReader& entries, const std::string& name) {
+                                      return read_pass_curves_up_to(entries, name, max_value);
+                                    });
 }
 
 // attention_kernel_efficiency_by_seq (key): {KERNEL: {HEAD_DIM: {fwd, bwd}}} for the fused
@@ -141,6 +153,20 @@ std::map<std::string, std::map<int, PassCurves>, std::less<>> read_attention_ker
                                                [max_value](MappingReader& kernels, const std::string& name) {
                                                  return read_attention_by_head_dim(kernels, name, max_value);
                                                });
+}
+
+// prefill_attention_by_heads (key): {KERNEL: {HEAD_PROMPT_PAIRS: causal curve by prompt length}}
+// for the serving engines' own prefill calls (kEnginePrefillKernels); efficiencies up to 2
+std::map<std::string, std::map<int, std::vector<EfficiencyPoint>>, std::less<>> read_prefill_by_heads(
+    MappingReader& r, const std::string& key) {
+  const std::vector<std::string_view> names(kEnginePrefillKernels.begin(), kEnginePrefillKernels.end());
+  return read_named<std::map<int, std::vector<EfficiencyPoint>>>(
+      r, key, names, "a serving engine's measured prefill kernel", [](MappingReader& kernels, const std::string& name) {
+        return read_int_keyed<std::vector<EfficiencyPoint>>(
+            kernels, name, 1'000'000, "(query head, prompt) pair counts to curves",
+            "a count of (query head, prompt) pairs",
+            [](MappingReader& entries, const std::string& pairs) { return read_curve_up_to(entries, pairs, 2.0); });
+      });
 }
 
 // gemm_efficiency_by_dtype (key): {fp8: curve, tf32: curve, ...}, math types with a peak
@@ -353,6 +379,7 @@ GpuSpec read_gpu(const YAML::Node& node, const std::string& path) {
   g.attention_efficiency_by_head_dim = read_attention_by_head_dim(r, "attention_efficiency_by_head_dim", 1.0);
   g.attention_efficiency_by_seq = read_attention_by_head_dim(r, "attention_efficiency_by_seq", 2.0);
   g.attention_kernel_efficiency_by_seq = read_attention_kernels(r, "attention_kernel_efficiency_by_seq", 2.0);
+  g.prefill_attention_by_heads = read_prefill_by_heads(r, "prefill_attention_by_heads");
   g.attention_kernel_noncausal_efficiency_by_seq =
       read_attention_kernels(r, "attention_kernel_noncausal_efficiency_by_seq", 1.0);
   g.kv_attention_efficiency = read_curve(r, "kv_attention_efficiency");
@@ -409,9 +436,10 @@ StackSpec read_stack(const YAML::Node& node, const std::string& path) {
   s.serving_decode_cuda_core_group = static_cast<int>(r.integer("serving_decode_cuda_core_group", 0, 0, 1024));
   s.serving_prefix_attention_fa2 = r.boolean("serving_prefix_attention_fa2", false);
   if (r.has("serving_prefill_attention")) {
-    s.serving_prefill_attention = r.choice("serving_prefill_attention", "",
-                                           {std::string(kFlash2Attention), std::string(kCudnnAttention),
-                                            std::string(kFlash3Attention), std::string(kFlash4Attention)});
+    s.serving_prefill_attention =
+        r.choice("serving_prefill_attention", "",
+                 {std::string(kFlash2Attention), std::string(kCudnnAttention), std::string(kFlash3Attention),
+                  std::string(kFlash4Attention), std::string(kVllmFa3Prefill), std::string(kSglangFa3Prefill)});
     // a preset's choice unless the scenario's own stack mapping names the kernel
     s.serving_prefill_attention_from_preset = !(node.IsMap() && node["serving_prefill_attention"].IsDefined());
   }

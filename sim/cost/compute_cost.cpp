@@ -95,17 +95,39 @@ const std::vector<EfficiencyPoint>* attention_curve(const GpuSpec& gpu, const Co
   return nullptr;
 }
 
+// An engine's own measured prefill call (GpuSpec::prefill_attention_by_heads) over a pass's
+// prompt chunks: each measured pair count's rate at the chunk length, then between the pair
+// counts at this call's heads x prompts (both log-x, the ends held: outside the measured pairs
+// the nearest's rate); 0 where the GPU does not measure the kernel at this head width.
+double engine_prefill_rate(const GpuSpec& gpu, const ComputeOp& op) {
+  constexpr std::int64_t kMeasuredHeadDim = 128;  // aiconfigurator's context_attention rows
+  const auto it = gpu.prefill_attention_by_heads.find(op.attention_kernel);
+  if (it == gpu.prefill_attention_by_heads.end() || op.head_dim != kMeasuredHeadDim || op.heads <= 0) return 0;
+  const double len = static_cast<double>(op.square_len);
+  // square_flops = 4 x prompts x len^2 x heads x head_dim (QK^T and PV over the whole square)
+  const double prompts =
+      std::max(1.0, std::round(op.square_flops / (4.0 * len * len * static_cast<double>(op.heads * op.head_dim))));
+  std::vector<EfficiencyPoint> by_pairs;
+  for (const auto& [pairs, curve] : it->second)
+    by_pairs.push_back({static_cast<double>(pairs), interpolate_efficiency(curve, len)});
+  return interpolate_efficiency(by_pairs, static_cast<double>(op.heads) * prompts);
+}
+
 // A serving pass's prompt chunks over their own keys on the engine's causal prefill kernel
 // (StackSpec::serving_prefill_attention): those FLOPs, counted as the whole square, at that
 // kernel's causal curve for the chunk length (measured against the same whole-square count, so
 // the masked half it skips is in the rate) instead of at `efficiency`; 0 where none applies.
 double causal_square_s(const GpuSpec& gpu, const ComputeOp& op, double efficiency) {
   if (op.square_flops <= 0 || op.square_len <= 0 || op.attention_kernel.empty() || op.backward) return 0;
-  ComputeOp square = op;
-  square.kv_len = op.square_len;
-  const PassCurves* by_seq = attention_by_seq(gpu, square);
-  if (by_seq == nullptr) return 0;
-  const double rate = interpolate_efficiency(by_seq->of(false), static_cast<double>(op.square_len)) * op.clock_scale;
+  double rate = engine_prefill_rate(gpu, op);
+  if (rate <= 0) {
+    ComputeOp square = op;
+    square.kv_len = op.square_len;
+    const PassCurves* by_seq = attention_by_seq(gpu, square);
+    if (by_seq == nullptr) return 0;
+    rate = interpolate_efficiency(by_seq->of(false), static_cast<double>(op.square_len));
+  }
+  rate *= op.clock_scale;
   const double peak = gpu.peak(op.dtype);
   return op.square_flops / (peak * rate) - op.square_flops / (peak * efficiency);
 }

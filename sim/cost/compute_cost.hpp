@@ -46,6 +46,7 @@ struct ComputeOp {
   // attention_kernel's causal curve at square_len keys instead (StackSpec::serving_prefill_attention)
   double square_flops = 0;
   std::int64_t square_len = 0;
+  std::int64_t heads = 0;  // serving attention: this GPU's query heads (GpuSpec::prefill_attention_by_heads)
   // gemm: which kernel family runs it ("" or "cublas": the GPU's curves; else its
   // gemm_kernel_efficiency_by_dtype entry for the math type, where it has one)
   std::string_view gemm_kernel;

@@ -163,6 +163,7 @@ ComputeOp ServingCostModel::compute_op(const LayerOp& op, double working_set, do
       c.prefix_flops = op.prefix_flops;
       c.square_flops = op.square_flops;
       c.square_len = op.square_len;
+      c.heads = op.heads;
       c.attention_kernel = prefill_attention_that_runs(s_.stack, gpu);
       if (s_.stack.serving_decode_fa3_m128) c.kv_read_efficiency = gpu.kv_attention_fa3_m128_efficiency;
       break;

@@ -206,6 +206,7 @@ LayerOp attention(const ModelSpec& m, std::int64_t layer, const IterationShape& 
   op.kind = OpKind::attention;
   op.flash = true;
   op.head_dim = s.head_dim;
+  op.heads = s.heads;
   std::int64_t cache_cols = 2 * s.kv_cols;  // K and V of this GPU's KV heads
   op.fwd_flops = 2.0 * pairs * static_cast<double>(s.q_cols + s.o_cols);
   if (m.mla) {
