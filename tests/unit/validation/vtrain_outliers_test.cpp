@@ -309,7 +309,9 @@ TEST(VtrainOutliers, ALayersTimeFollowsTensorParallelHiddenAndMicroBatchNotDataP
     ++groups;
     const auto [lo, hi] = std::minmax_element(by_dp.begin(), by_dp.end());
     EXPECT_LT(*hi / *lo - 1, 0.08) << "tp " << tp << " h " << hidden << " mb " << mb;
-    if (tp == 4) EXPECT_LT(*hi / *lo - 1, 0.02) << "h " << hidden << " mb " << mb;
+    if (tp == 4) {
+      EXPECT_LT(*hi / *lo - 1, 0.02) << "h " << hidden << " mb " << mb;
+    }
   }
   // measured: 22 groups; tp 2 h2048 x 2 at 4.82 ms; tp 4 h2048 x 2 at 2.84 ms, tp 1 h1024 x 1 at 3.10
   EXPECT_GE(groups, 20);
