@@ -28,18 +28,29 @@ void merge_round(std::vector<Point>& all, std::vector<std::vector<Stats>>& per_p
   }
 }
 
+// `rounds` runs of `sweep`, announced to `started` as `what` (and the round), each point the
+// median of its rounds (merge_round).
+template <typename Sweep>
+std::vector<MemoryPoint> merged_rounds(int rounds, const std::string& what, const SweepStarted& started,
+                                       const Sweep& sweep) {
+  std::vector<MemoryPoint> merged;
+  std::vector<std::vector<Stats>> per_point;
+  for (int k = 1; k <= rounds; ++k) {
+    const std::string round = rounds > 1 ? " (round " + std::to_string(k) + " of " + std::to_string(rounds) + ")" : "";
+    started(what + round);
+    merge_round(merged, per_point, sweep(), k);
+  }
+  return merged;
+}
+
 }  // namespace
 
 void reuse_sweeps(Calibration& c, const SweepOptions& o, int rounds, int compute_ranks, const SweepStarted& started) {
   const ReusePace pace = reuse_pace(o);  // the other ranks run the same sweep on it, out of step
-  std::vector<MemoryPoint> merged;
-  std::vector<std::vector<Stats>> per_point;
   const CoRunners others(compute_ranks, [o, pace] { reuse_sweep(o, pace); });
-  for (int k = 1; k <= rounds; ++k) {
-    const std::string round = rounds > 1 ? " (round " + std::to_string(k) + " of " + std::to_string(rounds) + ")" : "";
-    started("decode GEMMs re-using their weights, working sets of 1-64 MiB" + round);
-    merge_round(merged, per_point, reuse_sweep(o, pace), k);
-  }
+  const std::vector<MemoryPoint> merged =
+      merged_rounds(rounds, "decode GEMMs re-using their weights, working sets of 1-64 MiB", started,
+                    [&o, &pace] { return reuse_sweep(o, pace); });
   c.memory.insert(c.memory.end(), merged.begin(), merged.end());
   c.reuse_ranks = compute_ranks;  // this process and the co-runners, each re-using its own sets
 }
@@ -47,13 +58,8 @@ void reuse_sweeps(Calibration& c, const SweepOptions& o, int rounds, int compute
 void reuse_sweeps_alone(Calibration& c, const SweepOptions& o, int rounds, const SweepStarted& started) {
   const ReusePace pace = reuse_pace(o);
   const std::vector<double> sets = reuse_working_sets_MiB(o.quick);
-  std::vector<MemoryPoint> merged;
-  std::vector<std::vector<Stats>> per_point;
-  for (int k = 1; k <= rounds; ++k) {
-    const std::string round = rounds > 1 ? " (round " + std::to_string(k) + " of " + std::to_string(rounds) + ")" : "";
-    started("decode GEMMs re-using their weights, this process alone" + round);
-    merge_round(merged, per_point, reuse_points(sets, o, pace), k);
-  }
+  std::vector<MemoryPoint> merged = merged_rounds(rounds, "decode GEMMs re-using their weights, this process alone",
+                                                  started, [&] { return reuse_points(sets, o, pace); });
   for (MemoryPoint& p : merged) p.kernel = kGemmReuseAloneKernel;
   c.memory.insert(c.memory.end(), merged.begin(), merged.end());
 }
